@@ -1,0 +1,393 @@
+// te-bench: the headless command line of TE Workbench. Argument wiring only; the work is in core/.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "ProgressBar.h"
+#include "core/common/Error.h"
+#include "core/device/Capability.h"
+#include "core/device/DeviceInfo.h"
+#include "core/results/AtomicFile.h"
+#include "core/results/Comparison.h"
+#include "core/results/RecordCsv.h"
+#include "core/results/RecordJson.h"
+#include "core/results/RunStore.h"
+#include "core/train/ComparePlan.h"
+#include "core/train/Trainer.h"
+
+namespace {
+
+using namespace tewb;
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInterrupted = 130;
+
+std::atomic<bool> g_cancel{false};
+
+extern "C" void on_interrupt(int) {
+    g_cancel.store(true);
+    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+// Run settings as text, so every number is converted by core with a message naming the flag.
+struct RunFlags {
+    std::string preset, device, backend, precision, layers, hidden, heads, seq, vocab, batch, warmup, iters, lr, seed, name;
+    std::string json_path, csv_path;
+    bool no_store = false;
+};
+
+void add_model_flags(CLI::App* cmd, RunFlags& f) {
+    cmd->add_option("--preset", f.preset, "seed (12 layers, 768, seq 96, batch 32, 10+30 steps) | quick-cpu");
+    cmd->add_option("--device", f.device, "auto | cpu | cuda (default auto: the GPU when one is usable)");
+    cmd->add_option("--layers", f.layers, "transformer blocks (default 12)");
+    cmd->add_option("--hidden", f.hidden, "hidden size (default 768)");
+    cmd->add_option("--heads", f.heads, "attention heads; must divide --hidden (default 12)");
+    cmd->add_option("--seq", f.seq, "sequence length (default 96)");
+    cmd->add_option("--vocab", f.vocab, "vocabulary size (default 4096)");
+    cmd->add_option("--batch", f.batch, "sequences per step (default 32)");
+    cmd->add_option("--warmup", f.warmup, "untimed warm-up steps (default 10)");
+    cmd->add_option("--iters", f.iters, "timed steps (default 30)");
+    cmd->add_option("--lr", f.lr, "AdamW learning rate (default 3e-4)");
+    cmd->add_option("--seed", f.seed, "seed of weights and data (default 1234)");
+    cmd->add_option("--json", f.json_path, "write the run record(s) as JSON to this file ('-' for stdout)");
+    cmd->add_option("--csv", f.csv_path, "write per-step metrics as CSV (long format) to this file");
+    cmd->add_flag("--no-store", f.no_store, "do not save the run in the run store");
+}
+
+RunConfig config_from_flags(const RunFlags& f) {
+    RunConfig c = make_preset(f.preset.empty() ? Preset::Seed : parse_preset("--preset", f.preset));
+    if (!f.device.empty()) c.device = parse_device("--device", f.device);
+    if (!f.backend.empty()) c.backend = parse_backend("--backend", f.backend);
+    if (!f.precision.empty()) c.precision = parse_precision("--precision", f.precision);
+    if (!f.layers.empty()) c.model.layers = parse_int("--layers", f.layers);
+    if (!f.hidden.empty()) c.model.hidden = parse_int("--hidden", f.hidden);
+    if (!f.heads.empty()) c.model.heads = parse_int("--heads", f.heads);
+    if (!f.seq.empty()) c.model.seq = parse_int("--seq", f.seq);
+    if (!f.vocab.empty()) c.model.vocab = parse_int("--vocab", f.vocab);
+    if (!f.batch.empty()) c.batch = parse_int("--batch", f.batch);
+    if (!f.warmup.empty()) c.warmup = parse_int("--warmup", f.warmup);
+    if (!f.iters.empty()) c.iters = parse_int("--iters", f.iters);
+    if (!f.lr.empty()) c.lr = parse_double("--lr", f.lr);
+    if (!f.seed.empty()) c.seed = parse_uint64("--seed", f.seed);
+    c.name = f.name;
+    return c;
+}
+
+void check_outputs(const RunFlags& f) {
+    if (!f.json_path.empty() && f.json_path != "-") check_output_path("--json", f.json_path);
+    if (!f.csv_path.empty()) check_output_path("--csv", f.csv_path);
+}
+
+std::string json_text(const nlohmann::json& document) {
+    return document.dump(2) + "\n";
+}
+
+void write_output(const std::string& path, const std::string& content) {
+    if (path == "-") {
+        std::cout << content << std::flush;
+    } else {
+        write_file_atomically(path, content);
+    }
+}
+
+std::string steps_csv(const std::vector<RunRecord>& runs) {
+    std::ostringstream out;
+    write_steps_csv(out, runs);
+    return out.str();
+}
+
+std::string summary_csv(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline) {
+    std::ostringstream out;
+    write_summary_csv(out, runs, baseline);
+    return out.str();
+}
+
+// Saves a finished, cancelled or failed run; a store failure is reported but does not lose the
+// outputs already written.
+void store_run(const std::string& store_path, const RunRecord& record) {
+    try {
+        RunStore store(store_path.empty() ? RunStore::default_path() : std::filesystem::path(store_path));
+        const std::int64_t id = store.save(record);
+        std::fprintf(stderr, "saved as run %lld in %s\n", static_cast<long long>(id), store.path().c_str());
+    } catch (const DataError& e) {
+        std::fprintf(stderr, "te-bench: warning: run not saved: %s\n", e.what());
+    }
+}
+
+RunRecord train_one(const Trainer& trainer, const RunConfig& config) {
+    cli::ProgressBar progress(isatty(STDERR_FILENO) != 0);
+    TrainerCallbacks callbacks;
+    callbacks.on_start = [&](const RunRecord& header) { progress.start(header); };
+    callbacks.on_step = [&](const StepMetrics& step) { progress.step(step); };
+    RunRecord record = trainer.run(config, callbacks, &g_cancel);
+    progress.finish();
+    if (record.status == RunStatus::Failed) {
+        std::fprintf(stderr, "te-bench: run '%s' failed: %s\n", record.config.name.c_str(), record.message.c_str());
+    } else if (record.status == RunStatus::Cancelled) {
+        std::fprintf(stderr, "te-bench: run '%s' cancelled after %zu steps\n", record.config.name.c_str(), record.steps.size());
+    }
+    return record;
+}
+
+int exit_code_for(const std::vector<RunRecord>& runs) {
+    for (const RunRecord& r : runs) {
+        if (r.status == RunStatus::Cancelled) return kExitInterrupted;
+    }
+    for (const RunRecord& r : runs) {
+        if (r.status == RunStatus::Failed) return kExitFailure;
+    }
+    return 0;
+}
+
+std::string describe_device(const DeviceInfo& d, const Capability& cap) {
+    std::ostringstream out;
+    out << "Mode: " << to_string(cap.mode) << "\n";
+    for (const std::string& reason : cap.reasons()) {
+        out << "  " << reason << "\n";
+    }
+    if (d.has_gpu()) {
+        out << "GPU: " << d.gpu_name << " (compute capability " << d.compute_capability->to_string() << ", " << d.sm_count << " SMs";
+        if (d.gpu_count > 1) out << "; device 0 of " << d.gpu_count;
+        out << ")\n";
+        out << "Memory: " << format_bytes(d.memory_total_bytes) << " total, " << format_bytes(d.memory_free_bytes) << " free\n";
+    } else {
+        out << "GPU: none usable (" << d.gpu_error << ")\n";
+    }
+    const auto value = [](const std::string& text) { return text.empty() ? std::string("-") : text; };
+    out << "Driver: " << value(d.driver_version) << "\n";
+    out << "CUDA runtime: " << value(d.cuda_runtime_version) << "  cuBLASLt: " << value(d.cublaslt_version)
+        << "  LibTorch: " << value(d.libtorch_version) << "\n";
+    out << "CPU: " << d.cpu_model << " (" << d.cpu_threads << " threads)\n";
+    const BuildInfo& build = build_info();
+    out << "Build: te-workbench " << build.version << " (" << build.commit << ", " << build.build_type
+        << (build.cuda_kernels ? ", CUDA kernels" : ", no CUDA kernels") << ")\n";
+    return out.str();
+}
+
+std::int64_t parse_run_id(const std::string& text) {
+    const int id = parse_int("ID", text);
+    if (id <= 0) {
+        throw ConfigError("ID '" + text + "': allowed: a positive run number from `te-bench history list`");
+    }
+    return id;
+}
+
+RunRecord load_stored(RunStore& store, std::int64_t id) {
+    std::optional<RunRecord> record = store.get(id);
+    if (!record) {
+        throw ConfigError("ID " + std::to_string(id) + ": no such run in " + store.path().string() + "; see `te-bench history list`");
+    }
+    return *record;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"te-bench: train MiniGPT with LibTorch and TE-style modules, and measure it"};
+    app.require_subcommand(1);
+    std::string store_path;
+    app.add_option("--store", store_path, "run store database (default: $TEWB_DATA_DIR, $XDG_DATA_HOME or ~/.local/share/te-workbench)");
+
+    bool info_json = false;
+    CLI::App* info = app.add_subcommand("info", "what this machine can run: GPU, compute capability, mode and versions");
+    info->add_flag("--json", info_json, "print as JSON");
+
+    RunFlags run_flags;
+    CLI::App* run = app.add_subcommand("run", "train one configuration: warm-up, then timed steps");
+    add_model_flags(run, run_flags);
+    run->add_option("--backend", run_flags.backend, "torch | te (default torch)");
+    run->add_option("--precision", run_flags.precision, "auto | fp32 | bf16 | fp8 (default auto: bf16 on a GPU, fp32 on the CPU)");
+    run->add_option("--name", run_flags.name, "label of the run in tables, charts and history");
+
+    RunFlags compare_flags;
+    CLI::App* compare = app.add_subcommand("compare", "run the baseline and every configuration this device supports, back to back");
+    add_model_flags(compare, compare_flags);
+    std::string compare_summary_csv;
+    compare->add_option("--summary-csv", compare_summary_csv, "write the comparison table as CSV to this file");
+
+    CLI::App* history = app.add_subcommand("history", "runs saved in the run store");
+    history->require_subcommand(1);
+    bool list_json = false;
+    CLI::App* history_list = history->add_subcommand("list", "list saved runs, newest first");
+    history_list->add_flag("--json", list_json, "print as JSON");
+    std::string show_id;
+    bool show_json = false;
+    CLI::App* history_show = history->add_subcommand("show", "show one saved run");
+    history_show->add_option("ID", show_id, "run number from `history list`")->required();
+    history_show->add_flag("--json", show_json, "print the whole run record as JSON");
+    std::vector<std::string> delete_ids;
+    CLI::App* history_delete = history->add_subcommand("delete", "delete saved runs");
+    history_delete->add_option("ID", delete_ids, "run numbers from `history list`")->required();
+    std::vector<std::string> export_ids;
+    std::string export_json, export_csv, export_summary_csv;
+    CLI::App* history_export = history->add_subcommand("export", "write saved runs as JSON and CSV");
+    history_export->add_option("ID", export_ids, "run numbers from `history list`")->required();
+    history_export->add_option("--json", export_json, "JSON file: one record, or an array of records ('-' for stdout)");
+    history_export->add_option("--csv", export_csv, "per-step CSV (long format)");
+    history_export->add_option("--summary-csv", export_summary_csv, "summary CSV, the first ID as baseline");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::string message = e.what();
+        std::replace(message.begin(), message.end(), '\n', ' ');
+        std::fprintf(stderr, "te-bench: %s (see te-bench --help)\n", message.c_str());
+        return kExitUsage;
+    }
+
+    try {
+        if (info->parsed()) {
+            const DeviceInfo device = detect_device();
+            const Capability capability = classify(device);
+            if (info_json) {
+                std::cout << json_text(capability_json(device, capability));
+            } else {
+                std::cout << describe_device(device, capability);
+            }
+            return 0;
+        }
+
+        if (run->parsed()) {
+            const RunConfig requested = config_from_flags(run_flags);
+            check_outputs(run_flags);
+            const Trainer trainer(detect_device());
+            resolve(requested, trainer.device());  // every argument error surfaces before training starts
+            std::signal(SIGINT, on_interrupt);
+            const RunRecord record = train_one(trainer, requested);
+            if (!run_flags.no_store) store_run(store_path, record);
+            if (!run_flags.json_path.empty()) write_output(run_flags.json_path, record_to_json_text(record));
+            if (!run_flags.csv_path.empty()) write_output(run_flags.csv_path, steps_csv({record}));
+            (run_flags.json_path == "-" ? std::cerr : std::cout) << render_summary_table({record}, std::nullopt);
+            return exit_code_for({record});
+        }
+
+        if (compare->parsed()) {
+            RunConfig base = config_from_flags(compare_flags);
+            check_outputs(compare_flags);
+            if (!compare_summary_csv.empty()) check_output_path("--summary-csv", compare_summary_csv);
+            const Trainer trainer(detect_device());
+            validate(base);
+            std::vector<PlannedRun> plan = plan_comparison(base, trainer.device());
+            if (plan.front().skip_reason) throw ConfigError(*plan.front().skip_reason);
+            std::signal(SIGINT, on_interrupt);
+            std::vector<RunRecord> runs;
+            std::vector<std::string> skipped;
+            for (const PlannedRun& row : plan) {
+                if (row.skip_reason) {
+                    skipped.push_back(row.config.name + ": " + *row.skip_reason);
+                    continue;
+                }
+                if (g_cancel.load()) break;
+                runs.push_back(train_one(trainer, row.config));
+                if (!compare_flags.no_store) store_run(store_path, runs.back());
+            }
+            if (!compare_flags.json_path.empty()) {
+                nlohmann::json document{{"baseline", runs.front().id}, {"runs", nlohmann::json::array()}, {"skipped", skipped}};
+                for (const RunRecord& r : runs) document["runs"].push_back(to_json(r));
+                write_output(compare_flags.json_path, json_text(document));
+            }
+            if (!compare_flags.csv_path.empty()) write_output(compare_flags.csv_path, steps_csv(runs));
+            if (!compare_summary_csv.empty()) write_output(compare_summary_csv, summary_csv(runs, 0));
+            std::ostream& out = compare_flags.json_path == "-" ? std::cerr : std::cout;
+            out << render_summary_table(runs, 0);
+            if (!skipped.empty()) {
+                out << "\nNot run here:\n";
+                for (const std::string& line : skipped) out << "  " << line << "\n";
+            }
+            return exit_code_for(runs);
+        }
+
+        RunStore store(store_path.empty() ? RunStore::default_path() : std::filesystem::path(store_path));
+        if (history_list->parsed()) {
+            const std::vector<StoredRun> runs = store.list();
+            if (list_json) {
+                nlohmann::json document = nlohmann::json::array();
+                for (const StoredRun& r : runs) {
+                    document.push_back({{"id", r.id}, {"run_id", r.run_id}, {"created_at", r.created_at}, {"name", r.name},
+                                        {"backend", r.backend}, {"precision", r.precision}, {"device", r.device}, {"status", r.status},
+                                        {"steps", r.steps}, {"median_ms", r.median_ms ? nlohmann::json(*r.median_ms) : nlohmann::json()},
+                                        {"final_loss", r.final_loss ? nlohmann::json(*r.final_loss) : nlohmann::json()},
+                                        {"peak_mem_bytes", r.peak_mem_bytes}});
+                }
+                std::cout << json_text(document);
+                return 0;
+            }
+            std::vector<std::vector<std::string>> rows;
+            for (const StoredRun& r : runs) {
+                rows.push_back({std::to_string(r.id), r.created_at, r.name, r.backend, r.precision, r.device, r.status,
+                                std::to_string(r.steps), format_fixed(r.median_ms, 2), format_fixed(r.final_loss, 4),
+                                r.peak_mem_bytes > 0 ? format_bytes(r.peak_mem_bytes) : "-"});
+            }
+            std::cout << render_text_table({"id", "created (UTC)", "name", "backend", "precision", "device", "status", "steps",
+                                            "median ms", "final loss", "peak mem"},
+                                           rows);
+            std::cerr << runs.size() << " runs in " << store.path().string() << "\n";
+            return 0;
+        }
+        if (history_show->parsed()) {
+            const RunRecord record = load_stored(store, parse_run_id(show_id));
+            if (show_json) {
+                std::cout << record_to_json_text(record);
+            } else {
+                std::cout << render_summary_table({record}, std::nullopt);
+                if (!record.message.empty()) std::cout << "message: " << record.message << "\n";
+            }
+            return 0;
+        }
+        if (history_delete->parsed()) {
+            std::vector<std::int64_t> ids;
+            for (const std::string& text : delete_ids) ids.push_back(parse_run_id(text));
+            for (const std::int64_t id : ids) load_stored(store, id);  // all exist, or delete none
+            for (const std::int64_t id : ids) {
+                store.remove(id);
+                std::cerr << "deleted run " << id << "\n";
+            }
+            return 0;
+        }
+        if (history_export->parsed()) {
+            if (export_json.empty() && export_csv.empty() && export_summary_csv.empty()) {
+                throw ConfigError("history export: nothing to write; allowed: one or more of --json PATH, --csv PATH, --summary-csv PATH");
+            }
+            if (!export_json.empty() && export_json != "-") check_output_path("--json", export_json);
+            if (!export_csv.empty()) check_output_path("--csv", export_csv);
+            if (!export_summary_csv.empty()) check_output_path("--summary-csv", export_summary_csv);
+            std::vector<RunRecord> records;
+            for (const std::string& text : export_ids) records.push_back(load_stored(store, parse_run_id(text)));
+            if (!export_json.empty()) {
+                if (records.size() == 1) {
+                    write_output(export_json, record_to_json_text(records.front()));
+                } else {
+                    nlohmann::json document = nlohmann::json::array();
+                    for (const RunRecord& r : records) document.push_back(to_json(r));
+                    write_output(export_json, json_text(document));
+                }
+            }
+            if (!export_csv.empty()) write_output(export_csv, steps_csv(records));
+            if (!export_summary_csv.empty()) write_output(export_summary_csv, summary_csv(records, 0));
+            return 0;
+        }
+    } catch (const ConfigError& e) {
+        std::fprintf(stderr, "te-bench: %s\n", e.what());
+        return kExitUsage;
+    } catch (const Error& e) {
+        std::fprintf(stderr, "te-bench: %s\n", e.what());
+        return kExitFailure;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "te-bench: unexpected error: %s\n", e.what());
+        return kExitFailure;
+    }
+    return 0;
+}

@@ -1,0 +1,6 @@
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME te-workbench)
+set(CPACK_PACKAGE_CONTACT "TE Workbench developers")
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libsqlite3-0")
+include(CPack)

@@ -1,0 +1,42 @@
+# LibTorch comes from the torch wheel. Without a Torch_DIR or CMAKE_PREFIX_PATH, ask the python of the
+# set-up script's virtual environment ($TEWB_VENV, default ~/.local/share/te-workbench/venv) or, failing
+# that, python3 on PATH, where torch.utils.cmake_prefix_path is.
+if(NOT Torch_DIR)
+  set(_venv "$ENV{TEWB_VENV}")
+  if(NOT _venv)
+    set(_venv "$ENV{HOME}/.local/share/te-workbench/venv")
+  endif()
+  set(_pythons "${_venv}/bin/python")
+  find_program(_system_python python3)
+  if(_system_python)
+    list(APPEND _pythons "${_system_python}")
+  endif()
+  foreach(_py IN LISTS _pythons)
+    if(EXISTS "${_py}")
+      execute_process(COMMAND "${_py}" -c "import torch, sys; sys.stdout.write(torch.utils.cmake_prefix_path)"
+                      OUTPUT_VARIABLE _torch_prefix RESULT_VARIABLE _rc ERROR_QUIET)
+      if(_rc EQUAL 0 AND _torch_prefix)
+        list(APPEND CMAKE_PREFIX_PATH "${_torch_prefix}")
+        set(TEWB_TORCH_PYTHON "${_py}" CACHE FILEPATH "python whose torch package provides LibTorch")
+        break()
+      endif()
+    endif()
+  endforeach()
+endif()
+
+# Without it, LibTorch's config tries to run a program on the local GPU to pick architectures, and
+# development machines and CI have none.
+if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
+  set(TORCH_CUDA_ARCH_LIST "8.0;8.9;9.0")
+endif()
+find_package(Torch QUIET)
+if(NOT Torch_FOUND)
+  message(FATAL_ERROR "LibTorch not found. Run packaging/setup-deps.sh (installs torch==2.11.0 into "
+                      "~/.local/share/te-workbench/venv), or pass -DCMAKE_PREFIX_PATH=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')")
+endif()
+# Torch's config adds its flags globally through TORCH_CXX_FLAGS (the C++ ABI macro); targets get them via torch.
+set(TEWB_TORCH_HAS_CUDA OFF)
+if(TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
+  set(TEWB_TORCH_HAS_CUDA ON)
+endif()
+message(STATUS "TE Workbench: LibTorch ${Torch_VERSION} at ${Torch_DIR} (CUDA: ${TEWB_TORCH_HAS_CUDA})")

@@ -1,0 +1,56 @@
+#include "core/device/Capability.h"
+
+namespace tewb {
+
+std::string_view to_string(Mode mode) {
+    switch (mode) {
+    case Mode::Fp8: return "fp8";
+    case Mode::Te: return "te";
+    case Mode::Fallback: return "fallback";
+    }
+    return "fallback";
+}
+
+std::vector<std::string> Capability::reasons() const {
+    std::vector<std::string> lines{te_reason, fp8_reason};
+    if (!fallback_reason.empty()) {
+        lines.push_back(fallback_reason);
+    }
+    return lines;
+}
+
+Capability classify(std::optional<ComputeCapability> cc, std::string_view no_gpu_reason) {
+    Capability result;
+    if (!cc) {
+        const std::string why = no_gpu_reason.empty() ? std::string("no CUDA device found") : std::string(no_gpu_reason);
+        result.mode = Mode::Fallback;
+        result.te_reason = "Not TE capable: no usable GPU (" + why + ")";
+        result.fp8_reason = "Not FP8 capable: no usable GPU";
+        result.fallback_reason = "Fallback: runs use plain LibTorch on the CPU because " + why;
+        return result;
+    }
+    const std::string cc_text = "compute capability " + cc->to_string();
+    result.te_capable = *cc >= kTeMinimum;
+    result.fp8_capable = *cc >= kFp8Minimum;
+    result.te_reason = result.te_capable
+                           ? "TE capable: " + cc_text + " >= 8.0 runs the fused BF16 kernels"
+                           : "Not TE capable: " + cc_text + " < 8.0 (fused kernels need Ampere or newer)";
+    result.fp8_reason = result.fp8_capable
+                            ? "FP8 capable: " + cc_text + " >= 8.9 has FP8 tensor cores"
+                            : "Not FP8 capable: " + cc_text + " < 8.9 (FP8 tensor cores need Ada, Hopper or newer)";
+    if (result.fp8_capable) {
+        result.mode = Mode::Fp8;
+    } else if (result.te_capable) {
+        result.mode = Mode::Te;
+    } else {
+        result.mode = Mode::Fallback;
+        result.fallback_reason = "Fallback: " + cc_text + " is below 8.0, so runs use plain LibTorch on this GPU";
+    }
+    return result;
+}
+
+Capability classify(const DeviceInfo& device) {
+    return classify(device.compute_capability, device.gpu_error);
+}
+
+}  // namespace tewb

@@ -1,0 +1,81 @@
+#include "core/model/MiniGpt.h"
+
+#include <cmath>
+
+#include <ATen/ops/arange.h>
+#include <ATen/ops/embedding.h>
+#include <ATen/ops/gelu.h>
+#include <ATen/ops/layer_norm.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/scaled_dot_product_attention.h>
+
+#include "core/common/Error.h"
+#include "core/model/ParameterInit.h"
+
+// Module::to() moves parameters with set_data(), so the tensor members below stay the live parameters.
+
+namespace tewb {
+
+namespace {
+constexpr double kInitStd = 0.02;
+constexpr double kLayerNormEps = 1e-5;
+}  // namespace
+
+MiniGpt::MiniGpt(const ModelShape& shape, std::uint64_t seed) : shape_(shape) {
+    ParameterInit init(seed);
+    const std::int64_t h = shape.hidden;
+    const double residual_std = kInitStd / std::sqrt(2.0 * shape.layers);
+
+    wte_ = register_parameter("wte", init.normal({shape.vocab, h}, kInitStd));
+    wpe_ = register_parameter("wpe", init.normal({shape.seq, h}, kInitStd));
+    for (int i = 0; i < shape.layers; ++i) {
+        const std::string p = "blocks_" + std::to_string(i) + "_";
+        Block b;
+        b.ln1_weight = register_parameter(p + "ln1_weight", init.ones({h}));
+        b.ln1_bias = register_parameter(p + "ln1_bias", init.zeros({h}));
+        b.qkv_weight = register_parameter(p + "qkv_weight", init.normal({3 * h, h}, kInitStd));
+        b.qkv_bias = register_parameter(p + "qkv_bias", init.zeros({3 * h}));
+        b.proj_weight = register_parameter(p + "proj_weight", init.normal({h, h}, residual_std));
+        b.proj_bias = register_parameter(p + "proj_bias", init.zeros({h}));
+        b.ln2_weight = register_parameter(p + "ln2_weight", init.ones({h}));
+        b.ln2_bias = register_parameter(p + "ln2_bias", init.zeros({h}));
+        b.fc1_weight = register_parameter(p + "fc1_weight", init.normal({4 * h, h}, kInitStd));
+        b.fc1_bias = register_parameter(p + "fc1_bias", init.zeros({4 * h}));
+        b.fc2_weight = register_parameter(p + "fc2_weight", init.normal({h, 4 * h}, residual_std));
+        b.fc2_bias = register_parameter(p + "fc2_bias", init.zeros({h}));
+        blocks_.push_back(std::move(b));
+    }
+    ln_f_weight_ = register_parameter("ln_f_weight", init.ones({h}));
+    ln_f_bias_ = register_parameter("ln_f_bias", init.zeros({h}));
+}
+
+torch::Tensor MiniGpt::forward(const torch::Tensor& tokens) {
+    const std::int64_t batch = tokens.size(0);
+    const std::int64_t seq = tokens.size(1);
+    const std::int64_t h = shape_.hidden;
+    const std::int64_t heads = shape_.heads;
+    const torch::Tensor positions = at::arange(seq, tokens.options());
+    torch::Tensor x = at::embedding(wte_, tokens) + at::embedding(wpe_, positions);
+    for (const Block& b : blocks_) {
+        torch::Tensor a = at::layer_norm(x, {h}, b.ln1_weight, b.ln1_bias, kLayerNormEps);
+        torch::Tensor qkv = at::linear(a, b.qkv_weight, b.qkv_bias);
+        qkv = qkv.view({batch, seq, 3, heads, h / heads}).permute({2, 0, 3, 1, 4});
+        torch::Tensor y = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], {}, 0.0, /*is_causal=*/true);
+        y = y.transpose(1, 2).reshape({batch, seq, h});
+        x = x + at::linear(y, b.proj_weight, b.proj_bias);
+        torch::Tensor m = at::layer_norm(x, {h}, b.ln2_weight, b.ln2_bias, kLayerNormEps);
+        m = at::gelu(at::linear(m, b.fc1_weight, b.fc1_bias), "tanh");
+        x = x + at::linear(m, b.fc2_weight, b.fc2_bias);
+    }
+    x = at::layer_norm(x, {h}, ln_f_weight_, ln_f_bias_, kLayerNormEps);
+    return at::linear(x, wte_);
+}
+
+std::shared_ptr<CausalLm> make_model(Backend backend, const ModelShape& shape, std::uint64_t seed) {
+    if (backend != Backend::Torch) {
+        throw ConfigError("--backend " + std::string(to_string(backend)) + ": not available in this version; allowed: torch");
+    }
+    return std::make_shared<MiniGpt>(shape, seed);
+}
+
+}  // namespace tewb

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <cstdint>
+
+#include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
+
+namespace tewb {
+
+// Creates parameter values on the CPU in float32 from one seeded generator, in call order. Every
+// backend creates its parameters through this in the same order, so the same seed gives the same
+// initial model whatever the backend or device.
+class ParameterInit {
+public:
+    explicit ParameterInit(std::uint64_t seed);
+
+    at::Tensor normal(at::IntArrayRef shape, double std);
+    at::Tensor zeros(at::IntArrayRef shape);
+    at::Tensor ones(at::IntArrayRef shape);
+
+private:
+    at::Generator generator_;
+};
+
+}  // namespace tewb

@@ -1,0 +1,69 @@
+#include "core/results/RecordCsv.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "core/results/Comparison.h"
+
+namespace tewb {
+
+namespace {
+
+// Shortest text that reads back to the same double.
+std::string number(double value) {
+    if (std::isnan(value)) return "nan";
+    if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+    char text[64];
+    const auto result = std::to_chars(text, text + sizeof text, value);
+    return std::string(text, result.ptr);
+}
+
+std::string number(const std::optional<double>& value) {
+    return value ? number(*value) : std::string{};
+}
+
+}  // namespace
+
+std::string csv_field(const std::string& text) {
+    if (text.find_first_of(",\"\r\n") == std::string::npos) {
+        return text;
+    }
+    std::string quoted = "\"";
+    for (const char c : text) {
+        quoted += c;
+        if (c == '"') {
+            quoted += '"';
+        }
+    }
+    return quoted + "\"";
+}
+
+void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
+    out << "run_id,run_name,backend,precision,device,step,phase,loss,step_ms,mem_bytes,tokens_per_s,elapsed_ms\n";
+    for (const RunRecord& run : runs) {
+        const std::string prefix = csv_field(run.id) + "," + csv_field(run.config.name) + "," +
+                                   std::string(to_string(run.config.backend)) + "," + std::string(to_string(run.config.precision)) +
+                                   "," + csv_field(run.execution.device) + ",";
+        for (const StepMetrics& s : run.steps) {
+            out << prefix << s.step << ',' << to_string(s.phase) << ',' << number(s.loss) << ',' << number(s.step_ms) << ','
+                << s.mem_bytes << ',' << number(s.tokens_per_s) << ',' << number(s.elapsed_ms) << '\n';
+        }
+    }
+}
+
+void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline) {
+    out << "run_id,run_name,backend,precision,device,implementation,status,timed_steps,mean_ms,median_ms,p90_ms,"
+           "tokens_per_s,tflops,mfu,peak_mem_bytes,memory_metric,final_loss,speedup,memory_ratio\n";
+    for (const ComparisonRow& row : compare_runs(runs, baseline)) {
+        const RunRecord& r = *row.run;
+        const RunSummary& s = r.summary;
+        out << csv_field(r.id) << ',' << csv_field(r.config.name) << ',' << to_string(r.config.backend) << ','
+            << to_string(r.config.precision) << ',' << csv_field(r.execution.device) << ',' << csv_field(r.execution.implementation) << ','
+            << to_string(r.status) << ',' << s.timed_steps << ',' << number(s.mean_ms) << ',' << number(s.median_ms) << ','
+            << number(s.p90_ms) << ',' << number(s.tokens_per_s) << ',' << number(s.tflops) << ',' << number(s.mfu) << ','
+            << s.peak_mem_bytes << ',' << to_string(r.execution.memory_metric) << ',' << number(s.final_loss) << ','
+            << number(row.speedup) << ',' << number(row.memory_ratio) << '\n';
+    }
+}
+
+}  // namespace tewb

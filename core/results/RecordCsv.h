@@ -1,0 +1,19 @@
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <vector>
+
+#include "core/results/RunRecord.h"
+
+namespace tewb {
+
+// Per-step metrics, long format: one row per run and step, raw values (not decimated).
+void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs);
+// One row per run: the summary, and speedup / memory ratio against `baseline` when given.
+void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
+
+// RFC 4180 field: quoted when it holds a comma, quote or line break.
+std::string csv_field(const std::string& text);
+
+}  // namespace tewb

@@ -1,0 +1,421 @@
+#include "core/results/RecordJson.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/Error.h"
+
+namespace tewb {
+
+using nlohmann::json;
+
+namespace {
+
+json number(double value) {
+    if (std::isnan(value)) {
+        return "nan";
+    }
+    if (std::isinf(value)) {
+        return value > 0 ? "inf" : "-inf";
+    }
+    return value;
+}
+
+json optional_number(const std::optional<double>& value) {
+    return value ? number(*value) : json(nullptr);
+}
+
+json optional_text(const std::string& value) {
+    return value.empty() ? json(nullptr) : json(value);
+}
+
+// Reads one JSON object, remembering where it is so every error names the exact path.
+class Reader {
+public:
+    Reader(const json& object, std::string path, std::string_view source)
+        : object_(object), path_(std::move(path)), source_(source) {
+        if (!object_.is_object()) {
+            fail(path_, "expected an object, found " + std::string(object_.type_name()));
+        }
+    }
+
+    [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+        throw DataError(std::string(source_) + ": " + where + ": " + what);
+    }
+
+    const json& get(const char* key) const {
+        const auto it = object_.find(key);
+        if (it == object_.end()) {
+            fail(at(key), "missing");
+        }
+        return *it;
+    }
+    bool has(const char* key) const { return object_.contains(key) && !object_.at(key).is_null(); }
+    std::string at(const char* key) const { return path_ + "." + key; }
+
+    std::string text(const char* key) const {
+        const json& value = get(key);
+        if (!value.is_string()) {
+            fail(at(key), "expected a string, found " + std::string(value.type_name()));
+        }
+        return value.get<std::string>();
+    }
+    std::string optional_text(const char* key) const { return has(key) ? text(key) : std::string{}; }
+
+    double real(const char* key) const { return real_value(get(key), at(key)); }
+    std::optional<double> optional_real(const char* key) const {
+        return has(key) ? std::optional<double>(real(key)) : std::nullopt;
+    }
+
+    std::int64_t integer(const char* key, std::int64_t min, std::int64_t max) const {
+        const json& value = get(key);
+        if (!value.is_number_integer()) {
+            fail(at(key), "expected a whole number, found " + std::string(value.type_name()));
+        }
+        if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
+            fail(at(key), "out of range; allowed: " + std::to_string(min) + " to " + std::to_string(max));
+        }
+        const auto result = value.get<std::int64_t>();
+        if (result < min || result > max) {
+            fail(at(key), std::to_string(result) + " is out of range; allowed: " + std::to_string(min) + " to " + std::to_string(max));
+        }
+        return result;
+    }
+
+    bool boolean(const char* key) const {
+        const json& value = get(key);
+        if (!value.is_boolean()) {
+            fail(at(key), "expected true or false, found " + std::string(value.type_name()));
+        }
+        return value.get<bool>();
+    }
+
+    Reader object(const char* key) const { return Reader(get(key), at(key), source_); }
+
+    const json& array(const char* key) const {
+        const json& value = get(key);
+        if (!value.is_array()) {
+            fail(at(key), "expected an array, found " + std::string(value.type_name()));
+        }
+        return value;
+    }
+
+    template <typename Parse>
+    auto choice(const char* key, Parse parse) const {
+        const std::string value = text(key);
+        try {
+            return parse(at(key), value);
+        } catch (const ConfigError& e) {
+            fail(at(key), e.what());
+        }
+    }
+
+    std::string_view source() const { return source_; }
+
+private:
+    double real_value(const json& value, const std::string& where) const {
+        if (value.is_number()) {
+            return value.get<double>();
+        }
+        if (value.is_string()) {
+            const std::string text = value.get<std::string>();
+            if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+            if (text == "inf") return std::numeric_limits<double>::infinity();
+            if (text == "-inf") return -std::numeric_limits<double>::infinity();
+        }
+        fail(where, "expected a number (or \"nan\", \"inf\", \"-inf\"), found " +
+                        (value.is_string() ? "\"" + value.get<std::string>() + "\"" : std::string(value.type_name())));
+    }
+
+    const json& object_;
+    std::string path_;
+    std::string_view source_;
+};
+
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+
+Phase parse_phase(std::string_view where, std::string_view text) {
+    if (text == "warmup") return Phase::Warmup;
+    if (text == "timed") return Phase::Timed;
+    throw ConfigError(std::string(where) + " '" + std::string(text) + "': unknown value; allowed: warmup|timed");
+}
+
+RunStatus parse_status(std::string_view where, std::string_view text) {
+    if (text == "finished") return RunStatus::Finished;
+    if (text == "cancelled") return RunStatus::Cancelled;
+    if (text == "failed") return RunStatus::Failed;
+    if (text == "running") return RunStatus::Running;
+    throw ConfigError(std::string(where) + " '" + std::string(text) + "': unknown value; allowed: finished|cancelled|failed|running");
+}
+
+MemoryMetric parse_memory_metric(std::string_view where, std::string_view text) {
+    if (text == "cuda_peak_allocated") return MemoryMetric::CudaPeakAllocated;
+    if (text == "cpu_peak_rss") return MemoryMetric::CpuPeakRss;
+    throw ConfigError(std::string(where) + " '" + std::string(text) + "': unknown value; allowed: cuda_peak_allocated|cpu_peak_rss");
+}
+
+Mode parse_mode(std::string_view where, std::string_view text) {
+    if (text == "fp8") return Mode::Fp8;
+    if (text == "te") return Mode::Te;
+    if (text == "fallback") return Mode::Fallback;
+    throw ConfigError(std::string(where) + " '" + std::string(text) + "': unknown value; allowed: fp8|te|fallback");
+}
+
+DeviceInfo read_device(const Reader& r) {
+    DeviceInfo d;
+    d.gpu_name = r.optional_text("name");
+    if (r.has("compute_capability")) {
+        const std::string cc = r.text("compute_capability");
+        int major = 0;
+        int minor = 0;
+        char dot = 0;
+        std::istringstream in(cc);
+        if (!(in >> major >> dot >> minor) || dot != '.' || !in.eof()) {
+            r.fail(r.at("compute_capability"), "'" + cc + "' is not of the form MAJOR.MINOR, e.g. \"9.0\"");
+        }
+        d.compute_capability = ComputeCapability{major, minor};
+    }
+    d.sm_count = static_cast<int>(r.integer("sm_count", 0, kIntMax));
+    d.memory_total_bytes = static_cast<std::uint64_t>(r.integer("memory_total_bytes", 0, kInt64Max));
+    d.memory_free_bytes = static_cast<std::uint64_t>(r.integer("memory_free_bytes", 0, kInt64Max));
+    d.driver_version = r.optional_text("driver_version");
+    d.cuda_runtime_version = r.optional_text("cuda_runtime_version");
+    d.cublaslt_version = r.optional_text("cublaslt_version");
+    d.libtorch_version = r.optional_text("libtorch_version");
+    d.gpu_count = r.has("gpu_count") ? static_cast<int>(r.integer("gpu_count", 0, kIntMax)) : (d.has_gpu() ? 1 : 0);
+    d.gpu_error = r.optional_text("gpu_error");
+    d.cpu_model = r.optional_text("cpu_model");
+    d.cpu_threads = r.has("cpu_threads") ? static_cast<int>(r.integer("cpu_threads", 0, kIntMax)) : 0;
+    return d;
+}
+
+RunConfig read_config(const Reader& r) {
+    RunConfig c;
+    c.name = r.optional_text("name");
+    c.device = r.choice("device", parse_device);
+    c.backend = r.choice("backend", parse_backend);
+    c.precision = r.choice("precision", parse_precision);
+    c.model.layers = static_cast<int>(r.integer("layers", 1, kIntMax));
+    c.model.hidden = static_cast<int>(r.integer("hidden", 1, kIntMax));
+    c.model.heads = static_cast<int>(r.integer("heads", 1, kIntMax));
+    c.model.seq = static_cast<int>(r.integer("seq", 1, kIntMax));
+    c.model.vocab = static_cast<int>(r.integer("vocab", 2, kIntMax));
+    c.batch = static_cast<int>(r.integer("batch", 1, kIntMax));
+    c.warmup = static_cast<int>(r.integer("warmup", 0, kIntMax));
+    c.iters = static_cast<int>(r.integer("iters", 0, kIntMax));
+    c.lr = r.real("lr");
+    c.seed = static_cast<std::uint64_t>(r.integer("seed", 0, kInt64Max));
+    return c;
+}
+
+StepMetrics read_step(const Reader& r) {
+    StepMetrics s;
+    s.step = static_cast<int>(r.integer("step", 1, kIntMax));
+    s.phase = r.choice("phase", parse_phase);
+    s.loss = r.real("loss");
+    s.step_ms = r.real("step_ms");
+    s.mem_bytes = static_cast<std::uint64_t>(r.integer("mem_bytes", 0, kInt64Max));
+    s.tokens_per_s = r.has("tokens_per_s") ? r.real("tokens_per_s") : 0.0;
+    s.elapsed_ms = r.has("elapsed_ms") ? r.real("elapsed_ms") : 0.0;
+    return s;
+}
+
+RunSummary read_summary(const Reader& r) {
+    RunSummary s;
+    s.timed_steps = static_cast<int>(r.integer("timed_steps", 0, kIntMax));
+    s.mean_ms = r.optional_real("mean_ms");
+    s.median_ms = r.optional_real("median_ms");
+    s.p90_ms = r.optional_real("p90_ms");
+    s.tokens_per_s = r.optional_real("tokens_per_s");
+    s.tflops = r.optional_real("tflops");
+    s.mfu = r.optional_real("mfu");
+    s.peak_mem_bytes = static_cast<std::uint64_t>(r.integer("peak_mem_bytes", 0, kInt64Max));
+    s.final_loss = r.optional_real("final_loss");
+    return s;
+}
+
+}  // namespace
+
+json to_json(const DeviceInfo& d) {
+    return json{{"name", optional_text(d.gpu_name)},
+                {"compute_capability", d.compute_capability ? json(d.compute_capability->to_string()) : json(nullptr)},
+                {"sm_count", d.sm_count},
+                {"memory_total_bytes", d.memory_total_bytes},
+                {"memory_free_bytes", d.memory_free_bytes},
+                {"driver_version", optional_text(d.driver_version)},
+                {"cuda_runtime_version", optional_text(d.cuda_runtime_version)},
+                {"cublaslt_version", optional_text(d.cublaslt_version)},
+                {"libtorch_version", optional_text(d.libtorch_version)},
+                {"gpu_count", d.gpu_count},
+                {"gpu_error", optional_text(d.gpu_error)},
+                {"cpu_model", optional_text(d.cpu_model)},
+                {"cpu_threads", d.cpu_threads}};
+}
+
+json capability_json(const DeviceInfo& device, const Capability& capability) {
+    return json{{"mode", std::string(to_string(capability.mode))},
+                {"te_capable", capability.te_capable},
+                {"fp8_capable", capability.fp8_capable},
+                {"reasons", capability.reasons()},
+                {"device", to_json(device)}};
+}
+
+json to_json(const RunConfig& c) {
+    return json{{"name", c.name},
+                {"device", std::string(to_string(c.device))},
+                {"backend", std::string(to_string(c.backend))},
+                {"precision", std::string(to_string(c.precision))},
+                {"layers", c.model.layers},
+                {"hidden", c.model.hidden},
+                {"heads", c.model.heads},
+                {"seq", c.model.seq},
+                {"vocab", c.model.vocab},
+                {"batch", c.batch},
+                {"warmup", c.warmup},
+                {"iters", c.iters},
+                {"lr", number(c.lr)},
+                {"seed", c.seed}};
+}
+
+json to_json(const RunSummary& s) {
+    return json{{"timed_steps", s.timed_steps},
+                {"mean_ms", optional_number(s.mean_ms)},
+                {"median_ms", optional_number(s.median_ms)},
+                {"p90_ms", optional_number(s.p90_ms)},
+                {"tokens_per_s", optional_number(s.tokens_per_s)},
+                {"tflops", optional_number(s.tflops)},
+                {"mfu", optional_number(s.mfu)},
+                {"peak_mem_bytes", s.peak_mem_bytes},
+                {"final_loss", optional_number(s.final_loss)}};
+}
+
+json to_json(const RunRecord& record) {
+    json steps = json::array();
+    for (const StepMetrics& s : record.steps) {
+        steps.push_back(json{{"step", s.step},
+                             {"phase", std::string(to_string(s.phase))},
+                             {"loss", number(s.loss)},
+                             {"step_ms", number(s.step_ms)},
+                             {"mem_bytes", s.mem_bytes},
+                             {"tokens_per_s", number(s.tokens_per_s)},
+                             {"elapsed_ms", number(s.elapsed_ms)}});
+    }
+    const Environment& env = record.environment;
+    const Execution& exe = record.execution;
+    return json{
+        {"schema_version", record.schema_version},
+        {"id", record.id},
+        {"created_at", record.created_at},
+        {"status", std::string(to_string(record.status))},
+        {"error_kind", optional_text(record.error_kind)},
+        {"message", optional_text(record.message)},
+        {"config", to_json(record.config)},
+        {"environment",
+         {{"device", to_json(env.device)},
+          {"mode", std::string(to_string(env.mode))},
+          {"reasons", env.reasons},
+          {"build",
+           {{"version", env.build.version},
+            {"commit", env.build.commit},
+            {"build_type", env.build.build_type},
+            {"compiler", env.build.compiler},
+            {"cuda_kernels", env.build.cuda_kernels}}},
+          {"hostname", env.hostname}}},
+        {"execution",
+         {{"device", exe.device},
+          {"implementation", exe.implementation},
+          {"memory_metric", std::string(to_string(exe.memory_metric))},
+          {"flops_per_step", number(exe.flops_per_step)},
+          {"peak_tflops", optional_number(exe.peak_tflops)},
+          {"peak_source", optional_text(exe.peak_source)}}},
+        {"steps", std::move(steps)},
+        {"summary", to_json(record.summary)},
+    };
+}
+
+std::string record_to_json_text(const RunRecord& record) {
+    return to_json(record).dump(2) + "\n";
+}
+
+RunRecord record_from_json(const json& document, std::string_view source) {
+    const Reader r(document, "$", source);
+    RunRecord record;
+    record.schema_version = static_cast<int>(r.integer("schema_version", 1, kIntMax));
+    if (record.schema_version != RunRecord::kSchemaVersion) {
+        r.fail(r.at("schema_version"), "version " + std::to_string(record.schema_version) + " is not supported; this build reads version " +
+                                           std::to_string(RunRecord::kSchemaVersion) + " (a newer te-workbench wrote it?)");
+    }
+    record.id = r.text("id");
+    if (record.id.empty()) {
+        r.fail(r.at("id"), "must not be empty");
+    }
+    record.created_at = r.text("created_at");
+    record.status = r.choice("status", parse_status);
+    record.error_kind = r.optional_text("error_kind");
+    record.message = r.optional_text("message");
+    record.config = read_config(r.object("config"));
+
+    const Reader env = r.object("environment");
+    record.environment.device = read_device(env.object("device"));
+    record.environment.mode = env.choice("mode", parse_mode);
+    const json& reasons = env.array("reasons");
+    for (std::size_t i = 0; i < reasons.size(); ++i) {
+        if (!reasons[i].is_string()) {
+            env.fail(env.at("reasons") + "[" + std::to_string(i) + "]", "expected a string");
+        }
+        record.environment.reasons.push_back(reasons[i].get<std::string>());
+    }
+    const Reader build = env.object("build");
+    record.environment.build = BuildInfo{build.text("version"), build.text("commit"), build.optional_text("build_type"),
+                                         build.optional_text("compiler"), build.boolean("cuda_kernels")};
+    record.environment.hostname = env.optional_text("hostname");
+
+    const Reader exe = r.object("execution");
+    record.execution.device = exe.text("device");
+    record.execution.implementation = exe.text("implementation");
+    record.execution.memory_metric = exe.choice("memory_metric", parse_memory_metric);
+    record.execution.flops_per_step = exe.real("flops_per_step");
+    record.execution.peak_tflops = exe.optional_real("peak_tflops");
+    record.execution.peak_source = exe.optional_text("peak_source");
+
+    const json& steps = r.array("steps");
+    int previous = 0;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        const std::string where = "$.steps[" + std::to_string(i) + "]";
+        StepMetrics step = read_step(Reader(steps[i], where, source));
+        if (step.step <= previous) {
+            r.fail(where + ".step", std::to_string(step.step) + " does not follow step " + std::to_string(previous) + "; steps must increase");
+        }
+        previous = step.step;
+        record.steps.push_back(step);
+    }
+    record.summary = read_summary(r.object("summary"));
+    return record;
+}
+
+RunRecord record_from_json_text(std::string_view text, std::string_view source) {
+    json document;
+    try {
+        document = json::parse(text.begin(), text.end());
+    } catch (const json::parse_error& e) {
+        throw DataError(std::string(source) + ": not valid JSON (" + e.what() + ")");
+    }
+    return record_from_json(document, source);
+}
+
+RunRecord read_record_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw DataError(path + ": cannot be opened for reading");
+    }
+    std::ostringstream content;
+    content << in.rdbuf();
+    return record_from_json_text(content.str(), path);
+}
+
+}  // namespace tewb

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/device/Capability.h"
+#include "core/results/RunRecord.h"
+
+namespace tewb {
+
+// Run records as JSON (schema version RunRecord::kSchemaVersion). Non-finite numbers are written as the
+// strings "nan", "inf" and "-inf"; unknown values as null.
+nlohmann::json to_json(const RunRecord& record);
+nlohmann::json to_json(const DeviceInfo& device);
+nlohmann::json to_json(const RunConfig& config);
+nlohmann::json to_json(const RunSummary& summary);
+// {"mode", "reasons", "device"}: what `te-bench info --json` prints.
+nlohmann::json capability_json(const DeviceInfo& device, const Capability& capability);
+
+std::string record_to_json_text(const RunRecord& record);
+
+// Validates everything it reads: a malformed file throws DataError naming `source`, the JSON path of the
+// offending value and what was expected there.
+RunRecord record_from_json(const nlohmann::json& json, std::string_view source);
+RunRecord record_from_json_text(std::string_view text, std::string_view source);
+RunRecord read_record_file(const std::string& path);
+
+}  // namespace tewb

@@ -1,0 +1,90 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/common/BuildInfo.h"
+#include "core/device/Capability.h"
+#include "core/device/DeviceInfo.h"
+#include "core/train/RunConfig.h"
+
+namespace tewb {
+
+enum class Phase { Warmup, Timed };
+enum class RunStatus { Running, Finished, Cancelled, Failed };
+enum class MemoryMetric { CudaPeakAllocated, CpuPeakRss };
+
+struct StepMetrics {
+    int step = 0;  // 1-based over warm-up and timed steps
+    Phase phase = Phase::Warmup;
+    double loss = 0;
+    double step_ms = 0;
+    std::uint64_t mem_bytes = 0;  // peak so far (GPU: since the timed phase began, for timed steps)
+    double tokens_per_s = 0;
+    double elapsed_ms = 0;        // wall time since the first step started, when this step was known
+
+    friend bool operator==(const StepMetrics&, const StepMetrics&) = default;
+};
+
+// Over the timed steps only. Optional fields are empty when they cannot be known (no timed step
+// completed; MFU on a device missing from the peak table).
+struct RunSummary {
+    int timed_steps = 0;
+    std::optional<double> mean_ms;
+    std::optional<double> median_ms;
+    std::optional<double> p90_ms;
+    std::optional<double> tokens_per_s;
+    std::optional<double> tflops;
+    std::optional<double> mfu;
+    std::uint64_t peak_mem_bytes = 0;
+    std::optional<double> final_loss;
+
+    friend bool operator==(const RunSummary&, const RunSummary&) = default;
+};
+
+// Where and how the run executed.
+struct Execution {
+    std::string device;          // "cuda:0" or "cpu"
+    std::string implementation;  // which code ran the model, e.g. "torch-eager"
+    MemoryMetric memory_metric = MemoryMetric::CpuPeakRss;
+    double flops_per_step = 0;   // analytic model FLOPs of one training step (see FlopCount.h)
+    std::optional<double> peak_tflops;  // MFU denominator, when the device is in the peak table
+    std::string peak_source;            // the peak table row used
+
+    friend bool operator==(const Execution&, const Execution&) = default;
+};
+
+struct Environment {
+    DeviceInfo device;
+    Mode mode = Mode::Fallback;
+    std::vector<std::string> reasons;
+    BuildInfo build;
+    std::string hostname;
+};
+
+struct RunRecord {
+    static constexpr int kSchemaVersion = 1;
+
+    int schema_version = kSchemaVersion;
+    std::string id;          // random, unique across machines
+    std::string created_at;  // ISO 8601, UTC
+    RunConfig config;        // as resolved for the machine
+    Environment environment;
+    Execution execution;
+    std::vector<StepMetrics> steps;
+    RunSummary summary;
+    RunStatus status = RunStatus::Running;
+    std::string error_kind;  // for failed runs: "out_of_memory", "numerics", "runtime"
+    std::string message;     // for failed runs: what went wrong and what to do
+};
+
+std::string_view to_string(Phase value);
+std::string_view to_string(RunStatus value);
+std::string_view to_string(MemoryMetric value);
+
+std::string make_run_id();
+std::string utc_timestamp_now();
+
+}  // namespace tewb

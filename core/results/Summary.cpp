@@ -1,0 +1,51 @@
+#include "core/results/Summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace tewb {
+
+double percentile(std::vector<double> values, double p) {
+    if (values.empty()) {
+        return 0.0;
+    }
+    std::sort(values.begin(), values.end());
+    const double rank = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(values.size() - 1);
+    const auto lower = static_cast<std::size_t>(std::floor(rank));
+    const std::size_t upper = std::min(lower + 1, values.size() - 1);
+    const double fraction = rank - static_cast<double>(lower);
+    return values[lower] + (values[upper] - values[lower]) * fraction;
+}
+
+RunSummary summarize(const std::vector<StepMetrics>& steps, const RunConfig& config, const Execution& execution) {
+    RunSummary summary;
+    std::vector<double> timed_ms;
+    for (const StepMetrics& step : steps) {
+        summary.peak_mem_bytes = std::max(summary.peak_mem_bytes, step.mem_bytes);
+        if (step.phase == Phase::Timed) {
+            timed_ms.push_back(step.step_ms);
+        }
+    }
+    if (!steps.empty()) {
+        summary.final_loss = steps.back().loss;
+    }
+    summary.timed_steps = static_cast<int>(timed_ms.size());
+    if (timed_ms.empty()) {
+        return summary;
+    }
+    const double mean = std::accumulate(timed_ms.begin(), timed_ms.end(), 0.0) / static_cast<double>(timed_ms.size());
+    summary.mean_ms = mean;
+    summary.median_ms = percentile(timed_ms, 50.0);
+    summary.p90_ms = percentile(timed_ms, 90.0);
+    if (mean > 0.0) {
+        summary.tokens_per_s = static_cast<double>(config.tokens_per_step()) / (mean / 1000.0);
+        summary.tflops = execution.flops_per_step / (mean / 1000.0) / 1e12;
+        if (execution.peak_tflops && *execution.peak_tflops > 0.0) {
+            summary.mfu = *summary.tflops / *execution.peak_tflops;
+        }
+    }
+    return summary;
+}
+
+}  // namespace tewb

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/device/DeviceInfo.h"
+#include "core/train/RunConfig.h"
+
+namespace tewb {
+
+// One row of a comparison: the configuration and, when this machine or build cannot run it, why.
+struct PlannedRun {
+    RunConfig config;
+    std::optional<std::string> skip_reason;
+};
+
+// The baseline (torch backend: BF16 on a GPU, FP32 on the CPU) first, then every other configuration
+// of the preset: the other torch precision, te BF16 and te FP8. Rows this device or build cannot run
+// carry the reason. `base` supplies the preset's sizes and step counts (a caller may have changed them).
+std::vector<PlannedRun> plan_comparison(const RunConfig& base, const DeviceInfo& device);
+
+}  // namespace tewb

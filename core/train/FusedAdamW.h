@@ -1,0 +1,36 @@
+#pragma once
+
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace tewb {
+
+struct AdamWSettings {
+    double lr = 3e-4;
+    double beta1 = 0.9;
+    double beta2 = 0.95;
+    double eps = 1e-8;
+    double weight_decay = 0.1;
+};
+
+// AdamW over all parameters through LibTorch's fused kernel (aten::_fused_adamw_: one multi-tensor
+// launch per step on CUDA, the same op PyTorch's AdamW(fused=True) calls). LibTorch's C++ optimizer
+// has no fused option, hence this thin owner of the state. Decoupled weight decay applies to every
+// parameter, as in the Python reference (bench/minigpt_reference.py).
+class FusedAdamW {
+public:
+    FusedAdamW(std::vector<at::Tensor> parameters, AdamWSettings settings);
+
+    void zero_grad();  // grads set to undefined, as zero_grad(set_to_none=True)
+    void step();
+
+private:
+    std::vector<at::Tensor> parameters_;
+    std::vector<at::Tensor> exp_avg_;
+    std::vector<at::Tensor> exp_avg_sq_;
+    std::vector<at::Tensor> steps_;  // float32 scalars on the parameters' device, as the fused op wants
+    AdamWSettings settings_;
+};
+
+}  // namespace tewb

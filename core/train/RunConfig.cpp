@@ -1,0 +1,222 @@
+#include "core/train/RunConfig.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "core/common/Error.h"
+
+namespace tewb {
+
+namespace {
+
+struct Limits {
+    int min;
+    int max;
+};
+constexpr Limits kLayers{1, 256};
+constexpr Limits kHidden{1, 32768};
+constexpr Limits kHeads{1, 1024};
+constexpr Limits kSeq{1, 65536};
+constexpr Limits kVocab{2, 1 << 20};
+constexpr Limits kBatch{1, 65536};
+constexpr Limits kWarmup{0, 1'000'000};
+constexpr Limits kIters{1, 1'000'000};
+constexpr double kMaxLr = 10.0;
+constexpr std::size_t kMaxNameLength = 200;
+
+std::string format_number(double value) {
+    std::ostringstream out;
+    out << value;
+    return out.str();
+}
+
+void check_range(std::vector<ConfigProblem>& problems, const char* field, int value, Limits limits) {
+    if (value < limits.min || value > limits.max) {
+        problems.push_back({field, "--" + std::string(field) + " " + std::to_string(value) + ": out of range; allowed: " +
+                                       std::to_string(limits.min) + " to " + std::to_string(limits.max)});
+    }
+}
+
+template <typename Enum>
+Enum parse_enum(std::string_view flag, std::string_view text, std::initializer_list<std::pair<std::string_view, Enum>> choices) {
+    std::string allowed;
+    for (const auto& [name, value] : choices) {
+        if (text == name) {
+            return value;
+        }
+        allowed += allowed.empty() ? std::string(name) : "|" + std::string(name);
+    }
+    throw ConfigError(std::string(flag) + " '" + std::string(text) + "': unknown value; allowed: " + allowed);
+}
+
+std::string quoted(std::string_view text) {
+    return "'" + std::string(text) + "'";
+}
+
+}  // namespace
+
+std::vector<ConfigProblem> find_problems(const RunConfig& c) {
+    std::vector<ConfigProblem> problems;
+    check_range(problems, "layers", c.model.layers, kLayers);
+    check_range(problems, "hidden", c.model.hidden, kHidden);
+    check_range(problems, "heads", c.model.heads, kHeads);
+    check_range(problems, "seq", c.model.seq, kSeq);
+    check_range(problems, "vocab", c.model.vocab, kVocab);
+    check_range(problems, "batch", c.batch, kBatch);
+    check_range(problems, "warmup", c.warmup, kWarmup);
+    check_range(problems, "iters", c.iters, kIters);
+    if (c.model.hidden > 0 && c.model.heads > 0 && c.model.hidden % c.model.heads != 0) {
+        problems.push_back({"hidden", "--hidden " + std::to_string(c.model.hidden) + ": not divisible by --heads " +
+                                          std::to_string(c.model.heads) + "; allowed: a multiple of the head count"});
+    }
+    if (!std::isfinite(c.lr) || c.lr <= 0.0 || c.lr > kMaxLr) {
+        problems.push_back({"lr", "--lr " + format_number(c.lr) + ": must be a finite number; allowed: greater than 0 and at most " +
+                                      format_number(kMaxLr)});
+    }
+    if (c.seed > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        problems.push_back({"seed", "--seed " + std::to_string(c.seed) + ": too large; allowed: 0 to " +
+                                        std::to_string(std::numeric_limits<std::int64_t>::max())});
+    }
+    if (c.name.size() > kMaxNameLength) {
+        problems.push_back({"name", "--name: " + std::to_string(c.name.size()) + " characters; allowed: at most " +
+                                        std::to_string(kMaxNameLength)});
+    }
+    for (const char ch : c.name) {
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+            problems.push_back({"name", "--name: contains a control character; allowed: printable text"});
+            break;
+        }
+    }
+    if (c.backend == Backend::Te) {
+        problems.push_back({"backend", "--backend te: the TE-style modules are not part of this version yet; allowed: torch"});
+    }
+    if (c.precision == Precision::Fp8 && c.backend == Backend::Torch) {
+        problems.push_back({"precision", "--precision fp8: the torch backend has no FP8 path; allowed with torch: fp32|bf16 "
+                                         "(FP8 needs --backend te)"});
+    }
+    return problems;
+}
+
+void validate(const RunConfig& config) {
+    const std::vector<ConfigProblem> problems = find_problems(config);
+    if (!problems.empty()) {
+        throw ConfigError(problems.front().message);
+    }
+}
+
+RunConfig resolve(const RunConfig& config, const DeviceInfo& device) {
+    validate(config);
+    RunConfig resolved = config;
+    if (resolved.device == DeviceKind::Auto) {
+        resolved.device = device.has_gpu() ? DeviceKind::Cuda : DeviceKind::Cpu;
+    } else if (resolved.device == DeviceKind::Cuda && !device.has_gpu()) {
+        throw ConfigError("--device cuda: no usable CUDA device (" + device.gpu_error + "); allowed here: auto|cpu");
+    }
+    if (resolved.precision == Precision::Auto) {
+        resolved.precision = resolved.device == DeviceKind::Cuda ? Precision::Bf16 : Precision::Fp32;
+    }
+    if (resolved.name.empty()) {
+        resolved.name = std::string(to_string(resolved.backend)) + " " + std::string(to_string(resolved.precision)) + " " +
+                        std::string(to_string(resolved.device));
+    }
+    return resolved;
+}
+
+RunConfig make_preset(Preset preset) {
+    RunConfig config;
+    if (preset == Preset::QuickCpu) {
+        config.device = DeviceKind::Cpu;
+        config.model = ModelShape{2, 128, 4, 32, 256};
+        config.batch = 8;
+        config.warmup = 5;
+        config.iters = 55;
+        config.lr = 3e-3;
+    }
+    return config;
+}
+
+std::string_view to_string(DeviceKind value) {
+    switch (value) {
+    case DeviceKind::Auto: return "auto";
+    case DeviceKind::Cpu: return "cpu";
+    case DeviceKind::Cuda: return "cuda";
+    }
+    return "auto";
+}
+
+std::string_view to_string(Backend value) {
+    return value == Backend::Te ? "te" : "torch";
+}
+
+std::string_view to_string(Precision value) {
+    switch (value) {
+    case Precision::Auto: return "auto";
+    case Precision::Fp32: return "fp32";
+    case Precision::Bf16: return "bf16";
+    case Precision::Fp8: return "fp8";
+    }
+    return "auto";
+}
+
+std::string_view to_string(Preset value) {
+    return value == Preset::QuickCpu ? "quick-cpu" : "seed";
+}
+
+DeviceKind parse_device(std::string_view flag, std::string_view text) {
+    return parse_enum<DeviceKind>(flag, text, {{"auto", DeviceKind::Auto}, {"cpu", DeviceKind::Cpu}, {"cuda", DeviceKind::Cuda}});
+}
+
+Backend parse_backend(std::string_view flag, std::string_view text) {
+    return parse_enum<Backend>(flag, text, {{"torch", Backend::Torch}, {"te", Backend::Te}});
+}
+
+Precision parse_precision(std::string_view flag, std::string_view text) {
+    return parse_enum<Precision>(flag, text,
+                                 {{"auto", Precision::Auto}, {"fp32", Precision::Fp32}, {"bf16", Precision::Bf16}, {"fp8", Precision::Fp8}});
+}
+
+Preset parse_preset(std::string_view flag, std::string_view text) {
+    return parse_enum<Preset>(flag, text, {{"seed", Preset::Seed}, {"quick-cpu", Preset::QuickCpu}});
+}
+
+int parse_int(std::string_view flag, std::string_view text) {
+    int value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error == std::errc::result_out_of_range) {
+        throw ConfigError(std::string(flag) + " " + quoted(text) + ": number too large; allowed: a whole number up to " +
+                          std::to_string(std::numeric_limits<int>::max()));
+    }
+    if (error != std::errc{} || end != text.data() + text.size() || text.empty()) {
+        throw ConfigError(std::string(flag) + " " + quoted(text) + ": not a whole number; allowed: digits, e.g. 12");
+    }
+    return value;
+}
+
+std::uint64_t parse_uint64(std::string_view flag, std::string_view text) {
+    std::uint64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error == std::errc::result_out_of_range) {
+        throw ConfigError(std::string(flag) + " " + quoted(text) + ": number too large; allowed: 0 to " +
+                          std::to_string(std::numeric_limits<std::int64_t>::max()));
+    }
+    if (error != std::errc{} || end != text.data() + text.size() || text.empty()) {
+        throw ConfigError(std::string(flag) + " " + quoted(text) + ": not a non-negative whole number; allowed: digits, e.g. 1234");
+    }
+    return value;
+}
+
+double parse_double(std::string_view flag, std::string_view text) {
+    double value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error == std::errc::result_out_of_range) {
+        throw ConfigError(std::string(flag) + " " + quoted(text) + ": number out of the range of a double; allowed: e.g. 3e-4");
+    }
+    if (error != std::errc{} || end != text.data() + text.size() || text.empty()) {
+        throw ConfigError(std::string(flag) + " " + quoted(text) + ": not a number; allowed: a decimal number, e.g. 3e-4");
+    }
+    return value;
+}
+
+}  // namespace tewb

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/device/DeviceInfo.h"
+
+namespace tewb {
+
+enum class DeviceKind { Auto, Cpu, Cuda };
+enum class Backend { Torch, Te };
+enum class Precision { Auto, Fp32, Bf16, Fp8 };
+
+struct ModelShape {
+    int layers = 12;
+    int hidden = 768;
+    int heads = 12;
+    int seq = 96;
+    int vocab = 4096;
+
+    friend bool operator==(const ModelShape&, const ModelShape&) = default;
+};
+
+// Plain settings of one run. Defaults are the seed's benchmark. `device` and `precision` may be Auto
+// until resolve() fixes them for the machine at hand.
+struct RunConfig {
+    std::string name;
+    DeviceKind device = DeviceKind::Auto;
+    Backend backend = Backend::Torch;
+    Precision precision = Precision::Auto;
+    ModelShape model;
+    int batch = 32;
+    int warmup = 10;
+    int iters = 30;
+    double lr = 3e-4;
+    std::uint64_t seed = 1234;
+
+    int total_steps() const { return warmup + iters; }
+    std::int64_t tokens_per_step() const { return static_cast<std::int64_t>(batch) * model.seq; }
+    friend bool operator==(const RunConfig&, const RunConfig&) = default;
+};
+
+// One thing wrong with a configuration: `field` is the CLI flag without dashes ("hidden"), `message`
+// one line naming the flag, the value and what is allowed.
+struct ConfigProblem {
+    std::string field;
+    std::string message;
+};
+
+// Every problem found without looking at the hardware; empty when the configuration is valid.
+std::vector<ConfigProblem> find_problems(const RunConfig& config);
+// Throws ConfigError with the first problem.
+void validate(const RunConfig& config);
+// Validates, then fixes Auto device and precision for this machine: CUDA with BF16 when a GPU is usable,
+// else CPU with FP32. Throws ConfigError when the request cannot run here (e.g. --device cuda, no GPU).
+RunConfig resolve(const RunConfig& config, const DeviceInfo& device);
+
+enum class Preset { Seed, QuickCpu };
+RunConfig make_preset(Preset preset);
+
+std::string_view to_string(DeviceKind value);
+std::string_view to_string(Backend value);
+std::string_view to_string(Precision value);
+std::string_view to_string(Preset value);
+
+// Text to value for settings given as text (CLI flags, JSON records). `flag` names the setting in the
+// error ("--hidden"). All throw ConfigError with the value and what is allowed.
+DeviceKind parse_device(std::string_view flag, std::string_view text);
+Backend parse_backend(std::string_view flag, std::string_view text);
+Precision parse_precision(std::string_view flag, std::string_view text);
+Preset parse_preset(std::string_view flag, std::string_view text);
+int parse_int(std::string_view flag, std::string_view text);
+std::uint64_t parse_uint64(std::string_view flag, std::string_view text);
+double parse_double(std::string_view flag, std::string_view text);
+
+}  // namespace tewb

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+
+#include "core/device/DeviceInfo.h"
+#include "core/results/RunRecord.h"
+#include "core/train/RunConfig.h"
+
+namespace tewb {
+
+struct TrainerCallbacks {
+    // Once, before the first step, with the record's config, environment and execution filled in.
+    std::function<void(const RunRecord&)> on_start;
+    // After each step, in order. On the GPU a step is reported once its end event has completed, which
+    // happens while the next step is already queued: no extra host synchronisation per step.
+    std::function<void(const StepMetrics&)> on_step;
+};
+
+// Trains MiniGPT on synthetic data: warm-up steps, then timed steps; reports every step and returns the
+// record. Invalid configurations throw ConfigError before any work. Everything that goes wrong once
+// training started (out of memory, diverging loss, a LibTorch error) ends that run only: the record
+// comes back with status Failed, error_kind and an actionable message, and GPU caches are emptied so
+// the next run in the same process starts clean. Setting `cancel` stops the run within one step
+// (status Cancelled, the steps so far kept).
+class Trainer {
+public:
+    explicit Trainer(DeviceInfo device);
+
+    RunRecord run(const RunConfig& config, const TrainerCallbacks& callbacks = {},
+                  const std::atomic<bool>* cancel = nullptr) const;
+
+    const DeviceInfo& device() const { return device_; }
+
+private:
+    DeviceInfo device_;
+};
+
+// The record a run of `config` (already resolved) starts from: config, environment, execution.
+RunRecord make_run_header(const RunConfig& resolved, const DeviceInfo& device);
+
+}  // namespace tewb

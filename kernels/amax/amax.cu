@@ -1,0 +1,77 @@
+// max |x| over a tensor. Bytes: n * element_size read once; no FLOPs to speak of, so the floor is the
+// read bandwidth. Works on the bit pattern of |x|: for non-negative IEEE floats integer order equals
+// float order, and a (positive) NaN orders above +inf, so NaN propagates without a branch.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+
+#include "amax/amax_launch.h"
+#include "common/check.h"
+
+namespace tewb::kernels::detail {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxBlocks = 1024;
+
+__device__ inline float to_float(float v) { return v; }
+__device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ inline float to_float(__half v) { return __half2float(v); }
+
+__device__ inline unsigned abs_bits(float v) { return __float_as_uint(v) & 0x7fffffffu; }
+
+template <typename T>
+__global__ void abs_max_kernel(const T* __restrict__ x, std::size_t n, unsigned* __restrict__ amax_bits) {
+    unsigned local = 0;
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        local = max(local, abs_bits(to_float(x[i])));
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        local = max(local, __shfl_xor_sync(0xffffffffu, local, offset));
+    }
+    __shared__ unsigned warp_max[kThreads / 32];
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    if (lane == 0) {
+        warp_max[warp] = local;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        local = lane < kThreads / 32 ? warp_max[lane] : 0u;
+        for (int offset = 16; offset > 0; offset /= 2) {
+            local = max(local, __shfl_xor_sync(0xffffffffu, local, offset));
+        }
+        if (lane == 0) {
+            atomicMax(amax_bits, local);
+        }
+    }
+}
+
+template <typename T>
+void launch_typed(const void* x, std::size_t n, float* amax_out, cudaStream_t stream) {
+    const std::size_t wanted = (n + kThreads - 1) / kThreads;
+    const int blocks = static_cast<int>(std::min<std::size_t>(wanted, kMaxBlocks));
+    abs_max_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(x), n,
+                                                       reinterpret_cast<unsigned*>(amax_out));
+}
+
+}  // namespace
+
+void launch_abs_max(const void* x, DType dtype, std::size_t n, float* amax_out, cudaStream_t stream) {
+    constexpr const char* call = "tewb::kernels::abs_max";
+    check_cuda(cudaMemsetAsync(amax_out, 0, sizeof(float), stream), call, "cudaMemsetAsync(amax_out)");
+    if (n == 0) {
+        return;
+    }
+    switch (dtype) {
+    case DType::Float32: launch_typed<float>(x, n, amax_out, stream); break;
+    case DType::BFloat16: launch_typed<__nv_bfloat16>(x, n, amax_out, stream); break;
+    case DType::Float16: launch_typed<__half>(x, n, amax_out, stream); break;
+    }
+    check_last_launch(call);
+}
+
+}  // namespace tewb::kernels::detail

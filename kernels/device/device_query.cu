@@ -1,0 +1,64 @@
+#include "tewb_kernels/device_query.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+namespace tewb::kernels {
+
+namespace {
+std::string describe(cudaError_t status) {
+    return std::string(cudaGetErrorString(status)) + " (" + cudaGetErrorName(status) + ")";
+}
+}  // namespace
+
+CudaQuery query_cuda() {
+    CudaQuery query;
+    cudaRuntimeGetVersion(&query.runtime_version);
+    query.cublaslt_version = cublasLtGetVersion();
+    if (cudaDriverGetVersion(&query.driver_api_version) != cudaSuccess) {
+        query.driver_api_version = 0;
+    }
+
+    int count = 0;
+    const cudaError_t count_status = cudaGetDeviceCount(&count);
+    if (count_status != cudaSuccess) {
+        query.error = describe(count_status);
+        cudaGetLastError();  // clear the sticky-free error so later CUDA users start clean
+        return query;
+    }
+    int previous = 0;
+    cudaGetDevice(&previous);
+    for (int index = 0; index < count; ++index) {
+        cudaDeviceProp props{};
+        cudaError_t status = cudaGetDeviceProperties(&props, index);
+        if (status != cudaSuccess) {
+            query.error = "device " + std::to_string(index) + ": " + describe(status);
+            continue;
+        }
+        CudaDeviceProperties device;
+        device.name = props.name;
+        device.compute_capability_major = props.major;
+        device.compute_capability_minor = props.minor;
+        device.sm_count = props.multiProcessorCount;
+        device.memory_total_bytes = props.totalGlobalMem;
+        // Free memory needs a context on that device; a failure leaves it at 0 and says why.
+        if (cudaSetDevice(index) == cudaSuccess) {
+            std::size_t free_bytes = 0;
+            std::size_t total_bytes = 0;
+            status = cudaMemGetInfo(&free_bytes, &total_bytes);
+            if (status == cudaSuccess) {
+                device.memory_free_bytes = free_bytes;
+            } else {
+                query.error = "device " + std::to_string(index) + " free memory: " + describe(status);
+                cudaGetLastError();
+            }
+        }
+        query.devices.push_back(device);
+    }
+    if (count > 0) {
+        cudaSetDevice(previous);
+    }
+    return query;
+}
+
+}  // namespace tewb::kernels
