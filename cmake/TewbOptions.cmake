@@ -23,6 +23,8 @@ if(NOT _want_kernels STREQUAL "OFF")
       # Ampere (TE capable), Ada and Hopper (FP8 capable): every CI run compiles all three.
       set(CMAKE_CUDA_ARCHITECTURES 80 89 90 CACHE STRING "CUDA architectures")
     endif()
+    # One shared CUDA runtime for the kernels and LibTorch: a static copy would keep its own state.
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(TEWB_BUILD_KERNELS ON)

@@ -193,7 +193,7 @@ RunRecord load_stored(RunStore& store, std::int64_t id) {
 
 int main(int argc, char** argv) {
     CLI::App app{"te-bench: train MiniGPT with LibTorch and TE-style modules, and measure it"};
-    app.require_subcommand(1);
+    app.require_subcommand(0, 1);  // a missing or unknown command gets our own message below
     std::string store_path;
     app.add_option("--store", store_path, "run store database (default: $TEWB_DATA_DIR, $XDG_DATA_HOME or ~/.local/share/te-workbench)");
 
@@ -241,10 +241,31 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
-    } catch (const CLI::ParseError& e) {
+    } catch (const CLI::ExtrasError& e) {
+        if (app.get_subcommands().empty() && !app.remaining().empty()) {
+            std::fprintf(stderr, "te-bench: unknown command '%s'; allowed: info|run|compare|history (see te-bench --help)\n",
+                         app.remaining().front().c_str());
+            return kExitUsage;
+        }
         std::string message = e.what();
         std::replace(message.begin(), message.end(), '\n', ' ');
         std::fprintf(stderr, "te-bench: %s (see te-bench --help)\n", message.c_str());
+        return kExitUsage;
+    } catch (const CLI::ParseError& e) {
+        if (history->parsed() && history->get_subcommands().empty()) {  // `history` is the only command with subcommands
+            const std::string problem = history->remaining().empty() ? std::string("a subcommand is required")
+                                                                     : "unknown subcommand '" + history->remaining().front() + "'";
+            std::fprintf(stderr, "te-bench history: %s; allowed: list|show|delete|export\n", problem.c_str());
+            return kExitUsage;
+        }
+        std::string message = e.what();
+        std::replace(message.begin(), message.end(), '\n', ' ');
+        std::fprintf(stderr, "te-bench: %s (see te-bench --help)\n", message.c_str());
+        return kExitUsage;
+    }
+
+    if (app.get_subcommands().empty()) {
+        std::fprintf(stderr, "te-bench: a command is required; allowed: info|run|compare|history (see te-bench --help)\n");
         return kExitUsage;
     }
 

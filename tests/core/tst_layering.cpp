@@ -1,0 +1,52 @@
+// The architecture's layer rules (docs: ARCHITECTURE.md), checked on the sources themselves.
+#include <QtTest>
+
+#include <QDirIterator>
+#include <QRegularExpression>
+
+class TestLayering : public QObject {
+    Q_OBJECT
+
+    QStringList violations(const QString& folder, const QRegularExpression& forbidden) {
+        QStringList found;
+        QDirIterator it(QStringLiteral(TEWB_SOURCE_DIR "/") + folder, {"*.h", "*.hpp", "*.cpp", "*.cu", "*.cuh", "*.in"}, QDir::Files,
+                        QDirIterator::Subdirectories);
+        int files = 0;
+        while (it.hasNext()) {
+            QFile file(it.next());
+            if (!file.open(QIODevice::ReadOnly)) continue;
+            ++files;
+            int line_number = 0;
+            while (!file.atEnd()) {
+                const QString line = QString::fromUtf8(file.readLine());
+                ++line_number;
+                if (forbidden.match(line).hasMatch()) found << QStringLiteral("%1:%2: %3").arg(file.fileName()).arg(line_number).arg(line.trimmed());
+            }
+        }
+        if (files == 0) found << QStringLiteral("no sources found in ") + folder;
+        return found;
+    }
+
+private Q_SLOTS:
+    void coreHasNoQt() {
+        const QStringList v = violations("core", QRegularExpression("^\\s*#\\s*include\\s*[<\"](Q[A-Za-z]+|qt[a-z]*/)"));
+        QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
+    }
+    void kernelsHaveNoLibTorchOrQt() {
+        const QStringList v = violations("kernels", QRegularExpression("^\\s*#\\s*include\\s*[<\"](torch/|ATen/|c10/|caffe2/|Q[A-Za-z]+|qt[a-z]*/)"));
+        QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
+    }
+    void uiHasNoKernelsAndNoTensors() {
+        const QStringList v = violations("ui", QRegularExpression("^\\s*#\\s*include\\s*[<\"](kernels/|tewb_kernels/|torch/|ATen/|c10/)"));
+        QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
+        const QStringList torch_headers = violations("ui", QRegularExpression("^\\s*#\\s*include\\s*\"core/(model|fp8)/"));
+        QVERIFY2(torch_headers.isEmpty(), qPrintable(torch_headers.join('\n')));
+    }
+    void appHoldsNoKernelsIncludes() {
+        const QStringList v = violations("app", QRegularExpression("^\\s*#\\s*include\\s*[<\"](tewb_kernels/|torch/|ATen/)"));
+        QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLayering)
+#include "tst_layering.moc"

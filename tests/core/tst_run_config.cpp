@@ -1,0 +1,177 @@
+#include <QtTest>
+
+#include <functional>
+
+#include "core/common/Error.h"
+#include "core/train/ComparePlan.h"
+#include "core/train/RunConfig.h"
+
+using namespace tewb;
+
+namespace {
+
+struct InvalidCase {
+    const char* tag;
+    std::function<void(RunConfig&)> change;
+    const char* field;
+    const char* message_part;
+};
+
+DeviceInfo no_gpu() {
+    DeviceInfo d;
+    d.gpu_error = "no CUDA-capable device is detected (cudaErrorNoDevice)";
+    return d;
+}
+
+DeviceInfo h200() {
+    DeviceInfo d;
+    d.gpu_name = "NVIDIA H200";
+    d.compute_capability = ComputeCapability{9, 0};
+    return d;
+}
+
+}  // namespace
+
+class TestRunConfig : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void defaultsAreTheSeedBenchmark() {
+        const RunConfig c;
+        QCOMPARE(c.model, (ModelShape{12, 768, 12, 96, 4096}));
+        QCOMPARE(c.batch, 32);
+        QCOMPARE(c.warmup, 10);
+        QCOMPARE(c.iters, 30);
+        QVERIFY(find_problems(c).empty());
+        QCOMPARE(make_preset(Preset::Seed), c);
+    }
+
+    void quickCpuPreset() {
+        const RunConfig c = make_preset(Preset::QuickCpu);
+        QCOMPARE(c.model, (ModelShape{2, 128, 4, 32, 256}));
+        QCOMPARE(c.batch, 8);
+        QCOMPARE(c.device, DeviceKind::Cpu);
+        QVERIFY(find_problems(c).empty());
+    }
+
+    void invalidConfigurationsAreRejected() {
+        const std::vector<InvalidCase> cases{
+            {"zero layers", [](RunConfig& c) { c.model.layers = 0; }, "layers", "--layers 0: out of range"},
+            {"negative layers", [](RunConfig& c) { c.model.layers = -3; }, "layers", "--layers -3"},
+            {"too many layers", [](RunConfig& c) { c.model.layers = 100000; }, "layers", "allowed: 1 to 256"},
+            {"zero hidden", [](RunConfig& c) { c.model.hidden = 0; }, "hidden", "--hidden 0"},
+            {"negative hidden", [](RunConfig& c) { c.model.hidden = -768; }, "hidden", "--hidden -768"},
+            {"hidden not divisible", [](RunConfig& c) { c.model.hidden = 770; }, "hidden", "--hidden 770: not divisible by --heads 12"},
+            {"zero heads", [](RunConfig& c) { c.model.heads = 0; }, "heads", "--heads 0"},
+            {"heads above hidden", [](RunConfig& c) { c.model.hidden = 8; c.model.heads = 16; }, "hidden", "not divisible by --heads 16"},
+            {"zero seq", [](RunConfig& c) { c.model.seq = 0; }, "seq", "--seq 0"},
+            {"huge seq", [](RunConfig& c) { c.model.seq = 1 << 20; }, "seq", "allowed: 1 to 65536"},
+            {"vocab one", [](RunConfig& c) { c.model.vocab = 1; }, "vocab", "--vocab 1"},
+            {"negative vocab", [](RunConfig& c) { c.model.vocab = -5; }, "vocab", "allowed: 2 to"},
+            {"zero batch", [](RunConfig& c) { c.batch = 0; }, "batch", "--batch 0"},
+            {"negative warmup", [](RunConfig& c) { c.warmup = -1; }, "warmup", "--warmup -1"},
+            {"zero iters", [](RunConfig& c) { c.iters = 0; }, "iters", "--iters 0"},
+            {"lr zero", [](RunConfig& c) { c.lr = 0.0; }, "lr", "--lr 0"},
+            {"lr negative", [](RunConfig& c) { c.lr = -1e-3; }, "lr", "greater than 0"},
+            {"lr nan", [](RunConfig& c) { c.lr = std::nan(""); }, "lr", "finite"},
+            {"lr inf", [](RunConfig& c) { c.lr = HUGE_VAL; }, "lr", "--lr inf"},
+            {"lr too large", [](RunConfig& c) { c.lr = 50.0; }, "lr", "at most 10"},
+            {"seed beyond int64", [](RunConfig& c) { c.seed = ~0ULL; }, "seed", "--seed"},
+            {"fp8 with torch", [](RunConfig& c) { c.precision = Precision::Fp8; }, "precision", "FP8 needs --backend te"},
+            {"te backend", [](RunConfig& c) { c.backend = Backend::Te; }, "backend", "--backend te"},
+            {"name too long", [](RunConfig& c) { c.name = std::string(500, 'x'); }, "name", "at most 200"},
+            {"name control char", [](RunConfig& c) { c.name = "a\nb"; }, "name", "control character"},
+        };
+        QVERIFY(cases.size() >= 20);
+        for (const InvalidCase& test : cases) {
+            RunConfig config;
+            test.change(config);
+            const std::vector<ConfigProblem> problems = find_problems(config);
+            QVERIFY2(!problems.empty(), test.tag);
+            QCOMPARE(problems.front().field, std::string(test.field));
+            QVERIFY2(problems.front().message.find(test.message_part) != std::string::npos,
+                     qPrintable(QStringLiteral("%1: '%2' lacks '%3'").arg(test.tag, problems.front().message.c_str(), test.message_part)));
+            QVERIFY(problems.front().message.find('\n') == std::string::npos);
+            QVERIFY_THROWS_EXCEPTION(ConfigError, validate(config));
+        }
+    }
+
+    void numbersAreParsedStrictly() {
+        QCOMPARE(parse_int("--layers", "12"), 12);
+        QCOMPARE(parse_int("--layers", "-4"), -4);
+        QCOMPARE(parse_uint64("--seed", "18"), std::uint64_t{18});
+        QCOMPARE(parse_double("--lr", "3e-4"), 3e-4);
+        const std::vector<std::pair<std::string, std::string>> bad_ints{
+            {"abc", "not a whole number"}, {"12x", "not a whole number"}, {"", "not a whole number"},
+            {"1.5", "not a whole number"}, {"99999999999999999999", "too large"}, {" 12", "not a whole number"}};
+        for (const auto& [text, why] : bad_ints) {
+            try {
+                parse_int("--hidden", text);
+                QFAIL(qPrintable("accepted '" + QString::fromStdString(text) + "'"));
+            } catch (const ConfigError& e) {
+                const std::string message = e.what();
+                QVERIFY2(message.find("--hidden '" + text + "'") == 0, e.what());
+                QVERIFY2(message.find(why) != std::string::npos, e.what());
+            }
+        }
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_double("--lr", "fast"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_double("--lr", "1e999"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_uint64("--seed", "-1"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_uint64("--seed", "99999999999999999999999"));
+    }
+
+    void enumsNameTheAllowedValues() {
+        QCOMPARE(parse_backend("--backend", "torch"), Backend::Torch);
+        QCOMPARE(parse_precision("--precision", "bf16"), Precision::Bf16);
+        QCOMPARE(parse_device("--device", "cuda"), DeviceKind::Cuda);
+        QCOMPARE(parse_preset("--preset", "quick-cpu"), Preset::QuickCpu);
+        try {
+            parse_precision("--precision", "fp16");
+            QFAIL("fp16 accepted");
+        } catch (const ConfigError& e) {
+            QCOMPARE(std::string(e.what()), std::string("--precision 'fp16': unknown value; allowed: auto|fp32|bf16|fp8"));
+        }
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_backend("--backend", "jax"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_device("--device", "tpu"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_preset("--preset", "huge"));
+    }
+
+    void resolveChoosesDeviceAndPrecision() {
+        const RunConfig cpu = resolve(RunConfig{}, no_gpu());
+        QCOMPARE(cpu.device, DeviceKind::Cpu);
+        QCOMPARE(cpu.precision, Precision::Fp32);
+        QCOMPARE(cpu.name, std::string("torch fp32 cpu"));
+        const RunConfig gpu = resolve(RunConfig{}, h200());
+        QCOMPARE(gpu.device, DeviceKind::Cuda);
+        QCOMPARE(gpu.precision, Precision::Bf16);
+    }
+
+    void cudaWithoutGpuIsRefusedWithTheReason() {
+        RunConfig c;
+        c.device = DeviceKind::Cuda;
+        try {
+            resolve(c, no_gpu());
+            QFAIL("resolved cuda without a GPU");
+        } catch (const ConfigError& e) {
+            QVERIFY(std::string(e.what()).find("cudaErrorNoDevice") != std::string::npos);
+            QVERIFY(std::string(e.what()).find("--device cuda") == 0);
+        }
+    }
+
+    void comparisonPlanListsWhatCannotRun() {
+        const std::vector<PlannedRun> cpu_plan = plan_comparison(make_preset(Preset::QuickCpu), no_gpu());
+        QCOMPARE(cpu_plan.size(), std::size_t{4});
+        QCOMPARE(cpu_plan[0].config.precision, Precision::Fp32);
+        QVERIFY(!cpu_plan[0].skip_reason);
+        QVERIFY(!cpu_plan[1].skip_reason);
+        QVERIFY(cpu_plan[2].skip_reason && cpu_plan[2].skip_reason->find("--backend te") != std::string::npos);
+        QVERIFY(cpu_plan[3].skip_reason.has_value());
+
+        const std::vector<PlannedRun> gpu_plan = plan_comparison(make_preset(Preset::Seed), h200());
+        QCOMPARE(gpu_plan[0].config.precision, Precision::Bf16);
+        QCOMPARE(gpu_plan[0].config.device, DeviceKind::Cuda);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunConfig)
+#include "tst_run_config.moc"

@@ -1,0 +1,217 @@
+#include <QtTest>
+
+#include <cmath>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/Error.h"
+#include "core/results/AtomicFile.h"
+#include "core/results/Comparison.h"
+#include "core/results/RecordCsv.h"
+#include "core/results/RecordJson.h"
+#include "core/results/Summary.h"
+
+using namespace tewb;
+using nlohmann::json;
+
+namespace {
+
+RunRecord sample_record() {
+    RunRecord r;
+    r.id = "0123456789abcdef0123456789abcdef";
+    r.created_at = "2026-11-29T12:00:00Z";
+    r.config = make_preset(Preset::QuickCpu);
+    r.config.precision = Precision::Fp32;
+    r.config.name = "quick, \"quoted\" run";
+    r.environment.device.gpu_name = "NVIDIA H200";
+    r.environment.device.compute_capability = ComputeCapability{9, 0};
+    r.environment.device.sm_count = 132;
+    r.environment.device.memory_total_bytes = 150'000'000'000ULL;
+    r.environment.device.memory_free_bytes = 149'000'000'000ULL;
+    r.environment.device.driver_version = "580.65.06 (CUDA 13.0)";
+    r.environment.device.libtorch_version = "2.11.0";
+    r.environment.device.cpu_model = "Test CPU";
+    r.environment.device.cpu_threads = 16;
+    r.environment.mode = Mode::Fp8;
+    r.environment.reasons = {"TE capable: yes", "FP8 capable: yes"};
+    r.environment.build = BuildInfo{"0.1.0", "abc123", "Release", "GNU 12", true};
+    r.environment.hostname = "gpu-host";
+    r.execution.device = "cpu";
+    r.execution.implementation = "torch-eager, fp32";
+    r.execution.memory_metric = MemoryMetric::CpuPeakRss;
+    r.execution.flops_per_step = 1.5e9;
+    for (int i = 1; i <= 6; ++i) {
+        r.steps.push_back(StepMetrics{i, i <= 2 ? Phase::Warmup : Phase::Timed, 5.5 - 0.1 * i, 10.0 + i, 1000u * i, 2048.0, 11.0 * i});
+    }
+    r.steps[3].loss = std::nan("");  // non-finite values survive the round trip
+    r.status = RunStatus::Finished;
+    r.summary = summarize(r.steps, r.config, r.execution);
+    return r;
+}
+
+void expect_rejected(const json& document, const std::string& expected_part) {
+    try {
+        record_from_json(document, "bad.json");
+        QFAIL(qPrintable("accepted; expected an error containing " + QString::fromStdString(expected_part)));
+    } catch (const DataError& e) {
+        const std::string message = e.what();
+        QVERIFY2(message.rfind("bad.json: ", 0) == 0, e.what());
+        QVERIFY2(message.find(expected_part) != std::string::npos, e.what());
+    }
+}
+
+}  // namespace
+
+class TestRunRecord : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void jsonRoundTrip() {
+        const RunRecord original = sample_record();
+        const std::string text = record_to_json_text(original);
+        const RunRecord back = record_from_json_text(text, "memory");
+        QCOMPARE(back.id, original.id);
+        QCOMPARE(back.config, original.config);
+        QCOMPARE(back.execution, original.execution);
+        QCOMPARE(back.summary, original.summary);
+        QCOMPARE(back.status, original.status);
+        QCOMPARE(back.environment.device.compute_capability, original.environment.device.compute_capability);
+        QCOMPARE(back.environment.device.memory_total_bytes, original.environment.device.memory_total_bytes);
+        QCOMPARE(back.environment.reasons, original.environment.reasons);
+        QCOMPARE(back.steps.size(), original.steps.size());
+        QVERIFY(std::isnan(back.steps[3].loss));
+        for (std::size_t i = 0; i < back.steps.size(); ++i) {
+            if (i != 3) QCOMPARE(back.steps[i], original.steps[i]);
+        }
+        QCOMPARE(record_to_json_text(back), text);
+    }
+
+    void jsonHasTheDocumentedKeys() {
+        const json j = to_json(sample_record());
+        QCOMPARE(j["schema_version"].get<int>(), 1);
+        for (const char* key : {"config", "environment", "status", "steps", "summary", "execution"}) QVERIFY2(j.contains(key), key);
+        for (const char* key : {"step", "phase", "loss", "step_ms", "mem_bytes"}) QVERIFY2(j["steps"][0].contains(key), key);
+        for (const char* key : {"mean_ms", "median_ms", "p90_ms", "tokens_per_s", "tflops", "mfu", "peak_mem_bytes", "final_loss"})
+            QVERIFY2(j["summary"].contains(key), key);
+        QCOMPARE(j["steps"][0]["phase"].get<std::string>(), std::string("warmup"));
+        QCOMPARE(j["steps"][3]["loss"].get<std::string>(), std::string("nan"));
+        QCOMPARE(j["environment"]["device"]["compute_capability"].get<std::string>(), std::string("9.0"));
+        QVERIFY(j["summary"]["mfu"].is_null());
+    }
+
+    void malformedImportsAreRejected() {
+        const json good = to_json(sample_record());
+        QVERIFY_THROWS_EXCEPTION(DataError, record_from_json_text("{not json", "bad.json"));
+        QVERIFY_THROWS_EXCEPTION(DataError, record_from_json_text("", "bad.json"));
+        expect_rejected(json::array(), "$: expected an object");
+        json j = good;
+        j.erase("steps");
+        expect_rejected(j, "$.steps: missing");
+        j = good;
+        j["schema_version"] = 99;
+        expect_rejected(j, "version 99 is not supported");
+        j = good;
+        j["status"] = "exploded";
+        expect_rejected(j, "$.status");
+        j = good;
+        j["config"]["hidden"] = "wide";
+        expect_rejected(j, "$.config.hidden: expected a whole number");
+        j = good;
+        j["config"]["backend"] = "jax";
+        expect_rejected(j, "allowed: torch|te");
+        j = good;
+        j["steps"][2]["loss"] = "lots";
+        expect_rejected(j, "$.steps[2].loss: expected a number");
+        j = good;
+        j["steps"][2]["step"] = 1;
+        expect_rejected(j, "$.steps[2].step: 1 does not follow step 2");
+        j = good;
+        j["steps"][0]["phase"] = "cooldown";
+        expect_rejected(j, "$.steps[0].phase");
+        j = good;
+        j["environment"]["device"]["compute_capability"] = "nine";
+        expect_rejected(j, "not of the form MAJOR.MINOR");
+        j = good;
+        j["summary"]["peak_mem_bytes"] = -5;
+        expect_rejected(j, "$.summary.peak_mem_bytes");
+        j = good;
+        j["id"] = "";
+        expect_rejected(j, "$.id: must not be empty");
+    }
+
+    void readingAMissingFileSaysSo() {
+        try {
+            read_record_file("/nonexistent/run.json");
+            QFAIL("read a missing file");
+        } catch (const DataError& e) {
+            QVERIFY(std::string(e.what()).find("/nonexistent/run.json") == 0);
+        }
+    }
+
+    void stepsCsvIsLongFormat() {
+        std::vector<RunRecord> runs{sample_record(), sample_record()};
+        runs[1].id = "second";
+        std::ostringstream out;
+        write_steps_csv(out, runs);
+        const QStringList lines = QString::fromStdString(out.str()).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 1 + 12);
+        QCOMPARE(lines[0], QStringLiteral("run_id,run_name,backend,precision,device,step,phase,loss,step_ms,mem_bytes,tokens_per_s,elapsed_ms"));
+        QVERIFY(lines[1].startsWith(QStringLiteral("0123456789abcdef0123456789abcdef,\"quick, \"\"quoted\"\" run\",torch,fp32,cpu,1,warmup,5.4,11,1000,")));
+        QVERIFY(lines[7].startsWith(QStringLiteral("second,")));
+        QVERIFY(lines[4].contains(QStringLiteral(",nan,")));
+    }
+
+    void summaryCsvHasSpeedupAgainstTheBaseline() {
+        std::vector<RunRecord> runs{sample_record(), sample_record()};
+        runs[1].summary.mean_ms = *runs[0].summary.mean_ms / 2.0;
+        runs[1].summary.peak_mem_bytes = runs[0].summary.peak_mem_bytes / 2;
+        std::ostringstream out;
+        write_summary_csv(out, runs, 0);
+        const QStringList lines = QString::fromStdString(out.str()).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 3);
+        const QStringList header = lines[0].split(',');
+        QCOMPARE(header.size(), 19);
+        QCOMPARE(header.last(), QStringLiteral("memory_ratio"));
+        QVERIFY2(lines[2].endsWith(QStringLiteral(",2,0.5")), qPrintable(lines[2]));
+        QVERIFY2(lines[1].endsWith(QStringLiteral(",1,1")), qPrintable(lines[1]));
+    }
+
+    void percentilesInterpolate() {
+        QCOMPARE(percentile({1, 2, 3, 4, 5}, 50), 3.0);
+        QCOMPARE(percentile({5, 1, 4, 2, 3}, 90), 4.6);
+        QCOMPARE(percentile({7}, 90), 7.0);
+        QCOMPARE(percentile({}, 50), 0.0);
+    }
+
+    void summaryCoversOnlyTimedSteps() {
+        const RunRecord r = sample_record();
+        QCOMPARE(r.summary.timed_steps, 4);
+        QCOMPARE(*r.summary.mean_ms, (13.0 + 14.0 + 15.0 + 16.0) / 4.0);
+        QCOMPARE(r.summary.peak_mem_bytes, std::uint64_t{6000});
+        QCOMPARE(*r.summary.tflops, 1.5e9 / (14.5 / 1000.0) / 1e12);
+    }
+
+    void textTableAligns() {
+        const std::string table = render_text_table({"a", "number"}, {{"x", "1.5"}, {"longer", "22.25"}});
+        QCOMPARE(table, std::string("a       number\nx          1.5\nlonger   22.25\n"));
+    }
+
+    void atomicWriteReplacesWholeFile() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("out.json").toStdString();
+        write_file_atomically(path, "first");
+        write_file_atomically(path, "second");
+        QFile file(QString::fromStdString(path));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.readAll(), QByteArray("second"));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1);  // no temporary left
+        QVERIFY_THROWS_EXCEPTION(DataError, write_file_atomically("/nonexistent-dir/out.json", "x"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, check_output_path("--json", "/nonexistent-dir/out.json"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, check_output_path("--json", dir.path().toStdString()));
+        check_output_path("--json", path);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunRecord)
+#include "tst_run_record.moc"

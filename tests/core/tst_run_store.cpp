@@ -1,0 +1,171 @@
+#include <QtTest>
+
+#include <sqlite3.h>
+
+#include "core/common/Error.h"
+#include "core/results/RunStore.h"
+#include "core/results/Summary.h"
+
+using namespace tewb;
+
+namespace {
+
+RunRecord make_record(const std::string& name) {
+    RunRecord r;
+    r.id = make_run_id();
+    r.created_at = utc_timestamp_now();
+    r.config.name = name;
+    r.config.precision = Precision::Fp32;
+    r.config.device = DeviceKind::Cpu;
+    r.execution.device = "cpu";
+    r.execution.implementation = "torch-eager, fp32";
+    r.execution.flops_per_step = 1e9;
+    r.steps = {{1, Phase::Warmup, 5.0, 10.0, 100, 1.0, 10.0}, {2, Phase::Timed, 4.0, 12.0, 200, 1.0, 22.0}};
+    r.status = RunStatus::Finished;
+    r.summary = summarize(r.steps, r.config, r.execution);
+    return r;
+}
+
+std::string integrity(const QString& path) {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(path.toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* stmt = nullptr;
+    std::string result = "no answer";
+    if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW) {
+        result = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return result;
+}
+
+}  // namespace
+
+class TestRunStore : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void writeReadDelete() {
+        QTemporaryDir dir;
+        RunStore store(dir.filePath("nested/dir/runs.sqlite3").toStdString());
+        const RunRecord first = make_record("first");
+        const RunRecord second = make_record("second");
+        const std::int64_t a = store.save(first);
+        const std::int64_t b = store.save(second);
+        QVERIFY(a > 0 && b > a);
+
+        const std::vector<StoredRun> listed = store.list();
+        QCOMPARE(listed.size(), std::size_t{2});
+        QCOMPARE(listed[0].name, std::string("second"));  // newest first
+        QCOMPARE(listed[1].run_id, first.id);
+        QCOMPARE(listed[1].steps, 2);
+        QCOMPARE(listed[1].median_ms.value(), 12.0);
+        QCOMPARE(listed[1].peak_mem_bytes, std::uint64_t{200});
+
+        const std::optional<RunRecord> loaded = store.get(a);
+        QVERIFY(loaded.has_value());
+        QCOMPARE(loaded->id, first.id);
+        QCOMPARE(loaded->steps, first.steps);
+        QCOMPARE(loaded->summary, first.summary);
+
+        QVERIFY(store.remove(a));
+        QVERIFY(!store.remove(a));
+        QVERIFY(!store.get(a).has_value());
+        QCOMPARE(store.list().size(), std::size_t{1});
+    }
+
+    void savingTheSameRunAgainReplacesIt() {
+        QTemporaryDir dir;
+        RunStore store(dir.filePath("runs.sqlite3").toStdString());
+        RunRecord record = make_record("run");
+        const std::int64_t id = store.save(record);
+        record.status = RunStatus::Cancelled;
+        QCOMPARE(store.save(record), id);
+        QCOMPARE(store.list().size(), std::size_t{1});
+        QCOMPARE(store.get(id)->status, RunStatus::Cancelled);
+    }
+
+    void twoConnectionsSeeEachOther() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("runs.sqlite3").toStdString();
+        RunStore cli(path);
+        RunStore gui(path);
+        cli.save(make_record("from cli"));
+        QCOMPARE(gui.list().size(), std::size_t{1});
+    }
+
+    void unusableLocationGivesAClearError() {
+        QTemporaryDir dir;
+        QFile blocker(dir.filePath("file"));
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        try {
+            RunStore store(dir.filePath("file/runs.sqlite3").toStdString());
+            QFAIL("opened a store below a regular file");
+        } catch (const DataError& e) {
+            QVERIFY2(std::string(e.what()).find("run store ") == 0, e.what());
+        }
+    }
+
+    void defaultPathFollowsXdg() {
+        qputenv("TEWB_DATA_DIR", "/tmp/tewb-explicit");
+        QCOMPARE(RunStore::default_path().string(), std::string("/tmp/tewb-explicit/runs.sqlite3"));
+        qunsetenv("TEWB_DATA_DIR");
+        qputenv("XDG_DATA_HOME", "/tmp/xdg-data");
+        QCOMPARE(RunStore::default_path().string(), std::string("/tmp/xdg-data/te-workbench/runs.sqlite3"));
+        qunsetenv("XDG_DATA_HOME");
+        qputenv("HOME", "/home/someone");
+        QCOMPARE(RunStore::default_path().string(), std::string("/home/someone/.local/share/te-workbench/runs.sqlite3"));
+    }
+
+    void killedWriterLeavesCommittedRunsIntact() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("runs.sqlite3");
+        QProcess writer;
+        writer.start(QStringLiteral(STORE_WRITER_PATH), {path});
+        QVERIFY(writer.waitForStarted());
+        int saved = 0;
+        while (saved < 8 && writer.waitForReadyRead(20000)) {
+            saved += QString::fromUtf8(writer.readAllStandardOutput()).count(QStringLiteral("saved"));
+        }
+        QVERIFY2(saved >= 8, "the writer did not save runs");
+        writer.kill();  // SIGKILL, most likely in the middle of the next transaction
+        QVERIFY(writer.waitForFinished());
+
+        QCOMPARE(integrity(path), std::string("ok"));
+        RunStore store(path.toStdString());
+        const std::vector<StoredRun> runs = store.list();
+        QVERIFY(static_cast<int>(runs.size()) >= saved);
+        for (const StoredRun& run : runs) {
+            const std::optional<RunRecord> record = store.get(run.id);
+            QVERIFY(record.has_value());
+            QCOMPARE(record->steps.size(), std::size_t{2000});
+        }
+    }
+
+    void killedTrainingRunLeavesEarlierRunsIntact() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("runs.sqlite3");
+        QProcess first;
+        first.start(QStringLiteral(TE_BENCH_PATH), {"--store", path, "run", "--preset", "quick-cpu", "--warmup", "1", "--iters", "3"});
+        QVERIFY(first.waitForFinished(120000));
+        QCOMPARE(first.exitCode(), 0);
+
+        QProcess longRun;
+        longRun.start(QStringLiteral(TE_BENCH_PATH), {"--store", path, "run", "--preset", "quick-cpu", "--iters", "1000000"});
+        QVERIFY(longRun.waitForStarted());
+        QTest::qWait(1500);
+        longRun.kill();
+        QVERIFY(longRun.waitForFinished());
+
+        QCOMPARE(integrity(path), std::string("ok"));
+        RunStore store(path.toStdString());
+        const std::vector<StoredRun> runs = store.list();
+        QCOMPARE(runs.size(), std::size_t{1});
+        QCOMPARE(runs[0].status, std::string("finished"));
+        QCOMPARE(store.get(runs[0].id)->steps.size(), std::size_t{4});
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunStore)
+#include "tst_run_store.moc"

@@ -1,0 +1,147 @@
+#include <QtTest>
+
+#include <cmath>
+#include <set>
+
+#include "core/common/Error.h"
+#include "core/train/FlopCount.h"
+#include "core/train/SyntheticData.h"
+#include "core/train/Trainer.h"
+
+using namespace tewb;
+
+class TestTraining : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void quickPresetLearns() {
+        const Trainer trainer(detect_device());
+        RunConfig config = make_preset(Preset::QuickCpu);
+        config.warmup = 10;
+        config.iters = 50;
+        int reported = 0;
+        bool started = false;
+        TrainerCallbacks callbacks;
+        callbacks.on_start = [&](const RunRecord& header) {
+            started = true;
+            QCOMPARE(header.config.total_steps(), 60);
+            QVERIFY(header.steps.empty());
+        };
+        callbacks.on_step = [&](const StepMetrics& step) { QCOMPARE(step.step, ++reported); };
+        const RunRecord record = trainer.run(config, callbacks);
+        QVERIFY(started);
+        QCOMPARE(record.status, RunStatus::Finished);
+        QCOMPARE(reported, 60);
+        QCOMPARE(record.steps.size(), std::size_t{60});
+
+        const double first = record.steps.front().loss;
+        QVERIFY2(std::abs(first - std::log(256.0)) < 0.6, qPrintable(QString::number(first)));
+        QVERIFY2(first - record.steps.back().loss >= 0.5,
+                 qPrintable(QStringLiteral("first %1, last %2").arg(first).arg(record.steps.back().loss)));
+    }
+
+    void metricsAreSane() {
+        const Trainer trainer(detect_device());
+        RunConfig config = make_preset(Preset::QuickCpu);
+        config.warmup = 3;
+        config.iters = 7;
+        const RunRecord record = trainer.run(config);
+        QCOMPARE(record.steps.size(), std::size_t{10});
+        for (std::size_t i = 0; i < record.steps.size(); ++i) {
+            const StepMetrics& s = record.steps[i];
+            QCOMPARE(s.step, static_cast<int>(i) + 1);
+            QCOMPARE(s.phase, i < 3 ? Phase::Warmup : Phase::Timed);
+            QVERIFY(std::isfinite(s.loss) && s.loss > 0);
+            QVERIFY(std::isfinite(s.step_ms) && s.step_ms > 0);
+            QVERIFY(s.mem_bytes > 0);
+            QVERIFY(s.tokens_per_s > 0);
+            if (i > 0) QVERIFY(s.elapsed_ms >= record.steps[i - 1].elapsed_ms);
+        }
+        const RunSummary& sum = record.summary;
+        QCOMPARE(sum.timed_steps, 7);
+        QVERIFY(sum.mean_ms && *sum.mean_ms > 0);
+        QVERIFY(sum.median_ms && sum.p90_ms && *sum.p90_ms >= *sum.median_ms);
+        QVERIFY(sum.tokens_per_s && std::abs(*sum.tokens_per_s - 8.0 * 32.0 / (*sum.mean_ms / 1000.0)) < 1e-6 * *sum.tokens_per_s);
+        QVERIFY(sum.tflops && *sum.tflops > 0);
+        QVERIFY(!sum.mfu.has_value());  // CPUs are not in the peak table
+        QCOMPARE(sum.final_loss.value(), record.steps.back().loss);
+        QCOMPARE(record.execution.device, std::string("cpu"));
+        QCOMPARE(record.execution.memory_metric, MemoryMetric::CpuPeakRss);
+        QCOMPARE(record.config.precision, Precision::Fp32);
+        QVERIFY(!record.id.empty());
+        QVERIFY(!record.environment.build.version.empty());
+    }
+
+    void sameSeedSameLossCurve() {
+        const Trainer trainer(detect_device());
+        RunConfig config = make_preset(Preset::QuickCpu);
+        config.warmup = 0;
+        config.iters = 5;
+        const RunRecord a = trainer.run(config);
+        const RunRecord b = trainer.run(config);
+        for (std::size_t i = 0; i < a.steps.size(); ++i) {
+            QCOMPARE(a.steps[i].loss, b.steps[i].loss);
+        }
+        config.seed += 1;
+        const RunRecord c = trainer.run(config);
+        QVERIFY(c.steps.front().loss != a.steps.front().loss);
+    }
+
+    void cancellationTakesEffectWithinOneStep() {
+        const Trainer trainer(detect_device());
+        RunConfig config = make_preset(Preset::QuickCpu);
+        std::atomic<bool> cancel{false};
+        TrainerCallbacks callbacks;
+        callbacks.on_step = [&](const StepMetrics& step) {
+            if (step.step == 4) cancel = true;
+        };
+        const RunRecord record = trainer.run(config, callbacks, &cancel);
+        QCOMPARE(record.status, RunStatus::Cancelled);
+        QCOMPARE(record.steps.size(), std::size_t{4});
+        QCOMPARE(record.summary.timed_steps, 0);
+        QVERIFY(!record.summary.mean_ms.has_value());
+    }
+
+    void invalidConfigurationThrowsBeforeAnyStep() {
+        const Trainer trainer(detect_device());
+        RunConfig config = make_preset(Preset::QuickCpu);
+        config.model.heads = 3;
+        bool started = false;
+        TrainerCallbacks callbacks;
+        callbacks.on_start = [&](const RunRecord&) { started = true; };
+        QVERIFY_THROWS_EXCEPTION(ConfigError, trainer.run(config, callbacks));
+        QVERIFY(!started);
+    }
+
+    void syntheticDataIsDeterministicAndInRange() {
+        const SyntheticCorpusSpec spec{256, 16, 33, 42};
+        const std::vector<std::int64_t> a = make_synthetic_tokens(spec);
+        QCOMPARE(a, make_synthetic_tokens(spec));
+        QCOMPARE(a.size(), std::size_t{16 * 33});
+        std::set<std::int64_t> distinct;
+        for (const std::int64_t t : a) {
+            QVERIFY(t >= 0 && t < 256);
+            distinct.insert(t);
+        }
+        QVERIFY(distinct.size() > 50);
+        QVERIFY(make_synthetic_tokens({256, 16, 33, 43}) != a);
+        // Pinned values: the corpus must not change silently between versions, machines or backends.
+        QCOMPARE(std::vector<std::int64_t>(a.begin(), a.begin() + 8), (std::vector<std::int64_t>{3, 0, 13, 117, 245, 151, 248, 153}));
+        const std::vector<std::int64_t> seed_preset = make_synthetic_tokens({4096, 2, 97, 1234});
+        QCOMPARE(std::vector<std::int64_t>(seed_preset.begin(), seed_preset.begin() + 8),
+                 (std::vector<std::int64_t>{1, 133, 2301, 3753, 2545, 1286, 3518, 1329}));
+    }
+
+    void flopCountFollowsTheFormula() {
+        const ModelShape seed{12, 768, 12, 96, 4096};
+        const double flops = training_flops_per_step(seed, 32);
+        const double blocks = 6.0 * 12 * 12 * 768.0 * 768.0 * 3072;  // 6 * params * tokens
+        const double attention = 3.0 * 12 * 4 * 96 * 768.0 * 3072;
+        const double head = 6.0 * 768 * 4096.0 * 3072;
+        QCOMPARE(flops, blocks + attention + head);
+        QVERIFY(std::abs(blocks / 1e12 - 1.565) < 0.01);  // KERNELS.md: about 1.57 TFLOP per step
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTraining)
+#include "tst_training.moc"

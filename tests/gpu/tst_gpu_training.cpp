@@ -1,0 +1,104 @@
+// GPU suite (label `gpu`): plain C++ so it builds on GPU servers without Qt. Exits 77 (CTest "skipped")
+// when no CUDA device is usable.
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "core/device/Capability.h"
+#include "core/fp8/AbsMax.h"
+#include "core/train/Trainer.h"
+
+using namespace tewb;
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string& what) {
+    std::printf("%s  %s\n", ok ? "PASS" : "FAIL", what.c_str());
+    if (!ok) ++failures;
+}
+
+RunConfig small_cuda_run(Precision precision) {
+    RunConfig c = make_preset(Preset::QuickCpu);
+    c.device = DeviceKind::Cuda;
+    c.precision = precision;
+    return c;
+}
+
+void training_on_gpu(const Trainer& trainer) {
+    for (const Precision precision : {Precision::Bf16, Precision::Fp32}) {
+        const std::string tag = std::string(to_string(precision));
+        const RunRecord r = trainer.run(small_cuda_run(precision));
+        check(r.status == RunStatus::Finished, tag + " quick shape on cuda finishes (" + r.message + ")");
+        check(r.steps.size() == 60, tag + " reports all 60 steps");
+        bool sane = true;
+        for (const StepMetrics& s : r.steps) {
+            sane = sane && std::isfinite(s.loss) && s.step_ms > 0 && s.mem_bytes > 0;
+        }
+        check(sane, tag + " every step has finite loss, positive time and memory");
+        check(r.execution.memory_metric == MemoryMetric::CudaPeakAllocated, tag + " memory is the caching allocator's peak");
+        check(!r.steps.empty() && r.steps.front().loss - r.steps.back().loss >= 0.5, tag + " loss falls by 0.5 nats in 60 steps");
+    }
+}
+
+void out_of_memory_fails_one_run_only(const Trainer& trainer) {
+    RunConfig huge = small_cuda_run(Precision::Bf16);
+    huge.batch = 65536;
+    huge.model.seq = 4096;
+    huge.model.vocab = 65536;  // logits alone: 65536 * 4096 * 65536 * 2 bytes
+    const RunRecord failed = trainer.run(huge);
+    check(failed.status == RunStatus::Failed && failed.error_kind == "out_of_memory",
+          "an impossible run fails as out_of_memory: " + failed.message);
+    const RunRecord next = trainer.run(small_cuda_run(Precision::Bf16));
+    check(next.status == RunStatus::Finished, "the next run in the same process finishes");
+}
+
+void cancel_within_one_step(const Trainer& trainer) {
+    std::atomic<bool> cancel{false};
+    TrainerCallbacks callbacks;
+    callbacks.on_step = [&](const StepMetrics& s) {
+        if (s.step == 3) cancel = true;
+    };
+    const RunRecord r = trainer.run(small_cuda_run(Precision::Bf16), callbacks, &cancel);
+    check(r.status == RunStatus::Cancelled && r.steps.size() <= 4, "cancel on GPU stops within one step (" + std::to_string(r.steps.size()) + " steps)");
+}
+
+void abs_max_matches_reference() {
+    at::manual_seed(7);
+    for (const auto dtype : {at::kFloat, at::kBFloat16, at::kHalf}) {
+        for (const std::int64_t n : {1LL, 3LL, 97LL, 3072LL * 768LL, 1000003LL}) {
+            const at::Tensor x = (at::randn({n}, at::TensorOptions().device(at::kCUDA)) * 37.0).to(dtype);
+            const float got = abs_max(x).item<float>();
+            const float want = abs_max_reference(x.cpu()).item<float>();
+            check(got == want, "abs_max " + std::string(c10::toString(dtype)) + " n=" + std::to_string(n) + " exact");
+        }
+    }
+    at::Tensor with_nan = at::randn({4099}, at::TensorOptions().device(at::kCUDA));
+    with_nan[1234] = NAN;
+    check(std::isnan(abs_max(with_nan).item<float>()), "abs_max propagates NaN");
+    check(abs_max(at::empty({0}, at::TensorOptions().device(at::kCUDA))).item<float>() == 0.0f, "abs_max of nothing is 0");
+}
+
+}  // namespace
+
+int main() {
+    const DeviceInfo device = detect_device();
+    if (!device.has_gpu()) {
+        std::printf("SKIP  no usable CUDA device: %s\n", device.gpu_error.c_str());
+        return 77;
+    }
+    std::printf("GPU: %s (compute capability %s), mode %s\n", device.gpu_name.c_str(), device.compute_capability->to_string().c_str(),
+                std::string(to_string(classify(device).mode)).c_str());
+    const Trainer trainer(device);
+    training_on_gpu(trainer);
+    out_of_memory_fails_one_run_only(trainer);
+    cancel_within_one_step(trainer);
+    abs_max_matches_reference();
+    std::printf("%d failed\n", failures);
+    return failures == 0 ? 0 : 1;
+}
