@@ -20,9 +20,9 @@ fi
 
 # --- Debian packages -------------------------------------------------------------------------
 packages=(build-essential cmake ninja-build ccache pkg-config git
-          libsqlite3-dev nlohmann-json3-dev libcli11-dev python3 python3-venv)
+          libsqlite3-dev nlohmann-json3-dev libcli11-dev)
 if [ "${TEWB_NO_GUI:-0}" != 1 ]; then
-  packages+=(qt6-base-dev qt6-charts-dev xvfb xauth)
+  packages+=(qt6-base-dev qt6-charts-dev libqt6svg6 xvfb xauth)
 fi
 
 missing=()
@@ -37,6 +37,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
   say "Debian packages: all ${#packages[@]} present"
+fi
+
+# A python3 that can make virtual environments (Debian's needs python3-venv).
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  say "installing Debian packages: python3 python3-venv"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null
 fi
 
 # --- CUDA 13 toolkit ---------------------------------------------------------------------------
@@ -62,11 +69,12 @@ if [ ! -x "$VENV/bin/python" ]; then
   mkdir -p "$(dirname "$VENV")"
   python3 -m venv "$VENV"
 fi
-have=$("$VENV/bin/python" -c 'import torch; print(torch.__version__)' 2>/dev/null || true)
+probe='import torch, numpy; print(torch.__version__, torch.utils.cmake_prefix_path)'
+read -r have prefix < <("$VENV/bin/python" -c "$probe" 2>/dev/null) || true
 if [ "${have%%+*}" != "$TORCH_VERSION" ]; then
-  say "installing torch==$TORCH_VERSION into $VENV (about 3 GB with its CUDA libraries)"
-  "$VENV/bin/pip" install -q "torch==$TORCH_VERSION"
-  have=$("$VENV/bin/python" -c 'import torch; print(torch.__version__)')
+  say "installing torch==$TORCH_VERSION and numpy into $VENV (about 3 GB with its CUDA libraries)"
+  "$VENV/bin/pip" install -q "torch==$TORCH_VERSION" numpy
+  read -r have prefix < <("$VENV/bin/python" -c "$probe")
 fi
-say "LibTorch: torch $have in $VENV ($("$VENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)'))"
+say "LibTorch: torch $have in $VENV (CMake config: $prefix)"
 say "done"

@@ -155,7 +155,8 @@ std::string describe_device(const DeviceInfo& d, const Capability& cap) {
         out << "  " << reason << "\n";
     }
     if (d.has_gpu()) {
-        out << "GPU: " << d.gpu_name << " (compute capability " << d.compute_capability->to_string() << ", " << d.sm_count << " SMs";
+        out << "GPU: " << d.gpu_name << " (compute capability " << d.compute_capability->to_string() << ", " << d.sm_count
+            << " SMs";
         if (d.gpu_count > 1) out << "; device 0 of " << d.gpu_count;
         out << ")\n";
         out << "Memory: " << format_bytes(d.memory_total_bytes) << " total, " << format_bytes(d.memory_free_bytes) << " free\n";
@@ -184,7 +185,8 @@ std::int64_t parse_run_id(const std::string& text) {
 RunRecord load_stored(RunStore& store, std::int64_t id) {
     std::optional<RunRecord> record = store.get(id);
     if (!record) {
-        throw ConfigError("ID " + std::to_string(id) + ": no such run in " + store.path().string() + "; see `te-bench history list`");
+        throw ConfigError("ID " + std::to_string(id) + ": no such run in " + store.path().string() +
+                          "; see `te-bench history list`");
     }
     return *record;
 }
@@ -195,7 +197,8 @@ int main(int argc, char** argv) {
     CLI::App app{"te-bench: train MiniGPT with LibTorch and TE-style modules, and measure it"};
     app.require_subcommand(0, 1);  // a missing or unknown command gets our own message below
     std::string store_path;
-    app.add_option("--store", store_path, "run store database (default: $TEWB_DATA_DIR, $XDG_DATA_HOME or ~/.local/share/te-workbench)");
+    app.add_option("--store", store_path,
+                   "run store database (default: $TEWB_DATA_DIR, $XDG_DATA_HOME or ~/.local/share/te-workbench)");
 
     bool info_json = false;
     CLI::App* info = app.add_subcommand("info", "what this machine can run: GPU, compute capability, mode and versions");
@@ -205,11 +208,13 @@ int main(int argc, char** argv) {
     CLI::App* run = app.add_subcommand("run", "train one configuration: warm-up, then timed steps");
     add_model_flags(run, run_flags);
     run->add_option("--backend", run_flags.backend, "torch | te (default torch)");
-    run->add_option("--precision", run_flags.precision, "auto | fp32 | bf16 | fp8 (default auto: bf16 on a GPU, fp32 on the CPU)");
+    run->add_option("--precision", run_flags.precision,
+                    "auto | fp32 | bf16 | fp8 (default auto: bf16 on a GPU, fp32 on the CPU)");
     run->add_option("--name", run_flags.name, "label of the run in tables, charts and history");
 
     RunFlags compare_flags;
-    CLI::App* compare = app.add_subcommand("compare", "run the baseline and every configuration this device supports, back to back");
+    CLI::App* compare =
+        app.add_subcommand("compare", "run the baseline and every configuration this device supports, back to back");
     add_model_flags(compare, compare_flags);
     std::string compare_summary_csv;
     compare->add_option("--summary-csv", compare_summary_csv, "write the comparison table as CSV to this file");
@@ -253,8 +258,9 @@ int main(int argc, char** argv) {
         return kExitUsage;
     } catch (const CLI::ParseError& e) {
         if (history->parsed() && history->get_subcommands().empty()) {  // `history` is the only command with subcommands
-            const std::string problem = history->remaining().empty() ? std::string("a subcommand is required")
-                                                                     : "unknown subcommand '" + history->remaining().front() + "'";
+            const std::string problem = history->remaining().empty()
+                                            ? std::string("a subcommand is required")
+                                            : "unknown subcommand '" + history->remaining().front() + "'";
             std::fprintf(stderr, "te-bench history: %s; allowed: list|show|delete|export\n", problem.c_str());
             return kExitUsage;
         }
@@ -337,9 +343,16 @@ int main(int argc, char** argv) {
             if (list_json) {
                 nlohmann::json document = nlohmann::json::array();
                 for (const StoredRun& r : runs) {
-                    document.push_back({{"id", r.id}, {"run_id", r.run_id}, {"created_at", r.created_at}, {"name", r.name},
-                                        {"backend", r.backend}, {"precision", r.precision}, {"device", r.device}, {"status", r.status},
-                                        {"steps", r.steps}, {"median_ms", r.median_ms ? nlohmann::json(*r.median_ms) : nlohmann::json()},
+                    document.push_back({{"id", r.id},
+                                        {"run_id", r.run_id},
+                                        {"created_at", r.created_at},
+                                        {"name", r.name},
+                                        {"backend", r.backend},
+                                        {"precision", r.precision},
+                                        {"device", r.device},
+                                        {"status", r.status},
+                                        {"steps", r.steps},
+                                        {"median_ms", r.median_ms ? nlohmann::json(*r.median_ms) : nlohmann::json()},
                                         {"final_loss", r.final_loss ? nlohmann::json(*r.final_loss) : nlohmann::json()},
                                         {"peak_mem_bytes", r.peak_mem_bytes}});
                 }
@@ -380,7 +393,8 @@ int main(int argc, char** argv) {
         }
         if (history_export->parsed()) {
             if (export_json.empty() && export_csv.empty() && export_summary_csv.empty()) {
-                throw ConfigError("history export: nothing to write; allowed: one or more of --json PATH, --csv PATH, --summary-csv PATH");
+                throw ConfigError(
+                    "history export: nothing to write; allowed: one or more of --json PATH, --csv PATH, --summary-csv PATH");
             }
             if (!export_json.empty() && export_json != "-") check_output_path("--json", export_json);
             if (!export_csv.empty()) check_output_path("--csv", export_csv);

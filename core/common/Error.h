@@ -17,12 +17,6 @@ public:
     using Error::Error;
 };
 
-// The GPU ran out of memory; the caches have been emptied, so the next run can proceed.
-class OutOfMemoryError : public Error {
-public:
-    using Error::Error;
-};
-
 // Training diverged (loss not finite).
 class NumericsError : public Error {
 public:

@@ -4,9 +4,9 @@ namespace tewb {
 
 std::string_view to_string(Mode mode) {
     switch (mode) {
-    case Mode::Fp8: return "fp8";
-    case Mode::Te: return "te";
-    case Mode::Fallback: return "fallback";
+        case Mode::Fp8: return "fp8";
+        case Mode::Te: return "te";
+        case Mode::Fallback: return "fallback";
     }
     return "fallback";
 }
@@ -32,9 +32,8 @@ Capability classify(std::optional<ComputeCapability> cc, std::string_view no_gpu
     const std::string cc_text = "compute capability " + cc->to_string();
     result.te_capable = *cc >= kTeMinimum;
     result.fp8_capable = *cc >= kFp8Minimum;
-    result.te_reason = result.te_capable
-                           ? "TE capable: " + cc_text + " >= 8.0 runs the fused BF16 kernels"
-                           : "Not TE capable: " + cc_text + " < 8.0 (fused kernels need Ampere or newer)";
+    result.te_reason = result.te_capable ? "TE capable: " + cc_text + " >= 8.0 runs the fused BF16 kernels"
+                                         : "Not TE capable: " + cc_text + " < 8.0 (fused kernels need Ampere or newer)";
     result.fp8_reason = result.fp8_capable
                             ? "FP8 capable: " + cc_text + " >= 8.9 has FP8 tensor cores"
                             : "Not FP8 capable: " + cc_text + " < 8.9 (FP8 tensor cores need Ada, Hopper or newer)";

@@ -60,8 +60,8 @@ DeviceInfo detect_device() {
     info.cuda_runtime_version = format_cuda_version(query.runtime_version);
     if (query.cublaslt_version > 0) {
         const std::size_t v = query.cublaslt_version;  // e.g. 130100 -> 13.1.0
-        info.cublaslt_version = std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." +
-                                std::to_string(v % 100);
+        info.cublaslt_version =
+            std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
     }
     const std::string module_version = read_kernel_module_version();
     const std::string driver_cuda = format_cuda_version(query.driver_api_version);

@@ -27,7 +27,7 @@ struct DeviceInfo {
     int gpu_count = 0;
     std::string gpu_error;
 
-    std::string driver_version;        // kernel module version and the CUDA version the driver supports
+    std::string driver_version;  // kernel module version and the CUDA version the driver supports
     std::string cuda_runtime_version;
     std::string cublaslt_version;
     std::string libtorch_version;

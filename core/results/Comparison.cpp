@@ -17,7 +17,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunRecord>& runs, std:
                 row.speedup = *base->summary.mean_ms / *run.summary.mean_ms;
             }
             if (base->summary.peak_mem_bytes > 0 && run.summary.peak_mem_bytes > 0) {
-                row.memory_ratio = static_cast<double>(run.summary.peak_mem_bytes) / static_cast<double>(base->summary.peak_mem_bytes);
+                row.memory_ratio =
+                    static_cast<double>(run.summary.peak_mem_bytes) / static_cast<double>(base->summary.peak_mem_bytes);
             }
         }
         rows.push_back(row);
@@ -60,7 +61,8 @@ std::string render_text_table(const std::vector<std::string>& headers, const std
         for (std::size_t c = 0; c < row.size() && c < headers.size(); ++c) {
             widths[c] = std::max(widths[c], row[c].size());
             const std::string& cell = row[c];
-            const bool looks_numeric = cell == "-" || (!cell.empty() && (std::isdigit(static_cast<unsigned char>(cell[0])) || cell[0] == '-'));
+            const bool looks_numeric =
+                cell == "-" || (!cell.empty() && (std::isdigit(static_cast<unsigned char>(cell[0])) || cell[0] == '-'));
             numeric[c] = numeric[c] && looks_numeric;
         }
     }
@@ -87,19 +89,11 @@ std::string render_summary_table(const std::vector<RunRecord>& runs, std::option
         const RunRecord& r = *row.run;
         const RunSummary& s = r.summary;
         std::string status(to_string(r.status));
-        rows.push_back({r.config.name,
-                        std::string(to_string(r.config.backend)),
-                        std::string(to_string(r.config.precision)),
-                        r.execution.device,
-                        status,
-                        format_fixed(s.mean_ms, 2),
-                        format_fixed(s.median_ms, 2),
-                        format_fixed(s.p90_ms, 2),
-                        format_fixed(s.tokens_per_s, 0),
-                        format_fixed(s.tflops, 2),
+        rows.push_back({r.config.name, std::string(to_string(r.config.backend)), std::string(to_string(r.config.precision)),
+                        r.execution.device, status, format_fixed(s.mean_ms, 2), format_fixed(s.median_ms, 2),
+                        format_fixed(s.p90_ms, 2), format_fixed(s.tokens_per_s, 0), format_fixed(s.tflops, 2),
                         s.mfu ? format_fixed(*s.mfu * 100.0, 1, "%") : "-",
-                        s.peak_mem_bytes > 0 ? format_bytes(s.peak_mem_bytes) : "-",
-                        format_fixed(s.final_loss, 4),
+                        s.peak_mem_bytes > 0 ? format_bytes(s.peak_mem_bytes) : "-", format_fixed(s.final_loss, 4),
                         row.speedup ? format_fixed(row.speedup, 2, "x") : "-",
                         row.memory_ratio ? format_fixed(row.memory_ratio, 2, "x") : "-"});
     }

@@ -42,8 +42,8 @@ void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
     out << "run_id,run_name,backend,precision,device,step,phase,loss,step_ms,mem_bytes,tokens_per_s,elapsed_ms\n";
     for (const RunRecord& run : runs) {
         const std::string prefix = csv_field(run.id) + "," + csv_field(run.config.name) + "," +
-                                   std::string(to_string(run.config.backend)) + "," + std::string(to_string(run.config.precision)) +
-                                   "," + csv_field(run.execution.device) + ",";
+                                   std::string(to_string(run.config.backend)) + "," +
+                                   std::string(to_string(run.config.precision)) + "," + csv_field(run.execution.device) + ",";
         for (const StepMetrics& s : run.steps) {
             out << prefix << s.step << ',' << to_string(s.phase) << ',' << number(s.loss) << ',' << number(s.step_ms) << ','
                 << s.mem_bytes << ',' << number(s.tokens_per_s) << ',' << number(s.elapsed_ms) << '\n';
@@ -58,11 +58,11 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
         const RunRecord& r = *row.run;
         const RunSummary& s = r.summary;
         out << csv_field(r.id) << ',' << csv_field(r.config.name) << ',' << to_string(r.config.backend) << ','
-            << to_string(r.config.precision) << ',' << csv_field(r.execution.device) << ',' << csv_field(r.execution.implementation) << ','
-            << to_string(r.status) << ',' << s.timed_steps << ',' << number(s.mean_ms) << ',' << number(s.median_ms) << ','
-            << number(s.p90_ms) << ',' << number(s.tokens_per_s) << ',' << number(s.tflops) << ',' << number(s.mfu) << ','
-            << s.peak_mem_bytes << ',' << to_string(r.execution.memory_metric) << ',' << number(s.final_loss) << ','
-            << number(row.speedup) << ',' << number(row.memory_ratio) << '\n';
+            << to_string(r.config.precision) << ',' << csv_field(r.execution.device) << ','
+            << csv_field(r.execution.implementation) << ',' << to_string(r.status) << ',' << s.timed_steps << ','
+            << number(s.mean_ms) << ',' << number(s.median_ms) << ',' << number(s.p90_ms) << ',' << number(s.tokens_per_s) << ','
+            << number(s.tflops) << ',' << number(s.mfu) << ',' << s.peak_mem_bytes << ',' << to_string(r.execution.memory_metric)
+            << ',' << number(s.final_loss) << ',' << number(row.speedup) << ',' << number(row.memory_ratio) << '\n';
     }
 }
 

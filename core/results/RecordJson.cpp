@@ -81,7 +81,8 @@ public:
         }
         const auto result = value.get<std::int64_t>();
         if (result < min || result > max) {
-            fail(at(key), std::to_string(result) + " is out of range; allowed: " + std::to_string(min) + " to " + std::to_string(max));
+            fail(at(key),
+                 std::to_string(result) + " is out of range; allowed: " + std::to_string(min) + " to " + std::to_string(max));
         }
         return result;
     }
@@ -150,13 +151,15 @@ RunStatus parse_status(std::string_view where, std::string_view text) {
     if (text == "cancelled") return RunStatus::Cancelled;
     if (text == "failed") return RunStatus::Failed;
     if (text == "running") return RunStatus::Running;
-    throw ConfigError(std::string(where) + " '" + std::string(text) + "': unknown value; allowed: finished|cancelled|failed|running");
+    throw ConfigError(std::string(where) + " '" + std::string(text) +
+                      "': unknown value; allowed: finished|cancelled|failed|running");
 }
 
 MemoryMetric parse_memory_metric(std::string_view where, std::string_view text) {
     if (text == "cuda_peak_allocated") return MemoryMetric::CudaPeakAllocated;
     if (text == "cpu_peak_rss") return MemoryMetric::CpuPeakRss;
-    throw ConfigError(std::string(where) + " '" + std::string(text) + "': unknown value; allowed: cuda_peak_allocated|cpu_peak_rss");
+    throw ConfigError(std::string(where) + " '" + std::string(text) +
+                      "': unknown value; allowed: cuda_peak_allocated|cpu_peak_rss");
 }
 
 Mode parse_mode(std::string_view where, std::string_view text) {
@@ -347,7 +350,8 @@ RunRecord record_from_json(const json& document, std::string_view source) {
     RunRecord record;
     record.schema_version = static_cast<int>(r.integer("schema_version", 1, kIntMax));
     if (record.schema_version != RunRecord::kSchemaVersion) {
-        r.fail(r.at("schema_version"), "version " + std::to_string(record.schema_version) + " is not supported; this build reads version " +
+        r.fail(r.at("schema_version"), "version " + std::to_string(record.schema_version) +
+                                           " is not supported; this build reads version " +
                                            std::to_string(RunRecord::kSchemaVersion) + " (a newer te-workbench wrote it?)");
     }
     record.id = r.text("id");
@@ -389,7 +393,8 @@ RunRecord record_from_json(const json& document, std::string_view source) {
         const std::string where = "$.steps[" + std::to_string(i) + "]";
         StepMetrics step = read_step(Reader(steps[i], where, source));
         if (step.step <= previous) {
-            r.fail(where + ".step", std::to_string(step.step) + " does not follow step " + std::to_string(previous) + "; steps must increase");
+            r.fail(where + ".step",
+                   std::to_string(step.step) + " does not follow step " + std::to_string(previous) + "; steps must increase");
         }
         previous = step.step;
         record.steps.push_back(step);

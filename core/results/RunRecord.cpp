@@ -12,10 +12,10 @@ std::string_view to_string(Phase value) {
 
 std::string_view to_string(RunStatus value) {
     switch (value) {
-    case RunStatus::Running: return "running";
-    case RunStatus::Finished: return "finished";
-    case RunStatus::Cancelled: return "cancelled";
-    case RunStatus::Failed: return "failed";
+        case RunStatus::Running: return "running";
+        case RunStatus::Finished: return "finished";
+        case RunStatus::Cancelled: return "cancelled";
+        case RunStatus::Failed: return "failed";
     }
     return "failed";
 }

@@ -23,7 +23,7 @@ struct StepMetrics {
     double step_ms = 0;
     std::uint64_t mem_bytes = 0;  // peak so far (GPU: since the timed phase began, for timed steps)
     double tokens_per_s = 0;
-    double elapsed_ms = 0;        // wall time since the first step started, when this step was known
+    double elapsed_ms = 0;  // wall time since the first step started, when this step was known
 
     friend bool operator==(const StepMetrics&, const StepMetrics&) = default;
 };
@@ -49,7 +49,7 @@ struct Execution {
     std::string device;          // "cuda:0" or "cpu"
     std::string implementation;  // which code ran the model, e.g. "torch-eager"
     MemoryMetric memory_metric = MemoryMetric::CpuPeakRss;
-    double flops_per_step = 0;   // analytic model FLOPs of one training step (see FlopCount.h)
+    double flops_per_step = 0;          // analytic model FLOPs of one training step (see FlopCount.h)
     std::optional<double> peak_tflops;  // MFU denominator, when the device is in the peak table
     std::string peak_source;            // the peak table row used
 

@@ -19,7 +19,8 @@ std::vector<PlannedRun> plan_comparison(const RunConfig& base, const DeviceInfo&
     std::vector<PlannedRun> plan;
     const Precision baseline_precision = cuda ? Precision::Bf16 : Precision::Fp32;
     const Precision other_precision = cuda ? Precision::Fp32 : Precision::Bf16;
-    plan.push_back({make(Backend::Torch, baseline_precision, cuda ? "torch bf16 (baseline)" : "torch fp32 (baseline)"), std::nullopt});
+    plan.push_back(
+        {make(Backend::Torch, baseline_precision, cuda ? "torch bf16 (baseline)" : "torch fp32 (baseline)"), std::nullopt});
     plan.push_back({make(Backend::Torch, other_precision, cuda ? "torch fp32" : "torch bf16"), std::nullopt});
     plan.push_back({make(Backend::Te, Precision::Bf16, "te bf16"), std::nullopt});
     plan.push_back({make(Backend::Te, Precision::Fp8, "te fp8"), std::nullopt});

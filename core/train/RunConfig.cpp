@@ -72,8 +72,8 @@ std::vector<ConfigProblem> find_problems(const RunConfig& c) {
                                           std::to_string(c.model.heads) + "; allowed: a multiple of the head count"});
     }
     if (!std::isfinite(c.lr) || c.lr <= 0.0 || c.lr > kMaxLr) {
-        problems.push_back({"lr", "--lr " + format_number(c.lr) + ": must be a finite number; allowed: greater than 0 and at most " +
-                                      format_number(kMaxLr)});
+        problems.push_back({"lr", "--lr " + format_number(c.lr) +
+                                      ": must be a finite number; allowed: greater than 0 and at most " + format_number(kMaxLr)});
     }
     if (c.seed > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
         problems.push_back({"seed", "--seed " + std::to_string(c.seed) + ": too large; allowed: 0 to " +
@@ -93,8 +93,9 @@ std::vector<ConfigProblem> find_problems(const RunConfig& c) {
         problems.push_back({"backend", "--backend te: the TE-style modules are not part of this version yet; allowed: torch"});
     }
     if (c.precision == Precision::Fp8 && c.backend == Backend::Torch) {
-        problems.push_back({"precision", "--precision fp8: the torch backend has no FP8 path; allowed with torch: fp32|bf16 "
-                                         "(FP8 needs --backend te)"});
+        problems.push_back({"precision",
+                            "--precision fp8: the torch backend has no FP8 path; allowed with torch: fp32|bf16 "
+                            "(FP8 needs --backend te)"});
     }
     return problems;
 }
@@ -139,9 +140,9 @@ RunConfig make_preset(Preset preset) {
 
 std::string_view to_string(DeviceKind value) {
     switch (value) {
-    case DeviceKind::Auto: return "auto";
-    case DeviceKind::Cpu: return "cpu";
-    case DeviceKind::Cuda: return "cuda";
+        case DeviceKind::Auto: return "auto";
+        case DeviceKind::Cpu: return "cpu";
+        case DeviceKind::Cuda: return "cuda";
     }
     return "auto";
 }
@@ -152,10 +153,10 @@ std::string_view to_string(Backend value) {
 
 std::string_view to_string(Precision value) {
     switch (value) {
-    case Precision::Auto: return "auto";
-    case Precision::Fp32: return "fp32";
-    case Precision::Bf16: return "bf16";
-    case Precision::Fp8: return "fp8";
+        case Precision::Auto: return "auto";
+        case Precision::Fp32: return "fp32";
+        case Precision::Bf16: return "bf16";
+        case Precision::Fp8: return "fp8";
     }
     return "auto";
 }
@@ -173,8 +174,8 @@ Backend parse_backend(std::string_view flag, std::string_view text) {
 }
 
 Precision parse_precision(std::string_view flag, std::string_view text) {
-    return parse_enum<Precision>(flag, text,
-                                 {{"auto", Precision::Auto}, {"fp32", Precision::Fp32}, {"bf16", Precision::Bf16}, {"fp8", Precision::Fp8}});
+    return parse_enum<Precision>(
+        flag, text, {{"auto", Precision::Auto}, {"fp32", Precision::Fp32}, {"bf16", Precision::Bf16}, {"fp8", Precision::Fp8}});
 }
 
 Preset parse_preset(std::string_view flag, std::string_view text) {
@@ -202,7 +203,8 @@ std::uint64_t parse_uint64(std::string_view flag, std::string_view text) {
                           std::to_string(std::numeric_limits<std::int64_t>::max()));
     }
     if (error != std::errc{} || end != text.data() + text.size() || text.empty()) {
-        throw ConfigError(std::string(flag) + " " + quoted(text) + ": not a non-negative whole number; allowed: digits, e.g. 1234");
+        throw ConfigError(std::string(flag) + " " + quoted(text) +
+                          ": not a non-negative whole number; allowed: digits, e.g. 1234");
     }
     return value;
 }

@@ -11,7 +11,7 @@ namespace tewb {
 // standard distributions differ between standard libraries.
 struct SyntheticCorpusSpec {
     int vocab = 0;
-    int sequences = 0;     // rows
+    int sequences = 0;        // rows
     int sequence_length = 0;  // tokens per row (model sequence + 1, so inputs and targets come from one row)
     std::uint64_t seed = 0;
 };

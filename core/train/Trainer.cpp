@@ -64,12 +64,6 @@ std::string shape_text(const RunConfig& c) {
     return out.str();
 }
 
-class StepFailure : public std::runtime_error {
-public:
-    StepFailure(std::string kind, const std::string& message) : std::runtime_error(message), kind(std::move(kind)) {}
-    std::string kind;
-};
-
 struct TrainingData {
     at::Tensor pool;  // [batches, batch, seq + 1] int64 on the run's device
     int batches = 0;
@@ -80,8 +74,7 @@ TrainingData make_training_data(const RunConfig& c, const at::Device& device) {
     const std::int64_t batch_bytes = static_cast<std::int64_t>(c.batch) * row * 8;
     const int batches = static_cast<int>(std::max<std::int64_t>(
         1, std::min<std::int64_t>({c.total_steps(), kMaxPoolBatches, kMaxPoolBytes / std::max<std::int64_t>(batch_bytes, 1)})));
-    std::vector<std::int64_t> tokens = make_synthetic_tokens(
-        {c.model.vocab, batches * c.batch, static_cast<int>(row), c.seed});
+    std::vector<std::int64_t> tokens = make_synthetic_tokens({c.model.vocab, batches * c.batch, static_cast<int>(row), c.seed});
     at::Tensor cpu = at::from_blob(tokens.data(), {batches, c.batch, row}, at::kLong).clone();
     return {cpu.to(device), batches};
 }
@@ -91,7 +84,10 @@ TrainingData make_training_data(const RunConfig& c, const at::Device& device) {
 class TrainingLoop {
 public:
     TrainingLoop(const RunConfig& config, RunRecord& record, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel)
-        : config_(config), record_(record), callbacks_(callbacks), cancel_(cancel),
+        : config_(config),
+          record_(record),
+          callbacks_(callbacks),
+          cancel_(cancel),
           cuda_(config.device == DeviceKind::Cuda),
           device_(cuda_ ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU)) {}
 
@@ -198,7 +194,7 @@ private:
             std::ostringstream message;
             message << "loss became " << loss << " at step " << k + 1 << " (" << to_string(config_.precision) << ", lr "
                     << config_.lr << "); lower --lr or use --precision fp32";
-            throw StepFailure("numerics", message.str());
+            throw NumericsError(message.str());
         }
         StepMetrics metrics;
         metrics.step = k + 1;
@@ -280,16 +276,18 @@ RunRecord Trainer::run(const RunConfig& config, const TrainerCallbacks& callback
     };
     try {
         TrainingLoop(resolved, record, callbacks, cancel).run();
-    } catch (const StepFailure& e) {
-        fail(e.kind, e.what());
+    } catch (const NumericsError& e) {
+        fail("numerics", e.what());
     } catch (const c10::OutOfMemoryError& e) {
-        fail("out_of_memory", "GPU out of memory at step " + std::to_string(record.steps.size() + 1) + " (" + shape_text(resolved) +
-                                  "): lower --batch, --seq or the model size. LibTorch: " + first_line(e.what_without_backtrace()));
+        fail("out_of_memory",
+             "GPU out of memory at step " + std::to_string(record.steps.size() + 1) + " (" + shape_text(resolved) +
+                 "): lower --batch, --seq or the model size. LibTorch: " + first_line(e.what_without_backtrace()));
     } catch (const std::bad_alloc&) {
-        fail("out_of_memory", "host out of memory at step " + std::to_string(record.steps.size() + 1) + " (" + shape_text(resolved) +
-                                  "): lower --batch, --seq or the model size");
+        fail("out_of_memory", "host out of memory at step " + std::to_string(record.steps.size() + 1) + " (" +
+                                  shape_text(resolved) + "): lower --batch, --seq or the model size");
     } catch (const c10::Error& e) {
-        fail("runtime", "LibTorch error at step " + std::to_string(record.steps.size() + 1) + ": " + first_line(e.what_without_backtrace()));
+        fail("runtime",
+             "LibTorch error at step " + std::to_string(record.steps.size() + 1) + ": " + first_line(e.what_without_backtrace()));
     } catch (const ConfigError&) {
         throw;
     } catch (const std::exception& e) {

@@ -16,11 +16,19 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 1024;
 
-__device__ inline float to_float(float v) { return v; }
-__device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ inline float to_float(__half v) { return __half2float(v); }
+__device__ inline float to_float(float v) {
+    return v;
+}
+__device__ inline float to_float(__nv_bfloat16 v) {
+    return __bfloat162float(v);
+}
+__device__ inline float to_float(__half v) {
+    return __half2float(v);
+}
 
-__device__ inline unsigned abs_bits(float v) { return __float_as_uint(v) & 0x7fffffffu; }
+__device__ inline unsigned abs_bits(float v) {
+    return __float_as_uint(v) & 0x7fffffffu;
+}
 
 template <typename T>
 __global__ void abs_max_kernel(const T* __restrict__ x, std::size_t n, unsigned* __restrict__ amax_bits) {
@@ -54,8 +62,7 @@ template <typename T>
 void launch_typed(const void* x, std::size_t n, float* amax_out, cudaStream_t stream) {
     const std::size_t wanted = (n + kThreads - 1) / kThreads;
     const int blocks = static_cast<int>(std::min<std::size_t>(wanted, kMaxBlocks));
-    abs_max_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(x), n,
-                                                       reinterpret_cast<unsigned*>(amax_out));
+    abs_max_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(x), n, reinterpret_cast<unsigned*>(amax_out));
 }
 
 }  // namespace
@@ -67,9 +74,9 @@ void launch_abs_max(const void* x, DType dtype, std::size_t n, float* amax_out, 
         return;
     }
     switch (dtype) {
-    case DType::Float32: launch_typed<float>(x, n, amax_out, stream); break;
-    case DType::BFloat16: launch_typed<__nv_bfloat16>(x, n, amax_out, stream); break;
-    case DType::Float16: launch_typed<__half>(x, n, amax_out, stream); break;
+        case DType::Float32: launch_typed<float>(x, n, amax_out, stream); break;
+        case DType::BFloat16: launch_typed<__nv_bfloat16>(x, n, amax_out, stream); break;
+        case DType::Float16: launch_typed<__half>(x, n, amax_out, stream); break;
     }
     check_last_launch(call);
 }

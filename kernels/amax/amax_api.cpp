@@ -22,8 +22,8 @@ void abs_max(const void* x, DType dtype, std::size_t n, float* amax_out, cudaStr
         detail::fail(call, "unsupported dtype (allowed: float32, bfloat16, float16)");
     }
     if (n > 0 && reinterpret_cast<std::uintptr_t>(x) % element_size(dtype) != 0) {
-        detail::fail(call, "x is not aligned to its element size of " + std::to_string(element_size(dtype)) +
-                               " bytes (" + std::string(to_string(dtype)) + ")");
+        detail::fail(call, "x is not aligned to its element size of " + std::to_string(element_size(dtype)) + " bytes (" +
+                               std::string(to_string(dtype)) + ")");
     }
     detail::launch_abs_max(x, dtype, n, amax_out, stream);
 }

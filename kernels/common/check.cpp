@@ -12,8 +12,7 @@ void fail(std::string_view call, std::string_view what) {
 
 void check_cuda(cudaError_t status, std::string_view call, std::string_view operation) {
     if (status != cudaSuccess) {
-        fail(call, std::string(operation) + " failed: " + cudaGetErrorString(status) + " (" +
-                       cudaGetErrorName(status) + ")");
+        fail(call, std::string(operation) + " failed: " + cudaGetErrorString(status) + " (" + cudaGetErrorName(status) + ")");
     }
 }
 

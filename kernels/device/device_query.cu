@@ -41,8 +41,9 @@ CudaQuery query_cuda() {
         device.compute_capability_minor = props.minor;
         device.sm_count = props.multiProcessorCount;
         device.memory_total_bytes = props.totalGlobalMem;
-        // Free memory needs a context on that device; a failure leaves it at 0 and says why.
-        if (cudaSetDevice(index) == cudaSuccess) {
+        // Free memory needs a context on that device: only device 0 (the one runs use) gets one, so a
+        // query on a multi-GPU server does not claim memory on every GPU. A failure leaves 0 and says why.
+        if (index == 0 && cudaSetDevice(index) == cudaSuccess) {
             std::size_t free_bytes = 0;
             std::size_t total_bytes = 0;
             status = cudaMemGetInfo(&free_bytes, &total_bytes);

@@ -50,13 +50,17 @@ private Q_SLOTS:
         QTest::newRow("lr nan") << QStringList{"run", "--lr", "nan"} << "--lr nan: must be a finite number";
         QTest::newRow("lr zero") << QStringList{"run", "--lr", "0"} << "--lr 0: must be a finite number";
         QTest::newRow("lr text") << QStringList{"run", "--lr", "fast"} << "--lr 'fast': not a number";
-        QTest::newRow("unknown precision") << QStringList{"run", "--precision", "fp16"} << "--precision 'fp16': unknown value; allowed: auto|fp32|bf16|fp8";
-        QTest::newRow("unknown backend") << QStringList{"run", "--backend", "jax"} << "--backend 'jax': unknown value; allowed: torch|te";
+        QTest::newRow("unknown precision") << QStringList{"run", "--precision", "fp16"}
+                                           << "--precision 'fp16': unknown value; allowed: auto|fp32|bf16|fp8";
+        QTest::newRow("unknown backend") << QStringList{"run", "--backend", "jax"}
+                                         << "--backend 'jax': unknown value; allowed: torch|te";
         QTest::newRow("unknown device") << QStringList{"run", "--device", "tpu"} << "--device 'tpu': unknown value";
         QTest::newRow("fp8 with torch") << QStringList{"run", "--backend", "torch", "--precision", "fp8"} << "--precision fp8";
-        QTest::newRow("unwritable json") << QStringList{"run", "--json", "/nonexistent-dir/run.json"} << "--json /nonexistent-dir/run.json: directory /nonexistent-dir does not exist";
+        QTest::newRow("unwritable json") << QStringList{"run", "--json", "/nonexistent-dir/run.json"}
+                                         << "--json /nonexistent-dir/run.json: directory /nonexistent-dir does not exist";
         QTest::newRow("csv is a directory") << QStringList{"run", "--csv", "/tmp"} << "--csv /tmp: is a directory";
-        QTest::newRow("unknown preset") << QStringList{"compare", "--preset", "huge"} << "--preset 'huge': unknown value; allowed: seed|quick-cpu";
+        QTest::newRow("unknown preset") << QStringList{"compare", "--preset", "huge"}
+                                        << "--preset 'huge': unknown value; allowed: seed|quick-cpu";
         QTest::newRow("history id text") << QStringList{"history", "show", "abc"} << "ID 'abc': not a whole number";
         QTest::newRow("history id missing") << QStringList{"history", "show", "424242"} << "ID 424242: no such run";
         QTest::newRow("export nothing") << QStringList{"history", "export", "1"} << "nothing to write";
@@ -86,8 +90,8 @@ private Q_SLOTS:
         const json j = read_json_text(r.out);
         QVERIFY(j["mode"] == "fp8" || j["mode"] == "te" || j["mode"] == "fallback");
         QVERIFY(j["reasons"].is_array() && !j["reasons"].empty());
-        for (const char* key : {"name", "compute_capability", "sm_count", "memory_total_bytes", "memory_free_bytes", "driver_version",
-                                "cuda_runtime_version", "cublaslt_version", "libtorch_version"}) {
+        for (const char* key : {"name", "compute_capability", "sm_count", "memory_total_bytes", "memory_free_bytes",
+                                "driver_version", "cuda_runtime_version", "cublaslt_version", "libtorch_version"}) {
             QVERIFY2(j["device"].contains(key), key);
         }
         QVERIFY(j["device"]["libtorch_version"].is_string());
@@ -101,8 +105,8 @@ private Q_SLOTS:
     void runWritesJsonCsvAndStore() {
         const QString json_path = dir_.filePath("run.json");
         const QString csv_path = dir_.filePath("run.csv");
-        const Result r = bench({"run", "--preset", "quick-cpu", "--warmup", "2", "--iters", "4", "--name", "cli run", "--json", json_path,
-                                "--csv", csv_path});
+        const Result r = bench({"run", "--preset", "quick-cpu", "--warmup", "2", "--iters", "4", "--name", "cli run", "--json",
+                                json_path, "--csv", csv_path});
         QCOMPARE(r.exit_code, 0);
         QVERIFY2(r.out.contains(QStringLiteral("cli run")), qPrintable(r.out));
         QVERIFY(r.err.contains(QStringLiteral("saved as run")));
@@ -117,7 +121,8 @@ private Q_SLOTS:
         QVERIFY(csv.open(QIODevice::ReadOnly));
         QCOMPARE(QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts).size(), 7);
 
-        const Result json_stdout = bench({"run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "2", "--no-store", "--json", "-"});
+        const Result json_stdout =
+            bench({"run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "2", "--no-store", "--json", "-"});
         QCOMPARE(json_stdout.exit_code, 0);
         QCOMPARE(read_json_text(json_stdout.out)["steps"].size(), std::size_t{2});
         QVERIFY(!json_stdout.err.contains(QStringLiteral("saved as run")));
@@ -148,11 +153,12 @@ private Q_SLOTS:
 
     void compareRunsWhatTheDeviceSupports() {
         const Result info = bench({"info", "--json"});
-        if (!read_json_text(info.out)["device"]["compute_capability"].is_null()) QSKIP("this machine has a GPU: compare runs the GPU matrix");
+        if (!read_json_text(info.out)["device"]["compute_capability"].is_null())
+            QSKIP("this machine has a GPU: compare runs the GPU matrix");
         const QString json_path = dir_.filePath("compare.json");
         const QString summary = dir_.filePath("compare-summary.csv");
-        const Result r = bench({"compare", "--preset", "quick-cpu", "--warmup", "1", "--iters", "3", "--no-store", "--json", json_path,
-                                "--summary-csv", summary});
+        const Result r = bench({"compare", "--preset", "quick-cpu", "--warmup", "1", "--iters", "3", "--no-store", "--json",
+                                json_path, "--summary-csv", summary});
         QCOMPARE(r.exit_code, 0);
         const json document = read_json(json_path);
         QCOMPARE(document["runs"].size(), std::size_t{2});

@@ -9,8 +9,8 @@ class TestLayering : public QObject {
 
     QStringList violations(const QString& folder, const QRegularExpression& forbidden) {
         QStringList found;
-        QDirIterator it(QStringLiteral(TEWB_SOURCE_DIR "/") + folder, {"*.h", "*.hpp", "*.cpp", "*.cu", "*.cuh", "*.in"}, QDir::Files,
-                        QDirIterator::Subdirectories);
+        QDirIterator it(QStringLiteral(TEWB_SOURCE_DIR "/") + folder, {"*.h", "*.hpp", "*.cpp", "*.cu", "*.cuh", "*.in"},
+                        QDir::Files, QDirIterator::Subdirectories);
         int files = 0;
         while (it.hasNext()) {
             QFile file(it.next());
@@ -20,7 +20,8 @@ class TestLayering : public QObject {
             while (!file.atEnd()) {
                 const QString line = QString::fromUtf8(file.readLine());
                 ++line_number;
-                if (forbidden.match(line).hasMatch()) found << QStringLiteral("%1:%2: %3").arg(file.fileName()).arg(line_number).arg(line.trimmed());
+                if (forbidden.match(line).hasMatch())
+                    found << QStringLiteral("%1:%2: %3").arg(file.fileName()).arg(line_number).arg(line.trimmed());
             }
         }
         if (files == 0) found << QStringLiteral("no sources found in ") + folder;
@@ -33,11 +34,13 @@ private Q_SLOTS:
         QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
     }
     void kernelsHaveNoLibTorchOrQt() {
-        const QStringList v = violations("kernels", QRegularExpression("^\\s*#\\s*include\\s*[<\"](torch/|ATen/|c10/|caffe2/|Q[A-Za-z]+|qt[a-z]*/)"));
+        const QStringList v = violations(
+            "kernels", QRegularExpression("^\\s*#\\s*include\\s*[<\"](torch/|ATen/|c10/|caffe2/|Q[A-Za-z]+|qt[a-z]*/)"));
         QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
     }
     void uiHasNoKernelsAndNoTensors() {
-        const QStringList v = violations("ui", QRegularExpression("^\\s*#\\s*include\\s*[<\"](kernels/|tewb_kernels/|torch/|ATen/|c10/)"));
+        const QStringList v =
+            violations("ui", QRegularExpression("^\\s*#\\s*include\\s*[<\"](kernels/|tewb_kernels/|torch/|ATen/|c10/)"));
         QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
         const QStringList torch_headers = violations("ui", QRegularExpression("^\\s*#\\s*include\\s*\"core/(model|fp8)/"));
         QVERIFY2(torch_headers.isEmpty(), qPrintable(torch_headers.join('\n')));

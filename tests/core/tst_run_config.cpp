@@ -61,9 +61,15 @@ private Q_SLOTS:
             {"too many layers", [](RunConfig& c) { c.model.layers = 100000; }, "layers", "allowed: 1 to 256"},
             {"zero hidden", [](RunConfig& c) { c.model.hidden = 0; }, "hidden", "--hidden 0"},
             {"negative hidden", [](RunConfig& c) { c.model.hidden = -768; }, "hidden", "--hidden -768"},
-            {"hidden not divisible", [](RunConfig& c) { c.model.hidden = 770; }, "hidden", "--hidden 770: not divisible by --heads 12"},
+            {"hidden not divisible", [](RunConfig& c) { c.model.hidden = 770; }, "hidden",
+             "--hidden 770: not divisible by --heads 12"},
             {"zero heads", [](RunConfig& c) { c.model.heads = 0; }, "heads", "--heads 0"},
-            {"heads above hidden", [](RunConfig& c) { c.model.hidden = 8; c.model.heads = 16; }, "hidden", "not divisible by --heads 16"},
+            {"heads above hidden",
+             [](RunConfig& c) {
+                 c.model.hidden = 8;
+                 c.model.heads = 16;
+             },
+             "hidden", "not divisible by --heads 16"},
             {"zero seq", [](RunConfig& c) { c.model.seq = 0; }, "seq", "--seq 0"},
             {"huge seq", [](RunConfig& c) { c.model.seq = 1 << 20; }, "seq", "allowed: 1 to 65536"},
             {"vocab one", [](RunConfig& c) { c.model.vocab = 1; }, "vocab", "--vocab 1"},
@@ -89,8 +95,10 @@ private Q_SLOTS:
             const std::vector<ConfigProblem> problems = find_problems(config);
             QVERIFY2(!problems.empty(), test.tag);
             QCOMPARE(problems.front().field, std::string(test.field));
-            QVERIFY2(problems.front().message.find(test.message_part) != std::string::npos,
-                     qPrintable(QStringLiteral("%1: '%2' lacks '%3'").arg(test.tag, problems.front().message.c_str(), test.message_part)));
+            QVERIFY2(
+                problems.front().message.find(test.message_part) != std::string::npos,
+                qPrintable(
+                    QStringLiteral("%1: '%2' lacks '%3'").arg(test.tag, problems.front().message.c_str(), test.message_part)));
             QVERIFY(problems.front().message.find('\n') == std::string::npos);
             QVERIFY_THROWS_EXCEPTION(ConfigError, validate(config));
         }
@@ -102,7 +110,7 @@ private Q_SLOTS:
         QCOMPARE(parse_uint64("--seed", "18"), std::uint64_t{18});
         QCOMPARE(parse_double("--lr", "3e-4"), 3e-4);
         const std::vector<std::pair<std::string, std::string>> bad_ints{
-            {"abc", "not a whole number"}, {"12x", "not a whole number"}, {"", "not a whole number"},
+            {"abc", "not a whole number"}, {"12x", "not a whole number"},         {"", "not a whole number"},
             {"1.5", "not a whole number"}, {"99999999999999999999", "too large"}, {" 12", "not a whole number"}};
         for (const auto& [text, why] : bad_ints) {
             try {

@@ -42,7 +42,8 @@ RunRecord sample_record() {
     r.execution.memory_metric = MemoryMetric::CpuPeakRss;
     r.execution.flops_per_step = 1.5e9;
     for (int i = 1; i <= 6; ++i) {
-        r.steps.push_back(StepMetrics{i, i <= 2 ? Phase::Warmup : Phase::Timed, 5.5 - 0.1 * i, 10.0 + i, 1000u * i, 2048.0, 11.0 * i});
+        r.steps.push_back(
+            StepMetrics{i, i <= 2 ? Phase::Warmup : Phase::Timed, 5.5 - 0.1 * i, 10.0 + i, 1000u * i, 2048.0, 11.0 * i});
     }
     r.steps[3].loss = std::nan("");  // non-finite values survive the round trip
     r.status = RunStatus::Finished;
@@ -90,9 +91,11 @@ private Q_SLOTS:
     void jsonHasTheDocumentedKeys() {
         const json j = to_json(sample_record());
         QCOMPARE(j["schema_version"].get<int>(), 1);
-        for (const char* key : {"config", "environment", "status", "steps", "summary", "execution"}) QVERIFY2(j.contains(key), key);
+        for (const char* key : {"config", "environment", "status", "steps", "summary", "execution"})
+            QVERIFY2(j.contains(key), key);
         for (const char* key : {"step", "phase", "loss", "step_ms", "mem_bytes"}) QVERIFY2(j["steps"][0].contains(key), key);
-        for (const char* key : {"mean_ms", "median_ms", "p90_ms", "tokens_per_s", "tflops", "mfu", "peak_mem_bytes", "final_loss"})
+        for (const char* key :
+             {"mean_ms", "median_ms", "p90_ms", "tokens_per_s", "tflops", "mfu", "peak_mem_bytes", "final_loss"})
             QVERIFY2(j["summary"].contains(key), key);
         QCOMPARE(j["steps"][0]["phase"].get<std::string>(), std::string("warmup"));
         QCOMPARE(j["steps"][3]["loss"].get<std::string>(), std::string("nan"));
@@ -156,8 +159,11 @@ private Q_SLOTS:
         write_steps_csv(out, runs);
         const QStringList lines = QString::fromStdString(out.str()).split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 1 + 12);
-        QCOMPARE(lines[0], QStringLiteral("run_id,run_name,backend,precision,device,step,phase,loss,step_ms,mem_bytes,tokens_per_s,elapsed_ms"));
-        QVERIFY(lines[1].startsWith(QStringLiteral("0123456789abcdef0123456789abcdef,\"quick, \"\"quoted\"\" run\",torch,fp32,cpu,1,warmup,5.4,11,1000,")));
+        QCOMPARE(
+            lines[0],
+            QStringLiteral("run_id,run_name,backend,precision,device,step,phase,loss,step_ms,mem_bytes,tokens_per_s,elapsed_ms"));
+        QVERIFY(lines[1].startsWith(QStringLiteral(
+            "0123456789abcdef0123456789abcdef,\"quick, \"\"quoted\"\" run\",torch,fp32,cpu,1,warmup,5.4,11,1000,")));
         QVERIFY(lines[7].startsWith(QStringLiteral("second,")));
         QVERIFY(lines[4].contains(QStringLiteral(",nan,")));
     }

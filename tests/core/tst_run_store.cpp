@@ -147,7 +147,8 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString path = dir.filePath("runs.sqlite3");
         QProcess first;
-        first.start(QStringLiteral(TE_BENCH_PATH), {"--store", path, "run", "--preset", "quick-cpu", "--warmup", "1", "--iters", "3"});
+        first.start(QStringLiteral(TE_BENCH_PATH),
+                    {"--store", path, "run", "--preset", "quick-cpu", "--warmup", "1", "--iters", "3"});
         QVERIFY(first.waitForFinished(120000));
         QCOMPARE(first.exitCode(), 0);
 

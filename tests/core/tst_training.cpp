@@ -61,7 +61,8 @@ private Q_SLOTS:
         QCOMPARE(sum.timed_steps, 7);
         QVERIFY(sum.mean_ms && *sum.mean_ms > 0);
         QVERIFY(sum.median_ms && sum.p90_ms && *sum.p90_ms >= *sum.median_ms);
-        QVERIFY(sum.tokens_per_s && std::abs(*sum.tokens_per_s - 8.0 * 32.0 / (*sum.mean_ms / 1000.0)) < 1e-6 * *sum.tokens_per_s);
+        QVERIFY(sum.tokens_per_s &&
+                std::abs(*sum.tokens_per_s - 8.0 * 32.0 / (*sum.mean_ms / 1000.0)) < 1e-6 * *sum.tokens_per_s);
         QVERIFY(sum.tflops && *sum.tflops > 0);
         QVERIFY(!sum.mfu.has_value());  // CPUs are not in the peak table
         QCOMPARE(sum.final_loss.value(), record.steps.back().loss);
@@ -126,7 +127,8 @@ private Q_SLOTS:
         QVERIFY(distinct.size() > 50);
         QVERIFY(make_synthetic_tokens({256, 16, 33, 43}) != a);
         // Pinned values: the corpus must not change silently between versions, machines or backends.
-        QCOMPARE(std::vector<std::int64_t>(a.begin(), a.begin() + 8), (std::vector<std::int64_t>{3, 0, 13, 117, 245, 151, 248, 153}));
+        QCOMPARE(std::vector<std::int64_t>(a.begin(), a.begin() + 8),
+                 (std::vector<std::int64_t>{3, 0, 13, 117, 245, 151, 248, 153}));
         const std::vector<std::int64_t> seed_preset = make_synthetic_tokens({4096, 2, 97, 1234});
         QCOMPARE(std::vector<std::int64_t>(seed_preset.begin(), seed_preset.begin() + 8),
                  (std::vector<std::int64_t>{1, 133, 2301, 3753, 2545, 1286, 3518, 1329}));

@@ -65,7 +65,8 @@ void cancel_within_one_step(const Trainer& trainer) {
         if (s.step == 3) cancel = true;
     };
     const RunRecord r = trainer.run(small_cuda_run(Precision::Bf16), callbacks, &cancel);
-    check(r.status == RunStatus::Cancelled && r.steps.size() <= 4, "cancel on GPU stops within one step (" + std::to_string(r.steps.size()) + " steps)");
+    check(r.status == RunStatus::Cancelled && r.steps.size() <= 4,
+          "cancel on GPU stops within one step (" + std::to_string(r.steps.size()) + " steps)");
 }
 
 void abs_max_matches_reference() {
@@ -92,8 +93,8 @@ int main() {
         std::printf("SKIP  no usable CUDA device: %s\n", device.gpu_error.c_str());
         return 77;
     }
-    std::printf("GPU: %s (compute capability %s), mode %s\n", device.gpu_name.c_str(), device.compute_capability->to_string().c_str(),
-                std::string(to_string(classify(device).mode)).c_str());
+    std::printf("GPU: %s (compute capability %s), mode %s\n", device.gpu_name.c_str(),
+                device.compute_capability->to_string().c_str(), std::string(to_string(classify(device).mode)).c_str());
     const Trainer trainer(device);
     training_on_gpu(trainer);
     out_of_memory_fails_one_run_only(trainer);

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
         record.execution.device = "cpu";
         record.execution.implementation = "test";
         for (int step = 1; step <= 2000; ++step) {  // large enough that a kill often lands inside a write
-            record.steps.push_back({step, step <= 10 ? tewb::Phase::Warmup : tewb::Phase::Timed, 5.0, 1.0, 100u, 1.0, 1.0 * step});
+            record.steps.push_back(
+                {step, step <= 10 ? tewb::Phase::Warmup : tewb::Phase::Timed, 5.0, 1.0, 100u, 1.0, 1.0 * step});
         }
         record.status = tewb::RunStatus::Finished;
         record.summary = tewb::summarize(record.steps, record.config, record.execution);

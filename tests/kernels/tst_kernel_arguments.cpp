@@ -37,12 +37,15 @@ private Q_SLOTS:
     }
     void absMaxRejectsMisalignedInput() {
         const auto* bytes = reinterpret_cast<const char*>(device_like);
-        expect_error([&] { abs_max(bytes + 1, DType::Float16, 4, device_like, nullptr); }, "not aligned to its element size of 2 bytes");
-        expect_error([&] { abs_max(bytes + 2, DType::Float32, 4, device_like, nullptr); }, "not aligned to its element size of 4 bytes");
+        expect_error([&] { abs_max(bytes + 1, DType::Float16, 4, device_like, nullptr); },
+                     "not aligned to its element size of 2 bytes");
+        expect_error([&] { abs_max(bytes + 2, DType::Float32, 4, device_like, nullptr); },
+                     "not aligned to its element size of 4 bytes");
     }
     void absMaxRejectsMisalignedOutput() {
         auto* bytes = reinterpret_cast<char*>(device_like);
-        expect_error([&] { abs_max(device_like, DType::Float32, 4, reinterpret_cast<float*>(bytes + 2), nullptr); }, "not 4-byte aligned");
+        expect_error([&] { abs_max(device_like, DType::Float32, 4, reinterpret_cast<float*>(bytes + 2), nullptr); },
+                     "not 4-byte aligned");
     }
     void absMaxRejectsUnknownDtype() {
         expect_error([] { abs_max(device_like, static_cast<DType>(42), 4, device_like, nullptr); }, "unsupported dtype");

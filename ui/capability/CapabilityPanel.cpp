@@ -18,8 +18,11 @@ QString orDash(const std::string& text) {
 void setBadge(QLabel* badge, bool active, const QString& colour, const std::string& reason) {
     badge->setText(QString::fromStdString(reason));
     badge->setProperty("active", active);
-    badge->setStyleSheet(active ? QStringLiteral("QLabel { background: %1; color: white; border-radius: 6px; padding: 6px; font-weight: bold; }").arg(colour)
-                                : QStringLiteral("QLabel { border: 1px solid palette(mid); border-radius: 6px; padding: 6px; color: palette(mid); }"));
+    badge->setStyleSheet(
+        active ? QStringLiteral("QLabel { background: %1; color: white; border-radius: 6px; padding: 6px; font-weight: bold; }")
+                     .arg(colour)
+               : QStringLiteral(
+                     "QLabel { border: 1px solid palette(mid); border-radius: 6px; padding: 6px; color: palette(mid); }"));
 }
 
 }  // namespace
@@ -84,21 +87,27 @@ void CapabilityPanel::showDetecting() {
 
 void CapabilityPanel::showDevice(const DeviceInfo& d, const Capability& cap) {
     switch (cap.mode) {
-    case Mode::Fp8: summary_->setText(tr("FP8 capable: fused kernels and FP8 training can run here.")); break;
-    case Mode::Te: summary_->setText(tr("TE capable: fused BF16 kernels can run here; FP8 needs compute capability 8.9.")); break;
-    case Mode::Fallback:
-        summary_->setText(d.has_gpu() ? tr("Fallback: this GPU is older than compute capability 8.0, so runs use plain LibTorch.")
-                                      : tr("No usable GPU: runs use the CPU fallback (plain LibTorch on the CPU)."));
-        break;
+        case Mode::Fp8: summary_->setText(tr("FP8 capable: fused kernels and FP8 training can run here.")); break;
+        case Mode::Te:
+            summary_->setText(tr("TE capable: fused BF16 kernels can run here; FP8 needs compute capability 8.9."));
+            break;
+        case Mode::Fallback:
+            summary_->setText(d.has_gpu()
+                                  ? tr("Fallback: this GPU is older than compute capability 8.0, so runs use plain LibTorch.")
+                                  : tr("No usable GPU: runs use the CPU fallback (plain LibTorch on the CPU)."));
+            break;
     }
     setBadge(teBadge_, cap.te_capable, QStringLiteral("#2e7d32"), cap.te_reason);
     setBadge(fp8Badge_, cap.fp8_capable, QStringLiteral("#1565c0"), cap.fp8_reason);
-    setBadge(fallbackBadge_, cap.mode == Mode::Fallback, QStringLiteral("#ef6c00"),
-             cap.fallback_reason.empty() ? std::string("Fallback: not needed, the GPU runs the fused path") : cap.fallback_reason);
+    setBadge(
+        fallbackBadge_, cap.mode == Mode::Fallback, QStringLiteral("#ef6c00"),
+        cap.fallback_reason.empty() ? std::string("Fallback: not needed, the GPU runs the fused path") : cap.fallback_reason);
 
-    gpu_->setText(d.has_gpu() ? QString::fromStdString(d.gpu_name) + (d.gpu_count > 1 ? tr(" (device 0 of %1)").arg(d.gpu_count) : QString())
+    gpu_->setText(d.has_gpu() ? QString::fromStdString(d.gpu_name) +
+                                    (d.gpu_count > 1 ? tr(" (device 0 of %1)").arg(d.gpu_count) : QString())
                               : tr("none usable: %1").arg(QString::fromStdString(d.gpu_error)));
-    computeCapability_->setText(d.compute_capability ? QString::fromStdString(d.compute_capability->to_string()) : QStringLiteral("–"));
+    computeCapability_->setText(d.compute_capability ? QString::fromStdString(d.compute_capability->to_string())
+                                                     : QStringLiteral("–"));
     smCount_->setText(d.has_gpu() ? QString::number(d.sm_count) : QStringLiteral("–"));
     memory_->setText(d.has_gpu() ? tr("%1 total, %2 free")
                                        .arg(QString::fromStdString(format_bytes(d.memory_total_bytes)),

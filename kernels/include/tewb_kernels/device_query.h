@@ -12,14 +12,14 @@ struct CudaDeviceProperties {
     int compute_capability_minor = 0;
     int sm_count = 0;
     std::size_t memory_total_bytes = 0;
-    std::size_t memory_free_bytes = 0;
+    std::size_t memory_free_bytes = 0;  // queried for device 0 only (it needs a context)
 };
 
 // What the CUDA runtime reports. Never throws: a missing driver, an old driver or no device leave
 // `devices` empty and put the runtime's own error text in `error`.
 struct CudaQuery {
-    int driver_api_version = 0;   // e.g. 13000 for CUDA 13.0; 0 when no driver is installed
-    int runtime_version = 0;      // the CUDA runtime this build loaded
+    int driver_api_version = 0;  // e.g. 13000 for CUDA 13.0; 0 when no driver is installed
+    int runtime_version = 0;     // the CUDA runtime this build loaded
     std::size_t cublaslt_version = 0;
     std::vector<CudaDeviceProperties> devices;
     std::string error;

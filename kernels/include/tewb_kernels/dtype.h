@@ -13,9 +13,9 @@ constexpr std::size_t element_size(DType dtype) {
 
 constexpr std::string_view to_string(DType dtype) {
     switch (dtype) {
-    case DType::Float32: return "float32";
-    case DType::BFloat16: return "bfloat16";
-    case DType::Float16: return "float16";
+        case DType::Float32: return "float32";
+        case DType::BFloat16: return "bfloat16";
+        case DType::Float16: return "float16";
     }
     return "unknown";
 }

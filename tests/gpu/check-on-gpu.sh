@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The GPU check, run in one go on a GPU machine (../shared/docs/GPU.md): build without the GUI against
+# the machine's torch, run the `gpu` test label, then the benchmark matrix on the seed preset and the
+# PyTorch (Python) reference of the same model, eager and torch.compile. Logs and JSON go to the output
+# folder given as the argument (at most 8 files); a short table is printed last.
+#   usage: tests/gpu/check-on-gpu.sh OUT_DIR
+# Needs: python3 with torch 2.11 (CUDA), nvcc 13, cmake, ninja; and .deps/ from
+# packaging/stage-gpu-deps.sh when the machine lacks nlohmann-json, CLI11 and SQLite headers.
+set -uo pipefail
+out=${1:?usage: tests/gpu/check-on-gpu.sh OUT_DIR}
+mkdir -p "$out"
+cd "$(dirname "$0")/../.."
+root=$PWD
+build=$root/build/gpu-check
+jobs=$(nproc)
+status=0
+
+echo "== machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv || true
+python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "device", torch.cuda.get_device_name(0))'
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+"$nvcc" --version | tail -1
+
+echo "== build"
+torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+prefix="$torch_prefix"
+[ -d "$root/.deps" ] && prefix="$prefix;$root/.deps"
+start=$(date +%s)
+{
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CUDA_COMPILER="$nvcc" \
+        -DTEWB_BUILD_GUI=OFF -DTORCH_CUDA_ARCH_LIST=9.0 -DCMAKE_CUDA_ARCHITECTURES=90 &&
+  cmake --build "$build" -j"$jobs"
+} > "$out/build.log" 2>&1
+build_rc=$?
+echo "build: exit $build_rc in $(( $(date +%s) - start )) s (log: build.log)"
+if [ $build_rc -ne 0 ]; then
+  tail -40 "$out/build.log"
+  exit 1
+fi
+export LD_LIBRARY_PATH="$root/.deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+bench=$build/app/te-bench
+export TEWB_DATA_DIR=$build/data
+
+echo "== ctest -L gpu"
+(cd "$build" && ctest -L gpu --output-on-failure) > "$out/ctest-gpu.log" 2>&1 || status=1
+tail -15 "$out/ctest-gpu.log"
+
+echo "== te-bench info"
+"$bench" info --json > "$out/info.json" || status=1
+"$bench" info
+
+echo "== te-bench compare (seed preset)"
+"$bench" compare --preset seed --no-store --json "$out/compare.json" 2> "$out/compare.log" || status=1
+
+echo "== PyTorch reference (Python), seed preset, BF16"
+python3 bench/minigpt_reference.py --device cuda --precision bf16 > "$out/pytorch-eager.json" 2>> "$out/compare.log" || status=1
+python3 bench/minigpt_reference.py --device cuda --precision bf16 --compile > "$out/pytorch-compile.json" 2>> "$out/compare.log" || status=1
+
+echo "== summary (seed preset: 12 layers, 768, seq 96, batch 32, 10 + 30 steps)"
+python3 - "$out" <<'PY' | tee "$out/summary.txt"
+import json, os, sys
+out = sys.argv[1]
+rows = []
+try:
+    for run in json.load(open(os.path.join(out, "compare.json")))["runs"]:
+        s = run["summary"]
+        rows.append((run["config"]["name"] + " [te-bench]", s["median_ms"], s["mean_ms"], s["peak_mem_bytes"], s["final_loss"], s.get("mfu")))
+except Exception as e:
+    print("compare.json unreadable:", e)
+for name in ("pytorch-eager", "pytorch-compile"):
+    try:
+        r = json.load(open(os.path.join(out, name + ".json")))
+        s = r["summary"]
+        rows.append((r["implementation"], s["median_ms"], s["mean_ms"], s["peak_mem_bytes"], s["final_loss"], None))
+    except Exception as e:
+        print(name + ".json unreadable:", e)
+print(f"{'run':<44}{'median ms':>10}{'mean ms':>10}{'peak MiB':>10}{'loss':>8}{'MFU':>7}")
+def num(value, spec):
+    return format(value, spec) if isinstance(value, (int, float)) else "-"
+for name, med, mean, mem, loss, mfu in rows:
+    mfu_text = num(100 * mfu, ".1f") + "%" if isinstance(mfu, (int, float)) else "-"
+    print(f"{name:<44}{num(med, '.2f'):>10}{num(mean, '.2f'):>10}{num(mem / 2**20, '.0f'):>10}{num(loss, '.3f'):>8}{mfu_text:>7}")
+PY
+exit $status
