@@ -240,6 +240,10 @@ int main(int argc, char** argv) {
     history_export->add_option("--csv", export_csv, "per-step CSV (long format)");
     history_export->add_option("--summary-csv", export_summary_csv, "summary CSV, the first ID as baseline");
 
+    std::vector<std::string> import_paths;
+    CLI::App* history_import = history->add_subcommand("import", "add run records (JSON from te-bench run/export) to the store");
+    history_import->add_option("FILE", import_paths, "JSON file with one record or an array of records")->required();
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -388,6 +392,21 @@ int main(int argc, char** argv) {
             for (const std::int64_t id : ids) {
                 store.remove(id);
                 std::cerr << "deleted run " << id << "\n";
+            }
+            return 0;
+        }
+        if (history_import->parsed()) {
+            std::vector<RunRecord> records;  // all files valid, or nothing imported
+            for (const std::string& path : import_paths) {
+                try {
+                    for (RunRecord& record : read_record_files(path)) records.push_back(std::move(record));
+                } catch (const DataError& e) {
+                    throw ConfigError(std::string("FILE ") + e.what() + "; nothing was imported");
+                }
+            }
+            for (const RunRecord& record : records) {
+                const std::int64_t id = store.save(record);
+                std::cerr << "imported " << record.config.name << " as run " << id << "\n";
             }
             return 0;
         }

@@ -82,7 +82,7 @@ DeviceInfo detect_device() {
         info.gpu_error = query.error.empty() ? "no CUDA device found" : query.error;
     }
 #else
-    info.gpu_error = "this build has no CUDA kernels (configured without the CUDA toolkit)";
+    info.gpu_error = "this build has no CUDA support (configured without nvcc or with TEWB_BUILD_KERNELS=OFF)";
 #endif
     return info;
 }

@@ -413,14 +413,35 @@ RunRecord record_from_json_text(std::string_view text, std::string_view source) 
     return record_from_json(document, source);
 }
 
-RunRecord read_record_file(const std::string& path) {
+namespace {
+json parse_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         throw DataError(path + ": cannot be opened for reading");
     }
-    std::ostringstream content;
-    content << in.rdbuf();
-    return record_from_json_text(content.str(), path);
+    try {
+        return json::parse(in);
+    } catch (const json::parse_error& e) {
+        throw DataError(path + ": not valid JSON (" + e.what() + ")");
+    }
+}
+}  // namespace
+
+RunRecord read_record_file(const std::string& path) {
+    return record_from_json(parse_file(path), path);
+}
+
+std::vector<RunRecord> read_record_files(const std::string& path) {
+    const json document = parse_file(path);
+    std::vector<RunRecord> records;
+    if (!document.is_array()) {
+        records.push_back(record_from_json(document, path));
+        return records;
+    }
+    for (std::size_t i = 0; i < document.size(); ++i) {
+        records.push_back(record_from_json(document[i], path + " [" + std::to_string(i) + "]"));
+    }
+    return records;
 }
 
 }  // namespace tewb

@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -26,5 +27,7 @@ std::string record_to_json_text(const RunRecord& record);
 RunRecord record_from_json(const nlohmann::json& json, std::string_view source);
 RunRecord record_from_json_text(std::string_view text, std::string_view source);
 RunRecord read_record_file(const std::string& path);
+// A file holding one record or a JSON array of records (what `te-bench history export` writes).
+std::vector<RunRecord> read_record_files(const std::string& path);
 
 }  // namespace tewb

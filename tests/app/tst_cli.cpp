@@ -146,6 +146,25 @@ private Q_SLOTS:
         QCOMPARE(read_json(exported)["id"], runs[0]["run_id"]);
         QVERIFY(QFile::exists(summary));
 
+        const QString other_store = dir_.filePath("other.sqlite3");
+        QProcess import;
+        import.start(QStringLiteral(TE_BENCH_PATH), {"--store", other_store, "history", "import", exported});
+        QVERIFY(import.waitForFinished(60000));
+        QCOMPARE(import.exitCode(), 0);
+        QVERIFY(QString::fromUtf8(import.readAllStandardError()).contains(QStringLiteral("as run 1")));
+
+        QFile broken(dir_.filePath("broken.json"));
+        QVERIFY(broken.open(QIODevice::WriteOnly));
+        json bad = read_json(exported);
+        bad["steps"][0]["loss"] = "lots";
+        broken.write(QByteArray::fromStdString(bad.dump()));
+        broken.close();
+        const Result rejected = bench({"history", "import", broken.fileName()});
+        QCOMPARE(rejected.exit_code, 2);
+        QVERIFY2(rejected.err.contains(QStringLiteral("broken.json: $.steps[0].loss: expected a number")),
+                 qPrintable(rejected.err));
+        QVERIFY(rejected.err.contains(QStringLiteral("nothing was imported")));
+
         const Result del = bench({"history", "delete", id});
         QCOMPARE(del.exit_code, 0);
         QCOMPARE(bench({"history", "show", id}).exit_code, 2);
