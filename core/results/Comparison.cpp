@@ -93,8 +93,10 @@ std::string render_summary_table(const std::vector<RunRecord>& runs, std::option
                         r.execution.device, status, format_fixed(s.mean_ms, 2), format_fixed(s.median_ms, 2),
                         format_fixed(s.p90_ms, 2), format_fixed(s.tokens_per_s, 0), format_fixed(s.tflops, 2),
                         s.mfu ? format_fixed(*s.mfu * 100.0, 1, "%") : "-",
-                        s.peak_mem_bytes > 0 ? format_bytes(s.peak_mem_bytes) : "-", format_fixed(s.final_loss, 4),
-                        row.speedup ? format_fixed(row.speedup, 2, "x") : "-",
+                        s.peak_mem_bytes == 0                                   ? "-"
+                        : r.execution.memory_metric == MemoryMetric::CpuPeakRss ? format_bytes(s.peak_mem_bytes) + " RSS"
+                                                                                : format_bytes(s.peak_mem_bytes),
+                        format_fixed(s.final_loss, 4), row.speedup ? format_fixed(row.speedup, 2, "x") : "-",
                         row.memory_ratio ? format_fixed(row.memory_ratio, 2, "x") : "-"});
     }
     return render_text_table({"run", "backend", "precision", "device", "status", "mean ms", "median ms", "p90 ms", "tokens/s",

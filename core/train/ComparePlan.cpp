@@ -7,23 +7,24 @@ namespace tewb {
 std::vector<PlannedRun> plan_comparison(const RunConfig& base, const DeviceInfo& device) {
     const bool cuda = base.device == DeviceKind::Cuda || (base.device == DeviceKind::Auto && device.has_gpu());
     const DeviceKind kind = cuda ? DeviceKind::Cuda : DeviceKind::Cpu;
-    const auto make = [&](Backend backend, Precision precision, const char* label) {
+    enum class Role { Baseline, Variant };
+    const auto make = [&](Backend backend, Precision precision, Role role) {
         RunConfig config = base;
         config.device = kind;
         config.backend = backend;
         config.precision = precision;
-        config.name = std::string(label) + (cuda ? "" : " (cpu)");
+        config.name = std::string(to_string(backend)) + " " + std::string(to_string(precision)) + (cuda ? "" : " cpu") +
+                      (role == Role::Baseline ? " (baseline)" : "");
         return config;
     };
 
     std::vector<PlannedRun> plan;
     const Precision baseline_precision = cuda ? Precision::Bf16 : Precision::Fp32;
     const Precision other_precision = cuda ? Precision::Fp32 : Precision::Bf16;
-    plan.push_back(
-        {make(Backend::Torch, baseline_precision, cuda ? "torch bf16 (baseline)" : "torch fp32 (baseline)"), std::nullopt});
-    plan.push_back({make(Backend::Torch, other_precision, cuda ? "torch fp32" : "torch bf16"), std::nullopt});
-    plan.push_back({make(Backend::Te, Precision::Bf16, "te bf16"), std::nullopt});
-    plan.push_back({make(Backend::Te, Precision::Fp8, "te fp8"), std::nullopt});
+    plan.push_back({make(Backend::Torch, baseline_precision, Role::Baseline), std::nullopt});
+    plan.push_back({make(Backend::Torch, other_precision, Role::Variant), std::nullopt});
+    plan.push_back({make(Backend::Te, Precision::Bf16, Role::Variant), std::nullopt});
+    plan.push_back({make(Backend::Te, Precision::Fp8, Role::Variant), std::nullopt});
 
     for (PlannedRun& row : plan) {
         try {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <new>
 #include <optional>
 #include <sstream>
@@ -41,10 +42,25 @@ using Clock = std::chrono::steady_clock;
 constexpr int kMaxPoolBatches = 64;
 constexpr std::int64_t kMaxPoolBytes = 256LL << 20;
 
-std::uint64_t process_peak_rss_bytes() {
+// The process's peak resident set size (VmHWM). Linux lets a process reset it to the current RSS, so
+// each run (and its timed phase) gets its own peak even when several runs share one process; where the
+// reset is refused the peak stays process-wide, which only overstates.
+void reset_peak_rss() {
+    std::ofstream clear_refs("/proc/self/clear_refs");
+    clear_refs << "5";
+}
+
+std::uint64_t peak_rss_bytes() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind("VmHWM:", 0) == 0) {
+            return std::stoull(line.substr(6)) * 1024;  // reported in kB
+        }
+    }
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // Linux reports kilobytes
+    return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
 }
 
 std::string hostname() {
@@ -113,6 +129,9 @@ public:
             }
         }
 #endif
+        if (!cuda_) {
+            reset_peak_rss();
+        }
         start_ = Clock::now();
         std::vector<std::uint64_t> pending_mem(2, 0);
         [[maybe_unused]] int launched = 0;
@@ -122,6 +141,9 @@ public:
                 break;
             }
             const Phase phase = k < config_.warmup ? Phase::Warmup : Phase::Timed;
+            if (!cuda_ && k == config_.warmup) {
+                reset_peak_rss();
+            }
 #ifdef TEWB_TORCH_HAS_CUDA
             if (cuda_ && k == config_.warmup) {
                 c10::cuda::CUDACachingAllocator::resetPeakStats(device_.index());
@@ -159,7 +181,7 @@ public:
 #endif
             const float value = loss.item<float>();
             const double ms = std::chrono::duration<double, std::milli>(Clock::now() - host_start).count();
-            report(k, phase, value, ms, process_peak_rss_bytes());
+            report(k, phase, value, ms, peak_rss_bytes());
         }
 #ifdef TEWB_TORCH_HAS_CUDA
         if (cuda_ && static_cast<int>(record_.steps.size()) < launched) {

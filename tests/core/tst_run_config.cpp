@@ -170,6 +170,8 @@ private Q_SLOTS:
         const std::vector<PlannedRun> cpu_plan = plan_comparison(make_preset(Preset::QuickCpu), no_gpu());
         QCOMPARE(cpu_plan.size(), std::size_t{4});
         QCOMPARE(cpu_plan[0].config.precision, Precision::Fp32);
+        QCOMPARE(cpu_plan[0].config.name, std::string("torch fp32 cpu (baseline)"));
+        QCOMPARE(cpu_plan[3].config.name, std::string("te fp8 cpu"));
         QVERIFY(!cpu_plan[0].skip_reason);
         QVERIFY(!cpu_plan[1].skip_reason);
         QVERIFY(cpu_plan[2].skip_reason && cpu_plan[2].skip_reason->find("--backend te") != std::string::npos);

@@ -48,9 +48,9 @@ void training_on_gpu(const Trainer& trainer) {
 
 void out_of_memory_fails_one_run_only(const Trainer& trainer) {
     RunConfig huge = small_cuda_run(Precision::Bf16);
-    huge.batch = 65536;
-    huge.model.seq = 4096;
-    huge.model.vocab = 65536;  // logits alone: 65536 * 4096 * 65536 * 2 bytes
+    huge.batch = 16384;
+    huge.model.seq = 2048;
+    huge.model.vocab = 65536;  // logits alone: 16384 * 2048 * 65536 * 2 bytes = 4 TiB
     const RunRecord failed = trainer.run(huge);
     check(failed.status == RunStatus::Failed && failed.error_kind == "out_of_memory",
           "an impossible run fails as out_of_memory: " + failed.message);
