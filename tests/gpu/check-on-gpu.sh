@@ -4,6 +4,7 @@
 # PyTorch (Python) reference of the same model, eager and torch.compile. Logs and JSON go to the output
 # folder given as the argument (at most 8 files); a short table is printed last.
 #   usage: tests/gpu/check-on-gpu.sh OUT_DIR
+#   TEWB_CHECK_PRESET=quick-cpu runs the small preset instead of the seed's (a dry run on a CPU machine).
 # Needs: python3 with torch 2.11 (CUDA), nvcc 13, cmake, ninja; and .deps/ from
 # packaging/stage-gpu-deps.sh when the machine lacks nlohmann-json, CLI11 and SQLite headers.
 set -uo pipefail
@@ -49,14 +50,21 @@ echo "== te-bench info"
 "$bench" info --json > "$out/info.json" || status=1
 "$bench" info
 
-echo "== te-bench compare (seed preset)"
-"$bench" compare --preset seed --no-store --json "$out/compare.json" 2> "$out/compare.log" || status=1
+preset=${TEWB_CHECK_PRESET:-seed}
+if [ "$preset" = quick-cpu ]; then
+  sizes=(--layers 2 --hidden 128 --heads 4 --seq 32 --vocab 256 --batch 8 --warmup 5 --iters 55 --lr 3e-3)
+else
+  sizes=()  # the reference's defaults are the seed preset
+fi
 
-echo "== PyTorch reference (Python), seed preset, BF16"
-python3 bench/minigpt_reference.py --device cuda --precision bf16 > "$out/pytorch-eager.json" 2>> "$out/compare.log" || status=1
-python3 bench/minigpt_reference.py --device cuda --precision bf16 --compile > "$out/pytorch-compile.json" 2>> "$out/compare.log" || status=1
+echo "== te-bench compare ($preset preset)"
+"$bench" compare --preset "$preset" --no-store --json "$out/compare.json" 2> "$out/compare.log" || status=1
 
-echo "== summary (seed preset: 12 layers, 768, seq 96, batch 32, 10 + 30 steps)"
+echo "== PyTorch reference (Python), $preset preset, BF16, eager and torch.compile"
+python3 bench/minigpt_reference.py --precision bf16 "${sizes[@]}" > "$out/pytorch-eager.json" 2>> "$out/compare.log" || status=1
+python3 bench/minigpt_reference.py --precision bf16 --compile "${sizes[@]}" > "$out/pytorch-compile.json" 2>> "$out/compare.log" || status=1
+
+echo "== summary ($preset preset)"
 python3 - "$out" <<'PY' | tee "$out/summary.txt"
 import json, os, sys
 out = sys.argv[1]

@@ -97,6 +97,18 @@ private Q_SLOTS:
         QVERIFY(active(window.capabilityPanel(), "fp8Badge"));
     }
 
+    void closingDuringDetectionWaitsForIt() {
+        std::atomic<bool> finished{false};
+        auto* window = new ui::MainWindow([&] {
+            QThread::msleep(300);
+            finished = true;
+            return fake_device(std::nullopt, "");
+        });
+        window->show();
+        delete window;  // detection still running: the window must join it, not leave it touching freed memory
+        QVERIFY(finished);
+    }
+
     void windowRendersSomething() {
         ui::MainWindow window([] { return fake_device(std::nullopt, ""); });
         QSignalSpy detected(&window, &ui::MainWindow::deviceDetected);

@@ -52,6 +52,8 @@ void MainWindow::startDetection() {
             Qt::QueuedConnection);
     });
     connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+    // A child of the window: QThread::create's thread waits for its function when destroyed, so closing
+    // the window during detection joins it rather than leaving it to post to a deleted window.
     worker->setParent(this);
     worker->start();
 }
