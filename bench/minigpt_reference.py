@@ -4,9 +4,13 @@
 Same architecture as core/model/MiniGpt.cpp (pre-LayerNorm blocks, fused QKV, causal
 scaled_dot_product_attention, 4x MLP with tanh GELU, tied LM head), same optimizer (AdamW, betas
 0.9/0.95, weight decay 0.1, LibTorch's fused kernel), BF16 autocast with FP32 master weights on the GPU,
-FP32 on the CPU. Prints one JSON object with the same summary keys as a te-bench run record.
+FP32 on the CPU. It also reproduces te-bench's initial weights (same seeded CPU generator, same order of
+draws as core/model/ParameterInit) and its synthetic corpus (core/train/SyntheticData.cpp), so for the same
+seed both train the same model on the same data. Prints one JSON object with the same summary keys as a
+te-bench run record, plus the per-step losses.
 """
 import argparse
+import bisect
 import json
 import math
 import statistics
@@ -16,8 +20,69 @@ import torch
 import torch.nn.functional as F
 
 
+class Mt19937_64:
+    """std::mt19937_64, bit for bit (the standard fixes its output for a seed)."""
+    MASK = (1 << 64) - 1
+
+    def __init__(self, seed):
+        self.state = [seed & self.MASK]
+        for i in range(1, 312):
+            prev = self.state[-1]
+            self.state.append((6364136223846793005 * (prev ^ (prev >> 62)) + i) & self.MASK)
+        self.index = 312
+
+    def __call__(self):
+        if self.index >= 312:
+            s = self.state
+            for i in range(312):
+                y = (s[i] & 0xFFFFFFFF80000000) | (s[(i + 1) % 312] & 0x7FFFFFFF)
+                s[i] = s[(i + 156) % 312] ^ (y >> 1) ^ (0xB5026F5AA96619E9 if y & 1 else 0)
+            self.index = 0
+        x = self.state[self.index]
+        self.index += 1
+        x ^= (x >> 29) & 0x5555555555555555
+        x ^= (x << 17) & 0x71D67FFFEDA60000
+        x ^= (x << 37) & 0xFFF7EEE000000000
+        x ^= x >> 43
+        return x & self.MASK
+
+
+def synthetic_tokens(vocab, sequences, length, seed, successor_probability=0.6):
+    """core/train/SyntheticData.cpp in Python: Zipf unigram mixed with a fixed successor per token."""
+    gen = Mt19937_64(seed ^ 0x5EEDDA7A00000001)
+    below = lambda bound: (gen() * bound) >> 64
+    unit = lambda: (gen() >> 11) * 2.0 ** -53
+    successor = list(range(vocab))
+    for i in range(vocab - 1, 0, -1):
+        j = below(i + 1)
+        successor[i], successor[j] = successor[j], successor[i]
+    cdf, total = [], 0.0
+    for rank in range(vocab):
+        total += 1.0 / (rank + 1)
+        cdf.append(total)
+    cdf = [c / total for c in cdf]
+    zipf = lambda: min(bisect.bisect_left(cdf, unit()), vocab - 1)
+    tokens = []
+    for _ in range(sequences):
+        row = [zipf()]
+        for _ in range(1, length):
+            row.append(successor[row[-1]] if unit() < successor_probability else zipf())
+        tokens.append(row)
+    return tokens
+
+
+class ParameterInit:
+    """core/model/ParameterInit: float32 values from one seeded CPU generator, in call order."""
+
+    def __init__(self, seed):
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def normal(self, shape, std):
+        return torch.empty(shape).normal_(0.0, std, generator=self.generator)
+
+
 class Block(torch.nn.Module):
-    def __init__(self, hidden, heads, layers):
+    def __init__(self, hidden, heads, layers, init):
         super().__init__()
         self.heads = heads
         self.ln1 = torch.nn.LayerNorm(hidden)
@@ -26,10 +91,11 @@ class Block(torch.nn.Module):
         self.ln2 = torch.nn.LayerNorm(hidden)
         self.fc1 = torch.nn.Linear(hidden, 4 * hidden)
         self.fc2 = torch.nn.Linear(4 * hidden, hidden)
-        for linear, std in ((self.qkv, 0.02), (self.proj, 0.02 / math.sqrt(2 * layers)), (self.fc1, 0.02),
-                            (self.fc2, 0.02 / math.sqrt(2 * layers))):
-            torch.nn.init.normal_(linear.weight, 0.0, std)
-            torch.nn.init.zeros_(linear.bias)
+        residual_std = 0.02 / math.sqrt(2 * layers)
+        with torch.no_grad():  # same draws in the same order as core/model/MiniGpt.cpp
+            for linear, std in ((self.qkv, 0.02), (self.proj, residual_std), (self.fc1, 0.02), (self.fc2, residual_std)):
+                linear.weight.copy_(init.normal(tuple(linear.weight.shape), std))
+                linear.bias.zero_()
 
     def forward(self, x):
         b, s, h = x.shape
@@ -40,15 +106,17 @@ class Block(torch.nn.Module):
 
 
 class MiniGpt(torch.nn.Module):
-    def __init__(self, layers, hidden, heads, seq, vocab):
+    def __init__(self, layers, hidden, heads, seq, vocab, seed):
         super().__init__()
-        self.wte = torch.nn.Parameter(torch.randn(vocab, hidden) * 0.02)
-        self.wpe = torch.nn.Parameter(torch.randn(seq, hidden) * 0.02)
-        self.blocks = torch.nn.ModuleList(Block(hidden, heads, layers) for _ in range(layers))
+        init = ParameterInit(seed)
+        self.wte = torch.nn.Parameter(init.normal((vocab, hidden), 0.02))
+        self.wpe = torch.nn.Parameter(init.normal((seq, hidden), 0.02))
+        self.blocks = torch.nn.ModuleList(Block(hidden, heads, layers, init) for _ in range(layers))
         self.ln_f = torch.nn.LayerNorm(hidden)
 
     def forward(self, tokens):
-        x = self.wte[tokens] + self.wpe[: tokens.shape[1]]
+        positions = torch.arange(tokens.shape[1], device=tokens.device)
+        x = F.embedding(tokens, self.wte) + F.embedding(positions, self.wpe)
         for block in self.blocks:
             x = block(x)
         return F.linear(self.ln_f(x), self.wte)
@@ -65,14 +133,14 @@ def main():
     p.add_argument("--lr", type=float, default=3e-4)
     a = p.parse_args()
     precision = a.precision or ("bf16" if a.device == "cuda" else "fp32")
-    torch.manual_seed(a.seed)
     device = torch.device(a.device)
 
-    model = MiniGpt(a.layers, a.hidden, a.heads, a.seq, a.vocab).to(device)
+    model = MiniGpt(a.layers, a.hidden, a.heads, a.seq, a.vocab, a.seed).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1, fused=True)
     step_fn = torch.compile(model) if a.compile else model
-    pool = min(a.warmup + a.iters, 64)
-    data = torch.randint(0, a.vocab, (pool, a.batch, a.seq + 1), device=device)
+    batch_bytes = a.batch * (a.seq + 1) * 8
+    pool = max(1, min(a.warmup + a.iters, 64, (256 << 20) // batch_bytes))  # as the trainer's pool
+    data = torch.tensor(synthetic_tokens(a.vocab, pool * a.batch, a.seq + 1, a.seed)).view(pool, a.batch, a.seq + 1).to(device)
 
     def train_step(k):
         batch = data[k % pool]
@@ -124,6 +192,7 @@ def main():
         "device": a.device, "precision": precision,
         "summary": {"mean_ms": mean, "median_ms": statistics.median(timed), "p90_ms": p90,
                     "tokens_per_s": tokens / (mean / 1000.0), "peak_mem_bytes": peak, "final_loss": losses[-1]},
+        "losses": losses,
     }))
 
 

@@ -10,15 +10,23 @@
 
 using namespace tewb;
 
+namespace {
+RunConfig quick(int warmup, int iters) {
+    RunConfig config = make_preset(Preset::QuickCpu);
+    config.warmup = warmup;
+    config.iters = iters;
+    return config;
+}
+}  // namespace
+
 class TestTraining : public QObject {
     Q_OBJECT
 
+    const Trainer trainer_{detect_device()};
+
 private Q_SLOTS:
     void quickPresetLearns() {
-        const Trainer trainer(detect_device());
-        RunConfig config = make_preset(Preset::QuickCpu);
-        config.warmup = 10;
-        config.iters = 50;
+        const RunConfig config = quick(10, 50);
         int reported = 0;
         bool started = false;
         TrainerCallbacks callbacks;
@@ -28,7 +36,7 @@ private Q_SLOTS:
             QVERIFY(header.steps.empty());
         };
         callbacks.on_step = [&](const StepMetrics& step) { QCOMPARE(step.step, ++reported); };
-        const RunRecord record = trainer.run(config, callbacks);
+        const RunRecord record = trainer_.run(config, callbacks);
         QVERIFY(started);
         QCOMPARE(record.status, RunStatus::Finished);
         QCOMPARE(reported, 60);
@@ -41,11 +49,7 @@ private Q_SLOTS:
     }
 
     void metricsAreSane() {
-        const Trainer trainer(detect_device());
-        RunConfig config = make_preset(Preset::QuickCpu);
-        config.warmup = 3;
-        config.iters = 7;
-        const RunRecord record = trainer.run(config);
+        const RunRecord record = trainer_.run(quick(3, 7));
         QCOMPARE(record.steps.size(), std::size_t{10});
         for (std::size_t i = 0; i < record.steps.size(); ++i) {
             const StepMetrics& s = record.steps[i];
@@ -74,29 +78,25 @@ private Q_SLOTS:
     }
 
     void sameSeedSameLossCurve() {
-        const Trainer trainer(detect_device());
-        RunConfig config = make_preset(Preset::QuickCpu);
-        config.warmup = 0;
-        config.iters = 5;
-        const RunRecord a = trainer.run(config);
-        const RunRecord b = trainer.run(config);
+        RunConfig config = quick(0, 5);
+        const RunRecord a = trainer_.run(config);
+        const RunRecord b = trainer_.run(config);
         for (std::size_t i = 0; i < a.steps.size(); ++i) {
             QCOMPARE(a.steps[i].loss, b.steps[i].loss);
         }
         config.seed += 1;
-        const RunRecord c = trainer.run(config);
+        const RunRecord c = trainer_.run(config);
         QVERIFY(c.steps.front().loss != a.steps.front().loss);
     }
 
     void cancellationTakesEffectWithinOneStep() {
-        const Trainer trainer(detect_device());
-        RunConfig config = make_preset(Preset::QuickCpu);
+        const RunConfig config = make_preset(Preset::QuickCpu);
         std::atomic<bool> cancel{false};
         TrainerCallbacks callbacks;
         callbacks.on_step = [&](const StepMetrics& step) {
             if (step.step == 4) cancel = true;
         };
-        const RunRecord record = trainer.run(config, callbacks, &cancel);
+        const RunRecord record = trainer_.run(config, callbacks, &cancel);
         QCOMPARE(record.status, RunStatus::Cancelled);
         QCOMPARE(record.steps.size(), std::size_t{4});
         QCOMPARE(record.summary.timed_steps, 0);
@@ -104,13 +104,12 @@ private Q_SLOTS:
     }
 
     void invalidConfigurationThrowsBeforeAnyStep() {
-        const Trainer trainer(detect_device());
         RunConfig config = make_preset(Preset::QuickCpu);
         config.model.heads = 3;
         bool started = false;
         TrainerCallbacks callbacks;
         callbacks.on_start = [&](const RunRecord&) { started = true; };
-        QVERIFY_THROWS_EXCEPTION(ConfigError, trainer.run(config, callbacks));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, trainer_.run(config, callbacks));
         QVERIFY(!started);
     }
 
