@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -46,20 +47,20 @@ struct RunFlags {
 };
 
 void add_model_flags(CLI::App* cmd, RunFlags& f) {
-    cmd->add_option("--preset", f.preset, "seed (12 layers, 768, seq 96, batch 32, 10+30 steps) | quick-cpu");
-    cmd->add_option("--device", f.device, "auto | cpu | cuda (default auto: the GPU when one is usable)");
-    cmd->add_option("--layers", f.layers, "transformer blocks (default 12)");
-    cmd->add_option("--hidden", f.hidden, "hidden size (default 768)");
-    cmd->add_option("--heads", f.heads, "attention heads; must divide --hidden (default 12)");
-    cmd->add_option("--seq", f.seq, "sequence length (default 96)");
-    cmd->add_option("--vocab", f.vocab, "vocabulary size (default 4096)");
-    cmd->add_option("--batch", f.batch, "sequences per step (default 32)");
-    cmd->add_option("--warmup", f.warmup, "untimed warm-up steps (default 10)");
-    cmd->add_option("--iters", f.iters, "timed steps (default 30)");
-    cmd->add_option("--lr", f.lr, "AdamW learning rate (default 3e-4)");
-    cmd->add_option("--seed", f.seed, "seed of weights and data (default 1234)");
-    cmd->add_option("--json", f.json_path, "write the run record(s) as JSON to this file ('-' for stdout)");
-    cmd->add_option("--csv", f.csv_path, "write per-step metrics as CSV (long format) to this file");
+    cmd->add_option("--preset", f.preset, "seed (12 layers, 768, seq 96, batch 32, 10+30 steps) | quick-cpu")->type_name("NAME");
+    cmd->add_option("--device", f.device, "auto | cpu | cuda (default auto: the GPU when one is usable)")->type_name("NAME");
+    cmd->add_option("--layers", f.layers, "transformer blocks (default 12)")->type_name("N");
+    cmd->add_option("--hidden", f.hidden, "hidden size (default 768)")->type_name("N");
+    cmd->add_option("--heads", f.heads, "attention heads; must divide --hidden (default 12)")->type_name("N");
+    cmd->add_option("--seq", f.seq, "sequence length (default 96)")->type_name("N");
+    cmd->add_option("--vocab", f.vocab, "vocabulary size (default 4096)")->type_name("N");
+    cmd->add_option("--batch", f.batch, "sequences per step (default 32)")->type_name("N");
+    cmd->add_option("--warmup", f.warmup, "untimed warm-up steps (default 10)")->type_name("N");
+    cmd->add_option("--iters", f.iters, "timed steps (default 30)")->type_name("N");
+    cmd->add_option("--lr", f.lr, "AdamW learning rate (default 3e-4)")->type_name("X");
+    cmd->add_option("--seed", f.seed, "seed of weights and data (default 1234)")->type_name("N");
+    cmd->add_option("--json", f.json_path, "write the run record(s) as JSON to this file ('-' for stdout)")->type_name("PATH");
+    cmd->add_option("--csv", f.csv_path, "write per-step metrics as CSV (long format) to this file")->type_name("PATH");
     cmd->add_flag("--no-store", f.no_store, "do not save the run in the run store");
 }
 
@@ -111,13 +112,30 @@ std::string summary_csv(const std::vector<RunRecord>& runs, std::optional<std::s
     return out.str();
 }
 
-// Saves a finished, cancelled or failed run; a store failure is reported but does not lose the
-// outputs already written.
-void store_run(const std::string& store_path, const RunRecord& record) {
+std::filesystem::path store_location(const std::string& store_path) {
+    return store_path.empty() ? RunStore::default_path() : std::filesystem::path(store_path);
+}
+
+// Opened before training, so an unusable store is a bad argument rather than a run lost at the end.
+std::unique_ptr<RunStore> open_store_for_runs(bool no_store, const std::string& store_path) {
+    if (no_store) {
+        return nullptr;
+    }
     try {
-        RunStore store(store_path.empty() ? RunStore::default_path() : std::filesystem::path(store_path));
-        const std::int64_t id = store.save(record);
-        std::fprintf(stderr, "saved as run %lld in %s\n", static_cast<long long>(id), store.path().c_str());
+        return std::make_unique<RunStore>(store_location(store_path));
+    } catch (const DataError& e) {
+        throw ConfigError(std::string("--store: ") + e.what() + "; pass --store PATH or --no-store");
+    }
+}
+
+// Saves a finished, cancelled or failed run; a failure is reported but does not stop the outputs.
+void store_run(RunStore* store, const RunRecord& record) {
+    if (store == nullptr) {
+        return;
+    }
+    try {
+        const std::int64_t id = store->save(record);
+        std::fprintf(stderr, "saved as run %lld in %s\n", static_cast<long long>(id), store->path().c_str());
     } catch (const DataError& e) {
         std::fprintf(stderr, "te-bench: warning: run not saved: %s\n", e.what());
     }
@@ -217,7 +235,8 @@ int main(int argc, char** argv) {
         app.add_subcommand("compare", "run the baseline and every configuration this device supports, back to back");
     add_model_flags(compare, compare_flags);
     std::string compare_summary_csv;
-    compare->add_option("--summary-csv", compare_summary_csv, "write the comparison table as CSV to this file");
+    compare->add_option("--summary-csv", compare_summary_csv, "write the comparison table as CSV to this file")
+        ->type_name("PATH");
 
     CLI::App* history = app.add_subcommand("history", "runs saved in the run store");
     history->require_subcommand(1);
@@ -236,9 +255,10 @@ int main(int argc, char** argv) {
     std::string export_json, export_csv, export_summary_csv;
     CLI::App* history_export = history->add_subcommand("export", "write saved runs as JSON and CSV");
     history_export->add_option("ID", export_ids, "run numbers from `history list`")->required();
-    history_export->add_option("--json", export_json, "JSON file: one record, or an array of records ('-' for stdout)");
-    history_export->add_option("--csv", export_csv, "per-step CSV (long format)");
-    history_export->add_option("--summary-csv", export_summary_csv, "summary CSV, the first ID as baseline");
+    history_export->add_option("--json", export_json, "JSON file: one record, or an array of records ('-' for stdout)")
+        ->type_name("PATH");
+    history_export->add_option("--csv", export_csv, "per-step CSV (long format)")->type_name("PATH");
+    history_export->add_option("--summary-csv", export_summary_csv, "summary CSV, the first ID as baseline")->type_name("PATH");
 
     std::vector<std::string> import_paths;
     CLI::App* history_import = history->add_subcommand("import", "add run records (JSON from te-bench run/export) to the store");
@@ -296,9 +316,10 @@ int main(int argc, char** argv) {
             check_outputs(run_flags);
             const Trainer trainer(detect_device());
             resolve(requested, trainer.device());  // every argument error surfaces before training starts
+            const std::unique_ptr<RunStore> store = open_store_for_runs(run_flags.no_store, store_path);
             std::signal(SIGINT, on_interrupt);
             const RunRecord record = train_one(trainer, requested);
-            if (!run_flags.no_store) store_run(store_path, record);
+            store_run(store.get(), record);
             if (!run_flags.json_path.empty()) write_output(run_flags.json_path, record_to_json_text(record));
             if (!run_flags.csv_path.empty()) write_output(run_flags.csv_path, steps_csv({record}));
             (run_flags.json_path == "-" ? std::cerr : std::cout) << render_summary_table({record}, std::nullopt);
@@ -313,6 +334,7 @@ int main(int argc, char** argv) {
             validate(base);
             std::vector<PlannedRun> plan = plan_comparison(base, trainer.device());
             if (plan.front().skip_reason) throw ConfigError(*plan.front().skip_reason);
+            const std::unique_ptr<RunStore> store = open_store_for_runs(compare_flags.no_store, store_path);
             std::signal(SIGINT, on_interrupt);
             std::vector<RunRecord> runs;
             std::vector<std::string> skipped;
@@ -323,7 +345,7 @@ int main(int argc, char** argv) {
                 }
                 if (g_cancel.load()) break;
                 runs.push_back(train_one(trainer, row.config));
-                if (!compare_flags.no_store) store_run(store_path, runs.back());
+                store_run(store.get(), runs.back());
             }
             if (!compare_flags.json_path.empty()) {
                 nlohmann::json document{{"baseline", runs.front().id}, {"runs", nlohmann::json::array()}, {"skipped", skipped}};
@@ -341,7 +363,7 @@ int main(int argc, char** argv) {
             return exit_code_for(runs);
         }
 
-        RunStore store(store_path.empty() ? RunStore::default_path() : std::filesystem::path(store_path));
+        RunStore store(store_location(store_path));
         if (history_list->parsed()) {
             const std::vector<StoredRun> runs = store.list();
             if (list_json) {

@@ -58,6 +58,9 @@ private Q_SLOTS:
         QTest::newRow("fp8 with torch") << QStringList{"run", "--backend", "torch", "--precision", "fp8"} << "--precision fp8";
         QTest::newRow("unwritable json") << QStringList{"run", "--json", "/nonexistent-dir/run.json"}
                                          << "--json /nonexistent-dir/run.json: directory /nonexistent-dir does not exist";
+        QTest::newRow("unusable store") << QStringList{"--store", "/proc/no-such-dir/runs.sqlite3", "run", "--preset",
+                                                       "quick-cpu"}
+                                        << "--store: run store /proc/no-such-dir/runs.sqlite3: cannot create directory";
         QTest::newRow("csv is a directory") << QStringList{"run", "--csv", "/tmp"} << "--csv /tmp: is a directory";
         QTest::newRow("unknown preset") << QStringList{"compare", "--preset", "huge"}
                                         << "--preset 'huge': unknown value; allowed: seed|quick-cpu";
