@@ -19,7 +19,9 @@ class TestCli : public QObject {
 
     Result bench(const QStringList& args, int timeout_ms = 300000) {
         QProcess process;
-        process.start(QStringLiteral(TE_BENCH_PATH), QStringList{"--store", dir_.filePath("runs.sqlite3")} + args);
+        const QStringList store =
+            args.contains(QStringLiteral("--store")) ? QStringList{} : QStringList{"--store", dir_.filePath("runs.sqlite3")};
+        process.start(QStringLiteral(TE_BENCH_PATH), store + args);
         if (!process.waitForFinished(timeout_ms)) {
             process.kill();
             process.waitForFinished();
