@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/Choice.h"
 #include "core/common/Error.h"
 
 namespace tewb {
@@ -111,7 +112,7 @@ public:
         try {
             return parse(at(key), value);
         } catch (const ConfigError& e) {
-            fail(at(key), e.what());
+            throw DataError(std::string(source_) + ": " + e.what());  // the message already names the path
         }
     }
 
@@ -141,32 +142,24 @@ constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 
 Phase parse_phase(std::string_view where, std::string_view text) {
-    if (text == "warmup") return Phase::Warmup;
-    if (text == "timed") return Phase::Timed;
-    throw ConfigError(std::string(where) + " '" + std::string(text) + "': unknown value; allowed: warmup|timed");
+    return parse_choice<Phase>(where, text, {{"warmup", Phase::Warmup}, {"timed", Phase::Timed}});
 }
 
 RunStatus parse_status(std::string_view where, std::string_view text) {
-    if (text == "finished") return RunStatus::Finished;
-    if (text == "cancelled") return RunStatus::Cancelled;
-    if (text == "failed") return RunStatus::Failed;
-    if (text == "running") return RunStatus::Running;
-    throw ConfigError(std::string(where) + " '" + std::string(text) +
-                      "': unknown value; allowed: finished|cancelled|failed|running");
+    return parse_choice<RunStatus>(where, text,
+                                   {{"finished", RunStatus::Finished},
+                                    {"cancelled", RunStatus::Cancelled},
+                                    {"failed", RunStatus::Failed},
+                                    {"running", RunStatus::Running}});
 }
 
 MemoryMetric parse_memory_metric(std::string_view where, std::string_view text) {
-    if (text == "cuda_peak_allocated") return MemoryMetric::CudaPeakAllocated;
-    if (text == "cpu_peak_rss") return MemoryMetric::CpuPeakRss;
-    throw ConfigError(std::string(where) + " '" + std::string(text) +
-                      "': unknown value; allowed: cuda_peak_allocated|cpu_peak_rss");
+    return parse_choice<MemoryMetric>(
+        where, text, {{"cuda_peak_allocated", MemoryMetric::CudaPeakAllocated}, {"cpu_peak_rss", MemoryMetric::CpuPeakRss}});
 }
 
 Mode parse_mode(std::string_view where, std::string_view text) {
-    if (text == "fp8") return Mode::Fp8;
-    if (text == "te") return Mode::Te;
-    if (text == "fallback") return Mode::Fallback;
-    throw ConfigError(std::string(where) + " '" + std::string(text) + "': unknown value; allowed: fp8|te|fallback");
+    return parse_choice<Mode>(where, text, {{"fp8", Mode::Fp8}, {"te", Mode::Te}, {"fallback", Mode::Fallback}});
 }
 
 DeviceInfo read_device(const Reader& r) {

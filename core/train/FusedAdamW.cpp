@@ -23,26 +23,35 @@ void FusedAdamW::zero_grad() {
 }
 
 void FusedAdamW::step() {
-    std::vector<at::Tensor> params;
+    bool all_have_grads = true;
     std::vector<at::Tensor> grads;
-    std::vector<at::Tensor> exp_avg;
-    std::vector<at::Tensor> exp_avg_sq;
-    std::vector<at::Tensor> steps;
-    params.reserve(parameters_.size());
-    for (std::size_t i = 0; i < parameters_.size(); ++i) {
-        const at::Tensor& grad = parameters_[i].grad();
-        if (!grad.defined()) {
-            continue;
-        }
-        params.push_back(parameters_[i]);
-        grads.push_back(grad);
-        exp_avg.push_back(exp_avg_[i]);
-        exp_avg_sq.push_back(exp_avg_sq_[i]);
-        steps.push_back(steps_[i]);
+    grads.reserve(parameters_.size());
+    for (const at::Tensor& p : parameters_) {
+        grads.push_back(p.grad());
+        all_have_grads = all_have_grads && grads.back().defined();
     }
-    if (params.empty()) {
+    // Hot path: every MiniGPT parameter gets a gradient, so the owned lists go to the kernel as they are.
+    if (all_have_grads) {
+        update(parameters_, grads, exp_avg_, exp_avg_sq_, steps_);
         return;
     }
+    std::vector<at::Tensor> params, present_grads, exp_avg, exp_avg_sq, steps;
+    for (std::size_t i = 0; i < parameters_.size(); ++i) {
+        if (grads[i].defined()) {
+            params.push_back(parameters_[i]);
+            present_grads.push_back(grads[i]);
+            exp_avg.push_back(exp_avg_[i]);
+            exp_avg_sq.push_back(exp_avg_sq_[i]);
+            steps.push_back(steps_[i]);
+        }
+    }
+    if (!params.empty()) {
+        update(params, present_grads, exp_avg, exp_avg_sq, steps);
+    }
+}
+
+void FusedAdamW::update(at::TensorList params, at::TensorList grads, at::TensorList exp_avg, at::TensorList exp_avg_sq,
+                        at::TensorList steps) const {
     at::_foreach_add_(steps, 1.0);
     at::_fused_adamw_(params, grads, exp_avg, exp_avg_sq, /*max_exp_avg_sqs=*/{}, steps, settings_.lr, settings_.beta1,
                       settings_.beta2, settings_.weight_decay, settings_.eps, /*amsgrad=*/false, /*maximize=*/false);

@@ -26,6 +26,9 @@ public:
     void step();
 
 private:
+    void update(at::TensorList params, at::TensorList grads, at::TensorList exp_avg, at::TensorList exp_avg_sq,
+                at::TensorList steps) const;
+
     std::vector<at::Tensor> parameters_;
     std::vector<at::Tensor> exp_avg_;
     std::vector<at::Tensor> exp_avg_sq_;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "core/common/Choice.h"
 #include "core/common/Error.h"
 
 namespace tewb {
@@ -37,18 +38,6 @@ void check_range(std::vector<ConfigProblem>& problems, const char* field, int va
         problems.push_back({field, "--" + std::string(field) + " " + std::to_string(value) + ": out of range; allowed: " +
                                        std::to_string(limits.min) + " to " + std::to_string(limits.max)});
     }
-}
-
-template <typename Enum>
-Enum parse_enum(std::string_view flag, std::string_view text, std::initializer_list<std::pair<std::string_view, Enum>> choices) {
-    std::string allowed;
-    for (const auto& [name, value] : choices) {
-        if (text == name) {
-            return value;
-        }
-        allowed += allowed.empty() ? std::string(name) : "|" + std::string(name);
-    }
-    throw ConfigError(std::string(flag) + " '" + std::string(text) + "': unknown value; allowed: " + allowed);
 }
 
 std::string quoted(std::string_view text) {
@@ -166,20 +155,21 @@ std::string_view to_string(Preset value) {
 }
 
 DeviceKind parse_device(std::string_view flag, std::string_view text) {
-    return parse_enum<DeviceKind>(flag, text, {{"auto", DeviceKind::Auto}, {"cpu", DeviceKind::Cpu}, {"cuda", DeviceKind::Cuda}});
+    return parse_choice<DeviceKind>(flag, text,
+                                    {{"auto", DeviceKind::Auto}, {"cpu", DeviceKind::Cpu}, {"cuda", DeviceKind::Cuda}});
 }
 
 Backend parse_backend(std::string_view flag, std::string_view text) {
-    return parse_enum<Backend>(flag, text, {{"torch", Backend::Torch}, {"te", Backend::Te}});
+    return parse_choice<Backend>(flag, text, {{"torch", Backend::Torch}, {"te", Backend::Te}});
 }
 
 Precision parse_precision(std::string_view flag, std::string_view text) {
-    return parse_enum<Precision>(
+    return parse_choice<Precision>(
         flag, text, {{"auto", Precision::Auto}, {"fp32", Precision::Fp32}, {"bf16", Precision::Bf16}, {"fp8", Precision::Fp8}});
 }
 
 Preset parse_preset(std::string_view flag, std::string_view text) {
-    return parse_enum<Preset>(flag, text, {{"seed", Preset::Seed}, {"quick-cpu", Preset::QuickCpu}});
+    return parse_choice<Preset>(flag, text, {{"seed", Preset::Seed}, {"quick-cpu", Preset::QuickCpu}});
 }
 
 int parse_int(std::string_view flag, std::string_view text) {

@@ -36,6 +36,8 @@ class TestCli : public QObject {
         return json::parse(file.readAll().toStdString());
     }
 
+    json read_json_text(const QString& text) { return json::parse(text.toStdString()); }
+
 private Q_SLOTS:
     void badInputExitsTwoWithOneLine_data() {
         QTest::addColumn<QStringList>("args");
@@ -104,8 +106,6 @@ private Q_SLOTS:
         QCOMPARE(text.exit_code, 0);
         QVERIFY(text.out.contains(QStringLiteral("Mode: ")));
     }
-
-    json read_json_text(const QString& text) { return json::parse(text.toStdString()); }
 
     void runWritesJsonCsvAndStore() {
         const QString json_path = dir_.filePath("run.json");
