@@ -16,6 +16,7 @@
 #include "core/common/Error.h"
 #include "core/device/Capability.h"
 #include "core/device/DeviceInfo.h"
+#include "core/fp8/ReplayReport.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/Comparison.h"
 #include "core/results/RecordCsv.h"
@@ -42,8 +43,14 @@ extern "C" void on_interrupt(int) {
 // Run settings as text, so every number is converted by core with a message naming the flag.
 struct RunFlags {
     std::string preset, device, backend, precision, layers, hidden, heads, seq, vocab, batch, warmup, iters, lr, seed, name;
-    std::string json_path, csv_path;
+    std::string recipe, fp8_format, amax_history_len, amax_algo, margin;
+    bool inspect_fp8 = false;
+    std::string json_path, csv_path, fp8_csv_path;
     bool no_store = false;
+
+    bool fp8_flags_given() const {
+        return !recipe.empty() || !fp8_format.empty() || !amax_history_len.empty() || !amax_algo.empty() || !margin.empty();
+    }
 };
 
 void add_model_flags(CLI::App* cmd, RunFlags& f) {
@@ -61,7 +68,24 @@ void add_model_flags(CLI::App* cmd, RunFlags& f) {
     cmd->add_option("--seed", f.seed, "seed of weights and data (default 1234)")->type_name("N");
     cmd->add_option("--json", f.json_path, "write the run record(s) as JSON to this file ('-' for stdout)")->type_name("PATH");
     cmd->add_option("--csv", f.csv_path, "write per-step metrics as CSV (long format) to this file")->type_name("PATH");
+    cmd->add_option("--fp8-csv", f.fp8_csv_path, "write FP8 statistics (per step and slot: amax, scale, ...) as CSV")
+        ->type_name("PATH");
     cmd->add_flag("--no-store", f.no_store, "do not save the run in the run store");
+}
+
+void add_fp8_flags(CLI::App* cmd, RunFlags& f) {
+    const Fp8Recipe d = Fp8Recipe::seed_defaults();
+    cmd->add_option("--recipe", f.recipe, "FP8 scaling: delayed | current (default delayed)")->type_name("NAME");
+    cmd->add_option("--fp8-format", f.fp8_format, "hybrid (E4M3 forward, E5M2 gradients) | e4m3 (default hybrid)")
+        ->type_name("NAME");
+    cmd->add_option("--amax-history-len", f.amax_history_len,
+                    "amax history per FP8 tensor, 1 to 65536 (default " + std::to_string(d.amax_history_len) +
+                        "; Transformer Engine's library default is 1024)")
+        ->type_name("N");
+    cmd->add_option("--amax-algo", f.amax_algo, "max (over the history) | most_recent (default max)")->type_name("NAME");
+    cmd->add_option("--margin", f.margin, "scale = fp8_max / 2^margin / amax; 0 to 64 (default 0)")->type_name("N");
+    cmd->add_flag("--inspect-fp8", f.inspect_fp8,
+                  "also record the fraction of saturated and underflowed elements per cast (slower)");
 }
 
 RunConfig config_from_flags(const RunFlags& f) {
@@ -79,13 +103,28 @@ RunConfig config_from_flags(const RunFlags& f) {
     if (!f.iters.empty()) c.iters = parse_int("--iters", f.iters);
     if (!f.lr.empty()) c.lr = parse_double("--lr", f.lr);
     if (!f.seed.empty()) c.seed = parse_uint64("--seed", f.seed);
+    if (!f.recipe.empty()) c.fp8.scaling = parse_scaling_kind("--recipe", f.recipe);
+    if (!f.fp8_format.empty()) c.fp8.format = parse_recipe_format("--fp8-format", f.fp8_format);
+    if (!f.amax_history_len.empty()) c.fp8.amax_history_len = parse_int("--amax-history-len", f.amax_history_len);
+    if (!f.amax_algo.empty()) c.fp8.algo = parse_amax_algo("--amax-algo", f.amax_algo);
+    if (!f.margin.empty()) c.fp8.margin = parse_int("--margin", f.margin);
+    c.inspect_fp8 = f.inspect_fp8;
     c.name = f.name;
     return c;
+}
+
+// `run`: FP8 settings with a precision that is not fp8 would be silently ignored; say so instead.
+void check_fp8_flags_apply(const RunFlags& f, const RunConfig& c) {
+    if (f.fp8_flags_given() && c.precision != Precision::Fp8) {
+        throw ConfigError("--recipe/--fp8-format/--amax-history-len/--amax-algo/--margin: FP8 settings need --precision fp8 "
+                          "(with --backend te); this run is " + std::string(to_string(c.precision)));
+    }
 }
 
 void check_outputs(const RunFlags& f) {
     if (!f.json_path.empty() && f.json_path != "-") check_output_path("--json", f.json_path);
     if (!f.csv_path.empty()) check_output_path("--csv", f.csv_path);
+    if (!f.fp8_csv_path.empty()) check_output_path("--fp8-csv", f.fp8_csv_path);
 }
 
 std::string json_text(const nlohmann::json& document) {
@@ -103,6 +142,12 @@ void write_output(const std::string& path, const std::string& content) {
 std::string steps_csv(const std::vector<RunRecord>& runs) {
     std::ostringstream out;
     write_steps_csv(out, runs);
+    return out.str();
+}
+
+std::string fp8_csv(const std::vector<RunRecord>& runs) {
+    std::ostringstream out;
+    write_fp8_csv(out, runs);
     return out.str();
 }
 
@@ -229,14 +274,30 @@ int main(int argc, char** argv) {
     run->add_option("--precision", run_flags.precision,
                     "auto | fp32 | bf16 | fp8 (default auto: bf16 on a GPU, fp32 on the CPU)");
     run->add_option("--name", run_flags.name, "label of the run in tables, charts and history");
+    add_fp8_flags(run, run_flags);
 
     RunFlags compare_flags;
     CLI::App* compare =
         app.add_subcommand("compare", "run the baseline and every configuration this device supports, back to back");
     add_model_flags(compare, compare_flags);
+    add_fp8_flags(compare, compare_flags);
     std::string compare_summary_csv;
     compare->add_option("--summary-csv", compare_summary_csv, "write the comparison table as CSV to this file")
         ->type_name("PATH");
+
+    std::string replay_recipe_flag, replay_dtype, replay_history_len, replay_algo, replay_margin, replay_amax;
+    bool replay_json = false;
+    CLI::App* recipe = app.add_subcommand(
+        "recipe", "replay the FP8 scale-update rule on a sequence of amaxes: the scale each step would use");
+    recipe->add_option("--recipe", replay_recipe_flag, "delayed | current (default delayed)")->type_name("NAME");
+    recipe->add_option("--dtype", replay_dtype, "e4m3 (max 448) | e5m2 (max 57344) (default e4m3)")->type_name("NAME");
+    recipe->add_option("--history-len", replay_history_len, "amax history length, 1 to 65536 (default 16)")->type_name("L");
+    recipe->add_option("--algo", replay_algo, "max | most_recent (default max)")->type_name("NAME");
+    recipe->add_option("--margin", replay_margin, "0 to 64 (default 0)")->type_name("M");
+    recipe->add_option("--amax", replay_amax, "comma-separated amax per step, e.g. 3.5,0,1e-40,inf,nan")
+        ->type_name("LIST")
+        ->required();
+    recipe->add_flag("--json", replay_json, "print the contract JSON of FP8_RECIPE.md");
 
     CLI::App* history = app.add_subcommand("history", "runs saved in the run store");
     history->require_subcommand(1);
@@ -252,13 +313,14 @@ int main(int argc, char** argv) {
     CLI::App* history_delete = history->add_subcommand("delete", "delete saved runs");
     history_delete->add_option("ID", delete_ids, "run numbers from `history list`")->required();
     std::vector<std::string> export_ids;
-    std::string export_json, export_csv, export_summary_csv;
+    std::string export_json, export_csv, export_summary_csv, export_fp8_csv;
     CLI::App* history_export = history->add_subcommand("export", "write saved runs as JSON and CSV");
     history_export->add_option("ID", export_ids, "run numbers from `history list`")->required();
     history_export->add_option("--json", export_json, "JSON file: one record, or an array of records ('-' for stdout)")
         ->type_name("PATH");
     history_export->add_option("--csv", export_csv, "per-step CSV (long format)")->type_name("PATH");
     history_export->add_option("--summary-csv", export_summary_csv, "summary CSV, the first ID as baseline")->type_name("PATH");
+    history_export->add_option("--fp8-csv", export_fp8_csv, "FP8 statistics CSV (FP8 runs)")->type_name("PATH");
 
     std::vector<std::string> import_paths;
     CLI::App* history_import = history->add_subcommand("import", "add run records (JSON from te-bench run/export) to the store");
@@ -272,7 +334,7 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::ExtrasError& e) {
         if (app.get_subcommands().empty() && !app.remaining().empty()) {
-            std::fprintf(stderr, "te-bench: unknown command '%s'; allowed: info|run|compare|history (see te-bench --help)\n",
+            std::fprintf(stderr, "te-bench: unknown command '%s'; allowed: info|run|compare|recipe|history (see te-bench --help)\n",
                          app.remaining().front().c_str());
             return kExitUsage;
         }
@@ -295,7 +357,7 @@ int main(int argc, char** argv) {
     }
 
     if (app.get_subcommands().empty()) {
-        std::fprintf(stderr, "te-bench: a command is required; allowed: info|run|compare|history (see te-bench --help)\n");
+        std::fprintf(stderr, "te-bench: a command is required; allowed: info|run|compare|recipe|history (see te-bench --help)\n");
         return kExitUsage;
     }
 
@@ -313,6 +375,7 @@ int main(int argc, char** argv) {
 
         if (run->parsed()) {
             const RunConfig requested = config_from_flags(run_flags);
+            check_fp8_flags_apply(run_flags, requested);
             check_outputs(run_flags);
             const Trainer trainer(detect_device());
             resolve(requested, trainer.device());  // every argument error surfaces before training starts
@@ -322,6 +385,7 @@ int main(int argc, char** argv) {
             store_run(store.get(), record);
             if (!run_flags.json_path.empty()) write_output(run_flags.json_path, record_to_json_text(record));
             if (!run_flags.csv_path.empty()) write_output(run_flags.csv_path, steps_csv({record}));
+            if (!run_flags.fp8_csv_path.empty()) write_output(run_flags.fp8_csv_path, fp8_csv({record}));
             (run_flags.json_path == "-" ? std::cerr : std::cout) << render_summary_table({record}, std::nullopt);
             return exit_code_for({record});
         }
@@ -353,6 +417,7 @@ int main(int argc, char** argv) {
                 write_output(compare_flags.json_path, json_text(document));
             }
             if (!compare_flags.csv_path.empty()) write_output(compare_flags.csv_path, steps_csv(runs));
+            if (!compare_flags.fp8_csv_path.empty()) write_output(compare_flags.fp8_csv_path, fp8_csv(runs));
             if (!compare_summary_csv.empty()) write_output(compare_summary_csv, summary_csv(runs, 0));
             std::ostream& out = compare_flags.json_path == "-" ? std::cerr : std::cout;
             out << render_summary_table(runs, 0);
@@ -361,6 +426,21 @@ int main(int argc, char** argv) {
                 for (const std::string& line : skipped) out << "  " << line << "\n";
             }
             return exit_code_for(runs);
+        }
+
+        if (recipe->parsed()) {
+            RecipeReplay replay;
+            if (!replay_recipe_flag.empty()) replay.scaling = parse_scaling_kind("--recipe", replay_recipe_flag);
+            if (!replay_dtype.empty()) replay.dtype = parse_fp8_dtype("--dtype", replay_dtype);
+            if (!replay_history_len.empty()) replay.history_len = parse_int("--history-len", replay_history_len);
+            if (!replay_algo.empty()) replay.algo = parse_amax_algo("--algo", replay_algo);
+            if (!replay_margin.empty()) replay.margin = parse_int("--margin", replay_margin);
+            replay.amaxes = parse_amax_list("--amax", replay_amax);
+            validate(replay);
+            const std::vector<RecipeReplayStep> steps = replay_recipe(replay.scaling, replay.dtype, replay.history_len,
+                                                                      replay.algo, replay.margin, replay.amaxes);
+            std::cout << (replay_json ? replay_json_text(replay, steps) : replay_table_text(replay, steps));
+            return 0;
         }
 
         RunStore store(store_location(store_path));
@@ -433,13 +513,15 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (history_export->parsed()) {
-            if (export_json.empty() && export_csv.empty() && export_summary_csv.empty()) {
+            if (export_json.empty() && export_csv.empty() && export_summary_csv.empty() && export_fp8_csv.empty()) {
                 throw ConfigError(
-                    "history export: nothing to write; allowed: one or more of --json PATH, --csv PATH, --summary-csv PATH");
+                    "history export: nothing to write; allowed: one or more of --json PATH, --csv PATH, --summary-csv PATH, "
+                    "--fp8-csv PATH");
             }
             if (!export_json.empty() && export_json != "-") check_output_path("--json", export_json);
             if (!export_csv.empty()) check_output_path("--csv", export_csv);
             if (!export_summary_csv.empty()) check_output_path("--summary-csv", export_summary_csv);
+            if (!export_fp8_csv.empty()) check_output_path("--fp8-csv", export_fp8_csv);
             std::vector<RunRecord> records;
             for (const std::string& text : export_ids) records.push_back(load_stored(store, parse_run_id(text)));
             if (!export_json.empty()) {
@@ -453,6 +535,7 @@ int main(int argc, char** argv) {
             }
             if (!export_csv.empty()) write_output(export_csv, steps_csv(records));
             if (!export_summary_csv.empty()) write_output(export_summary_csv, summary_csv(records, 0));
+            if (!export_fp8_csv.empty()) write_output(export_fp8_csv, fp8_csv(records));
             return 0;
         }
     } catch (const ConfigError& e) {

@@ -19,7 +19,10 @@ Value parse_choice(std::string_view what, std::string_view text,
         if (text == name) {
             return value;
         }
-        allowed += allowed.empty() ? std::string(name) : "|" + std::string(name);
+        if (!allowed.empty()) {
+            allowed += '|';
+        }
+        allowed += name;
     }
     throw ConfigError(std::string(what) + " '" + std::string(text) + "': unknown value; allowed: " + allowed);
 }

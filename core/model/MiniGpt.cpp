@@ -9,7 +9,7 @@
 #include <ATen/ops/linear.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 
-#include "core/common/Error.h"
+#include "core/model/MiniGptTe.h"
 #include "core/model/ParameterInit.h"
 
 // Module::to() moves parameters with set_data(), so the tensor members below stay the live parameters.
@@ -18,7 +18,6 @@ namespace tewb {
 
 namespace {
 constexpr double kInitStd = 0.02;
-constexpr double kLayerNormEps = 1e-5;
 }  // namespace
 
 MiniGpt::MiniGpt(const ModelShape& shape, std::uint64_t seed) : shape_(shape) {
@@ -72,8 +71,8 @@ torch::Tensor MiniGpt::forward(const torch::Tensor& tokens) {
 }
 
 std::shared_ptr<CausalLm> make_model(Backend backend, const ModelShape& shape, std::uint64_t seed) {
-    if (backend != Backend::Torch) {
-        throw ConfigError("--backend " + std::string(to_string(backend)) + ": not available in this version; allowed: torch");
+    if (backend == Backend::Te) {
+        return std::make_shared<MiniGptTe>(shape, seed);
     }
     return std::make_shared<MiniGpt>(shape, seed);
 }

@@ -22,6 +22,18 @@ std::string number(const std::optional<double>& value) {
     return value ? number(*value) : std::string{};
 }
 
+// Shortest text that reads back to the same float.
+std::string number(float value) {
+    if (!std::isfinite(value)) return number(static_cast<double>(value));
+    char text[32];
+    const auto result = std::to_chars(text, text + sizeof text, value);
+    return std::string(text, result.ptr);
+}
+
+std::string number(const std::optional<float>& value) {
+    return value ? number(*value) : std::string{};
+}
+
 }  // namespace
 
 std::string csv_field(const std::string& text) {
@@ -52,17 +64,34 @@ void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
 }
 
 void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline) {
-    out << "run_id,run_name,backend,precision,device,implementation,status,timed_steps,mean_ms,median_ms,p90_ms,"
+    out << "run_id,run_name,backend,precision,device,implementation,fp8_emulated,status,timed_steps,mean_ms,median_ms,p90_ms,"
            "tokens_per_s,tflops,mfu,peak_mem_bytes,memory_metric,final_loss,speedup,memory_ratio\n";
     for (const ComparisonRow& row : compare_runs(runs, baseline)) {
         const RunRecord& r = *row.run;
         const RunSummary& s = r.summary;
         out << csv_field(r.id) << ',' << csv_field(r.config.name) << ',' << to_string(r.config.backend) << ','
             << to_string(r.config.precision) << ',' << csv_field(r.execution.device) << ','
-            << csv_field(r.execution.implementation) << ',' << to_string(r.status) << ',' << s.timed_steps << ','
+            << csv_field(r.execution.implementation) << ',' << (r.execution.fp8_emulated ? "true" : "false") << ','
+            << to_string(r.status) << ',' << s.timed_steps << ','
             << number(s.mean_ms) << ',' << number(s.median_ms) << ',' << number(s.p90_ms) << ',' << number(s.tokens_per_s) << ','
             << number(s.tflops) << ',' << number(s.mfu) << ',' << s.peak_mem_bytes << ',' << to_string(r.execution.memory_metric)
             << ',' << number(s.final_loss) << ',' << number(row.speedup) << ',' << number(row.memory_ratio) << '\n';
+    }
+}
+
+void write_fp8_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
+    out << "run_id,run_name,step,phase,module,slot,dtype,amax,scale,saturated_fraction,underflow_fraction\n";
+    for (const RunRecord& run : runs) {
+        const std::string prefix = csv_field(run.id) + "," + csv_field(run.config.name) + ",";
+        for (const StepMetrics& s : run.steps) {
+            for (std::size_t i = 0; i < s.fp8.size() && i < run.fp8_slots.size(); ++i) {
+                const Fp8SlotInfo& slot = run.fp8_slots[i];
+                const Fp8SlotSample& sample = s.fp8[i];
+                out << prefix << s.step << ',' << to_string(s.phase) << ',' << csv_field(slot.module) << ','
+                    << to_string(slot.role) << ',' << to_string(slot.dtype) << ',' << number(sample.amax) << ','
+                    << number(sample.scale) << ',' << number(sample.saturated) << ',' << number(sample.underflow) << '\n';
+            }
+        }
     }
 }
 

@@ -13,6 +13,11 @@ void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs);
 // One row per run: the summary, and speedup / memory ratio against `baseline` when given.
 void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
 
+// FP8 statistics, long format: one row per run, step and FP8 slot (module, slot role, dtype): the amax
+// recorded, the scale used and, when the run inspected its casts, the saturated and underflowed
+// fractions (empty otherwise). Runs without FP8 contribute no rows.
+void write_fp8_csv(std::ostream& out, const std::vector<RunRecord>& runs);
+
 // RFC 4180 field: quoted when it holds a comma, quote or line break.
 std::string csv_field(const std::string& text);
 

@@ -1,6 +1,8 @@
 #include "core/results/RecordJson.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -24,6 +26,16 @@ json number(double value) {
         return value > 0 ? "inf" : "-inf";
     }
     return value;
+}
+
+// A float32 value as the shortest decimal that reads back as the same float (0.02, not 0.0199999995529651).
+json float_number(float value) {
+    if (!std::isfinite(value)) {
+        return number(value);
+    }
+    char text[32];
+    const auto result = std::to_chars(text, text + sizeof text, value);
+    return std::strtod(std::string(text, result.ptr).c_str(), nullptr);
 }
 
 json optional_number(const std::optional<double>& value) {
@@ -206,7 +218,63 @@ RunConfig read_config(const Reader& r) {
     c.iters = static_cast<int>(r.integer("iters", 0, kIntMax));
     c.lr = r.real("lr");
     c.seed = static_cast<std::uint64_t>(r.integer("seed", 0, kInt64Max));
+    if (r.has("fp8")) {
+        const Reader f = r.object("fp8");
+        c.fp8.scaling = f.choice("recipe", parse_scaling_kind);
+        c.fp8.format = f.choice("format", parse_recipe_format);
+        c.fp8.amax_history_len = static_cast<int>(f.integer("amax_history_len", 1, Fp8Recipe::kMaxHistoryLen));
+        c.fp8.algo = f.choice("amax_algo", parse_amax_algo);
+        c.fp8.margin = static_cast<int>(f.integer("margin", 0, Fp8Recipe::kMaxMargin));
+        c.inspect_fp8 = f.has("inspect") && f.boolean("inspect");
+    }
     return c;
+}
+
+std::vector<float> read_floats(const Reader& r, const char* key, std::size_t expected) {
+    const json& values = r.array(key);
+    if (values.size() != expected) {
+        r.fail(r.at(key), std::to_string(values.size()) + " values; expected one per FP8 slot (" + std::to_string(expected) + ")");
+    }
+    std::vector<float> out;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const json wrapped{{"v", values[i]}};
+        out.push_back(static_cast<float>(Reader(wrapped, r.at(key) + "[" + std::to_string(i) + "]", r.source()).real("v")));
+    }
+    return out;
+}
+
+std::vector<Fp8SlotSample> read_fp8_samples(const Reader& r, std::size_t slots) {
+    const std::vector<float> amax = read_floats(r, "amax", slots);
+    const std::vector<float> scale = read_floats(r, "scale", slots);
+    std::vector<float> saturated, underflow;
+    if (r.has("saturated")) saturated = read_floats(r, "saturated", slots);
+    if (r.has("underflow")) underflow = read_floats(r, "underflow", slots);
+    std::vector<Fp8SlotSample> samples(slots);
+    for (std::size_t i = 0; i < slots; ++i) {
+        samples[i].amax = amax[i];
+        samples[i].scale = scale[i];
+        if (!saturated.empty()) samples[i].saturated = saturated[i];
+        if (!underflow.empty()) samples[i].underflow = underflow[i];
+    }
+    return samples;
+}
+
+json fp8_samples_json(const std::vector<Fp8SlotSample>& samples) {
+    json amax = json::array(), scale = json::array(), saturated = json::array(), underflow = json::array();
+    bool inspected = true;
+    for (const Fp8SlotSample& s : samples) {
+        amax.push_back(float_number(s.amax));
+        scale.push_back(float_number(s.scale));
+        inspected = inspected && s.saturated && s.underflow;
+        saturated.push_back(s.saturated ? float_number(*s.saturated) : json(nullptr));
+        underflow.push_back(s.underflow ? float_number(*s.underflow) : json(nullptr));
+    }
+    json out{{"amax", std::move(amax)}, {"scale", std::move(scale)}};
+    if (inspected) {
+        out["saturated"] = std::move(saturated);
+        out["underflow"] = std::move(underflow);
+    }
+    return out;
 }
 
 StepMetrics read_step(const Reader& r) {
@@ -262,7 +330,7 @@ json capability_json(const DeviceInfo& device, const Capability& capability) {
 }
 
 json to_json(const RunConfig& c) {
-    return json{{"name", c.name},
+    json out{{"name", c.name},
                 {"device", std::string(to_string(c.device))},
                 {"backend", std::string(to_string(c.backend))},
                 {"precision", std::string(to_string(c.precision))},
@@ -276,6 +344,15 @@ json to_json(const RunConfig& c) {
                 {"iters", c.iters},
                 {"lr", number(c.lr)},
                 {"seed", c.seed}};
+    if (c.precision == Precision::Fp8) {
+        out["fp8"] = json{{"recipe", std::string(to_string(c.fp8.scaling))},
+                          {"format", std::string(to_string(c.fp8.format))},
+                          {"amax_history_len", c.fp8.amax_history_len},
+                          {"amax_algo", std::string(to_string(c.fp8.algo))},
+                          {"margin", c.fp8.margin},
+                          {"inspect", c.inspect_fp8}};
+    }
+    return out;
 }
 
 json to_json(const RunSummary& s) {
@@ -293,13 +370,22 @@ json to_json(const RunSummary& s) {
 json to_json(const RunRecord& record) {
     json steps = json::array();
     for (const StepMetrics& s : record.steps) {
-        steps.push_back(json{{"step", s.step},
-                             {"phase", std::string(to_string(s.phase))},
-                             {"loss", number(s.loss)},
-                             {"step_ms", number(s.step_ms)},
-                             {"mem_bytes", s.mem_bytes},
-                             {"tokens_per_s", number(s.tokens_per_s)},
-                             {"elapsed_ms", number(s.elapsed_ms)}});
+        json step{{"step", s.step},
+                  {"phase", std::string(to_string(s.phase))},
+                  {"loss", number(s.loss)},
+                  {"step_ms", number(s.step_ms)},
+                  {"mem_bytes", s.mem_bytes},
+                  {"tokens_per_s", number(s.tokens_per_s)},
+                  {"elapsed_ms", number(s.elapsed_ms)}};
+        if (!s.fp8.empty()) {
+            step["fp8"] = fp8_samples_json(s.fp8);
+        }
+        steps.push_back(std::move(step));
+    }
+    json fp8_slots = json::array();
+    for (const Fp8SlotInfo& slot : record.fp8_slots) {
+        fp8_slots.push_back(
+            {{"module", slot.module}, {"slot", std::string(to_string(slot.role))}, {"dtype", std::string(to_string(slot.dtype))}});
     }
     const Environment& env = record.environment;
     const Execution& exe = record.execution;
@@ -328,7 +414,9 @@ json to_json(const RunRecord& record) {
           {"memory_metric", std::string(to_string(exe.memory_metric))},
           {"flops_per_step", number(exe.flops_per_step)},
           {"peak_tflops", optional_number(exe.peak_tflops)},
-          {"peak_source", optional_text(exe.peak_source)}}},
+          {"peak_source", optional_text(exe.peak_source)},
+          {"fp8_emulated", exe.fp8_emulated}}},
+        {"fp8_slots", std::move(fp8_slots)},
         {"steps", std::move(steps)},
         {"summary", to_json(record.summary)},
     };
@@ -379,12 +467,26 @@ RunRecord record_from_json(const json& document, std::string_view source) {
     record.execution.flops_per_step = exe.real("flops_per_step");
     record.execution.peak_tflops = exe.optional_real("peak_tflops");
     record.execution.peak_source = exe.optional_text("peak_source");
+    record.execution.fp8_emulated = exe.has("fp8_emulated") && exe.boolean("fp8_emulated");
+
+    if (r.has("fp8_slots")) {
+        const json& slots = r.array("fp8_slots");
+        for (std::size_t i = 0; i < slots.size(); ++i) {
+            const Reader slot(slots[i], "$.fp8_slots[" + std::to_string(i) + "]", source);
+            record.fp8_slots.push_back(
+                {slot.text("module"), slot.choice("slot", parse_slot_role), slot.choice("dtype", parse_fp8_dtype)});
+        }
+    }
 
     const json& steps = r.array("steps");
     int previous = 0;
     for (std::size_t i = 0; i < steps.size(); ++i) {
         const std::string where = "$.steps[" + std::to_string(i) + "]";
-        StepMetrics step = read_step(Reader(steps[i], where, source));
+        const Reader step_reader(steps[i], where, source);
+        StepMetrics step = read_step(step_reader);
+        if (step_reader.has("fp8")) {
+            step.fp8 = read_fp8_samples(step_reader.object("fp8"), record.fp8_slots.size());
+        }
         if (step.step <= previous) {
             r.fail(where + ".step",
                    std::to_string(step.step) + " does not follow step " + std::to_string(previous) + "; steps must increase");

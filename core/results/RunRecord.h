@@ -8,6 +8,7 @@
 #include "core/common/BuildInfo.h"
 #include "core/device/Capability.h"
 #include "core/device/DeviceInfo.h"
+#include "core/fp8/Fp8Stats.h"
 #include "core/train/RunConfig.h"
 
 namespace tewb {
@@ -24,6 +25,7 @@ struct StepMetrics {
     std::uint64_t mem_bytes = 0;  // peak so far (GPU: since the timed phase began, for timed steps)
     double tokens_per_s = 0;
     double elapsed_ms = 0;  // wall time since the first step started, when this step was known
+    std::vector<Fp8SlotSample> fp8;  // FP8 runs: one per RunRecord::fp8_slots entry, same order
 
     friend bool operator==(const StepMetrics&, const StepMetrics&) = default;
 };
@@ -47,7 +49,10 @@ struct RunSummary {
 // Where and how the run executed.
 struct Execution {
     std::string device;          // "cuda:0" or "cpu"
-    std::string implementation;  // which code ran the model, e.g. "torch-eager"
+    std::string implementation;  // which code ran the model, e.g. "torch-eager", "te-reference, fp8 ..."
+    // FP8 casts were real but the GEMMs ran in float32 on dequantized values (the reference
+    // implementation, e.g. on the CPU): the loss is FP8's, the timings are not FP8 speed.
+    bool fp8_emulated = false;
     MemoryMetric memory_metric = MemoryMetric::CpuPeakRss;
     double flops_per_step = 0;          // analytic model FLOPs of one training step (see FlopCount.h)
     std::optional<double> peak_tflops;  // MFU denominator, when the device is in the peak table
@@ -74,6 +79,7 @@ struct RunRecord {
     Environment environment;
     Execution execution;
     std::vector<StepMetrics> steps;
+    std::vector<Fp8SlotInfo> fp8_slots;  // FP8 runs: the slots each step's `fp8` samples describe
     RunSummary summary;
     RunStatus status = RunStatus::Running;
     std::string error_kind;  // for failed runs: "out_of_memory", "numerics", "runtime"

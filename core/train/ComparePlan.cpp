@@ -23,6 +23,9 @@ std::vector<PlannedRun> plan_comparison(const RunConfig& base, const DeviceInfo&
     const Precision other_precision = cuda ? Precision::Fp32 : Precision::Bf16;
     plan.push_back({make(Backend::Torch, baseline_precision, Role::Baseline), std::nullopt});
     plan.push_back({make(Backend::Torch, other_precision, Role::Variant), std::nullopt});
+    if (!cuda) {  // the like-for-like row of the CPU baseline
+        plan.push_back({make(Backend::Te, Precision::Fp32, Role::Variant), std::nullopt});
+    }
     plan.push_back({make(Backend::Te, Precision::Bf16, Role::Variant), std::nullopt});
     plan.push_back({make(Backend::Te, Precision::Fp8, Role::Variant), std::nullopt});
 

@@ -78,8 +78,12 @@ std::vector<ConfigProblem> find_problems(const RunConfig& c) {
             break;
         }
     }
-    if (c.backend == Backend::Te) {
-        problems.push_back({"backend", "--backend te: the TE-style modules are not part of this version yet; allowed: torch"});
+    if (c.inspect_fp8 && c.precision != Precision::Fp8) {
+        problems.push_back({"inspect-fp8", "--inspect-fp8: counts FP8 saturation and underflow, so it needs --precision fp8 "
+                                           "(with --backend te)"});
+    }
+    for (ConfigProblem& problem : find_recipe_problems(c.fp8)) {
+        problems.push_back(std::move(problem));
     }
     if (c.precision == Precision::Fp8 && c.backend == Backend::Torch) {
         problems.push_back({"precision",

@@ -5,7 +5,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/common/ConfigProblem.h"
 #include "core/device/DeviceInfo.h"
+#include "core/fp8/Recipe.h"
 
 namespace tewb {
 
@@ -36,17 +38,14 @@ struct RunConfig {
     int iters = 30;
     double lr = 3e-4;
     std::uint64_t seed = 1234;
+    // Used when precision is fp8 (te backend): the recipe, and whether to count saturated and
+    // underflowed elements per cast (costs a pass over every cast tensor).
+    Fp8Recipe fp8 = Fp8Recipe::seed_defaults();
+    bool inspect_fp8 = false;
 
     int total_steps() const { return warmup + iters; }
     std::int64_t tokens_per_step() const { return static_cast<std::int64_t>(batch) * model.seq; }
     friend bool operator==(const RunConfig&, const RunConfig&) = default;
-};
-
-// One thing wrong with a configuration: `field` is the CLI flag without dashes ("hidden"), `message`
-// one line naming the flag, the value and what is allowed.
-struct ConfigProblem {
-    std::string field;
-    std::string message;
 };
 
 // Every problem found without looking at the hardware; empty when the configuration is valid.

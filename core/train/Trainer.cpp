@@ -24,7 +24,10 @@
 
 #include "core/common/Error.h"
 #include "core/device/PeakThroughput.h"
+#include "core/fp8/Fp8Scope.h"
+#include "core/fp8/Fp8State.h"
 #include "core/model/MiniGpt.h"
+#include "core/modules/ops/TeOps.h"
 #include "core/results/Summary.h"
 #include "core/train/AutocastScope.h"
 #include "core/train/FlopCount.h"
@@ -73,6 +76,20 @@ std::string first_line(const std::string& text) {
     return text.substr(0, text.find('\n'));
 }
 
+// Reads the FP8 statistics tensor ([slots, 4]: amax, scale, saturated, underflow) of one step.
+std::vector<Fp8SlotSample> read_fp8_samples(const float* values, std::int64_t slots) {
+    std::vector<Fp8SlotSample> samples(static_cast<std::size_t>(slots));
+    for (std::int64_t i = 0; i < slots; ++i) {
+        const float* row = values + 4 * i;
+        Fp8SlotSample& sample = samples[static_cast<std::size_t>(i)];
+        sample.amax = row[0];
+        sample.scale = row[1];
+        if (!std::isnan(row[2])) sample.saturated = row[2];
+        if (!std::isnan(row[3])) sample.underflow = row[3];
+    }
+    return samples;
+}
+
 std::string shape_text(const RunConfig& c) {
     std::ostringstream out;
     out << "batch " << c.batch << ", seq " << c.model.seq << ", hidden " << c.model.hidden << ", " << c.model.layers
@@ -113,7 +130,11 @@ public:
         model->to(device_);
         FusedAdamW optimizer(model->parameters(), AdamWSettings{config_.lr});
         const TrainingData data = make_training_data(config_, device_);
-        const bool bf16 = config_.precision == Precision::Bf16;
+        const bool fp8 = config_.precision == Precision::Fp8;
+        // FP8 on a GPU keeps the non-GEMM math in BF16, as Transformer Engine is used; on the CPU (emulation) in FP32.
+        const bool autocast = config_.precision == Precision::Bf16 || (fp8 && cuda_);
+        const Fp8ScopeSettings fp8_settings{config_.fp8, config_.inspect_fp8};
+        fp8_ = fp8 ? model->fp8_context() : nullptr;
         const std::int64_t vocab = config_.model.vocab;
 
 #ifdef TEWB_TORCH_HAS_CUDA
@@ -123,6 +144,10 @@ public:
         if (cuda_) {
             c10::cuda::CUDACachingAllocator::resetPeakStats(device_.index());
             host_losses = at::empty({config_.total_steps()}, at::TensorOptions().dtype(at::kFloat).pinned_memory(true));
+            if (fp8_) {
+                const std::int64_t slots = 3 * fp8_->gemm_count();
+                host_fp8_ = at::empty({config_.total_steps(), slots, 4}, at::TensorOptions().dtype(at::kFloat).pinned_memory(true));
+            }
             for (int i = 0; i < 2; ++i) {
                 starts.emplace_back(cudaEventDefault);
                 ends.emplace_back(cudaEventDefault);
@@ -161,15 +186,25 @@ public:
             optimizer.zero_grad();
             at::Tensor loss;
             {
-                AutocastScope autocast(bf16, device_.type());
-                const at::Tensor logits = model->forward(inputs);
+                AutocastScope autocast_scope(autocast, device_.type());
+                at::Tensor logits;
+                {
+                    Fp8Scope fp8_scope(fp8, fp8_settings);
+                    logits = model->forward(inputs);
+                }
                 loss = at::cross_entropy_loss(logits.reshape({-1, vocab}), targets.reshape({-1}));
             }
-            loss.backward();
+            loss.backward();  // FP8: the backward slots update when it finishes, before the optimizer step
             optimizer.step();
+            if (fp8_ && record_.fp8_slots.empty()) {
+                record_.fp8_slots = fp8_->quantized_slots();
+            }
 #ifdef TEWB_TORCH_HAS_CUDA
             if (cuda_) {
                 host_losses->select(0, k).copy_(loss.detach(), /*non_blocking=*/true);
+                if (fp8_) {
+                    host_fp8_.select(0, k).copy_(fp8_->statistics(), /*non_blocking=*/true);
+                }
                 ends[k % 2].record();
                 pending_mem[k % 2] = cuda_peak_allocated();
                 launched = k + 1;
@@ -181,7 +216,12 @@ public:
 #endif
             const float value = loss.item<float>();
             const double ms = std::chrono::duration<double, std::milli>(Clock::now() - host_start).count();
-            report(k, phase, value, ms, peak_rss_bytes());
+            std::vector<Fp8SlotSample> samples;
+            if (fp8_) {
+                const at::Tensor stats = fp8_->statistics().contiguous();
+                samples = read_fp8_samples(stats.data_ptr<float>(), stats.size(0));
+            }
+            report(k, phase, value, ms, peak_rss_bytes(), std::move(samples));
         }
 #ifdef TEWB_TORCH_HAS_CUDA
         if (cuda_ && static_cast<int>(record_.steps.size()) < launched) {
@@ -207,11 +247,15 @@ private:
         end.synchronize();
         const double ms = start.elapsed_time(end);
         const float value = host_losses.data_ptr<float>()[k];
-        report(k, k < config_.warmup ? Phase::Warmup : Phase::Timed, value, ms, mem);
+        std::vector<Fp8SlotSample> samples;
+        if (fp8_) {
+            samples = read_fp8_samples(host_fp8_.select(0, k).data_ptr<float>(), host_fp8_.size(1));
+        }
+        report(k, k < config_.warmup ? Phase::Warmup : Phase::Timed, value, ms, mem, std::move(samples));
     }
 #endif
 
-    void report(int k, Phase phase, float loss, double step_ms, std::uint64_t mem) {
+    void report(int k, Phase phase, float loss, double step_ms, std::uint64_t mem, std::vector<Fp8SlotSample> fp8) {
         if (!std::isfinite(loss)) {
             std::ostringstream message;
             message << "loss became " << loss << " at step " << k + 1 << " (" << to_string(config_.precision) << ", lr "
@@ -226,6 +270,7 @@ private:
         metrics.mem_bytes = mem;
         metrics.tokens_per_s = step_ms > 0 ? static_cast<double>(config_.tokens_per_step()) / (step_ms / 1000.0) : 0.0;
         metrics.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+        metrics.fp8 = std::move(fp8);
         record_.steps.push_back(metrics);
         if (callbacks_.on_step) {
             callbacks_.on_step(metrics);
@@ -239,6 +284,8 @@ private:
     bool cuda_;
     at::Device device_;
     Clock::time_point start_;
+    std::shared_ptr<Fp8Context> fp8_;  // FP8 runs only
+    at::Tensor host_fp8_;              // CUDA FP8 runs: pinned [steps, slots, 4] statistics, read with each step's loss
 };
 
 void empty_gpu_cache([[maybe_unused]] bool cuda) {
@@ -247,6 +294,28 @@ void empty_gpu_cache([[maybe_unused]] bool cuda) {
         c10::cuda::CUDACachingAllocator::emptyCache();
     }
 #endif
+}
+
+std::string te_ops_name(const RunConfig& c) {
+    return std::string(ops_for(c.device == DeviceKind::Cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU)).name());
+}
+
+std::string implementation_text(const RunConfig& c) {
+    const std::string model = c.backend == Backend::Te ? "te-" + te_ops_name(c) : "torch-eager";
+    switch (c.precision) {
+        case Precision::Bf16: return model + ", bf16 autocast";
+        case Precision::Fp8: {
+            std::ostringstream out;
+            out << model << ", fp8" << (te_ops_name(c) == "reference" ? " emulated" : "") << " ("
+                << to_string(c.fp8.scaling) << " scaling, " << to_string(c.fp8.format);
+            if (c.fp8.scaling == ScalingKind::Delayed) {
+                out << ", history " << c.fp8.amax_history_len << ", " << to_string(c.fp8.algo) << ", margin " << c.fp8.margin;
+            }
+            out << ")" << (c.device == DeviceKind::Cuda ? ", bf16 autocast" : ", fp32 elsewhere");
+            return out.str();
+        }
+        default: return model + ", fp32";
+    }
 }
 
 }  // namespace
@@ -266,7 +335,8 @@ RunRecord make_run_header(const RunConfig& resolved, const DeviceInfo& device) {
     const bool cuda = resolved.device == DeviceKind::Cuda;
     Execution& execution = record.execution;
     execution.device = cuda ? "cuda:0" : "cpu";
-    execution.implementation = resolved.precision == Precision::Bf16 ? "torch-eager, bf16 autocast" : "torch-eager, fp32";
+    execution.implementation = implementation_text(resolved);
+    execution.fp8_emulated = resolved.precision == Precision::Fp8 && te_ops_name(resolved) == "reference";
     execution.memory_metric = cuda ? MemoryMetric::CudaPeakAllocated : MemoryMetric::CpuPeakRss;
     execution.flops_per_step = training_flops_per_step(resolved.model, resolved.batch);
     if (cuda) {

@@ -1,5 +1,7 @@
 #include <QtTest>
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 using nlohmann::json;
@@ -42,8 +44,9 @@ private Q_SLOTS:
     void badInputExitsTwoWithOneLine_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("no command") << QStringList{} << "a command is required; allowed: info|run|compare|history";
-        QTest::newRow("unknown command") << QStringList{"train"} << "unknown command 'train'; allowed: info|run|compare|history";
+        QTest::newRow("no command") << QStringList{} << "a command is required; allowed: info|run|compare|recipe|history";
+        QTest::newRow("unknown command") << QStringList{"train"}
+                                         << "unknown command 'train'; allowed: info|run|compare|recipe|history";
         QTest::newRow("unknown flag") << QStringList{"run", "--turbo"} << "--turbo";
         QTest::newRow("missing value") << QStringList{"run", "--layers"} << "--layers";
         QTest::newRow("non-numeric") << QStringList{"run", "--layers", "abc"} << "--layers 'abc': not a whole number";
@@ -71,6 +74,37 @@ private Q_SLOTS:
         QTest::newRow("history id text") << QStringList{"history", "show", "abc"} << "ID 'abc': not a whole number";
         QTest::newRow("history id missing") << QStringList{"history", "show", "424242"} << "ID 424242: no such run";
         QTest::newRow("export nothing") << QStringList{"history", "export", "1"} << "nothing to write";
+        const QStringList te_fp8{"run", "--preset", "quick-cpu", "--backend", "te", "--precision", "fp8"};
+        QTest::newRow("recipe format e5m2") << te_fp8 + QStringList{"--fp8-format", "e5m2"}
+                                            << "--fp8-format 'e5m2': pure E5M2 is not a recipe format";
+        QTest::newRow("history len 0") << te_fp8 + QStringList{"--amax-history-len", "0"}
+                                       << "--amax-history-len 0: out of range; allowed: 1 to 65536";
+        QTest::newRow("history len too long") << te_fp8 + QStringList{"--amax-history-len", "65537"}
+                                              << "--amax-history-len 65537: out of range";
+        QTest::newRow("negative margin") << te_fp8 + QStringList{"--margin", "-1"} << "--margin -1: negative";
+        QTest::newRow("fractional margin") << te_fp8 + QStringList{"--margin", "0.5"} << "--margin '0.5': not a whole number";
+        QTest::newRow("unknown algo") << te_fp8 + QStringList{"--amax-algo", "mean"}
+                                      << "--amax-algo 'mean': unknown value; allowed: max|most_recent";
+        QTest::newRow("unknown recipe") << te_fp8 + QStringList{"--recipe", "dynamic"}
+                                        << "--recipe 'dynamic': unknown value; allowed: delayed|current";
+        QTest::newRow("recipe without fp8") << QStringList{"run", "--backend", "te", "--precision", "bf16", "--amax-algo", "max"}
+                                            << "FP8 settings need --precision fp8";
+        QTest::newRow("inspect without fp8") << QStringList{"run", "--inspect-fp8"} << "--inspect-fp8";
+        QTest::newRow("fp8 with torch backend") << QStringList{"compare", "--precision", "fp8"} << "--precision";
+        QTest::newRow("playground history 0") << QStringList{"recipe", "--amax", "1", "--history-len", "0"}
+                                              << "--history-len 0: out of range; allowed: 1 to 65536";
+        QTest::newRow("playground history long") << QStringList{"recipe", "--amax", "1", "--history-len", "65537"}
+                                                 << "--history-len 65537: out of range";
+        QTest::newRow("playground margin") << QStringList{"recipe", "--amax", "1", "--margin", "-3"} << "--margin -3: negative";
+        QTest::newRow("playground dtype") << QStringList{"recipe", "--amax", "1", "--dtype", "fp8"}
+                                          << "--dtype 'fp8': unknown value; allowed: e4m3|e5m2";
+        QTest::newRow("playground algo") << QStringList{"recipe", "--amax", "1", "--algo", "avg"}
+                                         << "--algo 'avg': unknown value; allowed: max|most_recent";
+        QTest::newRow("playground amax text") << QStringList{"recipe", "--amax", "3.5,abc"}
+                                              << "--amax item 2 'abc': not a number";
+        QTest::newRow("playground amax negative") << QStringList{"recipe", "--amax", "-1"} << "--amax item 1 '-1': negative";
+        QTest::newRow("playground amax empty item") << QStringList{"recipe", "--amax", "1,,2"} << "--amax item 2 '': not a number";
+        QTest::newRow("playground amax missing") << QStringList{"recipe"} << "--amax is required";
     }
 
     void badInputExitsTwoWithOneLine() {
@@ -175,6 +209,78 @@ private Q_SLOTS:
         QCOMPARE(bench({"history", "show", id}).exit_code, 2);
     }
 
+    void recipePlaygroundJsonContract() {
+        const Result r = bench({"recipe", "--recipe", "delayed", "--dtype", "e4m3", "--history-len", "4", "--algo", "max",
+                                "--margin", "0", "--amax", "3.5,0,1e-37,inf,nan,7", "--json"});
+        QCOMPARE(r.exit_code, 0);
+        const json j = read_json_text(r.out);
+        QCOMPARE(j["recipe"].get<std::string>(), std::string("delayed"));
+        QCOMPARE(j["dtype"].get<std::string>(), std::string("e4m3"));
+        QCOMPARE(j["history_len"].get<int>(), 4);
+        QCOMPARE(j["algo"].get<std::string>(), std::string("max"));
+        QCOMPARE(j["margin"].get<int>(), 0);
+        const json& steps = j["steps"];
+        QCOMPARE(steps.size(), std::size_t{6});
+        QCOMPARE(steps[0]["step"].get<int>(), 1);
+        QCOMPARE(steps[0]["amax"].get<double>(), 3.5);
+        QCOMPARE(steps[0]["scale_used"].get<double>(), 1.0);
+        QCOMPARE(steps[0]["scale_next"].get<double>(), 128.0);
+        QCOMPARE(steps[0]["scale_inv_next"].get<double>(), 0.0078125);
+        QCOMPARE(steps[0]["history"], json::parse("[0.0, 0.0, 0.0, 3.5]"));
+        QCOMPARE(steps[1]["scale_used"].get<double>(), 128.0);    // amax 0: nothing rolls, the scale stays
+        QCOMPARE(steps[1]["history"], steps[0]["history"]);
+        QCOMPARE(steps[2]["scale_next"].get<double>(), 128.0);    // 3.5 still in the window
+        QCOMPARE(steps[3]["amax"].get<std::string>(), std::string("inf"));
+        QCOMPARE(steps[3]["scale_next"].get<double>(), 128.0);    // inf in the window: frozen
+        QCOMPARE(steps[4]["amax"].get<std::string>(), std::string("nan"));
+        QCOMPARE(steps[4]["history"][3].get<std::string>(), std::string("nan"));
+        QCOMPARE(steps[5]["scale_next"].get<double>(), 128.0);    // nan and inf still in the window
+        QCOMPARE(steps[5]["history"], json::parse(R"([0.0, "inf", "nan", 7.0])"));
+        const QString text = r.out.trimmed();
+        QVERIFY2(text.startsWith(QStringLiteral("{\"recipe\":\"delayed\",\"dtype\":\"e4m3\",\"history_len\":4,")), qPrintable(text));
+
+        const Result current = bench({"recipe", "--recipe", "current", "--dtype", "e5m2", "--amax", "0,57344,1e-40", "--json"});
+        QCOMPARE(current.exit_code, 0);
+        const json c = read_json_text(current.out);
+        QCOMPARE(c["steps"][0]["scale_used"].get<double>(), 1.0);
+        QCOMPARE(c["steps"][1]["scale_used"].get<double>(), 1.0);
+        QCOMPARE(c["steps"][2]["scale_used"].get<double>(), static_cast<double>(std::numeric_limits<float>::max()));
+        QVERIFY(c["steps"][0]["history"].empty());
+
+        const Result table = bench({"recipe", "--amax", "3.5,0"});
+        QCOMPARE(table.exit_code, 0);
+        QVERIFY2(table.out.contains(QStringLiteral("scale used")) && table.out.contains(QStringLiteral("128")), qPrintable(table.out));
+    }
+
+    void fp8RunWritesRecipeAndStatistics() {
+        const QString json_path = dir_.filePath("fp8.json");
+        const QString fp8_csv = dir_.filePath("fp8.csv");
+        const Result r = bench({"run", "--preset", "quick-cpu", "--warmup", "1", "--iters", "2", "--backend", "te", "--precision",
+                                "fp8", "--amax-history-len", "4", "--amax-algo", "most_recent", "--margin", "1",
+                                "--fp8-format", "e4m3", "--inspect-fp8", "--json", json_path, "--fp8-csv", fp8_csv});
+        QCOMPARE(r.exit_code, 0);
+        QVERIFY2(r.out.contains(QStringLiteral("fp8 (emulated)")), qPrintable(r.out));
+        const json record = read_json(json_path);
+        const json& fp8 = record["config"]["fp8"];
+        QCOMPARE(fp8["recipe"].get<std::string>(), std::string("delayed"));
+        QCOMPARE(fp8["format"].get<std::string>(), std::string("e4m3"));
+        QCOMPARE(fp8["amax_history_len"].get<int>(), 4);
+        QCOMPARE(fp8["amax_algo"].get<std::string>(), std::string("most_recent"));
+        QCOMPARE(fp8["margin"].get<int>(), 1);
+        QCOMPARE(fp8["inspect"].get<bool>(), true);
+        QVERIFY(record["execution"]["fp8_emulated"].get<bool>());
+        const std::size_t slots = record["fp8_slots"].size();
+        QCOMPARE(slots, std::size_t{2 * 4 * 3});  // 2 layers, 4 GEMMs each, 3 cast slots per GEMM
+        QCOMPARE(record["fp8_slots"][2]["dtype"].get<std::string>(), std::string("e4m3"));  // E4M3 format: gradients too
+        QCOMPARE(record["steps"][2]["fp8"]["saturated"].size(), slots);
+        QFile csv(fp8_csv);
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 1 + 3 * static_cast<int>(slots));
+        QCOMPARE(lines[0], QStringLiteral("run_id,run_name,step,phase,module,slot,dtype,amax,scale,saturated_fraction,underflow_fraction"));
+        QVERIFY2(lines[1].contains(QStringLiteral(",1,warmup,blocks_0.qkv,input,e4m3,")), qPrintable(lines[1]));
+    }
+
     void compareRunsWhatTheDeviceSupports() {
         const Result info = bench({"info", "--json"});
         if (!read_json_text(info.out)["device"]["compute_capability"].is_null())
@@ -185,16 +291,21 @@ private Q_SLOTS:
                                 json_path, "--summary-csv", summary});
         QCOMPARE(r.exit_code, 0);
         const json document = read_json(json_path);
-        QCOMPARE(document["runs"].size(), std::size_t{2});
+        QCOMPARE(document["runs"].size(), std::size_t{5});
         QCOMPARE(document["runs"][0]["config"]["precision"].get<std::string>(), std::string("fp32"));
         QCOMPARE(document["runs"][1]["config"]["precision"].get<std::string>(), std::string("bf16"));
-        QCOMPARE(document["skipped"].size(), std::size_t{2});
+        QCOMPARE(document["runs"][2]["config"]["backend"].get<std::string>(), std::string("te"));
+        QCOMPARE(document["runs"][3]["config"]["precision"].get<std::string>(), std::string("bf16"));
+        QCOMPARE(document["runs"][4]["config"]["precision"].get<std::string>(), std::string("fp8"));
+        QCOMPARE(document["runs"][4]["execution"]["fp8_emulated"].get<bool>(), true);
+        QCOMPARE(document["skipped"].size(), std::size_t{0});
         QVERIFY(r.out.contains(QStringLiteral("speedup")));
-        QVERIFY(r.out.contains(QStringLiteral("Not run here")));
+        QVERIFY(r.out.contains(QStringLiteral("fp8 (emulated)")));
+        QVERIFY(!r.out.contains(QStringLiteral("Not run here")));
         QFile csv(summary);
         QVERIFY(csv.open(QIODevice::ReadOnly));
         const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
-        QCOMPARE(lines.size(), 3);
+        QCOMPARE(lines.size(), 6);
         QVERIFY2(lines[1].endsWith(QStringLiteral(",1,1")), qPrintable(lines[1]));
     }
 };

@@ -84,7 +84,12 @@ private Q_SLOTS:
             {"lr too large", [](RunConfig& c) { c.lr = 50.0; }, "lr", "at most 10"},
             {"seed beyond int64", [](RunConfig& c) { c.seed = ~0ULL; }, "seed", "--seed"},
             {"fp8 with torch", [](RunConfig& c) { c.precision = Precision::Fp8; }, "precision", "FP8 needs --backend te"},
-            {"te backend", [](RunConfig& c) { c.backend = Backend::Te; }, "backend", "--backend te"},
+            {"history 0", [](RunConfig& c) { c.fp8.amax_history_len = 0; }, "amax-history-len", "--amax-history-len 0: out of range; allowed: 1 to 65536"},
+            {"history too long", [](RunConfig& c) { c.fp8.amax_history_len = 65537; }, "amax-history-len", "--amax-history-len 65537"},
+            {"margin negative", [](RunConfig& c) { c.fp8.margin = -1; }, "margin", "--margin -1: negative"},
+            {"margin too large", [](RunConfig& c) { c.fp8.margin = 65; }, "margin", "allowed: 0 to 64"},
+            {"margin with current", [](RunConfig& c) { c.fp8.scaling = ScalingKind::Current; c.fp8.margin = 2; }, "margin", "current scaling has no margin"},
+            {"inspect without fp8", [](RunConfig& c) { c.backend = Backend::Te; c.precision = Precision::Bf16; c.inspect_fp8 = true; }, "inspect-fp8", "needs --precision fp8"},
             {"name too long", [](RunConfig& c) { c.name = std::string(500, 'x'); }, "name", "at most 200"},
             {"name control char", [](RunConfig& c) { c.name = "a\nb"; }, "name", "control character"},
         };
@@ -168,14 +173,57 @@ private Q_SLOTS:
 
     void comparisonPlanListsWhatCannotRun() {
         const std::vector<PlannedRun> cpu_plan = plan_comparison(make_preset(Preset::QuickCpu), no_gpu());
-        QCOMPARE(cpu_plan.size(), std::size_t{4});
+        QCOMPARE(cpu_plan.size(), std::size_t{5});
         QCOMPARE(cpu_plan[0].config.precision, Precision::Fp32);
         QCOMPARE(cpu_plan[0].config.name, std::string("torch fp32 cpu (baseline)"));
-        QCOMPARE(cpu_plan[3].config.name, std::string("te fp8 cpu"));
-        QVERIFY(!cpu_plan[0].skip_reason);
-        QVERIFY(!cpu_plan[1].skip_reason);
-        QVERIFY(cpu_plan[2].skip_reason && cpu_plan[2].skip_reason->find("--backend te") != std::string::npos);
-        QVERIFY(cpu_plan[3].skip_reason.has_value());
+        QCOMPARE(cpu_plan[2].config.name, std::string("te fp32 cpu"));
+        QCOMPARE(cpu_plan[3].config.name, std::string("te bf16 cpu"));
+        QCOMPARE(cpu_plan[4].config.name, std::string("te fp8 cpu"));
+        for (const PlannedRun& row : cpu_plan) {
+            QVERIFY2(!row.skip_reason, row.skip_reason ? row.skip_reason->c_str() : "");
+        }
+
+        RunConfig base = make_preset(Preset::Seed);
+        base.fp8.algo = AmaxAlgo::MostRecent;
+        const std::vector<PlannedRun> gpu_plan = plan_comparison(base, h200());
+        QCOMPARE(gpu_plan.size(), std::size_t{4});
+        QCOMPARE(gpu_plan[0].config.precision, Precision::Bf16);
+        QCOMPARE(gpu_plan[0].config.device, DeviceKind::Cuda);
+        QCOMPARE(gpu_plan[2].config.backend, Backend::Te);
+        QCOMPARE(gpu_plan[3].config.precision, Precision::Fp8);
+        QCOMPARE(gpu_plan[3].config.fp8.algo, AmaxAlgo::MostRecent);
+    }
+
+    void fp8Defaults() {
+        const RunConfig config;
+        QCOMPARE(config.fp8, Fp8Recipe::seed_defaults());
+        QCOMPARE(config.fp8.amax_history_len, 16);
+        QCOMPARE(Fp8Recipe::te_defaults().amax_history_len, 1024);
+        QCOMPARE(Fp8Recipe::te_defaults().format, RecipeFormat::Hybrid);
+        QCOMPARE(Fp8Recipe::te_defaults().algo, AmaxAlgo::Max);
+        QCOMPARE(Fp8Recipe::te_defaults().margin, 0);
+        QVERIFY(!config.inspect_fp8);
+        RunConfig te = config;
+        te.backend = Backend::Te;
+        te.precision = Precision::Fp8;
+        te.inspect_fp8 = true;
+        QVERIFY(find_problems(te).empty());
+    }
+
+    void recipeTextIsParsedWithReasons() {
+        try {
+            parse_recipe_format("--fp8-format", "e5m2");
+            QFAIL("e5m2 accepted as a recipe format");
+        } catch (const ConfigError& e) {
+            QVERIFY(std::string(e.what()).find("--fp8-format 'e5m2': pure E5M2 is not a recipe format") == 0);
+        }
+        QCOMPARE(parse_recipe_format("--fp8-format", "hybrid"), RecipeFormat::Hybrid);
+        QCOMPARE(parse_recipe_format("--fp8-format", "e4m3"), RecipeFormat::E4M3);
+        QCOMPARE(parse_amax_algo("--amax-algo", "most_recent"), AmaxAlgo::MostRecent);
+        QCOMPARE(parse_scaling_kind("--recipe", "current"), ScalingKind::Current);
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_amax_algo("--amax-algo", "mean"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_scaling_kind("--recipe", "dynamic"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_fp8_dtype("--dtype", "e3m4"));
 
         const std::vector<PlannedRun> gpu_plan = plan_comparison(make_preset(Preset::Seed), h200());
         QCOMPARE(gpu_plan[0].config.precision, Precision::Bf16);

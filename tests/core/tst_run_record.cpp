@@ -177,7 +177,8 @@ private Q_SLOTS:
         const QStringList lines = QString::fromStdString(out.str()).split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 3);
         const QStringList header = lines[0].split(',');
-        QCOMPARE(header.size(), 19);
+        QCOMPARE(header.size(), 20);
+        QCOMPARE(header[6], QStringLiteral("fp8_emulated"));
         QCOMPARE(header.last(), QStringLiteral("memory_ratio"));
         QVERIFY2(lines[2].endsWith(QStringLiteral(",2,0.5")), qPrintable(lines[2]));
         QVERIFY2(lines[1].endsWith(QStringLiteral(",1,1")), qPrintable(lines[1]));

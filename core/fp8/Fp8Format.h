@@ -1,0 +1,29 @@
+#pragma once
+
+#include <string_view>
+
+namespace tewb {
+
+// The two FP8 encodings (OCP FP8): E4M3 "fn" (no infinities, largest finite 448) and E5M2 (IEEE-like,
+// largest finite 57344).
+enum class Fp8Dtype { E4M3, E5M2 };
+
+// What a recipe uses where: E4M3 everywhere, or HYBRID (E4M3 forward, E5M2 for gradients). Pure E5M2
+// is not a recipe format: its 2-bit mantissa is too coarse for activations and weights.
+enum class RecipeFormat { Hybrid, E4M3 };
+
+float fp8_max(Fp8Dtype dtype);
+// The magnitude from which a cast loses information to saturation: fp8_max plus half its spacing
+// (464 for E4M3, 61440 for E5M2). Below it, round-to-nearest lands on fp8_max anyway.
+float fp8_saturation_threshold(Fp8Dtype dtype);
+Fp8Dtype forward_dtype(RecipeFormat format);
+Fp8Dtype backward_dtype(RecipeFormat format);
+
+std::string_view to_string(Fp8Dtype value);
+std::string_view to_string(RecipeFormat value);
+
+// Throw ConfigError naming `flag`, the text and what is allowed.
+Fp8Dtype parse_fp8_dtype(std::string_view flag, std::string_view text);
+RecipeFormat parse_recipe_format(std::string_view flag, std::string_view text);
+
+}  // namespace tewb

@@ -1,0 +1,102 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include "core/fp8/Fp8Stats.h"
+#include "core/fp8/Recipe.h"
+
+namespace tewb {
+
+enum class Fp8Pass { Forward, Backward };
+
+// The FP8 state of a model (or of one stand-alone module): per GEMM three forward slots (input, weight,
+// output) and two backward slots (grad-output, grad-input), each with a scale (starts at 1) and an amax
+// history of the recipe's length (starts at zeros; index 0 is the staging entry casts record into).
+// All slots of a pass live in one tensor, so updating them is one call (one launch on a GPU).
+class Fp8Context : public std::enable_shared_from_this<Fp8Context> {
+public:
+    struct GemmSlots {
+        int forward = 0;   // first forward slot: input, then weight, then output
+        int backward = 0;  // first backward slot: grad-output, then grad-input
+    };
+
+    // Declares a GEMM of `module` (a name for statistics); call before the first FP8 forward.
+    GemmSlots add_gemm(const std::string& module);
+    int gemm_count() const { return static_cast<int>(modules_.size()); }
+
+    // Sizes and places the state for `recipe` on `device` at the first FP8 forward. A later call with
+    // a different history length or device starts the state again from scale 1 (Transformer Engine
+    // re-creates its meta likewise); other recipe fields take effect at once.
+    void prepare(const Fp8Recipe& recipe, bool inspect, const c10::Device& device);
+    bool prepared() const { return prepared_; }
+    const Fp8Recipe& recipe() const { return recipe_; }
+    bool inspect() const { return inspect_; }
+    Fp8Dtype dtype(Fp8Pass pass) const;
+
+    // What casts use (all float32 tensors on the state's device). scale() is a view into the state.
+    at::Tensor scale(Fp8Pass pass, int slot) const;
+    void record_amax(Fp8Pass pass, int slot, const at::Tensor& amax);  // staging = max(staging, amax); NaN wins
+    void set_scale(Fp8Pass pass, int slot, const at::Tensor& scale);   // current scaling: the scale just used
+    void count(Fp8Pass pass, int slot, const at::Tensor& saturated, const at::Tensor& underflow, std::int64_t numel);
+
+    // Updates every slot of the pass in one call with the rule of FP8_RECIPE.md (current scaling: no
+    // history, the staging entries are cleared), after copying this step's amax and scale into the
+    // statistics. The forward update advances generation(), which cached FP8 weights key on.
+    void update(Fp8Pass pass);
+    // Called from backward nodes: runs update(Backward) once when the whole backward pass has finished.
+    void request_backward_update();
+    std::uint64_t generation() const { return generation_; }
+    std::uint64_t weight_casts() const { return weight_casts_; }
+    void note_weight_cast() { ++weight_casts_; }
+
+    // The slots our modules cast into (per GEMM: input, weight, grad-output), in a fixed order, and their
+    // values from the latest updates: [slots, 4] float32 on the state's device with columns amax,
+    // scale used, saturated fraction, underflow fraction (the last two NaN unless inspecting).
+    std::vector<Fp8SlotInfo> quantized_slots() const;
+    at::Tensor statistics() const;
+
+    // The raw state, for tests and the self-test: [slots, L] history, [slots] scale and scale_inv.
+    const at::Tensor& history(Fp8Pass pass) const { return bank(pass).history; }
+    const at::Tensor& scales(Fp8Pass pass) const { return bank(pass).scale; }
+    const at::Tensor& scale_invs(Fp8Pass pass) const { return bank(pass).scale_inv; }
+
+private:
+    struct Bank {
+        at::Tensor history;    // [slots, L]
+        at::Tensor scale;      // [slots]
+        at::Tensor scale_inv;  // [slots]
+        at::Tensor counters;   // [slots, 3] float64: saturated, underflow, elements cast
+        at::Tensor last;       // [slots, 4]: the statistics columns, written by update()
+    };
+    Bank& bank(Fp8Pass pass) { return pass == Fp8Pass::Forward ? forward_ : backward_; }
+    const Bank& bank(Fp8Pass pass) const { return pass == Fp8Pass::Forward ? forward_ : backward_; }
+    void check_prepared(const char* what) const;
+
+    std::vector<std::string> modules_;
+    Fp8Recipe recipe_;
+    bool inspect_ = false;
+    bool prepared_ = false;
+    Bank forward_;
+    Bank backward_;
+    std::uint64_t generation_ = 0;
+    std::uint64_t weight_casts_ = 0;
+    std::atomic<bool> backward_update_queued_{false};
+};
+
+// What one cast needs: where its scale comes from and where its amax goes.
+struct Fp8Quantizer {
+    std::shared_ptr<Fp8Context> context;
+    Fp8Pass pass = Fp8Pass::Forward;
+    int slot = 0;
+
+    Fp8Dtype dtype() const { return context->dtype(pass); }
+};
+
+}  // namespace tewb

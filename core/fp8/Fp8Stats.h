@@ -1,0 +1,41 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/fp8/Fp8Format.h"
+
+namespace tewb {
+
+// The tensors one GEMM casts to FP8 get one slot each: input, weight and output in the forward pass,
+// grad-output and grad-input in the backward pass (Transformer Engine's layout). Our modules keep GEMM
+// outputs and grad-inputs in high precision, so those two slots exist but are never cast into.
+enum class SlotRole { Input, Weight, Output, GradOutput, GradInput };
+
+// One slot a run reports statistics for.
+struct Fp8SlotInfo {
+    std::string module;  // e.g. "blocks_3.mlp.fc1"
+    SlotRole role = SlotRole::Input;
+    Fp8Dtype dtype = Fp8Dtype::E4M3;
+
+    friend bool operator==(const Fp8SlotInfo&, const Fp8SlotInfo&) = default;
+};
+
+// One slot in one step: the amax recorded this step (of the unscaled tensor; 0 when the slot did not
+// run) and the scale the cast used. With inspection on, the fraction of elements that saturated
+// (|x * scale| beyond what rounds to fp8_max: fp8_saturation_threshold) and that underflowed (x != 0
+// cast to 0).
+struct Fp8SlotSample {
+    float amax = 0;
+    float scale = 1;
+    std::optional<float> saturated;
+    std::optional<float> underflow;
+
+    friend bool operator==(const Fp8SlotSample&, const Fp8SlotSample&) = default;
+};
+
+std::string_view to_string(SlotRole value);
+SlotRole parse_slot_role(std::string_view what, std::string_view text);
+
+}  // namespace tewb

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "core/fp8/Fp8Format.h"
+
+namespace tewb {
+
+// A tensor cast to FP8 with its scale: high precision ≈ data * scale_inv. FP8 GEMMs on Hopper and Ada
+// take the "TN" layout only, so a cast that feeds a backward GEMM also produces the transposed copy.
+struct Fp8Tensor {
+    at::Tensor data;        // Float8_e4m3fn or Float8_e5m2, row-major [rows, cols]
+    at::Tensor transposed;  // [cols, rows] copy of the same values; undefined unless requested
+    at::Tensor scale_inv;   // float32 scalar, 1 / the scale the cast used (a copy: later updates do not touch it)
+    Fp8Dtype dtype = Fp8Dtype::E4M3;
+
+    at::Tensor dequantize() const;
+};
+
+at::ScalarType to_scalar_type(Fp8Dtype dtype);
+
+}  // namespace tewb

@@ -1,0 +1,46 @@
+#include "core/fp8/Recipe.h"
+
+#include <string>
+
+#include "core/common/Choice.h"
+
+namespace tewb {
+
+std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe) {
+    std::vector<ConfigProblem> problems;
+    if (recipe.amax_history_len < 1 || recipe.amax_history_len > Fp8Recipe::kMaxHistoryLen) {
+        problems.push_back({"amax-history-len", "--amax-history-len " + std::to_string(recipe.amax_history_len) +
+                                                    ": out of range; allowed: 1 to " +
+                                                    std::to_string(Fp8Recipe::kMaxHistoryLen)});
+    }
+    if (recipe.margin < 0 || recipe.margin > Fp8Recipe::kMaxMargin) {
+        problems.push_back({"margin", "--margin " + std::to_string(recipe.margin) +
+                                          (recipe.margin < 0 ? ": negative" : ": too large") +
+                                          "; allowed: 0 to " + std::to_string(Fp8Recipe::kMaxMargin) +
+                                          " (the scale is divided by 2^margin)"});
+    }
+    if (recipe.scaling == ScalingKind::Current && recipe.margin != 0) {
+        problems.push_back({"margin", "--margin " + std::to_string(recipe.margin) +
+                                          ": current scaling has no margin (scale = fp8_max / amax of the tensor); "
+                                          "allowed with --recipe current: 0"});
+    }
+    return problems;
+}
+
+std::string_view to_string(ScalingKind value) {
+    return value == ScalingKind::Delayed ? "delayed" : "current";
+}
+
+std::string_view to_string(AmaxAlgo value) {
+    return value == AmaxAlgo::Max ? "max" : "most_recent";
+}
+
+ScalingKind parse_scaling_kind(std::string_view flag, std::string_view text) {
+    return parse_choice<ScalingKind>(flag, text, {{"delayed", ScalingKind::Delayed}, {"current", ScalingKind::Current}});
+}
+
+AmaxAlgo parse_amax_algo(std::string_view flag, std::string_view text) {
+    return parse_choice<AmaxAlgo>(flag, text, {{"max", AmaxAlgo::Max}, {"most_recent", AmaxAlgo::MostRecent}});
+}
+
+}  // namespace tewb

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "core/common/ConfigProblem.h"
+#include "core/fp8/Fp8Format.h"
+
+namespace tewb {
+
+// Delayed: each cast uses the scale derived from earlier steps' amax history (Transformer Engine's
+// DelayedScaling). Current: each cast derives its scale from the tensor it casts (Float8CurrentScaling).
+enum class ScalingKind { Delayed, Current };
+enum class AmaxAlgo { Max, MostRecent };
+
+// The FP8 recipe of a run. The field defaults are Transformer Engine's library defaults;
+// seed_defaults() is what the CLI and the GUI start from (the seed tutorial's choice). Semantics:
+// ../shared/docs/FP8_RECIPE.md.
+struct Fp8Recipe {
+    static constexpr int kMaxHistoryLen = 65536;
+    static constexpr int kMaxMargin = 64;
+
+    ScalingKind scaling = ScalingKind::Delayed;
+    RecipeFormat format = RecipeFormat::Hybrid;
+    int amax_history_len = 1024;
+    AmaxAlgo algo = AmaxAlgo::Max;
+    int margin = 0;  // scale = (fp8_max / 2^margin) / amax; delayed scaling only
+
+    static Fp8Recipe te_defaults() { return {}; }
+    static Fp8Recipe seed_defaults() { return {ScalingKind::Delayed, RecipeFormat::Hybrid, 16, AmaxAlgo::Max, 0}; }
+
+    friend bool operator==(const Fp8Recipe&, const Fp8Recipe&) = default;
+};
+
+// Problems with `recipe`, fields named by their CLI flags (amax-history-len, margin).
+std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe);
+
+std::string_view to_string(ScalingKind value);
+std::string_view to_string(AmaxAlgo value);
+ScalingKind parse_scaling_kind(std::string_view flag, std::string_view text);
+AmaxAlgo parse_amax_algo(std::string_view flag, std::string_view text);
+
+}  // namespace tewb

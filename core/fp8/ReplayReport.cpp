@@ -1,0 +1,101 @@
+#include "core/fp8/ReplayReport.h"
+
+#include <cmath>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/Error.h"
+#include "core/results/Comparison.h"
+
+namespace tewb {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json value(float x) {
+    if (std::isnan(x)) return "nan";
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    return static_cast<double>(x);
+}
+
+std::string text(float x) {
+    if (std::isnan(x)) return "nan";
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    std::ostringstream out;
+    out.precision(9);
+    out << x;
+    return out.str();
+}
+
+}  // namespace
+
+void validate(const RecipeReplay& replay) {
+    Fp8Recipe recipe;
+    recipe.scaling = replay.scaling;
+    recipe.amax_history_len = replay.history_len;
+    recipe.algo = replay.algo;
+    recipe.margin = replay.margin;
+    const std::vector<ConfigProblem> problems = find_recipe_problems(recipe);
+    if (!problems.empty()) {
+        std::string message = problems.front().message;
+        const std::string old_flag = "--amax-history-len";
+        if (message.rfind(old_flag, 0) == 0) {
+            message = "--history-len" + message.substr(old_flag.size());
+        }
+        throw ConfigError(message);
+    }
+}
+
+std::string replay_json_text(const RecipeReplay& replay, const std::vector<RecipeReplayStep>& steps) {
+    Json document;
+    document["recipe"] = std::string(to_string(replay.scaling));
+    document["dtype"] = std::string(to_string(replay.dtype));
+    document["history_len"] = replay.history_len;
+    document["algo"] = std::string(to_string(replay.algo));
+    document["margin"] = replay.margin;
+    Json rows = Json::array();
+    for (const RecipeReplayStep& step : steps) {
+        Json row;
+        row["step"] = step.step;
+        row["amax"] = value(step.amax);
+        row["scale_used"] = value(step.scale_used);
+        row["scale_next"] = value(step.scale_next);
+        row["scale_inv_next"] = value(step.scale_inv_next);
+        Json history = Json::array();
+        for (const float h : step.history) {
+            history.push_back(value(h));
+        }
+        row["history"] = std::move(history);
+        rows.push_back(std::move(row));
+    }
+    document["steps"] = std::move(rows);
+    return document.dump() + "\n";
+}
+
+std::string replay_table_text(const RecipeReplay& replay, const std::vector<RecipeReplayStep>& steps) {
+    constexpr std::size_t kShownHistory = 8;
+    std::vector<std::vector<std::string>> rows;
+    for (const RecipeReplayStep& step : steps) {
+        std::string history;
+        for (std::size_t i = 0; i < step.history.size() && i < kShownHistory; ++i) {
+            history += (i == 0 ? "" : " ") + text(step.history[i]);
+        }
+        if (step.history.size() > kShownHistory) {
+            history += " ... " + text(step.history.back()) + " (" + std::to_string(step.history.size()) + " entries)";
+        }
+        rows.push_back({std::to_string(step.step), text(step.amax), text(step.scale_used), text(step.scale_next),
+                        history.empty() ? "-" : history});
+    }
+    std::ostringstream out;
+    out << to_string(replay.scaling) << " scaling, " << to_string(replay.dtype) << " (max " << text(fp8_max(replay.dtype))
+        << ")";
+    if (replay.scaling == ScalingKind::Delayed) {
+        out << ", history " << replay.history_len << ", " << to_string(replay.algo) << ", margin " << replay.margin;
+    }
+    out << "\n" << render_text_table({"step", "amax", "scale used", "scale next", "history after (index 0 first)"}, rows);
+    return out.str();
+}
+
+}  // namespace tewb

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/fp8/ScaleUpdate.h"
+
+namespace tewb {
+
+// What `te-bench recipe` replays: the settings of one slot and the amax of each step.
+struct RecipeReplay {
+    ScalingKind scaling = ScalingKind::Delayed;
+    Fp8Dtype dtype = Fp8Dtype::E4M3;
+    int history_len = 16;
+    AmaxAlgo algo = AmaxAlgo::Max;
+    int margin = 0;
+    std::vector<float> amaxes;
+};
+
+// Throws ConfigError naming the playground's flags (--history-len, --margin) when a setting is out of range.
+void validate(const RecipeReplay& replay);
+
+// The JSON contract of FP8_RECIPE.md ("recipe", "dtype", "history_len", "algo", "margin", "steps"), keys
+// in that order. Float32 values print as the exact decimal of the float (so a float64 reader sees the
+// very value the slot holds); non-finite ones as "inf", "-inf", "nan".
+std::string replay_json_text(const RecipeReplay& replay, const std::vector<RecipeReplayStep>& steps);
+// A table for people: step, amax, scale used, scale next, the history (shortened when long).
+std::string replay_table_text(const RecipeReplay& replay, const std::vector<RecipeReplayStep>& steps);
+
+}  // namespace tewb

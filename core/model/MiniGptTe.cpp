@@ -1,0 +1,45 @@
+#include "core/model/MiniGptTe.h"
+
+#include <cmath>
+
+#include <ATen/ops/arange.h>
+#include <ATen/ops/embedding.h>
+#include <ATen/ops/linear.h>
+
+#include "core/model/ParameterInit.h"
+#include "core/modules/ops/TeOps.h"
+
+namespace tewb {
+
+namespace {
+constexpr double kInitStd = 0.02;
+}  // namespace
+
+MiniGptTe::MiniGptTe(const ModelShape& shape, std::uint64_t seed) : shape_(shape) {
+    ParameterInit init(seed);
+    const std::int64_t h = shape.hidden;
+    wte_ = register_parameter("wte", init.normal({shape.vocab, h}, kInitStd));
+    wpe_ = register_parameter("wpe", init.normal({shape.seq, h}, kInitStd));
+    const TransformerLayer::Options options{h, shape.heads, 4 * h, kInitStd, kInitStd / std::sqrt(2.0 * shape.layers),
+                                            kLayerNormEps};
+    for (int i = 0; i < shape.layers; ++i) {
+        const std::string name = "blocks_" + std::to_string(i);
+        blocks_.push_back(register_module(name, std::make_shared<TransformerLayer>(name, options, init, fp8_)));
+    }
+    ln_f_ = register_module("ln_f", std::make_shared<LayerNorm>("ln_f", h, init));
+}
+
+torch::Tensor MiniGptTe::forward(const torch::Tensor& tokens) {
+    const at::Tensor positions = at::arange(tokens.size(1), tokens.options());
+    at::Tensor x = at::embedding(wte_, tokens) + at::embedding(wpe_, positions);
+    for (const auto& block : blocks_) {
+        x = block->forward(x);
+    }
+    return at::linear(ln_f_->forward(x), wte_);
+}
+
+std::string MiniGptTe::implementation() const {
+    return "te-" + std::string(ops_for(wte_.device()).name());
+}
+
+}  // namespace tewb

@@ -1,0 +1,21 @@
+#include "core/modules/LayerNorm.h"
+
+#include "core/model/ParameterInit.h"
+#include "core/modules/Linear.h"
+#include "core/modules/autograd/Functions.h"
+
+namespace tewb {
+
+LayerNorm::LayerNorm(std::string name, std::int64_t hidden, ParameterInit& init, double eps) : name_(std::move(name)), eps_(eps) {
+    weight_ = register_parameter("weight", init.ones({hidden}));
+    bias_ = register_parameter("bias", init.zeros({hidden}));
+}
+
+at::Tensor LayerNorm::forward(const at::Tensor& x) {
+    check_features(name_, x, weight_.size(0));
+    const at::Tensor rows = x.reshape({-1, x.size(-1)});
+    const LayerNormPlan plan{&ops_for(x.device()), compute_dtype_for(x), eps_};
+    return apply_layer_norm(rows, weight_, bias_, plan).view(x.sizes());
+}
+
+}  // namespace tewb

@@ -1,0 +1,34 @@
+#include "core/modules/LayerNormLinear.h"
+
+#include "core/model/ParameterInit.h"
+#include "core/modules/autograd/Functions.h"
+
+namespace tewb {
+
+LayerNormLinear::LayerNormLinear(std::string name, const Options& options, ParameterInit& init, std::shared_ptr<Fp8Context> fp8)
+    : name_(std::move(name)), eps_(options.eps), fp8_(fp8 ? std::move(fp8) : std::make_shared<Fp8Context>()) {
+    ln_weight_ = register_parameter("layer_norm_weight", init.ones({options.in_features}));
+    ln_bias_ = register_parameter("layer_norm_bias", init.zeros({options.in_features}));
+    weight_ = register_parameter("weight", init.normal({options.out_features, options.in_features}, options.init_std));
+    if (options.bias) {
+        bias_ = register_parameter("bias", init.zeros({options.out_features}));
+    }
+    slots_ = fp8_->add_gemm(name_);
+}
+
+std::pair<at::Tensor, at::Tensor> LayerNormLinear::forward_with_layernorm_output(const at::Tensor& x) {
+    check_features(name_, x, weight_.size(1));
+    const at::Tensor rows = x.reshape({-1, x.size(-1)});
+    const GemmPlan gemm = plan_gemm(rows, fp8_, slots_, weight_cache_);
+    const LayerNormPlan norm{gemm.ops, gemm.compute_dtype, eps_};
+    const std::vector<at::Tensor> out = apply_layer_norm_linear(rows, ln_weight_, ln_bias_, weight_, bias_, norm, gemm);
+    std::vector<std::int64_t> shape(x.sizes().begin(), x.sizes().end());
+    shape.back() = weight_.size(0);
+    return {out[0].view(shape), out[1].view(x.sizes())};
+}
+
+at::Tensor LayerNormLinear::forward(const at::Tensor& x) {
+    return forward_with_layernorm_output(x).first;
+}
+
+}  // namespace tewb

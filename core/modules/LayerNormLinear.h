@@ -1,0 +1,47 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <torch/nn/module.h>
+
+#include "core/fp8/Fp8State.h"
+#include "core/modules/LayerNorm.h"
+#include "core/modules/Linear.h"
+
+namespace tewb {
+
+// LayerNorm followed by a Linear in one autograd function (te.LayerNormLinear), so a fused
+// implementation can write the normalized output straight into the GEMM's FP8 input. Parameters, in
+// creation order: layer_norm_weight, layer_norm_bias, weight, bias.
+class LayerNormLinear : public torch::nn::Module {
+public:
+    struct Options {
+        std::int64_t in_features = 0;
+        std::int64_t out_features = 0;
+        bool bias = true;
+        double init_std = 0.02;
+        double eps = kLayerNormEps;
+    };
+
+    LayerNormLinear(std::string name, const Options& options, ParameterInit& init, std::shared_ptr<Fp8Context> fp8 = nullptr);
+
+    at::Tensor forward(const at::Tensor& x);
+    // Also returns the LayerNorm output (differentiable), as te.LayerNormLinear(return_layernorm_output=True).
+    std::pair<at::Tensor, at::Tensor> forward_with_layernorm_output(const at::Tensor& x);
+
+    const at::Tensor& layer_norm_weight() const { return ln_weight_; }
+    const at::Tensor& layer_norm_bias() const { return ln_bias_; }
+    const at::Tensor& weight() const { return weight_; }
+    const at::Tensor& bias() const { return bias_; }
+
+private:
+    std::string name_;
+    double eps_;
+    at::Tensor ln_weight_, ln_bias_, weight_, bias_;
+    std::shared_ptr<Fp8Context> fp8_;
+    Fp8Context::GemmSlots slots_;
+    std::shared_ptr<Fp8WeightCache> weight_cache_ = std::make_shared<Fp8WeightCache>();
+};
+
+}  // namespace tewb

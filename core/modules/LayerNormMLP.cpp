@@ -1,0 +1,31 @@
+#include "core/modules/LayerNormMLP.h"
+
+#include "core/model/ParameterInit.h"
+#include "core/modules/Linear.h"
+#include "core/modules/autograd/Functions.h"
+
+namespace tewb {
+
+LayerNormMLP::LayerNormMLP(std::string name, const Options& options, ParameterInit& init, std::shared_ptr<Fp8Context> fp8)
+    : name_(std::move(name)), eps_(options.eps), fp8_(fp8 ? std::move(fp8) : std::make_shared<Fp8Context>()) {
+    ln_weight_ = register_parameter("layer_norm_weight", init.ones({options.hidden}));
+    ln_bias_ = register_parameter("layer_norm_bias", init.zeros({options.hidden}));
+    fc1_weight_ = register_parameter("fc1_weight", init.normal({options.ffn_hidden, options.hidden}, options.init_std));
+    fc1_bias_ = register_parameter("fc1_bias", init.zeros({options.ffn_hidden}));
+    fc2_weight_ = register_parameter("fc2_weight", init.normal({options.hidden, options.ffn_hidden}, options.output_init_std));
+    fc2_bias_ = register_parameter("fc2_bias", init.zeros({options.hidden}));
+    fc1_slots_ = fp8_->add_gemm(name_ + ".fc1");
+    fc2_slots_ = fp8_->add_gemm(name_ + ".fc2");
+}
+
+at::Tensor LayerNormMLP::forward(const at::Tensor& x) {
+    check_features(name_, x, ln_weight_.size(0));
+    const at::Tensor rows = x.reshape({-1, x.size(-1)});
+    const GemmPlan fc1 = plan_gemm(rows, fp8_, fc1_slots_, fc1_cache_);
+    const GemmPlan fc2 = plan_gemm(rows, fp8_, fc2_slots_, fc2_cache_);
+    const LayerNormPlan norm{fc1.ops, fc1.compute_dtype, eps_};
+    return apply_layer_norm_mlp(rows, ln_weight_, ln_bias_, fc1_weight_, fc1_bias_, fc2_weight_, fc2_bias_, norm, fc1, fc2)
+        .view(x.sizes());
+}
+
+}  // namespace tewb

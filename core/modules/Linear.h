@@ -1,0 +1,47 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <torch/nn/module.h>
+
+#include "core/fp8/Fp8State.h"
+#include "core/modules/autograd/GemmStep.h"
+
+namespace tewb {
+
+class ParameterInit;
+
+// y = x · Wᵀ + b over the last dimension (Transformer Engine's te.Linear). Inside an enabled Fp8Scope
+// the GEMM runs in FP8: input and weight cast to E4M3, the gradient to the recipe's backward format,
+// float32 accumulation. Parameters: weight [out, in] ~ N(0, init_std), bias [out] = 0, created through
+// `init` in that order. Modules that share `fp8` (a model) update their FP8 slots together.
+class Linear : public torch::nn::Module {
+public:
+    struct Options {
+        std::int64_t in_features = 0;
+        std::int64_t out_features = 0;
+        bool bias = true;
+        double init_std = 0.02;
+    };
+
+    Linear(std::string name, const Options& options, ParameterInit& init, std::shared_ptr<Fp8Context> fp8 = nullptr);
+
+    at::Tensor forward(const at::Tensor& x);
+
+    const at::Tensor& weight() const { return weight_; }
+    const at::Tensor& bias() const { return bias_; }
+    const std::shared_ptr<Fp8Context>& fp8_context() const { return fp8_; }
+
+private:
+    std::string name_;
+    at::Tensor weight_, bias_;
+    std::shared_ptr<Fp8Context> fp8_;
+    Fp8Context::GemmSlots slots_;
+    std::shared_ptr<Fp8WeightCache> weight_cache_ = std::make_shared<Fp8WeightCache>();
+};
+
+// Checks that x's last dimension is `features`; throws ConfigError naming the module otherwise.
+void check_features(const std::string& module, const at::Tensor& x, std::int64_t features);
+
+}  // namespace tewb

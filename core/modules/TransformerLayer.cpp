@@ -1,0 +1,47 @@
+#include "core/modules/TransformerLayer.h"
+
+#include <ATen/ops/scaled_dot_product_attention.h>
+
+#include "core/common/Error.h"
+#include "core/model/ParameterInit.h"
+
+namespace tewb {
+
+TransformerLayer::TransformerLayer(const std::string& name, const Options& options, ParameterInit& init,
+                                   std::shared_ptr<Fp8Context> fp8)
+    : name_(name), hidden_(options.hidden), heads_(options.heads) {
+    if (options.heads < 1 || options.hidden % options.heads != 0) {
+        throw ConfigError(name + ": hidden " + std::to_string(options.hidden) + " is not divisible by heads " +
+                          std::to_string(options.heads));
+    }
+    if (!fp8) {
+        fp8 = std::make_shared<Fp8Context>();
+    }
+    qkv_ = register_module("qkv", std::make_shared<LayerNormLinear>(
+                                      name + ".qkv",
+                                      LayerNormLinear::Options{options.hidden, 3 * options.hidden, true, options.init_std, options.eps},
+                                      init, fp8));
+    proj_ = register_module(
+        "proj", std::make_shared<Linear>(name + ".proj", Linear::Options{options.hidden, options.hidden, true, options.output_init_std},
+                                         init, fp8));
+    mlp_ = register_module("mlp", std::make_shared<LayerNormMLP>(
+                                      name + ".mlp",
+                                      LayerNormMLP::Options{options.hidden, options.ffn_hidden, options.init_std,
+                                                            options.output_init_std, options.eps},
+                                      init, fp8));
+}
+
+at::Tensor TransformerLayer::forward(const at::Tensor& x) {
+    if (x.dim() != 3 || x.size(2) != hidden_) {
+        throw ConfigError(name_ + ": input must be [batch, seq, " + std::to_string(hidden_) + "]");
+    }
+    const std::int64_t batch = x.size(0);
+    const std::int64_t seq = x.size(1);
+    const at::Tensor qkv = qkv_->forward(x).view({batch, seq, 3, heads_, hidden_ / heads_}).permute({2, 0, 3, 1, 4});
+    at::Tensor attention = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], {}, 0.0, /*is_causal=*/true);
+    attention = attention.transpose(1, 2).reshape({batch, seq, hidden_});
+    const at::Tensor h = x + proj_->forward(attention);
+    return h + mlp_->forward(h);
+}
+
+}  // namespace tewb

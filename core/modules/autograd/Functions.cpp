@@ -1,0 +1,186 @@
+#include "core/modules/autograd/Functions.h"
+
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/autograd.h>
+
+#include "core/common/Error.h"
+
+namespace tewb {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// The functions pick their dtypes themselves (from the plan); autocast must not re-cast inside them.
+using NoAutocast = c10::impl::ExcludeDispatchKeyGuard;
+
+// Non-tensor state a function keeps for its backward, in the context as an opaque capsule. Saved
+// tensors are inputs or internal copies, never the function's outputs, so no reference cycle forms.
+template <typename State>
+struct Saved : torch::CustomClassHolder {
+    State state;
+};
+
+template <typename State>
+void keep(AutogradContext* ctx, State state) {
+    auto holder = c10::make_intrusive<Saved<State>>();
+    holder->state = std::move(state);
+    ctx->saved_data["state"] = c10::IValue::make_capsule(std::move(holder));
+}
+
+// Hands the state to backward once; a second backward through the same graph gets a clear error.
+template <typename State>
+State take(AutogradContext* ctx, const char* function) {
+    const auto found = ctx->saved_data.find("state");
+    if (found == ctx->saved_data.end()) {
+        throw std::logic_error(std::string(function) +
+                               ": backward ran twice through the same graph; its saved tensors were already freed");
+    }
+    auto holder = c10::static_intrusive_pointer_cast<Saved<State>>(found->second.toCapsule());
+    State state = std::move(holder->state);
+    ctx->saved_data.erase(found);
+    return state;
+}
+
+struct LinearState {
+    GemmPlan plan;
+    SavedGemm gemm;
+    at::ScalarType input_dtype = at::kFloat;
+};
+
+struct LinearFunction : torch::autograd::Function<LinearFunction> {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                              const GemmPlan& plan) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        LinearState state{plan, {}, x.scalar_type()};
+        at::Tensor y = gemm_forward(plan, x.to(plan.compute_dtype), weight, bias, state.gemm);
+        keep(ctx, std::move(state));
+        return y;
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        const LinearState state = take<LinearState>(ctx, "Linear");
+        const GemmGrads g = gemm_backward(state.plan, state.gemm, grads[0].to(state.plan.compute_dtype));
+        return {g.dx.to(state.input_dtype), g.dw, g.db, at::Tensor()};
+    }
+};
+
+struct NormState {
+    LayerNormPlan plan;
+    at::Tensor x, gamma, mean, rstd;
+};
+
+NormState norm_state(const LayerNormPlan& plan, const at::Tensor& x, const at::Tensor& gamma, const LayerNormResult& ln) {
+    return {plan, x.detach(), gamma.detach(), ln.mean, ln.rstd};
+}
+
+LayerNormGrads norm_backward(const NormState& s, const at::Tensor& dy) {
+    return s.plan.ops->layer_norm_backward(dy, s.x, s.mean, s.rstd, s.gamma);
+}
+
+struct LayerNormFunction : torch::autograd::Function<LayerNormFunction> {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
+                              const LayerNormPlan& plan) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        const LayerNormResult ln = plan.ops->layer_norm_forward(x, gamma, beta, plan.eps, plan.compute_dtype);
+        keep(ctx, norm_state(plan, x, gamma, ln));
+        return ln.out;
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        const NormState state = take<NormState>(ctx, "LayerNorm");
+        const LayerNormGrads g = norm_backward(state, grads[0]);
+        return {g.dx, g.dgamma, g.dbeta, at::Tensor()};
+    }
+};
+
+struct LayerNormLinearState {
+    NormState norm;
+    GemmPlan plan;
+    SavedGemm gemm;
+};
+
+struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFunction> {
+    static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
+                                 const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
+                                 const GemmPlan& plan) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        const LayerNormResult ln = norm.ops->layer_norm_forward(x, gamma, beta, norm.eps, plan.compute_dtype);
+        LayerNormLinearState state{norm_state(norm, x, gamma, ln), plan, {}};
+        at::Tensor y = gemm_forward(plan, ln.out, weight, bias, state.gemm);
+        keep(ctx, std::move(state));
+        return {y, ln.out};
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        const LayerNormLinearState state = take<LayerNormLinearState>(ctx, "LayerNormLinear");
+        const GemmGrads g = gemm_backward(state.plan, state.gemm, grads[0].to(state.plan.compute_dtype));
+        at::Tensor d_ln = g.dx;
+        if (grads[1].defined()) {
+            d_ln = d_ln + grads[1].to(d_ln.scalar_type());
+        }
+        const LayerNormGrads n = norm_backward(state.norm, d_ln);
+        return {n.dx, n.dgamma, n.dbeta, g.dw, g.db, at::Tensor(), at::Tensor()};
+    }
+};
+
+struct LayerNormMlpState {
+    NormState norm;
+    GemmPlan fc1_plan, fc2_plan;
+    SavedGemm fc1, fc2;
+    at::Tensor fc1_out;  // GELU's input, kept in high precision for the GELU backward
+};
+
+struct LayerNormMlpFunction : torch::autograd::Function<LayerNormMlpFunction> {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
+                              const at::Tensor& fc1_weight, const at::Tensor& fc1_bias, const at::Tensor& fc2_weight,
+                              const at::Tensor& fc2_bias, const LayerNormPlan& norm, const GemmPlan& fc1,
+                              const GemmPlan& fc2) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        const LayerNormResult ln = norm.ops->layer_norm_forward(x, gamma, beta, norm.eps, fc1.compute_dtype);
+        LayerNormMlpState state{norm_state(norm, x, gamma, ln), fc1, fc2, {}, {}, {}};
+        state.fc1_out = gemm_forward(fc1, ln.out, fc1_weight, fc1_bias, state.fc1);
+        const at::Tensor activation = fc1.ops->gelu_forward(state.fc1_out);
+        at::Tensor y = gemm_forward(fc2, activation, fc2_weight, fc2_bias, state.fc2);
+        keep(ctx, std::move(state));
+        return y;
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        const LayerNormMlpState s = take<LayerNormMlpState>(ctx, "LayerNormMLP");
+        const GemmGrads g2 = gemm_backward(s.fc2_plan, s.fc2, grads[0].to(s.fc2_plan.compute_dtype));
+        const at::Tensor d_fc1_out = s.fc1_plan.ops->gelu_backward(g2.dx, s.fc1_out);
+        const GemmGrads g1 = gemm_backward(s.fc1_plan, s.fc1, d_fc1_out);
+        const LayerNormGrads n = norm_backward(s.norm, g1.dx);
+        return {n.dx, n.dgamma, n.dbeta, g1.dw, g1.db, g2.dw, g2.db, at::Tensor(), at::Tensor(), at::Tensor()};
+    }
+};
+
+}  // namespace
+
+at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const GemmPlan& plan) {
+    return LinearFunction::apply(x, weight, bias, plan);
+}
+
+at::Tensor apply_layer_norm(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const LayerNormPlan& plan) {
+    return LayerNormFunction::apply(x, gamma, beta, plan);
+}
+
+std::vector<at::Tensor> apply_layer_norm_linear(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
+                                                const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
+                                                const GemmPlan& gemm) {
+    return LayerNormLinearFunction::apply(x, gamma, beta, weight, bias, norm, gemm);
+}
+
+at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const at::Tensor& fc1_weight,
+                                const at::Tensor& fc1_bias, const at::Tensor& fc2_weight, const at::Tensor& fc2_bias,
+                                const LayerNormPlan& norm, const GemmPlan& fc1, const GemmPlan& fc2) {
+    return LayerNormMlpFunction::apply(x, gamma, beta, fc1_weight, fc1_bias, fc2_weight, fc2_bias, norm, fc1, fc2);
+}
+
+}  // namespace tewb

@@ -1,0 +1,97 @@
+#include "core/modules/autograd/GemmStep.h"
+
+#include <ATen/autocast_mode.h>
+
+#include "core/fp8/Fp8Scope.h"
+
+namespace tewb {
+
+namespace {
+
+std::optional<at::Tensor> optional_bias(const at::Tensor& bias) {
+    return bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt;
+}
+
+const Fp8Tensor& cached_fp8_weight(const GemmPlan& plan, const at::Tensor& weight) {
+    Fp8WeightCache& cache = *plan.weight_cache;
+    Fp8Context& context = *plan.fp8->weight.context;
+    if (cache.tensor != weight.unsafeGetTensorImpl() || cache.version != weight._version() ||
+        cache.generation != context.generation() || !cache.value.data.defined()) {
+        cache.value = plan.ops->quantize(weight, plan.fp8->weight, /*with_transpose=*/true);
+        cache.tensor = weight.unsafeGetTensorImpl();
+        cache.version = weight._version();
+        cache.generation = context.generation();
+        context.note_weight_cast();
+    }
+    return cache.value;
+}
+
+}  // namespace
+
+at::ScalarType compute_dtype_for(const at::Tensor& x) {
+    const c10::DeviceType device = x.device().type();
+    if ((device == c10::DeviceType::CUDA || device == c10::DeviceType::CPU) && at::autocast::is_autocast_enabled(device)) {
+        return at::autocast::get_autocast_dtype(device);
+    }
+    return x.scalar_type();
+}
+
+GemmPlan plan_gemm(const at::Tensor& x, const std::shared_ptr<Fp8Context>& context, Fp8Context::GemmSlots slots,
+                   const std::shared_ptr<Fp8WeightCache>& weight_cache) {
+    GemmPlan plan;
+    plan.ops = &ops_for(x.device());
+    plan.compute_dtype = compute_dtype_for(x);
+    plan.weight_cache = weight_cache;
+    if (const Fp8ScopeSettings* settings = Fp8Scope::active()) {
+        context->prepare(settings->recipe, settings->inspect, x.device());
+        Fp8Scope::enlist(context);
+        plan.fp8 = GemmPlan::Fp8{{context, Fp8Pass::Forward, slots.forward + 0},
+                                 {context, Fp8Pass::Forward, slots.forward + 1},
+                                 {context, Fp8Pass::Backward, slots.backward + 0}};
+    }
+    return plan;
+}
+
+at::Tensor gemm_forward(const GemmPlan& plan, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                        SavedGemm& saved) {
+    saved.has_bias = bias.defined();
+    saved.weight_dtype = weight.scalar_type();
+    saved.bias_dtype = bias.defined() ? bias.scalar_type() : weight.scalar_type();
+    if (!plan.fp8) {
+        const at::Tensor x_c = x.to(plan.compute_dtype);
+        const at::Tensor w_c = weight.to(plan.compute_dtype);
+        saved.input = x_c.detach();
+        saved.weight = w_c.detach();
+        return plan.ops->gemm(x_c, w_c, optional_bias(bias), plan.compute_dtype);
+    }
+    const Fp8Tensor xq = plan.ops->quantize(x.to(plan.compute_dtype), plan.fp8->input, /*with_transpose=*/true);
+    const Fp8Tensor& wq = cached_fp8_weight(plan, weight);
+    const at::Tensor y = plan.ops->fp8_gemm(xq.data, xq.scale_inv, wq.data, wq.scale_inv, optional_bias(bias),
+                                            plan.compute_dtype, Accumulation::Fast);
+    saved.input_fp8 = {at::Tensor(), xq.transposed, xq.scale_inv, xq.dtype};
+    saved.weight_fp8 = wq;
+    return y;
+}
+
+GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy) {
+    GemmGrads grads;
+    if (saved.has_bias) {
+        grads.db = dy.to(at::kFloat).sum(0).to(saved.bias_dtype);
+    }
+    if (!plan.fp8) {
+        const at::Tensor dy_c = dy.to(plan.compute_dtype);
+        grads.dx = plan.ops->gemm(dy_c, saved.weight.t(), std::nullopt, plan.compute_dtype);
+        grads.dw = plan.ops->gemm(dy_c.t(), saved.input.t(), std::nullopt, saved.weight_dtype);
+        return grads;
+    }
+    const Fp8Tensor gq = plan.ops->quantize(dy, plan.fp8->grad_output, /*with_transpose=*/true);
+    grads.dx = plan.ops->fp8_gemm(gq.data, gq.scale_inv, saved.weight_fp8.transposed, saved.weight_fp8.scale_inv,
+                                  std::nullopt, plan.compute_dtype, Accumulation::Split);
+    grads.dw = plan.ops->fp8_gemm(gq.transposed, gq.scale_inv, saved.input_fp8.transposed, saved.input_fp8.scale_inv,
+                                  std::nullopt, at::kFloat, Accumulation::Split)
+                   .to(saved.weight_dtype);
+    plan.fp8->grad_output.context->request_backward_update();
+    return grads;
+}
+
+}  // namespace tewb

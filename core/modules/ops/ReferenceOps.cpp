@@ -1,0 +1,121 @@
+#include "core/modules/ops/ReferenceOps.h"
+
+#include <cfloat>
+
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/div.h>
+#include <ATen/ops/full_like.h>
+#include <ATen/ops/gelu.h>
+#include <ATen/ops/gelu_backward.h>
+#include <ATen/ops/isfinite.h>
+#include <ATen/ops/isinf.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/native_layer_norm.h>
+#include <ATen/ops/native_layer_norm_backward.h>
+#include <ATen/ops/ones_like.h>
+#include <ATen/ops/reciprocal.h>
+#include <ATen/ops/where.h>
+
+#include "core/fp8/AbsMax.h"
+
+namespace tewb {
+
+at::ScalarType to_scalar_type(Fp8Dtype dtype) {
+    return dtype == Fp8Dtype::E4M3 ? at::kFloat8_e4m3fn : at::kFloat8_e5m2;
+}
+
+at::Tensor Fp8Tensor::dequantize() const {
+    return data.to(at::kFloat) * scale_inv;
+}
+
+at::Tensor current_scale_tensor(const at::Tensor& amax, float fp8_max) {
+    at::Tensor scale = at::div(at::full_like(amax, fp8_max), amax);
+    scale = at::where(at::isinf(scale), at::full_like(scale, FLT_MAX), scale);
+    return at::where(at::isfinite(amax) & (amax > 0), scale, at::ones_like(scale));
+}
+
+LayerNormResult ReferenceOps::layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
+                                                 double eps, at::ScalarType out_dtype) const {
+    auto [out, mean, rstd] =
+        at::native_layer_norm(x.to(at::kFloat), {x.size(-1)}, gamma.to(at::kFloat), beta.to(at::kFloat), eps);
+    return {out.to(out_dtype), mean.reshape({-1}), rstd.reshape({-1})};
+}
+
+LayerNormGrads ReferenceOps::layer_norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
+                                                 const at::Tensor& rstd, const at::Tensor& gamma) const {
+    const at::Tensor gamma32 = gamma.to(at::kFloat);
+    // The bias argument only tells the op that dbeta is wanted and its shape, which is gamma's.
+    auto [dx, dgamma, dbeta] =
+        at::native_layer_norm_backward(dy.to(at::kFloat), x.to(at::kFloat), {x.size(-1)}, mean.reshape({-1, 1}),
+                                       rstd.reshape({-1, 1}), gamma32, gamma32, {true, true, true});
+    return {dx.to(x.scalar_type()), dgamma.to(gamma.scalar_type()), dbeta.to(gamma.scalar_type())};
+}
+
+at::Tensor ReferenceOps::gelu_forward(const at::Tensor& x) const {
+    return at::gelu(x.to(at::kFloat), "tanh").to(x.scalar_type());
+}
+
+at::Tensor ReferenceOps::gelu_backward(const at::Tensor& dy, const at::Tensor& x) const {
+    return at::gelu_backward(dy.to(at::kFloat), x.to(at::kFloat), "tanh").to(x.scalar_type());
+}
+
+at::Tensor ReferenceOps::gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                              at::ScalarType out_dtype) const {
+    // In the operands' dtype, as LibTorch (and autocast) run a linear layer: BLAS accumulates in float32.
+    const at::Tensor product = bias ? at::addmm(bias->to(a.scalar_type()), a, b.t()) : at::mm(a, b.t());
+    return product.to(out_dtype);
+}
+
+Fp8Tensor ReferenceOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const {
+    Fp8Context& context = *quantizer.context;
+    const Fp8Dtype dtype = quantizer.dtype();
+    const float max = fp8_max(dtype);
+    const at::Tensor amax = abs_max(x);
+    at::Tensor scale;
+    if (context.recipe().scaling == ScalingKind::Current) {
+        scale = current_scale_tensor(amax, max);
+        context.set_scale(quantizer.pass, quantizer.slot, scale);
+    } else {
+        scale = context.scale(quantizer.pass, quantizer.slot).clone();
+    }
+    context.record_amax(quantizer.pass, quantizer.slot, amax);
+
+    const at::Tensor scaled = x.to(at::kFloat) * scale;
+    Fp8Tensor out;
+    out.dtype = dtype;
+    // Clamp first: LibTorch's float-to-FP8 conversion turns out-of-range values into NaN, not ±max.
+    out.data = scaled.clamp(-max, max).to(to_scalar_type(dtype));
+    if (context.inspect()) {
+        const at::Tensor saturated = (scaled.abs() > fp8_saturation_threshold(dtype)).sum().to(at::kDouble);
+        const at::Tensor underflow = ((out.data.to(at::kFloat) == 0) & (x != 0)).sum().to(at::kDouble);
+        context.count(quantizer.pass, quantizer.slot, saturated, underflow, x.numel());
+    }
+    if (with_transpose) {
+        out.transposed = out.data.t().contiguous();
+    }
+    out.scale_inv = at::reciprocal(scale);
+    return out;
+}
+
+at::Tensor ReferenceOps::fp8_gemm(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b,
+                                  const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias,
+                                  at::ScalarType out_dtype, Accumulation) const {
+    // Products of FP8 values are exact in float32; the sums accumulate in float32.
+    at::Tensor out = at::mm(a.to(at::kFloat), b.to(at::kFloat).t());
+    out.mul_(a_scale_inv * b_scale_inv);
+    if (bias) {
+        out.add_(bias->to(at::kFloat));
+    }
+    return out.to(out_dtype);
+}
+
+const TeOps& reference_ops() {
+    static const ReferenceOps ops;
+    return ops;
+}
+
+const TeOps& ops_for(const c10::Device&) {
+    return reference_ops();
+}
+
+}  // namespace tewb

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "core/modules/ops/TeOps.h"
+
+namespace tewb {
+
+// LibTorch ops with float32 math: the numerics every other implementation is checked against. FP8
+// operands are real Float8 tensors; the GEMM multiplies their exact values in float32 and applies both
+// scale_invs to the float32 sums, as FP8 tensor cores do.
+class ReferenceOps final : public TeOps {
+public:
+    std::string_view name() const override { return "reference"; }
+
+    LayerNormResult layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
+                                       at::ScalarType out_dtype) const override;
+    LayerNormGrads layer_norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
+                                       const at::Tensor& rstd, const at::Tensor& gamma) const override;
+    at::Tensor gelu_forward(const at::Tensor& x) const override;
+    at::Tensor gelu_backward(const at::Tensor& dy, const at::Tensor& x) const override;
+    at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                    at::ScalarType out_dtype) const override;
+    Fp8Tensor quantize(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const override;
+    at::Tensor fp8_gemm(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b, const at::Tensor& b_scale_inv,
+                        const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
+                        Accumulation accumulation) const override;
+};
+
+// The cast of Float8CurrentScaling: fp8_max / amax as a float32 scalar tensor (1 for amax 0, inf or
+// NaN; FLT_MAX on overflow), bit-equal to current_scale() on the host.
+at::Tensor current_scale_tensor(const at::Tensor& amax, float fp8_max);
+
+}  // namespace tewb

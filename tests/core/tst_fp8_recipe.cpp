@@ -1,0 +1,322 @@
+// The FP8 recipe: the update rule's edge cases (FP8_RECIPE.md) on the host reference, the tensor state
+// against that reference bit for bit, quantize/dequantize bounds and saturation, current scaling, scopes.
+#include <QtTest>
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include <ATen/ATen.h>
+
+#include "core/common/Error.h"
+#include "core/fp8/Fp8Scope.h"
+#include "core/fp8/Fp8State.h"
+#include "core/fp8/ReplayReport.h"
+#include "core/fp8/ScaleUpdate.h"
+#include "core/modules/ops/ReferenceOps.h"
+
+using namespace tewb;
+
+namespace {
+
+const float kInf = std::numeric_limits<float>::infinity();
+const float kNan = std::numeric_limits<float>::quiet_NaN();
+
+bool same_bits(float a, float b) {
+    if (std::isnan(a) && std::isnan(b)) return true;
+    std::uint32_t x = 0, y = 0;
+    std::memcpy(&x, &a, 4);
+    std::memcpy(&y, &b, 4);
+    return x == y;
+}
+
+// Scale after replaying `amaxes` on one slot.
+float scale_after(const std::vector<float>& amaxes, Fp8Dtype dtype, AmaxAlgo algo, int len = 16, int margin = 0) {
+    return replay_recipe(ScalingKind::Delayed, dtype, len, algo, margin, amaxes).back().scale_next;
+}
+
+std::shared_ptr<Fp8Context> one_gemm_context(const Fp8Recipe& recipe, bool inspect = false) {
+    auto context = std::make_shared<Fp8Context>();
+    context->add_gemm("test");
+    context->prepare(recipe, inspect, at::kCPU);
+    return context;
+}
+
+}  // namespace
+
+class TestFp8Recipe : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void edgeCases_data() {
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<int>("algo");
+        for (const Fp8Dtype d : {Fp8Dtype::E4M3, Fp8Dtype::E5M2}) {
+            for (const AmaxAlgo a : {AmaxAlgo::Max, AmaxAlgo::MostRecent}) {
+                const std::string name = std::string(to_string(d)) + " " + std::string(to_string(a));
+                QTest::newRow(name.c_str()) << static_cast<int>(d) << static_cast<int>(a);
+            }
+        }
+    }
+
+    void edgeCases() {
+        QFETCH(int, dtype);
+        QFETCH(int, algo);
+        const auto d = static_cast<Fp8Dtype>(dtype);
+        const auto a = static_cast<AmaxAlgo>(algo);
+        const float max = fp8_max(d);
+        QCOMPARE(max, d == Fp8Dtype::E4M3 ? 448.0f : 57344.0f);
+
+        QCOMPARE(scale_after({0.0f}, d, a), 1.0f);                    // amax 0: unchanged, 1 at the start
+        QCOMPARE(scale_after({1e-37f}, d, a), FLT_MAX);               // tiny but normal: the quotient overflows
+        QCOMPARE(scale_after({3.5f}, d, a), max / 3.5f);              // normal
+        QCOMPARE(scale_after({kInf}, d, a), 1.0f);                    // inf: unchanged
+        QCOMPARE(scale_after({kNan}, d, a), 1.0f);                    // NaN: unchanged
+        QCOMPARE(scale_after({3.5f, kInf}, d, a), max / 3.5f);        // kept from the step before
+        QCOMPARE(scale_after({3.5f, kNan}, d, a), max / 3.5f);
+        QCOMPARE(scale_after({2.0f}, d, a, 16, 2), scale_after({2.0f}, d, a) / 4.0f);  // margin 2: a quarter
+        QVERIFY(same_bits(scale_after({3.3f}, d, a, 16, 2), (max / 4.0f) / 3.3f));
+
+        // A step where the slot did not run changes nothing, not even the history.
+        const auto steps = replay_recipe(ScalingKind::Delayed, d, 4, a, 0, {5.0f, 0.0f});
+        QCOMPARE(steps[1].history, steps[0].history);
+        QCOMPARE(steps[1].scale_next, steps[0].scale_next);
+        QCOMPARE(steps[0].scale_used, 1.0f);  // the first step runs with scale 1
+    }
+
+    void historyOfOneEqualsMostRecent() {
+        std::mt19937 random(7);
+        std::lognormal_distribution<float> amax(0.0f, 3.0f);
+        std::vector<float> sequence;
+        for (int i = 0; i < 200; ++i) sequence.push_back(i % 17 == 0 ? 0.0f : amax(random));
+        for (const Fp8Dtype d : {Fp8Dtype::E4M3, Fp8Dtype::E5M2}) {
+            const auto one = replay_recipe(ScalingKind::Delayed, d, 1, AmaxAlgo::Max, 0, sequence);
+            const auto recent = replay_recipe(ScalingKind::Delayed, d, 16, AmaxAlgo::MostRecent, 0, sequence);
+            for (std::size_t i = 0; i < sequence.size(); ++i) QVERIFY(same_bits(one[i].scale_next, recent[i].scale_next));
+        }
+    }
+
+    void spikeStaysExactlyLUpdates() {
+        for (const int len : {1, 2, 5, 16}) {
+            std::vector<float> sequence{100.0f};
+            for (int i = 0; i < len + 3; ++i) sequence.push_back(1.0f);
+            const auto steps = replay_recipe(ScalingKind::Delayed, Fp8Dtype::E4M3, len, AmaxAlgo::Max, 0, sequence);
+            for (std::size_t i = 0; i < steps.size(); ++i) {
+                const float expected = static_cast<int>(i) < len ? 448.0f / 100.0f : 448.0f;
+                QVERIFY2(steps[i].scale_next == expected,
+                         qPrintable(QStringLiteral("L %1, update %2: %3").arg(len).arg(i + 1).arg(steps[i].scale_next)));
+            }
+        }
+    }
+
+    void tensorUpdateMatchesHostRuleBitForBit() {
+        std::mt19937 random(11);
+        std::lognormal_distribution<float> normal(0.0f, 4.0f);
+        const std::vector<float> specials{0.0f, 1e-37f, 1e-40f, kInf, kNan, 448.0f, 57344.0f, 1e30f};
+        for (const int len : {1, 2, 3, 16}) {
+            for (const AmaxAlgo algo : {AmaxAlgo::Max, AmaxAlgo::MostRecent}) {
+                for (const int margin : {0, 3}) {
+                    Fp8Recipe recipe{ScalingKind::Delayed, RecipeFormat::Hybrid, len, algo, margin};
+                    auto context = std::make_shared<Fp8Context>();
+                    for (int g = 0; g < 4; ++g) context->add_gemm("g" + std::to_string(g));
+                    context->prepare(recipe, false, at::kCPU);
+                    for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
+                        const int slots = static_cast<int>(context->scales(pass).size(0));
+                        std::vector<SlotScaleState> host(slots, SlotScaleState(len));
+                        for (int step = 0; step < 3 * len + 5; ++step) {
+                            for (int s = 0; s < slots; ++s) {
+                                const int pick = static_cast<int>(random() % 12);
+                                const float a = pick < 8 ? specials[pick] : normal(random);
+                                host[s].history[0] = a;
+                                context->record_amax(pass, s, at::scalar_tensor(a, at::kFloat));
+                            }
+                            context->update(pass);
+                            const float max = fp8_max(context->dtype(pass));
+                            for (int s = 0; s < slots; ++s) {
+                                update_delayed(host[s], max, algo, margin);
+                                const float got = context->scales(pass)[s].item<float>();
+                                QVERIFY2(same_bits(got, host[s].scale),
+                                         qPrintable(QStringLiteral("slot %1 step %2: %3 vs %4").arg(s).arg(step).arg(got).arg(host[s].scale)));
+                                QVERIFY(same_bits(context->scale_invs(pass)[s].item<float>(), 1.0f / host[s].scale));
+                                for (int i = 0; i < len; ++i) {
+                                    QVERIFY(same_bits(context->history(pass)[s][i].item<float>(), host[s].history[i]));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    void stateLayout() {
+        auto context = std::make_shared<Fp8Context>();
+        context->add_gemm("a");
+        context->add_gemm("b");
+        context->prepare(Fp8Recipe::seed_defaults(), false, at::kCPU);
+        QCOMPARE(context->history(Fp8Pass::Forward).sizes(), (at::IntArrayRef{6, 16}));
+        QCOMPARE(context->history(Fp8Pass::Backward).sizes(), (at::IntArrayRef{4, 16}));
+        QVERIFY(context->history(Fp8Pass::Forward).eq(0).all().item<bool>());
+        QVERIFY(context->scales(Fp8Pass::Backward).eq(1).all().item<bool>());
+        QCOMPARE(context->dtype(Fp8Pass::Forward), Fp8Dtype::E4M3);
+        QCOMPARE(context->dtype(Fp8Pass::Backward), Fp8Dtype::E5M2);
+        QCOMPARE(context->quantized_slots().size(), std::size_t{6});
+        QCOMPARE(context->quantized_slots()[5].role, SlotRole::GradOutput);
+        QVERIFY_THROWS_EXCEPTION(std::logic_error, context->add_gemm("late"));
+        Fp8Recipe e4m3 = Fp8Recipe::seed_defaults();
+        e4m3.format = RecipeFormat::E4M3;
+        context->prepare(e4m3, false, at::kCPU);
+        QCOMPARE(context->dtype(Fp8Pass::Backward), Fp8Dtype::E4M3);
+    }
+
+    void quantizeRoundTripAndSaturation_data() {
+        QTest::addColumn<int>("format");
+        QTest::newRow("hybrid (e5m2 gradients)") << static_cast<int>(RecipeFormat::Hybrid);
+        QTest::newRow("e4m3") << static_cast<int>(RecipeFormat::E4M3);
+    }
+
+    void quantizeRoundTripAndSaturation() {
+        QFETCH(int, format);
+        Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+        recipe.format = static_cast<RecipeFormat>(format);
+        const auto context = one_gemm_context(recipe, /*inspect=*/true);
+        const TeOps& ops = reference_ops();
+        at::manual_seed(3);
+        for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
+            const Fp8Quantizer quantizer{context, pass, 0};
+            const Fp8Dtype dtype = quantizer.dtype();
+            const float max = fp8_max(dtype);
+            // Scale 1 (the first step): values in the normal range round to 3 (E4M3) or 2 (E5M2) mantissa bits.
+            const at::Tensor x = at::randn({64, 48}) * 8.0;
+            const Fp8Tensor q = ops.quantize(x, quantizer, /*with_transpose=*/true);
+            QCOMPARE(q.data.scalar_type(), to_scalar_type(dtype));
+            QCOMPARE(q.scale_inv.item<float>(), 1.0f);
+            QVERIFY(q.transposed.equal(q.data.t().contiguous()));
+            const at::Tensor back = q.dequantize();
+            const double half_ulp = dtype == Fp8Dtype::E4M3 ? 1.0 / 16 : 1.0 / 8;
+            const at::Tensor normal = x.abs() >= (dtype == Fp8Dtype::E4M3 ? 1.0 / 64 : 1.0 / 16384);
+            const double worst = ((back - x).abs() / x.abs()).masked_select(normal).max().item<double>();
+            QVERIFY2(worst <= half_ulp + 1e-7, qPrintable(QString::number(worst)));
+            // The amax is that of the unscaled input, staged in history index 0.
+            QCOMPARE(context->history(pass)[0][0].item<float>(), x.abs().max().item<float>());
+
+            // Saturation: scaled values beyond ±max clamp to ±max (never NaN), NaN stays NaN.
+            const at::Tensor big =
+                at::tensor({1e6f, -1e6f, max * 2, 1.0f, std::numeric_limits<float>::infinity(), kNan, max * 1.03f});
+            const at::Tensor b = ops.quantize(big, quantizer, false).dequantize();
+            QCOMPARE(b[0].item<float>(), max);
+            QCOMPARE(b[1].item<float>(), -max);
+            QCOMPARE(b[2].item<float>(), max);
+            QCOMPARE(b[3].item<float>(), 1.0f);
+            QCOMPARE(b[4].item<float>(), max);
+            QVERIFY(std::isnan(b[5].item<float>()));
+            QCOMPARE(b[6].item<float>(), max);  // rounds to max: not counted as saturated
+            QVERIFY(std::isnan(context->history(pass)[0][0].item<float>()));  // a NaN amax wins the staging max
+
+            context->update(pass);
+            const at::Tensor stats = context->statistics();
+            const int row = pass == Fp8Pass::Forward ? 0 : 2;
+            QVERIFY(std::isnan(stats[row][0].item<float>()));
+            QCOMPARE(stats[row][1].item<float>(), 1.0f);               // the scale the casts used
+            QCOMPARE(stats[row][2].item<float>(), 4.0f / (64 * 48 + 7));  // 4 of the elements saturated
+            QVERIFY(stats[row][3].item<float>() >= 0.0f);
+        }
+    }
+
+    void scaleUsedIsTheDelayedOne() {
+        const auto context = one_gemm_context(Fp8Recipe::seed_defaults());
+        const Fp8Quantizer quantizer{context, Fp8Pass::Forward, 0};
+        const TeOps& ops = reference_ops();
+        const at::Tensor x = at::full({4, 4}, 2.0f);
+        ops.quantize(x, quantizer, false);
+        context->update(Fp8Pass::Forward);
+        QCOMPARE(context->scales(Fp8Pass::Forward)[0].item<float>(), 224.0f);  // 448 / 2, for the next step
+        const Fp8Tensor q = ops.quantize(x * 0.5, quantizer, false);       // uses 224, not 448 / 1
+        QCOMPARE(q.scale_inv.item<float>(), 1.0f / 224.0f);
+        QCOMPARE(q.dequantize()[0][0].item<float>(), 1.0f);
+        context->update(Fp8Pass::Forward);
+        QCOMPARE(q.scale_inv.item<float>(), 1.0f / 224.0f);  // a cast keeps its own scale_inv
+    }
+
+    void currentScaling() {
+        Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+        recipe.scaling = ScalingKind::Current;
+        const auto context = one_gemm_context(recipe);
+        const Fp8Quantizer quantizer{context, Fp8Pass::Forward, 0};
+        const TeOps& ops = reference_ops();
+        const Fp8Tensor q = ops.quantize(at::full({8}, 3.5f), quantizer, false);
+        QCOMPARE(q.scale_inv.item<float>(), 3.5f / 448.0f);
+        QCOMPARE(q.dequantize()[0].item<float>(), 3.5f);
+        QCOMPARE(ops.quantize(at::zeros({8}), quantizer, false).scale_inv.item<float>(), 1.0f);
+        const at::Tensor amaxes = at::tensor({0.0f, 3.5f, 1e-40f, 1e-37f, kInf, kNan});
+        const at::Tensor scales = current_scale_tensor(amaxes, 448.0f);
+        for (int i = 0; i < 6; ++i) {
+            QVERIFY(same_bits(scales[i].item<float>(), current_scale(amaxes[i].item<float>(), 448.0f)));
+        }
+        QCOMPARE(current_scale(0.0f, 448.0f), 1.0f);
+        QCOMPARE(current_scale(kInf, 448.0f), 1.0f);
+        QCOMPARE(current_scale(kNan, 448.0f), 1.0f);
+        QCOMPARE(current_scale(1e-40f, 448.0f), FLT_MAX);
+        context->update(Fp8Pass::Forward);  // no history under current scaling
+        QVERIFY(context->history(Fp8Pass::Forward).eq(0).all().item<bool>());
+    }
+
+    void scopesNestAndUpdateOnceAtTheOutermostExit() {
+        const auto context = one_gemm_context(Fp8Recipe::seed_defaults());
+        const Fp8Quantizer quantizer{context, Fp8Pass::Forward, 0};
+        QVERIFY(Fp8Scope::active() == nullptr);
+        const std::uint64_t start = context->generation();
+        {
+            Fp8ScopeSettings settings{Fp8Recipe::seed_defaults(), false};
+            settings.recipe.amax_history_len = 4;
+            Fp8Scope outer(true, settings);
+            QVERIFY(Fp8Scope::active() != nullptr);
+            QCOMPARE(Fp8Scope::active()->recipe.amax_history_len, 4);
+            {
+                Fp8Scope inner(true);
+                Fp8Scope::enlist(context);
+                reference_ops().quantize(at::full({2}, 7.0f), quantizer, false);
+                {
+                    Fp8Scope off(false);
+                    QVERIFY(Fp8Scope::active() == nullptr);
+                }
+            }
+            QCOMPARE(context->generation(), start);  // the inner exits did not update
+            QCOMPARE(context->history(Fp8Pass::Forward)[0][0].item<float>(), 7.0f);
+        }
+        QCOMPARE(context->generation(), start + 1);
+        QCOMPARE(context->history(Fp8Pass::Forward)[0][0].item<float>(), 0.0f);
+        QCOMPARE(context->history(Fp8Pass::Forward)[0][15].item<float>(), 7.0f);
+        QCOMPARE(context->scales(Fp8Pass::Forward)[0].item<float>(), 64.0f);
+
+        try {  // a scope left by an exception does not update
+            Fp8Scope scope(true);
+            Fp8Scope::enlist(context);
+            reference_ops().quantize(at::full({2}, 1.0f), quantizer, false);
+            throw std::runtime_error("forward failed");
+        } catch (const std::runtime_error&) {
+        }
+        QCOMPARE(context->generation(), start + 1);
+    }
+
+    void amaxListParsing() {
+        const std::vector<float> values = parse_amax_list("--amax", "3.5,0,1e-40,inf,nan,-0,1e-50");
+        QCOMPARE(values.size(), std::size_t{7});
+        QCOMPARE(values[0], 3.5f);
+        QCOMPARE(values[2], 1e-40f);
+        QVERIFY(std::isinf(values[3]));
+        QVERIFY(std::isnan(values[4]));
+        QCOMPARE(values[5], 0.0f);
+        QCOMPARE(values[6], 0.0f);
+        for (const char* bad : {"", "1,", "a", "1,-2", "-inf", "1e39", "1e999", "0x10", "1 ,2"}) {
+            QVERIFY_THROWS_EXCEPTION(ConfigError, parse_amax_list("--amax", bad));
+        }
+        RecipeReplay replay;
+        replay.history_len = 0;
+        QVERIFY_THROWS_EXCEPTION(ConfigError, validate(replay));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFp8Recipe)
+#include "tst_fp8_recipe.moc"

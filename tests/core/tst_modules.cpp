@@ -1,0 +1,300 @@
+// The TE-style modules against composed LibTorch ops: FP32 forward and backward within 1e-5; FP8
+// (emulated, reference implementation) within the bounds documented in docs/fp8.md; TransformerLayer
+// against a plain LibTorch block holding the same weights.
+#include <QtTest>
+
+#include <cmath>
+
+#include <ATen/ATen.h>
+#include <torch/autograd.h>
+
+#include "core/common/Error.h"
+#include "core/fp8/Fp8Scope.h"
+#include "core/fp8/Fp8State.h"
+#include "core/model/ParameterInit.h"
+#include "core/modules/LayerNorm.h"
+#include "core/modules/LayerNormLinear.h"
+#include "core/modules/LayerNormMLP.h"
+#include "core/modules/Linear.h"
+#include "core/modules/TransformerLayer.h"
+
+using namespace tewb;
+
+namespace {
+
+double relative_error(const at::Tensor& out, const at::Tensor& ref) {
+    return (out.to(at::kDouble) - ref.to(at::kDouble)).norm().item<double>() / ref.to(at::kDouble).norm().item<double>();
+}
+
+// TEWB_PRINT_ERRORS=1 prints every measured error (the numbers behind the bounds in docs/fp8.md).
+#define CHECK_CLOSE(out, ref, bound)                                                                          \
+    do {                                                                                                      \
+        const double error_ = relative_error((out), (ref));                                                   \
+        if (qEnvironmentVariableIsSet("TEWB_PRINT_ERRORS")) qInfo("%s vs %s: %.3g", #out, #ref, error_);      \
+        QVERIFY2(error_ < (bound),                                                                            \
+                 qPrintable(QStringLiteral("%1: relative error %2, bound %3").arg(#out).arg(error_).arg(bound))); \
+    } while (0)
+
+// A leaf copy of x that collects its own gradient.
+at::Tensor leaf(const at::Tensor& x) {
+    return x.detach().clone().requires_grad_(true);
+}
+
+void zero_grads(torch::nn::Module& module) {
+    for (at::Tensor& p : module.parameters()) {
+        if (p.grad().defined()) p.mutable_grad().zero_();
+    }
+}
+
+at::Tensor gelu_mlp(const at::Tensor& x, const at::Tensor& w1, const at::Tensor& b1, const at::Tensor& w2, const at::Tensor& b2) {
+    return at::linear(at::gelu(at::linear(x, w1, b1), "tanh"), w2, b2);
+}
+
+constexpr double kFp32Bound = 1e-5;
+// FP8 bounds (docs/fp8.md): forward GEMMs with both operands in E4M3; backward with the gradient in
+// E5M2 (HYBRID), after one step has calibrated the scales.
+constexpr double kFp8ForwardBound = 7e-2;
+constexpr double kFp8BackwardBound = 1.3e-1;
+
+}  // namespace
+
+class TestModules : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init() { at::manual_seed(5); }
+
+    void linearFp32() {
+        ParameterInit init(1);
+        Linear linear("linear", {96, 80, true, 0.02}, init);
+        at::manual_seed(1);
+        linear.bias().detach().normal_();  // a non-zero bias, so its gradient and addition are checked
+        const at::Tensor x = leaf(at::randn({3, 7, 96}));
+        const at::Tensor y = linear.forward(x);
+        QCOMPARE(y.sizes(), (at::IntArrayRef{3, 7, 80}));
+        const at::Tensor dy = at::randn_like(y);
+        y.backward(dy);
+
+        const at::Tensor xr = leaf(x), wr = leaf(linear.weight()), br = leaf(linear.bias());
+        const at::Tensor yr = at::linear(xr, wr, br);
+        yr.backward(dy);
+        CHECK_CLOSE(y, yr, kFp32Bound);
+        CHECK_CLOSE(x.grad(), xr.grad(), kFp32Bound);
+        CHECK_CLOSE(linear.weight().grad(), wr.grad(), kFp32Bound);
+        CHECK_CLOSE(linear.bias().grad(), br.grad(), kFp32Bound);
+    }
+
+    void layerNormFp32() {
+        ParameterInit init(2);
+        LayerNorm norm("ln", 97, init);
+        norm.weight().detach().normal_();
+        norm.bias().detach().normal_();
+        const at::Tensor x = leaf(at::randn({5, 97}) * 3 + 1);
+        const at::Tensor y = norm.forward(x);
+        const at::Tensor dy = at::randn_like(y);
+        y.backward(dy);
+        const at::Tensor xr = leaf(x), gr = leaf(norm.weight()), br = leaf(norm.bias());
+        const at::Tensor yr = at::layer_norm(xr, {97}, gr, br, kLayerNormEps);
+        yr.backward(dy);
+        CHECK_CLOSE(y, yr, kFp32Bound);
+        CHECK_CLOSE(x.grad(), xr.grad(), kFp32Bound);
+        CHECK_CLOSE(norm.weight().grad(), gr.grad(), kFp32Bound);
+        CHECK_CLOSE(norm.bias().grad(), br.grad(), kFp32Bound);
+    }
+
+    void layerNormLinearFp32WithLayerNormOutput() {
+        ParameterInit init(3);
+        LayerNormLinear module("lnl", {64, 48, true, 0.02, kLayerNormEps}, init);
+        module.layer_norm_weight().detach().normal_();
+        module.bias().detach().normal_();
+        const at::Tensor x = leaf(at::randn({2, 11, 64}));
+        const auto [y, ln] = module.forward_with_layernorm_output(x);
+        const at::Tensor dy = at::randn_like(y);
+        const at::Tensor dln = at::randn_like(ln);
+        torch::autograd::backward({y, ln}, {dy, dln});
+
+        const at::Tensor xr = leaf(x), gr = leaf(module.layer_norm_weight()), br = leaf(module.layer_norm_bias());
+        const at::Tensor wr = leaf(module.weight()), wbr = leaf(module.bias());
+        const at::Tensor lnr = at::layer_norm(xr, {64}, gr, br, kLayerNormEps);
+        const at::Tensor yr = at::linear(lnr, wr, wbr);
+        torch::autograd::backward({yr, lnr}, {dy, dln});
+        CHECK_CLOSE(y, yr, kFp32Bound);
+        CHECK_CLOSE(ln, lnr, kFp32Bound);
+        CHECK_CLOSE(x.grad(), xr.grad(), kFp32Bound);
+        CHECK_CLOSE(module.layer_norm_weight().grad(), gr.grad(), kFp32Bound);
+        CHECK_CLOSE(module.layer_norm_bias().grad(), br.grad(), kFp32Bound);
+        CHECK_CLOSE(module.weight().grad(), wr.grad(), kFp32Bound);
+        CHECK_CLOSE(module.bias().grad(), wbr.grad(), kFp32Bound);
+
+        const at::Tensor only = module.forward(x);  // without the LayerNorm output
+        CHECK_CLOSE(only, yr, kFp32Bound);
+    }
+
+    void layerNormMlpFp32() {
+        ParameterInit init(4);
+        LayerNormMLP mlp("mlp", {64, 256, 0.02, 0.01, kLayerNormEps}, init);
+        mlp.layer_norm_bias().detach().normal_();
+        mlp.fc1_bias().detach().normal_();
+        mlp.fc2_bias().detach().normal_();
+        const at::Tensor x = leaf(at::randn({3, 13, 64}));
+        const at::Tensor y = mlp.forward(x);
+        const at::Tensor dy = at::randn_like(y);
+        y.backward(dy);
+
+        std::vector<at::Tensor> ref;
+        for (const at::Tensor& p : mlp.parameters()) ref.push_back(leaf(p));
+        const at::Tensor xr = leaf(x);
+        const at::Tensor yr = gelu_mlp(at::layer_norm(xr, {64}, ref[0], ref[1], kLayerNormEps), ref[2], ref[3], ref[4], ref[5]);
+        yr.backward(dy);
+        CHECK_CLOSE(y, yr, kFp32Bound);
+        CHECK_CLOSE(x.grad(), xr.grad(), kFp32Bound);
+        const std::vector<at::Tensor> params = mlp.parameters();
+        for (std::size_t i = 0; i < params.size(); ++i) {
+            CHECK_CLOSE(params[i].grad(), ref[i].grad(), kFp32Bound);
+        }
+    }
+
+    void transformerLayerMatchesPlainBlock() {
+        ParameterInit init(9);
+        TransformerLayer layer("block", {64, 4, 256, 0.02, 0.01, kLayerNormEps}, init);
+        for (at::Tensor& p : layer.parameters()) {
+            if (p.dim() == 1) p.detach().normal_(0.0, 0.1).add_(p.detach().eq(1.0).to(at::kFloat));
+        }
+        const at::Tensor x = leaf(at::randn({2, 9, 64}));
+        const at::Tensor y = layer.forward(x);
+        const at::Tensor dy = at::randn_like(y);
+        y.backward(dy);
+
+        // The plain block of the torch backend's MiniGPT, on copies of the same weights.
+        std::vector<at::Tensor> w;
+        for (const at::Tensor& p : layer.parameters()) w.push_back(leaf(p));
+        QCOMPARE(w.size(), std::size_t{12});
+        const at::Tensor xr = leaf(x);
+        const at::Tensor a = at::layer_norm(xr, {64}, w[0], w[1], kLayerNormEps);
+        const at::Tensor qkv = at::linear(a, w[2], w[3]).view({2, 9, 3, 4, 16}).permute({2, 0, 3, 1, 4});
+        const at::Tensor att = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], {}, 0.0, true)
+                                   .transpose(1, 2)
+                                   .reshape({2, 9, 64});
+        const at::Tensor h = xr + at::linear(att, w[4], w[5]);
+        const at::Tensor yr = h + gelu_mlp(at::layer_norm(h, {64}, w[6], w[7], kLayerNormEps), w[8], w[9], w[10], w[11]);
+        yr.backward(dy);
+        CHECK_CLOSE(y, yr, kFp32Bound);
+        CHECK_CLOSE(x.grad(), xr.grad(), kFp32Bound);
+        const std::vector<at::Tensor> params = layer.parameters();
+        for (std::size_t i = 0; i < params.size(); ++i) {
+            CHECK_CLOSE(params[i].grad(), w[i].grad(), kFp32Bound);
+        }
+    }
+
+    void parametersFollowTheTorchBlockOrder() {
+        ParameterInit a(77);
+        TransformerLayer layer("b", {32, 2, 128, 0.02, 0.005, kLayerNormEps}, a);
+        const auto named = layer.named_parameters();
+        const std::vector<std::string> expected{"qkv.layer_norm_weight", "qkv.layer_norm_bias", "qkv.weight", "qkv.bias",
+                                                "proj.weight",           "proj.bias",           "mlp.layer_norm_weight",
+                                                "mlp.layer_norm_bias",   "mlp.fc1_weight",      "mlp.fc1_bias",
+                                                "mlp.fc2_weight",        "mlp.fc2_bias"};
+        QCOMPARE(named.size(), expected.size());
+        for (std::size_t i = 0; i < expected.size(); ++i) QCOMPARE(named[i].key(), expected[i]);
+        ParameterInit b(77);  // the same draws in the same order as the plain block
+        QVERIFY(named[0].value().equal(b.ones({32})));
+        b.zeros({32});
+        QVERIFY(named[2].value().equal(b.normal({96, 32}, 0.02)));
+    }
+
+    void fp8ModulesStayWithinBounds() {
+        // LayerNormMLP: two FP8 GEMMs per direction, the GELU between them.
+        ParameterInit init(12);
+        LayerNormMLP mlp("mlp", {128, 512, 0.02, 0.02, kLayerNormEps}, init);
+        mlp.fc1_bias().detach().normal_(0.0, 0.1);
+        const at::Tensor x = at::randn({4, 31, 128});
+        const at::Tensor dy = at::randn({4, 31, 128});
+        const auto run_fp8 = [&](at::Tensor& out, at::Tensor& grad) {
+            zero_grads(mlp);
+            const at::Tensor xi = leaf(x);
+            {
+                Fp8Scope scope(true);
+                out = mlp.forward(xi);
+            }
+            out.backward(dy);
+            grad = xi.grad();
+        };
+        at::Tensor y8, dx8;
+        run_fp8(y8, dx8);  // step 1 runs with scale 1 and calibrates the scales
+        run_fp8(y8, dx8);
+        const std::vector<at::Tensor> grads8 = [&] {
+            std::vector<at::Tensor> g;
+            for (const at::Tensor& p : mlp.parameters()) g.push_back(p.grad().clone());
+            return g;
+        }();
+
+        zero_grads(mlp);
+        const at::Tensor xr = leaf(x);
+        const at::Tensor yr = mlp.forward(xr);  // FP32: no scope
+        yr.backward(dy);
+        CHECK_CLOSE(y8, yr, kFp8ForwardBound);
+        CHECK_CLOSE(dx8, xr.grad(), kFp8BackwardBound);
+        const std::vector<at::Tensor> params = mlp.parameters();
+        for (std::size_t i = 0; i < params.size(); ++i) {
+            CHECK_CLOSE(grads8[i], params[i].grad(), kFp8BackwardBound);
+        }
+        QVERIFY(relative_error(y8, yr) > 1e-4);  // it really ran in FP8
+    }
+
+    void fp8LinearRecordsAmaxAndCastsWeightsOncePerStep() {
+        auto context = std::make_shared<Fp8Context>();
+        ParameterInit init(13);
+        Linear linear("l", {64, 32, true, 0.02}, init, context);
+        const at::Tensor x = at::randn({16, 64}) * 5;
+        {
+            Fp8Scope scope(true);
+            linear.forward(x);
+            linear.forward(x * 2);  // a second use in the same step reuses the FP8 weight
+            QCOMPARE(context->weight_casts(), std::uint64_t{1});
+            QCOMPARE(context->history(Fp8Pass::Forward)[0][0].item<float>(), (x * 2).abs().max().item<float>());
+            QCOMPARE(context->history(Fp8Pass::Forward)[1][0].item<float>(), linear.weight().abs().max().item<float>());
+        }
+        QCOMPARE(context->scales(Fp8Pass::Forward)[0].item<float>(), 448.0f / (x * 2).abs().max().item<float>());
+        {
+            Fp8Scope scope(true);
+            const at::Tensor y = linear.forward(x);  // a new step: the weight is cast again, with the new scale
+            QCOMPARE(context->weight_casts(), std::uint64_t{2});
+            y.sum().backward();
+            QCOMPARE(context->weight_casts(), std::uint64_t{2});  // backward reuses the forward's FP8 weight
+        }
+        // The backward update ran at the end of backward: grad-output's amax (all ones) is in the history.
+        QCOMPARE(context->history(Fp8Pass::Backward)[0][15].item<float>(), 1.0f);
+        QCOMPARE(context->scales(Fp8Pass::Backward)[0].item<float>(), 57344.0f);
+        const at::Tensor stats = context->statistics();
+        QCOMPARE(stats.size(0), 3);
+        QCOMPARE(stats[2][0].item<float>(), 1.0f);
+    }
+
+    void badInputIsRefusedWithTheModuleName() {
+        ParameterInit init(1);
+        Linear linear("blocks_0.proj", {8, 4, true, 0.02}, init);
+        try {
+            linear.forward(at::randn({2, 9}));
+            QFAIL("accepted a wrong feature size");
+        } catch (const ConfigError& e) {
+            QCOMPARE(std::string(e.what()), std::string("blocks_0.proj: input has last dimension 9; expected 8"));
+        }
+        TransformerLayer layer("blk", {16, 2, 64, 0.02, 0.02, kLayerNormEps}, init);
+        QVERIFY_THROWS_EXCEPTION(ConfigError, layer.forward(at::randn({2, 16})));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, TransformerLayer("odd", {16, 3, 64, 0.02, 0.02, kLayerNormEps}, init));
+
+        const at::Tensor x = leaf(at::randn({2, 8}));
+        const at::Tensor y = linear.forward(x).sum();
+        y.backward({}, /*retain_graph=*/true);
+        bool refused = false;
+        try {
+            y.backward();
+        } catch (const std::exception& e) {
+            refused = std::string(e.what()).find("backward ran twice") != std::string::npos;
+        }
+        QVERIFY(refused);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModules)
+#include "tst_modules.moc"

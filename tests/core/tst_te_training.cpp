@@ -1,0 +1,166 @@
+// The te backend of MiniGPT: same initial model as the torch backend, the same FP32 loss curve, and
+// FP8 (emulated on the CPU) that learns, labelled as emulation, with per-slot statistics.
+#include <QtTest>
+
+#include <cmath>
+#include <sstream>
+
+#include <ATen/ATen.h>
+
+#include "core/common/Error.h"
+#include "core/model/MiniGpt.h"
+#include "core/results/RecordCsv.h"
+#include "core/results/RecordJson.h"
+#include "core/train/Trainer.h"
+
+using namespace tewb;
+
+namespace {
+
+RunConfig quick(Backend backend, Precision precision, int warmup, int iters) {
+    RunConfig config = make_preset(Preset::QuickCpu);
+    config.backend = backend;
+    config.precision = precision;
+    config.warmup = warmup;
+    config.iters = iters;
+    return config;
+}
+
+}  // namespace
+
+class TestTeTraining : public QObject {
+    Q_OBJECT
+
+    const Trainer trainer_{detect_device()};
+    std::optional<RunRecord> te_fp32_;
+
+    const RunRecord& te_fp32() {
+        if (!te_fp32_) te_fp32_ = trainer_.run(quick(Backend::Te, Precision::Fp32, 5, 55));
+        return *te_fp32_;
+    }
+
+private Q_SLOTS:
+    void sameInitialModelAsTheTorchBackend() {
+        const ModelShape shape = make_preset(Preset::QuickCpu).model;
+        const auto torch_model = make_model(Backend::Torch, shape, 99);
+        const auto te_model = make_model(Backend::Te, shape, 99);
+        const auto a = torch_model->named_parameters();
+        const auto b = te_model->named_parameters();
+        QCOMPARE(a.size(), b.size());
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            QVERIFY2(a[i].value().equal(b[i].value()), qPrintable(QString::fromStdString(a[i].key() + " vs " + b[i].key())));
+        }
+        QCOMPARE(b[2].key(), std::string("blocks_0.qkv.layer_norm_weight"));
+        QCOMPARE(b[b.size() - 1].key(), std::string("ln_f.bias"));
+        QCOMPARE(te_model->implementation(), std::string("te-reference"));
+        QVERIFY(te_model->fp8_context() != nullptr);
+        QVERIFY(torch_model->fp8_context() == nullptr);
+    }
+
+    void fp32LossCurveMatchesTheTorchBackend() {
+        const RunRecord torch = trainer_.run(quick(Backend::Torch, Precision::Fp32, 5, 35));
+        const RunRecord te = trainer_.run(quick(Backend::Te, Precision::Fp32, 5, 35));
+        QCOMPARE(te.status, RunStatus::Finished);
+        QCOMPARE(te.steps.size(), std::size_t{40});
+        double worst = 0;
+        for (std::size_t i = 0; i < te.steps.size(); ++i) {
+            worst = std::max(worst, std::abs(te.steps[i].loss - torch.steps[i].loss) / std::abs(torch.steps[i].loss));
+        }
+        QVERIFY2(worst <= 1e-3, qPrintable(QString::number(worst)));
+        QVERIFY(te.steps.front().fp8.empty());
+        QVERIFY(te.fp8_slots.empty());
+        QCOMPARE(te.execution.implementation, std::string("te-reference, fp32"));
+        QVERIFY(!te.execution.fp8_emulated);
+    }
+
+    void fp8EmulatedLearnsNearFp32() {
+        const RunRecord fp8 = trainer_.run(quick(Backend::Te, Precision::Fp8, 5, 55));
+        QCOMPARE(fp8.status, RunStatus::Finished);
+        const double first = fp8.steps.front().loss;
+        const double last = fp8.summary.final_loss.value();
+        QVERIFY2(first - last >= 0.5, qPrintable(QStringLiteral("first %1, last %2").arg(first).arg(last)));
+        const double fp32_last = te_fp32().summary.final_loss.value();
+        QVERIFY2(std::abs(last - fp32_last) <= 0.15, qPrintable(QStringLiteral("fp8 %1, fp32 %2").arg(last).arg(fp32_last)));
+        // The FP8 path really ran: its curve is not the FP32 one.
+        QVERIFY(fp8.steps[10].loss != te_fp32().steps[10].loss);
+
+        QVERIFY(fp8.execution.fp8_emulated);
+        QVERIFY2(fp8.execution.implementation.find("fp8 emulated (delayed scaling, hybrid, history 16, max, margin 0)") !=
+                     std::string::npos,
+                 fp8.execution.implementation.c_str());
+        QCOMPARE(fp8.config.fp8, Fp8Recipe::seed_defaults());
+
+        // Statistics: 2 layers x 4 GEMMs x (input, weight, grad-output).
+        QCOMPARE(fp8.fp8_slots.size(), std::size_t{24});
+        QCOMPARE(fp8.fp8_slots[0].module, std::string("blocks_0.qkv"));
+        QCOMPARE(fp8.fp8_slots[2].dtype, Fp8Dtype::E5M2);
+        QCOMPARE(fp8.fp8_slots[11].module, std::string("blocks_0.mlp.fc2"));
+        for (const StepMetrics& step : fp8.steps) {
+            QCOMPARE(step.fp8.size(), std::size_t{24});
+            for (const Fp8SlotSample& s : step.fp8) {
+                QVERIFY(std::isfinite(s.amax) && s.amax > 0);
+                QVERIFY(!s.saturated.has_value());  // not inspecting
+            }
+        }
+        QCOMPARE(fp8.steps[0].fp8[0].scale, 1.0f);  // step 1 casts with scale 1
+        // From step 2 on, each forward slot's scale is 448 / max over the window of earlier amaxes.
+        float window = 0;
+        for (std::size_t k = 0; k + 1 < fp8.steps.size() && k < 15; ++k) {
+            window = std::max(window, fp8.steps[k].fp8[1].amax);  // the weight slot of blocks_0.qkv
+            QCOMPARE(fp8.steps[k + 1].fp8[1].scale, 448.0f / window);
+        }
+    }
+
+    void inspectionAndOtherRecipes() {
+        RunConfig config = quick(Backend::Te, Precision::Fp8, 1, 4);
+        config.inspect_fp8 = true;
+        config.fp8.scaling = ScalingKind::Current;
+        config.fp8.format = RecipeFormat::E4M3;
+        const RunRecord record = trainer_.run(config);
+        QCOMPARE(record.status, RunStatus::Finished);
+        QCOMPARE(record.fp8_slots[2].dtype, Fp8Dtype::E4M3);
+        for (const StepMetrics& step : record.steps) {
+            for (std::size_t i = 0; i < step.fp8.size(); ++i) {
+                const Fp8SlotSample& s = step.fp8[i];
+                QVERIFY(s.saturated && *s.saturated >= 0 && *s.saturated <= 1);
+                QVERIFY(s.underflow && *s.underflow >= 0 && *s.underflow <= 1);
+                QCOMPARE(*s.saturated, 0.0f);  // current scaling maps each amax to 448: nothing saturates
+                QCOMPARE(s.scale, 448.0f / s.amax);
+            }
+        }
+        QVERIFY(record.execution.implementation.find("current scaling, e4m3") != std::string::npos);
+
+        // The record round-trips through JSON with its FP8 part; the FP8 CSV has a row per step and slot.
+        const RunRecord back = record_from_json_text(record_to_json_text(record), "test");
+        QCOMPARE(back.config, record.config);
+        QCOMPARE(back.fp8_slots, record.fp8_slots);
+        QCOMPARE(back.execution, record.execution);
+        for (std::size_t i = 0; i < record.steps.size(); ++i) QCOMPARE(back.steps[i], record.steps[i]);
+        std::ostringstream csv;
+        write_fp8_csv(csv, {record});
+        const std::string text = csv.str();
+        QCOMPARE(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')), 1 + 5 * record.fp8_slots.size());
+    }
+
+    void malformedFp8RecordsAreRefused() {
+        RunConfig config = quick(Backend::Te, Precision::Fp8, 0, 1);
+        const RunRecord record = trainer_.run(config);
+        const std::string good = record_to_json_text(record);
+        std::string fewer = good;
+        const std::string key = "\"amax\": [";
+        const std::size_t at = fewer.find(key);
+        QVERIFY(at != std::string::npos);
+        const std::size_t comma = fewer.find(',', at);
+        fewer.erase(at + key.size(), comma - (at + key.size()) + 1);  // drop the first value
+        try {
+            record_from_json_text(fewer, "short.json");
+            QFAIL("accepted an FP8 sample list of the wrong length");
+        } catch (const DataError& e) {
+            QVERIFY2(std::string(e.what()).find("short.json: $.steps[0].fp8.amax: 23 values; expected one per FP8 slot (24)") == 0,
+                     e.what());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTeTraining)
+#include "tst_te_training.moc"
