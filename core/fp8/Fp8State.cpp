@@ -66,6 +66,13 @@ void Fp8Context::prepare(const Fp8Recipe& recipe, bool inspect, const c10::Devic
         bank.last.select(1, 1).fill_(1.0);
         bank.last.narrow(1, 2, 2).fill_(kNan);
     }
+    std::vector<std::int64_t> rows;
+    for (std::int64_t g = 0; g < n; ++g) {
+        rows.push_back(g * kForwardSlotsPerGemm + 0);
+        rows.push_back(g * kForwardSlotsPerGemm + 1);
+        rows.push_back(slots[0] + g * kBackwardSlotsPerGemm + 0);
+    }
+    statistics_rows_ = at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(device);
     prepared_ = true;
     ++generation_;
 }
@@ -177,15 +184,7 @@ std::vector<Fp8SlotInfo> Fp8Context::quantized_slots() const {
 
 at::Tensor Fp8Context::statistics() const {
     check_prepared("statistics");
-    std::vector<std::int64_t> rows;
-    const std::int64_t forward_rows = forward_.last.size(0);
-    for (std::int64_t g = 0; g < gemm_count(); ++g) {
-        rows.push_back(g * kForwardSlotsPerGemm + 0);
-        rows.push_back(g * kForwardSlotsPerGemm + 1);
-        rows.push_back(forward_rows + g * kBackwardSlotsPerGemm + 0);
-    }
-    const at::Tensor index = at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(forward_.last.device());
-    return at::cat({forward_.last, backward_.last}, 0).index_select(0, index);
+    return at::cat({forward_.last, backward_.last}, 0).index_select(0, statistics_rows_);
 }
 
 }  // namespace tewb

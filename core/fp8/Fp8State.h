@@ -80,6 +80,7 @@ private:
     void check_prepared(const char* what) const;
 
     std::vector<std::string> modules_;
+    at::Tensor statistics_rows_;  // which rows of the two banks statistics() returns, on the state's device
     Fp8Recipe recipe_;
     bool inspect_ = false;
     bool prepared_ = false;

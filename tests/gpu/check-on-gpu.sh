@@ -72,7 +72,8 @@ rows = []
 try:
     for run in json.load(open(os.path.join(out, "compare.json")))["runs"]:
         s = run["summary"]
-        rows.append((run["config"]["name"] + " [te-bench]", s["median_ms"], s["mean_ms"], s["peak_mem_bytes"], s["final_loss"], s.get("mfu")))
+        emulated = " (fp8 emulated)" if run["execution"].get("fp8_emulated") else ""
+        rows.append((run["config"]["name"] + emulated + " [te-bench]", s["median_ms"], s["mean_ms"], s["peak_mem_bytes"], s["final_loss"], s.get("mfu")))
 except Exception as e:
     print("compare.json unreadable:", e)
 for name in ("pytorch-eager", "pytorch-compile"):
@@ -82,11 +83,11 @@ for name in ("pytorch-eager", "pytorch-compile"):
         rows.append((r["implementation"], s["median_ms"], s["mean_ms"], s["peak_mem_bytes"], s["final_loss"], None))
     except Exception as e:
         print(name + ".json unreadable:", e)
-print(f"{'run':<44}{'median ms':>10}{'mean ms':>10}{'peak MiB':>10}{'loss':>8}{'MFU':>7}")
+print(f"{'run':<52}{'median ms':>10}{'mean ms':>10}{'peak MiB':>10}{'loss':>8}{'MFU':>7}")
 def num(value, spec):
     return format(value, spec) if isinstance(value, (int, float)) else "-"
 for name, med, mean, mem, loss, mfu in rows:
     mfu_text = num(100 * mfu, ".1f") + "%" if isinstance(mfu, (int, float)) else "-"
-    print(f"{name:<44}{num(med, '.2f'):>10}{num(mean, '.2f'):>10}{num(mem / 2**20, '.0f'):>10}{num(loss, '.3f'):>8}{mfu_text:>7}")
+    print(f"{name:<52}{num(med, '.2f'):>10}{num(mean, '.2f'):>10}{num(mem / 2**20, '.0f'):>10}{num(loss, '.3f'):>8}{mfu_text:>7}")
 PY
 exit $status

@@ -46,6 +46,37 @@ void training_on_gpu(const Trainer& trainer) {
     }
 }
 
+// The te backend (reference implementation on CUDA): BF16 close to the torch backend, FP8 learning with
+// statistics read back per step without extra synchronisation.
+void te_backend_on_gpu(const Trainer& trainer) {
+    RunConfig torch_bf16 = small_cuda_run(Precision::Bf16);
+    RunConfig te_bf16 = torch_bf16;
+    te_bf16.backend = Backend::Te;
+    const RunRecord a = trainer.run(torch_bf16);
+    const RunRecord b = trainer.run(te_bf16);
+    check(b.status == RunStatus::Finished, "te bf16 on cuda finishes (" + b.message + ")");
+    check(a.summary.final_loss && b.summary.final_loss && std::abs(*a.summary.final_loss - *b.summary.final_loss) < 0.05,
+          "te bf16 final loss within 0.05 of torch bf16");
+
+    RunConfig te_fp8 = te_bf16;
+    te_fp8.precision = Precision::Fp8;
+    te_fp8.inspect_fp8 = true;
+    const RunRecord c = trainer.run(te_fp8);
+    check(c.status == RunStatus::Finished, "te fp8 on cuda finishes (" + c.message + ")");
+    check(c.summary.final_loss && b.summary.final_loss && std::abs(*c.summary.final_loss - *b.summary.final_loss) <= 0.15,
+          "te fp8 final loss within 0.15 nats of te bf16");
+    bool stats = c.fp8_slots.size() == 24;
+    for (const StepMetrics& s : c.steps) {
+        stats = stats && s.fp8.size() == c.fp8_slots.size();
+        for (const Fp8SlotSample& sample : s.fp8) {
+            stats = stats && std::isfinite(sample.amax) && sample.amax > 0 && sample.saturated && sample.underflow;
+        }
+    }
+    check(stats, "te fp8 on cuda: every step carries amax, scale, saturation and underflow for 24 slots");
+    check(!c.steps.empty() && c.steps[1].fp8[1].scale == 448.0f / c.steps[0].fp8[1].amax,
+          "te fp8 on cuda: step 2's weight scale is 448 / step 1's amax");
+}
+
 void out_of_memory_fails_one_run_only(const Trainer& trainer) {
     RunConfig huge = small_cuda_run(Precision::Bf16);
     huge.batch = 16384;
@@ -97,6 +128,7 @@ int main() {
                 device.compute_capability->to_string().c_str(), std::string(to_string(classify(device).mode)).c_str());
     const Trainer trainer(device);
     training_on_gpu(trainer);
+    te_backend_on_gpu(trainer);
     out_of_memory_fails_one_run_only(trainer);
     cancel_within_one_step(trainer);
     abs_max_matches_reference();

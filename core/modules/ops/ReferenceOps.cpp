@@ -91,7 +91,7 @@ Fp8Tensor ReferenceOps::quantize(const at::Tensor& x, const Fp8Quantizer& quanti
         context.count(quantizer.pass, quantizer.slot, saturated, underflow, x.numel());
     }
     if (with_transpose) {
-        out.transposed = out.data.t().contiguous();
+        out.transposed = out.data.t();  // a view: LibTorch's GEMMs take either layout (cuBLASLt FP8 does not)
     }
     out.scale_inv = at::reciprocal(scale);
     return out;
