@@ -460,14 +460,16 @@ int main(int argc, char** argv) {
                                         {"steps", r.steps},
                                         {"median_ms", r.median_ms ? nlohmann::json(*r.median_ms) : nlohmann::json()},
                                         {"final_loss", r.final_loss ? nlohmann::json(*r.final_loss) : nlohmann::json()},
-                                        {"peak_mem_bytes", r.peak_mem_bytes}});
+                                        {"peak_mem_bytes", r.peak_mem_bytes},
+                                        {"fp8_emulated", r.fp8_emulated}});
                 }
                 std::cout << json_text(document);
                 return 0;
             }
             std::vector<std::vector<std::string>> rows;
             for (const StoredRun& r : runs) {
-                rows.push_back({std::to_string(r.id), r.created_at, r.name, r.backend, r.precision, r.device, r.status,
+                rows.push_back({std::to_string(r.id), r.created_at, r.name, r.backend,
+                                r.fp8_emulated ? r.precision + " (emulated)" : r.precision, r.device, r.status,
                                 std::to_string(r.steps), format_fixed(r.median_ms, 2), format_fixed(r.final_loss, 4),
                                 r.peak_mem_bytes > 0 ? format_bytes(r.peak_mem_bytes) : "-"});
             }

@@ -190,7 +190,9 @@ std::int64_t RunStore::save(const RunRecord& record) {
 
 std::vector<StoredRun> RunStore::list() const {
     Statement stmt(db_, R"(SELECT id, run_id, created_at, name, backend, precision, device, status, steps, median_ms,
-                                  final_loss, peak_mem_bytes FROM runs ORDER BY id DESC)",
+                                  final_loss, peak_mem_bytes,
+                                  COALESCE(json_extract(record_json, '$.execution.fp8_emulated'), 0)
+                           FROM runs ORDER BY id DESC)",
                    *this);
     std::vector<StoredRun> runs;
     int rc = 0;
@@ -208,6 +210,7 @@ std::vector<StoredRun> RunStore::list() const {
         run.median_ms = column_real(stmt.get(), 9);
         run.final_loss = column_real(stmt.get(), 10);
         run.peak_mem_bytes = static_cast<std::uint64_t>(sqlite3_column_int64(stmt.get(), 11));
+        run.fp8_emulated = sqlite3_column_int(stmt.get(), 12) != 0;
         runs.push_back(std::move(run));
     }
     if (rc != SQLITE_DONE) {

@@ -26,6 +26,7 @@ struct StoredRun {
     std::optional<double> median_ms;
     std::optional<double> final_loss;
     std::uint64_t peak_mem_bytes = 0;
+    bool fp8_emulated = false;  // FP8 casts real, GEMMs emulated: the timings are not FP8 speed
 };
 
 // SQLite database of run records shared by te-bench and te-workbench. Each save is one transaction

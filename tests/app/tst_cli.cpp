@@ -279,6 +279,18 @@ private Q_SLOTS:
         QCOMPARE(lines.size(), 1 + 3 * static_cast<int>(slots));
         QCOMPARE(lines[0], QStringLiteral("run_id,run_name,step,phase,module,slot,dtype,amax,scale,saturated_fraction,underflow_fraction"));
         QVERIFY2(lines[1].contains(QStringLiteral(",1,warmup,blocks_0.qkv,input,e4m3,")), qPrintable(lines[1]));
+
+        // The stored run is labelled as emulated in the history too, and exports its FP8 statistics.
+        const json listed = read_json_text(bench({"history", "list", "--json"}).out);
+        QCOMPARE(listed[0]["run_id"], record["id"]);
+        QCOMPARE(listed[0]["fp8_emulated"].get<bool>(), true);
+        QVERIFY(bench({"history", "list"}).out.contains(QStringLiteral("fp8 (emulated)")));
+        const QString exported = dir_.filePath("exported-fp8.csv");
+        const QString id = QString::number(listed[0]["id"].get<long long>());
+        QCOMPARE(bench({"history", "export", id, "--fp8-csv", exported}).exit_code, 0);
+        QFile again(exported);
+        QVERIFY(again.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(again.readAll()).split('\n', Qt::SkipEmptyParts).size(), lines.size());
     }
 
     void compareRunsWhatTheDeviceSupports() {

@@ -28,6 +28,26 @@ class TestLayering : public QObject {
         return found;
     }
 
+    // The core headers `header` includes, directly or through other core headers, that pull in LibTorch.
+    QStringList tensor_headers_behind(const QString& header, QSet<QString>& seen) {
+        QStringList found;
+        if (seen.contains(header)) return found;
+        seen.insert(header);
+        QFile file(QStringLiteral(TEWB_SOURCE_DIR "/") + header);
+        if (!file.open(QIODevice::ReadOnly)) return {header + " (not found)"};
+        static const QRegularExpression torch("^\\s*#\\s*include\\s*[<\"](torch/|ATen/|c10/)");
+        static const QRegularExpression core("^\\s*#\\s*include\\s*\"(core/[^\"]+)\"");
+        while (!file.atEnd()) {
+            const QString line = QString::fromUtf8(file.readLine());
+            if (torch.match(line).hasMatch()) {
+                found << header + ": " + line.trimmed();
+            } else if (const QRegularExpressionMatch m = core.match(line); m.hasMatch()) {
+                found << tensor_headers_behind(m.captured(1), seen);
+            }
+        }
+        return found;
+    }
+
 private Q_SLOTS:
     void coreHasNoQt() {
         const QStringList v = violations("core", QRegularExpression("^\\s*#\\s*include\\s*[<\"](Q[A-Za-z]+|qt[a-z]*/)"));
@@ -42,8 +62,24 @@ private Q_SLOTS:
         const QStringList v =
             violations("ui", QRegularExpression("^\\s*#\\s*include\\s*[<\"](kernels/|tewb_kernels/|torch/|ATen/|c10/)"));
         QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
-        const QStringList torch_headers = violations("ui", QRegularExpression("^\\s*#\\s*include\\s*\"core/(model|fp8)/"));
+        // Every core header the GUI includes must be free of LibTorch, also through the headers it includes.
+        QStringList torch_headers;
+        QDirIterator it(QStringLiteral(TEWB_SOURCE_DIR "/ui"), {"*.h", "*.cpp"}, QDir::Files, QDirIterator::Subdirectories);
+        static const QRegularExpression core("^\\s*#\\s*include\\s*\"(core/[^\"]+)\"");
+        QSet<QString> seen;
+        while (it.hasNext()) {
+            QFile file(it.next());
+            if (!file.open(QIODevice::ReadOnly)) continue;
+            while (!file.atEnd()) {
+                const QRegularExpressionMatch m = core.match(QString::fromUtf8(file.readLine()));
+                if (m.hasMatch()) torch_headers << tensor_headers_behind(m.captured(1), seen);
+            }
+        }
         QVERIFY2(torch_headers.isEmpty(), qPrintable(torch_headers.join('\n')));
+        QSet<QString> probe;  // the check itself finds LibTorch behind a tensor header
+        QVERIFY(!tensor_headers_behind(QStringLiteral("core/fp8/Fp8State.h"), probe).isEmpty());
+        probe.clear();
+        QVERIFY(tensor_headers_behind(QStringLiteral("core/fp8/Recipe.h"), probe).isEmpty());
     }
     void appHoldsNoKernelsIncludes() {
         const QStringList v = violations("app", QRegularExpression("^\\s*#\\s*include\\s*[<\"](tewb_kernels/|torch/|ATen/)"));
