@@ -172,12 +172,12 @@ void Fp8Context::request_backward_update() {
     });
 }
 
-std::vector<Fp8SlotInfo> Fp8Context::quantized_slots() const {
+std::vector<Fp8SlotInfo> Fp8Context::quantized_slots(const Fp8Recipe& recipe) const {
     std::vector<Fp8SlotInfo> slots;
     for (const std::string& module : modules_) {
-        slots.push_back({module, SlotRole::Input, dtype(Fp8Pass::Forward)});
-        slots.push_back({module, SlotRole::Weight, dtype(Fp8Pass::Forward)});
-        slots.push_back({module, SlotRole::GradOutput, dtype(Fp8Pass::Backward)});
+        slots.push_back({module, SlotRole::Input, forward_dtype(recipe.format)});
+        slots.push_back({module, SlotRole::Weight, forward_dtype(recipe.format)});
+        slots.push_back({module, SlotRole::GradOutput, backward_dtype(recipe.format)});
     }
     return slots;
 }

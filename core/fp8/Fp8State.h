@@ -56,10 +56,11 @@ public:
     std::uint64_t weight_casts() const { return weight_casts_; }
     void note_weight_cast() { ++weight_casts_; }
 
-    // The slots our modules cast into (per GEMM: input, weight, grad-output), in a fixed order, and their
-    // values from the latest updates: [slots, 4] float32 on the state's device with columns amax,
-    // scale used, saturated fraction, underflow fraction (the last two NaN unless inspecting).
-    std::vector<Fp8SlotInfo> quantized_slots() const;
+    // The slots our modules cast into (per GEMM: input, weight, grad-output) with their dtypes under
+    // `recipe`, in a fixed order (known before the first step), and their values from the latest
+    // updates: [slots, 4] float32 on the state's device with columns amax, scale used, saturated
+    // fraction, underflow fraction (the last two NaN unless inspecting).
+    std::vector<Fp8SlotInfo> quantized_slots(const Fp8Recipe& recipe) const;
     at::Tensor statistics() const;
 
     // The raw state, for tests and the self-test: [slots, L] history, [slots] scale and scale_inv.

@@ -116,8 +116,10 @@ TrainingData make_training_data(const RunConfig& c, const at::Device& device) {
 // exception reaches Trainer::run they are freed and the GPU cache can be emptied.
 class TrainingLoop {
 public:
-    TrainingLoop(const RunConfig& config, RunRecord& record, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel)
-        : config_(config),
+    TrainingLoop(const RunConfig& config, RunRecord& record, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel,
+                 bool& announced)
+        : announced_(announced),
+          config_(config),
           record_(record),
           callbacks_(callbacks),
           cancel_(cancel),
@@ -135,6 +137,10 @@ public:
         const bool autocast = config_.precision == Precision::Bf16 || (fp8 && cuda_);
         const Fp8ScopeSettings fp8_settings{config_.fp8, config_.inspect_fp8};
         fp8_ = fp8 ? model->fp8_context() : nullptr;
+        if (fp8_) {
+            record_.fp8_slots = fp8_->quantized_slots(config_.fp8);
+        }
+        announce();
         const std::int64_t vocab = config_.model.vocab;
 
 #ifdef TEWB_TORCH_HAS_CUDA
@@ -196,9 +202,6 @@ public:
             }
             loss.backward();  // FP8: the backward slots update when it finishes, before the optimizer step
             optimizer.step();
-            if (fp8_ && record_.fp8_slots.empty()) {
-                record_.fp8_slots = fp8_->quantized_slots();
-            }
 #ifdef TEWB_TORCH_HAS_CUDA
             if (cuda_) {
                 host_losses->select(0, k).copy_(loss.detach(), /*non_blocking=*/true);
@@ -235,6 +238,15 @@ public:
     }
 
 private:
+    // on_start, once, after the model exists (so an FP8 record already lists its slots).
+    void announce() {
+        announced_ = true;
+        if (callbacks_.on_start) {
+            callbacks_.on_start(record_);
+        }
+    }
+
+    bool& announced_;
 #ifdef TEWB_TORCH_HAS_CUDA
     std::uint64_t cuda_peak_allocated() const {
         const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_.index());
@@ -356,9 +368,6 @@ Trainer::Trainer(DeviceInfo device) : device_(std::move(device)) {}
 RunRecord Trainer::run(const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel) const {
     const RunConfig resolved = resolve(config, device_);
     RunRecord record = make_run_header(resolved, device_);
-    if (callbacks.on_start) {
-        callbacks.on_start(record);
-    }
     const bool cuda = resolved.device == DeviceKind::Cuda;
     const auto fail = [&](const std::string& kind, const std::string& message) {
         record.status = RunStatus::Failed;
@@ -366,8 +375,9 @@ RunRecord Trainer::run(const RunConfig& config, const TrainerCallbacks& callback
         record.message = message;
         empty_gpu_cache(cuda);
     };
+    bool announced = false;
     try {
-        TrainingLoop(resolved, record, callbacks, cancel).run();
+        TrainingLoop(resolved, record, callbacks, cancel, announced).run();
     } catch (const NumericsError& e) {
         fail("numerics", e.what());
     } catch (const c10::OutOfMemoryError& e) {
@@ -384,6 +394,9 @@ RunRecord Trainer::run(const RunConfig& config, const TrainerCallbacks& callback
         throw;
     } catch (const std::exception& e) {
         fail("runtime", std::string("error at step ") + std::to_string(record.steps.size() + 1) + ": " + e.what());
+    }
+    if (!announced && callbacks.on_start) {  // building the model failed: on_start still comes, once
+        callbacks.on_start(record);
     }
     record.summary = summarize(record.steps, record.config, record.execution);
     return record;

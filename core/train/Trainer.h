@@ -10,7 +10,8 @@
 namespace tewb {
 
 struct TrainerCallbacks {
-    // Once, before the first step, with the record's config, environment and execution filled in.
+    // Once, before the first step, with the record's config, environment, execution and (FP8 runs) the
+    // FP8 slots filled in; when the run fails before its first step, with the failed record.
     std::function<void(const RunRecord&)> on_start;
     // After each step, in order. On the GPU a step is reported once its end event has completed, which
     // happens while the next step is already queued: no extra host synchronisation per step.

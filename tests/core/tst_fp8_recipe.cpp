@@ -161,8 +161,9 @@ private Q_SLOTS:
         QVERIFY(context->scales(Fp8Pass::Backward).eq(1).all().item<bool>());
         QCOMPARE(context->dtype(Fp8Pass::Forward), Fp8Dtype::E4M3);
         QCOMPARE(context->dtype(Fp8Pass::Backward), Fp8Dtype::E5M2);
-        QCOMPARE(context->quantized_slots().size(), std::size_t{6});
-        QCOMPARE(context->quantized_slots()[5].role, SlotRole::GradOutput);
+        QCOMPARE(context->quantized_slots(Fp8Recipe::seed_defaults()).size(), std::size_t{6});
+        QCOMPARE(context->quantized_slots(Fp8Recipe::seed_defaults())[5].role, SlotRole::GradOutput);
+        QCOMPARE(context->quantized_slots(Fp8Recipe::seed_defaults())[5].dtype, Fp8Dtype::E5M2);
         QVERIFY_THROWS_EXCEPTION(std::logic_error, context->add_gemm("late"));
         Fp8Recipe e4m3 = Fp8Recipe::seed_defaults();
         e4m3.format = RecipeFormat::E4M3;

@@ -116,7 +116,14 @@ private Q_SLOTS:
         config.inspect_fp8 = true;
         config.fp8.scaling = ScalingKind::Current;
         config.fp8.format = RecipeFormat::E4M3;
-        const RunRecord record = trainer_.run(config);
+        std::size_t slots_at_start = 0;
+        std::vector<std::size_t> samples_per_step;
+        TrainerCallbacks callbacks;
+        callbacks.on_start = [&](const RunRecord& header) { slots_at_start = header.fp8_slots.size(); };
+        callbacks.on_step = [&](const StepMetrics& step) { samples_per_step.push_back(step.fp8.size()); };
+        const RunRecord record = trainer_.run(config, callbacks);
+        QCOMPARE(slots_at_start, std::size_t{24});  // the GUI knows the slots before the first step
+        QCOMPARE(samples_per_step, std::vector<std::size_t>(5, 24));
         QCOMPARE(record.status, RunStatus::Finished);
         QCOMPARE(record.fp8_slots[2].dtype, Fp8Dtype::E4M3);
         for (const StepMetrics& step : record.steps) {

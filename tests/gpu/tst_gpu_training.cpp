@@ -10,6 +10,9 @@
 
 #include "core/device/Capability.h"
 #include "core/fp8/AbsMax.h"
+#include "core/fp8/Fp8State.h"
+#include "core/fp8/ScaleUpdate.h"
+#include "core/modules/ops/ReferenceOps.h"
 #include "core/train/Trainer.h"
 
 using namespace tewb;
@@ -77,6 +80,51 @@ void te_backend_on_gpu(const Trainer& trainer) {
           "te fp8 on cuda: step 2's weight scale is 448 / step 1's amax");
 }
 
+// The FP8 state on the GPU follows the host rule bit for bit, and a cast on the GPU gives the same FP8
+// values as on the CPU.
+void fp8_state_and_casts_on_gpu() {
+    for (const AmaxAlgo algo : {AmaxAlgo::Max, AmaxAlgo::MostRecent}) {
+        const Fp8Recipe recipe{ScalingKind::Delayed, RecipeFormat::Hybrid, 5, algo, 1};
+        auto context = std::make_shared<Fp8Context>();
+        for (int g = 0; g < 3; ++g) context->add_gemm("g" + std::to_string(g));
+        context->prepare(recipe, false, c10::Device(c10::kCUDA, 0));
+        const float specials[] = {0.0f, 1e-37f, 1e-40f, INFINITY, NAN, 3.5f, 1e30f, 0.02f};
+        bool exact = true;
+        for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
+            const int slots = static_cast<int>(context->scales(pass).size(0));
+            std::vector<SlotScaleState> host(slots, SlotScaleState(5));
+            for (int step = 0; step < 17; ++step) {
+                for (int s = 0; s < slots; ++s) {
+                    const float a = specials[(step * 7 + s * 3) % 8] * (1.0f + 0.125f * static_cast<float>(step % 5));
+                    host[s].history[0] = a;
+                    context->record_amax(pass, s, at::scalar_tensor(a, at::TensorOptions().device(at::kCUDA)));
+                }
+                context->update(pass);
+                const at::Tensor scales = context->scales(pass).cpu();
+                for (int s = 0; s < slots; ++s) {
+                    update_delayed(host[s], fp8_max(context->dtype(pass)), algo, 1);
+                    const float got = scales[s].item<float>();
+                    exact = exact && (got == host[s].scale || (std::isnan(got) && std::isnan(host[s].scale)));
+                }
+            }
+        }
+        check(exact, std::string("FP8 scale update on cuda matches the host rule bit for bit (") + std::string(to_string(algo)) + ")");
+    }
+    auto context = std::make_shared<Fp8Context>();
+    context->add_gemm("cast");
+    at::manual_seed(3);
+    const at::Tensor x = at::randn({97, 3072}) * 150;  // beyond 448 in places: E4M3 saturates
+    bool same = true;
+    for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
+        context->prepare(Fp8Recipe::seed_defaults(), false, at::kCPU);
+        const Fp8Tensor cpu = reference_ops().quantize(x, {context, pass, 0}, true);
+        context->prepare(Fp8Recipe::seed_defaults(), false, c10::Device(c10::kCUDA, 0));
+        const Fp8Tensor gpu = reference_ops().quantize(x.cuda(), {context, pass, 0}, true);
+        same = same && gpu.dequantize().cpu().equal(cpu.dequantize());
+    }
+    check(same, "FP8 casts (E4M3, E5M2, with saturation) on cuda equal the CPU's");
+}
+
 void out_of_memory_fails_one_run_only(const Trainer& trainer) {
     RunConfig huge = small_cuda_run(Precision::Bf16);
     huge.batch = 16384;
@@ -129,6 +177,7 @@ int main() {
     const Trainer trainer(device);
     training_on_gpu(trainer);
     te_backend_on_gpu(trainer);
+    fp8_state_and_casts_on_gpu();
     out_of_memory_fails_one_run_only(trainer);
     cancel_within_one_step(trainer);
     abs_max_matches_reference();
