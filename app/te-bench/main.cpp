@@ -19,6 +19,7 @@
 #include "core/fp8/ReplayReport.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/Comparison.h"
+#include "core/results/Fp8Summary.h"
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
@@ -386,7 +387,8 @@ int main(int argc, char** argv) {
             if (!run_flags.json_path.empty()) write_output(run_flags.json_path, record_to_json_text(record));
             if (!run_flags.csv_path.empty()) write_output(run_flags.csv_path, steps_csv({record}));
             if (!run_flags.fp8_csv_path.empty()) write_output(run_flags.fp8_csv_path, fp8_csv({record}));
-            (run_flags.json_path == "-" ? std::cerr : std::cout) << render_summary_table({record}, std::nullopt);
+            (run_flags.json_path == "-" ? std::cerr : std::cout)
+                << render_summary_table({record}, std::nullopt) << render_fp8_summary(record);
             return exit_code_for({record});
         }
 
@@ -484,7 +486,7 @@ int main(int argc, char** argv) {
             if (show_json) {
                 std::cout << record_to_json_text(record);
             } else {
-                std::cout << render_summary_table({record}, std::nullopt);
+                std::cout << render_summary_table({record}, std::nullopt) << render_fp8_summary(record);
                 if (!record.message.empty()) std::cout << "message: " << record.message << "\n";
             }
             return 0;

@@ -9,6 +9,7 @@
 
 #include "core/common/Error.h"
 #include "core/model/MiniGpt.h"
+#include "core/results/Fp8Summary.h"
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
 #include "core/train/Trainer.h"
@@ -136,6 +137,14 @@ private Q_SLOTS:
             }
         }
         QVERIFY(record.execution.implementation.find("current scaling, e4m3") != std::string::npos);
+
+        const std::string summary = render_fp8_summary(record);
+        QVERIFY2(summary.find("FP8 casts over the timed steps (24 slots; GEMMs emulated)") == 0, summary.c_str());
+        QVERIFY2(summary.find("\nweight ") != std::string::npos, summary.c_str());
+        QVERIFY2(summary.find("worst saturated fraction: 0% (") != std::string::npos, summary.c_str());
+        QVERIFY2(summary.find("slots with an inf/NaN amax (scale frozen while it is in the window): 0") != std::string::npos,
+                 summary.c_str());
+        QVERIFY(render_fp8_summary(te_fp32()).empty());
 
         // The record round-trips through JSON with its FP8 part; the FP8 CSV has a row per step and slot.
         const RunRecord back = record_from_json_text(record_to_json_text(record), "test");

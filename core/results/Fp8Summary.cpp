@@ -1,0 +1,88 @@
+#include "core/results/Fp8Summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+#include "core/results/Comparison.h"
+
+namespace tewb {
+
+namespace {
+
+std::string compact(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", value);
+    return text;
+}
+
+struct Range {
+    double low = std::numeric_limits<double>::infinity();
+    double high = -std::numeric_limits<double>::infinity();
+    void add(double v) {
+        low = std::min(low, v);
+        high = std::max(high, v);
+    }
+    std::string text() const { return low > high ? "-" : compact(low) + " .. " + compact(high); }
+};
+
+struct Worst {
+    double value = -1;
+    std::size_t slot = 0;
+    int step = 0;
+};
+
+}  // namespace
+
+std::string render_fp8_summary(const RunRecord& record) {
+    if (record.fp8_slots.empty()) {
+        return {};
+    }
+    const SlotRole roles[] = {SlotRole::Input, SlotRole::Weight, SlotRole::GradOutput};
+    Range amax[3], scale[3];
+    std::vector<bool> non_finite(record.fp8_slots.size(), false);
+    Worst saturated, underflow;
+    bool inspected = false;
+    for (const StepMetrics& step : record.steps) {
+        if (step.phase != Phase::Timed) continue;
+        for (std::size_t i = 0; i < step.fp8.size() && i < record.fp8_slots.size(); ++i) {
+            const Fp8SlotSample& s = step.fp8[i];
+            const int r = static_cast<int>(std::find(std::begin(roles), std::end(roles), record.fp8_slots[i].role) - roles);
+            if (!std::isfinite(s.amax)) {
+                non_finite[i] = true;
+            } else if (r < 3 && s.amax > 0) {
+                amax[r].add(s.amax);
+                scale[r].add(s.scale);
+            }
+            if (s.saturated) {
+                inspected = true;
+                if (*s.saturated > saturated.value) saturated = {*s.saturated, i, step.step};
+            }
+            if (s.underflow && *s.underflow > underflow.value) underflow = {*s.underflow, i, step.step};
+        }
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (int r = 0; r < 3; ++r) {
+        rows.push_back({std::string(to_string(roles[r])), amax[r].text(), scale[r].text()});
+    }
+    std::ostringstream out;
+    out << "FP8 casts over the timed steps (" << record.fp8_slots.size() << " slots"
+        << (record.execution.fp8_emulated ? "; GEMMs emulated" : "") << "):\n"
+        << render_text_table({"slot", "amax", "scale"}, rows);
+    const auto non_finite_slots = std::count(non_finite.begin(), non_finite.end(), true);
+    out << "slots with an inf/NaN amax (scale frozen while it is in the window): " << non_finite_slots << "\n";
+    const auto where = [&](const Worst& w) {
+        const Fp8SlotInfo& slot = record.fp8_slots[w.slot];
+        return compact(100.0 * w.value) + "% (" + slot.module + " " + std::string(to_string(slot.role)) + ", step " +
+               std::to_string(w.step) + ")";
+    };
+    if (inspected) {
+        out << "worst saturated fraction: " << where(saturated) << "\n";
+        out << "worst underflow fraction: " << where(underflow) << "\n";
+    }
+    return out.str();
+}
+
+}  // namespace tewb
