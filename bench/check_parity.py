@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""te-bench's torch backend against the PyTorch reference: same seed, same loss curve.
+"""te-bench's torch and te backends against the PyTorch reference: same seed, same loss curve.
 
-Both build MiniGPT with the same initial weights and train on the same synthetic corpus with the same
-LibTorch ops, so in FP32 on the CPU every step's loss must agree (to 1e-5 relative; in practice they are
-identical). Exit 0 when they do, 1 when not. Run by CTest as `pytorch_parity`.
+All build MiniGPT with the same initial weights and train on the same synthetic corpus, so in FP32 on the
+CPU every step's loss must agree (to 1e-5 relative; in practice they are identical): the torch backend
+runs the same LibTorch ops as PyTorch, the te backend its TE-style modules' reference implementation.
+Exit 0 when they do, 1 when not. Run by CTest as `pytorch_parity`.
   usage: check_parity.py --te-bench PATH [--steps N]
 """
 import argparse
@@ -22,22 +23,24 @@ def main():
     p.add_argument("--steps", type=int, default=40)
     a = p.parse_args()
     steps = ["--warmup", "0", "--iters", str(a.steps)]
-    cpp = json.loads(subprocess.run([a.te_bench, "run", "--device", "cpu", "--precision", "fp32", "--no-store", "--json", "-",
-                                     *QUICK, *steps], check=True, capture_output=True, text=True).stdout)
     py = json.loads(subprocess.run([sys.executable, os.path.join(HERE, "minigpt_reference.py"), "--device", "cpu",
                                     "--precision", "fp32", *QUICK, *steps], check=True, capture_output=True, text=True).stdout)
-    cpp_losses = [s["loss"] for s in cpp["steps"]]
     py_losses = py["losses"]
     failed = 0
-    for step, (c, q) in enumerate(zip(cpp_losses, py_losses), start=1):
-        if abs(c - q) > 1e-5 * abs(q):
+    for backend in ("torch", "te"):
+        cpp = json.loads(subprocess.run([a.te_bench, "run", "--device", "cpu", "--backend", backend, "--precision", "fp32",
+                                         "--no-store", "--json", "-", *QUICK, *steps],
+                                        check=True, capture_output=True, text=True).stdout)
+        cpp_losses = [s["loss"] for s in cpp["steps"]]
+        for step, (c, q) in enumerate(zip(cpp_losses, py_losses), start=1):
+            if abs(c - q) > 1e-5 * abs(q):
+                failed += 1
+                print(f"{backend} step {step}: te-bench {c!r} vs PyTorch {q!r}")
+        if len(cpp_losses) != len(py_losses):
             failed += 1
-            print(f"step {step}: te-bench {c!r} vs PyTorch {q!r}")
-    if len(cpp_losses) != len(py_losses):
-        failed += 1
-        print(f"step counts differ: te-bench {len(cpp_losses)}, PyTorch {len(py_losses)}")
-    print(f"first loss {cpp_losses[0]:.6f}, last te-bench {cpp_losses[-1]:.6f} / PyTorch {py_losses[-1]:.6f}")
-    print(f"{len(cpp_losses) - failed} passed, {failed} failed")
+            print(f"{backend}: step counts differ: te-bench {len(cpp_losses)}, PyTorch {len(py_losses)}")
+        print(f"{backend}: first loss {cpp_losses[0]:.6f}, last te-bench {cpp_losses[-1]:.6f} / PyTorch {py_losses[-1]:.6f}")
+    print(f"{2 * len(py_losses) - failed} step comparisons passed, {failed} failed")
     return 0 if failed == 0 else 1
 
 
