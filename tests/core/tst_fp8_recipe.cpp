@@ -98,14 +98,21 @@ private Q_SLOTS:
     }
 
     void spikeStaysExactlyLUpdates() {
-        for (const int len : {1, 2, 5, 16}) {
-            std::vector<float> sequence{100.0f};
-            for (int i = 0; i < len + 3; ++i) sequence.push_back(1.0f);
-            const auto steps = replay_recipe(ScalingKind::Delayed, Fp8Dtype::E4M3, len, AmaxAlgo::Max, 0, sequence);
-            for (std::size_t i = 0; i < steps.size(); ++i) {
-                const float expected = static_cast<int>(i) < len ? 448.0f / 100.0f : 448.0f;
-                QVERIFY2(steps[i].scale_next == expected,
-                         qPrintable(QStringLiteral("L %1, update %2: %3").arg(len).arg(i + 1).arg(steps[i].scale_next)));
+        for (const Fp8Dtype dtype : {Fp8Dtype::E4M3, Fp8Dtype::E5M2}) {
+            const float max = fp8_max(dtype);
+            for (const int len : {1, 2, 5, 16}) {
+                std::vector<float> sequence{1.0f, 100.0f};
+                for (int i = 0; i < len + 3; ++i) sequence.push_back(1.0f);
+                const auto steps = replay_recipe(ScalingKind::Delayed, dtype, len, AmaxAlgo::Max, 0, sequence);
+                for (std::size_t i = 1; i < steps.size(); ++i) {  // update i + 1 saw the spike first at update 2
+                    const float expected = static_cast<int>(i) <= len ? max / 100.0f : max;
+                    QVERIFY2(steps[i].scale_next == expected,
+                             qPrintable(QStringLiteral("%1 L %2, update %3: %4")
+                                            .arg(QString::fromStdString(std::string(to_string(dtype))))
+                                            .arg(len)
+                                            .arg(i + 1)
+                                            .arg(steps[i].scale_next)));
+                }
             }
         }
     }
