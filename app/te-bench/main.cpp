@@ -273,7 +273,7 @@ int main(int argc, char** argv) {
     add_model_flags(run, run_flags);
     run->add_option("--backend", run_flags.backend, "torch | te (default torch)");
     run->add_option("--precision", run_flags.precision,
-                    "auto | fp32 | bf16 | fp8 (default auto: bf16 on a GPU, fp32 on the CPU)");
+                    "auto | fp32 | bf16 | fp8 (default auto: bf16 on a GPU, fp32 on the CPU; fp8 needs --backend te)");
     run->add_option("--name", run_flags.name, "label of the run in tables, charts and history");
     add_fp8_flags(run, run_flags);
 
@@ -397,7 +397,6 @@ int main(int argc, char** argv) {
             check_outputs(compare_flags);
             if (!compare_summary_csv.empty()) check_output_path("--summary-csv", compare_summary_csv);
             const Trainer trainer(detect_device());
-            validate(base);
             std::vector<PlannedRun> plan = plan_comparison(base, trainer.device());
             if (plan.front().skip_reason) throw ConfigError(*plan.front().skip_reason);
             const std::unique_ptr<RunStore> store = open_store_for_runs(compare_flags.no_store, store_path);

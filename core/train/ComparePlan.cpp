@@ -5,6 +5,11 @@
 namespace tewb {
 
 std::vector<PlannedRun> plan_comparison(const RunConfig& base, const DeviceInfo& device) {
+    RunConfig shared = base;  // what every row takes from base; backend, precision and inspection are per row
+    shared.backend = Backend::Torch;
+    shared.precision = Precision::Auto;
+    shared.inspect_fp8 = false;
+    validate(shared);
     const bool cuda = base.device == DeviceKind::Cuda || (base.device == DeviceKind::Auto && device.has_gpu());
     const DeviceKind kind = cuda ? DeviceKind::Cuda : DeviceKind::Cpu;
     enum class Role { Baseline, Variant };
@@ -13,6 +18,7 @@ std::vector<PlannedRun> plan_comparison(const RunConfig& base, const DeviceInfo&
         config.device = kind;
         config.backend = backend;
         config.precision = precision;
+        config.inspect_fp8 = base.inspect_fp8 && precision == Precision::Fp8;
         config.name = std::string(to_string(backend)) + " " + std::string(to_string(precision)) + (cuda ? "" : " cpu") +
                       (role == Role::Baseline ? " (baseline)" : "");
         return config;

@@ -90,7 +90,8 @@ private Q_SLOTS:
         QTest::newRow("recipe without fp8") << QStringList{"run", "--backend", "te", "--precision", "bf16", "--amax-algo", "max"}
                                             << "FP8 settings need --precision fp8";
         QTest::newRow("inspect without fp8") << QStringList{"run", "--inspect-fp8"} << "--inspect-fp8";
-        QTest::newRow("fp8 with torch backend") << QStringList{"compare", "--precision", "fp8"} << "--precision";
+        QTest::newRow("compare bad recipe") << QStringList{"compare", "--preset", "quick-cpu", "--amax-history-len", "0"}
+                                            << "--amax-history-len 0: out of range";
         QTest::newRow("playground history 0") << QStringList{"recipe", "--amax", "1", "--history-len", "0"}
                                               << "--history-len 0: out of range; allowed: 1 to 65536";
         QTest::newRow("playground history long") << QStringList{"recipe", "--amax", "1", "--history-len", "65537"}
@@ -300,7 +301,7 @@ private Q_SLOTS:
         const QString json_path = dir_.filePath("compare.json");
         const QString summary = dir_.filePath("compare-summary.csv");
         const Result r = bench({"compare", "--preset", "quick-cpu", "--warmup", "1", "--iters", "3", "--no-store", "--json",
-                                json_path, "--summary-csv", summary});
+                                json_path, "--summary-csv", summary, "--inspect-fp8", "--amax-algo", "most_recent"});
         QCOMPARE(r.exit_code, 0);
         const json document = read_json(json_path);
         QCOMPARE(document["runs"].size(), std::size_t{5});
@@ -310,6 +311,9 @@ private Q_SLOTS:
         QCOMPARE(document["runs"][3]["config"]["precision"].get<std::string>(), std::string("bf16"));
         QCOMPARE(document["runs"][4]["config"]["precision"].get<std::string>(), std::string("fp8"));
         QCOMPARE(document["runs"][4]["execution"]["fp8_emulated"].get<bool>(), true);
+        QCOMPARE(document["runs"][4]["config"]["fp8"]["amax_algo"].get<std::string>(), std::string("most_recent"));
+        QCOMPARE(document["runs"][4]["config"]["fp8"]["inspect"].get<bool>(), true);
+        QVERIFY(document["runs"][4]["steps"][0]["fp8"].contains("saturated"));
         QCOMPARE(document["skipped"].size(), std::size_t{0});
         QVERIFY(r.out.contains(QStringLiteral("speedup")));
         QVERIFY(r.out.contains(QStringLiteral("fp8 (emulated)")));

@@ -192,6 +192,15 @@ private Q_SLOTS:
         QCOMPARE(gpu_plan[2].config.backend, Backend::Te);
         QCOMPARE(gpu_plan[3].config.precision, Precision::Fp8);
         QCOMPARE(gpu_plan[3].config.fp8.algo, AmaxAlgo::MostRecent);
+
+        base.inspect_fp8 = true;  // applies to the FP8 row only
+        const std::vector<PlannedRun> inspected = plan_comparison(base, h200());
+        for (const PlannedRun& row : inspected) {
+            QCOMPARE(row.config.inspect_fp8, row.config.precision == Precision::Fp8);
+            QVERIFY(!row.skip_reason);
+        }
+        base.fp8.amax_history_len = 0;
+        QVERIFY_THROWS_EXCEPTION(ConfigError, plan_comparison(base, h200()));
     }
 
     void fp8Defaults() {
