@@ -13,7 +13,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kStoreSchemaVersion = 1;
+// 1: the runs table; 2: adds fp8_emulated (a column, so listing never parses the records).
+constexpr int kStoreSchemaVersion = 2;
 
 // Owns a prepared statement for the length of one query.
 class Statement {
@@ -115,9 +116,13 @@ RunStore::RunStore(fs::path path) : path_(std::move(path)) {
                 median_ms REAL,
                 final_loss REAL,
                 peak_mem_bytes INTEGER NOT NULL,
-                record_json TEXT NOT NULL))");
+                record_json TEXT NOT NULL,
+                fp8_emulated INTEGER NOT NULL DEFAULT 0))");
             execute("CREATE INDEX IF NOT EXISTS runs_created ON runs(created_at)");
-            execute("PRAGMA user_version=1");
+            if (version == 1) {  // runs stored by version 1 predate FP8: none is emulated
+                execute("ALTER TABLE runs ADD COLUMN fp8_emulated INTEGER NOT NULL DEFAULT 0");
+            }
+            execute("PRAGMA user_version=2");
             execute("COMMIT");
         }
     } catch (...) {
@@ -149,13 +154,14 @@ std::int64_t RunStore::save(const RunRecord& record) {
     execute("BEGIN IMMEDIATE");
     try {
         Statement stmt(db_, R"(INSERT INTO runs (run_id, created_at, name, backend, precision, device, status, steps, median_ms,
-                                                  final_loss, peak_mem_bytes, record_json)
-                               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                                                  final_loss, peak_mem_bytes, record_json, fp8_emulated)
+                               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
                                ON CONFLICT(run_id) DO UPDATE SET
                                  created_at=excluded.created_at, name=excluded.name, backend=excluded.backend,
                                  precision=excluded.precision, device=excluded.device, status=excluded.status,
                                  steps=excluded.steps, median_ms=excluded.median_ms, final_loss=excluded.final_loss,
-                                 peak_mem_bytes=excluded.peak_mem_bytes, record_json=excluded.record_json)",
+                                 peak_mem_bytes=excluded.peak_mem_bytes, record_json=excluded.record_json,
+                                 fp8_emulated=excluded.fp8_emulated)",
                        *this);
         stmt.bind(1, record.id);
         stmt.bind(2, record.created_at);
@@ -169,6 +175,7 @@ std::int64_t RunStore::save(const RunRecord& record) {
         stmt.bind(10, record.summary.final_loss);
         stmt.bind(11, static_cast<std::int64_t>(record.summary.peak_mem_bytes));
         stmt.bind(12, json);
+        stmt.bind(13, static_cast<std::int64_t>(record.execution.fp8_emulated ? 1 : 0));
         if (sqlite3_step(stmt.get()) != SQLITE_DONE) {
             fail(std::string("saving run ") + record.id + ": " + sqlite3_errmsg(db_));
         }
@@ -190,9 +197,7 @@ std::int64_t RunStore::save(const RunRecord& record) {
 
 std::vector<StoredRun> RunStore::list() const {
     Statement stmt(db_, R"(SELECT id, run_id, created_at, name, backend, precision, device, status, steps, median_ms,
-                                  final_loss, peak_mem_bytes,
-                                  COALESCE(json_extract(record_json, '$.execution.fp8_emulated'), 0)
-                           FROM runs ORDER BY id DESC)",
+                                  final_loss, peak_mem_bytes, fp8_emulated FROM runs ORDER BY id DESC)",
                    *this);
     std::vector<StoredRun> runs;
     int rc = 0;

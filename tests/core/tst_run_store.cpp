@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "core/common/Error.h"
+#include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
 #include "core/results/Summary.h"
 
@@ -72,6 +73,47 @@ private Q_SLOTS:
         QVERIFY(!store.remove(a));
         QVERIFY(!store.get(a).has_value());
         QCOMPARE(store.list().size(), std::size_t{1});
+    }
+
+    void versionOneStoresAreUpgraded() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("v1.sqlite3");
+        const RunRecord old = make_record("from version 1");
+        {
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+            const std::string json = record_to_json_text(old);
+            const std::string sql =
+                "CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL UNIQUE, created_at TEXT NOT "
+                "NULL, name TEXT NOT NULL, backend TEXT NOT NULL, precision TEXT NOT NULL, device TEXT NOT NULL, status TEXT "
+                "NOT NULL, steps INTEGER NOT NULL, median_ms REAL, final_loss REAL, peak_mem_bytes INTEGER NOT NULL, "
+                "record_json TEXT NOT NULL); PRAGMA user_version=1;";
+            QCOMPARE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+            sqlite3_stmt* insert = nullptr;
+            sqlite3_prepare_v2(db,
+                               "INSERT INTO runs (run_id, created_at, name, backend, precision, device, status, steps, "
+                               "peak_mem_bytes, record_json) VALUES (?1, 'now', 'from version 1', 'torch', 'fp32', 'cpu', "
+                               "'finished', 2, 200, ?2)",
+                               -1, &insert, nullptr);
+            sqlite3_bind_text(insert, 1, old.id.c_str(), -1, SQLITE_TRANSIENT);
+            sqlite3_bind_text(insert, 2, json.c_str(), -1, SQLITE_TRANSIENT);
+            QCOMPARE(sqlite3_step(insert), SQLITE_DONE);
+            sqlite3_finalize(insert);
+            sqlite3_close(db);
+        }
+        RunStore store(path.toStdString());
+        std::vector<StoredRun> runs = store.list();
+        QCOMPARE(runs.size(), std::size_t{1});
+        QCOMPARE(runs[0].name, std::string("from version 1"));
+        QVERIFY(!runs[0].fp8_emulated);
+        QVERIFY(store.get(runs[0].id).has_value());
+        RunRecord fp8 = make_record("fp8");
+        fp8.execution.fp8_emulated = true;
+        store.save(fp8);
+        runs = store.list();
+        QCOMPARE(runs.size(), std::size_t{2});
+        QVERIFY(runs[0].fp8_emulated);
+        QCOMPARE(integrity(path), std::string("ok"));
     }
 
     void savingTheSameRunAgainReplacesIt() {
