@@ -1,6 +1,5 @@
 #include "core/model/MiniGpt.h"
 
-#include <cmath>
 
 #include <ATen/ops/arange.h>
 #include <ATen/ops/embedding.h>
@@ -16,29 +15,25 @@
 
 namespace tewb {
 
-namespace {
-constexpr double kInitStd = 0.02;
-}  // namespace
-
 MiniGpt::MiniGpt(const ModelShape& shape, std::uint64_t seed) : shape_(shape) {
     ParameterInit init(seed);
     const std::int64_t h = shape.hidden;
-    const double residual_std = kInitStd / std::sqrt(2.0 * shape.layers);
+    const double residual_std = gpt_residual_init_std(shape.layers);
 
-    wte_ = register_parameter("wte", init.normal({shape.vocab, h}, kInitStd));
-    wpe_ = register_parameter("wpe", init.normal({shape.seq, h}, kInitStd));
+    wte_ = register_parameter("wte", init.normal({shape.vocab, h}, kGptInitStd));
+    wpe_ = register_parameter("wpe", init.normal({shape.seq, h}, kGptInitStd));
     for (int i = 0; i < shape.layers; ++i) {
         const std::string p = "blocks_" + std::to_string(i) + "_";
         Block b;
         b.ln1_weight = register_parameter(p + "ln1_weight", init.ones({h}));
         b.ln1_bias = register_parameter(p + "ln1_bias", init.zeros({h}));
-        b.qkv_weight = register_parameter(p + "qkv_weight", init.normal({3 * h, h}, kInitStd));
+        b.qkv_weight = register_parameter(p + "qkv_weight", init.normal({3 * h, h}, kGptInitStd));
         b.qkv_bias = register_parameter(p + "qkv_bias", init.zeros({3 * h}));
         b.proj_weight = register_parameter(p + "proj_weight", init.normal({h, h}, residual_std));
         b.proj_bias = register_parameter(p + "proj_bias", init.zeros({h}));
         b.ln2_weight = register_parameter(p + "ln2_weight", init.ones({h}));
         b.ln2_bias = register_parameter(p + "ln2_bias", init.zeros({h}));
-        b.fc1_weight = register_parameter(p + "fc1_weight", init.normal({4 * h, h}, kInitStd));
+        b.fc1_weight = register_parameter(p + "fc1_weight", init.normal({4 * h, h}, kGptInitStd));
         b.fc1_bias = register_parameter(p + "fc1_bias", init.zeros({4 * h}));
         b.fc2_weight = register_parameter(p + "fc2_weight", init.normal({h, 4 * h}, residual_std));
         b.fc2_bias = register_parameter(p + "fc2_bias", init.zeros({h}));

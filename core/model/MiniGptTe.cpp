@@ -1,6 +1,5 @@
 #include "core/model/MiniGptTe.h"
 
-#include <cmath>
 
 #include <ATen/ops/arange.h>
 #include <ATen/ops/embedding.h>
@@ -11,16 +10,12 @@
 
 namespace tewb {
 
-namespace {
-constexpr double kInitStd = 0.02;
-}  // namespace
-
 MiniGptTe::MiniGptTe(const ModelShape& shape, std::uint64_t seed) : shape_(shape) {
     ParameterInit init(seed);
     const std::int64_t h = shape.hidden;
-    wte_ = register_parameter("wte", init.normal({shape.vocab, h}, kInitStd));
-    wpe_ = register_parameter("wpe", init.normal({shape.seq, h}, kInitStd));
-    const TransformerLayer::Options options{h, shape.heads, 4 * h, kInitStd, kInitStd / std::sqrt(2.0 * shape.layers),
+    wte_ = register_parameter("wte", init.normal({shape.vocab, h}, kGptInitStd));
+    wpe_ = register_parameter("wpe", init.normal({shape.seq, h}, kGptInitStd));
+    const TransformerLayer::Options options{h, shape.heads, 4 * h, kGptInitStd, gpt_residual_init_std(shape.layers),
                                             kLayerNormEps};
     for (int i = 0; i < shape.layers; ++i) {
         const std::string name = "blocks_" + std::to_string(i);

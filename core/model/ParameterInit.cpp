@@ -1,11 +1,17 @@
 #include "core/model/ParameterInit.h"
 
+#include <cmath>
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/zeros.h>
 
 namespace tewb {
+
+double gpt_residual_init_std(int layers) {
+    return kGptInitStd / std::sqrt(2.0 * layers);
+}
 
 ParameterInit::ParameterInit(std::uint64_t seed) : generator_(at::detail::createCPUGenerator(seed)) {}
 

@@ -7,6 +7,11 @@
 
 namespace tewb {
 
+// GPT-2's initialisation, shared by both MiniGPT backends: weights ~ N(0, 0.02); the two projections
+// that write into the residual stream ~ N(0, 0.02 / sqrt(2 * layers)).
+constexpr double kGptInitStd = 0.02;
+double gpt_residual_init_std(int layers);
+
 // Creates parameter values on the CPU in float32 from one seeded generator, in call order. Every
 // backend creates its parameters through this in the same order, so the same seed gives the same
 // initial model whatever the backend or device.
