@@ -1,6 +1,5 @@
 #include "core/model/MiniGpt.h"
 
-
 #include <ATen/ops/arange.h>
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/gelu.h>

@@ -1,6 +1,5 @@
 #include "core/model/MiniGptTe.h"
 
-
 #include <ATen/ops/arange.h>
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/linear.h>
