@@ -10,7 +10,8 @@ namespace tewb {
 // take the "TN" layout only, so a cast that feeds a backward GEMM also produces the transposed copy.
 struct Fp8Tensor {
     at::Tensor data;        // Float8_e4m3fn or Float8_e5m2, row-major [rows, cols]
-    at::Tensor transposed;  // [cols, rows] copy of the same values; undefined unless requested
+    at::Tensor transposed;  // [cols, rows], the same values; undefined unless requested (a view in the
+                            // reference, a contiguous copy where a TN-only FP8 GEMM consumes it)
     at::Tensor scale_inv;   // float32 scalar, 1 / the scale the cast used (a copy: later updates do not touch it)
     Fp8Dtype dtype = Fp8Dtype::E4M3;
 
