@@ -6,10 +6,11 @@
 
 namespace tewb {
 
-std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe) {
+std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe, std::string_view history_flag) {
     std::vector<ConfigProblem> problems;
     if (recipe.amax_history_len < 1 || recipe.amax_history_len > Fp8Recipe::kMaxHistoryLen) {
-        problems.push_back({"amax-history-len", "--amax-history-len " + std::to_string(recipe.amax_history_len) +
+        problems.push_back({std::string(history_flag.substr(2)), std::string(history_flag) + " " +
+                                                    std::to_string(recipe.amax_history_len) +
                                                     ": out of range; allowed: 1 to " +
                                                     std::to_string(Fp8Recipe::kMaxHistoryLen)});
     }

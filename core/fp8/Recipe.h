@@ -32,8 +32,10 @@ struct Fp8Recipe {
     friend bool operator==(const Fp8Recipe&, const Fp8Recipe&) = default;
 };
 
-// Problems with `recipe`, fields named by their CLI flags (amax-history-len, margin).
-std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe);
+// Problems with `recipe`, fields named by their CLI flags: `history_flag` (te-bench run's
+// --amax-history-len, the playground's --history-len) and --margin.
+std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe,
+                                                std::string_view history_flag = "--amax-history-len");
 
 std::string_view to_string(ScalingKind value);
 std::string_view to_string(AmaxAlgo value);

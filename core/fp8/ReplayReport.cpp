@@ -37,14 +37,9 @@ void validate(const RecipeReplay& replay) {
     recipe.amax_history_len = replay.history_len;
     recipe.algo = replay.algo;
     recipe.margin = replay.margin;
-    const std::vector<ConfigProblem> problems = find_recipe_problems(recipe);
+    const std::vector<ConfigProblem> problems = find_recipe_problems(recipe, "--history-len");
     if (!problems.empty()) {
-        std::string message = problems.front().message;
-        const std::string old_flag = "--amax-history-len";
-        if (message.rfind(old_flag, 0) == 0) {
-            message = "--history-len" + message.substr(old_flag.size());
-        }
-        throw ConfigError(message);
+        throw ConfigError(problems.front().message);
     }
 }
 
