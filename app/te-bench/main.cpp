@@ -528,13 +528,7 @@ int main(int argc, char** argv) {
             std::vector<RunRecord> records;
             for (const std::string& text : export_ids) records.push_back(load_stored(store, parse_run_id(text)));
             if (!export_json.empty()) {
-                if (records.size() == 1) {
-                    write_output(export_json, record_to_json_text(records.front()));
-                } else {
-                    nlohmann::json document = nlohmann::json::array();
-                    for (const RunRecord& r : records) document.push_back(to_json(r));
-                    write_output(export_json, json_text(document));
-                }
+                write_output(export_json, records_to_json_text(records));
             }
             if (!export_csv.empty()) write_output(export_csv, steps_csv(records));
             if (!export_summary_csv.empty()) write_output(export_summary_csv, summary_csv(records, 0));

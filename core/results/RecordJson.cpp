@@ -426,6 +426,17 @@ std::string record_to_json_text(const RunRecord& record) {
     return to_json(record).dump(2) + "\n";
 }
 
+std::string records_to_json_text(const std::vector<RunRecord>& records) {
+    if (records.size() == 1) {
+        return record_to_json_text(records.front());
+    }
+    json document = json::array();
+    for (const RunRecord& r : records) {
+        document.push_back(to_json(r));
+    }
+    return document.dump(2) + "\n";
+}
+
 RunRecord record_from_json(const json& document, std::string_view source) {
     const Reader r(document, "$", source);
     RunRecord record;

@@ -21,6 +21,8 @@ nlohmann::json to_json(const RunSummary& summary);
 nlohmann::json capability_json(const DeviceInfo& device, const Capability& capability);
 
 std::string record_to_json_text(const RunRecord& record);
+// One record as an object, several as an array: what read_record_files and `te-bench history import` read.
+std::string records_to_json_text(const std::vector<RunRecord>& records);
 
 // Validates everything it reads: a malformed file throws DataError naming `source`, the JSON path of the
 // offending value and what was expected there.

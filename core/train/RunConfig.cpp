@@ -7,6 +7,7 @@
 
 #include "core/common/Choice.h"
 #include "core/common/Error.h"
+#include "core/train/Availability.h"
 
 namespace tewb {
 
@@ -105,11 +106,15 @@ RunConfig resolve(const RunConfig& config, const DeviceInfo& device) {
     RunConfig resolved = config;
     if (resolved.device == DeviceKind::Auto) {
         resolved.device = device.has_gpu() ? DeviceKind::Cuda : DeviceKind::Cpu;
-    } else if (resolved.device == DeviceKind::Cuda && !device.has_gpu()) {
-        throw ConfigError("--device cuda: no usable CUDA device (" + device.gpu_error + "); allowed here: auto|cpu");
+    } else if (const Availability d = device_availability(resolved.device, device); !d.available) {
+        throw ConfigError(d.reason);
     }
     if (resolved.precision == Precision::Auto) {
         resolved.precision = resolved.device == DeviceKind::Cuda ? Precision::Bf16 : Precision::Fp32;
+    }
+    if (const Availability p = precision_availability(resolved.precision, resolved.backend, resolved.device, device);
+        !p.available) {
+        throw ConfigError(p.reason);
     }
     if (resolved.name.empty()) {
         resolved.name = std::string(to_string(resolved.backend)) + " " + std::string(to_string(resolved.precision)) + " " +

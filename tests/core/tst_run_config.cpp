@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "core/common/Error.h"
+#include "core/train/Availability.h"
 #include "core/train/ComparePlan.h"
 #include "core/train/RunConfig.h"
 
@@ -27,6 +28,13 @@ DeviceInfo h200() {
     DeviceInfo d;
     d.gpu_name = "NVIDIA H200";
     d.compute_capability = ComputeCapability{9, 0};
+    return d;
+}
+
+DeviceInfo a100() {
+    DeviceInfo d;
+    d.gpu_name = "NVIDIA A100-SXM4-80GB";
+    d.compute_capability = ComputeCapability{8, 0};
     return d;
 }
 
@@ -201,6 +209,41 @@ private Q_SLOTS:
         }
         base.fp8.amax_history_len = 0;
         QVERIFY_THROWS_EXCEPTION(ConfigError, plan_comparison(base, h200()));
+    }
+
+    void availabilityFollowsTheHardware() {
+        QVERIFY(!device_availability(DeviceKind::Cuda, no_gpu()).available);
+        QVERIFY(device_availability(DeviceKind::Cuda, no_gpu()).reason.find("cudaErrorNoDevice") != std::string::npos);
+        QVERIFY(device_availability(DeviceKind::Cpu, no_gpu()).available);
+        QVERIFY(device_availability(DeviceKind::Cuda, a100()).available);
+
+        QVERIFY(!precision_availability(Precision::Fp8, Backend::Torch, DeviceKind::Cpu, no_gpu()).available);
+        QVERIFY(precision_availability(Precision::Fp8, Backend::Te, DeviceKind::Cpu, no_gpu()).available);
+        QVERIFY(precision_availability(Precision::Fp8, Backend::Te, DeviceKind::Auto, no_gpu()).available);
+        const Availability on_a100 = precision_availability(Precision::Fp8, Backend::Te, DeviceKind::Auto, a100());
+        QVERIFY(!on_a100.available);
+        QVERIFY2(on_a100.reason.find("compute capability 8.0 and FP8 needs 8.9") != std::string::npos, on_a100.reason.c_str());
+        QVERIFY(precision_availability(Precision::Fp8, Backend::Te, DeviceKind::Cpu, a100()).available);
+        QVERIFY(precision_availability(Precision::Fp8, Backend::Te, DeviceKind::Cuda, h200()).available);
+        QVERIFY(precision_availability(Precision::Bf16, Backend::Torch, DeviceKind::Cuda, a100()).available);
+
+        RunConfig fp8;
+        fp8.backend = Backend::Te;
+        fp8.precision = Precision::Fp8;
+        try {
+            resolve(fp8, a100());
+            QFAIL("FP8 resolved on a CC 8.0 GPU");
+        } catch (const ConfigError& e) {
+            QCOMPARE(std::string(e.what()), on_a100.reason);
+        }
+        fp8.device = DeviceKind::Cpu;
+        QCOMPARE(resolve(fp8, a100()).device, DeviceKind::Cpu);
+
+        const std::vector<PlannedRun> plan = plan_comparison(make_preset(Preset::Seed), a100());
+        QCOMPARE(plan.back().config.precision, Precision::Fp8);
+        QVERIFY(plan.back().skip_reason);
+        QCOMPARE(*plan.back().skip_reason, on_a100.reason);
+        QVERIFY(!plan[2].skip_reason);  // te bf16 runs on CC 8.0
     }
 
     void fp8Defaults() {

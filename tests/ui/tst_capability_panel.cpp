@@ -112,11 +112,12 @@ private Q_SLOTS:
     void windowRendersSomething() {
         ui::MainWindow window([] { return fake_device(std::nullopt, ""); });
         QSignalSpy detected(&window, &ui::MainWindow::deviceDetected);
-        window.resize(720, 560);
+        window.resize(1280, 800);
         window.show();
         QVERIFY(detected.wait(10000));
+        QVERIFY2(window.minimumSizeHint().width() <= 1280, "the window fits a 1280-pixel-wide screen");
         const QImage image = window.grab().toImage();
-        QCOMPARE(image.size(), QSize(720, 560));
+        QCOMPARE(image.size(), QSize(1280, 800));
         QSet<QRgb> colours;
         for (int y = 0; y < image.height(); y += 7)
             for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));

@@ -1,39 +1,261 @@
 #include "ui/window/MainWindow.h"
 
+#include <cstdio>
+#include <exception>
+
 #include <QAction>
 #include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QFileDialog>
+#include <QKeySequence>
+#include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QScrollArea>
+#include <QSplitter>
 #include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
 #include <QThread>
 
 #include "core/common/BuildInfo.h"
+#include "core/common/Error.h"
 #include "core/device/Capability.h"
+#include "core/results/RecordJson.h"
+#include "core/results/RunStore.h"
+#include "core/train/RunConfig.h"
 #include "ui/capability/CapabilityPanel.h"
+#include "ui/charts/ChartsPanel.h"
+#include "ui/charts/Fp8Panel.h"
+#include "ui/common/Theme.h"
+#include "ui/export/Export.h"
+#include "ui/history/HistoryPanel.h"
+#include "ui/runs/RunCollection.h"
+#include "ui/runs/RunController.h"
+#include "ui/runs/RunQueuePanel.h"
+#include "ui/setup/RunSetupPanel.h"
+#include "ui/table/ComparisonModel.h"
+#include "ui/table/ComparisonPanel.h"
 
 namespace tewb::ui {
 
-MainWindow::MainWindow(std::function<DeviceInfo()> detect, QWidget* parent)
-    : QMainWindow(parent), detect_(std::move(detect)), capabilityPanel_(new CapabilityPanel(this)) {
-    setWindowTitle(tr("TE Workbench"));
-    auto* scroll = new QScrollArea(this);
-    scroll->setWidgetResizable(true);
-    scroll->setWidget(capabilityPanel_);
-    setCentralWidget(scroll);
+namespace {
 
+std::filesystem::path toPath(const QString& path) {
+    return std::filesystem::path(path.toStdString());
+}
+
+bool hasFp8Statistics(const RunCollection& runs) {
+    for (const RunCollection::Entry& e : runs.entries()) {
+        if (!e.record.fp8_slots.empty()) return true;
+    }
+    return false;
+}
+
+// Runs `write`, turning core's and the filesystem's errors into `error`.
+template <typename Write>
+bool guarded(QString* error, Write&& write) {
+    try {
+        write();
+        return true;
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return false;
+    }
+}
+
+}  // namespace
+
+MainWindow::MainWindow(std::function<DeviceInfo()> detect, QWidget* parent, RunWorker::TrainFunction train)
+    : QMainWindow(parent), detect_(std::move(detect)), train_(std::move(train)), runs_(new RunCollection(this)),
+      controller_(new RunController(runs_, this)) {
+    setWindowTitle(tr("TE Workbench"));
+
+    capabilityPanel_ = new CapabilityPanel(this);
+    setupPanel_ = new RunSetupPanel(this);
+    queuePanel_ = new RunQueuePanel(controller_, this);
+    charts_ = new ChartsPanel(runs_, {loss_metric(), step_ms_metric(), memory_metric()}, 3, this);
+    fp8Panel_ = new Fp8Panel(runs_, this);
+    comparison_ = new ComparisonPanel(runs_, this);
+    history_ = new HistoryPanel(RunStore::default_path(), this);
+
+    leftTabs_ = new QTabWidget(this);
+    auto* setupScroll = new QScrollArea(this);
+    setupScroll->setWidgetResizable(true);
+    setupScroll->setWidget(setupPanel_);
+    leftTabs_->addTab(setupScroll, tr("Run setup"));
+    auto* capabilityScroll = new QScrollArea(this);
+    capabilityScroll->setWidgetResizable(true);
+    capabilityScroll->setWidget(capabilityPanel_);
+    leftTabs_->addTab(capabilityScroll, tr("Capability"));
+    auto* left = new QSplitter(Qt::Vertical, this);
+    left->addWidget(leftTabs_);
+    left->addWidget(queuePanel_);
+    left->setStretchFactor(0, 3);
+    left->setStretchFactor(1, 2);
+
+    auto* dashboard = new QSplitter(Qt::Vertical, this);
+    dashboard->addWidget(charts_);
+    dashboard->addWidget(comparison_);
+    dashboard->setStretchFactor(0, 3);
+    dashboard->setStretchFactor(1, 1);
+    rightTabs_ = new QTabWidget(this);
+    rightTabs_->addTab(dashboard, tr("Dashboard"));
+    rightTabs_->addTab(fp8Panel_, tr("FP8"));
+    rightTabs_->addTab(history_, tr("History"));
+
+    auto* main = new QSplitter(Qt::Horizontal, this);
+    main->addWidget(left);
+    main->addWidget(rightTabs_);
+    main->setStretchFactor(0, 1);
+    main->setStretchFactor(1, 3);
+    main->setSizes({460, 940});
+    setCentralWidget(main);
+
+    modeLabel_ = new QLabel(tr("Detecting the GPU…"), this);
+    statusBar()->addPermanentWidget(modeLabel_);
+
+    connect(setupPanel_, &RunSetupPanel::addRequested, this, &MainWindow::enqueue);
+    connect(setupPanel_, &RunSetupPanel::compareRequested, this, &MainWindow::enqueueComparison);
+    connect(controller_, &RunController::progressText, this, [this](const QString& text) { statusBar()->showMessage(text); });
+    connect(controller_, &RunController::runProblem, this, [this](const QString& message) {
+        if (!demo_) showError(tr("Run failed"), message);
+        statusBar()->showMessage(message);
+    });
+    connect(controller_, &RunController::runSaved, history_, &HistoryPanel::refresh);
+    connect(controller_, &RunController::queueDrained, this, [this] {
+        statusBar()->showMessage(tr("Queue done: %n run(s) shown", nullptr, static_cast<int>(runs_->entries().size())));
+        if (demo_ && demo_->started) finishDemo();
+    });
+    connect(history_, &HistoryPanel::openRequested, this, [this](const RunRecord& record, qint64 storeId) {
+        runs_->add(record, storeId);
+        rightTabs_->setCurrentIndex(0);
+    });
+    connect(history_, &HistoryPanel::rerunRequested, this, &MainWindow::enqueue);
+    connect(history_, &HistoryPanel::problem, this, [this](const QString& message) { showError(tr("History"), message); });
+
+    buildActions();
+    resize(1400, 900);
+    startDetection();
+}
+
+MainWindow::~MainWindow() {
+    controller_->shutdown();
+}
+
+void MainWindow::buildActions() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows);
+    QAction* open = file->addAction(tr("&Open records…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open run records"), QString(),
+                                                          tr("Run records (*.json);;All files (*)"));
+        if (!path.isEmpty()) openRecords(path);
+    });
+    open->setShortcut(QKeySequence::Open);
+    file->addSeparator();
+    QAction* dashboardPng = file->addAction(tr("Export &dashboard PNG…"), this, [this] {
+        exportWithDialog(tr("Export dashboard"), tr("PNG images (*.png)"), QStringLiteral("dashboard.png"),
+                         &MainWindow::exportDashboardPng);
+    });
+    dashboardPng->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    QAction* chartPngs = file->addAction(tr("Export &chart PNGs…"), this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Export each chart as PNG into"));
+        if (dir.isEmpty()) return;
+        QString error;
+        if (!exportChartPngs(dir, &error)) showError(tr("Export failed"), error);
+        else statusBar()->showMessage(tr("Charts written to %1").arg(dir));
+    });
+    chartPngs->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    file->addAction(tr("Export per-step &CSV…"), this, [this] {
+        exportWithDialog(tr("Export per-step CSV"), tr("CSV files (*.csv)"), QStringLiteral("steps.csv"),
+                         &MainWindow::exportStepsCsv);
+    });
+    file->addAction(tr("Export compa&rison CSV…"), this, [this] {
+        exportWithDialog(tr("Export comparison CSV"), tr("CSV files (*.csv)"), QStringLiteral("comparison.csv"),
+                         &MainWindow::exportComparisonCsv);
+    });
+    file->addAction(tr("Export &FP8 statistics CSV…"), this, [this] {
+        exportWithDialog(tr("Export FP8 statistics"), tr("CSV files (*.csv)"), QStringLiteral("fp8.csv"),
+                         &MainWindow::exportFp8Csv);
+    });
+    file->addAction(tr("Export &JSON records…"), this, [this] {
+        exportWithDialog(tr("Export run records"), tr("JSON files (*.json)"), QStringLiteral("runs.json"),
+                         &MainWindow::exportJson);
+    });
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    QAction* add = run->addAction(tr("&Add to queue"), this, [this] { setupPanel_->addButton()->click(); });
+    add->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
+    QAction* compare = run->addAction(tr("&Compare (baseline and every variant)"), this,
+                                      [this] { setupPanel_->compareButton()->click(); });
+    compare->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return));
+    QAction* start = run->addAction(tr("&Start queue"), controller_, &RunController::start);
+    start->setShortcut(QKeySequence(Qt::Key_F5));
+    QAction* cancel = run->addAction(tr("C&ancel run"), controller_, &RunController::cancel);
+    cancel->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
+    run->addSeparator();
+    QAction* remove = run->addAction(tr("&Remove selected runs from view"), this, [this] {
+        std::vector<int> keys;
+        for (const QModelIndex& index : comparison_->view()->selectionModel()->selectedRows()) {
+            keys.push_back(comparison_->model()->keyAt(index.row()));
+        }
+        for (const int key : keys) {
+            const RunCollection::Entry* e = runs_->find(key);
+            if (e && e->record.status == RunStatus::Running) continue;  // a live run stays until it ends
+            runs_->remove(key);
+        }
+    });
+    remove->setShortcut(QKeySequence::Delete);
+    addActions({add, compare, start, cancel, remove});
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    darkAction_ = view->addAction(tr("&Dark theme"));
+    darkAction_->setCheckable(true);
+    darkAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
+    connect(darkAction_, &QAction::toggled, this, &MainWindow::setDark);
+    QAction* resetZoom = view->addAction(tr("&Reset zoom"), this, [this] {
+        Q_EMIT charts_->controls()->resetZoomRequested();
+        Q_EMIT fp8Panel_->controls()->resetZoomRequested();
+    });
+    resetZoom->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+    const auto showTab = [this, view](const QString& text, int index, Qt::Key key) {
+        QAction* a = view->addAction(text, this, [this, index] { rightTabs_->setCurrentIndex(index); });
+        a->setShortcut(QKeySequence(Qt::ALT | key));
+        addAction(a);
+    };
+    view->addSeparator();
+    showTab(tr("Das&hboard"), 0, Qt::Key_1);
+    showTab(tr("&FP8"), 1, Qt::Key_2);
+    showTab(tr("H&istory"), 2, Qt::Key_3);
+
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard shortcuts"), this, [this] {
+        auto* box = new QMessageBox(QMessageBox::Information, tr("Keyboard shortcuts"),
+                                    tr("Ctrl+Return  add the setup to the queue\n"
+                                       "Ctrl+Shift+Return  queue a comparison\n"
+                                       "F5  start the queue\n"
+                                       "Shift+F5  cancel the running run\n"
+                                       "Ctrl+O  open run records\n"
+                                       "Ctrl+E  export the dashboard PNG\n"
+                                       "Ctrl+Shift+E  export each chart as PNG\n"
+                                       "Ctrl+0  reset zoom\n"
+                                       "Ctrl+Shift+D  dark theme\n"
+                                       "Alt+1/2/3  dashboard, FP8, history\n"
+                                       "Delete  remove the selected runs from view"),
+                                    QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    });
     help->addAction(tr("&About TE Workbench"), this, [this] {
         const BuildInfo& build = build_info();
         QMessageBox::about(this, tr("About TE Workbench"),
                            tr("TE Workbench %1 (%2)\nMeasures what fused kernels and FP8 training buy on your GPU.")
                                .arg(QString::fromStdString(build.version), QString::fromStdString(build.commit)));
     });
-    resize(720, 560);
-    startDetection();
 }
 
 void MainWindow::startDetection() {
@@ -41,21 +263,217 @@ void MainWindow::startDetection() {
     statusBar()->showMessage(tr("Detecting the GPU…"));
     QThread* worker = QThread::create([this, detect = detect_] {
         const DeviceInfo device = detect();
-        QMetaObject::invokeMethod(
-            this,
-            [this, device] {
-                const Capability capability = classify(device);
-                capabilityPanel_->showDevice(device, capability);
-                statusBar()->showMessage(tr("Mode: %1").arg(QString::fromUtf8(to_string(capability.mode).data())));
-                Q_EMIT deviceDetected();
-            },
-            Qt::QueuedConnection);
+        QMetaObject::invokeMethod(this, [this, device] { onDeviceDetected(device); }, Qt::QueuedConnection);
     });
     connect(worker, &QThread::finished, worker, &QObject::deleteLater);
     // A child of the window: QThread::create's thread waits for its function when destroyed, so closing
     // the window during detection joins it rather than leaving it to post to a deleted window.
     worker->setParent(this);
     worker->start();
+}
+
+void MainWindow::onDeviceDetected(const DeviceInfo& device) {
+    device_ = device;
+    const Capability capability = classify(device);
+    capabilityPanel_->showDevice(device, capability);
+    setupPanel_->setDevice(device, capability);
+    controller_->setDevice(device, train_);
+    const QString mode = QString::fromUtf8(to_string(capability.mode).data());
+    modeLabel_->setText(device.has_gpu() ? tr("%1 · mode %2").arg(QString::fromStdString(device.gpu_name), mode)
+                                         : tr("CPU fallback · mode %1").arg(mode));
+    statusBar()->showMessage(tr("Ready"));
+    Q_EMIT deviceDetected();
+    if (demo_) beginDemo();
+}
+
+void MainWindow::showError(const QString& title, const QString& message) {
+    statusBar()->showMessage(message);
+    Q_EMIT errorShown(message);
+    if (demo_) {
+        std::fprintf(stderr, "te-workbench: %s\n", message.toLocal8Bit().constData());
+        return;
+    }
+    auto* box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("errorBox"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+void MainWindow::enqueue(const RunConfig& config) {
+    if (const std::optional<QString> problem = controller_->enqueue(config)) {
+        showError(tr("Cannot queue this run"), *problem);
+        return;
+    }
+    statusBar()->showMessage(tr("Queued %1; press F5 or Start to run the queue")
+                                 .arg(QString::fromStdString(controller_->queue()->items().back().config.name)));
+}
+
+void MainWindow::enqueueComparison(const RunConfig& base) {
+    if (const std::optional<QString> problem = controller_->enqueueComparison(base)) {
+        showError(tr("Cannot queue the comparison"), *problem);
+        return;
+    }
+    statusBar()->showMessage(tr("Comparison queued; press F5 or Start to run it"));
+}
+
+bool MainWindow::openRecords(const QString& path) {
+    std::vector<RunRecord> records;
+    QString error;
+    if (!guarded(&error, [&] { records = read_record_files(path.toStdString()); })) {
+        showError(tr("Cannot open run records"), error);
+        return false;
+    }
+    for (RunRecord& r : records) runs_->add(std::move(r));
+    rightTabs_->setCurrentIndex(0);
+    statusBar()->showMessage(tr("Opened %n record(s) from %1", nullptr, static_cast<int>(records.size())).arg(path));
+    return true;
+}
+
+void MainWindow::setDark(bool dark) {
+    dark_ = dark;
+    if (darkAction_ && darkAction_->isChecked() != dark) {
+        const QSignalBlocker block(darkAction_);
+        darkAction_->setChecked(dark);
+    }
+    apply_theme(dark);
+    charts_->setDark(dark);
+    fp8Panel_->setDark(dark);
+}
+
+bool MainWindow::exportDashboardPng(const QString& path, QString* error) const {
+    return guarded(error, [&] {
+        write_png(toPath(path), render_dashboard(*runs_, comparison_->model()->summarizedRecords(),
+                                                 comparison_->model()->baselineIndex(), charts_->options()));
+    });
+}
+
+bool MainWindow::exportChartPngs(const QString& directory, QString* error) const {
+    return guarded(error, [&] {
+        const std::filesystem::path dir = toPath(directory);
+        for (const MetricChartView* view : charts_->views()) {
+            const MetricPlot* plot = view->plot();
+            write_png(dir / (plot->spec().id.toStdString() + ".png"), render_chart(plot->spec(), plot->options(), *runs_));
+        }
+        if (fp8Panel_->hasStatistics()) {
+            for (const MetricChartView* view : fp8Panel_->views()) {
+                const MetricPlot* plot = view->plot();
+                write_png(dir / (plot->spec().id.toStdString() + ".png"), render_chart(plot->spec(), plot->options(), *runs_));
+            }
+        }
+    });
+}
+
+bool MainWindow::exportStepsCsv(const QString& path, QString* error) const {
+    return guarded(error, [&] { write_text(toPath(path), steps_csv_text(runs_->records())); });
+}
+
+bool MainWindow::exportComparisonCsv(const QString& path, QString* error) const {
+    return guarded(error, [&] {
+        write_text(toPath(path),
+                   comparison_csv_text(comparison_->model()->summarizedRecords(), comparison_->model()->baselineIndex()));
+    });
+}
+
+bool MainWindow::exportFp8Csv(const QString& path, QString* error) const {
+    return guarded(error, [&] { write_text(toPath(path), fp8_csv_text(runs_->records())); });
+}
+
+bool MainWindow::exportJson(const QString& path, QString* error) const {
+    return guarded(error, [&] {
+        if (runs_->empty()) throw DataError(path.toStdString() + ": there are no runs to write");
+        write_text(toPath(path), records_to_json_text(runs_->records()));
+    });
+}
+
+bool MainWindow::exportAll(const QString& directory, QString* error) {
+    if (!QDir().mkpath(directory)) {
+        if (error) *error = tr("%1: the export folder could not be created").arg(directory);
+        return false;
+    }
+    const QDir dir(directory);
+    // The window itself as it looks now (a screenshot, for the README and slides).
+    const bool windowShot = guarded(error, [&] { write_png(toPath(dir.filePath(QStringLiteral("window.png"))), grab().toImage()); });
+    return windowShot && exportDashboardPng(dir.filePath(QStringLiteral("dashboard.png")), error) && exportChartPngs(directory, error) &&
+           exportStepsCsv(dir.filePath(QStringLiteral("steps.csv")), error) &&
+           exportComparisonCsv(dir.filePath(QStringLiteral("comparison.csv")), error) &&
+           (!hasFp8Statistics(*runs_) || exportFp8Csv(dir.filePath(QStringLiteral("fp8.csv")), error)) &&
+           (runs_->empty() || exportJson(dir.filePath(QStringLiteral("runs.json")), error));
+}
+
+void MainWindow::exportWithDialog(const QString& title, const QString& filter, const QString& suggested,
+                                  bool (MainWindow::*write)(const QString&, QString*) const) {
+    const QString path = QFileDialog::getSaveFileName(this, title, suggested, filter);
+    if (path.isEmpty()) return;
+    QString error;
+    if ((this->*write)(path, &error)) {
+        statusBar()->showMessage(tr("Written: %1").arg(path));
+    } else {
+        showError(tr("Export failed"), error);
+    }
+}
+
+void MainWindow::startDemo(DemoPlan plan, const QString& directory, bool quit) {
+    demo_ = Demo{plan, directory, quit, false};
+    if (device_) beginDemo();
+}
+
+void MainWindow::beginDemo() {
+    if (!demo_ || demo_->started) return;
+    demo_->started = true;
+    std::optional<QString> problem;
+    switch (demo_->plan) {
+        case DemoPlan::QuickCpu: problem = controller_->enqueue(make_preset(Preset::QuickCpu)); break;
+        case DemoPlan::Seed: problem = controller_->enqueue(make_preset(Preset::Seed)); break;
+        case DemoPlan::Compare:
+            // The seed's shape where a GPU runs it in seconds; the quick CPU shape otherwise.
+            problem = controller_->enqueueComparison(make_preset(device_->has_gpu() ? Preset::Seed : Preset::QuickCpu));
+            break;
+    }
+    if (problem) {
+        demo_->started = false;
+        Q_EMIT demoFinished(1, *problem);
+        if (demo_->quit) QCoreApplication::exit(1);
+        return;
+    }
+    controller_->start();
+}
+
+void MainWindow::finishDemo() {
+    // Let the last queued chart refresh happen so the window shows what the files show.
+    charts_->markDirty();
+    charts_->refreshIfDirty();
+    QString message;
+    int code = 0;
+    QStringList failed;
+    for (const RunQueueModel::Item& item : controller_->queue()->items()) {
+        if (item.state == RunQueueModel::State::Failed || item.state == RunQueueModel::State::Cancelled) {
+            failed << QStringLiteral("%1: %2").arg(QString::fromStdString(item.config.name), item.message);
+        }
+    }
+    QString exportError;
+    if (!exportAll(demo_->directory, &exportError)) {
+        code = 1;
+        message = tr("export failed: %1").arg(exportError);
+    } else if (!failed.isEmpty()) {
+        code = 1;
+        message = tr("%n run(s) did not finish: %1", nullptr, static_cast<int>(failed.size())).arg(failed.join(QStringLiteral("; ")));
+    } else {
+        message = tr("demo done: %n run(s), files in %1", nullptr, static_cast<int>(runs_->entries().size()))
+                      .arg(demo_->directory);
+    }
+    std::fprintf(code == 0 ? stdout : stderr, "te-workbench: %s\n", message.toLocal8Bit().constData());
+    std::fflush(nullptr);
+    const bool quit = demo_->quit;
+    demo_.reset();
+    Q_EMIT demoFinished(code, message);
+    if (quit) QCoreApplication::exit(code);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    // Cancels the running run within a step and joins the run thread; finished runs are already saved.
+    if (controller_->isRunning()) statusBar()->showMessage(tr("Cancelling the running run…"));
+    controller_->shutdown();
+    event->accept();
 }
 
 }  // namespace tewb::ui

@@ -1,32 +1,122 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include <QMainWindow>
+#include <QString>
 
 #include "core/device/DeviceInfo.h"
+#include "ui/runs/RunWorker.h"
+
+class QAction;
+class QLabel;
+class QTabWidget;
 
 namespace tewb::ui {
 
 class CapabilityPanel;
+class ChartsPanel;
+class ComparisonPanel;
+class Fp8Panel;
+class HistoryPanel;
+class RunCollection;
+class RunController;
+class RunQueuePanel;
+class RunSetupPanel;
 
+// What the demo mode runs: a preset, or core's comparison plan.
+enum class DemoPlan { QuickCpu, Seed, Compare };
+
+// The workbench: run setup, capability and queue on the left; the dashboard (charts and comparison
+// table), the FP8 view and the history on the right.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 
 public:
-    // `detect` runs on a worker thread (it may initialise the CUDA driver); tests pass a fake.
-    explicit MainWindow(std::function<DeviceInfo()> detect, QWidget* parent = nullptr);
+    // `detect` runs on a worker thread (it may initialise the CUDA driver); tests pass a fake, and may
+    // replace core's trainer with `train`.
+    explicit MainWindow(std::function<DeviceInfo()> detect, QWidget* parent = nullptr, RunWorker::TrainFunction train = {});
+    ~MainWindow() override;
 
     CapabilityPanel* capabilityPanel() const { return capabilityPanel_; }
+    RunSetupPanel* setupPanel() const { return setupPanel_; }
+    RunController* controller() const { return controller_; }
+    RunQueuePanel* queuePanel() const { return queuePanel_; }
+    RunCollection* runs() const { return runs_; }
+    ChartsPanel* charts() const { return charts_; }
+    Fp8Panel* fp8Panel() const { return fp8Panel_; }
+    ComparisonPanel* comparison() const { return comparison_; }
+    HistoryPanel* history() const { return history_; }
+    const std::optional<DeviceInfo>& device() const { return device_; }
+    bool isDark() const { return dark_; }
+
+    // Opens JSON records (one record or an array) into the charts; a bad file shows core's message.
+    bool openRecords(const QString& path);
+    void setDark(bool dark);
+
+    // Exports: each returns false and puts the reason in `error` (and writes nothing half-done).
+    bool exportDashboardPng(const QString& path, QString* error) const;
+    bool exportChartPngs(const QString& directory, QString* error) const;
+    bool exportStepsCsv(const QString& path, QString* error) const;
+    bool exportComparisonCsv(const QString& path, QString* error) const;
+    bool exportFp8Csv(const QString& path, QString* error) const;
+    bool exportJson(const QString& path, QString* error) const;
+    // Everything the demo mode writes, into `directory` (created when missing): window.png (a screenshot
+    // of the window), dashboard.png, each chart's PNG, steps.csv, comparison.csv, runs.json and, with FP8
+    // statistics, fp8.csv.
+    bool exportAll(const QString& directory, QString* error);
+
+    // Runs `plan` once the device is known, exports into `directory` when the queue is done, then emits
+    // demoFinished (0 when every run finished and every file was written) and, with `quit`, exits the
+    // application with that code.
+    void startDemo(DemoPlan plan, const QString& directory, bool quit);
 
 Q_SIGNALS:
     void deviceDetected();
+    void errorShown(QString message);
+    void demoFinished(int exitCode, QString message);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
 
 private:
+    void buildActions();
     void startDetection();
+    void onDeviceDetected(const DeviceInfo& device);
+    void showError(const QString& title, const QString& message);
+    void enqueue(const RunConfig& config);
+    void enqueueComparison(const RunConfig& base);
+    void beginDemo();
+    void finishDemo();
+    void exportWithDialog(const QString& title, const QString& filter, const QString& suggested,
+                          bool (MainWindow::*write)(const QString&, QString*) const);
 
     std::function<DeviceInfo()> detect_;
+    RunWorker::TrainFunction train_;
+    std::optional<DeviceInfo> device_;
+    RunCollection* runs_;
+    RunController* controller_;
     CapabilityPanel* capabilityPanel_;
+    RunSetupPanel* setupPanel_;
+    RunQueuePanel* queuePanel_;
+    ChartsPanel* charts_;
+    Fp8Panel* fp8Panel_;
+    ComparisonPanel* comparison_;
+    HistoryPanel* history_;
+    QTabWidget* leftTabs_;
+    QTabWidget* rightTabs_;
+    QLabel* modeLabel_;
+    QAction* darkAction_ = nullptr;
+    bool dark_ = false;
+
+    struct Demo {
+        DemoPlan plan;
+        QString directory;
+        bool quit = false;
+        bool started = false;
+    };
+    std::optional<Demo> demo_;
 };
 
 }  // namespace tewb::ui

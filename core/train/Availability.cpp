@@ -1,0 +1,31 @@
+#include "core/train/Availability.h"
+
+#include "core/device/Capability.h"
+
+namespace tewb {
+
+Availability device_availability(DeviceKind kind, const DeviceInfo& device) {
+    if (kind == DeviceKind::Cuda && !device.has_gpu()) {
+        return {false, "--device cuda: no usable CUDA device (" + device.gpu_error + "); allowed here: auto|cpu"};
+    }
+    return {};
+}
+
+Availability precision_availability(Precision precision, Backend backend, DeviceKind kind, const DeviceInfo& device) {
+    if (precision != Precision::Fp8) {
+        return {};
+    }
+    if (backend == Backend::Torch) {
+        return {false,
+                "--precision fp8: the torch backend has no FP8 path; allowed with torch: fp32|bf16 (FP8 needs --backend te)"};
+    }
+    const bool cuda = kind == DeviceKind::Cuda || (kind == DeviceKind::Auto && device.has_gpu());
+    if (cuda && device.compute_capability && *device.compute_capability < kFp8Minimum) {
+        return {false, "--precision fp8: this GPU has compute capability " + device.compute_capability->to_string() +
+                           " and FP8 needs " + kFp8Minimum.to_string() +
+                           "; allowed here: fp32|bf16, or --device cpu to emulate FP8 numerics"};
+    }
+    return {};
+}
+
+}  // namespace tewb

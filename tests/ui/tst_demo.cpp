@@ -1,0 +1,100 @@
+// te-workbench as a process: the unattended demo mode end to end, and its argument errors.
+#include <QtTest>
+
+#include <QFile>
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include "core/results/RecordJson.h"
+
+using namespace tewb;
+
+namespace {
+
+struct Result {
+    int code = -1;
+    QString err;
+    QString out;
+};
+
+Result run_workbench(const QStringList& args, int timeout_ms = 180'000) {
+    QProcess process;
+    process.start(QStringLiteral(TE_WORKBENCH_PATH), args);
+    Result r;
+    if (!process.waitForFinished(timeout_ms)) {
+        process.kill();
+        process.waitForFinished();
+        r.err = QStringLiteral("timed out");
+        return r;
+    }
+    r.code = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+    r.err = QString::fromLocal8Bit(process.readAllStandardError());
+    r.out = QString::fromLocal8Bit(process.readAllStandardOutput());
+    return r;
+}
+
+int line_count(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) return -1;
+    return static_cast<int>(file.readAll().trimmed().split('\n').size());
+}
+
+}  // namespace
+
+class TestDemo : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void quickCpuDemoExportsEverything() {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("demo"));  // created by the demo
+        const Result r = run_workbench({QStringLiteral("--demo"), QStringLiteral("quick-cpu"), QStringLiteral("--export"), out,
+                                        QStringLiteral("--quit")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(r.out.contains(QStringLiteral("demo done: 1 run(s)")));
+        QCOMPARE(QImage(out + QStringLiteral("/dashboard.png")).size(), QSize(3200, 2000));
+        for (const char* chart : {"loss.png", "step_ms.png", "memory.png"}) {
+            QCOMPARE(QImage(out + QLatin1Char('/') + QString::fromUtf8(chart)).size(), QSize(2400, 1400));
+        }
+        QVERIFY(!QImage(out + QStringLiteral("/window.png")).isNull());
+        QVERIFY(!QFile::exists(out + QStringLiteral("/fp8.csv")));  // no FP8 run
+        QCOMPARE(line_count(out + QStringLiteral("/steps.csv")), 61);
+        QCOMPARE(line_count(out + QStringLiteral("/comparison.csv")), 2);
+        const std::vector<RunRecord> records = read_record_files((out + QStringLiteral("/runs.json")).toStdString());
+        QCOMPARE(records.size(), std::size_t{1});
+        QCOMPARE(records.front().status, RunStatus::Finished);
+        QCOMPARE(records.front().config.model, make_preset(Preset::QuickCpu).model);
+    }
+
+    void badArgumentsExitWithStatus2() {
+        QTemporaryDir dir;
+        const QString ok = dir.path();
+        const struct {
+            QStringList args;
+            const char* message;
+        } cases[] = {
+            {{QStringLiteral("--demo"), QStringLiteral("huge"), QStringLiteral("--export"), ok},
+             "--demo 'huge': unknown plan; allowed: quick-cpu|seed|compare"},
+            {{QStringLiteral("--demo"), QStringLiteral("quick-cpu")}, "--demo needs --export DIR"},
+            {{QStringLiteral("--quit")}, "--export and --quit go with --demo"},
+            {{QStringLiteral("--export"), ok}, "--export and --quit go with --demo"},
+            {{QStringLiteral("--demo"), QStringLiteral("seed"), QStringLiteral("--export"), QStringLiteral("/proc/no-such-dir")},
+             "--export /proc/no-such-dir"},
+            {{QStringLiteral("--frobnicate")}, "Unknown option 'frobnicate'"},
+            {{QStringLiteral("extra")}, "unexpected argument 'extra'"},
+            {{QStringLiteral("--demo")}, "Missing value after '--demo'"},
+        };
+        for (const auto& c : cases) {
+            const Result r = run_workbench(c.args, 30'000);
+            QVERIFY2(r.code == 2, qPrintable(c.args.join(QLatin1Char(' ')) + QStringLiteral(": exit ") + QString::number(r.code)));
+            QVERIFY2(r.err.contains(QString::fromUtf8(c.message)), qPrintable(r.err));
+        }
+        const Result help = run_workbench({QStringLiteral("--help")}, 30'000);
+        QCOMPARE(help.code, 0);
+        QVERIFY(help.out.contains(QStringLiteral("--demo")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDemo)
+#include "tst_demo.moc"

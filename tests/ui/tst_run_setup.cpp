@@ -1,0 +1,162 @@
+#include <QtTest>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStandardItemModel>
+
+#include "UiTestSupport.h"
+#include "core/device/Capability.h"
+#include "ui/setup/RunSetupPanel.h"
+
+using namespace tewb;
+using namespace tewb::ui;
+
+namespace {
+
+QStandardItem* itemOf(QComboBox* box, int value) {
+    auto* model = qobject_cast<QStandardItemModel*>(box->model());
+    return model->item(box->findData(value));
+}
+
+void choose(QComboBox* box, int value) {
+    box->setCurrentIndex(box->findData(value));
+}
+
+}  // namespace
+
+class TestRunSetup : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void noGpu() {
+        RunSetupPanel panel;
+        const DeviceInfo device = test::no_gpu();
+        panel.setDevice(device, classify(device));
+        QStandardItem* cuda = itemOf(panel.deviceBox(), static_cast<int>(DeviceKind::Cuda));
+        QVERIFY(!cuda->isEnabled());
+        QVERIFY(cuda->toolTip().contains(QStringLiteral("cudaErrorNoDevice")));
+        QVERIFY(itemOf(panel.deviceBox(), static_cast<int>(DeviceKind::Cpu))->isEnabled());
+
+        // te FP8 on the CPU is emulated but runs; torch has no FP8 path.
+        choose(panel.backendBox(), static_cast<int>(Backend::Te));
+        QVERIFY(itemOf(panel.precisionBox(), static_cast<int>(Precision::Fp8))->isEnabled());
+        choose(panel.precisionBox(), static_cast<int>(Precision::Fp8));
+        QVERIFY(panel.field("amax-history-len")->isEnabled());
+        QVERIFY(panel.problems().empty());
+        choose(panel.backendBox(), static_cast<int>(Backend::Torch));
+        QStandardItem* fp8 = itemOf(panel.precisionBox(), static_cast<int>(Precision::Fp8));
+        QVERIFY(!fp8->isEnabled());
+        QVERIFY(fp8->toolTip().contains(QStringLiteral("the torch backend has no FP8 path")));
+        QCOMPARE(panel.config().precision, Precision::Auto);  // moved off the option that became unavailable
+        QVERIFY(!panel.field("amax-history-len")->isEnabled());
+        QVERIFY(!panel.field("inspect-fp8")->isEnabled());
+    }
+
+    void computeCapability80() {
+        RunSetupPanel panel;
+        const DeviceInfo device = test::gpu(8, 0, "NVIDIA A100-SXM4-80GB");
+        panel.setDevice(device, classify(device));
+        QVERIFY(itemOf(panel.deviceBox(), static_cast<int>(DeviceKind::Cuda))->isEnabled());
+        choose(panel.deviceBox(), static_cast<int>(DeviceKind::Auto));
+        choose(panel.backendBox(), static_cast<int>(Backend::Te));
+        QStandardItem* fp8 = itemOf(panel.precisionBox(), static_cast<int>(Precision::Fp8));
+        QVERIFY(!fp8->isEnabled());
+        QVERIFY2(fp8->toolTip().contains(QStringLiteral("compute capability 8.0 and FP8 needs 8.9")), qPrintable(fp8->toolTip()));
+        QVERIFY(itemOf(panel.precisionBox(), static_cast<int>(Precision::Bf16))->isEnabled());
+        // On the CPU the same GPU's machine can still emulate FP8.
+        choose(panel.deviceBox(), static_cast<int>(DeviceKind::Cpu));
+        QVERIFY(itemOf(panel.precisionBox(), static_cast<int>(Precision::Fp8))->isEnabled());
+        QVERIFY(itemOf(panel.backendBox(), static_cast<int>(Backend::Te))->toolTip().contains(QStringLiteral("implementation")));
+    }
+
+    void computeCapability90() {
+        RunSetupPanel panel;
+        const DeviceInfo device = test::gpu(9, 0, "NVIDIA H200");
+        panel.setDevice(device, classify(device));
+        choose(panel.deviceBox(), static_cast<int>(DeviceKind::Cuda));
+        choose(panel.backendBox(), static_cast<int>(Backend::Te));
+        QVERIFY(itemOf(panel.precisionBox(), static_cast<int>(Precision::Fp8))->isEnabled());
+        choose(panel.precisionBox(), static_cast<int>(Precision::Fp8));
+        QVERIFY(panel.problems().empty());
+        QVERIFY(panel.addButton()->isEnabled());
+        QSignalSpy added(&panel, &RunSetupPanel::addRequested);
+        panel.addButton()->click();
+        QCOMPARE(added.count(), 1);
+        const RunConfig config = added.front().front().value<RunConfig>();
+        QCOMPARE(config.device, DeviceKind::Cuda);
+        QCOMPARE(config.precision, Precision::Fp8);
+        QCOMPARE(config.backend, Backend::Te);
+        QCOMPARE(config.fp8, Fp8Recipe::seed_defaults());
+    }
+
+    void invalidValuesAreRefusedAtTheFieldWithCoresMessage() {
+        RunSetupPanel panel;
+        const DeviceInfo device = test::no_gpu();
+        panel.setDevice(device, classify(device));
+        QVERIFY(panel.addButton()->isEnabled());
+        auto* hidden = qobject_cast<QSpinBox*>(panel.field("hidden"));
+        hidden->setValue(130);  // not a multiple of 4 heads
+        const QString message = panel.problemAt("hidden");
+        QVERIFY2(message.contains(QStringLiteral("--hidden 130: not divisible by --heads 4")), qPrintable(message));
+        QCOMPARE(hidden->toolTip(), message);
+        QVERIFY(hidden->property("problem").toBool());
+        QVERIFY(!panel.addButton()->isEnabled());
+        QVERIFY(!panel.compareButton()->isEnabled());
+        QVERIFY(panel.findChild<QLabel*>(QStringLiteral("problems"))->text().contains(QStringLiteral("--hidden 130")));
+        QSignalSpy added(&panel, &RunSetupPanel::addRequested);
+        panel.addButton()->click();
+        QCOMPARE(added.count(), 0);
+        hidden->setValue(128);
+        QVERIFY(!hidden->property("problem").toBool());
+        QVERIFY(panel.addButton()->isEnabled());
+
+        auto* lr = qobject_cast<QLineEdit*>(panel.field("lr"));
+        lr->setText(QStringLiteral("fast"));
+        QVERIFY2(panel.problemAt("lr").startsWith(QStringLiteral("--lr 'fast'")), qPrintable(panel.problemAt("lr")));
+        lr->setText(QStringLiteral("20"));
+        QVERIFY(panel.problemAt("lr").contains(QStringLiteral("at most 10")));
+        lr->setText(QStringLiteral("0.001"));
+        qobject_cast<QLineEdit*>(panel.field("seed"))->setText(QStringLiteral("-5"));
+        QVERIFY(!panel.problemAt("seed").isEmpty());
+        qobject_cast<QLineEdit*>(panel.field("seed"))->setText(QStringLiteral("7"));
+        qobject_cast<QSpinBox*>(panel.field("layers"))->setValue(0);
+        QVERIFY(panel.problemAt("layers").contains(QStringLiteral("allowed: 1 to 256")));
+        qobject_cast<QSpinBox*>(panel.field("layers"))->setValue(2);
+        QVERIFY(panel.problems().empty());
+
+        // Recipe fields, with FP8 chosen.
+        choose(panel.backendBox(), static_cast<int>(Backend::Te));
+        choose(panel.precisionBox(), static_cast<int>(Precision::Fp8));
+        qobject_cast<QSpinBox*>(panel.field("amax-history-len"))->setValue(0);
+        QVERIFY(panel.problemAt("amax-history-len").startsWith(QStringLiteral("--amax-history-len 0")));
+        qobject_cast<QSpinBox*>(panel.field("amax-history-len"))->setValue(16);
+        choose(qobject_cast<QComboBox*>(panel.field("recipe")), static_cast<int>(ScalingKind::Current));
+        qobject_cast<QSpinBox*>(panel.field("margin"))->setValue(2);
+        QVERIFY2(!panel.problemAt("margin").isEmpty(), "current scaling with a margin is refused");
+        qobject_cast<QSpinBox*>(panel.field("margin"))->setValue(0);
+        QVERIFY(panel.problems().empty());
+        qobject_cast<QCheckBox*>(panel.field("inspect-fp8"))->setChecked(true);
+        QVERIFY(panel.config().inspect_fp8);
+    }
+
+    void presetsFillEveryField() {
+        RunSetupPanel panel;
+        panel.applyPreset(Preset::Seed);
+        RunConfig seed = panel.config();
+        QCOMPARE(seed.model, make_preset(Preset::Seed).model);
+        QCOMPARE(seed.batch, 32);
+        QCOMPARE(seed.warmup, 10);
+        QCOMPARE(seed.iters, 30);
+        panel.applyPreset(Preset::QuickCpu);
+        QCOMPARE(panel.config(), make_preset(Preset::QuickCpu));
+        // Without a device yet, nothing can be queued.
+        QVERIFY(!panel.addButton()->isEnabled());
+    }
+};
+
+QTEST_MAIN(TestRunSetup)
+#include "tst_run_setup.moc"

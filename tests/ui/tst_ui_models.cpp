@@ -1,0 +1,145 @@
+#include <QtTest>
+
+#include <QAbstractItemModelTester>
+#include <QSortFilterProxyModel>
+
+#include "UiTestSupport.h"
+#include "ui/history/HistoryModel.h"
+#include "ui/runs/RunCollection.h"
+#include "ui/runs/RunQueueModel.h"
+#include "ui/table/ComparisonModel.h"
+
+using namespace tewb;
+using namespace tewb::ui;
+
+class TestUiModels : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void queueModel() {
+        RunQueueModel queue;
+        QAbstractItemModelTester tester(&queue, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        RunConfig config = make_preset(Preset::QuickCpu);
+        config.name = "first";
+        const int first = queue.append(config);
+        config.name = "second";
+        const int second = queue.append(config);
+        const int skipped = queue.append(config, RunQueueModel::State::Skipped, QStringLiteral("needs a GPU"));
+        QCOMPARE(queue.rowCount(), 3);
+        QCOMPARE(queue.nextQueued(), first);
+        queue.setState(first, RunQueueModel::State::Running);
+        queue.setProgress(first, 30, 3000);
+        QCOMPARE(queue.data(queue.index(0, RunQueueModel::Progress)).toString(), QStringLiteral("30 of 60"));
+        QCOMPARE(queue.data(queue.index(0, RunQueueModel::Progress), RunQueueModel::ProgressRole).toDouble(), 0.5);
+        QCOMPARE(queue.data(queue.index(0, RunQueueModel::Eta)).toString(), QStringLiteral("3 s"));
+        QCOMPARE(queue.data(queue.index(2, RunQueueModel::Status)).toString(), QStringLiteral("not run here"));
+        QCOMPARE(queue.data(queue.index(2, RunQueueModel::Name), Qt::ToolTipRole).toString(), QStringLiteral("needs a GPU"));
+        QCOMPARE(queue.nextQueued(), second);
+        queue.setState(first, RunQueueModel::State::Finished, QStringLiteral("saved as run 1"));
+        QVERIFY(queue.data(queue.index(0, RunQueueModel::Eta)).toString().isEmpty());
+        queue.removeDone();
+        QCOMPARE(queue.rowCount(), 1);
+        QCOMPARE(queue.items().front().ticket, second);
+        QVERIFY(!queue.item(skipped));
+        queue.removeQueued();
+        QCOMPARE(queue.rowCount(), 0);
+        QCOMPARE(RunQueueModel::durationText(125000), QStringLiteral("2 min 5 s"));
+    }
+
+    void comparisonModelFollowsTheCollection() {
+        RunCollection runs;
+        ComparisonModel model(&runs);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(!model.baseline());
+        const int a = runs.add(test::synthetic_record("slow", 20, 5, 20));  // mean 21 ms
+        const int b = runs.add(test::synthetic_record("fast", 20, 5, 10));  // mean 11 ms
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.baseline(), a);
+        QCOMPARE(model.data(model.index(1, ComparisonModel::Speedup), ComparisonModel::SortRole).toDouble(), 21.0 / 11.0);
+        QCOMPARE(model.data(model.index(1, ComparisonModel::Speedup)).toString(), QStringLiteral("1.91×"));
+        QCOMPARE(model.data(model.index(0, ComparisonModel::Name)).toString(), QStringLiteral("slow (baseline)"));
+        QCOMPARE(model.data(model.index(0, ComparisonModel::Name), Qt::DecorationRole).value<QColor>(),
+                 runs.find(a)->colour);
+        QSignalSpy baselineChanged(&model, &ComparisonModel::baselineChanged);
+        model.setBaseline(b);
+        QCOMPARE(baselineChanged.count(), 1);
+        QCOMPARE(model.data(model.index(0, ComparisonModel::Speedup), ComparisonModel::SortRole).toDouble(), 11.0 / 21.0);
+        QCOMPARE(model.baselineIndex(), std::size_t{1});
+
+        // A live run's summary comes from the steps so far.
+        RunRecord live = test::synthetic_record("live", 0, 0, 0);
+        live.status = RunStatus::Running;
+        live.config.warmup = 1;
+        live.config.iters = 10;
+        const int c = runs.add(live);
+        QVERIFY(model.data(model.index(2, ComparisonModel::MeanMs), ComparisonModel::SortRole).isNull());
+        StepMetrics step;
+        step.step = 1;
+        step.phase = Phase::Warmup;
+        step.step_ms = 100;
+        runs.appendStep(c, step);
+        step.step = 2;
+        step.phase = Phase::Timed;
+        step.step_ms = 5.5;
+        step.loss = 3;
+        runs.appendStep(c, step);
+        // A running run's row follows within one live-update interval, not per step.
+        QTRY_COMPARE(model.data(model.index(2, ComparisonModel::MeanMs), ComparisonModel::SortRole).toDouble(), 5.5);
+        QCOMPARE(model.data(model.index(2, ComparisonModel::FinalLoss)).toString(), QStringLiteral("3.0000"));
+
+        runs.remove(b);  // the baseline leaves: the first run becomes the baseline
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.baseline(), a);
+        QCOMPARE(model.summarizedRecords().size(), std::size_t{2});
+        runs.clear();
+        QCOMPARE(model.rowCount(), 0);
+        QVERIFY(!model.baseline());
+    }
+
+    void historyModelAndItsFilter() {
+        HistoryModel model;
+        QSortFilterProxyModel proxy;
+        proxy.setSourceModel(&model);
+        proxy.setFilterKeyColumn(-1);
+        proxy.setFilterCaseSensitivity(Qt::CaseInsensitive);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        StoredRun one;
+        one.id = 1;
+        one.name = "torch fp32 cpu";
+        one.backend = "torch";
+        one.precision = "fp32";
+        one.status = "finished";
+        one.median_ms = 12.345;
+        StoredRun two = one;
+        two.id = 2;
+        two.name = "te fp8 cpu";
+        two.backend = "te";
+        two.precision = "fp8";
+        two.fp8_emulated = true;
+        model.setRuns({two, one});
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.data(model.index(0, HistoryModel::Precision)).toString(), QStringLiteral("fp8 (emulated)"));
+        QCOMPARE(model.data(model.index(1, HistoryModel::MedianMs)).toString(), QStringLiteral("12.35"));
+        QCOMPARE(model.data(model.index(1, HistoryModel::Id), HistoryModel::StoreIdRole).toLongLong(), 1);
+        proxy.setFilterFixedString(QStringLiteral("FP8"));
+        QCOMPARE(proxy.rowCount(), 1);
+        proxy.setFilterFixedString(QString());
+        model.setRuns({});
+        QCOMPARE(proxy.rowCount(), 0);
+    }
+
+    void coloursAreStablePerRun() {
+        RunCollection runs;
+        const int a = runs.add(test::synthetic_record("a", 3, 1, 1));
+        const int b = runs.add(test::synthetic_record("b", 3, 1, 1));
+        const QColor colourB = runs.find(b)->colour;
+        runs.remove(a);
+        const int c = runs.add(test::synthetic_record("c", 3, 1, 1));
+        QCOMPARE(runs.find(b)->colour, colourB);  // removing a run does not recolour the others
+        QVERIFY(runs.find(c)->colour != colourB);
+    }
+};
+
+QTEST_MAIN(TestUiModels)
+#include "tst_ui_models.moc"

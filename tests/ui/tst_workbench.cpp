@@ -1,0 +1,320 @@
+// The workbench end to end on the CPU: runs driven through the window, cancel, close during a run, a
+// failed run, exports, opening records, responsiveness.
+#include <QtTest>
+
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QImage>
+#include <QLineEdit>
+#include <QLineSeries>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <memory>
+
+#include "UiTestSupport.h"
+#include "core/results/RecordJson.h"
+#include "core/results/RunStore.h"
+#include "core/train/Trainer.h"
+#include "ui/charts/ChartsPanel.h"
+#include "ui/charts/Fp8Panel.h"
+#include "ui/history/HistoryModel.h"
+#include "ui/history/HistoryPanel.h"
+#include "ui/runs/RunCollection.h"
+#include "ui/runs/RunController.h"
+#include "ui/runs/RunQueuePanel.h"
+#include "ui/setup/RunSetupPanel.h"
+#include "ui/table/ComparisonModel.h"
+#include "ui/table/ComparisonPanel.h"
+#include "ui/window/MainWindow.h"
+
+using namespace tewb;
+using namespace tewb::ui;
+
+namespace {
+
+constexpr int kRunTimeoutMs = 120'000;
+
+std::unique_ptr<MainWindow> make_window(RunWorker::TrainFunction train = {}) {
+    auto window = std::make_unique<MainWindow>([] { return test::no_gpu(); }, nullptr, std::move(train));
+    QSignalSpy detected(window.get(), &MainWindow::deviceDetected);
+    window->show();
+    if (!window->device()) detected.wait(10'000);
+    return window;
+}
+
+void queue_quick_run(MainWindow& window, int iters = 55, const QString& name = {}) {
+    RunSetupPanel* setup = window.setupPanel();
+    setup->applyPreset(Preset::QuickCpu);
+    qobject_cast<QSpinBox*>(setup->field("iters"))->setValue(iters);
+    if (!name.isEmpty()) qobject_cast<QLineEdit*>(setup->field("name"))->setText(name);
+    QVERIFY(setup->addButton()->isEnabled());
+    setup->addButton()->click();
+}
+
+int store_count() {
+    RunStore store(RunStore::default_path());
+    return static_cast<int>(store.list().size());
+}
+
+}  // namespace
+
+class TestWorkbench : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void quickRunThroughTheWindowStaysResponsive() {
+        auto window = make_window();
+        QVERIFY(window->device());
+        const int storedBefore = store_count();
+        queue_quick_run(*window);
+        QCOMPARE(window->controller()->queue()->rowCount(), 1);
+
+        // The probe: a 10 ms timer on the GUI thread; the longest gap between its ticks is the longest
+        // event-loop stall while the run streams steps and the charts redraw.
+        QElapsedTimer clock;
+        qint64 last = 0;
+        qint64 worst = 0;
+        QTimer probe;
+        probe.setInterval(10);
+        QObject::connect(&probe, &QTimer::timeout, [&] {
+            const qint64 now = clock.elapsed();
+            if (now - last > 30) {
+                qInfo("stall %lld ms at %lld ms, steps %zu, refreshes %d", static_cast<long long>(now - last),
+                      static_cast<long long>(now), window->runs()->empty() ? 0 : window->runs()->entries().front().record.steps.size(),
+                      window->charts()->refreshCount());
+            }
+            worst = std::max(worst, now - last);
+            last = now;
+        });
+        QSignalSpy drained(window->controller(), &RunController::queueDrained);
+        clock.start();
+        probe.start();
+        window->queuePanel()->startButton()->click();
+        QVERIFY(window->controller()->isRunning());
+        QVERIFY(drained.wait(kRunTimeoutMs));
+        probe.stop();
+        qInfo("longest event-loop stall during the run: %lld ms", static_cast<long long>(worst));
+        QVERIFY2(worst < 50, qPrintable(QStringLiteral("the GUI stalled for %1 ms").arg(worst)));
+
+        QCOMPARE(window->runs()->entries().size(), std::size_t{1});
+        const RunRecord& record = window->runs()->entries().front().record;
+        QCOMPARE(record.status, RunStatus::Finished);
+        QCOMPARE(record.steps.size(), std::size_t{60});
+        QVERIFY(record.summary.mean_ms.has_value());
+        QCOMPARE(window->controller()->queue()->items().front().state, RunQueueModel::State::Finished);
+        QVERIFY(window->charts()->refreshCount() >= 2);  // redrawn while running, not only at the end
+        window->charts()->refreshIfDirty();
+        const MetricPlot* loss = window->charts()->views().front()->plot();
+        QCOMPARE(loss->traces().size(), std::size_t{1});
+        QCOMPARE(loss->traces().front().raw.size(), std::size_t{60});
+        QCOMPARE(window->comparison()->model()->rowCount(), 1);
+        QVERIFY(!window->comparison()->model()->data(window->comparison()->model()->index(0, ComparisonModel::MeanMs))
+                     .toString()
+                     .startsWith(QStringLiteral("–")));
+        // Saved to the store and listed in the history.
+        QCOMPARE(store_count(), storedBefore + 1);
+        QCOMPARE(window->history()->model()->rowCount(), storedBefore + 1);
+
+        // Run again from the history queues the same configuration.
+        window->history()->runAgain({window->history()->model()->runs().front().id});
+        QCOMPARE(window->controller()->queue()->rowCount(), 2);
+        QCOMPARE(window->controller()->queue()->items().back().config.model, make_preset(Preset::QuickCpu).model);
+    }
+
+    void cancelStopsTheRunWithinAStepAndTheNextRunWorks() {
+        auto window = make_window();
+        queue_quick_run(*window, 100000, QStringLiteral("long"));
+        window->queuePanel()->startButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(!window->runs()->empty() && window->runs()->entries().front().record.steps.size() >= 3,
+                                 kRunTimeoutMs);
+        QVERIFY(window->queuePanel()->cancelButton()->isEnabled());
+        QElapsedTimer clock;
+        clock.start();
+        window->queuePanel()->cancelButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(!window->controller()->isRunning(), 10'000);
+        qInfo("cancelled after %lld ms", static_cast<long long>(clock.elapsed()));
+        QVERIFY(clock.elapsed() < 2000);
+        const RunRecord& cancelled = window->runs()->entries().front().record;
+        QCOMPARE(cancelled.status, RunStatus::Cancelled);
+        QVERIFY(cancelled.steps.size() < 100);
+        QCOMPARE(window->controller()->queue()->items().front().state, RunQueueModel::State::Cancelled);
+
+        QSignalSpy drained(window->controller(), &RunController::queueDrained);
+        queue_quick_run(*window, 5, QStringLiteral("after cancel"));
+        window->queuePanel()->startButton()->click();
+        QVERIFY(drained.wait(kRunTimeoutMs));
+        QCOMPARE(window->runs()->entries().back().record.status, RunStatus::Finished);
+    }
+
+    void closingDuringARunCancelsJoinsAndKeepsTheRun() {
+        auto window = make_window();
+        const int storedBefore = store_count();
+        queue_quick_run(*window, 100000, QStringLiteral("closed mid-run"));
+        window->queuePanel()->startButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(!window->runs()->empty() && window->runs()->entries().front().record.steps.size() >= 2,
+                                 kRunTimeoutMs);
+        QElapsedTimer clock;
+        clock.start();
+        QVERIFY(window->close());
+        QVERIFY(!window->controller()->isRunning());
+        QVERIFY(clock.elapsed() < 5000);
+        window.reset();
+        RunStore store(RunStore::default_path());
+        const std::vector<StoredRun> runs = store.list();
+        QCOMPARE(static_cast<int>(runs.size()), storedBefore + 1);
+        QCOMPARE(runs.front().name, std::string("closed mid-run"));
+        QCOMPARE(runs.front().status, std::string("cancelled"));
+        QVERIFY(runs.front().steps >= 2);
+    }
+
+    void aFailedRunShowsCoresMessageAndTheNextRunWorks() {
+        const Trainer trainer(test::no_gpu());
+        const std::string failure = "loss became nan at step 3 (fp32, lr 0.003); lower --lr or use --precision fp32";
+        auto window = make_window([&](const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel) {
+            if (config.name != "fails") return trainer.run(config, callbacks, cancel);
+            // What core's trainer returns for a run that diverged: the record, failed, with its message.
+            RunRecord record = make_run_header(resolve(config, test::no_gpu()), test::no_gpu());
+            record.status = RunStatus::Failed;
+            record.error_kind = "numerics";
+            record.message = failure;
+            callbacks.on_start(record);
+            return record;
+        });
+        QSignalSpy errors(window.get(), &MainWindow::errorShown);
+        QSignalSpy drained(window->controller(), &RunController::queueDrained);
+        queue_quick_run(*window, 5, QStringLiteral("fails"));
+        queue_quick_run(*window, 5, QStringLiteral("works"));
+        window->queuePanel()->startButton()->click();
+        QVERIFY(drained.wait(kRunTimeoutMs));
+        QCOMPARE(errors.count(), 1);
+        QCOMPARE(errors.front().front().toString(), QString::fromStdString(failure));
+        const auto& items = window->controller()->queue()->items();
+        QCOMPARE(items[0].state, RunQueueModel::State::Failed);
+        QCOMPARE(items[0].message, QString::fromStdString(failure));
+        QCOMPARE(items[1].state, RunQueueModel::State::Finished);
+        QVERIFY(window->findChild<QMessageBox*>(QStringLiteral("errorBox")));
+        QCOMPARE(window->runs()->entries().size(), std::size_t{2});
+
+        // A configuration this machine cannot run is refused when queued, with core's reason.
+        RunConfig cuda = make_preset(Preset::QuickCpu);
+        cuda.device = DeviceKind::Cuda;
+        const std::optional<QString> refused = window->controller()->enqueue(cuda);
+        QVERIFY(refused);
+        QVERIFY(refused->startsWith(QStringLiteral("--device cuda: no usable CUDA device")));
+    }
+
+    void exportsWriteEveryFileAtomically() {
+        auto window = make_window();
+        QSignalSpy drained(window->controller(), &RunController::queueDrained);
+        window->setupPanel()->applyPreset(Preset::QuickCpu);
+        qobject_cast<QSpinBox*>(window->setupPanel()->field("iters"))->setValue(10);
+        window->setupPanel()->compareButton()->click();
+        QCOMPARE(window->controller()->queue()->rowCount(), 5);  // CPU: torch fp32, torch bf16, te fp32, te bf16, te fp8
+        window->queuePanel()->startButton()->click();
+        QVERIFY(drained.wait(kRunTimeoutMs));
+        QCOMPARE(window->runs()->entries().size(), std::size_t{5});
+        QVERIFY(window->fp8Panel()->hasStatistics());
+
+        QTemporaryDir dir;
+        QString error;
+        QVERIFY2(window->exportAll(dir.path(), &error), qPrintable(error));
+        const QImage dashboard(dir.filePath(QStringLiteral("dashboard.png")));
+        QCOMPARE(dashboard.size(), QSize(3200, 2000));
+        for (const char* name : {"loss.png", "step_ms.png", "memory.png", "fp8_amax.png", "fp8_scale.png"}) {
+            const QImage chart(dir.filePath(QString::fromUtf8(name)));
+            QCOMPARE(chart.size(), QSize(2400, 1400));
+            QVERIFY2(test::distinct_colours(chart) > 8, name);  // not blank
+        }
+        for (const RunCollection::Entry& e : window->runs()->entries()) {
+            QVERIFY2(test::count_near(dashboard, e.colour) > 20, qPrintable(e.colour.name()));
+        }
+        QFile steps(dir.filePath(QStringLiteral("steps.csv")));
+        QVERIFY(steps.open(QIODevice::ReadOnly));
+        const QList<QByteArray> stepLines = steps.readAll().trimmed().split('\n');
+        QCOMPARE(stepLines.size(), 1 + 5 * 15);  // header + every raw step of every run
+        QFile comparison(dir.filePath(QStringLiteral("comparison.csv")));
+        QVERIFY(comparison.open(QIODevice::ReadOnly));
+        const QList<QByteArray> rows = comparison.readAll().trimmed().split('\n');
+        QCOMPARE(rows.size(), 6);
+        QVERIFY(rows[0].contains("speedup"));
+        QVERIFY(rows[1].contains(",1,1"));  // the baseline against itself
+        QVERIFY(QFile::exists(dir.filePath(QStringLiteral("fp8.csv"))));
+        const std::vector<RunRecord> records = read_record_files(dir.filePath(QStringLiteral("runs.json")).toStdString());
+        QCOMPARE(records.size(), std::size_t{5});
+        QCOMPARE(records[4].config.precision, Precision::Fp8);
+
+        // The user's baseline choice reaches the comparison CSV.
+        window->comparison()->model()->setBaseline(window->runs()->entries()[2].key);
+        QVERIFY(window->exportComparisonCsv(dir.filePath(QStringLiteral("comparison.csv")), &error));
+        QFile again(dir.filePath(QStringLiteral("comparison.csv")));
+        QVERIFY(again.open(QIODevice::ReadOnly));
+        QVERIFY(again.readAll().trimmed().split('\n')[3].contains(",1,1"));
+
+        // An unwritable target gives a message and leaves nothing behind.
+        QVERIFY(!window->exportDashboardPng(QStringLiteral("/nonexistent-folder/dashboard.png"), &error));
+        QVERIFY2(error.contains(QStringLiteral("/nonexistent-folder")), qPrintable(error));
+        QVERIFY(!window->exportStepsCsv(dir.path(), &error));  // a folder, not a file
+        QVERIFY(!error.isEmpty());
+
+        // Dark theme: charts switch theme and keep the run colours.
+        window->setDark(true);
+        window->charts()->refreshIfDirty();
+        const MetricPlot* plot = window->charts()->views().front()->plot();
+        QCOMPARE(plot->theme(), QChart::ChartThemeDark);
+        const auto* timed = qobject_cast<const QLineSeries*>(plot->series()[2]);
+        QCOMPARE(timed->pen().color(), window->runs()->entries().front().colour);
+        window->setDark(false);
+    }
+
+    void openingRecords() {
+        auto window = make_window();
+        QTemporaryDir dir;
+        QSignalSpy errors(window.get(), &MainWindow::errorShown);
+
+        const QString bad = dir.filePath(QStringLiteral("bad.json"));
+        QFile file(bad);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("{\"schema_version\": 1, \"id\": 5}");
+        file.close();
+        QVERIFY(!window->openRecords(bad));
+        QCOMPARE(errors.count(), 1);
+        QVERIFY2(errors.front().front().toString().contains(bad), qPrintable(errors.front().front().toString()));
+        auto* box = window->findChild<QMessageBox*>(QStringLiteral("errorBox"));
+        QVERIFY(box);
+        QVERIFY(box->isVisible());
+        box->close();
+        QVERIFY(window->runs()->empty());
+        QVERIFY(!window->openRecords(dir.filePath(QStringLiteral("missing.json"))));
+        QCOMPARE(errors.count(), 2);
+
+        // Records made elsewhere (a GPU server's te-bench) open into the charts and table.
+        RunRecord remote = test::synthetic_record("h200 te fp8", 40, 10, 3);
+        remote.environment.device = test::gpu(9, 0, "NVIDIA H200");
+        remote.config.backend = Backend::Te;
+        remote.config.precision = Precision::Fp8;
+        remote.config.device = DeviceKind::Cuda;
+        const QString good = dir.filePath(QStringLiteral("good.json"));
+        QFile out(good);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QByteArray::fromStdString(records_to_json_text({remote, test::synthetic_record("h200 torch", 40, 10, 5)})));
+        out.close();
+        QVERIFY(window->openRecords(good));
+        QCOMPARE(window->runs()->entries().size(), std::size_t{2});
+        QCOMPARE(window->comparison()->model()->rowCount(), 2);
+        window->charts()->refreshIfDirty();
+        QCOMPARE(window->charts()->views().front()->plot()->traces().size(), std::size_t{2});
+
+        // Running it again here is refused with core's reason: this machine has no GPU.
+        QSignalSpy before(window.get(), &MainWindow::errorShown);
+        QVERIFY(window->controller()->enqueue(window->runs()->entries().front().record.config).has_value());
+    }
+};
+
+QTEST_MAIN(TestWorkbench)
+#include "tst_workbench.moc"

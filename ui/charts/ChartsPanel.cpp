@@ -1,0 +1,145 @@
+#include "ui/charts/ChartsPanel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSlider>
+#include <QVBoxLayout>
+
+#include "ui/runs/RunCollection.h"
+
+namespace tewb::ui {
+
+ChartControls::ChartControls(QWidget* parent) : QWidget(parent) {
+    auto* row = new QHBoxLayout(this);
+    row->setContentsMargins(0, 0, 0, 0);
+    row->addWidget(new QLabel(tr("X axis:"), this));
+    xAxis_ = new QComboBox(this);
+    xAxis_->setObjectName(QStringLiteral("xAxis"));
+    xAxis_->addItem(tr("step"));
+    xAxis_->addItem(tr("time"));
+    row->addWidget(xAxis_);
+    row->addSpacing(12);
+    row->addWidget(new QLabel(tr("Smoothing:"), this));
+    smoothing_ = new QSlider(Qt::Horizontal, this);
+    smoothing_->setObjectName(QStringLiteral("smoothing"));
+    smoothing_->setRange(0, 95);
+    smoothing_->setToolTip(tr("Debiased exponential moving average; the raw values stay as a faint line"));
+    smoothing_->setMaximumWidth(160);
+    row->addWidget(smoothing_);
+    smoothingValue_ = new QLabel(QStringLiteral("0.00"), this);
+    smoothingValue_->setMinimumWidth(32);
+    row->addWidget(smoothingValue_);
+    row->addSpacing(12);
+    logY_ = new QCheckBox(tr("Log y"), this);
+    logY_->setObjectName(QStringLiteral("logY"));
+    logY_->setToolTip(tr("Logarithmic y axis; values ≤ 0 are drawn at the axis floor and counted in the title"));
+    row->addWidget(logY_);
+    auto* reset = new QPushButton(tr("Reset zoom"), this);
+    reset->setObjectName(QStringLiteral("resetZoom"));
+    reset->setToolTip(tr("Drag a rectangle on a chart to zoom in, right click to zoom out"));
+    row->addWidget(reset);
+    row->addStretch();
+
+    connect(xAxis_, &QComboBox::currentIndexChanged, this, &ChartControls::optionsChanged);
+    connect(smoothing_, &QSlider::valueChanged, this, [this](int v) {
+        smoothingValue_->setText(QString::number(v / 100.0, 'f', 2));
+        Q_EMIT optionsChanged();
+    });
+    connect(logY_, &QCheckBox::toggled, this, &ChartControls::optionsChanged);
+    connect(reset, &QPushButton::clicked, this, &ChartControls::resetZoomRequested);
+}
+
+PlotOptions ChartControls::options() const {
+    PlotOptions o;
+    o.x = xAxis_->currentIndex() == 1 ? XAxis::Time : XAxis::Step;
+    o.smoothing = smoothing_->value() / 100.0;
+    o.log_y = logY_->isChecked();
+    o.dark = dark_;
+    return o;
+}
+
+void ChartControls::setLogY(bool on) {
+    logY_->setChecked(on);
+}
+
+ChartsPanel::ChartsPanel(RunCollection* runs, std::vector<MetricSpec> specs, int columns, QWidget* parent)
+    : QWidget(parent), runs_(runs), controls_(new ChartControls(this)) {
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(controls_);
+    legend_ = new QLabel(this);
+    legend_->setObjectName(QStringLiteral("legend"));
+    legend_->setWordWrap(true);
+    layout->addWidget(legend_);
+    auto* grid = new QGridLayout;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        auto* view = new MetricChartView(specs[i], this);
+        view->setObjectName(specs[i].id + QStringLiteral("Chart"));
+        views_.push_back(view);
+        grid->addWidget(view, static_cast<int>(i) / columns, static_cast<int>(i) % columns);
+    }
+    layout->addLayout(grid, 1);
+
+    connect(controls_, &ChartControls::optionsChanged, this, &ChartsPanel::applyOptions);
+    connect(controls_, &ChartControls::resetZoomRequested, this, [this] {
+        for (MetricChartView* v : views_) v->plot()->resetZoom();
+        dirty_ = true;
+        refreshIfDirty();
+    });
+    connect(runs_, &RunCollection::runAdded, this, &ChartsPanel::markDirty);
+    connect(runs_, &RunCollection::runChanged, this, &ChartsPanel::markDirty);
+    connect(runs_, &RunCollection::runRemoved, this, &ChartsPanel::markDirty);
+    timer_.setInterval(kRefreshIntervalMs);
+    connect(&timer_, &QTimer::timeout, this, &ChartsPanel::refreshIfDirty);
+    timer_.start();
+}
+
+PlotOptions ChartsPanel::options() const {
+    return controls_->options();
+}
+
+void ChartsPanel::setDark(bool dark) {
+    controls_->dark_ = dark;
+    applyOptions();
+}
+
+void ChartsPanel::applyOptions() {
+    const PlotOptions o = options();
+    for (MetricChartView* v : views_) v->plot()->setOptions(o);
+    dirty_ = true;
+    refreshIfDirty();
+}
+
+void ChartsPanel::setSpecs(const std::vector<MetricSpec>& specs) {
+    for (std::size_t i = 0; i < specs.size() && i < views_.size(); ++i) views_[i]->plot()->setSpec(specs[i]);
+    dirty_ = true;
+    refreshIfDirty();
+}
+
+void ChartsPanel::refreshIfDirty() {
+    if (!dirty_ || !isVisible()) return;  // a hidden panel catches up when shown
+    dirty_ = false;
+    ++refreshCount_;
+    for (MetricChartView* v : views_) v->plot()->refresh(*runs_);
+    QStringList items;
+    for (const RunCollection::Entry& e : runs_->entries()) {
+        items << QStringLiteral("<span style=\"color:%1; font-size:large\">━</span>&nbsp;%2")
+                     .arg(e.colour.name(), QString::fromStdString(e.record.config.name).toHtmlEscaped());
+    }
+    const QString legend = items.isEmpty() ? tr("No runs yet: queue one from the run setup, or open records (Ctrl+O).")
+                                     : items.join(QStringLiteral(" &nbsp; ")) +
+                                           tr(" &nbsp; <i>dashed: warm-up · faint: raw values under smoothing</i>");
+    // Setting a rich-text label relayouts the window, even with the same text.
+    if (legend != legend_->text()) legend_->setText(legend);
+}
+
+void ChartsPanel::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    dirty_ = true;  // decimation depends on the plot width, known once shown
+    refreshIfDirty();
+}
+
+}  // namespace tewb::ui

@@ -1,0 +1,80 @@
+#pragma once
+
+#include <vector>
+
+#include <QTimer>
+#include <QWidget>
+
+#include "ui/charts/MetricChartView.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QSlider;
+
+namespace tewb::ui {
+
+class RunCollection;
+
+// The chart controls shared by a group of charts: x axis by step or time, smoothing, log y, reset zoom.
+class ChartControls : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit ChartControls(QWidget* parent = nullptr);
+    PlotOptions options() const;
+    void setLogY(bool on);
+
+Q_SIGNALS:
+    void optionsChanged();
+    void resetZoomRequested();
+
+private:
+    QComboBox* xAxis_;
+    QSlider* smoothing_;
+    QLabel* smoothingValue_;
+    QCheckBox* logY_;
+    bool dark_ = false;
+
+    friend class ChartsPanel;
+};
+
+// A group of metric charts over the same runs: redrawn from the RunCollection by a timer (8 Hz) when
+// something changed, never per step.
+class ChartsPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    static constexpr int kRefreshIntervalMs = 125;
+
+    ChartsPanel(RunCollection* runs, std::vector<MetricSpec> specs, int columns, QWidget* parent = nullptr);
+
+    const std::vector<MetricChartView*>& views() const { return views_; }
+    ChartControls* controls() const { return controls_; }
+    PlotOptions options() const;
+    void setDark(bool dark);
+    // Redraws now if anything changed since the last redraw.
+    void refreshIfDirty();
+    void markDirty() { dirty_ = true; }
+    int refreshCount() const { return refreshCount_; }
+
+protected:
+    // Replaces the specs of the charts (the FP8 view switches slots this way).
+    void setSpecs(const std::vector<MetricSpec>& specs);
+    RunCollection* runs() const { return runs_; }
+    void showEvent(QShowEvent* event) override;
+
+private:
+    void applyOptions();
+
+    RunCollection* runs_;
+    ChartControls* controls_;
+    QLabel* legend_;
+    std::vector<MetricChartView*> views_;
+    QTimer timer_;
+    bool dirty_ = true;
+    bool dark_ = false;
+    int refreshCount_ = 0;
+};
+
+}  // namespace tewb::ui

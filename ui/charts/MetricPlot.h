@@ -1,0 +1,105 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <vector>
+
+#include <QChart>
+#include <QColor>
+#include <QImage>
+#include <QPointF>
+
+#include "ui/charts/MetricSpec.h"
+
+class QAbstractAxis;
+class QPainter;
+class QLineSeries;
+class QValueAxis;
+
+namespace tewb::ui {
+
+class RunCollection;
+
+// One metric of every run, overlaid: the whole Qt Charts dependency of the workbench sits behind this
+// class and MetricChartView, so the chart backend can change in one place.
+// Per run: the line (smoothed when smoothing is on) dashed over warm-up steps and solid over timed steps,
+// and the raw values as a faint line while smoothing is on. refresh() replaces each series' points,
+// decimated to about two per pixel column; axes move only when their rounded range changes.
+class MetricPlot : public QChart {
+    Q_OBJECT
+
+public:
+    // One run's points on this chart, before decimation (what the crosshair reads).
+    struct Trace {
+        int key = 0;
+        QString name;
+        QColor colour;
+        std::vector<QPointF> raw;
+        std::vector<QPointF> shown;  // smoothed, or raw when smoothing is off
+        std::size_t warmup_points = 0;
+    };
+
+    explicit MetricPlot(MetricSpec spec, QGraphicsItem* parent = nullptr);
+
+    const MetricSpec& spec() const { return spec_; }
+    void setSpec(MetricSpec spec);
+    const PlotOptions& options() const { return options_; }
+    void setOptions(const PlotOptions& options);
+
+    // Rebuilds every series from `runs`. Cheap enough for a 5-10 Hz timer.
+    void refresh(const RunCollection& runs);
+    const std::vector<Trace>& traces() const { return traces_; }
+    int valuesAtFloor() const { return valuesAtFloor_; }
+    std::size_t pointsDrawn() const;  // over all series, after decimation
+
+    bool isZoomed() const { return zoomed_; }
+    void resetZoom();
+
+    // Renders a detached copy of this chart (same metric and options, fresh data) at `logical` size,
+    // `scale` pixels per unit, without any window: what PNG export uses.
+    QImage renderImage(const RunCollection& runs, QSize logical, qreal scale) const;
+
+private:
+    struct Lines {
+        QLineSeries* raw = nullptr;
+        QLineSeries* warmup = nullptr;
+        QLineSeries* timed = nullptr;
+        // What the series show now; a refresh with the same inputs leaves them alone.
+        struct Drawn {
+            std::size_t points = 0;
+            double x_min = 0;
+            double x_max = 0;
+            int columns = 0;
+            PlotOptions options;
+            QColor colour;
+            QString name;
+            double last_value = 0;
+            bool operator==(const Drawn&) const = default;
+        };
+        std::optional<Drawn> drawn;
+    };
+
+    void installAxes();
+    Lines& linesFor(const Trace& trace);
+    void applyRanges();
+    void setAxisRange(QAbstractAxis* axis, double lo, double hi, int ticks);
+    void updateTitle();
+
+    MetricSpec spec_;
+    PlotOptions options_;
+    std::vector<Trace> traces_;
+    std::map<int, Lines> lines_;
+    QValueAxis* xAxis_ = nullptr;
+    QAbstractAxis* yAxis_ = nullptr;
+    bool yIsLog_ = false;
+    bool zoomed_ = false;
+    bool applyingRange_ = false;
+    int valuesAtFloor_ = 0;
+    int plannedSteps_ = 10;  // steps of the longest running run: the step axis covers it from the start
+};
+
+// A one-line legend (a line in each run's colour and its name; runs without points here are left out)
+// painted into `area`: what exported images carry instead of Qt Charts' legend.
+void paint_legend(QPainter& painter, const std::vector<MetricPlot::Trace>& traces, const QRectF& area, bool dark);
+
+}  // namespace tewb::ui

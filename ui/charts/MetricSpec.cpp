@@ -1,0 +1,48 @@
+#include "ui/charts/MetricSpec.h"
+
+#include <QCoreApplication>
+
+namespace tewb::ui {
+
+namespace {
+QString tr(const char* text) {
+    return QCoreApplication::translate("MetricSpec", text);
+}
+}  // namespace
+
+MetricSpec loss_metric() {
+    return {QStringLiteral("loss"), tr("Loss"), tr("cross-entropy loss"),
+            [](const RunRecord&, const StepMetrics& s) -> std::optional<double> { return s.loss; }};
+}
+
+MetricSpec step_ms_metric() {
+    return {QStringLiteral("step_ms"), tr("Step time"), tr("ms per step"),
+            [](const RunRecord&, const StepMetrics& s) -> std::optional<double> { return s.step_ms; }};
+}
+
+MetricSpec memory_metric() {
+    return {QStringLiteral("memory"), tr("Peak memory"), tr("MiB"),
+            [](const RunRecord&, const StepMetrics& s) -> std::optional<double> {
+                return static_cast<double>(s.mem_bytes) / (1024.0 * 1024.0);
+            }};
+}
+
+MetricSpec fp8_metric(const Fp8SlotKey& slot, Fp8Quantity quantity) {
+    const QString what = quantity == Fp8Quantity::Amax ? tr("amax") : tr("scale");
+    MetricSpec spec;
+    spec.id = quantity == Fp8Quantity::Amax ? QStringLiteral("fp8_amax") : QStringLiteral("fp8_scale");
+    spec.title = QStringLiteral("%1 · %2 %3")
+                     .arg(QString::fromStdString(slot.module), QString::fromUtf8(to_string(slot.role).data()), what);
+    spec.unit = what;
+    spec.value = [slot, quantity](const RunRecord& record, const StepMetrics& step) -> std::optional<double> {
+        for (std::size_t i = 0; i < record.fp8_slots.size() && i < step.fp8.size(); ++i) {
+            if (record.fp8_slots[i].module == slot.module && record.fp8_slots[i].role == slot.role) {
+                return quantity == Fp8Quantity::Amax ? step.fp8[i].amax : step.fp8[i].scale;
+            }
+        }
+        return std::nullopt;
+    };
+    return spec;
+}
+
+}  // namespace tewb::ui

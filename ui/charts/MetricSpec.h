@@ -1,0 +1,44 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+
+#include <QString>
+
+#include "core/fp8/Fp8Stats.h"
+#include "core/results/RunRecord.h"
+
+namespace tewb::ui {
+
+// What one chart plots: a value per step of a run, with the words for its title and axis.
+struct MetricSpec {
+    QString id;     // file-name friendly: "loss", "step_ms", "memory", "fp8_amax"
+    QString title;  // "Loss"
+    QString unit;   // axis label: "ms per step"
+    std::function<std::optional<double>(const RunRecord&, const StepMetrics&)> value;
+};
+
+MetricSpec loss_metric();
+MetricSpec step_ms_metric();
+MetricSpec memory_metric();  // MiB
+
+// One FP8 slot, found by module and role so runs of the same model line up.
+struct Fp8SlotKey {
+    std::string module;
+    SlotRole role = SlotRole::Input;
+    friend bool operator==(const Fp8SlotKey&, const Fp8SlotKey&) = default;
+};
+enum class Fp8Quantity { Amax, Scale };
+MetricSpec fp8_metric(const Fp8SlotKey& slot, Fp8Quantity quantity);
+
+enum class XAxis { Step, Time };
+struct PlotOptions {
+    XAxis x = XAxis::Step;
+    double smoothing = 0;  // EMA weight in [0, 1); 0 shows the raw line only
+    bool log_y = false;
+    bool dark = false;
+
+    friend bool operator==(const PlotOptions&, const PlotOptions&) = default;
+};
+
+}  // namespace tewb::ui

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <QImage>
+#include <QSize>
+#include <QString>
+
+#include "core/results/RunRecord.h"
+#include "ui/charts/MetricSpec.h"
+
+namespace tewb::ui {
+
+class RunCollection;
+
+// Sizes of exported images, in logical pixels; images are rendered at kExportScale times that.
+inline constexpr QSize kChartExportSize{1200, 700};
+inline constexpr QSize kDashboardExportSize{1600, 1000};
+inline constexpr qreal kExportScale = 2.0;
+
+// One chart, off-screen, at `logical` size and `scale` pixels per unit.
+QImage render_chart(const MetricSpec& spec, const PlotOptions& options, const RunCollection& runs,
+                    QSize logical = kChartExportSize, qreal scale = kExportScale);
+
+// The dashboard: a title line (what ran where), the loss, step-time and memory charts, and the
+// comparison table against `baseline` (an index into the runs), drawn off-screen.
+QImage render_dashboard(const RunCollection& runs, const std::vector<RunRecord>& summarized,
+                        std::optional<std::size_t> baseline, const PlotOptions& options,
+                        QSize logical = kDashboardExportSize, qreal scale = kExportScale);
+
+// Atomic writes (a temporary file renamed over the target): an error leaves the old file, or none,
+// and throws DataError naming the path and the reason.
+void write_png(const std::filesystem::path& path, const QImage& image);
+void write_text(const std::filesystem::path& path, const std::string& text);
+
+// Core's writers as text.
+std::string steps_csv_text(const std::vector<RunRecord>& runs);
+std::string comparison_csv_text(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
+std::string fp8_csv_text(const std::vector<RunRecord>& runs);
+
+}  // namespace tewb::ui

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <vector>
+
+#include <QAbstractTableModel>
+
+#include "core/results/RunStore.h"
+
+namespace tewb::ui {
+
+// The run store's list of past runs, newest first.
+class HistoryModel : public QAbstractTableModel {
+    Q_OBJECT
+
+public:
+    enum Column { Id, Created, Name, Backend, Precision, Device, Status, Steps, MedianMs, FinalLoss, PeakMemory, ColumnCount };
+    static constexpr int StoreIdRole = Qt::UserRole + 1;
+
+    explicit HistoryModel(QObject* parent = nullptr);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    void setRuns(std::vector<StoredRun> runs);
+    const std::vector<StoredRun>& runs() const { return runs_; }
+
+private:
+    std::vector<StoredRun> runs_;
+};
+
+}  // namespace tewb::ui

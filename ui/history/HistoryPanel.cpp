@@ -1,0 +1,135 @@
+#include "ui/history/HistoryPanel.h"
+
+#include <exception>
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "core/results/RunStore.h"
+#include "ui/history/HistoryModel.h"
+
+namespace tewb::ui {
+
+HistoryPanel::HistoryPanel(std::filesystem::path storePath, QWidget* parent)
+    : QWidget(parent), storePath_(std::move(storePath)), model_(new HistoryModel(this)), proxy_(new QSortFilterProxyModel(this)) {
+    proxy_->setSourceModel(model_);
+    proxy_->setFilterKeyColumn(-1);
+    proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+
+    auto* layout = new QVBoxLayout(this);
+    auto* row = new QHBoxLayout;
+    search_ = new QLineEdit(this);
+    search_->setObjectName(QStringLiteral("historySearch"));
+    search_->setPlaceholderText(tr("Search name, backend, precision, device, status…"));
+    search_->setClearButtonEnabled(true);
+    row->addWidget(search_, 1);
+    const auto button = [&](const QString& text, const QString& name, const QString& tip) {
+        auto* b = new QPushButton(text, this);
+        b->setObjectName(name);
+        b->setToolTip(tip);
+        row->addWidget(b);
+        return b;
+    };
+    QPushButton* reload = button(tr("Refresh"), QStringLiteral("historyRefresh"), tr("Read the run store again"));
+    QPushButton* openButton = button(tr("Open"), QStringLiteral("historyOpen"), tr("Show the selected runs in the charts and table"));
+    QPushButton* again = button(tr("Run again"), QStringLiteral("historyRerun"), tr("Queue the selected runs' configurations"));
+    QPushButton* removeButton = button(tr("Delete…"), QStringLiteral("historyDelete"), tr("Delete the selected runs from the store"));
+    layout->addLayout(row);
+
+    view_ = new QTableView(this);
+    view_->setObjectName(QStringLiteral("historyTable"));
+    view_->setModel(proxy_);
+    view_->setSortingEnabled(true);
+    view_->sortByColumn(HistoryModel::Id, Qt::DescendingOrder);
+    view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view_->verticalHeader()->hide();
+    // Sized when rows come and go; ResizeToContents would measure every cell on every step.
+    const auto fit = [view = view_] { view->resizeColumnsToContents(); };
+    connect(proxy_, &QAbstractItemModel::rowsInserted, view_, fit);
+    connect(proxy_, &QAbstractItemModel::rowsRemoved, view_, fit);
+    connect(proxy_, &QAbstractItemModel::modelReset, view_, fit);
+    layout->addWidget(view_);
+
+    connect(search_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
+    connect(reload, &QPushButton::clicked, this, &HistoryPanel::refresh);
+    connect(openButton, &QPushButton::clicked, this, [this] { this->open(selectedIds()); });
+    connect(view_, &QTableView::doubleClicked, this, [this] { this->open(selectedIds()); });
+    connect(again, &QPushButton::clicked, this, [this] { runAgain(selectedIds()); });
+    connect(removeButton, &QPushButton::clicked, this, &HistoryPanel::confirmAndRemove);
+    refresh();
+}
+
+void HistoryPanel::refresh() {
+    try {
+        RunStore store(storePath_);
+        model_->setRuns(store.list());
+    } catch (const std::exception& e) {
+        Q_EMIT problem(QString::fromStdString(e.what()));
+    }
+}
+
+std::vector<std::int64_t> HistoryPanel::selectedIds() const {
+    std::vector<std::int64_t> ids;
+    for (const QModelIndex& index : view_->selectionModel()->selectedRows()) {
+        ids.push_back(index.data(HistoryModel::StoreIdRole).toLongLong());
+    }
+    return ids;
+}
+
+void HistoryPanel::open(const std::vector<std::int64_t>& ids) {
+    try {
+        RunStore store(storePath_);
+        for (const std::int64_t id : ids) {
+            if (std::optional<RunRecord> record = store.get(id)) {
+                Q_EMIT openRequested(*record, id);
+            } else {
+                Q_EMIT problem(tr("Run %1 is no longer in the store (deleted elsewhere?)").arg(id));
+            }
+        }
+    } catch (const std::exception& e) {
+        Q_EMIT problem(QString::fromStdString(e.what()));
+    }
+}
+
+void HistoryPanel::remove(const std::vector<std::int64_t>& ids) {
+    try {
+        RunStore store(storePath_);
+        for (const std::int64_t id : ids) store.remove(id);
+    } catch (const std::exception& e) {
+        Q_EMIT problem(QString::fromStdString(e.what()));
+    }
+    refresh();
+}
+
+void HistoryPanel::runAgain(const std::vector<std::int64_t>& ids) {
+    try {
+        RunStore store(storePath_);
+        for (const std::int64_t id : ids) {
+            if (std::optional<RunRecord> record = store.get(id)) Q_EMIT rerunRequested(record->config);
+        }
+    } catch (const std::exception& e) {
+        Q_EMIT problem(QString::fromStdString(e.what()));
+    }
+}
+
+void HistoryPanel::confirmAndRemove() {
+    const std::vector<std::int64_t> ids = selectedIds();
+    if (ids.empty()) return;
+    auto* box = new QMessageBox(QMessageBox::Question, tr("Delete runs"),
+                                tr("Delete %n run(s) from the history? This cannot be undone.", nullptr,
+                                   static_cast<int>(ids.size())),
+                                QMessageBox::Yes | QMessageBox::No, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    connect(box, &QMessageBox::buttonClicked, this, [this, box, ids](QAbstractButton* clicked) {
+        if (box->standardButton(clicked) == QMessageBox::Yes) remove(ids);
+    });
+    box->open();
+}
+
+}  // namespace tewb::ui

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include <QWidget>
+
+#include "ui/common/Metatypes.h"
+
+class QLineEdit;
+class QSortFilterProxyModel;
+class QTableView;
+
+namespace tewb::ui {
+
+class HistoryModel;
+
+// Past runs from the run store (shared with te-bench): search, reopen into the charts, delete, run again.
+class HistoryPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit HistoryPanel(std::filesystem::path storePath, QWidget* parent = nullptr);
+
+    HistoryModel* model() const { return model_; }
+    QSortFilterProxyModel* filtered() const { return proxy_; }
+    QLineEdit* searchField() const { return search_; }
+    QTableView* view() const { return view_; }
+
+    void refresh();
+    // Store ids of the selected rows, in view order.
+    std::vector<std::int64_t> selectedIds() const;
+    void open(const std::vector<std::int64_t>& ids);
+    void remove(const std::vector<std::int64_t>& ids);
+    void runAgain(const std::vector<std::int64_t>& ids);
+
+Q_SIGNALS:
+    void openRequested(tewb::RunRecord record, qint64 storeId);
+    void rerunRequested(tewb::RunConfig config);
+    void problem(QString message);
+
+private:
+    void confirmAndRemove();
+
+    std::filesystem::path storePath_;
+    HistoryModel* model_;
+    QSortFilterProxyModel* proxy_;
+    QLineEdit* search_;
+    QTableView* view_;
+};
+
+}  // namespace tewb::ui

@@ -1,0 +1,167 @@
+#include "ui/runs/RunController.h"
+
+#include "core/common/Error.h"
+#include "core/train/ComparePlan.h"
+
+namespace tewb::ui {
+
+RunController::RunController(RunCollection* runs, QObject* parent) : QObject(parent), runs_(runs) {
+    qRegisterMetaType<tewb::RunConfig>();
+    qRegisterMetaType<tewb::StepMetrics>();
+    qRegisterMetaType<tewb::RunRecord>();
+    thread_.setObjectName(QStringLiteral("run thread"));
+}
+
+RunController::~RunController() {
+    shutdown();
+}
+
+void RunController::setDevice(const DeviceInfo& device, RunWorker::TrainFunction train) {
+    if (worker_) return;  // the device does not change under a running queue
+    device_ = device;
+    worker_ = new RunWorker(device, std::move(train));
+    worker_->moveToThread(&thread_);
+    connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+    connect(worker_, &RunWorker::runStarted, this, &RunController::onStarted);
+    connect(worker_, &RunWorker::stepDone, this, &RunController::onStep);
+    connect(worker_, &RunWorker::runEnded, this, &RunController::onEnded);
+    connect(worker_, &RunWorker::runRefused, this, &RunController::onRefused);
+    thread_.start();
+}
+
+std::optional<QString> RunController::enqueue(const RunConfig& config) {
+    if (!device_) return tr("The device is still being detected; try again in a moment.");
+    try {
+        queue_.append(resolve(config, *device_));
+    } catch (const Error& e) {
+        return QString::fromStdString(e.what());
+    }
+    return std::nullopt;
+}
+
+std::optional<QString> RunController::enqueueComparison(const RunConfig& base) {
+    if (!device_) return tr("The device is still being detected; try again in a moment.");
+    try {
+        for (const PlannedRun& row : plan_comparison(base, *device_)) {
+            if (row.skip_reason) {
+                queue_.append(row.config, RunQueueModel::State::Skipped, QString::fromStdString(*row.skip_reason));
+            } else {
+                queue_.append(resolve(row.config, *device_));
+            }
+        }
+    } catch (const Error& e) {
+        return QString::fromStdString(e.what());
+    }
+    return std::nullopt;
+}
+
+void RunController::start() {
+    stopAfterCurrent_ = false;
+    if (!current_) startNext();
+}
+
+void RunController::cancel() {
+    stopAfterCurrent_ = true;
+    if (current_ && worker_) worker_->cancel();
+}
+
+void RunController::shutdown() {
+    cancel();
+    queue_.removeQueued();
+    // Signals still queued from the run thread would reach a half-destroyed window; drop them.
+    if (worker_) QObject::disconnect(worker_, nullptr, this, nullptr);
+    if (thread_.isRunning()) {
+        thread_.quit();
+        thread_.wait();  // the worker is deleted as the thread finishes
+    }
+    worker_ = nullptr;
+    if (current_) {
+        queue_.setState(*current_, RunQueueModel::State::Cancelled, tr("cancelled: the window was closed"));
+        current_.reset();
+    }
+}
+
+void RunController::startNext() {
+    if (stopAfterCurrent_ || !worker_ || !thread_.isRunning()) return;
+    const std::optional<int> ticket = queue_.nextQueued();
+    if (!ticket) {
+        Q_EMIT runningChanged(false);
+        Q_EMIT queueDrained();
+        return;
+    }
+    current_ = ticket;
+    queue_.setState(*ticket, RunQueueModel::State::Running);
+    clock_.start();
+    Q_EMIT runningChanged(true);
+    Q_EMIT progressText(tr("Starting %1…").arg(QString::fromStdString(queue_.item(*ticket)->config.name)));
+    const RunConfig config = queue_.item(*ticket)->config;
+    worker_->rearm();
+    QMetaObject::invokeMethod(worker_, [worker = worker_, t = *ticket, config] { worker->runOne(t, config); },
+                              Qt::QueuedConnection);
+}
+
+void RunController::onStarted(int ticket, const RunRecord& header) {
+    const RunQueueModel::Item* item = queue_.item(ticket);
+    if (!item || item->run_key != 0) return;  // a failure before the first step reports its header again
+    queue_.setRunKey(ticket, runs_->add(header));
+}
+
+void RunController::onStep(int ticket, const StepMetrics& step) {
+    const RunQueueModel::Item* item = queue_.item(ticket);
+    if (!item) return;
+    runs_->appendStep(item->run_key, step);
+    queue_.setProgress(ticket, step.step, static_cast<double>(clock_.elapsed()));
+    const RunQueueModel::Item* now = queue_.item(ticket);
+    Q_EMIT progressText(tr("Running %1: step %2 of %3, ETA %4")
+                            .arg(QString::fromStdString(now->config.name))
+                            .arg(step.step)
+                            .arg(now->config.total_steps())
+                            .arg(RunQueueModel::durationText(now->eta_ms.value_or(0))));
+}
+
+void RunController::onEnded(int ticket, RunRecord record, qint64 storeId, const QString& storeError) {
+    const RunQueueModel::Item* item = queue_.item(ticket);
+    if (!item) return;
+    const RunStatus status = record.status;
+    const QString message = QString::fromStdString(record.message);
+    const int steps = static_cast<int>(record.steps.size());
+    if (item->run_key == 0) queue_.setRunKey(ticket, runs_->add(record));
+    runs_->finish(queue_.item(ticket)->run_key, std::move(record),
+                  storeId >= 0 ? std::optional<std::int64_t>(storeId) : std::nullopt);
+    queue_.setProgress(ticket, steps, static_cast<double>(clock_.elapsed()));
+    switch (status) {
+        case RunStatus::Finished:
+            queue_.setState(ticket, RunQueueModel::State::Finished, storeId >= 0 ? tr("saved as run %1").arg(storeId) : storeError);
+            break;
+        case RunStatus::Cancelled: queue_.setState(ticket, RunQueueModel::State::Cancelled, tr("cancelled")); break;
+        case RunStatus::Failed:
+        case RunStatus::Running:
+            queue_.setState(ticket, RunQueueModel::State::Failed, message);
+            Q_EMIT runProblem(message);
+            break;
+    }
+    if (storeId >= 0) {
+        Q_EMIT runSaved(storeId);
+    } else if (!storeError.isEmpty()) {
+        Q_EMIT runProblem(tr("The run finished but was not saved to the history: %1").arg(storeError));
+    }
+    finishCurrent();
+}
+
+void RunController::onRefused(int ticket, const QString& message) {
+    queue_.setState(ticket, RunQueueModel::State::Failed, message);
+    Q_EMIT runProblem(message);
+    finishCurrent();
+}
+
+void RunController::finishCurrent() {
+    current_.reset();
+    if (stopAfterCurrent_) {
+        Q_EMIT runningChanged(false);
+        Q_EMIT progressText(tr("Stopped"));
+        return;
+    }
+    startNext();
+}
+
+}  // namespace tewb::ui

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <map>
+#include <optional>
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QString>
+#include <QThread>
+
+#include "core/device/DeviceInfo.h"
+#include "ui/runs/RunCollection.h"
+#include "ui/runs/RunQueueModel.h"
+#include "ui/runs/RunWorker.h"
+
+namespace tewb::ui {
+
+// Runs the queue one configuration at a time on a run thread (a RunWorker), feeds the RunCollection as
+// steps arrive and keeps the queue's states and progress. Lives on the GUI thread.
+class RunController : public QObject {
+    Q_OBJECT
+
+public:
+    RunController(RunCollection* runs, QObject* parent = nullptr);
+    ~RunController() override;
+
+    // Runs cannot start before the device is known. `train` replaces core's trainer (tests).
+    void setDevice(const DeviceInfo& device, RunWorker::TrainFunction train = {});
+    bool hasDevice() const { return device_.has_value(); }
+
+    RunQueueModel* queue() { return &queue_; }
+
+    // Resolves `config` for this machine (core's rules) and queues it; returns core's message when it
+    // cannot run here, and queues nothing then.
+    std::optional<QString> enqueue(const RunConfig& config);
+    // Queues core's comparison plan for `base`: the baseline and every variant; rows this machine cannot
+    // run are listed as "not run here" with the reason. Returns core's message when `base` is invalid.
+    std::optional<QString> enqueueComparison(const RunConfig& base);
+
+    void start();
+    // Stops the running run within one step; what is still queued stays queued.
+    void cancel();
+    // Cancels, drops the queue and joins the run thread. Finished runs are already saved.
+    void shutdown();
+    bool isRunning() const { return current_.has_value(); }
+    std::optional<int> currentTicket() const { return current_; }
+
+Q_SIGNALS:
+    void runningChanged(bool running);
+    void runSaved(qint64 storeId);
+    // A run failed or could not start, or its record could not be saved: core's message.
+    void runProblem(QString message);
+    void queueDrained();
+    void progressText(QString text);
+
+private:
+    void startNext();
+    void onStarted(int ticket, const RunRecord& header);
+    void onStep(int ticket, const StepMetrics& step);
+    void onEnded(int ticket, RunRecord record, qint64 storeId, const QString& storeError);
+    void onRefused(int ticket, const QString& message);
+    void finishCurrent();
+
+    RunCollection* runs_;
+    RunQueueModel queue_;
+    std::optional<DeviceInfo> device_;
+    QThread thread_;
+    RunWorker* worker_ = nullptr;
+    std::optional<int> current_;
+    QElapsedTimer clock_;
+    bool stopAfterCurrent_ = false;
+};
+
+}  // namespace tewb::ui

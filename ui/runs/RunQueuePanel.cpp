@@ -1,0 +1,93 @@
+#include "ui/runs/RunQueuePanel.h"
+
+#include <QApplication>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QPainter>
+#include <QPushButton>
+#include <QStyledItemDelegate>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "ui/runs/RunController.h"
+
+namespace tewb::ui {
+
+namespace {
+
+// Draws the Progress column as a progress bar with "n of N" on it.
+class ProgressDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+    void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+        QStyleOptionProgressBar bar;
+        bar.rect = option.rect.adjusted(2, 2, -2, -2);
+        bar.minimum = 0;
+        bar.maximum = 1000;
+        bar.progress = static_cast<int>(index.data(RunQueueModel::ProgressRole).toDouble() * 1000);
+        bar.text = index.data(Qt::DisplayRole).toString();
+        bar.textVisible = true;
+        bar.state = option.state | QStyle::State_Horizontal;
+        const QWidget* widget = option.widget;
+        QStyle* style = widget ? widget->style() : QApplication::style();
+        style->drawControl(QStyle::CE_ProgressBar, &bar, painter, widget);
+    }
+};
+
+}  // namespace
+
+RunQueuePanel::RunQueuePanel(RunController* controller, QWidget* parent) : QWidget(parent), controller_(controller) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* row = new QHBoxLayout;
+    start_ = new QPushButton(tr("Start"), this);
+    start_->setObjectName(QStringLiteral("start"));
+    start_->setToolTip(tr("Run the queue, one configuration after another (F5)"));
+    cancel_ = new QPushButton(tr("Cancel"), this);
+    cancel_->setObjectName(QStringLiteral("cancel"));
+    cancel_->setToolTip(tr("Stop the running run within one step; the queue waits (Shift+F5)"));
+    clearDone_ = new QPushButton(tr("Clear finished"), this);
+    clearDone_->setToolTip(tr("Remove finished, cancelled, failed and skipped rows from the queue"));
+    clearQueued_ = new QPushButton(tr("Clear queued"), this);
+    clearQueued_->setToolTip(tr("Remove the rows still waiting"));
+    row->addWidget(start_);
+    row->addWidget(cancel_);
+    row->addStretch();
+    row->addWidget(clearDone_);
+    row->addWidget(clearQueued_);
+    layout->addLayout(row);
+
+    view_ = new QTableView(this);
+    view_->setObjectName(QStringLiteral("queueTable"));
+    view_->setModel(controller_->queue());
+    view_->setItemDelegateForColumn(RunQueueModel::Progress, new ProgressDelegate(view_));
+    view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view_->verticalHeader()->hide();
+    // Sized when rows come and go; ResizeToContents would measure every cell on every step.
+    const auto fit = [view = view_] { view->resizeColumnsToContents(); };
+    connect(controller_->queue(), &QAbstractItemModel::rowsInserted, view_, fit);
+    connect(controller_->queue(), &QAbstractItemModel::rowsRemoved, view_, fit);
+    connect(controller_->queue(), &QAbstractItemModel::modelReset, view_, fit);
+    view_->horizontalHeader()->setSectionResizeMode(RunQueueModel::Progress, QHeaderView::Stretch);
+    layout->addWidget(view_);
+
+    connect(start_, &QPushButton::clicked, controller_, &RunController::start);
+    connect(cancel_, &QPushButton::clicked, controller_, &RunController::cancel);
+    connect(clearDone_, &QPushButton::clicked, controller_->queue(), &RunQueueModel::removeDone);
+    connect(clearQueued_, &QPushButton::clicked, controller_->queue(), &RunQueueModel::removeQueued);
+    for (const auto signal : {&QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved}) {
+        connect(controller_->queue(), signal, this, &RunQueuePanel::updateButtons);
+    }
+    connect(controller_->queue(), &QAbstractItemModel::dataChanged, this, &RunQueuePanel::updateButtons);
+    connect(controller_, &RunController::runningChanged, this, &RunQueuePanel::updateButtons);
+    updateButtons();
+}
+
+void RunQueuePanel::updateButtons() {
+    const bool running = controller_->isRunning();
+    start_->setEnabled(!running && controller_->queue()->hasQueued() && controller_->hasDevice());
+    cancel_->setEnabled(running);
+}
+
+}  // namespace tewb::ui

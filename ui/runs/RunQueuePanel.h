@@ -1,0 +1,35 @@
+#pragma once
+
+#include <QWidget>
+
+class QPushButton;
+class QTableView;
+
+namespace tewb::ui {
+
+class RunController;
+
+// The queue with start, cancel and clean-up buttons; each row shows step n of N as a bar, elapsed time
+// and ETA.
+class RunQueuePanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit RunQueuePanel(RunController* controller, QWidget* parent = nullptr);
+
+    QTableView* view() const { return view_; }
+    QPushButton* startButton() const { return start_; }
+    QPushButton* cancelButton() const { return cancel_; }
+
+private:
+    void updateButtons();
+
+    RunController* controller_;
+    QTableView* view_;
+    QPushButton* start_;
+    QPushButton* cancel_;
+    QPushButton* clearDone_;
+    QPushButton* clearQueued_;
+};
+
+}  // namespace tewb::ui

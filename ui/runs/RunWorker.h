@@ -1,0 +1,49 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+
+#include <QObject>
+#include <QString>
+
+#include "core/device/DeviceInfo.h"
+#include "core/train/Trainer.h"
+#include "ui/common/Metatypes.h"
+
+namespace tewb::ui {
+
+// Lives on the run thread and calls core's trainer there; nothing it does touches a widget. Steps and
+// results leave as queued signals carrying core's value types. The finished record (finished, cancelled
+// or failed) is saved to the run store from this thread, so a slow disk never stalls the window.
+class RunWorker : public QObject {
+    Q_OBJECT
+
+public:
+    using TrainFunction =
+        std::function<RunRecord(const RunConfig&, const TrainerCallbacks&, const std::atomic<bool>*)>;
+
+    // `train` defaults to core's Trainer for `device`; tests may pass their own.
+    explicit RunWorker(DeviceInfo device, TrainFunction train = {});
+
+    // Thread-safe: the running run stops within one step.
+    void cancel() { cancel_.store(true); }
+    // Called before each run is handed over, so a cancel that arrives before the run begins still counts.
+    void rearm() { cancel_.store(false); }
+
+public Q_SLOTS:
+    void runOne(int ticket, tewb::RunConfig config);
+
+Q_SIGNALS:
+    void runStarted(int ticket, tewb::RunRecord header);
+    void stepDone(int ticket, tewb::StepMetrics step);
+    // storeId < 0 when saving failed; storeError then says why.
+    void runEnded(int ticket, tewb::RunRecord record, qint64 storeId, QString storeError);
+    // The configuration could not start (core's ConfigError or another error before the first step).
+    void runRefused(int ticket, QString message);
+
+private:
+    TrainFunction train_;
+    std::atomic<bool> cancel_{false};
+};
+
+}  // namespace tewb::ui

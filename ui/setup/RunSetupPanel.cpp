@@ -1,0 +1,399 @@
+#include "ui/setup/RunSetupPanel.h"
+
+#include <limits>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QStyle>
+#include <QVBoxLayout>
+
+#include "core/common/Error.h"
+#include "core/train/Availability.h"
+
+namespace tewb::ui {
+
+namespace {
+
+QSpinBox* spin(QWidget* parent, const QString& name, int min, int max, const QString& tip) {
+    auto* box = new QSpinBox(parent);
+    box->setObjectName(name);
+    box->setRange(min, max);
+    box->setToolTip(tip);
+    box->setKeyboardTracking(true);
+    return box;
+}
+
+QComboBox* combo(QWidget* parent, const QString& name, const std::vector<std::pair<QString, int>>& items, const QString& tip) {
+    auto* box = new QComboBox(parent);
+    box->setObjectName(name);
+    for (const auto& [text, value] : items) box->addItem(text, value);
+    box->setToolTip(tip);
+    return box;
+}
+
+void selectData(QComboBox* box, int value) {
+    const int index = box->findData(value);
+    if (index >= 0) box->setCurrentIndex(index);
+}
+
+template <typename Enum>
+Enum current(const QComboBox* box) {
+    return static_cast<Enum>(box->currentData().toInt());
+}
+
+// Enables or disables one item of a combo box, with the reason as its tooltip.
+void setItemAvailable(QComboBox* box, int value, bool available, const QString& reason) {
+    auto* model = qobject_cast<QStandardItemModel*>(box->model());
+    const int index = box->findData(value);
+    if (!model || index < 0) return;
+    QStandardItem* item = model->item(index);
+    item->setEnabled(available);
+    item->setToolTip(reason);
+}
+
+bool itemAvailable(const QComboBox* box, int index) {
+    const auto* model = qobject_cast<const QStandardItemModel*>(box->model());
+    return model && index >= 0 && model->item(index)->isEnabled();
+}
+
+enum PresetChoice { Custom = -1 };
+
+}  // namespace
+
+RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("runSetup"));
+    setStyleSheet(QStringLiteral("*[problem=\"true\"] { border: 2px solid #d32f2f; border-radius: 3px; }"));
+    auto* layout = new QVBoxLayout(this);
+
+    auto* presetRow = new QHBoxLayout;
+    presetRow->addWidget(new QLabel(tr("Preset:"), this));
+    presets_ = combo(this, QStringLiteral("preset"),
+                     {{tr("Custom"), Custom},
+                      {tr("Seed benchmark: 12 layers, 768, seq 96, batch 32, 10 + 30 steps"), static_cast<int>(Preset::Seed)},
+                      {tr("Quick CPU: 2 layers, 128, seq 32, batch 8, 5 + 55 steps"), static_cast<int>(Preset::QuickCpu)}},
+                     tr("Fill every field with a preset's values"));
+    presetRow->addWidget(presets_, 1);
+    layout->addLayout(presetRow);
+
+    auto* runBox = new QGroupBox(tr("Run"), this);
+    auto* runForm = new QFormLayout(runBox);
+    device_ = combo(runBox, QStringLiteral("device"),
+                    {{tr("Auto (GPU when usable)"), static_cast<int>(DeviceKind::Auto)},
+                     {tr("CPU"), static_cast<int>(DeviceKind::Cpu)},
+                     {tr("CUDA GPU"), static_cast<int>(DeviceKind::Cuda)}},
+                    tr("Where the run executes"));
+    backend_ = combo(runBox, QStringLiteral("backend"),
+                     {{tr("LibTorch baseline (torch)"), static_cast<int>(Backend::Torch)},
+                      {tr("TE modules (te)"), static_cast<int>(Backend::Te)}},
+                     tr("torch: plain LibTorch modules; te: this project's Transformer-Engine-style modules"));
+    precision_ = combo(runBox, QStringLiteral("precision"),
+                       {{tr("Auto (BF16 on a GPU, FP32 on the CPU)"), static_cast<int>(Precision::Auto)},
+                        {tr("FP32"), static_cast<int>(Precision::Fp32)},
+                        {tr("BF16"), static_cast<int>(Precision::Bf16)},
+                        {tr("FP8"), static_cast<int>(Precision::Fp8)}},
+                       tr("FP8 needs the te backend"));
+    name_ = new QLineEdit(runBox);
+    name_->setObjectName(QStringLiteral("name"));
+    name_->setPlaceholderText(tr("automatic: backend precision device"));
+    runForm->addRow(tr("Device:"), device_);
+    runForm->addRow(tr("Backend:"), backend_);
+    runForm->addRow(tr("Precision:"), precision_);
+    runForm->addRow(tr("Name:"), name_);
+    layout->addWidget(runBox);
+
+    auto* fp8Box = new QGroupBox(tr("FP8 recipe"), this);
+    auto* fp8Form = new QFormLayout(fp8Box);
+    scaling_ = combo(fp8Box, QStringLiteral("recipe"),
+                     {{tr("delayed (amax history)"), static_cast<int>(ScalingKind::Delayed)},
+                      {tr("current (this tensor's amax)"), static_cast<int>(ScalingKind::Current)}},
+                     tr("Delayed scaling derives each scale from earlier steps' amax history"));
+    format_ = combo(fp8Box, QStringLiteral("fp8Format"),
+                    {{tr("HYBRID (E4M3 forward, E5M2 backward)"), static_cast<int>(RecipeFormat::Hybrid)},
+                     {tr("E4M3 (forward and backward)"), static_cast<int>(RecipeFormat::E4M3)}},
+                    tr("FP8 formats of the forward and backward casts"));
+    historyLen_ = spin(fp8Box, QStringLiteral("amaxHistoryLen"), 0, 10'000'000, tr("Steps of amax history a scale looks at"));
+    algo_ = combo(fp8Box, QStringLiteral("amaxAlgo"),
+                  {{tr("max (of the history)"), static_cast<int>(AmaxAlgo::Max)},
+                   {tr("most_recent"), static_cast<int>(AmaxAlgo::MostRecent)}},
+                  tr("Which amax of the history sets the scale"));
+    margin_ = spin(fp8Box, QStringLiteral("margin"), -1000, 1000, tr("scale = (fp8_max / 2^margin) / amax"));
+    inspect_ = new QCheckBox(tr("Count saturated and underflowed values per cast"), fp8Box);
+    inspect_->setObjectName(QStringLiteral("inspectFp8"));
+    inspect_->setToolTip(tr("Costs one pass over every cast tensor; shown in the FP8 statistics"));
+    fp8Form->addRow(tr("Scaling:"), scaling_);
+    fp8Form->addRow(tr("Format:"), format_);
+    fp8Form->addRow(tr("Amax history length:"), historyLen_);
+    fp8Form->addRow(tr("Amax algorithm:"), algo_);
+    fp8Form->addRow(tr("Margin:"), margin_);
+    fp8Form->addRow(inspect_);
+    fp8Fields_ = {scaling_, format_, historyLen_, algo_, margin_, inspect_};
+    layout->addWidget(fp8Box);
+
+    auto* modelBox = new QGroupBox(tr("Model and steps"), this);
+    auto* modelForm = new QFormLayout(modelBox);
+    const int big = 100'000'000;
+    layers_ = spin(modelBox, QStringLiteral("layers"), 0, big, tr("Transformer layers"));
+    hidden_ = spin(modelBox, QStringLiteral("hidden"), 0, big, tr("Hidden size, a multiple of the head count"));
+    heads_ = spin(modelBox, QStringLiteral("heads"), 0, big, tr("Attention heads"));
+    seq_ = spin(modelBox, QStringLiteral("seq"), 0, big, tr("Sequence length in tokens"));
+    vocab_ = spin(modelBox, QStringLiteral("vocab"), 0, big, tr("Vocabulary size of the synthetic data"));
+    batch_ = spin(modelBox, QStringLiteral("batch"), 0, big, tr("Sequences per step"));
+    warmup_ = spin(modelBox, QStringLiteral("warmup"), -1, big, tr("Steps before timing starts (dashed in the charts)"));
+    iters_ = spin(modelBox, QStringLiteral("iters"), 0, big, tr("Timed steps"));
+    lr_ = new QLineEdit(modelBox);
+    lr_->setObjectName(QStringLiteral("lr"));
+    lr_->setToolTip(tr("AdamW learning rate"));
+    seed_ = new QLineEdit(modelBox);
+    seed_->setObjectName(QStringLiteral("seed"));
+    seed_->setToolTip(tr("Seed of the weights and the synthetic data"));
+    modelForm->addRow(tr("Layers:"), layers_);
+    modelForm->addRow(tr("Hidden:"), hidden_);
+    modelForm->addRow(tr("Heads:"), heads_);
+    modelForm->addRow(tr("Sequence:"), seq_);
+    modelForm->addRow(tr("Vocabulary:"), vocab_);
+    modelForm->addRow(tr("Batch:"), batch_);
+    modelForm->addRow(tr("Warm-up steps:"), warmup_);
+    modelForm->addRow(tr("Timed steps:"), iters_);
+    modelForm->addRow(tr("Learning rate:"), lr_);
+    modelForm->addRow(tr("Seed:"), seed_);
+    layout->addWidget(modelBox);
+
+    problemsLabel_ = new QLabel(this);
+    problemsLabel_->setObjectName(QStringLiteral("problems"));
+    problemsLabel_->setWordWrap(true);
+    problemsLabel_->setStyleSheet(QStringLiteral("color: #d32f2f;"));
+    problemsLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(problemsLabel_);
+
+    auto* buttons = new QHBoxLayout;
+    add_ = new QPushButton(tr("Add to queue"), this);
+    add_->setObjectName(QStringLiteral("addToQueue"));
+    add_->setToolTip(tr("Queue this configuration (Ctrl+Return)"));
+    compare_ = new QPushButton(tr("Compare"), this);
+    compare_->setObjectName(QStringLiteral("compare"));
+    compare_->setToolTip(tr("Queue the baseline and every TE/FP8 variant this device runs, with these sizes and steps "
+                            "(Ctrl+Shift+Return)"));
+    buttons->addWidget(add_);
+    buttons->addWidget(compare_);
+    layout->addLayout(buttons);
+    layout->addStretch();
+
+    fields_ = {{"device", device_},   {"backend", backend_}, {"precision", precision_}, {"name", name_},
+               {"recipe", scaling_},  {"fp8-format", format_}, {"amax-history-len", historyLen_},
+               {"amax-algo", algo_},  {"margin", margin_},   {"inspect-fp8", inspect_}, {"layers", layers_},
+               {"hidden", hidden_},   {"heads", heads_},     {"seq", seq_},             {"vocab", vocab_},
+               {"batch", batch_},     {"warmup", warmup_},   {"iters", iters_},         {"lr", lr_},
+               {"seed", seed_}};
+    for (const auto& [field, widget] : fields_) baseTips_[field] = widget->toolTip();
+
+    const auto edited = [this] {
+        if (updating_) return;
+        {
+            const QSignalBlocker block(presets_);
+            presets_->setCurrentIndex(presets_->findData(static_cast<int>(Custom)));
+        }
+        updateAvailability();
+        validate();
+    };
+    for (QComboBox* box : {device_, backend_, precision_, scaling_, format_, algo_}) {
+        connect(box, &QComboBox::currentIndexChanged, this, edited);
+    }
+    for (QSpinBox* box : {historyLen_, margin_, layers_, hidden_, heads_, seq_, vocab_, batch_, warmup_, iters_}) {
+        connect(box, &QSpinBox::valueChanged, this, edited);
+    }
+    for (QLineEdit* line : {lr_, seed_, name_}) connect(line, &QLineEdit::textChanged, this, edited);
+    connect(inspect_, &QCheckBox::toggled, this, edited);
+    connect(presets_, &QComboBox::activated, this, [this](int index) {
+        const int value = presets_->itemData(index).toInt();
+        if (value != Custom) applyPreset(static_cast<Preset>(value));
+    });
+    connect(add_, &QPushButton::clicked, this, [this] {
+        if (problems_.empty()) Q_EMIT addRequested(config());
+    });
+    connect(compare_, &QPushButton::clicked, this, [this] {
+        if (compare_->isEnabled()) Q_EMIT compareRequested(config());
+    });
+
+    applyPreset(Preset::QuickCpu);
+}
+
+void RunSetupPanel::setDevice(const DeviceInfo& device, const Capability& capability) {
+    device_info_ = device;
+    capability_ = capability;
+    updateAvailability();
+    validate();
+}
+
+void RunSetupPanel::applyPreset(Preset preset) {
+    RunConfig config = make_preset(preset);
+    setConfig(config);
+    const QSignalBlocker block(presets_);
+    selectData(presets_, static_cast<int>(preset));
+}
+
+void RunSetupPanel::setConfig(const RunConfig& c) {
+    updating_ = true;
+    selectData(device_, static_cast<int>(c.device));
+    selectData(backend_, static_cast<int>(c.backend));
+    selectData(precision_, static_cast<int>(c.precision));
+    name_->setText(QString::fromStdString(c.name));
+    selectData(scaling_, static_cast<int>(c.fp8.scaling));
+    selectData(format_, static_cast<int>(c.fp8.format));
+    historyLen_->setValue(c.fp8.amax_history_len);
+    selectData(algo_, static_cast<int>(c.fp8.algo));
+    margin_->setValue(c.fp8.margin);
+    inspect_->setChecked(c.inspect_fp8);
+    layers_->setValue(c.model.layers);
+    hidden_->setValue(c.model.hidden);
+    heads_->setValue(c.model.heads);
+    seq_->setValue(c.model.seq);
+    vocab_->setValue(c.model.vocab);
+    batch_->setValue(c.batch);
+    warmup_->setValue(c.warmup);
+    iters_->setValue(c.iters);
+    lr_->setText(QString::number(c.lr, 'g', 10));
+    seed_->setText(QString::number(static_cast<qulonglong>(c.seed)));
+    updating_ = false;
+    {
+        const QSignalBlocker block(presets_);
+        presets_->setCurrentIndex(presets_->findData(static_cast<int>(Custom)));
+    }
+    updateAvailability();
+    validate();
+}
+
+RunConfig RunSetupPanel::config() const {
+    RunConfig c;
+    c.device = current<DeviceKind>(device_);
+    c.backend = current<Backend>(backend_);
+    c.precision = current<Precision>(precision_);
+    c.name = name_->text().trimmed().toStdString();
+    c.fp8.scaling = current<ScalingKind>(scaling_);
+    c.fp8.format = current<RecipeFormat>(format_);
+    c.fp8.amax_history_len = historyLen_->value();
+    c.fp8.algo = current<AmaxAlgo>(algo_);
+    c.fp8.margin = margin_->value();
+    c.inspect_fp8 = inspect_->isChecked() && c.precision == Precision::Fp8;
+    c.model = ModelShape{layers_->value(), hidden_->value(), heads_->value(), seq_->value(), vocab_->value()};
+    c.batch = batch_->value();
+    c.warmup = warmup_->value();
+    c.iters = iters_->value();
+    try {
+        c.lr = parse_double("--lr", lr_->text().trimmed().toStdString());
+    } catch (const ConfigError&) {
+    }
+    try {
+        c.seed = parse_uint64("--seed", seed_->text().trimmed().toStdString());
+    } catch (const ConfigError&) {
+    }
+    return c;
+}
+
+QWidget* RunSetupPanel::field(const std::string& name) const {
+    const auto it = fields_.find(name);
+    return it == fields_.end() ? nullptr : it->second;
+}
+
+QString RunSetupPanel::problemAt(const std::string& field) const {
+    QStringList messages;
+    for (const ConfigProblem& p : problems_) {
+        if (p.field == field) messages << QString::fromStdString(p.message);
+    }
+    return messages.join(QLatin1Char('\n'));
+}
+
+void RunSetupPanel::updateAvailability() {
+    const bool wasUpdating = updating_;
+    updating_ = true;
+    const DeviceInfo device = device_info_.value_or(DeviceInfo{});
+    if (device_info_) {
+        const Availability cuda = device_availability(DeviceKind::Cuda, device);
+        setItemAvailable(device_, static_cast<int>(DeviceKind::Cuda), cuda.available, QString::fromStdString(cuda.reason));
+    }
+    if (!itemAvailable(device_, device_->currentIndex())) selectData(device_, static_cast<int>(DeviceKind::Auto));
+
+    const QString teTip = capability_.te_capable
+                              ? tr("Transformer-Engine-style modules; the run record says which implementation ran")
+                              : tr("Transformer-Engine-style modules, run by their reference implementation (LibTorch "
+                                   "ops) here: %1")
+                                    .arg(QString::fromStdString(capability_.fallback_reason.empty() ? capability_.te_reason
+                                                                                                    : capability_.fallback_reason));
+    setItemAvailable(backend_, static_cast<int>(Backend::Te), true, teTip);
+
+    const Backend backend = current<Backend>(backend_);
+    const DeviceKind kind = current<DeviceKind>(device_);
+    for (const Precision p : {Precision::Fp32, Precision::Bf16, Precision::Fp8}) {
+        const Availability a = precision_availability(p, backend, kind, device);
+        setItemAvailable(precision_, static_cast<int>(p), a.available, QString::fromStdString(a.reason));
+    }
+    if (!itemAvailable(precision_, precision_->currentIndex())) selectData(precision_, static_cast<int>(Precision::Auto));
+
+    const bool fp8 = current<Precision>(precision_) == Precision::Fp8;
+    for (QWidget* w : fp8Fields_) w->setEnabled(fp8);
+    updating_ = wasUpdating;
+}
+
+void RunSetupPanel::markField(const std::string& field, const QString& message) {
+    QWidget* w = this->field(field);
+    if (!w) return;
+    const bool bad = !message.isEmpty();
+    if (w->property("problem").toBool() != bad) {
+        w->setProperty("problem", bad);
+        w->style()->unpolish(w);
+        w->style()->polish(w);
+    }
+    w->setToolTip(bad ? message : baseTips_[field]);
+}
+
+void RunSetupPanel::validate() {
+    const RunConfig c = config();
+    std::vector<ConfigProblem> found;
+    // Text fields first: a value that does not parse is refused with core's parser message.
+    try {
+        parse_double("--lr", lr_->text().trimmed().toStdString());
+    } catch (const ConfigError& e) {
+        found.push_back({"lr", e.what()});
+    }
+    try {
+        parse_uint64("--seed", seed_->text().trimmed().toStdString());
+    } catch (const ConfigError& e) {
+        found.push_back({"seed", e.what()});
+    }
+    for (ConfigProblem& p : find_problems(c)) {
+        if (p.field == "inspect-fp8") continue;  // the checkbox is disabled unless FP8 is chosen
+        found.push_back(std::move(p));
+    }
+    if (device_info_) {
+        if (const Availability a = device_availability(c.device, *device_info_); !a.available) {
+            found.push_back({"device", a.reason});
+        }
+        if (const Availability a = precision_availability(c.precision, c.backend, c.device, *device_info_);
+            !a.available && c.backend == Backend::Te) {
+            found.push_back({"precision", a.reason});
+        }
+    }
+    problems_ = std::move(found);
+
+    for (const auto& [field, widget] : fields_) markField(field, problemAt(field));
+    QStringList lines;
+    for (const ConfigProblem& p : problems_) lines << QString::fromStdString(p.message);
+    problemsLabel_->setText(lines.join(QLatin1Char('\n')));
+    problemsLabel_->setVisible(!lines.isEmpty());
+    add_->setEnabled(problems_.empty() && device_info_.has_value());
+    // Compare sets backend and precision per row itself: only the shared settings must be valid.
+    const bool sharedValid = std::all_of(problems_.begin(), problems_.end(), [](const ConfigProblem& p) {
+        return p.field == "precision" || p.field == "backend" || p.field == "name";
+    });
+    compare_->setEnabled(sharedValid && device_info_.has_value());
+    Q_EMIT configChanged();
+}
+
+}  // namespace tewb::ui

@@ -1,0 +1,95 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <QWidget>
+
+#include "core/common/ConfigProblem.h"
+#include "core/device/Capability.h"
+#include "core/device/DeviceInfo.h"
+#include "ui/common/Metatypes.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+
+namespace tewb::ui {
+
+// The form for one run: backend, precision, FP8 recipe, model size, batch, steps, seed, name. Validation
+// is core's: every edit asks core for the problems of the configuration as typed and for what this
+// machine can run; a field with a problem is marked and carries core's message, the options this device
+// cannot run are disabled (never hidden) with the reason as their tooltip.
+class RunSetupPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit RunSetupPanel(QWidget* parent = nullptr);
+
+    void setDevice(const DeviceInfo& device, const Capability& capability);
+    void applyPreset(Preset preset);
+    void setConfig(const RunConfig& config);
+    // The configuration as typed; fields whose text does not parse keep their last valid value and are
+    // reported by problems().
+    RunConfig config() const;
+    std::vector<ConfigProblem> problems() const { return problems_; }
+    // The message shown at a field ("hidden", "precision", "amax-history-len", ...), empty when fine.
+    QString problemAt(const std::string& field) const;
+
+    // Tests and the window reach the fields by these.
+    QComboBox* backendBox() const { return backend_; }
+    QComboBox* precisionBox() const { return precision_; }
+    QComboBox* deviceBox() const { return device_; }
+    QWidget* field(const std::string& name) const;
+    QPushButton* addButton() const { return add_; }
+    QPushButton* compareButton() const { return compare_; }
+
+Q_SIGNALS:
+    void addRequested(tewb::RunConfig config);
+    void compareRequested(tewb::RunConfig config);
+    void configChanged();
+
+private:
+    void validate();
+    void updateAvailability();
+    void markField(const std::string& field, const QString& message);
+
+    std::optional<DeviceInfo> device_info_;
+    Capability capability_;
+
+    QComboBox* presets_;
+    QComboBox* device_;
+    QComboBox* backend_;
+    QComboBox* precision_;
+    QComboBox* scaling_;
+    QComboBox* format_;
+    QSpinBox* historyLen_;
+    QComboBox* algo_;
+    QSpinBox* margin_;
+    QCheckBox* inspect_;
+    QSpinBox* layers_;
+    QSpinBox* hidden_;
+    QSpinBox* heads_;
+    QSpinBox* seq_;
+    QSpinBox* vocab_;
+    QSpinBox* batch_;
+    QSpinBox* warmup_;
+    QSpinBox* iters_;
+    QLineEdit* lr_;
+    QLineEdit* seed_;
+    QLineEdit* name_;
+    QLabel* problemsLabel_;
+    QPushButton* add_;
+    QPushButton* compare_;
+    std::vector<QWidget*> fp8Fields_;
+    std::map<std::string, QWidget*> fields_;
+    std::map<std::string, QString> baseTips_;
+    std::vector<ConfigProblem> problems_;
+    bool updating_ = false;
+};
+
+}  // namespace tewb::ui

@@ -1,0 +1,216 @@
+#include "ui/table/ComparisonModel.h"
+
+#include <algorithm>
+
+#include <QColor>
+#include <QFont>
+
+#include "core/results/Comparison.h"
+#include "ui/runs/RunCollection.h"
+
+namespace tewb::ui {
+
+namespace {
+
+QVariant number(const std::optional<double>& value, int decimals, const QString& suffix = {}) {
+    if (!value) return QStringLiteral("–");
+    return QString::fromStdString(format_fixed(value, decimals)) + suffix;
+}
+
+QVariant raw(const std::optional<double>& value) {
+    return value ? QVariant(*value) : QVariant();
+}
+
+}  // namespace
+
+ComparisonModel::ComparisonModel(RunCollection* runs, QObject* parent) : QAbstractTableModel(parent), runs_(runs) {
+    for (const RunCollection::Entry& e : runs_->entries()) keys_.push_back(e.key);
+    recompute();
+    // Rows change first; a new baseline is a separate change, so views see one thing at a time.
+    connect(runs_, &RunCollection::runAdded, this, [this](int key) {
+        const int row = static_cast<int>(keys_.size());
+        beginInsertRows({}, row, row);
+        keys_.push_back(key);
+        recompute();
+        endInsertRows();
+        if (!baseline_) setBaseline(key);
+    });
+    // A running run changes every step; its row follows at the charts' pace, not per step, since
+    // every change makes the views measure their cells again.
+    coalesce_.setSingleShot(true);
+    coalesce_.setInterval(kLiveUpdateMs);
+    connect(&coalesce_, &QTimer::timeout, this, &ComparisonModel::recomputeAll);
+    connect(runs_, &RunCollection::runChanged, this, [this](int key) {
+        const RunCollection::Entry* e = runs_->find(key);
+        if (e && e->record.status == RunStatus::Running) {
+            if (!coalesce_.isActive()) coalesce_.start();
+        } else {
+            coalesce_.stop();
+            recomputeAll();
+        }
+    });
+    connect(runs_, &RunCollection::runRemoved, this, [this](int key) {
+        const auto it = std::find(keys_.begin(), keys_.end(), key);
+        if (it == keys_.end()) return;
+        const int row = static_cast<int>(it - keys_.begin());
+        beginRemoveRows({}, row, row);
+        keys_.erase(it);
+        recompute();
+        endRemoveRows();
+        if (baseline_ == key) {
+            baseline_.reset();
+            setBaseline(keys_.empty() ? std::nullopt : std::optional<int>(keys_.front()));
+            if (!baseline_) Q_EMIT baselineChanged();
+        } else {
+            recomputeAll();
+        }
+    });
+}
+
+int ComparisonModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(keys_.size());
+}
+
+int ComparisonModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+void ComparisonModel::setBaseline(std::optional<int> key) {
+    if (key && runs_->indexOf(*key) < 0) return;
+    if (key == baseline_) return;
+    baseline_ = key;
+    recomputeAll();
+    Q_EMIT baselineChanged();
+}
+
+void ComparisonModel::recomputeAll() {
+    recompute();
+    if (!keys_.empty()) Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+}
+
+std::optional<std::size_t> ComparisonModel::baselineIndex() const {
+    if (!baseline_) return std::nullopt;
+    const auto it = std::find(keys_.begin(), keys_.end(), *baseline_);
+    return it == keys_.end() ? std::nullopt : std::optional<std::size_t>(static_cast<std::size_t>(it - keys_.begin()));
+}
+
+std::vector<RunRecord> ComparisonModel::summarizedRecords() const {
+    std::vector<RunRecord> records;
+    for (std::size_t i = 0; i < keys_.size(); ++i) {
+        const RunCollection::Entry* e = runs_->find(keys_[i]);
+        if (!e) continue;
+        RunRecord r = e->record;
+        r.summary = rows_[i].summary;
+        records.push_back(std::move(r));
+    }
+    return records;
+}
+
+void ComparisonModel::recompute() {
+    // core's comparison reads summaries only: feed it summaries, not whole records with their steps.
+    std::vector<RunRecord> summaries;
+    summaries.reserve(keys_.size());
+    for (const int key : keys_) {
+        RunRecord r;
+        if (const RunCollection::Entry* e = runs_->find(key)) r.summary = RunCollection::summary_of(e->record);
+        summaries.push_back(std::move(r));
+    }
+    const std::vector<ComparisonRow> compared = compare_runs(summaries, baselineIndex());
+    rows_.clear();
+    for (std::size_t i = 0; i < compared.size(); ++i) {
+        rows_.push_back({summaries[i].summary, compared[i].speedup, compared[i].memory_ratio});
+    }
+}
+
+QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+    const std::size_t row = static_cast<std::size_t>(index.row());
+    const RunCollection::Entry* e = runs_->find(keys_[row]);
+    if (!e) return {};
+    const RunRecord& r = e->record;
+    const Row& c = rows_[row];
+    const RunSummary& s = c.summary;
+    const std::optional<double> mfu_percent = s.mfu ? std::optional<double>(*s.mfu * 100.0) : std::nullopt;
+    const std::optional<double> peak =
+        s.peak_mem_bytes > 0 ? std::optional<double>(static_cast<double>(s.peak_mem_bytes)) : std::nullopt;
+    if (role == Qt::DisplayRole) {
+        switch (index.column()) {
+            case Name: {
+                QString name = QString::fromStdString(r.config.name);
+                if (baseline_ == e->key && !name.contains(QStringLiteral("baseline"))) name += tr(" (baseline)");
+                return name;
+            }
+            case Status: return QString::fromUtf8(to_string(r.status).data());
+            case Implementation:
+                return QString::fromStdString(r.execution.implementation.empty() ? std::string(to_string(r.config.backend))
+                                                                                 : r.execution.implementation);
+            case MeanMs: return number(s.mean_ms, 2);
+            case MedianMs: return number(s.median_ms, 2);
+            case P90Ms: return number(s.p90_ms, 2);
+            case TokensPerS: return number(s.tokens_per_s, 0);
+            case Tflops: return number(s.tflops, 2);
+            case Mfu: return number(mfu_percent, 1, QStringLiteral(" %"));
+            case PeakMemory: return peak ? QString::fromStdString(format_bytes(s.peak_mem_bytes)) : QStringLiteral("–");
+            case FinalLoss: return number(s.final_loss, 4);
+            case Speedup: return number(c.speedup, 2, QStringLiteral("×"));
+            case MemoryRatio: return number(c.memory_ratio, 2, QStringLiteral("×"));
+            default: return {};
+        }
+    }
+    if (role == SortRole) {
+        switch (index.column()) {
+            case MeanMs: return raw(s.mean_ms);
+            case MedianMs: return raw(s.median_ms);
+            case P90Ms: return raw(s.p90_ms);
+            case TokensPerS: return raw(s.tokens_per_s);
+            case Tflops: return raw(s.tflops);
+            case Mfu: return raw(s.mfu);
+            case PeakMemory: return raw(peak);
+            case FinalLoss: return raw(s.final_loss);
+            case Speedup: return raw(c.speedup);
+            case MemoryRatio: return raw(c.memory_ratio);
+            default: return data(index, Qt::DisplayRole);
+        }
+    }
+    if (role == Qt::DecorationRole && index.column() == Name) return e->colour;
+    if (role == Qt::FontRole && baseline_ == e->key) {
+        QFont bold;
+        bold.setBold(true);
+        return bold;
+    }
+    if (role == Qt::TextAlignmentRole && index.column() >= MeanMs) {
+        return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+    }
+    if (role == Qt::ToolTipRole) {
+        if (index.column() == Status && !r.message.empty()) return QString::fromStdString(r.message);
+        if (index.column() == Implementation && r.execution.fp8_emulated) {
+            return tr("FP8 emulated: the casts are real FP8 but the GEMMs ran in higher precision, so the loss is FP8's "
+                      "and the timings are not FP8 speed.");
+        }
+        if (index.column() == Mfu && !r.execution.peak_source.empty()) return QString::fromStdString(r.execution.peak_source);
+        if (index.column() == PeakMemory) return QString::fromUtf8(to_string(r.execution.memory_metric).data());
+    }
+    return {};
+}
+
+QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
+    switch (section) {
+        case Name: return tr("Run");
+        case Status: return tr("Status");
+        case Implementation: return tr("Implementation");
+        case MeanMs: return tr("Mean ms");
+        case MedianMs: return tr("Median ms");
+        case P90Ms: return tr("p90 ms");
+        case TokensPerS: return tr("Tokens/s");
+        case Tflops: return tr("TFLOP/s");
+        case Mfu: return tr("MFU");
+        case PeakMemory: return tr("Peak memory");
+        case FinalLoss: return tr("Final loss");
+        case Speedup: return tr("Speedup");
+        case MemoryRatio: return tr("Memory ratio");
+        default: return {};
+    }
+}
+
+}  // namespace tewb::ui

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include <QAbstractTableModel>
+#include <QTimer>
+
+#include "core/results/RunRecord.h"
+
+namespace tewb::ui {
+
+class RunCollection;
+
+// One row per run of the collection, in its order: core's summary (over the steps so far for a run still
+// going), and speedup and memory ratio against the baseline run the user picked (core's definitions).
+class ComparisonModel : public QAbstractTableModel {
+    Q_OBJECT
+
+public:
+    enum Column {
+        Name, Status, Implementation, MeanMs, MedianMs, P90Ms, TokensPerS, Tflops, Mfu, PeakMemory, FinalLoss, Speedup,
+        MemoryRatio, ColumnCount
+    };
+    static constexpr int SortRole = Qt::UserRole + 1;  // the raw number behind a cell
+    static constexpr int kLiveUpdateMs = 125;           // how often a running run's row refreshes
+
+    explicit ComparisonModel(RunCollection* runs, QObject* parent = nullptr);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    // The run key of the baseline; none until a run exists (then the first run).
+    std::optional<int> baseline() const { return baseline_; }
+    void setBaseline(std::optional<int> key);
+    std::optional<std::size_t> baselineIndex() const;
+    int keyAt(int row) const { return keys_[static_cast<std::size_t>(row)]; }
+
+    // Records with their current summaries, for core's CSV writer.
+    std::vector<RunRecord> summarizedRecords() const;
+
+Q_SIGNALS:
+    void baselineChanged();
+
+private:
+    struct Row {
+        RunSummary summary;
+        std::optional<double> speedup;
+        std::optional<double> memory_ratio;
+    };
+    void recompute();
+    void recomputeAll();  // and tell views every row changed
+
+    RunCollection* runs_;
+    std::vector<int> keys_;
+    std::vector<Row> rows_;
+    std::optional<int> baseline_;
+    QTimer coalesce_;
+};
+
+}  // namespace tewb::ui

@@ -1,0 +1,66 @@
+#include "ui/table/ComparisonPanel.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "ui/runs/RunCollection.h"
+#include "ui/table/ComparisonModel.h"
+
+namespace tewb::ui {
+
+ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
+    : QWidget(parent), runs_(runs), model_(new ComparisonModel(runs, this)) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* row = new QHBoxLayout;
+    row->addWidget(new QLabel(tr("Baseline:"), this));
+    baseline_ = new QComboBox(this);
+    baseline_->setObjectName(QStringLiteral("baseline"));
+    baseline_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    baseline_->setToolTip(tr("Speedup = baseline mean ms / run mean ms; memory ratio = run peak / baseline peak"));
+    row->addWidget(baseline_);
+    row->addStretch();
+    layout->addLayout(row);
+    view_ = new QTableView(this);
+    view_->setObjectName(QStringLiteral("comparisonTable"));
+    view_->setModel(model_);
+    view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view_->verticalHeader()->hide();
+    // Sized when rows come and go; ResizeToContents would measure every cell on every step.
+    const auto fit = [view = view_] { view->resizeColumnsToContents(); };
+    connect(model_, &QAbstractItemModel::rowsInserted, view_, fit);
+    connect(model_, &QAbstractItemModel::rowsRemoved, view_, fit);
+    connect(model_, &QAbstractItemModel::modelReset, view_, fit);
+    view_->setAlternatingRowColors(true);
+    layout->addWidget(view_);
+
+    connect(runs_, &RunCollection::runChanged, view_, [this](int key) {
+        const RunCollection::Entry* e = runs_->find(key);
+        if (e && e->record.status != RunStatus::Running) view_->resizeColumnsToContents();  // final numbers are in
+    });
+    connect(model_, &QAbstractItemModel::rowsInserted, this, &ComparisonPanel::rebuildBaselineChoices);
+    connect(model_, &QAbstractItemModel::rowsRemoved, this, &ComparisonPanel::rebuildBaselineChoices);
+    connect(model_, &ComparisonModel::baselineChanged, this, &ComparisonPanel::rebuildBaselineChoices);
+    connect(baseline_, &QComboBox::activated, this, [this](int index) {
+        model_->setBaseline(baseline_->itemData(index).toInt());
+    });
+    rebuildBaselineChoices();
+}
+
+void ComparisonPanel::rebuildBaselineChoices() {
+    const QSignalBlocker block(baseline_);
+    baseline_->clear();
+    for (const RunCollection::Entry& e : runs_->entries()) {
+        QPixmap swatch(12, 12);
+        swatch.fill(e.colour);
+        baseline_->addItem(QIcon(swatch), QString::fromStdString(e.record.config.name), e.key);
+        if (model_->baseline() == e.key) baseline_->setCurrentIndex(baseline_->count() - 1);
+    }
+    baseline_->setEnabled(baseline_->count() > 0);
+}
+
+}  // namespace tewb::ui
