@@ -10,6 +10,7 @@
 #include <QLineSeries>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -125,6 +126,22 @@ private Q_SLOTS:
         window->history()->runAgain({window->history()->model()->runs().front().id});
         QCOMPARE(window->controller()->queue()->rowCount(), 2);
         QCOMPARE(window->controller()->queue()->items().back().config.model, make_preset(Preset::QuickCpu).model);
+
+        // The history: search, reopen, delete.
+        HistoryPanel* history = window->history();
+        history->searchField()->setText(QStringLiteral("no such run"));
+        QCOMPARE(history->filtered()->rowCount(), 0);
+        history->searchField()->setText(QStringLiteral("TORCH FP32"));
+        QVERIFY(history->filtered()->rowCount() >= 1);
+        history->view()->selectRow(0);
+        const std::vector<std::int64_t> selected = history->selectedIds();
+        QCOMPARE(selected.size(), std::size_t{1});
+        history->open(selected);
+        QCOMPARE(window->runs()->entries().size(), std::size_t{2});
+        QCOMPARE(window->runs()->entries().back().store_id, std::optional<std::int64_t>(selected.front()));
+        history->remove(selected);
+        QCOMPARE(store_count(), storedBefore);
+        QCOMPARE(history->model()->rowCount(), storedBefore);
     }
 
     void cancelStopsTheRunWithinAStepAndTheNextRunWorks() {
@@ -220,6 +237,19 @@ private Q_SLOTS:
         QVERIFY(drained.wait(kRunTimeoutMs));
         QCOMPARE(window->runs()->entries().size(), std::size_t{5});
         QVERIFY(window->fp8Panel()->hasStatistics());
+        // The FP8 view: one entry per cast slot of the model, each plotting amax and scale for the FP8 run.
+        Fp8Panel* fp8 = window->fp8Panel();
+        QVERIFY(fp8->slots().size() >= 4);
+        fp8->selectSlot(1);
+        QVERIFY(fp8->views()[0]->plot()->spec().title.contains(QString::fromStdString(fp8->slots()[1].module)));
+        fp8->show();
+        fp8->markDirty();
+        fp8->refreshIfDirty();
+        const MetricPlot* amax = fp8->views()[0]->plot();
+        const auto withData = std::count_if(amax->traces().begin(), amax->traces().end(),
+                                            [](const MetricPlot::Trace& t) { return !t.raw.empty(); });
+        QCOMPARE(withData, 1);  // only the te fp8 run has FP8 statistics
+        QVERIFY(fp8->options().log_y);
 
         QTemporaryDir dir;
         QString error;

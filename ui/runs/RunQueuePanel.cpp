@@ -1,5 +1,7 @@
 #include "ui/runs/RunQueuePanel.h"
 
+#include <algorithm>
+
 #include <QApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -64,12 +66,17 @@ RunQueuePanel::RunQueuePanel(RunController* controller, QWidget* parent) : QWidg
     view_->setItemDelegateForColumn(RunQueueModel::Progress, new ProgressDelegate(view_));
     view_->setSelectionBehavior(QAbstractItemView::SelectRows);
     view_->verticalHeader()->hide();
+    view_->setWordWrap(false);
     // Sized when rows come and go; ResizeToContents would measure every cell on every step.
-    const auto fit = [view = view_] { view->resizeColumnsToContents(); };
+    const auto fit = [view = view_] {
+        view->resizeColumnsToContents();
+        view->setColumnWidth(RunQueueModel::Progress, std::max(view->columnWidth(RunQueueModel::Progress), 110));
+    };
     connect(controller_->queue(), &QAbstractItemModel::rowsInserted, view_, fit);
     connect(controller_->queue(), &QAbstractItemModel::rowsRemoved, view_, fit);
     connect(controller_->queue(), &QAbstractItemModel::modelReset, view_, fit);
-    view_->horizontalHeader()->setSectionResizeMode(RunQueueModel::Progress, QHeaderView::Stretch);
+    view_->horizontalHeader()->setStretchLastSection(true);
+    connect(controller_, &RunController::runningChanged, view_, fit);
     layout->addWidget(view_);
 
     connect(start_, &QPushButton::clicked, controller_, &RunController::start);

@@ -178,7 +178,7 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
         bold.setBold(true);
         return bold;
     }
-    if (role == Qt::TextAlignmentRole && index.column() >= MeanMs) {
+    if (role == Qt::TextAlignmentRole && index.column() >= MeanMs && index.column() <= MemoryRatio) {
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     }
     if (role == Qt::ToolTipRole) {

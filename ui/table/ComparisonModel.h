@@ -19,8 +19,8 @@ class ComparisonModel : public QAbstractTableModel {
 
 public:
     enum Column {
-        Name, Status, Implementation, MeanMs, MedianMs, P90Ms, TokensPerS, Tflops, Mfu, PeakMemory, FinalLoss, Speedup,
-        MemoryRatio, ColumnCount
+        Name, Status, MeanMs, MedianMs, P90Ms, TokensPerS, Tflops, Mfu, PeakMemory, FinalLoss, Speedup, MemoryRatio,
+        Implementation, ColumnCount
     };
     static constexpr int SortRole = Qt::UserRole + 1;  // the raw number behind a cell
     static constexpr int kLiveUpdateMs = 125;           // how often a running run's row refreshes

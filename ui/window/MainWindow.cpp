@@ -101,6 +101,7 @@ MainWindow::MainWindow(std::function<DeviceInfo()> detect, QWidget* parent, RunW
     dashboard->addWidget(comparison_);
     dashboard->setStretchFactor(0, 3);
     dashboard->setStretchFactor(1, 1);
+    dashboard->setSizes({600, 260});
     rightTabs_ = new QTabWidget(this);
     rightTabs_->addTab(dashboard, tr("Dashboard"));
     rightTabs_->addTab(fp8Panel_, tr("FP8"));
