@@ -140,24 +140,6 @@ void write_output(const std::string& path, const std::string& content) {
     }
 }
 
-std::string steps_csv(const std::vector<RunRecord>& runs) {
-    std::ostringstream out;
-    write_steps_csv(out, runs);
-    return out.str();
-}
-
-std::string fp8_csv(const std::vector<RunRecord>& runs) {
-    std::ostringstream out;
-    write_fp8_csv(out, runs);
-    return out.str();
-}
-
-std::string summary_csv(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline) {
-    std::ostringstream out;
-    write_summary_csv(out, runs, baseline);
-    return out.str();
-}
-
 std::filesystem::path store_location(const std::string& store_path) {
     return store_path.empty() ? RunStore::default_path() : std::filesystem::path(store_path);
 }
@@ -385,8 +367,8 @@ int main(int argc, char** argv) {
             const RunRecord record = train_one(trainer, requested);
             store_run(store.get(), record);
             if (!run_flags.json_path.empty()) write_output(run_flags.json_path, record_to_json_text(record));
-            if (!run_flags.csv_path.empty()) write_output(run_flags.csv_path, steps_csv({record}));
-            if (!run_flags.fp8_csv_path.empty()) write_output(run_flags.fp8_csv_path, fp8_csv({record}));
+            if (!run_flags.csv_path.empty()) write_output(run_flags.csv_path, steps_csv_text({record}));
+            if (!run_flags.fp8_csv_path.empty()) write_output(run_flags.fp8_csv_path, fp8_csv_text({record}));
             (run_flags.json_path == "-" ? std::cerr : std::cout)
                 << render_summary_table({record}, std::nullopt) << render_fp8_summary(record);
             return exit_code_for({record});
@@ -417,9 +399,9 @@ int main(int argc, char** argv) {
                 for (const RunRecord& r : runs) document["runs"].push_back(to_json(r));
                 write_output(compare_flags.json_path, json_text(document));
             }
-            if (!compare_flags.csv_path.empty()) write_output(compare_flags.csv_path, steps_csv(runs));
-            if (!compare_flags.fp8_csv_path.empty()) write_output(compare_flags.fp8_csv_path, fp8_csv(runs));
-            if (!compare_summary_csv.empty()) write_output(compare_summary_csv, summary_csv(runs, 0));
+            if (!compare_flags.csv_path.empty()) write_output(compare_flags.csv_path, steps_csv_text(runs));
+            if (!compare_flags.fp8_csv_path.empty()) write_output(compare_flags.fp8_csv_path, fp8_csv_text(runs));
+            if (!compare_summary_csv.empty()) write_output(compare_summary_csv, summary_csv_text(runs, 0));
             std::ostream& out = compare_flags.json_path == "-" ? std::cerr : std::cout;
             out << render_summary_table(runs, 0);
             if (!skipped.empty()) {
@@ -530,9 +512,9 @@ int main(int argc, char** argv) {
             if (!export_json.empty()) {
                 write_output(export_json, records_to_json_text(records));
             }
-            if (!export_csv.empty()) write_output(export_csv, steps_csv(records));
-            if (!export_summary_csv.empty()) write_output(export_summary_csv, summary_csv(records, 0));
-            if (!export_fp8_csv.empty()) write_output(export_fp8_csv, fp8_csv(records));
+            if (!export_csv.empty()) write_output(export_csv, steps_csv_text(records));
+            if (!export_summary_csv.empty()) write_output(export_summary_csv, summary_csv_text(records, 0));
+            if (!export_fp8_csv.empty()) write_output(export_fp8_csv, fp8_csv_text(records));
             return 0;
         }
     } catch (const ConfigError& e) {

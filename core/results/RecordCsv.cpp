@@ -1,5 +1,7 @@
 #include "core/results/RecordCsv.h"
 
+#include <sstream>
+
 #include <charconv>
 #include <cmath>
 
@@ -93,6 +95,24 @@ void write_fp8_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
             }
         }
     }
+}
+
+std::string steps_csv_text(const std::vector<RunRecord>& runs) {
+    std::ostringstream out;
+    write_steps_csv(out, runs);
+    return out.str();
+}
+
+std::string summary_csv_text(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline) {
+    std::ostringstream out;
+    write_summary_csv(out, runs, baseline);
+    return out.str();
+}
+
+std::string fp8_csv_text(const std::vector<RunRecord>& runs) {
+    std::ostringstream out;
+    write_fp8_csv(out, runs);
+    return out.str();
 }
 
 }  // namespace tewb

@@ -18,6 +18,11 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
 // fractions (empty otherwise). Runs without FP8 contribute no rows.
 void write_fp8_csv(std::ostream& out, const std::vector<RunRecord>& runs);
 
+// The same as text.
+std::string steps_csv_text(const std::vector<RunRecord>& runs);
+std::string summary_csv_text(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
+std::string fp8_csv_text(const std::vector<RunRecord>& runs);
+
 // RFC 4180 field: quoted when it holds a comma, quote or line break.
 std::string csv_field(const std::string& text);
 

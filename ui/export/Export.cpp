@@ -1,7 +1,5 @@
 #include "ui/export/Export.h"
 
-#include <sstream>
-
 #include <QBuffer>
 #include <QDateTime>
 #include <QPainter>
@@ -129,28 +127,6 @@ void write_png(const std::filesystem::path& path, const QImage& image) {
         throw DataError(path.string() + ": the image could not be encoded as PNG");
     }
     write_file_atomically(path, std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
-}
-
-void write_text(const std::filesystem::path& path, const std::string& text) {
-    write_file_atomically(path, text);
-}
-
-std::string steps_csv_text(const std::vector<RunRecord>& runs) {
-    std::ostringstream out;
-    write_steps_csv(out, runs);
-    return out.str();
-}
-
-std::string comparison_csv_text(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline) {
-    std::ostringstream out;
-    write_summary_csv(out, runs, baseline);
-    return out.str();
-}
-
-std::string fp8_csv_text(const std::vector<RunRecord>& runs) {
-    std::ostringstream out;
-    write_fp8_csv(out, runs);
-    return out.str();
 }
 
 }  // namespace tewb::ui

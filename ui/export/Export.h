@@ -31,14 +31,8 @@ QImage render_dashboard(const RunCollection& runs, const std::vector<RunRecord>&
                         std::optional<std::size_t> baseline, const PlotOptions& options,
                         QSize logical = kDashboardExportSize, qreal scale = kExportScale);
 
-// Atomic writes (a temporary file renamed over the target): an error leaves the old file, or none,
-// and throws DataError naming the path and the reason.
+// Encodes `image` as PNG and writes it atomically (core's write_file_atomically: a temporary file renamed
+// over the target), so an error leaves the old file, or none, and throws DataError naming the path.
 void write_png(const std::filesystem::path& path, const QImage& image);
-void write_text(const std::filesystem::path& path, const std::string& text);
-
-// Core's writers as text.
-std::string steps_csv_text(const std::vector<RunRecord>& runs);
-std::string comparison_csv_text(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
-std::string fp8_csv_text(const std::vector<RunRecord>& runs);
 
 }  // namespace tewb::ui

@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 
 #include "core/results/RunStore.h"
+#include "ui/common/RunTable.h"
 #include "ui/history/HistoryModel.h"
 
 namespace tewb::ui {
@@ -44,16 +45,9 @@ HistoryPanel::HistoryPanel(std::filesystem::path storePath, QWidget* parent)
 
     view_ = new QTableView(this);
     view_->setObjectName(QStringLiteral("historyTable"));
-    view_->setModel(proxy_);
+    setup_run_table(view_, proxy_);
     view_->setSortingEnabled(true);
     view_->sortByColumn(HistoryModel::Id, Qt::DescendingOrder);
-    view_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view_->verticalHeader()->hide();
-    // Sized when rows come and go; ResizeToContents would measure every cell on every step.
-    const auto fit = [view = view_] { view->resizeColumnsToContents(); };
-    connect(proxy_, &QAbstractItemModel::rowsInserted, view_, fit);
-    connect(proxy_, &QAbstractItemModel::rowsRemoved, view_, fit);
-    connect(proxy_, &QAbstractItemModel::modelReset, view_, fit);
     layout->addWidget(view_);
 
     connect(search_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
@@ -62,7 +56,6 @@ HistoryPanel::HistoryPanel(std::filesystem::path storePath, QWidget* parent)
     connect(view_, &QTableView::doubleClicked, this, [this] { this->open(selectedIds()); });
     connect(again, &QPushButton::clicked, this, [this] { runAgain(selectedIds()); });
     connect(removeButton, &QPushButton::clicked, this, &HistoryPanel::confirmAndRemove);
-    refresh();
 }
 
 void HistoryPanel::refresh() {

@@ -28,6 +28,7 @@ public:
     QLineEdit* searchField() const { return search_; }
     QTableView* view() const { return view_; }
 
+    // Reads the store again; errors are reported through problem(), so connect it first.
     void refresh();
     // Store ids of the selected rows, in view order.
     std::vector<std::int64_t> selectedIds() const;

@@ -11,6 +11,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "ui/common/RunTable.h"
 #include "ui/runs/RunController.h"
 
 namespace tewb::ui {
@@ -62,21 +63,16 @@ RunQueuePanel::RunQueuePanel(RunController* controller, QWidget* parent) : QWidg
 
     view_ = new QTableView(this);
     view_->setObjectName(QStringLiteral("queueTable"));
-    view_->setModel(controller_->queue());
+    setup_run_table(view_, controller_->queue());
     view_->setItemDelegateForColumn(RunQueueModel::Progress, new ProgressDelegate(view_));
-    view_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view_->verticalHeader()->hide();
-    view_->setWordWrap(false);
-    // Sized when rows come and go; ResizeToContents would measure every cell on every step.
-    const auto fit = [view = view_] {
+    view_->horizontalHeader()->setStretchLastSection(true);
+    // Progress bars need room for "n of N"; states change as runs start and end.
+    const auto fitProgress = [view = view_] {
         view->resizeColumnsToContents();
         view->setColumnWidth(RunQueueModel::Progress, std::max(view->columnWidth(RunQueueModel::Progress), 110));
     };
-    connect(controller_->queue(), &QAbstractItemModel::rowsInserted, view_, fit);
-    connect(controller_->queue(), &QAbstractItemModel::rowsRemoved, view_, fit);
-    connect(controller_->queue(), &QAbstractItemModel::modelReset, view_, fit);
-    view_->horizontalHeader()->setStretchLastSection(true);
-    connect(controller_, &RunController::runningChanged, view_, fit);
+    connect(controller_->queue(), &QAbstractItemModel::rowsInserted, view_, fitProgress);
+    connect(controller_, &RunController::runningChanged, view_, fitProgress);
     layout->addWidget(view_);
 
     connect(start_, &QPushButton::clicked, controller_, &RunController::start);

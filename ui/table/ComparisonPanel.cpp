@@ -7,6 +7,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "ui/common/RunTable.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/table/ComparisonModel.h"
 
@@ -27,15 +28,7 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
     layout->addLayout(row);
     view_ = new QTableView(this);
     view_->setObjectName(QStringLiteral("comparisonTable"));
-    view_->setModel(model_);
-    view_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view_->verticalHeader()->hide();
-    // Sized when rows come and go; ResizeToContents would measure every cell on every step.
-    const auto fit = [view = view_] { view->resizeColumnsToContents(); };
-    connect(model_, &QAbstractItemModel::rowsInserted, view_, fit);
-    connect(model_, &QAbstractItemModel::rowsRemoved, view_, fit);
-    connect(model_, &QAbstractItemModel::modelReset, view_, fit);
-    view_->setAlternatingRowColors(true);
+    setup_run_table(view_, model_);
     layout->addWidget(view_);
 
     connect(runs_, &RunCollection::runChanged, view_, [this](int key) {

@@ -23,6 +23,8 @@
 #include "core/common/BuildInfo.h"
 #include "core/common/Error.h"
 #include "core/device/Capability.h"
+#include "core/results/AtomicFile.h"
+#include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
 #include "core/train/RunConfig.h"
@@ -136,6 +138,7 @@ MainWindow::MainWindow(std::function<DeviceInfo()> detect, QWidget* parent, RunW
     });
     connect(history_, &HistoryPanel::rerunRequested, this, &MainWindow::enqueue);
     connect(history_, &HistoryPanel::problem, this, [this](const QString& message) { showError(tr("History"), message); });
+    history_->refresh();
 
     buildActions();
     resize(1400, 900);
@@ -365,24 +368,24 @@ bool MainWindow::exportChartPngs(const QString& directory, QString* error) const
 }
 
 bool MainWindow::exportStepsCsv(const QString& path, QString* error) const {
-    return guarded(error, [&] { write_text(toPath(path), steps_csv_text(runs_->records())); });
+    return guarded(error, [&] { write_file_atomically(toPath(path), steps_csv_text(runs_->records())); });
 }
 
 bool MainWindow::exportComparisonCsv(const QString& path, QString* error) const {
     return guarded(error, [&] {
-        write_text(toPath(path),
-                   comparison_csv_text(comparison_->model()->summarizedRecords(), comparison_->model()->baselineIndex()));
+        write_file_atomically(toPath(path),
+                   summary_csv_text(comparison_->model()->summarizedRecords(), comparison_->model()->baselineIndex()));
     });
 }
 
 bool MainWindow::exportFp8Csv(const QString& path, QString* error) const {
-    return guarded(error, [&] { write_text(toPath(path), fp8_csv_text(runs_->records())); });
+    return guarded(error, [&] { write_file_atomically(toPath(path), fp8_csv_text(runs_->records())); });
 }
 
 bool MainWindow::exportJson(const QString& path, QString* error) const {
     return guarded(error, [&] {
         if (runs_->empty()) throw DataError(path.toStdString() + ": there are no runs to write");
-        write_text(toPath(path), records_to_json_text(runs_->records()));
+        write_file_atomically(toPath(path), records_to_json_text(runs_->records()));
     });
 }
 
