@@ -22,6 +22,13 @@
 #include "core/common/Error.h"
 #include "core/fp8/ScaleUpdate.h"
 
+#if defined(TEWB_HAVE_KERNELS) && defined(TEWB_TORCH_HAS_CUDA)
+#include <ATen/cuda/CUDAContext.h>
+
+#include "tewb_kernels/recipe.h"
+#define TEWB_RECIPE_KERNEL 1
+#endif
+
 namespace tewb {
 
 namespace {
@@ -32,6 +39,60 @@ constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
 at::TensorOptions float_on(const c10::Device& device) {
     return at::TensorOptions().dtype(at::kFloat).device(device);
+}
+
+// The same update with LibTorch ops (CPU, older GPUs, builds without kernels): the rule of ScaleUpdate
+// on every slot at once, bit for bit.
+void update_with_tensor_ops(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
+                            float numerator) {
+    const at::Tensor staged = history.select(1, 0);
+    if (recipe.scaling == ScalingKind::Current) {
+        staged.zero_();
+        scale_inv.copy_(at::reciprocal(scale));
+        return;
+    }
+    const std::int64_t len = history.size(1);
+    const at::Tensor ran = staged != 0;  // a NaN counts as having run
+    at::Tensor window = staged;
+    if (recipe.algo == AmaxAlgo::Max && len > 1) {
+        window = at::maximum(history.narrow(1, 1, len - 1).amax(1), staged);  // NaN propagates
+    }
+    at::Tensor candidate = at::div(at::full_like(window, numerator), window);  // float32, exactly as the host rule
+    candidate = at::where(at::isinf(candidate), at::scalar_tensor(FLT_MAX, candidate.options()), candidate);
+    const at::Tensor usable = ran & at::isfinite(window) & (window > 0);
+    at::Tensor rolled = at::zeros_like(history);
+    if (len > 1) {
+        rolled.narrow(1, 1, len - 2).copy_(history.narrow(1, 2, len - 2));
+        rolled.select(1, len - 1).copy_(staged);
+    }
+    history.copy_(at::where(ran.unsqueeze(1), rolled, history));
+    scale.copy_(at::where(usable, candidate, scale));
+    scale_inv.copy_(at::reciprocal(scale));
+}
+
+// The whole update of a pass's bank in one launch of the recipe kernel, on LibTorch's current stream.
+// Only for CUDA tensors on GPUs the kernels are built for (compute capability 8.0 and up); returns false
+// where the tensor ops must do it.
+bool update_with_kernel([[maybe_unused]] at::Tensor& history, [[maybe_unused]] at::Tensor& scale,
+                        [[maybe_unused]] at::Tensor& scale_inv, [[maybe_unused]] const Fp8Recipe& recipe,
+                        [[maybe_unused]] float numerator) {
+#ifdef TEWB_RECIPE_KERNEL
+    if (!history.is_cuda() || !history.is_contiguous() || !scale.is_contiguous() || !scale_inv.is_contiguous()) {
+        return false;
+    }
+    if (at::cuda::getDeviceProperties(history.get_device())->major < 8) {
+        return false;
+    }
+    const kernels::ScalingRule rule = recipe.scaling == ScalingKind::Current ? kernels::ScalingRule::Current
+                                      : recipe.algo == AmaxAlgo::Max         ? kernels::ScalingRule::DelayedMax
+                                                                             : kernels::ScalingRule::DelayedMostRecent;
+    kernels::update_scaling(history.data_ptr<float>(), scale.data_ptr<float>(), scale_inv.data_ptr<float>(),
+                            static_cast<int>(history.size(0)), static_cast<int>(history.size(1)), numerator, rule,
+                            at::cuda::getCurrentCUDAStream(history.get_device()).stream());
+    return true;
+#else
+    return false;
+#endif
 }
 
 }  // namespace
@@ -132,28 +193,10 @@ void Fp8Context::update(Fp8Pass pass) {
         b.last.narrow(1, 2, 2).fill_(kNan);
     }
 
-    if (recipe_.scaling == ScalingKind::Current) {
-        staged.zero_();
-    } else {
-        const std::int64_t len = b.history.size(1);
-        const at::Tensor ran = staged != 0;  // a NaN counts as having run
-        at::Tensor window = staged;
-        if (recipe_.algo == AmaxAlgo::Max && len > 1) {
-            window = at::maximum(b.history.narrow(1, 1, len - 1).amax(1), staged);  // NaN propagates
-        }
-        const float numerator = scale_numerator(fp8_max(dtype(pass)), recipe_.margin);
-        at::Tensor candidate = at::div(at::full_like(window, numerator), window);  // float32, exactly as the host rule
-        candidate = at::where(at::isinf(candidate), at::scalar_tensor(FLT_MAX, candidate.options()), candidate);
-        const at::Tensor usable = ran & at::isfinite(window) & (window > 0);
-        at::Tensor rolled = at::zeros_like(b.history);
-        if (len > 1) {
-            rolled.narrow(1, 1, len - 2).copy_(b.history.narrow(1, 2, len - 2));
-            rolled.select(1, len - 1).copy_(staged);
-        }
-        b.history.copy_(at::where(ran.unsqueeze(1), rolled, b.history));
-        b.scale.copy_(at::where(usable, candidate, b.scale));
+    const float numerator = scale_numerator(fp8_max(dtype(pass)), recipe_.margin);
+    if (!update_with_kernel(b.history, b.scale, b.scale_inv, recipe_, numerator)) {
+        update_with_tensor_ops(b.history, b.scale, b.scale_inv, recipe_, numerator);
     }
-    b.scale_inv.copy_(at::reciprocal(b.scale));
     if (pass == Fp8Pass::Forward) {
         ++generation_;
     }

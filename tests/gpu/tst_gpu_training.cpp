@@ -83,32 +83,41 @@ void te_backend_on_gpu(const Trainer& trainer) {
 // The FP8 state on the GPU follows the host rule bit for bit, and a cast on the GPU gives the same FP8
 // values as on the CPU.
 void fp8_state_and_casts_on_gpu() {
-    for (const AmaxAlgo algo : {AmaxAlgo::Max, AmaxAlgo::MostRecent}) {
-        const Fp8Recipe recipe{ScalingKind::Delayed, RecipeFormat::Hybrid, 5, algo, 1};
-        auto context = std::make_shared<Fp8Context>();
-        for (int g = 0; g < 3; ++g) context->add_gemm("g" + std::to_string(g));
-        context->prepare(recipe, false, c10::Device(c10::kCUDA, 0));
-        const float specials[] = {0.0f, 1e-37f, 1e-40f, INFINITY, NAN, 3.5f, 1e30f, 0.02f};
-        bool exact = true;
-        for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
-            const int slots = static_cast<int>(context->scales(pass).size(0));
-            std::vector<SlotScaleState> host(slots, SlotScaleState(5));
-            for (int step = 0; step < 17; ++step) {
-                for (int s = 0; s < slots; ++s) {
-                    const float a = specials[(step * 7 + s * 3) % 8] * (1.0f + 0.125f * static_cast<float>(step % 5));
-                    host[s].history[0] = a;
-                    context->record_amax(pass, s, at::scalar_tensor(a, at::TensorOptions().device(at::kCUDA)));
-                }
-                context->update(pass);
-                const at::Tensor scales = context->scales(pass).cpu();
-                for (int s = 0; s < slots; ++s) {
-                    update_delayed(host[s], fp8_max(context->dtype(pass)), algo, 1);
-                    const float got = scales[s].item<float>();
-                    exact = exact && (got == host[s].scale || (std::isnan(got) && std::isnan(host[s].scale)));
+    // History 300 spans several 128-thread tiles of the recipe kernel's roll.
+    for (const int len : {5, 300}) {
+        for (const AmaxAlgo algo : {AmaxAlgo::Max, AmaxAlgo::MostRecent}) {
+            const Fp8Recipe recipe{ScalingKind::Delayed, RecipeFormat::Hybrid, len, algo, 1};
+            auto context = std::make_shared<Fp8Context>();
+            for (int g = 0; g < 3; ++g) context->add_gemm("g" + std::to_string(g));
+            context->prepare(recipe, false, c10::Device(c10::kCUDA, 0));
+            const float specials[] = {0.0f, 1e-37f, 1e-40f, INFINITY, NAN, 3.5f, 1e30f, 0.02f};
+            bool exact = true;
+            for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
+                const int slots = static_cast<int>(context->scales(pass).size(0));
+                std::vector<SlotScaleState> host(slots, SlotScaleState(len));
+                for (int step = 0; step < 17; ++step) {
+                    for (int s = 0; s < slots; ++s) {
+                        const float a = specials[(step * 7 + s * 3) % 8] * (1.0f + 0.125f * static_cast<float>(step % 5));
+                        host[s].history[0] = a;
+                        context->record_amax(pass, s, at::scalar_tensor(a, at::TensorOptions().device(at::kCUDA)));
+                    }
+                    context->update(pass);
+                    const at::Tensor scales = context->scales(pass).cpu();
+                    const at::Tensor history = context->history(pass).cpu().contiguous();
+                    for (int s = 0; s < slots; ++s) {
+                        update_delayed(host[s], fp8_max(context->dtype(pass)), algo, 1);
+                        const float got = scales[s].item<float>();
+                        exact = exact && (got == host[s].scale || (std::isnan(got) && std::isnan(host[s].scale)));
+                        const float* row = history.data_ptr<float>() + static_cast<std::ptrdiff_t>(s) * len;
+                        for (int i = 0; i < len; ++i) {
+                            exact = exact && (row[i] == host[s].history[i] || (std::isnan(row[i]) && std::isnan(host[s].history[i])));
+                        }
+                    }
                 }
             }
+            check(exact, "FP8 scale update on cuda matches the host rule bit for bit (" + std::string(to_string(algo)) +
+                             ", history " + std::to_string(len) + ", scales and histories)");
         }
-        check(exact, std::string("FP8 scale update on cuda matches the host rule bit for bit (") + std::string(to_string(algo)) + ")");
     }
     auto context = std::make_shared<Fp8Context>();
     context->add_gemm("cast");

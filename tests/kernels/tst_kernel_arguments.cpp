@@ -5,18 +5,20 @@
 #include "tewb_kernels/amax.h"
 #include "tewb_kernels/device_query.h"
 #include "tewb_kernels/kernel_error.h"
+#include "tewb_kernels/recipe.h"
 
 using namespace tewb::kernels;
 
 namespace {
 
-void expect_error(const std::function<void()>& call, const std::string& part) {
+void expect_error(const std::function<void()>& call, const std::string& part,
+                  const std::string& entry = "tewb::kernels::abs_max") {
     try {
         call();
         QFAIL(qPrintable("no error; expected " + QString::fromStdString(part)));
     } catch (const KernelError& e) {
         const std::string message = e.what();
-        QVERIFY2(message.rfind("tewb::kernels::abs_max: ", 0) == 0, e.what());
+        QVERIFY2(message.rfind(entry + ": ", 0) == 0, e.what());
         QVERIFY2(message.find(part) != std::string::npos, e.what());
     }
 }
@@ -50,6 +52,29 @@ private Q_SLOTS:
     void absMaxRejectsUnknownDtype() {
         expect_error([] { abs_max(device_like, static_cast<DType>(42), 4, device_like, nullptr); }, "unsupported dtype");
     }
+    void updateScalingRejectsBadArguments() {
+        const std::string entry = "tewb::kernels::update_scaling";
+        const auto update = [](float* h, float* s, float* si, int slots, int len, float numerator, ScalingRule rule) {
+            return [=] { update_scaling(h, s, si, slots, len, numerator, rule, nullptr); };
+        };
+        float* f = device_like;
+        expect_error(update(nullptr, f, f, 3, 16, 448.0f, ScalingRule::DelayedMax), "history is a null pointer", entry);
+        expect_error(update(f, nullptr, f, 3, 16, 448.0f, ScalingRule::DelayedMax), "scale is a null pointer", entry);
+        expect_error(update(f, f, nullptr, 3, 16, 448.0f, ScalingRule::Current), "scale_inv is a null pointer", entry);
+        auto* bytes = reinterpret_cast<char*>(device_like);
+        expect_error(update(reinterpret_cast<float*>(bytes + 1), f, f, 3, 16, 448.0f, ScalingRule::DelayedMax),
+                     "history is not 4-byte aligned", entry);
+        expect_error(update(f, f, f, -1, 16, 448.0f, ScalingRule::DelayedMax), "slots = -1", entry);
+        expect_error(update(f, f, f, 3, 0, 448.0f, ScalingRule::DelayedMax), "history_len = 0; allowed: 1 to 65536", entry);
+        expect_error(update(f, f, f, 3, 65537, 448.0f, ScalingRule::DelayedMax), "history_len = 65537", entry);
+        expect_error(update(f, f, f, 3, 16, 0.0f, ScalingRule::DelayedMax), "numerator", entry);
+        expect_error(update(f, f, f, 3, 16, std::numeric_limits<float>::infinity(), ScalingRule::DelayedMax), "numerator",
+                     entry);
+        expect_error(update(f, f, f, 3, 16, 448.0f, static_cast<ScalingRule>(9)), "unknown scaling rule", entry);
+        // No slots: nothing to check or launch.
+        update_scaling(nullptr, nullptr, nullptr, 0, 16, 448.0f, ScalingRule::DelayedMax, nullptr);
+    }
+
     void deviceQueryNeverThrows() {
         const CudaQuery query = query_cuda();
         QVERIFY(query.runtime_version > 0);

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+namespace tewb::kernels {
+
+// How a pass's FP8 slots update after the pass (../shared/docs/FP8_RECIPE.md).
+enum class ScalingRule {
+    DelayedMax,         // scale from the max over the whole amax history
+    DelayedMostRecent,  // scale from this step's amax
+    Current,            // casts derive their own scale: only the staging entry is cleared
+};
+
+// One launch for every slot of a pass. `history` is [slots, history_len] float32, row-major, index 0 of a
+// row being the staging entry this step's casts recorded their amax into; `scale` and `scale_inv` are
+// [slots]. `numerator` is fp8_max / 2^margin. For a delayed rule, a slot whose staged amax is non-zero
+// (NaN counts) takes window = staged amax (most recent) or the NaN-propagating max over its whole row
+// (max), rolls its row (1..L-2 <- 2..L-1, the staged amax last, staging cleared) and, when the window is
+// finite and positive, scale = numerator / window (FLT_MAX when that overflows). Every slot then gets
+// scale_inv = 1 / scale. Bit for bit the rule of core/fp8/ScaleUpdate. Device pointers; slots == 0 does
+// nothing.
+void update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
+                    ScalingRule rule, cudaStream_t stream);
+
+// The same update on host memory, one slot after another: the reference the kernel is checked against.
+void update_scaling_on_host(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
+                            ScalingRule rule);
+
+}  // namespace tewb::kernels

@@ -1,0 +1,75 @@
+// The FP8 scale update of every slot of a pass in one launch: one block per slot. Bytes: each history
+// row read once (twice for max) and written once; the launch, not the traffic, is the cost at MiniGPT's
+// ~150 slots.
+#include "common/check.h"
+#include "recipe/recipe_launch.h"
+#include "recipe/recipe_math.h"
+
+namespace tewb::kernels::detail {
+
+namespace {
+
+constexpr int kThreads = 128;
+
+__device__ float block_nan_max(float value) {
+    for (int offset = 16; offset > 0; offset /= 2) {
+        value = nan_max(value, __shfl_xor_sync(0xffffffffu, value, offset));
+    }
+    __shared__ float warp_max[kThreads / 32];
+    __shared__ float result;
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    if (lane == 0) warp_max[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        value = lane < kThreads / 32 ? warp_max[lane] : warp_max[0];
+        for (int offset = 16; offset > 0; offset /= 2) {
+            value = nan_max(value, __shfl_xor_sync(0xffffffffu, value, offset));
+        }
+        if (lane == 0) result = value;
+    }
+    __syncthreads();
+    return result;
+}
+
+__global__ void update_scaling_kernel(float* __restrict__ history, float* __restrict__ scale, float* __restrict__ scale_inv,
+                                      int history_len, float numerator, ScalingRule rule) {
+    const int slot = blockIdx.x;
+    float* h = history + static_cast<long long>(slot) * history_len;
+    const float staged = h[0];  // the same value for every thread: the branches below are uniform
+    if (rule != ScalingRule::Current && slot_ran(staged)) {
+        float window = staged;
+        if (rule == ScalingRule::DelayedMax) {
+            float local = staged;
+            for (int i = 1 + threadIdx.x; i < history_len; i += blockDim.x) local = nan_max(local, h[i]);
+            window = block_nan_max(local);  // ends with a barrier: every read is done before the roll
+        }
+        // Roll left by one over 1..L-1, a tile at a time: a tile reads its right neighbours, waits, writes.
+        for (int start = 1; start < history_len - 1; start += blockDim.x) {
+            const int i = start + threadIdx.x;
+            const bool active = i < history_len - 1;
+            const float next = active ? h[i + 1] : 0.0f;
+            __syncthreads();
+            if (active) h[i] = next;
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) {
+            if (history_len > 1) h[history_len - 1] = staged;
+            scale[slot] = next_scale(numerator, window, scale[slot]);
+        }
+    }
+    if (threadIdx.x == 0) {
+        h[0] = 0.0f;
+        scale_inv[slot] = 1.0f / scale[slot];
+    }
+}
+
+}  // namespace
+
+void launch_update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
+                           ScalingRule rule, cudaStream_t stream) {
+    update_scaling_kernel<<<slots, kThreads, 0, stream>>>(history, scale, scale_inv, history_len, numerator, rule);
+    check_last_launch("tewb::kernels::update_scaling");
+}
+
+}  // namespace tewb::kernels::detail

@@ -1,0 +1,13 @@
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "tewb_kernels/recipe.h"
+
+namespace tewb::kernels::detail {
+
+// Arguments already checked by update_scaling().
+void launch_update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
+                           ScalingRule rule, cudaStream_t stream);
+
+}  // namespace tewb::kernels::detail

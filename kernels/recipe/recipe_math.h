@@ -1,0 +1,42 @@
+#pragma once
+
+// The arithmetic of one slot's scale update, shared by the kernel and its host reference so both round
+// the same way (IEEE division; no fast math anywhere in this library).
+#if defined(__CUDACC__)
+#define TEWB_HOST_DEVICE __host__ __device__
+#else
+#define TEWB_HOST_DEVICE
+#endif
+
+namespace tewb::kernels::detail {
+
+inline constexpr float kFloatMax = 3.402823466e+38f;
+
+TEWB_HOST_DEVICE inline bool is_nan(float x) {
+    return x != x;
+}
+
+TEWB_HOST_DEVICE inline bool is_finite(float x) {
+    return x - x == 0.0f;  // inf - inf and NaN - NaN are NaN
+}
+
+// max() that lets a NaN win, so a NaN anywhere in the window reaches the scale rule.
+TEWB_HOST_DEVICE inline float nan_max(float a, float b) {
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    return a > b ? a : b;
+}
+
+// The staged amax says the slot ran this step: non-zero, NaN included.
+TEWB_HOST_DEVICE inline bool slot_ran(float staged) {
+    return staged != 0.0f;
+}
+
+// The new scale from the window's amax, or the old one when the window cannot give a scale.
+TEWB_HOST_DEVICE inline float next_scale(float numerator, float window, float old_scale) {
+    if (!is_finite(window) || !(window > 0.0f)) return old_scale;
+    const float scale = numerator / window;
+    return is_finite(scale) ? scale : kFloatMax;
+}
+
+}  // namespace tewb::kernels::detail
