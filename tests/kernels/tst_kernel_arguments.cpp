@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include "tewb_kernels/amax.h"
+#include "tewb_kernels/cast.h"
 #include "tewb_kernels/device_query.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/recipe.h"
@@ -73,6 +74,44 @@ private Q_SLOTS:
         expect_error(update(f, f, f, 3, 16, 448.0f, static_cast<ScalingRule>(9)), "unknown scaling rule", entry);
         // No slots: nothing to check or launch.
         update_scaling(nullptr, nullptr, nullptr, 0, 16, 448.0f, ScalingRule::DelayedMax, nullptr);
+    }
+
+    void castRejectsBadArguments() {
+        const std::string entry = "tewb::kernels::cast_to_fp8";
+        float* f = device_like;
+        auto* bytes = reinterpret_cast<char*>(device_like);
+        expect_error([&] { cast_to_fp8(f, DType::BFloat16, 8, nullptr, f, Fp8Type::E4M3, f, nullptr); }, "scale is a null pointer",
+                     entry);
+        expect_error([&] { cast_to_fp8(nullptr, DType::BFloat16, 8, f, f, Fp8Type::E4M3, f, nullptr); }, "x is a null pointer",
+                     entry);
+        expect_error([&] { cast_to_fp8(f, DType::BFloat16, 8, f, nullptr, Fp8Type::E4M3, f, nullptr); }, "out is a null pointer",
+                     entry);
+        expect_error([&] { cast_to_fp8(bytes + 1, DType::BFloat16, 8, f, f, Fp8Type::E4M3, f, nullptr); },
+                     "not aligned to its element size of 2 bytes", entry);
+        expect_error([&] { cast_to_fp8(f, DType::Float32, 8, reinterpret_cast<float*>(bytes + 2), f, Fp8Type::E4M3, f, nullptr); },
+                     "scale is not 4-byte aligned", entry);
+        expect_error([&] { cast_to_fp8(f, DType::Float32, 8, f, f, Fp8Type::E4M3, reinterpret_cast<float*>(bytes + 1), nullptr); },
+                     "amax is not 4-byte aligned", entry);
+        expect_error([&] { cast_to_fp8(f, static_cast<DType>(7), 8, f, f, Fp8Type::E4M3, f, nullptr); }, "unsupported input dtype",
+                     entry);
+        expect_error([&] { cast_to_fp8(f, DType::Float32, 8, f, f, static_cast<Fp8Type>(3), f, nullptr); }, "unsupported FP8 type",
+                     entry);
+        cast_to_fp8(nullptr, DType::Float32, 0, f, nullptr, Fp8Type::E5M2, nullptr, nullptr);  // nothing to cast
+
+        const std::string both = "tewb::kernels::cast_transpose_to_fp8";
+        expect_error([&] { cast_transpose_to_fp8(f, DType::Float32, 4, 2, f, f, nullptr, Fp8Type::E4M3, f, nullptr); },
+                     "out_t is a null pointer", both);
+        expect_error([&] { cast_transpose_to_fp8(f, DType::Float32, 4, 2, f, f, f, Fp8Type::E4M3, f, nullptr); },
+                     "out and out_t are the same buffer", both);
+        expect_error([&] { cast_transpose_to_fp8(f, DType::Float32, std::size_t{1} << 40, 2, f, f, f, Fp8Type::E4M3, f, nullptr); },
+                     "allowed: each at most", both);
+
+        const std::string t = "tewb::kernels::transpose";
+        expect_error([&] { transpose(f, 3, 4, 4, f + 4, nullptr); }, "element_bytes = 3; allowed: 1, 2 or 4", t);
+        expect_error([&] { transpose(f, 4, 4, 4, f, nullptr); }, "not in place", t);
+        expect_error([&] { transpose(bytes + 2, 4, 1, 1, f, nullptr); }, "not aligned to the element size of 4 bytes", t);
+        expect_error([&] { transpose(nullptr, 2, 4, 4, f, nullptr); }, "x is a null pointer", t);
+        transpose(nullptr, 2, 0, 4, nullptr, nullptr);  // empty
     }
 
     void deviceQueryNeverThrows() {

@@ -1,0 +1,19 @@
+#pragma once
+
+#include <cstddef>
+
+#include <cuda_runtime_api.h>
+
+#include "tewb_kernels/cast.h"
+
+namespace tewb::kernels::detail {
+
+// Arguments already checked by the entry points in cast_api.cpp.
+void launch_cast(const void* x, DType dtype, std::size_t n, const float* scale, void* out, Fp8Type type, float* amax,
+                 cudaStream_t stream);
+void launch_cast_transpose(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
+                           void* out_t, Fp8Type type, float* amax, cudaStream_t stream);
+void launch_transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out,
+                      cudaStream_t stream);
+
+}  // namespace tewb::kernels::detail

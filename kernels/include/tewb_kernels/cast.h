@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "tewb_kernels/dtype.h"
+
+namespace tewb::kernels {
+
+enum class Fp8Type { E4M3, E5M2 };
+
+constexpr float fp8_max(Fp8Type type) {
+    return type == Fp8Type::E4M3 ? 448.0f : 57344.0f;
+}
+
+// FP8 casts as core's reference defines them: out = fp8(x * scale), float32 product, rounded to nearest
+// even, values beyond ±fp8_max (inf included) saturated to ±fp8_max, NaN kept NaN. `scale` points to one
+// float32 on the device (the slot's scale). When `amax` is not null, max |x| of the input (before
+// scaling) is combined into amax[0]: the larger of the two is kept and a NaN wins, so several casts may
+// record into one staging entry, which must hold 0 or more (or NaN) before the first. All pointers are
+// device pointers; x is aligned to its element size. n == 0 (or rows or cols == 0) does nothing.
+void cast_to_fp8(const void* x, DType dtype, std::size_t n, const float* scale, void* out, Fp8Type out_type, float* amax,
+                 cudaStream_t stream);
+
+// x is [rows, cols] row-major: out gets its cast ([rows, cols]) and out_t the cast of its transpose
+// ([cols, rows]), in one pass; amax as above. FP8 GEMMs take operands in TN layout only, so backward
+// needs both.
+void cast_transpose_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
+                           void* out_t, Fp8Type out_type, float* amax, cudaStream_t stream);
+
+// out ([cols, rows]) = the transpose of x ([rows, cols]); elements of 1, 2 or 4 bytes.
+void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out,
+               cudaStream_t stream);
+
+// One element through the kernels' conversion, on the host: the reference the casts are checked against.
+std::uint8_t cast_one_to_fp8(float x, float scale, Fp8Type type);
+
+}  // namespace tewb::kernels
