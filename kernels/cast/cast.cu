@@ -1,15 +1,12 @@
 // FP8 casts with amax, cast + transpose, transpose. Bytes: the input read once, each output written once;
 // the floor is copy bandwidth. The conversion is CUDA's own float-to-FP8 (round to nearest even,
 // saturating finite), on the device and, for the host reference, on the host.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_fp8.h>
-
 #include <algorithm>
 #include <cstdint>
 
 #include "cast/cast_launch.h"
 #include "common/check.h"
+#include "common/elementwise.cuh"
 
 namespace tewb::kernels::detail {
 
@@ -31,31 +28,6 @@ __device__ inline float to_float(__half v) {
     return __half2float(v);
 }
 
-__host__ __device__ inline std::uint8_t to_fp8(float v, Fp8Type type) {
-    return __nv_cvt_float_to_fp8(v, __NV_SATFINITE, type == Fp8Type::E4M3 ? __NV_E4M3 : __NV_E5M2);
-}
-
-// |v| as bits: for non-negative floats integer order is float order, and every NaN orders above inf.
-__device__ inline unsigned abs_bits(float v) {
-    return __float_as_uint(v) & 0x7fffffffu;
-}
-
-// The block's largest value of `bits`, combined into *amax with one atomic per block. Every thread of the
-// block must call it (it synchronizes).
-__device__ void combine_block_amax(unsigned bits, float* amax) {
-    for (int offset = 16; offset > 0; offset /= 2) bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, offset));
-    __shared__ unsigned warp_max[kThreads / 32];
-    const int thread = threadIdx.y * blockDim.x + threadIdx.x;
-    const int warps = (blockDim.x * blockDim.y + 31) / 32;
-    if (thread % 32 == 0) warp_max[thread / 32] = bits;
-    __syncthreads();
-    if (thread < 32) {
-        bits = thread < warps ? warp_max[thread] : 0u;
-        for (int offset = 16; offset > 0; offset /= 2) bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, offset));
-        if (thread == 0 && amax != nullptr) atomicMax(reinterpret_cast<unsigned*>(amax), bits);
-    }
-}
-
 template <typename T>
 __global__ void cast_kernel(const T* __restrict__ x, std::size_t n, const float* __restrict__ scale, std::uint8_t* __restrict__ out,
                             Fp8Type type, float* amax) {
@@ -65,7 +37,7 @@ __global__ void cast_kernel(const T* __restrict__ x, std::size_t n, const float*
     for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
         const float v = to_float(x[i]);
         local = max(local, abs_bits(v));
-        out[i] = to_fp8(v * s, type);
+        out[i] = fp8_from_float(v * s, type);
     }
     combine_block_amax(local, amax);
 }
@@ -87,7 +59,7 @@ __global__ void cast_transpose_kernel(const T* __restrict__ x, int rows, int col
                 const std::size_t at = static_cast<std::size_t>(r) * cols + c;
                 const float v = to_float(x[at]);
                 local = max(local, abs_bits(v));
-                const std::uint8_t q = to_fp8(v * s, type);
+                const std::uint8_t q = fp8_from_float(v * s, type);
                 out[at] = q;
                 tile[j][threadIdx.x] = q;
             }
@@ -187,7 +159,7 @@ void launch_transpose(const void* x, std::size_t element_bytes, std::size_t rows
 namespace tewb::kernels {
 
 std::uint8_t cast_one_to_fp8(float x, float scale, Fp8Type type) {
-    return detail::to_fp8(x * scale, type);
+    return detail::fp8_from_float(x * scale, type);
 }
 
 }  // namespace tewb::kernels

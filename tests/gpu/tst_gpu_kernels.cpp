@@ -11,6 +11,7 @@
 
 #include "core/device/DeviceInfo.h"
 #include "tewb_kernels/cast.h"
+#include "tewb_kernels/normalization.h"
 
 using namespace tewb;
 
@@ -115,6 +116,82 @@ void transposes() {
     }
 }
 
+double relative_error(const at::Tensor& got, const at::Tensor& want) {
+    const at::Tensor g = got.to(at::kDouble);
+    const at::Tensor w = want.to(at::kDouble);
+    const double denominator = w.norm().item<double>();
+    return (g - w).norm().item<double>() / (denominator > 0 ? denominator : 1.0);
+}
+
+std::string error_text(double error, double bound) {
+    char text[64];
+    std::snprintf(text, sizeof text, " (error %.3g, bound %.3g)", error, bound);
+    return text;
+}
+
+kernels::DType kernel_dtype(at::ScalarType type) {
+    return type == at::kFloat ? kernels::DType::Float32 : kernels::DType::BFloat16;
+}
+
+// LayerNorm against core's reference (ReferenceOps: LibTorch's layer norm in float32).
+void layer_norms() {
+    const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+    constexpr float eps = 1e-5f;
+    const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 768}, {3, 1000}, {97, 768}, {3072, 768}, {5, 3072}, {7, 33}};
+    for (const at::ScalarType io : {at::kFloat, at::kBFloat16}) {
+        for (const auto& [rows, hidden] : shapes) {
+            const std::string tag = std::string(io == at::kFloat ? "float32 " : "bfloat16 ") + std::to_string(rows) + "x" +
+                                    std::to_string(hidden);
+            const double bound = io == at::kFloat ? 1e-5 : 1e-2;
+            const at::Tensor x = (at::randn({rows, hidden}, cuda) * 3 + 0.5).to(io);
+            const at::Tensor gamma = at::randn({hidden}, cuda) * 0.5 + 1;
+            const at::Tensor beta = at::randn({hidden}, cuda) * 0.1;
+            auto [want, want_mean, want_rstd] = at::native_layer_norm(x.to(at::kFloat), {hidden}, gamma, beta, eps);
+
+            at::Tensor out = at::full({rows, hidden}, NAN, cuda.dtype(io));
+            at::Tensor mean = at::full({rows}, NAN, cuda.dtype(at::kFloat));
+            at::Tensor rstd = at::full({rows}, NAN, cuda.dtype(at::kFloat));
+            at::Tensor q = poisoned({rows, hidden});
+            at::Tensor q_t = poisoned({hidden, rows});
+            const float scale = 448.0f / (want.abs().max().item<float>() * 1.25f);
+            const at::Tensor scale_t = at::full({1}, scale, cuda.dtype(at::kFloat));
+            at::Tensor amax = at::zeros({1}, cuda.dtype(at::kFloat));
+            const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
+                                         kernels::Fp8Type::E4M3};
+            kernels::layer_norm_forward(x.data_ptr(), kernel_dtype(io), gamma.data_ptr(), beta.data_ptr(), kernels::DType::Float32,
+                                        static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden), eps, out.data_ptr(),
+                                        kernel_dtype(io), &fp8, mean.data_ptr<float>(), rstd.data_ptr<float>(), stream());
+            const double e_out = relative_error(out, want);
+            check(e_out < bound, "layer_norm_forward " + tag + " output" + error_text(e_out, bound));
+            const double e_stats = std::max(relative_error(mean, want_mean.reshape({-1})), relative_error(rstd, want_rstd.reshape({-1})));
+            check(e_stats < 1e-5, "layer_norm_forward " + tag + " mean and rstd" + error_text(e_stats, 1e-5));
+            const at::Tensor dequantized = q.view(at::kFloat8_e4m3fn).to(at::kFloat) / scale;
+            const double e_fp8 = relative_error(dequantized, want);
+            check(e_fp8 < 7e-2, "layer_norm_forward " + tag + " FP8 output" + error_text(e_fp8, 7e-2));
+            check(q_t.equal(q.t().contiguous()), "layer_norm_forward " + tag + " FP8 transposed copy");
+            const double e_amax = std::abs(amax.item<float>() - want.abs().max().item<float>()) / want.abs().max().item<float>();
+            check(e_amax < 1e-5, "layer_norm_forward " + tag + " amax" + error_text(e_amax, 1e-5));
+
+            const at::Tensor dy = at::randn({rows, hidden}, cuda).to(io);
+            auto [want_dx, want_dgamma, want_dbeta] = at::native_layer_norm_backward(
+                dy.to(at::kFloat), x.to(at::kFloat), {hidden}, want_mean, want_rstd, gamma, beta, {true, true, true});
+            at::Tensor dx = at::full({rows, hidden}, NAN, cuda.dtype(io));
+            at::Tensor dgamma = at::full({hidden}, NAN, cuda.dtype(at::kFloat));
+            at::Tensor dbeta = at::full({hidden}, NAN, cuda.dtype(at::kFloat));
+            const std::size_t bytes = kernels::layer_norm_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
+            at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda.dtype(at::kByte));
+            kernels::layer_norm_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(io), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+                                         gamma.data_ptr(), kernels::DType::Float32, static_cast<std::size_t>(rows),
+                                         static_cast<std::size_t>(hidden), dx.data_ptr(), dgamma.data_ptr(), dbeta.data_ptr(),
+                                         workspace.data_ptr(), bytes, stream());
+            const double e_dx = relative_error(dx, want_dx);
+            check(e_dx < bound, "layer_norm_backward " + tag + " dx" + error_text(e_dx, bound));
+            const double e_params = std::max(relative_error(dgamma, want_dgamma), relative_error(dbeta, want_dbeta));
+            check(e_params < (io == at::kFloat ? 1e-5 : 1e-2), "layer_norm_backward " + tag + " dgamma and dbeta" + error_text(e_params, bound));
+        }
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -127,6 +204,7 @@ int main() {
     try {
         casts();
         transposes();
+        layer_norms();
         at::cuda::getCurrentCUDAStream().synchronize();
     } catch (const std::exception& e) {
         check(false, std::string("no exception: ") + e.what());

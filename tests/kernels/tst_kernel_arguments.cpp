@@ -4,6 +4,7 @@
 
 #include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
+#include "tewb_kernels/normalization.h"
 #include "tewb_kernels/device_query.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/recipe.h"
@@ -112,6 +113,35 @@ private Q_SLOTS:
         expect_error([&] { transpose(bytes + 2, 4, 1, 1, f, nullptr); }, "not aligned to the element size of 4 bytes", t);
         expect_error([&] { transpose(nullptr, 2, 4, 4, f, nullptr); }, "x is a null pointer", t);
         transpose(nullptr, 2, 0, 4, nullptr, nullptr);  // empty
+    }
+
+    void layerNormRejectsBadArguments() {
+        const std::string fwd = "tewb::kernels::layer_norm_forward";
+        float* f = device_like;
+        const auto forward = [&](const void* x, DType x_dtype, std::size_t hidden, float eps, void* out, const Fp8Output* fp8,
+                                 float* mean) {
+            return [=] { layer_norm_forward(x, x_dtype, f, f, DType::Float32, 4, hidden, eps, out, DType::BFloat16, fp8, mean, f, nullptr); };
+        };
+        expect_error(forward(f, DType::Float32, 8, 1e-5f, nullptr, nullptr, f), "no output", fwd);
+        expect_error(forward(f, DType::Float16, 8, 1e-5f, f, nullptr, f), "x has dtype float16; allowed: float32, bfloat16", fwd);
+        expect_error(forward(f, DType::Float32, 0, 1e-5f, f, nullptr, f), "hidden = 0", fwd);
+        expect_error(forward(f, DType::Float32, 8, 0.0f, f, nullptr, f), "eps = 0", fwd);
+        expect_error(forward(nullptr, DType::Float32, 8, 1e-5f, f, nullptr, f), "x is a null pointer", fwd);
+        expect_error(forward(f, DType::Float32, 8, 1e-5f, f, nullptr, nullptr), "mean is a null pointer", fwd);
+        Fp8Output fp8{f, f, nullptr, nullptr, Fp8Type::E4M3};
+        expect_error(forward(f, DType::Float32, 8, 1e-5f, nullptr, &fp8, f), "fp8.scale is a null pointer", fwd);
+        fp8.scale = f;
+        expect_error(forward(f, DType::Float32, 8, 1e-5f, nullptr, &fp8, f), "fp8.transposed and fp8.data are the same buffer", fwd);
+
+        const std::string bwd = "tewb::kernels::layer_norm_backward";
+        const std::size_t needed = layer_norm_backward_workspace_bytes(4, 8);
+        QVERIFY(needed >= 2 * 8 * sizeof(float));
+        expect_error([&] { layer_norm_backward(f, f, DType::Float32, f, f, f, DType::Float32, 4, 8, f, f, f, f, needed - 4, nullptr); },
+                     "workspace of", bwd);
+        expect_error([&] { layer_norm_backward(f, f, DType::Float32, f, f, f, DType::Float32, 4, 8, nullptr, f, f, f, needed, nullptr); },
+                     "dx is a null pointer", bwd);
+        expect_error([&] { layer_norm_backward(f, f, DType::Float32, f, f, f, DType::Float16, 4, 8, f, f, f, f, needed, nullptr); },
+                     "gamma has dtype float16", bwd);
     }
 
     void deviceQueryNeverThrows() {

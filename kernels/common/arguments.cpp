@@ -1,0 +1,40 @@
+#include "common/arguments.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "common/check.h"
+
+namespace tewb::kernels::detail {
+
+void check_buffer(std::string_view call, const void* pointer, std::string_view name, std::size_t alignment) {
+    if (pointer == nullptr) fail(call, std::string(name) + " is a null pointer");
+    if (reinterpret_cast<std::uintptr_t>(pointer) % alignment != 0) {
+        fail(call, std::string(name) + " is not " + std::to_string(alignment) + "-byte aligned");
+    }
+}
+
+void check_float_or_bf16(std::string_view call, DType dtype, std::string_view name) {
+    if (dtype != DType::Float32 && dtype != DType::BFloat16) {
+        fail(call, std::string(name) + " has dtype " + std::string(to_string(dtype)) + "; allowed: float32, bfloat16");
+    }
+}
+
+void check_dims(std::string_view call, std::size_t rows, std::size_t cols) {
+    constexpr auto kMax = static_cast<std::size_t>(std::numeric_limits<int>::max());
+    if (rows > kMax || cols > kMax) {
+        fail(call, "rows = " + std::to_string(rows) + ", cols = " + std::to_string(cols) + "; allowed: each at most " +
+                       std::to_string(kMax));
+    }
+}
+
+void check_fp8_output(std::string_view call, const Fp8Output& fp8) {
+    if (fp8.type != Fp8Type::E4M3 && fp8.type != Fp8Type::E5M2) fail(call, "unsupported FP8 type (allowed: E4M3, E5M2)");
+    check_buffer(call, fp8.data, "fp8.data", 1);
+    check_buffer(call, fp8.scale, "fp8.scale", alignof(float));
+    if (fp8.transposed != nullptr && fp8.transposed == fp8.data) fail(call, "fp8.transposed and fp8.data are the same buffer");
+    if (fp8.amax != nullptr) check_buffer(call, fp8.amax, "fp8.amax", alignof(float));
+}
+
+}  // namespace tewb::kernels::detail

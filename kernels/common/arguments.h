@@ -1,0 +1,21 @@
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "tewb_kernels/dtype.h"
+#include "tewb_kernels/fp8_output.h"
+
+// Host-side argument checks shared by the entry points: each fails with KernelError "<call>: <what>".
+namespace tewb::kernels::detail {
+
+// A device buffer the call reads or writes: not null, aligned to `alignment`.
+void check_buffer(std::string_view call, const void* pointer, std::string_view name, std::size_t alignment);
+// `dtype` is float32 or bfloat16 (what the fused ops take).
+void check_float_or_bf16(std::string_view call, DType dtype, std::string_view name);
+// rows and cols fit the kernels' int indexing.
+void check_dims(std::string_view call, std::size_t rows, std::size_t cols);
+// An FP8 output: data and scale set, transposed (if any) distinct from data, amax aligned, known type.
+void check_fp8_output(std::string_view call, const Fp8Output& fp8);
+
+}  // namespace tewb::kernels::detail

@@ -1,0 +1,63 @@
+#pragma once
+
+// Device helpers shared by the op families: loads and stores in a dtype chosen at run time (the branch is
+// uniform across a launch), FP8 conversion, and the block-wide amax combine.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <cstdint>
+
+#include "tewb_kernels/cast.h"
+#include "tewb_kernels/dtype.h"
+
+namespace tewb::kernels::detail {
+
+__device__ inline float load(const void* p, DType dtype, std::size_t i) {
+    switch (dtype) {
+        case DType::Float32: return static_cast<const float*>(p)[i];
+        case DType::BFloat16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+        case DType::Float16: return __half2float(static_cast<const __half*>(p)[i]);
+    }
+    return 0.0f;
+}
+
+__device__ inline void store(void* p, DType dtype, std::size_t i, float v) {
+    switch (dtype) {
+        case DType::Float32: static_cast<float*>(p)[i] = v; break;
+        case DType::BFloat16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16(v); break;
+        case DType::Float16: static_cast<__half*>(p)[i] = __float2half(v); break;
+    }
+}
+
+__host__ __device__ inline std::uint8_t fp8_from_float(float v, Fp8Type type) {
+    return __nv_cvt_float_to_fp8(v, __NV_SATFINITE, type == Fp8Type::E4M3 ? __NV_E4M3 : __NV_E5M2);
+}
+
+// |v| as bits: for non-negative floats integer order is float order, and every NaN orders above inf.
+__device__ inline unsigned abs_bits(float v) {
+    return __float_as_uint(v) & 0x7fffffffu;
+}
+
+__device__ inline float warp_sum(float v) {
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+// The block's largest `bits`, combined into *amax (when not null) with one atomic per block. Every thread
+// of the block must call it: it synchronizes. Blocks of at most 1024 threads.
+__device__ inline void combine_block_amax(unsigned bits, float* amax) {
+    for (int offset = 16; offset > 0; offset /= 2) bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, offset));
+    __shared__ unsigned warp_max[32];
+    const int thread = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+    const int warps = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
+    if (thread % 32 == 0) warp_max[thread / 32] = bits;
+    __syncthreads();
+    if (thread < 32) {
+        bits = thread < warps ? warp_max[thread] : 0u;
+        for (int offset = 16; offset > 0; offset /= 2) bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, offset));
+        if (thread == 0 && amax != nullptr) atomicMax(reinterpret_cast<unsigned*>(amax), bits);
+    }
+}
+
+}  // namespace tewb::kernels::detail

@@ -1,0 +1,18 @@
+#pragma once
+
+#include "tewb_kernels/cast.h"
+
+namespace tewb::kernels {
+
+// Where an op writes its result as FP8 (instead of, or besides, a high-precision copy): `data` gets
+// fp8(y * scale[0]) in the op's [rows, cols] layout and, when not null, `transposed` the same values as
+// [cols, rows]; max |y| is combined into amax[0] when amax is not null (the rules of cast_to_fp8).
+struct Fp8Output {
+    void* data = nullptr;
+    void* transposed = nullptr;
+    const float* scale = nullptr;
+    float* amax = nullptr;
+    Fp8Type type = Fp8Type::E4M3;
+};
+
+}  // namespace tewb::kernels
