@@ -10,6 +10,7 @@
 #include <ATen/cuda/CUDAContext.h>
 
 #include "core/device/DeviceInfo.h"
+#include "tewb_kernels/activation.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/normalization.h"
 
@@ -192,6 +193,66 @@ void layer_norms() {
     }
 }
 
+// GELU forward and the fused backward against core's reference (LibTorch's tanh GELU in float32).
+void gelus() {
+    const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+    const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1}, {3, 1000}, {97, 3072}, {3072, 3072}, {7, 33}};
+    for (const at::ScalarType io : {at::kFloat, at::kBFloat16}) {
+        for (const auto& [rows, cols] : shapes) {
+            const std::string tag = std::string(io == at::kFloat ? "float32 " : "bfloat16 ") + std::to_string(rows) + "x" +
+                                    std::to_string(cols);
+            const double bound = io == at::kFloat ? 1e-5 : 1e-2;
+            const at::Tensor x = (at::randn({rows, cols}, cuda) * 2).to(io);
+            const at::Tensor want = at::gelu(x.to(at::kFloat), "tanh");
+            at::Tensor out = at::full({rows, cols}, NAN, cuda.dtype(io));
+            at::Tensor q = poisoned({rows, cols});
+            at::Tensor q_t = poisoned({cols, rows});
+            const float scale = 448.0f / (want.abs().max().item<float>() * 1.25f);
+            const at::Tensor scale_t = at::full({1}, scale, cuda.dtype(at::kFloat));
+            at::Tensor amax = at::zeros({1}, cuda.dtype(at::kFloat));
+            kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
+                                   kernels::Fp8Type::E4M3};
+            kernels::gelu_forward(x.data_ptr(), kernel_dtype(io), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols),
+                                  out.data_ptr(), kernel_dtype(io), &fp8, stream());
+            const double e_out = relative_error(out, want);
+            check(e_out < bound, "gelu_forward " + tag + " output" + error_text(e_out, bound));
+            const double e_fp8 = relative_error(q.view(at::kFloat8_e4m3fn).to(at::kFloat) / scale, want);
+            check(e_fp8 < 7e-2, "gelu_forward " + tag + " FP8 output" + error_text(e_fp8, 7e-2));
+            check(q_t.equal(q.t().contiguous()), "gelu_forward " + tag + " FP8 transposed copy");
+            const float want_amax = want.abs().max().item<float>();
+            const double e_amax = std::abs(amax.item<float>() - want_amax) / std::max(want_amax, 1e-30f);
+            check(e_amax < 1e-4, "gelu_forward " + tag + " amax" + error_text(e_amax, 1e-4));
+
+            const at::Tensor dy = at::randn({rows, cols}, cuda).to(io);
+            const at::Tensor want_dx = at::gelu_backward(dy.to(at::kFloat), x.to(at::kFloat), "tanh");
+            at::Tensor dx = at::full({rows, cols}, NAN, cuda.dtype(io));
+            at::Tensor dq = poisoned({rows, cols});
+            at::Tensor dq_t = poisoned({cols, rows});
+            const float dscale = 57344.0f / (want_dx.abs().max().item<float>() * 1.25f);
+            const at::Tensor dscale_t = at::full({1}, dscale, cuda.dtype(at::kFloat));
+            at::Tensor damax = at::zeros({1}, cuda.dtype(at::kFloat));
+            at::Tensor dbias = at::full({cols}, NAN, cuda.dtype(at::kFloat));
+            const std::size_t bytes = kernels::gelu_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+            at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda.dtype(at::kByte));
+            kernels::Fp8Output dfp8{dq.data_ptr(), dq_t.data_ptr(), dscale_t.data_ptr<float>(), damax.data_ptr<float>(),
+                                    kernels::Fp8Type::E5M2};
+            kernels::gelu_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(io), static_cast<std::size_t>(rows),
+                                   static_cast<std::size_t>(cols), dx.data_ptr(), &dfp8, dbias.data_ptr(), kernels::DType::Float32,
+                                   workspace.data_ptr(), bytes, stream());
+            const double e_dx = relative_error(dx, want_dx);
+            check(e_dx < bound, "gelu_backward " + tag + " dx" + error_text(e_dx, bound));
+            const double e_dfp8 = relative_error(dq.view(at::kFloat8_e5m2).to(at::kFloat) / dscale, want_dx);
+            check(e_dfp8 < 1.3e-1, "gelu_backward " + tag + " FP8 dx (E5M2)" + error_text(e_dfp8, 1.3e-1));
+            check(dq_t.equal(dq.t().contiguous()), "gelu_backward " + tag + " FP8 transposed dx");
+            const double e_dbias = relative_error(dbias, want_dx.sum(0));
+            check(e_dbias < std::max(bound, 1e-5), "gelu_backward " + tag + " dbias" + error_text(e_dbias, bound));
+            const float want_damax = want_dx.abs().max().item<float>();
+            const double e_damax = std::abs(damax.item<float>() - want_damax) / std::max(want_damax, 1e-30f);
+            check(e_damax < 1e-4, "gelu_backward " + tag + " amax" + error_text(e_damax, 1e-4));
+        }
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -205,6 +266,7 @@ int main() {
         casts();
         transposes();
         layer_norms();
+        gelus();
         at::cuda::getCurrentCUDAStream().synchronize();
     } catch (const std::exception& e) {
         check(false, std::string("no exception: ") + e.what());

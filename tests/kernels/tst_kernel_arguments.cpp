@@ -2,6 +2,7 @@
 // point's name, before anything reaches the GPU, so these run on machines without one.
 #include <QtTest>
 
+#include "tewb_kernels/activation.h"
 #include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/normalization.h"
@@ -142,6 +143,27 @@ private Q_SLOTS:
                      "dx is a null pointer", bwd);
         expect_error([&] { layer_norm_backward(f, f, DType::Float32, f, f, f, DType::Float16, 4, 8, f, f, f, f, needed, nullptr); },
                      "gamma has dtype float16", bwd);
+    }
+
+    void geluRejectsBadArguments() {
+        const std::string fwd = "tewb::kernels::gelu_forward";
+        float* f = device_like;
+        expect_error([&] { gelu_forward(f, DType::Float32, 2, 4, nullptr, DType::Float32, nullptr, nullptr); }, "no output", fwd);
+        expect_error([&] { gelu_forward(f, DType::Float16, 2, 4, f, DType::Float32, nullptr, nullptr); }, "x has dtype float16", fwd);
+        expect_error([&] { gelu_forward(nullptr, DType::Float32, 2, 4, f, DType::Float32, nullptr, nullptr); }, "x is a null pointer",
+                     fwd);
+        const Fp8Output bad{f, nullptr, f, f, static_cast<Fp8Type>(5)};
+        expect_error([&] { gelu_forward(f, DType::Float32, 2, 4, nullptr, DType::Float32, &bad, nullptr); }, "unsupported FP8 type",
+                     fwd);
+
+        const std::string bwd = "tewb::kernels::gelu_backward";
+        const std::size_t needed = gelu_backward_workspace_bytes(2, 4);
+        expect_error([&] { gelu_backward(f, f, DType::Float32, 2, 4, nullptr, nullptr, nullptr, DType::Float32, nullptr, 0, nullptr); },
+                     "no output", bwd);
+        expect_error([&] { gelu_backward(f, f, DType::Float32, 2, 4, nullptr, nullptr, f, DType::Float32, f, needed - 1, nullptr); },
+                     "workspace of", bwd);
+        expect_error([&] { gelu_backward(f, nullptr, DType::BFloat16, 2, 4, f, nullptr, nullptr, DType::Float32, nullptr, 0, nullptr); },
+                     "x is a null pointer", bwd);
     }
 
     void deviceQueryNeverThrows() {
