@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
 
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -12,6 +13,7 @@
 #include "core/device/DeviceInfo.h"
 #include "tewb_kernels/activation.h"
 #include "tewb_kernels/cast.h"
+#include "tewb_kernels/gemm.h"
 #include "tewb_kernels/normalization.h"
 
 using namespace tewb;
@@ -253,6 +255,114 @@ void gelus() {
     }
 }
 
+// The cuBLASLt wrapper against LibTorch's float32 products of the same (dequantized) operands.
+void gemms() {
+    const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+    // BF16: model shapes and odd, prime ones.
+    const std::tuple<std::int64_t, std::int64_t, std::int64_t> bf16_shapes[] = {
+        {3072, 768, 768}, {3072, 3072, 768}, {3072, 768, 3072}, {97, 1000, 33}, {1, 7, 13}, {4096, 4096, 4096}};
+    for (const auto& [m, n, k] : bf16_shapes) {
+        const std::string tag = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+        const at::Tensor a = at::randn({m, k}, cuda).to(at::kBFloat16);
+        const at::Tensor b = at::randn({n, k}, cuda).to(at::kBFloat16);
+        const at::Tensor want = at::mm(a.to(at::kFloat), b.to(at::kFloat).t());
+        at::Tensor d = at::full({m, n}, NAN, cuda.dtype(at::kBFloat16));
+        kernels::GemmArgs g;
+        g.m = static_cast<std::size_t>(m);
+        g.n = static_cast<std::size_t>(n);
+        g.k = static_cast<std::size_t>(k);
+        g.a = {a.data_ptr(), kernels::GemmType::BFloat16, nullptr};
+        g.b = {b.data_ptr(), kernels::GemmType::BFloat16, nullptr};
+        g.d = d.data_ptr();
+        kernels::gemm(g, stream());
+        const double e = relative_error(d, want);
+        check(e < 1e-2, "gemm bfloat16 " + tag + error_text(e, 1e-2));
+    }
+
+    // FP8: E4M3 x E4M3 (forward, fast accumulation) and E5M2 grads x E4M3 (backward, split), with scales.
+    for (const bool backward : {false, true}) {
+        const std::int64_t m = 3072, n = 768, k = 768;
+        const auto a_type = backward ? kernels::Fp8Type::E5M2 : kernels::Fp8Type::E4M3;
+        const at::Tensor a_hp = at::randn({m, k}, cuda);
+        const at::Tensor b_hp = at::randn({n, k}, cuda) * 0.02;
+        const float a_scale = kernels::fp8_max(a_type) / a_hp.abs().max().item<float>();
+        const float b_scale = 448.0f / b_hp.abs().max().item<float>();
+        const at::Tensor a8 = reference_cast(a_hp, a_scale, a_type).view(fp8_of(a_type));
+        const at::Tensor b8 = reference_cast(b_hp, b_scale, kernels::Fp8Type::E4M3).view(at::kFloat8_e4m3fn);
+        const at::Tensor a_inv = at::full({1}, 1.0f / a_scale, cuda.dtype(at::kFloat));
+        const at::Tensor b_inv = at::full({1}, 1.0f / b_scale, cuda.dtype(at::kFloat));
+        const at::Tensor want = at::mm(a8.to(at::kFloat) / a_scale, (b8.to(at::kFloat) / b_scale).t());
+        const at::Tensor bias = at::randn({n}, cuda).to(at::kBFloat16);
+        at::Tensor d = at::full({m, n}, NAN, cuda.dtype(at::kBFloat16));
+        kernels::GemmArgs g;
+        g.m = m;
+        g.n = n;
+        g.k = k;
+        g.a = {a8.data_ptr(), backward ? kernels::GemmType::E5M2 : kernels::GemmType::E4M3, a_inv.data_ptr<float>()};
+        g.b = {b8.data_ptr(), kernels::GemmType::E4M3, b_inv.data_ptr<float>()};
+        g.d = d.data_ptr();
+        g.epilogue = kernels::Epilogue::Bias;
+        g.bias = bias.data_ptr();
+        g.accumulation = backward ? kernels::Accumulation::Split : kernels::Accumulation::Fast;
+        kernels::gemm(g, stream());
+        const double e = relative_error(d, want + bias.to(at::kFloat));
+        check(e < 1e-2, std::string("gemm FP8 ") + (backward ? "E5M2 x E4M3 split" : "E4M3 x E4M3 fast") + " with bias" +
+                            error_text(e, 1e-2));
+        const std::size_t cached = kernels::gemm_cache_size();
+        kernels::gemm(g, stream());
+        check(kernels::gemm_cache_size() == cached, "gemm reuses its cached plan for the same shape");
+    }
+
+    // Epilogues in bfloat16: GELU with its aux output, then DGELU with the bias gradient, BGRADB.
+    const std::int64_t m = 256, n = 384, k = 128;
+    const at::Tensor a = at::randn({m, k}, cuda).to(at::kBFloat16);
+    const at::Tensor b = (at::randn({n, k}, cuda) * 0.1).to(at::kBFloat16);
+    const at::Tensor bias = at::randn({n}, cuda).to(at::kBFloat16);
+    const at::Tensor pre = at::mm(a.to(at::kFloat), b.to(at::kFloat).t()) + bias.to(at::kFloat);
+    at::Tensor d = at::full({m, n}, NAN, cuda.dtype(at::kBFloat16));
+    at::Tensor aux = at::full({m, n}, NAN, cuda.dtype(at::kBFloat16));
+    kernels::GemmArgs g;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.a = {a.data_ptr(), kernels::GemmType::BFloat16, nullptr};
+    g.b = {b.data_ptr(), kernels::GemmType::BFloat16, nullptr};
+    g.d = d.data_ptr();
+    g.epilogue = kernels::Epilogue::GeluAuxBias;
+    g.bias = bias.data_ptr();
+    g.aux = aux.data_ptr();
+    g.aux_ld = n;
+    kernels::gemm(g, stream());
+    const double e_aux = relative_error(aux, pre);
+    const double e_gelu = relative_error(d, at::gelu(pre, "tanh"));
+    check(e_aux < 1e-2 && e_gelu < 1e-2, "gemm GELU_AUX_BIAS: aux" + error_text(e_aux, 1e-2) + ", output" + error_text(e_gelu, 1e-2));
+
+    at::Tensor dgelu = at::full({m, n}, NAN, cuda.dtype(at::kBFloat16));
+    at::Tensor dbias = at::full({n}, NAN, cuda.dtype(at::kBFloat16));
+    g.d = dgelu.data_ptr();
+    g.epilogue = kernels::Epilogue::DGeluBGrad;
+    g.bias = nullptr;
+    g.bias_grad = dbias.data_ptr();
+    kernels::gemm(g, stream());
+    const at::Tensor product = at::mm(a.to(at::kFloat), b.to(at::kFloat).t());
+    const at::Tensor want_dgelu = at::gelu_backward(product, aux.to(at::kFloat), "tanh");
+    const double e_dgelu = relative_error(dgelu, want_dgelu);
+    const double e_dbias = relative_error(dbias, want_dgelu.sum(0));
+    check(e_dgelu < 1e-2 && e_dbias < 1e-2,
+          "gemm DGELU_BGRAD: output" + error_text(e_dgelu, 1e-2) + ", bias gradient" + error_text(e_dbias, 1e-2));
+
+    at::Tensor plain = at::full({m, n}, NAN, cuda.dtype(at::kBFloat16));
+    at::Tensor row_sums = at::full({m}, NAN, cuda.dtype(at::kBFloat16));
+    g.d = plain.data_ptr();
+    g.epilogue = kernels::Epilogue::BGradB;
+    g.aux = nullptr;
+    g.bias_grad = row_sums.data_ptr();
+    kernels::gemm(g, stream());
+    const double e_plain = relative_error(plain, product);
+    const double e_rows = relative_error(row_sums, a.to(at::kFloat).sum(1));
+    check(e_plain < 1e-2 && e_rows < 1e-2, "gemm BGRADB: output" + error_text(e_plain, 1e-2) + ", bias gradient" + error_text(e_rows, 1e-2));
+}
+
 }  // namespace
 
 int main() {
@@ -267,6 +377,7 @@ int main() {
         transposes();
         layer_norms();
         gelus();
+        gemms();
         at::cuda::getCurrentCUDAStream().synchronize();
     } catch (const std::exception& e) {
         check(false, std::string("no exception: ") + e.what());

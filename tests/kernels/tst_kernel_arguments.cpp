@@ -5,6 +5,7 @@
 #include "tewb_kernels/activation.h"
 #include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
+#include "tewb_kernels/gemm.h"
 #include "tewb_kernels/normalization.h"
 #include "tewb_kernels/device_query.h"
 #include "tewb_kernels/kernel_error.h"
@@ -164,6 +165,40 @@ private Q_SLOTS:
                      "workspace of", bwd);
         expect_error([&] { gelu_backward(f, nullptr, DType::BFloat16, 2, 4, f, nullptr, nullptr, DType::Float32, nullptr, 0, nullptr); },
                      "x is a null pointer", bwd);
+    }
+
+    void gemmRejectsBadArguments() {
+        const std::string entry = "tewb::kernels::gemm";
+        GemmArgs ok;
+        ok.m = 32;
+        ok.n = 32;
+        ok.k = 32;
+        ok.a = {device_like, GemmType::E4M3, device_like};
+        ok.b = {device_like, GemmType::E4M3, device_like};
+        ok.d = device_like;
+        const auto bad = [&](const std::function<void(GemmArgs&)>& change, const std::string& part) {
+            GemmArgs g = ok;
+            change(g);
+            expect_error([g] { gemm(g, nullptr); }, part, entry);
+        };
+        bad([](GemmArgs& g) { g.m = 97; }, "FP8 GEMMs need m, n and k to be multiples of 16 (got m = 97");
+        bad([](GemmArgs& g) { g.k = 0; }, "k = 0");
+        bad([](GemmArgs& g) { g.a.type = GemmType::E5M2; g.b.type = GemmType::E5M2; }, "E5M2 x E5M2");
+        bad([](GemmArgs& g) { g.a.type = GemmType::BFloat16; }, "do not mix");
+        bad([](GemmArgs& g) { g.b.scale_inv = nullptr; }, "scale_inv pointers");
+        bad([](GemmArgs& g) { g.d_type = GemmType::E4M3; }, "an FP8 output needs d_scale");
+        bad([](GemmArgs& g) { g.a = {device_like, GemmType::BFloat16, nullptr}; g.b = g.a; g.d_type = GemmType::E4M3; },
+            "an FP8 output needs FP8 operands");
+        bad([](GemmArgs& g) { g.d = nullptr; }, "a, b and d must not be null");
+        bad([](GemmArgs& g) { g.a.data = reinterpret_cast<const char*>(device_like) + 4; }, "16-byte aligned");
+        bad([](GemmArgs& g) { g.epilogue = Epilogue::Bias; }, "the bias epilogue needs");
+        bad([](GemmArgs& g) { g.epilogue = Epilogue::GeluAuxBias; g.bias = device_like; g.aux = device_like; g.aux_ld = 20; },
+            "aux_ld = 20; allowed: at least n = 32 and a multiple of 8");
+        bad([](GemmArgs& g) { g.epilogue = Epilogue::DGeluBGrad; g.aux = device_like; g.aux_ld = 32; }, "needs a 16-byte aligned bias_grad");
+        bad([](GemmArgs& g) { g.epilogue = Epilogue::BGradB; }, "the BGRADB epilogue needs");
+        bad([](GemmArgs& g) { g.d_type = GemmType::E4M3; g.d_scale = device_like; g.epilogue = Epilogue::BGradB; g.bias_grad = device_like; },
+            "an FP8 output takes no epilogue but bias");
+        QCOMPARE(gemm_cache_size(), std::size_t{0});  // nothing reached cuBLASLt
     }
 
     void deviceQueryNeverThrows() {

@@ -1,0 +1,268 @@
+// The cuBLASLt wrapper. Row-major d[m, n] = a[m, k]·b[n, k]ᵀ is, in cuBLASLt's column-major terms,
+// Dᶜ[n, m] = op(A)·op(B) with A = b (stored k x n, transposed: "T") and B = a (stored k x m, "N"): the TN
+// layout FP8 needs, with no copies. So cuBLASLt's A scale is b's and its B scale is a's, D's rows are our
+// n (bias and DGELU's bias gradient have n entries) and its columns our m (BGRADB's bias gradient).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include <cublasLt.h>
+
+#include "common/check.h"
+#include "tewb_kernels/gemm.h"
+
+namespace tewb::kernels {
+
+namespace {
+
+constexpr const char* kCall = "tewb::kernels::gemm";
+constexpr std::size_t kAlignment = 16;
+
+bool is_fp8(GemmType t) {
+    return t == GemmType::E4M3 || t == GemmType::E5M2;
+}
+
+const char* name(GemmType t) {
+    switch (t) {
+        case GemmType::Float32: return "float32";
+        case GemmType::BFloat16: return "bfloat16";
+        case GemmType::E4M3: return "E4M3";
+        case GemmType::E5M2: return "E5M2";
+    }
+    return "unknown";
+}
+
+cudaDataType_t cuda_type(GemmType t) {
+    switch (t) {
+        case GemmType::Float32: return CUDA_R_32F;
+        case GemmType::BFloat16: return CUDA_R_16BF;
+        case GemmType::E4M3: return CUDA_R_8F_E4M3;
+        case GemmType::E5M2: return CUDA_R_8F_E5M2;
+    }
+    return CUDA_R_32F;
+}
+
+cublasLtEpilogue_t cublas_epilogue(Epilogue e) {
+    switch (e) {
+        case Epilogue::None: return CUBLASLT_EPILOGUE_DEFAULT;
+        case Epilogue::Bias: return CUBLASLT_EPILOGUE_BIAS;
+        case Epilogue::GeluAuxBias: return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+        case Epilogue::DGeluBGrad: return CUBLASLT_EPILOGUE_DGELU_BGRAD;
+        case Epilogue::BGradB: return CUBLASLT_EPILOGUE_BGRADB;
+    }
+    return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+bool aligned(const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) % kAlignment == 0;
+}
+
+void need(bool ok, const std::string& what) {
+    if (!ok) detail::fail(kCall, what);
+}
+
+void check_args(const GemmArgs& g) {
+    const bool fp8 = is_fp8(g.a.type) || is_fp8(g.b.type);
+    need(g.k > 0, "k = 0; allowed: 1 or more");
+    need(g.m <= INT32_MAX && g.n <= INT32_MAX && g.k <= INT32_MAX, "m, n and k must each fit in 32 bits");
+    need(is_fp8(g.a.type) == is_fp8(g.b.type) && (fp8 || g.a.type == g.b.type),
+         std::string("operand types ") + name(g.a.type) + " and " + name(g.b.type) +
+             " do not mix; allowed: both float32, both bfloat16, or both FP8");
+    need(!(g.a.type == GemmType::E5M2 && g.b.type == GemmType::E5M2), "E5M2 x E5M2 has no FP8 GEMM; allowed: E4M3 x E4M3, E4M3 x E5M2");
+    need(!is_fp8(g.d_type) || fp8, "an FP8 output needs FP8 operands");
+    need(g.d_type != GemmType::E5M2 || fp8, "an E5M2 output needs FP8 operands");
+    if (fp8) {
+        need(g.m % 16 == 0 && g.n % 16 == 0 && g.k % 16 == 0,
+             "FP8 GEMMs need m, n and k to be multiples of 16 (got m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) +
+                 ", k = " + std::to_string(g.k) + "); pad the operands or use bfloat16");
+        need(g.a.scale_inv != nullptr && g.b.scale_inv != nullptr, "FP8 operands need their scale_inv pointers");
+        need(reinterpret_cast<std::uintptr_t>(g.a.scale_inv) % 4 == 0 && reinterpret_cast<std::uintptr_t>(g.b.scale_inv) % 4 == 0,
+             "the scale_inv pointers must be 4-byte aligned");
+    }
+    if (is_fp8(g.d_type)) {
+        need(g.d_scale != nullptr, "an FP8 output needs d_scale");
+        need(g.epilogue == Epilogue::None || g.epilogue == Epilogue::Bias,
+             "an FP8 output takes no epilogue but bias; allowed with FP8 d: none, bias");
+    }
+    need(g.a.data != nullptr && g.b.data != nullptr && g.d != nullptr, "a, b and d must not be null");
+    need(aligned(g.a.data) && aligned(g.b.data) && aligned(g.d), "a, b and d must be 16-byte aligned");
+    switch (g.epilogue) {
+        case Epilogue::None: break;
+        case Epilogue::Bias: need(g.bias != nullptr && aligned(g.bias), "the bias epilogue needs a 16-byte aligned bias"); break;
+        case Epilogue::GeluAuxBias:
+            need(g.bias != nullptr && aligned(g.bias), "the GELU_AUX_BIAS epilogue needs a 16-byte aligned bias");
+            [[fallthrough]];
+        case Epilogue::DGeluBGrad:
+            need(g.aux != nullptr && aligned(g.aux), "the GELU epilogues need a 16-byte aligned aux buffer");
+            need(g.aux_ld >= g.n && g.aux_ld % 8 == 0,
+                 "aux_ld = " + std::to_string(g.aux_ld) + "; allowed: at least n = " + std::to_string(g.n) + " and a multiple of 8");
+            if (g.epilogue == Epilogue::DGeluBGrad) {
+                need(g.bias_grad != nullptr && aligned(g.bias_grad), "the DGELU_BGRAD epilogue needs a 16-byte aligned bias_grad");
+            }
+            break;
+        case Epilogue::BGradB:
+            need(g.bias_grad != nullptr && aligned(g.bias_grad), "the BGRADB epilogue needs a 16-byte aligned bias_grad");
+            break;
+        default: detail::fail(kCall, "unknown epilogue");
+    }
+}
+
+// Per device: the handle and the workspace, made on first use and kept for the process.
+struct DeviceResources {
+    cublasLtHandle_t handle = nullptr;
+    void* workspace = nullptr;
+    std::size_t workspace_bytes = 0;
+};
+
+// Per shape, types and epilogue: descriptors and the algorithm cuBLASLt's heuristic picked.
+struct Plan {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    ~Plan() {
+        if (a) cublasLtMatrixLayoutDestroy(a);
+        if (b) cublasLtMatrixLayoutDestroy(b);
+        if (c) cublasLtMatrixLayoutDestroy(c);
+        if (d) cublasLtMatrixLayoutDestroy(d);
+        if (desc) cublasLtMatmulDescDestroy(desc);
+    }
+};
+
+using PlanKey = std::tuple<int, std::size_t, std::size_t, std::size_t, GemmType, GemmType, GemmType, Epilogue, Accumulation,
+                           std::size_t, bool>;
+
+struct State {
+    std::mutex mutex;  // guards both maps and the plans' pointer attributes between setting and enqueueing
+    std::map<int, DeviceResources> devices;
+    std::map<PlanKey, std::unique_ptr<Plan>> plans;
+};
+
+State& state() {
+    static State s;  // never destroyed: CUDA may already be shut down at exit
+    return s;
+}
+
+DeviceResources& resources(int device) {
+    DeviceResources& r = state().devices[device];
+    if (r.handle == nullptr) {
+        int major = 0;
+        detail::check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), kCall,
+                           "cudaDeviceGetAttribute(compute capability)");
+        r.workspace_bytes = (major >= 9 ? 32u : 4u) << 20;
+        detail::check_cuda(cudaMalloc(&r.workspace, r.workspace_bytes), kCall, "cudaMalloc(workspace)");
+        detail::check_cublas(cublasLtCreate(&r.handle), kCall, "cublasLtCreate");
+    }
+    return r;
+}
+
+template <typename T>
+void set(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, const T& value, const char* what) {
+    detail::check_cublas(cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof value), kCall, what);
+}
+
+Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
+    const PlanKey key{device, g.m, g.n, g.k, g.a.type, g.b.type, g.d_type, g.epilogue, g.accumulation, g.aux_ld,
+                      g.d_amax != nullptr};
+    std::unique_ptr<Plan>& slot = state().plans[key];
+    if (slot) return *slot;
+    auto p = std::make_unique<Plan>();
+    detail::check_cublas(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), kCall, "cublasLtMatmulDescCreate");
+    set(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T, "set TRANSA");
+    set(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N, "set TRANSB");
+    const bool fp8 = is_fp8(g.a.type);
+    if (fp8) {
+        set(p->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, static_cast<std::int8_t>(g.accumulation == Accumulation::Fast ? 1 : 0),
+            "set FAST_ACCUM");
+    }
+    set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, cublas_epilogue(g.epilogue), "set EPILOGUE");
+    // Bias, bias gradient and aux are in the output's precision (bfloat16 where the output is FP8).
+    const GemmType side = is_fp8(g.d_type) ? GemmType::BFloat16 : g.d_type;
+    if (g.epilogue != Epilogue::None) {
+        set(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(side), "set BIAS_DATA_TYPE");
+    }
+    if (g.epilogue == Epilogue::GeluAuxBias || g.epilogue == Epilogue::DGeluBGrad) {
+        set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(g.aux_ld), "set EPILOGUE_AUX_LD");
+        set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, cuda_type(side), "set EPILOGUE_AUX_DATA_TYPE");
+    }
+    const auto rows = static_cast<std::uint64_t>(g.n);
+    const auto cols = static_cast<std::uint64_t>(g.m);
+    const auto inner = static_cast<std::uint64_t>(g.k);
+    detail::check_cublas(cublasLtMatrixLayoutCreate(&p->a, cuda_type(g.b.type), inner, rows, static_cast<std::int64_t>(inner)),
+                         kCall, "cublasLtMatrixLayoutCreate(A)");
+    detail::check_cublas(cublasLtMatrixLayoutCreate(&p->b, cuda_type(g.a.type), inner, cols, static_cast<std::int64_t>(inner)),
+                         kCall, "cublasLtMatrixLayoutCreate(B)");
+    // C is never read (beta = 0) but must describe a valid matrix: D's, or bfloat16 where D is FP8.
+    detail::check_cublas(cublasLtMatrixLayoutCreate(&p->c, cuda_type(side), rows, cols, static_cast<std::int64_t>(rows)), kCall,
+                         "cublasLtMatrixLayoutCreate(C)");
+    detail::check_cublas(cublasLtMatrixLayoutCreate(&p->d, cuda_type(g.d_type), rows, cols, static_cast<std::int64_t>(rows)), kCall,
+                         "cublasLtMatrixLayoutCreate(D)");
+
+    cublasLtMatmulPreference_t preference = nullptr;
+    detail::check_cublas(cublasLtMatmulPreferenceCreate(&preference), kCall, "cublasLtMatmulPreferenceCreate");
+    const std::uint64_t workspace = r.workspace_bytes;
+    cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                                 &workspace, sizeof workspace);
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    if (status == CUBLAS_STATUS_SUCCESS) {
+        status = cublasLtMatmulAlgoGetHeuristic(r.handle, p->desc, p->a, p->b, p->c, p->d, preference, 1, &result, &found);
+    }
+    cublasLtMatmulPreferenceDestroy(preference);
+    detail::check_cublas(status, kCall, "cublasLtMatmulAlgoGetHeuristic");
+    if (found == 0) {
+        detail::fail(kCall, std::string("cuBLASLt has no algorithm for ") + name(g.a.type) + " x " + name(g.b.type) + " -> " +
+                                name(g.d_type) + ", m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) + ", k = " +
+                                std::to_string(g.k) + " on this GPU");
+    }
+    p->algo = result.algo;
+    slot = std::move(p);
+    return *slot;
+}
+
+}  // namespace
+
+void gemm(const GemmArgs& g, cudaStream_t stream) {
+    check_args(g);
+    if (g.m == 0 || g.n == 0) return;
+    int device = 0;
+    detail::check_cuda(cudaGetDevice(&device), kCall, "cudaGetDevice");
+    const std::lock_guard<std::mutex> lock(state().mutex);
+    DeviceResources& r = resources(device);
+    Plan& p = plan_for(g, device, r);
+    if (is_fp8(g.a.type)) {
+        set(p.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, g.b.scale_inv, "set A_SCALE_POINTER");
+        set(p.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, g.a.scale_inv, "set B_SCALE_POINTER");
+    }
+    if (is_fp8(g.d_type)) {
+        set(p.desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, g.d_scale, "set D_SCALE_POINTER");
+        if (g.d_amax != nullptr) set(p.desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, g.d_amax, "set AMAX_D_POINTER");
+    }
+    switch (g.epilogue) {
+        case Epilogue::None: break;
+        case Epilogue::Bias: set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias, "set BIAS_POINTER"); break;
+        case Epilogue::GeluAuxBias:
+            set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias, "set BIAS_POINTER");
+            set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux, "set EPILOGUE_AUX_POINTER");
+            break;
+        case Epilogue::DGeluBGrad:
+            set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias_grad, "set BIAS_POINTER (gradient)");
+            set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux, "set EPILOGUE_AUX_POINTER");
+            break;
+        case Epilogue::BGradB: set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias_grad, "set BIAS_POINTER (gradient)"); break;
+    }
+    const float alpha = 1.0f;
+    const float beta = 0.0f;
+    detail::check_cublas(cublasLtMatmul(r.handle, p.desc, &alpha, g.b.data, p.a, g.a.data, p.b, &beta, g.d, p.c, g.d, p.d, &p.algo,
+                                        r.workspace, r.workspace_bytes, stream),
+                         kCall, "cublasLtMatmul");
+}
+
+std::size_t gemm_cache_size() {
+    const std::lock_guard<std::mutex> lock(state().mutex);
+    return state().plans.size();
+}
+
+}  // namespace tewb::kernels
