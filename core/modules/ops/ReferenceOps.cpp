@@ -17,6 +17,7 @@
 #include <ATen/ops/where.h>
 
 #include "core/fp8/AbsMax.h"
+#include "core/modules/ops/FusedOps.h"
 
 namespace tewb {
 
@@ -114,7 +115,14 @@ const TeOps& reference_ops() {
     return ops;
 }
 
-const TeOps& ops_for(const c10::Device&) {
+const TeOps& ops_for(const c10::Device& device) {
+#ifdef TEWB_FUSED_OPS
+    if (const TeOps* fused = fused_ops_for(device)) {
+        return *fused;
+    }
+#else
+    (void)device;
+#endif
     return reference_ops();
 }
 

@@ -1,0 +1,230 @@
+#include "core/modules/ops/FusedOps.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/reciprocal.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "core/modules/ops/ReferenceOps.h"
+#include "tewb_kernels/activation.h"
+#include "tewb_kernels/cast.h"
+#include "tewb_kernels/gemm.h"
+#include "tewb_kernels/normalization.h"
+
+namespace tewb {
+
+namespace {
+
+bool float_or_bf16(at::ScalarType t) {
+    return t == at::kFloat || t == at::kBFloat16;
+}
+
+kernels::DType kernel_dtype(at::ScalarType t) {
+    return t == at::kFloat ? kernels::DType::Float32 : kernels::DType::BFloat16;
+}
+
+kernels::GemmType gemm_type(at::ScalarType t) {
+    switch (t) {
+        case at::kFloat: return kernels::GemmType::Float32;
+        case at::kBFloat16: return kernels::GemmType::BFloat16;
+        case at::kFloat8_e4m3fn: return kernels::GemmType::E4M3;
+        default: return kernels::GemmType::E5M2;
+    }
+}
+
+bool aligned16(const at::Tensor& t) {
+    return reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0;
+}
+
+// A 2-D, row-major CUDA tensor the kernels can take as it is.
+bool plain_matrix(const at::Tensor& t) {
+    return t.is_cuda() && t.dim() == 2 && t.is_contiguous() && t.size(0) > 0 && t.size(1) > 0;
+}
+
+cudaStream_t stream_of(const at::Tensor& t) {
+    return at::cuda::getCurrentCUDAStream(t.get_device()).stream();
+}
+
+class FusedOps final : public TeOps {
+public:
+    std::string_view name() const override { return "fused"; }
+
+    LayerNormResult layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
+                                       at::ScalarType out_dtype) const override {
+        if (!plain_matrix(x) || !float_or_bf16(x.scalar_type()) || !float_or_bf16(out_dtype) || !params_fit(gamma, beta, x)) {
+            return reference_ops().layer_norm_forward(x, gamma, beta, eps, out_dtype);
+        }
+        const c10::cuda::CUDAGuard guard(x.device());
+        const std::int64_t rows = x.size(0);
+        const std::int64_t hidden = x.size(1);
+        LayerNormResult r;
+        r.out = at::empty({rows, hidden}, x.options().dtype(out_dtype));
+        r.mean = at::empty({rows}, x.options().dtype(at::kFloat));
+        r.rstd = at::empty({rows}, x.options().dtype(at::kFloat));
+        kernels::layer_norm_forward(x.data_ptr(), kernel_dtype(x.scalar_type()), gamma.data_ptr(), beta.data_ptr(),
+                                    kernel_dtype(gamma.scalar_type()), static_cast<std::size_t>(rows),
+                                    static_cast<std::size_t>(hidden), static_cast<float>(eps), r.out.data_ptr(),
+                                    kernel_dtype(out_dtype), nullptr, r.mean.data_ptr<float>(), r.rstd.data_ptr<float>(),
+                                    stream_of(x));
+        return r;
+    }
+
+    LayerNormGrads layer_norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+                                       const at::Tensor& gamma) const override {
+        const bool fits = plain_matrix(x) && plain_matrix(dy) && dy.sizes() == x.sizes() && dy.scalar_type() == x.scalar_type() &&
+                          float_or_bf16(x.scalar_type()) && params_fit(gamma, gamma, x) && stats_fit(mean, x) && stats_fit(rstd, x);
+        if (!fits) return reference_ops().layer_norm_backward(dy, x, mean, rstd, gamma);
+        const c10::cuda::CUDAGuard guard(x.device());
+        const auto rows = static_cast<std::size_t>(x.size(0));
+        const auto hidden = static_cast<std::size_t>(x.size(1));
+        LayerNormGrads g;
+        g.dx = at::empty_like(x);
+        g.dgamma = at::empty_like(gamma);
+        g.dbeta = at::empty_like(gamma);
+        const std::size_t bytes = kernels::layer_norm_backward_workspace_bytes(rows, hidden);
+        const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, x.options().dtype(at::kByte));
+        kernels::layer_norm_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(x.scalar_type()), mean.data_ptr<float>(),
+                                     rstd.data_ptr<float>(), gamma.data_ptr(), kernel_dtype(gamma.scalar_type()), rows, hidden,
+                                     g.dx.data_ptr(), g.dgamma.data_ptr(), g.dbeta.data_ptr(), workspace.data_ptr(), bytes,
+                                     stream_of(x));
+        return g;
+    }
+
+    at::Tensor gelu_forward(const at::Tensor& x) const override {
+        if (!plain_matrix(x) || !float_or_bf16(x.scalar_type())) return reference_ops().gelu_forward(x);
+        const c10::cuda::CUDAGuard guard(x.device());
+        at::Tensor y = at::empty_like(x);
+        kernels::gelu_forward(x.data_ptr(), kernel_dtype(x.scalar_type()), static_cast<std::size_t>(x.size(0)),
+                              static_cast<std::size_t>(x.size(1)), y.data_ptr(), kernel_dtype(x.scalar_type()), nullptr,
+                              stream_of(x));
+        return y;
+    }
+
+    at::Tensor gelu_backward(const at::Tensor& dy, const at::Tensor& x) const override {
+        if (!plain_matrix(x) || !plain_matrix(dy) || dy.sizes() != x.sizes() || dy.scalar_type() != x.scalar_type() ||
+            !float_or_bf16(x.scalar_type())) {
+            return reference_ops().gelu_backward(dy, x);
+        }
+        const c10::cuda::CUDAGuard guard(x.device());
+        at::Tensor dx = at::empty_like(x);
+        kernels::gelu_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(x.scalar_type()), static_cast<std::size_t>(x.size(0)),
+                               static_cast<std::size_t>(x.size(1)), dx.data_ptr(), nullptr, nullptr, kernels::DType::Float32,
+                               nullptr, 0, stream_of(x));
+        return dx;
+    }
+
+    at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                    at::ScalarType out_dtype) const override {
+        // Transposed views (the backward's weightᵀ and inputᵀ) and mixed dtypes go to LibTorch's own
+        // GEMM, which takes any layout; the kernel path adds the bias in its epilogue.
+        const bool fits = plain_matrix(a) && plain_matrix(b) && a.size(1) == b.size(1) && a.scalar_type() == b.scalar_type() &&
+                          float_or_bf16(a.scalar_type()) && out_dtype == a.scalar_type() && aligned16(a) && aligned16(b);
+        if (!fits) return reference_ops().gemm(a, b, bias, out_dtype);
+        return run_gemm(a, nullptr, b, nullptr, bias, out_dtype, kernels::Accumulation::Split);
+    }
+
+    Fp8Tensor quantize(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const override {
+        Fp8Context& context = *quantizer.context;
+        // Current scaling derives the scale from x first, and inspection counts per element: the reference does both.
+        if (!plain_matrix(x) || !float_or_bf16(x.scalar_type()) || context.recipe().scaling != ScalingKind::Delayed ||
+            context.inspect()) {
+            return reference_ops().quantize(x, quantizer, with_transpose);
+        }
+        const c10::cuda::CUDAGuard guard(x.device());
+        const Fp8Dtype dtype = quantizer.dtype();
+        const at::Tensor scale = context.scale(quantizer.pass, quantizer.slot);
+        // The staging entry of the slot's amax history: the kernel combines x's amax into it.
+        at::Tensor staging = context.history(quantizer.pass).select(0, quantizer.slot).select(0, 0);
+        Fp8Tensor out;
+        out.dtype = dtype;
+        out.data = at::empty(x.sizes(), x.options().dtype(to_scalar_type(dtype)));
+        const auto type = dtype == Fp8Dtype::E4M3 ? kernels::Fp8Type::E4M3 : kernels::Fp8Type::E5M2;
+        const auto rows = static_cast<std::size_t>(x.size(0));
+        const auto cols = static_cast<std::size_t>(x.size(1));
+        if (with_transpose) {
+            out.transposed = at::empty({x.size(1), x.size(0)}, out.data.options());
+            kernels::cast_transpose_to_fp8(x.data_ptr(), kernel_dtype(x.scalar_type()), rows, cols, scale.data_ptr<float>(),
+                                           out.data.data_ptr(), out.transposed.data_ptr(), type, staging.data_ptr<float>(),
+                                           stream_of(x));
+        } else {
+            kernels::cast_to_fp8(x.data_ptr(), kernel_dtype(x.scalar_type()), rows * cols, scale.data_ptr<float>(),
+                                 out.data.data_ptr(), type, staging.data_ptr<float>(), stream_of(x));
+        }
+        out.scale_inv = at::reciprocal(scale);  // a copy: the next update does not change what this cast used
+        return out;
+    }
+
+    at::Tensor fp8_gemm(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b, const at::Tensor& b_scale_inv,
+                        const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
+                        Accumulation accumulation) const override {
+        const bool both_e5m2 = a.scalar_type() == at::kFloat8_e5m2 && b.scalar_type() == at::kFloat8_e5m2;
+        const bool fits = plain_matrix(a) && plain_matrix(b) && a.size(1) == b.size(1) && a.size(0) % 16 == 0 &&
+                          b.size(0) % 16 == 0 && a.size(1) % 16 == 0 && !both_e5m2 && float_or_bf16(out_dtype) &&
+                          aligned16(a) && aligned16(b) && scalar_fits(a_scale_inv, a) && scalar_fits(b_scale_inv, a);
+        if (!fits) return reference_ops().fp8_gemm(a, a_scale_inv, b, b_scale_inv, bias, out_dtype, accumulation);
+        return run_gemm(a, &a_scale_inv, b, &b_scale_inv, bias, out_dtype,
+                        accumulation == Accumulation::Fast ? kernels::Accumulation::Fast : kernels::Accumulation::Split);
+    }
+
+private:
+    static bool params_fit(const at::Tensor& gamma, const at::Tensor& beta, const at::Tensor& x) {
+        return gamma.is_cuda() && gamma.dim() == 1 && gamma.is_contiguous() && beta.is_contiguous() &&
+               gamma.size(0) == x.size(1) && beta.sizes() == gamma.sizes() && beta.scalar_type() == gamma.scalar_type() &&
+               float_or_bf16(gamma.scalar_type()) && gamma.device() == x.device();
+    }
+
+    static bool stats_fit(const at::Tensor& s, const at::Tensor& x) {
+        return s.is_cuda() && s.is_contiguous() && s.scalar_type() == at::kFloat && s.numel() == x.size(0);
+    }
+
+    static bool scalar_fits(const at::Tensor& s, const at::Tensor& like) {
+        return s.is_cuda() && s.numel() == 1 && s.scalar_type() == at::kFloat && s.device() == like.device();
+    }
+
+    static at::Tensor run_gemm(const at::Tensor& a, const at::Tensor* a_scale_inv, const at::Tensor& b,
+                               const at::Tensor* b_scale_inv, const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
+                               kernels::Accumulation accumulation) {
+        const c10::cuda::CUDAGuard guard(a.device());
+        at::Tensor d = at::empty({a.size(0), b.size(0)}, a.options().dtype(out_dtype));
+        at::Tensor bias_c;
+        kernels::GemmArgs g;
+        g.m = static_cast<std::size_t>(a.size(0));
+        g.n = static_cast<std::size_t>(b.size(0));
+        g.k = static_cast<std::size_t>(a.size(1));
+        g.a = {a.data_ptr(), gemm_type(a.scalar_type()), a_scale_inv ? a_scale_inv->data_ptr<float>() : nullptr};
+        g.b = {b.data_ptr(), gemm_type(b.scalar_type()), b_scale_inv ? b_scale_inv->data_ptr<float>() : nullptr};
+        g.d = d.data_ptr();
+        g.d_type = gemm_type(out_dtype);
+        g.accumulation = accumulation;
+        if (bias && bias->defined()) {
+            bias_c = bias->to(out_dtype).contiguous();  // the epilogue takes the bias in the output's dtype
+            g.epilogue = kernels::Epilogue::Bias;
+            g.bias = bias_c.data_ptr();
+        }
+        kernels::gemm(g, stream_of(a));
+        return d;
+    }
+};
+
+bool wanted_in_environment() {
+    const char* choice = std::getenv("TEWB_TE_IMPL");
+    return choice == nullptr || std::strcmp(choice, "reference") != 0;
+}
+
+}  // namespace
+
+const TeOps* fused_ops_for(const c10::Device& device) {
+    static const FusedOps fused;
+    static const bool wanted = wanted_in_environment();
+    if (!wanted || !device.is_cuda()) return nullptr;
+    const int index = device.has_index() ? device.index() : at::cuda::current_device();
+    return at::cuda::getDeviceProperties(index)->major >= 8 ? &fused : nullptr;
+}
+
+}  // namespace tewb
