@@ -23,6 +23,7 @@
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
+#include "core/selftest/SelfTest.h"
 #include "core/train/ComparePlan.h"
 #include "core/train/Trainer.h"
 
@@ -32,6 +33,7 @@ using namespace tewb;
 
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitSkipped = 77;  // CTest's skip code: no GPU to check
 constexpr int kExitInterrupted = 130;
 
 std::atomic<bool> g_cancel{false};
@@ -282,6 +284,11 @@ int main(int argc, char** argv) {
         ->required();
     recipe->add_flag("--json", replay_json, "print the contract JSON of FP8_RECIPE.md");
 
+    bool selftest_json = false;
+    CLI::App* selftest = app.add_subcommand(
+        "selftest", "check every fused kernel against its reference on this GPU (exit 0 all pass, 1 a failure, 77 no GPU)");
+    selftest->add_flag("--json", selftest_json, "print the report as JSON");
+
     CLI::App* history = app.add_subcommand("history", "runs saved in the run store");
     history->require_subcommand(1);
     bool list_json = false;
@@ -317,7 +324,7 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::ExtrasError& e) {
         if (app.get_subcommands().empty() && !app.remaining().empty()) {
-            std::fprintf(stderr, "te-bench: unknown command '%s'; allowed: info|run|compare|recipe|history (see te-bench --help)\n",
+            std::fprintf(stderr, "te-bench: unknown command '%s'; allowed: info|run|compare|recipe|selftest|history (see te-bench --help)\n",
                          app.remaining().front().c_str());
             return kExitUsage;
         }
@@ -340,7 +347,7 @@ int main(int argc, char** argv) {
     }
 
     if (app.get_subcommands().empty()) {
-        std::fprintf(stderr, "te-bench: a command is required; allowed: info|run|compare|recipe|history (see te-bench --help)\n");
+        std::fprintf(stderr, "te-bench: a command is required; allowed: info|run|compare|recipe|selftest|history (see te-bench --help)\n");
         return kExitUsage;
     }
 
@@ -354,6 +361,13 @@ int main(int argc, char** argv) {
                 std::cout << describe_device(device, capability);
             }
             return 0;
+        }
+
+        if (selftest->parsed()) {
+            const SelfTestReport report = run_self_test(detect_device());
+            std::cout << (selftest_json ? self_test_json_text(report) : render_self_test_table(report));
+            if (!report.ran) return kExitSkipped;
+            return report.passed() ? 0 : 1;
         }
 
         if (run->parsed()) {

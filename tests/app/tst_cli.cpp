@@ -44,9 +44,9 @@ private Q_SLOTS:
     void badInputExitsTwoWithOneLine_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("no command") << QStringList{} << "a command is required; allowed: info|run|compare|recipe|history";
+        QTest::newRow("no command") << QStringList{} << "a command is required; allowed: info|run|compare|recipe|selftest|history";
         QTest::newRow("unknown command") << QStringList{"train"}
-                                         << "unknown command 'train'; allowed: info|run|compare|recipe|history";
+                                         << "unknown command 'train'; allowed: info|run|compare|recipe|selftest|history";
         QTest::newRow("unknown flag") << QStringList{"run", "--turbo"} << "--turbo";
         QTest::newRow("missing value") << QStringList{"run", "--layers"} << "--layers";
         QTest::newRow("non-numeric") << QStringList{"run", "--layers", "abc"} << "--layers 'abc': not a whole number";
@@ -124,6 +124,19 @@ private Q_SLOTS:
         const Result r = bench({"run", "--device", "cuda"});
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(r.err.contains(QStringLiteral("--device cuda: no usable CUDA device")), qPrintable(r.err));
+    }
+
+    void selftestIsSkippedWithoutAGpu() {
+        const Result text = bench({"selftest"});
+        if (text.exit_code != 77) QSKIP("a GPU is present: the selftest runs (label gpu)");
+        QVERIFY2(text.out.contains("self-test skipped: "), qPrintable(text.out));
+        const Result j = bench({"selftest", "--json"});
+        QCOMPARE(j.exit_code, 77);
+        const json report = read_json_text(j.out);
+        QCOMPARE(report["ran"], false);
+        QCOMPARE(report["passed"], false);
+        QVERIFY(report["skip_reason"].get<std::string>().size() > 10);
+        QVERIFY(report["cases"].empty());
     }
 
     void infoJsonHasTheContractKeys() {

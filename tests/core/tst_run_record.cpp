@@ -11,6 +11,7 @@
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
 #include "core/results/Summary.h"
+#include "core/selftest/SelfTest.h"
 
 using namespace tewb;
 using nlohmann::json;
@@ -68,6 +69,35 @@ class TestRunRecord : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    void selfTestReportRendersEveryCase() {
+        SelfTestReport report;
+        report.ran = true;
+        report.device = "NVIDIA H200 (compute capability 9.0)";
+        report.seed = 42;
+        report.cases.push_back({"layer_norm_forward", "out", "3072x768", "bfloat16", 0.004, 1e-2});
+        report.cases.push_back({"cast_to_fp8", "out", "97x33", "float32 -> E4M3", 0.01, 0.0});
+        QVERIFY(!report.passed());
+        const std::string table = render_self_test_table(report);
+        QVERIFY(table.find("self-test on NVIDIA H200 (compute capability 9.0) (seed 42)") == 0);
+        QVERIFY(table.find("FAIL") != std::string::npos);
+        QVERIFY(table.find("pass") != std::string::npos);
+        QVERIFY(table.find("2 checks, 1 failed") != std::string::npos);
+        const nlohmann::json j = nlohmann::json::parse(self_test_json_text(report));
+        QCOMPARE(j["passed"], false);
+        QCOMPARE(j["cases"].size(), std::size_t{2});
+        QCOMPARE(j["cases"][1]["passed"], false);
+        QCOMPARE(j["cases"][0]["bound"].get<double>(), 1e-2);
+        report.cases.pop_back();
+        QVERIFY(report.passed());
+        report.error = "tewb::kernels::gemm: cublasLtMatmul failed";
+        QVERIFY(!report.passed());
+        QVERIFY(render_self_test_table(report).find("stopped by an error: tewb::kernels::gemm") != std::string::npos);
+        SelfTestReport skipped;
+        skipped.skip_reason = "no usable CUDA device";
+        QVERIFY(!skipped.passed());
+        QCOMPARE(render_self_test_table(skipped), std::string("self-test skipped: no usable CUDA device\n"));
+    }
+
     void jsonRoundTrip() {
         const RunRecord original = sample_record();
         const std::string text = record_to_json_text(original);
