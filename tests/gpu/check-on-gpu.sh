@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU check, run in one go on a GPU machine (../shared/docs/GPU.md): build without the GUI against
-# the machine's torch, run the `gpu` test label, then the benchmark matrix on the seed preset and the
+# the machine's torch, run the `gpu` test label (the GPU suite and `te-bench selftest`), then the benchmark matrix on the seed preset and the
 # PyTorch (Python) reference of the same model, eager and torch.compile. Logs and JSON go to the output
 # folder given as the argument (at most 8 files); a short table is printed last.
 #   usage: tests/gpu/check-on-gpu.sh OUT_DIR
@@ -45,6 +45,10 @@ export TEWB_DATA_DIR=$build/data
 echo "== ctest -L gpu"
 (cd "$build" && ctest -L gpu --output-on-failure) > "$out/ctest-gpu.log" 2>&1 || status=1
 tail -15 "$out/ctest-gpu.log"
+
+echo "== te-bench selftest (the fused kernels against their references; the table goes to ctest-gpu.log)"
+"$bench" selftest >> "$out/ctest-gpu.log" 2>&1 || status=1
+tail -1 "$out/ctest-gpu.log"
 
 echo "== te-bench info"
 "$bench" info --json > "$out/info.json" || status=1

@@ -59,6 +59,25 @@ private Q_SLOTS:
         QVERIFY(active(&panel, "fp8Badge"));
         QVERIFY(!active(&panel, "fallbackBadge"));
         QVERIFY(text(&panel, "fp8Badge").contains(QStringLiteral("9.0 >= 8.9")));
+        QVERIFY(panel.selfTestButton()->isEnabled());
+        QVERIFY(panel.selfTestButton()->toolTip().contains(QStringLiteral("te-bench selftest")));
+    }
+
+    void selfTestNeedsAFusedCapableGpu() {
+        ui::CapabilityPanel panel;
+        QVERIFY(!panel.selfTestButton()->isEnabled());  // while detecting
+        const DeviceInfo none = fake_device(std::nullopt, "");
+        panel.showDevice(none, classify(none));
+        QVERIFY(!panel.selfTestButton()->isEnabled());
+        QVERIFY(panel.selfTestButton()->toolTip().contains(QStringLiteral("compute capability 8.0")));
+        const DeviceInfo volta = fake_device(ComputeCapability{7, 0}, "Tesla V100");
+        panel.showDevice(volta, classify(volta));
+        QVERIFY(!panel.selfTestButton()->isEnabled());
+        QSignalSpy requested(&panel, &ui::CapabilityPanel::selfTestRequested);
+        const DeviceInfo a100 = fake_device(ComputeCapability{8, 0}, "NVIDIA A100-SXM4-80GB");
+        panel.showDevice(a100, classify(a100));
+        panel.selfTestButton()->click();
+        QCOMPARE(requested.count(), 1);
     }
 
     void ampereIsTeButNotFp8() {

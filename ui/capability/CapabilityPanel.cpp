@@ -56,6 +56,10 @@ CapabilityPanel::CapabilityPanel(QWidget* parent) : QWidget(parent) {
     libtorch_ = addFact(tr("LibTorch"), QStringLiteral("libtorch"));
     cpu_ = addFact(tr("CPU"), QStringLiteral("cpu"));
     layout->addWidget(factBox);
+    selfTest_ = new QPushButton(tr("Run self-test"), this);
+    selfTest_->setObjectName(QStringLiteral("selfTest"));
+    connect(selfTest_, &QPushButton::clicked, this, &CapabilityPanel::selfTestRequested);
+    layout->addWidget(selfTest_, 0, Qt::AlignLeft);
     layout->addStretch();
     showDetecting();
 }
@@ -80,6 +84,8 @@ QLabel* CapabilityPanel::addFact(const QString& label, const QString& objectName
 
 void CapabilityPanel::showDetecting() {
     summary_->setText(tr("Detecting the GPU…"));
+    selfTest_->setEnabled(false);
+    selfTest_->setToolTip(tr("Available once the GPU is detected"));
     for (QLabel* badge : {teBadge_, fp8Badge_, fallbackBadge_}) {
         setBadge(badge, false, {}, "…");
     }
@@ -118,6 +124,10 @@ void CapabilityPanel::showDevice(const DeviceInfo& d, const Capability& cap) {
     cublasLt_->setText(orDash(d.cublaslt_version));
     libtorch_->setText(orDash(d.libtorch_version));
     cpu_->setText(tr("%1 (%2 threads)").arg(QString::fromStdString(d.cpu_model)).arg(d.cpu_threads));
+    selfTest_->setEnabled(cap.te_capable);
+    selfTest_->setToolTip(cap.te_capable ? tr("Check every fused kernel against its reference on this GPU (te-bench selftest)")
+                                         : tr("The fused kernels need a GPU of compute capability 8.0 or newer: %1")
+                                               .arg(QString::fromStdString(cap.te_reason)));
 }
 
 }  // namespace tewb::ui

@@ -2,6 +2,7 @@
 
 #include <QFormLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QVBoxLayout>
 #include <QWidget>
 
@@ -20,6 +21,11 @@ public:
 
     void showDetecting();
     void showDevice(const DeviceInfo& device, const Capability& capability);
+    QPushButton* selfTestButton() const { return selfTest_; }
+
+Q_SIGNALS:
+    // The user asked to check the fused kernels against their references on this GPU.
+    void selfTestRequested();
 
 private:
     QLabel* addBadge(const QString& objectName);
@@ -38,6 +44,7 @@ private:
     QLabel* cublasLt_;
     QLabel* libtorch_;
     QLabel* cpu_;
+    QPushButton* selfTest_;
     QFormLayout* facts_;
     QVBoxLayout* badges_;
 };

@@ -1,9 +1,14 @@
 #include "ui/window/MainWindow.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
 #include <QAction>
+#include <QDialog>
+#include <QFontDatabase>
+#include <QPlainTextEdit>
+#include <QVBoxLayout>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
@@ -27,6 +32,7 @@
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
+#include "core/selftest/SelfTest.h"
 #include "core/train/RunConfig.h"
 #include "ui/capability/CapabilityPanel.h"
 #include "ui/charts/ChartsPanel.h"
@@ -137,6 +143,7 @@ MainWindow::MainWindow(std::function<DeviceInfo()> detect, QWidget* parent, RunW
         rightTabs_->setCurrentIndex(0);
     });
     connect(history_, &HistoryPanel::rerunRequested, this, &MainWindow::enqueue);
+    connect(capabilityPanel_, &CapabilityPanel::selfTestRequested, this, &MainWindow::runSelfTest);
     connect(history_, &HistoryPanel::problem, this, [this](const QString& message) { showError(tr("History"), message); });
     history_->refresh();
 
@@ -288,6 +295,55 @@ void MainWindow::onDeviceDetected(const DeviceInfo& device) {
     statusBar()->showMessage(tr("Ready"));
     Q_EMIT deviceDetected();
     if (demo_) beginDemo();
+}
+
+void MainWindow::runSelfTest() {
+    if (!device_) return;
+    if (controller_->isRunning()) {
+        showError(tr("Self-test"), tr("A run is training on this GPU; run the self-test when the queue is done (it would "
+                                      "disturb the run's timings)."));
+        return;
+    }
+    QPushButton* button = capabilityPanel_->selfTestButton();
+    button->setEnabled(false);
+    statusBar()->showMessage(tr("Running the self-test: every fused kernel against its reference…"));
+    QThread* worker = QThread::create([this, device = *device_] {
+        const SelfTestReport report = run_self_test(device);
+        QMetaObject::invokeMethod(
+            this,
+            [this, report] {
+                capabilityPanel_->selfTestButton()->setEnabled(true);
+                const auto failed = std::count_if(report.cases.begin(), report.cases.end(),
+                                                  [](const SelfTestCase& c) { return !c.passed(); });
+                const QString summary =
+                    !report.ran ? tr("Self-test skipped: %1").arg(QString::fromStdString(report.skip_reason))
+                    : report.passed()
+                        ? tr("Self-test passed: %n check(s)", nullptr, static_cast<int>(report.cases.size()))
+                        : tr("Self-test FAILED: %1 of %2 checks%3")
+                              .arg(failed)
+                              .arg(report.cases.size())
+                              .arg(report.error.empty() ? QString() : tr(", stopped by: %1").arg(QString::fromStdString(report.error)));
+                statusBar()->showMessage(summary);
+                auto* dialog = new QDialog(this);
+                dialog->setObjectName(QStringLiteral("selfTestDialog"));
+                dialog->setWindowTitle(tr("Self-test"));
+                dialog->setAttribute(Qt::WA_DeleteOnClose);
+                auto* layout = new QVBoxLayout(dialog);
+                layout->addWidget(new QLabel(summary, dialog));
+                auto* table = new QPlainTextEdit(QString::fromStdString(render_self_test_table(report)), dialog);
+                table->setReadOnly(true);
+                table->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+                table->setLineWrapMode(QPlainTextEdit::NoWrap);
+                layout->addWidget(table);
+                dialog->resize(900, 600);
+                dialog->open();
+                Q_EMIT selfTestFinished(report.passed());
+            },
+            Qt::QueuedConnection);
+    });
+    connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+    worker->setParent(this);  // joined with the window, as detection is
+    worker->start();
 }
 
 void MainWindow::showError(const QString& title, const QString& message) {

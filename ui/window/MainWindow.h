@@ -76,6 +76,7 @@ Q_SIGNALS:
     void deviceDetected();
     void errorShown(QString message);
     void demoFinished(int exitCode, QString message);
+    void selfTestFinished(bool passed);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -88,6 +89,8 @@ private:
     void enqueue(const RunConfig& config);
     void enqueueComparison(const RunConfig& base);
     void beginDemo();
+    // Runs core's self-test on a worker thread (it launches CUDA kernels) and shows its table.
+    void runSelfTest();
     void finishDemo();
     void exportWithDialog(const QString& title, const QString& filter, const QString& suggested,
                           bool (MainWindow::*write)(const QString&, QString*) const);
