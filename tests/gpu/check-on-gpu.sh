@@ -50,6 +50,9 @@ echo "== te-bench selftest (the fused kernels against their references; the tabl
 "$bench" selftest >> "$out/ctest-gpu.log" 2>&1 || status=1
 tail -1 "$out/ctest-gpu.log"
 
+echo "== kernel targets (bench/kernel_bench.cpp; appended to ctest-gpu.log)"
+"$build/bench/tewb-kernel-bench" 2>&1 | tee -a "$out/ctest-gpu.log" || status=1
+
 echo "== te-bench info"
 "$bench" info --json > "$out/info.json" || status=1
 "$bench" info

@@ -1,0 +1,144 @@
+// The fused kernels' performance targets (issue 4, docs/kernels.md), measured with CUDA events on the
+// current GPU: LayerNorm forward/backward and cast + transpose against the measured copy bandwidth, and
+// the FP8 GEMM against the BF16 GEMM at 4096³. Prints a table (and, with --json PATH, writes the numbers).
+// Exits 77 without a GPU of compute capability 8.9 or newer. A benchmark, never a test.
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <nlohmann/json.hpp>
+
+#include "core/device/DeviceInfo.h"
+#include "tewb_kernels/cast.h"
+#include "tewb_kernels/gemm.h"
+#include "tewb_kernels/normalization.h"
+
+using namespace tewb;
+
+namespace {
+
+constexpr int kWarmup = 5;
+constexpr int kRepeats = 50;
+
+cudaStream_t stream() {
+    return at::cuda::getCurrentCUDAStream().stream();
+}
+
+// The mean over kRepeats launches after kWarmup launches, in milliseconds.
+double time_ms(const std::function<void()>& launch) {
+    for (int i = 0; i < kWarmup; ++i) launch();
+    at::cuda::CUDAEvent start(cudaEventDefault);
+    at::cuda::CUDAEvent end(cudaEventDefault);
+    start.record();
+    for (int i = 0; i < kRepeats; ++i) launch();
+    end.record();
+    end.synchronize();
+    return start.elapsed_time(end) / kRepeats;
+}
+
+struct Row {
+    std::string what;
+    std::string shape;
+    double ms = 0;
+    double value = 0;     // GB/s or TFLOP/s
+    std::string unit;
+    double target = 0;    // the value the target asks for (0: none)
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string json_path = argc == 3 && std::string(argv[1]) == "--json" ? argv[2] : "";
+    const DeviceInfo device = detect_device();
+    if (!device.has_gpu() || *device.compute_capability < ComputeCapability{8, 9}) {
+        std::printf("kernel bench skipped: needs a GPU of compute capability 8.9 or newer (%s)\n",
+                    device.has_gpu() ? device.compute_capability->to_string().c_str() : device.gpu_error.c_str());
+        return 77;
+    }
+    const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+    std::vector<Row> rows;
+
+    // Copy bandwidth: read + write of a 1 GiB buffer.
+    const std::int64_t copy_bytes = std::int64_t{1} << 30;
+    at::Tensor src = at::empty({copy_bytes}, cuda.dtype(at::kByte));
+    at::Tensor dst = at::empty({copy_bytes}, cuda.dtype(at::kByte));
+    const double copy_ms = time_ms([&] { cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), copy_bytes, cudaMemcpyDeviceToDevice, stream()); });
+    const double copy_gbs = 2.0 * copy_bytes / (copy_ms * 1e6);
+    rows.push_back({"copy (device to device)", "1 GiB", copy_ms, copy_gbs, "GB/s", 0});
+    const double bandwidth_target = 0.7 * copy_gbs;
+
+    for (const auto& [r, h] : {std::pair<std::int64_t, std::int64_t>{3072, 768}, {16384, 4096}}) {
+        const std::string shape = std::to_string(r) + "x" + std::to_string(h);
+        const at::Tensor x = at::randn({r, h}, cuda).to(at::kBFloat16);
+        const at::Tensor gamma = at::ones({h}, cuda);
+        const at::Tensor beta = at::zeros({h}, cuda);
+        at::Tensor out = at::empty_like(x);
+        at::Tensor mean = at::empty({r}, cuda);
+        at::Tensor rstd = at::empty({r}, cuda);
+        const double fwd = time_ms([&] {
+            kernels::layer_norm_forward(x.data_ptr(), kernels::DType::BFloat16, gamma.data_ptr(), beta.data_ptr(),
+                                        kernels::DType::Float32, r, h, 1e-5f, out.data_ptr(), kernels::DType::BFloat16, nullptr,
+                                        mean.data_ptr<float>(), rstd.data_ptr<float>(), stream());
+        });
+        rows.push_back({"layer_norm_forward bf16", shape, fwd, 4.0 * r * h / (fwd * 1e6), "GB/s", bandwidth_target});
+        at::Tensor dx = at::empty_like(x);
+        at::Tensor dgamma = at::empty_like(gamma);
+        at::Tensor dbeta = at::empty_like(gamma);
+        const std::size_t bytes = kernels::layer_norm_backward_workspace_bytes(r, h);
+        at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda.dtype(at::kByte));
+        const double bwd = time_ms([&] {
+            kernels::layer_norm_backward(out.data_ptr(), x.data_ptr(), kernels::DType::BFloat16, mean.data_ptr<float>(),
+                                         rstd.data_ptr<float>(), gamma.data_ptr(), kernels::DType::Float32, r, h, dx.data_ptr(),
+                                         dgamma.data_ptr(), dbeta.data_ptr(), workspace.data_ptr(), bytes, stream());
+        });
+        rows.push_back({"layer_norm_backward bf16", shape, bwd, 6.0 * r * h / (bwd * 1e6), "GB/s", bandwidth_target});
+        const at::Tensor scale = at::ones({1}, cuda);
+        at::Tensor amax = at::zeros({1}, cuda);
+        at::Tensor q = at::empty({r, h}, cuda.dtype(at::kByte));
+        at::Tensor q_t = at::empty({h, r}, cuda.dtype(at::kByte));
+        const double ct = time_ms([&] {
+            kernels::cast_transpose_to_fp8(x.data_ptr(), kernels::DType::BFloat16, r, h, scale.data_ptr<float>(), q.data_ptr(),
+                                           q_t.data_ptr(), kernels::Fp8Type::E4M3, amax.data_ptr<float>(), stream());
+        });
+        rows.push_back({"cast_transpose_to_fp8 bf16 -> E4M3", shape, ct, 4.0 * r * h / (ct * 1e6), "GB/s", bandwidth_target});
+    }
+
+    const std::int64_t n = 4096;
+    const double flops = 2.0 * n * n * n;
+    const at::Tensor a16 = at::randn({n, n}, cuda).to(at::kBFloat16);
+    const at::Tensor b16 = at::randn({n, n}, cuda).to(at::kBFloat16);
+    at::Tensor d = at::empty({n, n}, cuda.dtype(at::kBFloat16));
+    kernels::GemmArgs g;
+    g.m = g.n = g.k = static_cast<std::size_t>(n);
+    g.a = {a16.data_ptr(), kernels::GemmType::BFloat16, nullptr};
+    g.b = {b16.data_ptr(), kernels::GemmType::BFloat16, nullptr};
+    g.d = d.data_ptr();
+    const double bf16_ms = time_ms([&] { kernels::gemm(g, stream()); });
+    const double bf16_tflops = flops / (bf16_ms * 1e9);
+    rows.push_back({"gemm bf16", "4096x4096x4096", bf16_ms, bf16_tflops, "TFLOP/s", 0});
+    const at::Tensor a8 = a16.clamp(-448, 448).to(at::kFloat8_e4m3fn);
+    const at::Tensor b8 = b16.clamp(-448, 448).to(at::kFloat8_e4m3fn);
+    const at::Tensor one = at::ones({1}, cuda);
+    g.a = {a8.data_ptr(), kernels::GemmType::E4M3, one.data_ptr<float>()};
+    g.b = {b8.data_ptr(), kernels::GemmType::E4M3, one.data_ptr<float>()};
+    g.accumulation = kernels::Accumulation::Fast;
+    const double fp8_ms = time_ms([&] { kernels::gemm(g, stream()); });
+    rows.push_back({"gemm fp8 E4M3 (fast accumulation)", "4096x4096x4096", fp8_ms, flops / (fp8_ms * 1e9), "TFLOP/s", 1.3 * bf16_tflops});
+
+    std::printf("%-38s %-16s %10s %12s %12s  %s\n", "kernel", "shape", "ms", "achieved", "target", "");
+    nlohmann::json report = nlohmann::json::array();
+    for (const Row& row : rows) {
+        const bool met = row.target == 0 || row.value >= row.target;
+        std::printf("%-38s %-16s %10.4f %8.1f %-7s %8.1f %s\n", row.what.c_str(), row.shape.c_str(), row.ms, row.value, row.unit.c_str(),
+                    row.target, row.target == 0 ? "" : (met ? "met" : "MISSED"));
+        report.push_back({{"kernel", row.what}, {"shape", row.shape}, {"ms", row.ms}, {"value", row.value}, {"unit", row.unit},
+                          {"target", row.target}, {"met", met}});
+    }
+    if (!json_path.empty()) std::ofstream(json_path) << report.dump(2) << "\n";
+    return 0;
+}
