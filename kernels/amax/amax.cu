@@ -1,13 +1,11 @@
 // max |x| over a tensor. Bytes: n * element_size read once; no FLOPs to speak of, so the floor is the
 // read bandwidth. Works on the bit pattern of |x|: for non-negative IEEE floats integer order equals
 // float order, and a (positive) NaN orders above +inf, so NaN propagates without a branch.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <algorithm>
 
 #include "amax/amax_launch.h"
 #include "common/check.h"
+#include "common/elementwise.cuh"
 
 namespace tewb::kernels::detail {
 
@@ -15,20 +13,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 1024;
-
-__device__ inline float to_float(float v) {
-    return v;
-}
-__device__ inline float to_float(__nv_bfloat16 v) {
-    return __bfloat162float(v);
-}
-__device__ inline float to_float(__half v) {
-    return __half2float(v);
-}
-
-__device__ inline unsigned abs_bits(float v) {
-    return __float_as_uint(v) & 0x7fffffffu;
-}
 
 template <typename T>
 __global__ void abs_max_kernel(const T* __restrict__ x, std::size_t n, unsigned* __restrict__ amax_bits) {

@@ -18,16 +18,6 @@ constexpr int kTile = 32;
 constexpr int kTileRows = 8;  // a 32 x 8 block walks a 32 x 32 tile
 constexpr int kMaxGridY = 65535;
 
-__device__ inline float to_float(float v) {
-    return v;
-}
-__device__ inline float to_float(__nv_bfloat16 v) {
-    return __bfloat162float(v);
-}
-__device__ inline float to_float(__half v) {
-    return __half2float(v);
-}
-
 template <typename T>
 __global__ void cast_kernel(const T* __restrict__ x, std::size_t n, const float* __restrict__ scale, std::uint8_t* __restrict__ out,
                             Fp8Type type, float* amax) {

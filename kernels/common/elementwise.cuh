@@ -13,6 +13,16 @@
 
 namespace tewb::kernels::detail {
 
+__device__ inline float to_float(float v) {
+    return v;
+}
+__device__ inline float to_float(__nv_bfloat16 v) {
+    return __bfloat162float(v);
+}
+__device__ inline float to_float(__half v) {
+    return __half2float(v);
+}
+
 __device__ inline float load(const void* p, DType dtype, std::size_t i) {
     switch (dtype) {
         case DType::Float32: return static_cast<const float*>(p)[i];
