@@ -1,6 +1,6 @@
-#include <cstdint>
 #include <string>
 
+#include "common/arguments.h"
 #include "common/check.h"
 #include "recipe/recipe_launch.h"
 #include "recipe/recipe_math.h"
@@ -25,16 +25,9 @@ void check_arguments(const char* call, const float* history, const float* scale,
         detail::fail(call, "numerator = " + std::to_string(numerator) + "; allowed: a finite value above 0 (fp8_max / 2^margin)");
     }
     if (slots == 0) return;
-    const struct {
-        const float* pointer;
-        const char* name;
-    } buffers[] = {{history, "history"}, {scale, "scale"}, {scale_inv, "scale_inv"}};
-    for (const auto& b : buffers) {
-        if (b.pointer == nullptr) detail::fail(call, std::string(b.name) + " is a null pointer");
-        if (reinterpret_cast<std::uintptr_t>(b.pointer) % alignof(float) != 0) {
-            detail::fail(call, std::string(b.name) + " is not 4-byte aligned");
-        }
-    }
+    detail::check_buffer(call, history, "history", alignof(float));
+    detail::check_buffer(call, scale, "scale", alignof(float));
+    detail::check_buffer(call, scale_inv, "scale_inv", alignof(float));
 }
 
 }  // namespace

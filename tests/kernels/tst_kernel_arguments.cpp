@@ -90,7 +90,7 @@ private Q_SLOTS:
         expect_error([&] { cast_to_fp8(f, DType::BFloat16, 8, f, nullptr, Fp8Type::E4M3, f, nullptr); }, "out is a null pointer",
                      entry);
         expect_error([&] { cast_to_fp8(bytes + 1, DType::BFloat16, 8, f, f, Fp8Type::E4M3, f, nullptr); },
-                     "not aligned to its element size of 2 bytes", entry);
+                     "x is not 2-byte aligned", entry);
         expect_error([&] { cast_to_fp8(f, DType::Float32, 8, reinterpret_cast<float*>(bytes + 2), f, Fp8Type::E4M3, f, nullptr); },
                      "scale is not 4-byte aligned", entry);
         expect_error([&] { cast_to_fp8(f, DType::Float32, 8, f, f, Fp8Type::E4M3, reinterpret_cast<float*>(bytes + 1), nullptr); },
@@ -112,7 +112,7 @@ private Q_SLOTS:
         const std::string t = "tewb::kernels::transpose";
         expect_error([&] { transpose(f, 3, 4, 4, f + 4, nullptr); }, "element_bytes = 3; allowed: 1, 2 or 4", t);
         expect_error([&] { transpose(f, 4, 4, 4, f, nullptr); }, "not in place", t);
-        expect_error([&] { transpose(bytes + 2, 4, 1, 1, f, nullptr); }, "not aligned to the element size of 4 bytes", t);
+        expect_error([&] { transpose(bytes + 2, 4, 1, 1, f, nullptr); }, "x is not 4-byte aligned", t);
         expect_error([&] { transpose(nullptr, 2, 4, 4, f, nullptr); }, "x is a null pointer", t);
         transpose(nullptr, 2, 0, 4, nullptr, nullptr);  // empty
     }

@@ -33,8 +33,8 @@ Fp8Panel::Fp8Panel(RunCollection* runs, QWidget* parent)
     controls()->setLogY(true);
 
     connect(slotBox_, &QComboBox::currentIndexChanged, this, &Fp8Panel::applySlot);
+    // A run's slots are known when it is added (the trainer's header lists them); steps do not change them.
     connect(runs, &RunCollection::runAdded, this, &Fp8Panel::updateSlots);
-    connect(runs, &RunCollection::runChanged, this, &Fp8Panel::updateSlots);
     connect(runs, &RunCollection::runRemoved, this, &Fp8Panel::updateSlots);
     updateSlots();
 }
