@@ -1,12 +1,9 @@
 # LibTorch comes from the torch wheel. Without a Torch_DIR or CMAKE_PREFIX_PATH, ask the python of the
 # set-up script's virtual environment ($TEWB_VENV, default ~/.local/share/te-workbench/venv) or, failing
 # that, python3 on PATH, where torch.utils.cmake_prefix_path is.
+include(TewbVenv)
 if(NOT Torch_DIR)
-  set(_venv "$ENV{TEWB_VENV}")
-  if(NOT _venv)
-    set(_venv "$ENV{HOME}/.local/share/te-workbench/venv")
-  endif()
-  set(_pythons "${_venv}/bin/python")
+  set(_pythons "${TEWB_VENV_DIR}/bin/python")
   find_program(_system_python python3)
   if(_system_python)
     list(APPEND _pythons "${_system_python}")

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ProgressBar.h"
+#include "core/common/BuildInfo.h"
 #include "core/common/Error.h"
 #include "core/device/Capability.h"
 #include "core/device/DeviceInfo.h"
@@ -244,6 +245,7 @@ RunRecord load_stored(RunStore& store, std::int64_t id) {
 int main(int argc, char** argv) {
     CLI::App app{"te-bench: train MiniGPT with LibTorch and TE-style modules, and measure it"};
     app.require_subcommand(0, 1);  // a missing or unknown command gets our own message below
+    app.set_version_flag("--version", version_text("te-bench"), "print the version and git commit, then exit");
     std::string store_path;
     app.add_option("--store", store_path,
                    "run store database (default: $TEWB_DATA_DIR, $XDG_DATA_HOME or ~/.local/share/te-workbench)");
@@ -321,6 +323,8 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ExtrasError& e) {
         if (app.get_subcommands().empty() && !app.remaining().empty()) {

@@ -1,5 +1,6 @@
 // te-workbench: the desktop GUI of TE Workbench. Wiring only; the window lives in ui/.
 #include <cstdio>
+#include <string_view>
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -19,9 +20,22 @@ int usage_error(const QString& message) {
     return 2;
 }
 
+// --version answers before QApplication exists, so it works where no display is (a server, a package check).
+bool asks_for_version(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--version" || arg == "-v") return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (asks_for_version(argc, argv)) {
+        std::printf("%s\n", tewb::version_text("te-workbench").c_str());
+        return 0;
+    }
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("te-workbench"));
     QApplication::setApplicationDisplayName(QStringLiteral("TE Workbench"));
@@ -35,7 +49,7 @@ int main(int argc, char** argv) {
         QStringLiteral("Measures what fused kernels and FP8 training buy on your GPU.\n"
                        "Unattended demo: te-workbench --demo quick-cpu|seed|compare --export DIR [--quit]"));
     const QCommandLineOption helpOption = parser.addHelpOption();
-    const QCommandLineOption versionOption = parser.addVersionOption();
+    parser.addVersionOption();  // listed in --help; answered before QApplication (asks_for_version)
     const QCommandLineOption demo(QStringLiteral("demo"),
                                   QStringLiteral("Run a preset in the window, then export: quick-cpu, seed, or compare (the "
                                                  "baseline and every variant; seed sizes on a GPU, quick-cpu sizes on the CPU)."),
@@ -52,10 +66,6 @@ int main(int argc, char** argv) {
     if (!parser.parse(QApplication::arguments())) return usage_error(parser.errorText());
     if (parser.isSet(helpOption)) {
         std::fputs(parser.helpText().toLocal8Bit().constData(), stdout);
-        return 0;
-    }
-    if (parser.isSet(versionOption)) {
-        std::printf("te-workbench %s\n", QApplication::applicationVersion().toLocal8Bit().constData());
         return 0;
     }
     if (!parser.positionalArguments().isEmpty()) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace tewb {
 
@@ -13,5 +14,8 @@ struct BuildInfo {
 };
 
 const BuildInfo& build_info();
+
+// What `--version` prints for a program of this build: "te-bench 0.1.0 (git 1a2b3c4d5e6f, Release)".
+std::string version_text(std::string_view program);
 
 }  // namespace tewb
