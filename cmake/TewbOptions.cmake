@@ -74,6 +74,12 @@ if(NOT _want_kernels STREQUAL "OFF")
     # One shared CUDA runtime for the kernels and LibTorch: a static copy would keep its own state.
     set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)
+    if(CMAKE_VERSION VERSION_LESS 3.25.2 AND NOT TARGET CUDA::nvToolsExt)
+      # Debian 12's CMake 3.25.1 sets a property on CUDA::nvToolsExt without checking that the target
+      # exists, and CUDA 13 has no nvToolsExt library (NVTX 3 is header-only), so configure would stop
+      # there. An empty stand-in lets it through; nothing here links nvToolsExt.
+      add_library(CUDA::nvToolsExt INTERFACE IMPORTED)
+    endif()
     find_package(CUDAToolkit REQUIRED)
     if(NOT TARGET CUDA::cuda_driver)
       # PyPI's CUDA wheels ship no libcuda stub. Nothing here links the driver (LibTorch loads it at run
