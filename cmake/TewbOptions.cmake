@@ -58,7 +58,12 @@ if(NOT _want_kernels STREQUAL "OFF")
   if(CMAKE_CUDA_COMPILER)
     tewb_nvcc_release("${CMAKE_CUDA_COMPILER}" _release)
     if(NOT _release MATCHES "^13\\.")
-      message(FATAL_ERROR "TE Workbench: ${CMAKE_CUDA_COMPILER} is CUDA release '${_release}'; LibTorch (torch 2.11.0) "
+      if(_release STREQUAL "")
+        set(_problem "does not run (`nvcc --version` failed)")
+      else()
+        set(_problem "is CUDA release ${_release}")
+      endif()
+      message(FATAL_ERROR "TE Workbench: CUDA compiler ${CMAKE_CUDA_COMPILER} ${_problem}; LibTorch (torch 2.11.0) "
                           "is built for CUDA 13.0. Point CMAKE_CUDA_COMPILER or CUDACXX at a CUDA 13 nvcc, or run "
                           "packaging/setup-deps.sh, which installs one from PyPI when none is found.")
     endif()

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The fresh-machine check: does a clean clone build and pass its tests with nothing but the README's two
 # commands on a bare Debian 12, with and without a CUDA toolkit, and does the .deb work on another bare
-# Debian 12? Too slow for CI (about an hour on 2 cores): run it whenever set-up, presets or packaging
-# change, and write its times in docs/benchmarks.md.
+# Debian 12? Too slow for CI (about 15 minutes on 2 cores with a fast mirror): run it whenever set-up,
+# presets or packaging change, and write its times in docs/benchmarks.md.
 #
 #   usage: tests/fresh-machine/check.sh [--toolkit with|without|both] [--no-deb] [--keep]
 #                                       [--scratch DIR] [--pip-cache DIR]
@@ -35,14 +35,18 @@ with_deb=1
 keep=0
 scratch=/var/tmp/tewb-fresh-machine
 pip_cache=""
+value_of() {  # value_of FLAG ARGC VALUE: the flag's value, or exit 2 when it has none
+  [ "$2" -ge 2 ] && [ -n "$3" ] || { echo "check: $1 needs a value (see --help)" >&2; exit 2; }
+  printf '%s' "$3"
+}
 while [ $# -gt 0 ]; do
   case "$1" in
-    --toolkit) toolkit=${2:-}; shift 2 ;;
+    --toolkit) toolkit=$(value_of "$1" $# "${2:-}") || exit 2; shift 2 ;;
     --no-deb) with_deb=0; shift ;;
     --keep) keep=1; shift ;;
-    --scratch) scratch=${2:-}; shift 2 ;;
-    --pip-cache) pip_cache=${2:-}; shift 2 ;;
-    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --scratch) scratch=$(value_of "$1" $# "${2:-}") || exit 2; shift 2 ;;
+    --pip-cache) pip_cache=$(value_of "$1" $# "${2:-}") || exit 2; shift 2 ;;
+    -h|--help) sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,7 +56,6 @@ case "$toolkit" in
   both) cases=(with-toolkit without-toolkit) ;;
   *) echo "check: --toolkit '$toolkit': allowed: with, without, both" >&2; exit 2 ;;
 esac
-[ -n "$scratch" ] || { echo "check: --scratch needs a folder" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "check: needs root (debootstrap, chroot and mounts)" >&2; exit 2; }
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -152,19 +155,36 @@ in_root() {  # in_root ROOT LOG COMMAND: bash -c COMMAND in the root, clean envi
 log_of() { echo "$logs/$(echo "$1" | tr -c 'A-Za-z0-9.\n-' '_').log"; }
 
 run_part() {  # run_part NAME ROOT COMMAND: one timed part; on failure the log's tail is shown
-  local name=$1 root=$2 command=$3 log start rc
+  local name=$1 root=$2 command=$3 log start rc note
   log=$(log_of "$1")
   echo "\$ $command" >> "$log"
   start=$(date +%s)
-  in_root "$root" "$log" "$command"
+  # xtrace stamps each command of an `a && b && c` chain as it starts: the README commands' steps are
+  # timed without rewriting them.
+  in_root "$root" "$log" "PS4='+[step \$(date +%s)] '; set -x; $command"
   rc=$?
+  note=""
+  case "$name" in *"README command"*) note=$(step_times "$log" "$(date +%s)") ;; esac
   if [ $rc -eq 0 ]; then
-    record "$name" $(( $(date +%s) - start )) PASS
+    record "$name" $(( $(date +%s) - start )) PASS "$note"
   else
     record "$name" $(( $(date +%s) - start )) FAIL "exit $rc, log $log"
     tail -30 "$log" | sed 's/^/    | /'
   fi
   return $rc
+}
+
+step_times() {  # step_times LOG END: "setup-deps.sh 91 s, cmake 20 s, ..." from the top-level xtrace stamps
+  awk -v end="$2" '
+    /^\+\[step [0-9]+\] / {
+      t = substr($2, 1, length($2) - 1); cmd = $3
+      if (cmd == "bash" || cmd == "cmake" || cmd == "ctest") cmd = cmd " " $4
+      sub(/.*\//, "", cmd)
+      if (n > 0 && name !~ /^cd/) out = out sprintf("%s%s %d s", (out == "" ? "" : ", "), name, t - last)
+      name = cmd; last = t; n++
+    }
+    END { if (n > 0 && name !~ /^cd/) out = out sprintf("%s%s %d s", (out == "" ? "" : ", "), name, end - last); print out }
+  ' "$1"
 }
 
 # The README's commands, exactly as written there: the fenced lines that start with the set-up script.
@@ -275,7 +295,9 @@ if [ $with_deb -eq 1 ]; then
     EXTRA_ENV=QT_QPA_PLATFORM=offscreen run_part "deb: te-workbench --demo" "$root" \
       "te-workbench --demo quick-cpu --export /tmp/demo --quit && test -s /tmp/demo/window.png" &&
     run_part "deb: desktop entry and icon" "$root" \
-      "test -f /usr/share/applications/te-workbench.desktop && test -f /usr/share/icons/hicolor/scalable/apps/te-workbench.svg"
+      "test -f /usr/share/icons/hicolor/scalable/apps/te-workbench.svg &&
+       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends desktop-file-utils >/dev/null &&
+       desktop-file-validate /usr/share/applications/te-workbench.desktop"
     grep -E '^(te-bench|te-workbench) [0-9]' "$(log_of "deb: --version")" 2>/dev/null | sed 's/^/    /'
     if [ $keep -eq 0 ]; then remove_root "$root"; else unmount_under "$root"; fi
   else
