@@ -24,7 +24,7 @@ function(tewb_part_missing option wanted what)
   message(STATUS "TE Workbench: ${option} is AUTO and ${what} — left out")
 endfunction()
 
-# --- CUDA kernels ---------------------------------------------------------------------------
+# --- CUDA compiler and kernels --------------------------------------------------------------
 function(tewb_nvcc_release nvcc out)
   execute_process(COMMAND "${nvcc}" --version OUTPUT_VARIABLE _text ERROR_QUIET RESULT_VARIABLE _rc)
   set(_release "")
@@ -34,76 +34,80 @@ function(tewb_nvcc_release nvcc out)
   set(${out} "${_release}" PARENT_SCOPE)
 endfunction()
 
+# LibTorch's CUDA build enables the CUDA language in its own CMake config, kernels or not, and fails
+# there when it has to guess the compiler (a toolkit off PATH, say). So the compiler is looked for and
+# set up whenever one is found; TEWB_BUILD_KERNELS decides only whether the kernels library is built.
 set(_want_kernels ${TEWB_BUILD_KERNELS})
 set(TEWB_BUILD_KERNELS OFF)
-if(NOT _want_kernels STREQUAL "OFF")
-  # The first CUDA 13 nvcc, in the same order as packaging/setup-deps.sh; the set-up script's PyPI
-  # compiler in the virtual environment comes last.
-  set(_looked "CMAKE_CUDA_COMPILER, CUDACXX, PATH, /usr/local/cuda/bin, /usr/local/cuda-13*/bin, ${TEWB_VENV_DIR}/cuda/bin")
-  if(NOT CMAKE_CUDA_COMPILER)
-    find_program(_path_nvcc nvcc NO_CACHE)
-    file(GLOB _versioned_nvcc /usr/local/cuda-13*/bin/nvcc)
-    set(_other_releases "")
-    foreach(_candidate "$ENV{CUDACXX}" "${_path_nvcc}" /usr/local/cuda/bin/nvcc ${_versioned_nvcc} "${TEWB_VENV_DIR}/cuda/bin/nvcc")
-      if(_candidate AND EXISTS "${_candidate}")
-        tewb_nvcc_release("${_candidate}" _release)
-        if(_release MATCHES "^13\\.")
-          set(CMAKE_CUDA_COMPILER "${_candidate}" CACHE FILEPATH "nvcc" FORCE)
-          break()
-        endif()
-        list(APPEND _other_releases "${_candidate} (release ${_release})")
+# The first CUDA 13 nvcc, in the same order as packaging/setup-deps.sh; the set-up script's PyPI
+# compiler in the virtual environment comes last.
+set(_looked "CMAKE_CUDA_COMPILER, CUDACXX, PATH, /usr/local/cuda/bin, /usr/local/cuda-13*/bin, ${TEWB_VENV_DIR}/cuda/bin")
+set(_other_releases "")
+if(NOT CMAKE_CUDA_COMPILER)
+  find_program(_path_nvcc nvcc NO_CACHE)
+  file(GLOB _versioned_nvcc /usr/local/cuda-13*/bin/nvcc)
+  foreach(_candidate "$ENV{CUDACXX}" "${_path_nvcc}" /usr/local/cuda/bin/nvcc ${_versioned_nvcc} "${TEWB_VENV_DIR}/cuda/bin/nvcc")
+    if(_candidate AND EXISTS "${_candidate}")
+      tewb_nvcc_release("${_candidate}" _release)
+      if(_release MATCHES "^13\\.")
+        set(CMAKE_CUDA_COMPILER "${_candidate}" CACHE FILEPATH "nvcc" FORCE)
+        break()
       endif()
-    endforeach()
+      list(APPEND _other_releases "${_candidate} (release ${_release})")
+    endif()
+  endforeach()
+endif()
+if(CMAKE_CUDA_COMPILER)
+  tewb_nvcc_release("${CMAKE_CUDA_COMPILER}" _release)
+  if(NOT _release MATCHES "^13\\.")
+    if(_release STREQUAL "")
+      set(_problem "does not run (`nvcc --version` failed)")
+    else()
+      set(_problem "is CUDA release ${_release}")
+    endif()
+    message(FATAL_ERROR "TE Workbench: CUDA compiler ${CMAKE_CUDA_COMPILER} ${_problem}; LibTorch (torch 2.11.0) "
+                        "is built for CUDA 13.0. Point CMAKE_CUDA_COMPILER or CUDACXX at a CUDA 13 nvcc, or run "
+                        "packaging/setup-deps.sh, which installs one from PyPI when none is found.")
   endif()
-  if(CMAKE_CUDA_COMPILER)
-    tewb_nvcc_release("${CMAKE_CUDA_COMPILER}" _release)
-    if(NOT _release MATCHES "^13\\.")
-      if(_release STREQUAL "")
-        set(_problem "does not run (`nvcc --version` failed)")
-      else()
-        set(_problem "is CUDA release ${_release}")
-      endif()
-      message(FATAL_ERROR "TE Workbench: CUDA compiler ${CMAKE_CUDA_COMPILER} ${_problem}; LibTorch (torch 2.11.0) "
-                          "is built for CUDA 13.0. Point CMAKE_CUDA_COMPILER or CUDACXX at a CUDA 13 nvcc, or run "
-                          "packaging/setup-deps.sh, which installs one from PyPI when none is found.")
-    endif()
-    # The toolkit is the nvcc's; tell LibTorch's config (FindCUDA) too, or it searches PATH on its own.
-    get_filename_component(_toolkit_root "${CMAKE_CUDA_COMPILER}" DIRECTORY)
-    get_filename_component(_toolkit_root "${_toolkit_root}" DIRECTORY)
-    set(CUDAToolkit_ROOT "${_toolkit_root}")
-    set(CUDA_TOOLKIT_ROOT_DIR "${_toolkit_root}" CACHE PATH "CUDA toolkit (the nvcc's)")
-    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      # Ampere (TE capable), Ada and Hopper (FP8 capable): every CI run compiles all three.
-      set(CMAKE_CUDA_ARCHITECTURES 80 89 90 CACHE STRING "CUDA architectures")
-    endif()
-    # One shared CUDA runtime for the kernels and LibTorch: a static copy would keep its own state.
-    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
-    enable_language(CUDA)
-    if(CMAKE_VERSION VERSION_LESS 3.25.2 AND NOT TARGET CUDA::nvToolsExt)
-      # Debian 12's CMake 3.25.1 sets a property on CUDA::nvToolsExt without checking that the target
-      # exists, and CUDA 13 has no nvToolsExt library (NVTX 3 is header-only), so configure would stop
-      # there. An empty stand-in lets it through; nothing here links nvToolsExt.
-      add_library(CUDA::nvToolsExt INTERFACE IMPORTED)
-    endif()
-    find_package(CUDAToolkit REQUIRED)
-    if(NOT TARGET CUDA::cuda_driver)
-      # PyPI's CUDA wheels ship no libcuda stub. Nothing here links the driver (LibTorch loads it at run
-      # time), but LibTorch's CMake config names this target, so it must exist.
-      add_library(CUDA::cuda_driver INTERFACE IMPORTED)
-    endif()
-    set(TEWB_BUILD_KERNELS ON)
-    message(STATUS "TE Workbench: CUDA kernels ON — nvcc ${CMAKE_CUDA_COMPILER_VERSION} at ${CMAKE_CUDA_COMPILER}, "
-                   "architectures ${CMAKE_CUDA_ARCHITECTURES}")
-  else()
-    set(_what "no CUDA 13 compiler (nvcc) was found; looked at ${_looked}")
-    if(_other_releases)
-      string(JOIN ", " _others ${_other_releases})
-      string(APPEND _what "; found only ${_others}")
-    endif()
-    tewb_part_missing(TEWB_BUILD_KERNELS "${_want_kernels}" "${_what}")
+  # The toolkit is the nvcc's; tell LibTorch's config (FindCUDA) too, or it searches PATH on its own.
+  get_filename_component(_toolkit_root "${CMAKE_CUDA_COMPILER}" DIRECTORY)
+  get_filename_component(_toolkit_root "${_toolkit_root}" DIRECTORY)
+  set(CUDAToolkit_ROOT "${_toolkit_root}")
+  set(CUDA_TOOLKIT_ROOT_DIR "${_toolkit_root}" CACHE PATH "CUDA toolkit (the nvcc's)")
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    # Ampere (TE capable), Ada and Hopper (FP8 capable): every CI run compiles all three.
+    set(CMAKE_CUDA_ARCHITECTURES 80 89 90 CACHE STRING "CUDA architectures")
   endif()
-else()
+  # One shared CUDA runtime for the kernels and LibTorch: a static copy would keep its own state.
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+  enable_language(CUDA)
+  if(CMAKE_VERSION VERSION_LESS 3.25.2 AND NOT TARGET CUDA::nvToolsExt)
+    # Debian 12's CMake 3.25.1 sets a property on CUDA::nvToolsExt without checking that the target
+    # exists, and CUDA 13 has no nvToolsExt library (NVTX 3 is header-only), so configure would stop
+    # there. An empty stand-in lets it through; nothing here links nvToolsExt.
+    add_library(CUDA::nvToolsExt INTERFACE IMPORTED)
+  endif()
+  find_package(CUDAToolkit REQUIRED)
+  if(NOT TARGET CUDA::cuda_driver)
+    # PyPI's CUDA wheels ship no libcuda stub. Nothing here links the driver (LibTorch loads it at run
+    # time), but LibTorch's CMake config names this target, so it must exist.
+    add_library(CUDA::cuda_driver INTERFACE IMPORTED)
+  endif()
+endif()
+
+if(_want_kernels STREQUAL "OFF")
   message(STATUS "TE Workbench: CUDA kernels OFF — disabled by TEWB_BUILD_KERNELS=OFF")
+elseif(CMAKE_CUDA_COMPILER)
+  set(TEWB_BUILD_KERNELS ON)
+  message(STATUS "TE Workbench: CUDA kernels ON — nvcc ${CMAKE_CUDA_COMPILER_VERSION} at ${CMAKE_CUDA_COMPILER}, "
+                 "architectures ${CMAKE_CUDA_ARCHITECTURES}")
+else()
+  set(_what "no CUDA 13 compiler (nvcc) was found; looked at ${_looked}")
+  if(_other_releases)
+    string(JOIN ", " _others ${_other_releases})
+    string(APPEND _what "; found only ${_others}")
+  endif()
+  tewb_part_missing(TEWB_BUILD_KERNELS "${_want_kernels}" "${_what}")
 endif()
 
 # --- Qt GUI ------------------------------------------------------------------------------------

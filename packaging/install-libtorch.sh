@@ -44,6 +44,6 @@ elif [ -n "${missing_extras:-}" ]; then
   # shellcheck disable=SC2086  # a list of package names
   "$venv/bin/pip" install -q $missing_extras
 fi
-read -r have prefix < <("$venv/bin/python" -c 'import torch; print(torch.__version__, torch.utils.cmake_prefix_path)') ||
+have=$("$venv/bin/python" -c 'import torch; print(torch.__version__)') ||
   die "torch does not import in $venv; remove that folder and run this again"
 say "LibTorch: torch $have in $venv"

@@ -2,7 +2,8 @@
 # "On if found" must not hide a broken set-up: with a Qt module missing, configuring with the GUI required
 # (the default) stops and names the Debian package; with TEWB_BUILD_GUI=AUTO it goes on without the GUI
 # and says so. The missing module is simulated with CMAKE_DISABLE_FIND_PACKAGE_Qt6OpenGL (what a machine
-# without libqt6opengl6-dev looks like to Qt6Charts); the kernels are off to keep it quick.
+# without libqt6opengl6-dev looks like to Qt6Charts); the kernels are off (the CUDA compiler is still set
+# up, as LibTorch's config needs it).
 #   usage: configure_requires.sh SOURCE_DIR SCRATCH_DIR [CMAKE_ARGS...]
 set -uo pipefail
 source=${1:?usage: configure_requires.sh SOURCE_DIR SCRATCH_DIR [CMAKE_ARGS...]}
@@ -32,7 +33,8 @@ if configure auto -DTEWB_BUILD_GUI=AUTO "$@" &&
    flat auto | grep -q "TEWB_BUILD_GUI is AUTO and Qt 6.4+ OpenGL was not found.* left out"; then
   echo "ok: GUI AUTO, Qt6OpenGL missing: configure goes on and says the GUI is left out"
 else
-  echo "FAIL: GUI AUTO:"; tail -20 "$scratch/auto.log"; failures=$((failures + 1))
+  echo "FAIL: GUI AUTO:"; tail -20 "$scratch/auto.log"; tail -40 "$scratch/auto/CMakeFiles/CMakeError.log" 2>/dev/null
+  failures=$((failures + 1))
 fi
 
 if configure bad -DTEWB_BUILD_GUI=maybe "$@"; then
