@@ -1,12 +1,14 @@
 // te-bench: the headless command line of TE Workbench. Argument wiring only; the work is in core/.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -20,12 +22,13 @@
 #include "core/fp8/ReplayReport.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/Comparison.h"
+#include "core/common/TextTable.h"
 #include "core/results/Fp8Summary.h"
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
 #include "core/selftest/SelfTest.h"
-#include "core/train/ComparePlan.h"
+#include "core/config/ComparePlan.h"
 #include "core/train/Trainer.h"
 
 namespace {
@@ -36,6 +39,7 @@ constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitSkipped = 77;  // CTest's skip code: no GPU to check
 constexpr int kExitInterrupted = 130;
+constexpr const char* kCommands = "info|run|compare|recipe|selftest|history";
 
 std::atomic<bool> g_cancel{false};
 
@@ -58,7 +62,9 @@ struct RunFlags {
 };
 
 void add_model_flags(CLI::App* cmd, RunFlags& f) {
-    cmd->add_option("--preset", f.preset, "seed (12 layers, 768, seq 96, batch 32, 10+30 steps) | quick-cpu")->type_name("NAME");
+    cmd->add_option("--preset", f.preset,
+                    "seed (" + preset_summary(Preset::Seed) + ") | quick-cpu (" + preset_summary(Preset::QuickCpu) + ")")
+        ->type_name("NAME");
     cmd->add_option("--device", f.device, "auto | cpu | cuda (default auto: the GPU when one is usable)")->type_name("NAME");
     cmd->add_option("--layers", f.layers, "transformer blocks (default 12)")->type_name("N");
     cmd->add_option("--hidden", f.hidden, "hidden size (default 768)")->type_name("N");
@@ -160,15 +166,15 @@ std::unique_ptr<RunStore> open_store_for_runs(bool no_store, const std::string& 
 }
 
 // Saves a finished, cancelled or failed run; a failure is reported but does not stop the outputs.
-void store_run(RunStore* store, const RunRecord& record) {
+void store_run(const RunStore* store, const RunRecord& record) {
     if (store == nullptr) {
         return;
     }
-    try {
-        const std::int64_t id = store->save(record);
-        std::fprintf(stderr, "saved as run %lld in %s\n", static_cast<long long>(id), store->path().c_str());
-    } catch (const DataError& e) {
-        std::fprintf(stderr, "te-bench: warning: run not saved: %s\n", e.what());
+    const SaveResult saved = save_run(store->path(), record);
+    if (saved.id) {
+        std::fprintf(stderr, "saved as run %lld in %s\n", static_cast<long long>(*saved.id), store->path().c_str());
+    } else {
+        std::fprintf(stderr, "te-bench: warning: run not saved: %s\n", saved.error.c_str());
     }
 }
 
@@ -240,84 +246,119 @@ RunRecord load_stored(RunStore& store, std::int64_t id) {
     return *record;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    CLI::App app{"te-bench: train MiniGPT with LibTorch and TE-style modules, and measure it"};
-    app.require_subcommand(0, 1);  // a missing or unknown command gets our own message below
-    app.set_version_flag("--version", version_text("te-bench"), "print the version and git commit, then exit");
+// Every command's flags, filled by CLI11, and the subcommands to tell which one was given.
+struct Commands {
     std::string store_path;
-    app.add_option("--store", store_path,
-                   "run store database (default: $TEWB_DATA_DIR, $XDG_DATA_HOME or ~/.local/share/te-workbench)");
+    CLI::App* history = nullptr;
 
+    CLI::App* info = nullptr;
     bool info_json = false;
-    CLI::App* info = app.add_subcommand("info", "what this machine can run: GPU, compute capability, mode and versions");
-    info->add_flag("--json", info_json, "print as JSON");
 
-    RunFlags run_flags;
-    CLI::App* run = app.add_subcommand("run", "train one configuration: warm-up, then timed steps");
-    add_model_flags(run, run_flags);
-    run->add_option("--backend", run_flags.backend, "torch | te (default torch)");
-    run->add_option("--precision", run_flags.precision,
-                    "auto | fp32 | bf16 | fp8 (default auto: bf16 on a GPU, fp32 on the CPU; fp8 needs --backend te)");
-    run->add_option("--name", run_flags.name, "label of the run in tables, charts and history");
-    add_fp8_flags(run, run_flags);
-
-    RunFlags compare_flags;
-    CLI::App* compare =
-        app.add_subcommand("compare", "run the baseline and every configuration this device supports, back to back");
-    add_model_flags(compare, compare_flags);
-    add_fp8_flags(compare, compare_flags);
-    std::string compare_summary_csv;
-    compare->add_option("--summary-csv", compare_summary_csv, "write the comparison table as CSV to this file")
-        ->type_name("PATH");
-
-    std::string replay_recipe_flag, replay_dtype, replay_history_len, replay_algo, replay_margin, replay_amax;
-    bool replay_json = false;
-    CLI::App* recipe = app.add_subcommand(
-        "recipe", "replay the FP8 scale-update rule on a sequence of amaxes: the scale each step would use");
-    recipe->add_option("--recipe", replay_recipe_flag, "delayed | current (default delayed)")->type_name("NAME");
-    recipe->add_option("--dtype", replay_dtype, "e4m3 (max 448) | e5m2 (max 57344) (default e4m3)")->type_name("NAME");
-    recipe->add_option("--history-len", replay_history_len, "amax history length, 1 to 65536 (default 16)")->type_name("L");
-    recipe->add_option("--algo", replay_algo, "max | most_recent (default max)")->type_name("NAME");
-    recipe->add_option("--margin", replay_margin, "0 to 64 (default 0)")->type_name("M");
-    recipe->add_option("--amax", replay_amax, "comma-separated amax per step, e.g. 3.5,0,1e-40,inf,nan")
-        ->type_name("LIST")
-        ->required();
-    recipe->add_flag("--json", replay_json, "print the contract JSON of FP8_RECIPE.md");
-
+    CLI::App* selftest = nullptr;
     bool selftest_json = false;
-    CLI::App* selftest = app.add_subcommand(
-        "selftest", "check every fused kernel against its reference on this GPU (exit 0 all pass, 1 a failure, 77 no GPU)");
-    selftest->add_flag("--json", selftest_json, "print the report as JSON");
 
-    CLI::App* history = app.add_subcommand("history", "runs saved in the run store");
-    history->require_subcommand(1);
+    CLI::App* run = nullptr;
+    RunFlags run_flags;
+
+    CLI::App* compare = nullptr;
+    RunFlags compare_flags;
+    std::string compare_summary_csv;
+
+    CLI::App* recipe = nullptr;
+    std::string replay_recipe, replay_dtype, replay_history_len, replay_algo, replay_margin, replay_amax;
+    bool replay_json = false;
+
+    CLI::App* history_list = nullptr;
     bool list_json = false;
-    CLI::App* history_list = history->add_subcommand("list", "list saved runs, newest first");
-    history_list->add_flag("--json", list_json, "print as JSON");
+    CLI::App* history_show = nullptr;
     std::string show_id;
     bool show_json = false;
-    CLI::App* history_show = history->add_subcommand("show", "show one saved run");
-    history_show->add_option("ID", show_id, "run number from `history list`")->required();
-    history_show->add_flag("--json", show_json, "print the whole run record as JSON");
+    CLI::App* history_delete = nullptr;
     std::vector<std::string> delete_ids;
-    CLI::App* history_delete = history->add_subcommand("delete", "delete saved runs");
-    history_delete->add_option("ID", delete_ids, "run numbers from `history list`")->required();
+    CLI::App* history_export = nullptr;
     std::vector<std::string> export_ids;
     std::string export_json, export_csv, export_summary_csv, export_fp8_csv;
-    CLI::App* history_export = history->add_subcommand("export", "write saved runs as JSON and CSV");
-    history_export->add_option("ID", export_ids, "run numbers from `history list`")->required();
-    history_export->add_option("--json", export_json, "JSON file: one record, or an array of records ('-' for stdout)")
-        ->type_name("PATH");
-    history_export->add_option("--csv", export_csv, "per-step CSV (long format)")->type_name("PATH");
-    history_export->add_option("--summary-csv", export_summary_csv, "summary CSV, the first ID as baseline")->type_name("PATH");
-    history_export->add_option("--fp8-csv", export_fp8_csv, "FP8 statistics CSV (FP8 runs)")->type_name("PATH");
-
+    CLI::App* history_import = nullptr;
     std::vector<std::string> import_paths;
-    CLI::App* history_import = history->add_subcommand("import", "add run records (JSON from te-bench run/export) to the store");
-    history_import->add_option("FILE", import_paths, "JSON file with one record or an array of records")->required();
+};
 
+void define_training_commands(CLI::App& app, Commands& c) {
+    c.run = app.add_subcommand("run", "train one configuration: warm-up, then timed steps");
+    add_model_flags(c.run, c.run_flags);
+    c.run->add_option("--backend", c.run_flags.backend, "torch | te (default torch)");
+    c.run->add_option("--precision", c.run_flags.precision,
+                      "auto | fp32 | bf16 | fp8 (default auto: bf16 on a GPU, fp32 on the CPU; fp8 needs --backend te)");
+    c.run->add_option("--name", c.run_flags.name, "label of the run in tables, charts and history");
+    add_fp8_flags(c.run, c.run_flags);
+
+    c.compare = app.add_subcommand("compare", "run the baseline and every configuration this device supports, back to back");
+    add_model_flags(c.compare, c.compare_flags);
+    add_fp8_flags(c.compare, c.compare_flags);
+    c.compare->add_option("--summary-csv", c.compare_summary_csv, "write the comparison table as CSV to this file")
+        ->type_name("PATH");
+}
+
+void define_recipe_command(CLI::App& app, Commands& c) {
+    c.recipe = app.add_subcommand("recipe",
+                                  "replay the FP8 scale-update rule on a sequence of amaxes: the scale each step would use");
+    c.recipe->add_option("--recipe", c.replay_recipe, "delayed | current (default delayed)")->type_name("NAME");
+    c.recipe->add_option("--dtype", c.replay_dtype, "e4m3 (max 448) | e5m2 (max 57344) (default e4m3)")->type_name("NAME");
+    c.recipe->add_option("--history-len", c.replay_history_len, "amax history length, 1 to 65536 (default 16)")
+        ->type_name("L");
+    c.recipe->add_option("--algo", c.replay_algo, "max | most_recent (default max)")->type_name("NAME");
+    c.recipe->add_option("--margin", c.replay_margin, "0 to 64 (default 0)")->type_name("M");
+    c.recipe->add_option("--amax", c.replay_amax, "comma-separated amax per step, e.g. 3.5,0,1e-40,inf,nan")
+        ->type_name("LIST")
+        ->required();
+    c.recipe->add_flag("--json", c.replay_json, "print the replay as JSON (docs/fp8.md)");
+}
+
+void define_history_commands(CLI::App& app, Commands& c) {
+    c.history = app.add_subcommand("history", "runs saved in the run store");
+    c.history->require_subcommand(1);
+    c.history_list = c.history->add_subcommand("list", "list saved runs, newest first");
+    c.history_list->add_flag("--json", c.list_json, "print as JSON");
+    c.history_show = c.history->add_subcommand("show", "show one saved run");
+    c.history_show->add_option("ID", c.show_id, "run number from `history list`")->required();
+    c.history_show->add_flag("--json", c.show_json, "print the whole run record as JSON");
+    c.history_delete = c.history->add_subcommand("delete", "delete saved runs");
+    c.history_delete->add_option("ID", c.delete_ids, "run numbers from `history list`")->required();
+    c.history_export = c.history->add_subcommand("export", "write saved runs as JSON and CSV");
+    c.history_export->add_option("ID", c.export_ids, "run numbers from `history list`")->required();
+    c.history_export->add_option("--json", c.export_json, "JSON file: one record, or an array of records ('-' for stdout)")
+        ->type_name("PATH");
+    c.history_export->add_option("--csv", c.export_csv, "per-step CSV (long format)")->type_name("PATH");
+    c.history_export->add_option("--summary-csv", c.export_summary_csv, "summary CSV, the first ID as baseline")
+        ->type_name("PATH");
+    c.history_export->add_option("--fp8-csv", c.export_fp8_csv, "FP8 statistics CSV (FP8 runs)")->type_name("PATH");
+    c.history_import = c.history->add_subcommand("import", "add run records (JSON from te-bench run/export) to the store");
+    c.history_import->add_option("FILE", c.import_paths, "JSON file with one record or an array of records")->required();
+}
+
+void define_commands(CLI::App& app, Commands& c) {
+    app.require_subcommand(0, 1);  // a missing or unknown command gets our own message (parse_arguments)
+    app.set_version_flag("--version", version_text("te-bench"), "print the version and git commit, then exit");
+    app.add_option("--store", c.store_path,
+                   "run store database (default: $TEWB_DATA_DIR, $XDG_DATA_HOME or ~/.local/share/te-workbench)");
+    c.info = app.add_subcommand("info", "what this machine can run: GPU, compute capability, mode and versions");
+    c.info->add_flag("--json", c.info_json, "print as JSON");
+    define_training_commands(app, c);
+    define_recipe_command(app, c);
+    c.selftest = app.add_subcommand(
+        "selftest", "check every fused kernel against its reference on this GPU (exit 0 all pass, 1 a failure, 77 no GPU)");
+    c.selftest->add_flag("--json", c.selftest_json, "print the report as JSON");
+    define_history_commands(app, c);
+}
+
+std::string one_line(const std::exception& e) {
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    return message;
+}
+
+// CLI11's parse with our messages; an exit status when the arguments end the program (help, version,
+// a bad argument), nothing when a command is to run.
+std::optional<int> parse_arguments(CLI::App& app, const Commands& c, int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -328,213 +369,213 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::ExtrasError& e) {
         if (app.get_subcommands().empty() && !app.remaining().empty()) {
-            std::fprintf(stderr, "te-bench: unknown command '%s'; allowed: info|run|compare|recipe|selftest|history (see te-bench --help)\n",
-                         app.remaining().front().c_str());
+            std::fprintf(stderr, "te-bench: unknown command '%s'; allowed: %s (see te-bench --help)\n",
+                         app.remaining().front().c_str(), kCommands);
             return kExitUsage;
         }
-        std::string message = e.what();
-        std::replace(message.begin(), message.end(), '\n', ' ');
-        std::fprintf(stderr, "te-bench: %s (see te-bench --help)\n", message.c_str());
+        std::fprintf(stderr, "te-bench: %s (see te-bench --help)\n", one_line(e).c_str());
         return kExitUsage;
     } catch (const CLI::ParseError& e) {
-        if (history->parsed() && history->get_subcommands().empty()) {  // `history` is the only command with subcommands
-            const std::string problem = history->remaining().empty()
+        if (c.history->parsed() && c.history->get_subcommands().empty()) {  // `history` is the only command with subcommands
+            const std::string problem = c.history->remaining().empty()
                                             ? std::string("a subcommand is required")
-                                            : "unknown subcommand '" + history->remaining().front() + "'";
-            std::fprintf(stderr, "te-bench history: %s; allowed: list|show|delete|export\n", problem.c_str());
+                                            : "unknown subcommand '" + c.history->remaining().front() + "'";
+            std::fprintf(stderr, "te-bench history: %s; allowed: list|show|delete|export|import\n", problem.c_str());
             return kExitUsage;
         }
-        std::string message = e.what();
-        std::replace(message.begin(), message.end(), '\n', ' ');
-        std::fprintf(stderr, "te-bench: %s (see te-bench --help)\n", message.c_str());
+        std::fprintf(stderr, "te-bench: %s (see te-bench --help)\n", one_line(e).c_str());
         return kExitUsage;
     }
-
     if (app.get_subcommands().empty()) {
-        std::fprintf(stderr, "te-bench: a command is required; allowed: info|run|compare|recipe|selftest|history (see te-bench --help)\n");
+        std::fprintf(stderr, "te-bench: a command is required; allowed: %s (see te-bench --help)\n", kCommands);
         return kExitUsage;
     }
+    return std::nullopt;
+}
 
+int run_info(const Commands& c) {
+    const DeviceInfo device = detect_device();
+    const Capability capability = classify(device);
+    std::cout << (c.info_json ? json_text(capability_json(device, capability)) : describe_device(device, capability));
+    return 0;
+}
+
+int run_selftest(const Commands& c) {
+    const SelfTestReport report = run_self_test(detect_device());
+    std::cout << (c.selftest_json ? self_test_json_text(report) : render_self_test_table(report));
+    if (!report.ran) return kExitSkipped;
+    return report.passed() ? 0 : kExitFailure;
+}
+
+int run_one(const Commands& c) {
+    const RunFlags& flags = c.run_flags;
+    const RunConfig requested = config_from_flags(flags);
+    check_fp8_flags_apply(flags, requested);
+    check_outputs(flags);
+    const Trainer trainer(detect_device());
+    resolve(requested, trainer.device());  // every argument error surfaces before training starts
+    const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
+    std::signal(SIGINT, on_interrupt);
+    const RunRecord record = train_one(trainer, requested);
+    store_run(store.get(), record);
+    if (!flags.json_path.empty()) write_output(flags.json_path, record_to_json_text(record));
+    if (!flags.csv_path.empty()) write_output(flags.csv_path, steps_csv_text({record}));
+    if (!flags.fp8_csv_path.empty()) write_output(flags.fp8_csv_path, fp8_csv_text({record}));
+    (flags.json_path == "-" ? std::cerr : std::cout) << render_summary_table({record}, std::nullopt)
+                                                      << render_fp8_summary(record);
+    return exit_code_for({record});
+}
+
+int run_compare(const Commands& c) {
+    const RunFlags& flags = c.compare_flags;
+    const RunConfig base = config_from_flags(flags);
+    check_outputs(flags);
+    if (!c.compare_summary_csv.empty()) check_output_path("--summary-csv", c.compare_summary_csv);
+    const Trainer trainer(detect_device());
+    const std::vector<PlannedRun> plan = plan_comparison(base, trainer.device());
+    if (plan.front().skip_reason) throw ConfigError(*plan.front().skip_reason);
+    const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
+    std::signal(SIGINT, on_interrupt);
+    std::vector<RunRecord> runs;
+    std::vector<std::string> skipped;
+    for (const PlannedRun& row : plan) {
+        if (row.skip_reason) {
+            skipped.push_back(row.config.name + ": " + *row.skip_reason);
+            continue;
+        }
+        if (g_cancel.load()) break;
+        runs.push_back(train_one(trainer, row.config));
+        store_run(store.get(), runs.back());
+    }
+    if (!flags.json_path.empty()) {
+        nlohmann::json document{{"baseline", runs.front().id}, {"runs", nlohmann::json::array()}, {"skipped", skipped}};
+        for (const RunRecord& r : runs) document["runs"].push_back(to_json(r));
+        write_output(flags.json_path, json_text(document));
+    }
+    if (!flags.csv_path.empty()) write_output(flags.csv_path, steps_csv_text(runs));
+    if (!flags.fp8_csv_path.empty()) write_output(flags.fp8_csv_path, fp8_csv_text(runs));
+    if (!c.compare_summary_csv.empty()) write_output(c.compare_summary_csv, summary_csv_text(runs, 0));
+    std::ostream& out = flags.json_path == "-" ? std::cerr : std::cout;
+    out << render_summary_table(runs, 0);
+    if (!skipped.empty()) {
+        out << "\nNot run here:\n";
+        for (const std::string& line : skipped) out << "  " << line << "\n";
+    }
+    return exit_code_for(runs);
+}
+
+int run_recipe(const Commands& c) {
+    RecipeReplay replay;
+    if (!c.replay_recipe.empty()) replay.scaling = parse_scaling_kind("--recipe", c.replay_recipe);
+    if (!c.replay_dtype.empty()) replay.dtype = parse_fp8_dtype("--dtype", c.replay_dtype);
+    if (!c.replay_history_len.empty()) replay.history_len = parse_int("--history-len", c.replay_history_len);
+    if (!c.replay_algo.empty()) replay.algo = parse_amax_algo("--algo", c.replay_algo);
+    if (!c.replay_margin.empty()) replay.margin = parse_int("--margin", c.replay_margin);
+    replay.amaxes = parse_amax_list("--amax", c.replay_amax);
+    validate(replay);
+    const std::vector<RecipeReplayStep> steps =
+        replay_recipe(replay.scaling, replay.dtype, replay.history_len, replay.algo, replay.margin, replay.amaxes);
+    std::cout << (c.replay_json ? replay_json_text(replay, steps) : replay_table_text(replay, steps));
+    return 0;
+}
+
+int run_history_list(const Commands& c, RunStore& store) {
+    const std::vector<StoredRun> runs = store.list();
+    if (c.list_json) {
+        nlohmann::json document = nlohmann::json::array();
+        for (const StoredRun& r : runs) document.push_back(to_json(r));
+        std::cout << json_text(document);
+        return 0;
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const StoredRun& r : runs) {
+        rows.push_back({std::to_string(r.id), r.created_at, r.name, r.backend,
+                        r.fp8_emulated ? r.precision + " (emulated)" : r.precision, r.device, r.status,
+                        std::to_string(r.steps), format_fixed(r.median_ms, 2), format_fixed(r.final_loss, 4),
+                        r.peak_mem_bytes > 0 ? format_bytes(r.peak_mem_bytes) : "-"});
+    }
+    std::cout << render_text_table({"id", "created (UTC)", "name", "backend", "precision", "device", "status", "steps",
+                                    "median ms", "final loss", "peak mem"},
+                                   rows);
+    std::cerr << runs.size() << " runs in " << store.path().string() << "\n";
+    return 0;
+}
+
+int run_history_show(const Commands& c, RunStore& store) {
+    const RunRecord record = load_stored(store, parse_run_id(c.show_id));
+    if (c.show_json) {
+        std::cout << record_to_json_text(record);
+    } else {
+        std::cout << render_summary_table({record}, std::nullopt) << render_fp8_summary(record);
+        if (!record.message.empty()) std::cout << "message: " << record.message << "\n";
+    }
+    return 0;
+}
+
+int run_history_delete(const Commands& c, RunStore& store) {
+    std::vector<std::int64_t> ids;
+    for (const std::string& text : c.delete_ids) ids.push_back(parse_run_id(text));
+    for (const std::int64_t id : ids) load_stored(store, id);  // all exist, or delete none
+    for (const std::int64_t id : ids) {
+        store.remove(id);
+        std::cerr << "deleted run " << id << "\n";
+    }
+    return 0;
+}
+
+int run_history_import(const Commands& c, RunStore& store) {
+    std::vector<RunRecord> records;  // all files valid, or nothing imported
+    for (const std::string& path : c.import_paths) {
+        try {
+            for (RunRecord& record : read_record_files(path)) records.push_back(std::move(record));
+        } catch (const DataError& e) {
+            throw ConfigError(std::string("FILE ") + e.what() + "; nothing was imported");
+        }
+    }
+    for (const RunRecord& record : records) {
+        const std::int64_t id = store.save(record);
+        std::cerr << "imported " << record.config.name << " as run " << id << "\n";
+    }
+    return 0;
+}
+
+int run_history_export(const Commands& c, RunStore& store) {
+    if (c.export_json.empty() && c.export_csv.empty() && c.export_summary_csv.empty() && c.export_fp8_csv.empty()) {
+        throw ConfigError(
+            "history export: nothing to write; allowed: one or more of --json PATH, --csv PATH, --summary-csv PATH, "
+            "--fp8-csv PATH");
+    }
+    if (!c.export_json.empty() && c.export_json != "-") check_output_path("--json", c.export_json);
+    if (!c.export_csv.empty()) check_output_path("--csv", c.export_csv);
+    if (!c.export_summary_csv.empty()) check_output_path("--summary-csv", c.export_summary_csv);
+    if (!c.export_fp8_csv.empty()) check_output_path("--fp8-csv", c.export_fp8_csv);
+    std::vector<RunRecord> records;
+    for (const std::string& text : c.export_ids) records.push_back(load_stored(store, parse_run_id(text)));
+    if (!c.export_json.empty()) write_output(c.export_json, records_to_json_text(records));
+    if (!c.export_csv.empty()) write_output(c.export_csv, steps_csv_text(records));
+    if (!c.export_summary_csv.empty()) write_output(c.export_summary_csv, summary_csv_text(records, 0));
+    if (!c.export_fp8_csv.empty()) write_output(c.export_fp8_csv, fp8_csv_text(records));
+    return 0;
+}
+
+int run_history(const Commands& c) {
+    RunStore store(store_location(c.store_path));
+    if (c.history_list->parsed()) return run_history_list(c, store);
+    if (c.history_show->parsed()) return run_history_show(c, store);
+    if (c.history_delete->parsed()) return run_history_delete(c, store);
+    if (c.history_import->parsed()) return run_history_import(c, store);
+    return run_history_export(c, store);
+}
+
+// The command that was given; errors become exit statuses: 2 a bad argument, 1 anything else.
+int dispatch(const Commands& c) {
     try {
-        if (info->parsed()) {
-            const DeviceInfo device = detect_device();
-            const Capability capability = classify(device);
-            if (info_json) {
-                std::cout << json_text(capability_json(device, capability));
-            } else {
-                std::cout << describe_device(device, capability);
-            }
-            return 0;
-        }
-
-        if (selftest->parsed()) {
-            const SelfTestReport report = run_self_test(detect_device());
-            std::cout << (selftest_json ? self_test_json_text(report) : render_self_test_table(report));
-            if (!report.ran) return kExitSkipped;
-            return report.passed() ? 0 : 1;
-        }
-
-        if (run->parsed()) {
-            const RunConfig requested = config_from_flags(run_flags);
-            check_fp8_flags_apply(run_flags, requested);
-            check_outputs(run_flags);
-            const Trainer trainer(detect_device());
-            resolve(requested, trainer.device());  // every argument error surfaces before training starts
-            const std::unique_ptr<RunStore> store = open_store_for_runs(run_flags.no_store, store_path);
-            std::signal(SIGINT, on_interrupt);
-            const RunRecord record = train_one(trainer, requested);
-            store_run(store.get(), record);
-            if (!run_flags.json_path.empty()) write_output(run_flags.json_path, record_to_json_text(record));
-            if (!run_flags.csv_path.empty()) write_output(run_flags.csv_path, steps_csv_text({record}));
-            if (!run_flags.fp8_csv_path.empty()) write_output(run_flags.fp8_csv_path, fp8_csv_text({record}));
-            (run_flags.json_path == "-" ? std::cerr : std::cout)
-                << render_summary_table({record}, std::nullopt) << render_fp8_summary(record);
-            return exit_code_for({record});
-        }
-
-        if (compare->parsed()) {
-            RunConfig base = config_from_flags(compare_flags);
-            check_outputs(compare_flags);
-            if (!compare_summary_csv.empty()) check_output_path("--summary-csv", compare_summary_csv);
-            const Trainer trainer(detect_device());
-            std::vector<PlannedRun> plan = plan_comparison(base, trainer.device());
-            if (plan.front().skip_reason) throw ConfigError(*plan.front().skip_reason);
-            const std::unique_ptr<RunStore> store = open_store_for_runs(compare_flags.no_store, store_path);
-            std::signal(SIGINT, on_interrupt);
-            std::vector<RunRecord> runs;
-            std::vector<std::string> skipped;
-            for (const PlannedRun& row : plan) {
-                if (row.skip_reason) {
-                    skipped.push_back(row.config.name + ": " + *row.skip_reason);
-                    continue;
-                }
-                if (g_cancel.load()) break;
-                runs.push_back(train_one(trainer, row.config));
-                store_run(store.get(), runs.back());
-            }
-            if (!compare_flags.json_path.empty()) {
-                nlohmann::json document{{"baseline", runs.front().id}, {"runs", nlohmann::json::array()}, {"skipped", skipped}};
-                for (const RunRecord& r : runs) document["runs"].push_back(to_json(r));
-                write_output(compare_flags.json_path, json_text(document));
-            }
-            if (!compare_flags.csv_path.empty()) write_output(compare_flags.csv_path, steps_csv_text(runs));
-            if (!compare_flags.fp8_csv_path.empty()) write_output(compare_flags.fp8_csv_path, fp8_csv_text(runs));
-            if (!compare_summary_csv.empty()) write_output(compare_summary_csv, summary_csv_text(runs, 0));
-            std::ostream& out = compare_flags.json_path == "-" ? std::cerr : std::cout;
-            out << render_summary_table(runs, 0);
-            if (!skipped.empty()) {
-                out << "\nNot run here:\n";
-                for (const std::string& line : skipped) out << "  " << line << "\n";
-            }
-            return exit_code_for(runs);
-        }
-
-        if (recipe->parsed()) {
-            RecipeReplay replay;
-            if (!replay_recipe_flag.empty()) replay.scaling = parse_scaling_kind("--recipe", replay_recipe_flag);
-            if (!replay_dtype.empty()) replay.dtype = parse_fp8_dtype("--dtype", replay_dtype);
-            if (!replay_history_len.empty()) replay.history_len = parse_int("--history-len", replay_history_len);
-            if (!replay_algo.empty()) replay.algo = parse_amax_algo("--algo", replay_algo);
-            if (!replay_margin.empty()) replay.margin = parse_int("--margin", replay_margin);
-            replay.amaxes = parse_amax_list("--amax", replay_amax);
-            validate(replay);
-            const std::vector<RecipeReplayStep> steps = replay_recipe(replay.scaling, replay.dtype, replay.history_len,
-                                                                      replay.algo, replay.margin, replay.amaxes);
-            std::cout << (replay_json ? replay_json_text(replay, steps) : replay_table_text(replay, steps));
-            return 0;
-        }
-
-        RunStore store(store_location(store_path));
-        if (history_list->parsed()) {
-            const std::vector<StoredRun> runs = store.list();
-            if (list_json) {
-                nlohmann::json document = nlohmann::json::array();
-                for (const StoredRun& r : runs) {
-                    document.push_back({{"id", r.id},
-                                        {"run_id", r.run_id},
-                                        {"created_at", r.created_at},
-                                        {"name", r.name},
-                                        {"backend", r.backend},
-                                        {"precision", r.precision},
-                                        {"device", r.device},
-                                        {"status", r.status},
-                                        {"steps", r.steps},
-                                        {"median_ms", r.median_ms ? nlohmann::json(*r.median_ms) : nlohmann::json()},
-                                        {"final_loss", r.final_loss ? nlohmann::json(*r.final_loss) : nlohmann::json()},
-                                        {"peak_mem_bytes", r.peak_mem_bytes},
-                                        {"fp8_emulated", r.fp8_emulated}});
-                }
-                std::cout << json_text(document);
-                return 0;
-            }
-            std::vector<std::vector<std::string>> rows;
-            for (const StoredRun& r : runs) {
-                rows.push_back({std::to_string(r.id), r.created_at, r.name, r.backend,
-                                r.fp8_emulated ? r.precision + " (emulated)" : r.precision, r.device, r.status,
-                                std::to_string(r.steps), format_fixed(r.median_ms, 2), format_fixed(r.final_loss, 4),
-                                r.peak_mem_bytes > 0 ? format_bytes(r.peak_mem_bytes) : "-"});
-            }
-            std::cout << render_text_table({"id", "created (UTC)", "name", "backend", "precision", "device", "status", "steps",
-                                            "median ms", "final loss", "peak mem"},
-                                           rows);
-            std::cerr << runs.size() << " runs in " << store.path().string() << "\n";
-            return 0;
-        }
-        if (history_show->parsed()) {
-            const RunRecord record = load_stored(store, parse_run_id(show_id));
-            if (show_json) {
-                std::cout << record_to_json_text(record);
-            } else {
-                std::cout << render_summary_table({record}, std::nullopt) << render_fp8_summary(record);
-                if (!record.message.empty()) std::cout << "message: " << record.message << "\n";
-            }
-            return 0;
-        }
-        if (history_delete->parsed()) {
-            std::vector<std::int64_t> ids;
-            for (const std::string& text : delete_ids) ids.push_back(parse_run_id(text));
-            for (const std::int64_t id : ids) load_stored(store, id);  // all exist, or delete none
-            for (const std::int64_t id : ids) {
-                store.remove(id);
-                std::cerr << "deleted run " << id << "\n";
-            }
-            return 0;
-        }
-        if (history_import->parsed()) {
-            std::vector<RunRecord> records;  // all files valid, or nothing imported
-            for (const std::string& path : import_paths) {
-                try {
-                    for (RunRecord& record : read_record_files(path)) records.push_back(std::move(record));
-                } catch (const DataError& e) {
-                    throw ConfigError(std::string("FILE ") + e.what() + "; nothing was imported");
-                }
-            }
-            for (const RunRecord& record : records) {
-                const std::int64_t id = store.save(record);
-                std::cerr << "imported " << record.config.name << " as run " << id << "\n";
-            }
-            return 0;
-        }
-        if (history_export->parsed()) {
-            if (export_json.empty() && export_csv.empty() && export_summary_csv.empty() && export_fp8_csv.empty()) {
-                throw ConfigError(
-                    "history export: nothing to write; allowed: one or more of --json PATH, --csv PATH, --summary-csv PATH, "
-                    "--fp8-csv PATH");
-            }
-            if (!export_json.empty() && export_json != "-") check_output_path("--json", export_json);
-            if (!export_csv.empty()) check_output_path("--csv", export_csv);
-            if (!export_summary_csv.empty()) check_output_path("--summary-csv", export_summary_csv);
-            if (!export_fp8_csv.empty()) check_output_path("--fp8-csv", export_fp8_csv);
-            std::vector<RunRecord> records;
-            for (const std::string& text : export_ids) records.push_back(load_stored(store, parse_run_id(text)));
-            if (!export_json.empty()) {
-                write_output(export_json, records_to_json_text(records));
-            }
-            if (!export_csv.empty()) write_output(export_csv, steps_csv_text(records));
-            if (!export_summary_csv.empty()) write_output(export_summary_csv, summary_csv_text(records, 0));
-            if (!export_fp8_csv.empty()) write_output(export_fp8_csv, fp8_csv_text(records));
-            return 0;
-        }
+        if (c.info->parsed()) return run_info(c);
+        if (c.selftest->parsed()) return run_selftest(c);
+        if (c.run->parsed()) return run_one(c);
+        if (c.compare->parsed()) return run_compare(c);
+        if (c.recipe->parsed()) return run_recipe(c);
+        return run_history(c);
     } catch (const ConfigError& e) {
         std::fprintf(stderr, "te-bench: %s\n", e.what());
         return kExitUsage;
@@ -545,5 +586,16 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "te-bench: unexpected error: %s\n", e.what());
         return kExitFailure;
     }
-    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"te-bench: train MiniGPT with LibTorch and TE-style modules, and measure it"};
+    Commands commands;
+    define_commands(app, commands);
+    if (const std::optional<int> status = parse_arguments(app, commands, argc, argv)) {
+        return *status;
+    }
+    return dispatch(commands);
 }

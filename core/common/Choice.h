@@ -1,6 +1,7 @@
 #pragma once
 
-#include <initializer_list>
+#include <array>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -9,22 +10,37 @@
 
 namespace tewb {
 
-// Text to one of a fixed set of values. Throws ConfigError naming `what` (a flag or a JSON path), the
-// text and every allowed value: "--precision 'fp16': unknown value; allowed: auto|fp32|bf16|fp8".
 template <typename Value>
-Value parse_choice(std::string_view what, std::string_view text,
-                   std::initializer_list<std::pair<std::string_view, Value>> choices) {
-    std::string allowed;
-    for (const auto& [name, value] : choices) {
-        if (text == name) {
-            return value;
+using Named = std::pair<std::string_view, Value>;
+
+// The names of an enum's values, in one table that both directions read: to_string (name) and the
+// parsers of CLI flags and JSON fields (parse). Build one with std::to_array<Named<E>>({...}).
+template <typename Value, std::size_t N>
+class NameTable {
+public:
+    constexpr explicit NameTable(std::array<Named<Value>, N> entries) : entries_(entries) {}
+
+    constexpr std::string_view name(Value value) const {
+        for (const auto& [name, v] : entries_) {
+            if (v == value) return name;
         }
-        if (!allowed.empty()) {
-            allowed += '|';
-        }
-        allowed += name;
+        return "unknown";
     }
-    throw ConfigError(std::string(what) + " '" + std::string(text) + "': unknown value; allowed: " + allowed);
-}
+
+    // Throws ConfigError naming `what` (a flag or a JSON path), the text and every allowed value:
+    // "--precision 'fp16': unknown value; allowed: auto|fp32|bf16|fp8".
+    Value parse(std::string_view what, std::string_view text) const {
+        std::string allowed;
+        for (const auto& [name, value] : entries_) {
+            if (text == name) return value;
+            if (!allowed.empty()) allowed += '|';
+            allowed += name;
+        }
+        throw ConfigError(std::string(what) + " '" + std::string(text) + "': unknown value; allowed: " + allowed);
+    }
+
+private:
+    std::array<Named<Value>, N> entries_;
+};
 
 }  // namespace tewb

@@ -1,14 +1,21 @@
 #include "core/device/Capability.h"
 
+#include "core/common/Choice.h"
+
 namespace tewb {
 
+namespace {
+
+constexpr NameTable kModeNames{std::to_array<Named<Mode>>({{"fp8", Mode::Fp8}, {"te", Mode::Te}, {"fallback", Mode::Fallback}})};
+
+}  // namespace
+
 std::string_view to_string(Mode mode) {
-    switch (mode) {
-        case Mode::Fp8: return "fp8";
-        case Mode::Te: return "te";
-        case Mode::Fallback: return "fallback";
-    }
-    return "fallback";
+    return kModeNames.name(mode);
+}
+
+Mode parse_mode(std::string_view what, std::string_view text) {
+    return kModeNames.parse(what, text);
 }
 
 std::vector<std::string> Capability::reasons() const {

@@ -32,5 +32,6 @@ Capability classify(std::optional<ComputeCapability> cc, std::string_view no_gpu
 Capability classify(const DeviceInfo& device);
 
 std::string_view to_string(Mode mode);
+Mode parse_mode(std::string_view what, std::string_view text);  // ConfigError naming `what`
 
 }  // namespace tewb

@@ -1,19 +1,12 @@
 #include "core/fp8/Fp8State.h"
 
-#include <cfloat>
 #include <cmath>
 #include <limits>
 
 #include <ATen/ops/cat.h>
-#include <ATen/ops/div.h>
 #include <ATen/ops/full.h>
-#include <ATen/ops/full_like.h>
-#include <ATen/ops/isfinite.h>
-#include <ATen/ops/isinf.h>
 #include <ATen/ops/maximum.h>
 #include <ATen/ops/ones.h>
-#include <ATen/ops/reciprocal.h>
-#include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
@@ -22,12 +15,6 @@
 #include "core/common/Error.h"
 #include "core/fp8/ScaleUpdate.h"
 
-#if defined(TEWB_HAVE_KERNELS) && defined(TEWB_TORCH_HAS_CUDA)
-#include <ATen/cuda/CUDAContext.h>
-
-#include "tewb_kernels/recipe.h"
-#define TEWB_RECIPE_KERNEL 1
-#endif
 
 namespace tewb {
 
@@ -35,64 +22,11 @@ namespace {
 
 constexpr int kForwardSlotsPerGemm = 3;
 constexpr int kBackwardSlotsPerGemm = 2;
+constexpr int kStatisticsSlotsPerGemm = 3;  // input, weight, grad-output: the slots our modules cast into
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
 at::TensorOptions float_on(const c10::Device& device) {
     return at::TensorOptions().dtype(at::kFloat).device(device);
-}
-
-// The same update with LibTorch ops (CPU, older GPUs, builds without kernels): the rule of ScaleUpdate
-// on every slot at once, bit for bit.
-void update_with_tensor_ops(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
-                            float numerator) {
-    const at::Tensor staged = history.select(1, 0);
-    if (recipe.scaling == ScalingKind::Current) {
-        staged.zero_();
-        scale_inv.copy_(at::reciprocal(scale));
-        return;
-    }
-    const std::int64_t len = history.size(1);
-    const at::Tensor ran = staged != 0;  // a NaN counts as having run
-    at::Tensor window = staged;
-    if (recipe.algo == AmaxAlgo::Max && len > 1) {
-        window = at::maximum(history.narrow(1, 1, len - 1).amax(1), staged);  // NaN propagates
-    }
-    at::Tensor candidate = at::div(at::full_like(window, numerator), window);  // float32, exactly as the host rule
-    candidate = at::where(at::isinf(candidate), at::scalar_tensor(FLT_MAX, candidate.options()), candidate);
-    const at::Tensor usable = ran & at::isfinite(window) & (window > 0);
-    at::Tensor rolled = at::zeros_like(history);
-    if (len > 1) {
-        rolled.narrow(1, 1, len - 2).copy_(history.narrow(1, 2, len - 2));
-        rolled.select(1, len - 1).copy_(staged);
-    }
-    history.copy_(at::where(ran.unsqueeze(1), rolled, history));
-    scale.copy_(at::where(usable, candidate, scale));
-    scale_inv.copy_(at::reciprocal(scale));
-}
-
-// The whole update of a pass's bank in one launch of the recipe kernel, on LibTorch's current stream.
-// Only for CUDA tensors on GPUs the kernels are built for (compute capability 8.0 and up); returns false
-// where the tensor ops must do it.
-bool update_with_kernel([[maybe_unused]] at::Tensor& history, [[maybe_unused]] at::Tensor& scale,
-                        [[maybe_unused]] at::Tensor& scale_inv, [[maybe_unused]] const Fp8Recipe& recipe,
-                        [[maybe_unused]] float numerator) {
-#ifdef TEWB_RECIPE_KERNEL
-    if (!history.is_cuda() || !history.is_contiguous() || !scale.is_contiguous() || !scale_inv.is_contiguous()) {
-        return false;
-    }
-    if (at::cuda::getDeviceProperties(history.get_device())->major < 8) {
-        return false;
-    }
-    const kernels::ScalingRule rule = recipe.scaling == ScalingKind::Current ? kernels::ScalingRule::Current
-                                      : recipe.algo == AmaxAlgo::Max         ? kernels::ScalingRule::DelayedMax
-                                                                             : kernels::ScalingRule::DelayedMostRecent;
-    kernels::update_scaling(history.data_ptr<float>(), scale.data_ptr<float>(), scale_inv.data_ptr<float>(),
-                            static_cast<int>(history.size(0)), static_cast<int>(history.size(1)), numerator, rule,
-                            at::cuda::getCurrentCUDAStream(history.get_device()).stream());
-    return true;
-#else
-    return false;
-#endif
 }
 
 }  // namespace
@@ -106,7 +40,8 @@ Fp8Context::GemmSlots Fp8Context::add_gemm(const std::string& module) {
     return {gemm * kForwardSlotsPerGemm, gemm * kBackwardSlotsPerGemm};
 }
 
-void Fp8Context::prepare(const Fp8Recipe& recipe, bool inspect, const c10::Device& device) {
+void Fp8Context::prepare(const Fp8Recipe& recipe, bool inspect, const c10::Device& device, const Fp8StateOps& ops) {
+    ops_ = &ops;
     const bool same_shape = prepared_ && forward_.history.size(1) == recipe.amax_history_len &&
                             forward_.history.device() == device;
     recipe_ = recipe;
@@ -193,10 +128,7 @@ void Fp8Context::update(Fp8Pass pass) {
         b.last.narrow(1, 2, 2).fill_(kNan);
     }
 
-    const float numerator = scale_numerator(fp8_max(dtype(pass)), recipe_.margin);
-    if (!update_with_kernel(b.history, b.scale, b.scale_inv, recipe_, numerator)) {
-        update_with_tensor_ops(b.history, b.scale, b.scale_inv, recipe_, numerator);
-    }
+    ops_->update_scaling(b.history, b.scale, b.scale_inv, recipe_, scale_numerator(fp8_max(dtype(pass)), recipe_.margin));
     if (pass == Fp8Pass::Forward) {
         ++generation_;
     }
@@ -228,6 +160,23 @@ std::vector<Fp8SlotInfo> Fp8Context::quantized_slots(const Fp8Recipe& recipe) co
 at::Tensor Fp8Context::statistics() const {
     check_prepared("statistics");
     return at::cat({forward_.last, backward_.last}, 0).index_select(0, statistics_rows_);
+}
+
+std::int64_t Fp8Context::statistics_rows() const {
+    return gemm_count() * kStatisticsSlotsPerGemm;
+}
+
+std::vector<Fp8SlotSample> Fp8Context::read_statistics(const float* values, std::int64_t rows) {
+    std::vector<Fp8SlotSample> samples(static_cast<std::size_t>(rows));
+    for (std::int64_t i = 0; i < rows; ++i) {
+        const float* row = values + kStatisticsColumns * i;
+        Fp8SlotSample& sample = samples[static_cast<std::size_t>(i)];
+        sample.amax = row[0];
+        sample.scale = row[1];
+        if (!std::isnan(row[2])) sample.saturated = row[2];
+        if (!std::isnan(row[3])) sample.underflow = row[3];
+    }
+    return samples;
 }
 
 }  // namespace tewb

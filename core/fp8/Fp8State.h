@@ -9,6 +9,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include "core/fp8/Fp8StateOps.h"
 #include "core/fp8/Fp8Stats.h"
 #include "core/fp8/Recipe.h"
 
@@ -31,10 +32,11 @@ public:
     GemmSlots add_gemm(const std::string& module);
     int gemm_count() const { return static_cast<int>(modules_.size()); }
 
-    // Sizes and places the state for `recipe` on `device` at the first FP8 forward. A later call with
-    // a different history length or device starts the state again from scale 1 (Transformer Engine
-    // re-creates its meta likewise); other recipe fields take effect at once.
-    void prepare(const Fp8Recipe& recipe, bool inspect, const c10::Device& device);
+    // Sizes and places the state for `recipe` on `device` at the first FP8 forward; `ops` (the run's
+    // ops, kernels or reference) updates it. A later call with a different history length or device
+    // starts the state again from scale 1 (Transformer Engine re-creates its meta likewise); other recipe
+    // fields and the ops take effect at once.
+    void prepare(const Fp8Recipe& recipe, bool inspect, const c10::Device& device, const Fp8StateOps& ops);
     bool prepared() const { return prepared_; }
     const Fp8Recipe& recipe() const { return recipe_; }
     bool inspect() const { return inspect_; }
@@ -58,10 +60,14 @@ public:
 
     // The slots our modules cast into (per GEMM: input, weight, grad-output) with their dtypes under
     // `recipe`, in a fixed order (known before the first step), and their values from the latest
-    // updates: [slots, 4] float32 on the state's device with columns amax, scale used, saturated
-    // fraction, underflow fraction (the last two NaN unless inspecting).
+    // updates: [statistics_rows(), kStatisticsColumns] float32 on the state's device with columns amax,
+    // scale used, saturated fraction, underflow fraction (the last two NaN unless inspecting).
+    static constexpr int kStatisticsColumns = 4;
     std::vector<Fp8SlotInfo> quantized_slots(const Fp8Recipe& recipe) const;
     at::Tensor statistics() const;
+    std::int64_t statistics_rows() const;
+    // One step's samples from statistics() copied to the host: `rows` rows of kStatisticsColumns floats.
+    static std::vector<Fp8SlotSample> read_statistics(const float* values, std::int64_t rows);
 
     // The raw state, for tests and the self-test: [slots, L] history, [slots] scale and scale_inv.
     const at::Tensor& history(Fp8Pass pass) const { return bank(pass).history; }
@@ -82,6 +88,7 @@ private:
 
     std::vector<std::string> modules_;
     at::Tensor statistics_rows_;  // which rows of the two banks statistics() returns, on the state's device
+    const Fp8StateOps* ops_ = nullptr;
     Fp8Recipe recipe_;
     bool inspect_ = false;
     bool prepared_ = false;

@@ -4,24 +4,22 @@
 
 namespace tewb {
 
+namespace {
+
+constexpr NameTable kRoleNames{std::to_array<Named<SlotRole>>({{"input", SlotRole::Input},
+                                                              {"weight", SlotRole::Weight},
+                                                              {"output", SlotRole::Output},
+                                                              {"grad_output", SlotRole::GradOutput},
+                                                              {"grad_input", SlotRole::GradInput}})};
+
+}  // namespace
+
 std::string_view to_string(SlotRole value) {
-    switch (value) {
-        case SlotRole::Input: return "input";
-        case SlotRole::Weight: return "weight";
-        case SlotRole::Output: return "output";
-        case SlotRole::GradOutput: return "grad_output";
-        case SlotRole::GradInput: return "grad_input";
-    }
-    return "input";
+    return kRoleNames.name(value);
 }
 
 SlotRole parse_slot_role(std::string_view what, std::string_view text) {
-    return parse_choice<SlotRole>(what, text,
-                                  {{"input", SlotRole::Input},
-                                   {"weight", SlotRole::Weight},
-                                   {"output", SlotRole::Output},
-                                   {"grad_output", SlotRole::GradOutput},
-                                   {"grad_input", SlotRole::GradInput}});
+    return kRoleNames.parse(what, text);
 }
 
 }  // namespace tewb

@@ -28,20 +28,28 @@ std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe, std::st
     return problems;
 }
 
+namespace {
+
+constexpr NameTable kScalingNames{
+    std::to_array<Named<ScalingKind>>({{"delayed", ScalingKind::Delayed}, {"current", ScalingKind::Current}})};
+constexpr NameTable kAlgoNames{std::to_array<Named<AmaxAlgo>>({{"max", AmaxAlgo::Max}, {"most_recent", AmaxAlgo::MostRecent}})};
+
+}  // namespace
+
 std::string_view to_string(ScalingKind value) {
-    return value == ScalingKind::Delayed ? "delayed" : "current";
+    return kScalingNames.name(value);
 }
 
 std::string_view to_string(AmaxAlgo value) {
-    return value == AmaxAlgo::Max ? "max" : "most_recent";
+    return kAlgoNames.name(value);
 }
 
 ScalingKind parse_scaling_kind(std::string_view flag, std::string_view text) {
-    return parse_choice<ScalingKind>(flag, text, {{"delayed", ScalingKind::Delayed}, {"current", ScalingKind::Current}});
+    return kScalingNames.parse(flag, text);
 }
 
 AmaxAlgo parse_amax_algo(std::string_view flag, std::string_view text) {
-    return parse_choice<AmaxAlgo>(flag, text, {{"max", AmaxAlgo::Max}, {"most_recent", AmaxAlgo::MostRecent}});
+    return kAlgoNames.parse(flag, text);
 }
 
 }  // namespace tewb

@@ -6,7 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/Error.h"
-#include "core/results/Comparison.h"
+#include "core/common/NumberText.h"
+#include "core/common/TextTable.h"
 
 namespace tewb {
 
@@ -15,14 +16,12 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 Json value(float x) {
-    if (std::isnan(x)) return "nan";
-    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    if (const auto word = non_finite_text(x)) return *word;
     return static_cast<double>(x);
 }
 
 std::string text(float x) {
-    if (std::isnan(x)) return "nan";
-    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    if (const auto word = non_finite_text(x)) return std::string(*word);
     std::ostringstream out;
     out.precision(9);
     out << x;

@@ -13,7 +13,6 @@ class Fp8Context;
 class CausalLm : public torch::nn::Module {
 public:
     virtual torch::Tensor forward(const torch::Tensor& tokens) = 0;
-    virtual std::string implementation() const = 0;
     // The FP8 state of models built from TE-style modules (its statistics feed the run record).
     virtual std::shared_ptr<Fp8Context> fp8_context() const { return nullptr; }
 };

@@ -8,7 +8,7 @@
 #include <ATen/ops/scaled_dot_product_attention.h>
 
 #include "core/model/MiniGptTe.h"
-#include "core/model/ParameterInit.h"
+#include "core/modules/ParameterInit.h"
 
 // Module::to() moves parameters with set_data(), so the tensor members below stay the live parameters.
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/model/CausalLm.h"
-#include "core/train/RunConfig.h"
+#include "core/model/ModelShape.h"
 
 namespace tewb {
 
@@ -23,7 +23,6 @@ public:
     MiniGpt(const ModelShape& shape, std::uint64_t seed);
 
     torch::Tensor forward(const torch::Tensor& tokens) override;
-    std::string implementation() const override { return "torch-eager"; }
 
 private:
     struct Block {

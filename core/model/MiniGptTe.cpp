@@ -4,8 +4,7 @@
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/linear.h>
 
-#include "core/model/ParameterInit.h"
-#include "core/modules/ops/TeOps.h"
+#include "core/modules/ParameterInit.h"
 
 namespace tewb {
 
@@ -30,10 +29,6 @@ torch::Tensor MiniGptTe::forward(const torch::Tensor& tokens) {
         x = block->forward(x);
     }
     return at::linear(ln_f_->forward(x), wte_);
-}
-
-std::string MiniGptTe::implementation() const {
-    return "te-" + std::string(ops_for(wte_.device()).name());
 }
 
 }  // namespace tewb

@@ -8,7 +8,7 @@
 #include "core/model/CausalLm.h"
 #include "core/modules/LayerNorm.h"
 #include "core/modules/TransformerLayer.h"
-#include "core/train/RunConfig.h"
+#include "core/model/ModelShape.h"
 
 namespace tewb {
 
@@ -23,7 +23,6 @@ public:
     MiniGptTe(const ModelShape& shape, std::uint64_t seed);
 
     torch::Tensor forward(const torch::Tensor& tokens) override;
-    std::string implementation() const override;
     std::shared_ptr<Fp8Context> fp8_context() const override { return fp8_; }
 
 private:

@@ -1,8 +1,9 @@
 #include "core/modules/LayerNorm.h"
 
-#include "core/model/ParameterInit.h"
+#include "core/modules/ParameterInit.h"
 #include "core/modules/Linear.h"
 #include "core/modules/autograd/Functions.h"
+#include "core/modules/ops/OpsChoice.h"
 
 namespace tewb {
 
@@ -14,7 +15,7 @@ LayerNorm::LayerNorm(std::string name, std::int64_t hidden, ParameterInit& init,
 at::Tensor LayerNorm::forward(const at::Tensor& x) {
     check_features(name_, x, weight_.size(0));
     const at::Tensor rows = x.reshape({-1, x.size(-1)});
-    const LayerNormPlan plan{&ops_for(x.device()), compute_dtype_for(x), eps_};
+    const LayerNormPlan plan{&ops_in_force(x.device()), compute_dtype_for(x), eps_};
     return apply_layer_norm(rows, weight_, bias_, plan).view(x.sizes());
 }
 

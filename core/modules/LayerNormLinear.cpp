@@ -1,6 +1,6 @@
 #include "core/modules/LayerNormLinear.h"
 
-#include "core/model/ParameterInit.h"
+#include "core/modules/ParameterInit.h"
 #include "core/modules/autograd/Functions.h"
 
 namespace tewb {

@@ -1,6 +1,6 @@
 #include "core/modules/LayerNormMLP.h"
 
-#include "core/model/ParameterInit.h"
+#include "core/modules/ParameterInit.h"
 #include "core/modules/Linear.h"
 #include "core/modules/autograd/Functions.h"
 

@@ -1,7 +1,7 @@
 #include "core/modules/Linear.h"
 
 #include "core/common/Error.h"
-#include "core/model/ParameterInit.h"
+#include "core/modules/ParameterInit.h"
 #include "core/modules/autograd/Functions.h"
 
 namespace tewb {

@@ -3,7 +3,7 @@
 #include <ATen/ops/scaled_dot_product_attention.h>
 
 #include "core/common/Error.h"
-#include "core/model/ParameterInit.h"
+#include "core/modules/ParameterInit.h"
 
 namespace tewb {
 

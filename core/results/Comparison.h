@@ -21,10 +21,4 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunRecord>& runs, std:
 // Plain-text table for terminals: one row per run with the summary, speedup and memory ratio.
 std::string render_summary_table(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
 
-// Columns aligned with two spaces between them; numbers right-aligned.
-std::string render_text_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows);
-
-std::string format_bytes(std::uint64_t bytes);
-std::string format_fixed(const std::optional<double>& value, int decimals, const std::string& suffix = "");
-
 }  // namespace tewb

@@ -6,7 +6,7 @@
 #include <limits>
 #include <sstream>
 
-#include "core/results/Comparison.h"
+#include "core/common/TextTable.h"
 
 namespace tewb {
 

@@ -2,34 +2,23 @@
 
 #include <sstream>
 
-#include <charconv>
-#include <cmath>
-
+#include "core/common/NumberText.h"
 #include "core/results/Comparison.h"
 
 namespace tewb {
 
 namespace {
 
-// Shortest text that reads back to the same double.
 std::string number(double value) {
-    if (std::isnan(value)) return "nan";
-    if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-    char text[64];
-    const auto result = std::to_chars(text, text + sizeof text, value);
-    return std::string(text, result.ptr);
+    return shortest_text(value);
 }
 
 std::string number(const std::optional<double>& value) {
     return value ? number(*value) : std::string{};
 }
 
-// Shortest text that reads back to the same float.
 std::string number(float value) {
-    if (!std::isfinite(value)) return number(static_cast<double>(value));
-    char text[32];
-    const auto result = std::to_chars(text, text + sizeof text, value);
-    return std::string(text, result.ptr);
+    return shortest_text(value);
 }
 
 std::string number(const std::optional<float>& value) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/Choice.h"
+#include "core/common/NumberText.h"
 #include "core/common/Error.h"
 
 namespace tewb {
@@ -19,23 +20,18 @@ using nlohmann::json;
 namespace {
 
 json number(double value) {
-    if (std::isnan(value)) {
-        return "nan";
-    }
-    if (std::isinf(value)) {
-        return value > 0 ? "inf" : "-inf";
+    if (const auto word = non_finite_text(value)) {
+        return *word;
     }
     return value;
 }
 
 // A float32 value as the shortest decimal that reads back as the same float (0.02, not 0.0199999995529651).
 json float_number(float value) {
-    if (!std::isfinite(value)) {
-        return number(value);
+    if (const auto word = non_finite_text(value)) {
+        return *word;
     }
-    char text[32];
-    const auto result = std::to_chars(text, text + sizeof text, value);
-    return std::strtod(std::string(text, result.ptr).c_str(), nullptr);
+    return std::strtod(shortest_text(value).c_str(), nullptr);
 }
 
 json optional_number(const std::optional<double>& value) {
@@ -153,26 +149,6 @@ private:
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 
-Phase parse_phase(std::string_view where, std::string_view text) {
-    return parse_choice<Phase>(where, text, {{"warmup", Phase::Warmup}, {"timed", Phase::Timed}});
-}
-
-RunStatus parse_status(std::string_view where, std::string_view text) {
-    return parse_choice<RunStatus>(where, text,
-                                   {{"finished", RunStatus::Finished},
-                                    {"cancelled", RunStatus::Cancelled},
-                                    {"failed", RunStatus::Failed},
-                                    {"running", RunStatus::Running}});
-}
-
-MemoryMetric parse_memory_metric(std::string_view where, std::string_view text) {
-    return parse_choice<MemoryMetric>(
-        where, text, {{"cuda_peak_allocated", MemoryMetric::CudaPeakAllocated}, {"cpu_peak_rss", MemoryMetric::CpuPeakRss}});
-}
-
-Mode parse_mode(std::string_view where, std::string_view text) {
-    return parse_choice<Mode>(where, text, {{"fp8", Mode::Fp8}, {"te", Mode::Te}, {"fallback", Mode::Fallback}});
-}
 
 DeviceInfo read_device(const Reader& r) {
     DeviceInfo d;
@@ -319,6 +295,22 @@ json to_json(const DeviceInfo& d) {
                 {"gpu_error", optional_text(d.gpu_error)},
                 {"cpu_model", optional_text(d.cpu_model)},
                 {"cpu_threads", d.cpu_threads}};
+}
+
+json to_json(const StoredRun& r) {
+    return json{{"id", r.id},
+                {"run_id", r.run_id},
+                {"created_at", r.created_at},
+                {"name", r.name},
+                {"backend", r.backend},
+                {"precision", r.precision},
+                {"device", r.device},
+                {"status", r.status},
+                {"steps", r.steps},
+                {"median_ms", r.median_ms ? json(*r.median_ms) : json()},
+                {"final_loss", r.final_loss ? json(*r.final_loss) : json()},
+                {"peak_mem_bytes", r.peak_mem_bytes},
+                {"fp8_emulated", r.fp8_emulated}};
 }
 
 json capability_json(const DeviceInfo& device, const Capability& capability) {

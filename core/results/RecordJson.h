@@ -8,6 +8,7 @@
 
 #include "core/device/Capability.h"
 #include "core/results/RunRecord.h"
+#include "core/results/RunStore.h"
 
 namespace tewb {
 
@@ -17,6 +18,7 @@ nlohmann::json to_json(const RunRecord& record);
 nlohmann::json to_json(const DeviceInfo& device);
 nlohmann::json to_json(const RunConfig& config);
 nlohmann::json to_json(const RunSummary& summary);
+nlohmann::json to_json(const StoredRun& run);  // a line of `te-bench history list --json`
 // {"mode", "reasons", "device"}: what `te-bench info --json` prints.
 nlohmann::json capability_json(const DeviceInfo& device, const Capability& capability);
 

@@ -4,24 +4,44 @@
 #include <ctime>
 #include <random>
 
+#include "core/common/Choice.h"
+
 namespace tewb {
 
+namespace {
+
+constexpr NameTable kPhaseNames{std::to_array<Named<Phase>>({{"warmup", Phase::Warmup}, {"timed", Phase::Timed}})};
+constexpr NameTable kStatusNames{std::to_array<Named<RunStatus>>({{"finished", RunStatus::Finished},
+                                                                 {"cancelled", RunStatus::Cancelled},
+                                                                 {"failed", RunStatus::Failed},
+                                                                 {"running", RunStatus::Running}})};
+constexpr NameTable kMemoryMetricNames{std::to_array<Named<MemoryMetric>>(
+    {{"cuda_peak_allocated", MemoryMetric::CudaPeakAllocated}, {"cpu_peak_rss", MemoryMetric::CpuPeakRss}})};
+
+}  // namespace
+
 std::string_view to_string(Phase value) {
-    return value == Phase::Timed ? "timed" : "warmup";
+    return kPhaseNames.name(value);
 }
 
 std::string_view to_string(RunStatus value) {
-    switch (value) {
-        case RunStatus::Running: return "running";
-        case RunStatus::Finished: return "finished";
-        case RunStatus::Cancelled: return "cancelled";
-        case RunStatus::Failed: return "failed";
-    }
-    return "failed";
+    return kStatusNames.name(value);
 }
 
 std::string_view to_string(MemoryMetric value) {
-    return value == MemoryMetric::CudaPeakAllocated ? "cuda_peak_allocated" : "cpu_peak_rss";
+    return kMemoryMetricNames.name(value);
+}
+
+Phase parse_phase(std::string_view what, std::string_view text) {
+    return kPhaseNames.parse(what, text);
+}
+
+RunStatus parse_status(std::string_view what, std::string_view text) {
+    return kStatusNames.parse(what, text);
+}
+
+MemoryMetric parse_memory_metric(std::string_view what, std::string_view text) {
+    return kMemoryMetricNames.parse(what, text);
 }
 
 std::string make_run_id() {

@@ -9,7 +9,7 @@
 #include "core/device/Capability.h"
 #include "core/device/DeviceInfo.h"
 #include "core/fp8/Fp8Stats.h"
-#include "core/train/RunConfig.h"
+#include "core/config/RunConfig.h"
 
 namespace tewb {
 
@@ -89,6 +89,10 @@ struct RunRecord {
 std::string_view to_string(Phase value);
 std::string_view to_string(RunStatus value);
 std::string_view to_string(MemoryMetric value);
+// Text to value (JSON records); `what` names the field in the ConfigError.
+Phase parse_phase(std::string_view what, std::string_view text);
+RunStatus parse_status(std::string_view what, std::string_view text);
+MemoryMetric parse_memory_metric(std::string_view what, std::string_view text);
 
 std::string make_run_id();
 std::string utc_timestamp_now();

@@ -246,4 +246,15 @@ bool RunStore::remove(std::int64_t id) {
     return sqlite3_changes(db_) > 0;
 }
 
+SaveResult save_run(const std::filesystem::path& path, const RunRecord& record) {
+    SaveResult result;
+    try {
+        RunStore store(path);
+        result.id = store.save(record);
+    } catch (const std::exception& e) {
+        result.error = e.what();
+    }
+    return result;
+}
+
 }  // namespace tewb

@@ -59,4 +59,15 @@ private:
     sqlite3* db_ = nullptr;
 };
 
+// What saving one run came to: the store's number, or why it was not saved.
+struct SaveResult {
+    std::optional<std::int64_t> id;
+    std::string error;
+};
+
+// How te-bench and te-workbench keep a finished, cancelled or failed run: opens the store at `path` and
+// saves the record in one transaction. Never throws: a store that cannot be opened or written comes back
+// as the error, for the caller to show.
+SaveResult save_run(const std::filesystem::path& path, const RunRecord& record);
+
 }  // namespace tewb

@@ -11,6 +11,8 @@
 
 #include "core/fp8/Fp8State.h"
 #include "core/fp8/ScaleUpdate.h"
+#include "core/modules/ops/FusedOps.h"
+#include "core/modules/ops/KernelTypes.h"
 #include "tewb_kernels/activation.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/gemm.h"
@@ -81,10 +83,6 @@ std::string shape_text(std::int64_t a, std::int64_t b) {
 
 std::string dtype_name(at::ScalarType t) {
     return t == at::kFloat ? "float32" : "bfloat16";
-}
-
-kernels::DType kernel_dtype(at::ScalarType t) {
-    return t == at::kFloat ? kernels::DType::Float32 : kernels::DType::BFloat16;
 }
 
 at::ScalarType fp8_of(kernels::Fp8Type type) {
@@ -369,7 +367,7 @@ void recipe_updates(Checks& check) {
             const Fp8Recipe recipe{ScalingKind::Delayed, RecipeFormat::Hybrid, len, algo, 1};
             auto context = std::make_shared<Fp8Context>();
             for (int g = 0; g < 5; ++g) context->add_gemm("g" + std::to_string(g));
-            context->prepare(recipe, false, c10::Device(c10::kCUDA, 0));
+            context->prepare(recipe, false, c10::Device(c10::kCUDA, 0), fused_ops());
             std::int64_t mismatched = 0;
             std::int64_t compared = 0;
             for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/results/Comparison.h"
+#include "core/common/TextTable.h"
 #include "core/selftest/SelfTest.h"
 
 namespace tewb {

@@ -2,23 +2,17 @@
 
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <new>
-#include <optional>
 #include <sstream>
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <ATen/ops/cross_entropy_loss.h>
-#include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
 #include <c10/util/Exception.h>
 #include <torch/autograd.h>
 
 #ifdef TEWB_TORCH_HAS_CUDA
-#include <ATen/cuda/CUDAContext.h>
-#include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
@@ -26,12 +20,13 @@
 #include "core/device/PeakThroughput.h"
 #include "core/fp8/Fp8Scope.h"
 #include "core/fp8/Fp8State.h"
+#include "core/model/FlopCount.h"
 #include "core/model/MiniGpt.h"
-#include "core/modules/ops/TeOps.h"
+#include "core/modules/ops/OpsChoice.h"
 #include "core/results/Summary.h"
 #include "core/train/AutocastScope.h"
-#include "core/train/FlopCount.h"
 #include "core/train/FusedAdamW.h"
+#include "core/train/StepTimer.h"
 #include "core/train/SyntheticData.h"
 
 namespace tewb {
@@ -45,27 +40,6 @@ using Clock = std::chrono::steady_clock;
 constexpr int kMaxPoolBatches = 64;
 constexpr std::int64_t kMaxPoolBytes = 256LL << 20;
 
-// The process's peak resident set size (VmHWM). Linux lets a process reset it to the current RSS, so
-// each run (and its timed phase) gets its own peak even when several runs share one process; where the
-// reset is refused the peak stays process-wide, which only overstates.
-void reset_peak_rss() {
-    std::ofstream clear_refs("/proc/self/clear_refs");
-    clear_refs << "5";
-}
-
-std::uint64_t peak_rss_bytes() {
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line)) {
-        if (line.rfind("VmHWM:", 0) == 0) {
-            return std::stoull(line.substr(6)) * 1024;  // reported in kB
-        }
-    }
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
-}
-
 std::string hostname() {
     char name[256] = {};
     gethostname(name, sizeof name - 1);
@@ -74,20 +48,6 @@ std::string hostname() {
 
 std::string first_line(const std::string& text) {
     return text.substr(0, text.find('\n'));
-}
-
-// Reads the FP8 statistics tensor ([slots, 4]: amax, scale, saturated, underflow) of one step.
-std::vector<Fp8SlotSample> read_fp8_samples(const float* values, std::int64_t slots) {
-    std::vector<Fp8SlotSample> samples(static_cast<std::size_t>(slots));
-    for (std::int64_t i = 0; i < slots; ++i) {
-        const float* row = values + 4 * i;
-        Fp8SlotSample& sample = samples[static_cast<std::size_t>(i)];
-        sample.amax = row[0];
-        sample.scale = row[1];
-        if (!std::isnan(row[2])) sample.saturated = row[2];
-        if (!std::isnan(row[3])) sample.underflow = row[3];
-    }
-    return samples;
 }
 
 std::string shape_text(const RunConfig& c) {
@@ -116,79 +76,49 @@ TrainingData make_training_data(const RunConfig& c, const at::Device& device) {
 // exception reaches Trainer::run they are freed and the GPU cache can be emptied.
 class TrainingLoop {
 public:
-    TrainingLoop(const RunConfig& config, RunRecord& record, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel,
-                 bool& announced)
+    TrainingLoop(const RunConfig& config, const TeOps& ops, RunRecord& record, const TrainerCallbacks& callbacks,
+                 const std::atomic<bool>* cancel, bool& announced)
         : announced_(announced),
           config_(config),
+          ops_(ops),
           record_(record),
           callbacks_(callbacks),
           cancel_(cancel),
-          cuda_(config.device == DeviceKind::Cuda),
-          device_(cuda_ ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU)) {}
+          device_(config.device == DeviceKind::Cuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU)) {}
 
     void run() {
         torch::AutoGradMode grad_mode(true);
+        const OpsScope ops_scope(ops_);  // the run's one choice of kernels or reference, for every module
         std::shared_ptr<CausalLm> model = make_model(config_.backend, config_.model, config_.seed);
         model->to(device_);
         FusedAdamW optimizer(model->parameters(), AdamWSettings{config_.lr});
         const TrainingData data = make_training_data(config_, device_);
         const bool fp8 = config_.precision == Precision::Fp8;
         // FP8 on a GPU keeps the non-GEMM math in BF16, as Transformer Engine is used; on the CPU (emulation) in FP32.
-        const bool autocast = config_.precision == Precision::Bf16 || (fp8 && cuda_);
+        const bool autocast = config_.precision == Precision::Bf16 || (fp8 && device_.is_cuda());
         const Fp8ScopeSettings fp8_settings{config_.fp8, config_.inspect_fp8};
-        fp8_ = fp8 ? model->fp8_context() : nullptr;
-        if (fp8_) {
-            record_.fp8_slots = fp8_->quantized_slots(config_.fp8);
+        const std::shared_ptr<Fp8Context> fp8_state = fp8 ? model->fp8_context() : nullptr;
+        if (fp8_state) {
+            record_.fp8_slots = fp8_state->quantized_slots(config_.fp8);
         }
         announce();
-        const std::int64_t vocab = config_.model.vocab;
 
-#ifdef TEWB_TORCH_HAS_CUDA
-        std::optional<at::Tensor> host_losses;
-        std::vector<at::cuda::CUDAEvent> starts;
-        std::vector<at::cuda::CUDAEvent> ends;
-        if (cuda_) {
-            c10::cuda::CUDACachingAllocator::resetPeakStats(device_.index());
-            host_losses = at::empty({config_.total_steps()}, at::TensorOptions().dtype(at::kFloat).pinned_memory(true));
-            if (fp8_) {
-                const std::int64_t slots = 3 * fp8_->gemm_count();
-                host_fp8_ = at::empty({config_.total_steps(), slots, 4}, at::TensorOptions().dtype(at::kFloat).pinned_memory(true));
-            }
-            for (int i = 0; i < 2; ++i) {
-                starts.emplace_back(cudaEventDefault);
-                ends.emplace_back(cudaEventDefault);
-            }
-        }
-#endif
-        if (!cuda_) {
-            reset_peak_rss();
-        }
+        const std::unique_ptr<StepTimer> timer =
+            make_step_timer(device_, config_.total_steps(), fp8_state ? fp8_state->statistics_rows() : 0);
+        timer->reset_peak_memory();
         start_ = Clock::now();
-        std::vector<std::uint64_t> pending_mem(2, 0);
-        [[maybe_unused]] int launched = 0;
         for (int k = 0; k < config_.total_steps(); ++k) {
             if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed)) {
                 record_.status = RunStatus::Cancelled;
                 break;
             }
-            const Phase phase = k < config_.warmup ? Phase::Warmup : Phase::Timed;
-            if (!cuda_ && k == config_.warmup) {
-                reset_peak_rss();
+            if (k == config_.warmup) {
+                timer->reset_peak_memory();
             }
-#ifdef TEWB_TORCH_HAS_CUDA
-            if (cuda_ && k == config_.warmup) {
-                c10::cuda::CUDACachingAllocator::resetPeakStats(device_.index());
-            }
-#endif
             const at::Tensor batch = data.pool[k % data.batches];
             const at::Tensor inputs = batch.narrow(1, 0, config_.model.seq);
             const at::Tensor targets = batch.narrow(1, 1, config_.model.seq);
-            const Clock::time_point host_start = Clock::now();
-#ifdef TEWB_TORCH_HAS_CUDA
-            if (cuda_) {
-                starts[k % 2].record();
-            }
-#endif
+            timer->begin_step(k);
             optimizer.zero_grad();
             at::Tensor loss;
             {
@@ -198,40 +128,17 @@ public:
                     Fp8Scope fp8_scope(fp8, fp8_settings);
                     logits = model->forward(inputs);
                 }
-                loss = at::cross_entropy_loss(logits.reshape({-1, vocab}), targets.reshape({-1}));
+                loss = at::cross_entropy_loss(logits.reshape({-1, config_.model.vocab}), targets.reshape({-1}));
             }
             loss.backward();  // FP8: the backward slots update when it finishes, before the optimizer step
             optimizer.step();
-#ifdef TEWB_TORCH_HAS_CUDA
-            if (cuda_) {
-                host_losses->select(0, k).copy_(loss.detach(), /*non_blocking=*/true);
-                if (fp8_) {
-                    host_fp8_.select(0, k).copy_(fp8_->statistics(), /*non_blocking=*/true);
-                }
-                ends[k % 2].record();
-                pending_mem[k % 2] = cuda_peak_allocated();
-                launched = k + 1;
-                if (k > 0) {
-                    finish_cuda_step(k - 1, *host_losses, starts[(k - 1) % 2], ends[(k - 1) % 2], pending_mem[(k - 1) % 2]);
-                }
-                continue;
+            if (auto reading = timer->end_step(k, loss.detach(), fp8_state ? fp8_state->statistics() : at::Tensor())) {
+                report(*reading);
             }
-#endif
-            const float value = loss.item<float>();
-            const double ms = std::chrono::duration<double, std::milli>(Clock::now() - host_start).count();
-            std::vector<Fp8SlotSample> samples;
-            if (fp8_) {
-                const at::Tensor stats = fp8_->statistics().contiguous();
-                samples = read_fp8_samples(stats.data_ptr<float>(), stats.size(0));
-            }
-            report(k, phase, value, ms, peak_rss_bytes(), std::move(samples));
         }
-#ifdef TEWB_TORCH_HAS_CUDA
-        if (cuda_ && static_cast<int>(record_.steps.size()) < launched) {
-            const int k = launched - 1;  // the one step still in flight
-            finish_cuda_step(k, *host_losses, starts[k % 2], ends[k % 2], pending_mem[k % 2]);
+        if (auto reading = timer->finish()) {
+            report(*reading);
         }
-#endif
         if (record_.status == RunStatus::Running) {
             record_.status = RunStatus::Finished;
         }
@@ -246,58 +153,38 @@ private:
         }
     }
 
-    bool& announced_;
-#ifdef TEWB_TORCH_HAS_CUDA
-    std::uint64_t cuda_peak_allocated() const {
-        const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_.index());
-        const auto& aggregate = stats.allocated_bytes[static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
-        return static_cast<std::uint64_t>(aggregate.peak);
-    }
-
-    void finish_cuda_step(int k, const at::Tensor& host_losses, at::cuda::CUDAEvent& start, at::cuda::CUDAEvent& end,
-                          std::uint64_t mem) {
-        end.synchronize();
-        const double ms = start.elapsed_time(end);
-        const float value = host_losses.data_ptr<float>()[k];
-        std::vector<Fp8SlotSample> samples;
-        if (fp8_) {
-            samples = read_fp8_samples(host_fp8_.select(0, k).data_ptr<float>(), host_fp8_.size(1));
-        }
-        report(k, k < config_.warmup ? Phase::Warmup : Phase::Timed, value, ms, mem, std::move(samples));
-    }
-#endif
-
-    void report(int k, Phase phase, float loss, double step_ms, std::uint64_t mem, std::vector<Fp8SlotSample> fp8) {
-        if (!std::isfinite(loss)) {
+    void report(StepReading& reading) {
+        const int k = reading.step;
+        if (!std::isfinite(reading.loss)) {
             std::ostringstream message;
-            message << "loss became " << loss << " at step " << k + 1 << " (" << to_string(config_.precision) << ", lr "
-                    << config_.lr << "); lower --lr or use --precision fp32";
+            message << "loss became " << reading.loss << " at step " << k + 1 << " (" << to_string(config_.precision)
+                    << ", lr " << config_.lr << "); lower --lr or use --precision fp32";
             throw NumericsError(message.str());
         }
         StepMetrics metrics;
         metrics.step = k + 1;
-        metrics.phase = phase;
-        metrics.loss = loss;
-        metrics.step_ms = step_ms;
-        metrics.mem_bytes = mem;
-        metrics.tokens_per_s = step_ms > 0 ? static_cast<double>(config_.tokens_per_step()) / (step_ms / 1000.0) : 0.0;
+        metrics.phase = k < config_.warmup ? Phase::Warmup : Phase::Timed;
+        metrics.loss = reading.loss;
+        metrics.step_ms = reading.step_ms;
+        metrics.mem_bytes = reading.mem_bytes;
+        metrics.tokens_per_s =
+            reading.step_ms > 0 ? static_cast<double>(config_.tokens_per_step()) / (reading.step_ms / 1000.0) : 0.0;
         metrics.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
-        metrics.fp8 = std::move(fp8);
+        metrics.fp8 = std::move(reading.fp8);
         record_.steps.push_back(metrics);
         if (callbacks_.on_step) {
             callbacks_.on_step(metrics);
         }
     }
 
+    bool& announced_;
     const RunConfig& config_;
+    const TeOps& ops_;
     RunRecord& record_;
     const TrainerCallbacks& callbacks_;
     const std::atomic<bool>* cancel_;
-    bool cuda_;
     at::Device device_;
     Clock::time_point start_;
-    std::shared_ptr<Fp8Context> fp8_;  // FP8 runs only
-    at::Tensor host_fp8_;              // CUDA FP8 runs: pinned [steps, slots, 4] statistics, read with each step's loss
 };
 
 void empty_gpu_cache([[maybe_unused]] bool cuda) {
@@ -308,18 +195,19 @@ void empty_gpu_cache([[maybe_unused]] bool cuda) {
 #endif
 }
 
-std::string te_ops_name(const RunConfig& c) {
-    return std::string(ops_for(c.device == DeviceKind::Cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU)).name());
+// The run's ops: chosen once here and carried (OpsScope) to every module of the run.
+const TeOps& ops_for_run(const RunConfig& c) {
+    return select_ops(c.device == DeviceKind::Cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU));
 }
 
-std::string implementation_text(const RunConfig& c) {
-    const std::string model = c.backend == Backend::Te ? "te-" + te_ops_name(c) : "torch-eager";
+std::string implementation_text(const RunConfig& c, const TeOps& ops) {
+    const std::string model = c.backend == Backend::Te ? "te-" + std::string(ops.name()) : "torch-eager";
     switch (c.precision) {
         case Precision::Bf16: return model + ", bf16 autocast";
         case Precision::Fp8: {
             std::ostringstream out;
-            out << model << ", fp8" << (te_ops_name(c) == "reference" ? " emulated" : "") << " ("
-                << to_string(c.fp8.scaling) << " scaling, " << to_string(c.fp8.format);
+            out << model << ", fp8" << (ops.is_reference() ? " emulated" : "") << " (" << to_string(c.fp8.scaling)
+                << " scaling, " << to_string(c.fp8.format);
             if (c.fp8.scaling == ScalingKind::Delayed) {
                 out << ", history " << c.fp8.amax_history_len << ", " << to_string(c.fp8.algo) << ", margin " << c.fp8.margin;
             }
@@ -330,9 +218,7 @@ std::string implementation_text(const RunConfig& c) {
     }
 }
 
-}  // namespace
-
-RunRecord make_run_header(const RunConfig& resolved, const DeviceInfo& device) {
+RunRecord run_header(const RunConfig& resolved, const DeviceInfo& device, const TeOps& ops) {
     RunRecord record;
     record.id = make_run_id();
     record.created_at = utc_timestamp_now();
@@ -347,8 +233,8 @@ RunRecord make_run_header(const RunConfig& resolved, const DeviceInfo& device) {
     const bool cuda = resolved.device == DeviceKind::Cuda;
     Execution& execution = record.execution;
     execution.device = cuda ? "cuda:0" : "cpu";
-    execution.implementation = implementation_text(resolved);
-    execution.fp8_emulated = resolved.precision == Precision::Fp8 && te_ops_name(resolved) == "reference";
+    execution.implementation = implementation_text(resolved, ops);
+    execution.fp8_emulated = resolved.precision == Precision::Fp8 && ops.is_reference();
     execution.memory_metric = cuda ? MemoryMetric::CudaPeakAllocated : MemoryMetric::CpuPeakRss;
     execution.flops_per_step = training_flops_per_step(resolved.model, resolved.batch);
     if (cuda) {
@@ -363,11 +249,18 @@ RunRecord make_run_header(const RunConfig& resolved, const DeviceInfo& device) {
     return record;
 }
 
+}  // namespace
+
+RunRecord make_run_header(const RunConfig& resolved, const DeviceInfo& device) {
+    return run_header(resolved, device, ops_for_run(resolved));
+}
+
 Trainer::Trainer(DeviceInfo device) : device_(std::move(device)) {}
 
 RunRecord Trainer::run(const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel) const {
     const RunConfig resolved = resolve(config, device_);
-    RunRecord record = make_run_header(resolved, device_);
+    const TeOps& ops = ops_for_run(resolved);
+    RunRecord record = run_header(resolved, device_, ops);
     const bool cuda = resolved.device == DeviceKind::Cuda;
     const auto fail = [&](const std::string& kind, const std::string& message) {
         record.status = RunStatus::Failed;
@@ -377,7 +270,7 @@ RunRecord Trainer::run(const RunConfig& config, const TrainerCallbacks& callback
     };
     bool announced = false;
     try {
-        TrainingLoop(resolved, record, callbacks, cancel, announced).run();
+        TrainingLoop(resolved, ops, record, callbacks, cancel, announced).run();
     } catch (const NumericsError& e) {
         fail("numerics", e.what());
     } catch (const c10::OutOfMemoryError& e) {

@@ -258,6 +258,7 @@ void gemm(const GemmArgs& g, cudaStream_t stream) {
     detail::check_cublas(cublasLtMatmul(r.handle, p.desc, &alpha, g.b.data, p.a, g.a.data, p.b, &beta, g.d, p.c, g.d, p.d, &p.algo,
                                         r.workspace, r.workspace_bytes, stream),
                          kCall, "cublasLtMatmul");
+    detail::note_launch();
 }
 
 std::size_t gemm_cache_size() {

@@ -39,7 +39,7 @@ float scale_after(const std::vector<float>& amaxes, Fp8Dtype dtype, AmaxAlgo alg
 std::shared_ptr<Fp8Context> one_gemm_context(const Fp8Recipe& recipe, bool inspect = false) {
     auto context = std::make_shared<Fp8Context>();
     context->add_gemm("test");
-    context->prepare(recipe, inspect, at::kCPU);
+    context->prepare(recipe, inspect, at::kCPU, reference_state_ops());
     return context;
 }
 
@@ -127,7 +127,7 @@ private Q_SLOTS:
                     Fp8Recipe recipe{ScalingKind::Delayed, RecipeFormat::Hybrid, len, algo, margin};
                     auto context = std::make_shared<Fp8Context>();
                     for (int g = 0; g < 4; ++g) context->add_gemm("g" + std::to_string(g));
-                    context->prepare(recipe, false, at::kCPU);
+                    context->prepare(recipe, false, at::kCPU, reference_state_ops());
                     for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
                         const int slots = static_cast<int>(context->scales(pass).size(0));
                         std::vector<SlotScaleState> host(slots, SlotScaleState(len));
@@ -161,7 +161,7 @@ private Q_SLOTS:
         auto context = std::make_shared<Fp8Context>();
         context->add_gemm("a");
         context->add_gemm("b");
-        context->prepare(Fp8Recipe::seed_defaults(), false, at::kCPU);
+        context->prepare(Fp8Recipe::seed_defaults(), false, at::kCPU, reference_state_ops());
         QCOMPARE(context->history(Fp8Pass::Forward).sizes(), (at::IntArrayRef{6, 16}));
         QCOMPARE(context->history(Fp8Pass::Backward).sizes(), (at::IntArrayRef{4, 16}));
         QVERIFY(context->history(Fp8Pass::Forward).eq(0).all().item<bool>());
@@ -174,7 +174,7 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(std::logic_error, context->add_gemm("late"));
         Fp8Recipe e4m3 = Fp8Recipe::seed_defaults();
         e4m3.format = RecipeFormat::E4M3;
-        context->prepare(e4m3, false, at::kCPU);
+        context->prepare(e4m3, false, at::kCPU, reference_state_ops());
         QCOMPARE(context->dtype(Fp8Pass::Backward), Fp8Dtype::E4M3);
     }
 

@@ -11,7 +11,7 @@
 #include "core/common/Error.h"
 #include "core/fp8/Fp8Scope.h"
 #include "core/fp8/Fp8State.h"
-#include "core/model/ParameterInit.h"
+#include "core/modules/ParameterInit.h"
 #include "core/modules/LayerNorm.h"
 #include "core/modules/LayerNormLinear.h"
 #include "core/modules/LayerNormMLP.h"

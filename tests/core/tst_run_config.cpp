@@ -3,9 +3,9 @@
 #include <functional>
 
 #include "core/common/Error.h"
-#include "core/train/Availability.h"
-#include "core/train/ComparePlan.h"
-#include "core/train/RunConfig.h"
+#include "core/config/Availability.h"
+#include "core/config/ComparePlan.h"
+#include "core/config/RunConfig.h"
 
 using namespace tewb;
 

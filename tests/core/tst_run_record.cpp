@@ -7,7 +7,7 @@
 
 #include "core/common/Error.h"
 #include "core/results/AtomicFile.h"
-#include "core/results/Comparison.h"
+#include "core/common/TextTable.h"
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
 #include "core/results/Summary.h"

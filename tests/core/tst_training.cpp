@@ -4,7 +4,7 @@
 #include <set>
 
 #include "core/common/Error.h"
-#include "core/train/FlopCount.h"
+#include "core/model/FlopCount.h"
 #include "core/train/SyntheticData.h"
 #include "core/train/Trainer.h"
 

@@ -2,6 +2,7 @@
 // when no CUDA device is usable.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -9,11 +10,15 @@
 #include <ATen/ATen.h>
 
 #include "core/device/Capability.h"
-#include "core/fp8/AbsMax.h"
 #include "core/fp8/Fp8State.h"
+#include "core/fp8/Fp8StateOps.h"
 #include "core/fp8/ScaleUpdate.h"
+#include "core/modules/ops/OpsChoice.h"
 #include "core/modules/ops/ReferenceOps.h"
 #include "core/train/Trainer.h"
+#ifdef TEWB_HAVE_KERNELS
+#include "tewb_kernels/launch_count.h"
+#endif
 
 using namespace tewb;
 
@@ -89,7 +94,8 @@ void fp8_state_and_casts_on_gpu() {
             const Fp8Recipe recipe{ScalingKind::Delayed, RecipeFormat::Hybrid, len, algo, 1};
             auto context = std::make_shared<Fp8Context>();
             for (int g = 0; g < 3; ++g) context->add_gemm("g" + std::to_string(g));
-            context->prepare(recipe, false, c10::Device(c10::kCUDA, 0));
+            const c10::Device cuda(c10::kCUDA, 0);
+            context->prepare(recipe, false, cuda, select_ops(cuda, TeImpl::Auto));  // the recipe kernel at CC >= 8.0
             const float specials[] = {0.0f, 1e-37f, 1e-40f, INFINITY, NAN, 3.5f, 1e30f, 0.02f};
             bool exact = true;
             for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
@@ -125,9 +131,9 @@ void fp8_state_and_casts_on_gpu() {
     const at::Tensor x = at::randn({97, 3072}) * 150;  // beyond 448 in places: E4M3 saturates
     bool same = true;
     for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
-        context->prepare(Fp8Recipe::seed_defaults(), false, at::kCPU);
+        context->prepare(Fp8Recipe::seed_defaults(), false, at::kCPU, reference_state_ops());
         const Fp8Tensor cpu = reference_ops().quantize(x, {context, pass, 0}, true);
-        context->prepare(Fp8Recipe::seed_defaults(), false, c10::Device(c10::kCUDA, 0));
+        context->prepare(Fp8Recipe::seed_defaults(), false, c10::Device(c10::kCUDA, 0), reference_ops());
         const Fp8Tensor gpu = reference_ops().quantize(x.cuda(), {context, pass, 0}, true);
         same = same && gpu.dequantize().cpu().equal(cpu.dequantize());
     }
@@ -158,6 +164,8 @@ void cancel_within_one_step(const Trainer& trainer) {
 }
 
 void abs_max_matches_reference() {
+    const TeOps& ops = select_ops(c10::Device(c10::kCUDA, 0), TeImpl::Auto);  // the amax kernel at CC >= 8.0
+    const auto abs_max = [&](const at::Tensor& x) { return ops.abs_max(x); };
     at::manual_seed(7);
     for (const auto dtype : {at::kFloat, at::kBFloat16, at::kHalf}) {
         for (const std::int64_t n : {1LL, 3LL, 97LL, 3072LL * 768LL, 1000003LL}) {
@@ -171,6 +179,34 @@ void abs_max_matches_reference() {
     with_nan[1234] = NAN;
     check(std::isnan(abs_max(with_nan).item<float>()), "abs_max propagates NaN");
     check(abs_max(at::empty({0}, at::TensorOptions().device(at::kCUDA))).item<float>() == 0.0f, "abs_max of nothing is 0");
+}
+
+// One place decides kernels or reference, for everything: with TEWB_TE_IMPL=reference an FP8 run
+// makes no launch through the kernels library at all (counted), and says it is emulated; without it,
+// at compute capability 8.0 and up, the same run uses the kernels.
+void reference_choice_runs_no_kernel([[maybe_unused]] const Trainer& trainer) {
+#ifdef TEWB_HAVE_KERNELS
+    RunConfig config = small_cuda_run(Precision::Fp8);
+    config.backend = Backend::Te;
+    setenv("TEWB_TE_IMPL", "reference", 1);
+    std::uint64_t before = kernels::launch_count();
+    const RunRecord reference = trainer.run(config);
+    const std::uint64_t reference_launches = kernels::launch_count() - before;
+    unsetenv("TEWB_TE_IMPL");
+    check(reference.status == RunStatus::Finished && reference_launches == 0 && reference.execution.fp8_emulated &&
+              reference.execution.implementation.rfind("te-reference", 0) == 0,
+          "TEWB_TE_IMPL=reference: an FP8 run makes " + std::to_string(reference_launches) +
+              " kernel launches (0 expected), implementation '" + reference.execution.implementation + "'");
+    before = kernels::launch_count();
+    const RunRecord fused = trainer.run(config);
+    const std::uint64_t fused_launches = kernels::launch_count() - before;
+    check(fused.status == RunStatus::Finished && fused_launches > 0 && !fused.execution.fp8_emulated &&
+              fused.execution.implementation.rfind("te-fused", 0) == 0,
+          "default choice: the same FP8 run makes " + std::to_string(fused_launches) + " kernel launches, implementation '" +
+              fused.execution.implementation + "'");
+#else
+    std::printf("SKIP  launch counting: this build has no kernels\n");
+#endif
 }
 
 }  // namespace
@@ -190,6 +226,7 @@ int main() {
     out_of_memory_fails_one_run_only(trainer);
     cancel_within_one_step(trainer);
     abs_max_matches_reference();
+    reference_choice_runs_no_kernel(trainer);
     std::printf("%d failed\n", failures);
     return failures == 0 ? 0 : 1;
 }

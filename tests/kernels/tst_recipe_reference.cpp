@@ -46,7 +46,7 @@ private Q_SLOTS:
                         const Fp8Recipe recipe{scaling, RecipeFormat::Hybrid, len, algo, margin};
                         auto context = std::make_shared<Fp8Context>();
                         for (int g = 0; g < 3; ++g) context->add_gemm("g" + std::to_string(g));
-                        context->prepare(recipe, false, at::kCPU);
+                        context->prepare(recipe, false, at::kCPU, reference_state_ops());
                         for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
                             const int slots = static_cast<int>(context->scales(pass).size(0));
                             at::Tensor history = context->history(pass).clone();

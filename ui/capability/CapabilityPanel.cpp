@@ -4,7 +4,7 @@
 #include <QGroupBox>
 #include <QVBoxLayout>
 
-#include "core/results/Comparison.h"
+#include "core/common/TextTable.h"
 
 namespace tewb::ui {
 

@@ -8,6 +8,7 @@
 #include "core/common/Error.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/Comparison.h"
+#include "core/common/TextTable.h"
 #include "core/results/RecordCsv.h"
 #include "ui/charts/MetricPlot.h"
 #include "ui/runs/RunCollection.h"

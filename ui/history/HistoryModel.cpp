@@ -1,6 +1,6 @@
 #include "ui/history/HistoryModel.h"
 
-#include "core/results/Comparison.h"
+#include "core/common/TextTable.h"
 
 namespace tewb::ui {
 

@@ -1,7 +1,7 @@
 #include "ui/runs/RunController.h"
 
 #include "core/common/Error.h"
-#include "core/train/ComparePlan.h"
+#include "core/config/ComparePlan.h"
 
 namespace tewb::ui {
 

@@ -43,7 +43,6 @@ public:
     // Cancels, drops the queue and joins the run thread. Finished runs are already saved.
     void shutdown();
     bool isRunning() const { return current_.has_value(); }
-    std::optional<int> currentTicket() const { return current_; }
 
 Q_SIGNALS:
     void runningChanged(bool running);

@@ -6,7 +6,7 @@
 #include <QAbstractTableModel>
 #include <QString>
 
-#include "core/train/RunConfig.h"
+#include "core/config/RunConfig.h"
 
 namespace tewb::ui {
 

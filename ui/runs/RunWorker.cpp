@@ -32,15 +32,8 @@ void RunWorker::runOne(int ticket, tewb::RunConfig config) {
         Q_EMIT runRefused(ticket, QString::fromStdString(e.what()));
         return;
     }
-    qint64 storeId = -1;
-    QString storeError;
-    try {
-        RunStore store(RunStore::default_path());
-        storeId = store.save(record);
-    } catch (const std::exception& e) {
-        storeError = QString::fromStdString(e.what());
-    }
-    Q_EMIT runEnded(ticket, std::move(record), storeId, storeError);
+    const SaveResult saved = save_run(RunStore::default_path(), record);
+    Q_EMIT runEnded(ticket, std::move(record), saved.id.value_or(-1), QString::fromStdString(saved.error));
 }
 
 }  // namespace tewb::ui

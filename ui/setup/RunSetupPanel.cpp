@@ -16,7 +16,7 @@
 #include <QVBoxLayout>
 
 #include "core/common/Error.h"
-#include "core/train/Availability.h"
+#include "core/config/Availability.h"
 
 namespace tewb::ui {
 
@@ -66,6 +66,12 @@ bool itemAvailable(const QComboBox* box, int index) {
 
 enum PresetChoice { Custom = -1 };
 
+QString presetText(Preset preset) {
+    const std::string_view title = preset_title(preset);
+    return QString::fromUtf8(title.data(), static_cast<qsizetype>(title.size())) + QStringLiteral(": ") +
+           QString::fromStdString(preset_summary(preset));
+}
+
 }  // namespace
 
 RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
@@ -77,8 +83,8 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     presetRow->addWidget(new QLabel(tr("Preset:"), this));
     presets_ = combo(this, QStringLiteral("preset"),
                      {{tr("Custom"), Custom},
-                      {tr("Seed benchmark: 12 layers, 768, seq 96, batch 32, 10 + 30 steps"), static_cast<int>(Preset::Seed)},
-                      {tr("Quick CPU: 2 layers, 128, seq 32, batch 8, 5 + 55 steps"), static_cast<int>(Preset::QuickCpu)}},
+                      {presetText(Preset::Seed), static_cast<int>(Preset::Seed)},
+                      {presetText(Preset::QuickCpu), static_cast<int>(Preset::QuickCpu)}},
                      tr("Fill every field with a preset's values"));
     presetRow->addWidget(presets_, 1);
     layout->addLayout(presetRow);

@@ -6,6 +6,7 @@
 #include <QFont>
 
 #include "core/results/Comparison.h"
+#include "core/common/TextTable.h"
 #include "ui/runs/RunCollection.h"
 
 namespace tewb::ui {

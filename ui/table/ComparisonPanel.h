@@ -19,7 +19,6 @@ public:
 
     ComparisonModel* model() const { return model_; }
     QTableView* view() const { return view_; }
-    QComboBox* baselineBox() const { return baseline_; }
 
 private:
     void rebuildBaselineChoices();

@@ -33,7 +33,7 @@
 #include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
 #include "core/selftest/SelfTest.h"
-#include "core/train/RunConfig.h"
+#include "core/config/RunConfig.h"
 #include "ui/capability/CapabilityPanel.h"
 #include "ui/charts/ChartsPanel.h"
 #include "ui/charts/Fp8Panel.h"

@@ -49,7 +49,6 @@ public:
     ComparisonPanel* comparison() const { return comparison_; }
     HistoryPanel* history() const { return history_; }
     const std::optional<DeviceInfo>& device() const { return device_; }
-    bool isDark() const { return dark_; }
 
     // Opens JSON records (one record or an array) into the charts; a bad file shows core's message.
     bool openRecords(const QString& path);

@@ -3,6 +3,7 @@
 #include <ATen/autocast_mode.h>
 
 #include "core/fp8/Fp8Scope.h"
+#include "core/modules/ops/OpsChoice.h"
 
 namespace tewb {
 
@@ -39,11 +40,11 @@ at::ScalarType compute_dtype_for(const at::Tensor& x) {
 GemmPlan plan_gemm(const at::Tensor& x, const std::shared_ptr<Fp8Context>& context, Fp8Context::GemmSlots slots,
                    const std::shared_ptr<Fp8WeightCache>& weight_cache) {
     GemmPlan plan;
-    plan.ops = &ops_for(x.device());
+    plan.ops = &ops_in_force(x.device());
     plan.compute_dtype = compute_dtype_for(x);
     plan.weight_cache = weight_cache;
     if (const Fp8ScopeSettings* settings = Fp8Scope::active()) {
-        context->prepare(settings->recipe, settings->inspect, x.device());
+        context->prepare(settings->recipe, settings->inspect, x.device(), *plan.ops);
         Fp8Scope::enlist(context);
         plan.fp8 = GemmPlan::Fp8{{context, Fp8Pass::Forward, slots.forward + 0},
                                  {context, Fp8Pass::Forward, slots.forward + 1},

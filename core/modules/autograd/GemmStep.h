@@ -59,8 +59,8 @@ at::Tensor gemm_forward(const GemmPlan& plan, const at::Tensor& x, const at::Ten
 // dy: [rows, out] in the compute dtype. In FP8, dy is cast with the grad-output slot.
 GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy);
 
-// The plan for a GEMM of a module whose FP8 slots start at `slots`, for input x: the ops for x's
-// device, the compute dtype (autocast's when autocast is on for that device, else x's) and, inside an
+// The plan for a GEMM of a module whose FP8 slots start at `slots`, for input x: the ops in force
+// (OpsChoice.h), the compute dtype (autocast's when autocast is on for that device, else x's) and, inside an
 // enabled Fp8Scope, the quantizers (preparing and enlisting the module's FP8 state).
 GemmPlan plan_gemm(const at::Tensor& x, const std::shared_ptr<Fp8Context>& context, Fp8Context::GemmSlots slots,
                    const std::shared_ptr<Fp8WeightCache>& weight_cache);

@@ -1,9 +1,6 @@
 #include "core/modules/ops/FusedOps.h"
 
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <mutex>
 
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/ops/empty.h>
@@ -11,11 +8,14 @@
 #include <ATen/ops/reciprocal.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include "core/modules/ops/KernelTypes.h"
 #include "core/modules/ops/ReferenceOps.h"
 #include "tewb_kernels/activation.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/gemm.h"
 #include "tewb_kernels/normalization.h"
+#include "tewb_kernels/recipe.h"
 
 namespace tewb {
 
@@ -23,19 +23,6 @@ namespace {
 
 bool float_or_bf16(at::ScalarType t) {
     return t == at::kFloat || t == at::kBFloat16;
-}
-
-kernels::DType kernel_dtype(at::ScalarType t) {
-    return t == at::kFloat ? kernels::DType::Float32 : kernels::DType::BFloat16;
-}
-
-kernels::GemmType gemm_type(at::ScalarType t) {
-    switch (t) {
-        case at::kFloat: return kernels::GemmType::Float32;
-        case at::kBFloat16: return kernels::GemmType::BFloat16;
-        case at::kFloat8_e4m3fn: return kernels::GemmType::E4M3;
-        default: return kernels::GemmType::E5M2;
-    }
 }
 
 bool aligned16(const at::Tensor& t) {
@@ -54,6 +41,36 @@ cudaStream_t stream_of(const at::Tensor& t) {
 class FusedOps final : public TeOps {
 public:
     std::string_view name() const override { return "fused"; }
+    bool is_reference() const override { return false; }
+
+    at::Tensor abs_max(const at::Tensor& x) const override {
+        const auto dtype = x.scalar_type();
+        if (!x.is_cuda() || (dtype != at::kFloat && dtype != at::kBFloat16 && dtype != at::kHalf)) {
+            return abs_max_reference(x);
+        }
+        const c10::cuda::CUDAGuard guard(x.device());
+        const at::Tensor contiguous = x.contiguous();
+        at::Tensor out = at::empty({}, x.options().dtype(at::kFloat));
+        kernels::abs_max(contiguous.data_ptr(), kernel_dtype(dtype), static_cast<std::size_t>(contiguous.numel()),
+                         out.data_ptr<float>(), stream_of(x));
+        return out;
+    }
+
+    // Every slot of the pass in one launch of the recipe kernel.
+    void update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
+                        float numerator) const override {
+        if (!history.is_cuda() || !history.is_contiguous() || !scale.is_contiguous() || !scale_inv.is_contiguous()) {
+            update_scaling_reference(history, scale, scale_inv, recipe, numerator);
+            return;
+        }
+        const c10::cuda::CUDAGuard guard(history.device());
+        const kernels::ScalingRule rule = recipe.scaling == ScalingKind::Current ? kernels::ScalingRule::Current
+                                          : recipe.algo == AmaxAlgo::Max         ? kernels::ScalingRule::DelayedMax
+                                                                                 : kernels::ScalingRule::DelayedMostRecent;
+        kernels::update_scaling(history.data_ptr<float>(), scale.data_ptr<float>(), scale_inv.data_ptr<float>(),
+                                static_cast<int>(history.size(0)), static_cast<int>(history.size(1)), numerator, rule,
+                                stream_of(history));
+    }
 
     LayerNormResult layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
                                        at::ScalarType out_dtype) const override {
@@ -134,7 +151,7 @@ public:
         // Current scaling derives the scale from x first, and inspection counts per element: the reference does both.
         if (!plain_matrix(x) || !float_or_bf16(x.scalar_type()) || context.recipe().scaling != ScalingKind::Delayed ||
             context.inspect()) {
-            return reference_ops().quantize(x, quantizer, with_transpose);
+            return quantize_reference(x, quantizer, with_transpose, *this);
         }
         const c10::cuda::CUDAGuard guard(x.device());
         const Fp8Dtype dtype = quantizer.dtype();
@@ -144,7 +161,7 @@ public:
         Fp8Tensor out;
         out.dtype = dtype;
         out.data = at::empty(x.sizes(), x.options().dtype(to_scalar_type(dtype)));
-        const auto type = dtype == Fp8Dtype::E4M3 ? kernels::Fp8Type::E4M3 : kernels::Fp8Type::E5M2;
+        const kernels::Fp8Type type = kernel_fp8_type(dtype);
         const auto rows = static_cast<std::size_t>(x.size(0));
         const auto cols = static_cast<std::size_t>(x.size(1));
         if (with_transpose) {
@@ -212,19 +229,11 @@ private:
     }
 };
 
-bool wanted_in_environment() {
-    const char* choice = std::getenv("TEWB_TE_IMPL");
-    return choice == nullptr || std::strcmp(choice, "reference") != 0;
-}
-
 }  // namespace
 
-const TeOps* fused_ops_for(const c10::Device& device) {
-    static const FusedOps fused;
-    static const bool wanted = wanted_in_environment();
-    if (!wanted || !device.is_cuda()) return nullptr;
-    const int index = device.has_index() ? device.index() : at::cuda::current_device();
-    return at::cuda::getDeviceProperties(index)->major >= 8 ? &fused : nullptr;
+const TeOps& fused_ops() {
+    static const FusedOps ops;
+    return ops;
 }
 
 }  // namespace tewb

@@ -16,8 +16,6 @@
 #include <ATen/ops/reciprocal.h>
 #include <ATen/ops/where.h>
 
-#include "core/fp8/AbsMax.h"
-#include "core/modules/ops/FusedOps.h"
 
 namespace tewb {
 
@@ -67,11 +65,25 @@ at::Tensor ReferenceOps::gemm(const at::Tensor& a, const at::Tensor& b, const st
     return product.to(out_dtype);
 }
 
+at::Tensor ReferenceOps::abs_max(const at::Tensor& x) const {
+    return abs_max_reference(x);
+}
+
+void ReferenceOps::update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
+                                  float numerator) const {
+    update_scaling_reference(history, scale, scale_inv, recipe, numerator);
+}
+
 Fp8Tensor ReferenceOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const {
+    return quantize_reference(x, quantizer, with_transpose, *this);
+}
+
+Fp8Tensor quantize_reference(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
+                             const Fp8StateOps& state_ops) {
     Fp8Context& context = *quantizer.context;
     const Fp8Dtype dtype = quantizer.dtype();
     const float max = fp8_max(dtype);
-    const at::Tensor amax = abs_max(x);
+    const at::Tensor amax = state_ops.abs_max(x);
     at::Tensor scale;
     if (context.recipe().scaling == ScalingKind::Current) {
         scale = current_scale_tensor(amax, max);
@@ -113,17 +125,6 @@ at::Tensor ReferenceOps::fp8_gemm(const at::Tensor& a, const at::Tensor& a_scale
 const TeOps& reference_ops() {
     static const ReferenceOps ops;
     return ops;
-}
-
-const TeOps& ops_for(const c10::Device& device) {
-#ifdef TEWB_FUSED_OPS
-    if (const TeOps* fused = fused_ops_for(device)) {
-        return *fused;
-    }
-#else
-    (void)device;
-#endif
-    return reference_ops();
 }
 
 }  // namespace tewb

@@ -10,6 +10,11 @@ namespace tewb {
 class ReferenceOps final : public TeOps {
 public:
     std::string_view name() const override { return "reference"; }
+    bool is_reference() const override { return true; }
+
+    at::Tensor abs_max(const at::Tensor& x) const override;
+    void update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
+                        float numerator) const override;
 
     LayerNormResult layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
                                        at::ScalarType out_dtype) const override;
@@ -25,8 +30,15 @@ public:
                         Accumulation accumulation) const override;
 };
 
+const TeOps& reference_ops();
+
 // The cast of Float8CurrentScaling: fp8_max / amax as a float32 scalar tensor (1 for amax 0, inf or
 // NaN; FLT_MAX on overflow), bit-equal to current_scale() on the host.
 at::Tensor current_scale_tensor(const at::Tensor& amax, float fp8_max);
+
+// The reference cast (ReferenceOps::quantize) with the amax taken by `state_ops`: the fused ops hand
+// the casts their kernels do not cover (current scaling, inspection) to it and keep their amax kernel.
+Fp8Tensor quantize_reference(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
+                             const Fp8StateOps& state_ops);
 
 }  // namespace tewb

@@ -6,6 +6,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "core/fp8/Fp8State.h"
+#include "core/fp8/Fp8StateOps.h"
 #include "core/fp8/Fp8Tensor.h"
 
 namespace tewb {
@@ -26,14 +27,18 @@ struct LayerNormGrads {
 // FP8 GEMMs offer it. The reference accumulates in float32 either way.
 enum class Accumulation { Fast, Split };
 
-// The primitive operations the TE-style modules' autograd functions are written in. Two
-// implementations satisfy it: the reference (LibTorch ops with float32 math: runs anywhere, defines
-// the numerics, is the self-test's oracle) and, on CUDA, the fused kernels of kernels/.
-// Shapes are 2-D: rows are tokens. gemm(a, b) computes a · bᵀ (a [m, k], b [n, k] → [m, n]).
-class TeOps {
+// The primitive operations the TE-style modules' autograd functions are written in, and (as an
+// Fp8StateOps) the amax and scale update of their FP8 state. Two implementations satisfy it: the
+// reference (LibTorch ops with float32 math: runs anywhere, defines the numerics, is the self-test's
+// oracle) and, on CUDA, the fused kernels of kernels/. Which one a run uses is decided once, by
+// select_ops (OpsChoice.h). Shapes are 2-D: rows are tokens. gemm(a, b) computes a · bᵀ (a [m, k],
+// b [n, k] → [m, n]).
+class TeOps : public Fp8StateOps {
 public:
-    virtual ~TeOps() = default;
+    // "reference" or "fused": the run record's implementation says te-<name>.
     virtual std::string_view name() const = 0;
+    // True for the reference: FP8 GEMMs are then emulated in float32, and records say so.
+    virtual bool is_reference() const = 0;
 
     virtual LayerNormResult layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                                                double eps, at::ScalarType out_dtype) const = 0;
@@ -58,9 +63,5 @@ public:
                                 const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
                                 Accumulation accumulation) const = 0;
 };
-
-// The implementation for tensors on this device; the reference everywhere until fused kernels exist for it.
-const TeOps& ops_for(const c10::Device& device);
-const TeOps& reference_ops();
 
 }  // namespace tewb

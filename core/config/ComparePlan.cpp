@@ -1,4 +1,4 @@
-#include "core/train/ComparePlan.h"
+#include "core/config/ComparePlan.h"
 
 #include "core/common/Error.h"
 

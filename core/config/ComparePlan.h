@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/device/DeviceInfo.h"
-#include "core/train/RunConfig.h"
+#include "core/config/RunConfig.h"
 
 namespace tewb {
 

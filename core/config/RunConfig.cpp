@@ -1,4 +1,4 @@
-#include "core/train/RunConfig.h"
+#include "core/config/RunConfig.h"
 
 #include <charconv>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "core/common/Choice.h"
 #include "core/common/Error.h"
-#include "core/train/Availability.h"
+#include "core/config/Availability.h"
 
 namespace tewb {
 
@@ -26,6 +26,13 @@ constexpr Limits kBatch{1, 65536};
 constexpr Limits kWarmup{0, 1'000'000};
 constexpr Limits kIters{1, 1'000'000};
 constexpr double kMaxLr = 10.0;
+
+constexpr NameTable kDeviceNames{
+    std::to_array<Named<DeviceKind>>({{"auto", DeviceKind::Auto}, {"cpu", DeviceKind::Cpu}, {"cuda", DeviceKind::Cuda}})};
+constexpr NameTable kBackendNames{std::to_array<Named<Backend>>({{"torch", Backend::Torch}, {"te", Backend::Te}})};
+constexpr NameTable kPrecisionNames{std::to_array<Named<Precision>>(
+    {{"auto", Precision::Auto}, {"fp32", Precision::Fp32}, {"bf16", Precision::Bf16}, {"fp8", Precision::Fp8}})};
+constexpr NameTable kPresetNames{std::to_array<Named<Preset>>({{"seed", Preset::Seed}, {"quick-cpu", Preset::QuickCpu}})};
 constexpr std::size_t kMaxNameLength = 200;
 
 std::string format_number(double value) {
@@ -136,49 +143,47 @@ RunConfig make_preset(Preset preset) {
     return config;
 }
 
+std::string_view preset_title(Preset preset) {
+    return preset == Preset::QuickCpu ? "Quick CPU" : "Seed benchmark";
+}
+
+std::string preset_summary(Preset preset) {
+    const RunConfig c = make_preset(preset);
+    return std::to_string(c.model.layers) + " layers, hidden " + std::to_string(c.model.hidden) + ", seq " +
+           std::to_string(c.model.seq) + ", batch " + std::to_string(c.batch) + ", " + std::to_string(c.warmup) + " + " +
+           std::to_string(c.iters) + " steps" + (c.device == DeviceKind::Cpu ? ", CPU" : "");
+}
+
 std::string_view to_string(DeviceKind value) {
-    switch (value) {
-        case DeviceKind::Auto: return "auto";
-        case DeviceKind::Cpu: return "cpu";
-        case DeviceKind::Cuda: return "cuda";
-    }
-    return "auto";
+    return kDeviceNames.name(value);
 }
 
 std::string_view to_string(Backend value) {
-    return value == Backend::Te ? "te" : "torch";
+    return kBackendNames.name(value);
 }
 
 std::string_view to_string(Precision value) {
-    switch (value) {
-        case Precision::Auto: return "auto";
-        case Precision::Fp32: return "fp32";
-        case Precision::Bf16: return "bf16";
-        case Precision::Fp8: return "fp8";
-    }
-    return "auto";
+    return kPrecisionNames.name(value);
 }
 
 std::string_view to_string(Preset value) {
-    return value == Preset::QuickCpu ? "quick-cpu" : "seed";
+    return kPresetNames.name(value);
 }
 
 DeviceKind parse_device(std::string_view flag, std::string_view text) {
-    return parse_choice<DeviceKind>(flag, text,
-                                    {{"auto", DeviceKind::Auto}, {"cpu", DeviceKind::Cpu}, {"cuda", DeviceKind::Cuda}});
+    return kDeviceNames.parse(flag, text);
 }
 
 Backend parse_backend(std::string_view flag, std::string_view text) {
-    return parse_choice<Backend>(flag, text, {{"torch", Backend::Torch}, {"te", Backend::Te}});
+    return kBackendNames.parse(flag, text);
 }
 
 Precision parse_precision(std::string_view flag, std::string_view text) {
-    return parse_choice<Precision>(
-        flag, text, {{"auto", Precision::Auto}, {"fp32", Precision::Fp32}, {"bf16", Precision::Bf16}, {"fp8", Precision::Fp8}});
+    return kPrecisionNames.parse(flag, text);
 }
 
 Preset parse_preset(std::string_view flag, std::string_view text) {
-    return parse_choice<Preset>(flag, text, {{"seed", Preset::Seed}, {"quick-cpu", Preset::QuickCpu}});
+    return kPresetNames.parse(flag, text);
 }
 
 int parse_int(std::string_view flag, std::string_view text) {

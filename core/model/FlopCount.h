@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/train/RunConfig.h"
+#include "core/model/ModelShape.h"
 
 namespace tewb {
 

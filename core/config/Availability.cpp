@@ -1,4 +1,4 @@
-#include "core/train/Availability.h"
+#include "core/config/Availability.h"
 
 #include "core/device/Capability.h"
 

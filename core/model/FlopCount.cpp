@@ -1,4 +1,4 @@
-#include "core/train/FlopCount.h"
+#include "core/model/FlopCount.h"
 
 namespace tewb {
 

@@ -1,4 +1,4 @@
-#include "core/model/ParameterInit.h"
+#include "core/modules/ParameterInit.h"
 
 #include <cmath>
 

@@ -8,22 +8,12 @@
 #include "core/common/ConfigProblem.h"
 #include "core/device/DeviceInfo.h"
 #include "core/fp8/Recipe.h"
+#include "core/model/ModelShape.h"
 
 namespace tewb {
 
 enum class DeviceKind { Auto, Cpu, Cuda };
-enum class Backend { Torch, Te };
 enum class Precision { Auto, Fp32, Bf16, Fp8 };
-
-struct ModelShape {
-    int layers = 12;
-    int hidden = 768;
-    int heads = 12;
-    int seq = 96;
-    int vocab = 4096;
-
-    friend bool operator==(const ModelShape&, const ModelShape&) = default;
-};
 
 // Plain settings of one run. Defaults are the seed's benchmark. `device` and `precision` may be Auto
 // until resolve() fixes them for the machine at hand.
@@ -58,6 +48,10 @@ RunConfig resolve(const RunConfig& config, const DeviceInfo& device);
 
 enum class Preset { Seed, QuickCpu };
 RunConfig make_preset(Preset preset);
+// For menus and help texts: "Seed benchmark", and what the preset sets, read from make_preset:
+// "12 layers, hidden 768, seq 96, batch 32, 10 + 30 steps".
+std::string_view preset_title(Preset preset);
+std::string preset_summary(Preset preset);
 
 std::string_view to_string(DeviceKind value);
 std::string_view to_string(Backend value);

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "core/device/DeviceInfo.h"
-#include "core/train/RunConfig.h"
+#include "core/config/RunConfig.h"
 
 namespace tewb {
 

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tewb {
+
+// Numbers that are not finite are written the same way in every text, CSV and JSON output: "nan",
+// "inf", "-inf" (JSON has no literal for them). Empty for a finite value.
+std::optional<std::string_view> non_finite_text(double value);
+
+// The shortest text that reads back to the same value (0.02, not 0.0199999995529651), or the words above.
+std::string shortest_text(double value);
+std::string shortest_text(float value);
+
+}  // namespace tewb

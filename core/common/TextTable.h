@@ -1,0 +1,18 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tewb {
+
+// Plain-text tables for terminals: columns aligned with two spaces between them, numbers right-aligned.
+std::string render_text_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows);
+
+// 1536 -> "1.5 KiB".
+std::string format_bytes(std::uint64_t bytes);
+// Fixed decimals with a suffix ("1.80x"); "-" for no value, the words of NumberText.h for non-finite ones.
+std::string format_fixed(const std::optional<double>& value, int decimals, const std::string& suffix = "");
+
+}  // namespace tewb

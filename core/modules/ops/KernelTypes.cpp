@@ -1,0 +1,39 @@
+#include "core/modules/ops/KernelTypes.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace tewb {
+
+namespace {
+
+[[noreturn]] void unsupported(const char* what, at::ScalarType type) {
+    throw std::invalid_argument(std::string(what) + ": the kernels do not take " + c10::toString(type));
+}
+
+}  // namespace
+
+kernels::DType kernel_dtype(at::ScalarType type) {
+    switch (type) {
+        case at::kFloat: return kernels::DType::Float32;
+        case at::kBFloat16: return kernels::DType::BFloat16;
+        case at::kHalf: return kernels::DType::Float16;
+        default: unsupported("kernel_dtype", type);
+    }
+}
+
+kernels::GemmType gemm_type(at::ScalarType type) {
+    switch (type) {
+        case at::kFloat: return kernels::GemmType::Float32;
+        case at::kBFloat16: return kernels::GemmType::BFloat16;
+        case at::kFloat8_e4m3fn: return kernels::GemmType::E4M3;
+        case at::kFloat8_e5m2: return kernels::GemmType::E5M2;
+        default: unsupported("gemm_type", type);
+    }
+}
+
+kernels::Fp8Type kernel_fp8_type(Fp8Dtype dtype) {
+    return dtype == Fp8Dtype::E4M3 ? kernels::Fp8Type::E4M3 : kernels::Fp8Type::E5M2;
+}
+
+}  // namespace tewb

@@ -1,0 +1,19 @@
+#pragma once
+
+#include <c10/core/ScalarType.h>
+
+#include "core/fp8/Fp8Format.h"
+#include "tewb_kernels/cast.h"
+#include "tewb_kernels/dtype.h"
+#include "tewb_kernels/gemm.h"
+
+namespace tewb {
+
+// LibTorch's element types as the kernels library names them: one mapping for the fused ops and the
+// self-test. A type the kernels do not take throws std::invalid_argument naming it, never maps to
+// something else.
+kernels::DType kernel_dtype(at::ScalarType type);        // float32, bfloat16, float16
+kernels::GemmType gemm_type(at::ScalarType type);        // float32, bfloat16, float8 e4m3fn, float8 e5m2
+kernels::Fp8Type kernel_fp8_type(Fp8Dtype dtype);
+
+}  // namespace tewb
