@@ -15,7 +15,7 @@ enum class AmaxAlgo { Max, MostRecent };
 
 // The FP8 recipe of a run. The field defaults are Transformer Engine's library defaults;
 // seed_defaults() is what the CLI and the GUI start from (the seed tutorial's choice). Semantics:
-// ../shared/docs/FP8_RECIPE.md.
+// docs/fp8.md.
 struct Fp8Recipe {
     static constexpr int kMaxHistoryLen = 65536;
     static constexpr int kMaxMargin = 64;

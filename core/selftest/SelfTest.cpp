@@ -24,7 +24,7 @@ namespace tewb {
 #ifdef TEWB_FUSED_OPS
 namespace {
 
-// Bounds of ../shared/docs/KERNELS.md.
+// Bounds of docs/kernels.md.
 constexpr double kFloat32Bound = 1e-5;
 constexpr double kBf16Bound = 1e-2;
 constexpr double kE4m3Bound = 7e-2;

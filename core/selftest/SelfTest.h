@@ -34,7 +34,7 @@ struct SelfTestReport {
 
 // Runs every fused kernel against its reference on fresh random inputs (odd and prime sizes and the
 // model's), outputs poisoned with NaN before each launch so an unwritten element fails; bounds from
-// ../shared/docs/KERNELS.md. Never throws: a kernel error ends the run with `error` set.
+// docs/kernels.md. Never throws: a kernel error ends the run with `error` set.
 SelfTestReport run_self_test(const DeviceInfo& device);
 
 std::string render_self_test_table(const SelfTestReport& report);

@@ -4,6 +4,9 @@
 #include <QtTest>
 
 #include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
 
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
@@ -17,6 +20,8 @@
 #include "core/modules/LayerNormMLP.h"
 #include "core/modules/Linear.h"
 #include "core/modules/TransformerLayer.h"
+#include "core/modules/ops/OpsChoice.h"
+#include "core/modules/ops/ReferenceOps.h"
 
 using namespace tewb;
 
@@ -49,6 +54,74 @@ void zero_grads(torch::nn::Module& module) {
 at::Tensor gelu_mlp(const at::Tensor& x, const at::Tensor& w1, const at::Tensor& b1, const at::Tensor& w2, const at::Tensor& b2) {
     return at::linear(at::gelu(at::linear(x, w1, b1), "tanh"), w2, b2);
 }
+
+// The reference ops, counting every call: what a module and its FP8 state ask of the ops in force.
+class CountingOps final : public TeOps {
+public:
+    mutable int calls = 0;
+    mutable int amax_calls = 0;
+    mutable int update_calls = 0;
+
+    std::string_view name() const override { return "counting"; }
+    bool is_reference() const override { return true; }
+    at::Tensor abs_max(const at::Tensor& x) const override {
+        ++calls, ++amax_calls;
+        return ref().abs_max(x);
+    }
+    void update_scaling(at::Tensor& h, at::Tensor& s, at::Tensor& si, const Fp8Recipe& r, float n) const override {
+        ++calls, ++update_calls;
+        ref().update_scaling(h, s, si, r, n);
+    }
+    LayerNormResult layer_norm_forward(const at::Tensor& x, const at::Tensor& g, const at::Tensor& b, double eps,
+                                       at::ScalarType t) const override {
+        ++calls;
+        return ref().layer_norm_forward(x, g, b, eps, t);
+    }
+    LayerNormGrads layer_norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& m, const at::Tensor& r,
+                                       const at::Tensor& g) const override {
+        ++calls;
+        return ref().layer_norm_backward(dy, x, m, r, g);
+    }
+    at::Tensor gelu_forward(const at::Tensor& x) const override {
+        ++calls;
+        return ref().gelu_forward(x);
+    }
+    at::Tensor gelu_backward(const at::Tensor& dy, const at::Tensor& x) const override {
+        ++calls;
+        return ref().gelu_backward(dy, x);
+    }
+    at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                    at::ScalarType t) const override {
+        ++calls;
+        return ref().gemm(a, b, bias, t);
+    }
+    Fp8Tensor quantize(const at::Tensor& x, const Fp8Quantizer& q, bool with_transpose) const override {
+        ++calls;
+        return quantize_reference(x, q, with_transpose, *this);  // the amax through this object too
+    }
+    at::Tensor fp8_gemm(const at::Tensor& a, const at::Tensor& ai, const at::Tensor& b, const at::Tensor& bi,
+                        const std::optional<at::Tensor>& bias, at::ScalarType t, Accumulation acc) const override {
+        ++calls;
+        return ref().fp8_gemm(a, ai, b, bi, bias, t, acc);
+    }
+
+private:
+    static const TeOps& ref() { return reference_ops(); }
+};
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : name_(name) {
+        if (const char* old = std::getenv(name)) old_ = old;
+        value ? setenv(name, value, 1) : unsetenv(name);
+    }
+    ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+private:
+    const char* name_;
+    std::optional<std::string> old_;
+};
 
 constexpr double kFp32Bound = 1e-5;
 // FP8 bounds (docs/fp8.md): forward GEMMs with both operands in E4M3; backward with the gradient in
@@ -268,6 +341,72 @@ private Q_SLOTS:
         const at::Tensor stats = context->statistics();
         QCOMPARE(stats.size(0), 3);
         QCOMPARE(stats[2][0].item<float>(), 1.0f);
+    }
+
+    // One rule decides kernels or reference; it is a plain function, so every case is checked here.
+    void oneRuleChoosesTheOps() {
+        QVERIFY(fused_ops_apply(TeImpl::Auto, true, true, 8));
+        QVERIFY(fused_ops_apply(TeImpl::Auto, true, true, 9));
+        QVERIFY(!fused_ops_apply(TeImpl::Reference, true, true, 9));  // TEWB_TE_IMPL=reference wins everywhere
+        QVERIFY(!fused_ops_apply(TeImpl::Auto, false, true, 9));      // no kernels in this build
+        QVERIFY(!fused_ops_apply(TeImpl::Auto, true, false, 9));      // a CPU device
+        QVERIFY(!fused_ops_apply(TeImpl::Auto, true, true, 7));       // below compute capability 8.0
+        const TeOps& cpu = select_ops(at::kCPU, TeImpl::Auto);
+        QVERIFY(cpu.is_reference());
+        QCOMPARE(std::string(cpu.name()), std::string("reference"));
+    }
+
+    void teImplComesFromTheEnvironmentOrIsRefused() {
+        {
+            const ScopedEnv env("TEWB_TE_IMPL", nullptr);
+            QCOMPARE(te_impl_from_environment(), TeImpl::Auto);
+        }
+        {
+            const ScopedEnv env("TEWB_TE_IMPL", "reference");
+            QCOMPARE(te_impl_from_environment(), TeImpl::Reference);
+        }
+        {
+            const ScopedEnv env("TEWB_TE_IMPL", "auto");
+            QCOMPARE(te_impl_from_environment(), TeImpl::Auto);
+        }
+        const ScopedEnv env("TEWB_TE_IMPL", "fused");
+        try {
+            te_impl_from_environment();
+            QFAIL("TEWB_TE_IMPL=fused was accepted");
+        } catch (const ConfigError& e) {
+            QCOMPARE(QString(e.what()),
+                     QStringLiteral("environment variable TEWB_TE_IMPL 'fused': unknown value; allowed: auto|reference"));
+        }
+    }
+
+    // The ops in force reach every op of a module, forward and backward, and its FP8 state's amax and
+    // scale update too: nothing chooses on its own.
+    void theOpsInForceDoEverything() {
+        QVERIFY(ops_in_force(at::kCPU).is_reference());  // outside a scope: select_ops for the device
+        const CountingOps counting;
+        auto context = std::make_shared<Fp8Context>();
+        ParameterInit init(21);
+        LayerNormMLP mlp("mlp", {32, 64, 0.02, 0.02, kLayerNormEps}, init, context);
+        {
+            const OpsScope ops_scope(counting);
+            QCOMPARE(&ops_in_force(at::kCPU), static_cast<const TeOps*>(&counting));
+            {
+                const CountingOps inner;
+                const OpsScope inner_scope(inner);
+                QCOMPARE(&ops_in_force(at::kCPU), static_cast<const TeOps*>(&inner));
+            }
+            QCOMPARE(&ops_in_force(at::kCPU), static_cast<const TeOps*>(&counting));
+            at::Tensor y;
+            {
+                Fp8Scope scope(true);
+                y = mlp.forward(at::randn({16, 32}));
+            }
+            y.sum().backward();
+        }
+        QVERIFY(ops_in_force(at::kCPU).is_reference());  // the scope ended
+        QVERIFY2(counting.amax_calls >= 4, qPrintable(QString::number(counting.amax_calls)));   // input, weight, grad casts
+        QCOMPARE(counting.update_calls, 2);  // the forward and the backward pass, once each
+        QVERIFY(counting.calls > counting.amax_calls + counting.update_calls);
     }
 
     void badInputIsRefusedWithTheModuleName() {

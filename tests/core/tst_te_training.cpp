@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include <ATen/ATen.h>
@@ -155,6 +156,26 @@ private Q_SLOTS:
         write_fp8_csv(csv, {record});
         const std::string text = csv.str();
         QCOMPARE(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')), 1 + 5 * record.fp8_slots.size());
+    }
+
+    // The run's choice of ops is made once, before any work, and the record says which ran.
+    void theRunsOpsChoiceIsCheckedFirstAndRecorded() {
+        setenv("TEWB_TE_IMPL", "kernels", 1);
+        try {
+            trainer_.run(quick(Backend::Te, Precision::Fp32, 1, 1));
+            unsetenv("TEWB_TE_IMPL");
+            QFAIL("TEWB_TE_IMPL=kernels was accepted");
+        } catch (const ConfigError& e) {
+            unsetenv("TEWB_TE_IMPL");
+            QVERIFY2(QString(e.what()).contains(QStringLiteral("TEWB_TE_IMPL 'kernels': unknown value; allowed: auto|reference")),
+                     e.what());
+        }
+        setenv("TEWB_TE_IMPL", "reference", 1);
+        const RunRecord r = trainer_.run(quick(Backend::Te, Precision::Fp8, 1, 2));
+        unsetenv("TEWB_TE_IMPL");
+        QCOMPARE(r.status, RunStatus::Finished);
+        QVERIFY(r.execution.fp8_emulated);
+        QVERIFY2(r.execution.implementation.rfind("te-reference, fp8 emulated", 0) == 0, r.execution.implementation.c_str());
     }
 
     void malformedFp8RecordsAreRefused() {

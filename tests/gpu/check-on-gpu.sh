@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check, run in one go on a GPU machine (../shared/docs/GPU.md): build without the GUI against
+# The GPU check, run in one go on a GPU machine (docs/architecture.md): build without the GUI against
 # the machine's torch, run the `gpu` test label (the GPU suite and `te-bench selftest`), then the benchmark matrix on the seed preset and the
 # PyTorch (Python) reference of the same model, eager and torch.compile. Logs and JSON go to the output
 # folder given as the argument (at most 8 files); a short table is printed last.

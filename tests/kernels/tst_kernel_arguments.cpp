@@ -9,6 +9,7 @@
 #include "tewb_kernels/normalization.h"
 #include "tewb_kernels/device_query.h"
 #include "tewb_kernels/kernel_error.h"
+#include "tewb_kernels/launch_count.h"
 #include "tewb_kernels/recipe.h"
 
 using namespace tewb::kernels;
@@ -199,6 +200,11 @@ private Q_SLOTS:
         bad([](GemmArgs& g) { g.d_type = GemmType::E4M3; g.d_scale = device_like; g.epilogue = Epilogue::BGradB; g.bias_grad = device_like; },
             "an FP8 output takes no epilogue but bias");
         QCOMPARE(gemm_cache_size(), std::size_t{0});  // nothing reached cuBLASLt
+    }
+
+    // Runs after every refusal above (QtTest keeps declaration order): none of them launched anything.
+    void refusedCallsLaunchNothing() {
+        QCOMPARE(launch_count(), std::uint64_t{0});
     }
 
     void deviceQueryNeverThrows() {
