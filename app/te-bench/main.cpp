@@ -1,5 +1,9 @@
 // te-bench: the headless command line of TE Workbench. Argument wiring only; the work is in core/.
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "CheckedStdout.h"
 #include "ProgressBar.h"
 #include "core/common/BuildInfo.h"
 #include "core/common/Error.h"
@@ -22,6 +27,7 @@
 #include "core/fp8/ReplayReport.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/Comparison.h"
+#include "core/common/TextCheck.h"
 #include "core/common/TextTable.h"
 #include "core/results/Fp8Summary.h"
 #include "core/results/RecordCsv.h"
@@ -37,15 +43,21 @@ using namespace tewb;
 
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitNotSaved = 3;  // a run ended but could not be saved in the run store (kept as JSON instead)
 constexpr int kExitSkipped = 77;  // CTest's skip code: no GPU to check
 constexpr int kExitInterrupted = 130;
 constexpr const char* kCommands = "info|run|compare|recipe|selftest|history";
 
 std::atomic<bool> g_cancel{false};
 
-extern "C" void on_interrupt(int) {
+extern "C" void on_interrupt(int signal_number) {
     g_cancel.store(true);
-    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+    std::signal(signal_number, SIG_DFL);  // a second Ctrl-C (or kill) ends the process at once
+}
+
+// Ctrl-C, `kill` and a closed terminal all end the run after its current step, and it is saved.
+void stop_cleanly_on_signals() {
+    for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal_number, on_interrupt);
 }
 
 // Run settings as text, so every number is converted by core with a message naming the flag.
@@ -131,10 +143,60 @@ void check_fp8_flags_apply(const RunFlags& f, const RunConfig& c) {
     }
 }
 
-void check_outputs(const RunFlags& f) {
-    if (!f.json_path.empty() && f.json_path != "-") check_output_path("--json", f.json_path);
-    if (!f.csv_path.empty()) check_output_path("--csv", f.csv_path);
-    if (!f.fp8_csv_path.empty()) check_output_path("--fp8-csv", f.fp8_csv_path);
+std::filesystem::path store_location(const std::string& store_path) {
+    if (!store_path.empty()) return store_path;
+    try {
+        return RunStore::default_path();
+    } catch (const DataError& e) {
+        throw ConfigError(e.what());
+    }
+}
+
+// The store every output is checked against: the one in use, or the default one even with --no-store
+// (an export over it would destroy the history all the same). Nothing when no location is known.
+std::optional<std::filesystem::path> store_to_protect(const std::string& store_path) {
+    try {
+        return store_location(store_path);
+    } catch (const ConfigError&) {
+        return std::nullopt;
+    }
+}
+
+void add_output(std::vector<OutputRequest>& outputs, const char* flag, const std::string& path) {
+    if (!path.empty()) outputs.push_back({flag, path});
+}
+
+std::vector<OutputRequest> outputs_of(const RunFlags& f) {
+    std::vector<OutputRequest> outputs;
+    add_output(outputs, "--json", f.json_path);
+    add_output(outputs, "--csv", f.csv_path);
+    add_output(outputs, "--fp8-csv", f.fp8_csv_path);
+    return outputs;
+}
+
+cli::CheckedStdout* g_stdout = nullptr;  // std::cout's buffer, installed by main
+
+// Output that never arrived is an error, not a success: /dev/full, a closed stdout, a full disk.
+void check_standard_output() {
+    if (g_stdout == nullptr) return;
+    if (const std::string error = g_stdout->flush_and_check(); !error.empty()) {
+        throw DataError("standard output: write failed (" + error + ")");
+    }
+}
+
+// A process started with fd 0, 1 or 2 closed would hand that number to the next file it opens (the run
+// store): output meant for the terminal would land in the database. Occupy them first; a closed stdout
+// becomes /dev/null opened read-only, so writing to it still fails and is reported.
+void occupy_standard_descriptors() {
+    for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+        if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+            const int opened = ::open("/dev/null", fd == STDERR_FILENO ? O_WRONLY : O_RDONLY);
+            if (opened >= 0 && opened != fd) {
+                ::dup2(opened, fd);
+                ::close(opened);
+            }
+        }
+    }
 }
 
 std::string json_text(const nlohmann::json& document) {
@@ -143,14 +205,11 @@ std::string json_text(const nlohmann::json& document) {
 
 void write_output(const std::string& path, const std::string& content) {
     if (path == "-") {
-        std::cout << content << std::flush;
+        std::cout << content;
+        check_standard_output();
     } else {
         write_file_atomically(path, content);
     }
-}
-
-std::filesystem::path store_location(const std::string& store_path) {
-    return store_path.empty() ? RunStore::default_path() : std::filesystem::path(store_path);
 }
 
 // Opened before training, so an unusable store is a bad argument rather than a run lost at the end.
@@ -165,17 +224,19 @@ std::unique_ptr<RunStore> open_store_for_runs(bool no_store, const std::string& 
     }
 }
 
-// Saves a finished, cancelled or failed run; a failure is reported but does not stop the outputs.
-void store_run(const RunStore* store, const RunRecord& record) {
+// Saves a finished, cancelled or failed run. A run that could not be saved is kept as a JSON file (named
+// in the message) and makes the command exit with kExitNotSaved; the other outputs are still written.
+bool store_run(const RunStore* store, const RunRecord& record) {
     if (store == nullptr) {
-        return;
+        return true;
     }
     const SaveResult saved = save_run(store->path(), record);
     if (saved.id) {
         std::fprintf(stderr, "saved as run %lld in %s\n", static_cast<long long>(*saved.id), store->path().c_str());
-    } else {
-        std::fprintf(stderr, "te-bench: warning: run not saved: %s\n", saved.error.c_str());
+        return true;
     }
+    std::fprintf(stderr, "te-bench: error: %s\n", saved.failure_message().c_str());
+    return false;
 }
 
 RunRecord train_one(const Trainer& trainer, const RunConfig& config) {
@@ -193,10 +254,11 @@ RunRecord train_one(const Trainer& trainer, const RunConfig& config) {
     return record;
 }
 
-int exit_code_for(const std::vector<RunRecord>& runs) {
+int exit_code_for(const std::vector<RunRecord>& runs, bool all_saved) {
     for (const RunRecord& r : runs) {
         if (r.status == RunStatus::Cancelled) return kExitInterrupted;
     }
+    if (!all_saved) return kExitNotSaved;
     for (const RunRecord& r : runs) {
         if (r.status == RunStatus::Failed) return kExitFailure;
     }
@@ -356,6 +418,25 @@ std::string one_line(const std::exception& e) {
     return message;
 }
 
+// An option given with an empty value (`--lr ""`, `--json ""`) is a mistake, never "the default": the
+// first such option of the command line, over the program and every subcommand that was used.
+// Returns "<flag>: empty value; ... (see <the command it belongs to> --help)".
+std::optional<std::string> first_empty_value(const CLI::App& app, const std::string& command = "te-bench") {
+    for (const CLI::Option* option : app.get_options()) {
+        if (option->get_type_size_max() == 0 || option->count() == 0) continue;  // a flag, or not given
+        for (const std::string& value : option->results()) {
+            if (value.empty()) {
+                return option->get_name() + ": empty value; give a value or leave the option out (see " + command +
+                       " --help)";
+            }
+        }
+    }
+    for (const CLI::App* sub : app.get_subcommands()) {
+        if (auto problem = first_empty_value(*sub, command + " " + sub->get_name())) return problem;
+    }
+    return std::nullopt;
+}
+
 // CLI11's parse with our messages; an exit status when the arguments end the program (help, version,
 // a bad argument), nothing when a command is to run.
 std::optional<int> parse_arguments(CLI::App& app, const Commands& c, int argc, char** argv) {
@@ -390,6 +471,10 @@ std::optional<int> parse_arguments(CLI::App& app, const Commands& c, int argc, c
         std::fprintf(stderr, "te-bench: a command is required; allowed: %s (see te-bench --help)\n", kCommands);
         return kExitUsage;
     }
+    if (const std::optional<std::string> problem = first_empty_value(app)) {
+        std::fprintf(stderr, "te-bench: %s\n", problem->c_str());
+        return kExitUsage;
+    }
     return std::nullopt;
 }
 
@@ -411,32 +496,34 @@ int run_one(const Commands& c) {
     const RunFlags& flags = c.run_flags;
     const RunConfig requested = config_from_flags(flags);
     check_fp8_flags_apply(flags, requested);
-    check_outputs(flags);
+    check_outputs(outputs_of(flags), store_to_protect(c.store_path));
     const Trainer trainer(detect_device());
     resolve(requested, trainer.device());  // every argument error surfaces before training starts
     const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
-    std::signal(SIGINT, on_interrupt);
+    stop_cleanly_on_signals();
     const RunRecord record = train_one(trainer, requested);
-    store_run(store.get(), record);
+    const bool saved = store_run(store.get(), record);
     if (!flags.json_path.empty()) write_output(flags.json_path, record_to_json_text(record));
     if (!flags.csv_path.empty()) write_output(flags.csv_path, steps_csv_text({record}));
     if (!flags.fp8_csv_path.empty()) write_output(flags.fp8_csv_path, fp8_csv_text({record}));
     (flags.json_path == "-" ? std::cerr : std::cout) << render_summary_table({record}, std::nullopt)
                                                       << render_fp8_summary(record);
-    return exit_code_for({record});
+    return exit_code_for({record}, saved);
 }
 
 int run_compare(const Commands& c) {
     const RunFlags& flags = c.compare_flags;
     const RunConfig base = config_from_flags(flags);
-    check_outputs(flags);
-    if (!c.compare_summary_csv.empty()) check_output_path("--summary-csv", c.compare_summary_csv);
+    std::vector<OutputRequest> outputs = outputs_of(flags);
+    add_output(outputs, "--summary-csv", c.compare_summary_csv);
+    check_outputs(outputs, store_to_protect(c.store_path));
     const Trainer trainer(detect_device());
     const std::vector<PlannedRun> plan = plan_comparison(base, trainer.device());
     if (plan.front().skip_reason) throw ConfigError(*plan.front().skip_reason);
     const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
-    std::signal(SIGINT, on_interrupt);
+    stop_cleanly_on_signals();
     std::vector<RunRecord> runs;
+    bool all_saved = true;
     std::vector<std::string> skipped;
     for (const PlannedRun& row : plan) {
         if (row.skip_reason) {
@@ -445,7 +532,7 @@ int run_compare(const Commands& c) {
         }
         if (g_cancel.load()) break;
         runs.push_back(train_one(trainer, row.config));
-        store_run(store.get(), runs.back());
+        all_saved = store_run(store.get(), runs.back()) && all_saved;
     }
     if (!flags.json_path.empty()) {
         nlohmann::json document{{"baseline", runs.front().id}, {"runs", nlohmann::json::array()}, {"skipped", skipped}};
@@ -461,7 +548,7 @@ int run_compare(const Commands& c) {
         out << "\nNot run here:\n";
         for (const std::string& line : skipped) out << "  " << line << "\n";
     }
-    return exit_code_for(runs);
+    return exit_code_for(runs, all_saved);
 }
 
 int run_recipe(const Commands& c) {
@@ -507,7 +594,7 @@ int run_history_show(const Commands& c, RunStore& store) {
         std::cout << record_to_json_text(record);
     } else {
         std::cout << render_summary_table({record}, std::nullopt) << render_fp8_summary(record);
-        if (!record.message.empty()) std::cout << "message: " << record.message << "\n";
+        if (!record.message.empty()) std::cout << "message: " << printable_text(record.message) << "\n";
     }
     return 0;
 }
@@ -523,19 +610,67 @@ int run_history_delete(const Commands& c, RunStore& store) {
     return 0;
 }
 
+// What importing one record will do: add it, or nothing because the very same record is stored already.
+struct ImportStep {
+    RunRecord record;
+    std::string source;
+    std::optional<std::int64_t> stored_as;  // identical record already stored
+};
+
+// Every file and record is checked before anything is written; then all new records are saved in one
+// transaction. So an import is all or nothing, and says what happened to each record.
 int run_history_import(const Commands& c, RunStore& store) {
-    std::vector<RunRecord> records;  // all files valid, or nothing imported
+    std::vector<ImportStep> steps;
     for (const std::string& path : c.import_paths) {
+        std::vector<RunRecord> records;
         try {
-            for (RunRecord& record : read_record_files(path)) records.push_back(std::move(record));
+            records = read_record_files(path);
         } catch (const DataError& e) {
             throw ConfigError(std::string("FILE ") + e.what() + "; nothing was imported");
         }
+        if (records.empty()) {
+            throw ConfigError("FILE " + path + ": holds no records (an empty array); nothing was imported");
+        }
+        for (std::size_t i = 0; i < records.size(); ++i) {
+            const std::string source = records.size() == 1 ? path : path + " [" + std::to_string(i) + "]";
+            if (const std::optional<std::string> problem = import_problem(records[i])) {
+                throw ConfigError("FILE " + source + ": " + *problem + "; nothing was imported");
+            }
+            for (const ImportStep& earlier : steps) {
+                if (earlier.record.id == records[i].id) {
+                    throw ConfigError("FILE " + source + ": record " + records[i].id + " is also in " + earlier.source +
+                                      "; nothing was imported");
+                }
+            }
+            ImportStep step{records[i], source, std::nullopt};
+            if (const std::optional<RunStore::Found> stored = store.find(records[i].id)) {
+                if (stored->record_json != record_to_json_text(records[i])) {
+                    throw ConfigError("FILE " + source + ": record " + records[i].id + " is already stored as run " +
+                                      std::to_string(stored->id) +
+                                      " with different content; nothing was imported (delete run " +
+                                      std::to_string(stored->id) + " first to replace it)");
+                }
+                step.stored_as = stored->id;
+            }
+            steps.push_back(std::move(step));
+        }
     }
-    for (const RunRecord& record : records) {
-        const std::int64_t id = store.save(record);
-        std::cerr << "imported " << record.config.name << " as run " << id << "\n";
+    std::vector<RunRecord> new_records;
+    for (const ImportStep& step : steps) {
+        if (!step.stored_as) new_records.push_back(step.record);
     }
+    const std::vector<std::int64_t> ids = store.save_all(new_records);
+    std::size_t next = 0;
+    for (const ImportStep& step : steps) {
+        const std::string name = printable_text(step.record.config.name);
+        if (step.stored_as) {
+            std::cerr << "already stored: " << name << " is run " << *step.stored_as << " (unchanged)\n";
+        } else {
+            std::cerr << "imported " << name << " as run " << ids[next++] << "\n";
+        }
+    }
+    std::cerr << new_records.size() << " imported, " << steps.size() - new_records.size() << " already stored, in "
+              << store.path().string() << "\n";
     return 0;
 }
 
@@ -545,10 +680,12 @@ int run_history_export(const Commands& c, RunStore& store) {
             "history export: nothing to write; allowed: one or more of --json PATH, --csv PATH, --summary-csv PATH, "
             "--fp8-csv PATH");
     }
-    if (!c.export_json.empty() && c.export_json != "-") check_output_path("--json", c.export_json);
-    if (!c.export_csv.empty()) check_output_path("--csv", c.export_csv);
-    if (!c.export_summary_csv.empty()) check_output_path("--summary-csv", c.export_summary_csv);
-    if (!c.export_fp8_csv.empty()) check_output_path("--fp8-csv", c.export_fp8_csv);
+    std::vector<OutputRequest> outputs;
+    add_output(outputs, "--json", c.export_json);
+    add_output(outputs, "--csv", c.export_csv);
+    add_output(outputs, "--summary-csv", c.export_summary_csv);
+    add_output(outputs, "--fp8-csv", c.export_fp8_csv);
+    check_outputs(outputs, store.path());
     std::vector<RunRecord> records;
     for (const std::string& text : c.export_ids) records.push_back(load_stored(store, parse_run_id(text)));
     if (!c.export_json.empty()) write_output(c.export_json, records_to_json_text(records));
@@ -559,7 +696,8 @@ int run_history_export(const Commands& c, RunStore& store) {
 }
 
 int run_history(const Commands& c) {
-    RunStore store(store_location(c.store_path));
+    const bool writes = c.history_delete->parsed() || c.history_import->parsed();
+    RunStore store(store_location(c.store_path), writes ? RunStore::Access::ReadWrite : RunStore::Access::ReadOnly);
     if (c.history_list->parsed()) return run_history_list(c, store);
     if (c.history_show->parsed()) return run_history_show(c, store);
     if (c.history_delete->parsed()) return run_history_delete(c, store);
@@ -568,14 +706,20 @@ int run_history(const Commands& c) {
 }
 
 // The command that was given; errors become exit statuses: 2 a bad argument, 1 anything else.
+int run_command(const Commands& c) {
+    if (c.info->parsed()) return run_info(c);
+    if (c.selftest->parsed()) return run_selftest(c);
+    if (c.run->parsed()) return run_one(c);
+    if (c.compare->parsed()) return run_compare(c);
+    if (c.recipe->parsed()) return run_recipe(c);
+    return run_history(c);
+}
+
 int dispatch(const Commands& c) {
     try {
-        if (c.info->parsed()) return run_info(c);
-        if (c.selftest->parsed()) return run_selftest(c);
-        if (c.run->parsed()) return run_one(c);
-        if (c.compare->parsed()) return run_compare(c);
-        if (c.recipe->parsed()) return run_recipe(c);
-        return run_history(c);
+        const int status = run_command(c);
+        check_standard_output();
+        return status;
     } catch (const ConfigError& e) {
         std::fprintf(stderr, "te-bench: %s\n", e.what());
         return kExitUsage;
@@ -591,10 +735,17 @@ int dispatch(const Commands& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    occupy_standard_descriptors();
+    cli::CheckedStdout checked_stdout;
+    g_stdout = &checked_stdout;
     CLI::App app{"te-bench: train MiniGPT with LibTorch and TE-style modules, and measure it"};
     Commands commands;
     define_commands(app, commands);
     if (const std::optional<int> status = parse_arguments(app, commands, argc, argv)) {
+        if (const std::string error = checked_stdout.flush_and_check(); *status == 0 && !error.empty()) {
+            std::fprintf(stderr, "te-bench: standard output: write failed (%s)\n", error.c_str());  // --help went nowhere
+            return kExitFailure;
+        }
         return *status;
     }
     return dispatch(commands);

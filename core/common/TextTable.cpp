@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/common/NumberText.h"
+#include "core/common/TextCheck.h"
 
 namespace tewb {
 
@@ -34,15 +35,32 @@ std::string format_fixed(const std::optional<double>& value, int decimals, const
     return text + suffix;
 }
 
-std::string render_text_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows) {
+namespace {
+// Characters on the terminal, not bytes: a name in Cyrillic lines up like one in ASCII.
+std::size_t display_width(const std::string& text) {
+    return static_cast<std::size_t>(
+        std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+}  // namespace
+
+std::string render_text_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& raw_rows) {
+    // Cells may hold stored text (run names from an imported record): never let it reach the terminal raw.
+    std::vector<std::vector<std::string>> rows;
+    rows.reserve(raw_rows.size());
+    for (const auto& raw : raw_rows) {
+        std::vector<std::string> row;
+        row.reserve(raw.size());
+        for (const std::string& cell : raw) row.push_back(printable_text(cell));
+        rows.push_back(std::move(row));
+    }
     std::vector<std::size_t> widths(headers.size(), 0);
     std::vector<bool> numeric(headers.size(), true);
     for (std::size_t c = 0; c < headers.size(); ++c) {
-        widths[c] = headers[c].size();
+        widths[c] = display_width(headers[c]);
     }
     for (const auto& row : rows) {
         for (std::size_t c = 0; c < row.size() && c < headers.size(); ++c) {
-            widths[c] = std::max(widths[c], row[c].size());
+            widths[c] = std::max(widths[c], display_width(row[c]));
             const std::string& cell = row[c];
             const bool looks_numeric =
                 cell == "-" || (!cell.empty() && (std::isdigit(static_cast<unsigned char>(cell[0])) || cell[0] == '-'));
@@ -53,7 +71,7 @@ std::string render_text_table(const std::vector<std::string>& headers, const std
     const auto emit = [&](const std::vector<std::string>& cells) {
         for (std::size_t c = 0; c < headers.size(); ++c) {
             const std::string cell = c < cells.size() ? cells[c] : "";
-            const std::string pad(widths[c] - std::min(widths[c], cell.size()), ' ');
+            const std::string pad(widths[c] - std::min(widths[c], display_width(cell)), ' ');
             out << (c == 0 ? "" : "  ") << (numeric[c] ? pad + cell : cell + (c + 1 == headers.size() ? "" : pad));
         }
         out << '\n';

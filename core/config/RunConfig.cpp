@@ -7,7 +7,11 @@
 
 #include "core/common/Choice.h"
 #include "core/common/Error.h"
+#include "core/common/TextCheck.h"
 #include "core/config/Availability.h"
+#include "core/common/TextTable.h"
+#include "core/device/HostMemory.h"
+#include "core/model/MemoryEstimate.h"
 
 namespace tewb {
 
@@ -48,11 +52,34 @@ void check_range(std::vector<ConfigProblem>& problems, const char* field, int va
     }
 }
 
+// The allowed range of a whole-number setting, by its flag, for messages about numbers too large to read.
+std::optional<Limits> limits_of(std::string_view flag) {
+    static const std::pair<std::string_view, Limits> kByFlag[] = {
+        {"--layers", kLayers},   {"--hidden", kHidden},   {"--heads", kHeads},
+        {"--seq", kSeq},         {"--vocab", kVocab},     {"--batch", kBatch},
+        {"--warmup", kWarmup},   {"--iters", kIters},
+        {"--amax-history-len", {1, Fp8Recipe::kMaxHistoryLen}},
+        {"--history-len", {1, Fp8Recipe::kMaxHistoryLen}},
+        {"--margin", {0, Fp8Recipe::kMaxMargin}},
+    };
+    for (const auto& [name, limits] : kByFlag) {
+        if (name == flag) return limits;
+    }
+    return std::nullopt;
+}
+
 std::string quoted(std::string_view text) {
     return "'" + std::string(text) + "'";
 }
 
 }  // namespace
+
+std::optional<std::string> name_problem(std::string_view name) {
+    if (const auto problem = text_problem(name, kMaxNameLength)) {
+        return *problem + "; allowed: printable UTF-8 text of at most " + std::to_string(kMaxNameLength) + " characters";
+    }
+    return std::nullopt;
+}
 
 std::vector<ConfigProblem> find_problems(const RunConfig& c) {
     std::vector<ConfigProblem> problems;
@@ -68,23 +95,19 @@ std::vector<ConfigProblem> find_problems(const RunConfig& c) {
         problems.push_back({"hidden", "--hidden " + std::to_string(c.model.hidden) + ": not divisible by --heads " +
                                           std::to_string(c.model.heads) + "; allowed: a multiple of the head count"});
     }
-    if (!std::isfinite(c.lr) || c.lr <= 0.0 || c.lr > kMaxLr) {
+    if (!std::isfinite(c.lr)) {
         problems.push_back({"lr", "--lr " + format_number(c.lr) +
-                                      ": must be a finite number; allowed: greater than 0 and at most " + format_number(kMaxLr)});
+                                      ": not a finite number; allowed: greater than 0 and at most " + format_number(kMaxLr)});
+    } else if (c.lr <= 0.0 || c.lr > kMaxLr) {
+        problems.push_back({"lr", "--lr " + format_number(c.lr) + ": out of range; allowed: greater than 0 and at most " +
+                                      format_number(kMaxLr)});
     }
     if (c.seed > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
         problems.push_back({"seed", "--seed " + std::to_string(c.seed) + ": too large; allowed: 0 to " +
                                         std::to_string(std::numeric_limits<std::int64_t>::max())});
     }
-    if (c.name.size() > kMaxNameLength) {
-        problems.push_back({"name", "--name: " + std::to_string(c.name.size()) + " characters; allowed: at most " +
-                                        std::to_string(kMaxNameLength)});
-    }
-    for (const char ch : c.name) {
-        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
-            problems.push_back({"name", "--name: contains a control character; allowed: printable text"});
-            break;
-        }
+    if (const auto problem = name_problem(c.name)) {
+        problems.push_back({"name", "--name: " + *problem});
     }
     if (c.inspect_fp8 && c.precision != Precision::Fp8) {
         problems.push_back({"inspect-fp8", "--inspect-fp8: counts FP8 saturation and underflow, so it needs --precision fp8 "
@@ -108,6 +131,27 @@ void validate(const RunConfig& config) {
     }
 }
 
+std::optional<std::string> memory_problem(const RunConfig& resolved, const DeviceInfo& device,
+                                          std::optional<std::uint64_t> host_available) {
+    const bool cuda = resolved.device == DeviceKind::Cuda;
+    const std::optional<std::uint64_t> available =
+        !cuda ? host_available
+              : device.memory_total_bytes > 0 ? std::optional<std::uint64_t>(device.memory_free_bytes) : std::nullopt;
+    if (!available) return std::nullopt;  // nothing to compare with: the run's own out-of-memory handling decides
+    const MemoryEstimate need =
+        estimate_training_memory(resolved.model, resolved.batch, resolved.precision != Precision::Fp32);
+    if (need.total_bytes() <= *available) return std::nullopt;
+    const auto shape = resolved.model;
+    return "--layers " + std::to_string(shape.layers) + " --hidden " + std::to_string(shape.hidden) + " --seq " +
+           std::to_string(shape.seq) + " --vocab " + std::to_string(shape.vocab) + " --batch " +
+           std::to_string(resolved.batch) + ": this run needs about " + format_bytes(need.total_bytes()) + " (" +
+           format_bytes(need.state_bytes) + " for " + std::to_string(need.parameters) +
+           " parameters with their gradients and AdamW state, " + format_bytes(need.activation_bytes) +
+           " of activations), more than the " + format_bytes(*available) +
+           (cuda ? " free on the GPU" : " of host memory available") +
+           "; allowed: a smaller model, --batch or --seq";
+}
+
 RunConfig resolve(const RunConfig& config, const DeviceInfo& device) {
     validate(config);
     RunConfig resolved = config;
@@ -122,6 +166,9 @@ RunConfig resolve(const RunConfig& config, const DeviceInfo& device) {
     if (const Availability p = precision_availability(resolved.precision, resolved.backend, resolved.device, device);
         !p.available) {
         throw ConfigError(p.reason);
+    }
+    if (const auto problem = memory_problem(resolved, device, host_memory_available())) {
+        throw ConfigError(*problem);
     }
     if (resolved.name.empty()) {
         resolved.name = std::string(to_string(resolved.backend)) + " " + std::string(to_string(resolved.precision)) + " " +
@@ -190,8 +237,12 @@ int parse_int(std::string_view flag, std::string_view text) {
     int value = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error == std::errc::result_out_of_range) {
-        throw ConfigError(std::string(flag) + " " + quoted(text) + ": number too large; allowed: a whole number up to " +
-                          std::to_string(std::numeric_limits<int>::max()));
+        // The range the setting really allows, not the int's: `--iters 2147483648` is told "1 to 1000000".
+        const std::optional<Limits> limits = limits_of(flag);
+        throw ConfigError(std::string(flag) + " " + quoted(text) + ": out of range; allowed: " +
+                          (limits ? std::to_string(limits->min) + " to " + std::to_string(limits->max)
+                                  : "a whole number from " + std::to_string(std::numeric_limits<int>::min()) + " to " +
+                                        std::to_string(std::numeric_limits<int>::max())));
     }
     if (error != std::errc{} || end != text.data() + text.size() || text.empty()) {
         throw ConfigError(std::string(flag) + " " + quoted(text) + ": not a whole number; allowed: digits, e.g. 12");

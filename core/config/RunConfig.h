@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,10 @@ struct RunConfig {
     friend bool operator==(const RunConfig&, const RunConfig&) = default;
 };
 
+// Why a run name is not acceptable (invalid UTF-8, a control character, too long), or nothing. The same
+// rule holds for --name, the GUI's name field and names in imported records.
+std::optional<std::string> name_problem(std::string_view name);
+
 // Every problem found without looking at the hardware; empty when the configuration is valid.
 std::vector<ConfigProblem> find_problems(const RunConfig& config);
 // Throws ConfigError with the first problem.
@@ -45,6 +50,12 @@ void validate(const RunConfig& config);
 // Validates, then fixes Auto device and precision for this machine: CUDA with BF16 when a GPU is usable,
 // else CPU with FP32. Throws ConfigError when the request cannot run here (e.g. --device cuda, no GPU).
 RunConfig resolve(const RunConfig& config, const DeviceInfo& device);
+
+// Refuses a resolved configuration whose estimated training memory (MemoryEstimate.h) exceeds what the
+// device has: free GPU memory for CUDA runs, `host_available` (HostMemory.h) for CPU runs. resolve() calls
+// it; nothing when it fits or nothing is known to compare with.
+std::optional<std::string> memory_problem(const RunConfig& resolved, const DeviceInfo& device,
+                                          std::optional<std::uint64_t> host_available);
 
 enum class Preset { Seed, QuickCpu };
 RunConfig make_preset(Preset preset);

@@ -1,5 +1,6 @@
 #include "core/fp8/ReplayReport.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -62,6 +63,9 @@ std::string replay_json_text(const RecipeReplay& replay, const std::vector<Recip
             history.push_back(value(h));
         }
         row["history"] = std::move(history);
+        if (step.history_size > step.history.size()) {
+            row["history_omitted"] = step.history_size - step.history.size();  // older entries not listed
+        }
         rows.push_back(std::move(row));
     }
     document["steps"] = std::move(rows);
@@ -73,11 +77,12 @@ std::string replay_table_text(const RecipeReplay& replay, const std::vector<Reci
     std::vector<std::vector<std::string>> rows;
     for (const RecipeReplayStep& step : steps) {
         std::string history;
-        for (std::size_t i = 0; i < step.history.size() && i < kShownHistory; ++i) {
-            history += (i == 0 ? "" : " ") + text(step.history[i]);
+        const std::size_t shown = std::min(step.history.size(), kShownHistory);
+        if (step.history_size > shown) {
+            history = "(" + std::to_string(step.history_size - shown) + " older) ...";
         }
-        if (step.history.size() > kShownHistory) {
-            history += " ... " + text(step.history.back()) + " (" + std::to_string(step.history.size()) + " entries)";
+        for (std::size_t i = step.history.size() - shown; i < step.history.size(); ++i) {
+            history += (history.empty() ? "" : " ") + text(step.history[i]);
         }
         rows.push_back({std::to_string(step.step), text(step.amax), text(step.scale_used), text(step.scale_next),
                         history.empty() ? "-" : history});

@@ -115,7 +115,9 @@ std::vector<RecipeReplayStep> replay_recipe(ScalingKind scaling, Fp8Dtype dtype,
             slot.history[0] = amaxes[i];
             update_delayed(slot, max, algo, margin);
             step.scale_next = slot.scale;
-            step.history = slot.history;
+            const std::size_t kept = std::min(slot.history.size(), RecipeReplayStep::kReplayHistoryKept);
+            step.history.assign(slot.history.end() - static_cast<std::ptrdiff_t>(kept), slot.history.end());
+            step.history_size = slot.history.size();
         }
         step.scale_inv_next = 1.0f / step.scale_next;
         steps.push_back(std::move(step));

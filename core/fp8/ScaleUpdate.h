@@ -33,7 +33,12 @@ struct RecipeReplayStep {
     float scale_used = 0;  // the scale this step's cast quantized with
     float scale_next = 0;  // after this step's update
     float scale_inv_next = 0;
-    std::vector<float> history;  // after the update, index 0 first (empty for current scaling)
+    // The history after the update, index 0 first, cut to its newest kReplayHistoryKept entries so a
+    // long replay with a long window stays small (65536 x 1e6 floats would not); `history_size` is the
+    // whole window's length. Both empty for current scaling.
+    static constexpr std::size_t kReplayHistoryKept = 16;
+    std::vector<float> history;
+    std::size_t history_size = 0;
 };
 
 // A comma-separated list of amaxes ("3.5,0,1e-40,inf,nan"): each a non-negative float32 value, inf or

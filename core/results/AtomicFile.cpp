@@ -15,48 +15,157 @@ namespace tewb {
 namespace fs = std::filesystem;
 
 namespace {
-std::string errno_text() {
-    return std::strerror(errno);
-}
-}  // namespace
 
-void write_file_atomically(const fs::path& path, std::string_view content) {
-    const fs::path directory = path.has_parent_path() ? path.parent_path() : fs::path(".");
-    std::string pattern = (directory / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
-    std::vector<char> name(pattern.begin(), pattern.end());
-    name.push_back('\0');
-    const int fd = mkstemp(name.data());
-    if (fd < 0) {
-        throw DataError(path.string() + ": cannot create a file in " + directory.string() + " (" + errno_text() + ")");
+std::string errno_text(int error = errno) {
+    return std::strerror(error);
+}
+
+// The path a write really lands on: symlinks followed (also a dangling one, whose target is then
+// created), at most 40 deep like the kernel.
+fs::path final_target(const fs::path& path) {
+    fs::path current = path;
+    for (int depth = 0; depth < 40; ++depth) {
+        std::error_code ec;
+        if (!fs::is_symlink(fs::symlink_status(current, ec))) return current;
+        const fs::path target = fs::read_symlink(current, ec);
+        if (ec) return current;
+        current = target.is_absolute() ? target : current.parent_path() / target;
     }
-    const auto fail = [&](const std::string& what) {
-        const std::string reason = errno_text();
-        ::close(fd);
-        ::unlink(name.data());
-        throw DataError(path.string() + ": " + what + " (" + reason + ")");
-    };
+    throw DataError(path.string() + ": too many levels of symbolic links");
+}
+
+std::string kind_of(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    return "not a regular file";
+}
+
+bool written_in_place(mode_t mode) {
+    return S_ISCHR(mode) || S_ISFIFO(mode);
+}
+
+void write_all(int fd, std::string_view content, const fs::path& path) {
     std::size_t written = 0;
     while (written < content.size()) {
         const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
         if (n < 0) {
             if (errno == EINTR) continue;
-            fail("write failed");
+            throw DataError(path.string() + ": write failed (" + errno_text() + ")");
         }
         written += static_cast<std::size_t>(n);
     }
-    if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0) {
-        fail("flush failed");
+}
+
+// A device or a FIFO: opened and written like `cat > path` would, never replaced.
+void write_in_place(const fs::path& path, std::string_view content, bool fifo) {
+    // O_NONBLOCK so a FIFO nobody reads fails at once (ENXIO) instead of blocking forever.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (fifo ? O_NONBLOCK : 0));
+    if (fd < 0) {
+        const int error = errno;
+        throw DataError(path.string() + ": cannot open for writing (" +
+                        (error == ENXIO ? std::string("a FIFO with no reader") : errno_text(error)) + ")");
+    }
+    if (fifo) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    try {
+        write_all(fd, content, path);
+    } catch (...) {
+        ::close(fd);
+        throw;
     }
     if (::close(fd) != 0) {
-        const std::string reason = errno_text();
+        throw DataError(path.string() + ": close failed (" + errno_text() + ")");
+    }
+}
+
+void replace_regular_file(const fs::path& path, std::string_view content, std::optional<mode_t> old_mode) {
+    const fs::path directory = path.has_parent_path() ? path.parent_path() : fs::path(".");
+    // Short and fixed-length: the file's own name may already be near NAME_MAX (255 bytes).
+    std::string pattern = (directory / ".tewb-XXXXXX.tmp").string();
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    const int fd = mkstemps(name.data(), 4);
+    if (fd < 0) {
+        throw DataError(path.string() + ": cannot create a file in " + directory.string() + " (" + errno_text() + ")");
+    }
+    const auto fail = [&](const std::string& what, int error) {
+        ::close(fd);
         ::unlink(name.data());
-        throw DataError(path.string() + ": close failed (" + reason + ")");
+        throw DataError(path.string() + ": " + what + " (" + errno_text(error) + ")");
+    };
+    try {
+        write_all(fd, content, path);
+    } catch (const DataError&) {
+        const int error = errno;
+        fail("write failed", error);
+    }
+    const mode_t mode = old_mode ? (*old_mode & 07777) : 0644;
+    if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0) {
+        fail("flush failed", errno);
+    }
+    if (::close(fd) != 0) {
+        const int error = errno;
+        ::unlink(name.data());
+        throw DataError(path.string() + ": close failed (" + errno_text(error) + ")");
     }
     if (std::rename(name.data(), path.c_str()) != 0) {
-        const std::string reason = errno_text();
+        const int error = errno;
         ::unlink(name.data());
-        throw DataError(path.string() + ": cannot replace the file (" + reason + ")");
+        throw DataError(path.string() + ": cannot replace the file (" + errno_text(error) + ")");
     }
+    // The rename itself reaches the disk only with the directory: without this a crash can lose the file.
+    if (const int dir = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+        ::fsync(dir);
+        ::close(dir);
+    }
+}
+
+struct FileIdentity {
+    dev_t device;
+    ino_t inode;
+    friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
+};
+
+std::optional<FileIdentity> identity(const fs::path& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) return std::nullopt;
+    return FileIdentity{info.st_dev, info.st_ino};
+}
+
+// Two spellings of one location ("./a.json", "dir/../a.json", a symlink to it) compare equal.
+fs::path comparable(const fs::path& path) {
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(final_target(path), ec).lexically_normal();
+    fs::path result = fs::weakly_canonical(absolute, ec);
+    return ec ? absolute : result;
+}
+
+bool same_file(const fs::path& a, const fs::path& b) {
+    if (comparable(a) == comparable(b)) return true;
+    const auto ia = identity(a);
+    const auto ib = identity(b);
+    return ia && ib && *ia == *ib;
+}
+
+}  // namespace
+
+void write_file_atomically(const fs::path& path, std::string_view content) {
+    const fs::path target = final_target(path);
+    struct stat info {};
+    if (::stat(target.c_str(), &info) == 0) {
+        if (written_in_place(info.st_mode)) {
+            write_in_place(target, content, S_ISFIFO(info.st_mode));
+            return;
+        }
+        if (!S_ISREG(info.st_mode)) {
+            throw DataError(path.string() + ": is " + kind_of(info.st_mode) + "; only a regular file is replaced");
+        }
+        replace_regular_file(target, content, info.st_mode);
+        return;
+    }
+    replace_regular_file(target, content, std::nullopt);
 }
 
 void check_output_path(std::string_view flag, const fs::path& path) {
@@ -64,19 +173,63 @@ void check_output_path(std::string_view flag, const fs::path& path) {
     if (path.empty()) {
         throw ConfigError(std::string(flag) + ": empty path; allowed: a file path");
     }
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) {
-        throw ConfigError(prefix + "is a directory; allowed: a file path");
+    fs::path target;
+    try {
+        target = final_target(path);
+    } catch (const DataError& e) {
+        throw ConfigError(std::string(flag) + " " + e.what());
     }
-    const fs::path directory = path.has_parent_path() ? path.parent_path() : fs::path(".");
+    struct stat info {};
+    if (::stat(target.c_str(), &info) == 0) {
+        if (S_ISDIR(info.st_mode)) {
+            throw ConfigError(prefix + "is a directory; allowed: a file path");
+        }
+        if (!S_ISREG(info.st_mode) && !written_in_place(info.st_mode)) {
+            throw ConfigError(prefix + "is " + kind_of(info.st_mode) +
+                              ", which is never replaced; allowed: a regular file, a new path, a character device or a FIFO");
+        }
+        if (::access(target.c_str(), W_OK) != 0) {
+            throw ConfigError(prefix + "exists and is not writable (" + errno_text() + ")");
+        }
+        if (written_in_place(info.st_mode)) return;  // written through, its directory does not matter
+    }
+    const fs::path directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::error_code ec;
     if (!fs::is_directory(directory, ec)) {
         throw ConfigError(prefix + "directory " + directory.string() + " does not exist; create it first");
     }
     if (::access(directory.c_str(), W_OK) != 0) {
         throw ConfigError(prefix + "directory " + directory.string() + " is not writable (" + errno_text() + ")");
     }
-    if (fs::exists(path, ec) && ::access(path.c_str(), W_OK) != 0) {
-        throw ConfigError(prefix + "exists and is not writable (" + errno_text() + ")");
+    if (target.filename().string().size() > 255) {
+        throw ConfigError(prefix + "file name is " + std::to_string(target.filename().string().size()) +
+                          " bytes long; allowed: at most 255");
+    }
+}
+
+void check_outputs(const std::vector<OutputRequest>& outputs, const std::optional<fs::path>& store) {
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const OutputRequest& out = outputs[i];
+        if (out.path == "-") continue;
+        check_output_path(out.flag, out.path);
+        if (store) {
+            for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+                const fs::path companion = store->string() + suffix;
+                if (same_file(out.path, companion)) {
+                    throw ConfigError(out.flag + " " + out.path.string() + ": is " +
+                                      (*suffix == '\0' ? std::string("the run store") : "a file of the run store (" +
+                                                                                            companion.string() + ")") +
+                                      ", which writing here would destroy; allowed: any other path");
+                }
+            }
+        }
+        for (std::size_t j = 0; j < i; ++j) {
+            const OutputRequest& earlier = outputs[j];
+            if (earlier.path != "-" && same_file(out.path, earlier.path)) {
+                throw ConfigError(out.flag + " " + out.path.string() + ": the same file as " + earlier.flag + " " +
+                                  earlier.path.string() + "; one would overwrite the other; allowed: a different path");
+            }
+        }
     }
 }
 

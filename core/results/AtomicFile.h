@@ -1,18 +1,38 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tewb {
 
-// Writes `content` to a temporary file beside `path`, flushes it to disk and renames it over `path`:
-// readers see the old file or the whole new one, never half of it. Throws DataError on failure, with
-// the temporary file removed.
+// Every file te-bench and te-workbench write (--json, --csv, exports, reports) goes through here, under
+// one rule: only a regular file (or a new path) is ever replaced, and then atomically. In detail:
+//   - a symlink is followed: its target is written, the link stays;
+//   - a character device (/dev/null, /dev/stdout) or a FIFO is written in place, never replaced; a FIFO
+//     with no reader is an error, not a hang;
+//   - anything else that is not a regular file (a directory, a socket, a block device) is refused;
+//   - a regular file or a new path: the content goes to a temporary file beside it (a short name, so a
+//     250-character file name still works), is flushed to disk and renamed over it; readers see the old
+//     file or the whole new one. Throws DataError on failure, with the temporary file removed.
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
-// Throws ConfigError ("<flag> <path>: <why>") when `path` could not be written: its directory is
-// missing or not writable, or it names a directory. Checked before work starts so no run is wasted.
+// Throws ConfigError ("<flag> <path>: <why>") when `path` could not be written under the rule above: its
+// directory is missing or not writable, it names a directory or another kind of file that is never
+// replaced, or it exists and is not writable. Checked before work starts so no run is wasted.
 void check_output_path(std::string_view flag, const std::filesystem::path& path);
+
+// One output a command was asked to write: the flag that named it and the path ("-" is standard output).
+struct OutputRequest {
+    std::string flag;
+    std::filesystem::path path;
+};
+
+// check_output_path for each, and two rules across them: no two outputs are the same file (by path,
+// through symlinks, or hard links), and none is the run store `store` or one of its companion files
+// (-wal, -shm, -journal), which an export would otherwise destroy.
+void check_outputs(const std::vector<OutputRequest>& outputs, const std::optional<std::filesystem::path>& store);
 
 }  // namespace tewb

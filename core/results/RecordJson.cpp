@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -513,6 +514,19 @@ RunRecord record_from_json_text(std::string_view text, std::string_view source) 
 
 namespace {
 json parse_file(const std::string& path) {
+    // Checked before opening: a directory reads as garbage and a FIFO with no writer blocks forever.
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status)) {
+        throw DataError(path + ": no such file");
+    }
+    if (!std::filesystem::is_regular_file(status)) {
+        throw DataError(path + ": is " +
+                        (std::filesystem::is_directory(status) ? std::string("a directory")
+                         : std::filesystem::is_fifo(status)    ? std::string("a FIFO")
+                                                               : std::string("not a regular file")) +
+                        "; allowed: a JSON file written by te-bench run --json or history export");
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         throw DataError(path + ": cannot be opened for reading");

@@ -1,5 +1,11 @@
 #include "core/results/RunRecord.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "core/common/TextCheck.h"
+
 #include <chrono>
 #include <ctime>
 #include <random>
@@ -63,6 +69,74 @@ std::string utc_timestamp_now() {
     char text[32];
     std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
     return text;
+}
+
+}  // namespace tewb
+
+namespace tewb {
+
+namespace {
+
+bool is_utc_timestamp(const std::string& text) {
+    // YYYY-MM-DDTHH:MM:SSZ, with a real calendar date and time of day.
+    if (text.size() != 20) return false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char expected = "dddd-dd-ddTdd:dd:ddZ"[i];
+        if (expected == 'd' ? !std::isdigit(static_cast<unsigned char>(text[i])) : text[i] != expected) return false;
+    }
+    const auto number = [&](std::size_t at, std::size_t length) { return std::stoi(text.substr(at, length)); };
+    const int year = number(0, 4), month = number(5, 2), day = number(8, 2);
+    const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (month < 1 || month > 12 || day < 1 || day > kDays[month - 1] + (month == 2 && leap ? 1 : 0)) return false;
+    return number(11, 2) < 24 && number(14, 2) < 60 && number(17, 2) < 61;
+}
+
+bool is_duration(double value) {
+    return std::isfinite(value) && value >= 0;
+}
+
+bool is_optional_duration(const std::optional<double>& value) {
+    return !value || is_duration(*value);
+}
+
+}  // namespace
+
+std::optional<std::string> import_problem(const RunRecord& record) {
+    if (record.id.empty() || record.id.size() > 64 ||
+        !std::all_of(record.id.begin(), record.id.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-'; })) {
+        return "$.id '" + printable_text(record.id.substr(0, 64)) + "': allowed: 1 to 64 letters, digits or '-'";
+    }
+    if (record.status == RunStatus::Running) {
+        return "$.status 'running': a run still in progress (or whose process died) cannot be imported; allowed: "
+               "finished, cancelled or failed";
+    }
+    if (!is_utc_timestamp(record.created_at)) {
+        return "$.created_at '" + printable_text(record.created_at.substr(0, 64)) +
+               "': not a UTC time; allowed: YYYY-MM-DDTHH:MM:SSZ, e.g. 2026-11-30T21:31:14Z";
+    }
+    if (const auto problem = name_problem(record.config.name)) {
+        return "$.config.name " + *problem;
+    }
+    for (const ConfigProblem& problem : find_problems(record.config)) {
+        if (problem.field != "name") return "$.config: " + problem.message;
+    }
+    for (std::size_t i = 0; i < record.steps.size(); ++i) {
+        const StepMetrics& s = record.steps[i];
+        if (!is_duration(s.step_ms) || !is_duration(s.elapsed_ms) || !(s.tokens_per_s >= 0)) {
+            return "$.steps[" + std::to_string(i) +
+                   "]: step_ms, elapsed_ms and tokens_per_s must be finite and not negative";
+        }
+    }
+    const RunSummary& sum = record.summary;
+    if (!is_optional_duration(sum.mean_ms) || !is_optional_duration(sum.median_ms) || !is_optional_duration(sum.p90_ms) ||
+        !is_optional_duration(sum.tokens_per_s) || !is_optional_duration(sum.tflops) || !is_optional_duration(sum.mfu)) {
+        return "$.summary: times and rates must be finite and not negative";
+    }
+    if (!is_duration(record.execution.flops_per_step)) {
+        return "$.execution.flops_per_step: must be finite and not negative";
+    }
+    return std::nullopt;
 }
 
 }  // namespace tewb

@@ -94,6 +94,12 @@ Phase parse_phase(std::string_view what, std::string_view text);
 RunStatus parse_status(std::string_view what, std::string_view text);
 MemoryMetric parse_memory_metric(std::string_view what, std::string_view text);
 
+// Why a record read from a file may not enter the run store, or nothing. Beyond what reading checks
+// (RecordJson.h): a finished, cancelled or failed run (not "running"), a UTC creation time, an id of
+// letters, digits and '-', a name under --name's rule, a configuration inside today's limits, and times
+// that are finite and not negative.
+std::optional<std::string> import_problem(const RunRecord& record);
+
 std::string make_run_id();
 std::string utc_timestamp_now();
 

@@ -1,10 +1,13 @@
 #include "core/results/RunStore.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include <sqlite3.h>
 
 #include "core/common/Error.h"
+#include "core/results/AtomicFile.h"
 #include "core/results/RecordJson.h"
 
 namespace tewb {
@@ -16,12 +19,30 @@ namespace {
 // 1: the runs table; 2: adds fp8_emulated (a column, so listing never parses the records).
 constexpr int kStoreSchemaVersion = 2;
 
+// SQLite's message, with the operating system's reason where there is one: "disk I/O error" alone does
+// not tell a full disk from a failing one.
+std::string sqlite_reason(sqlite3* db) {
+    const int code = sqlite3_errcode(db);
+    const int system_errno = sqlite3_system_errno(db);
+    if (code == SQLITE_FULL || system_errno == ENOSPC || system_errno == EDQUOT) {
+        return "the disk is full (" + std::string(std::strerror(system_errno != 0 ? system_errno : ENOSPC)) +
+               "); free some space and try again";
+    }
+    std::string message = sqlite3_errmsg(db);
+    if (system_errno != 0 && (code == SQLITE_IOERR || code == SQLITE_CANTOPEN || code == SQLITE_READONLY ||
+                              code == SQLITE_PERM || code == SQLITE_BUSY)) {
+        message += " (" + std::string(std::strerror(system_errno)) + ")";
+    }
+    if (code == SQLITE_READONLY) message += "; the store is read-only: pass --store with a writable path";
+    return message;
+}
+
 // Owns a prepared statement for the length of one query.
 class Statement {
 public:
     Statement(sqlite3* db, const char* sql, const RunStore& store) : db_(db) {
         if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) {
-            throw DataError("run store " + store.path().string() + ": " + sqlite3_errmsg(db));
+            throw DataError("run store " + store.path().string() + ": " + sqlite_reason(db));
         }
     }
     ~Statement() { sqlite3_finalize(stmt_); }
@@ -44,6 +65,22 @@ private:
     sqlite3_stmt* stmt_ = nullptr;
 };
 
+// A file name inside an SQLite URI: '%', '?' and '#' would otherwise end or change the path.
+std::string uri_path(const fs::path& path) {
+    std::string out;
+    for (const char c : fs::absolute(path).string()) {
+        if (c == '%' || c == '?' || c == '#') {
+            static const char* digits = "0123456789ABCDEF";
+            out += '%';
+            out += digits[(static_cast<unsigned char>(c) >> 4) & 0xF];
+            out += digits[static_cast<unsigned char>(c) & 0xF];
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
 std::string column_text(sqlite3_stmt* stmt, int column) {
     const auto* text = sqlite3_column_text(stmt, column);
     return text != nullptr ? reinterpret_cast<const char*>(text) : std::string{};
@@ -65,12 +102,19 @@ fs::path RunStore::default_path() {
     if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg != nullptr && *xdg != '\0') {
         return fs::path(xdg) / "te-workbench" / "runs.sqlite3";
     }
-    const char* home = std::getenv("HOME");
-    return fs::path(home != nullptr ? home : ".") / ".local" / "share" / "te-workbench" / "runs.sqlite3";
+    if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+        return fs::path(home) / ".local" / "share" / "te-workbench" / "runs.sqlite3";
+    }
+    throw DataError("no place for the run store: none of TEWB_DATA_DIR, XDG_DATA_HOME and HOME is set; set one, "
+                    "or pass --store PATH");
 }
 
-RunStore::RunStore(fs::path path) : path_(std::move(path)) {
+RunStore::RunStore(fs::path path, Access access) : path_(std::move(path)) {
     std::error_code ec;
+    if (access == Access::ReadOnly) {
+        open_read_only();
+        return;
+    }
     if (path_.has_parent_path()) {
         fs::create_directories(path_.parent_path(), ec);
         if (ec) {
@@ -80,12 +124,17 @@ RunStore::RunStore(fs::path path) : path_(std::move(path)) {
     }
     if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) !=
         SQLITE_OK) {
-        const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
+        const std::string message = db_ != nullptr ? sqlite_reason(db_) : "out of memory";
         sqlite3_close(db_);
         db_ = nullptr;
         throw DataError("run store " + path_.string() + ": cannot open (" + message + ")");
     }
     try {
+        // SQLite quietly falls back to reading when it may not write; a store opened to save in must say so.
+        if (sqlite3_db_readonly(db_, "main") == 1) {
+            fail("is read-only (the file or its folder cannot be written); reading commands (history list, show, "
+                 "export) still work; to save runs pass --store with a writable path");
+        }
         sqlite3_busy_timeout(db_, 10000);
         execute("PRAGMA journal_mode=WAL");
         execute("PRAGMA synchronous=FULL");
@@ -125,10 +174,52 @@ RunStore::RunStore(fs::path path) : path_(std::move(path)) {
             execute("PRAGMA user_version=2");
             execute("COMMIT");
         }
+        schema_version_ = kStoreSchemaVersion;
     } catch (...) {
         sqlite3_close(db_);
         db_ = nullptr;
         throw;
+    }
+}
+
+void RunStore::open_read_only() {
+    read_only_ = true;
+    std::error_code ec;
+    if (!fs::exists(path_, ec)) return;  // nothing stored yet: an empty history
+    if (!fs::is_regular_file(path_, ec)) fail("is not a regular file; allowed: a run store made by te-bench");
+    // A WAL store needs its -shm file; in a read-only directory that cannot be created, so the second try
+    // reads the file as it is (immutable), which is what it is to every process that cannot write there.
+    for (const bool immutable : {false, true}) {
+        const std::string uri = "file:" + uri_path(path_) + (immutable ? "?immutable=1" : "");
+        if (sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nullptr) ==
+            SQLITE_OK) {
+            sqlite3_busy_timeout(db_, 10000);
+            sqlite3_stmt* probe = nullptr;
+            const int rc = sqlite3_prepare_v2(db_, "PRAGMA user_version", -1, &probe, nullptr) == SQLITE_OK
+                               ? sqlite3_step(probe)
+                               : sqlite3_errcode(db_);
+            if (rc == SQLITE_ROW) {
+                schema_version_ = sqlite3_column_int(probe, 0);
+                sqlite3_finalize(probe);
+                if (schema_version_ > kStoreSchemaVersion) {
+                    const int version = schema_version_;
+                    sqlite3_close(db_);
+                    db_ = nullptr;
+                    fail("made by a newer te-workbench (store schema " + std::to_string(version) + ", this build knows " +
+                         std::to_string(kStoreSchemaVersion) + "); use a newer build or another TEWB_DATA_DIR");
+                }
+                if (schema_version_ == 0) {  // not a store yet (an empty file): nothing in it
+                    sqlite3_close(db_);
+                    db_ = nullptr;
+                }
+                return;
+            }
+            sqlite3_finalize(probe);
+        }
+        const std::string message = db_ != nullptr ? sqlite_reason(db_) : "out of memory";
+        sqlite3_close(db_);
+        db_ = nullptr;
+        if (immutable) fail("cannot open for reading (" + message + ")");
     }
 }
 
@@ -140,19 +231,51 @@ void RunStore::fail(const std::string& what) const {
     throw DataError("run store " + path_.string() + ": " + what);
 }
 
+void RunStore::fail_sqlite(const std::string& what) const {
+    fail(what + ": " + sqlite_reason(db_));
+}
+
 void RunStore::execute(const char* sql) const {
-    char* error = nullptr;
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
-        const std::string message = error != nullptr ? error : sqlite3_errmsg(db_);
-        sqlite3_free(error);
-        fail(message);
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
+        fail(sqlite_reason(db_));
     }
 }
 
+void RunStore::require_writable() const {
+    if (db_ == nullptr || read_only_) fail("opened for reading only");
+}
+
 std::int64_t RunStore::save(const RunRecord& record) {
-    const std::string json = record_to_json_text(record);
+    return save_all({record}).front();
+}
+
+std::vector<std::int64_t> RunStore::save_all(const std::vector<RunRecord>& records) {
+    require_writable();
     execute("BEGIN IMMEDIATE");
     try {
+        std::vector<std::int64_t> ids;
+        for (const RunRecord& record : records) ids.push_back(insert(record));
+        execute("COMMIT");
+        return ids;
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
+std::optional<RunStore::Found> RunStore::find(const std::string& record_id) const {
+    if (db_ == nullptr) return std::nullopt;
+    Statement stmt(db_, "SELECT id, record_json FROM runs WHERE run_id = ?1", *this);
+    stmt.bind(1, record_id);
+    const int rc = sqlite3_step(stmt.get());
+    if (rc == SQLITE_DONE) return std::nullopt;
+    if (rc != SQLITE_ROW) fail_sqlite("looking up run " + record_id);
+    return Found{sqlite3_column_int64(stmt.get(), 0), column_text(stmt.get(), 1)};
+}
+
+std::int64_t RunStore::insert(const RunRecord& record) {
+    const std::string json = record_to_json_text(record);
+    {
         Statement stmt(db_, R"(INSERT INTO runs (run_id, created_at, name, backend, precision, device, status, steps, median_ms,
                                                   final_loss, peak_mem_bytes, record_json, fp8_emulated)
                                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
@@ -177,7 +300,7 @@ std::int64_t RunStore::save(const RunRecord& record) {
         stmt.bind(12, json);
         stmt.bind(13, static_cast<std::int64_t>(record.execution.fp8_emulated ? 1 : 0));
         if (sqlite3_step(stmt.get()) != SQLITE_DONE) {
-            fail(std::string("saving run ") + record.id + ": " + sqlite3_errmsg(db_));
+            fail_sqlite(std::string("saving run ") + record.id);
         }
         std::int64_t id = 0;
         {
@@ -187,17 +310,17 @@ std::int64_t RunStore::save(const RunRecord& record) {
                 id = sqlite3_column_int64(lookup.get(), 0);
             }
         }
-        execute("COMMIT");
         return id;
-    } catch (...) {
-        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-        throw;
     }
 }
 
 std::vector<StoredRun> RunStore::list() const {
-    Statement stmt(db_, R"(SELECT id, run_id, created_at, name, backend, precision, device, status, steps, median_ms,
-                                  final_loss, peak_mem_bytes, fp8_emulated FROM runs ORDER BY id DESC)",
+    if (db_ == nullptr) return {};
+    // A version-1 store opened read-only keeps its old table: no run in it is FP8.
+    Statement stmt(db_, schema_version_ >= 2 ? R"(SELECT id, run_id, created_at, name, backend, precision, device, status, steps, median_ms,
+                                  final_loss, peak_mem_bytes, fp8_emulated FROM runs ORDER BY id DESC)"
+                                             : R"(SELECT id, run_id, created_at, name, backend, precision, device, status, steps, median_ms,
+                                  final_loss, peak_mem_bytes, 0 FROM runs ORDER BY id DESC)",
                    *this);
     std::vector<StoredRun> runs;
     int rc = 0;
@@ -219,12 +342,13 @@ std::vector<StoredRun> RunStore::list() const {
         runs.push_back(std::move(run));
     }
     if (rc != SQLITE_DONE) {
-        fail(std::string("listing runs: ") + sqlite3_errmsg(db_));
+        fail_sqlite("listing runs");
     }
     return runs;
 }
 
 std::optional<RunRecord> RunStore::get(std::int64_t id) const {
+    if (db_ == nullptr) return std::nullopt;
     Statement stmt(db_, "SELECT record_json FROM runs WHERE id = ?1", *this);
     stmt.bind(1, id);
     const int rc = sqlite3_step(stmt.get());
@@ -232,18 +356,30 @@ std::optional<RunRecord> RunStore::get(std::int64_t id) const {
         return std::nullopt;
     }
     if (rc != SQLITE_ROW) {
-        fail("reading run " + std::to_string(id) + ": " + sqlite3_errmsg(db_));
+        fail_sqlite("reading run " + std::to_string(id));
     }
     return record_from_json_text(column_text(stmt.get(), 0), path_.string() + " run " + std::to_string(id));
 }
 
 bool RunStore::remove(std::int64_t id) {
+    require_writable();
     Statement stmt(db_, "DELETE FROM runs WHERE id = ?1", *this);
     stmt.bind(1, id);
     if (sqlite3_step(stmt.get()) != SQLITE_DONE) {
-        fail("deleting run " + std::to_string(id) + ": " + sqlite3_errmsg(db_));
+        fail_sqlite("deleting run " + std::to_string(id));
     }
     return sqlite3_changes(db_) > 0;
+}
+
+std::string SaveResult::failure_message() const {
+    std::string message = "run not saved: " + error;
+    if (!rescue_path.empty()) {
+        message += "; the record is kept in " + rescue_path.string() +
+                   " (add it to the history later with `te-bench history import " + rescue_path.string() + "`)";
+    } else {
+        message += "; the record could not be kept anywhere else either";
+    }
+    return message;
 }
 
 SaveResult save_run(const std::filesystem::path& path, const RunRecord& record) {
@@ -251,8 +387,24 @@ SaveResult save_run(const std::filesystem::path& path, const RunRecord& record) 
     try {
         RunStore store(path);
         result.id = store.save(record);
+        return result;
     } catch (const std::exception& e) {
         result.error = e.what();
+    }
+    const std::string name = "unsaved-run-" + record.id + ".json";
+    std::error_code ec;
+    std::vector<fs::path> places;
+    if (path.has_parent_path()) places.push_back(path.parent_path() / name);
+    places.push_back(fs::path(".") / name);
+    if (const fs::path temp = fs::temp_directory_path(ec); !ec) places.push_back(temp / name);
+    for (const fs::path& place : places) {
+        try {
+            write_file_atomically(place, record_to_json_text(record));
+            result.rescue_path = fs::absolute(place, ec);
+            break;
+        } catch (const std::exception&) {
+            // the next place
+        }
     }
     return result;
 }

@@ -35,16 +35,28 @@ struct StoredRun {
 class RunStore {
 public:
     // $TEWB_DATA_DIR/runs.sqlite3 when set, else $XDG_DATA_HOME/te-workbench/runs.sqlite3, else
-    // ~/.local/share/te-workbench/runs.sqlite3.
+    // $HOME/.local/share/te-workbench/runs.sqlite3. Throws DataError when none of the three is set
+    // (never a store in whatever the current directory happens to be).
     static std::filesystem::path default_path();
 
-    explicit RunStore(std::filesystem::path path);
+    // ReadWrite creates the store (and its directory) when missing. ReadOnly is for commands that only
+    // read: it works on a read-only file or directory, and a store that does not exist yet reads as empty.
+    enum class Access { ReadWrite, ReadOnly };
+    explicit RunStore(std::filesystem::path path, Access access = Access::ReadWrite);
     ~RunStore();
     RunStore(const RunStore&) = delete;
     RunStore& operator=(const RunStore&) = delete;
 
     // Inserts the record, or replaces the stored one with the same record id. Returns the store id.
     std::int64_t save(const RunRecord& record);
+    // Saves every record in one transaction: all of them, or (on any error) none. Returns the store ids.
+    std::vector<std::int64_t> save_all(const std::vector<RunRecord>& records);
+    // The store id and stored JSON of the record with this record id, if stored.
+    struct Found {
+        std::int64_t id = 0;
+        std::string record_json;
+    };
+    std::optional<Found> find(const std::string& record_id) const;
     std::vector<StoredRun> list() const;  // newest first
     std::optional<RunRecord> get(std::int64_t id) const;
     bool remove(std::int64_t id);
@@ -53,21 +65,32 @@ public:
 
 private:
     void execute(const char* sql) const;
+    std::int64_t insert(const RunRecord& record);
     [[noreturn]] void fail(const std::string& what) const;
+    [[noreturn]] void fail_sqlite(const std::string& what) const;  // adds SQLite's and the system's reason
+    void open_read_only();
+    void require_writable() const;
 
     std::filesystem::path path_;
-    sqlite3* db_ = nullptr;
+    sqlite3* db_ = nullptr;  // null: opened read-only and nothing stored yet
+    bool read_only_ = false;
+    int schema_version_ = 0;
 };
 
-// What saving one run came to: the store's number, or why it was not saved.
+// What saving one run came to: the store's number, or why it was not saved and where the record was
+// kept instead (`rescue_path`, empty when even that failed).
 struct SaveResult {
     std::optional<std::int64_t> id;
     std::string error;
+    std::filesystem::path rescue_path;
+    // "run not saved in STORE: why; the record is kept in FILE (...import it...)", for the user.
+    std::string failure_message() const;
 };
 
 // How te-bench and te-workbench keep a finished, cancelled or failed run: opens the store at `path` and
-// saves the record in one transaction. Never throws: a store that cannot be opened or written comes back
-// as the error, for the caller to show.
+// saves the record in one transaction. Never throws. When the store cannot be opened or written, the
+// record is written as JSON next to the store (unsaved-run-<record id>.json), or in the temporary
+// directory when that fails too, so nothing is lost; the caller must report the failure.
 SaveResult save_run(const std::filesystem::path& path, const RunRecord& record);
 
 }  // namespace tewb

@@ -17,10 +17,12 @@
 #endif
 
 #include "core/common/Error.h"
+#include "core/common/TextTable.h"
 #include "core/device/PeakThroughput.h"
 #include "core/fp8/Fp8Scope.h"
 #include "core/fp8/Fp8State.h"
 #include "core/model/FlopCount.h"
+#include "core/model/MemoryEstimate.h"
 #include "core/model/MiniGpt.h"
 #include "core/modules/ops/OpsChoice.h"
 #include "core/results/Summary.h"
@@ -255,6 +257,20 @@ RunRecord make_run_header(const RunConfig& resolved, const DeviceInfo& device) {
     return run_header(resolved, device, ops_for_run(resolved));
 }
 
+namespace {
+std::string out_of_memory_message(const RunConfig& resolved, const RunRecord& record, const DeviceInfo& device,
+                                  const char* where) {
+    const MemoryEstimate need =
+        estimate_training_memory(resolved.model, resolved.batch, resolved.precision != Precision::Fp32);
+    std::string message = std::string(where) + " out of memory at step " + std::to_string(record.steps.size() + 1) +
+                          " (" + shape_text(resolved) + "; estimated need " + format_bytes(need.total_bytes());
+    if (std::string_view(where) == "GPU" && device.memory_total_bytes > 0) {
+        message += ", GPU memory " + format_bytes(device.memory_total_bytes);
+    }
+    return message + "): lower --batch, --seq or the model size";
+}
+}  // namespace
+
 Trainer::Trainer(DeviceInfo device) : device_(std::move(device)) {}
 
 RunRecord Trainer::run(const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel) const {
@@ -273,16 +289,18 @@ RunRecord Trainer::run(const RunConfig& config, const TrainerCallbacks& callback
         TrainingLoop(resolved, ops, record, callbacks, cancel, announced).run();
     } catch (const NumericsError& e) {
         fail("numerics", e.what());
-    } catch (const c10::OutOfMemoryError& e) {
-        fail("out_of_memory",
-             "GPU out of memory at step " + std::to_string(record.steps.size() + 1) + " (" + shape_text(resolved) +
-                 "): lower --batch, --seq or the model size. LibTorch: " + first_line(e.what_without_backtrace()));
+    } catch (const c10::OutOfMemoryError&) {
+        // LibTorch's own text is the caching allocator's statistics: not what a user can act on.
+        fail("out_of_memory", out_of_memory_message(resolved, record, device_, "GPU"));
     } catch (const std::bad_alloc&) {
-        fail("out_of_memory", "host out of memory at step " + std::to_string(record.steps.size() + 1) + " (" +
-                                  shape_text(resolved) + "): lower --batch, --seq or the model size");
+        fail("out_of_memory", out_of_memory_message(resolved, record, device_, "host"));
     } catch (const c10::Error& e) {
-        fail("runtime",
-             "LibTorch error at step " + std::to_string(record.steps.size() + 1) + ": " + first_line(e.what_without_backtrace()));
+        const std::string text = e.what_without_backtrace();
+        if (text.find("not enough memory") != std::string::npos || text.find("out of memory") != std::string::npos) {
+            fail("out_of_memory", out_of_memory_message(resolved, record, device_, cuda ? "GPU" : "host"));
+        } else {
+            fail("runtime", "LibTorch error at step " + std::to_string(record.steps.size() + 1) + ": " + first_line(text));
+        }
     } catch (const ConfigError&) {
         throw;
     } catch (const std::exception& e) {

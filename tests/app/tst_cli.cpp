@@ -50,12 +50,12 @@ private Q_SLOTS:
         QTest::newRow("unknown flag") << QStringList{"run", "--turbo"} << "--turbo";
         QTest::newRow("missing value") << QStringList{"run", "--layers"} << "--layers";
         QTest::newRow("non-numeric") << QStringList{"run", "--layers", "abc"} << "--layers 'abc': not a whole number";
-        QTest::newRow("overflow") << QStringList{"run", "--batch", "99999999999"} << "--batch '99999999999': number too large";
+        QTest::newRow("overflow") << QStringList{"run", "--batch", "99999999999"} << "--batch '99999999999': out of range; allowed: 1 to 65536";
         QTest::newRow("negative size") << QStringList{"run", "--seq", "-5"} << "--seq -5: out of range";
         QTest::newRow("zero size") << QStringList{"run", "--vocab", "0"} << "--vocab 0: out of range";
         QTest::newRow("hidden vs heads") << QStringList{"run", "--hidden", "770"} << "--hidden 770: not divisible by --heads 12";
-        QTest::newRow("lr nan") << QStringList{"run", "--lr", "nan"} << "--lr nan: must be a finite number";
-        QTest::newRow("lr zero") << QStringList{"run", "--lr", "0"} << "--lr 0: must be a finite number";
+        QTest::newRow("lr nan") << QStringList{"run", "--lr", "nan"} << "--lr nan: not a finite number";
+        QTest::newRow("lr zero") << QStringList{"run", "--lr", "0"} << "--lr 0: out of range";
         QTest::newRow("lr text") << QStringList{"run", "--lr", "fast"} << "--lr 'fast': not a number";
         QTest::newRow("unknown precision") << QStringList{"run", "--precision", "fp16"}
                                            << "--precision 'fp16': unknown value; allowed: auto|fp32|bf16|fp8";

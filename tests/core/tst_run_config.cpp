@@ -6,6 +6,8 @@
 #include "core/config/Availability.h"
 #include "core/config/ComparePlan.h"
 #include "core/config/RunConfig.h"
+#include "core/common/TextCheck.h"
+#include "core/model/MemoryEstimate.h"
 
 using namespace tewb;
 
@@ -124,7 +126,7 @@ private Q_SLOTS:
         QCOMPARE(parse_double("--lr", "3e-4"), 3e-4);
         const std::vector<std::pair<std::string, std::string>> bad_ints{
             {"abc", "not a whole number"}, {"12x", "not a whole number"},         {"", "not a whole number"},
-            {"1.5", "not a whole number"}, {"99999999999999999999", "too large"}, {" 12", "not a whole number"}};
+            {"1.5", "not a whole number"}, {"99999999999999999999", "out of range; allowed: 1 to 32768"}, {" 12", "not a whole number"}};
         for (const auto& [text, why] : bad_ints) {
             try {
                 parse_int("--hidden", text);
@@ -280,6 +282,53 @@ private Q_SLOTS:
         const std::vector<PlannedRun> gpu_plan = plan_comparison(make_preset(Preset::Seed), h200());
         QCOMPARE(gpu_plan[0].config.precision, Precision::Bf16);
         QCOMPARE(gpu_plan[0].config.device, DeviceKind::Cuda);
+    }
+
+    void textIsCheckedAndMadePrintable() {
+        QVERIFY(!text_problem("MiniGPT на H200 ✓", 200));
+        QCOMPARE(*text_problem("caf\xe9", 200), std::string("is not valid UTF-8 (byte 4)"));
+        QCOMPARE(*text_problem("\xc0\xaf", 200), std::string("is not valid UTF-8 (byte 1)"));          // overlong '/'
+        QCOMPARE(*text_problem("\xed\xa0\x80", 200), std::string("is not valid UTF-8 (byte 1)"));      // a surrogate
+        QCOMPARE(*text_problem("a\x1b[0m", 200), std::string("contains a control character (U+001B at character 2)"));
+        QCOMPARE(*text_problem("\xc2\x9b", 200), std::string("contains a control character (U+009B at character 1)"));
+        QCOMPARE(*text_problem("ab", 1), std::string("is 2 characters long"));
+        QVERIFY(!text_problem("жж", 2));  // characters, not bytes
+        QCOMPARE(printable_text("a\x1b[2J\nb\xff"), std::string("a\xEF\xBF\xBD[2J\xEF\xBF\xBD" "b\xEF\xBF\xBD"));
+        QVERIFY(name_problem(std::string(201, 'x')));
+        QVERIFY(!name_problem(std::string(200, 'x')));
+    }
+
+    void memoryBeyondTheMachineIsRefused() {
+        RunConfig seed = make_preset(Preset::Seed);
+        seed.device = DeviceKind::Cpu;
+        seed.precision = Precision::Fp32;
+        const MemoryEstimate need = estimate_training_memory(seed.model, seed.batch, false);
+        QVERIFY(need.parameters > 80'000'000 && need.parameters < 100'000'000);  // MiniGPT at the seed: ~88M
+        const DeviceInfo no_gpu;
+        QVERIFY(!memory_problem(seed, no_gpu, need.total_bytes()));
+        const auto refused = memory_problem(seed, no_gpu, need.total_bytes() - 1);
+        QVERIFY(refused);
+        QVERIFY2(refused->find("of host memory available") != std::string::npos, refused->c_str());
+        QVERIFY(!memory_problem(seed, no_gpu, std::nullopt));  // nothing known: the run decides
+
+        RunConfig huge = seed;
+        huge.model.layers = 256;
+        huge.model.hidden = 32768;
+        huge.model.heads = 16;
+        const auto terabytes = memory_problem(huge, no_gpu, std::uint64_t{1} << 40);
+        QVERIFY(terabytes && terabytes->find("TiB") != std::string::npos);
+
+        DeviceInfo gpu;
+        gpu.compute_capability = ComputeCapability{9, 0};
+        gpu.memory_total_bytes = std::uint64_t{140} << 30;
+        gpu.memory_free_bytes = std::uint64_t{1} << 30;
+        RunConfig on_gpu = seed;
+        on_gpu.device = DeviceKind::Cuda;
+        on_gpu.precision = Precision::Bf16;
+        const auto no_room = memory_problem(on_gpu, gpu, std::nullopt);
+        QVERIFY(no_room && no_room->find("free on the GPU") != std::string::npos);
+        gpu.memory_free_bytes = std::uint64_t{100} << 30;
+        QVERIFY(!memory_problem(on_gpu, gpu, std::nullopt));
     }
 };
 

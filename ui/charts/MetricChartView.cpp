@@ -23,8 +23,8 @@ const QPointF* nearest(const std::vector<QPointF>& points, double x) {
 }  // namespace
 
 MetricChartView::MetricChartView(MetricSpec spec, QWidget* parent)
-    : QChartView(parent), plot_(new MetricPlot(std::move(spec))) {
-    setChart(plot_);
+    // The chart goes to the constructor: setChart() would orphan (and leak) the default chart QChartView makes.
+    : QChartView(new MetricPlot(std::move(spec)), parent), plot_(static_cast<MetricPlot*>(chart())) {
     setRenderHint(QPainter::Antialiasing);
     setRubberBand(QChartView::RectangleRubberBand);
     setMouseTracking(true);

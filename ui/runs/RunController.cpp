@@ -131,7 +131,8 @@ void RunController::onEnded(int ticket, RunRecord record, qint64 storeId, const 
     queue_.setProgress(ticket, steps, static_cast<double>(clock_.elapsed()));
     switch (status) {
         case RunStatus::Finished:
-            queue_.setState(ticket, RunQueueModel::State::Finished, storeId >= 0 ? tr("saved as run %1").arg(storeId) : storeError);
+            queue_.setState(ticket, RunQueueModel::State::Finished,
+                            storeId >= 0 ? tr("saved as run %1").arg(storeId) : tr("NOT SAVED: %1").arg(storeError));
             break;
         case RunStatus::Cancelled: queue_.setState(ticket, RunQueueModel::State::Cancelled, tr("cancelled")); break;
         case RunStatus::Failed:
@@ -143,7 +144,7 @@ void RunController::onEnded(int ticket, RunRecord record, qint64 storeId, const 
     if (storeId >= 0) {
         Q_EMIT runSaved(storeId);
     } else if (!storeError.isEmpty()) {
-        Q_EMIT runProblem(tr("The run finished but was not saved to the history: %1").arg(storeError));
+        Q_EMIT runNotSaved(tr("The run ended but is not in the history: %1").arg(storeError));
     }
     finishCurrent();
 }

@@ -49,6 +49,8 @@ Q_SIGNALS:
     void runSaved(qint64 storeId);
     // A run failed or could not start, or its record could not be saved: core's message.
     void runProblem(QString message);
+    // A run ended but is not in the run store: why, and the JSON file it was kept in (SaveResult).
+    void runNotSaved(QString message);
     void queueDrained();
     void progressText(QString text);
 

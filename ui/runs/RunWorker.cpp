@@ -33,7 +33,8 @@ void RunWorker::runOne(int ticket, tewb::RunConfig config) {
         return;
     }
     const SaveResult saved = save_run(RunStore::default_path(), record);
-    Q_EMIT runEnded(ticket, std::move(record), saved.id.value_or(-1), QString::fromStdString(saved.error));
+    Q_EMIT runEnded(ticket, std::move(record), saved.id.value_or(-1),
+                    saved.id ? QString() : QString::fromStdString(saved.failure_message()));
 }
 
 }  // namespace tewb::ui

@@ -36,7 +36,7 @@ public Q_SLOTS:
 Q_SIGNALS:
     void runStarted(int ticket, tewb::RunRecord header);
     void stepDone(int ticket, tewb::StepMetrics step);
-    // storeId < 0 when saving failed; storeError then says why.
+    // storeId < 0 when saving failed; storeError then says why and where the record was kept instead.
     void runEnded(int ticket, tewb::RunRecord record, qint64 storeId, QString storeError);
     // The configuration could not start (core's ConfigError or another error before the first step).
     void runRefused(int ticket, QString message);

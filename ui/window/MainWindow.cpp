@@ -133,6 +133,14 @@ MainWindow::MainWindow(std::function<DeviceInfo()> detect, QWidget* parent, RunW
         if (!demo_) showError(tr("Run failed"), message);
         statusBar()->showMessage(message);
     });
+    connect(controller_, &RunController::runNotSaved, this, [this](const QString& message) {
+        if (demo_) {
+            demo_->notSaved << message;
+        } else {
+            showError(tr("Run not saved"), message);
+        }
+        statusBar()->showMessage(message);
+    });
     connect(controller_, &RunController::runSaved, history_, &HistoryPanel::refresh);
     connect(controller_, &RunController::queueDrained, this, [this] {
         statusBar()->showMessage(tr("Queue done: %n run(s) shown", nullptr, static_cast<int>(runs_->entries().size())));
@@ -514,6 +522,10 @@ void MainWindow::finishDemo() {
     if (!exportAll(demo_->directory, &exportError)) {
         code = 1;
         message = tr("export failed: %1").arg(exportError);
+    } else if (!demo_->notSaved.isEmpty()) {
+        code = 1;
+        message = tr("%n run(s) not saved: %1", nullptr, static_cast<int>(demo_->notSaved.size()))
+                      .arg(demo_->notSaved.join(QStringLiteral("; ")));
     } else if (!failed.isEmpty()) {
         code = 1;
         message = tr("%n run(s) did not finish: %1", nullptr, static_cast<int>(failed.size())).arg(failed.join(QStringLiteral("; ")));

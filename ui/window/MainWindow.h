@@ -117,6 +117,7 @@ private:
         QString directory;
         bool quit = false;
         bool started = false;
+        QStringList notSaved;  // runs that ended but could not be saved: the demo then fails
     };
     std::optional<Demo> demo_;
 };

@@ -1,0 +1,558 @@
+// Regression tests for docs/reliability.md: one test (or data row) per class of hostile input and fault.
+// te-bench runs as a separate process, as users run it; write faults come from the fault-injection
+// library (tests/helpers/fault_injection.c) preloaded into it.
+#include <QtTest>
+
+#include <csignal>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+using nlohmann::json;
+
+namespace {
+
+struct Result {
+    int exit_code = -1;
+    QString out;
+    QString err;
+    qint64 elapsed_ms = 0;
+};
+
+QByteArray read_all(const QString& path) {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+void write_all(const QString& path, const QByteArray& bytes) {
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    file.write(bytes);
+}
+
+bool is_char_device(const QString& path) {
+    struct stat info {};
+    return ::stat(path.toLocal8Bit().constData(), &info) == 0 && S_ISCHR(info.st_mode);
+}
+
+struct Options {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    QString stdout_file;
+    QString working_dir;
+    int timeout_ms = 300000;
+};
+
+class TestHardening : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    QString store_;
+    json record_;  // a real record, from a tiny training run
+
+    Result bench(const QStringList& args, const Options& options = {}) {
+        QProcess process;
+        process.setProcessEnvironment(options.env);
+        if (!options.stdout_file.isEmpty()) process.setStandardOutputFile(options.stdout_file);
+        if (!options.working_dir.isEmpty()) process.setWorkingDirectory(options.working_dir);
+        const QStringList store = args.contains(QStringLiteral("--store")) ? QStringList{} : QStringList{"--store", store_};
+        QElapsedTimer clock;
+        clock.start();
+        process.start(QStringLiteral(TE_BENCH_PATH), store + args);
+        if (!process.waitForFinished(options.timeout_ms)) {
+            process.kill();
+            process.waitForFinished();
+            return {-2, {}, QStringLiteral("timed out"), clock.elapsed()};
+        }
+        return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
+                QString::fromUtf8(process.readAllStandardOutput()), QString::fromUtf8(process.readAllStandardError()),
+                clock.elapsed()};
+    }
+
+    // The process environment with the fault-injection library preloaded.
+    static QProcessEnvironment with_faults(const QString& path, const QString& error, const QString& ops) {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("LD_PRELOAD"), QStringLiteral(FAULT_INJECTION_PATH));
+        env.insert(QStringLiteral("TEWB_FAULT_PATH"), path);
+        env.insert(QStringLiteral("TEWB_FAULT_ERRNO"), error);
+        env.insert(QStringLiteral("TEWB_FAULT_OPS"), ops);
+        // Under AddressSanitizer the preloaded library comes before its runtime; that is intended here.
+        const QString asan = env.value(QStringLiteral("ASAN_OPTIONS"));
+        env.insert(QStringLiteral("ASAN_OPTIONS"), asan + (asan.isEmpty() ? "" : ":") + "verify_asan_link_order=0");
+        return env;
+    }
+
+    int stored_runs(const QString& store) {
+        const Result list = bench({"--store", store, "history", "list", "--json"});
+        if (list.exit_code != 0) return -1;
+        return static_cast<int>(json::parse(list.out.toStdString()).size());
+    }
+
+    QString record_file(const QString& name, const json& document) {
+        const QString path = dir_.filePath(name);
+        write_all(path, QByteArray::fromStdString(document.dump()));
+        return path;
+    }
+
+    QString first_id() {
+        const json runs = json::parse(bench({"history", "list", "--json"}).out.toStdString());
+        return QString::number(runs.back()["id"].get<long long>());
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        store_ = dir_.filePath("runs.sqlite3");
+        const Result run = bench({"run", "--preset", "quick-cpu", "--warmup", "1", "--iters", "2", "--name", "first"});
+        QCOMPARE(run.exit_code, 0);
+        record_ = json::parse(bench({"history", "show", first_id(), "--json"}).out.toStdString());
+    }
+
+    // ---- class: an empty value is a bad value, never "the default" ----
+    void emptyValueIsRefused_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("flag");
+        const QStringList run{"run", "--preset", "quick-cpu"};
+        for (const char* flag : {"--lr", "--iters", "--hidden", "--backend", "--device", "--json", "--name", "--seed"}) {
+            QTest::newRow(flag) << run + QStringList{flag, ""} << QString::fromLatin1(flag);
+        }
+        QTest::newRow("--store") << QStringList{"--store", "", "history", "list"} << "--store";
+        QTest::newRow("compare --csv") << QStringList{"compare", "--preset", "quick-cpu", "--csv", ""} << "--csv";
+        QTest::newRow("export --json") << QStringList{"history", "export", "1", "--json", ""} << "--json";
+        QTest::newRow("recipe --amax") << QStringList{"recipe", "--amax", ""} << "--amax";
+        QTest::newRow("recipe --margin") << QStringList{"recipe", "--amax", "1", "--margin", ""} << "--margin";
+        QTest::newRow("show ID") << QStringList{"history", "show", ""} << "ID";
+    }
+    void emptyValueIsRefused() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, flag);
+        const Result r = bench(args);
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains(flag + ": empty value"), qPrintable(r.err));
+        QVERIFY2(!r.err.contains(QStringLiteral("saved as run")), "trained with a default instead");
+    }
+
+    // ---- class: messages state the real reason ----
+    void messagesStateTheRealReason_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("lr 0") << QStringList{"run", "--lr", "0"} << "--lr 0: out of range; allowed: greater than 0";
+        QTest::newRow("lr 1e308") << QStringList{"run", "--lr", "1e308"} << "--lr 1e+308: out of range";
+        QTest::newRow("lr nan") << QStringList{"run", "--lr", "nan"} << "--lr nan: not a finite number";
+        QTest::newRow("iters past int") << QStringList{"run", "--iters", "2147483648"}
+                                        << "--iters '2147483648': out of range; allowed: 1 to 1000000";
+        QTest::newRow("history len past int") << QStringList{"recipe", "--amax", "1", "--history-len", "99999999999"}
+                                              << "allowed: 1 to 65536";
+        QTest::newRow("history without subcommand") << QStringList{"history"} << "list|show|delete|export|import";
+    }
+    void messagesStateTheRealReason() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, expected);
+        const Result r = bench(args);
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+    }
+
+    void noStoreLocationIsSaidNotGuessed() {
+        const QString cwd = dir_.filePath("cwd-no-home");
+        QVERIFY(QDir().mkpath(cwd));
+        Options options;
+        options.working_dir = cwd;
+        for (const char* name : {"HOME", "XDG_DATA_HOME", "TEWB_DATA_DIR"}) options.env.remove(QString::fromLatin1(name));
+        const QStringList no_store_flag{"history", "list"};
+        QProcess process;
+        process.setProcessEnvironment(options.env);
+        process.setWorkingDirectory(cwd);
+        process.start(QStringLiteral(TE_BENCH_PATH), no_store_flag);
+        QVERIFY(process.waitForFinished(60000));
+        QCOMPARE(process.exitCode(), 2);
+        QVERIFY(QString::fromUtf8(process.readAllStandardError()).contains(QStringLiteral("none of TEWB_DATA_DIR")));
+        QVERIFY2(QDir(cwd).entryList(QDir::NoDotAndDotDot | QDir::AllEntries | QDir::Hidden).isEmpty(),
+                 "created a store under the current directory");
+    }
+
+    // ---- class: outputs never destroy what they replace ----
+    void outputAtTheStoreIsRefused_data() {
+        QTest::addColumn<QString>("suffix");
+        QTest::newRow("store") << "";
+        QTest::newRow("wal") << "-wal";
+        QTest::newRow("shm") << "-shm";
+    }
+    void outputAtTheStoreIsRefused() {
+        QFETCH(QString, suffix);
+        const int before = stored_runs(store_);
+        QVERIFY(before > 0);
+        const QString target = store_ + suffix;
+        for (const QStringList& args : {QStringList{"history", "export", first_id(), "--json", target},
+                                        QStringList{"history", "export", first_id(), "--csv", target},
+                                        QStringList{"run", "--preset", "quick-cpu", "--iters", "1", "--json", target}}) {
+            const Result r = bench(args);
+            QCOMPARE(r.exit_code, 2);
+            QVERIFY2(r.err.contains(QStringLiteral("run store")), qPrintable(r.err));
+        }
+        // Even with --no-store, an explicit store path is protected, and so is a symlink to it.
+        const QString link = dir_.filePath("alias-of-store" + suffix);
+        QFile::remove(link);
+        QVERIFY(QFile::link(target, link) || suffix == "-shm");
+        if (QFileInfo(link).isSymLink()) {
+            QCOMPARE(bench({"history", "export", first_id(), "--json", link}).exit_code, 2);
+        }
+        QCOMPARE(stored_runs(store_), before);
+    }
+
+    void twoOutputsMayNotShareAFile() {
+        const QString a = dir_.filePath("same.out");
+        const QString link = dir_.filePath("same-link.out");
+        QFile::remove(link);
+        QVERIFY(QFile::link(a, link));
+        const QString id = first_id();
+        for (const QStringList& pair : {QStringList{a, a}, QStringList{a, dir_.path() + "/./same.out"}, QStringList{a, link}}) {
+            const Result r = bench({"history", "export", id, "--json", pair[0], "--csv", pair[1]});
+            QCOMPARE(r.exit_code, 2);
+            QVERIFY2(r.err.contains(QStringLiteral("the same file as --json")), qPrintable(r.err));
+        }
+        const Result r = bench({"run", "--preset", "quick-cpu", "--iters", "1", "--json", a, "--fp8-csv", a});
+        QCOMPARE(r.exit_code, 2);
+    }
+
+    void devicesAreWrittenThroughNeverReplaced() {
+        if (::geteuid() != 0 && !QFileInfo(QStringLiteral("/dev/null")).isWritable()) QSKIP("no writable /dev/null");
+        const QString id = first_id();
+        const Result to_null = bench({"history", "export", id, "--json", "/dev/null", "--csv", "/dev/zero"});
+        QCOMPARE(to_null.exit_code, 0);
+        const Result to_full = bench({"history", "export", id, "--json", "/dev/full"});
+        QCOMPARE(to_full.exit_code, 1);
+        QVERIFY2(to_full.err.contains(QStringLiteral("No space left on device")), qPrintable(to_full.err));
+        QVERIFY(is_char_device(QStringLiteral("/dev/null")));
+        QVERIFY(is_char_device(QStringLiteral("/dev/full")));
+        QVERIFY(is_char_device(QStringLiteral("/dev/zero")));
+    }
+
+    void symlinkIsWrittenThrough() {
+        const QString target = dir_.filePath("link-target.json");
+        const QString link = dir_.filePath("link.json");
+        QFile::remove(link);
+        QVERIFY(QFile::link(target, link));
+        QCOMPARE(bench({"history", "export", first_id(), "--json", link}).exit_code, 0);
+        QVERIFY(QFileInfo(link).isSymLink());
+        QCOMPARE(json::parse(read_all(target).toStdString())["id"], record_["id"]);
+    }
+
+    void fifoIsWrittenOrRefusedNeverReplacedNorHung() {
+        const QString fifo = dir_.filePath("out.fifo");
+        QVERIFY(::mkfifo(fifo.toLocal8Bit().constData(), 0600) == 0);
+        const Result no_reader = bench({"history", "export", first_id(), "--json", fifo}, Options{.timeout_ms = 30000});
+        QCOMPARE(no_reader.exit_code, 1);
+        QVERIFY2(no_reader.err.contains(QStringLiteral("a FIFO with no reader")), qPrintable(no_reader.err));
+        QProcess reader;
+        reader.start(QStringLiteral("cat"), {fifo});
+        QVERIFY(reader.waitForStarted());
+        QTest::qWait(200);  // cat opens the FIFO
+        const Result with_reader = bench({"history", "export", first_id(), "--json", fifo}, Options{.timeout_ms = 30000});
+        QCOMPARE(with_reader.exit_code, 0);
+        QVERIFY(reader.waitForFinished(10000));
+        QCOMPARE(json::parse(reader.readAllStandardOutput().toStdString())["id"], record_["id"]);
+        struct stat info {};
+        QVERIFY(::stat(fifo.toLocal8Bit().constData(), &info) == 0 && S_ISFIFO(info.st_mode));
+    }
+
+    void socketIsRefusedUpFront() {
+        const QString path = dir_.filePath("s.sock");
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, path.toLocal8Bit().constData(), sizeof address.sun_path - 1);
+        QVERIFY(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+        const Result r = bench({"run", "--preset", "quick-cpu", "--iters", "1", "--json", path});
+        ::close(fd);
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("is a socket, which is never replaced")), qPrintable(r.err));
+    }
+
+    void longestLegalFileNameWorks() {
+        const QString name = QString(250, QLatin1Char('n')) + ".json";  // 255 bytes: NAME_MAX
+        const Result r = bench({"history", "export", first_id(), "--json", dir_.filePath(name)});
+        QCOMPARE(r.exit_code, 0);
+        QVERIFY(QFile::exists(dir_.filePath(name)));
+        QCOMPARE(bench({"history", "export", first_id(), "--json", dir_.filePath(name + "x")}).exit_code, 2);
+    }
+
+    // ---- class: write errors are errors (stdout and files) ----
+    void stdoutWriteErrorsAreReported_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("export --json -") << QStringList{"history", "export", "LAST", "--json", "-"};
+        QTest::newRow("history list --json") << QStringList{"history", "list", "--json"};
+        QTest::newRow("history list") << QStringList{"history", "list"};
+        QTest::newRow("history show") << QStringList{"history", "show", "LAST"};
+        QTest::newRow("recipe --json") << QStringList{"recipe", "--amax", "1,2,3", "--json"};
+        QTest::newRow("info") << QStringList{"info"};
+        QTest::newRow("--help") << QStringList{"--help"};
+    }
+    void stdoutWriteErrorsAreReported() {
+        QFETCH(QStringList, args);
+        args.replaceInStrings(QStringLiteral("LAST"), first_id());
+        Options full;
+        full.stdout_file = QStringLiteral("/dev/full");
+        const Result r = bench(args, full);
+        QCOMPARE(r.exit_code, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("write failed (No space left on device)")), qPrintable(r.err));
+
+        // A closed stdout: reported, and never mistaken for the store's file descriptor.
+        QProcess shell;
+        QStringList quoted;
+        for (const QString& a : QStringList{"--store", store_} + args) quoted << "'" + a + "'";
+        shell.start(QStringLiteral("sh"), {"-c", QStringLiteral("exec >&-; exec '%1' %2").arg(TE_BENCH_PATH, quoted.join(' '))});
+        QVERIFY(shell.waitForFinished(60000));
+        QCOMPARE(shell.exitCode(), 1);
+        QVERIFY(QString::fromUtf8(shell.readAllStandardError()).contains(QStringLiteral("standard output: write failed")));
+        QVERIFY(stored_runs(store_) > 0);
+    }
+
+    void fileWriteFaultsLeaveOldFileAndNoTemporary_data() {
+        QTest::addColumn<QString>("error");
+        QTest::addColumn<QString>("ops");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("disk full") << "ENOSPC" << "write" << "No space left on device";
+        QTest::newRow("EIO") << "EIO" << "write" << "Input/output error";
+        QTest::newRow("read-only") << "EROFS" << "open" << "Read-only file system";
+    }
+    void fileWriteFaultsLeaveOldFileAndNoTemporary() {
+        QFETCH(QString, error);
+        QFETCH(QString, ops);
+        QFETCH(QString, reason);
+        const QString folder = dir_.filePath("faulty-" + error);
+        QVERIFY(QDir().mkpath(folder));
+        const QString out = folder + "/export.json";
+        write_all(out, "old content");
+        Options options;
+        options.env = with_faults(folder, error, ops);
+        const Result r = bench({"history", "export", first_id(), "--json", out}, options);
+        QCOMPARE(r.exit_code, 1);
+        QVERIFY2(r.err.contains(reason), qPrintable(r.err));
+        QCOMPARE(read_all(out), QByteArray("old content"));
+        QCOMPARE(QDir(folder).entryList(QDir::Files | QDir::Hidden).size(), 1);  // no temporary file left
+    }
+
+    // ---- class: a run that was not saved is a failure, and its record is kept ----
+    void unsavedRunFailsAndKeepsTheRecord() {
+        const QString folder = dir_.filePath("refusing-store");
+        QVERIFY(QDir().mkpath(folder));
+        const QString store = folder + "/runs.sqlite3";
+        QCOMPARE(bench({"--store", store, "history", "import", record_file("for-refusing.json", record_)}).exit_code, 0);
+        // The store opens, but refuses every new row: what a full disk does at the end of a run.
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(store.toLocal8Bit().constData(), &db), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(db,
+                              "CREATE TRIGGER refuse BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
+                              nullptr, nullptr, nullptr),
+                 SQLITE_OK);
+        sqlite3_close(db);
+        const Result r =
+            bench({"--store", store, "run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "2", "--name", "unsaved"});
+        QCOMPARE(r.exit_code, 3);
+        QVERIFY2(r.err.contains(QStringLiteral("run not saved")), qPrintable(r.err));
+        const QStringList kept = QDir(folder).entryList({"unsaved-run-*.json"}, QDir::Files);
+        QCOMPARE(kept.size(), 1);
+        QVERIFY2(r.err.contains(folder + "/" + kept.front()), qPrintable(r.err));
+        QCOMPARE(json::parse(read_all(folder + "/" + kept.front()).toStdString())["config"]["name"].get<std::string>(),
+                 std::string("unsaved"));
+        // compare: the same, after every run
+        const Result c = bench({"--store", store, "compare", "--preset", "quick-cpu", "--warmup", "0", "--iters", "1"});
+        QCOMPARE(c.exit_code, 3);
+    }
+
+    void diskFullStoreSaysDiskFull() {
+        const QString folder = dir_.filePath("full-disk");
+        QVERIFY(QDir().mkpath(folder));
+        Options options;
+        options.env = with_faults(folder, QStringLiteral("ENOSPC"), QStringLiteral("write"));
+        const Result r = bench({"--store", folder + "/runs.sqlite3", "history", "import", record_file("full.json", record_)},
+                               options);
+        QCOMPARE(r.exit_code, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("disk is full (No space left on device)")), qPrintable(r.err));
+    }
+
+    void readOnlyStoreCanBeRead() {
+        const QString folder = dir_.filePath("read-only");
+        QVERIFY(QDir().mkpath(folder));
+        const QString store = folder + "/runs.sqlite3";
+        QCOMPARE(bench({"--store", store, "history", "import", record_file("ro.json", record_)}).exit_code, 0);
+        Options options;
+        options.env = with_faults(folder, QStringLiteral("EROFS"), QStringLiteral("open"));
+        const Result list = bench({"--store", store, "history", "list", "--json"}, options);
+        QCOMPARE(list.exit_code, 0);
+        QCOMPARE(json::parse(list.out.toStdString()).size(), std::size_t{1});
+        QCOMPARE(bench({"--store", store, "history", "show", "1"}, options).exit_code, 0);
+        const Result del = bench({"--store", store, "history", "delete", "1"}, options);
+        QCOMPARE(del.exit_code, 1);
+        QVERIFY2(del.err.contains(QStringLiteral("is read-only")), qPrintable(del.err));
+        // A store that does not exist yet lists as empty, and reading creates nothing.
+        const QString missing = dir_.filePath("no-store-yet/runs.sqlite3");
+        QCOMPARE(bench({"--store", missing, "history", "list", "--json"}).out.trimmed(), QStringLiteral("[]"));
+        QVERIFY(!QFileInfo::exists(missing));
+    }
+
+    // ---- class: text is checked up front, and stored text never reaches the terminal raw ----
+    void badNamesAreRefusedBeforeTraining_data() {
+        QTest::addColumn<QByteArray>("name");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("invalid UTF-8") << QByteArray("caf\xe9") << "is not valid UTF-8";
+        QTest::newRow("escape") << QByteArray("\x1b[31mred") << "contains a control character (U+001B";
+        QTest::newRow("newline") << QByteArray("a\nb") << "contains a control character (U+000A";
+        QTest::newRow("too long") << QByteArray(201, 'x') << "is 201 characters long; allowed: printable UTF-8 text of at most 200 characters";
+    }
+    void badNamesAreRefusedBeforeTraining() {
+        QFETCH(QByteArray, name);
+        QFETCH(QString, reason);
+        // QString would repair invalid UTF-8: the raw bytes go through the shell instead.
+        QProcess shell;
+        shell.setProgram(QStringLiteral("sh"));
+        shell.setArguments({"-c", QStringLiteral("exec '%1' --store '%2' run --preset quick-cpu --iters 1000 --name \"$(cat)\"")
+                                      .arg(TE_BENCH_PATH, store_)});
+        shell.start();
+        shell.write(name);
+        shell.closeWriteChannel();
+        QVERIFY(shell.waitForFinished(60000));
+        QCOMPARE(shell.exitCode(), 2);
+        const QString err = QString::fromUtf8(shell.readAllStandardError());
+        QVERIFY2(err.contains(QStringLiteral("--name: ") + reason), qPrintable(err));
+    }
+
+    void storedControlCharactersAreNotPrinted() {
+        const QString store = dir_.filePath("crafted.sqlite3");
+        QCOMPARE(bench({"--store", store, "history", "import", record_file("crafted-src.json", record_)}).exit_code, 0);
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(store.toLocal8Bit().constData(), &db), SQLITE_OK);
+        json crafted = record_;
+        crafted["config"]["name"] = "evil\x1b[2J\n1  fake row";
+        crafted["message"] = "\x1b]0;title\x07";
+        const std::string sql = "UPDATE runs SET name = ?1, record_json = ?2";
+        sqlite3_stmt* stmt = nullptr;
+        QCOMPARE(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK);
+        const std::string name = crafted["config"]["name"];
+        const std::string text = crafted.dump();
+        sqlite3_bind_text(stmt, 1, name.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(stmt, 2, text.c_str(), -1, SQLITE_TRANSIENT);
+        QCOMPARE(sqlite3_step(stmt), SQLITE_DONE);
+        sqlite3_finalize(stmt);
+        sqlite3_close(db);
+        for (const QStringList& args : {QStringList{"history", "list"}, QStringList{"history", "show", "1"}}) {
+            const Result r = bench(QStringList{"--store", store} + args);
+            QCOMPARE(r.exit_code, 0);
+            QVERIFY2(!r.out.contains(QChar(0x1b)) && !r.out.contains(QChar(0x07)), qPrintable(r.out));
+            QVERIFY2(!r.out.contains(QStringLiteral("\n1  fake row")), qPrintable(r.out));
+        }
+    }
+
+    // ---- class: imports, each with a clear outcome, all or nothing ----
+    void importOutcomes_data() {
+        QTest::addColumn<QString>("what");
+        QTest::addColumn<int>("exit_code");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("directory") << "directory" << 2 << "is a directory";
+        QTest::newRow("fifo") << "fifo" << 2 << "is a FIFO";
+        QTest::newRow("empty array") << "empty array" << 2 << "holds no records";
+        QTest::newRow("same record again") << "same" << 0 << "already stored";
+        QTest::newRow("edited record, known id") << "edited" << 2 << "with different content";
+        QTest::newRow("running") << "running" << 2 << "status 'running'";
+        QTest::newRow("negative time") << "negative" << 2 << "must be finite and not negative";
+        QTest::newRow("free-text date") << "date" << 2 << "not a UTC time";
+        QTest::newRow("1 MB name") << "huge name" << 2 << "characters long";
+        QTest::newRow("control character in name") << "control" << 2 << "control character";
+        QTest::newRow("one bad of two") << "one bad" << 2 << "nothing was imported";
+    }
+    void importOutcomes() {
+        QFETCH(QString, what);
+        QFETCH(int, exit_code);
+        QFETCH(QString, expected);
+        const QString store = dir_.filePath("import-" + QString(what).replace(' ', '-') + ".sqlite3");
+        QCOMPARE(bench({"--store", store, "history", "import", record_file("base.json", record_)}).exit_code, 0);
+        json changed = record_;
+        QString file;
+        if (what == "directory") {
+            file = dir_.path();
+        } else if (what == "fifo") {
+            file = dir_.filePath("import.fifo");
+            QFile::remove(file);
+            QVERIFY(::mkfifo(file.toLocal8Bit().constData(), 0600) == 0);
+        } else if (what == "empty array") {
+            file = record_file("empty.json", json::array());
+        } else if (what == "same") {
+            file = record_file("same.json", record_);
+        } else {
+            changed["id"] = "0123456789abcdef0123456789abcdef";
+            if (what == "edited") changed = record_, changed["summary"]["final_loss"] = 0.001;
+            if (what == "running") changed["status"] = "running";
+            if (what == "negative") changed["steps"][0]["step_ms"] = -5.0;
+            if (what == "date") changed["created_at"] = "last Tuesday";
+            if (what == "huge name") changed["config"]["name"] = std::string(1 << 20, 'n');
+            if (what == "control") changed["config"]["name"] = "a\x1b[0mb";
+            file = what == "one bad" ? record_file("two.json", json::array({changed, json{{"schema_version", 1}}}))
+                                     : record_file("changed.json", changed);
+        }
+        const Result r = bench({"--store", store, "history", "import", file}, Options{.timeout_ms = 30000});
+        QCOMPARE(r.exit_code, exit_code);
+        QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+        QCOMPARE(stored_runs(store), 1);  // nothing added, nothing replaced
+        const json kept = json::parse(bench({"--store", store, "history", "show", "1", "--json"}).out.toStdString());
+        QCOMPARE(kept["summary"], record_["summary"]);
+    }
+
+    // ---- class: memory that cannot exist is refused with numbers ----
+    void impossibleMemoryIsRefusedUpFront() {
+        const Result r = bench({"run", "--layers", "256", "--hidden", "32768", "--heads", "16", "--device", "cpu"},
+                               Options{.timeout_ms = 60000});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("this run needs about")) && r.err.contains(QStringLiteral("TiB")) &&
+                     r.err.contains(QStringLiteral("of host memory available")),
+                 qPrintable(r.err));
+        QVERIFY(r.elapsed_ms < 30000);
+    }
+
+    void recipePlaygroundOutputIsBounded() {
+        QStringList amaxes;
+        for (int i = 0; i < 2000; ++i) amaxes << QString::number(i % 7 + 1);
+        const Result r = bench({"recipe", "--history-len", "65536", "--amax", amaxes.join(','), "--json"});
+        QCOMPARE(r.exit_code, 0);
+        QVERIFY2(r.out.size() < 2000 * 400, qPrintable(QString::number(r.out.size())));
+        const json j = json::parse(r.out.toStdString());
+        QCOMPARE(j["steps"][1999]["history"].size(), std::size_t{16});
+        QCOMPARE(j["steps"][1999]["history_omitted"].get<int>(), 65536 - 16);
+        QCOMPARE(j["steps"][1999]["history"][15].get<double>(), double(1999 % 7 + 1));
+    }
+
+    // ---- class: SIGTERM and SIGHUP end a run like Ctrl-C: saved, status cancelled ----
+    void terminationSignalsSaveTheRun_data() {
+        QTest::addColumn<int>("signal_number");
+        QTest::newRow("SIGINT") << int(SIGINT);
+        QTest::newRow("SIGTERM") << int(SIGTERM);
+        QTest::newRow("SIGHUP") << int(SIGHUP);
+    }
+    void terminationSignalsSaveTheRun() {
+        QFETCH(int, signal_number);
+        const QString store = dir_.filePath(QStringLiteral("signal-%1.sqlite3").arg(signal_number));
+        QProcess process;
+        process.start(QStringLiteral(TE_BENCH_PATH),
+                      {"--store", store, "run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "100000"});
+        QVERIFY(process.waitForStarted());
+        QElapsedTimer clock;
+        clock.start();
+        while (!QFileInfo::exists(store) && clock.elapsed() < 60000) QTest::qWait(50);  // opened just before training
+        QTest::qWait(1000);
+        ::kill(static_cast<pid_t>(process.processId()), signal_number);
+        QVERIFY(process.waitForFinished(60000));
+        QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(process.exitCode(), 130);
+        const json runs = json::parse(bench({"--store", store, "history", "list", "--json"}).out.toStdString());
+        QCOMPARE(runs.size(), std::size_t{1});
+        QCOMPARE(runs[0]["status"].get<std::string>(), std::string("cancelled"));
+    }
+};
+
+}  // namespace
+
+QTEST_GUILESS_MAIN(TestHardening)
+#include "tst_hardening.moc"
