@@ -5,6 +5,7 @@
 #   TEWB_VENV      the Python virtual environment that holds LibTorch (default
 #                  ~/.local/share/te-workbench/venv, outside the source tree so every clone reuses it)
 #   TEWB_NO_GUI=1  skip the Qt packages (GPU servers without a display; configure with -DTEWB_BUILD_GUI=OFF)
+#   TEWB_FUZZ_TOOLS=1  also clang and its libFuzzer runtime, for the `fuzz` preset (CI runs it)
 #   CUDACXX        the nvcc to use. Otherwise the first CUDA 13 nvcc on PATH, in /usr/local/cuda/bin or
 #                  /usr/local/cuda-13*/bin; with none, the CUDA 13.0 compiler and headers are installed
 #                  from PyPI (NVIDIA's wheels, the versions LibTorch was built with) into $TEWB_VENV/cuda,
@@ -31,6 +32,9 @@ packages=(build-essential cmake ninja-build ccache pkg-config git ca-certificate
           libsqlite3-dev nlohmann-json3-dev libcli11-dev)
 if [ "${TEWB_NO_GUI:-0}" != 1 ]; then
   packages+=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6 fonts-dejavu-core xvfb xauth)
+fi
+if [ "${TEWB_FUZZ_TOOLS:-0}" = 1 ]; then
+  packages+=(clang libclang-rt-dev)
 fi
 
 missing=()

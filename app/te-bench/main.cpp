@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "Arguments.h"
 #include "CheckedStdout.h"
 #include "ProgressBar.h"
 #include "core/common/BuildInfo.h"
@@ -40,13 +41,12 @@
 namespace {
 
 using namespace tewb;
+using namespace tewb::cli;
 
 constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
 constexpr int kExitNotSaved = 3;  // a run ended but could not be saved in the run store (kept as JSON instead)
 constexpr int kExitSkipped = 77;  // CTest's skip code: no GPU to check
 constexpr int kExitInterrupted = 130;
-constexpr const char* kCommands = "info|run|compare|recipe|selftest|history";
 
 std::atomic<bool> g_cancel{false};
 
@@ -60,88 +60,6 @@ void stop_cleanly_on_signals() {
     for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal_number, on_interrupt);
 }
 
-// Run settings as text, so every number is converted by core with a message naming the flag.
-struct RunFlags {
-    std::string preset, device, backend, precision, layers, hidden, heads, seq, vocab, batch, warmup, iters, lr, seed, name;
-    std::string recipe, fp8_format, amax_history_len, amax_algo, margin;
-    bool inspect_fp8 = false;
-    std::string json_path, csv_path, fp8_csv_path;
-    bool no_store = false;
-
-    bool fp8_flags_given() const {
-        return !recipe.empty() || !fp8_format.empty() || !amax_history_len.empty() || !amax_algo.empty() || !margin.empty();
-    }
-};
-
-void add_model_flags(CLI::App* cmd, RunFlags& f) {
-    cmd->add_option("--preset", f.preset,
-                    "seed (" + preset_summary(Preset::Seed) + ") | quick-cpu (" + preset_summary(Preset::QuickCpu) + ")")
-        ->type_name("NAME");
-    cmd->add_option("--device", f.device, "auto | cpu | cuda (default auto: the GPU when one is usable)")->type_name("NAME");
-    cmd->add_option("--layers", f.layers, "transformer blocks (default 12)")->type_name("N");
-    cmd->add_option("--hidden", f.hidden, "hidden size (default 768)")->type_name("N");
-    cmd->add_option("--heads", f.heads, "attention heads; must divide --hidden (default 12)")->type_name("N");
-    cmd->add_option("--seq", f.seq, "sequence length (default 96)")->type_name("N");
-    cmd->add_option("--vocab", f.vocab, "vocabulary size (default 4096)")->type_name("N");
-    cmd->add_option("--batch", f.batch, "sequences per step (default 32)")->type_name("N");
-    cmd->add_option("--warmup", f.warmup, "untimed warm-up steps (default 10)")->type_name("N");
-    cmd->add_option("--iters", f.iters, "timed steps (default 30)")->type_name("N");
-    cmd->add_option("--lr", f.lr, "AdamW learning rate (default 3e-4)")->type_name("X");
-    cmd->add_option("--seed", f.seed, "seed of weights and data (default 1234)")->type_name("N");
-    cmd->add_option("--json", f.json_path, "write the run record(s) as JSON to this file ('-' for stdout)")->type_name("PATH");
-    cmd->add_option("--csv", f.csv_path, "write per-step metrics as CSV (long format) to this file")->type_name("PATH");
-    cmd->add_option("--fp8-csv", f.fp8_csv_path, "write FP8 statistics (per step and slot: amax, scale, ...) as CSV")
-        ->type_name("PATH");
-    cmd->add_flag("--no-store", f.no_store, "do not save the run in the run store");
-}
-
-void add_fp8_flags(CLI::App* cmd, RunFlags& f) {
-    const Fp8Recipe d = Fp8Recipe::seed_defaults();
-    cmd->add_option("--recipe", f.recipe, "FP8 scaling: delayed | current (default delayed)")->type_name("NAME");
-    cmd->add_option("--fp8-format", f.fp8_format, "hybrid (E4M3 forward, E5M2 gradients) | e4m3 (default hybrid)")
-        ->type_name("NAME");
-    cmd->add_option("--amax-history-len", f.amax_history_len,
-                    "amax history per FP8 tensor, 1 to 65536 (default " + std::to_string(d.amax_history_len) +
-                        "; Transformer Engine's library default is 1024)")
-        ->type_name("N");
-    cmd->add_option("--amax-algo", f.amax_algo, "max (over the history) | most_recent (default max)")->type_name("NAME");
-    cmd->add_option("--margin", f.margin, "scale = fp8_max / 2^margin / amax; 0 to 64 (default 0)")->type_name("N");
-    cmd->add_flag("--inspect-fp8", f.inspect_fp8,
-                  "also record the fraction of saturated and underflowed elements per cast (slower)");
-}
-
-RunConfig config_from_flags(const RunFlags& f) {
-    RunConfig c = make_preset(f.preset.empty() ? Preset::Seed : parse_preset("--preset", f.preset));
-    if (!f.device.empty()) c.device = parse_device("--device", f.device);
-    if (!f.backend.empty()) c.backend = parse_backend("--backend", f.backend);
-    if (!f.precision.empty()) c.precision = parse_precision("--precision", f.precision);
-    if (!f.layers.empty()) c.model.layers = parse_int("--layers", f.layers);
-    if (!f.hidden.empty()) c.model.hidden = parse_int("--hidden", f.hidden);
-    if (!f.heads.empty()) c.model.heads = parse_int("--heads", f.heads);
-    if (!f.seq.empty()) c.model.seq = parse_int("--seq", f.seq);
-    if (!f.vocab.empty()) c.model.vocab = parse_int("--vocab", f.vocab);
-    if (!f.batch.empty()) c.batch = parse_int("--batch", f.batch);
-    if (!f.warmup.empty()) c.warmup = parse_int("--warmup", f.warmup);
-    if (!f.iters.empty()) c.iters = parse_int("--iters", f.iters);
-    if (!f.lr.empty()) c.lr = parse_double("--lr", f.lr);
-    if (!f.seed.empty()) c.seed = parse_uint64("--seed", f.seed);
-    if (!f.recipe.empty()) c.fp8.scaling = parse_scaling_kind("--recipe", f.recipe);
-    if (!f.fp8_format.empty()) c.fp8.format = parse_recipe_format("--fp8-format", f.fp8_format);
-    if (!f.amax_history_len.empty()) c.fp8.amax_history_len = parse_int("--amax-history-len", f.amax_history_len);
-    if (!f.amax_algo.empty()) c.fp8.algo = parse_amax_algo("--amax-algo", f.amax_algo);
-    if (!f.margin.empty()) c.fp8.margin = parse_int("--margin", f.margin);
-    c.inspect_fp8 = f.inspect_fp8;
-    c.name = f.name;
-    return c;
-}
-
-// `run`: FP8 settings with a precision that is not fp8 would be silently ignored; say so instead.
-void check_fp8_flags_apply(const RunFlags& f, const RunConfig& c) {
-    if (f.fp8_flags_given() && c.precision != Precision::Fp8) {
-        throw ConfigError("--recipe/--fp8-format/--amax-history-len/--amax-algo/--margin: FP8 settings need --precision fp8 "
-                          "(with --backend te); this run is " + std::string(to_string(c.precision)));
-    }
-}
 
 std::filesystem::path store_location(const std::string& store_path) {
     if (!store_path.empty()) return store_path;
@@ -308,175 +226,6 @@ RunRecord load_stored(RunStore& store, std::int64_t id) {
     return *record;
 }
 
-// Every command's flags, filled by CLI11, and the subcommands to tell which one was given.
-struct Commands {
-    std::string store_path;
-    CLI::App* history = nullptr;
-
-    CLI::App* info = nullptr;
-    bool info_json = false;
-
-    CLI::App* selftest = nullptr;
-    bool selftest_json = false;
-
-    CLI::App* run = nullptr;
-    RunFlags run_flags;
-
-    CLI::App* compare = nullptr;
-    RunFlags compare_flags;
-    std::string compare_summary_csv;
-
-    CLI::App* recipe = nullptr;
-    std::string replay_recipe, replay_dtype, replay_history_len, replay_algo, replay_margin, replay_amax;
-    bool replay_json = false;
-
-    CLI::App* history_list = nullptr;
-    bool list_json = false;
-    CLI::App* history_show = nullptr;
-    std::string show_id;
-    bool show_json = false;
-    CLI::App* history_delete = nullptr;
-    std::vector<std::string> delete_ids;
-    CLI::App* history_export = nullptr;
-    std::vector<std::string> export_ids;
-    std::string export_json, export_csv, export_summary_csv, export_fp8_csv;
-    CLI::App* history_import = nullptr;
-    std::vector<std::string> import_paths;
-};
-
-void define_training_commands(CLI::App& app, Commands& c) {
-    c.run = app.add_subcommand("run", "train one configuration: warm-up, then timed steps");
-    add_model_flags(c.run, c.run_flags);
-    c.run->add_option("--backend", c.run_flags.backend, "torch | te (default torch)");
-    c.run->add_option("--precision", c.run_flags.precision,
-                      "auto | fp32 | bf16 | fp8 (default auto: bf16 on a GPU, fp32 on the CPU; fp8 needs --backend te)");
-    c.run->add_option("--name", c.run_flags.name, "label of the run in tables, charts and history");
-    add_fp8_flags(c.run, c.run_flags);
-
-    c.compare = app.add_subcommand("compare", "run the baseline and every configuration this device supports, back to back");
-    add_model_flags(c.compare, c.compare_flags);
-    add_fp8_flags(c.compare, c.compare_flags);
-    c.compare->add_option("--summary-csv", c.compare_summary_csv, "write the comparison table as CSV to this file")
-        ->type_name("PATH");
-}
-
-void define_recipe_command(CLI::App& app, Commands& c) {
-    c.recipe = app.add_subcommand("recipe",
-                                  "replay the FP8 scale-update rule on a sequence of amaxes: the scale each step would use");
-    c.recipe->add_option("--recipe", c.replay_recipe, "delayed | current (default delayed)")->type_name("NAME");
-    c.recipe->add_option("--dtype", c.replay_dtype, "e4m3 (max 448) | e5m2 (max 57344) (default e4m3)")->type_name("NAME");
-    c.recipe->add_option("--history-len", c.replay_history_len, "amax history length, 1 to 65536 (default 16)")
-        ->type_name("L");
-    c.recipe->add_option("--algo", c.replay_algo, "max | most_recent (default max)")->type_name("NAME");
-    c.recipe->add_option("--margin", c.replay_margin, "0 to 64 (default 0)")->type_name("M");
-    c.recipe->add_option("--amax", c.replay_amax, "comma-separated amax per step, e.g. 3.5,0,1e-40,inf,nan")
-        ->type_name("LIST")
-        ->required();
-    c.recipe->add_flag("--json", c.replay_json, "print the replay as JSON (docs/fp8.md)");
-}
-
-void define_history_commands(CLI::App& app, Commands& c) {
-    c.history = app.add_subcommand("history", "runs saved in the run store");
-    c.history->require_subcommand(1);
-    c.history_list = c.history->add_subcommand("list", "list saved runs, newest first");
-    c.history_list->add_flag("--json", c.list_json, "print as JSON");
-    c.history_show = c.history->add_subcommand("show", "show one saved run");
-    c.history_show->add_option("ID", c.show_id, "run number from `history list`")->required();
-    c.history_show->add_flag("--json", c.show_json, "print the whole run record as JSON");
-    c.history_delete = c.history->add_subcommand("delete", "delete saved runs");
-    c.history_delete->add_option("ID", c.delete_ids, "run numbers from `history list`")->required();
-    c.history_export = c.history->add_subcommand("export", "write saved runs as JSON and CSV");
-    c.history_export->add_option("ID", c.export_ids, "run numbers from `history list`")->required();
-    c.history_export->add_option("--json", c.export_json, "JSON file: one record, or an array of records ('-' for stdout)")
-        ->type_name("PATH");
-    c.history_export->add_option("--csv", c.export_csv, "per-step CSV (long format)")->type_name("PATH");
-    c.history_export->add_option("--summary-csv", c.export_summary_csv, "summary CSV, the first ID as baseline")
-        ->type_name("PATH");
-    c.history_export->add_option("--fp8-csv", c.export_fp8_csv, "FP8 statistics CSV (FP8 runs)")->type_name("PATH");
-    c.history_import = c.history->add_subcommand("import", "add run records (JSON from te-bench run/export) to the store");
-    c.history_import->add_option("FILE", c.import_paths, "JSON file with one record or an array of records")->required();
-}
-
-void define_commands(CLI::App& app, Commands& c) {
-    app.require_subcommand(0, 1);  // a missing or unknown command gets our own message (parse_arguments)
-    app.set_version_flag("--version", version_text("te-bench"), "print the version and git commit, then exit");
-    app.add_option("--store", c.store_path,
-                   "run store database (default: $TEWB_DATA_DIR, $XDG_DATA_HOME or ~/.local/share/te-workbench)");
-    c.info = app.add_subcommand("info", "what this machine can run: GPU, compute capability, mode and versions");
-    c.info->add_flag("--json", c.info_json, "print as JSON");
-    define_training_commands(app, c);
-    define_recipe_command(app, c);
-    c.selftest = app.add_subcommand(
-        "selftest", "check every fused kernel against its reference on this GPU (exit 0 all pass, 1 a failure, 77 no GPU)");
-    c.selftest->add_flag("--json", c.selftest_json, "print the report as JSON");
-    define_history_commands(app, c);
-}
-
-std::string one_line(const std::exception& e) {
-    std::string message = e.what();
-    std::replace(message.begin(), message.end(), '\n', ' ');
-    return message;
-}
-
-// An option given with an empty value (`--lr ""`, `--json ""`) is a mistake, never "the default": the
-// first such option of the command line, over the program and every subcommand that was used.
-// Returns "<flag>: empty value; ... (see <the command it belongs to> --help)".
-std::optional<std::string> first_empty_value(const CLI::App& app, const std::string& command = "te-bench") {
-    for (const CLI::Option* option : app.get_options()) {
-        if (option->get_type_size_max() == 0 || option->count() == 0) continue;  // a flag, or not given
-        for (const std::string& value : option->results()) {
-            if (value.empty()) {
-                return option->get_name() + ": empty value; give a value or leave the option out (see " + command +
-                       " --help)";
-            }
-        }
-    }
-    for (const CLI::App* sub : app.get_subcommands()) {
-        if (auto problem = first_empty_value(*sub, command + " " + sub->get_name())) return problem;
-    }
-    return std::nullopt;
-}
-
-// CLI11's parse with our messages; an exit status when the arguments end the program (help, version,
-// a bad argument), nothing when a command is to run.
-std::optional<int> parse_arguments(CLI::App& app, const Commands& c, int argc, char** argv) {
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::CallForAllHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::CallForVersion& e) {
-        return app.exit(e);
-    } catch (const CLI::ExtrasError& e) {
-        if (app.get_subcommands().empty() && !app.remaining().empty()) {
-            std::fprintf(stderr, "te-bench: unknown command '%s'; allowed: %s (see te-bench --help)\n",
-                         app.remaining().front().c_str(), kCommands);
-            return kExitUsage;
-        }
-        std::fprintf(stderr, "te-bench: %s (see te-bench --help)\n", one_line(e).c_str());
-        return kExitUsage;
-    } catch (const CLI::ParseError& e) {
-        if (c.history->parsed() && c.history->get_subcommands().empty()) {  // `history` is the only command with subcommands
-            const std::string problem = c.history->remaining().empty()
-                                            ? std::string("a subcommand is required")
-                                            : "unknown subcommand '" + c.history->remaining().front() + "'";
-            std::fprintf(stderr, "te-bench history: %s; allowed: list|show|delete|export|import\n", problem.c_str());
-            return kExitUsage;
-        }
-        std::fprintf(stderr, "te-bench: %s (see te-bench --help)\n", one_line(e).c_str());
-        return kExitUsage;
-    }
-    if (app.get_subcommands().empty()) {
-        std::fprintf(stderr, "te-bench: a command is required; allowed: %s (see te-bench --help)\n", kCommands);
-        return kExitUsage;
-    }
-    if (const std::optional<std::string> problem = first_empty_value(app)) {
-        std::fprintf(stderr, "te-bench: %s\n", problem->c_str());
-        return kExitUsage;
-    }
-    return std::nullopt;
-}
 
 int run_info(const Commands& c) {
     const DeviceInfo device = detect_device();

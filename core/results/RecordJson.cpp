@@ -506,7 +506,7 @@ RunRecord record_from_json_text(std::string_view text, std::string_view source) 
     json document;
     try {
         document = json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past a double
         throw DataError(std::string(source) + ": not valid JSON (" + e.what() + ")");
     }
     return record_from_json(document, source);
@@ -533,7 +533,7 @@ json parse_file(const std::string& path) {
     }
     try {
         return json::parse(in);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past a double
         throw DataError(path + ": not valid JSON (" + e.what() + ")");
     }
 }

@@ -501,6 +501,15 @@ private Q_SLOTS:
         QCOMPARE(kept["summary"], record_["summary"]);
     }
 
+    // Found by fuzz_record_import: a number past a double's range escaped as an unexpected exception.
+    void numberPastADoubleIsBadJson() {
+        const QString file = dir_.filePath("overflow.json");
+        write_all(file, "{\"schema_version\": 5550000000000e00000000000000000000000000000000000000081985529}");
+        const Result r = bench({"history", "import", file});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("not valid JSON")), qPrintable(r.err));
+    }
+
     // ---- class: memory that cannot exist is refused with numbers ----
     void impossibleMemoryIsRefusedUpFront() {
         const Result r = bench({"run", "--layers", "256", "--hidden", "32768", "--heads", "16", "--device", "cpu"},

@@ -6,7 +6,13 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <QDir>
+#include <QProcessEnvironment>
+
+#include <sqlite3.h>
+
 #include "core/results/RecordJson.h"
+#include "core/results/RunStore.h"
 
 using namespace tewb;
 
@@ -18,8 +24,10 @@ struct Result {
     QString out;
 };
 
-Result run_workbench(const QStringList& args, int timeout_ms = 180'000) {
+Result run_workbench(const QStringList& args, int timeout_ms = 180'000,
+                     const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
     QProcess process;
+    process.setProcessEnvironment(env);
     process.start(QStringLiteral(TE_WORKBENCH_PATH), args);
     Result r;
     if (!process.waitForFinished(timeout_ms)) {
@@ -93,6 +101,49 @@ private Q_SLOTS:
         const Result help = run_workbench({QStringLiteral("--help")}, 30'000);
         QCOMPARE(help.code, 0);
         QVERIFY(help.out.contains(QStringLiteral("--demo")));
+    }
+
+    // No display at all (a server, an SSH session): --help, --version and argument errors still answer,
+    // and starting the window says why it cannot instead of aborting with a core dump.
+    void needsNoDisplayToParseArguments() {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) env.remove(QString::fromLatin1(name));
+        const Result help = run_workbench({QStringLiteral("--help")}, 30'000, env);
+        QCOMPARE(help.code, 0);
+        QVERIFY(help.out.contains(QStringLiteral("--demo")));
+        QCOMPARE(run_workbench({QStringLiteral("--version")}, 30'000, env).code, 0);
+        const Result bad = run_workbench({QStringLiteral("--frobnicate")}, 30'000, env);
+        QCOMPARE(bad.code, 2);
+        QVERIFY(bad.err.contains(QStringLiteral("Unknown option 'frobnicate'")));
+        const Result empty = run_workbench({QStringLiteral("--demo"), QString()}, 30'000, env);
+        QCOMPARE(empty.code, 2);
+        QVERIFY2(empty.err.contains(QStringLiteral("--demo: empty value")), qPrintable(empty.err));
+        const Result window = run_workbench({}, 30'000, env);
+        QCOMPARE(window.code, 1);
+        QVERIFY2(window.err.contains(QStringLiteral("no display")), qPrintable(window.err));
+    }
+
+    // A demo whose run could not be saved fails (exit 1, said on stderr), and the record is kept as JSON.
+    void unsavedRunFailsTheDemo() {
+        QTemporaryDir dir;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TEWB_DATA_DIR"), dir.filePath(QStringLiteral("data")));
+        {
+            RunStore store(dir.filePath(QStringLiteral("data/runs.sqlite3")).toStdString());  // creates it
+        }
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(dir.filePath(QStringLiteral("data/runs.sqlite3")).toLocal8Bit().constData(), &db), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(db, "CREATE TRIGGER refuse BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'disk full'); END;",
+                              nullptr, nullptr, nullptr),
+                 SQLITE_OK);
+        sqlite3_close(db);
+        const Result r = run_workbench({QStringLiteral("--demo"), QStringLiteral("quick-cpu"), QStringLiteral("--export"),
+                                        dir.filePath(QStringLiteral("out")), QStringLiteral("--quit")},
+                                       180'000, env);
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("not saved")), qPrintable(r.err));
+        QVERIFY(!r.out.contains(QStringLiteral("demo done")));
+        QCOMPARE(QDir(dir.filePath(QStringLiteral("data"))).entryList({QStringLiteral("unsaved-run-*.json")}).size(), 1);
     }
 };
 

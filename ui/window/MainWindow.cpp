@@ -391,6 +391,19 @@ bool MainWindow::openRecords(const QString& path) {
         showError(tr("Cannot open run records"), error);
         return false;
     }
+    if (records.empty()) {
+        showError(tr("Cannot open run records"), tr("%1 holds no records (an empty array).").arg(path));
+        return false;
+    }
+    // Names follow --name's rule, as in `te-bench history import` (opening does not store, so the other
+    // import rules, which protect the store, do not apply).
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        if (const std::optional<std::string> problem = name_problem(records[i].config.name)) {
+            showError(tr("Cannot open run records"),
+                      tr("%1, record %2: $.config.name %3").arg(path).arg(i + 1).arg(QString::fromStdString(*problem)));
+            return false;
+        }
+    }
     for (RunRecord& r : records) runs_->add(std::move(r));
     rightTabs_->setCurrentIndex(0);
     statusBar()->showMessage(tr("Opened %n record(s) from %1", nullptr, static_cast<int>(records.size())).arg(path));

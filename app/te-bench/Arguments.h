@@ -1,0 +1,77 @@
+#pragma once
+// te-bench's command line: every command and flag (CLI11), parsed into plain text settings that core
+// converts with messages naming the flag. Kept apart from main.cpp so the fuzz target for argument
+// parsing (fuzz/) runs exactly this code without LibTorch.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/config/RunConfig.h"
+
+namespace tewb::cli {
+
+constexpr int kExitUsage = 2;
+constexpr const char* kCommands = "info|run|compare|recipe|selftest|history";
+
+// Run settings as text, so every number is converted by core with a message naming the flag.
+struct RunFlags {
+    std::string preset, device, backend, precision, layers, hidden, heads, seq, vocab, batch, warmup, iters, lr, seed, name;
+    std::string recipe, fp8_format, amax_history_len, amax_algo, margin;
+    bool inspect_fp8 = false;
+    std::string json_path, csv_path, fp8_csv_path;
+    bool no_store = false;
+
+    bool fp8_flags_given() const {
+        return !recipe.empty() || !fp8_format.empty() || !amax_history_len.empty() || !amax_algo.empty() || !margin.empty();
+    }
+};
+
+// Every command's flags, filled by CLI11, and the subcommands to tell which one was given.
+struct Commands {
+    std::string store_path;
+    CLI::App* history = nullptr;
+
+    CLI::App* info = nullptr;
+    bool info_json = false;
+
+    CLI::App* selftest = nullptr;
+    bool selftest_json = false;
+
+    CLI::App* run = nullptr;
+    RunFlags run_flags;
+
+    CLI::App* compare = nullptr;
+    RunFlags compare_flags;
+    std::string compare_summary_csv;
+
+    CLI::App* recipe = nullptr;
+    std::string replay_recipe, replay_dtype, replay_history_len, replay_algo, replay_margin, replay_amax;
+    bool replay_json = false;
+
+    CLI::App* history_list = nullptr;
+    bool list_json = false;
+    CLI::App* history_show = nullptr;
+    std::string show_id;
+    bool show_json = false;
+    CLI::App* history_delete = nullptr;
+    std::vector<std::string> delete_ids;
+    CLI::App* history_export = nullptr;
+    std::vector<std::string> export_ids;
+    std::string export_json, export_csv, export_summary_csv, export_fp8_csv;
+    CLI::App* history_import = nullptr;
+    std::vector<std::string> import_paths;
+};
+
+void define_commands(CLI::App& app, Commands& c);
+// CLI11's parse with te-bench's messages; an exit status when the arguments end the program (help,
+// version, a bad argument: 2), nothing when a command is to run.
+std::optional<int> parse_arguments(CLI::App& app, const Commands& c, int argc, char** argv);
+// The run configuration the flags describe (a preset plus overrides); throws ConfigError naming the flag.
+RunConfig config_from_flags(const RunFlags& f);
+// `run`: FP8 settings with a precision that is not fp8 would be silently ignored; throws instead.
+void check_fp8_flags_apply(const RunFlags& f, const RunConfig& c);
+
+}  // namespace tewb::cli

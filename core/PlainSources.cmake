@@ -1,0 +1,30 @@
+# Translation units of core that need no LibTorch, relative to core/: the main build compiles them into
+# tewb_core_plain, the fuzz build (fuzz/) compiles them with clang and libFuzzer's instrumentation.
+set(TEWB_CORE_PLAIN_SOURCES
+  common/NumberText.cpp
+  common/TextTable.cpp
+  common/TextCheck.cpp
+  device/Capability.cpp
+  device/PeakThroughput.cpp
+  device/HostMemory.cpp
+  config/RunConfig.cpp
+  config/Availability.cpp
+  selftest/SelfTestReport.cpp
+  model/FlopCount.cpp
+  model/MemoryEstimate.cpp
+  train/SyntheticData.cpp
+  config/ComparePlan.cpp
+  fp8/Fp8Format.cpp
+  fp8/Recipe.cpp
+  fp8/ScaleUpdate.cpp
+  fp8/Fp8Stats.cpp
+  fp8/ReplayReport.cpp
+  results/RunRecord.cpp
+  results/Summary.cpp
+  results/Comparison.cpp
+  results/Fp8Summary.cpp
+  results/RecordJson.cpp
+  results/RecordCsv.cpp
+  results/AtomicFile.cpp
+  results/RunStore.cpp
+)
