@@ -283,6 +283,10 @@ int run_compare(const Commands& c) {
         runs.push_back(train_one(trainer, row.config));
         all_saved = store_run(store.get(), runs.back()) && all_saved;
     }
+    if (runs.empty()) {  // a signal arrived before the first run began: nothing ran, nothing to write
+        std::fprintf(stderr, "te-bench: compare cancelled before its first run\n");
+        return kExitInterrupted;
+    }
     if (!flags.json_path.empty()) {
         nlohmann::json document{{"baseline", runs.front().id}, {"runs", nlohmann::json::array()}, {"skipped", skipped}};
         for (const RunRecord& r : runs) document["runs"].push_back(to_json(r));

@@ -2,6 +2,10 @@
 // failed run, exports, opening records, responsiveness.
 #include <QtTest>
 
+#include <filesystem>
+
+#include <sqlite3.h>
+
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
@@ -307,6 +311,37 @@ private Q_SLOTS:
         const auto* timed = qobject_cast<const QLineSeries*>(plot->series()[2]);
         QCOMPARE(timed->pen().color(), window->runs()->entries().front().colour);
         window->setDark(false);
+    }
+
+    // A run the store refuses (a full disk, say) is not a quiet success: a dialog says so and names the
+    // JSON file the record was kept in.
+    void unsavedRunShowsADialog() {
+        const std::filesystem::path store = RunStore::default_path();
+        { RunStore create(store); }
+        const auto exec = [&](const char* sql) {
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(store.c_str(), &db), SQLITE_OK);
+            QCOMPARE(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK);
+            sqlite3_close(db);
+        };
+        exec("CREATE TRIGGER refuse BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;");
+        auto window = make_window();
+        QSignalSpy errors(window.get(), &MainWindow::errorShown);
+        QSignalSpy drained(window->controller(), &RunController::queueDrained);
+        queue_quick_run(*window, 2);
+        window->queuePanel()->startButton()->click();
+        QVERIFY(drained.wait(kRunTimeoutMs));
+        exec("DROP TRIGGER refuse");
+        QCOMPARE(errors.count(), 1);
+        const QString message = errors.front().front().toString();
+        QVERIFY2(message.contains(QStringLiteral("not in the history")) && message.contains(QStringLiteral("unsaved-run-")),
+                 qPrintable(message));
+        auto* box = window->findChild<QMessageBox*>(QStringLiteral("errorBox"));
+        QVERIFY(box && box->isVisible());
+        box->close();
+        for (const auto& entry : std::filesystem::directory_iterator(store.parent_path())) {
+            if (entry.path().filename().string().rfind("unsaved-run-", 0) == 0) std::filesystem::remove(entry.path());
+        }
     }
 
     void openingRecords() {
