@@ -344,6 +344,17 @@ private Q_SLOTS:
         }
     }
 
+    // The History tab only reads: it shows a store it may not write, and reading never creates one.
+    void historyReadsWithoutWriting() {
+        QTemporaryDir dir;
+        const QString missing = dir.filePath(QStringLiteral("none/runs.sqlite3"));
+        HistoryPanel panel(missing.toStdString());
+        QSignalSpy problems(&panel, &HistoryPanel::problem);
+        panel.refresh();
+        QCOMPARE(problems.count(), 0);
+        QVERIFY(!QFileInfo::exists(missing));
+    }
+
     void openingRecords() {
         auto window = make_window();
         QTemporaryDir dir;

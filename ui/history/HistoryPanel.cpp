@@ -60,7 +60,7 @@ HistoryPanel::HistoryPanel(std::filesystem::path storePath, QWidget* parent)
 
 void HistoryPanel::refresh() {
     try {
-        RunStore store(storePath_);
+        RunStore store(storePath_, RunStore::Access::ReadOnly);  // reading works on a read-only store too
         model_->setRuns(store.list());
     } catch (const std::exception& e) {
         Q_EMIT problem(QString::fromStdString(e.what()));
@@ -77,7 +77,7 @@ std::vector<std::int64_t> HistoryPanel::selectedIds() const {
 
 void HistoryPanel::open(const std::vector<std::int64_t>& ids) {
     try {
-        RunStore store(storePath_);
+        RunStore store(storePath_, RunStore::Access::ReadOnly);  // reading works on a read-only store too
         for (const std::int64_t id : ids) {
             if (std::optional<RunRecord> record = store.get(id)) {
                 Q_EMIT openRequested(*record, id);
@@ -102,7 +102,7 @@ void HistoryPanel::remove(const std::vector<std::int64_t>& ids) {
 
 void HistoryPanel::runAgain(const std::vector<std::int64_t>& ids) {
     try {
-        RunStore store(storePath_);
+        RunStore store(storePath_, RunStore::Access::ReadOnly);  // reading works on a read-only store too
         for (const std::int64_t id : ids) {
             if (std::optional<RunRecord> record = store.get(id)) Q_EMIT rerunRequested(record->config);
         }
