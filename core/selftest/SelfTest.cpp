@@ -3,16 +3,23 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <string_view>
 #include <tuple>
 
 #ifdef TEWB_FUSED_OPS
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 
+#include "core/fp8/Fp8Scope.h"
 #include "core/fp8/Fp8State.h"
 #include "core/fp8/ScaleUpdate.h"
+#include "core/modules/ParameterInit.h"
+#include "core/modules/TransformerLayer.h"
 #include "core/modules/ops/FusedOps.h"
 #include "core/modules/ops/KernelTypes.h"
+#include "core/modules/ops/OpsChoice.h"
+#include "core/modules/ops/ReferenceOps.h"
+#include "core/train/AutocastScope.h"
 #include "tewb_kernels/activation.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/gemm.h"
@@ -33,6 +40,11 @@ constexpr double kComputedAmaxBound = 1e-4;  // the amax of a computed output (L
 
 using Shape = std::pair<std::int64_t, std::int64_t>;
 
+// The first line of an exception's text (LibTorch appends a backtrace).
+std::string first_line(std::string_view text) {
+    return std::string(text.substr(0, text.find('\n')));
+}
+
 class Checks {
 public:
     explicit Checks(SelfTestReport& report) : report_(report) {}
@@ -44,14 +56,17 @@ public:
         const double norm = w.norm().item<double>();
         double error = (g - w).norm().item<double>() / (norm > 0 ? norm : 1.0);
         if (std::isnan(error)) error = INFINITY;  // an unwritten (poisoned) element
-        add(op, what, shape, dtype, error, bound);
+        const double peak = w.abs().max().item<double>();
+        double worst = (g - w).abs().max().item<double>() / (peak > 0 ? peak : 1.0);
+        if (std::isnan(worst)) worst = INFINITY;
+        add(op, what, shape, dtype, error, bound, worst);
     }
 
     // The fraction of elements that differ: results that must be exact.
     void exact(const std::string& op, const std::string& what, const std::string& shape, const std::string& dtype,
                const at::Tensor& got, const at::Tensor& want) {
         const double mismatched = got.ne(want).sum().item<double>() / static_cast<double>(std::max<std::int64_t>(1, want.numel()));
-        add(op, what, shape, dtype, mismatched, 0.0);
+        add(op, what, shape, dtype, mismatched, 0.0, mismatched);
     }
 
     void amax(const std::string& op, const std::string& shape, const std::string& dtype, const at::Tensor& got, float want,
@@ -59,19 +74,33 @@ public:
         const float g = got.item<float>();
         double error = want > 0 ? std::abs(static_cast<double>(g) - want) / want : std::abs(static_cast<double>(g));
         if (std::isnan(g)) error = INFINITY;
-        add(op, "amax", shape, dtype, error, bound);
+        add(op, "amax", shape, dtype, error, bound, error);
     }
 
     // Elements that differ, already counted: results that must be exact.
     void mismatches(const std::string& op, const std::string& what, const std::string& shape, const std::string& dtype,
                     std::int64_t mismatched, std::int64_t compared) {
-        add(op, what, shape, dtype, static_cast<double>(mismatched) / static_cast<double>(std::max<std::int64_t>(1, compared)), 0.0);
+        const double fraction = static_cast<double>(mismatched) / static_cast<double>(std::max<std::int64_t>(1, compared));
+        add(op, what, shape, dtype, fraction, 0.0, fraction);
+    }
+
+    // Runs one check on its own: an exception (a refused argument, a CUDA or cuBLASLt error) becomes a
+    // failed row and the next check still runs. A sticky CUDA error fails every later check likewise.
+    template <typename Body>
+    void attempt(const std::string& op, const std::string& shape, const std::string& dtype, Body&& body) {
+        try {
+            body();
+        } catch (const std::exception& e) {
+            SelfTestCase failed{op, "-", shape, dtype, INFINITY, 0.0, INFINITY, first_line(e.what())};
+            report_.cases.push_back(std::move(failed));
+            (void)cudaGetLastError();  // clear a non-sticky error so that it is not blamed on the next check
+        }
     }
 
 private:
     void add(const std::string& op, const std::string& what, const std::string& shape, const std::string& dtype, double error,
-             double bound) {
-        report_.cases.push_back({op, what, shape, dtype, error, bound});
+             double bound, double worst) {
+        report_.cases.push_back({op, what, shape, dtype, error, bound, worst, {}});
     }
 
     SelfTestReport& report_;
@@ -131,144 +160,168 @@ void casts(Checks& check) {
             for (const auto& [rows, cols] : shapes) {
                 const std::string shape = shape_text(rows, cols);
                 const std::string dtype = dtype_name(input) + " -> " + fp8_name(type);
-                const at::Tensor x = (at::randn({rows, cols}, cuda()) * 20).to(input);
-                const float want_amax = x.abs().max().to(at::kFloat).item<float>();
-                const float scale = kernels::fp8_max(type) / (want_amax * 1.5f);
-                const at::Tensor scale_t = scalar(scale);
-                const at::Tensor want = reference_cast(x, scale, type);
-                at::Tensor out = poisoned_fp8({rows, cols});
-                at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
-                kernels::cast_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(x.numel()), scale_t.data_ptr<float>(),
-                                     out.data_ptr(), type, amax.data_ptr<float>(), stream());
-                check.exact("cast_to_fp8", "out", shape, dtype, out, want);
-                check.amax("cast_to_fp8", shape, dtype, amax, want_amax, 0.0);
+                check.attempt("cast_to_fp8", shape, dtype, [&, rows = rows, cols = cols] {
+                    const at::Tensor x = (at::randn({rows, cols}, cuda()) * 20).to(input);
+                    const float want_amax = x.abs().max().to(at::kFloat).item<float>();
+                    // 1.5: every value fits; 0.25: the largest quarter of the range saturates to ±fp8_max.
+                    for (const float headroom : {1.5f, 0.25f}) {
+                        const bool saturating = headroom < 1;
+                        const float scale = kernels::fp8_max(type) / (want_amax * headroom);
+                        const at::Tensor scale_t = scalar(scale);
+                        const at::Tensor want = reference_cast(x, scale, type);
+                        at::Tensor out = poisoned_fp8({rows, cols});
+                        at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
+                        kernels::cast_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(x.numel()),
+                                             scale_t.data_ptr<float>(), out.data_ptr(), type, amax.data_ptr<float>(), stream());
+                        check.exact("cast_to_fp8", saturating ? "out (saturating)" : "out", shape, dtype, out, want);
+                        check.amax("cast_to_fp8", shape, dtype, amax, want_amax, 0.0);
 
-                at::Tensor both = poisoned_fp8({rows, cols});
-                at::Tensor both_t = poisoned_fp8({cols, rows});
-                amax.zero_();
-                kernels::cast_transpose_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(rows),
-                                               static_cast<std::size_t>(cols), scale_t.data_ptr<float>(), both.data_ptr(),
-                                               both_t.data_ptr(), type, amax.data_ptr<float>(), stream());
-                check.exact("cast_transpose_to_fp8", "out", shape, dtype, both, want);
-                check.exact("cast_transpose_to_fp8", "out_t", shape, dtype, both_t, want.t().contiguous());
-                check.amax("cast_transpose_to_fp8", shape, dtype, amax, want_amax, 0.0);
+                        at::Tensor both = poisoned_fp8({rows, cols});
+                        at::Tensor both_t = poisoned_fp8({cols, rows});
+                        amax.zero_();
+                        kernels::cast_transpose_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(rows),
+                                                       static_cast<std::size_t>(cols), scale_t.data_ptr<float>(), both.data_ptr(),
+                                                       both_t.data_ptr(), type, amax.data_ptr<float>(), stream());
+                        const std::string suffix = saturating ? " (saturating)" : "";
+                        check.exact("cast_transpose_to_fp8", "out" + suffix, shape, dtype, both, want);
+                        check.exact("cast_transpose_to_fp8", "out_t" + suffix, shape, dtype, both_t, want.t().contiguous());
+                        if (!saturating) check.amax("cast_transpose_to_fp8", shape, dtype, amax, want_amax, 0.0);
+                    }
+                });
             }
         }
     }
     for (const at::ScalarType type : {at::kByte, at::kBFloat16, at::kFloat}) {
         for (const auto& [rows, cols] : {Shape{1, 1}, Shape{3, 1000}, Shape{97, 33}, Shape{3072, 768}}) {
-            const at::Tensor x = at::randint(0, 255, {rows, cols}, cuda().dtype(at::kFloat)).to(type);
-            at::Tensor out = at::full({cols, rows}, 77, cuda().dtype(type));
-            kernels::transpose(x.data_ptr(), x.element_size(), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols),
-                               out.data_ptr(), stream());
-            check.exact("transpose", "out", shape_text(rows, cols), std::to_string(x.element_size()) + "-byte", out, x.t().contiguous());
+            const std::string dtype = std::to_string(c10::elementSize(type)) + "-byte";
+            check.attempt("transpose", shape_text(rows, cols), dtype, [&, rows = rows, cols = cols] {
+                const at::Tensor x = at::randint(0, 255, {rows, cols}, cuda().dtype(at::kFloat)).to(type);
+                at::Tensor out = at::full({cols, rows}, 77, cuda().dtype(type));
+                kernels::transpose(x.data_ptr(), x.element_size(), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols),
+                                   out.data_ptr(), stream());
+                check.exact("transpose", "out", shape_text(rows, cols), dtype, out, x.t().contiguous());
+            });
         }
     }
 }
 
-void layer_norms(Checks& check) {
+void layer_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std::int64_t rows, std::int64_t hidden) {
     constexpr float eps = 1e-5f;
+    const double bound = io == at::kFloat && param == at::kFloat ? kFloat32Bound : kBf16Bound;
+    const std::string shape = shape_text(rows, hidden);
+    const std::string dtype = dtype_name(io) + (param == at::kFloat ? "" : ", " + dtype_name(param) + " gamma");
+    const at::Tensor x = (at::randn({rows, hidden}, cuda()) * 3 + 0.5).to(io);
+    const at::Tensor gamma = (at::randn({hidden}, cuda()) * 0.5 + 1).to(param);
+    const at::Tensor beta = (at::randn({hidden}, cuda()) * 0.1).to(param);
+    const at::Tensor gamma32 = gamma.to(at::kFloat);
+    auto [want, want_mean, want_rstd] = at::native_layer_norm(x.to(at::kFloat), {hidden}, gamma32, beta.to(at::kFloat), eps);
+    at::Tensor out = poisoned({rows, hidden}, io);
+    at::Tensor mean = poisoned({rows}, at::kFloat);
+    at::Tensor rstd = poisoned({rows}, at::kFloat);
+    at::Tensor q = poisoned_fp8({rows, hidden});
+    at::Tensor q_t = poisoned_fp8({hidden, rows});
+    const float want_amax = want.abs().max().item<float>();
+    const float scale = 448.0f / (want_amax * 1.25f);
+    const at::Tensor scale_t = scalar(scale);
+    at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
+    const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
+                                 kernels::Fp8Type::E4M3};
+    kernels::layer_norm_forward(x.data_ptr(), kernel_dtype(io), gamma.data_ptr(), beta.data_ptr(), kernel_dtype(param),
+                                static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden), eps, out.data_ptr(), kernel_dtype(io),
+                                &fp8, mean.data_ptr<float>(), rstd.data_ptr<float>(), stream());
+    check.relative("layer_norm_forward", "out", shape, dtype, out, want, bound);
+    check.relative("layer_norm_forward", "mean", shape, dtype, mean, want_mean.reshape({-1}), kFloat32Bound);
+    check.relative("layer_norm_forward", "rstd", shape, dtype, rstd, want_rstd.reshape({-1}), kFloat32Bound);
+    check.relative("layer_norm_forward", "FP8 out", shape, dtype + " -> E4M3", dequantize(q, kernels::Fp8Type::E4M3, scale), want,
+                   kE4m3Bound);
+    check.exact("layer_norm_forward", "FP8 transposed", shape, dtype + " -> E4M3", q_t, q.t().contiguous());
+    check.amax("layer_norm_forward", shape, dtype + " -> E4M3", amax, want_amax, kComputedAmaxBound);
+
+    const at::Tensor dy = at::randn({rows, hidden}, cuda()).to(io);
+    auto [want_dx, want_dgamma, want_dbeta] = at::native_layer_norm_backward(dy.to(at::kFloat), x.to(at::kFloat), {hidden}, want_mean,
+                                                                             want_rstd, gamma32, beta.to(at::kFloat), {true, true, true});
+    at::Tensor dx = poisoned({rows, hidden}, io);
+    at::Tensor dgamma = poisoned({hidden}, param);
+    at::Tensor dbeta = poisoned({hidden}, param);
+    const std::size_t bytes =
+        kernels::layer_norm_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
+    at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+    kernels::layer_norm_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(io), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+                                 gamma.data_ptr(), kernel_dtype(param), static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden),
+                                 dx.data_ptr(), dgamma.data_ptr(), dbeta.data_ptr(), workspace.data_ptr(), bytes, stream());
+    check.relative("layer_norm_backward", "dx", shape, dtype, dx, want_dx, bound);
+    check.relative("layer_norm_backward", "dgamma", shape, dtype, dgamma, want_dgamma, bound);
+    check.relative("layer_norm_backward", "dbeta", shape, dtype, dbeta, want_dbeta, bound);
+}
+
+void layer_norms(Checks& check) {
     const Shape shapes[] = {{1, 768}, {3, 1000}, {97, 768}, {3072, 768}, {5, 3072}, {7, 33}};
     for (const at::ScalarType io : {at::kFloat, at::kBFloat16}) {
-        const double bound = io == at::kFloat ? kFloat32Bound : kBf16Bound;
         for (const auto& [rows, hidden] : shapes) {
-            const std::string shape = shape_text(rows, hidden);
-            const at::Tensor x = (at::randn({rows, hidden}, cuda()) * 3 + 0.5).to(io);
-            const at::Tensor gamma = at::randn({hidden}, cuda()) * 0.5 + 1;
-            const at::Tensor beta = at::randn({hidden}, cuda()) * 0.1;
-            auto [want, want_mean, want_rstd] = at::native_layer_norm(x.to(at::kFloat), {hidden}, gamma, beta, eps);
-            at::Tensor out = poisoned({rows, hidden}, io);
-            at::Tensor mean = poisoned({rows}, at::kFloat);
-            at::Tensor rstd = poisoned({rows}, at::kFloat);
-            at::Tensor q = poisoned_fp8({rows, hidden});
-            at::Tensor q_t = poisoned_fp8({hidden, rows});
-            const float want_amax = want.abs().max().item<float>();
-            const float scale = 448.0f / (want_amax * 1.25f);
-            const at::Tensor scale_t = scalar(scale);
-            at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
-            const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
-                                         kernels::Fp8Type::E4M3};
-            kernels::layer_norm_forward(x.data_ptr(), kernel_dtype(io), gamma.data_ptr(), beta.data_ptr(), kernels::DType::Float32,
-                                        static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden), eps, out.data_ptr(),
-                                        kernel_dtype(io), &fp8, mean.data_ptr<float>(), rstd.data_ptr<float>(), stream());
-            const std::string dtype = dtype_name(io);
-            check.relative("layer_norm_forward", "out", shape, dtype, out, want, bound);
-            check.relative("layer_norm_forward", "mean", shape, dtype, mean, want_mean.reshape({-1}), kFloat32Bound);
-            check.relative("layer_norm_forward", "rstd", shape, dtype, rstd, want_rstd.reshape({-1}), kFloat32Bound);
-            check.relative("layer_norm_forward", "FP8 out", shape, dtype + " -> E4M3", dequantize(q, kernels::Fp8Type::E4M3, scale), want,
-                           kE4m3Bound);
-            check.exact("layer_norm_forward", "FP8 transposed", shape, dtype + " -> E4M3", q_t, q.t().contiguous());
-            check.amax("layer_norm_forward", shape, dtype + " -> E4M3", amax, want_amax, kComputedAmaxBound);
-
-            const at::Tensor dy = at::randn({rows, hidden}, cuda()).to(io);
-            auto [want_dx, want_dgamma, want_dbeta] = at::native_layer_norm_backward(
-                dy.to(at::kFloat), x.to(at::kFloat), {hidden}, want_mean, want_rstd, gamma, beta, {true, true, true});
-            at::Tensor dx = poisoned({rows, hidden}, io);
-            at::Tensor dgamma = poisoned({hidden}, at::kFloat);
-            at::Tensor dbeta = poisoned({hidden}, at::kFloat);
-            const std::size_t bytes =
-                kernels::layer_norm_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
-            at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
-            kernels::layer_norm_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(io), mean.data_ptr<float>(), rstd.data_ptr<float>(),
-                                         gamma.data_ptr(), kernels::DType::Float32, static_cast<std::size_t>(rows),
-                                         static_cast<std::size_t>(hidden), dx.data_ptr(), dgamma.data_ptr(), dbeta.data_ptr(),
-                                         workspace.data_ptr(), bytes, stream());
-            check.relative("layer_norm_backward", "dx", shape, dtype, dx, want_dx, bound);
-            check.relative("layer_norm_backward", "dgamma", shape, dtype, dgamma, want_dgamma, bound);
-            check.relative("layer_norm_backward", "dbeta", shape, dtype, dbeta, want_dbeta, bound);
+            check.attempt("layer_norm", shape_text(rows, hidden), dtype_name(io),
+                          [&, rows = rows, hidden = hidden] { layer_norm_case(check, io, at::kFloat, rows, hidden); });
+        }
+        // BF16 parameters (a model kept in BF16): the kernels read and write gamma's dtype.
+        for (const auto& [rows, hidden] : {Shape{97, 768}, Shape{3072, 768}}) {
+            check.attempt("layer_norm", shape_text(rows, hidden), dtype_name(io) + ", bfloat16 gamma",
+                          [&, rows = rows, hidden = hidden] { layer_norm_case(check, io, at::kBFloat16, rows, hidden); });
         }
     }
+}
+
+void gelu_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t cols) {
+    const double bound = io == at::kFloat ? kFloat32Bound : kBf16Bound;
+    const std::string dtype = dtype_name(io);
+    const std::string shape = shape_text(rows, cols);
+    const at::Tensor x = (at::randn({rows, cols}, cuda()) * 2).to(io);
+    const at::Tensor want = at::gelu(x.to(at::kFloat), "tanh");
+    at::Tensor out = poisoned({rows, cols}, io);
+    at::Tensor q = poisoned_fp8({rows, cols});
+    at::Tensor q_t = poisoned_fp8({cols, rows});
+    const float want_amax = want.abs().max().item<float>();
+    const float scale = 448.0f / (std::max(want_amax, 1e-30f) * 1.25f);
+    const at::Tensor scale_t = scalar(scale);
+    at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
+    const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
+                                 kernels::Fp8Type::E4M3};
+    kernels::gelu_forward(x.data_ptr(), kernel_dtype(io), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols), out.data_ptr(),
+                          kernel_dtype(io), &fp8, stream());
+    check.relative("gelu_forward", "out", shape, dtype, out, want, bound);
+    check.relative("gelu_forward", "FP8 out", shape, dtype + " -> E4M3", dequantize(q, kernels::Fp8Type::E4M3, scale), want,
+                   kE4m3Bound);
+    check.exact("gelu_forward", "FP8 transposed", shape, dtype + " -> E4M3", q_t, q.t().contiguous());
+    check.amax("gelu_forward", shape, dtype + " -> E4M3", amax, want_amax, kComputedAmaxBound);
+
+    const at::Tensor dy = at::randn({rows, cols}, cuda()).to(io);
+    const at::Tensor want_dx = at::gelu_backward(dy.to(at::kFloat), x.to(at::kFloat), "tanh");
+    at::Tensor dx = poisoned({rows, cols}, io);
+    at::Tensor dq = poisoned_fp8({rows, cols});
+    at::Tensor dq_t = poisoned_fp8({cols, rows});
+    const float want_damax = want_dx.abs().max().item<float>();
+    const float dscale = 57344.0f / (std::max(want_damax, 1e-30f) * 1.25f);
+    const at::Tensor dscale_t = scalar(dscale);
+    at::Tensor damax = at::zeros({1}, cuda().dtype(at::kFloat));
+    at::Tensor dbias = poisoned({cols}, at::kFloat);
+    const std::size_t bytes = kernels::gelu_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+    at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+    const kernels::Fp8Output dfp8{dq.data_ptr(), dq_t.data_ptr(), dscale_t.data_ptr<float>(), damax.data_ptr<float>(),
+                                  kernels::Fp8Type::E5M2};
+    kernels::gelu_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(io), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols),
+                           dx.data_ptr(), &dfp8, dbias.data_ptr(), kernels::DType::Float32, workspace.data_ptr(), bytes, stream());
+    check.relative("gelu_backward", "dx", shape, dtype, dx, want_dx, bound);
+    check.relative("gelu_backward", "FP8 dx", shape, dtype + " -> E5M2", dequantize(dq, kernels::Fp8Type::E5M2, dscale), want_dx,
+                   kE5m2Bound);
+    check.exact("gelu_backward", "FP8 transposed dx", shape, dtype + " -> E5M2", dq_t, dq.t().contiguous());
+    check.relative("gelu_backward", "dbias", shape, dtype, dbias, want_dx.sum(0), std::max(bound, kFloat32Bound));
+    check.amax("gelu_backward", shape, dtype + " -> E5M2", damax, want_damax, kComputedAmaxBound);
 }
 
 void gelus(Checks& check) {
     const Shape shapes[] = {{1, 1}, {3, 1000}, {97, 3072}, {3072, 3072}, {7, 33}};
     for (const at::ScalarType io : {at::kFloat, at::kBFloat16}) {
-        const double bound = io == at::kFloat ? kFloat32Bound : kBf16Bound;
-        const std::string dtype = dtype_name(io);
         for (const auto& [rows, cols] : shapes) {
-            const std::string shape = shape_text(rows, cols);
-            const at::Tensor x = (at::randn({rows, cols}, cuda()) * 2).to(io);
-            const at::Tensor want = at::gelu(x.to(at::kFloat), "tanh");
-            at::Tensor out = poisoned({rows, cols}, io);
-            at::Tensor q = poisoned_fp8({rows, cols});
-            at::Tensor q_t = poisoned_fp8({cols, rows});
-            const float want_amax = want.abs().max().item<float>();
-            const float scale = 448.0f / (std::max(want_amax, 1e-30f) * 1.25f);
-            const at::Tensor scale_t = scalar(scale);
-            at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
-            const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
-                                         kernels::Fp8Type::E4M3};
-            kernels::gelu_forward(x.data_ptr(), kernel_dtype(io), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols),
-                                  out.data_ptr(), kernel_dtype(io), &fp8, stream());
-            check.relative("gelu_forward", "out", shape, dtype, out, want, bound);
-            check.relative("gelu_forward", "FP8 out", shape, dtype + " -> E4M3", dequantize(q, kernels::Fp8Type::E4M3, scale), want,
-                           kE4m3Bound);
-            check.exact("gelu_forward", "FP8 transposed", shape, dtype + " -> E4M3", q_t, q.t().contiguous());
-            check.amax("gelu_forward", shape, dtype + " -> E4M3", amax, want_amax, kComputedAmaxBound);
-
-            const at::Tensor dy = at::randn({rows, cols}, cuda()).to(io);
-            const at::Tensor want_dx = at::gelu_backward(dy.to(at::kFloat), x.to(at::kFloat), "tanh");
-            at::Tensor dx = poisoned({rows, cols}, io);
-            at::Tensor dq = poisoned_fp8({rows, cols});
-            at::Tensor dq_t = poisoned_fp8({cols, rows});
-            const float want_damax = want_dx.abs().max().item<float>();
-            const float dscale = 57344.0f / (std::max(want_damax, 1e-30f) * 1.25f);
-            const at::Tensor dscale_t = scalar(dscale);
-            at::Tensor damax = at::zeros({1}, cuda().dtype(at::kFloat));
-            at::Tensor dbias = poisoned({cols}, at::kFloat);
-            const std::size_t bytes = kernels::gelu_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
-            at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
-            const kernels::Fp8Output dfp8{dq.data_ptr(), dq_t.data_ptr(), dscale_t.data_ptr<float>(), damax.data_ptr<float>(),
-                                          kernels::Fp8Type::E5M2};
-            kernels::gelu_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(io), static_cast<std::size_t>(rows),
-                                   static_cast<std::size_t>(cols), dx.data_ptr(), &dfp8, dbias.data_ptr(), kernels::DType::Float32,
-                                   workspace.data_ptr(), bytes, stream());
-            check.relative("gelu_backward", "dx", shape, dtype, dx, want_dx, bound);
-            check.relative("gelu_backward", "FP8 dx", shape, dtype + " -> E5M2", dequantize(dq, kernels::Fp8Type::E5M2, dscale), want_dx,
-                           kE5m2Bound);
-            check.exact("gelu_backward", "FP8 transposed dx", shape, dtype + " -> E5M2", dq_t, dq.t().contiguous());
-            check.relative("gelu_backward", "dbias", shape, dtype, dbias, want_dx.sum(0), std::max(bound, kFloat32Bound));
-            check.amax("gelu_backward", shape, dtype + " -> E5M2", damax, want_damax, kComputedAmaxBound);
+            check.attempt("gelu", shape_text(rows, cols), dtype_name(io),
+                          [&, rows = rows, cols = cols] { gelu_case(check, io, rows, cols); });
         }
     }
 }
@@ -284,118 +337,301 @@ kernels::GemmArgs gemm_args(const at::Tensor& a, const at::Tensor& b, const at::
     return g;
 }
 
-void gemms(Checks& check) {
+std::string gemm_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
+    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
+// A [rows, cols] matrix that starts `offset_bytes` past a 256-byte aligned allocation: the pointer
+// alignment cuBLASLt sees is then exactly that offset's.
+at::Tensor offset_matrix(const at::Tensor& values, std::int64_t offset_bytes) {
+    const std::int64_t skip = offset_bytes / values.element_size();
+    at::Tensor storage = at::empty({values.numel() + skip}, values.options());
+    at::Tensor view = storage.narrow(0, skip, values.numel()).view(values.sizes());
+    view.copy_(values);
+    return view;
+}
+
+// FP8 operands of a GEMM: a [m, k] in a_type and b [n, k] in E4M3, with their scales and the float32
+// product of the dequantized values (the reference).
+struct Fp8Operands {
+    at::Tensor a8, b8, a_inv, b_inv, product;
+};
+
+Fp8Operands fp8_operands(std::int64_t m, std::int64_t n, std::int64_t k, kernels::Fp8Type a_type) {
+    const at::Tensor a_hp = at::randn({m, k}, cuda());
+    const at::Tensor b_hp = at::randn({n, k}, cuda()) * 0.02;
+    const float a_scale = kernels::fp8_max(a_type) / a_hp.abs().max().item<float>();
+    const float b_scale = 448.0f / b_hp.abs().max().item<float>();
+    Fp8Operands o;
+    o.a8 = reference_cast(a_hp, a_scale, a_type);
+    o.b8 = reference_cast(b_hp, b_scale, kernels::Fp8Type::E4M3);
+    o.a_inv = scalar(1.0f / a_scale);
+    o.b_inv = scalar(1.0f / b_scale);
+    o.product = at::mm(dequantize(o.a8, a_type, a_scale), dequantize(o.b8, kernels::Fp8Type::E4M3, b_scale).t());
+    return o;
+}
+
+kernels::GemmArgs fp8_gemm_args(const Fp8Operands& o, kernels::Fp8Type a_type, void* d) {
+    kernels::GemmArgs g;
+    g.m = static_cast<std::size_t>(o.a8.size(0));
+    g.n = static_cast<std::size_t>(o.b8.size(0));
+    g.k = static_cast<std::size_t>(o.a8.size(1));
+    g.a = {o.a8.data_ptr(), a_type == kernels::Fp8Type::E4M3 ? kernels::GemmType::E4M3 : kernels::GemmType::E5M2,
+           o.a_inv.data_ptr<float>()};
+    g.b = {o.b8.data_ptr(), kernels::GemmType::E4M3, o.b_inv.data_ptr<float>()};
+    g.d = d;
+    return g;
+}
+
+void plain_gemms(Checks& check) {
     using Triple = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
     for (const auto& [m, n, k] : {Triple{3072, 768, 768}, Triple{3072, 3072, 768}, Triple{3072, 768, 3072}, Triple{97, 1000, 33},
                                   Triple{1, 7, 13}}) {
-        const at::Tensor a = at::randn({m, k}, cuda()).to(at::kBFloat16);
-        const at::Tensor b = at::randn({n, k}, cuda()).to(at::kBFloat16);
-        at::Tensor d = poisoned({m, n}, at::kBFloat16);
-        kernels::gemm(gemm_args(a, b, d, kernels::GemmType::BFloat16), stream());
-        check.relative("gemm", "d", std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k), "bfloat16", d,
-                       at::mm(a.to(at::kFloat), b.to(at::kFloat).t()), kBf16Bound);
+        check.attempt("gemm", gemm_shape(m, n, k), "bfloat16", [&, m = m, n = n, k = k] {
+            const at::Tensor a = at::randn({m, k}, cuda()).to(at::kBFloat16);
+            const at::Tensor b = at::randn({n, k}, cuda()).to(at::kBFloat16);
+            at::Tensor d = poisoned({m, n}, at::kBFloat16);
+            kernels::gemm(gemm_args(a, b, d, kernels::GemmType::BFloat16), stream());
+            check.relative("gemm", "d", gemm_shape(m, n, k), "bfloat16", d, at::mm(a.to(at::kFloat), b.to(at::kFloat).t()), kBf16Bound);
+        });
     }
+    // Operands and output at 16-byte (not 256-byte) aligned addresses: the plan must fit the pointers.
+    for (const std::int64_t offset : {16, 32, 48}) {
+        const std::string dtype = "bfloat16, pointers at +" + std::to_string(offset) + " bytes";
+        check.attempt("gemm", "3072x768x768", dtype, [&] {
+            const at::Tensor a = offset_matrix(at::randn({3072, 768}, cuda()).to(at::kBFloat16), offset);
+            const at::Tensor b = offset_matrix(at::randn({768, 768}, cuda()).to(at::kBFloat16), offset);
+            at::Tensor d = offset_matrix(poisoned({3072, 768}, at::kBFloat16), offset);
+            kernels::gemm(gemm_args(a, b, d, kernels::GemmType::BFloat16), stream());
+            check.relative("gemm", "d", "3072x768x768", dtype, d, at::mm(a.to(at::kFloat), b.to(at::kFloat).t()), kBf16Bound);
+        });
+    }
+}
+
+void fp8_gemms(Checks& check) {
+    // Forward (E4M3 x E4M3, fast accumulation) and dgrad (E5M2 x E4M3, split), BF16 output with a bias.
     for (const bool backward : {false, true}) {
-        const std::int64_t m = 3072, n = 768, k = 768;
         const auto a_type = backward ? kernels::Fp8Type::E5M2 : kernels::Fp8Type::E4M3;
-        const at::Tensor a_hp = at::randn({m, k}, cuda());
-        const at::Tensor b_hp = at::randn({n, k}, cuda()) * 0.02;
-        const float a_scale = kernels::fp8_max(a_type) / a_hp.abs().max().item<float>();
-        const float b_scale = 448.0f / b_hp.abs().max().item<float>();
-        const at::Tensor a8 = reference_cast(a_hp, a_scale, a_type);
-        const at::Tensor b8 = reference_cast(b_hp, b_scale, kernels::Fp8Type::E4M3);
-        const at::Tensor a_inv = scalar(1.0f / a_scale);
-        const at::Tensor b_inv = scalar(1.0f / b_scale);
-        const at::Tensor bias = at::randn({n}, cuda()).to(at::kBFloat16);
-        at::Tensor d = poisoned({m, n}, at::kBFloat16);
-        kernels::GemmArgs g = gemm_args(a8, b8, d, kernels::GemmType::E4M3);
-        g.a = {a8.data_ptr(), backward ? kernels::GemmType::E5M2 : kernels::GemmType::E4M3, a_inv.data_ptr<float>()};
-        g.b.scale_inv = b_inv.data_ptr<float>();
+        const std::string dtype = backward ? "E5M2 x E4M3 -> bfloat16, bias" : "E4M3 x E4M3 -> bfloat16, bias";
+        check.attempt("gemm", "3072x768x768", dtype, [&] {
+            const Fp8Operands o = fp8_operands(3072, 768, 768, a_type);
+            const at::Tensor bias = at::randn({768}, cuda()).to(at::kBFloat16);
+            at::Tensor d = poisoned({3072, 768}, at::kBFloat16);
+            kernels::GemmArgs g = fp8_gemm_args(o, a_type, d.data_ptr());
+            g.epilogue = kernels::Epilogue::Bias;
+            g.bias = bias.data_ptr();
+            g.accumulation = backward ? kernels::Accumulation::Split : kernels::Accumulation::Fast;
+            kernels::gemm(g, stream());
+            check.relative("gemm", backward ? "d (split accumulation)" : "d (fast accumulation)", "3072x768x768", dtype, d,
+                           o.product + bias.to(at::kFloat), kBf16Bound);
+        });
+    }
+    // The wgrad path: dyᵀ (E5M2) x xᵀ (E4M3) over the tokens, float32 output, split accumulation.
+    check.attempt("gemm", "768x768x3072", "E5M2 x E4M3 -> float32", [&] {
+        const Fp8Operands o = fp8_operands(768, 768, 3072, kernels::Fp8Type::E5M2);
+        at::Tensor d = poisoned({768, 768}, at::kFloat);
+        kernels::GemmArgs g = fp8_gemm_args(o, kernels::Fp8Type::E5M2, d.data_ptr());
+        g.d_type = kernels::GemmType::Float32;
+        kernels::gemm(g, stream());
+        check.relative("gemm", "d (wgrad)", "768x768x3072", "E5M2 x E4M3 -> float32", d, o.product, kFloat32Bound * 100);
+    });
+    // Float32 output with a bias (BF16, the only bias type cuBLASLt's FP8 kernels take).
+    check.attempt("gemm", "3072x768x768", "E4M3 x E4M3 -> float32, bias", [&] {
+        const Fp8Operands o = fp8_operands(3072, 768, 768, kernels::Fp8Type::E4M3);
+        const at::Tensor bias = at::randn({768}, cuda()).to(at::kBFloat16);
+        at::Tensor d = poisoned({3072, 768}, at::kFloat);
+        kernels::GemmArgs g = fp8_gemm_args(o, kernels::Fp8Type::E4M3, d.data_ptr());
+        g.d_type = kernels::GemmType::Float32;
         g.epilogue = kernels::Epilogue::Bias;
         g.bias = bias.data_ptr();
-        g.accumulation = backward ? kernels::Accumulation::Split : kernels::Accumulation::Fast;
         kernels::gemm(g, stream());
-        const at::Tensor want = at::mm(dequantize(a8, a_type, a_scale), dequantize(b8, kernels::Fp8Type::E4M3, b_scale).t()) +
-                                bias.to(at::kFloat);
-        check.relative("gemm", backward ? "d (split accumulation)" : "d (fast accumulation)", "3072x768x768",
-                       backward ? "E5M2 x E4M3 -> bfloat16, bias" : "E4M3 x E4M3 -> bfloat16, bias", d, want, kBf16Bound);
-    }
-    // Epilogues: GELU with its aux output, DGELU with the bias gradient, BGRADB.
+        check.relative("gemm", "d", "3072x768x768", "E4M3 x E4M3 -> float32, bias", d, o.product + bias.to(at::kFloat),
+                       kFloat32Bound * 100);
+    });
+    // FP8 output: D scaled and cast to E4M3 in the epilogue, with max |D| before scaling.
+    check.attempt("gemm", "3072x768x768", "E4M3 x E4M3 -> E4M3", [&] {
+        const Fp8Operands o = fp8_operands(3072, 768, 768, kernels::Fp8Type::E4M3);
+        const float want_amax = o.product.abs().max().item<float>();
+        const float d_scale = 448.0f / (want_amax * 1.25f);
+        const at::Tensor d_scale_t = scalar(d_scale);
+        at::Tensor d = poisoned_fp8({3072, 768});
+        at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
+        kernels::GemmArgs g = fp8_gemm_args(o, kernels::Fp8Type::E4M3, d.data_ptr());
+        g.d_type = kernels::GemmType::E4M3;
+        g.d_scale = d_scale_t.data_ptr<float>();
+        g.d_amax = amax.data_ptr<float>();
+        kernels::gemm(g, stream());
+        check.relative("gemm", "FP8 d", "3072x768x768", "E4M3 x E4M3 -> E4M3", dequantize(d, kernels::Fp8Type::E4M3, d_scale),
+                       o.product, kE4m3Bound);
+        check.amax("gemm", "3072x768x768", "E4M3 x E4M3 -> E4M3", amax, want_amax, kComputedAmaxBound * 10);
+    });
+    // FP8 operands at 16-byte offsets.
+    check.attempt("gemm", "3072x768x768", "E4M3 x E4M3 -> bfloat16, pointers at +16 bytes", [&] {
+        const Fp8Operands o = fp8_operands(3072, 768, 768, kernels::Fp8Type::E4M3);
+        Fp8Operands shifted = o;
+        shifted.a8 = offset_matrix(o.a8, 16);
+        shifted.b8 = offset_matrix(o.b8, 16);
+        at::Tensor d = offset_matrix(poisoned({3072, 768}, at::kBFloat16), 16);
+        kernels::gemm(fp8_gemm_args(shifted, kernels::Fp8Type::E4M3, d.data_ptr()), stream());
+        check.relative("gemm", "d", "3072x768x768", "E4M3 x E4M3 -> bfloat16, pointers at +16 bytes", d, o.product, kBf16Bound);
+    });
+}
+
+// Epilogues: GELU with its aux output, DGELU with the bias gradient, BGRADB.
+void gemm_epilogues(Checks& check) {
     const std::int64_t m = 256, n = 384, k = 128;
-    const std::string shape = "256x384x128";
+    const std::string shape = gemm_shape(m, n, k);
     const at::Tensor a = at::randn({m, k}, cuda()).to(at::kBFloat16);
     const at::Tensor b = (at::randn({n, k}, cuda()) * 0.1).to(at::kBFloat16);
     const at::Tensor bias = at::randn({n}, cuda()).to(at::kBFloat16);
     const at::Tensor product = at::mm(a.to(at::kFloat), b.to(at::kFloat).t());
     const at::Tensor pre = product + bias.to(at::kFloat);
-    at::Tensor d = poisoned({m, n}, at::kBFloat16);
     at::Tensor aux = poisoned({m, n}, at::kBFloat16);
-    kernels::GemmArgs g = gemm_args(a, b, d, kernels::GemmType::BFloat16);
-    g.epilogue = kernels::Epilogue::GeluAuxBias;
-    g.bias = bias.data_ptr();
-    g.aux = aux.data_ptr();
-    g.aux_ld = static_cast<std::size_t>(n);
-    kernels::gemm(g, stream());
-    check.relative("gemm GELU_AUX_BIAS", "aux", shape, "bfloat16", aux, pre, kBf16Bound);
-    check.relative("gemm GELU_AUX_BIAS", "d", shape, "bfloat16", d, at::gelu(pre, "tanh"), kBf16Bound);
-    at::Tensor dgelu = poisoned({m, n}, at::kBFloat16);
-    at::Tensor dbias = poisoned({n}, at::kBFloat16);
-    g.d = dgelu.data_ptr();
-    g.epilogue = kernels::Epilogue::DGeluBGrad;
-    g.bias = nullptr;
-    g.bias_grad = dbias.data_ptr();
-    kernels::gemm(g, stream());
-    const at::Tensor want_dgelu = at::gelu_backward(product, aux.to(at::kFloat), "tanh");
-    check.relative("gemm DGELU_BGRAD", "d", shape, "bfloat16", dgelu, want_dgelu, kBf16Bound);
-    check.relative("gemm DGELU_BGRAD", "bias_grad", shape, "bfloat16", dbias, want_dgelu.sum(0), kBf16Bound);
-    at::Tensor plain = poisoned({m, n}, at::kBFloat16);
-    at::Tensor row_sums = poisoned({m}, at::kBFloat16);
-    g.d = plain.data_ptr();
-    g.epilogue = kernels::Epilogue::BGradB;
-    g.aux = nullptr;
-    g.bias_grad = row_sums.data_ptr();
-    kernels::gemm(g, stream());
-    check.relative("gemm BGRADB", "d", shape, "bfloat16", plain, product, kBf16Bound);
-    check.relative("gemm BGRADB", "bias_grad", shape, "bfloat16", row_sums, a.to(at::kFloat).sum(1), kBf16Bound);
+    bool aux_written = false;
+    check.attempt("gemm GELU_AUX_BIAS", shape, "bfloat16", [&] {
+        at::Tensor d = poisoned({m, n}, at::kBFloat16);
+        kernels::GemmArgs g = gemm_args(a, b, d, kernels::GemmType::BFloat16);
+        g.epilogue = kernels::Epilogue::GeluAuxBias;
+        g.bias = bias.data_ptr();
+        g.aux = aux.data_ptr();
+        g.aux_ld = static_cast<std::size_t>(n);
+        kernels::gemm(g, stream());
+        aux_written = true;
+        check.relative("gemm GELU_AUX_BIAS", "aux", shape, "bfloat16", aux, pre, kBf16Bound);
+        check.relative("gemm GELU_AUX_BIAS", "d", shape, "bfloat16", d, at::gelu(pre, "tanh"), kBf16Bound);
+    });
+    if (aux_written) {
+        check.attempt("gemm DGELU_BGRAD", shape, "bfloat16", [&] {
+            at::Tensor dgelu = poisoned({m, n}, at::kBFloat16);
+            at::Tensor dbias = poisoned({n}, at::kBFloat16);
+            kernels::GemmArgs g = gemm_args(a, b, dgelu, kernels::GemmType::BFloat16);
+            g.epilogue = kernels::Epilogue::DGeluBGrad;
+            g.aux = aux.data_ptr();
+            g.aux_ld = static_cast<std::size_t>(n);
+            g.bias_grad = dbias.data_ptr();
+            kernels::gemm(g, stream());
+            const at::Tensor want_dgelu = at::gelu_backward(product, aux.to(at::kFloat), "tanh");
+            check.relative("gemm DGELU_BGRAD", "d", shape, "bfloat16", dgelu, want_dgelu, kBf16Bound);
+            check.relative("gemm DGELU_BGRAD", "bias_grad", shape, "bfloat16", dbias, want_dgelu.sum(0), kBf16Bound);
+        });
+    }
+    check.attempt("gemm BGRADB", shape, "bfloat16", [&] {
+        at::Tensor plain = poisoned({m, n}, at::kBFloat16);
+        at::Tensor row_sums = poisoned({m}, at::kBFloat16);
+        kernels::GemmArgs g = gemm_args(a, b, plain, kernels::GemmType::BFloat16);
+        g.epilogue = kernels::Epilogue::BGradB;
+        g.bias_grad = row_sums.data_ptr();
+        kernels::gemm(g, stream());
+        check.relative("gemm BGRADB", "d", shape, "bfloat16", plain, product, kBf16Bound);
+        check.relative("gemm BGRADB", "bias_grad", shape, "bfloat16", row_sums, a.to(at::kFloat).sum(1), kBf16Bound);
+    });
 }
 
 // The recipe kernel (Fp8Context::update on CUDA) against the host rule, bit for bit.
-void recipe_updates(Checks& check) {
+void recipe_case(Checks& check, int len, AmaxAlgo algo) {
     const float specials[] = {0.0f, 1e-37f, 1e-40f, INFINITY, NAN, 3.5f, 1e30f, 0.02f};
+    const Fp8Recipe recipe{ScalingKind::Delayed, RecipeFormat::Hybrid, len, algo, 1};
+    auto context = std::make_shared<Fp8Context>();
+    for (int g = 0; g < 5; ++g) context->add_gemm("g" + std::to_string(g));
+    context->prepare(recipe, false, c10::Device(c10::kCUDA, 0), fused_ops());
+    std::int64_t mismatched = 0;
+    std::int64_t compared = 0;
+    for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
+        const int slots = static_cast<int>(context->scales(pass).size(0));
+        std::vector<SlotScaleState> host(static_cast<std::size_t>(slots), SlotScaleState(len));
+        for (int step = 0; step < 2 * len + 3 && step < 24; ++step) {
+            for (int s = 0; s < slots; ++s) {
+                const float a = specials[(step * 7 + s * 3) % 8] * (1.0f + 0.125f * static_cast<float>(step % 5));
+                host[static_cast<std::size_t>(s)].history[0] = a;
+                context->record_amax(pass, s, at::scalar_tensor(a, cuda()));
+            }
+            context->update(pass);
+            const at::Tensor scales = context->scales(pass).cpu();
+            const at::Tensor history = context->history(pass).cpu().contiguous();
+            for (int s = 0; s < slots; ++s) {
+                SlotScaleState& h = host[static_cast<std::size_t>(s)];
+                update_delayed(h, fp8_max(context->dtype(pass)), algo, 1);
+                const auto same = [](float x, float y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+                mismatched += same(scales[s].item<float>(), h.scale) ? 0 : 1;
+                const float* row = history.data_ptr<float>() + static_cast<std::ptrdiff_t>(s) * len;
+                for (int i = 0; i < len; ++i) mismatched += same(row[i], h.history[static_cast<std::size_t>(i)]) ? 0 : 1;
+                compared += len + 1;
+            }
+        }
+    }
+    check.mismatches("update_scaling", "scales and histories", "10 slots x " + std::to_string(len),
+                     "delayed, " + std::string(to_string(algo)), mismatched, compared);
+}
+
+void recipe_updates(Checks& check) {
     for (const int len : {1, 5, 300}) {
         for (const AmaxAlgo algo : {AmaxAlgo::Max, AmaxAlgo::MostRecent}) {
-            const Fp8Recipe recipe{ScalingKind::Delayed, RecipeFormat::Hybrid, len, algo, 1};
-            auto context = std::make_shared<Fp8Context>();
-            for (int g = 0; g < 5; ++g) context->add_gemm("g" + std::to_string(g));
-            context->prepare(recipe, false, c10::Device(c10::kCUDA, 0), fused_ops());
-            std::int64_t mismatched = 0;
-            std::int64_t compared = 0;
-            for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
-                const int slots = static_cast<int>(context->scales(pass).size(0));
-                std::vector<SlotScaleState> host(static_cast<std::size_t>(slots), SlotScaleState(len));
-                for (int step = 0; step < 2 * len + 3 && step < 24; ++step) {
-                    for (int s = 0; s < slots; ++s) {
-                        const float a = specials[(step * 7 + s * 3) % 8] * (1.0f + 0.125f * static_cast<float>(step % 5));
-                        host[static_cast<std::size_t>(s)].history[0] = a;
-                        context->record_amax(pass, s, at::scalar_tensor(a, cuda()));
-                    }
-                    context->update(pass);
-                    const at::Tensor scales = context->scales(pass).cpu();
-                    const at::Tensor history = context->history(pass).cpu().contiguous();
-                    for (int s = 0; s < slots; ++s) {
-                        SlotScaleState& h = host[static_cast<std::size_t>(s)];
-                        update_delayed(h, fp8_max(context->dtype(pass)), algo, 1);
-                        const auto same = [](float x, float y) { return x == y || (std::isnan(x) && std::isnan(y)); };
-                        mismatched += same(scales[s].item<float>(), h.scale) ? 0 : 1;
-                        const float* row = history.data_ptr<float>() + static_cast<std::ptrdiff_t>(s) * len;
-                        for (int i = 0; i < len; ++i) mismatched += same(row[i], h.history[static_cast<std::size_t>(i)]) ? 0 : 1;
-                        compared += len + 1;
-                    }
-                }
-            }
-            check.mismatches("update_scaling", "scales and histories", "10 slots x " + std::to_string(len),
-                             "delayed, " + std::string(to_string(algo)), mismatched, compared);
+            check.attempt("update_scaling", "10 slots x " + std::to_string(len), "delayed, " + std::string(to_string(algo)),
+                          [&] { recipe_case(check, len, algo); });
         }
+    }
+}
+
+// The glue: one transformer layer (the model's own module) forward and backward through FusedOps
+// against the same layer through the reference ops, same weights and input, two steps (the second
+// with FP8 scales the first one set).
+void layer_glue_case(Checks& check, bool fp8) {
+    const std::int64_t batch = 4, seq = 96, hidden = 768;
+    const std::string shape = std::to_string(batch) + "x" + std::to_string(seq) + "x" + std::to_string(hidden);
+    const std::string dtype = fp8 ? "FP8 (delayed, HYBRID), BF16 autocast" : "BF16 autocast";
+    const c10::Device device(c10::kCUDA, 0);
+    const TransformerLayer::Options options{hidden, 12, 4 * hidden, 0.02, 0.02, kLayerNormEps};
+    struct Side {
+        std::shared_ptr<Fp8Context> fp8 = std::make_shared<Fp8Context>();
+        std::shared_ptr<TransformerLayer> layer;
+    };
+    Side fused, reference;
+    for (Side* side : {&fused, &reference}) {
+        ParameterInit init(1234);
+        side->layer = std::make_shared<TransformerLayer>("layer", options, init, side->fp8);
+        side->layer->to(device);
+    }
+    const at::Tensor x0 = at::randn({batch, seq, hidden}, cuda());
+    const at::Tensor probe = at::randn({batch, seq, hidden}, cuda());
+    const Fp8ScopeSettings settings{Fp8Recipe::seed_defaults(), false};
+    at::Tensor out[2], dx[2];
+    for (int step = 0; step < 2; ++step) {
+        for (int which = 0; which < 2; ++which) {
+            Side& side = which == 0 ? fused : reference;
+            const OpsScope ops(which == 0 ? fused_ops() : reference_ops());
+            side.layer->zero_grad();
+            const at::Tensor x = x0.clone().requires_grad_(true);
+            at::Tensor y;
+            {
+                AutocastScope autocast(true, c10::kCUDA);
+                const Fp8Scope scope(fp8, settings);
+                y = side.layer->forward(x);
+            }
+            (y.to(at::kFloat) * probe).sum().backward();
+            out[which] = y.detach().to(at::kFloat);
+            dx[which] = x.grad().detach();
+        }
+    }
+    const double bound = fp8 ? kE4m3Bound : kBf16Bound;
+    check.relative("te layer (fused vs reference)", "out", shape, dtype, out[0], out[1], bound);
+    check.relative("te layer (fused vs reference)", "dx", shape, dtype, dx[0], dx[1], bound);
+    const auto fused_params = fused.layer->named_parameters();
+    const auto reference_params = reference.layer->named_parameters();
+    for (const auto& item : fused_params) {
+        const at::Tensor& grad = item.value().grad();
+        const at::Tensor* want = reference_params.find(item.key());
+        if (!grad.defined() || want == nullptr || !want->grad().defined()) {
+            check.mismatches("te layer (fused vs reference)", "grad " + item.key(), shape, dtype, 1, 1);
+            continue;
+        }
+        check.relative("te layer (fused vs reference)", "grad " + item.key(), shape, dtype, grad, want->grad(), bound);
+    }
+}
+
+void layer_glue(Checks& check, bool fp8_capable) {
+    for (const bool fp8 : {false, true}) {
+        if (fp8 && !fp8_capable) continue;
+        check.attempt("te layer (fused vs reference)", "4x96x768", fp8 ? "FP8" : "BF16", [&] { layer_glue_case(check, fp8); });
     }
 }
 
@@ -425,8 +661,12 @@ SelfTestReport run_self_test([[maybe_unused]] const DeviceInfo& device) {
         casts(check);
         layer_norms(check);
         gelus(check);
-        gemms(check);
+        plain_gemms(check);
+        const bool fp8 = *device.compute_capability >= ComputeCapability{8, 9};  // cuBLASLt's FP8 GEMMs
+        if (fp8) fp8_gemms(check);
+        gemm_epilogues(check);
         recipe_updates(check);
+        layer_glue(check, fp8);
         at::cuda::getCurrentCUDAStream().synchronize();
     } catch (const std::exception& e) {
         report.error = e.what();

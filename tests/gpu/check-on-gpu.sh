@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The GPU check, run in one go on a GPU machine (docs/architecture.md): build without the GUI against
-# the machine's torch, run the `gpu` test label (the GPU suite and `te-bench selftest`), then the benchmark matrix on the seed preset and the
-# PyTorch (Python) reference of the same model, eager and torch.compile. Logs and JSON go to the output
-# folder given as the argument (at most 8 files); a short table is printed last.
+# The GPU check, run in one go on a GPU machine (docs/architecture.md): take the programs prebuilt in
+# .gpu-bin/ (tests/gpu/prebuild.sh) when they start there, else build without the GUI against the
+# machine's torch; run the GPU suite and `te-bench selftest`, the kernel benchmark, then the benchmark
+# matrix on the seed preset and the PyTorch (Python) reference of the same model, eager and
+# torch.compile. Logs and JSON go to the output folder given as the argument (at most 8 files); a short
+# table is printed last.
 #   usage: tests/gpu/check-on-gpu.sh OUT_DIR
 #   TEWB_CHECK_PRESET=quick-cpu runs the small preset instead of the seed's (a dry run on a CPU machine).
-# Needs: python3 with torch 2.11 (CUDA), nvcc 13, cmake, ninja; and .deps/ from
+#   TEWB_CHECK_BUILD=1 builds from source even when .gpu-bin/ is there.
+# Needs: python3 with torch 2.11 (CUDA); to build: nvcc 13, cmake, ninja, and .deps/ from
 # packaging/stage-gpu-deps.sh when the machine lacks nlohmann-json, CLI11 and SQLite headers.
 set -uo pipefail
 out=${1:?usage: tests/gpu/check-on-gpu.sh OUT_DIR}
@@ -17,42 +20,64 @@ jobs=$(nproc)
 status=0
 
 echo "== machine"
+uname -m; (ldd --version | head -1) 2>/dev/null
 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv || true
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "device", torch.cuda.get_device_name(0))'
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 "$nvcc" --version | tail -1
 
-echo "== build"
-torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
-prefix="$torch_prefix"
-[ -d "$root/.deps" ] && prefix="$prefix;$root/.deps"
-start=$(date +%s)
-{
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CUDA_COMPILER="$nvcc" \
-        -DTEWB_BUILD_GUI=OFF -DTORCH_CUDA_ARCH_LIST=9.0 -DCMAKE_CUDA_ARCHITECTURES=90 &&
-  cmake --build "$build" -j"$jobs"
-} > "$out/build.log" 2>&1
-build_rc=$?
-echo "build: exit $build_rc in $(( $(date +%s) - start )) s (log: build.log)"
-if [ $build_rc -ne 0 ]; then
-  tail -40 "$out/build.log"
-  exit 1
-fi
-export LD_LIBRARY_PATH="$root/.deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-bench=$build/app/te-bench
-export TEWB_DATA_DIR=$build/data
+# LibTorch and the CUDA libraries of the machine's torch wheel (its cuBLASLt too, the one LibTorch uses).
+site=$(python3 -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))')
+export LD_LIBRARY_PATH="$site/torch/lib:$site/nvidia/cu13/lib:$root/.deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-echo "== ctest -L gpu"
-(cd "$build" && ctest -L gpu --output-on-failure) > "$out/ctest-gpu.log" 2>&1 || status=1
-tail -15 "$out/ctest-gpu.log"
+bin=""
+if [ -x "$root/.gpu-bin/te-bench" ] && [ -z "${TEWB_CHECK_BUILD:-}" ]; then
+  echo "== prebuilt programs (.gpu-bin, from $(head -c 12 "$root/.gpu-bin/commit") $(sed -n 2p "$root/.gpu-bin/commit"))"
+  if LD_LIBRARY_PATH="$root/.gpu-bin/lib:$LD_LIBRARY_PATH" "$root/.gpu-bin/te-bench" --version > "$out/build.log" 2>&1; then
+    bin=$root/.gpu-bin
+    export LD_LIBRARY_PATH="$root/.gpu-bin/lib:$LD_LIBRARY_PATH"
+    cat "$out/build.log"
+  else
+    echo "they do not start here, building instead:"; cat "$out/build.log"
+  fi
+fi
+if [ -z "$bin" ]; then
+  echo "== build"
+  torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+  prefix="$torch_prefix"
+  [ -d "$root/.deps" ] && prefix="$prefix;$root/.deps"
+  start=$(date +%s)
+  {
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CUDA_COMPILER="$nvcc" \
+          -DTEWB_BUILD_GUI=OFF -DTORCH_CUDA_ARCH_LIST=9.0 -DCMAKE_CUDA_ARCHITECTURES=90 &&
+    cmake --build "$build" -j"$jobs" --target te-bench tst_gpu_training tewb-kernel-bench
+  } >> "$out/build.log" 2>&1
+  build_rc=$?
+  echo "build: exit $build_rc in $(( $(date +%s) - start )) s (log: build.log)"
+  if [ $build_rc -ne 0 ]; then
+    tail -40 "$out/build.log"
+    exit 1
+  fi
+  mkdir -p "$build/staged"
+  cp "$build/app/te-bench" "$build/tests/tst_gpu_training" "$build/bench/tewb-kernel-bench" "$build/staged/"
+  bin=$build/staged
+fi
+bench=$bin/te-bench
+export TEWB_DATA_DIR=$build/data
+mkdir -p "$TEWB_DATA_DIR"
+
+echo "== GPU suite (tst_gpu_training; the log is ctest-gpu.log)"
+"$bin/tst_gpu_training" > "$out/ctest-gpu.log" 2>&1
+rc=$?; [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1
+grep -E "^(FAIL|SKIP)|failed$" "$out/ctest-gpu.log" | tail -25
 
 echo "== te-bench selftest (the fused kernels against their references; the table goes to ctest-gpu.log)"
 "$bench" selftest >> "$out/ctest-gpu.log" 2>&1
 rc=$?; [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1  # 77: no GPU (a dry run)
-tail -1 "$out/ctest-gpu.log"
+grep -E "FAIL|checks, " "$out/ctest-gpu.log" | grep -v "^FAIL  " | tail -40
 
 echo "== kernel targets (bench/kernel_bench.cpp; appended to ctest-gpu.log)"
-"$build/bench/tewb-kernel-bench" 2>&1 | tee -a "$out/ctest-gpu.log"
+"$bin/tewb-kernel-bench" 2>&1 | tee -a "$out/ctest-gpu.log"
 rc=${PIPESTATUS[0]}; [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1
 
 echo "== te-bench info"

@@ -83,6 +83,15 @@ void te_backend_on_gpu(const Trainer& trainer) {
     check(stats, "te fp8 on cuda: every step carries amax, scale, saturation and underflow for 24 slots");
     check(!c.steps.empty() && c.steps[1].fp8[1].scale == 448.0f / c.steps[0].fp8[1].amax,
           "te fp8 on cuda: step 2's weight scale is 448 / step 1's amax");
+
+    // Without inspection the casts run in the fused kernels (inspection counts per element in the reference).
+    te_fp8.inspect_fp8 = false;
+    const RunRecord d = trainer.run(te_fp8);
+    check(d.status == RunStatus::Finished, "te fp8 (fused casts) on cuda finishes (" + d.message + ")");
+    check(d.summary.final_loss && b.summary.final_loss && std::abs(*d.summary.final_loss - *b.summary.final_loss) <= 0.15,
+          "te fp8 (fused casts) final loss within 0.15 nats of te bf16");
+    check(d.summary.final_loss && c.summary.final_loss && std::abs(*d.summary.final_loss - *c.summary.final_loss) <= 0.05,
+          "te fp8 (fused casts) final loss within 0.05 nats of the inspected run");
 }
 
 // The FP8 state on the GPU follows the host rule bit for bit, and a cast on the GPU gives the same FP8
@@ -220,13 +229,22 @@ int main() {
     std::printf("GPU: %s (compute capability %s), mode %s\n", device.gpu_name.c_str(),
                 device.compute_capability->to_string().c_str(), std::string(to_string(classify(device).mode)).c_str());
     const Trainer trainer(device);
-    training_on_gpu(trainer);
-    te_backend_on_gpu(trainer);
-    fp8_state_and_casts_on_gpu();
-    out_of_memory_fails_one_run_only(trainer);
-    cancel_within_one_step(trainer);
-    abs_max_matches_reference();
-    reference_choice_runs_no_kernel(trainer);
+    // Each part on its own: an exception fails that part and the rest still runs.
+    const auto part = [](const char* name, const std::function<void()>& body) {
+        try {
+            body();
+        } catch (const std::exception& e) {
+            const std::string text = e.what();
+            check(false, std::string(name) + " threw: " + text.substr(0, text.find('\n')));
+        }
+    };
+    part("training", [&] { training_on_gpu(trainer); });
+    part("te backend", [&] { te_backend_on_gpu(trainer); });
+    part("FP8 state and casts", [&] { fp8_state_and_casts_on_gpu(); });
+    part("out of memory", [&] { out_of_memory_fails_one_run_only(trainer); });
+    part("cancel", [&] { cancel_within_one_step(trainer); });
+    part("abs_max", [&] { abs_max_matches_reference(); });
+    part("reference choice", [&] { reference_choice_runs_no_kernel(trainer); });
     std::printf("%d failed\n", failures);
     return failures == 0 ? 0 : 1;
 }
