@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
         const std::size_t bytes = kernels::layer_norm_backward_workspace_bytes(r, h);
         at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda.dtype(at::kByte));
         const double bwd = time_ms([&] {
-            kernels::layer_norm_backward(out.data_ptr(), x.data_ptr(), kernels::DType::BFloat16, mean.data_ptr<float>(),
+            kernels::layer_norm_backward(out.data_ptr(), kernels::DType::BFloat16, x.data_ptr(), kernels::DType::BFloat16,
+                                         mean.data_ptr<float>(),
                                          rstd.data_ptr<float>(), gamma.data_ptr(), kernels::DType::Float32, r, h, dx.data_ptr(),
                                          dgamma.data_ptr(), dbeta.data_ptr(), workspace.data_ptr(), bytes, stream());
         });
@@ -118,6 +119,10 @@ int main(int argc, char** argv) {
     g.a = {a16.data_ptr(), kernels::GemmType::BFloat16, nullptr};
     g.b = {b16.data_ptr(), kernels::GemmType::BFloat16, nullptr};
     g.d = d.data_ptr();
+    const at::Tensor workspace =
+        at::empty({static_cast<std::int64_t>(kernels::gemm_workspace_bytes(at::cuda::current_device()))}, cuda.dtype(at::kByte));
+    g.workspace = workspace.data_ptr();
+    g.workspace_bytes = static_cast<std::size_t>(workspace.numel());
     const double bf16_ms = time_ms([&] { kernels::gemm(g, stream()); });
     const double bf16_tflops = flops / (bf16_ms * 1e9);
     rows.push_back({"gemm bf16", "4096x4096x4096", bf16_ms, bf16_tflops, "TFLOP/s", 0});

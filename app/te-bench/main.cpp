@@ -202,6 +202,7 @@ std::string describe_device(const DeviceInfo& d, const Capability& cap) {
     out << "Driver: " << value(d.driver_version) << "\n";
     out << "CUDA runtime: " << value(d.cuda_runtime_version) << "  cuBLASLt: " << value(d.cublaslt_version)
         << "  LibTorch: " << value(d.libtorch_version) << "\n";
+    if (!d.cublaslt_library.empty()) out << "cuBLASLt loaded from: " << d.cublaslt_library << "\n";
     out << "CPU: " << d.cpu_model << " (" << d.cpu_threads << " threads)\n";
     const BuildInfo& build = build_info();
     out << "Build: te-workbench " << build.version << " (" << build.commit << ", " << build.build_type

@@ -63,6 +63,7 @@ DeviceInfo detect_device() {
         info.cublaslt_version =
             std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
     }
+    info.cublaslt_library = query.cublaslt_library;
     const std::string module_version = read_kernel_module_version();
     const std::string driver_cuda = format_cuda_version(query.driver_api_version);
     if (!module_version.empty() || !driver_cuda.empty()) {

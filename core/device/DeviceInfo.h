@@ -30,6 +30,7 @@ struct DeviceInfo {
     std::string driver_version;  // kernel module version and the CUDA version the driver supports
     std::string cuda_runtime_version;
     std::string cublaslt_version;
+    std::string cublaslt_library;  // the file loaded: the torch wheel's copy (the one LibTorch uses) or a toolkit's
     std::string libtorch_version;
 
     std::string cpu_model;

@@ -171,6 +171,7 @@ DeviceInfo read_device(const Reader& r) {
     d.driver_version = r.optional_text("driver_version");
     d.cuda_runtime_version = r.optional_text("cuda_runtime_version");
     d.cublaslt_version = r.optional_text("cublaslt_version");
+    d.cublaslt_library = r.optional_text("cublaslt_library");
     d.libtorch_version = r.optional_text("libtorch_version");
     d.gpu_count = r.has("gpu_count") ? static_cast<int>(r.integer("gpu_count", 0, kIntMax)) : (d.has_gpu() ? 1 : 0);
     d.gpu_error = r.optional_text("gpu_error");
@@ -291,6 +292,7 @@ json to_json(const DeviceInfo& d) {
                 {"driver_version", optional_text(d.driver_version)},
                 {"cuda_runtime_version", optional_text(d.cuda_runtime_version)},
                 {"cublaslt_version", optional_text(d.cublaslt_version)},
+                {"cublaslt_library", optional_text(d.cublaslt_library)},
                 {"libtorch_version", optional_text(d.libtorch_version)},
                 {"gpu_count", d.gpu_count},
                 {"gpu_error", optional_text(d.gpu_error)},

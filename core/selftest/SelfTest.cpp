@@ -205,11 +205,13 @@ void casts(Checks& check) {
     }
 }
 
-void layer_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std::int64_t rows, std::int64_t hidden) {
+void layer_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std::int64_t rows, std::int64_t hidden,
+                     at::ScalarType dy_type) {
     constexpr float eps = 1e-5f;
-    const double bound = io == at::kFloat && param == at::kFloat ? kFloat32Bound : kBf16Bound;
+    const double bound = io == at::kFloat && param == at::kFloat && dy_type == at::kFloat ? kFloat32Bound : kBf16Bound;
     const std::string shape = shape_text(rows, hidden);
-    const std::string dtype = dtype_name(io) + (param == at::kFloat ? "" : ", " + dtype_name(param) + " gamma");
+    const std::string dtype = dtype_name(io) + (param == at::kFloat ? "" : ", " + dtype_name(param) + " gamma") +
+                              (dy_type == io ? "" : ", " + dtype_name(dy_type) + " dy");
     const at::Tensor x = (at::randn({rows, hidden}, cuda()) * 3 + 0.5).to(io);
     const at::Tensor gamma = (at::randn({hidden}, cuda()) * 0.5 + 1).to(param);
     const at::Tensor beta = (at::randn({hidden}, cuda()) * 0.1).to(param);
@@ -237,7 +239,7 @@ void layer_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std
     check.exact("layer_norm_forward", "FP8 transposed", shape, dtype + " -> E4M3", q_t, q.t().contiguous());
     check.amax("layer_norm_forward", shape, dtype + " -> E4M3", amax, want_amax, kComputedAmaxBound);
 
-    const at::Tensor dy = at::randn({rows, hidden}, cuda()).to(io);
+    const at::Tensor dy = at::randn({rows, hidden}, cuda()).to(dy_type);
     auto [want_dx, want_dgamma, want_dbeta] = at::native_layer_norm_backward(dy.to(at::kFloat), x.to(at::kFloat), {hidden}, want_mean,
                                                                              want_rstd, gamma32, beta.to(at::kFloat), {true, true, true});
     at::Tensor dx = poisoned({rows, hidden}, io);
@@ -246,7 +248,8 @@ void layer_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std
     const std::size_t bytes =
         kernels::layer_norm_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
     at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
-    kernels::layer_norm_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(io), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+    kernels::layer_norm_backward(dy.data_ptr(), kernel_dtype(dy_type), x.data_ptr(), kernel_dtype(io), mean.data_ptr<float>(),
+                                 rstd.data_ptr<float>(),
                                  gamma.data_ptr(), kernel_dtype(param), static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden),
                                  dx.data_ptr(), dgamma.data_ptr(), dbeta.data_ptr(), workspace.data_ptr(), bytes, stream());
     check.relative("layer_norm_backward", "dx", shape, dtype, dx, want_dx, bound);
@@ -259,13 +262,19 @@ void layer_norms(Checks& check) {
     for (const at::ScalarType io : {at::kFloat, at::kBFloat16}) {
         for (const auto& [rows, hidden] : shapes) {
             check.attempt("layer_norm", shape_text(rows, hidden), dtype_name(io),
-                          [&, rows = rows, hidden = hidden] { layer_norm_case(check, io, at::kFloat, rows, hidden); });
+                          [&, rows = rows, hidden = hidden] { layer_norm_case(check, io, at::kFloat, rows, hidden, io); });
         }
         // BF16 parameters (a model kept in BF16): the kernels read and write gamma's dtype.
         for (const auto& [rows, hidden] : {Shape{97, 768}, Shape{3072, 768}}) {
             check.attempt("layer_norm", shape_text(rows, hidden), dtype_name(io) + ", bfloat16 gamma",
-                          [&, rows = rows, hidden = hidden] { layer_norm_case(check, io, at::kBFloat16, rows, hidden); });
+                          [&, rows = rows, hidden = hidden] { layer_norm_case(check, io, at::kBFloat16, rows, hidden, io); });
         }
+    }
+    // Mixed precision: the float32 residual stream with a bfloat16 gradient.
+    for (const auto& [rows, hidden] : {Shape{97, 768}, Shape{3072, 768}}) {
+        check.attempt("layer_norm", shape_text(rows, hidden), "float32, bfloat16 dy", [&, rows = rows, hidden = hidden] {
+            layer_norm_case(check, at::kFloat, at::kFloat, rows, hidden, at::kBFloat16);
+        });
     }
 }
 
@@ -337,6 +346,15 @@ kernels::GemmArgs gemm_args(const at::Tensor& a, const at::Tensor& b, const at::
     return g;
 }
 
+// The kernels' GEMM with a workspace from LibTorch's allocator, as FusedOps gives it.
+void run_gemm(kernels::GemmArgs g) {
+    const at::Tensor workspace =
+        at::empty({static_cast<std::int64_t>(kernels::gemm_workspace_bytes(at::cuda::current_device()))}, cuda().dtype(at::kByte));
+    g.workspace = workspace.data_ptr();
+    g.workspace_bytes = static_cast<std::size_t>(workspace.numel());
+    kernels::gemm(g, stream());
+}
+
 std::string gemm_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
     return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
 }
@@ -391,8 +409,25 @@ void plain_gemms(Checks& check) {
             const at::Tensor a = at::randn({m, k}, cuda()).to(at::kBFloat16);
             const at::Tensor b = at::randn({n, k}, cuda()).to(at::kBFloat16);
             at::Tensor d = poisoned({m, n}, at::kBFloat16);
-            kernels::gemm(gemm_args(a, b, d, kernels::GemmType::BFloat16), stream());
+            run_gemm(gemm_args(a, b, d, kernels::GemmType::BFloat16));
             check.relative("gemm", "d", gemm_shape(m, n, k), "bfloat16", d, at::mm(a.to(at::kFloat), b.to(at::kFloat).t()), kBf16Bound);
+        });
+    }
+    // Operands stored transposed (a backward's dy and x as they are).
+    for (const auto& [ta, tb] : {std::pair{true, false}, std::pair{false, true}, std::pair{true, true}}) {
+        const std::string dtype = std::string("bfloat16, ") + (ta ? "a" : "") + (ta && tb ? " and " : "") + (tb ? "b" : "") +
+                                  " stored transposed";
+        check.attempt("gemm", "3072x768x768", dtype, [&, ta = ta, tb = tb] {
+            const at::Tensor a = at::randn({3072, 768}, cuda()).to(at::kBFloat16);
+            const at::Tensor b = at::randn({768, 768}, cuda()).to(at::kBFloat16);
+            const at::Tensor a_stored = ta ? a.t().contiguous() : a;
+            const at::Tensor b_stored = tb ? b.t().contiguous() : b;
+            at::Tensor d = poisoned({3072, 768}, at::kBFloat16);
+            kernels::GemmArgs g = gemm_args(a, b, d, kernels::GemmType::BFloat16);
+            g.a = {a_stored.data_ptr(), kernels::GemmType::BFloat16, nullptr, ta};
+            g.b = {b_stored.data_ptr(), kernels::GemmType::BFloat16, nullptr, tb};
+            run_gemm(g);
+            check.relative("gemm", "d", "3072x768x768", dtype, d, at::mm(a.to(at::kFloat), b.to(at::kFloat).t()), kBf16Bound);
         });
     }
     // Operands and output at 16-byte (not 256-byte) aligned addresses: the plan must fit the pointers.
@@ -402,7 +437,7 @@ void plain_gemms(Checks& check) {
             const at::Tensor a = offset_matrix(at::randn({3072, 768}, cuda()).to(at::kBFloat16), offset);
             const at::Tensor b = offset_matrix(at::randn({768, 768}, cuda()).to(at::kBFloat16), offset);
             at::Tensor d = offset_matrix(poisoned({3072, 768}, at::kBFloat16), offset);
-            kernels::gemm(gemm_args(a, b, d, kernels::GemmType::BFloat16), stream());
+            run_gemm(gemm_args(a, b, d, kernels::GemmType::BFloat16));
             check.relative("gemm", "d", "3072x768x768", dtype, d, at::mm(a.to(at::kFloat), b.to(at::kFloat).t()), kBf16Bound);
         });
     }
@@ -421,7 +456,7 @@ void fp8_gemms(Checks& check) {
             g.epilogue = kernels::Epilogue::Bias;
             g.bias = bias.data_ptr();
             g.accumulation = backward ? kernels::Accumulation::Split : kernels::Accumulation::Fast;
-            kernels::gemm(g, stream());
+            run_gemm(g);
             check.relative("gemm", backward ? "d (split accumulation)" : "d (fast accumulation)", "3072x768x768", dtype, d,
                            o.product + bias.to(at::kFloat), kBf16Bound);
         });
@@ -432,7 +467,7 @@ void fp8_gemms(Checks& check) {
         at::Tensor d = poisoned({768, 768}, at::kFloat);
         kernels::GemmArgs g = fp8_gemm_args(o, kernels::Fp8Type::E5M2, d.data_ptr());
         g.d_type = kernels::GemmType::Float32;
-        kernels::gemm(g, stream());
+        run_gemm(g);
         check.relative("gemm", "d (wgrad)", "768x768x3072", "E5M2 x E4M3 -> float32", d, o.product, kFloat32Bound * 100);
     });
     // Float32 output with a bias (BF16, the only bias type cuBLASLt's FP8 kernels take).
@@ -444,7 +479,7 @@ void fp8_gemms(Checks& check) {
         g.d_type = kernels::GemmType::Float32;
         g.epilogue = kernels::Epilogue::Bias;
         g.bias = bias.data_ptr();
-        kernels::gemm(g, stream());
+        run_gemm(g);
         check.relative("gemm", "d", "3072x768x768", "E4M3 x E4M3 -> float32, bias", d, o.product + bias.to(at::kFloat),
                        kFloat32Bound * 100);
     });
@@ -460,7 +495,7 @@ void fp8_gemms(Checks& check) {
         g.d_type = kernels::GemmType::E4M3;
         g.d_scale = d_scale_t.data_ptr<float>();
         g.d_amax = amax.data_ptr<float>();
-        kernels::gemm(g, stream());
+        run_gemm(g);
         check.relative("gemm", "FP8 d", "3072x768x768", "E4M3 x E4M3 -> E4M3", dequantize(d, kernels::Fp8Type::E4M3, d_scale),
                        o.product, kE4m3Bound);
         check.amax("gemm", "3072x768x768", "E4M3 x E4M3 -> E4M3", amax, want_amax, kComputedAmaxBound * 10);
@@ -472,7 +507,7 @@ void fp8_gemms(Checks& check) {
         shifted.a8 = offset_matrix(o.a8, 16);
         shifted.b8 = offset_matrix(o.b8, 16);
         at::Tensor d = offset_matrix(poisoned({3072, 768}, at::kBFloat16), 16);
-        kernels::gemm(fp8_gemm_args(shifted, kernels::Fp8Type::E4M3, d.data_ptr()), stream());
+        run_gemm(fp8_gemm_args(shifted, kernels::Fp8Type::E4M3, d.data_ptr()));
         check.relative("gemm", "d", "3072x768x768", "E4M3 x E4M3 -> bfloat16, pointers at +16 bytes", d, o.product, kBf16Bound);
     });
 }
@@ -495,7 +530,7 @@ void gemm_epilogues(Checks& check) {
         g.bias = bias.data_ptr();
         g.aux = aux.data_ptr();
         g.aux_ld = static_cast<std::size_t>(n);
-        kernels::gemm(g, stream());
+        run_gemm(g);
         aux_written = true;
         check.relative("gemm GELU_AUX_BIAS", "aux", shape, "bfloat16", aux, pre, kBf16Bound);
         check.relative("gemm GELU_AUX_BIAS", "d", shape, "bfloat16", d, at::gelu(pre, "tanh"), kBf16Bound);
@@ -509,21 +544,24 @@ void gemm_epilogues(Checks& check) {
             g.aux = aux.data_ptr();
             g.aux_ld = static_cast<std::size_t>(n);
             g.bias_grad = dbias.data_ptr();
-            kernels::gemm(g, stream());
+            run_gemm(g);
             const at::Tensor want_dgelu = at::gelu_backward(product, aux.to(at::kFloat), "tanh");
             check.relative("gemm DGELU_BGRAD", "d", shape, "bfloat16", dgelu, want_dgelu, kBf16Bound);
             check.relative("gemm DGELU_BGRAD", "bias_grad", shape, "bfloat16", dbias, want_dgelu.sum(0), kBf16Bound);
         });
     }
-    check.attempt("gemm BGRADB", shape, "bfloat16", [&] {
+    check.attempt("gemm BGRADB", shape, "bfloat16, a stored transposed", [&] {
         at::Tensor plain = poisoned({m, n}, at::kBFloat16);
         at::Tensor row_sums = poisoned({m}, at::kBFloat16);
+        const at::Tensor a_t = a.t().contiguous();  // the wgrad's dy as it is: [tokens, out]
         kernels::GemmArgs g = gemm_args(a, b, plain, kernels::GemmType::BFloat16);
+        g.a = {a_t.data_ptr(), kernels::GemmType::BFloat16, nullptr, true};
         g.epilogue = kernels::Epilogue::BGradB;
         g.bias_grad = row_sums.data_ptr();
-        kernels::gemm(g, stream());
-        check.relative("gemm BGRADB", "d", shape, "bfloat16", plain, product, kBf16Bound);
-        check.relative("gemm BGRADB", "bias_grad", shape, "bfloat16", row_sums, a.to(at::kFloat).sum(1), kBf16Bound);
+        run_gemm(g);
+        check.relative("gemm BGRADB", "d", shape, "bfloat16, a stored transposed", plain, product, kBf16Bound);
+        check.relative("gemm BGRADB", "bias_grad", shape, "bfloat16, a stored transposed", row_sums, a.to(at::kFloat).sum(1),
+                       kBf16Bound);
     });
 }
 

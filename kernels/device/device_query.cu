@@ -1,5 +1,9 @@
 #include "tewb_kernels/device_query.h"
 
+#include <link.h>
+
+#include <cstring>
+
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
@@ -9,12 +13,35 @@ namespace {
 std::string describe(cudaError_t status) {
     return std::string(cudaGetErrorString(status)) + " (" + cudaGetErrorName(status) + ")";
 }
+
+// The path of the loaded shared object whose file name starts with `stem` (one process holds one
+// libcublasLt.so.13: the first one the loader found wins for LibTorch and for us).
+std::string loaded_library(const char* stem) {
+    struct Search {
+        const char* stem;
+        std::string path;
+    } search{stem, {}};
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, std::size_t, void* data) {
+            auto* s = static_cast<Search*>(data);
+            const char* name = info->dlpi_name;
+            if (name == nullptr || *name == '\0') return 0;
+            const char* slash = std::strrchr(name, '/');
+            const char* file = slash != nullptr ? slash + 1 : name;
+            if (std::strncmp(file, s->stem, std::strlen(s->stem)) != 0) return 0;
+            s->path = name;
+            return 1;
+        },
+        &search);
+    return search.path;
+}
 }  // namespace
 
 CudaQuery query_cuda() {
     CudaQuery query;
     cudaRuntimeGetVersion(&query.runtime_version);
     query.cublaslt_version = cublasLtGetVersion();
+    query.cublaslt_library = loaded_library("libcublasLt.so");
     if (cudaDriverGetVersion(&query.driver_api_version) != cudaSuccess) {
         query.driver_api_version = 0;
     }

@@ -1,7 +1,8 @@
 // The cuBLASLt wrapper. Row-major d[m, n] = a[m, k]·b[n, k]ᵀ is, in cuBLASLt's column-major terms,
 // Dᶜ[n, m] = op(A)·op(B) with A = b (stored k x n, transposed: "T") and B = a (stored k x m, "N"): the TN
 // layout FP8 needs, with no copies. So cuBLASLt's A scale is b's and its B scale is a's, D's rows are our
-// n (bias and DGELU's bias gradient have n entries) and its columns our m (BGRADB's bias gradient).
+// n (bias and DGELU's bias gradient have n entries) and its columns our m (BGRADB's bias gradient). An
+// operand stored transposed flips its cuBLASLt op instead (b: "N", a: "T").
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -20,6 +21,7 @@ namespace {
 
 constexpr const char* kCall = "tewb::kernels::gemm";
 constexpr std::size_t kAlignment = 16;
+constexpr std::uint32_t kMaxAlignment = 256;  // the most cuBLASLt's alignment preferences distinguish
 
 bool is_fp8(GemmType t) {
     return t == GemmType::E4M3 || t == GemmType::E5M2;
@@ -60,6 +62,14 @@ bool aligned(const void* p) {
     return reinterpret_cast<std::uintptr_t>(p) % kAlignment == 0;
 }
 
+// The largest power of two (up to 256) that divides the address.
+std::uint32_t alignment_of(const void* p) {
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    std::uint32_t a = kMaxAlignment;
+    while (a > 1 && address % a != 0) a /= 2;
+    return a;
+}
+
 void need(bool ok, const std::string& what) {
     if (!ok) detail::fail(kCall, what);
 }
@@ -73,7 +83,10 @@ void check_args(const GemmArgs& g) {
              " do not mix; allowed: both float32, both bfloat16, or both FP8");
     need(!(g.a.type == GemmType::E5M2 && g.b.type == GemmType::E5M2), "E5M2 x E5M2 has no FP8 GEMM; allowed: E4M3 x E4M3, E4M3 x E5M2");
     need(!is_fp8(g.d_type) || fp8, "an FP8 output needs FP8 operands");
-    need(g.d_type != GemmType::E5M2 || fp8, "an E5M2 output needs FP8 operands");
+    need(g.d_type != GemmType::E5M2 || g.a.type == GemmType::E5M2 || g.b.type == GemmType::E5M2,
+         "E4M3 x E4M3 has no E5M2 output in cuBLASLt; allowed for E4M3 x E4M3: E4M3, bfloat16 or float32 output");
+    need(!(fp8 && (g.a.transposed || g.b.transposed)),
+         "FP8 operands must be K-contiguous (transposed = false); pass the FP8 transposed copy instead");
     if (fp8) {
         need(g.m % 16 == 0 && g.n % 16 == 0 && g.k % 16 == 0,
              "FP8 GEMMs need m, n and k to be multiples of 16 (got m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) +
@@ -105,16 +118,18 @@ void check_args(const GemmArgs& g) {
             break;
         case Epilogue::BGradB:
             need(g.bias_grad != nullptr && aligned(g.bias_grad), "the BGRADB epilogue needs a 16-byte aligned bias_grad");
+            need(g.a.transposed, "the BGRADB epilogue sums a over k and needs a stored transposed ([k, m], a.transposed = true)");
             break;
         default: detail::fail(kCall, "unknown epilogue");
     }
+    need(g.workspace_bytes == 0 || (g.workspace != nullptr && reinterpret_cast<std::uintptr_t>(g.workspace) % 256 == 0),
+         "the workspace must be 256-byte aligned device memory (or none: workspace_bytes = 0)");
 }
 
-// Per device: the handle and the workspace, made on first use and kept for the process.
+// Per device: the handle, made on first use and kept for the process (it holds no stream, so streams
+// share it; workspaces are the callers', one per stream).
 struct DeviceResources {
     cublasLtHandle_t handle = nullptr;
-    void* workspace = nullptr;
-    std::size_t workspace_bytes = 0;
 };
 
 // Per shape, types and epilogue: descriptors and the algorithm cuBLASLt's heuristic picked.
@@ -131,8 +146,10 @@ struct Plan {
     }
 };
 
+// Device, m, n, k, types of a, b and d, epilogue, accumulation, aux_ld, d_amax set, a and b transposed,
+// the alignments of a, b and d, and the workspace size: everything the chosen algorithm depends on.
 using PlanKey = std::tuple<int, std::size_t, std::size_t, std::size_t, GemmType, GemmType, GemmType, Epilogue, Accumulation,
-                           std::size_t, bool>;
+                           std::size_t, bool, bool, bool, std::uint32_t, std::uint32_t, std::uint32_t, std::size_t>;
 
 struct State {
     std::mutex mutex;  // guards both maps and the plans' pointer attributes between setting and enqueueing
@@ -147,15 +164,15 @@ State& state() {
 
 DeviceResources& resources(int device) {
     DeviceResources& r = state().devices[device];
-    if (r.handle == nullptr) {
-        int major = 0;
-        detail::check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), kCall,
-                           "cudaDeviceGetAttribute(compute capability)");
-        r.workspace_bytes = (major >= 9 ? 32u : 4u) << 20;
-        detail::check_cuda(cudaMalloc(&r.workspace, r.workspace_bytes), kCall, "cudaMalloc(workspace)");
-        detail::check_cublas(cublasLtCreate(&r.handle), kCall, "cublasLtCreate");
-    }
+    if (r.handle == nullptr) detail::check_cublas(cublasLtCreate(&r.handle), kCall, "cublasLtCreate");
     return r;
+}
+
+int compute_capability_major(int device) {
+    int major = 0;
+    detail::check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), kCall,
+                       "cudaDeviceGetAttribute(compute capability)");
+    return major;
 }
 
 template <typename T>
@@ -164,24 +181,40 @@ void set(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, co
 }
 
 Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
-    const PlanKey key{device, g.m, g.n, g.k, g.a.type, g.b.type, g.d_type, g.epilogue, g.accumulation, g.aux_ld,
-                      g.d_amax != nullptr};
-    std::unique_ptr<Plan>& slot = state().plans[key];
-    if (slot) return *slot;
+    const std::uint32_t align_a = alignment_of(g.b.data);  // cuBLASLt's A is our b
+    const std::uint32_t align_b = alignment_of(g.a.data);
+    const std::uint32_t align_d = alignment_of(g.d);
+    const PlanKey key{device,        g.m,           g.n,      g.k,         g.a.type,    g.b.type,
+                      g.d_type,      g.epilogue,    g.accumulation,        g.aux_ld,    g.d_amax != nullptr,
+                      g.a.transposed, g.b.transposed, align_a, align_b,    align_d,     g.workspace_bytes};
+    if (const auto found = state().plans.find(key); found != state().plans.end()) return *found->second;
+    if (is_fp8(g.a.type)) {  // checked once per plan: cuBLASLt would only say "not supported"
+        int major = 0;
+        int minor = 0;
+        detail::check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), kCall, "cudaDeviceGetAttribute");
+        detail::check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), kCall, "cudaDeviceGetAttribute");
+        if (major * 10 + minor < 89) {
+            detail::fail(kCall, "FP8 GEMMs need compute capability 8.9 or newer; this GPU has " + std::to_string(major) + "." +
+                                    std::to_string(minor) + " (use bfloat16)");
+        }
+    }
     auto p = std::make_unique<Plan>();
     detail::check_cublas(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), kCall, "cublasLtMatmulDescCreate");
-    set(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T, "set TRANSA");
-    set(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N, "set TRANSB");
+    set(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, g.b.transposed ? CUBLAS_OP_N : CUBLAS_OP_T, "set TRANSA");
+    set(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, g.a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, "set TRANSB");
     const bool fp8 = is_fp8(g.a.type);
     if (fp8) {
         set(p->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, static_cast<std::int8_t>(g.accumulation == Accumulation::Fast ? 1 : 0),
             "set FAST_ACCUM");
     }
     set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, cublas_epilogue(g.epilogue), "set EPILOGUE");
-    // Bias, bias gradient and aux are in the output's precision (bfloat16 where the output is FP8).
+    // The bias of an FP8 GEMM is bfloat16 whatever D is (cuBLASLt's FP8 kernels take no other); aux and the
+    // bias gradient are in D's precision, bfloat16 where D is FP8.
     const GemmType side = is_fp8(g.d_type) ? GemmType::BFloat16 : g.d_type;
+    const bool bias_in = g.epilogue == Epilogue::Bias || g.epilogue == Epilogue::GeluAuxBias;
     if (g.epilogue != Epilogue::None) {
-        set(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(side), "set BIAS_DATA_TYPE");
+        const GemmType bias_type = bias_in && fp8 ? GemmType::BFloat16 : side;
+        set(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(bias_type), "set BIAS_DATA_TYPE");
     }
     if (g.epilogue == Epilogue::GeluAuxBias || g.epilogue == Epilogue::DGeluBGrad) {
         set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(g.aux_ld), "set EPILOGUE_AUX_LD");
@@ -190,11 +223,24 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
     const auto rows = static_cast<std::uint64_t>(g.n);
     const auto cols = static_cast<std::uint64_t>(g.m);
     const auto inner = static_cast<std::uint64_t>(g.k);
-    detail::check_cublas(cublasLtMatrixLayoutCreate(&p->a, cuda_type(g.b.type), inner, rows, static_cast<std::int64_t>(inner)),
-                         kCall, "cublasLtMatrixLayoutCreate(A)");
-    detail::check_cublas(cublasLtMatrixLayoutCreate(&p->b, cuda_type(g.a.type), inner, cols, static_cast<std::int64_t>(inner)),
-                         kCall, "cublasLtMatrixLayoutCreate(B)");
-    // C is never read (beta = 0) but must describe a valid matrix: D's, or bfloat16 where D is FP8.
+    // Column-major layouts: A (our b) is k x n with op T, or n x k with op N when b is stored transposed;
+    // B (our a) is k x m with op N, or m x k with op T.
+    if (g.b.transposed) {
+        detail::check_cublas(cublasLtMatrixLayoutCreate(&p->a, cuda_type(g.b.type), rows, inner, static_cast<std::int64_t>(rows)),
+                             kCall, "cublasLtMatrixLayoutCreate(A)");
+    } else {
+        detail::check_cublas(cublasLtMatrixLayoutCreate(&p->a, cuda_type(g.b.type), inner, rows, static_cast<std::int64_t>(inner)),
+                             kCall, "cublasLtMatrixLayoutCreate(A)");
+    }
+    if (g.a.transposed) {
+        detail::check_cublas(cublasLtMatrixLayoutCreate(&p->b, cuda_type(g.a.type), cols, inner, static_cast<std::int64_t>(cols)),
+                             kCall, "cublasLtMatrixLayoutCreate(B)");
+    } else {
+        detail::check_cublas(cublasLtMatrixLayoutCreate(&p->b, cuda_type(g.a.type), inner, cols, static_cast<std::int64_t>(inner)),
+                             kCall, "cublasLtMatrixLayoutCreate(B)");
+    }
+    // C is never read (beta = 0) but must describe a valid matrix: D's, or bfloat16 where D is FP8 (then
+    // no C pointer is passed: C and D at one address must share one layout).
     detail::check_cublas(cublasLtMatrixLayoutCreate(&p->c, cuda_type(side), rows, cols, static_cast<std::int64_t>(rows)), kCall,
                          "cublasLtMatrixLayoutCreate(C)");
     detail::check_cublas(cublasLtMatrixLayoutCreate(&p->d, cuda_type(g.d_type), rows, cols, static_cast<std::int64_t>(rows)), kCall,
@@ -202,9 +248,20 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
 
     cublasLtMatmulPreference_t preference = nullptr;
     detail::check_cublas(cublasLtMatmulPreferenceCreate(&preference), kCall, "cublasLtMatmulPreferenceCreate");
-    const std::uint64_t workspace = r.workspace_bytes;
+    const std::uint64_t workspace = g.workspace_bytes;
     cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                                  &workspace, sizeof workspace);
+    // Only algorithms that work at these pointers' alignment (C shares D's address).
+    const std::pair<cublasLtMatmulPreferenceAttributes_t, std::uint32_t> alignments[] = {
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_d},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_d}};
+    for (const auto& [attribute, bytes] : alignments) {
+        if (status == CUBLAS_STATUS_SUCCESS) {
+            status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, &bytes, sizeof bytes);
+        }
+    }
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
     if (status == CUBLAS_STATUS_SUCCESS) {
@@ -218,11 +275,16 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
                                 std::to_string(g.k) + " on this GPU");
     }
     p->algo = result.algo;
+    std::unique_ptr<Plan>& slot = state().plans[key];  // only a plan that works is kept
     slot = std::move(p);
     return *slot;
 }
 
 }  // namespace
+
+std::size_t gemm_workspace_bytes(int device) {
+    return static_cast<std::size_t>(compute_capability_major(device) >= 9 ? 32 : 4) << 20;
+}
 
 void gemm(const GemmArgs& g, cudaStream_t stream) {
     check_args(g);
@@ -255,8 +317,9 @@ void gemm(const GemmArgs& g, cudaStream_t stream) {
     }
     const float alpha = 1.0f;
     const float beta = 0.0f;
-    detail::check_cublas(cublasLtMatmul(r.handle, p.desc, &alpha, g.b.data, p.a, g.a.data, p.b, &beta, g.d, p.c, g.d, p.d, &p.algo,
-                                        r.workspace, r.workspace_bytes, stream),
+    const void* c = is_fp8(g.d_type) ? nullptr : g.d;
+    detail::check_cublas(cublasLtMatmul(r.handle, p.desc, &alpha, g.b.data, p.a, g.a.data, p.b, &beta, c, p.c, g.d, p.d, &p.algo,
+                                        g.workspace, g.workspace_bytes, stream),
                          kCall, "cublasLtMatmul");
     detail::note_launch();
 }

@@ -55,7 +55,7 @@ __global__ void layer_norm_forward_kernel(const void* __restrict__ x, DType x_dt
     if (q != nullptr) combine_block_amax(local, amax);
 }
 
-__global__ void layer_norm_dx_kernel(const void* __restrict__ dy, const void* __restrict__ x, DType x_dtype,
+__global__ void layer_norm_dx_kernel(const void* __restrict__ dy, DType dy_dtype, const void* __restrict__ x, DType x_dtype,
                                      const float* __restrict__ mean, const float* __restrict__ rstd,
                                      const void* __restrict__ gamma, DType param_dtype, int rows, int hidden, void* dx) {
     const int lane = threadIdx.x % 32;
@@ -67,7 +67,7 @@ __global__ void layer_norm_dx_kernel(const void* __restrict__ dy, const void* __
     float sum_g = 0.0f;
     float sum_gx = 0.0f;
     for (int c = lane; c < hidden; c += 32) {
-        const float g = load(dy, x_dtype, base + c) * load(gamma, param_dtype, c);
+        const float g = load(dy, dy_dtype, base + c) * load(gamma, param_dtype, c);
         const float xhat = (load(x, x_dtype, base + c) - mu) * r;
         sum_g += g;
         sum_gx += g * xhat;
@@ -75,7 +75,7 @@ __global__ void layer_norm_dx_kernel(const void* __restrict__ dy, const void* __
     const float mean_g = warp_sum(sum_g) / hidden;
     const float mean_gx = warp_sum(sum_gx) / hidden;
     for (int c = lane; c < hidden; c += 32) {
-        const float g = load(dy, x_dtype, base + c) * load(gamma, param_dtype, c);
+        const float g = load(dy, dy_dtype, base + c) * load(gamma, param_dtype, c);
         const float xhat = (load(x, x_dtype, base + c) - mu) * r;
         store(dx, x_dtype, base + c, r * (g - mean_g - xhat * mean_gx));
     }
@@ -83,7 +83,8 @@ __global__ void layer_norm_dx_kernel(const void* __restrict__ dy, const void* __
 
 // Stage 1: block (x, y) sums rows of chunk y for columns of tile x into partial[y] (dgamma) and
 // partial[chunks + y] (dbeta).
-__global__ void layer_norm_dparams_partial_kernel(const void* __restrict__ dy, const void* __restrict__ x, DType x_dtype,
+__global__ void layer_norm_dparams_partial_kernel(const void* __restrict__ dy, DType dy_dtype, const void* __restrict__ x,
+                                                  DType x_dtype,
                                                   const float* __restrict__ mean, const float* __restrict__ rstd, int rows,
                                                   int hidden, int chunks, float* __restrict__ partial) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
@@ -95,7 +96,7 @@ __global__ void layer_norm_dparams_partial_kernel(const void* __restrict__ dy, c
     float dbeta = 0.0f;
     for (int row = first; row < last; ++row) {
         const std::size_t at = static_cast<std::size_t>(row) * hidden + c;
-        const float g = load(dy, x_dtype, at);
+        const float g = load(dy, dy_dtype, at);
         dgamma += g * (load(x, x_dtype, at) - mean[row]) * rstd[row];
         dbeta += g;
     }
@@ -143,19 +144,19 @@ void launch_layer_norm_forward(const void* x, DType x_dtype, const void* gamma, 
     }
 }
 
-void launch_layer_norm_backward(const void* dy, const void* x, DType x_dtype, const float* mean, const float* rstd,
+void launch_layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
                                 const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx,
                                 void* dgamma, void* dbeta, void* workspace, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::layer_norm_backward";
     const int h = static_cast<int>(hidden);
-    layer_norm_dx_kernel<<<row_blocks(rows), kWarpsPerBlock * 32, 0, stream>>>(dy, x, x_dtype, mean, rstd, gamma, param_dtype,
+    layer_norm_dx_kernel<<<row_blocks(rows), kWarpsPerBlock * 32, 0, stream>>>(dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype,
                                                                                static_cast<int>(rows), h, dx);
     check_last_launch(call);
     const int chunks = layer_norm_backward_chunks(rows);
     const unsigned column_blocks = static_cast<unsigned>((hidden + kColumnThreads - 1) / kColumnThreads);
     auto* partial = static_cast<float*>(workspace);
     layer_norm_dparams_partial_kernel<<<dim3(column_blocks, static_cast<unsigned>(chunks)), kColumnThreads, 0, stream>>>(
-        dy, x, x_dtype, mean, rstd, static_cast<int>(rows), h, chunks, partial);
+        dy, dy_dtype, x, x_dtype, mean, rstd, static_cast<int>(rows), h, chunks, partial);
     check_last_launch(call);
     layer_norm_dparams_final_kernel<<<column_blocks, kColumnThreads, 0, stream>>>(partial, h, chunks, dgamma, dbeta, param_dtype);
     check_last_launch(call);

@@ -35,16 +35,19 @@ std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hi
     return 2 * static_cast<std::size_t>(detail::layer_norm_backward_chunks(rows)) * hidden * sizeof(float);
 }
 
-void layer_norm_backward(const void* dy, const void* x, DType x_dtype, const float* mean, const float* rstd, const void* gamma,
+void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
+                         const void* gamma,
                          DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, void* dgamma, void* dbeta,
                          void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::layer_norm_backward";
     detail::check_dims(call, rows, hidden);
     if (hidden == 0) detail::fail(call, "hidden = 0; allowed: 1 or more");
-    detail::check_float_or_bf16(call, x_dtype, "x and dy");
+    detail::check_float_or_bf16(call, x_dtype, "x and dx");
+    detail::check_float_or_bf16(call, dy_dtype, "dy");
     detail::check_float_or_bf16(call, param_dtype, "gamma");
     if (rows == 0) return;
-    for (const auto& [pointer, name] : {std::pair{dy, "dy"}, std::pair{x, "x"}, std::pair<const void*, const char*>{dx, "dx"}}) {
+    detail::check_buffer(call, dy, "dy", element_size(dy_dtype));
+    for (const auto& [pointer, name] : {std::pair{x, "x"}, std::pair<const void*, const char*>{dx, "dx"}}) {
         detail::check_buffer(call, pointer, name, element_size(x_dtype));
     }
     detail::check_buffer(call, mean, "mean", alignof(float));
@@ -60,7 +63,7 @@ void layer_norm_backward(const void* dy, const void* x, DType x_dtype, const flo
                                " (layer_norm_backward_workspace_bytes)");
     }
     detail::check_buffer(call, workspace, "workspace", alignof(float));
-    detail::launch_layer_norm_backward(dy, x, x_dtype, mean, rstd, gamma, param_dtype, rows, hidden, dx, dgamma, dbeta, workspace,
+    detail::launch_layer_norm_backward(dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype, rows, hidden, dx, dgamma, dbeta, workspace,
                                        stream);
 }
 

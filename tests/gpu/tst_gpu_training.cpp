@@ -8,6 +8,11 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#ifdef TEWB_TORCH_HAS_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
+#include "core/common/Error.h"
 
 #include "core/device/Capability.h"
 #include "core/fp8/Fp8State.h"
@@ -154,9 +159,26 @@ void out_of_memory_fails_one_run_only(const Trainer& trainer) {
     huge.batch = 16384;
     huge.model.seq = 2048;
     huge.model.vocab = 65536;  // logits alone: 16384 * 2048 * 65536 * 2 bytes = 4 TiB
-    const RunRecord failed = trainer.run(huge);
+    try {
+        const RunRecord refused = trainer.run(huge);
+        check(false, "an impossible run is refused before it starts (it ran: " + refused.message + ")");
+    } catch (const ConfigError& e) {
+        check(std::string(e.what()).find("free on the GPU") != std::string::npos,
+              std::string("an impossible run is refused before it starts, naming the free GPU memory: ") + e.what());
+    }
+#ifdef TEWB_TORCH_HAS_CUDA
+    // A real out-of-memory inside a run: the caching allocator capped at 0.5% of the GPU (about 0.7 GiB on
+    // an H200), under the seed preset's 2.3 GiB, which the estimate against free memory lets through.
+    c10::cuda::CUDACachingAllocator::setMemoryFraction(0.005, 0);
+    RunConfig seed = make_preset(Preset::Seed);
+    seed.device = DeviceKind::Cuda;
+    seed.warmup = 1;
+    seed.iters = 2;
+    const RunRecord failed = trainer.run(seed);
+    c10::cuda::CUDACachingAllocator::setMemoryFraction(1.0, 0);
     check(failed.status == RunStatus::Failed && failed.error_kind == "out_of_memory",
-          "an impossible run fails as out_of_memory: " + failed.message);
+          "an out-of-memory inside a run fails it as out_of_memory: " + failed.message);
+#endif
     const RunRecord next = trainer.run(small_cuda_run(Precision::Bf16));
     check(next.status == RunStatus::Finished, "the next run in the same process finishes");
 }

@@ -139,12 +139,14 @@ private Q_SLOTS:
         const std::string bwd = "tewb::kernels::layer_norm_backward";
         const std::size_t needed = layer_norm_backward_workspace_bytes(4, 8);
         QVERIFY(needed >= 2 * 8 * sizeof(float));
-        expect_error([&] { layer_norm_backward(f, f, DType::Float32, f, f, f, DType::Float32, 4, 8, f, f, f, f, needed - 4, nullptr); },
+        expect_error([&] { layer_norm_backward(f, DType::Float32, f, DType::Float32, f, f, f, DType::Float32, 4, 8, f, f, f, f, needed - 4, nullptr); },
                      "workspace of", bwd);
-        expect_error([&] { layer_norm_backward(f, f, DType::Float32, f, f, f, DType::Float32, 4, 8, nullptr, f, f, f, needed, nullptr); },
+        expect_error([&] { layer_norm_backward(f, DType::Float32, f, DType::Float32, f, f, f, DType::Float32, 4, 8, nullptr, f, f, f, needed, nullptr); },
                      "dx is a null pointer", bwd);
-        expect_error([&] { layer_norm_backward(f, f, DType::Float32, f, f, f, DType::Float16, 4, 8, f, f, f, f, needed, nullptr); },
+        expect_error([&] { layer_norm_backward(f, DType::Float32, f, DType::Float32, f, f, f, DType::Float16, 4, 8, f, f, f, f, needed, nullptr); },
                      "gamma has dtype float16", bwd);
+        expect_error([&] { layer_norm_backward(f, DType::Float16, f, DType::Float32, f, f, f, DType::Float32, 4, 8, f, f, f, f, needed, nullptr); },
+                     "dy has dtype float16", bwd);
     }
 
     void geluRejectsBadArguments() {
@@ -197,6 +199,12 @@ private Q_SLOTS:
             "aux_ld = 20; allowed: at least n = 32 and a multiple of 8");
         bad([](GemmArgs& g) { g.epilogue = Epilogue::DGeluBGrad; g.aux = device_like; g.aux_ld = 32; }, "needs a 16-byte aligned bias_grad");
         bad([](GemmArgs& g) { g.epilogue = Epilogue::BGradB; }, "the BGRADB epilogue needs");
+        bad([](GemmArgs& g) { g.a.type = g.b.type = GemmType::BFloat16; g.a.scale_inv = g.b.scale_inv = nullptr;
+                              g.epilogue = Epilogue::BGradB; g.bias_grad = device_like; },
+            "needs a stored transposed");
+        bad([](GemmArgs& g) { g.d_type = GemmType::E5M2; g.d_scale = device_like; }, "E4M3 x E4M3 has no E5M2 output");
+        bad([](GemmArgs& g) { g.a.transposed = true; }, "FP8 operands must be K-contiguous");
+        bad([](GemmArgs& g) { g.workspace_bytes = 1024; }, "the workspace must be 256-byte aligned");
         bad([](GemmArgs& g) { g.d_type = GemmType::E4M3; g.d_scale = device_like; g.epilogue = Epilogue::BGradB; g.bias_grad = device_like; },
             "an FP8 output takes no epilogue but bias");
         QCOMPARE(gemm_cache_size(), std::size_t{0});  // nothing reached cuBLASLt

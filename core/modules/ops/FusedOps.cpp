@@ -1,6 +1,9 @@
 #include "core/modules/ops/FusedOps.h"
 
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/ops/empty.h>
@@ -36,6 +39,21 @@ bool plain_matrix(const at::Tensor& t) {
 
 cudaStream_t stream_of(const at::Tensor& t) {
     return at::cuda::getCurrentCUDAStream(t.get_device()).stream();
+}
+
+// cuBLASLt's workspace: one per (device, stream), from LibTorch's caching allocator, so that it shows in
+// the peak-memory figures and two streams never share one. Kept for the process, like the streams.
+const at::Tensor& gemm_workspace(const at::Tensor& like) {
+    static std::mutex mutex;
+    static std::map<std::pair<int, cudaStream_t>, at::Tensor> workspaces;
+    const int device = like.get_device();
+    const cudaStream_t stream = stream_of(like);
+    const std::lock_guard<std::mutex> lock(mutex);
+    at::Tensor& w = workspaces[{device, stream}];
+    if (!w.defined()) {
+        w = at::empty({static_cast<std::int64_t>(kernels::gemm_workspace_bytes(device))}, like.options().dtype(at::kByte));
+    }
+    return w;
 }
 
 class FusedOps final : public TeOps {
@@ -94,8 +112,10 @@ public:
 
     LayerNormGrads layer_norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
                                        const at::Tensor& gamma) const override {
-        const bool fits = plain_matrix(x) && plain_matrix(dy) && dy.sizes() == x.sizes() && dy.scalar_type() == x.scalar_type() &&
-                          float_or_bf16(x.scalar_type()) && params_fit(gamma, gamma, x) && stats_fit(mean, x) && stats_fit(rstd, x);
+        // dy may differ from x in dtype: a float32 residual stream with a bfloat16 gradient under autocast.
+        const bool fits = plain_matrix(x) && plain_matrix(dy) && dy.sizes() == x.sizes() && dy.device() == x.device() &&
+                          float_or_bf16(x.scalar_type()) && float_or_bf16(dy.scalar_type()) && params_fit(gamma, gamma, x) &&
+                          stats_fit(mean, x) && stats_fit(rstd, x);
         if (!fits) return reference_ops().layer_norm_backward(dy, x, mean, rstd, gamma);
         const c10::cuda::CUDAGuard guard(x.device());
         const auto rows = static_cast<std::size_t>(x.size(0));
@@ -106,7 +126,8 @@ public:
         g.dbeta = at::empty_like(gamma);
         const std::size_t bytes = kernels::layer_norm_backward_workspace_bytes(rows, hidden);
         const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, x.options().dtype(at::kByte));
-        kernels::layer_norm_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(x.scalar_type()), mean.data_ptr<float>(),
+        kernels::layer_norm_backward(dy.data_ptr(), kernel_dtype(dy.scalar_type()), x.data_ptr(), kernel_dtype(x.scalar_type()),
+                                     mean.data_ptr<float>(),
                                      rstd.data_ptr<float>(), gamma.data_ptr(), kernel_dtype(gamma.scalar_type()), rows, hidden,
                                      g.dx.data_ptr(), g.dgamma.data_ptr(), g.dbeta.data_ptr(), workspace.data_ptr(), bytes,
                                      stream_of(x));
@@ -220,10 +241,15 @@ private:
         g.d_type = gemm_type(out_dtype);
         g.accumulation = accumulation;
         if (bias && bias->defined()) {
-            bias_c = bias->to(out_dtype).contiguous();  // the epilogue takes the bias in the output's dtype
+            // The epilogue takes the bias in the output's dtype, and in bfloat16 for FP8 operands.
+            const bool fp8 = a_scale_inv != nullptr;
+            bias_c = bias->to(fp8 ? at::kBFloat16 : out_dtype).contiguous();
             g.epilogue = kernels::Epilogue::Bias;
             g.bias = bias_c.data_ptr();
         }
+        const at::Tensor& workspace = gemm_workspace(a);
+        g.workspace = workspace.data_ptr();
+        g.workspace_bytes = static_cast<std::size_t>(workspace.numel());
         kernels::gemm(g, stream_of(a));
         return d;
     }

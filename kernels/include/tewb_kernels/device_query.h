@@ -21,6 +21,7 @@ struct CudaQuery {
     int driver_api_version = 0;  // e.g. 13000 for CUDA 13.0; 0 when no driver is installed
     int runtime_version = 0;     // the CUDA runtime this build loaded
     std::size_t cublaslt_version = 0;
+    std::string cublaslt_library;  // the file the process loaded it from (LibTorch's wheel or a toolkit)
     std::vector<CudaDeviceProperties> devices;
     std::string error;
 };

@@ -21,8 +21,10 @@ void layer_norm_forward(const void* x, DType x_dtype, const void* gamma, const v
 // Scratch the backward needs for its two-stage dgamma/dbeta reduction.
 std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden);
 
-// dx (x_dtype, like dy), dgamma and dbeta (param_dtype) of the forward above, from the saved mean and rstd.
-void layer_norm_backward(const void* dy, const void* x, DType x_dtype, const float* mean, const float* rstd, const void* gamma,
+// dx (x_dtype), dgamma and dbeta (param_dtype) of the forward above, from the saved mean and rstd. dy has
+// its own dtype: under mixed precision x is the float32 residual stream while dy arrives in bfloat16.
+void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
+                         const void* gamma,
                          DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, void* dgamma, void* dbeta,
                          void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 
