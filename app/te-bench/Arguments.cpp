@@ -27,6 +27,9 @@ void add_model_flags(CLI::App* cmd, RunFlags& f) {
     cmd->add_option("--iters", f.iters, "timed steps (default 30)")->type_name("N");
     cmd->add_option("--lr", f.lr, "AdamW learning rate (default 3e-4)")->type_name("X");
     cmd->add_option("--seed", f.seed, "seed of weights and data (default 1234)")->type_name("N");
+    cmd->add_option("--cuda-graph", f.cuda_graph,
+                    "on | off: on CUDA, replay the whole training step as one CUDA graph after the warm-up (default on)")
+        ->type_name("on|off");
     cmd->add_option("--json", f.json_path, "write the run record(s) as JSON to this file ('-' for stdout)")->type_name("PATH");
     cmd->add_option("--csv", f.csv_path, "write per-step metrics as CSV (long format) to this file")->type_name("PATH");
     cmd->add_option("--fp8-csv", f.fp8_csv_path, "write FP8 statistics (per step and slot: amax, scale, ...) as CSV")
@@ -71,6 +74,7 @@ RunConfig config_from_flags(const RunFlags& f) {
     if (!f.amax_history_len.empty()) c.fp8.amax_history_len = parse_int("--amax-history-len", f.amax_history_len);
     if (!f.amax_algo.empty()) c.fp8.algo = parse_amax_algo("--amax-algo", f.amax_algo);
     if (!f.margin.empty()) c.fp8.margin = parse_int("--margin", f.margin);
+    if (!f.cuda_graph.empty()) c.cuda_graph = parse_on_off("--cuda-graph", f.cuda_graph);
     c.inspect_fp8 = f.inspect_fp8;
     c.name = f.name;
     return c;

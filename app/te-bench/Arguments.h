@@ -19,7 +19,7 @@ constexpr const char* kCommands = "info|run|compare|recipe|selftest|history";
 // Run settings as text, so every number is converted by core with a message naming the flag.
 struct RunFlags {
     std::string preset, device, backend, precision, layers, hidden, heads, seq, vocab, batch, warmup, iters, lr, seed, name;
-    std::string recipe, fp8_format, amax_history_len, amax_algo, margin;
+    std::string recipe, fp8_format, amax_history_len, amax_algo, margin, cuda_graph;
     bool inspect_fp8 = false;
     std::string json_path, csv_path, fp8_csv_path;
     bool no_store = false;

@@ -13,27 +13,36 @@ std::vector<PlannedRun> plan_comparison(const RunConfig& base, const DeviceInfo&
     const bool cuda = base.device == DeviceKind::Cuda || (base.device == DeviceKind::Auto && device.has_gpu());
     const DeviceKind kind = cuda ? DeviceKind::Cuda : DeviceKind::Cpu;
     enum class Role { Baseline, Variant };
-    const auto make = [&](Backend backend, Precision precision, Role role) {
+    enum class Graph { Off, On };
+    const auto make = [&](Backend backend, Precision precision, Role role, Graph graph) {
         RunConfig config = base;
         config.device = kind;
         config.backend = backend;
         config.precision = precision;
+        config.cuda_graph = graph == Graph::On;
         config.inspect_fp8 = base.inspect_fp8 && precision == Precision::Fp8;
         config.name = std::string(to_string(backend)) + " " + std::string(to_string(precision)) + (cuda ? "" : " cpu") +
-                      (role == Role::Baseline ? " (baseline)" : "");
+                      (graph == Graph::On ? " graph" : "") + (role == Role::Baseline ? " (baseline)" : "");
         return config;
     };
 
+    // On a GPU with graphs asked for (the default), each configuration also runs as one CUDA graph per
+    // step, next to its eager row, so the graph's gain shows apart from the kernels'. The baseline stays eager.
+    const bool graphs = cuda && base.cuda_graph;
     std::vector<PlannedRun> plan;
+    const auto add = [&](Backend backend, Precision precision, Role role, bool with_graph) {
+        plan.push_back({make(backend, precision, role, Graph::Off), std::nullopt});
+        if (with_graph && graphs) plan.push_back({make(backend, precision, Role::Variant, Graph::On), std::nullopt});
+    };
     const Precision baseline_precision = cuda ? Precision::Bf16 : Precision::Fp32;
     const Precision other_precision = cuda ? Precision::Fp32 : Precision::Bf16;
-    plan.push_back({make(Backend::Torch, baseline_precision, Role::Baseline), std::nullopt});
-    plan.push_back({make(Backend::Torch, other_precision, Role::Variant), std::nullopt});
+    add(Backend::Torch, baseline_precision, Role::Baseline, true);
+    add(Backend::Torch, other_precision, Role::Variant, false);
     if (!cuda) {  // the like-for-like row of the CPU baseline
-        plan.push_back({make(Backend::Te, Precision::Fp32, Role::Variant), std::nullopt});
+        add(Backend::Te, Precision::Fp32, Role::Variant, false);
     }
-    plan.push_back({make(Backend::Te, Precision::Bf16, Role::Variant), std::nullopt});
-    plan.push_back({make(Backend::Te, Precision::Fp8, Role::Variant), std::nullopt});
+    add(Backend::Te, Precision::Bf16, Role::Variant, true);
+    add(Backend::Te, Precision::Fp8, Role::Variant, true);
 
     for (PlannedRun& row : plan) {
         try {

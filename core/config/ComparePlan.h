@@ -17,7 +17,8 @@ struct PlannedRun {
 
 // The baseline (torch backend: BF16 on a GPU, FP32 on the CPU) first, then every other configuration
 // of the preset: the other torch precision, te FP32 (on the CPU, like for like with the baseline), te BF16
-// and te FP8 (with base.fp8 as its recipe). Rows this device or build cannot run
+// and te FP8 (with base.fp8 as its recipe); on a GPU, with base.cuda_graph, torch BF16, te BF16 and te
+// FP8 again as CUDA graphs ("… graph"), each after its eager row. Rows this device or build cannot run
 // carry the reason. `base` supplies the preset's sizes, step counts and FP8 recipe (a caller may have
 // changed them); its inspect_fp8 applies to the FP8 row. Throws ConfigError when those are invalid.
 std::vector<PlannedRun> plan_comparison(const RunConfig& base, const DeviceInfo& device);

@@ -37,6 +37,7 @@ constexpr NameTable kBackendNames{std::to_array<Named<Backend>>({{"torch", Backe
 constexpr NameTable kPrecisionNames{std::to_array<Named<Precision>>(
     {{"auto", Precision::Auto}, {"fp32", Precision::Fp32}, {"bf16", Precision::Bf16}, {"fp8", Precision::Fp8}})};
 constexpr NameTable kPresetNames{std::to_array<Named<Preset>>({{"seed", Preset::Seed}, {"quick-cpu", Preset::QuickCpu}})};
+constexpr NameTable kOnOffNames{std::to_array<Named<bool>>({{"on", true}, {"off", false}})};
 constexpr std::size_t kMaxNameLength = 200;
 
 std::string format_number(double value) {
@@ -231,6 +232,10 @@ Precision parse_precision(std::string_view flag, std::string_view text) {
 
 Preset parse_preset(std::string_view flag, std::string_view text) {
     return kPresetNames.parse(flag, text);
+}
+
+bool parse_on_off(std::string_view flag, std::string_view text) {
+    return kOnOffNames.parse(flag, text);
 }
 
 int parse_int(std::string_view flag, std::string_view text) {

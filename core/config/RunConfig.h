@@ -33,6 +33,10 @@ struct RunConfig {
     // underflowed elements per cast (costs a pass over every cast tensor).
     Fp8Recipe fp8 = Fp8Recipe::seed_defaults();
     bool inspect_fp8 = false;
+    // On CUDA, capture the whole training step (forward, backward, FP8 scale updates, AdamW) as one CUDA
+    // graph after the warm-up steps and replay it per timed step. Ignored on the CPU; the record says
+    // whether a graph ran and, if not, why.
+    bool cuda_graph = true;
 
     int total_steps() const { return warmup + iters; }
     std::int64_t tokens_per_step() const { return static_cast<std::int64_t>(batch) * model.seq; }
@@ -75,6 +79,7 @@ DeviceKind parse_device(std::string_view flag, std::string_view text);
 Backend parse_backend(std::string_view flag, std::string_view text);
 Precision parse_precision(std::string_view flag, std::string_view text);
 Preset parse_preset(std::string_view flag, std::string_view text);
+bool parse_on_off(std::string_view flag, std::string_view text);  // "on" | "off"
 int parse_int(std::string_view flag, std::string_view text);
 std::uint64_t parse_uint64(std::string_view flag, std::string_view text);
 double parse_double(std::string_view flag, std::string_view text);

@@ -196,6 +196,7 @@ RunConfig read_config(const Reader& r) {
     c.iters = static_cast<int>(r.integer("iters", 0, kIntMax));
     c.lr = r.real("lr");
     c.seed = static_cast<std::uint64_t>(r.integer("seed", 0, kInt64Max));
+    c.cuda_graph = r.has("cuda_graph") && r.boolean("cuda_graph");  // records before the option ran eagerly
     if (r.has("fp8")) {
         const Reader f = r.object("fp8");
         c.fp8.scaling = f.choice("recipe", parse_scaling_kind);
@@ -338,7 +339,8 @@ json to_json(const RunConfig& c) {
                 {"warmup", c.warmup},
                 {"iters", c.iters},
                 {"lr", number(c.lr)},
-                {"seed", c.seed}};
+                {"seed", c.seed},
+                {"cuda_graph", c.cuda_graph}};
     if (c.precision == Precision::Fp8) {
         out["fp8"] = json{{"recipe", std::string(to_string(c.fp8.scaling))},
                           {"format", std::string(to_string(c.fp8.format))},
@@ -410,7 +412,10 @@ json to_json(const RunRecord& record) {
           {"flops_per_step", number(exe.flops_per_step)},
           {"peak_tflops", optional_number(exe.peak_tflops)},
           {"peak_source", optional_text(exe.peak_source)},
-          {"fp8_emulated", exe.fp8_emulated}}},
+          {"fp8_emulated", exe.fp8_emulated},
+          {"cuda_graph", exe.cuda_graph},
+          {"cuda_graph_note", optional_text(exe.cuda_graph_note)},
+          {"graph_kernels", exe.graph_kernels ? json(*exe.graph_kernels) : json(nullptr)}}},
         {"fp8_slots", std::move(fp8_slots)},
         {"steps", std::move(steps)},
         {"summary", to_json(record.summary)},
@@ -474,6 +479,11 @@ RunRecord record_from_json(const json& document, std::string_view source) {
     record.execution.peak_tflops = exe.optional_real("peak_tflops");
     record.execution.peak_source = exe.optional_text("peak_source");
     record.execution.fp8_emulated = exe.has("fp8_emulated") && exe.boolean("fp8_emulated");
+    record.execution.cuda_graph = exe.has("cuda_graph") && exe.boolean("cuda_graph");
+    record.execution.cuda_graph_note = exe.optional_text("cuda_graph_note");
+    if (exe.has("graph_kernels")) {
+        record.execution.graph_kernels = static_cast<int>(exe.integer("graph_kernels", 0, kIntMax));
+    }
 
     if (r.has("fp8_slots")) {
         const json& slots = r.array("fp8_slots");

@@ -57,6 +57,12 @@ struct Execution {
     double flops_per_step = 0;          // analytic model FLOPs of one training step (see FlopCount.h)
     std::optional<double> peak_tflops;  // MFU denominator, when the device is in the peak table
     std::string peak_source;            // the peak table row used
+    // Whether the timed steps replayed one captured CUDA graph; `cuda_graph_note` says why not, or how
+    // many kernels the graph holds. graph_kernels: kernel nodes per step (every launch: LibTorch's,
+    // cuBLAS's and ours), counted in the captured graph.
+    bool cuda_graph = false;
+    std::string cuda_graph_note;
+    std::optional<int> graph_kernels;
 
     friend bool operator==(const Execution&, const Execution&) = default;
 };

@@ -28,6 +28,7 @@
 #include "core/results/Summary.h"
 #include "core/train/AutocastScope.h"
 #include "core/train/FusedAdamW.h"
+#include "core/train/StepGraph.h"
 #include "core/train/StepTimer.h"
 #include "core/train/SyntheticData.h"
 
@@ -105,6 +106,32 @@ public:
         }
         announce();
 
+        // A CUDA graph run lives on a side stream from here on (StepGraph.h); the warm-up steps run there eagerly.
+        const GraphDecision graph_plan = decide_cuda_graph(config_);
+        const std::unique_ptr<StepGraph> graph = graph_plan.use ? make_step_graph(device_) : nullptr;
+        at::Tensor static_batch;  // the graph's input: each timed step's batch is copied in before the replay
+        at::Tensor static_loss;   // the graph's loss, rewritten by every replay
+
+        // One training step as it is run eagerly and as it is captured: forward, loss, backward (FP8: the
+        // backward slots update when it finishes), AdamW.
+        const auto train_step = [&](const at::Tensor& batch) {
+            const at::Tensor inputs = batch.narrow(1, 0, config_.model.seq);
+            const at::Tensor targets = batch.narrow(1, 1, config_.model.seq);
+            at::Tensor loss;
+            {
+                AutocastScope autocast_scope(autocast, device_.type());
+                at::Tensor logits;
+                {
+                    Fp8Scope fp8_scope(fp8, fp8_settings);
+                    logits = model->forward(inputs);
+                }
+                loss = at::cross_entropy_loss(logits.reshape({-1, config_.model.vocab}), targets.reshape({-1}));
+            }
+            loss.backward();
+            optimizer.step();
+            return loss.detach();
+        };
+
         const std::unique_ptr<StepTimer> timer =
             make_step_timer(device_, config_.total_steps(), fp8_state ? fp8_state->statistics_rows() : 0);
         timer->reset_peak_memory();
@@ -118,23 +145,29 @@ public:
                 timer->reset_peak_memory();
             }
             const at::Tensor batch = data.pool[k % data.batches];
-            const at::Tensor inputs = batch.narrow(1, 0, config_.model.seq);
-            const at::Tensor targets = batch.narrow(1, 1, config_.model.seq);
-            timer->begin_step(k);
-            optimizer.zero_grad();
             at::Tensor loss;
-            {
-                AutocastScope autocast_scope(autocast, device_.type());
-                at::Tensor logits;
-                {
-                    Fp8Scope fp8_scope(fp8, fp8_settings);
-                    logits = model->forward(inputs);
+            if (graph && k >= config_.warmup) {
+                if (!graph->captured()) {
+                    // Gradients start unset, so the captured backward allocates them in the graph's memory,
+                    // where every replay rewrites them (no zero_grad between replays).
+                    static_batch = batch.clone();
+                    optimizer.zero_grad();
+                    graph->capture([&] { static_loss = train_step(static_batch); });
+                    record_.execution.graph_kernels = graph->kernel_nodes();
+                    record_.execution.cuda_graph_note =
+                        graph_plan.reason + "; " + std::to_string(graph->kernel_nodes()) + " kernels per step";
+                } else {
+                    static_batch.copy_(batch, /*non_blocking=*/true);
                 }
-                loss = at::cross_entropy_loss(logits.reshape({-1, config_.model.vocab}), targets.reshape({-1}));
+                timer->begin_step(k);
+                graph->replay();
+                loss = static_loss;
+            } else {
+                timer->begin_step(k);
+                optimizer.zero_grad();
+                loss = train_step(batch);
             }
-            loss.backward();  // FP8: the backward slots update when it finishes, before the optimizer step
-            optimizer.step();
-            if (auto reading = timer->end_step(k, loss.detach(), fp8_state ? fp8_state->statistics() : at::Tensor())) {
+            if (auto reading = timer->end_step(k, loss, fp8_state ? fp8_state->statistics() : at::Tensor())) {
                 report(*reading);
             }
         }
@@ -203,7 +236,9 @@ const TeOps& ops_for_run(const RunConfig& c) {
 }
 
 std::string implementation_text(const RunConfig& c, const TeOps& ops) {
-    const std::string model = c.backend == Backend::Te ? "te-" + std::string(ops.name()) : "torch-eager";
+    const bool graph = decide_cuda_graph(c).use;
+    const std::string model = (c.backend == Backend::Te ? "te-" + std::string(ops.name()) : std::string("torch")) +
+                              (graph ? ", cuda graph" : c.backend == Backend::Te ? "" : "-eager");
     switch (c.precision) {
         case Precision::Bf16: return model + ", bf16 autocast";
         case Precision::Fp8: {
@@ -237,6 +272,9 @@ RunRecord run_header(const RunConfig& resolved, const DeviceInfo& device, const 
     execution.device = cuda ? "cuda:0" : "cpu";
     execution.implementation = implementation_text(resolved, ops);
     execution.fp8_emulated = resolved.precision == Precision::Fp8 && ops.is_reference();
+    const GraphDecision graph = decide_cuda_graph(resolved);
+    execution.cuda_graph = graph.use;
+    execution.cuda_graph_note = graph.reason;
     execution.memory_metric = cuda ? MemoryMetric::CudaPeakAllocated : MemoryMetric::CpuPeakRss;
     execution.flops_per_step = training_flops_per_step(resolved.model, resolved.batch);
     if (cuda) {
@@ -308,6 +346,11 @@ RunRecord Trainer::run(const RunConfig& config, const TrainerCallbacks& callback
     }
     if (!announced && callbacks.on_start) {  // building the model failed: on_start still comes, once
         callbacks.on_start(record);
+    }
+    if (record.execution.cuda_graph && !record.execution.graph_kernels) {  // planned, never captured
+        record.execution.cuda_graph = false;
+        record.execution.cuda_graph_note = "no CUDA graph: the run ended before the capture (" +
+                                           std::to_string(record.steps.size()) + " steps ran eagerly)";
     }
     record.summary = summarize(record.steps, record.config, record.execution);
     return record;

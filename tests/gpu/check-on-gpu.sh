@@ -8,6 +8,8 @@
 #   usage: tests/gpu/check-on-gpu.sh OUT_DIR
 #   TEWB_CHECK_PRESET=quick-cpu runs the small preset instead of the seed's (a dry run on a CPU machine).
 #   TEWB_CHECK_BUILD=1 builds from source even when .gpu-bin/ is there.
+# Every stage runs under its own `timeout`, so a hang loses that stage only; the whole check takes about
+# 3 minutes on an H200 (at most 8). The summary ends with the benchmark targets of docs/benchmarks.md.
 # Needs: python3 with torch 2.11 (CUDA); to build: nvcc 13, cmake, ninja, and .deps/ from
 # packaging/stage-gpu-deps.sh when the machine lacks nlohmann-json, CLI11 and SQLite headers.
 set -uo pipefail
@@ -18,6 +20,15 @@ root=$PWD
 build=$root/build/gpu-check
 jobs=$(nproc)
 status=0
+
+# stage SECONDS COMMAND...: runs one stage under a time limit; a stage over it counts as a failure.
+stage() {
+  local limit=$1; shift
+  timeout --kill-after=10 "$limit" "$@"
+  local rc=$?
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "TIMEOUT after ${limit} s: $*"; fi
+  return $rc
+}
 
 echo "== machine"
 uname -m; (ldd --version | head -1) 2>/dev/null
@@ -67,22 +78,22 @@ export TEWB_DATA_DIR=$build/data
 mkdir -p "$TEWB_DATA_DIR"
 
 echo "== GPU suite (tst_gpu_training; the log is ctest-gpu.log)"
-"$bin/tst_gpu_training" > "$out/ctest-gpu.log" 2>&1
+stage 300 "$bin/tst_gpu_training" > "$out/ctest-gpu.log" 2>&1
 rc=$?; [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1
-grep -E "^(FAIL|SKIP)|failed$" "$out/ctest-gpu.log" | tail -25
+grep -E "^(FAIL|SKIP|INFO|TIMEOUT)|failed$" "$out/ctest-gpu.log" | tail -25
 
 echo "== te-bench selftest (the fused kernels against their references; the table goes to ctest-gpu.log)"
-"$bench" selftest >> "$out/ctest-gpu.log" 2>&1
+stage 180 "$bench" selftest >> "$out/ctest-gpu.log" 2>&1
 rc=$?; [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1  # 77: no GPU (a dry run)
 grep -E "FAIL|checks, " "$out/ctest-gpu.log" | grep -v "^FAIL  " | tail -40
 
 echo "== kernel targets (bench/kernel_bench.cpp; appended to ctest-gpu.log)"
-"$bin/tewb-kernel-bench" 2>&1 | tee -a "$out/ctest-gpu.log"
+stage 120 "$bin/tewb-kernel-bench" 2>&1 | tee -a "$out/ctest-gpu.log"
 rc=${PIPESTATUS[0]}; [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1
 
 echo "== te-bench info"
-"$bench" info --json > "$out/info.json" || status=1
-"$bench" info
+stage 60 "$bench" info --json > "$out/info.json" || status=1
+stage 60 "$bench" info
 
 preset=${TEWB_CHECK_PRESET:-seed}
 if [ "$preset" = quick-cpu ]; then
@@ -92,11 +103,25 @@ else
 fi
 
 echo "== te-bench compare ($preset preset)"
-"$bench" compare --preset "$preset" --no-store --json "$out/compare.json" 2> "$out/compare.log" || status=1
+stage 300 "$bench" compare --preset "$preset" --no-store --json "$out/compare.json" 2> "$out/compare.log" || status=1
 
 echo "== PyTorch reference (Python), $preset preset, BF16, eager and torch.compile"
-python3 bench/minigpt_reference.py --precision bf16 "${sizes[@]}" > "$out/pytorch-eager.json" 2>> "$out/compare.log" || status=1
-python3 bench/minigpt_reference.py --precision bf16 --compile "${sizes[@]}" > "$out/pytorch-compile.json" 2>> "$out/compare.log" || status=1
+stage 180 python3 bench/minigpt_reference.py --precision bf16 "${sizes[@]}" > "$out/pytorch-eager.json" 2>> "$out/compare.log" || status=1
+stage 240 python3 bench/minigpt_reference.py --precision bf16 --compile "${sizes[@]}" > "$out/pytorch-compile.json" 2>> "$out/compare.log" || status=1
+
+if command -v compute-sanitizer > /dev/null && [ "${TEWB_CHECK_MEMCHECK:-1}" = 1 ]; then
+  echo "== compute-sanitizer memcheck over the self-test (appended to compare.log)"
+  {
+    echo "== compute-sanitizer --tool memcheck te-bench selftest"
+    stage 240 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 3 "$bench" selftest
+    echo "memcheck exit $?"
+  } > "$out/memcheck.tmp" 2>&1
+  grep -E "ERROR SUMMARY|memcheck exit|TIMEOUT|checks, " "$out/memcheck.tmp"
+  grep -q "memcheck exit 0" "$out/memcheck.tmp" || status=1
+  cat "$out/memcheck.tmp" >> "$out/compare.log"; rm -f "$out/memcheck.tmp"
+else
+  echo "== compute-sanitizer: not on this machine (or TEWB_CHECK_MEMCHECK=0), memcheck skipped"
+fi
 
 echo "== summary ($preset preset)"
 python3 - "$out" <<'PY' | tee "$out/summary.txt"
@@ -123,5 +148,28 @@ def num(value, spec):
 for name, med, mean, mem, loss, mfu in rows:
     mfu_text = num(100 * mfu, ".1f") + "%" if isinstance(mfu, (int, float)) else "-"
     print(f"{name:<52}{num(med, '.2f'):>10}{num(mean, '.2f'):>10}{num(mem / 2**20, '.0f'):>10}{num(loss, '.3f'):>8}{mfu_text:>7}")
+
+# The benchmark targets (docs/benchmarks.md), from the rows above.
+by_name = {name.split(" [")[0]: (med, mem, loss) for name, med, mean, mem, loss, mfu in rows}
+def row(name):
+    return by_name.get(name)
+def target(label, value, goal, higher=True):
+    if value is None:
+        print(f"  {label:<58} not measured")
+        return
+    met = value >= goal if higher else value <= goal
+    print(f"  {label:<58} {value:8.3f}  (target {'>=' if higher else '<='} {goal})  {'met' if met else 'MISSED'}")
+def ratio(a, b):
+    return a[0] / b[0] if a and b and a[0] and b[0] else None
+fp8g, bf16g = row("te fp8 graph"), row("te bf16 graph")
+eager_py, compile_py, torch_eager = row("pytorch-python eager"), row("pytorch-python torch.compile"), row("torch bf16 (baseline)")
+print("targets:")
+target("te FP8 + graph speedup over PyTorch (Python) eager BF16", ratio(eager_py, fp8g), 2.5)
+target("te FP8 + graph speedup over PyTorch (Python) torch.compile", ratio(compile_py, fp8g), 1.5)
+target("te BF16 + graph speedup over the torch backend eager", ratio(torch_eager, bf16g), 1.3)
+target("|te FP8 + graph final loss - te BF16 + graph| (nats)",
+       abs(fp8g[2] - bf16g[2]) if fp8g and bf16g and fp8g[2] is not None and bf16g[2] is not None else None, 0.05, higher=False)
+target("te FP8 + graph peak memory / torch BF16 peak memory",
+       fp8g[1] / torch_eager[1] if fp8g and torch_eager and torch_eager[1] else None, 1.0, higher=False)
 PY
 exit $status

@@ -40,6 +40,7 @@ RunConfig small_cuda_run(Precision precision) {
     RunConfig c = make_preset(Preset::QuickCpu);
     c.device = DeviceKind::Cuda;
     c.precision = precision;
+    c.cuda_graph = false;  // eager unless a check asks for the graph
     return c;
 }
 
@@ -183,6 +184,54 @@ void out_of_memory_fails_one_run_only(const Trainer& trainer) {
     check(next.status == RunStatus::Finished, "the next run in the same process finishes");
 }
 
+// The whole step as one CUDA graph: the same training as eager (same data, same kernels, replayed), for
+// the torch backend and the te backend in BF16 and FP8; the record says a graph ran and how many kernels
+// it holds.
+void cuda_graph_matches_eager(const Trainer& trainer) {
+    struct Case {
+        Backend backend;
+        Precision precision;
+    };
+    for (const Case& c : {Case{Backend::Torch, Precision::Bf16}, Case{Backend::Te, Precision::Bf16}, Case{Backend::Te, Precision::Fp8}}) {
+        RunConfig eager = small_cuda_run(c.precision);
+        eager.backend = c.backend;
+        RunConfig graphed = eager;
+        graphed.cuda_graph = true;
+        const RunRecord a = trainer.run(eager);
+        const RunRecord b = trainer.run(graphed);
+        const std::string tag = std::string(to_string(c.backend)) + " " + std::string(to_string(c.precision)) + " graph";
+        check(b.status == RunStatus::Finished && b.execution.cuda_graph && b.execution.graph_kernels.value_or(0) > 0,
+              tag + ": finishes as a CUDA graph (" + b.message + b.execution.cuda_graph_note + ")");
+        check(!a.execution.cuda_graph && a.execution.cuda_graph_note == "no CUDA graph: --cuda-graph off",
+              tag + ": the eager run says why it had no graph");
+        bool close = a.steps.size() == b.steps.size() && !a.steps.empty();
+        double worst = 0;
+        for (std::size_t i = 0; close && i < a.steps.size(); ++i) {
+            const double d = std::abs(a.steps[i].loss - b.steps[i].loss) / std::max(1e-6, std::abs(static_cast<double>(a.steps[i].loss)));
+            worst = std::max(worst, d);
+        }
+        close = close && worst <= (c.precision == Precision::Fp8 ? 2e-2 : 5e-3);
+        check(close, tag + ": every step's loss within " + std::string(c.precision == Precision::Fp8 ? "2%" : "0.5%") +
+                         " of the eager run's (worst " + std::to_string(worst) + ")");
+        if (c.precision == Precision::Fp8 && close) {
+            // The FP8 bookkeeping (amax recording, scale updates) is inside the graph: every replayed step's
+            // amaxes and scales follow the eager run's.
+            bool follows = true;
+            for (std::size_t i = 0; i < a.steps.size(); ++i) {
+                const auto& x = a.steps[i].fp8;
+                const auto& y = b.steps[i].fp8;
+                follows = follows && x.size() == y.size() && !x.empty();
+                for (std::size_t j = 0; follows && j < x.size(); ++j) {
+                    follows = std::abs(x[j].amax - y[j].amax) <= 0.05f * std::abs(x[j].amax) + 1e-6f &&
+                              std::abs(x[j].scale - y[j].scale) <= 0.05f * std::abs(x[j].scale);
+                }
+            }
+            check(follows, tag + ": every step's FP8 amaxes and scales within 5% of the eager run's");
+        }
+        std::printf("INFO  %s: %d kernels per step in the graph\n", tag.c_str(), b.execution.graph_kernels.value_or(-1));
+    }
+}
+
 void cancel_within_one_step(const Trainer& trainer) {
     std::atomic<bool> cancel{false};
     TrainerCallbacks callbacks;
@@ -265,6 +314,7 @@ int main() {
     part("FP8 state and casts", [&] { fp8_state_and_casts_on_gpu(); });
     part("out of memory", [&] { out_of_memory_fails_one_run_only(trainer); });
     part("cancel", [&] { cancel_within_one_step(trainer); });
+    part("CUDA graph", [&] { cuda_graph_matches_eager(trainer); });
     part("abs_max", [&] { abs_max_matches_reference(); });
     part("reference choice", [&] { reference_choice_runs_no_kernel(trainer); });
     std::printf("%d failed\n", failures);

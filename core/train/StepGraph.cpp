@@ -1,0 +1,130 @@
+#include "core/train/StepGraph.h"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string_view>
+
+#include "core/common/Error.h"
+
+#ifdef TEWB_TORCH_HAS_CUDA
+#include <optional>
+#include <vector>
+
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/util/Exception.h>
+#endif
+
+namespace tewb {
+
+GraphDecision decide_cuda_graph(const RunConfig& resolved, bool cuda_build, bool launch_blocking) {
+    if (resolved.device != DeviceKind::Cuda) return {false, "no CUDA graph: CPU runs are eager"};
+    if (!resolved.cuda_graph) return {false, "no CUDA graph: --cuda-graph off"};
+    if (!cuda_build) return {false, "no CUDA graph: this build's LibTorch has no CUDA"};
+    if (launch_blocking) {
+        return {false, "no CUDA graph: CUDA_LAUNCH_BLOCKING is set (a debugging setting; every launch waits), so the steps ran eagerly"};
+    }
+    if (resolved.warmup < 1) {
+        return {false, "no CUDA graph: the capture needs at least one eager warm-up step first (--warmup 0)"};
+    }
+    if (resolved.iters < 1) return {false, "no CUDA graph: no timed steps to replay (--iters 0)"};
+    return {true, "one CUDA graph per step, captured after " + std::to_string(resolved.warmup) + " eager warm-up step" +
+                      (resolved.warmup == 1 ? "" : "s")};
+}
+
+GraphDecision decide_cuda_graph(const RunConfig& resolved) {
+    const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
+    const bool launch_blocking = blocking != nullptr && *blocking != '\0' && std::string_view(blocking) != "0";
+#ifdef TEWB_TORCH_HAS_CUDA
+    return decide_cuda_graph(resolved, true, launch_blocking);
+#else
+    return decide_cuda_graph(resolved, false, launch_blocking);
+#endif
+}
+
+#ifdef TEWB_TORCH_HAS_CUDA
+namespace {
+
+class CudaStepGraph final : public StepGraph {
+public:
+    explicit CudaStepGraph(const c10::Device& device)
+        : device_(device),
+          origin_(c10::cuda::getCurrentCUDAStream(device.index())),
+          side_(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index())) {
+        wait(side_, origin_);  // model, optimizer state and data were made on the origin stream
+        guard_.emplace(side_);
+    }
+
+    ~CudaStepGraph() override {
+        guard_.reset();
+        wait(origin_, side_);  // later users of the run's tensors on the origin stream see the last step
+    }
+
+    void capture(const std::function<void()>& step) override {
+        graph_ = std::make_unique<at::cuda::CUDAGraph>(/*keep_graph=*/true);
+        try {
+            graph_->capture_begin();
+            try {
+                step();
+            } catch (...) {
+                try {
+                    graph_->capture_end();  // leave capture mode so the stream is usable again
+                } catch (...) {
+                }
+                throw;
+            }
+            graph_->capture_end();
+            graph_->instantiate();
+        } catch (const c10::Error& e) {
+            graph_.reset();
+            const std::string text = e.what_without_backtrace();
+            throw Error("CUDA graph capture of the training step failed: " + text.substr(0, text.find('\n')) +
+                        "; run with --cuda-graph off");
+        }
+        cudaGraph_t graph = graph_->raw_cuda_graph();
+        std::size_t count = 0;
+        if (cudaGraphGetNodes(graph, nullptr, &count) == cudaSuccess) {
+            std::vector<cudaGraphNode_t> nodes(count);
+            if (cudaGraphGetNodes(graph, nodes.data(), &count) == cudaSuccess) {
+                kernel_nodes_ = 0;
+                for (cudaGraphNode_t node : nodes) {
+                    cudaGraphNodeType type{};
+                    if (cudaGraphNodeGetType(node, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel) ++kernel_nodes_;
+                }
+            }
+        }
+    }
+
+    void replay() override { graph_->replay(); }
+    bool captured() const override { return graph_ != nullptr; }
+    int kernel_nodes() const override { return kernel_nodes_; }
+
+private:
+    static void wait(const c10::cuda::CUDAStream& waiter, const c10::cuda::CUDAStream& on) {
+        at::cuda::CUDAEvent done;
+        done.record(on);
+        done.block(waiter);
+    }
+
+    c10::Device device_;
+    c10::cuda::CUDAStream origin_;
+    c10::cuda::CUDAStream side_;
+    std::optional<c10::cuda::CUDAStreamGuard> guard_;
+    std::unique_ptr<at::cuda::CUDAGraph> graph_;
+    int kernel_nodes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<StepGraph> make_step_graph(const c10::Device& device) {
+    return std::make_unique<CudaStepGraph>(device);
+}
+#else
+std::unique_ptr<StepGraph> make_step_graph(const c10::Device&) {
+    throw std::logic_error("a CUDA graph was asked for, but this build's LibTorch has no CUDA");
+}
+#endif
+
+}  // namespace tewb

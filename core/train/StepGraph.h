@@ -1,0 +1,46 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <c10/core/Device.h>
+
+#include "core/config/RunConfig.h"
+
+namespace tewb {
+
+// Whether a run's timed steps replay one captured CUDA graph and, in words, why or why not. Decided from
+// plain facts before the run, so that it can be tested anywhere.
+struct GraphDecision {
+    bool use = false;
+    std::string reason;  // e.g. "no CUDA graph: CPU runs are eager"
+};
+
+// `launch_blocking`: CUDA_LAUNCH_BLOCKING is set to something other than 0 (a debugging setting under
+// which every launch waits: a graph would hide which kernel failed). `cuda_build`: LibTorch has CUDA.
+GraphDecision decide_cuda_graph(const RunConfig& resolved, bool cuda_build, bool launch_blocking);
+// With this build and this process's environment.
+GraphDecision decide_cuda_graph(const RunConfig& resolved);
+
+// One whole training step captured as a CUDA graph (LibTorch's at::cuda::CUDAGraph), and the stream it
+// lives on. Construction moves the calling thread onto a fresh side stream (capture needs one), after
+// the work queued so far on the default stream; destruction moves it back after that stream's work.
+// Eager warm-up steps run on the same stream, so that cuBLAS workspaces and other per-stream state exist
+// before the capture.
+class StepGraph {
+public:
+    virtual ~StepGraph() = default;
+    // Records `step` (no host synchronisation inside: loss and statistics are read after replays) into
+    // the graph; nothing runs. Throws Error naming what failed, suggesting --cuda-graph off.
+    virtual void capture(const std::function<void()>& step) = 0;
+    virtual void replay() = 0;
+    virtual bool captured() const = 0;
+    // Kernel launches per replay: the graph's kernel nodes.
+    virtual int kernel_nodes() const = 0;
+};
+
+// Throws std::logic_error in builds whose LibTorch has no CUDA.
+std::unique_ptr<StepGraph> make_step_graph(const c10::Device& device);
+
+}  // namespace tewb
