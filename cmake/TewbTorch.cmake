@@ -41,14 +41,20 @@ message(STATUS "TE Workbench: LibTorch ${Torch_VERSION} at ${Torch_DIR} (CUDA: $
 # One cuBLASLt and one CUDA runtime per process, and they must be LibTorch's: the wheel ships its own
 # (site-packages/nvidia/cu13/lib; cuBLASLt 13.1 there against the toolkit's 13.0). A process loads one
 # copy per library name, the first one found, and the programs' own dependencies are looked up first, so
-# that folder goes first in the build tree's run path and the kernels link those very files. Installed
-# programs get it from the launcher's LD_LIBRARY_PATH (packaging/launcher.sh).
+# every target links those very files (CUDA::cudart and CUDA::cublasLt point at them; the toolkit still
+# gives the headers and nvcc) and that folder goes first in the build tree's run path. Installed programs
+# get it from the launcher's LD_LIBRARY_PATH (packaging/launcher.sh).
 set(TEWB_WHEEL_CUDA_LIBDIR "")
 if(TEWB_TORCH_HAS_CUDA)
   get_filename_component(_wheel_cuda_lib "${TORCH_INSTALL_PREFIX}/../nvidia/cu13/lib" ABSOLUTE)
   if(EXISTS "${_wheel_cuda_lib}/libcublasLt.so.13" AND EXISTS "${_wheel_cuda_lib}/libcudart.so.13")
     set(TEWB_WHEEL_CUDA_LIBDIR "${_wheel_cuda_lib}")
     list(PREPEND CMAKE_BUILD_RPATH "${_wheel_cuda_lib}")
+    foreach(_lib cudart cublasLt)
+      if(TARGET CUDA::${_lib})
+        set_target_properties(CUDA::${_lib} PROPERTIES IMPORTED_LOCATION "${_wheel_cuda_lib}/lib${_lib}.so.13")
+      endif()
+    endforeach()
     message(STATUS "TE Workbench: cuBLASLt and the CUDA runtime from the torch wheel: ${_wheel_cuda_lib}")
   else()
     message(STATUS "TE Workbench: the torch wheel carries no CUDA 13 libraries at ${_wheel_cuda_lib}; the toolkit's are used")

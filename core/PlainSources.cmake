@@ -9,6 +9,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   device/HostMemory.cpp
   config/RunConfig.cpp
   config/Availability.cpp
+  config/CudaGraphPlan.cpp
   selftest/SelfTestReport.cpp
   model/FlopCount.cpp
   model/MemoryEstimate.cpp

@@ -154,7 +154,8 @@ at::Tensor scalar(float value) {
 }
 
 void casts(Checks& check) {
-    const Shape shapes[] = {{1, 1}, {3, 1000}, {97, 33}, {97, 768}, {3072, 768}, {3072, 3072}};
+    // 200 x 1000 takes the vectorised cast + transpose with partial tiles; 97 x 768 and the odd shapes the plain one.
+    const Shape shapes[] = {{1, 1}, {3, 1000}, {97, 33}, {97, 768}, {200, 1000}, {3072, 768}, {3072, 3072}};
     for (const at::ScalarType input : {at::kBFloat16, at::kFloat}) {
         for (const kernels::Fp8Type type : {kernels::Fp8Type::E4M3, kernels::Fp8Type::E5M2}) {
             for (const auto& [rows, cols] : shapes) {
@@ -258,7 +259,9 @@ void layer_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std
 }
 
 void layer_norms(Checks& check) {
-    const Shape shapes[] = {{1, 768}, {3, 1000}, {97, 768}, {3072, 768}, {5, 3072}, {7, 33}};
+    // Fast kernels: one warp per row (768, 1000), a block per row (3072, 4096); plain kernels: 33, 770 (not
+    // whole 16-byte vectors); 16384 rows run the backward's grid-stride loop over many rows per block.
+    const Shape shapes[] = {{1, 768}, {3, 1000}, {97, 768}, {3072, 768}, {5, 3072}, {7, 33}, {64, 770}, {16384, 4096}};
     for (const at::ScalarType io : {at::kFloat, at::kBFloat16}) {
         for (const auto& [rows, hidden] : shapes) {
             check.attempt("layer_norm", shape_text(rows, hidden), dtype_name(io),

@@ -1,8 +1,6 @@
 #include "core/train/StepGraph.h"
 
-#include <cstdlib>
 #include <stdexcept>
-#include <string_view>
 
 #include "core/common/Error.h"
 
@@ -19,28 +17,11 @@
 
 namespace tewb {
 
-GraphDecision decide_cuda_graph(const RunConfig& resolved, bool cuda_build, bool launch_blocking) {
-    if (resolved.device != DeviceKind::Cuda) return {false, "no CUDA graph: CPU runs are eager"};
-    if (!resolved.cuda_graph) return {false, "no CUDA graph: --cuda-graph off"};
-    if (!cuda_build) return {false, "no CUDA graph: this build's LibTorch has no CUDA"};
-    if (launch_blocking) {
-        return {false, "no CUDA graph: CUDA_LAUNCH_BLOCKING is set (a debugging setting; every launch waits), so the steps ran eagerly"};
-    }
-    if (resolved.warmup < 1) {
-        return {false, "no CUDA graph: the capture needs at least one eager warm-up step first (--warmup 0)"};
-    }
-    if (resolved.iters < 1) return {false, "no CUDA graph: no timed steps to replay (--iters 0)"};
-    return {true, "one CUDA graph per step, captured after " + std::to_string(resolved.warmup) + " eager warm-up step" +
-                      (resolved.warmup == 1 ? "" : "s")};
-}
-
 GraphDecision decide_cuda_graph(const RunConfig& resolved) {
-    const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
-    const bool launch_blocking = blocking != nullptr && *blocking != '\0' && std::string_view(blocking) != "0";
 #ifdef TEWB_TORCH_HAS_CUDA
-    return decide_cuda_graph(resolved, true, launch_blocking);
+    return decide_cuda_graph(resolved, true);
 #else
-    return decide_cuda_graph(resolved, false, launch_blocking);
+    return decide_cuda_graph(resolved, false);
 #endif
 }
 

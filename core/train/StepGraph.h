@@ -6,21 +6,12 @@
 
 #include <c10/core/Device.h>
 
+#include "core/config/CudaGraphPlan.h"
 #include "core/config/RunConfig.h"
 
 namespace tewb {
 
-// Whether a run's timed steps replay one captured CUDA graph and, in words, why or why not. Decided from
-// plain facts before the run, so that it can be tested anywhere.
-struct GraphDecision {
-    bool use = false;
-    std::string reason;  // e.g. "no CUDA graph: CPU runs are eager"
-};
-
-// `launch_blocking`: CUDA_LAUNCH_BLOCKING is set to something other than 0 (a debugging setting under
-// which every launch waits: a graph would hide which kernel failed). `cuda_build`: LibTorch has CUDA.
-GraphDecision decide_cuda_graph(const RunConfig& resolved, bool cuda_build, bool launch_blocking);
-// With this build and this process's environment.
+// decide_cuda_graph (CudaGraphPlan.h) for this build and this process's environment.
 GraphDecision decide_cuda_graph(const RunConfig& resolved);
 
 // One whole training step captured as a CUDA graph (LibTorch's at::cuda::CUDAGraph), and the stream it

@@ -1,8 +1,10 @@
 // FP8 casts with amax, cast + transpose, transpose. Bytes: the input read once, each output written once;
-// the floor is copy bandwidth. The conversion is CUDA's own float-to-FP8 (round to nearest even,
+// the floor is copy bandwidth. Cast + transpose has a vectorised kernel for aligned shapes (rows a
+// multiple of 8, cols of 16 / sizeof(x)) and a plain byte-wise one for the rest. The conversion is CUDA's own float-to-FP8 (round to nearest even,
 // saturating finite), on the device and, for the host reference, on the host.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "cast/cast_launch.h"
 #include "common/check.h"
@@ -65,6 +67,71 @@ __global__ void cast_transpose_kernel(const T* __restrict__ x, int rows, int col
     combine_block_amax(local, amax);
 }
 
+// The vectorised cast + transpose: a 64 x 64 tile per step, x read in 16-byte vectors, `out` written in
+// W-byte pieces, the FP8 tile kept in shared memory and `out_t` written in 8-byte pieces (8 rows of x at
+// one column). For rows a multiple of 8, cols a multiple of W and aligned pointers (cast_transpose_fits).
+constexpr int kWideTile = 64;
+constexpr int kWideThreads = 256;
+
+template <typename T>
+__global__ void __launch_bounds__(kWideThreads)
+    cast_transpose_wide_kernel(const T* __restrict__ x, int rows, int cols, const float* __restrict__ scale,
+                               std::uint8_t* __restrict__ out, std::uint8_t* __restrict__ out_t, Fp8Type type, float* amax) {
+    constexpr int W = 16 / static_cast<int>(sizeof(T));
+    constexpr int kVecsPerRow = kWideTile / W;
+    constexpr int kRowsPerPass = kWideThreads / kVecsPerRow;
+    __shared__ std::uint8_t tile[kWideTile][kWideTile + 8];  // + 8: rows start on different banks
+    const float s = *scale;
+    unsigned local = 0;
+    const int vec = threadIdx.x % kVecsPerRow;
+    const int c = blockIdx.x * kWideTile + vec * W;
+    const int tile_rows = (rows + kWideTile - 1) / kWideTile;
+    for (int tile_row = blockIdx.y; tile_row < tile_rows; tile_row += gridDim.y) {
+        const int r0 = tile_row * kWideTile;
+#pragma unroll
+        for (int pass = 0; pass < kWideTile / kRowsPerPass; ++pass) {
+            const int j = pass * kRowsPerPass + static_cast<int>(threadIdx.x) / kVecsPerRow;
+            const int r = r0 + j;
+            if (r < rows && c < cols) {
+                const std::size_t at = static_cast<std::size_t>(r) * cols + c;
+                const uint4 raw = *reinterpret_cast<const uint4*>(x + at);
+                const T* v = reinterpret_cast<const T*>(&raw);
+                std::uint8_t q[W];
+#pragma unroll
+                for (int i = 0; i < W; ++i) {
+                    const float f = to_float(v[i]);
+                    local = max(local, abs_bits(f));
+                    q[i] = fp8_from_float(f * s, type);
+                    tile[j][vec * W + i] = q[i];
+                }
+                if constexpr (W == 8) {
+                    *reinterpret_cast<uint2*>(out + at) = *reinterpret_cast<const uint2*>(q);
+                } else {
+                    *reinterpret_cast<std::uint32_t*>(out + at) = *reinterpret_cast<const std::uint32_t*>(q);
+                }
+            }
+        }
+        __syncthreads();
+        // out_t: 64 columns of x, each 64 rows = 8 pieces of 8 bytes.
+#pragma unroll
+        for (int pass = 0; pass < kWideTile * 8 / kWideThreads; ++pass) {
+            const int piece = pass * kWideThreads + static_cast<int>(threadIdx.x);
+            const int col = piece / 8;  // column of the tile: a row of out_t
+            const int part = piece % 8;
+            const int ct = blockIdx.x * kWideTile + col;
+            const int rt = r0 + part * 8;
+            if (ct < cols && rt < rows) {
+                std::uint8_t bytes[8];
+#pragma unroll
+                for (int i = 0; i < 8; ++i) bytes[i] = tile[part * 8 + i][col];
+                *reinterpret_cast<uint2*>(out_t + static_cast<std::size_t>(ct) * rows + rt) = *reinterpret_cast<const uint2*>(bytes);
+            }
+        }
+        __syncthreads();
+    }
+    combine_block_amax(local, amax);
+}
+
 template <typename E>
 __global__ void transpose_kernel(const E* __restrict__ x, int rows, int cols, E* __restrict__ out) {
     __shared__ E tile[kTile][kTile + 1];
@@ -98,9 +165,25 @@ void cast_typed(const void* x, std::size_t n, const float* scale, void* out, Fp8
     cast_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(x), n, scale, static_cast<std::uint8_t*>(out), type, amax);
 }
 
+bool aligned(const void* p, std::size_t bytes) {
+    return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+}
+
 template <typename T>
 void cast_transpose_typed(const void* x, std::size_t rows, std::size_t cols, const float* scale, void* out, void* out_t,
                           Fp8Type type, float* amax, cudaStream_t stream) {
+    constexpr std::size_t W = 16 / sizeof(T);
+    if constexpr (sizeof(T) != 2 || std::is_same_v<T, __nv_bfloat16>) {
+        const bool fits = rows % 8 == 0 && cols % W == 0 && aligned(x, 16) && aligned(out, W) && aligned(out_t, 8);
+        if (fits) {
+            const dim3 grid(static_cast<unsigned>((cols + kWideTile - 1) / kWideTile),
+                            static_cast<unsigned>(std::min<std::size_t>((rows + kWideTile - 1) / kWideTile, kMaxGridY)));
+            cast_transpose_wide_kernel<T><<<grid, kWideThreads, 0, stream>>>(
+                static_cast<const T*>(x), static_cast<int>(rows), static_cast<int>(cols), scale, static_cast<std::uint8_t*>(out),
+                static_cast<std::uint8_t*>(out_t), type, amax);
+            return;
+        }
+    }
     cast_transpose_kernel<T><<<tile_grid(rows, cols), dim3(kTile, kTileRows), 0, stream>>>(
         static_cast<const T*>(x), static_cast<int>(rows), static_cast<int>(cols), scale, static_cast<std::uint8_t*>(out),
         static_cast<std::uint8_t*>(out_t), type, amax);

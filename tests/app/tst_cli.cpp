@@ -90,6 +90,10 @@ private Q_SLOTS:
         QTest::newRow("recipe without fp8") << QStringList{"run", "--backend", "te", "--precision", "bf16", "--amax-algo", "max"}
                                             << "FP8 settings need --precision fp8";
         QTest::newRow("inspect without fp8") << QStringList{"run", "--inspect-fp8"} << "--inspect-fp8";
+        QTest::newRow("cuda graph yes") << QStringList{"run", "--cuda-graph", "yes"}
+                                        << "--cuda-graph 'yes': unknown value; allowed: on|off";
+        QTest::newRow("compare cuda graph 1") << QStringList{"compare", "--cuda-graph", "1"}
+                                              << "--cuda-graph '1': unknown value; allowed: on|off";
         QTest::newRow("compare bad recipe") << QStringList{"compare", "--preset", "quick-cpu", "--amax-history-len", "0"}
                                             << "--amax-history-len 0: out of range";
         QTest::newRow("playground history 0") << QStringList{"recipe", "--amax", "1", "--history-len", "0"}
@@ -177,8 +181,17 @@ private Q_SLOTS:
         const Result json_stdout =
             bench({"run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "2", "--no-store", "--json", "-"});
         QCOMPARE(json_stdout.exit_code, 0);
-        QCOMPARE(read_json_text(json_stdout.out)["steps"].size(), std::size_t{2});
+        const json stdout_record = read_json_text(json_stdout.out);
+        QCOMPARE(stdout_record["steps"].size(), std::size_t{2});
         QVERIFY(!json_stdout.err.contains(QStringLiteral("saved as run")));
+        // The graph is asked for by default; a CPU run says why it ran eagerly.
+        QCOMPARE(stdout_record["config"]["cuda_graph"].get<bool>(), true);
+        QCOMPARE(stdout_record["execution"]["cuda_graph"].get<bool>(), false);
+        QCOMPARE(stdout_record["execution"]["cuda_graph_note"].get<std::string>(), std::string("no CUDA graph: CPU runs are eager"));
+        const Result off = bench({"run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "1", "--cuda-graph", "off", "--no-store",
+                                  "--json", "-"});
+        QCOMPARE(off.exit_code, 0);
+        QCOMPARE(read_json_text(off.out)["config"]["cuda_graph"].get<bool>(), false);
     }
 
     void historyListShowExportDelete() {

@@ -5,6 +5,7 @@
 #include "core/common/Error.h"
 #include "core/config/Availability.h"
 #include "core/config/ComparePlan.h"
+#include "core/config/CudaGraphPlan.h"
 #include "core/config/RunConfig.h"
 #include "core/common/TextCheck.h"
 #include "core/model/MemoryEstimate.h"
@@ -196,12 +197,23 @@ private Q_SLOTS:
         RunConfig base = make_preset(Preset::Seed);
         base.fp8.algo = AmaxAlgo::MostRecent;
         const std::vector<PlannedRun> gpu_plan = plan_comparison(base, h200());
-        QCOMPARE(gpu_plan.size(), std::size_t{4});
+        std::vector<std::string> names;
+        for (const PlannedRun& row : gpu_plan) names.push_back(row.config.name);
+        const std::vector<std::string> expected{"torch bf16 (baseline)", "torch bf16 graph", "torch fp32", "te bf16",
+                                                "te bf16 graph",         "te fp8",           "te fp8 graph"};
+        QCOMPARE(names, expected);
+        for (const PlannedRun& row : gpu_plan) {
+            QCOMPARE(row.config.cuda_graph, row.config.name.find(" graph") != std::string::npos);  // eager rows say so
+            QCOMPARE(row.config.device, DeviceKind::Cuda);
+        }
         QCOMPARE(gpu_plan[0].config.precision, Precision::Bf16);
-        QCOMPARE(gpu_plan[0].config.device, DeviceKind::Cuda);
-        QCOMPARE(gpu_plan[2].config.backend, Backend::Te);
-        QCOMPARE(gpu_plan[3].config.precision, Precision::Fp8);
-        QCOMPARE(gpu_plan[3].config.fp8.algo, AmaxAlgo::MostRecent);
+        QCOMPARE(gpu_plan[3].config.backend, Backend::Te);
+        QCOMPARE(gpu_plan[6].config.precision, Precision::Fp8);
+        QCOMPARE(gpu_plan[6].config.fp8.algo, AmaxAlgo::MostRecent);
+        RunConfig eager_only = base;
+        eager_only.cuda_graph = false;  // --cuda-graph off: no graph rows
+        QCOMPARE(plan_comparison(eager_only, h200()).size(), std::size_t{4});
+        for (const PlannedRun& row : cpu_plan) QVERIFY(!row.config.cuda_graph);  // CPU: graph rows never appear
 
         base.inspect_fp8 = true;  // applies to the FP8 row only
         const std::vector<PlannedRun> inspected = plan_comparison(base, h200());
@@ -211,6 +223,47 @@ private Q_SLOTS:
         }
         base.fp8.amax_history_len = 0;
         QVERIFY_THROWS_EXCEPTION(ConfigError, plan_comparison(base, h200()));
+    }
+
+    void cudaGraphIsDecidedWithTheReason() {
+        RunConfig c = make_preset(Preset::Seed);
+        c.device = DeviceKind::Cuda;
+        const GraphDecision yes = decide_cuda_graph(c, true, false);
+        QVERIFY(yes.use);
+        QCOMPARE(yes.reason, std::string("one CUDA graph per step, captured after 10 eager warm-up steps"));
+        const auto no = [&](const RunConfig& config, bool cuda_build, bool blocking, const std::string& part) {
+            const GraphDecision d = decide_cuda_graph(config, cuda_build, blocking);
+            QVERIFY(!d.use);
+            QVERIFY2(d.reason.find(part) != std::string::npos, d.reason.c_str());
+        };
+        no(c, true, true, "CUDA_LAUNCH_BLOCKING");
+        no(c, false, false, "LibTorch has no CUDA");
+        RunConfig cpu = c;
+        cpu.device = DeviceKind::Cpu;
+        no(cpu, true, false, "CPU runs are eager");
+        RunConfig off = c;
+        off.cuda_graph = false;
+        no(off, true, false, "--cuda-graph off");
+        RunConfig cold = c;
+        cold.warmup = 0;
+        no(cold, true, false, "at least one eager warm-up step");
+        RunConfig untimed = c;
+        untimed.iters = 0;
+        no(untimed, true, false, "no timed steps");
+        cold.warmup = 1;
+        QCOMPARE(decide_cuda_graph(cold, true, false).reason, std::string("one CUDA graph per step, captured after 1 eager warm-up step"));
+
+        QVERIFY(parse_on_off("--cuda-graph", "on"));
+        QVERIFY(!parse_on_off("--cuda-graph", "off"));
+        try {
+            parse_on_off("--cuda-graph", "yes");
+            QFAIL("'yes' parsed");
+        } catch (const ConfigError& e) {
+            QVERIFY2(std::string(e.what()).find("--cuda-graph") != std::string::npos &&
+                         std::string(e.what()).find("on|off") != std::string::npos,
+                     e.what());
+        }
+        QVERIFY(make_preset(Preset::Seed).cuda_graph);  // on by default
     }
 
     void availabilityFollowsTheHardware() {
@@ -245,7 +298,9 @@ private Q_SLOTS:
         QCOMPARE(plan.back().config.precision, Precision::Fp8);
         QVERIFY(plan.back().skip_reason);
         QCOMPARE(*plan.back().skip_reason, on_a100.reason);
-        QVERIFY(!plan[2].skip_reason);  // te bf16 runs on CC 8.0
+        QCOMPARE(plan[3].config.name, std::string("te bf16"));
+        QVERIFY(!plan[3].skip_reason);  // te bf16 runs on CC 8.0
+        QVERIFY(!plan[4].skip_reason);  // and as a graph
     }
 
     void fp8Defaults() {

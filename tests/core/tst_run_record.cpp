@@ -74,8 +74,8 @@ private Q_SLOTS:
         report.ran = true;
         report.device = "NVIDIA H200 (compute capability 9.0)";
         report.seed = 42;
-        report.cases.push_back({"layer_norm_forward", "out", "3072x768", "bfloat16", 0.004, 1e-2});
-        report.cases.push_back({"cast_to_fp8", "out", "97x33", "float32 -> E4M3", 0.01, 0.0});
+        report.cases.push_back({"layer_norm_forward", "out", "3072x768", "bfloat16", 0.004, 1e-2, 0.02, {}});
+        report.cases.push_back({"cast_to_fp8", "out", "97x33", "float32 -> E4M3", 0.01, 0.0, 0.01, {}});
         QVERIFY(!report.passed());
         const std::string table = render_self_test_table(report);
         QVERIFY(table.find("self-test on NVIDIA H200 (compute capability 9.0) (seed 42)") == 0);
@@ -87,6 +87,19 @@ private Q_SLOTS:
         QCOMPARE(j["cases"].size(), std::size_t{2});
         QCOMPARE(j["cases"][1]["passed"], false);
         QCOMPARE(j["cases"][0]["bound"].get<double>(), 1e-2);
+        QCOMPARE(j["cases"][0]["max_error"].get<double>(), 0.02);
+        report.cases.pop_back();
+        QVERIFY(report.passed());
+        // A check that threw is a failed row with its reason; the run goes on (SelfTest.h).
+        report.cases.push_back({"gemm", "-", "3072x768x768", "E4M3 x E4M3 -> E4M3", INFINITY, 0.0, INFINITY,
+                                "tewb::kernels::gemm: cublasLtMatmul failed: cuBLAS status 7"});
+        QVERIFY(!report.passed());
+        const std::string with_failure = render_self_test_table(report);
+        QVERIFY2(with_failure.find("FAIL gemm - 3072x768x768 E4M3 x E4M3 -> E4M3: tewb::kernels::gemm: cublasLtMatmul failed") !=
+                     std::string::npos,
+                 with_failure.c_str());
+        QCOMPARE(nlohmann::json::parse(self_test_json_text(report))["cases"][1]["failure"].get<std::string>(),
+                 std::string("tewb::kernels::gemm: cublasLtMatmul failed: cuBLAS status 7"));
         report.cases.pop_back();
         QVERIFY(report.passed());
         report.error = "tewb::kernels::gemm: cublasLtMatmul failed";
@@ -116,6 +129,27 @@ private Q_SLOTS:
             if (i != 3) QCOMPARE(back.steps[i], original.steps[i]);
         }
         QCOMPARE(record_to_json_text(back), text);
+
+        RunRecord graphed = sample_record();  // a CUDA graph run: the decision, its note and the kernel count
+        graphed.config.cuda_graph = true;
+        graphed.execution.cuda_graph = true;
+        graphed.execution.cuda_graph_note = "one CUDA graph per step, captured after 10 eager warm-up steps; 1890 kernels per step";
+        graphed.execution.graph_kernels = 1890;
+        graphed.environment.device.cublaslt_library = "/opt/venv/site-packages/nvidia/cu13/lib/libcublasLt.so.13";
+        const RunRecord graphed_back = record_from_json_text(record_to_json_text(graphed), "memory");
+        QCOMPARE(graphed_back.config, graphed.config);
+        QCOMPARE(graphed_back.execution, graphed.execution);
+        QCOMPARE(graphed_back.environment.device.cublaslt_library, graphed.environment.device.cublaslt_library);
+
+        json old = to_json(graphed);  // a record written before the option existed ran eagerly
+        old["config"].erase("cuda_graph");
+        old["execution"].erase("cuda_graph");
+        old["execution"].erase("cuda_graph_note");
+        old["execution"].erase("graph_kernels");
+        const RunRecord old_back = record_from_json(old, "old.json");
+        QVERIFY(!old_back.config.cuda_graph);
+        QVERIFY(!old_back.execution.cuda_graph);
+        QVERIFY(!old_back.execution.graph_kernels);
     }
 
     void jsonHasTheDocumentedKeys() {

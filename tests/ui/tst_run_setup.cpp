@@ -54,6 +54,11 @@ private Q_SLOTS:
         QCOMPARE(panel.config().precision, Precision::Auto);  // moved off the option that became unavailable
         QVERIFY(!panel.field("amax-history-len")->isEnabled());
         QVERIFY(!panel.field("inspect-fp8")->isEnabled());
+        // No GPU: the CUDA graph switch is greyed out with the reason, and keeps its state.
+        QWidget* graph = panel.field("cuda-graph");
+        QVERIFY(graph);
+        QVERIFY(!graph->isEnabled());
+        QVERIFY2(graph->toolTip().contains(QStringLiteral("CPU runs are eager")), qPrintable(graph->toolTip()));
     }
 
     void computeCapability80() {
@@ -91,6 +96,18 @@ private Q_SLOTS:
         QCOMPARE(config.precision, Precision::Fp8);
         QCOMPARE(config.backend, Backend::Te);
         QCOMPARE(config.fp8, Fp8Recipe::seed_defaults());
+        QVERIFY(config.cuda_graph);  // on by default
+
+        auto* graph = qobject_cast<QCheckBox*>(panel.field("cuda-graph"));
+        QVERIFY(graph && graph->isEnabled());
+        graph->setChecked(false);
+        QVERIFY(!panel.config().cuda_graph);
+        RunConfig loaded = panel.config();
+        loaded.cuda_graph = true;
+        panel.setConfig(loaded);
+        QVERIFY(graph->isChecked());
+        choose(panel.deviceBox(), static_cast<int>(DeviceKind::Cpu));
+        QVERIFY(!graph->isEnabled());
     }
 
     void invalidValuesAreRefusedAtTheFieldWithCoresMessage() {

@@ -113,6 +113,9 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     runForm->addRow(tr("Backend:"), backend_);
     runForm->addRow(tr("Precision:"), precision_);
     runForm->addRow(tr("Name:"), name_);
+    cudaGraph_ = new QCheckBox(tr("Replay each timed step as one CUDA graph"), runBox);
+    cudaGraph_->setObjectName(QStringLiteral("cudaGraph"));
+    runForm->addRow(cudaGraph_);
     layout->addWidget(runBox);
 
     auto* fp8Box = new QGroupBox(tr("FP8 recipe"), this);
@@ -194,7 +197,7 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
 
     fields_ = {{"device", device_},   {"backend", backend_}, {"precision", precision_}, {"name", name_},
                {"recipe", scaling_},  {"fp8-format", format_}, {"amax-history-len", historyLen_},
-               {"amax-algo", algo_},  {"margin", margin_},   {"inspect-fp8", inspect_}, {"layers", layers_},
+               {"amax-algo", algo_},  {"margin", margin_},   {"inspect-fp8", inspect_}, {"cuda-graph", cudaGraph_}, {"layers", layers_},
                {"hidden", hidden_},   {"heads", heads_},     {"seq", seq_},             {"vocab", vocab_},
                {"batch", batch_},     {"warmup", warmup_},   {"iters", iters_},         {"lr", lr_},
                {"seed", seed_}};
@@ -217,6 +220,7 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     }
     for (QLineEdit* line : {lr_, seed_, name_}) connect(line, &QLineEdit::textChanged, this, edited);
     connect(inspect_, &QCheckBox::toggled, this, edited);
+    connect(cudaGraph_, &QCheckBox::toggled, this, edited);
     connect(presets_, &QComboBox::activated, this, [this](int index) {
         const int value = presets_->itemData(index).toInt();
         if (value != Custom) applyPreset(static_cast<Preset>(value));
@@ -257,6 +261,7 @@ void RunSetupPanel::setConfig(const RunConfig& c) {
     selectData(algo_, static_cast<int>(c.fp8.algo));
     margin_->setValue(c.fp8.margin);
     inspect_->setChecked(c.inspect_fp8);
+    cudaGraph_->setChecked(c.cuda_graph);
     layers_->setValue(c.model.layers);
     hidden_->setValue(c.model.hidden);
     heads_->setValue(c.model.heads);
@@ -288,6 +293,7 @@ RunConfig RunSetupPanel::config() const {
     c.fp8.algo = current<AmaxAlgo>(algo_);
     c.fp8.margin = margin_->value();
     c.inspect_fp8 = inspect_->isChecked() && c.precision == Precision::Fp8;
+    c.cuda_graph = cudaGraph_->isChecked();
     c.model = ModelShape{layers_->value(), hidden_->value(), heads_->value(), seq_->value(), vocab_->value()};
     c.batch = batch_->value();
     c.warmup = warmup_->value();
@@ -344,6 +350,15 @@ void RunSetupPanel::updateAvailability() {
 
     const bool fp8 = current<Precision>(precision_) == Precision::Fp8;
     for (QWidget* w : fp8Fields_) w->setEnabled(fp8);
+
+    // A graph needs the run on a GPU; the box keeps its state so that it applies again when one is chosen.
+    const bool on_gpu = kind == DeviceKind::Cuda || (kind == DeviceKind::Auto && device.has_gpu());
+    cudaGraph_->setEnabled(on_gpu);
+    baseTips_["cuda-graph"] = on_gpu ? tr("After the warm-up, capture forward, backward, the FP8 scale updates and AdamW once "
+                                       "and replay them per step: no per-kernel launch cost. The record says whether a "
+                                       "graph ran.")
+                                  : tr("CPU runs are eager: a CUDA graph needs the run on a GPU");
+    cudaGraph_->setToolTip(baseTips_["cuda-graph"]);
     updating_ = wasUpdating;
 }
 

@@ -71,6 +71,7 @@ private:
     QComboBox* algo_;
     QSpinBox* margin_;
     QCheckBox* inspect_;
+    QCheckBox* cudaGraph_;
     QSpinBox* layers_;
     QSpinBox* hidden_;
     QSpinBox* heads_;

@@ -1,0 +1,29 @@
+#include "core/config/CudaGraphPlan.h"
+
+#include <cstdlib>
+#include <string_view>
+
+namespace tewb {
+
+GraphDecision decide_cuda_graph(const RunConfig& resolved, bool cuda_build, bool launch_blocking) {
+    if (resolved.device != DeviceKind::Cuda) return {false, "no CUDA graph: CPU runs are eager"};
+    if (!resolved.cuda_graph) return {false, "no CUDA graph: --cuda-graph off"};
+    if (!cuda_build) return {false, "no CUDA graph: this build's LibTorch has no CUDA"};
+    if (launch_blocking) {
+        return {false, "no CUDA graph: CUDA_LAUNCH_BLOCKING is set (a debugging setting; every launch waits), so the steps ran eagerly"};
+    }
+    if (resolved.warmup < 1) {
+        return {false, "no CUDA graph: the capture needs at least one eager warm-up step first (--warmup 0)"};
+    }
+    if (resolved.iters < 1) return {false, "no CUDA graph: no timed steps to replay (--iters 0)"};
+    return {true, "one CUDA graph per step, captured after " + std::to_string(resolved.warmup) + " eager warm-up step" +
+                      (resolved.warmup == 1 ? "" : "s")};
+}
+
+GraphDecision decide_cuda_graph(const RunConfig& resolved, bool cuda_build) {
+    const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
+    const bool launch_blocking = blocking != nullptr && *blocking != '\0' && std::string_view(blocking) != "0";
+    return decide_cuda_graph(resolved, cuda_build, launch_blocking);
+}
+
+}  // namespace tewb

@@ -1,0 +1,286 @@
+#pragma once
+
+// The fast LayerNorm kernels: x's dtype a template parameter, 16-byte loads and stores, each row held in
+// registers between its passes (one read of x forward; one read of x and dy backward), and the backward's
+// dgamma/dbeta partial sums kept in registers across the rows a block handles (one partial row per block,
+// no second pass over x and dy). A row belongs to a group of WARPS warps; a thread owns the same columns
+// in every row: VECS vectors of W = 16 / sizeof(T) elements, column (v * 32 * WARPS + t) * W.
+// normalization.cu launches them where the shapes and pointers allow (layer_norm_fast_fits) and keeps the
+// plain kernels for the rest.
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "common/elementwise.cuh"
+
+namespace tewb::kernels::detail::fast {
+
+template <typename T>
+constexpr int kWidth = 16 / static_cast<int>(sizeof(T));
+
+// Threads per block: one group of WARPS warps, or four one-warp groups.
+template <int WARPS>
+constexpr int kThreads = 32 * (WARPS < 4 ? 4 : WARPS);
+template <int WARPS>
+constexpr int kGroups = kThreads<WARPS> / (32 * WARPS);
+
+__device__ inline void unpack(const uint4& u, float (&v)[8]) {
+    const auto* h = reinterpret_cast<const __nv_bfloat162*>(&u);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const float2 f = __bfloat1622float2(h[i]);
+        v[2 * i] = f.x;
+        v[2 * i + 1] = f.y;
+    }
+}
+
+// W elements at p + i (i a multiple of W, p 16-byte aligned) in dtype `dtype` as floats.
+template <int W>
+__device__ inline void load_any(const void* p, DType dtype, std::size_t i, float (&v)[W]) {
+    if (dtype == DType::Float32) {
+        const auto* f = reinterpret_cast<const float4*>(static_cast<const float*>(p) + i);
+#pragma unroll
+        for (int k = 0; k < W / 4; ++k) {
+            const float4 q = f[k];
+            v[4 * k] = q.x;
+            v[4 * k + 1] = q.y;
+            v[4 * k + 2] = q.z;
+            v[4 * k + 3] = q.w;
+        }
+    } else {
+        const auto* b = static_cast<const __nv_bfloat16*>(p) + i;
+        if constexpr (W == 8) {
+            float t[8];
+            unpack(*reinterpret_cast<const uint4*>(b), t);
+#pragma unroll
+            for (int k = 0; k < 8; ++k) v[k] = t[k];
+        } else {
+            const uint2 u = *reinterpret_cast<const uint2*>(b);
+            const auto* h = reinterpret_cast<const __nv_bfloat162*>(&u);
+#pragma unroll
+            for (int k = 0; k < 2; ++k) {
+                const float2 f = __bfloat1622float2(h[k]);
+                v[2 * k] = f.x;
+                v[2 * k + 1] = f.y;
+            }
+        }
+    }
+}
+
+template <int W>
+__device__ inline void store_any(void* p, DType dtype, std::size_t i, const float (&v)[W]) {
+    if (dtype == DType::Float32) {
+        auto* f = reinterpret_cast<float4*>(static_cast<float*>(p) + i);
+#pragma unroll
+        for (int k = 0; k < W / 4; ++k) f[k] = make_float4(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]);
+    } else {
+        __nv_bfloat162 h[W / 2];
+#pragma unroll
+        for (int k = 0; k < W / 2; ++k) h[k] = __floats2bfloat162_rn(v[2 * k], v[2 * k + 1]);
+        auto* b = static_cast<__nv_bfloat16*>(p) + i;
+        if constexpr (W == 8) {
+            *reinterpret_cast<uint4*>(b) = *reinterpret_cast<const uint4*>(h);
+        } else {
+            *reinterpret_cast<uint2*>(b) = *reinterpret_cast<const uint2*>(h);
+        }
+    }
+}
+
+template <typename T>
+constexpr DType dtype_of() {
+    if constexpr (sizeof(T) == 4) {
+        return DType::Float32;
+    } else {
+        return DType::BFloat16;
+    }
+}
+
+// The sum over the row's group: a warp sum, then (WARPS > 1, one group per block) through shared memory.
+template <int WARPS>
+__device__ inline float group_sum(float v) {
+    v = warp_sum(v);
+    if constexpr (WARPS == 1) {
+        return v;
+    } else {
+        __shared__ float partial[WARPS];
+        const int warp = threadIdx.x / 32;
+        if (threadIdx.x % 32 == 0) partial[warp] = v;
+        __syncthreads();
+        float total = 0.0f;
+#pragma unroll
+        for (int w = 0; w < WARPS; ++w) total += partial[w];
+        __syncthreads();  // `partial` is reused by the next call
+        return total;
+    }
+}
+
+template <typename T, int VECS, int WARPS>
+__global__ void __launch_bounds__(kThreads<WARPS>)
+    layer_norm_forward(const T* __restrict__ x, const void* __restrict__ gamma, const void* __restrict__ beta, DType param_dtype,
+                       int rows, int hidden, float eps, void* out, DType out_dtype, std::uint8_t* q, const float* scale,
+                       Fp8Type type, float* amax, float* __restrict__ mean_out, float* __restrict__ rstd_out) {
+    constexpr int W = kWidth<T>;
+    constexpr int kGroupThreads = 32 * WARPS;
+    const int group = threadIdx.x / kGroupThreads;
+    const int t = threadIdx.x % kGroupThreads;
+    const float s = q != nullptr ? *scale : 1.0f;
+    unsigned local = 0;
+    for (int row = blockIdx.x * kGroups<WARPS> + group; row < rows; row += gridDim.x * kGroups<WARPS>) {
+        const std::size_t base = static_cast<std::size_t>(row) * hidden;
+        float v[VECS][W];
+        float sum = 0.0f;
+#pragma unroll
+        for (int k = 0; k < VECS; ++k) {
+            const int c = (k * kGroupThreads + t) * W;
+            if (c < hidden) {
+                load_any<W>(x, dtype_of<T>(), base + c, v[k]);
+#pragma unroll
+                for (int j = 0; j < W; ++j) sum += v[k][j];
+            }
+        }
+        const float mean = group_sum<WARPS>(sum) / hidden;
+        float squares = 0.0f;
+#pragma unroll
+        for (int k = 0; k < VECS; ++k) {
+            const int c = (k * kGroupThreads + t) * W;
+            if (c < hidden) {
+#pragma unroll
+                for (int j = 0; j < W; ++j) {
+                    const float d = v[k][j] - mean;
+                    squares += d * d;
+                }
+            }
+        }
+        const float rstd = rsqrtf(group_sum<WARPS>(squares) / hidden + eps);
+#pragma unroll
+        for (int k = 0; k < VECS; ++k) {
+            const int c = (k * kGroupThreads + t) * W;
+            if (c < hidden) {
+                float g[W], b[W], y[W];
+                load_any<W>(gamma, param_dtype, c, g);
+                load_any<W>(beta, param_dtype, c, b);
+#pragma unroll
+                for (int j = 0; j < W; ++j) y[j] = (v[k][j] - mean) * rstd * g[j] + b[j];
+                if (out != nullptr) store_any<W>(out, out_dtype, base + c, y);
+                if (q != nullptr) {
+                    std::uint8_t bytes[W];
+#pragma unroll
+                    for (int j = 0; j < W; ++j) {
+                        bytes[j] = fp8_from_float(y[j] * s, type);
+                        local = max(local, abs_bits(y[j]));
+                    }
+                    if constexpr (W == 8) {
+                        *reinterpret_cast<uint2*>(q + base + c) = *reinterpret_cast<const uint2*>(bytes);
+                    } else {
+                        *reinterpret_cast<std::uint32_t*>(q + base + c) = *reinterpret_cast<const std::uint32_t*>(bytes);
+                    }
+                }
+            }
+        }
+        if (t == 0) {
+            mean_out[row] = mean;
+            rstd_out[row] = rstd;
+        }
+    }
+    if (q != nullptr) combine_block_amax(local, amax);
+}
+
+// dx of every row the block handles, and the block's partial dgamma (partial[blockIdx.x]) and dbeta
+// (partial[gridDim.x + blockIdx.x]) over those rows.
+template <typename T, int VECS, int WARPS>
+__global__ void __launch_bounds__(kThreads<WARPS>)
+    layer_norm_backward(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, const float* __restrict__ mean,
+                        const float* __restrict__ rstd, const void* __restrict__ gamma, DType param_dtype, int rows, int hidden,
+                        T* dx, float* __restrict__ partial) {
+    constexpr int W = kWidth<T>;
+    constexpr int kGroupThreads = 32 * WARPS;
+    constexpr int kGroupCount = kGroups<WARPS>;
+    const int group = threadIdx.x / kGroupThreads;
+    const int t = threadIdx.x % kGroupThreads;
+    float dgamma[VECS][W] = {};
+    float dbeta[VECS][W] = {};
+    float g[VECS][W];
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        const int c = (k * kGroupThreads + t) * W;
+        if (c < hidden) load_any<W>(gamma, param_dtype, c, g[k]);
+    }
+    for (int row = blockIdx.x * kGroupCount + group; row < rows; row += gridDim.x * kGroupCount) {
+        const std::size_t base = static_cast<std::size_t>(row) * hidden;
+        const float mu = mean[row];
+        const float r = rstd[row];
+        float xhat[VECS][W];
+        float d[VECS][W];
+        float sum_g = 0.0f;
+        float sum_gx = 0.0f;
+#pragma unroll
+        for (int k = 0; k < VECS; ++k) {
+            const int c = (k * kGroupThreads + t) * W;
+            if (c < hidden) {
+                load_any<W>(x, dtype_of<T>(), base + c, xhat[k]);
+                load_any<W>(dy, dy_dtype, base + c, d[k]);
+#pragma unroll
+                for (int j = 0; j < W; ++j) {
+                    xhat[k][j] = (xhat[k][j] - mu) * r;
+                    const float gj = d[k][j] * g[k][j];
+                    sum_g += gj;
+                    sum_gx += gj * xhat[k][j];
+                    dgamma[k][j] += d[k][j] * xhat[k][j];
+                    dbeta[k][j] += d[k][j];
+                }
+            }
+        }
+        const float mean_g = group_sum<WARPS>(sum_g) / hidden;
+        const float mean_gx = group_sum<WARPS>(sum_gx) / hidden;
+#pragma unroll
+        for (int k = 0; k < VECS; ++k) {
+            const int c = (k * kGroupThreads + t) * W;
+            if (c < hidden) {
+                float out[W];
+#pragma unroll
+                for (int j = 0; j < W; ++j) out[j] = r * (d[k][j] * g[k][j] - mean_g - xhat[k][j] * mean_gx);
+                store_any<W>(dx, dtype_of<T>(), base + c, out);
+            }
+        }
+    }
+    // One partial row per block: the groups of a block add theirs through shared memory, group by group.
+    float* dgamma_row = partial + static_cast<std::size_t>(blockIdx.x) * hidden;
+    float* dbeta_row = partial + static_cast<std::size_t>(gridDim.x + blockIdx.x) * hidden;
+    if constexpr (kGroupCount == 1) {
+#pragma unroll
+        for (int k = 0; k < VECS; ++k) {
+            const int c = (k * kGroupThreads + t) * W;
+            if (c < hidden) {
+#pragma unroll
+                for (int j = 0; j < W; ++j) {
+                    dgamma_row[c + j] = dgamma[k][j];
+                    dbeta_row[c + j] = dbeta[k][j];
+                }
+            }
+        }
+    } else {
+        extern __shared__ float sums[];  // [2][hidden]
+        for (int g2 = 0; g2 < kGroupCount; ++g2) {
+            if (group == g2) {
+#pragma unroll
+                for (int k = 0; k < VECS; ++k) {
+                    const int c = (k * kGroupThreads + t) * W;
+                    if (c < hidden) {
+#pragma unroll
+                        for (int j = 0; j < W; ++j) {
+                            sums[c + j] = (g2 == 0 ? 0.0f : sums[c + j]) + dgamma[k][j];
+                            sums[hidden + c + j] = (g2 == 0 ? 0.0f : sums[hidden + c + j]) + dbeta[k][j];
+                        }
+                    }
+                }
+            }
+            __syncthreads();
+        }
+        for (int c = threadIdx.x; c < hidden; c += blockDim.x) {
+            dgamma_row[c] = sums[c];
+            dbeta_row[c] = sums[hidden + c];
+        }
+    }
+}
+
+}  // namespace tewb::kernels::detail::fast
