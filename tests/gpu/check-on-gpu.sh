@@ -113,7 +113,7 @@ if command -v compute-sanitizer > /dev/null && [ "${TEWB_CHECK_MEMCHECK:-1}" = 1
   echo "== compute-sanitizer memcheck over the self-test (appended to compare.log)"
   {
     echo "== compute-sanitizer --tool memcheck te-bench selftest"
-    stage 240 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 3 "$bench" selftest
+    stage "${TEWB_CHECK_MEMCHECK_SECONDS:-240}" compute-sanitizer --tool memcheck --leak-check no --error-exitcode 3 "$bench" selftest
     echo "memcheck exit $?"
   } > "$out/memcheck.tmp" 2>&1
   grep -E "ERROR SUMMARY|memcheck exit|TIMEOUT|checks, " "$out/memcheck.tmp"
