@@ -4,6 +4,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   common/NumberText.cpp
   common/TextTable.cpp
   common/TextCheck.cpp
+  common/Statistics.cpp
   device/Capability.cpp
   device/PeakThroughput.cpp
   device/HostMemory.cpp
@@ -15,6 +16,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   model/MemoryEstimate.cpp
   train/SyntheticData.cpp
   config/ComparePlan.cpp
+  config/SweepPlan.cpp
   fp8/Fp8Format.cpp
   fp8/Recipe.cpp
   fp8/ScaleUpdate.cpp
@@ -23,6 +25,9 @@ set(TEWB_CORE_PLAIN_SOURCES
   results/RunRecord.cpp
   results/Summary.cpp
   results/Comparison.cpp
+  results/RunGroups.cpp
+  results/SweepResult.cpp
+  results/ReportText.cpp
   results/Fp8Summary.cpp
   results/RecordJson.cpp
   results/RecordCsv.cpp

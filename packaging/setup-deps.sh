@@ -31,7 +31,8 @@ fi
 packages=(build-essential cmake ninja-build ccache pkg-config git ca-certificates python3 python3-venv
           libsqlite3-dev nlohmann-json3-dev libcli11-dev)
 if [ "${TEWB_NO_GUI:-0}" != 1 ]; then
-  packages+=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6 fonts-dejavu-core xvfb xauth)
+  # poppler-utils: the report tests read the PDF back (pdfinfo, pdftotext)
+  packages+=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6 fonts-dejavu-core xvfb xauth poppler-utils)
 fi
 if [ "${TEWB_FUZZ_TOOLS:-0}" = 1 ]; then
   packages+=(clang libclang-rt-dev)

@@ -7,6 +7,7 @@
 #include "core/common/Error.h"
 #include "core/config/ComparePlan.h"
 #include "core/fp8/Recipe.h"
+#include "core/results/RunRecord.h"
 
 namespace tewb::cli {
 
@@ -35,6 +36,13 @@ void add_model_flags(CLI::App* cmd, RunFlags& f) {
     cmd->add_option("--fp8-csv", f.fp8_csv_path, "write FP8 statistics (per step and slot: amax, scale, ...) as CSV")
         ->type_name("PATH");
     cmd->add_flag("--no-store", f.no_store, "do not save the run in the run store");
+}
+
+void add_repeat_flag(CLI::App* cmd, RunFlags& f) {
+    cmd->add_option("--repeat", f.repeat,
+                    "run each configuration N times (1 to " + std::to_string(kMaxRepeats) +
+                        "), alternating configurations, and report median, min-max and 95% bootstrap intervals")
+        ->type_name("N");
 }
 
 void add_fp8_flags(CLI::App* cmd, RunFlags& f) {
@@ -80,6 +88,33 @@ RunConfig config_from_flags(const RunFlags& f) {
     return c;
 }
 
+int repeat_from_flags(const RunFlags& f) {
+    if (f.repeat.empty()) return 1;
+    const int n = parse_int("--repeat", f.repeat);
+    if (n < 1 || n > kMaxRepeats) {
+        throw ConfigError("--repeat " + f.repeat + ": allowed: 1 to " + std::to_string(kMaxRepeats) + " runs per configuration");
+    }
+    return n;
+}
+
+SweepSpec sweep_from_flags(const RunFlags& f, const std::string& precisions) {
+    RunFlags shared = f;  // the lists are the sweep's; everything else is a run flag
+    shared.hidden.clear();
+    shared.batch.clear();
+    shared.seq.clear();
+    shared.backend.clear();
+    SweepSpec spec;
+    spec.base = config_from_flags(shared);
+    if (f.warmup.empty()) spec.base.warmup = 3;
+    if (f.iters.empty()) spec.base.iters = 10;
+    if (!f.hidden.empty()) spec.hidden = parse_int_list("--hidden", f.hidden);
+    if (!f.batch.empty()) spec.batch = parse_int_list("--batch", f.batch);
+    if (!f.seq.empty()) spec.seq = parse_int_list("--seq", f.seq);
+    if (!precisions.empty()) spec.precisions = parse_precision_list("--precisions", precisions);
+    if (!f.backend.empty()) spec.backend = parse_backend("--backend", f.backend);
+    return spec;
+}
+
 void check_fp8_flags_apply(const RunFlags& f, const RunConfig& c) {
     if (f.fp8_flags_given() && c.precision != Precision::Fp8) {
         throw ConfigError("--recipe/--fp8-format/--amax-history-len/--amax-algo/--margin: FP8 settings need --precision fp8 "
@@ -103,6 +138,31 @@ void define_training_commands(CLI::App& app, Commands& c) {
     add_fp8_flags(c.compare, c.compare_flags);
     c.compare->add_option("--summary-csv", c.compare_summary_csv, "write the comparison table as CSV to this file")
         ->type_name("PATH");
+    add_repeat_flag(c.run, c.run_flags);
+    add_repeat_flag(c.compare, c.compare_flags);
+
+    c.sweep = app.add_subcommand("sweep", "where does a precision pay? train a grid of sizes briefly, baseline and each "
+                                          "precision, and state the break-even size");
+    RunFlags& w = c.sweep_flags;
+    c.sweep->add_option("--hidden", w.hidden, "hidden sizes, multiples of 64 (heads = hidden / 64), e.g. 256,512,768,1024")
+        ->type_name("LIST");
+    c.sweep->add_option("--batch", w.batch, "batch sizes (default: the preset's)")->type_name("LIST");
+    c.sweep->add_option("--seq", w.seq, "sequence lengths (default: the preset's)")->type_name("LIST");
+    c.sweep->add_option("--precisions", c.sweep_precisions, "precisions of --backend against the baseline (default bf16,fp8)")
+        ->type_name("LIST");
+    c.sweep->add_option("--backend", w.backend, "te | torch (default te)")->type_name("NAME");
+    c.sweep->add_option("--preset", w.preset, "seed | quick-cpu: the sizes not swept (default seed)")->type_name("NAME");
+    c.sweep->add_option("--device", w.device, "auto | cpu | cuda (default auto)")->type_name("NAME");
+    c.sweep->add_option("--layers", w.layers, "transformer blocks (default 12)")->type_name("N");
+    c.sweep->add_option("--vocab", w.vocab, "vocabulary size (default 4096)")->type_name("N");
+    c.sweep->add_option("--warmup", w.warmup, "warm-up steps per run (default 3)")->type_name("N");
+    c.sweep->add_option("--iters", w.iters, "timed steps per run (default 10)")->type_name("N");
+    c.sweep->add_option("--seed", w.seed, "seed of weights and data (default 1234)")->type_name("N");
+    c.sweep->add_option("--cuda-graph", w.cuda_graph, "on | off (default on)")->type_name("on|off");
+    c.sweep->add_option("--csv", w.csv_path, "write the sweep table (size, precision, ms, speedup) as CSV")->type_name("PATH");
+    c.sweep->add_option("--json", w.json_path, "write the sweep's run records as JSON ('-' for stdout)")->type_name("PATH");
+    c.sweep->add_flag("--no-store", w.no_store, "do not save the runs in the run store");
+    add_fp8_flags(c.sweep, w);
 }
 
 void define_recipe_command(CLI::App& app, Commands& c) {

@@ -10,16 +10,17 @@
 #include <CLI/CLI.hpp>
 
 #include "core/config/RunConfig.h"
+#include "core/config/SweepPlan.h"
 
 namespace tewb::cli {
 
 constexpr int kExitUsage = 2;
-constexpr const char* kCommands = "info|run|compare|recipe|selftest|history";
+constexpr const char* kCommands = "info|run|compare|sweep|recipe|selftest|history";
 
 // Run settings as text, so every number is converted by core with a message naming the flag.
 struct RunFlags {
     std::string preset, device, backend, precision, layers, hidden, heads, seq, vocab, batch, warmup, iters, lr, seed, name;
-    std::string recipe, fp8_format, amax_history_len, amax_algo, margin, cuda_graph;
+    std::string recipe, fp8_format, amax_history_len, amax_algo, margin, cuda_graph, repeat;
     bool inspect_fp8 = false;
     std::string json_path, csv_path, fp8_csv_path;
     bool no_store = false;
@@ -47,6 +48,10 @@ struct Commands {
     RunFlags compare_flags;
     std::string compare_summary_csv;
 
+    CLI::App* sweep = nullptr;
+    RunFlags sweep_flags;  // hidden, batch and seq are lists here
+    std::string sweep_precisions;
+
     CLI::App* recipe = nullptr;
     std::string replay_recipe, replay_dtype, replay_history_len, replay_algo, replay_margin, replay_amax;
     bool replay_json = false;
@@ -71,6 +76,10 @@ void define_commands(CLI::App& app, Commands& c);
 std::optional<int> parse_arguments(CLI::App& app, const Commands& c, int argc, char** argv);
 // The run configuration the flags describe (a preset plus overrides); throws ConfigError naming the flag.
 RunConfig config_from_flags(const RunFlags& f);
+// --repeat N: 1 when not given; throws ConfigError outside 1..kMaxRepeats.
+int repeat_from_flags(const RunFlags& f);
+// `sweep`: the grid and the shared settings; throws ConfigError naming the flag.
+SweepSpec sweep_from_flags(const RunFlags& f, const std::string& precisions);
 // `run`: FP8 settings with a precision that is not fp8 would be silently ignored; throws instead.
 void check_fp8_flags_apply(const RunFlags& f, const RunConfig& c);
 

@@ -33,7 +33,9 @@
 #include "core/results/Fp8Summary.h"
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
+#include "core/results/RunGroups.h"
 #include "core/results/RunStore.h"
+#include "core/results/SweepResult.h"
 #include "core/selftest/SelfTest.h"
 #include "core/config/ComparePlan.h"
 #include "core/train/Trainer.h"
@@ -242,23 +244,51 @@ int run_selftest(const Commands& c) {
     return report.passed() ? 0 : kExitFailure;
 }
 
+// Runs `configs` `repeats` times each, alternating (A B A B …), every repeat of one configuration in one
+// group. Stops at a signal; saves each run as it ends.
+std::vector<RunRecord> train_repeated(const Trainer& trainer, const std::vector<RunConfig>& configs, int repeats,
+                                      const RunStore* store, bool& all_saved) {
+    std::vector<std::string> groups;
+    for (std::size_t i = 0; i < configs.size(); ++i) groups.push_back(repeats > 1 ? make_run_id() : std::string());
+    std::vector<RunRecord> runs;
+    for (const auto& [index, repeat] : alternating_order(configs.size(), repeats)) {
+        if (g_cancel.load()) break;
+        if (repeats > 1) {
+            std::fprintf(stderr, "repeat %d of %d%s%s\n", repeat, repeats, configs[index].name.empty() ? "" : ": ",
+                         configs[index].name.c_str());
+        }
+        RunRecord record = train_one(trainer, configs[index]);
+        if (repeats > 1) record.repeat = RepeatInfo{groups[index], repeat, repeats};
+        all_saved = store_run(store, record) && all_saved;
+        runs.push_back(std::move(record));
+    }
+    return runs;
+}
+
 int run_one(const Commands& c) {
     const RunFlags& flags = c.run_flags;
     const RunConfig requested = config_from_flags(flags);
     check_fp8_flags_apply(flags, requested);
+    const int repeats = repeat_from_flags(flags);
     check_outputs(outputs_of(flags), store_to_protect(c.store_path));
     const Trainer trainer(detect_device());
     resolve(requested, trainer.device());  // every argument error surfaces before training starts
     const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
     stop_cleanly_on_signals();
-    const RunRecord record = train_one(trainer, requested);
-    const bool saved = store_run(store.get(), record);
-    if (!flags.json_path.empty()) write_output(flags.json_path, record_to_json_text(record));
-    if (!flags.csv_path.empty()) write_output(flags.csv_path, steps_csv_text({record}));
-    if (!flags.fp8_csv_path.empty()) write_output(flags.fp8_csv_path, fp8_csv_text({record}));
-    (flags.json_path == "-" ? std::cerr : std::cout) << render_summary_table({record}, std::nullopt)
-                                                      << render_fp8_summary(record);
-    return exit_code_for({record}, saved);
+    bool saved = true;
+    const std::vector<RunRecord> runs = train_repeated(trainer, {requested}, repeats, store.get(), saved);
+    if (runs.empty()) {
+        std::fprintf(stderr, "te-bench: run cancelled before it began\n");
+        return kExitInterrupted;
+    }
+    if (!flags.json_path.empty()) write_output(flags.json_path, records_to_json_text(runs));
+    if (!flags.csv_path.empty()) write_output(flags.csv_path, steps_csv_text(runs));
+    if (!flags.fp8_csv_path.empty()) write_output(flags.fp8_csv_path, fp8_csv_text(runs));
+    std::ostream& out = flags.json_path == "-" ? std::cerr : std::cout;
+    out << render_summary_table(runs, std::nullopt);
+    if (repeats > 1) out << "\n" << render_group_table(runs, group_runs(runs, std::nullopt));
+    out << render_fp8_summary(runs.back());
+    return exit_code_for(runs, saved);
 }
 
 int run_compare(const Commands& c) {
@@ -272,18 +302,18 @@ int run_compare(const Commands& c) {
     if (plan.front().skip_reason) throw ConfigError(*plan.front().skip_reason);
     const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
     stop_cleanly_on_signals();
-    std::vector<RunRecord> runs;
-    bool all_saved = true;
+    const int repeats = repeat_from_flags(flags);
+    std::vector<RunConfig> configs;
     std::vector<std::string> skipped;
     for (const PlannedRun& row : plan) {
         if (row.skip_reason) {
             skipped.push_back(row.config.name + ": " + *row.skip_reason);
-            continue;
+        } else {
+            configs.push_back(row.config);
         }
-        if (g_cancel.load()) break;
-        runs.push_back(train_one(trainer, row.config));
-        all_saved = store_run(store.get(), runs.back()) && all_saved;
     }
+    bool all_saved = true;
+    const std::vector<RunRecord> runs = train_repeated(trainer, configs, repeats, store.get(), all_saved);
     if (runs.empty()) {  // a signal arrived before the first run began: nothing ran, nothing to write
         std::fprintf(stderr, "te-bench: compare cancelled before its first run\n");
         return kExitInterrupted;
@@ -298,11 +328,55 @@ int run_compare(const Commands& c) {
     if (!c.compare_summary_csv.empty()) write_output(c.compare_summary_csv, summary_csv_text(runs, 0));
     std::ostream& out = flags.json_path == "-" ? std::cerr : std::cout;
     out << render_summary_table(runs, 0);
+    if (repeats > 1) out << "\n" << render_group_table(runs, group_runs(runs, 0));
     if (!skipped.empty()) {
         out << "\nNot run here:\n";
         for (const std::string& line : skipped) out << "  " << line << "\n";
     }
     return exit_code_for(runs, all_saved);
+}
+
+int run_sweep(const Commands& c) {
+    const RunFlags& flags = c.sweep_flags;
+    const SweepSpec spec = sweep_from_flags(flags, c.sweep_precisions);
+    const bool fp8 = std::find(spec.precisions.begin(), spec.precisions.end(), Precision::Fp8) != spec.precisions.end();
+    if (flags.fp8_flags_given() && !fp8) {
+        throw ConfigError("--recipe/--fp8-format/--amax-history-len/--amax-algo/--margin: FP8 settings need fp8 in --precisions");
+    }
+    std::vector<OutputRequest> outputs;
+    add_output(outputs, "--csv", flags.csv_path);
+    add_output(outputs, "--json", flags.json_path);
+    check_outputs(outputs, store_to_protect(c.store_path));
+    const Trainer trainer(detect_device());
+    const std::vector<SweepRun> plan = plan_sweep(spec, trainer.device());
+    const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
+    stop_cleanly_on_signals();
+    std::vector<std::optional<RunRecord>> records(plan.size());
+    std::vector<RunRecord> ran;
+    bool all_saved = true;
+    std::size_t to_run = 0;
+    for (const SweepRun& run : plan) to_run += run.skip_reason ? 0 : 1;
+    std::size_t done = 0;
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        if (plan[i].skip_reason) {
+            std::fprintf(stderr, "skipped %s: %s\n", plan[i].config.name.c_str(), plan[i].skip_reason->c_str());
+            continue;
+        }
+        if (g_cancel.load()) break;
+        std::fprintf(stderr, "sweep run %zu of %zu: %s\n", ++done, to_run, plan[i].config.name.c_str());
+        records[i] = train_one(trainer, plan[i].config);
+        all_saved = store_run(store.get(), *records[i]) && all_saved;
+        ran.push_back(*records[i]);
+    }
+    if (ran.empty() && to_run > 0) {
+        std::fprintf(stderr, "te-bench: sweep cancelled before its first run\n");
+        return kExitInterrupted;
+    }
+    const SweepResult result = analyze_sweep(plan, records);
+    if (!flags.csv_path.empty()) write_output(flags.csv_path, sweep_csv_text(result));
+    if (!flags.json_path.empty()) write_output(flags.json_path, records_to_json_text(ran));
+    (flags.json_path == "-" ? std::cerr : std::cout) << render_sweep_table(result);
+    return ran.empty() ? kExitFailure : exit_code_for(ran, all_saved);
 }
 
 int run_recipe(const Commands& c) {
@@ -465,6 +539,7 @@ int run_command(const Commands& c) {
     if (c.selftest->parsed()) return run_selftest(c);
     if (c.run->parsed()) return run_one(c);
     if (c.compare->parsed()) return run_compare(c);
+    if (c.sweep->parsed()) return run_sweep(c);
     if (c.recipe->parsed()) return run_recipe(c);
     return run_history(c);
 }

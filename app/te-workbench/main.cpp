@@ -1,13 +1,19 @@
 // te-workbench: the desktop GUI of TE Workbench. Wiring only; the window lives in ui/.
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
+#include <memory>
 #include <optional>
+#include <vector>
 #include <string_view>
 
 #include <QApplication>
 #include <QCoreApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QFileInfo>
+#include <QSettings>
+#include <QSize>
 #include <QIcon>
 
 #include "core/common/BuildInfo.h"
@@ -50,7 +56,27 @@ struct Arguments {
     QString exportDir;
     bool quit = false;
     bool dark = false;
+    bool report = false;
+    std::vector<std::int64_t> reportRuns;
+    QString reportOut;
+    std::optional<QSize> windowSize;
 };
+
+// "1,2,3" → run numbers; nothing with the message in `problem`.
+std::optional<std::vector<std::int64_t>> parse_run_ids(const QString& text, QString* problem) {
+    std::vector<std::int64_t> ids;
+    for (const QString& item : text.split(QLatin1Char(','))) {
+        bool ok = false;
+        const qlonglong id = item.trimmed().toLongLong(&ok);
+        if (!ok || id <= 0) {
+            *problem = QStringLiteral("--runs '%1': '%2' is not a run number; allowed: positive numbers from `te-bench history "
+                                      "list`, separated by commas").arg(text, item);
+            return std::nullopt;
+        }
+        ids.push_back(id);
+    }
+    return ids;
+}
 
 // Parses with a QCoreApplication only: --help, --version and every argument error are answered without a
 // display (a QApplication with no display aborts). Returns the exit status when the program ends here.
@@ -76,7 +102,18 @@ std::optional<int> parse_arguments(int argc, char** argv, Arguments& out) {
                                   QStringLiteral("With --demo: exit when done, 0 when every run finished, was saved and every "
                                                  "file was written, 1 otherwise."));
     const QCommandLineOption dark(QStringLiteral("dark"), QStringLiteral("Start with the dark theme."));
-    parser.addOptions({demo, exportDir, quit, dark});
+    const QCommandLineOption report(QStringLiteral("report"),
+                                    QStringLiteral("Write a report of stored runs (--runs) to --out FILE.pdf or FILE.html; with "
+                                                   "--quit it exits when written (headless: offscreen when there is no display)."));
+    const QCommandLineOption runs(QStringLiteral("runs"), QStringLiteral("With --report: run numbers from the run store, the "
+                                                                         "first is the baseline, e.g. 3,4,5."),
+                                  QStringLiteral("ID,ID,..."));
+    const QCommandLineOption outFile(QStringLiteral("out"), QStringLiteral("With --report: the report file (.pdf, .html)."),
+                                 QStringLiteral("FILE"));
+    const QCommandLineOption windowSize(QStringLiteral("window-size"),
+                                        QStringLiteral("Window size in pixels, e.g. 1280x800 (screenshots at a known size)."),
+                                        QStringLiteral("WxH"));
+    parser.addOptions({demo, exportDir, quit, dark, report, runs, outFile, windowSize});
     if (!parser.parse(QCoreApplication::arguments())) return usage_error(parser.errorText());
     if (parser.isSet(helpOption)) {
         std::fputs(parser.helpText().toLocal8Bit().constData(), stdout);
@@ -85,10 +122,47 @@ std::optional<int> parse_arguments(int argc, char** argv, Arguments& out) {
     if (!parser.positionalArguments().isEmpty()) {
         return usage_error(QStringLiteral("unexpected argument '%1'; allowed: options only").arg(parser.positionalArguments().front()));
     }
-    for (const QCommandLineOption* option : {&demo, &exportDir}) {
+    for (const QCommandLineOption* option : {&demo, &exportDir, &runs, &outFile, &windowSize}) {
         if (parser.isSet(*option) && parser.value(*option).isEmpty()) {
             return usage_error(QStringLiteral("--%1: empty value; give a value or leave the option out").arg(option->names().front()));
         }
+    }
+    if (parser.isSet(windowSize)) {
+        const QStringList parts = parser.value(windowSize).split(QLatin1Char('x'));
+        bool okW = false;
+        bool okH = false;
+        const int w = parts.size() == 2 ? parts[0].toInt(&okW) : 0;
+        const int h = parts.size() == 2 ? parts[1].toInt(&okH) : 0;
+        if (!okW || !okH || w < 640 || h < 480 || w > 7680 || h > 4320) {
+            return usage_error(QStringLiteral("--window-size '%1': allowed: WIDTHxHEIGHT from 640x480 to 7680x4320, e.g. 1280x800")
+                                   .arg(parser.value(windowSize)));
+        }
+        out.windowSize = QSize(w, h);
+    }
+    if (parser.isSet(report)) {
+        if (parser.isSet(demo)) return usage_error(QStringLiteral("--report and --demo cannot be combined; run one, then the other"));
+        if (!parser.isSet(runs)) return usage_error(QStringLiteral("--report needs --runs ID,ID,... (see `te-bench history list`)"));
+        if (!parser.isSet(outFile)) return usage_error(QStringLiteral("--report needs --out FILE.pdf or FILE.html"));
+        QString problem;
+        const auto ids = parse_run_ids(parser.value(runs), &problem);
+        if (!ids) return usage_error(problem);
+        out.report = true;
+        out.reportRuns = *ids;
+        out.reportOut = parser.value(outFile);
+        const QString suffix = QFileInfo(out.reportOut).suffix().toLower();
+        if (suffix != QLatin1String("pdf") && suffix != QLatin1String("html") && suffix != QLatin1String("htm")) {
+            return usage_error(QStringLiteral("--out %1: unknown report format; allowed: a .pdf, .html or .htm file").arg(out.reportOut));
+        }
+        try {
+            tewb::check_output_path("--out", std::filesystem::path(out.reportOut.toStdString()));
+        } catch (const tewb::ConfigError& e) {
+            return usage_error(QString::fromStdString(e.what()));
+        }
+        out.quit = parser.isSet(quit);
+        out.dark = parser.isSet(dark);
+        return std::nullopt;
+    } else if (parser.isSet(runs) || parser.isSet(outFile)) {
+        return usage_error(QStringLiteral("--runs and --out go with --report"));
     }
     if (parser.isSet(demo)) {
         const QString value = parser.value(demo);
@@ -107,7 +181,7 @@ std::optional<int> parse_arguments(int argc, char** argv, Arguments& out) {
             return usage_error(QString::fromStdString(e.what()));
         }
     } else if (parser.isSet(exportDir) || parser.isSet(quit)) {
-        return usage_error(QStringLiteral("--export and --quit go with --demo quick-cpu|seed|compare"));
+        return usage_error(QStringLiteral("--export and --quit go with --demo quick-cpu|seed|compare or --report"));
     }
     out.quit = parser.isSet(quit);
     out.dark = parser.isSet(dark);
@@ -129,6 +203,9 @@ int main(int argc, char** argv) {
     Arguments arguments;
     if (const std::optional<int> status = parse_arguments(argc, argv, arguments)) return *status;
 
+    if (arguments.report && arguments.quit && display_problem() != nullptr) {
+        qputenv("QT_QPA_PLATFORM", "offscreen");  // a headless report needs no display
+    }
     if (const char* problem = display_problem()) {
         std::fprintf(stderr, "te-workbench: %s\n", problem);
         return 1;
@@ -142,7 +219,15 @@ int main(int argc, char** argv) {
     QApplication::setDesktopFileName(QStringLiteral("te-workbench"));
 
     tewb::ui::MainWindow window(&tewb::detect_device);
+    // A demo or a report must look the same whatever the last session left; an ordinary session
+    // restores layout, theme and setup, and remembers them when the window closes.
+    if (!arguments.plan && !arguments.report) window.rememberIn(std::make_unique<QSettings>());
     if (arguments.dark) window.setDark(true);
+    if (arguments.windowSize) window.resize(*arguments.windowSize);
+    if (arguments.report) {
+        const int status = window.writeReportOfStoredRuns(arguments.reportRuns, arguments.reportOut);
+        if (arguments.quit || status != 0) return status;
+    }
     window.show();
     if (arguments.plan) window.startDemo(*arguments.plan, arguments.exportDir, arguments.quit);
     return QApplication::exec();

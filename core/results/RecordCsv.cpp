@@ -1,5 +1,7 @@
 #include "core/results/RecordCsv.h"
 
+#include "core/results/RunGroups.h"
+
 #include <sstream>
 
 #include "core/common/NumberText.h"
@@ -56,17 +58,34 @@ void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
 
 void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline) {
     out << "run_id,run_name,backend,precision,device,implementation,fp8_emulated,status,timed_steps,mean_ms,median_ms,p90_ms,"
-           "tokens_per_s,tflops,mfu,peak_mem_bytes,memory_metric,final_loss,speedup,memory_ratio\n";
+           "tokens_per_s,tflops,mfu,peak_mem_bytes,memory_metric,final_loss,speedup,memory_ratio,"
+           "repeat_group,repeat_index,repeat_count,group_ms,group_ms_min,group_ms_max,group_ms_ci_lo,group_ms_ci_hi,"
+           "group_speedup,group_speedup_ci_lo,group_speedup_ci_hi,group_speedup_significant\n";
+    const std::vector<RunGroup> groups = group_runs(runs, baseline);
+    std::vector<const RunGroup*> group_of(runs.size(), nullptr);
+    for (const RunGroup& g : groups) {
+        for (const std::size_t i : g.members) group_of[i] = &g;
+    }
+    const auto interval = [](const std::optional<Interval>& v, bool hi) {
+        return v ? number(std::optional<double>(hi ? v->hi : v->lo)) : std::string();
+    };
+    std::size_t index = 0;
     for (const ComparisonRow& row : compare_runs(runs, baseline)) {
         const RunRecord& r = *row.run;
         const RunSummary& s = r.summary;
+        const RunGroup& g = *group_of[index++];
         out << csv_field(r.id) << ',' << csv_field(r.config.name) << ',' << to_string(r.config.backend) << ','
             << to_string(r.config.precision) << ',' << csv_field(r.execution.device) << ','
             << csv_field(r.execution.implementation) << ',' << (r.execution.fp8_emulated ? "true" : "false") << ','
             << to_string(r.status) << ',' << s.timed_steps << ','
             << number(s.mean_ms) << ',' << number(s.median_ms) << ',' << number(s.p90_ms) << ',' << number(s.tokens_per_s) << ','
             << number(s.tflops) << ',' << number(s.mfu) << ',' << s.peak_mem_bytes << ',' << to_string(r.execution.memory_metric)
-            << ',' << number(s.final_loss) << ',' << number(row.speedup) << ',' << number(row.memory_ratio) << '\n';
+            << ',' << number(s.final_loss) << ',' << number(row.speedup) << ',' << number(row.memory_ratio) << ','
+            << (r.repeat ? csv_field(r.repeat->group) : "") << ',' << (r.repeat ? std::to_string(r.repeat->index) : "") << ','
+            << (r.repeat ? std::to_string(r.repeat->count) : "") << ',' << number(g.centre_ms) << ',' << number(g.min_ms)
+            << ',' << number(g.max_ms) << ',' << interval(g.centre_ci, false) << ',' << interval(g.centre_ci, true) << ','
+            << number(g.speedup) << ',' << interval(g.speedup_ci, false) << ',' << interval(g.speedup_ci, true) << ','
+            << (g.speedup_ci ? (g.significant() ? "true" : "false") : "") << '\n';
     }
 }
 

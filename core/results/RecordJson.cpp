@@ -419,6 +419,9 @@ json to_json(const RunRecord& record) {
         {"fp8_slots", std::move(fp8_slots)},
         {"steps", std::move(steps)},
         {"summary", to_json(record.summary)},
+        {"repeat", record.repeat ? json{{"group", record.repeat->group}, {"index", record.repeat->index},
+                                        {"count", record.repeat->count}}
+                                 : json(nullptr)},
     };
 }
 
@@ -511,7 +514,30 @@ RunRecord record_from_json(const json& document, std::string_view source) {
         record.steps.push_back(step);
     }
     record.summary = read_summary(r.object("summary"));
+    if (r.has("repeat")) {
+        const Reader repeat = r.object("repeat");
+        RepeatInfo info{repeat.text("group"), static_cast<int>(repeat.integer("index", 1, kMaxRepeats)),
+                        static_cast<int>(repeat.integer("count", 1, kMaxRepeats))};
+        if (info.index > info.count) {
+            repeat.fail(repeat.at("index"), std::to_string(info.index) + " is past count " + std::to_string(info.count));
+        }
+        record.repeat = info;
+    }
     return record;
+}
+
+std::string config_to_json_text(const RunConfig& config) {
+    return to_json(config).dump();
+}
+
+RunConfig config_from_json_text(std::string_view text, std::string_view source) {
+    json document;
+    try {
+        document = json::parse(text.begin(), text.end());
+    } catch (const json::exception& e) {
+        throw DataError(std::string(source) + ": not valid JSON (" + e.what() + ")");
+    }
+    return read_config(Reader(document, "$", source));
 }
 
 RunRecord record_from_json_text(std::string_view text, std::string_view source) {

@@ -30,6 +30,9 @@ std::string records_to_json_text(const std::vector<RunRecord>& records);
 // offending value and what was expected there.
 RunRecord record_from_json(const nlohmann::json& json, std::string_view source);
 RunRecord record_from_json_text(std::string_view text, std::string_view source);
+// A run configuration alone, as to_json(RunConfig) writes it (the GUI keeps the last setup this way).
+RunConfig config_from_json_text(std::string_view text, std::string_view source);
+std::string config_to_json_text(const RunConfig& config);
 RunRecord read_record_file(const std::string& path);
 // A file holding one record or a JSON array of records (what `te-bench history export` writes).
 std::vector<RunRecord> read_record_files(const std::string& path);

@@ -75,6 +75,17 @@ struct Environment {
     std::string hostname;
 };
 
+// One of N repeats of the same configuration (`--repeat N`): the repeats share `group`, a random id, and
+// are numbered 1..count in the order they ran.
+inline constexpr int kMaxRepeats = 100;  // --repeat's upper limit
+
+struct RepeatInfo {
+    std::string group;
+    int index = 1;
+    int count = 1;
+    friend bool operator==(const RepeatInfo&, const RepeatInfo&) = default;
+};
+
 struct RunRecord {
     static constexpr int kSchemaVersion = 1;
 
@@ -90,6 +101,7 @@ struct RunRecord {
     RunStatus status = RunStatus::Running;
     std::string error_kind;  // for failed runs: "out_of_memory", "numerics", "runtime"
     std::string message;     // for failed runs: what went wrong and what to do
+    std::optional<RepeatInfo> repeat;  // set when the run is one of several repeats
 };
 
 std::string_view to_string(Phase value);

@@ -44,9 +44,9 @@ private Q_SLOTS:
     void badInputExitsTwoWithOneLine_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("no command") << QStringList{} << "a command is required; allowed: info|run|compare|recipe|selftest|history";
+        QTest::newRow("no command") << QStringList{} << "a command is required; allowed: info|run|compare|sweep|recipe|selftest|history";
         QTest::newRow("unknown command") << QStringList{"train"}
-                                         << "unknown command 'train'; allowed: info|run|compare|recipe|selftest|history";
+                                         << "unknown command 'train'; allowed: info|run|compare|sweep|recipe|selftest|history";
         QTest::newRow("unknown flag") << QStringList{"run", "--turbo"} << "--turbo";
         QTest::newRow("missing value") << QStringList{"run", "--layers"} << "--layers";
         QTest::newRow("non-numeric") << QStringList{"run", "--layers", "abc"} << "--layers 'abc': not a whole number";
@@ -320,6 +320,55 @@ private Q_SLOTS:
         QCOMPARE(QString::fromUtf8(again.readAll()).split('\n', Qt::SkipEmptyParts).size(), lines.size());
     }
 
+    void repeatsAreOneGroupAndReportTheirSpread() {
+        const QString out = dir_.filePath("repeats.json");
+        const Result r = bench({"run", "--preset", "quick-cpu", "--warmup", "1", "--iters", "3", "--repeat", "2", "--json", out});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        const json document = read_json(out);
+        QVERIFY(document.is_array());
+        QCOMPARE(document.size(), std::size_t{2});
+        QCOMPARE(document[0]["repeat"]["group"], document[1]["repeat"]["group"]);
+        QCOMPARE(document[1]["repeat"]["index"].get<int>(), 2);
+        QCOMPARE(document[1]["repeat"]["count"].get<int>(), 2);
+        QVERIFY2(r.out.contains(QStringLiteral("2 repeats")), qPrintable(r.out));
+        QVERIFY(r.out.contains(QStringLiteral("95% interval ms")));
+        for (const QString& bad : {QStringLiteral("0"), QStringLiteral("101"), QStringLiteral("two")}) {
+            const Result refused = bench({"run", "--repeat", bad});
+            QCOMPARE(refused.exit_code, 2);
+            QVERIFY2(refused.err.contains(QStringLiteral("--repeat")), qPrintable(refused.err));
+        }
+    }
+
+    void sweepStatesWhereEachPrecisionPays() {
+        const QString csv = dir_.filePath("sweep.csv");
+        const Result r = bench({"sweep", "--preset", "quick-cpu", "--layers", "1", "--hidden", "64,128", "--warmup", "1", "--iters",
+                                "2", "--csv", csv});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        QFile file(csv);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 5);  // header, 2 sizes × (bf16, fp8)
+        QVERIFY(lines[0].startsWith(QStringLiteral("hidden,batch,seq,flops_per_step,precision,ms,baseline_ms,speedup")));
+        QVERIFY2(r.out.contains(QStringLiteral("BF16")) && r.out.contains(QStringLiteral("FP8 (emulated)")), qPrintable(r.out));
+        QVERIFY(r.out.contains(QStringLiteral("not FP8 speed")));
+        QVERIFY(r.err.contains(QStringLiteral("sweep run 6 of 6")));
+        const struct {
+            QStringList args;
+            const char* message;
+        } cases[] = {
+            {{"sweep", "--hidden", "100"}, "allowed: multiples of 64"},
+            {{"sweep", "--hidden", "64,,128"}, "an empty item"},
+            {{"sweep", "--precisions", "fp16"}, "--precisions"},
+            {{"sweep", "--backend", "torch", "--precisions", "fp8"}, "needs --backend te"},
+            {{"sweep", "--precisions", "bf16", "--margin", "2"}, "FP8 settings need fp8"},
+        };
+        for (const auto& c : cases) {
+            const Result refused = bench(c.args);
+            QVERIFY2(refused.exit_code == 2, qPrintable(c.args.join(' ')));
+            QVERIFY2(refused.err.contains(QString::fromUtf8(c.message)), qPrintable(refused.err));
+        }
+    }
+
     void compareRunsWhatTheDeviceSupports() {
         const Result info = bench({"info", "--json"});
         if (!read_json_text(info.out)["device"]["compute_capability"].is_null())
@@ -348,7 +397,11 @@ private Q_SLOTS:
         QVERIFY(csv.open(QIODevice::ReadOnly));
         const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 6);
-        QVERIFY2(lines[1].endsWith(QStringLiteral(",1,1")), qPrintable(lines[1]));
+        const QStringList header = lines[0].split(',');
+        const qsizetype speedup = header.indexOf(QStringLiteral("speedup"));
+        QVERIFY(speedup > 0);
+        const QStringList baseline = lines[1].split(',');  // the implementation ("torch-eager, fp32") holds a comma
+        QCOMPARE(baseline[baseline.size() - (header.size() - speedup)], QStringLiteral("1"));
     }
 };
 

@@ -7,10 +7,12 @@
 #include <QTemporaryDir>
 
 #include <QDir>
+#include <QFileInfo>
 #include <QProcessEnvironment>
 
 #include <sqlite3.h>
 
+#include "../ui/UiTestSupport.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
 
@@ -92,6 +94,14 @@ private Q_SLOTS:
             {{QStringLiteral("--frobnicate")}, "Unknown option 'frobnicate'"},
             {{QStringLiteral("extra")}, "unexpected argument 'extra'"},
             {{QStringLiteral("--demo")}, "Missing value after '--demo'"},
+            {{QStringLiteral("--window-size"), QStringLiteral("100x100")}, "--window-size '100x100': allowed"},
+            {{QStringLiteral("--report"), QStringLiteral("--out"), ok + QStringLiteral("/r.pdf")}, "--report needs --runs"},
+            {{QStringLiteral("--report"), QStringLiteral("--runs"), QStringLiteral("1")}, "--report needs --out"},
+            {{QStringLiteral("--report"), QStringLiteral("--runs"), QStringLiteral("1,x"), QStringLiteral("--out"), ok + QStringLiteral("/r.pdf")},
+             "--runs '1,x': 'x' is not a run number"},
+            {{QStringLiteral("--report"), QStringLiteral("--runs"), QStringLiteral("1"), QStringLiteral("--out"), ok + QStringLiteral("/r.txt")},
+             "unknown report format"},
+            {{QStringLiteral("--runs"), QStringLiteral("1")}, "--runs and --out go with --report"},
         };
         for (const auto& c : cases) {
             const Result r = run_workbench(c.args, 30'000);
@@ -105,6 +115,44 @@ private Q_SLOTS:
 
     // No display at all (a server, an SSH session): --help, --version and argument errors still answer,
     // and starting the window says why it cannot instead of aborting with a core dump.
+    void reportOfStoredRunsHeadless() {
+        std::vector<std::int64_t> ids;
+        for (const char* name : {"report baseline", "report candidate"}) {
+            RunRecord r = test::synthetic_record(name, 20, 5, ids.empty() ? 10.0 : 6.0);
+            r.id = make_run_id();
+            r.created_at = utc_timestamp_now();
+            r.execution.device = "cpu";
+            const SaveResult saved = save_run(RunStore::default_path(), r);
+            QVERIFY(saved.id);
+            ids.push_back(*saved.id);
+        }
+        QTemporaryDir dir;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("QT_QPA_PLATFORM"));  // headless: the report needs no display
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        const QString runs = QStringLiteral("%1,%2").arg(ids[0]).arg(ids[1]);
+        for (const char* file : {"report.pdf", "report.html"}) {
+            const QString out = dir.filePath(QString::fromUtf8(file));
+            const Result r = run_workbench({QStringLiteral("--report"), QStringLiteral("--runs"), runs, QStringLiteral("--out"), out,
+                                            QStringLiteral("--quit")},
+                                           60'000, env);
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            QVERIFY(r.out.contains(QStringLiteral("report of 2 run(s) written")));
+            QVERIFY(QFileInfo(out).size() > 10'000);
+        }
+        QFile html(dir.filePath(QStringLiteral("report.html")));
+        QVERIFY(html.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(html.readAll());
+        QVERIFY(text.contains(QStringLiteral("report candidate is 1.")));  // the headline: faster than the baseline
+        const Result missing = run_workbench({QStringLiteral("--report"), QStringLiteral("--runs"), QStringLiteral("999999"),
+                                              QStringLiteral("--out"), dir.filePath(QStringLiteral("x.pdf")), QStringLiteral("--quit")},
+                                             60'000, env);
+        QCOMPARE(missing.code, 2);
+        QVERIFY2(missing.err.contains(QStringLiteral("no run 999999")), qPrintable(missing.err));
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("x.pdf"))));
+    }
+
     void needsNoDisplayToParseArguments() {
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) env.remove(QString::fromLatin1(name));

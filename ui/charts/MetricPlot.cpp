@@ -7,6 +7,7 @@
 #include <QCoreApplication>
 #include <QFontMetricsF>
 #include <QGraphicsScene>
+#include <QAreaSeries>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QPainter>
@@ -35,6 +36,60 @@ struct Extent {
 
 QList<QPointF> toList(const std::vector<QPointF>& points) {
     return QList<QPointF>(points.begin(), points.end());
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+// Folds the traces of each repeat group (2 or more members present) into one: per step, the median of
+// the members' values (and of their x, which differs between repeats on the time axis), and the band
+// between the lowest and highest member.
+std::vector<MetricPlot::Trace> merge_repeats(std::vector<MetricPlot::Trace> traces, const std::vector<std::string>& groups,
+                                             const std::vector<std::vector<int>>& steps) {
+    std::vector<MetricPlot::Trace> out;
+    std::vector<bool> used(traces.size(), false);
+    for (std::size_t i = 0; i < traces.size(); ++i) {
+        if (used[i]) continue;
+        std::vector<std::size_t> members{i};
+        if (!groups[i].empty()) {
+            for (std::size_t j = i + 1; j < traces.size(); ++j) {
+                if (groups[j] == groups[i]) members.push_back(j);
+            }
+        }
+        for (const std::size_t m : members) used[m] = true;
+        if (members.size() < 2) {
+            out.push_back(std::move(traces[i]));
+            continue;
+        }
+        MetricPlot::Trace merged;
+        merged.key = traces[i].key;
+        merged.colour = traces[i].colour;
+        merged.band = true;
+        merged.repeats = static_cast<int>(members.size());
+        merged.name = QCoreApplication::translate("MetricPlot", "%1 (median of %2)").arg(traces[i].name).arg(members.size());
+        std::map<int, std::pair<std::vector<double>, std::vector<double>>> byStep;  // step -> (xs, ys)
+        int lastWarmupStep = 0;
+        for (const std::size_t m : members) {
+            for (std::size_t k = 0; k < traces[m].raw.size(); ++k) {
+                auto& [xs, ys] = byStep[steps[m][k]];
+                xs.push_back(traces[m].raw[k].x());
+                ys.push_back(traces[m].raw[k].y());
+            }
+            if (traces[m].warmup_points > 0) lastWarmupStep = std::max(lastWarmupStep, steps[m][traces[m].warmup_points - 1]);
+        }
+        for (const auto& [step, values] : byStep) {
+            const double x = median(values.first);
+            merged.raw.emplace_back(x, median(values.second));
+            merged.band_lo.emplace_back(x, *std::min_element(values.second.begin(), values.second.end()));
+            merged.band_hi.emplace_back(x, *std::max_element(values.second.begin(), values.second.end()));
+            if (step <= lastWarmupStep) merged.warmup_points = merged.raw.size();
+        }
+        out.push_back(std::move(merged));
+    }
+    return out;
 }
 
 }  // namespace
@@ -143,7 +198,11 @@ void MetricPlot::refresh(const RunCollection& runs) {
     const QScopedValueRollback<bool> guard(applyingRange_, true);
     traces_.clear();
     plannedSteps_ = 10;
+    std::vector<std::string> groups;
+    std::vector<std::vector<int>> steps;
     for (const RunCollection::Entry& entry : runs.entries()) {
+        groups.push_back(entry.record.repeat ? entry.record.repeat->group : std::string());
+        steps.emplace_back();
         if (entry.record.status == RunStatus::Running) {
             plannedSteps_ = std::max(plannedSteps_, entry.record.config.total_steps());
         }
@@ -156,10 +215,14 @@ void MetricPlot::refresh(const RunCollection& runs) {
             if (!value) continue;
             const double x = options_.x == XAxis::Step ? step.step : step.elapsed_ms / 1000.0;
             trace.raw.emplace_back(x, *value);
+            steps.back().push_back(step.step);
             if (step.phase == Phase::Warmup) trace.warmup_points = trace.raw.size();
         }
-        trace.shown = options_.smoothing > 0 ? smooth_debiased_ema(trace.raw, options_.smoothing) : trace.raw;
         traces_.push_back(std::move(trace));
+    }
+    traces_ = merge_repeats(std::move(traces_), groups, steps);
+    for (Trace& trace : traces_) {
+        trace.shown = options_.smoothing > 0 ? smooth_debiased_ema(trace.raw, options_.smoothing) : trace.raw;
     }
 
     valuesAtFloor_ = 0;
@@ -170,6 +233,8 @@ void MetricPlot::refresh(const RunCollection& runs) {
         for (Trace& t : traces_) {
             valuesAtFloor_ += clamp_for_log(t.raw, floor);
             clamp_for_log(t.shown, floor);
+            clamp_for_log(t.band_lo, floor);
+            clamp_for_log(t.band_hi, floor);
         }
     }
 
@@ -184,6 +249,10 @@ void MetricPlot::refresh(const RunCollection& runs) {
             removeSeries(s);
             delete s;
         }
+        if (it->second.band) {
+            removeSeries(it->second.band);
+            delete it->second.band;
+        }
         it = lines_.erase(it);
     }
 
@@ -196,7 +265,7 @@ void MetricPlot::refresh(const RunCollection& runs) {
         // Replacing points and pens makes Qt Charts rebuild and repaint the series: skip runs that did
         // not change (finished runs while another one is live).
         const Lines::Drawn drawn{t.raw.size(), x->min(), x->max(), columns, options_, t.colour, t.name,
-                                 t.raw.empty() ? 0.0 : t.raw.back().y()};
+                                 t.raw.empty() ? 0.0 : t.raw.back().y(), t.repeats};
         if (lines.drawn == drawn) continue;
         lines.drawn = drawn;
         const std::size_t split = std::min(t.warmup_points, t.shown.size());
@@ -218,6 +287,26 @@ void MetricPlot::refresh(const RunCollection& runs) {
         const QPen rawPen(faint, 1);
         if (lines.raw->pen() != rawPen) lines.raw->setPen(rawPen);
         if (lines.timed->name() != t.name) lines.timed->setName(t.name);
+        if (t.band && !lines.band) {
+            auto* upper = new QLineSeries(this);
+            auto* lower = new QLineSeries(this);
+            lines.band = new QAreaSeries(upper, lower);
+            upper->setParent(lines.band);
+            lower->setParent(lines.band);
+            lines.band->setName(t.name + tr(" (min-max of repeats)"));
+            addSeries(lines.band);
+            lines.band->attachAxis(xAxis_);
+            lines.band->attachAxis(yAxis_);
+        }
+        if (lines.band) {
+            lines.band->setVisible(t.band);
+            lines.band->upperSeries()->replace(toList(t.band_hi));
+            lines.band->lowerSeries()->replace(toList(t.band_lo));
+            QColor fill = t.colour;
+            fill.setAlpha(55);
+            lines.band->setBrush(fill);
+            lines.band->setPen(Qt::NoPen);
+        }
     }
     updateTitle();
 }
@@ -227,7 +316,7 @@ void MetricPlot::applyRanges() {
     Extent xs;
     Extent ys;
     for (const Trace& t : traces_) {
-        for (const auto* points : {&t.raw, &t.shown}) {
+        for (const auto* points : {&t.raw, &t.shown, &t.band_lo, &t.band_hi}) {
             for (const QPointF& p : *points) {
                 xs.add(p.x());
                 ys.add(p.y());
@@ -278,15 +367,17 @@ std::size_t MetricPlot::pointsDrawn() const {
     return total;
 }
 
-QImage MetricPlot::renderImage(const RunCollection& runs, QSize logical, qreal scale) const {
+QImage MetricPlot::renderImage(const RunCollection& runs, QSize logical, qreal scale, bool legend) const {
     // A detached chart in its own scene: rendering a widget into a high-DPI image draws only a quarter
     // of the chart in Qt Charts 6.4, a scene scaled by the painter draws all of it.
-    const int legendHeight = 30;
-    const QSizeF chartSize(logical.width(), logical.height() - legendHeight);
     QGraphicsScene scene;
     auto* copy = new MetricPlot(spec_);
     scene.addItem(copy);
     copy->setOptions(options_);
+    copy->setGeometry(QRectF(QPointF(0, 0), QSizeF(logical)));
+    copy->refresh(runs);
+    const qreal legendHeight = legend ? legend_height(copy->traces(), logical.width()) : 0;
+    const QSizeF chartSize(logical.width(), std::max<qreal>(100, logical.height() - legendHeight));
     copy->setGeometry(QRectF(QPointF(0, 0), chartSize));
     copy->refresh(runs);  // the plot area is known now: decimate for this size
     copy->refresh(runs);
@@ -297,37 +388,89 @@ QImage MetricPlot::renderImage(const RunCollection& runs, QSize logical, qreal s
     painter.setRenderHint(QPainter::Antialiasing);
     painter.scale(scale, scale);
     scene.render(&painter, QRectF(QPointF(0, 0), chartSize), QRectF(QPointF(0, 0), chartSize));
-    paint_legend(painter, copy->traces(), QRectF(0, chartSize.height(), logical.width(), legendHeight), options_.dark);
+    if (legend) paint_legend(painter, copy->traces(), QRectF(0, chartSize.height(), logical.width(), legendHeight), options_.dark);
     painter.end();
     return image;
 }
 
-void paint_legend(QPainter& painter, const std::vector<MetricPlot::Trace>& traces, const QRectF& area, bool dark) {
-    painter.save();
-    QFont font = painter.font();
+namespace {
+
+constexpr qreal kLegendRow = 24;
+constexpr qreal kLegendPad = 16;
+
+QFont legend_font() {
+    QFont font;
     font.setPixelSize(13);
+    return font;
+}
+
+QString warmup_note() {
+    return QCoreApplication::translate("MetricPlot", "dashed: warm-up");
+}
+
+// Where each name goes: (row, x) per trace with points, and the note last.
+struct LegendPlace {
+    int row = 0;
+    qreal x = 0;
+};
+
+std::vector<LegendPlace> legend_places(const std::vector<MetricPlot::Trace>& traces, qreal width, const QFontMetricsF& metrics) {
+    std::vector<LegendPlace> places;
+    int row = 0;
+    qreal x = kLegendPad;
+    const auto place = [&](qreal itemWidth) {
+        if (x > kLegendPad && x + itemWidth > width - kLegendPad) {
+            ++row;
+            x = kLegendPad;
+        }
+        places.push_back({row, x});
+        x += itemWidth;
+    };
+    for (const MetricPlot::Trace& t : traces) {
+        if (t.raw.empty()) continue;
+        place(28 + metrics.horizontalAdvance(t.name) + 18);
+    }
+    place(metrics.horizontalAdvance(warmup_note()) + 4);
+    return places;
+}
+
+}  // namespace
+
+qreal legend_height(const std::vector<MetricPlot::Trace>& traces, qreal width) {
+    const std::vector<LegendPlace> places = legend_places(traces, width, QFontMetricsF(legend_font()));
+    return (places.back().row + 1) * kLegendRow + 8;
+}
+
+QStringList paint_legend(QPainter& painter, const std::vector<MetricPlot::Trace>& traces, const QRectF& area, bool dark) {
+    painter.save();
+    const QFont font = legend_font();
     painter.setFont(font);
     const QFontMetricsF metrics(font);
     const QColor text = dark ? QColor(0xee, 0xee, 0xee) : QColor(0x20, 0x20, 0x20);
-    qreal x = area.left() + 16;
-    const qreal y = area.center().y();
+    const std::vector<LegendPlace> places = legend_places(traces, area.width(), metrics);
+    QStringList drawn;
+    std::size_t k = 0;
+    const auto rowY = [&](int row) { return area.top() + 4 + row * kLegendRow + kLegendRow / 2; };
     for (const MetricPlot::Trace& t : traces) {
         if (t.raw.empty()) continue;
-        const qreal width = 28 + metrics.horizontalAdvance(t.name) + 18;
-        if (x + width > area.right()) break;
+        const LegendPlace& at = places[k++];
+        const qreal x = area.left() + at.x;
+        const qreal y = rowY(at.row);
         painter.setPen(QPen(t.colour, 3));
         painter.drawLine(QPointF(x, y), QPointF(x + 20, y));
+        if (t.band) {  // a group's band is shown as a light box behind the line
+            QColor fill = t.colour;
+            fill.setAlpha(60);
+            painter.fillRect(QRectF(x, y - 6, 20, 12), fill);
+        }
         painter.setPen(text);
         painter.drawText(QPointF(x + 26, y + metrics.ascent() / 2 - 1), t.name);
-        x += width;
+        drawn << t.name;
     }
-    const QString note = QCoreApplication::translate("MetricPlot", "dashed: warm-up");
-    const qreal noteWidth = metrics.horizontalAdvance(note);
-    if (x + noteWidth + 16 <= area.right()) {
-        painter.setPen(QColor(128, 128, 128));
-        painter.drawText(QPointF(area.right() - noteWidth - 16, y + metrics.ascent() / 2 - 1), note);
-    }
+    painter.setPen(QColor(128, 128, 128));
+    painter.drawText(QPointF(area.left() + places.back().x, rowY(places.back().row) + metrics.ascent() / 2 - 1), warmup_note());
     painter.restore();
+    return drawn;
 }
 
 }  // namespace tewb::ui

@@ -13,6 +13,7 @@
 
 class QAbstractAxis;
 class QPainter;
+class QAreaSeries;
 class QLineSeries;
 class QValueAxis;
 
@@ -37,6 +38,12 @@ public:
         std::vector<QPointF> raw;
         std::vector<QPointF> shown;  // smoothed, or raw when smoothing is off
         std::size_t warmup_points = 0;
+        // The repeats of one configuration are drawn as one trace: the median over repeats per step, and a
+        // band from the lowest to the highest repeat (band_lo/band_hi, same x as raw).
+        bool band = false;
+        int repeats = 1;
+        std::vector<QPointF> band_lo;
+        std::vector<QPointF> band_hi;
     };
 
     explicit MetricPlot(MetricSpec spec, QGraphicsItem* parent = nullptr);
@@ -57,13 +64,15 @@ public:
 
     // Renders a detached copy of this chart (same metric and options, fresh data) at `logical` size,
     // `scale` pixels per unit, without any window: what PNG export uses.
-    QImage renderImage(const RunCollection& runs, QSize logical, qreal scale) const;
+    // With `legend`, the image ends with the legend (wrapped over as many rows as the names need).
+    QImage renderImage(const RunCollection& runs, QSize logical, qreal scale, bool legend = true) const;
 
 private:
     struct Lines {
         QLineSeries* raw = nullptr;
         QLineSeries* warmup = nullptr;
         QLineSeries* timed = nullptr;
+        QAreaSeries* band = nullptr;  // created when the trace is a group of repeats
         // What the series show now; a refresh with the same inputs leaves them alone.
         struct Drawn {
             std::size_t points = 0;
@@ -74,6 +83,7 @@ private:
             QColor colour;
             QString name;
             double last_value = 0;
+            int repeats = 1;
             bool operator==(const Drawn&) const = default;
         };
         std::optional<Drawn> drawn;
@@ -98,8 +108,11 @@ private:
     int plannedSteps_ = 10;  // steps of the longest running run: the step axis covers it from the start
 };
 
-// A one-line legend (a line in each run's colour and its name; runs without points here are left out)
-// painted into `area`: what exported images carry instead of Qt Charts' legend.
-void paint_legend(QPainter& painter, const std::vector<MetricPlot::Trace>& traces, const QRectF& area, bool dark);
+// The legend exported images carry instead of Qt Charts' legend: a line in each run's colour and its name
+// (runs without points here are left out), wrapped into as many rows as `width` needs, then the
+// "dashed: warm-up" note. legend_height says how tall that is; paint_legend paints it into `area` and
+// returns the names it drew, in order (every trace with points: nothing is cut).
+qreal legend_height(const std::vector<MetricPlot::Trace>& traces, qreal width);
+QStringList paint_legend(QPainter& painter, const std::vector<MetricPlot::Trace>& traces, const QRectF& area, bool dark);
 
 }  // namespace tewb::ui

@@ -1,5 +1,7 @@
 #include "ui/export/Export.h"
 
+#include <cmath>
+
 #include <QBuffer>
 #include <QDateTime>
 #include <QPainter>
@@ -8,6 +10,7 @@
 #include "core/common/Error.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/Comparison.h"
+#include "core/results/RunGroups.h"
 #include "core/common/TextTable.h"
 #include "core/results/RecordCsv.h"
 #include "ui/charts/MetricPlot.h"
@@ -21,33 +24,10 @@ QString cell(const std::string& text) {
     return QString::fromStdString(text).toHtmlEscaped();
 }
 
-QString tableHtml(const RunCollection& runs, const std::vector<RunRecord>& summarized, std::optional<std::size_t> baseline,
-                  const QString& textColour) {
-    const std::vector<ComparisonRow> rows = compare_runs(summarized, baseline);
-    QString html = QStringLiteral("<table cellspacing=0 cellpadding=3 style=\"color:%1\" width=100%><tr>").arg(textColour);
-    for (const char* h : {"Run", "Status", "Mean ms", "Median ms", "p90 ms", "Tokens/s", "TFLOP/s", "MFU", "Peak memory",
-                          "Final loss", "Speedup", "Memory ratio"}) {
-        html += QStringLiteral("<th align=left>%1</th>").arg(QString::fromUtf8(h));
-    }
-    html += QStringLiteral("</tr>");
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        const RunRecord& r = *rows[i].run;
-        const RunSummary& s = r.summary;
-        const QColor colour = i < runs.entries().size() ? runs.entries()[i].colour : QColor(Qt::gray);
-        const std::optional<double> mfu = s.mfu ? std::optional<double>(*s.mfu * 100) : std::nullopt;
-        html += QStringLiteral("<tr><td><span style=\"color:%1\">■</span> %2%3</td>")
-                    .arg(colour.name(), cell(r.config.name), baseline == i && r.config.name.find("baseline") == std::string::npos ? QStringLiteral(" (baseline)")
-                                                                                        : QString());
-        for (const std::string& text :
-             {std::string(to_string(r.status)), format_fixed(s.mean_ms, 2), format_fixed(s.median_ms, 2),
-              format_fixed(s.p90_ms, 2), format_fixed(s.tokens_per_s, 0), format_fixed(s.tflops, 2),
-              format_fixed(mfu, 1, " %"), s.peak_mem_bytes ? format_bytes(s.peak_mem_bytes) : std::string("-"),
-              format_fixed(s.final_loss, 4), format_fixed(rows[i].speedup, 2, "x"), format_fixed(rows[i].memory_ratio, 2, "x")}) {
-            html += QStringLiteral("<td>%1</td>").arg(cell(text));
-        }
-        html += QStringLiteral("</tr>");
-    }
-    return html + QStringLiteral("</table>");
+QString emulatedName(const RunRecord& r) {
+    QString name = QString::fromStdString(r.config.name);
+    if (r.execution.fp8_emulated && !name.contains(QStringLiteral("emulated"))) name += QStringLiteral(" (emulated FP8)");
+    return name;
 }
 
 QString devicesLine(const RunCollection& runs) {
@@ -63,60 +43,117 @@ QString devicesLine(const RunCollection& runs) {
 
 }  // namespace
 
-QImage render_chart(const MetricSpec& spec, const PlotOptions& options, const RunCollection& runs, QSize logical, qreal scale) {
+QString comparison_table_html(const RunCollection& runs, const std::vector<RunRecord>& summarized,
+                              std::optional<std::size_t> baseline, const QString& textColour) {
+    const std::vector<RunGroup> groups = group_runs(summarized, baseline);
+    QString html = QStringLiteral("<table cellspacing=0 cellpadding=3 style=\"color:%1\" width=100%><tr>").arg(textColour);
+    for (const char* h : {"Run", "Status", "ms/step", "min–max ms", "over", "Tokens/s", "TFLOP/s", "MFU", "Peak memory",
+                          "Final loss", "Speedup [95% interval]", "Memory ratio"}) {
+        html += QStringLiteral("<th align=left>%1</th>").arg(QString::fromUtf8(h));
+    }
+    html += QStringLiteral("</tr>");
+    for (const RunGroup& g : groups) {
+        const std::size_t first = g.members.front();
+        const RunRecord& r = summarized[first];
+        const RunSummary& s = r.summary;
+        const QColor colour = first < runs.entries().size() ? runs.entries()[first].colour : QColor(Qt::gray);
+        const std::optional<double> mfu = s.mfu ? std::optional<double>(*s.mfu * 100) : std::nullopt;
+        QString name = emulatedName(r).toHtmlEscaped();
+        if (g.is_baseline && !name.contains(QStringLiteral("baseline"))) name += QStringLiteral(" (baseline)");
+        QString status = QString::fromUtf8(to_string(r.status).data());
+        for (const std::size_t m : g.members) {
+            if (summarized[m].status != r.status) status = QStringLiteral("mixed");
+        }
+        html += QStringLiteral("<tr><td nowrap><span style=\"color:%1\">■</span> %2</td>").arg(colour.name(), name);
+        const std::string speedup = g.is_baseline ? std::string("baseline") : speedup_text(g);
+        for (const std::string& text :
+             {status.toStdString(), format_fixed(g.centre_ms, 2),
+              g.min_ms ? format_fixed(g.min_ms, 2) + "–" + format_fixed(g.max_ms, 2) : std::string("-"), g.sample_basis(),
+              format_fixed(s.tokens_per_s, 0), format_fixed(s.tflops, 2), format_fixed(mfu, 1, " %"),
+              g.peak_mem_bytes ? format_bytes(g.peak_mem_bytes) : std::string("-"), format_fixed(g.final_loss, 4), speedup,
+              format_fixed(g.memory_ratio, 2, "x")}) {
+            html += QStringLiteral("<td nowrap>%1</td>").arg(cell(text));
+        }
+        html += QStringLiteral("</tr>");
+    }
+    return html + QStringLiteral("</table>");
+}
+
+QImage render_chart(const MetricSpec& spec, const PlotOptions& options, const RunCollection& runs, QSize logical, qreal scale,
+                    bool legend) {
     MetricPlot plot(spec);
     plot.setOptions(options);
-    return plot.renderImage(runs, logical, scale);
+    return plot.renderImage(runs, logical, scale, legend);
 }
 
 QImage render_dashboard(const RunCollection& runs, const std::vector<RunRecord>& summarized,
-                        std::optional<std::size_t> baseline, const PlotOptions& options, QSize logical, qreal scale) {
+                        std::optional<std::size_t> baseline, const PlotOptions& options, QSize logical, qreal scale,
+                        DashboardContents* contents) {
     const QColor background = options.dark ? QColor(0x26, 0x26, 0x26) : QColor(Qt::white);
     const QColor text = options.dark ? QColor(0xee, 0xee, 0xee) : QColor(0x20, 0x20, 0x20);
-    QImage image(logical * scale, QImage::Format_ARGB32_Premultiplied);
+    const int margin = 16;
+    const int headerHeight = 56;
+    const qreal innerWidth = logical.width() - 2 * margin;
+
+    // Sizes first: one legend for the three charts (every run, wrapped), the table at its own height, and
+    // the charts take what is left, so the image has no empty band; a long table makes the image taller.
+    MetricPlot probe(loss_metric());
+    probe.setOptions(options);
+    probe.refresh(runs);
+    const qreal legendHeight = legend_height(probe.traces(), innerWidth);
+    QTextDocument table;
+    QFont tableFont;
+    tableFont.setPixelSize(13);
+    table.setDefaultFont(tableFont);
+    table.setHtml(comparison_table_html(runs, summarized, baseline, text.name()));
+    table.setTextWidth(innerWidth);
+    const int tableHeight = static_cast<int>(std::ceil(table.size().height()));
+    constexpr int kMinChartHeight = 360;
+    const int chartHeight =
+        std::max(kMinChartHeight, logical.height() - headerHeight - static_cast<int>(legendHeight) - tableHeight - 2 * margin);
+    const QSize size(logical.width(), headerHeight + chartHeight + static_cast<int>(legendHeight) + tableHeight + 2 * margin);
+
+    QImage image(size * scale, QImage::Format_ARGB32_Premultiplied);
     image.fill(background);
     QPainter painter(&image);
     painter.setRenderHint(QPainter::Antialiasing);
     painter.scale(scale, scale);
 
-    const int margin = 16;
-    const int headerHeight = 56;
     QFont titleFont = painter.font();
     titleFont.setPixelSize(22);
     titleFont.setBold(true);
     painter.setFont(titleFont);
     painter.setPen(text);
-    painter.drawText(QRect(margin, 8, logical.width() - 2 * margin, 28), Qt::AlignLeft | Qt::AlignVCenter,
+    painter.drawText(QRect(margin, 8, size.width() - 2 * margin, 28), Qt::AlignLeft | Qt::AlignVCenter,
                      runs.entries().size() == 1 ? QStringLiteral("TE Workbench — 1 run")
                                                 : QStringLiteral("TE Workbench — %1 runs").arg(runs.entries().size()));
     QFont small = painter.font();
     small.setPixelSize(13);
     small.setBold(false);
     painter.setFont(small);
-    painter.drawText(QRect(margin, 34, logical.width() - 2 * margin, 18), Qt::AlignLeft | Qt::AlignVCenter,
+    painter.drawText(QRect(margin, 34, size.width() - 2 * margin, 18), Qt::AlignLeft | Qt::AlignVCenter,
                      QStringLiteral("%1 · %2 · dashed: warm-up steps")
                          .arg(devicesLine(runs), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)));
 
     const std::vector<MetricSpec> specs{loss_metric(), step_ms_metric(), memory_metric()};
-    const int chartWidth = (logical.width() - 2 * margin) / static_cast<int>(specs.size());
-    const int chartHeight = (logical.height() - headerHeight) * 55 / 100;
+    const int chartWidth = static_cast<int>(innerWidth) / static_cast<int>(specs.size());
     for (std::size_t i = 0; i < specs.size(); ++i) {
         // Each chart renders at the dashboard's own scale, then lands 1:1 in the scaled painter.
-        const QImage chart = render_chart(specs[i], options, runs, QSize(chartWidth, chartHeight), scale);
+        const QImage chart = render_chart(specs[i], options, runs, QSize(chartWidth, chartHeight), scale, false);
         painter.drawImage(QRectF(margin + static_cast<int>(i) * chartWidth, headerHeight, chartWidth, chartHeight), chart);
     }
+    const QStringList labels =
+        paint_legend(painter, probe.traces(), QRectF(margin, headerHeight + chartHeight, innerWidth, legendHeight), options.dark);
 
-    QTextDocument table;
-    QFont tableFont = small;
-    tableFont.setPixelSize(13);
-    table.setDefaultFont(tableFont);
-    table.setHtml(tableHtml(runs, summarized, baseline, text.name()));
-    table.setTextWidth(logical.width() - 2 * margin);
     painter.save();
-    painter.translate(margin, headerHeight + chartHeight + 12);
-    table.drawContents(&painter, QRectF(0, 0, logical.width() - 2 * margin, logical.height() - headerHeight - chartHeight - 24));
+    painter.translate(margin, headerHeight + chartHeight + legendHeight + margin);
+    table.drawContents(&painter, QRectF(0, 0, innerWidth, tableHeight));
     painter.restore();
     painter.end();
+    if (contents) {
+        contents->legend_labels = labels;
+        contents->logical_size = size;
+    }
     return image;
 }
 

@@ -1,5 +1,7 @@
 #include "ui/runs/RunController.h"
 
+#include "core/results/RunGroups.h"
+
 #include "core/common/Error.h"
 #include "core/config/ComparePlan.h"
 
@@ -29,25 +31,40 @@ void RunController::setDevice(const DeviceInfo& device, RunWorker::TrainFunction
     thread_.start();
 }
 
-std::optional<QString> RunController::enqueue(const RunConfig& config) {
+std::optional<QString> RunController::enqueue(const RunConfig& config, int repeats) {
     if (!device_) return tr("The device is still being detected; try again in a moment.");
+    if (repeats < 1 || repeats > kMaxRepeats) return tr("Repeats %1: allowed: 1 to %2").arg(repeats).arg(kMaxRepeats);
     try {
-        queue_.append(resolve(config, *device_));
+        const RunConfig resolved = resolve(config, *device_);
+        const std::string group = repeats > 1 ? make_run_id() : std::string();
+        for (int r = 1; r <= repeats; ++r) {
+            queue_.append(resolved, RunQueueModel::State::Queued, {},
+                          repeats > 1 ? std::optional<RepeatInfo>(RepeatInfo{group, r, repeats}) : std::nullopt);
+        }
     } catch (const Error& e) {
         return QString::fromStdString(e.what());
     }
     return std::nullopt;
 }
 
-std::optional<QString> RunController::enqueueComparison(const RunConfig& base) {
+std::optional<QString> RunController::enqueueComparison(const RunConfig& base, int repeats) {
     if (!device_) return tr("The device is still being detected; try again in a moment.");
+    if (repeats < 1 || repeats > kMaxRepeats) return tr("Repeats %1: allowed: 1 to %2").arg(repeats).arg(kMaxRepeats);
     try {
-        for (const PlannedRun& row : plan_comparison(base, *device_)) {
+        const std::vector<PlannedRun> plan = plan_comparison(base, *device_);
+        std::vector<RunConfig> runnable;
+        for (const PlannedRun& row : plan) {
             if (row.skip_reason) {
                 queue_.append(row.config, RunQueueModel::State::Skipped, QString::fromStdString(*row.skip_reason));
             } else {
-                queue_.append(resolve(row.config, *device_));
+                runnable.push_back(resolve(row.config, *device_));
             }
+        }
+        std::vector<std::string> groups;
+        for (std::size_t i = 0; i < runnable.size(); ++i) groups.push_back(repeats > 1 ? make_run_id() : std::string());
+        for (const auto& [index, repeat] : alternating_order(runnable.size(), repeats)) {
+            queue_.append(runnable[index], RunQueueModel::State::Queued, {},
+                          repeats > 1 ? std::optional<RepeatInfo>(RepeatInfo{groups[index], repeat, repeats}) : std::nullopt);
         }
     } catch (const Error& e) {
         return QString::fromStdString(e.what());
@@ -95,8 +112,9 @@ void RunController::startNext() {
     Q_EMIT runningChanged(true);
     Q_EMIT progressText(tr("Starting %1…").arg(QString::fromStdString(queue_.item(*ticket)->config.name)));
     const RunConfig config = queue_.item(*ticket)->config;
+    const std::optional<RepeatInfo> repeat = queue_.item(*ticket)->repeat;
     worker_->rearm();
-    QMetaObject::invokeMethod(worker_, [worker = worker_, t = *ticket, config] { worker->runOne(t, config); },
+    QMetaObject::invokeMethod(worker_, [worker = worker_, t = *ticket, config, repeat] { worker->runOne(t, config, repeat); },
                               Qt::QueuedConnection);
 }
 

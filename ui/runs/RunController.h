@@ -32,10 +32,12 @@ public:
 
     // Resolves `config` for this machine (core's rules) and queues it; returns core's message when it
     // cannot run here, and queues nothing then.
-    std::optional<QString> enqueue(const RunConfig& config);
+    // With `repeats` > 1 it queues that many runs of it, one repeat group.
+    std::optional<QString> enqueue(const RunConfig& config, int repeats = 1);
     // Queues core's comparison plan for `base`: the baseline and every variant; rows this machine cannot
     // run are listed as "not run here" with the reason. Returns core's message when `base` is invalid.
-    std::optional<QString> enqueueComparison(const RunConfig& base);
+    // With `repeats` > 1 every row runs that many times, alternating rows (A B A B …), one group per row.
+    std::optional<QString> enqueueComparison(const RunConfig& base, int repeats = 1);
 
     void start();
     // Stops the running run within one step; what is still queued stays queued.

@@ -53,7 +53,9 @@ QVariant RunQueueModel::data(const QModelIndex& index, int role) const {
     const int total = it.config.total_steps();
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
-            case Name: return QString::fromStdString(it.config.name);
+            case Name:
+                return it.repeat ? tr("%1 #%2/%3").arg(QString::fromStdString(it.config.name)).arg(it.repeat->index).arg(it.repeat->count)
+                                 : QString::fromStdString(it.config.name);
             case Setup: return setupText(it.config);
             case Status: return toText(it.state);
             case Progress: return tr("%1 of %2").arg(it.step).arg(total);
@@ -67,7 +69,11 @@ QVariant RunQueueModel::data(const QModelIndex& index, int role) const {
         return total > 0 ? static_cast<double>(it.step) / total : 0.0;
     }
     if (role == Qt::ToolTipRole) {
-        return it.message.isEmpty() ? QVariant() : QVariant(it.message);
+        // Narrow columns elide; the whole text is one hover away.
+        if (!it.message.isEmpty()) return it.message;
+        if (index.column() == Name) return data(index, Qt::DisplayRole).toString() + QLatin1Char('\n') + setupText(it.config);
+        if (index.column() == Setup) return data(index, Qt::DisplayRole);
+        return {};
     }
     if (role == Qt::TextAlignmentRole && (index.column() == Elapsed || index.column() == Eta)) {
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
@@ -88,7 +94,7 @@ QVariant RunQueueModel::headerData(int section, Qt::Orientation orientation, int
     }
 }
 
-int RunQueueModel::append(const RunConfig& config, State state, const QString& message) {
+int RunQueueModel::append(const RunConfig& config, State state, const QString& message, std::optional<RepeatInfo> repeat) {
     const int row = static_cast<int>(items_.size());
     beginInsertRows({}, row, row);
     Item item;
@@ -96,6 +102,7 @@ int RunQueueModel::append(const RunConfig& config, State state, const QString& m
     item.config = config;
     item.state = state;
     item.message = message;
+    item.repeat = std::move(repeat);
     items_.push_back(std::move(item));
     endInsertRows();
     return items_.back().ticket;

@@ -7,6 +7,7 @@
 #include <QString>
 
 #include "core/config/RunConfig.h"
+#include "core/results/RunRecord.h"
 
 namespace tewb::ui {
 
@@ -29,6 +30,7 @@ public:
         std::optional<double> eta_ms;
         QString message;  // why it was skipped or failed, or where it was saved
         int run_key = 0;  // its key in the RunCollection once it started
+        std::optional<RepeatInfo> repeat;  // one of several repeats of this configuration
     };
 
     explicit RunQueueModel(QObject* parent = nullptr);
@@ -38,7 +40,8 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    int append(const RunConfig& config, State state = State::Queued, const QString& message = {});
+    int append(const RunConfig& config, State state = State::Queued, const QString& message = {},
+               std::optional<RepeatInfo> repeat = std::nullopt);
     const Item* item(int ticket) const;
     const std::vector<Item>& items() const { return items_; }
     std::optional<int> nextQueued() const;

@@ -1,5 +1,7 @@
 #include "ui/runs/RunQueuePanel.h"
 
+#include <QEvent>
+
 #include <algorithm>
 
 #include <QApplication>
@@ -66,13 +68,26 @@ RunQueuePanel::RunQueuePanel(RunController* controller, QWidget* parent) : QWidg
     setup_run_table(view_, controller_->queue());
     view_->setItemDelegateForColumn(RunQueueModel::Progress, new ProgressDelegate(view_));
     view_->horizontalHeader()->setStretchLastSection(true);
-    // Progress bars need room for "n of N"; states change as runs start and end.
+    // Progress bars need room for "n of N"; states change as runs start and end. The queue sits in a
+    // narrow pane: the name is capped and the setup text (long, and in the tooltip) gets what is left, so
+    // every column shows without a horizontal scroll bar.
+    view_->setTextElideMode(Qt::ElideRight);
     const auto fitProgress = [view = view_] {
         view->resizeColumnsToContents();
-        view->setColumnWidth(RunQueueModel::Progress, std::max(view->columnWidth(RunQueueModel::Progress), 110));
+        view->setColumnWidth(RunQueueModel::Progress, std::max(view->columnWidth(RunQueueModel::Progress), 90));
+        view->setColumnWidth(RunQueueModel::Name, std::min(view->columnWidth(RunQueueModel::Name), 190));
+        int others = 0;
+        for (int c = 0; c < RunQueueModel::Setup; ++c) others += view->columnWidth(c);
+        // Too narrow for a useful setup column: hide it rather than show a cut stub (the run's tooltip
+        // carries the setup).
+        const int left = view->viewport()->width() - others;
+        view->setColumnHidden(RunQueueModel::Setup, left < 90);
+        if (left >= 90) view->setColumnWidth(RunQueueModel::Setup, left);
     };
     connect(controller_->queue(), &QAbstractItemModel::rowsInserted, view_, fitProgress);
     connect(controller_, &RunController::runningChanged, view_, fitProgress);
+    view_->viewport()->installEventFilter(this);
+    fitColumns_ = fitProgress;
     layout->addWidget(view_);
 
     connect(start_, &QPushButton::clicked, controller_, &RunController::start);
@@ -91,6 +106,11 @@ void RunQueuePanel::updateButtons() {
     const bool running = controller_->isRunning();
     start_->setEnabled(!running && controller_->queue()->hasQueued() && controller_->hasDevice());
     cancel_->setEnabled(running);
+}
+
+bool RunQueuePanel::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == view_->viewport() && event->type() == QEvent::Resize && fitColumns_) fitColumns_();
+    return QWidget::eventFilter(watched, event);
 }
 
 }  // namespace tewb::ui

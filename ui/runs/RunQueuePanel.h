@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+
 #include <QWidget>
 
 class QPushButton;
@@ -21,8 +23,12 @@ public:
     QPushButton* startButton() const { return start_; }
     QPushButton* cancelButton() const { return cancel_; }
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;  // refits the columns when the pane resizes
+
 private:
     void updateButtons();
+    std::function<void()> fitColumns_;
 
     RunController* controller_;
     QTableView* view_;

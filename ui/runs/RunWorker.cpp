@@ -17,13 +17,17 @@ RunWorker::RunWorker(DeviceInfo device, TrainFunction train) : train_(std::move(
     }
 }
 
-void RunWorker::runOne(int ticket, tewb::RunConfig config) {
+void RunWorker::runOne(int ticket, tewb::RunConfig config, std::optional<tewb::RepeatInfo> repeat) {
     // A CPU run leaves one hardware thread to the window: with every core busy in LibTorch's threads
     // the GUI thread waits for a time slice and stalls for tens of milliseconds (measured in
     // tst_workbench). GPU runs barely use CPU threads.
     set_cpu_threads(hardware_threads() - 1);
     TrainerCallbacks callbacks;
-    callbacks.on_start = [this, ticket](const RunRecord& header) { Q_EMIT runStarted(ticket, header); };
+    callbacks.on_start = [this, ticket, repeat](const RunRecord& header) {
+        RunRecord withRepeat = header;
+        withRepeat.repeat = repeat;
+        Q_EMIT runStarted(ticket, withRepeat);
+    };
     callbacks.on_step = [this, ticket](const StepMetrics& step) { Q_EMIT stepDone(ticket, step); };
     RunRecord record;
     try {
@@ -32,6 +36,7 @@ void RunWorker::runOne(int ticket, tewb::RunConfig config) {
         Q_EMIT runRefused(ticket, QString::fromStdString(e.what()));
         return;
     }
+    record.repeat = repeat;
     const SaveResult saved = save_run(RunStore::default_path(), record);
     Q_EMIT runEnded(ticket, std::move(record), saved.id.value_or(-1),
                     saved.id ? QString() : QString::fromStdString(saved.failure_message()));

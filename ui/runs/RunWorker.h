@@ -31,7 +31,8 @@ public:
     void rearm() { cancel_.store(false); }
 
 public Q_SLOTS:
-    void runOne(int ticket, tewb::RunConfig config);
+    // `repeat` goes into the record (its header too, so live repeats group at once).
+    void runOne(int ticket, tewb::RunConfig config, std::optional<tewb::RepeatInfo> repeat = std::nullopt);
 
 Q_SIGNALS:
     void runStarted(int ticket, tewb::RunRecord header);

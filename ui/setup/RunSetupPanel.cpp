@@ -1,8 +1,12 @@
 #include "ui/setup/RunSetupPanel.h"
 
+#include "core/results/RunRecord.h"
+
 #include <limits>
 
 #include <QCheckBox>
+#include <algorithm>
+
 #include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -34,6 +38,10 @@ QSpinBox* spin(QWidget* parent, const QString& name, int min, int max, const QSt
 QComboBox* combo(QWidget* parent, const QString& name, const std::vector<std::pair<QString, int>>& items, const QString& tip) {
     auto* box = new QComboBox(parent);
     box->setObjectName(name);
+    // Long item texts must not set the panel's minimum width: the setup pane is narrow and must not
+    // need a horizontal scroll bar. The full text shows in the open list.
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(10);
     for (const auto& [text, value] : items) box->addItem(text, value);
     box->setToolTip(tip);
     return box;
@@ -116,6 +124,11 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     cudaGraph_ = new QCheckBox(tr("Replay each timed step as one CUDA graph"), runBox);
     cudaGraph_->setObjectName(QStringLiteral("cudaGraph"));
     runForm->addRow(cudaGraph_);
+    repeats_ = spin(runBox, QStringLiteral("repeats"), 1, kMaxRepeats,
+                    tr("Run each configuration this many times, alternating configurations (A B A B …); the charts draw "
+                       "the median with a min–max band and the table gives 95% bootstrap intervals"));
+    repeats_->setValue(1);
+    runForm->addRow(tr("Repeats:"), repeats_);
     layout->addWidget(runBox);
 
     auto* fp8Box = new QGroupBox(tr("FP8 recipe"), this);
@@ -415,6 +428,14 @@ void RunSetupPanel::validate() {
     });
     compare_->setEnabled(sharedValid && device_info_.has_value());
     Q_EMIT configChanged();
+}
+
+int RunSetupPanel::repeats() const {
+    return repeats_->value();
+}
+
+void RunSetupPanel::setRepeats(int repeats) {
+    repeats_->setValue(std::clamp(repeats, 1, kMaxRepeats));
 }
 
 }  // namespace tewb::ui

@@ -36,6 +36,9 @@ public:
     // The configuration as typed; fields whose text does not parse keep their last valid value and are
     // reported by problems().
     RunConfig config() const;
+    // How many times "Add to queue" and "Compare" run each configuration (a repeat group when above 1).
+    int repeats() const;
+    void setRepeats(int repeats);
     std::vector<ConfigProblem> problems() const { return problems_; }
     // The message shown at a field ("hidden", "precision", "amax-history-len", ...), empty when fine.
     QString problemAt(const std::string& field) const;
@@ -72,6 +75,7 @@ private:
     QSpinBox* margin_;
     QCheckBox* inspect_;
     QCheckBox* cudaGraph_;
+    QSpinBox* repeats_;
     QSpinBox* layers_;
     QSpinBox* hidden_;
     QSpinBox* heads_;

@@ -6,6 +6,7 @@
 #include <QFont>
 
 #include "core/results/Comparison.h"
+#include "core/results/RunGroups.h"
 #include "core/common/TextTable.h"
 #include "ui/runs/RunCollection.h"
 
@@ -121,6 +122,30 @@ void ComparisonModel::recompute() {
     for (std::size_t i = 0; i < compared.size(); ++i) {
         rows_.push_back({summaries[i].summary, compared[i].speedup, compared[i].memory_ratio});
     }
+    // Groups need the step times and repeat ids as well (not the FP8 samples, the heavy part).
+    for (std::size_t i = 0; i < keys_.size(); ++i) {
+        const RunCollection::Entry* e = runs_->find(keys_[i]);
+        if (!e) continue;
+        summaries[i].config.name = e->record.config.name;
+        summaries[i].status = e->record.status;
+        summaries[i].repeat = e->record.repeat;
+        for (const StepMetrics& step : e->record.steps) {
+            if (step.phase == Phase::Timed) summaries[i].steps.push_back({step.step, step.phase, 0, step.step_ms});
+        }
+    }
+    for (const RunGroup& g : group_runs(summaries, baselineIndex())) {
+        std::string spread;
+        if (g.min_ms) spread = format_fixed(g.min_ms, 2) + "–" + format_fixed(g.max_ms, 2) + " ms over " + g.sample_basis();
+        if (g.repeated && g.centre_ms) spread = "median " + format_fixed(g.centre_ms, 2) + " ms, " + spread;
+        for (const std::size_t m : g.members) {
+            Row& row = rows_[m];
+            row.spread = spread;
+            row.speedup_ci = g.speedup_ci;
+            row.significant = g.significant();
+            row.grouped_baseline = g.is_baseline;
+            row.group_speedup = g.speedup;
+        }
+    }
 }
 
 QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
@@ -155,6 +180,16 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
             case FinalLoss: return number(s.final_loss, 4);
             case Speedup: return number(c.speedup, 2, QStringLiteral("×"));
             case MemoryRatio: return number(c.memory_ratio, 2, QStringLiteral("×"));
+            case Spread: return QString::fromStdString(c.spread);
+            case SpeedupInterval: {
+                if (c.grouped_baseline) return tr("baseline");
+                if (!c.speedup_ci) return QStringLiteral("–");
+                QString text = QStringLiteral("%1–%2×")
+                                   .arg(QString::fromStdString(format_fixed(c.speedup_ci->lo, 2)),
+                                        QString::fromStdString(format_fixed(c.speedup_ci->hi, 2)));
+                if (!c.significant) text += tr(" not significant");
+                return text;
+            }
             default: return {};
         }
     }
@@ -170,6 +205,7 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
             case FinalLoss: return raw(s.final_loss);
             case Speedup: return raw(c.speedup);
             case MemoryRatio: return raw(c.memory_ratio);
+            case SpeedupInterval: return c.speedup_ci ? QVariant(c.speedup_ci->lo) : QVariant();
             default: return data(index, Qt::DisplayRole);
         }
     }
@@ -190,6 +226,11 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
         }
         if (index.column() == Mfu && !r.execution.peak_source.empty()) return QString::fromStdString(r.execution.peak_source);
         if (index.column() == PeakMemory) return QString::fromUtf8(to_string(r.execution.memory_metric).data());
+        if (index.column() == SpeedupInterval) {
+            return tr("95% bootstrap interval of the speedup of this run's group against the baseline's (repeats: "
+                      "median of the repeats' mean ms/step; one run: mean over its timed steps). When it contains "
+                      "1.0 the difference is not significant.");
+        }
     }
     return {};
 }
@@ -210,6 +251,8 @@ QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, i
         case FinalLoss: return tr("Final loss");
         case Speedup: return tr("Speedup");
         case MemoryRatio: return tr("Memory ratio");
+        case Spread: return tr("Spread");
+        case SpeedupInterval: return tr("Speedup 95% interval");
         default: return {};
     }
 }

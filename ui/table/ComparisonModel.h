@@ -6,6 +6,7 @@
 #include <QAbstractTableModel>
 #include <QTimer>
 
+#include "core/common/Statistics.h"
 #include "core/results/RunRecord.h"
 
 namespace tewb::ui {
@@ -14,13 +15,15 @@ class RunCollection;
 
 // One row per run of the collection, in its order: core's summary (over the steps so far for a run still
 // going), and speedup and memory ratio against the baseline run the user picked (core's definitions).
+// Spread and the speedup's 95% interval are those of the run's group (core's group_runs): its repeats when
+// it is one of several, else its own timed steps; an interval that contains 1.0 reads "not significant".
 class ComparisonModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
     enum Column {
-        Name, Status, MeanMs, MedianMs, P90Ms, TokensPerS, Tflops, Mfu, PeakMemory, FinalLoss, Speedup, MemoryRatio,
-        Implementation, ColumnCount
+        Name, Status, MeanMs, MedianMs, P90Ms, TokensPerS, Tflops, Mfu, PeakMemory, FinalLoss, Speedup, SpeedupInterval,
+        MemoryRatio, Spread, Implementation, ColumnCount
     };
     static constexpr int SortRole = Qt::UserRole + 1;  // the raw number behind a cell
     static constexpr int kLiveUpdateMs = 125;           // how often a running run's row refreshes
@@ -49,6 +52,12 @@ private:
         RunSummary summary;
         std::optional<double> speedup;
         std::optional<double> memory_ratio;
+        // The run's group (core's group_runs: its repeats, or the run alone): spread and intervals.
+        std::string spread;
+        std::optional<Interval> speedup_ci;
+        bool significant = false;
+        bool grouped_baseline = false;
+        std::optional<double> group_speedup;
     };
     void recompute();
     void recomputeAll();  // and tell views every row changed

@@ -19,6 +19,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -40,10 +41,12 @@
 #include "ui/common/Theme.h"
 #include "ui/export/Export.h"
 #include "ui/history/HistoryPanel.h"
+#include "ui/report/Report.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/runs/RunController.h"
 #include "ui/runs/RunQueuePanel.h"
 #include "ui/setup/RunSetupPanel.h"
+#include "ui/sweep/SweepPanel.h"
 #include "ui/table/ComparisonModel.h"
 #include "ui/table/ComparisonPanel.h"
 
@@ -88,23 +91,26 @@ MainWindow::MainWindow(std::function<DeviceInfo()> detect, QWidget* parent, RunW
     fp8Panel_ = new Fp8Panel(runs_, this);
     comparison_ = new ComparisonPanel(runs_, this);
     history_ = new HistoryPanel(RunStore::default_path(), this);
+    sweep_ = new SweepPanel(runs_, this);
 
     leftTabs_ = new QTabWidget(this);
     auto* setupScroll = new QScrollArea(this);
     setupScroll->setWidgetResizable(true);
+    setupScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);  // the form fits the pane's width
     setupScroll->setWidget(setupPanel_);
     leftTabs_->addTab(setupScroll, tr("Run setup"));
     auto* capabilityScroll = new QScrollArea(this);
     capabilityScroll->setWidgetResizable(true);
+    capabilityScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     capabilityScroll->setWidget(capabilityPanel_);
     leftTabs_->addTab(capabilityScroll, tr("Capability"));
-    auto* left = new QSplitter(Qt::Vertical, this);
+    auto* left = leftSplitter_ = new QSplitter(Qt::Vertical, this);
     left->addWidget(leftTabs_);
     left->addWidget(queuePanel_);
     left->setStretchFactor(0, 3);
     left->setStretchFactor(1, 2);
 
-    auto* dashboard = new QSplitter(Qt::Vertical, this);
+    auto* dashboard = dashboardSplitter_ = new QSplitter(Qt::Vertical, this);
     dashboard->addWidget(charts_);
     dashboard->addWidget(comparison_);
     dashboard->setStretchFactor(0, 3);
@@ -114,8 +120,9 @@ MainWindow::MainWindow(std::function<DeviceInfo()> detect, QWidget* parent, RunW
     rightTabs_->addTab(dashboard, tr("Dashboard"));
     rightTabs_->addTab(fp8Panel_, tr("FP8"));
     rightTabs_->addTab(history_, tr("History"));
+    rightTabs_->addTab(sweep_, tr("Sweep"));
 
-    auto* main = new QSplitter(Qt::Horizontal, this);
+    auto* main = mainSplitter_ = new QSplitter(Qt::Horizontal, this);
     main->addWidget(left);
     main->addWidget(rightTabs_);
     main->setStretchFactor(0, 1);
@@ -126,8 +133,10 @@ MainWindow::MainWindow(std::function<DeviceInfo()> detect, QWidget* parent, RunW
     modeLabel_ = new QLabel(tr("Detecting the GPU…"), this);
     statusBar()->addPermanentWidget(modeLabel_);
 
-    connect(setupPanel_, &RunSetupPanel::addRequested, this, &MainWindow::enqueue);
-    connect(setupPanel_, &RunSetupPanel::compareRequested, this, &MainWindow::enqueueComparison);
+    connect(setupPanel_, &RunSetupPanel::addRequested, this,
+            [this](const RunConfig& config) { enqueue(config, setupPanel_->repeats()); });
+    connect(setupPanel_, &RunSetupPanel::compareRequested, this,
+            [this](const RunConfig& base) { enqueueComparison(base, setupPanel_->repeats()); });
     connect(controller_, &RunController::progressText, this, [this](const QString& text) { statusBar()->showMessage(text); });
     connect(controller_, &RunController::runProblem, this, [this](const QString& message) {
         if (!demo_) showError(tr("Run failed"), message);
@@ -142,6 +151,8 @@ MainWindow::MainWindow(std::function<DeviceInfo()> detect, QWidget* parent, RunW
         statusBar()->showMessage(message);
     });
     connect(controller_, &RunController::runSaved, history_, &HistoryPanel::refresh);
+    connect(sweep_, &SweepPanel::runRequested, this, &MainWindow::startSweep);
+    connect(controller_, &RunController::queueDrained, sweep_, &SweepPanel::queueDrained);
     connect(controller_, &RunController::queueDrained, this, [this] {
         statusBar()->showMessage(tr("Queue done: %n run(s) shown", nullptr, static_cast<int>(runs_->entries().size())));
         if (demo_ && demo_->started) finishDemo();
@@ -150,7 +161,7 @@ MainWindow::MainWindow(std::function<DeviceInfo()> detect, QWidget* parent, RunW
         runs_->add(record, storeId);
         rightTabs_->setCurrentIndex(0);
     });
-    connect(history_, &HistoryPanel::rerunRequested, this, &MainWindow::enqueue);
+    connect(history_, &HistoryPanel::rerunRequested, this, [this](const RunConfig& config) { enqueue(config); });
     connect(capabilityPanel_, &CapabilityPanel::selfTestRequested, this, &MainWindow::runSelfTest);
     connect(history_, &HistoryPanel::problem, this, [this](const QString& message) { showError(tr("History"), message); });
     history_->refresh();
@@ -203,6 +214,12 @@ void MainWindow::buildActions() {
                          &MainWindow::exportJson);
     });
     file->addSeparator();
+    QAction* report = file->addAction(tr("&Report…"), this, [this] {
+        exportWithDialog(tr("Write report"), tr("PDF (*.pdf);;Self-contained HTML (*.html)"), QStringLiteral("report.pdf"),
+                         &MainWindow::exportReport);
+    });
+    report->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
 
@@ -250,6 +267,7 @@ void MainWindow::buildActions() {
     showTab(tr("Das&hboard"), 0, Qt::Key_1);
     showTab(tr("&FP8"), 1, Qt::Key_2);
     showTab(tr("H&istory"), 2, Qt::Key_3);
+    showTab(tr("S&weep"), 3, Qt::Key_4);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Keyboard shortcuts"), this, [this] {
@@ -263,7 +281,8 @@ void MainWindow::buildActions() {
                                        "Ctrl+Shift+E  export each chart as PNG\n"
                                        "Ctrl+0  reset zoom\n"
                                        "Ctrl+Shift+D  dark theme\n"
-                                       "Alt+1/2/3  dashboard, FP8, history\n"
+                                       "Alt+1/2/3/4  dashboard, FP8, history, sweep\n"
+                                       "Ctrl+R  write a report (PDF or HTML)\n"
                                        "Delete  remove the selected runs from view"),
                                     QMessageBox::Ok, this);
         box->setAttribute(Qt::WA_DeleteOnClose);
@@ -367,8 +386,8 @@ void MainWindow::showError(const QString& title, const QString& message) {
     box->open();
 }
 
-void MainWindow::enqueue(const RunConfig& config) {
-    if (const std::optional<QString> problem = controller_->enqueue(config)) {
+void MainWindow::enqueue(const RunConfig& config, int repeats) {
+    if (const std::optional<QString> problem = controller_->enqueue(config, repeats)) {
         showError(tr("Cannot queue this run"), *problem);
         return;
     }
@@ -376,8 +395,8 @@ void MainWindow::enqueue(const RunConfig& config) {
                                  .arg(QString::fromStdString(controller_->queue()->items().back().config.name)));
 }
 
-void MainWindow::enqueueComparison(const RunConfig& base) {
-    if (const std::optional<QString> problem = controller_->enqueueComparison(base)) {
+void MainWindow::enqueueComparison(const RunConfig& base, int repeats) {
+    if (const std::optional<QString> problem = controller_->enqueueComparison(base, repeats)) {
         showError(tr("Cannot queue the comparison"), *problem);
         return;
     }
@@ -419,6 +438,7 @@ void MainWindow::setDark(bool dark) {
     apply_theme(dark);
     charts_->setDark(dark);
     fp8Panel_->setDark(dark);
+    sweep_->setDark(dark);
 }
 
 bool MainWindow::exportDashboardPng(const QString& path, QString* error) const {
@@ -466,6 +486,43 @@ bool MainWindow::exportJson(const QString& path, QString* error) const {
     });
 }
 
+bool MainWindow::exportReport(const QString& path, QString* error) const {
+    return guarded(error, [&] {
+        if (runs_->empty()) throw DataError(path.toStdString() + ": there are no runs to report on");
+        write_report(toPath(path), build_report(*runs_, comparison_->model()->summarizedRecords(),
+                                                comparison_->model()->baselineIndex(), charts_->options()));
+    });
+}
+
+int MainWindow::writeReportOfStoredRuns(const std::vector<std::int64_t>& ids, const QString& path) {
+    std::vector<std::pair<RunRecord, std::int64_t>> records;
+    try {
+        const RunStore store(RunStore::default_path(), RunStore::Access::ReadOnly);
+        for (const std::int64_t id : ids) {
+            std::optional<RunRecord> record = store.get(id);
+            if (!record) {
+                std::fprintf(stderr, "te-workbench: --runs: no run %lld in %s; see `te-bench history list`\n",
+                             static_cast<long long>(id), store.path().c_str());
+                return 2;
+            }
+            records.emplace_back(std::move(*record), id);
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "te-workbench: %s\n", e.what());
+        return 1;
+    }
+    for (auto& [record, id] : records) runs_->add(std::move(record), id);
+    comparison_->model()->setBaseline(runs_->entries().front().key);
+    QString error;
+    if (!exportReport(path, &error)) {
+        std::fprintf(stderr, "te-workbench: report not written: %s\n", error.toLocal8Bit().constData());
+        return 1;
+    }
+    std::printf("te-workbench: report of %zu run(s) written to %s\n", records.size(), path.toLocal8Bit().constData());
+    std::fflush(stdout);
+    return 0;
+}
+
 bool MainWindow::exportAll(const QString& directory, QString* error) {
     if (!QDir().mkpath(directory)) {
         if (error) *error = tr("%1: the export folder could not be created").arg(directory);
@@ -496,6 +553,32 @@ void MainWindow::exportWithDialog(const QString& title, const QString& filter, c
 void MainWindow::startDemo(DemoPlan plan, const QString& directory, bool quit) {
     demo_ = Demo{plan, directory, quit, false};
     if (device_) beginDemo();
+}
+
+void MainWindow::startSweep() {
+    if (!device_) {
+        showError(tr("Cannot start the sweep"), tr("The device is still being detected; try again in a moment."));
+        return;
+    }
+    std::vector<SweepRun> plan;
+    try {
+        plan = plan_sweep(sweep_->spec(setupPanel_->config()), *device_);
+    } catch (const std::exception& e) {
+        showError(tr("Cannot start the sweep"), QString::fromStdString(e.what()));
+        return;
+    }
+    int queued = 0;
+    for (const SweepRun& run : plan) {
+        if (run.skip_reason) continue;
+        if (const std::optional<QString> problem = controller_->enqueue(run.config)) {
+            showError(tr("Cannot start the sweep"), *problem);
+            return;
+        }
+        ++queued;
+    }
+    sweep_->follow(std::move(plan));
+    statusBar()->showMessage(tr("Sweep: %n run(s) queued", nullptr, queued));
+    controller_->start();
 }
 
 void MainWindow::beginDemo() {
@@ -554,7 +637,51 @@ void MainWindow::finishDemo() {
     if (quit) QCoreApplication::exit(code);
 }
 
+namespace {
+constexpr const char* kSettingsVersion = "1";
+}
+
+void MainWindow::restoreSettings(QSettings& settings) {
+    if (settings.value(QStringLiteral("version")).toString() != QLatin1String(kSettingsVersion)) return;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    mainSplitter_->restoreState(settings.value(QStringLiteral("window/mainSplitter")).toByteArray());
+    leftSplitter_->restoreState(settings.value(QStringLiteral("window/leftSplitter")).toByteArray());
+    dashboardSplitter_->restoreState(settings.value(QStringLiteral("window/dashboardSplitter")).toByteArray());
+    const int tab = settings.value(QStringLiteral("window/rightTab"), 0).toInt();
+    if (tab >= 0 && tab < rightTabs_->count()) rightTabs_->setCurrentIndex(tab);
+    setDark(settings.value(QStringLiteral("view/dark"), false).toBool());
+    const QString setup = settings.value(QStringLiteral("setup/config")).toString();
+    if (!setup.isEmpty()) {
+        try {
+            setupPanel_->setConfig(config_from_json_text(setup.toStdString(), "settings setup/config"));
+        } catch (const std::exception& e) {
+            // A setup written by another version that no longer reads: keep the defaults, say so.
+            statusBar()->showMessage(tr("The last run setup could not be restored: %1").arg(QString::fromStdString(e.what())));
+        }
+    }
+    setupPanel_->setRepeats(settings.value(QStringLiteral("setup/repeats"), 1).toInt());
+}
+
+void MainWindow::saveSettings(QSettings& settings) const {
+    settings.setValue(QStringLiteral("version"), QString::fromLatin1(kSettingsVersion));
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/mainSplitter"), mainSplitter_->saveState());
+    settings.setValue(QStringLiteral("window/leftSplitter"), leftSplitter_->saveState());
+    settings.setValue(QStringLiteral("window/dashboardSplitter"), dashboardSplitter_->saveState());
+    settings.setValue(QStringLiteral("window/rightTab"), rightTabs_->currentIndex());
+    settings.setValue(QStringLiteral("view/dark"), dark_);
+    settings.setValue(QStringLiteral("setup/config"), QString::fromStdString(config_to_json_text(setupPanel_->config())));
+    settings.setValue(QStringLiteral("setup/repeats"), setupPanel_->repeats());
+    settings.sync();
+}
+
+void MainWindow::rememberIn(std::unique_ptr<QSettings> settings) {
+    settings_ = std::move(settings);
+    if (settings_) restoreSettings(*settings_);
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
+    if (settings_) saveSettings(*settings_);
     // Cancels the running run within a step and joins the run thread; finished runs are already saved.
     if (controller_->isRunning()) statusBar()->showMessage(tr("Cancelling the running run…"));
     controller_->shutdown();

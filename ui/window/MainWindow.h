@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include <QMainWindow>
@@ -10,6 +11,8 @@
 #include "ui/runs/RunWorker.h"
 
 class QAction;
+class QSettings;
+class QSplitter;
 class QLabel;
 class QTabWidget;
 
@@ -24,6 +27,7 @@ class RunCollection;
 class RunController;
 class RunQueuePanel;
 class RunSetupPanel;
+class SweepPanel;
 
 // What the demo mode runs: a preset, or core's comparison plan.
 enum class DemoPlan { QuickCpu, Seed, Compare };
@@ -48,11 +52,21 @@ public:
     Fp8Panel* fp8Panel() const { return fp8Panel_; }
     ComparisonPanel* comparison() const { return comparison_; }
     HistoryPanel* history() const { return history_; }
+    SweepPanel* sweep() const { return sweep_; }
     const std::optional<DeviceInfo>& device() const { return device_; }
 
     // Opens JSON records (one record or an array) into the charts; a bad file shows core's message.
     bool openRecords(const QString& path);
     void setDark(bool dark);
+    bool isDark() const { return dark_; }
+
+    // Layout (geometry, splitters, the tab shown), theme and the last run setup, remembered between
+    // sessions: restoreSettings reads them (a missing or unreadable entry keeps the default), and with
+    // rememberIn the window writes them to `settings` when it closes. Demo and report modes do neither,
+    // so their output does not depend on the last session.
+    void restoreSettings(QSettings& settings);
+    void saveSettings(QSettings& settings) const;
+    void rememberIn(std::unique_ptr<QSettings> settings);
 
     // Exports: each returns false and puts the reason in `error` (and writes nothing half-done).
     bool exportDashboardPng(const QString& path, QString* error) const;
@@ -61,6 +75,11 @@ public:
     bool exportComparisonCsv(const QString& path, QString* error) const;
     bool exportFp8Csv(const QString& path, QString* error) const;
     bool exportJson(const QString& path, QString* error) const;
+    // The report of the runs shown, against the chosen baseline: PDF or self-contained HTML by extension.
+    bool exportReport(const QString& path, QString* error) const;
+    // Headless report: opens stored runs `ids` (the first is the baseline), writes `path`, prints what it
+    // did and returns the exit status (0 written, 1 not written, 2 a bad id).
+    int writeReportOfStoredRuns(const std::vector<std::int64_t>& ids, const QString& path);
     // Everything the demo mode writes, into `directory` (created when missing): window.png (a screenshot
     // of the window), dashboard.png, each chart's PNG, steps.csv, comparison.csv, runs.json and, with FP8
     // statistics, fp8.csv.
@@ -85,9 +104,11 @@ private:
     void startDetection();
     void onDeviceDetected(const DeviceInfo& device);
     void showError(const QString& title, const QString& message);
-    void enqueue(const RunConfig& config);
-    void enqueueComparison(const RunConfig& base);
+    void enqueue(const RunConfig& config, int repeats = 1);
+    void enqueueComparison(const RunConfig& base, int repeats = 1);
     void beginDemo();
+    // Plans the Sweep tab's grid with the run setup as base and queues its runs.
+    void startSweep();
     // Runs core's self-test on a worker thread (it launches CUDA kernels) and shows its table.
     void runSelfTest();
     void finishDemo();
@@ -106,7 +127,12 @@ private:
     Fp8Panel* fp8Panel_;
     ComparisonPanel* comparison_;
     HistoryPanel* history_;
+    SweepPanel* sweep_;
     QTabWidget* leftTabs_;
+    QSplitter* mainSplitter_ = nullptr;
+    QSplitter* leftSplitter_ = nullptr;
+    QSplitter* dashboardSplitter_ = nullptr;
+    std::unique_ptr<QSettings> settings_;
     QTabWidget* rightTabs_;
     QLabel* modeLabel_;
     QAction* darkAction_ = nullptr;

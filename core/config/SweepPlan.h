@@ -1,0 +1,55 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/config/RunConfig.h"
+#include "core/device/DeviceInfo.h"
+
+namespace tewb {
+
+// Where does a precision start to pay? A grid of model sizes (hidden × batch × seq), each trained briefly
+// by the baseline (torch: BF16 on a GPU, FP32 on the CPU) and by `backend` in each precision.
+struct SweepSpec {
+    RunConfig base;            // layers, vocabulary, steps, learning rate, seed, FP8 recipe, device, graphs
+    std::vector<int> hidden;   // empty: base's
+    std::vector<int> batch;    // empty: base's
+    std::vector<int> seq;      // empty: base's
+    std::vector<Precision> precisions{Precision::Bf16, Precision::Fp8};
+    Backend backend = Backend::Te;
+};
+
+inline constexpr int kSweepHeadSize = 64;  // heads = hidden / 64 (GPT-2's head size) at every swept width
+inline constexpr int kSweepMaxPoints = 64;
+
+// One size of the grid.
+struct SweepPoint {
+    int hidden = 0;
+    int batch = 0;
+    int seq = 0;
+    std::string label() const;  // "hidden 768, batch 32, seq 96"
+    friend bool operator==(const SweepPoint&, const SweepPoint&) = default;
+};
+
+struct SweepRun {
+    SweepPoint point;
+    RunConfig config;  // resolved when it can run here
+    bool baseline = false;
+    std::optional<std::string> skip_reason;  // does not fit in memory, or cannot run on this device
+};
+
+// Throws ConfigError (naming the flag) for an empty grid, a size that is not a multiple of the head size,
+// more than kSweepMaxPoints sizes, a precision the backend cannot run. Runs that cannot run here (memory
+// estimated before starting, device limits) carry the reason instead of failing the plan.
+std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device);
+
+// "256,512,768" → numbers; `flag` names the option in errors.
+std::vector<int> parse_int_list(std::string_view flag, std::string_view text);
+std::vector<Precision> parse_precision_list(std::string_view flag, std::string_view text);
+// What a sweep is called in the run store: "sweep <backend> <precision> h768 b32 s96" (baseline: "sweep
+// baseline torch bf16 h768 …"); the Sweep tab and `te-bench sweep` find their runs by it.
+std::string sweep_run_name(const SweepPoint& point, Backend backend, Precision precision, bool baseline, bool cpu);
+
+}  // namespace tewb

@@ -1,0 +1,188 @@
+#include "core/results/SweepResult.h"
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
+#include "core/common/TextTable.h"
+#include "core/model/FlopCount.h"
+#include "core/results/RecordCsv.h"
+
+namespace tewb {
+
+namespace {
+
+std::string precision_label(Precision p, bool emulated) {
+    std::string text(to_string(p));
+    for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return emulated ? text + " (emulated)" : text;
+}
+
+}  // namespace
+
+SweepResult analyze_sweep(const std::vector<SweepRun>& plan, const std::vector<std::optional<RunRecord>>& records) {
+    SweepResult result;
+    std::vector<SweepPoint> points;
+    std::vector<double> flops;
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        const SweepRun& run = plan[i];
+        if (std::find(points.begin(), points.end(), run.point) == points.end()) {
+            points.push_back(run.point);
+            flops.push_back(training_flops_per_step(run.config.model, run.config.batch));
+        }
+        if (!run.baseline && std::find(result.precisions.begin(), result.precisions.end(), run.config.precision) ==
+                                 result.precisions.end()) {
+            result.precisions.push_back(run.config.precision);
+        }
+        if (run.skip_reason) result.skipped.push_back(run.config.name + ": " + *run.skip_reason);
+        if (i < records.size() && records[i]) {
+            const RunRecord& r = *records[i];
+            result.device = r.environment.device.has_gpu() ? r.environment.device.gpu_name : "CPU";
+        }
+    }
+    std::vector<std::size_t> order(points.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return flops[a] < flops[b]; });
+    for (const std::size_t k : order) {
+        result.points.push_back(points[k]);
+        result.flops.push_back(flops[k]);
+    }
+    const auto mean_ms_of = [&](std::size_t i, std::string& note) -> std::optional<double> {
+        if (plan[i].skip_reason) {
+            note = "skipped: " + *plan[i].skip_reason;
+            return std::nullopt;
+        }
+        if (i >= records.size() || !records[i]) {
+            note = "not run";
+            return std::nullopt;
+        }
+        const RunRecord& r = *records[i];
+        if (r.status != RunStatus::Finished) {
+            note = std::string(to_string(r.status)) + (r.message.empty() ? "" : ": " + r.message);
+        }
+        return r.summary.mean_ms;
+    };
+    for (const SweepPoint& point : result.points) {
+        std::optional<double> baseline_ms;
+        std::string baseline_note;
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+            if (plan[i].point == point && plan[i].baseline) baseline_ms = mean_ms_of(i, baseline_note);
+        }
+        for (const Precision p : result.precisions) {
+            SweepCell cell;
+            cell.point = point;
+            cell.precision = p;
+            cell.baseline_ms = baseline_ms;
+            for (std::size_t i = 0; i < plan.size(); ++i) {
+                if (plan[i].point != point || plan[i].baseline || plan[i].config.precision != p) continue;
+                cell.ms = mean_ms_of(i, cell.note);
+                if (i < records.size() && records[i]) cell.emulated = records[i]->execution.fp8_emulated;
+            }
+            if (cell.ms && baseline_ms && *cell.ms > 0) cell.speedup = *baseline_ms / *cell.ms;
+            if (!baseline_ms && cell.note.empty()) cell.note = "baseline: " + (baseline_note.empty() ? "no time" : baseline_note);
+            result.any_emulated = result.any_emulated || cell.emulated;
+            result.cells.push_back(std::move(cell));
+        }
+    }
+    return result;
+}
+
+std::optional<std::size_t> SweepResult::break_even_point(std::size_t precision) const {
+    std::optional<std::size_t> from;
+    for (std::size_t k = 0; k < points.size(); ++k) {
+        const std::optional<double>& s = cell(k, precision).speedup;
+        if (!s) continue;
+        if (*s >= 1.0) {
+            if (!from) from = k;
+        } else {
+            from.reset();
+        }
+    }
+    return from;
+}
+
+std::vector<std::string> SweepResult::break_even_statements() const {
+    std::vector<std::string> out;
+    for (std::size_t p = 0; p < precisions.size(); ++p) {
+        bool emulated = false;
+        std::vector<std::size_t> measured;
+        for (std::size_t k = 0; k < points.size(); ++k) {
+            if (cell(k, p).speedup) measured.push_back(k);
+            emulated = emulated || cell(k, p).emulated;
+        }
+        const std::string name = precision_label(precisions[p], emulated);
+        if (measured.empty()) {
+            out.push_back(name + ": no size was measured, so there is no break-even to state.");
+            continue;
+        }
+        const std::optional<std::size_t> from = break_even_point(p);
+        const auto at = [&](std::size_t k) {
+            return format_fixed(cell(k, p).speedup, 2, "x") + " at " + points[k].label();
+        };
+        std::string text;
+        if (!from) {
+            std::size_t best = measured.front();
+            for (const std::size_t k : measured) {
+                if (*cell(k, p).speedup > *cell(best, p).speedup) best = k;
+            }
+            text = name + " does not pay on this grid: slower than the baseline at the largest size (" +
+                   at(measured.back()) + "); best " + at(best) + ".";
+        } else if (*from == measured.front()) {
+            text = name + " pays at every measured size: from " + at(measured.front()) + " to " + at(measured.back()) + ".";
+        } else {
+            const auto below = std::find(measured.begin(), measured.end(), *from) - 1;
+            text = name + " pays from " + points[*from].label() + " on (" + format_fixed(cell(*from, p).speedup, 2, "x") +
+                   "); below that it is slower (" + at(*below) + ").";
+        }
+        if (emulated) text += " FP8 is emulated here (CPU): this is not FP8 speed.";
+        out.push_back(text);
+    }
+    return out;
+}
+
+std::string render_sweep_table(const SweepResult& result) {
+    std::vector<std::string> header{"hidden", "batch", "seq", "GFLOP/step", "baseline ms"};
+    for (const Precision p : result.precisions) {
+        bool emulated = false;
+        for (const SweepCell& c : result.cells) emulated = emulated || (c.precision == p && c.emulated);
+        header.push_back(precision_label(p, emulated) + " ms");
+        header.push_back("speedup");
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t k = 0; k < result.points.size(); ++k) {
+        const SweepPoint& pt = result.points[k];
+        std::vector<std::string> row{std::to_string(pt.hidden), std::to_string(pt.batch), std::to_string(pt.seq),
+                                     format_fixed(result.flops[k] / 1e9, 1),
+                                     format_fixed(result.cell(k, 0).baseline_ms, 2)};
+        for (std::size_t p = 0; p < result.precisions.size(); ++p) {
+            const SweepCell& c = result.cell(k, p);
+            row.push_back(c.ms ? format_fixed(c.ms, 2) : (c.note.rfind("skipped", 0) == 0 ? "skipped" : "-"));
+            row.push_back(format_fixed(c.speedup, 2, "x"));
+        }
+        rows.push_back(std::move(row));
+    }
+    std::string text = render_text_table(header, rows);
+    for (const std::string& s : result.break_even_statements()) text += s + "\n";
+    if (!result.skipped.empty()) {
+        text += "Skipped:\n";
+        for (const std::string& s : result.skipped) text += "  " + s + "\n";
+    }
+    return text;
+}
+
+std::string sweep_csv_text(const SweepResult& result) {
+    std::ostringstream out;
+    out << "hidden,batch,seq,flops_per_step,precision,ms,baseline_ms,speedup,fp8_emulated,note\n";
+    const auto number = [](const std::optional<double>& v) { return v ? format_fixed(v, 6) : std::string(); };
+    for (std::size_t k = 0; k < result.points.size(); ++k) {
+        for (std::size_t p = 0; p < result.precisions.size(); ++p) {
+            const SweepCell& c = result.cell(k, p);
+            out << c.point.hidden << ',' << c.point.batch << ',' << c.point.seq << ',' << format_fixed(result.flops[k], 0) << ','
+                << to_string(c.precision) << ',' << number(c.ms) << ',' << number(c.baseline_ms) << ',' << number(c.speedup)
+                << ',' << (c.emulated ? "true" : "false") << ',' << csv_field(c.note) << '\n';
+        }
+    }
+    return out.str();
+}
+
+}  // namespace tewb

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config/SweepPlan.h"
+#include "core/results/RunRecord.h"
+
+namespace tewb {
+
+// One precision at one size of a sweep: its mean ms/step, the baseline's, and the speedup
+// (baseline / this; above 1 is faster). `note` says why a number is missing (skipped, failed).
+struct SweepCell {
+    SweepPoint point;
+    Precision precision = Precision::Auto;
+    std::optional<double> ms;
+    std::optional<double> baseline_ms;
+    std::optional<double> speedup;
+    bool emulated = false;  // FP8 GEMMs emulated (CPU): the speed is not FP8 speed
+    std::string note;
+};
+
+struct SweepResult {
+    std::vector<SweepPoint> points;  // smallest to largest by analytic FLOPs per step
+    std::vector<double> flops;       // per point
+    std::vector<Precision> precisions;
+    std::vector<SweepCell> cells;    // points × precisions, row-major
+    std::vector<std::string> skipped;  // "<run name>: <reason>"
+    bool any_emulated = false;
+    std::string device;              // where it ran, e.g. "NVIDIA H200" or "CPU"
+
+    const SweepCell& cell(std::size_t point, std::size_t precision) const {
+        return cells[point * precisions.size() + precision];
+    }
+    // For each precision, in words: from which size on it is faster than the baseline (break-even), or
+    // that it never / always is on this grid. Sizes whose speedup is unknown are passed over.
+    std::vector<std::string> break_even_statements() const;
+    // The first point from which `precision`'s speedup is ≥ 1 at every larger measured size; nothing
+    // when the largest measured size is still slower.
+    std::optional<std::size_t> break_even_point(std::size_t precision) const;
+};
+
+// `records[i]` is the run of `plan[i]`, or nothing when it was skipped or not run.
+SweepResult analyze_sweep(const std::vector<SweepRun>& plan, const std::vector<std::optional<RunRecord>>& records);
+
+std::string render_sweep_table(const SweepResult& result);
+// One row per size and precision: hidden, batch, seq, flops, precision, ms, baseline ms, speedup, emulated, note.
+std::string sweep_csv_text(const SweepResult& result);
+
+}  // namespace tewb

@@ -1,0 +1,281 @@
+// Repeats and their spread (bootstrap intervals, groups), the FP8 break-even sweep, and the report's
+// words: core only, checked against values computed here independently.
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "core/common/Error.h"
+#include "core/common/Statistics.h"
+#include "core/config/SweepPlan.h"
+#include "core/results/RecordJson.h"
+#include "core/results/ReportText.h"
+#include "core/results/RunGroups.h"
+#include "core/results/SweepResult.h"
+
+using namespace tewb;
+
+namespace {
+
+RunRecord timed_run(const std::string& name, const std::vector<double>& step_ms, double final_loss = 3.0) {
+    RunRecord r;
+    r.id = name;
+    r.config = make_preset(Preset::Seed);
+    r.config.name = name;
+    r.config.warmup = 0;
+    r.config.iters = static_cast<int>(step_ms.size());
+    r.execution.device = "cuda:0";
+    r.environment.device.gpu_name = "NVIDIA H200";
+    r.environment.device.compute_capability = ComputeCapability{9, 0};
+    r.environment.device.gpu_count = 1;
+    r.status = RunStatus::Finished;
+    int i = 0;
+    for (const double ms : step_ms) r.steps.push_back({++i, Phase::Timed, final_loss, ms});
+    r.summary.timed_steps = i;
+    double sum = 0;
+    for (const double ms : step_ms) sum += ms;
+    r.summary.mean_ms = sum / static_cast<double>(step_ms.size());
+    r.summary.final_loss = final_loss;
+    r.summary.peak_mem_bytes = 1000;
+    return r;
+}
+
+RunRecord repeat_of(RunRecord r, const std::string& group, int index, int count) {
+    r.repeat = RepeatInfo{group, index, count};
+    return r;
+}
+
+DeviceInfo cpu_device() {
+    DeviceInfo d;
+    d.gpu_error = "no CUDA-capable device is detected";
+    d.cpu_model = "Test CPU";
+    d.cpu_threads = 2;
+    return d;
+}
+
+}  // namespace
+
+class TestRepeatsSweep : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void medianAndMean() {
+        QCOMPARE(median_of({3, 1, 2}), 2.0);
+        QCOMPARE(median_of({4, 1, 3, 2}), 2.5);
+        QCOMPARE(median_of({}), 0.0);
+        QCOMPARE(mean_of({1, 2, 6}), 3.0);
+    }
+
+    void bootstrapOfAConstantSampleIsThatValue() {
+        const auto ci = bootstrap_interval({5, 5, 5, 5}, Statistic::Median);
+        QVERIFY(ci);
+        QCOMPARE(ci->lo, 5.0);
+        QCOMPARE(ci->hi, 5.0);
+        QVERIFY(!bootstrap_interval({}, Statistic::Mean));
+    }
+
+    void bootstrapIntervalOfTheMeanMatchesTheNormalTheory() {
+        // For n = 400 draws of N(10, 2), the mean's 95% interval is about ±1.96·2/√400 = ±0.196.
+        std::mt19937_64 rng(7);
+        std::normal_distribution<double> normal(10.0, 2.0);
+        std::vector<double> sample(400);
+        for (double& v : sample) v = normal(rng);
+        const auto ci = bootstrap_interval(sample, Statistic::Mean);
+        QVERIFY(ci);
+        const double half = (ci->hi - ci->lo) / 2;
+        QVERIFY2(std::abs(half - 0.196) < 0.04, qPrintable(QString::number(half)));
+        QVERIFY(ci->contains(mean_of(sample)));
+        // Deterministic: the same sample and seed give the same interval.
+        QCOMPARE(*bootstrap_interval(sample, Statistic::Mean), *ci);
+    }
+
+    void ratioIntervalSeparatesADifferenceFromNoise() {
+        std::mt19937_64 rng(11);
+        std::normal_distribution<double> base(10.0, 0.3);
+        std::normal_distribution<double> fast(8.0, 0.3);
+        std::vector<double> a(30), b(30), c(30);
+        for (double& v : a) v = base(rng);
+        for (double& v : b) v = fast(rng);
+        for (double& v : c) v = base(rng);
+        const auto faster = bootstrap_ratio_interval(a, b, Statistic::Mean);
+        QVERIFY(faster && faster->lo > 1.0);
+        QVERIFY(faster->contains(mean_of(a) / mean_of(b)));
+        const auto same = bootstrap_ratio_interval(a, c, Statistic::Mean);
+        QVERIFY(same && same->contains(1.0));
+    }
+
+    void groupsOfRepeatsUseTheMedianOfTheRepeatMeans() {
+        std::vector<RunRecord> runs;
+        // Alternating order, as --repeat runs them: base, fast, base, fast, base, fast.
+        const std::vector<double> base_means{10.0, 10.4, 9.8};
+        const std::vector<double> fast_means{8.0, 8.3, 7.9};
+        for (int i = 0; i < 3; ++i) {
+            runs.push_back(repeat_of(timed_run("base", {base_means[i], base_means[i]}, 3.0), "g1", i + 1, 3));
+            runs.push_back(repeat_of(timed_run("fast", {fast_means[i], fast_means[i]}, 3.004), "g2", i + 1, 3));
+        }
+        const std::vector<RunGroup> groups = group_runs(runs, 0);
+        QCOMPARE(groups.size(), std::size_t{2});
+        QCOMPARE(groups[0].members, (std::vector<std::size_t>{0, 2, 4}));
+        QVERIFY(groups[0].repeated && groups[0].is_baseline);
+        QCOMPARE(*groups[0].centre_ms, 10.0);  // median of 10.0, 10.4, 9.8
+        QCOMPARE(*groups[0].min_ms, 9.8);
+        QCOMPARE(*groups[0].max_ms, 10.4);
+        QCOMPARE(*groups[1].centre_ms, 8.0);
+        QCOMPARE(*groups[1].speedup, 10.0 / 8.0);
+        QVERIFY(groups[1].speedup_ci);
+        QVERIFY(groups[1].significant());  // every resample of 3 vs 3 keeps base > fast
+        QCOMPARE(groups[1].sample_basis(), std::string("3 repeats"));
+        QVERIFY(speedup_text(groups[1]).find("not significant") == std::string::npos);
+        const std::string table = render_group_table(runs, groups);
+        QVERIFY(table.find("3 repeats") != std::string::npos);
+        QVERIFY(table.find("1.25x") != std::string::npos);
+    }
+
+    void overlappingRepeatsAreNotSignificant() {
+        std::vector<RunRecord> runs;
+        for (int i = 0; i < 3; ++i) {
+            runs.push_back(repeat_of(timed_run("a", {10.0 + i}), "ga", i + 1, 3));
+            runs.push_back(repeat_of(timed_run("b", {10.5 - i}), "gb", i + 1, 3));
+        }
+        const std::vector<RunGroup> groups = group_runs(runs, 0);
+        QVERIFY(groups[1].speedup_ci);
+        QVERIFY(!groups[1].significant());
+        QVERIFY(speedup_text(groups[1]).find("not significant") != std::string::npos);
+    }
+
+    void alternatingOrderInterleavesConfigurations() {
+        const auto order = alternating_order(2, 3);
+        const std::vector<std::pair<std::size_t, int>> expected{{0, 1}, {1, 1}, {0, 2}, {1, 2}, {0, 3}, {1, 3}};
+        QCOMPARE(order, expected);
+    }
+
+    void repeatInfoSurvivesJson() {
+        RunRecord r = repeat_of(timed_run("x", {1, 2}), "group-1", 2, 3);
+        r.created_at = "2026-12-01T00:00:00Z";
+        const RunRecord back = record_from_json_text(record_to_json_text(r), "test");
+        QVERIFY(back.repeat);
+        QCOMPARE(*back.repeat, *r.repeat);
+        std::string text = record_to_json_text(r);
+        text.replace(text.find("\"index\": 2"), 10, "\"index\": 4");
+        QVERIFY_THROWS_EXCEPTION(DataError, record_from_json_text(text, "test"));
+    }
+
+    void sweepPlanHasABaselineAndEachPrecisionPerSize() {
+        SweepSpec spec;
+        spec.base = make_preset(Preset::QuickCpu);
+        spec.hidden = {64, 128};
+        spec.precisions = {Precision::Bf16, Precision::Fp8};
+        const std::vector<SweepRun> plan = plan_sweep(spec, cpu_device());
+        QCOMPARE(plan.size(), std::size_t{6});
+        QVERIFY(plan[0].baseline);
+        QCOMPARE(plan[0].config.backend, Backend::Torch);
+        QCOMPARE(plan[0].config.precision, Precision::Fp32);  // the CPU baseline
+        QCOMPARE(plan[2].config.precision, Precision::Fp8);
+        QCOMPARE(plan[3].config.model.hidden, 128);
+        QCOMPARE(plan[3].config.model.heads, 2);  // hidden / 64
+        QCOMPARE(plan[2].config.name, std::string("sweep te fp8 cpu h64 b8 s32"));
+    }
+
+    void sweepPlanRefusesBadGridsAndSkipsWhatDoesNotFit() {
+        SweepSpec spec;
+        spec.base = make_preset(Preset::QuickCpu);
+        spec.hidden = {100};
+        QVERIFY_THROWS_EXCEPTION(ConfigError, plan_sweep(spec, cpu_device()));
+        spec.hidden = {64};
+        spec.backend = Backend::Torch;
+        spec.precisions = {Precision::Fp8};
+        QVERIFY_THROWS_EXCEPTION(ConfigError, plan_sweep(spec, cpu_device()));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_int_list("--hidden", "256,,512"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_int_list("--hidden", "256,256"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_precision_list("--precisions", "bf16,auto"));
+        // A GPU with 4 GiB free: the 4096-wide model is estimated not to fit and is skipped with the reason.
+        DeviceInfo gpu = cpu_device();
+        gpu.gpu_error.clear();
+        gpu.gpu_name = "Small GPU";
+        gpu.compute_capability = ComputeCapability{9, 0};
+        gpu.gpu_count = 1;
+        gpu.memory_total_bytes = 4ull << 30;
+        gpu.memory_free_bytes = 4ull << 30;
+        SweepSpec big;
+        big.base = make_preset(Preset::Seed);
+        big.hidden = {256, 4096};
+        const std::vector<SweepRun> plan = plan_sweep(big, gpu);
+        QVERIFY2(!plan[0].skip_reason, plan[0].skip_reason.value_or("").c_str());
+        QVERIFY(plan.back().skip_reason);
+        QVERIFY2(plan.back().skip_reason->find("free on the GPU") != std::string::npos, plan.back().skip_reason->c_str());
+    }
+
+    void sweepAnalysisFindsTheBreakEven() {
+        SweepSpec spec;
+        spec.base = make_preset(Preset::QuickCpu);
+        spec.hidden = {64, 128, 256};
+        spec.precisions = {Precision::Fp8};
+        const std::vector<SweepRun> plan = plan_sweep(spec, cpu_device());
+        // baseline ms and fp8 ms per size: slower, then faster from 128 on.
+        const std::vector<double> ms{1.0, 2.0, 4.0, 3.0, 9.0, 6.0};
+        std::vector<std::optional<RunRecord>> records;
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+            RunRecord r = timed_run(plan[i].config.name, {ms[i]});
+            r.config = plan[i].config;
+            records.push_back(r);
+        }
+        const SweepResult result = analyze_sweep(plan, records);
+        QCOMPARE(result.points.size(), std::size_t{3});
+        QCOMPARE(*result.cell(0, 0).speedup, 0.5);
+        QCOMPARE(*result.cell(1, 0).speedup, 4.0 / 3.0);
+        QCOMPARE(*result.cell(2, 0).speedup, 1.5);
+        QCOMPARE(result.break_even_point(0), std::optional<std::size_t>(1));
+        const std::string words = result.break_even_statements()[0];
+        QVERIFY2(words.find("pays from hidden 128") != std::string::npos, words.c_str());
+        const std::string csv = sweep_csv_text(result);
+        QVERIFY(csv.find("128,8,32,") != std::string::npos);
+        QVERIFY(render_sweep_table(result).find("1.50x") != std::string::npos);
+        // Never faster: said so, with the best size.
+        std::vector<std::optional<RunRecord>> slow = records;
+        for (std::size_t i = 1; i < slow.size(); i += 2) slow[i]->summary.mean_ms = 100.0;
+        const SweepResult never = analyze_sweep(plan, slow);
+        QVERIFY(!never.break_even_point(0));
+        QVERIFY(never.break_even_statements()[0].find("does not pay") != std::string::npos);
+        // A size that was skipped has no speedup and says why.
+        std::vector<SweepRun> skipped = plan;
+        skipped[5].skip_reason = "needs 90 GiB, has 80 GiB";
+        const SweepResult partial = analyze_sweep(skipped, records);
+        QVERIFY(!partial.cell(2, 0).speedup);
+        QVERIFY(partial.cell(2, 0).note.find("skipped") == 0);
+    }
+
+    void headlineStatesTheFastestRunAgainstTheBaseline() {
+        std::vector<RunRecord> runs{timed_run("torch bf16 (baseline)", {18, 18.2, 17.8}, 3.000),
+                                    timed_run("te fp8", {10, 10.1, 9.9}, 3.004), timed_run("te bf16", {12, 12.2, 11.9}, 3.0)};
+        const std::string headline = report_headline(runs, group_runs(runs, 0));
+        QVERIFY2(headline.rfind("te fp8 is 1.80x faster than the torch bf16 baseline at the seed shape on NVIDIA H200, final "
+                                "loss within 0.01", 0) == 0,
+                 headline.c_str());
+        runs[1].summary.final_loss = 3.07;
+        QVERIFY(report_headline(runs, group_runs(runs, 0)).find("final loss 0.070 higher") != std::string::npos);
+    }
+
+    void honestyLabelsAndCommandLine() {
+        RunRecord r = timed_run("te fp8 cpu", {5});
+        r.config = make_preset(Preset::QuickCpu);
+        r.config.backend = Backend::Te;
+        r.config.precision = Precision::Fp8;
+        r.execution.device = "cpu";
+        r.execution.fp8_emulated = true;
+        const std::vector<std::string> labels = honesty_labels(r);
+        QVERIFY(std::find(labels.begin(), labels.end(), "CPU") != labels.end());
+        QVERIFY(std::find(labels.begin(), labels.end(), "emulated FP8") != labels.end());
+        QVERIFY(std::any_of(labels.begin(), labels.end(), [](const std::string& l) { return l.rfind("fewer steps", 0) == 0; }));
+        const std::string line = command_line_for(r.config);
+        QVERIFY2(line.find("te-bench run --device") == 0, line.c_str());
+        QVERIFY(line.find("--precision fp8") != std::string::npos);
+        QVERIFY(line.find("--recipe delayed --fp8-format hybrid") != std::string::npos);
+        RunRecord seed = timed_run("seed", {1});
+        seed.config = make_preset(Preset::Seed);
+        QVERIFY(honesty_labels(seed).empty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRepeatsSweep)
+#include "tst_repeats_sweep.moc"

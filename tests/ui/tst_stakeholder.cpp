@@ -1,0 +1,277 @@
+// What people hand over: the dashboard export (every run in the legend, no empty band), the report (PDF
+// and HTML), repeats drawn as a median with a band and their intervals in the table, the FP8 break-even
+// sweep, and the window remembering its layout and setup.
+#include <QtTest>
+
+#include <QCheckBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+
+#include <memory>
+
+#include "UiTestSupport.h"
+#include "core/common/Error.h"
+#include "core/results/ReportText.h"
+#include "core/results/RunGroups.h"
+#include "ui/charts/ChartsPanel.h"
+#include "ui/charts/MetricChartView.h"
+#include "ui/charts/MetricPlot.h"
+#include "ui/export/Export.h"
+#include "ui/report/Report.h"
+#include "ui/runs/RunCollection.h"
+#include "ui/runs/RunController.h"
+#include "ui/setup/RunSetupPanel.h"
+#include "ui/sweep/SweepPanel.h"
+#include "ui/table/ComparisonModel.h"
+#include "ui/table/ComparisonPanel.h"
+#include "ui/window/MainWindow.h"
+
+using namespace tewb;
+using namespace tewb::ui;
+
+namespace {
+
+std::unique_ptr<MainWindow> make_window(RunWorker::TrainFunction train = {}) {
+    auto window = std::make_unique<MainWindow>([] { return test::no_gpu(); }, nullptr, std::move(train));
+    QSignalSpy detected(window.get(), &MainWindow::deviceDetected);
+    window->show();
+    if (!window->device()) detected.wait(10'000);
+    return window;
+}
+
+// Five runs with names as long as the comparison plan's, like `--demo compare`.
+void add_compare_runs(RunCollection& runs) {
+    const char* names[] = {"torch fp32 cpu (baseline)", "torch bf16 cpu", "te fp32 cpu", "te bf16 cpu", "te fp8 cpu"};
+    double ms = 10;
+    for (const char* name : names) {
+        RunRecord r = test::synthetic_record(name, 60, 5, ms);
+        r.execution.device = "cpu";
+        runs.add(r);
+        ms += 1.5;
+    }
+}
+
+// Rows at the bottom of the image that hold only the background colour.
+int empty_rows_at_bottom(const QImage& image) {
+    const QRgb background = image.pixel(image.width() - 1, image.height() - 1);
+    int rows = 0;
+    for (int y = image.height() - 1; y >= 0; --y) {
+        for (int x = 0; x < image.width(); x += 3) {
+            if (image.pixel(x, y) != background) return rows;
+        }
+        ++rows;
+    }
+    return rows;
+}
+
+QString run_tool(const QString& program, const QStringList& arguments) {
+    QProcess p;
+    p.start(program, arguments);
+    if (!p.waitForFinished(60'000) || p.exitCode() != 0) return {};
+    return QString::fromUtf8(p.readAllStandardOutput());
+}
+
+// A fake trainer: the step time depends on the backend, so repeats group and speedups are known.
+RunRecord fake_train(const RunConfig& config, const TrainerCallbacks&, const std::atomic<bool>*) {
+    static int calls = 0;
+    const double ms = (config.backend == Backend::Te ? 5.0 : 10.0) + 0.1 * (++calls % 3);
+    RunRecord r = test::synthetic_record(config.name.empty() ? "run" : config.name, config.total_steps(), config.warmup, ms);
+    r.config = config;
+    r.execution.device = "cpu";
+    for (StepMetrics& s : r.steps) s.step_ms = ms;
+    r.summary.mean_ms = ms;
+    return r;
+}
+
+}  // namespace
+
+class TestStakeholder : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void dashboardLegendListsEveryRunAndLeavesNoEmptyBand() {
+        RunCollection runs;
+        add_compare_runs(runs);
+        std::vector<RunRecord> records = runs.records();
+        DashboardContents contents;
+        const QImage image = render_dashboard(runs, records, 0, PlotOptions{}, kDashboardExportSize, 1.0, &contents);
+        QStringList names;
+        for (const RunCollection::Entry& e : runs.entries()) names << QString::fromStdString(e.record.config.name);
+        QCOMPARE(contents.legend_labels, names);
+        // The charts take the height the table leaves: at most a margin is blank at the bottom.
+        const int blank = empty_rows_at_bottom(image);
+        QVERIFY2(blank < image.height() / 20, qPrintable(QStringLiteral("%1 blank rows of %2").arg(blank).arg(image.height())));
+        // Many runs: the legend wraps and the image grows rather than cutting a name or the table.
+        for (int i = 0; i < 12; ++i) runs.add(test::synthetic_record("extra run number " + std::to_string(i), 20, 2, 7));
+        records = runs.records();
+        const QImage tall = render_dashboard(runs, records, 0, PlotOptions{}, kDashboardExportSize, 1.0, &contents);
+        QCOMPARE(contents.legend_labels.size(), static_cast<qsizetype>(runs.entries().size()));
+        QVERIFY(tall.height() >= kDashboardExportSize.height());
+        QVERIFY(empty_rows_at_bottom(tall) < tall.height() / 20);
+    }
+
+    void chartExportLegendListsEveryRun() {
+        RunCollection runs;
+        add_compare_runs(runs);
+        MetricPlot plot(loss_metric());
+        plot.refresh(runs);
+        QImage image(600, 400, QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::white);
+        QPainter painter(&image);
+        const QStringList drawn = paint_legend(painter, plot.traces(), QRectF(0, 300, 600, legend_height(plot.traces(), 600)), false);
+        QCOMPARE(drawn.size(), static_cast<qsizetype>(runs.entries().size()));
+        QVERIFY(legend_height(plot.traces(), 600) > legend_height(plot.traces(), 3000));  // wraps when narrow
+    }
+
+    void reportAsPdfAndHtml() {
+        RunCollection runs;
+        add_compare_runs(runs);
+        std::vector<RunRecord> records = runs.records();
+        records.back().execution.fp8_emulated = true;
+        const ReportContent report = build_report(runs, records, 0, PlotOptions{});
+        const std::string headline = report_headline(records, group_runs(records, 0));
+        QCOMPARE(report.headline, QString::fromStdString(headline));
+        QVERIFY(report.headline.contains(QStringLiteral("faster than the torch fp32 cpu baseline")) ||
+                report.headline.contains(QStringLiteral("Nothing beat")));
+        QTemporaryDir dir;
+        const QString html = dir.filePath(QStringLiteral("report.html"));
+        write_report(html.toStdString(), report);
+        QFile file(html);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(file.readAll());
+        for (const RunRecord& r : records) QVERIFY2(text.contains(QString::fromStdString(r.config.name).toHtmlEscaped()), r.config.name.c_str());
+        QVERIFY(text.contains(report.headline.toHtmlEscaped()));
+        QCOMPARE(text.count(QStringLiteral("src=\"data:image/png;base64,")), 3);  // self-contained: the charts inlined
+        QVERIFY(text.contains(QStringLiteral("emulated FP8")));
+        QVERIFY(text.contains(QStringLiteral("fewer steps than the seed")));
+        QVERIFY(text.contains(QStringLiteral("te-bench run --device")));
+
+        const QString pdf = dir.filePath(QStringLiteral("report.pdf"));
+        write_report(pdf.toStdString(), report);
+        const QString info = run_tool(QStringLiteral("pdfinfo"), {pdf});
+        QVERIFY2(!info.isEmpty(), "pdfinfo (poppler-utils, installed by packaging/setup-deps.sh) could not read the PDF");
+        const QRegularExpressionMatch pages = QRegularExpression(QStringLiteral("Pages:\\s+(\\d+)")).match(info);
+        QVERIFY(pages.hasMatch());
+        QVERIFY2(pages.captured(1).toInt() >= 2 && pages.captured(1).toInt() <= 6, qPrintable(info));
+        const QString words = run_tool(QStringLiteral("pdftotext"), {QStringLiteral("-layout"), pdf, QStringLiteral("-")})
+                                  .simplified();
+        QVERIFY(words.contains(QStringLiteral("TE Workbench report")));
+        QVERIFY(words.contains(report.headline.left(30)));
+        for (const RunRecord& r : records) QVERIFY2(words.contains(QString::fromStdString(r.config.name)), r.config.name.c_str());
+        QVERIFY(words.contains(QStringLiteral("Speedup [95% interval]")));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, write_report(dir.filePath(QStringLiteral("report.txt")).toStdString(), report));
+    }
+
+    void repeatsDrawAMedianWithABandAndGiveIntervals() {
+        auto window = make_window(&fake_train);
+        RunSetupPanel* setup = window->setupPanel();
+        setup->applyPreset(Preset::QuickCpu);
+        qobject_cast<QSpinBox*>(setup->field("iters"))->setValue(6);
+        setup->setRepeats(3);
+        QSignalSpy drained(window->controller(), &RunController::queueDrained);
+        setup->compareButton()->click();
+        window->controller()->start();
+        QVERIFY(drained.wait(60'000));
+        // Three repeats of each row, alternating: the first three runs are three different rows.
+        const auto& entries = window->runs()->entries();
+        QVERIFY(entries.size() >= 9);
+        QVERIFY(entries[0].record.repeat && entries[1].record.repeat);
+        QVERIFY(entries[0].record.repeat->group != entries[1].record.repeat->group);
+        QCOMPARE(entries[0].record.repeat->count, 3);
+        window->charts()->markDirty();
+        window->charts()->refreshIfDirty();
+        const MetricPlot* plot = window->charts()->views()[1]->plot();
+        const int groups = static_cast<int>(entries.size()) / 3;
+        QCOMPARE(static_cast<int>(plot->traces().size()), groups);
+        for (const MetricPlot::Trace& t : plot->traces()) {
+            QVERIFY(t.band);
+            QCOMPARE(t.repeats, 3);
+            QVERIFY(t.name.contains(QStringLiteral("median of 3")));
+        }
+        ComparisonModel* model = window->comparison()->model();
+        bool significant = false;
+        for (int row = 0; row < model->rowCount(); ++row) {
+            const QString interval = model->data(model->index(row, ComparisonModel::SpeedupInterval)).toString();
+            const QString spread = model->data(model->index(row, ComparisonModel::Spread)).toString();
+            QVERIFY2(spread.contains(QStringLiteral("3 repeats")), qPrintable(spread));
+            if (interval.contains(QStringLiteral("×")) && !interval.contains(QStringLiteral("not significant"))) significant = true;
+        }
+        QVERIFY(significant);  // te at 5 ms against torch at 10 ms
+    }
+
+    void sweepRunsTinySizesOnTheCpu() {
+        auto window = make_window();
+        RunSetupPanel* setup = window->setupPanel();
+        setup->applyPreset(Preset::QuickCpu);
+        qobject_cast<QSpinBox*>(setup->field("layers"))->setValue(1);
+        SweepPanel* sweep = window->sweep();
+        sweep->hiddenField()->setText(QStringLiteral("64,128"));
+        sweep->warmupField()->setValue(1);
+        sweep->itersField()->setValue(2);
+        QSignalSpy finished(sweep, &SweepPanel::finished);
+        sweep->runButton()->click();
+        QVERIFY(finished.wait(120'000));
+        QVERIFY(sweep->result());
+        QCOMPARE(sweep->result()->points.size(), std::size_t{2});
+        QCOMPARE(sweep->table()->rowCount(), 2);
+        QVERIFY(sweep->result()->cell(0, 0).speedup);
+        const QString words = sweep->statement()->text();
+        QVERIFY2(words.contains(QStringLiteral("BF16")) && words.contains(QStringLiteral("FP8 (emulated)")), qPrintable(words));
+        QVERIFY(words.contains(QStringLiteral("not FP8 speed")));
+        QTemporaryDir dir;
+        QString error;
+        QVERIFY2(sweep->exportPng(dir.filePath(QStringLiteral("sweep.png")), &error), qPrintable(error));
+        QVERIFY2(sweep->exportCsv(dir.filePath(QStringLiteral("sweep.csv")), &error), qPrintable(error));
+        QImage png(dir.filePath(QStringLiteral("sweep.png")));
+        QCOMPARE(png.size(), QSize(2400, 1400));
+        QVERIFY(test::distinct_colours(png) > 8);
+        // A bad grid is refused with the field's name, nothing queued.
+        sweep->hiddenField()->setText(QStringLiteral("100"));
+        QSignalSpy errors(window.get(), &MainWindow::errorShown);
+        sweep->runButton()->click();
+        QCOMPARE(errors.size(), 1);
+        QVERIFY(errors.front().front().toString().contains(QStringLiteral("multiples of 64")));
+    }
+
+    void settingsRoundTrip() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("te-workbench.ini"));
+        {
+            auto window = make_window(&fake_train);
+            window->setupPanel()->applyPreset(Preset::QuickCpu);
+            qobject_cast<QSpinBox*>(window->setupPanel()->field("hidden"))->setValue(192);
+            qobject_cast<QSpinBox*>(window->setupPanel()->field("heads"))->setValue(3);
+            window->setupPanel()->setRepeats(4);
+            window->setDark(true);
+            window->resize(1280, 800);
+            window->rememberIn(std::make_unique<QSettings>(path, QSettings::IniFormat));  // restores nothing: empty
+            window->setDark(true);
+            window->close();  // writes
+        }
+        QVERIFY(QFile::exists(path));
+        auto again = make_window(&fake_train);
+        QVERIFY(!again->isDark());
+        QSettings settings(path, QSettings::IniFormat);
+        again->restoreSettings(settings);
+        QVERIFY(again->isDark());
+        QCOMPARE(again->setupPanel()->config().model.hidden, 192);
+        QCOMPARE(again->setupPanel()->config().model.heads, 3);
+        QCOMPARE(again->setupPanel()->repeats(), 4);
+        QCOMPARE(again->size(), QSize(1280, 800));
+        // A setup that no longer reads keeps the defaults and says so, never crashes.
+        settings.setValue(QStringLiteral("setup/config"), QStringLiteral("{not json"));
+        auto third = make_window(&fake_train);
+        third->restoreSettings(settings);
+        QVERIFY(third->setupPanel()->config().model.hidden != 192);
+        again->setDark(false);
+    }
+};
+
+QTEST_MAIN(TestStakeholder)
+#include "tst_stakeholder.moc"

@@ -1,0 +1,180 @@
+#include "ui/report/Report.h"
+
+#include <QBuffer>
+#include <QDateTime>
+#include <QFont>
+#include <QImage>
+#include <QPageLayout>
+#include <QPageSize>
+#include <QPdfWriter>
+#include <QTextDocument>
+#include <QUrl>
+
+#include "core/common/Error.h"
+#include "core/device/Capability.h"
+#include "core/results/AtomicFile.h"
+#include "core/results/Fp8Summary.h"
+#include "core/results/ReportText.h"
+#include "core/results/RunGroups.h"
+#include "ui/export/Export.h"
+#include "ui/runs/RunCollection.h"
+
+namespace tewb::ui {
+
+namespace {
+
+QString esc(const std::string& text) {
+    return QString::fromStdString(text).toHtmlEscaped();
+}
+
+// A capability badge: green when the machine has it; the fallback badge is a warning, orange when on.
+QString badge(const QString& text, bool on, const std::string& reason, bool warning = false) {
+    const QString colour = !on ? QStringLiteral("#9e9e9e") : warning ? QStringLiteral("#e65100") : QStringLiteral("#2e7d32");
+    return QStringLiteral("<span style=\"background-color:%1; color:white\">&nbsp;%2&nbsp;</span> <small>%3</small><br>")
+        .arg(colour, text.toHtmlEscaped(), esc(reason));
+}
+
+QString machineSection(const std::vector<RunRecord>& runs) {
+    QString html = QStringLiteral("<h2>Machine</h2>");
+    std::vector<std::string> seen;
+    for (const RunRecord& r : runs) {
+        const DeviceInfo& d = r.environment.device;
+        const std::string key = r.environment.hostname + "|" + d.gpu_name + "|" + d.cpu_model;
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+        seen.push_back(key);
+        const Capability cap = classify(d);
+        html += QStringLiteral("<p><b>%1</b>").arg(esc(r.environment.hostname.empty() ? std::string("machine") : r.environment.hostname));
+        html += d.has_gpu() ? QStringLiteral(": %1, compute capability %2, %3 SMs")
+                                  .arg(esc(d.gpu_name), esc(d.compute_capability->to_string()))
+                                  .arg(d.sm_count)
+                            : QStringLiteral(": no usable GPU (%1)").arg(esc(d.gpu_error));
+        html += QStringLiteral("<br>CPU %1 (%2 threads); driver %3, CUDA runtime %4, cuBLASLt %5, LibTorch %6; te-workbench %7 (%8)<br>")
+                    .arg(esc(d.cpu_model))
+                    .arg(d.cpu_threads)
+                    .arg(esc(d.driver_version.empty() ? "-" : d.driver_version), esc(d.cuda_runtime_version.empty() ? "-" : d.cuda_runtime_version),
+                         esc(d.cublaslt_version.empty() ? "-" : d.cublaslt_version), esc(d.libtorch_version),
+                         esc(r.environment.build.version), esc(r.environment.build.commit));
+        html += badge(QStringLiteral("TE capable"), cap.te_capable, cap.te_reason);
+        html += badge(QStringLiteral("FP8 capable"), cap.fp8_capable, cap.fp8_reason);
+        html += badge(QStringLiteral("Fallback"), cap.mode == Mode::Fallback,
+                      cap.fallback_reason.empty() ? std::string("not in fallback") : cap.fallback_reason, true);
+        html += QStringLiteral("</p>");
+    }
+    return html;
+}
+
+QString runsSection(const RunCollection& runs, const std::vector<RunRecord>& records) {
+    QString html = QStringLiteral("<h2>Runs</h2>");
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        const RunRecord& r = records[i];
+        const QColor colour = i < runs.entries().size() ? runs.entries()[i].colour : QColor(Qt::gray);
+        QString name = esc(r.config.name);
+        if (r.repeat) name += QStringLiteral(" (repeat %1 of %2)").arg(r.repeat->index).arg(r.repeat->count);
+        html += QStringLiteral("<p><span style=\"color:%1\">■</span> <b>%2</b> — %3, %4 on %5, created %6")
+                    .arg(colour.name(), name, esc(std::string(to_string(r.config.backend))),
+                         esc(std::string(to_string(r.config.precision))), esc(r.execution.device), esc(r.created_at));
+        const std::vector<std::string> labels = honesty_labels(r);
+        for (const std::string& label : labels) {
+            html += QStringLiteral(" <span style=\"background-color:#e65100; color:white\">&nbsp;%1&nbsp;</span>").arg(esc(label));
+        }
+        html += QStringLiteral("<br>implementation: %1").arg(esc(r.execution.implementation));
+        if (r.execution.cuda_graph) html += QStringLiteral("; CUDA graph (%1)").arg(esc(r.execution.cuda_graph_note));
+        html += QStringLiteral("<br><code>%1</code></p>").arg(esc(command_line_for(r.config)));
+    }
+    return html;
+}
+
+QString fp8Section(const std::vector<RunRecord>& records) {
+    QString html;
+    for (const RunRecord& r : records) {
+        if (r.fp8_slots.empty()) continue;
+        html += QStringLiteral("<h3>%1</h3><pre>%2</pre>").arg(esc(r.config.name), esc(render_fp8_summary(r)));
+    }
+    return html.isEmpty() ? html : QStringLiteral("<h2>FP8 digest</h2>") + html;
+}
+
+QByteArray pngBytes(const QImage& image) {
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    image.save(&buffer, "PNG");
+    return bytes;
+}
+
+}  // namespace
+
+ReportContent build_report(const RunCollection& runs, const std::vector<RunRecord>& summarized,
+                           std::optional<std::size_t> baseline, const PlotOptions& options) {
+    ReportContent report;
+    const std::vector<RunGroup> groups = group_runs(summarized, baseline);
+    report.headline = QString::fromStdString(report_headline(summarized, groups));
+    PlotOptions light = options;
+    light.dark = false;  // paper is white
+    // The three charts side by side, one row of a page (a landscape A4 page is about 1000 px at 96 dpi).
+    QString charts = QStringLiteral("<table cellspacing=0 cellpadding=2><tr>");
+    for (const MetricSpec& spec : {loss_metric(), step_ms_metric(), memory_metric()}) {
+        const QString name = QStringLiteral("chart-%1.png").arg(spec.id);
+        report.images.emplace_back(name, render_chart(spec, light, runs, QSize(660, 520), 2.0));
+        charts += QStringLiteral("<td><img src=\"%1\" width=\"330\" height=\"260\"></td>").arg(name);
+    }
+    charts += QStringLiteral("</tr></table>");
+    QString html = QStringLiteral("<html><head><meta charset=\"utf-8\"><title>%1</title></head><body style=\"font-family:sans-serif\">")
+                       .arg(report.headline.toHtmlEscaped());
+    html += QStringLiteral("<h1>TE Workbench report</h1><p style=\"font-size:large\"><b>%1</b></p>").arg(report.headline.toHtmlEscaped());
+    html += QStringLiteral("<p><small>%1 run(s) · written %2 · speedup = baseline ms/step ÷ run ms/step; intervals are 95% "
+                           "bootstrap intervals (repeats: over the repeats' mean ms/step; one run: over its timed steps); "
+                           "\"not significant\": the interval contains 1.0</small></p>")
+                .arg(summarized.size())
+                .arg(QDateTime::currentDateTimeUtc().toString(Qt::ISODate));
+    html += machineSection(summarized);
+    html += QStringLiteral("<h2>Comparison</h2>") + comparison_table_html(runs, summarized, baseline, QStringLiteral("#202020"));
+    html += QStringLiteral("<h2>Charts</h2><p><small>dashed: warm-up steps; repeats: median line with min–max band</small></p>") + charts;
+    html += runsSection(runs, summarized);
+    html += fp8Section(summarized);
+    html += QStringLiteral("</body></html>");
+    report.html = html;
+    return report;
+}
+
+void write_report(const std::filesystem::path& path, const ReportContent& report) {
+    const std::string extension = path.extension().string();
+    if (extension == ".html" || extension == ".htm") {
+        QString html = report.html;
+        for (const auto& [name, image] : report.images) {
+            html.replace(QStringLiteral("src=\"%1\"").arg(name),
+                         QStringLiteral("src=\"data:image/png;base64,%1\"").arg(QString::fromLatin1(pngBytes(image).toBase64())));
+        }
+        const QByteArray utf8 = html.toUtf8();
+        write_file_atomically(path, std::string_view(utf8.constData(), static_cast<std::size_t>(utf8.size())));
+        return;
+    }
+    if (extension != ".pdf") {
+        throw ConfigError(path.string() + ": unknown report format '" + extension + "'; allowed: .pdf, .html, .htm");
+    }
+    QTextDocument document;
+    QFont font(QStringLiteral("DejaVu Sans"));
+    font.setPointSizeF(7.5);  // the comparison table has a dozen columns: at 7.5 pt they fit a landscape A4 page
+    document.setDefaultFont(font);
+    for (const auto& [name, image] : report.images) document.addResource(QTextDocument::ImageResource, QUrl(name), image);
+    document.setHtml(report.html);
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    {
+        QPdfWriter writer(&buffer);
+        writer.setTitle(report.headline);
+        writer.setCreator(QStringLiteral("TE Workbench"));
+        writer.setPageSize(QPageSize(QPageSize::A4));
+        writer.setPageOrientation(QPageLayout::Landscape);  // the comparison table is wide
+        writer.setPageMargins(QMarginsF(12, 12, 12, 12), QPageLayout::Millimeter);
+        writer.setResolution(150);
+        // Laid out at 96 pixels per inch on the page's printable area; print() scales it to the writer
+        // (without a page size it would add its own 2 cm margins and squeeze the table).
+        document.setPageSize(writer.pageLayout().paintRectPixels(96).size());
+        document.print(&writer);
+    }
+    if (bytes.isEmpty()) throw DataError(path.string() + ": the PDF could not be produced");
+    write_file_atomically(path, std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+}
+
+}  // namespace tewb::ui
