@@ -52,8 +52,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             const tewb::RunConfig config = tewb::cli::config_from_flags(*flags);
             tewb::cli::check_fp8_flags_apply(*flags, config);
             tewb::validate(config);
+            tewb::cli::repeat_from_flags(*flags);
         } catch (const tewb::ConfigError&) {
         }
+    }
+    try {
+        // The sweep's lists and its plan on a machine without a GPU (no training: plan only).
+        tewb::SweepSpec spec = tewb::cli::sweep_from_flags(commands.sweep_flags, commands.sweep_precisions);
+        tewb::DeviceInfo cpu;
+        cpu.gpu_error = "fuzz: no GPU";
+        (void)tewb::plan_sweep(spec, cpu);
+    } catch (const tewb::ConfigError&) {
     }
     return 0;
 }

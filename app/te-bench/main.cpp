@@ -372,6 +372,7 @@ int run_sweep(const Commands& c) {
         std::fprintf(stderr, "te-bench: sweep cancelled before its first run\n");
         return kExitInterrupted;
     }
+    if (to_run == 0) std::fprintf(stderr, "te-bench: no size of the sweep can run on this machine (see the reasons above)\n");
     const SweepResult result = analyze_sweep(plan, records);
     if (!flags.csv_path.empty()) write_output(flags.csv_path, sweep_csv_text(result));
     if (!flags.json_path.empty()) write_output(flags.json_path, records_to_json_text(ran));

@@ -91,6 +91,10 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device
     }
     const bool cuda = spec.base.device == DeviceKind::Cuda || (spec.base.device == DeviceKind::Auto && device.has_gpu());
     const Precision baseline_precision = cuda ? Precision::Bf16 : Precision::Fp32;
+    if (spec.backend == Backend::Torch && spec.precisions.size() == 1 && spec.precisions.front() == baseline_precision) {
+        throw ConfigError("--precisions " + std::string(to_string(baseline_precision)) + " with --backend torch is the baseline "
+                          "itself on this device; add another precision or use --backend te");
+    }
     std::vector<SweepRun> plan;
     for (const int h : hidden) {
         for (const int b : batch) {

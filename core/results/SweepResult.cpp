@@ -141,6 +141,7 @@ std::vector<std::string> SweepResult::break_even_statements() const {
 }
 
 std::string render_sweep_table(const SweepResult& result) {
+    if (result.precisions.empty()) return "Nothing to compare with the baseline.\n";
     std::vector<std::string> header{"hidden", "batch", "seq", "GFLOP/step", "baseline ms"};
     for (const Precision p : result.precisions) {
         bool emulated = false;

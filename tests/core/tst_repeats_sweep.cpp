@@ -186,6 +186,8 @@ private Q_SLOTS:
         spec.backend = Backend::Torch;
         spec.precisions = {Precision::Fp8};
         QVERIFY_THROWS_EXCEPTION(ConfigError, plan_sweep(spec, cpu_device()));
+        spec.precisions = {Precision::Fp32};  // on the CPU that is the baseline itself: nothing to compare
+        QVERIFY_THROWS_EXCEPTION(ConfigError, plan_sweep(spec, cpu_device()));
         QVERIFY_THROWS_EXCEPTION(ConfigError, parse_int_list("--hidden", "256,,512"));
         QVERIFY_THROWS_EXCEPTION(ConfigError, parse_int_list("--hidden", "256,256"));
         QVERIFY_THROWS_EXCEPTION(ConfigError, parse_precision_list("--precisions", "bf16,auto"));
