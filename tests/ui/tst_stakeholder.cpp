@@ -15,7 +15,7 @@
 
 #include <memory>
 
-#include "UiTestSupport.h"
+#include "WindowTestSupport.h"
 #include "core/common/Error.h"
 #include "core/results/ReportText.h"
 #include "core/results/RunGroups.h"
@@ -37,13 +37,7 @@ using namespace tewb::ui;
 
 namespace {
 
-std::unique_ptr<MainWindow> make_window(RunWorker::TrainFunction train = {}) {
-    auto window = std::make_unique<MainWindow>([] { return test::no_gpu(); }, nullptr, std::move(train));
-    QSignalSpy detected(window.get(), &MainWindow::deviceDetected);
-    window->show();
-    if (!window->device()) detected.wait(10'000);
-    return window;
-}
+using test::make_window;
 
 // Five runs with names as long as the comparison plan's, like `--demo compare`.
 void add_compare_runs(RunCollection& runs) {

@@ -22,7 +22,7 @@
 
 #include <memory>
 
-#include "UiTestSupport.h"
+#include "WindowTestSupport.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
 #include "core/train/Trainer.h"
@@ -45,13 +45,7 @@ namespace {
 
 constexpr int kRunTimeoutMs = 120'000;
 
-std::unique_ptr<MainWindow> make_window(RunWorker::TrainFunction train = {}) {
-    auto window = std::make_unique<MainWindow>([] { return test::no_gpu(); }, nullptr, std::move(train));
-    QSignalSpy detected(window.get(), &MainWindow::deviceDetected);
-    window->show();
-    if (!window->device()) detected.wait(10'000);
-    return window;
-}
+using test::make_window;
 
 void queue_quick_run(MainWindow& window, int iters = 55, const QString& name = {}) {
     RunSetupPanel* setup = window.setupPanel();
