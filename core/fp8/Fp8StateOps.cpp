@@ -1,6 +1,7 @@
 #include "core/fp8/Fp8StateOps.h"
 
 #include <cfloat>
+#include <limits>
 
 #include <ATen/ops/abs.h>
 #include <ATen/ops/amax.h>
@@ -8,7 +9,8 @@
 #include <ATen/ops/full_like.h>
 #include <ATen/ops/isfinite.h>
 #include <ATen/ops/isinf.h>
-#include <ATen/ops/maximum.h>
+#include <ATen/ops/isnan.h>
+#include <ATen/ops/isneginf.h>
 #include <ATen/ops/reciprocal.h>
 #include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/where.h>
@@ -50,7 +52,13 @@ void update_scaling_reference(at::Tensor& history, at::Tensor& scale, at::Tensor
     const at::Tensor ran = staged != 0;  // a NaN counts as having run
     at::Tensor window = staged;
     if (recipe.algo == AmaxAlgo::Max && len > 1) {
-        window = at::maximum(history.narrow(1, 1, len - 1).amax(1), staged);  // NaN propagates
+        // Transformer Engine's fmaxf reduction: NaN entries are passed over, NaN only when all are. Amaxes
+        // are >= 0, inf or NaN, so -inf stands for "NaN" while reducing and maps back afterwards.
+        const at::Tensor whole = history;  // staged and h[1..L-1]: the whole row
+        const at::Tensor neg_inf = at::scalar_tensor(-std::numeric_limits<float>::infinity(), whole.options());
+        const at::Tensor reduced = at::where(at::isnan(whole), neg_inf, whole).amax(1);
+        window = at::where(at::isneginf(reduced), at::scalar_tensor(std::numeric_limits<float>::quiet_NaN(), whole.options()),
+                           reduced);
     }
     at::Tensor candidate = at::div(at::full_like(window, numerator), window);  // float32, exactly as the host rule
     candidate = at::where(at::isinf(candidate), at::scalar_tensor(FLT_MAX, candidate.options()), candidate);

@@ -14,12 +14,10 @@ namespace tewb {
 
 namespace {
 
-// max() that lets a NaN win, as the tensor and kernel reductions do.
-float nan_max(float a, float b) {
-    if (std::isnan(a) || std::isnan(b)) {
-        return std::nanf("");
-    }
-    return std::max(a, b);
+// The window's reduction, Transformer Engine's (fmaxf): a NaN entry is passed over, so the result is NaN
+// only when every entry is; an inf wins. The tensor and kernel reductions do the same.
+float window_max(float a, float b) {
+    return std::fmax(a, b);
 }
 
 }  // namespace
@@ -37,7 +35,7 @@ void update_delayed(SlotScaleState& slot, float fp8_max, AmaxAlgo algo, int marg
     float amax = staged;
     if (algo == AmaxAlgo::Max) {
         for (std::size_t i = 1; i < h.size(); ++i) {
-            amax = nan_max(amax, h[i]);
+            amax = window_max(amax, h[i]);
         }
     }
     // Roll: h[1..L-2] <- h[2..L-1], newest at the end, index 0 cleared for the next step.

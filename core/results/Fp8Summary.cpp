@@ -72,7 +72,7 @@ std::string render_fp8_summary(const RunRecord& record) {
         << (record.execution.fp8_emulated ? "; GEMMs emulated" : "") << "):\n"
         << render_text_table({"slot", "amax", "scale"}, rows);
     const auto non_finite_slots = std::count(non_finite.begin(), non_finite.end(), true);
-    out << "slots with an inf/NaN amax (scale frozen while it is in the window): " << non_finite_slots << "\n";
+    out << "slots with an inf or NaN amax (an inf freezes the scale while in the window, a NaN step keeps it): " << non_finite_slots << "\n";
     const auto where = [&](const Worst& w) {
         const Fp8SlotInfo& slot = record.fp8_slots[w.slot];
         return compact(100.0 * w.value) + "% (" + slot.module + " " + std::string(to_string(slot.role)) + ", step " +

@@ -11,9 +11,9 @@ namespace {
 
 constexpr int kThreads = 128;
 
-__device__ float block_nan_max(float value) {
+__device__ float block_window_max(float value) {
     for (int offset = 16; offset > 0; offset /= 2) {
-        value = nan_max(value, __shfl_xor_sync(0xffffffffu, value, offset));
+        value = window_max(value, __shfl_xor_sync(0xffffffffu, value, offset));
     }
     __shared__ float warp_max[kThreads / 32];
     __shared__ float result;
@@ -24,7 +24,7 @@ __device__ float block_nan_max(float value) {
     if (warp == 0) {
         value = lane < kThreads / 32 ? warp_max[lane] : warp_max[0];
         for (int offset = 16; offset > 0; offset /= 2) {
-            value = nan_max(value, __shfl_xor_sync(0xffffffffu, value, offset));
+            value = window_max(value, __shfl_xor_sync(0xffffffffu, value, offset));
         }
         if (lane == 0) result = value;
     }
@@ -41,8 +41,8 @@ __global__ void update_scaling_kernel(float* __restrict__ history, float* __rest
         float window = staged;
         if (rule == ScalingRule::DelayedMax) {
             float local = staged;
-            for (int i = 1 + threadIdx.x; i < history_len; i += blockDim.x) local = nan_max(local, h[i]);
-            window = block_nan_max(local);  // ends with a barrier: every read is done before the roll
+            for (int i = 1 + threadIdx.x; i < history_len; i += blockDim.x) local = window_max(local, h[i]);
+            window = block_window_max(local);  // ends with a barrier: every read is done before the roll
         }
         // Roll left by one over 1..L-1, a tile at a time: a tile reads its right neighbours, waits, writes.
         for (int start = 1; start < history_len - 1; start += blockDim.x) {

@@ -49,7 +49,7 @@ void update_scaling_on_host(float* history, float* scale, float* scale_inv, int 
         if (rule != ScalingRule::Current && detail::slot_ran(staged)) {
             float window = staged;
             if (rule == ScalingRule::DelayedMax) {
-                for (int i = 1; i < history_len; ++i) window = detail::nan_max(window, h[i]);
+                for (int i = 1; i < history_len; ++i) window = detail::window_max(window, h[i]);
             }
             for (int i = 1; i + 1 < history_len; ++i) h[i] = h[i + 1];
             if (history_len > 1) h[history_len - 1] = staged;

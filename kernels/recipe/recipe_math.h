@@ -20,10 +20,11 @@ TEWB_HOST_DEVICE inline bool is_finite(float x) {
     return x - x == 0.0f;  // inf - inf and NaN - NaN are NaN
 }
 
-// max() that lets a NaN win, so a NaN anywhere in the window reaches the scale rule.
-TEWB_HOST_DEVICE inline float nan_max(float a, float b) {
-    if (is_nan(a)) return a;
-    if (is_nan(b)) return b;
+// The window's reduction, Transformer Engine's fmaxf: a NaN is passed over (NaN only when both are NaN);
+// an inf wins. Written out rather than fmaxf so host and device agree without relying on either libm.
+TEWB_HOST_DEVICE inline float window_max(float a, float b) {
+    if (is_nan(a)) return b;
+    if (is_nan(b)) return a;
     return a > b ? a : b;
 }
 

@@ -117,6 +117,44 @@ private Q_SLOTS:
         }
     }
 
+    // Transformer Engine reduces the amax window with fmaxf: a NaN entry is passed over, an inf wins, and
+    // the window is NaN only when every entry is. Each rule (host, tensor) is checked on the same cases;
+    // the kernel's host reference and the kernel are held to the tensor rule in tst_recipe_reference and
+    // `te-bench selftest`.
+    void nanInTheWindowIsPassedOverAsTransformerEngineDoes() {
+        const auto scales = [](const std::vector<float>& amaxes, AmaxAlgo algo, int len) {
+            std::vector<float> out;
+            for (const RecipeReplayStep& step : replay_recipe(ScalingKind::Delayed, Fp8Dtype::E4M3, len, algo, 0, amaxes)) {
+                out.push_back(step.scale_next);
+            }
+            return out;
+        };
+        // The case: TE moves to 112 at step 3; a NaN anywhere in the window used to freeze 448.
+        QCOMPARE(scales({1, kNan, 4, 4}, AmaxAlgo::Max, 16), (std::vector<float>{448, 448, 112, 112}));
+        // An inf still wins and freezes the scale while it is in the window (L = 3: two more updates).
+        QCOMPARE(scales({1, kInf, 4, 4, 4}, AmaxAlgo::Max, 3), (std::vector<float>{448, 448, 448, 448, 112}));
+        // A NaN and an inf in one window: the inf wins.
+        QCOMPARE(scales({1, kNan, kInf, 4}, AmaxAlgo::Max, 16), (std::vector<float>{448, 448, 448, 448}));
+        // A window of NaNs only (history 1, or the staged NaN with an empty history): the scale stays.
+        QCOMPARE(scales({2, kNan, kNan}, AmaxAlgo::Max, 1), (std::vector<float>{224, 224, 224}));
+        QCOMPARE(scales({kNan, 8}, AmaxAlgo::Max, 16), (std::vector<float>{1, 56}));
+        // most_recent looks at the staged amax alone: a NaN keeps the scale of the step before.
+        QCOMPARE(scales({1, kNan, 4}, AmaxAlgo::MostRecent, 16), (std::vector<float>{448, 448, 112}));
+        // The tensor rule, over every slot at once, says the same.
+        for (const AmaxAlgo algo : {AmaxAlgo::Max, AmaxAlgo::MostRecent}) {
+            for (const std::vector<float>& amaxes :
+                 {std::vector<float>{1, kNan, 4, 4}, std::vector<float>{1, kNan, kInf, 4}, std::vector<float>{kNan, 8}}) {
+                auto context = one_gemm_context(Fp8Recipe{ScalingKind::Delayed, RecipeFormat::E4M3, 16, algo, 0});
+                const std::vector<float> expected = scales(amaxes, algo, 16);
+                for (std::size_t i = 0; i < amaxes.size(); ++i) {
+                    context->record_amax(Fp8Pass::Forward, 0, at::scalar_tensor(amaxes[i], at::kFloat));
+                    context->update(Fp8Pass::Forward);
+                    QVERIFY(same_bits(context->scales(Fp8Pass::Forward)[0].item<float>(), expected[i]));
+                }
+            }
+        }
+    }
+
     void tensorUpdateMatchesHostRuleBitForBit() {
         std::mt19937 random(11);
         std::lognormal_distribution<float> normal(0.0f, 4.0f);
