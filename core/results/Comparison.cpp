@@ -32,7 +32,7 @@ std::string render_summary_table(const std::vector<RunRecord>& runs, std::option
         std::string status(to_string(r.status));
         const std::string precision =
             std::string(to_string(r.config.precision)) + (r.execution.fp8_emulated ? " (emulated)" : "");
-        rows.push_back({r.config.name, std::string(to_string(r.config.backend)), precision,
+        rows.push_back({display_name(r), std::string(to_string(r.config.backend)), precision,
                         r.execution.device, status, format_fixed(s.mean_ms, 2), format_fixed(s.median_ms, 2),
                         format_fixed(s.p90_ms, 2), format_fixed(s.tokens_per_s, 0), format_fixed(s.tflops, 2),
                         s.mfu ? format_fixed(*s.mfu * 100.0, 1, "%") : "-",

@@ -46,7 +46,7 @@ std::string csv_field(const std::string& text) {
 void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
     out << "run_id,run_name,backend,precision,device,step,phase,loss,step_ms,mem_bytes,tokens_per_s,elapsed_ms\n";
     for (const RunRecord& run : runs) {
-        const std::string prefix = csv_field(run.id) + "," + csv_field(run.config.name) + "," +
+        const std::string prefix = csv_field(run.id) + "," + csv_field(display_name(run)) + "," +
                                    std::string(to_string(run.config.backend)) + "," +
                                    std::string(to_string(run.config.precision)) + "," + csv_field(run.execution.device) + ",";
         for (const StepMetrics& s : run.steps) {
@@ -74,7 +74,7 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
         const RunRecord& r = *row.run;
         const RunSummary& s = r.summary;
         const RunGroup& g = *group_of[index++];
-        out << csv_field(r.id) << ',' << csv_field(r.config.name) << ',' << to_string(r.config.backend) << ','
+        out << csv_field(r.id) << ',' << csv_field(display_name(r)) << ',' << to_string(r.config.backend) << ','
             << to_string(r.config.precision) << ',' << csv_field(r.execution.device) << ','
             << csv_field(r.execution.implementation) << ',' << (r.execution.fp8_emulated ? "true" : "false") << ','
             << to_string(r.status) << ',' << s.timed_steps << ','
@@ -92,7 +92,7 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
 void write_fp8_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
     out << "run_id,run_name,step,phase,module,slot,dtype,amax,scale,saturated_fraction,underflow_fraction\n";
     for (const RunRecord& run : runs) {
-        const std::string prefix = csv_field(run.id) + "," + csv_field(run.config.name) + ",";
+        const std::string prefix = csv_field(run.id) + "," + csv_field(display_name(run)) + ",";
         for (const StepMetrics& s : run.steps) {
             for (std::size_t i = 0; i < s.fp8.size() && i < run.fp8_slots.size(); ++i) {
                 const Fp8SlotInfo& slot = run.fp8_slots[i];

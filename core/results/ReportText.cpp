@@ -28,12 +28,6 @@ std::string device_words(const RunRecord& r) {
     return "on the CPU" + (d.cpu_model.empty() ? std::string() : " (" + d.cpu_model + ")");
 }
 
-std::string display_name(const RunRecord& r) {
-    std::string name = r.config.name;
-    if (r.execution.fp8_emulated && name.find("emulated") == std::string::npos) name += " (emulated FP8)";
-    return name;
-}
-
 // A loss difference in words, rounded up to the next 0.01 so "within" is never an understatement.
 std::string loss_words(double candidate, double baseline) {
     const double diff = candidate - baseline;

@@ -41,13 +41,13 @@ std::vector<RunGroup> group_runs(const std::vector<RunRecord>& runs, std::option
             g = it->second;
             if (inserted) {
                 RunGroup fresh;
-                fresh.name = r.config.name;
+                fresh.name = display_name(r);
                 fresh.group_id = r.repeat->group;
                 groups.push_back(std::move(fresh));
             }
         } else {
             RunGroup single;
-            single.name = r.config.name;
+            single.name = display_name(r);
             groups.push_back(std::move(single));
         }
         groups[g].members.push_back(i);
@@ -113,7 +113,6 @@ std::string render_group_table(const std::vector<RunRecord>& runs, const std::ve
     for (const RunGroup& g : groups) {
         const RunRecord& first = runs[g.members.front()];
         std::string name = g.name;
-        if (first.execution.fp8_emulated && name.find("emulated") == std::string::npos) name += " (emulated FP8)";
         if (g.is_baseline && name.find("baseline") == std::string::npos) name += " (baseline)";
         rows.push_back({name, g.sample_basis(), format_fixed(g.centre_ms, 2),
                         g.min_ms ? format_fixed(g.min_ms, 2) + "-" + format_fixed(g.max_ms, 2) : "-",

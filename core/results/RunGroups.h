@@ -18,7 +18,7 @@ namespace tewb {
 // Speedup against the baseline group = baseline centre / this centre, with the bootstrap interval of that
 // ratio (both samples resampled); it is significant when the interval does not contain 1.0.
 struct RunGroup {
-    std::string name;                  // the configuration's name (every member has it)
+    std::string name;                  // the first member's display_name (every member has the configuration's)
     std::string group_id;              // RepeatInfo::group, empty for a single run
     std::vector<std::size_t> members;  // indices into the runs given, in their order
     bool repeated = false;             // a group of 2 or more repeats

@@ -50,6 +50,15 @@ MemoryMetric parse_memory_metric(std::string_view what, std::string_view text) {
     return kMemoryMetricNames.parse(what, text);
 }
 
+std::string display_name(const std::string& name, bool fp8_emulated) {
+    if (!fp8_emulated || name.find("emulated") != std::string::npos) return name;
+    return name + " (emulated FP8)";
+}
+
+std::string display_name(const RunRecord& record) {
+    return display_name(record.config.name, record.execution.fp8_emulated);
+}
+
 std::string make_run_id() {
     std::random_device entropy;
     std::mt19937_64 generator((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy() ^

@@ -118,6 +118,13 @@ MemoryMetric parse_memory_metric(std::string_view what, std::string_view text);
 // that are finite and not negative.
 std::optional<std::string> import_problem(const RunRecord& record);
 
+// The name a run is shown and exported under: its configured name, with " (emulated FP8)" added when its
+// FP8 GEMMs were emulated (FP8 casts real, GEMMs in float32: the loss is FP8's, the speed is not), so no
+// table, legend or CSV can show an emulated run as if it were FP8 speed. Unchanged when the name already
+// says "emulated".
+std::string display_name(const std::string& name, bool fp8_emulated);
+std::string display_name(const RunRecord& record);
+
 std::string make_run_id();
 std::string utc_timestamp_now();
 

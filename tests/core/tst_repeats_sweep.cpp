@@ -9,6 +9,8 @@
 #include "core/common/Error.h"
 #include "core/common/Statistics.h"
 #include "core/config/SweepPlan.h"
+#include "core/results/Comparison.h"
+#include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
 #include "core/results/ReportText.h"
 #include "core/results/RunGroups.h"
@@ -256,6 +258,20 @@ private Q_SLOTS:
                  headline.c_str());
         runs[1].summary.final_loss = 3.07;
         QVERIFY(report_headline(runs, group_runs(runs, 0)).find("final loss 0.070 higher") != std::string::npos);
+    }
+
+    void emulatedFp8RunsSayEmulatedInTheirName() {
+        RunRecord emulated = timed_run("te fp8 cpu", {5, 6});
+        emulated.execution.fp8_emulated = true;
+        const RunRecord real = timed_run("te fp8", {5, 6});
+        QCOMPARE(display_name(emulated), std::string("te fp8 cpu (emulated FP8)"));
+        QCOMPARE(display_name(real), std::string("te fp8"));
+        QCOMPARE(display_name("fp8 emulated run", true), std::string("fp8 emulated run"));  // said already
+        const std::vector<RunRecord> runs{real, emulated};
+        for (const std::string& text : {render_summary_table(runs, 0), render_group_table(runs, group_runs(runs, 0)),
+                                        summary_csv_text(runs, 0), steps_csv_text(runs)}) {
+            QVERIFY2(text.find("te fp8 cpu (emulated FP8)") != std::string::npos, text.c_str());
+        }
     }
 
     void honestyLabelsAndCommandLine() {

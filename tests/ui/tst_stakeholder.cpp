@@ -26,6 +26,7 @@
 #include "ui/report/Report.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/runs/RunController.h"
+#include "ui/runs/RunQueueModel.h"
 #include "ui/setup/RunSetupPanel.h"
 #include "ui/sweep/SweepPanel.h"
 #include "ui/table/ComparisonModel.h"
@@ -231,6 +232,33 @@ private Q_SLOTS:
         sweep->runButton()->click();
         QCOMPARE(errors.size(), 1);
         QVERIFY(errors.front().front().toString().contains(QStringLiteral("multiples of 64")));
+    }
+
+    void emulatedFp8SaysSoInTheLegendTableAndQueue() {
+        RunCollection runs;
+        add_compare_runs(runs);
+        RunRecord emulated = runs.entries().back().record;
+        emulated.execution.fp8_emulated = true;
+        runs.remove(runs.entries().back().key);
+        runs.add(emulated);
+        MetricPlot plot(loss_metric());
+        plot.refresh(runs);
+        QCOMPARE(plot.traces().back().name, QStringLiteral("te fp8 cpu (emulated FP8)"));
+        DashboardContents contents;
+        render_dashboard(runs, runs.records(), 0, PlotOptions{}, kDashboardExportSize, 1.0, &contents);
+        QVERIFY(contents.legend_labels.contains(QStringLiteral("te fp8 cpu (emulated FP8)")));
+        ComparisonModel model(&runs);
+        QCOMPARE(model.data(model.index(model.rowCount() - 1, ComparisonModel::Name)).toString(),
+                 QStringLiteral("te fp8 cpu (emulated FP8)"));
+        // Queued before it runs: FP8 on the CPU is the emulated reference, and the queue says so.
+        RunQueueModel queue;
+        RunConfig config = make_preset(Preset::QuickCpu);
+        config.device = DeviceKind::Cpu;
+        config.backend = Backend::Te;
+        config.precision = Precision::Fp8;
+        config.name = "te fp8 cpu";
+        queue.append(config);
+        QCOMPARE(queue.data(queue.index(0, RunQueueModel::Name)).toString(), QStringLiteral("te fp8 cpu (emulated FP8)"));
     }
 
     void settingsRoundTrip() {

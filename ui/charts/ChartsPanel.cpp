@@ -127,7 +127,7 @@ void ChartsPanel::refreshIfDirty() {
     QStringList items;
     for (const RunCollection::Entry& e : runs_->entries()) {
         items << QStringLiteral("<span style=\"color:%1; font-size:large\">━</span>&nbsp;%2")
-                     .arg(e.colour.name(), QString::fromStdString(e.record.config.name).toHtmlEscaped());
+                     .arg(e.colour.name(), QString::fromStdString(display_name(e.record)).toHtmlEscaped());
     }
     const QString legend = items.isEmpty() ? tr("No runs yet: queue one from the run setup, or open records (Ctrl+O).")
                                      : items.join(QStringLiteral(" &nbsp; ")) +

@@ -208,7 +208,7 @@ void MetricPlot::refresh(const RunCollection& runs) {
         }
         Trace trace;
         trace.key = entry.key;
-        trace.name = QString::fromStdString(entry.record.config.name);
+        trace.name = QString::fromStdString(display_name(entry.record));
         trace.colour = entry.colour;
         for (const StepMetrics& step : entry.record.steps) {
             const std::optional<double> value = spec_.value(entry.record, step);

@@ -24,12 +24,6 @@ QString cell(const std::string& text) {
     return QString::fromStdString(text).toHtmlEscaped();
 }
 
-QString emulatedName(const RunRecord& r) {
-    QString name = QString::fromStdString(r.config.name);
-    if (r.execution.fp8_emulated && !name.contains(QStringLiteral("emulated"))) name += QStringLiteral(" (emulated FP8)");
-    return name;
-}
-
 QString devicesLine(const RunCollection& runs) {
     QStringList devices;
     for (const RunCollection::Entry& e : runs.entries()) {
@@ -58,7 +52,7 @@ QString comparison_table_html(const RunCollection& runs, const std::vector<RunRe
         const RunSummary& s = r.summary;
         const QColor colour = first < runs.entries().size() ? runs.entries()[first].colour : QColor(Qt::gray);
         const std::optional<double> mfu = s.mfu ? std::optional<double>(*s.mfu * 100) : std::nullopt;
-        QString name = emulatedName(r).toHtmlEscaped();
+        QString name = QString::fromStdString(display_name(r)).toHtmlEscaped();
         if (g.is_baseline && !name.contains(QStringLiteral("baseline"))) name += QStringLiteral(" (baseline)");
         QString status = QString::fromUtf8(to_string(r.status).data());
         for (const std::size_t m : g.members) {

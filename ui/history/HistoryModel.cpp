@@ -28,7 +28,7 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
         switch (index.column()) {
             case Id: return QVariant::fromValue<qint64>(r.id);
             case Created: return QString::fromStdString(r.created_at);
-            case Name: return QString::fromStdString(r.name);
+            case Name: return QString::fromStdString(display_name(r.name, r.fp8_emulated));
             case Backend: return QString::fromStdString(r.backend);
             case Precision: return QString::fromStdString(r.precision) + (r.fp8_emulated ? tr(" (emulated)") : QString());
             case Device: return QString::fromStdString(r.device);

@@ -68,7 +68,7 @@ QString runsSection(const RunCollection& runs, const std::vector<RunRecord>& rec
     for (std::size_t i = 0; i < records.size(); ++i) {
         const RunRecord& r = records[i];
         const QColor colour = i < runs.entries().size() ? runs.entries()[i].colour : QColor(Qt::gray);
-        QString name = esc(r.config.name);
+        QString name = esc(display_name(r));
         if (r.repeat) name += QStringLiteral(" (repeat %1 of %2)").arg(r.repeat->index).arg(r.repeat->count);
         html += QStringLiteral("<p><span style=\"color:%1\">■</span> <b>%2</b> — %3, %4 on %5, created %6")
                     .arg(colour.name(), name, esc(std::string(to_string(r.config.backend))),
@@ -88,7 +88,7 @@ QString fp8Section(const std::vector<RunRecord>& records) {
     QString html;
     for (const RunRecord& r : records) {
         if (r.fp8_slots.empty()) continue;
-        html += QStringLiteral("<h3>%1</h3><pre>%2</pre>").arg(esc(r.config.name), esc(render_fp8_summary(r)));
+        html += QStringLiteral("<h3>%1</h3><pre>%2</pre>").arg(esc(display_name(r)), esc(render_fp8_summary(r)));
     }
     return html.isEmpty() ? html : QStringLiteral("<h2>FP8 digest</h2>") + html;
 }

@@ -53,9 +53,12 @@ QVariant RunQueueModel::data(const QModelIndex& index, int role) const {
     const int total = it.config.total_steps();
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
-            case Name:
-                return it.repeat ? tr("%1 #%2/%3").arg(QString::fromStdString(it.config.name)).arg(it.repeat->index).arg(it.repeat->count)
-                                 : QString::fromStdString(it.config.name);
+            case Name: {
+                // FP8 on the CPU runs the reference implementation: emulated, and said so before it runs.
+                const bool emulated = it.config.precision == Precision::Fp8 && it.config.device == DeviceKind::Cpu;
+                const QString name = QString::fromStdString(display_name(it.config.name, emulated));
+                return it.repeat ? tr("%1 #%2/%3").arg(name).arg(it.repeat->index).arg(it.repeat->count) : name;
+            }
             case Setup: return setupText(it.config);
             case Status: return toText(it.state);
             case Progress: return tr("%1 of %2").arg(it.step).arg(total);

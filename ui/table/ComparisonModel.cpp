@@ -162,7 +162,7 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
             case Name: {
-                QString name = QString::fromStdString(r.config.name);
+                QString name = QString::fromStdString(display_name(r));
                 if (baseline_ == e->key && !name.contains(QStringLiteral("baseline"))) name += tr(" (baseline)");
                 return name;
             }

@@ -50,7 +50,7 @@ void ComparisonPanel::rebuildBaselineChoices() {
     for (const RunCollection::Entry& e : runs_->entries()) {
         QPixmap swatch(12, 12);
         swatch.fill(e.colour);
-        baseline_->addItem(QIcon(swatch), QString::fromStdString(e.record.config.name), e.key);
+        baseline_->addItem(QIcon(swatch), QString::fromStdString(display_name(e.record)), e.key);
         if (model_->baseline() == e.key) baseline_->setCurrentIndex(baseline_->count() - 1);
     }
     baseline_->setEnabled(baseline_->count() > 0);
