@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 
 #include "core/common/Error.h"
+#include "core/fp8/BlockScaling.h"
 #include "core/fp8/Fp8Scope.h"
 #include "core/fp8/Fp8State.h"
 #include "core/fp8/ReplayReport.h"
@@ -344,6 +345,82 @@ private Q_SLOTS:
         } catch (const std::runtime_error&) {
         }
         QCOMPARE(context->generation(), start + 1);
+    }
+
+    // Float8BlockScaling's reference: every block gets its own scale, so an outlier costs only its block.
+    void blockQuantizationRoundTripAndPerBlockSaturation() {
+        at::manual_seed(3);
+        // 130 × 300: neither a multiple of 128; the last blocks are shorter, never padded into the data.
+        at::Tensor x = at::randn({130, 300}) * 0.01;
+        x[5][7] = 1000.0f;  // an outlier in block (row 5, columns 0..127)
+        for (const bool pow2 : {true, false}) {
+            for (const BlockShape block : {kActivationBlock, kWeightBlock}) {
+                const BlockQuantized q = block_quantize(x, block, Fp8Dtype::E4M3, pow2);
+                QCOMPARE(q.data.sizes(), x.sizes());
+                QCOMPARE(q.scale_inv.size(0), (130 + block.rows - 1) / block.rows);
+                QCOMPARE(q.scale_inv.size(1), 3);  // 300 columns: 128 + 128 + 44
+                const at::Tensor back = block_dequantize(q);
+                // E4M3 keeps 3 mantissa bits: within 2^-4 relative for values in its normal range.
+                // (Away from the outlier's block, whose coarse scale flushes small values, by design.)
+                at::Tensor normal = x.abs() > 1e-3;
+                normal.narrow(0, 0, 128).narrow(1, 0, 128).fill_(false);
+                const at::Tensor rel = ((back - x).abs() / x.abs()).masked_select(normal);
+                QVERIFY2(rel.max().item<float>() <= 0.0625f + 1e-6f, qPrintable(QString::number(rel.max().item<float>())));
+                // No element saturates: each block's amax maps to at most fp8_max.
+                QVERIFY(q.data.to(at::kFloat).abs().max().item<float>() <= 448.0f);
+                if (pow2) {
+                    const at::Tensor scale = at::reciprocal(q.scale_inv);
+                    QVERIFY(at::equal(at::exp2(at::round(at::log2(scale))), scale));
+                } else {
+                    QCOMPARE(back[5][7].item<float>(), 1000.0f);  // the amax element maps to 448 exactly
+                }
+                // The outlier's block has the coarse scale; a block away from it keeps fine precision.
+                const float outlier_scale_inv = q.scale_inv[5 / block.rows][0].item<float>();
+                const float far_scale_inv = q.scale_inv[(129) / block.rows][2].item<float>();
+                QVERIFY(outlier_scale_inv > 100 * far_scale_inv);
+            }
+        }
+        // A per-tensor scale would flush the small values of that outlier's tensor far more.
+        const at::Tensor per_tensor = tensor_quantize_dequantize(x, Fp8Dtype::E4M3);
+        const at::Tensor blockwise = block_dequantize(block_quantize(x, kActivationBlock, Fp8Dtype::E4M3));
+        at::Tensor others = at::ones_like(x, at::kBool);
+        others[5][7] = false;  // the outlier itself: per-tensor maps it exactly, a power-of-two block scale does not
+        const double per_tensor_error = (per_tensor - x).masked_select(others).pow(2).sum().item<double>();
+        const double block_error = (blockwise - x).masked_select(others).pow(2).sum().item<double>();
+        QVERIFY2(per_tensor_error > 10 * block_error, qPrintable(QStringLiteral("%1 vs %2").arg(per_tensor_error).arg(block_error)));
+        // Zero, inf and NaN blocks keep scale 1; NaN stays NaN; inf saturates.
+        at::Tensor special = at::zeros({2, 256});
+        special[1][0] = std::numeric_limits<float>::infinity();
+        special[1][200] = kNan;
+        const BlockQuantized s = block_quantize(special, kActivationBlock, Fp8Dtype::E4M3);
+        QVERIFY(at::equal(s.scale_inv, at::ones({2, 2})));
+        QCOMPARE(s.data.to(at::kFloat)[1][0].item<float>(), 448.0f);
+        QVERIFY(std::isnan(s.data.to(at::kFloat)[1][200].item<float>()));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, block_quantize(at::zeros({2, 2, 2}), kActivationBlock, Fp8Dtype::E4M3));
+    }
+
+    void blockGemmEmulationMatchesFloat64() {
+        at::manual_seed(5);
+        const at::Tensor a = at::randn({96, 384});
+        const at::Tensor b = at::randn({200, 384}) * 0.05;
+        const BlockQuantized qa = block_quantize(a, kActivationBlock, Fp8Dtype::E4M3);
+        const BlockQuantized qb = block_quantize(b, kWeightBlock, Fp8Dtype::E4M3);
+        const at::Tensor got = block_gemm_reference(qa, qb);
+        // The same dequantized values multiplied and summed in float64, block by block along K.
+        at::Tensor expected = at::zeros({96, 200}, at::kDouble);
+        for (int kb = 0; kb < 3; ++kb) {
+            const at::Tensor ak = qa.data.narrow(1, kb * 128, 128).to(at::kDouble) *
+                                  qa.scale_inv.narrow(1, kb, 1).to(at::kDouble);
+            const at::Tensor bk = qb.data.narrow(1, kb * 128, 128).to(at::kDouble) *
+                                  qb.scale_inv.narrow(1, kb, 1).repeat_interleave(128, 0).narrow(0, 0, 200).to(at::kDouble);
+            expected += at::mm(ak, bk.t());
+        }
+        const double error = (got.to(at::kDouble) - expected).norm().item<double>() / expected.norm().item<double>();
+        QVERIFY2(error < 1e-6, qPrintable(QString::number(error)));
+        // And against the unquantized product: FP8's own error, a few percent at most.
+        const double fp8_error = (got - at::mm(a, b.t())).norm().item<double>() / at::mm(a, b.t()).norm().item<double>();
+        QVERIFY2(fp8_error < 0.05, qPrintable(QString::number(fp8_error)));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, block_gemm_reference(qa, block_quantize(at::zeros({4, 100}), kWeightBlock, Fp8Dtype::E4M3)));
     }
 
     void amaxListParsing() {

@@ -1,0 +1,88 @@
+#include "core/fp8/BlockScaling.h"
+
+#include <cfloat>
+#include <cmath>
+#include <string>
+
+#include <ATen/ops/abs.h>
+#include <ATen/ops/amax.h>
+#include <ATen/ops/constant_pad_nd.h>
+#include <ATen/ops/exp2.h>
+#include <ATen/ops/floor.h>
+#include <ATen/ops/full_like.h>
+#include <ATen/ops/isinf.h>
+#include <ATen/ops/isfinite.h>
+#include <ATen/ops/log2.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/ones_like.h>
+#include <ATen/ops/reciprocal.h>
+#include <ATen/ops/repeat_interleave.h>
+#include <ATen/ops/where.h>
+
+#include "core/common/Error.h"
+#include "core/fp8/Fp8Tensor.h"
+
+namespace tewb {
+
+namespace {
+
+std::int64_t blocks_of(std::int64_t n, int block) {
+    return (n + block - 1) / block;
+}
+
+// Each block's value repeated over its elements, cropped to rows × cols.
+at::Tensor expand_blocks(const at::Tensor& per_block, BlockShape block, std::int64_t rows, std::int64_t cols) {
+    return per_block.repeat_interleave(block.rows, 0).repeat_interleave(block.cols, 1).narrow(0, 0, rows).narrow(1, 0, cols);
+}
+
+}  // namespace
+
+BlockQuantized block_quantize(const at::Tensor& x, BlockShape block, Fp8Dtype dtype, bool power_of_two) {
+    if (x.dim() != 2) {
+        throw ConfigError("block quantization: a " + std::to_string(x.dim()) + "-D tensor; allowed: 2-D (rows × columns)");
+    }
+    if (block.rows < 1 || block.cols < 1) throw ConfigError("block quantization: a block needs at least one row and column");
+    const std::int64_t rows = x.size(0);
+    const std::int64_t cols = x.size(1);
+    const std::int64_t row_blocks = blocks_of(rows, block.rows);
+    const std::int64_t col_blocks = blocks_of(cols, block.cols);
+    const at::Tensor xf = x.to(at::kFloat);
+    // Zeros pad the last blocks up to full size: they do not change any block's amax.
+    const at::Tensor padded =
+        at::constant_pad_nd(xf.abs(), {0, col_blocks * block.cols - cols, 0, row_blocks * block.rows - rows}, 0.0);
+    const at::Tensor amax = padded.reshape({row_blocks, block.rows, col_blocks, block.cols}).amax({1, 3});
+    const float max = fp8_max(dtype);
+    at::Tensor scale = max / amax;  // float32, as the per-tensor rule; a tiny amax overflows to FLT_MAX
+    scale = at::where(at::isinf(scale), at::full_like(scale, FLT_MAX), scale);
+    if (power_of_two) scale = at::exp2(at::floor(at::log2(scale)));
+    scale = at::where((amax > 0) & at::isfinite(amax), scale, at::ones_like(scale));
+    BlockQuantized q;
+    q.block = block;
+    q.dtype = dtype;
+    q.scale_inv = at::reciprocal(scale);
+    const at::Tensor scaled = xf * expand_blocks(scale, block, rows, cols);
+    q.data = scaled.clamp(-max, max).to(to_scalar_type(dtype));  // clamp: LibTorch casts out-of-range to NaN
+    return q;
+}
+
+at::Tensor block_dequantize(const BlockQuantized& q) {
+    return q.data.to(at::kFloat) * expand_blocks(q.scale_inv, q.block, q.data.size(0), q.data.size(1));
+}
+
+at::Tensor block_gemm_reference(const BlockQuantized& a, const BlockQuantized& b) {
+    if (a.data.dim() != 2 || b.data.dim() != 2 || a.data.size(1) != b.data.size(1)) {
+        throw ConfigError("block GEMM: operands must be [M, K] and [N, K] with the same K");
+    }
+    return at::mm(block_dequantize(a), block_dequantize(b).t());
+}
+
+at::Tensor tensor_quantize_dequantize(const at::Tensor& x, Fp8Dtype dtype) {
+    const at::Tensor xf = x.to(at::kFloat);
+    const float max = fp8_max(dtype);
+    const at::Tensor amax = xf.abs().amax();
+    at::Tensor scale = max / amax;
+    scale = at::where(at::isfinite(scale) & (amax > 0), scale, at::ones_like(scale));
+    return (xf * scale).clamp(-max, max).to(to_scalar_type(dtype)).to(at::kFloat) / scale;
+}
+
+}  // namespace tewb

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "core/fp8/Fp8Format.h"
+
+namespace tewb {
+
+// Float8BlockScaling's quantization (Transformer Engine's third recipe on Hopper): one float32 scale per
+// block instead of one per tensor. Activations and gradients use 1×128 blocks (128 consecutive elements
+// of a row, along the GEMM's inner dimension), weights 128×128 tiles. This is the reference
+// implementation, in LibTorch ops on any device: the oracle for kernels, and how the inspector computes
+// what block scaling would have cost a tensor.
+struct BlockShape {
+    int rows = 1;
+    int cols = 128;
+    friend bool operator==(const BlockShape&, const BlockShape&) = default;
+};
+inline constexpr BlockShape kActivationBlock{1, 128};
+inline constexpr BlockShape kWeightBlock{128, 128};
+
+// Per block: amax = max |x| over the block; scale = fp8_max / amax, rounded down to a power of two when
+// `power_of_two` (the default in Transformer Engine: the scale then changes no mantissa bit and its
+// reciprocal is exact), and 1 when amax is 0, inf or NaN. The data is x·scale clamped to ±fp8_max and
+// cast (round to nearest even); `scale_inv` = 1 / scale, [ceil(rows / block.rows), ceil(cols / block.cols)].
+// Shapes that are not multiples of the block are handled exactly: the last block of a row or column is
+// simply shorter (no padding reaches the data).
+struct BlockQuantized {
+    at::Tensor data;       // FP8, the shape of x
+    at::Tensor scale_inv;  // float32 per block
+    BlockShape block;
+    Fp8Dtype dtype = Fp8Dtype::E4M3;
+};
+
+// `x` must be 2-D (any float dtype); throws ConfigError otherwise.
+BlockQuantized block_quantize(const at::Tensor& x, BlockShape block, Fp8Dtype dtype, bool power_of_two = true);
+// The dequantized values in float32 (data · scale_inv of each element's block).
+at::Tensor block_dequantize(const BlockQuantized& q);
+// a [M, K] (1×128 blocks) times b [N, K] (128×128 blocks) transposed, emulated in float32: the products
+// of dequantized values summed in float32 (what a block-scaled FP8 GEMM computes, up to summation order).
+at::Tensor block_gemm_reference(const BlockQuantized& a, const BlockQuantized& b);
+
+// Per-tensor (current scaling) round trip, for comparisons: scale = fp8_max / amax (1 for 0, inf, NaN),
+// cast, back to float32.
+at::Tensor tensor_quantize_dequantize(const at::Tensor& x, Fp8Dtype dtype);
+
+}  // namespace tewb
