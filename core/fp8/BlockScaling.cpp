@@ -1,5 +1,6 @@
 #include "core/fp8/BlockScaling.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <string>
@@ -77,12 +78,11 @@ at::Tensor block_gemm_reference(const BlockQuantized& a, const BlockQuantized& b
 }
 
 at::Tensor tensor_quantize_dequantize(const at::Tensor& x, Fp8Dtype dtype) {
-    const at::Tensor xf = x.to(at::kFloat);
-    const float max = fp8_max(dtype);
-    const at::Tensor amax = xf.abs().amax();
-    at::Tensor scale = max / amax;
-    scale = at::where(at::isfinite(scale) & (amax > 0), scale, at::ones_like(scale));
-    return (xf * scale).clamp(-max, max).to(to_scalar_type(dtype)).to(at::kFloat) / scale;
+    // One block over the whole tensor, with an exact (not power-of-two) scale: current scaling's rule.
+    const at::Tensor as_2d = x.dim() == 2 ? x : x.reshape({-1, x.size(-1)});
+    const BlockShape whole{static_cast<int>(std::max<std::int64_t>(1, as_2d.size(0))),
+                           static_cast<int>(std::max<std::int64_t>(1, as_2d.size(1)))};
+    return block_dequantize(block_quantize(as_2d, whole, dtype, /*power_of_two=*/false)).reshape(x.sizes());
 }
 
 }  // namespace tewb

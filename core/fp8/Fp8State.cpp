@@ -57,8 +57,8 @@ void Fp8Context::prepare(const Fp8Recipe& recipe, bool inspect, const c10::Devic
         bank.history = at::zeros({slots[b], recipe.amax_history_len}, float_on(device));
         bank.scale = at::ones({slots[b]}, float_on(device));
         bank.scale_inv = at::ones({slots[b]}, float_on(device));
-        bank.counters = at::zeros({slots[b], 3}, float_on(device).dtype(at::kDouble));
-        bank.last = at::zeros({slots[b], 4}, float_on(device));
+        bank.counters = at::zeros({slots[b], 7}, float_on(device).dtype(at::kDouble));
+        bank.last = at::zeros({slots[b], kStatisticsColumns}, float_on(device));
         bank.last.select(1, 1).fill_(1.0);
         bank.last.narrow(1, 2, 2).fill_(kNan);
     }
@@ -107,6 +107,24 @@ void Fp8Context::count(Fp8Pass pass, int slot, const at::Tensor& saturated, cons
     row.select(0, 2).add_(static_cast<double>(numel));
 }
 
+void Fp8Context::count_errors(Fp8Pass pass, int slot, const CastErrors& errors) {
+    check_prepared("count_errors");
+    at::Tensor row = bank(pass).counters.select(0, slot);
+    row.select(0, 3).add_(errors.error);
+    row.select(0, 4).add_(errors.signal);
+    row.select(0, 5).add_(errors.current_error);
+    row.select(0, 6).add_(errors.block_error);
+}
+
+SlotRole Fp8Context::role_of(Fp8Pass pass, int slot) {
+    if (pass == Fp8Pass::Backward) return slot % 2 == 0 ? SlotRole::GradOutput : SlotRole::GradInput;
+    switch (slot % 3) {
+        case 0: return SlotRole::Input;
+        case 1: return SlotRole::Weight;
+        default: return SlotRole::Output;
+    }
+}
+
 void Fp8Context::update(Fp8Pass pass) {
     if (!prepared_) {
         return;
@@ -123,9 +141,15 @@ void Fp8Context::update(Fp8Pass pass) {
         const at::Tensor nan = at::full({}, kNan, b.counters.options());
         b.last.select(1, 2).copy_(at::where(seen, b.counters.select(1, 0) / elements, nan));
         b.last.select(1, 3).copy_(at::where(seen, b.counters.select(1, 1) / elements, nan));
+        const at::Tensor signal = b.counters.select(1, 4);
+        // Counters 3, 5, 6 (this cast, current, block) over the signal (counter 4) → columns 4, 5, 6.
+        const int errors[] = {3, 5, 6};
+        for (int column = 0; column < 3; ++column) {
+            b.last.select(1, 4 + column).copy_(at::where(seen, b.counters.select(1, errors[column]) / signal, nan));
+        }
         b.counters.zero_();
     } else {
-        b.last.narrow(1, 2, 2).fill_(kNan);
+        b.last.narrow(1, 2, kStatisticsColumns - 2).fill_(kNan);
     }
 
     ops_->update_scaling(b.history, b.scale, b.scale_inv, recipe_, scale_numerator(fp8_max(dtype(pass)), recipe_.margin));
@@ -175,6 +199,9 @@ std::vector<Fp8SlotSample> Fp8Context::read_statistics(const float* values, std:
         sample.scale = row[1];
         if (!std::isnan(row[2])) sample.saturated = row[2];
         if (!std::isnan(row[3])) sample.underflow = row[3];
+        if (!std::isnan(row[4])) sample.rel_mse = row[4];
+        if (!std::isnan(row[5])) sample.current_rel_mse = row[5];
+        if (!std::isnan(row[6])) sample.block_rel_mse = row[6];
     }
     return samples;
 }

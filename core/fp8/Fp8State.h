@@ -47,6 +47,25 @@ public:
     void record_amax(Fp8Pass pass, int slot, const at::Tensor& amax);  // staging = max(staging, amax); NaN wins
     void set_scale(Fp8Pass pass, int slot, const at::Tensor& scale);   // current scaling: the scale just used
     void count(Fp8Pass pass, int slot, const at::Tensor& saturated, const at::Tensor& underflow, std::int64_t numel);
+    // Inspection: the squared errors of this cast (as cast, and under the what-if recipes) and Σx², all
+    // float64 scalars on the state's device.
+    struct CastErrors {
+        at::Tensor error;          // Σ (dequantized − x)²
+        at::Tensor signal;         // Σ x²
+        at::Tensor current_error;  // the same under current scaling
+        at::Tensor block_error;    // the same under block scaling
+    };
+    void count_errors(Fp8Pass pass, int slot, const CastErrors& errors);
+    // Host time spent inspecting (measured where the tensors are on the CPU; asynchronous CUDA work is not
+    // timed), since the last call.
+    void add_inspection_ms(double ms) { inspection_ms_ += ms; }
+    double take_inspection_ms() {
+        const double ms = inspection_ms_;
+        inspection_ms_ = 0;
+        return ms;
+    }
+    // The role of a slot our modules cast into (input, weight, grad-output), for the what-if block shape.
+    static SlotRole role_of(Fp8Pass pass, int slot);
 
     // Updates every slot of the pass in one call with the rule of FP8_RECIPE.md (current scaling: no
     // history, the staging entries are cleared), after copying this step's amax and scale into the
@@ -61,8 +80,9 @@ public:
     // The slots our modules cast into (per GEMM: input, weight, grad-output) with their dtypes under
     // `recipe`, in a fixed order (known before the first step), and their values from the latest
     // updates: [statistics_rows(), kStatisticsColumns] float32 on the state's device with columns amax,
-    // scale used, saturated fraction, underflow fraction (the last two NaN unless inspecting).
-    static constexpr int kStatisticsColumns = 4;
+    // scale used, saturated fraction, underflow fraction, relative MSE, current-scaling relative MSE,
+    // block-scaling relative MSE (all but the first two NaN unless inspecting).
+    static constexpr int kStatisticsColumns = 7;
     std::vector<Fp8SlotInfo> quantized_slots(const Fp8Recipe& recipe) const;
     at::Tensor statistics() const;
     std::int64_t statistics_rows() const;
@@ -79,8 +99,9 @@ private:
         at::Tensor history;    // [slots, L]
         at::Tensor scale;      // [slots]
         at::Tensor scale_inv;  // [slots]
-        at::Tensor counters;   // [slots, 3] float64: saturated, underflow, elements cast
-        at::Tensor last;       // [slots, 4]: the statistics columns, written by update()
+        at::Tensor counters;   // [slots, 7] float64: saturated, underflow, elements cast, error, signal,
+                               // current-scaling error, block-scaling error
+        at::Tensor last;       // [slots, kStatisticsColumns]: the statistics columns, written by update()
     };
     Bank& bank(Fp8Pass pass) { return pass == Fp8Pass::Forward ? forward_ : backward_; }
     const Bank& bank(Fp8Pass pass) const { return pass == Fp8Pass::Forward ? forward_ : backward_; }
@@ -97,6 +118,7 @@ private:
     std::uint64_t generation_ = 0;
     std::uint64_t weight_casts_ = 0;
     std::atomic<bool> backward_update_queued_{false};
+    double inspection_ms_ = 0;
 };
 
 // What one cast needs: where its scale comes from and where its amax goes.

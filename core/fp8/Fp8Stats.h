@@ -26,14 +26,24 @@ struct Fp8SlotInfo {
 // run) and the scale the cast used. With inspection on, the fraction of elements that saturated
 // (|x * scale| beyond what rounds to fp8_max: fp8_saturation_threshold) and that underflowed (x != 0
 // cast to 0).
+// With inspection, also the quantization error of the cast: relative MSE = Σ(dequantized − x)² / Σx² over
+// the step's casts into the slot (SNR in dB = −10·log10 of it), and what-if errors on the same tensors:
+// current scaling (scale = fp8_max / amax of the tensor itself, the slot's format) and block scaling
+// (Float8BlockScaling: 1×128 blocks, 128×128 for weights, E4M3, power-of-two scales).
 struct Fp8SlotSample {
     float amax = 0;
     float scale = 1;
     std::optional<float> saturated;
     std::optional<float> underflow;
+    std::optional<float> rel_mse;
+    std::optional<float> current_rel_mse;
+    std::optional<float> block_rel_mse;
 
     friend bool operator==(const Fp8SlotSample&, const Fp8SlotSample&) = default;
 };
+
+// Signal-to-noise ratio in dB of a relative MSE: −10·log10(rel_mse); +inf for an exact cast.
+double snr_db(double rel_mse);
 
 std::string_view to_string(SlotRole value);
 SlotRole parse_slot_role(std::string_view what, std::string_view text);

@@ -82,6 +82,40 @@ std::string render_fp8_summary(const RunRecord& record) {
         out << "worst saturated fraction: " << where(saturated) << "\n";
         out << "worst underflow fraction: " << where(underflow) << "\n";
     }
+    // Quantization error per slot role: the median SNR over the timed steps' casts, as cast and under the
+    // what-if recipes (computed on the same tensors, not trained with).
+    std::vector<double> snr[3][3];  // role × (this recipe, current, block)
+    for (const StepMetrics& step : record.steps) {
+        if (step.phase != Phase::Timed) continue;
+        for (std::size_t i = 0; i < step.fp8.size() && i < record.fp8_slots.size(); ++i) {
+            const Fp8SlotSample& s = step.fp8[i];
+            const int r = static_cast<int>(std::find(std::begin(roles), std::end(roles), record.fp8_slots[i].role) - roles);
+            if (r >= 3) continue;
+            const std::optional<float> Fp8SlotSample::*fields[] = {&Fp8SlotSample::rel_mse, &Fp8SlotSample::current_rel_mse,
+                                                                    &Fp8SlotSample::block_rel_mse};
+            for (int k = 0; k < 3; ++k) {
+                if (s.*fields[k] && std::isfinite(*(s.*fields[k]))) snr[r][k].push_back(snr_db(*(s.*fields[k])));
+            }
+        }
+    }
+    if (!snr[0][0].empty() || !snr[1][0].empty() || !snr[2][0].empty()) {
+        const auto median = [](std::vector<double> v) {
+            if (v.empty()) return std::string("-");
+            std::sort(v.begin(), v.end());
+            return compact(v[v.size() / 2]);
+        };
+        std::vector<std::vector<std::string>> snr_rows;
+        for (int r = 0; r < 3; ++r) {
+            snr_rows.push_back({std::string(to_string(roles[r])), median(snr[r][0]), median(snr[r][1]), median(snr[r][2])});
+        }
+        out << "quantization SNR in dB (median over the timed steps; higher is better):\n"
+            << render_text_table({"slot", "this recipe", "what-if current", "what-if block"}, snr_rows);
+    }
+    if (record.execution.fp8_inspection_ms && record.summary.mean_ms && *record.summary.mean_ms > 0) {
+        out << "inspection cost: " << compact(*record.execution.fp8_inspection_ms) << " ms of "
+            << compact(*record.summary.mean_ms) << " ms per step ("
+            << compact(100.0 * *record.execution.fp8_inspection_ms / *record.summary.mean_ms) << "%)\n";
+    }
     return out.str();
 }
 

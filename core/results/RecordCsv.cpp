@@ -90,7 +90,11 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
 }
 
 void write_fp8_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
-    out << "run_id,run_name,step,phase,module,slot,dtype,amax,scale,saturated_fraction,underflow_fraction\n";
+    out << "run_id,run_name,step,phase,module,slot,dtype,amax,scale,saturated_fraction,underflow_fraction,rel_mse,snr_db,"
+           "current_rel_mse,current_snr_db,block_rel_mse,block_snr_db\n";
+    const auto snr = [](const std::optional<float>& rel_mse) {
+        return rel_mse ? number(std::optional<double>(snr_db(*rel_mse))) : std::string();
+    };
     for (const RunRecord& run : runs) {
         const std::string prefix = csv_field(run.id) + "," + csv_field(display_name(run)) + ",";
         for (const StepMetrics& s : run.steps) {
@@ -99,7 +103,10 @@ void write_fp8_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
                 const Fp8SlotSample& sample = s.fp8[i];
                 out << prefix << s.step << ',' << to_string(s.phase) << ',' << csv_field(slot.module) << ','
                     << to_string(slot.role) << ',' << to_string(slot.dtype) << ',' << number(sample.amax) << ','
-                    << number(sample.scale) << ',' << number(sample.saturated) << ',' << number(sample.underflow) << '\n';
+                    << number(sample.scale) << ',' << number(sample.saturated) << ',' << number(sample.underflow) << ','
+                    << number(sample.rel_mse) << ',' << snr(sample.rel_mse) << ',' << number(sample.current_rel_mse) << ','
+                    << snr(sample.current_rel_mse) << ',' << number(sample.block_rel_mse) << ',' << snr(sample.block_rel_mse)
+                    << '\n';
             }
         }
     }

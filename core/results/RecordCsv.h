@@ -15,7 +15,8 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
 
 // FP8 statistics, long format: one row per run, step and FP8 slot (module, slot role, dtype): the amax
 // recorded, the scale used and, when the run inspected its casts, the saturated and underflowed
-// fractions (empty otherwise). Runs without FP8 contribute no rows.
+// fractions, the relative MSE and SNR (dB) of the cast, and what current and block scaling would have
+// given on the same tensors (empty otherwise). Runs without FP8 contribute no rows.
 void write_fp8_csv(std::ostream& out, const std::vector<RunRecord>& runs);
 
 // The same as text.

@@ -228,12 +228,19 @@ std::vector<Fp8SlotSample> read_fp8_samples(const Reader& r, std::size_t slots) 
     std::vector<float> saturated, underflow;
     if (r.has("saturated")) saturated = read_floats(r, "saturated", slots);
     if (r.has("underflow")) underflow = read_floats(r, "underflow", slots);
+    std::vector<float> rel_mse, current, block;
+    if (r.has("rel_mse")) rel_mse = read_floats(r, "rel_mse", slots);
+    if (r.has("current_rel_mse")) current = read_floats(r, "current_rel_mse", slots);
+    if (r.has("block_rel_mse")) block = read_floats(r, "block_rel_mse", slots);
     std::vector<Fp8SlotSample> samples(slots);
     for (std::size_t i = 0; i < slots; ++i) {
         samples[i].amax = amax[i];
         samples[i].scale = scale[i];
         if (!saturated.empty()) samples[i].saturated = saturated[i];
         if (!underflow.empty()) samples[i].underflow = underflow[i];
+        if (!rel_mse.empty()) samples[i].rel_mse = rel_mse[i];
+        if (!current.empty()) samples[i].current_rel_mse = current[i];
+        if (!block.empty()) samples[i].block_rel_mse = block[i];
     }
     return samples;
 }
@@ -253,6 +260,18 @@ json fp8_samples_json(const std::vector<Fp8SlotSample>& samples) {
         out["saturated"] = std::move(saturated);
         out["underflow"] = std::move(underflow);
     }
+    // The quantization errors (inspection): written when every slot has them this step.
+    const auto errors = [&](const char* key, std::optional<float> Fp8SlotSample::*field) {
+        json values = json::array();
+        for (const Fp8SlotSample& s : samples) {
+            if (!(s.*field)) return;
+            values.push_back(float_number(*(s.*field)));
+        }
+        if (!samples.empty()) out[key] = std::move(values);
+    };
+    errors("rel_mse", &Fp8SlotSample::rel_mse);
+    errors("current_rel_mse", &Fp8SlotSample::current_rel_mse);
+    errors("block_rel_mse", &Fp8SlotSample::block_rel_mse);
     return out;
 }
 
@@ -415,7 +434,8 @@ json to_json(const RunRecord& record) {
           {"fp8_emulated", exe.fp8_emulated},
           {"cuda_graph", exe.cuda_graph},
           {"cuda_graph_note", optional_text(exe.cuda_graph_note)},
-          {"graph_kernels", exe.graph_kernels ? json(*exe.graph_kernels) : json(nullptr)}}},
+          {"graph_kernels", exe.graph_kernels ? json(*exe.graph_kernels) : json(nullptr)},
+          {"fp8_inspection_ms", optional_number(exe.fp8_inspection_ms)}}},
         {"fp8_slots", std::move(fp8_slots)},
         {"steps", std::move(steps)},
         {"summary", to_json(record.summary)},
@@ -484,6 +504,7 @@ RunRecord record_from_json(const json& document, std::string_view source) {
     record.execution.fp8_emulated = exe.has("fp8_emulated") && exe.boolean("fp8_emulated");
     record.execution.cuda_graph = exe.has("cuda_graph") && exe.boolean("cuda_graph");
     record.execution.cuda_graph_note = exe.optional_text("cuda_graph_note");
+    record.execution.fp8_inspection_ms = exe.optional_real("fp8_inspection_ms");
     if (exe.has("graph_kernels")) {
         record.execution.graph_kernels = static_cast<int>(exe.integer("graph_kernels", 0, kIntMax));
     }

@@ -63,6 +63,10 @@ struct Execution {
     bool cuda_graph = false;
     std::string cuda_graph_note;
     std::optional<int> graph_kernels;
+    // With --inspect-fp8 on the CPU: host time per timed step spent inspecting the casts (counting,
+    // quantization errors, the what-if recipes), which the step times include. Not measured on CUDA,
+    // where that work is asynchronous.
+    std::optional<double> fp8_inspection_ms;
 
     friend bool operator==(const Execution&, const Execution&) = default;
 };

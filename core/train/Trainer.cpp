@@ -143,6 +143,7 @@ public:
             }
             if (k == config_.warmup) {
                 timer->reset_peak_memory();
+                if (fp8_state) fp8_state->take_inspection_ms();  // the timed steps' inspection only
             }
             const at::Tensor batch = data.pool[k % data.batches];
             at::Tensor loss;
@@ -173,6 +174,10 @@ public:
         }
         if (auto reading = timer->finish()) {
             report(*reading);
+        }
+        const int timed = static_cast<int>(record_.steps.size()) - config_.warmup;
+        if (fp8_state && config_.inspect_fp8 && device_.is_cpu() && timed > 0) {
+            record_.execution.fp8_inspection_ms = fp8_state->take_inspection_ms() / timed;
         }
         if (record_.status == RunStatus::Running) {
             record_.status = RunStatus::Finished;

@@ -304,7 +304,13 @@ private Q_SLOTS:
         QVERIFY(csv.open(QIODevice::ReadOnly));
         const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 1 + 3 * static_cast<int>(slots));
-        QCOMPARE(lines[0], QStringLiteral("run_id,run_name,step,phase,module,slot,dtype,amax,scale,saturated_fraction,underflow_fraction"));
+        QCOMPARE(lines[0], QStringLiteral("run_id,run_name,step,phase,module,slot,dtype,amax,scale,saturated_fraction,underflow_fraction,"
+                                          "rel_mse,snr_db,current_rel_mse,current_snr_db,block_rel_mse,block_snr_db"));
+        // Inspected: every slot's quantization error and the what-if errors, in the record and the CSV.
+        QCOMPARE(record["steps"][2]["fp8"]["rel_mse"].size(), slots);
+        QCOMPARE(record["steps"][2]["fp8"]["block_rel_mse"].size(), slots);
+        QVERIFY(record["execution"]["fp8_inspection_ms"].get<double>() > 0);
+        QVERIFY2(lines[1].split(',').size() == 17 && !lines[1].endsWith(QLatin1Char(',')), qPrintable(lines[1]));
         QVERIFY2(lines[1].contains(QStringLiteral(",1,warmup,blocks_0.qkv,input,e4m3,")), qPrintable(lines[1]));
 
         // The stored run is labelled as emulated in the history too, and exports its FP8 statistics.

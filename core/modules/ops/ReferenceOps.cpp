@@ -1,5 +1,7 @@
 #include "core/modules/ops/ReferenceOps.h"
 
+#include <chrono>
+
 #include <cfloat>
 
 #include <ATen/ops/addmm.h>
@@ -16,6 +18,8 @@
 #include <ATen/ops/reciprocal.h>
 #include <ATen/ops/where.h>
 
+
+#include "core/fp8/BlockScaling.h"
 
 namespace tewb {
 
@@ -99,9 +103,23 @@ Fp8Tensor quantize_reference(const at::Tensor& x, const Fp8Quantizer& quantizer,
     // Clamp first: LibTorch's float-to-FP8 conversion turns out-of-range values into NaN, not ±max.
     out.data = scaled.clamp(-max, max).to(to_scalar_type(dtype));
     if (context.inspect()) {
+        const auto started = std::chrono::steady_clock::now();
         const at::Tensor saturated = (scaled.abs() > fp8_saturation_threshold(dtype)).sum().to(at::kDouble);
         const at::Tensor underflow = ((out.data.to(at::kFloat) == 0) & (x != 0)).sum().to(at::kDouble);
         context.count(quantizer.pass, quantizer.slot, saturated, underflow, x.numel());
+        // The cast's error, and what current and block scaling would have made of the same tensor.
+        const at::Tensor xf = x.to(at::kFloat);
+        const auto squared_error = [&](const at::Tensor& approx) { return (approx - xf).to(at::kDouble).pow(2).sum(); };
+        const at::Tensor as_2d = xf.dim() == 2 ? xf : xf.reshape({-1, xf.size(-1)});
+        const BlockShape block =
+            Fp8Context::role_of(quantizer.pass, quantizer.slot) == SlotRole::Weight ? kWeightBlock : kActivationBlock;
+        context.count_errors(quantizer.pass, quantizer.slot,
+                             {squared_error(out.data.to(at::kFloat) / scale), xf.to(at::kDouble).pow(2).sum(),
+                              squared_error(tensor_quantize_dequantize(xf, dtype)),
+                              squared_error(block_dequantize(block_quantize(as_2d, block, Fp8Dtype::E4M3)).reshape(xf.sizes()))});
+        if (x.is_cpu()) {
+            context.add_inspection_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+        }
     }
     if (with_transpose) {
         out.transposed = out.data.t();  // a view: LibTorch's GEMMs take either layout (cuBLASLt FP8 does not)
