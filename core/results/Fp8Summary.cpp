@@ -119,4 +119,63 @@ std::string render_fp8_summary(const RunRecord& record) {
     return out.str();
 }
 
+std::string_view to_string(Fp8Metric metric) {
+    switch (metric) {
+        case Fp8Metric::Amax: return "amax";
+        case Fp8Metric::Scale: return "scale";
+        case Fp8Metric::Saturated: return "saturated %";
+        case Fp8Metric::Underflow: return "underflow %";
+        case Fp8Metric::SnrDb: return "SNR dB";
+        case Fp8Metric::CurrentSnrDb: return "what-if current scaling SNR dB";
+        case Fp8Metric::BlockSnrDb: return "what-if block scaling SNR dB";
+    }
+    return "?";
+}
+
+std::optional<double> fp8_metric_value(const Fp8SlotSample& s, Fp8Metric metric) {
+    const auto snr = [](const std::optional<float>& rel) -> std::optional<double> {
+        if (!rel || !std::isfinite(*rel)) return std::nullopt;
+        return snr_db(*rel);
+    };
+    switch (metric) {
+        case Fp8Metric::Amax: return s.amax;
+        case Fp8Metric::Scale: return s.scale;
+        case Fp8Metric::Saturated: return s.saturated ? std::optional<double>(100.0 * *s.saturated) : std::nullopt;
+        case Fp8Metric::Underflow: return s.underflow ? std::optional<double>(100.0 * *s.underflow) : std::nullopt;
+        case Fp8Metric::SnrDb: return snr(s.rel_mse);
+        case Fp8Metric::CurrentSnrDb: return snr(s.current_rel_mse);
+        case Fp8Metric::BlockSnrDb: return snr(s.block_rel_mse);
+    }
+    return std::nullopt;
+}
+
+std::vector<Fp8SlotDigest> fp8_slot_digests(const RunRecord& record) {
+    std::vector<Fp8SlotDigest> out;
+    const auto median = [](std::vector<double> v) -> std::optional<double> {
+        if (v.empty()) return std::nullopt;
+        std::sort(v.begin(), v.end());
+        const std::size_t n = v.size();
+        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+    };
+    for (std::size_t i = 0; i < record.fp8_slots.size(); ++i) {
+        std::vector<double> own, current, block;
+        std::optional<double> worst;
+        for (const StepMetrics& step : record.steps) {
+            if (step.phase != Phase::Timed || i >= step.fp8.size()) continue;
+            const Fp8SlotSample& s = step.fp8[i];
+            if (auto v = fp8_metric_value(s, Fp8Metric::SnrDb)) own.push_back(*v);
+            if (auto v = fp8_metric_value(s, Fp8Metric::CurrentSnrDb)) current.push_back(*v);
+            if (auto v = fp8_metric_value(s, Fp8Metric::BlockSnrDb)) block.push_back(*v);
+            if (s.saturated) worst = std::max(worst.value_or(0.0), static_cast<double>(*s.saturated));
+        }
+        Fp8SlotDigest d{record.fp8_slots[i], median(own), median(current), median(block), worst, ""};
+        if (d.snr_db && d.current_snr_db && d.block_snr_db) {
+            const double best = std::max({*d.snr_db, *d.current_snr_db, *d.block_snr_db});
+            d.best = *d.snr_db >= best - 0.5 ? "this recipe" : *d.block_snr_db >= *d.current_snr_db ? "block scaling" : "current scaling";
+        }
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
 }  // namespace tewb

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/results/RunRecord.h"
 
@@ -11,5 +14,23 @@ namespace tewb {
 // non-finite amax (which freezes their scale), and, when the run inspected its casts, the worst
 // saturated and underflowed fractions with the slot they occurred in. Empty for runs without FP8.
 std::string render_fp8_summary(const RunRecord& record);
+
+// What the FP8 inspector shows per slot and step.
+enum class Fp8Metric { Amax, Scale, Saturated, Underflow, SnrDb, CurrentSnrDb, BlockSnrDb };
+std::string_view to_string(Fp8Metric metric);           // "amax", "scale", "saturated %", …
+std::optional<double> fp8_metric_value(const Fp8SlotSample& sample, Fp8Metric metric);  // % for fractions
+
+// One slot of an inspected FP8 run over its timed steps: the median SNR (dB) as cast and under the what-if
+// recipes (computed on the same tensors), the worst saturated fraction, and which recipe would have given
+// the least error ("this recipe" when within 0.5 dB of the best).
+struct Fp8SlotDigest {
+    Fp8SlotInfo slot;
+    std::optional<double> snr_db;
+    std::optional<double> current_snr_db;
+    std::optional<double> block_snr_db;
+    std::optional<double> worst_saturated;
+    std::string best;
+};
+std::vector<Fp8SlotDigest> fp8_slot_digests(const RunRecord& record);
 
 }  // namespace tewb

@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
@@ -20,6 +21,7 @@
 #include "core/results/ReportText.h"
 #include "core/results/RunGroups.h"
 #include "ui/charts/ChartsPanel.h"
+#include "ui/charts/Fp8Inspector.h"
 #include "ui/charts/MetricChartView.h"
 #include "ui/charts/MetricPlot.h"
 #include "ui/export/Export.h"
@@ -259,6 +261,43 @@ private Q_SLOTS:
         config.name = "te fp8 cpu";
         queue.append(config);
         QCOMPARE(queue.data(queue.index(0, RunQueueModel::Name)).toString(), QStringLiteral("te fp8 cpu (emulated FP8)"));
+    }
+
+    void fp8InspectorHeatMapAndWhatIf() {
+        // An inspected FP8 record: 2 slots, 6 steps; slot 0 would do better under block scaling.
+        RunRecord r = test::synthetic_record("te fp8 inspected", 6, 1, 10);
+        r.fp8_slots = {{"blocks_0.fc1", SlotRole::Input, Fp8Dtype::E4M3}, {"blocks_0.fc1", SlotRole::GradOutput, Fp8Dtype::E5M2}};
+        for (StepMetrics& s : r.steps) {
+            const float k = static_cast<float>(s.step);
+            s.fp8 = {Fp8SlotSample{2.0f * k, 100.0f, 0.001f, 0.0f, 1e-3f / k, 1e-3f, 1e-5f},
+                     Fp8SlotSample{0.01f, 4e6f, 0.0f, 0.002f, 1e-2f, 1e-2f, 1e-2f}};
+        }
+        RunCollection runs;
+        runs.add(test::synthetic_record("torch bf16", 6, 1, 12));
+        runs.add(r);
+        Fp8Inspector inspector(&runs);
+        QCOMPARE(inspector.runPicker()->count(), 1);  // only FP8 runs
+        QCOMPARE(inspector.runPicker()->currentText(), QStringLiteral("te fp8 inspected"));
+        const Fp8HeatMap* map = inspector.heatMap();
+        QCOMPARE(map->rows(), 2);
+        QCOMPARE(map->columns(), 6);
+        // Colour = SNR dB (the default): −10·log10(1e-3 / step) at slot 0, step 4 (column 3).
+        QVERIFY(std::abs(*map->value(0, 3) - (-10.0 * std::log10(1e-3 / 4.0))) < 1e-3);
+        inspector.metricPicker()->setCurrentIndex(inspector.metricPicker()->findData(static_cast<int>(Fp8Metric::Amax)));
+        QCOMPARE(*map->value(0, 2), 6.0);
+        const QImage image = map->render(QSize(800, 300));
+        QVERIFY(test::distinct_colours(image) > 4);
+        // The what-if table: block scaling erred least on slot 0, nothing better for slot 1.
+        QTableWidget* table = inspector.whatIfTable();
+        QCOMPARE(table->rowCount(), 2);
+        QCOMPARE(table->item(0, 4)->text(), QStringLiteral("50.0"));  // −10·log10(1e-5)
+        QCOMPARE(table->item(0, 6)->text(), QStringLiteral("block scaling"));
+        QCOMPARE(table->item(1, 6)->text(), QStringLiteral("this recipe"));
+        // Clicking a row picks that slot.
+        QSignalSpy picked(&inspector, &Fp8Inspector::slotPicked);
+        Q_EMIT table->cellClicked(1, 0);
+        QCOMPARE(picked.size(), 1);
+        QCOMPARE(picked.front().front().value<Fp8SlotKey>().role, SlotRole::GradOutput);
     }
 
     void settingsRoundTrip() {

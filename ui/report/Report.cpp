@@ -1,5 +1,7 @@
 #include "ui/report/Report.h"
 
+#include <algorithm>
+
 #include <QBuffer>
 #include <QDateTime>
 #include <QFont>
@@ -16,6 +18,7 @@
 #include "core/results/Fp8Summary.h"
 #include "core/results/ReportText.h"
 #include "core/results/RunGroups.h"
+#include "ui/charts/Fp8Inspector.h"
 #include "ui/export/Export.h"
 #include "ui/runs/RunCollection.h"
 
@@ -84,11 +87,24 @@ QString runsSection(const RunCollection& runs, const std::vector<RunRecord>& rec
     return html;
 }
 
-QString fp8Section(const std::vector<RunRecord>& records) {
+// The FP8 digest of each FP8 run, and for an inspected run the heat map of its casts' SNR (slot × step).
+QString fp8Section(const std::vector<RunRecord>& records, ReportContent& report) {
     QString html;
-    for (const RunRecord& r : records) {
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        const RunRecord& r = records[i];
         if (r.fp8_slots.empty()) continue;
         html += QStringLiteral("<h3>%1</h3><pre>%2</pre>").arg(esc(display_name(r)), esc(render_fp8_summary(r)));
+        const bool inspected = std::any_of(r.steps.begin(), r.steps.end(), [](const StepMetrics& s) {
+            return std::any_of(s.fp8.begin(), s.fp8.end(), [](const Fp8SlotSample& x) { return x.rel_mse.has_value(); });
+        });
+        if (inspected) {
+            Fp8HeatMap map;
+            map.show(&r, Fp8Metric::SnrDb);
+            const QString name = QStringLiteral("fp8-heatmap-%1.png").arg(i);
+            report.images.emplace_back(name, map.render(QSize(1400, 520)));
+            html += QStringLiteral("<p><small>Quantization SNR per cast slot (rows) and step (columns)</small><br>"
+                                   "<img src=\"%1\" width=\"1000\" height=\"371\"></p>").arg(name);
+        }
     }
     return html.isEmpty() ? html : QStringLiteral("<h2>FP8 digest</h2>") + html;
 }
@@ -130,7 +146,7 @@ ReportContent build_report(const RunCollection& runs, const std::vector<RunRecor
     html += QStringLiteral("<h2>Comparison</h2>") + comparison_table_html(runs, summarized, baseline, QStringLiteral("#202020"));
     html += QStringLiteral("<h2>Charts</h2><p><small>dashed: warm-up steps; repeats: median line with min–max band</small></p>") + charts;
     html += runsSection(runs, summarized);
-    html += fp8Section(summarized);
+    html += fp8Section(summarized, report);
     html += QStringLiteral("</body></html>");
     report.html = html;
     return report;

@@ -147,9 +147,11 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
                    {tr("most_recent"), static_cast<int>(AmaxAlgo::MostRecent)}},
                   tr("Which amax of the history sets the scale"));
     margin_ = spin(fp8Box, QStringLiteral("margin"), -1000, 1000, tr("scale = (fp8_max / 2^margin) / amax"));
-    inspect_ = new QCheckBox(tr("Count saturated and underflowed values per cast"), fp8Box);
+    inspect_ = new QCheckBox(tr("Inspect FP8 casts (saturation, underflow, SNR, what-if recipes)"), fp8Box);
     inspect_->setObjectName(QStringLiteral("inspectFp8"));
-    inspect_->setToolTip(tr("Costs one pass over every cast tensor; shown in the FP8 statistics"));
+    inspect_->setToolTip(tr("Per cast slot and step: saturated and underflowed fractions, the quantization error (relative "
+                            "MSE, SNR in dB) and what current and block scaling would have made of the same tensors. "
+                            "Slows each step (the record says by how much); shown in the FP8 view's inspector"));
     fp8Form->addRow(tr("Scaling:"), scaling_);
     fp8Form->addRow(tr("Format:"), format_);
     fp8Form->addRow(tr("Amax history length:"), historyLen_);

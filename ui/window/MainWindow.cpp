@@ -37,6 +37,7 @@
 #include "core/config/RunConfig.h"
 #include "ui/capability/CapabilityPanel.h"
 #include "ui/charts/ChartsPanel.h"
+#include "ui/charts/Fp8Inspector.h"
 #include "ui/charts/Fp8Panel.h"
 #include "ui/common/Theme.h"
 #include "ui/export/Export.h"
@@ -118,7 +119,18 @@ MainWindow::MainWindow(std::function<DeviceInfo()> detect, QWidget* parent, RunW
     dashboard->setSizes({600, 260});
     rightTabs_ = new QTabWidget(this);
     rightTabs_->addTab(dashboard, tr("Dashboard"));
-    rightTabs_->addTab(fp8Panel_, tr("FP8"));
+    fp8Inspector_ = new Fp8Inspector(runs_, this);
+    auto* fp8View = new QSplitter(Qt::Vertical, this);
+    fp8View->addWidget(fp8Panel_);
+    fp8View->addWidget(fp8Inspector_);
+    fp8View->setStretchFactor(0, 1);
+    fp8View->setStretchFactor(1, 1);
+    connect(fp8Inspector_, &Fp8Inspector::slotPicked, this, [this](const Fp8SlotKey& key) {
+        const auto& slots = fp8Panel_->slots();
+        const auto it = std::find(slots.begin(), slots.end(), key);
+        if (it != slots.end()) fp8Panel_->selectSlot(static_cast<int>(it - slots.begin()));
+    });
+    rightTabs_->addTab(fp8View, tr("FP8"));
     rightTabs_->addTab(history_, tr("History"));
     rightTabs_->addTab(sweep_, tr("Sweep"));
 
@@ -460,6 +472,7 @@ bool MainWindow::exportChartPngs(const QString& directory, QString* error) const
                 const MetricPlot* plot = view->plot();
                 write_png(dir / (plot->spec().id.toStdString() + ".png"), render_chart(plot->spec(), plot->options(), *runs_));
             }
+            write_png(dir / "fp8_heatmap.png", fp8Inspector_->heatMap()->render(QSize(1600, 900)));
         }
     });
 }

@@ -21,6 +21,7 @@ namespace tewb::ui {
 class CapabilityPanel;
 class ChartsPanel;
 class ComparisonPanel;
+class Fp8Inspector;
 class Fp8Panel;
 class HistoryPanel;
 class RunCollection;
@@ -50,6 +51,7 @@ public:
     RunCollection* runs() const { return runs_; }
     ChartsPanel* charts() const { return charts_; }
     Fp8Panel* fp8Panel() const { return fp8Panel_; }
+    Fp8Inspector* fp8Inspector() const { return fp8Inspector_; }
     ComparisonPanel* comparison() const { return comparison_; }
     HistoryPanel* history() const { return history_; }
     SweepPanel* sweep() const { return sweep_; }
@@ -125,6 +127,7 @@ private:
     RunQueuePanel* queuePanel_;
     ChartsPanel* charts_;
     Fp8Panel* fp8Panel_;
+    Fp8Inspector* fp8Inspector_;
     ComparisonPanel* comparison_;
     HistoryPanel* history_;
     SweepPanel* sweep_;
