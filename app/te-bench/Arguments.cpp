@@ -47,7 +47,12 @@ void add_repeat_flag(CLI::App* cmd, RunFlags& f) {
 
 void add_fp8_flags(CLI::App* cmd, RunFlags& f) {
     const Fp8Recipe d = Fp8Recipe::seed_defaults();
-    cmd->add_option("--recipe", f.recipe, "FP8 scaling: delayed | current (default delayed)")->type_name("NAME");
+    cmd->add_option("--recipe", f.recipe,
+                    "FP8 scaling: delayed | current | block (1x128 / 128x128 block scales, E4M3 unless --fp8-format; "
+                    "emulated: no block-scaled GEMM yet) (default delayed)")
+        ->type_name("NAME");
+    cmd->add_option("--block-scales", f.block_scales, "with --recipe block: pow2 (default) | exact float32 scales")
+        ->type_name("pow2|exact");
     cmd->add_option("--fp8-format", f.fp8_format, "hybrid (E4M3 forward, E5M2 gradients) | e4m3 (default hybrid)")
         ->type_name("NAME");
     cmd->add_option("--amax-history-len", f.amax_history_len,
@@ -78,7 +83,17 @@ RunConfig config_from_flags(const RunFlags& f) {
     if (!f.lr.empty()) c.lr = parse_double("--lr", f.lr);
     if (!f.seed.empty()) c.seed = parse_uint64("--seed", f.seed);
     if (!f.recipe.empty()) c.fp8.scaling = parse_scaling_kind("--recipe", f.recipe);
-    if (!f.fp8_format.empty()) c.fp8.format = parse_recipe_format("--fp8-format", f.fp8_format);
+    if (!f.fp8_format.empty()) {
+        c.fp8.format = parse_recipe_format("--fp8-format", f.fp8_format);
+    } else if (c.fp8.scaling == ScalingKind::Block) {
+        c.fp8.format = RecipeFormat::E4M3;  // Float8BlockScaling's default: E4M3 everywhere
+    }
+    if (!f.block_scales.empty()) {
+        if (f.block_scales == "pow2") c.fp8.block_power_of_two = true;
+        else if (f.block_scales == "exact") c.fp8.block_power_of_two = false;
+        else throw ConfigError("--block-scales '" + f.block_scales + "': unknown; allowed: pow2, exact");
+        if (c.fp8.scaling != ScalingKind::Block) throw ConfigError("--block-scales goes with --recipe block");
+    }
     if (!f.amax_history_len.empty()) c.fp8.amax_history_len = parse_int("--amax-history-len", f.amax_history_len);
     if (!f.amax_algo.empty()) c.fp8.algo = parse_amax_algo("--amax-algo", f.amax_algo);
     if (!f.margin.empty()) c.fp8.margin = parse_int("--margin", f.margin);
@@ -168,7 +183,8 @@ void define_training_commands(CLI::App& app, Commands& c) {
 void define_recipe_command(CLI::App& app, Commands& c) {
     c.recipe = app.add_subcommand("recipe",
                                   "replay the FP8 scale-update rule on a sequence of amaxes: the scale each step would use");
-    c.recipe->add_option("--recipe", c.replay_recipe, "delayed | current (default delayed)")->type_name("NAME");
+    c.recipe->add_option("--recipe", c.replay_recipe, "delayed | current | block (explained: no history) (default delayed)")
+        ->type_name("NAME");
     c.recipe->add_option("--dtype", c.replay_dtype, "e4m3 (max 448) | e5m2 (max 57344) (default e4m3)")->type_name("NAME");
     c.recipe->add_option("--history-len", c.replay_history_len, "amax history length, 1 to 65536 (default 16)")
         ->type_name("L");

@@ -20,13 +20,14 @@ constexpr const char* kCommands = "info|run|compare|sweep|recipe|selftest|histor
 // Run settings as text, so every number is converted by core with a message naming the flag.
 struct RunFlags {
     std::string preset, device, backend, precision, layers, hidden, heads, seq, vocab, batch, warmup, iters, lr, seed, name;
-    std::string recipe, fp8_format, amax_history_len, amax_algo, margin, cuda_graph, repeat;
+    std::string recipe, fp8_format, amax_history_len, amax_algo, margin, cuda_graph, repeat, block_scales;
     bool inspect_fp8 = false;
     std::string json_path, csv_path, fp8_csv_path;
     bool no_store = false;
 
     bool fp8_flags_given() const {
-        return !recipe.empty() || !fp8_format.empty() || !amax_history_len.empty() || !amax_algo.empty() || !margin.empty();
+        return !recipe.empty() || !fp8_format.empty() || !amax_history_len.empty() || !amax_algo.empty() || !margin.empty() ||
+               !block_scales.empty();
     }
 };
 

@@ -388,6 +388,11 @@ int run_recipe(const Commands& c) {
     if (!c.replay_algo.empty()) replay.algo = parse_amax_algo("--algo", c.replay_algo);
     if (!c.replay_margin.empty()) replay.margin = parse_int("--margin", c.replay_margin);
     replay.amaxes = parse_amax_list("--amax", c.replay_amax);
+    if (replay.scaling == ScalingKind::Block) {
+        // Nothing to replay: a block's scale depends on that block alone, in this step alone.
+        std::cout << block_scaling_explanation(c.replay_json);
+        return 0;
+    }
     validate(replay);
     const std::vector<RecipeReplayStep> steps =
         replay_recipe(replay.scaling, replay.dtype, replay.history_len, replay.algo, replay.margin, replay.amaxes);

@@ -43,7 +43,7 @@ at::Tensor abs_max_reference(const at::Tensor& x) {
 void update_scaling_reference(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
                               float numerator) {
     const at::Tensor staged = history.select(1, 0);
-    if (recipe.scaling == ScalingKind::Current) {
+    if (recipe.scaling != ScalingKind::Delayed) {  // current and block scaling keep no history
         staged.zero_();
         scale_inv.copy_(at::reciprocal(scale));
         return;

@@ -12,8 +12,13 @@ struct Fp8Tensor {
     at::Tensor data;        // Float8_e4m3fn or Float8_e5m2, row-major [rows, cols]
     at::Tensor transposed;  // [cols, rows], the same values; undefined unless requested (a view in the
                             // reference, a contiguous copy where a TN-only FP8 GEMM consumes it)
-    at::Tensor scale_inv;   // float32 scalar, 1 / the scale the cast used (a copy: later updates do not touch it)
+    at::Tensor scale_inv;   // float32 scalar, 1 / the scale the cast used (a copy: later updates do not touch it);
+                            // block scaling: one per block (BlockScaling.h), [rows / block rows, cols / 128]
     Fp8Dtype dtype = Fp8Dtype::E4M3;
+    at::Tensor transposed_scale_inv;  // block scaling: the transposed copy's own block scales (else undefined)
+
+    // The scales that go with `transposed`: its own under block scaling, else the tensor's.
+    const at::Tensor& transposed_scale() const { return transposed_scale_inv.defined() ? transposed_scale_inv : scale_inv; }
 
     at::Tensor dequantize() const;
 };

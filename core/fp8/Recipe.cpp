@@ -20,10 +20,12 @@ std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe, std::st
                                           "; allowed: 0 to " + std::to_string(Fp8Recipe::kMaxMargin) +
                                           " (the scale is divided by 2^margin)"});
     }
-    if (recipe.scaling == ScalingKind::Current && recipe.margin != 0) {
-        problems.push_back({"margin", "--margin " + std::to_string(recipe.margin) +
-                                          ": current scaling has no margin (scale = fp8_max / amax of the tensor); "
-                                          "allowed with --recipe current: 0"});
+    if (recipe.scaling != ScalingKind::Delayed && recipe.margin != 0) {
+        const std::string kind(to_string(recipe.scaling));
+        problems.push_back({"margin", "--margin " + std::to_string(recipe.margin) + ": " + kind +
+                                          " scaling has no margin (scale = fp8_max / amax of the " +
+                                          (recipe.scaling == ScalingKind::Block ? "block" : "tensor") +
+                                          "); allowed with --recipe " + kind + ": 0"});
     }
     return problems;
 }
@@ -31,7 +33,8 @@ std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe, std::st
 namespace {
 
 constexpr NameTable kScalingNames{
-    std::to_array<Named<ScalingKind>>({{"delayed", ScalingKind::Delayed}, {"current", ScalingKind::Current}})};
+    std::to_array<Named<ScalingKind>>(
+        {{"delayed", ScalingKind::Delayed}, {"current", ScalingKind::Current}, {"block", ScalingKind::Block}})};
 constexpr NameTable kAlgoNames{std::to_array<Named<AmaxAlgo>>({{"max", AmaxAlgo::Max}, {"most_recent", AmaxAlgo::MostRecent}})};
 
 }  // namespace

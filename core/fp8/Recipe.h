@@ -10,7 +10,9 @@ namespace tewb {
 
 // Delayed: each cast uses the scale derived from earlier steps' amax history (Transformer Engine's
 // DelayedScaling). Current: each cast derives its scale from the tensor it casts (Float8CurrentScaling).
-enum class ScalingKind { Delayed, Current };
+// Block: one scale per block, from the block's own amax (Float8BlockScaling: 1×128 blocks for
+// activations and gradients, 128×128 for weights; core/fp8/BlockScaling.h); no history.
+enum class ScalingKind { Delayed, Current, Block };
 enum class AmaxAlgo { Max, MostRecent };
 
 // The FP8 recipe of a run. The field defaults are Transformer Engine's library defaults;
@@ -25,9 +27,12 @@ struct Fp8Recipe {
     int amax_history_len = 1024;
     AmaxAlgo algo = AmaxAlgo::Max;
     int margin = 0;  // scale = (fp8_max / 2^margin) / amax; delayed scaling only
+    // Block scaling: block scales rounded down to powers of two (Transformer Engine's default), or exact
+    // float32 scales.
+    bool block_power_of_two = true;
 
     static Fp8Recipe te_defaults() { return {}; }
-    static Fp8Recipe seed_defaults() { return {ScalingKind::Delayed, RecipeFormat::Hybrid, 16, AmaxAlgo::Max, 0}; }
+    static Fp8Recipe seed_defaults() { return {ScalingKind::Delayed, RecipeFormat::Hybrid, 16, AmaxAlgo::Max, 0, true}; }
 
     friend bool operator==(const Fp8Recipe&, const Fp8Recipe&) = default;
 };

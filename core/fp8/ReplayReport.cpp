@@ -97,4 +97,16 @@ std::string replay_table_text(const RecipeReplay& replay, const std::vector<Reci
     return out.str();
 }
 
+std::string block_scaling_explanation(bool json) {
+    const std::string text =
+        "Block scaling (Float8BlockScaling) has no amax history, so there is nothing to replay: every cast splits "
+        "its tensor into blocks (1x128 along the rows for activations and gradients, 128x128 tiles for weights) and "
+        "gives each block its own scale, fp8_max / the block's amax, rounded down to a power of two unless "
+        "--block-scales exact, and 1 for a block whose amax is 0, inf or NaN. A spike in one step or in one block "
+        "changes only that block's scale in that step. Compare recipes on real tensors with te-bench run "
+        "--inspect-fp8 (the what-if columns).";
+    if (json) return nlohmann::json{{"recipe", "block"}, {"history", false}, {"explanation", text}}.dump(2) + "\n";
+    return text + "\n";
+}
+
 }  // namespace tewb

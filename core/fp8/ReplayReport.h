@@ -27,4 +27,9 @@ std::string replay_json_text(const RecipeReplay& replay, const std::vector<Recip
 // A table for people: step, amax, scale used, scale next, the history (shortened when long).
 std::string replay_table_text(const RecipeReplay& replay, const std::vector<RecipeReplayStep>& steps);
 
+// What the playground says for --recipe block: there is nothing to replay (no history; each block's
+// scale comes from that block in that step), and the rule. As text, or as {"recipe": "block",
+// "history": false, "explanation": …} with `json`.
+std::string block_scaling_explanation(bool json);
+
 }  // namespace tewb

@@ -204,6 +204,7 @@ RunConfig read_config(const Reader& r) {
         c.fp8.amax_history_len = static_cast<int>(f.integer("amax_history_len", 1, Fp8Recipe::kMaxHistoryLen));
         c.fp8.algo = f.choice("amax_algo", parse_amax_algo);
         c.fp8.margin = static_cast<int>(f.integer("margin", 0, Fp8Recipe::kMaxMargin));
+        c.fp8.block_power_of_two = !f.has("block_power_of_two") || f.boolean("block_power_of_two");
         c.inspect_fp8 = f.has("inspect") && f.boolean("inspect");
     }
     return c;
@@ -366,6 +367,7 @@ json to_json(const RunConfig& c) {
                           {"amax_history_len", c.fp8.amax_history_len},
                           {"amax_algo", std::string(to_string(c.fp8.algo))},
                           {"margin", c.fp8.margin},
+                          {"block_power_of_two", c.fp8.block_power_of_two},
                           {"inspect", c.inspect_fp8}};
     }
     return out;

@@ -248,8 +248,12 @@ std::string implementation_text(const RunConfig& c, const TeOps& ops) {
         case Precision::Bf16: return model + ", bf16 autocast";
         case Precision::Fp8: {
             std::ostringstream out;
-            out << model << ", fp8" << (ops.is_reference() ? " emulated" : "") << " (" << to_string(c.fp8.scaling)
-                << " scaling, " << to_string(c.fp8.format);
+            const bool emulated = ops.is_reference() || c.fp8.scaling == ScalingKind::Block;
+            out << model << ", fp8" << (emulated ? " emulated" : "") << " (" << to_string(c.fp8.scaling) << " scaling, "
+                << to_string(c.fp8.format);
+            if (c.fp8.scaling == ScalingKind::Block) {
+                out << ", 1x128 / 128x128 blocks, " << (c.fp8.block_power_of_two ? "power-of-two" : "exact") << " scales";
+            }
             if (c.fp8.scaling == ScalingKind::Delayed) {
                 out << ", history " << c.fp8.amax_history_len << ", " << to_string(c.fp8.algo) << ", margin " << c.fp8.margin;
             }
@@ -276,7 +280,9 @@ RunRecord run_header(const RunConfig& resolved, const DeviceInfo& device, const 
     Execution& execution = record.execution;
     execution.device = cuda ? "cuda:0" : "cpu";
     execution.implementation = implementation_text(resolved, ops);
-    execution.fp8_emulated = resolved.precision == Precision::Fp8 && ops.is_reference();
+    // Block scaling runs its GEMMs in the reference implementation everywhere (no block-scaled FP8 GEMM yet).
+    execution.fp8_emulated =
+        resolved.precision == Precision::Fp8 && (ops.is_reference() || resolved.fp8.scaling == ScalingKind::Block);
     const GraphDecision graph = decide_cuda_graph(resolved);
     execution.cuda_graph = graph.use;
     execution.cuda_graph_note = graph.reason;

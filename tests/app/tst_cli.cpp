@@ -326,6 +326,31 @@ private Q_SLOTS:
         QCOMPARE(QString::fromUtf8(again.readAll()).split('\n', Qt::SkipEmptyParts).size(), lines.size());
     }
 
+    void blockScalingRunsAndThePlaygroundExplainsIt() {
+        const QString out = dir_.filePath("block.json");
+        const Result r = bench({"run", "--preset", "quick-cpu", "--backend", "te", "--precision", "fp8", "--recipe", "block",
+                                "--warmup", "1", "--iters", "3", "--json", out, "--no-store"});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        const json record = read_json(out);
+        QCOMPARE(record["config"]["fp8"]["recipe"].get<std::string>(), std::string("block"));
+        QCOMPARE(record["config"]["fp8"]["format"].get<std::string>(), std::string("e4m3"));  // block's default
+        QCOMPARE(record["config"]["fp8"]["block_power_of_two"].get<bool>(), true);
+        QCOMPARE(record["execution"]["fp8_emulated"].get<bool>(), true);
+        QVERIFY(r.out.contains(QStringLiteral("(emulated FP8)")));
+        const Result explained = bench({"recipe", "--recipe", "block", "--amax", "1,2", "--json"});
+        QCOMPARE(explained.exit_code, 0);
+        const json doc = read_json_text(explained.out);
+        QCOMPARE(doc["history"].get<bool>(), false);
+        QVERIFY(doc["explanation"].get<std::string>().find("no amax history") != std::string::npos);
+        for (const QStringList& bad : {QStringList{"run", "--backend", "te", "--precision", "fp8", "--recipe", "block", "--block-scales", "x"},
+                                       QStringList{"run", "--backend", "te", "--precision", "fp8", "--block-scales", "exact"},
+                                       QStringList{"run", "--backend", "te", "--precision", "fp8", "--recipe", "block", "--margin", "1"}}) {
+            const Result refused = bench(bad);
+            QCOMPARE(refused.exit_code, 2);
+            QVERIFY2(refused.err.contains(QStringLiteral("block")), qPrintable(refused.err));
+        }
+    }
+
     void repeatsAreOneGroupAndReportTheirSpread() {
         const QString out = dir_.filePath("repeats.json");
         const Result r = bench({"run", "--preset", "quick-cpu", "--warmup", "1", "--iters", "3", "--repeat", "2", "--json", out});

@@ -401,6 +401,32 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(ConfigError, block_quantize(at::zeros({2, 2, 2}), kActivationBlock, Fp8Dtype::E4M3));
     }
 
+    // The reference ops under --recipe block: casts carry block scales (the transposed copy its own) and
+    // the FP8 GEMM applies them block by block.
+    void blockRecipeCastsAndGemm() {
+        Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+        recipe.scaling = ScalingKind::Block;
+        recipe.format = RecipeFormat::E4M3;
+        const auto context = one_gemm_context(recipe);
+        at::manual_seed(8);
+        const at::Tensor x = at::randn({96, 256});
+        const at::Tensor w = at::randn({160, 256}) * 0.02;
+        const Fp8Tensor xq = reference_ops().quantize(x, Fp8Quantizer{context, Fp8Pass::Forward, 0}, true);
+        const Fp8Tensor wq = reference_ops().quantize(w, Fp8Quantizer{context, Fp8Pass::Forward, 1}, true);
+        QCOMPARE(xq.scale_inv.sizes(), (at::IntArrayRef{96, 2}));        // 1×128 blocks
+        QCOMPARE(wq.scale_inv.sizes(), (at::IntArrayRef{2, 2}));         // 128×128 tiles
+        QCOMPARE(xq.transposed_scale_inv.sizes(), (at::IntArrayRef{256, 1}));  // xᵀ quantized along its own rows
+        const at::Tensor y = reference_ops().fp8_gemm(xq.data, xq.scale_inv, wq.data, wq.scale_inv, std::nullopt, at::kFloat,
+                                                      Accumulation::Fast);
+        const at::Tensor expected = block_gemm_reference(block_quantize(x, kActivationBlock, Fp8Dtype::E4M3),
+                                                         block_quantize(w, kWeightBlock, Fp8Dtype::E4M3));
+        QVERIFY(at::equal(y, expected));
+        QVERIFY(at::allclose(xq.dequantize(), block_dequantize(block_quantize(x, kActivationBlock, Fp8Dtype::E4M3))));
+        // No history: the update clears the staging entry and leaves nothing to roll.
+        context->update(Fp8Pass::Forward);
+        QCOMPARE(context->history(Fp8Pass::Forward)[0][0].item<float>(), 0.0f);
+    }
+
     void blockGemmEmulationMatchesFloat64() {
         at::manual_seed(5);
         const at::Tensor a = at::randn({96, 384});

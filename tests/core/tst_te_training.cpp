@@ -158,6 +158,39 @@ private Q_SLOTS:
         QCOMPARE(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')), 1 + 5 * record.fp8_slots.size());
     }
 
+    // Float8BlockScaling (emulated): it trains near FP32, its record says so, and its casts use block scales.
+    void blockScalingTrainsNearFp32() {
+        RunConfig config = quick(Backend::Te, Precision::Fp8, 5, 55);
+        config.fp8.scaling = ScalingKind::Block;
+        config.fp8.format = RecipeFormat::E4M3;
+        config.inspect_fp8 = true;
+        const RunRecord record = trainer_.run(config);
+        QCOMPARE(record.status, RunStatus::Finished);
+        const double fp32_last = te_fp32().summary.final_loss.value();
+        QVERIFY2(std::abs(*record.summary.final_loss - fp32_last) <= 0.15,
+                 qPrintable(QStringLiteral("block %1, fp32 %2").arg(*record.summary.final_loss).arg(fp32_last)));
+        QVERIFY(record.execution.fp8_emulated);
+        QVERIFY2(record.execution.implementation.find("fp8 emulated (block scaling, e4m3, 1x128 / 128x128 blocks, power-of-two "
+                                                      "scales)") != std::string::npos,
+                 record.execution.implementation.c_str());
+        for (const StepMetrics& step : record.steps) {
+            for (const Fp8SlotSample& s : step.fp8) {
+                QVERIFY(std::isfinite(s.amax));
+                QVERIFY(s.scale == std::exp2(std::floor(std::log2(448.0f / s.amax))));  // the amax block's power of two
+                QCOMPARE(*s.saturated, 0.0f);  // every block maps its own amax below 448
+                QCOMPARE(*s.rel_mse, *s.block_rel_mse);  // as cast is block scaling
+            }
+        }
+        const RunRecord back = record_from_json_text(record_to_json_text(record), "test");
+        QCOMPARE(back.config.fp8, record.config.fp8);
+        RunConfig exact = config;
+        exact.fp8.block_power_of_two = false;
+        exact.iters = 3;
+        const RunRecord exact_run = trainer_.run(exact);
+        QCOMPARE(exact_run.status, RunStatus::Finished);
+        QCOMPARE(exact_run.steps[1].fp8[0].scale, 448.0f / exact_run.steps[1].fp8[0].amax);
+    }
+
     // The run's choice of ops is made once, before any work, and the record says which ran.
     void theRunsOpsChoiceIsCheckedFirstAndRecorded() {
         setenv("TEWB_TE_IMPL", "kernels", 1);

@@ -17,6 +17,7 @@
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QTableView>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTimer>
 
@@ -247,7 +248,12 @@ private Q_SLOTS:
         QVERIFY(fp8->slots().size() >= 4);
         fp8->selectSlot(1);
         QVERIFY(fp8->views()[0]->plot()->spec().title.contains(QString::fromStdString(fp8->slots()[1].module)));
-        fp8->show();
+        // Shown the way a user shows it: the FP8 tab (the charts and the inspector in one page).
+        QWidget* page = fp8->parentWidget();
+        auto* tabs = qobject_cast<QTabWidget*>(page->parentWidget()->parentWidget());
+        QVERIFY(tabs);
+        tabs->setCurrentWidget(page);
+        QVERIFY(fp8->isVisible());
         fp8->markDirty();
         fp8->refreshIfDirty();
         const MetricPlot* amax = fp8->views()[0]->plot();
@@ -297,7 +303,8 @@ private Q_SLOTS:
         QVERIFY(!window->exportStepsCsv(dir.path(), &error));  // a folder, not a file
         QVERIFY(!error.isEmpty());
 
-        // Dark theme: charts switch theme and keep the run colours.
+        // Dark theme: charts switch theme and keep the run colours (the dashboard tab shown again).
+        tabs->setCurrentIndex(0);
         window->setDark(true);
         window->charts()->refreshIfDirty();
         const MetricPlot* plot = window->charts()->views().front()->plot();

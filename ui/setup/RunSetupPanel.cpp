@@ -135,7 +135,8 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     auto* fp8Form = new QFormLayout(fp8Box);
     scaling_ = combo(fp8Box, QStringLiteral("recipe"),
                      {{tr("delayed (amax history)"), static_cast<int>(ScalingKind::Delayed)},
-                      {tr("current (this tensor's amax)"), static_cast<int>(ScalingKind::Current)}},
+                      {tr("current (this tensor's amax)"), static_cast<int>(ScalingKind::Current)},
+                      {tr("block (1×128 / 128×128 block scales; emulated)"), static_cast<int>(ScalingKind::Block)}},
                      tr("Delayed scaling derives each scale from earlier steps' amax history"));
     format_ = combo(fp8Box, QStringLiteral("fp8Format"),
                     {{tr("HYBRID (E4M3 forward, E5M2 backward)"), static_cast<int>(RecipeFormat::Hybrid)},
@@ -158,7 +159,13 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     fp8Form->addRow(tr("Amax algorithm:"), algo_);
     fp8Form->addRow(tr("Margin:"), margin_);
     fp8Form->addRow(inspect_);
-    fp8Fields_ = {scaling_, format_, historyLen_, algo_, margin_, inspect_};
+    blockPow2_ = new QCheckBox(tr("Power-of-two block scales (block scaling)"), fp8Box);
+    blockPow2_->setObjectName(QStringLiteral("blockScales"));
+    blockPow2_->setChecked(true);
+    blockPow2_->setToolTip(tr("Block scaling: round each block's scale down to a power of two (Transformer Engine's default); "
+                              "off: exact float32 scales"));
+    fp8Form->addRow(blockPow2_);
+    fp8Fields_ = {scaling_, format_, historyLen_, algo_, margin_, inspect_, blockPow2_};
     layout->addWidget(fp8Box);
 
     auto* modelBox = new QGroupBox(tr("Model and steps"), this);
@@ -211,7 +218,7 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     layout->addStretch();
 
     fields_ = {{"device", device_},   {"backend", backend_}, {"precision", precision_}, {"name", name_},
-               {"recipe", scaling_},  {"fp8-format", format_}, {"amax-history-len", historyLen_},
+               {"recipe", scaling_},  {"fp8-format", format_}, {"amax-history-len", historyLen_}, {"block-scales", blockPow2_},
                {"amax-algo", algo_},  {"margin", margin_},   {"inspect-fp8", inspect_}, {"cuda-graph", cudaGraph_}, {"layers", layers_},
                {"hidden", hidden_},   {"heads", heads_},     {"seq", seq_},             {"vocab", vocab_},
                {"batch", batch_},     {"warmup", warmup_},   {"iters", iters_},         {"lr", lr_},
@@ -235,6 +242,11 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     }
     for (QLineEdit* line : {lr_, seed_, name_}) connect(line, &QLineEdit::textChanged, this, edited);
     connect(inspect_, &QCheckBox::toggled, this, edited);
+    connect(blockPow2_, &QCheckBox::toggled, this, edited);
+    // Float8BlockScaling is E4M3 everywhere by default: picking it picks E4M3 (the user may change it back).
+    connect(scaling_, &QComboBox::activated, this, [this] {
+        if (current<ScalingKind>(scaling_) == ScalingKind::Block) selectData(format_, static_cast<int>(RecipeFormat::E4M3));
+    });
     connect(cudaGraph_, &QCheckBox::toggled, this, edited);
     connect(presets_, &QComboBox::activated, this, [this](int index) {
         const int value = presets_->itemData(index).toInt();
@@ -275,6 +287,7 @@ void RunSetupPanel::setConfig(const RunConfig& c) {
     historyLen_->setValue(c.fp8.amax_history_len);
     selectData(algo_, static_cast<int>(c.fp8.algo));
     margin_->setValue(c.fp8.margin);
+    blockPow2_->setChecked(c.fp8.block_power_of_two);
     inspect_->setChecked(c.inspect_fp8);
     cudaGraph_->setChecked(c.cuda_graph);
     layers_->setValue(c.model.layers);
@@ -307,6 +320,7 @@ RunConfig RunSetupPanel::config() const {
     c.fp8.amax_history_len = historyLen_->value();
     c.fp8.algo = current<AmaxAlgo>(algo_);
     c.fp8.margin = margin_->value();
+    c.fp8.block_power_of_two = blockPow2_->isChecked();
     c.inspect_fp8 = inspect_->isChecked() && c.precision == Precision::Fp8;
     c.cuda_graph = cudaGraph_->isChecked();
     c.model = ModelShape{layers_->value(), hidden_->value(), heads_->value(), seq_->value(), vocab_->value()};

@@ -75,6 +75,7 @@ private:
     QSpinBox* margin_;
     QCheckBox* inspect_;
     QCheckBox* cudaGraph_;
+    QCheckBox* blockPow2_;
     QSpinBox* repeats_;
     QSpinBox* layers_;
     QSpinBox* hidden_;

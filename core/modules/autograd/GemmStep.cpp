@@ -69,7 +69,7 @@ at::Tensor gemm_forward(const GemmPlan& plan, const at::Tensor& x, const at::Ten
     const Fp8Tensor& wq = cached_fp8_weight(plan, weight);
     const at::Tensor y = plan.ops->fp8_gemm(xq.data, xq.scale_inv, wq.data, wq.scale_inv, optional_bias(bias),
                                             plan.compute_dtype, Accumulation::Fast);
-    saved.input_fp8 = {at::Tensor(), xq.transposed, xq.scale_inv, xq.dtype};
+    saved.input_fp8 = {at::Tensor(), xq.transposed, xq.scale_inv, xq.dtype, xq.transposed_scale_inv};
     saved.weight_fp8 = wq;
     return y;
 }
@@ -86,9 +86,9 @@ GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::
         return grads;
     }
     const Fp8Tensor gq = plan.ops->quantize(dy, plan.fp8->grad_output, /*with_transpose=*/true);
-    grads.dx = plan.ops->fp8_gemm(gq.data, gq.scale_inv, saved.weight_fp8.transposed, saved.weight_fp8.scale_inv,
+    grads.dx = plan.ops->fp8_gemm(gq.data, gq.scale_inv, saved.weight_fp8.transposed, saved.weight_fp8.transposed_scale(),
                                   std::nullopt, plan.compute_dtype, Accumulation::Split);
-    grads.dw = plan.ops->fp8_gemm(gq.transposed, gq.scale_inv, saved.input_fp8.transposed, saved.input_fp8.scale_inv,
+    grads.dw = plan.ops->fp8_gemm(gq.transposed, gq.transposed_scale(), saved.input_fp8.transposed, saved.input_fp8.transposed_scale(),
                                   std::nullopt, at::kFloat, Accumulation::Split)
                    .to(saved.weight_dtype);
     plan.fp8->grad_output.context->request_backward_update();

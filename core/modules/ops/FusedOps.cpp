@@ -82,7 +82,7 @@ public:
             return;
         }
         const c10::cuda::CUDAGuard guard(history.device());
-        const kernels::ScalingRule rule = recipe.scaling == ScalingKind::Current ? kernels::ScalingRule::Current
+        const kernels::ScalingRule rule = recipe.scaling != ScalingKind::Delayed ? kernels::ScalingRule::Current
                                           : recipe.algo == AmaxAlgo::Max         ? kernels::ScalingRule::DelayedMax
                                                                                  : kernels::ScalingRule::DelayedMostRecent;
         kernels::update_scaling(history.data_ptr<float>(), scale.data_ptr<float>(), scale_inv.data_ptr<float>(),

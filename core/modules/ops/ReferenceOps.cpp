@@ -7,6 +7,9 @@
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/full_like.h>
+#include <ATen/ops/log2.h>
+#include <ATen/ops/floor.h>
+#include <ATen/ops/exp2.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/gelu_backward.h>
 #include <ATen/ops/isfinite.h>
@@ -27,7 +30,13 @@ at::ScalarType to_scalar_type(Fp8Dtype dtype) {
     return dtype == Fp8Dtype::E4M3 ? at::kFloat8_e4m3fn : at::kFloat8_e5m2;
 }
 
+namespace {
+at::Tensor dequantized_operand(const at::Tensor& data, const at::Tensor& scale_inv);
+}
+
 at::Tensor Fp8Tensor::dequantize() const {
+    if (scale_inv.numel() > 1) return dequantized_operand(data.dim() == 2 ? data : data.reshape({-1, data.size(-1)}), scale_inv)
+                                          .reshape(data.sizes());
     return data.to(at::kFloat) * scale_inv;
 }
 
@@ -82,8 +91,76 @@ Fp8Tensor ReferenceOps::quantize(const at::Tensor& x, const Fp8Quantizer& quanti
     return quantize_reference(x, quantizer, with_transpose, *this);
 }
 
+namespace {
+
+// Float8BlockScaling: the data block-quantized along its rows (1×128; 128×128 for weights), the transposed
+// copy quantized again along its own rows (as Transformer Engine's columnwise copy), per-block scale_inv.
+Fp8Tensor quantize_blocks(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
+                          const Fp8StateOps& state_ops) {
+    Fp8Context& context = *quantizer.context;
+    const Fp8Dtype dtype = quantizer.dtype();
+    const at::Tensor as_2d = x.dim() == 2 ? x : x.reshape({-1, x.size(-1)});
+    const bool weight = Fp8Context::role_of(quantizer.pass, quantizer.slot) == SlotRole::Weight;
+    const BlockShape block = weight ? kWeightBlock : kActivationBlock;
+    const bool pow2 = context.recipe().block_power_of_two;
+    const at::Tensor amax = state_ops.abs_max(x);
+    context.record_amax(quantizer.pass, quantizer.slot, amax);
+    const BlockQuantized q = block_quantize(as_2d, block, dtype, pow2);
+    // The statistics' "scale": the scale of the block holding the tensor's amax (the smallest block scale
+    // that is not 1 for lack of values).
+    at::Tensor smallest = current_scale_tensor(amax, fp8_max(dtype));
+    if (pow2) smallest = at::exp2(at::floor(at::log2(smallest)));
+    context.set_scale(quantizer.pass, quantizer.slot, smallest);
+    Fp8Tensor out;
+    out.dtype = dtype;
+    out.data = q.data.reshape(x.sizes());
+    out.scale_inv = q.scale_inv;
+    if (with_transpose) {
+        const BlockQuantized t = block_quantize(as_2d.t(), block, dtype, pow2);
+        out.transposed = t.data;
+        out.transposed_scale_inv = t.scale_inv;
+    }
+    if (context.inspect()) {
+        const auto started = std::chrono::steady_clock::now();
+        const at::Tensor xf = as_2d.to(at::kFloat);
+        const at::Tensor back = block_dequantize(q);
+        const at::Tensor saturated = (xf.abs() * at::reciprocal(q.scale_inv).repeat_interleave(block.rows, 0)
+                                                    .repeat_interleave(block.cols, 1)
+                                                    .narrow(0, 0, xf.size(0))
+                                                    .narrow(1, 0, xf.size(1)) >
+                                      fp8_saturation_threshold(dtype))
+                                         .sum()
+                                         .to(at::kDouble);
+        const at::Tensor underflow = ((q.data.to(at::kFloat) == 0) & (xf != 0)).sum().to(at::kDouble);
+        context.count(quantizer.pass, quantizer.slot, saturated, underflow, x.numel());
+        const auto squared_error = [&](const at::Tensor& approx) { return (approx - xf).to(at::kDouble).pow(2).sum(); };
+        const at::Tensor error = squared_error(back);
+        context.count_errors(quantizer.pass, quantizer.slot,
+                             {error, xf.to(at::kDouble).pow(2).sum(), squared_error(tensor_quantize_dequantize(xf, dtype)), error});
+        if (x.is_cpu()) {
+            context.add_inspection_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+        }
+    }
+    return out;
+}
+
+// An FP8 GEMM operand as float32 values: data times its scale_inv, one scalar or one per block (the block
+// shape follows from the scales' shape: 1 row per scale row for 1×128 blocks, else 128×128 tiles).
+at::Tensor dequantized_operand(const at::Tensor& data, const at::Tensor& scale_inv) {
+    const at::Tensor values = data.to(at::kFloat);
+    if (scale_inv.dim() == 0 || scale_inv.numel() == 1) return values * scale_inv.reshape({});
+    const std::int64_t block_rows = scale_inv.size(0) == data.size(0) ? 1 : kWeightBlock.rows;
+    return values * scale_inv.repeat_interleave(block_rows, 0)
+                        .repeat_interleave(kActivationBlock.cols, 1)
+                        .narrow(0, 0, data.size(0))
+                        .narrow(1, 0, data.size(1));
+}
+
+}  // namespace
+
 Fp8Tensor quantize_reference(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
                              const Fp8StateOps& state_ops) {
+    if (quantizer.context->recipe().scaling == ScalingKind::Block) return quantize_blocks(x, quantizer, with_transpose, state_ops);
     Fp8Context& context = *quantizer.context;
     const Fp8Dtype dtype = quantizer.dtype();
     const float max = fp8_max(dtype);
@@ -131,6 +208,12 @@ Fp8Tensor quantize_reference(const at::Tensor& x, const Fp8Quantizer& quantizer,
 at::Tensor ReferenceOps::fp8_gemm(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b,
                                   const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias,
                                   at::ScalarType out_dtype, Accumulation) const {
+    if (a_scale_inv.numel() > 1 || b_scale_inv.numel() > 1) {
+        // Block scaling: each block's scale applies to its own products, so dequantize, then multiply.
+        at::Tensor out = at::mm(dequantized_operand(a, a_scale_inv), dequantized_operand(b, b_scale_inv).t());
+        if (bias) out.add_(bias->to(at::kFloat));
+        return out.to(out_dtype);
+    }
     // Products of FP8 values are exact in float32; the sums accumulate in float32.
     at::Tensor out = at::mm(a.to(at::kFloat), b.to(at::kFloat).t());
     out.mul_(a_scale_inv * b_scale_inv);
