@@ -9,6 +9,7 @@
 #include <QLineEdit>
 #include <QProcess>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -298,6 +299,20 @@ private Q_SLOTS:
         Q_EMIT table->cellClicked(1, 0);
         QCOMPARE(picked.size(), 1);
         QCOMPARE(picked.front().front().value<Fp8SlotKey>().role, SlotRole::GradOutput);
+    }
+
+    // The run-setup form fits its pane at 1280×800: no field is cut at the right edge (the pane has no
+    // horizontal scroll bar, so a form wider than the pane would be clipped).
+    void setupFormFitsItsPaneAt1280() {
+        auto window = make_window(&fake_train);
+        window->resize(1280, 800);
+        QTest::qWait(50);
+        auto* scroll = qobject_cast<QScrollArea*>(window->setupPanel()->parentWidget()->parentWidget());
+        QVERIFY(scroll);
+        QVERIFY2(window->setupPanel()->minimumSizeHint().width() <= scroll->viewport()->width(),
+                 qPrintable(QStringLiteral("form needs %1 px, the pane has %2")
+                                .arg(window->setupPanel()->minimumSizeHint().width())
+                                .arg(scroll->viewport()->width())));
     }
 
     void settingsRoundTrip() {

@@ -148,7 +148,7 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
                    {tr("most_recent"), static_cast<int>(AmaxAlgo::MostRecent)}},
                   tr("Which amax of the history sets the scale"));
     margin_ = spin(fp8Box, QStringLiteral("margin"), -1000, 1000, tr("scale = (fp8_max / 2^margin) / amax"));
-    inspect_ = new QCheckBox(tr("Inspect FP8 casts (saturation, underflow, SNR, what-if recipes)"), fp8Box);
+    inspect_ = new QCheckBox(tr("Inspect FP8 casts"), fp8Box);
     inspect_->setObjectName(QStringLiteral("inspectFp8"));
     inspect_->setToolTip(tr("Per cast slot and step: saturated and underflowed fractions, the quantization error (relative "
                             "MSE, SNR in dB) and what current and block scaling would have made of the same tensors. "
@@ -159,7 +159,7 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     fp8Form->addRow(tr("Amax algorithm:"), algo_);
     fp8Form->addRow(tr("Margin:"), margin_);
     fp8Form->addRow(inspect_);
-    blockPow2_ = new QCheckBox(tr("Power-of-two block scales (block scaling)"), fp8Box);
+    blockPow2_ = new QCheckBox(tr("Power-of-two block scales"), fp8Box);
     blockPow2_->setObjectName(QStringLiteral("blockScales"));
     blockPow2_->setChecked(true);
     blockPow2_->setToolTip(tr("Block scaling: round each block's scale down to a power of two (Transformer Engine's default); "
