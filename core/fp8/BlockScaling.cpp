@@ -7,13 +7,11 @@
 
 #include <ATen/ops/abs.h>
 #include <ATen/ops/amax.h>
+#include <ATen/ops/bitwise_and.h>
 #include <ATen/ops/constant_pad_nd.h>
-#include <ATen/ops/exp2.h>
-#include <ATen/ops/floor.h>
 #include <ATen/ops/full_like.h>
 #include <ATen/ops/isinf.h>
 #include <ATen/ops/isfinite.h>
-#include <ATen/ops/log2.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/reciprocal.h>
@@ -38,6 +36,13 @@ at::Tensor expand_blocks(const at::Tensor& per_block, BlockShape block, std::int
 
 }  // namespace
 
+at::Tensor power_of_two_at_or_below(const at::Tensor& scale) {
+    // Keep only the exponent bits: exact for every normal float32 (a log2 rounded up near a power of two
+    // would pick the power above and saturate the block's amax). Scales here are >= fp8_max / FLT_MAX,
+    // always normal. The block cast kernel does the same bit operation.
+    return at::bitwise_and(scale.contiguous().view(at::kInt), 0x7f800000).view(at::kFloat);
+}
+
 BlockQuantized block_quantize(const at::Tensor& x, BlockShape block, Fp8Dtype dtype, bool power_of_two) {
     if (x.dim() != 2) {
         throw ConfigError("block quantization: a " + std::to_string(x.dim()) + "-D tensor; allowed: 2-D (rows × columns)");
@@ -55,7 +60,7 @@ BlockQuantized block_quantize(const at::Tensor& x, BlockShape block, Fp8Dtype dt
     const float max = fp8_max(dtype);
     at::Tensor scale = max / amax;  // float32, as the per-tensor rule; a tiny amax overflows to FLT_MAX
     scale = at::where(at::isinf(scale), at::full_like(scale, FLT_MAX), scale);
-    if (power_of_two) scale = at::exp2(at::floor(at::log2(scale)));
+    if (power_of_two) scale = power_of_two_at_or_below(scale);
     scale = at::where((amax > 0) & at::isfinite(amax), scale, at::ones_like(scale));
     BlockQuantized q;
     q.block = block;

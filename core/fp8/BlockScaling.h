@@ -40,6 +40,9 @@ at::Tensor block_dequantize(const BlockQuantized& q);
 // of dequantized values summed in float32 (what a block-scaled FP8 GEMM computes, up to summation order).
 at::Tensor block_gemm_reference(const BlockQuantized& a, const BlockQuantized& b);
 
+// The largest power of two not above each element of a float32 tensor of normal values, exactly.
+at::Tensor power_of_two_at_or_below(const at::Tensor& scale);
+
 // Per-tensor (current scaling) round trip, for comparisons: scale = fp8_max / amax (1 for 0, inf, NaN),
 // cast, back to float32.
 at::Tensor tensor_quantize_dequantize(const at::Tensor& x, Fp8Dtype dtype);

@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 
+#include "core/fp8/BlockScaling.h"
 #include "core/fp8/Fp8Scope.h"
 #include "core/fp8/Fp8State.h"
 #include "core/fp8/ScaleUpdate.h"
@@ -189,6 +190,35 @@ void casts(Checks& check) {
                         if (!saturating) check.amax("cast_transpose_to_fp8", shape, dtype, amax, want_amax, 0.0);
                     }
                 });
+            }
+        }
+    }
+    // Float8BlockScaling's cast against core's reference (core/fp8/BlockScaling): data and per-block scales
+    // bit for bit, ragged shapes included, with an outlier so that blocks get very different scales.
+    for (const at::ScalarType input : {at::kBFloat16, at::kFloat}) {
+        for (const kernels::Fp8Type type : {kernels::Fp8Type::E4M3, kernels::Fp8Type::E5M2}) {
+            for (const auto& [rows, cols] : {Shape{1, 1}, Shape{3, 1000}, Shape{130, 300}, Shape{256, 512}, Shape{3072, 768}}) {
+                for (const int block_rows : {1, 128}) {
+                    for (const bool pow2 : {true, false}) {
+                        const std::string shape = shape_text(rows, cols);
+                        const std::string dtype = dtype_name(input) + " -> " + fp8_name(type) + (block_rows == 1 ? ", 1x128" : ", 128x128") +
+                                                  (pow2 ? ", pow2" : ", exact");
+                        check.attempt("block_cast_to_fp8", shape, dtype, [&, rows = rows, cols = cols] {
+                            at::Tensor x = (at::randn({rows, cols}, cuda()) * 3).to(input);
+                            x.view({-1})[x.numel() / 2] = 1000;  // one outlier block
+                            const BlockShape block{block_rows, 128};
+                            const BlockQuantized want = block_quantize(x, block, type == kernels::Fp8Type::E4M3 ? Fp8Dtype::E4M3
+                                                                                                               : Fp8Dtype::E5M2, pow2);
+                            at::Tensor out = poisoned_fp8({rows, cols});
+                            at::Tensor scale_inv = poisoned(want.scale_inv.sizes(), at::kFloat);
+                            kernels::block_cast_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(rows),
+                                                       static_cast<std::size_t>(cols), block_rows, pow2, out.data_ptr(),
+                                                       scale_inv.data_ptr<float>(), type, stream());
+                            check.exact("block_cast_to_fp8", "out", shape, dtype, out, want.data.view(at::kByte));
+                            check.exact("block_cast_to_fp8", "scale_inv", shape, dtype, scale_inv, want.scale_inv);
+                        });
+                    }
+                }
             }
         }
     }

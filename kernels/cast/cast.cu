@@ -159,6 +159,51 @@ dim3 tile_grid(std::size_t rows, std::size_t cols) {
     return dim3(tiles_x, tiles_y);
 }
 
+constexpr int kBlockCols = 128;  // Float8BlockScaling's block width
+
+// One thread block per scale block (flattened: rows of blocks may exceed the grid's y limit).
+template <typename T>
+__global__ void block_cast_kernel(const T* __restrict__ x, int rows, int cols, int block_rows, int col_blocks,
+                                  bool power_of_two, std::uint8_t* __restrict__ out, float* __restrict__ scale_inv,
+                                  Fp8Type type) {
+    const long long block = blockIdx.x;
+    const int rb = static_cast<int>(block / col_blocks);
+    const int cb = static_cast<int>(block % col_blocks);
+    const int r0 = rb * block_rows;
+    const int c0 = cb * kBlockCols;
+    const int width = min(cols, c0 + kBlockCols) - c0;
+    const int count = (min(rows, r0 + block_rows) - r0) * width;
+    unsigned local = 0;  // |x| as bits: a NaN orders above inf, so it wins as in the reference
+    for (int i = threadIdx.x; i < count; i += blockDim.x) {
+        local = max(local, abs_bits(to_float(x[static_cast<long long>(r0 + i / width) * cols + c0 + i % width])));
+    }
+    __shared__ unsigned block_amax;
+    if (threadIdx.x == 0) block_amax = 0;
+    __syncthreads();
+    atomicMax(&block_amax, local);
+    __syncthreads();
+    const float amax = __uint_as_float(block_amax);
+    float scale = (type == Fp8Type::E4M3 ? 448.0f : 57344.0f) / amax;  // IEEE division: no fast math here
+    if (isinf(scale)) scale = 3.402823466e+38f;
+    if (power_of_two) scale = __uint_as_float(__float_as_uint(scale) & 0x7f800000u);  // the power of two at or below
+    if (!(amax > 0.0f) || !isfinite(amax)) scale = 1.0f;
+    for (int i = threadIdx.x; i < count; i += blockDim.x) {
+        const long long at = static_cast<long long>(r0 + i / width) * cols + c0 + i % width;
+        out[at] = fp8_from_float(to_float(x[at]) * scale, type);
+    }
+    if (threadIdx.x == 0) scale_inv[block] = 1.0f / scale;
+}
+
+template <typename T>
+void block_cast_typed(const void* x, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two, void* out,
+                      float* scale_inv, Fp8Type type, cudaStream_t stream) {
+    const long long row_blocks = static_cast<long long>((rows + block_rows - 1) / block_rows);
+    const long long col_blocks = static_cast<long long>((cols + kBlockCols - 1) / kBlockCols);
+    block_cast_kernel<T><<<static_cast<unsigned>(row_blocks * col_blocks), kThreads, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<int>(rows), static_cast<int>(cols), block_rows, static_cast<int>(col_blocks),
+        power_of_two, static_cast<std::uint8_t*>(out), scale_inv, type);
+}
+
 template <typename T>
 void cast_typed(const void* x, std::size_t n, const float* scale, void* out, Fp8Type type, float* amax, cudaStream_t stream) {
     const int blocks = static_cast<int>(std::min<std::size_t>((n + kThreads - 1) / kThreads, kMaxBlocks));
@@ -215,6 +260,18 @@ void launch_cast_transpose(const void* x, DType dtype, std::size_t rows, std::si
         case DType::Float16: cast_transpose_typed<__half>(x, rows, cols, scale, out, out_t, type, amax, stream); break;
     }
     check_last_launch("tewb::kernels::cast_transpose_to_fp8");
+}
+
+void launch_block_cast(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
+                       void* out, float* scale_inv, Fp8Type type, cudaStream_t stream) {
+    switch (dtype) {
+        case DType::Float32: block_cast_typed<float>(x, rows, cols, block_rows, power_of_two, out, scale_inv, type, stream); break;
+        case DType::BFloat16:
+            block_cast_typed<__nv_bfloat16>(x, rows, cols, block_rows, power_of_two, out, scale_inv, type, stream);
+            break;
+        case DType::Float16: block_cast_typed<__half>(x, rows, cols, block_rows, power_of_two, out, scale_inv, type, stream); break;
+    }
+    check_last_launch("tewb::kernels::block_cast_to_fp8");
 }
 
 void launch_transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out,

@@ -47,6 +47,21 @@ void cast_transpose_to_fp8(const void* x, DType dtype, std::size_t rows, std::si
     detail::launch_cast_transpose(x, dtype, rows, cols, scale, out, out_t, out_type, amax, stream);
 }
 
+void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
+                       void* out, float* scale_inv, Fp8Type out_type, cudaStream_t stream) {
+    constexpr const char* call = "tewb::kernels::block_cast_to_fp8";
+    if (block_rows != 1 && block_rows != 128) {
+        detail::fail(call, "block_rows = " + std::to_string(block_rows) + "; allowed: 1 (1x128 blocks) or 128 (128x128)");
+    }
+    if (out_type != Fp8Type::E4M3 && out_type != Fp8Type::E5M2) detail::fail(call, "unsupported FP8 type");
+    detail::check_dims(call, rows, cols);
+    if (rows == 0 || cols == 0) return;
+    check_input(call, x, dtype);
+    detail::check_buffer(call, out, "out", 1);
+    detail::check_buffer(call, scale_inv, "scale_inv", 4);
+    detail::launch_block_cast(x, dtype, rows, cols, block_rows, power_of_two, out, scale_inv, out_type, stream);
+}
+
 void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out,
                cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::transpose";

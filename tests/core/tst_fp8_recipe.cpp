@@ -370,7 +370,8 @@ private Q_SLOTS:
                 QVERIFY(q.data.to(at::kFloat).abs().max().item<float>() <= 448.0f);
                 if (pow2) {
                     const at::Tensor scale = at::reciprocal(q.scale_inv);
-                    QVERIFY(at::equal(at::exp2(at::round(at::log2(scale))), scale));
+                    QVERIFY(at::equal(at::exp2(at::round(at::log2(scale))), scale));  // powers of two
+                    QVERIFY(at::equal(power_of_two_at_or_below(scale), scale));
                 } else {
                     QCOMPARE(back[5][7].item<float>(), 1000.0f);  // the amax element maps to 448 exactly
                 }

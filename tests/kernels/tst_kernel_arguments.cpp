@@ -110,6 +110,24 @@ private Q_SLOTS:
         expect_error([&] { cast_transpose_to_fp8(f, DType::Float32, std::size_t{1} << 40, 2, f, f, f, Fp8Type::E4M3, f, nullptr); },
                      "allowed: each at most", both);
 
+        const std::string blocks = "tewb::kernels::block_cast_to_fp8";
+        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 3, true, f, f, Fp8Type::E4M3, nullptr); },
+                     "block_rows = 3; allowed: 1 (1x128 blocks) or 128 (128x128)", blocks);
+        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, f, nullptr, Fp8Type::E4M3, nullptr); },
+                     "scale_inv is a null pointer", blocks);
+        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, nullptr, f, Fp8Type::E4M3, nullptr); },
+                     "out is a null pointer", blocks);
+        expect_error([&] { block_cast_to_fp8(nullptr, DType::Float32, 4, 256, 128, false, f, f, Fp8Type::E5M2, nullptr); },
+                     "x is a null pointer", blocks);
+        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, f, reinterpret_cast<float*>(bytes + 2),
+                                             Fp8Type::E4M3, nullptr); },
+                     "scale_inv is not 4-byte aligned", blocks);
+        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, f, f, static_cast<Fp8Type>(3), nullptr); },
+                     "unsupported FP8 type", blocks);
+        expect_error([&] { block_cast_to_fp8(f, DType::Float32, std::size_t{1} << 40, 2, 1, true, f, f, Fp8Type::E4M3, nullptr); },
+                     "allowed: each at most", blocks);
+        block_cast_to_fp8(nullptr, DType::Float32, 0, 256, 1, true, nullptr, nullptr, Fp8Type::E4M3, nullptr);  // empty
+
         const std::string t = "tewb::kernels::transpose";
         expect_error([&] { transpose(f, 3, 4, 4, f + 4, nullptr); }, "element_bytes = 3; allowed: 1, 2 or 4", t);
         expect_error([&] { transpose(f, 4, 4, 4, f, nullptr); }, "not in place", t);

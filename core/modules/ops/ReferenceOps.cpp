@@ -7,9 +7,6 @@
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/full_like.h>
-#include <ATen/ops/log2.h>
-#include <ATen/ops/floor.h>
-#include <ATen/ops/exp2.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/gelu_backward.h>
 #include <ATen/ops/isfinite.h>
@@ -109,7 +106,7 @@ Fp8Tensor quantize_blocks(const at::Tensor& x, const Fp8Quantizer& quantizer, bo
     // The statistics' "scale": the scale of the block holding the tensor's amax (the smallest block scale
     // that is not 1 for lack of values).
     at::Tensor smallest = current_scale_tensor(amax, fp8_max(dtype));
-    if (pow2) smallest = at::exp2(at::floor(at::log2(smallest)));
+    if (pow2) smallest = power_of_two_at_or_below(smallest);
     context.set_scale(quantizer.pass, quantizer.slot, smallest);
     Fp8Tensor out;
     out.dtype = dtype;

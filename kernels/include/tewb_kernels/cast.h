@@ -34,6 +34,16 @@ void cast_transpose_to_fp8(const void* x, DType dtype, std::size_t rows, std::si
 void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out,
                cudaStream_t stream);
 
+// Float8BlockScaling's cast, as core/fp8/BlockScaling.h defines it (the reference it is checked against):
+// x [rows, cols] in blocks of block_rows × 128 (block_rows 1: activations and gradients; 128: weights;
+// the last block of a row or column is shorter). Per block, amax = max |x| (NaN wins), scale = fp8_max /
+// amax (FLT_MAX on overflow), rounded down to a power of two when `power_of_two`, and 1 when amax is 0,
+// inf or NaN; out = fp8(x · scale) as cast_to_fp8; scale_inv[rb · ceil(cols / 128) + cb] = 1 / scale
+// (float32, [ceil(rows / block_rows), ceil(cols / 128)] row-major). Device pointers; rows or cols 0 does
+// nothing. Not yet used by the modules (block scaling trains emulated); `te-bench selftest` checks it.
+void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
+                       void* out, float* scale_inv, Fp8Type out_type, cudaStream_t stream);
+
 // One element through the kernels' conversion, on the host: the reference the casts are checked against.
 std::uint8_t cast_one_to_fp8(float x, float scale, Fp8Type type);
 
