@@ -29,12 +29,12 @@ std::int64_t blocks_of(std::int64_t n, int block) {
     return (n + block - 1) / block;
 }
 
-// Each block's value repeated over its elements, cropped to rows × cols.
+
+}  // namespace
+
 at::Tensor expand_blocks(const at::Tensor& per_block, BlockShape block, std::int64_t rows, std::int64_t cols) {
     return per_block.repeat_interleave(block.rows, 0).repeat_interleave(block.cols, 1).narrow(0, 0, rows).narrow(1, 0, cols);
 }
-
-}  // namespace
 
 at::Tensor power_of_two_at_or_below(const at::Tensor& scale) {
     // Keep only the exponent bits: exact for every normal float32 (a log2 rounded up near a power of two

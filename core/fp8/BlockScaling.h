@@ -40,6 +40,9 @@ at::Tensor block_dequantize(const BlockQuantized& q);
 // of dequantized values summed in float32 (what a block-scaled FP8 GEMM computes, up to summation order).
 at::Tensor block_gemm_reference(const BlockQuantized& a, const BlockQuantized& b);
 
+// Each block's value (e.g. its scale) repeated over the block's elements, cropped to rows × cols.
+at::Tensor expand_blocks(const at::Tensor& per_block, BlockShape block, std::int64_t rows, std::int64_t cols);
+
 // The largest power of two not above each element of a float32 tensor of normal values, exactly.
 at::Tensor power_of_two_at_or_below(const at::Tensor& scale);
 

@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "core/common/Statistics.h"
 #include "core/common/TextTable.h"
 
 namespace tewb {
@@ -99,11 +100,7 @@ std::string render_fp8_summary(const RunRecord& record) {
         }
     }
     if (!snr[0][0].empty() || !snr[1][0].empty() || !snr[2][0].empty()) {
-        const auto median = [](std::vector<double> v) {
-            if (v.empty()) return std::string("-");
-            std::sort(v.begin(), v.end());
-            return compact(v[v.size() / 2]);
-        };
+        const auto median = [](const std::vector<double>& v) { return v.empty() ? std::string("-") : compact(median_of(v)); };
         std::vector<std::vector<std::string>> snr_rows;
         for (int r = 0; r < 3; ++r) {
             snr_rows.push_back({std::string(to_string(roles[r])), median(snr[r][0]), median(snr[r][1]), median(snr[r][2])});
@@ -151,11 +148,9 @@ std::optional<double> fp8_metric_value(const Fp8SlotSample& s, Fp8Metric metric)
 
 std::vector<Fp8SlotDigest> fp8_slot_digests(const RunRecord& record) {
     std::vector<Fp8SlotDigest> out;
-    const auto median = [](std::vector<double> v) -> std::optional<double> {
+    const auto median = [](const std::vector<double>& v) -> std::optional<double> {
         if (v.empty()) return std::nullopt;
-        std::sort(v.begin(), v.end());
-        const std::size_t n = v.size();
-        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+        return median_of(v);
     };
     for (std::size_t i = 0; i < record.fp8_slots.size(); ++i) {
         std::vector<double> own, current, block;

@@ -14,6 +14,7 @@
 #include <QScopedValueRollback>
 #include <QValueAxis>
 
+#include "core/common/Statistics.h"
 #include "ui/charts/SeriesMath.h"
 #include "ui/runs/RunCollection.h"
 
@@ -38,11 +39,6 @@ QList<QPointF> toList(const std::vector<QPointF>& points) {
     return QList<QPointF>(points.begin(), points.end());
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
 
 // Folds the traces of each repeat group (2 or more members present) into one: per step, the median of
 // the members' values (and of their x, which differs between repeats on the time axis), and the band
@@ -81,8 +77,8 @@ std::vector<MetricPlot::Trace> merge_repeats(std::vector<MetricPlot::Trace> trac
             if (traces[m].warmup_points > 0) lastWarmupStep = std::max(lastWarmupStep, steps[m][traces[m].warmup_points - 1]);
         }
         for (const auto& [step, values] : byStep) {
-            const double x = median(values.first);
-            merged.raw.emplace_back(x, median(values.second));
+            const double x = median_of(values.first);
+            merged.raw.emplace_back(x, median_of(values.second));
             merged.band_lo.emplace_back(x, *std::min_element(values.second.begin(), values.second.end()));
             merged.band_hi.emplace_back(x, *std::max_element(values.second.begin(), values.second.end()));
             if (step <= lastWarmupStep) merged.warmup_points = merged.raw.size();

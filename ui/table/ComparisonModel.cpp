@@ -120,7 +120,11 @@ void ComparisonModel::recompute() {
     const std::vector<ComparisonRow> compared = compare_runs(summaries, baselineIndex());
     rows_.clear();
     for (std::size_t i = 0; i < compared.size(); ++i) {
-        rows_.push_back({summaries[i].summary, compared[i].speedup, compared[i].memory_ratio});
+        Row row;
+        row.summary = summaries[i].summary;
+        row.speedup = compared[i].speedup;
+        row.memory_ratio = compared[i].memory_ratio;
+        rows_.push_back(std::move(row));
     }
     // Groups need the step times and repeat ids as well (not the FP8 samples, the heavy part).
     for (std::size_t i = 0; i < keys_.size(); ++i) {
@@ -129,8 +133,15 @@ void ComparisonModel::recompute() {
         summaries[i].config.name = e->record.config.name;
         summaries[i].status = e->record.status;
         summaries[i].repeat = e->record.repeat;
+        // A running run refreshes 8 times a second: its interval (2000 resamples) waits until it ends.
+        if (e->record.status == RunStatus::Running) continue;
         for (const StepMetrics& step : e->record.steps) {
-            if (step.phase == Phase::Timed) summaries[i].steps.push_back({step.step, step.phase, 0, step.step_ms});
+            if (step.phase != Phase::Timed) continue;
+            StepMetrics timed;
+            timed.step = step.step;
+            timed.phase = step.phase;
+            timed.step_ms = step.step_ms;
+            summaries[i].steps.push_back(timed);
         }
     }
     for (const RunGroup& g : group_runs(summaries, baselineIndex())) {
@@ -143,7 +154,6 @@ void ComparisonModel::recompute() {
             row.speedup_ci = g.speedup_ci;
             row.significant = g.significant();
             row.grouped_baseline = g.is_baseline;
-            row.group_speedup = g.speedup;
         }
     }
 }

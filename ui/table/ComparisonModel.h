@@ -57,7 +57,6 @@ private:
         std::optional<Interval> speedup_ci;
         bool significant = false;
         bool grouped_baseline = false;
-        std::optional<double> group_speedup;
     };
     void recompute();
     void recomputeAll();  // and tell views every row changed

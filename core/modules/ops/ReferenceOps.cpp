@@ -121,13 +121,8 @@ Fp8Tensor quantize_blocks(const at::Tensor& x, const Fp8Quantizer& quantizer, bo
         const auto started = std::chrono::steady_clock::now();
         const at::Tensor xf = as_2d.to(at::kFloat);
         const at::Tensor back = block_dequantize(q);
-        const at::Tensor saturated = (xf.abs() * at::reciprocal(q.scale_inv).repeat_interleave(block.rows, 0)
-                                                    .repeat_interleave(block.cols, 1)
-                                                    .narrow(0, 0, xf.size(0))
-                                                    .narrow(1, 0, xf.size(1)) >
-                                      fp8_saturation_threshold(dtype))
-                                         .sum()
-                                         .to(at::kDouble);
+        const at::Tensor scaled = xf * expand_blocks(at::reciprocal(q.scale_inv), block, xf.size(0), xf.size(1));
+        const at::Tensor saturated = (scaled.abs() > fp8_saturation_threshold(dtype)).sum().to(at::kDouble);
         const at::Tensor underflow = ((q.data.to(at::kFloat) == 0) & (xf != 0)).sum().to(at::kDouble);
         context.count(quantizer.pass, quantizer.slot, saturated, underflow, x.numel());
         const auto squared_error = [&](const at::Tensor& approx) { return (approx - xf).to(at::kDouble).pow(2).sum(); };
@@ -146,11 +141,8 @@ Fp8Tensor quantize_blocks(const at::Tensor& x, const Fp8Quantizer& quantizer, bo
 at::Tensor dequantized_operand(const at::Tensor& data, const at::Tensor& scale_inv) {
     const at::Tensor values = data.to(at::kFloat);
     if (scale_inv.dim() == 0 || scale_inv.numel() == 1) return values * scale_inv.reshape({});
-    const std::int64_t block_rows = scale_inv.size(0) == data.size(0) ? 1 : kWeightBlock.rows;
-    return values * scale_inv.repeat_interleave(block_rows, 0)
-                        .repeat_interleave(kActivationBlock.cols, 1)
-                        .narrow(0, 0, data.size(0))
-                        .narrow(1, 0, data.size(1));
+    const BlockShape block = scale_inv.size(0) == data.size(0) ? kActivationBlock : kWeightBlock;
+    return values * expand_blocks(scale_inv, block, data.size(0), data.size(1));
 }
 
 }  // namespace
