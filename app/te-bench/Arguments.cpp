@@ -49,7 +49,7 @@ void add_fp8_flags(CLI::App* cmd, RunFlags& f) {
     const Fp8Recipe d = Fp8Recipe::seed_defaults();
     cmd->add_option("--recipe", f.recipe,
                     "FP8 scaling: delayed | current | block (1x128 / 128x128 block scales, E4M3 unless --fp8-format; "
-                    "emulated: no block-scaled GEMM yet) (default delayed)")
+                    "real block-scaled GEMMs on Hopper, emulated elsewhere) (default delayed)")
         ->type_name("NAME");
     cmd->add_option("--block-scales", f.block_scales, "with --recipe block: pow2 (default) | exact float32 scales")
         ->type_name("pow2|exact");

@@ -82,6 +82,16 @@ at::Tensor block_gemm_reference(const BlockQuantized& a, const BlockQuantized& b
     return at::mm(block_dequantize(a), block_dequantize(b).t());
 }
 
+at::Tensor block_scales_for_gemm(const at::Tensor& scale_inv, BlockShape block) {
+    if (scale_inv.dim() != 2 || block.cols != 128 || (block.rows != 1 && block.rows != 128)) {
+        throw ConfigError("block scales for a GEMM: 2-D scales of 1x128 or 128x128 blocks only");
+    }
+    const at::Tensor laid_out = block == kActivationBlock ? scale_inv.t() : scale_inv;
+    const std::int64_t inner = laid_out.size(1);
+    const std::int64_t padding = (inner + 3) / 4 * 4 - inner;
+    return at::constant_pad_nd(laid_out.to(at::kFloat), {0, padding}, 1.0).contiguous();
+}
+
 at::Tensor tensor_quantize_dequantize(const at::Tensor& x, Fp8Dtype dtype) {
     // One block over the whole tensor, with an exact (not power-of-two) scale: current scaling's rule.
     const at::Tensor as_2d = x.dim() == 2 ? x : x.reshape({-1, x.size(-1)});

@@ -40,6 +40,13 @@ at::Tensor block_dequantize(const BlockQuantized& q);
 // of dequantized values summed in float32 (what a block-scaled FP8 GEMM computes, up to summation order).
 at::Tensor block_gemm_reference(const BlockQuantized& a, const BlockQuantized& b);
 
+// block_quantize's scale_inv ([ceil(rows / block.rows), ceil(cols / 128)]) in the layout cuBLASLt's
+// block-scaled FP8 GEMMs read (tewb_kernels/gemm.h, ScaleMode), float32 and contiguous: for 1×128 blocks
+// the transpose, [cols / 128][round_up(rows, 4)] (each k block's scales for all rows side by side); for
+// 128×128 tiles [ceil(rows / 128)][round_up(cols / 128, 4)]. The padding holds 1 (cuBLASLt reads none of
+// it). Throws ConfigError for a block shape cuBLASLt has no mode for.
+at::Tensor block_scales_for_gemm(const at::Tensor& scale_inv, BlockShape block);
+
 // Each block's value (e.g. its scale) repeated over the block's elements, cropped to rows × cols.
 at::Tensor expand_blocks(const at::Tensor& per_block, BlockShape block, std::int64_t rows, std::int64_t cols);
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <stdexcept>
 #include <string_view>
 #include <tuple>
 
@@ -545,6 +546,62 @@ void fp8_gemms(Checks& check) {
     });
 }
 
+// Float8BlockScaling's GEMMs through cuBLASLt's block modes (Hopper), scales in its layout
+// (block_scales_for_gemm), against core's emulation of the same quantized operands.
+void block_gemms(Checks& check) {
+    check.attempt("gemm (block-scaled)", "probe", "E4M3 1x128 x 128x128", [&] {
+        if (!kernels::block_gemm_supported(at::cuda::current_device())) {
+            throw std::runtime_error("cuBLASLt found no block-scaled FP8 GEMM on this compute capability 9.x GPU");
+        }
+    });
+    struct Case {
+        std::int64_t m, n, k;
+        BlockShape a_block, b_block;
+        at::ScalarType out;
+        bool bias;
+        const char* what;
+    };
+    const Case cases[] = {
+        {3072, 2304, 768, kActivationBlock, kWeightBlock, at::kBFloat16, true, "E4M3 1x128 x 128x128 -> bfloat16, bias (forward)"},
+        {3072, 768, 3072, kActivationBlock, kWeightBlock, at::kBFloat16, false, "E4M3 1x128 x 128x128 -> bfloat16 (dgrad)"},
+        {768, 3072, 3072, kActivationBlock, kActivationBlock, at::kFloat, false, "E4M3 1x128 x 1x128 -> float32 (wgrad)"},
+        {200, 400, 384, kActivationBlock, kWeightBlock, at::kFloat, false, "E4M3 1x128 x 128x128 -> float32, partial tiles"},
+    };
+    for (const Case& c : cases) {
+        const std::string shape = gemm_shape(c.m, c.n, c.k);
+        check.attempt("gemm (block-scaled)", shape, c.what, [&] {
+            const at::Tensor a_hp = at::randn({c.m, c.k}, cuda()) * 4;
+            at::Tensor b_hp = at::randn({c.n, c.k}, cuda()) * 0.02;
+            b_hp.narrow(0, 0, 1).mul_(100);  // one tile far larger than the rest: per-block scales matter
+            const BlockQuantized a = block_quantize(a_hp, c.a_block, Fp8Dtype::E4M3);
+            const BlockQuantized b = block_quantize(b_hp, c.b_block, Fp8Dtype::E4M3);
+            const at::Tensor a_scales = block_scales_for_gemm(a.scale_inv, c.a_block);
+            const at::Tensor b_scales = block_scales_for_gemm(b.scale_inv, c.b_block);
+            const auto mode = [](BlockShape block) {
+                return block == kActivationBlock ? kernels::ScaleMode::Block1x128 : kernels::ScaleMode::Block128x128;
+            };
+            const at::Tensor bias = at::randn({c.n}, cuda()).to(at::kBFloat16);
+            at::Tensor d = poisoned({c.m, c.n}, c.out);
+            kernels::GemmArgs g;
+            g.m = static_cast<std::size_t>(c.m);
+            g.n = static_cast<std::size_t>(c.n);
+            g.k = static_cast<std::size_t>(c.k);
+            g.a = {a.data.data_ptr(), kernels::GemmType::E4M3, a_scales.data_ptr<float>(), false, mode(c.a_block)};
+            g.b = {b.data.data_ptr(), kernels::GemmType::E4M3, b_scales.data_ptr<float>(), false, mode(c.b_block)};
+            g.d = d.data_ptr();
+            g.d_type = gemm_type(c.out);
+            if (c.bias) {
+                g.epilogue = kernels::Epilogue::Bias;
+                g.bias = bias.data_ptr();
+            }
+            run_gemm(g);
+            at::Tensor want = block_gemm_reference(a, b);
+            if (c.bias) want = want + bias.to(at::kFloat);
+            check.relative("gemm (block-scaled)", "d", shape, c.what, d, want, c.out == at::kFloat ? kFloat32Bound * 100 : kBf16Bound);
+        });
+    }
+}
+
 // Epilogues: GELU with its aux output, DGELU with the bias gradient, BGRADB.
 void gemm_epilogues(Checks& check) {
     const std::int64_t m = 256, n = 384, k = 128;
@@ -646,10 +703,12 @@ void recipe_updates(Checks& check) {
 // The glue: one transformer layer (the model's own module) forward and backward through FusedOps
 // against the same layer through the reference ops, same weights and input, two steps (the second
 // with FP8 scales the first one set).
-void layer_glue_case(Checks& check, bool fp8) {
+void layer_glue_case(Checks& check, bool fp8, const Fp8Recipe& recipe) {
     const std::int64_t batch = 4, seq = 96, hidden = 768;
     const std::string shape = std::to_string(batch) + "x" + std::to_string(seq) + "x" + std::to_string(hidden);
-    const std::string dtype = fp8 ? "FP8 (delayed, HYBRID), BF16 autocast" : "BF16 autocast";
+    const std::string dtype = !fp8 ? "BF16 autocast"
+                              : recipe.scaling == ScalingKind::Block ? "FP8 (block scaling, E4M3), BF16 autocast"
+                                                                     : "FP8 (delayed, HYBRID), BF16 autocast";
     const c10::Device device(c10::kCUDA, 0);
     const TransformerLayer::Options options{hidden, 12, 4 * hidden, 0.02, 0.02, kLayerNormEps};
     struct Side {
@@ -664,7 +723,7 @@ void layer_glue_case(Checks& check, bool fp8) {
     }
     const at::Tensor x0 = at::randn({batch, seq, hidden}, cuda());
     const at::Tensor probe = at::randn({batch, seq, hidden}, cuda());
-    const Fp8ScopeSettings settings{Fp8Recipe::seed_defaults(), false};
+    const Fp8ScopeSettings settings{recipe, false};
     at::Tensor out[2], dx[2];
     for (int step = 0; step < 2; ++step) {
         for (int which = 0; which < 2; ++which) {
@@ -699,10 +758,18 @@ void layer_glue_case(Checks& check, bool fp8) {
     }
 }
 
-void layer_glue(Checks& check, bool fp8_capable) {
+void layer_glue(Checks& check, bool fp8_capable, bool block_capable) {
     for (const bool fp8 : {false, true}) {
         if (fp8 && !fp8_capable) continue;
-        check.attempt("te layer (fused vs reference)", "4x96x768", fp8 ? "FP8" : "BF16", [&] { layer_glue_case(check, fp8); });
+        check.attempt("te layer (fused vs reference)", "4x96x768", fp8 ? "FP8" : "BF16",
+                      [&] { layer_glue_case(check, fp8, Fp8Recipe::seed_defaults()); });
+    }
+    if (block_capable) {
+        Fp8Recipe block = Fp8Recipe::seed_defaults();
+        block.scaling = ScalingKind::Block;
+        block.format = RecipeFormat::E4M3;
+        check.attempt("te layer (fused vs reference)", "4x96x768", "FP8 block scaling",
+                      [&] { layer_glue_case(check, true, block); });
     }
 }
 
@@ -735,9 +802,11 @@ SelfTestReport run_self_test([[maybe_unused]] const DeviceInfo& device) {
         plain_gemms(check);
         const bool fp8 = *device.compute_capability >= ComputeCapability{8, 9};  // cuBLASLt's FP8 GEMMs
         if (fp8) fp8_gemms(check);
+        const bool hopper = device.compute_capability->major == 9;  // cuBLASLt's block-scaled FP8 modes
+        if (hopper) block_gemms(check);
         gemm_epilogues(check);
         recipe_updates(check);
-        layer_glue(check, fp8);
+        layer_glue(check, fp8, hopper);
         at::cuda::getCurrentCUDAStream().synchronize();
     } catch (const std::exception& e) {
         report.error = e.what();

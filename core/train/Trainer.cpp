@@ -248,7 +248,7 @@ std::string implementation_text(const RunConfig& c, const TeOps& ops) {
         case Precision::Bf16: return model + ", bf16 autocast";
         case Precision::Fp8: {
             std::ostringstream out;
-            const bool emulated = ops.is_reference() || c.fp8.scaling == ScalingKind::Block;
+            const bool emulated = fp8_gemms_emulated(ops, c.fp8.scaling);
             out << model << ", fp8" << (emulated ? " emulated" : "") << " (" << to_string(c.fp8.scaling) << " scaling, "
                 << to_string(c.fp8.format);
             if (c.fp8.scaling == ScalingKind::Block) {
@@ -280,9 +280,7 @@ RunRecord run_header(const RunConfig& resolved, const DeviceInfo& device, const 
     Execution& execution = record.execution;
     execution.device = cuda ? "cuda:0" : "cpu";
     execution.implementation = implementation_text(resolved, ops);
-    // Block scaling runs its GEMMs in the reference implementation everywhere (no block-scaled FP8 GEMM yet).
-    execution.fp8_emulated =
-        resolved.precision == Precision::Fp8 && (ops.is_reference() || resolved.fp8.scaling == ScalingKind::Block);
+    execution.fp8_emulated = resolved.precision == Precision::Fp8 && fp8_gemms_emulated(ops, resolved.fp8.scaling);
     const GraphDecision graph = decide_cuda_graph(resolved);
     execution.cuda_graph = graph.use;
     execution.cuda_graph_note = graph.reason;

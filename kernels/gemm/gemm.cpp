@@ -13,6 +13,7 @@
 #include <cublasLt.h>
 
 #include "common/check.h"
+#include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/gemm.h"
 
 namespace tewb::kernels {
@@ -74,6 +75,36 @@ void need(bool ok, const std::string& what) {
     if (!ok) detail::fail(kCall, what);
 }
 
+bool is_block(ScaleMode m) {
+    return m != ScaleMode::Tensor;
+}
+
+std::size_t round_up(std::size_t x, std::size_t to) {
+    return (x + to - 1) / to * to;
+}
+
+std::int32_t cublas_scale_mode(ScaleMode m) {
+    switch (m) {
+        case ScaleMode::Tensor: return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+        case ScaleMode::Block1x128: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+        case ScaleMode::Block128x128: return CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    }
+    return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+}
+
+void check_block_args(const GemmArgs& g) {
+    need(is_block(g.a.scale_mode) && is_block(g.b.scale_mode),
+         "block-scaled and tensor-scaled operands do not mix; allowed: both operands per tensor, or both per block");
+    need(!(g.a.scale_mode == ScaleMode::Block128x128 && g.b.scale_mode == ScaleMode::Block128x128),
+         "128x128 x 128x128 block scales have no cuBLASLt kernel; allowed: 1x128 x 128x128, 128x128 x 1x128, 1x128 x 1x128");
+    need(g.k % 128 == 0, "block-scaled FP8 GEMMs need k to be a multiple of 128 (got k = " + std::to_string(g.k) +
+                             "); pad the operands or use per-tensor scaling");
+    need(g.accumulation == Accumulation::Split, "block-scaled FP8 GEMMs accumulate split only; allowed: Accumulation::Split");
+    need(!is_fp8(g.d_type), "block-scaled FP8 GEMMs write float32 or bfloat16; allowed d types: float32, bfloat16");
+    need(g.epilogue == Epilogue::None || g.epilogue == Epilogue::Bias,
+         "block-scaled FP8 GEMMs take no epilogue but bias; allowed: none, bias");
+}
+
 void check_args(const GemmArgs& g) {
     const bool fp8 = is_fp8(g.a.type) || is_fp8(g.b.type);
     need(g.k > 0, "k = 0; allowed: 1 or more");
@@ -87,6 +118,9 @@ void check_args(const GemmArgs& g) {
          "E4M3 x E4M3 has no E5M2 output in cuBLASLt; allowed for E4M3 x E4M3: E4M3, bfloat16 or float32 output");
     need(!(fp8 && (g.a.transposed || g.b.transposed)),
          "FP8 operands must be K-contiguous (transposed = false); pass the FP8 transposed copy instead");
+    need(fp8 || (!is_block(g.a.scale_mode) && !is_block(g.b.scale_mode)),
+         "block scale modes apply to FP8 operands only; allowed for float32 and bfloat16: ScaleMode::Tensor");
+    if (fp8 && (is_block(g.a.scale_mode) || is_block(g.b.scale_mode))) check_block_args(g);
     if (fp8) {
         need(g.m % 16 == 0 && g.n % 16 == 0 && g.k % 16 == 0,
              "FP8 GEMMs need m, n and k to be multiples of 16 (got m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) +
@@ -147,14 +181,17 @@ struct Plan {
 };
 
 // Device, m, n, k, types of a, b and d, epilogue, accumulation, aux_ld, d_amax set, a and b transposed,
-// the alignments of a, b and d, and the workspace size: everything the chosen algorithm depends on.
+// the alignments of a, b and d, the workspace size and the scale modes: everything the chosen algorithm
+// depends on.
 using PlanKey = std::tuple<int, std::size_t, std::size_t, std::size_t, GemmType, GemmType, GemmType, Epilogue, Accumulation,
-                           std::size_t, bool, bool, bool, std::uint32_t, std::uint32_t, std::uint32_t, std::size_t>;
+                           std::size_t, bool, bool, bool, std::uint32_t, std::uint32_t, std::uint32_t, std::size_t, ScaleMode,
+                           ScaleMode>;
 
 struct State {
     std::mutex mutex;  // guards both maps and the plans' pointer attributes between setting and enqueueing
     std::map<int, DeviceResources> devices;
     std::map<PlanKey, std::unique_ptr<Plan>> plans;
+    std::map<int, bool> block_support;  // block_gemm_supported's answer per device
 };
 
 State& state() {
@@ -186,7 +223,8 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
     const std::uint32_t align_d = alignment_of(g.d);
     const PlanKey key{device,        g.m,           g.n,      g.k,         g.a.type,    g.b.type,
                       g.d_type,      g.epilogue,    g.accumulation,        g.aux_ld,    g.d_amax != nullptr,
-                      g.a.transposed, g.b.transposed, align_a, align_b,    align_d,     g.workspace_bytes};
+                      g.a.transposed, g.b.transposed, align_a, align_b,    align_d,     g.workspace_bytes,
+                      g.a.scale_mode, g.b.scale_mode};
     if (const auto found = state().plans.find(key); found != state().plans.end()) return *found->second;
     if (is_fp8(g.a.type)) {  // checked once per plan: cuBLASLt would only say "not supported"
         int major = 0;
@@ -197,6 +235,10 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
             detail::fail(kCall, "FP8 GEMMs need compute capability 8.9 or newer; this GPU has " + std::to_string(major) + "." +
                                     std::to_string(minor) + " (use bfloat16)");
         }
+        if (is_block(g.a.scale_mode) && major != 9) {
+            detail::fail(kCall, "block-scaled FP8 GEMMs run on compute capability 9.x (Hopper) only; this GPU has " +
+                                    std::to_string(major) + "." + std::to_string(minor) + " (use per-tensor scaling)");
+        }
     }
     auto p = std::make_unique<Plan>();
     detail::check_cublas(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), kCall, "cublasLtMatmulDescCreate");
@@ -206,6 +248,11 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
     if (fp8) {
         set(p->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, static_cast<std::int8_t>(g.accumulation == Accumulation::Fast ? 1 : 0),
             "set FAST_ACCUM");
+        // cuBLASLt's A is our b, its B our a.
+        if (is_block(g.a.scale_mode)) {
+            set(p->desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, cublas_scale_mode(g.b.scale_mode), "set A_SCALE_MODE");
+            set(p->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, cublas_scale_mode(g.a.scale_mode), "set B_SCALE_MODE");
+        }
     }
     set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, cublas_epilogue(g.epilogue), "set EPILOGUE");
     // The bias of an FP8 GEMM is bfloat16 whatever D is (cuBLASLt's FP8 kernels take no other); aux and the
@@ -281,6 +328,39 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
 }
 
 }  // namespace
+
+std::size_t block_scale_entries(ScaleMode mode, std::size_t rows, std::size_t k) {
+    const std::size_t k_blocks = (k + 127) / 128;
+    switch (mode) {
+        case ScaleMode::Tensor: return 1;
+        case ScaleMode::Block1x128: return k_blocks * round_up(rows, 4);
+        case ScaleMode::Block128x128: return (rows + 127) / 128 * round_up(k_blocks, 4);
+    }
+    return 1;
+}
+
+bool block_gemm_supported(int device) {
+    const std::lock_guard<std::mutex> lock(state().mutex);
+    if (const auto known = state().block_support.find(device); known != state().block_support.end()) return known->second;
+    bool supported = compute_capability_major(device) == 9;
+    if (supported) {
+        // The forward's shape class: 1x128 activations x 128x128 weights, bfloat16 out. Descriptors only;
+        // cuBLASLt's heuristic needs no pointers.
+        GemmArgs probe;
+        probe.m = probe.n = probe.k = 256;
+        probe.a = {nullptr, GemmType::E4M3, nullptr, false, ScaleMode::Block1x128};
+        probe.b = {nullptr, GemmType::E4M3, nullptr, false, ScaleMode::Block128x128};
+        probe.d_type = GemmType::BFloat16;
+        probe.workspace_bytes = gemm_workspace_bytes(device);
+        try {
+            plan_for(probe, device, resources(device));
+        } catch (const KernelError&) {
+            supported = false;
+        }
+    }
+    state().block_support[device] = supported;
+    return supported;
+}
 
 std::size_t gemm_workspace_bytes(int device) {
     return static_cast<std::size_t>(compute_capability_major(device) >= 9 ? 32 : 4) << 20;

@@ -428,6 +428,31 @@ private Q_SLOTS:
         QCOMPARE(context->history(Fp8Pass::Forward)[0][0].item<float>(), 0.0f);
     }
 
+    // The scales in cuBLASLt's block layouts: 1x128 transposed with the rows padded to 4, 128x128 with
+    // the k blocks padded to 4; every entry where the layout says, the padding 1.
+    void blockScalesForGemmFollowCublasLayout() {
+        const at::Tensor activation = at::arange(30 * 3, at::kFloat).reshape({30, 3}) + 1;  // [rows 30, k blocks 3]
+        const at::Tensor a = block_scales_for_gemm(activation, kActivationBlock);
+        QCOMPARE(a.sizes(), (at::IntArrayRef{3, 32}));
+        QVERIFY(a.is_contiguous());
+        const float* p = a.data_ptr<float>();
+        for (int kb = 0; kb < 3; ++kb) {
+            for (int r = 0; r < 32; ++r) {
+                const float want = r < 30 ? activation[r][kb].item<float>() : 1.0f;
+                QCOMPARE(p[kb * 32 + r], want);
+            }
+        }
+        const at::Tensor weight = at::arange(2 * 6, at::kFloat).reshape({2, 6}) + 1;  // [row tiles 2, k tiles 6]
+        const at::Tensor w = block_scales_for_gemm(weight, kWeightBlock);
+        QCOMPARE(w.sizes(), (at::IntArrayRef{2, 8}));
+        const float* q = w.data_ptr<float>();
+        for (int rb = 0; rb < 2; ++rb) {
+            for (int kb = 0; kb < 8; ++kb) QCOMPARE(q[rb * 8 + kb], kb < 6 ? weight[rb][kb].item<float>() : 1.0f);
+        }
+        QVERIFY_THROWS_EXCEPTION(ConfigError, block_scales_for_gemm(weight, BlockShape{2, 128}));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, block_scales_for_gemm(at::ones({4}), kActivationBlock));
+    }
+
     void blockGemmEmulationMatchesFloat64() {
         at::manual_seed(5);
         const at::Tensor a = at::randn({96, 384});

@@ -62,8 +62,12 @@ public:
     mutable int amax_calls = 0;
     mutable int update_calls = 0;
 
+    bool reference = true;
+    bool native_block = false;
+
     std::string_view name() const override { return "counting"; }
-    bool is_reference() const override { return true; }
+    bool is_reference() const override { return reference; }
+    bool block_gemms_native() const override { return native_block; }
     at::Tensor abs_max(const at::Tensor& x) const override {
         ++calls, ++amax_calls;
         return ref().abs_max(x);
@@ -257,6 +261,22 @@ private Q_SLOTS:
         for (std::size_t i = 0; i < params.size(); ++i) {
             CHECK_CLOSE(params[i].grad(), w[i].grad(), kFp32Bound);
         }
+    }
+
+    // Which runs' FP8 GEMMs are emulated: every one on the reference ops; block scaling also where the
+    // ops have no native block-scaled GEMM (all but Hopper); never delayed or current scaling on kernels.
+    void fp8EmulationFollowsOpsAndRecipe() {
+        CountingOps ops;
+        for (const ScalingKind kind : {ScalingKind::Delayed, ScalingKind::Current, ScalingKind::Block}) {
+            QVERIFY(fp8_gemms_emulated(ops, kind));
+        }
+        QVERIFY(fp8_gemms_emulated(reference_ops(), ScalingKind::Delayed));
+        ops.reference = false;
+        QVERIFY(!fp8_gemms_emulated(ops, ScalingKind::Delayed));
+        QVERIFY(!fp8_gemms_emulated(ops, ScalingKind::Current));
+        QVERIFY(fp8_gemms_emulated(ops, ScalingKind::Block));
+        ops.native_block = true;
+        QVERIFY(!fp8_gemms_emulated(ops, ScalingKind::Block));
     }
 
     void parametersFollowTheTorchBlockOrder() {

@@ -105,6 +105,10 @@ fi
 echo "== te-bench compare ($preset preset)"
 stage 300 "$bench" compare --preset "$preset" --no-store --json "$out/compare.json" 2> "$out/compare.log" || status=1
 
+echo "== te-bench run: te FP8 with block scaling ($preset preset; native block-scaled GEMMs on Hopper)"
+stage 150 "$bench" run --preset "$preset" --backend te --precision fp8 --recipe block --device cuda --no-store \
+  --json "$out/block.json" 2>> "$out/compare.log" || status=1
+
 echo "== PyTorch reference (Python), $preset preset, BF16, eager and torch.compile"
 stage 180 python3 bench/minigpt_reference.py --precision bf16 "${sizes[@]}" > "$out/pytorch-eager.json" 2>> "$out/compare.log" || status=1
 stage 240 python3 bench/minigpt_reference.py --precision bf16 --compile "${sizes[@]}" > "$out/pytorch-compile.json" 2>> "$out/compare.log" || status=1
@@ -135,6 +139,14 @@ try:
         rows.append((run["config"]["name"] + emulated + " [te-bench]", s["median_ms"], s["mean_ms"], s["peak_mem_bytes"], s["final_loss"], s.get("mfu")))
 except Exception as e:
     print("compare.json unreadable:", e)
+try:
+    block = json.load(open(os.path.join(out, "block.json")))
+    for run in block.get("runs", [block]):  # one run: the record itself
+        s = run["summary"]
+        emulated = " (fp8 emulated)" if run["execution"].get("fp8_emulated") else ""
+        rows.append(("te fp8 block" + emulated + " [te-bench]", s["median_ms"], s["mean_ms"], s["peak_mem_bytes"], s["final_loss"], s.get("mfu")))
+except Exception as e:
+    print("block.json unreadable:", e)
 for name in ("pytorch-eager", "pytorch-compile"):
     try:
         r = json.load(open(os.path.join(out, name + ".json")))

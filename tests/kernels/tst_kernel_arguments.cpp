@@ -228,6 +228,42 @@ private Q_SLOTS:
         QCOMPARE(gemm_cache_size(), std::size_t{0});  // nothing reached cuBLASLt
     }
 
+    void blockScaledGemmRejectsBadArguments() {
+        const std::string entry = "tewb::kernels::gemm";
+        GemmArgs ok;
+        ok.m = 256;
+        ok.n = 128;
+        ok.k = 384;
+        ok.a = {device_like, GemmType::E4M3, device_like, false, ScaleMode::Block1x128};
+        ok.b = {device_like, GemmType::E4M3, device_like, false, ScaleMode::Block128x128};
+        ok.d = device_like;
+        const auto bad = [&](const std::function<void(GemmArgs&)>& change, const std::string& part) {
+            GemmArgs g = ok;
+            change(g);
+            expect_error([g] { gemm(g, nullptr); }, part, entry);
+        };
+        bad([](GemmArgs& g) { g.k = 320; }, "need k to be a multiple of 128 (got k = 320)");
+        bad([](GemmArgs& g) { g.b.scale_mode = ScaleMode::Tensor; }, "block-scaled and tensor-scaled operands do not mix");
+        bad([](GemmArgs& g) { g.a.scale_mode = ScaleMode::Block128x128; }, "128x128 x 128x128 block scales have no cuBLASLt kernel");
+        bad([](GemmArgs& g) { g.accumulation = Accumulation::Fast; }, "accumulate split only");
+        bad([](GemmArgs& g) { g.d_type = GemmType::E4M3; g.d_scale = device_like; }, "write float32 or bfloat16");
+        bad([](GemmArgs& g) { g.epilogue = Epilogue::GeluAuxBias; g.bias = device_like; g.aux = device_like; g.aux_ld = 128; },
+            "take no epilogue but bias");
+        bad([](GemmArgs& g) { g.a.type = g.b.type = GemmType::BFloat16; }, "block scale modes apply to FP8 operands only");
+        QCOMPARE(gemm_cache_size(), std::size_t{0});
+    }
+
+    // The scale buffers' sizes in cuBLASLt's layouts (ScaleMode's comment): rows padded to 4 for 1x128,
+    // k blocks padded to 4 for 128x128, partial row blocks counted.
+    void blockScaleEntriesFollowTheLayout() {
+        QCOMPARE(block_scale_entries(ScaleMode::Tensor, 3072, 768), std::size_t{1});
+        QCOMPARE(block_scale_entries(ScaleMode::Block1x128, 3072, 768), std::size_t{6 * 3072});
+        QCOMPARE(block_scale_entries(ScaleMode::Block1x128, 30, 256), std::size_t{2 * 32});
+        QCOMPARE(block_scale_entries(ScaleMode::Block128x128, 768, 768), std::size_t{6 * 8});
+        QCOMPARE(block_scale_entries(ScaleMode::Block128x128, 2304, 3072), std::size_t{18 * 24});
+        QCOMPARE(block_scale_entries(ScaleMode::Block128x128, 200, 128), std::size_t{2 * 4});
+    }
+
     // Runs after every refusal above (QtTest keeps declaration order): none of them launched anything.
     void refusedCallsLaunchNothing() {
         QCOMPARE(launch_count(), std::uint64_t{0});

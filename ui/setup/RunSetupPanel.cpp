@@ -136,7 +136,7 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     scaling_ = combo(fp8Box, QStringLiteral("recipe"),
                      {{tr("delayed (amax history)"), static_cast<int>(ScalingKind::Delayed)},
                       {tr("current (this tensor's amax)"), static_cast<int>(ScalingKind::Current)},
-                      {tr("block (1×128 / 128×128 block scales; emulated)"), static_cast<int>(ScalingKind::Block)}},
+                      {tr("block (1×128 / 128×128 block scales)"), static_cast<int>(ScalingKind::Block)}},
                      tr("Delayed scaling derives each scale from earlier steps' amax history"));
     format_ = combo(fp8Box, QStringLiteral("fp8Format"),
                     {{tr("HYBRID (E4M3 forward, E5M2 backward)"), static_cast<int>(RecipeFormat::Hybrid)},

@@ -9,8 +9,10 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/reciprocal.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include "core/fp8/BlockScaling.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "core/modules/ops/ReferenceOps.h"
 #include "tewb_kernels/activation.h"
@@ -60,6 +62,7 @@ class FusedOps final : public TeOps {
 public:
     std::string_view name() const override { return "fused"; }
     bool is_reference() const override { return false; }
+    bool block_gemms_native() const override { return kernels::block_gemm_supported(c10::cuda::current_device()); }
 
     at::Tensor abs_max(const at::Tensor& x) const override {
         const auto dtype = x.scalar_type();
@@ -170,8 +173,9 @@ public:
     Fp8Tensor quantize(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const override {
         Fp8Context& context = *quantizer.context;
         // Current scaling derives the scale from x first, and inspection counts per element: the reference does both.
-        if (!plain_matrix(x) || !float_or_bf16(x.scalar_type()) || context.recipe().scaling != ScalingKind::Delayed ||
-            context.inspect()) {
+        const bool kernel_input = plain_matrix(x) && float_or_bf16(x.scalar_type()) && !context.inspect();
+        if (kernel_input && context.recipe().scaling == ScalingKind::Block) return quantize_blocks(x, quantizer, with_transpose);
+        if (!kernel_input || context.recipe().scaling != ScalingKind::Delayed) {
             return quantize_reference(x, quantizer, with_transpose, *this);
         }
         const c10::cuda::CUDAGuard guard(x.device());
@@ -201,6 +205,9 @@ public:
     at::Tensor fp8_gemm(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b, const at::Tensor& b_scale_inv,
                         const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
                         Accumulation accumulation) const override {
+        if (a_scale_inv.numel() > 1 || b_scale_inv.numel() > 1) {
+            return block_fp8_gemm(a, a_scale_inv, b, b_scale_inv, bias, out_dtype, accumulation);
+        }
         const bool both_e5m2 = a.scalar_type() == at::kFloat8_e5m2 && b.scalar_type() == at::kFloat8_e5m2;
         const bool fits = plain_matrix(a) && plain_matrix(b) && a.size(1) == b.size(1) && a.size(0) % 16 == 0 &&
                           b.size(0) % 16 == 0 && a.size(1) % 16 == 0 && !both_e5m2 && float_or_bf16(out_dtype) &&
@@ -211,6 +218,61 @@ public:
     }
 
 private:
+    // Float8BlockScaling's cast in the block cast kernel: the data along its rows (1×128 blocks; 128×128 for
+    // weights) and, for the backward, x's transpose cast along its own rows. Same values and scales as
+    // the reference (the self-test checks them bit for bit).
+    Fp8Tensor quantize_blocks(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const {
+        const c10::cuda::CUDAGuard guard(x.device());
+        const Fp8Context& context = *quantizer.context;
+        const int block_rows = Fp8Context::role_of(quantizer.pass, quantizer.slot) == SlotRole::Weight ? kWeightBlock.rows : 1;
+        const bool pow2 = context.recipe().block_power_of_two;
+        record_block_cast(abs_max(x), quantizer);
+        Fp8Tensor out;
+        out.dtype = quantizer.dtype();
+        const kernels::Fp8Type type = kernel_fp8_type(out.dtype);
+        const auto cast = [&](const at::Tensor& source, at::Tensor& data, at::Tensor& scale_inv) {
+            const std::int64_t rows = source.size(0);
+            const std::int64_t cols = source.size(1);
+            data = at::empty({rows, cols}, source.options().dtype(to_scalar_type(out.dtype)));
+            scale_inv = at::empty({(rows + block_rows - 1) / block_rows, (cols + 127) / 128}, source.options().dtype(at::kFloat));
+            kernels::block_cast_to_fp8(source.data_ptr(), kernel_dtype(source.scalar_type()), static_cast<std::size_t>(rows),
+                                       static_cast<std::size_t>(cols), block_rows, pow2, data.data_ptr(),
+                                       scale_inv.data_ptr<float>(), type, stream_of(source));
+        };
+        cast(x, out.data, out.scale_inv);
+        if (with_transpose) {
+            at::Tensor xt = at::empty({x.size(1), x.size(0)}, x.options());
+            kernels::transpose(x.data_ptr(), static_cast<std::size_t>(x.element_size()), static_cast<std::size_t>(x.size(0)),
+                               static_cast<std::size_t>(x.size(1)), xt.data_ptr(), stream_of(x));
+            cast(xt, out.transposed, out.transposed_scale_inv);
+        }
+        return out;
+    }
+
+    // Block-scaled operands: cuBLASLt's block modes where this GPU offers them and the shapes fit (k a
+    // multiple of 128, m and n of 16), else the reference's emulation. The block shape of each operand
+    // follows from its scales, as in the reference: one scale row per data row is 1×128.
+    at::Tensor block_fp8_gemm(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b,
+                              const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
+                              Accumulation accumulation) const {
+        const auto block_of = [](const at::Tensor& data, const at::Tensor& scales) {
+            return scales.dim() == 2 && scales.size(0) == data.size(0) ? kActivationBlock : kWeightBlock;
+        };
+        const BlockShape a_block = block_of(a, a_scale_inv);
+        const BlockShape b_block = block_of(b, b_scale_inv);
+        const bool fits = plain_matrix(a) && plain_matrix(b) && a.size(1) == b.size(1) && a.size(1) % 128 == 0 &&
+                          a.size(0) % 16 == 0 && b.size(0) % 16 == 0 && a_scale_inv.dim() == 2 && b_scale_inv.dim() == 2 &&
+                          !(a_block == kWeightBlock && b_block == kWeightBlock) && float_or_bf16(out_dtype) && aligned16(a) &&
+                          aligned16(b) && a_scale_inv.is_cuda() && b_scale_inv.is_cuda() && block_gemms_native();
+        if (!fits) return reference_ops().fp8_gemm(a, a_scale_inv, b, b_scale_inv, bias, out_dtype, accumulation);
+        const at::Tensor a_scales = block_scales_for_gemm(a_scale_inv, a_block);
+        const at::Tensor b_scales = block_scales_for_gemm(b_scale_inv, b_block);
+        const auto mode = [](BlockShape block) {
+            return block == kActivationBlock ? kernels::ScaleMode::Block1x128 : kernels::ScaleMode::Block128x128;
+        };
+        return run_gemm(a, &a_scales, b, &b_scales, bias, out_dtype, kernels::Accumulation::Split, mode(a_block), mode(b_block));
+    }
+
     static bool params_fit(const at::Tensor& gamma, const at::Tensor& beta, const at::Tensor& x) {
         return gamma.is_cuda() && gamma.dim() == 1 && gamma.is_contiguous() && beta.is_contiguous() &&
                gamma.size(0) == x.size(1) && beta.sizes() == gamma.sizes() && beta.scalar_type() == gamma.scalar_type() &&
@@ -227,7 +289,8 @@ private:
 
     static at::Tensor run_gemm(const at::Tensor& a, const at::Tensor* a_scale_inv, const at::Tensor& b,
                                const at::Tensor* b_scale_inv, const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
-                               kernels::Accumulation accumulation) {
+                               kernels::Accumulation accumulation, kernels::ScaleMode a_mode = kernels::ScaleMode::Tensor,
+                               kernels::ScaleMode b_mode = kernels::ScaleMode::Tensor) {
         const c10::cuda::CUDAGuard guard(a.device());
         at::Tensor d = at::empty({a.size(0), b.size(0)}, a.options().dtype(out_dtype));
         at::Tensor bias_c;
@@ -235,8 +298,8 @@ private:
         g.m = static_cast<std::size_t>(a.size(0));
         g.n = static_cast<std::size_t>(b.size(0));
         g.k = static_cast<std::size_t>(a.size(1));
-        g.a = {a.data_ptr(), gemm_type(a.scalar_type()), a_scale_inv ? a_scale_inv->data_ptr<float>() : nullptr};
-        g.b = {b.data_ptr(), gemm_type(b.scalar_type()), b_scale_inv ? b_scale_inv->data_ptr<float>() : nullptr};
+        g.a = {a.data_ptr(), gemm_type(a.scalar_type()), a_scale_inv ? a_scale_inv->data_ptr<float>() : nullptr, false, a_mode};
+        g.b = {b.data_ptr(), gemm_type(b.scalar_type()), b_scale_inv ? b_scale_inv->data_ptr<float>() : nullptr, false, b_mode};
         g.d = d.data_ptr();
         g.d_type = gemm_type(out_dtype);
         g.accumulation = accumulation;

@@ -39,4 +39,9 @@ private:
 
 const TeOps& ops_in_force(const c10::Device& device);
 
+// Whether a run's FP8 GEMMs are emulated in float32 (its timings then are not FP8 speed, and records and
+// names say so): always with the reference ops, and with block scaling where the ops have no native
+// block-scaled GEMM (anything but cuBLASLt on Hopper).
+bool fp8_gemms_emulated(const TeOps& ops, ScalingKind scaling);
+
 }  // namespace tewb

@@ -88,6 +88,16 @@ Fp8Tensor ReferenceOps::quantize(const at::Tensor& x, const Fp8Quantizer& quanti
     return quantize_reference(x, quantizer, with_transpose, *this);
 }
 
+void record_block_cast(const at::Tensor& amax, const Fp8Quantizer& quantizer) {
+    Fp8Context& context = *quantizer.context;
+    context.record_amax(quantizer.pass, quantizer.slot, amax);
+    // The statistics' "scale": the scale of the block holding the tensor's amax (the smallest block scale
+    // that is not 1 for lack of values).
+    at::Tensor smallest = current_scale_tensor(amax, fp8_max(quantizer.dtype()));
+    if (context.recipe().block_power_of_two) smallest = power_of_two_at_or_below(smallest);
+    context.set_scale(quantizer.pass, quantizer.slot, smallest);
+}
+
 namespace {
 
 // Float8BlockScaling: the data block-quantized along its rows (1×128; 128×128 for weights), the transposed
@@ -100,14 +110,8 @@ Fp8Tensor quantize_blocks(const at::Tensor& x, const Fp8Quantizer& quantizer, bo
     const bool weight = Fp8Context::role_of(quantizer.pass, quantizer.slot) == SlotRole::Weight;
     const BlockShape block = weight ? kWeightBlock : kActivationBlock;
     const bool pow2 = context.recipe().block_power_of_two;
-    const at::Tensor amax = state_ops.abs_max(x);
-    context.record_amax(quantizer.pass, quantizer.slot, amax);
+    record_block_cast(state_ops.abs_max(x), quantizer);
     const BlockQuantized q = block_quantize(as_2d, block, dtype, pow2);
-    // The statistics' "scale": the scale of the block holding the tensor's amax (the smallest block scale
-    // that is not 1 for lack of values).
-    at::Tensor smallest = current_scale_tensor(amax, fp8_max(dtype));
-    if (pow2) smallest = power_of_two_at_or_below(smallest);
-    context.set_scale(quantizer.pass, quantizer.slot, smallest);
     Fp8Tensor out;
     out.dtype = dtype;
     out.data = q.data.reshape(x.sizes());

@@ -41,4 +41,8 @@ at::Tensor current_scale_tensor(const at::Tensor& amax, float fp8_max);
 Fp8Tensor quantize_reference(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
                              const Fp8StateOps& state_ops);
 
+// The slot bookkeeping of a block-scaled cast, shared by both ops: x's amax recorded in the slot's history
+// (statistics and the replay), and as the slot's "scale" the scale of the block holding that amax.
+void record_block_cast(const at::Tensor& amax, const Fp8Quantizer& quantizer);
+
 }  // namespace tewb

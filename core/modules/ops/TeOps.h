@@ -39,6 +39,9 @@ public:
     virtual std::string_view name() const = 0;
     // True for the reference: FP8 GEMMs are then emulated in float32, and records say so.
     virtual bool is_reference() const = 0;
+    // True where Float8BlockScaling's GEMMs run as block-scaled FP8 GEMMs (cuBLASLt, Hopper); else they are
+    // emulated in float32 (the casts stay real) and records say so.
+    virtual bool block_gemms_native() const { return false; }
 
     virtual LayerNormResult layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                                                double eps, at::ScalarType out_dtype) const = 0;

@@ -40,7 +40,7 @@ void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::
 // amax (FLT_MAX on overflow), rounded down to a power of two when `power_of_two`, and 1 when amax is 0,
 // inf or NaN; out = fp8(x · scale) as cast_to_fp8; scale_inv[rb · ceil(cols / 128) + cb] = 1 / scale
 // (float32, [ceil(rows / block_rows), ceil(cols / 128)] row-major). Device pointers; rows or cols 0 does
-// nothing. Not yet used by the modules (block scaling trains emulated); `te-bench selftest` checks it.
+// nothing. The modules' cast under --recipe block on Hopper (FusedOps); `te-bench selftest` checks it.
 void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
                        void* out, float* scale_inv, Fp8Type out_type, cudaStream_t stream);
 

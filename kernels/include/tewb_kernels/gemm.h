@@ -20,13 +20,26 @@ enum class Epilogue { None, Bias, GeluAuxBias, DGeluBGrad, BGradB };
 // (split) accumulation, as Transformer Engine does.
 enum class Accumulation { Fast, Split };
 
+// How an FP8 operand's scale_inv is laid out. Tensor: one float32. The block modes are Float8BlockScaling's
+// (cuBLASLt's VEC128_32F and BLK128x128_32F, Hopper only), for an operand of `rows` rows (m for a, n for
+// b) and k columns, k a multiple of 128, scale_inv in the layout cuBLASLt reads:
+//   Block1x128    one float32 per 128 consecutive elements of a row: [k / 128][round_up(rows, 4)], the
+//                 row index contiguous (entry [kb][r] at kb · round_up(rows, 4) + r; padding unread);
+//   Block128x128  one per 128 × 128 tile: [ceil(rows / 128)][round_up(k / 128, 4)], the k-block index
+//                 contiguous.
+// block_scale_entries gives the float32 count either needs.
+enum class ScaleMode { Tensor, Block1x128, Block128x128 };
+
+std::size_t block_scale_entries(ScaleMode mode, std::size_t rows, std::size_t k);
+
 struct GemmOperand {
     const void* data = nullptr;
     GemmType type = GemmType::BFloat16;
-    const float* scale_inv = nullptr;  // FP8 operands: the dequantization factor (device scalar)
+    const float* scale_inv = nullptr;  // FP8 operands: the dequantization factor(s), device memory (see ScaleMode)
     // The operand is stored as its transpose: a as [k, m], b as [k, n], row-major (a backward's dy or x
     // as they are, no copy). Float32 and bfloat16 only: FP8 tensor cores take the K-contiguous layout.
     bool transposed = false;
+    ScaleMode scale_mode = ScaleMode::Tensor;
 };
 
 // d[m, n] = a[m, k] · b[n, k]ᵀ, row-major and K-contiguous unless an operand says `transposed` (the "TN"
@@ -40,6 +53,12 @@ struct GemmOperand {
 // gemm_workspace_bytes says how much cuBLASLt can use, and none works, more slowly. One cuBLASLt handle
 // per device; descriptors and the chosen algorithm are cached per shape, types, layout, epilogue and
 // alignment.
+//
+// Block-scaled operands (Float8BlockScaling): both operands block-scaled (1×128 × 128×128 for forward and
+// dgrad, 1×128 × 1×128 for wgrad; 128×128 × 128×128 is refused, as cuBLASLt has no such kernel), k a
+// multiple of 128, split accumulation, d float32 or bfloat16, no epilogue but bias, and compute
+// capability 9.x (cuBLASLt offers these modes on Hopper only; block_gemm_supported says whether this
+// device and cuBLASLt find an algorithm at all).
 struct GemmArgs {
     std::size_t m = 0;
     std::size_t n = 0;
@@ -65,6 +84,10 @@ struct GemmArgs {
 std::size_t gemm_workspace_bytes(int device);
 
 void gemm(const GemmArgs& args, cudaStream_t stream);
+
+// Whether cuBLASLt offers block-scaled FP8 GEMMs (1×128 activations × 128×128 weights) on `device`: compute
+// capability 9.x and an algorithm found for a small probe shape (no launch, no memory). Cached per device.
+bool block_gemm_supported(int device);
 
 // How many descriptor sets the cache holds (all devices): for tests and the self-test's report.
 std::size_t gemm_cache_size();
