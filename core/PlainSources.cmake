@@ -5,6 +5,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   common/TextTable.cpp
   common/TextCheck.cpp
   common/Statistics.cpp
+  common/StepSegments.cpp
   device/Capability.cpp
   device/PeakThroughput.cpp
   device/HostMemory.cpp

@@ -287,6 +287,7 @@ int run_one(const Commands& c) {
     std::ostream& out = flags.json_path == "-" ? std::cerr : std::cout;
     out << render_summary_table(runs, std::nullopt);
     if (repeats > 1) out << "\n" << render_group_table(runs, group_runs(runs, std::nullopt));
+    if (const std::string breakdown = render_breakdown_table(runs); !breakdown.empty()) out << "\n" << breakdown;
     out << render_fp8_summary(runs.back());
     return exit_code_for(runs, saved);
 }
@@ -329,6 +330,7 @@ int run_compare(const Commands& c) {
     std::ostream& out = flags.json_path == "-" ? std::cerr : std::cout;
     out << render_summary_table(runs, 0);
     if (repeats > 1) out << "\n" << render_group_table(runs, group_runs(runs, 0));
+    if (const std::string breakdown = render_breakdown_table(runs); !breakdown.empty()) out << "\n" << breakdown;
     if (!skipped.empty()) {
         out << "\nNot run here:\n";
         for (const std::string& line : skipped) out << "  " << line << "\n";

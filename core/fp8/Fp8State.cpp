@@ -1,3 +1,4 @@
+#include "core/common/StepSegments.h"
 #include "core/fp8/Fp8State.h"
 
 #include <cmath>
@@ -129,6 +130,7 @@ void Fp8Context::update(Fp8Pass pass) {
     if (!prepared_) {
         return;
     }
+    const SegmentGuard bookkeeping(StepSegment::Fp8);
     Bank& b = bank(pass);
     const at::Tensor staged = b.history.select(1, 0);
 

@@ -47,4 +47,23 @@ std::string render_summary_table(const std::vector<RunRecord>& runs, std::option
                              rows);
 }
 
+std::string render_breakdown_table(const std::vector<RunRecord>& runs) {
+    std::vector<std::vector<std::string>> rows;
+    for (const RunRecord& r : runs) {
+        const std::optional<StepBreakdown>& b = r.summary.breakdown;
+        if (!b) continue;
+        const double total = b->total_ms();
+        std::vector<std::string> row{display_name(r)};
+        for (const StepSegment segment : kStepSegments) {
+            const double ms = b->at(segment);
+            row.push_back(format_fixed(ms, 2) + " (" + format_fixed(total > 0 ? 100.0 * ms / total : 0.0, 0, "%") + ")");
+        }
+        row.push_back(r.summary.breakdown_source);
+        rows.push_back(std::move(row));
+    }
+    if (rows.empty()) return {};
+    return "Where the step time goes (mean ms per step):\n" +
+           render_text_table({"run", "forward", "backward", "optimizer", "fp8 bookkeeping", "over"}, rows);
+}
+
 }  // namespace tewb

@@ -21,4 +21,9 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunRecord>& runs, std:
 // Plain-text table for terminals: one row per run with the summary, speedup and memory ratio.
 std::string render_summary_table(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
 
+// "Where the step time goes": one row per run with a breakdown (forward, backward, optimizer, FP8
+// bookkeeping, as mean ms and as a share of their sum) and which steps it is over. Empty when no run
+// has one.
+std::string render_breakdown_table(const std::vector<RunRecord>& runs);
+
 }  // namespace tewb

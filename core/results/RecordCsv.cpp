@@ -43,15 +43,31 @@ std::string csv_field(const std::string& text) {
     return quoted + "\"";
 }
 
+namespace {
+
+// ",forward,backward,optimizer,fp8" in ms, empty fields where the step (or run) was not split.
+std::string breakdown_fields(const std::optional<StepBreakdown>& b) {
+    std::string out;
+    for (const StepSegment segment : kStepSegments) {
+        out += ',';
+        if (b) out += number(std::optional<double>(b->at(segment)));
+    }
+    return out;
+}
+
+}  // namespace
+
 void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
-    out << "run_id,run_name,backend,precision,device,step,phase,loss,step_ms,mem_bytes,tokens_per_s,elapsed_ms\n";
+    out << "run_id,run_name,backend,precision,device,step,phase,loss,step_ms,mem_bytes,tokens_per_s,elapsed_ms,forward_ms,"
+           "backward_ms,optimizer_ms,fp8_ms\n";
     for (const RunRecord& run : runs) {
         const std::string prefix = csv_field(run.id) + "," + csv_field(display_name(run)) + "," +
                                    std::string(to_string(run.config.backend)) + "," +
                                    std::string(to_string(run.config.precision)) + "," + csv_field(run.execution.device) + ",";
         for (const StepMetrics& s : run.steps) {
             out << prefix << s.step << ',' << to_string(s.phase) << ',' << number(s.loss) << ',' << number(s.step_ms) << ','
-                << s.mem_bytes << ',' << number(s.tokens_per_s) << ',' << number(s.elapsed_ms) << '\n';
+                << s.mem_bytes << ',' << number(s.tokens_per_s) << ',' << number(s.elapsed_ms) << breakdown_fields(s.breakdown)
+                << '\n';
         }
     }
 }
@@ -60,7 +76,8 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
     out << "run_id,run_name,backend,precision,device,implementation,fp8_emulated,status,timed_steps,mean_ms,median_ms,p90_ms,"
            "tokens_per_s,tflops,mfu,peak_mem_bytes,memory_metric,final_loss,speedup,memory_ratio,"
            "repeat_group,repeat_index,repeat_count,group_ms,group_ms_min,group_ms_max,group_ms_ci_lo,group_ms_ci_hi,"
-           "group_speedup,group_speedup_ci_lo,group_speedup_ci_hi,group_speedup_significant\n";
+           "group_speedup,group_speedup_ci_lo,group_speedup_ci_hi,group_speedup_significant,forward_ms,backward_ms,optimizer_ms,"
+           "fp8_ms,breakdown_source\n";
     const std::vector<RunGroup> groups = group_runs(runs, baseline);
     std::vector<const RunGroup*> group_of(runs.size(), nullptr);
     for (const RunGroup& g : groups) {
@@ -85,7 +102,8 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
             << (r.repeat ? std::to_string(r.repeat->count) : "") << ',' << number(g.centre_ms) << ',' << number(g.min_ms)
             << ',' << number(g.max_ms) << ',' << interval(g.centre_ci, false) << ',' << interval(g.centre_ci, true) << ','
             << number(g.speedup) << ',' << interval(g.speedup_ci, false) << ',' << interval(g.speedup_ci, true) << ','
-            << (g.speedup_ci ? (g.significant() ? "true" : "false") : "") << '\n';
+            << (g.speedup_ci ? (g.significant() ? "true" : "false") : "") << breakdown_fields(s.breakdown) << ','
+            << csv_field(s.breakdown_source) << '\n';
     }
 }
 

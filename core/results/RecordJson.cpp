@@ -276,6 +276,18 @@ json fp8_samples_json(const std::vector<Fp8SlotSample>& samples) {
     return out;
 }
 
+json breakdown_json(const StepBreakdown& b) {
+    json out = json::object();
+    for (const StepSegment segment : kStepSegments) out[std::string(to_string(segment)) + "_ms"] = number(b.at(segment));
+    return out;
+}
+
+StepBreakdown read_breakdown(const Reader& r) {
+    StepBreakdown b;
+    for (const StepSegment segment : kStepSegments) b.at(segment) = r.real((std::string(to_string(segment)) + "_ms").c_str());
+    return b;
+}
+
 StepMetrics read_step(const Reader& r) {
     StepMetrics s;
     s.step = static_cast<int>(r.integer("step", 1, kIntMax));
@@ -285,6 +297,7 @@ StepMetrics read_step(const Reader& r) {
     s.mem_bytes = static_cast<std::uint64_t>(r.integer("mem_bytes", 0, kInt64Max));
     s.tokens_per_s = r.has("tokens_per_s") ? r.real("tokens_per_s") : 0.0;
     s.elapsed_ms = r.has("elapsed_ms") ? r.real("elapsed_ms") : 0.0;
+    if (r.has("breakdown")) s.breakdown = read_breakdown(r.object("breakdown"));
     return s;
 }
 
@@ -299,6 +312,10 @@ RunSummary read_summary(const Reader& r) {
     s.mfu = r.optional_real("mfu");
     s.peak_mem_bytes = static_cast<std::uint64_t>(r.integer("peak_mem_bytes", 0, kInt64Max));
     s.final_loss = r.optional_real("final_loss");
+    if (r.has("breakdown")) {
+        s.breakdown = read_breakdown(r.object("breakdown"));
+        s.breakdown_source = r.optional_text("breakdown_source");
+    }
     return s;
 }
 
@@ -382,7 +399,9 @@ json to_json(const RunSummary& s) {
                 {"tflops", optional_number(s.tflops)},
                 {"mfu", optional_number(s.mfu)},
                 {"peak_mem_bytes", s.peak_mem_bytes},
-                {"final_loss", optional_number(s.final_loss)}};
+                {"final_loss", optional_number(s.final_loss)},
+                {"breakdown", s.breakdown ? breakdown_json(*s.breakdown) : json(nullptr)},
+                {"breakdown_source", optional_text(s.breakdown_source)}};
 }
 
 json to_json(const RunRecord& record) {
@@ -398,6 +417,7 @@ json to_json(const RunRecord& record) {
         if (!s.fp8.empty()) {
             step["fp8"] = fp8_samples_json(s.fp8);
         }
+        if (s.breakdown) step["breakdown"] = breakdown_json(*s.breakdown);
         steps.push_back(std::move(step));
     }
     json fp8_slots = json::array();

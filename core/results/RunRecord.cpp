@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 
 #include "core/common/TextCheck.h"
 
@@ -109,6 +110,11 @@ bool is_optional_duration(const std::optional<double>& value) {
     return !value || is_duration(*value);
 }
 
+bool is_breakdown(const std::optional<StepBreakdown>& b) {
+    return !b || std::all_of(std::begin(kStepSegments), std::end(kStepSegments),
+                             [&](StepSegment segment) { return is_duration(b->at(segment)); });
+}
+
 }  // namespace
 
 std::optional<std::string> import_problem(const RunRecord& record) {
@@ -132,14 +138,15 @@ std::optional<std::string> import_problem(const RunRecord& record) {
     }
     for (std::size_t i = 0; i < record.steps.size(); ++i) {
         const StepMetrics& s = record.steps[i];
-        if (!is_duration(s.step_ms) || !is_duration(s.elapsed_ms) || !(s.tokens_per_s >= 0)) {
+        if (!is_duration(s.step_ms) || !is_duration(s.elapsed_ms) || !(s.tokens_per_s >= 0) || !is_breakdown(s.breakdown)) {
             return "$.steps[" + std::to_string(i) +
-                   "]: step_ms, elapsed_ms and tokens_per_s must be finite and not negative";
+                   "]: step_ms, elapsed_ms, tokens_per_s and the breakdown's times must be finite and not negative";
         }
     }
     const RunSummary& sum = record.summary;
     if (!is_optional_duration(sum.mean_ms) || !is_optional_duration(sum.median_ms) || !is_optional_duration(sum.p90_ms) ||
-        !is_optional_duration(sum.tokens_per_s) || !is_optional_duration(sum.tflops) || !is_optional_duration(sum.mfu)) {
+        !is_optional_duration(sum.tokens_per_s) || !is_optional_duration(sum.tflops) || !is_optional_duration(sum.mfu) ||
+        !is_breakdown(sum.breakdown)) {
         return "$.summary: times and rates must be finite and not negative";
     }
     if (!is_duration(record.execution.flops_per_step)) {

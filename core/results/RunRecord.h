@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/common/BuildInfo.h"
+#include "core/common/StepSegments.h"
 #include "core/device/Capability.h"
 #include "core/device/DeviceInfo.h"
 #include "core/fp8/Fp8Stats.h"
@@ -26,6 +27,9 @@ struct StepMetrics {
     double tokens_per_s = 0;
     double elapsed_ms = 0;  // wall time since the first step started, when this step was known
     std::vector<Fp8SlotSample> fp8;  // FP8 runs: one per RunRecord::fp8_slots entry, same order
+    // Where the step's time went (forward, backward, optimizer, FP8 bookkeeping); eager steps only: a
+    // CUDA-graph replay is one launch and is not split.
+    std::optional<StepBreakdown> breakdown;
 
     friend bool operator==(const StepMetrics&, const StepMetrics&) = default;
 };
@@ -42,6 +46,10 @@ struct RunSummary {
     std::optional<double> mfu;
     std::uint64_t peak_mem_bytes = 0;
     std::optional<double> final_loss;
+    // The mean time per segment, and over which steps: "timed steps", or for a CUDA-graph run (whose
+    // replays are not split) "eager warm-up steps", whose launch overhead the graph removes.
+    std::optional<StepBreakdown> breakdown;
+    std::string breakdown_source;
 
     friend bool operator==(const RunSummary&, const RunSummary&) = default;
 };

@@ -18,6 +18,33 @@ double percentile(std::vector<double> values, double p) {
     return values[lower] + (values[upper] - values[lower]) * fraction;
 }
 
+namespace {
+
+// The mean breakdown over the timed steps that have one; failing that (a CUDA-graph run) over the eager
+// warm-up steps after the first, which pays one-time costs (allocations, cuBLASLt's algorithm choice).
+void summarize_breakdown(const std::vector<StepMetrics>& steps, RunSummary& summary) {
+    const auto mean_over = [&](Phase phase, int skip) -> std::optional<StepBreakdown> {
+        StepBreakdown sum;
+        int count = 0;
+        int seen = 0;
+        for (const StepMetrics& step : steps) {
+            if (step.phase != phase || !step.breakdown || seen++ < skip) continue;
+            for (const StepSegment segment : kStepSegments) sum.at(segment) += step.breakdown->at(segment);
+            ++count;
+        }
+        if (count == 0) return std::nullopt;
+        for (const StepSegment segment : kStepSegments) sum.at(segment) /= count;
+        return sum;
+    };
+    if ((summary.breakdown = mean_over(Phase::Timed, 0))) {
+        summary.breakdown_source = "timed steps";
+    } else if ((summary.breakdown = mean_over(Phase::Warmup, 1)) || (summary.breakdown = mean_over(Phase::Warmup, 0))) {
+        summary.breakdown_source = "eager warm-up steps (the CUDA-graph replays are not split)";
+    }
+}
+
+}  // namespace
+
 RunSummary summarize(const std::vector<StepMetrics>& steps, const RunConfig& config, const Execution& execution) {
     RunSummary summary;
     std::vector<double> timed_ms;
@@ -31,6 +58,7 @@ RunSummary summarize(const std::vector<StepMetrics>& steps, const RunConfig& con
         summary.final_loss = steps.back().loss;
     }
     summary.timed_steps = static_cast<int>(timed_ms.size());
+    summarize_breakdown(steps, summary);
     if (timed_ms.empty()) {
         return summary;
     }

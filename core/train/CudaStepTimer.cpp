@@ -6,6 +6,11 @@
 
 #ifdef TEWB_TORCH_HAS_CUDA
 #include <array>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <ATen/cuda/CUDAContext.h>
 
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/ops/empty.h>
@@ -32,7 +37,29 @@ public:
 
     void reset_peak_memory() override { c10::cuda::CUDACachingAllocator::resetPeakStats(device_.index()); }
 
-    void begin_step(int step) override { slot(step).start.record(); }
+    void begin_step(int step, bool segmented) override {
+        InFlight& s = slot(step);
+        s.stream = at::cuda::getCurrentCUDAStream(device_.index());
+        s.start.record(*s.stream);
+        s.segmented = segmented;
+        s.marks_used = 0;
+        s.current = StepSegment::Forward;
+        current_ = &s;
+    }
+
+    // An event on the step's stream closes the segment that ran until now (from any thread: the backward's
+    // FP8 update runs on the autograd engine's).
+    void enter(StepSegment segment) override {
+        if (current_ == nullptr || !current_->segmented) return;
+        InFlight& s = *current_;
+        if (s.marks_used == s.marks.size()) s.marks.push_back({StepSegment::Forward, std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault)});
+        Mark& mark = s.marks[s.marks_used++];
+        mark.ended = s.current;
+        mark.event->record(*s.stream);
+        s.current = segment;
+    }
+
+    StepSegment current() const override { return current_ != nullptr ? current_->current : StepSegment::Forward; }
 
     std::optional<StepReading> end_step(int step, const at::Tensor& loss, const at::Tensor& fp8_statistics) override {
         losses_.select(0, step).copy_(loss.detach(), /*non_blocking=*/true);
@@ -40,7 +67,8 @@ public:
             fp8_.select(0, step).copy_(fp8_statistics, /*non_blocking=*/true);
         }
         InFlight& current = slot(step);
-        current.end.record();
+        current.end.record(current.stream ? *current.stream : at::cuda::getCurrentCUDAStream(device_.index()));
+        current_ = nullptr;
         current.mem_bytes = peak_allocated();
         current.step = step;
         current.pending = true;
@@ -56,9 +84,19 @@ public:
     }
 
 private:
+    struct Mark {
+        StepSegment ended = StepSegment::Forward;  // the segment this event closes
+        std::unique_ptr<at::cuda::CUDAEvent> event;
+    };
+
     struct InFlight {
         at::cuda::CUDAEvent start{cudaEventDefault};
         at::cuda::CUDAEvent end{cudaEventDefault};
+        std::optional<at::cuda::CUDAStream> stream;
+        std::vector<Mark> marks;  // reused step after step
+        std::size_t marks_used = 0;
+        bool segmented = false;
+        StepSegment current = StepSegment::Forward;
         std::uint64_t mem_bytes = 0;
         int step = 0;
         bool pending = false;
@@ -78,6 +116,17 @@ private:
         StepReading reading;
         reading.step = in_flight.step;
         reading.step_ms = in_flight.start.elapsed_time(in_flight.end);
+        if (in_flight.segmented) {
+            StepBreakdown breakdown;
+            const at::cuda::CUDAEvent* previous = &in_flight.start;
+            for (std::size_t i = 0; i < in_flight.marks_used; ++i) {
+                const Mark& mark = in_flight.marks[i];
+                breakdown.at(mark.ended) += previous->elapsed_time(*mark.event);
+                previous = mark.event.get();
+            }
+            breakdown.at(in_flight.current) += previous->elapsed_time(in_flight.end);
+            reading.breakdown = breakdown;
+        }
         reading.loss = losses_.data_ptr<float>()[in_flight.step];
         reading.mem_bytes = in_flight.mem_bytes;
         if (fp8_.defined()) {
@@ -90,6 +139,7 @@ private:
     at::Tensor losses_;  // pinned [steps]
     at::Tensor fp8_;     // pinned [steps, rows, columns], FP8 runs only
     std::array<InFlight, 2> in_flight_;
+    InFlight* current_ = nullptr;  // the step being queued, between begin_step and end_step
 };
 
 }  // namespace

@@ -40,13 +40,33 @@ class HostStepTimer final : public StepTimer {
 public:
     void reset_peak_memory() override { reset_peak_rss(); }
 
-    void begin_step(int) override { start_ = Clock::now(); }
+    void begin_step(int, bool segmented) override {
+        start_ = Clock::now();
+        last_ = start_;
+        segmented_ = segmented;
+        current_ = StepSegment::Forward;
+        breakdown_ = StepBreakdown{};
+    }
+
+    void enter(StepSegment segment) override {
+        const Clock::time_point now = Clock::now();
+        breakdown_.at(current_) += std::chrono::duration<double, std::milli>(now - last_).count();
+        last_ = now;
+        current_ = segment;
+    }
+
+    StepSegment current() const override { return current_; }
 
     std::optional<StepReading> end_step(int step, const at::Tensor& loss, const at::Tensor& fp8_statistics) override {
         StepReading reading;
         reading.step = step;
         reading.loss = loss.item<float>();  // waits for the step: its time includes all of it
-        reading.step_ms = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+        const Clock::time_point end = Clock::now();
+        if (segmented_) {
+            breakdown_.at(current_) += std::chrono::duration<double, std::milli>(end - last_).count();
+            reading.breakdown = breakdown_;
+        }
+        reading.step_ms = std::chrono::duration<double, std::milli>(end - start_).count();
         reading.mem_bytes = peak_rss_bytes();
         if (fp8_statistics.defined()) {
             const at::Tensor stats = fp8_statistics.contiguous();
@@ -59,6 +79,10 @@ public:
 
 private:
     Clock::time_point start_;
+    Clock::time_point last_;
+    bool segmented_ = false;
+    StepSegment current_ = StepSegment::Forward;
+    StepBreakdown breakdown_;
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 #endif
 
 #include "core/common/Error.h"
+#include "core/common/StepSegments.h"
 #include "core/common/TextTable.h"
 #include "core/device/PeakThroughput.h"
 #include "core/fp8/Fp8Scope.h"
@@ -127,7 +128,9 @@ public:
                 }
                 loss = at::cross_entropy_loss(logits.reshape({-1, config_.model.vocab}), targets.reshape({-1}));
             }
+            enter_segment(StepSegment::Backward);
             loss.backward();
+            enter_segment(StepSegment::Optimizer);
             optimizer.step();
             return loss.detach();
         };
@@ -160,11 +163,12 @@ public:
                 } else {
                     static_batch.copy_(batch, /*non_blocking=*/true);
                 }
-                timer->begin_step(k);
+                timer->begin_step(k, /*segmented=*/false);
                 graph->replay();
                 loss = static_loss;
             } else {
-                timer->begin_step(k);
+                timer->begin_step(k, /*segmented=*/true);
+                const SegmentSinkScope segments(timer.get());
                 optimizer.zero_grad();
                 loss = train_step(batch);
             }
@@ -211,6 +215,7 @@ private:
             reading.step_ms > 0 ? static_cast<double>(config_.tokens_per_step()) / (reading.step_ms / 1000.0) : 0.0;
         metrics.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
         metrics.fp8 = std::move(reading.fp8);
+        metrics.breakdown = reading.breakdown;
         record_.steps.push_back(metrics);
         if (callbacks_.on_step) {
             callbacks_.on_step(metrics);

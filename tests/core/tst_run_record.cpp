@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/Error.h"
+#include "core/results/Comparison.h"
 #include "core/results/AtomicFile.h"
 #include "core/common/TextTable.h"
 #include "core/results/RecordCsv.h"
@@ -47,6 +48,7 @@ RunRecord sample_record() {
             StepMetrics{i, i <= 2 ? Phase::Warmup : Phase::Timed, 5.5 - 0.1 * i, 10.0 + i, 1000u * i, 2048.0, 11.0 * i});
     }
     r.steps[3].loss = std::nan("");  // non-finite values survive the round trip
+    for (int i = 1; i < 6; ++i) r.steps[i].breakdown = StepBreakdown{1.0 * i, 2.0 * i, 0.5 * i, 0.25};
     r.status = RunStatus::Finished;
     r.summary = summarize(r.steps, r.config, r.execution);
     return r;
@@ -216,6 +218,43 @@ private Q_SLOTS:
         }
     }
 
+    // The summary's breakdown: the mean over the timed steps; without split timed steps (a CUDA-graph
+    // run) the eager warm-up steps after the first, and the source says which.
+    void breakdownSummaryAndItsSource() {
+        RunRecord r = sample_record();
+        QVERIFY(r.summary.breakdown.has_value());
+        QCOMPARE(r.summary.breakdown_source, std::string("timed steps"));
+        QCOMPARE(*r.summary.breakdown, (StepBreakdown{3.5, 7.0, 1.75, 0.25}));  // steps 3..6: i = 2..5
+        for (StepMetrics& s : r.steps) {
+            if (s.phase == Phase::Timed) s.breakdown.reset();
+        }
+        r.steps[0].breakdown = StepBreakdown{100, 100, 100, 100};  // the first warm-up step: one-time costs
+        RunSummary graphed = summarize(r.steps, r.config, r.execution);
+        QCOMPARE(*graphed.breakdown, (StepBreakdown{1, 2, 0.5, 0.25}));
+        QVERIFY(graphed.breakdown_source.find("eager warm-up steps") == 0);
+        r.steps[1].breakdown.reset();  // only the first warm-up step is split: it is all there is
+        graphed = summarize(r.steps, r.config, r.execution);
+        QCOMPARE(*graphed.breakdown, (StepBreakdown{100, 100, 100, 100}));
+        r.steps[0].breakdown.reset();
+        QVERIFY(!summarize(r.steps, r.config, r.execution).breakdown.has_value());
+        // The terminal's table: shares of the sum, the steps it is over; runs without one are left out.
+        RunRecord split = sample_record();
+        split.summary.breakdown = StepBreakdown{2, 5, 1, 2};
+        r.summary.breakdown.reset();
+        const std::string table = render_breakdown_table({split, r});
+        QVERIFY2(table.find("2.00 (20%)") != std::string::npos && table.find("5.00 (50%)") != std::string::npos, table.c_str());
+        QVERIFY2(table.find("timed steps") != std::string::npos, table.c_str());
+        QCOMPARE(std::count(table.begin(), table.end(), '\n'), 3L);  // title, header, one run
+        QVERIFY(render_breakdown_table({r}).empty());
+        // Bad times in a breakdown keep a record out of the store.
+        RunRecord bad = sample_record();
+        bad.steps[2].breakdown->fp8_ms = -1;
+        QVERIFY(import_problem(bad).value_or("").find("breakdown") != std::string::npos);
+        bad = sample_record();
+        bad.summary.breakdown->optimizer_ms = INFINITY;
+        QVERIFY(import_problem(bad).has_value());
+    }
+
     void stepsCsvIsLongFormat() {
         std::vector<RunRecord> runs{sample_record(), sample_record()};
         runs[1].id = "second";
@@ -225,10 +264,13 @@ private Q_SLOTS:
         QCOMPARE(lines.size(), 1 + 12);
         QCOMPARE(
             lines[0],
-            QStringLiteral("run_id,run_name,backend,precision,device,step,phase,loss,step_ms,mem_bytes,tokens_per_s,elapsed_ms"));
+            QStringLiteral("run_id,run_name,backend,precision,device,step,phase,loss,step_ms,mem_bytes,tokens_per_s,elapsed_ms,"
+                           "forward_ms,backward_ms,optimizer_ms,fp8_ms"));
         QVERIFY(lines[1].startsWith(QStringLiteral(
             "0123456789abcdef0123456789abcdef,\"quick, \"\"quoted\"\" run\",torch,fp32,cpu,1,warmup,5.4,11,1000,")));
         QVERIFY(lines[7].startsWith(QStringLiteral("second,")));
+        QVERIFY2(lines[1].endsWith(QStringLiteral(",,,,")), qPrintable(lines[1]));  // step 1 was not split
+        QVERIFY2(lines[2].endsWith(QStringLiteral(",1,2,0.5,0.25")), qPrintable(lines[2]));
         QVERIFY(lines[4].contains(QStringLiteral(",nan,")));
     }
 
@@ -241,11 +283,12 @@ private Q_SLOTS:
         const QStringList lines = QString::fromStdString(out.str()).split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 3);
         const QStringList header = lines[0].split(',');
-        QCOMPARE(header.size(), 32);
+        QCOMPARE(header.size(), 37);
         QCOMPARE(header[6], QStringLiteral("fp8_emulated"));
         const qsizetype speedup = header.indexOf(QStringLiteral("speedup"));
         QCOMPARE(header[speedup + 1], QStringLiteral("memory_ratio"));
-        QCOMPARE(header.last(), QStringLiteral("group_speedup_significant"));
+        QCOMPARE(header[31], QStringLiteral("group_speedup_significant"));
+        QCOMPARE(header.last(), QStringLiteral("breakdown_source"));
         // The name and the implementation hold commas (quoted): count the later columns from the end.
         const auto field = [&](const QString& line, const char* column) {
             const QStringList parts = line.split(',');

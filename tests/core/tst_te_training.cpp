@@ -137,6 +137,10 @@ private Q_SLOTS:
             }
         }
         QVERIFY(record.execution.implementation.find("current scaling, e4m3") != std::string::npos);
+        // The FP8 bookkeeping (the scale updates after each pass) is its own part of every step.
+        for (const StepMetrics& step : record.steps) {
+            QVERIFY(step.breakdown && step.breakdown->fp8_ms > 0 && step.breakdown->forward_ms > step.breakdown->fp8_ms);
+        }
 
         const std::string summary = render_fp8_summary(record);
         QVERIFY2(summary.find("FP8 casts over the timed steps (24 slots; GEMMs emulated)") == 0, summary.c_str());

@@ -60,6 +60,14 @@ private Q_SLOTS:
             QVERIFY(s.mem_bytes > 0);
             QVERIFY(s.tokens_per_s > 0);
             if (i > 0) QVERIFY(s.elapsed_ms >= record.steps[i - 1].elapsed_ms);
+            // Where the time went: the parts add up to the step (host clock; the step's reading itself
+            // takes a moment after the last part) and a plain run has no FP8 bookkeeping.
+            QVERIFY(s.breakdown.has_value());
+            const StepBreakdown& b = *s.breakdown;
+            QVERIFY(b.forward_ms > 0 && b.backward_ms > 0 && b.optimizer_ms > 0);
+            QCOMPARE(b.fp8_ms, 0.0);
+            QVERIFY2(std::abs(b.total_ms() - s.step_ms) <= 0.02 * s.step_ms + 0.05,
+                     qPrintable(QStringLiteral("parts %1 ms, step %2 ms").arg(b.total_ms()).arg(s.step_ms)));
         }
         const RunSummary& sum = record.summary;
         QCOMPARE(sum.timed_steps, 7);
@@ -70,6 +78,13 @@ private Q_SLOTS:
         QVERIFY(sum.tflops && *sum.tflops > 0);
         QVERIFY(!sum.mfu.has_value());  // CPUs are not in the peak table
         QCOMPARE(sum.final_loss.value(), record.steps.back().loss);
+        QVERIFY(sum.breakdown.has_value());
+        QCOMPARE(sum.breakdown_source, std::string("timed steps"));
+        double backward_sum = 0;
+        for (const StepMetrics& s : record.steps) {
+            if (s.phase == Phase::Timed) backward_sum += s.breakdown->backward_ms;
+        }
+        QVERIFY(std::abs(sum.breakdown->backward_ms - backward_sum / 7) < 1e-9);
         QCOMPARE(record.execution.device, std::string("cpu"));
         QCOMPARE(record.execution.memory_metric, MemoryMetric::CpuPeakRss);
         QCOMPARE(record.config.precision, Precision::Fp32);

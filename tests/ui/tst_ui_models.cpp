@@ -7,7 +7,9 @@
 #include "ui/history/HistoryModel.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/runs/RunQueueModel.h"
+#include "ui/charts/TimeBreakdownChart.h"
 #include "ui/table/ComparisonModel.h"
+#include "ui/table/ComparisonPanel.h"
 
 using namespace tewb;
 using namespace tewb::ui;
@@ -94,6 +96,45 @@ private Q_SLOTS:
         runs.clear();
         QCOMPARE(model.rowCount(), 0);
         QVERIFY(!model.baseline());
+    }
+
+    // The comparison view's stacked bars: one per run, top to bottom in the table's order, each segment the
+    // summary's mean ms; a live run's bar follows its steps; a run without a breakdown says so.
+    void breakdownBarsFollowTheRuns() {
+        RunCollection runs;
+        ComparisonPanel panel(&runs);
+        RunRecord eager = test::synthetic_record("te bf16", 20, 5, 20);
+        eager.summary.breakdown = StepBreakdown{6, 11, 3, 0};
+        eager.summary.breakdown_source = "timed steps";
+        RunRecord fp8 = test::synthetic_record("te fp8", 20, 5, 10);
+        fp8.summary.breakdown = StepBreakdown{3, 5, 1.5, 0.5};
+        runs.add(eager);
+        runs.add(fp8);
+        runs.add(test::synthetic_record("old record", 20, 5, 30));
+        TimeBreakdownChart* chart = panel.breakdown();
+        QTRY_COMPARE(chart->labels().size(), 3);
+        QCOMPARE(chart->labels()[0], QStringLiteral("te bf16"));
+        QCOMPARE(chart->labels()[2], QStringLiteral("old record (no breakdown)"));
+        QCOMPARE(chart->values(StepSegment::Backward), (std::vector<double>{11, 5, 0}));
+        QCOMPARE(chart->values(StepSegment::Fp8), (std::vector<double>{0, 0.5, 0}));
+
+        RunRecord live = test::synthetic_record("live", 0, 0, 0);
+        live.status = RunStatus::Running;
+        live.config.warmup = 0;
+        live.config.iters = 10;
+        const int key = runs.add(live);
+        StepMetrics step;
+        step.step = 1;
+        step.phase = Phase::Timed;
+        step.step_ms = 4;
+        step.breakdown = StepBreakdown{1, 2, 0.75, 0.25};
+        runs.appendStep(key, step);
+        QTRY_COMPARE(chart->values(StepSegment::Optimizer).size(), std::size_t{4});
+        QTRY_COMPARE(chart->values(StepSegment::Optimizer)[3], 0.75);
+        panel.setDark(true);
+        QCOMPARE(chart->labels().size(), 4);
+        runs.clear();
+        QTRY_COMPARE(chart->labels().size(), 0);
     }
 
     void historyModelAndItsFilter() {

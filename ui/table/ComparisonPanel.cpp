@@ -4,9 +4,12 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QSplitter>
+#include <QTimer>
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "ui/charts/TimeBreakdownChart.h"
 #include "ui/common/RunTable.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/table/ComparisonModel.h"
@@ -26,10 +29,28 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
     row->addWidget(baseline_);
     row->addStretch();
     layout->addLayout(row);
-    view_ = new QTableView(this);
+    splitter_ = new QSplitter(Qt::Horizontal, this);
+    splitter_->setObjectName(QStringLiteral("comparisonSplitter"));
+    view_ = new QTableView(splitter_);
     view_->setObjectName(QStringLiteral("comparisonTable"));
     setup_run_table(view_, model_);
-    layout->addWidget(view_);
+    breakdown_ = new TimeBreakdownChart(splitter_);
+    splitter_->addWidget(view_);
+    splitter_->addWidget(breakdown_);
+    splitter_->setStretchFactor(0, 3);
+    splitter_->setStretchFactor(1, 2);
+    layout->addWidget(splitter_);
+
+    breakdownRefresh_ = new QTimer(this);
+    breakdownRefresh_->setSingleShot(true);
+    breakdownRefresh_->setInterval(ComparisonModel::kLiveUpdateMs * 2);
+    connect(breakdownRefresh_, &QTimer::timeout, this, [this] { breakdown_->show(model_->summarizedRecords()); });
+    const auto refresh = [this] {
+        if (!breakdownRefresh_->isActive()) breakdownRefresh_->start();
+    };
+    connect(runs_, &RunCollection::runAdded, this, refresh);
+    connect(runs_, &RunCollection::runChanged, this, refresh);
+    connect(runs_, &RunCollection::runRemoved, this, refresh);
 
     connect(runs_, &RunCollection::runChanged, view_, [this](int key) {
         const RunCollection::Entry* e = runs_->find(key);
@@ -42,6 +63,10 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
         model_->setBaseline(baseline_->itemData(index).toInt());
     });
     rebuildBaselineChoices();
+}
+
+void ComparisonPanel::setDark(bool dark) {
+    breakdown_->setDark(dark);
 }
 
 void ComparisonPanel::rebuildBaselineChoices() {

@@ -3,14 +3,18 @@
 #include <QWidget>
 
 class QComboBox;
+class QSplitter;
 class QTableView;
+class QTimer;
 
 namespace tewb::ui {
 
 class ComparisonModel;
 class RunCollection;
+class TimeBreakdownChart;
 
-// The comparison table with the baseline picker above it.
+// The comparison table with the baseline picker above it, and beside it where each run's step time goes
+// (a stacked bar per run).
 class ComparisonPanel : public QWidget {
     Q_OBJECT
 
@@ -19,6 +23,9 @@ public:
 
     ComparisonModel* model() const { return model_; }
     QTableView* view() const { return view_; }
+    TimeBreakdownChart* breakdown() const { return breakdown_; }
+    QSplitter* splitter() const { return splitter_; }
+    void setDark(bool dark);
 
 private:
     void rebuildBaselineChoices();
@@ -27,6 +34,9 @@ private:
     ComparisonModel* model_;
     QComboBox* baseline_;
     QTableView* view_;
+    QSplitter* splitter_;
+    TimeBreakdownChart* breakdown_;
+    QTimer* breakdownRefresh_;  // coalesces a live run's updates
 };
 
 }  // namespace tewb::ui

@@ -451,6 +451,7 @@ void MainWindow::setDark(bool dark) {
     charts_->setDark(dark);
     fp8Panel_->setDark(dark);
     sweep_->setDark(dark);
+    comparison_->setDark(dark);
 }
 
 bool MainWindow::exportDashboardPng(const QString& path, QString* error) const {
