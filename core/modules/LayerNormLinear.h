@@ -1,5 +1,7 @@
 #pragma once
 
+#include <vector>
+
 #include <memory>
 #include <string>
 
@@ -36,6 +38,8 @@ public:
     const at::Tensor& bias() const { return bias_; }
 
 private:
+    std::vector<at::Tensor> run(const at::Tensor& x, bool layernorm_output);
+
     std::string name_;
     double eps_;
     at::Tensor ln_weight_, ln_bias_, weight_, bias_;

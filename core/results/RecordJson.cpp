@@ -457,7 +457,8 @@ json to_json(const RunRecord& record) {
           {"cuda_graph", exe.cuda_graph},
           {"cuda_graph_note", optional_text(exe.cuda_graph_note)},
           {"graph_kernels", exe.graph_kernels ? json(*exe.graph_kernels) : json(nullptr)},
-          {"fp8_inspection_ms", optional_number(exe.fp8_inspection_ms)}}},
+          {"fp8_inspection_ms", optional_number(exe.fp8_inspection_ms)},
+          {"fused_launches_per_step", optional_number(exe.fused_launches_per_step)}}},
         {"fp8_slots", std::move(fp8_slots)},
         {"steps", std::move(steps)},
         {"summary", to_json(record.summary)},
@@ -527,6 +528,7 @@ RunRecord record_from_json(const json& document, std::string_view source) {
     record.execution.cuda_graph = exe.has("cuda_graph") && exe.boolean("cuda_graph");
     record.execution.cuda_graph_note = exe.optional_text("cuda_graph_note");
     record.execution.fp8_inspection_ms = exe.optional_real("fp8_inspection_ms");
+    record.execution.fused_launches_per_step = exe.optional_real("fused_launches_per_step");
     if (exe.has("graph_kernels")) {
         record.execution.graph_kernels = static_cast<int>(exe.integer("graph_kernels", 0, kIntMax));
     }

@@ -152,6 +152,9 @@ std::optional<std::string> import_problem(const RunRecord& record) {
     if (!is_duration(record.execution.flops_per_step)) {
         return "$.execution.flops_per_step: must be finite and not negative";
     }
+    if (!is_optional_duration(record.execution.fused_launches_per_step)) {
+        return "$.execution.fused_launches_per_step: must be finite and not negative";
+    }
     return std::nullopt;
 }
 

@@ -71,6 +71,10 @@ struct Execution {
     bool cuda_graph = false;
     std::string cuda_graph_note;
     std::optional<int> graph_kernels;
+    // Eager runs on the fused ops: launches per timed step of this project's kernels (casts, LayerNorm,
+    // GELU, the FP8 scale update, cuBLASLt GEMMs through the wrapper), counted by the kernels library;
+    // LibTorch's own launches (attention, embedding, loss, AdamW) are not in it.
+    std::optional<double> fused_launches_per_step;
     // With --inspect-fp8 on the CPU: host time per timed step spent inspecting the casts (counting,
     // quantization errors, the what-if recipes), which the step times include. Not measured on CUDA,
     // where that work is asynchronous.

@@ -602,6 +602,59 @@ void block_gemms(Checks& check) {
     }
 }
 
+// The epilogues as the TE modules use them at the seed shape (FusedOps: gemm_gelu, gemm_dgelu, wgrad_gemm):
+// fc1 forward with GELU_AUX_BIAS; fc2's dgrad with DGELU_BGRAD reading the weight as stored (b stored
+// transposed); wgrad with both operands as stored and a float32 output with BGRADB's bias gradient.
+void module_epilogues(Checks& check) {
+    const std::int64_t tokens = 3072, hidden = 768, ffn = 3072;
+    const at::Tensor x = (at::randn({tokens, hidden}, cuda())).to(at::kBFloat16);
+    const at::Tensor w1 = (at::randn({ffn, hidden}, cuda()) * 0.02).to(at::kBFloat16);
+    const at::Tensor b1 = at::randn({ffn}, cuda()).to(at::kBFloat16);
+    const at::Tensor w2 = (at::randn({hidden, ffn}, cuda()) * 0.02).to(at::kBFloat16);
+    const at::Tensor dy = (at::randn({tokens, hidden}, cuda()) * 0.01).to(at::kBFloat16);
+    const at::Tensor pre = (at::mm(x.to(at::kFloat), w1.to(at::kFloat).t()) + b1.to(at::kFloat)).to(at::kBFloat16);
+    check.attempt("gemm DGELU_BGRAD", gemm_shape(tokens, ffn, hidden), "bfloat16, b = the weight as stored", [&] {
+        at::Tensor d = poisoned({tokens, ffn}, at::kBFloat16);
+        at::Tensor dbias = poisoned({ffn}, at::kBFloat16);
+        kernels::GemmArgs g;
+        g.m = static_cast<std::size_t>(tokens);
+        g.n = static_cast<std::size_t>(ffn);
+        g.k = static_cast<std::size_t>(hidden);
+        g.a = {dy.data_ptr(), kernels::GemmType::BFloat16, nullptr, false};
+        g.b = {w2.data_ptr(), kernels::GemmType::BFloat16, nullptr, true};  // [hidden, ffn] = w2ᵀ stored transposed
+        g.d = d.data_ptr();
+        g.epilogue = kernels::Epilogue::DGeluBGrad;
+        g.aux = pre.data_ptr();
+        g.aux_ld = static_cast<std::size_t>(ffn);
+        g.bias_grad = dbias.data_ptr();
+        run_gemm(g);
+        const at::Tensor want = at::gelu_backward(at::mm(dy.to(at::kFloat), w2.to(at::kFloat)), pre.to(at::kFloat), "tanh");
+        const std::string shape = gemm_shape(tokens, ffn, hidden);
+        check.relative("gemm DGELU_BGRAD", "d", shape, "bfloat16, b = the weight as stored", d, want, kBf16Bound);
+        check.relative("gemm DGELU_BGRAD", "bias_grad", shape, "bfloat16, b = the weight as stored", dbias, want.sum(0), kBf16Bound);
+    });
+    check.attempt("gemm BGRADB", gemm_shape(hidden, ffn, tokens), "bfloat16 -> float32, a and b as stored (wgrad)", [&] {
+        const at::Tensor act = (at::randn({tokens, ffn}, cuda())).to(at::kBFloat16);
+        at::Tensor dw = poisoned({hidden, ffn}, at::kFloat);
+        at::Tensor db = poisoned({hidden}, at::kFloat);
+        kernels::GemmArgs g;
+        g.m = static_cast<std::size_t>(hidden);
+        g.n = static_cast<std::size_t>(ffn);
+        g.k = static_cast<std::size_t>(tokens);
+        g.a = {dy.data_ptr(), kernels::GemmType::BFloat16, nullptr, true};   // dyᵀ stored as dy
+        g.b = {act.data_ptr(), kernels::GemmType::BFloat16, nullptr, true};  // actᵀ stored as act
+        g.d = dw.data_ptr();
+        g.d_type = kernels::GemmType::Float32;
+        g.epilogue = kernels::Epilogue::BGradB;
+        g.bias_grad = db.data_ptr();
+        run_gemm(g);
+        const std::string shape = gemm_shape(hidden, ffn, tokens);
+        const std::string dtype = "bfloat16 -> float32, a and b as stored (wgrad)";
+        check.relative("gemm BGRADB", "d", shape, dtype, dw, at::mm(dy.to(at::kFloat).t(), act.to(at::kFloat)), kBf16Bound);
+        check.relative("gemm BGRADB", "bias_grad", shape, dtype, db, dy.to(at::kFloat).sum(0), kBf16Bound);
+    });
+}
+
 // Epilogues: GELU with its aux output, DGELU with the bias gradient, BGRADB.
 void gemm_epilogues(Checks& check) {
     const std::int64_t m = 256, n = 384, k = 128;
@@ -653,6 +706,7 @@ void gemm_epilogues(Checks& check) {
         check.relative("gemm BGRADB", "bias_grad", shape, "bfloat16, a stored transposed", row_sums, a.to(at::kFloat).sum(1),
                        kBf16Bound);
     });
+    module_epilogues(check);
 }
 
 // The recipe kernel (Fp8Context::update on CUDA) against the host rule, bit for bit.

@@ -135,6 +135,7 @@ public:
             return loss.detach();
         };
 
+        std::uint64_t launches_at_timed_start = 0;
         const std::unique_ptr<StepTimer> timer =
             make_step_timer(device_, config_.total_steps(), fp8_state ? fp8_state->statistics_rows() : 0);
         timer->reset_peak_memory();
@@ -145,6 +146,7 @@ public:
                 break;
             }
             if (k == config_.warmup) {
+                launches_at_timed_start = ops_.kernel_launches();
                 timer->reset_peak_memory();
                 if (fp8_state) fp8_state->take_inspection_ms();  // the timed steps' inspection only
             }
@@ -180,6 +182,10 @@ public:
             report(*reading);
         }
         const int timed = static_cast<int>(record_.steps.size()) - config_.warmup;
+        if (!graph && !ops_.is_reference() && config_.backend == Backend::Te && timed > 0) {
+            record_.execution.fused_launches_per_step =
+                static_cast<double>(ops_.kernel_launches() - launches_at_timed_start) / timed;
+        }
         if (fp8_state && config_.inspect_fp8 && device_.is_cpu() && timed > 0) {
             record_.execution.fp8_inspection_ms = fp8_state->take_inspection_ms() / timed;
         }

@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
@@ -107,6 +109,35 @@ public:
                         const std::optional<at::Tensor>& bias, at::ScalarType t, Accumulation acc) const override {
         ++calls;
         return ref().fp8_gemm(a, ai, b, bi, bias, t, acc);
+    }
+    // The fused steps: counted by name, computed by TeOps' compositions (through the counted primitives).
+    mutable std::map<std::string, int> fused;
+    mutable std::vector<bool> kept_layernorm_output;
+    Fp8Tensor layer_norm_quantize(const at::Tensor& x, const at::Tensor& g, const at::Tensor& b, double eps, at::ScalarType t,
+                                  const Fp8Quantizer& q, bool keep, LayerNormResult& ln) const override {
+        ++fused["layer_norm_quantize"];
+        kept_layernorm_output.push_back(keep);
+        return TeOps::layer_norm_quantize(x, g, b, eps, t, q, keep, ln);
+    }
+    Fp8Tensor gelu_quantize(const at::Tensor& x, const Fp8Quantizer& q) const override {
+        ++fused["gelu_quantize"];
+        return TeOps::gelu_quantize(x, q);
+    }
+    Fp8GradWithBias gelu_backward_quantize(const at::Tensor& dy, const at::Tensor& x, const Fp8Quantizer& q) const override {
+        ++fused["gelu_backward_quantize"];
+        return TeOps::gelu_backward_quantize(dy, x, q);
+    }
+    GeluGemmResult gemm_gelu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at::ScalarType t) const override {
+        ++fused["gemm_gelu"];
+        return TeOps::gemm_gelu(x, w, b, t);
+    }
+    GradWithBias gemm_dgelu(const at::Tensor& dy, const at::Tensor& w, const at::Tensor& pre, at::ScalarType t) const override {
+        ++fused["gemm_dgelu"];
+        return TeOps::gemm_dgelu(dy, w, pre, t);
+    }
+    GradWithBias wgrad_gemm(const at::Tensor& dy, const at::Tensor& x, at::ScalarType t, bool with_bias) const override {
+        ++fused[with_bias ? "wgrad_gemm with bias" : "wgrad_gemm"];
+        return TeOps::wgrad_gemm(dy, x, t, with_bias);
     }
 
 private:
@@ -427,6 +458,56 @@ private Q_SLOTS:
         QVERIFY2(counting.amax_calls >= 4, qPrintable(QString::number(counting.amax_calls)));   // input, weight, grad casts
         QCOMPARE(counting.update_calls, 2);  // the forward and the backward pass, once each
         QVERIFY(counting.calls > counting.amax_calls + counting.update_calls);
+    }
+
+    // The modules reach the fused steps (FusedOps runs each in one pass where it can): in FP8 the LayerNorm
+    // writes fc1's input (its high-precision output only when LayerNormLinear returns it), one GELU pass
+    // writes fc2's input and one the backward's gradient with fc1's bias gradient; in high precision GELU
+    // and its derivative ride the GEMMs and the bias gradients come with the wgrads. The results equal
+    // the unfused reference's.
+    void modulesUseTheFusedSteps() {
+        for (const bool fp8 : {true, false}) {
+            const CountingOps counting;
+            auto context = std::make_shared<Fp8Context>();
+            ParameterInit init(5);
+            LayerNormMLP mlp("mlp", {32, 64, 0.02, 0.02, kLayerNormEps}, init, context);
+            LayerNormLinear qkv("qkv", {32, 96, true, 0.02, kLayerNormEps}, init, context);
+            ParameterInit same(5);
+            auto reference_context = std::make_shared<Fp8Context>();
+            LayerNormMLP mlp_ref("mlp", {32, 64, 0.02, 0.02, kLayerNormEps}, same, reference_context);
+            LayerNormLinear qkv_ref("qkv", {32, 96, true, 0.02, kLayerNormEps}, same, reference_context);
+            const at::Tensor x = at::randn({16, 32});
+            at::Tensor outputs[2];
+            for (int which = 0; which < 2; ++which) {
+                const OpsScope ops_scope(which == 0 ? static_cast<const TeOps&>(counting) : reference_ops());
+                LayerNormMLP& m = which == 0 ? mlp : mlp_ref;
+                LayerNormLinear& q = which == 0 ? qkv : qkv_ref;
+                at::Tensor y;
+                {
+                    Fp8Scope scope(fp8);
+                    const at::Tensor a = m.forward(x).sum();
+                    const at::Tensor b = q.forward(x).sum();
+                    y = a + b + q.forward_with_layernorm_output(x).second.sum();
+                }
+                y.backward();
+                outputs[which] = y.detach();
+            }
+            QVERIFY(at::allclose(outputs[0], outputs[1]));
+            QVERIFY(at::allclose(mlp.parameters()[0].grad(), mlp_ref.parameters()[0].grad()));
+            if (fp8) {
+                QCOMPARE(counting.fused["layer_norm_quantize"], 3);
+                QCOMPARE(counting.kept_layernorm_output, (std::vector<bool>{false, false, true}));
+                QCOMPARE(counting.fused["gelu_quantize"], 1);
+                QCOMPARE(counting.fused["gelu_backward_quantize"], 1);
+                QCOMPARE(counting.fused["gemm_gelu"], 0);
+            } else {
+                QCOMPARE(counting.fused["layer_norm_quantize"], 0);
+                QCOMPARE(counting.fused["gemm_gelu"], 1);
+                QCOMPARE(counting.fused["gemm_dgelu"], 1);
+                QCOMPARE(counting.fused["wgrad_gemm with bias"], 3);  // fc2, and qkv twice
+                QCOMPARE(counting.fused["wgrad_gemm"], 1);            // fc1: its bias gradient came with the dgelu
+            }
+        }
     }
 
     void badInputIsRefusedWithTheModuleName() {

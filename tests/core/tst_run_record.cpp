@@ -43,6 +43,7 @@ RunRecord sample_record() {
     r.execution.implementation = "torch-eager, fp32";
     r.execution.memory_metric = MemoryMetric::CpuPeakRss;
     r.execution.flops_per_step = 1.5e9;
+    r.execution.fused_launches_per_step = 412.5;
     for (int i = 1; i <= 6; ++i) {
         r.steps.push_back(
             StepMetrics{i, i <= 2 ? Phase::Warmup : Phase::Timed, 5.5 - 0.1 * i, 10.0 + i, 1000u * i, 2048.0, 11.0 * i});

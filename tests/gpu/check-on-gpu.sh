@@ -161,6 +161,24 @@ for name, med, mean, mem, loss, mfu in rows:
     mfu_text = num(100 * mfu, ".1f") + "%" if isinstance(mfu, (int, float)) else "-"
     print(f"{name:<52}{num(med, '.2f'):>10}{num(mean, '.2f'):>10}{num(mem / 2**20, '.0f'):>10}{num(loss, '.3f'):>8}{mfu_text:>7}")
 
+# Launches per step: the graph's kernel nodes (all of them), and in eager te runs this project's own.
+print("launches per step (te FP8 target: <= 35 per transformer layer):")
+for fname in ("compare.json", "block.json"):
+    try:
+        doc = json.load(open(os.path.join(out, fname)))
+    except Exception:
+        continue
+    for run in doc.get("runs", [doc]):
+        exe, layers = run["execution"], run["config"]["layers"]
+        graph, fused = exe.get("graph_kernels"), exe.get("fused_launches_per_step")
+        parts = []
+        if isinstance(graph, (int, float)):
+            parts.append(f"graph {graph} kernels ({graph / layers:.1f} per layer, embedding, loss and AdamW included)")
+        if isinstance(fused, (int, float)):
+            parts.append(f"own kernels {fused:.0f} ({fused / layers:.1f} per layer)")
+        if parts:
+            print(f"  {run['config']['name']:<40} " + "; ".join(parts))
+
 # The benchmark targets (docs/benchmarks.md), from the rows above.
 by_name = {name.split(" [")[0]: (med, mem, loss) for name, med, mean, mem, loss, mfu in rows}
 def row(name):

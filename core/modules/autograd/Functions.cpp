@@ -103,15 +103,27 @@ struct LayerNormLinearState {
     SavedGemm gemm;
 };
 
+// Returns {y} or, with `layernorm_output`, {y, LayerNorm's output}. In FP8 the LayerNorm writes the GEMM's
+// FP8 input (and its transposed copy) itself, and its high-precision output only when it is returned.
 struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFunction> {
     static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                                  const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
-                                 const GemmPlan& plan) {
+                                 const GemmPlan& plan, bool layernorm_output) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
-        const LayerNormResult ln = norm.ops->layer_norm_forward(x, gamma, beta, norm.eps, plan.compute_dtype);
-        LayerNormLinearState state{norm_state(norm, x, gamma, ln), plan, {}};
-        at::Tensor y = gemm_forward(plan, ln.out, weight, bias, state.gemm);
+        LayerNormResult ln;
+        at::Tensor y;
+        LayerNormLinearState state{{}, plan, {}};
+        if (plan.fp8) {
+            const Fp8Tensor xq = norm.ops->layer_norm_quantize(x, gamma, beta, norm.eps, plan.compute_dtype, plan.fp8->input,
+                                                               layernorm_output, ln);
+            y = gemm_forward_quantized(plan, xq, weight, bias, state.gemm);
+        } else {
+            ln = norm.ops->layer_norm_forward(x, gamma, beta, norm.eps, plan.compute_dtype);
+            y = gemm_forward(plan, ln.out, weight, bias, state.gemm);
+        }
+        state.norm = norm_state(norm, x, gamma, ln);
         keep(ctx, std::move(state));
+        if (!layernorm_output) return {y};
         return {y, ln.out};
     }
 
@@ -120,11 +132,11 @@ struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFuncti
         const LayerNormLinearState state = take<LayerNormLinearState>(ctx, "LayerNormLinear");
         const GemmGrads g = gemm_backward(state.plan, state.gemm, grads[0].to(state.plan.compute_dtype));
         at::Tensor d_ln = g.dx;
-        if (grads[1].defined()) {
+        if (grads.size() > 1 && grads[1].defined()) {
             d_ln = d_ln + grads[1].to(d_ln.scalar_type());
         }
         const LayerNormGrads n = norm_backward(state.norm, d_ln);
-        return {n.dx, n.dgamma, n.dbeta, g.dw, g.db, at::Tensor(), at::Tensor()};
+        return {n.dx, n.dgamma, n.dbeta, g.dw, g.db, at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
 
@@ -135,17 +147,33 @@ struct LayerNormMlpState {
     at::Tensor fc1_out;  // GELU's input, kept in high precision for the GELU backward
 };
 
+// Fused as Transformer Engine fuses it. FP8: the LayerNorm writes fc1's FP8 input (and its transposed
+// copy); fc1 adds its bias in the epilogue; one GELU pass writes fc2's FP8 input; in the backward one GELU
+// pass writes fc1's FP8 gradient, its transposed copy and fc1's bias gradient. High precision: fc1 applies
+// GELU in its epilogue (GELU_AUX_BIAS), fc2's dgrad applies GELU's derivative and sums fc1's bias gradient
+// in its epilogue (DGELU_BGRAD), and each wgrad sums its bias gradient in its epilogue (BGRADB).
 struct LayerNormMlpFunction : torch::autograd::Function<LayerNormMlpFunction> {
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                               const at::Tensor& fc1_weight, const at::Tensor& fc1_bias, const at::Tensor& fc2_weight,
                               const at::Tensor& fc2_bias, const LayerNormPlan& norm, const GemmPlan& fc1,
                               const GemmPlan& fc2) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
-        const LayerNormResult ln = norm.ops->layer_norm_forward(x, gamma, beta, norm.eps, fc1.compute_dtype);
-        LayerNormMlpState state{norm_state(norm, x, gamma, ln), fc1, fc2, {}, {}, {}};
-        state.fc1_out = gemm_forward(fc1, ln.out, fc1_weight, fc1_bias, state.fc1);
-        const at::Tensor activation = fc1.ops->gelu_forward(state.fc1_out);
-        at::Tensor y = gemm_forward(fc2, activation, fc2_weight, fc2_bias, state.fc2);
+        LayerNormMlpState state{{}, fc1, fc2, {}, {}, {}};
+        LayerNormResult ln;
+        at::Tensor y;
+        if (fc1.fp8 && fc2.fp8) {
+            const Fp8Tensor xq =
+                norm.ops->layer_norm_quantize(x, gamma, beta, norm.eps, fc1.compute_dtype, fc1.fp8->input, false, ln);
+            state.fc1_out = gemm_forward_quantized(fc1, xq, fc1_weight, fc1_bias, state.fc1);
+            const Fp8Tensor aq = fc2.ops->gelu_quantize(state.fc1_out, fc2.fp8->input);
+            y = gemm_forward_quantized(fc2, aq, fc2_weight, fc2_bias, state.fc2);
+        } else {
+            ln = norm.ops->layer_norm_forward(x, gamma, beta, norm.eps, fc1.compute_dtype);
+            const GeluGemmResult h = gemm_gelu_forward(fc1, ln.out, fc1_weight, fc1_bias, state.fc1);
+            state.fc1_out = h.pre;
+            y = gemm_forward(fc2, h.activation, fc2_weight, fc2_bias, state.fc2);
+        }
+        state.norm = norm_state(norm, x, gamma, ln);
         keep(ctx, std::move(state));
         return y;
     }
@@ -153,9 +181,18 @@ struct LayerNormMlpFunction : torch::autograd::Function<LayerNormMlpFunction> {
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const LayerNormMlpState s = take<LayerNormMlpState>(ctx, "LayerNormMLP");
-        const GemmGrads g2 = gemm_backward(s.fc2_plan, s.fc2, grads[0].to(s.fc2_plan.compute_dtype));
-        const at::Tensor d_fc1_out = s.fc1_plan.ops->gelu_backward(g2.dx, s.fc1_out);
-        const GemmGrads g1 = gemm_backward(s.fc1_plan, s.fc1, d_fc1_out);
+        const at::Tensor dy = grads[0].to(s.fc2_plan.compute_dtype);
+        GemmGrads g1, g2;
+        if (s.fc1_plan.fp8 && s.fc2_plan.fp8) {
+            g2 = gemm_backward(s.fc2_plan, s.fc2, dy);
+            const Fp8GradWithBias d = s.fc1_plan.ops->gelu_backward_quantize(g2.dx, s.fc1_out, s.fc1_plan.fp8->grad_output);
+            g1 = gemm_backward_quantized(s.fc1_plan, s.fc1, d.grad, d.bias_grad);
+        } else {
+            g2 = gemm_weight_grads(s.fc2_plan, s.fc2, dy);
+            const GradWithBias d = s.fc1_plan.ops->gemm_dgelu(dy, s.fc2.weight, s.fc1_out, s.fc1_plan.compute_dtype);
+            g1 = gemm_weight_grads(s.fc1_plan, s.fc1, d.grad, s.fc1.has_bias ? d.bias_grad : at::Tensor());
+            g1.dx = gemm_dgrad(s.fc1_plan, s.fc1, d.grad);
+        }
         const LayerNormGrads n = norm_backward(s.norm, g1.dx);
         return {n.dx, n.dgamma, n.dbeta, g1.dw, g1.db, g2.dw, g2.db, at::Tensor(), at::Tensor(), at::Tensor()};
     }
@@ -173,8 +210,8 @@ at::Tensor apply_layer_norm(const at::Tensor& x, const at::Tensor& gamma, const 
 
 std::vector<at::Tensor> apply_layer_norm_linear(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                                                 const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
-                                                const GemmPlan& gemm) {
-    return LayerNormLinearFunction::apply(x, gamma, beta, weight, bias, norm, gemm);
+                                                const GemmPlan& gemm, bool layernorm_output) {
+    return LayerNormLinearFunction::apply(x, gamma, beta, weight, bias, norm, gemm, layernorm_output);
 }
 
 at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const at::Tensor& fc1_weight,

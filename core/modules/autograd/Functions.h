@@ -22,10 +22,11 @@ at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at:
 
 at::Tensor apply_layer_norm(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const LayerNormPlan& plan);
 
-// Returns {output, layernorm output}; the LayerNorm output is differentiable too.
+// Returns {output} or, with `layernorm_output`, {output, layernorm output} (differentiable too). Without it
+// an FP8 forward never writes the LayerNorm's high-precision output.
 std::vector<at::Tensor> apply_layer_norm_linear(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                                                 const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
-                                                const GemmPlan& gemm);
+                                                const GemmPlan& gemm, bool layernorm_output);
 
 // LayerNorm → fc1 → GELU (tanh) → fc2.
 at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const at::Tensor& fc1_weight,

@@ -66,6 +66,14 @@ at::Tensor gemm_forward(const GemmPlan& plan, const at::Tensor& x, const at::Ten
         return plan.ops->gemm(x_c, w_c, optional_bias(bias), plan.compute_dtype);
     }
     const Fp8Tensor xq = plan.ops->quantize(x.to(plan.compute_dtype), plan.fp8->input, /*with_transpose=*/true);
+    return gemm_forward_quantized(plan, xq, weight, bias, saved);
+}
+
+at::Tensor gemm_forward_quantized(const GemmPlan& plan, const Fp8Tensor& xq, const at::Tensor& weight, const at::Tensor& bias,
+                                  SavedGemm& saved) {
+    saved.has_bias = bias.defined();
+    saved.weight_dtype = weight.scalar_type();
+    saved.bias_dtype = bias.defined() ? bias.scalar_type() : weight.scalar_type();
     const Fp8Tensor& wq = cached_fp8_weight(plan, weight);
     const at::Tensor y = plan.ops->fp8_gemm(xq.data, xq.scale_inv, wq.data, wq.scale_inv, optional_bias(bias),
                                             plan.compute_dtype, Accumulation::Fast);
@@ -74,18 +82,32 @@ at::Tensor gemm_forward(const GemmPlan& plan, const at::Tensor& x, const at::Ten
     return y;
 }
 
+GeluGemmResult gemm_gelu_forward(const GemmPlan& plan, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                 SavedGemm& saved) {
+    saved.has_bias = bias.defined();
+    saved.weight_dtype = weight.scalar_type();
+    saved.bias_dtype = bias.defined() ? bias.scalar_type() : weight.scalar_type();
+    const at::Tensor x_c = x.to(plan.compute_dtype);
+    const at::Tensor w_c = weight.to(plan.compute_dtype);
+    saved.input = x_c.detach();
+    saved.weight = w_c.detach();
+    return plan.ops->gemm_gelu(x_c, w_c, bias, plan.compute_dtype);
+}
+
 GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy) {
-    GemmGrads grads;
-    if (saved.has_bias) {
-        grads.db = dy.to(at::kFloat).sum(0).to(saved.bias_dtype);
-    }
     if (!plan.fp8) {
         const at::Tensor dy_c = dy.to(plan.compute_dtype);
-        grads.dx = plan.ops->gemm(dy_c, saved.weight.t(), std::nullopt, plan.compute_dtype);
-        grads.dw = plan.ops->gemm(dy_c.t(), saved.input.t(), std::nullopt, saved.weight_dtype);
+        GemmGrads grads = gemm_weight_grads(plan, saved, dy_c);
+        grads.dx = gemm_dgrad(plan, saved, dy_c);
         return grads;
     }
     const Fp8Tensor gq = plan.ops->quantize(dy, plan.fp8->grad_output, /*with_transpose=*/true);
+    return gemm_backward_quantized(plan, saved, gq, saved.has_bias ? plan.ops->bias_grad(dy) : at::Tensor());
+}
+
+GemmGrads gemm_backward_quantized(const GemmPlan& plan, const SavedGemm& saved, const Fp8Tensor& gq, const at::Tensor& bias_grad) {
+    GemmGrads grads;
+    if (saved.has_bias) grads.db = bias_grad.to(saved.bias_dtype);
     grads.dx = plan.ops->fp8_gemm(gq.data, gq.scale_inv, saved.weight_fp8.transposed, saved.weight_fp8.transposed_scale(),
                                   std::nullopt, plan.compute_dtype, Accumulation::Split);
     grads.dw = plan.ops->fp8_gemm(gq.transposed, gq.transposed_scale(), saved.input_fp8.transposed, saved.input_fp8.transposed_scale(),
@@ -93,6 +115,19 @@ GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::
                    .to(saved.weight_dtype);
     plan.fp8->grad_output.context->request_backward_update();
     return grads;
+}
+
+GemmGrads gemm_weight_grads(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy, const at::Tensor& bias_grad) {
+    const bool in_epilogue = saved.has_bias && !bias_grad.defined();
+    const GradWithBias w = plan.ops->wgrad_gemm(dy, saved.input, saved.weight_dtype, in_epilogue);
+    GemmGrads grads;
+    grads.dw = w.grad;
+    if (saved.has_bias) grads.db = (in_epilogue ? w.bias_grad : bias_grad).to(saved.bias_dtype);
+    return grads;
+}
+
+at::Tensor gemm_dgrad(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy) {
+    return plan.ops->gemm(dy, saved.weight.t(), std::nullopt, plan.compute_dtype);
 }
 
 }  // namespace tewb

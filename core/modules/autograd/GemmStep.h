@@ -59,6 +59,24 @@ at::Tensor gemm_forward(const GemmPlan& plan, const at::Tensor& x, const at::Ten
 // dy: [rows, out] in the compute dtype. In FP8, dy is cast with the grad-output slot.
 GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy);
 
+// The parts, for modules that fuse around their GEMMs (LayerNorm or GELU writing the FP8 input, GELU in
+// the epilogue):
+// FP8: the GEMM with its input already cast (with the transposed copy, kept for wgrad).
+at::Tensor gemm_forward_quantized(const GemmPlan& plan, const Fp8Tensor& xq, const at::Tensor& weight, const at::Tensor& bias,
+                                  SavedGemm& saved);
+// FP8: dgrad and wgrad with dy already cast (the grad-output slot) and the bias gradient (float32, or
+// undefined without a bias) computed with it.
+GemmGrads gemm_backward_quantized(const GemmPlan& plan, const SavedGemm& saved, const Fp8Tensor& dy_fp8,
+                                  const at::Tensor& bias_grad);
+// High precision: gelu(x · Wᵀ + b) in one GEMM (its epilogue); the result's `pre` is GELU's input.
+GeluGemmResult gemm_gelu_forward(const GemmPlan& plan, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                 SavedGemm& saved);
+// High precision: the weight gradient and, where the GEMM has a bias and `bias_grad` is undefined, the bias
+// gradient in the same GEMM (its epilogue); a given `bias_grad` is used as it is.
+GemmGrads gemm_weight_grads(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy, const at::Tensor& bias_grad = {});
+// High precision: dy · W.
+at::Tensor gemm_dgrad(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy);
+
 // The plan for a GEMM of a module whose FP8 slots start at `slots`, for input x: the ops in force
 // (OpsChoice.h), the compute dtype (autocast's when autocast is on for that device, else x's) and, inside an
 // enabled Fp8Scope, the quantizers (preparing and enlisting the module's FP8 state).

@@ -1,8 +1,11 @@
 #include "core/modules/ops/FusedOps.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <mutex>
+#include <set>
+#include <string>
 #include <utility>
 
 #include <ATen/cuda/CUDAContext.h>
@@ -19,6 +22,8 @@
 #include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/gemm.h"
+#include "tewb_kernels/kernel_error.h"
+#include "tewb_kernels/launch_count.h"
 #include "tewb_kernels/normalization.h"
 #include "tewb_kernels/recipe.h"
 
@@ -63,6 +68,7 @@ public:
     std::string_view name() const override { return "fused"; }
     bool is_reference() const override { return false; }
     bool block_gemms_native() const override { return kernels::block_gemm_supported(c10::cuda::current_device()); }
+    std::uint64_t kernel_launches() const override { return kernels::launch_count(); }
 
     at::Tensor abs_max(const at::Tensor& x) const override {
         const auto dtype = x.scalar_type();
@@ -217,7 +223,204 @@ public:
                         accumulation == Accumulation::Fast ? kernels::Accumulation::Fast : kernels::Accumulation::Split);
     }
 
+    // The LayerNorm kernel writes the FP8 GEMM input, its transposed copy and its amax (into the slot's
+    // staging entry) in one pass; the high-precision output only when kept.
+    Fp8Tensor layer_norm_quantize(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
+                                  at::ScalarType out_dtype, const Fp8Quantizer& quantizer, bool keep_output,
+                                  LayerNormResult& ln) const override {
+        if (!delayed_kernel_cast(x, quantizer) || !float_or_bf16(out_dtype) || !params_fit(gamma, beta, x)) {
+            return TeOps::layer_norm_quantize(x, gamma, beta, eps, out_dtype, quantizer, keep_output, ln);
+        }
+        const c10::cuda::CUDAGuard guard(x.device());
+        const std::int64_t rows = x.size(0);
+        const std::int64_t hidden = x.size(1);
+        ln.out = keep_output ? at::empty({rows, hidden}, x.options().dtype(out_dtype)) : at::Tensor();
+        ln.mean = at::empty({rows}, x.options().dtype(at::kFloat));
+        ln.rstd = at::empty({rows}, x.options().dtype(at::kFloat));
+        Fp8Tensor q = empty_fp8(x, quantizer);
+        const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
+        kernels::layer_norm_forward(x.data_ptr(), kernel_dtype(x.scalar_type()), gamma.data_ptr(), beta.data_ptr(),
+                                    kernel_dtype(gamma.scalar_type()), static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden),
+                                    static_cast<float>(eps), keep_output ? ln.out.data_ptr() : nullptr, kernel_dtype(out_dtype),
+                                    &fp8, ln.mean.data_ptr<float>(), ln.rstd.data_ptr<float>(), stream_of(x));
+        q.scale_inv = at::reciprocal(quantizer.context->scale(quantizer.pass, quantizer.slot));
+        return q;
+    }
+
+    // One GELU pass writes fc2's FP8 input and its transposed copy, no high-precision activation.
+    Fp8Tensor gelu_quantize(const at::Tensor& x, const Fp8Quantizer& quantizer) const override {
+        if (!delayed_kernel_cast(x, quantizer)) return TeOps::gelu_quantize(x, quantizer);
+        const c10::cuda::CUDAGuard guard(x.device());
+        Fp8Tensor q = empty_fp8(x, quantizer);
+        const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
+        kernels::gelu_forward(x.data_ptr(), kernel_dtype(x.scalar_type()), static_cast<std::size_t>(x.size(0)),
+                              static_cast<std::size_t>(x.size(1)), nullptr, kernel_dtype(x.scalar_type()), &fp8, stream_of(x));
+        q.scale_inv = at::reciprocal(quantizer.context->scale(quantizer.pass, quantizer.slot));
+        return q;
+    }
+
+    // One pass over dy and GELU's input: the FP8 gradient, its transposed copy, its amax and fc1's bias
+    // gradient (float32, two-stage reduction).
+    Fp8GradWithBias gelu_backward_quantize(const at::Tensor& dy, const at::Tensor& x, const Fp8Quantizer& quantizer) const override {
+        if (!delayed_kernel_cast(x, quantizer) || !plain_matrix(dy) || dy.sizes() != x.sizes() || dy.scalar_type() != x.scalar_type()) {
+            return TeOps::gelu_backward_quantize(dy, x, quantizer);
+        }
+        const c10::cuda::CUDAGuard guard(x.device());
+        const auto rows = static_cast<std::size_t>(x.size(0));
+        const auto cols = static_cast<std::size_t>(x.size(1));
+        Fp8GradWithBias r;
+        r.grad = empty_fp8(x, quantizer);
+        r.bias_grad = at::empty({x.size(1)}, x.options().dtype(at::kFloat));
+        const std::size_t bytes = kernels::gelu_backward_workspace_bytes(rows, cols);
+        const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, x.options().dtype(at::kByte));
+        const kernels::Fp8Output fp8 = fp8_output(r.grad, quantizer);
+        kernels::gelu_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(x.scalar_type()), rows, cols, nullptr, &fp8,
+                               r.bias_grad.data_ptr(), kernels::DType::Float32, workspace.data_ptr(), bytes, stream_of(x));
+        r.grad.scale_inv = at::reciprocal(quantizer.context->scale(quantizer.pass, quantizer.slot));
+        return r;
+    }
+
+    // fc1 with GELU in cuBLASLt's epilogue (GELU_AUX_BIAS): the activation and GELU's input in one GEMM.
+    GeluGemmResult gemm_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                             at::ScalarType out_dtype) const override {
+        const bool fits = hp_operands(x, weight) && out_dtype == x.scalar_type() && bias.defined() && weight.size(0) % 8 == 0;
+        if (!fits || epilogue_refused(kernels::Epilogue::GeluAuxBias)) return TeOps::gemm_gelu(x, weight, bias, out_dtype);
+        const c10::cuda::CUDAGuard guard(x.device());
+        GeluGemmResult r;
+        r.activation = at::empty({x.size(0), weight.size(0)}, x.options().dtype(out_dtype));
+        r.pre = at::empty_like(r.activation);
+        const at::Tensor bias_c = bias.to(out_dtype).contiguous();
+        kernels::GemmArgs g = hp_args(x, false, weight, false, r.activation, out_dtype);
+        g.epilogue = kernels::Epilogue::GeluAuxBias;
+        g.bias = bias_c.data_ptr();
+        g.aux = r.pre.data_ptr();
+        g.aux_ld = static_cast<std::size_t>(weight.size(0));
+        if (!run_epilogue_gemm(g, x)) return TeOps::gemm_gelu(x, weight, bias, out_dtype);
+        return r;
+    }
+
+    // fc2's dgrad with GELU's derivative and fc1's bias gradient in cuBLASLt's epilogue (DGELU_BGRAD); the
+    // weight is read as stored ([out, in], the operand "transposed").
+    GradWithBias gemm_dgelu(const at::Tensor& dy, const at::Tensor& weight, const at::Tensor& pre,
+                            at::ScalarType out_dtype) const override {
+        const bool fits = hp_operands(dy, weight, /*same_k=*/false) && dy.size(1) == weight.size(0) && plain_matrix(pre) &&
+                          pre.size(0) == dy.size(0) && pre.size(1) == weight.size(1) && pre.scalar_type() == out_dtype &&
+                          out_dtype == dy.scalar_type() && weight.size(1) % 8 == 0 && aligned16(pre);
+        if (!fits || epilogue_refused(kernels::Epilogue::DGeluBGrad)) return TeOps::gemm_dgelu(dy, weight, pre, out_dtype);
+        const c10::cuda::CUDAGuard guard(dy.device());
+        GradWithBias r;
+        r.grad = at::empty({dy.size(0), weight.size(1)}, dy.options().dtype(out_dtype));
+        r.bias_grad = at::empty({weight.size(1)}, dy.options().dtype(out_dtype));
+        kernels::GemmArgs g = hp_args(dy, false, weight, true, r.grad, out_dtype);
+        g.epilogue = kernels::Epilogue::DGeluBGrad;
+        g.aux = pre.data_ptr();
+        g.aux_ld = static_cast<std::size_t>(weight.size(1));
+        g.bias_grad = r.bias_grad.data_ptr();
+        if (!run_epilogue_gemm(g, dy)) return TeOps::gemm_dgelu(dy, weight, pre, out_dtype);
+        return r;
+    }
+
+    // dyᵀ · x with both read as stored (rows × features: the operands "transposed") and, with a bias, dy's
+    // column sums in cuBLASLt's epilogue (BGRADB), in the output's dtype.
+    GradWithBias wgrad_gemm(const at::Tensor& dy, const at::Tensor& x, at::ScalarType out_dtype, bool with_bias) const override {
+        const bool fits = hp_operands(dy, x, /*same_k=*/false) && dy.size(0) == x.size(0) && float_or_bf16(out_dtype) &&
+                          (out_dtype == at::kFloat || out_dtype == dy.scalar_type());
+        if (!fits || (with_bias && epilogue_refused(kernels::Epilogue::BGradB))) return TeOps::wgrad_gemm(dy, x, out_dtype, with_bias);
+        const c10::cuda::CUDAGuard guard(dy.device());
+        GradWithBias r;
+        r.grad = at::empty({dy.size(1), x.size(1)}, dy.options().dtype(out_dtype));
+        kernels::GemmArgs g = hp_args(dy, true, x, true, r.grad, out_dtype);
+        g.k = static_cast<std::size_t>(dy.size(0));
+        if (with_bias) {
+            r.bias_grad = at::empty({dy.size(1)}, dy.options().dtype(out_dtype));
+            g.epilogue = kernels::Epilogue::BGradB;
+            g.bias_grad = r.bias_grad.data_ptr();
+        }
+        if (!run_epilogue_gemm(g, dy)) return TeOps::wgrad_gemm(dy, x, out_dtype, with_bias);
+        return r;
+    }
+
 private:
+    // Delayed scaling into a kernel that writes FP8 itself (the staging entry takes the amax); current and
+    // block scaling, inspection and inputs the kernels do not take use the composition.
+    static bool delayed_kernel_cast(const at::Tensor& x, const Fp8Quantizer& quantizer) {
+        const Fp8Context& context = *quantizer.context;
+        return plain_matrix(x) && float_or_bf16(x.scalar_type()) && context.recipe().scaling == ScalingKind::Delayed &&
+               !context.inspect();
+    }
+
+    static Fp8Tensor empty_fp8(const at::Tensor& x, const Fp8Quantizer& quantizer) {
+        Fp8Tensor q;
+        q.dtype = quantizer.dtype();
+        q.data = at::empty(x.sizes(), x.options().dtype(to_scalar_type(q.dtype)));
+        q.transposed = at::empty({x.size(1), x.size(0)}, q.data.options());
+        return q;
+    }
+
+    static kernels::Fp8Output fp8_output(Fp8Tensor& q, const Fp8Quantizer& quantizer) {
+        Fp8Context& context = *quantizer.context;
+        kernels::Fp8Output out;
+        out.data = q.data.data_ptr();
+        out.transposed = q.transposed.data_ptr();
+        // The slot's live scale and staging entry: views into the context's state, valid for the launch.
+        out.scale = context.scale(quantizer.pass, quantizer.slot).data_ptr<float>();
+        out.amax = context.history(quantizer.pass).select(0, quantizer.slot).select(0, 0).data_ptr<float>();
+        out.type = kernel_fp8_type(q.dtype);
+        return out;
+    }
+
+    // Two high-precision operands the GEMM kernel takes as they are stored (same dtype, row-major, aligned).
+    static bool hp_operands(const at::Tensor& a, const at::Tensor& b, bool same_k = true) {
+        return plain_matrix(a) && plain_matrix(b) && a.scalar_type() == b.scalar_type() && float_or_bf16(a.scalar_type()) &&
+               a.device() == b.device() && aligned16(a) && aligned16(b) && (!same_k || a.size(1) == b.size(1));
+    }
+
+    // d [m, n] = a · bᵀ with a [m, k] (or stored [k, m] when `a_transposed`) and b [n, k] (or [k, n]).
+    static kernels::GemmArgs hp_args(const at::Tensor& a, bool a_transposed, const at::Tensor& b, bool b_transposed,
+                                     const at::Tensor& d, at::ScalarType out_dtype) {
+        kernels::GemmArgs g;
+        g.m = static_cast<std::size_t>(d.size(0));
+        g.n = static_cast<std::size_t>(d.size(1));
+        g.k = static_cast<std::size_t>(a_transposed ? a.size(0) : a.size(1));
+        g.a = {a.data_ptr(), gemm_type(a.scalar_type()), nullptr, a_transposed};
+        g.b = {b.data_ptr(), gemm_type(b.scalar_type()), nullptr, b_transposed};
+        g.d = d.data_ptr();
+        g.d_type = gemm_type(out_dtype);
+        return g;
+    }
+
+    // Epilogues cuBLASLt may not offer for some type combination on some GPU: the first "no algorithm" for
+    // one turns it off for the process (with a line on stderr, and the self-test's rows say which), and
+    // the composition runs instead. Any other error is an error.
+    static std::mutex& refused_mutex() {
+        static std::mutex m;
+        return m;
+    }
+    static std::set<kernels::Epilogue>& refused() {
+        static std::set<kernels::Epilogue> s;
+        return s;
+    }
+    static bool epilogue_refused(kernels::Epilogue e) {
+        const std::lock_guard<std::mutex> lock(refused_mutex());
+        return refused().count(e) > 0;
+    }
+    static bool run_epilogue_gemm(kernels::GemmArgs g, const at::Tensor& like) {
+        const at::Tensor& workspace = gemm_workspace(like);
+        g.workspace = workspace.data_ptr();
+        g.workspace_bytes = static_cast<std::size_t>(workspace.numel());
+        try {
+            kernels::gemm(g, stream_of(like));
+            return true;
+        } catch (const kernels::KernelError& e) {
+            if (std::string(e.what()).find("has no algorithm") == std::string::npos) throw;
+            const std::lock_guard<std::mutex> lock(refused_mutex());
+            if (refused().insert(g.epilogue).second) {
+                std::fprintf(stderr, "te-workbench: %s; this epilogue is computed separately from now on\n", e.what());
+            }
+            return false;
+        }
+    }
+
     // Float8BlockScaling's cast in the block cast kernel: the data along its rows (1×128 blocks; 128×128 for
     // weights) and, for the backward, x's transpose cast along its own rows. Same values and scales as
     // the reference (the self-test checks them bit for bit).

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -21,6 +22,23 @@ struct LayerNormGrads {
     at::Tensor dx;      // x's dtype
     at::Tensor dgamma;  // gamma's dtype
     at::Tensor dbeta;
+};
+
+// A GEMM whose epilogue applied GELU: the activation and, for the backward, GELU's input.
+struct GeluGemmResult {
+    at::Tensor activation;  // gelu(pre)
+    at::Tensor pre;         // x · wᵀ + bias
+};
+
+// A gradient with its bias gradient (the column sums), as the fused epilogues and kernels give them.
+struct GradWithBias {
+    at::Tensor grad;
+    at::Tensor bias_grad;  // float32 unless stated
+};
+
+struct Fp8GradWithBias {
+    Fp8Tensor grad;        // with its transposed copy
+    at::Tensor bias_grad;  // float32
 };
 
 // Fast accumulation for forward GEMMs; split (precise) accumulation for dgrad and wgrad, as cuBLASLt
@@ -65,6 +83,38 @@ public:
     virtual at::Tensor fp8_gemm(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b,
                                 const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
                                 Accumulation accumulation) const = 0;
+
+    // Fused steps, as Transformer Engine fuses them. Each is defined by the composition of the primitives
+    // above that this base class implements (so the reference has them for free, with its numerics); the
+    // fused ops replace it with one pass where their kernels and cuBLASLt's epilogues allow, and fall
+    // back to it elsewhere.
+
+    // LayerNorm whose output goes straight into an FP8 GEMM: `ln` gets mean and rstd (and the high-precision
+    // output when `keep_output`); the result is the output cast with the quantizer, with its transposed copy.
+    virtual Fp8Tensor layer_norm_quantize(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
+                                          at::ScalarType out_dtype, const Fp8Quantizer& quantizer, bool keep_output,
+                                          LayerNormResult& ln) const;
+    // gelu(x) cast with the quantizer (the MLP's fc2 input), with its transposed copy.
+    virtual Fp8Tensor gelu_quantize(const at::Tensor& x, const Fp8Quantizer& quantizer) const;
+    // The MLP backward between its GEMMs: dy ⊙ gelu'(x) cast with the quantizer (transposed copy too), and its
+    // column sums (fc1's bias gradient).
+    virtual Fp8GradWithBias gelu_backward_quantize(const at::Tensor& dy, const at::Tensor& x, const Fp8Quantizer& quantizer) const;
+    // High precision: gelu(x · wᵀ + bias) with GELU's input kept (cuBLASLt's GELU_AUX_BIAS).
+    virtual GeluGemmResult gemm_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                     at::ScalarType out_dtype) const;
+    // High precision dgrad through GELU: (dy · w) ⊙ gelu'(pre) and its column sums in out_dtype (cuBLASLt's
+    // DGELU_BGRAD). w is [out, in] as stored.
+    virtual GradWithBias gemm_dgelu(const at::Tensor& dy, const at::Tensor& weight, const at::Tensor& pre,
+                                    at::ScalarType out_dtype) const;
+    // High precision wgrad: dyᵀ · x in out_dtype and, with `bias_grad`, dy's column sums in out_dtype
+    // (cuBLASLt's BGRADB). dy [rows, out], x [rows, in] as they are.
+    virtual GradWithBias wgrad_gemm(const at::Tensor& dy, const at::Tensor& x, at::ScalarType out_dtype, bool bias_grad) const;
+    // dy's column sums in float32, one pass.
+    virtual at::Tensor bias_grad(const at::Tensor& dy) const;
+
+    // Kernel launches these ops have made in this process so far (the fused ops count theirs; the reference
+    // makes none of its own): the trainer reports launches per step from it.
+    virtual std::uint64_t kernel_launches() const { return 0; }
 };
 
 }  // namespace tewb
