@@ -60,3 +60,25 @@ if(TEWB_TORCH_HAS_CUDA)
     message(STATUS "TE Workbench: the torch wheel carries no CUDA 13 libraries at ${_wheel_cuda_lib}; the toolkit's are used")
   endif()
 endif()
+
+# Data parallelism (core/dist) runs on LibTorch's own distributed runtime, c10d. Its Gloo backend is in
+# libtorch_cpu, but the wheel ships no Gloo headers, and ProcessGroupGloo.hpp includes them: Debian's
+# libgloo-dev provides them (headers only; nothing links against its library). NCCL's headers come with
+# the wheel's nvidia-nccl package.
+find_path(TEWB_GLOO_INCLUDE_DIR gloo/context.h)
+set(TEWB_HAVE_GLOO OFF)
+if(TEWB_GLOO_INCLUDE_DIR)
+  set(TEWB_HAVE_GLOO ON)
+  message(STATUS "TE Workbench: data parallelism over Gloo (headers at ${TEWB_GLOO_INCLUDE_DIR})")
+else()
+  message(STATUS "TE Workbench: no Gloo headers (Debian: libgloo-dev); data-parallel CPU runs are refused with that reason")
+endif()
+set(TEWB_HAVE_NCCL OFF)
+if(TEWB_TORCH_HAS_CUDA)
+  get_filename_component(_nccl_include "${TORCH_INSTALL_PREFIX}/../nvidia/nccl/include" ABSOLUTE)
+  if(EXISTS "${_nccl_include}/nccl.h")
+    set(TEWB_HAVE_NCCL ON)
+    set(TEWB_NCCL_INCLUDE_DIR "${_nccl_include}")
+    message(STATUS "TE Workbench: data parallelism over NCCL (headers at ${_nccl_include})")
+  endif()
+endif()

@@ -6,6 +6,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   common/TextCheck.cpp
   common/Statistics.cpp
   common/StepSegments.cpp
+  dist/WorkerEnv.cpp
   device/Capability.cpp
   device/PeakThroughput.cpp
   device/HostMemory.cpp

@@ -1,5 +1,6 @@
 #include "Arguments.h"
 
+#include <cstdlib>
 #include <algorithm>
 #include <cstdio>
 
@@ -100,6 +101,20 @@ RunConfig config_from_flags(const RunFlags& f) {
     if (!f.cuda_graph.empty()) c.cuda_graph = parse_on_off("--cuda-graph", f.cuda_graph);
     c.inspect_fp8 = f.inspect_fp8;
     c.name = f.name;
+    if (!f.nproc.empty()) c.dist.nproc = parse_int("--nproc", f.nproc);
+    const bool dist_flags = !f.dist_backend.empty() || !f.bucket_mb.empty() || !f.amax_reduction.empty() ||
+                            !f.dist_timeout.empty() || !f.master_port.empty() || f.no_scaling_baseline;
+    if (dist_flags && f.nproc.empty() && std::getenv("WORLD_SIZE") == nullptr) {
+        throw ConfigError("--dist-backend/--bucket-mb/--amax-reduction/--dist-timeout/--master-port/--no-scaling-baseline go "
+                          "with --nproc N (or a launcher's WORLD_SIZE)");
+    }
+    if (!f.dist_backend.empty()) c.dist.backend = parse_dist_backend("--dist-backend", f.dist_backend);
+    if (!f.bucket_mb.empty()) c.dist.bucket_mb = parse_double("--bucket-mb", f.bucket_mb);
+    if (!f.amax_reduction.empty()) c.dist.amax_reduction = parse_on_off("--amax-reduction", f.amax_reduction);
+    if (!f.dist_timeout.empty()) c.dist.timeout_s = parse_int("--dist-timeout", f.dist_timeout);
+    if (!f.nproc.empty() && c.dist.nproc < 1) {
+        throw ConfigError("--nproc " + f.nproc + ": allowed: 1 to 64 processes");
+    }
     return c;
 }
 
@@ -147,6 +162,25 @@ void define_training_commands(CLI::App& app, Commands& c) {
                       "auto | fp32 | bf16 | fp8 (default auto: bf16 on a GPU, fp32 on the CPU; fp8 needs --backend te)");
     c.run->add_option("--name", c.run_flags.name, "label of the run in tables, charts and history");
     add_fp8_flags(c.run, c.run_flags);
+    RunFlags& r = c.run_flags;
+    c.run->add_option("--nproc", r.nproc,
+                      "data-parallel job of N processes on this machine (one per GPU, or N CPU processes with --device cpu); "
+                      "each trains --batch sequences per step (1: the machinery alone). Under torchrun or a scheduler "
+                      "(RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT set) this process is one rank")
+        ->type_name("N");
+    c.run->add_option("--dist-backend", r.dist_backend, "auto | gloo | nccl (default auto: nccl on GPUs, gloo on CPUs)")
+        ->type_name("NAME");
+    c.run->add_option("--bucket-mb", r.bucket_mb, "gradient all-reduce bucket size in MB (default 25)")->type_name("X");
+    c.run->add_option("--amax-reduction", r.amax_reduction,
+                      "on | off: FP8 amaxes reduced (max) over ranks before each scale update (default on)")
+        ->type_name("on|off");
+    c.run->add_option("--dist-timeout", r.dist_timeout,
+                      "seconds a rank may be absent or silent before the job stops (default 120)")
+        ->type_name("S");
+    c.run->add_option("--master-port", r.master_port, "--nproc: the rendezvous port on 127.0.0.1 (default: a free one)")
+        ->type_name("PORT");
+    c.run->add_flag("--no-scaling-baseline", r.no_scaling_baseline,
+                    "--nproc: skip the 1-process run of the same per-rank batch that the scaling efficiency is measured against");
 
     c.compare = app.add_subcommand("compare", "run the baseline and every configuration this device supports, back to back");
     add_model_flags(c.compare, c.compare_flags);

@@ -24,6 +24,9 @@ struct RunFlags {
     bool inspect_fp8 = false;
     std::string json_path, csv_path, fp8_csv_path;
     bool no_store = false;
+    // Data parallelism (`run` only).
+    std::string nproc, dist_backend, bucket_mb, amax_reduction, dist_timeout, master_port;
+    bool no_scaling_baseline = false;
 
     bool fp8_flags_given() const {
         return !recipe.empty() || !fp8_format.empty() || !amax_history_len.empty() || !amax_algo.empty() || !margin.empty() ||

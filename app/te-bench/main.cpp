@@ -38,7 +38,10 @@
 #include "core/results/SweepResult.h"
 #include "core/selftest/SelfTest.h"
 #include "core/config/ComparePlan.h"
+#include "core/dist/WorkerEnv.h"
+#include "core/train/DataParallelRun.h"
 #include "core/train/Trainer.h"
+#include "LocalJob.h"
 
 namespace {
 
@@ -51,6 +54,8 @@ constexpr int kExitSkipped = 77;  // CTest's skip code: no GPU to check
 constexpr int kExitInterrupted = 130;
 
 std::atomic<bool> g_cancel{false};
+int g_argc = 0;  // the command line, for the workers of `run --nproc`
+char** g_argv = nullptr;
 
 extern "C" void on_interrupt(int signal_number) {
     g_cancel.store(true);
@@ -265,10 +270,136 @@ std::vector<RunRecord> train_repeated(const Trainer& trainer, const std::vector<
     return runs;
 }
 
+// Writes a run's outputs (--json, --csv, --fp8-csv) and its tables.
+void report_runs(const RunFlags& flags, const std::vector<RunRecord>& runs, int repeats) {
+    if (!flags.json_path.empty()) write_output(flags.json_path, records_to_json_text(runs));
+    if (!flags.csv_path.empty()) write_output(flags.csv_path, steps_csv_text(runs));
+    if (!flags.fp8_csv_path.empty()) write_output(flags.fp8_csv_path, fp8_csv_text(runs));
+    std::ostream& out = flags.json_path == "-" ? std::cerr : std::cout;
+    out << render_summary_table(runs, std::nullopt);
+    if (repeats > 1) out << "\n" << render_group_table(runs, group_runs(runs, std::nullopt));
+    if (const std::string breakdown = render_breakdown_table(runs); !breakdown.empty()) out << "\n" << breakdown;
+    if (const std::string job = render_job_summary(runs.back()); !job.empty()) out << "\n" << job;
+    out << render_fp8_summary(runs.back());
+}
+
+// One rank of a data-parallel job (the environment says which). Rank 0 reports the job: to the launcher
+// through TEWB_DIST_RECORD when `te-bench run --nproc` started it, else like any run (store, outputs,
+// tables). Under an outside launcher the other ranks write the files they are given (--json, --csv,
+// --fp8-csv: their own records; give each rank its own path) and say on stderr when something went wrong.
+int run_rank(const Commands& c, RunConfig requested, const WorkerEnv& env) {
+    const RunFlags& flags = c.run_flags;
+    if (!requested.dist.enabled()) requested.dist.nproc = env.world_size;
+    const char* record_path = std::getenv("TEWB_DIST_RECORD");
+    const bool reports = env.rank == 0 && record_path == nullptr;
+    const bool own_files = record_path == nullptr;
+    if (own_files) check_outputs(outputs_of(flags), store_to_protect(c.store_path));
+    const Trainer trainer(detect_device());
+    resolve(requested, trainer.device());
+    const std::unique_ptr<RunStore> store = reports ? open_store_for_runs(flags.no_store, c.store_path) : nullptr;
+    stop_cleanly_on_signals();
+    cli::ProgressBar progress(env.rank == 0 && isatty(STDERR_FILENO) != 0);
+    TrainerCallbacks callbacks;
+    callbacks.on_start = [&](const RunRecord& header) { progress.start(header); };
+    callbacks.on_step = [&](const StepMetrics& step) { progress.step(step); };
+    const RunRecord record = run_as_rank(trainer, requested, env, callbacks, &g_cancel);
+    progress.finish();
+    if (record.status == RunStatus::Failed) std::fprintf(stderr, "te-bench: %s\n", record.message.c_str());
+    if (env.rank == 0 && record_path != nullptr) {
+        write_file_atomically(record_path, record_to_json_text(record));
+    } else if (reports) {
+        const bool saved = store_run(store.get(), record);
+        report_runs(flags, {record}, 1);
+        return exit_code_for({record}, saved);
+    } else if (own_files) {
+        if (!flags.json_path.empty() && flags.json_path != "-") write_output(flags.json_path, record_to_json_text(record));
+        if (!flags.csv_path.empty() && flags.csv_path != "-") write_output(flags.csv_path, steps_csv_text({record}));
+        if (!flags.fp8_csv_path.empty() && flags.fp8_csv_path != "-") write_output(flags.fp8_csv_path, fp8_csv_text({record}));
+    }
+    return record.status == RunStatus::Failed ? kExitFailure : record.status == RunStatus::Cancelled ? kExitInterrupted : 0;
+}
+
+// `te-bench run --nproc N`: the 1-process run the scaling efficiency is measured against (unless
+// --no-scaling-baseline), then the job's N processes (cli/LocalJob); the job's record comes from rank 0,
+// or, when rank 0 left none, is made here as a failed run naming the ranks that failed.
+int run_local_job_command(const Commands& c, const RunConfig& requested) {
+    const RunFlags& flags = c.run_flags;
+    if (!flags.repeat.empty() && repeat_from_flags(flags) != 1) {
+        throw ConfigError("--repeat with --nproc: a data-parallel job runs once; repeat the command instead");
+    }
+    check_outputs(outputs_of(flags), store_to_protect(c.store_path));
+    const Trainer trainer(detect_device());
+    const RunConfig resolved = resolve(requested, trainer.device());
+    int port = requested.dist.enabled() && !flags.master_port.empty() ? parse_int("--master-port", flags.master_port) : 0;
+    if (!flags.master_port.empty() && (port < 1 || port > 65535)) {
+        throw ConfigError("--master-port " + flags.master_port + ": allowed: 1 to 65535");
+    }
+    const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
+    stop_cleanly_on_signals();
+    bool saved = true;
+    std::vector<RunRecord> runs;
+    if (!flags.no_scaling_baseline) {
+        RunConfig single = requested;
+        single.dist = DistSettings{};
+        single.name = resolve(single, trainer.device()).name + " (1 process)";
+        std::fprintf(stderr, "the 1-process run the job's scaling is measured against:\n");
+        runs.push_back(train_one(trainer, single));
+        saved = store_run(store.get(), runs.back()) && saved;
+        if (g_cancel.load()) return kExitInterrupted;
+    }
+    char record_template[] = "/tmp/te-bench-job-XXXXXX";
+    const int fd = ::mkstemp(record_template);
+    if (fd < 0) throw DataError(std::string("cannot create a temporary file for the job's record: ") + std::strerror(errno));
+    ::close(fd);
+    ::unlink(record_template);  // rank 0 writes it atomically; its absence means rank 0 left no record
+    LocalJob job;
+    job.nproc = resolved.dist.nproc;
+    job.master_port = port > 0 ? port : free_local_port();
+    job.timeout_s = resolved.dist.timeout_s;
+    job.record_path = record_template;
+    std::fprintf(stderr, "data-parallel job: %d processes, %s, rendezvous at 127.0.0.1:%d\n", job.nproc,
+                 std::string(to_string(resolved.dist.backend)).c_str(), job.master_port);
+    const LocalJobOutcome outcome = run_local_job(g_argc, g_argv, job, g_cancel);
+    RunRecord record;
+    std::error_code ignored;
+    if (std::filesystem::exists(record_template, ignored)) {
+        record = read_record_file(record_template);
+        std::filesystem::remove(record_template, ignored);
+    } else {
+        record = make_run_header(resolved, trainer.device());
+        record.status = RunStatus::Failed;
+        record.error_kind = "distributed";
+        record.message = "rank 0 left no record";
+    }
+    if (!outcome.all_ok()) {
+        std::string failures;
+        for (const std::string& f : outcome.failures) failures += (failures.empty() ? "" : "; ") + f;
+        if (record.status != RunStatus::Failed) {
+            record.status = RunStatus::Failed;
+            record.error_kind = "distributed";
+            record.message = failures;
+        } else {
+            record.message += " (" + failures + ")";
+        }
+        std::fprintf(stderr, "te-bench: the job failed: %s\n", record.message.c_str());
+    }
+    if (!runs.empty() && record.execution.dist && runs.front().summary.mean_ms && record.summary.mean_ms &&
+        *record.summary.mean_ms > 0 && record.status == RunStatus::Finished) {
+        record.execution.dist->scaling_efficiency = *runs.front().summary.mean_ms / *record.summary.mean_ms;
+        record.execution.dist->baseline_run_id = runs.front().id;
+    }
+    saved = store_run(store.get(), record) && saved;
+    runs.push_back(record);
+    report_runs(flags, runs, 1);
+    return exit_code_for(runs, saved);
+}
+
 int run_one(const Commands& c) {
     const RunFlags& flags = c.run_flags;
     const RunConfig requested = config_from_flags(flags);
     check_fp8_flags_apply(flags, requested);
+    if (const std::optional<WorkerEnv> env = worker_env()) return run_rank(c, requested, *env);
+    if (requested.dist.enabled()) return run_local_job_command(c, requested);
     const int repeats = repeat_from_flags(flags);
     check_outputs(outputs_of(flags), store_to_protect(c.store_path));
     const Trainer trainer(detect_device());
@@ -281,14 +412,7 @@ int run_one(const Commands& c) {
         std::fprintf(stderr, "te-bench: run cancelled before it began\n");
         return kExitInterrupted;
     }
-    if (!flags.json_path.empty()) write_output(flags.json_path, records_to_json_text(runs));
-    if (!flags.csv_path.empty()) write_output(flags.csv_path, steps_csv_text(runs));
-    if (!flags.fp8_csv_path.empty()) write_output(flags.fp8_csv_path, fp8_csv_text(runs));
-    std::ostream& out = flags.json_path == "-" ? std::cerr : std::cout;
-    out << render_summary_table(runs, std::nullopt);
-    if (repeats > 1) out << "\n" << render_group_table(runs, group_runs(runs, std::nullopt));
-    if (const std::string breakdown = render_breakdown_table(runs); !breakdown.empty()) out << "\n" << breakdown;
-    out << render_fp8_summary(runs.back());
+    report_runs(flags, runs, repeats);
     return exit_code_for(runs, saved);
 }
 
@@ -572,6 +696,8 @@ int dispatch(const Commands& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    g_argc = argc;
+    g_argv = argv;
     occupy_standard_descriptors();
     cli::CheckedStdout checked_stdout;
     g_stdout = &checked_stdout;

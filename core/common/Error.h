@@ -29,4 +29,11 @@ public:
     using Error::Error;
 };
 
+// A data-parallel job could not form or went wrong between its processes: a rank that died, did not
+// arrive or answer in time, a port in use, configurations that differ. The message names the rank.
+class DistError : public Error {
+public:
+    using Error::Error;
+};
+
 }  // namespace tewb

@@ -14,6 +14,7 @@ std::string_view to_string(StepSegment segment) {
     switch (segment) {
         case StepSegment::Forward: return "forward";
         case StepSegment::Backward: return "backward";
+        case StepSegment::Communication: return "communication";
         case StepSegment::Optimizer: return "optimizer";
         case StepSegment::Fp8: return "fp8";
     }
@@ -24,6 +25,7 @@ double& StepBreakdown::at(StepSegment segment) {
     switch (segment) {
         case StepSegment::Forward: return forward_ms;
         case StepSegment::Backward: return backward_ms;
+        case StepSegment::Communication: return communication_ms;
         case StepSegment::Optimizer: return optimizer_ms;
         case StepSegment::Fp8: return fp8_ms;
     }

@@ -5,13 +5,14 @@
 namespace tewb {
 
 // The parts a training step's time is split into, so that a user sees why one configuration is faster
-// than another. Fp8 is the FP8 bookkeeping: the scale updates after the forward and after the backward
-// (the casts belong to the pass that runs them).
-enum class StepSegment { Forward, Backward, Optimizer, Fp8 };
-inline constexpr StepSegment kStepSegments[] = {StepSegment::Forward, StepSegment::Backward, StepSegment::Optimizer,
-                                                StepSegment::Fp8};
+// than another. Communication is a data-parallel job's gradient all-reduce that the backward did not hide
+// (the wait after it); Fp8 is the FP8 bookkeeping: the scale updates after the forward and after the
+// backward (the casts belong to the pass that runs them).
+enum class StepSegment { Forward, Backward, Communication, Optimizer, Fp8 };
+inline constexpr StepSegment kStepSegments[] = {StepSegment::Forward, StepSegment::Backward, StepSegment::Communication,
+                                                StepSegment::Optimizer, StepSegment::Fp8};
 
-std::string_view to_string(StepSegment segment);  // "forward", "backward", "optimizer", "fp8"
+std::string_view to_string(StepSegment segment);  // "forward", "backward", "communication", "optimizer", "fp8"
 
 // Milliseconds per segment of one step (or a mean over steps); the parts add up to the step's time.
 struct StepBreakdown {
@@ -19,10 +20,11 @@ struct StepBreakdown {
     double backward_ms = 0;
     double optimizer_ms = 0;
     double fp8_ms = 0;
+    double communication_ms = 0;  // last, so that runs without it initialise as before
 
     double& at(StepSegment segment);
     double at(StepSegment segment) const;
-    double total_ms() const { return forward_ms + backward_ms + optimizer_ms + fp8_ms; }
+    double total_ms() const { return forward_ms + backward_ms + communication_ms + optimizer_ms + fp8_ms; }
     friend bool operator==(const StepBreakdown&, const StepBreakdown&) = default;
 };
 

@@ -16,6 +16,10 @@ GraphDecision decide_cuda_graph(const RunConfig& resolved, bool cuda_build, bool
         return {false, "no CUDA graph: the capture needs at least one eager warm-up step first (--warmup 0)"};
     }
     if (resolved.iters < 1) return {false, "no CUDA graph: no timed steps to replay (--iters 0)"};
+    if (resolved.dist.enabled()) {
+        return {false, "no CUDA graph: data-parallel steps run eagerly (the gradient buckets start their all-reduce from "
+                       "autograd hooks, host logic a graph replay would skip)"};
+    }
     return {true, "one CUDA graph per step, captured after " + std::to_string(resolved.warmup) + " eager warm-up step" +
                       (resolved.warmup == 1 ? "" : "s")};
 }

@@ -30,6 +30,9 @@ constexpr Limits kBatch{1, 65536};
 constexpr Limits kWarmup{0, 1'000'000};
 constexpr Limits kIters{1, 1'000'000};
 constexpr double kMaxLr = 10.0;
+constexpr Limits kNproc{0, 64};
+constexpr Limits kDistTimeout{1, 3600};
+constexpr double kMaxBucketMb = 1024;
 
 constexpr NameTable kDeviceNames{
     std::to_array<Named<DeviceKind>>({{"auto", DeviceKind::Auto}, {"cpu", DeviceKind::Cpu}, {"cuda", DeviceKind::Cuda}})};
@@ -37,6 +40,8 @@ constexpr NameTable kBackendNames{std::to_array<Named<Backend>>({{"torch", Backe
 constexpr NameTable kPrecisionNames{std::to_array<Named<Precision>>(
     {{"auto", Precision::Auto}, {"fp32", Precision::Fp32}, {"bf16", Precision::Bf16}, {"fp8", Precision::Fp8}})};
 constexpr NameTable kPresetNames{std::to_array<Named<Preset>>({{"seed", Preset::Seed}, {"quick-cpu", Preset::QuickCpu}})};
+constexpr NameTable kDistBackendNames{std::to_array<Named<DistBackend>>(
+    {{"auto", DistBackend::Auto}, {"gloo", DistBackend::Gloo}, {"nccl", DistBackend::Nccl}})};
 constexpr NameTable kOnOffNames{std::to_array<Named<bool>>({{"on", true}, {"off", false}})};
 constexpr std::size_t kMaxNameLength = 200;
 
@@ -62,6 +67,7 @@ std::optional<Limits> limits_of(std::string_view flag) {
         {"--amax-history-len", {1, Fp8Recipe::kMaxHistoryLen}},
         {"--history-len", {1, Fp8Recipe::kMaxHistoryLen}},
         {"--margin", {0, Fp8Recipe::kMaxMargin}},
+        {"--nproc", kNproc},     {"--dist-timeout", kDistTimeout},
     };
     for (const auto& [name, limits] : kByFlag) {
         if (name == flag) return limits;
@@ -122,6 +128,15 @@ std::vector<ConfigProblem> find_problems(const RunConfig& c) {
                             "--precision fp8: the torch backend has no FP8 path; allowed with torch: fp32|bf16 "
                             "(FP8 needs --backend te)"});
     }
+    check_range(problems, "nproc", c.dist.nproc, kNproc);
+    check_range(problems, "dist-timeout", c.dist.timeout_s, kDistTimeout);
+    if (!std::isfinite(c.dist.bucket_mb) || c.dist.bucket_mb <= 0.0 || c.dist.bucket_mb > kMaxBucketMb) {
+        problems.push_back({"bucket-mb", "--bucket-mb " + format_number(c.dist.bucket_mb) +
+                                             ": out of range; allowed: greater than 0 and at most " + format_number(kMaxBucketMb)});
+    }
+    if (c.dist.nproc > 0 && c.dist.backend == DistBackend::Nccl && c.device == DeviceKind::Cpu) {
+        problems.push_back({"dist-backend", "--dist-backend nccl: NCCL runs on GPUs; allowed with --device cpu: gloo|auto"});
+    }
     return problems;
 }
 
@@ -171,9 +186,25 @@ RunConfig resolve(const RunConfig& config, const DeviceInfo& device) {
     if (const auto problem = memory_problem(resolved, device, host_memory_available())) {
         throw ConfigError(*problem);
     }
+    if (resolved.dist.enabled()) {
+        if (resolved.dist.backend == DistBackend::Auto) {
+            resolved.dist.backend = resolved.device == DeviceKind::Cuda ? DistBackend::Nccl : DistBackend::Gloo;
+        }
+        if (resolved.dist.backend == DistBackend::Nccl && resolved.device != DeviceKind::Cuda) {
+            throw ConfigError("--dist-backend nccl: NCCL runs on GPUs and this run is on the CPU; allowed: gloo");
+        }
+        if (resolved.device == DeviceKind::Cuda && resolved.dist.nproc > std::max(1, device.gpu_count)) {
+            throw ConfigError("--nproc " + std::to_string(resolved.dist.nproc) + ": one GPU per process and this machine has " +
+                              std::to_string(device.gpu_count) + "; allowed: at most " + std::to_string(std::max(1, device.gpu_count)) +
+                              " on cuda, or --device cpu for CPU processes");
+        }
+    }
     if (resolved.name.empty()) {
         resolved.name = std::string(to_string(resolved.backend)) + " " + std::string(to_string(resolved.precision)) + " " +
                         std::string(to_string(resolved.device));
+        if (resolved.dist.enabled()) {
+            resolved.name += " x" + std::to_string(resolved.dist.nproc) + " " + std::string(to_string(resolved.dist.backend));
+        }
     }
     return resolved;
 }
@@ -204,6 +235,14 @@ std::string preset_summary(Preset preset) {
 
 std::string_view to_string(DeviceKind value) {
     return kDeviceNames.name(value);
+}
+
+std::string_view to_string(DistBackend value) {
+    return kDistBackendNames.name(value);
+}
+
+DistBackend parse_dist_backend(std::string_view flag, std::string_view text) {
+    return kDistBackendNames.parse(flag, text);
 }
 
 std::string_view to_string(Backend value) {

@@ -15,6 +15,22 @@ namespace tewb {
 
 enum class DeviceKind { Auto, Cpu, Cuda };
 enum class Precision { Auto, Fp32, Bf16, Fp8 };
+enum class DistBackend { Auto, Gloo, Nccl };  // Auto: NCCL on CUDA, Gloo on the CPU
+
+// Data-parallel training on PyTorch's distributed runtime (c10d). `nproc` 0 is a plain run; 1 or more is a
+// job of that many processes (ranks), each training `batch` sequences of its own per step, gradients
+// all-reduced in buckets of `bucket_mb` while the backward runs (1 measures the machinery alone).
+struct DistSettings {
+    int nproc = 0;
+    DistBackend backend = DistBackend::Auto;
+    double bucket_mb = 25;
+    bool amax_reduction = true;  // FP8: every rank's amaxes reduced (max) before the scale update
+    int timeout_s = 120;         // a rank that does not arrive or answer within it stops the job
+
+    bool enabled() const { return nproc > 0; }
+    int world_size() const { return nproc > 0 ? nproc : 1; }
+    friend bool operator==(const DistSettings&, const DistSettings&) = default;
+};
 
 // Plain settings of one run. Defaults are the seed's benchmark. `device` and `precision` may be Auto
 // until resolve() fixes them for the machine at hand.
@@ -37,9 +53,11 @@ struct RunConfig {
     // graph after the warm-up steps and replay it per timed step. Ignored on the CPU; the record says
     // whether a graph ran and, if not, why.
     bool cuda_graph = true;
+    DistSettings dist;
 
     int total_steps() const { return warmup + iters; }
-    std::int64_t tokens_per_step() const { return static_cast<std::int64_t>(batch) * model.seq; }
+    // The whole job's tokens per step: every rank's batch.
+    std::int64_t tokens_per_step() const { return static_cast<std::int64_t>(batch) * model.seq * dist.world_size(); }
     friend bool operator==(const RunConfig&, const RunConfig&) = default;
 };
 
@@ -72,6 +90,7 @@ std::string_view to_string(DeviceKind value);
 std::string_view to_string(Backend value);
 std::string_view to_string(Precision value);
 std::string_view to_string(Preset value);
+std::string_view to_string(DistBackend value);
 
 // Text to value for settings given as text (CLI flags, JSON records). `flag` names the setting in the
 // error ("--hidden"). All throw ConfigError with the value and what is allowed.
@@ -80,6 +99,7 @@ Backend parse_backend(std::string_view flag, std::string_view text);
 Precision parse_precision(std::string_view flag, std::string_view text);
 Preset parse_preset(std::string_view flag, std::string_view text);
 bool parse_on_off(std::string_view flag, std::string_view text);  // "on" | "off"
+DistBackend parse_dist_backend(std::string_view flag, std::string_view text);  // "auto" | "gloo" | "nccl"
 int parse_int(std::string_view flag, std::string_view text);
 std::uint64_t parse_uint64(std::string_view flag, std::string_view text);
 double parse_double(std::string_view flag, std::string_view text);

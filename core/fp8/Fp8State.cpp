@@ -132,6 +132,7 @@ void Fp8Context::update(Fp8Pass pass) {
     }
     const SegmentGuard bookkeeping(StepSegment::Fp8);
     Bank& b = bank(pass);
+    if (amax_reducer_) amax_reducer_(b.history.select(1, 0));
     const at::Tensor staged = b.history.select(1, 0);
 
     // Statistics of this step, before the state moves on.

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -40,6 +42,10 @@ public:
     bool prepared() const { return prepared_; }
     const Fp8Recipe& recipe() const { return recipe_; }
     bool inspect() const { return inspect_; }
+    // Data parallelism: called with a pass's staged amaxes ([slots], a view into the history) before every
+    // scale update, to reduce them across ranks in place (Transformer Engine's reduce_amax), so every rank
+    // derives the same scales. None by default.
+    void set_amax_reducer(std::function<void(const at::Tensor& staged)> reducer) { amax_reducer_ = std::move(reducer); }
     Fp8Dtype dtype(Fp8Pass pass) const;
 
     // What casts use (all float32 tensors on the state's device). scale() is a view into the state.
@@ -112,6 +118,7 @@ private:
     const Fp8StateOps* ops_ = nullptr;
     Fp8Recipe recipe_;
     bool inspect_ = false;
+    std::function<void(const at::Tensor&)> amax_reducer_;
     bool prepared_ = false;
     Bank forward_;
     Bank backward_;

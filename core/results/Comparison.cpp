@@ -63,7 +63,27 @@ std::string render_breakdown_table(const std::vector<RunRecord>& runs) {
     }
     if (rows.empty()) return {};
     return "Where the step time goes (mean ms per step):\n" +
-           render_text_table({"run", "forward", "backward", "optimizer", "fp8 bookkeeping", "over"}, rows);
+           render_text_table({"run", "forward", "backward", "communication", "optimizer", "fp8 bookkeeping", "over"}, rows);
+}
+
+std::string render_job_summary(const RunRecord& run) {
+    if (!run.execution.dist) return {};
+    const DistExecution& d = *run.execution.dist;
+    std::string out = "Data-parallel job: " + std::to_string(d.world_size) + (d.world_size == 1 ? " process" : " processes") +
+                      " over " + d.backend + ", " + std::to_string(d.buckets) + " gradient bucket" + (d.buckets == 1 ? "" : "s") +
+                      " of up to " + format_fixed(d.bucket_mb, 1) + " MB (" + std::to_string(d.buckets_started_during_backward) +
+                      " started during the backward)" + (d.amax_reduction ? ", FP8 amaxes reduced over ranks" : "") + "\n";
+    out += "  mean ms per timed step by rank:";
+    for (std::size_t r = 0; r < d.rank_mean_ms.size(); ++r) out += (r ? ", " : " ") + format_fixed(d.rank_mean_ms[r], 2);
+    out += "\n";
+    if (run.summary.tokens_per_s) out += "  tokens/s for the whole job: " + format_fixed(run.summary.tokens_per_s, 0) + "\n";
+    if (d.scaling_efficiency) {
+        out += "  scaling efficiency: " + format_fixed(*d.scaling_efficiency * 100.0, 1, "%") +
+               " (the 1-process run's ms per step over the job's, same batch per process)\n";
+    } else {
+        out += "  scaling efficiency: not measured (no 1-process run of the same per-process batch)\n";
+    }
+    return out;
 }
 
 }  // namespace tewb

@@ -26,4 +26,9 @@ std::string render_summary_table(const std::vector<RunRecord>& runs, std::option
 // has one.
 std::string render_breakdown_table(const std::vector<RunRecord>& runs);
 
+// A data-parallel job in a few lines: ranks and backend, buckets (and how many started during the
+// backward), every rank's mean ms per step, the job's tokens/s, the scaling efficiency against the
+// 1-process run. Empty for a plain run.
+std::string render_job_summary(const RunRecord& run);
+
 }  // namespace tewb

@@ -45,7 +45,7 @@ std::string csv_field(const std::string& text) {
 
 namespace {
 
-// ",forward,backward,optimizer,fp8" in ms, empty fields where the step (or run) was not split.
+// ",forward,backward,communication,optimizer,fp8" in ms, empty fields where the step (or run) was not split.
 std::string breakdown_fields(const std::optional<StepBreakdown>& b) {
     std::string out;
     for (const StepSegment segment : kStepSegments) {
@@ -59,7 +59,7 @@ std::string breakdown_fields(const std::optional<StepBreakdown>& b) {
 
 void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
     out << "run_id,run_name,backend,precision,device,step,phase,loss,step_ms,mem_bytes,tokens_per_s,elapsed_ms,forward_ms,"
-           "backward_ms,optimizer_ms,fp8_ms\n";
+           "backward_ms,communication_ms,optimizer_ms,fp8_ms\n";
     for (const RunRecord& run : runs) {
         const std::string prefix = csv_field(run.id) + "," + csv_field(display_name(run)) + "," +
                                    std::string(to_string(run.config.backend)) + "," +
@@ -76,8 +76,8 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
     out << "run_id,run_name,backend,precision,device,implementation,fp8_emulated,status,timed_steps,mean_ms,median_ms,p90_ms,"
            "tokens_per_s,tflops,mfu,peak_mem_bytes,memory_metric,final_loss,speedup,memory_ratio,"
            "repeat_group,repeat_index,repeat_count,group_ms,group_ms_min,group_ms_max,group_ms_ci_lo,group_ms_ci_hi,"
-           "group_speedup,group_speedup_ci_lo,group_speedup_ci_hi,group_speedup_significant,forward_ms,backward_ms,optimizer_ms,"
-           "fp8_ms,breakdown_source\n";
+           "group_speedup,group_speedup_ci_lo,group_speedup_ci_hi,group_speedup_significant,forward_ms,backward_ms,"
+           "communication_ms,optimizer_ms,fp8_ms,breakdown_source\n";
     const std::vector<RunGroup> groups = group_runs(runs, baseline);
     std::vector<const RunGroup*> group_of(runs.size(), nullptr);
     for (const RunGroup& g : groups) {

@@ -107,6 +107,13 @@ public:
 
     Reader object(const char* key) const { return Reader(get(key), at(key), source_); }
 
+    std::vector<double> reals(const char* key) const {
+        std::vector<double> out;
+        const json& values = array(key);
+        for (std::size_t i = 0; i < values.size(); ++i) out.push_back(real_value(values[i], at(key) + "[" + std::to_string(i) + "]"));
+        return out;
+    }
+
     const json& array(const char* key) const {
         const json& value = get(key);
         if (!value.is_array()) {
@@ -207,6 +214,14 @@ RunConfig read_config(const Reader& r) {
         c.fp8.block_power_of_two = !f.has("block_power_of_two") || f.boolean("block_power_of_two");
         c.inspect_fp8 = f.has("inspect") && f.boolean("inspect");
     }
+    if (r.has("dist")) {
+        const Reader d = r.object("dist");
+        c.dist.nproc = static_cast<int>(d.integer("nproc", 1, kIntMax));
+        c.dist.backend = d.choice("backend", parse_dist_backend);
+        c.dist.bucket_mb = d.real("bucket_mb");
+        c.dist.amax_reduction = d.boolean("amax_reduction");
+        c.dist.timeout_s = static_cast<int>(d.integer("timeout_s", 1, kIntMax));
+    }
     return c;
 }
 
@@ -284,8 +299,44 @@ json breakdown_json(const StepBreakdown& b) {
 
 StepBreakdown read_breakdown(const Reader& r) {
     StepBreakdown b;
-    for (const StepSegment segment : kStepSegments) b.at(segment) = r.real((std::string(to_string(segment)) + "_ms").c_str());
+    for (const StepSegment segment : kStepSegments) {
+        const std::string key = std::string(to_string(segment)) + "_ms";
+        if (segment == StepSegment::Communication && !r.has(key.c_str())) continue;  // records before data parallelism
+        b.at(segment) = r.real(key.c_str());
+    }
     return b;
+}
+
+json numbers(const std::vector<double>& values) {
+    json out = json::array();
+    for (const double v : values) out.push_back(number(v));
+    return out;
+}
+
+json dist_json(const DistExecution& d) {
+    return json{{"world_size", d.world_size},
+                {"backend", d.backend},
+                {"bucket_mb", number(d.bucket_mb)},
+                {"buckets", d.buckets},
+                {"amax_reduction", d.amax_reduction},
+                {"buckets_started_during_backward", d.buckets_started_during_backward},
+                {"rank_mean_ms", numbers(d.rank_mean_ms)},
+                {"scaling_efficiency", optional_number(d.scaling_efficiency)},
+                {"baseline_run_id", optional_text(d.baseline_run_id)}};
+}
+
+DistExecution read_dist(const Reader& r) {
+    DistExecution d;
+    d.world_size = static_cast<int>(r.integer("world_size", 1, kIntMax));
+    d.backend = r.text("backend");
+    d.bucket_mb = r.real("bucket_mb");
+    d.buckets = static_cast<int>(r.integer("buckets", 0, kIntMax));
+    d.amax_reduction = r.boolean("amax_reduction");
+    d.buckets_started_during_backward = static_cast<int>(r.integer("buckets_started_during_backward", 0, kIntMax));
+    d.rank_mean_ms = r.reals("rank_mean_ms");
+    d.scaling_efficiency = r.optional_real("scaling_efficiency");
+    d.baseline_run_id = r.optional_text("baseline_run_id");
+    return d;
 }
 
 StepMetrics read_step(const Reader& r) {
@@ -298,6 +349,7 @@ StepMetrics read_step(const Reader& r) {
     s.tokens_per_s = r.has("tokens_per_s") ? r.real("tokens_per_s") : 0.0;
     s.elapsed_ms = r.has("elapsed_ms") ? r.real("elapsed_ms") : 0.0;
     if (r.has("breakdown")) s.breakdown = read_breakdown(r.object("breakdown"));
+    if (r.has("rank_ms")) s.rank_ms = r.reals("rank_ms");
     return s;
 }
 
@@ -387,6 +439,13 @@ json to_json(const RunConfig& c) {
                           {"block_power_of_two", c.fp8.block_power_of_two},
                           {"inspect", c.inspect_fp8}};
     }
+    if (c.dist.enabled()) {
+        out["dist"] = json{{"nproc", c.dist.nproc},
+                           {"backend", std::string(to_string(c.dist.backend))},
+                           {"bucket_mb", number(c.dist.bucket_mb)},
+                           {"amax_reduction", c.dist.amax_reduction},
+                           {"timeout_s", c.dist.timeout_s}};
+    }
     return out;
 }
 
@@ -418,6 +477,7 @@ json to_json(const RunRecord& record) {
             step["fp8"] = fp8_samples_json(s.fp8);
         }
         if (s.breakdown) step["breakdown"] = breakdown_json(*s.breakdown);
+        if (!s.rank_ms.empty()) step["rank_ms"] = numbers(s.rank_ms);
         steps.push_back(std::move(step));
     }
     json fp8_slots = json::array();
@@ -458,7 +518,12 @@ json to_json(const RunRecord& record) {
           {"cuda_graph_note", optional_text(exe.cuda_graph_note)},
           {"graph_kernels", exe.graph_kernels ? json(*exe.graph_kernels) : json(nullptr)},
           {"fp8_inspection_ms", optional_number(exe.fp8_inspection_ms)},
-          {"fused_launches_per_step", optional_number(exe.fused_launches_per_step)}}},
+          {"fused_launches_per_step", optional_number(exe.fused_launches_per_step)},
+          {"dist", exe.dist ? dist_json(*exe.dist) : json(nullptr)},
+          {"weights_digest", exe.weights_digest ? json{{"sum", number(exe.weights_digest->sum)},
+                                                       {"sum_abs", number(exe.weights_digest->sum_abs)},
+                                                       {"sum_squares", number(exe.weights_digest->sum_squares)}}
+                                                : json(nullptr)}}},
         {"fp8_slots", std::move(fp8_slots)},
         {"steps", std::move(steps)},
         {"summary", to_json(record.summary)},
@@ -529,6 +594,11 @@ RunRecord record_from_json(const json& document, std::string_view source) {
     record.execution.cuda_graph_note = exe.optional_text("cuda_graph_note");
     record.execution.fp8_inspection_ms = exe.optional_real("fp8_inspection_ms");
     record.execution.fused_launches_per_step = exe.optional_real("fused_launches_per_step");
+    if (exe.has("dist")) record.execution.dist = read_dist(exe.object("dist"));
+    if (exe.has("weights_digest")) {
+        const Reader w = exe.object("weights_digest");
+        record.execution.weights_digest = WeightsDigest{w.real("sum"), w.real("sum_abs"), w.real("sum_squares")};
+    }
     if (exe.has("graph_kernels")) {
         record.execution.graph_kernels = static_cast<int>(exe.integer("graph_kernels", 0, kIntMax));
     }

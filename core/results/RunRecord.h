@@ -30,6 +30,8 @@ struct StepMetrics {
     // Where the step's time went (forward, backward, optimizer, FP8 bookkeeping); eager steps only: a
     // CUDA-graph replay is one launch and is not split.
     std::optional<StepBreakdown> breakdown;
+    // A data-parallel job: every rank's time for this step, rank order (the record's step_ms is rank 0's).
+    std::vector<double> rank_ms;
 
     friend bool operator==(const StepMetrics&, const StepMetrics&) = default;
 };
@@ -54,6 +56,30 @@ struct RunSummary {
     friend bool operator==(const RunSummary&, const RunSummary&) = default;
 };
 
+struct WeightsDigest {
+    double sum = 0;
+    double sum_abs = 0;
+    double sum_squares = 0;
+    friend bool operator==(const WeightsDigest&, const WeightsDigest&) = default;
+};
+
+// How a data-parallel job ran (RunConfig::dist says what was asked).
+struct DistExecution {
+    int world_size = 1;
+    std::string backend;  // "gloo" | "nccl"
+    double bucket_mb = 0;
+    int buckets = 0;      // gradient buckets per step
+    bool amax_reduction = false;
+    // In the last timed step: buckets whose all-reduce started from a gradient hook, before the backward
+    // ended (communication overlapping computation).
+    int buckets_started_during_backward = 0;
+    std::vector<double> rank_mean_ms;           // mean ms per timed step, per rank
+    std::optional<double> scaling_efficiency;   // the 1-process run's mean ms / this job's (same per-rank batch)
+    std::string baseline_run_id;                // that 1-process run, when measured
+
+    friend bool operator==(const DistExecution&, const DistExecution&) = default;
+};
+
 // Where and how the run executed.
 struct Execution {
     std::string device;          // "cuda:0" or "cpu"
@@ -75,6 +101,10 @@ struct Execution {
     // GELU, the FP8 scale update, cuBLASLt GEMMs through the wrapper), counted by the kernels library;
     // LibTorch's own launches (attention, embedding, loss, AdamW) are not in it.
     std::optional<double> fused_launches_per_step;
+    std::optional<DistExecution> dist;
+    // The weights after the last step, in three numbers (float64 sums over every parameter: of the values,
+    // their magnitudes and their squares): two runs that end with the same weights have the same digest.
+    std::optional<WeightsDigest> weights_digest;
     // With --inspect-fp8 on the CPU: host time per timed step spent inspecting the casts (counting,
     // quantization errors, the what-if recipes), which the step times include. Not measured on CUDA,
     // where that work is asynchronous.

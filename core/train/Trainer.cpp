@@ -9,6 +9,8 @@
 
 #include <ATen/ops/cross_entropy_loss.h>
 #include <ATen/ops/from_blob.h>
+#include <ATen/ops/scalar_tensor.h>
+#include <ATen/ops/stack.h>
 #include <c10/util/Exception.h>
 #include <torch/autograd.h>
 
@@ -18,6 +20,8 @@
 
 #include "core/common/Error.h"
 #include "core/common/StepSegments.h"
+#include "core/dist/DistJob.h"
+#include "core/dist/GradientBuckets.h"
 #include "core/common/TextTable.h"
 #include "core/device/PeakThroughput.h"
 #include "core/fp8/Fp8Scope.h"
@@ -28,6 +32,7 @@
 #include "core/modules/ops/OpsChoice.h"
 #include "core/results/Summary.h"
 #include "core/train/AutocastScope.h"
+#include "core/train/CpuThreads.h"
 #include "core/train/FusedAdamW.h"
 #include "core/train/StepGraph.h"
 #include "core/train/StepTimer.h"
@@ -66,13 +71,19 @@ struct TrainingData {
     int batches = 0;
 };
 
-TrainingData make_training_data(const RunConfig& c, const at::Device& device) {
+// Every step's batch is one global batch of batch × ranks sequences; rank r trains on its slice
+// [r · batch, (r + 1) · batch). So a job of N ranks sees exactly the data of one process with N times the
+// batch, and a plain run is rank 0 of 1.
+TrainingData make_training_data(const RunConfig& c, const at::Device& device, int rank) {
+    const int world = c.dist.world_size();
+    const std::int64_t global = static_cast<std::int64_t>(c.batch) * world;
     const std::int64_t row = c.model.seq + 1;
-    const std::int64_t batch_bytes = static_cast<std::int64_t>(c.batch) * row * 8;
+    const std::int64_t batch_bytes = global * row * 8;
     const int batches = static_cast<int>(std::max<std::int64_t>(
         1, std::min<std::int64_t>({c.total_steps(), kMaxPoolBatches, kMaxPoolBytes / std::max<std::int64_t>(batch_bytes, 1)})));
-    std::vector<std::int64_t> tokens = make_synthetic_tokens({c.model.vocab, batches * c.batch, static_cast<int>(row), c.seed});
-    at::Tensor cpu = at::from_blob(tokens.data(), {batches, c.batch, row}, at::kLong).clone();
+    std::vector<std::int64_t> tokens =
+        make_synthetic_tokens({c.model.vocab, static_cast<int>(batches * global), static_cast<int>(row), c.seed});
+    at::Tensor cpu = at::from_blob(tokens.data(), {batches, global, row}, at::kLong).narrow(1, rank * c.batch, c.batch).clone();
     return {cpu.to(device), batches};
 }
 
@@ -81,22 +92,38 @@ TrainingData make_training_data(const RunConfig& c, const at::Device& device) {
 class TrainingLoop {
 public:
     TrainingLoop(const RunConfig& config, const TeOps& ops, RunRecord& record, const TrainerCallbacks& callbacks,
-                 const std::atomic<bool>* cancel, bool& announced)
+                 const std::atomic<bool>* cancel, bool& announced, DistJob* job)
         : announced_(announced),
           config_(config),
           ops_(ops),
           record_(record),
           callbacks_(callbacks),
           cancel_(cancel),
-          device_(config.device == DeviceKind::Cuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU)) {}
+          job_(job),
+          device_(config.device == DeviceKind::Cuda ? at::Device(at::kCUDA, job ? job->env.local_rank : 0) : at::Device(at::kCPU)) {}
 
     void run() {
         torch::AutoGradMode grad_mode(true);
+        if (job_ && device_.is_cpu()) {
+            // CPU ranks on one machine share its cores: each takes its part instead of all of them each.
+            set_cpu_threads(std::max(1, hardware_threads() / job_->world_size()));
+        }
         const OpsScope ops_scope(ops_);  // the run's one choice of kernels or reference, for every module
         std::shared_ptr<CausalLm> model = make_model(config_.backend, config_.model, config_.seed);
         model->to(device_);
+        if (job_) {
+            std::vector<at::Tensor> state = model->parameters();
+            for (const at::Tensor& buffer : model->buffers()) state.push_back(buffer);
+            torch::NoGradGuard no_grad;
+            broadcast_from_rank0(*job_, state);
+        }
         FusedAdamW optimizer(model->parameters(), AdamWSettings{config_.lr});
-        const TrainingData data = make_training_data(config_, device_);
+        const TrainingData data = make_training_data(config_, device_, job_ ? job_->rank() : 0);
+        std::unique_ptr<GradientBuckets> buckets;
+        if (job_) {
+            buckets = std::make_unique<GradientBuckets>(model->parameters(), *job_,
+                                                        static_cast<std::size_t>(config_.dist.bucket_mb * (1 << 20)));
+        }
         const bool fp8 = config_.precision == Precision::Fp8;
         // FP8 on a GPU keeps the non-GEMM math in BF16, as Transformer Engine is used; on the CPU (emulation) in FP32.
         const bool autocast = config_.precision == Precision::Bf16 || (fp8 && device_.is_cuda());
@@ -104,6 +131,10 @@ public:
         const std::shared_ptr<Fp8Context> fp8_state = fp8 ? model->fp8_context() : nullptr;
         if (fp8_state) {
             record_.fp8_slots = fp8_state->quantized_slots(config_.fp8);
+            if (job_ && config_.dist.amax_reduction) {
+                DistJob* job = job_;
+                fp8_state->set_amax_reducer([job](const at::Tensor& staged) { max_over_ranks_nan_wins(*job, staged); });
+            }
         }
         announce();
 
@@ -129,7 +160,13 @@ public:
                 loss = at::cross_entropy_loss(logits.reshape({-1, config_.model.vocab}), targets.reshape({-1}));
             }
             enter_segment(StepSegment::Backward);
+            if (buckets) buckets->begin_step();
             loss.backward();
+            if (buckets) {
+                enter_segment(StepSegment::Communication);
+                buckets->finish_step();
+                loss = agree_on_loss_and_cancel(loss.detach());
+            }
             enter_segment(StepSegment::Optimizer);
             optimizer.step();
             return loss.detach();
@@ -141,7 +178,14 @@ public:
         timer->reset_peak_memory();
         start_ = Clock::now();
         for (int k = 0; k < config_.total_steps(); ++k) {
-            if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed)) {
+            const bool cancel_here = cancel_ != nullptr && cancel_->load(std::memory_order_relaxed);
+            if (job_) {
+                cancel_asked_ = cancel_here;  // agreed on inside the step; every rank stops after the same one
+                if (cancel_agreed_) {
+                    record_.status = RunStatus::Cancelled;
+                    break;
+                }
+            } else if (cancel_here) {
                 record_.status = RunStatus::Cancelled;
                 break;
             }
@@ -181,6 +225,15 @@ public:
         if (auto reading = timer->finish()) {
             report(*reading);
         }
+        if (job_) gather_job_figures(buckets->last_step(), static_cast<int>(buckets->bucket_count()));
+        WeightsDigest digest;
+        for (const at::Tensor& p : model->parameters()) {
+            const at::Tensor d = p.detach().to(at::kDouble);
+            digest.sum += d.sum().item<double>();
+            digest.sum_abs += d.abs().sum().item<double>();
+            digest.sum_squares += d.pow(2).sum().item<double>();
+        }
+        record_.execution.weights_digest = digest;
         const int timed = static_cast<int>(record_.steps.size()) - config_.warmup;
         if (!graph && !ops_.is_reference() && config_.backend == Backend::Te && timed > 0) {
             record_.execution.fused_launches_per_step =
@@ -195,6 +248,42 @@ public:
     }
 
 private:
+    // A job's loss is the mean over its ranks, and a cancel on any rank is every rank's: one all-reduce
+    // carries both (read on the host: data-parallel steps run eagerly).
+    at::Tensor agree_on_loss_and_cancel(const at::Tensor& loss) {
+        const at::Tensor both = at::stack({loss.to(at::kFloat).reshape({}), at::scalar_tensor(cancel_asked_ ? 1.0f : 0.0f,
+                                                                                              loss.options().dtype(at::kFloat))});
+        const at::Tensor summed = mean_over_ranks(*job_, both);
+        if (summed[1].item<float>() > 0) cancel_agreed_ = true;
+        return summed[0].to(loss.scalar_type());
+    }
+
+    // After the last step, on every rank: each rank's step times reach rank 0, whose record gets them per
+    // step and the job's figures.
+    void gather_job_figures(const GradientBuckets::StepStats& last, int bucket_count) {
+        std::vector<double> mine;
+        for (const StepMetrics& s : record_.steps) mine.push_back(s.step_ms);
+        const std::vector<std::vector<double>> all = gather_at_rank0(*job_, "step_ms", mine);
+        DistExecution d;
+        d.world_size = job_->world_size();
+        d.backend = std::string(to_string(config_.dist.backend));
+        d.bucket_mb = config_.dist.bucket_mb;
+        d.buckets = bucket_count;
+        d.amax_reduction = config_.dist.amax_reduction && config_.precision == Precision::Fp8;
+        d.buckets_started_during_backward = last.started_during_backward;
+        for (std::size_t r = 0; r < all.size(); ++r) {
+            double sum = 0;
+            int timed = 0;
+            for (std::size_t i = 0; i < all[r].size() && i < record_.steps.size(); ++i) {
+                record_.steps[i].rank_ms.resize(all.size());
+                record_.steps[i].rank_ms[r] = all[r][i];
+                if (record_.steps[i].phase == Phase::Timed) sum += all[r][i], ++timed;
+            }
+            d.rank_mean_ms.push_back(timed > 0 ? sum / timed : 0.0);
+        }
+        record_.execution.dist = d;
+    }
+
     // on_start, once, after the model exists (so an FP8 record already lists its slots).
     void announce() {
         announced_ = true;
@@ -234,6 +323,9 @@ private:
     RunRecord& record_;
     const TrainerCallbacks& callbacks_;
     const std::atomic<bool>* cancel_;
+    DistJob* job_;
+    bool cancel_asked_ = false;
+    bool cancel_agreed_ = false;
     at::Device device_;
     Clock::time_point start_;
 };
@@ -316,6 +408,13 @@ RunRecord make_run_header(const RunConfig& resolved, const DeviceInfo& device) {
 }
 
 namespace {
+// "rank 1: the job failed at step 7: <cause>", the cause's own "rank N: " kept where it has one.
+std::string job_failure(const DistJob& job, const RunRecord& record, const std::string& cause) {
+    const std::string step = "the job failed at step " + std::to_string(record.steps.size() + 1) + ": ";
+    if (cause.rfind(job.who(), 0) == 0) return job.who() + step + cause.substr(job.who().size());
+    return job.who() + step + cause;
+}
+
 std::string out_of_memory_message(const RunConfig& resolved, const RunRecord& record, const DeviceInfo& device,
                                   const char* where) {
     const MemoryEstimate need =
@@ -332,6 +431,20 @@ std::string out_of_memory_message(const RunConfig& resolved, const RunRecord& re
 Trainer::Trainer(DeviceInfo device) : device_(std::move(device)) {}
 
 RunRecord Trainer::run(const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel) const {
+    if (config.dist.enabled()) {
+        throw ConfigError("--nproc " + std::to_string(config.dist.nproc) +
+                          ": a data-parallel run needs its processes (te-bench run --nproc, or a launcher such as torchrun)");
+    }
+    return run_impl(config, callbacks, cancel, nullptr);
+}
+
+RunRecord Trainer::run(const RunConfig& config, DistJob& job, const TrainerCallbacks& callbacks,
+                       const std::atomic<bool>* cancel) const {
+    return run_impl(config, callbacks, cancel, &job);
+}
+
+RunRecord Trainer::run_impl(const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel,
+                            DistJob* job) const {
     const RunConfig resolved = resolve(config, device_);
     const TeOps& ops = ops_for_run(resolved);
     RunRecord record = run_header(resolved, device_, ops);
@@ -344,7 +457,9 @@ RunRecord Trainer::run(const RunConfig& config, const TrainerCallbacks& callback
     };
     bool announced = false;
     try {
-        TrainingLoop(resolved, ops, record, callbacks, cancel, announced).run();
+        TrainingLoop(resolved, ops, record, callbacks, cancel, announced, job).run();
+    } catch (const DistError& e) {
+        fail("distributed", job != nullptr ? job_failure(*job, record, e.what()) : std::string(e.what()));
     } catch (const NumericsError& e) {
         fail("numerics", e.what());
     } catch (const c10::OutOfMemoryError&) {
@@ -356,13 +471,19 @@ RunRecord Trainer::run(const RunConfig& config, const TrainerCallbacks& callback
         const std::string text = e.what_without_backtrace();
         if (text.find("not enough memory") != std::string::npos || text.find("out of memory") != std::string::npos) {
             fail("out_of_memory", out_of_memory_message(resolved, record, device_, cuda ? "GPU" : "host"));
+        } else if (job != nullptr) {  // a collective failed inside LibTorch (e.g. from a gradient hook)
+            fail("distributed", job_failure(*job, record, first_line(text)));
         } else {
             fail("runtime", "LibTorch error at step " + std::to_string(record.steps.size() + 1) + ": " + first_line(text));
         }
     } catch (const ConfigError&) {
         throw;
     } catch (const std::exception& e) {
-        fail("runtime", std::string("error at step ") + std::to_string(record.steps.size() + 1) + ": " + e.what());
+        if (job != nullptr) {
+            fail("distributed", job_failure(*job, record, first_line(e.what())));
+        } else {
+            fail("runtime", std::string("error at step ") + std::to_string(record.steps.size() + 1) + ": " + e.what());
+        }
     }
     if (!announced && callbacks.on_start) {  // building the model failed: on_start still comes, once
         callbacks.on_start(record);

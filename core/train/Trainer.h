@@ -9,6 +9,8 @@
 
 namespace tewb {
 
+struct DistJob;
+
 struct TrainerCallbacks {
     // Once, before the first step, with the record's config, environment, execution and (FP8 runs) the
     // FP8 slots filled in; when the run fails before its first step, with the failed record.
@@ -30,10 +32,21 @@ public:
 
     RunRecord run(const RunConfig& config, const TrainerCallbacks& callbacks = {},
                   const std::atomic<bool>* cancel = nullptr) const;
+    // One rank of a data-parallel job (config.dist; core/dist/DistJob.h): rank 0's weights broadcast first,
+    // this rank's shard of every step's global batch, gradients averaged over the ranks in buckets while
+    // the backward runs, FP8 amaxes reduced before each scale update (config.dist.amax_reduction), the loss
+    // averaged over ranks. Every rank returns its record; rank 0's holds every rank's step times and the
+    // job's figures. A cancel on any rank stops every rank after the same step. A failure of the job (a
+    // rank gone, a timeout) fails the run with error_kind "distributed".
+    RunRecord run(const RunConfig& config, DistJob& job, const TrainerCallbacks& callbacks = {},
+                  const std::atomic<bool>* cancel = nullptr) const;
 
     const DeviceInfo& device() const { return device_; }
 
 private:
+    RunRecord run_impl(const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel,
+                       DistJob* job) const;
+
     DeviceInfo device_;
 };
 

@@ -266,12 +266,12 @@ private Q_SLOTS:
         QCOMPARE(
             lines[0],
             QStringLiteral("run_id,run_name,backend,precision,device,step,phase,loss,step_ms,mem_bytes,tokens_per_s,elapsed_ms,"
-                           "forward_ms,backward_ms,optimizer_ms,fp8_ms"));
+                           "forward_ms,backward_ms,communication_ms,optimizer_ms,fp8_ms"));
         QVERIFY(lines[1].startsWith(QStringLiteral(
             "0123456789abcdef0123456789abcdef,\"quick, \"\"quoted\"\" run\",torch,fp32,cpu,1,warmup,5.4,11,1000,")));
         QVERIFY(lines[7].startsWith(QStringLiteral("second,")));
-        QVERIFY2(lines[1].endsWith(QStringLiteral(",,,,")), qPrintable(lines[1]));  // step 1 was not split
-        QVERIFY2(lines[2].endsWith(QStringLiteral(",1,2,0.5,0.25")), qPrintable(lines[2]));
+        QVERIFY2(lines[1].endsWith(QStringLiteral(",,,,,")), qPrintable(lines[1]));  // step 1 was not split
+        QVERIFY2(lines[2].endsWith(QStringLiteral(",1,2,0,0.5,0.25")), qPrintable(lines[2]));
         QVERIFY(lines[4].contains(QStringLiteral(",nan,")));
     }
 
@@ -284,7 +284,7 @@ private Q_SLOTS:
         const QStringList lines = QString::fromStdString(out.str()).split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 3);
         const QStringList header = lines[0].split(',');
-        QCOMPARE(header.size(), 37);
+        QCOMPARE(header.size(), 38);
         QCOMPARE(header[6], QStringLiteral("fp8_emulated"));
         const qsizetype speedup = header.indexOf(QStringLiteral("speedup"));
         QCOMPARE(header[speedup + 1], QStringLiteral("memory_ratio"));

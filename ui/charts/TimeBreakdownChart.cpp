@@ -18,6 +18,7 @@ QColor segment_colour(StepSegment segment) {
     switch (segment) {
         case StepSegment::Forward: return QColor(0x4c, 0x72, 0xb0);
         case StepSegment::Backward: return QColor(0xdd, 0x84, 0x52);
+        case StepSegment::Communication: return QColor(0x81, 0x72, 0xb3);
         case StepSegment::Optimizer: return QColor(0x55, 0xa8, 0x68);
         case StepSegment::Fp8: return QColor(0xc4, 0x4e, 0x52);
     }
@@ -28,6 +29,7 @@ QString segment_label(StepSegment segment) {
     switch (segment) {
         case StepSegment::Forward: return TimeBreakdownChart::tr("forward");
         case StepSegment::Backward: return TimeBreakdownChart::tr("backward");
+        case StepSegment::Communication: return TimeBreakdownChart::tr("communication (not hidden)");
         case StepSegment::Optimizer: return TimeBreakdownChart::tr("optimizer");
         case StepSegment::Fp8: return TimeBreakdownChart::tr("FP8 bookkeeping");
     }

@@ -1,0 +1,282 @@
+#include "core/dist/DistJob.h"
+
+#include <algorithm>
+#include <sstream>
+#include <thread>
+
+#include <ATen/ops/isnan.h>
+#include <ATen/ops/stack.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/full_like.h>
+#include <nlohmann/json.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+#ifdef TEWB_HAVE_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+#ifdef TEWB_HAVE_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include "core/common/Error.h"
+#include "core/results/RecordJson.h"
+
+namespace tewb {
+
+namespace {
+
+std::string first_line(const std::string& text) {
+    return text.substr(0, text.find('\n'));
+}
+
+std::string seconds_text(std::chrono::milliseconds t) {
+    std::ostringstream out;
+    out << static_cast<double>(t.count()) / 1000.0 << " s";
+    return out.str();
+}
+
+std::string config_key(int rank) {
+    return "tewb/config/" + std::to_string(rank);
+}
+
+constexpr const char* kVerdict = "tewb/verdict";
+constexpr const char* kAgreed = "ok";
+
+std::string text_of(const std::vector<std::uint8_t>& bytes) {
+    return std::string(bytes.begin(), bytes.end());
+}
+
+// The settings where two ranks' configurations differ, as "batch (8 here, 16 at rank 0)".
+std::string config_differences(const std::string& mine, const std::string& reference) {
+    const nlohmann::json a = nlohmann::json::parse(mine, nullptr, false);
+    const nlohmann::json b = nlohmann::json::parse(reference, nullptr, false);
+    if (a.is_discarded() || b.is_discarded()) return "an unreadable configuration";
+    std::vector<std::string> fields;
+    const nlohmann::json flat_a = a.flatten();
+    const nlohmann::json flat_b = b.flatten();
+    for (auto it = flat_b.begin(); it != flat_b.end(); ++it) {
+        const auto other = flat_a.find(it.key());
+        if (other == flat_a.end() || *other != it.value()) {
+            fields.push_back(it.key().substr(1) + " (" + (other == flat_a.end() ? std::string("missing") : other->dump()) +
+                             " there, " + it.value().dump() + " at rank 0)");
+        }
+    }
+    for (auto it = flat_a.begin(); it != flat_a.end(); ++it) {
+        if (!flat_b.contains(it.key())) fields.push_back(it.key().substr(1) + " (only there)");
+    }
+    std::string out;
+    for (const std::string& f : fields) out += (out.empty() ? "" : ", ") + f;
+    return out;
+}
+
+c10::intrusive_ptr<c10d::Backend> make_group(const DistJob& job, const c10::intrusive_ptr<c10d::Store>& store) {
+    switch (job.backend) {
+        case DistBackend::Gloo: {
+#ifdef TEWB_HAVE_GLOO
+            auto options = c10d::ProcessGroupGloo::Options::create(job.timeout);
+            options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+            return c10::make_intrusive<c10d::ProcessGroupGloo>(store, job.rank(), job.world_size(), options);
+#else
+            break;
+#endif
+        }
+        case DistBackend::Nccl: {
+#ifdef TEWB_HAVE_NCCL
+            auto options = c10d::ProcessGroupNCCL::Options::create();
+            options->timeout = job.timeout;
+            return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, job.rank(), job.world_size(), options);
+#else
+            break;
+#endif
+        }
+        case DistBackend::Auto: break;
+    }
+    std::string why;
+    dist_backend_built(job.backend, &why);
+    throw DistError(job.who() + why);
+}
+
+}  // namespace
+
+bool dist_backend_built(DistBackend backend, std::string* why) {
+    switch (backend) {
+        case DistBackend::Gloo:
+#ifdef TEWB_HAVE_GLOO
+            return true;
+#else
+            if (why) *why = "this build has no Gloo backend (it was configured without Gloo's headers, Debian's libgloo-dev)";
+            return false;
+#endif
+        case DistBackend::Nccl:
+#ifdef TEWB_HAVE_NCCL
+            return true;
+#else
+            if (why) *why = "this build has no NCCL backend (it needs a CUDA LibTorch and NCCL's headers from the nvidia-nccl wheel)";
+            return false;
+#endif
+        case DistBackend::Auto: return true;
+    }
+    return false;
+}
+
+void run_collective(const DistJob& job, const char* what, const std::function<void()>& collective) {
+    try {
+        collective();
+    } catch (const DistError&) {
+        throw;
+    } catch (const std::exception& e) {
+        throw DistError(job.who() + what + " failed: " + first_line(e.what()) + " (another rank stopped, or did not answer within " +
+                        seconds_text(job.timeout) + ")");
+    }
+}
+
+std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolved) {
+    auto job = std::make_unique<DistJob>();
+    job->env = env;
+    job->backend = resolved.dist.backend;
+    job->timeout = std::chrono::milliseconds(static_cast<std::int64_t>(resolved.dist.timeout_s) * 1000);
+    if (env.world_size != resolved.dist.world_size()) {
+        throw DistError(job->who() + "WORLD_SIZE is " + std::to_string(env.world_size) + " but the run asks for --nproc " +
+                        std::to_string(resolved.dist.nproc) + "; give every process the same --nproc as WORLD_SIZE");
+    }
+    std::string why;
+    if (!dist_backend_built(job->backend, &why)) throw DistError(job->who() + why);
+
+    c10d::TCPStoreOptions options;
+    options.port = static_cast<std::uint16_t>(env.master_port);
+    options.isServer = env.rank == 0;
+    options.waitWorkers = false;
+    options.timeout = job->timeout;
+    try {
+        job->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+    } catch (const std::exception& e) {
+        const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
+        if (env.rank == 0) {
+            throw DistError(job->who() + "cannot serve the rendezvous at " + where + ": " + first_line(e.what()) +
+                            " (is the port in use by another job? choose another with MASTER_PORT or --master-port)");
+        }
+        throw DistError(job->who() + "no rendezvous at " + where + " within " + seconds_text(job->timeout) + ": " +
+                        first_line(e.what()) + " (rank 0 did not start, or MASTER_ADDR / MASTER_PORT differ)");
+    }
+
+    // Announce this rank and its configuration; rank 0 gives the verdict for all.
+    const std::string mine = to_json(resolved).dump();
+    job->store->set(config_key(env.rank), mine);
+    if (env.rank == 0) {
+        std::vector<std::string> keys;
+        for (int r = 0; r < env.world_size; ++r) keys.push_back(config_key(r));
+        const auto deadline = std::chrono::steady_clock::now() + job->timeout;
+        std::string verdict = kAgreed;
+        while (true) {
+            std::vector<int> missing;
+            for (int r = 1; r < env.world_size; ++r) {
+                if (!job->store->check({config_key(r)})) missing.push_back(r);
+            }
+            if (missing.empty()) break;
+            if (std::chrono::steady_clock::now() >= deadline) {
+                std::string list;
+                for (const int r : missing) list += (list.empty() ? "" : ", ") + std::to_string(r);
+                verdict = std::string(missing.size() == 1 ? "rank " : "ranks ") + list + " did not arrive within " +
+                          seconds_text(job->timeout) + " (not started, crashed, or pointed at another MASTER_ADDR / MASTER_PORT)";
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        if (verdict == kAgreed) {
+            for (int r = 1; r < env.world_size; ++r) {
+                const std::string theirs = text_of(job->store->get(config_key(r)));
+                if (theirs != mine) {
+                    verdict = "rank " + std::to_string(r) + "'s configuration differs from rank 0's: " +
+                              config_differences(theirs, mine) + "; start every rank with the same settings";
+                    break;
+                }
+            }
+        }
+        job->store->set(kVerdict, verdict);
+        if (verdict != kAgreed) {
+            // The store lives in this process: keep it up until the ranks that came have read the verdict
+            // (at most a few seconds), so that they stop with it rather than with a lost connection.
+            const auto until = std::chrono::steady_clock::now() + std::min(job->timeout, std::chrono::milliseconds(5000));
+            for (int r = 1; r < env.world_size; ++r) {
+                if (!job->store->check({config_key(r)})) continue;
+                while (!job->store->check({"tewb/verdict-read/" + std::to_string(r)}) && std::chrono::steady_clock::now() < until) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+                }
+            }
+            throw DistError(job->who() + verdict);
+        }
+    } else {
+        try {
+            job->store->wait({kVerdict}, job->timeout);
+        } catch (const std::exception&) {
+            throw DistError(job->who() + "rank 0 gave no verdict on the job within " + seconds_text(job->timeout) +
+                            " (it stopped, or waits for a rank that never came)");
+        }
+        const std::string verdict = text_of(job->store->get(kVerdict));
+        job->store->set("tewb/verdict-read/" + std::to_string(env.rank), "1");
+        if (verdict != kAgreed) throw DistError(job->who() + "stopped by rank 0: " + verdict);
+    }
+
+    const auto group_store = c10::make_intrusive<c10d::PrefixStore>("tewb/group", job->store);
+    run_collective(*job, "forming the process group", [&] { job->group = make_group(*job, group_store); });
+    return job;
+}
+
+void broadcast_from_rank0(DistJob& job, std::vector<at::Tensor> tensors) {
+    run_collective(job, "broadcasting rank 0's weights", [&] {
+        c10d::BroadcastOptions options;
+        options.rootRank = 0;
+        options.timeout = job.timeout;
+        for (at::Tensor& t : tensors) {
+            std::vector<at::Tensor> one{t};
+            job.group->broadcast(one, options)->wait(job.timeout);
+        }
+    });
+}
+
+at::Tensor mean_over_ranks(DistJob& job, const at::Tensor& value) {
+    std::vector<at::Tensor> one{value.detach().clone()};
+    run_collective(job, "averaging the loss", [&] {
+        c10d::AllreduceOptions options;
+        options.timeout = job.timeout;
+        job.group->allreduce(one, options)->wait(job.timeout);
+    });
+    return one[0].div_(job.world_size());
+}
+
+void max_over_ranks_nan_wins(DistJob& job, const at::Tensor& values) {
+    const at::Tensor v = values.to(at::kFloat);
+    const at::Tensor nan = at::isnan(v);
+    // One reduction for both: the values with NaN as -inf, and whether any rank saw a NaN.
+    std::vector<at::Tensor> both{at::stack({at::where(nan, at::full_like(v, -INFINITY), v), nan.to(at::kFloat)})};
+    run_collective(job, "reducing the FP8 amaxes", [&] {
+        c10d::AllreduceOptions options;
+        options.reduceOp = c10d::ReduceOp::MAX;
+        options.timeout = job.timeout;
+        job.group->allreduce(both, options)->wait(job.timeout);
+    });
+    values.copy_(at::where(both[0][1] > 0, at::full_like(v, NAN), both[0][0]));
+}
+
+std::vector<std::vector<double>> gather_at_rank0(DistJob& job, const std::string& key, const std::vector<double>& values) {
+    std::ostringstream text;
+    text.precision(17);
+    for (const double v : values) text << v << ' ';
+    const std::string prefix = "tewb/gather/" + key + "/";
+    std::vector<std::vector<double>> out;
+    run_collective(job, "gathering the ranks' step times", [&] {
+        job.store->set(prefix + std::to_string(job.rank()), text.str());
+        if (job.rank() != 0) return;
+        for (int r = 0; r < job.world_size(); ++r) {
+            std::istringstream in(text_of(job.store->get(prefix + std::to_string(r))));
+            std::vector<double> row;
+            double v = 0;
+            while (in >> v) row.push_back(v);
+            out.push_back(std::move(row));
+        }
+    });
+    return out;
+}
+
+}  // namespace tewb

@@ -1,0 +1,135 @@
+#include "core/dist/GradientBuckets.h"
+
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+
+#include "core/common/Error.h"
+#include "core/dist/DistJob.h"
+
+namespace tewb {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& parameters, DistJob& job, std::size_t bucket_bytes)
+    : job_(job) {
+    // Reverse order: the last layers' gradients come first in the backward.
+    for (auto it = parameters.rbegin(); it != parameters.rend(); ++it) {
+        if (!it->requires_grad()) continue;
+        Slot slot;
+        slot.param = *it;
+        const std::size_t bytes = static_cast<std::size_t>(it->numel()) * it->element_size();
+        const bool fits = !buckets_.empty() && buckets_.back().flat.numel() > 0 &&
+                          params_[buckets_.back().members.front()].param.scalar_type() == it->scalar_type() &&
+                          params_[buckets_.back().members.front()].param.device() == it->device();
+        std::int64_t used = 0;
+        if (fits) {
+            for (const std::size_t m : buckets_.back().members) used += params_[m].param.numel();
+        }
+        if (!fits || static_cast<std::size_t>(used) * it->element_size() + bytes > bucket_bytes) {
+            buckets_.push_back(Bucket{});
+            buckets_.back().flat = at::empty({1}, it->options());  // sized below
+            used = 0;
+        }
+        slot.bucket = buckets_.size() - 1;
+        slot.offset = used;
+        buckets_.back().members.push_back(params_.size());
+        params_.push_back(slot);
+    }
+    for (Bucket& bucket : buckets_) {
+        std::int64_t total = 0;
+        for (const std::size_t m : bucket.members) total += params_[m].param.numel();
+        bucket.flat = at::zeros({total}, params_[bucket.members.front()].param.options().requires_grad(false));
+    }
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+        std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(params_[i].param);
+        std::weak_ptr<bool> alive = alive_;
+        accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+            [this, i, alive](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
+                if (alive.lock()) on_gradient(i);
+                return outputs;
+            }));
+        accumulators_.push_back(std::move(accumulator));
+    }
+}
+
+GradientBuckets::~GradientBuckets() {
+    *alive_ = false;
+    alive_.reset();  // the hooks see the weak pointer expire and do nothing
+}
+
+void GradientBuckets::begin_step() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (Bucket& bucket : buckets_) {
+        bucket.ready = 0;
+        bucket.started = false;
+        bucket.work.reset();
+    }
+    for (Slot& slot : params_) slot.seen = false;
+    next_to_start_ = 0;
+    stats_ = StepStats{};
+    stats_.buckets = static_cast<int>(buckets_.size());
+    step_start_ = std::chrono::steady_clock::now();
+}
+
+void GradientBuckets::on_gradient(std::size_t index) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    Slot& slot = params_[index];
+    if (slot.seen) return;  // a parameter used twice in one step: its accumulator fires once per use
+    const at::Tensor& grad = slot.param.grad();
+    if (!grad.defined()) return;
+    Bucket& bucket = buckets_[slot.bucket];
+    bucket.flat.narrow(0, slot.offset, slot.param.numel()).copy_(grad.reshape({-1}));
+    slot.seen = true;
+    ++bucket.ready;
+    start_ready_buckets(/*from_hook=*/true);
+}
+
+void GradientBuckets::start(Bucket& bucket) {
+    std::vector<at::Tensor> one{bucket.flat};
+    c10d::AllreduceOptions options;
+    options.timeout = job_.timeout;
+    run_collective(job_, "all-reducing a gradient bucket", [&] { bucket.work = job_.group->allreduce(one, options); });
+    bucket.started = true;
+}
+
+void GradientBuckets::start_ready_buckets(bool from_hook) {
+    while (next_to_start_ < buckets_.size()) {
+        Bucket& bucket = buckets_[next_to_start_];
+        if (from_hook && bucket.ready < static_cast<int>(bucket.members.size())) return;
+        start(bucket);
+        if (from_hook) {
+            if (stats_.first_start_ms < 0) stats_.first_start_ms = ms_since(step_start_);
+            ++stats_.started_during_backward;
+        }
+        ++next_to_start_;
+    }
+}
+
+void GradientBuckets::finish_step() {
+    {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        stats_.backward_end_ms = ms_since(step_start_);
+        // Parameters that got no gradient this step (unused) contribute zeros, so every rank's buckets match.
+        for (Slot& slot : params_) {
+            if (!slot.seen) buckets_[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).zero_();
+        }
+        start_ready_buckets(/*from_hook=*/false);
+    }
+    run_collective(job_, "waiting for the gradient all-reduce", [&] {
+        for (Bucket& bucket : buckets_) bucket.work->wait(job_.timeout);
+    });
+    const double world = static_cast<double>(job_.world_size());
+    for (Bucket& bucket : buckets_) bucket.flat.div_(world);
+    for (Slot& slot : params_) {
+        slot.param.mutable_grad() = buckets_[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).view(slot.param.sizes());
+    }
+}
+
+}  // namespace tewb

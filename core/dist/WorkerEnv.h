@@ -1,0 +1,25 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace tewb {
+
+// Where a process of a data-parallel job stands, as launchers describe it (torchrun, cluster schedulers,
+// `te-bench run --nproc`): RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT.
+struct WorkerEnv {
+    int rank = 0;
+    int world_size = 1;
+    int local_rank = 0;  // which GPU of this machine the rank uses
+    std::string master_addr = "127.0.0.1";
+    int master_port = 29500;
+};
+
+// A worker when WORLD_SIZE is set: RANK is then required, LOCAL_RANK defaults to RANK, MASTER_ADDR to
+// 127.0.0.1 and MASTER_PORT to 29500. Nothing when WORLD_SIZE is unset. A malformed value throws
+// ConfigError naming the variable, its value and what is allowed.
+std::optional<WorkerEnv> worker_env_from(const std::function<const char*(const char*)>& getenv);
+std::optional<WorkerEnv> worker_env();  // from this process's environment
+
+}  // namespace tewb

@@ -1,0 +1,27 @@
+#include "core/train/DataParallelRun.h"
+
+#include "core/common/Error.h"
+#include "core/dist/DistJob.h"
+#include "core/results/Summary.h"
+
+namespace tewb {
+
+RunRecord run_as_rank(const Trainer& trainer, const RunConfig& config, const WorkerEnv& env, const TrainerCallbacks& callbacks,
+                      const std::atomic<bool>* cancel) {
+    const RunConfig resolved = resolve(config, trainer.device());
+    std::unique_ptr<DistJob> job;
+    try {
+        job = join_job(env, resolved);
+    } catch (const DistError& e) {
+        RunRecord record = make_run_header(resolved, trainer.device());
+        record.status = RunStatus::Failed;
+        record.error_kind = "distributed";
+        record.message = e.what();
+        record.summary = summarize(record.steps, record.config, record.execution);
+        if (callbacks.on_start) callbacks.on_start(record);
+        return record;
+    }
+    return trainer.run(config, *job, callbacks, cancel);
+}
+
+}  // namespace tewb

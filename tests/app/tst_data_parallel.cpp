@@ -1,0 +1,325 @@
+// Data-parallel jobs on CPUs over Gloo, as users start them: `te-bench run --nproc N`, or one te-bench per
+// rank with the launcher's environment (what torchrun does). Correctness against one process with the
+// whole batch, FP8 amax reduction, the gradient buckets' overlap with the backward, and the faults
+// (a rank killed, a port in use, a rank that never comes, configurations that differ), each of which must
+// end within its bound, name the rank and leave no process behind.
+#include <QtTest>
+
+#include <cmath>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+using nlohmann::json;
+
+namespace {
+
+struct Result {
+    int exit_code = -1;
+    QString err;
+    qint64 ms = 0;
+};
+
+const QStringList kQuick = {"run", "--preset", "quick-cpu", "--device", "cpu", "--precision", "fp32"};
+
+class TestDataParallel : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    int next_port_ = 29700 + static_cast<int>(QCoreApplication::applicationPid() % 200) * 10;
+
+    QStringList with_store(const QStringList& args) {
+        return args.contains(QStringLiteral("--no-store")) ? args : QStringList{"--store", dir_.filePath("runs.sqlite3")} + args;
+    }
+
+    Result bench(const QStringList& args, int timeout_ms = 240000, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+        QProcess process;
+        process.setProcessEnvironment(env);
+        QElapsedTimer timer;
+        timer.start();
+        process.start(QStringLiteral(TE_BENCH_PATH), with_store(args));
+        if (!process.waitForFinished(timeout_ms)) {
+            process.kill();
+            process.waitForFinished();
+        }
+        return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
+                QString::fromUtf8(process.readAllStandardError()), timer.elapsed()};
+    }
+
+    // One rank started by hand, with the environment a launcher gives it.
+    QProcess* rank(int r, int world, int port, const QStringList& args) {
+        auto* process = new QProcess(this);
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("RANK", QString::number(r));
+        env.insert("WORLD_SIZE", QString::number(world));
+        env.insert("MASTER_ADDR", "127.0.0.1");
+        env.insert("MASTER_PORT", QString::number(port));
+        process->setProcessEnvironment(env);
+        process->start(QStringLiteral(TE_BENCH_PATH), with_store(args));
+        return process;
+    }
+
+    static int finish(QProcess* p, int timeout_ms = 120000) {
+        if (!p->waitForFinished(timeout_ms)) {
+            p->kill();
+            p->waitForFinished();
+            return -1;
+        }
+        return p->exitStatus() == QProcess::NormalExit ? p->exitCode() : -1;
+    }
+
+    static json read_json(const QString& path) {
+        QFile file(path);
+        if (!file.open(QIODevice::ReadOnly)) return json();
+        return json::parse(file.readAll().toStdString());
+    }
+
+    // A --json file holds one record, or several (the 1-process run first, the job last).
+    static json last_record(const json& document) { return document.is_array() ? document.back() : document; }
+
+    static std::vector<double> losses(const json& record) {
+        std::vector<double> out;
+        for (const json& step : record["steps"]) out.push_back(step["loss"].get<double>());
+        return out;
+    }
+
+    // A name no other test's te-bench has (suites run in parallel), to find a job's processes by.
+    static QString unique_name(const char* what) {
+        return QStringLiteral("%1-%2").arg(QLatin1String(what)).arg(QCoreApplication::applicationPid());
+    }
+
+    // No process of the job named `name` outlives it.
+    static bool no_worker_left(const QString& name) {
+        QProcess ps;
+        ps.start("pgrep", {"-f", name});
+        ps.waitForFinished();
+        return ps.readAllStandardOutput().trimmed().isEmpty();
+    }
+
+    int port() { return next_port_++; }
+
+private Q_SLOTS:
+    // 2 processes × batch 4 train exactly what 1 process × batch 8 trains: the same loss at every step
+    // and the same weights at the end (FP32), on both backends.
+    void twoRanksEqualOneProcessWithTheWholeBatch_data() {
+        QTest::addColumn<QString>("backend");
+        QTest::newRow("torch") << "torch";
+        QTest::newRow("te") << "te";
+    }
+    void twoRanksEqualOneProcessWithTheWholeBatch() {
+        QFETCH(QString, backend);
+        const QString job = dir_.filePath("job-" + backend + ".json");
+        const QString single = dir_.filePath("single-" + backend + ".json");
+        const QStringList common = kQuick + QStringList{"--backend", backend, "--warmup", "2", "--iters", "8", "--no-store"};
+        const Result a = bench(common + QStringList{"--nproc", "2", "--batch", "4", "--no-scaling-baseline", "--json", job});
+        QVERIFY2(a.exit_code == 0, qPrintable(a.err));
+        const Result b = bench(common + QStringList{"--batch", "8", "--json", single});
+        QVERIFY2(b.exit_code == 0, qPrintable(b.err));
+        const json dp = last_record(read_json(job));
+        const json sp = last_record(read_json(single));
+        const std::vector<double> l2 = losses(dp), l1 = losses(sp);
+        QCOMPARE(l2.size(), std::size_t{10});
+        QCOMPARE(l2.size(), l1.size());
+        for (std::size_t i = 0; i < l1.size(); ++i) {
+            QVERIFY2(std::abs(l2[i] - l1[i]) <= 1e-5 * std::abs(l1[i]),
+                     qPrintable(QStringLiteral("step %1: %2 vs %3").arg(i + 1).arg(l2[i], 0, 'g', 10).arg(l1[i], 0, 'g', 10)));
+        }
+        for (const char* key : {"sum", "sum_abs", "sum_squares"}) {
+            const double x = dp["execution"]["weights_digest"][key].get<double>();
+            const double y = sp["execution"]["weights_digest"][key].get<double>();
+            QVERIFY2(std::abs(x - y) <= 1e-5 * std::abs(y), key);
+        }
+        // One record for the job: world size, backend, every rank's step times, the job's tokens/s.
+        const json& d = dp["execution"]["dist"];
+        QCOMPARE(d["world_size"].get<int>(), 2);
+        QCOMPARE(d["backend"].get<std::string>(), std::string("gloo"));
+        QCOMPARE(d["rank_mean_ms"].size(), std::size_t{2});
+        QCOMPARE(dp["steps"][5]["rank_ms"].size(), std::size_t{2});
+        QCOMPARE(dp["config"]["dist"]["nproc"].get<int>(), 2);
+        const double job_tokens = dp["summary"]["tokens_per_s"].get<double>();
+        QVERIFY(std::abs(job_tokens - 2 * 4 * 32 / (dp["summary"]["mean_ms"].get<double>() / 1000)) < 1e-6 * job_tokens);
+    }
+
+    // The gradient buckets start their all-reduce from the gradient hooks, before the backward ends, and
+    // the wait after it is its own part of the step; with the 1-process run first, the job says its
+    // scaling efficiency; both runs are in the store.
+    void bucketsOverlapTheBackwardAndEfficiencyIsMeasured() {
+        const QString out = dir_.filePath("overlap.json");
+        const Result r = bench(kQuick + QStringList{"--nproc", "2", "--bucket-mb", "0.05", "--warmup", "1", "--iters", "4",
+                                                    "--json", out});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        const json document = read_json(out);
+        QVERIFY(document.is_array() && document.size() == 2);
+        const json& d = document.back()["execution"]["dist"];
+        QVERIFY2(d["buckets"].get<int>() > 2, d.dump().c_str());
+        QVERIFY2(d["buckets_started_during_backward"].get<int>() >= d["buckets"].get<int>() - 1, d.dump().c_str());
+        QVERIFY(d["scaling_efficiency"].get<double>() > 0);
+        QCOMPARE(d["baseline_run_id"].get<std::string>(), document.front()["id"].get<std::string>());
+        QVERIFY(document.back()["summary"]["breakdown"].contains("communication_ms"));
+        QVERIFY(document.front()["config"].find("dist") == document.front()["config"].end());  // a plain run
+        QVERIFY2(r.err.contains("saved as run 1") && r.err.contains("saved as run 2"), qPrintable(r.err));
+    }
+
+    // FP8 with ranks fed different data: every rank uses the same scales, and they are the single-process
+    // rule applied to the maximum over ranks of the step's amaxes (step 1's amaxes, without reduction,
+    // are each rank's own: the weights and data are the same then).
+    void fp8AmaxesAreReducedOverRanks() {
+        const QStringList fp8 = {"run", "--preset", "quick-cpu", "--device", "cpu", "--backend", "te", "--precision", "fp8",
+                                 "--fp8-format", "e4m3", "--amax-history-len", "1", "--warmup", "1", "--iters", "1",
+                                 "--no-store", "--batch", "4"};
+        json reduced[2], local[2];
+        for (const bool reduce : {true, false}) {
+            const int p = port();
+            QProcess* ranks[2];
+            for (int r = 0; r < 2; ++r) {
+                ranks[r] = rank(r, 2, p, fp8 + QStringList{"--amax-reduction", reduce ? "on" : "off", "--json",
+                                                           dir_.filePath(QString("amax-%1-%2.json").arg(reduce).arg(r))});
+            }
+            for (int r = 0; r < 2; ++r) {
+                QCOMPARE(finish(ranks[r]), 0);
+                (reduce ? reduced : local)[r] = last_record(read_json(dir_.filePath(QString("amax-%1-%2.json").arg(reduce).arg(r))));
+            }
+        }
+        const auto samples = [](const json& record, int step) { return record["steps"][step]["fp8"]; };
+        const json& slots = reduced[0]["fp8_slots"];
+        int checked = 0;
+        for (std::size_t s = 0; s < slots.size(); ++s) {
+            for (int step = 0; step < 2; ++step) {
+                QCOMPARE(samples(reduced[0], step)["scale"][s], samples(reduced[1], step)["scale"][s]);  // the same scales
+                QCOMPARE(samples(reduced[0], step)["amax"][s], samples(reduced[1], step)["amax"][s]);
+            }
+            const double a0 = samples(local[0], 0)["amax"][s].get<double>();
+            const double a1 = samples(local[1], 0)["amax"][s].get<double>();
+            if (slots[s]["slot"] != "input" || a0 == a1) continue;  // inputs differ between the ranks' shards
+            const double scale2 = samples(reduced[0], 1)["scale"][s].get<double>();
+            QVERIFY2(std::abs(samples(reduced[0], 0)["amax"][s].get<double>() - std::max(a0, a1)) <= 1e-6 * std::max(a0, a1),
+                     qPrintable(QString::number(s)));
+            QVERIFY2(std::abs(scale2 - 448.0 / std::max(a0, a1)) <= 1e-5 * scale2,
+                     qPrintable(QStringLiteral("slot %1: scale %2, rule %3").arg(s).arg(scale2).arg(448.0 / std::max(a0, a1))));
+            ++checked;
+        }
+        QVERIFY(checked > 0);
+        QVERIFY(reduced[0]["execution"]["dist"]["amax_reduction"].get<bool>());
+    }
+
+    // A rank killed mid-run: the job ends within seconds (Gloo sees the connection close), rank 0's record
+    // is stored as failed, naming the rank, and no process is left.
+    void aKilledRankStopsTheJob() {
+        QProcess job;
+        job.start(QStringLiteral(TE_BENCH_PATH),
+                  with_store(kQuick + QStringList{"--nproc", "2", "--iters", "100000", "--warmup", "1", "--dist-timeout", "20",
+                                                  "--no-scaling-baseline", "--name", unique_name("killed")}));
+        QVERIFY(job.waitForStarted());
+        QStringList children;
+        QTRY_VERIFY_WITH_TIMEOUT(([&] {
+                                     QProcess ps;
+                                     ps.start("pgrep", {"-P", QString::number(job.processId())});
+                                     ps.waitForFinished();
+                                     children = QString::fromUtf8(ps.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
+                                     return children.size() == 2;
+                                 }()),
+                                 20000);
+        QTest::qWait(1500);  // training by now
+        QElapsedTimer timer;
+        timer.start();
+        QProcess::execute("kill", {"-9", children.last()});  // the second one started: rank 1
+        QVERIFY(job.waitForFinished(20000));
+        QVERIFY2(timer.elapsed() < 15000, qPrintable(QString::number(timer.elapsed())));
+        QCOMPARE(job.exitCode(), 1);
+        const QString err = QString::fromUtf8(job.readAllStandardError());
+        QVERIFY2(err.contains("rank 1 was killed by signal 9"), qPrintable(err));
+        QVERIFY(no_worker_left(unique_name("killed")));
+        // The job's record is in the store, failed, with rank 0's account of it.
+        QProcess history;
+        history.start(QStringLiteral(TE_BENCH_PATH), {"--store", dir_.filePath("runs.sqlite3"), "history", "list", "--json"});
+        QVERIFY(history.waitForFinished(30000));
+        const json runs = json::parse(history.readAllStandardOutput().toStdString());
+        bool stored = false;
+        for (const json& run : runs) {
+            stored = stored || (run["name"] == unique_name("killed").toStdString() && run["status"] == "failed");
+        }
+        QVERIFY2(stored, runs.dump().c_str());
+    }
+
+    void aPortInUseIsNamed() {
+        // Another program listening on the port.
+        const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t length = sizeof address;
+        QVERIFY(::bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 && ::listen(holder, 1) == 0 &&
+                ::getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+        const Result r = bench(kQuick + QStringList{"--nproc", "2", "--master-port", QString::number(ntohs(address.sin_port)),
+                                                    "--dist-timeout", "30", "--no-store", "--no-scaling-baseline", "--name",
+                                                    unique_name("port")});
+        ::close(holder);
+        QCOMPARE(r.exit_code, 1);
+        QVERIFY2(r.err.contains("rank 0: cannot serve the rendezvous") && r.err.contains("in use"), qPrintable(r.err));
+        QVERIFY2(r.ms < 20000, qPrintable(QString::number(r.ms)));  // not the 30 s timeout: rank 0 gone stops the rest
+        QVERIFY(no_worker_left(unique_name("port")));
+    }
+
+    void aRankThatNeverComesIsNamed() {
+        QProcess* only = rank(0, 3, port(), kQuick + QStringList{"--dist-timeout", "3", "--name", "lonely"});
+        QElapsedTimer timer;
+        timer.start();
+        QCOMPARE(finish(only, 30000), 1);
+        QVERIFY(timer.elapsed() < 15000);
+        const QString err = QString::fromUtf8(only->readAllStandardError());
+        QVERIFY2(err.contains("rank 0: ranks 1, 2 did not arrive within 3 s"), qPrintable(err));
+        QVERIFY2(err.contains("saved as run"), qPrintable(err));  // the failed job is in the store
+    }
+
+    void differentConfigurationsStopEveryRank() {
+        const int p = port();
+        QProcess* r0 = rank(0, 2, p, kQuick + QStringList{"--dist-timeout", "20", "--no-store"});
+        QProcess* r1 = rank(1, 2, p, kQuick + QStringList{"--dist-timeout", "20", "--no-store", "--lr", "0.001"});
+        QCOMPARE(finish(r0, 40000), 1);
+        QCOMPARE(finish(r1, 40000), 1);
+        const QString e0 = QString::fromUtf8(r0->readAllStandardError());
+        const QString e1 = QString::fromUtf8(r1->readAllStandardError());
+        QVERIFY2(e0.contains("rank 1's configuration differs from rank 0's: lr (0.001 there, 0.003 at rank 0)"), qPrintable(e0));
+        QVERIFY2(e1.contains("rank 1: stopped by rank 0:"), qPrintable(e1));
+    }
+
+    void badDistributedArgumentsExitTwo_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("nproc 0") << QStringList{"--nproc", "0"} << "--nproc 0: allowed: 1 to 64 processes";
+        QTest::newRow("nproc 65") << QStringList{"--nproc", "65"} << "--nproc 65: out of range; allowed: 0 to 64";
+        QTest::newRow("nccl on cpu") << QStringList{"--nproc", "2", "--dist-backend", "nccl"} << "--dist-backend nccl: NCCL runs on GPUs";
+        QTest::newRow("unknown backend") << QStringList{"--nproc", "2", "--dist-backend", "mpi"} << "--dist-backend 'mpi'";
+        QTest::newRow("bucket 0") << QStringList{"--nproc", "2", "--bucket-mb", "0"} << "--bucket-mb 0: out of range";
+        QTest::newRow("timeout 0") << QStringList{"--nproc", "2", "--dist-timeout", "0"} << "--dist-timeout 0: out of range";
+        QTest::newRow("flag without nproc") << QStringList{"--bucket-mb", "5"} << "go with --nproc N";
+        QTest::newRow("repeat") << QStringList{"--nproc", "2", "--repeat", "3"} << "--repeat with --nproc";
+        QTest::newRow("bad port") << QStringList{"--nproc", "2", "--master-port", "70000"} << "--master-port 70000";
+    }
+    void badDistributedArgumentsExitTwo() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, expected);
+        const Result r = bench(kQuick + args + QStringList{"--no-store"});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+    }
+
+    void badLauncherEnvironmentExitsTwo() {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("WORLD_SIZE", "2");
+        env.insert("RANK", "5");
+        const Result r = bench(kQuick + QStringList{"--no-store"}, 30000, env);
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("environment variable RANK '5': allowed: a whole number from 0 to WORLD_SIZE - 1 = 1"),
+                 qPrintable(r.err));
+    }
+};
+
+}  // namespace
+
+QTEST_GUILESS_MAIN(TestDataParallel)
+#include "tst_data_parallel.moc"
