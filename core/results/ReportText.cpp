@@ -38,24 +38,58 @@ std::string loss_words(double candidate, double baseline) {
 
 }  // namespace
 
-std::string command_line_for(const RunConfig& c) {
-    std::ostringstream out;
-    out << "te-bench run --device " << to_string(c.device) << " --backend " << to_string(c.backend) << " --precision "
-        << to_string(c.precision) << " --layers " << c.model.layers << " --hidden " << c.model.hidden << " --heads "
-        << c.model.heads << " --seq " << c.model.seq << " --vocab " << c.model.vocab << " --batch " << c.batch << " --warmup "
-        << c.warmup << " --iters " << c.iters << " --lr " << shortest_text(c.lr) << " --seed " << c.seed << " --cuda-graph "
-        << (c.cuda_graph ? "on" : "off");
+std::vector<std::string> command_arguments_for(const RunConfig& c) {
+    std::vector<std::string> a = {"run",       "--device", std::string(to_string(c.device)),  "--backend",
+                                  std::string(to_string(c.backend)), "--precision", std::string(to_string(c.precision))};
+    const auto add = [&](const char* flag, const std::string& value) {
+        a.push_back(flag);
+        a.push_back(value);
+    };
+    add("--layers", std::to_string(c.model.layers));
+    add("--hidden", std::to_string(c.model.hidden));
+    add("--heads", std::to_string(c.model.heads));
+    add("--seq", std::to_string(c.model.seq));
+    add("--vocab", std::to_string(c.model.vocab));
+    add("--batch", std::to_string(c.batch));
+    add("--warmup", std::to_string(c.warmup));
+    add("--iters", std::to_string(c.iters));
+    add("--lr", shortest_text(c.lr));
+    add("--seed", std::to_string(c.seed));
+    add("--cuda-graph", c.cuda_graph ? "on" : "off");
     if (c.precision == Precision::Fp8) {
-        out << " --recipe " << to_string(c.fp8.scaling) << " --fp8-format " << to_string(c.fp8.format) << " --amax-history-len " << c.fp8.amax_history_len
-            << " --amax-algo " << to_string(c.fp8.algo) << " --margin " << c.fp8.margin;
-        if (c.inspect_fp8) out << " --inspect-fp8";
+        add("--recipe", std::string(to_string(c.fp8.scaling)));
+        add("--fp8-format", std::string(to_string(c.fp8.format)));
+        add("--amax-history-len", std::to_string(c.fp8.amax_history_len));
+        add("--amax-algo", std::string(to_string(c.fp8.algo)));
+        add("--margin", std::to_string(c.fp8.margin));
+        if (c.fp8.scaling == ScalingKind::Block) add("--block-scales", c.fp8.block_power_of_two ? "pow2" : "exact");
+        if (c.inspect_fp8) a.push_back("--inspect-fp8");
     }
-    if (!c.name.empty()) {
+    if (c.dist.enabled()) {
+        add("--nproc", std::to_string(c.dist.nproc));
+        add("--dist-backend", std::string(to_string(c.dist.backend)));
+        add("--bucket-mb", shortest_text(c.dist.bucket_mb));
+        add("--amax-reduction", c.dist.amax_reduction ? "on" : "off");
+        add("--dist-timeout", std::to_string(c.dist.timeout_s));
+    }
+    if (!c.name.empty()) add("--name", c.name);
+    return a;
+}
+
+std::string command_line_for(const RunConfig& c) {
+    std::string out = "te-bench";
+    for (const std::string& word : command_arguments_for(c)) {
+        const bool plain = !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.+:/=,") ==
+                                               std::string::npos;
+        if (plain) {
+            out += " " + word;
+            continue;
+        }
         std::string quoted = "'";
-        for (const char ch : c.name) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-        out << " --name " << quoted << "'";
+        for (const char ch : word) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+        out += " " + quoted + "'";
     }
-    return out.str();
+    return out;
 }
 
 std::vector<std::string> honesty_labels(const RunRecord& r) {

@@ -14,6 +14,8 @@ namespace tewb {
 
 // The `te-bench run` command line that reproduces a run's configuration on another machine.
 std::string command_line_for(const RunConfig& config);
+// The same as arguments, after `te-bench`: what a program starts te-bench with (no shell, no quoting).
+std::vector<std::string> command_arguments_for(const RunConfig& config);
 
 // What a reader must know before trusting a run's numbers: "CPU" (not a GPU), "emulated FP8" (FP8 casts
 // real, GEMMs in higher precision: the speed is not FP8's), "fewer steps than the seed (w + t, seed

@@ -289,6 +289,19 @@ private Q_SLOTS:
         QVERIFY2(line.find("te-bench run --device") == 0, line.c_str());
         QVERIFY(line.find("--precision fp8") != std::string::npos);
         QVERIFY(line.find("--recipe delayed --fp8-format hybrid") != std::string::npos);
+        RunConfig job = r.config;
+        job.dist.nproc = 4;
+        job.dist.backend = DistBackend::Gloo;
+        job.dist.bucket_mb = 12.5;
+        job.name = "it's a job";
+        const std::string job_line = command_line_for(job);
+        QVERIFY2(job_line.find("--nproc 4 --dist-backend gloo --bucket-mb 12.5 --amax-reduction on --dist-timeout 120") !=
+                     std::string::npos,
+                 job_line.c_str());
+        QVERIFY2(job_line.find("--name 'it'\\''s a job'") != std::string::npos, job_line.c_str());
+        const std::vector<std::string> args = command_arguments_for(job);
+        QCOMPARE(args.back(), std::string("it's a job"));  // no quoting without a shell
+        QCOMPARE(args.front(), std::string("run"));
         RunRecord seed = timed_run("seed", {1});
         seed.config = make_preset(Preset::Seed);
         QVERIFY(honesty_labels(seed).empty());

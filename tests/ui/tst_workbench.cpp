@@ -24,6 +24,7 @@
 #include <memory>
 
 #include "WindowTestSupport.h"
+#include "core/device/Capability.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
 #include "core/train/Trainer.h"
@@ -148,6 +149,57 @@ private Q_SLOTS:
         history->remove(selected);
         QCOMPARE(store_count(), storedBefore);
         QCOMPARE(history->model()->rowCount(), storedBefore);
+    }
+
+    // Processes 2 in the run setup: the job runs as te-bench's processes, and the window shows it as one run
+    // after its 1-process reference run, with a band of its ranks on the step-time chart and its scaling
+    // efficiency in the table. On a machine with one GPU the field is greyed out, saying why.
+    void dataParallelJobFromTheWindow() {
+        qputenv("TEWB_TE_BENCH", TE_BENCH_PATH);
+        auto window = make_window();
+        RunSetupPanel* setup = window->setupPanel();
+        setup->applyPreset(Preset::QuickCpu);
+        auto* processes = qobject_cast<QSpinBox*>(setup->field("nproc"));
+        QVERIFY(processes && processes->isEnabled());  // CPU processes
+        processes->setValue(2);
+        qobject_cast<QSpinBox*>(setup->field("iters"))->setValue(6);
+        qobject_cast<QLineEdit*>(setup->field("name"))->setText(QStringLiteral("dp job"));
+        QCOMPARE(setup->config().dist.nproc, 2);
+        QVERIFY(setup->addButton()->isEnabled());
+        setup->addButton()->click();
+        QSignalSpy drained(window->controller(), &RunController::queueDrained);
+        window->queuePanel()->startButton()->click();
+        QVERIFY(drained.wait(kRunTimeoutMs));
+        const auto& entries = window->runs()->entries();
+        QCOMPARE(entries.size(), std::size_t{2});  // the 1-process run, then the job
+        const RunRecord& job = entries.back().record;
+        QVERIFY2(job.status == RunStatus::Finished, job.message.c_str());
+        QVERIFY(job.execution.dist && job.execution.dist->world_size == 2 && job.execution.dist->scaling_efficiency);
+        QVERIFY(entries.front().record.config.name.find("(1 process)") != std::string::npos);
+        window->charts()->refreshIfDirty();
+        const MetricPlot* stepTime = window->charts()->views()[1]->plot();
+        bool band = false;
+        for (const MetricPlot::Trace& t : stepTime->traces()) band = band || (t.band_of_ranks && t.band_lo.size() == job.steps.size());
+        QVERIFY(band);
+        ComparisonModel* table = window->comparison()->model();
+        QVERIFY2(table->data(table->index(1, ComparisonModel::Scaling)).toString().contains(QStringLiteral("efficient, 2 processes")),
+                 qPrintable(table->data(table->index(1, ComparisonModel::Scaling)).toString()));
+        QCOMPARE(table->data(table->index(0, ComparisonModel::Scaling)).toString(), QStringLiteral("–"));
+        // Processes and repeats do not mix.
+        processes->setValue(2);
+        setup->setRepeats(3);
+        QVERIFY(!setup->addButton()->isEnabled());
+        QVERIFY(!setup->problemAt("nproc").isEmpty());
+        setup->setRepeats(1);
+
+        // One GPU: no processes to spread over; the field says so.
+        const DeviceInfo one_gpu = test::gpu(9, 0, "Test GPU");
+        setup->setDevice(one_gpu, classify(one_gpu));
+        qobject_cast<QComboBox*>(setup->field("device"))->setCurrentIndex(
+            qobject_cast<QComboBox*>(setup->field("device"))->findData(static_cast<int>(DeviceKind::Cuda)));
+        QVERIFY(!processes->isEnabled());
+        QVERIFY2(processes->toolTip().contains(QStringLiteral("one GPU")), qPrintable(processes->toolTip()));
+        QVERIFY(!setup->config().dist.enabled());
     }
 
     void cancelStopsTheRunWithinAStepAndTheNextRunWorks() {

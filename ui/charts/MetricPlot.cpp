@@ -211,6 +211,13 @@ void MetricPlot::refresh(const RunCollection& runs) {
             if (!value) continue;
             const double x = options_.x == XAxis::Step ? step.step : step.elapsed_ms / 1000.0;
             trace.raw.emplace_back(x, *value);
+            if (spec_.spread) {
+                if (const auto spread = spec_.spread(entry.record, step)) {
+                    trace.band = trace.band_of_ranks = true;
+                    trace.band_lo.emplace_back(x, spread->first);
+                    trace.band_hi.emplace_back(x, spread->second);
+                }
+            }
             steps.back().push_back(step.step);
             if (step.phase == Phase::Warmup) trace.warmup_points = trace.raw.size();
         }
@@ -289,7 +296,7 @@ void MetricPlot::refresh(const RunCollection& runs) {
             lines.band = new QAreaSeries(upper, lower);
             upper->setParent(lines.band);
             lower->setParent(lines.band);
-            lines.band->setName(t.name + tr(" (min-max of repeats)"));
+            lines.band->setName(t.name + (t.band_of_ranks ? tr(" (min-max of ranks)") : tr(" (min-max of repeats)")));
             addSeries(lines.band);
             lines.band->attachAxis(xAxis_);
             lines.band->attachAxis(yAxis_);

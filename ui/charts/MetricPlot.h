@@ -40,7 +40,9 @@ public:
         std::size_t warmup_points = 0;
         // The repeats of one configuration are drawn as one trace: the median over repeats per step, and a
         // band from the lowest to the highest repeat (band_lo/band_hi, same x as raw).
+        // A data-parallel job's trace has a band too: from its fastest to its slowest rank (MetricSpec::spread).
         bool band = false;
+        bool band_of_ranks = false;
         int repeats = 1;
         std::vector<QPointF> band_lo;
         std::vector<QPointF> band_hi;

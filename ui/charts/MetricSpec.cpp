@@ -1,5 +1,7 @@
 #include "ui/charts/MetricSpec.h"
 
+#include <algorithm>
+
 #include <QCoreApplication>
 
 namespace tewb::ui {
@@ -17,7 +19,12 @@ MetricSpec loss_metric() {
 
 MetricSpec step_ms_metric() {
     return {QStringLiteral("step_ms"), tr("Step time"), tr("ms per step"),
-            [](const RunRecord&, const StepMetrics& s) -> std::optional<double> { return s.step_ms; }};
+            [](const RunRecord&, const StepMetrics& s) -> std::optional<double> { return s.step_ms; },
+            [](const RunRecord&, const StepMetrics& s) -> std::optional<std::pair<double, double>> {
+                if (s.rank_ms.size() < 2) return std::nullopt;
+                const auto [lo, hi] = std::minmax_element(s.rank_ms.begin(), s.rank_ms.end());
+                return std::pair{*lo, *hi};
+            }};
 }
 
 MetricSpec memory_metric() {

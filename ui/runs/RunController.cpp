@@ -27,6 +27,10 @@ void RunController::setDevice(const DeviceInfo& device, RunWorker::TrainFunction
     connect(worker_, &RunWorker::runStarted, this, &RunController::onStarted);
     connect(worker_, &RunWorker::stepDone, this, &RunController::onStep);
     connect(worker_, &RunWorker::runEnded, this, &RunController::onEnded);
+    connect(worker_, &RunWorker::extraRunEnded, this, [this](RunRecord record, qint64 storeId) {
+        runs_->add(std::move(record), storeId >= 0 ? std::optional<std::int64_t>(storeId) : std::nullopt);
+        if (storeId >= 0) Q_EMIT runSaved(storeId);
+    });
     connect(worker_, &RunWorker::runRefused, this, &RunController::onRefused);
     thread_.start();
 }

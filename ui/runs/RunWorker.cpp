@@ -1,14 +1,28 @@
 #include "ui/runs/RunWorker.h"
 
+#include <csignal>
 #include <exception>
 
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <QProcess>
+#include <QTemporaryDir>
+
 #include "core/common/Error.h"
+#include "core/results/RecordJson.h"
+#include "core/results/ReportText.h"
 #include "core/results/RunStore.h"
 #include "core/train/CpuThreads.h"
 
 namespace tewb::ui {
 
-RunWorker::RunWorker(DeviceInfo device, TrainFunction train) : train_(std::move(train)) {
+RunWorker::RunWorker(DeviceInfo device, TrainFunction train, QString te_bench)
+    : device_(device), teBench_(std::move(te_bench)), train_(std::move(train)) {
+    if (teBench_.isEmpty()) teBench_ = qEnvironmentVariable("TEWB_TE_BENCH");
+    if (teBench_.isEmpty()) {
+        const QString beside = QCoreApplication::applicationDirPath() + QStringLiteral("/te-bench");
+        teBench_ = QFileInfo(beside).isExecutable() ? beside : QStringLiteral("te-bench");
+    }
     if (!train_) {
         train_ = [trainer = Trainer(std::move(device))](const RunConfig& config, const TrainerCallbacks& callbacks,
                                                         const std::atomic<bool>* cancel) {
@@ -17,7 +31,67 @@ RunWorker::RunWorker(DeviceInfo device, TrainFunction train) : train_(std::move(
     }
 }
 
+void RunWorker::runJob(int ticket, const RunConfig& config) {
+    RunRecord header;
+    try {
+        header = make_run_header(resolve(config, device_), device_);
+    } catch (const std::exception& e) {
+        Q_EMIT runRefused(ticket, QString::fromStdString(e.what()));
+        return;
+    }
+    // No runStarted: the job enters the window when it ends, after its 1-process reference run (so that the
+    // reference comes first, as the baseline), and the queue shows it running meanwhile.
+    QTemporaryDir dir;
+    const QString output = dir.filePath(QStringLiteral("job.json"));
+    QStringList args;
+    for (const std::string& word : command_arguments_for(config)) args << QString::fromStdString(word);
+    args << QStringLiteral("--no-store") << QStringLiteral("--json") << output;
+    QProcess process;
+    process.setProgram(teBench_);
+    process.setArguments(args);
+    process.setProcessChannelMode(QProcess::SeparateChannels);
+    process.start();
+    if (!process.waitForStarted(30000)) {
+        Q_EMIT runRefused(ticket, tr("cannot start %1 for the data-parallel job: %2").arg(teBench_, process.errorString()));
+        return;
+    }
+    bool interrupted = false;
+    while (!process.waitForFinished(100)) {
+        if (cancel_.load() && !interrupted) {
+            ::kill(static_cast<pid_t>(process.processId()), SIGINT);  // te-bench passes it on to every rank
+            interrupted = true;
+        }
+    }
+    std::vector<RunRecord> records;
+    try {
+        records = read_record_files(output.toStdString());
+    } catch (const std::exception&) {
+    }
+    if (records.empty()) {
+        RunRecord failed = header;
+        failed.status = RunStatus::Failed;
+        failed.error_kind = "distributed";
+        const QStringList lines = QString::fromUtf8(process.readAllStandardError()).split('\n', Qt::SkipEmptyParts);
+        failed.message = (lines.isEmpty() ? tr("te-bench ended with status %1 and left no record").arg(process.exitCode())
+                                          : lines.last())
+                             .toStdString();
+        records.push_back(failed);
+    }
+    for (std::size_t i = 0; i + 1 < records.size(); ++i) {  // the 1-process reference run comes first
+        const SaveResult saved = save_run(RunStore::default_path(), records[i]);
+        Q_EMIT extraRunEnded(records[i], saved.id.value_or(-1));
+    }
+    RunRecord job = records.back();
+    const SaveResult saved = save_run(RunStore::default_path(), job);
+    Q_EMIT runEnded(ticket, std::move(job), saved.id.value_or(-1),
+                    saved.id ? QString() : QString::fromStdString(saved.failure_message()));
+}
+
 void RunWorker::runOne(int ticket, tewb::RunConfig config, std::optional<tewb::RepeatInfo> repeat) {
+    if (config.dist.enabled()) {
+        runJob(ticket, config);
+        return;
+    }
     // A CPU run leaves one hardware thread to the window: with every core busy in LibTorch's threads
     // the GUI thread waits for a time slice and stalls for tens of milliseconds (measured in
     // tst_workbench). GPU runs barely use CPU threads.

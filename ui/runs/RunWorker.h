@@ -22,8 +22,12 @@ public:
     using TrainFunction =
         std::function<RunRecord(const RunConfig&, const TrainerCallbacks&, const std::atomic<bool>*)>;
 
-    // `train` defaults to core's Trainer for `device`; tests may pass their own.
-    explicit RunWorker(DeviceInfo device, TrainFunction train = {});
+    // `train` defaults to core's Trainer for `device`; tests may pass their own. A data-parallel
+    // configuration (config.dist) runs as `te-bench run --nproc N` (its processes cannot live in this
+    // one): the job appears when it ends (runEnded without runStarted), after the 1-process run its
+    // scaling is measured against (extraRunEnded), and a cancel reaches it as SIGINT. `te_bench` overrides where te-bench is (else
+    // $TEWB_TE_BENCH, else next to this program, else on PATH).
+    explicit RunWorker(DeviceInfo device, TrainFunction train = {}, QString te_bench = {});
 
     // Thread-safe: the running run stops within one step.
     void cancel() { cancel_.store(true); }
@@ -41,8 +45,14 @@ Q_SIGNALS:
     void runEnded(int ticket, tewb::RunRecord record, qint64 storeId, QString storeError);
     // The configuration could not start (core's ConfigError or another error before the first step).
     void runRefused(int ticket, QString message);
+    // A run that came with the ticket's run, not queued itself: a job's 1-process reference run.
+    void extraRunEnded(tewb::RunRecord record, qint64 storeId);
 
 private:
+    void runJob(int ticket, const RunConfig& config);
+
+    DeviceInfo device_;
+    QString teBench_;
     TrainFunction train_;
     std::atomic<bool> cancel_{false};
 };

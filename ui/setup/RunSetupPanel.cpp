@@ -129,6 +129,12 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
                        "the median with a min–max band and the table gives 95% bootstrap intervals"));
     repeats_->setValue(1);
     runForm->addRow(tr("Repeats:"), repeats_);
+    processes_ = spin(runBox, QStringLiteral("processes"), 1, 64,
+                      tr("Data parallel: this many processes, each training the batch below per step, gradients "
+                         "all-reduced while the backward runs (Gloo on CPUs, NCCL on GPUs), with a 1-process run first "
+                         "to measure the scaling efficiency"));
+    processes_->setValue(1);
+    runForm->addRow(tr("Processes:"), processes_);
     layout->addWidget(runBox);
 
     auto* fp8Box = new QGroupBox(tr("FP8 recipe"), this);
@@ -222,7 +228,7 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
                {"amax-algo", algo_},  {"margin", margin_},   {"inspect-fp8", inspect_}, {"cuda-graph", cudaGraph_}, {"layers", layers_},
                {"hidden", hidden_},   {"heads", heads_},     {"seq", seq_},             {"vocab", vocab_},
                {"batch", batch_},     {"warmup", warmup_},   {"iters", iters_},         {"lr", lr_},
-               {"seed", seed_}};
+               {"seed", seed_},      {"nproc", processes_}};
     for (const auto& [field, widget] : fields_) baseTips_[field] = widget->toolTip();
 
     const auto edited = [this] {
@@ -237,11 +243,14 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     for (QComboBox* box : {device_, backend_, precision_, scaling_, format_, algo_}) {
         connect(box, &QComboBox::currentIndexChanged, this, edited);
     }
-    for (QSpinBox* box : {historyLen_, margin_, layers_, hidden_, heads_, seq_, vocab_, batch_, warmup_, iters_}) {
+    for (QSpinBox* box : {historyLen_, margin_, layers_, hidden_, heads_, seq_, vocab_, batch_, warmup_, iters_, processes_}) {
         connect(box, &QSpinBox::valueChanged, this, edited);
     }
     for (QLineEdit* line : {lr_, seed_, name_}) connect(line, &QLineEdit::textChanged, this, edited);
     connect(inspect_, &QCheckBox::toggled, this, edited);
+    connect(repeats_, &QSpinBox::valueChanged, this, [this] {
+        if (!updating_) validate();
+    });
     connect(blockPow2_, &QCheckBox::toggled, this, edited);
     // Float8BlockScaling is E4M3 everywhere by default: picking it picks E4M3 (the user may change it back).
     connect(scaling_, &QComboBox::activated, this, [this] {
@@ -298,6 +307,7 @@ void RunSetupPanel::setConfig(const RunConfig& c) {
     batch_->setValue(c.batch);
     warmup_->setValue(c.warmup);
     iters_->setValue(c.iters);
+    processes_->setValue(std::max(1, c.dist.nproc));
     lr_->setText(QString::number(c.lr, 'g', 10));
     seed_->setText(QString::number(static_cast<qulonglong>(c.seed)));
     updating_ = false;
@@ -327,6 +337,7 @@ RunConfig RunSetupPanel::config() const {
     c.batch = batch_->value();
     c.warmup = warmup_->value();
     c.iters = iters_->value();
+    if (processes_->isEnabled() && processes_->value() > 1) c.dist.nproc = processes_->value();
     try {
         c.lr = parse_double("--lr", lr_->text().trimmed().toStdString());
     } catch (const ConfigError&) {
@@ -388,6 +399,17 @@ void RunSetupPanel::updateAvailability() {
                                        "graph ran.")
                                   : tr("CPU runs are eager: a CUDA graph needs the run on a GPU");
     cudaGraph_->setToolTip(baseTips_["cuda-graph"]);
+
+    // One process per GPU: several need several GPUs, or CPU processes.
+    const bool on_cpu = kind == DeviceKind::Cpu || (kind == DeviceKind::Auto && !device.has_gpu());
+    const bool processes = on_cpu || device.gpu_count > 1;
+    processes_->setEnabled(processes);
+    baseTips_["nproc"] = processes ? tr("Data parallel: this many processes, each training the batch below per step, gradients "
+                                        "all-reduced while the backward runs (Gloo on CPUs, NCCL on GPUs), with a 1-process "
+                                        "run first to measure the scaling efficiency")
+                                   : tr("This machine has one GPU, and a data-parallel job needs one per process: choose the "
+                                        "CPU device for a job of CPU processes");
+    processes_->setToolTip(baseTips_["nproc"]);
     updating_ = wasUpdating;
 }
 
@@ -429,6 +451,11 @@ void RunSetupPanel::validate() {
             !a.available && c.backend == Backend::Te) {
             found.push_back({"precision", a.reason});
         }
+    }
+    if (c.dist.enabled() && repeats_->value() > 1) {
+        found.push_back({"nproc", "Processes " + std::to_string(c.dist.nproc) +
+                                      " with Repeats " + std::to_string(repeats_->value()) +
+                                      ": a data-parallel job runs once; allowed with several processes: Repeats 1"});
     }
     problems_ = std::move(found);
 

@@ -77,6 +77,7 @@ private:
     QCheckBox* cudaGraph_;
     QCheckBox* blockPow2_;
     QSpinBox* repeats_;
+    QSpinBox* processes_;
     QSpinBox* layers_;
     QSpinBox* hidden_;
     QSpinBox* heads_;

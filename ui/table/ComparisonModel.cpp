@@ -191,6 +191,13 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
             case Speedup: return number(c.speedup, 2, QStringLiteral("×"));
             case MemoryRatio: return number(c.memory_ratio, 2, QStringLiteral("×"));
             case Spread: return QString::fromStdString(c.spread);
+            case Scaling: {
+                if (!r.execution.dist) return QStringLiteral("–");
+                const DistExecution& d = *r.execution.dist;
+                const QString ranks = d.world_size == 1 ? tr("1 process") : tr("%1 processes").arg(d.world_size);
+                if (!d.scaling_efficiency) return ranks;
+                return tr("%1 efficient, %2").arg(number(*d.scaling_efficiency * 100.0, 0, QStringLiteral(" %")).toString(), ranks);
+            }
             case SpeedupInterval: {
                 if (c.grouped_baseline) return tr("baseline");
                 if (!c.speedup_ci) return QStringLiteral("–");
@@ -216,6 +223,7 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
             case Speedup: return raw(c.speedup);
             case MemoryRatio: return raw(c.memory_ratio);
             case SpeedupInterval: return c.speedup_ci ? QVariant(c.speedup_ci->lo) : QVariant();
+            case Scaling: return r.execution.dist ? raw(r.execution.dist->scaling_efficiency) : QVariant();
             default: return data(index, Qt::DisplayRole);
         }
     }
@@ -236,6 +244,17 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
         }
         if (index.column() == Mfu && !r.execution.peak_source.empty()) return QString::fromStdString(r.execution.peak_source);
         if (index.column() == PeakMemory) return QString::fromUtf8(to_string(r.execution.memory_metric).data());
+        if (index.column() == Scaling && r.execution.dist) {
+            const DistExecution& d = *r.execution.dist;
+            QString ranks;
+            for (std::size_t i = 0; i < d.rank_mean_ms.size(); ++i) {
+                ranks += (i ? QStringLiteral(", ") : QString()) + number(d.rank_mean_ms[i], 2).toString();
+            }
+            return tr("Data-parallel job of %1 over %2; mean ms per step by rank: %3. Scaling efficiency: the 1-process "
+                      "run's ms per step over the job's, with the same batch per process (100 % = perfect scaling).")
+                .arg(d.world_size)
+                .arg(QString::fromStdString(d.backend), ranks);
+        }
         if (index.column() == SpeedupInterval) {
             return tr("95% bootstrap interval of the speedup of this run's group against the baseline's (repeats: "
                       "median of the repeats' mean ms/step; one run: mean over its timed steps). When it contains "
@@ -263,6 +282,7 @@ QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, i
         case MemoryRatio: return tr("Memory ratio");
         case Spread: return tr("Spread");
         case SpeedupInterval: return tr("Speedup 95% interval");
+        case Scaling: return tr("Scaling");
         default: return {};
     }
 }

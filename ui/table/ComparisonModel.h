@@ -23,7 +23,7 @@ class ComparisonModel : public QAbstractTableModel {
 public:
     enum Column {
         Name, Status, MeanMs, MedianMs, P90Ms, TokensPerS, Tflops, Mfu, PeakMemory, FinalLoss, Speedup, SpeedupInterval,
-        MemoryRatio, Spread, Implementation, ColumnCount
+        MemoryRatio, Spread, Scaling, Implementation, ColumnCount
     };
     static constexpr int SortRole = Qt::UserRole + 1;  // the raw number behind a cell
     static constexpr int kLiveUpdateMs = 125;           // how often a running run's row refreshes
