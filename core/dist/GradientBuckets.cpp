@@ -64,6 +64,12 @@ GradientBuckets::~GradientBuckets() {
     alive_.reset();  // the hooks see the weak pointer expire and do nothing
 }
 
+std::uint64_t GradientBuckets::bytes() const {
+    std::uint64_t total = 0;
+    for (const Bucket& bucket : buckets_) total += static_cast<std::uint64_t>(bucket.flat.numel()) * bucket.flat.element_size();
+    return total;
+}
+
 void GradientBuckets::begin_step() {
     const std::lock_guard<std::mutex> lock(mutex_);
     for (Bucket& bucket : buckets_) {

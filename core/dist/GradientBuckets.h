@@ -39,6 +39,7 @@ public:
     };
     const StepStats& last_step() const { return stats_; }
     std::size_t bucket_count() const { return buckets_.size(); }
+    std::uint64_t bytes() const;  // all buckets: what each rank all-reduces per step
 
 private:
     struct Bucket {

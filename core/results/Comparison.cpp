@@ -72,7 +72,8 @@ std::string render_job_summary(const RunRecord& run) {
     std::string out = "Data-parallel job: " + std::to_string(d.world_size) + (d.world_size == 1 ? " process" : " processes") +
                       " over " + d.backend + ", " + std::to_string(d.buckets) + " gradient bucket" + (d.buckets == 1 ? "" : "s") +
                       " of up to " + format_fixed(d.bucket_mb, 1) + " MB (" + std::to_string(d.buckets_started_during_backward) +
-                      " started during the backward)" + (d.amax_reduction ? ", FP8 amaxes reduced over ranks" : "") + "\n";
+                      " started during the backward), " + format_bytes(d.allreduce_bytes) + " all-reduced per step" +
+                      (d.amax_reduction ? ", FP8 amaxes reduced over ranks" : "") + "\n";
     out += "  mean ms per timed step by rank:";
     for (std::size_t r = 0; r < d.rank_mean_ms.size(); ++r) out += (r ? ", " : " ") + format_fixed(d.rank_mean_ms[r], 2);
     out += "\n";

@@ -318,6 +318,7 @@ json dist_json(const DistExecution& d) {
                 {"backend", d.backend},
                 {"bucket_mb", number(d.bucket_mb)},
                 {"buckets", d.buckets},
+                {"allreduce_bytes", d.allreduce_bytes},
                 {"amax_reduction", d.amax_reduction},
                 {"buckets_started_during_backward", d.buckets_started_during_backward},
                 {"rank_mean_ms", numbers(d.rank_mean_ms)},
@@ -331,6 +332,7 @@ DistExecution read_dist(const Reader& r) {
     d.backend = r.text("backend");
     d.bucket_mb = r.real("bucket_mb");
     d.buckets = static_cast<int>(r.integer("buckets", 0, kIntMax));
+    if (r.has("allreduce_bytes")) d.allreduce_bytes = static_cast<std::uint64_t>(r.integer("allreduce_bytes", 0, kInt64Max));
     d.amax_reduction = r.boolean("amax_reduction");
     d.buckets_started_during_backward = static_cast<int>(r.integer("buckets_started_during_backward", 0, kIntMax));
     d.rank_mean_ms = r.reals("rank_mean_ms");

@@ -69,6 +69,7 @@ struct DistExecution {
     std::string backend;  // "gloo" | "nccl"
     double bucket_mb = 0;
     int buckets = 0;      // gradient buckets per step
+    std::uint64_t allreduce_bytes = 0;  // gradient bytes each rank all-reduces per step (every bucket)
     bool amax_reduction = false;
     // In the last timed step: buckets whose all-reduce started from a gradient hook, before the backward
     // ended (communication overlapping computation).

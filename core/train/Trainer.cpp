@@ -225,7 +225,10 @@ public:
         if (auto reading = timer->finish()) {
             report(*reading);
         }
-        if (job_) gather_job_figures(buckets->last_step(), static_cast<int>(buckets->bucket_count()));
+        if (job_) {
+            gather_job_figures(buckets->last_step(), static_cast<int>(buckets->bucket_count()));
+            if (record_.execution.dist) record_.execution.dist->allreduce_bytes = buckets->bytes();
+        }
         WeightsDigest digest;
         for (const at::Tensor& p : model->parameters()) {
             const at::Tensor d = p.detach().to(at::kDouble);

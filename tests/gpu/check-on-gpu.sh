@@ -109,6 +109,10 @@ echo "== te-bench run: te FP8 with block scaling ($preset preset; native block-s
 stage 150 "$bench" run --preset "$preset" --backend te --precision fp8 --recipe block --device cuda --no-store \
   --json "$out/block.json" 2>> "$out/compare.log" || status=1
 
+echo "== te-bench run --nproc 1 over NCCL after the same run without it ($preset preset, eager both): the machinery's own cost"
+stage 240 "$bench" run --preset "$preset" --device cuda --nproc 1 --dist-backend nccl --cuda-graph off --no-store \
+  --json "$out/nccl1.json" 2>> "$out/compare.log" || status=1
+
 echo "== PyTorch reference (Python), $preset preset, BF16, eager and torch.compile"
 stage 180 python3 bench/minigpt_reference.py --precision bf16 "${sizes[@]}" > "$out/pytorch-eager.json" 2>> "$out/compare.log" || status=1
 stage 240 python3 bench/minigpt_reference.py --precision bf16 --compile "${sizes[@]}" > "$out/pytorch-compile.json" 2>> "$out/compare.log" || status=1
@@ -193,6 +197,13 @@ def ratio(a, b):
     return a[0] / b[0] if a and b and a[0] and b[0] else None
 fp8g, bf16g = row("te fp8 graph"), row("te bf16 graph")
 eager_py, compile_py, torch_eager = row("pytorch-python eager"), row("pytorch-python torch.compile"), row("torch bf16 (baseline)")
+try:
+    plain, job = json.load(open(os.path.join(out, "nccl1.json")))
+    overhead = job["summary"]["mean_ms"] / plain["summary"]["mean_ms"] - 1
+    print(f"data parallel, 1 NCCL process vs none (eager): {100 * overhead:+.1f}% per step (target <= +3%)"
+          f"  {'met' if overhead <= 0.03 else 'MISSED'}")
+except Exception as e:
+    print("nccl1.json unreadable:", e)
 print("targets:")
 target("te FP8 + graph speedup over PyTorch (Python) eager BF16", ratio(eager_py, fp8g), 2.5)
 target("te FP8 + graph speedup over PyTorch (Python) torch.compile", ratio(compile_py, fp8g), 1.5)
