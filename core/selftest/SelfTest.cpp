@@ -602,8 +602,22 @@ void block_gemms(Checks& check) {
     }
 }
 
-// The epilogues as the TE modules use them at the seed shape (FusedOps: gemm_gelu, gemm_dgelu, wgrad_gemm):
-// fc1 forward with GELU_AUX_BIAS; fc2's dgrad with DGELU_BGRAD reading the weight as stored (b stored
+// d [m, n] = a · bᵀ in bfloat16 operands, each as stored (`transposed`: [k, m] / [k, n]).
+kernels::GemmArgs bf16_args(std::int64_t m, std::int64_t n, std::int64_t k, const at::Tensor& a, bool a_transposed,
+                            const at::Tensor& b, bool b_transposed, at::Tensor& d) {
+    kernels::GemmArgs g;
+    g.m = static_cast<std::size_t>(m);
+    g.n = static_cast<std::size_t>(n);
+    g.k = static_cast<std::size_t>(k);
+    g.a = {a.data_ptr(), kernels::GemmType::BFloat16, nullptr, a_transposed};
+    g.b = {b.data_ptr(), kernels::GemmType::BFloat16, nullptr, b_transposed};
+    g.d = d.data_ptr();
+    g.d_type = gemm_type(d.scalar_type());
+    return g;
+}
+
+// The epilogues as the TE modules use them at the seed shape (FusedOps: gemm_dgelu, wgrad_gemm; fc1's
+// GELU_AUX_BIAS is checked above): fc2's dgrad with DGELU_BGRAD reading the weight as stored (b stored
 // transposed); wgrad with both operands as stored and a float32 output with BGRADB's bias gradient.
 void module_epilogues(Checks& check) {
     const std::int64_t tokens = 3072, hidden = 768, ffn = 3072;
@@ -616,13 +630,7 @@ void module_epilogues(Checks& check) {
     check.attempt("gemm DGELU_BGRAD", gemm_shape(tokens, ffn, hidden), "bfloat16, b = the weight as stored", [&] {
         at::Tensor d = poisoned({tokens, ffn}, at::kBFloat16);
         at::Tensor dbias = poisoned({ffn}, at::kBFloat16);
-        kernels::GemmArgs g;
-        g.m = static_cast<std::size_t>(tokens);
-        g.n = static_cast<std::size_t>(ffn);
-        g.k = static_cast<std::size_t>(hidden);
-        g.a = {dy.data_ptr(), kernels::GemmType::BFloat16, nullptr, false};
-        g.b = {w2.data_ptr(), kernels::GemmType::BFloat16, nullptr, true};  // [hidden, ffn] = w2ᵀ stored transposed
-        g.d = d.data_ptr();
+        kernels::GemmArgs g = bf16_args(tokens, ffn, hidden, dy, false, w2, true, d);  // w2 [hidden, ffn] = w2ᵀ stored transposed
         g.epilogue = kernels::Epilogue::DGeluBGrad;
         g.aux = pre.data_ptr();
         g.aux_ld = static_cast<std::size_t>(ffn);
@@ -637,14 +645,7 @@ void module_epilogues(Checks& check) {
         const at::Tensor act = (at::randn({tokens, ffn}, cuda())).to(at::kBFloat16);
         at::Tensor dw = poisoned({hidden, ffn}, at::kFloat);
         at::Tensor db = poisoned({hidden}, at::kFloat);
-        kernels::GemmArgs g;
-        g.m = static_cast<std::size_t>(hidden);
-        g.n = static_cast<std::size_t>(ffn);
-        g.k = static_cast<std::size_t>(tokens);
-        g.a = {dy.data_ptr(), kernels::GemmType::BFloat16, nullptr, true};   // dyᵀ stored as dy
-        g.b = {act.data_ptr(), kernels::GemmType::BFloat16, nullptr, true};  // actᵀ stored as act
-        g.d = dw.data_ptr();
-        g.d_type = kernels::GemmType::Float32;
+        kernels::GemmArgs g = bf16_args(hidden, ffn, tokens, dy, true, act, true, dw);  // dyᵀ and actᵀ stored as dy and act
         g.epilogue = kernels::Epilogue::BGradB;
         g.bias_grad = db.data_ptr();
         run_gemm(g);
