@@ -19,26 +19,23 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& parameters, DistJob& job, std::size_t bucket_bytes)
     : job_(job) {
-    // Reverse order: the last layers' gradients come first in the backward.
+    // Reverse order: the last layers' gradients come first in the backward. A bucket holds one dtype on one
+    // device and at least one parameter; the next parameter that would take it past `bucket_bytes` opens a new one.
+    std::int64_t used = 0;  // elements in the last bucket
     for (auto it = parameters.rbegin(); it != parameters.rend(); ++it) {
         if (!it->requires_grad()) continue;
-        Slot slot;
-        slot.param = *it;
-        const std::size_t bytes = static_cast<std::size_t>(it->numel()) * it->element_size();
-        const bool fits = !buckets_.empty() && buckets_.back().flat.numel() > 0 &&
-                          params_[buckets_.back().members.front()].param.scalar_type() == it->scalar_type() &&
-                          params_[buckets_.back().members.front()].param.device() == it->device();
-        std::int64_t used = 0;
-        if (fits) {
-            for (const std::size_t m : buckets_.back().members) used += params_[m].param.numel();
-        }
-        if (!fits || static_cast<std::size_t>(used) * it->element_size() + bytes > bucket_bytes) {
-            buckets_.push_back(Bucket{});
-            buckets_.back().flat = at::empty({1}, it->options());  // sized below
+        const bool same_kind = !buckets_.empty() && params_[buckets_.back().members.front()].param.scalar_type() == it->scalar_type() &&
+                               params_[buckets_.back().members.front()].param.device() == it->device();
+        const std::size_t after = static_cast<std::size_t>(used + it->numel()) * it->element_size();
+        if (!same_kind || after > bucket_bytes) {
+            buckets_.emplace_back();
             used = 0;
         }
+        Slot slot;
+        slot.param = *it;
         slot.bucket = buckets_.size() - 1;
         slot.offset = used;
+        used += it->numel();
         buckets_.back().members.push_back(params_.size());
         params_.push_back(slot);
     }
