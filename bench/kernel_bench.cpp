@@ -107,6 +107,17 @@ int main(int argc, char** argv) {
                                            q_t.data_ptr(), kernels::Fp8Type::E4M3, amax.data_ptr<float>(), stream());
         });
         rows.push_back({"cast_transpose_to_fp8 bf16 -> E4M3", shape, ct, 4.0 * r * h / (ct * 1e6), "GB/s", bandwidth_target});
+        // Bytes as above plus the float32 bias gradient (the partial sums stay in L2 at these sizes).
+        at::Tensor dbias = at::empty({h}, cuda);
+        const std::size_t dbias_bytes = kernels::cast_transpose_dbias_workspace_bytes(r, h);
+        at::Tensor dbias_workspace = at::empty({static_cast<std::int64_t>(dbias_bytes)}, cuda.dtype(at::kByte));
+        const double ctb = time_ms([&] {
+            kernels::cast_transpose_dbias_to_fp8(x.data_ptr(), kernels::DType::BFloat16, r, h, scale.data_ptr<float>(), q.data_ptr(),
+                                                 q_t.data_ptr(), kernels::Fp8Type::E4M3, amax.data_ptr<float>(), dbias.data_ptr(),
+                                                 kernels::DType::Float32, dbias_workspace.data_ptr(), dbias_bytes, stream());
+        });
+        rows.push_back({"cast_transpose_dbias_to_fp8 bf16 -> E4M3", shape, ctb, (4.0 * r * h + 4.0 * h) / (ctb * 1e6), "GB/s",
+                        bandwidth_target});
     }
 
     const std::int64_t n = 4096;

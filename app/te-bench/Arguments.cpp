@@ -62,6 +62,10 @@ void add_fp8_flags(CLI::App* cmd, RunFlags& f) {
         ->type_name("N");
     cmd->add_option("--amax-algo", f.amax_algo, "max (over the history) | most_recent (default max)")->type_name("NAME");
     cmd->add_option("--margin", f.margin, "scale = fp8_max / 2^margin / amax; 0 to 64 (default 0)")->type_name("N");
+    cmd->add_option("--calibrate-first-step", f.calibrate_first_step,
+                    "with --recipe delayed: on: until the first scale update each cast takes the scale its own amax gives; "
+                    "off: scale 1, as Transformer Engine (default on)")
+        ->type_name("on|off");
     cmd->add_flag("--inspect-fp8", f.inspect_fp8,
                   "also record the fraction of saturated and underflowed elements per cast (slower)");
 }
@@ -98,6 +102,13 @@ RunConfig config_from_flags(const RunFlags& f) {
     if (!f.amax_history_len.empty()) c.fp8.amax_history_len = parse_int("--amax-history-len", f.amax_history_len);
     if (!f.amax_algo.empty()) c.fp8.algo = parse_amax_algo("--amax-algo", f.amax_algo);
     if (!f.margin.empty()) c.fp8.margin = parse_int("--margin", f.margin);
+    if (!f.calibrate_first_step.empty()) {
+        c.fp8.calibrate_first_step = parse_on_off("--calibrate-first-step", f.calibrate_first_step);
+        if (c.fp8.scaling != ScalingKind::Delayed) {
+            throw ConfigError("--calibrate-first-step goes with --recipe delayed (current and block scaling have no first-step "
+                              "scale to calibrate)");
+        }
+    }
     if (!f.cuda_graph.empty()) c.cuda_graph = parse_on_off("--cuda-graph", f.cuda_graph);
     c.inspect_fp8 = f.inspect_fp8;
     c.name = f.name;
@@ -147,7 +158,7 @@ SweepSpec sweep_from_flags(const RunFlags& f, const std::string& precisions) {
 
 void check_fp8_flags_apply(const RunFlags& f, const RunConfig& c) {
     if (f.fp8_flags_given() && c.precision != Precision::Fp8) {
-        throw ConfigError("--recipe/--fp8-format/--amax-history-len/--amax-algo/--margin: FP8 settings need --precision fp8 "
+        throw ConfigError("--recipe/--fp8-format/--amax-history-len/--amax-algo/--margin/--calibrate-first-step: FP8 settings need --precision fp8 "
                           "(with --backend te); this run is " + std::string(to_string(c.precision)));
     }
 }
@@ -224,6 +235,10 @@ void define_recipe_command(CLI::App& app, Commands& c) {
         ->type_name("L");
     c.recipe->add_option("--algo", c.replay_algo, "max | most_recent (default max)")->type_name("NAME");
     c.recipe->add_option("--margin", c.replay_margin, "0 to 64 (default 0)")->type_name("M");
+    c.recipe->add_option("--calibrate-first-step", c.replay_calibrate,
+                         "delayed: step 1 takes the scale its own amax gives instead of 1 (te-bench run's default); off: "
+                         "Transformer Engine's rule (default off)")
+        ->type_name("on|off");
     c.recipe->add_option("--amax", c.replay_amax, "comma-separated amax per step, e.g. 3.5,0,1e-40,inf,nan")
         ->type_name("LIST")
         ->required();

@@ -20,7 +20,8 @@ constexpr const char* kCommands = "info|run|compare|sweep|recipe|selftest|histor
 // Run settings as text, so every number is converted by core with a message naming the flag.
 struct RunFlags {
     std::string preset, device, backend, precision, layers, hidden, heads, seq, vocab, batch, warmup, iters, lr, seed, name;
-    std::string recipe, fp8_format, amax_history_len, amax_algo, margin, cuda_graph, repeat, block_scales;
+    std::string recipe, fp8_format, amax_history_len, amax_algo, margin, cuda_graph, repeat, block_scales,
+        calibrate_first_step;
     bool inspect_fp8 = false;
     std::string json_path, csv_path, fp8_csv_path;
     bool no_store = false;
@@ -30,7 +31,7 @@ struct RunFlags {
 
     bool fp8_flags_given() const {
         return !recipe.empty() || !fp8_format.empty() || !amax_history_len.empty() || !amax_algo.empty() || !margin.empty() ||
-               !block_scales.empty();
+               !block_scales.empty() || !calibrate_first_step.empty();
     }
 };
 
@@ -57,7 +58,8 @@ struct Commands {
     std::string sweep_precisions;
 
     CLI::App* recipe = nullptr;
-    std::string replay_recipe, replay_dtype, replay_history_len, replay_algo, replay_margin, replay_amax;
+    std::string replay_recipe, replay_dtype, replay_history_len, replay_algo, replay_margin, replay_amax,
+        replay_calibrate;
     bool replay_json = false;
 
     CLI::App* history_list = nullptr;

@@ -513,6 +513,10 @@ int run_recipe(const Commands& c) {
     if (!c.replay_history_len.empty()) replay.history_len = parse_int("--history-len", c.replay_history_len);
     if (!c.replay_algo.empty()) replay.algo = parse_amax_algo("--algo", c.replay_algo);
     if (!c.replay_margin.empty()) replay.margin = parse_int("--margin", c.replay_margin);
+    if (!c.replay_calibrate.empty()) {
+        replay.calibrate_first_step = parse_on_off("--calibrate-first-step", c.replay_calibrate);
+        if (replay.scaling != ScalingKind::Delayed) throw ConfigError("--calibrate-first-step goes with --recipe delayed");
+    }
     replay.amaxes = parse_amax_list("--amax", c.replay_amax);
     if (replay.scaling == ScalingKind::Block) {
         // Nothing to replay: a block's scale depends on that block alone, in this step alone.
@@ -521,7 +525,8 @@ int run_recipe(const Commands& c) {
     }
     validate(replay);
     const std::vector<RecipeReplayStep> steps =
-        replay_recipe(replay.scaling, replay.dtype, replay.history_len, replay.algo, replay.margin, replay.amaxes);
+        replay_recipe(replay.scaling, replay.dtype, replay.history_len, replay.algo, replay.margin, replay.amaxes,
+                      replay.calibrate_first_step);
     std::cout << (c.replay_json ? replay_json_text(replay, steps) : replay_table_text(replay, steps));
     return 0;
 }

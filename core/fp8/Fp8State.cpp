@@ -58,6 +58,8 @@ void Fp8Context::prepare(const Fp8Recipe& recipe, bool inspect, const c10::Devic
         bank.history = at::zeros({slots[b], recipe.amax_history_len}, float_on(device));
         bank.scale = at::ones({slots[b]}, float_on(device));
         bank.scale_inv = at::ones({slots[b]}, float_on(device));
+        for (at::Tensor& kept : bank.kept) kept = at::ones({slots[b]}, float_on(device));
+        bank.next_kept = 0;
         bank.counters = at::zeros({slots[b], 7}, float_on(device).dtype(at::kDouble));
         bank.last = at::zeros({slots[b], kStatisticsColumns}, float_on(device));
         bank.last.select(1, 1).fill_(1.0);
@@ -70,6 +72,7 @@ void Fp8Context::prepare(const Fp8Recipe& recipe, bool inspect, const c10::Devic
         rows.push_back(slots[0] + g * kBackwardSlotsPerGemm + 0);
     }
     statistics_rows_ = at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(device);
+    updates_[0] = updates_[1] = 0;
     prepared_ = true;
     ++generation_;
 }
@@ -87,6 +90,12 @@ void Fp8Context::check_prepared(const char* what) const {
 at::Tensor Fp8Context::scale(Fp8Pass pass, int slot) const {
     check_prepared("scale");
     return bank(pass).scale.select(0, slot);
+}
+
+Fp8Context::LiveScaleInv Fp8Context::live_scale_inv(Fp8Pass pass, int slot) const {
+    check_prepared("live_scale_inv");
+    const Bank& b = bank(pass);
+    return {b.scale_inv.select(0, slot), b.kept[b.next_kept].select(0, slot)};
 }
 
 void Fp8Context::record_amax(Fp8Pass pass, int slot, const at::Tensor& amax) {
@@ -155,10 +164,18 @@ void Fp8Context::update(Fp8Pass pass) {
         b.last.narrow(1, 2, kStatisticsColumns - 2).fill_(kNan);
     }
 
+    // What this pass's casts handed out as live scale_invs, kept for their later consumers before it changes.
+    b.kept[b.next_kept].copy_(b.scale_inv);
+    b.next_kept = 1 - b.next_kept;
     ops_->update_scaling(b.history, b.scale, b.scale_inv, recipe_, scale_numerator(fp8_max(dtype(pass)), recipe_.margin));
+    ++updates_[pass == Fp8Pass::Forward ? 0 : 1];
     if (pass == Fp8Pass::Forward) {
         ++generation_;
     }
+}
+
+bool Fp8Context::calibrating(Fp8Pass pass) const {
+    return recipe_.scaling == ScalingKind::Delayed && recipe_.calibrate_first_step && updates_[pass == Fp8Pass::Forward ? 0 : 1] == 0;
 }
 
 void Fp8Context::request_backward_update() {

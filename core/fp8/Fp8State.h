@@ -50,6 +50,17 @@ public:
 
     // What casts use (all float32 tensors on the state's device). scale() is a view into the state.
     at::Tensor scale(Fp8Pass pass, int slot) const;
+    // A delayed-scaling cast's scale_inv without a launch: `now`, a view of the slot's scale_inv, right until
+    // the pass's next update; `after_update`, where the same value is found after that update (which first
+    // copies the pass's scale_inv there, one launch per pass), for the GEMMs that run after it (the backward
+    // of a forward cast). Two such copies alternate from update to update, so a forward's values outlive
+    // one further forward pass before its backward (gradient accumulation), not two; a CUDA graph replays
+    // the copy with the step, into the buffer it captured.
+    struct LiveScaleInv {
+        at::Tensor now;
+        at::Tensor after_update;
+    };
+    LiveScaleInv live_scale_inv(Fp8Pass pass, int slot) const;
     void record_amax(Fp8Pass pass, int slot, const at::Tensor& amax);  // staging = max(staging, amax); NaN wins
     void set_scale(Fp8Pass pass, int slot, const at::Tensor& scale);   // current scaling: the scale just used
     void count(Fp8Pass pass, int slot, const at::Tensor& saturated, const at::Tensor& underflow, std::int64_t numel);
@@ -80,6 +91,10 @@ public:
     // Called from backward nodes: runs update(Backward) once when the whole backward pass has finished.
     void request_backward_update();
     std::uint64_t generation() const { return generation_; }
+    // True while the pass's casts calibrate their own scale (Fp8Recipe::calibrate_first_step): delayed
+    // scaling with calibration on, and no update of the pass since the state was (re)started. Known on the
+    // host, so deciding costs no device sync.
+    bool calibrating(Fp8Pass pass) const;
     std::uint64_t weight_casts() const { return weight_casts_; }
     void note_weight_cast() { ++weight_casts_; }
 
@@ -105,6 +120,8 @@ private:
         at::Tensor history;    // [slots, L]
         at::Tensor scale;      // [slots]
         at::Tensor scale_inv;  // [slots]
+        at::Tensor kept[2];    // [slots] each: scale_inv as it was before an update (live_scale_inv)
+        int next_kept = 0;     // the one the next update fills
         at::Tensor counters;   // [slots, 7] float64: saturated, underflow, elements cast, error, signal,
                                // current-scaling error, block-scaling error
         at::Tensor last;       // [slots, kStatisticsColumns]: the statistics columns, written by update()
@@ -123,6 +140,7 @@ private:
     Bank forward_;
     Bank backward_;
     std::uint64_t generation_ = 0;
+    std::uint64_t updates_[2] = {0, 0};  // per pass (forward, backward) since the state was (re)started
     std::uint64_t weight_casts_ = 0;
     std::atomic<bool> backward_update_queued_{false};
     double inspection_ms_ = 0;

@@ -16,9 +16,16 @@ struct Fp8Tensor {
                             // block scaling: one per block (BlockScaling.h), [rows / block rows, cols / 128]
     Fp8Dtype dtype = Fp8Dtype::E4M3;
     at::Tensor transposed_scale_inv;  // block scaling: the transposed copy's own block scales (else undefined)
+    // Set where scale_inv is a live view into the FP8 state (a delayed-scaling cast hands out the slot's
+    // scale_inv instead of launching a reciprocal): where the same value is found after the pass's next
+    // scale update (Fp8Context::live_scale_inv). Undefined where scale_inv is the cast's own tensor.
+    at::Tensor scale_inv_after_update;
 
     // The scales that go with `transposed`: its own under block scaling, else the tensor's.
     const at::Tensor& transposed_scale() const { return transposed_scale_inv.defined() ? transposed_scale_inv : scale_inv; }
+    // This tensor as a consumer after the pass's next scale update must hold it (the backward GEMMs of a
+    // forward cast): scale_inv replaced by where its value is then (no copy, no launch).
+    Fp8Tensor kept_past_update() const;
 
     at::Tensor dequantize() const;
 };

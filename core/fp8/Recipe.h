@@ -30,9 +30,14 @@ struct Fp8Recipe {
     // Block scaling: block scales rounded down to powers of two (Transformer Engine's default), or exact
     // float32 scales.
     bool block_power_of_two = true;
+    // Delayed scaling: until a pass's first scale update (no history yet), each cast uses the scale the update
+    // rule derives from that cast's own amax, instead of Transformer Engine's scale 1. Step 1 at scale 1
+    // quantizes weights of about 0.02 in E4M3's subnormals and most gradients to 0 in E5M2, and that one
+    // step moves a short run's loss curve by more than everything after it (docs/fp8.md, "The first step").
+    bool calibrate_first_step = false;
 
     static Fp8Recipe te_defaults() { return {}; }
-    static Fp8Recipe seed_defaults() { return {ScalingKind::Delayed, RecipeFormat::Hybrid, 16, AmaxAlgo::Max, 0, true}; }
+    static Fp8Recipe seed_defaults() { return {ScalingKind::Delayed, RecipeFormat::Hybrid, 16, AmaxAlgo::Max, 0, true, true}; }
 
     friend bool operator==(const Fp8Recipe&, const Fp8Recipe&) = default;
 };

@@ -50,6 +50,7 @@ std::string replay_json_text(const RecipeReplay& replay, const std::vector<Recip
     document["history_len"] = replay.history_len;
     document["algo"] = std::string(to_string(replay.algo));
     document["margin"] = replay.margin;
+    if (replay.calibrate_first_step) document["calibrate_first_step"] = true;
     Json rows = Json::array();
     for (const RecipeReplayStep& step : steps) {
         Json row;
@@ -92,6 +93,7 @@ std::string replay_table_text(const RecipeReplay& replay, const std::vector<Reci
         << ")";
     if (replay.scaling == ScalingKind::Delayed) {
         out << ", history " << replay.history_len << ", " << to_string(replay.algo) << ", margin " << replay.margin;
+        if (replay.calibrate_first_step) out << ", first step calibrated";
     }
     out << "\n" << render_text_table({"step", "amax", "scale used", "scale next", "history after (index 0 first)"}, rows);
     return out.str();

@@ -14,14 +14,15 @@ struct RecipeReplay {
     int history_len = 16;
     AmaxAlgo algo = AmaxAlgo::Max;
     int margin = 0;
+    bool calibrate_first_step = false;  // delayed scaling only
     std::vector<float> amaxes;
 };
 
 // Throws ConfigError naming the playground's flags (--history-len, --margin) when a setting is out of range.
 void validate(const RecipeReplay& replay);
 
-// The JSON contract of FP8_RECIPE.md ("recipe", "dtype", "history_len", "algo", "margin", "steps"), keys
-// in that order. Float32 values print as the exact decimal of the float (so a float64 reader sees the
+// The JSON contract of docs/fp8.md ("recipe", "dtype", "history_len", "algo", "margin", then
+// "calibrate_first_step": true only when set, "steps"), keys in that order. Float32 values print as the exact decimal of the float (so a float64 reader sees the
 // very value the slot holds); non-finite ones as "inf", "-inf", "nan".
 std::string replay_json_text(const RecipeReplay& replay, const std::vector<RecipeReplayStep>& steps);
 // A table for people: step, amax, scale used, scale next, the history (shortened when long).

@@ -97,7 +97,7 @@ std::vector<float> parse_amax_list(std::string_view flag, std::string_view text)
 }
 
 std::vector<RecipeReplayStep> replay_recipe(ScalingKind scaling, Fp8Dtype dtype, int history_len, AmaxAlgo algo, int margin,
-                                            const std::vector<float>& amaxes) {
+                                            const std::vector<float>& amaxes, bool calibrate_first_step) {
     const float max = fp8_max(dtype);
     SlotScaleState slot(history_len);
     std::vector<RecipeReplayStep> steps;
@@ -109,6 +109,7 @@ std::vector<RecipeReplayStep> replay_recipe(ScalingKind scaling, Fp8Dtype dtype,
             step.scale_used = current_scale(amaxes[i], max);
             step.scale_next = step.scale_used;
         } else {
+            if (calibrate_first_step && i == 0) slot.scale = current_scale(amaxes[i], scale_numerator(max, margin));
             step.scale_used = slot.scale;
             slot.history[0] = amaxes[i];
             update_delayed(slot, max, algo, margin);

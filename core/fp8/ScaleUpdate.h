@@ -45,7 +45,9 @@ struct RecipeReplayStep {
 // nan. Throws ConfigError naming `flag`, the item's position and text, and what is allowed.
 std::vector<float> parse_amax_list(std::string_view flag, std::string_view text);
 
+// With `calibrate_first_step` (delayed scaling), step 1 uses the scale its own amax gives under the rule
+// (Fp8Recipe::calibrate_first_step) instead of 1; the history and every later step follow the same rule.
 std::vector<RecipeReplayStep> replay_recipe(ScalingKind scaling, Fp8Dtype dtype, int history_len, AmaxAlgo algo, int margin,
-                                            const std::vector<float>& amaxes);
+                                            const std::vector<float>& amaxes, bool calibrate_first_step = false);
 
 }  // namespace tewb

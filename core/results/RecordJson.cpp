@@ -212,6 +212,8 @@ RunConfig read_config(const Reader& r) {
         c.fp8.algo = f.choice("amax_algo", parse_amax_algo);
         c.fp8.margin = static_cast<int>(f.integer("margin", 0, Fp8Recipe::kMaxMargin));
         c.fp8.block_power_of_two = !f.has("block_power_of_two") || f.boolean("block_power_of_two");
+        // Records from before the option ran their first step at scale 1.
+        c.fp8.calibrate_first_step = f.has("calibrate_first_step") && f.boolean("calibrate_first_step");
         c.inspect_fp8 = f.has("inspect") && f.boolean("inspect");
     }
     if (r.has("dist")) {
@@ -439,6 +441,7 @@ json to_json(const RunConfig& c) {
                           {"amax_algo", std::string(to_string(c.fp8.algo))},
                           {"margin", c.fp8.margin},
                           {"block_power_of_two", c.fp8.block_power_of_two},
+                          {"calibrate_first_step", c.fp8.calibrate_first_step},
                           {"inspect", c.inspect_fp8}};
     }
     if (c.dist.enabled()) {

@@ -63,6 +63,7 @@ std::vector<std::string> command_arguments_for(const RunConfig& c) {
         add("--amax-algo", std::string(to_string(c.fp8.algo)));
         add("--margin", std::to_string(c.fp8.margin));
         if (c.fp8.scaling == ScalingKind::Block) add("--block-scales", c.fp8.block_power_of_two ? "pow2" : "exact");
+        if (c.fp8.scaling == ScalingKind::Delayed) add("--calibrate-first-step", c.fp8.calibrate_first_step ? "on" : "off");
         if (c.inspect_fp8) a.push_back("--inspect-fp8");
     }
     if (c.dist.enabled()) {

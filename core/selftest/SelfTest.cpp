@@ -189,6 +189,26 @@ void casts(Checks& check) {
                         check.exact("cast_transpose_to_fp8", "out" + suffix, shape, dtype, both, want);
                         check.exact("cast_transpose_to_fp8", "out_t" + suffix, shape, dtype, both_t, want.t().contiguous());
                         if (!saturating) check.amax("cast_transpose_to_fp8", shape, dtype, amax, want_amax, 0.0);
+
+                        // The same cast with the column sums (a bias gradient) from the same read of x.
+                        at::Tensor dq = poisoned_fp8({rows, cols});
+                        at::Tensor dq_t = poisoned_fp8({cols, rows});
+                        at::Tensor dbias = poisoned({cols}, at::kFloat);
+                        const std::size_t bytes =
+                            kernels::cast_transpose_dbias_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+                        at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+                        amax.zero_();
+                        kernels::cast_transpose_dbias_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(rows),
+                                                             static_cast<std::size_t>(cols), scale_t.data_ptr<float>(), dq.data_ptr(),
+                                                             dq_t.data_ptr(), type, amax.data_ptr<float>(), dbias.data_ptr(),
+                                                             kernels::DType::Float32, workspace.data_ptr(), bytes, stream());
+                        check.exact("cast_transpose_dbias_to_fp8", "out" + suffix, shape, dtype, dq, want);
+                        check.exact("cast_transpose_dbias_to_fp8", "out_t" + suffix, shape, dtype, dq_t, want.t().contiguous());
+                        if (!saturating) {
+                            check.amax("cast_transpose_dbias_to_fp8", shape, dtype, amax, want_amax, 0.0);
+                            check.relative("cast_transpose_dbias_to_fp8", "dbias", shape, dtype, dbias,
+                                           x.to(at::kDouble).sum(0).to(at::kFloat), kFloat32Bound);
+                        }
                     }
                 });
             }

@@ -362,6 +362,7 @@ std::string implementation_text(const RunConfig& c, const TeOps& ops) {
             }
             if (c.fp8.scaling == ScalingKind::Delayed) {
                 out << ", history " << c.fp8.amax_history_len << ", " << to_string(c.fp8.algo) << ", margin " << c.fp8.margin;
+                if (c.fp8.calibrate_first_step) out << ", first step calibrated";
             }
             out << ")" << (c.device == DeviceKind::Cuda ? ", bf16 autocast" : ", fp32 elsewhere");
             return out.str();

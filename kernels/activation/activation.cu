@@ -8,6 +8,7 @@
 #include "activation/activation_launch.h"
 #include "cast/cast_launch.h"
 #include "common/check.h"
+#include "common/column_sum.h"
 #include "common/elementwise.cuh"
 
 namespace tewb::kernels::detail {
@@ -75,14 +76,6 @@ __global__ void gelu_backward_kernel(const void* __restrict__ dy, const void* __
     if (q != nullptr) combine_block_amax(local, amax);
 }
 
-__global__ void column_sum_kernel(const float* __restrict__ partial, int cols, int chunks, void* out, DType out_dtype) {
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= cols) return;
-    float sum = 0.0f;
-    for (int k = 0; k < chunks; ++k) sum += partial[static_cast<std::size_t>(k) * cols + c];
-    store(out, out_dtype, c, sum);
-}
-
 }  // namespace
 
 int gelu_backward_chunks(std::size_t rows) {
@@ -113,10 +106,7 @@ void launch_gelu_backward(const void* dy, const void* x, DType dtype, std::size_
         fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr, fp8 != nullptr ? fp8->scale : nullptr,
         fp8 != nullptr ? fp8->type : Fp8Type::E4M3, fp8 != nullptr ? fp8->amax : nullptr, partial);
     check_last_launch(call);
-    if (dbias != nullptr) {
-        column_sum_kernel<<<column_blocks, kThreads, 0, stream>>>(partial, static_cast<int>(cols), chunks, dbias, dbias_dtype);
-        check_last_launch(call);
-    }
+    if (dbias != nullptr) launch_column_sum(partial, chunks, cols, dbias, dbias_dtype, stream, call);
 }
 
 }  // namespace tewb::kernels::detail

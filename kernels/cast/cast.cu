@@ -1,6 +1,7 @@
-// FP8 casts with amax, cast + transpose, transpose. Bytes: the input read once, each output written once;
-// the floor is copy bandwidth. Cast + transpose has a vectorised kernel for aligned shapes (rows a
-// multiple of 8, cols of 16 / sizeof(x)) and a plain byte-wise one for the rest. The conversion is CUDA's own float-to-FP8 (round to nearest even,
+// FP8 casts with amax, cast + transpose (optionally with the column sums of x: a bias gradient), transpose.
+// Bytes: the input read once, each output written once; the floor is copy bandwidth. Cast + transpose has
+// a vectorised kernel for aligned shapes (rows a multiple of 8, cols of 16 / sizeof(x)) and a plain
+// byte-wise one for the rest. The conversion is CUDA's own float-to-FP8 (round to nearest even,
 // saturating finite), on the device and, for the host reference, on the host.
 #include <algorithm>
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "cast/cast_launch.h"
 #include "common/check.h"
+#include "common/column_sum.h"
 #include "common/elementwise.cuh"
 
 namespace tewb::kernels::detail {
@@ -19,6 +21,9 @@ constexpr int kMaxBlocks = 4096;
 constexpr int kTile = 32;
 constexpr int kTileRows = 8;  // a 32 x 8 block walks a 32 x 32 tile
 constexpr int kMaxGridY = 65535;
+// With dbias, the tile rows of x are walked by at most this many blocks per column tile, each leaving one
+// row of partial column sums: a small second stage (64 x cols floats) and still hundreds of blocks.
+constexpr int kDbiasMaxChunks = 64;
 
 template <typename T>
 __global__ void cast_kernel(const T* __restrict__ x, std::size_t n, const float* __restrict__ scale, std::uint8_t* __restrict__ out,
@@ -34,13 +39,15 @@ __global__ void cast_kernel(const T* __restrict__ x, std::size_t n, const float*
     combine_block_amax(local, amax);
 }
 
-template <typename T>
+// kDbias: also the column sums of x over the rows this block walks, into partial[blockIdx.y, :].
+template <typename T, bool kDbias>
 __global__ void cast_transpose_kernel(const T* __restrict__ x, int rows, int cols, const float* __restrict__ scale,
                                       std::uint8_t* __restrict__ out, std::uint8_t* __restrict__ out_t, Fp8Type type,
-                                      float* amax) {
+                                      float* amax, float* __restrict__ partial) {
     __shared__ std::uint8_t tile[kTile][kTile + 1];
     const float s = *scale;
     unsigned local = 0;
+    float column_sum = 0.0f;
     const int tile_rows = (rows + kTile - 1) / kTile;
     const int c = blockIdx.x * kTile + threadIdx.x;
     for (int tile_row = blockIdx.y; tile_row < tile_rows; tile_row += gridDim.y) {
@@ -51,6 +58,7 @@ __global__ void cast_transpose_kernel(const T* __restrict__ x, int rows, int col
                 const std::size_t at = static_cast<std::size_t>(r) * cols + c;
                 const float v = to_float(x[at]);
                 local = max(local, abs_bits(v));
+                if constexpr (kDbias) column_sum += v;
                 const std::uint8_t q = fp8_from_float(v * s, type);
                 out[at] = q;
                 tile[j][threadIdx.x] = q;
@@ -64,6 +72,17 @@ __global__ void cast_transpose_kernel(const T* __restrict__ x, int rows, int col
         }
         __syncthreads();
     }
+    if constexpr (kDbias) {
+        __shared__ float column_sums[kTileRows][kTile];
+        column_sums[threadIdx.y][threadIdx.x] = column_sum;
+        __syncthreads();
+        if (threadIdx.y == 0 && c < cols) {
+            float sum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < kTileRows; ++j) sum += column_sums[j][threadIdx.x];
+            partial[static_cast<std::size_t>(blockIdx.y) * cols + c] = sum;
+        }
+    }
     combine_block_amax(local, amax);
 }
 
@@ -73,16 +92,18 @@ __global__ void cast_transpose_kernel(const T* __restrict__ x, int rows, int col
 constexpr int kWideTile = 64;
 constexpr int kWideThreads = 256;
 
-template <typename T>
+template <typename T, bool kDbias>
 __global__ void __launch_bounds__(kWideThreads)
     cast_transpose_wide_kernel(const T* __restrict__ x, int rows, int cols, const float* __restrict__ scale,
-                               std::uint8_t* __restrict__ out, std::uint8_t* __restrict__ out_t, Fp8Type type, float* amax) {
+                               std::uint8_t* __restrict__ out, std::uint8_t* __restrict__ out_t, Fp8Type type, float* amax,
+                               float* __restrict__ partial) {
     constexpr int W = 16 / static_cast<int>(sizeof(T));
     constexpr int kVecsPerRow = kWideTile / W;
     constexpr int kRowsPerPass = kWideThreads / kVecsPerRow;
     __shared__ std::uint8_t tile[kWideTile][kWideTile + 8];  // + 8: rows start on different banks
     const float s = *scale;
     unsigned local = 0;
+    float sums[W] = {};  // kDbias: this thread's W columns, summed over the rows it reads
     const int vec = threadIdx.x % kVecsPerRow;
     const int c = blockIdx.x * kWideTile + vec * W;
     const int tile_rows = (rows + kWideTile - 1) / kWideTile;
@@ -101,6 +122,7 @@ __global__ void __launch_bounds__(kWideThreads)
                 for (int i = 0; i < W; ++i) {
                     const float f = to_float(v[i]);
                     local = max(local, abs_bits(f));
+                    if constexpr (kDbias) sums[i] += f;
                     q[i] = fp8_from_float(f * s, type);
                     tile[j][vec * W + i] = q[i];
                 }
@@ -128,6 +150,19 @@ __global__ void __launch_bounds__(kWideThreads)
             }
         }
         __syncthreads();
+    }
+    if constexpr (kDbias) {
+        __shared__ float column_sums[kRowsPerPass][kWideTile];
+        const int group = static_cast<int>(threadIdx.x) / kVecsPerRow;
+#pragma unroll
+        for (int i = 0; i < W; ++i) column_sums[group][vec * W + i] = sums[i];
+        __syncthreads();
+        const int col = blockIdx.x * kWideTile + static_cast<int>(threadIdx.x);
+        if (threadIdx.x < kWideTile && col < cols) {
+            float sum = 0.0f;
+            for (int g = 0; g < kRowsPerPass; ++g) sum += column_sums[g][threadIdx.x];
+            partial[static_cast<std::size_t>(blockIdx.y) * cols + col] = sum;
+        }
     }
     combine_block_amax(local, amax);
 }
@@ -214,24 +249,30 @@ bool aligned(const void* p, std::size_t bytes) {
     return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
+// Launches the cast + transpose and returns its grid's y extent (the rows of `partial` written when not null).
 template <typename T>
-void cast_transpose_typed(const void* x, std::size_t rows, std::size_t cols, const float* scale, void* out, void* out_t,
-                          Fp8Type type, float* amax, cudaStream_t stream) {
+unsigned cast_transpose_typed(const void* x, std::size_t rows, std::size_t cols, const float* scale, void* out, void* out_t,
+                              Fp8Type type, float* amax, float* partial, cudaStream_t stream) {
     constexpr std::size_t W = 16 / sizeof(T);
+    const std::size_t max_y = partial != nullptr ? kDbiasMaxChunks : kMaxGridY;
+    const auto launch = [&](auto kernel, dim3 grid, dim3 block) {
+        kernel<<<grid, block, 0, stream>>>(static_cast<const T*>(x), static_cast<int>(rows), static_cast<int>(cols), scale,
+                                           static_cast<std::uint8_t*>(out), static_cast<std::uint8_t*>(out_t), type, amax, partial);
+        return grid.y;
+    };
     if constexpr (sizeof(T) != 2 || std::is_same_v<T, __nv_bfloat16>) {
         const bool fits = rows % 8 == 0 && cols % W == 0 && aligned(x, 16) && aligned(out, W) && aligned(out_t, 8);
         if (fits) {
             const dim3 grid(static_cast<unsigned>((cols + kWideTile - 1) / kWideTile),
-                            static_cast<unsigned>(std::min<std::size_t>((rows + kWideTile - 1) / kWideTile, kMaxGridY)));
-            cast_transpose_wide_kernel<T><<<grid, kWideThreads, 0, stream>>>(
-                static_cast<const T*>(x), static_cast<int>(rows), static_cast<int>(cols), scale, static_cast<std::uint8_t*>(out),
-                static_cast<std::uint8_t*>(out_t), type, amax);
-            return;
+                            static_cast<unsigned>(std::min<std::size_t>((rows + kWideTile - 1) / kWideTile, max_y)));
+            return partial != nullptr ? launch(cast_transpose_wide_kernel<T, true>, grid, dim3(kWideThreads))
+                                      : launch(cast_transpose_wide_kernel<T, false>, grid, dim3(kWideThreads));
         }
     }
-    cast_transpose_kernel<T><<<tile_grid(rows, cols), dim3(kTile, kTileRows), 0, stream>>>(
-        static_cast<const T*>(x), static_cast<int>(rows), static_cast<int>(cols), scale, static_cast<std::uint8_t*>(out),
-        static_cast<std::uint8_t*>(out_t), type, amax);
+    const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile),
+                    static_cast<unsigned>(std::min<std::size_t>((rows + kTile - 1) / kTile, max_y)));
+    return partial != nullptr ? launch(cast_transpose_kernel<T, true>, grid, dim3(kTile, kTileRows))
+                              : launch(cast_transpose_kernel<T, false>, grid, dim3(kTile, kTileRows));
 }
 
 template <typename E>
@@ -252,14 +293,39 @@ void launch_cast(const void* x, DType dtype, std::size_t n, const float* scale, 
     check_last_launch("tewb::kernels::cast_to_fp8");
 }
 
+int cast_transpose_dbias_chunks(std::size_t rows) {
+    return static_cast<int>(std::clamp<std::size_t>((rows + kTile - 1) / kTile, 1, kDbiasMaxChunks));
+}
+
+namespace {
+
+unsigned cast_transpose_any(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
+                            void* out_t, Fp8Type type, float* amax, float* partial, cudaStream_t stream) {
+    switch (dtype) {
+        case DType::Float32: return cast_transpose_typed<float>(x, rows, cols, scale, out, out_t, type, amax, partial, stream);
+        case DType::BFloat16:
+            return cast_transpose_typed<__nv_bfloat16>(x, rows, cols, scale, out, out_t, type, amax, partial, stream);
+        case DType::Float16: return cast_transpose_typed<__half>(x, rows, cols, scale, out, out_t, type, amax, partial, stream);
+    }
+    return 0;
+}
+
+}  // namespace
+
 void launch_cast_transpose(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
                            void* out_t, Fp8Type type, float* amax, cudaStream_t stream) {
-    switch (dtype) {
-        case DType::Float32: cast_transpose_typed<float>(x, rows, cols, scale, out, out_t, type, amax, stream); break;
-        case DType::BFloat16: cast_transpose_typed<__nv_bfloat16>(x, rows, cols, scale, out, out_t, type, amax, stream); break;
-        case DType::Float16: cast_transpose_typed<__half>(x, rows, cols, scale, out, out_t, type, amax, stream); break;
-    }
+    cast_transpose_any(x, dtype, rows, cols, scale, out, out_t, type, amax, nullptr, stream);
     check_last_launch("tewb::kernels::cast_transpose_to_fp8");
+}
+
+void launch_cast_transpose_dbias(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
+                                 void* out_t, Fp8Type type, float* amax, void* dbias, DType dbias_dtype, void* workspace,
+                                 cudaStream_t stream) {
+    constexpr const char* call = "tewb::kernels::cast_transpose_dbias_to_fp8";
+    auto* partial = static_cast<float*>(workspace);
+    const unsigned chunks = cast_transpose_any(x, dtype, rows, cols, scale, out, out_t, type, amax, partial, stream);
+    check_last_launch(call);
+    launch_column_sum(partial, static_cast<int>(chunks), cols, dbias, dbias_dtype, stream, call);
 }
 
 void launch_block_cast(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,

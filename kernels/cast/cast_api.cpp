@@ -47,6 +47,33 @@ void cast_transpose_to_fp8(const void* x, DType dtype, std::size_t rows, std::si
     detail::launch_cast_transpose(x, dtype, rows, cols, scale, out, out_t, out_type, amax, stream);
 }
 
+std::size_t cast_transpose_dbias_workspace_bytes(std::size_t rows, std::size_t cols) {
+    return static_cast<std::size_t>(detail::cast_transpose_dbias_chunks(rows)) * cols * sizeof(float);
+}
+
+void cast_transpose_dbias_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
+                                 void* out_t, Fp8Type out_type, float* amax, void* dbias, DType dbias_dtype, void* workspace,
+                                 std::size_t workspace_bytes, cudaStream_t stream) {
+    constexpr const char* call = "tewb::kernels::cast_transpose_dbias_to_fp8";
+    check_fp8_outputs(call, scale, out_type, amax);
+    detail::check_dims(call, rows, cols);
+    detail::check_float_or_bf16(call, dbias_dtype, "dbias");
+    if (rows == 0 || cols == 0) return;
+    check_input(call, x, dtype);
+    detail::check_buffer(call, out, "out", 1);
+    detail::check_buffer(call, out_t, "out_t", 1);
+    if (out == out_t) detail::fail(call, "out and out_t are the same buffer");
+    detail::check_buffer(call, dbias, "dbias", element_size(dbias_dtype));
+    const std::size_t needed = cast_transpose_dbias_workspace_bytes(rows, cols);
+    if (workspace_bytes < needed) {
+        detail::fail(call, "workspace of " + std::to_string(workspace_bytes) + " bytes; needed: " + std::to_string(needed) +
+                               " (cast_transpose_dbias_workspace_bytes)");
+    }
+    detail::check_buffer(call, workspace, "workspace", alignof(float));
+    detail::launch_cast_transpose_dbias(x, dtype, rows, cols, scale, out, out_t, out_type, amax, dbias, dbias_dtype, workspace,
+                                        stream);
+}
+
 void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
                        void* out, float* scale_inv, Fp8Type out_type, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::block_cast_to_fp8";

@@ -13,6 +13,11 @@ void launch_cast(const void* x, DType dtype, std::size_t n, const float* scale, 
                  cudaStream_t stream);
 void launch_cast_transpose(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
                            void* out_t, Fp8Type type, float* amax, cudaStream_t stream);
+// Rows of partial column sums cast_transpose_dbias writes (its workspace holds chunks * cols floats).
+int cast_transpose_dbias_chunks(std::size_t rows);
+void launch_cast_transpose_dbias(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
+                                 void* out_t, Fp8Type type, float* amax, void* dbias, DType dbias_dtype, void* workspace,
+                                 cudaStream_t stream);
 void launch_block_cast(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
                        void* out, float* scale_inv, Fp8Type type, cudaStream_t stream);
 void launch_transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out,

@@ -87,6 +87,15 @@ private Q_SLOTS:
                                       << "--amax-algo 'mean': unknown value; allowed: max|most_recent";
         QTest::newRow("unknown recipe") << te_fp8 + QStringList{"--recipe", "dynamic"}
                                         << "--recipe 'dynamic': unknown value; allowed: delayed|current";
+        QTest::newRow("calibrate yes") << te_fp8 + QStringList{"--calibrate-first-step", "yes"}
+                                       << "--calibrate-first-step 'yes': unknown value; allowed: on|off";
+        QTest::newRow("calibrate with current") << te_fp8 + QStringList{"--recipe", "current", "--calibrate-first-step", "on"}
+                                                << "--calibrate-first-step goes with --recipe delayed";
+        QTest::newRow("calibrate without fp8") << QStringList{"run", "--calibrate-first-step", "off"}
+                                               << "FP8 settings need --precision fp8";
+        QTest::newRow("playground calibrate current") << QStringList{"recipe", "--recipe", "current", "--amax", "1",
+                                                                     "--calibrate-first-step", "on"}
+                                                      << "--calibrate-first-step goes with --recipe delayed";
         QTest::newRow("recipe without fp8") << QStringList{"run", "--backend", "te", "--precision", "bf16", "--amax-algo", "max"}
                                             << "FP8 settings need --precision fp8";
         QTest::newRow("inspect without fp8") << QStringList{"run", "--inspect-fp8"} << "--inspect-fp8";
@@ -274,6 +283,18 @@ private Q_SLOTS:
         QCOMPARE(c["steps"][2]["scale_used"].get<double>(), static_cast<double>(std::numeric_limits<float>::max()));
         QVERIFY(c["steps"][0]["history"].empty());
 
+        // A calibrated first step: step 1 takes the scale its own amax gives (margin included), the rest follows.
+        const Result calibrated = bench({"recipe", "--history-len", "4", "--margin", "1", "--amax", "3.5,7",
+                                         "--calibrate-first-step", "on", "--json"});
+        QCOMPARE(calibrated.exit_code, 0);
+        const json k = read_json_text(calibrated.out);
+        QVERIFY(k["calibrate_first_step"].get<bool>());
+        QCOMPARE(k["steps"][0]["scale_used"].get<double>(), 64.0);  // (448 / 2) / 3.5
+        QCOMPARE(k["steps"][0]["scale_next"].get<double>(), 64.0);
+        QCOMPARE(k["steps"][1]["scale_used"].get<double>(), 64.0);
+        QCOMPARE(k["steps"][1]["scale_next"].get<double>(), 32.0);
+        QVERIFY(j.find("calibrate_first_step") == j.end());  // the contract's keys are unchanged without it
+
         const Result table = bench({"recipe", "--amax", "3.5,0"});
         QCOMPARE(table.exit_code, 0);
         QVERIFY2(table.out.contains(QStringLiteral("scale used")) && table.out.contains(QStringLiteral("128")), qPrintable(table.out));
@@ -294,6 +315,7 @@ private Q_SLOTS:
         QCOMPARE(fp8["amax_history_len"].get<int>(), 4);
         QCOMPARE(fp8["amax_algo"].get<std::string>(), std::string("most_recent"));
         QCOMPARE(fp8["margin"].get<int>(), 1);
+        QCOMPARE(fp8["calibrate_first_step"].get<bool>(), true);  // te-bench run's default
         QCOMPARE(fp8["inspect"].get<bool>(), true);
         QVERIFY(record["execution"]["fp8_emulated"].get<bool>());
         const std::size_t slots = record["fp8_slots"].size();

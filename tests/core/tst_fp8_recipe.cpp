@@ -227,6 +227,7 @@ private Q_SLOTS:
         QFETCH(int, format);
         Fp8Recipe recipe = Fp8Recipe::seed_defaults();
         recipe.format = static_cast<RecipeFormat>(format);
+        recipe.calibrate_first_step = false;  // Transformer Engine's first step: scale 1
         const auto context = one_gemm_context(recipe, /*inspect=*/true);
         const TeOps& ops = reference_ops();
         at::manual_seed(3);
@@ -269,6 +270,52 @@ private Q_SLOTS:
             QCOMPARE(stats[row][2].item<float>(), 4.0f / (64 * 48 + 7));  // 4 of the elements saturated
             QVERIFY(stats[row][3].item<float>() >= 0.0f);
         }
+    }
+
+    // Calibration: until its pass's first update a cast takes the scale the rule gives its own amax (margin
+    // included) and leaves it in the slot; after the update the slot's delayed scale rules again.
+    void firstStepCalibratesWhenAsked() {
+        Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+        recipe.margin = 1;
+        QVERIFY(recipe.calibrate_first_step);
+        const auto context = one_gemm_context(recipe);
+        const TeOps& ops = reference_ops();
+        const Fp8Quantizer forward{context, Fp8Pass::Forward, 0};
+        const Fp8Quantizer backward{context, Fp8Pass::Backward, 0};
+        QVERIFY(context->calibrating(Fp8Pass::Forward));
+        QVERIFY(context->calibrating(Fp8Pass::Backward));
+        const at::Tensor x = at::full({4, 8}, 0.5f);
+        const Fp8Tensor first = ops.quantize(x, forward, false);
+        QCOMPARE(first.scale_inv.item<float>(), 1.0f / (224.0f / 0.5f));  // (448 / 2^1) / 0.5
+        QCOMPARE(context->scale(Fp8Pass::Forward, 0).item<float>(), 448.0f);
+        context->update(Fp8Pass::Forward);
+        QVERIFY(!context->calibrating(Fp8Pass::Forward));
+        QVERIFY(context->calibrating(Fp8Pass::Backward));  // each pass calibrates until its own first update
+        QCOMPARE(context->statistics()[0][1].item<float>(), 448.0f);  // the scale step 1 used
+
+        // Step 2: a tensor twice as large is cast with the delayed scale, not its own.
+        const Fp8Tensor second = ops.quantize(x * 2, forward, false);
+        QCOMPARE(second.scale_inv.item<float>(), 1.0f / 448.0f);
+        QCOMPARE(second.dequantize()[0][0].item<float>(), 1.0f);  // 1.0 · 448 is E4M3's largest value: it still fits
+
+        // The backward pass calibrates with its own format (E5M2 under HYBRID).
+        const Fp8Tensor grad = ops.quantize(x * 1e-4, backward, false);
+        QCOMPARE(grad.scale_inv.item<float>(), 1.0f / ((57344.0f / 2) / (0.5f * 1e-4f)));
+
+        // A new history length starts the state again, calibration included; other recipes never calibrate.
+        Fp8Recipe longer = recipe;
+        longer.amax_history_len = 32;
+        context->prepare(longer, false, at::kCPU, reference_state_ops());
+        QVERIFY(context->calibrating(Fp8Pass::Forward));
+        for (const ScalingKind other : {ScalingKind::Current, ScalingKind::Block}) {
+            Fp8Recipe r = longer;
+            r.scaling = other;
+            context->prepare(r, false, at::kCPU, reference_state_ops());
+            QVERIFY(!context->calibrating(Fp8Pass::Forward));
+        }
+        longer.calibrate_first_step = false;
+        context->prepare(longer, false, at::kCPU, reference_state_ops());
+        QVERIFY(!context->calibrating(Fp8Pass::Forward));
     }
 
     void scaleUsedIsTheDelayedOne() {

@@ -127,6 +127,10 @@ public:
         ++fused["gelu_backward_quantize"];
         return TeOps::gelu_backward_quantize(dy, x, q);
     }
+    Fp8GradWithBias quantize_dbias(const at::Tensor& dy, const Fp8Quantizer& q) const override {
+        ++fused["quantize_dbias"];
+        return TeOps::quantize_dbias(dy, q);
+    }
     GeluGemmResult gemm_gelu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at::ScalarType t) const override {
         ++fused["gemm_gelu"];
         return TeOps::gemm_gelu(x, w, b, t);
@@ -365,6 +369,52 @@ private Q_SLOTS:
         QVERIFY(relative_error(y8, yr) > 1e-4);  // it really ran in FP8
     }
 
+    // The forward's scale update runs between a forward cast and the backward GEMMs that use it: those
+    // must use the scale_inv the cast used, not the new one. Step 2's input is 16 times smaller, so its
+    // update (most_recent) makes the input scale 16 times larger; a backward reading the live scale_inv
+    // would give a weight gradient 16 times too small. Also with a second forward before the backward.
+    void fp8BackwardUsesTheScalesItsForwardCastWith() {
+        Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+        recipe.amax_history_len = 1;
+        recipe.algo = AmaxAlgo::MostRecent;
+        const Fp8ScopeSettings settings{recipe, false};
+        ParameterInit init(3);
+        Linear linear("linear", {64, 32, true, 0.02}, init);
+        const at::Tensor x = at::randn({48, 64});
+        const at::Tensor dy = at::randn({48, 32});
+        const auto fp8_forward = [&](const at::Tensor& input) {
+            const Fp8Scope scope(true, settings);
+            return linear.forward(input);
+        };
+        const auto reference_grads = [&](const at::Tensor& input) {
+            zero_grads(linear);
+            linear.forward(input).backward(dy);  // FP32: no scope
+            return std::pair{linear.weight().grad().clone(), linear.bias().grad().clone()};
+        };
+        fp8_forward(x).backward(dy);  // step 1 calibrates the scales to x
+        const at::Tensor small = x / 16;
+        zero_grads(linear);
+        fp8_forward(small).backward(dy);
+        const at::Tensor dw8 = linear.weight().grad().clone();
+        const at::Tensor db8 = linear.bias().grad().clone();
+        const auto [dw, db] = reference_grads(small);
+        CHECK_CLOSE(dw8, dw, kFp8BackwardBound);
+        CHECK_CLOSE(db8, db, kFp8BackwardBound);
+
+        // Two forwards, then both backwards (gradient accumulation): each keeps its own scales.
+        zero_grads(linear);
+        const at::Tensor y1 = fp8_forward(x);
+        const at::Tensor y2 = fp8_forward(small);
+        (y1 * 0 + y2).backward(dy);  // only the second forward's gradient counts ...
+        CHECK_CLOSE(linear.weight().grad(), dw, kFp8BackwardBound);
+        fp8_forward(x).backward(dy);  // the scales of x
+        zero_grads(linear);
+        const at::Tensor z1 = fp8_forward(small);  // cast with x's scales; its update sets those of `small`
+        const at::Tensor z2 = fp8_forward(x);      // cast with those; its update changes them again
+        (z1 + z2 * 0).backward(dy);                // ... and here only the first's, after the second's update
+        CHECK_CLOSE(linear.weight().grad(), dw, kFp8BackwardBound);
+    }
+
     void fp8LinearRecordsAmaxAndCastsWeightsOncePerStep() {
         auto context = std::make_shared<Fp8Context>();
         ParameterInit init(13);
@@ -499,6 +549,7 @@ private Q_SLOTS:
                 QCOMPARE(counting.kept_layernorm_output, (std::vector<bool>{false, false, true}));
                 QCOMPARE(counting.fused["gelu_quantize"], 1);
                 QCOMPARE(counting.fused["gelu_backward_quantize"], 1);
+                QCOMPARE(counting.fused["quantize_dbias"], 3);  // fc2, and qkv twice: the GEMMs with a bias
                 QCOMPARE(counting.fused["gemm_gelu"], 0);
             } else {
                 QCOMPARE(counting.fused["layer_norm_quantize"], 0);

@@ -289,6 +289,12 @@ private Q_SLOTS:
         QVERIFY2(line.find("te-bench run --device") == 0, line.c_str());
         QVERIFY(line.find("--precision fp8") != std::string::npos);
         QVERIFY(line.find("--recipe delayed --fp8-format hybrid") != std::string::npos);
+        QVERIFY2(line.find("--margin 0 --calibrate-first-step on") != std::string::npos, line.c_str());
+        RunConfig uncalibrated = r.config;
+        uncalibrated.fp8.calibrate_first_step = false;
+        QVERIFY(command_line_for(uncalibrated).find("--calibrate-first-step off") != std::string::npos);
+        uncalibrated.fp8.scaling = ScalingKind::Current;  // the flag belongs to delayed scaling only
+        QVERIFY(command_line_for(uncalibrated).find("--calibrate-first-step") == std::string::npos);
         RunConfig job = r.config;
         job.dist.nproc = 4;
         job.dist.backend = DistBackend::Gloo;

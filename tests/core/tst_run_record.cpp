@@ -153,6 +153,17 @@ private Q_SLOTS:
         QVERIFY(!old_back.config.cuda_graph);
         QVERIFY(!old_back.execution.cuda_graph);
         QVERIFY(!old_back.execution.graph_kernels);
+
+        RunRecord fp8 = sample_record();  // the FP8 recipe, first-step calibration included, both ways
+        fp8.config.backend = Backend::Te;
+        fp8.config.precision = Precision::Fp8;
+        for (const bool calibrate : {true, false}) {
+            fp8.config.fp8.calibrate_first_step = calibrate;
+            QCOMPARE(record_from_json_text(record_to_json_text(fp8), "memory").config.fp8, fp8.config.fp8);
+        }
+        json before_calibration = to_json(fp8);  // records from before the option ran step 1 at scale 1
+        before_calibration["config"]["fp8"].erase("calibrate_first_step");
+        QVERIFY(!record_from_json(before_calibration, "old.json").config.fp8.calibrate_first_step);
     }
 
     void jsonHasTheDocumentedKeys() {

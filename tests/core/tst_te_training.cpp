@@ -86,7 +86,7 @@ private Q_SLOTS:
         QVERIFY(fp8.steps[10].loss != te_fp32().steps[10].loss);
 
         QVERIFY(fp8.execution.fp8_emulated);
-        QVERIFY2(fp8.execution.implementation.find("fp8 emulated (delayed scaling, hybrid, history 16, max, margin 0)") !=
+        QVERIFY2(fp8.execution.implementation.find("fp8 emulated (delayed scaling, hybrid, history 16, max, margin 0, first step calibrated)") !=
                      std::string::npos,
                  fp8.execution.implementation.c_str());
         QCOMPARE(fp8.config.fp8, Fp8Recipe::seed_defaults());
@@ -103,7 +103,9 @@ private Q_SLOTS:
                 QVERIFY(!s.saturated.has_value());  // not inspecting
             }
         }
-        QCOMPARE(fp8.steps[0].fp8[0].scale, 1.0f);  // step 1 casts with scale 1
+        // Step 1 calibrates: each cast takes the scale its own amax gives.
+        QCOMPARE(fp8.steps[0].fp8[0].scale, 448.0f / fp8.steps[0].fp8[0].amax);
+        QCOMPARE(fp8.steps[0].fp8[1].scale, 448.0f / fp8.steps[0].fp8[1].amax);
         // From step 2 on, each forward slot's scale is 448 / max over the window of earlier amaxes.
         float window = 0;
         for (std::size_t k = 0; k + 1 < fp8.steps.size() && k < 15; ++k) {

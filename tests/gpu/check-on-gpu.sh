@@ -109,6 +109,10 @@ echo "== te-bench run: te FP8 with block scaling ($preset preset; native block-s
 stage 150 "$bench" run --preset "$preset" --backend te --precision fp8 --recipe block --device cuda --no-store \
   --json "$out/block.json" 2>> "$out/compare.log" || status=1
 
+echo "== te-bench run: te FP8 with its first step at scale 1, as Transformer Engine ($preset preset): what calibration changes"
+stage 120 "$bench" run --preset "$preset" --backend te --precision fp8 --calibrate-first-step off --device cuda --no-store \
+  --json "$out/uncalibrated.json" 2>> "$out/compare.log" || status=1
+
 echo "== te-bench run --nproc 1 over NCCL after the same run without it ($preset preset, eager both): the machinery's own cost"
 stage 240 "$bench" run --preset "$preset" --device cuda --nproc 1 --dist-backend nccl --cuda-graph off --no-store \
   --json "$out/nccl1.json" 2>> "$out/compare.log" || status=1
@@ -151,6 +155,12 @@ try:
         rows.append(("te fp8 block" + emulated + " [te-bench]", s["median_ms"], s["mean_ms"], s["peak_mem_bytes"], s["final_loss"], s.get("mfu")))
 except Exception as e:
     print("block.json unreadable:", e)
+try:
+    doc = json.load(open(os.path.join(out, "uncalibrated.json")))
+    s = doc.get("runs", [doc])[0]["summary"]
+    rows.append(("te fp8, first step at scale 1 [te-bench]", s["median_ms"], s["mean_ms"], s["peak_mem_bytes"], s["final_loss"], s.get("mfu")))
+except Exception as e:
+    print("uncalibrated.json unreadable:", e)
 for name in ("pytorch-eager", "pytorch-compile"):
     try:
         r = json.load(open(os.path.join(out, name + ".json")))

@@ -110,6 +110,28 @@ private Q_SLOTS:
         expect_error([&] { cast_transpose_to_fp8(f, DType::Float32, std::size_t{1} << 40, 2, f, f, f, Fp8Type::E4M3, f, nullptr); },
                      "allowed: each at most", both);
 
+        const std::string dbias = "tewb::kernels::cast_transpose_dbias_to_fp8";
+        // At most 64 rows of partial sums, one per 32 rows of x.
+        QCOMPARE(cast_transpose_dbias_workspace_bytes(10, 768), std::size_t{1 * 768 * 4});
+        QCOMPARE(cast_transpose_dbias_workspace_bytes(100, 768), std::size_t{4 * 768 * 4});
+        QCOMPARE(cast_transpose_dbias_workspace_bytes(3072, 768), std::size_t{64 * 768 * 4});
+        const std::size_t needed = cast_transpose_dbias_workspace_bytes(4, 2);
+        float* out_t = f + 1;
+        float* bias = f + 2;
+        float* work = f + 4;
+        expect_error([&] { cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, f, out_t, Fp8Type::E4M3, f, nullptr, DType::Float32, work, needed, nullptr); },
+                     "dbias is a null pointer", dbias);
+        expect_error([&] { cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, f, out_t, Fp8Type::E4M3, f, bias, DType::Float16, work, needed, nullptr); },
+                     "dbias has dtype float16", dbias);
+        expect_error([&] { cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, f, out_t, Fp8Type::E4M3, f, bias, DType::Float32, work, needed - 4, nullptr); },
+                     "workspace of " + std::to_string(needed - 4) + " bytes; needed: " + std::to_string(needed), dbias);
+        expect_error([&] { cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, f, out_t, Fp8Type::E4M3, f, bias, DType::Float32, nullptr, needed, nullptr); },
+                     "workspace is a null pointer", dbias);
+        expect_error([&] { cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, f, f, Fp8Type::E4M3, f, bias, DType::Float32, work, needed, nullptr); },
+                     "out and out_t are the same buffer", dbias);
+        cast_transpose_dbias_to_fp8(f, DType::Float32, 0, 2, f, nullptr, nullptr, Fp8Type::E4M3, nullptr, nullptr, DType::Float32,
+                                    nullptr, 0, nullptr);  // nothing to cast
+
         const std::string blocks = "tewb::kernels::block_cast_to_fp8";
         expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 3, true, f, f, Fp8Type::E4M3, nullptr); },
                      "block_rows = 3; allowed: 1 (1x128 blocks) or 128 (128x128)", blocks);

@@ -98,6 +98,15 @@ private Q_SLOTS:
         QCOMPARE(config.fp8, Fp8Recipe::seed_defaults());
         QVERIFY(config.cuda_graph);  // on by default
 
+        auto* calibrate = qobject_cast<QCheckBox*>(panel.field("calibrate-first-step"));
+        QVERIFY(calibrate && calibrate->isEnabled() && calibrate->isChecked());
+        calibrate->setChecked(false);
+        QVERIFY(!panel.config().fp8.calibrate_first_step);
+        RunConfig calibrated = panel.config();
+        calibrated.fp8.calibrate_first_step = true;
+        panel.setConfig(calibrated);
+        QVERIFY(calibrate->isChecked());
+
         auto* graph = qobject_cast<QCheckBox*>(panel.field("cuda-graph"));
         QVERIFY(graph && graph->isEnabled());
         graph->setChecked(false);

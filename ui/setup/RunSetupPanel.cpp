@@ -170,8 +170,19 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     blockPow2_->setChecked(true);
     blockPow2_->setToolTip(tr("Block scaling: round each block's scale down to a power of two (Transformer Engine's default); "
                               "off: exact float32 scales"));
-    fp8Form->addRow(blockPow2_);
-    fp8Fields_ = {scaling_, format_, historyLen_, algo_, margin_, inspect_, blockPow2_};
+    calibrate_ = new QCheckBox(tr("Calibrate first step"), fp8Box);
+    calibrate_->setObjectName(QStringLiteral("calibrateFirstStep"));
+    calibrate_->setChecked(true);
+    calibrate_->setToolTip(tr("Delayed scaling: until the first scale update, each cast takes the scale its own amax gives. "
+                              "Off: scale 1 in step 1, as Transformer Engine does, which quantizes the weights into "
+                              "E4M3's subnormals and most gradients to zero for that step"));
+    // One row for the two options that belong to one scaling each: the form stays as tall as it was.
+    auto* scalingOptions = new QHBoxLayout;
+    scalingOptions->addWidget(calibrate_);
+    scalingOptions->addWidget(blockPow2_);
+    scalingOptions->addStretch();
+    fp8Form->addRow(scalingOptions);
+    fp8Fields_ = {scaling_, format_, historyLen_, algo_, margin_, inspect_, blockPow2_, calibrate_};
     layout->addWidget(fp8Box);
 
     auto* modelBox = new QGroupBox(tr("Model and steps"), this);
@@ -225,6 +236,7 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
 
     fields_ = {{"device", device_},   {"backend", backend_}, {"precision", precision_}, {"name", name_},
                {"recipe", scaling_},  {"fp8-format", format_}, {"amax-history-len", historyLen_}, {"block-scales", blockPow2_},
+               {"calibrate-first-step", calibrate_},
                {"amax-algo", algo_},  {"margin", margin_},   {"inspect-fp8", inspect_}, {"cuda-graph", cudaGraph_}, {"layers", layers_},
                {"hidden", hidden_},   {"heads", heads_},     {"seq", seq_},             {"vocab", vocab_},
                {"batch", batch_},     {"warmup", warmup_},   {"iters", iters_},         {"lr", lr_},
@@ -252,6 +264,7 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
         if (!updating_) validate();
     });
     connect(blockPow2_, &QCheckBox::toggled, this, edited);
+    connect(calibrate_, &QCheckBox::toggled, this, edited);
     // Float8BlockScaling is E4M3 everywhere by default: picking it picks E4M3 (the user may change it back).
     connect(scaling_, &QComboBox::activated, this, [this] {
         if (current<ScalingKind>(scaling_) == ScalingKind::Block) selectData(format_, static_cast<int>(RecipeFormat::E4M3));
@@ -297,6 +310,7 @@ void RunSetupPanel::setConfig(const RunConfig& c) {
     selectData(algo_, static_cast<int>(c.fp8.algo));
     margin_->setValue(c.fp8.margin);
     blockPow2_->setChecked(c.fp8.block_power_of_two);
+    calibrate_->setChecked(c.fp8.calibrate_first_step);
     inspect_->setChecked(c.inspect_fp8);
     cudaGraph_->setChecked(c.cuda_graph);
     layers_->setValue(c.model.layers);
@@ -331,6 +345,7 @@ RunConfig RunSetupPanel::config() const {
     c.fp8.algo = current<AmaxAlgo>(algo_);
     c.fp8.margin = margin_->value();
     c.fp8.block_power_of_two = blockPow2_->isChecked();
+    c.fp8.calibrate_first_step = calibrate_->isChecked();
     c.inspect_fp8 = inspect_->isChecked() && c.precision == Precision::Fp8;
     c.cuda_graph = cudaGraph_->isChecked();
     c.model = ModelShape{layers_->value(), hidden_->value(), heads_->value(), seq_->value(), vocab_->value()};

@@ -76,6 +76,7 @@ private:
     QCheckBox* inspect_;
     QCheckBox* cudaGraph_;
     QCheckBox* blockPow2_;
+    QCheckBox* calibrate_;
     QSpinBox* repeats_;
     QSpinBox* processes_;
     QSpinBox* layers_;

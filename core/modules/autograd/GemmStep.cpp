@@ -77,8 +77,10 @@ at::Tensor gemm_forward_quantized(const GemmPlan& plan, const Fp8Tensor& xq, con
     const Fp8Tensor& wq = cached_fp8_weight(plan, weight);
     const at::Tensor y = plan.ops->fp8_gemm(xq.data, xq.scale_inv, wq.data, wq.scale_inv, optional_bias(bias),
                                             plan.compute_dtype, Accumulation::Fast);
-    saved.input_fp8 = {at::Tensor(), xq.transposed, xq.scale_inv, xq.dtype, xq.transposed_scale_inv};
-    saved.weight_fp8 = wq;
+    // The backward runs after the forward's scale update: keep the scale_invs these casts used.
+    saved.input_fp8 = xq.kept_past_update();
+    saved.input_fp8.data = at::Tensor();
+    saved.weight_fp8 = wq.kept_past_update();
     return y;
 }
 
@@ -101,8 +103,12 @@ GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::
         grads.dx = gemm_dgrad(plan, saved, dy_c);
         return grads;
     }
+    if (saved.has_bias) {
+        const Fp8GradWithBias g = plan.ops->quantize_dbias(dy, plan.fp8->grad_output);
+        return gemm_backward_quantized(plan, saved, g.grad, g.bias_grad);
+    }
     const Fp8Tensor gq = plan.ops->quantize(dy, plan.fp8->grad_output, /*with_transpose=*/true);
-    return gemm_backward_quantized(plan, saved, gq, saved.has_bias ? plan.ops->bias_grad(dy) : at::Tensor());
+    return gemm_backward_quantized(plan, saved, gq, at::Tensor());
 }
 
 GemmGrads gemm_backward_quantized(const GemmPlan& plan, const SavedGemm& saved, const Fp8Tensor& gq, const at::Tensor& bias_grad) {

@@ -11,7 +11,6 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
-#include <ATen/ops/reciprocal.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 
@@ -178,10 +177,11 @@ public:
 
     Fp8Tensor quantize(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const override {
         Fp8Context& context = *quantizer.context;
-        // Current scaling derives the scale from x first, and inspection counts per element: the reference does both.
+        // Current scaling and a calibrating first step derive the scale from x first, and inspection counts
+        // per element: the reference does all three (with this amax kernel).
         const bool kernel_input = plain_matrix(x) && float_or_bf16(x.scalar_type()) && !context.inspect();
         if (kernel_input && context.recipe().scaling == ScalingKind::Block) return quantize_blocks(x, quantizer, with_transpose);
-        if (!kernel_input || context.recipe().scaling != ScalingKind::Delayed) {
+        if (!kernel_input || context.recipe().scaling != ScalingKind::Delayed || context.calibrating(quantizer.pass)) {
             return quantize_reference(x, quantizer, with_transpose, *this);
         }
         const c10::cuda::CUDAGuard guard(x.device());
@@ -204,7 +204,7 @@ public:
             kernels::cast_to_fp8(x.data_ptr(), kernel_dtype(x.scalar_type()), rows * cols, scale.data_ptr<float>(),
                                  out.data.data_ptr(), type, staging.data_ptr<float>(), stream_of(x));
         }
-        out.scale_inv = at::reciprocal(scale);  // a copy: the next update does not change what this cast used
+        hand_out_live_scale_inv(out, quantizer);
         return out;
     }
 
@@ -243,7 +243,7 @@ public:
                                     kernel_dtype(gamma.scalar_type()), static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden),
                                     static_cast<float>(eps), keep_output ? ln.out.data_ptr() : nullptr, kernel_dtype(out_dtype),
                                     &fp8, ln.mean.data_ptr<float>(), ln.rstd.data_ptr<float>(), stream_of(x));
-        q.scale_inv = at::reciprocal(quantizer.context->scale(quantizer.pass, quantizer.slot));
+        hand_out_live_scale_inv(q, quantizer);
         return q;
     }
 
@@ -255,7 +255,7 @@ public:
         const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
         kernels::gelu_forward(x.data_ptr(), kernel_dtype(x.scalar_type()), static_cast<std::size_t>(x.size(0)),
                               static_cast<std::size_t>(x.size(1)), nullptr, kernel_dtype(x.scalar_type()), &fp8, stream_of(x));
-        q.scale_inv = at::reciprocal(quantizer.context->scale(quantizer.pass, quantizer.slot));
+        hand_out_live_scale_inv(q, quantizer);
         return q;
     }
 
@@ -276,7 +276,27 @@ public:
         const kernels::Fp8Output fp8 = fp8_output(r.grad, quantizer);
         kernels::gelu_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(x.scalar_type()), rows, cols, nullptr, &fp8,
                                r.bias_grad.data_ptr(), kernels::DType::Float32, workspace.data_ptr(), bytes, stream_of(x));
-        r.grad.scale_inv = at::reciprocal(quantizer.context->scale(quantizer.pass, quantizer.slot));
+        hand_out_live_scale_inv(r.grad, quantizer);
+        return r;
+    }
+
+    // One pass over dy: the FP8 gradient, its transposed copy, its amax and the bias gradient (float32,
+    // two-stage reduction).
+    Fp8GradWithBias quantize_dbias(const at::Tensor& dy, const Fp8Quantizer& quantizer) const override {
+        if (!delayed_kernel_cast(dy, quantizer)) return TeOps::quantize_dbias(dy, quantizer);
+        const c10::cuda::CUDAGuard guard(dy.device());
+        const auto rows = static_cast<std::size_t>(dy.size(0));
+        const auto cols = static_cast<std::size_t>(dy.size(1));
+        Fp8GradWithBias r;
+        r.grad = empty_fp8(dy, quantizer);
+        r.bias_grad = at::empty({dy.size(1)}, dy.options().dtype(at::kFloat));
+        const std::size_t bytes = kernels::cast_transpose_dbias_workspace_bytes(rows, cols);
+        const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, dy.options().dtype(at::kByte));
+        const kernels::Fp8Output fp8 = fp8_output(r.grad, quantizer);
+        kernels::cast_transpose_dbias_to_fp8(dy.data_ptr(), kernel_dtype(dy.scalar_type()), rows, cols, fp8.scale, fp8.data,
+                                             fp8.transposed, fp8.type, fp8.amax, r.bias_grad.data_ptr(), kernels::DType::Float32,
+                                             workspace.data_ptr(), bytes, stream_of(dy));
+        hand_out_live_scale_inv(r.grad, quantizer);
         return r;
     }
 
@@ -342,11 +362,19 @@ public:
 
 private:
     // Delayed scaling into a kernel that writes FP8 itself (the staging entry takes the amax); current and
-    // block scaling, inspection and inputs the kernels do not take use the composition.
+    // block scaling, a calibrating first step, inspection and inputs the kernels do not take use the composition.
     static bool delayed_kernel_cast(const at::Tensor& x, const Fp8Quantizer& quantizer) {
         const Fp8Context& context = *quantizer.context;
         return plain_matrix(x) && float_or_bf16(x.scalar_type()) && context.recipe().scaling == ScalingKind::Delayed &&
-               !context.inspect();
+               !context.inspect() && !context.calibrating(quantizer.pass);
+    }
+
+    // The slot's scale_inv as it is (the recipe kernel wrote it): no reciprocal launched per cast. Consumers
+    // after the pass's update take it from Fp8Tensor::kept_past_update().
+    static void hand_out_live_scale_inv(Fp8Tensor& q, const Fp8Quantizer& quantizer) {
+        const Fp8Context::LiveScaleInv live = quantizer.context->live_scale_inv(quantizer.pass, quantizer.slot);
+        q.scale_inv = live.now;
+        q.scale_inv_after_update = live.after_update;
     }
 
     static Fp8Tensor empty_fp8(const at::Tensor& x, const Fp8Quantizer& quantizer) {

@@ -20,6 +20,7 @@
 
 
 #include "core/fp8/BlockScaling.h"
+#include "core/fp8/ScaleUpdate.h"
 
 namespace tewb {
 
@@ -35,6 +36,15 @@ at::Tensor Fp8Tensor::dequantize() const {
     if (scale_inv.numel() > 1) return dequantized_operand(data.dim() == 2 ? data : data.reshape({-1, data.size(-1)}), scale_inv)
                                           .reshape(data.sizes());
     return data.to(at::kFloat) * scale_inv;
+}
+
+Fp8Tensor Fp8Tensor::kept_past_update() const {
+    Fp8Tensor kept = *this;
+    if (scale_inv_after_update.defined()) {
+        kept.scale_inv = scale_inv_after_update;
+        kept.scale_inv_after_update = at::Tensor();
+    }
+    return kept;
 }
 
 at::Tensor current_scale_tensor(const at::Tensor& amax, float fp8_max) {
@@ -158,9 +168,14 @@ Fp8Tensor quantize_reference(const at::Tensor& x, const Fp8Quantizer& quantizer,
     const Fp8Dtype dtype = quantizer.dtype();
     const float max = fp8_max(dtype);
     const at::Tensor amax = state_ops.abs_max(x);
+    const bool calibrating = context.calibrating(quantizer.pass);
     at::Tensor scale;
     if (context.recipe().scaling == ScalingKind::Current) {
         scale = current_scale_tensor(amax, max);
+        context.set_scale(quantizer.pass, quantizer.slot, scale);
+    } else if (calibrating) {
+        // No history yet: the scale the update rule would derive from this amax alone (margin included).
+        scale = current_scale_tensor(amax, scale_numerator(max, context.recipe().margin));
         context.set_scale(quantizer.pass, quantizer.slot, scale);
     } else {
         scale = context.scale(quantizer.pass, quantizer.slot).clone();
@@ -194,7 +209,14 @@ Fp8Tensor quantize_reference(const at::Tensor& x, const Fp8Quantizer& quantizer,
     if (with_transpose) {
         out.transposed = out.data.t();  // a view: LibTorch's GEMMs take either layout (cuBLASLt FP8 does not)
     }
-    out.scale_inv = at::reciprocal(scale);
+    if (context.recipe().scaling == ScalingKind::Delayed && !calibrating) {
+        // The slot's own scale_inv (the update wrote it as 1 / scale), as the fused casts hand it out.
+        const Fp8Context::LiveScaleInv live = context.live_scale_inv(quantizer.pass, quantizer.slot);
+        out.scale_inv = live.now;
+        out.scale_inv_after_update = live.after_update;
+    } else {
+        out.scale_inv = at::reciprocal(scale);
+    }
     return out;
 }
 

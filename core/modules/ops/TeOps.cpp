@@ -22,6 +22,10 @@ Fp8GradWithBias TeOps::gelu_backward_quantize(const at::Tensor& dy, const at::Te
     return {quantize(dx, quantizer, /*with_transpose=*/true), bias_grad(dx)};
 }
 
+Fp8GradWithBias TeOps::quantize_dbias(const at::Tensor& dy, const Fp8Quantizer& quantizer) const {
+    return {quantize(dy, quantizer, /*with_transpose=*/true), bias_grad(dy)};
+}
+
 GeluGemmResult TeOps::gemm_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                                 at::ScalarType out_dtype) const {
     GeluGemmResult r;

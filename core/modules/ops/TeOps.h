@@ -99,6 +99,9 @@ public:
     // The MLP backward between its GEMMs: dy ⊙ gelu'(x) cast with the quantizer (transposed copy too), and its
     // column sums (fc1's bias gradient).
     virtual Fp8GradWithBias gelu_backward_quantize(const at::Tensor& dy, const at::Tensor& x, const Fp8Quantizer& quantizer) const;
+    // A Linear's output gradient for its FP8 backward: dy cast with the quantizer (transposed copy too) and dy's
+    // column sums in float32 (the bias gradient).
+    virtual Fp8GradWithBias quantize_dbias(const at::Tensor& dy, const Fp8Quantizer& quantizer) const;
     // High precision: gelu(x · wᵀ + bias) with GELU's input kept (cuBLASLt's GELU_AUX_BIAS).
     virtual GeluGemmResult gemm_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                                      at::ScalarType out_dtype) const;

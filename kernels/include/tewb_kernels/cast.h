@@ -30,6 +30,17 @@ void cast_to_fp8(const void* x, DType dtype, std::size_t n, const float* scale, 
 void cast_transpose_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
                            void* out_t, Fp8Type out_type, float* amax, cudaStream_t stream);
 
+// Scratch for cast_transpose_dbias_to_fp8's two-stage column sums.
+std::size_t cast_transpose_dbias_workspace_bytes(std::size_t rows, std::size_t cols);
+
+// cast_transpose_to_fp8 and, from the same read of x, dbias[c] = the sum of column c of x (float32
+// accumulation; dbias in dbias_dtype, float32 or bfloat16): a Linear's FP8 output gradient, its transposed
+// copy and its bias gradient in one pass (Transformer Engine's cast_transpose_dbias). The sums go through
+// `workspace` (cast_transpose_dbias_workspace_bytes) in a fixed order, so they do not vary between runs.
+void cast_transpose_dbias_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
+                                 void* out_t, Fp8Type out_type, float* amax, void* dbias, DType dbias_dtype, void* workspace,
+                                 std::size_t workspace_bytes, cudaStream_t stream);
+
 // out ([cols, rows]) = the transpose of x ([rows, cols]); elements of 1, 2 or 4 bytes.
 void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out,
                cudaStream_t stream);
