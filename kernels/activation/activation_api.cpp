@@ -40,12 +40,8 @@ void gelu_backward(const void* dy, const void* x, DType dtype, std::size_t rows,
     if (fp8 != nullptr) detail::check_fp8_output(call, *fp8);
     if (dbias != nullptr) {
         detail::check_buffer(call, dbias, "dbias", element_size(dbias_dtype));
-        const std::size_t needed = gelu_backward_workspace_bytes(rows, cols);
-        if (workspace_bytes < needed) {
-            detail::fail(call, "workspace of " + std::to_string(workspace_bytes) + " bytes; needed: " + std::to_string(needed) +
-                                   " (gelu_backward_workspace_bytes)");
-        }
-        detail::check_buffer(call, workspace, "workspace", alignof(float));
+        detail::check_workspace(call, workspace, workspace_bytes, gelu_backward_workspace_bytes(rows, cols),
+                                "gelu_backward_workspace_bytes");
     }
     detail::launch_gelu_backward(dy, x, dtype, rows, cols, dx, fp8, dbias, dbias_dtype, workspace, stream);
 }

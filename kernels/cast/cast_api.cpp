@@ -64,12 +64,8 @@ void cast_transpose_dbias_to_fp8(const void* x, DType dtype, std::size_t rows, s
     detail::check_buffer(call, out_t, "out_t", 1);
     if (out == out_t) detail::fail(call, "out and out_t are the same buffer");
     detail::check_buffer(call, dbias, "dbias", element_size(dbias_dtype));
-    const std::size_t needed = cast_transpose_dbias_workspace_bytes(rows, cols);
-    if (workspace_bytes < needed) {
-        detail::fail(call, "workspace of " + std::to_string(workspace_bytes) + " bytes; needed: " + std::to_string(needed) +
-                               " (cast_transpose_dbias_workspace_bytes)");
-    }
-    detail::check_buffer(call, workspace, "workspace", alignof(float));
+    detail::check_workspace(call, workspace, workspace_bytes, cast_transpose_dbias_workspace_bytes(rows, cols),
+                            "cast_transpose_dbias_workspace_bytes");
     detail::launch_cast_transpose_dbias(x, dtype, rows, cols, scale, out, out_t, out_type, amax, dbias, dbias_dtype, workspace,
                                         stream);
 }

@@ -29,6 +29,15 @@ void check_dims(std::string_view call, std::size_t rows, std::size_t cols) {
     }
 }
 
+void check_workspace(std::string_view call, const void* workspace, std::size_t workspace_bytes, std::size_t needed,
+                     std::string_view size_function) {
+    if (workspace_bytes < needed) {
+        fail(call, "workspace of " + std::to_string(workspace_bytes) + " bytes; needed: " + std::to_string(needed) + " (" +
+                       std::string(size_function) + ")");
+    }
+    check_buffer(call, workspace, "workspace", alignof(float));
+}
+
 void check_fp8_output(std::string_view call, const Fp8Output& fp8) {
     if (fp8.type != Fp8Type::E4M3 && fp8.type != Fp8Type::E5M2) fail(call, "unsupported FP8 type (allowed: E4M3, E5M2)");
     check_buffer(call, fp8.data, "fp8.data", 1);

@@ -15,6 +15,9 @@ void check_buffer(std::string_view call, const void* pointer, std::string_view n
 void check_float_or_bf16(std::string_view call, DType dtype, std::string_view name);
 // rows and cols fit the kernels' int indexing.
 void check_dims(std::string_view call, std::size_t rows, std::size_t cols);
+// A float32 scratch buffer of at least `needed` bytes (what `size_function` returns), aligned to 4 bytes.
+void check_workspace(std::string_view call, const void* workspace, std::size_t workspace_bytes, std::size_t needed,
+                     std::string_view size_function);
 // An FP8 output: data and scale set, transposed (if any) distinct from data, amax aligned, known type.
 void check_fp8_output(std::string_view call, const Fp8Output& fp8);
 

@@ -57,12 +57,8 @@ void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_
           std::pair<const void*, const char*>{dbeta, "dbeta"}}) {
         detail::check_buffer(call, pointer, name, element_size(param_dtype));
     }
-    const std::size_t needed = layer_norm_backward_workspace_bytes(rows, hidden);
-    if (workspace_bytes < needed) {
-        detail::fail(call, "workspace of " + std::to_string(workspace_bytes) + " bytes; needed: " + std::to_string(needed) +
-                               " (layer_norm_backward_workspace_bytes)");
-    }
-    detail::check_buffer(call, workspace, "workspace", alignof(float));
+    detail::check_workspace(call, workspace, workspace_bytes, layer_norm_backward_workspace_bytes(rows, hidden),
+                            "layer_norm_backward_workspace_bytes");
     detail::launch_layer_norm_backward(dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype, rows, hidden, dx, dgamma, dbeta, workspace,
                                        stream);
 }
