@@ -524,6 +524,7 @@ json to_json(const RunRecord& record) {
           {"graph_kernels", exe.graph_kernels ? json(*exe.graph_kernels) : json(nullptr)},
           {"fp8_inspection_ms", optional_number(exe.fp8_inspection_ms)},
           {"fused_launches_per_step", optional_number(exe.fused_launches_per_step)},
+          {"attention_backend", optional_text(exe.attention_backend)},
           {"dist", exe.dist ? dist_json(*exe.dist) : json(nullptr)},
           {"weights_digest", exe.weights_digest ? json{{"sum", number(exe.weights_digest->sum)},
                                                        {"sum_abs", number(exe.weights_digest->sum_abs)},
@@ -599,6 +600,7 @@ RunRecord record_from_json(const json& document, std::string_view source) {
     record.execution.cuda_graph_note = exe.optional_text("cuda_graph_note");
     record.execution.fp8_inspection_ms = exe.optional_real("fp8_inspection_ms");
     record.execution.fused_launches_per_step = exe.optional_real("fused_launches_per_step");
+    record.execution.attention_backend = exe.optional_text("attention_backend");
     if (exe.has("dist")) record.execution.dist = read_dist(exe.object("dist"));
     if (exe.has("weights_digest")) {
         const Reader w = exe.object("weights_digest");

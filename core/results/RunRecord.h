@@ -102,6 +102,9 @@ struct Execution {
     // GELU, the FP8 scale update, cuBLASLt GEMMs through the wrapper), counted by the kernels library;
     // LibTorch's own launches (attention, embedding, loss, AdamW) are not in it.
     std::optional<double> fused_launches_per_step;
+    // LibTorch's scaled_dot_product_attention backend the attention ran on ("flash", "efficient", "cudnn",
+    // "math", ...; model/AttentionBackend.h); empty in records from before it was recorded.
+    std::string attention_backend;
     std::optional<DistExecution> dist;
     // The weights after the last step, in three numbers (float64 sums over every parameter: of the values,
     // their magnitudes and their squares): two runs that end with the same weights have the same digest.

@@ -26,6 +26,7 @@
 #include "core/device/PeakThroughput.h"
 #include "core/fp8/Fp8Scope.h"
 #include "core/fp8/Fp8State.h"
+#include "core/model/AttentionBackend.h"
 #include "core/model/FlopCount.h"
 #include "core/model/MemoryEstimate.h"
 #include "core/model/MiniGpt.h"
@@ -393,6 +394,11 @@ RunRecord run_header(const RunConfig& resolved, const DeviceInfo& device, const 
     execution.cuda_graph_note = graph.reason;
     execution.memory_metric = cuda ? MemoryMetric::CudaPeakAllocated : MemoryMetric::CpuPeakRss;
     execution.flops_per_step = training_flops_per_step(resolved.model, resolved.batch);
+    // The attention's inputs come out of the qkv GEMM in the compute dtype: bfloat16 under autocast, and
+    // for FP8 on a GPU; float32 otherwise.
+    const bool bf16 = resolved.precision == Precision::Bf16 || (resolved.precision == Precision::Fp8 && cuda);
+    execution.attention_backend = attention_backend(resolved.model, resolved.batch, bf16 ? at::kBFloat16 : at::kFloat,
+                                                    cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU));
     if (cuda) {
         if (const auto peak = find_peak_throughput(device.gpu_name)) {
             const double value = resolved.precision == Precision::Fp32 ? peak->fp32_tflops : peak->bf16_tflops;

@@ -44,6 +44,7 @@ RunRecord sample_record() {
     r.execution.memory_metric = MemoryMetric::CpuPeakRss;
     r.execution.flops_per_step = 1.5e9;
     r.execution.fused_launches_per_step = 412.5;
+    r.execution.attention_backend = "flash";
     for (int i = 1; i <= 6; ++i) {
         r.steps.push_back(
             StepMetrics{i, i <= 2 ? Phase::Warmup : Phase::Timed, 5.5 - 0.1 * i, 10.0 + i, 1000u * i, 2048.0, 11.0 * i});
@@ -149,10 +150,12 @@ private Q_SLOTS:
         old["execution"].erase("cuda_graph");
         old["execution"].erase("cuda_graph_note");
         old["execution"].erase("graph_kernels");
+        old["execution"].erase("attention_backend");
         const RunRecord old_back = record_from_json(old, "old.json");
         QVERIFY(!old_back.config.cuda_graph);
         QVERIFY(!old_back.execution.cuda_graph);
         QVERIFY(!old_back.execution.graph_kernels);
+        QVERIFY(old_back.execution.attention_backend.empty());
 
         RunRecord fp8 = sample_record();  // the FP8 recipe, first-step calibration included, both ways
         fp8.config.backend = Backend::Te;

@@ -114,6 +114,21 @@ private Q_SLOTS:
         }
     }
 
+    // The record names the attention backend LibTorch's dispatcher picks for the models' q, k, v (both
+    // backends call it alike): on the CPU its flash kernel, and math when flash is switched off, so it is
+    // asked, not assumed.
+    void recordsTheAttentionBackend() {
+        for (const Backend backend : {Backend::Torch, Backend::Te}) {
+            const RunConfig config = quick(backend, Precision::Fp32, 0, 1);
+            QCOMPARE(make_run_header(config, trainer_.device()).execution.attention_backend, std::string("flash"));
+            at::globalContext().setSDPUseFlash(false);
+            const RunRecord record = trainer_.run(config);
+            at::globalContext().setSDPUseFlash(true);
+            QCOMPARE(record.status, RunStatus::Finished);
+            QCOMPARE(record.execution.attention_backend, std::string("math"));
+        }
+    }
+
     void inspectionAndOtherRecipes() {
         RunConfig config = quick(Backend::Te, Precision::Fp8, 1, 4);
         config.inspect_fp8 = true;

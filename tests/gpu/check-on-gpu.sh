@@ -190,6 +190,8 @@ for fname in ("compare.json", "block.json"):
             parts.append(f"graph {graph} kernels ({graph / layers:.1f} per layer, embedding, loss and AdamW included)")
         if isinstance(fused, (int, float)):
             parts.append(f"own kernels {fused:.0f} ({fused / layers:.1f} per layer)")
+        if exe.get("attention_backend"):
+            parts.append(f"attention: {exe['attention_backend']}")
         if parts:
             print(f"  {run['config']['name']:<40} " + "; ".join(parts))
 

@@ -82,6 +82,9 @@ QString runsSection(const RunCollection& runs, const std::vector<RunRecord>& rec
         }
         html += QStringLiteral("<br>implementation: %1").arg(esc(r.execution.implementation));
         if (r.execution.cuda_graph) html += QStringLiteral("; CUDA graph (%1)").arg(esc(r.execution.cuda_graph_note));
+        if (!r.execution.attention_backend.empty()) {
+            html += QStringLiteral("; attention: %1").arg(esc(r.execution.attention_backend));
+        }
         html += QStringLiteral("<br><code>%1</code></p>").arg(esc(command_line_for(r.config)));
     }
     return html;

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string>
+
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include "core/model/ModelShape.h"
+
+namespace tewb {
+
+// Which of LibTorch's scaled_dot_product_attention backends MiniGPT's attention runs on (both models call
+// it the same way: q, k and v as views of one [batch, seq, 3, heads, head dim] projection, causal, no
+// mask, no dropout, inputs that need gradients), as LibTorch's own dispatcher chooses it for `dtype` on
+// `device`: "flash", "efficient", "cudnn", "math" or "overrideable"; "none" when it finds none, "unknown"
+// when the device cannot be asked. Asks without running attention (at::_fused_sdp_choice on unfilled
+// tensors of that shape and layout).
+std::string attention_backend(const ModelShape& shape, int batch, at::ScalarType dtype, const c10::Device& device);
+
+}  // namespace tewb
