@@ -164,9 +164,12 @@ void Fp8Context::update(Fp8Pass pass) {
         b.last.narrow(1, 2, kStatisticsColumns - 2).fill_(kNan);
     }
 
-    // What this pass's casts handed out as live scale_invs, kept for their later consumers before it changes.
-    b.kept[b.next_kept].copy_(b.scale_inv);
-    b.next_kept = 1 - b.next_kept;
+    // What this pass's delayed casts handed out as live scale_invs, kept for their later consumers before it
+    // changes (current and block scaling hand out their own tensors: nothing to keep).
+    if (recipe_.scaling == ScalingKind::Delayed) {
+        b.kept[b.next_kept].copy_(b.scale_inv);
+        b.next_kept = 1 - b.next_kept;
+    }
     ops_->update_scaling(b.history, b.scale, b.scale_inv, recipe_, scale_numerator(fp8_max(dtype(pass)), recipe_.margin));
     ++updates_[pass == Fp8Pass::Forward ? 0 : 1];
     if (pass == Fp8Pass::Forward) {

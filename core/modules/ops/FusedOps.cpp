@@ -265,39 +265,27 @@ public:
         if (!delayed_kernel_cast(x, quantizer) || !plain_matrix(dy) || dy.sizes() != x.sizes() || dy.scalar_type() != x.scalar_type()) {
             return TeOps::gelu_backward_quantize(dy, x, quantizer);
         }
-        const c10::cuda::CUDAGuard guard(x.device());
         const auto rows = static_cast<std::size_t>(x.size(0));
         const auto cols = static_cast<std::size_t>(x.size(1));
-        Fp8GradWithBias r;
-        r.grad = empty_fp8(x, quantizer);
-        r.bias_grad = at::empty({x.size(1)}, x.options().dtype(at::kFloat));
         const std::size_t bytes = kernels::gelu_backward_workspace_bytes(rows, cols);
-        const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, x.options().dtype(at::kByte));
-        const kernels::Fp8Output fp8 = fp8_output(r.grad, quantizer);
-        kernels::gelu_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(x.scalar_type()), rows, cols, nullptr, &fp8,
-                               r.bias_grad.data_ptr(), kernels::DType::Float32, workspace.data_ptr(), bytes, stream_of(x));
-        hand_out_live_scale_inv(r.grad, quantizer);
-        return r;
+        return grad_with_bias(x, quantizer, bytes, [&](const kernels::Fp8Output& fp8, void* dbias, void* workspace) {
+            kernels::gelu_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(x.scalar_type()), rows, cols, nullptr, &fp8, dbias,
+                                   kernels::DType::Float32, workspace, bytes, stream_of(x));
+        });
     }
 
     // One pass over dy: the FP8 gradient, its transposed copy, its amax and the bias gradient (float32,
     // two-stage reduction).
     Fp8GradWithBias quantize_dbias(const at::Tensor& dy, const Fp8Quantizer& quantizer) const override {
         if (!delayed_kernel_cast(dy, quantizer)) return TeOps::quantize_dbias(dy, quantizer);
-        const c10::cuda::CUDAGuard guard(dy.device());
         const auto rows = static_cast<std::size_t>(dy.size(0));
         const auto cols = static_cast<std::size_t>(dy.size(1));
-        Fp8GradWithBias r;
-        r.grad = empty_fp8(dy, quantizer);
-        r.bias_grad = at::empty({dy.size(1)}, dy.options().dtype(at::kFloat));
         const std::size_t bytes = kernels::cast_transpose_dbias_workspace_bytes(rows, cols);
-        const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, dy.options().dtype(at::kByte));
-        const kernels::Fp8Output fp8 = fp8_output(r.grad, quantizer);
-        kernels::cast_transpose_dbias_to_fp8(dy.data_ptr(), kernel_dtype(dy.scalar_type()), rows, cols, fp8.scale, fp8.data,
-                                             fp8.transposed, fp8.type, fp8.amax, r.bias_grad.data_ptr(), kernels::DType::Float32,
-                                             workspace.data_ptr(), bytes, stream_of(dy));
-        hand_out_live_scale_inv(r.grad, quantizer);
-        return r;
+        return grad_with_bias(dy, quantizer, bytes, [&](const kernels::Fp8Output& fp8, void* dbias, void* workspace) {
+            kernels::cast_transpose_dbias_to_fp8(dy.data_ptr(), kernel_dtype(dy.scalar_type()), rows, cols, fp8.scale, fp8.data,
+                                                 fp8.transposed, fp8.type, fp8.amax, dbias, kernels::DType::Float32, workspace,
+                                                 bytes, stream_of(dy));
+        });
     }
 
     // fc1 with GELU in cuBLASLt's epilogue (GELU_AUX_BIAS): the activation and GELU's input in one GEMM.
@@ -375,6 +363,22 @@ private:
         const Fp8Context::LiveScaleInv live = quantizer.context->live_scale_inv(quantizer.pass, quantizer.slot);
         q.scale_inv = live.now;
         q.scale_inv_after_update = live.after_update;
+    }
+
+    // A gradient like `like` cast into the quantizer's slot (with its transposed copy) and its float32 bias
+    // gradient, both written by `launch(fp8 output, dbias, workspace)` with a scratch of `workspace_bytes`
+    // for the kernels' two-stage column sums.
+    template <typename Launch>
+    static Fp8GradWithBias grad_with_bias(const at::Tensor& like, const Fp8Quantizer& quantizer, std::size_t workspace_bytes,
+                                          Launch&& launch) {
+        const c10::cuda::CUDAGuard guard(like.device());
+        Fp8GradWithBias r;
+        r.grad = empty_fp8(like, quantizer);
+        r.bias_grad = at::empty({like.size(1)}, like.options().dtype(at::kFloat));
+        const at::Tensor workspace = at::empty({static_cast<std::int64_t>(workspace_bytes)}, like.options().dtype(at::kByte));
+        launch(fp8_output(r.grad, quantizer), r.bias_grad.data_ptr(), workspace.data_ptr());
+        hand_out_live_scale_inv(r.grad, quantizer);
+        return r;
     }
 
     static Fp8Tensor empty_fp8(const at::Tensor& x, const Fp8Quantizer& quantizer) {
