@@ -48,6 +48,24 @@ int free_local_port() {
     return ntohs(address.sin_port);
 }
 
+std::string LocalJobOutcome::describe() const {
+    std::string text;
+    for (const std::string& f : failures) text += (text.empty() ? "" : "; ") + f;
+    if (!stopped.empty()) {
+        text += (text.empty() ? "" : "; ") + std::string("the launcher stopped ");
+        for (std::size_t i = 0; i < stopped.size(); ++i) text += (i == 0 ? "" : ", ") + stopped[i];
+    }
+    return text;
+}
+
+std::string describe_ranks(const std::vector<int>& pids) {
+    std::string text = "data-parallel job:";
+    for (std::size_t r = 0; r < pids.size(); ++r) {
+        text += (r == 0 ? " rank " : ", rank ") + std::to_string(r) + " is process " + std::to_string(pids[r]);
+    }
+    return text;
+}
+
 LocalJobOutcome run_local_job(int argc, char** argv, const LocalJob& job, const std::atomic<bool>& cancel) {
     std::vector<pid_t> pids(static_cast<std::size_t>(job.nproc), -1);
     const pid_t launcher = ::getpid();
@@ -76,12 +94,15 @@ LocalJobOutcome run_local_job(int argc, char** argv, const LocalJob& job, const 
         }
         pids[static_cast<std::size_t>(rank)] = pid;
     }
+    std::fprintf(stderr, "%s\n", describe_ranks(std::vector<int>(pids.begin(), pids.end())).c_str());
 
     LocalJobOutcome outcome;
     int running = job.nproc;
     bool interrupted = false;
-    std::optional<Clock::time_point> stop_by;      // after the first failure: the others' time to stop on their own
-    std::optional<Clock::time_point> killed_at;    // SIGTERM sent: SIGKILL 5 s later
+    std::vector<bool> stopped_by_us(pids.size(), false);
+    std::vector<std::size_t> stopped_entry(pids.size(), 0);  // index into outcome.stopped
+    std::optional<Clock::time_point> kill_at;  // after the first failure: SIGKILL for whoever is left
+    bool killed = false;
     while (running > 0) {
         int status = 0;
         const pid_t done = ::waitpid(-1, &status, WNOHANG);
@@ -90,16 +111,24 @@ LocalJobOutcome run_local_job(int argc, char** argv, const LocalJob& job, const 
                 if (pids[r] != done) continue;
                 pids[r] = -1;
                 --running;
-                if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-                    // 130: the rank was cancelled (Ctrl-C), which is not a failure of the job.
-                    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 130 && interrupted)) {
-                        outcome.failures.push_back(describe_exit(static_cast<int>(r), status));
-                    }
-                    // Without rank 0 nothing can finish: the others stop at once. Otherwise rank 0 gets the
-                    // timeout and a little more to notice (Gloo sees a closed connection at once) and write the record.
-                    const auto grace = r == 0 ? std::chrono::seconds(2) : std::chrono::seconds(job.timeout_s + 5);
-                    if (!stop_by || Clock::now() + grace < *stop_by) stop_by = Clock::now() + grace;
+                const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+                // 130 after Ctrl-C: the rank was cancelled, which is not a failure of the job; a rank this
+                // launcher stopped ends however it ends, as a consequence of the first failure.
+                const bool cancelled = interrupted && WIFEXITED(status) && WEXITSTATUS(status) == 130;
+                if (ok || cancelled || stopped_by_us[r]) continue;
+                outcome.failures.push_back(describe_exit(static_cast<int>(r), status));
+                if (kill_at) continue;
+                // The first death ends the job: nothing can finish without every rank, and waiting for
+                // the others to notice could take the whole --dist-timeout (a rank in the rendezvous or in
+                // the store waits that long for a peer that is gone).
+                for (std::size_t other = 0; other < pids.size(); ++other) {
+                    if (pids[other] <= 0) continue;
+                    ::kill(pids[other], SIGTERM);
+                    stopped_by_us[other] = true;
+                    stopped_entry[other] = outcome.stopped.size();
+                    outcome.stopped.push_back("rank " + std::to_string(other) + " (SIGTERM)");
                 }
+                kill_at = Clock::now() + kStopGrace;
             }
             continue;
         }
@@ -110,21 +139,14 @@ LocalJobOutcome run_local_job(int argc, char** argv, const LocalJob& job, const 
                 if (pid > 0) ::kill(pid, SIGINT);
             }
         }
-        const Clock::time_point now = Clock::now();
-        if (stop_by && now >= *stop_by && !killed_at) {
+        if (kill_at && !killed && Clock::now() >= *kill_at) {
             for (std::size_t r = 0; r < pids.size(); ++r) {
-                if (pids[r] > 0) {
-                    outcome.failures.push_back("rank " + std::to_string(r) + " did not stop on its own after the job failed; "
-                                               "stopped with SIGTERM");
-                    ::kill(pids[r], SIGTERM);
-                }
+                if (pids[r] <= 0) continue;
+                ::kill(pids[r], SIGKILL);
+                outcome.stopped[stopped_entry[r]] = "rank " + std::to_string(r) + " (SIGKILL: still running " +
+                                                    std::to_string(kStopGrace.count()) + " s after SIGTERM)";
             }
-            killed_at = now;
-        }
-        if (killed_at && now >= *killed_at + std::chrono::seconds(3)) {
-            for (const pid_t pid : pids) {
-                if (pid > 0) ::kill(pid, SIGKILL);
-            }
+            killed = true;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -9,23 +10,39 @@ namespace tewb::cli {
 // `te-bench run --nproc N` on one machine: N copies of this very command, each told its place in the job
 // the way torchrun tells it (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR=127.0.0.1, MASTER_PORT), plus
 // TEWB_DIST_RECORD, where rank 0 writes the job's record instead of storing it. The workers die with the
-// launcher (PR_SET_PDEATHSIG). When a worker ends badly the others get time to notice and stop on their
-// own (2 s when rank 0 is gone, as nothing can finish without it; else the job's timeout and 5 s), then
-// SIGTERM, then SIGKILL 3 s later: nothing outlives the job.
+// launcher (PR_SET_PDEATHSIG).
+//
+// The job ends as soon as any rank ends badly, in whatever phase (start-up, rendezvous, training,
+// shutdown), as torchrun's agent ends it: the other ranks get SIGTERM at once (each stops after its
+// current step, or at once where it waits for the others, and rank 0 still writes its record), and
+// SIGKILL kStopGrace later if they have not ended. So the launcher is done within kStopGrace (plus its
+// 20 ms poll) of the death, whatever the job's --dist-timeout: no rank waits for a peer that is gone.
 struct LocalJob {
     int nproc = 2;
     int master_port = 0;  // 0: a free port is picked
-    int timeout_s = 120;
     std::string record_path;
 };
 
+inline constexpr std::chrono::seconds kStopGrace{3};
+
 struct LocalJobOutcome {
-    std::vector<std::string> failures;  // "rank 1 was killed by signal 9 (Killed)", in the order seen
+    // The ranks that ended badly on their own, in the order seen; the first is the job's cause:
+    // "rank 1 was killed by signal 9 (Killed)", "rank 0 exited with status 1".
+    std::vector<std::string> failures;
+    // The ranks the launcher stopped after the first failure: "rank 0 (SIGTERM)", "rank 2 (SIGKILL: still
+    // running 3 s after SIGTERM)".
+    std::vector<std::string> stopped;
     bool all_ok() const { return failures.empty(); }
+    // "rank 1 was killed by signal 9 (Killed); the launcher stopped rank 0 (SIGTERM)"
+    std::string describe() const;
 };
 
 // A TCP port free on 127.0.0.1 right now (the kernel's choice).
 int free_local_port();
+
+// The launcher's line naming each rank's process, for a user (or a test) to find them:
+// "data-parallel job: rank 0 is process 4242, rank 1 is process 4243".
+std::string describe_ranks(const std::vector<int>& pids);
 
 // Runs the job to its end; `cancel` set (Ctrl-C) is passed on to the workers as SIGINT once.
 LocalJobOutcome run_local_job(int argc, char** argv, const LocalJob& job, const std::atomic<bool>& cancel);

@@ -300,11 +300,20 @@ int run_rank(const Commands& c, RunConfig requested, const WorkerEnv& env) {
     stop_cleanly_on_signals();
     cli::ProgressBar progress(env.rank == 0 && isatty(STDERR_FILENO) != 0);
     TrainerCallbacks callbacks;
-    callbacks.on_start = [&](const RunRecord& header) { progress.start(header); };
+    // Each rank says when it enters the rendezvous and when it trains: where a job stands (and where it
+    // stopped) can be read off its output.
+    callbacks.on_start = [&](const RunRecord& header) {
+        if (header.status != RunStatus::Failed) std::fprintf(stderr, "rank %d: training\n", env.rank);
+        progress.start(header);
+    };
     callbacks.on_step = [&](const StepMetrics& step) { progress.step(step); };
+    std::fprintf(stderr, "rank %d: joining the job at %s:%d (%d processes)\n", env.rank, env.master_addr.c_str(),
+                 env.master_port, env.world_size);
     const RunRecord record = run_as_rank(trainer, requested, env, callbacks, &g_cancel);
     progress.finish();
-    if (record.status == RunStatus::Failed) std::fprintf(stderr, "te-bench: %s\n", record.message.c_str());
+    if (record.status != RunStatus::Finished && !record.message.empty()) {
+        std::fprintf(stderr, "te-bench: %s\n", record.message.c_str());
+    }
     if (env.rank == 0 && record_path != nullptr) {
         write_file_atomically(record_path, record_to_json_text(record));
     } else if (reports) {
@@ -355,32 +364,27 @@ int run_local_job_command(const Commands& c, const RunConfig& requested) {
     LocalJob job;
     job.nproc = resolved.dist.nproc;
     job.master_port = port > 0 ? port : free_local_port();
-    job.timeout_s = resolved.dist.timeout_s;
     job.record_path = record_template;
     std::fprintf(stderr, "data-parallel job: %d processes, %s, rendezvous at 127.0.0.1:%d\n", job.nproc,
                  std::string(to_string(resolved.dist.backend)).c_str(), job.master_port);
     const LocalJobOutcome outcome = run_local_job(g_argc, g_argv, job, g_cancel);
     RunRecord record;
     std::error_code ignored;
-    if (std::filesystem::exists(record_template, ignored)) {
+    const bool rank0_reported = std::filesystem::exists(record_template, ignored);
+    if (rank0_reported) {
         record = read_record_file(record_template);
         std::filesystem::remove(record_template, ignored);
     } else {
         record = make_run_header(resolved, trainer.device());
+    }
+    if (!outcome.all_ok() || !rank0_reported) {
+        // Rank 0's own account of a failure leads (it says what the job was doing); the launcher's, which
+        // names the rank that ended first and how, follows. A rank 0 the launcher stopped says nothing more.
+        const std::string launcher = outcome.all_ok() ? std::string("rank 0 left no record") : outcome.describe();
+        const bool rank0_failed = rank0_reported && record.status == RunStatus::Failed && !record.message.empty();
+        record.message = rank0_failed ? record.message + " (" + launcher + ")" : launcher;
         record.status = RunStatus::Failed;
         record.error_kind = "distributed";
-        record.message = "rank 0 left no record";
-    }
-    if (!outcome.all_ok()) {
-        std::string failures;
-        for (const std::string& f : outcome.failures) failures += (failures.empty() ? "" : "; ") + f;
-        if (record.status != RunStatus::Failed) {
-            record.status = RunStatus::Failed;
-            record.error_kind = "distributed";
-            record.message = failures;
-        } else {
-            record.message += " (" + failures + ")";
-        }
         std::fprintf(stderr, "te-bench: the job failed: %s\n", record.message.c_str());
     }
     if (!runs.empty() && record.execution.dist && runs.front().summary.mean_ms && record.summary.mean_ms &&

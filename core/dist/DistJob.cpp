@@ -132,7 +132,11 @@ void run_collective(const DistJob& job, const char* what, const std::function<vo
     }
 }
 
-std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolved) {
+bool stop_requested(const std::atomic<bool>* cancel) {
+    return cancel != nullptr && cancel->load();
+}
+
+std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolved, const std::atomic<bool>* cancel) {
     auto job = std::make_unique<DistJob>();
     job->env = env;
     job->backend = resolved.dist.backend;
@@ -175,11 +179,16 @@ std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolve
                 if (!job->store->check({config_key(r)})) missing.push_back(r);
             }
             if (missing.empty()) break;
+            std::string list;
+            for (const int r : missing) list += (list.empty() ? "" : ", ") + std::to_string(r);
+            list = std::string(missing.size() == 1 ? "rank " : "ranks ") + list;
+            if (stop_requested(cancel)) {
+                verdict = "rank 0 was stopped by a signal while waiting for " + list + " to arrive";
+                break;
+            }
             if (std::chrono::steady_clock::now() >= deadline) {
-                std::string list;
-                for (const int r : missing) list += (list.empty() ? "" : ", ") + std::to_string(r);
-                verdict = std::string(missing.size() == 1 ? "rank " : "ranks ") + list + " did not arrive within " +
-                          seconds_text(job->timeout) + " (not started, crashed, or pointed at another MASTER_ADDR / MASTER_PORT)";
+                verdict = list + " did not arrive within " + seconds_text(job->timeout) +
+                          " (not started, crashed, or pointed at another MASTER_ADDR / MASTER_PORT)";
                 break;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -198,7 +207,9 @@ std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolve
         if (verdict != kAgreed) {
             // The store lives in this process: keep it up until the ranks that came have read the verdict
             // (at most a few seconds), so that they stop with it rather than with a lost connection.
-            const auto until = std::chrono::steady_clock::now() + std::min(job->timeout, std::chrono::milliseconds(5000));
+            // Stopped by a signal, it must not linger: whoever stops it (a launcher) kills it soon after.
+            const auto keep_up = stop_requested(cancel) ? std::chrono::milliseconds(500) : std::chrono::milliseconds(5000);
+            const auto until = std::chrono::steady_clock::now() + std::min(job->timeout, keep_up);
             for (int r = 1; r < env.world_size; ++r) {
                 if (!job->store->check({config_key(r)})) continue;
                 while (!job->store->check({"tewb/verdict-read/" + std::to_string(r)}) && std::chrono::steady_clock::now() < until) {
@@ -208,11 +219,25 @@ std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolve
             throw DistError(job->who() + verdict);
         }
     } else {
-        try {
-            job->store->wait({kVerdict}, job->timeout);
-        } catch (const std::exception&) {
-            throw DistError(job->who() + "rank 0 gave no verdict on the job within " + seconds_text(job->timeout) +
-                            " (it stopped, or waits for a rank that never came)");
+        // Polled rather than one blocking wait, so that a signal (a launcher stopping the job) ends it at once.
+        const auto deadline = std::chrono::steady_clock::now() + job->timeout;
+        while (true) {
+            bool given = false;
+            try {
+                given = job->store->check({kVerdict});
+            } catch (const std::exception& e) {
+                throw DistError(job->who() + "lost the rendezvous with rank 0 before its verdict on the job: " +
+                                first_line(e.what()) + " (rank 0 stopped)");
+            }
+            if (given) break;
+            if (stop_requested(cancel)) {
+                throw DistError(job->who() + "stopped by a signal while waiting for rank 0's verdict on the job");
+            }
+            if (std::chrono::steady_clock::now() >= deadline) {
+                throw DistError(job->who() + "rank 0 gave no verdict on the job within " + seconds_text(job->timeout) +
+                                " (it stopped, or waits for a rank that never came)");
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
         const std::string verdict = text_of(job->store->get(kVerdict));
         job->store->set("tewb/verdict-read/" + std::to_string(env.rank), "1");

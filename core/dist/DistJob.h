@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -38,8 +39,9 @@ bool dist_backend_built(DistBackend backend, std::string* why);
 // (a port in use is an error at once), every rank announces itself with its configuration, rank 0 waits
 // for all of them and compares the configurations (a rank that does not arrive within the timeout, or one
 // whose configuration differs, stops the job: every rank gets rank 0's verdict), then the process group
-// forms. Throws DistError naming the rank and the cause.
-std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolved);
+// forms. `cancel` set (a signal) ends the waits for the other ranks within 20 ms: rank 0 then gives the
+// ranks that came a verdict saying so. Throws DistError naming the rank and the cause.
+std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolved, const std::atomic<bool>* cancel = nullptr);
 
 // Collectives the trainer uses, each waited for (bounded by the timeout); errors become DistError.
 void broadcast_from_rank0(DistJob& job, std::vector<at::Tensor> tensors);

@@ -11,11 +11,13 @@ RunRecord run_as_rank(const Trainer& trainer, const RunConfig& config, const Wor
     const RunConfig resolved = resolve(config, trainer.device());
     std::unique_ptr<DistJob> job;
     try {
-        job = join_job(env, resolved);
+        job = join_job(env, resolved, cancel);
     } catch (const DistError& e) {
         RunRecord record = make_run_header(resolved, trainer.device());
-        record.status = RunStatus::Failed;
-        record.error_kind = "distributed";
+        // Stopped by a signal before the job formed: a cancel, as a single run's would be.
+        const bool cancelled = cancel != nullptr && cancel->load();
+        record.status = cancelled ? RunStatus::Cancelled : RunStatus::Failed;
+        record.error_kind = cancelled ? "" : "distributed";
         record.message = e.what();
         record.summary = summarize(record.steps, record.config, record.execution);
         if (callbacks.on_start) callbacks.on_start(record);

