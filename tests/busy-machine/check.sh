@@ -49,14 +49,17 @@ status=$?
 elapsed=$(( $(date +%s) - started ))
 stop_spinners
 echo "check: [$(date -u +%H:%M:%S)] spinners stopped; the test command took ${elapsed} s and exited ${status}"
+# Kept before .ci/check-test-run.py, whose `ctest --show-only` starts a new LastTest.log.
+log=$(mktemp)
+cp build/default/Testing/Temporary/LastTest.log "$log" 2>/dev/null
 if [ "$status" -eq 0 ]; then
   python3 .ci/check-test-run.py build/default || status=1
 fi
 
-log=build/default/Testing/Temporary/LastTest.log
-if [ -f "$log" ]; then
+if [ -s "$log" ]; then
   echo "check: figures measured under load (not asserted):"
   grep -hoE 'longest event-loop stall during the run: .*|cancelled after [0-9]+ ms|closed after [0-9]+ ms|[a-z0-9 ,-]+: the launcher ended the job [0-9]+ ms after the death and exited after [0-9]+ ms' "$log" |
-    sed 's/^/  /'
+    sed 's/^ */  /'
 fi
+rm -f "$log"
 exit "$status"
