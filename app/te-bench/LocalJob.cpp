@@ -99,10 +99,9 @@ LocalJobOutcome run_local_job(int argc, char** argv, const LocalJob& job, const 
     LocalJobOutcome outcome;
     int running = job.nproc;
     bool interrupted = false;
-    std::vector<bool> stopped_by_us(pids.size(), false);
-    std::vector<std::size_t> stopped_entry(pids.size(), 0);  // index into outcome.stopped
+    enum class Stop { No, Term, Kill };  // what this launcher did to a rank after the first failure
+    std::vector<Stop> stop(pids.size(), Stop::No);
     std::optional<Clock::time_point> kill_at;  // after the first failure: SIGKILL for whoever is left
-    bool killed = false;
     while (running > 0) {
         int status = 0;
         const pid_t done = ::waitpid(-1, &status, WNOHANG);
@@ -115,7 +114,7 @@ LocalJobOutcome run_local_job(int argc, char** argv, const LocalJob& job, const 
                 // 130 after Ctrl-C: the rank was cancelled, which is not a failure of the job; a rank this
                 // launcher stopped ends however it ends, as a consequence of the first failure.
                 const bool cancelled = interrupted && WIFEXITED(status) && WEXITSTATUS(status) == 130;
-                if (ok || cancelled || stopped_by_us[r]) continue;
+                if (ok || cancelled || stop[r] != Stop::No) continue;
                 outcome.failures.push_back(describe_exit(static_cast<int>(r), status));
                 if (kill_at) continue;
                 // The first death ends the job: nothing can finish without every rank, and waiting for
@@ -124,9 +123,7 @@ LocalJobOutcome run_local_job(int argc, char** argv, const LocalJob& job, const 
                 for (std::size_t other = 0; other < pids.size(); ++other) {
                     if (pids[other] <= 0) continue;
                     ::kill(pids[other], SIGTERM);
-                    stopped_by_us[other] = true;
-                    stopped_entry[other] = outcome.stopped.size();
-                    outcome.stopped.push_back("rank " + std::to_string(other) + " (SIGTERM)");
+                    stop[other] = Stop::Term;
                 }
                 kill_at = Clock::now() + kStopGrace;
             }
@@ -139,16 +136,21 @@ LocalJobOutcome run_local_job(int argc, char** argv, const LocalJob& job, const 
                 if (pid > 0) ::kill(pid, SIGINT);
             }
         }
-        if (kill_at && !killed && Clock::now() >= *kill_at) {
+        if (kill_at && Clock::now() >= *kill_at) {
             for (std::size_t r = 0; r < pids.size(); ++r) {
-                if (pids[r] <= 0) continue;
+                if (pids[r] <= 0 || stop[r] == Stop::Kill) continue;
                 ::kill(pids[r], SIGKILL);
-                outcome.stopped[stopped_entry[r]] = "rank " + std::to_string(r) + " (SIGKILL: still running " +
-                                                    std::to_string(kStopGrace.count()) + " s after SIGTERM)";
+                stop[r] = Stop::Kill;
             }
-            killed = true;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    for (std::size_t r = 0; r < stop.size(); ++r) {
+        if (stop[r] == Stop::No) continue;
+        outcome.stopped.push_back("rank " + std::to_string(r) +
+                                  (stop[r] == Stop::Term ? std::string(" (SIGTERM)")
+                                                         : " (SIGKILL: still running " + std::to_string(kStopGrace.count()) +
+                                                               " s after SIGTERM)"));
     }
     return outcome;
 }

