@@ -70,6 +70,17 @@ std::string config_differences(const std::string& mine, const std::string& refer
     return out;
 }
 
+bool stop_requested(const std::atomic<bool>* cancel) {
+    return cancel != nullptr && cancel->load();
+}
+
+// "rank 2", "ranks 1, 3"
+std::string ranks_text(const std::vector<int>& ranks) {
+    std::string list;
+    for (const int r : ranks) list += (list.empty() ? "" : ", ") + std::to_string(r);
+    return std::string(ranks.size() == 1 ? "rank " : "ranks ") + list;
+}
+
 c10::intrusive_ptr<c10d::Backend> make_group(const DistJob& job, const c10::intrusive_ptr<c10d::Store>& store) {
     switch (job.backend) {
         case DistBackend::Gloo: {
@@ -132,10 +143,6 @@ void run_collective(const DistJob& job, const char* what, const std::function<vo
     }
 }
 
-bool stop_requested(const std::atomic<bool>* cancel) {
-    return cancel != nullptr && cancel->load();
-}
-
 std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolved, const std::atomic<bool>* cancel) {
     auto job = std::make_unique<DistJob>();
     job->env = env;
@@ -179,15 +186,12 @@ std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolve
                 if (!job->store->check({config_key(r)})) missing.push_back(r);
             }
             if (missing.empty()) break;
-            std::string list;
-            for (const int r : missing) list += (list.empty() ? "" : ", ") + std::to_string(r);
-            list = std::string(missing.size() == 1 ? "rank " : "ranks ") + list;
             if (stop_requested(cancel)) {
-                verdict = "rank 0 was stopped by a signal while waiting for " + list + " to arrive";
+                verdict = "rank 0 was stopped by a signal while waiting for " + ranks_text(missing) + " to arrive";
                 break;
             }
             if (std::chrono::steady_clock::now() >= deadline) {
-                verdict = list + " did not arrive within " + seconds_text(job->timeout) +
+                verdict = ranks_text(missing) + " did not arrive within " + seconds_text(job->timeout) +
                           " (not started, crashed, or pointed at another MASTER_ADDR / MASTER_PORT)";
                 break;
             }
