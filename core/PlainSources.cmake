@@ -6,6 +6,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   common/TextCheck.cpp
   common/Statistics.cpp
   common/StepSegments.cpp
+  common/TeImpl.cpp
   dist/WorkerEnv.cpp
   device/Capability.cpp
   device/PeakThroughput.cpp
@@ -25,6 +26,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   fp8/Fp8Stats.cpp
   fp8/ReplayReport.cpp
   results/RunRecord.cpp
+  results/LedgerReport.cpp
   results/Summary.cpp
   results/Comparison.cpp
   results/RunGroups.cpp

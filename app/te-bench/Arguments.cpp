@@ -46,6 +46,15 @@ void add_repeat_flag(CLI::App* cmd, RunFlags& f) {
         ->type_name("N");
 }
 
+void add_te_impl_flag(CLI::App* cmd, RunFlags& f, const std::string& which_runs) {
+    cmd->add_option("--te-impl", f.te_impl,
+                    "auto | fused | reference: the code that runs the te backend's modules" + which_runs +
+                        ". auto: the fused kernels on a CUDA GPU of compute capability 8.0 or newer, else the reference; "
+                        "fused: the fused path on any device (on the CPU the host kernels, FP8 GEMMs emulated); "
+                        "reference: LibTorch ops in float32 math (default: $TEWB_TE_IMPL, else auto)")
+        ->type_name("NAME");
+}
+
 void add_fp8_flags(CLI::App* cmd, RunFlags& f) {
     const Fp8Recipe d = Fp8Recipe::seed_defaults();
     cmd->add_option("--recipe", f.recipe,
@@ -110,6 +119,10 @@ RunConfig config_from_flags(const RunFlags& f) {
         }
     }
     if (!f.cuda_graph.empty()) c.cuda_graph = parse_on_off("--cuda-graph", f.cuda_graph);
+    // TEWB_TE_IMPL is a default for te runs and never refuses a torch run; an explicit --te-impl on one is
+    // refused by validation, so the GUI and the CLI say the same.
+    const TeImpl te_impl = te_impl_from_flags(f);
+    if (c.backend == Backend::Te || !f.te_impl.empty()) c.te_impl = te_impl;
     c.inspect_fp8 = f.inspect_fp8;
     c.name = f.name;
     if (!f.nproc.empty()) c.dist.nproc = parse_int("--nproc", f.nproc);
@@ -127,6 +140,10 @@ RunConfig config_from_flags(const RunFlags& f) {
         throw ConfigError("--nproc " + f.nproc + ": allowed: 1 to 64 processes");
     }
     return c;
+}
+
+TeImpl te_impl_from_flags(const RunFlags& f) {
+    return f.te_impl.empty() ? te_impl_from_environment() : parse_te_impl("--te-impl", f.te_impl);
 }
 
 int repeat_from_flags(const RunFlags& f) {
@@ -153,6 +170,7 @@ SweepSpec sweep_from_flags(const RunFlags& f, const std::string& precisions) {
     if (!f.seq.empty()) spec.seq = parse_int_list("--seq", f.seq);
     if (!precisions.empty()) spec.precisions = parse_precision_list("--precisions", precisions);
     if (!f.backend.empty()) spec.backend = parse_backend("--backend", f.backend);
+    if (spec.backend == Backend::Te || !f.te_impl.empty()) spec.base.te_impl = te_impl_from_flags(f);
     return spec;
 }
 
@@ -172,6 +190,7 @@ void define_training_commands(CLI::App& app, Commands& c) {
     c.run->add_option("--precision", c.run_flags.precision,
                       "auto | fp32 | bf16 | fp8 (default auto: bf16 on a GPU, fp32 on the CPU; fp8 needs --backend te)");
     c.run->add_option("--name", c.run_flags.name, "label of the run in tables, charts and history");
+    add_te_impl_flag(c.run, c.run_flags, " (with --backend te)");
     add_fp8_flags(c.run, c.run_flags);
     RunFlags& r = c.run_flags;
     c.run->add_option("--nproc", r.nproc,
@@ -190,12 +209,16 @@ void define_training_commands(CLI::App& app, Commands& c) {
         ->type_name("S");
     c.run->add_option("--master-port", r.master_port, "--nproc: the rendezvous port on 127.0.0.1 (default: a free one)")
         ->type_name("PORT");
+    c.run->add_flag("--ledger", r.ledger,
+                    "print the launch ledger of one eager step: one layer's ops (launches, bytes read and written, per "
+                    "module), the rows outside the layers, and the totals per layer and per step");
     c.run->add_flag("--no-scaling-baseline", r.no_scaling_baseline,
                     "--nproc: skip the 1-process run of the same per-rank batch that the scaling efficiency is measured against");
 
     c.compare = app.add_subcommand("compare", "run the baseline and every configuration this device supports, back to back");
     add_model_flags(c.compare, c.compare_flags);
     add_fp8_flags(c.compare, c.compare_flags);
+    add_te_impl_flag(c.compare, c.compare_flags, " in the te rows");
     c.compare->add_option("--summary-csv", c.compare_summary_csv, "write the comparison table as CSV to this file")
         ->type_name("PATH");
     add_repeat_flag(c.run, c.run_flags);
@@ -219,6 +242,7 @@ void define_training_commands(CLI::App& app, Commands& c) {
     c.sweep->add_option("--iters", w.iters, "timed steps per run (default 10)")->type_name("N");
     c.sweep->add_option("--seed", w.seed, "seed of weights and data (default 1234)")->type_name("N");
     c.sweep->add_option("--cuda-graph", w.cuda_graph, "on | off (default on)")->type_name("on|off");
+    add_te_impl_flag(c.sweep, w, " in the te runs (with --backend te)");
     c.sweep->add_option("--csv", w.csv_path, "write the sweep table (size, precision, ms, speedup) as CSV")->type_name("PATH");
     c.sweep->add_option("--json", w.json_path, "write the sweep's run records as JSON ('-' for stdout)")->type_name("PATH");
     c.sweep->add_flag("--no-store", w.no_store, "do not save the runs in the run store");

@@ -22,12 +22,14 @@ struct RunFlags {
     std::string preset, device, backend, precision, layers, hidden, heads, seq, vocab, batch, warmup, iters, lr, seed, name;
     std::string recipe, fp8_format, amax_history_len, amax_algo, margin, cuda_graph, repeat, block_scales,
         calibrate_first_step;
+    std::string te_impl;  // --te-impl; empty: TEWB_TE_IMPL, else auto
     bool inspect_fp8 = false;
     std::string json_path, csv_path, fp8_csv_path;
     bool no_store = false;
     // Data parallelism (`run` only).
     std::string nproc, dist_backend, bucket_mb, amax_reduction, dist_timeout, master_port;
     bool no_scaling_baseline = false;
+    bool ledger = false;  // `run --ledger`: print the launch ledger (one layer's rows and the totals)
 
     bool fp8_flags_given() const {
         return !recipe.empty() || !fp8_format.empty() || !amax_history_len.empty() || !amax_algo.empty() || !margin.empty() ||
@@ -82,6 +84,10 @@ void define_commands(CLI::App& app, Commands& c);
 std::optional<int> parse_arguments(CLI::App& app, const Commands& c, int argc, char** argv);
 // The run configuration the flags describe (a preset plus overrides); throws ConfigError naming the flag.
 RunConfig config_from_flags(const RunFlags& f);
+// --te-impl, else its environment form TEWB_TE_IMPL, else auto; throws ConfigError naming the flag or the variable.
+// config_from_flags applies it to te runs (and refuses an explicit --te-impl on a torch run); a comparison takes it
+// for its te rows.
+TeImpl te_impl_from_flags(const RunFlags& f);
 // --repeat N: 1 when not given; throws ConfigError outside 1..kMaxRepeats.
 int repeat_from_flags(const RunFlags& f);
 // `sweep`: the grid and the shared settings; throws ConfigError naming the flag.

@@ -31,9 +31,11 @@
 #include "core/common/TextCheck.h"
 #include "core/common/TextTable.h"
 #include "core/results/Fp8Summary.h"
+#include "core/results/LedgerReport.h"
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunGroups.h"
+#include "core/results/ReportText.h"
 #include "core/results/RunStore.h"
 #include "core/results/SweepResult.h"
 #include "core/selftest/SelfTest.h"
@@ -270,6 +272,18 @@ std::vector<RunRecord> train_repeated(const Trainer& trainer, const std::vector<
     return runs;
 }
 
+// `run --ledger`: the first layer's rows per module, the rows outside the layers, and the totals.
+std::string ledger_report(const RunRecord& run, bool named) {
+    if (!run.execution.ledger) return "\nno launch ledger: the run ended before its measured step\n";
+    const Ledger& ledger = *run.execution.ledger;
+    std::string out = "\nlaunch ledger" + (named ? " of " + printable_text(display_name(run)) : std::string()) + ", layer 0 of " +
+                      std::to_string(ledger.layers) + " (every layer's rows are the same shape):\n";
+    out += ledger_layer_table(ledger, 0);
+    out += "outside the layers:\n" + ledger_outside_table(ledger);
+    out += "(* launch count not known: at least one launch per call counted)\n";
+    return out + ledger_totals_text(run, false);
+}
+
 // Writes a run's outputs (--json, --csv, --fp8-csv) and its tables.
 void report_runs(const RunFlags& flags, const std::vector<RunRecord>& runs, int repeats) {
     if (!flags.json_path.empty()) write_output(flags.json_path, records_to_json_text(runs));
@@ -280,7 +294,11 @@ void report_runs(const RunFlags& flags, const std::vector<RunRecord>& runs, int 
     if (repeats > 1) out << "\n" << render_group_table(runs, group_runs(runs, std::nullopt));
     if (const std::string breakdown = render_breakdown_table(runs); !breakdown.empty()) out << "\n" << breakdown;
     if (const std::string job = render_job_summary(runs.back()); !job.empty()) out << "\n" << job;
+    for (const RunRecord& run : runs) out << te_path_text(run, runs.size() > 1);
     out << render_fp8_summary(runs.back());
+    if (flags.ledger) {
+        for (const RunRecord& run : runs) out << ledger_report(run, runs.size() > 1);
+    }
 }
 
 // One rank of a data-parallel job (the environment says which). Rank 0 reports the job: to the launcher
@@ -422,7 +440,8 @@ int run_one(const Commands& c) {
 
 int run_compare(const Commands& c) {
     const RunFlags& flags = c.compare_flags;
-    const RunConfig base = config_from_flags(flags);
+    RunConfig base = config_from_flags(flags);
+    base.te_impl = te_impl_from_flags(flags);  // for the te rows: the plan gives the torch rows auto
     std::vector<OutputRequest> outputs = outputs_of(flags);
     add_output(outputs, "--summary-csv", c.compare_summary_csv);
     check_outputs(outputs, store_to_protect(c.store_path));
@@ -562,7 +581,8 @@ int run_history_show(const Commands& c, RunStore& store) {
     if (c.show_json) {
         std::cout << record_to_json_text(record);
     } else {
-        std::cout << render_summary_table({record}, std::nullopt) << render_fp8_summary(record);
+        std::cout << render_summary_table({record}, std::nullopt) << te_path_text(record, false) << render_fp8_summary(record)
+                  << ledger_totals_text(record, false);
         if (!record.message.empty()) std::cout << "message: " << printable_text(record.message) << "\n";
     }
     return 0;

@@ -28,4 +28,15 @@ Availability precision_availability(Precision precision, Backend backend, Device
     return {};
 }
 
+Availability te_impl_availability(TeImpl impl, DeviceKind kind, const DeviceInfo& device) {
+    if (impl != TeImpl::Fused) return {};
+    const bool cuda = kind == DeviceKind::Cuda || (kind == DeviceKind::Auto && device.has_gpu());
+    if (cuda && device.compute_capability && *device.compute_capability < kTeMinimum) {
+        return {false, "--te-impl fused: this GPU has compute capability " + device.compute_capability->to_string() +
+                           " and the fused kernels need " + kTeMinimum.to_string() +
+                           "; allowed here: auto|reference, or --device cpu for the fused path on the host kernels"};
+    }
+    return {};
+}
+
 }  // namespace tewb

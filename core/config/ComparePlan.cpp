@@ -9,6 +9,7 @@ std::vector<PlannedRun> plan_comparison(const RunConfig& base, const DeviceInfo&
     shared.backend = Backend::Torch;
     shared.precision = Precision::Auto;
     shared.inspect_fp8 = false;
+    shared.te_impl = TeImpl::Auto;
     validate(shared);
     const bool cuda = base.device == DeviceKind::Cuda || (base.device == DeviceKind::Auto && device.has_gpu());
     const DeviceKind kind = cuda ? DeviceKind::Cuda : DeviceKind::Cpu;
@@ -21,6 +22,7 @@ std::vector<PlannedRun> plan_comparison(const RunConfig& base, const DeviceInfo&
         config.precision = precision;
         config.cuda_graph = graph == Graph::On;
         config.inspect_fp8 = base.inspect_fp8 && precision == Precision::Fp8;
+        config.te_impl = backend == Backend::Te ? base.te_impl : TeImpl::Auto;  // torch has no te implementation
         config.name = std::string(to_string(backend)) + " " + std::string(to_string(precision)) + (cuda ? "" : " cpu") +
                       (graph == Graph::On ? " graph" : "") + (role == Role::Baseline ? " (baseline)" : "");
         return config;

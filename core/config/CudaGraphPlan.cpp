@@ -15,6 +15,15 @@ GraphDecision decide_cuda_graph(const RunConfig& resolved, bool cuda_build, bool
     if (resolved.warmup < 1) {
         return {false, "no CUDA graph: the capture needs at least one eager warm-up step first (--warmup 0)"};
     }
+    // A calibrating first step casts with scales from its own amaxes, not through the fused delayed-scaling
+    // kernels: the first step of the path the graph replays must run eagerly before the capture, or the
+    // kernels' and GEMM plans' first use (allocations, cuBLASLt's heuristic) would happen inside it.
+    const bool calibrating = resolved.backend == Backend::Te && resolved.precision == Precision::Fp8 &&
+                             resolved.fp8.scaling == ScalingKind::Delayed && resolved.fp8.calibrate_first_step;
+    if (calibrating && resolved.warmup < 2) {
+        return {false, "no CUDA graph: with first-step calibration the capture needs two eager warm-up steps (the calibrating "
+                       "one and a full fused step; --warmup " + std::to_string(resolved.warmup) + ")"};
+    }
     if (resolved.iters < 1) return {false, "no CUDA graph: no timed steps to replay (--iters 0)"};
     if (resolved.dist.enabled()) {
         return {false, "no CUDA graph: data-parallel steps run eagerly (the gradient buckets start their all-reduce from "

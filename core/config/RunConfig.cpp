@@ -123,6 +123,11 @@ std::vector<ConfigProblem> find_problems(const RunConfig& c) {
     for (ConfigProblem& problem : find_recipe_problems(c.fp8)) {
         problems.push_back(std::move(problem));
     }
+    if (c.te_impl != TeImpl::Auto && c.backend == Backend::Torch) {
+        problems.push_back({"te-impl", "--te-impl " + std::string(to_string(c.te_impl)) +
+                                           ": chooses the code of the te backend's modules and the torch backend has none; "
+                                           "allowed with torch: auto (or --backend te)"});
+    }
     if (c.precision == Precision::Fp8 && c.backend == Backend::Torch) {
         problems.push_back({"precision",
                             "--precision fp8: the torch backend has no FP8 path; allowed with torch: fp32|bf16 "
@@ -182,6 +187,11 @@ RunConfig resolve(const RunConfig& config, const DeviceInfo& device) {
     if (const Availability p = precision_availability(resolved.precision, resolved.backend, resolved.device, device);
         !p.available) {
         throw ConfigError(p.reason);
+    }
+    if (resolved.backend == Backend::Te) {
+        if (const Availability t = te_impl_availability(resolved.te_impl, resolved.device, device); !t.available) {
+            throw ConfigError(t.reason);
+        }
     }
     if (const auto problem = memory_problem(resolved, device, host_memory_available())) {
         throw ConfigError(*problem);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/common/ConfigProblem.h"
+#include "core/common/TeImpl.h"
 #include "core/device/DeviceInfo.h"
 #include "core/fp8/Recipe.h"
 #include "core/model/ModelShape.h"
@@ -54,6 +55,8 @@ struct RunConfig {
     // whether a graph ran and, if not, why.
     bool cuda_graph = true;
     DistSettings dist;
+    // --te-impl (environment form: TEWB_TE_IMPL; the flag wins). Applies to the te backend only.
+    TeImpl te_impl = TeImpl::Auto;
 
     int total_steps() const { return warmup + iters; }
     // The whole job's tokens per step: every rank's batch.

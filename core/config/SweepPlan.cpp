@@ -89,6 +89,10 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device
             throw ConfigError("--precisions fp8 needs --backend te (the torch baseline has no FP8)");
         }
     }
+    if (spec.backend == Backend::Torch && spec.base.te_impl != TeImpl::Auto) {
+        throw ConfigError("--te-impl " + std::string(to_string(spec.base.te_impl)) +
+                          ": applies to te runs and this sweep has none (--backend torch); allowed: auto, or --backend te");
+    }
     const bool cuda = spec.base.device == DeviceKind::Cuda || (spec.base.device == DeviceKind::Auto && device.has_gpu());
     const Precision baseline_precision = cuda ? Precision::Bf16 : Precision::Fp32;
     if (spec.backend == Backend::Torch && spec.precisions.size() == 1 && spec.precisions.front() == baseline_precision) {
@@ -110,6 +114,7 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device
                     c.model.seq = s;
                     c.batch = b;
                     c.inspect_fp8 = false;
+                    c.te_impl = backend == Backend::Te ? spec.base.te_impl : TeImpl::Auto;
                     c.name = sweep_run_name(point, backend, precision, baseline, !cuda);
                     validate(c);  // sizes out of range are the user's error: stop before anything runs
                     SweepRun run{point, c, baseline, std::nullopt};

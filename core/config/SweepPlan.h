@@ -13,7 +13,7 @@ namespace tewb {
 // Where does a precision start to pay? A grid of model sizes (hidden × batch × seq), each trained briefly
 // by the baseline (torch: BF16 on a GPU, FP32 on the CPU) and by `backend` in each precision.
 struct SweepSpec {
-    RunConfig base;            // layers, vocabulary, steps, learning rate, seed, FP8 recipe, device, graphs
+    RunConfig base;            // layers, vocabulary, steps, learning rate, seed, FP8 recipe, device, graphs, te_impl (te runs)
     std::vector<int> hidden;   // empty: base's
     std::vector<int> batch;    // empty: base's
     std::vector<int> seq;      // empty: base's

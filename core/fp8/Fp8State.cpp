@@ -15,6 +15,7 @@
 
 #include "core/common/Error.h"
 #include "core/fp8/ScaleUpdate.h"
+#include "core/ledger/Ledger.h"
 
 
 namespace tewb {
@@ -100,6 +101,7 @@ Fp8Context::LiveScaleInv Fp8Context::live_scale_inv(Fp8Pass pass, int slot) cons
 
 void Fp8Context::record_amax(Fp8Pass pass, int slot, const at::Tensor& amax) {
     check_prepared("record_amax");
+    const LedgerScope scope("fp8_amax");
     at::Tensor staging = bank(pass).history.select(0, slot).select(0, 0);
     staging.copy_(at::maximum(staging, amax));
 }
@@ -111,6 +113,7 @@ void Fp8Context::set_scale(Fp8Pass pass, int slot, const at::Tensor& scale) {
 
 void Fp8Context::count(Fp8Pass pass, int slot, const at::Tensor& saturated, const at::Tensor& underflow, std::int64_t numel) {
     check_prepared("count");
+    const LedgerScope scope("fp8_amax");
     at::Tensor row = bank(pass).counters.select(0, slot);
     row.select(0, 0).add_(saturated);
     row.select(0, 1).add_(underflow);
@@ -119,6 +122,7 @@ void Fp8Context::count(Fp8Pass pass, int slot, const at::Tensor& saturated, cons
 
 void Fp8Context::count_errors(Fp8Pass pass, int slot, const CastErrors& errors) {
     check_prepared("count_errors");
+    const LedgerScope scope("fp8_amax");
     at::Tensor row = bank(pass).counters.select(0, slot);
     row.select(0, 3).add_(errors.error);
     row.select(0, 4).add_(errors.signal);
@@ -140,6 +144,7 @@ void Fp8Context::update(Fp8Pass pass) {
         return;
     }
     const SegmentGuard bookkeeping(StepSegment::Fp8);
+    const LedgerScope scope(pass == Fp8Pass::Forward ? "fp8_update_forward" : "fp8_update_backward");
     Bank& b = bank(pass);
     if (amax_reducer_) amax_reducer_(b.history.select(1, 0));
     const at::Tensor staged = b.history.select(1, 0);

@@ -7,6 +7,7 @@
 #include <ATen/ops/linear.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 
+#include "core/ledger/Ledger.h"
 #include "core/model/MiniGptTe.h"
 #include "core/modules/ParameterInit.h"
 
@@ -47,19 +48,55 @@ torch::Tensor MiniGpt::forward(const torch::Tensor& tokens) {
     const std::int64_t seq = tokens.size(1);
     const std::int64_t h = shape_.hidden;
     const std::int64_t heads = shape_.heads;
-    const torch::Tensor positions = at::arange(seq, tokens.options());
-    torch::Tensor x = at::embedding(wte_, tokens) + at::embedding(wpe_, positions);
-    for (const Block& b : blocks_) {
-        torch::Tensor a = at::layer_norm(x, {h}, b.ln1_weight, b.ln1_bias, kLayerNormEps);
-        torch::Tensor qkv = at::linear(a, b.qkv_weight, b.qkv_bias);
-        qkv = qkv.view({batch, seq, 3, heads, h / heads}).permute({2, 0, 3, 1, 4});
-        torch::Tensor y = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], {}, 0.0, /*is_causal=*/true);
-        y = y.transpose(1, 2).reshape({batch, seq, h});
-        x = x + at::linear(y, b.proj_weight, b.proj_bias);
-        torch::Tensor m = at::layer_norm(x, {h}, b.ln2_weight, b.ln2_bias, kLayerNormEps);
-        m = at::gelu(at::linear(m, b.fc1_weight, b.fc1_bias), "tanh");
-        x = x + at::linear(m, b.fc2_weight, b.fc2_bias);
+    torch::Tensor x;
+    {
+        const LedgerScope scope("embedding");
+        const torch::Tensor positions = at::arange(seq, tokens.options());
+        x = at::embedding(wte_, tokens) + at::embedding(wpe_, positions);
     }
+    // The ledger's scopes (core/ledger) name the parts of a layer; the backward's ops inherit them.
+    for (std::size_t i = 0; i < blocks_.size(); ++i) {
+        const Block& b = blocks_[i];
+        const LedgerScope layer("layer", static_cast<int>(i));
+        torch::Tensor a, qkv, y, projected, m;
+        {
+            const LedgerScope scope("ln1");
+            a = at::layer_norm(x, {h}, b.ln1_weight, b.ln1_bias, kLayerNormEps);
+        }
+        {
+            const LedgerScope scope("qkv");
+            qkv = at::linear(a, b.qkv_weight, b.qkv_bias);
+            qkv = qkv.view({batch, seq, 3, heads, h / heads}).permute({2, 0, 3, 1, 4});
+        }
+        {
+            const LedgerScope scope("attention");
+            y = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], {}, 0.0, /*is_causal=*/true);
+            y = y.transpose(1, 2).reshape({batch, seq, h});
+        }
+        {
+            const LedgerScope scope("proj");
+            projected = at::linear(y, b.proj_weight, b.proj_bias);
+        }
+        {
+            const LedgerScope scope("residual");
+            x = x + projected;
+        }
+        {
+            const LedgerScope scope("ln2");
+            m = at::layer_norm(x, {h}, b.ln2_weight, b.ln2_bias, kLayerNormEps);
+        }
+        {
+            const LedgerScope scope("fc1");
+            m = at::gelu(at::linear(m, b.fc1_weight, b.fc1_bias), "tanh");
+        }
+        {
+            const LedgerScope scope("fc2");
+            m = at::linear(m, b.fc2_weight, b.fc2_bias);
+        }
+        const LedgerScope scope("residual");
+        x = x + m;
+    }
+    const LedgerScope scope("head");
     x = at::layer_norm(x, {h}, ln_f_weight_, ln_f_bias_, kLayerNormEps);
     return at::linear(x, wte_);
 }

@@ -4,6 +4,7 @@
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/linear.h>
 
+#include "core/ledger/Ledger.h"
 #include "core/modules/ParameterInit.h"
 
 namespace tewb {
@@ -23,11 +24,17 @@ MiniGptTe::MiniGptTe(const ModelShape& shape, std::uint64_t seed) : shape_(shape
 }
 
 torch::Tensor MiniGptTe::forward(const torch::Tensor& tokens) {
-    const at::Tensor positions = at::arange(tokens.size(1), tokens.options());
-    at::Tensor x = at::embedding(wte_, tokens) + at::embedding(wpe_, positions);
-    for (const auto& block : blocks_) {
-        x = block->forward(x);
+    at::Tensor x;
+    {
+        const LedgerScope scope("embedding");
+        const at::Tensor positions = at::arange(tokens.size(1), tokens.options());
+        x = at::embedding(wte_, tokens) + at::embedding(wpe_, positions);
     }
+    for (std::size_t i = 0; i < blocks_.size(); ++i) {
+        const LedgerScope layer("layer", static_cast<int>(i));
+        x = blocks_[i]->forward(x);
+    }
+    const LedgerScope scope("head");
     return at::linear(ln_f_->forward(x), wte_);
 }
 

@@ -3,6 +3,7 @@
 #include <ATen/ops/scaled_dot_product_attention.h>
 
 #include "core/common/Error.h"
+#include "core/ledger/Ledger.h"
 #include "core/modules/ParameterInit.h"
 
 namespace tewb {
@@ -37,11 +38,31 @@ at::Tensor TransformerLayer::forward(const at::Tensor& x) {
     }
     const std::int64_t batch = x.size(0);
     const std::int64_t seq = x.size(1);
-    const at::Tensor qkv = qkv_->forward(x).view({batch, seq, 3, heads_, hidden_ / heads_}).permute({2, 0, 3, 1, 4});
-    at::Tensor attention = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], {}, 0.0, /*is_causal=*/true);
-    attention = attention.transpose(1, 2).reshape({batch, seq, hidden_});
-    const at::Tensor h = x + proj_->forward(attention);
-    return h + mlp_->forward(h);
+    // The ledger's scopes (core/ledger): qkv holds the first LayerNorm, mlp the second (both fused).
+    at::Tensor qkv, attention, projected, h, mlp;
+    {
+        const LedgerScope scope("qkv");
+        qkv = qkv_->forward(x).view({batch, seq, 3, heads_, hidden_ / heads_}).permute({2, 0, 3, 1, 4});
+    }
+    {
+        const LedgerScope scope("attention");
+        attention = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], {}, 0.0, /*is_causal=*/true);
+        attention = attention.transpose(1, 2).reshape({batch, seq, hidden_});
+    }
+    {
+        const LedgerScope scope("proj");
+        projected = proj_->forward(attention);
+    }
+    {
+        const LedgerScope scope("residual");
+        h = x + projected;
+    }
+    {
+        const LedgerScope scope("mlp");
+        mlp = mlp_->forward(h);
+    }
+    const LedgerScope scope("residual");
+    return h + mlp;
 }
 
 }  // namespace tewb

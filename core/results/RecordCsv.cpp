@@ -72,8 +72,21 @@ void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
     }
 }
 
+namespace {
+
+// Every call a fused te step handed to the reference; empty where no te path was recorded (torch runs, old records).
+std::string fallback_calls(const Execution& e) {
+    if (e.te_impl.empty()) return {};
+    std::int64_t calls = 0;
+    for (const Fallback& f : e.fallbacks) calls += f.count;
+    return std::to_string(calls);
+}
+
+}  // namespace
+
 void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline) {
-    out << "run_id,run_name,backend,precision,device,implementation,fp8_emulated,status,timed_steps,mean_ms,median_ms,p90_ms,"
+    out << "run_id,run_name,backend,precision,device,implementation,fp8_emulated,te_impl,fallback_calls,status,timed_steps,"
+           "mean_ms,median_ms,p90_ms,"
            "tokens_per_s,tflops,mfu,peak_mem_bytes,memory_metric,final_loss,speedup,memory_ratio,"
            "repeat_group,repeat_index,repeat_count,group_ms,group_ms_min,group_ms_max,group_ms_ci_lo,group_ms_ci_hi,"
            "group_speedup,group_speedup_ci_lo,group_speedup_ci_hi,group_speedup_significant,forward_ms,backward_ms,"
@@ -94,6 +107,7 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
         out << csv_field(r.id) << ',' << csv_field(display_name(r)) << ',' << to_string(r.config.backend) << ','
             << to_string(r.config.precision) << ',' << csv_field(r.execution.device) << ','
             << csv_field(r.execution.implementation) << ',' << (r.execution.fp8_emulated ? "true" : "false") << ','
+            << csv_field(r.execution.te_impl) << ',' << fallback_calls(r.execution) << ','
             << to_string(r.status) << ',' << s.timed_steps << ','
             << number(s.mean_ms) << ',' << number(s.median_ms) << ',' << number(s.p90_ms) << ',' << number(s.tokens_per_s) << ','
             << number(s.tflops) << ',' << number(s.mfu) << ',' << s.peak_mem_bytes << ',' << to_string(r.execution.memory_metric)

@@ -204,6 +204,7 @@ RunConfig read_config(const Reader& r) {
     c.lr = r.real("lr");
     c.seed = static_cast<std::uint64_t>(r.integer("seed", 0, kInt64Max));
     c.cuda_graph = r.has("cuda_graph") && r.boolean("cuda_graph");  // records before the option ran eagerly
+    c.te_impl = r.has("te_impl") ? r.choice("te_impl", parse_te_impl) : TeImpl::Auto;  // records before --te-impl
     if (r.has("fp8")) {
         const Reader f = r.object("fp8");
         c.fp8.scaling = f.choice("recipe", parse_scaling_kind);
@@ -328,6 +329,78 @@ json dist_json(const DistExecution& d) {
                 {"baseline_run_id", optional_text(d.baseline_run_id)}};
 }
 
+json fallbacks_json(const std::vector<Fallback>& fallbacks) {
+    json out = json::array();
+    for (const Fallback& f : fallbacks) out.push_back({{"op", f.op}, {"reason", f.reason}, {"count", f.count}});
+    return out;
+}
+
+std::vector<Fallback> read_fallbacks(const Reader& exe) {
+    std::vector<Fallback> out;
+    const json& items = exe.array("fallbacks");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const Reader f(items[i], exe.at("fallbacks") + "[" + std::to_string(i) + "]", exe.source());
+        out.push_back({f.text("op"), f.text("reason"), f.integer("count", 0, kInt64Max)});
+    }
+    return out;
+}
+
+json ledger_json(const Ledger& l) {
+    json rows = json::array();
+    for (const LedgerRow& row : l.rows) {
+        rows.push_back({{"layer", row.layer},
+                        {"scope", row.scope},
+                        {"op", row.op},
+                        {"calls", row.calls},
+                        {"launches", row.launches},
+                        {"launches_known", row.launches_known},
+                        {"bytes_read", row.bytes_read},
+                        {"bytes_written", row.bytes_written}});
+    }
+    return json{{"step", l.step},
+                {"source", l.source},
+                {"layers", l.layers},
+                {"rows", rows},
+                {"launches_per_layer", number(l.launches_per_layer)},
+                {"bytes_per_layer", number(l.bytes_per_layer)},
+                {"saved_bytes_per_layer", number(l.saved_bytes_per_layer)},
+                {"saved_bytes_by_layer", l.saved_bytes_by_layer},
+                {"launches_per_step", l.launches_per_step},
+                {"bytes_per_step", l.bytes_per_step},
+                {"unknown_launches_per_step", l.unknown_launches_per_step}};
+}
+
+Ledger read_ledger(const Reader& r) {
+    const auto count = [](const Reader& from, const char* key) {
+        return static_cast<std::uint64_t>(from.integer(key, 0, kInt64Max));
+    };
+    Ledger l;
+    l.step = static_cast<int>(r.integer("step", 1, kIntMax));
+    l.source = r.text("source");
+    l.layers = static_cast<int>(r.integer("layers", 0, kIntMax));
+    const json& rows = r.array("rows");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const Reader row(rows[i], r.at("rows") + "[" + std::to_string(i) + "]", r.source());
+        l.rows.push_back({static_cast<int>(row.integer("layer", -1, kIntMax)), row.text("scope"), row.text("op"),
+                          count(row, "calls"), count(row, "launches"), row.boolean("launches_known"),
+                          count(row, "bytes_read"), count(row, "bytes_written")});
+    }
+    l.launches_per_layer = r.real("launches_per_layer");
+    l.bytes_per_layer = r.real("bytes_per_layer");
+    l.saved_bytes_per_layer = r.real("saved_bytes_per_layer");
+    const json& saved = r.array("saved_bytes_by_layer");
+    for (std::size_t i = 0; i < saved.size(); ++i) {
+        if (!saved[i].is_number_integer()) {
+            r.fail(r.at("saved_bytes_by_layer") + "[" + std::to_string(i) + "]", "expected a whole number");
+        }
+        l.saved_bytes_by_layer.push_back(saved[i].get<std::int64_t>());
+    }
+    l.launches_per_step = count(r, "launches_per_step");
+    l.bytes_per_step = count(r, "bytes_per_step");
+    l.unknown_launches_per_step = count(r, "unknown_launches_per_step");
+    return l;
+}
+
 DistExecution read_dist(const Reader& r) {
     DistExecution d;
     d.world_size = static_cast<int>(r.integer("world_size", 1, kIntMax));
@@ -433,7 +506,8 @@ json to_json(const RunConfig& c) {
                 {"iters", c.iters},
                 {"lr", number(c.lr)},
                 {"seed", c.seed},
-                {"cuda_graph", c.cuda_graph}};
+                {"cuda_graph", c.cuda_graph},
+                {"te_impl", std::string(to_string(c.te_impl))}};
     if (c.precision == Precision::Fp8) {
         out["fp8"] = json{{"recipe", std::string(to_string(c.fp8.scaling))},
                           {"format", std::string(to_string(c.fp8.format))},
@@ -525,6 +599,9 @@ json to_json(const RunRecord& record) {
           {"fp8_inspection_ms", optional_number(exe.fp8_inspection_ms)},
           {"fused_launches_per_step", optional_number(exe.fused_launches_per_step)},
           {"attention_backend", optional_text(exe.attention_backend)},
+          {"te_impl", optional_text(exe.te_impl)},
+          {"fallbacks", fallbacks_json(exe.fallbacks)},
+          {"ledger", exe.ledger ? ledger_json(*exe.ledger) : json(nullptr)},
           {"dist", exe.dist ? dist_json(*exe.dist) : json(nullptr)},
           {"weights_digest", exe.weights_digest ? json{{"sum", number(exe.weights_digest->sum)},
                                                        {"sum_abs", number(exe.weights_digest->sum_abs)},
@@ -601,6 +678,9 @@ RunRecord record_from_json(const json& document, std::string_view source) {
     record.execution.fp8_inspection_ms = exe.optional_real("fp8_inspection_ms");
     record.execution.fused_launches_per_step = exe.optional_real("fused_launches_per_step");
     record.execution.attention_backend = exe.optional_text("attention_backend");
+    record.execution.te_impl = exe.optional_text("te_impl");  // empty: a torch run, or a record from before it was kept
+    if (exe.has("fallbacks")) record.execution.fallbacks = read_fallbacks(exe);
+    if (exe.has("ledger")) record.execution.ledger = read_ledger(exe.object("ledger"));  // absent in older records
     if (exe.has("dist")) record.execution.dist = read_dist(exe.object("dist"));
     if (exe.has("weights_digest")) {
         const Reader w = exe.object("weights_digest");

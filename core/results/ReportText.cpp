@@ -4,8 +4,10 @@
 #include <sstream>
 
 #include "core/common/NumberText.h"
+#include "core/common/TextCheck.h"
 #include "core/common/TextTable.h"
 #include "core/fp8/Fp8Format.h"
+#include "core/results/LedgerReport.h"
 
 namespace tewb {
 
@@ -36,7 +38,63 @@ std::string loss_words(double candidate, double baseline) {
     return "final loss " + format_fixed(std::abs(diff), 3) + (diff > 0 ? " higher" : " lower");
 }
 
+std::string calls_words(std::int64_t calls) {
+    return std::to_string(calls) + (calls == 1 ? " call" : " calls");
+}
+
+std::string fallback_count_words(const Execution& e) {
+    const std::size_t n = e.fallbacks.size();
+    return std::to_string(n) + (n == 1 ? " fallback" : " fallbacks") + " to the reference";
+}
+
 }  // namespace
+
+std::string te_path_words(const RunRecord& r) {
+    if (r.config.backend != Backend::Te) return {};
+    const Execution& e = r.execution;
+    if (e.te_impl.empty()) return "te path: not recorded";
+    const bool emulated = e.fp8_emulated || (e.te_impl == "fused-host" && r.config.precision == Precision::Fp8);
+    return "te path: " + e.te_impl + (emulated ? ", FP8 GEMMs emulated" : "");
+}
+
+std::string fallback_summary(const Execution& e) {
+    if (e.fallbacks.empty()) return "no fallbacks";
+    std::int64_t calls = 0;
+    for (const Fallback& f : e.fallbacks) calls += f.count;
+    return fallback_count_words(e) + " (" + calls_words(calls) + ")";
+}
+
+std::vector<std::string> fallback_lines(const Execution& e) {
+    std::vector<std::string> lines;
+    for (const Fallback& f : e.fallbacks) lines.push_back(f.op + ": " + f.reason + " (" + calls_words(f.count) + ")");
+    return lines;
+}
+
+bool fully_fused(const Execution& e) {
+    return e.te_impl.rfind("fused", 0) == 0 && e.fallbacks.empty();
+}
+
+std::string te_path_text(const RunRecord& r, bool named) {
+    const std::string path = te_path_words(r);
+    if (path.empty()) return {};
+    // Every line through printable_text: an imported record's text reaches a terminal.
+    std::string first = (named ? display_name(r) + ": " : std::string()) + path;
+    if (!r.execution.te_impl.empty()) {
+        first += fully_fused(r.execution) ? ", fully fused, no fallbacks" : "; " + fallback_summary(r.execution);
+    }
+    std::string out = printable_text(first) + "\n";
+    for (const std::string& line : fallback_lines(r.execution)) out += "  fallback: " + printable_text(line) + "\n";
+    return out;
+}
+
+std::string ledger_totals_text(const RunRecord& r, bool named) {
+    if (!r.execution.ledger) return {};
+    std::string out;
+    for (const std::string& line : ledger_totals_lines(*r.execution.ledger)) {
+        out += printable_text((named ? display_name(r) + ": " : std::string()) + "ledger " + line) + "\n";
+    }
+    return out;
+}
 
 std::vector<std::string> command_arguments_for(const RunConfig& c) {
     std::vector<std::string> a = {"run",       "--device", std::string(to_string(c.device)),  "--backend",
@@ -56,6 +114,7 @@ std::vector<std::string> command_arguments_for(const RunConfig& c) {
     add("--lr", shortest_text(c.lr));
     add("--seed", std::to_string(c.seed));
     add("--cuda-graph", c.cuda_graph ? "on" : "off");
+    if (c.te_impl != TeImpl::Auto) add("--te-impl", std::string(to_string(c.te_impl)));
     if (c.precision == Precision::Fp8) {
         add("--recipe", std::string(to_string(c.fp8.scaling)));
         add("--fp8-format", std::string(to_string(c.fp8.format)));
@@ -103,6 +162,7 @@ std::vector<std::string> honesty_labels(const RunRecord& r) {
                          ", seed " + std::to_string(seed.warmup) + " + " + std::to_string(seed.iters) + ")");
     }
     if (!seed_shape(r.config)) labels.push_back("not the seed shape");
+    if (!r.execution.fallbacks.empty()) labels.push_back(fallback_count_words(r.execution));
     if (r.status != RunStatus::Finished) labels.push_back(std::string(to_string(r.status)));
     return labels;
 }

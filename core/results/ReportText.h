@@ -17,9 +17,29 @@ std::string command_line_for(const RunConfig& config);
 // The same as arguments, after `te-bench`: what a program starts te-bench with (no shell, no quoting).
 std::vector<std::string> command_arguments_for(const RunConfig& config);
 
+// Which code ran a te run's modules, from its record: "te path: fused-cuda", "te path: fused-host, FP8 GEMMs
+// emulated", "te path: reference" (", FP8 GEMMs emulated" whenever they were); "te path: not recorded" for te
+// records from before it was kept; empty for torch runs.
+std::string te_path_words(const RunRecord& record);
+// "no fallbacks", or "2 fallbacks to the reference (14 calls)".
+std::string fallback_summary(const Execution& execution);
+// One line per fallback: "op: reason (N calls)".
+std::vector<std::string> fallback_lines(const Execution& execution);
+// The fused path ran every call itself: a fused te path with no fallback. A run with fallbacks never is.
+bool fully_fused(const Execution& execution);
+// The lines `te-bench run` prints about a te run: the path and the fallbacks in one line ("te path: fused-cuda,
+// fully fused, no fallbacks"; "te path: fused-host, FP8 GEMMs emulated; 2 fallbacks to the reference (14 calls)"),
+// then "  fallback: op: reason (N calls)" per fallback; `named` puts the run's name first. Empty for torch runs.
+std::string te_path_text(const RunRecord& record, bool named);
+
 // What a reader must know before trusting a run's numbers: "CPU" (not a GPU), "emulated FP8" (FP8 casts
 // real, GEMMs in higher precision: the speed is not FP8's), "fewer steps than the seed (w + t, seed
-// 10 + 30)", "smaller than the seed shape", and the run's status when it did not finish.
+// 10 + 30)", "smaller than the seed shape", "N fallbacks to the reference" (a fused te run that was not fully
+// fused), and the run's status when it did not finish.
+// The launch ledger's totals (per step, per layer, saved for backward, where measured), one per line; empty when
+// the record has no ledger.
+std::string ledger_totals_text(const RunRecord& record, bool named);
+
 std::vector<std::string> honesty_labels(const RunRecord& record);
 
 // One sentence: the fastest configuration against the baseline, where, and how its final loss compares,

@@ -82,6 +82,49 @@ struct DistExecution {
 };
 
 // Where and how the run executed.
+// A fused step that handed a call to the reference instead (an operand the kernels do not take, an epilogue
+// cuBLASLt refused): which op, why, how often in the run.
+struct Fallback {
+    std::string op;
+    std::string reason;
+    std::int64_t count = 0;
+    friend bool operator==(const Fallback&, const Fallback&) = default;
+};
+
+// The launch ledger of one eager step (core/ledger): every launch and the bytes it moves, per place and op.
+// `layer` is the transformer layer (-1 outside the layers), `scope` the module inside it ("qkv", "attention",
+// "qkv/fp8_amax") or the place outside ("embedding", "head", "loss", "optimizer", "fp8_update_forward", "other").
+// Bytes come from the shapes and dtypes of the op's tensors: read = its inputs, written = its outputs (an
+// in-place op writes its self). A row whose launch count is not known counted one launch per call that the
+// ledger could not count (launches_known = false).
+struct LedgerRow {
+    int layer = -1;
+    std::string scope;
+    std::string op;
+    std::uint64_t calls = 0;
+    std::uint64_t launches = 0;
+    bool launches_known = true;
+    std::uint64_t bytes_read = 0;
+    std::uint64_t bytes_written = 0;
+    friend bool operator==(const LedgerRow&, const LedgerRow&) = default;
+};
+
+struct Ledger {
+    int step = 0;        // 1-based step it was measured on
+    std::string source;  // e.g. "eager step 3 (the last warm-up step)"
+    int layers = 0;
+    std::vector<LedgerRow> rows;
+    // Per layer: the mean over the model's layers (rows with layer >= 0); per step: every row.
+    double launches_per_layer = 0;
+    double bytes_per_layer = 0;  // read + written
+    double saved_bytes_per_layer = 0;
+    std::vector<std::int64_t> saved_bytes_by_layer;  // each layer's, in layer order
+    std::uint64_t launches_per_step = 0;
+    std::uint64_t bytes_per_step = 0;            // read + written
+    std::uint64_t unknown_launches_per_step = 0;  // launches in rows with launches_known = false
+    friend bool operator==(const Ledger&, const Ledger&) = default;
+};
+
 struct Execution {
     std::string device;          // "cuda:0" or "cpu"
     std::string implementation;  // which code ran the model, e.g. "torch-eager", "te-reference, fp8 ..."
@@ -113,6 +156,13 @@ struct Execution {
     // quantization errors, the what-if recipes), which the step times include. Not measured on CUDA,
     // where that work is asynchronous.
     std::optional<double> fp8_inspection_ms;
+    // te backend: which code ran its modules, "fused-cuda", "fused-host" or "reference" (empty for torch
+    // and in records from before it was recorded), and every fallback of the fused path to the reference.
+    std::string te_impl;
+    std::vector<Fallback> fallbacks;
+    // The launch ledger, measured on one eager step (not a timed one: its callbacks cost time); empty in records
+    // from before it was recorded.
+    std::optional<Ledger> ledger;
 
     friend bool operator==(const Execution&, const Execution&) = default;
 };

@@ -61,13 +61,15 @@ public:
 
     StepSegment current() const override { return current_ != nullptr ? current_->current : StepSegment::Forward; }
 
-    std::optional<StepReading> end_step(int step, const at::Tensor& loss, const at::Tensor& fp8_statistics) override {
-        losses_.select(0, step).copy_(loss.detach(), /*non_blocking=*/true);
-        if (fp8_.defined() && fp8_statistics.defined()) {
-            fp8_.select(0, step).copy_(fp8_statistics, /*non_blocking=*/true);
-        }
+    std::optional<StepReading> end_step(int step, const at::Tensor& loss,
+                                        const std::function<at::Tensor()>& fp8_statistics) override {
         InFlight& current = slot(step);
+        // The end first: the loss copy and the FP8 statistics are bookkeeping after the step, not its time.
         current.end.record(current.stream ? *current.stream : at::cuda::getCurrentCUDAStream(device_.index()));
+        losses_.select(0, step).copy_(loss.detach(), /*non_blocking=*/true);
+        if (fp8_.defined() && fp8_statistics) {
+            fp8_.select(0, step).copy_(fp8_statistics(), /*non_blocking=*/true);
+        }
         current_ = nullptr;
         current.mem_bytes = peak_allocated();
         current.step = step;

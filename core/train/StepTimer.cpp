@@ -57,7 +57,8 @@ public:
 
     StepSegment current() const override { return current_; }
 
-    std::optional<StepReading> end_step(int step, const at::Tensor& loss, const at::Tensor& fp8_statistics) override {
+    std::optional<StepReading> end_step(int step, const at::Tensor& loss,
+                                        const std::function<at::Tensor()>& fp8_statistics) override {
         StepReading reading;
         reading.step = step;
         reading.loss = loss.item<float>();  // waits for the step: its time includes all of it
@@ -68,8 +69,8 @@ public:
         }
         reading.step_ms = std::chrono::duration<double, std::milli>(end - start_).count();
         reading.mem_bytes = peak_rss_bytes();
-        if (fp8_statistics.defined()) {
-            const at::Tensor stats = fp8_statistics.contiguous();
+        if (fp8_statistics) {
+            const at::Tensor stats = fp8_statistics().contiguous();
             reading.fp8 = Fp8Context::read_statistics(stats.data_ptr<float>(), stats.size(0));
         }
         return reading;

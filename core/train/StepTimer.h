@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -37,9 +38,12 @@ public:
     // Peak memory starts again: at the run's start and at the first timed step.
     virtual void reset_peak_memory() = 0;
     virtual void begin_step(int step, bool segmented) = 0;
-    // After the optimizer step of `step`: its loss (a scalar tensor) and, in FP8 runs, the statistics
-    // (Fp8Context::statistics()). Returns the reading of a step that is now known, if any.
-    virtual std::optional<StepReading> end_step(int step, const at::Tensor& loss, const at::Tensor& fp8_statistics) = 0;
+    // After the optimizer step of `step`: its loss (a scalar tensor) and, in FP8 runs, what gives the
+    // statistics (Fp8Context::statistics()), called after the step's end is taken: gathering them is
+    // bookkeeping the step's time must not include (null without FP8). Returns the reading of a step that
+    // is now known, if any.
+    virtual std::optional<StepReading> end_step(int step, const at::Tensor& loss,
+                                                const std::function<at::Tensor()>& fp8_statistics) = 0;
     // After the last step (or a cancel): the reading still in flight, if any.
     virtual std::optional<StepReading> finish() = 0;
 };

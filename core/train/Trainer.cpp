@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <new>
+#include <optional>
 #include <sstream>
 
 #include <unistd.h>
@@ -26,11 +28,14 @@
 #include "core/device/PeakThroughput.h"
 #include "core/fp8/Fp8Scope.h"
 #include "core/fp8/Fp8State.h"
+#include "core/ledger/Ledger.h"
 #include "core/model/AttentionBackend.h"
 #include "core/model/FlopCount.h"
 #include "core/model/MemoryEstimate.h"
 #include "core/model/MiniGpt.h"
+#include "core/modules/ops/Fallbacks.h"
 #include "core/modules/ops/OpsChoice.h"
+#include "core/results/LedgerReport.h"
 #include "core/results/Summary.h"
 #include "core/train/AutocastScope.h"
 #include "core/train/CpuThreads.h"
@@ -158,6 +163,7 @@ public:
                     Fp8Scope fp8_scope(fp8, fp8_settings);
                     logits = model->forward(inputs);
                 }
+                const LedgerScope loss_scope("loss");
                 loss = at::cross_entropy_loss(logits.reshape({-1, config_.model.vocab}), targets.reshape({-1}));
             }
             enter_segment(StepSegment::Backward);
@@ -169,7 +175,10 @@ public:
                 loss = agree_on_loss_and_cancel(loss.detach());
             }
             enter_segment(StepSegment::Optimizer);
-            optimizer.step();
+            {
+                const LedgerScope optimizer_scope("optimizer");
+                optimizer.step();
+            }
             return loss.detach();
         };
 
@@ -216,10 +225,20 @@ public:
             } else {
                 timer->begin_step(k, /*segmented=*/true);
                 const SegmentSinkScope segments(timer.get());
-                optimizer.zero_grad();
+                // The ledger's callbacks cost time: one eager step records it, never a timed one when a warm-up
+                // step exists.
+                std::optional<LedgerRecording> ledger;
+                if (k == ledger_step()) ledger.emplace(device_.is_cuda(), device_.is_cuda() ? device_.index() : 0);
+                {
+                    const LedgerScope optimizer_scope("optimizer");
+                    optimizer.zero_grad();
+                }
                 loss = train_step(batch);
+                if (ledger) record_ledger(ledger->finish(), k);
             }
-            if (auto reading = timer->end_step(k, loss, fp8_state ? fp8_state->statistics() : at::Tensor())) {
+            std::function<at::Tensor()> statistics;
+            if (fp8_state) statistics = [&] { return fp8_state->statistics(); };
+            if (auto reading = timer->end_step(k, loss, statistics)) {
                 report(*reading);
             }
         }
@@ -252,6 +271,22 @@ public:
     }
 
 private:
+    // The ledger's step: the last warm-up step, or the first timed one when there is no warm-up.
+    int ledger_step() const { return config_.warmup > 0 ? config_.warmup - 1 : 0; }
+
+    void record_ledger(const LedgerMeasurement& measured, int k) {
+        std::vector<LedgerRow> rows;
+        for (const LedgerEntry& e : measured.rows) {
+            rows.push_back({e.layer, e.scope, e.op, e.calls, e.launches, e.launches_known, e.bytes_read, e.bytes_written});
+        }
+        std::string source = "eager step " + std::to_string(k + 1) +
+                             (config_.warmup > 0 ? " (the last warm-up step)" : " (the first timed step: no warm-up steps)");
+        if (decide_cuda_graph(config_).use) source += "; the timed steps replay a CUDA graph";
+        std::vector<std::int64_t> saved = measured.saved_bytes_per_layer;
+        saved.resize(static_cast<std::size_t>(config_.model.layers), 0);
+        record_.execution.ledger = make_ledger(std::move(rows), config_.model.layers, std::move(saved), k + 1, source);
+    }
+
     // A job's loss is the mean over its ranks, and a cancel on any rank is every rank's: one all-reduce
     // carries both (read on the host: data-parallel steps run eagerly).
     at::Tensor agree_on_loss_and_cancel(const at::Tensor& loss) {
@@ -344,7 +379,7 @@ void empty_gpu_cache([[maybe_unused]] bool cuda) {
 
 // The run's ops: chosen once here and carried (OpsScope) to every module of the run.
 const TeOps& ops_for_run(const RunConfig& c) {
-    return select_ops(c.device == DeviceKind::Cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU));
+    return select_ops(c.device == DeviceKind::Cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU), c.te_impl);
 }
 
 std::string implementation_text(const RunConfig& c, const TeOps& ops) {
@@ -388,6 +423,7 @@ RunRecord run_header(const RunConfig& resolved, const DeviceInfo& device, const 
     Execution& execution = record.execution;
     execution.device = cuda ? "cuda:0" : "cpu";
     execution.implementation = implementation_text(resolved, ops);
+    if (resolved.backend == Backend::Te) execution.te_impl = std::string(to_string(ops.kind()));
     execution.fp8_emulated = resolved.precision == Precision::Fp8 && fp8_gemms_emulated(ops, resolved.fp8.scaling);
     const GraphDecision graph = decide_cuda_graph(resolved);
     execution.cuda_graph = graph.use;
@@ -466,6 +502,7 @@ RunRecord Trainer::run_impl(const RunConfig& config, const TrainerCallbacks& cal
         empty_gpu_cache(cuda);
     };
     bool announced = false;
+    clear_fallbacks();
     try {
         TrainingLoop(resolved, ops, record, callbacks, cancel, announced, job).run();
     } catch (const DistError& e) {
@@ -503,6 +540,7 @@ RunRecord Trainer::run_impl(const RunConfig& config, const TrainerCallbacks& cal
         record.execution.cuda_graph_note = "no CUDA graph: the run ended before the capture (" +
                                            std::to_string(record.steps.size()) + " steps ran eagerly)";
     }
+    for (const FallbackTally& f : fallbacks_noted()) record.execution.fallbacks.push_back({f.op, f.reason, f.count});
     record.summary = summarize(record.steps, record.config, record.execution);
     return record;
 }

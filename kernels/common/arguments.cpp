@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "common/check.h"
+#include "common/fail.h"
 
 namespace tewb::kernels::detail {
 

@@ -8,20 +8,19 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <tuple>
 
 #include <cublasLt.h>
 
 #include "common/check.h"
-#include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/gemm.h"
+#include "tewb_kernels/gemm_rules.h"
+#include "tewb_kernels/kernel_error.h"
 
 namespace tewb::kernels {
 
 namespace {
 
 constexpr const char* kCall = "tewb::kernels::gemm";
-constexpr std::size_t kAlignment = 16;
 constexpr std::uint32_t kMaxAlignment = 256;  // the most cuBLASLt's alignment preferences distinguish
 
 bool is_fp8(GemmType t) {
@@ -59,11 +58,7 @@ cublasLtEpilogue_t cublas_epilogue(Epilogue e) {
     return CUBLASLT_EPILOGUE_DEFAULT;
 }
 
-bool aligned(const void* p) {
-    return reinterpret_cast<std::uintptr_t>(p) % kAlignment == 0;
-}
-
-// The largest power of two (up to 256) that divides the address.
+// The largest power of two (up to 256) that divides the address; 256 for null (nothing to align).
 std::uint32_t alignment_of(const void* p) {
     const auto address = reinterpret_cast<std::uintptr_t>(p);
     std::uint32_t a = kMaxAlignment;
@@ -71,16 +66,8 @@ std::uint32_t alignment_of(const void* p) {
     return a;
 }
 
-void need(bool ok, const std::string& what) {
-    if (!ok) detail::fail(kCall, what);
-}
-
 bool is_block(ScaleMode m) {
     return m != ScaleMode::Tensor;
-}
-
-std::size_t round_up(std::size_t x, std::size_t to) {
-    return (x + to - 1) / to * to;
 }
 
 std::int32_t cublas_scale_mode(ScaleMode m) {
@@ -92,72 +79,9 @@ std::int32_t cublas_scale_mode(ScaleMode m) {
     return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
 }
 
-void check_block_args(const GemmArgs& g) {
-    need(is_block(g.a.scale_mode) && is_block(g.b.scale_mode),
-         "block-scaled and tensor-scaled operands do not mix; allowed: both operands per tensor, or both per block");
-    need(!(g.a.scale_mode == ScaleMode::Block128x128 && g.b.scale_mode == ScaleMode::Block128x128),
-         "128x128 x 128x128 block scales have no cuBLASLt kernel; allowed: 1x128 x 128x128, 128x128 x 1x128, 1x128 x 1x128");
-    need(g.k % 128 == 0, "block-scaled FP8 GEMMs need k to be a multiple of 128 (got k = " + std::to_string(g.k) +
-                             "); pad the operands or use per-tensor scaling");
-    need(g.accumulation == Accumulation::Split, "block-scaled FP8 GEMMs accumulate split only; allowed: Accumulation::Split");
-    need(!is_fp8(g.d_type), "block-scaled FP8 GEMMs write float32 or bfloat16; allowed d types: float32, bfloat16");
-    need(g.epilogue == Epilogue::None || g.epilogue == Epilogue::Bias,
-         "block-scaled FP8 GEMMs take no epilogue but bias; allowed: none, bias");
-}
-
-void check_args(const GemmArgs& g) {
-    const bool fp8 = is_fp8(g.a.type) || is_fp8(g.b.type);
-    need(g.k > 0, "k = 0; allowed: 1 or more");
-    need(g.m <= INT32_MAX && g.n <= INT32_MAX && g.k <= INT32_MAX, "m, n and k must each fit in 32 bits");
-    need(is_fp8(g.a.type) == is_fp8(g.b.type) && (fp8 || g.a.type == g.b.type),
-         std::string("operand types ") + name(g.a.type) + " and " + name(g.b.type) +
-             " do not mix; allowed: both float32, both bfloat16, or both FP8");
-    need(!(g.a.type == GemmType::E5M2 && g.b.type == GemmType::E5M2), "E5M2 x E5M2 has no FP8 GEMM; allowed: E4M3 x E4M3, E4M3 x E5M2");
-    need(!is_fp8(g.d_type) || fp8, "an FP8 output needs FP8 operands");
-    need(g.d_type != GemmType::E5M2 || g.a.type == GemmType::E5M2 || g.b.type == GemmType::E5M2,
-         "E4M3 x E4M3 has no E5M2 output in cuBLASLt; allowed for E4M3 x E4M3: E4M3, bfloat16 or float32 output");
-    need(!(fp8 && (g.a.transposed || g.b.transposed)),
-         "FP8 operands must be K-contiguous (transposed = false); pass the FP8 transposed copy instead");
-    need(fp8 || (!is_block(g.a.scale_mode) && !is_block(g.b.scale_mode)),
-         "block scale modes apply to FP8 operands only; allowed for float32 and bfloat16: ScaleMode::Tensor");
-    if (fp8 && (is_block(g.a.scale_mode) || is_block(g.b.scale_mode))) check_block_args(g);
-    if (fp8) {
-        need(g.m % 16 == 0 && g.n % 16 == 0 && g.k % 16 == 0,
-             "FP8 GEMMs need m, n and k to be multiples of 16 (got m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) +
-                 ", k = " + std::to_string(g.k) + "); pad the operands or use bfloat16");
-        need(g.a.scale_inv != nullptr && g.b.scale_inv != nullptr, "FP8 operands need their scale_inv pointers");
-        need(reinterpret_cast<std::uintptr_t>(g.a.scale_inv) % 4 == 0 && reinterpret_cast<std::uintptr_t>(g.b.scale_inv) % 4 == 0,
-             "the scale_inv pointers must be 4-byte aligned");
-    }
-    if (is_fp8(g.d_type)) {
-        need(g.d_scale != nullptr, "an FP8 output needs d_scale");
-        need(g.epilogue == Epilogue::None || g.epilogue == Epilogue::Bias,
-             "an FP8 output takes no epilogue but bias; allowed with FP8 d: none, bias");
-    }
-    need(g.a.data != nullptr && g.b.data != nullptr && g.d != nullptr, "a, b and d must not be null");
-    need(aligned(g.a.data) && aligned(g.b.data) && aligned(g.d), "a, b and d must be 16-byte aligned");
-    switch (g.epilogue) {
-        case Epilogue::None: break;
-        case Epilogue::Bias: need(g.bias != nullptr && aligned(g.bias), "the bias epilogue needs a 16-byte aligned bias"); break;
-        case Epilogue::GeluAuxBias:
-            need(g.bias != nullptr && aligned(g.bias), "the GELU_AUX_BIAS epilogue needs a 16-byte aligned bias");
-            [[fallthrough]];
-        case Epilogue::DGeluBGrad:
-            need(g.aux != nullptr && aligned(g.aux), "the GELU epilogues need a 16-byte aligned aux buffer");
-            need(g.aux_ld >= g.n && g.aux_ld % 8 == 0,
-                 "aux_ld = " + std::to_string(g.aux_ld) + "; allowed: at least n = " + std::to_string(g.n) + " and a multiple of 8");
-            if (g.epilogue == Epilogue::DGeluBGrad) {
-                need(g.bias_grad != nullptr && aligned(g.bias_grad), "the DGELU_BGRAD epilogue needs a 16-byte aligned bias_grad");
-            }
-            break;
-        case Epilogue::BGradB:
-            need(g.bias_grad != nullptr && aligned(g.bias_grad), "the BGRADB epilogue needs a 16-byte aligned bias_grad");
-            need(g.a.transposed, "the BGRADB epilogue sums a over k and needs a stored transposed ([k, m], a.transposed = true)");
-            break;
-        default: detail::fail(kCall, "unknown epilogue");
-    }
-    need(g.workspace_bytes == 0 || (g.workspace != nullptr && reinterpret_cast<std::uintptr_t>(g.workspace) % 256 == 0),
-         "the workspace must be 256-byte aligned device memory (or none: workspace_bytes = 0)");
+// Aux and the bias gradient are in D's precision, bfloat16 where D is FP8.
+GemmType side_type(const GemmArgs& g) {
+    return is_fp8(g.d_type) ? GemmType::BFloat16 : g.d_type;
 }
 
 // Per device: the handle, made on first use and kept for the process (it holds no stream, so streams
@@ -180,18 +104,64 @@ struct Plan {
     }
 };
 
-// Device, m, n, k, types of a, b and d, epilogue, accumulation, aux_ld, d_amax set, a and b transposed,
-// the alignments of a, b and d, the workspace size and the scale modes: everything the chosen algorithm
-// depends on.
-using PlanKey = std::tuple<int, std::size_t, std::size_t, std::size_t, GemmType, GemmType, GemmType, Epilogue, Accumulation,
-                           std::size_t, bool, bool, bool, std::uint32_t, std::uint32_t, std::uint32_t, std::size_t, ScaleMode,
-                           ScaleMode>;
+// Everything the chosen algorithm depends on. cuBLASLt's heuristic sees the pointers set on the descriptor
+// (bias, aux, scales), so their alignments are part of the key, like the operands'.
+struct PlanKey {
+    int device = 0;
+    std::size_t m = 0, n = 0, k = 0;
+    GemmType a_type{}, b_type{}, d_type{}, bias_type{};
+    Epilogue epilogue{};
+    Accumulation accumulation{};
+    std::size_t aux_ld = 0;
+    bool d_amax = false;
+    bool a_transposed = false, b_transposed = false;
+    ScaleMode a_scale_mode{}, b_scale_mode{};
+    std::uint32_t align_a = 0, align_b = 0, align_d = 0;
+    std::uint32_t align_bias = 0, align_aux = 0, align_bias_grad = 0;
+    std::uint32_t align_a_scale = 0, align_b_scale = 0, align_d_scale = 0, align_d_amax = 0;
+    std::size_t workspace_bytes = 0;
+
+    auto operator<=>(const PlanKey&) const = default;
+};
+
+PlanKey plan_key(const GemmArgs& g, int device) {
+    PlanKey key;
+    key.device = device;
+    key.m = g.m;
+    key.n = g.n;
+    key.k = g.k;
+    key.a_type = g.a.type;
+    key.b_type = g.b.type;
+    key.d_type = g.d_type;
+    key.bias_type = g.bias_type;
+    key.epilogue = g.epilogue;
+    key.accumulation = g.accumulation;
+    key.aux_ld = g.aux_ld;
+    key.d_amax = g.d_amax != nullptr;
+    key.a_transposed = g.a.transposed;
+    key.b_transposed = g.b.transposed;
+    key.a_scale_mode = g.a.scale_mode;
+    key.b_scale_mode = g.b.scale_mode;
+    key.align_a = alignment_of(g.a.data);
+    key.align_b = alignment_of(g.b.data);
+    key.align_d = alignment_of(g.d);
+    key.align_bias = alignment_of(g.bias);
+    key.align_aux = alignment_of(g.aux);
+    key.align_bias_grad = alignment_of(g.bias_grad);
+    key.align_a_scale = alignment_of(g.a.scale_inv);
+    key.align_b_scale = alignment_of(g.b.scale_inv);
+    key.align_d_scale = alignment_of(g.d_scale);
+    key.align_d_amax = alignment_of(g.d_amax);
+    key.workspace_bytes = g.workspace_bytes;
+    return key;
+}
 
 struct State {
-    std::mutex mutex;  // guards both maps and the plans' pointer attributes between setting and enqueueing
+    std::mutex mutex;  // guards the maps and the plans' pointer attributes between setting and enqueueing
     std::map<int, DeviceResources> devices;
     std::map<PlanKey, std::unique_ptr<Plan>> plans;
     std::map<int, bool> block_support;  // block_gemm_supported's answer per device
+    std::map<int, GemmTarget> targets;  // each device's compute capability, for the rule table
 };
 
 State& state() {
@@ -212,34 +182,63 @@ int compute_capability_major(int device) {
     return major;
 }
 
+// Under state().mutex.
+const GemmTarget& device_target(int device) {
+    const auto known = state().targets.find(device);
+    if (known != state().targets.end()) return known->second;
+    GemmTarget target;
+    target.host = false;
+    detail::check_cuda(cudaDeviceGetAttribute(&target.cc_major, cudaDevAttrComputeCapabilityMajor, device), kCall,
+                       "cudaDeviceGetAttribute(compute capability major)");
+    detail::check_cuda(cudaDeviceGetAttribute(&target.cc_minor, cudaDevAttrComputeCapabilityMinor, device), kCall,
+                       "cudaDeviceGetAttribute(compute capability minor)");
+    return state().targets.emplace(device, target).first->second;
+}
+
 template <typename T>
 void set(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, const T& value, const char* what) {
     detail::check_cublas(cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof value), kCall, what);
 }
 
-Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
-    const std::uint32_t align_a = alignment_of(g.b.data);  // cuBLASLt's A is our b
-    const std::uint32_t align_b = alignment_of(g.a.data);
-    const std::uint32_t align_d = alignment_of(g.d);
-    const PlanKey key{device,        g.m,           g.n,      g.k,         g.a.type,    g.b.type,
-                      g.d_type,      g.epilogue,    g.accumulation,        g.aux_ld,    g.d_amax != nullptr,
-                      g.a.transposed, g.b.transposed, align_a, align_b,    align_d,     g.workspace_bytes,
-                      g.a.scale_mode, g.b.scale_mode};
-    if (const auto found = state().plans.find(key); found != state().plans.end()) return *found->second;
-    if (is_fp8(g.a.type)) {  // checked once per plan: cuBLASLt would only say "not supported"
-        int major = 0;
-        int minor = 0;
-        detail::check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), kCall, "cudaDeviceGetAttribute");
-        detail::check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), kCall, "cudaDeviceGetAttribute");
-        if (major * 10 + minor < 89) {
-            detail::fail(kCall, "FP8 GEMMs need compute capability 8.9 or newer; this GPU has " + std::to_string(major) + "." +
-                                    std::to_string(minor) + " (use bfloat16)");
-        }
-        if (is_block(g.a.scale_mode) && major != 9) {
-            detail::fail(kCall, "block-scaled FP8 GEMMs run on compute capability 9.x (Hopper) only; this GPU has " +
-                                    std::to_string(major) + "." + std::to_string(minor) + " (use per-tensor scaling)");
-        }
+// The call's pointers on the descriptor: before the heuristic (it looks at their alignment) and before
+// every matmul with a cached plan (the plan's key holds their alignments, not their addresses).
+void set_pointers(const Plan& p, const GemmArgs& g) {
+    if (is_fp8(g.a.type)) {
+        // cuBLASLt's A is our b, its B our a.
+        set(p.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, g.b.scale_inv, "set A_SCALE_POINTER");
+        set(p.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, g.a.scale_inv, "set B_SCALE_POINTER");
     }
+    if (is_fp8(g.d_type)) {
+        set(p.desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, g.d_scale, "set D_SCALE_POINTER");
+        set(p.desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, g.d_amax, "set AMAX_D_POINTER");
+    }
+    switch (g.epilogue) {
+        case Epilogue::None: break;
+        case Epilogue::Bias: set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias, "set BIAS_POINTER"); break;
+        case Epilogue::GeluAuxBias:
+            set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias, "set BIAS_POINTER");
+            set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux, "set EPILOGUE_AUX_POINTER");
+            break;
+        case Epilogue::DGeluBGrad:
+            set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias_grad, "set BIAS_POINTER (gradient)");
+            set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux, "set EPILOGUE_AUX_POINTER");
+            break;
+        case Epilogue::BGradB: set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias_grad, "set BIAS_POINTER (gradient)"); break;
+    }
+}
+
+[[noreturn]] void refuse_no_algorithm(const GemmArgs& g, const char* why) {
+    std::string what = std::string("cuBLASLt has no algorithm for ") + name(g.a.type) + " x " + name(g.b.type) + " -> " +
+                       name(g.d_type) + ", m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) + ", k = " +
+                       std::to_string(g.k);
+    if (g.epilogue != Epilogue::None) what += ", epilogue " + std::to_string(static_cast<int>(cublas_epilogue(g.epilogue)));
+    what += std::string(" on this GPU (") + why + ")";
+    throw_gemm_refused(kCall, GemmRefusal{GemmRule::NoAlgorithm, what});
+}
+
+Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
+    const PlanKey key = plan_key(g, device);
+    if (const auto found = state().plans.find(key); found != state().plans.end()) return *found->second;
     auto p = std::make_unique<Plan>();
     detail::check_cublas(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), kCall, "cublasLtMatmulDescCreate");
     set(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, g.b.transposed ? CUBLAS_OP_N : CUBLAS_OP_T, "set TRANSA");
@@ -255,18 +254,18 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
         }
     }
     set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, cublas_epilogue(g.epilogue), "set EPILOGUE");
-    // The bias of an FP8 GEMM is bfloat16 whatever D is (cuBLASLt's FP8 kernels take no other); aux and the
-    // bias gradient are in D's precision, bfloat16 where D is FP8.
-    const GemmType side = is_fp8(g.d_type) ? GemmType::BFloat16 : g.d_type;
+    // The bias is of the caller's bias_type (the rule table allows d_type, or bfloat16 for FP8 operands);
+    // the bias gradient is in D's precision.
+    const GemmType side = side_type(g);
     const bool bias_in = g.epilogue == Epilogue::Bias || g.epilogue == Epilogue::GeluAuxBias;
     if (g.epilogue != Epilogue::None) {
-        const GemmType bias_type = bias_in && fp8 ? GemmType::BFloat16 : side;
-        set(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(bias_type), "set BIAS_DATA_TYPE");
+        set(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(bias_in ? g.bias_type : side), "set BIAS_DATA_TYPE");
     }
     if (g.epilogue == Epilogue::GeluAuxBias || g.epilogue == Epilogue::DGeluBGrad) {
         set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(g.aux_ld), "set EPILOGUE_AUX_LD");
         set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, cuda_type(side), "set EPILOGUE_AUX_DATA_TYPE");
     }
+    set_pointers(*p, g);
     const auto rows = static_cast<std::uint64_t>(g.n);
     const auto cols = static_cast<std::uint64_t>(g.m);
     const auto inner = static_cast<std::uint64_t>(g.k);
@@ -286,9 +285,9 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
         detail::check_cublas(cublasLtMatrixLayoutCreate(&p->b, cuda_type(g.a.type), inner, cols, static_cast<std::int64_t>(inner)),
                              kCall, "cublasLtMatrixLayoutCreate(B)");
     }
-    // C is never read (beta = 0) but must describe a valid matrix: D's, or bfloat16 where D is FP8 (then
-    // no C pointer is passed: C and D at one address must share one layout).
-    detail::check_cublas(cublasLtMatrixLayoutCreate(&p->c, cuda_type(side), rows, cols, static_cast<std::int64_t>(rows)), kCall,
+    // C is never read (beta = 0) but must describe a valid matrix: the rule table's choice (gemm_c_operand).
+    const GemmCOperand c = gemm_c_operand(g);
+    detail::check_cublas(cublasLtMatrixLayoutCreate(&p->c, cuda_type(c.type), rows, cols, static_cast<std::int64_t>(rows)), kCall,
                          "cublasLtMatrixLayoutCreate(C)");
     detail::check_cublas(cublasLtMatrixLayoutCreate(&p->d, cuda_type(g.d_type), rows, cols, static_cast<std::int64_t>(rows)), kCall,
                          "cublasLtMatrixLayoutCreate(D)");
@@ -298,12 +297,14 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
     const std::uint64_t workspace = g.workspace_bytes;
     cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                                  &workspace, sizeof workspace);
-    // Only algorithms that work at these pointers' alignment (C shares D's address).
+    // Only algorithms that work at these pointers' alignment; C is D's pointer or none (then D's alignment
+    // asks for nothing D does not already need).
+    const std::uint32_t align_c = c.data != nullptr ? key.align_d : kMaxAlignment;
     const std::pair<cublasLtMatmulPreferenceAttributes_t, std::uint32_t> alignments[] = {
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_d},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_d}};
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_b},  // cuBLASLt's A is our b
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_a},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_c},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_d}};
     for (const auto& [attribute, bytes] : alignments) {
         if (status == CUBLAS_STATUS_SUCCESS) {
             status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, &bytes, sizeof bytes);
@@ -313,14 +314,13 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
     int found = 0;
     if (status == CUBLAS_STATUS_SUCCESS) {
         status = cublasLtMatmulAlgoGetHeuristic(r.handle, p->desc, p->a, p->b, p->c, p->d, preference, 1, &result, &found);
+        cublasLtMatmulPreferenceDestroy(preference);
+        if (status == CUBLAS_STATUS_NOT_SUPPORTED) refuse_no_algorithm(g, "cublasLtMatmulAlgoGetHeuristic: status 15");
+    } else {
+        cublasLtMatmulPreferenceDestroy(preference);
     }
-    cublasLtMatmulPreferenceDestroy(preference);
     detail::check_cublas(status, kCall, "cublasLtMatmulAlgoGetHeuristic");
-    if (found == 0) {
-        detail::fail(kCall, std::string("cuBLASLt has no algorithm for ") + name(g.a.type) + " x " + name(g.b.type) + " -> " +
-                                name(g.d_type) + ", m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) + ", k = " +
-                                std::to_string(g.k) + " on this GPU");
-    }
+    if (found == 0) refuse_no_algorithm(g, "the heuristic returned none");
     p->algo = result.algo;
     std::unique_ptr<Plan>& slot = state().plans[key];  // only a plan that works is kept
     slot = std::move(p);
@@ -328,16 +328,6 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
 }
 
 }  // namespace
-
-std::size_t block_scale_entries(ScaleMode mode, std::size_t rows, std::size_t k) {
-    const std::size_t k_blocks = (k + 127) / 128;
-    switch (mode) {
-        case ScaleMode::Tensor: return 1;
-        case ScaleMode::Block1x128: return k_blocks * round_up(rows, 4);
-        case ScaleMode::Block128x128: return (rows + 127) / 128 * round_up(k_blocks, 4);
-    }
-    return 1;
-}
 
 bool block_gemm_supported(int device) {
     const std::lock_guard<std::mutex> lock(state().mutex);
@@ -367,37 +357,19 @@ std::size_t gemm_workspace_bytes(int device) {
 }
 
 void gemm(const GemmArgs& g, cudaStream_t stream) {
-    check_args(g);
+    // The host target first: every rule but the compute-capability ones, without touching CUDA.
+    if (const auto refusal = gemm_refusal(g, GemmTarget{})) throw_gemm_refused(kCall, *refusal);
     if (g.m == 0 || g.n == 0) return;
     int device = 0;
     detail::check_cuda(cudaGetDevice(&device), kCall, "cudaGetDevice");
     const std::lock_guard<std::mutex> lock(state().mutex);
+    if (const auto refusal = gemm_refusal(g, device_target(device))) throw_gemm_refused(kCall, *refusal);
     DeviceResources& r = resources(device);
     Plan& p = plan_for(g, device, r);
-    if (is_fp8(g.a.type)) {
-        set(p.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, g.b.scale_inv, "set A_SCALE_POINTER");
-        set(p.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, g.a.scale_inv, "set B_SCALE_POINTER");
-    }
-    if (is_fp8(g.d_type)) {
-        set(p.desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, g.d_scale, "set D_SCALE_POINTER");
-        if (g.d_amax != nullptr) set(p.desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, g.d_amax, "set AMAX_D_POINTER");
-    }
-    switch (g.epilogue) {
-        case Epilogue::None: break;
-        case Epilogue::Bias: set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias, "set BIAS_POINTER"); break;
-        case Epilogue::GeluAuxBias:
-            set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias, "set BIAS_POINTER");
-            set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux, "set EPILOGUE_AUX_POINTER");
-            break;
-        case Epilogue::DGeluBGrad:
-            set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias_grad, "set BIAS_POINTER (gradient)");
-            set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux, "set EPILOGUE_AUX_POINTER");
-            break;
-        case Epilogue::BGradB: set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias_grad, "set BIAS_POINTER (gradient)"); break;
-    }
+    set_pointers(p, g);
     const float alpha = 1.0f;
     const float beta = 0.0f;
-    const void* c = is_fp8(g.d_type) ? nullptr : g.d;
+    const void* c = gemm_c_operand(g).data;
     detail::check_cublas(cublasLtMatmul(r.handle, p.desc, &alpha, g.b.data, p.a, g.a.data, p.b, &beta, c, p.c, g.d, p.d, &p.algo,
                                         g.workspace, g.workspace_bytes, stream),
                          kCall, "cublasLtMatmul");

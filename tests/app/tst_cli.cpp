@@ -20,7 +20,12 @@ class TestCli : public QObject {
     QTemporaryDir dir_;
 
     Result bench(const QStringList& args, int timeout_ms = 300000) {
+        return bench_with_environment(args, QProcessEnvironment::systemEnvironment(), timeout_ms);
+    }
+
+    Result bench_with_environment(const QStringList& args, const QProcessEnvironment& environment, int timeout_ms = 300000) {
         QProcess process;
+        process.setProcessEnvironment(environment);
         const QStringList store =
             args.contains(QStringLiteral("--store")) ? QStringList{} : QStringList{"--store", dir_.filePath("runs.sqlite3")};
         process.start(QStringLiteral(TE_BENCH_PATH), store + args);
@@ -63,6 +68,16 @@ private Q_SLOTS:
                                          << "--backend 'jax': unknown value; allowed: torch|te";
         QTest::newRow("unknown device") << QStringList{"run", "--device", "tpu"} << "--device 'tpu': unknown value";
         QTest::newRow("fp8 with torch") << QStringList{"run", "--backend", "torch", "--precision", "fp8"} << "--precision fp8";
+        QTest::newRow("unknown te impl") << QStringList{"run", "--backend", "te", "--te-impl", "bogus"}
+                                         << "--te-impl 'bogus': unknown value; allowed: auto|fused|reference";
+        QTest::newRow("te impl with torch") << QStringList{"run", "--backend", "torch", "--te-impl", "fused"}
+                                            << "--te-impl fused: chooses the code of the te backend's modules and the torch "
+                                               "backend has none; allowed with torch: auto (or --backend te)";
+        QTest::newRow("compare unknown te impl") << QStringList{"compare", "--te-impl", "cuda"}
+                                                 << "--te-impl 'cuda': unknown value; allowed: auto|fused|reference";
+        QTest::newRow("sweep te impl with torch") << QStringList{"sweep", "--backend", "torch", "--precisions", "fp32,bf16",
+                                                                 "--te-impl", "reference"}
+                                                  << "--te-impl reference: applies to te runs and this sweep has none";
         QTest::newRow("unwritable json") << QStringList{"run", "--json", "/nonexistent-dir/run.json"}
                                          << "--json /nonexistent-dir/run.json: directory /nonexistent-dir does not exist";
         QTest::newRow("unusable store") << QStringList{"--store", "/proc/no-such-dir/runs.sqlite3", "run", "--preset",
@@ -129,6 +144,88 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains(expected), qPrintable("stderr: " + r.err));
         QCOMPARE(r.err.trimmed().count('\n'), 0);
         QVERIFY2(!r.err.contains(QStringLiteral("saved as run")), "work started despite bad input");
+    }
+
+    // TEWB_TE_IMPL is --te-impl's default: the flag wins, a bad value is a bad argument naming the variable, and it
+    // never refuses a torch run (it is a setting of te runs).
+    void teImplFlagWinsOverTheEnvironment() {
+        const QStringList small{"--preset", "quick-cpu", "--device", "cpu", "--layers", "1", "--hidden", "64", "--heads", "2",
+                                "--seq", "16", "--batch", "2", "--warmup", "0", "--iters", "1"};
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.insert(QStringLiteral("TEWB_TE_IMPL"), QStringLiteral("reference"));
+        const QString store = dir_.filePath("te-impl.sqlite3");
+        const Result flag = bench_with_environment(
+            QStringList{"--store", store, "run", "--backend", "te", "--precision", "fp32", "--te-impl", "auto"} + small,
+            environment);
+        QCOMPARE(flag.exit_code, 0);
+        const Result listed = bench({"--store", store, "history", "list", "--json"});
+        QCOMPARE(listed.exit_code, 0);
+        const json runs = read_json_text(listed.out);
+        QCOMPARE(runs.size(), std::size_t{1});
+        const Result shown = bench({"--store", store, "history", "show", QString::number(runs[0]["id"].get<int>()), "--json"});
+        QCOMPARE(shown.exit_code, 0);
+        QCOMPARE(read_json_text(shown.out)["config"]["te_impl"].get<std::string>(), std::string("auto"));
+
+        const Result from_environment = bench_with_environment(
+            QStringList{"run", "--backend", "te", "--precision", "fp32", "--no-store", "--json", "-"} + small, environment);
+        QCOMPARE(from_environment.exit_code, 0);
+        QCOMPARE(read_json_text(from_environment.out)["config"]["te_impl"].get<std::string>(), std::string("reference"));
+        const Result torch =
+            bench_with_environment(QStringList{"run", "--backend", "torch", "--no-store", "--json", "-"} + small, environment);
+        QCOMPARE(torch.exit_code, 0);
+        QCOMPARE(read_json_text(torch.out)["config"]["te_impl"].get<std::string>(), std::string("auto"));
+
+        environment.insert(QStringLiteral("TEWB_TE_IMPL"), QStringLiteral("fast"));
+        const Result bad = bench_with_environment(QStringList{"run", "--backend", "te", "--no-store"} + small, environment);
+        QCOMPARE(bad.exit_code, 2);
+        QVERIFY2(bad.err.contains(QStringLiteral("environment variable TEWB_TE_IMPL 'fast': unknown value; allowed: "
+                                                 "auto|fused|reference")),
+                 qPrintable(bad.err));
+        const Result help = bench({"run", "--help"});
+        QVERIFY2(help.out.contains(QStringLiteral("--te-impl")) && help.out.contains(QStringLiteral("TEWB_TE_IMPL")),
+                 qPrintable(help.out));
+        for (const char* command : {"compare", "sweep"}) {
+            QVERIFY2(bench({command, "--help"}).out.contains(QStringLiteral("--te-impl")), command);
+        }
+    }
+
+    // run --ledger: one layer's rows per module (op, launches, bytes read and written), the totals per layer and per
+    // step, and where they were measured; the record carries the same ledger.
+    void ledgerFlagPrintsOneLayersRowsAndTheTotals() {
+        const QString json_path = dir_.filePath("ledger.json");
+        const Result r = bench({"run", "--preset", "quick-cpu", "--device", "cpu", "--backend", "te", "--precision", "bf16",
+                                "--layers", "2", "--hidden", "64", "--heads", "2", "--seq", "16", "--batch", "2", "--warmup",
+                                "1", "--iters", "1", "--no-store", "--ledger", "--json", json_path});
+        QCOMPARE(r.exit_code, 0);
+        for (const char* expected : {"launch ledger", "layer 0 of 2", "module", "op", "launches", "bytes read", "bytes written",
+                                     "qkv", "attention", "aten::", "outside the layers:", "optimizer", "per step",
+                                     "per layer (mean over 2 layers)", "saved for backward",
+                                     "measured on eager step 1 (the last warm-up step)"}) {
+            QVERIFY2(r.out.contains(QLatin1String(expected)), qPrintable(QStringLiteral("%1 missing in:\n%2").arg(expected, r.out)));
+        }
+        const json ledger = read_json(json_path)["execution"]["ledger"];
+        QVERIFY(ledger.is_object());
+        QVERIFY2(r.out.contains(QStringLiteral("launches: %1 per step").arg(ledger["launches_per_step"].get<std::uint64_t>())),
+                 qPrintable(r.out));
+        const Result plain = bench({"run", "--preset", "quick-cpu", "--device", "cpu", "--layers", "1", "--hidden", "64",
+                                    "--heads", "2", "--seq", "16", "--batch", "2", "--warmup", "0", "--iters", "1", "--no-store"});
+        QCOMPARE(plain.exit_code, 0);
+        QVERIFY2(!plain.out.contains(QStringLiteral("launch ledger")), qPrintable(plain.out));  // only when asked
+    }
+
+    // --te-impl fused on the CPU: the fused path over the host kernels, said in the record and in the run's output.
+    void fusedOnTheCpuRunsTheHostKernels() {
+        const QString json_path = dir_.filePath("fused-host.json");
+        const Result r = bench({"run", "--preset", "quick-cpu", "--device", "cpu", "--backend", "te", "--precision", "bf16",
+                                "--te-impl", "fused", "--layers", "1", "--hidden", "64", "--heads", "2", "--seq", "16",
+                                "--batch", "2", "--warmup", "1", "--iters", "2", "--no-store", "--json", json_path});
+        QCOMPARE(r.exit_code, 0);
+        const json record = read_json(json_path);
+        QCOMPARE(record["config"]["te_impl"].get<std::string>(), std::string("fused"));
+        QCOMPARE(record["execution"]["te_impl"].get<std::string>(), std::string("fused-host"));
+        QCOMPARE(record["execution"]["fallbacks"].size(), std::size_t{0});
+        QVERIFY2(r.out.contains(QStringLiteral("te path: fused-host")) && r.out.contains(QStringLiteral("no fallbacks")),
+                 qPrintable(r.out));
     }
 
     void cudaWithoutGpuIsABadArgumentHere() {

@@ -9,7 +9,7 @@ namespace {
 
 // core's inner layers, lowest first: a folder may include its own headers and those of folders before it,
 // never one after it (docs/architecture.md says why each sits where it does).
-const QStringList kCoreLayers = {"common", "device", "fp8", "modules", "model", "config", "results", "dist", "train", "selftest"};
+const QStringList kCoreLayers = {"common", "device", "ledger", "fp8", "modules", "model", "config", "results", "dist", "train", "selftest"};
 
 // Every include in <root>/core/<layer>/ of a core folder above that layer, or of a folder the order does
 // not know; and every folder of core the order does not know.

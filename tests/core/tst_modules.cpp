@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -68,7 +69,7 @@ public:
     bool native_block = false;
 
     std::string_view name() const override { return "counting"; }
-    bool is_reference() const override { return reference; }
+    OpsKind kind() const override { return reference ? OpsKind::Reference : OpsKind::FusedCuda; }
     bool block_gemms_native() const override { return native_block; }
     at::Tensor abs_max(const at::Tensor& x) const override {
         ++calls, ++amax_calls;
@@ -446,15 +447,100 @@ private Q_SLOTS:
 
     // One rule decides kernels or reference; it is a plain function, so every case is checked here.
     void oneRuleChoosesTheOps() {
-        QVERIFY(fused_ops_apply(TeImpl::Auto, true, true, 8));
-        QVERIFY(fused_ops_apply(TeImpl::Auto, true, true, 9));
-        QVERIFY(!fused_ops_apply(TeImpl::Reference, true, true, 9));  // TEWB_TE_IMPL=reference wins everywhere
-        QVERIFY(!fused_ops_apply(TeImpl::Auto, false, true, 9));      // no kernels in this build
-        QVERIFY(!fused_ops_apply(TeImpl::Auto, true, false, 9));      // a CPU device
-        QVERIFY(!fused_ops_apply(TeImpl::Auto, true, true, 7));       // below compute capability 8.0
+        QCOMPARE(choose_ops(TeImpl::Auto, true, true, 8), OpsKind::FusedCuda);
+        QCOMPARE(choose_ops(TeImpl::Auto, true, true, 9), OpsKind::FusedCuda);
+        QCOMPARE(choose_ops(TeImpl::Reference, true, true, 9), OpsKind::Reference);  // reference wins everywhere
+        QCOMPARE(choose_ops(TeImpl::Auto, false, true, 9), OpsKind::Reference);      // no CUDA kernels in this build
+        QCOMPARE(choose_ops(TeImpl::Auto, true, false, 9), OpsKind::Reference);      // a CPU device
+        QCOMPARE(choose_ops(TeImpl::Auto, true, true, 7), OpsKind::Reference);       // below compute capability 8.0
+        QCOMPARE(choose_ops(TeImpl::Fused, false, false, 0), OpsKind::FusedHost);    // the CPU: the host kernels
+        QCOMPARE(choose_ops(TeImpl::Fused, true, true, 9), OpsKind::FusedCuda);
+        for (const auto& [built, cc, why] : {std::tuple{true, 7, "compute capability 8.0"}, std::tuple{false, 9, "no CUDA kernels"}}) {
+            try {
+                choose_ops(TeImpl::Fused, built, true, cc);
+                QFAIL("fused on a GPU the kernels cannot run on was accepted");
+            } catch (const ConfigError& e) {
+                QVERIFY2(QString(e.what()).contains(QLatin1String(why)), e.what());
+            }
+        }
         const TeOps& cpu = select_ops(at::kCPU, TeImpl::Auto);
         QVERIFY(cpu.is_reference());
         QCOMPARE(std::string(cpu.name()), std::string("reference"));
+        const TeOps& host = select_ops(at::kCPU, TeImpl::Fused);
+        QCOMPARE(host.kind(), OpsKind::FusedHost);
+        QCOMPARE(std::string(to_string(host.kind())), std::string("fused-host"));
+        QVERIFY(fp8_gemms_emulated(host, ScalingKind::Delayed));  // host FP8 GEMMs are float32 emulation
+    }
+
+    // The fused path's casts over the host kernels are the reference's casts bit for bit, for every recipe:
+    // the FP8 data, the transposed copy (a contiguous tensor here, a view in the reference), the scale_inv
+    // and what the slot recorded; tensors of float32 and bfloat16 with values far beyond the delayed scale
+    // (saturation) and tiny ones (underflow).
+    void fusedHostCastsAreTheReferenceCasts_data() {
+        QTest::addColumn<int>("scaling");
+        QTest::addColumn<bool>("calibrate");
+        QTest::addColumn<bool>("inspect");
+        QTest::addColumn<bool>("bf16");
+        for (const bool bf16 : {false, true}) {
+            for (const bool inspect : {false, true}) {
+                const QString tail = QStringLiteral("%1%2").arg(bf16 ? " bf16" : " fp32", inspect ? ", inspected" : "");
+                QTest::newRow(qPrintable("delayed" + tail)) << int(ScalingKind::Delayed) << false << inspect << bf16;
+                QTest::newRow(qPrintable("calibrating" + tail)) << int(ScalingKind::Delayed) << true << inspect << bf16;
+                QTest::newRow(qPrintable("current" + tail)) << int(ScalingKind::Current) << false << inspect << bf16;
+                QTest::newRow(qPrintable("block" + tail)) << int(ScalingKind::Block) << false << inspect << bf16;
+            }
+        }
+    }
+
+    void fusedHostCastsAreTheReferenceCasts() {
+        QFETCH(int, scaling);
+        QFETCH(bool, calibrate);
+        QFETCH(bool, inspect);
+        QFETCH(bool, bf16);
+        Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+        recipe.scaling = static_cast<ScalingKind>(scaling);
+        recipe.calibrate_first_step = calibrate;
+        if (recipe.scaling != ScalingKind::Delayed) recipe.margin = 0;
+        const TeOps& host = select_ops(at::kCPU, TeImpl::Fused);
+        const auto bits = [](const at::Tensor& t) { return t.contiguous().view(at::kByte); };
+        at::manual_seed(5);
+        const auto make_input = [&](double magnitude) {
+            at::Tensor x = at::randn({96, 257}, at::kFloat) * magnitude;
+            x.select(0, 3).mul_(1e-6);     // underflow
+            x.select(1, 100).mul_(1e4);    // far beyond a delayed scale taken from an earlier tensor: saturation
+            return bf16 ? x.to(at::kBFloat16) : x;
+        };
+        std::shared_ptr<Fp8Context> contexts[2] = {std::make_shared<Fp8Context>(), std::make_shared<Fp8Context>()};
+        for (int i = 0; i < 2; ++i) {
+            contexts[i]->add_gemm("probe");
+            contexts[i]->prepare(recipe, inspect, at::kCPU, i == 0 ? reference_ops() : host);
+        }
+        for (int round = 0; round < 3; ++round) {
+            const at::Tensor x = make_input(round == 0 ? 1.0 : 3.0);
+            Fp8Tensor q[2];
+            for (int i = 0; i < 2; ++i) {
+                const TeOps& ops = i == 0 ? reference_ops() : host;
+                q[i] = ops.quantize(x, {contexts[i], Fp8Pass::Forward, 0}, /*with_transpose=*/true);
+            }
+            const QString where = QStringLiteral("round %1").arg(round);
+            QVERIFY2(at::equal(bits(q[0].data), bits(q[1].data)), qPrintable(where + ": data"));
+            QVERIFY2(q[1].transposed.is_contiguous(), qPrintable(where + ": the fused transposed copy is a real copy"));
+            QVERIFY2(at::equal(bits(q[0].transposed), bits(q[1].transposed)), qPrintable(where + ": transposed copy"));
+            QVERIFY2(at::equal(q[0].scale_inv, q[1].scale_inv), qPrintable(where + ": scale_inv"));
+            if (q[0].transposed_scale_inv.defined()) {
+                QVERIFY2(at::equal(q[0].transposed_scale_inv, q[1].transposed_scale_inv), qPrintable(where + ": transposed scales"));
+            }
+            QVERIFY2(at::equal(contexts[0]->history(Fp8Pass::Forward), contexts[1]->history(Fp8Pass::Forward)),
+                     qPrintable(where + ": the slot's amax history"));
+            QVERIFY2(at::equal(contexts[0]->scales(Fp8Pass::Forward), contexts[1]->scales(Fp8Pass::Forward)),
+                     qPrintable(where + ": the slot's scale"));
+            for (int i = 0; i < 2; ++i) contexts[i]->update(Fp8Pass::Forward);
+            if (inspect) {  // the update copies the step's counts into the statistics; NaN marks what is not counted
+                QVERIFY2(at::allclose(contexts[0]->statistics(), contexts[1]->statistics(), 0, 0, /*equal_nan=*/true),
+                         qPrintable(where + ": inspection"));
+                QVERIFY(!at::isnan(contexts[1]->statistics()).all().item<bool>());
+            }
+        }
     }
 
     void teImplComesFromTheEnvironmentOrIsRefused() {
@@ -467,16 +553,16 @@ private Q_SLOTS:
             QCOMPARE(te_impl_from_environment(), TeImpl::Reference);
         }
         {
-            const ScopedEnv env("TEWB_TE_IMPL", "auto");
-            QCOMPARE(te_impl_from_environment(), TeImpl::Auto);
+            const ScopedEnv env("TEWB_TE_IMPL", "fused");
+            QCOMPARE(te_impl_from_environment(), TeImpl::Fused);
         }
-        const ScopedEnv env("TEWB_TE_IMPL", "fused");
+        const ScopedEnv env("TEWB_TE_IMPL", "kernels");
         try {
             te_impl_from_environment();
-            QFAIL("TEWB_TE_IMPL=fused was accepted");
+            QFAIL("TEWB_TE_IMPL=kernels was accepted");
         } catch (const ConfigError& e) {
             QCOMPARE(QString(e.what()),
-                     QStringLiteral("environment variable TEWB_TE_IMPL 'fused': unknown value; allowed: auto|reference"));
+                     QStringLiteral("environment variable TEWB_TE_IMPL 'kernels': unknown value; allowed: auto|fused|reference"));
         }
     }
 

@@ -6,6 +6,7 @@
 #include "core/config/Availability.h"
 #include "core/config/ComparePlan.h"
 #include "core/config/CudaGraphPlan.h"
+#include "core/config/SweepPlan.h"
 #include "core/config/RunConfig.h"
 #include "core/common/TextCheck.h"
 #include "core/model/MemoryEstimate.h"
@@ -225,6 +226,75 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(ConfigError, plan_comparison(base, h200()));
     }
 
+    // --te-impl: a setting of the te backend, refused on torch runs with the reason; Fused refused where the fused
+    // kernels cannot run (a GPU below 8.0); compare and sweep give it to their te rows and auto to the torch rows.
+    void teImplAppliesToTeRunsOnly() {
+        QCOMPARE(parse_te_impl("--te-impl", "fused"), TeImpl::Fused);
+        try {
+            parse_te_impl("--te-impl", "fast");
+            QFAIL("accepted --te-impl fast");
+        } catch (const ConfigError& e) {
+            QVERIFY2(std::string(e.what()).find("allowed: auto|fused|reference") != std::string::npos, e.what());
+        }
+
+        RunConfig torch = make_preset(Preset::QuickCpu);
+        torch.te_impl = TeImpl::Fused;
+        const std::vector<ConfigProblem> problems = find_problems(torch);
+        QCOMPARE(problems.size(), std::size_t{1});
+        QCOMPARE(problems.front().field, std::string("te-impl"));
+        QVERIFY2(problems.front().message.find("--te-impl fused: chooses the code of the te backend") == 0,
+                 problems.front().message.c_str());
+        torch.te_impl = TeImpl::Auto;
+        QVERIFY(find_problems(torch).empty());
+
+        RunConfig te = make_preset(Preset::QuickCpu);
+        te.backend = Backend::Te;
+        te.te_impl = TeImpl::Fused;
+        QCOMPARE(resolve(te, no_gpu()).te_impl, TeImpl::Fused);  // the host kernels on the CPU
+        DeviceInfo t4 = h200();
+        t4.gpu_name = "Tesla T4";
+        t4.compute_capability = ComputeCapability{7, 5};
+        te.device = DeviceKind::Auto;
+        try {
+            resolve(te, t4);
+            QFAIL("te --te-impl fused resolved on a compute capability 7.5 GPU");
+        } catch (const ConfigError& e) {
+            QVERIFY2(std::string(e.what()).find("--te-impl fused: this GPU has compute capability 7.5 and the fused kernels "
+                                                "need 8.0") == 0,
+                     e.what());
+        }
+        QVERIFY(!te_impl_availability(TeImpl::Fused, DeviceKind::Cuda, t4).available);
+        QVERIFY(te_impl_availability(TeImpl::Fused, DeviceKind::Cpu, t4).available);
+        QVERIFY(te_impl_availability(TeImpl::Fused, DeviceKind::Cuda, a100()).available);
+        QVERIFY(te_impl_availability(TeImpl::Reference, DeviceKind::Cuda, t4).available);
+        te.te_impl = TeImpl::Reference;
+        QCOMPARE(resolve(te, t4).te_impl, TeImpl::Reference);
+
+        RunConfig base = make_preset(Preset::QuickCpu);  // a torch base, as the CLI's compare builds it
+        base.te_impl = TeImpl::Reference;
+        for (const PlannedRun& row : plan_comparison(base, no_gpu())) {
+            QCOMPARE(row.config.te_impl, row.config.backend == Backend::Te ? TeImpl::Reference : TeImpl::Auto);
+            QVERIFY2(!row.skip_reason, row.skip_reason ? row.skip_reason->c_str() : "");
+        }
+        base.te_impl = TeImpl::Fused;  // a GPU below 8.0: the te rows cannot run, the torch rows can
+        base.device = DeviceKind::Auto;
+        for (const PlannedRun& row : plan_comparison(base, t4)) {
+            QVERIFY2(row.skip_reason.has_value() == (row.config.backend == Backend::Te),
+                     (row.config.name + ": " + row.skip_reason.value_or("runs")).c_str());
+        }
+
+        SweepSpec sweep;
+        sweep.base = make_preset(Preset::QuickCpu);
+        sweep.base.te_impl = TeImpl::Fused;
+        sweep.hidden = {64};
+        for (const SweepRun& run : plan_sweep(sweep, no_gpu())) {
+            QCOMPARE(run.config.te_impl, run.baseline ? TeImpl::Auto : TeImpl::Fused);
+        }
+        sweep.backend = Backend::Torch;
+        sweep.precisions = {Precision::Bf16};
+        QVERIFY_THROWS_EXCEPTION(ConfigError, plan_sweep(sweep, no_gpu()));
+    }
+
     void cudaGraphIsDecidedWithTheReason() {
         RunConfig c = make_preset(Preset::Seed);
         c.device = DeviceKind::Cuda;
@@ -252,6 +322,16 @@ private Q_SLOTS:
         no(untimed, true, false, "no timed steps");
         cold.warmup = 1;
         QCOMPARE(decide_cuda_graph(cold, true, false).reason, std::string("one CUDA graph per step, captured after 1 eager warm-up step"));
+        // First-step calibration: the calibrating step is not the fused step the graph replays, so the capture
+        // waits for a second eager step.
+        RunConfig calibrated = cold;
+        calibrated.backend = Backend::Te;
+        calibrated.precision = Precision::Fp8;
+        calibrated.fp8.scaling = ScalingKind::Delayed;
+        calibrated.fp8.calibrate_first_step = true;
+        no(calibrated, true, false, "two eager warm-up steps");
+        calibrated.warmup = 2;
+        QVERIFY(decide_cuda_graph(calibrated, true, false).use);
 
         QVERIFY(parse_on_off("--cuda-graph", "on"));
         QVERIFY(!parse_on_off("--cuda-graph", "off"));

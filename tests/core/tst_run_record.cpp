@@ -1,5 +1,6 @@
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 #include "core/common/TextTable.h"
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
+#include "core/results/ReportText.h"
 #include "core/results/Summary.h"
 #include "core/selftest/SelfTest.h"
 
@@ -169,6 +171,122 @@ private Q_SLOTS:
         QVERIFY(!record_from_json(before_calibration, "old.json").config.fp8.calibrate_first_step);
     }
 
+    // --te-impl in the configuration, the te path that ran and its fallbacks in the execution: both ways, and
+    // records from before them still read (auto, nothing recorded).
+    void teImplAndFallbacksRoundTrip() {
+        RunRecord r = sample_record();
+        r.config.backend = Backend::Te;
+        r.config.precision = Precision::Fp8;
+        r.config.te_impl = TeImpl::Fused;
+        r.execution.te_impl = "fused-host";
+        r.execution.fp8_emulated = true;
+        r.execution.fallbacks = {{"gemm", "operand not 16-byte aligned", 12}, {"layer_norm", "hidden 770 is odd", 1}};
+        const json j = to_json(r);
+        QCOMPARE(j["config"]["te_impl"].get<std::string>(), std::string("fused"));
+        QCOMPARE(j["execution"]["te_impl"].get<std::string>(), std::string("fused-host"));
+        QCOMPARE(j["execution"]["fallbacks"].size(), std::size_t{2});
+        QCOMPARE(j["execution"]["fallbacks"][0]["op"].get<std::string>(), std::string("gemm"));
+        QCOMPARE(j["execution"]["fallbacks"][0]["reason"].get<std::string>(), std::string("operand not 16-byte aligned"));
+        QCOMPARE(j["execution"]["fallbacks"][0]["count"].get<std::int64_t>(), std::int64_t{12});
+        const RunRecord back = record_from_json_text(record_to_json_text(r), "memory");
+        QCOMPARE(back.config, r.config);
+        QCOMPARE(back.execution, r.execution);
+        QCOMPARE(record_to_json_text(back), record_to_json_text(r));
+        for (const TeImpl impl : {TeImpl::Auto, TeImpl::Reference}) {
+            r.config.te_impl = impl;
+            QCOMPARE(record_from_json(to_json(r), "memory").config.te_impl, impl);
+        }
+
+        const RunRecord torch = sample_record();  // a torch run: auto, no te path, an empty list
+        const json torch_json = to_json(torch);
+        QCOMPARE(torch_json["config"]["te_impl"].get<std::string>(), std::string("auto"));
+        QVERIFY(torch_json["execution"]["te_impl"].is_null());
+        QVERIFY(torch_json["execution"]["fallbacks"].is_array() && torch_json["execution"]["fallbacks"].empty());
+
+        json old = to_json(r);  // written before --te-impl and the fallbacks were recorded
+        old["config"].erase("te_impl");
+        old["execution"].erase("te_impl");
+        old["execution"].erase("fallbacks");
+        const RunRecord old_back = record_from_json(old, "old.json");
+        QCOMPARE(old_back.config.te_impl, TeImpl::Auto);
+        QVERIFY(old_back.execution.te_impl.empty());
+        QVERIFY(old_back.execution.fallbacks.empty());
+        QCOMPARE(te_path_words(old_back), std::string("te path: not recorded"));
+
+        json bad = to_json(r);
+        bad["config"]["te_impl"] = "fast";
+        expect_rejected(bad, "allowed: auto|fused|reference");
+        bad = to_json(r);
+        bad["execution"]["fallbacks"][1]["count"] = -1;
+        expect_rejected(bad, "$.execution.fallbacks[1].count");
+        bad = to_json(r);
+        bad["execution"]["fallbacks"][0].erase("reason");
+        expect_rejected(bad, "$.execution.fallbacks[0].reason: missing");
+        bad = to_json(r);
+        bad["execution"]["fallbacks"] = "none";
+        expect_rejected(bad, "$.execution.fallbacks: expected an array");
+    }
+
+    // The report's words for the te path: which path, the fallbacks one by one, "fully fused" only without any;
+    // the command line carries --te-impl when it is not auto; the summary CSV the path and the fallback calls.
+    void tePathAndFallbacksInTheReport() {
+        RunRecord r = sample_record();
+        r.config.backend = Backend::Te;
+        r.config.precision = Precision::Fp8;
+        r.execution.te_impl = "fused-cuda";
+        QCOMPARE(te_path_words(r), std::string("te path: fused-cuda"));
+        QVERIFY(fully_fused(r.execution));
+        QCOMPARE(fallback_summary(r.execution), std::string("no fallbacks"));
+        QCOMPARE(te_path_text(r, false), std::string("te path: fused-cuda, fully fused, no fallbacks\n"));
+        for (const std::string& label : honesty_labels(r)) QVERIFY2(label.find("fallback") == std::string::npos, label.c_str());
+
+        r.execution.fallbacks = {{"gemm", "operand not 16-byte aligned", 12}, {"layer_norm", "hidden 770 is odd", 1}};
+        QVERIFY(!fully_fused(r.execution));
+        QCOMPARE(fallback_summary(r.execution), std::string("2 fallbacks to the reference (13 calls)"));
+        const std::vector<std::string> expected_lines{"gemm: operand not 16-byte aligned (12 calls)",
+                                                      "layer_norm: hidden 770 is odd (1 call)"};
+        QCOMPARE(fallback_lines(r.execution), expected_lines);
+        const std::string text = te_path_text(r, true);
+        QCOMPARE(text, display_name(r) + ": te path: fused-cuda; 2 fallbacks to the reference (13 calls)\n"
+                                         "  fallback: gemm: operand not 16-byte aligned (12 calls)\n"
+                                         "  fallback: layer_norm: hidden 770 is odd (1 call)\n");
+        QVERIFY(text.find("fully fused") == std::string::npos);
+        const std::vector<std::string> labels = honesty_labels(r);
+        QVERIFY(std::find(labels.begin(), labels.end(), std::string("2 fallbacks to the reference")) != labels.end());
+
+        r.execution.te_impl = "fused-host";
+        r.execution.fallbacks.clear();
+        QCOMPARE(te_path_words(r), std::string("te path: fused-host, FP8 GEMMs emulated"));
+        r.execution.te_impl = "reference";
+        r.execution.fp8_emulated = true;
+        QCOMPARE(te_path_words(r), std::string("te path: reference, FP8 GEMMs emulated"));
+        QVERIFY(!fully_fused(r.execution));
+        QCOMPARE(te_path_text(r, false), std::string("te path: reference, FP8 GEMMs emulated; no fallbacks\n"));
+        QCOMPARE(te_path_text(sample_record(), false), std::string());  // torch: nothing to say
+
+        r.config.te_impl = TeImpl::Auto;
+        QVERIFY(command_line_for(r.config).find("--te-impl") == std::string::npos);
+        r.config.te_impl = TeImpl::Fused;
+        QVERIFY2(command_line_for(r.config).find(" --te-impl fused") != std::string::npos, command_line_for(r.config).c_str());
+        r.config.te_impl = TeImpl::Reference;
+        QVERIFY(command_line_for(r.config).find(" --te-impl reference") != std::string::npos);
+
+        r.execution.te_impl = "fused-cuda";
+        r.execution.fallbacks = {{"gemm", "epilogue refused", 5}, {"gelu", "odd width", 2}};
+        std::ostringstream out;
+        write_summary_csv(out, {r, sample_record()}, 0);
+        const QStringList lines = QString::fromStdString(out.str()).split('\n', Qt::SkipEmptyParts);
+        const QStringList header = lines[0].split(',');
+        const auto field = [&](const QString& line, const char* column) {  // the name holds commas: count from the end
+            const QStringList parts = line.split(',');
+            return parts[parts.size() - (header.size() - header.indexOf(QString::fromLatin1(column)))];
+        };
+        QCOMPARE(field(lines[1], "te_impl"), QStringLiteral("fused-cuda"));
+        QCOMPARE(field(lines[1], "fallback_calls"), QStringLiteral("7"));
+        QCOMPARE(field(lines[2], "te_impl"), QString());
+        QCOMPARE(field(lines[2], "fallback_calls"), QString());
+    }
+
     void jsonHasTheDocumentedKeys() {
         const json j = to_json(sample_record());
         QCOMPARE(j["schema_version"].get<int>(), 1);
@@ -298,11 +416,13 @@ private Q_SLOTS:
         const QStringList lines = QString::fromStdString(out.str()).split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 3);
         const QStringList header = lines[0].split(',');
-        QCOMPARE(header.size(), 38);
+        QCOMPARE(header.size(), 40);
         QCOMPARE(header[6], QStringLiteral("fp8_emulated"));
+        QCOMPARE(header[7], QStringLiteral("te_impl"));
+        QCOMPARE(header[8], QStringLiteral("fallback_calls"));
         const qsizetype speedup = header.indexOf(QStringLiteral("speedup"));
         QCOMPARE(header[speedup + 1], QStringLiteral("memory_ratio"));
-        QCOMPARE(header[31], QStringLiteral("group_speedup_significant"));
+        QCOMPARE(header[33], QStringLiteral("group_speedup_significant"));
         QCOMPARE(header.last(), QStringLiteral("breakdown_source"));
         // The name and the implementation hold commas (quoted): count the later columns from the end.
         const auto field = [&](const QString& line, const char* column) {

@@ -263,21 +263,21 @@ void abs_max_matches_reference() {
     check(abs_max(at::empty({0}, at::TensorOptions().device(at::kCUDA))).item<float>() == 0.0f, "abs_max of nothing is 0");
 }
 
-// One place decides kernels or reference, for everything: with TEWB_TE_IMPL=reference an FP8 run
+// One place decides kernels or reference, for everything: with --te-impl reference an FP8 run
 // makes no launch through the kernels library at all (counted), and says it is emulated; without it,
 // at compute capability 8.0 and up, the same run uses the kernels.
 void reference_choice_runs_no_kernel([[maybe_unused]] const Trainer& trainer) {
 #ifdef TEWB_HAVE_KERNELS
     RunConfig config = small_cuda_run(Precision::Fp8);
     config.backend = Backend::Te;
-    setenv("TEWB_TE_IMPL", "reference", 1);
+    config.te_impl = TeImpl::Reference;
     std::uint64_t before = kernels::launch_count();
     const RunRecord reference = trainer.run(config);
     const std::uint64_t reference_launches = kernels::launch_count() - before;
-    unsetenv("TEWB_TE_IMPL");
+    config.te_impl = TeImpl::Auto;
     check(reference.status == RunStatus::Finished && reference_launches == 0 && reference.execution.fp8_emulated &&
               reference.execution.implementation.rfind("te-reference", 0) == 0,
-          "TEWB_TE_IMPL=reference: an FP8 run makes " + std::to_string(reference_launches) +
+          "--te-impl reference: an FP8 run makes " + std::to_string(reference_launches) +
               " kernel launches (0 expected), implementation '" + reference.execution.implementation + "'");
     before = kernels::launch_count();
     const RunRecord fused = trainer.run(config);

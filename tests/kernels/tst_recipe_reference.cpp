@@ -10,7 +10,7 @@
 
 #include "core/fp8/Fp8State.h"
 #include "core/fp8/ScaleUpdate.h"
-#include "tewb_kernels/recipe.h"
+#include "tewb_kernels/host/recipe.h"
 
 using namespace tewb;
 
@@ -61,9 +61,9 @@ private Q_SLOTS:
                                     history[s][0] = context->history(pass)[s][0].item<float>();
                                 }
                                 context->update(pass);
-                                kernels::update_scaling_on_host(history.data_ptr<float>(), scale.data_ptr<float>(),
-                                                                scale_inv.data_ptr<float>(), slots, len, numerator,
-                                                                rule_for(recipe));
+                                kernels::host::update_scaling(history.data_ptr<float>(), scale.data_ptr<float>(),
+                                                              scale_inv.data_ptr<float>(), slots, len, numerator,
+                                                              rule_for(recipe));
                                 for (int s = 0; s < slots; ++s) {
                                     QVERIFY2(same_bits(scale[s].item<float>(), context->scales(pass)[s].item<float>()),
                                              qPrintable(QStringLiteral("L %1 slot %2 step %3").arg(len).arg(s).arg(step)));

@@ -26,6 +26,11 @@ void choose(QComboBox* box, int value) {
     box->setCurrentIndex(box->findData(value));
 }
 
+template <typename Enum>
+Enum current(const QComboBox* box) {
+    return static_cast<Enum>(box->currentData().toInt());
+}
+
 }  // namespace
 
 class TestRunSetup : public QObject {
@@ -167,6 +172,60 @@ private Q_SLOTS:
         QVERIFY(panel.problems().empty());
         qobject_cast<QCheckBox*>(panel.field("inspect-fp8"))->setChecked(true);
         QVERIFY(panel.config().inspect_fp8);
+    }
+
+    // The TE implementation: TEWB_TE_IMPL its default, set into te configurations, greyed out with the reason for
+    // torch (where the configuration says auto), Fused unavailable on a GPU below compute capability 8.0.
+    void teImplChoiceSetsTheConfigOfTeRuns() {
+        qputenv("TEWB_TE_IMPL", "reference");
+        RunSetupPanel fromEnvironment;
+        qunsetenv("TEWB_TE_IMPL");
+        QCOMPARE(current<TeImpl>(fromEnvironment.teImplBox()), TeImpl::Reference);
+
+        RunSetupPanel panel;
+        const DeviceInfo device = test::no_gpu();
+        panel.setDevice(device, classify(device));
+        QComboBox* box = panel.teImplBox();
+        QCOMPARE(current<TeImpl>(box), TeImpl::Auto);
+        QCOMPARE(panel.field("te-impl"), static_cast<QWidget*>(box));
+        choose(panel.backendBox(), static_cast<int>(Backend::Te));
+        QVERIFY(box->isEnabled());
+        choose(box, static_cast<int>(TeImpl::Fused));
+        QCOMPARE(panel.config().te_impl, TeImpl::Fused);
+        QVERIFY(panel.problems().empty());
+        QVERIFY(itemOf(box, static_cast<int>(TeImpl::Fused))->isEnabled());  // on the CPU: the host kernels
+        choose(box, static_cast<int>(TeImpl::Reference));
+        QCOMPARE(panel.config().te_impl, TeImpl::Reference);
+
+        choose(panel.backendBox(), static_cast<int>(Backend::Torch));
+        QVERIFY(!box->isEnabled());
+        QVERIFY2(box->toolTip().contains(QStringLiteral("te backend only")), qPrintable(box->toolTip()));
+        QCOMPARE(panel.config().te_impl, TeImpl::Auto);  // a torch run has no te implementation
+        QVERIFY(panel.problems().empty());
+        QSignalSpy compared(&panel, &RunSetupPanel::compareRequested);
+        panel.compareButton()->click();  // Compare gives the choice to its te rows
+        QCOMPARE(compared.count(), 1);
+        QCOMPARE(compared.front().front().value<RunConfig>().te_impl, TeImpl::Reference);
+
+        panel.applyPreset(Preset::Seed);  // a preset keeps the choice
+        QCOMPARE(current<TeImpl>(box), TeImpl::Reference);
+        RunConfig loaded = panel.config();
+        loaded.backend = Backend::Te;
+        loaded.te_impl = TeImpl::Fused;
+        panel.setConfig(loaded);
+        QCOMPARE(current<TeImpl>(box), TeImpl::Fused);
+        QCOMPARE(panel.config().te_impl, TeImpl::Fused);
+
+        RunSetupPanel old;
+        const DeviceInfo t4 = test::gpu(7, 5, "Tesla T4");
+        old.setDevice(t4, classify(t4));
+        choose(old.backendBox(), static_cast<int>(Backend::Te));
+        choose(old.deviceBox(), static_cast<int>(DeviceKind::Cuda));
+        QStandardItem* fused = itemOf(old.teImplBox(), static_cast<int>(TeImpl::Fused));
+        QVERIFY(!fused->isEnabled());
+        QVERIFY2(fused->toolTip().contains(QStringLiteral("compute capability 7.5")), qPrintable(fused->toolTip()));
+        choose(old.deviceBox(), static_cast<int>(DeviceKind::Cpu));
+        QVERIFY(itemOf(old.teImplBox(), static_cast<int>(TeImpl::Fused))->isEnabled());
     }
 
     void presetsFillEveryField() {

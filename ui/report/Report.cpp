@@ -81,6 +81,16 @@ QString runsSection(const RunCollection& runs, const std::vector<RunRecord>& rec
             html += QStringLiteral(" <span style=\"background-color:#e65100; color:white\">&nbsp;%1&nbsp;</span>").arg(esc(label));
         }
         html += QStringLiteral("<br>implementation: %1").arg(esc(r.execution.implementation));
+        if (const std::string path = te_path_words(r); !path.empty()) {
+            html += QStringLiteral("; %1").arg(esc(path));
+            if (!r.execution.te_impl.empty()) {
+                html += QStringLiteral(", %1").arg(esc(fully_fused(r.execution) ? "fully fused, no fallbacks"
+                                                                                 : fallback_summary(r.execution)));
+            }
+            for (const std::string& line : fallback_lines(r.execution)) {
+                html += QStringLiteral("<br>&nbsp;&nbsp;fallback: %1").arg(esc(line));
+            }
+        }
         if (r.execution.cuda_graph) html += QStringLiteral("; CUDA graph (%1)").arg(esc(r.execution.cuda_graph_note));
         if (!r.execution.attention_backend.empty()) {
             html += QStringLiteral("; attention: %1").arg(esc(r.execution.attention_backend));

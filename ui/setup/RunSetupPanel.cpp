@@ -114,12 +114,31 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
                         {tr("BF16"), static_cast<int>(Precision::Bf16)},
                         {tr("FP8"), static_cast<int>(Precision::Fp8)}},
                        tr("FP8 needs the te backend"));
+    teImpl_ = combo(runBox, QStringLiteral("teImpl"),
+                    {{tr("Auto (fused kernels on a GPU of compute capability 8.0+, else reference)"),
+                      static_cast<int>(TeImpl::Auto)},
+                     {tr("Fused (on the CPU: host kernels, FP8 GEMMs emulated)"), static_cast<int>(TeImpl::Fused)},
+                     {tr("Reference (LibTorch ops, float32 math)"), static_cast<int>(TeImpl::Reference)}},
+                    QString());
+    // TEWB_TE_IMPL is the default; a bad value is said in the tooltip and Auto is taken.
+    QString environmentNote = tr("Default from TEWB_TE_IMPL (unset: Auto).");
+    try {
+        selectData(teImpl_, static_cast<int>(te_impl_from_environment()));
+    } catch (const ConfigError& e) {
+        environmentNote = tr("%1; Auto is used instead.").arg(QString::fromStdString(e.what()));
+    }
+    teImplTip_ = tr("Which code runs the te modules (--te-impl). Auto: the fused kernels on a CUDA GPU of compute capability "
+                    "8.0 or newer, else the reference. Fused: the fused path on any device (on the CPU our host kernels, "
+                    "FP8 GEMMs emulated). Reference: LibTorch ops in float32 math. The run record says which path ran and "
+                    "every fallback to the reference. Compare applies it to its te rows. ") +
+                 environmentNote;
     name_ = new QLineEdit(runBox);
     name_->setObjectName(QStringLiteral("name"));
     name_->setPlaceholderText(tr("automatic: backend precision device"));
     runForm->addRow(tr("Device:"), device_);
     runForm->addRow(tr("Backend:"), backend_);
     runForm->addRow(tr("Precision:"), precision_);
+    runForm->addRow(tr("TE implementation:"), teImpl_);
     runForm->addRow(tr("Name:"), name_);
     cudaGraph_ = new QCheckBox(tr("Replay each timed step as one CUDA graph"), runBox);
     cudaGraph_->setObjectName(QStringLiteral("cudaGraph"));
@@ -234,7 +253,7 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     layout->addLayout(buttons);
     layout->addStretch();
 
-    fields_ = {{"device", device_},   {"backend", backend_}, {"precision", precision_}, {"name", name_},
+    fields_ = {{"device", device_},   {"backend", backend_}, {"precision", precision_}, {"name", name_}, {"te-impl", teImpl_},
                {"recipe", scaling_},  {"fp8-format", format_}, {"amax-history-len", historyLen_}, {"block-scales", blockPow2_},
                {"calibrate-first-step", calibrate_},
                {"amax-algo", algo_},  {"margin", margin_},   {"inspect-fp8", inspect_}, {"cuda-graph", cudaGraph_}, {"layers", layers_},
@@ -252,7 +271,7 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
         updateAvailability();
         validate();
     };
-    for (QComboBox* box : {device_, backend_, precision_, scaling_, format_, algo_}) {
+    for (QComboBox* box : {device_, backend_, precision_, teImpl_, scaling_, format_, algo_}) {
         connect(box, &QComboBox::currentIndexChanged, this, edited);
     }
     for (QSpinBox* box : {historyLen_, margin_, layers_, hidden_, heads_, seq_, vocab_, batch_, warmup_, iters_, processes_}) {
@@ -278,7 +297,10 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
         if (problems_.empty()) Q_EMIT addRequested(config());
     });
     connect(compare_, &QPushButton::clicked, this, [this] {
-        if (compare_->isEnabled()) Q_EMIT compareRequested(config());
+        if (!compare_->isEnabled()) return;
+        RunConfig base = config();
+        base.te_impl = teImplChoice();  // for the te rows; the plan gives the torch rows Auto
+        Q_EMIT compareRequested(base);
     });
 
     applyPreset(Preset::QuickCpu);
@@ -293,6 +315,7 @@ void RunSetupPanel::setDevice(const DeviceInfo& device, const Capability& capabi
 
 void RunSetupPanel::applyPreset(Preset preset) {
     RunConfig config = make_preset(preset);
+    config.te_impl = teImplChoice();  // a preset sets sizes and steps, not the TE implementation
     setConfig(config);
     const QSignalBlocker block(presets_);
     selectData(presets_, static_cast<int>(preset));
@@ -303,6 +326,8 @@ void RunSetupPanel::setConfig(const RunConfig& c) {
     selectData(device_, static_cast<int>(c.device));
     selectData(backend_, static_cast<int>(c.backend));
     selectData(precision_, static_cast<int>(c.precision));
+    // A torch configuration says nothing about the te modules: the choice stays for when te is chosen again.
+    if (c.backend == Backend::Te || c.te_impl != TeImpl::Auto) selectData(teImpl_, static_cast<int>(c.te_impl));
     name_->setText(QString::fromStdString(c.name));
     selectData(scaling_, static_cast<int>(c.fp8.scaling));
     selectData(format_, static_cast<int>(c.fp8.format));
@@ -339,6 +364,7 @@ RunConfig RunSetupPanel::config() const {
     c.backend = current<Backend>(backend_);
     c.precision = current<Precision>(precision_);
     c.name = name_->text().trimmed().toStdString();
+    if (c.backend == Backend::Te) c.te_impl = teImplChoice();
     c.fp8.scaling = current<ScalingKind>(scaling_);
     c.fp8.format = current<RecipeFormat>(format_);
     c.fp8.amax_history_len = historyLen_->value();
@@ -362,6 +388,10 @@ RunConfig RunSetupPanel::config() const {
     } catch (const ConfigError&) {
     }
     return c;
+}
+
+TeImpl RunSetupPanel::teImplChoice() const {
+    return current<TeImpl>(teImpl_);
 }
 
 QWidget* RunSetupPanel::field(const std::string& name) const {
@@ -405,6 +435,17 @@ void RunSetupPanel::updateAvailability() {
 
     const bool fp8 = current<Precision>(precision_) == Precision::Fp8;
     for (QWidget* w : fp8Fields_) w->setEnabled(fp8);
+
+    // The TE implementation applies to te runs; the box keeps its choice while torch is chosen.
+    const Availability fused = te_impl_availability(TeImpl::Fused, kind, device);
+    setItemAvailable(teImpl_, static_cast<int>(TeImpl::Fused), fused.available, QString::fromStdString(fused.reason));
+    if (!itemAvailable(teImpl_, teImpl_->currentIndex())) selectData(teImpl_, static_cast<int>(TeImpl::Auto));
+    const bool te = backend == Backend::Te;
+    teImpl_->setEnabled(te);
+    baseTips_["te-impl"] = te ? teImplTip_
+                              : tr("Applies to the te backend only: the torch backend runs plain LibTorch modules, with no TE "
+                                   "implementation to choose. Compare still applies it to its te rows.");
+    teImpl_->setToolTip(baseTips_["te-impl"]);
 
     // A graph needs the run on a GPU; the box keeps its state so that it applies again when one is chosen.
     const bool on_gpu = kind == DeviceKind::Cuda || (kind == DeviceKind::Auto && device.has_gpu());

@@ -47,6 +47,7 @@ public:
     QComboBox* backendBox() const { return backend_; }
     QComboBox* precisionBox() const { return precision_; }
     QComboBox* deviceBox() const { return device_; }
+    QComboBox* teImplBox() const { return teImpl_; }
     QWidget* field(const std::string& name) const;
     QPushButton* addButton() const { return add_; }
     QPushButton* compareButton() const { return compare_; }
@@ -60,6 +61,7 @@ private:
     void validate();
     void updateAvailability();
     void markField(const std::string& field, const QString& message);
+    TeImpl teImplChoice() const;
 
     std::optional<DeviceInfo> device_info_;
     Capability capability_;
@@ -68,6 +70,7 @@ private:
     QComboBox* device_;
     QComboBox* backend_;
     QComboBox* precision_;
+    QComboBox* teImpl_;
     QComboBox* scaling_;
     QComboBox* format_;
     QSpinBox* historyLen_;
@@ -96,6 +99,7 @@ private:
     std::vector<QWidget*> fp8Fields_;
     std::map<std::string, QWidget*> fields_;
     std::map<std::string, QString> baseTips_;
+    QString teImplTip_;
     std::vector<ConfigProblem> problems_;
     bool updating_ = false;
 };

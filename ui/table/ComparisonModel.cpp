@@ -6,6 +6,7 @@
 #include <QFont>
 
 #include "core/results/Comparison.h"
+#include "core/results/ReportText.h"
 #include "core/results/RunGroups.h"
 #include "core/common/TextTable.h"
 #include "ui/runs/RunCollection.h"
@@ -177,9 +178,17 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
                 return name;
             }
             case Status: return QString::fromUtf8(to_string(r.status).data());
-            case Implementation:
-                return QString::fromStdString(r.execution.implementation.empty() ? std::string(to_string(r.config.backend))
-                                                                                 : r.execution.implementation);
+            case Implementation: {
+                const Execution& x = r.execution;
+                QString text = QString::fromStdString(x.implementation.empty() ? std::string(to_string(r.config.backend))
+                                                                               : x.implementation);
+                // The te path and whether anything fell back; the list of fallbacks is the tooltip.
+                if (!x.te_impl.empty()) {
+                    text += QStringLiteral(" · ") + QString::fromStdString(x.te_impl);
+                    if (!x.fallbacks.empty()) text += QStringLiteral(", ") + QString::fromStdString(fallback_summary(x));
+                }
+                return text;
+            }
             case MeanMs: return number(s.mean_ms, 2);
             case MedianMs: return number(s.median_ms, 2);
             case P90Ms: return number(s.p90_ms, 2);
@@ -238,9 +247,23 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
     }
     if (role == Qt::ToolTipRole) {
         if (index.column() == Status && !r.message.empty()) return QString::fromStdString(r.message);
-        if (index.column() == Implementation && r.execution.fp8_emulated) {
-            return tr("FP8 emulated: the casts are real FP8 but the GEMMs ran in higher precision, so the loss is FP8's "
-                      "and the timings are not FP8 speed.");
+        if (index.column() == Implementation) {
+            QStringList tips;
+            if (r.execution.fp8_emulated) {
+                tips << tr("FP8 emulated: the casts are real FP8 but the GEMMs ran in higher precision, so the loss is FP8's "
+                           "and the timings are not FP8 speed.");
+            }
+            if (const std::string path = te_path_words(r); !path.empty()) {
+                QString te = QString::fromStdString(path);
+                const Execution& x = r.execution;
+                if (!x.te_impl.empty()) {
+                    const std::string fallbacks = fully_fused(x) ? std::string("fully fused, no fallbacks") : fallback_summary(x);
+                    te += QStringLiteral("; ") + QString::fromStdString(fallbacks);
+                }
+                for (const std::string& line : fallback_lines(x)) te += QStringLiteral("\n  ") + QString::fromStdString(line);
+                tips << te;
+            }
+            if (!tips.isEmpty()) return tips.join(QStringLiteral("\n"));
         }
         if (index.column() == Mfu && !r.execution.peak_source.empty()) return QString::fromStdString(r.execution.peak_source);
         if (index.column() == PeakMemory) return QString::fromUtf8(to_string(r.execution.memory_metric).data());

@@ -9,6 +9,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "ui/charts/LedgerSummary.h"
 #include "ui/charts/TimeBreakdownChart.h"
 #include "ui/common/RunTable.h"
 #include "ui/runs/RunCollection.h"
@@ -34,9 +35,16 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
     view_ = new QTableView(splitter_);
     view_->setObjectName(QStringLiteral("comparisonTable"));
     setup_run_table(view_, model_);
-    breakdown_ = new TimeBreakdownChart(splitter_);
+    // The time breakdown with the launch ledger's totals under it.
+    auto* side = new QWidget(splitter_);
+    auto* side_layout = new QVBoxLayout(side);
+    side_layout->setContentsMargins(0, 0, 0, 0);
+    breakdown_ = new TimeBreakdownChart(side);
+    ledger_ = new LedgerSummary(side);
+    side_layout->addWidget(breakdown_, 1);
+    side_layout->addWidget(ledger_);
     splitter_->addWidget(view_);
-    splitter_->addWidget(breakdown_);
+    splitter_->addWidget(side);
     splitter_->setStretchFactor(0, 3);
     splitter_->setStretchFactor(1, 2);
     layout->addWidget(splitter_);
@@ -44,7 +52,11 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
     breakdownRefresh_ = new QTimer(this);
     breakdownRefresh_->setSingleShot(true);
     breakdownRefresh_->setInterval(ComparisonModel::kLiveUpdateMs * 2);
-    connect(breakdownRefresh_, &QTimer::timeout, this, [this] { breakdown_->show(model_->summarizedRecords()); });
+    connect(breakdownRefresh_, &QTimer::timeout, this, [this] {
+        const std::vector<RunRecord> records = model_->summarizedRecords();
+        breakdown_->show(records);
+        ledger_->show(records);
+    });
     const auto refresh = [this] {
         if (!breakdownRefresh_->isActive()) breakdownRefresh_->start();
     };

@@ -11,6 +11,7 @@ namespace tewb::ui {
 
 class ComparisonModel;
 class RunCollection;
+class LedgerSummary;
 class TimeBreakdownChart;
 
 // The comparison table with the baseline picker above it, and beside it where each run's step time goes
@@ -24,6 +25,7 @@ public:
     ComparisonModel* model() const { return model_; }
     QTableView* view() const { return view_; }
     TimeBreakdownChart* breakdown() const { return breakdown_; }
+    LedgerSummary* ledger() const { return ledger_; }
     QSplitter* splitter() const { return splitter_; }
     void setDark(bool dark);
 
@@ -36,6 +38,7 @@ private:
     QTableView* view_;
     QSplitter* splitter_;
     TimeBreakdownChart* breakdown_;
+    LedgerSummary* ledger_;
     QTimer* breakdownRefresh_;  // coalesces a live run's updates
 };
 

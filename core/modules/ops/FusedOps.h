@@ -4,12 +4,17 @@
 
 namespace tewb {
 
-// The fused kernels of kernels/ behind the TeOps interface, on CUDA tensors, on LibTorch's current
-// stream; built only with the kernels and a CUDA LibTorch (TEWB_FUSED_OPS). Each op runs its kernel
-// when the operands fit it (2-D, contiguous, float32 or bfloat16, FP8 shapes in multiples of 16,
-// delayed scaling without inspection for casts) and otherwise hands the call to the reference, so every
-// call still gives the reference's numbers within the self-test's bounds. Whether a run uses these at
-// all is select_ops' decision (OpsChoice.h): CUDA, compute capability 8.0 and up, not TEWB_TE_IMPL=reference.
-const TeOps& fused_ops();
+// The fused kernels of kernels/ behind the TeOps interface: one orchestration, two implementations of
+// each kernel. fused_cuda_ops runs the CUDA kernels and cuBLASLt on CUDA tensors, on LibTorch's current
+// stream (built with the kernels and a CUDA LibTorch: TEWB_FUSED_CUDA); fused_host_ops runs the same
+// code over the host kernels (tewb_kernels/host) on CPU tensors, so the fused path runs, is counted and
+// is checked on every machine (its FP8 GEMMs are float32 emulation, and records say so). Each op runs
+// its kernel when the operands fit it (2-D, row-major, float32 or bfloat16, on the implementation's
+// device; GEMMs as cuBLASLt's rule table allows) and otherwise hands the call to the reference, noting
+// the fallback (Fallbacks.h). Which one a run uses is select_ops' decision (OpsChoice.h).
+const TeOps& fused_host_ops();
+#ifdef TEWB_FUSED_CUDA
+const TeOps& fused_cuda_ops();
+#endif
 
 }  // namespace tewb

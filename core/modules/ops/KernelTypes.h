@@ -3,9 +3,9 @@
 #include <c10/core/ScalarType.h>
 
 #include "core/fp8/Fp8Format.h"
-#include "tewb_kernels/cast.h"
 #include "tewb_kernels/dtype.h"
-#include "tewb_kernels/gemm.h"
+#include "tewb_kernels/fp8_type.h"
+#include "tewb_kernels/gemm_types.h"
 
 namespace tewb {
 

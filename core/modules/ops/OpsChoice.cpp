@@ -1,51 +1,76 @@
 #include "core/modules/ops/OpsChoice.h"
 
-#include <cstdlib>
-#include <string_view>
+#include <string>
 
-#include "core/common/Choice.h"
+#include "core/common/Error.h"
+#include "core/modules/ops/FusedOps.h"
 #include "core/modules/ops/ReferenceOps.h"
 
-#ifdef TEWB_FUSED_OPS
+#ifdef TEWB_FUSED_CUDA
 #include <ATen/cuda/CUDAContext.h>
-
-#include "core/modules/ops/FusedOps.h"
 #endif
 
 namespace tewb {
 
 namespace {
 
-constexpr NameTable kImplNames{std::to_array<Named<TeImpl>>({{"auto", TeImpl::Auto}, {"reference", TeImpl::Reference}})};
-
 thread_local const TeOps* t_ops_in_force = nullptr;
+
+#ifdef TEWB_FUSED_CUDA
+constexpr bool kFusedCudaBuilt = true;
+#else
+constexpr bool kFusedCudaBuilt = false;
+#endif
 
 }  // namespace
 
-TeImpl te_impl_from_environment() {
-    const char* value = std::getenv("TEWB_TE_IMPL");
-    if (value == nullptr || *value == '\0') {
-        return TeImpl::Auto;
+std::string_view to_string(OpsKind kind) {
+    switch (kind) {
+        case OpsKind::Reference: return "reference";
+        case OpsKind::FusedHost: return "fused-host";
+        case OpsKind::FusedCuda: return "fused-cuda";
     }
-    return kImplNames.parse("environment variable TEWB_TE_IMPL", value);
+    return "unknown";
 }
 
-bool fused_ops_apply(TeImpl impl, bool fused_built, bool cuda_device, int cc_major) {
-    return impl == TeImpl::Auto && fused_built && cuda_device && cc_major >= 8;
+OpsKind choose_ops(TeImpl impl, bool fused_cuda_built, bool cuda_device, int cc_major) {
+    const bool cuda_fits = fused_cuda_built && cuda_device && cc_major >= 8;
+    switch (impl) {
+        case TeImpl::Reference: return OpsKind::Reference;
+        case TeImpl::Auto: return cuda_fits ? OpsKind::FusedCuda : OpsKind::Reference;
+        case TeImpl::Fused:
+            if (!cuda_device) return OpsKind::FusedHost;
+            if (!fused_cuda_built) {
+                throw ConfigError("--te-impl fused: this build has no CUDA kernels (configured without nvcc or with a CPU "
+                                  "LibTorch); allowed here: auto, reference, or fused on the CPU");
+            }
+            if (cc_major < 8) {
+                throw ConfigError("--te-impl fused: the fused kernels need compute capability 8.0 or newer, this GPU has " +
+                                  std::to_string(cc_major) + ".x; allowed here: auto, reference, or fused on the CPU");
+            }
+            return OpsKind::FusedCuda;
+    }
+    return OpsKind::Reference;
 }
 
 const TeOps& select_ops(const c10::Device& device, TeImpl impl) {
-#ifdef TEWB_FUSED_OPS
+    int cc_major = 0;
+#ifdef TEWB_FUSED_CUDA
     if (device.is_cuda()) {
         const int index = device.has_index() ? device.index() : at::cuda::current_device();
-        if (fused_ops_apply(impl, true, true, at::cuda::getDeviceProperties(index)->major)) {
-            return fused_ops();
-        }
+        cc_major = at::cuda::getDeviceProperties(index)->major;
     }
-#else
-    (void)device;
-    (void)impl;
 #endif
+    switch (choose_ops(impl, kFusedCudaBuilt, device.is_cuda(), cc_major)) {
+        case OpsKind::FusedHost: return fused_host_ops();
+        case OpsKind::FusedCuda:
+#ifdef TEWB_FUSED_CUDA
+            return fused_cuda_ops();
+#else
+            break;  // choose_ops never picks it in this build
+#endif
+        case OpsKind::Reference: break;
+    }
     return reference_ops();
 }
 
@@ -66,7 +91,7 @@ const TeOps& ops_in_force(const c10::Device& device) {
 }
 
 bool fp8_gemms_emulated(const TeOps& ops, ScalingKind scaling) {
-    return ops.is_reference() || (scaling == ScalingKind::Block && !ops.block_gemms_native());
+    return ops.kind() != OpsKind::FusedCuda || (scaling == ScalingKind::Block && !ops.block_gemms_native());
 }
 
 }  // namespace tewb

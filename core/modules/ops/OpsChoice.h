@@ -2,21 +2,19 @@
 
 #include <c10/core/Device.h>
 
+#include "core/common/TeImpl.h"
 #include "core/modules/ops/TeOps.h"
 
 namespace tewb {
 
-// What a run asks for: the fused kernels wherever they can run (Auto), or the reference everywhere
-// (TEWB_TE_IMPL=reference: the same model on the same GPU without kernels, to compare the two).
-enum class TeImpl { Auto, Reference };
+// "reference", "fused-host", "fused-cuda": the record's execution.te_impl.
+std::string_view to_string(OpsKind kind);
 
-// TEWB_TE_IMPL: unset, empty or "auto" is Auto, "reference" is Reference; anything else throws
-// ConfigError naming the variable and the allowed values.
-TeImpl te_impl_from_environment();
-
-// The rule, on plain facts so that it can be tested without a GPU: the fused ops run when asked for
-// (Auto), built (the kernels and a CUDA LibTorch), on a CUDA device of compute capability 8.0 or newer.
-bool fused_ops_apply(TeImpl impl, bool fused_built, bool cuda_device, int cc_major);
+// The rule, on plain facts so that it can be tested without a GPU. Auto: the fused kernels on a CUDA device
+// of compute capability 8.0 or newer when this build has them, else the reference. Fused: the fused path on
+// any device (on the CPU over the host kernels); on a CUDA device without them (not built, or below 8.0)
+// it throws ConfigError saying why. Reference: the reference everywhere.
+OpsKind choose_ops(TeImpl impl, bool fused_cuda_built, bool cuda_device, int cc_major);
 
 // The one place that chooses the ops (casts, GEMMs, LayerNorm, GELU, amax and the FP8 scale update
 // together) for tensors on `device`. A run calls it once and keeps the result.
@@ -40,8 +38,8 @@ private:
 const TeOps& ops_in_force(const c10::Device& device);
 
 // Whether a run's FP8 GEMMs are emulated in float32 (its timings then are not FP8 speed, and records and
-// names say so): always with the reference ops, and with block scaling where the ops have no native
-// block-scaled GEMM (anything but cuBLASLt on Hopper).
+// names say so): with the reference ops and the fused ops on the host always, and with block scaling where
+// the ops have no native block-scaled GEMM (anything but cuBLASLt on Hopper).
 bool fp8_gemms_emulated(const TeOps& ops, ScalingKind scaling);
 
 }  // namespace tewb

@@ -108,6 +108,46 @@ void record_block_cast(const at::Tensor& amax, const Fp8Quantizer& quantizer) {
     context.set_scale(quantizer.pass, quantizer.slot, smallest);
 }
 
+void inspect_tensor_cast(const at::Tensor& x, const at::Tensor& data, const at::Tensor& scale, const Fp8Quantizer& quantizer) {
+    Fp8Context& context = *quantizer.context;
+    const Fp8Dtype dtype = quantizer.dtype();
+    const auto started = std::chrono::steady_clock::now();
+    const at::Tensor xf = x.to(at::kFloat);
+    const at::Tensor scaled = xf * scale;
+    const at::Tensor saturated = (scaled.abs() > fp8_saturation_threshold(dtype)).sum().to(at::kDouble);
+    const at::Tensor underflow = ((data.to(at::kFloat) == 0) & (x != 0)).sum().to(at::kDouble);
+    context.count(quantizer.pass, quantizer.slot, saturated, underflow, x.numel());
+    // The cast's error, and what current and block scaling would have made of the same tensor.
+    const auto squared_error = [&](const at::Tensor& approx) { return (approx - xf).to(at::kDouble).pow(2).sum(); };
+    const at::Tensor as_2d = xf.dim() == 2 ? xf : xf.reshape({-1, xf.size(-1)});
+    const BlockShape block = Fp8Context::role_of(quantizer.pass, quantizer.slot) == SlotRole::Weight ? kWeightBlock : kActivationBlock;
+    context.count_errors(quantizer.pass, quantizer.slot,
+                         {squared_error(data.to(at::kFloat) / scale), xf.to(at::kDouble).pow(2).sum(),
+                          squared_error(tensor_quantize_dequantize(xf, dtype)),
+                          squared_error(block_dequantize(block_quantize(as_2d, block, Fp8Dtype::E4M3)).reshape(xf.sizes()))});
+    if (x.is_cpu()) {
+        context.add_inspection_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+    }
+}
+
+void inspect_block_cast(const at::Tensor& x, const BlockQuantized& q, const Fp8Quantizer& quantizer) {
+    Fp8Context& context = *quantizer.context;
+    const auto started = std::chrono::steady_clock::now();
+    const at::Tensor xf = (x.dim() == 2 ? x : x.reshape({-1, x.size(-1)})).to(at::kFloat);
+    const at::Tensor back = block_dequantize(q);
+    const at::Tensor scaled = xf * expand_blocks(at::reciprocal(q.scale_inv), q.block, xf.size(0), xf.size(1));
+    const at::Tensor saturated = (scaled.abs() > fp8_saturation_threshold(q.dtype)).sum().to(at::kDouble);
+    const at::Tensor underflow = ((q.data.to(at::kFloat) == 0) & (xf != 0)).sum().to(at::kDouble);
+    context.count(quantizer.pass, quantizer.slot, saturated, underflow, x.numel());
+    const auto squared_error = [&](const at::Tensor& approx) { return (approx - xf).to(at::kDouble).pow(2).sum(); };
+    const at::Tensor error = squared_error(back);
+    context.count_errors(quantizer.pass, quantizer.slot,
+                         {error, xf.to(at::kDouble).pow(2).sum(), squared_error(tensor_quantize_dequantize(xf, q.dtype)), error});
+    if (x.is_cpu()) {
+        context.add_inspection_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+    }
+}
+
 namespace {
 
 // Float8BlockScaling: the data block-quantized along its rows (1×128; 128×128 for weights), the transposed
@@ -131,22 +171,7 @@ Fp8Tensor quantize_blocks(const at::Tensor& x, const Fp8Quantizer& quantizer, bo
         out.transposed = t.data;
         out.transposed_scale_inv = t.scale_inv;
     }
-    if (context.inspect()) {
-        const auto started = std::chrono::steady_clock::now();
-        const at::Tensor xf = as_2d.to(at::kFloat);
-        const at::Tensor back = block_dequantize(q);
-        const at::Tensor scaled = xf * expand_blocks(at::reciprocal(q.scale_inv), block, xf.size(0), xf.size(1));
-        const at::Tensor saturated = (scaled.abs() > fp8_saturation_threshold(dtype)).sum().to(at::kDouble);
-        const at::Tensor underflow = ((q.data.to(at::kFloat) == 0) & (xf != 0)).sum().to(at::kDouble);
-        context.count(quantizer.pass, quantizer.slot, saturated, underflow, x.numel());
-        const auto squared_error = [&](const at::Tensor& approx) { return (approx - xf).to(at::kDouble).pow(2).sum(); };
-        const at::Tensor error = squared_error(back);
-        context.count_errors(quantizer.pass, quantizer.slot,
-                             {error, xf.to(at::kDouble).pow(2).sum(), squared_error(tensor_quantize_dequantize(xf, dtype)), error});
-        if (x.is_cpu()) {
-            context.add_inspection_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-        }
-    }
+    if (context.inspect()) inspect_block_cast(x, {q.data, q.scale_inv, block, dtype}, quantizer);
     return out;
 }
 
@@ -187,25 +212,7 @@ Fp8Tensor quantize_reference(const at::Tensor& x, const Fp8Quantizer& quantizer,
     out.dtype = dtype;
     // Clamp first: LibTorch's float-to-FP8 conversion turns out-of-range values into NaN, not ±max.
     out.data = scaled.clamp(-max, max).to(to_scalar_type(dtype));
-    if (context.inspect()) {
-        const auto started = std::chrono::steady_clock::now();
-        const at::Tensor saturated = (scaled.abs() > fp8_saturation_threshold(dtype)).sum().to(at::kDouble);
-        const at::Tensor underflow = ((out.data.to(at::kFloat) == 0) & (x != 0)).sum().to(at::kDouble);
-        context.count(quantizer.pass, quantizer.slot, saturated, underflow, x.numel());
-        // The cast's error, and what current and block scaling would have made of the same tensor.
-        const at::Tensor xf = x.to(at::kFloat);
-        const auto squared_error = [&](const at::Tensor& approx) { return (approx - xf).to(at::kDouble).pow(2).sum(); };
-        const at::Tensor as_2d = xf.dim() == 2 ? xf : xf.reshape({-1, xf.size(-1)});
-        const BlockShape block =
-            Fp8Context::role_of(quantizer.pass, quantizer.slot) == SlotRole::Weight ? kWeightBlock : kActivationBlock;
-        context.count_errors(quantizer.pass, quantizer.slot,
-                             {squared_error(out.data.to(at::kFloat) / scale), xf.to(at::kDouble).pow(2).sum(),
-                              squared_error(tensor_quantize_dequantize(xf, dtype)),
-                              squared_error(block_dequantize(block_quantize(as_2d, block, Fp8Dtype::E4M3)).reshape(xf.sizes()))});
-        if (x.is_cpu()) {
-            context.add_inspection_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-        }
-    }
+    if (context.inspect()) inspect_tensor_cast(x, out.data, scale, quantizer);
     if (with_transpose) {
         out.transposed = out.data.t();  // a view: LibTorch's GEMMs take either layout (cuBLASLt FP8 does not)
     }

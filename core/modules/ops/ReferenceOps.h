@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/fp8/BlockScaling.h"
 #include "core/modules/ops/TeOps.h"
 
 namespace tewb {
@@ -10,7 +11,7 @@ namespace tewb {
 class ReferenceOps final : public TeOps {
 public:
     std::string_view name() const override { return "reference"; }
-    bool is_reference() const override { return true; }
+    OpsKind kind() const override { return OpsKind::Reference; }
 
     at::Tensor abs_max(const at::Tensor& x) const override;
     void update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
@@ -44,5 +45,11 @@ Fp8Tensor quantize_reference(const at::Tensor& x, const Fp8Quantizer& quantizer,
 // The slot bookkeeping of a block-scaled cast, shared by both ops: x's amax recorded in the slot's history
 // (statistics and the replay), and as the slot's "scale" the scale of the block holding that amax.
 void record_block_cast(const at::Tensor& amax, const Fp8Quantizer& quantizer);
+
+// --inspect-fp8's statistics of one cast (saturated and underflowed elements, the cast's error and what
+// current and block scaling would have made of x), shared by both ops so that they count alike: a
+// per-tensor cast of x into `data` with `scale`, and a block cast.
+void inspect_tensor_cast(const at::Tensor& x, const at::Tensor& data, const at::Tensor& scale, const Fp8Quantizer& quantizer);
+void inspect_block_cast(const at::Tensor& x, const BlockQuantized& q, const Fp8Quantizer& quantizer);
 
 }  // namespace tewb

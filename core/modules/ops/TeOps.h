@@ -41,6 +41,13 @@ struct Fp8GradWithBias {
     at::Tensor bias_grad;  // float32
 };
 
+// Which implementation of the ops a run gets (OpsChoice.h decides).
+enum class OpsKind {
+    Reference,  // LibTorch ops with float32 math: runs anywhere, defines the numerics
+    FusedHost,  // FusedOps over the host kernels (tewb_kernels/host): the fused orchestration on the CPU
+    FusedCuda,  // FusedOps over the CUDA kernels and cuBLASLt
+};
+
 // Fast accumulation for forward GEMMs; split (precise) accumulation for dgrad and wgrad, as cuBLASLt
 // FP8 GEMMs offer it. The reference accumulates in float32 either way.
 enum class Accumulation { Fast, Split };
@@ -55,8 +62,9 @@ class TeOps : public Fp8StateOps {
 public:
     // "reference" or "fused": the run record's implementation says te-<name>.
     virtual std::string_view name() const = 0;
-    // True for the reference: FP8 GEMMs are then emulated in float32, and records say so.
-    virtual bool is_reference() const = 0;
+    virtual OpsKind kind() const = 0;
+    // The reference emulates FP8 GEMMs in float32, and so do the fused ops on the host; records say so.
+    bool is_reference() const { return kind() == OpsKind::Reference; }
     // True where Float8BlockScaling's GEMMs run as block-scaled FP8 GEMMs (cuBLASLt, Hopper); else they are
     // emulated in float32 (the casts stay real) and records say so.
     virtual bool block_gemms_native() const { return false; }

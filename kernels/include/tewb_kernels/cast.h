@@ -6,14 +6,9 @@
 #include <cuda_runtime_api.h>
 
 #include "tewb_kernels/dtype.h"
+#include "tewb_kernels/fp8_type.h"
 
 namespace tewb::kernels {
-
-enum class Fp8Type { E4M3, E5M2 };
-
-constexpr float fp8_max(Fp8Type type) {
-    return type == Fp8Type::E4M3 ? 448.0f : 57344.0f;
-}
 
 // FP8 casts as core's reference defines them: out = fp8(x * scale), float32 product, rounded to nearest
 // even, values beyond ±fp8_max (inf included) saturated to ±fp8_max, NaN kept NaN. `scale` points to one

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "tewb_kernels/cast.h"
+#include "tewb_kernels/fp8_type.h"
 
 namespace tewb::kernels {
 

@@ -2,14 +2,9 @@
 
 #include <cuda_runtime_api.h>
 
-namespace tewb::kernels {
+#include "tewb_kernels/recipe_rule.h"
 
-// How a pass's FP8 slots update after the pass (the update rule in docs/fp8.md).
-enum class ScalingRule {
-    DelayedMax,         // scale from the max over the whole amax history
-    DelayedMostRecent,  // scale from this step's amax
-    Current,            // casts derive their own scale: only the staging entry is cleared
-};
+namespace tewb::kernels {
 
 // One launch for every slot of a pass. `history` is [slots, history_len] float32, row-major, index 0 of a
 // row being the staging entry this step's casts recorded their amax into; `scale` and `scale_inv` are
@@ -21,9 +16,5 @@ enum class ScalingRule {
 // nothing.
 void update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
                     ScalingRule rule, cudaStream_t stream);
-
-// The same update on host memory, one slot after another: the reference the kernel is checked against.
-void update_scaling_on_host(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
-                            ScalingRule rule);
 
 }  // namespace tewb::kernels

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// The launch ledger: for one training step, every launch and the bytes it moves, attributed to the part of
+// the model that ran it. This header is torch-free, so every layer of core can mark where it is.
+
+namespace tewb {
+
+// One (place, op) pair of a measured step. `layer` is the transformer layer (-1 outside the layers), `scope`
+// the path inside it ("qkv", "qkv/fp8_amax") or at the top ("embedding", "optimizer", "other").
+struct LedgerEntry {
+    int layer = -1;
+    std::string scope;
+    std::string op;
+    std::uint64_t calls = 0;
+    std::uint64_t launches = 0;
+    bool launches_known = true;  // false: at least one call's launch count was assumed to be 1
+    std::uint64_t bytes_read = 0;
+    std::uint64_t bytes_written = 0;
+};
+
+struct LedgerMeasurement {
+    std::vector<LedgerEntry> rows;                    // sorted by layer, scope, op
+    std::vector<std::int64_t> saved_bytes_per_layer;  // index: layer; see LedgerScope for what it counts
+};
+
+// Marks where the code runs: `LedgerScope scope("qkv")`, or `LedgerScope scope("layer", i)` for layer i (any
+// other name with an index reads "name i"). A thread-local stack; does nothing unless a ledger records.
+// A "layer" scope entered on the recording thread with gradients on also measures the bytes the layer's
+// forward leaves alive for the backward (LedgerRecording says how).
+class LedgerScope {
+public:
+    explicit LedgerScope(std::string_view name, int index = -1);
+    ~LedgerScope();
+    LedgerScope(const LedgerScope&) = delete;
+    LedgerScope& operator=(const LedgerScope&) = delete;
+
+private:
+    bool active_ = false;
+    int measured_layer_ = -1;
+    std::int64_t live_before_ = 0;
+};
+
+// Our own kernels are not LibTorch ops: their callers report each call here (no-op when no ledger records;
+// thread-safe). The call is attributed to the calling thread's scope.
+void note_own_kernel(std::string_view op, std::uint64_t launches, std::uint64_t bytes_read, std::uint64_t bytes_written);
+
+// Records from construction to finish(): LibTorch's RecordFunction callbacks (global, so the autograd
+// engine's threads are seen) and note_own_kernel. One recording at a time per process; the callbacks and
+// the CPU allocator wrapper are removed by finish() or the destructor.
+//
+// Saved bytes per layer: the bytes the allocator holds live after the layer's forward minus before it, i.e.
+// what the forward allocated and did not free: the tensors the autograd graph keeps for the backward plus the
+// layer's output (the next layer's saved input). On the CPU it is counted by a wrapper of the CPU allocator
+// installed for the recording; on CUDA it is the caching allocator's allocated bytes (rounded to its blocks).
+class LedgerRecording {
+public:
+    LedgerRecording(bool cuda, int cuda_device);
+    ~LedgerRecording();
+    LedgerRecording(const LedgerRecording&) = delete;
+    LedgerRecording& operator=(const LedgerRecording&) = delete;
+
+    LedgerMeasurement finish();
+
+    struct State;
+
+private:
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace tewb

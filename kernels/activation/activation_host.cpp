@@ -1,0 +1,142 @@
+// GELU on the host: activation.cu's float32 expressions, and its backward in the kernel's row chunks so the
+// dbias column sums add in the same order.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "activation/activation_arguments.h"
+#include "common/fail.h"
+#include "common/host_loops.h"
+#include "common/host_numbers.h"
+#include "tewb_kernels/host/activation.h"
+
+namespace tewb::kernels::host {
+
+namespace {
+
+// activation.cu's constants.
+constexpr std::size_t kRowsPerChunk = 32;
+constexpr std::size_t kMaxChunks = 1024;
+constexpr float kSqrt2OverPi = 0.7978845608028654f;
+constexpr float kCubic = 0.044715f;
+
+float gelu(float x) {
+    const float t = std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x));
+    return 0.5f * x * (1.0f + t);
+}
+
+float gelu_derivative(float x) {
+    const float t = std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x));
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
+}
+
+std::size_t backward_chunks(std::size_t rows) {
+    return std::clamp<std::size_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks);
+}
+
+void combine_amax(const Fp8Output* fp8, const std::atomic<std::uint32_t>& bits) {
+    if (fp8 != nullptr && fp8->amax != nullptr) {
+        *fp8->amax = detail::bits_float(std::max(detail::float_bits(*fp8->amax), bits.load()));
+    }
+}
+
+}  // namespace
+
+void gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::size_t cols, void* out, DType out_dtype,
+                  const Fp8Output* fp8) {
+    if (!detail::check_gelu_forward_arguments("tewb::kernels::host::gelu_forward", x, x_dtype, rows, cols, out, out_dtype, fp8)) {
+        return;
+    }
+    auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
+    const float s = q != nullptr ? *fp8->scale : 1.0f;
+    const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
+    std::atomic<std::uint32_t> amax_bits{0};
+    detail::parallel_for(rows, cols * 16, [&](std::size_t first, std::size_t last) {
+        std::vector<float> y(cols);
+        std::uint32_t local = 0;
+        for (std::size_t row = first; row < last; ++row) {
+            const std::size_t base = row * cols;
+            detail::load_floats(x, x_dtype, base, cols, y.data());
+            for (std::size_t c = 0; c < cols; ++c) y[c] = gelu(y[c]);
+            if (out != nullptr) detail::store_floats(out, out_dtype, base, cols, y.data());
+            if (q != nullptr) {
+                for (std::size_t c = 0; c < cols; ++c) {
+                    q[base + c] = detail::float_to_fp8(y[c] * s, type);
+                    local = std::max(local, detail::abs_bits(y[c]));
+                }
+            }
+        }
+        detail::combine_bits_max(amax_bits, local);
+    });
+    if (q != nullptr) combine_amax(fp8, amax_bits);
+    detail::note_launch();
+    if (q != nullptr && fp8->transposed != nullptr) {
+        detail::transpose_bytes(q, rows, cols, static_cast<std::uint8_t*>(fp8->transposed));
+        detail::note_launch();
+    }
+}
+
+std::size_t gelu_backward_workspace_bytes(std::size_t rows, std::size_t cols) {
+    return backward_chunks(rows) * cols * sizeof(float);
+}
+
+void gelu_backward(const void* dy, const void* x, DType dtype, std::size_t rows, std::size_t cols, void* dx, const Fp8Output* fp8,
+                   void* dbias, DType dbias_dtype, void* workspace, std::size_t workspace_bytes) {
+    if (!detail::check_gelu_backward_arguments("tewb::kernels::host::gelu_backward", dy, x, dtype, rows, cols, dx, fp8, dbias,
+                                               dbias_dtype, workspace, workspace_bytes,
+                                               gelu_backward_workspace_bytes(rows, cols))) {
+        return;
+    }
+    auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
+    auto* q_t = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr;
+    const float s = q != nullptr ? *fp8->scale : 1.0f;
+    const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
+    auto* partial = dbias != nullptr ? static_cast<float*>(workspace) : nullptr;
+    const std::size_t chunks = backward_chunks(rows);
+    const std::size_t per_chunk = (rows + chunks - 1) / chunks;
+    std::atomic<std::uint32_t> amax_bits{0};
+
+    // Chunk k: rows [k * per_chunk, (k + 1) * per_chunk), each column's sum in row order (partial row k).
+    detail::parallel_for(chunks, per_chunk * cols * 20, [&](std::size_t first, std::size_t last) {
+        std::vector<float> d(cols), g(cols), sums(cols);
+        std::uint32_t local = 0;
+        for (std::size_t k = first; k < last; ++k) {
+            std::fill(sums.begin(), sums.end(), 0.0f);
+            for (std::size_t row = k * per_chunk; row < std::min(rows, (k + 1) * per_chunk); ++row) {
+                const std::size_t base = row * cols;
+                detail::load_floats(dy, dtype, base, cols, d.data());
+                detail::load_floats(x, dtype, base, cols, g.data());
+                for (std::size_t c = 0; c < cols; ++c) {
+                    g[c] = d[c] * gelu_derivative(g[c]);
+                    sums[c] += g[c];
+                }
+                if (dx != nullptr) detail::store_floats(dx, dtype, base, cols, g.data());
+                if (q != nullptr) {
+                    for (std::size_t c = 0; c < cols; ++c) {
+                        const std::uint8_t v = detail::float_to_fp8(g[c] * s, type);
+                        q[base + c] = v;
+                        if (q_t != nullptr) q_t[c * rows + row] = v;
+                        local = std::max(local, detail::abs_bits(g[c]));
+                    }
+                }
+            }
+            if (partial != nullptr) std::copy(sums.begin(), sums.end(), partial + k * cols);
+        }
+        detail::combine_bits_max(amax_bits, local);
+    });
+    if (q != nullptr) combine_amax(fp8, amax_bits);
+    detail::note_launch();
+    if (dbias != nullptr) {
+        // column_sum.cu: partial rows 0, 1, ... added in order from 0.
+        std::vector<float> total(cols, 0.0f);
+        for (std::size_t k = 0; k < chunks; ++k) {
+            for (std::size_t c = 0; c < cols; ++c) total[c] += partial[k * cols + c];
+        }
+        detail::store_floats(dbias, dbias_dtype, 0, cols, total.data());
+        detail::note_launch();
+    }
+}
+
+}  // namespace tewb::kernels::host

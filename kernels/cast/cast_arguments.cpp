@@ -1,0 +1,89 @@
+#include "cast/cast_arguments.h"
+
+#include <string>
+
+#include "common/arguments.h"
+#include "common/fail.h"
+
+namespace tewb::kernels::detail {
+
+namespace {
+
+void check_input(const char* call, const void* x, DType dtype) {
+    if (dtype != DType::Float32 && dtype != DType::BFloat16 && dtype != DType::Float16) {
+        fail(call, "unsupported input dtype (allowed: float32, bfloat16, float16)");
+    }
+    check_buffer(call, x, "x", element_size(dtype));
+}
+
+void check_fp8_outputs(const char* call, const float* scale, Fp8Type type, const float* amax) {
+    if (type != Fp8Type::E4M3 && type != Fp8Type::E5M2) fail(call, "unsupported FP8 type (allowed: E4M3, E5M2)");
+    check_buffer(call, scale, "scale", alignof(float));
+    if (amax != nullptr) check_buffer(call, amax, "amax", alignof(float));
+}
+
+void check_cast_transpose_outputs(const char* call, const void* out, const void* out_t) {
+    check_buffer(call, out, "out", 1);
+    check_buffer(call, out_t, "out_t", 1);
+    if (out == out_t) fail(call, "out and out_t are the same buffer");
+}
+
+}  // namespace
+
+void check_cast_arguments(const char* call, const void* x, DType dtype, std::size_t n, const float* scale, const void* out,
+                          Fp8Type out_type, const float* amax) {
+    check_fp8_outputs(call, scale, out_type, amax);
+    if (n == 0) return;
+    check_input(call, x, dtype);
+    check_buffer(call, out, "out", 1);
+}
+
+void check_cast_transpose_arguments(const char* call, const void* x, DType dtype, std::size_t rows, std::size_t cols,
+                                    const float* scale, const void* out, const void* out_t, Fp8Type out_type, const float* amax) {
+    check_fp8_outputs(call, scale, out_type, amax);
+    check_dims(call, rows, cols);
+    if (rows == 0 || cols == 0) return;
+    check_input(call, x, dtype);
+    check_cast_transpose_outputs(call, out, out_t);
+}
+
+void check_cast_transpose_dbias_arguments(const char* call, const void* x, DType dtype, std::size_t rows, std::size_t cols,
+                                          const float* scale, const void* out, const void* out_t, Fp8Type out_type,
+                                          const float* amax, const void* dbias, DType dbias_dtype, const void* workspace,
+                                          std::size_t workspace_bytes, std::size_t needed_workspace_bytes) {
+    check_fp8_outputs(call, scale, out_type, amax);
+    check_dims(call, rows, cols);
+    check_float_or_bf16(call, dbias_dtype, "dbias");
+    if (rows == 0 || cols == 0) return;
+    check_input(call, x, dtype);
+    check_cast_transpose_outputs(call, out, out_t);
+    check_buffer(call, dbias, "dbias", element_size(dbias_dtype));
+    check_workspace(call, workspace, workspace_bytes, needed_workspace_bytes, "cast_transpose_dbias_workspace_bytes");
+}
+
+void check_transpose_arguments(const char* call, const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols,
+                               const void* out) {
+    if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4) {
+        fail(call, "element_bytes = " + std::to_string(element_bytes) + "; allowed: 1, 2 or 4");
+    }
+    check_dims(call, rows, cols);
+    if (rows == 0 || cols == 0) return;
+    check_buffer(call, x, "x", element_bytes);
+    check_buffer(call, out, "out", element_bytes);
+    if (x == out) fail(call, "x and out are the same buffer (the transpose is not in place)");
+}
+
+void check_block_cast_arguments(const char* call, const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows,
+                                const void* out, const float* scale_inv, Fp8Type out_type) {
+    if (block_rows != 1 && block_rows != 128) {
+        fail(call, "block_rows = " + std::to_string(block_rows) + "; allowed: 1 (1x128 blocks) or 128 (128x128)");
+    }
+    if (out_type != Fp8Type::E4M3 && out_type != Fp8Type::E5M2) fail(call, "unsupported FP8 type (allowed: E4M3, E5M2)");
+    check_dims(call, rows, cols);
+    if (rows == 0 || cols == 0) return;
+    check_input(call, x, dtype);
+    check_buffer(call, out, "out", 1);
+    check_buffer(call, scale_inv, "scale_inv", alignof(float));
+}
+
+}  // namespace tewb::kernels::detail

@@ -1,0 +1,356 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "cast/cast_arguments.h"
+#include "common/fail.h"
+#include "common/host_numbers.h"
+#include "tewb_kernels/host/cast.h"
+
+namespace tewb::kernels::host {
+
+namespace {
+
+// The kernels' geometry (cast.cu): it decides the order of dbias's partial sums, so it is mirrored here.
+constexpr std::size_t kTile = 32;          // cast_transpose_kernel's tile: a 32 x 8 thread block
+constexpr std::size_t kTileRows = 8;       // its thread rows: row j of a tile is summed by thread row j % 8
+constexpr std::size_t kWideTile = 64;      // cast_transpose_wide_kernel's tile
+constexpr std::size_t kWideThreads = 256;  // its threads, each reading 16 bytes of a row
+constexpr std::size_t kDbiasMaxChunks = 64;
+constexpr std::size_t kBlockCols = 128;  // Float8BlockScaling's block width
+
+// Below this many elements per thread, starting threads costs more than it saves.
+constexpr std::size_t kElementsPerThread = std::size_t{1} << 16;
+constexpr std::size_t kMostThreads = 16;
+
+template <DType kType>
+using DTypeTag = std::integral_constant<DType, kType>;
+
+// Calls body(DTypeTag<dtype>) so that the loads in its loops are specialised for the dtype.
+template <typename Body>
+decltype(auto) with_dtype(DType dtype, Body&& body) {
+    switch (dtype) {
+        case DType::BFloat16: return body(DTypeTag<DType::BFloat16>{});
+        case DType::Float16: return body(DTypeTag<DType::Float16>{});
+        case DType::Float32: break;
+    }
+    return body(DTypeTag<DType::Float32>{});
+}
+
+template <Fp8Type kFp8>
+using Fp8Tag = std::integral_constant<Fp8Type, kFp8>;
+
+// Calls body(DTypeTag<dtype>, Fp8Tag<type>): the FP8 conversion with its format known at compile time runs
+// about twice as fast.
+template <typename Body>
+decltype(auto) with_types(DType dtype, Fp8Type type, Body&& body) {
+    return with_dtype(dtype, [&](auto dtype_tag) -> decltype(auto) {
+        if (type == Fp8Type::E5M2) return body(dtype_tag, Fp8Tag<Fp8Type::E5M2>{});
+        return body(dtype_tag, Fp8Tag<Fp8Type::E4M3>{});
+    });
+}
+
+// Runs work(part, begin, end) over [0, items) split into contiguous parts, one thread each when each part
+// gets at least `min_items_per_part` items. Callers only split work whose
+// result does not depend on the split (element-wise, a max, or sums whose order is fixed per item).
+template <typename Work>
+void split_over_threads(std::size_t items, std::size_t min_items_per_part, Work&& work) {
+    const std::size_t hardware = std::max<std::size_t>(1, std::thread::hardware_concurrency());
+    const std::size_t most_parts = std::min(hardware, kMostThreads);
+    const std::size_t parts = std::clamp<std::size_t>(items / std::max<std::size_t>(1, min_items_per_part), 1, most_parts);
+    if (parts == 1) {
+        work(std::size_t{0}, std::size_t{0}, items);
+        return;
+    }
+    std::vector<std::thread> threads;
+    threads.reserve(parts - 1);
+    const std::size_t per_part = (items + parts - 1) / parts;
+    for (std::size_t part = 1; part < parts; ++part) {
+        const std::size_t begin = std::min(items, part * per_part);
+        const std::size_t end = std::min(items, begin + per_part);
+        threads.emplace_back([&work, part, begin, end] { work(part, begin, end); });
+    }
+    work(std::size_t{0}, std::size_t{0}, std::min(items, per_part));
+    for (std::thread& thread : threads) thread.join();
+}
+
+// The kernels' amax combine: atomicMax on the bits of amax[0], so the larger pattern stays and a NaN
+// (above inf as bits) wins.
+void combine_amax(float* amax, std::uint32_t local_bits) {
+    if (amax == nullptr) return;
+    std::uint32_t held = 0;
+    std::memcpy(&held, amax, sizeof held);
+    if (local_bits > held) std::memcpy(amax, &local_bits, sizeof local_bits);
+}
+
+// The GPU's float arithmetic gives one NaN, 0x7fffffff, whatever NaN went in; x86 keeps the operand's.
+void store_sum(void* out, DType dtype, std::size_t i, float sum) {
+    if (std::isnan(sum)) sum = detail::bits_float(0x7fffffffu);
+    if (dtype == DType::Float32) {
+        const std::uint32_t bits = detail::float_bits(sum);
+        std::memcpy(static_cast<std::uint8_t*>(out) + i * sizeof(float), &bits, sizeof bits);
+        return;
+    }
+    detail::store(out, dtype, i, sum);
+}
+
+template <DType kType, Fp8Type kFp8>
+std::uint32_t cast_range(const void* x, std::size_t begin, std::size_t end, float scale, std::uint8_t* out) {
+    std::uint32_t local = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+        const float v = detail::load(x, kType, i);
+        local = std::max(local, detail::abs_bits(v));
+        out[i] = detail::float_to_fp8(v * scale, kFp8);
+    }
+    return local;
+}
+
+// Rows [row_begin, row_end) of x: out and out_t, walked in square tiles so that out_t's writes stay in cache.
+template <DType kType, Fp8Type kFp8>
+std::uint32_t cast_transpose_rows(const void* x, std::size_t rows, std::size_t cols, std::size_t row_begin, std::size_t row_end,
+                                  float scale, std::uint8_t* out, std::uint8_t* out_t) {
+    std::uint32_t local = 0;
+    for (std::size_t r0 = row_begin; r0 < row_end; r0 += kTile) {
+        const std::size_t r1 = std::min(row_end, r0 + kTile);
+        for (std::size_t c0 = 0; c0 < cols; c0 += kTile) {
+            const std::size_t c1 = std::min(cols, c0 + kTile);
+            for (std::size_t r = r0; r < r1; ++r) {
+                for (std::size_t c = c0; c < c1; ++c) {
+                    const std::size_t at = r * cols + c;
+                    const float v = detail::load(x, kType, at);
+                    local = std::max(local, detail::abs_bits(v));
+                    const std::uint8_t q = detail::float_to_fp8(v * scale, kFp8);
+                    out[at] = q;
+                    out_t[c * rows + r] = q;
+                }
+            }
+        }
+    }
+    return local;
+}
+
+std::uint32_t cast_transpose_all(const void* x, DType dtype, std::size_t rows, std::size_t cols, float scale, void* out,
+                                 void* out_t, Fp8Type type) {
+    return with_types(dtype, type, [&](auto dtype_tag, auto fp8_tag) {
+        constexpr DType kType = decltype(dtype_tag)::value;
+        constexpr Fp8Type kFp8 = decltype(fp8_tag)::value;
+        const std::size_t row_tiles = (rows + kTile - 1) / kTile;
+        std::vector<std::uint32_t> part_amax(kMostThreads, 0);
+        split_over_threads(row_tiles, std::max<std::size_t>(1, kElementsPerThread / (kTile * cols)),
+                           [&](std::size_t part, std::size_t tile_begin, std::size_t tile_end) {
+                               part_amax[part] = cast_transpose_rows<kType, kFp8>(
+                                   x, rows, cols, tile_begin * kTile, std::min(rows, tile_end * kTile), scale,
+                                   static_cast<std::uint8_t*>(out), static_cast<std::uint8_t*>(out_t));
+                           });
+        return *std::max_element(part_amax.begin(), part_amax.end());
+    });
+}
+
+// How the GPU splits dbias's column sums, from the kernel cast_transpose_dbias launches (cast.cu): x's rows
+// go in tiles of `tile` rows; chunk k (a block row of the grid, one row of the workspace) takes tiles k,
+// k + chunks, k + 2 · chunks, ...; within a tile, row j is summed by thread group j % groups, each group in
+// row order; the chunk's partial sum is then 0 + group 0 + group 1 + ... in that order.
+struct DbiasOrder {
+    std::size_t tile = kTile;
+    std::size_t groups = kTileRows;
+    std::size_t chunks = 1;
+};
+
+DbiasOrder dbias_order(const void* x, DType dtype, std::size_t rows, std::size_t cols, const void* out, const void* out_t) {
+    const auto aligned = [](const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
+    DbiasOrder order;
+    // The vectorised kernel reads 16 bytes of a row per thread; it exists for float32 and bfloat16 only.
+    const std::size_t per_vector = 16 / element_size(dtype);
+    const bool wide = dtype != DType::Float16 && rows % 8 == 0 && cols % per_vector == 0 && aligned(x, 16) &&
+                      aligned(out, per_vector) && aligned(out_t, 8);
+    if (wide) {
+        order.tile = kWideTile;
+        order.groups = kWideThreads / (kWideTile / per_vector);
+    }
+    order.chunks = std::min((rows + order.tile - 1) / order.tile, kDbiasMaxChunks);
+    return order;
+}
+
+// Chunk `chunk`'s partial column sums into partial[chunk · cols + c], in the kernel's order. `group_sums`
+// is scratch for order.groups × cols floats.
+template <DType kType>
+void dbias_chunk(const void* x, std::size_t rows, std::size_t cols, const DbiasOrder& order, std::size_t chunk, float* partial,
+                 std::vector<float>& group_sums) {
+    group_sums.assign(order.groups * cols, 0.0f);
+    const std::size_t tiles = (rows + order.tile - 1) / order.tile;
+    for (std::size_t tile = chunk; tile < tiles; tile += order.chunks) {
+        const std::size_t r0 = tile * order.tile;
+        const std::size_t r1 = std::min(rows, r0 + order.tile);
+        for (std::size_t r = r0; r < r1; ++r) {
+            float* sums = group_sums.data() + ((r - r0) % order.groups) * cols;
+            const std::size_t row_start = r * cols;
+            for (std::size_t c = 0; c < cols; ++c) sums[c] += detail::load(x, kType, row_start + c);
+        }
+    }
+    float* out = partial + chunk * cols;
+    for (std::size_t c = 0; c < cols; ++c) out[c] = 0.0f;
+    for (std::size_t g = 0; g < order.groups; ++g) {
+        const float* sums = group_sums.data() + g * cols;
+        for (std::size_t c = 0; c < cols; ++c) out[c] += sums[c];
+    }
+    for (std::size_t c = 0; c < cols; ++c) {
+        if (std::isnan(out[c])) out[c] = detail::bits_float(0x7fffffffu);
+    }
+}
+
+template <DType kType, Fp8Type kFp8>
+void block_cast_row_blocks(const void* x, std::size_t rows, std::size_t cols, std::size_t block_rows, std::size_t row_block_begin,
+                           std::size_t row_block_end, bool power_of_two, std::uint8_t* out, float* scale_inv) {
+    const std::size_t col_blocks = (cols + kBlockCols - 1) / kBlockCols;
+    for (std::size_t rb = row_block_begin; rb < row_block_end; ++rb) {
+        const std::size_t r0 = rb * block_rows;
+        const std::size_t r1 = std::min(rows, r0 + block_rows);
+        for (std::size_t cb = 0; cb < col_blocks; ++cb) {
+            const std::size_t c0 = cb * kBlockCols;
+            const std::size_t c1 = std::min(cols, c0 + kBlockCols);
+            std::uint32_t amax_bits = 0;
+            for (std::size_t r = r0; r < r1; ++r) {
+                for (std::size_t c = c0; c < c1; ++c) {
+                    amax_bits = std::max(amax_bits, detail::abs_bits(detail::load(x, kType, r * cols + c)));
+                }
+            }
+            const float amax = detail::bits_float(amax_bits);
+            float scale = fp8_max(kFp8) / amax;
+            if (std::isinf(scale)) scale = 3.402823466e+38f;
+            if (power_of_two) scale = detail::bits_float(detail::float_bits(scale) & 0x7f800000u);
+            if (!(amax > 0.0f) || !std::isfinite(amax)) scale = 1.0f;
+            for (std::size_t r = r0; r < r1; ++r) {
+                for (std::size_t c = c0; c < c1; ++c) {
+                    const std::size_t at = r * cols + c;
+                    out[at] = detail::float_to_fp8(detail::load(x, kType, at) * scale, kFp8);
+                }
+            }
+            scale_inv[rb * col_blocks + cb] = 1.0f / scale;
+        }
+    }
+}
+
+template <typename Element>
+void transpose_rows(const Element* x, std::size_t rows, std::size_t cols, std::size_t row_begin, std::size_t row_end,
+                    Element* out) {
+    for (std::size_t r0 = row_begin; r0 < row_end; r0 += kTile) {
+        const std::size_t r1 = std::min(row_end, r0 + kTile);
+        for (std::size_t c0 = 0; c0 < cols; c0 += kTile) {
+            const std::size_t c1 = std::min(cols, c0 + kTile);
+            for (std::size_t r = r0; r < r1; ++r) {
+                for (std::size_t c = c0; c < c1; ++c) out[c * rows + r] = x[r * cols + c];
+            }
+        }
+    }
+}
+
+template <typename Element>
+void transpose_typed(const void* x, std::size_t rows, std::size_t cols, void* out) {
+    const std::size_t row_tiles = (rows + kTile - 1) / kTile;
+    split_over_threads(row_tiles, std::max<std::size_t>(1, 4 * kElementsPerThread / (kTile * cols)),
+                       [&](std::size_t, std::size_t tile_begin, std::size_t tile_end) {
+                           transpose_rows(static_cast<const Element*>(x), rows, cols, tile_begin * kTile,
+                                          std::min(rows, tile_end * kTile), static_cast<Element*>(out));
+                       });
+}
+
+}  // namespace
+
+void cast_to_fp8(const void* x, DType dtype, std::size_t n, const float* scale, void* out, Fp8Type out_type, float* amax) {
+    detail::check_cast_arguments("tewb::kernels::host::cast_to_fp8", x, dtype, n, scale, out, out_type, amax);
+    if (n == 0) return;
+    const float s = *scale;
+    const std::uint32_t local = with_types(dtype, out_type, [&](auto dtype_tag, auto fp8_tag) {
+        constexpr DType kType = decltype(dtype_tag)::value;
+        constexpr Fp8Type kFp8 = decltype(fp8_tag)::value;
+        std::vector<std::uint32_t> part_amax(kMostThreads, 0);
+        split_over_threads(n, kElementsPerThread, [&](std::size_t part, std::size_t begin, std::size_t end) {
+            part_amax[part] = cast_range<kType, kFp8>(x, begin, end, s, static_cast<std::uint8_t*>(out));
+        });
+        return *std::max_element(part_amax.begin(), part_amax.end());
+    });
+    combine_amax(amax, local);
+    detail::note_launch();
+}
+
+void cast_transpose_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
+                           void* out_t, Fp8Type out_type, float* amax) {
+    detail::check_cast_transpose_arguments("tewb::kernels::host::cast_transpose_to_fp8", x, dtype, rows, cols, scale, out, out_t,
+                                           out_type, amax);
+    if (rows == 0 || cols == 0) return;
+    combine_amax(amax, cast_transpose_all(x, dtype, rows, cols, *scale, out, out_t, out_type));
+    detail::note_launch();
+}
+
+std::size_t cast_transpose_dbias_workspace_bytes(std::size_t rows, std::size_t cols) {
+    const std::size_t most_chunks = std::clamp<std::size_t>((rows + kTile - 1) / kTile, 1, kDbiasMaxChunks);
+    return most_chunks * cols * sizeof(float);
+}
+
+void cast_transpose_dbias_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
+                                 void* out_t, Fp8Type out_type, float* amax, void* dbias, DType dbias_dtype, void* workspace,
+                                 std::size_t workspace_bytes) {
+    detail::check_cast_transpose_dbias_arguments("tewb::kernels::host::cast_transpose_dbias_to_fp8", x, dtype, rows, cols, scale,
+                                                 out, out_t, out_type, amax, dbias, dbias_dtype, workspace, workspace_bytes,
+                                                 cast_transpose_dbias_workspace_bytes(rows, cols));
+    if (rows == 0 || cols == 0) return;
+    const DbiasOrder order = dbias_order(x, dtype, rows, cols, out, out_t);
+    auto* partial = static_cast<float*>(workspace);
+    combine_amax(amax, cast_transpose_all(x, dtype, rows, cols, *scale, out, out_t, out_type));
+    with_dtype(dtype, [&](auto tag) {
+        constexpr DType kType = decltype(tag)::value;
+        const std::size_t rows_per_chunk = (rows + order.chunks - 1) / order.chunks;
+        split_over_threads(order.chunks, std::max<std::size_t>(1, kElementsPerThread / (rows_per_chunk * cols)),
+                           [&](std::size_t, std::size_t chunk_begin, std::size_t chunk_end) {
+                               std::vector<float> group_sums;
+                               for (std::size_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
+                                   dbias_chunk<kType>(x, rows, cols, order, chunk, partial, group_sums);
+                               }
+                           });
+    });
+    detail::note_launch();
+    // The second stage (column_sum.cu): 0 + chunk 0 + chunk 1 + ..., per column.
+    std::vector<float> sums(cols, 0.0f);
+    for (std::size_t chunk = 0; chunk < order.chunks; ++chunk) {
+        const float* row = partial + chunk * cols;
+        for (std::size_t c = 0; c < cols; ++c) sums[c] += row[c];
+    }
+    for (std::size_t c = 0; c < cols; ++c) store_sum(dbias, dbias_dtype, c, sums[c]);
+    detail::note_launch();
+}
+
+void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out) {
+    detail::check_transpose_arguments("tewb::kernels::host::transpose", x, element_bytes, rows, cols, out);
+    if (rows == 0 || cols == 0) return;
+    switch (element_bytes) {
+        case 1: transpose_typed<std::uint8_t>(x, rows, cols, out); break;
+        case 2: transpose_typed<std::uint16_t>(x, rows, cols, out); break;
+        default: transpose_typed<std::uint32_t>(x, rows, cols, out); break;
+    }
+    detail::note_launch();
+}
+
+void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
+                       void* out, float* scale_inv, Fp8Type out_type) {
+    detail::check_block_cast_arguments("tewb::kernels::host::block_cast_to_fp8", x, dtype, rows, cols, block_rows, out, scale_inv,
+                                       out_type);
+    if (rows == 0 || cols == 0) return;
+    const auto rows_per_block = static_cast<std::size_t>(block_rows);
+    const std::size_t row_blocks = (rows + rows_per_block - 1) / rows_per_block;
+    with_types(dtype, out_type, [&](auto dtype_tag, auto fp8_tag) {
+        constexpr DType kType = decltype(dtype_tag)::value;
+        constexpr Fp8Type kFp8 = decltype(fp8_tag)::value;
+        split_over_threads(row_blocks, std::max<std::size_t>(1, kElementsPerThread / (rows_per_block * cols)),
+                           [&](std::size_t, std::size_t begin, std::size_t end) {
+                               block_cast_row_blocks<kType, kFp8>(x, rows, cols, rows_per_block, begin, end, power_of_two,
+                                                                  static_cast<std::uint8_t*>(out), scale_inv);
+                           });
+    });
+    detail::note_launch();
+}
+
+}  // namespace tewb::kernels::host

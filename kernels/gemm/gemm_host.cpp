@@ -1,0 +1,242 @@
+#include "tewb_kernels/host/gemm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "common/fail.h"
+#include "common/host_numbers.h"
+
+namespace tewb::kernels::host {
+
+namespace {
+
+constexpr const char* kCall = "tewb::kernels::host::gemm";
+constexpr std::size_t kLanes = 8;          // independent partial sums per dot product
+constexpr std::size_t kRowsPerChunk = 32;  // rows of d per unit of work (and per partial bias-gradient sum)
+constexpr std::size_t kColumnBlock = 64;   // rows of b kept in cache while a chunk's rows pass over them
+constexpr std::size_t kWorkPerThread = std::size_t{1} << 22;  // multiply-adds below which another thread does not pay
+
+// GELU in the tanh form, as kernels/activation/activation.cu computes it (and cuBLASLt's GELU epilogues).
+constexpr float kSqrt2OverPi = 0.7978845608028654f;
+constexpr float kCubic = 0.044715f;
+
+float gelu(float x) {
+    const float t = std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x));
+    return 0.5f * x * (1.0f + t);
+}
+
+float gelu_derivative(float x) {
+    const float t = std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x));
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
+}
+
+bool is_fp8(GemmType t) {
+    return t == GemmType::E4M3 || t == GemmType::E5M2;
+}
+
+Fp8Type fp8_type(GemmType t) {
+    return t == GemmType::E5M2 ? Fp8Type::E5M2 : Fp8Type::E4M3;
+}
+
+// Float32 or bfloat16 as the host number helpers name them.
+DType wide_dtype(GemmType t) {
+    return t == GemmType::Float32 ? DType::Float32 : DType::BFloat16;
+}
+
+std::size_t round_up(std::size_t x, std::size_t to) {
+    return (x + to - 1) / to * to;
+}
+
+// The operand's value at (row, column) of its logical [rows, k] shape, scale included.
+float element(const GemmOperand& op, std::size_t rows, std::size_t k, std::size_t row, std::size_t column) {
+    const std::size_t index = op.transposed ? column * rows + row : row * k + column;
+    if (!is_fp8(op.type)) return detail::load(op.data, wide_dtype(op.type), index);
+    const float value = detail::fp8_to_float(static_cast<const std::uint8_t*>(op.data)[index], fp8_type(op.type));
+    switch (op.scale_mode) {
+        case ScaleMode::Tensor: return value * op.scale_inv[0];
+        case ScaleMode::Block1x128: return value * op.scale_inv[column / 128 * round_up(rows, 4) + row];
+        case ScaleMode::Block128x128: return value * op.scale_inv[row / 128 * round_up(k / 128, 4) + column / 128];
+    }
+    return value;
+}
+
+// The operand decoded to float32 as [rows, k], k contiguous: the layout the dot products stream over.
+std::vector<float> k_contiguous(const GemmOperand& op, std::size_t rows, std::size_t k) {
+    std::vector<float> out(rows * k);
+    if (op.transposed) {  // read the source in its own order
+        for (std::size_t column = 0; column < k; ++column) {
+            for (std::size_t row = 0; row < rows; ++row) out[row * k + column] = element(op, rows, k, row, column);
+        }
+    } else {
+        for (std::size_t row = 0; row < rows; ++row) {
+            for (std::size_t column = 0; column < k; ++column) out[row * k + column] = element(op, rows, k, row, column);
+        }
+    }
+    return out;
+}
+
+float combine(const float (&part)[kLanes]) {
+    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
+// x·y_r for R consecutive rows y_r of length k (x read once for all of them). Each row's sum runs in kLanes
+// interleaved partial sums, combined in a fixed order, then the tail: the value for one pair of rows does not
+// depend on R, so neither on how the columns are grouped.
+template <int R>
+void dot_rows(const float* x, const float* y, std::size_t k, float* out) {
+    float part[R][kLanes] = {};
+    const std::size_t whole = k / kLanes * kLanes;
+    for (std::size_t i = 0; i < whole; i += kLanes) {
+        for (int r = 0; r < R; ++r) {
+            const float* row = y + static_cast<std::size_t>(r) * k + i;
+            for (std::size_t lane = 0; lane < kLanes; ++lane) part[r][lane] += x[i + lane] * row[lane];
+        }
+    }
+    for (int r = 0; r < R; ++r) {
+        float tail = 0.0f;
+        for (std::size_t i = whole; i < k; ++i) tail += x[i] * y[static_cast<std::size_t>(r) * k + i];
+        out[r] = combine(part[r]) + tail;
+    }
+}
+
+// Σ x over k, in the dot products' order.
+float row_sum(const float* x, std::size_t k) {
+    float part[kLanes] = {};
+    const std::size_t whole = k / kLanes * kLanes;
+    for (std::size_t i = 0; i < whole; i += kLanes) {
+        for (std::size_t lane = 0; lane < kLanes; ++lane) part[lane] += x[i + lane];
+    }
+    float tail = 0.0f;
+    for (std::size_t i = whole; i < k; ++i) tail += x[i];
+    return combine(part) + tail;
+}
+
+class HostGemm {
+public:
+    explicit HostGemm(const GemmArgs& g)
+        : g_(g),
+          a_(k_contiguous(g.a, g.m, g.k)),
+          b_(k_contiguous(g.b, g.n, g.k)),
+          side_(is_fp8(g.d_type) ? GemmType::BFloat16 : g.d_type),
+          chunks_((g.m + kRowsPerChunk - 1) / kRowsPerChunk) {
+        if (g.epilogue == Epilogue::Bias || g.epilogue == Epilogue::GeluAuxBias) {
+            bias_.resize(g.n);
+            for (std::size_t j = 0; j < g.n; ++j) bias_[j] = detail::load(g.bias, wide_dtype(g.bias_type), j);
+        }
+        if (g.epilogue == Epilogue::DGeluBGrad) column_sums_.assign(chunks_ * g.n, 0.0f);
+        if (is_fp8(g.d_type)) d_scale_ = g.d_scale[0];
+    }
+
+    void run() {
+        const std::size_t work = g_.m * g_.n * g_.k;
+        const std::size_t hardware = std::max(1u, std::thread::hardware_concurrency());
+        const std::size_t threads = std::min({hardware, chunks_, std::max<std::size_t>(1, work / kWorkPerThread)});
+        if (threads <= 1) {
+            run_chunks(0, chunks_);
+        } else {
+            std::vector<std::thread> pool;
+            pool.reserve(threads);
+            for (std::size_t t = 0; t < threads; ++t) {
+                pool.emplace_back([this, t, threads] { run_chunks(chunks_ * t / threads, chunks_ * (t + 1) / threads); });
+            }
+            for (std::thread& thread : pool) thread.join();
+        }
+        finish();
+    }
+
+private:
+    void run_chunks(std::size_t first, std::size_t last) {
+        std::uint32_t amax_bits = 0;
+        for (std::size_t chunk = first; chunk < last; ++chunk) {
+            const std::size_t row_begin = chunk * kRowsPerChunk;
+            const std::size_t row_end = std::min(g_.m, row_begin + kRowsPerChunk);
+            for (std::size_t block = 0; block < g_.n; block += kColumnBlock) {
+                const std::size_t block_end = std::min(g_.n, block + kColumnBlock);
+                for (std::size_t i = row_begin; i < row_end; ++i) {
+                    const float* x = a_.data() + i * g_.k;
+                    std::size_t j = block;
+                    float sums[4];
+                    for (; j + 4 <= block_end; j += 4) {
+                        dot_rows<4>(x, b_.data() + j * g_.k, g_.k, sums);
+                        for (std::size_t r = 0; r < 4; ++r) amax_bits = std::max(amax_bits, write(chunk, i, j + r, sums[r]));
+                    }
+                    for (; j < block_end; ++j) {
+                        dot_rows<1>(x, b_.data() + j * g_.k, g_.k, sums);
+                        amax_bits = std::max(amax_bits, write(chunk, i, j, sums[0]));
+                    }
+                }
+            }
+            if (g_.epilogue == Epilogue::BGradB) {
+                for (std::size_t i = row_begin; i < row_end; ++i) {
+                    detail::store(g_.bias_grad, wide_dtype(side_), i, row_sum(a_.data() + i * g_.k, g_.k));
+                }
+            }
+        }
+        std::uint32_t seen = amax_bits_.load(std::memory_order_relaxed);
+        while (amax_bits > seen && !amax_bits_.compare_exchange_weak(seen, amax_bits, std::memory_order_relaxed)) {
+        }
+    }
+
+    // d[i, j] from the product: the epilogue, the output's type; returns |value|'s bits for the FP8 amax.
+    std::uint32_t write(std::size_t chunk, std::size_t i, std::size_t j, float product) {
+        float value = product;
+        switch (g_.epilogue) {
+            case Epilogue::None:
+            case Epilogue::BGradB: break;
+            case Epilogue::Bias: value = product + bias_[j]; break;
+            case Epilogue::GeluAuxBias: {
+                const float pre = product + bias_[j];
+                detail::store(g_.aux, wide_dtype(side_), i * g_.aux_ld + j, pre);
+                value = gelu(pre);
+                break;
+            }
+            case Epilogue::DGeluBGrad:
+                value = product * gelu_derivative(detail::load(g_.aux, wide_dtype(side_), i * g_.aux_ld + j));
+                column_sums_[chunk * g_.n + j] += value;
+                break;
+        }
+        const std::size_t index = i * g_.n + j;
+        if (!is_fp8(g_.d_type)) {
+            detail::store(g_.d, wide_dtype(g_.d_type), index, value);
+            return 0;
+        }
+        static_cast<std::uint8_t*>(g_.d)[index] = detail::float_to_fp8(value * d_scale_, fp8_type(g_.d_type));
+        return detail::abs_bits(value);
+    }
+
+    void finish() {
+        if (g_.epilogue == Epilogue::DGeluBGrad) {
+            for (std::size_t j = 0; j < g_.n; ++j) {
+                float sum = 0.0f;
+                for (std::size_t chunk = 0; chunk < chunks_; ++chunk) sum += column_sums_[chunk * g_.n + j];
+                detail::store(g_.bias_grad, wide_dtype(side_), j, sum);
+            }
+        }
+        if (is_fp8(g_.d_type) && g_.d_amax != nullptr) g_.d_amax[0] = detail::bits_float(amax_bits_.load());
+    }
+
+    const GemmArgs& g_;
+    const std::vector<float> a_;
+    const std::vector<float> b_;
+    const GemmType side_;  // aux and bias_grad: d's type, bfloat16 where d is FP8
+    const std::size_t chunks_;
+    std::vector<float> bias_;
+    std::vector<float> column_sums_;  // DGeluBGrad: per chunk of rows, summed in chunk order at the end
+    float d_scale_ = 1.0f;
+    std::atomic<std::uint32_t> amax_bits_{0};
+};
+
+}  // namespace
+
+void gemm(const GemmArgs& args) {
+    if (const auto refusal = gemm_refusal(args, GemmTarget{})) throw_gemm_refused(kCall, *refusal);
+    if (args.m == 0 || args.n == 0) return;
+    HostGemm(args).run();
+    detail::note_launch();
+}
+
+}  // namespace tewb::kernels::host

@@ -1,0 +1,384 @@
+// The GEMM's rule table (gemm_rules.h). Where the rules come from:
+// - CUDA 13's cublasLt.h (/usr/local/cuda/include): EPILOGUE_AUX_LD "must be divisible by 8 and be no less
+//   than the number of rows in the output matrix" (our n); BIAS_DATA_TYPE is D's type "with the following
+//   exceptions: ... fp8 kernels with an output type of CUDA_R_32F, CUDA_R_8F_E4M3 or CUDA_R_8F_E5M2" (they take
+//   a 16-bit bias); EPILOGUE_AUX_DATA_TYPE defaults to D's type, and FP8-output kernels take only an FP8 or
+//   16-bit aux "with some restrictions"; the scale modes VEC128_32F and BLK128x128_32F.
+// - NVIDIA's cuBLAS documentation (cublasLtMatmul, FP8 section) could not be read through this project's
+//   search tool (only its table of contents is stored); from it as used elsewhere: FP8 operands only in the
+//   TN layout, no E5M2 x E5M2, C in bfloat16/float16 for an FP8 D, bias bfloat16 for bfloat16/float32 D,
+//   compute capability 8.9 and up; the block modes on Hopper only. Transformer Engine's cuBLASLt GEMM (read
+//   through the search tool) fuses GELU_AUX_BIAS into FP8 forward GEMMs with a 16-bit aux but computes the
+//   backward's bias gradients outside the GEMM for FP8 (no DGELU_BGRAD or BGRADB with FP8 operands), and
+//   refuses an FP8 aux. So FP8 here takes BIAS and GELU_AUX_BIAS (not with an FP8 D), nothing with a
+//   gradient; block-scaled GEMMs bias only. Conservative where unverified: a refusal makes the caller run
+//   the composition, an unsupported launch would fail on the GPU.
+// - The H200 run (docs/benchmarks.md): an FP8 GEMM with a float32 bias had no algorithm (status 15), an FP8
+//   D whose C shared its address with a bfloat16 layout failed (status 7), BGRADB with a not stored
+//   transposed failed (status 15).
+#include "tewb_kernels/gemm_rules.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <utility>
+
+namespace tewb::kernels {
+
+namespace {
+
+constexpr std::uintptr_t kAlignment = 16;
+
+bool is_fp8(GemmType t) {
+    return t == GemmType::E4M3 || t == GemmType::E5M2;
+}
+
+bool is_block(ScaleMode m) {
+    return m != ScaleMode::Tensor;
+}
+
+bool known(GemmType t) {
+    return t == GemmType::Float32 || t == GemmType::BFloat16 || t == GemmType::E4M3 || t == GemmType::E5M2;
+}
+
+bool known(ScaleMode m) {
+    return m == ScaleMode::Tensor || m == ScaleMode::Block1x128 || m == ScaleMode::Block128x128;
+}
+
+bool known(Epilogue e) {
+    return e == Epilogue::None || e == Epilogue::Bias || e == Epilogue::GeluAuxBias || e == Epilogue::DGeluBGrad ||
+           e == Epilogue::BGradB;
+}
+
+bool known(Accumulation a) {
+    return a == Accumulation::Fast || a == Accumulation::Split;
+}
+
+const char* name(GemmType t) {
+    switch (t) {
+        case GemmType::Float32: return "float32";
+        case GemmType::BFloat16: return "bfloat16";
+        case GemmType::E4M3: return "E4M3";
+        case GemmType::E5M2: return "E5M2";
+    }
+    return "unknown";
+}
+
+const char* name(Epilogue e) {
+    switch (e) {
+        case Epilogue::None: return "none";
+        case Epilogue::Bias: return "BIAS";
+        case Epilogue::GeluAuxBias: return "GELU_AUX_BIAS";
+        case Epilogue::DGeluBGrad: return "DGELU_BGRAD";
+        case Epilogue::BGradB: return "BGRADB";
+    }
+    return "unknown";
+}
+
+std::string address(const void* p) {
+    char text[2 + 2 * sizeof(std::uintptr_t) + 1];
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p)));
+    return text;
+}
+
+std::optional<GemmRefusal> refuse(GemmRule rule, std::string message) {
+    return GemmRefusal{rule, std::move(message)};
+}
+
+bool needs_bias(Epilogue e) {
+    return e == Epilogue::Bias || e == Epilogue::GeluAuxBias;
+}
+
+bool needs_aux(Epilogue e) {
+    return e == Epilogue::GeluAuxBias || e == Epilogue::DGeluBGrad;
+}
+
+bool needs_bias_grad(Epilogue e) {
+    return e == Epilogue::DGeluBGrad || e == Epilogue::BGradB;
+}
+
+std::optional<GemmRefusal> block_refusal(const GemmArgs& g) {
+    if (!is_block(g.a.scale_mode) || !is_block(g.b.scale_mode)) {
+        return refuse(GemmRule::BlockAndTensorScaleMix,
+                      "block-scaled and tensor-scaled operands do not mix; allowed: both operands per tensor, or both per block");
+    }
+    if (g.a.scale_mode == ScaleMode::Block128x128 && g.b.scale_mode == ScaleMode::Block128x128) {
+        return refuse(GemmRule::Block128x128Twice, "128x128 x 128x128 block scales have no cuBLASLt kernel; allowed: 1x128 x "
+                                                   "128x128, 128x128 x 1x128, 1x128 x 1x128");
+    }
+    if (g.k % 128 != 0) {
+        return refuse(GemmRule::BlockKNotMultipleOf128, "block-scaled FP8 GEMMs need k to be a multiple of 128 (got k = " +
+                                                            std::to_string(g.k) + "); pad the operands or use per-tensor scaling");
+    }
+    if (g.accumulation != Accumulation::Split) {
+        return refuse(GemmRule::BlockNeedsSplitAccumulation,
+                      "block-scaled FP8 GEMMs accumulate split only; allowed: Accumulation::Split");
+    }
+    if (is_fp8(g.d_type)) {
+        return refuse(GemmRule::BlockFp8Output, std::string("block-scaled FP8 GEMMs write float32 or bfloat16 (got d_type = ") +
+                                                    name(g.d_type) + "); allowed d types: float32, bfloat16");
+    }
+    if (g.epilogue != Epilogue::None && g.epilogue != Epilogue::Bias) {
+        return refuse(GemmRule::BlockEpilogue, std::string("block-scaled FP8 GEMMs take no epilogue but bias (got ") +
+                                                   name(g.epilogue) + "); allowed: none, bias");
+    }
+    return std::nullopt;
+}
+
+std::optional<GemmRefusal> misaligned(const char* what, const void* p, std::uintptr_t alignment) {
+    if (reinterpret_cast<std::uintptr_t>(p) % alignment == 0) return std::nullopt;
+    return refuse(GemmRule::Misaligned, std::string(what) + " (" + address(p) + ") is not " + std::to_string(alignment) +
+                                            "-byte aligned; allowed: 16-byte aligned matrices, vectors and block scales (a, b, "
+                                            "d, bias, aux, bias_grad, block-scaled scale_inv), 4-byte aligned single float32 "
+                                            "values (a per-tensor scale_inv, d_scale, d_amax)");
+}
+
+// Matrices, epilogue vectors and block-scale arrays: 16 bytes (cuBLASLt's vector loads; its block-scaling
+// layouts require 16). A per-tensor scale, d_scale and d_amax are single float32 values read by pointer: 4
+// bytes, which is what the H200 ran every FP8 training step with (slot views into the FP8 state).
+std::optional<GemmRefusal> alignment_refusal(const GemmArgs& g, bool fp8) {
+    struct Used {
+        const char* what;
+        const void* pointer;
+        std::uintptr_t alignment;
+    };
+    Used used[9];
+    int count = 0;
+    used[count++] = {"a", g.a.data, kAlignment};
+    used[count++] = {"b", g.b.data, kAlignment};
+    used[count++] = {"d", g.d, kAlignment};
+    if (fp8) {
+        used[count++] = {"a.scale_inv", g.a.scale_inv, g.a.scale_mode == ScaleMode::Tensor ? alignof(float) : kAlignment};
+        used[count++] = {"b.scale_inv", g.b.scale_inv, g.b.scale_mode == ScaleMode::Tensor ? alignof(float) : kAlignment};
+    }
+    if (is_fp8(g.d_type)) {
+        used[count++] = {"d_scale", g.d_scale, alignof(float)};
+        if (g.d_amax != nullptr) used[count++] = {"d_amax", g.d_amax, alignof(float)};
+    }
+    if (needs_bias(g.epilogue)) used[count++] = {"bias", g.bias, kAlignment};
+    if (needs_aux(g.epilogue)) used[count++] = {"aux", g.aux, kAlignment};
+    if (needs_bias_grad(g.epilogue)) used[count++] = {"bias_grad", g.bias_grad, kAlignment};
+    for (int i = 0; i < count; ++i) {
+        if (auto refusal = misaligned(used[i].what, used[i].pointer, used[i].alignment)) return refusal;
+    }
+    return std::nullopt;
+}
+
+std::optional<GemmRefusal> epilogue_buffer_refusal(const GemmArgs& g) {
+    const std::string epilogue = std::string("the ") + name(g.epilogue) + " epilogue needs ";
+    if (g.epilogue == Epilogue::Bias && g.bias == nullptr) {
+        return refuse(GemmRule::EpilogueBufferMissing, "the bias epilogue needs a 16-byte aligned bias ([n]); got none");
+    }
+    if (g.epilogue == Epilogue::GeluAuxBias && g.bias == nullptr) {
+        return refuse(GemmRule::EpilogueBufferMissing, epilogue + "a 16-byte aligned bias ([n]); got none");
+    }
+    if (needs_aux(g.epilogue)) {
+        if (g.aux == nullptr) {
+            return refuse(GemmRule::EpilogueBufferMissing,
+                          epilogue + "a 16-byte aligned aux buffer ([m, aux_ld], GELU's input); got none");
+        }
+        if (g.aux_ld < g.n || g.aux_ld % 8 != 0) {
+            return refuse(GemmRule::AuxLeadingDimension, "aux_ld = " + std::to_string(g.aux_ld) + "; allowed: at least n = " +
+                                                             std::to_string(g.n) + " and a multiple of 8");
+        }
+    }
+    if (needs_bias_grad(g.epilogue) && g.bias_grad == nullptr) {
+        return refuse(GemmRule::EpilogueBufferMissing,
+                      epilogue + "a 16-byte aligned bias_grad ([" + (g.epilogue == Epilogue::BGradB ? "m" : "n") + "]); got none");
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(GemmRule rule) {
+    switch (rule) {
+        case GemmRule::UnknownValue: return "UnknownValue";
+        case GemmRule::EmptyK: return "EmptyK";
+        case GemmRule::SizeOver32Bits: return "SizeOver32Bits";
+        case GemmRule::OperandTypesMix: return "OperandTypesMix";
+        case GemmRule::E5M2TimesE5M2: return "E5M2TimesE5M2";
+        case GemmRule::Fp8OutputNeedsFp8Operands: return "Fp8OutputNeedsFp8Operands";
+        case GemmRule::E5M2OutputNeedsE5M2Operand: return "E5M2OutputNeedsE5M2Operand";
+        case GemmRule::Fp8OperandTransposed: return "Fp8OperandTransposed";
+        case GemmRule::BlockScaleNeedsFp8: return "BlockScaleNeedsFp8";
+        case GemmRule::BlockAndTensorScaleMix: return "BlockAndTensorScaleMix";
+        case GemmRule::Block128x128Twice: return "Block128x128Twice";
+        case GemmRule::BlockKNotMultipleOf128: return "BlockKNotMultipleOf128";
+        case GemmRule::BlockNeedsSplitAccumulation: return "BlockNeedsSplitAccumulation";
+        case GemmRule::BlockFp8Output: return "BlockFp8Output";
+        case GemmRule::BlockEpilogue: return "BlockEpilogue";
+        case GemmRule::Fp8ShapeNotMultipleOf16: return "Fp8ShapeNotMultipleOf16";
+        case GemmRule::Fp8ScaleInvMissing: return "Fp8ScaleInvMissing";
+        case GemmRule::Fp8OutputScaleMissing: return "Fp8OutputScaleMissing";
+        case GemmRule::Fp8OutputEpilogue: return "Fp8OutputEpilogue";
+        case GemmRule::NullOperand: return "NullOperand";
+        case GemmRule::EpilogueBufferMissing: return "EpilogueBufferMissing";
+        case GemmRule::AuxLeadingDimension: return "AuxLeadingDimension";
+        case GemmRule::Misaligned: return "Misaligned";
+        case GemmRule::BiasType: return "BiasType";
+        case GemmRule::Fp8Epilogue: return "Fp8Epilogue";
+        case GemmRule::BGradBNeedsTransposedA: return "BGradBNeedsTransposedA";
+        case GemmRule::COperandLayout: return "COperandLayout";
+        case GemmRule::Workspace: return "Workspace";
+        case GemmRule::Fp8NeedsCC89: return "Fp8NeedsCC89";
+        case GemmRule::BlockScalingNeedsCC9x: return "BlockScalingNeedsCC9x";
+        case GemmRule::NoAlgorithm: return "NoAlgorithm";
+    }
+    return "unknown GemmRule";
+}
+
+std::size_t block_scale_entries(ScaleMode mode, std::size_t rows, std::size_t k) {
+    const std::size_t k_blocks = (k + 127) / 128;
+    const auto round_up_4 = [](std::size_t x) { return (x + 3) / 4 * 4; };
+    switch (mode) {
+        case ScaleMode::Tensor: return 1;
+        case ScaleMode::Block1x128: return k_blocks * round_up_4(rows);
+        case ScaleMode::Block128x128: return (rows + 127) / 128 * round_up_4(k_blocks);
+    }
+    return 1;
+}
+
+GemmCOperand gemm_c_operand(const GemmArgs& g) {
+    if (is_fp8(g.d_type)) return {nullptr, GemmType::BFloat16};
+    return {g.d, g.d_type};
+}
+
+std::optional<GemmRefusal> gemm_c_refusal(const GemmArgs& g, const GemmCOperand& c) {
+    const GemmType allowed = is_fp8(g.d_type) ? GemmType::BFloat16 : g.d_type;
+    if (c.type != allowed) {
+        return refuse(GemmRule::COperandLayout, std::string("C in ") + name(c.type) + " with a " + name(g.d_type) +
+                                                    " output; allowed: C in " + name(allowed) +
+                                                    " (D's type, bfloat16 for an FP8 output)");
+    }
+    if (c.data != nullptr && c.data == g.d && c.type != g.d_type) {
+        return refuse(GemmRule::COperandLayout, std::string("C would share d's address (") + address(g.d) + ") as " +
+                                                    name(c.type) + " while D is " + name(g.d_type) +
+                                                    "; cuBLASLt needs C and D at one address to share one layout (status 7 "
+                                                    "on the H200); allowed: no C pointer for an FP8 output");
+    }
+    return std::nullopt;
+}
+
+std::optional<GemmRefusal> gemm_refusal(const GemmArgs& g, const GemmTarget& target) {
+    if (!known(g.a.type) || !known(g.b.type) || !known(g.d_type) || !known(g.bias_type)) {
+        return refuse(GemmRule::UnknownValue, "unknown GemmType in a.type, b.type, d_type or bias_type; allowed: Float32, "
+                                              "BFloat16, E4M3, E5M2");
+    }
+    if (!known(g.a.scale_mode) || !known(g.b.scale_mode)) {
+        return refuse(GemmRule::UnknownValue, "unknown ScaleMode; allowed: Tensor, Block1x128, Block128x128");
+    }
+    if (!known(g.epilogue)) {
+        return refuse(GemmRule::UnknownValue, "unknown epilogue; allowed: None, Bias, GeluAuxBias, DGeluBGrad, BGradB");
+    }
+    if (!known(g.accumulation)) return refuse(GemmRule::UnknownValue, "unknown accumulation; allowed: Fast, Split");
+
+    const bool fp8 = is_fp8(g.a.type) || is_fp8(g.b.type);
+    if (g.k == 0) return refuse(GemmRule::EmptyK, "k = 0; allowed: 1 or more");
+    if (g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX) {
+        return refuse(GemmRule::SizeOver32Bits, "m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) + ", k = " +
+                                                    std::to_string(g.k) + ": m, n and k must each fit in 32 bits");
+    }
+    if (is_fp8(g.a.type) != is_fp8(g.b.type) || (!fp8 && g.a.type != g.b.type)) {
+        return refuse(GemmRule::OperandTypesMix, std::string("operand types ") + name(g.a.type) + " and " + name(g.b.type) +
+                                                     " do not mix; allowed: both float32, both bfloat16, or both FP8");
+    }
+    if (g.a.type == GemmType::E5M2 && g.b.type == GemmType::E5M2) {
+        return refuse(GemmRule::E5M2TimesE5M2, "E5M2 x E5M2 has no FP8 GEMM; allowed: E4M3 x E4M3, E4M3 x E5M2");
+    }
+    if (is_fp8(g.d_type) && !fp8) {
+        return refuse(GemmRule::Fp8OutputNeedsFp8Operands, std::string("an FP8 output needs FP8 operands (got ") + name(g.a.type) +
+                                                               " -> " + name(g.d_type) + "); allowed for " + name(g.a.type) +
+                                                               ": float32 or bfloat16 output");
+    }
+    if (g.d_type == GemmType::E5M2 && g.a.type != GemmType::E5M2 && g.b.type != GemmType::E5M2) {
+        return refuse(GemmRule::E5M2OutputNeedsE5M2Operand,
+                      "E4M3 x E4M3 has no E5M2 output in cuBLASLt; allowed for E4M3 x E4M3: E4M3, bfloat16 or float32 output");
+    }
+    if (fp8 && (g.a.transposed || g.b.transposed)) {
+        return refuse(GemmRule::Fp8OperandTransposed, std::string("FP8 operands must be K-contiguous (transposed = false; got ") +
+                                                          (g.a.transposed ? "a" : "b") +
+                                                          " transposed): FP8 tensor cores take the TN layout only; pass the "
+                                                          "FP8 transposed copy instead");
+    }
+    if (!fp8 && (is_block(g.a.scale_mode) || is_block(g.b.scale_mode))) {
+        return refuse(GemmRule::BlockScaleNeedsFp8,
+                      "block scale modes apply to FP8 operands only; allowed for float32 and bfloat16: ScaleMode::Tensor");
+    }
+    if (fp8 && (is_block(g.a.scale_mode) || is_block(g.b.scale_mode))) {
+        if (auto refusal = block_refusal(g)) return refusal;
+    }
+    if (fp8) {
+        if (g.m % 16 != 0 || g.n % 16 != 0 || g.k % 16 != 0) {
+            return refuse(GemmRule::Fp8ShapeNotMultipleOf16,
+                          "FP8 GEMMs need m, n and k to be multiples of 16 (got m = " + std::to_string(g.m) + ", n = " +
+                              std::to_string(g.n) + ", k = " + std::to_string(g.k) + "); pad the operands or use bfloat16");
+        }
+        if (g.a.scale_inv == nullptr || g.b.scale_inv == nullptr) {
+            return refuse(GemmRule::Fp8ScaleInvMissing, std::string("FP8 operands need their scale_inv pointers (") +
+                                                            (g.a.scale_inv == nullptr ? "a" : "b") + ".scale_inv is null)");
+        }
+    }
+    if (is_fp8(g.d_type)) {
+        if (g.d_scale == nullptr) {
+            return refuse(GemmRule::Fp8OutputScaleMissing, "an FP8 output needs d_scale (the quantization scale, one float32)");
+        }
+        if (g.epilogue != Epilogue::None && g.epilogue != Epilogue::Bias) {
+            return refuse(GemmRule::Fp8OutputEpilogue, std::string("an FP8 output takes no epilogue but bias (got ") +
+                                                           name(g.epilogue) + "); allowed with FP8 d: none, bias");
+        }
+    }
+    if (g.a.data == nullptr || g.b.data == nullptr || g.d == nullptr) {
+        return refuse(GemmRule::NullOperand, std::string("a, b and d must not be null (") +
+                                                 (g.a.data == nullptr ? "a" : g.b.data == nullptr ? "b" : "d") + " is)");
+    }
+    if (auto refusal = epilogue_buffer_refusal(g)) return refusal;
+    if (auto refusal = alignment_refusal(g, fp8)) return refusal;
+    if (needs_bias(g.epilogue)) {
+        const GemmType allowed = fp8 ? GemmType::BFloat16 : g.d_type;
+        if (g.bias_type != allowed) {
+            return refuse(GemmRule::BiasType,
+                          std::string("bias_type = ") + name(g.bias_type) + " with " + name(g.a.type) + " operands and a " +
+                              name(g.d_type) + " output; allowed: " + name(allowed) +
+                              (fp8 ? " (cuBLASLt's FP8 kernels take a bfloat16 bias only: a float32 one found no algorithm "
+                                     "on the H200, status 15)"
+                                   : " (the bias is in d's type)"));
+        }
+    }
+    if (fp8 && (g.epilogue == Epilogue::DGeluBGrad || g.epilogue == Epilogue::BGradB)) {
+        return refuse(GemmRule::Fp8Epilogue, std::string("FP8 operands take no ") + name(g.epilogue) +
+                                                 " epilogue (cuBLASLt documents no gradient epilogue for FP8 GEMMs); allowed "
+                                                 "with FP8 operands: none, bias, GELU_AUX_BIAS");
+    }
+    if (g.epilogue == Epilogue::BGradB && !g.a.transposed) {
+        return refuse(GemmRule::BGradBNeedsTransposedA,
+                      "the BGRADB epilogue sums a over k and needs a stored transposed ([k, m], a.transposed = true); "
+                      "cuBLASLt has no algorithm otherwise (status 15 on the H200)");
+    }
+    if (auto refusal = gemm_c_refusal(g, gemm_c_operand(g))) return refusal;
+    if (g.workspace_bytes != 0 && (g.workspace == nullptr || reinterpret_cast<std::uintptr_t>(g.workspace) % 256 != 0)) {
+        return refuse(GemmRule::Workspace, "workspace = " + address(g.workspace) + " with workspace_bytes = " +
+                                               std::to_string(g.workspace_bytes) +
+                                               ": the workspace must be 256-byte aligned device memory (or none: "
+                                               "workspace_bytes = 0)");
+    }
+    if (!target.host) {
+        const int cc = target.cc_major * 10 + target.cc_minor;
+        const std::string this_gpu = std::to_string(target.cc_major) + "." + std::to_string(target.cc_minor);
+        if (fp8 && cc < 89) {
+            return refuse(GemmRule::Fp8NeedsCC89,
+                          "FP8 GEMMs need compute capability 8.9 or newer; this GPU has " + this_gpu + " (use bfloat16)");
+        }
+        if (fp8 && is_block(g.a.scale_mode) && target.cc_major != 9) {
+            return refuse(GemmRule::BlockScalingNeedsCC9x, "block-scaled FP8 GEMMs run on compute capability 9.x (Hopper) only; "
+                                                           "this GPU has " +
+                                                               this_gpu + " (use per-tensor scaling)");
+        }
+    }
+    return std::nullopt;
+}
+
+void throw_gemm_refused(std::string_view call, const GemmRefusal& refusal) {
+    throw GemmRefused(refusal.rule, std::string(call) + ": " + refusal.message);
+}
+
+}  // namespace tewb::kernels

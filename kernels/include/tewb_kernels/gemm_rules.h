@@ -1,0 +1,92 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tewb_kernels/gemm_types.h"
+#include "tewb_kernels/kernel_error.h"
+
+// What the GEMM accepts, as one table shared by the cuBLASLt wrapper (gemm.h) and its host implementation
+// (host/gemm.h); no CUDA here. The host target holds every rule but the compute-capability ones, so a
+// combination cuBLASLt would refuse is refused on the CPU first, with the same rule and message.
+namespace tewb::kernels {
+
+enum class GemmRule {
+    UnknownValue,                // an enum field outside its enumerators
+    EmptyK,                      // k = 0
+    SizeOver32Bits,              // m, n or k beyond INT32_MAX
+    OperandTypesMix,             // a and b not both float32, both bfloat16 or both FP8
+    E5M2TimesE5M2,               // no FP8 GEMM for E5M2 x E5M2
+    Fp8OutputNeedsFp8Operands,   // an FP8 d with float32 or bfloat16 operands
+    E5M2OutputNeedsE5M2Operand,  // E4M3 x E4M3 -> E5M2
+    Fp8OperandTransposed,        // FP8 only in the TN layout
+    BlockScaleNeedsFp8,          // a block scale mode on a float32 / bfloat16 operand
+    BlockAndTensorScaleMix,      // one operand block-scaled, the other per tensor
+    Block128x128Twice,           // 128x128 x 128x128: no cuBLASLt kernel
+    BlockKNotMultipleOf128,
+    BlockNeedsSplitAccumulation,
+    BlockFp8Output,              // block-scaled GEMMs write float32 or bfloat16
+    BlockEpilogue,               // block-scaled GEMMs take no epilogue but bias
+    Fp8ShapeNotMultipleOf16,
+    Fp8ScaleInvMissing,
+    Fp8OutputScaleMissing,       // FP8 d without d_scale
+    Fp8OutputEpilogue,           // FP8 d takes no epilogue but bias
+    NullOperand,                 // a, b or d null
+    EpilogueBufferMissing,       // bias, aux or bias_grad the epilogue needs is null
+    AuxLeadingDimension,         // aux_ld < n or not a multiple of 8
+    Misaligned,                  // a pointer not 16-byte aligned
+    BiasType,                    // bias_type not d_type (float32/bfloat16 operands) or not bfloat16 (FP8)
+    Fp8Epilogue,                 // an epilogue cuBLASLt's FP8 GEMMs do not document (DGELU_BGRAD)
+    BGradBNeedsTransposedA,      // BGRADB sums a over k: a stored [k, m]
+    COperandLayout,              // C at D's address with another layout, or a C type the output does not take
+    Workspace,                   // workspace_bytes > 0 without 256-byte aligned memory
+    Fp8NeedsCC89,                // device target: FP8 below compute capability 8.9
+    BlockScalingNeedsCC9x,       // device target: block scaling off Hopper
+    NoAlgorithm,                 // cuBLASLt's heuristic found none (or said CUBLAS_STATUS_NOT_SUPPORTED)
+};
+
+// The enumerator's name, e.g. "BiasType".
+std::string_view to_string(GemmRule rule);
+
+// Where the GEMM runs: the host implementation (no compute-capability limits), or a GPU of compute
+// capability cc_major.cc_minor.
+struct GemmTarget {
+    bool host = true;
+    int cc_major = 0;
+    int cc_minor = 0;
+};
+
+struct GemmRefusal {
+    GemmRule rule;
+    std::string message;  // which value, why, and what is allowed; without the entry point's name
+};
+
+// The first rule `args` break on `target`, in the table's order; none when the GEMM can run.
+std::optional<GemmRefusal> gemm_refusal(const GemmArgs& args, const GemmTarget& target);
+
+// The C operand the wrapper hands cuBLASLt (beta = 0: never read, but it must describe a valid matrix):
+// d itself in d_type, or, for an FP8 d, no pointer in bfloat16 (cuBLASLt's FP8-output kernels take a
+// bfloat16 C, and C at D's address must share D's layout: the H200 refused that with status 7).
+struct GemmCOperand {
+    const void* data = nullptr;
+    GemmType type = GemmType::BFloat16;
+};
+GemmCOperand gemm_c_operand(const GemmArgs& args);
+// The COperandLayout rule on a given C choice (gemm_refusal applies it to gemm_c_operand's).
+std::optional<GemmRefusal> gemm_c_refusal(const GemmArgs& args, const GemmCOperand& c);
+
+// A refusal as an error: the rule travels with it, so callers never match messages.
+class GemmRefused : public KernelError {
+public:
+    GemmRefused(GemmRule rule, const std::string& what) : KernelError(what), rule_(rule) {}
+    GemmRule rule() const noexcept { return rule_; }
+
+private:
+    GemmRule rule_;
+};
+
+// Throws GemmRefused with "<call>: <message>".
+[[noreturn]] void throw_gemm_refused(std::string_view call, const GemmRefusal& refusal);
+
+}  // namespace tewb::kernels

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstddef>
+
+#include "tewb_kernels/dtype.h"
+#include "tewb_kernels/fp8_output.h"
+
+// GELU (tewb_kernels/activation.h) over host memory: the same arguments, checks and semantics, minus the
+// stream. Errors name "tewb::kernels::host::<function>". Each call counts the launches the CUDA path makes for
+// the same arguments (launch_count.h).
+//
+// Exactness. The kernel's float32 expressions, term for term, with the host's tanhf for CUDA's (both within
+// 2 ulp) and no fused multiply-adds (nvcc fuses some): not bit for bit the GPU's result. Against the tanh
+// form in double precision (tst_host_normalization: every bfloat16 value and 20000 float32 samples; measured
+// worst about a third of each bound):
+//   forward |y - exact| <= 2^-22 * (|x| + |y|) + 2^-126;
+//   backward |dx - exact| <= 2^-22 * |dy| * (1 + |x| * (1 + 0.134 * x^2)) + 2^-126 (the derivative's
+//   1 - tanh^2 cancels for large |x|).
+// The formula's own edges, as on the GPU: gelu(-inf) is NaN (0.5 * -inf * 0), and dx is NaN where
+// 3 * 0.044715 * x^2 overflows float32 (|x| above about 5e19: 0 * inf). The CUDA kernel is expected within
+// the same bounds (not measured here: no GPU), so host and GPU should agree to about twice them. bfloat16
+// stores add up to half a bfloat16 ulp. dbias sums the float32 dx values (before dx's rounding) in the
+// kernel's order: chunks of ceil(rows / chunks) rows, chunks = min(max(ceil(rows / 32), 1), 1024), each in
+// row order, then the chunks in order from 0; bit for bit that order over the host's own dx. The FP8 output
+// is float_to_fp8 of the float32 result times scale[0] (before the high-precision store's rounding, as the
+// kernel), amax the largest |result| combined into fp8->amax as the kernel's atomicMax on the bits (larger
+// kept, NaN wins).
+namespace tewb::kernels::host {
+
+// One launch, two with fp8->transposed (the kernel and the transpose).
+void gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::size_t cols, void* out, DType out_dtype,
+                  const Fp8Output* fp8);
+
+// The CUDA value: min(max(ceil(rows / 32), 1), 1024) * cols floats.
+std::size_t gelu_backward_workspace_bytes(std::size_t rows, std::size_t cols);
+
+// One launch (the transposed FP8 copy is written in the same pass), two with dbias (the chunk sums). The
+// partial column sums are left in the workspace as the kernel leaves them.
+void gelu_backward(const void* dy, const void* x, DType dtype, std::size_t rows, std::size_t cols, void* dx, const Fp8Output* fp8,
+                   void* dbias, DType dbias_dtype, void* workspace, std::size_t workspace_bytes);
+
+}  // namespace tewb::kernels::host

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstddef>
+
+#include "tewb_kernels/dtype.h"
+#include "tewb_kernels/fp8_type.h"
+
+// The casts of tewb_kernels/cast.h over host memory, bit for bit the kernels' results: the same float32
+// product x · scale, CUDA's float-to-FP8 conversion (common/host_numbers.h), the same amax rule and the
+// same launch count. Every pointer is a host pointer; the argument rules are the kernels' own
+// (cast/cast_arguments.h), with "tewb::kernels::host::<name>" in the message.
+namespace tewb::kernels::host {
+
+// out[i] = fp8(x[i] · *scale). When amax is not null, max |x| (as the bits of |x|: a NaN ranks above inf)
+// is combined into amax[0] as the kernel's atomicMax on its bits does: the larger bit pattern is kept, so
+// a NaN wins. One launch.
+void cast_to_fp8(const void* x, DType dtype, std::size_t n, const float* scale, void* out, Fp8Type out_type, float* amax);
+
+// out = fp8(x · scale) as [rows, cols], out_t its transpose [cols, rows]; amax as above. One launch.
+void cast_transpose_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
+                           void* out_t, Fp8Type out_type, float* amax);
+
+// The same value as tewb::kernels::cast_transpose_dbias_workspace_bytes.
+std::size_t cast_transpose_dbias_workspace_bytes(std::size_t rows, std::size_t cols);
+
+// cast_transpose_to_fp8 and dbias[c] = the sum of column c of x, bit for bit the GPU's: the same partial
+// sums in the same order, written to `workspace` (host memory, chunks × cols float32, as on the GPU), then
+// summed over the chunks in order and stored in dbias_dtype. The GPU's order depends on which kernel runs,
+// and that on the shape and on the pointers' alignment (the vectorised kernel for float32 and bfloat16
+// input with rows % 8 == 0, cols % (16 / element size) == 0, x 16-byte, out (16 / element size)-byte and
+// out_t 8-byte aligned); the host follows the same choice from the pointers it gets, so buffers aligned
+// as the GPU's (cudaMalloc gives 256 bytes) give the GPU's sums. A NaN sum is stored as the GPU's
+// canonical NaN (0x7fffffff; bfloat16 0x7fff). Two launches.
+void cast_transpose_dbias_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
+                                 void* out_t, Fp8Type out_type, float* amax, void* dbias, DType dbias_dtype, void* workspace,
+                                 std::size_t workspace_bytes);
+
+// out [cols, rows] = the transpose of x [rows, cols]; elements of 1, 2 or 4 bytes, copied as bits. One launch.
+void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out);
+
+// Float8BlockScaling's cast: per block of block_rows × 128 (the last ones shorter), amax = max |x| with
+// NaN winning, scale = fp8_max / amax (FLT_MAX when that is inf), the bits below the exponent cleared when
+// power_of_two, and 1 when amax is 0, inf or NaN; out = fp8(x · scale); scale_inv[rb · ceil(cols / 128) +
+// cb] = 1 / scale. One launch.
+void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
+                       void* out, float* scale_inv, Fp8Type out_type);
+
+}  // namespace tewb::kernels::host

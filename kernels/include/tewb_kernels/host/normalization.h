@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstddef>
+
+#include "tewb_kernels/dtype.h"
+#include "tewb_kernels/fp8_output.h"
+
+// LayerNorm (tewb_kernels/normalization.h) over host memory: the same arguments, checks and semantics, minus
+// the stream. Errors name "tewb::kernels::host::<function>". Each call counts the launches the CUDA path
+// makes for the same arguments (launch_count.h).
+//
+// Exactness. The host follows the kernel's float32 arithmetic and its summation order: the row sums (mean,
+// variance; the backward's sums of dy * gamma and dy * gamma * xhat) per thread in the kernel's column
+// ownership, then the warp's butterfly and the warps in order; dgamma/dbeta in the kernel's partial rows and
+// its fixed final order. Which GPU kernel (fast or plain) the order follows is decided by the CUDA rule from
+// hidden, x's dtype and the 16-byte alignment of the pointers given. It is still not bit for bit the GPU's
+// result: nvcc fuses multiply-adds (one rounding where the host has two) and the fast forward kernel takes
+// rsqrtf (2 ulp) where the host takes 1 / sqrt. Against a double-precision LayerNorm of the same inputs
+// (tst_host_normalization; measured worst about a quarter of each bound), with xhat = (x - mean) * rstd:
+//   forward, float32 out: |y - exact| <= 2^-21 * (|gamma| * (1 + |xhat| + rstd * mean|x|) + |beta|)
+//     (the last term is the float32 mean's error scaled by rstd: large for rows of near-constant x);
+//     mean within 2^-21 * mean|x|, rstd within 2^-21 relatively;
+//   backward, from the saved mean and rstd: |dx - exact| <= 2^-19 * rstd * (|dy * gamma| + mean|dy * gamma|
+//     + |xhat| * mean|dy * gamma * xhat|) (a difference with cancellation); dgamma, dbeta within 2^-20 of
+//     the sum over rows of their terms' magnitudes.
+// bfloat16 stores add their rounding (up to half a bfloat16 ulp). The CUDA kernels run the same float32
+// algorithm and are expected within the same bounds (not measured here: no GPU), so host and GPU should
+// agree to about twice them. The FP8 output is float_to_fp8 of the float32 y times scale[0] (before out's
+// rounding, as the kernel), amax the largest |y| combined into fp8->amax as the kernel's atomicMax on the
+// bits (larger kept, NaN wins). A NaN or inf in a row of x makes that row's y NaN (inf - inf in the variance).
+namespace tewb::kernels::host {
+
+// One launch, two with fp8->transposed (the kernel and the transpose).
+void layer_norm_forward(const void* x, DType x_dtype, const void* gamma, const void* beta, DType param_dtype, std::size_t rows,
+                        std::size_t hidden, float eps, void* out, DType out_dtype, const Fp8Output* fp8, float* mean,
+                        float* rstd);
+
+// The CUDA value: 2 * min(max(rows, 1), 256) * hidden floats.
+std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden);
+
+// Writes the partial dgamma/dbeta rows to the workspace as the kernel does. Two launches where the fast
+// kernel runs (x float32 with hidden a multiple of 4 up to 4096, or bfloat16 with a multiple of 8 up to 8192,
+// and dy, x, gamma, dx 16-byte aligned), three elsewhere.
+void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
+                         const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, void* dgamma,
+                         void* dbeta, void* workspace, std::size_t workspace_bytes);
+
+}  // namespace tewb::kernels::host

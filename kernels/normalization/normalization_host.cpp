@@ -1,0 +1,272 @@
+// LayerNorm on the host in the order of normalization.cu and layer_norm_fast.cuh: which kernel the GPU
+// would run (fast or plain) decides how a row's sums and the dgamma/dbeta partial rows are ordered.
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
+#include "common/fail.h"
+#include "common/host_loops.h"
+#include "common/host_numbers.h"
+#include "normalization/normalization_arguments.h"
+#include "tewb_kernels/host/normalization.h"
+
+namespace tewb::kernels::host {
+
+namespace {
+
+// normalization.cu's constants.
+constexpr std::size_t kMaxPartials = 256;
+constexpr int kWarpSize = 32;
+constexpr int kFinalWarps = 8;  // warps of layer_norm_dparams_final_kernel
+
+// How the kernel for these arguments orders a row: thread t of `threads` owns the columns
+// (k * threads + t) * width + j, j < width, and adds them in column order; then each warp's 32 threads are
+// summed by the butterfly of warp_sum and, where a row has several warps, the warps in order. The plain
+// kernels are one warp per row with width 1; the fast kernels WARPS warps per row and 16-byte vectors, with
+// `groups` rows per block.
+struct RowOrder {
+    bool fast = false;
+    int threads = kWarpSize;
+    std::size_t width = 1;
+    int groups = 1;
+};
+
+bool aligned16(const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+// normalization.cu's fast_shape.
+RowOrder row_order(DType x_dtype, std::size_t hidden, std::initializer_list<const void*> pointers) {
+    const std::size_t width = x_dtype == DType::Float32 ? 4 : 8;
+    if (x_dtype == DType::Float16 || hidden % width != 0) return {};
+    for (const void* p : pointers) {
+        if (p != nullptr && !aligned16(p)) return {};
+    }
+    for (const int warps : {1, 4, 8}) {
+        const std::size_t per_round = static_cast<std::size_t>(kWarpSize * warps) * width;
+        if ((hidden + per_round - 1) / per_round <= 4) {
+            const int threads_per_block = kWarpSize * (warps < 4 ? 4 : warps);
+            return {true, kWarpSize * warps, width, threads_per_block / (kWarpSize * warps)};
+        }
+    }
+    return {};
+}
+
+// warp_sum's xor butterfly: every lane ends with the same value (float addition commutes), lane 0's is returned.
+float butterfly_sum(const float* lanes) {
+    std::array<float, kWarpSize> v{};
+    std::copy_n(lanes, kWarpSize, v.begin());
+    for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+        std::array<float, kWarpSize> next{};
+        for (int lane = 0; lane < kWarpSize; ++lane) next[lane] = v[lane] + v[lane ^ offset];
+        v = next;
+    }
+    return v[0];
+}
+
+// The sum of terms[0, hidden) in the kernel's order; `lanes` is scratch of order.threads floats.
+float ordered_sum(const float* terms, std::size_t hidden, const RowOrder& order, float* lanes) {
+    const auto threads = static_cast<std::size_t>(order.threads);
+    std::fill_n(lanes, threads, 0.0f);
+    const std::size_t round = threads * order.width;
+    for (std::size_t base = 0; base < hidden; base += round) {
+        const std::size_t n = std::min(round, hidden - base);
+        if (order.width == 1) {
+            for (std::size_t i = 0; i < n; ++i) lanes[i] += terms[base + i];
+        } else {
+            for (std::size_t t = 0; t * order.width < n; ++t) {
+                for (std::size_t j = 0; j < order.width; ++j) lanes[t] += terms[base + t * order.width + j];
+            }
+        }
+    }
+    const int warps = order.threads / kWarpSize;
+    if (warps == 1) return butterfly_sum(lanes);
+    float total = 0.0f;  // group_sum: the warps' sums through shared memory, in order
+    for (int w = 0; w < warps; ++w) total += butterfly_sum(lanes + static_cast<std::size_t>(w) * kWarpSize);
+    return total;
+}
+
+std::vector<float> load_vector(const void* p, DType dtype, std::size_t n) {
+    std::vector<float> v(n);
+    detail::load_floats(p, dtype, 0, n, v.data());
+    return v;
+}
+
+}  // namespace
+
+void layer_norm_forward(const void* x, DType x_dtype, const void* gamma, const void* beta, DType param_dtype, std::size_t rows,
+                        std::size_t hidden, float eps, void* out, DType out_dtype, const Fp8Output* fp8, float* mean,
+                        float* rstd) {
+    if (!detail::check_layer_norm_forward_arguments("tewb::kernels::host::layer_norm_forward", x, x_dtype, gamma, beta,
+                                                    param_dtype, rows, hidden, eps, out, out_dtype, fp8, mean, rstd)) {
+        return;
+    }
+    auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
+    const float s = q != nullptr ? *fp8->scale : 1.0f;
+    const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
+    const RowOrder order = row_order(x_dtype, hidden, {x, gamma, beta, out, q});
+    const std::vector<float> g = load_vector(gamma, param_dtype, hidden);
+    const std::vector<float> b = load_vector(beta, param_dtype, hidden);
+    const auto count = static_cast<float>(static_cast<int>(hidden));  // the kernel divides by its int hidden
+    std::atomic<std::uint32_t> amax_bits{0};
+
+    detail::parallel_for(rows, hidden * 4, [&](std::size_t first, std::size_t last) {
+        std::vector<float> xs(hidden), terms(hidden), y(hidden), lanes(static_cast<std::size_t>(order.threads));
+        std::uint32_t local = 0;
+        for (std::size_t row = first; row < last; ++row) {
+            const std::size_t base = row * hidden;
+            detail::load_floats(x, x_dtype, base, hidden, xs.data());
+            const float mu = ordered_sum(xs.data(), hidden, order, lanes.data()) / count;
+            for (std::size_t c = 0; c < hidden; ++c) {
+                const float d = xs[c] - mu;
+                terms[c] = d * d;
+            }
+            const float r = 1.0f / std::sqrt(ordered_sum(terms.data(), hidden, order, lanes.data()) / count + eps);
+            for (std::size_t c = 0; c < hidden; ++c) y[c] = (xs[c] - mu) * r * g[c] + b[c];
+            if (out != nullptr) detail::store_floats(out, out_dtype, base, hidden, y.data());
+            if (q != nullptr) {
+                for (std::size_t c = 0; c < hidden; ++c) {
+                    q[base + c] = detail::float_to_fp8(y[c] * s, type);
+                    local = std::max(local, detail::abs_bits(y[c]));
+                }
+            }
+            mean[row] = mu;
+            rstd[row] = r;
+        }
+        detail::combine_bits_max(amax_bits, local);
+    });
+    if (q != nullptr && fp8->amax != nullptr) {
+        *fp8->amax = detail::bits_float(std::max(detail::float_bits(*fp8->amax), amax_bits.load()));
+    }
+    detail::note_launch();
+    if (q != nullptr && fp8->transposed != nullptr) {
+        detail::transpose_bytes(q, rows, hidden, static_cast<std::uint8_t*>(fp8->transposed));
+        detail::note_launch();
+    }
+}
+
+std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden) {
+    return 2 * std::clamp<std::size_t>(rows, 1, kMaxPartials) * hidden * sizeof(float);
+}
+
+void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
+                         const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, void* dgamma,
+                         void* dbeta, void* workspace, std::size_t workspace_bytes) {
+    if (!detail::check_layer_norm_backward_arguments("tewb::kernels::host::layer_norm_backward", dy, dy_dtype, x, x_dtype, mean,
+                                                     rstd, gamma, param_dtype, rows, hidden, dx, dgamma, dbeta, workspace,
+                                                     workspace_bytes, layer_norm_backward_workspace_bytes(rows, hidden))) {
+        return;
+    }
+    const RowOrder order = row_order(x_dtype, hidden, {dy, x, gamma, dx});
+    const std::vector<float> gam = load_vector(gamma, param_dtype, hidden);
+    const auto count = static_cast<float>(static_cast<int>(hidden));
+    auto* partial = static_cast<float*>(workspace);
+    const std::size_t partials = std::clamp<std::size_t>(rows, 1, kMaxPartials);
+
+    // dx, row by row (layer_norm_dx_kernel, or the fast kernel's dx part).
+    detail::parallel_for(rows, hidden * 6, [&](std::size_t first, std::size_t last) {
+        std::vector<float> d(hidden), xs(hidden), g(hidden), xhat(hidden), gx(hidden),
+            lanes(static_cast<std::size_t>(order.threads));
+        for (std::size_t row = first; row < last; ++row) {
+            const std::size_t base = row * hidden;
+            detail::load_floats(dy, dy_dtype, base, hidden, d.data());
+            detail::load_floats(x, x_dtype, base, hidden, xs.data());
+            const float mu = mean[row];
+            const float r = rstd[row];
+            for (std::size_t c = 0; c < hidden; ++c) {
+                g[c] = d[c] * gam[c];
+                xhat[c] = (xs[c] - mu) * r;
+                gx[c] = g[c] * xhat[c];
+            }
+            const float mean_g = ordered_sum(g.data(), hidden, order, lanes.data()) / count;
+            const float mean_gx = ordered_sum(gx.data(), hidden, order, lanes.data()) / count;
+            for (std::size_t c = 0; c < hidden; ++c) xs[c] = r * (g[c] - mean_g - xhat[c] * mean_gx);
+            detail::store_floats(dx, x_dtype, base, hidden, xs.data());
+        }
+    });
+
+    // Stage 1: partial rows of dgamma (partial[k]) and dbeta (partial[written + k]).
+    std::size_t written = partials;
+    if (order.fast) {
+        // One partial row per block; block k's group i takes rows k * groups + i + n * written * groups, and the
+        // groups' sums are added in order (through shared memory, starting from 0, where a block has several).
+        const auto groups = static_cast<std::size_t>(order.groups);
+        written = std::min((rows + groups - 1) / groups, partials);
+        detail::parallel_for(written, (rows / written + 1) * hidden * 2, [&](std::size_t first, std::size_t last) {
+            std::vector<float> d(hidden), xs(hidden), group_g(hidden), group_b(hidden);
+            for (std::size_t k = first; k < last; ++k) {
+                float* dgamma_row = partial + k * hidden;
+                float* dbeta_row = partial + (written + k) * hidden;
+                std::fill_n(dgamma_row, hidden, 0.0f);
+                std::fill_n(dbeta_row, hidden, 0.0f);
+                for (std::size_t group = 0; group < groups; ++group) {
+                    std::fill(group_g.begin(), group_g.end(), 0.0f);
+                    std::fill(group_b.begin(), group_b.end(), 0.0f);
+                    for (std::size_t row = k * groups + group; row < rows; row += written * groups) {
+                        detail::load_floats(dy, dy_dtype, row * hidden, hidden, d.data());
+                        detail::load_floats(x, x_dtype, row * hidden, hidden, xs.data());
+                        const float mu = mean[row];
+                        const float r = rstd[row];
+                        for (std::size_t c = 0; c < hidden; ++c) {
+                            group_g[c] += d[c] * ((xs[c] - mu) * r);
+                            group_b[c] += d[c];
+                        }
+                    }
+                    for (std::size_t c = 0; c < hidden; ++c) {
+                        dgamma_row[c] += group_g[c];
+                        dbeta_row[c] += group_b[c];
+                    }
+                }
+            }
+        });
+    } else {
+        // layer_norm_dparams_partial_kernel: chunk k sums rows [k * per_chunk, (k + 1) * per_chunk) in order.
+        const std::size_t per_chunk = (rows + partials - 1) / partials;
+        detail::parallel_for(partials, per_chunk * hidden * 2, [&](std::size_t first, std::size_t last) {
+            std::vector<float> d(hidden), xs(hidden);
+            for (std::size_t k = first; k < last; ++k) {
+                float* dgamma_row = partial + k * hidden;
+                float* dbeta_row = partial + (partials + k) * hidden;
+                std::fill_n(dgamma_row, hidden, 0.0f);
+                std::fill_n(dbeta_row, hidden, 0.0f);
+                for (std::size_t row = k * per_chunk; row < std::min(rows, (k + 1) * per_chunk); ++row) {
+                    detail::load_floats(dy, dy_dtype, row * hidden, hidden, d.data());
+                    detail::load_floats(x, x_dtype, row * hidden, hidden, xs.data());
+                    const float mu = mean[row];
+                    const float r = rstd[row];
+                    for (std::size_t c = 0; c < hidden; ++c) {
+                        dgamma_row[c] += d[c] * (xs[c] - mu) * r;
+                        dbeta_row[c] += d[c];
+                    }
+                }
+            }
+        });
+    }
+
+    // Stage 2 (layer_norm_dparams_final_kernel): warp w of 8 sums partial rows w, w + 8, ..., then the 8 in order.
+    std::vector<float> warp_g(kFinalWarps * hidden, 0.0f), warp_b(kFinalWarps * hidden, 0.0f);
+    for (std::size_t w = 0; w < kFinalWarps; ++w) {
+        for (std::size_t k = w; k < written; k += kFinalWarps) {
+            for (std::size_t c = 0; c < hidden; ++c) {
+                warp_g[w * hidden + c] += partial[k * hidden + c];
+                warp_b[w * hidden + c] += partial[(written + k) * hidden + c];
+            }
+        }
+    }
+    std::vector<float> total_g(hidden, 0.0f), total_b(hidden, 0.0f);
+    for (std::size_t w = 0; w < kFinalWarps; ++w) {
+        for (std::size_t c = 0; c < hidden; ++c) {
+            total_g[c] += warp_g[w * hidden + c];
+            total_b[c] += warp_b[w * hidden + c];
+        }
+    }
+    detail::store_floats(dgamma, param_dtype, 0, hidden, total_g.data());
+    detail::store_floats(dbeta, param_dtype, 0, hidden, total_b.data());
+    for (int launch = 0; launch < (order.fast ? 2 : 3); ++launch) detail::note_launch();
+}
+
+}  // namespace tewb::kernels::host

@@ -1,0 +1,35 @@
+#include "recipe/recipe_arguments.h"
+
+#include <string>
+
+#include "common/arguments.h"
+#include "common/fail.h"
+#include "recipe/recipe_math.h"
+
+namespace tewb::kernels::detail {
+
+namespace {
+
+constexpr int kMaxHistoryLen = 65536;
+
+}  // namespace
+
+void check_recipe_arguments(const char* call, const float* history, const float* scale, const float* scale_inv, int slots,
+                            int history_len, float numerator, ScalingRule rule) {
+    if (slots < 0) fail(call, "slots = " + std::to_string(slots) + "; allowed: 0 or more");
+    if (history_len < 1 || history_len > kMaxHistoryLen) {
+        fail(call, "history_len = " + std::to_string(history_len) + "; allowed: 1 to " + std::to_string(kMaxHistoryLen));
+    }
+    if (rule != ScalingRule::DelayedMax && rule != ScalingRule::DelayedMostRecent && rule != ScalingRule::Current) {
+        fail(call, "unknown scaling rule (allowed: delayed max, delayed most recent, current)");
+    }
+    if (!is_finite(numerator) || !(numerator > 0.0f)) {
+        fail(call, "numerator = " + std::to_string(numerator) + "; allowed: a finite value above 0 (fp8_max / 2^margin)");
+    }
+    if (slots == 0) return;
+    check_buffer(call, history, "history", alignof(float));
+    check_buffer(call, scale, "scale", alignof(float));
+    check_buffer(call, scale_inv, "scale_inv", alignof(float));
+}
+
+}  // namespace tewb::kernels::detail

@@ -1,0 +1,33 @@
+#include <cstddef>
+
+#include "common/fail.h"
+#include "recipe/recipe_arguments.h"
+#include "recipe/recipe_math.h"
+#include "tewb_kernels/host/recipe.h"
+
+namespace tewb::kernels::host {
+
+void update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
+                    ScalingRule rule) {
+    detail::check_recipe_arguments("tewb::kernels::host::update_scaling", history, scale, scale_inv, slots, history_len,
+                                   numerator, rule);
+    if (slots == 0) return;
+    for (int s = 0; s < slots; ++s) {
+        float* h = history + static_cast<std::ptrdiff_t>(s) * history_len;
+        const float staged = h[0];
+        if (rule != ScalingRule::Current && detail::slot_ran(staged)) {
+            float window = staged;
+            if (rule == ScalingRule::DelayedMax) {
+                for (int i = 1; i < history_len; ++i) window = detail::window_max(window, h[i]);
+            }
+            for (int i = 1; i + 1 < history_len; ++i) h[i] = h[i + 1];
+            if (history_len > 1) h[history_len - 1] = staged;
+            scale[s] = detail::next_scale(numerator, window, scale[s]);
+        }
+        h[0] = 0.0f;
+        scale_inv[s] = 1.0f / scale[s];
+    }
+    detail::note_launch();
+}
+
+}  // namespace tewb::kernels::host

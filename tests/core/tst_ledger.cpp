@@ -1,0 +1,302 @@
+// The launch ledger (core/ledger): every launch of a step and the bytes it moves, attributed to where it ran.
+// Deterministic on the CPU: the next issue holds launch and byte targets per layer against it.
+#include <QtTest>
+
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+#include <ATen/ops/cross_entropy_loss.h>
+#include <torch/autograd.h>
+
+#include "core/ledger/Ledger.h"
+#include "core/model/MiniGpt.h"
+#include "core/results/LedgerReport.h"
+#include "core/results/RecordJson.h"
+#include "core/train/AutocastScope.h"
+#include "core/train/FusedAdamW.h"
+#include "core/train/Trainer.h"
+
+using namespace tewb;
+
+namespace {
+
+RunConfig small(Backend backend, Precision precision, int warmup = 2, int iters = 1) {
+    RunConfig config = make_preset(Preset::QuickCpu);
+    config.backend = backend;
+    config.precision = precision;
+    config.model = ModelShape{3, 64, 4, 16, 128};
+    config.batch = 2;
+    config.warmup = warmup;
+    config.iters = iters;
+    return config;
+}
+
+const LedgerEntry* find_row(const LedgerMeasurement& m, int layer, const std::string& scope, const std::string& op) {
+    for (const LedgerEntry& e : m.rows) {
+        if (e.layer == layer && e.scope == scope && e.op == op) return &e;
+    }
+    return nullptr;
+}
+
+using RowKey = std::tuple<std::string, std::string, std::uint64_t, std::uint64_t, bool, std::uint64_t, std::uint64_t>;
+
+// A row without its layer: what must be the same in every layer.
+std::vector<RowKey> layer_rows(const Ledger& ledger, int layer) {
+    std::vector<RowKey> rows;
+    for (const LedgerRow& r : ledger.rows) {
+        if (r.layer == layer) rows.emplace_back(r.scope, r.op, r.calls, r.launches, r.launches_known, r.bytes_read, r.bytes_written);
+    }
+    return rows;
+}
+
+QString describe(const std::vector<LedgerEntry>& rows) {
+    QStringList lines;
+    for (const LedgerEntry& e : rows) {
+        lines << QStringLiteral("%1 %2 %3 calls %4 launches %5 read %6 written %7")
+                     .arg(e.layer)
+                     .arg(QString::fromStdString(e.scope), QString::fromStdString(e.op))
+                     .arg(e.calls)
+                     .arg(e.launches)
+                     .arg(e.bytes_read)
+                     .arg(e.bytes_written);
+    }
+    return lines.join('\n');
+}
+
+bool same_rows(const LedgerMeasurement& a, const LedgerMeasurement& b) {
+    if (a.rows.size() != b.rows.size()) return false;
+    for (std::size_t i = 0; i < a.rows.size(); ++i) {
+        const LedgerEntry& x = a.rows[i];
+        const LedgerEntry& y = b.rows[i];
+        if (std::tie(x.layer, x.scope, x.op, x.calls, x.launches, x.launches_known, x.bytes_read, x.bytes_written) !=
+            std::tie(y.layer, y.scope, y.op, y.calls, y.launches, y.launches_known, y.bytes_read, y.bytes_written)) {
+            return false;
+        }
+    }
+    return a.saved_bytes_per_layer == b.saved_bytes_per_layer;
+}
+
+// Three BF16 training steps of a model outside the trainer, the last two each measured by a ledger.
+std::vector<LedgerMeasurement> measure_steps(Backend backend) {
+    const RunConfig c = small(backend, Precision::Bf16);
+    torch::AutoGradMode grad_mode(true);
+    const std::shared_ptr<CausalLm> model = make_model(backend, c.model, 7);
+    FusedAdamW optimizer(model->parameters(), AdamWSettings{c.lr});
+    const at::Tensor tokens = at::randint(c.model.vocab, {c.batch, c.model.seq + 1}, at::kLong);
+    std::vector<LedgerMeasurement> out;
+    for (int step = 0; step < 3; ++step) {
+        std::optional<LedgerRecording> recording;
+        if (step > 0) recording.emplace(false, 0);
+        optimizer.zero_grad();
+        at::Tensor loss;
+        {
+            AutocastScope autocast(true, at::kCPU);
+            const at::Tensor logits = model->forward(tokens.narrow(1, 0, c.model.seq));
+            const LedgerScope scope("loss");
+            loss = at::cross_entropy_loss(logits.reshape({-1, c.model.vocab}), tokens.narrow(1, 1, c.model.seq).reshape({-1}));
+        }
+        loss.backward();
+        {
+            const LedgerScope scope("optimizer");
+            optimizer.step();
+        }
+        if (recording) out.push_back(recording->finish());
+    }
+    return out;
+}
+
+}  // namespace
+
+class TestLedger : public QObject {
+    Q_OBJECT
+
+    const Trainer trainer_{detect_device()};
+
+private Q_SLOTS:
+    void countsLaunchesAndBytesOfLibTorchOpsAndOwnKernels() {
+        note_own_kernel("before", 1, 1, 1);  // no ledger records: nothing happens
+        const at::Tensor a = at::ones({4, 8});
+        const at::Tensor b = at::ones({4, 8});
+        LedgerRecording recording(false, 0);
+        {
+            const LedgerScope layer("layer", 1);
+            const LedgerScope scope("qkv");
+            const at::Tensor sum = a + b;             // one kernel: reads 2 x 128 bytes, writes 128
+            const at::Tensor view = sum.view({8, 4}).t();   // views launch nothing and are not listed
+            note_own_kernel("tewb::cast", 2, 100, 50);
+            note_own_kernel("tewb::cast", 2, 100, 50);
+        }
+        note_own_kernel("tewb::gemm", 1, 10, 20);
+        const LedgerMeasurement m = recording.finish();
+        QVERIFY2(m.rows.size() == 3, qPrintable(describe(m.rows)));
+        const LedgerEntry* add = find_row(m, 1, "qkv", "aten::add");
+        QVERIFY(add != nullptr);
+        QCOMPARE(add->calls, std::uint64_t{1});
+        QCOMPARE(add->launches, std::uint64_t{1});
+        QVERIFY(add->launches_known);
+        QCOMPARE(add->bytes_read, std::uint64_t{256});
+        QCOMPARE(add->bytes_written, std::uint64_t{128});
+        const LedgerEntry* cast = find_row(m, 1, "qkv", "tewb::cast");
+        QVERIFY(cast != nullptr);
+        QCOMPARE(cast->calls, std::uint64_t{2});
+        QCOMPARE(cast->launches, std::uint64_t{4});
+        QCOMPARE(cast->bytes_read, std::uint64_t{200});
+        QCOMPARE(cast->bytes_written, std::uint64_t{100});
+        const LedgerEntry* other = find_row(m, -1, "other", "tewb::gemm");  // outside every scope: kept, as "other"
+        QVERIFY(other != nullptr);
+        QCOMPARE(other->launches, std::uint64_t{1});
+    }
+
+    void nestedOpsCountOnceAndInPlaceOpsWriteTheirSelf() {
+        at::Tensor x = at::ones({16}, at::kFloat);
+        const at::Tensor w = at::ones({16, 16});
+        LedgerRecording recording(false, 0);
+        {
+            const LedgerScope scope("s");
+            const at::Tensor y = at::linear(x.view({1, 16}), w);  // composite: counts what it calls, once
+            x.mul_(2.0);
+        }
+        const LedgerMeasurement m = recording.finish();
+        QVERIFY2(m.rows.size() == 2, qPrintable(describe(m.rows)));
+        const LedgerEntry* linear = find_row(m, -1, "s", "aten::linear");
+        QVERIFY2(linear != nullptr, qPrintable(describe(m.rows)));
+        QCOMPARE(linear->calls, std::uint64_t{1});
+        QCOMPARE(linear->bytes_read, std::uint64_t{16 * 4 + 16 * 16 * 4});
+        QCOMPARE(linear->bytes_written, std::uint64_t{16 * 4});
+        const LedgerEntry* mul = find_row(m, -1, "s", "aten::mul_");
+        QVERIFY(mul != nullptr);
+        QCOMPARE(mul->launches, std::uint64_t{1});
+        QCOMPARE(mul->bytes_written, std::uint64_t{16 * 4});
+    }
+
+    void backwardOpsGoToTheScopeOfTheirForward() {
+        const at::Tensor x = at::ones({32}).set_requires_grad(true);
+        LedgerRecording recording(false, 0);
+        at::Tensor y;
+        {
+            const LedgerScope layer("layer", 0);
+            const LedgerScope scope("fc1");
+            y = at::tanh(x);
+        }
+        at::Tensor total;
+        {
+            const LedgerScope scope("loss");
+            total = y.sum();
+        }
+        total.backward();
+        const LedgerMeasurement m = recording.finish();
+        QVERIFY2(find_row(m, 0, "fc1", "aten::tanh_backward") != nullptr, qPrintable(describe(m.rows)));
+        QVERIFY2(find_row(m, 0, "fc1", "aten::tanh") != nullptr, qPrintable(describe(m.rows)));
+        for (const LedgerEntry& e : m.rows) QVERIFY2(e.op != "aten::tanh_backward" || e.layer == 0, qPrintable(describe(m.rows)));
+        QCOMPARE(m.saved_bytes_per_layer.size(), std::size_t{1});
+        QVERIFY2(m.saved_bytes_per_layer[0] >= 32 * 4, qPrintable(QString::number(m.saved_bytes_per_layer[0])));
+    }
+
+    void twoConsecutiveStepsGiveIdenticalRows_data() {
+        QTest::addColumn<Backend>("backend");
+        QTest::newRow("te") << Backend::Te;
+        QTest::newRow("torch") << Backend::Torch;
+    }
+    void twoConsecutiveStepsGiveIdenticalRows() {
+        QFETCH(Backend, backend);
+        const std::vector<LedgerMeasurement> steps = measure_steps(backend);
+        QCOMPARE(steps.size(), std::size_t{2});
+        QVERIFY(!steps[0].rows.empty());
+        QVERIFY2(same_rows(steps[0], steps[1]), qPrintable(describe(steps[0].rows) + "\n---\n" + describe(steps[1].rows)));
+    }
+
+    void runsRecordALedgerWhoseTotalsAreTheSumOfItsRows_data() {
+        QTest::addColumn<Backend>("backend");
+        QTest::addColumn<Precision>("precision");
+        QTest::newRow("te bf16") << Backend::Te << Precision::Bf16;
+        QTest::newRow("te fp8") << Backend::Te << Precision::Fp8;
+        QTest::newRow("torch bf16") << Backend::Torch << Precision::Bf16;
+        QTest::newRow("torch fp32") << Backend::Torch << Precision::Fp32;
+    }
+    void runsRecordALedgerWhoseTotalsAreTheSumOfItsRows() {
+        QFETCH(Backend, backend);
+        QFETCH(Precision, precision);
+        const RunConfig config = small(backend, precision);
+        const RunRecord record = trainer_.run(config);
+        QCOMPARE(record.status, RunStatus::Finished);
+        QVERIFY(record.execution.ledger.has_value());
+        const Ledger& ledger = *record.execution.ledger;
+        QCOMPARE(ledger.step, 2);
+        QVERIFY2(ledger.source.find("eager step 2 (the last warm-up step)") == 0, qPrintable(QString::fromStdString(ledger.source)));
+        QCOMPARE(ledger.layers, config.model.layers);
+
+        std::uint64_t launches = 0, bytes = 0, unknown = 0, layer_launches = 0, layer_bytes = 0;
+        for (const LedgerRow& r : ledger.rows) {
+            launches += r.launches;
+            bytes += r.bytes_read + r.bytes_written;
+            if (!r.launches_known) unknown += r.launches;
+            if (r.layer >= 0) layer_launches += r.launches, layer_bytes += r.bytes_read + r.bytes_written;
+        }
+        QCOMPARE(ledger.launches_per_step, launches);
+        QCOMPARE(ledger.bytes_per_step, bytes);
+        QCOMPARE(ledger.unknown_launches_per_step, unknown);
+        QCOMPARE(ledger.launches_per_layer, static_cast<double>(layer_launches) / config.model.layers);
+        QCOMPARE(ledger.bytes_per_layer, static_cast<double>(layer_bytes) / config.model.layers);
+
+        // Every layer launches, and its rows are the first layer's.
+        QCOMPARE(ledger.saved_bytes_by_layer.size(), static_cast<std::size_t>(config.model.layers));
+        for (int layer = 0; layer < config.model.layers; ++layer) {
+            std::uint64_t in_layer = 0;
+            for (const LedgerRow& r : ledger.rows) in_layer += r.layer == layer ? r.launches : 0;
+            QVERIFY2(in_layer > 0, qPrintable(QString::number(layer)));
+            QVERIFY2(layer_rows(ledger, layer) == layer_rows(ledger, 0), qPrintable(QString::number(layer)));
+            QVERIFY(ledger.saved_bytes_by_layer[layer] > 0);
+            QCOMPARE(ledger.saved_bytes_by_layer[layer], ledger.saved_bytes_by_layer[0]);
+        }
+        // The places outside the layers: embedding, head, loss and optimizer each launch something.
+        for (const char* place : {"embedding", "head", "loss", "optimizer"}) {
+            bool found = false;
+            for (const LedgerRow& r : ledger.rows) found = found || (r.layer < 0 && r.scope == place && r.launches > 0);
+            QVERIFY2(found, place);
+        }
+        if (precision == Precision::Fp8) {
+            bool forward_update = false, backward_update = false;
+            for (const LedgerRow& r : ledger.rows) {
+                forward_update = forward_update || r.scope == "fp8_update_forward";
+                backward_update = backward_update || r.scope == "fp8_update_backward";
+            }
+            QVERIFY(forward_update && backward_update);
+        }
+
+        // JSON round trip; a record from before the ledger still reads.
+        const RunRecord back = record_from_json_text(record_to_json_text(record), "test");
+        QVERIFY(back.execution.ledger == record.execution.ledger);
+        nlohmann::json old = to_json(record);
+        old["execution"].erase("ledger");
+        QVERIFY(!record_from_json(old, "old").execution.ledger.has_value());
+    }
+
+    void twoRunsOfOneConfigurationGiveIdenticalLedgers_data() {
+        QTest::addColumn<Backend>("backend");
+        QTest::newRow("te") << Backend::Te;
+        QTest::newRow("torch") << Backend::Torch;
+    }
+    void twoRunsOfOneConfigurationGiveIdenticalLedgers() {
+        QFETCH(Backend, backend);
+        const RunRecord a = trainer_.run(small(backend, Precision::Bf16));
+        const RunRecord b = trainer_.run(small(backend, Precision::Bf16));
+        QVERIFY(a.execution.ledger && b.execution.ledger);
+        QVERIFY(!a.execution.ledger->rows.empty());
+        QVERIFY(*a.execution.ledger == *b.execution.ledger);
+    }
+
+    void withoutWarmUpTheFirstTimedStepIsMeasuredAndSaysSo() {
+        const RunRecord record = trainer_.run(small(Backend::Te, Precision::Fp32, 0, 2));
+        QVERIFY(record.execution.ledger.has_value());
+        QCOMPARE(record.execution.ledger->step, 1);
+        QVERIFY(record.execution.ledger->source.find("first timed step") != std::string::npos);
+        const std::string table = ledger_layer_table(*record.execution.ledger, 0);
+        QVERIFY2(table.find("qkv") != std::string::npos && table.find("launches") != std::string::npos, table.c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLedger)
+#include "tst_ledger.moc"

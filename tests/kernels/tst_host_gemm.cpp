@@ -1,0 +1,668 @@
+// The GEMM's host implementation against double-precision references written here, and its rule table
+// (shared with the cuBLASLt wrapper) on the host and on device targets.
+#include <QtTest>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/host_numbers.h"
+#include "tewb_kernels/gemm_rules.h"
+#include "tewb_kernels/host/gemm.h"
+#include "tewb_kernels/launch_count.h"
+
+using namespace tewb::kernels;
+namespace hn = tewb::kernels::detail;
+
+namespace {
+
+// Bytes starting at a 64-byte boundary (every pointer the GEMM takes must be 16-byte aligned).
+class Buffer {
+public:
+    explicit Buffer(std::size_t bytes = 0) : storage_(bytes + 64, 0) {}
+    unsigned char* bytes() {
+        const auto p = reinterpret_cast<std::uintptr_t>(storage_.data());
+        return storage_.data() + ((p + 63) / 64 * 64 - p);
+    }
+    float* floats() { return reinterpret_cast<float*>(bytes()); }
+
+private:
+    std::vector<unsigned char> storage_;
+};
+
+bool is_fp8(GemmType t) {
+    return t == GemmType::E4M3 || t == GemmType::E5M2;
+}
+
+Fp8Type fp8(GemmType t) {
+    return t == GemmType::E5M2 ? Fp8Type::E5M2 : Fp8Type::E4M3;
+}
+
+std::size_t size_of(GemmType t) {
+    return t == GemmType::Float32 ? 4 : t == GemmType::BFloat16 ? 2 : 1;
+}
+
+// Stores v in a float32 / bfloat16 buffer and returns the value stored.
+double put(unsigned char* p, GemmType t, std::size_t i, float v) {
+    if (t == GemmType::Float32) {
+        std::memcpy(p + 4 * i, &v, 4);
+        return v;
+    }
+    const std::uint16_t h = hn::float_to_bf16(v);
+    std::memcpy(p + 2 * i, &h, 2);
+    return hn::bf16_to_float(h);
+}
+
+double get(unsigned char* p, GemmType t, std::size_t i) {
+    if (t == GemmType::Float32) {
+        float v = 0;
+        std::memcpy(&v, p + 4 * i, 4);
+        return v;
+    }
+    std::uint16_t h = 0;
+    std::memcpy(&h, p + 2 * i, 2);
+    return hn::bf16_to_float(h);
+}
+
+double gelu(double x) {
+    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+
+double gelu_derivative(double x) {
+    const double c = std::sqrt(2.0 / M_PI);
+    const double t = std::tanh(c * (x + 0.044715 * x * x * x));
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x);
+}
+
+// An operand of logical shape [rows, k], stored as the GEMM reads it, with its exact values (scales applied).
+struct Operand {
+    GemmType type = GemmType::Float32;
+    std::size_t rows = 0, k = 0;
+    bool transposed = false;
+    ScaleMode mode = ScaleMode::Tensor;
+    Buffer data;
+    Buffer scales;
+    std::vector<double> value;  // [rows, k]
+
+    GemmOperand view() { return {data.bytes(), type, is_fp8(type) ? scales.floats() : nullptr, transposed, mode}; }
+};
+
+Operand make_operand(GemmType type, std::size_t rows, std::size_t k, bool transposed, ScaleMode mode, std::mt19937& rng) {
+    Operand op;
+    op.type = type;
+    op.rows = rows;
+    op.k = k;
+    op.transposed = transposed;
+    op.mode = mode;
+    op.data = Buffer(rows * k * size_of(type));
+    op.value.resize(rows * k);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> exponent(-3, 3);
+    const std::size_t entries = block_scale_entries(mode, rows, k);
+    op.scales = Buffer(entries * 4);
+    // Unread padding is NaN: a scale read from the wrong place shows up in the result.
+    for (std::size_t e = 0; e < entries; ++e) op.scales.floats()[e] = std::numeric_limits<float>::quiet_NaN();
+    const std::size_t rows4 = (rows + 3) / 4 * 4;
+    const std::size_t k_blocks4 = (k / 128 + 3) / 4 * 4;
+    const auto scale_index = [&](std::size_t r, std::size_t c) -> std::size_t {
+        switch (mode) {
+            case ScaleMode::Tensor: return 0;
+            case ScaleMode::Block1x128: return c / 128 * rows4 + r;
+            case ScaleMode::Block128x128: return r / 128 * k_blocks4 + c / 128;
+        }
+        return 0;
+    };
+    if (is_fp8(type)) {
+        for (std::size_t r = 0; r < rows; ++r) {
+            for (std::size_t c = 0; c < k; ++c) {
+                float& s = op.scales.floats()[scale_index(r, c)];
+                if (std::isnan(s)) s = std::ldexp(1.0f + 0.37f * uniform(rng), exponent(rng));
+            }
+        }
+    }
+    for (std::size_t r = 0; r < rows; ++r) {
+        for (std::size_t c = 0; c < k; ++c) {
+            const std::size_t stored = transposed ? c * rows + r : r * k + c;
+            const float x = uniform(rng);
+            if (is_fp8(type)) {
+                const std::uint8_t q = hn::float_to_fp8(4.0f * x, fp8(type));
+                op.data.bytes()[stored] = q;
+                op.value[r * k + c] = static_cast<double>(hn::fp8_to_float(q, fp8(type))) * op.scales.floats()[scale_index(r, c)];
+            } else {
+                op.value[r * k + c] = put(op.data.bytes(), type, stored, x);
+            }
+        }
+    }
+    return op;
+}
+
+// One GEMM case: its buffers, the call's arguments and the double reference.
+struct Case {
+    std::size_t m = 0, n = 0, k = 0;
+    GemmType operand_type = GemmType::Float32;
+    GemmType b_type = GemmType::Float32;
+    GemmType d_type = GemmType::Float32;
+    Epilogue epilogue = Epilogue::None;
+    bool a_transposed = false, b_transposed = false;
+    ScaleMode a_mode = ScaleMode::Tensor, b_mode = ScaleMode::Tensor;
+    unsigned seed = 1;
+};
+
+QString describe(const Case& c) {
+    return QStringLiteral("m=%1 n=%2 k=%3 a=%4 b=%5 d=%6 epilogue=%7 aT=%8 bT=%9 modes=%10/%11")
+        .arg(c.m).arg(c.n).arg(c.k).arg(int(c.operand_type)).arg(int(c.b_type)).arg(int(c.d_type)).arg(int(c.epilogue))
+        .arg(c.a_transposed).arg(c.b_transposed).arg(int(c.a_mode)).arg(int(c.b_mode));
+}
+
+// |got - want| within `bound`, or the test fails naming the case and the element.
+bool close(const Case& c, const char* what, std::size_t index, double got, double want, double bound) {
+    if (std::fabs(got - want) <= bound) return true;
+    const QString message = describe(c) + QStringLiteral(": %1[%2] = %3, reference %4, bound %5")
+                                              .arg(what).arg(index).arg(got, 0, 'g', 9).arg(want, 0, 'g', 9).arg(bound, 0, 'g', 3);
+    QTest::qFail(qPrintable(message), __FILE__, __LINE__);
+    return false;
+}
+
+// The output type's relative rounding: one unit in the last place.
+double ulp(GemmType t) {
+    return t == GemmType::Float32 ? std::ldexp(1.0, -23) : std::ldexp(1.0, -7);
+}
+
+// Runs the case on the host and checks d and every epilogue output against the reference.
+bool run_and_check(const Case& c) {
+    std::mt19937 rng(c.seed);
+    Operand a = make_operand(c.operand_type, c.m, c.k, c.a_transposed, c.a_mode, rng);
+    Operand b = make_operand(c.b_type, c.n, c.k, c.b_transposed, c.b_mode, rng);
+    const bool fp8_in = is_fp8(c.operand_type);
+    const GemmType side = is_fp8(c.d_type) ? GemmType::BFloat16 : c.d_type;
+    const GemmType bias_type = fp8_in ? GemmType::BFloat16 : c.d_type;
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+
+    GemmArgs g;
+    g.m = c.m;
+    g.n = c.n;
+    g.k = c.k;
+    g.a = a.view();
+    g.b = b.view();
+    Buffer d(c.m * c.n * size_of(c.d_type));
+    g.d = d.bytes();
+    g.d_type = c.d_type;
+    g.epilogue = c.epilogue;
+    Buffer d_scale(4), d_amax(4);
+    const float output_scale = 0.75f / 1024.0f;  // keeps most FP8 outputs inside E4M3's range
+    if (is_fp8(c.d_type)) {
+        d_scale.floats()[0] = output_scale;
+        d_amax.floats()[0] = -1.0f;
+        g.d_scale = d_scale.floats();
+        g.d_amax = d_amax.floats();
+    }
+    Buffer bias(c.n * 2 * 4);
+    std::vector<double> bias_value;
+    bias_value.resize(c.n);
+    if (c.epilogue == Epilogue::Bias || c.epilogue == Epilogue::GeluAuxBias) {
+        for (std::size_t j = 0; j < c.n; ++j) bias_value[j] = put(bias.bytes(), bias_type, j, uniform(rng));
+        g.bias = bias.bytes();
+        g.bias_type = bias_type;
+    }
+    const std::size_t aux_ld = (c.n + 7) / 8 * 8 + 8;
+    Buffer aux(c.m * aux_ld * 4);
+    std::vector<double> aux_in(c.m * c.n, 0.0);
+    if (c.epilogue == Epilogue::GeluAuxBias || c.epilogue == Epilogue::DGeluBGrad) {
+        g.aux = aux.bytes();
+        g.aux_ld = aux_ld;
+        if (c.epilogue == Epilogue::DGeluBGrad) {
+            for (std::size_t i = 0; i < c.m; ++i) {
+                for (std::size_t j = 0; j < c.n; ++j) aux_in[i * c.n + j] = put(aux.bytes(), side, i * aux_ld + j, 3.0f * uniform(rng));
+            }
+        }
+    }
+    Buffer bias_grad(std::max(c.m, c.n) * 4);
+    if (c.epilogue == Epilogue::DGeluBGrad || c.epilogue == Epilogue::BGradB) g.bias_grad = bias_grad.bytes();
+
+    const std::uint64_t launches = launch_count();
+    host::gemm(g);
+    if (launch_count() != launches + 1) {
+        QTest::qFail("not one launch counted", __FILE__, __LINE__);
+        return false;
+    }
+
+    const double accumulation = std::ldexp(static_cast<double>(c.k) + 8.0, -22);  // relative to Σ|a·b|
+    std::vector<double> column_sum, column_bound;
+    column_sum.resize(c.n);
+    column_bound.resize(c.n);
+    double amax = 0.0;
+    for (std::size_t i = 0; i < c.m; ++i) {
+        for (std::size_t j = 0; j < c.n; ++j) {
+            double product = 0.0, magnitude = 0.0;
+            for (std::size_t p = 0; p < c.k; ++p) {
+                const double term = a.value[i * c.k + p] * b.value[j * c.k + p];
+                product += term;
+                magnitude += std::fabs(term);
+            }
+            double bound = accumulation * magnitude;
+            double want = product;
+            switch (c.epilogue) {
+                case Epilogue::None:
+                case Epilogue::BGradB: break;
+                case Epilogue::Bias: want = product + bias_value[j]; break;
+                case Epilogue::GeluAuxBias: {
+                    const double pre = product + bias_value[j];
+                    const double aux_bound = bound + ulp(side) * std::fabs(pre) + 1e-30;
+                    if (!close(c, "aux", i * aux_ld + j, get(aux.bytes(), side, i * aux_ld + j), pre, aux_bound)) return false;
+                    want = gelu(pre);
+                    bound = 1.2 * bound + 1e-6 * std::fabs(want);  // gelu' <= 1.13; tanhf's few ulps
+                    break;
+                }
+                case Epilogue::DGeluBGrad: {
+                    const double slope = gelu_derivative(aux_in[i * c.n + j]);
+                    want = product * slope;
+                    bound = bound * std::fabs(slope) + 1e-6 * std::fabs(want);
+                    column_sum[j] += want;
+                    column_bound[j] += bound + std::ldexp(static_cast<double>(c.m), -22) * std::fabs(want);
+                    break;
+                }
+            }
+            amax = std::max(amax, std::fabs(want));
+            const std::size_t index = i * c.n + j;
+            if (is_fp8(c.d_type)) {
+                const std::uint8_t got = d.bytes()[index];
+                const std::uint8_t expected = hn::float_to_fp8(static_cast<float>(want * output_scale), fp8(c.d_type));
+                const auto code = [](std::uint8_t q) { return (q & 0x80) ? -int(q & 0x7f) : int(q & 0x7f); };
+                if (std::abs(code(got) - code(expected)) > 1) {
+                    close(c, "d (FP8 code)", index, code(got), code(expected), 1);
+                    return false;
+                }
+            } else if (!close(c, "d", index, get(d.bytes(), c.d_type, index), want, bound + ulp(c.d_type) * std::fabs(want) + 1e-30)) {
+                return false;
+            }
+        }
+    }
+    if (is_fp8(c.d_type) && !close(c, "d_amax", 0, d_amax.floats()[0], amax, 1e-5 * amax)) return false;
+    if (c.epilogue == Epilogue::DGeluBGrad) {
+        for (std::size_t j = 0; j < c.n; ++j) {
+            const double bound = column_bound[j] + ulp(side) * std::fabs(column_sum[j]) + 1e-30;
+            if (!close(c, "bias_grad", j, get(bias_grad.bytes(), side, j), column_sum[j], bound)) return false;
+        }
+    }
+    if (c.epilogue == Epilogue::BGradB) {
+        for (std::size_t i = 0; i < c.m; ++i) {
+            double sum = 0.0, magnitude = 0.0;
+            for (std::size_t p = 0; p < c.k; ++p) {
+                sum += a.value[i * c.k + p];
+                magnitude += std::fabs(a.value[i * c.k + p]);
+            }
+            const double bound = accumulation * magnitude + ulp(side) * std::fabs(sum) + 1e-30;
+            if (!close(c, "bias_grad", i, get(bias_grad.bytes(), side, i), sum, bound)) return false;
+        }
+    }
+    return true;
+}
+
+// A valid FP8 call over real buffers, for the rule cases to break one field at a time.
+struct RuleBuffers {
+    Buffer a{64 * 256}, b{64 * 256}, d{64 * 64 * 4}, scales{4096}, bias{1024}, aux{64 * 64 * 4}, bias_grad{1024}, small{64};
+    Buffer workspace{1024};
+
+    GemmArgs fp8() {
+        GemmArgs g;
+        g.m = g.n = 64;
+        g.k = 128;
+        g.a = {a.bytes(), GemmType::E4M3, scales.floats()};
+        g.b = {b.bytes(), GemmType::E4M3, scales.floats() + 4};
+        g.d = d.bytes();
+        g.d_type = GemmType::BFloat16;
+        return g;
+    }
+    GemmArgs bf16() {
+        GemmArgs g = fp8();
+        g.a = {a.bytes(), GemmType::BFloat16};
+        g.b = {b.bytes(), GemmType::BFloat16};
+        return g;
+    }
+    GemmArgs block() {
+        GemmArgs g = fp8();
+        g.a.scale_mode = ScaleMode::Block1x128;
+        g.b.scale_mode = ScaleMode::Block128x128;
+        return g;
+    }
+};
+
+template <typename T>
+T* offset(T* p, std::ptrdiff_t bytes) {
+    return reinterpret_cast<T*>(reinterpret_cast<std::uintptr_t>(p) + bytes);
+}
+
+}  // namespace
+
+class TestHostGemm : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void highPrecisionEveryEpilogueAndLayout() {
+        unsigned seed = 10;
+        for (const GemmType type : {GemmType::Float32, GemmType::BFloat16}) {
+            for (const Epilogue e : {Epilogue::None, Epilogue::Bias, Epilogue::GeluAuxBias, Epilogue::DGeluBGrad, Epilogue::BGradB}) {
+                for (const bool a_t : {false, true}) {
+                    for (const bool b_t : {false, true}) {
+                        if (e == Epilogue::BGradB && !a_t) continue;  // refused: checked in the rule tests
+                        Case c;
+                        c.m = 37;
+                        c.n = 29;
+                        c.k = 53;
+                        c.operand_type = c.b_type = c.d_type = type;
+                        c.epilogue = e;
+                        c.a_transposed = a_t;
+                        c.b_transposed = b_t;
+                        c.seed = ++seed;
+                        QVERIFY(run_and_check(c));
+                    }
+                }
+            }
+        }
+    }
+
+    void bfloat16OperandsToFloat32AndLongK() {
+        // Sizes across the thread split (m·n·k above one thread's share) and k with a tail after the lanes.
+        Case c;
+        c.m = 130;
+        c.n = 67;
+        c.k = 1027;
+        c.operand_type = c.b_type = GemmType::BFloat16;
+        c.d_type = GemmType::BFloat16;
+        c.epilogue = Epilogue::DGeluBGrad;
+        QVERIFY(run_and_check(c));
+        c.operand_type = c.b_type = c.d_type = GemmType::Float32;
+        c.epilogue = Epilogue::Bias;
+        c.b_transposed = true;
+        QVERIFY(run_and_check(c));
+    }
+
+    void fp8TensorScaledEveryOutputType() {
+        unsigned seed = 100;
+        const std::pair<GemmType, GemmType> pairs[] = {
+            {GemmType::E4M3, GemmType::E4M3}, {GemmType::E4M3, GemmType::E5M2}, {GemmType::E5M2, GemmType::E4M3}};
+        for (const auto& [a_type, b_type] : pairs) {
+            for (const GemmType d_type : {GemmType::Float32, GemmType::BFloat16, GemmType::E4M3, GemmType::E5M2}) {
+                if (d_type == GemmType::E5M2 && a_type != GemmType::E5M2 && b_type != GemmType::E5M2) continue;
+                for (const Epilogue e : {Epilogue::None, Epilogue::Bias, Epilogue::GeluAuxBias}) {
+                    if (is_fp8(d_type) && e == Epilogue::GeluAuxBias) continue;
+                    Case c;
+                    c.m = 48;
+                    c.n = 32;
+                    c.k = 80;
+                    c.operand_type = a_type;
+                    c.b_type = b_type;
+                    c.d_type = d_type;
+                    c.epilogue = e;
+                    c.seed = ++seed;
+                    QVERIFY(run_and_check(c));
+                }
+            }
+        }
+    }
+
+    void fp8BlockScaled() {
+        // m and n past one 128-row tile (partial tiles), k = 3 blocks (the 128x128 layout pads k blocks to 4);
+        // padding scales are NaN and must stay unread.
+        const std::pair<ScaleMode, ScaleMode> modes[] = {{ScaleMode::Block1x128, ScaleMode::Block128x128},
+                                                         {ScaleMode::Block128x128, ScaleMode::Block1x128},
+                                                         {ScaleMode::Block1x128, ScaleMode::Block1x128}};
+        unsigned seed = 200;
+        for (const auto& [a_mode, b_mode] : modes) {
+            for (const GemmType d_type : {GemmType::Float32, GemmType::BFloat16}) {
+                for (const Epilogue e : {Epilogue::None, Epilogue::Bias}) {
+                    Case c;
+                    c.m = 144;
+                    c.n = 272;
+                    c.k = 384;
+                    c.operand_type = GemmType::E4M3;
+                    c.b_type = GemmType::E4M3;
+                    c.d_type = d_type;
+                    c.epilogue = e;
+                    c.a_mode = a_mode;
+                    c.b_mode = b_mode;
+                    c.seed = ++seed;
+                    QVERIFY(run_and_check(c));
+                }
+            }
+        }
+        Case wgrad;  // E4M3 x E5M2 with 1x128 both ways, the wgrad's shape class
+        wgrad.m = 32;
+        wgrad.n = 16;
+        wgrad.k = 256;
+        wgrad.operand_type = GemmType::E4M3;
+        wgrad.b_type = GemmType::E5M2;
+        wgrad.a_mode = wgrad.b_mode = ScaleMode::Block1x128;
+        QVERIFY(run_and_check(wgrad));
+    }
+
+    // Each element is computed the same way whatever the rows around it: a GEMM over a slice of a's rows
+    // gives the big GEMM's rows bit for bit (the big one is split over threads, the slice is not).
+    void resultDoesNotDependOnTheSplit() {
+        std::mt19937 rng(7);
+        const std::size_t m = 512, n = 96, k = 200;
+        Operand a = make_operand(GemmType::BFloat16, m, k, false, ScaleMode::Tensor, rng);
+        Operand b = make_operand(GemmType::BFloat16, n, k, false, ScaleMode::Tensor, rng);
+        Buffer whole(m * n * 4), slice(32 * n * 4);
+        GemmArgs g;
+        g.m = m;
+        g.n = n;
+        g.k = k;
+        g.a = a.view();
+        g.b = b.view();
+        g.d = whole.bytes();
+        g.d_type = GemmType::Float32;
+        host::gemm(g);
+        for (const std::size_t first : {std::size_t{0}, std::size_t{33}, std::size_t{480}}) {
+            GemmArgs part = g;
+            part.m = 32;
+            part.a.data = a.data.bytes() + first * k * 2;
+            part.d = slice.bytes();
+            if (reinterpret_cast<std::uintptr_t>(part.a.data) % 16 != 0) continue;  // 33 rows of 400 bytes: misaligned
+            host::gemm(part);
+            QVERIFY(std::memcmp(slice.bytes(), whole.bytes() + first * n * 4, 32 * n * 4) == 0);
+        }
+    }
+
+    void everyRuleRefusedOnTheHost() {
+        RuleBuffers buffers;
+        QVERIFY(!gemm_refusal(buffers.fp8(), GemmTarget{}));
+        QVERIFY(!gemm_refusal(buffers.bf16(), GemmTarget{}));
+        QVERIFY(!gemm_refusal(buffers.block(), GemmTarget{}));
+        struct RuleCase {
+            const char* name;
+            GemmRule rule;
+            std::function<GemmArgs(RuleBuffers&)> args;
+        };
+        const std::vector<RuleCase> cases = {
+            {"unknown type", GemmRule::UnknownValue, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = static_cast<GemmType>(9); return g; }},
+            {"unknown epilogue", GemmRule::UnknownValue, [](RuleBuffers& r) { auto g = r.fp8(); g.epilogue = static_cast<Epilogue>(9); return g; }},
+            {"k = 0", GemmRule::EmptyK, [](RuleBuffers& r) { auto g = r.bf16(); g.k = 0; return g; }},
+            {"m over 32 bits", GemmRule::SizeOver32Bits, [](RuleBuffers& r) { auto g = r.bf16(); g.m = std::size_t{1} << 31; return g; }},
+            {"types mix", GemmRule::OperandTypesMix, [](RuleBuffers& r) { auto g = r.fp8(); g.b.type = GemmType::BFloat16; return g; }},
+            {"float32 x bfloat16", GemmRule::OperandTypesMix, [](RuleBuffers& r) { auto g = r.bf16(); g.a.type = GemmType::Float32; return g; }},
+            {"E5M2 x E5M2", GemmRule::E5M2TimesE5M2, [](RuleBuffers& r) { auto g = r.fp8(); g.a.type = g.b.type = GemmType::E5M2; return g; }},
+            {"FP8 d from bfloat16", GemmRule::Fp8OutputNeedsFp8Operands, [](RuleBuffers& r) { auto g = r.bf16(); g.d_type = GemmType::E4M3; return g; }},
+            {"E5M2 d from E4M3", GemmRule::E5M2OutputNeedsE5M2Operand, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = GemmType::E5M2; g.d_scale = r.scales.floats(); return g; }},
+            {"FP8 a transposed", GemmRule::Fp8OperandTransposed, [](RuleBuffers& r) { auto g = r.fp8(); g.a.transposed = true; return g; }},
+            {"FP8 b transposed", GemmRule::Fp8OperandTransposed, [](RuleBuffers& r) { auto g = r.fp8(); g.b.transposed = true; return g; }},
+            {"block scale on bfloat16", GemmRule::BlockScaleNeedsFp8, [](RuleBuffers& r) { auto g = r.bf16(); g.a.scale_mode = ScaleMode::Block1x128; return g; }},
+            {"block x tensor", GemmRule::BlockAndTensorScaleMix, [](RuleBuffers& r) { auto g = r.block(); g.b.scale_mode = ScaleMode::Tensor; return g; }},
+            {"128x128 twice", GemmRule::Block128x128Twice, [](RuleBuffers& r) { auto g = r.block(); g.a.scale_mode = ScaleMode::Block128x128; return g; }},
+            {"block k = 80", GemmRule::BlockKNotMultipleOf128, [](RuleBuffers& r) { auto g = r.block(); g.k = 80; return g; }},
+            {"block fast", GemmRule::BlockNeedsSplitAccumulation, [](RuleBuffers& r) { auto g = r.block(); g.accumulation = Accumulation::Fast; return g; }},
+            {"block FP8 d", GemmRule::BlockFp8Output, [](RuleBuffers& r) { auto g = r.block(); g.d_type = GemmType::E4M3; g.d_scale = r.scales.floats(); return g; }},
+            {"block GELU", GemmRule::BlockEpilogue, [](RuleBuffers& r) { auto g = r.block(); g.epilogue = Epilogue::GeluAuxBias; return g; }},
+            {"FP8 m = 40", GemmRule::Fp8ShapeNotMultipleOf16, [](RuleBuffers& r) { auto g = r.fp8(); g.m = 40; return g; }},
+            {"FP8 k = 72", GemmRule::Fp8ShapeNotMultipleOf16, [](RuleBuffers& r) { auto g = r.fp8(); g.k = 72; return g; }},
+            {"no scale_inv", GemmRule::Fp8ScaleInvMissing, [](RuleBuffers& r) { auto g = r.fp8(); g.b.scale_inv = nullptr; return g; }},
+            {"FP8 d without d_scale", GemmRule::Fp8OutputScaleMissing, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = GemmType::E4M3; return g; }},
+            {"FP8 d with GELU", GemmRule::Fp8OutputEpilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = GemmType::E4M3; g.d_scale = r.scales.floats(); g.epilogue = Epilogue::GeluAuxBias; return g; }},
+            {"null d", GemmRule::NullOperand, [](RuleBuffers& r) { auto g = r.bf16(); g.d = nullptr; return g; }},
+            {"bias missing", GemmRule::EpilogueBufferMissing, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::Bias; return g; }},
+            {"aux missing", GemmRule::EpilogueBufferMissing, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::GeluAuxBias; g.bias = r.bias.bytes(); return g; }},
+            {"bias_grad missing", GemmRule::EpilogueBufferMissing, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::DGeluBGrad; g.aux = r.aux.bytes(); g.aux_ld = 64; return g; }},
+            {"aux_ld < n", GemmRule::AuxLeadingDimension, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::DGeluBGrad; g.aux = r.aux.bytes(); g.aux_ld = 56; g.bias_grad = r.bias_grad.bytes(); return g; }},
+            {"aux_ld not a multiple of 8", GemmRule::AuxLeadingDimension, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::DGeluBGrad; g.aux = r.aux.bytes(); g.aux_ld = 65; g.bias_grad = r.bias_grad.bytes(); return g; }},
+            {"a misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.a.data = offset(g.a.data, 8); return g; }},
+            {"a.scale_inv misaligned (2-byte aligned only)", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.a.scale_inv = offset(g.a.scale_inv, 2); return g; }},
+            {"b.scale_inv misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.b.scale_inv = offset(g.b.scale_inv, 1); return g; }},
+            {"block scale misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.block(); g.b.scale_inv = offset(g.b.scale_inv, 4); return g; }},
+            {"d_scale misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = GemmType::E4M3; g.d_scale = offset(r.scales.floats(), 2); return g; }},
+            {"d_amax misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = GemmType::E4M3; g.d_scale = r.scales.floats(); g.d_amax = offset(r.small.floats(), 2); return g; }},
+            {"bias misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::Bias; g.bias = offset(r.bias.bytes(), 2); return g; }},
+            {"aux misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::GeluAuxBias; g.bias = r.bias.bytes(); g.aux = offset(r.aux.bytes(), 8); g.aux_ld = 64; return g; }},
+            {"bias_grad misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.a.transposed = true; g.epilogue = Epilogue::BGradB; g.bias_grad = offset(r.bias_grad.bytes(), 4); return g; }},
+            {"H200 1: FP8 with a float32 bias", GemmRule::BiasType, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = GemmType::Float32; g.epilogue = Epilogue::Bias; g.bias = r.bias.bytes(); g.bias_type = GemmType::Float32; return g; }},
+            {"bfloat16 bias with float32 d", GemmRule::BiasType, [](RuleBuffers& r) { auto g = r.bf16(); g.a.type = g.b.type = GemmType::Float32; g.d_type = GemmType::Float32; g.epilogue = Epilogue::Bias; g.bias = r.bias.bytes(); g.bias_type = GemmType::BFloat16; return g; }},
+            {"FP8 DGELU_BGRAD", GemmRule::Fp8Epilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.epilogue = Epilogue::DGeluBGrad; g.aux = r.aux.bytes(); g.aux_ld = 64; g.bias_grad = r.bias_grad.bytes(); return g; }},
+            {"FP8 BGRADB", GemmRule::Fp8Epilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.epilogue = Epilogue::BGradB; g.bias_grad = r.bias_grad.bytes(); return g; }},
+            {"H200 3: BGRADB with a as stored [m, k]", GemmRule::BGradBNeedsTransposedA, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::BGradB; g.bias_grad = r.bias_grad.bytes(); return g; }},
+            {"workspace misaligned", GemmRule::Workspace, [](RuleBuffers& r) { auto g = r.bf16(); g.workspace = offset(r.workspace.bytes(), 16); g.workspace_bytes = 512; return g; }},
+            {"workspace bytes without memory", GemmRule::Workspace, [](RuleBuffers& r) { auto g = r.bf16(); g.workspace_bytes = 512; return g; }},
+        };
+        const std::uint64_t launches = launch_count();
+        for (const RuleCase& rule_case : cases) {
+            const GemmArgs g = rule_case.args(buffers);
+            const auto refusal = gemm_refusal(g, GemmTarget{});
+            QVERIFY2(refusal.has_value(), rule_case.name);
+            QVERIFY2(refusal->rule == rule_case.rule,
+                     qPrintable(QStringLiteral("%1: got %2 (%3)").arg(rule_case.name).arg(QString::fromUtf8(to_string(refusal->rule).data(), int(to_string(refusal->rule).size()))).arg(QString::fromStdString(refusal->message))));
+            try {
+                host::gemm(g);
+                QFAIL(qPrintable(QStringLiteral("%1: no error").arg(rule_case.name)));
+            } catch (const GemmRefused& e) {
+                QCOMPARE(e.rule(), rule_case.rule);
+                const std::string message = e.what();
+                QVERIFY2(message.rfind("tewb::kernels::host::gemm: ", 0) == 0, e.what());
+                QVERIFY2(message.find(refusal->message) != std::string::npos, e.what());
+            }
+        }
+        QCOMPARE(launch_count(), launches);  // nothing refused ran
+        // Callers may catch the base class; the typed rule travels with it.
+        try {
+            host::gemm(cases.front().args(buffers));
+            QFAIL("no error");
+        } catch (const KernelError& e) {
+            QVERIFY(dynamic_cast<const GemmRefused*>(&e) != nullptr);
+        }
+    }
+
+    void messagesNameTheValue() {
+        RuleBuffers buffers;
+        GemmArgs g = buffers.fp8();
+        g.m = 40;
+        QVERIFY(gemm_refusal(g, GemmTarget{})->message.find("got m = 40, n = 64, k = 128") != std::string::npos);
+        g = buffers.fp8();
+        g.a.scale_inv = offset(g.a.scale_inv, 2);
+        QVERIFY(gemm_refusal(g, GemmTarget{})->message.find("a.scale_inv (0x") != std::string::npos);
+        // A per-tensor scale is one float32 read by pointer: 4-byte alignment suffices (slot views into the FP8
+        // state, as the H200 ran them); a block-scale array needs 16.
+        g = buffers.fp8();
+        g.a.scale_inv = offset(g.a.scale_inv, 4);
+        QVERIFY(!gemm_refusal(g, GemmTarget{}));
+        g = buffers.fp8();
+        g.d_type = GemmType::Float32;
+        g.epilogue = Epilogue::Bias;
+        g.bias = buffers.bias.bytes();
+        g.bias_type = GemmType::Float32;
+        const std::string bias = gemm_refusal(g, GemmTarget{})->message;
+        QVERIFY2(bias.find("bias_type = float32") != std::string::npos && bias.find("allowed: bfloat16") != std::string::npos,
+                 bias.c_str());
+        QCOMPARE(std::string(to_string(GemmRule::NoAlgorithm)), std::string("NoAlgorithm"));
+    }
+
+    // The H200's second refusal: an FP8 d with C at d's address in bfloat16 (status 7). The wrapper's C
+    // comes from gemm_c_operand, which passes none for an FP8 output; other choices are refused.
+    void cOperandRule() {
+        RuleBuffers buffers;
+        GemmArgs g = buffers.fp8();
+        g.d_type = GemmType::E4M3;
+        g.d_scale = buffers.scales.floats();
+        const GemmCOperand chosen = gemm_c_operand(g);
+        QVERIFY(chosen.data == nullptr);
+        QCOMPARE(chosen.type, GemmType::BFloat16);
+        QVERIFY(!gemm_c_refusal(g, chosen));
+        const auto shared = gemm_c_refusal(g, GemmCOperand{g.d, GemmType::BFloat16});
+        QVERIFY(shared.has_value());
+        QCOMPARE(shared->rule, GemmRule::COperandLayout);
+        QVERIFY(shared->message.find("status 7") != std::string::npos);
+        QCOMPARE(gemm_c_refusal(g, GemmCOperand{nullptr, GemmType::E4M3})->rule, GemmRule::COperandLayout);
+        g = buffers.bf16();
+        QVERIFY(gemm_c_operand(g).data == g.d);
+        QVERIFY(!gemm_c_refusal(g, gemm_c_operand(g)));
+        QCOMPARE(gemm_c_refusal(g, GemmCOperand{g.d, GemmType::Float32})->rule, GemmRule::COperandLayout);
+    }
+
+    void computeCapabilityRulesOnDeviceTargets() {
+        RuleBuffers buffers;
+        const auto device = [](int major, int minor) { return GemmTarget{false, major, minor}; };
+        QCOMPARE(gemm_refusal(buffers.fp8(), device(8, 0))->rule, GemmRule::Fp8NeedsCC89);
+        QVERIFY(gemm_refusal(buffers.fp8(), device(8, 0))->message.find("this GPU has 8.0") != std::string::npos);
+        QVERIFY(!gemm_refusal(buffers.fp8(), device(8, 9)));
+        QCOMPARE(gemm_refusal(buffers.block(), device(8, 9))->rule, GemmRule::BlockScalingNeedsCC9x);
+        QVERIFY(!gemm_refusal(buffers.block(), device(9, 0)));
+        QCOMPARE(gemm_refusal(buffers.block(), device(10, 0))->rule, GemmRule::BlockScalingNeedsCC9x);
+        QVERIFY(!gemm_refusal(buffers.bf16(), device(7, 0)));
+        QVERIFY(!gemm_refusal(buffers.block(), GemmTarget{}));  // the host has no compute capability
+        // Other rules come first, on the host target already: a refusal is found on the CPU.
+        GemmArgs g = buffers.fp8();
+        g.m = 40;
+        QCOMPARE(gemm_refusal(g, device(8, 0))->rule, GemmRule::Fp8ShapeNotMultipleOf16);
+    }
+
+    void launchCountOnePerCall() {
+        RuleBuffers buffers;
+        GemmArgs g = buffers.bf16();
+        std::memset(buffers.a.bytes(), 0, 64 * 128 * 2);
+        std::memset(buffers.b.bytes(), 0, 64 * 128 * 2);
+        const std::uint64_t before = launch_count();
+        host::gemm(g);
+        host::gemm(g);
+        QCOMPARE(launch_count(), before + 2);
+        g.m = 0;  // nothing to compute: no launch, as on the GPU
+        host::gemm(g);
+        QCOMPARE(launch_count(), before + 2);
+    }
+
+    // The CPU training tests' shape: checked on sampled elements, timed for the log.
+    void trainingShape() {
+        std::mt19937 rng(3);
+        const std::size_t m = 3072, n = 2304, k = 768;
+        Operand a = make_operand(GemmType::BFloat16, m, k, false, ScaleMode::Tensor, rng);
+        Operand b = make_operand(GemmType::BFloat16, n, k, true, ScaleMode::Tensor, rng);
+        Buffer d(m * n * 2);
+        GemmArgs g;
+        g.m = m;
+        g.n = n;
+        g.k = k;
+        g.a = a.view();
+        g.b = b.view();
+        g.d = d.bytes();
+        g.d_type = GemmType::BFloat16;
+        const auto start = std::chrono::steady_clock::now();
+        host::gemm(g);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        qInfo("host GEMM %zux%zux%zu bfloat16: %.3f s, %.2f GFLOP/s", m, n, k, seconds, 2e-9 * m * n * k / seconds);
+        for (std::size_t sample = 0; sample < 200; ++sample) {
+            const std::size_t i = sample * 7919 % m, j = sample * 104729 % n;
+            double want = 0.0, magnitude = 0.0;
+            for (std::size_t p = 0; p < k; ++p) {
+                want += a.value[i * k + p] * b.value[j * k + p];
+                magnitude += std::fabs(a.value[i * k + p] * b.value[j * k + p]);
+            }
+            const double got = get(d.bytes(), GemmType::BFloat16, i * n + j);
+            QVERIFY2(std::fabs(got - want) <= std::ldexp(double(k), -22) * magnitude + std::ldexp(std::fabs(want), -7),
+                     qPrintable(QStringLiteral("d[%1, %2] = %3, reference %4").arg(i).arg(j).arg(got).arg(want)));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHostGemm)
+#include "tst_host_gemm.moc"

@@ -1,0 +1,965 @@
+// The host LayerNorm and GELU (tewb_kernels/host/normalization.h, activation.h) against references written
+// here: double-precision LayerNorm and tanh-form GELU within the tolerances the headers state, the FP8 output
+// and amax bit for bit against float_to_fp8 of the op's own float32 result, the two-stage column sums bit for
+// bit against the CUDA kernels' order re-derived here, argument refusals and launch counts.
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/host_numbers.h"
+#include "tewb_kernels/host/activation.h"
+#include "tewb_kernels/host/normalization.h"
+#include "tewb_kernels/kernel_error.h"
+#include "tewb_kernels/launch_count.h"
+
+using tewb::kernels::DType;
+using tewb::kernels::Fp8Output;
+using tewb::kernels::Fp8Type;
+using tewb::kernels::KernelError;
+namespace host = tewb::kernels::host;
+namespace detail = tewb::kernels::detail;
+
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const float kInf = std::numeric_limits<float>::infinity();
+
+// Host memory of a run-time dtype, 16-byte aligned (operator new), or shifted by one element to misalign it.
+class Tensor {
+public:
+    Tensor(DType dtype, std::size_t count, std::size_t shift = 0)
+        : dtype_(dtype), count_(count), shift_(shift), storage_((count + shift) * 4 / 4 + 8, 0.0f) {}
+
+    void* data() { return reinterpret_cast<std::uint8_t*>(storage_.data()) + shift_ * tewb::kernels::element_size(dtype_); }
+    const void* data() const {
+        return reinterpret_cast<const std::uint8_t*>(storage_.data()) + shift_ * tewb::kernels::element_size(dtype_);
+    }
+    DType dtype() const { return dtype_; }
+    std::size_t size() const { return count_; }
+    float at(std::size_t i) const { return detail::load(data(), dtype_, i); }
+    void set(std::size_t i, float v) { detail::store(data(), dtype_, i, v); }
+    std::vector<float> values() const {
+        std::vector<float> v(count_);
+        for (std::size_t i = 0; i < count_; ++i) v[i] = at(i);
+        return v;
+    }
+
+private:
+    DType dtype_;
+    std::size_t count_;
+    std::size_t shift_;
+    std::vector<float> storage_;
+};
+
+Tensor random_tensor(DType dtype, std::size_t count, std::mt19937& rng, float center, float spread, std::size_t shift = 0) {
+    Tensor t(dtype, count, shift);
+    std::normal_distribution<float> normal(center, spread);
+    for (std::size_t i = 0; i < count; ++i) t.set(i, normal(rng));
+    return t;
+}
+
+Tensor from_values(DType dtype, const std::vector<float>& v) {
+    Tensor t(dtype, v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) t.set(i, v[i]);
+    return t;
+}
+
+std::uint64_t launches_of(const std::function<void()>& call) {
+    const std::uint64_t before = tewb::kernels::launch_count();
+    call();
+    return tewb::kernels::launch_count() - before;
+}
+
+// The call throws KernelError whose message holds every fragment, and counts no launch.
+void expect_refusal(const std::function<void()>& call, const std::vector<std::string>& fragments) {
+    const std::uint64_t before = tewb::kernels::launch_count();
+    try {
+        call();
+    } catch (const KernelError& e) {
+        const std::string message = e.what();
+        for (const std::string& fragment : fragments) {
+            QVERIFY2(message.find(fragment) != std::string::npos, (message + " lacks: " + fragment).c_str());
+        }
+        QCOMPARE(tewb::kernels::launch_count(), before);
+        return;
+    }
+    QFAIL(("no KernelError; expected one with: " + fragments.front()).c_str());
+}
+
+std::string describe(const char* what, std::size_t rows, std::size_t cols, std::size_t i, double got, double want, double tol) {
+    return std::string(what) + " rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) + " i=" + std::to_string(i) +
+           ": got " + std::to_string(got) + ", want " + std::to_string(want) + " (tolerance " + std::to_string(tol) + ")";
+}
+
+bool same_bits(float a, float b) {
+    return detail::float_bits(a) == detail::float_bits(b);
+}
+
+// Half a bfloat16 ulp of v, relative: what a bfloat16 store adds to a float32 result.
+double store_error(DType dtype, double v) {
+    return dtype == DType::BFloat16 ? std::ldexp(std::fabs(v), -8) : 0.0;
+}
+
+// ---- LayerNorm references -------------------------------------------------------------------------------
+
+struct LayerNormReference {
+    std::vector<double> y, mean, rstd, tolerance;
+};
+
+LayerNormReference layer_norm_reference(const std::vector<float>& x, const std::vector<float>& gamma,
+                                        const std::vector<float>& beta, std::size_t rows, std::size_t hidden, float eps) {
+    LayerNormReference ref{std::vector<double>(rows * hidden), std::vector<double>(rows), std::vector<double>(rows),
+                           std::vector<double>(rows * hidden)};
+    for (std::size_t r = 0; r < rows; ++r) {
+        double sum = 0.0, magnitude = 0.0;
+        for (std::size_t c = 0; c < hidden; ++c) {
+            sum += x[r * hidden + c];
+            magnitude += std::fabs(x[r * hidden + c]);
+        }
+        const double mean = sum / static_cast<double>(hidden);
+        double squares = 0.0;
+        for (std::size_t c = 0; c < hidden; ++c) squares += (x[r * hidden + c] - mean) * (x[r * hidden + c] - mean);
+        const double rstd = 1.0 / std::sqrt(squares / static_cast<double>(hidden) + static_cast<double>(eps));
+        ref.mean[r] = mean;
+        ref.rstd[r] = rstd;
+        const double mean_magnitude = magnitude / static_cast<double>(hidden);
+        for (std::size_t c = 0; c < hidden; ++c) {
+            const double xhat = (x[r * hidden + c] - mean) * rstd;
+            ref.y[r * hidden + c] = xhat * gamma[c] + beta[c];
+            // The header's bound: 2^-21 (|gamma| (1 + |xhat| + rstd mean|x|) + |beta|).
+            ref.tolerance[r * hidden + c] =
+                std::ldexp(std::fabs(gamma[c]) * (1.0 + std::fabs(xhat) + rstd * mean_magnitude) + std::fabs(beta[c]), -21);
+        }
+    }
+    return ref;
+}
+
+struct LayerNormBackwardReference {
+    std::vector<double> dx, dx_tolerance, dgamma, dbeta, dgamma_magnitude, dbeta_magnitude;
+};
+
+// From the mean and rstd the forward saved, as the backward takes them.
+LayerNormBackwardReference layer_norm_backward_reference(const std::vector<float>& dy, const std::vector<float>& x,
+                                                         const std::vector<float>& mean, const std::vector<float>& rstd,
+                                                         const std::vector<float>& gamma, std::size_t rows, std::size_t hidden) {
+    LayerNormBackwardReference ref{std::vector<double>(rows * hidden), std::vector<double>(rows * hidden),
+                                   std::vector<double>(hidden, 0.0),   std::vector<double>(hidden, 0.0),
+                                   std::vector<double>(hidden, 0.0),   std::vector<double>(hidden, 0.0)};
+    std::vector<double> g(hidden), xhat(hidden);
+    for (std::size_t r = 0; r < rows; ++r) {
+        double sum_g = 0.0, sum_gx = 0.0, abs_g = 0.0, abs_gx = 0.0;
+        for (std::size_t c = 0; c < hidden; ++c) {
+            const std::size_t i = r * hidden + c;
+            g[c] = static_cast<double>(dy[i]) * gamma[c];
+            xhat[c] = (static_cast<double>(x[i]) - mean[r]) * rstd[r];
+            sum_g += g[c];
+            sum_gx += g[c] * xhat[c];
+            abs_g += std::fabs(g[c]);
+            abs_gx += std::fabs(g[c] * xhat[c]);
+            ref.dgamma[c] += dy[i] * xhat[c];
+            ref.dbeta[c] += dy[i];
+            ref.dgamma_magnitude[c] += std::fabs(dy[i] * xhat[c]);
+            ref.dbeta_magnitude[c] += std::fabs(dy[i]);
+        }
+        const double n = static_cast<double>(hidden);
+        for (std::size_t c = 0; c < hidden; ++c) {
+            const std::size_t i = r * hidden + c;
+            ref.dx[i] = rstd[r] * (g[c] - sum_g / n - xhat[c] * sum_gx / n);
+            ref.dx_tolerance[i] = std::ldexp(rstd[r] * (std::fabs(g[c]) + abs_g / n + std::fabs(xhat[c]) * abs_gx / n), -19);
+        }
+    }
+    return ref;
+}
+
+// The CUDA backward's dgamma/dbeta order (normalization.cu, layer_norm_fast.cuh), re-derived: partial rows, then
+// the final kernel's 8 warps. `fast` with `groups` rows per block; dgamma's term as each kernel writes it.
+void layer_norm_dparams_in_kernel_order(const std::vector<float>& dy, const std::vector<float>& x, const std::vector<float>& mean,
+                                        const std::vector<float>& rstd, std::size_t rows, std::size_t hidden, bool fast,
+                                        std::size_t groups, std::vector<float>& dgamma, std::vector<float>& dbeta) {
+    const std::size_t partials = std::min<std::size_t>(std::max<std::size_t>(rows, 1), 256);
+    std::vector<std::vector<float>> pg, pb;
+    if (fast) {
+        const std::size_t blocks = std::min((rows + groups - 1) / groups, partials);
+        for (std::size_t block = 0; block < blocks; ++block) {
+            std::vector<float> sum_g(hidden, 0.0f), sum_b(hidden, 0.0f);
+            for (std::size_t group = 0; group < groups; ++group) {
+                std::vector<float> acc_g(hidden, 0.0f), acc_b(hidden, 0.0f);
+                for (std::size_t r = block * groups + group; r < rows; r += blocks * groups) {
+                    for (std::size_t c = 0; c < hidden; ++c) {
+                        const std::size_t i = r * hidden + c;
+                        const float xhat = (x[i] - mean[r]) * rstd[r];
+                        acc_g[c] += dy[i] * xhat;
+                        acc_b[c] += dy[i];
+                    }
+                }
+                for (std::size_t c = 0; c < hidden; ++c) {
+                    sum_g[c] = groups == 1 ? acc_g[c] : sum_g[c] + acc_g[c];
+                    sum_b[c] = groups == 1 ? acc_b[c] : sum_b[c] + acc_b[c];
+                }
+            }
+            pg.push_back(sum_g);
+            pb.push_back(sum_b);
+        }
+    } else {
+        const std::size_t per_chunk = (rows + partials - 1) / partials;
+        for (std::size_t k = 0; k < partials; ++k) {
+            std::vector<float> acc_g(hidden, 0.0f), acc_b(hidden, 0.0f);
+            for (std::size_t r = k * per_chunk; r < rows && r < (k + 1) * per_chunk; ++r) {
+                for (std::size_t c = 0; c < hidden; ++c) {
+                    const std::size_t i = r * hidden + c;
+                    acc_g[c] += dy[i] * (x[i] - mean[r]) * rstd[r];
+                    acc_b[c] += dy[i];
+                }
+            }
+            pg.push_back(acc_g);
+            pb.push_back(acc_b);
+        }
+    }
+    dgamma.assign(hidden, 0.0f);
+    dbeta.assign(hidden, 0.0f);
+    for (std::size_t c = 0; c < hidden; ++c) {
+        float warp_g[8] = {}, warp_b[8] = {};
+        for (std::size_t w = 0; w < 8; ++w) {
+            for (std::size_t k = w; k < pg.size(); k += 8) {
+                warp_g[w] += pg[k][c];
+                warp_b[w] += pb[k][c];
+            }
+        }
+        for (std::size_t w = 0; w < 8; ++w) {
+            dgamma[c] += warp_g[w];
+            dbeta[c] += warp_b[w];
+        }
+    }
+}
+
+// ---- GELU references ------------------------------------------------------------------------------------
+
+double gelu_exact(double x) {
+    const double k = std::sqrt(2.0 / M_PI);
+    return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+}
+
+double gelu_derivative_exact(double x) {
+    const double k = std::sqrt(2.0 / M_PI);
+    const double t = std::tanh(k * (x + 0.044715 * x * x * x));
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x * x);
+}
+
+// The headers' bounds.
+double gelu_tolerance(double x, double y) {
+    return std::ldexp(std::fabs(x) + std::fabs(y), -22) + std::ldexp(1.0, -126);
+}
+
+double gelu_backward_tolerance(double dy, double x) {
+    return std::ldexp(std::fabs(dy) * (1.0 + std::fabs(x) * (1.0 + 0.134 * x * x)), -22) + std::ldexp(1.0, -126);
+}
+
+// Every bfloat16 value, then normal samples at several scales: the GELU inputs.
+std::vector<float> gelu_inputs(std::size_t extra, std::mt19937& rng) {
+    std::vector<float> v;
+    for (std::uint32_t h = 0; h < 65536; ++h) {
+        const float f = detail::bf16_to_float(static_cast<std::uint16_t>(h));
+        if (!std::isnan(f)) v.push_back(f);
+    }
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (std::size_t i = 0; i < extra; ++i) v.push_back(normal(rng) * std::ldexp(1.0f, static_cast<int>(i % 12) - 4));
+    return v;
+}
+
+bool agrees(float got, double want, double tolerance) {
+    if (std::isnan(want)) return std::isnan(got);
+    if (std::isinf(want)) return static_cast<double>(got) == want;
+    return std::fabs(static_cast<double>(got) - want) <= tolerance;
+}
+
+}  // namespace
+
+class TestHostNormalization : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    // ---- LayerNorm ----
+
+    void layerNormForwardMatchesDouble() {
+        std::mt19937 rng(17);
+        for (const DType x_dtype : {DType::Float32, DType::BFloat16}) {
+            for (const DType param_dtype : {DType::Float32, DType::BFloat16}) {
+                for (const DType out_dtype : {DType::Float32, DType::BFloat16}) {
+                    for (const std::size_t hidden : {1u, 7u, 129u, 768u}) {
+                        for (const std::size_t rows : {1u, 3u, 17u}) {
+                            check_forward(rng, x_dtype, param_dtype, out_dtype, rows, hidden, 0);
+                            check_forward(rng, x_dtype, param_dtype, out_dtype, rows, hidden, 1);  // misaligned: plain order
+                            if (QTest::currentTestFailed()) return;
+                        }
+                    }
+                }
+            }
+        }
+        qInfo("layer_norm forward: worst float32 y error %.3f of the stated bound", worst_y_);
+    }
+
+    void layerNormForwardHardRows() {
+        // A constant row (variance 0: rstd = 1/sqrt(eps)), a row far from 0 (cancellation in x - mean), and large values.
+        const std::size_t hidden = 768;
+        std::mt19937 rng(5);
+        std::vector<float> x(3 * hidden);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        for (std::size_t c = 0; c < hidden; ++c) {
+            x[c] = 0.1f;
+            x[hidden + c] = 1000.0f + normal(rng) * 0.01f;
+            x[2 * hidden + c] = normal(rng) * 3.0e4f;
+        }
+        Tensor xt = from_values(DType::Float32, x);
+        Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f);
+        Tensor beta = random_tensor(DType::Float32, hidden, rng, 0.0f, 0.2f);
+        Tensor out(DType::Float32, x.size());
+        std::vector<float> mean(3), rstd(3);
+        host::layer_norm_forward(xt.data(), DType::Float32, gamma.data(), beta.data(), DType::Float32, 3, hidden, 1e-5f,
+                                 out.data(), DType::Float32, nullptr, mean.data(), rstd.data());
+        const LayerNormReference ref = layer_norm_reference(x, gamma.values(), beta.values(), 3, hidden, 1e-5f);
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            QVERIFY2(agrees(out.at(i), ref.y[i], ref.tolerance[i]),
+                     describe("hard rows y", 3, hidden, i, out.at(i), ref.y[i], ref.tolerance[i]).c_str());
+        }
+        QVERIFY(std::fabs(rstd[0] - 1.0 / std::sqrt(1e-5)) < 1e-3);
+    }
+
+    void layerNormFp8OutputIsTheCastOfY() {
+        std::mt19937 rng(3);
+        for (const Fp8Type type : {Fp8Type::E4M3, Fp8Type::E5M2}) {
+            for (const std::size_t hidden : {1u, 7u, 129u, 768u}) {
+                const std::size_t rows = 17;
+                Tensor x = random_tensor(DType::BFloat16, rows * hidden, rng, 0.5f, 2.0f);
+                Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.5f);
+                Tensor beta = random_tensor(DType::Float32, hidden, rng, 0.0f, 0.5f);
+                const float scale = type == Fp8Type::E4M3 ? 1000.0f : 1.0e5f;  // big enough that some values saturate
+                std::vector<std::uint8_t> data(rows * hidden), transposed(rows * hidden);
+                float amax = 0.0f;
+                const Fp8Output fp8{data.data(), transposed.data(), &scale, &amax, type};
+                Tensor y32(DType::Float32, rows * hidden), y16(DType::BFloat16, rows * hidden);
+                std::vector<float> mean(rows), rstd(rows);
+                // out in float32 beside the FP8 output: each byte is the cast of the float y written beside it.
+                QCOMPARE(launches_of([&] {
+                             host::layer_norm_forward(x.data(), DType::BFloat16, gamma.data(), beta.data(), DType::Float32, rows,
+                                                      hidden, 1e-5f, y32.data(), DType::Float32, &fp8, mean.data(), rstd.data());
+                         }),
+                         std::uint64_t{2});
+                std::uint32_t max_bits = 0;
+                std::size_t saturated = 0;
+                for (std::size_t i = 0; i < rows * hidden; ++i) {
+                    const float y = y32.at(i);
+                    QCOMPARE(data[i], detail::float_to_fp8(y * scale, type));
+                    QCOMPARE(transposed[(i % hidden) * rows + i / hidden], data[i]);
+                    max_bits = std::max(max_bits, detail::float_bits(y) & 0x7fffffffu);
+                    saturated += (data[i] & 0x7fu) == (type == Fp8Type::E4M3 ? 0x7eu : 0x7bu) ? 1 : 0;
+                }
+                QCOMPARE(detail::float_bits(amax), max_bits);
+                if (hidden >= 7) QVERIFY(saturated > 0);
+
+                // out in bfloat16: the bytes are still the cast of the float32 y, not of its bfloat16 rounding.
+                std::vector<std::uint8_t> data16(rows * hidden);
+                float amax16 = 0.0f;
+                const Fp8Output fp8_16{data16.data(), nullptr, &scale, &amax16, type};
+                QCOMPARE(launches_of([&] {
+                             host::layer_norm_forward(x.data(), DType::BFloat16, gamma.data(), beta.data(), DType::Float32, rows,
+                                                      hidden, 1e-5f, y16.data(), DType::BFloat16, &fp8_16, mean.data(),
+                                                      rstd.data());
+                         }),
+                         std::uint64_t{1});
+                std::size_t differs_from_rounded = 0;
+                for (std::size_t i = 0; i < rows * hidden; ++i) {
+                    QCOMPARE(data16[i], data[i]);
+                    QCOMPARE(detail::float_bits(y16.at(i)),
+                             detail::float_bits(detail::bf16_to_float(detail::float_to_bf16(y32.at(i)))));
+                    differs_from_rounded += detail::float_to_fp8(y16.at(i) * scale, type) != data16[i] ? 1 : 0;
+                }
+                QCOMPARE(amax16, amax);
+                if (hidden >= 129) QVERIFY2(differs_from_rounded > 0, "the data cannot tell y from its bfloat16 rounding");
+            }
+        }
+    }
+
+    void layerNormAmaxCombinesAndNaNWins() {
+        const std::size_t rows = 3, hidden = 129;
+        std::mt19937 rng(11);
+        Tensor x = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
+        Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.1f);
+        Tensor beta(DType::Float32, hidden);
+        const float scale = 1.0f;
+        std::vector<std::uint8_t> data(rows * hidden);
+        std::vector<float> mean(rows), rstd(rows);
+        const auto run = [&](float start) {
+            float amax = start;
+            const Fp8Output fp8{data.data(), nullptr, &scale, &amax, Fp8Type::E4M3};
+            host::layer_norm_forward(x.data(), DType::Float32, gamma.data(), beta.data(), DType::Float32, rows, hidden, 1e-5f,
+                                     nullptr, DType::Float32, &fp8, mean.data(), rstd.data());
+            return amax;
+        };
+        const float fresh = run(0.0f);
+        QVERIFY(fresh > 1.0f && fresh < 10.0f);
+        QCOMPARE(run(1000.0f), 1000.0f);  // a larger amax already there is kept
+        QCOMPARE(run(0.5f), fresh);
+        QVERIFY(std::isnan(run(kNaN)));
+
+        // All-zero y (gamma = beta = 0): amax stays 0, every byte 0.
+        Tensor zero(DType::Float32, hidden);
+        float amax = 0.0f;
+        const Fp8Output fp8{data.data(), nullptr, &scale, &amax, Fp8Type::E4M3};
+        host::layer_norm_forward(x.data(), DType::Float32, zero.data(), zero.data(), DType::Float32, rows, hidden, 1e-5f, nullptr,
+                                 DType::Float32, &fp8, mean.data(), rstd.data());
+        QCOMPARE(detail::float_bits(amax), 0u);
+        QVERIFY(std::all_of(data.begin(), data.end(), [](std::uint8_t b) { return b == 0; }));
+    }
+
+    void layerNormNaNAndInfRows() {
+        const std::size_t rows = 4, hidden = 7;
+        std::mt19937 rng(13);
+        Tensor x = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
+        x.set(1 * hidden + 3, kNaN);
+        x.set(2 * hidden + 0, kInf);
+        Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.1f);
+        Tensor beta = random_tensor(DType::Float32, hidden, rng, 0.0f, 0.1f);
+        Tensor out(DType::BFloat16, rows * hidden);
+        std::vector<std::uint8_t> data(rows * hidden);
+        const float scale = 1.0f;
+        float amax = 0.0f;
+        const Fp8Output fp8{data.data(), nullptr, &scale, &amax, Fp8Type::E5M2};
+        std::vector<float> mean(rows), rstd(rows);
+        host::layer_norm_forward(x.data(), DType::Float32, gamma.data(), beta.data(), DType::Float32, rows, hidden, 1e-5f,
+                                 out.data(), DType::BFloat16, &fp8, mean.data(), rstd.data());
+        for (std::size_t c = 0; c < hidden; ++c) {
+            for (const std::size_t r : {1u, 2u}) {  // NaN, and inf (inf - inf): the whole row NaN
+                QVERIFY(std::isnan(out.at(r * hidden + c)));
+                QCOMPARE(data[r * hidden + c], std::uint8_t{0x7f});
+            }
+            QVERIFY(std::isfinite(out.at(c)) && std::isfinite(out.at(3 * hidden + c)));
+        }
+        QVERIFY(std::isnan(mean[1]) && std::isnan(rstd[1]));
+        QCOMPARE(mean[2], kInf);  // inf / 7; then inf - inf in the variance
+        QVERIFY(std::isnan(rstd[2]));
+        QVERIFY(std::isfinite(mean[0]) && std::isfinite(mean[3]) && std::isfinite(rstd[0]) && std::isfinite(rstd[3]));
+        QVERIFY(std::isnan(amax));
+    }
+
+    void layerNormBackwardMatchesDouble() {
+        std::mt19937 rng(29);
+        for (const DType x_dtype : {DType::Float32, DType::BFloat16}) {
+            for (const DType dy_dtype : {DType::Float32, DType::BFloat16}) {
+                for (const DType param_dtype : {DType::Float32, DType::BFloat16}) {
+                    for (const std::size_t hidden : {1u, 7u, 129u, 768u}) {
+                        for (const std::size_t rows : {1u, 3u, 17u, 300u}) {
+                            if (rows == 300 && hidden == 768 && param_dtype == DType::BFloat16) continue;  // keep it quick
+                            check_backward(rng, x_dtype, dy_dtype, param_dtype, rows, hidden, 0);
+                            check_backward(rng, x_dtype, dy_dtype, param_dtype, rows, hidden, 1);
+                            if (QTest::currentTestFailed()) return;
+                        }
+                    }
+                }
+            }
+        }
+        qInfo("layer_norm backward: worst float32 dx error %.3f, dgamma/dbeta %.3f of the stated bounds", worst_dx_,
+              worst_dparams_);
+    }
+
+    void layerNormWorkspaceBytes() {
+        QCOMPARE(host::layer_norm_backward_workspace_bytes(0, 768), std::size_t{2 * 1 * 768 * 4});
+        QCOMPARE(host::layer_norm_backward_workspace_bytes(17, 7), std::size_t{2 * 17 * 7 * 4});
+        QCOMPARE(host::layer_norm_backward_workspace_bytes(256, 129), std::size_t{2 * 256 * 129 * 4});
+        QCOMPARE(host::layer_norm_backward_workspace_bytes(3072, 768), std::size_t{2 * 256 * 768 * 4});
+    }
+
+    void layerNormRefusals() {
+        const std::size_t rows = 3, hidden = 8;
+        Tensor x(DType::Float32, rows * hidden), gamma(DType::Float32, hidden), beta(DType::Float32, hidden),
+            out(DType::Float32, rows * hidden);
+        std::vector<float> mean(rows), rstd(rows);
+        const char* forward = "tewb::kernels::host::layer_norm_forward";
+        const auto fwd = [&](const void* xp, DType x_dtype, std::size_t h, float eps, void* o, DType out_dtype,
+                             const Fp8Output* fp8) {
+            return [=, &gamma, &beta, &mean, &rstd] {
+                host::layer_norm_forward(xp, x_dtype, gamma.data(), beta.data(), DType::Float32, rows, h, eps, o, out_dtype, fp8,
+                                         mean.data(), rstd.data());
+            };
+        };
+        expect_refusal(fwd(nullptr, DType::Float32, hidden, 1e-5f, out.data(), DType::Float32, nullptr),
+                       {forward, "x is a null pointer"});
+        expect_refusal(
+            fwd(static_cast<const char*>(x.data()) + 2, DType::Float32, hidden, 1e-5f, out.data(), DType::Float32, nullptr),
+            {forward, "x is not 4-byte aligned"});
+        expect_refusal(fwd(x.data(), DType::Float16, hidden, 1e-5f, out.data(), DType::Float32, nullptr),
+                       {forward, "x has dtype float16", "allowed: float32, bfloat16"});
+        expect_refusal(fwd(x.data(), DType::Float32, hidden, 1e-5f, out.data(), DType::Float16, nullptr),
+                       {forward, "out has dtype float16"});
+        expect_refusal(fwd(x.data(), DType::Float32, 0, 1e-5f, out.data(), DType::Float32, nullptr), {forward, "hidden = 0"});
+        expect_refusal(fwd(x.data(), DType::Float32, hidden, 0.0f, out.data(), DType::Float32, nullptr), {forward, "eps = 0"});
+        expect_refusal(fwd(x.data(), DType::Float32, hidden, kNaN, out.data(), DType::Float32, nullptr), {forward, "eps = nan"});
+        expect_refusal(fwd(x.data(), DType::Float32, hidden, 1e-5f, nullptr, DType::Float32, nullptr), {forward, "no output"});
+        std::vector<std::uint8_t> data(rows * hidden);
+        const Fp8Output no_scale{data.data(), nullptr, nullptr, nullptr, Fp8Type::E4M3};
+        expect_refusal(fwd(x.data(), DType::Float32, hidden, 1e-5f, nullptr, DType::Float32, &no_scale),
+                       {forward, "fp8.scale is a null pointer"});
+        const float scale = 1.0f;
+        const Fp8Output aliased{data.data(), data.data(), &scale, nullptr, Fp8Type::E4M3};
+        expect_refusal(fwd(x.data(), DType::Float32, hidden, 1e-5f, nullptr, DType::Float32, &aliased), {forward, "same buffer"});
+        expect_refusal(
+            [&] {
+                host::layer_norm_forward(x.data(), DType::Float32, gamma.data(), beta.data(), DType::Float32, rows, hidden, 1e-5f,
+                                         out.data(), DType::Float32, nullptr, nullptr, rstd.data());
+            },
+            {forward, "mean is a null pointer"});
+        // rows = 0: nothing to do, nothing counted, pointers not looked at.
+        QCOMPARE(launches_of([&] {
+                     host::layer_norm_forward(nullptr, DType::Float32, nullptr, nullptr, DType::Float32, 0, hidden, 1e-5f,
+                                              out.data(), DType::Float32, nullptr, nullptr, nullptr);
+                 }),
+                 std::uint64_t{0});
+
+        const char* backward = "tewb::kernels::host::layer_norm_backward";
+        Tensor dy(DType::Float32, rows * hidden), dx(DType::Float32, rows * hidden), dgamma(DType::Float32, hidden),
+            dbeta(DType::Float32, hidden);
+        const std::size_t needed = host::layer_norm_backward_workspace_bytes(rows, hidden);
+        std::vector<float> workspace(needed / 4);
+        const auto bwd = [&](const void* dyp, DType dy_dtype, void* dxp, std::size_t bytes) {
+            return [=, &x, &mean, &rstd, &gamma, &dgamma, &dbeta, &workspace] {
+                host::layer_norm_backward(dyp, dy_dtype, x.data(), DType::Float32, mean.data(), rstd.data(), gamma.data(),
+                                          DType::Float32, rows, hidden, dxp, dgamma.data(), dbeta.data(), workspace.data(),
+                                          bytes);
+            };
+        };
+        expect_refusal(bwd(nullptr, DType::Float32, dx.data(), needed), {backward, "dy is a null pointer"});
+        expect_refusal(bwd(dy.data(), DType::Float16, dx.data(), needed), {backward, "dy has dtype float16"});
+        expect_refusal(bwd(dy.data(), DType::Float32, nullptr, needed), {backward, "dx is a null pointer"});
+        expect_refusal(bwd(dy.data(), DType::Float32, static_cast<char*>(dx.data()) + 1, needed),
+                       {backward, "dx is not 4-byte aligned"});
+        expect_refusal(
+            bwd(dy.data(), DType::Float32, dx.data(), needed - 4),
+            {backward, "workspace of " + std::to_string(needed - 4) + " bytes", "layer_norm_backward_workspace_bytes"});
+        QCOMPARE(launches_of([&] {
+                     host::layer_norm_backward(nullptr, DType::Float32, nullptr, DType::Float32, nullptr, nullptr, nullptr,
+                                               DType::Float32, 0, hidden, nullptr, nullptr, nullptr, nullptr, 0);
+                 }),
+                 std::uint64_t{0});
+    }
+
+    // ---- GELU ----
+
+    void geluForwardMatchesDouble() {
+        std::mt19937 rng(7);
+        const std::vector<float> inputs = gelu_inputs(20000, rng);
+        Tensor x = from_values(DType::Float32, inputs);
+        Tensor y(DType::Float32, inputs.size());
+        QCOMPARE(launches_of(
+                     [&] { host::gelu_forward(x.data(), DType::Float32, 1, inputs.size(), y.data(), DType::Float32, nullptr); }),
+                 std::uint64_t{1});
+        double worst = 0.0;
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            const double want = gelu_exact(inputs[i]);
+            const double tol = gelu_tolerance(inputs[i], want);
+            if (std::isfinite(want)) worst = std::max(worst, std::fabs(y.at(i) - want) / tol);
+            QVERIFY2(agrees(y.at(i), want, tol), describe("gelu", 1, inputs.size(), i, y.at(i), want, tol).c_str());
+        }
+        qInfo("gelu forward: worst error %.3f of the stated bound", worst);
+        // The special values by the kernel's formula: NaN stays NaN, +inf stays +inf, -inf gives 0.5 * -inf * 0 = NaN.
+        Tensor special = from_values(DType::Float32, {kNaN, kInf, -kInf, 0.0f, -0.0f, 1e30f, -1e30f});
+        Tensor out(DType::Float32, 7);
+        host::gelu_forward(special.data(), DType::Float32, 7, 1, out.data(), DType::Float32, nullptr);
+        QVERIFY(std::isnan(out.at(0)));
+        QCOMPARE(out.at(1), kInf);
+        QVERIFY(std::isnan(out.at(2)));
+        QCOMPARE(out.at(3), 0.0f);
+        QCOMPARE(out.at(5), 1e30f);
+        QCOMPARE(out.at(6), 0.0f);
+    }
+
+    void geluForwardFp8AndBf16() {
+        std::mt19937 rng(19);
+        for (const Fp8Type type : {Fp8Type::E4M3, Fp8Type::E5M2}) {
+            for (const auto& [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {3, 7}, {17, 129}, {127, 255}}) {
+                Tensor x = random_tensor(DType::BFloat16, rows * cols, rng, 0.0f, 3.0f);
+                x.set(0, rows * cols > 1 ? 1.0e4f : 0.5f);
+                Tensor x32 = from_values(DType::Float32, x.values());
+                Tensor y32(DType::Float32, rows * cols), y16(DType::BFloat16, rows * cols);
+                host::gelu_forward(x32.data(), DType::Float32, rows, cols, y32.data(), DType::Float32, nullptr);
+                const float scale = 100.0f;
+                std::vector<std::uint8_t> data(rows * cols), transposed(rows * cols);
+                float amax = 0.0f;
+                const Fp8Output fp8{data.data(), transposed.data(), &scale, &amax, type};
+                QCOMPARE(launches_of([&] {
+                             host::gelu_forward(x.data(), DType::BFloat16, rows, cols, y16.data(), DType::BFloat16, &fp8);
+                         }),
+                         std::uint64_t{2});
+                std::uint32_t max_bits = 0;
+                for (std::size_t i = 0; i < rows * cols; ++i) {
+                    QCOMPARE(data[i], detail::float_to_fp8(y32.at(i) * scale, type));
+                    QCOMPARE(transposed[(i % cols) * rows + i / cols], data[i]);
+                    QCOMPARE(detail::float_bits(y16.at(i)),
+                             detail::float_bits(detail::bf16_to_float(detail::float_to_bf16(y32.at(i)))));
+                    max_bits = std::max(max_bits, detail::float_bits(y32.at(i)) & 0x7fffffffu);
+                }
+                QCOMPARE(detail::float_bits(amax), max_bits);
+                if (rows * cols > 1)
+                    QCOMPARE(data[0], type == Fp8Type::E4M3 ? std::uint8_t{0x7e} : std::uint8_t{0x7b});  // saturated
+            }
+        }
+        // NaN input: the byte is NaN (0x7f) and amax becomes NaN.
+        Tensor x = from_values(DType::Float32, {1.0f, kNaN, -2.0f});
+        std::vector<std::uint8_t> data(3);
+        const float scale = 1.0f;
+        float amax = 0.0f;
+        const Fp8Output fp8{data.data(), nullptr, &scale, &amax, Fp8Type::E4M3};
+        QCOMPARE(launches_of([&] { host::gelu_forward(x.data(), DType::Float32, 1, 3, nullptr, DType::Float32, &fp8); }),
+                 std::uint64_t{1});
+        QCOMPARE(data[1], std::uint8_t{0x7f});
+        QVERIFY(std::isnan(amax));
+    }
+
+    void geluBackwardMatchesDouble() {
+        std::mt19937 rng(23);
+        const std::vector<float> inputs = gelu_inputs(20000, rng);
+        Tensor x = from_values(DType::Float32, inputs);
+        Tensor dy = random_tensor(DType::Float32, inputs.size(), rng, 0.0f, 2.0f);
+        Tensor dx(DType::Float32, inputs.size());
+        QCOMPARE(launches_of([&] {
+                     host::gelu_backward(dy.data(), x.data(), DType::Float32, 1, inputs.size(), dx.data(), nullptr, nullptr,
+                                         DType::Float32, nullptr, 0);
+                 }),
+                 std::uint64_t{1});
+        double worst = 0.0;
+        std::size_t overflowed = 0;
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            if (std::isinf(3.0f * 0.044715f * inputs[i] * inputs[i])) {
+                // The kernel's formula: 0 * inf where 3 * 0.044715 x^2 overflows float32 (|x| > 5e19).
+                QVERIFY(std::isnan(dx.at(i)));
+                ++overflowed;
+                continue;
+            }
+            const double want = dy.at(i) * gelu_derivative_exact(inputs[i]);
+            const double tol = gelu_backward_tolerance(dy.at(i), inputs[i]);
+            if (std::isfinite(want)) worst = std::max(worst, std::fabs(dx.at(i) - want) / tol);
+            QVERIFY2(agrees(dx.at(i), want, tol), describe("gelu backward", 1, inputs.size(), i, dx.at(i), want, tol).c_str());
+        }
+        qInfo("gelu backward: worst error %.3f of the stated bound", worst);
+        QVERIFY(overflowed > 0);
+    }
+
+    void geluBackwardDbiasInKernelOrder() {
+        std::mt19937 rng(31);
+        const std::vector<std::pair<std::size_t, std::size_t>> shapes = {{1, 1},    {3, 7},    {17, 129}, {33, 257},
+                                                                         {255, 17}, {3000, 3}, {40000, 3}};
+        for (const DType dtype : {DType::Float32, DType::BFloat16}) {
+            for (const DType dbias_dtype : {DType::Float32, DType::BFloat16}) {
+                for (const auto& [rows, cols] : shapes) {
+                    const std::size_t n = rows * cols;
+                    Tensor x = random_tensor(dtype, n, rng, 0.0f, 2.0f);
+                    Tensor dy = random_tensor(dtype, n, rng, 0.1f, 1.0f);
+                    // The float32 dx the op computes, from a float32 run on the same values.
+                    Tensor x32 = from_values(DType::Float32, x.values()), dy32 = from_values(DType::Float32, dy.values());
+                    Tensor g32(DType::Float32, n);
+                    host::gelu_backward(dy32.data(), x32.data(), DType::Float32, rows, cols, g32.data(), nullptr, nullptr,
+                                        DType::Float32, nullptr, 0);
+
+                    const std::size_t bytes = host::gelu_backward_workspace_bytes(rows, cols);
+                    const std::size_t chunks = std::min<std::size_t>(std::max<std::size_t>((rows + 31) / 32, 1), 1024);
+                    QCOMPARE(bytes, chunks * cols * sizeof(float));
+                    std::vector<float> workspace(bytes / 4 + 1, kNaN);
+                    Tensor dx(dtype, n), dbias(dbias_dtype, cols);
+                    const float scale = 8.0f;
+                    std::vector<std::uint8_t> data(n), transposed(n);
+                    float amax = 0.0f;
+                    const Fp8Output fp8{data.data(), transposed.data(), &scale, &amax, Fp8Type::E5M2};
+                    QCOMPARE(launches_of([&] {
+                                 host::gelu_backward(dy.data(), x.data(), dtype, rows, cols, dx.data(), &fp8, dbias.data(),
+                                                     dbias_dtype, workspace.data(), bytes);
+                             }),
+                             std::uint64_t{2});
+
+                    // dbias: chunks of ceil(rows / chunks) rows, each summed in row order, then the chunks in order.
+                    const std::size_t per_chunk = (rows + chunks - 1) / chunks;
+                    std::vector<float> want(cols, 0.0f);
+                    std::vector<double> exact(cols, 0.0), magnitude(cols, 0.0), term_error(cols, 0.0);
+                    for (std::size_t k = 0; k < chunks; ++k) {
+                        std::vector<float> part(cols, 0.0f);
+                        for (std::size_t r = k * per_chunk; r < rows && r < (k + 1) * per_chunk; ++r) {
+                            for (std::size_t c = 0; c < cols; ++c) part[c] += g32.at(r * cols + c);
+                        }
+                        for (std::size_t c = 0; c < cols; ++c) {
+                            QVERIFY(same_bits(workspace[k * cols + c], part[c]));
+                            want[c] += part[c];
+                        }
+                    }
+                    std::uint32_t max_bits = 0;
+                    for (std::size_t i = 0; i < n; ++i) {
+                        const float g = g32.at(i);
+                        QCOMPARE(
+                            detail::float_bits(dx.at(i)),
+                            detail::float_bits(dtype == DType::Float32 ? g : detail::bf16_to_float(detail::float_to_bf16(g))));
+                        QCOMPARE(data[i], detail::float_to_fp8(g * scale, Fp8Type::E5M2));
+                        QCOMPARE(transposed[(i % cols) * rows + i / cols], data[i]);
+                        max_bits = std::max(max_bits, detail::float_bits(g) & 0x7fffffffu);
+                        exact[i % cols] += dy.at(i) * gelu_derivative_exact(x.at(i));
+                        magnitude[i % cols] += std::fabs(dy.at(i) * gelu_derivative_exact(x.at(i)));
+                        term_error[i % cols] += gelu_backward_tolerance(dy.at(i), x.at(i));
+                    }
+                    QCOMPARE(detail::float_bits(amax), max_bits);
+                    for (std::size_t c = 0; c < cols; ++c) {
+                        const float stored =
+                            dbias_dtype == DType::Float32 ? want[c] : detail::bf16_to_float(detail::float_to_bf16(want[c]));
+                        QVERIFY2(same_bits(dbias.at(c), stored),
+                                 describe("dbias order", rows, cols, c, dbias.at(c), stored, 0).c_str());
+                        // And near the exact sum: the terms' own errors plus a float32 chain of per_chunk + chunks additions.
+                        const double tol = std::ldexp(magnitude[c], -24) * static_cast<double>(per_chunk + chunks) +
+                                           term_error[c] + store_error(dbias_dtype, exact[c]);
+                        QVERIFY2(std::fabs(dbias.at(c) - exact[c]) <= tol,
+                                 describe("dbias", rows, cols, c, dbias.at(c), exact[c], tol).c_str());
+                    }
+                }
+            }
+        }
+    }
+
+    void geluBackwardOutputsAreOptional() {
+        const std::size_t rows = 5, cols = 9;
+        std::mt19937 rng(37);
+        Tensor x = random_tensor(DType::Float32, rows * cols, rng, 0.0f, 1.0f);
+        Tensor dy = random_tensor(DType::Float32, rows * cols, rng, 0.0f, 1.0f);
+        Tensor dx(DType::Float32, rows * cols);
+        host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, dx.data(), nullptr, nullptr, DType::Float32, nullptr,
+                            0);
+        // FP8 only, no transposed copy, no amax; dbias only.
+        std::vector<std::uint8_t> data(rows * cols);
+        const float scale = 2.0f;
+        const Fp8Output fp8{data.data(), nullptr, &scale, nullptr, Fp8Type::E4M3};
+        QCOMPARE(launches_of([&] {
+                     host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, nullptr, &fp8, nullptr, DType::Float32,
+                                         nullptr, 0);
+                 }),
+                 std::uint64_t{1});
+        for (std::size_t i = 0; i < rows * cols; ++i) QCOMPARE(data[i], detail::float_to_fp8(dx.at(i) * scale, Fp8Type::E4M3));
+        Tensor dbias(DType::Float32, cols);
+        std::vector<float> workspace(host::gelu_backward_workspace_bytes(rows, cols) / 4);
+        QCOMPARE(launches_of([&] {
+                     host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, nullptr, nullptr, dbias.data(),
+                                         DType::Float32, workspace.data(), workspace.size() * 4);
+                 }),
+                 std::uint64_t{2});
+        for (std::size_t c = 0; c < cols; ++c) {
+            float sum = 0.0f;
+            for (std::size_t r = 0; r < rows; ++r) sum += dx.at(r * cols + c);
+            QVERIFY(same_bits(dbias.at(c), 0.0f + sum));
+        }
+        // NaN in x: its dx, byte and column sum are NaN, amax NaN.
+        x.set(7, kNaN);
+        float amax = 0.0f;
+        const Fp8Output with_amax{data.data(), nullptr, &scale, &amax, Fp8Type::E4M3};
+        host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, dx.data(), &with_amax, dbias.data(), DType::Float32,
+                            workspace.data(), workspace.size() * 4);
+        QVERIFY(std::isnan(dx.at(7)));
+        QCOMPARE(data[7], std::uint8_t{0x7f});
+        QVERIFY(std::isnan(dbias.at(7 % cols)));
+        QVERIFY(std::isfinite(dbias.at(0)));
+        QVERIFY(std::isnan(amax));
+    }
+
+    void geluRefusals() {
+        const std::size_t rows = 3, cols = 5;
+        Tensor x(DType::Float32, rows * cols), out(DType::Float32, rows * cols), dy(DType::Float32, rows * cols),
+            dbias(DType::Float32, cols);
+        const char* forward = "tewb::kernels::host::gelu_forward";
+        expect_refusal([&] { host::gelu_forward(nullptr, DType::Float32, rows, cols, out.data(), DType::Float32, nullptr); },
+                       {forward, "x is a null pointer"});
+        expect_refusal([&] { host::gelu_forward(x.data(), DType::Float16, rows, cols, out.data(), DType::Float32, nullptr); },
+                       {forward, "x has dtype float16"});
+        expect_refusal([&] { host::gelu_forward(x.data(), DType::Float32, rows, cols, nullptr, DType::Float32, nullptr); },
+                       {forward, "no output"});
+        expect_refusal(
+            [&] {
+                host::gelu_forward(x.data(), DType::Float32, rows, cols, static_cast<char*>(out.data()) + 2, DType::Float32,
+                                   nullptr);
+            },
+            {forward, "out is not 4-byte aligned"});
+        QCOMPARE(launches_of([&] { host::gelu_forward(nullptr, DType::Float32, 0, cols, out.data(), DType::Float32, nullptr); }),
+                 std::uint64_t{0});
+        QCOMPARE(launches_of([&] { host::gelu_forward(nullptr, DType::Float32, rows, 0, out.data(), DType::Float32, nullptr); }),
+                 std::uint64_t{0});
+
+        const char* backward = "tewb::kernels::host::gelu_backward";
+        const std::size_t needed = host::gelu_backward_workspace_bytes(rows, cols);
+        std::vector<float> workspace(needed / 4);
+        expect_refusal(
+            [&] {
+                host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, nullptr, nullptr, nullptr, DType::Float32,
+                                    nullptr, 0);
+            },
+            {backward, "no output"});
+        expect_refusal(
+            [&] {
+                host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, nullptr, nullptr, dbias.data(),
+                                    DType::Float32, workspace.data(), needed - 1);
+            },
+            {backward, "workspace of " + std::to_string(needed - 1) + " bytes", "gelu_backward_workspace_bytes"});
+        expect_refusal(
+            [&] {
+                host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, nullptr, nullptr, dbias.data(),
+                                    DType::Float16, workspace.data(), needed);
+            },
+            {backward, "dbias has dtype float16"});
+        expect_refusal(
+            [&] {
+                host::gelu_backward(dy.data(), static_cast<char*>(x.data()) + 1, DType::BFloat16, rows, cols, out.data(), nullptr,
+                                    nullptr, DType::Float32, nullptr, 0);
+            },
+            {backward, "x is not 2-byte aligned"});
+        const float scale = 1.0f;
+        std::vector<std::uint8_t> data(rows * cols);
+        const Fp8Output bad_type{data.data(), nullptr, &scale, nullptr, static_cast<Fp8Type>(7)};
+        expect_refusal(
+            [&] {
+                host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, nullptr, &bad_type, nullptr, DType::Float32,
+                                    nullptr, 0);
+            },
+            {backward, "unsupported FP8 type"});
+        QCOMPARE(host::gelu_backward_workspace_bytes(0, 7), std::size_t{7 * 4});
+        QCOMPARE(host::gelu_backward_workspace_bytes(33, 7), std::size_t{2 * 7 * 4});
+        QCOMPARE(host::gelu_backward_workspace_bytes(3072, 3072), std::size_t{96 * 3072 * 4});
+        QCOMPARE(host::gelu_backward_workspace_bytes(100000, 3), std::size_t{1024 * 3 * 4});
+    }
+
+    void trainingSizesRunQuickly() {
+        // The CPU training run's shapes: 3072 x 768 LayerNorm, 3072 x 3072 GELU forward and backward with dbias.
+        std::mt19937 rng(41);
+        const std::size_t rows = 3072, hidden = 768, ffn = 3072;
+        Tensor x = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
+        Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.1f), beta(DType::Float32, hidden);
+        Tensor y(DType::BFloat16, rows * hidden);
+        std::vector<float> mean(rows), rstd(rows);
+        QElapsedTimer timer;
+        timer.start();
+        host::layer_norm_forward(x.data(), DType::Float32, gamma.data(), beta.data(), DType::Float32, rows, hidden, 1e-5f,
+                                 y.data(), DType::BFloat16, nullptr, mean.data(), rstd.data());
+        Tensor dy = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f), dx(DType::Float32, rows * hidden);
+        Tensor dgamma(DType::Float32, hidden), dbeta(DType::Float32, hidden);
+        std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, hidden) / 4);
+        host::layer_norm_backward(dy.data(), DType::BFloat16, x.data(), DType::Float32, mean.data(), rstd.data(), gamma.data(),
+                                  DType::Float32, rows, hidden, dx.data(), dgamma.data(), dbeta.data(), workspace.data(),
+                                  workspace.size() * 4);
+        const qint64 layer_norm_ms = timer.restart();
+        Tensor h = random_tensor(DType::BFloat16, rows * ffn, rng, 0.0f, 1.0f), hy(DType::BFloat16, rows * ffn);
+        host::gelu_forward(h.data(), DType::BFloat16, rows, ffn, hy.data(), DType::BFloat16, nullptr);
+        Tensor dh(DType::BFloat16, rows * ffn), dbias(DType::Float32, ffn);
+        std::vector<float> gelu_workspace(host::gelu_backward_workspace_bytes(rows, ffn) / 4);
+        host::gelu_backward(hy.data(), h.data(), DType::BFloat16, rows, ffn, dh.data(), nullptr, dbias.data(), DType::Float32,
+                            gelu_workspace.data(), gelu_workspace.size() * 4);
+        const qint64 gelu_ms = timer.elapsed();
+        qInfo("3072 x 768 LayerNorm forward + backward: %lld ms; 3072 x 3072 GELU forward + backward: %lld ms", layer_norm_ms,
+              gelu_ms);
+        QVERIFY(std::isfinite(dgamma.at(0)) && std::isfinite(dbias.at(0)));
+    }
+
+private:
+    double worst_y_ = 0.0;
+    double worst_dx_ = 0.0;
+    double worst_dparams_ = 0.0;
+
+    void check_forward(std::mt19937& rng, DType x_dtype, DType param_dtype, DType out_dtype, std::size_t rows, std::size_t hidden,
+                       std::size_t shift) {
+        Tensor x = random_tensor(x_dtype, rows * hidden, rng, 2.0f, 3.0f, shift);
+        Tensor gamma = random_tensor(param_dtype, hidden, rng, 1.0f, 0.5f);
+        Tensor beta = random_tensor(param_dtype, hidden, rng, 0.0f, 0.5f);
+        Tensor out(out_dtype, rows * hidden, shift);
+        std::vector<float> mean(rows), rstd(rows);
+        const float eps = 1e-5f;
+        QCOMPARE(launches_of([&] {
+                     host::layer_norm_forward(x.data(), x_dtype, gamma.data(), beta.data(), param_dtype, rows, hidden, eps,
+                                              out.data(), out_dtype, nullptr, mean.data(), rstd.data());
+                 }),
+                 std::uint64_t{1});
+        const LayerNormReference ref = layer_norm_reference(x.values(), gamma.values(), beta.values(), rows, hidden, eps);
+        const std::string where = std::string(" ") + std::string(tewb::kernels::to_string(x_dtype)) + "/" +
+                                  std::string(tewb::kernels::to_string(param_dtype)) + "/" +
+                                  std::string(tewb::kernels::to_string(out_dtype)) + (shift != 0 ? " misaligned" : "");
+        for (std::size_t i = 0; i < rows * hidden; ++i) {
+            const double tol = ref.tolerance[i] + store_error(out_dtype, ref.y[i]);
+            QVERIFY2(agrees(out.at(i), ref.y[i], tol),
+                     (describe("layer_norm y", rows, hidden, i, out.at(i), ref.y[i], tol) + where).c_str());
+            if (out_dtype == DType::Float32) worst_y_ = std::max(worst_y_, std::fabs(out.at(i) - ref.y[i]) / tol);
+        }
+        for (std::size_t r = 0; r < rows; ++r) {
+            double magnitude = 0.0;
+            for (std::size_t c = 0; c < hidden; ++c) magnitude += std::fabs(x.at(r * hidden + c));
+            const double mean_tol = std::ldexp(magnitude / static_cast<double>(hidden), -21);
+            const double rstd_tol = std::ldexp(ref.rstd[r], -21);
+            QVERIFY2(std::fabs(mean[r] - ref.mean[r]) <= mean_tol,
+                     describe("mean", rows, hidden, r, mean[r], ref.mean[r], mean_tol).c_str());
+            QVERIFY2(std::fabs(rstd[r] - ref.rstd[r]) <= rstd_tol,
+                     describe("rstd", rows, hidden, r, rstd[r], ref.rstd[r], rstd_tol).c_str());
+        }
+    }
+
+    void check_backward(std::mt19937& rng, DType x_dtype, DType dy_dtype, DType param_dtype, std::size_t rows, std::size_t hidden,
+                        std::size_t shift) {
+        Tensor x = random_tensor(x_dtype, rows * hidden, rng, -1.0f, 2.0f, shift);
+        Tensor dy = random_tensor(dy_dtype, rows * hidden, rng, 0.1f, 1.0f, shift);
+        Tensor gamma = random_tensor(param_dtype, hidden, rng, 1.0f, 0.5f);
+        Tensor beta = random_tensor(param_dtype, hidden, rng, 0.0f, 0.5f);
+        Tensor y(DType::Float32, rows * hidden);
+        std::vector<float> mean(rows), rstd(rows);
+        host::layer_norm_forward(x.data(), x_dtype, gamma.data(), beta.data(), param_dtype, rows, hidden, 1e-5f, y.data(),
+                                 DType::Float32, nullptr, mean.data(), rstd.data());
+        Tensor dx(x_dtype, rows * hidden, shift), dgamma(param_dtype, hidden), dbeta(param_dtype, hidden);
+        const std::size_t bytes = host::layer_norm_backward_workspace_bytes(rows, hidden);
+        std::vector<float> workspace(bytes / 4);
+        // The CUDA rule for the fast kernels: whole 16-byte vectors, aligned pointers, a row short enough.
+        const std::size_t width = x_dtype == DType::Float32 ? 4 : 8;
+        const bool fast = shift == 0 && hidden % width == 0 && hidden <= 32 * 8 * width * 4;
+        const std::size_t groups = fast && hidden <= 32 * width * 4 ? 4 : 1;
+        QCOMPARE(launches_of([&] {
+                     host::layer_norm_backward(dy.data(), dy_dtype, x.data(), x_dtype, mean.data(), rstd.data(), gamma.data(),
+                                               param_dtype, rows, hidden, dx.data(), dgamma.data(), dbeta.data(),
+                                               workspace.data(), bytes);
+                 }),
+                 std::uint64_t{fast ? 2u : 3u});
+        const std::vector<float> dyv = dy.values(), xv = x.values();
+        const LayerNormBackwardReference ref = layer_norm_backward_reference(dyv, xv, mean, rstd, gamma.values(), rows, hidden);
+        const std::string where = std::string(" x ") + std::string(tewb::kernels::to_string(x_dtype)) + " dy " +
+                                  std::string(tewb::kernels::to_string(dy_dtype)) + " params " +
+                                  std::string(tewb::kernels::to_string(param_dtype)) + (fast ? " fast" : " plain");
+        for (std::size_t i = 0; i < rows * hidden; ++i) {
+            const double tol = ref.dx_tolerance[i] + store_error(x_dtype, ref.dx[i]);
+            QVERIFY2(agrees(dx.at(i), ref.dx[i], tol),
+                     (describe("dx", rows, hidden, i, dx.at(i), ref.dx[i], tol) + where).c_str());
+            if (x_dtype == DType::Float32) worst_dx_ = std::max(worst_dx_, std::fabs(dx.at(i) - ref.dx[i]) / tol);
+        }
+        std::vector<float> order_g, order_b;
+        layer_norm_dparams_in_kernel_order(dyv, xv, mean, rstd, rows, hidden, fast, groups, order_g, order_b);
+        for (std::size_t c = 0; c < hidden; ++c) {
+            const double tol_g = std::ldexp(ref.dgamma_magnitude[c], -20) + store_error(param_dtype, ref.dgamma[c]);
+            const double tol_b = std::ldexp(ref.dbeta_magnitude[c], -20) + store_error(param_dtype, ref.dbeta[c]);
+            QVERIFY2(agrees(dgamma.at(c), ref.dgamma[c], tol_g),
+                     (describe("dgamma", rows, hidden, c, dgamma.at(c), ref.dgamma[c], tol_g) + where).c_str());
+            QVERIFY2(agrees(dbeta.at(c), ref.dbeta[c], tol_b),
+                     (describe("dbeta", rows, hidden, c, dbeta.at(c), ref.dbeta[c], tol_b) + where).c_str());
+            if (param_dtype == DType::Float32) {
+                worst_dparams_ = std::max({worst_dparams_, std::fabs(dgamma.at(c) - ref.dgamma[c]) / tol_g,
+                                           std::fabs(dbeta.at(c) - ref.dbeta[c]) / tol_b});
+            }
+            // Bit for bit the kernel's two-stage order.
+            Tensor expect(param_dtype, 2);
+            expect.set(0, order_g[c]);
+            expect.set(1, order_b[c]);
+            QVERIFY2(same_bits(dgamma.at(c), expect.at(0)),
+                     (describe("dgamma order", rows, hidden, c, dgamma.at(c), expect.at(0), 0) + where).c_str());
+            QVERIFY2(same_bits(dbeta.at(c), expect.at(1)),
+                     (describe("dbeta order", rows, hidden, c, dbeta.at(c), expect.at(1), 0) + where).c_str());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHostNormalization)
+#include "tst_host_normalization.moc"
