@@ -86,6 +86,9 @@ LaunchCount launches_of(std::string_view name, LaunchCount children, bool has_la
     if (launch_free_ops().count(bare)) return {0, true};
     if (one_launch_ops().count(bare)) return {1, true};
     if (composite_ops().count(bare)) return children;
+    // A GEMM is one cuBLAS launch, sometimes more (split-K): count one, not known. What it calls inside on the
+    // CPU (copies of transposed operands, conversions) has no counterpart on a GPU.
+    if (bare == "mm" || bare == "addmm" || bare == "bmm" || bare == "baddbmm" || bare == "addmv") return {1, false};
     // Not known: at least one launch, and what it calls when that is more.
     return {std::max<std::uint64_t>(1, has_launching_children ? children.launches : 0), false};
 }

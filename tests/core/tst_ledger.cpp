@@ -13,6 +13,7 @@
 
 #include "core/ledger/Ledger.h"
 #include "core/model/MiniGpt.h"
+#include "core/modules/ops/OpsChoice.h"
 #include "core/results/LedgerReport.h"
 #include "core/results/RecordJson.h"
 #include "core/train/AutocastScope.h"
@@ -80,9 +81,10 @@ bool same_rows(const LedgerMeasurement& a, const LedgerMeasurement& b) {
 }
 
 // Three BF16 training steps of a model outside the trainer, the last two each measured by a ledger.
-std::vector<LedgerMeasurement> measure_steps(Backend backend) {
+std::vector<LedgerMeasurement> measure_steps(Backend backend, TeImpl impl) {
     const RunConfig c = small(backend, Precision::Bf16);
     torch::AutoGradMode grad_mode(true);
+    const OpsScope ops(select_ops(at::kCPU, impl));
     const std::shared_ptr<CausalLm> model = make_model(backend, c.model, 7);
     FusedAdamW optimizer(model->parameters(), AdamWSettings{c.lr});
     const at::Tensor tokens = at::randint(c.model.vocab, {c.batch, c.model.seq + 1}, at::kLong);
@@ -197,12 +199,15 @@ private Q_SLOTS:
 
     void twoConsecutiveStepsGiveIdenticalRows_data() {
         QTest::addColumn<Backend>("backend");
-        QTest::newRow("te") << Backend::Te;
-        QTest::newRow("torch") << Backend::Torch;
+        QTest::addColumn<TeImpl>("impl");
+        QTest::newRow("te") << Backend::Te << TeImpl::Auto;
+        QTest::newRow("te fused-host") << Backend::Te << TeImpl::Fused;
+        QTest::newRow("torch") << Backend::Torch << TeImpl::Auto;
     }
     void twoConsecutiveStepsGiveIdenticalRows() {
         QFETCH(Backend, backend);
-        const std::vector<LedgerMeasurement> steps = measure_steps(backend);
+        QFETCH(TeImpl, impl);
+        const std::vector<LedgerMeasurement> steps = measure_steps(backend, impl);
         QCOMPARE(steps.size(), std::size_t{2});
         QVERIFY(!steps[0].rows.empty());
         QVERIFY2(same_rows(steps[0], steps[1]), qPrintable(describe(steps[0].rows) + "\n---\n" + describe(steps[1].rows)));
@@ -211,15 +216,20 @@ private Q_SLOTS:
     void runsRecordALedgerWhoseTotalsAreTheSumOfItsRows_data() {
         QTest::addColumn<Backend>("backend");
         QTest::addColumn<Precision>("precision");
-        QTest::newRow("te bf16") << Backend::Te << Precision::Bf16;
-        QTest::newRow("te fp8") << Backend::Te << Precision::Fp8;
-        QTest::newRow("torch bf16") << Backend::Torch << Precision::Bf16;
-        QTest::newRow("torch fp32") << Backend::Torch << Precision::Fp32;
+        QTest::addColumn<TeImpl>("impl");
+        QTest::newRow("te bf16") << Backend::Te << Precision::Bf16 << TeImpl::Auto;
+        QTest::newRow("te fp8") << Backend::Te << Precision::Fp8 << TeImpl::Auto;
+        QTest::newRow("te bf16 fused-host") << Backend::Te << Precision::Bf16 << TeImpl::Fused;
+        QTest::newRow("te fp8 fused-host") << Backend::Te << Precision::Fp8 << TeImpl::Fused;
+        QTest::newRow("torch bf16") << Backend::Torch << Precision::Bf16 << TeImpl::Auto;
+        QTest::newRow("torch fp32") << Backend::Torch << Precision::Fp32 << TeImpl::Auto;
     }
     void runsRecordALedgerWhoseTotalsAreTheSumOfItsRows() {
         QFETCH(Backend, backend);
         QFETCH(Precision, precision);
-        const RunConfig config = small(backend, precision);
+        QFETCH(TeImpl, impl);
+        RunConfig config = small(backend, precision);
+        config.te_impl = impl;
         const RunRecord record = trainer_.run(config);
         QCOMPARE(record.status, RunStatus::Finished);
         QVERIFY(record.execution.ledger.has_value());
@@ -227,6 +237,10 @@ private Q_SLOTS:
         QCOMPARE(ledger.step, 2);
         QVERIFY2(ledger.source.find("eager step 2 (the last warm-up step)") == 0, qPrintable(QString::fromStdString(ledger.source)));
         QCOMPARE(ledger.layers, config.model.layers);
+        // The fused path's own kernels are rows of their own, with exact counts.
+        bool own_kernels = false;
+        for (const LedgerRow& r : ledger.rows) own_kernels = own_kernels || (r.op.rfind("tewb::", 0) == 0 && r.launches_known);
+        QCOMPARE(own_kernels, impl == TeImpl::Fused);
 
         std::uint64_t launches = 0, bytes = 0, unknown = 0, layer_launches = 0, layer_bytes = 0;
         for (const LedgerRow& r : ledger.rows) {
@@ -276,13 +290,21 @@ private Q_SLOTS:
 
     void twoRunsOfOneConfigurationGiveIdenticalLedgers_data() {
         QTest::addColumn<Backend>("backend");
-        QTest::newRow("te") << Backend::Te;
-        QTest::newRow("torch") << Backend::Torch;
+        QTest::addColumn<Precision>("precision");
+        QTest::addColumn<TeImpl>("impl");
+        QTest::newRow("te") << Backend::Te << Precision::Bf16 << TeImpl::Auto;
+        QTest::newRow("te bf16 fused-host") << Backend::Te << Precision::Bf16 << TeImpl::Fused;
+        QTest::newRow("te fp8 fused-host") << Backend::Te << Precision::Fp8 << TeImpl::Fused;
+        QTest::newRow("torch") << Backend::Torch << Precision::Bf16 << TeImpl::Auto;
     }
     void twoRunsOfOneConfigurationGiveIdenticalLedgers() {
         QFETCH(Backend, backend);
-        const RunRecord a = trainer_.run(small(backend, Precision::Bf16));
-        const RunRecord b = trainer_.run(small(backend, Precision::Bf16));
+        QFETCH(Precision, precision);
+        QFETCH(TeImpl, impl);
+        RunConfig config = small(backend, precision);
+        config.te_impl = impl;
+        const RunRecord a = trainer_.run(config);
+        const RunRecord b = trainer_.run(config);
         QVERIFY(a.execution.ledger && b.execution.ledger);
         QVERIFY(!a.execution.ledger->rows.empty());
         QVERIFY(*a.execution.ledger == *b.execution.ledger);

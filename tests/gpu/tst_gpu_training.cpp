@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -348,6 +349,90 @@ void block_scaling_on_hopper(const Trainer& trainer, const DeviceInfo& device) {
               std::to_string(loss));
 }
 
+// The fused path on the GPU against the same path over the host kernels (what every CI machine runs), op
+// by op on the same inputs: casts, their transposed copies, amaxes and column sums bit for bit (the host
+// headers promise it), LayerNorm, GELU and the GEMMs within their stated bounds; then the ledger of one
+// te FP8 step, whose own-kernel rows must count the same launches on both.
+void fused_cuda_matches_fused_host(const Trainer& trainer) {
+    const c10::Device cuda(c10::kCUDA, 0);
+    const TeOps& device_ops = select_ops(cuda, TeImpl::Fused);
+    const TeOps& host_ops = select_ops(at::kCPU, TeImpl::Fused);
+    const auto bytes_equal = [](const at::Tensor& a, const at::Tensor& b) {
+        return at::equal(a.cpu().contiguous().view(at::kByte), b.cpu().contiguous().view(at::kByte));
+    };
+    const auto relative = [](const at::Tensor& got, const at::Tensor& want) {
+        const at::Tensor g = got.cpu().to(at::kDouble);
+        const at::Tensor w = want.cpu().to(at::kDouble);
+        return (g - w).norm().item<double>() / std::max(w.norm().item<double>(), 1e-30);
+    };
+    at::manual_seed(11);
+    const at::Tensor x = (at::randn({3072, 768}) * 3).to(at::kBFloat16);
+    const at::Tensor dy = (at::randn({3072, 768}) * 1e-2).to(at::kBFloat16);
+    Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+    recipe.calibrate_first_step = false;
+    std::shared_ptr<Fp8Context> contexts[2] = {std::make_shared<Fp8Context>(), std::make_shared<Fp8Context>()};
+    for (int i = 0; i < 2; ++i) {
+        contexts[i]->add_gemm("probe");
+        contexts[i]->prepare(recipe, false, i == 0 ? cuda : c10::Device(at::kCPU), i == 0 ? device_ops : host_ops);
+    }
+    const Fp8Tensor qd = device_ops.quantize(x.to(cuda), {contexts[0], Fp8Pass::Forward, 0}, true);
+    const Fp8Tensor qh = host_ops.quantize(x, {contexts[1], Fp8Pass::Forward, 0}, true);
+    check(bytes_equal(qd.data, qh.data) && bytes_equal(qd.transposed, qh.transposed),
+          "fused-cuda cast + transpose (3072x768 bf16 -> E4M3) equals fused-host bit for bit");
+    check(bytes_equal(contexts[0]->history(Fp8Pass::Forward), contexts[1]->history(Fp8Pass::Forward)),
+          "fused-cuda cast's amax equals fused-host's bit for bit");
+    const Fp8GradWithBias gd = device_ops.quantize_dbias(dy.to(cuda), {contexts[0], Fp8Pass::Backward, 0});
+    const Fp8GradWithBias gh = host_ops.quantize_dbias(dy, {contexts[1], Fp8Pass::Backward, 0});
+    check(bytes_equal(gd.grad.data, gh.grad.data) && bytes_equal(gd.grad.transposed, gh.grad.transposed) &&
+              bytes_equal(gd.bias_grad, gh.bias_grad),
+          "fused-cuda cast_transpose_dbias equals fused-host bit for bit (data, transposed copy, column sums)");
+    const at::Tensor gamma = at::randn({768}) * 0.1 + 1;
+    const at::Tensor beta = at::randn({768}) * 0.1;
+    const LayerNormResult ld = device_ops.layer_norm_forward(x.to(cuda), gamma.to(cuda), beta.to(cuda), 1e-5, at::kFloat);
+    const LayerNormResult lh = host_ops.layer_norm_forward(x, gamma, beta, 1e-5, at::kFloat);
+    const double ln = relative(ld.out, lh.out);
+    check(ln < 1e-5, "fused-cuda LayerNorm forward vs fused-host: relative " + std::to_string(ln) + " (bound 1e-5)");
+    const LayerNormGrads bd = device_ops.layer_norm_backward(dy.to(cuda), x.to(cuda), ld.mean, ld.rstd, gamma.to(cuda));
+    const LayerNormGrads bh = host_ops.layer_norm_backward(dy, x, lh.mean, lh.rstd, gamma);
+    const double lnb = std::max({relative(bd.dx, bh.dx), relative(bd.dgamma, bh.dgamma), relative(bd.dbeta, bh.dbeta)});
+    check(lnb < 1e-2, "fused-cuda LayerNorm backward vs fused-host: relative " + std::to_string(lnb) + " (bound 1e-2, bf16 dx)");
+    const double gelu = relative(device_ops.gelu_forward(x.to(cuda)), host_ops.gelu_forward(x));
+    check(gelu < 1e-2, "fused-cuda GELU vs fused-host: relative " + std::to_string(gelu) + " (bound 1e-2, bf16)");
+    const at::Tensor w = (at::randn({2304, 768}) * 0.02).to(at::kBFloat16);
+    const at::Tensor b = at::randn({2304}).to(at::kBFloat16);
+    const double gemm = relative(device_ops.gemm(x.to(cuda), w.to(cuda), b.to(cuda), at::kBFloat16), host_ops.gemm(x, w, b, at::kBFloat16));
+    check(gemm < 1e-2, "fused-cuda BF16 GEMM with bias vs fused-host: relative " + std::to_string(gemm) + " (bound 1e-2)");
+    const GeluGemmResult fd = device_ops.gemm_gelu(x.to(cuda), w.to(cuda), b.to(cuda), at::kBFloat16);
+    const GeluGemmResult fh = host_ops.gemm_gelu(x, w, b, at::kBFloat16);
+    const double epilogue = std::max(relative(fd.activation, fh.activation), relative(fd.pre, fh.pre));
+    check(epilogue < 1e-2, "fused-cuda GELU_AUX_BIAS vs fused-host: relative " + std::to_string(epilogue) + " (bound 1e-2)");
+
+    RunConfig config = small_cuda_run(Precision::Fp8);
+    config.backend = Backend::Te;
+    config.te_impl = TeImpl::Fused;
+    const RunRecord on_gpu = trainer.run(config);
+    config.device = DeviceKind::Cpu;
+    const RunRecord on_host = trainer.run(config);
+    const auto own = [](const RunRecord& r) {
+        std::map<std::string, std::uint64_t> launches;
+        if (r.execution.ledger) {
+            for (const LedgerRow& row : r.execution.ledger->rows) {
+                if (row.op.rfind("tewb::", 0) == 0) launches[std::to_string(row.layer) + " " + row.scope + " " + row.op] += row.launches;
+            }
+        }
+        return launches;
+    };
+    check(on_gpu.execution.ledger && on_host.execution.ledger && !own(on_gpu).empty() && own(on_gpu) == own(on_host),
+          "te fp8 ledger: our kernels launch the same per module on fused-cuda as on fused-host");
+    check(on_gpu.execution.fallbacks.empty(), "te fp8 on fused-cuda: no fallback to the reference (" +
+                                                  std::to_string(on_gpu.execution.fallbacks.size()) + " kinds)");
+    if (on_gpu.execution.ledger) {
+        std::printf("INFO  ledger of a te fp8 step on the GPU: %llu launches per step (%llu of them estimated)\n",
+                    static_cast<unsigned long long>(on_gpu.execution.ledger->launches_per_step),
+                    static_cast<unsigned long long>(on_gpu.execution.ledger->unknown_launches_per_step));
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -377,6 +462,7 @@ int main() {
     part("abs_max", [&] { abs_max_matches_reference(); });
     part("reference choice", [&] { reference_choice_runs_no_kernel(trainer); });
     part("block scaling", [&] { block_scaling_on_hopper(trainer, device); });
+    part("fused-cuda against fused-host", [&] { fused_cuda_matches_fused_host(trainer); });
     std::printf("%d failed\n", failures);
     return failures == 0 ? 0 : 1;
 }
