@@ -7,6 +7,8 @@
 #include <QValueAxis>
 
 #include "UiTestSupport.h"
+#include "core/results/LedgerReport.h"
+#include "ui/charts/LedgerSummary.h"
 #include "ui/charts/MetricChartView.h"
 #include "ui/charts/MetricPlot.h"
 #include "ui/charts/SeriesMath.h"
@@ -19,6 +21,31 @@ class TestCharts : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // Beside the time breakdown: each run's ledger totals, its first layer's rows in the tooltip, and a run
+    // without a ledger says so.
+    void ledgerSummaryShowsTotalsAndTheLayersRows() {
+        RunRecord measured;
+        measured.config.name = "te bf16 cpu";
+        measured.execution.ledger = make_ledger({{0, "qkv", "tewb::layer_norm_forward", 1, 1, true, 1024, 512},
+                                                 {0, "qkv", "aten::mm", 2, 2, false, 4096, 2048},
+                                                 {-1, "optimizer", "aten::_fused_adamw_", 1, 3, false, 100, 50}},
+                                                1, {2048}, 3, "eager step 3 (the last warm-up step)");
+        RunRecord older;
+        older.config.name = "torch bf16 cpu";
+        ui::LedgerSummary summary;
+        summary.setRecords({measured, older});
+        const QString text = summary.text();
+        QVERIFY2(text.contains(QStringLiteral("te bf16 cpu: 6 launches per step, 3.0 per layer")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("(5 launches not known")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("torch bf16 cpu: no ledger")), qPrintable(text));
+        const QString tip = summary.toolTip();
+        QVERIFY2(tip.contains(QStringLiteral("tewb::layer_norm_forward")) && tip.contains(QStringLiteral("aten::mm")) &&
+                     tip.contains(QStringLiteral("eager step 3")) && !tip.contains(QStringLiteral("_fused_adamw_")),
+                 qPrintable(tip));
+        summary.setRecords({older});
+        QCOMPARE(summary.toolTip(), QStringLiteral("No run has a launch ledger yet"));
+    }
+
     void decimationKeepsSpikesAndOrder() {
         std::vector<QPointF> points;
         for (int i = 0; i < 10000; ++i) points.emplace_back(i, i == 5003 ? 1000.0 : std::sin(i * 0.01));

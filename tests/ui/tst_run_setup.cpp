@@ -10,7 +10,9 @@
 
 #include "UiTestSupport.h"
 #include "core/device/Capability.h"
+#include "ui/runs/RunCollection.h"
 #include "ui/setup/RunSetupPanel.h"
+#include "ui/sweep/SweepPanel.h"
 
 using namespace tewb;
 using namespace tewb::ui;
@@ -37,6 +39,22 @@ class TestRunSetup : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // The run setup's TE implementation goes to a te sweep's rows; a torch sweep takes none (an explicit one on
+    // torch runs is refused), so choosing Fused in the setup never blocks a torch sweep.
+    void aTorchSweepIgnoresTheTeImplementation() {
+        RunCollection runs;
+        SweepPanel sweep(&runs);
+        auto* backend = sweep.findChild<QComboBox*>(QStringLiteral("sweepBackend"));
+        QVERIFY(backend != nullptr && backend->count() == 2);  // te and torch
+        RunConfig base = make_preset(Preset::QuickCpu);
+        base.te_impl = TeImpl::Fused;
+        for (int i = 0; i < backend->count(); ++i) {
+            backend->setCurrentIndex(i);
+            const SweepSpec spec = sweep.spec(base);
+            QCOMPARE(spec.base.te_impl, spec.backend == Backend::Te ? TeImpl::Fused : TeImpl::Auto);
+        }
+    }
+
     void noGpu() {
         RunSetupPanel panel;
         const DeviceInfo device = test::no_gpu();

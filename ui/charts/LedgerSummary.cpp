@@ -17,10 +17,10 @@ LedgerSummary::LedgerSummary(QWidget* parent) : QLabel(parent) {
     setObjectName(QStringLiteral("ledgerSummary"));
     setWordWrap(true);
     setTextFormat(Qt::PlainText);
-    show(std::vector<RunRecord>());
+    setRecords(std::vector<RunRecord>());
 }
 
-void LedgerSummary::show(const std::vector<RunRecord>& records) {
+void LedgerSummary::setRecords(const std::vector<RunRecord>& records) {
     QStringList lines{tr("Launch ledger (one eager step; per layer: mean over the layers)")};
     QStringList tables;
     for (const RunRecord& r : records) {

@@ -17,7 +17,7 @@ class LedgerSummary : public QLabel {
 public:
     explicit LedgerSummary(QWidget* parent = nullptr);
 
-    void show(const std::vector<RunRecord>& records);
+    void setRecords(const std::vector<RunRecord>& records);
 };
 
 }  // namespace tewb::ui

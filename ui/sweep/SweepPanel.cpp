@@ -148,6 +148,8 @@ SweepSpec SweepPanel::spec(const RunConfig& base) const {
     if (!batch_->text().trimmed().isEmpty()) spec.batch = parse_int_list("Batch sizes", batch_->text().trimmed().toStdString());
     if (!seq_->text().trimmed().isEmpty()) spec.seq = parse_int_list("Sequence lengths", seq_->text().trimmed().toStdString());
     spec.backend = static_cast<Backend>(backend_->currentData().toInt());
+    // The run setup's TE implementation is for te runs: a torch sweep takes none (the CLI refuses an explicit one).
+    if (spec.backend == Backend::Torch) spec.base.te_impl = TeImpl::Auto;
     spec.precisions.clear();
     for (const Precision p : {Precision::Fp32, Precision::Bf16, Precision::Fp8}) {
         if (precisionBox(p)->isChecked()) spec.precisions.push_back(p);

@@ -55,7 +55,7 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
     connect(breakdownRefresh_, &QTimer::timeout, this, [this] {
         const std::vector<RunRecord> records = model_->summarizedRecords();
         breakdown_->show(records);
-        ledger_->show(records);
+        ledger_->setRecords(records);
     });
     const auto refresh = [this] {
         if (!breakdownRefresh_->isActive()) breakdownRefresh_->start();
