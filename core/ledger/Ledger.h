@@ -22,6 +22,7 @@ struct LedgerEntry {
     bool launches_known = true;  // false: at least one call's launch count was assumed to be 1
     std::uint64_t bytes_read = 0;
     std::uint64_t bytes_written = 0;
+    friend bool operator==(const LedgerEntry&, const LedgerEntry&) = default;
 };
 
 struct LedgerMeasurement {

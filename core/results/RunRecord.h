@@ -10,6 +10,7 @@
 #include "core/device/Capability.h"
 #include "core/device/DeviceInfo.h"
 #include "core/fp8/Fp8Stats.h"
+#include "core/ledger/Ledger.h"
 #include "core/config/RunConfig.h"
 
 namespace tewb {
@@ -97,17 +98,8 @@ struct Fallback {
 // Bytes come from the shapes and dtypes of the op's tensors: read = its inputs, written = its outputs (an
 // in-place op writes its self). A row whose launch count is not known counted one launch per call that the
 // ledger could not count (launches_known = false).
-struct LedgerRow {
-    int layer = -1;
-    std::string scope;
-    std::string op;
-    std::uint64_t calls = 0;
-    std::uint64_t launches = 0;
-    bool launches_known = true;
-    std::uint64_t bytes_read = 0;
-    std::uint64_t bytes_written = 0;
-    friend bool operator==(const LedgerRow&, const LedgerRow&) = default;
-};
+// The measurement's own rows (core/ledger), kept as they are.
+using LedgerRow = LedgerEntry;
 
 struct Ledger {
     int step = 0;        // 1-based step it was measured on

@@ -275,10 +275,7 @@ private:
     int ledger_step() const { return config_.warmup > 0 ? config_.warmup - 1 : 0; }
 
     void record_ledger(const LedgerMeasurement& measured, int k) {
-        std::vector<LedgerRow> rows;
-        for (const LedgerEntry& e : measured.rows) {
-            rows.push_back({e.layer, e.scope, e.op, e.calls, e.launches, e.launches_known, e.bytes_read, e.bytes_written});
-        }
+        std::vector<LedgerRow> rows = measured.rows;
         std::string source = "eager step " + std::to_string(k + 1) +
                              (config_.warmup > 0 ? " (the last warm-up step)" : " (the first timed step: no warm-up steps)");
         if (decide_cuda_graph(config_).use) source += "; the timed steps replay a CUDA graph";

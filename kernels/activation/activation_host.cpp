@@ -8,6 +8,7 @@
 
 #include "activation/activation_arguments.h"
 #include "common/fail.h"
+#include "common/gelu_math.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
 #include "tewb_kernels/host/activation.h"
@@ -19,18 +20,9 @@ namespace {
 // activation.cu's constants.
 constexpr std::size_t kRowsPerChunk = 32;
 constexpr std::size_t kMaxChunks = 1024;
-constexpr float kSqrt2OverPi = 0.7978845608028654f;
-constexpr float kCubic = 0.044715f;
 
-float gelu(float x) {
-    const float t = std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x));
-    return 0.5f * x * (1.0f + t);
-}
-
-float gelu_derivative(float x) {
-    const float t = std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x));
-    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
-}
+using detail::gelu;
+using detail::gelu_derivative;
 
 std::size_t backward_chunks(std::size_t rows) {
     return std::clamp<std::size_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks);

@@ -23,20 +23,6 @@ namespace {
 constexpr const char* kCall = "tewb::kernels::gemm";
 constexpr std::uint32_t kMaxAlignment = 256;  // the most cuBLASLt's alignment preferences distinguish
 
-bool is_fp8(GemmType t) {
-    return t == GemmType::E4M3 || t == GemmType::E5M2;
-}
-
-const char* name(GemmType t) {
-    switch (t) {
-        case GemmType::Float32: return "float32";
-        case GemmType::BFloat16: return "bfloat16";
-        case GemmType::E4M3: return "E4M3";
-        case GemmType::E5M2: return "E5M2";
-    }
-    return "unknown";
-}
-
 cudaDataType_t cuda_type(GemmType t) {
     switch (t) {
         case GemmType::Float32: return CUDA_R_32F;
@@ -228,8 +214,8 @@ void set_pointers(const Plan& p, const GemmArgs& g) {
 }
 
 [[noreturn]] void refuse_no_algorithm(const GemmArgs& g, const char* why) {
-    std::string what = std::string("cuBLASLt has no algorithm for ") + name(g.a.type) + " x " + name(g.b.type) + " -> " +
-                       name(g.d_type) + ", m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) + ", k = " +
+    std::string what = std::string("cuBLASLt has no algorithm for ") + gemm_type_name(g.a.type) + " x " + gemm_type_name(g.b.type) + " -> " +
+                       gemm_type_name(g.d_type) + ", m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) + ", k = " +
                        std::to_string(g.k);
     if (g.epilogue != Epilogue::None) what += ", epilogue " + std::to_string(static_cast<int>(cublas_epilogue(g.epilogue)));
     what += std::string(" on this GPU (") + why + ")";

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/fail.h"
+#include "common/gelu_math.h"
 #include "common/host_numbers.h"
 
 namespace tewb::kernels::host {
@@ -20,23 +21,8 @@ constexpr std::size_t kRowsPerChunk = 32;  // rows of d per unit of work (and pe
 constexpr std::size_t kColumnBlock = 64;   // rows of b kept in cache while a chunk's rows pass over them
 constexpr std::size_t kWorkPerThread = std::size_t{1} << 22;  // multiply-adds below which another thread does not pay
 
-// GELU in the tanh form, as kernels/activation/activation.cu computes it (and cuBLASLt's GELU epilogues).
-constexpr float kSqrt2OverPi = 0.7978845608028654f;
-constexpr float kCubic = 0.044715f;
-
-float gelu(float x) {
-    const float t = std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x));
-    return 0.5f * x * (1.0f + t);
-}
-
-float gelu_derivative(float x) {
-    const float t = std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x));
-    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
-}
-
-bool is_fp8(GemmType t) {
-    return t == GemmType::E4M3 || t == GemmType::E5M2;
-}
+using detail::gelu;
+using detail::gelu_derivative;
 
 Fp8Type fp8_type(GemmType t) {
     return t == GemmType::E5M2 ? Fp8Type::E5M2 : Fp8Type::E4M3;

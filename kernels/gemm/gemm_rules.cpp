@@ -28,10 +28,6 @@ namespace {
 
 constexpr std::uintptr_t kAlignment = 16;
 
-bool is_fp8(GemmType t) {
-    return t == GemmType::E4M3 || t == GemmType::E5M2;
-}
-
 bool is_block(ScaleMode m) {
     return m != ScaleMode::Tensor;
 }
@@ -51,16 +47,6 @@ bool known(Epilogue e) {
 
 bool known(Accumulation a) {
     return a == Accumulation::Fast || a == Accumulation::Split;
-}
-
-const char* name(GemmType t) {
-    switch (t) {
-        case GemmType::Float32: return "float32";
-        case GemmType::BFloat16: return "bfloat16";
-        case GemmType::E4M3: return "E4M3";
-        case GemmType::E5M2: return "E5M2";
-    }
-    return "unknown";
 }
 
 const char* name(Epilogue e) {
@@ -115,7 +101,7 @@ std::optional<GemmRefusal> block_refusal(const GemmArgs& g) {
     }
     if (is_fp8(g.d_type)) {
         return refuse(GemmRule::BlockFp8Output, std::string("block-scaled FP8 GEMMs write float32 or bfloat16 (got d_type = ") +
-                                                    name(g.d_type) + "); allowed d types: float32, bfloat16");
+                                                    gemm_type_name(g.d_type) + "); allowed d types: float32, bfloat16");
     }
     if (g.epilogue != Epilogue::None && g.epilogue != Epilogue::Bias) {
         return refuse(GemmRule::BlockEpilogue, std::string("block-scaled FP8 GEMMs take no epilogue but bias (got ") +
@@ -246,13 +232,13 @@ GemmCOperand gemm_c_operand(const GemmArgs& g) {
 std::optional<GemmRefusal> gemm_c_refusal(const GemmArgs& g, const GemmCOperand& c) {
     const GemmType allowed = is_fp8(g.d_type) ? GemmType::BFloat16 : g.d_type;
     if (c.type != allowed) {
-        return refuse(GemmRule::COperandLayout, std::string("C in ") + name(c.type) + " with a " + name(g.d_type) +
-                                                    " output; allowed: C in " + name(allowed) +
+        return refuse(GemmRule::COperandLayout, std::string("C in ") + gemm_type_name(c.type) + " with a " + gemm_type_name(g.d_type) +
+                                                    " output; allowed: C in " + gemm_type_name(allowed) +
                                                     " (D's type, bfloat16 for an FP8 output)");
     }
     if (c.data != nullptr && c.data == g.d && c.type != g.d_type) {
         return refuse(GemmRule::COperandLayout, std::string("C would share d's address (") + address(g.d) + ") as " +
-                                                    name(c.type) + " while D is " + name(g.d_type) +
+                                                    gemm_type_name(c.type) + " while D is " + gemm_type_name(g.d_type) +
                                                     "; cuBLASLt needs C and D at one address to share one layout (status 7 "
                                                     "on the H200); allowed: no C pointer for an FP8 output");
     }
@@ -279,15 +265,15 @@ std::optional<GemmRefusal> gemm_refusal(const GemmArgs& g, const GemmTarget& tar
                                                     std::to_string(g.k) + ": m, n and k must each fit in 32 bits");
     }
     if (is_fp8(g.a.type) != is_fp8(g.b.type) || (!fp8 && g.a.type != g.b.type)) {
-        return refuse(GemmRule::OperandTypesMix, std::string("operand types ") + name(g.a.type) + " and " + name(g.b.type) +
+        return refuse(GemmRule::OperandTypesMix, std::string("operand types ") + gemm_type_name(g.a.type) + " and " + gemm_type_name(g.b.type) +
                                                      " do not mix; allowed: both float32, both bfloat16, or both FP8");
     }
     if (g.a.type == GemmType::E5M2 && g.b.type == GemmType::E5M2) {
         return refuse(GemmRule::E5M2TimesE5M2, "E5M2 x E5M2 has no FP8 GEMM; allowed: E4M3 x E4M3, E4M3 x E5M2");
     }
     if (is_fp8(g.d_type) && !fp8) {
-        return refuse(GemmRule::Fp8OutputNeedsFp8Operands, std::string("an FP8 output needs FP8 operands (got ") + name(g.a.type) +
-                                                               " -> " + name(g.d_type) + "); allowed for " + name(g.a.type) +
+        return refuse(GemmRule::Fp8OutputNeedsFp8Operands, std::string("an FP8 output needs FP8 operands (got ") + gemm_type_name(g.a.type) +
+                                                               " -> " + gemm_type_name(g.d_type) + "); allowed for " + gemm_type_name(g.a.type) +
                                                                ": float32 or bfloat16 output");
     }
     if (g.d_type == GemmType::E5M2 && g.a.type != GemmType::E5M2 && g.b.type != GemmType::E5M2) {
@@ -337,8 +323,8 @@ std::optional<GemmRefusal> gemm_refusal(const GemmArgs& g, const GemmTarget& tar
         const GemmType allowed = fp8 ? GemmType::BFloat16 : g.d_type;
         if (g.bias_type != allowed) {
             return refuse(GemmRule::BiasType,
-                          std::string("bias_type = ") + name(g.bias_type) + " with " + name(g.a.type) + " operands and a " +
-                              name(g.d_type) + " output; allowed: " + name(allowed) +
+                          std::string("bias_type = ") + gemm_type_name(g.bias_type) + " with " + gemm_type_name(g.a.type) + " operands and a " +
+                              gemm_type_name(g.d_type) + " output; allowed: " + gemm_type_name(allowed) +
                               (fp8 ? " (cuBLASLt's FP8 kernels take a bfloat16 bias only: a float32 one found no algorithm "
                                      "on the H200, status 15)"
                                    : " (the bias is in d's type)"));

@@ -36,10 +36,6 @@ private:
     std::vector<unsigned char> storage_;
 };
 
-bool is_fp8(GemmType t) {
-    return t == GemmType::E4M3 || t == GemmType::E5M2;
-}
-
 Fp8Type fp8(GemmType t) {
     return t == GemmType::E5M2 ? Fp8Type::E5M2 : Fp8Type::E4M3;
 }

@@ -50,11 +50,11 @@
 // are the tensors the call reads and writes, for the launch ledger's bytes.
 #ifdef TEWB_FUSED_CUDA
 #define TEWB_KERNEL(where, reads, writes, fn, ...)                                                    \
-    run_kernel(#fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__); },                    \
+    run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__); },           \
                [&](cudaStream_t stream) { kernels::fn(__VA_ARGS__, stream); })
 #else
 #define TEWB_KERNEL(where, reads, writes, fn, ...) \
-    run_kernel(#fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__); })
+    run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__); })
 #endif
 
 namespace tewb {
@@ -625,7 +625,7 @@ private:
 #endif
         }
         // The kernels count their own launches (the host implementations as many as the CUDA ones make).
-        note_own_kernel(std::string("tewb::") + op, kernels::launch_count() - launches_before, bytes_of(reads), bytes_of(writes));
+        note_own_kernel(op, kernels::launch_count() - launches_before, bytes_of(reads), bytes_of(writes));
     }
 
     // The GEMM on this implementation's device; a refusal by the rule table (or cuBLASLt finding no

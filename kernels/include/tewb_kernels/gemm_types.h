@@ -8,6 +8,21 @@ namespace tewb::kernels {
 
 enum class GemmType { Float32, BFloat16, E4M3, E5M2 };
 
+constexpr bool is_fp8(GemmType t) {
+    return t == GemmType::E4M3 || t == GemmType::E5M2;
+}
+
+// "float32", "bfloat16", "E4M3", "E5M2": how messages name a type.
+constexpr const char* gemm_type_name(GemmType t) {
+    switch (t) {
+        case GemmType::Float32: return "float32";
+        case GemmType::BFloat16: return "bfloat16";
+        case GemmType::E4M3: return "E4M3";
+        case GemmType::E5M2: return "E5M2";
+    }
+    return "unknown";
+}
+
 // What runs after the product, in row-major terms (d is [m, n]):
 //   None        d = a·bᵀ
 //   Bias        d = a·bᵀ + bias[n]
