@@ -9,6 +9,8 @@
 #include <ATen/ops/amax.h>
 #include <ATen/ops/bitwise_and.h>
 #include <ATen/ops/constant_pad_nd.h>
+#include <ATen/ops/div.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/full_like.h>
 #include <ATen/ops/isinf.h>
 #include <ATen/ops/isfinite.h>
@@ -27,6 +29,10 @@ namespace {
 
 std::int64_t blocks_of(std::int64_t n, int block) {
     return (n + block - 1) / block;
+}
+
+std::int64_t round_up_4(std::int64_t n) {
+    return (n + 3) / 4 * 4;
 }
 
 
@@ -87,9 +93,34 @@ at::Tensor block_scales_for_gemm(const at::Tensor& scale_inv, BlockShape block) 
         throw ConfigError("block scales for a GEMM: 2-D scales of 1x128 or 128x128 blocks only");
     }
     const at::Tensor laid_out = block == kActivationBlock ? scale_inv.t() : scale_inv;
+    const std::int64_t outer = laid_out.size(0);
     const std::int64_t inner = laid_out.size(1);
-    const std::int64_t padding = (inner + 3) / 4 * 4 - inner;
-    return at::constant_pad_nd(laid_out.to(at::kFloat), {0, padding}, 1.0).contiguous();
+    const std::int64_t padded = round_up_4(inner);
+    const bool in_layout = laid_out.scalar_type() == at::kFloat && laid_out.stride(1) == 1 &&
+                           (outer == 1 || laid_out.stride(0) == padded) &&
+                           static_cast<std::int64_t>(laid_out.storage().nbytes()) >=
+                               (laid_out.storage_offset() + outer * padded) * static_cast<std::int64_t>(sizeof(float));
+    if (in_layout) return laid_out.as_strided({outer, padded}, {padded, 1});
+    return at::constant_pad_nd(laid_out.to(at::kFloat), {0, padded - inner}, 1.0).contiguous();
+}
+
+at::Tensor empty_block_scales(std::int64_t rows, std::int64_t cols, BlockShape block, const at::TensorOptions& options) {
+    if (block.cols != 128 || (block.rows != 1 && block.rows != 128)) {
+        throw ConfigError("block scales for a GEMM: 1x128 or 128x128 blocks only");
+    }
+    const std::int64_t row_blocks = blocks_of(rows, block.rows);
+    const std::int64_t col_blocks = blocks_of(cols, block.cols);
+    if (block == kActivationBlock) {
+        return at::empty({col_blocks, round_up_4(row_blocks)}, options.dtype(at::kFloat)).narrow(1, 0, row_blocks).t();
+    }
+    return at::empty({row_blocks, round_up_4(col_blocks)}, options.dtype(at::kFloat)).narrow(1, 0, col_blocks);
+}
+
+at::Tensor block_statistics_scale(const at::Tensor& amax, float fp8_max, bool power_of_two) {
+    at::Tensor scale = at::div(at::full_like(amax, fp8_max), amax);
+    scale = at::where(at::isinf(scale), at::full_like(scale, FLT_MAX), scale);
+    if (power_of_two) scale = power_of_two_at_or_below(scale);
+    return at::where(at::isfinite(amax) & (amax > 0), scale, at::ones_like(scale));
 }
 
 at::Tensor tensor_quantize_dequantize(const at::Tensor& x, Fp8Dtype dtype) {

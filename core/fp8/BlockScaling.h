@@ -41,11 +41,23 @@ at::Tensor block_dequantize(const BlockQuantized& q);
 at::Tensor block_gemm_reference(const BlockQuantized& a, const BlockQuantized& b);
 
 // block_quantize's scale_inv ([ceil(rows / block.rows), ceil(cols / 128)]) in the layout cuBLASLt's
-// block-scaled FP8 GEMMs read (tewb_kernels/gemm.h, ScaleMode), float32 and contiguous: for 1×128 blocks
+// block-scaled FP8 GEMMs read (tewb_kernels/gemm_types.h, ScaleMode), float32 and contiguous: for 1×128 blocks
 // the transpose, [cols / 128][round_up(rows, 4)] (each k block's scales for all rows side by side); for
-// 128×128 tiles [ceil(rows / 128)][round_up(cols / 128, 4)]. The padding holds 1 (cuBLASLt reads none of
-// it). Throws ConfigError for a block shape cuBLASLt has no mode for.
+// 128×128 tiles [ceil(rows / 128)][round_up(cols / 128, 4)]. Scales that are already a view of that layout
+// (empty_block_scales, as the block cast kernel writes them) come back as the laid-out buffer, with no copy;
+// others are copied with 1 in the padding (cuBLASLt reads none of it). Throws ConfigError for a block shape
+// cuBLASLt has no mode for.
 at::Tensor block_scales_for_gemm(const at::Tensor& scale_inv, BlockShape block);
+
+// Room for the scales of x [rows, cols] in `block`s, laid out for cuBLASLt (as block_scales_for_gemm
+// returns them), seen as block_quantize's [ceil(rows / block.rows), ceil(cols / 128)] scale_inv: a strided
+// view, so the reference code reads it as any scale_inv and a GEMM takes the buffer as it is.
+at::Tensor empty_block_scales(std::int64_t rows, std::int64_t cols, BlockShape block, const at::TensorOptions& options);
+
+// What the FP8 statistics show as a block-scaled slot's scale: the scale of the block holding the slot's
+// amax (the smallest scale of any block that has values), from the tensor's amax alone; the recipe
+// kernel's block rules (tewb_kernels/recipe_rule.h) compute the same at the scale update.
+at::Tensor block_statistics_scale(const at::Tensor& amax, float fp8_max, bool power_of_two);
 
 // Each block's value (e.g. its scale) repeated over the block's elements, cropped to rows × cols.
 at::Tensor expand_blocks(const at::Tensor& per_block, BlockShape block, std::int64_t rows, std::int64_t cols);

@@ -175,7 +175,12 @@ void Fp8Context::update(Fp8Pass pass) {
         b.kept[b.next_kept].copy_(b.scale_inv);
         b.next_kept = 1 - b.next_kept;
     }
-    ops_->update_scaling(b.history, b.scale, b.scale_inv, recipe_, scale_numerator(fp8_max(dtype(pass)), recipe_.margin));
+    // Block scaling has no margin; its update sets the slot's scale from the staged amax (the scale of the block
+    // holding it), which the statistics then show: block casts record only their tensor's amax.
+    const bool block = recipe_.scaling == ScalingKind::Block;
+    ops_->update_scaling(b.history, b.scale, b.scale_inv, recipe_,
+                         block ? fp8_max(dtype(pass)) : scale_numerator(fp8_max(dtype(pass)), recipe_.margin));
+    if (block) b.last.select(1, 1).copy_(b.scale);
     ++updates_[pass == Fp8Pass::Forward ? 0 : 1];
     if (pass == Fp8Pass::Forward) {
         ++generation_;

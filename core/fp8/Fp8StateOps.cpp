@@ -17,6 +17,8 @@
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
 
+#include "core/fp8/BlockScaling.h"
+
 namespace tewb {
 
 namespace {
@@ -43,6 +45,7 @@ at::Tensor abs_max_reference(const at::Tensor& x) {
 void update_scaling_reference(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
                               float numerator) {
     const at::Tensor staged = history.select(1, 0);
+    if (recipe.scaling == ScalingKind::Block) scale.copy_(block_statistics_scale(staged, numerator, recipe.block_power_of_two));
     if (recipe.scaling != ScalingKind::Delayed) {  // current and block scaling keep no history
         staged.zero_();
         scale_inv.copy_(at::reciprocal(scale));

@@ -214,8 +214,9 @@ void casts(Checks& check) {
             }
         }
     }
-    // Float8BlockScaling's cast against core's reference (core/fp8/BlockScaling): data and per-block scales
-    // bit for bit, ragged shapes included, with an outlier so that blocks get very different scales.
+    // Float8BlockScaling's cast against core's reference (core/fp8/BlockScaling): both orientations' data and
+    // per-block scales bit for bit, the scales in cuBLASLt's layout (padding 1), and the tensor's amax; ragged
+    // shapes included, with an outlier so that blocks get very different scales.
     for (const at::ScalarType input : {at::kBFloat16, at::kFloat}) {
         for (const kernels::Fp8Type type : {kernels::Fp8Type::E4M3, kernels::Fp8Type::E5M2}) {
             for (const auto& [rows, cols] : {Shape{1, 1}, Shape{3, 1000}, Shape{130, 300}, Shape{256, 512}, Shape{3072, 768}}) {
@@ -228,15 +229,35 @@ void casts(Checks& check) {
                             at::Tensor x = (at::randn({rows, cols}, cuda()) * 3).to(input);
                             x.view({-1})[x.numel() / 2] = 1000;  // one outlier block
                             const BlockShape block{block_rows, 128};
-                            const BlockQuantized want = block_quantize(x, block, type == kernels::Fp8Type::E4M3 ? Fp8Dtype::E4M3
-                                                                                                               : Fp8Dtype::E5M2, pow2);
-                            at::Tensor out = poisoned_fp8({rows, cols});
-                            at::Tensor scale_inv = poisoned(want.scale_inv.sizes(), at::kFloat);
+                            const Fp8Dtype fp8 = type == kernels::Fp8Type::E4M3 ? Fp8Dtype::E4M3 : Fp8Dtype::E5M2;
+                            const BlockQuantized want = block_quantize(x, block, fp8, pow2);
+                            const BlockQuantized want_t = block_quantize(x.t(), block, fp8, pow2);
+                            const kernels::ScaleMode mode = kernels::block_scale_mode(block_rows);
+                            const auto entries = [&](std::int64_t r, std::int64_t c) {
+                                return static_cast<std::int64_t>(
+                                    kernels::block_scale_entries(mode, static_cast<std::size_t>(r), static_cast<std::size_t>(c)));
+                            };
+                            at::Tensor data = poisoned_fp8({rows, cols});
+                            at::Tensor data_t = poisoned_fp8({cols, rows});
+                            at::Tensor scale_inv = poisoned({entries(rows, cols)}, at::kFloat);
+                            at::Tensor scale_inv_t = poisoned({entries(cols, rows)}, at::kFloat);
+                            at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
+                            kernels::BlockCastOutput out;
+                            out.data = data.data_ptr();
+                            out.scale_inv = scale_inv.data_ptr<float>();
+                            out.transposed = data_t.data_ptr();
+                            out.transposed_scale_inv = scale_inv_t.data_ptr<float>();
+                            out.amax = amax.data_ptr<float>();
+                            out.type = type;
                             kernels::block_cast_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(rows),
-                                                       static_cast<std::size_t>(cols), block_rows, pow2, out.data_ptr(),
-                                                       scale_inv.data_ptr<float>(), type, stream());
-                            check.exact("block_cast_to_fp8", "out", shape, dtype, out, want.data.view(at::kByte));
-                            check.exact("block_cast_to_fp8", "scale_inv", shape, dtype, scale_inv, want.scale_inv);
+                                                       static_cast<std::size_t>(cols), block_rows, pow2, out, stream());
+                            check.exact("block_cast_to_fp8", "data", shape, dtype, data, want.data.view(at::kByte));
+                            check.exact("block_cast_to_fp8", "scale_inv", shape, dtype, scale_inv,
+                                        block_scales_for_gemm(want.scale_inv, block).reshape({-1}));
+                            check.exact("block_cast_to_fp8", "transposed", shape, dtype, data_t, want_t.data.view(at::kByte));
+                            check.exact("block_cast_to_fp8", "transposed_scale_inv", shape, dtype, scale_inv_t,
+                                        block_scales_for_gemm(want_t.scale_inv, block).reshape({-1}));
+                            check.exact("block_cast_to_fp8", "amax", shape, dtype, amax, x.abs().max().to(at::kFloat).reshape({1}));
                         });
                     }
                 }

@@ -194,49 +194,191 @@ dim3 tile_grid(std::size_t rows, std::size_t cols) {
     return dim3(tiles_x, tiles_y);
 }
 
-constexpr int kBlockCols = 128;  // Float8BlockScaling's block width
+constexpr int kBlockCols = 128;           // Float8BlockScaling's block width, and the block cast's tile
+constexpr int kBlockCastThreads = 256;    // 8 warps
+constexpr int kBlockCastRowsPerWarp = 16;  // 8 warps x 16 rows: one tile, each lane holding 16 x 4 values
+constexpr int kStagedPitch = 144;         // bytes per row of the staged transposed tile: rows stay 16-byte aligned
 
-// One thread block per scale block (flattened: rows of blocks may exceed the grid's y limit).
-template <typename T>
-__global__ void block_cast_kernel(const T* __restrict__ x, int rows, int cols, int block_rows, int col_blocks,
-                                  bool power_of_two, std::uint8_t* __restrict__ out, float* __restrict__ scale_inv,
-                                  Fp8Type type) {
-    const long long block = blockIdx.x;
-    const int rb = static_cast<int>(block / col_blocks);
-    const int cb = static_cast<int>(block % col_blocks);
-    const int r0 = rb * block_rows;
-    const int c0 = cb * kBlockCols;
-    const int width = min(cols, c0 + kBlockCols) - c0;
-    const int count = (min(rows, r0 + block_rows) - r0) * width;
-    unsigned local = 0;  // |x| as bits: a NaN orders above inf, so it wins as in the reference
-    for (int i = threadIdx.x; i < count; i += blockDim.x) {
-        local = max(local, abs_bits(to_float(x[static_cast<long long>(r0 + i / width) * cols + c0 + i % width])));
-    }
-    __shared__ unsigned block_amax;
-    if (threadIdx.x == 0) block_amax = 0;
-    __syncthreads();
-    atomicMax(&block_amax, local);
-    __syncthreads();
-    const float amax = __uint_as_float(block_amax);
+__device__ inline float block_scale(unsigned amax_bits, Fp8Type type, bool power_of_two) {
+    const float amax = __uint_as_float(amax_bits);
     float scale = (type == Fp8Type::E4M3 ? 448.0f : 57344.0f) / amax;  // IEEE division: no fast math here
     if (isinf(scale)) scale = 3.402823466e+38f;
     if (power_of_two) scale = __uint_as_float(__float_as_uint(scale) & 0x7f800000u);  // the power of two at or below
     if (!(amax > 0.0f) || !isfinite(amax)) scale = 1.0f;
-    for (int i = threadIdx.x; i < count; i += blockDim.x) {
-        const long long at = static_cast<long long>(r0 + i / width) * cols + c0 + i % width;
-        out[at] = fp8_from_float(to_float(x[at]) * scale, type);
+    return scale;
+}
+
+__device__ inline long long round_up_4(long long n) {
+    return (n + 3) / 4 * 4;
+}
+
+// One thread block per 128 x 128 tile of x (flattened: rows of tiles may exceed the grid's y limit). x is
+// read once into registers; a tile holds 128 row blocks and 128 column blocks of 1 x 128 (or is one
+// 128 x 128 block), so both orientations' scales come from the same values. The transposed copy is staged
+// in shared memory and written as 16-byte rows.
+// Two blocks per SM (at most 128 registers a thread), so one tile's loads overlap another's stores.
+template <typename T>
+__global__ void __launch_bounds__(kBlockCastThreads, 2)
+    block_cast_kernel(const T* __restrict__ x, int rows, int cols, int row_tiles, int col_tiles, bool weight_blocks,
+                      bool power_of_two, BlockCastOutput out) {
+    __shared__ unsigned row_bits[kBlockCols];
+    __shared__ unsigned col_part[kBlockCastThreads / 32][kBlockCols];
+    __shared__ float row_scale[kBlockCols];
+    __shared__ float col_scale[kBlockCols];
+    __shared__ __align__(16) std::uint8_t staged[kBlockCols * kStagedPitch];
+    const int tr = static_cast<int>(blockIdx.x / col_tiles);
+    const int tc = static_cast<int>(blockIdx.x % col_tiles);
+    const int r0 = tr * kBlockCols;
+    const int c0 = tc * kBlockCols;
+    const int warp = static_cast<int>(threadIdx.x / 32);
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    const int first_row = warp * kBlockCastRowsPerWarp;  // within the tile
+    const int col = lane * 4;                            // within the tile
+    const Fp8Type type = out.type;
+
+    // Values outside x count as 0: they change no block's amax.
+    float v[kBlockCastRowsPerWarp][4];
+    unsigned column_bits[4] = {0u, 0u, 0u, 0u};
+    unsigned warp_bits = 0;  // |x| as bits: a NaN orders above inf, so it wins as in the reference
+#pragma unroll
+    for (int i = 0; i < kBlockCastRowsPerWarp; ++i) {
+        const int r = r0 + first_row + i;
+        unsigned bits = 0;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int c = c0 + col + j;
+            const float f = (r < rows && c < cols) ? to_float(x[static_cast<long long>(r) * cols + c]) : 0.0f;
+            v[i][j] = f;
+            const unsigned b = abs_bits(f);
+            bits = max(bits, b);
+            column_bits[j] = max(column_bits[j], b);
+        }
+        for (int offset = 16; offset > 0; offset /= 2) bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, offset));
+        if (lane == 0) row_bits[first_row + i] = bits;
+        warp_bits = max(warp_bits, bits);
     }
-    if (threadIdx.x == 0) scale_inv[block] = 1.0f / scale;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) col_part[warp][col + j] = column_bits[j];
+    __syncthreads();
+
+    // The tile's amax (one 128 x 128 block's), in every warp.
+    unsigned tile_bits = max(max(row_bits[col], row_bits[col + 1]), max(row_bits[col + 2], row_bits[col + 3]));
+    for (int offset = 16; offset > 0; offset /= 2) tile_bits = max(tile_bits, __shfl_xor_sync(0xffffffffu, tile_bits, offset));
+    const float tile_scale = block_scale(tile_bits, type, power_of_two);
+    if (threadIdx.x < kBlockCols) {
+        const int i = static_cast<int>(threadIdx.x);
+        row_scale[i] = weight_blocks ? tile_scale : block_scale(row_bits[i], type, power_of_two);
+    } else {
+        const int j = static_cast<int>(threadIdx.x) - kBlockCols;
+        unsigned bits = 0;
+        for (int w = 0; w < kBlockCastThreads / 32; ++w) bits = max(bits, col_part[w][j]);
+        col_scale[j] = weight_blocks ? tile_scale : block_scale(bits, type, power_of_two);
+    }
+    __syncthreads();
+
+    // The scales, in cuBLASLt's layouts (gemm_types.h); the last tile of a row or column fills the padding with 1.
+    if (weight_blocks) {
+        if (threadIdx.x == 0) {
+            const long long stride = round_up_4(col_tiles);
+            out.scale_inv[tr * stride + tc] = 1.0f / tile_scale;
+            if (tc + 1 == col_tiles) {
+                for (long long k = col_tiles; k < stride; ++k) out.scale_inv[tr * stride + k] = 1.0f;
+            }
+            if (out.transposed != nullptr) {
+                const long long t_stride = round_up_4(row_tiles);
+                out.transposed_scale_inv[tc * t_stride + tr] = 1.0f / tile_scale;
+                if (tr + 1 == row_tiles) {
+                    for (long long k = row_tiles; k < t_stride; ++k) out.transposed_scale_inv[tc * t_stride + k] = 1.0f;
+                }
+            }
+        }
+    } else if (threadIdx.x < kBlockCols) {
+        const long long stride = round_up_4(rows);  // [k block][row], the row index contiguous
+        const long long r = r0 + static_cast<long long>(threadIdx.x);
+        if (r < rows) {
+            out.scale_inv[tc * stride + r] = 1.0f / row_scale[threadIdx.x];
+        } else if (r < stride) {
+            out.scale_inv[tc * stride + r] = 1.0f;
+        }
+    } else if (out.transposed != nullptr) {
+        const int j = static_cast<int>(threadIdx.x) - kBlockCols;
+        const long long t_stride = round_up_4(cols);  // the transposed copy's rows are x's columns
+        const long long c = c0 + static_cast<long long>(j);
+        if (c < cols) {
+            out.transposed_scale_inv[tr * t_stride + c] = 1.0f / col_scale[j];
+        } else if (c < t_stride) {
+            out.transposed_scale_inv[tr * t_stride + c] = 1.0f;
+        }
+    }
+
+    // The data along x's rows: 4 bytes per lane, a warp's 128 contiguous bytes per row.
+    auto* data = static_cast<std::uint8_t*>(out.data);
+    const bool whole_words = cols % 4 == 0 && reinterpret_cast<std::uintptr_t>(data) % 4 == 0;
+#pragma unroll
+    for (int i = 0; i < kBlockCastRowsPerWarp; ++i) {
+        const int r = r0 + first_row + i;
+        const int c = c0 + col;
+        if (r >= rows || c >= cols) continue;
+        const float s = row_scale[first_row + i];
+        std::uint8_t q[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) q[j] = fp8_from_float(v[i][j] * s, type);
+        std::uint8_t* to = data + static_cast<long long>(r) * cols + c;
+        if (whole_words) {
+            *reinterpret_cast<unsigned*>(to) = q[0] | (q[1] << 8) | (q[2] << 16) | (static_cast<unsigned>(q[3]) << 24);
+        } else {
+            for (int j = 0; j < 4 && c + j < cols; ++j) to[j] = q[j];
+        }
+    }
+
+    // The transposed copy along x's columns: staged as [column][row] bytes, then 16 bytes per thread.
+    if (out.transposed != nullptr) {
+        // A thread's 16 rows of one column are 16 contiguous bytes of the staged tile: one 16-byte store per
+        // column (byte stores would conflict 16 ways in shared memory).
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const float s = col_scale[col + j];
+            unsigned words[4];
+#pragma unroll
+            for (int w = 0; w < 4; ++w) {
+                words[w] = 0;
+#pragma unroll
+                for (int b = 0; b < 4; ++b) {
+                    words[w] |= static_cast<unsigned>(fp8_from_float(v[w * 4 + b][j] * s, type)) << (8 * b);
+                }
+            }
+            *reinterpret_cast<uint4*>(staged + (col + j) * kStagedPitch + first_row) = make_uint4(words[0], words[1], words[2], words[3]);
+        }
+        __syncthreads();
+        auto* transposed = static_cast<std::uint8_t*>(out.transposed);
+        const bool whole_pieces = rows % 16 == 0 && reinterpret_cast<std::uintptr_t>(transposed) % 16 == 0;
+        for (int piece = static_cast<int>(threadIdx.x); piece < kBlockCols * (kBlockCols / 16); piece += kBlockCastThreads) {
+            const int j = piece / (kBlockCols / 16);
+            const int part = piece % (kBlockCols / 16);
+            const int c = c0 + j;
+            const int r = r0 + part * 16;
+            if (c >= cols || r >= rows) continue;
+            const std::uint8_t* from = staged + j * kStagedPitch + part * 16;
+            std::uint8_t* to = transposed + static_cast<long long>(c) * rows + r;
+            if (whole_pieces) {
+                *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(from);
+            } else {
+                for (int k = 0; k < 16 && r + k < rows; ++k) to[k] = from[k];
+            }
+        }
+    }
+    combine_block_amax(warp_bits, out.amax);
 }
 
 template <typename T>
-void block_cast_typed(const void* x, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two, void* out,
-                      float* scale_inv, Fp8Type type, cudaStream_t stream) {
-    const long long row_blocks = static_cast<long long>((rows + block_rows - 1) / block_rows);
-    const long long col_blocks = static_cast<long long>((cols + kBlockCols - 1) / kBlockCols);
-    block_cast_kernel<T><<<static_cast<unsigned>(row_blocks * col_blocks), kThreads, 0, stream>>>(
-        static_cast<const T*>(x), static_cast<int>(rows), static_cast<int>(cols), block_rows, static_cast<int>(col_blocks),
-        power_of_two, static_cast<std::uint8_t*>(out), scale_inv, type);
+void block_cast_typed(const void* x, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
+                      const BlockCastOutput& out, cudaStream_t stream) {
+    const int row_tiles = static_cast<int>((rows + kBlockCols - 1) / kBlockCols);
+    const int col_tiles = static_cast<int>((cols + kBlockCols - 1) / kBlockCols);
+    const auto tiles = static_cast<unsigned>(static_cast<long long>(row_tiles) * col_tiles);
+    block_cast_kernel<T><<<tiles, kBlockCastThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<int>(rows),
+                                                                  static_cast<int>(cols), row_tiles, col_tiles, block_rows != 1,
+                                                                  power_of_two, out);
 }
 
 template <typename T>
@@ -329,13 +471,11 @@ void launch_cast_transpose_dbias(const void* x, DType dtype, std::size_t rows, s
 }
 
 void launch_block_cast(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
-                       void* out, float* scale_inv, Fp8Type type, cudaStream_t stream) {
+                       const BlockCastOutput& out, cudaStream_t stream) {
     switch (dtype) {
-        case DType::Float32: block_cast_typed<float>(x, rows, cols, block_rows, power_of_two, out, scale_inv, type, stream); break;
-        case DType::BFloat16:
-            block_cast_typed<__nv_bfloat16>(x, rows, cols, block_rows, power_of_two, out, scale_inv, type, stream);
-            break;
-        case DType::Float16: block_cast_typed<__half>(x, rows, cols, block_rows, power_of_two, out, scale_inv, type, stream); break;
+        case DType::Float32: block_cast_typed<float>(x, rows, cols, block_rows, power_of_two, out, stream); break;
+        case DType::BFloat16: block_cast_typed<__nv_bfloat16>(x, rows, cols, block_rows, power_of_two, out, stream); break;
+        case DType::Float16: block_cast_typed<__half>(x, rows, cols, block_rows, power_of_two, out, stream); break;
     }
     check_last_launch("tewb::kernels::block_cast_to_fp8");
 }

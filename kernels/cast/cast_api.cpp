@@ -37,11 +37,11 @@ void cast_transpose_dbias_to_fp8(const void* x, DType dtype, std::size_t rows, s
 }
 
 void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
-                       void* out, float* scale_inv, Fp8Type out_type, cudaStream_t stream) {
+                       const BlockCastOutput& out, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::block_cast_to_fp8";
-    detail::check_block_cast_arguments(call, x, dtype, rows, cols, block_rows, out, scale_inv, out_type);
+    detail::check_block_cast_arguments(call, x, dtype, rows, cols, block_rows, out);
     if (rows == 0 || cols == 0) return;
-    detail::launch_block_cast(x, dtype, rows, cols, block_rows, power_of_two, out, scale_inv, out_type, stream);
+    detail::launch_block_cast(x, dtype, rows, cols, block_rows, power_of_two, out, stream);
 }
 
 void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out, cudaStream_t stream) {

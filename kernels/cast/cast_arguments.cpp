@@ -74,16 +74,29 @@ void check_transpose_arguments(const char* call, const void* x, std::size_t elem
 }
 
 void check_block_cast_arguments(const char* call, const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows,
-                                const void* out, const float* scale_inv, Fp8Type out_type) {
+                                const BlockCastOutput& out) {
     if (block_rows != 1 && block_rows != 128) {
         fail(call, "block_rows = " + std::to_string(block_rows) + "; allowed: 1 (1x128 blocks) or 128 (128x128)");
     }
-    if (out_type != Fp8Type::E4M3 && out_type != Fp8Type::E5M2) fail(call, "unsupported FP8 type (allowed: E4M3, E5M2)");
+    if (out.type != Fp8Type::E4M3 && out.type != Fp8Type::E5M2) fail(call, "unsupported FP8 type (allowed: E4M3, E5M2)");
     check_dims(call, rows, cols);
+    if ((out.transposed == nullptr) != (out.transposed_scale_inv == nullptr)) {
+        fail(call, "transposed and transposed_scale_inv come together (one of them is null)");
+    }
     if (rows == 0 || cols == 0) return;
+    // One thread block per 128 x 128 tile, in a one-dimensional grid.
+    const std::size_t tiles = ((rows + 127) / 128) * ((cols + 127) / 128);
+    if (tiles > 0x7fffffffu) fail(call, std::to_string(tiles) + " tiles of 128 x 128; allowed: at most 2^31 - 1");
     check_input(call, x, dtype);
-    check_buffer(call, out, "out", 1);
-    check_buffer(call, scale_inv, "scale_inv", alignof(float));
+    check_buffer(call, out.data, "data", 1);
+    check_buffer(call, out.scale_inv, "scale_inv", alignof(float));
+    if (out.transposed != nullptr) {
+        check_buffer(call, out.transposed, "transposed", 1);
+        check_buffer(call, out.transposed_scale_inv, "transposed_scale_inv", alignof(float));
+        if (out.transposed == out.data) fail(call, "data and transposed are the same buffer");
+        if (out.transposed_scale_inv == out.scale_inv) fail(call, "scale_inv and transposed_scale_inv are the same buffer");
+    }
+    if (out.amax != nullptr) check_buffer(call, out.amax, "amax", alignof(float));
 }
 
 }  // namespace tewb::kernels::detail

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 
+#include "tewb_kernels/block_cast_types.h"
 #include "tewb_kernels/dtype.h"
 #include "tewb_kernels/fp8_type.h"
 
@@ -22,6 +23,6 @@ void check_cast_transpose_dbias_arguments(const char* call, const void* x, DType
 void check_transpose_arguments(const char* call, const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols,
                                const void* out);
 void check_block_cast_arguments(const char* call, const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows,
-                                const void* out, const float* scale_inv, Fp8Type out_type);
+                                const BlockCastOutput& out);
 
 }  // namespace tewb::kernels::detail

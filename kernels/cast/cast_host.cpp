@@ -8,6 +8,7 @@
 
 #include "cast/cast_arguments.h"
 #include "common/fail.h"
+#include "common/host_loops.h"
 #include "common/host_numbers.h"
 #include "tewb_kernels/host/cast.h"
 
@@ -202,36 +203,104 @@ void dbias_chunk(const void* x, std::size_t rows, std::size_t cols, const DbiasO
     }
 }
 
+float block_scale(std::uint32_t amax_bits, Fp8Type type, bool power_of_two) {
+    const float amax = detail::bits_float(amax_bits);
+    float scale = fp8_max(type) / amax;
+    if (std::isinf(scale)) scale = 3.402823466e+38f;
+    if (power_of_two) scale = detail::bits_float(detail::float_bits(scale) & 0x7f800000u);
+    if (!(amax > 0.0f) || !std::isfinite(amax)) scale = 1.0f;
+    return scale;
+}
+
+std::size_t round_up_4(std::size_t n) {
+    return (n + 3) / 4 * 4;
+}
+
+// The block cast of the row tiles [tile_begin, tile_end) (128 rows each), tile by tile as the kernel's
+// thread blocks: the tile's row, column and whole amaxes, then its outputs. Returns max |x| as bits.
 template <DType kType, Fp8Type kFp8>
-void block_cast_row_blocks(const void* x, std::size_t rows, std::size_t cols, std::size_t block_rows, std::size_t row_block_begin,
-                           std::size_t row_block_end, bool power_of_two, std::uint8_t* out, float* scale_inv) {
-    const std::size_t col_blocks = (cols + kBlockCols - 1) / kBlockCols;
-    for (std::size_t rb = row_block_begin; rb < row_block_end; ++rb) {
-        const std::size_t r0 = rb * block_rows;
-        const std::size_t r1 = std::min(rows, r0 + block_rows);
-        for (std::size_t cb = 0; cb < col_blocks; ++cb) {
-            const std::size_t c0 = cb * kBlockCols;
-            const std::size_t c1 = std::min(cols, c0 + kBlockCols);
-            std::uint32_t amax_bits = 0;
-            for (std::size_t r = r0; r < r1; ++r) {
-                for (std::size_t c = c0; c < c1; ++c) {
-                    amax_bits = std::max(amax_bits, detail::abs_bits(detail::load(x, kType, r * cols + c)));
+std::uint32_t block_cast_row_tiles(const void* x, std::size_t rows, std::size_t cols, bool weight_blocks, bool power_of_two,
+                                   const BlockCastOutput& out, std::size_t tile_begin, std::size_t tile_end) {
+    const std::size_t col_tiles = (cols + kBlockCols - 1) / kBlockCols;
+    const std::size_t row_tiles = (rows + kBlockCols - 1) / kBlockCols;
+    auto* data = static_cast<std::uint8_t*>(out.data);
+    auto* transposed = static_cast<std::uint8_t*>(out.transposed);
+    std::vector<float> tile(kBlockCols * kBlockCols);
+    std::uint32_t row_bits[kBlockCols];
+    std::uint32_t col_bits[kBlockCols];
+    float row_scale[kBlockCols];
+    float col_scale[kBlockCols];
+    std::uint32_t all_bits = 0;
+    for (std::size_t tr = tile_begin; tr < tile_end; ++tr) {
+        const std::size_t r0 = tr * kBlockCols;
+        const std::size_t height = std::min(rows, r0 + kBlockCols) - r0;
+        for (std::size_t tc = 0; tc < col_tiles; ++tc) {
+            const std::size_t c0 = tc * kBlockCols;
+            const std::size_t width = std::min(cols, c0 + kBlockCols) - c0;
+            std::fill(std::begin(col_bits), std::end(col_bits), 0u);
+            std::uint32_t tile_bits = 0;
+            for (std::size_t i = 0; i < height; ++i) {
+                float* row = tile.data() + i * kBlockCols;
+                detail::load_floats(x, kType, (r0 + i) * cols + c0, width, row);
+                std::uint32_t bits = 0;
+                for (std::size_t j = 0; j < width; ++j) {
+                    const std::uint32_t b = detail::abs_bits(row[j]);
+                    bits = std::max(bits, b);
+                    col_bits[j] = std::max(col_bits[j], b);
+                }
+                row_bits[i] = bits;
+                tile_bits = std::max(tile_bits, bits);
+            }
+            all_bits = std::max(all_bits, tile_bits);
+            const float tile_scale = block_scale(tile_bits, kFp8, power_of_two);
+            for (std::size_t i = 0; i < height; ++i)
+                row_scale[i] = weight_blocks ? tile_scale : block_scale(row_bits[i], kFp8, power_of_two);
+            for (std::size_t j = 0; j < width; ++j)
+                col_scale[j] = weight_blocks ? tile_scale : block_scale(col_bits[j], kFp8, power_of_two);
+            for (std::size_t i = 0; i < height; ++i) {
+                const float* row = tile.data() + i * kBlockCols;
+                std::uint8_t* to = data + (r0 + i) * cols + c0;
+                for (std::size_t j = 0; j < width; ++j) to[j] = detail::float_to_fp8(row[j] * row_scale[i], kFp8);
+            }
+            if (transposed != nullptr) {
+                for (std::size_t j = 0; j < width; ++j) {
+                    std::uint8_t* to = transposed + (c0 + j) * rows + r0;
+                    for (std::size_t i = 0; i < height; ++i)
+                        to[i] = detail::float_to_fp8(tile[i * kBlockCols + j] * col_scale[j], kFp8);
                 }
             }
-            const float amax = detail::bits_float(amax_bits);
-            float scale = fp8_max(kFp8) / amax;
-            if (std::isinf(scale)) scale = 3.402823466e+38f;
-            if (power_of_two) scale = detail::bits_float(detail::float_bits(scale) & 0x7f800000u);
-            if (!(amax > 0.0f) || !std::isfinite(amax)) scale = 1.0f;
-            for (std::size_t r = r0; r < r1; ++r) {
-                for (std::size_t c = c0; c < c1; ++c) {
-                    const std::size_t at = r * cols + c;
-                    out[at] = detail::float_to_fp8(detail::load(x, kType, at) * scale, kFp8);
+            // The scales in cuBLASLt's layouts (gemm_types.h), padding 1.
+            if (weight_blocks) {
+                const std::size_t stride = round_up_4(col_tiles);
+                out.scale_inv[tr * stride + tc] = 1.0f / tile_scale;
+                if (tc + 1 == col_tiles)
+                    std::fill(out.scale_inv + tr * stride + col_tiles, out.scale_inv + (tr + 1) * stride, 1.0f);
+                if (transposed != nullptr) {
+                    const std::size_t t_stride = round_up_4(row_tiles);
+                    out.transposed_scale_inv[tc * t_stride + tr] = 1.0f / tile_scale;
+                    if (tr + 1 == row_tiles) {
+                        std::fill(out.transposed_scale_inv + tc * t_stride + row_tiles,
+                                  out.transposed_scale_inv + (tc + 1) * t_stride, 1.0f);
+                    }
+                }
+            } else {
+                const std::size_t stride = round_up_4(rows);
+                float* scales = out.scale_inv + tc * stride + r0;
+                for (std::size_t i = 0; i < height; ++i) scales[i] = 1.0f / row_scale[i];
+                if (tr + 1 == row_tiles) std::fill(out.scale_inv + tc * stride + rows, out.scale_inv + (tc + 1) * stride, 1.0f);
+                if (transposed != nullptr) {
+                    const std::size_t t_stride = round_up_4(cols);
+                    float* t_scales = out.transposed_scale_inv + tr * t_stride + c0;
+                    for (std::size_t j = 0; j < width; ++j) t_scales[j] = 1.0f / col_scale[j];
+                    if (tc + 1 == col_tiles) {
+                        std::fill(out.transposed_scale_inv + tr * t_stride + cols, out.transposed_scale_inv + (tr + 1) * t_stride,
+                                  1.0f);
+                    }
                 }
             }
-            scale_inv[rb * col_blocks + cb] = 1.0f / scale;
         }
     }
+    return all_bits;
 }
 
 template <typename Element>
@@ -335,21 +404,22 @@ void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::
 }
 
 void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
-                       void* out, float* scale_inv, Fp8Type out_type) {
-    detail::check_block_cast_arguments("tewb::kernels::host::block_cast_to_fp8", x, dtype, rows, cols, block_rows, out, scale_inv,
-                                       out_type);
+                       const BlockCastOutput& out) {
+    detail::check_block_cast_arguments("tewb::kernels::host::block_cast_to_fp8", x, dtype, rows, cols, block_rows, out);
     if (rows == 0 || cols == 0) return;
-    const auto rows_per_block = static_cast<std::size_t>(block_rows);
-    const std::size_t row_blocks = (rows + rows_per_block - 1) / rows_per_block;
-    with_types(dtype, out_type, [&](auto dtype_tag, auto fp8_tag) {
+    const std::size_t row_tiles = (rows + kBlockCols - 1) / kBlockCols;
+    const std::uint32_t local = with_types(dtype, out.type, [&](auto dtype_tag, auto fp8_tag) {
         constexpr DType kType = decltype(dtype_tag)::value;
         constexpr Fp8Type kFp8 = decltype(fp8_tag)::value;
-        split_over_threads(row_blocks, std::max<std::size_t>(1, kElementsPerThread / (rows_per_block * cols)),
-                           [&](std::size_t, std::size_t begin, std::size_t end) {
-                               block_cast_row_blocks<kType, kFp8>(x, rows, cols, rows_per_block, begin, end, power_of_two,
-                                                                  static_cast<std::uint8_t*>(out), scale_inv);
+        std::vector<std::uint32_t> part_amax(kMostThreads, 0);
+        split_over_threads(row_tiles, std::max<std::size_t>(1, kElementsPerThread / (kBlockCols * cols)),
+                           [&](std::size_t part, std::size_t begin, std::size_t end) {
+                               part_amax[part] = block_cast_row_tiles<kType, kFp8>(x, rows, cols, block_rows != 1, power_of_two,
+                                                                                   out, begin, end);
                            });
+        return *std::max_element(part_amax.begin(), part_amax.end());
     });
+    combine_amax(out.amax, local);
     detail::note_launch();
 }
 

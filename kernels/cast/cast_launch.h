@@ -19,7 +19,7 @@ void launch_cast_transpose_dbias(const void* x, DType dtype, std::size_t rows, s
                                  void* out_t, Fp8Type type, float* amax, void* dbias, DType dbias_dtype, void* workspace,
                                  cudaStream_t stream);
 void launch_block_cast(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
-                       void* out, float* scale_inv, Fp8Type type, cudaStream_t stream);
+                       const BlockCastOutput& out, cudaStream_t stream);
 void launch_transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out,
                       cudaStream_t stream);
 

@@ -37,7 +37,10 @@ __global__ void update_scaling_kernel(float* __restrict__ history, float* __rest
     const int slot = blockIdx.x;
     float* h = history + static_cast<long long>(slot) * history_len;
     const float staged = h[0];  // the same value for every thread: the branches below are uniform
-    if (rule != ScalingRule::Current && slot_ran(staged)) {
+    const bool block = rule == ScalingRule::BlockPowerOfTwo || rule == ScalingRule::BlockExact;
+    if (block) {
+        if (threadIdx.x == 0) scale[slot] = block_slot_scale(numerator, staged, rule == ScalingRule::BlockPowerOfTwo);
+    } else if (rule != ScalingRule::Current && slot_ran(staged)) {
         float window = staged;
         if (rule == ScalingRule::DelayedMax) {
             float local = staged;

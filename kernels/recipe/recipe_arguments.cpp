@@ -20,8 +20,9 @@ void check_recipe_arguments(const char* call, const float* history, const float*
     if (history_len < 1 || history_len > kMaxHistoryLen) {
         fail(call, "history_len = " + std::to_string(history_len) + "; allowed: 1 to " + std::to_string(kMaxHistoryLen));
     }
-    if (rule != ScalingRule::DelayedMax && rule != ScalingRule::DelayedMostRecent && rule != ScalingRule::Current) {
-        fail(call, "unknown scaling rule (allowed: delayed max, delayed most recent, current)");
+    if (rule != ScalingRule::DelayedMax && rule != ScalingRule::DelayedMostRecent && rule != ScalingRule::Current &&
+        rule != ScalingRule::BlockPowerOfTwo && rule != ScalingRule::BlockExact) {
+        fail(call, "unknown scaling rule (allowed: delayed max, delayed most recent, current, block power of two, block exact)");
     }
     if (!is_finite(numerator) || !(numerator > 0.0f)) {
         fail(call, "numerator = " + std::to_string(numerator) + "; allowed: a finite value above 0 (fp8_max / 2^margin)");

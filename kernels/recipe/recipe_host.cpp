@@ -15,7 +15,9 @@ void update_scaling(float* history, float* scale, float* scale_inv, int slots, i
     for (int s = 0; s < slots; ++s) {
         float* h = history + static_cast<std::ptrdiff_t>(s) * history_len;
         const float staged = h[0];
-        if (rule != ScalingRule::Current && detail::slot_ran(staged)) {
+        if (rule == ScalingRule::BlockPowerOfTwo || rule == ScalingRule::BlockExact) {
+            scale[s] = detail::block_slot_scale(numerator, staged, rule == ScalingRule::BlockPowerOfTwo);
+        } else if (rule != ScalingRule::Current && detail::slot_ran(staged)) {
             float window = staged;
             if (rule == ScalingRule::DelayedMax) {
                 for (int i = 1; i < history_len; ++i) window = detail::window_max(window, h[i]);

@@ -8,6 +8,10 @@
 #define TEWB_HOST_DEVICE
 #endif
 
+#if !defined(__CUDA_ARCH__)
+#include <cstring>
+#endif
+
 namespace tewb::kernels::detail {
 
 inline constexpr float kFloatMax = 3.402823466e+38f;
@@ -38,6 +42,28 @@ TEWB_HOST_DEVICE inline float next_scale(float numerator, float window, float ol
     if (!is_finite(window) || !(window > 0.0f)) return old_scale;
     const float scale = numerator / window;
     return is_finite(scale) ? scale : kFloatMax;
+}
+
+// The largest power of two at or below a positive normal float: its exponent bits alone.
+TEWB_HOST_DEVICE inline float exponent_only(float x) {
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(__float_as_uint(x) & 0x7f800000u);
+#else
+    unsigned bits = 0;
+    std::memcpy(&bits, &x, sizeof bits);
+    bits &= 0x7f800000u;
+    std::memcpy(&x, &bits, sizeof bits);
+    return x;
+#endif
+}
+
+// A block-scaled slot's scale from its staged amax (ScalingRule::BlockPowerOfTwo / BlockExact): the scale
+// the block cast gave the block holding that amax.
+TEWB_HOST_DEVICE inline float block_slot_scale(float numerator, float staged, bool power_of_two) {
+    if (!is_finite(staged) || !(staged > 0.0f)) return 1.0f;
+    float scale = numerator / staged;
+    if (!is_finite(scale)) scale = kFloatMax;
+    return power_of_two ? exponent_only(scale) : scale;
 }
 
 }  // namespace tewb::kernels::detail

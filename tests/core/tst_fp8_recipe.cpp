@@ -15,6 +15,7 @@
 #include "core/fp8/Fp8State.h"
 #include "core/fp8/ReplayReport.h"
 #include "core/fp8/ScaleUpdate.h"
+#include "core/modules/ops/FusedOps.h"
 #include "core/modules/ops/ReferenceOps.h"
 
 using namespace tewb;
@@ -473,6 +474,51 @@ private Q_SLOTS:
         // No history: the update clears the staging entry and leaves nothing to roll.
         context->update(Fp8Pass::Forward);
         QCOMPARE(context->history(Fp8Pass::Forward)[0][0].item<float>(), 0.0f);
+    }
+
+    // The fused ops' block cast (one kernel: both orientations, scales in cuBLASLt's layout, the amax into
+    // the staging entry) against the reference cast: the same bytes and scale values; the GEMM takes the
+    // kernel's scales as they are (no copy), a reference scale_inv is copied into the layout; the slot's
+    // statistics scale follows from the recorded amax at the update.
+    void fusedBlockCastFeedsTheGemmWithoutACopy() {
+        Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+        recipe.scaling = ScalingKind::Block;
+        recipe.format = RecipeFormat::E4M3;
+        const auto fused_context = one_gemm_context(recipe);
+        const auto reference_context = one_gemm_context(recipe);
+        at::manual_seed(9);
+        const at::Tensor x = at::randn({130, 300}) * 5;  // ragged in both directions
+        const at::Tensor w = at::randn({200, 300}) * 0.02;
+        for (const auto& [t, slot] : {std::pair{x, 0}, std::pair{w, 1}}) {
+            const Fp8Tensor fused = fused_host_ops().quantize(t, Fp8Quantizer{fused_context, Fp8Pass::Forward, slot}, true);
+            const Fp8Tensor want = reference_ops().quantize(t, Fp8Quantizer{reference_context, Fp8Pass::Forward, slot}, true);
+            QVERIFY(at::equal(fused.data.view(at::kByte), want.data.view(at::kByte)));
+            QVERIFY(at::equal(fused.transposed.view(at::kByte), want.transposed.view(at::kByte)));
+            QCOMPARE(fused.scale_inv.sizes(), want.scale_inv.sizes());
+            QVERIFY(at::equal(fused.scale_inv, want.scale_inv));
+            QVERIFY(at::equal(fused.transposed_scale_inv, want.transposed_scale_inv));
+            const BlockShape block = slot == 1 ? kWeightBlock : kActivationBlock;
+            for (const at::Tensor& scales : {fused.scale_inv, fused.transposed_scale_inv}) {
+                const at::Tensor laid_out = block_scales_for_gemm(scales, block);
+                QCOMPARE(laid_out.data_ptr(), scales.data_ptr());  // a view of the kernel's buffer
+                QVERIFY(at::equal(laid_out, block_scales_for_gemm(scales.contiguous(), block)));  // padding 1 as a copy's
+            }
+            QVERIFY(block_scales_for_gemm(want.scale_inv, block).data_ptr() != want.scale_inv.data_ptr());
+        }
+        // Both recorded max |x| of the input and of the weight; the update turns them into the same scales.
+        QVERIFY(at::equal(fused_context->history(Fp8Pass::Forward).select(1, 0),
+                          reference_context->history(Fp8Pass::Forward).select(1, 0)));
+        QCOMPARE(fused_context->history(Fp8Pass::Forward)[0][0].item<float>(), x.abs().max().item<float>());
+        fused_context->update(Fp8Pass::Forward);
+        reference_context->update(Fp8Pass::Forward);
+        QVERIFY(at::equal(fused_context->scales(Fp8Pass::Forward), reference_context->scales(Fp8Pass::Forward)));
+        const at::Tensor amaxes = at::stack({x.abs().max(), w.abs().max()});
+        QVERIFY(at::equal(fused_context->scales(Fp8Pass::Forward).narrow(0, 0, 2),
+                          block_statistics_scale(amaxes, 448.0f, recipe.block_power_of_two)));
+        // The scale of the block holding the amax, as a power of two at or below fp8_max / amax.
+        const float scale = fused_context->scales(Fp8Pass::Forward)[0].item<float>();
+        QVERIFY(scale <= 448.0f / x.abs().max().item<float>() && scale * 2 > 448.0f / x.abs().max().item<float>());
+        QCOMPARE(block_statistics_scale(at::tensor({0.0f, kNan, INFINITY}), 448.0f, true).sum().item<float>(), 3.0f);
     }
 
     // The scales in cuBLASLt's block layouts: 1x128 transposed with the rows padded to 4, 128x128 with

@@ -16,6 +16,7 @@
 #include "core/common/Error.h"
 
 #include "core/device/Capability.h"
+#include "core/fp8/BlockScaling.h"
 #include "core/fp8/Fp8State.h"
 #include "core/fp8/Fp8StateOps.h"
 #include "core/fp8/ScaleUpdate.h"
@@ -386,6 +387,34 @@ void fused_cuda_matches_fused_host(const Trainer& trainer) {
     check(bytes_equal(gd.grad.data, gh.grad.data) && bytes_equal(gd.grad.transposed, gh.grad.transposed) &&
               bytes_equal(gd.bias_grad, gh.bias_grad),
           "fused-cuda cast_transpose_dbias equals fused-host bit for bit (data, transposed copy, column sums)");
+    // The block cast (both orientations, scales in cuBLASLt's layout, the amax) on a ragged shape, from
+    // bf16 activations and float32 weights. The layouts' padding is compared too (the GEMM reads the buffers).
+    Fp8Recipe block_recipe = recipe;
+    block_recipe.scaling = ScalingKind::Block;
+    block_recipe.format = RecipeFormat::E4M3;
+    std::shared_ptr<Fp8Context> block_contexts[2] = {std::make_shared<Fp8Context>(), std::make_shared<Fp8Context>()};
+    for (int i = 0; i < 2; ++i) {
+        block_contexts[i]->add_gemm("probe");
+        block_contexts[i]->prepare(block_recipe, false, i == 0 ? cuda : c10::Device(at::kCPU), i == 0 ? device_ops : host_ops);
+    }
+    const at::Tensor ragged = x.narrow(0, 0, 3000).narrow(1, 0, 700).contiguous();
+    const at::Tensor weight = at::randn({300, 700}) * 0.02;
+    bool blocks_equal = true;
+    for (const auto& [t, slot] : {std::pair{ragged, 0}, std::pair{weight, 1}}) {
+        const BlockShape block = slot == 1 ? kWeightBlock : kActivationBlock;
+        const Fp8Tensor bd = device_ops.quantize(t.to(cuda), {block_contexts[0], Fp8Pass::Forward, slot}, true);
+        const Fp8Tensor bh = host_ops.quantize(t, {block_contexts[1], Fp8Pass::Forward, slot}, true);
+        blocks_equal = blocks_equal && bytes_equal(bd.data, bh.data) && bytes_equal(bd.transposed, bh.transposed) &&
+                       bytes_equal(block_scales_for_gemm(bd.scale_inv, block), block_scales_for_gemm(bh.scale_inv, block)) &&
+                       bytes_equal(block_scales_for_gemm(bd.transposed_scale_inv, block),
+                                   block_scales_for_gemm(bh.transposed_scale_inv, block));
+    }
+    check(blocks_equal && bytes_equal(block_contexts[0]->history(Fp8Pass::Forward), block_contexts[1]->history(Fp8Pass::Forward)),
+          "fused-cuda block cast (3000x700 bf16 1x128, 300x700 float32 128x128, transposed copies, laid-out scales, amax) "
+          "equals fused-host bit for bit");
+    for (int i = 0; i < 2; ++i) block_contexts[i]->update(Fp8Pass::Forward);
+    check(bytes_equal(block_contexts[0]->scales(Fp8Pass::Forward), block_contexts[1]->scales(Fp8Pass::Forward)),
+          "fused-cuda recipe kernel's block rule (the statistics' block scale) equals fused-host bit for bit");
     const at::Tensor gamma = at::randn({768}) * 0.1 + 1;
     const at::Tensor beta = at::randn({768}) * 0.1;
     const LayerNormResult ld = device_ops.layer_norm_forward(x.to(cuda), gamma.to(cuda), beta.to(cuda), 1e-5, at::kFloat);

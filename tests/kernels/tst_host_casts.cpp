@@ -825,7 +825,10 @@ private Q_SLOTS:
         host::cast_transpose_dbias_to_fp8(nullptr, DType::Float32, 0, 2, &scale, nullptr, nullptr, Fp8Type::E4M3, &amax, nullptr,
                                           DType::Float32, nullptr, 0);
         host::transpose(nullptr, 2, 3, 0, nullptr);
-        host::block_cast_to_fp8(nullptr, DType::Float32, 0, 256, 1, true, nullptr, nullptr, Fp8Type::E4M3);
+        BlockCastOutput nothing;
+        nothing.amax = &amax;
+        host::block_cast_to_fp8(nullptr, DType::Float32, 0, 256, 1, true, nothing);
+        host::block_cast_to_fp8(nullptr, DType::BFloat16, 256, 0, 128, false, nothing);
         QCOMPARE(amax, 5.0f);
         host::abs_max(nullptr, DType::Float16, 0, &amax);  // the GPU clears amax_out and launches nothing
         QCOMPARE(bits_of(amax), 0u);
@@ -918,20 +921,58 @@ private Q_SLOTS:
         expect_error([&] { host::transpose(f, 2, 1, 2, nullptr); }, t, "out is a null pointer");
 
         const std::string blocks = "block_cast_to_fp8";
-        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 3, true, bytes, work, Fp8Type::E4M3); }, blocks,
+        const auto block_out = [&](void* data, float* scale_inv, Fp8Type type = Fp8Type::E4M3) {
+            BlockCastOutput o;
+            o.data = data;
+            o.scale_inv = scale_inv;
+            o.type = type;
+            return o;
+        };
+        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 3, true, block_out(bytes, work)); }, blocks,
                      "block_rows = 3; allowed: 1 (1x128 blocks) or 128 (128x128)");
-        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, bytes, nullptr, Fp8Type::E4M3); }, blocks,
+        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, block_out(bytes, nullptr)); }, blocks,
                      "scale_inv is a null pointer");
-        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, nullptr, work, Fp8Type::E4M3); }, blocks,
-                     "out is a null pointer");
-        expect_error([&] { host::block_cast_to_fp8(nullptr, DType::Float32, 4, 2, 128, false, bytes, work, Fp8Type::E5M2); },
-                     blocks, "x is a null pointer");
-        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, bytes, two, Fp8Type::E4M3); }, blocks,
+        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, block_out(nullptr, work)); }, blocks,
+                     "data is a null pointer");
+        expect_error(
+            [&] { host::block_cast_to_fp8(nullptr, DType::Float32, 4, 2, 128, false, block_out(bytes, work, Fp8Type::E5M2)); },
+            blocks, "x is a null pointer");
+        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, block_out(bytes, two)); }, blocks,
                      "scale_inv is not 4-byte aligned");
-        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, bytes, work, bad_type); }, blocks,
+        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, block_out(bytes, work, bad_type)); }, blocks,
                      "unsupported FP8 type");
-        expect_error([&] { host::block_cast_to_fp8(f, bad_dtype, 4, 2, 1, true, bytes, work, Fp8Type::E4M3); }, blocks,
+        expect_error([&] { host::block_cast_to_fp8(f, bad_dtype, 4, 2, 1, true, block_out(bytes, work)); }, blocks,
                      "unsupported input dtype");
+        expect_error(
+            [&] {
+                BlockCastOutput o = block_out(bytes, work);
+                o.transposed = bytes + 8;
+                host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o);
+            },
+            blocks, "transposed and transposed_scale_inv come together");
+        expect_error(
+            [&] {
+                BlockCastOutput o = block_out(bytes, work);
+                o.transposed = bytes;
+                o.transposed_scale_inv = work + 8;
+                host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o);
+            },
+            blocks, "data and transposed are the same buffer");
+        expect_error(
+            [&] {
+                BlockCastOutput o = block_out(bytes, work);
+                o.transposed = bytes + 8;
+                o.transposed_scale_inv = work;
+                host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o);
+            },
+            blocks, "scale_inv and transposed_scale_inv are the same buffer");
+        expect_error(
+            [&] {
+                BlockCastOutput o = block_out(bytes, work);
+                o.amax = two;
+                host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o);
+            },
+            blocks, "amax is not 4-byte aligned");
 
         const std::string amax = "abs_max";
         expect_error([&] { host::abs_max(f, DType::Float32, 8, nullptr); }, amax, "amax_out is a null pointer");
@@ -943,22 +984,57 @@ private Q_SLOTS:
     }
 
 private:
-    // Runs host::block_cast_to_fp8 and checks data and scale_inv against the reference; returns scale_inv.
+    // Runs host::block_cast_to_fp8 with both orientations and the amax, and checks every output against the
+    // reference: data, the scales in cuBLASLt's layout with padding 1, the transposed copy cast along x's
+    // columns, and max |x|. Returns the data's scale_inv as [row blocks][column blocks].
     std::vector<float> check_block_cast(const Input& x, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
                                         Fp8Type type) {
-        const std::size_t row_blocks = (rows + block_rows - 1) / block_rows;
-        const std::size_t col_blocks = (cols + 127) / 128;
-        std::vector<std::uint8_t> out(rows * cols, 0xaa);
-        std::vector<float> scale_inv(row_blocks * col_blocks, -1.0f);
+        const ScaleMode mode = block_scale_mode(block_rows);
+        std::vector<std::uint8_t> data(rows * cols, 0xaa);
+        std::vector<std::uint8_t> transposed(rows * cols, 0xaa);
+        std::vector<float> scale_inv(block_scale_entries(mode, rows, cols), -1.0f);
+        std::vector<float> transposed_scale_inv(block_scale_entries(mode, cols, rows), -1.0f);
+        float amax = 0.0f;
+        BlockCastOutput out;
+        out.data = data.data();
+        out.scale_inv = scale_inv.data();
+        out.transposed = transposed.data();
+        out.transposed_scale_inv = transposed_scale_inv.data();
+        out.amax = &amax;
+        out.type = type;
         const std::uint64_t launches = launch_count();
-        host::block_cast_to_fp8(x.data(), x.dtype, rows, cols, block_rows, power_of_two, out.data(), scale_inv.data(), type);
+        host::block_cast_to_fp8(x.data(), x.dtype, rows, cols, block_rows, power_of_two, out);
+        std::vector<float> logical;
         if (launch_count() != launches + 1) {
             QTest::qFail("block_cast_to_fp8 did not count one launch", __FILE__, __LINE__);
-            return scale_inv;
+            return logical;
         }
         const std::string what = "block_cast " + describe(x.dtype) + " " + name(type) + " " + std::to_string(rows) + "x" +
                                  std::to_string(cols) + " block_rows " + std::to_string(block_rows) +
                                  (power_of_two ? " power of two" : "");
+        check_amax(amax, reference_amax(x.values, 0, rows * cols), what + " amax");
+        if (QTest::currentTestFailed()) return logical;
+        const auto value = [&](std::size_t r, std::size_t c) { return x.values[r * cols + c]; };
+        logical = check_block_orientation(value, rows, cols, block_rows, type, power_of_two, data, scale_inv, what);
+        if (QTest::currentTestFailed()) return logical;
+        const auto value_t = [&](std::size_t r, std::size_t c) { return x.values[c * cols + r]; };
+        check_block_orientation(value_t, cols, rows, block_rows, type, power_of_two, transposed, transposed_scale_inv,
+                                what + " transposed");
+        return logical;
+    }
+
+    // One orientation of a block cast, m [rows, cols] given by `value`: each block's scale_inv at its place in
+    // cuBLASLt's layout, every element's FP8 byte, and 1 in each padding entry. Returns the scales as
+    // [row blocks][column blocks].
+    template <typename Value>
+    std::vector<float> check_block_orientation(const Value& value, std::size_t rows, std::size_t cols, int block_rows,
+                                               Fp8Type type, bool power_of_two, const std::vector<std::uint8_t>& data,
+                                               const std::vector<float>& layout, const std::string& what) {
+        const std::size_t row_blocks = (rows + block_rows - 1) / block_rows;
+        const std::size_t col_blocks = (cols + 127) / 128;
+        const auto round_up_4 = [](std::size_t n) { return (n + 3) / 4 * 4; };
+        std::vector<float> logical(row_blocks * col_blocks);
+        std::vector<bool> used(layout.size(), false);
         for (std::size_t rb = 0; rb < row_blocks; ++rb) {
             for (std::size_t cb = 0; cb < col_blocks; ++cb) {
                 const std::size_t r0 = rb * block_rows;
@@ -967,31 +1043,38 @@ private:
                 const std::size_t c1 = std::min(cols, c0 + 128);
                 Amax amax;
                 for (std::size_t r = r0; r < r1; ++r) {
-                    const Amax row = reference_amax(x.values, r * cols + c0, r * cols + c1);
-                    amax.has_nan = amax.has_nan || row.has_nan;
-                    amax.largest = std::max(amax.largest, row.largest);
+                    for (std::size_t c = c0; c < c1; ++c) {
+                        const float v = value(r, c);
+                        if (std::isnan(v))
+                            amax.has_nan = true;
+                        else
+                            amax.largest = std::max(amax.largest, static_cast<double>(std::fabs(v)));
+                    }
                 }
                 const float block_amax =
                     amax.has_nan ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(amax.largest);
                 const float scale = reference_block_scale(block_amax, type, power_of_two);
                 const float want_inv = 1.0f / scale;
-                const float got_inv = scale_inv[rb * col_blocks + cb];
-                if (bits_of(got_inv) != bits_of(want_inv)) {
-                    QTest::qFail(qPrintable(QStringLiteral("%1: block (%2, %3) amax %4: scale_inv %5, want %6")
+                const std::size_t at = block_rows == 1 ? cb * round_up_4(rows) + rb : rb * round_up_4(col_blocks) + cb;
+                used[at] = true;
+                logical[rb * col_blocks + cb] = layout[at];
+                if (bits_of(layout[at]) != bits_of(want_inv)) {
+                    QTest::qFail(qPrintable(QStringLiteral("%1: block (%2, %3) amax %4: scale_inv %5 (layout entry %6), want %7")
                                                 .arg(QString::fromStdString(what))
                                                 .arg(rb)
                                                 .arg(cb)
                                                 .arg(static_cast<double>(block_amax))
-                                                .arg(static_cast<double>(got_inv), 0, 'g', 9)
+                                                .arg(static_cast<double>(layout[at]), 0, 'g', 9)
+                                                .arg(at)
                                                 .arg(static_cast<double>(want_inv), 0, 'g', 9)),
                                  __FILE__, __LINE__);
-                    return scale_inv;
+                    return logical;
                 }
                 for (std::size_t r = r0; r < r1; ++r) {
                     for (std::size_t c = c0; c < c1; ++c) {
-                        const float v = x.values[r * cols + c];
+                        const float v = value(r, c);
                         const std::uint8_t want = reference_fp8(v * scale, type);
-                        const std::uint8_t got = out[r * cols + c];
+                        const std::uint8_t got = data[r * cols + c];
                         if (got != want || detail::float_to_fp8(v * scale, type) != want) {
                             QTest::qFail(qPrintable(QStringLiteral("%1: element (%2, %3) x %4 scale %5: got 0x%6, want 0x%7")
                                                         .arg(QString::fromStdString(what))
@@ -1002,13 +1085,23 @@ private:
                                                         .arg(got, 2, 16, QLatin1Char('0'))
                                                         .arg(want, 2, 16, QLatin1Char('0'))),
                                          __FILE__, __LINE__);
-                            return scale_inv;
+                            return logical;
                         }
                     }
                 }
             }
         }
-        return scale_inv;
+        for (std::size_t i = 0; i < layout.size(); ++i) {
+            if (!used[i] && layout[i] != 1.0f) {
+                QTest::qFail(qPrintable(QStringLiteral("%1: padding entry %2 of the scale layout holds %3, want 1")
+                                            .arg(QString::fromStdString(what))
+                                            .arg(i)
+                                            .arg(static_cast<double>(layout[i]))),
+                             __FILE__, __LINE__);
+                return logical;
+            }
+        }
+        return logical;
     }
 };
 

@@ -133,22 +133,36 @@ private Q_SLOTS:
                                     nullptr, 0, nullptr);  // nothing to cast
 
         const std::string blocks = "tewb::kernels::block_cast_to_fp8";
-        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 3, true, f, f, Fp8Type::E4M3, nullptr); },
+        const auto block_out = [](void* data, float* scale_inv, Fp8Type type = Fp8Type::E4M3) {
+            BlockCastOutput o;
+            o.data = data;
+            o.scale_inv = scale_inv;
+            o.type = type;
+            return o;
+        };
+        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 3, true, block_out(f, f), nullptr); },
                      "block_rows = 3; allowed: 1 (1x128 blocks) or 128 (128x128)", blocks);
-        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, f, nullptr, Fp8Type::E4M3, nullptr); },
+        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, block_out(f, nullptr), nullptr); },
                      "scale_inv is a null pointer", blocks);
-        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, nullptr, f, Fp8Type::E4M3, nullptr); },
-                     "out is a null pointer", blocks);
-        expect_error([&] { block_cast_to_fp8(nullptr, DType::Float32, 4, 256, 128, false, f, f, Fp8Type::E5M2, nullptr); },
+        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, block_out(nullptr, f), nullptr); },
+                     "data is a null pointer", blocks);
+        expect_error([&] { block_cast_to_fp8(nullptr, DType::Float32, 4, 256, 128, false, block_out(f, f, Fp8Type::E5M2), nullptr); },
                      "x is a null pointer", blocks);
-        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, f, reinterpret_cast<float*>(bytes + 2),
-                                             Fp8Type::E4M3, nullptr); },
+        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, block_out(f, reinterpret_cast<float*>(bytes + 2)),
+                                             nullptr); },
                      "scale_inv is not 4-byte aligned", blocks);
-        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, f, f, static_cast<Fp8Type>(3), nullptr); },
+        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, block_out(f, f, static_cast<Fp8Type>(3)), nullptr); },
                      "unsupported FP8 type", blocks);
-        expect_error([&] { block_cast_to_fp8(f, DType::Float32, std::size_t{1} << 40, 2, 1, true, f, f, Fp8Type::E4M3, nullptr); },
+        expect_error([&] { block_cast_to_fp8(f, DType::Float32, std::size_t{1} << 40, 2, 1, true, block_out(f, f), nullptr); },
                      "allowed: each at most", blocks);
-        block_cast_to_fp8(nullptr, DType::Float32, 0, 256, 1, true, nullptr, nullptr, Fp8Type::E4M3, nullptr);  // empty
+        expect_error(
+            [&] {
+                BlockCastOutput o = block_out(f, f + 4);
+                o.transposed_scale_inv = f + 8;
+                block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, o, nullptr);
+            },
+            "transposed and transposed_scale_inv come together", blocks);
+        block_cast_to_fp8(nullptr, DType::Float32, 0, 256, 1, true, BlockCastOutput{}, nullptr);  // empty
 
         const std::string t = "tewb::kernels::transpose";
         expect_error([&] { transpose(f, 3, 4, 4, f + 4, nullptr); }, "element_bytes = 3; allowed: 1, 2 or 4", t);

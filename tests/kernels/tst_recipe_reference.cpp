@@ -1,6 +1,7 @@
 // The recipe kernel's host reference (the same per-slot arithmetic the kernel runs, kernels/recipe/)
 // against core's CPU implementation (Fp8Context::update on CPU tensors), bit for bit, including NaN, inf,
-// zero and denormal amaxes, several history lengths, both amax algorithms, margins and current scaling.
+// zero and denormal amaxes, several history lengths, both amax algorithms, margins, current scaling and
+// block scaling's slot scale (power of two or exact).
 #include <QtTest>
 
 #include <cstring>
@@ -22,6 +23,9 @@ bool same_bits(float a, float b) {
 
 kernels::ScalingRule rule_for(const Fp8Recipe& recipe) {
     if (recipe.scaling == ScalingKind::Current) return kernels::ScalingRule::Current;
+    if (recipe.scaling == ScalingKind::Block) {
+        return recipe.block_power_of_two ? kernels::ScalingRule::BlockPowerOfTwo : kernels::ScalingRule::BlockExact;
+    }
     return recipe.algo == AmaxAlgo::Max ? kernels::ScalingRule::DelayedMax : kernels::ScalingRule::DelayedMostRecent;
 }
 
@@ -39,40 +43,46 @@ private Q_SLOTS:
         const std::vector<float> specials{0.0f, -0.0f, 1e-37f, 1e-40f, inf, nan, 448.0f, 57344.0f, 1e30f};
         int checked = 0;
         for (const int len : {1, 2, 3, 16, 300}) {
-            for (const ScalingKind scaling : {ScalingKind::Delayed, ScalingKind::Current}) {
+            for (const ScalingKind scaling : {ScalingKind::Delayed, ScalingKind::Current, ScalingKind::Block}) {
                 for (const AmaxAlgo algo : {AmaxAlgo::Max, AmaxAlgo::MostRecent}) {
                     for (const int margin : {0, 3}) {
-                        if (scaling == ScalingKind::Current && margin != 0) continue;
-                        const Fp8Recipe recipe{scaling, RecipeFormat::Hybrid, len, algo, margin};
-                        auto context = std::make_shared<Fp8Context>();
-                        for (int g = 0; g < 3; ++g) context->add_gemm("g" + std::to_string(g));
-                        context->prepare(recipe, false, at::kCPU, reference_state_ops());
-                        for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
-                            const int slots = static_cast<int>(context->scales(pass).size(0));
-                            at::Tensor history = context->history(pass).clone();
-                            at::Tensor scale = context->scales(pass).clone();
-                            at::Tensor scale_inv = context->scale_invs(pass).clone();
-                            const float numerator = scale_numerator(fp8_max(context->dtype(pass)), margin);
-                            for (int step = 0; step < 2 * len + 6 && step < 40; ++step) {
-                                for (int s = 0; s < slots; ++s) {
-                                    const int pick = static_cast<int>(random() % 14);
-                                    const float a = pick < 9 ? specials[pick] : spread(random);
-                                    context->record_amax(pass, s, at::scalar_tensor(a, at::kFloat));
-                                    history[s][0] = context->history(pass)[s][0].item<float>();
+                        for (const bool pow2 : {true, false}) {
+                            const bool delayed = scaling == ScalingKind::Delayed;
+                            if (!delayed && (margin != 0 || algo != AmaxAlgo::Max)) continue;  // no margin, no history
+                            if (scaling != ScalingKind::Block && !pow2) continue;
+                            Fp8Recipe recipe{scaling, RecipeFormat::Hybrid, len, algo, margin};
+                            recipe.block_power_of_two = pow2;
+                            auto context = std::make_shared<Fp8Context>();
+                            for (int g = 0; g < 3; ++g) context->add_gemm("g" + std::to_string(g));
+                            context->prepare(recipe, false, at::kCPU, reference_state_ops());
+                            for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
+                                const int slots = static_cast<int>(context->scales(pass).size(0));
+                                at::Tensor history = context->history(pass).clone();
+                                at::Tensor scale = context->scales(pass).clone();
+                                at::Tensor scale_inv = context->scale_invs(pass).clone();
+                                const float numerator = scale_numerator(fp8_max(context->dtype(pass)), margin);
+                                for (int step = 0; step < 2 * len + 6 && step < 40; ++step) {
+                                    for (int s = 0; s < slots; ++s) {
+                                        const int pick = static_cast<int>(random() % 14);
+                                        const float a = pick < 9 ? specials[pick] : spread(random);
+                                        context->record_amax(pass, s, at::scalar_tensor(a, at::kFloat));
+                                        history[s][0] = context->history(pass)[s][0].item<float>();
+                                    }
+                                    context->update(pass);
+                                    kernels::host::update_scaling(history.data_ptr<float>(), scale.data_ptr<float>(),
+                                                                  scale_inv.data_ptr<float>(), slots, len, numerator,
+                                                                  rule_for(recipe));
+                                    for (int s = 0; s < slots; ++s) {
+                                        QVERIFY2(same_bits(scale[s].item<float>(), context->scales(pass)[s].item<float>()),
+                                                 qPrintable(QStringLiteral("L %1 slot %2 step %3").arg(len).arg(s).arg(step)));
+                                        QVERIFY(
+                                            same_bits(scale_inv[s].item<float>(), context->scale_invs(pass)[s].item<float>()));
+                                    }
+                                    const at::Tensor core = context->history(pass).contiguous();
+                                    QVERIFY(std::memcmp(history.data_ptr<float>(), core.data_ptr<float>(),
+                                                        sizeof(float) * static_cast<std::size_t>(slots * len)) == 0);
+                                    ++checked;
                                 }
-                                context->update(pass);
-                                kernels::host::update_scaling(history.data_ptr<float>(), scale.data_ptr<float>(),
-                                                              scale_inv.data_ptr<float>(), slots, len, numerator,
-                                                              rule_for(recipe));
-                                for (int s = 0; s < slots; ++s) {
-                                    QVERIFY2(same_bits(scale[s].item<float>(), context->scales(pass)[s].item<float>()),
-                                             qPrintable(QStringLiteral("L %1 slot %2 step %3").arg(len).arg(s).arg(step)));
-                                    QVERIFY(same_bits(scale_inv[s].item<float>(), context->scale_invs(pass)[s].item<float>()));
-                                }
-                                const at::Tensor core = context->history(pass).contiguous();
-                                QVERIFY(std::memcmp(history.data_ptr<float>(), core.data_ptr<float>(),
-                                                    sizeof(float) * static_cast<std::size_t>(slots * len)) == 0);
-                                ++checked;
                             }
                         }
                     }

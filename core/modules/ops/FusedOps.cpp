@@ -166,9 +166,12 @@ public:
             });
             return;
         }
-        const kernels::ScalingRule rule = recipe.scaling != ScalingKind::Delayed ? kernels::ScalingRule::Current
-                                          : recipe.algo == AmaxAlgo::Max         ? kernels::ScalingRule::DelayedMax
-                                                                                 : kernels::ScalingRule::DelayedMostRecent;
+        const kernels::ScalingRule rule =
+            recipe.scaling == ScalingKind::Block   ? (recipe.block_power_of_two ? kernels::ScalingRule::BlockPowerOfTwo
+                                                                                : kernels::ScalingRule::BlockExact)
+            : recipe.scaling == ScalingKind::Current ? kernels::ScalingRule::Current
+            : recipe.algo == AmaxAlgo::Max           ? kernels::ScalingRule::DelayedMax
+                                                     : kernels::ScalingRule::DelayedMostRecent;
         TEWB_KERNEL(history, (Tensors{history, scale}), (Tensors{history, scale, scale_inv}), update_scaling,
                     history.data_ptr<float>(), scale.data_ptr<float>(), scale_inv.data_ptr<float>(),
                     static_cast<int>(history.size(0)), static_cast<int>(history.size(1)), numerator, rule);
@@ -717,37 +720,36 @@ private:
         return g;
     }
 
-    // Float8BlockScaling's cast in the block cast kernel: the data along its rows (1×128 blocks; 128×128 for
-    // weights) and, for the backward, x's transpose cast along its own rows. Same values and scales as
-    // the reference (bit for bit).
+    // Float8BlockScaling's cast in one launch of the block cast kernel: the data along its rows (1×128
+    // blocks; 128×128 for weights), for the backward x's transpose cast along its own rows, both scales
+    // already in cuBLASLt's layout, and the tensor's amax into the slot's staging entry (the statistics).
+    // Same values and scales as the reference (bit for bit).
     Fp8Tensor quantize_blocks(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const {
-        const Fp8Context& context = *quantizer.context;
+        Fp8Context& context = *quantizer.context;
         const bool weight = Fp8Context::role_of(quantizer.pass, quantizer.slot) == SlotRole::Weight;
-        const int block_rows = weight ? kWeightBlock.rows : 1;
-        const bool pow2 = context.recipe().block_power_of_two;
-        record_block_cast(abs_max(x), quantizer);
+        const BlockShape block = weight ? kWeightBlock : kActivationBlock;
+        const std::int64_t rows = x.size(0);
+        const std::int64_t cols = x.size(1);
         Fp8Tensor out;
         out.dtype = quantizer.dtype();
-        const kernels::Fp8Type type = kernel_fp8_type(out.dtype);
-        const auto cast = [&](const at::Tensor& source, at::Tensor& data, at::Tensor& scale_inv) {
-            const std::int64_t rows = source.size(0);
-            const std::int64_t cols = source.size(1);
-            data = at::empty({rows, cols}, source.options().dtype(to_scalar_type(out.dtype)));
-            scale_inv = at::empty({(rows + block_rows - 1) / block_rows, (cols + 127) / 128}, source.options().dtype(at::kFloat));
-            TEWB_KERNEL(source, Tensors{source}, (Tensors{data, scale_inv}), block_cast_to_fp8, source.data_ptr(),
-                        kernel_dtype(source.scalar_type()), rows_of(source), cols_of(source), block_rows, pow2, data.data_ptr(),
-                        scale_inv.data_ptr<float>(), type);
-        };
-        cast(x, out.data, out.scale_inv);
+        out.data = at::empty({rows, cols}, x.options().dtype(to_scalar_type(out.dtype)));
+        out.scale_inv = empty_block_scales(rows, cols, block, x.options());
+        kernels::BlockCastOutput cast;
+        cast.data = out.data.data_ptr();
+        cast.scale_inv = out.scale_inv.data_ptr<float>();
+        cast.type = kernel_fp8_type(out.dtype);
         if (with_transpose) {
-            at::Tensor xt = at::empty({x.size(1), x.size(0)}, x.options());
-            TEWB_KERNEL(x, Tensors{x}, Tensors{xt}, transpose, x.data_ptr(), static_cast<std::size_t>(x.element_size()), rows_of(x),
-                        cols_of(x), xt.data_ptr());
-            cast(xt, out.transposed, out.transposed_scale_inv);
+            out.transposed = at::empty({cols, rows}, out.data.options());
+            out.transposed_scale_inv = empty_block_scales(cols, rows, block, x.options());
+            cast.transposed = out.transposed.data_ptr();
+            cast.transposed_scale_inv = out.transposed_scale_inv.data_ptr<float>();
         }
-        if (context.inspect()) {
-            inspect_block_cast(x, {out.data, out.scale_inv, weight ? kWeightBlock : kActivationBlock, out.dtype}, quantizer);
-        }
+        const at::Tensor staging = context.history(quantizer.pass).select(0, quantizer.slot).select(0, 0);
+        cast.amax = staging.data_ptr<float>();
+        TEWB_KERNEL(x, Tensors{x}, (Tensors{out.data, out.scale_inv, out.transposed, out.transposed_scale_inv, staging}),
+                    block_cast_to_fp8, x.data_ptr(), kernel_dtype(x.scalar_type()), rows_of(x), cols_of(x), block.rows,
+                    context.recipe().block_power_of_two, cast);
+        if (context.inspect()) inspect_block_cast(x, {out.data, out.scale_inv, block, out.dtype}, quantizer);
         return out;
     }
 

@@ -98,16 +98,6 @@ Fp8Tensor ReferenceOps::quantize(const at::Tensor& x, const Fp8Quantizer& quanti
     return quantize_reference(x, quantizer, with_transpose, *this);
 }
 
-void record_block_cast(const at::Tensor& amax, const Fp8Quantizer& quantizer) {
-    Fp8Context& context = *quantizer.context;
-    context.record_amax(quantizer.pass, quantizer.slot, amax);
-    // The statistics' "scale": the scale of the block holding the tensor's amax (the smallest block scale
-    // that is not 1 for lack of values).
-    at::Tensor smallest = current_scale_tensor(amax, fp8_max(quantizer.dtype()));
-    if (context.recipe().block_power_of_two) smallest = power_of_two_at_or_below(smallest);
-    context.set_scale(quantizer.pass, quantizer.slot, smallest);
-}
-
 void inspect_tensor_cast(const at::Tensor& x, const at::Tensor& data, const at::Tensor& scale, const Fp8Quantizer& quantizer) {
     Fp8Context& context = *quantizer.context;
     const Fp8Dtype dtype = quantizer.dtype();
@@ -160,7 +150,7 @@ Fp8Tensor quantize_blocks(const at::Tensor& x, const Fp8Quantizer& quantizer, bo
     const bool weight = Fp8Context::role_of(quantizer.pass, quantizer.slot) == SlotRole::Weight;
     const BlockShape block = weight ? kWeightBlock : kActivationBlock;
     const bool pow2 = context.recipe().block_power_of_two;
-    record_block_cast(state_ops.abs_max(x), quantizer);
+    context.record_amax(quantizer.pass, quantizer.slot, state_ops.abs_max(x));
     const BlockQuantized q = block_quantize(as_2d, block, dtype, pow2);
     Fp8Tensor out;
     out.dtype = dtype;

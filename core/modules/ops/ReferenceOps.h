@@ -42,10 +42,6 @@ at::Tensor current_scale_tensor(const at::Tensor& amax, float fp8_max);
 Fp8Tensor quantize_reference(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
                              const Fp8StateOps& state_ops);
 
-// The slot bookkeeping of a block-scaled cast, shared by both ops: x's amax recorded in the slot's history
-// (statistics and the replay), and as the slot's "scale" the scale of the block holding that amax.
-void record_block_cast(const at::Tensor& amax, const Fp8Quantizer& quantizer);
-
 // --inspect-fp8's statistics of one cast (saturated and underflowed elements, the cast's error and what
 // current and block scaling would have made of x), shared by both ops so that they count alike: a
 // per-tensor cast of x into `data` with `scale`, and a block cast.

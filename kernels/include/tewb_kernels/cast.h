@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "tewb_kernels/block_cast_types.h"
 #include "tewb_kernels/dtype.h"
 #include "tewb_kernels/fp8_type.h"
 
@@ -44,11 +45,13 @@ void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::
 // x [rows, cols] in blocks of block_rows × 128 (block_rows 1: activations and gradients; 128: weights;
 // the last block of a row or column is shorter). Per block, amax = max |x| (NaN wins), scale = fp8_max /
 // amax (FLT_MAX on overflow), rounded down to a power of two when `power_of_two`, and 1 when amax is 0,
-// inf or NaN; out = fp8(x · scale) as cast_to_fp8; scale_inv[rb · ceil(cols / 128) + cb] = 1 / scale
-// (float32, [ceil(rows / block_rows), ceil(cols / 128)] row-major). Device pointers; rows or cols 0 does
-// nothing. The modules' cast under --recipe block on Hopper (FusedOps); `te-bench selftest` checks it.
+// inf or NaN; data = fp8(x · scale) as cast_to_fp8, scale_inv = 1 / scale in cuBLASLt's layout
+// (block_cast_types.h). One launch writes both orientations, their scales and the tensor's amax, reading
+// x once (one thread block per 128 × 128 tile). Device pointers; x aligned to its element size, scale
+// arrays 4-byte aligned; rows or cols 0 does nothing. The modules' cast under --recipe block (FusedOps);
+// `te-bench selftest` checks it.
 void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
-                       void* out, float* scale_inv, Fp8Type out_type, cudaStream_t stream);
+                       const BlockCastOutput& out, cudaStream_t stream);
 
 // One element through the kernels' conversion, on the host: the reference the casts are checked against.
 std::uint8_t cast_one_to_fp8(float x, float scale, Fp8Type type);

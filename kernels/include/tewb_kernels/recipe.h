@@ -11,8 +11,10 @@ namespace tewb::kernels {
 // [slots]. `numerator` is fp8_max / 2^margin. For a delayed rule, a slot whose staged amax is non-zero
 // (NaN counts) takes window = staged amax (most recent) or the NaN-propagating max over its whole row
 // (max), rolls its row (1..L-2 <- 2..L-1, the staged amax last, staging cleared) and, when the window is
-// finite and positive, scale = numerator / window (FLT_MAX when that overflows). Every slot then gets
-// scale_inv = 1 / scale. Bit for bit the rule of core/fp8/ScaleUpdate. Device pointers; slots == 0 does
+// finite and positive, scale = numerator / window (FLT_MAX when that overflows). A block rule sets every
+// slot's scale from its staged amax alone (recipe_rule.h; numerator = fp8_max, block scaling has no
+// margin) and clears the staging entry. Every slot then gets scale_inv = 1 / scale. Bit for bit the rule
+// of core/fp8/ScaleUpdate (delayed) and core/fp8/BlockScaling (block_statistics_scale). Device pointers; slots == 0 does
 // nothing.
 void update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
                     ScalingRule rule, cudaStream_t stream);

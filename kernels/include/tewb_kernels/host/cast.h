@@ -2,6 +2,7 @@
 
 #include <cstddef>
 
+#include "tewb_kernels/block_cast_types.h"
 #include "tewb_kernels/dtype.h"
 #include "tewb_kernels/fp8_type.h"
 
@@ -38,11 +39,12 @@ void cast_transpose_dbias_to_fp8(const void* x, DType dtype, std::size_t rows, s
 // out [cols, rows] = the transpose of x [rows, cols]; elements of 1, 2 or 4 bytes, copied as bits. One launch.
 void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out);
 
-// Float8BlockScaling's cast: per block of block_rows × 128 (the last ones shorter), amax = max |x| with
-// NaN winning, scale = fp8_max / amax (FLT_MAX when that is inf), the bits below the exponent cleared when
-// power_of_two, and 1 when amax is 0, inf or NaN; out = fp8(x · scale); scale_inv[rb · ceil(cols / 128) +
-// cb] = 1 / scale. One launch.
+// Float8BlockScaling's cast (tewb_kernels/cast.h): per block of block_rows × 128 (the last ones shorter),
+// amax = max |x| with NaN winning, scale = fp8_max / amax (FLT_MAX when that is inf), the bits below the
+// exponent cleared when power_of_two, and 1 when amax is 0, inf or NaN; data = fp8(x · scale), scale_inv =
+// 1 / scale in cuBLASLt's layout with padding 1; the transposed copy, its scales and the tensor's amax when
+// asked (block_cast_types.h). Bit-exact with the CUDA kernel. One launch.
 void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
-                       void* out, float* scale_inv, Fp8Type out_type);
+                       const BlockCastOutput& out);
 
 }  // namespace tewb::kernels::host
