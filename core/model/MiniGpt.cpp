@@ -1,11 +1,14 @@
 #include "core/model/MiniGpt.h"
 
+#include <vector>
+
 #include <ATen/ops/arange.h>
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/layer_norm.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
+#include <ATen/ops/unbind.h>
 
 #include "core/ledger/Ledger.h"
 #include "core/model/MiniGptTe.h"
@@ -66,11 +69,15 @@ torch::Tensor MiniGpt::forward(const torch::Tensor& tokens) {
         {
             const LedgerScope scope("qkv");
             qkv = at::linear(a, b.qkv_weight, b.qkv_bias);
-            qkv = qkv.view({batch, seq, 3, heads, h / heads}).permute({2, 0, 3, 1, 4});
         }
         {
             const LedgerScope scope("attention");
-            y = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], {}, 0.0, /*is_causal=*/true);
+            // q, k and v as views of the projection ([batch, seq, 3, heads, head dim] split along the 3): unbind's
+            // backward stacks their gradients into one tensor of the projection's layout (one write), where
+            // indexing would give each a zero-filled copy and sum the three.
+            const std::vector<torch::Tensor> parts = qkv.view({batch, seq, 3, heads, h / heads}).unbind(2);
+            y = at::scaled_dot_product_attention(parts[0].transpose(1, 2), parts[1].transpose(1, 2), parts[2].transpose(1, 2),
+                                                 {}, 0.0, /*is_causal=*/true);
             y = y.transpose(1, 2).reshape({batch, seq, h});
         }
         {

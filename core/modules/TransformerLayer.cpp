@@ -1,6 +1,9 @@
 #include "core/modules/TransformerLayer.h"
 
+#include <vector>
+
 #include <ATen/ops/scaled_dot_product_attention.h>
+#include <ATen/ops/unbind.h>
 
 #include "core/common/Error.h"
 #include "core/ledger/Ledger.h"
@@ -42,11 +45,16 @@ at::Tensor TransformerLayer::forward(const at::Tensor& x) {
     at::Tensor qkv, attention, projected, h, mlp;
     {
         const LedgerScope scope("qkv");
-        qkv = qkv_->forward(x).view({batch, seq, 3, heads_, hidden_ / heads_}).permute({2, 0, 3, 1, 4});
+        qkv = qkv_->forward(x);
     }
     {
         const LedgerScope scope("attention");
-        attention = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], {}, 0.0, /*is_causal=*/true);
+        // q, k and v as views of the projection ([batch, seq, 3, heads, head dim] split along the 3): unbind's
+        // backward stacks their gradients into one tensor of the projection's layout (one write), where
+        // indexing would give each a zero-filled copy and sum the three.
+        const std::vector<at::Tensor> heads = qkv.view({batch, seq, 3, heads_, hidden_ / heads_}).unbind(2);
+        attention = at::scaled_dot_product_attention(heads[0].transpose(1, 2), heads[1].transpose(1, 2), heads[2].transpose(1, 2),
+                                                     {}, 0.0, /*is_causal=*/true);
         attention = attention.transpose(1, 2).reshape({batch, seq, hidden_});
     }
     {
