@@ -46,9 +46,13 @@ void Fp8Context::prepare(const Fp8Recipe& recipe, bool inspect, const c10::Devic
     ops_ = &ops;
     const bool same_shape = prepared_ && forward_.history.size(1) == recipe.amax_history_len &&
                             forward_.history.device() == device;
+    const bool stops_inspecting = prepared_ && inspect_ && !inspect;
     recipe_ = recipe;
     inspect_ = inspect;
     if (same_shape) {
+        if (stops_inspecting) {
+            for (Bank* bank : {&forward_, &backward_}) bank->last.narrow(1, 2, kStatisticsColumns - 2).fill_(kNan);
+        }
         return;
     }
     const std::int64_t n = gemm_count();
@@ -64,7 +68,7 @@ void Fp8Context::prepare(const Fp8Recipe& recipe, bool inspect, const c10::Devic
         bank.counters = at::zeros({slots[b], 7}, float_on(device).dtype(at::kDouble));
         bank.last = at::zeros({slots[b], kStatisticsColumns}, float_on(device));
         bank.last.select(1, 1).fill_(1.0);
-        bank.last.narrow(1, 2, 2).fill_(kNan);
+        bank.last.narrow(1, 2, kStatisticsColumns - 2).fill_(kNan);
     }
     std::vector<std::int64_t> rows;
     for (std::int64_t g = 0; g < n; ++g) {
@@ -149,9 +153,7 @@ void Fp8Context::update(Fp8Pass pass) {
     if (amax_reducer_) amax_reducer_(b.history.select(1, 0));
     const at::Tensor staged = b.history.select(1, 0);
 
-    // Statistics of this step, before the state moves on.
-    b.last.select(1, 0).copy_(staged);
-    b.last.select(1, 1).copy_(b.scale);
+    // Inspection's statistics of this step (columns 2 on; without inspection they stay NaN, set at prepare).
     if (inspect_) {
         const at::Tensor elements = b.counters.select(1, 2);
         const at::Tensor seen = elements > 0;
@@ -165,22 +167,22 @@ void Fp8Context::update(Fp8Pass pass) {
             b.last.select(1, 4 + column).copy_(at::where(seen, b.counters.select(1, errors[column]) / signal, nan));
         }
         b.counters.zero_();
-    } else {
-        b.last.narrow(1, 2, kStatisticsColumns - 2).fill_(kNan);
     }
 
-    // What this pass's delayed casts handed out as live scale_invs, kept for their later consumers before it
-    // changes (current and block scaling hand out their own tensors: nothing to keep).
+    // The update writes the amax and scale columns of the statistics before the state moves on and, under
+    // delayed scaling, keeps what the casts handed out as live scale_invs for their later consumers (current
+    // and block scaling hand out their own tensors: nothing to keep). Block scaling has no margin; its update
+    // sets the slot's scale from the staged amax (the scale of the block holding it): block casts record only
+    // their tensor's amax.
+    UpdateRecord record;
+    record.statistics = b.last;
+    const bool block = recipe_.scaling == ScalingKind::Block;
     if (recipe_.scaling == ScalingKind::Delayed) {
-        b.kept[b.next_kept].copy_(b.scale_inv);
+        record.kept_scale_inv = b.kept[b.next_kept];
         b.next_kept = 1 - b.next_kept;
     }
-    // Block scaling has no margin; its update sets the slot's scale from the staged amax (the scale of the block
-    // holding it), which the statistics then show: block casts record only their tensor's amax.
-    const bool block = recipe_.scaling == ScalingKind::Block;
     ops_->update_scaling(b.history, b.scale, b.scale_inv, recipe_,
-                         block ? fp8_max(dtype(pass)) : scale_numerator(fp8_max(dtype(pass)), recipe_.margin));
-    if (block) b.last.select(1, 1).copy_(b.scale);
+                         block ? fp8_max(dtype(pass)) : scale_numerator(fp8_max(dtype(pass)), recipe_.margin), record);
     ++updates_[pass == Fp8Pass::Forward ? 0 : 1];
     if (pass == Fp8Pass::Forward) {
         ++generation_;

@@ -114,6 +114,8 @@ public:
     const at::Tensor& history(Fp8Pass pass) const { return bank(pass).history; }
     const at::Tensor& scales(Fp8Pass pass) const { return bank(pass).scale; }
     const at::Tensor& scale_invs(Fp8Pass pass) const { return bank(pass).scale_inv; }
+    // Every slot's statistics columns from the pass's latest update, [slots, kStatisticsColumns].
+    const at::Tensor& slot_statistics(Fp8Pass pass) const { return bank(pass).last; }
 
 private:
     struct Bank {

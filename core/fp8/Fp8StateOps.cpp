@@ -27,8 +27,8 @@ class ReferenceStateOps final : public Fp8StateOps {
 public:
     at::Tensor abs_max(const at::Tensor& x) const override { return abs_max_reference(x); }
     void update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
-                        float numerator) const override {
-        update_scaling_reference(history, scale, scale_inv, recipe, numerator);
+                        float numerator, const UpdateRecord& record) const override {
+        update_scaling_reference(history, scale, scale_inv, recipe, numerator, record);
     }
 };
 
@@ -43,9 +43,18 @@ at::Tensor abs_max_reference(const at::Tensor& x) {
 
 // The rule of ScaleUpdate on every slot at once, bit for bit.
 void update_scaling_reference(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
-                              float numerator) {
+                              float numerator, const UpdateRecord& record) {
     const at::Tensor staged = history.select(1, 0);
-    if (recipe.scaling == ScalingKind::Block) scale.copy_(block_statistics_scale(staged, numerator, recipe.block_power_of_two));
+    const bool block = recipe.scaling == ScalingKind::Block;
+    if (record.statistics.defined()) {
+        record.statistics.select(1, 0).copy_(staged);
+        if (!block) record.statistics.select(1, 1).copy_(scale);
+    }
+    if (record.kept_scale_inv.defined()) record.kept_scale_inv.copy_(scale_inv);
+    if (block) {
+        scale.copy_(block_statistics_scale(staged, numerator, recipe.block_power_of_two));
+        if (record.statistics.defined()) record.statistics.select(1, 1).copy_(scale);
+    }
     if (recipe.scaling != ScalingKind::Delayed) {  // current and block scaling keep no history
         staged.zero_();
         scale_inv.copy_(at::reciprocal(scale));

@@ -33,13 +33,25 @@ __device__ float block_window_max(float value) {
 }
 
 __global__ void update_scaling_kernel(float* __restrict__ history, float* __restrict__ scale, float* __restrict__ scale_inv,
-                                      int history_len, float numerator, ScalingRule rule) {
+                                      int history_len, float numerator, ScalingRule rule, ScaleUpdateRecord record) {
     const int slot = blockIdx.x;
     float* h = history + static_cast<long long>(slot) * history_len;
     const float staged = h[0];  // the same value for every thread: the branches below are uniform
     const bool block = rule == ScalingRule::BlockPowerOfTwo || rule == ScalingRule::BlockExact;
+    float* row = record.statistics != nullptr ? record.statistics + static_cast<long long>(slot) * record.statistics_stride : nullptr;
+    // The record is read before anything changes: every thread read `staged` above, and only thread 0 writes.
+    if (threadIdx.x == 0) {
+        if (row != nullptr) {
+            row[0] = staged;
+            if (!block) row[1] = scale[slot];
+        }
+        if (record.kept_scale_inv != nullptr) record.kept_scale_inv[slot] = scale_inv[slot];
+    }
     if (block) {
-        if (threadIdx.x == 0) scale[slot] = block_slot_scale(numerator, staged, rule == ScalingRule::BlockPowerOfTwo);
+        if (threadIdx.x == 0) {
+            scale[slot] = block_slot_scale(numerator, staged, rule == ScalingRule::BlockPowerOfTwo);
+            if (row != nullptr) row[1] = scale[slot];
+        }
     } else if (rule != ScalingRule::Current && slot_ran(staged)) {
         float window = staged;
         if (rule == ScalingRule::DelayedMax) {
@@ -70,8 +82,8 @@ __global__ void update_scaling_kernel(float* __restrict__ history, float* __rest
 }  // namespace
 
 void launch_update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
-                           ScalingRule rule, cudaStream_t stream) {
-    update_scaling_kernel<<<slots, kThreads, 0, stream>>>(history, scale, scale_inv, history_len, numerator, rule);
+                           ScalingRule rule, const ScaleUpdateRecord& record, cudaStream_t stream) {
+    update_scaling_kernel<<<slots, kThreads, 0, stream>>>(history, scale, scale_inv, history_len, numerator, rule, record);
     check_last_launch("tewb::kernels::update_scaling");
 }
 

@@ -15,7 +15,7 @@ constexpr int kMaxHistoryLen = 65536;
 }  // namespace
 
 void check_recipe_arguments(const char* call, const float* history, const float* scale, const float* scale_inv, int slots,
-                            int history_len, float numerator, ScalingRule rule) {
+                            int history_len, float numerator, ScalingRule rule, const ScaleUpdateRecord& record) {
     if (slots < 0) fail(call, "slots = " + std::to_string(slots) + "; allowed: 0 or more");
     if (history_len < 1 || history_len > kMaxHistoryLen) {
         fail(call, "history_len = " + std::to_string(history_len) + "; allowed: 1 to " + std::to_string(kMaxHistoryLen));
@@ -27,10 +27,18 @@ void check_recipe_arguments(const char* call, const float* history, const float*
     if (!is_finite(numerator) || !(numerator > 0.0f)) {
         fail(call, "numerator = " + std::to_string(numerator) + "; allowed: a finite value above 0 (fp8_max / 2^margin)");
     }
+    if (record.statistics != nullptr && record.statistics_stride < 2) {
+        fail(call, "statistics_stride = " + std::to_string(record.statistics_stride) + "; allowed: 2 or more (amax, scale)");
+    }
     if (slots == 0) return;
     check_buffer(call, history, "history", alignof(float));
     check_buffer(call, scale, "scale", alignof(float));
     check_buffer(call, scale_inv, "scale_inv", alignof(float));
+    if (record.statistics != nullptr) check_buffer(call, record.statistics, "statistics", alignof(float));
+    if (record.kept_scale_inv != nullptr) {
+        check_buffer(call, record.kept_scale_inv, "kept_scale_inv", alignof(float));
+        if (record.kept_scale_inv == scale_inv) fail(call, "kept_scale_inv and scale_inv are the same buffer");
+    }
 }
 
 }  // namespace tewb::kernels::detail

@@ -8,15 +8,23 @@
 namespace tewb::kernels::host {
 
 void update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
-                    ScalingRule rule) {
+                    ScalingRule rule, const ScaleUpdateRecord& record) {
     detail::check_recipe_arguments("tewb::kernels::host::update_scaling", history, scale, scale_inv, slots, history_len,
-                                   numerator, rule);
+                                   numerator, rule, record);
     if (slots == 0) return;
     for (int s = 0; s < slots; ++s) {
         float* h = history + static_cast<std::ptrdiff_t>(s) * history_len;
         const float staged = h[0];
-        if (rule == ScalingRule::BlockPowerOfTwo || rule == ScalingRule::BlockExact) {
+        const bool block = rule == ScalingRule::BlockPowerOfTwo || rule == ScalingRule::BlockExact;
+        float* row = record.statistics != nullptr ? record.statistics + static_cast<std::ptrdiff_t>(s) * record.statistics_stride : nullptr;
+        if (row != nullptr) {
+            row[0] = staged;
+            if (!block) row[1] = scale[s];
+        }
+        if (record.kept_scale_inv != nullptr) record.kept_scale_inv[s] = scale_inv[s];
+        if (block) {
             scale[s] = detail::block_slot_scale(numerator, staged, rule == ScalingRule::BlockPowerOfTwo);
+            if (row != nullptr) row[1] = scale[s];
         } else if (rule != ScalingRule::Current && detail::slot_ran(staged)) {
             float window = staged;
             if (rule == ScalingRule::DelayedMax) {

@@ -8,6 +8,6 @@ namespace tewb::kernels::detail {
 
 // Arguments already checked by update_scaling().
 void launch_update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
-                           ScalingRule rule, cudaStream_t stream);
+                           ScalingRule rule, const ScaleUpdateRecord& record, cudaStream_t stream);
 
 }  // namespace tewb::kernels::detail

@@ -75,9 +75,10 @@ public:
         ++calls, ++amax_calls;
         return ref().abs_max(x);
     }
-    void update_scaling(at::Tensor& h, at::Tensor& s, at::Tensor& si, const Fp8Recipe& r, float n) const override {
+    void update_scaling(at::Tensor& h, at::Tensor& s, at::Tensor& si, const Fp8Recipe& r, float n,
+                        const UpdateRecord& record) const override {
         ++calls, ++update_calls;
-        ref().update_scaling(h, s, si, r, n);
+        ref().update_scaling(h, s, si, r, n, record);
     }
     LayerNormResult layer_norm_forward(const at::Tensor& x, const at::Tensor& g, const at::Tensor& b, double eps,
                                        at::ScalarType t) const override {

@@ -68,10 +68,26 @@ private Q_SLOTS:
                                         context->record_amax(pass, s, at::scalar_tensor(a, at::kFloat));
                                         history[s][0] = context->history(pass)[s][0].item<float>();
                                     }
+                                    // The record the update writes on the side: the step's amax and scale used, the
+                                    // scale_inv before the update.
+                                    const at::Tensor kept_before = context->scale_invs(pass).clone();
+                                    at::Tensor statistics = at::full({slots, 3}, -1.0f);
+                                    at::Tensor kept = at::full({slots}, -1.0f);
+                                    kernels::ScaleUpdateRecord record;
+                                    record.statistics = statistics.data_ptr<float>();
+                                    record.statistics_stride = 3;
+                                    record.kept_scale_inv = kept.data_ptr<float>();
                                     context->update(pass);
                                     kernels::host::update_scaling(history.data_ptr<float>(), scale.data_ptr<float>(),
                                                                   scale_inv.data_ptr<float>(), slots, len, numerator,
-                                                                  rule_for(recipe));
+                                                                  rule_for(recipe), record);
+                                    const at::Tensor core_statistics = context->slot_statistics(pass);
+                                    QVERIFY(std::memcmp(statistics.narrow(1, 0, 2).contiguous().data_ptr<float>(),
+                                                        core_statistics.narrow(1, 0, 2).contiguous().data_ptr<float>(),
+                                                        sizeof(float) * static_cast<std::size_t>(slots * 2)) == 0);
+                                    QVERIFY(at::equal(statistics.select(1, 2), at::full({slots}, -1.0f)));  // beyond the two columns
+                                    QVERIFY(std::memcmp(kept.data_ptr<float>(), kept_before.data_ptr<float>(),
+                                                        sizeof(float) * static_cast<std::size_t>(slots)) == 0);
                                     for (int s = 0; s < slots; ++s) {
                                         QVERIFY2(same_bits(scale[s].item<float>(), context->scales(pass)[s].item<float>()),
                                                  qPrintable(QStringLiteral("L %1 slot %2 step %3").arg(len).arg(s).arg(step)));

@@ -152,29 +152,45 @@ public:
         return out;
     }
 
-    // Every slot of the pass in one launch of the recipe kernel.
+    // Every slot of the pass, with its statistics and kept scale_invs, in one launch of the recipe kernel.
     void update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
-                        float numerator) const override {
+                        float numerator, const UpdateRecord& record) const override {
         Misfit m = device_misfit(history, "the amax history");
         if (!m && (!history.is_contiguous() || !scale.is_contiguous() || !scale_inv.is_contiguous())) {
             m = "the FP8 state is not contiguous";
         }
+        const at::Tensor& statistics = record.statistics;
+        const at::Tensor& kept = record.kept_scale_inv;
+        if (!m && statistics.defined() &&
+            (statistics.dim() != 2 || statistics.size(1) < 2 || statistics.stride(1) != 1 ||
+             statistics.size(0) != history.size(0) || statistics.scalar_type() != at::kFloat || device_misfit(statistics, "statistics"))) {
+            m = "the statistics are not [slots, >= 2] float32 rows on the state's device";
+        }
+        if (!m && kept.defined() && (!kept.is_contiguous() || kept.numel() != scale_inv.numel() || device_misfit(kept, "kept"))) {
+            m = "the kept scale_invs are not a contiguous [slots] tensor on the state's device";
+        }
         if (m) {
             fall_back("update_scaling", *m, [&] {
-                update_scaling_reference(history, scale, scale_inv, recipe, numerator);
+                update_scaling_reference(history, scale, scale_inv, recipe, numerator, record);
                 return 0;
             });
             return;
         }
+        kernels::ScaleUpdateRecord written;
+        if (statistics.defined()) {
+            written.statistics = statistics.data_ptr<float>();
+            written.statistics_stride = static_cast<int>(statistics.stride(0));
+        }
+        if (kept.defined()) written.kept_scale_inv = kept.data_ptr<float>();
         const kernels::ScalingRule rule =
             recipe.scaling == ScalingKind::Block   ? (recipe.block_power_of_two ? kernels::ScalingRule::BlockPowerOfTwo
                                                                                 : kernels::ScalingRule::BlockExact)
             : recipe.scaling == ScalingKind::Current ? kernels::ScalingRule::Current
             : recipe.algo == AmaxAlgo::Max           ? kernels::ScalingRule::DelayedMax
                                                      : kernels::ScalingRule::DelayedMostRecent;
-        TEWB_KERNEL(history, (Tensors{history, scale}), (Tensors{history, scale, scale_inv}), update_scaling,
+        TEWB_KERNEL(history, (Tensors{history, scale, scale_inv}), (Tensors{history, scale, scale_inv}), update_scaling,
                     history.data_ptr<float>(), scale.data_ptr<float>(), scale_inv.data_ptr<float>(),
-                    static_cast<int>(history.size(0)), static_cast<int>(history.size(1)), numerator, rule);
+                    static_cast<int>(history.size(0)), static_cast<int>(history.size(1)), numerator, rule, written);
     }
 
     LayerNormResult layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,

@@ -90,8 +90,8 @@ at::Tensor ReferenceOps::abs_max(const at::Tensor& x) const {
 }
 
 void ReferenceOps::update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
-                                  float numerator) const {
-    update_scaling_reference(history, scale, scale_inv, recipe, numerator);
+                                  float numerator, const UpdateRecord& record) const {
+    update_scaling_reference(history, scale, scale_inv, recipe, numerator, record);
 }
 
 Fp8Tensor ReferenceOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const {

@@ -15,7 +15,7 @@ public:
 
     at::Tensor abs_max(const at::Tensor& x) const override;
     void update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
-                        float numerator) const override;
+                        float numerator, const UpdateRecord& record) const override;
 
     LayerNormResult layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
                                        at::ScalarType out_dtype) const override;

@@ -14,9 +14,10 @@ namespace tewb::kernels {
 // finite and positive, scale = numerator / window (FLT_MAX when that overflows). A block rule sets every
 // slot's scale from its staged amax alone (recipe_rule.h; numerator = fp8_max, block scaling has no
 // margin) and clears the staging entry. Every slot then gets scale_inv = 1 / scale. Bit for bit the rule
-// of core/fp8/ScaleUpdate (delayed) and core/fp8/BlockScaling (block_statistics_scale). Device pointers; slots == 0 does
+// of core/fp8/ScaleUpdate (delayed) and core/fp8/BlockScaling (block_statistics_scale). `record` (recipe_rule.h):
+// the step's statistics and the scale_invs before the update, written by the same launch. Device pointers; slots == 0 does
 // nothing.
 void update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
-                    ScalingRule rule, cudaStream_t stream);
+                    ScalingRule rule, const ScaleUpdateRecord& record, cudaStream_t stream);
 
 }  // namespace tewb::kernels

@@ -15,4 +15,14 @@ enum class ScalingRule {
     BlockExact,
 };
 
+// What update_scaling also writes, in the same pass over the slots; each part optional (null).
+struct ScaleUpdateRecord {
+    // Slot s's row at statistics + s · statistics_stride: [0] the staged amax, [1] the scale this step's casts
+    // used (under a block rule, the new scale: the casts kept their own block scales).
+    float* statistics = nullptr;
+    int statistics_stride = 0;  // floats per row, at least 2
+    // [slots]: scale_inv as it was before the update (what delayed casts handed out as live scale_invs).
+    float* kept_scale_inv = nullptr;
+};
+
 }  // namespace tewb::kernels
