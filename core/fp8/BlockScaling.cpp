@@ -64,10 +64,8 @@ BlockQuantized block_quantize(const at::Tensor& x, BlockShape block, Fp8Dtype dt
         at::constant_pad_nd(xf.abs(), {0, col_blocks * block.cols - cols, 0, row_blocks * block.rows - rows}, 0.0);
     const at::Tensor amax = padded.reshape({row_blocks, block.rows, col_blocks, block.cols}).amax({1, 3});
     const float max = fp8_max(dtype);
-    at::Tensor scale = max / amax;  // float32, as the per-tensor rule; a tiny amax overflows to FLT_MAX
-    scale = at::where(at::isinf(scale), at::full_like(scale, FLT_MAX), scale);
-    if (power_of_two) scale = power_of_two_at_or_below(scale);
-    scale = at::where((amax > 0) & at::isfinite(amax), scale, at::ones_like(scale));
+    at::Tensor scale = current_scale_tensor(amax, max);  // the per-tensor rule per block
+    if (power_of_two) scale = power_of_two_at_or_below(scale);  // 1 stays 1
     BlockQuantized q;
     q.block = block;
     q.dtype = dtype;
@@ -116,11 +114,15 @@ at::Tensor empty_block_scales(std::int64_t rows, std::int64_t cols, BlockShape b
     return at::empty({row_blocks, round_up_4(col_blocks)}, options.dtype(at::kFloat)).narrow(1, 0, col_blocks);
 }
 
-at::Tensor block_statistics_scale(const at::Tensor& amax, float fp8_max, bool power_of_two) {
+at::Tensor current_scale_tensor(const at::Tensor& amax, float fp8_max) {
     at::Tensor scale = at::div(at::full_like(amax, fp8_max), amax);
     scale = at::where(at::isinf(scale), at::full_like(scale, FLT_MAX), scale);
-    if (power_of_two) scale = power_of_two_at_or_below(scale);
     return at::where(at::isfinite(amax) & (amax > 0), scale, at::ones_like(scale));
+}
+
+at::Tensor block_statistics_scale(const at::Tensor& amax, float fp8_max, bool power_of_two) {
+    const at::Tensor scale = current_scale_tensor(amax, fp8_max);
+    return power_of_two ? power_of_two_at_or_below(scale) : scale;
 }
 
 at::Tensor tensor_quantize_dequantize(const at::Tensor& x, Fp8Dtype dtype) {

@@ -65,6 +65,10 @@ at::Tensor expand_blocks(const at::Tensor& per_block, BlockShape block, std::int
 // The largest power of two not above each element of a float32 tensor of normal values, exactly.
 at::Tensor power_of_two_at_or_below(const at::Tensor& scale);
 
+// The cast of Float8CurrentScaling: fp8_max / amax elementwise in float32 (1 for amax 0, inf or NaN;
+// FLT_MAX on overflow), bit-equal to current_scale() on the host. Block scaling applies it per block.
+at::Tensor current_scale_tensor(const at::Tensor& amax, float fp8_max);
+
 // Per-tensor (current scaling) round trip, for comparisons: scale = fp8_max / amax (1 for 0, inf, NaN),
 // cast, back to float32.
 at::Tensor tensor_quantize_dequantize(const at::Tensor& x, Fp8Dtype dtype);

@@ -943,36 +943,21 @@ private Q_SLOTS:
                      "unsupported FP8 type");
         expect_error([&] { host::block_cast_to_fp8(f, bad_dtype, 4, 2, 1, true, block_out(bytes, work)); }, blocks,
                      "unsupported input dtype");
-        expect_error(
-            [&] {
+        // A 4 x 2 float32 cast whose outputs differ from block_out(bytes, work) by `change`.
+        const auto cast_with = [&](auto change) {
+            return [&, change] {
                 BlockCastOutput o = block_out(bytes, work);
-                o.transposed = bytes + 8;
+                change(o);
                 host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o);
-            },
-            blocks, "transposed and transposed_scale_inv come together");
-        expect_error(
-            [&] {
-                BlockCastOutput o = block_out(bytes, work);
-                o.transposed = bytes;
-                o.transposed_scale_inv = work + 8;
-                host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o);
-            },
-            blocks, "data and transposed are the same buffer");
-        expect_error(
-            [&] {
-                BlockCastOutput o = block_out(bytes, work);
-                o.transposed = bytes + 8;
-                o.transposed_scale_inv = work;
-                host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o);
-            },
-            blocks, "scale_inv and transposed_scale_inv are the same buffer");
-        expect_error(
-            [&] {
-                BlockCastOutput o = block_out(bytes, work);
-                o.amax = two;
-                host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o);
-            },
-            blocks, "amax is not 4-byte aligned");
+            };
+        };
+        expect_error(cast_with([&](BlockCastOutput& o) { o.transposed = bytes + 8; }), blocks,
+                     "transposed and transposed_scale_inv come together");
+        expect_error(cast_with([&](BlockCastOutput& o) { o.transposed = bytes, o.transposed_scale_inv = work + 8; }), blocks,
+                     "data and transposed are the same buffer");
+        expect_error(cast_with([&](BlockCastOutput& o) { o.transposed = bytes + 8, o.transposed_scale_inv = work; }), blocks,
+                     "scale_inv and transposed_scale_inv are the same buffer");
+        expect_error(cast_with([&](BlockCastOutput& o) { o.amax = two; }), blocks, "amax is not 4-byte aligned");
 
         const std::string amax = "abs_max";
         expect_error([&] { host::abs_max(f, DType::Float32, 8, nullptr); }, amax, "amax_out is a null pointer");

@@ -2,22 +2,13 @@
 
 #include <chrono>
 
-#include <cfloat>
-
 #include <ATen/ops/addmm.h>
-#include <ATen/ops/div.h>
-#include <ATen/ops/full_like.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/gelu_backward.h>
-#include <ATen/ops/isfinite.h>
-#include <ATen/ops/isinf.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/native_layer_norm.h>
 #include <ATen/ops/native_layer_norm_backward.h>
-#include <ATen/ops/ones_like.h>
 #include <ATen/ops/reciprocal.h>
-#include <ATen/ops/where.h>
-
 
 #include "core/fp8/BlockScaling.h"
 #include "core/fp8/ScaleUpdate.h"
@@ -45,12 +36,6 @@ Fp8Tensor Fp8Tensor::kept_past_update() const {
         kept.scale_inv_after_update = at::Tensor();
     }
     return kept;
-}
-
-at::Tensor current_scale_tensor(const at::Tensor& amax, float fp8_max) {
-    at::Tensor scale = at::div(at::full_like(amax, fp8_max), amax);
-    scale = at::where(at::isinf(scale), at::full_like(scale, FLT_MAX), scale);
-    return at::where(at::isfinite(amax) & (amax > 0), scale, at::ones_like(scale));
 }
 
 LayerNormResult ReferenceOps::layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,

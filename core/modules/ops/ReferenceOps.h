@@ -33,10 +33,6 @@ public:
 
 const TeOps& reference_ops();
 
-// The cast of Float8CurrentScaling: fp8_max / amax as a float32 scalar tensor (1 for amax 0, inf or
-// NaN; FLT_MAX on overflow), bit-equal to current_scale() on the host.
-at::Tensor current_scale_tensor(const at::Tensor& amax, float fp8_max);
-
 // The reference cast (ReferenceOps::quantize) with the amax taken by `state_ops`: the fused ops hand
 // the casts their kernels do not cover (current scaling, inspection) to it and keep their amax kernel.
 Fp8Tensor quantize_reference(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
