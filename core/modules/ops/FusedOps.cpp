@@ -311,8 +311,7 @@ public:
         float* staging = nullptr;
         if (live) {
             scale = context.scale(quantizer.pass, quantizer.slot);
-            // The staging entry of the slot's amax history: the kernel combines x's amax into it.
-            staging = context.history(quantizer.pass).select(0, quantizer.slot).select(0, 0).data_ptr<float>();
+            staging = staging_entry(quantizer).data_ptr<float>();
         } else {
             const at::Tensor amax = abs_max(x);
             const float numerator = context.recipe().scaling == ScalingKind::Current
@@ -710,6 +709,12 @@ private:
         return r;
     }
 
+    // The staging entry of the slot's amax history (a view into the context's state): a cast kernel combines
+    // its input's amax into it.
+    static at::Tensor staging_entry(const Fp8Quantizer& quantizer) {
+        return quantizer.context->history(quantizer.pass).select(0, quantizer.slot).select(0, 0);
+    }
+
     static kernels::Fp8Output fp8_output(Fp8Tensor& q, const Fp8Quantizer& quantizer) {
         Fp8Context& context = *quantizer.context;
         kernels::Fp8Output out;
@@ -717,7 +722,7 @@ private:
         out.transposed = q.transposed.data_ptr();
         // The slot's live scale and staging entry: views into the context's state, valid for the launch.
         out.scale = context.scale(quantizer.pass, quantizer.slot).data_ptr<float>();
-        out.amax = context.history(quantizer.pass).select(0, quantizer.slot).select(0, 0).data_ptr<float>();
+        out.amax = staging_entry(quantizer).data_ptr<float>();
         out.type = kernel_fp8_type(q.dtype);
         return out;
     }
@@ -760,7 +765,7 @@ private:
             cast.transposed = out.transposed.data_ptr();
             cast.transposed_scale_inv = out.transposed_scale_inv.data_ptr<float>();
         }
-        const at::Tensor staging = context.history(quantizer.pass).select(0, quantizer.slot).select(0, 0);
+        const at::Tensor staging = staging_entry(quantizer);
         cast.amax = staging.data_ptr<float>();
         TEWB_KERNEL(x, Tensors{x}, (Tensors{out.data, out.scale_inv, out.transposed, out.transposed_scale_inv, staging}),
                     block_cast_to_fp8, x.data_ptr(), kernel_dtype(x.scalar_type()), rows_of(x), cols_of(x), block.rows,
