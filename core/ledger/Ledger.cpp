@@ -80,10 +80,39 @@ std::string_view bare_name(std::string_view name) {
     return colons == std::string_view::npos ? name : name.substr(colons + 2);
 }
 
+// Multi-tensor operators (`_foreach_add_`, `_fused_adamw_`): on CUDA one kernel walks every tensor of the lists
+// in chunks of 65536 elements, up to 320 chunks per launch (PyTorch's MultiTensorApply.cuh); a launch may also
+// end early at a tensor-count limit that depends on the list depth and the driver. On the CPU the same op loops
+// over the tensors one by one, which has no counterpart on a GPU.
+bool multi_tensor_op(std::string_view bare) {
+    return bare.rfind("_foreach_", 0) == 0 || bare.rfind("_fused_adam", 0) == 0 || bare == "_fused_sgd_";
+}
+
+constexpr std::uint64_t kMultiTensorChunk = 65536;
+constexpr std::uint64_t kMultiTensorChunksPerLaunch = 320;
+
+// The chunks of the first tensor list among `inputs` (every list of a multi-tensor op has the same shapes).
+std::uint64_t multi_tensor_chunks(c10::ArrayRef<const c10::IValue> inputs) {
+    for (const c10::IValue& value : inputs) {
+        if (!value.isTensorList()) continue;
+        std::uint64_t chunks = 0;
+        for (const at::Tensor& t : value.toTensorVector()) {
+            chunks += (static_cast<std::uint64_t>(t.numel()) + kMultiTensorChunk - 1) / kMultiTensorChunk;
+        }
+        return chunks;
+    }
+    return 0;
+}
+
 // `children`: what the operators called inside it launched (summed), and whether all of those were known.
-LaunchCount launches_of(std::string_view name, LaunchCount children, bool has_launching_children) {
+// `chunks`: a multi-tensor op's chunks (multi_tensor_chunks).
+LaunchCount launches_of(std::string_view name, LaunchCount children, bool has_launching_children, std::uint64_t chunks) {
     const std::string_view bare = bare_name(name);
     if (launch_free_ops().count(bare)) return {0, true};
+    // At least one launch per 320 chunks; the tensor-count limit may add more, so not known.
+    if (multi_tensor_op(bare)) {
+        return {std::max<std::uint64_t>(1, (chunks + kMultiTensorChunksPerLaunch - 1) / kMultiTensorChunksPerLaunch), false};
+    }
     if (one_launch_ops().count(bare)) return {1, true};
     if (composite_ops().count(bare)) return children;
     // A GEMM is one cuBLAS launch, sometimes more (split-K): count one, not known. What it calls inside on the
@@ -237,6 +266,7 @@ struct OpFrame {
     Path path;                   // outermost ops only
     std::uint64_t read = 0;      // outermost ops only
     std::uint64_t first_input = 0;
+    std::uint64_t multi_tensor_chunks = 0;  // multi-tensor ops only
     LaunchCount children;
     bool has_launching_children = false;
 };
@@ -275,6 +305,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
         frame.read = ivalues_bytes(inputs);
         frame.first_input = inputs.empty() ? 0 : ivalue_bytes(inputs.front());
     }
+    if (multi_tensor_op(bare_name(frame.name))) frame.multi_tensor_chunks = multi_tensor_chunks(fn.inputs());
     t_ledger.ops.push_back(std::move(frame));
     return std::make_unique<Marker>(false);
 }
@@ -288,7 +319,7 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext* context) {
     if (t_ledger.ops.empty()) return;
     const OpFrame frame = std::move(t_ledger.ops.back());
     t_ledger.ops.pop_back();
-    const LaunchCount count = launches_of(frame.name, frame.children, frame.has_launching_children);
+    const LaunchCount count = launches_of(frame.name, frame.children, frame.has_launching_children, frame.multi_tensor_chunks);
     if (!t_ledger.ops.empty()) {  // nested: counted in its outermost op
         OpFrame& parent = t_ledger.ops.back();
         parent.children.launches += count.launches;
@@ -319,7 +350,7 @@ LedgerScope::LedgerScope(std::string_view name, int index) {
         }
     } else {
         std::string frame(name);
-        if (index >= 0) frame += " " + std::to_string(index);
+        if (index >= 0) frame.append(1, ' ').append(std::to_string(index));  // not " " + ...: GCC 12 warns falsely
         path.scope = path.scope.empty() ? frame : path.scope + "/" + frame;
     }
     t_ledger.paths.push_back(std::move(path));

@@ -8,6 +8,7 @@
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
+#include <ATen/ops/_foreach_add.h>
 #include <ATen/ops/cross_entropy_loss.h>
 #include <torch/autograd.h>
 
@@ -172,6 +173,31 @@ private Q_SLOTS:
         QVERIFY(mul != nullptr);
         QCOMPARE(mul->launches, std::uint64_t{1});
         QCOMPARE(mul->bytes_written, std::uint64_t{16 * 4});
+    }
+
+    void multiTensorOpsCountTheirChunksNotTheirTensors() {
+        // 30 tensors of 1000 elements: 30 chunks, one launch on CUDA (not 30, as the CPU's loop would say);
+        // 300 tensors of 70000 elements: 600 chunks, at least two launches of 320 chunks.
+        std::vector<at::Tensor> small_list(30, at::ones({1000}));
+        std::vector<at::Tensor> large_list;
+        for (int i = 0; i < 300; ++i) large_list.push_back(at::ones({70000}));
+        LedgerRecording recording(false, 0);
+        {
+            const LedgerScope scope("small");
+            at::_foreach_add_(small_list, 1.0);
+        }
+        {
+            const LedgerScope scope("large");
+            at::_foreach_add_(large_list, 1.0);
+        }
+        const LedgerMeasurement m = recording.finish();
+        const LedgerEntry* small_add = find_row(m, -1, "small", "aten::_foreach_add_");
+        QVERIFY2(small_add != nullptr, qPrintable(describe(m.rows)));
+        QCOMPARE(small_add->launches, std::uint64_t{1});
+        QVERIFY(!small_add->launches_known);  // a lower bound: the tensor-count limit may split it
+        const LedgerEntry* large_add = find_row(m, -1, "large", "aten::_foreach_add_");
+        QVERIFY2(large_add != nullptr, qPrintable(describe(m.rows)));
+        QCOMPARE(large_add->launches, std::uint64_t{2});
     }
 
     void backwardOpsGoToTheScopeOfTheirForward() {
