@@ -27,6 +27,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   fp8/ReplayReport.cpp
   results/RunRecord.cpp
   results/LedgerReport.cpp
+  results/KernelProfile.cpp
   results/Summary.cpp
   results/Comparison.cpp
   results/RunGroups.cpp

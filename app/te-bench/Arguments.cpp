@@ -212,6 +212,12 @@ void define_training_commands(CLI::App& app, Commands& c) {
     c.run->add_flag("--ledger", r.ledger,
                     "print the launch ledger of one eager step: one layer's ops (launches, bytes read and written, per "
                     "module), the rows outside the layers, and the totals per layer and per step");
+    c.run->add_option("--profile", r.profile_path,
+                      "trace one more step after the timed ones (same kind: a graph replay when they replay one) with "
+                      "LibTorch's Kineto profiler to this file (Chrome trace JSON: Perfetto, chrome://tracing; CUDA "
+                      "kernels through CUPTI on a GPU, operators on the CPU), and print its top kernels; the step is "
+                      "not in the statistics")
+        ->type_name("PATH");
     c.run->add_flag("--no-scaling-baseline", r.no_scaling_baseline,
                     "--nproc: skip the 1-process run of the same per-rank batch that the scaling efficiency is measured against");
 

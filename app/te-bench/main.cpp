@@ -31,6 +31,7 @@
 #include "core/common/TextCheck.h"
 #include "core/common/TextTable.h"
 #include "core/results/Fp8Summary.h"
+#include "core/results/KernelProfile.h"
 #include "core/results/LedgerReport.h"
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
@@ -54,6 +55,7 @@ constexpr int kExitFailure = 1;
 constexpr int kExitNotSaved = 3;  // a run ended but could not be saved in the run store (kept as JSON instead)
 constexpr int kExitSkipped = 77;  // CTest's skip code: no GPU to check
 constexpr int kExitInterrupted = 130;
+constexpr std::size_t kTopKernelsShown = 15;  // rows of `run --profile`'s table; the record keeps them all
 
 std::atomic<bool> g_cancel{false};
 int g_argc = 0;  // the command line, for the workers of `run --nproc`
@@ -98,6 +100,7 @@ std::vector<OutputRequest> outputs_of(const RunFlags& f) {
     add_output(outputs, "--json", f.json_path);
     add_output(outputs, "--csv", f.csv_path);
     add_output(outputs, "--fp8-csv", f.fp8_csv_path);
+    add_output(outputs, "--profile", f.profile_path);
     return outputs;
 }
 
@@ -166,9 +169,10 @@ bool store_run(const RunStore* store, const RunRecord& record) {
     return false;
 }
 
-RunRecord train_one(const Trainer& trainer, const RunConfig& config) {
+RunRecord train_one(const Trainer& trainer, const RunConfig& config, const std::string& profile_trace = {}) {
     cli::ProgressBar progress(isatty(STDERR_FILENO) != 0);
     TrainerCallbacks callbacks;
+    callbacks.profile_trace = profile_trace;
     callbacks.on_start = [&](const RunRecord& header) { progress.start(header); };
     callbacks.on_step = [&](const StepMetrics& step) { progress.step(step); };
     RunRecord record = trainer.run(config, callbacks, &g_cancel);
@@ -254,7 +258,7 @@ int run_selftest(const Commands& c) {
 // Runs `configs` `repeats` times each, alternating (A B A B …), every repeat of one configuration in one
 // group. Stops at a signal; saves each run as it ends.
 std::vector<RunRecord> train_repeated(const Trainer& trainer, const std::vector<RunConfig>& configs, int repeats,
-                                      const RunStore* store, bool& all_saved) {
+                                      const RunStore* store, bool& all_saved, const std::string& profile_trace = {}) {
     std::vector<std::string> groups;
     for (std::size_t i = 0; i < configs.size(); ++i) groups.push_back(repeats > 1 ? make_run_id() : std::string());
     std::vector<RunRecord> runs;
@@ -264,7 +268,7 @@ std::vector<RunRecord> train_repeated(const Trainer& trainer, const std::vector<
             std::fprintf(stderr, "repeat %d of %d%s%s\n", repeat, repeats, configs[index].name.empty() ? "" : ": ",
                          configs[index].name.c_str());
         }
-        RunRecord record = train_one(trainer, configs[index]);
+        RunRecord record = train_one(trainer, configs[index], profile_trace);
         if (repeats > 1) record.repeat = RepeatInfo{groups[index], repeat, repeats};
         all_saved = store_run(store, record) && all_saved;
         runs.push_back(std::move(record));
@@ -298,6 +302,40 @@ void report_runs(const RunFlags& flags, const std::vector<RunRecord>& runs, int 
     out << render_fp8_summary(runs.back());
     if (flags.ledger) {
         for (const RunRecord& run : runs) out << ledger_report(run, runs.size() > 1);
+    }
+    for (const RunRecord& run : runs) {
+        if (const std::optional<KernelProfile>& profile = run.execution.kernel_profile) {
+            out << "\ntop kernels of step " << profile->step << " (" << profile->source << "; not a timed step), trace in "
+                << printable_text(profile->trace_path) << ":\n"
+                << top_kernels_table(*profile, kTopKernelsShown);
+        }
+        if (!run.execution.kernel_profile_error.empty()) {
+            std::fprintf(stderr, "te-bench: no kernel trace: %s\n", printable_text(run.execution.kernel_profile_error).c_str());
+        }
+    }
+}
+
+// A trace that was asked for and not written fails the command, like any output that could not be written.
+int with_profile_outcome(const std::vector<RunRecord>& runs, int code) {
+    if (code != 0) return code;
+    for (const RunRecord& run : runs) {
+        if (!run.execution.kernel_profile_error.empty()) return kExitFailure;
+    }
+    return code;
+}
+
+// `run --profile`: one trace file per process run, written by this process.
+void check_profile_flag(const RunFlags& flags, bool data_parallel) {
+    if (flags.profile_path.empty()) return;
+    if (flags.profile_path == "-") {
+        throw ConfigError("--profile -: a kernel trace goes to a file (Perfetto and chrome://tracing open it), not to standard output");
+    }
+    if (data_parallel) {
+        throw ConfigError("--profile with --nproc or under a launcher: trace one process: run without --nproc (or with one rank)");
+    }
+    if (repeat_from_flags(flags) > 1) {
+        throw ConfigError("--profile with --repeat " + flags.repeat + ": one trace file is one run; repeat without --profile, "
+                          "then run once with it");
     }
 }
 
@@ -420,7 +458,9 @@ int run_one(const Commands& c) {
     const RunFlags& flags = c.run_flags;
     const RunConfig requested = config_from_flags(flags);
     check_fp8_flags_apply(flags, requested);
-    if (const std::optional<WorkerEnv> env = worker_env()) return run_rank(c, requested, *env);
+    const std::optional<WorkerEnv> env = worker_env();
+    check_profile_flag(flags, env.has_value() || requested.dist.enabled());
+    if (env) return run_rank(c, requested, *env);
     if (requested.dist.enabled()) return run_local_job_command(c, requested);
     const int repeats = repeat_from_flags(flags);
     check_outputs(outputs_of(flags), store_to_protect(c.store_path));
@@ -429,13 +469,13 @@ int run_one(const Commands& c) {
     const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
     stop_cleanly_on_signals();
     bool saved = true;
-    const std::vector<RunRecord> runs = train_repeated(trainer, {requested}, repeats, store.get(), saved);
+    const std::vector<RunRecord> runs = train_repeated(trainer, {requested}, repeats, store.get(), saved, flags.profile_path);
     if (runs.empty()) {
         std::fprintf(stderr, "te-bench: run cancelled before it began\n");
         return kExitInterrupted;
     }
     report_runs(flags, runs, repeats);
-    return exit_code_for(runs, saved);
+    return with_profile_outcome(runs, exit_code_for(runs, saved));
 }
 
 int run_compare(const Commands& c) {

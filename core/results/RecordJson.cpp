@@ -370,6 +370,35 @@ json ledger_json(const Ledger& l) {
                 {"unknown_launches_per_step", l.unknown_launches_per_step}};
 }
 
+json kernel_profile_json(const KernelProfile& p) {
+    json kernels = json::array();
+    for (const KernelTime& k : p.kernels) {
+        kernels.push_back({{"name", k.name}, {"launches", k.launches}, {"total_us", number(k.total_us)}});
+    }
+    return json{{"step", p.step},
+                {"source", p.source},
+                {"step_ms", number(p.step_ms)},
+                {"trace_path", p.trace_path},
+                {"kernels", kernels}};
+}
+
+KernelProfile read_kernel_profile(const Reader& r) {
+    KernelProfile p;
+    p.step = static_cast<int>(r.integer("step", 1, kIntMax));
+    p.source = r.text("source");
+    p.step_ms = r.real("step_ms");
+    if (!(p.step_ms >= 0)) r.fail(r.at("step_ms"), "expected a duration of 0 ms or more");
+    p.trace_path = r.text("trace_path");
+    const json& kernels = r.array("kernels");
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+        const Reader k(kernels[i], r.at("kernels") + "[" + std::to_string(i) + "]", r.source());
+        KernelTime row{k.text("name"), static_cast<std::uint64_t>(k.integer("launches", 0, kInt64Max)), k.real("total_us")};
+        if (!(row.total_us >= 0)) k.fail(k.at("total_us"), "expected a duration of 0 or more");
+        p.kernels.push_back(std::move(row));
+    }
+    return p;
+}
+
 Ledger read_ledger(const Reader& r) {
     const auto count = [](const Reader& from, const char* key) {
         return static_cast<std::uint64_t>(from.integer(key, 0, kInt64Max));
@@ -602,6 +631,8 @@ json to_json(const RunRecord& record) {
           {"te_impl", optional_text(exe.te_impl)},
           {"fallbacks", fallbacks_json(exe.fallbacks)},
           {"ledger", exe.ledger ? ledger_json(*exe.ledger) : json(nullptr)},
+          {"kernel_profile", exe.kernel_profile ? kernel_profile_json(*exe.kernel_profile) : json(nullptr)},
+          {"kernel_profile_error", optional_text(exe.kernel_profile_error)},
           {"dist", exe.dist ? dist_json(*exe.dist) : json(nullptr)},
           {"weights_digest", exe.weights_digest ? json{{"sum", number(exe.weights_digest->sum)},
                                                        {"sum_abs", number(exe.weights_digest->sum_abs)},
@@ -681,6 +712,8 @@ RunRecord record_from_json(const json& document, std::string_view source) {
     record.execution.te_impl = exe.optional_text("te_impl");  // empty: a torch run, or a record from before it was kept
     if (exe.has("fallbacks")) record.execution.fallbacks = read_fallbacks(exe);
     if (exe.has("ledger")) record.execution.ledger = read_ledger(exe.object("ledger"));  // absent in older records
+    if (exe.has("kernel_profile")) record.execution.kernel_profile = read_kernel_profile(exe.object("kernel_profile"));
+    record.execution.kernel_profile_error = exe.optional_text("kernel_profile_error");
     if (exe.has("dist")) record.execution.dist = read_dist(exe.object("dist"));
     if (exe.has("weights_digest")) {
         const Reader w = exe.object("weights_digest");

@@ -27,6 +27,12 @@ constexpr NameTable kMemoryMetricNames{std::to_array<Named<MemoryMetric>>(
 
 }  // namespace
 
+double KernelProfile::total_us() const {
+    double sum = 0;
+    for (const KernelTime& k : kernels) sum += k.total_us;
+    return sum;
+}
+
 std::string_view to_string(Phase value) {
     return kPhaseNames.name(value);
 }

@@ -117,6 +117,32 @@ struct Ledger {
     friend bool operator==(const Ledger&, const Ledger&) = default;
 };
 
+// One kernel (CUDA) or operator (CPU) of a profiled step: how often it ran and its summed duration.
+struct KernelTime {
+    std::string name;
+    std::uint64_t launches = 0;
+    double total_us = 0;
+    double mean_us() const { return launches > 0 ? total_us / static_cast<double>(launches) : 0.0; }
+    friend bool operator==(const KernelTime&, const KernelTime&) = default;
+};
+
+// `te-bench run --profile PATH`: one more step after the timed ones (the same kind: a graph replay when the
+// timed steps replayed one), traced with LibTorch's Kineto profiler, outside the statistics and after the
+// weights digest. The trace went to `trace_path`; `kernels` is its "top kernels" table: on CUDA the GPU
+// kernels CUPTI saw (kernels, copies and sets), on the CPU the outermost LibTorch operators and this
+// project's host kernels (what a CPU step spends its time in). `step_ms` is the profiled step's own wall
+// time, profiler overhead included, so the shares add up to what the table covers.
+struct KernelProfile {
+    int step = 0;            // 1-based
+    std::string source;      // what the rows are, e.g. "CUDA kernels (CUPTI)"
+    double step_ms = 0;
+    std::string trace_path;  // as given
+    std::vector<KernelTime> kernels;  // largest total first
+    double total_us() const;
+    double share_of_step(const KernelTime& k) const { return step_ms > 0 ? k.total_us / (step_ms * 1000.0) : 0.0; }
+    friend bool operator==(const KernelProfile&, const KernelProfile&) = default;
+};
+
 struct Execution {
     std::string device;          // "cuda:0" or "cpu"
     std::string implementation;  // which code ran the model, e.g. "torch-eager", "te-reference, fp8 ..."
@@ -155,6 +181,11 @@ struct Execution {
     // The launch ledger, measured on one eager step (not a timed one: its callbacks cost time); empty in records
     // from before it was recorded.
     std::optional<Ledger> ledger;
+    // With a kernel trace asked for (`te-bench run --profile`): the profiled step's table; empty otherwise
+    // and in records from before it existed. `kernel_profile_error`: why a trace that was asked for was not
+    // written (the run itself is kept).
+    std::optional<KernelProfile> kernel_profile;
+    std::string kernel_profile_error;
 
     friend bool operator==(const Execution&, const Execution&) = default;
 };

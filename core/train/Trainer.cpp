@@ -18,6 +18,7 @@
 
 #ifdef TEWB_TORCH_HAS_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #endif
 
 #include "core/common/Error.h"
@@ -41,6 +42,7 @@
 #include "core/train/CpuThreads.h"
 #include "core/train/FusedAdamW.h"
 #include "core/train/StepGraph.h"
+#include "core/train/StepProfiler.h"
 #include "core/train/StepTimer.h"
 #include "core/train/SyntheticData.h"
 
@@ -265,12 +267,47 @@ public:
         if (fp8_state && config_.inspect_fp8 && device_.is_cpu() && timed > 0) {
             record_.execution.fp8_inspection_ms = fp8_state->take_inspection_ms() / timed;
         }
+        if (!callbacks_.profile_trace.empty() && record_.status == RunStatus::Running) {
+            profile_one_step([&] {
+                const int k = config_.total_steps();
+                const at::Tensor batch = data.pool[k % data.batches];
+                if (graph && graph->captured()) {
+                    static_batch.copy_(batch, /*non_blocking=*/true);
+                    graph->replay();
+                } else {
+                    optimizer.zero_grad();
+                    train_step(batch);
+                }
+            });
+        }
         if (record_.status == RunStatus::Running) {
             record_.status = RunStatus::Finished;
         }
     }
 
 private:
+    // `te-bench run --profile`: one more step of the timed steps' kind, traced, after the statistics and the
+    // weights digest (so neither changes). The run is kept when the trace fails; the record says why.
+    void profile_one_step(const std::function<void()>& step) {
+        try {
+            synchronize_device();
+            std::optional<StepProfiler> profiler(std::in_place, device_.is_cuda());
+            const Clock::time_point begin = Clock::now();
+            step();
+            synchronize_device();
+            const double step_ms = std::chrono::duration<double, std::milli>(Clock::now() - begin).count();
+            record_.execution.kernel_profile = profiler->finish(config_.total_steps() + 1, step_ms, callbacks_.profile_trace);
+        } catch (const DataError& e) {
+            record_.execution.kernel_profile_error = e.what();
+        }
+    }
+
+    void synchronize_device() const {
+#ifdef TEWB_TORCH_HAS_CUDA
+        if (device_.is_cuda()) c10::cuda::device_synchronize();
+#endif
+    }
+
     // The ledger's step: the last warm-up step, or the first timed one when there is no warm-up.
     int ledger_step() const { return config_.warmup > 0 ? config_.warmup - 1 : 0; }
 

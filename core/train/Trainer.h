@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <functional>
+#include <string>
 
 #include "core/device/DeviceInfo.h"
 #include "core/results/RunRecord.h"
@@ -18,6 +19,10 @@ struct TrainerCallbacks {
     // After each step, in order. On the GPU a step is reported once its end event has completed, which
     // happens while the next step is already queued: no extra host synchronisation per step.
     std::function<void(const StepMetrics&)> on_step;
+    // Not a callback: when set, one more step after the timed ones is traced to this file (Chrome trace
+    // JSON) and the record gets its top-kernels table (RunRecord.h, KernelProfile). The caller checked the
+    // path (AtomicFile.h, check_outputs).
+    std::string profile_trace;
 };
 
 // Trains MiniGPT on synthetic data: warm-up steps, then timed steps; reports every step and returns the

@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include <sys/stat.h>
+
 #include <nlohmann/json.hpp>
 
 using nlohmann::json;
@@ -134,6 +136,23 @@ private Q_SLOTS:
         QTest::newRow("playground amax negative") << QStringList{"recipe", "--amax", "-1"} << "--amax item 1 '-1': negative";
         QTest::newRow("playground amax empty item") << QStringList{"recipe", "--amax", "1,,2"} << "--amax item 2 '': not a number";
         QTest::newRow("playground amax missing") << QStringList{"recipe"} << "--amax is required";
+        QTest::newRow("profile to stdout") << QStringList{"run", "--preset", "quick-cpu", "--profile", "-"}
+                                           << "--profile -: a kernel trace goes to a file";
+        QTest::newRow("profile in a missing directory")
+            << QStringList{"run", "--preset", "quick-cpu", "--profile", "/nonexistent-dir/trace.json"}
+            << "--profile /nonexistent-dir/trace.json: directory /nonexistent-dir does not exist";
+        QTest::newRow("profile is a directory") << QStringList{"run", "--preset", "quick-cpu", "--profile", "/tmp"}
+                                                << "--profile /tmp: is a directory";
+        QTest::newRow("profile onto the json") << QStringList{"run", "--preset", "quick-cpu", "--profile", "/tmp/tewb-same.json",
+                                                              "--json", "/tmp/tewb-same.json"}
+                                               << "--profile /tmp/tewb-same.json: the same file as --json";
+        QTest::newRow("profile with repeat") << QStringList{"run", "--preset", "quick-cpu", "--profile", "/tmp/tewb-t.json",
+                                                            "--repeat", "2"}
+                                             << "--profile with --repeat 2: one trace file is one run";
+        QTest::newRow("profile with nproc") << QStringList{"run", "--preset", "quick-cpu", "--profile", "/tmp/tewb-t.json",
+                                                           "--nproc", "2"}
+                                            << "--profile with --nproc";
+        QTest::newRow("profile on compare") << QStringList{"compare", "--profile", "/tmp/tewb-t.json"} << "--profile";
     }
 
     void badInputExitsTwoWithOneLine() {
@@ -211,6 +230,62 @@ private Q_SLOTS:
                                     "--heads", "2", "--seq", "16", "--batch", "2", "--warmup", "0", "--iters", "1", "--no-store"});
         QCOMPARE(plain.exit_code, 0);
         QVERIFY2(!plain.out.contains(QStringLiteral("launch ledger")), qPrintable(plain.out));  // only when asked
+    }
+
+    // --profile: one step after the timed ones traced to a Chrome trace file; the record keeps its top-kernels table,
+    // which covers the profiled step (outermost operators on the CPU, our host kernels among them); a trace that
+    // cannot be written fails the command but keeps the run.
+    void profileWritesATraceAndItsTopKernels() {
+        const QString trace_path = dir_.filePath("trace.json");
+        const QString json_path = dir_.filePath("profiled.json");
+        const QStringList run{"run", "--preset", "quick-cpu", "--device", "cpu", "--backend", "te", "--precision", "fp8",
+                              "--te-impl", "fused", "--layers", "2", "--hidden", "128", "--heads", "4", "--seq", "64",
+                              "--batch", "4", "--warmup", "1", "--no-store"};
+        const Result r = bench(run + QStringList{"--iters", "2", "--profile", trace_path, "--json", json_path});
+        QCOMPARE(r.exit_code, 0);
+        QVERIFY2(!r.err.contains(QStringLiteral("STAGE:")) && !r.err.contains(QStringLiteral("ERROR:")),
+                 qPrintable(r.err));  // the profiler's own log stays out of the output
+        const json trace = read_json(trace_path);
+        QVERIFY(trace.contains("traceEvents"));
+        QVERIFY(trace["traceEvents"].is_array() && !trace["traceEvents"].empty());
+        const json profile = read_json(json_path)["execution"]["kernel_profile"];
+        QVERIFY2(profile.is_object(), qPrintable(r.out));
+        QCOMPARE(profile["step"].get<int>(), 4);  // after 1 warm-up and 2 timed steps
+        QCOMPARE(QString::fromStdString(profile["trace_path"].get<std::string>()), trace_path);
+        double total_us = 0;
+        bool own_kernel = false;
+        bool libtorch_op = false;
+        double previous = std::numeric_limits<double>::infinity();
+        for (const json& k : profile["kernels"]) {
+            const std::string name = k["name"].get<std::string>();
+            own_kernel = own_kernel || name.rfind("tewb::", 0) == 0;
+            libtorch_op = libtorch_op || name.rfind("aten::", 0) == 0;
+            QVERIFY(k["launches"].get<std::uint64_t>() >= 1);
+            const double us = k["total_us"].get<double>();
+            QVERIFY2(us <= previous, "rows are largest first");
+            previous = us;
+            total_us += us;
+        }
+        QVERIFY(own_kernel && libtorch_op);
+        const double step_ms = profile["step_ms"].get<double>();
+        QVERIFY2(total_us / 1000.0 >= 0.9 * step_ms && total_us / 1000.0 <= 1.0001 * step_ms,
+                 qPrintable(QStringLiteral("table %1 us against a step of %2 ms").arg(total_us).arg(step_ms)));
+        for (const char* expected : {"top kernels of step 4", "not a timed step", "total µs", "mean µs", "share", "tewb::",
+                                     "of the profiled step's"}) {
+            QVERIFY2(r.out.contains(QString::fromUtf8(expected)), qPrintable(QStringLiteral("%1 missing in:\n%2").arg(expected, r.out)));
+        }
+
+        // A FIFO nobody reads passes the check (it is written in place) and fails at the write: the run is kept.
+        const QString fifo = dir_.filePath("trace.fifo");
+        QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
+        const QString kept_path = dir_.filePath("kept.json");
+        const Result failed = bench(run + QStringList{"--iters", "1", "--profile", fifo, "--json", kept_path});
+        QCOMPARE(failed.exit_code, 1);
+        QVERIFY2(failed.err.contains(QStringLiteral("te-bench: no kernel trace:")) && failed.err.contains(fifo), qPrintable(failed.err));
+        const json kept = read_json(kept_path);
+        QCOMPARE(kept["status"].get<std::string>(), std::string("finished"));
+        QVERIFY(kept["execution"]["kernel_profile"].is_null());
+        QVERIFY(!kept["execution"]["kernel_profile_error"].get<std::string>().empty());
     }
 
     // --te-impl fused on the CPU: the fused path over the host kernels, said in the record and in the run's output.

@@ -36,6 +36,27 @@ RunConfig small(Backend backend, Precision precision, int warmup = 2, int iters 
     return config;
 }
 
+// The seed's layer shape (hidden 768, 12 heads), 2 layers, 128 tokens per step; te on its fused path (the host
+// kernels on the CPU). The launch counts do not depend on the tokens while they are a multiple of 128 (the block
+// recipe's tiles): te-bench's ledger at the seed's 3072 tokens gives the same (docs/benchmarks.md).
+RunConfig seed_layer_shape(Backend backend, Precision precision, ScalingKind recipe) {
+    RunConfig config = make_preset(Preset::Seed);
+    config.device = DeviceKind::Cpu;
+    config.backend = backend;
+    config.precision = precision;
+    config.model.layers = 2;
+    config.model.seq = 32;
+    config.batch = 4;
+    config.warmup = 2;  // the ledger's step is the last warm-up step: after the first step's calibration
+    config.iters = 1;
+    if (precision == Precision::Fp8) {
+        config.fp8.scaling = recipe;
+        if (recipe == ScalingKind::Block) config.fp8.format = RecipeFormat::E4M3;
+    }
+    if (backend == Backend::Te) config.te_impl = TeImpl::Fused;
+    return config;
+}
+
 const LedgerEntry* find_row(const LedgerMeasurement& m, int layer, const std::string& scope, const std::string& op) {
     for (const LedgerEntry& e : m.rows) {
         if (e.layer == layer && e.scope == scope && e.op == op) return &e;
@@ -312,6 +333,62 @@ private Q_SLOTS:
         nlohmann::json old = to_json(record);
         old["execution"].erase("ledger");
         QVERIFY(!record_from_json(old, "old").execution.ledger.has_value());
+    }
+
+    // The speed issue's launch targets, at the seed's layer shape (seed_layer_shape), te on its fused path. Each row
+    // holds today's figures as ceilings, so a change that adds a launch fails here, and says how far the issue's
+    // targets still are; a lever that removes launches lowers its ceiling in the same change (docs/benchmarks.md,
+    // "Levers of the speed issue").
+    void launchCeilingsAtTheSeedLayerShape_data() {
+        QTest::addColumn<Backend>("backend");
+        QTest::addColumn<Precision>("precision");
+        QTest::addColumn<ScalingKind>("recipe");
+        QTest::addColumn<double>("layer_ceiling");
+        QTest::addColumn<double>("outside_ceiling");
+        QTest::addColumn<double>("layer_target");  // 0: the issue sets none
+        QTest::addColumn<double>("outside_target");
+        QTest::newRow("torch bf16") << Backend::Torch << Precision::Bf16 << ScalingKind::Delayed << 45.0 << 45.0 << 0.0 << 0.0;
+        QTest::newRow("te bf16") << Backend::Te << Precision::Bf16 << ScalingKind::Delayed << 34.0 << 36.0 << 26.0 << 12.0;
+        QTest::newRow("te fp8 delayed") << Backend::Te << Precision::Fp8 << ScalingKind::Delayed << 46.0 << 30.0 << 30.0 << 12.0;
+        QTest::newRow("te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 47.0 << 30.0 << 36.0 << 12.0;
+    }
+    void launchCeilingsAtTheSeedLayerShape() {
+        QFETCH(Backend, backend);
+        QFETCH(Precision, precision);
+        QFETCH(ScalingKind, recipe);
+        QFETCH(double, layer_ceiling);
+        QFETCH(double, outside_ceiling);
+        QFETCH(double, layer_target);
+        QFETCH(double, outside_target);
+        const RunRecord record = trainer_.run(seed_layer_shape(backend, precision, recipe));
+        QCOMPARE(record.status, RunStatus::Finished);
+        QVERIFY2(record.execution.fallbacks.empty(), "the fused path ran fully fused");
+        QVERIFY(record.execution.ledger.has_value());
+        const Ledger& ledger = *record.execution.ledger;
+        const double per_layer = ledger.launches_per_layer;
+        const double outside = static_cast<double>(ledger.launches_per_step) - per_layer * ledger.layers;
+        const QString figures = QStringLiteral("%1 launches per layer (ceiling %2, issue target %3), %4 outside the layers "
+                                               "(ceiling %5, issue target %6)")
+                                    .arg(per_layer)
+                                    .arg(layer_ceiling)
+                                    .arg(layer_target > 0 ? QString::number(layer_target) : QStringLiteral("none"))
+                                    .arg(outside)
+                                    .arg(outside_ceiling)
+                                    .arg(outside_target > 0 ? QString::number(outside_target) : QStringLiteral("none"));
+        qInfo("%s", qPrintable(figures));
+        QVERIFY2(per_layer <= layer_ceiling, qPrintable(figures + "\n" + describe(ledger.rows)));
+        QVERIFY2(outside <= outside_ceiling, qPrintable(figures + "\n" + describe(ledger.rows)));
+    }
+
+    // Bytes saved for the backward per layer: te BF16 keeps no more than torch BF16 (the speed issue's target).
+    void teBf16SavesNoMoreForTheBackwardThanTorch() {
+        const RunRecord torch_run = trainer_.run(seed_layer_shape(Backend::Torch, Precision::Bf16, ScalingKind::Delayed));
+        const RunRecord te_run = trainer_.run(seed_layer_shape(Backend::Te, Precision::Bf16, ScalingKind::Delayed));
+        QVERIFY(torch_run.execution.ledger && te_run.execution.ledger);
+        const double torch_saved = torch_run.execution.ledger->saved_bytes_per_layer;
+        const double te_saved = te_run.execution.ledger->saved_bytes_per_layer;
+        QVERIFY2(torch_saved > 0 && te_saved <= torch_saved,
+                 qPrintable(QStringLiteral("te %1 B, torch %2 B per layer").arg(te_saved).arg(torch_saved)));
     }
 
     void twoRunsOfOneConfigurationGiveIdenticalLedgers_data() {

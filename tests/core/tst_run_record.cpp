@@ -8,6 +8,7 @@
 
 #include "core/common/Error.h"
 #include "core/results/Comparison.h"
+#include "core/results/KernelProfile.h"
 #include "core/results/AtomicFile.h"
 #include "core/common/TextTable.h"
 #include "core/results/RecordCsv.h"
@@ -169,6 +170,62 @@ private Q_SLOTS:
         json before_calibration = to_json(fp8);  // records from before the option ran step 1 at scale 1
         before_calibration["config"]["fp8"].erase("calibrate_first_step");
         QVERIFY(!record_from_json(before_calibration, "old.json").config.fp8.calibrate_first_step);
+    }
+
+    // `te-bench run --profile`: the top-kernels table from the profiler's events (outermost per lane on the CPU,
+    // every event on the GPU), as text and CSV, and in the record both ways; a damaged table is refused.
+    void kernelProfileTableTextCsvAndRecord() {
+        // Lane 1: "a" encloses "b" (not counted again), then "a" once more; lane 2 overlaps lane 1 in time.
+        const std::vector<ProfiledEvent> events{{"a", 1, 1000, 5000}, {"b", 1, 2000, 3000}, {"a", 1, 6000, 7000},
+                                                {"c", 2, 1500, 9500}, {"d", 1, 5000, 5500}};
+        const std::vector<KernelTime> outer = outermost_times(events);
+        QCOMPARE(outer.size(), std::size_t{3});
+        QCOMPARE(outer[0], (KernelTime{"c", 1, 8.0}));
+        QCOMPARE(outer[1], (KernelTime{"a", 2, 5.0}));
+        QCOMPARE(outer[2], (KernelTime{"d", 1, 0.5}));
+        const std::vector<KernelTime> every = every_event_times(events);
+        QCOMPARE(every.size(), std::size_t{4});
+        QCOMPARE(every[2], (KernelTime{"b", 1, 1.0}));
+
+        KernelProfile p;
+        p.step = 41;
+        p.source = "CUDA kernels, copies and sets (CUPTI)";
+        p.step_ms = 0.02;
+        p.trace_path = "/tmp/trace, \"one\".json";
+        p.kernels = every;
+        p.kernels[0].name = "void gemm<cutlass::bf16, 128>(Params, int)" + std::string(100, 'x');
+        QCOMPARE(p.total_us(), 14.5);
+        QCOMPARE(p.share_of_step(p.kernels[0]), 0.4);
+        const std::string table = top_kernels_table(p, 2);
+        QVERIFY2(table.find("kernel") != std::string::npos && table.find("total µs") != std::string::npos &&
+                     table.find("40.0%") != std::string::npos && table.find("...") != std::string::npos,
+                 table.c_str());
+        QVERIFY2(table.find("2 more: 1.5 µs (7.5%)") != std::string::npos, table.c_str());
+        QVERIFY2(table.find("total: 14.5 µs in 4 kernels, 72.5% of the profiled step's 0.020 ms") != std::string::npos, table.c_str());
+        QVERIFY2(table.find(std::string(100, 'x')) == std::string::npos, "long names are shortened");
+        const std::vector<std::string> lines = top_kernels_lines(p, 10);
+        QCOMPARE(lines.size(), std::size_t{4});
+        QVERIFY2(lines[1] == "a: 5.0 µs in 2 launches (25.0% of the step)", lines[1].c_str());
+        const std::string csv = kernel_profile_csv_text(p);
+        QVERIFY2(csv.rfind("kernel,launches,total_us,mean_us,share_of_step\n\"void gemm<cutlass::bf16, 128>(Params, int)", 0) == 0,
+                 csv.c_str());
+        QVERIFY2(csv.find("\na,2,5,2.5,0.25\n") != std::string::npos, csv.c_str());
+
+        RunRecord r = sample_record();
+        r.execution.kernel_profile = p;
+        const RunRecord back = record_from_json_text(record_to_json_text(r), "memory");
+        QCOMPARE(back.execution, r.execution);
+        RunRecord failed = sample_record();
+        failed.execution.kernel_profile_error = "/tmp/x.fifo: cannot open for writing (a FIFO with no reader)";
+        QCOMPARE(record_from_json_text(record_to_json_text(failed), "memory").execution, failed.execution);
+        QVERIFY(to_json(sample_record())["execution"]["kernel_profile"].is_null());  // only when asked for
+
+        json damaged = to_json(r);
+        damaged["execution"]["kernel_profile"]["kernels"][1]["total_us"] = -3;
+        expect_rejected(damaged, "$.execution.kernel_profile.kernels[1].total_us");
+        damaged = to_json(r);
+        damaged["execution"]["kernel_profile"]["kernels"][0].erase("launches");
+        expect_rejected(damaged, "$.execution.kernel_profile.kernels[0].launches: missing");
     }
 
     // --te-impl in the configuration, the te path that ran and its fallbacks in the execution: both ways, and

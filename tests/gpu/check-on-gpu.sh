@@ -117,6 +117,16 @@ echo "== te-bench run --nproc 1 over NCCL after the same run without it ($preset
 stage 240 "$bench" run --preset "$preset" --device cuda --nproc 1 --dist-backend nccl --cuda-graph off --no-store \
   --json "$out/nccl1.json" 2>> "$out/compare.log" || status=1
 
+echo "== te-bench run --profile per configuration of the compare ($preset preset): top kernels (compare.log), traces (traces.tar.gz)"
+traces=$(mktemp -d)
+for config in "torch bf16" "te bf16" "te fp8"; do
+  read -r backend precision <<< "$config"
+  stage 120 "$bench" run --preset "$preset" --backend "$backend" --precision "$precision" --device cuda --iters 5 --no-store \
+    --profile "$traces/trace-$backend-$precision.json" >> "$out/compare.log" 2>&1 || status=1
+done
+tar -czf "$out/traces.tar.gz" -C "$traces" . && rm -rf "$traces"
+grep -A3 "^top kernels of step" "$out/compare.log" | head -20
+
 echo "== PyTorch reference (Python), $preset preset, BF16, eager and torch.compile"
 stage 180 python3 bench/minigpt_reference.py --precision bf16 "${sizes[@]}" > "$out/pytorch-eager.json" 2>> "$out/compare.log" || status=1
 stage 240 python3 bench/minigpt_reference.py --precision bf16 --compile "${sizes[@]}" > "$out/pytorch-compile.json" 2>> "$out/compare.log" || status=1

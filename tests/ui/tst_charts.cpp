@@ -2,13 +2,17 @@
 
 #include <cmath>
 
+#include <QComboBox>
+#include <QLabel>
 #include <QLineSeries>
+#include <QTableView>
 #include <QLogValueAxis>
 #include <QValueAxis>
 
 #include "UiTestSupport.h"
 #include "core/results/LedgerReport.h"
 #include "ui/charts/LedgerSummary.h"
+#include "ui/charts/TopKernelsPanel.h"
 #include "ui/charts/MetricChartView.h"
 #include "ui/charts/MetricPlot.h"
 #include "ui/charts/SeriesMath.h"
@@ -44,6 +48,56 @@ private Q_SLOTS:
                  qPrintable(tip));
         summary.setRecords({older});
         QCOMPARE(summary.toolTip(), QStringLiteral("No run has a launch ledger yet"));
+    }
+
+    // Beside the time breakdown: a traced run's top kernels, one run at a time, every column sorting by value, and
+    // its whole table exported as CSV; without a traced run it says how to get one.
+    void topKernelsPanelShowsSortsAndExportsATracedRun() {
+        RunRecord traced;
+        traced.id = "traced";
+        traced.config.name = "te fp8 cpu";
+        KernelProfile p;
+        p.step = 4;
+        p.source = "CPU operators, outermost";
+        p.step_ms = 2.0;
+        p.trace_path = "/tmp/trace.json";
+        p.kernels = {{"aten::mm", 10, 900.0}, {"tewb::cast_transpose_to_fp8", 40, 600.0}, {"aten::add", 200, 100.0}};
+        traced.execution.kernel_profile = p;
+        RunRecord plain;
+        plain.id = "plain";
+        plain.config.name = "torch bf16 cpu";
+        ui::TopKernelsPanel panel;
+        QVERIFY(!panel.runChooser()->isEnabled());
+        QVERIFY2(panel.caption()->text().contains(QStringLiteral("te-bench run --profile")), qPrintable(panel.caption()->text()));
+        panel.setRecords({plain, traced});
+        QCOMPARE(panel.runChooser()->count(), 1);  // only runs with a trace
+        QCOMPARE(panel.runChooser()->currentText(), QStringLiteral("te fp8 cpu"));
+        QAbstractItemModel* model = panel.view()->model();
+        QCOMPARE(model->rowCount(), 3);
+        QCOMPARE(model->index(0, 0).data().toString(), QStringLiteral("aten::mm"));  // total, largest first
+        QCOMPARE(model->index(0, 3).data().toString(), QStringLiteral("90.0"));       // mean µs
+        QCOMPARE(model->index(0, 4).data().toString(), QStringLiteral("45.0%"));      // of the 2 ms step
+        panel.view()->sortByColumn(1, Qt::DescendingOrder);                         // launches, by value not text
+        QCOMPARE(model->index(0, 0).data().toString(), QStringLiteral("aten::add"));
+        QCOMPARE(model->index(2, 0).data().toString(), QStringLiteral("aten::mm"));
+        const QString caption = panel.caption()->text();
+        QVERIFY2(caption.contains(QStringLiteral("Step 4")) && caption.contains(QStringLiteral("80.0%")) &&
+                     caption.contains(QStringLiteral("/tmp/trace.json")),
+                 qPrintable(caption));
+
+        QTemporaryDir dir;
+        QString error;
+        QVERIFY2(panel.exportCsv(dir.filePath(QStringLiteral("kernels.csv")), &error), qPrintable(error));
+        QFile csv(dir.filePath(QStringLiteral("kernels.csv")));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(csv.readAll());
+        QVERIFY2(text.startsWith(QStringLiteral("kernel,launches,total_us,mean_us,share_of_step\naten::mm,10,900,90,0.45\n")),
+                 qPrintable(text));
+        QVERIFY(!panel.exportCsv(dir.filePath(QStringLiteral("missing/kernels.csv")), &error));
+        QVERIFY2(error.contains(QStringLiteral("missing")), qPrintable(error));
+        panel.setRecords({plain});
+        QVERIFY(!panel.exportCsv(dir.filePath(QStringLiteral("none.csv")), &error));
+        QCOMPARE(panel.view()->model()->rowCount(), 0);
     }
 
     void decimationKeepsSpikesAndOrder() {

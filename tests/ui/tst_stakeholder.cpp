@@ -132,6 +132,13 @@ private Q_SLOTS:
         add_compare_runs(runs);
         std::vector<RunRecord> records = runs.records();
         records.back().execution.fp8_emulated = true;
+        KernelProfile traced;  // a run traced with --profile: its ten largest kernels are listed
+        traced.step = 41;
+        traced.source = "CUDA kernels, copies and sets (CUPTI)";
+        traced.step_ms = 1.0;
+        traced.trace_path = "trace.json";
+        for (int i = 0; i < 12; ++i) traced.kernels.push_back({"kernel_number_" + std::to_string(i), 2, 60.0 - i});
+        records.front().execution.kernel_profile = traced;
         const ReportContent report = build_report(runs, records, 0, PlotOptions{});
         const std::string headline = report_headline(records, group_runs(records, 0));
         QCOMPARE(report.headline, QString::fromStdString(headline));
@@ -149,6 +156,9 @@ private Q_SLOTS:
         QVERIFY(text.contains(QStringLiteral("emulated FP8")));
         QVERIFY(text.contains(QStringLiteral("fewer steps than the seed")));
         QVERIFY(text.contains(QStringLiteral("te-bench run --device")));
+        QVERIFY(text.contains(QStringLiteral("<h2>Top kernels</h2>")));
+        QVERIFY(text.contains(QStringLiteral("kernel_number_9")) && !text.contains(QStringLiteral("kernel_number_10")));
+        QVERIFY2(text.contains(QStringLiteral("its 12 kernels take 65.4% of the step")), "all twelve: 654 of 1000 µs");
 
         const QString pdf = dir.filePath(QStringLiteral("report.pdf"));
         write_report(pdf.toStdString(), report);

@@ -122,6 +122,37 @@ QString fp8Section(const std::vector<RunRecord>& records, ReportContent& report)
     return html.isEmpty() ? html : QStringLiteral("<h2>FP8 digest</h2>") + html;
 }
 
+// Each traced run's ten largest kernels (te-bench run --profile), with what the rows are and how much of the
+// profiled step they cover.
+QString kernelsSection(const std::vector<RunRecord>& records) {
+    constexpr std::size_t kShown = 10;
+    QString html;
+    for (const RunRecord& r : records) {
+        if (!r.execution.kernel_profile) continue;
+        const KernelProfile& p = *r.execution.kernel_profile;
+        html += QStringLiteral("<h3>%1</h3><p><small>step %2 (after the timed steps, not in their statistics): %3 ms; %4; "
+                               "its %5 kernels take %6% of the step; the largest:</small></p>")
+                    .arg(esc(display_name(r)))
+                    .arg(p.step)
+                    .arg(QString::number(p.step_ms, 'f', 3), esc(p.source))
+                    .arg(p.kernels.size())
+                    .arg(QString::number(p.step_ms > 0 ? p.total_us() / (p.step_ms * 10.0) : 0.0, 'f', 1));
+        html += QStringLiteral("<table border=1 cellspacing=0 cellpadding=3><tr><th>kernel</th><th>launches</th><th>total µs</th>"
+                               "<th>mean µs</th><th>share</th></tr>");
+        for (std::size_t i = 0; i < p.kernels.size() && i < kShown; ++i) {
+            const KernelTime& k = p.kernels[i];
+            html += QStringLiteral("<tr><td><code>%1</code></td><td align=right>%2</td><td align=right>%3</td><td align=right>%4</td>"
+                                   "<td align=right>%5%</td></tr>")
+                        .arg(esc(k.name))
+                        .arg(k.launches)
+                        .arg(QString::number(k.total_us, 'f', 1), QString::number(k.mean_us(), 'f', 1),
+                             QString::number(p.share_of_step(k) * 100.0, 'f', 1));
+        }
+        html += QStringLiteral("</table>");
+    }
+    return html.isEmpty() ? html : QStringLiteral("<h2>Top kernels</h2>") + html;
+}
+
 QByteArray pngBytes(const QImage& image) {
     QByteArray bytes;
     QBuffer buffer(&bytes);
@@ -160,6 +191,7 @@ ReportContent build_report(const RunCollection& runs, const std::vector<RunRecor
     html += QStringLiteral("<h2>Charts</h2><p><small>dashed: warm-up steps; repeats: median line with min–max band</small></p>") + charts;
     html += runsSection(runs, summarized);
     html += fp8Section(summarized, report);
+    html += kernelsSection(summarized);
     html += QStringLiteral("</body></html>");
     report.html = html;
     return report;

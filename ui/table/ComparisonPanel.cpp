@@ -11,6 +11,7 @@
 
 #include "ui/charts/LedgerSummary.h"
 #include "ui/charts/TimeBreakdownChart.h"
+#include "ui/charts/TopKernelsPanel.h"
 #include "ui/common/RunTable.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/table/ComparisonModel.h"
@@ -35,14 +36,16 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
     view_ = new QTableView(splitter_);
     view_->setObjectName(QStringLiteral("comparisonTable"));
     setup_run_table(view_, model_);
-    // The time breakdown with the launch ledger's totals under it.
+    // The time breakdown with the launch ledger's totals and the top kernels of a traced run under it.
     auto* side = new QWidget(splitter_);
     auto* side_layout = new QVBoxLayout(side);
     side_layout->setContentsMargins(0, 0, 0, 0);
     breakdown_ = new TimeBreakdownChart(side);
     ledger_ = new LedgerSummary(side);
+    topKernels_ = new TopKernelsPanel(side);
     side_layout->addWidget(breakdown_, 1);
     side_layout->addWidget(ledger_);
+    side_layout->addWidget(topKernels_, 1);
     splitter_->addWidget(view_);
     splitter_->addWidget(side);
     splitter_->setStretchFactor(0, 3);
@@ -56,6 +59,7 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
         const std::vector<RunRecord> records = model_->summarizedRecords();
         breakdown_->show(records);
         ledger_->setRecords(records);
+        topKernels_->setRecords(records);
     });
     const auto refresh = [this] {
         if (!breakdownRefresh_->isActive()) breakdownRefresh_->start();

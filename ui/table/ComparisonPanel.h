@@ -13,9 +13,10 @@ class ComparisonModel;
 class RunCollection;
 class LedgerSummary;
 class TimeBreakdownChart;
+class TopKernelsPanel;
 
 // The comparison table with the baseline picker above it, and beside it where each run's step time goes
-// (a stacked bar per run).
+// (a stacked bar per run), the launch ledger's totals and the top kernels of a traced run.
 class ComparisonPanel : public QWidget {
     Q_OBJECT
 
@@ -26,6 +27,7 @@ public:
     QTableView* view() const { return view_; }
     TimeBreakdownChart* breakdown() const { return breakdown_; }
     LedgerSummary* ledger() const { return ledger_; }
+    TopKernelsPanel* topKernels() const { return topKernels_; }
     QSplitter* splitter() const { return splitter_; }
     void setDark(bool dark);
 
@@ -39,6 +41,7 @@ private:
     QSplitter* splitter_;
     TimeBreakdownChart* breakdown_;
     LedgerSummary* ledger_;
+    TopKernelsPanel* topKernels_;
     QTimer* breakdownRefresh_;  // coalesces a live run's updates
 };
 

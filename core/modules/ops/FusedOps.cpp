@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <ATen/record_function.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/reciprocal.h>
@@ -629,6 +630,7 @@ private:
     template <typename Host, typename... Device>
     void run_kernel(const char* op, const at::Tensor& where, Tensors reads, Tensors writes, Host&& host,
                     Device&&... device) const {
+        RECORD_USER_SCOPE(op);  // named in a kernel trace (te-bench run --profile) like LibTorch's operators
         const std::uint64_t launches_before = kernels::launch_count();
         if (where.is_cpu()) {
             host();

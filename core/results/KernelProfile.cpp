@@ -1,0 +1,122 @@
+#include "core/results/KernelProfile.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "core/common/NumberText.h"
+#include "core/common/TextTable.h"
+#include "core/results/RecordCsv.h"
+
+namespace tewb {
+
+namespace {
+
+constexpr std::size_t kNameWidth = 90;
+
+std::vector<KernelTime> sorted_rows(std::map<std::string, KernelTime>& by_name) {
+    std::vector<KernelTime> rows;
+    rows.reserve(by_name.size());
+    for (auto& [name, row] : by_name) rows.push_back(std::move(row));
+    std::stable_sort(rows.begin(), rows.end(), [](const KernelTime& a, const KernelTime& b) { return a.total_us > b.total_us; });
+    return rows;
+}
+
+void add(std::map<std::string, KernelTime>& by_name, const ProfiledEvent& e) {
+    KernelTime& row = by_name[e.name];
+    row.name = e.name;
+    row.launches += 1;
+    row.total_us += static_cast<double>(e.end_ns > e.start_ns ? e.end_ns - e.start_ns : 0) / 1000.0;
+}
+
+std::string fixed(double value, int decimals) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", decimals, value);
+    return text;
+}
+
+std::string percent(double share) { return fixed(share * 100.0, 1) + "%"; }
+
+// Kernel names from templates run to hundreds of characters: the start says which kernel it is.
+std::string shortened(const std::string& name) {
+    if (name.size() <= kNameWidth) return name;
+    std::size_t cut = kNameWidth - 3;
+    while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+    return name.substr(0, cut) + "...";
+}
+
+}  // namespace
+
+std::vector<KernelTime> outermost_times(std::vector<ProfiledEvent> events) {
+    // Per lane, by start; at equal starts the longer first, so an operator comes before the first one it calls.
+    std::sort(events.begin(), events.end(), [](const ProfiledEvent& a, const ProfiledEvent& b) {
+        if (a.lane != b.lane) return a.lane < b.lane;
+        if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+        return a.end_ns > b.end_ns;
+    });
+    std::map<std::string, KernelTime> by_name;
+    bool open = false;
+    std::uint64_t lane = 0;
+    std::uint64_t open_until = 0;
+    for (const ProfiledEvent& e : events) {
+        if (open && e.lane == lane && e.start_ns < open_until) continue;  // inside the outermost event
+        open = true;
+        lane = e.lane;
+        open_until = std::max(e.end_ns, e.start_ns);
+        add(by_name, e);
+    }
+    return sorted_rows(by_name);
+}
+
+std::vector<KernelTime> every_event_times(const std::vector<ProfiledEvent>& events) {
+    std::map<std::string, KernelTime> by_name;
+    for (const ProfiledEvent& e : events) add(by_name, e);
+    return sorted_rows(by_name);
+}
+
+std::string top_kernels_table(const KernelProfile& profile, std::size_t limit) {
+    std::vector<std::vector<std::string>> rows;
+    double rest_us = 0;
+    std::size_t rest = 0;
+    for (std::size_t i = 0; i < profile.kernels.size(); ++i) {
+        const KernelTime& k = profile.kernels[i];
+        if (i >= limit) {
+            rest_us += k.total_us;
+            ++rest;
+            continue;
+        }
+        rows.push_back({shortened(k.name), std::to_string(k.launches), fixed(k.total_us, 1), fixed(k.mean_us(), 1),
+                        percent(profile.share_of_step(k))});
+    }
+    std::string out = render_text_table({"kernel", "launches", "total µs", "mean µs", "share"}, rows);
+    if (rest > 0) {
+        out += std::to_string(rest) + " more: " + fixed(rest_us, 1) + " µs (" +
+               percent(profile.step_ms > 0 ? rest_us / (profile.step_ms * 1000.0) : 0.0) + ")\n";
+    }
+    const double total = profile.total_us();
+    out += "total: " + fixed(total, 1) + " µs in " + std::to_string(profile.kernels.size()) + " kernels, " +
+           percent(profile.step_ms > 0 ? total / (profile.step_ms * 1000.0) : 0.0) + " of the profiled step's " +
+           fixed(profile.step_ms, 3) + " ms\n";
+    return out;
+}
+
+std::vector<std::string> top_kernels_lines(const KernelProfile& profile, std::size_t limit) {
+    std::vector<std::string> lines;
+    for (std::size_t i = 0; i < profile.kernels.size() && i < limit; ++i) {
+        const KernelTime& k = profile.kernels[i];
+        lines.push_back(shortened(k.name) + ": " + fixed(k.total_us, 1) + " µs in " + std::to_string(k.launches) +
+                        (k.launches == 1 ? " launch (" : " launches (") + percent(profile.share_of_step(k)) + " of the step)");
+    }
+    return lines;
+}
+
+std::string kernel_profile_csv_text(const KernelProfile& profile) {
+    std::string out = "kernel,launches,total_us,mean_us,share_of_step\n";
+    for (const KernelTime& k : profile.kernels) {
+        out += csv_field(k.name) + "," + std::to_string(k.launches) + "," + shortest_text(k.total_us) + "," +
+               shortest_text(k.mean_us()) + "," + shortest_text(profile.share_of_step(k)) + "\n";
+    }
+    return out;
+}
+
+}  // namespace tewb

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/results/RunRecord.h"
+
+// The "top kernels" table of a profiled step (RunRecord.h, KernelProfile): made from the profiler's events,
+// shown as text, written as CSV. Torch-free: core/train/StepProfiler reads the events out of LibTorch.
+
+namespace tewb {
+
+// One event of the trace: a CPU operator or a GPU kernel, on a thread (CPU) or a stream (GPU).
+struct ProfiledEvent {
+    std::string name;
+    std::uint64_t lane = 0;  // the thread or stream it ran on
+    std::uint64_t start_ns = 0;
+    std::uint64_t end_ns = 0;
+};
+
+// Per name: launches and summed duration of the events that no other event of their lane encloses (a CPU
+// operator's time includes the operators it calls, which are not counted again). Largest total first.
+std::vector<KernelTime> outermost_times(std::vector<ProfiledEvent> events);
+// Per name, every event (GPU kernels do not nest). Largest total first.
+std::vector<KernelTime> every_event_times(const std::vector<ProfiledEvent>& events);
+
+// The first `limit` rows as a text table (kernel, launches, total µs, mean µs, share of the step), a line for
+// the rest, and the total against the step's time. Long kernel names are shortened with "...".
+std::string top_kernels_table(const KernelProfile& profile, std::size_t limit);
+// The top `limit` rows in one line each, for reports: "name: 123.4 µs in 5 launches (12.3% of the step)".
+std::vector<std::string> top_kernels_lines(const KernelProfile& profile, std::size_t limit);
+// Every row: kernel,launches,total_us,mean_us,share_of_step (RFC 4180 fields).
+std::string kernel_profile_csv_text(const KernelProfile& profile);
+
+}  // namespace tewb
