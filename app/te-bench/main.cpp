@@ -288,6 +288,15 @@ std::string ledger_report(const RunRecord& run, bool named) {
     return out + ledger_totals_text(run, false);
 }
 
+// `run --profile` (and `history show` of such a run): the traced step's top kernels.
+std::string kernel_profile_text(const RunRecord& run, bool named) {
+    const std::optional<KernelProfile>& profile = run.execution.kernel_profile;
+    if (!profile) return {};
+    return "\ntop kernels" + (named ? " of " + printable_text(display_name(run)) : std::string()) + " of step " +
+           std::to_string(profile->step) + " (" + profile->source + "; not a timed step), trace in " +
+           printable_text(profile->trace_path) + ":\n" + top_kernels_table(*profile, kTopKernelsShown);
+}
+
 // Writes a run's outputs (--json, --csv, --fp8-csv) and its tables.
 void report_runs(const RunFlags& flags, const std::vector<RunRecord>& runs, int repeats) {
     if (!flags.json_path.empty()) write_output(flags.json_path, records_to_json_text(runs));
@@ -304,11 +313,7 @@ void report_runs(const RunFlags& flags, const std::vector<RunRecord>& runs, int 
         for (const RunRecord& run : runs) out << ledger_report(run, runs.size() > 1);
     }
     for (const RunRecord& run : runs) {
-        if (const std::optional<KernelProfile>& profile = run.execution.kernel_profile) {
-            out << "\ntop kernels of step " << profile->step << " (" << profile->source << "; not a timed step), trace in "
-                << printable_text(profile->trace_path) << ":\n"
-                << top_kernels_table(*profile, kTopKernelsShown);
-        }
+        out << kernel_profile_text(run, runs.size() > 1);
         if (!run.execution.kernel_profile_error.empty()) {
             std::fprintf(stderr, "te-bench: no kernel trace: %s\n", printable_text(run.execution.kernel_profile_error).c_str());
         }
@@ -622,7 +627,7 @@ int run_history_show(const Commands& c, RunStore& store) {
         std::cout << record_to_json_text(record);
     } else {
         std::cout << render_summary_table({record}, std::nullopt) << te_path_text(record, false) << render_fp8_summary(record)
-                  << ledger_totals_text(record, false);
+                  << ledger_totals_text(record, false) << kernel_profile_text(record, false);
         if (!record.message.empty()) std::cout << "message: " << printable_text(record.message) << "\n";
     }
     return 0;

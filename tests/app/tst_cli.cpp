@@ -240,9 +240,14 @@ private Q_SLOTS:
         const QString json_path = dir_.filePath("profiled.json");
         const QStringList run{"run", "--preset", "quick-cpu", "--device", "cpu", "--backend", "te", "--precision", "fp8",
                               "--te-impl", "fused", "--layers", "2", "--hidden", "128", "--heads", "4", "--seq", "64",
-                              "--batch", "4", "--warmup", "1", "--no-store"};
-        const Result r = bench(run + QStringList{"--iters", "2", "--profile", trace_path, "--json", json_path});
+                              "--batch", "4", "--warmup", "1"};
+        const QString store = dir_.filePath("profiled.sqlite3");
+        const Result r = bench(QStringList{"--store", store} + run +
+                               QStringList{"--iters", "2", "--profile", trace_path, "--json", json_path});
         QCOMPARE(r.exit_code, 0);
+        const Result shown = bench({"--store", store, "history", "show", "1"});  // the stored run keeps its table
+        QCOMPARE(shown.exit_code, 0);
+        QVERIFY2(shown.out.contains(QStringLiteral("top kernels of step 4")), qPrintable(shown.out));
         QVERIFY2(!r.err.contains(QStringLiteral("STAGE:")) && !r.err.contains(QStringLiteral("ERROR:")),
                  qPrintable(r.err));  // the profiler's own log stays out of the output
         const json trace = read_json(trace_path);
@@ -279,7 +284,7 @@ private Q_SLOTS:
         const QString fifo = dir_.filePath("trace.fifo");
         QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
         const QString kept_path = dir_.filePath("kept.json");
-        const Result failed = bench(run + QStringList{"--iters", "1", "--profile", fifo, "--json", kept_path});
+        const Result failed = bench(run + QStringList{"--no-store", "--iters", "1", "--profile", fifo, "--json", kept_path});
         QCOMPARE(failed.exit_code, 1);
         QVERIFY2(failed.err.contains(QStringLiteral("te-bench: no kernel trace:")) && failed.err.contains(fifo), qPrintable(failed.err));
         const json kept = read_json(kept_path);
