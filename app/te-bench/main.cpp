@@ -1,5 +1,6 @@
 // te-bench: the headless command line of TE Workbench. Argument wiring only; the work is in core/.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -336,7 +337,23 @@ void check_profile_flag(const RunFlags& flags, bool data_parallel) {
         throw ConfigError("--profile -: a kernel trace goes to a file (Perfetto and chrome://tracing open it), not to standard output");
     }
     if (data_parallel) {
-        throw ConfigError("--profile with --nproc or under a launcher: trace one process: run without --nproc (or with one rank)");
+        throw ConfigError("--profile with --nproc or under a launcher: a trace is of one process; run without --nproc and "
+                          "outside the launcher");
+    }
+    // The record keeps the path as JSON text.
+    if (const std::optional<std::string> problem = text_problem(flags.profile_path, 4096)) {
+        throw ConfigError("--profile " + printable_text(flags.profile_path) + ": " + *problem + "; allowed: a UTF-8 path");
+    }
+    // A trace of megabytes of JSON is never meant for the terminal or a pipe (check_outputs refuses the regular
+    // file the output is redirected to, for every output).
+    struct stat target {};
+    struct stat stream {};
+    for (const int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+        if (::stat(flags.profile_path.c_str(), &target) == 0 && ::fstat(fd, &stream) == 0 && target.st_dev == stream.st_dev &&
+            target.st_ino == stream.st_ino) {
+            throw ConfigError("--profile " + printable_text(flags.profile_path) + ": is the standard " +
+                              (fd == STDOUT_FILENO ? "output" : "error") + "; a kernel trace goes to a file");
+        }
     }
     if (repeat_from_flags(flags) > 1) {
         throw ConfigError("--profile with --repeat " + flags.repeat + ": one trace file is one run; repeat without --profile, "

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -212,6 +213,21 @@ void check_outputs(const std::vector<OutputRequest>& outputs, const std::optiona
         const OutputRequest& out = outputs[i];
         if (out.path == "-") continue;
         check_output_path(out.flag, out.path);
+        if (const auto target = identity(out.path)) {
+            struct stat info {};
+            // /dev/stdout, /proc/self/fd/1: the file the shell redirected the output to would be replaced
+            // whole, losing what was written to it before (and after, through the old file).
+            for (const auto& [fd, name] : {std::pair{STDOUT_FILENO, "standard output"}, std::pair{STDERR_FILENO, "standard error"}}) {
+                if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && FileIdentity{info.st_dev, info.st_ino} == *target) {
+                    throw ConfigError(out.flag + " " + out.path.string() + ": is the file " + name +
+                                      " goes to, which writing here would replace; allowed: '-' where the option takes "
+                                      "it, or another path");
+                }
+            }
+            if (const auto self = identity("/proc/self/exe"); self && *self == *target) {
+                throw ConfigError(out.flag + " " + out.path.string() + ": is this program's own executable; allowed: any other path");
+            }
+        }
         if (store) {
             for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
                 const fs::path companion = store->string() + suffix;

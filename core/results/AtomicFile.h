@@ -30,9 +30,10 @@ struct OutputRequest {
     std::filesystem::path path;
 };
 
-// check_output_path for each, and two rules across them: no two outputs are the same file (by path,
-// through symlinks, or hard links), and none is the run store `store` or one of its companion files
-// (-wal, -shm, -journal), which an export would otherwise destroy.
+// check_output_path for each, and rules across them: no two outputs are the same file (by path, through
+// symlinks, or hard links); none is the run store `store` or one of its companion files (-wal, -shm,
+// -journal), which an export would otherwise destroy; none is the regular file standard output or error is
+// redirected to (/dev/stdout would replace it whole), nor this program's executable.
 void check_outputs(const std::vector<OutputRequest>& outputs, const std::optional<std::filesystem::path>& store);
 
 }  // namespace tewb

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "core/common/NumberText.h"
 #include "core/common/TextTable.h"
@@ -47,7 +48,7 @@ std::string shortened(const std::string& name) {
 
 }  // namespace
 
-std::vector<KernelTime> outermost_times(std::vector<ProfiledEvent> events) {
+std::vector<KernelTime> outermost_times(std::vector<ProfiledEvent> events, const std::string& wrapper_row) {
     // Per lane, by start; at equal starts the longer first, so an operator comes before the first one it calls.
     std::sort(events.begin(), events.end(), [](const ProfiledEvent& a, const ProfiledEvent& b) {
         if (a.lane != b.lane) return a.lane < b.lane;
@@ -55,16 +56,40 @@ std::vector<KernelTime> outermost_times(std::vector<ProfiledEvent> events) {
         return a.end_ns > b.end_ns;
     });
     std::map<std::string, KernelTime> by_name;
-    bool open = false;
+    struct Wrapper {
+        std::uint64_t start = 0, end = 0, covered = 0;
+    };
+    std::optional<Wrapper> wrapper;
+    const auto close_wrapper = [&] {
+        if (!wrapper) return;
+        const std::uint64_t length = wrapper->end > wrapper->start ? wrapper->end - wrapper->start : 0;
+        KernelTime& row = by_name[wrapper_row];
+        row.name = wrapper_row;
+        row.launches += 1;
+        row.total_us += static_cast<double>(length > wrapper->covered ? length - wrapper->covered : 0) / 1000.0;
+        wrapper.reset();
+    };
+    bool first = true;
     std::uint64_t lane = 0;
-    std::uint64_t open_until = 0;
+    std::uint64_t op_until = 0;  // the end of the outermost operator counted last on this lane
     for (const ProfiledEvent& e : events) {
-        if (open && e.lane == lane && e.start_ns < open_until) continue;  // inside the outermost event
-        open = true;
-        lane = e.lane;
-        open_until = std::max(e.end_ns, e.start_ns);
+        if (first || e.lane != lane) {
+            close_wrapper();
+            first = false;
+            lane = e.lane;
+            op_until = 0;
+        }
+        if (e.start_ns < op_until) continue;  // inside an operator already counted
+        if (wrapper && e.start_ns >= wrapper->end) close_wrapper();
+        if (e.wrapper) {
+            if (!wrapper) wrapper = Wrapper{e.start_ns, std::max(e.end_ns, e.start_ns), 0};  // nested wrappers: seen through
+            continue;
+        }
         add(by_name, e);
+        op_until = std::max(e.end_ns, e.start_ns);
+        if (wrapper) wrapper->covered += std::min(op_until, wrapper->end) - e.start_ns;
     }
+    close_wrapper();
     return sorted_rows(by_name);
 }
 

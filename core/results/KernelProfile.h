@@ -18,11 +18,16 @@ struct ProfiledEvent {
     std::uint64_t lane = 0;  // the thread or stream it ran on
     std::uint64_t start_ns = 0;
     std::uint64_t end_ns = 0;
+    // A range around operators that is not one itself (the autograd engine's evaluate_function): the operators
+    // inside it are counted, and its own time outside them goes to one row of its own (outermost_times).
+    bool wrapper = false;
 };
 
 // Per name: launches and summed duration of the events that no other event of their lane encloses (a CPU
-// operator's time includes the operators it calls, which are not counted again). Largest total first.
-std::vector<KernelTime> outermost_times(std::vector<ProfiledEvent> events);
+// operator's time includes the operators it calls, which are not counted again). A wrapper that no operator
+// encloses is seen through: the operators in it are counted, and its time outside them is summed into the row
+// `wrapper_row` (one launch per wrapper). Largest total first.
+std::vector<KernelTime> outermost_times(std::vector<ProfiledEvent> events, const std::string& wrapper_row);
 // Per name, every event (GPU kernels do not nest). Largest total first.
 std::vector<KernelTime> every_event_times(const std::vector<ProfiledEvent>& events);
 

@@ -10,6 +10,7 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include "core/common/Error.h"
+#include "core/common/TextCheck.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/KernelProfile.h"
 
@@ -28,12 +29,16 @@ std::set<ActivityType> activities(bool cuda) {
     return out;
 }
 
-// The autograd engine's ranges ("autograd::engine::evaluate_function: ...") and backward nodes enclose the
-// operators a backward runs: on the CPU the table lists those operators, not the ranges around them.
+constexpr const char* kEngineRange = "autograd::engine::evaluate_function: ";
+constexpr const char* kEngineRow = "autograd engine (its own time between backward operators)";
+
+// The autograd engine's ranges ("autograd::engine::evaluate_function: ...") and the backward nodes inside them
+// enclose the operators a backward runs: on the CPU the table lists those operators, and the engine's own time
+// around them in one row (KernelProfile.h, wrappers); a node's range adds nothing the engine's does not hold.
 bool operator_event(const kineto::KinetoEvent& e) {
     const auto scope = static_cast<at::RecordScope>(e.scope());
     if (scope != at::RecordScope::FUNCTION && scope != at::RecordScope::USER_SCOPE) return false;
-    return e.name().rfind("autograd::", 0) != 0;
+    return e.name().rfind("autograd::", 0) != 0 || e.name().rfind(kEngineRange, 0) == 0;
 }
 
 std::string read_all(const std::filesystem::path& path) {
@@ -152,10 +157,11 @@ KernelProfile StepProfiler::finish(int step, double step_ms, const std::string& 
         if (cuda_) {
             // Kernels, copies and sets on the GPU: what occupies its streams.
             if (e.deviceType() != c10::DeviceType::CUDA) continue;
-            events.push_back({e.name(), static_cast<std::uint64_t>(e.deviceResourceId()), e.startNs(), e.endNs()});
+            events.push_back({printable_text(e.name()), static_cast<std::uint64_t>(e.deviceResourceId()), e.startNs(), e.endNs()});
         } else {
             if (e.deviceType() != c10::DeviceType::CPU || !operator_event(e)) continue;
-            events.push_back({e.name(), e.startThreadId(), e.startNs(), e.endNs()});
+            events.push_back({printable_text(e.name()), e.startThreadId(), e.startNs(), e.endNs(),
+                              e.name().rfind(kEngineRange, 0) == 0});
         }
     }
     if (events.empty()) {
@@ -168,8 +174,9 @@ KernelProfile StepProfiler::finish(int step, double step_ms, const std::string& 
     profile.step_ms = step_ms;
     profile.trace_path = trace_path;
     profile.source = cuda_ ? "CUDA kernels, copies and sets (CUPTI)"
-                           : "CPU operators, outermost (LibTorch's and this project's host kernels)";
-    profile.kernels = cuda_ ? every_event_times(events) : outermost_times(std::move(events));
+                           : "CPU operators, outermost (LibTorch's and this project's host kernels), and the autograd "
+                             "engine's own time";
+    profile.kernels = cuda_ ? every_event_times(events) : outermost_times(std::move(events), kEngineRow);
     write_file_atomically(trace_path, trace);
     return profile;
 }

@@ -152,6 +152,10 @@ private Q_SLOTS:
         QTest::newRow("profile with nproc") << QStringList{"run", "--preset", "quick-cpu", "--profile", "/tmp/tewb-t.json",
                                                            "--nproc", "2"}
                                             << "--profile with --nproc";
+        QTest::newRow("profile to /dev/stdout") << QStringList{"run", "--preset", "quick-cpu", "--profile", "/dev/stdout"}
+                                                << "--profile /dev/stdout: is the standard output";
+        QTest::newRow("json onto the program") << QStringList{"run", "--preset", "quick-cpu", "--json", TE_BENCH_PATH}
+                                               << "is this program's own executable";
         QTest::newRow("profile on compare") << QStringList{"compare", "--profile", "/tmp/tewb-t.json"} << "--profile";
     }
 

@@ -178,11 +178,22 @@ private Q_SLOTS:
         // Lane 1: "a" encloses "b" (not counted again), then "a" once more; lane 2 overlaps lane 1 in time.
         const std::vector<ProfiledEvent> events{{"a", 1, 1000, 5000}, {"b", 1, 2000, 3000}, {"a", 1, 6000, 7000},
                                                 {"c", 2, 1500, 9500}, {"d", 1, 5000, 5500}};
-        const std::vector<KernelTime> outer = outermost_times(events);
+        const std::vector<KernelTime> outer = outermost_times(events, "engine");
         QCOMPARE(outer.size(), std::size_t{3});
         QCOMPARE(outer[0], (KernelTime{"c", 1, 8.0}));
         QCOMPARE(outer[1], (KernelTime{"a", 2, 5.0}));
         QCOMPARE(outer[2], (KernelTime{"d", 1, 0.5}));
+        // A wrapper (the autograd engine's range) is seen through: its operators count, its own time is one row;
+        // a wrapper inside an operator is that operator's time.
+        std::vector<ProfiledEvent> backward{{"w", 3, 10000, 20000, true}, {"x", 3, 11000, 13000}, {"y", 3, 12000, 12500},
+                                            {"z", 3, 15000, 16000}, {"w", 3, 30000, 31000, true}, {"op", 3, 40000, 45000},
+                                            {"w", 3, 41000, 42000, true}};
+        const std::vector<KernelTime> seen_through = outermost_times(backward, "engine");
+        QCOMPARE(seen_through.size(), std::size_t{4});
+        QCOMPARE(seen_through[0], (KernelTime{"engine", 2, 8.0}));  // 10 us less 3 us of x and z, and 1 us
+        QCOMPARE(seen_through[1], (KernelTime{"op", 1, 5.0}));
+        QCOMPARE(seen_through[2], (KernelTime{"x", 1, 2.0}));
+        QCOMPARE(seen_through[3], (KernelTime{"z", 1, 1.0}));
         const std::vector<KernelTime> every = every_event_times(events);
         QCOMPARE(every.size(), std::size_t{4});
         QCOMPARE(every[2], (KernelTime{"b", 1, 1.0}));
