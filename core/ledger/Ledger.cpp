@@ -358,6 +358,14 @@ LedgerScope::LedgerScope(std::string_view name, int index) {
     state->note_change(t_ledger.paths.back());
 }
 
+LedgerScope::LedgerScope(Outside, std::string_view name) {
+    LedgerRecording::State* state = g_recording.load(std::memory_order_acquire);
+    if (state == nullptr) return;
+    t_ledger.paths.push_back(Path{-1, std::string(name)});
+    active_ = true;
+    state->note_change(t_ledger.paths.back());
+}
+
 LedgerScope::~LedgerScope() {
     if (!active_) return;
     if (!t_ledger.paths.empty()) t_ledger.paths.pop_back();

@@ -37,6 +37,10 @@ struct LedgerMeasurement {
 class LedgerScope {
 public:
     explicit LedgerScope(std::string_view name, int index = -1);
+    // A place outside the layers however deep the caller is (work done once per step on behalf of every
+    // layer, e.g. the batched parameter casts): the scope is `name` at the top, not inside the current one.
+    struct Outside {};
+    LedgerScope(Outside, std::string_view name);
     ~LedgerScope();
     LedgerScope(const LedgerScope&) = delete;
     LedgerScope& operator=(const LedgerScope&) = delete;

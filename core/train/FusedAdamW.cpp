@@ -55,6 +55,10 @@ void FusedAdamW::update(at::TensorList params, at::TensorList grads, at::TensorL
     at::_foreach_add_(steps, 1.0);
     at::_fused_adamw_(params, grads, exp_avg, exp_avg_sq, /*max_exp_avg_sqs=*/{}, steps, settings_.lr, settings_.beta1,
                       settings_.beta2, settings_.weight_decay, settings_.eps, /*amsgrad=*/false, /*maximize=*/false);
+    // The fused kernel writes the parameters without moving their version counters (it is called below
+    // autograd's in-place bookkeeping); what keeps copies of a parameter (ParameterCopies, the FP8 weight
+    // cache) reads the counter to know the parameter changed.
+    for (const at::Tensor& p : params) p.unsafeGetTensorImpl()->bump_version();
 }
 
 }  // namespace tewb

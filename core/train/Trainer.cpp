@@ -36,6 +36,7 @@
 #include "core/model/MiniGpt.h"
 #include "core/modules/ops/Fallbacks.h"
 #include "core/modules/ops/OpsChoice.h"
+#include "core/modules/ops/ParameterCopies.h"
 #include "core/results/LedgerReport.h"
 #include "core/results/Summary.h"
 #include "core/train/AutocastScope.h"
@@ -117,6 +118,8 @@ public:
             set_cpu_threads(std::max(1, hardware_threads() / job_->world_size()));
         }
         const OpsScope ops_scope(ops_);  // the run's one choice of kernels or reference, for every module
+        ParameterCopies parameter_copies;  // low-precision weights and biases, cast once per step (ParameterCopies.h)
+        const ParameterCopiesScope copies_scope(parameter_copies);
         std::shared_ptr<CausalLm> model = make_model(config_.backend, config_.model, config_.seed);
         model->to(device_);
         if (job_) {

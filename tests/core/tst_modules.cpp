@@ -24,7 +24,9 @@
 #include "core/modules/Linear.h"
 #include "core/modules/TransformerLayer.h"
 #include "core/modules/ops/OpsChoice.h"
+#include "core/modules/ops/ParameterCopies.h"
 #include "core/modules/ops/ReferenceOps.h"
+#include "core/train/FusedAdamW.h"
 
 using namespace tewb;
 
@@ -177,6 +179,50 @@ class TestModules : public QObject {
 
 private Q_SLOTS:
     void init() { at::manual_seed(5); }
+
+    // A run's low-precision parameter copies: the values of `to(dtype)`, kept until the parameter changes, and
+    // refreshed together (one launch per step) when one of them is found stale; copies of parameters that are gone
+    // are dropped. Without a scope: a plain cast.
+    void parameterCopiesAreCastOncePerChangeAndTogether() {
+        at::Tensor w1 = at::randn({8, 4});
+        at::Tensor w2 = at::randn({4});
+        QVERIFY(at::equal(parameter_copy(w1, at::kBFloat16), w1.to(at::kBFloat16)));  // no scope
+        ParameterCopies copies;
+        const ParameterCopiesScope scope(copies);
+        QVERIFY(parameter_copy(w1, at::kFloat).is_same(w1));  // already in the dtype: the parameter itself
+        const at::Tensor c1 = parameter_copy(w1, at::kBFloat16);
+        const at::Tensor c2 = parameter_copy(w2, at::kBFloat16);
+        QVERIFY(at::equal(c1, w1.to(at::kBFloat16)) && at::equal(c2, w2.to(at::kBFloat16)));
+        QVERIFY(parameter_copy(w1, at::kBFloat16).is_same(c1));  // unchanged: the same copy, no cast
+        QCOMPARE(copies.size(), std::size_t{2});
+        {
+            const torch::NoGradGuard no_grad;
+            w1.add_(1.0);
+            w2.mul_(3.0);
+        }
+        // The first stale lookup refreshes both: w2's copy is new before anyone asks for it.
+        QVERIFY(at::equal(parameter_copy(w1, at::kBFloat16), w1.to(at::kBFloat16)));
+        QVERIFY(at::equal(c2, w2.to(at::kBFloat16)));
+        QVERIFY(parameter_copy(w2, at::kBFloat16).is_same(c2));
+        w2 = at::Tensor();  // the parameter is gone: its copy goes at the next refresh
+        {
+            const torch::NoGradGuard no_grad;
+            w1.add_(1.0);
+        }
+        parameter_copy(w1, at::kBFloat16);
+        QCOMPARE(copies.size(), std::size_t{1});
+
+        // AdamW's fused step moves the version counters (its kernel alone would not), so the copies follow it.
+        at::Tensor p = at::randn({8, 4}).set_requires_grad(true);
+        FusedAdamW optimizer({p}, AdamWSettings{0.1});
+        const at::Tensor before = parameter_copy(p, at::kBFloat16).clone();
+        (p * p).sum().backward();
+        const auto version = p._version();
+        optimizer.step();
+        QVERIFY(p._version() > version);
+        QVERIFY(!at::equal(parameter_copy(p, at::kBFloat16), before));
+        QVERIFY(at::equal(parameter_copy(p, at::kBFloat16), p.detach().to(at::kBFloat16)));
+    }
 
     void linearFp32() {
         ParameterInit init(1);

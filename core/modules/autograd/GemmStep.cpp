@@ -4,6 +4,7 @@
 
 #include "core/fp8/Fp8Scope.h"
 #include "core/modules/ops/OpsChoice.h"
+#include "core/modules/ops/ParameterCopies.h"
 
 namespace tewb {
 
@@ -60,7 +61,7 @@ at::Tensor gemm_forward(const GemmPlan& plan, const at::Tensor& x, const at::Ten
     saved.bias_dtype = bias.defined() ? bias.scalar_type() : weight.scalar_type();
     if (!plan.fp8) {
         const at::Tensor x_c = x.to(plan.compute_dtype);
-        const at::Tensor w_c = weight.to(plan.compute_dtype);
+        const at::Tensor w_c = parameter_copy(weight, plan.compute_dtype);
         saved.input = x_c.detach();
         saved.weight = w_c.detach();
         return plan.ops->gemm(x_c, w_c, optional_bias(bias), plan.compute_dtype);
@@ -90,7 +91,7 @@ GeluGemmResult gemm_gelu_forward(const GemmPlan& plan, const at::Tensor& x, cons
     saved.weight_dtype = weight.scalar_type();
     saved.bias_dtype = bias.defined() ? bias.scalar_type() : weight.scalar_type();
     const at::Tensor x_c = x.to(plan.compute_dtype);
-    const at::Tensor w_c = weight.to(plan.compute_dtype);
+    const at::Tensor w_c = parameter_copy(weight, plan.compute_dtype);
     saved.input = x_c.detach();
     saved.weight = w_c.detach();
     return plan.ops->gemm_gelu(x_c, w_c, bias, plan.compute_dtype);

@@ -20,6 +20,7 @@
 #include "core/ledger/Ledger.h"
 #include "core/modules/ops/Fallbacks.h"
 #include "core/modules/ops/KernelTypes.h"
+#include "core/modules/ops/ParameterCopies.h"
 #include "core/modules/ops/ReferenceOps.h"
 #include "tewb_kernels/gemm_rules.h"
 #include "tewb_kernels/host/activation.h"
@@ -284,7 +285,7 @@ public:
                                       b_layout.transposed, d, out_dtype);
         at::Tensor bias_c;
         if (bias && bias->defined()) {
-            bias_c = bias->to(out_dtype).contiguous();
+            bias_c = parameter_copy(*bias, out_dtype).contiguous();
             g.epilogue = kernels::Epilogue::Bias;
             g.bias = bias_c.data_ptr();
             g.bias_type = gemm_type(out_dtype);
@@ -399,7 +400,7 @@ public:
         at::Tensor bias_c;
         if (bias && bias->defined()) {
             // cuBLASLt's FP8 kernels take the bias in bfloat16 only (the H200 refused float32).
-            bias_c = bias->to(at::kBFloat16).contiguous();
+            bias_c = parameter_copy(*bias, at::kBFloat16).contiguous();
             g.epilogue = kernels::Epilogue::Bias;
             g.bias = bias_c.data_ptr();
             g.bias_type = kernels::GemmType::BFloat16;
@@ -491,7 +492,7 @@ public:
         GeluGemmResult r;
         r.activation = at::empty({x.size(0), weight.size(0)}, x.options().dtype(out_dtype));
         r.pre = at::empty_like(r.activation);
-        const at::Tensor bias_c = bias.to(out_dtype).contiguous();
+        const at::Tensor bias_c = parameter_copy(bias, out_dtype).contiguous();
         kernels::GemmArgs g = hp_args(x, false, weight, false, r.activation, out_dtype);
         g.epilogue = kernels::Epilogue::GeluAuxBias;
         g.bias = bias_c.data_ptr();

@@ -1,0 +1,89 @@
+#include "core/modules/ops/ParameterCopies.h"
+
+#include <atomic>
+#include <vector>
+
+#include <ATen/ops/_foreach_copy.h>
+#include <ATen/ops/empty_like.h>
+#include <c10/core/GradMode.h>
+
+#include "core/ledger/Ledger.h"
+
+namespace tewb {
+
+namespace {
+
+std::atomic<ParameterCopies*> g_in_force{nullptr};
+
+}  // namespace
+
+at::Tensor ParameterCopies::copy_of(const at::Tensor& param, at::ScalarType dtype) {
+    if (param.scalar_type() == dtype) return param;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto key = std::make_pair(static_cast<const c10::TensorImpl*>(param.unsafeGetTensorImpl()), dtype);
+    auto found = entries_.find(key);
+    // A tensor that died and whose address came back is another tensor: a new entry.
+    if (found != entries_.end() && found->second.source.lock().get() != param.unsafeGetTensorImpl()) {
+        entries_.erase(found);
+        found = entries_.end();
+    }
+    if (found == entries_.end()) {
+        Entry entry{c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>(param.getIntrusivePtr()),
+                    at::empty_like(param, param.options().dtype(dtype), at::MemoryFormat::Contiguous), -1};
+        found = entries_.emplace(key, std::move(entry)).first;
+    }
+    if (found->second.version != static_cast<std::int64_t>(param._version())) {
+        refresh_stale(param.scalar_type(), dtype, param.device());
+    }
+    return found->second.copy;
+}
+
+std::size_t ParameterCopies::size() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return entries_.size();
+}
+
+// Every stale copy from `source_dtype` to `dtype` on `device` in one launch (one list: PyTorch's fast path
+// wants one dtype per list); copies whose parameter is gone are dropped.
+void ParameterCopies::refresh_stale(at::ScalarType source_dtype, at::ScalarType dtype, const c10::Device& device) {
+    std::vector<at::Tensor> sources;
+    std::vector<at::Tensor> copies;
+    std::vector<Entry*> refreshed;
+    for (auto it = entries_.begin(); it != entries_.end();) {
+        c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl> alive = it->second.source.lock();
+        if (!alive) {
+            it = entries_.erase(it);
+            continue;
+        }
+        const at::Tensor source(std::move(alive));
+        Entry& entry = it->second;
+        if (it->first.second == dtype && source.scalar_type() == source_dtype && source.device() == device &&
+            entry.version != static_cast<std::int64_t>(source._version())) {
+            sources.push_back(source);
+            copies.push_back(entry.copy);
+            refreshed.push_back(&entry);
+        }
+        ++it;
+    }
+    if (sources.empty()) return;
+    {
+        const LedgerScope scope(LedgerScope::Outside{}, "parameter_casts");
+        const c10::NoGradGuard no_grad;
+        at::_foreach_copy_(copies, sources);
+    }
+    for (std::size_t i = 0; i < refreshed.size(); ++i) refreshed[i]->version = static_cast<std::int64_t>(sources[i]._version());
+}
+
+ParameterCopiesScope::ParameterCopiesScope(ParameterCopies& copies) : previous_(g_in_force.exchange(&copies)) {}
+
+ParameterCopiesScope::~ParameterCopiesScope() {
+    g_in_force.store(previous_);
+}
+
+at::Tensor parameter_copy(const at::Tensor& param, at::ScalarType dtype) {
+    ParameterCopies* copies = g_in_force.load();
+    if (copies == nullptr || param.scalar_type() == dtype) return param.to(dtype);
+    return copies->copy_of(param, dtype);
+}
+
+}  // namespace tewb
