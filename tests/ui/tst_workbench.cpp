@@ -35,6 +35,7 @@
 #include "core/train/Trainer.h"
 #include "ui/charts/ChartsPanel.h"
 #include "ui/charts/Fp8Panel.h"
+#include "ui/charts/TopKernelsPanel.h"
 #include "ui/history/HistoryModel.h"
 #include "ui/history/HistoryPanel.h"
 #include "ui/runs/RunCollection.h"
@@ -226,6 +227,36 @@ private Q_SLOTS:
         QVERIFY(!processes->isEnabled());
         QVERIFY2(processes->toolTip().contains(QStringLiteral("one GPU")), qPrintable(processes->toolTip()));
         QVERIFY(!setup->config().dist.enabled());
+    }
+
+    // Run > Trace one step of each run: the runs that start afterwards trace one more step to traces/ beside the
+    // run store, and their top kernels appear beside the time breakdown; unticked, runs are not traced.
+    void tracedRunShowsItsTopKernels() {
+        auto window = make_window();
+        QAction* trace = window->findChild<QAction*>(QStringLiteral("traceRuns"));
+        QVERIFY(trace != nullptr && trace->isCheckable() && !trace->isChecked());
+        trace->setChecked(true);
+        QVERIFY(window->controller()->traceRuns());
+        queue_quick_run(*window, 4, QStringLiteral("traced run"));
+        QSignalSpy drained(window->controller(), &RunController::queueDrained);
+        window->queuePanel()->startButton()->click();
+        QVERIFY(drained.wait(kRunTimeoutMs));
+        QCOMPARE(window->runs()->entries().size(), std::size_t{1});
+        const RunRecord& record = window->runs()->entries().front().record;
+        QCOMPARE(record.status, RunStatus::Finished);
+        QVERIFY2(record.execution.kernel_profile.has_value(), record.execution.kernel_profile_error.c_str());
+        const std::filesystem::path written = record.execution.kernel_profile->trace_path;
+        QVERIFY2(std::filesystem::is_regular_file(written), written.c_str());
+        QCOMPARE(written.parent_path(), RunStore::default_path().parent_path() / "traces");
+        QTRY_COMPARE_WITH_TIMEOUT(window->comparison()->topKernels()->runChooser()->count(), 1, 5000);
+        QVERIFY(window->comparison()->topKernels()->view()->model()->rowCount() > 0);
+
+        trace->setChecked(false);
+        queue_quick_run(*window, 2, QStringLiteral("plain run"));
+        window->queuePanel()->startButton()->click();
+        QVERIFY(drained.wait(kRunTimeoutMs));
+        QCOMPARE(window->runs()->entries().size(), std::size_t{2});
+        QVERIFY(!window->runs()->entries().back().record.execution.kernel_profile.has_value());
     }
 
     void cancelStopsTheRunWithinAStepAndTheNextRunWorks() {

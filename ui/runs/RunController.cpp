@@ -22,6 +22,7 @@ void RunController::setDevice(const DeviceInfo& device, RunWorker::TrainFunction
     if (worker_) return;  // the device does not change under a running queue
     device_ = device;
     worker_ = new RunWorker(device, std::move(train));
+    worker_->setTraceRuns(traceRuns_);
     worker_->moveToThread(&thread_);
     connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
     connect(worker_, &RunWorker::runStarted, this, &RunController::onStarted);
@@ -33,6 +34,11 @@ void RunController::setDevice(const DeviceInfo& device, RunWorker::TrainFunction
     });
     connect(worker_, &RunWorker::runRefused, this, &RunController::onRefused);
     thread_.start();
+}
+
+void RunController::setTraceRuns(bool on) {
+    traceRuns_ = on;
+    if (worker_) worker_->setTraceRuns(on);
 }
 
 std::optional<QString> RunController::enqueue(const RunConfig& config, int repeats) {

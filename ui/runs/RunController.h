@@ -39,6 +39,10 @@ public:
     // With `repeats` > 1 every row runs that many times, alternating rows (A B A B …), one group per row.
     std::optional<QString> enqueueComparison(const RunConfig& base, int repeats = 1);
 
+    // Whether the runs that start from now on trace one step (RunWorker::setTraceRuns).
+    void setTraceRuns(bool on);
+    bool traceRuns() const { return traceRuns_; }
+
     void start();
     // Stops the running run within one step; what is still queued stays queued.
     void cancel();
@@ -72,6 +76,7 @@ private:
     std::optional<int> current_;
     QElapsedTimer clock_;
     bool stopAfterCurrent_ = false;
+    bool traceRuns_ = false;
 };
 
 }  // namespace tewb::ui

@@ -2,8 +2,10 @@
 
 #include <csignal>
 #include <exception>
+#include <filesystem>
 
 #include <QCoreApplication>
+#include <QDateTime>
 #include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -87,6 +89,23 @@ void RunWorker::runJob(int ticket, const RunConfig& config) {
                     saved.id ? QString() : QString::fromStdString(saved.failure_message()));
 }
 
+// traces/trace-<UTC time>-<ticket>.json beside the run store. A folder that cannot be made leaves the path
+// as it is: the trainer then keeps the run and records why the trace was not written.
+std::string RunWorker::trace_path(int ticket) {
+    std::filesystem::path folder;
+    try {
+        folder = RunStore::default_path().parent_path() / "traces";
+    } catch (const std::exception&) {
+        folder = std::filesystem::temp_directory_path();
+    }
+    std::error_code ignored;
+    std::filesystem::create_directories(folder, ignored);
+    const QString name = QStringLiteral("trace-%1-%2.json")
+                             .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz")))
+                             .arg(ticket);
+    return (folder / name.toStdString()).string();
+}
+
 void RunWorker::runOne(int ticket, tewb::RunConfig config, std::optional<tewb::RepeatInfo> repeat) {
     if (config.dist.enabled()) {
         runJob(ticket, config);
@@ -103,6 +122,7 @@ void RunWorker::runOne(int ticket, tewb::RunConfig config, std::optional<tewb::R
         Q_EMIT runStarted(ticket, withRepeat);
     };
     callbacks.on_step = [this, ticket](const StepMetrics& step) { Q_EMIT stepDone(ticket, step); };
+    if (traceRuns_.load()) callbacks.profile_trace = trace_path(ticket);
     RunRecord record;
     try {
         record = train_(config, callbacks, &cancel_);

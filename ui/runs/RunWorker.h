@@ -33,6 +33,9 @@ public:
     void cancel() { cancel_.store(true); }
     // Called before each run is handed over, so a cancel that arrives before the run begins still counts.
     void rearm() { cancel_.store(false); }
+    // Thread-safe: the runs that start from now on trace one more step after their timed ones (te-bench's
+    // --profile) to a file in traces/ beside the run store, and their records get the top-kernels table.
+    void setTraceRuns(bool on) { traceRuns_.store(on); }
 
 public Q_SLOTS:
     // `repeat` goes into the record (its header too, so live repeats group at once).
@@ -50,11 +53,13 @@ Q_SIGNALS:
 
 private:
     void runJob(int ticket, const RunConfig& config);
+    static std::string trace_path(int ticket);
 
     DeviceInfo device_;
     QString teBench_;
     TrainFunction train_;
     std::atomic<bool> cancel_{false};
+    std::atomic<bool> traceRuns_{false};
 };
 
 }  // namespace tewb::ui

@@ -246,6 +246,14 @@ void MainWindow::buildActions() {
     QAction* cancel = run->addAction(tr("C&ancel run"), controller_, &RunController::cancel);
     cancel->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
     run->addSeparator();
+    traceAction_ = run->addAction(tr("&Trace one step of each run (top kernels)"));
+    traceAction_->setObjectName(QStringLiteral("traceRuns"));
+    traceAction_->setCheckable(true);
+    traceAction_->setToolTip(tr("Runs that start from now on run one more step after their timed ones under LibTorch's "
+                                "profiler: a trace file in traces/ beside the run store, and the top-kernels table "
+                                "beside the time breakdown. The step is not in the statistics."));
+    connect(traceAction_, &QAction::toggled, controller_, &RunController::setTraceRuns);
+    run->addSeparator();
     QAction* remove = run->addAction(tr("&Remove selected runs from view"), this, [this] {
         std::vector<int> keys;
         for (const QModelIndex& index : comparison_->view()->selectionModel()->selectedRows()) {

@@ -139,6 +139,7 @@ private:
     QTabWidget* rightTabs_;
     QLabel* modeLabel_;
     QAction* darkAction_ = nullptr;
+    QAction* traceAction_ = nullptr;
     bool dark_ = false;
 
     struct Demo {
