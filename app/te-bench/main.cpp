@@ -292,7 +292,10 @@ std::string ledger_report(const RunRecord& run, bool named) {
 // `run --profile` (and `history show` of such a run): the traced step's top kernels.
 std::string kernel_profile_text(const RunRecord& run, bool named) {
     const std::optional<KernelProfile>& profile = run.execution.kernel_profile;
-    if (!profile) return {};
+    if (!profile) {
+        if (run.execution.kernel_profile_error.empty()) return {};
+        return "\nkernel trace asked for and not written: " + printable_text(run.execution.kernel_profile_error) + "\n";
+    }
     return "\ntop kernels" + (named ? " of " + printable_text(display_name(run)) : std::string()) + " of step " +
            std::to_string(profile->step) + " (" + profile->source + "; not a timed step), trace in " +
            printable_text(profile->trace_path) + ":\n" + top_kernels_table(*profile, kTopKernelsShown);
@@ -314,7 +317,7 @@ void report_runs(const RunFlags& flags, const std::vector<RunRecord>& runs, int 
         for (const RunRecord& run : runs) out << ledger_report(run, runs.size() > 1);
     }
     for (const RunRecord& run : runs) {
-        out << kernel_profile_text(run, runs.size() > 1);
+        if (run.execution.kernel_profile) out << kernel_profile_text(run, runs.size() > 1);
         if (!run.execution.kernel_profile_error.empty()) {
             std::fprintf(stderr, "te-bench: no kernel trace: %s\n", printable_text(run.execution.kernel_profile_error).c_str());
         }

@@ -5,7 +5,11 @@
 #include <utility>
 #include <vector>
 
+#include <climits>
+
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -153,6 +157,13 @@ bool same_file(const fs::path& a, const fs::path& b) {
 }  // namespace
 
 void write_file_atomically(const fs::path& path, std::string_view content) {
+    // A device or FIFO reached through a link the kernel resolves itself (/dev/stdout -> /proc/self/fd/1 ->
+    // "pipe:[…]", which names no file) is opened through the path as given.
+    struct stat direct {};
+    if (::stat(path.c_str(), &direct) == 0 && written_in_place(direct.st_mode)) {
+        write_in_place(path, content, S_ISFIFO(direct.st_mode));
+        return;
+    }
     const fs::path target = final_target(path);
     struct stat info {};
     if (::stat(target.c_str(), &info) == 0) {
@@ -173,6 +184,11 @@ void check_output_path(std::string_view flag, const fs::path& path) {
     const std::string prefix = std::string(flag) + " " + path.string() + ": ";
     if (path.empty()) {
         throw ConfigError(std::string(flag) + ": empty path; allowed: a file path");
+    }
+    struct stat direct {};
+    if (::stat(path.c_str(), &direct) == 0 && written_in_place(direct.st_mode)) {  // as write_file_atomically
+        if (::access(path.c_str(), W_OK) != 0) throw ConfigError(prefix + "exists and is not writable (" + errno_text() + ")");
+        return;
     }
     fs::path target;
     try {
@@ -205,6 +221,17 @@ void check_output_path(std::string_view flag, const fs::path& path) {
     if (target.filename().string().size() > 255) {
         throw ConfigError(prefix + "file name is " + std::to_string(target.filename().string().size()) +
                           " bytes long; allowed: at most 255");
+    }
+    if (target.string().size() >= PATH_MAX) {
+        throw ConfigError(prefix + "the path is " + std::to_string(target.string().size()) + " bytes long; allowed: less than " +
+                          std::to_string(PATH_MAX));
+    }
+    // /proc and /sys take no new files and replace none: found out before the work, not after it.
+    struct statfs where {};
+    if (::statfs(directory.c_str(), &where) == 0 && (where.f_type == PROC_SUPER_MAGIC || where.f_type == SYSFS_MAGIC)) {
+        throw ConfigError(prefix + "directory " + directory.string() + " is in the kernel's " +
+                          (where.f_type == PROC_SUPER_MAGIC ? "/proc" : "/sys") + " file system, which holds no files to write; "
+                          "allowed: a path on a disk");
     }
 }
 

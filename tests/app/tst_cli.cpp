@@ -156,6 +156,10 @@ private Q_SLOTS:
                                                 << "--profile /dev/stdout: is the standard output";
         QTest::newRow("json onto the program") << QStringList{"run", "--preset", "quick-cpu", "--json", TE_BENCH_PATH}
                                                << "is this program's own executable";
+        QTest::newRow("profile in /proc") << QStringList{"run", "--preset", "quick-cpu", "--profile", "/proc/trace.json"}
+                                          << "--profile /proc/trace.json: directory /proc is in the kernel's /proc file system";
+        QTest::newRow("csv in /sys") << QStringList{"run", "--preset", "quick-cpu", "--csv", "/sys/kernel/steps.csv"}
+                                     << "is in the kernel's /sys file system";
         QTest::newRow("profile on compare") << QStringList{"compare", "--profile", "/tmp/tewb-t.json"} << "--profile";
     }
 
@@ -295,6 +299,19 @@ private Q_SLOTS:
         QCOMPARE(kept["status"].get<std::string>(), std::string("finished"));
         QVERIFY(kept["execution"]["kernel_profile"].is_null());
         QVERIFY(!kept["execution"]["kernel_profile_error"].get<std::string>().empty());
+    }
+
+    // /dev/stdout is written in place when standard output is a pipe (here: QProcess's), as `-` is.
+    void jsonToDevStdoutThroughAPipe() {
+        const Result r = bench({"run", "--preset", "quick-cpu", "--device", "cpu", "--layers", "1", "--hidden", "64", "--heads",
+                                "2", "--seq", "16", "--batch", "2", "--warmup", "0", "--iters", "1", "--no-store", "--json",
+                                "/dev/stdout"});
+        QCOMPARE(r.exit_code, 0);
+        const qsizetype start = r.out.indexOf('{');
+        QVERIFY2(start == 0, qPrintable(r.out.left(200)));
+        const qsizetype end = r.out.indexOf(QStringLiteral("\n}\n"));
+        QVERIFY(end > 0);
+        QCOMPARE(read_json_text(r.out.left(end + 3))["status"].get<std::string>(), std::string("finished"));
     }
 
     // --te-impl fused on the CPU: the fused path over the host kernels, said in the record and in the run's output.
