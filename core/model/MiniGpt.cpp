@@ -2,7 +2,6 @@
 
 #include <vector>
 
-#include <ATen/ops/arange.h>
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/layer_norm.h>
@@ -54,8 +53,7 @@ torch::Tensor MiniGpt::forward(const torch::Tensor& tokens) {
     torch::Tensor x;
     {
         const LedgerScope scope("embedding");
-        const torch::Tensor positions = at::arange(seq, tokens.options());
-        x = at::embedding(wte_, tokens) + at::embedding(wpe_, positions);
+        x = at::embedding(wte_, tokens) + position_embeddings(wpe_, seq);
     }
     // The ledger's scopes (core/ledger) name the parts of a layer; the backward's ops inherit them.
     for (std::size_t i = 0; i < blocks_.size(); ++i) {

@@ -1,6 +1,5 @@
 #include "core/model/MiniGptTe.h"
 
-#include <ATen/ops/arange.h>
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/linear.h>
 
@@ -27,8 +26,7 @@ torch::Tensor MiniGptTe::forward(const torch::Tensor& tokens) {
     at::Tensor x;
     {
         const LedgerScope scope("embedding");
-        const at::Tensor positions = at::arange(tokens.size(1), tokens.options());
-        x = at::embedding(wte_, tokens) + at::embedding(wpe_, positions);
+        x = at::embedding(wte_, tokens) + position_embeddings(wpe_, tokens.size(1));
     }
     for (std::size_t i = 0; i < blocks_.size(); ++i) {
         const LedgerScope layer("layer", static_cast<int>(i));
