@@ -17,6 +17,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   selftest/SelfTestReport.cpp
   model/FlopCount.cpp
   model/MemoryEstimate.cpp
+  model/ByteMinimum.cpp
   train/SyntheticData.cpp
   config/ComparePlan.cpp
   config/SweepPlan.cpp
