@@ -24,6 +24,15 @@
 
 using namespace tewb;
 
+// The speed issue's targets train at the seed's layer shape over the host kernels: seconds in Release, tens of
+// minutes under AddressSanitizer, whose instrumented GEMM loops are far slower. The counts and bytes are the same
+// in both builds (the default stage of CI holds them); under ASan the smaller runs above cover the same code.
+#if defined(__SANITIZE_ADDRESS__)
+#define TEWB_SKIP_SEED_SHAPE_UNDER_ASAN() QSKIP("seed-shape targets: held by the default build; too slow under ASan")
+#else
+#define TEWB_SKIP_SEED_SHAPE_UNDER_ASAN() (void)0
+#endif
+
 namespace {
 
 RunConfig small(Backend backend, Precision precision, int warmup = 2, int iters = 1) {
@@ -354,6 +363,7 @@ private Q_SLOTS:
         QTest::newRow("te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 43.0 << 28.0 << 36.0 << 12.0;
     }
     void launchCeilingsAtTheSeedLayerShape() {
+        TEWB_SKIP_SEED_SHAPE_UNDER_ASAN();
         QFETCH(Backend, backend);
         QFETCH(Precision, precision);
         QFETCH(ScalingKind, recipe);
@@ -385,6 +395,7 @@ private Q_SLOTS:
     // ledger at the seed's layer shape and tokens within the speed issue's 1.3 times that (the weight copies are made
     // outside the layers). te FP8 is not held here: on the CPU its ledger is float32-shaped (docs/kernels.md).
     void bytesPerLayerAgainstTheLeastALayerCanMove() {
+        TEWB_SKIP_SEED_SHAPE_UNDER_ASAN();
         constexpr double kMiB = 1024.0 * 1024.0;
         const ModelShape seed;
         const LayerBytes fp8 = minimum_layer_bytes(seed, 3072, true);
@@ -408,6 +419,7 @@ private Q_SLOTS:
 
     // Bytes saved for the backward per layer: te BF16 keeps no more than torch BF16 (the speed issue's target).
     void teBf16SavesNoMoreForTheBackwardThanTorch() {
+        TEWB_SKIP_SEED_SHAPE_UNDER_ASAN();
         const RunRecord torch_run = trainer_.run(seed_layer_shape(Backend::Torch, Precision::Bf16, ScalingKind::Delayed));
         const RunRecord te_run = trainer_.run(seed_layer_shape(Backend::Te, Precision::Bf16, ScalingKind::Delayed));
         QVERIFY(torch_run.execution.ledger && te_run.execution.ledger);
