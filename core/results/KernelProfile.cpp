@@ -1,7 +1,6 @@
 #include "core/results/KernelProfile.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <optional>
 
@@ -30,11 +29,7 @@ void add(std::map<std::string, KernelTime>& by_name, const ProfiledEvent& e) {
     row.total_us += static_cast<double>(e.end_ns > e.start_ns ? e.end_ns - e.start_ns : 0) / 1000.0;
 }
 
-std::string fixed(double value, int decimals) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*f", decimals, value);
-    return text;
-}
+std::string fixed(double value, int decimals) { return format_fixed(value, decimals); }
 
 std::string percent(double share) { return fixed(share * 100.0, 1) + "%"; }
 
