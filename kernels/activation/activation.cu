@@ -1,13 +1,14 @@
 // GELU (tanh form) forward, and its backward fused with dbias and the FP8 cast + transpose of the result.
-// Forward: elementwise, one read and one write per element. Backward: one pass over dy and x in
+// Forward: elementwise, one read and one write per element; with the FP8 output's transposed copy, a tiled
+// kernel that writes it from shared memory in the same launch. Backward: one pass over dy and x in
 // row-chunk x column-tile blocks, each thread walking a column so the column sums for dbias stay in a
-// register; a second, small launch sums the chunks.
+// register; the last block of each column tile sums the chunks (column_sum.cuh), in the same launch.
 #include <algorithm>
 #include <cstdint>
 
 #include "activation/activation_launch.h"
-#include "cast/cast_launch.h"
 #include "common/check.h"
+#include "common/column_sum.cuh"
 #include "common/column_sum.h"
 #include "common/elementwise.cuh"
 
@@ -48,9 +49,102 @@ __global__ void gelu_forward_kernel(const void* __restrict__ x, DType x_dtype, s
     if (q != nullptr) combine_block_amax(local, amax);
 }
 
+// The forward with the FP8 output's transposed copy, x's dtype fixed at compile time: 64 x 64 tiles of x
+// (a block walks tile rows blockIdx.y, + gridDim.y, ...), x read in 16-byte vectors where the rows allow
+// (cols a multiple of W, x 16-byte aligned; element by element elsewhere), y in float32, q = fp8(y * scale)
+// written in W-byte pieces where aligned (bytes elsewhere) and staged in shared memory, then q_t written as
+// 8-byte pieces (8 rows of x at one column) where the piece is whole and 8-byte aligned, byte by byte at
+// ragged edges. `out` (y in out_dtype) too when not null.
+constexpr int kGeluTile = 64;
+constexpr int kGeluTileThreads = 256;
+
+template <typename T>
+__global__ void __launch_bounds__(kGeluTileThreads)
+    gelu_forward_transpose_kernel(const T* __restrict__ x, int rows, int cols, void* out, DType out_dtype,
+                                  std::uint8_t* __restrict__ q, std::uint8_t* __restrict__ q_t, const float* __restrict__ scale,
+                                  Fp8Type type, float* amax) {
+    constexpr int W = 16 / static_cast<int>(sizeof(T));
+    constexpr int kVecsPerRow = kGeluTile / W;
+    constexpr int kRowsPerPass = kGeluTileThreads / kVecsPerRow;
+    __shared__ std::uint8_t tile[kGeluTile][kGeluTile + 8];  // + 8: rows start on different banks
+    const float s = *scale;
+    unsigned local = 0;
+    const int vec = static_cast<int>(threadIdx.x) % kVecsPerRow;
+    const int c = static_cast<int>(blockIdx.x) * kGeluTile + vec * W;
+    const int n = min(W, cols - c);  // this thread's columns in x (W, fewer at the right edge, <= 0 past it)
+    const bool vector_x = cols % W == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
+    const bool vector_q = cols % W == 0 && reinterpret_cast<std::uintptr_t>(q) % W == 0;
+    const int tile_rows = (rows + kGeluTile - 1) / kGeluTile;
+    for (int tile_row = blockIdx.y; tile_row < tile_rows; tile_row += gridDim.y) {
+        const int r0 = tile_row * kGeluTile;
+#pragma unroll
+        for (int pass = 0; pass < kGeluTile / kRowsPerPass; ++pass) {
+            const int j = pass * kRowsPerPass + static_cast<int>(threadIdx.x) / kVecsPerRow;
+            const int r = r0 + j;
+            if (r < rows && n > 0) {
+                const std::size_t at = static_cast<std::size_t>(r) * cols + c;
+                float y[W];
+                if (vector_x) {  // then n == W
+                    const uint4 raw = *reinterpret_cast<const uint4*>(x + at);
+                    const T* v = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+                    for (int i = 0; i < W; ++i) y[i] = gelu(to_float(v[i]));
+                } else {
+#pragma unroll
+                    for (int i = 0; i < W; ++i) y[i] = i < n ? gelu(to_float(x[at + i])) : 0.0f;
+                }
+                alignas(8) std::uint8_t bytes[W];
+#pragma unroll
+                for (int i = 0; i < W; ++i) {
+                    bytes[i] = fp8_from_float(y[i] * s, type);
+                    tile[j][vec * W + i] = bytes[i];  // past the right edge: never read
+                    if (i < n) local = max(local, abs_bits(y[i]));
+                }
+                if (out != nullptr) {
+                    for (int i = 0; i < n; ++i) store(out, out_dtype, at + i, y[i]);
+                }
+                if (vector_q) {
+                    if constexpr (W == 8) {
+                        *reinterpret_cast<uint2*>(q + at) = *reinterpret_cast<const uint2*>(bytes);
+                    } else {
+                        *reinterpret_cast<std::uint32_t*>(q + at) = *reinterpret_cast<const std::uint32_t*>(bytes);
+                    }
+                } else {
+                    for (int i = 0; i < n; ++i) q[at + i] = bytes[i];
+                }
+            }
+        }
+        __syncthreads();
+        // q_t: the tile's 64 columns of x, each 64 rows = 8 pieces of 8 bytes.
+#pragma unroll
+        for (int pass = 0; pass < kGeluTile * 8 / kGeluTileThreads; ++pass) {
+            const int piece = pass * kGeluTileThreads + static_cast<int>(threadIdx.x);
+            const int col = piece / 8;  // column of the tile: a row of q_t
+            const int part = piece % 8;
+            const int ct = static_cast<int>(blockIdx.x) * kGeluTile + col;
+            const int rt = r0 + part * 8;
+            if (ct < cols && rt < rows) {
+                std::uint8_t* to = q_t + static_cast<std::size_t>(ct) * rows + rt;
+                if (rt + 8 <= rows && reinterpret_cast<std::uintptr_t>(to) % 8 == 0) {
+                    alignas(8) std::uint8_t bytes[8];
+#pragma unroll
+                    for (int i = 0; i < 8; ++i) bytes[i] = tile[part * 8 + i][col];
+                    *reinterpret_cast<uint2*>(to) = *reinterpret_cast<const uint2*>(bytes);
+                } else {
+                    for (int i = 0; i < 8 && rt + i < rows; ++i) to[i] = tile[part * 8 + i][col];
+                }
+            }
+        }
+        __syncthreads();
+    }
+    combine_block_amax(local, amax);
+}
+
+// dbias (dbias.partial not null): the block's column sums over its chunk into dbias.partial[blockIdx.y, :], and
+// the last block of a column tile finishes the tile's sums unless dbias.out is null (column_sum.cuh).
 __global__ void gelu_backward_kernel(const void* __restrict__ dy, const void* __restrict__ x, DType dtype, int rows, int cols,
                                      int chunks, void* dx, std::uint8_t* q, std::uint8_t* q_t, const float* scale, Fp8Type type,
-                                     float* amax, float* partial) {
+                                     float* amax, ColumnSumTarget dbias) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     const int rows_per_chunk = (rows + chunks - 1) / chunks;
     const int first = blockIdx.y * rows_per_chunk;
@@ -71,9 +165,25 @@ __global__ void gelu_backward_kernel(const void* __restrict__ dy, const void* __
                 local = max(local, abs_bits(g));
             }
         }
-        if (partial != nullptr) partial[static_cast<std::size_t>(blockIdx.y) * cols + c] = column_sum;
+        if (dbias.partial != nullptr) dbias.partial[static_cast<std::size_t>(blockIdx.y) * cols + c] = column_sum;
+    }
+    if (dbias.partial != nullptr) {
+        const int c0 = static_cast<int>(blockIdx.x * blockDim.x);
+        finish_column_sum(dbias, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.y), cols, c0,
+                          min(static_cast<int>(blockDim.x), cols - c0));
     }
     if (q != nullptr) combine_block_amax(local, amax);
+}
+
+template <typename T>
+void gelu_forward_transpose(const void* x, std::size_t rows, std::size_t cols, void* out, DType out_dtype, const Fp8Output& fp8,
+                            cudaStream_t stream) {
+    constexpr std::size_t kMaxGridY = 65535;
+    const dim3 grid(static_cast<unsigned>((cols + kGeluTile - 1) / kGeluTile),
+                    static_cast<unsigned>(std::min<std::size_t>((rows + kGeluTile - 1) / kGeluTile, kMaxGridY)));
+    gelu_forward_transpose_kernel<T><<<grid, kGeluTileThreads, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<int>(rows), static_cast<int>(cols), out, out_dtype,
+        static_cast<std::uint8_t*>(fp8.data), static_cast<std::uint8_t*>(fp8.transposed), fp8.scale, fp8.type, fp8.amax);
 }
 
 }  // namespace
@@ -85,13 +195,21 @@ int gelu_backward_chunks(std::size_t rows) {
 void launch_gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::size_t cols, void* out, DType out_dtype,
                          const Fp8Output* fp8, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::gelu_forward";
+    if (fp8 != nullptr && fp8->transposed != nullptr) {
+        if (x_dtype == DType::Float32) {
+            gelu_forward_transpose<float>(x, rows, cols, out, out_dtype, *fp8, stream);
+        } else {
+            gelu_forward_transpose<__nv_bfloat16>(x, rows, cols, out, out_dtype, *fp8, stream);
+        }
+        check_last_launch(call);
+        return;
+    }
     const std::size_t n = rows * cols;
     const int blocks = static_cast<int>(std::min<std::size_t>((n + kThreads - 1) / kThreads, kMaxBlocks));
     gelu_forward_kernel<<<blocks, kThreads, 0, stream>>>(
         x, x_dtype, n, out, out_dtype, fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr,
         fp8 != nullptr ? fp8->scale : nullptr, fp8 != nullptr ? fp8->type : Fp8Type::E4M3, fp8 != nullptr ? fp8->amax : nullptr);
     check_last_launch(call);
-    if (fp8 != nullptr && fp8->transposed != nullptr) launch_transpose(fp8->data, 1, rows, cols, fp8->transposed, stream);
 }
 
 void launch_gelu_backward(const void* dy, const void* x, DType dtype, std::size_t rows, std::size_t cols, void* dx,
@@ -99,14 +217,16 @@ void launch_gelu_backward(const void* dy, const void* x, DType dtype, std::size_
     constexpr const char* call = "tewb::kernels::gelu_backward";
     const int chunks = gelu_backward_chunks(rows);
     const unsigned column_blocks = static_cast<unsigned>((cols + kThreads - 1) / kThreads);
-    auto* partial = dbias != nullptr ? static_cast<float*>(workspace) : nullptr;
+    const bool in_kernel = column_sum_in_kernel(column_blocks);
+    ColumnSumTarget target;
+    if (dbias != nullptr) target = ColumnSumTarget{static_cast<float*>(workspace), in_kernel ? dbias : nullptr, dbias_dtype};
     gelu_backward_kernel<<<dim3(column_blocks, static_cast<unsigned>(chunks)), kThreads, 0, stream>>>(
         dy, x, dtype, static_cast<int>(rows), static_cast<int>(cols), chunks, dx,
         fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr,
         fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr, fp8 != nullptr ? fp8->scale : nullptr,
-        fp8 != nullptr ? fp8->type : Fp8Type::E4M3, fp8 != nullptr ? fp8->amax : nullptr, partial);
+        fp8 != nullptr ? fp8->type : Fp8Type::E4M3, fp8 != nullptr ? fp8->amax : nullptr, target);
     check_last_launch(call);
-    if (dbias != nullptr) launch_column_sum(partial, chunks, cols, dbias, dbias_dtype, stream, call);
+    if (dbias != nullptr && !in_kernel) launch_column_sum(target.partial, chunks, cols, dbias, dbias_dtype, stream, call);
 }
 
 }  // namespace tewb::kernels::detail

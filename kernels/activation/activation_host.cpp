@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "activation/activation_arguments.h"
+#include "common/column_sum_rule.h"
 #include "common/fail.h"
 #include "common/gelu_math.h"
 #include "common/host_loops.h"
@@ -20,6 +21,7 @@ namespace {
 // activation.cu's constants.
 constexpr std::size_t kRowsPerChunk = 32;
 constexpr std::size_t kMaxChunks = 1024;
+constexpr std::size_t kThreads = 256;  // the backward's block: one column tile of 256 columns
 
 using detail::gelu;
 using detail::gelu_derivative;
@@ -63,11 +65,9 @@ void gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::size_t co
         detail::combine_bits_max(amax_bits, local);
     });
     if (q != nullptr) combine_amax(fp8, amax_bits);
+    // The transposed copy comes from the same launch on the GPU (the tiled kernel).
+    if (q != nullptr && fp8->transposed != nullptr) detail::transpose_bytes(q, rows, cols, static_cast<std::uint8_t*>(fp8->transposed));
     detail::note_launch();
-    if (q != nullptr && fp8->transposed != nullptr) {
-        detail::transpose_bytes(q, rows, cols, static_cast<std::uint8_t*>(fp8->transposed));
-        detail::note_launch();
-    }
 }
 
 std::size_t gelu_backward_workspace_bytes(std::size_t rows, std::size_t cols) {
@@ -119,16 +119,19 @@ void gelu_backward(const void* dy, const void* x, DType dtype, std::size_t rows,
         detail::combine_bits_max(amax_bits, local);
     });
     if (q != nullptr) combine_amax(fp8, amax_bits);
-    detail::note_launch();
-    if (dbias != nullptr) {
-        // column_sum.cu: partial rows 0, 1, ... added in order from 0.
-        std::vector<float> total(cols, 0.0f);
-        for (std::size_t k = 0; k < chunks; ++k) {
-            for (std::size_t c = 0; c < cols; ++c) total[c] += partial[k * cols + c];
-        }
-        detail::store_floats(dbias, dbias_dtype, 0, cols, total.data());
+    if (dbias == nullptr) {
         detail::note_launch();
+        return;
     }
+    // The partial rows 0, 1, ... added in order from 0: by the last block of each column tile in the kernel's
+    // launch (column_sum.cuh), or by launch_column_sum where the column tiles outnumber the counters.
+    std::vector<float> total(cols, 0.0f);
+    for (std::size_t k = 0; k < chunks; ++k) {
+        for (std::size_t c = 0; c < cols; ++c) total[c] += partial[k * cols + c];
+    }
+    detail::store_floats(dbias, dbias_dtype, 0, cols, total.data());
+    const int launches = detail::column_sum_launches((cols + kThreads - 1) / kThreads);
+    for (int i = 0; i < launches; ++i) detail::note_launch();
 }
 
 }  // namespace tewb::kernels::host

@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "cast/cast_launch.h"
+#include "cast/cast_multi_arguments.h"
 #include "common/check.h"
+#include "common/column_sum.cuh"
 #include "common/column_sum.h"
 #include "common/elementwise.cuh"
 
@@ -39,11 +42,12 @@ __global__ void cast_kernel(const T* __restrict__ x, std::size_t n, const float*
     combine_block_amax(local, amax);
 }
 
-// kDbias: also the column sums of x over the rows this block walks, into partial[blockIdx.y, :].
+// kDbias: also the column sums of x over the rows this block walks, into dbias.partial[blockIdx.y, :], and
+// the last block of a column tile finishes the tile's sums (column_sum.cuh) unless dbias.out is null.
 template <typename T, bool kDbias>
 __global__ void cast_transpose_kernel(const T* __restrict__ x, int rows, int cols, const float* __restrict__ scale,
                                       std::uint8_t* __restrict__ out, std::uint8_t* __restrict__ out_t, Fp8Type type,
-                                      float* amax, float* __restrict__ partial) {
+                                      float* amax, ColumnSumTarget dbias) {
     __shared__ std::uint8_t tile[kTile][kTile + 1];
     const float s = *scale;
     unsigned local = 0;
@@ -80,8 +84,10 @@ __global__ void cast_transpose_kernel(const T* __restrict__ x, int rows, int col
             float sum = 0.0f;
 #pragma unroll
             for (int j = 0; j < kTileRows; ++j) sum += column_sums[j][threadIdx.x];
-            partial[static_cast<std::size_t>(blockIdx.y) * cols + c] = sum;
+            dbias.partial[static_cast<std::size_t>(blockIdx.y) * cols + c] = sum;
         }
+        const int c0 = static_cast<int>(blockIdx.x) * kTile;
+        finish_column_sum(dbias, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.y), cols, c0, min(kTile, cols - c0));
     }
     combine_block_amax(local, amax);
 }
@@ -96,7 +102,7 @@ template <typename T, bool kDbias>
 __global__ void __launch_bounds__(kWideThreads)
     cast_transpose_wide_kernel(const T* __restrict__ x, int rows, int cols, const float* __restrict__ scale,
                                std::uint8_t* __restrict__ out, std::uint8_t* __restrict__ out_t, Fp8Type type, float* amax,
-                               float* __restrict__ partial) {
+                               ColumnSumTarget dbias) {
     constexpr int W = 16 / static_cast<int>(sizeof(T));
     constexpr int kVecsPerRow = kWideTile / W;
     constexpr int kRowsPerPass = kWideThreads / kVecsPerRow;
@@ -161,8 +167,10 @@ __global__ void __launch_bounds__(kWideThreads)
         if (threadIdx.x < kWideTile && col < cols) {
             float sum = 0.0f;
             for (int g = 0; g < kRowsPerPass; ++g) sum += column_sums[g][threadIdx.x];
-            partial[static_cast<std::size_t>(blockIdx.y) * cols + col] = sum;
+            dbias.partial[static_cast<std::size_t>(blockIdx.y) * cols + col] = sum;
         }
+        const int c0 = static_cast<int>(blockIdx.x) * kWideTile;
+        finish_column_sum(dbias, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.y), cols, c0, min(kWideTile, cols - c0));
     }
     combine_block_amax(local, amax);
 }
@@ -217,17 +225,23 @@ __device__ inline long long round_up_4(long long n) {
 // 128 x 128 block), so both orientations' scales come from the same values. The transposed copy is staged
 // in shared memory and written as 16-byte rows.
 // Two blocks per SM (at most 128 registers a thread), so one tile's loads overlap another's stores.
-template <typename T>
-__global__ void __launch_bounds__(kBlockCastThreads, 2)
-    block_cast_kernel(const T* __restrict__ x, int rows, int cols, int row_tiles, int col_tiles, bool weight_blocks,
-                      bool power_of_two, BlockCastOutput out) {
+// kDbias: also the column sums of x (out.dbias): the tile's partial row dbias.partial[tr, c0 .. c0 + 128), each
+// column as (0 + warp 0's 16 rows in order) + warp 1's + ... + warp 7's, and the last tile of a column of
+// tiles to finish adds the row tiles' partial rows in order (column_sum.cuh) unless dbias.out is null.
+// The work of one thread block on tile `tile` (row-major over the tiles); block_cast_kernel and the
+// multi-tensor block_cast_multi_kernel run it.
+template <typename T, bool kDbias>
+__device__ __forceinline__ void block_cast_tile(const T* __restrict__ x, int rows, int cols, int row_tiles, int col_tiles,
+                                                unsigned tile, bool weight_blocks, bool power_of_two, const BlockCastOutput& out,
+                                                const ColumnSumTarget& dbias) {
     __shared__ unsigned row_bits[kBlockCols];
     __shared__ unsigned col_part[kBlockCastThreads / 32][kBlockCols];
+    __shared__ __align__(16) float col_sum[kDbias ? kBlockCastThreads / 32 : 1][kBlockCols];
     __shared__ float row_scale[kBlockCols];
     __shared__ float col_scale[kBlockCols];
     __shared__ __align__(16) std::uint8_t staged[kBlockCols * kStagedPitch];
-    const int tr = static_cast<int>(blockIdx.x / col_tiles);
-    const int tc = static_cast<int>(blockIdx.x % col_tiles);
+    const int tr = static_cast<int>(tile / col_tiles);
+    const int tc = static_cast<int>(tile % col_tiles);
     const int r0 = tr * kBlockCols;
     const int c0 = tc * kBlockCols;
     const int warp = static_cast<int>(threadIdx.x / 32);
@@ -259,6 +273,17 @@ __global__ void __launch_bounds__(kBlockCastThreads, 2)
     }
 #pragma unroll
     for (int j = 0; j < 4; ++j) col_part[warp][col + j] = column_bits[j];
+    if constexpr (kDbias) {
+        // This lane's 4 columns over the warp's 16 rows, in row order (values outside x are 0 and change no sum).
+        float sums[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            sums[j] = 0.0f;
+#pragma unroll
+            for (int i = 0; i < kBlockCastRowsPerWarp; ++i) sums[j] += v[i][j];
+        }
+        *reinterpret_cast<float4*>(&col_sum[warp][col]) = make_float4(sums[0], sums[1], sums[2], sums[3]);
+    }
     __syncthreads();
 
     // The tile's amax (one 128 x 128 block's), in every warp.
@@ -367,7 +392,73 @@ __global__ void __launch_bounds__(kBlockCastThreads, 2)
             }
         }
     }
+    if constexpr (kDbias) {
+        // col_sum was complete at the first __syncthreads above.
+        if (threadIdx.x < kBlockCols && c0 + static_cast<int>(threadIdx.x) < cols) {
+            float sum = 0.0f;
+#pragma unroll
+            for (int w = 0; w < kBlockCastThreads / 32; ++w) sum += col_sum[w][threadIdx.x];
+            dbias.partial[static_cast<long long>(tr) * cols + c0 + threadIdx.x] = sum;
+        }
+        finish_column_sum(dbias, tc, row_tiles, cols, c0, min(kBlockCols, cols - c0));
+    }
     combine_block_amax(warp_bits, out.amax);
+}
+
+template <typename T, bool kDbias>
+__global__ void __launch_bounds__(kBlockCastThreads, 2)
+    block_cast_kernel(const T* __restrict__ x, int rows, int cols, int row_tiles, int col_tiles, bool weight_blocks,
+                      bool power_of_two, BlockCastOutput out, ColumnSumTarget dbias) {
+    block_cast_tile<T, kDbias>(x, rows, cols, row_tiles, col_tiles, blockIdx.x, weight_blocks, power_of_two, out, dbias);
+}
+
+// The multi-tensor block cast (cast_multi.h): the items travel in the kernel's parameters (__grid_constant__:
+// read where they are); each thread block finds its item from the items' first tiles and casts one tile of it.
+struct BlockMultiItem {
+    const void* x;
+    BlockCastOutput out;
+    int rows;
+    int cols;
+    int row_tiles;
+    int col_tiles;
+    unsigned first_tile;
+};
+
+struct BlockMultiBatch {
+    BlockMultiItem items[kCastMultiItemsPerLaunch];
+    int count;
+    bool weight_blocks;
+    bool power_of_two;
+};
+// About 6 KiB: beyond the classic 4 KiB of kernel parameters, within the 32764 bytes CUDA 12.1 and later allow.
+static_assert(sizeof(BlockMultiBatch) <= 32764, "kernel parameters are limited to 32764 bytes");
+
+template <typename T>
+__global__ void __launch_bounds__(kBlockCastThreads, 2) block_cast_multi_kernel(const __grid_constant__ BlockMultiBatch batch) {
+    int index = 0;
+    while (index + 1 < batch.count && blockIdx.x >= batch.items[index + 1].first_tile) ++index;
+    const BlockMultiItem& item = batch.items[index];
+    block_cast_tile<T, false>(static_cast<const T*>(item.x), item.rows, item.cols, item.row_tiles, item.col_tiles,
+                              blockIdx.x - item.first_tile, batch.weight_blocks, batch.power_of_two, item.out, ColumnSumTarget{});
+}
+
+template <typename T>
+void block_cast_multi_typed(const std::vector<BlockCastItem>& work, int block_rows, bool power_of_two, cudaStream_t stream) {
+    for (const auto& [first, last] : block_multi_launches(work)) {
+        BlockMultiBatch batch{};
+        batch.weight_blocks = block_rows != 1;
+        batch.power_of_two = power_of_two;
+        unsigned tiles = 0;
+        for (std::size_t i = first; i < last; ++i) {
+            const BlockCastItem& w = work[i];
+            const int row_tiles = static_cast<int>((w.rows + kBlockCols - 1) / kBlockCols);
+            const int col_tiles = static_cast<int>((w.cols + kBlockCols - 1) / kBlockCols);
+            batch.items[batch.count++] = {w.x, w.out, static_cast<int>(w.rows), static_cast<int>(w.cols), row_tiles, col_tiles, tiles};
+            tiles += static_cast<unsigned>(block_multi_tiles(w));
+        }
+        block_cast_multi_kernel<T><<<tiles, kBlockCastThreads, 0, stream>>>(batch);
+        check_last_launch("tewb::kernels::block_cast_multi_to_fp8");
+    }
 }
 
 template <typename T>
@@ -376,9 +467,17 @@ void block_cast_typed(const void* x, std::size_t rows, std::size_t cols, int blo
     const int row_tiles = static_cast<int>((rows + kBlockCols - 1) / kBlockCols);
     const int col_tiles = static_cast<int>((cols + kBlockCols - 1) / kBlockCols);
     const auto tiles = static_cast<unsigned>(static_cast<long long>(row_tiles) * col_tiles);
-    block_cast_kernel<T><<<tiles, kBlockCastThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<int>(rows),
-                                                                  static_cast<int>(cols), row_tiles, col_tiles, block_rows != 1,
-                                                                  power_of_two, out);
+    const auto launch = [&](auto kernel, const ColumnSumTarget& dbias) {
+        kernel<<<tiles, kBlockCastThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<int>(rows), static_cast<int>(cols),
+                                                        row_tiles, col_tiles, block_rows != 1, power_of_two, out, dbias);
+    };
+    if (out.dbias != nullptr) {
+        const bool in_kernel = column_sum_in_kernel(static_cast<std::size_t>(col_tiles));
+        launch(block_cast_kernel<T, true>,
+               ColumnSumTarget{static_cast<float*>(out.dbias_workspace), in_kernel ? out.dbias : nullptr, DType::Float32});
+    } else {
+        launch(block_cast_kernel<T, false>, ColumnSumTarget{});
+    }
 }
 
 template <typename T>
@@ -391,30 +490,34 @@ bool aligned(const void* p, std::size_t bytes) {
     return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
-// Launches the cast + transpose and returns its grid's y extent (the rows of `partial` written when not null).
+// Launches the cast + transpose and returns its grid. With dbias.partial set, the kernel also leaves the column
+// sums: finished in this launch where the grid's column tiles fit the arrival counters (dbias.out is cleared
+// otherwise: the caller then sums the grid.y partial rows with launch_column_sum).
 template <typename T>
-unsigned cast_transpose_typed(const void* x, std::size_t rows, std::size_t cols, const float* scale, void* out, void* out_t,
-                              Fp8Type type, float* amax, float* partial, cudaStream_t stream) {
+dim3 cast_transpose_typed(const void* x, std::size_t rows, std::size_t cols, const float* scale, void* out, void* out_t,
+                          Fp8Type type, float* amax, ColumnSumTarget dbias, cudaStream_t stream) {
     constexpr std::size_t W = 16 / sizeof(T);
-    const std::size_t max_y = partial != nullptr ? kDbiasMaxChunks : kMaxGridY;
+    const bool with_dbias = dbias.partial != nullptr;
+    const std::size_t max_y = with_dbias ? kDbiasMaxChunks : kMaxGridY;
     const auto launch = [&](auto kernel, dim3 grid, dim3 block) {
+        if (!column_sum_in_kernel(grid.x)) dbias.out = nullptr;
         kernel<<<grid, block, 0, stream>>>(static_cast<const T*>(x), static_cast<int>(rows), static_cast<int>(cols), scale,
-                                           static_cast<std::uint8_t*>(out), static_cast<std::uint8_t*>(out_t), type, amax, partial);
-        return grid.y;
+                                           static_cast<std::uint8_t*>(out), static_cast<std::uint8_t*>(out_t), type, amax, dbias);
+        return grid;
     };
     if constexpr (sizeof(T) != 2 || std::is_same_v<T, __nv_bfloat16>) {
         const bool fits = rows % 8 == 0 && cols % W == 0 && aligned(x, 16) && aligned(out, W) && aligned(out_t, 8);
         if (fits) {
             const dim3 grid(static_cast<unsigned>((cols + kWideTile - 1) / kWideTile),
                             static_cast<unsigned>(std::min<std::size_t>((rows + kWideTile - 1) / kWideTile, max_y)));
-            return partial != nullptr ? launch(cast_transpose_wide_kernel<T, true>, grid, dim3(kWideThreads))
-                                      : launch(cast_transpose_wide_kernel<T, false>, grid, dim3(kWideThreads));
+            return with_dbias ? launch(cast_transpose_wide_kernel<T, true>, grid, dim3(kWideThreads))
+                              : launch(cast_transpose_wide_kernel<T, false>, grid, dim3(kWideThreads));
         }
     }
     const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile),
                     static_cast<unsigned>(std::min<std::size_t>((rows + kTile - 1) / kTile, max_y)));
-    return partial != nullptr ? launch(cast_transpose_kernel<T, true>, grid, dim3(kTile, kTileRows))
-                              : launch(cast_transpose_kernel<T, false>, grid, dim3(kTile, kTileRows));
+    return with_dbias ? launch(cast_transpose_kernel<T, true>, grid, dim3(kTile, kTileRows))
+                      : launch(cast_transpose_kernel<T, false>, grid, dim3(kTile, kTileRows));
 }
 
 template <typename E>
@@ -441,22 +544,22 @@ int cast_transpose_dbias_chunks(std::size_t rows) {
 
 namespace {
 
-unsigned cast_transpose_any(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
-                            void* out_t, Fp8Type type, float* amax, float* partial, cudaStream_t stream) {
+dim3 cast_transpose_any(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
+                        void* out_t, Fp8Type type, float* amax, const ColumnSumTarget& dbias, cudaStream_t stream) {
     switch (dtype) {
-        case DType::Float32: return cast_transpose_typed<float>(x, rows, cols, scale, out, out_t, type, amax, partial, stream);
+        case DType::Float32: return cast_transpose_typed<float>(x, rows, cols, scale, out, out_t, type, amax, dbias, stream);
         case DType::BFloat16:
-            return cast_transpose_typed<__nv_bfloat16>(x, rows, cols, scale, out, out_t, type, amax, partial, stream);
-        case DType::Float16: return cast_transpose_typed<__half>(x, rows, cols, scale, out, out_t, type, amax, partial, stream);
+            return cast_transpose_typed<__nv_bfloat16>(x, rows, cols, scale, out, out_t, type, amax, dbias, stream);
+        case DType::Float16: return cast_transpose_typed<__half>(x, rows, cols, scale, out, out_t, type, amax, dbias, stream);
     }
-    return 0;
+    return dim3(0, 0);
 }
 
 }  // namespace
 
 void launch_cast_transpose(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
                            void* out_t, Fp8Type type, float* amax, cudaStream_t stream) {
-    cast_transpose_any(x, dtype, rows, cols, scale, out, out_t, type, amax, nullptr, stream);
+    cast_transpose_any(x, dtype, rows, cols, scale, out, out_t, type, amax, ColumnSumTarget{}, stream);
     check_last_launch("tewb::kernels::cast_transpose_to_fp8");
 }
 
@@ -464,10 +567,10 @@ void launch_cast_transpose_dbias(const void* x, DType dtype, std::size_t rows, s
                                  void* out_t, Fp8Type type, float* amax, void* dbias, DType dbias_dtype, void* workspace,
                                  cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::cast_transpose_dbias_to_fp8";
-    auto* partial = static_cast<float*>(workspace);
-    const unsigned chunks = cast_transpose_any(x, dtype, rows, cols, scale, out, out_t, type, amax, partial, stream);
+    const ColumnSumTarget target{static_cast<float*>(workspace), dbias, dbias_dtype};
+    const dim3 grid = cast_transpose_any(x, dtype, rows, cols, scale, out, out_t, type, amax, target, stream);
     check_last_launch(call);
-    launch_column_sum(partial, static_cast<int>(chunks), cols, dbias, dbias_dtype, stream, call);
+    if (!column_sum_in_kernel(grid.x)) launch_column_sum(target.partial, static_cast<int>(grid.y), cols, dbias, dbias_dtype, stream, call);
 }
 
 void launch_block_cast(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
@@ -477,7 +580,22 @@ void launch_block_cast(const void* x, DType dtype, std::size_t rows, std::size_t
         case DType::BFloat16: block_cast_typed<__nv_bfloat16>(x, rows, cols, block_rows, power_of_two, out, stream); break;
         case DType::Float16: block_cast_typed<__half>(x, rows, cols, block_rows, power_of_two, out, stream); break;
     }
-    check_last_launch("tewb::kernels::block_cast_to_fp8");
+    constexpr const char* call = "tewb::kernels::block_cast_to_fp8";
+    check_last_launch(call);
+    const std::size_t col_tiles = (cols + kBlockCols - 1) / kBlockCols;
+    if (out.dbias != nullptr && !column_sum_in_kernel(col_tiles)) {
+        const int row_tiles = static_cast<int>((rows + kBlockCols - 1) / kBlockCols);
+        launch_column_sum(static_cast<const float*>(out.dbias_workspace), row_tiles, cols, out.dbias, DType::Float32, stream, call);
+    }
+}
+
+void launch_block_cast_multi(const std::vector<BlockCastItem>& work, DType dtype, int block_rows, bool power_of_two,
+                             cudaStream_t stream) {
+    switch (dtype) {
+        case DType::Float32: block_cast_multi_typed<float>(work, block_rows, power_of_two, stream); break;
+        case DType::BFloat16: block_cast_multi_typed<__nv_bfloat16>(work, block_rows, power_of_two, stream); break;
+        case DType::Float16: block_cast_multi_typed<__half>(work, block_rows, power_of_two, stream); break;
+    }
 }
 
 void launch_transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out,

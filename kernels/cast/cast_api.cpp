@@ -44,6 +44,10 @@ void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t
     detail::launch_block_cast(x, dtype, rows, cols, block_rows, power_of_two, out, stream);
 }
 
+std::size_t block_cast_dbias_workspace_bytes(std::size_t rows, std::size_t cols) {
+    return detail::block_cast_dbias_workspace(rows, cols);
+}
+
 void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::transpose";
     detail::check_transpose_arguments(call, x, element_bytes, rows, cols, out);

@@ -1,5 +1,6 @@
 #include "cast/cast_arguments.h"
 
+#include <algorithm>
 #include <string>
 
 #include "common/arguments.h"
@@ -97,6 +98,21 @@ void check_block_cast_arguments(const char* call, const void* x, DType dtype, st
         if (out.transposed_scale_inv == out.scale_inv) fail(call, "scale_inv and transposed_scale_inv are the same buffer");
     }
     if (out.amax != nullptr) check_buffer(call, out.amax, "amax", alignof(float));
+    if (out.dbias != nullptr) {
+        check_buffer(call, out.dbias, "dbias", alignof(float));
+        const std::size_t needed = block_cast_dbias_workspace(rows, cols);
+        if (out.dbias_workspace_bytes < needed) {
+            fail(call, "dbias_workspace_bytes = " + std::to_string(out.dbias_workspace_bytes) + "; needed: " +
+                           std::to_string(needed) + " (block_cast_dbias_workspace_bytes)");
+        }
+        check_buffer(call, out.dbias_workspace, "dbias_workspace", alignof(float));
+        if (out.dbias_workspace == out.dbias) fail(call, "dbias and dbias_workspace are the same buffer");
+    }
+}
+
+std::size_t block_cast_dbias_workspace(std::size_t rows, std::size_t cols) {
+    const std::size_t row_tiles = std::max<std::size_t>((rows + 127) / 128, 1);
+    return row_tiles * cols * sizeof(float);
 }
 
 }  // namespace tewb::kernels::detail

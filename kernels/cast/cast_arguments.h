@@ -24,5 +24,7 @@ void check_transpose_arguments(const char* call, const void* x, std::size_t elem
                                const void* out);
 void check_block_cast_arguments(const char* call, const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows,
                                 const BlockCastOutput& out);
+// block_cast_dbias_workspace_bytes, device and host: max(1, ceil(rows / 128)) partial rows of cols floats.
+std::size_t block_cast_dbias_workspace(std::size_t rows, std::size_t cols);
 
 }  // namespace tewb::kernels::detail

@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "cast/cast_arguments.h"
+#include "common/column_sum_rule.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
+#include "cast/cast_host_detail.h"
 #include "tewb_kernels/host/cast.h"
 
 namespace tewb::kernels::host {
@@ -97,6 +99,20 @@ void store_sum(void* out, DType dtype, std::size_t i, float sum) {
         return;
     }
     detail::store(out, dtype, i, sum);
+}
+
+// dbias from the partial rows: 0 + row 0 + row 1 + ..., per column, stored as the kernel stores it.
+void sum_partial_rows(const float* partial, std::size_t chunks, std::size_t cols, void* dbias, DType dbias_dtype) {
+    std::vector<float> sums(cols, 0.0f);
+    for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
+        const float* row = partial + chunk * cols;
+        for (std::size_t c = 0; c < cols; ++c) sums[c] += row[c];
+    }
+    for (std::size_t c = 0; c < cols; ++c) store_sum(dbias, dbias_dtype, c, sums[c]);
+}
+
+void note_launches(int launches) {
+    for (int i = 0; i < launches; ++i) detail::note_launch();
 }
 
 template <DType kType, Fp8Type kFp8>
@@ -216,6 +232,33 @@ std::size_t round_up_4(std::size_t n) {
     return (n + 3) / 4 * 4;
 }
 
+// The block cast's partial dbias row of row tile `tr` (128 rows) into partial[0, cols), in the kernel's
+// order: a warp holds 16 rows of the tile, each lane summing its columns over them in row order from 0 (a
+// row outside x adds 0, as the kernel's zero-filled registers), then the 8 warps' sums added in order from 0.
+// A NaN sum as the GPU's one NaN.
+void block_dbias_row_tile(const void* x, DType dtype, std::size_t rows, std::size_t cols, std::size_t tr, float* partial) {
+    constexpr std::size_t kRowsPerWarp = 16;
+    constexpr std::size_t kWarps = kBlockCols / kRowsPerWarp;
+    std::vector<float> warp_sum(cols), row(cols);
+    std::fill_n(partial, cols, 0.0f);
+    for (std::size_t w = 0; w < kWarps; ++w) {
+        std::fill(warp_sum.begin(), warp_sum.end(), 0.0f);
+        for (std::size_t i = 0; i < kRowsPerWarp; ++i) {
+            const std::size_t r = tr * kBlockCols + w * kRowsPerWarp + i;
+            if (r < rows) {
+                detail::load_floats(x, dtype, r * cols, cols, row.data());
+            } else {
+                std::fill(row.begin(), row.end(), 0.0f);
+            }
+            for (std::size_t c = 0; c < cols; ++c) warp_sum[c] += row[c];
+        }
+        for (std::size_t c = 0; c < cols; ++c) partial[c] += warp_sum[c];
+    }
+    for (std::size_t c = 0; c < cols; ++c) {
+        if (std::isnan(partial[c])) partial[c] = detail::bits_float(0x7fffffffu);
+    }
+}
+
 // The block cast of the row tiles [tile_begin, tile_end) (128 rows each), tile by tile as the kernel's
 // thread blocks: the tile's row, column and whole amaxes, then its outputs. Returns max |x| as bits.
 template <DType kType, Fp8Type kFp8>
@@ -231,9 +274,11 @@ std::uint32_t block_cast_row_tiles(const void* x, std::size_t rows, std::size_t 
     float row_scale[kBlockCols];
     float col_scale[kBlockCols];
     std::uint32_t all_bits = 0;
+    auto* partial = static_cast<float*>(out.dbias_workspace);
     for (std::size_t tr = tile_begin; tr < tile_end; ++tr) {
         const std::size_t r0 = tr * kBlockCols;
         const std::size_t height = std::min(rows, r0 + kBlockCols) - r0;
+        if (out.dbias != nullptr) block_dbias_row_tile(x, kType, rows, cols, tr, partial + tr * cols);
         for (std::size_t tc = 0; tc < col_tiles; ++tc) {
             const std::size_t c0 = tc * kBlockCols;
             const std::size_t width = std::min(cols, c0 + kBlockCols) - c0;
@@ -381,15 +426,11 @@ void cast_transpose_dbias_to_fp8(const void* x, DType dtype, std::size_t rows, s
                                }
                            });
     });
-    detail::note_launch();
-    // The second stage (column_sum.cu): 0 + chunk 0 + chunk 1 + ..., per column.
-    std::vector<float> sums(cols, 0.0f);
-    for (std::size_t chunk = 0; chunk < order.chunks; ++chunk) {
-        const float* row = partial + chunk * cols;
-        for (std::size_t c = 0; c < cols; ++c) sums[c] += row[c];
-    }
-    for (std::size_t c = 0; c < cols; ++c) store_sum(dbias, dbias_dtype, c, sums[c]);
-    detail::note_launch();
+    // The second stage (column_sum.cuh in the kernel's launch, or column_sum.cu): 0 + chunk 0 + chunk 1 + ...,
+    // per column.
+    sum_partial_rows(partial, order.chunks, cols, dbias, dbias_dtype);
+    // The kernel's grid has a column tile per `order.tile` columns (its tiles are square).
+    note_launches(detail::column_sum_launches((cols + order.tile - 1) / order.tile));
 }
 
 void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out) {
@@ -407,6 +448,25 @@ void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t
                        const BlockCastOutput& out) {
     detail::check_block_cast_arguments("tewb::kernels::host::block_cast_to_fp8", x, dtype, rows, cols, block_rows, out);
     if (rows == 0 || cols == 0) return;
+    detail::host_block_cast(x, dtype, rows, cols, block_rows, power_of_two, out);
+    if (out.dbias == nullptr) {
+        detail::note_launch();
+        return;
+    }
+    note_launches(detail::column_sum_launches((cols + kBlockCols - 1) / kBlockCols));
+}
+
+std::size_t block_cast_dbias_workspace_bytes(std::size_t rows, std::size_t cols) {
+    return detail::block_cast_dbias_workspace(rows, cols);
+}
+
+}  // namespace tewb::kernels::host
+
+namespace tewb::kernels::detail {
+
+void host_block_cast(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
+                     const BlockCastOutput& out) {
+    using namespace tewb::kernels::host;
     const std::size_t row_tiles = (rows + kBlockCols - 1) / kBlockCols;
     const std::uint32_t local = with_types(dtype, out.type, [&](auto dtype_tag, auto fp8_tag) {
         constexpr DType kType = decltype(dtype_tag)::value;
@@ -420,7 +480,9 @@ void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t
         return *std::max_element(part_amax.begin(), part_amax.end());
     });
     combine_amax(out.amax, local);
-    detail::note_launch();
+    // The tiles' partial rows (written above, one per row tile), added in order: in the kernel's launch
+    // (column_sum.cuh) or, past the counters, by launch_column_sum.
+    if (out.dbias != nullptr) sum_partial_rows(static_cast<const float*>(out.dbias_workspace), row_tiles, cols, out.dbias, DType::Float32);
 }
 
-}  // namespace tewb::kernels::host
+}  // namespace tewb::kernels::detail

@@ -4,7 +4,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <vector>
+
 #include "tewb_kernels/cast.h"
+#include "tewb_kernels/cast_multi_types.h"
 
 namespace tewb::kernels::detail {
 
@@ -20,6 +23,9 @@ void launch_cast_transpose_dbias(const void* x, DType dtype, std::size_t rows, s
                                  cudaStream_t stream);
 void launch_block_cast(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
                        const BlockCastOutput& out, cudaStream_t stream);
+// The multi-tensor block cast's checked items (cast_multi_arguments.h), all of `dtype`.
+void launch_block_cast_multi(const std::vector<BlockCastItem>& work, DType dtype, int block_rows, bool power_of_two,
+                             cudaStream_t stream);
 void launch_transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out,
                       cudaStream_t stream);
 

@@ -48,7 +48,8 @@ inline void store_floats(void* p, DType dtype, std::size_t first, std::size_t n,
     }
 }
 
-// out[c * rows + r] = in[r * cols + c]: the FP8 transposed copy (launch_transpose), in tiles for the cache.
+// out[c * rows + r] = in[r * cols + c]: the FP8 transposed copy (as the producing kernels write it), in tiles
+// for the cache.
 inline void transpose_bytes(const std::uint8_t* in, std::size_t rows, std::size_t cols, std::uint8_t* out) {
     constexpr std::size_t kTile = 64;
     for (std::size_t r0 = 0; r0 < rows; r0 += kTile) {

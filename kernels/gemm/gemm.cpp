@@ -102,7 +102,7 @@ struct PlanKey {
     bool d_amax = false;
     bool a_transposed = false, b_transposed = false;
     ScaleMode a_scale_mode{}, b_scale_mode{};
-    std::uint32_t align_a = 0, align_b = 0, align_d = 0;
+    std::uint32_t align_a = 0, align_b = 0, align_c = 0, align_d = 0;
     std::uint32_t align_bias = 0, align_aux = 0, align_bias_grad = 0;
     std::uint32_t align_a_scale = 0, align_b_scale = 0, align_d_scale = 0, align_d_amax = 0;
     std::size_t workspace_bytes = 0;
@@ -130,6 +130,7 @@ PlanKey plan_key(const GemmArgs& g, int device) {
     key.b_scale_mode = g.b.scale_mode;
     key.align_a = alignment_of(g.a.data);
     key.align_b = alignment_of(g.b.data);
+    key.align_c = alignment_of(gemm_c_operand(g).data);
     key.align_d = alignment_of(g.d);
     key.align_bias = alignment_of(g.bias);
     key.align_aux = alignment_of(g.aux);
@@ -271,7 +272,8 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
         detail::check_cublas(cublasLtMatrixLayoutCreate(&p->b, cuda_type(g.a.type), inner, cols, static_cast<std::int64_t>(inner)),
                              kCall, "cublasLtMatrixLayoutCreate(B)");
     }
-    // C is never read (beta = 0) but must describe a valid matrix: the rule table's choice (gemm_c_operand).
+    // C is read (beta = 1) when the call accumulates (args.c); else never read (beta = 0), but it must describe a
+    // valid matrix: the rule table's choice (gemm_c_operand).
     const GemmCOperand c = gemm_c_operand(g);
     detail::check_cublas(cublasLtMatrixLayoutCreate(&p->c, cuda_type(c.type), rows, cols, static_cast<std::int64_t>(rows)), kCall,
                          "cublasLtMatrixLayoutCreate(C)");
@@ -283,9 +285,8 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
     const std::uint64_t workspace = g.workspace_bytes;
     cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                                  &workspace, sizeof workspace);
-    // Only algorithms that work at these pointers' alignment; C is D's pointer or none (then D's alignment
-    // asks for nothing D does not already need).
-    const std::uint32_t align_c = c.data != nullptr ? key.align_d : kMaxAlignment;
+    // Only algorithms that work at these pointers' alignment (C: its own, 256 when there is none).
+    const std::uint32_t align_c = key.align_c;
     const std::pair<cublasLtMatmulPreferenceAttributes_t, std::uint32_t> alignments[] = {
         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_b},  // cuBLASLt's A is our b
         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_a},
@@ -354,7 +355,7 @@ void gemm(const GemmArgs& g, cudaStream_t stream) {
     Plan& p = plan_for(g, device, r);
     set_pointers(p, g);
     const float alpha = 1.0f;
-    const float beta = 0.0f;
+    const float beta = g.c != nullptr ? 1.0f : 0.0f;
     const void* c = gemm_c_operand(g).data;
     detail::check_cublas(cublasLtMatmul(r.handle, p.desc, &alpha, g.b.data, p.a, g.a.data, p.b, &beta, c, p.c, g.d, p.d, &p.algo,
                                         g.workspace, g.workspace_bytes, stream),

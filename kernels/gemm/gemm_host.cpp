@@ -186,6 +186,7 @@ private:
                 break;
         }
         const std::size_t index = i * g_.n + j;
+        if (g_.c != nullptr) value += detail::load(g_.c, wide_dtype(g_.d_type), index);  // c may be d: read before the write
         if (!is_fp8(g_.d_type)) {
             detail::store(g_.d, wide_dtype(g_.d_type), index, value);
             return 0;

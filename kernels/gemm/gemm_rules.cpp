@@ -127,7 +127,7 @@ std::optional<GemmRefusal> alignment_refusal(const GemmArgs& g, bool fp8) {
         const void* pointer;
         std::uintptr_t alignment;
     };
-    Used used[9];
+    Used used[10];
     int count = 0;
     used[count++] = {"a", g.a.data, kAlignment};
     used[count++] = {"b", g.b.data, kAlignment};
@@ -143,6 +143,7 @@ std::optional<GemmRefusal> alignment_refusal(const GemmArgs& g, bool fp8) {
     if (needs_bias(g.epilogue)) used[count++] = {"bias", g.bias, kAlignment};
     if (needs_aux(g.epilogue)) used[count++] = {"aux", g.aux, kAlignment};
     if (needs_bias_grad(g.epilogue)) used[count++] = {"bias_grad", g.bias_grad, kAlignment};
+    if (g.c != nullptr) used[count++] = {"c", g.c, kAlignment};
     for (int i = 0; i < count; ++i) {
         if (auto refusal = misaligned(used[i].what, used[i].pointer, used[i].alignment)) return refusal;
     }
@@ -205,6 +206,7 @@ std::string_view to_string(GemmRule rule) {
         case GemmRule::Fp8Epilogue: return "Fp8Epilogue";
         case GemmRule::BGradBNeedsTransposedA: return "BGradBNeedsTransposedA";
         case GemmRule::COperandLayout: return "COperandLayout";
+        case GemmRule::AccumulateUse: return "AccumulateUse";
         case GemmRule::Workspace: return "Workspace";
         case GemmRule::Fp8NeedsCC89: return "Fp8NeedsCC89";
         case GemmRule::BlockScalingNeedsCC9x: return "BlockScalingNeedsCC9x";
@@ -225,6 +227,7 @@ std::size_t block_scale_entries(ScaleMode mode, std::size_t rows, std::size_t k)
 }
 
 GemmCOperand gemm_c_operand(const GemmArgs& g) {
+    if (g.c != nullptr) return {g.c, g.d_type};
     if (is_fp8(g.d_type)) return {nullptr, GemmType::BFloat16};
     return {g.d, g.d_type};
 }
@@ -339,6 +342,18 @@ std::optional<GemmRefusal> gemm_refusal(const GemmArgs& g, const GemmTarget& tar
         return refuse(GemmRule::BGradBNeedsTransposedA,
                       "the BGRADB epilogue sums a over k and needs a stored transposed ([k, m], a.transposed = true); "
                       "cuBLASLt has no algorithm otherwise (status 15 on the H200)");
+    }
+    if (g.c != nullptr) {
+        // Unverified on a GPU beyond these: cuBLASLt documents C for the high-precision and per-tensor FP8 kernels
+        // with a float32 or 16-bit D; nothing here needs it with an FP8 D, block scales or a gradient epilogue.
+        if (is_fp8(g.d_type) || is_block(g.a.scale_mode) || (g.epilogue != Epilogue::None && g.epilogue != Epilogue::Bias)) {
+            return refuse(GemmRule::AccumulateUse,
+                          std::string("c (accumulating d += a·bᵀ) with ") +
+                              (is_fp8(g.d_type) ? std::string("an FP8 output") :
+                               is_block(g.a.scale_mode) ? std::string("block-scaled operands") :
+                                                          std::string("the ") + name(g.epilogue) + " epilogue") +
+                              "; allowed: a float32 or bfloat16 output, per-tensor scales, epilogue none or bias");
+        }
     }
     if (auto refusal = gemm_c_refusal(g, gemm_c_operand(g))) return refusal;
     if (g.workspace_bytes != 0 && (g.workspace == nullptr || reinterpret_cast<std::uintptr_t>(g.workspace) % 256 != 0)) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "common/elementwise.cuh"
+#include "common/staged_transpose.cuh"
 
 namespace tewb::kernels::detail::fast {
 
@@ -185,13 +186,121 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
     if (q != nullptr) combine_block_amax(local, amax);
 }
 
+// One row of layer_norm_forward_transposed by its group (thread t of kGroupThreads): layer_norm_forward's
+// loop body for one row, term for term (mean and rstd from the row held in registers, two passes; y; out,
+// q, mean and rstd written), plus the row's FP8 bytes into stage[0, hidden). Kept beside the kernel rather
+// than folded into it: the kernel built on it allocated its registers differently (up to 73 where it takes
+// 64), so layer_norm_forward stays as it was. With WARPS > 1 every thread of the block calls it (group_sum
+// synchronizes).
+template <typename T, int VECS, int WARPS>
+__device__ inline void forward_row_staged(const T* __restrict__ x, const void* __restrict__ gamma, const void* __restrict__ beta,
+                                          DType param_dtype, int row, int hidden, float eps, void* out, DType out_dtype,
+                                          std::uint8_t* __restrict__ q, float s, Fp8Type type, unsigned& local,
+                                          float* __restrict__ mean_out, float* __restrict__ rstd_out, std::uint8_t* stage, int t) {
+    constexpr int W = kWidth<T>;
+    constexpr int kGroupThreads = 32 * WARPS;
+    const std::size_t base = static_cast<std::size_t>(row) * hidden;
+    float v[VECS][W];
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        const int c = (k * kGroupThreads + t) * W;
+        if (c < hidden) {
+            load_any<W>(x, dtype_of<T>(), base + c, v[k]);
+#pragma unroll
+            for (int j = 0; j < W; ++j) sum += v[k][j];
+        }
+    }
+    const float mean = group_sum<WARPS>(sum) / hidden;
+    float squares = 0.0f;
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        const int c = (k * kGroupThreads + t) * W;
+        if (c < hidden) {
+#pragma unroll
+            for (int j = 0; j < W; ++j) {
+                const float d = v[k][j] - mean;
+                squares += d * d;
+            }
+        }
+    }
+    const float rstd = rsqrtf(group_sum<WARPS>(squares) / hidden + eps);
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        const int c = (k * kGroupThreads + t) * W;
+        if (c < hidden) {
+            float g[W], b[W], y[W];
+            load_any<W>(gamma, param_dtype, c, g);
+            load_any<W>(beta, param_dtype, c, b);
+#pragma unroll
+            for (int j = 0; j < W; ++j) y[j] = (v[k][j] - mean) * rstd * g[j] + b[j];
+            if (out != nullptr) store_any<W>(out, out_dtype, base + c, y);
+            std::uint32_t words[W / 4];  // the FP8 bytes, 4 to a word
+#pragma unroll
+            for (int w = 0; w < W / 4; ++w) {
+                words[w] = 0u;
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    const float yj = y[4 * w + i];
+                    words[w] |= static_cast<std::uint32_t>(fp8_from_float(yj * s, type)) << (8 * i);
+                    local = max(local, abs_bits(yj));
+                }
+            }
+            if constexpr (W == 8) {
+                *reinterpret_cast<uint2*>(q + base + c) = make_uint2(words[0], words[1]);
+            } else {
+                *reinterpret_cast<std::uint32_t*>(q + base + c) = words[0];
+            }
+            // 4-byte stores: the stage's rows are 4-byte aligned (staged_transpose_pitch).
+#pragma unroll
+            for (int w = 0; w < W / 4; ++w) *reinterpret_cast<std::uint32_t*>(stage + c + 4 * w) = words[w];
+        }
+    }
+    if (t == 0) {
+        mean_out[row] = mean;
+        rstd_out[row] = rstd;
+    }
+}
+
+// The forward with the FP8 output's transposed copy q_t [hidden, rows]: a block owns bands of band_rows
+// consecutive rows (a multiple of 8; bands blockIdx.x, + gridDim.x, ...), its groups take the band's rows
+// (forward_row_staged, the same arithmetic as layer_norm_forward) and stage their FP8 bytes in shared memory
+// (band_rows x pitch bytes, dynamic), from which the band's columns go to q_t as runs of band_rows bytes.
+template <typename T, int VECS, int WARPS>
+__global__ void __launch_bounds__(kThreads<WARPS>)
+    layer_norm_forward_transposed(const T* __restrict__ x, const void* __restrict__ gamma, const void* __restrict__ beta,
+                                  DType param_dtype, int rows, int hidden, float eps, void* out, DType out_dtype,
+                                  std::uint8_t* __restrict__ q, std::uint8_t* __restrict__ q_t, const float* scale, Fp8Type type,
+                                  float* amax, float* __restrict__ mean_out, float* __restrict__ rstd_out, int band_rows,
+                                  int pitch) {
+    extern __shared__ __align__(16) std::uint8_t fp8_stage[];  // [band_rows][pitch]
+    constexpr int kGroupThreads = 32 * WARPS;
+    const int group = threadIdx.x / kGroupThreads;
+    const int t = threadIdx.x % kGroupThreads;
+    const float s = *scale;
+    unsigned local = 0;
+    const int bands = (rows + band_rows - 1) / band_rows;
+    for (int band = blockIdx.x; band < bands; band += gridDim.x) {
+        const int r0 = band * band_rows;
+        // With WARPS > 1 the block is one group: the break below is uniform across it.
+        for (int i = group; i < band_rows && r0 + i < rows; i += kGroups<WARPS>) {
+            forward_row_staged<T, VECS, WARPS>(x, gamma, beta, param_dtype, r0 + i, hidden, eps, out, out_dtype, q, s, type, local,
+                                               mean_out, rstd_out, fp8_stage + static_cast<std::size_t>(i) * pitch, t);
+        }
+        __syncthreads();
+        write_staged_transpose(fp8_stage, pitch, band_rows, hidden, q_t, rows, r0, 0);
+        __syncthreads();  // the stage is refilled by the next band
+    }
+    combine_block_amax(local, amax);
+}
+
 // dx of every row the block handles, and the block's partial dgamma (partial[blockIdx.x]) and dbeta
 // (partial[gridDim.x + blockIdx.x]) over those rows.
 template <typename T, int VECS, int WARPS>
 __global__ void __launch_bounds__(kThreads<WARPS>)
     layer_norm_backward(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, const float* __restrict__ mean,
                         const float* __restrict__ rstd, const void* __restrict__ gamma, DType param_dtype, int rows, int hidden,
-                        T* dx, float* __restrict__ partial) {
+                        T* dx, const T* dresidual, float* __restrict__ partial) {
     constexpr int W = kWidth<T>;
     constexpr int kGroupThreads = 32 * WARPS;
     constexpr int kGroupCount = kGroups<WARPS>;
@@ -239,6 +348,12 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
                 float out[W];
 #pragma unroll
                 for (int j = 0; j < W; ++j) out[j] = r * (d[k][j] * g[k][j] - mean_g - xhat[k][j] * mean_gx);
+                if (dresidual != nullptr) {  // the skip connection's gradient, added before the store (may alias dx)
+                    float skip[W];
+                    load_any<W>(dresidual, dtype_of<T>(), base + c, skip);
+#pragma unroll
+                    for (int j = 0; j < W; ++j) out[j] += skip[j];
+                }
                 store_any<W>(dx, dtype_of<T>(), base + c, out);
             }
         }

@@ -1,16 +1,20 @@
 // LayerNorm forward and backward. Where rows are 16-byte aligned and short enough to live in registers
-// (hidden a multiple of 8 for bfloat16 x, of 4 for float32 x; at most 8192 / 4096), the fast kernels of
-// layer_norm_fast.cuh run: one read of x forward, one read of x and dy backward, dgamma/dbeta partial sums
+// (hidden a multiple of 8 for bfloat16 x, of 4 for float32 x; at most 8192 / 4096; forward with the FP8
+// transposed copy at most 4096, layer_norm_rule.h), the fast kernels of layer_norm_fast.cuh run: one read
+// of x forward, one read of x and dy backward, dgamma/dbeta partial sums
 // in registers and one small reduction launch. Elsewhere the plain kernels below: one warp per row, two
 // passes over the row for float32 accuracy (mean, then the variance of x - mean), dx one warp per row and
 // dgamma/dbeta in a separate pass over chunks of rows. Both write the same partial rows to the workspace.
+// With the FP8 output's transposed copy the forward (fast or plain) runs in bands of consecutive rows and
+// writes the copy from shared memory in the same launch (staged_transpose.cuh).
 #include <algorithm>
 #include <cstdint>
 
-#include "cast/cast_launch.h"
 #include "common/check.h"
 #include "common/elementwise.cuh"
+#include "common/staged_transpose.cuh"
 #include "normalization/layer_norm_fast.cuh"
+#include "normalization/layer_norm_rule.h"
 #include "normalization/normalization_launch.h"
 
 namespace tewb::kernels::detail {
@@ -22,6 +26,26 @@ constexpr int kColumnThreads = 256;
 constexpr int kMaxPartials = 256;  // partial rows of dgamma/dbeta: blocks of the backward
 constexpr int kMaxGridX = 2147483647;
 
+struct RowStatistics {
+    float mean;
+    float rstd;
+};
+
+// A row's mean and 1 / sqrt(variance + eps) by one warp, in two passes over the row for float32 accuracy (mean,
+// then the variance of x - mean): the plain kernels' order, which the host twin follows.
+__device__ inline RowStatistics warp_row_statistics(const void* __restrict__ x, DType x_dtype, std::size_t base, int hidden, float eps,
+                                                    int lane) {
+    float sum = 0.0f;
+    for (int c = lane; c < hidden; c += 32) sum += load(x, x_dtype, base + c);
+    const float mean = warp_sum(sum) / hidden;
+    float squares = 0.0f;
+    for (int c = lane; c < hidden; c += 32) {
+        const float d = load(x, x_dtype, base + c) - mean;
+        squares += d * d;
+    }
+    return {mean, 1.0f / sqrtf(warp_sum(squares) / hidden + eps)};
+}
+
 __global__ void layer_norm_forward_kernel(const void* __restrict__ x, DType x_dtype, const void* __restrict__ gamma,
                                           const void* __restrict__ beta, DType param_dtype, int rows, int hidden, float eps,
                                           void* out, DType out_dtype, std::uint8_t* q, const float* scale, Fp8Type type,
@@ -31,15 +55,9 @@ __global__ void layer_norm_forward_kernel(const void* __restrict__ x, DType x_dt
     unsigned local = 0;
     if (row < rows) {
         const std::size_t base = static_cast<std::size_t>(row) * hidden;
-        float sum = 0.0f;
-        for (int c = lane; c < hidden; c += 32) sum += load(x, x_dtype, base + c);
-        const float mean = warp_sum(sum) / hidden;
-        float squares = 0.0f;
-        for (int c = lane; c < hidden; c += 32) {
-            const float d = load(x, x_dtype, base + c) - mean;
-            squares += d * d;
-        }
-        const float rstd = 1.0f / sqrtf(warp_sum(squares) / hidden + eps);
+        const RowStatistics stats = warp_row_statistics(x, x_dtype, base, hidden, eps, lane);
+        const float mean = stats.mean;
+        const float rstd = stats.rstd;
         const float s = q != nullptr ? *scale : 1.0f;
         for (int c = lane; c < hidden; c += 32) {
             const float y = (load(x, x_dtype, base + c) - mean) * rstd * load(gamma, param_dtype, c) + load(beta, param_dtype, c);
@@ -57,9 +75,73 @@ __global__ void layer_norm_forward_kernel(const void* __restrict__ x, DType x_dt
     if (q != nullptr) combine_block_amax(local, amax);
 }
 
+// The plain forward with the FP8 output's transposed copy q_t [hidden, rows]: a block of 4 warps owns bands
+// of kBandRows consecutive rows. Each warp takes rows w, w + 4, ... of the band for mean and rstd (the
+// arithmetic of layer_norm_forward_kernel: one warp per row, two passes), kept in shared memory; then the
+// band goes column tile by column tile (32 columns): y as layer_norm_forward_kernel computes it, written to
+// out and q, its FP8 bytes staged and written to q_t as runs of 32 bytes per column (write_staged_transpose).
+constexpr int kBandRows = 32;
+constexpr int kBandCols = 32;
+constexpr int kBandPitch = staged_transpose_pitch(kBandCols);
+
+__global__ void layer_norm_forward_transposed_kernel(const void* __restrict__ x, DType x_dtype, const void* __restrict__ gamma,
+                                                     const void* __restrict__ beta, DType param_dtype, int rows, int hidden,
+                                                     float eps, void* out, DType out_dtype, std::uint8_t* __restrict__ q,
+                                                     std::uint8_t* __restrict__ q_t, const float* scale, Fp8Type type,
+                                                     float* amax, float* __restrict__ mean_out, float* __restrict__ rstd_out) {
+    __shared__ float band_mean[kBandRows];
+    __shared__ float band_rstd[kBandRows];
+    __shared__ __align__(16) std::uint8_t stage[kBandRows * kBandPitch];
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    const float s = *scale;
+    unsigned local = 0;
+    const int bands = (rows + kBandRows - 1) / kBandRows;
+    for (int band = blockIdx.x; band < bands; band += gridDim.x) {
+        const int r0 = band * kBandRows;
+        for (int i = warp; i < kBandRows && r0 + i < rows; i += kWarpsPerBlock) {
+            const std::size_t base = static_cast<std::size_t>(r0 + i) * hidden;
+            const RowStatistics stats = warp_row_statistics(x, x_dtype, base, hidden, eps, lane);
+            const float mean = stats.mean;
+            const float rstd = stats.rstd;
+            if (lane == 0) {
+                band_mean[i] = mean;
+                band_rstd[i] = rstd;
+                mean_out[r0 + i] = mean;
+                rstd_out[r0 + i] = rstd;
+            }
+        }
+        __syncthreads();
+        for (int c0 = 0; c0 < hidden; c0 += kBandCols) {
+            const int c = c0 + lane;
+            if (c < hidden) {
+                const float g = load(gamma, param_dtype, c);
+                const float b = load(beta, param_dtype, c);
+                for (int i = warp; i < kBandRows && r0 + i < rows; i += kWarpsPerBlock) {
+                    const std::size_t at = static_cast<std::size_t>(r0 + i) * hidden + c;
+                    // __fmul_rn: the product and + b rounded apart, as layer_norm_forward_kernel's y (there the
+                    // loads of gamma and beta sit between them, so nothing fuses; here g and b are in registers and
+                    // nvcc would make one FMA of it, 1 ulp off the kernel without the transposed copy).
+                    const float y = __fmul_rn((load(x, x_dtype, at) - band_mean[i]) * band_rstd[i], g) + b;
+                    if (out != nullptr) store(out, out_dtype, at, y);
+                    const std::uint8_t byte = fp8_from_float(y * s, type);
+                    q[at] = byte;
+                    stage[i * kBandPitch + lane] = byte;
+                    local = max(local, abs_bits(y));
+                }
+            }
+            __syncthreads();
+            write_staged_transpose(stage, kBandPitch, kBandRows, min(kBandCols, hidden - c0), q_t, rows, r0, c0);
+            __syncthreads();  // the stage is refilled by the next tile
+        }
+    }
+    combine_block_amax(local, amax);
+}
+
 __global__ void layer_norm_dx_kernel(const void* __restrict__ dy, DType dy_dtype, const void* __restrict__ x, DType x_dtype,
                                      const float* __restrict__ mean, const float* __restrict__ rstd,
-                                     const void* __restrict__ gamma, DType param_dtype, int rows, int hidden, void* dx) {
+                                     const void* __restrict__ gamma, DType param_dtype, int rows, int hidden, void* dx,
+                                     const void* dresidual) {
     const int lane = threadIdx.x % 32;
     const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
     if (row >= rows) return;
@@ -79,7 +161,9 @@ __global__ void layer_norm_dx_kernel(const void* __restrict__ dy, DType dy_dtype
     for (int c = lane; c < hidden; c += 32) {
         const float g = load(dy, dy_dtype, base + c) * load(gamma, param_dtype, c);
         const float xhat = (load(x, x_dtype, base + c) - mu) * r;
-        store(dx, x_dtype, base + c, r * (g - mean_g - xhat * mean_gx));
+        float v = r * (g - mean_g - xhat * mean_gx);
+        if (dresidual != nullptr) v += load(dresidual, x_dtype, base + c);
+        store(dx, x_dtype, base + c, v);
     }
 }
 
@@ -141,6 +225,20 @@ int row_blocks(std::size_t rows) {
     return static_cast<int>(std::min<std::size_t>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock, kMaxGridX));
 }
 
+// The fast transposed forward's band: the most rows (64, 32, 16) whose stage fits kStageBytes while the grid
+// keeps at least kBandsWanted blocks, else 8 (whose stage always fits: hidden <= 4096, layer_norm_rule.h).
+// Only the GPU's schedule depends on it: each row's arithmetic is the same for any band.
+constexpr std::size_t kStageBytes = 40 * 1024;
+constexpr std::size_t kBandsWanted = 264;  // two blocks per SM of a 132-SM GPU
+
+int fast_band_rows(std::size_t rows, std::size_t hidden) {
+    const auto pitch = static_cast<std::size_t>(staged_transpose_pitch(static_cast<int>(hidden)));
+    for (const std::size_t band : {64, 32, 16}) {
+        if (band * pitch <= kStageBytes && (rows + band - 1) / band >= kBandsWanted) return static_cast<int>(band);
+    }
+    return 8;
+}
+
 struct ForwardLaunch {
     const void* x;
     const void* gamma;
@@ -151,6 +249,7 @@ struct ForwardLaunch {
     void* out;
     DType out_dtype;
     std::uint8_t* q;
+    std::uint8_t* q_t;  // the transposed copy, or null
     const float* scale;
     Fp8Type type;
     float* amax;
@@ -160,6 +259,17 @@ struct ForwardLaunch {
 
     template <typename T, int VECS, int WARPS>
     void operator()() const {
+        if (q_t != nullptr) {
+            const int band = fast_band_rows(rows, hidden);
+            const int pitch = staged_transpose_pitch(static_cast<int>(hidden));
+            const std::size_t bands = (rows + static_cast<std::size_t>(band) - 1) / static_cast<std::size_t>(band);
+            const auto blocks = static_cast<unsigned>(std::min<std::size_t>(bands, kMaxGridX));
+            const std::size_t shared = static_cast<std::size_t>(band) * static_cast<std::size_t>(pitch);
+            fast::layer_norm_forward_transposed<T, VECS, WARPS><<<blocks, fast::kThreads<WARPS>, shared, stream>>>(
+                static_cast<const T*>(x), gamma, beta, param_dtype, static_cast<int>(rows), static_cast<int>(hidden), eps, out,
+                out_dtype, q, q_t, scale, type, amax, mean, rstd, band, pitch);
+            return;
+        }
         constexpr int groups = fast::kGroups<WARPS>;
         const auto blocks = static_cast<unsigned>(std::min<std::size_t>((rows + groups - 1) / groups, kMaxGridX));
         fast::layer_norm_forward<T, VECS, WARPS><<<blocks, fast::kThreads<WARPS>, 0, stream>>>(
@@ -178,6 +288,7 @@ struct BackwardLaunch {
     DType param_dtype;
     std::size_t rows, hidden;
     void* dx;
+    const void* dresidual;
     float* partial;
     int partials;
     int* written;  // blocks launched: partial rows written
@@ -190,7 +301,7 @@ struct BackwardLaunch {
         const std::size_t shared = groups > 1 ? 2 * hidden * sizeof(float) : 0;
         fast::layer_norm_backward<T, VECS, WARPS><<<static_cast<unsigned>(*written), fast::kThreads<WARPS>, shared, stream>>>(
             dy, dy_dtype, static_cast<const T*>(x), mean, rstd, gamma, param_dtype, static_cast<int>(rows), static_cast<int>(hidden),
-            static_cast<T*>(dx), partial);
+            static_cast<T*>(dx), static_cast<const T*>(dresidual), partial);
     }
 };
 
@@ -262,40 +373,46 @@ void launch_layer_norm_forward(const void* x, DType x_dtype, const void* gamma, 
                                const Fp8Output* fp8, float* mean, float* rstd, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::layer_norm_forward";
     auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
+    auto* q_t = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr;
     const float* scale = fp8 != nullptr ? fp8->scale : nullptr;
     const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
     float* amax = fp8 != nullptr ? fp8->amax : nullptr;
-    const FastShape shape = fast_shape(x_dtype, hidden, {x, gamma, beta, out, q});
+    FastShape shape = fast_shape(x_dtype, hidden, {x, gamma, beta, out, q});
+    if (!layer_norm_fast_allows_transposed(hidden, q_t != nullptr)) shape = FastShape{};
     if (shape.warps > 0) {
         dispatch_fast(x_dtype, shape,
-                      ForwardLaunch{x, gamma, beta, param_dtype, rows, hidden, eps, out, out_dtype, q, scale, type, amax, mean, rstd, stream});
+                      ForwardLaunch{x, gamma, beta, param_dtype, rows, hidden, eps, out, out_dtype, q, q_t, scale, type, amax, mean,
+                                    rstd, stream});
+    } else if (q_t != nullptr) {
+        const auto bands = static_cast<unsigned>(std::min<std::size_t>((rows + kBandRows - 1) / kBandRows, kMaxGridX));
+        layer_norm_forward_transposed_kernel<<<bands, kWarpsPerBlock * 32, 0, stream>>>(
+            x, x_dtype, gamma, beta, param_dtype, static_cast<int>(rows), static_cast<int>(hidden), eps, out, out_dtype, q, q_t,
+            scale, type, amax, mean, rstd);
     } else {
         layer_norm_forward_kernel<<<row_blocks(rows), kWarpsPerBlock * 32, 0, stream>>>(
             x, x_dtype, gamma, beta, param_dtype, static_cast<int>(rows), static_cast<int>(hidden), eps, out, out_dtype, q, scale,
             type, amax, mean, rstd);
     }
     check_last_launch(call);
-    if (fp8 != nullptr && fp8->transposed != nullptr) {
-        launch_transpose(fp8->data, 1, rows, hidden, fp8->transposed, stream);
-    }
 }
 
 void launch_layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
                                 const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx,
-                                void* dgamma, void* dbeta, void* workspace, cudaStream_t stream) {
+                                const void* dresidual, void* dgamma, void* dbeta, void* workspace, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::layer_norm_backward";
     const int h = static_cast<int>(hidden);
     const int partials = layer_norm_backward_chunks(rows);
     auto* partial = static_cast<float*>(workspace);
-    const FastShape shape = fast_shape(x_dtype, hidden, {dy, x, gamma, dx});
+    const FastShape shape = fast_shape(x_dtype, hidden, {dy, x, gamma, dx, dresidual});
     int written = partials;  // partial rows the first stage wrote
     if (shape.warps > 0) {
         dispatch_fast(x_dtype, shape,
-                      BackwardLaunch{dy, dy_dtype, x, mean, rstd, gamma, param_dtype, rows, hidden, dx, partial, partials, &written, stream});
+                      BackwardLaunch{dy, dy_dtype, x, mean, rstd, gamma, param_dtype, rows, hidden, dx, dresidual, partial, partials,
+                                     &written, stream});
         check_last_launch(call);
     } else {
         layer_norm_dx_kernel<<<row_blocks(rows), kWarpsPerBlock * 32, 0, stream>>>(dy, dy_dtype, x, x_dtype, mean, rstd, gamma,
-                                                                                   param_dtype, static_cast<int>(rows), h, dx);
+                                                                                   param_dtype, static_cast<int>(rows), h, dx, dresidual);
         check_last_launch(call);
         const unsigned column_blocks = static_cast<unsigned>((hidden + kColumnThreads - 1) / kColumnThreads);
         layer_norm_dparams_partial_kernel<<<dim3(column_blocks, static_cast<unsigned>(partials)), kColumnThreads, 0, stream>>>(

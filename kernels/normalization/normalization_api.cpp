@@ -27,8 +27,23 @@ void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_
                                                      workspace_bytes, layer_norm_backward_workspace_bytes(rows, hidden))) {
         return;
     }
-    detail::launch_layer_norm_backward(dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype, rows, hidden, dx, dgamma, dbeta,
-                                       workspace, stream);
+    detail::launch_layer_norm_backward(dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype, rows, hidden, dx, nullptr, dgamma,
+                                       dbeta, workspace, stream);
+}
+
+void layer_norm_backward_add(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
+                             const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx,
+                             const void* dresidual, void* dgamma, void* dbeta, void* workspace, std::size_t workspace_bytes,
+                             cudaStream_t stream) {
+    constexpr const char* call = "tewb::kernels::layer_norm_backward_add";
+    if (!detail::check_layer_norm_backward_arguments(call, dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype, rows, hidden, dx,
+                                                     dgamma, dbeta, workspace, workspace_bytes,
+                                                     layer_norm_backward_workspace_bytes(rows, hidden))) {
+        return;
+    }
+    detail::check_dresidual(call, dresidual, x_dtype);
+    detail::launch_layer_norm_backward(dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype, rows, hidden, dx, dresidual, dgamma,
+                                       dbeta, workspace, stream);
 }
 
 }  // namespace tewb::kernels

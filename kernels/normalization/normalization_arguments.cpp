@@ -57,4 +57,8 @@ bool check_layer_norm_backward_arguments(const char* call, const void* dy, DType
     return true;
 }
 
+void check_dresidual(const char* call, const void* dresidual, DType x_dtype) {
+    if (dresidual != nullptr) check_buffer(call, dresidual, "dresidual", element_size(x_dtype));
+}
+
 }  // namespace tewb::kernels::detail

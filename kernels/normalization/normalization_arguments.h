@@ -20,5 +20,7 @@ bool check_layer_norm_backward_arguments(const char* call, const void* dy, DType
                                          std::size_t rows, std::size_t hidden, const void* dx, const void* dgamma,
                                          const void* dbeta, const void* workspace, std::size_t workspace_bytes,
                                          std::size_t needed_workspace);
+// layer_norm_backward_add's dresidual: null (nothing to add) or a buffer aligned to x's element size.
+void check_dresidual(const char* call, const void* dresidual, DType x_dtype);
 
 }  // namespace tewb::kernels::detail

@@ -11,6 +11,7 @@
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
+#include "normalization/layer_norm_rule.h"
 #include "normalization/normalization_arguments.h"
 #include "tewb_kernels/host/normalization.h"
 
@@ -39,10 +40,11 @@ bool aligned16(const void* p) {
     return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
 
-// normalization.cu's fast_shape.
-RowOrder row_order(DType x_dtype, std::size_t hidden, std::initializer_list<const void*> pointers) {
+// normalization.cu's fast_shape; `transposed`: the forward with the FP8 transposed copy (layer_norm_rule.h).
+RowOrder row_order(DType x_dtype, std::size_t hidden, std::initializer_list<const void*> pointers, bool transposed = false) {
     const std::size_t width = x_dtype == DType::Float32 ? 4 : 8;
     if (x_dtype == DType::Float16 || hidden % width != 0) return {};
+    if (!detail::layer_norm_fast_allows_transposed(hidden, transposed)) return {};
     for (const void* p : pointers) {
         if (p != nullptr && !aligned16(p)) return {};
     }
@@ -108,7 +110,8 @@ void layer_norm_forward(const void* x, DType x_dtype, const void* gamma, const v
     auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
     const float s = q != nullptr ? *fp8->scale : 1.0f;
     const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
-    const RowOrder order = row_order(x_dtype, hidden, {x, gamma, beta, out, q});
+    auto* q_t = q != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr;
+    const RowOrder order = row_order(x_dtype, hidden, {x, gamma, beta, out, q}, q_t != nullptr);
     const std::vector<float> g = load_vector(gamma, param_dtype, hidden);
     const std::vector<float> b = load_vector(beta, param_dtype, hidden);
     const auto count = static_cast<float>(static_cast<int>(hidden));  // the kernel divides by its int hidden
@@ -142,16 +145,18 @@ void layer_norm_forward(const void* x, DType x_dtype, const void* gamma, const v
     if (q != nullptr && fp8->amax != nullptr) {
         *fp8->amax = detail::bits_float(std::max(detail::float_bits(*fp8->amax), amax_bits.load()));
     }
+    // The transposed copy comes from the forward kernel's own launch on the GPU (banded, from shared memory).
+    if (q_t != nullptr) detail::transpose_bytes(q, rows, hidden, q_t);
     detail::note_launch();
-    if (q != nullptr && fp8->transposed != nullptr) {
-        detail::transpose_bytes(q, rows, hidden, static_cast<std::uint8_t*>(fp8->transposed));
-        detail::note_launch();
-    }
 }
 
 std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden) {
     return 2 * std::clamp<std::size_t>(rows, 1, kMaxPartials) * hidden * sizeof(float);
 }
+
+static void backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd, const void* gamma,
+              DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, const void* dresidual, void* dgamma, void* dbeta,
+              void* workspace);
 
 void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
                          const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, void* dgamma,
@@ -161,7 +166,27 @@ void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_
                                                      workspace_bytes, layer_norm_backward_workspace_bytes(rows, hidden))) {
         return;
     }
-    const RowOrder order = row_order(x_dtype, hidden, {dy, x, gamma, dx});
+    backward(dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype, rows, hidden, dx, nullptr, dgamma, dbeta, workspace);
+}
+
+void layer_norm_backward_add(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
+                             const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx,
+                             const void* dresidual, void* dgamma, void* dbeta, void* workspace, std::size_t workspace_bytes) {
+    constexpr const char* call = "tewb::kernels::host::layer_norm_backward_add";
+    if (!detail::check_layer_norm_backward_arguments(call, dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype, rows, hidden, dx,
+                                                     dgamma, dbeta, workspace, workspace_bytes,
+                                                     layer_norm_backward_workspace_bytes(rows, hidden))) {
+        return;
+    }
+    detail::check_dresidual(call, dresidual, x_dtype);
+    backward(dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype, rows, hidden, dx, dresidual, dgamma, dbeta, workspace);
+}
+
+// Both entry points' work after their checks: dx (with dresidual added when not null), then dgamma and dbeta.
+static void backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd, const void* gamma,
+              DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, const void* dresidual, void* dgamma, void* dbeta,
+              void* workspace) {
+    const RowOrder order = row_order(x_dtype, hidden, {dy, x, gamma, dx, dresidual});
     const std::vector<float> gam = load_vector(gamma, param_dtype, hidden);
     const auto count = static_cast<float>(static_cast<int>(hidden));
     auto* partial = static_cast<float*>(workspace);
@@ -169,7 +194,7 @@ void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_
 
     // dx, row by row (layer_norm_dx_kernel, or the fast kernel's dx part).
     detail::parallel_for(rows, hidden * 6, [&](std::size_t first, std::size_t last) {
-        std::vector<float> d(hidden), xs(hidden), g(hidden), xhat(hidden), gx(hidden),
+        std::vector<float> d(hidden), xs(hidden), g(hidden), xhat(hidden), gx(hidden), skip(dresidual != nullptr ? hidden : 0),
             lanes(static_cast<std::size_t>(order.threads));
         for (std::size_t row = first; row < last; ++row) {
             const std::size_t base = row * hidden;
@@ -185,6 +210,10 @@ void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_
             const float mean_g = ordered_sum(g.data(), hidden, order, lanes.data()) / count;
             const float mean_gx = ordered_sum(gx.data(), hidden, order, lanes.data()) / count;
             for (std::size_t c = 0; c < hidden; ++c) xs[c] = r * (g[c] - mean_g - xhat[c] * mean_gx);
+            if (dresidual != nullptr) {  // the skip connection's gradient, added before the store (may alias dx)
+                detail::load_floats(dresidual, x_dtype, base, hidden, skip.data());
+                for (std::size_t c = 0; c < hidden; ++c) xs[c] += skip[c];
+            }
             detail::store_floats(dx, x_dtype, base, hidden, xs.data());
         }
     });

@@ -15,8 +15,9 @@ int layer_norm_backward_chunks(std::size_t rows);
 void launch_layer_norm_forward(const void* x, DType x_dtype, const void* gamma, const void* beta, DType param_dtype,
                                std::size_t rows, std::size_t hidden, float eps, void* out, DType out_dtype,
                                const Fp8Output* fp8, float* mean, float* rstd, cudaStream_t stream);
+// dresidual: null, or added to dx before it is stored (layer_norm_backward_add).
 void launch_layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
                                 const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx,
-                                void* dgamma, void* dbeta, void* workspace, cudaStream_t stream);
+                                const void* dresidual, void* dgamma, void* dbeta, void* workspace, cudaStream_t stream);
 
 }  // namespace tewb::kernels::detail

@@ -289,6 +289,36 @@ Dbias reference_dbias(const std::vector<float>& values, std::size_t rows, std::s
     return dbias;
 }
 
+// The block cast's bias gradient in its documented order (block_cast_types.h): per 128-row tile, each column
+// as 0 + (rows 0-15 of the tile summed from 0 in row order) + (rows 16-31 ...) + ... + (rows 112-127 ...);
+// then 0 + tile 0 + tile 1 + ...; a NaN as the GPU's 0x7fffffff. Rows past x add nothing.
+Dbias reference_block_dbias(const std::vector<float>& values, std::size_t rows, std::size_t cols) {
+    const std::size_t tiles = std::max<std::size_t>((rows + 127) / 128, 1);
+    Dbias dbias;
+    dbias.partial.assign(tiles * cols, 0.0f);
+    dbias.sum.assign(cols, 0.0f);
+    for (std::size_t tile = 0; tile < tiles; ++tile) {
+        for (std::size_t c = 0; c < cols; ++c) {
+            float tile_sum = 0.0f;
+            for (std::size_t group = 0; group < 8; ++group) {
+                float group_sum = 0.0f;
+                for (std::size_t i = 0; i < 16; ++i) {
+                    const std::size_t r = tile * 128 + group * 16 + i;
+                    if (r < rows) group_sum += values[r * cols + c];
+                }
+                tile_sum += group_sum;
+            }
+            dbias.partial[tile * cols + c] = canonical(tile_sum);
+        }
+    }
+    for (std::size_t c = 0; c < cols; ++c) {
+        float sum = 0.0f;
+        for (std::size_t tile = 0; tile < tiles; ++tile) sum += dbias.partial[tile * cols + c];
+        dbias.sum[c] = canonical(sum);
+    }
+    return dbias;
+}
+
 // bfloat16 from float32, nearest even, NaN to 0x7fff (CUDA's __float2bfloat16).
 std::uint16_t reference_bf16(float v) {
     if (std::isnan(v)) return 0x7fff;
@@ -541,7 +571,7 @@ private Q_SLOTS:
                         host::cast_transpose_dbias_to_fp8(x.data(), dtype, rows, cols, &scale, out.data(), out_t.data(),
                                                           Fp8Type::E5M2, &amax, dbias.data(), dbias_dtype, workspace.data(),
                                                           workspace_bytes);
-                        QCOMPARE(launch_count(), launches + 2);
+                        QCOMPARE(launch_count(), launches + 1);  // the column sums finished in the same launch
                         const std::string what = "dbias " + describe(dtype) + " into " + describe(dbias_dtype) + " " +
                                                  std::to_string(rows) + "x" + std::to_string(cols) + " offset " +
                                                  std::to_string(offset);
@@ -782,6 +812,235 @@ private Q_SLOTS:
                 QVERIFY(got[5] > 0.0f && std::isfinite(got[5]));
             }
         }
+    }
+
+    void dbiasLaunchesFollowTheColumnTiles() {
+        // One launch while the kernel's grid has at most 2048 column tiles (the arrival counters,
+        // common/column_sum_rule.h), two past that (the partial rows then summed by a launch of their own);
+        // the tiles are those of the kernel the GPU picks: 32 columns for the 32 x 8 kernel, 64 for the
+        // vectorised one. The sums are in the same order either way.
+        struct Case {
+            DType dtype;
+            std::size_t rows, cols, offset;
+            std::uint64_t launches;
+        };
+        const Case cases[] = {
+            {DType::Float16, 3, 2048 * 32, 0, 1},      // 32 x 8 kernel: 2048 tiles
+            {DType::Float16, 3, 2048 * 32 + 1, 0, 2},  // 2049 tiles
+            {DType::Float32, 8, 2048 * 64, 0, 1},      // vectorised: 2048 tiles of 64
+            {DType::Float32, 8, 2048 * 64 + 4, 0, 2},  // 2049
+            {DType::Float32, 8, 2048 * 32 + 4, 4, 2},  // x misaligned: the 32 x 8 kernel, 2049 tiles of 32
+            {DType::Float32, 8, 2048 * 32 + 4, 0, 1},  // the same shape aligned: 1026 tiles of 64
+        };
+        std::uint32_t seed = 950;
+        for (const Case& k : cases) {
+            const std::size_t n = k.rows * k.cols;
+            const Input x = make_finite_input(k.dtype, n, seed++, k.offset);
+            Buffer out(n), out_t(n), dbias(k.cols * 4);
+            const std::size_t workspace_bytes = host::cast_transpose_dbias_workspace_bytes(k.rows, k.cols);
+            Buffer workspace(workspace_bytes);
+            const float scale = 1.0f;
+            const std::uint64_t launches = launch_count();
+            host::cast_transpose_dbias_to_fp8(x.data(), k.dtype, k.rows, k.cols, &scale, out.data(), out_t.data(), Fp8Type::E4M3,
+                                              nullptr, dbias.data(), DType::Float32, workspace.data(), workspace_bytes);
+            const std::string what = describe(k.dtype) + " " + std::to_string(k.rows) + "x" + std::to_string(k.cols) + " offset " +
+                                     std::to_string(k.offset);
+            QVERIFY2(launch_count() == launches + k.launches, what.c_str());
+            const Dbias want =
+                reference_dbias(x.values, k.rows, k.cols, gpu_order(k.dtype, k.rows, k.cols, x.data(), out.data(), out_t.data()));
+            const auto* sums = reinterpret_cast<const float*>(dbias.data());
+            for (std::size_t c = 0; c < k.cols; ++c) {
+                if (bits_of(sums[c]) != bits_of(want.sum[c])) QFAIL(qPrintable(QString::fromStdString(what + ": dbias " + std::to_string(c))));
+            }
+        }
+    }
+
+    void blockCastDbiasMatchesColumnSums() {
+        // Ragged shapes (rows and cols not multiples of 128), every input dtype, both block shapes, with and
+        // without the transposed copy: the bias gradient in the documented order bit for bit, near the double
+        // sum, the tiles' partial rows in the workspace, one launch, and the cast's outputs as without dbias.
+        const std::pair<std::size_t, std::size_t> shapes[] = {{1, 1},     {3, 127},   {128, 128}, {129, 300},
+                                                              {255, 129}, {300, 257}, {1000, 65}, {2000, 257}};
+        std::uint32_t seed = 4000;
+        for (DType dtype : kDTypes) {
+            for (const auto& [rows, cols] : shapes) {
+                const int block_rows = seed % 2 == 0 ? 1 : 128;
+                const bool with_transposed = seed % 3 != 0;
+                const Fp8Type type = seed % 5 < 3 ? Fp8Type::E4M3 : Fp8Type::E5M2;
+                const Input x = make_finite_input(dtype, rows * cols, seed++);
+                const ScaleMode mode = block_scale_mode(block_rows);
+                const std::string what = "block_cast dbias " + describe(dtype) + " " + std::to_string(rows) + "x" +
+                                         std::to_string(cols) + " block_rows " + std::to_string(block_rows) +
+                                         (with_transposed ? " transposed" : "");
+                struct Outputs {
+                    std::vector<std::uint8_t> data, transposed;
+                    std::vector<float> scale_inv, transposed_scale_inv;
+                    float amax = 0.0f;
+                };
+                const auto run = [&](Outputs& o, float* dbias, void* workspace, std::size_t workspace_bytes) {
+                    o.data.assign(rows * cols, 0xaa);
+                    o.transposed.assign(rows * cols, 0xaa);
+                    o.scale_inv.assign(block_scale_entries(mode, rows, cols), -1.0f);
+                    o.transposed_scale_inv.assign(block_scale_entries(mode, cols, rows), -1.0f);
+                    BlockCastOutput out;
+                    out.data = o.data.data();
+                    out.scale_inv = o.scale_inv.data();
+                    if (with_transposed) {
+                        out.transposed = o.transposed.data();
+                        out.transposed_scale_inv = o.transposed_scale_inv.data();
+                    }
+                    out.amax = &o.amax;
+                    out.type = type;
+                    out.dbias = dbias;
+                    out.dbias_workspace = workspace;
+                    out.dbias_workspace_bytes = workspace_bytes;
+                    host::block_cast_to_fp8(x.data(), dtype, rows, cols, block_rows, true, out);
+                };
+                Outputs plain, with;
+                run(plain, nullptr, nullptr, 0);
+                const std::size_t workspace_bytes = host::block_cast_dbias_workspace_bytes(rows, cols);
+                QCOMPARE(workspace_bytes, std::max<std::size_t>((rows + 127) / 128, 1) * cols * 4);
+                std::vector<float> workspace(workspace_bytes / 4, float_of(0xffc00001u));  // unwritten entries show
+                std::vector<float> dbias(cols, float_of(0xffc00001u));
+                const std::uint64_t launches = launch_count();
+                run(with, dbias.data(), workspace.data(), workspace_bytes);
+                QVERIFY2(launch_count() == launches + 1, what.c_str());
+
+                QVERIFY2(with.data == plain.data, (what + ": data").c_str());
+                QVERIFY2(with.transposed == plain.transposed, (what + ": transposed").c_str());
+                QVERIFY2(std::memcmp(with.scale_inv.data(), plain.scale_inv.data(), plain.scale_inv.size() * 4) == 0,
+                         (what + ": scale_inv").c_str());
+                QVERIFY2(std::memcmp(with.transposed_scale_inv.data(), plain.transposed_scale_inv.data(),
+                                     plain.transposed_scale_inv.size() * 4) == 0,
+                         (what + ": transposed_scale_inv").c_str());
+                QCOMPARE(bits_of(with.amax), bits_of(plain.amax));
+
+                const Dbias want = reference_block_dbias(x.values, rows, cols);
+                for (std::size_t i = 0; i < want.partial.size(); ++i) {
+                    QVERIFY2(bits_of(workspace[i]) == bits_of(want.partial[i]),
+                             qPrintable(QString::fromStdString(what + ": workspace " + std::to_string(i))));
+                }
+                const std::size_t tiles = want.partial.size() / cols;
+                for (std::size_t c = 0; c < cols; ++c) {
+                    QVERIFY2(bits_of(dbias[c]) == bits_of(want.sum[c]),
+                             qPrintable(QStringLiteral("%1: dbias[%2] %3, documented order %4")
+                                            .arg(QString::fromStdString(what))
+                                            .arg(c)
+                                            .arg(static_cast<double>(dbias[c]), 0, 'g', 9)
+                                            .arg(static_cast<double>(want.sum[c]), 0, 'g', 9)));
+                    // Against the double sum: a float32 chain of at most 16 + 8 + tiles additions.
+                    double exact = 0.0;
+                    double magnitude = 0.0;
+                    for (std::size_t r = 0; r < rows; ++r) {
+                        exact += x.values[r * cols + c];
+                        magnitude += std::fabs(static_cast<double>(x.values[r * cols + c]));
+                    }
+                    const double bound = static_cast<double>(16 + 8 + tiles) * 0x1p-24 * magnitude;
+                    QVERIFY2(std::fabs(static_cast<double>(dbias[c]) - exact) <= bound,
+                             qPrintable(QStringLiteral("%1: dbias[%2] %3, double sum %4, bound %5")
+                                            .arg(QString::fromStdString(what))
+                                            .arg(c)
+                                            .arg(static_cast<double>(dbias[c]), 0, 'g', 9)
+                                            .arg(exact, 0, 'g', 17)
+                                            .arg(bound, 0, 'g', 3)));
+                }
+            }
+        }
+    }
+
+    void blockCastDbiasNanAndInf() {
+        // 300 rows: 3 row tiles. Column 0: a NaN with a payload; 1: +inf in tile 0, -inf in tile 1 (the NaN
+        // appears when the tiles are added); 2: +inf only; 3: finite.
+        const std::size_t rows = 300;
+        const std::size_t cols = 4;
+        Input x = make_finite_input(DType::Float32, rows * cols, 44);
+        x.set_pattern(5 * cols + 0, 0xffc00007u);
+        x.set_pattern(3 * cols + 1, 0x7f800000u);
+        x.set_pattern(200 * cols + 1, 0xff800000u);
+        x.set_pattern(20 * cols + 2, 0x7f800000u);
+        std::vector<std::uint8_t> data(rows * cols);
+        std::vector<float> scale_inv(block_scale_entries(block_scale_mode(1), rows, cols));
+        std::vector<float> workspace(host::block_cast_dbias_workspace_bytes(rows, cols) / 4);
+        std::vector<float> dbias(cols);
+        BlockCastOutput out;
+        out.data = data.data();
+        out.scale_inv = scale_inv.data();
+        out.dbias = dbias.data();
+        out.dbias_workspace = workspace.data();
+        out.dbias_workspace_bytes = workspace.size() * 4;
+        host::block_cast_to_fp8(x.data(), DType::Float32, rows, cols, 1, false, out);
+        QCOMPARE(bits_of(dbias[0]), 0x7fffffffu);  // the GPU's one NaN
+        QCOMPARE(bits_of(dbias[1]), 0x7fffffffu);  // inf - inf
+        QCOMPARE(bits_of(dbias[2]), 0x7f800000u);
+        QCOMPARE(bits_of(dbias[3]), bits_of(reference_block_dbias(x.values, rows, cols).sum[3]));
+        QCOMPARE(bits_of(workspace[0]), 0x7fffffffu);           // tile 0, column 0
+        QCOMPARE(bits_of(workspace[1]), 0x7f800000u);           // tile 0, column 1
+        QCOMPARE(bits_of(workspace[cols + 1]), 0xff800000u);    // tile 1, column 1
+    }
+
+    void blockCastDbiasLaunchesFollowTheColumnTiles() {
+        // One launch up to 2048 column tiles of 128 (the arrival counters), two past that.
+        for (const auto& [cols, want_launches] : {std::pair<std::size_t, std::uint64_t>{2048 * 128, 1}, {2048 * 128 + 1, 2}}) {
+            const std::size_t rows = 2;
+            const Input x = make_finite_input(DType::BFloat16, rows * cols, 45);
+            std::vector<std::uint8_t> data(rows * cols);
+            std::vector<float> scale_inv(block_scale_entries(block_scale_mode(1), rows, cols));
+            std::vector<float> workspace(host::block_cast_dbias_workspace_bytes(rows, cols) / 4);
+            std::vector<float> dbias(cols);
+            BlockCastOutput out;
+            out.data = data.data();
+            out.scale_inv = scale_inv.data();
+            out.dbias = dbias.data();
+            out.dbias_workspace = workspace.data();
+            out.dbias_workspace_bytes = workspace.size() * 4;
+            const std::uint64_t launches = launch_count();
+            host::block_cast_to_fp8(x.data(), DType::BFloat16, rows, cols, 1, true, out);
+            QCOMPARE(launch_count(), launches + want_launches);
+            const Dbias want = reference_block_dbias(x.values, rows, cols);
+            for (std::size_t c = 0; c < cols; ++c) {
+                if (bits_of(dbias[c]) != bits_of(want.sum[c])) QFAIL(qPrintable(QStringLiteral("dbias[%1]").arg(c)));
+            }
+        }
+    }
+
+    void blockCastDbiasRefusals() {
+        alignas(16) float f[8] = {};
+        alignas(16) std::uint8_t bytes[64] = {};
+        alignas(16) float work[64] = {};
+        alignas(16) float bias[4] = {};
+        auto* two = reinterpret_cast<float*>(reinterpret_cast<char*>(bias) + 2);
+        const std::string blocks = "block_cast_to_fp8";
+        QCOMPARE(host::block_cast_dbias_workspace_bytes(0, 5), std::size_t{1 * 5 * 4});
+        QCOMPARE(host::block_cast_dbias_workspace_bytes(128, 5), std::size_t{1 * 5 * 4});
+        QCOMPARE(host::block_cast_dbias_workspace_bytes(129, 5), std::size_t{2 * 5 * 4});
+        QCOMPARE(host::block_cast_dbias_workspace_bytes(3072, 768), std::size_t{24 * 768 * 4});
+        const std::size_t needed = host::block_cast_dbias_workspace_bytes(4, 2);
+        const auto cast_with = [&](float* dbias, void* workspace, std::size_t workspace_bytes) {
+            return [&, dbias, workspace, workspace_bytes] {
+                BlockCastOutput o;
+                o.data = bytes;
+                o.scale_inv = work;
+                o.dbias = dbias;
+                o.dbias_workspace = workspace;
+                o.dbias_workspace_bytes = workspace_bytes;
+                host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o);
+            };
+        };
+        expect_error(cast_with(bias, work + 16, needed - 4), blocks,
+                     "dbias_workspace_bytes = 4; needed: 8 (block_cast_dbias_workspace_bytes)");
+        expect_error(cast_with(bias, nullptr, needed), blocks, "dbias_workspace is a null pointer");
+        expect_error(cast_with(bias, reinterpret_cast<char*>(work + 16) + 2, needed), blocks,
+                     "dbias_workspace is not 4-byte aligned");
+        expect_error(cast_with(two, work + 16, needed), blocks, "dbias is not 4-byte aligned");
+        expect_error(cast_with(work + 16, work + 16, needed), blocks, "dbias and dbias_workspace are the same buffer");
+        // Without dbias the workspace fields are not looked at; rows 0 does nothing.
+        const std::uint64_t launches = launch_count();
+        cast_with(nullptr, nullptr, 0)();
+        QCOMPARE(launch_count(), launches + 1);
+        BlockCastOutput nothing;
+        nothing.dbias = bias;
+        host::block_cast_to_fp8(nullptr, DType::Float32, 0, 2, 1, true, nothing);
+        QCOMPARE(launch_count(), launches + 1);
     }
 
     void absMaxMatchesReference() {

@@ -520,6 +520,10 @@ private Q_SLOTS:
             {"FP8 DGELU_BGRAD", GemmRule::Fp8Epilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.epilogue = Epilogue::DGeluBGrad; g.aux = r.aux.bytes(); g.aux_ld = 64; g.bias_grad = r.bias_grad.bytes(); return g; }},
             {"FP8 BGRADB", GemmRule::Fp8Epilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.epilogue = Epilogue::BGradB; g.bias_grad = r.bias_grad.bytes(); return g; }},
             {"H200 3: BGRADB with a as stored [m, k]", GemmRule::BGradBNeedsTransposedA, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::BGradB; g.bias_grad = r.bias_grad.bytes(); return g; }},
+            {"c with an FP8 d", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = GemmType::E4M3; g.d_scale = r.scales.floats(); g.c = r.aux.bytes(); return g; }},
+            {"c with block scales", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.block(); g.c = r.aux.bytes(); return g; }},
+            {"c with GELU", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::GeluAuxBias; g.bias = r.bias.bytes(); g.aux = r.aux.bytes(); g.aux_ld = 64; g.c = r.d.bytes(); return g; }},
+            {"c misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.c = offset(r.aux.bytes(), 8); return g; }},
             {"workspace misaligned", GemmRule::Workspace, [](RuleBuffers& r) { auto g = r.bf16(); g.workspace = offset(r.workspace.bytes(), 16); g.workspace_bytes = 512; return g; }},
             {"workspace bytes without memory", GemmRule::Workspace, [](RuleBuffers& r) { auto g = r.bf16(); g.workspace_bytes = 512; return g; }},
         };
@@ -611,6 +615,67 @@ private Q_SLOTS:
         GemmArgs g = buffers.fp8();
         g.m = 40;
         QCOMPARE(gemm_refusal(g, device(8, 0))->rule, GemmRule::Fp8ShapeNotMultipleOf16);
+    }
+
+    // d = a·bᵀ + bias + c (the residual accumulated in the GEMM): float32 and bfloat16 outputs from float32,
+    // bfloat16 and E4M3 operands, c its own buffer or d itself, against a double reference.
+    void accumulatesOntoC_data() {
+        QTest::addColumn<int>("operands");
+        QTest::addColumn<int>("output");
+        QTest::addColumn<bool>("in_place");
+        QTest::newRow("float32") << int(GemmType::Float32) << int(GemmType::Float32) << false;
+        QTest::newRow("bfloat16 -> float32 (te BF16's residual)") << int(GemmType::BFloat16) << int(GemmType::Float32) << false;
+        QTest::newRow("bfloat16 -> bfloat16, c = d") << int(GemmType::BFloat16) << int(GemmType::BFloat16) << true;
+        QTest::newRow("E4M3 -> float32 (te FP8's residual)") << int(GemmType::E4M3) << int(GemmType::Float32) << false;
+        QTest::newRow("E4M3 -> float32, c = d") << int(GemmType::E4M3) << int(GemmType::Float32) << true;
+    }
+    void accumulatesOntoC() {
+        QFETCH(int, operands);
+        QFETCH(int, output);
+        QFETCH(bool, in_place);
+        const auto type = static_cast<GemmType>(operands);
+        const auto d_type = static_cast<GemmType>(output);
+        constexpr std::size_t m = 48, n = 32, k = 64;
+        std::mt19937 rng(5);
+        Operand a = make_operand(type, m, k, false, ScaleMode::Tensor, rng);
+        Operand b = make_operand(type, n, k, false, ScaleMode::Tensor, rng);
+        const GemmType bias_type = is_fp8(type) ? GemmType::BFloat16 : d_type;
+        Buffer bias(n * 4), c(m * n * 4), d(m * n * 4);
+        std::uniform_real_distribution<float> uniform(-4.0f, 4.0f);
+        std::vector<double> bias_value(n), c_value(m * n);
+        for (std::size_t j = 0; j < n; ++j) bias_value[j] = put(bias.bytes(), bias_type, j, uniform(rng));
+        Buffer& residual = in_place ? d : c;
+        for (std::size_t i = 0; i < m * n; ++i) c_value[i] = put(residual.bytes(), d_type, i, uniform(rng));
+        GemmArgs g;
+        g.m = m;
+        g.n = n;
+        g.k = k;
+        g.a = a.view();
+        g.b = b.view();
+        g.d = d.bytes();
+        g.d_type = d_type;
+        g.epilogue = Epilogue::Bias;
+        g.bias = bias.bytes();
+        g.bias_type = bias_type;
+        g.c = residual.bytes();
+        QVERIFY2(!gemm_refusal(g, GemmTarget{}), gemm_refusal(g, GemmTarget{})->message.c_str());
+        const std::uint64_t before = launch_count();
+        host::gemm(g);
+        QCOMPARE(launch_count(), before + 1);
+        for (std::size_t i = 0; i < m; ++i) {
+            for (std::size_t j = 0; j < n; ++j) {
+                double product = 0.0, magnitude = 0.0;
+                for (std::size_t p = 0; p < k; ++p) {
+                    product += a.value[i * k + p] * b.value[j * k + p];
+                    magnitude += std::fabs(a.value[i * k + p] * b.value[j * k + p]);
+                }
+                const double want = product + bias_value[j] + c_value[i * n + j];
+                const double got = get(d.bytes(), d_type, i * n + j);
+                const double bound = ulp(d_type) * (std::fabs(want) + 8.0) + std::ldexp(magnitude + std::fabs(bias_value[j]) + 8.0, -20);
+                QVERIFY2(std::fabs(got - want) <= bound,
+                         qPrintable(QStringLiteral("d[%1, %2] = %3, reference %4").arg(i).arg(j).arg(got, 0, 'g', 9).arg(want, 0, 'g', 9)));
+            }
+        }
     }
 
     void launchCountOnePerCall() {

@@ -350,7 +350,7 @@ private Q_SLOTS:
                              host::layer_norm_forward(x.data(), DType::BFloat16, gamma.data(), beta.data(), DType::Float32, rows,
                                                       hidden, 1e-5f, y32.data(), DType::Float32, &fp8, mean.data(), rstd.data());
                          }),
-                         std::uint64_t{2});
+                         std::uint64_t{1});  // the transposed copy from the same launch
                 std::uint32_t max_bits = 0;
                 std::size_t saturated = 0;
                 for (std::size_t i = 0; i < rows * hidden; ++i) {
@@ -382,6 +382,74 @@ private Q_SLOTS:
                 }
                 QCOMPARE(amax16, amax);
                 if (hidden >= 129) QVERIFY2(differs_from_rounded > 0, "the data cannot tell y from its bfloat16 rounding");
+            }
+        }
+    }
+
+    void layerNormFp8TransposedInOneLaunch() {
+        // The FP8 transposed copy comes from the forward's own launch, for the fast kernel (aligned rows in
+        // whole vectors, hidden <= 4096) and the plain one (odd hidden, misaligned pointers, and bfloat16 rows
+        // of 4352 and 8192, which take the plain kernel's order when the transposed copy is asked for:
+        // normalization/layer_norm_rule.h), with rows that fill no band of 8, 32 or 64 evenly.
+        struct Case {
+            DType x_dtype;
+            std::size_t hidden;
+            std::size_t shift;
+        };
+        const Case cases[] = {{DType::Float32, 768, 0},   {DType::BFloat16, 768, 0},  {DType::Float32, 4096, 0},
+                              {DType::BFloat16, 4096, 0}, {DType::BFloat16, 4352, 0}, {DType::BFloat16, 8192, 0},
+                              {DType::Float32, 7, 0},     {DType::BFloat16, 129, 0},  {DType::Float32, 768, 1}};
+        std::mt19937 rng(43);
+        for (const Case& k : cases) {
+            for (const std::size_t rows : {1u, 9u, 70u}) {
+                const std::size_t n = rows * k.hidden;
+                Tensor x = random_tensor(k.x_dtype, n, rng, 0.5f, 2.0f, k.shift);
+                Tensor gamma = random_tensor(DType::Float32, k.hidden, rng, 1.0f, 0.5f);
+                Tensor beta = random_tensor(DType::Float32, k.hidden, rng, 0.0f, 0.5f);
+                const float scale = 64.0f;
+                std::vector<std::uint8_t> data(n), transposed(n, 0xaa);
+                float amax = 0.0f;
+                const Fp8Output fp8{data.data(), transposed.data(), &scale, &amax, Fp8Type::E4M3};
+                Tensor y(DType::Float32, n, k.shift);
+                std::vector<float> mean(rows), rstd(rows);
+                const std::string where = std::string(tewb::kernels::to_string(k.x_dtype)) + " hidden " + std::to_string(k.hidden) +
+                                          " rows " + std::to_string(rows) + (k.shift != 0 ? " misaligned" : "");
+                QVERIFY2(launches_of([&] {
+                             host::layer_norm_forward(x.data(), k.x_dtype, gamma.data(), beta.data(), DType::Float32, rows, k.hidden,
+                                                      1e-5f, y.data(), DType::Float32, &fp8, mean.data(), rstd.data());
+                         }) == 1,
+                         where.c_str());
+                const LayerNormReference ref = layer_norm_reference(x.values(), gamma.values(), beta.values(), rows, k.hidden, 1e-5f);
+                std::uint32_t max_bits = 0;
+                for (std::size_t i = 0; i < n; ++i) {
+                    if (!agrees(y.at(i), ref.y[i], ref.tolerance[i])) {
+                        QFAIL(describe(("y " + where).c_str(), rows, k.hidden, i, y.at(i), ref.y[i], ref.tolerance[i]).c_str());
+                    }
+                    if (data[i] != detail::float_to_fp8(y.at(i) * scale, Fp8Type::E4M3) ||
+                        transposed[(i % k.hidden) * rows + i / k.hidden] != data[i]) {
+                        QFAIL(("FP8 data or its transposed copy " + where + " at " + std::to_string(i)).c_str());
+                    }
+                    max_bits = std::max(max_bits, detail::float_bits(y.at(i)) & 0x7fffffffu);
+                }
+                QCOMPARE(detail::float_bits(amax), max_bits);
+                // mean and rstd as without the copy where the same kernel runs; 4352 and 8192 change kernels.
+                std::vector<float> mean_plain(rows), rstd_plain(rows);
+                Tensor y_plain(DType::Float32, n, k.shift);
+                host::layer_norm_forward(x.data(), k.x_dtype, gamma.data(), beta.data(), DType::Float32, rows, k.hidden, 1e-5f,
+                                         y_plain.data(), DType::Float32, nullptr, mean_plain.data(), rstd_plain.data());
+                std::size_t differing = 0;
+                for (std::size_t r = 0; r < rows; ++r) {
+                    differing += same_bits(mean[r], mean_plain[r]) && same_bits(rstd[r], rstd_plain[r]) ? 0 : 1;
+                    double magnitude = 0.0;
+                    for (std::size_t c = 0; c < k.hidden; ++c) magnitude += std::fabs(x.at(r * k.hidden + c));
+                    QVERIFY(std::fabs(mean[r] - ref.mean[r]) <= std::ldexp(magnitude / static_cast<double>(k.hidden), -21));
+                    QVERIFY(std::fabs(rstd[r] - ref.rstd[r]) <= std::ldexp(ref.rstd[r], -21));
+                }
+                if (k.hidden <= 4096 || k.shift != 0) {
+                    QVERIFY2(differing == 0, where.c_str());
+                } else if (rows == 70) {
+                    QVERIFY2(differing > 0, ("the fast and plain orders agree on every row: " + where).c_str());
+                }
             }
         }
     }
@@ -594,7 +662,7 @@ private Q_SLOTS:
                 QCOMPARE(launches_of([&] {
                              host::gelu_forward(x.data(), DType::BFloat16, rows, cols, y16.data(), DType::BFloat16, &fp8);
                          }),
-                         std::uint64_t{2});
+                         std::uint64_t{1});  // the transposed copy from the same launch
                 std::uint32_t max_bits = 0;
                 for (std::size_t i = 0; i < rows * cols; ++i) {
                     QCOMPARE(data[i], detail::float_to_fp8(y32.at(i) * scale, type));
@@ -618,6 +686,68 @@ private Q_SLOTS:
                  std::uint64_t{1});
         QCOMPARE(data[1], std::uint8_t{0x7f});
         QVERIFY(std::isnan(amax));
+    }
+
+    void geluForwardTransposedCopyInOneLaunch() {
+        // The tiled kernel's edges: rows and cols not multiples of its 64 x 64 tile or of the 8-byte pieces,
+        // float32 and bfloat16 x, with and without a high-precision output: one launch each.
+        std::mt19937 rng(29);
+        for (const DType dtype : {DType::Float32, DType::BFloat16}) {
+            for (const auto& [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 300}, {300, 1}, {65, 63}, {130, 100}, {64, 64}}) {
+                for (const bool with_out : {false, true}) {
+                    const std::size_t n = rows * cols;
+                    Tensor x = random_tensor(dtype, n, rng, 0.0f, 3.0f);
+                    Tensor y32(DType::Float32, n);
+                    host::gelu_forward(x.data(), dtype, rows, cols, y32.data(), DType::Float32, nullptr);
+                    const float scale = 16.0f;
+                    std::vector<std::uint8_t> data(n), transposed(n, 0xaa);
+                    float amax = 0.0f;
+                    const Fp8Output fp8{data.data(), transposed.data(), &scale, &amax, Fp8Type::E5M2};
+                    Tensor out(dtype, n);
+                    QCOMPARE(launches_of([&] {
+                                 host::gelu_forward(x.data(), dtype, rows, cols, with_out ? out.data() : nullptr, dtype, &fp8);
+                             }),
+                             std::uint64_t{1});
+                    std::uint32_t max_bits = 0;
+                    for (std::size_t i = 0; i < n; ++i) {
+                        QCOMPARE(data[i], detail::float_to_fp8(y32.at(i) * scale, Fp8Type::E5M2));
+                        QCOMPARE(transposed[(i % cols) * rows + i / cols], data[i]);
+                        if (with_out) {
+                            Tensor rounded(dtype, 1);
+                            rounded.set(0, y32.at(i));
+                            QVERIFY(same_bits(out.at(i), rounded.at(0)));
+                        }
+                        max_bits = std::max(max_bits, detail::float_bits(y32.at(i)) & 0x7fffffffu);
+                    }
+                    QCOMPARE(detail::float_bits(amax), max_bits);
+                }
+            }
+        }
+    }
+
+    void geluBackwardDbiasLaunchesFollowTheColumnTiles() {
+        // The chunk sums finish in the kernel's launch while the grid has at most 2048 column tiles of 256
+        // (common/column_sum_rule.h), and take a launch of their own past that; the sums are the same.
+        for (const auto& [cols, want] : {std::pair<std::size_t, std::uint64_t>{2048 * 256, 1}, {2048 * 256 + 1, 2}}) {
+            const std::size_t rows = 2;
+            std::mt19937 rng(53);
+            Tensor x = random_tensor(DType::BFloat16, rows * cols, rng, 0.0f, 2.0f);
+            Tensor dy = random_tensor(DType::BFloat16, rows * cols, rng, 0.0f, 1.0f);
+            Tensor dx(DType::Float32, rows * cols), dbias(DType::Float32, cols);
+            Tensor x32 = from_values(DType::Float32, x.values()), dy32 = from_values(DType::Float32, dy.values());
+            host::gelu_backward(dy32.data(), x32.data(), DType::Float32, rows, cols, dx.data(), nullptr, nullptr, DType::Float32,
+                                nullptr, 0);
+            std::vector<float> workspace(host::gelu_backward_workspace_bytes(rows, cols) / 4);
+            QCOMPARE(launches_of([&] {
+                         host::gelu_backward(dy.data(), x.data(), DType::BFloat16, rows, cols, nullptr, nullptr, dbias.data(),
+                                             DType::Float32, workspace.data(), workspace.size() * 4);
+                     }),
+                     want);
+            for (std::size_t c = 0; c < cols; ++c) {
+                const float sum = 0.0f + (dx.at(c) + dx.at(cols + c));  // one chunk of 2 rows, then the chunks from 0
+                if (!same_bits(dbias.at(c), sum)) QFAIL(describe("dbias", rows, cols, c, dbias.at(c), sum, 0).c_str());
+            }
+        }
     }
 
     void geluBackwardMatchesDouble() {
@@ -678,7 +808,7 @@ private Q_SLOTS:
                                  host::gelu_backward(dy.data(), x.data(), dtype, rows, cols, dx.data(), &fp8, dbias.data(),
                                                      dbias_dtype, workspace.data(), bytes);
                              }),
-                             std::uint64_t{2});
+                             std::uint64_t{1});  // the chunk sums finished in the same launch
 
                     // dbias: chunks of ceil(rows / chunks) rows, each summed in row order, then the chunks in order.
                     const std::size_t per_chunk = (rows + chunks - 1) / chunks;
@@ -748,7 +878,7 @@ private Q_SLOTS:
                      host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, nullptr, nullptr, dbias.data(),
                                          DType::Float32, workspace.data(), workspace.size() * 4);
                  }),
-                 std::uint64_t{2});
+                 std::uint64_t{1});
         for (std::size_t c = 0; c < cols; ++c) {
             float sum = 0.0f;
             for (std::size_t r = 0; r < rows; ++r) sum += dx.at(r * cols + c);
@@ -829,6 +959,74 @@ private Q_SLOTS:
         QCOMPARE(host::gelu_backward_workspace_bytes(33, 7), std::size_t{2 * 7 * 4});
         QCOMPARE(host::gelu_backward_workspace_bytes(3072, 3072), std::size_t{96 * 3072 * 4});
         QCOMPARE(host::gelu_backward_workspace_bytes(100000, 3), std::size_t{1024 * 3 * 4});
+    }
+
+    // layer_norm_backward_add: dx is layer_norm_backward's dx plus dresidual, added in float32 before the store
+    // (float32 x: bit for bit the sum of the two; bfloat16 x: within one rounding of it), dresidual may be dx
+    // itself, dgamma and dbeta are unchanged, the launches are the same (fast and plain kernels), and a
+    // misaligned dresidual is refused.
+    void layerNormBackwardAddsTheSkipGradient_data() {
+        QTest::addColumn<int>("x_dtype");
+        QTest::addColumn<int>("hidden");
+        QTest::addColumn<bool>("in_place");
+        QTest::newRow("float32, fast") << int(DType::Float32) << 64 << false;
+        QTest::newRow("float32, plain (odd hidden)") << int(DType::Float32) << 67 << false;
+        QTest::newRow("float32, fast, dresidual = dx") << int(DType::Float32) << 64 << true;
+        QTest::newRow("bfloat16, fast") << int(DType::BFloat16) << 128 << false;
+        QTest::newRow("bfloat16, plain, dresidual = dx") << int(DType::BFloat16) << 36 << true;
+    }
+    void layerNormBackwardAddsTheSkipGradient() {
+        QFETCH(int, x_dtype);
+        QFETCH(int, hidden);
+        QFETCH(bool, in_place);
+        const auto type = static_cast<DType>(x_dtype);
+        const std::size_t rows = 40;
+        const auto h = static_cast<std::size_t>(hidden);
+        std::mt19937 rng(17);
+        Tensor x = random_tensor(type, rows * h, rng, 0.5f, 2.0f);
+        Tensor gamma = random_tensor(DType::Float32, h, rng, 1.0f, 0.2f), beta(DType::Float32, h);
+        Tensor y(type, rows * h);
+        std::vector<float> mean(rows), rstd(rows);
+        host::layer_norm_forward(x.data(), type, gamma.data(), beta.data(), DType::Float32, rows, h, 1e-5f, y.data(), type, nullptr,
+                                 mean.data(), rstd.data());
+        Tensor dy = random_tensor(DType::BFloat16, rows * h, rng, 0.0f, 1.0f);
+        Tensor skip = random_tensor(type, rows * h, rng, 0.0f, 3.0f);
+        std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, h) / 4);
+        Tensor dx(type, rows * h), dgamma(DType::Float32, h), dbeta(DType::Float32, h);
+        std::uint64_t before = tewb::kernels::launch_count();
+        host::layer_norm_backward(dy.data(), DType::BFloat16, x.data(), type, mean.data(), rstd.data(), gamma.data(), DType::Float32,
+                                  rows, h, dx.data(), dgamma.data(), dbeta.data(), workspace.data(), workspace.size() * 4);
+        const std::uint64_t plain_launches = tewb::kernels::launch_count() - before;
+        Tensor dx_add(type, rows * h), dgamma_add(DType::Float32, h), dbeta_add(DType::Float32, h);
+        if (in_place) {
+            for (std::size_t i = 0; i < rows * h; ++i) dx_add.set(i, skip.at(i));
+        }
+        before = tewb::kernels::launch_count();
+        host::layer_norm_backward_add(dy.data(), DType::BFloat16, x.data(), type, mean.data(), rstd.data(), gamma.data(),
+                                      DType::Float32, rows, h, dx_add.data(), in_place ? dx_add.data() : skip.data(), dgamma_add.data(),
+                                      dbeta_add.data(), workspace.data(), workspace.size() * 4);
+        QCOMPARE(tewb::kernels::launch_count() - before, plain_launches);
+        QVERIFY(dgamma_add.values() == dgamma.values() && dbeta_add.values() == dbeta.values());
+        for (std::size_t i = 0; i < rows * h; ++i) {
+            const float want = dx.at(i) + skip.at(i);
+            if (type == DType::Float32) {
+                QVERIFY2(dx_add.at(i) == want, qPrintable(QStringLiteral("dx[%1] = %2, want %3").arg(i).arg(dx_add.at(i)).arg(want)));
+            } else {
+                const float bound = std::ldexp(std::fabs(want), -7) + std::ldexp(std::fabs(dx.at(i)), -8);
+                QVERIFY2(std::fabs(dx_add.at(i) - want) <= bound,
+                         qPrintable(QStringLiteral("dx[%1] = %2, want %3").arg(i).arg(dx_add.at(i)).arg(want)));
+            }
+        }
+        Tensor misaligned(type, rows * h, 1);
+        try {
+            host::layer_norm_backward_add(dy.data(), DType::BFloat16, x.data(), type, mean.data(), rstd.data(), gamma.data(),
+                                          DType::Float32, rows, h, dx_add.data(),
+                                          static_cast<const std::uint8_t*>(misaligned.data()) + 1, dgamma_add.data(), dbeta_add.data(),
+                                          workspace.data(), workspace.size() * 4);
+            QFAIL("a misaligned dresidual was accepted");
+        } catch (const KernelError& e) {
+            QVERIFY2(std::string(e.what()).find("dresidual") != std::string::npos, e.what());
+        }
     }
 
     void trainingSizesRunQuickly() {

@@ -176,6 +176,25 @@ private Q_SLOTS:
             },
             "transposed and transposed_scale_inv come together", blocks);
         block_cast_to_fp8(nullptr, DType::Float32, 0, 256, 1, true, BlockCastOutput{}, nullptr);  // empty
+        // The bias gradient: one partial row of cols floats per 128-row tile (at least one).
+        QCOMPARE(block_cast_dbias_workspace_bytes(0, 5), std::size_t{1 * 5 * 4});
+        QCOMPARE(block_cast_dbias_workspace_bytes(128, 768), std::size_t{1 * 768 * 4});
+        QCOMPARE(block_cast_dbias_workspace_bytes(3072, 768), std::size_t{24 * 768 * 4});
+        const auto with_dbias = [&](float* dbias, void* workspace, std::size_t workspace_bytes) {
+            return [=] {
+                BlockCastOutput o = block_out(f, f + 4);
+                o.dbias = dbias;
+                o.dbias_workspace = workspace;
+                o.dbias_workspace_bytes = workspace_bytes;
+                block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o, nullptr);
+            };
+        };
+        const std::size_t block_needed = block_cast_dbias_workspace_bytes(4, 2);
+        expect_error(with_dbias(f + 2, f + 6, block_needed - 4),
+                     "dbias_workspace_bytes = 4; needed: 8 (block_cast_dbias_workspace_bytes)", blocks);
+        expect_error(with_dbias(f + 2, nullptr, block_needed), "dbias_workspace is a null pointer", blocks);
+        expect_error(with_dbias(reinterpret_cast<float*>(bytes + 2), f + 6, block_needed), "dbias is not 4-byte aligned", blocks);
+        expect_error(with_dbias(f + 6, f + 6, block_needed), "dbias and dbias_workspace are the same buffer", blocks);
 
         const std::string t = "tewb::kernels::transpose";
         expect_error([&] { transpose(f, 3, 4, 4, f + 4, nullptr); }, "element_bytes = 3; allowed: 1, 2 or 4", t);

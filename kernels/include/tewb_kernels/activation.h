@@ -15,7 +15,7 @@ namespace tewb::kernels {
 void gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::size_t cols, void* out, DType out_dtype,
                   const Fp8Output* fp8, cudaStream_t stream);
 
-// Scratch for the backward's two-stage dbias reduction.
+// Scratch for the backward's dbias partial column sums (per row chunk; added up in the same launch).
 std::size_t gelu_backward_workspace_bytes(std::size_t rows, std::size_t cols);
 
 // The MLP backward between its two GEMMs, in one pass over dy and x: dx = dy * gelu'(x) (x = the GELU's

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+
 #include "tewb_kernels/fp8_type.h"
 #include "tewb_kernels/gemm_types.h"
 
@@ -22,6 +24,15 @@ struct BlockCastOutput {
     // staging entry, so the statistics need no pass of their own.
     float* amax = nullptr;
     Fp8Type type = Fp8Type::E4M3;
+    // Optional: the bias gradient, dbias[c] = the sum of column c of x over all rows ([cols] float32), from
+    // the same read of x and in the same launch (two where x has more than 2048 × 128 columns). Float32 math
+    // in a fixed order, so it does not vary between runs: per 128-row tile of x, each column's partial sum
+    // (0 + rows 0-15 in order, then 16-31, ..., each group of 16 rows summed from 0 and the 8 groups added in
+    // order), then the tiles' partial sums in order from 0. It needs dbias_workspace, at least
+    // block_cast_dbias_workspace_bytes(rows, cols) bytes (4-byte aligned), which keeps the tiles' partial rows.
+    float* dbias = nullptr;
+    void* dbias_workspace = nullptr;
+    std::size_t dbias_workspace_bytes = 0;
 };
 
 // The scale layout of a block cast with `block_rows` rows per block (1 or 128).

@@ -26,7 +26,7 @@ void cast_to_fp8(const void* x, DType dtype, std::size_t n, const float* scale, 
 void cast_transpose_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
                            void* out_t, Fp8Type out_type, float* amax, cudaStream_t stream);
 
-// Scratch for cast_transpose_dbias_to_fp8's two-stage column sums.
+// Scratch for cast_transpose_dbias_to_fp8's partial column sums (per row chunk; added up in the same launch).
 std::size_t cast_transpose_dbias_workspace_bytes(std::size_t rows, std::size_t cols);
 
 // cast_transpose_to_fp8 and, from the same read of x, dbias[c] = the sum of column c of x (float32
@@ -47,11 +47,16 @@ void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::
 // amax (FLT_MAX on overflow), rounded down to a power of two when `power_of_two`, and 1 when amax is 0,
 // inf or NaN; data = fp8(x · scale) as cast_to_fp8, scale_inv = 1 / scale in cuBLASLt's layout
 // (block_cast_types.h). One launch writes both orientations, their scales and the tensor's amax, reading
-// x once (one thread block per 128 × 128 tile). Device pointers; x aligned to its element size, scale
-// arrays 4-byte aligned; rows or cols 0 does nothing. The modules' cast under --recipe block (FusedOps);
-// `te-bench selftest` checks it.
+// x once (one thread block per 128 × 128 tile); with out.dbias also the bias gradient (block_cast_types.h).
+// Device pointers; x aligned to its element size, scale arrays, dbias and its workspace 4-byte aligned;
+// rows or cols 0 does nothing. The modules' cast under --recipe block (FusedOps); `te-bench selftest`
+// checks it.
 void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
                        const BlockCastOutput& out, cudaStream_t stream);
+
+// Scratch for block_cast_to_fp8's bias gradient (BlockCastOutput::dbias): one float32 row of partial column
+// sums per 128-row tile of x.
+std::size_t block_cast_dbias_workspace_bytes(std::size_t rows, std::size_t cols);
 
 // One element through the kernels' conversion, on the host: the reference the casts are checked against.
 std::uint8_t cast_one_to_fp8(float x, float scale, Fp8Type type);

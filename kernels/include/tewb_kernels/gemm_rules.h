@@ -40,6 +40,7 @@ enum class GemmRule {
     Fp8Epilogue,                 // an epilogue cuBLASLt's FP8 GEMMs do not document (DGELU_BGRAD)
     BGradBNeedsTransposedA,      // BGRADB sums a over k: a stored [k, m]
     COperandLayout,              // C at D's address with another layout, or a C type the output does not take
+    AccumulateUse,               // c (d += a·bᵀ) with an FP8 d, block scales, or an epilogue other than none or bias
     Workspace,                   // workspace_bytes > 0 without 256-byte aligned memory
     Fp8NeedsCC89,                // device target: FP8 below compute capability 8.9
     BlockScalingNeedsCC9x,       // device target: block scaling off Hopper
@@ -65,9 +66,10 @@ struct GemmRefusal {
 // The first rule `args` break on `target`, in the table's order; none when the GEMM can run.
 std::optional<GemmRefusal> gemm_refusal(const GemmArgs& args, const GemmTarget& target);
 
-// The C operand the wrapper hands cuBLASLt (beta = 0: never read, but it must describe a valid matrix):
-// d itself in d_type, or, for an FP8 d, no pointer in bfloat16 (cuBLASLt's FP8-output kernels take a
-// bfloat16 C, and C at D's address must share D's layout: the H200 refused that with status 7).
+// The C operand the wrapper hands cuBLASLt: args.c in d_type when set (read, beta = 1); else (beta = 0: never
+// read, but it must describe a valid matrix) d itself in d_type, or, for an FP8 d, no pointer in bfloat16
+// (cuBLASLt's FP8-output kernels take a bfloat16 C, and C at D's address must share D's layout: the H200
+// refused that with status 7).
 struct GemmCOperand {
     const void* data = nullptr;
     GemmType type = GemmType::BFloat16;

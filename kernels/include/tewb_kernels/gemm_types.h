@@ -93,6 +93,10 @@ struct GemmArgs {
     GemmType bias_type = GemmType::BFloat16;
     void* bias_grad = nullptr;       // DGeluBGrad: [n]; BGradB: [m] (needs a.transposed); d_type
     void* aux = nullptr;             // GeluAuxBias (written), DGeluBGrad (read): [m, aux_ld], d_type (bfloat16 for FP8 d)
+    // When set, the product is accumulated onto it: d = a·bᵀ (+ bias) + c, c [m, n] row-major in d's type (cuBLASLt's
+    // C with beta = 1; a residual added in the GEMM instead of by a separate kernel). Float32 or bfloat16 d, per-tensor
+    // or high-precision operands, epilogue None or Bias; c may be d itself.
+    const void* c = nullptr;
     std::size_t aux_ld = 0;          // elements between aux rows: at least n, a multiple of 8
     Accumulation accumulation = Accumulation::Split;
     void* workspace = nullptr;       // device memory for cuBLASLt, 256-byte aligned; may be null with 0 bytes

@@ -28,4 +28,12 @@ void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_
                          DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, void* dgamma, void* dbeta,
                          void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 
+// layer_norm_backward with `dresidual` ([rows, hidden] in x_dtype, aligned like x; null: nothing) added to dx in
+// the same pass, after dx is computed in float32 and before it is stored: the gradient x also gets through a skip
+// connection, summed here instead of by a separate add. dresidual may be dx itself.
+void layer_norm_backward_add(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
+                             const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx,
+                             const void* dresidual, void* dgamma, void* dbeta, void* workspace, std::size_t workspace_bytes,
+                             cudaStream_t stream);
+
 }  // namespace tewb::kernels

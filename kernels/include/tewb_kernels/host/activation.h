@@ -27,15 +27,17 @@
 // kept, NaN wins).
 namespace tewb::kernels::host {
 
-// One launch, two with fp8->transposed (the kernel and the transpose).
+// One launch (with fp8->transposed, a tiled kernel writes the transposed copy in the same pass).
 void gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::size_t cols, void* out, DType out_dtype,
                   const Fp8Output* fp8);
 
 // The CUDA value: min(max(ceil(rows / 32), 1), 1024) * cols floats.
 std::size_t gelu_backward_workspace_bytes(std::size_t rows, std::size_t cols);
 
-// One launch (the transposed FP8 copy is written in the same pass), two with dbias (the chunk sums). The
-// partial column sums are left in the workspace as the kernel leaves them.
+// One launch: the transposed FP8 copy is written in the same pass, and with dbias the last block of each
+// column tile sums the chunks (two launches where cols exceeds 2048 tiles of 256 columns,
+// common/column_sum_rule.h: the chunk sums then take a launch of their own). The partial column sums are
+// left in the workspace as the kernel leaves them.
 void gelu_backward(const void* dy, const void* x, DType dtype, std::size_t rows, std::size_t cols, void* dx, const Fp8Output* fp8,
                    void* dbias, DType dbias_dtype, void* workspace, std::size_t workspace_bytes);
 

@@ -31,7 +31,9 @@ std::size_t cast_transpose_dbias_workspace_bytes(std::size_t rows, std::size_t c
 // input with rows % 8 == 0, cols % (16 / element size) == 0, x 16-byte, out (16 / element size)-byte and
 // out_t 8-byte aligned); the host follows the same choice from the pointers it gets, so buffers aligned
 // as the GPU's (cudaMalloc gives 256 bytes) give the GPU's sums. A NaN sum is stored as the GPU's
-// canonical NaN (0x7fffffff; bfloat16 0x7fff). Two launches.
+// canonical NaN (0x7fffffff; bfloat16 0x7fff). One launch (the last block of each column tile finishes its
+// sums), two where the kernel's grid has more column tiles than the arrival counters hold
+// (common/column_sum_rule.h: over 2048 tiles of 64 columns for the vectorised kernel, of 32 for the other).
 void cast_transpose_dbias_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
                                  void* out_t, Fp8Type out_type, float* amax, void* dbias, DType dbias_dtype, void* workspace,
                                  std::size_t workspace_bytes);
@@ -43,8 +45,14 @@ void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::
 // amax = max |x| with NaN winning, scale = fp8_max / amax (FLT_MAX when that is inf), the bits below the
 // exponent cleared when power_of_two, and 1 when amax is 0, inf or NaN; data = fp8(x · scale), scale_inv =
 // 1 / scale in cuBLASLt's layout with padding 1; the transposed copy, its scales and the tensor's amax when
-// asked (block_cast_types.h). Bit-exact with the CUDA kernel. One launch.
+// asked (block_cast_types.h). Bit-exact with the CUDA kernel. With out.dbias, the bias gradient in the
+// kernel's order (block_cast_types.h), bit for bit the GPU's (a NaN sum stored as its canonical 0x7fffffff),
+// the tiles' partial rows left in out.dbias_workspace as the kernel leaves them. One launch; two with dbias
+// where x has more than 2048 tiles of 128 columns (common/column_sum_rule.h).
 void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
                        const BlockCastOutput& out);
+
+// The same value as tewb::kernels::block_cast_dbias_workspace_bytes.
+std::size_t block_cast_dbias_workspace_bytes(std::size_t rows, std::size_t cols);
 
 }  // namespace tewb::kernels::host

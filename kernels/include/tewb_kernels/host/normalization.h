@@ -13,7 +13,8 @@
 // variance; the backward's sums of dy * gamma and dy * gamma * xhat) per thread in the kernel's column
 // ownership, then the warp's butterfly and the warps in order; dgamma/dbeta in the kernel's partial rows and
 // its fixed final order. Which GPU kernel (fast or plain) the order follows is decided by the CUDA rule from
-// hidden, x's dtype and the 16-byte alignment of the pointers given. It is still not bit for bit the GPU's
+// hidden, x's dtype, the 16-byte alignment of the pointers given and (forward) whether the FP8 transposed
+// copy is asked for. It is still not bit for bit the GPU's
 // result: nvcc fuses multiply-adds (one rounding where the host has two) and the fast forward kernel takes
 // rsqrtf (2 ulp) where the host takes 1 / sqrt. Against a double-precision LayerNorm of the same inputs
 // (tst_host_normalization; measured worst about a quarter of each bound), with xhat = (x - mean) * rstd:
@@ -30,7 +31,8 @@
 // bits (larger kept, NaN wins). A NaN or inf in a row of x makes that row's y NaN (inf - inf in the variance).
 namespace tewb::kernels::host {
 
-// One launch, two with fp8->transposed (the kernel and the transpose).
+// One launch (the FP8 transposed copy, when asked for, is written by the same kernel). With
+// fp8->transposed, rows longer than 4096 take the plain kernel's order (normalization/layer_norm_rule.h).
 void layer_norm_forward(const void* x, DType x_dtype, const void* gamma, const void* beta, DType param_dtype, std::size_t rows,
                         std::size_t hidden, float eps, void* out, DType out_dtype, const Fp8Output* fp8, float* mean,
                         float* rstd);
@@ -44,5 +46,11 @@ std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hi
 void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
                          const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, void* dgamma,
                          void* dbeta, void* workspace, std::size_t workspace_bytes);
+
+// The same with dresidual added to dx before it is stored (tewb::kernels::layer_norm_backward_add); the same
+// launches.
+void layer_norm_backward_add(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
+                             const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx,
+                             const void* dresidual, void* dgamma, void* dbeta, void* workspace, std::size_t workspace_bytes);
 
 }  // namespace tewb::kernels::host

@@ -1,0 +1,290 @@
+// The multi-tensor casts (tewb_kernels/host/cast_multi.h): every item bit for bit what the single cast
+// (host::cast_transpose_to_fp8, host::block_cast_to_fp8) gives it alone (values, transposed copy, scales,
+// amax combined into what the entry held), one launch per 64 items, empty items skipped, and bad items
+// refused naming their index.
+#include <QtTest>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "common/host_numbers.h"
+#include "tewb_kernels/gemm_types.h"
+#include "tewb_kernels/host/cast.h"
+#include "tewb_kernels/host/cast_multi.h"
+#include "tewb_kernels/kernel_error.h"
+#include "tewb_kernels/launch_count.h"
+
+using namespace tewb::kernels;
+
+namespace {
+
+struct Tensor {
+    std::size_t rows = 0;
+    std::size_t cols = 0;
+    DType dtype = DType::Float32;
+    std::vector<std::uint8_t> x;  // rows * cols elements of dtype
+    float scale = 1.0f;
+    Fp8Type type = Fp8Type::E4M3;
+    float amax = 0.0f;
+    std::vector<std::uint8_t> out;
+    std::vector<std::uint8_t> out_t;
+
+    CastTransposeItem item() {
+        out.assign(rows * cols, 0xaa);
+        out_t.assign(rows * cols, 0xaa);
+        return {x.data(), dtype, rows, cols, &scale, out.data(), out_t.data(), type, &amax};
+    }
+};
+
+Tensor random_tensor(std::mt19937& rng, std::size_t rows, std::size_t cols, DType dtype, Fp8Type type, float scale) {
+    Tensor t;
+    t.rows = rows;
+    t.cols = cols;
+    t.dtype = dtype;
+    t.type = type;
+    t.scale = scale;
+    const std::size_t size = dtype == DType::Float32 ? 4 : 2;
+    t.x.resize(rows * cols * size);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    for (std::size_t i = 0; i < rows * cols; ++i) {
+        const float v = normal(rng);
+        if (dtype == DType::Float32) {
+            std::memcpy(t.x.data() + 4 * i, &v, 4);
+        } else {
+            const std::uint16_t h = dtype == DType::BFloat16 ? detail::float_to_bf16(v) : detail::float_to_fp16(v);
+            std::memcpy(t.x.data() + 2 * i, &h, 2);
+        }
+    }
+    return t;
+}
+
+void put(Tensor& t, std::size_t i, float v) {
+    QCOMPARE(t.dtype, DType::Float32);
+    std::memcpy(t.x.data() + 4 * i, &v, 4);
+}
+
+// What host::cast_transpose_to_fp8 gives the tensor alone, starting from the same amax.
+struct Expected {
+    std::vector<std::uint8_t> out;
+    std::vector<std::uint8_t> out_t;
+    float amax = 0.0f;
+};
+
+Expected alone(const Tensor& t) {
+    Expected e;
+    e.out.assign(t.rows * t.cols, 0);
+    e.out_t.assign(t.rows * t.cols, 0);
+    e.amax = t.amax;
+    host::cast_transpose_to_fp8(t.x.data(), t.dtype, t.rows, t.cols, &t.scale, e.out.data(), e.out_t.data(), t.type, &e.amax);
+    return e;
+}
+
+bool same_bits(float a, float b) {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+// A block cast's outputs, sized for x [rows, cols] in 128 x 128 blocks, NaN-filled so an unwritten entry shows.
+struct BlockOutputs {
+    std::vector<std::uint8_t> data, transposed;
+    std::vector<float> scale_inv, transposed_scale_inv;
+    float amax = 0.0f;
+
+    BlockOutputs(std::size_t rows, std::size_t cols)
+        : data(rows * cols, 0xaa),
+          transposed(rows * cols, 0xaa),
+          scale_inv(block_scale_entries(ScaleMode::Block128x128, rows, cols), std::numeric_limits<float>::quiet_NaN()),
+          transposed_scale_inv(block_scale_entries(ScaleMode::Block128x128, cols, rows), std::numeric_limits<float>::quiet_NaN()) {}
+
+    BlockCastOutput view(Fp8Type type) {
+        BlockCastOutput out;
+        out.data = data.data();
+        out.scale_inv = scale_inv.data();
+        out.transposed = transposed.data();
+        out.transposed_scale_inv = transposed_scale_inv.data();
+        out.amax = &amax;
+        out.type = type;
+        return out;
+    }
+};
+
+bool same_floats(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+class TestHostCastMulti : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    // Shapes of a model's weights and ragged ones, three input dtypes, both FP8 types, each its own scale; one
+    // item holds a NaN (its amax becomes NaN), one an inf, one starts from a larger amax than its own.
+    void everyItemAsCastAlone() {
+        std::mt19937 rng(7);
+        std::vector<Tensor> tensors;
+        tensors.push_back(random_tensor(rng, 192, 64, DType::Float32, Fp8Type::E4M3, 0.5f));
+        tensors.push_back(random_tensor(rng, 64, 256, DType::Float32, Fp8Type::E4M3, 2.0f));
+        tensors.push_back(random_tensor(rng, 67, 131, DType::Float32, Fp8Type::E5M2, 100.0f));
+        tensors.push_back(random_tensor(rng, 1, 1, DType::Float32, Fp8Type::E4M3, 1.0f));
+        tensors.push_back(random_tensor(rng, 129, 65, DType::BFloat16, Fp8Type::E4M3, 16.0f));
+        tensors.push_back(random_tensor(rng, 33, 17, DType::Float16, Fp8Type::E5M2, 0.25f));
+        tensors.push_back(random_tensor(rng, 40, 40, DType::Float32, Fp8Type::E4M3, 1.0f));
+        tensors.push_back(random_tensor(rng, 40, 40, DType::Float32, Fp8Type::E4M3, 1.0f));
+        put(tensors[6], 17, std::numeric_limits<float>::quiet_NaN());
+        put(tensors[7], 3, -std::numeric_limits<float>::infinity());
+        tensors[1].amax = 1000.0f;
+        std::vector<Expected> expected;
+        for (const Tensor& t : tensors) expected.push_back(alone(t));
+        std::vector<CastTransposeItem> items;
+        for (Tensor& t : tensors) items.push_back(t.item());
+        const std::uint64_t before = launch_count();
+        host::cast_transpose_multi_to_fp8(items.data(), items.size());
+        QCOMPARE(launch_count() - before, std::uint64_t{1});
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+            QVERIFY2(tensors[i].out == expected[i].out, qPrintable(QStringLiteral("item %1: data").arg(i)));
+            QVERIFY2(tensors[i].out_t == expected[i].out_t, qPrintable(QStringLiteral("item %1: transposed").arg(i)));
+            QVERIFY2(same_bits(tensors[i].amax, expected[i].amax),
+                     qPrintable(QStringLiteral("item %1: amax %2, alone %3").arg(i).arg(tensors[i].amax).arg(expected[i].amax)));
+        }
+        QVERIFY(std::isnan(tensors[6].amax));
+        QCOMPARE(tensors[7].amax, std::numeric_limits<float>::infinity());
+        QCOMPARE(tensors[1].amax, 1000.0f);
+    }
+
+    // One launch per 64 items that have elements; none for none.
+    void launchesPerSixtyFourItems_data() {
+        QTest::addColumn<int>("items");
+        QTest::addColumn<int>("empty");
+        QTest::addColumn<int>("launches");
+        QTest::newRow("none") << 0 << 0 << 0;
+        QTest::newRow("only empty") << 0 << 3 << 0;
+        QTest::newRow("1") << 1 << 0 << 1;
+        QTest::newRow("48 (12 layers x 4)") << 48 << 0 << 1;
+        QTest::newRow("64") << 64 << 0 << 1;
+        QTest::newRow("64 and empties") << 64 << 5 << 1;
+        QTest::newRow("65") << 65 << 0 << 2;
+        QTest::newRow("129") << 129 << 0 << 3;
+    }
+    void launchesPerSixtyFourItems() {
+        QFETCH(int, items);
+        QFETCH(int, empty);
+        QFETCH(int, launches);
+        std::mt19937 rng(11);
+        std::vector<Tensor> tensors;
+        for (int i = 0; i < items; ++i) tensors.push_back(random_tensor(rng, 3, 5, DType::Float32, Fp8Type::E4M3, 1.0f));
+        for (int i = 0; i < empty; ++i) tensors.push_back(random_tensor(rng, i % 2 == 0 ? 0 : 4, i % 2 == 0 ? 4 : 0, DType::Float32,
+                                                                        Fp8Type::E4M3, 1.0f));
+        std::vector<CastTransposeItem> list;
+        for (Tensor& t : tensors) list.push_back(t.item());
+        const std::uint64_t before = launch_count();
+        host::cast_transpose_multi_to_fp8(list.data(), list.size());
+        QCOMPARE(launch_count() - before, static_cast<std::uint64_t>(launches));
+        for (int i = 0; i < items; ++i) QVERIFY(tensors[i].out == alone(tensors[i]).out);
+    }
+
+    // A bad item is refused before anything is written, and the message names it.
+    void badItemsAreRefusedByIndex() {
+        std::mt19937 rng(3);
+        Tensor good = random_tensor(rng, 4, 4, DType::Float32, Fp8Type::E4M3, 1.0f);
+        Tensor bad = random_tensor(rng, 4, 4, DType::Float32, Fp8Type::E4M3, 1.0f);
+        std::vector<CastTransposeItem> items{good.item(), bad.item()};
+        items[1].scale = nullptr;
+        const std::uint64_t before = launch_count();
+        try {
+            host::cast_transpose_multi_to_fp8(items.data(), items.size());
+            QFAIL("a null scale was accepted");
+        } catch (const KernelError& e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("(item 1)")), e.what());
+        }
+        QCOMPARE(launch_count(), before);
+        QVERIFY(good.out == std::vector<std::uint8_t>(16, 0xaa));
+        try {
+            host::cast_transpose_multi_to_fp8(nullptr, 2);
+            QFAIL("null items were accepted");
+        } catch (const KernelError& e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("items is null")), e.what());
+        }
+        host::cast_transpose_multi_to_fp8(nullptr, 0);  // nothing to do
+    }
+
+    // The weights' block cast under Float8BlockScaling (128 x 128 blocks): ragged shapes, float32 and bfloat16,
+    // both scale rules, a NaN; each item as block_cast_to_fp8 gives it alone, in one launch.
+    void blockItemsAsCastAlone_data() {
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<bool>("power_of_two");
+        QTest::newRow("float32, pow2") << int(DType::Float32) << true;
+        QTest::newRow("float32, exact") << int(DType::Float32) << false;
+        QTest::newRow("bfloat16, pow2") << int(DType::BFloat16) << true;
+    }
+    void blockItemsAsCastAlone() {
+        QFETCH(int, dtype);
+        QFETCH(bool, power_of_two);
+        const auto type = static_cast<DType>(dtype);
+        std::mt19937 rng(21);
+        const std::vector<std::pair<std::size_t, std::size_t>> shapes{{256, 128}, {130, 300}, {1, 1}, {128, 257}, {64, 64}};
+        std::vector<Tensor> tensors;
+        for (const auto& [rows, cols] : shapes) tensors.push_back(random_tensor(rng, rows, cols, type, Fp8Type::E4M3, 1.0f));
+        if (type == DType::Float32) put(tensors[1], 77, std::numeric_limits<float>::quiet_NaN());
+        std::vector<BlockOutputs> alone, together;
+        std::vector<BlockCastItem> items;
+        for (Tensor& t : tensors) {
+            alone.emplace_back(t.rows, t.cols);
+            together.emplace_back(t.rows, t.cols);
+        }
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+            host::block_cast_to_fp8(tensors[i].x.data(), type, tensors[i].rows, tensors[i].cols, 128, power_of_two,
+                                    alone[i].view(Fp8Type::E4M3));
+            items.push_back({tensors[i].x.data(), tensors[i].rows, tensors[i].cols, together[i].view(Fp8Type::E4M3)});
+        }
+        const std::uint64_t before = launch_count();
+        host::block_cast_multi_to_fp8(items.data(), items.size(), type, 128, power_of_two);
+        QCOMPARE(launch_count() - before, std::uint64_t{1});
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+            const QByteArray item = QByteArray::number(static_cast<qulonglong>(i));
+            QVERIFY2(together[i].data == alone[i].data, "data of item " + item);
+            QVERIFY2(together[i].transposed == alone[i].transposed, "transposed copy of item " + item);
+            QVERIFY2(same_floats(together[i].scale_inv, alone[i].scale_inv), "scale_inv of item " + item);
+            QVERIFY2(same_floats(together[i].transposed_scale_inv, alone[i].transposed_scale_inv), "transposed scale_inv of item " + item);
+            QVERIFY2(same_bits(together[i].amax, alone[i].amax), "amax of item " + item);
+        }
+        if (type == DType::Float32) QVERIFY(std::isnan(together[1].amax));
+    }
+
+    // Block items: a bias gradient, bad block shapes and bad items are refused before anything runs.
+    void badBlockItemsAreRefused() {
+        std::mt19937 rng(2);
+        Tensor t = random_tensor(rng, 128, 128, DType::Float32, Fp8Type::E4M3, 1.0f);
+        BlockOutputs outputs(128, 128);
+        std::vector<float> dbias(128);
+        std::vector<float> workspace(128);
+        BlockCastItem item{t.x.data(), 128, 128, outputs.view(Fp8Type::E4M3)};
+        const std::uint64_t before = launch_count();
+        const auto refused = [&](BlockCastItem bad, int block_rows, const char* expected) {
+            try {
+                host::block_cast_multi_to_fp8(&bad, 1, DType::Float32, block_rows, true);
+                return QStringLiteral("no error");
+            } catch (const KernelError& e) {
+                const QString message = QString::fromUtf8(e.what());
+                return message.contains(QLatin1String(expected)) && message.contains(QStringLiteral("(item 0)")) ? QString() : message;
+            }
+        };
+        BlockCastItem with_dbias = item;
+        with_dbias.out.dbias = dbias.data();
+        with_dbias.out.dbias_workspace = workspace.data();
+        with_dbias.out.dbias_workspace_bytes = workspace.size() * sizeof(float);
+        QCOMPARE(refused(with_dbias, 128, "dbias"), QString());
+        QCOMPARE(refused(item, 64, "block_rows = 64"), QString());
+        BlockCastItem no_data = item;
+        no_data.out.data = nullptr;
+        QVERIFY(!refused(no_data, 128, "").contains(QStringLiteral("no error")));
+        QCOMPARE(launch_count(), before);
+        QVERIFY(outputs.data == std::vector<std::uint8_t>(128 * 128, 0xaa));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHostCastMulti)
+#include "tst_host_cast_multi.moc"
