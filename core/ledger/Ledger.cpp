@@ -216,6 +216,7 @@ struct LedgerRecording::State {
     std::vector<std::pair<std::uint64_t, Path>> changes;
     std::uint64_t first_sequence = 0;
     std::map<int, std::int64_t> saved_bytes;
+    std::int64_t outside_growth = 0;  // live bytes the outside scopes left on the forward thread (under mutex)
 
     std::int64_t live_bytes() const {
 #ifdef TEWB_TORCH_HAS_CUDA
@@ -347,6 +348,8 @@ LedgerScope::LedgerScope(std::string_view name, int index) {
         if (std::this_thread::get_id() == state->forward_thread && c10::GradMode::is_enabled()) {
             measured_layer_ = index;
             live_before_ = state->live_bytes();
+            const std::lock_guard<std::mutex> lock(state->mutex);
+            outside_growth_before_ = state->outside_growth;
         }
     } else {
         std::string frame(name);
@@ -363,6 +366,10 @@ LedgerScope::LedgerScope(Outside, std::string_view name) {
     if (state == nullptr) return;
     t_ledger.paths.push_back(Path{-1, std::string(name)});
     active_ = true;
+    if (std::this_thread::get_id() == state->forward_thread) {
+        outside_ = true;
+        live_before_ = state->live_bytes();
+    }
     state->note_change(t_ledger.paths.back());
 }
 
@@ -374,7 +381,11 @@ LedgerScope::~LedgerScope() {
     if (measured_layer_ >= 0) {
         const std::int64_t after = state->live_bytes();
         const std::lock_guard<std::mutex> lock(state->mutex);
-        state->saved_bytes[measured_layer_] += after - live_before_;
+        state->saved_bytes[measured_layer_] += after - live_before_ - (state->outside_growth - outside_growth_before_);
+    } else if (outside_) {
+        const std::int64_t after = state->live_bytes();
+        const std::lock_guard<std::mutex> lock(state->mutex);
+        state->outside_growth += after - live_before_;
     }
     state->note_change(current_path());
 }

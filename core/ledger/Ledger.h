@@ -39,6 +39,7 @@ public:
     explicit LedgerScope(std::string_view name, int index = -1);
     // A place outside the layers however deep the caller is (work done once per step on behalf of every
     // layer, e.g. the batched parameter casts): the scope is `name` at the top, not inside the current one.
+    // What it leaves alive is not counted as a layer's saved bytes, even when a layer's forward runs it.
     struct Outside {};
     LedgerScope(Outside, std::string_view name);
     ~LedgerScope();
@@ -49,6 +50,8 @@ private:
     bool active_ = false;
     int measured_layer_ = -1;
     std::int64_t live_before_ = 0;
+    bool outside_ = false;
+    std::int64_t outside_growth_before_ = 0;  // a measured layer: the outside scopes' growth when it began
 };
 
 // Our own kernels are not LibTorch ops: their callers report each call here (no-op when no ledger records;

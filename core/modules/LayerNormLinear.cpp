@@ -16,17 +16,24 @@ LayerNormLinear::LayerNormLinear(std::string name, const Options& options, Param
     slots_ = fp8_->add_gemm(name_);
 }
 
-std::vector<at::Tensor> LayerNormLinear::run(const at::Tensor& x, bool layernorm_output) {
+std::vector<at::Tensor> LayerNormLinear::run(const at::Tensor& x, bool layernorm_output, bool input_output) {
     check_features(name_, x, weight_.size(1));
     const at::Tensor rows = x.reshape({-1, x.size(-1)});
     const GemmPlan gemm = plan_gemm(rows, fp8_, slots_, weight_cache_);
     const LayerNormPlan norm{gemm.ops, gemm.compute_dtype, eps_};
-    std::vector<at::Tensor> out = apply_layer_norm_linear(rows, ln_weight_, ln_bias_, weight_, bias_, norm, gemm, layernorm_output);
+    std::vector<at::Tensor> out =
+        apply_layer_norm_linear(rows, ln_weight_, ln_bias_, weight_, bias_, norm, gemm, layernorm_output, input_output);
     std::vector<std::int64_t> shape(x.sizes().begin(), x.sizes().end());
     shape.back() = weight_.size(0);
     out[0] = out[0].view(shape);
     if (layernorm_output) out[1] = out[1].view(x.sizes());
+    if (input_output) out.back() = out.back().view(x.sizes());
     return out;
+}
+
+std::pair<at::Tensor, at::Tensor> LayerNormLinear::forward_keeping_input(const at::Tensor& x) {
+    const std::vector<at::Tensor> out = run(x, false, true);
+    return {out[0], out[1]};
 }
 
 std::pair<at::Tensor, at::Tensor> LayerNormLinear::forward_with_layernorm_output(const at::Tensor& x) {

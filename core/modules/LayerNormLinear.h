@@ -31,6 +31,9 @@ public:
     at::Tensor forward(const at::Tensor& x);
     // Also returns the LayerNorm output (differentiable), as te.LayerNormLinear(return_layernorm_output=True).
     std::pair<at::Tensor, at::Tensor> forward_with_layernorm_output(const at::Tensor& x);
+    // Also returns x (as a view) for a skip connection taken around the module: the gradient that reaches
+    // x through it comes back to this module, whose LayerNorm backward adds it to dx (no separate sum).
+    std::pair<at::Tensor, at::Tensor> forward_keeping_input(const at::Tensor& x);
 
     const at::Tensor& layer_norm_weight() const { return ln_weight_; }
     const at::Tensor& layer_norm_bias() const { return ln_bias_; }
@@ -38,7 +41,7 @@ public:
     const at::Tensor& bias() const { return bias_; }
 
 private:
-    std::vector<at::Tensor> run(const at::Tensor& x, bool layernorm_output);
+    std::vector<at::Tensor> run(const at::Tensor& x, bool layernorm_output, bool input_output = false);
 
     std::string name_;
     double eps_;

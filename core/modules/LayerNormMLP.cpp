@@ -1,5 +1,6 @@
 #include "core/modules/LayerNormMLP.h"
 
+#include "core/common/Error.h"
 #include "core/modules/ParameterInit.h"
 #include "core/modules/Linear.h"
 #include "core/modules/autograd/Functions.h"
@@ -18,13 +19,21 @@ LayerNormMLP::LayerNormMLP(std::string name, const Options& options, ParameterIn
     fc2_slots_ = fp8_->add_gemm(name_ + ".fc2");
 }
 
-at::Tensor LayerNormMLP::forward(const at::Tensor& x) {
+at::Tensor LayerNormMLP::forward(const at::Tensor& x, const at::Tensor& residual) {
     check_features(name_, x, ln_weight_.size(0));
+    if (residual.defined() && residual.sizes() != x.sizes()) {
+        throw ConfigError(name_ + ": the residual's shape " + c10::str(residual.sizes()) + " is not the input's " + c10::str(x.sizes()));
+    }
     const at::Tensor rows = x.reshape({-1, x.size(-1)});
     const GemmPlan fc1 = plan_gemm(rows, fp8_, fc1_slots_, fc1_cache_);
     const GemmPlan fc2 = plan_gemm(rows, fp8_, fc2_slots_, fc2_cache_);
     const LayerNormPlan norm{fc1.ops, fc1.compute_dtype, eps_};
-    return apply_layer_norm_mlp(rows, ln_weight_, ln_bias_, fc1_weight_, fc1_bias_, fc2_weight_, fc2_bias_, norm, fc1, fc2)
+    // x itself as the residual stays one tensor, so its two gradients are summed in the LayerNorm backward.
+    const at::Tensor residual_rows = !residual.defined()  ? at::Tensor()
+                                     : residual.is_same(x) ? rows
+                                                           : residual.reshape({-1, x.size(-1)});
+    return apply_layer_norm_mlp(rows, ln_weight_, ln_bias_, fc1_weight_, fc1_bias_, fc2_weight_, fc2_bias_, norm, fc1, fc2,
+                                residual_rows)
         .view(x.sizes());
 }
 

@@ -28,7 +28,8 @@ public:
 
     LayerNormMLP(std::string name, const Options& options, ParameterInit& init, std::shared_ptr<Fp8Context> fp8 = nullptr);
 
-    at::Tensor forward(const at::Tensor& x);
+    // With a `residual` (x's shape): residual + MLP(x), added in fc2's GEMM where the ops can (Linear::forward).
+    at::Tensor forward(const at::Tensor& x, const at::Tensor& residual = {});
 
     const at::Tensor& layer_norm_weight() const { return ln_weight_; }
     const at::Tensor& layer_norm_bias() const { return ln_bias_; }

@@ -22,12 +22,20 @@ Linear::Linear(std::string name, const Options& options, ParameterInit& init, st
     slots_ = fp8_->add_gemm(name_);
 }
 
-at::Tensor Linear::forward(const at::Tensor& x) {
+at::Tensor Linear::forward(const at::Tensor& x, const at::Tensor& residual) {
     check_features(name_, x, weight_.size(1));
     const at::Tensor rows = x.reshape({-1, x.size(-1)});
-    const at::Tensor y = apply_linear(rows, weight_, bias_, plan_gemm(rows, fp8_, slots_, weight_cache_));
     std::vector<std::int64_t> shape(x.sizes().begin(), x.sizes().end());
     shape.back() = weight_.size(0);
+    at::Tensor residual_rows;
+    if (residual.defined()) {
+        if (residual.sizes() != c10::IntArrayRef(shape)) {
+            throw ConfigError(name_ + ": the residual's shape " + c10::str(residual.sizes()) + " is not the output's " +
+                              c10::str(c10::IntArrayRef(shape)));
+        }
+        residual_rows = residual.reshape({-1, weight_.size(0)});
+    }
+    const at::Tensor y = apply_linear(rows, weight_, bias_, plan_gemm(rows, fp8_, slots_, weight_cache_), residual_rows);
     return y.view(shape);
 }
 

@@ -27,7 +27,9 @@ public:
 
     Linear(std::string name, const Options& options, ParameterInit& init, std::shared_ptr<Fp8Context> fp8 = nullptr);
 
-    at::Tensor forward(const at::Tensor& x);
+    // With a `residual` (the output's shape): residual + x · Wᵀ + b in the residual's dtype, the add done in the
+    // GEMM where the ops can (a transformer block's skip connection, as Transformer Engine folds it).
+    at::Tensor forward(const at::Tensor& x, const at::Tensor& residual = {});
 
     const at::Tensor& weight() const { return weight_; }
     const at::Tensor& bias() const { return bias_; }

@@ -1,5 +1,6 @@
 #include "core/modules/TransformerLayer.h"
 
+#include <tuple>
 #include <vector>
 
 #include <ATen/ops/scaled_dot_product_attention.h>
@@ -42,10 +43,14 @@ at::Tensor TransformerLayer::forward(const at::Tensor& x) {
     const std::int64_t batch = x.size(0);
     const std::int64_t seq = x.size(1);
     // The ledger's scopes (core/ledger): qkv holds the first LayerNorm, mlp the second (both fused).
-    at::Tensor qkv, attention, projected, h, mlp;
+    // The skip connections are added by the GEMMs that end each half (proj, fc2), as Transformer Engine folds its
+    // bias-dropout-add: no separate add, and the residual stream keeps its dtype (float32 under autocast). Their
+    // gradients are summed into the LayerNorm backwards (qkv's for the first, the MLP's own for the second): the
+    // autograd engine adds nothing.
+    at::Tensor qkv, skip, attention, h;
     {
         const LedgerScope scope("qkv");
-        qkv = qkv_->forward(x);
+        std::tie(qkv, skip) = qkv_->forward_keeping_input(x);
     }
     {
         const LedgerScope scope("attention");
@@ -59,18 +64,10 @@ at::Tensor TransformerLayer::forward(const at::Tensor& x) {
     }
     {
         const LedgerScope scope("proj");
-        projected = proj_->forward(attention);
+        h = proj_->forward(attention, skip);
     }
-    {
-        const LedgerScope scope("residual");
-        h = x + projected;
-    }
-    {
-        const LedgerScope scope("mlp");
-        mlp = mlp_->forward(h);
-    }
-    const LedgerScope scope("residual");
-    return h + mlp;
+    const LedgerScope scope("mlp");
+    return mlp_->forward(h, h);
 }
 
 }  // namespace tewb

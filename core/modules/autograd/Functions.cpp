@@ -43,27 +43,46 @@ State take(AutogradContext* ctx, const char* function) {
     return state;
 }
 
+// The optional residual of a function that adds one: an autograd function's tensor inputs must be defined, so
+// the residual is passed only when there is one (a trailing pack of zero or one tensors).
+template <typename... Residual>
+at::Tensor residual_of(const Residual&... residual) {
+    static_assert(sizeof...(Residual) <= 1, "at most one residual");
+    if constexpr (sizeof...(Residual) == 0) {
+        return at::Tensor();
+    } else {
+        return (residual, ...);
+    }
+}
+
 struct LinearState {
     GemmPlan plan;
     SavedGemm gemm;
     at::ScalarType input_dtype = at::kFloat;
+    bool has_residual = false;
 };
 
 struct LinearFunction : torch::autograd::Function<LinearFunction> {
+    template <typename... Residual>
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                              const GemmPlan& plan) {
+                              const GemmPlan& plan, const Residual&... residual_arg) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
-        LinearState state{plan, {}, x.scalar_type()};
-        at::Tensor y = gemm_forward(plan, x.to(plan.compute_dtype), weight, bias, state.gemm);
+        const at::Tensor residual = residual_of(residual_arg...);
+        LinearState state{plan, {}, x.scalar_type(), residual.defined()};
+        at::Tensor y = gemm_forward(plan, x.to(plan.compute_dtype), weight, bias, state.gemm, residual);
         keep(ctx, std::move(state));
         return y;
     }
 
+    // The output gradient as it comes (float32 from a float32 residual stream): an FP8 backward casts it itself,
+    // a high-precision one in gemm_backward; the residual's gradient is the same tensor.
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const LinearState state = take<LinearState>(ctx, "Linear");
-        const GemmGrads g = gemm_backward(state.plan, state.gemm, grads[0].to(state.plan.compute_dtype));
-        return {g.dx.to(state.input_dtype), g.dw, g.db, at::Tensor()};
+        const GemmGrads g = gemm_backward(state.plan, state.gemm, grads[0]);
+        variable_list out{g.dx.to(state.input_dtype), g.dw, g.db, at::Tensor()};
+        if (state.has_residual) out.push_back(grads[0]);
+        return out;
     }
 };
 
@@ -76,7 +95,10 @@ NormState norm_state(const LayerNormPlan& plan, const at::Tensor& x, const at::T
     return {plan, x.detach(), gamma.detach(), ln.mean, ln.rstd};
 }
 
-LayerNormGrads norm_backward(const NormState& s, const at::Tensor& dy) {
+// With a defined `dresidual` (the gradient x also gets through a skip connection), dx includes it, summed in the
+// LayerNorm's pass (TeOps::layer_norm_backward_add) rather than by the autograd engine.
+LayerNormGrads norm_backward(const NormState& s, const at::Tensor& dy, const at::Tensor& dresidual = {}) {
+    if (dresidual.defined()) return s.plan.ops->layer_norm_backward_add(dy, s.x, s.mean, s.rstd, s.gamma, dresidual);
     return s.plan.ops->layer_norm_backward(dy, s.x, s.mean, s.rstd, s.gamma);
 }
 
@@ -101,18 +123,22 @@ struct LayerNormLinearState {
     NormState norm;
     GemmPlan plan;
     SavedGemm gemm;
+    bool layernorm_output = false;
+    bool input_output = false;
 };
 
-// Returns {y} or, with `layernorm_output`, {y, LayerNorm's output}. In FP8 the LayerNorm writes the GEMM's
-// FP8 input (and its transposed copy) itself, and its high-precision output only when it is returned.
+// Returns {y}, then LayerNorm's output with `layernorm_output`, then x itself with `input_output` (for a skip
+// connection: the gradient it gets comes back to this function, which adds it in the LayerNorm backward). In
+// FP8 the LayerNorm writes the GEMM's FP8 input (and its transposed copy) itself, and its high-precision output
+// only when it is returned.
 struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFunction> {
     static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                                  const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
-                                 const GemmPlan& plan, bool layernorm_output) {
+                                 const GemmPlan& plan, bool layernorm_output, bool input_output) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         LayerNormResult ln;
         at::Tensor y;
-        LayerNormLinearState state{{}, plan, {}};
+        LayerNormLinearState state{{}, plan, {}, layernorm_output, input_output};
         if (plan.fp8) {
             const Fp8Tensor xq = norm.ops->layer_norm_quantize(x, gamma, beta, norm.eps, plan.compute_dtype, plan.fp8->input,
                                                                layernorm_output, ln);
@@ -123,8 +149,10 @@ struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFuncti
         }
         state.norm = norm_state(norm, x, gamma, ln);
         keep(ctx, std::move(state));
-        if (!layernorm_output) return {y};
-        return {y, ln.out};
+        variable_list out{y};
+        if (layernorm_output) out.push_back(ln.out);
+        if (input_output) out.push_back(x);  // returned as it is: autograd makes it a view whose gradient comes here
+        return out;
     }
 
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -132,11 +160,13 @@ struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFuncti
         const LayerNormLinearState state = take<LayerNormLinearState>(ctx, "LayerNormLinear");
         const GemmGrads g = gemm_backward(state.plan, state.gemm, grads[0].to(state.plan.compute_dtype));
         at::Tensor d_ln = g.dx;
-        if (grads.size() > 1 && grads[1].defined()) {
+        if (state.layernorm_output && grads[1].defined()) {
             d_ln = d_ln + grads[1].to(d_ln.scalar_type());
         }
-        const LayerNormGrads n = norm_backward(state.norm, d_ln);
-        return {n.dx, n.dgamma, n.dbeta, g.dw, g.db, at::Tensor(), at::Tensor(), at::Tensor()};
+        const std::size_t skip = state.layernorm_output ? 2 : 1;
+        const at::Tensor dresidual = state.input_output && grads.size() > skip ? grads[skip] : at::Tensor();
+        const LayerNormGrads n = norm_backward(state.norm, d_ln, dresidual);
+        return {n.dx, n.dgamma, n.dbeta, g.dw, g.db, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
 
@@ -145,6 +175,8 @@ struct LayerNormMlpState {
     GemmPlan fc1_plan, fc2_plan;
     SavedGemm fc1, fc2;
     at::Tensor fc1_out;  // GELU's input, kept in high precision for the GELU backward
+    bool has_residual = false;
+    bool input_is_residual = false;
 };
 
 // Fused as Transformer Engine fuses it. FP8: the LayerNorm writes fc1's FP8 input (and its transposed
@@ -153,12 +185,14 @@ struct LayerNormMlpState {
 // GELU in its epilogue (GELU_AUX_BIAS), fc2's dgrad applies GELU's derivative and sums fc1's bias gradient
 // in its epilogue (DGELU_BGRAD), and each wgrad sums its bias gradient in its epilogue (BGRADB).
 struct LayerNormMlpFunction : torch::autograd::Function<LayerNormMlpFunction> {
+    template <typename... Residual>
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                               const at::Tensor& fc1_weight, const at::Tensor& fc1_bias, const at::Tensor& fc2_weight,
                               const at::Tensor& fc2_bias, const LayerNormPlan& norm, const GemmPlan& fc1,
-                              const GemmPlan& fc2) {
+                              const GemmPlan& fc2, bool input_is_residual, const Residual&... residual_arg) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
-        LayerNormMlpState state{{}, fc1, fc2, {}, {}, {}};
+        const at::Tensor residual = input_is_residual ? x : residual_of(residual_arg...);
+        LayerNormMlpState state{{}, fc1, fc2, {}, {}, {}, sizeof...(Residual) > 0, input_is_residual};
         LayerNormResult ln;
         at::Tensor y;
         if (fc1.fp8 && fc2.fp8) {
@@ -166,12 +200,12 @@ struct LayerNormMlpFunction : torch::autograd::Function<LayerNormMlpFunction> {
                 norm.ops->layer_norm_quantize(x, gamma, beta, norm.eps, fc1.compute_dtype, fc1.fp8->input, false, ln);
             state.fc1_out = gemm_forward_quantized(fc1, xq, fc1_weight, fc1_bias, state.fc1);
             const Fp8Tensor aq = fc2.ops->gelu_quantize(state.fc1_out, fc2.fp8->input);
-            y = gemm_forward_quantized(fc2, aq, fc2_weight, fc2_bias, state.fc2);
+            y = gemm_forward_quantized(fc2, aq, fc2_weight, fc2_bias, state.fc2, residual);
         } else {
             ln = norm.ops->layer_norm_forward(x, gamma, beta, norm.eps, fc1.compute_dtype);
             const GeluGemmResult h = gemm_gelu_forward(fc1, ln.out, fc1_weight, fc1_bias, state.fc1);
             state.fc1_out = h.pre;
-            y = gemm_forward(fc2, h.activation, fc2_weight, fc2_bias, state.fc2);
+            y = gemm_forward(fc2, h.activation, fc2_weight, fc2_bias, state.fc2, residual);
         }
         state.norm = norm_state(norm, x, gamma, ln);
         keep(ctx, std::move(state));
@@ -181,9 +215,11 @@ struct LayerNormMlpFunction : torch::autograd::Function<LayerNormMlpFunction> {
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const LayerNormMlpState s = take<LayerNormMlpState>(ctx, "LayerNormMLP");
-        const at::Tensor dy = grads[0].to(s.fc2_plan.compute_dtype);
+        const bool fp8 = s.fc1_plan.fp8 && s.fc2_plan.fp8;
+        // FP8 casts the output gradient as it comes (float32 from a float32 residual stream); no separate cast.
+        const at::Tensor dy = fp8 ? grads[0] : grads[0].to(s.fc2_plan.compute_dtype);
         GemmGrads g1, g2;
-        if (s.fc1_plan.fp8 && s.fc2_plan.fp8) {
+        if (fp8) {
             g2 = gemm_backward(s.fc2_plan, s.fc2, dy);
             const Fp8GradWithBias d = s.fc1_plan.ops->gelu_backward_quantize(g2.dx, s.fc1_out, s.fc1_plan.fp8->grad_output);
             g1 = gemm_backward_quantized(s.fc1_plan, s.fc1, d.grad, d.bias_grad);
@@ -193,14 +229,19 @@ struct LayerNormMlpFunction : torch::autograd::Function<LayerNormMlpFunction> {
             g1 = gemm_weight_grads(s.fc1_plan, s.fc1, d.grad, s.fc1.has_bias ? d.bias_grad : at::Tensor());
             g1.dx = gemm_dgrad(s.fc1_plan, s.fc1, d.grad);
         }
-        const LayerNormGrads n = norm_backward(s.norm, g1.dx);
-        return {n.dx, n.dgamma, n.dbeta, g1.dw, g1.db, g2.dw, g2.db, at::Tensor(), at::Tensor(), at::Tensor()};
+        // The input as the residual: the output gradient reaches x through the skip too, added in the LayerNorm pass.
+        const LayerNormGrads n = norm_backward(s.norm, g1.dx, s.input_is_residual ? grads[0] : at::Tensor());
+        variable_list out{n.dx, n.dgamma, n.dbeta, g1.dw, g1.db, g2.dw, g2.db, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+        if (s.has_residual) out.push_back(grads[0]);
+        return out;
     }
 };
 
 }  // namespace
 
-at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const GemmPlan& plan) {
+at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const GemmPlan& plan,
+                        const at::Tensor& residual) {
+    if (residual.defined()) return LinearFunction::apply(x, weight, bias, plan, residual);
     return LinearFunction::apply(x, weight, bias, plan);
 }
 
@@ -210,14 +251,22 @@ at::Tensor apply_layer_norm(const at::Tensor& x, const at::Tensor& gamma, const 
 
 std::vector<at::Tensor> apply_layer_norm_linear(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                                                 const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
-                                                const GemmPlan& gemm, bool layernorm_output) {
-    return LayerNormLinearFunction::apply(x, gamma, beta, weight, bias, norm, gemm, layernorm_output);
+                                                const GemmPlan& gemm, bool layernorm_output, bool input_output) {
+    return LayerNormLinearFunction::apply(x, gamma, beta, weight, bias, norm, gemm, layernorm_output, input_output);
 }
 
 at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const at::Tensor& fc1_weight,
                                 const at::Tensor& fc1_bias, const at::Tensor& fc2_weight, const at::Tensor& fc2_bias,
-                                const LayerNormPlan& norm, const GemmPlan& fc1, const GemmPlan& fc2) {
-    return LayerNormMlpFunction::apply(x, gamma, beta, fc1_weight, fc1_bias, fc2_weight, fc2_bias, norm, fc1, fc2);
+                                const LayerNormPlan& norm, const GemmPlan& fc1, const GemmPlan& fc2, const at::Tensor& residual) {
+    // x itself as the residual: one input, and its two gradients summed in the LayerNorm backward.
+    if (residual.defined() && residual.is_same(x)) {
+        return LayerNormMlpFunction::apply(x, gamma, beta, fc1_weight, fc1_bias, fc2_weight, fc2_bias, norm, fc1, fc2, true);
+    }
+    if (residual.defined()) {
+        return LayerNormMlpFunction::apply(x, gamma, beta, fc1_weight, fc1_bias, fc2_weight, fc2_bias, norm, fc1, fc2, false,
+                                           residual);
+    }
+    return LayerNormMlpFunction::apply(x, gamma, beta, fc1_weight, fc1_bias, fc2_weight, fc2_bias, norm, fc1, fc2, false);
 }
 
 }  // namespace tewb

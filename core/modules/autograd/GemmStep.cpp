@@ -14,7 +14,10 @@ std::optional<at::Tensor> optional_bias(const at::Tensor& bias) {
     return bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt;
 }
 
-const Fp8Tensor& cached_fp8_weight(const GemmPlan& plan, const at::Tensor& weight) {
+// The weight's FP8 copy: the run's (ParameterCopies, all of a step's weights cast together) when a run is in
+// progress, else the module's own cache, cast again when the weight or the scales change.
+Fp8Tensor cached_fp8_weight(const GemmPlan& plan, const at::Tensor& weight) {
+    if (ParameterCopies* copies = parameter_copies_in_force()) return copies->fp8_copy_of(weight, plan.fp8->weight, *plan.ops);
     Fp8WeightCache& cache = *plan.weight_cache;
     Fp8Context& context = *plan.fp8->weight.context;
     if (cache.tensor != weight.unsafeGetTensorImpl() || cache.version != weight._version() ||
@@ -55,7 +58,7 @@ GemmPlan plan_gemm(const at::Tensor& x, const std::shared_ptr<Fp8Context>& conte
 }
 
 at::Tensor gemm_forward(const GemmPlan& plan, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                        SavedGemm& saved) {
+                        SavedGemm& saved, const at::Tensor& residual) {
     saved.has_bias = bias.defined();
     saved.weight_dtype = weight.scalar_type();
     saved.bias_dtype = bias.defined() ? bias.scalar_type() : weight.scalar_type();
@@ -64,20 +67,24 @@ at::Tensor gemm_forward(const GemmPlan& plan, const at::Tensor& x, const at::Ten
         const at::Tensor w_c = parameter_copy(weight, plan.compute_dtype);
         saved.input = x_c.detach();
         saved.weight = w_c.detach();
+        if (residual.defined()) return plan.ops->gemm_add(x_c, w_c, optional_bias(bias), plan.compute_dtype, residual);
         return plan.ops->gemm(x_c, w_c, optional_bias(bias), plan.compute_dtype);
     }
     const Fp8Tensor xq = plan.ops->quantize(x.to(plan.compute_dtype), plan.fp8->input, /*with_transpose=*/true);
-    return gemm_forward_quantized(plan, xq, weight, bias, saved);
+    return gemm_forward_quantized(plan, xq, weight, bias, saved, residual);
 }
 
 at::Tensor gemm_forward_quantized(const GemmPlan& plan, const Fp8Tensor& xq, const at::Tensor& weight, const at::Tensor& bias,
-                                  SavedGemm& saved) {
+                                  SavedGemm& saved, const at::Tensor& residual) {
     saved.has_bias = bias.defined();
     saved.weight_dtype = weight.scalar_type();
     saved.bias_dtype = bias.defined() ? bias.scalar_type() : weight.scalar_type();
-    const Fp8Tensor& wq = cached_fp8_weight(plan, weight);
-    const at::Tensor y = plan.ops->fp8_gemm(xq.data, xq.scale_inv, wq.data, wq.scale_inv, optional_bias(bias),
-                                            plan.compute_dtype, Accumulation::Fast);
+    const Fp8Tensor wq = cached_fp8_weight(plan, weight);
+    const at::Tensor y = residual.defined()
+                             ? plan.ops->fp8_gemm_add(xq.data, xq.scale_inv, wq.data, wq.scale_inv, optional_bias(bias),
+                                                      plan.compute_dtype, Accumulation::Fast, residual)
+                             : plan.ops->fp8_gemm(xq.data, xq.scale_inv, wq.data, wq.scale_inv, optional_bias(bias),
+                                                  plan.compute_dtype, Accumulation::Fast);
     // The backward runs after the forward's scale update: keep the scale_invs these casts used.
     saved.input_fp8 = xq.kept_past_update();
     saved.input_fp8.data = at::Tensor();

@@ -53,9 +53,11 @@ struct GemmGrads {
     at::Tensor db;  // bias dtype; undefined without a bias
 };
 
-// x: [rows, in] in the compute dtype; weight [out, in]; bias [out] or undefined.
+// x: [rows, in] in the compute dtype; weight [out, in]; bias [out] or undefined. With a `residual` ([rows, out],
+// the residual stream), the result is residual + x · Wᵀ + b in the residual's dtype, added in the GEMM where the
+// ops can (TeOps::gemm_add).
 at::Tensor gemm_forward(const GemmPlan& plan, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                        SavedGemm& saved);
+                        SavedGemm& saved, const at::Tensor& residual = {});
 // dy: [rows, out] in the compute dtype. In FP8, dy is cast with the grad-output slot.
 GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy);
 
@@ -63,7 +65,7 @@ GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::
 // the epilogue):
 // FP8: the GEMM with its input already cast (with the transposed copy, kept for wgrad).
 at::Tensor gemm_forward_quantized(const GemmPlan& plan, const Fp8Tensor& xq, const at::Tensor& weight, const at::Tensor& bias,
-                                  SavedGemm& saved);
+                                  SavedGemm& saved, const at::Tensor& residual = {});
 // FP8: dgrad and wgrad with dy already cast (the grad-output slot) and the bias gradient (float32, or
 // undefined without a bias) computed with it.
 GemmGrads gemm_backward_quantized(const GemmPlan& plan, const SavedGemm& saved, const Fp8Tensor& dy_fp8,

@@ -1,5 +1,6 @@
 #include "core/modules/ops/FusedOps.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
@@ -9,6 +10,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <ATen/record_function.h>
 #include <ATen/ops/empty.h>
@@ -26,6 +28,7 @@
 #include "tewb_kernels/host/activation.h"
 #include "tewb_kernels/host/amax.h"
 #include "tewb_kernels/host/cast.h"
+#include "tewb_kernels/host/cast_multi.h"
 #include "tewb_kernels/host/gemm.h"
 #include "tewb_kernels/host/normalization.h"
 #include "tewb_kernels/host/recipe.h"
@@ -42,6 +45,7 @@
 #include "tewb_kernels/activation.h"
 #include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
+#include "tewb_kernels/cast_multi.h"
 #include "tewb_kernels/gemm.h"
 #include "tewb_kernels/normalization.h"
 #include "tewb_kernels/recipe.h"
@@ -118,7 +122,7 @@ const at::Tensor& gemm_workspace(const at::Tensor& like) {
 }
 #endif
 
-std::uint64_t bytes_of(Tensors tensors) {
+std::uint64_t bytes_of(const std::vector<at::Tensor>& tensors) {
     std::uint64_t total = 0;
     for (const at::Tensor& t : tensors) {
         if (t.defined()) total += static_cast<std::uint64_t>(t.numel()) * static_cast<std::uint64_t>(t.element_size());
@@ -219,29 +223,13 @@ public:
 
     LayerNormGrads layer_norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
                                        const at::Tensor& gamma) const override {
-        // dy may differ from x in dtype: a float32 residual stream with a bfloat16 gradient under autocast.
-        Misfit m = matrix_misfit(x, "x");
-        if (!m) m = matrix_misfit(dy, "dy");
-        if (!m && dy.sizes() != x.sizes()) m = "dy and x differ in shape";
-        if (!m) m = params_misfit(gamma, gamma, x);
-        if (!m && (!stats_fit(mean, x) || !stats_fit(rstd, x))) m = "mean or rstd is not float32 [rows] on x's device";
-        if (m) {
-            return fall_back("layer_norm_backward", *m,
-                             [&] { return reference_ops().layer_norm_backward(dy, x, mean, rstd, gamma); });
-        }
-        const std::size_t rows = rows_of(x);
-        const std::size_t hidden = cols_of(x);
-        LayerNormGrads g;
-        g.dx = at::empty_like(x);
-        g.dgamma = at::empty_like(gamma);
-        g.dbeta = at::empty_like(gamma);
-        const std::size_t bytes = kernels::host::layer_norm_backward_workspace_bytes(rows, hidden);
-        const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, x.options().dtype(at::kByte));
-        TEWB_KERNEL(x, (Tensors{dy, x, mean, rstd, gamma}), (Tensors{g.dx, g.dgamma, g.dbeta}), layer_norm_backward,
-                    dy.data_ptr(), kernel_dtype(dy.scalar_type()), x.data_ptr(), kernel_dtype(x.scalar_type()),
-                    mean.data_ptr<float>(), rstd.data_ptr<float>(), gamma.data_ptr(), kernel_dtype(gamma.scalar_type()), rows,
-                    hidden, g.dx.data_ptr(), g.dgamma.data_ptr(), g.dbeta.data_ptr(), workspace.data_ptr(), bytes);
-        return g;
+        return norm_backward(dy, x, mean, rstd, gamma, at::Tensor());
+    }
+
+    // The skip connection's gradient added to dx in the same kernel (layer_norm_backward_add).
+    LayerNormGrads layer_norm_backward_add(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+                                           const at::Tensor& gamma, const at::Tensor& dresidual) const override {
+        return norm_backward(dy, x, mean, rstd, gamma, dresidual);
     }
 
     at::Tensor gelu_forward(const at::Tensor& x) const override {
@@ -269,6 +257,89 @@ public:
     // reads it as stored. The bias goes into the epilogue.
     at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
                     at::ScalarType out_dtype) const override {
+        return hp_gemm("gemm", a, b, bias, out_dtype, at::Tensor(), [&] { return reference_ops().gemm(a, b, bias, out_dtype); });
+    }
+
+    // The residual accumulated in the GEMM (C, beta = 1): the output in the residual's dtype, written once.
+    at::Tensor gemm_add(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias, at::ScalarType product_dtype,
+                        const at::Tensor& residual) const override {
+        const auto reference = [&] { return reference_ops().gemm_add(a, b, bias, product_dtype, residual); };
+        if (Misfit m = residual_misfit(residual, a.size(0), b.size(0))) return fall_back("gemm_add", *m, reference);
+        return hp_gemm("gemm_add", a, b, bias, residual.scalar_type(), residual, reference);
+    }
+
+    // Delayed (per-tensor) scaling accumulates the residual in the FP8 GEMM; block-scaled GEMMs add it separately
+    // (cuBLASLt's C with block scales is not used here: gemm_rules.h).
+    at::Tensor fp8_gemm_add(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b, const at::Tensor& b_scale_inv,
+                            const std::optional<at::Tensor>& bias, at::ScalarType product_dtype, Accumulation accumulation,
+                            const at::Tensor& residual) const override {
+        if (a_scale_inv.numel() > 1 || b_scale_inv.numel() > 1) {
+            return TeOps::fp8_gemm_add(a, a_scale_inv, b, b_scale_inv, bias, product_dtype, accumulation, residual);
+        }
+        const auto reference = [&] {
+            return reference_ops().fp8_gemm_add(a, a_scale_inv, b, b_scale_inv, bias, product_dtype, accumulation, residual);
+        };
+        if (Misfit m = residual_misfit(residual, a.size(0), b.size(0))) return fall_back("fp8_gemm_add", *m, reference);
+        return fp8_gemm_into("fp8_gemm_add", a, a_scale_inv, b, b_scale_inv, bias, residual.scalar_type(), accumulation, residual,
+                             reference);
+    }
+
+private:
+    // dy may differ from x in dtype: a float32 residual stream with a bfloat16 gradient under autocast.
+    // dresidual, when defined, is added to dx in the kernel.
+    LayerNormGrads norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+                                 const at::Tensor& gamma, const at::Tensor& dresidual) const {
+        const bool add = dresidual.defined();
+        const char* op = add ? "layer_norm_backward_add" : "layer_norm_backward";
+        Misfit m = matrix_misfit(x, "x");
+        if (!m) m = matrix_misfit(dy, "dy");
+        if (!m && dy.sizes() != x.sizes()) m = "dy and x differ in shape";
+        if (!m) m = params_misfit(gamma, gamma, x);
+        if (!m && (!stats_fit(mean, x) || !stats_fit(rstd, x))) m = "mean or rstd is not float32 [rows] on x's device";
+        if (!m && add && (matrix_misfit(dresidual, "dresidual") || dresidual.sizes() != x.sizes() ||
+                          dresidual.scalar_type() != x.scalar_type())) {
+            m = "dresidual is not a row-major matrix of x's shape and dtype on x's device";
+        }
+        if (m) {
+            return fall_back(op, *m, [&] {
+                return add ? reference_ops().layer_norm_backward_add(dy, x, mean, rstd, gamma, dresidual)
+                           : reference_ops().layer_norm_backward(dy, x, mean, rstd, gamma);
+            });
+        }
+        const std::size_t rows = rows_of(x);
+        const std::size_t hidden = cols_of(x);
+        LayerNormGrads g;
+        g.dx = at::empty_like(x);
+        g.dgamma = at::empty_like(gamma);
+        g.dbeta = at::empty_like(gamma);
+        const std::size_t bytes = kernels::host::layer_norm_backward_workspace_bytes(rows, hidden);
+        const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, x.options().dtype(at::kByte));
+        if (add) {
+            TEWB_KERNEL(x, (Tensors{dy, x, mean, rstd, gamma, dresidual}), (Tensors{g.dx, g.dgamma, g.dbeta}), layer_norm_backward_add,
+                        dy.data_ptr(), kernel_dtype(dy.scalar_type()), x.data_ptr(), kernel_dtype(x.scalar_type()),
+                        mean.data_ptr<float>(), rstd.data_ptr<float>(), gamma.data_ptr(), kernel_dtype(gamma.scalar_type()), rows,
+                        hidden, g.dx.data_ptr(), dresidual.data_ptr(), g.dgamma.data_ptr(), g.dbeta.data_ptr(), workspace.data_ptr(),
+                        bytes);
+        } else {
+            TEWB_KERNEL(x, (Tensors{dy, x, mean, rstd, gamma}), (Tensors{g.dx, g.dgamma, g.dbeta}), layer_norm_backward,
+                        dy.data_ptr(), kernel_dtype(dy.scalar_type()), x.data_ptr(), kernel_dtype(x.scalar_type()),
+                        mean.data_ptr<float>(), rstd.data_ptr<float>(), gamma.data_ptr(), kernel_dtype(gamma.scalar_type()), rows,
+                        hidden, g.dx.data_ptr(), g.dgamma.data_ptr(), g.dbeta.data_ptr(), workspace.data_ptr(), bytes);
+        }
+        return g;
+    }
+
+    // A GEMM's output added to `residual` in the GEMM: a row-major [m, n] float32 or bfloat16 matrix on this
+    // implementation's device.
+    Misfit residual_misfit(const at::Tensor& residual, std::int64_t m, std::int64_t n) const {
+        if (Misfit misfit = matrix_misfit(residual, "the residual")) return misfit;
+        if (residual.size(0) != m || residual.size(1) != n) return std::string("the residual's shape is not the GEMM output's");
+        return std::nullopt;
+    }
+
+    template <typename Reference>
+    at::Tensor hp_gemm(const char* op, const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                       at::ScalarType out_dtype, const at::Tensor& residual, Reference&& reference) const {
         const Stored a_layout = stored_layout(a);
         const Stored b_layout = stored_layout(b);
         Misfit m = device_misfit(a, "a");
@@ -278,7 +349,7 @@ public:
             m = "the operands differ in k or dtype, or are not float32 or bfloat16";
         }
         if (!m && !(out_dtype == a.scalar_type() || out_dtype == at::kFloat)) m = "the output dtype is neither the operands' nor float32";
-        if (m) return fall_back("gemm", *m, [&] { return reference_ops().gemm(a, b, bias, out_dtype); });
+        if (m) return fall_back(op, *m, reference);
         at::Tensor d = at::empty({a.size(0), b.size(0)}, a.options().dtype(out_dtype));
         // hp_args takes the operands as stored.
         kernels::GemmArgs g = hp_args(a_layout.transposed ? a.t() : a, a_layout.transposed, b_layout.transposed ? b.t() : b,
@@ -290,11 +361,12 @@ public:
             g.bias = bias_c.data_ptr();
             g.bias_type = gemm_type(out_dtype);
         }
-        if (Misfit refused = run_gemm(g, a, Tensors{a, b, bias_c}, Tensors{d})) {
-            return fall_back("gemm", *refused, [&] { return reference_ops().gemm(a, b, bias, out_dtype); });
-        }
+        if (residual.defined()) g.c = residual.data_ptr();
+        if (Misfit refused = run_gemm(g, a, Tensors{a, b, bias_c, residual}, Tensors{d})) return fall_back(op, *refused, reference);
         return d;
     }
+
+public:
 
     // The cast kernels for every recipe: delayed scaling casts with the slot's scale and combine x's amax
     // into the slot's staging entry in the same pass; current scaling and a calibrating first step take
@@ -345,12 +417,56 @@ public:
         return out;
     }
 
+    // Delayed scaling: every weight in one multi-tensor launch (one per 64 weights), each cast with its slot's
+    // scale, its amax combined into its slot's staging entry and the slot's live scale_inv handed out, as
+    // quantize gives them one by one. Other recipes, a calibrating step and inspection cast one by one.
+    std::vector<Fp8Tensor> quantize_weights(const std::vector<WeightCast>& casts) const override {
+        const auto alike = [&](const WeightCast& c) {
+            return c.weight.device() == casts.front().weight.device() && c.weight.scalar_type() == casts.front().weight.scalar_type();
+        };
+        const bool blocks = !casts.empty() && std::all_of(casts.begin(), casts.end(), [&](const WeightCast& c) {
+            const Fp8Context& context = *c.quantizer.context;
+            return !matrix_misfit(c.weight, "weight") && alike(c) && context.recipe().scaling == ScalingKind::Block &&
+                   !context.inspect() && Fp8Context::role_of(c.quantizer.pass, c.quantizer.slot) == SlotRole::Weight &&
+                   context.recipe().block_power_of_two == casts.front().quantizer.context->recipe().block_power_of_two;
+        });
+        if (blocks) return quantize_weight_blocks(casts);
+        const bool batched = !casts.empty() && std::all_of(casts.begin(), casts.end(), [&](const WeightCast& c) {
+            return delayed_kernel_cast(c.weight, c.quantizer) && c.weight.device() == casts.front().weight.device();
+        });
+        if (!batched) return TeOps::quantize_weights(casts);
+        std::vector<Fp8Tensor> out;
+        std::vector<kernels::CastTransposeItem> items;
+        std::vector<at::Tensor> reads;
+        std::vector<at::Tensor> writes;
+        for (const WeightCast& c : casts) {
+            Fp8Tensor q = empty_fp8(c.weight, c.quantizer);
+            const kernels::Fp8Output fp8 = fp8_output(q, c.quantizer);
+            items.push_back({c.weight.data_ptr(), kernel_dtype(c.weight.scalar_type()), rows_of(c.weight), cols_of(c.weight), fp8.scale,
+                             fp8.data, fp8.transposed, fp8.type, fp8.amax});
+            reads.push_back(c.weight);
+            writes.push_back(q.data);
+            writes.push_back(q.transposed);
+            out.push_back(std::move(q));
+        }
+        TEWB_KERNEL(casts.front().weight, reads, writes, cast_transpose_multi_to_fp8, items.data(), items.size());
+        for (std::size_t i = 0; i < out.size(); ++i) hand_out_live_scale_inv(out[i], casts[i].quantizer);
+        return out;
+    }
+
     at::Tensor fp8_gemm(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b, const at::Tensor& b_scale_inv,
                         const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
                         Accumulation accumulation) const override {
-        const auto reference = [&] {
+        return fp8_gemm_into("fp8_gemm", a, a_scale_inv, b, b_scale_inv, bias, out_dtype, accumulation, at::Tensor(), [&] {
             return reference_ops().fp8_gemm(a, a_scale_inv, b, b_scale_inv, bias, out_dtype, accumulation);
-        };
+        });
+    }
+
+private:
+    template <typename Reference>
+    at::Tensor fp8_gemm_into(const char* op, const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b,
+                             const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
+                             Accumulation accumulation, const at::Tensor& residual, Reference&& reference) const {
         Misfit m = matrix_misfit_any_dtype(a, "a");
         if (!m) m = matrix_misfit_any_dtype(b, "b");
         if (!m && a.size(1) != b.size(1)) m = "a and b differ in k";
@@ -358,7 +474,7 @@ public:
             m = "a scale_inv is not on the operands' device";
         }
         if (!m && !float_or_bf16(out_dtype)) m = "the output dtype is not float32 or bfloat16";
-        if (m) return fall_back("fp8_gemm", *m, reference);
+        if (m) return fall_back(op, *m, reference);
         const bool blocks = a_scale_inv.numel() > 1 || b_scale_inv.numel() > 1;
         at::Tensor a_scales = a_scale_inv;
         at::Tensor b_scales = b_scale_inv;
@@ -366,7 +482,7 @@ public:
         kernels::ScaleMode b_mode = kernels::ScaleMode::Tensor;
         if (blocks) {
             if (kind_ == OpsKind::FusedCuda && !block_gemms_native()) {
-                return fall_back("fp8_gemm", "this GPU has no block-scaled FP8 GEMM (cuBLASLt offers it on compute capability 9.x)",
+                return fall_back(op, "this GPU has no block-scaled FP8 GEMM (cuBLASLt offers it on compute capability 9.x)",
                                  reference);
             }
             // The block shape of each operand follows from its scales, as in the reference: one scale row per
@@ -379,13 +495,13 @@ public:
             };
             const BlockShape a_block = block_of(a, a_scale_inv);
             const BlockShape b_block = block_of(b, b_scale_inv);
-            if (a_scale_inv.dim() != 2 || b_scale_inv.dim() != 2) return fall_back("fp8_gemm", "block scales are not 2-D", reference);
+            if (a_scale_inv.dim() != 2 || b_scale_inv.dim() != 2) return fall_back(op, "block scales are not 2-D", reference);
             a_scales = block_scales_for_gemm(a_scale_inv, a_block);
             b_scales = block_scales_for_gemm(b_scale_inv, b_block);
             a_mode = mode(a_block);
             b_mode = mode(b_block);
         } else if (a_scale_inv.scalar_type() != at::kFloat || b_scale_inv.scalar_type() != at::kFloat) {
-            return fall_back("fp8_gemm", "a scale_inv is not float32", reference);
+            return fall_back(op, "a scale_inv is not float32", reference);
         }
         at::Tensor d = at::empty({a.size(0), b.size(0)}, a.options().dtype(out_dtype));
         kernels::GemmArgs g;
@@ -405,11 +521,14 @@ public:
             g.bias = bias_c.data_ptr();
             g.bias_type = kernels::GemmType::BFloat16;
         }
-        if (Misfit refused = run_gemm(g, a, Tensors{a, b, a_scales, b_scales, bias_c}, Tensors{d})) {
-            return fall_back("fp8_gemm", *refused, reference);
+        if (residual.defined()) g.c = residual.data_ptr();
+        if (Misfit refused = run_gemm(g, a, Tensors{a, b, a_scales, b_scales, bias_c, residual}, Tensors{d})) {
+            return fall_back(op, *refused, reference);
         }
         return d;
     }
+
+public:
 
     // The LayerNorm kernel writes the FP8 GEMM input, its transposed copy and its amax (into the slot's
     // staging entry) in one pass; the high-precision output only when kept.
@@ -448,11 +567,24 @@ public:
 
     // One pass over dy and GELU's input: the FP8 gradient, its transposed copy, its amax and fc1's bias
     // gradient (float32, two-stage reduction).
+    // Block scaling: the GELU backward writes the gradient and fc1's bias gradient in one launch, the block cast
+    // follows (its blocks need the whole gradient's amaxes first).
     Fp8GradWithBias gelu_backward_quantize(const at::Tensor& dy, const at::Tensor& x, const Fp8Quantizer& quantizer) const override {
-        if (!delayed_kernel_cast(x, quantizer) || matrix_misfit(dy, "dy") || dy.sizes() != x.sizes() ||
-            dy.scalar_type() != x.scalar_type()) {
-            return TeOps::gelu_backward_quantize(dy, x, quantizer);
+        const bool fits = !matrix_misfit(x, "x") && !matrix_misfit(dy, "dy") && dy.sizes() == x.sizes() &&
+                          dy.scalar_type() == x.scalar_type();
+        if (fits && quantizer.context->recipe().scaling == ScalingKind::Block) {
+            const std::size_t rows = rows_of(x);
+            const std::size_t cols = cols_of(x);
+            const std::size_t bytes = kernels::host::gelu_backward_workspace_bytes(rows, cols);
+            const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, x.options().dtype(at::kByte));
+            const at::Tensor dx = at::empty_like(x);
+            at::Tensor bias_grad = at::empty({x.size(1)}, x.options().dtype(at::kFloat));
+            TEWB_KERNEL(x, (Tensors{dy, x}), (Tensors{dx, bias_grad}), gelu_backward, dy.data_ptr(), x.data_ptr(),
+                        kernel_dtype(x.scalar_type()), rows, cols, dx.data_ptr(), nullptr, bias_grad.data_ptr(),
+                        kernels::DType::Float32, workspace.data_ptr(), bytes);
+            return {quantize_blocks(dx, quantizer, /*with_transpose=*/true), bias_grad};
         }
+        if (!fits || !delayed_kernel_cast(x, quantizer)) return TeOps::gelu_backward_quantize(dy, x, quantizer);
         const std::size_t rows = rows_of(x);
         const std::size_t cols = cols_of(x);
         const std::size_t bytes = kernels::host::gelu_backward_workspace_bytes(rows, cols);
@@ -469,6 +601,12 @@ public:
     // One pass over dy: the FP8 gradient, its transposed copy, its amax and the bias gradient (float32,
     // two-stage reduction).
     Fp8GradWithBias quantize_dbias(const at::Tensor& dy, const Fp8Quantizer& quantizer) const override {
+        if (!matrix_misfit(dy, "dy") && quantizer.context->recipe().scaling == ScalingKind::Block) {
+            Fp8GradWithBias r;
+            r.bias_grad = at::empty({dy.size(1)}, dy.options().dtype(at::kFloat));
+            r.grad = quantize_blocks(dy, quantizer, /*with_transpose=*/true, &r.bias_grad);
+            return r;
+        }
         if (!delayed_kernel_cast(dy, quantizer)) return TeOps::quantize_dbias(dy, quantizer);
         const std::size_t rows = rows_of(dy);
         const std::size_t cols = cols_of(dy);
@@ -629,7 +767,8 @@ private:
 
     // Launches the host or the CUDA form of a kernel, by where `where` lives.
     template <typename Host, typename... Device>
-    void run_kernel(const char* op, const at::Tensor& where, Tensors reads, Tensors writes, Host&& host,
+    void run_kernel(const char* op, const at::Tensor& where, const std::vector<at::Tensor>& reads,
+                    const std::vector<at::Tensor>& writes, Host&& host,
                     Device&&... device) const {
         RECORD_USER_SCOPE(op);  // named in a kernel trace (te-bench run --profile) like LibTorch's operators
         const std::uint64_t launches_before = kernels::launch_count();
@@ -748,8 +887,37 @@ private:
     // blocks; 128×128 for weights), for the backward x's transpose cast along its own rows, both scales
     // already in cuBLASLt's layout, and the tensor's amax into the slot's staging entry (the statistics).
     // Same values and scales as the reference (bit for bit).
-    Fp8Tensor quantize_blocks(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const {
-        Fp8Context& context = *quantizer.context;
+    // With `dbias` (float32 [cols]), the same launch also writes x's column sums (a Linear's bias gradient).
+    // Block scaling: every weight's 128 x 128 block cast (data, transposed copy, both scale arrays, amax) in one
+    // multi-tensor launch per 64 weights.
+    std::vector<Fp8Tensor> quantize_weight_blocks(const std::vector<WeightCast>& casts) const {
+        std::vector<Fp8Tensor> out;
+        std::vector<kernels::BlockCastItem> items;
+        std::vector<at::Tensor> reads;
+        std::vector<at::Tensor> writes;
+        for (const WeightCast& c : casts) {
+            BlockCastSetup setup = block_cast_setup(c.weight, c.quantizer, /*with_transpose=*/true);
+            items.push_back({c.weight.data_ptr(), rows_of(c.weight), cols_of(c.weight), setup.cast});
+            reads.push_back(c.weight);
+            for (const at::Tensor& t : {setup.out.data, setup.out.scale_inv, setup.out.transposed, setup.out.transposed_scale_inv}) {
+                writes.push_back(t);
+            }
+            out.push_back(std::move(setup.out));
+        }
+        const at::Tensor& front = casts.front().weight;
+        TEWB_KERNEL(front, reads, writes, block_cast_multi_to_fp8, items.data(), items.size(), kernel_dtype(front.scalar_type()),
+                    kWeightBlock.rows, casts.front().quantizer.context->recipe().block_power_of_two);
+        return out;
+    }
+
+    // A block cast's outputs for x under the quantizer's slot, allocated, and where the kernel writes them.
+    struct BlockCastSetup {
+        Fp8Tensor out;
+        kernels::BlockCastOutput cast;
+        at::Tensor staging;
+        BlockShape block;
+    };
+    static BlockCastSetup block_cast_setup(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) {
         const bool weight = Fp8Context::role_of(quantizer.pass, quantizer.slot) == SlotRole::Weight;
         const BlockShape block = weight ? kWeightBlock : kActivationBlock;
         const std::int64_t rows = x.size(0);
@@ -770,7 +938,28 @@ private:
         }
         const at::Tensor staging = staging_entry(quantizer);
         cast.amax = staging.data_ptr<float>();
-        TEWB_KERNEL(x, Tensors{x}, (Tensors{out.data, out.scale_inv, out.transposed, out.transposed_scale_inv, staging}),
+        return {out, cast, staging, block};
+    }
+
+    Fp8Tensor quantize_blocks(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
+                              const at::Tensor* dbias = nullptr) const {
+        Fp8Context& context = *quantizer.context;
+        BlockCastSetup setup = block_cast_setup(x, quantizer, with_transpose);
+        Fp8Tensor& out = setup.out;
+        kernels::BlockCastOutput& cast = setup.cast;
+        const at::Tensor& staging = setup.staging;
+        const BlockShape block = setup.block;
+        at::Tensor workspace;
+        if (dbias != nullptr) {
+            const std::size_t bytes = kernels::host::block_cast_dbias_workspace_bytes(rows_of(x), cols_of(x));
+            workspace = at::empty({static_cast<std::int64_t>(bytes)}, x.options().dtype(at::kByte));
+            cast.dbias = dbias->data_ptr<float>();
+            cast.dbias_workspace = workspace.data_ptr();
+            cast.dbias_workspace_bytes = bytes;
+        }
+        TEWB_KERNEL(x, Tensors{x},
+                    (Tensors{out.data, out.scale_inv, out.transposed, out.transposed_scale_inv, staging,
+                             dbias != nullptr ? *dbias : at::Tensor()}),
                     block_cast_to_fp8, x.data_ptr(), kernel_dtype(x.scalar_type()), rows_of(x), cols_of(x), block.rows,
                     context.recipe().block_power_of_two, cast);
         if (context.inspect()) inspect_block_cast(x, {out.data, out.scale_inv, block, out.dtype}, quantizer);

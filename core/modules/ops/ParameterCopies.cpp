@@ -8,6 +8,7 @@
 #include <c10/core/GradMode.h>
 
 #include "core/ledger/Ledger.h"
+#include "core/modules/ops/TeOps.h"
 
 namespace tewb {
 
@@ -40,7 +41,62 @@ at::Tensor ParameterCopies::copy_of(const at::Tensor& param, at::ScalarType dtyp
 
 std::size_t ParameterCopies::size() const {
     const std::lock_guard<std::mutex> lock(mutex_);
-    return entries_.size();
+    return entries_.size() + fp8_entries_.size();
+}
+
+Fp8Tensor ParameterCopies::fp8_copy_of(const at::Tensor& weight, const Fp8Quantizer& quantizer, const TeOps& ops) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const Fp8Context* context = quantizer.context.get();
+    const Fp8Key key{weight.unsafeGetTensorImpl(), context, static_cast<int>(quantizer.pass), quantizer.slot};
+    auto found = fp8_entries_.find(key);
+    if (found != fp8_entries_.end() && found->second.source.lock().get() != weight.unsafeGetTensorImpl()) {
+        fp8_entries_.erase(found);
+        found = fp8_entries_.end();
+    }
+    if (found == fp8_entries_.end()) {
+        Fp8Entry entry{c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>(weight.getIntrusivePtr()), quantizer, {}, -1, 0};
+        found = fp8_entries_.emplace(key, std::move(entry)).first;
+    }
+    Fp8Entry& entry = found->second;
+    if (entry.version != static_cast<std::int64_t>(weight._version()) || entry.generation != context->generation() ||
+        !entry.value.data.defined()) {
+        refresh_stale_fp8(context, ops);
+    }
+    return entry.value;
+}
+
+// Every stale FP8 copy of `context`'s weights in one quantize_weights call; copies whose weight is gone are
+// dropped.
+void ParameterCopies::refresh_stale_fp8(const Fp8Context* context, const TeOps& ops) {
+    std::vector<WeightCast> casts;
+    std::vector<Fp8Entry*> refreshed;
+    for (auto it = fp8_entries_.begin(); it != fp8_entries_.end();) {
+        c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl> alive = it->second.source.lock();
+        if (!alive) {
+            it = fp8_entries_.erase(it);
+            continue;
+        }
+        Fp8Entry& entry = it->second;
+        const at::Tensor weight(std::move(alive));
+        if (std::get<1>(it->first) == context &&
+            (entry.version != static_cast<std::int64_t>(weight._version()) || entry.generation != context->generation() ||
+             !entry.value.data.defined())) {
+            casts.push_back({weight, entry.quantizer});
+            refreshed.push_back(&entry);
+        }
+        ++it;
+    }
+    if (casts.empty()) return;
+    // The old copies are released inside the scope too: the refresh's net memory is outside the layers.
+    const LedgerScope scope(LedgerScope::Outside{}, "parameter_casts");
+    const c10::NoGradGuard no_grad;
+    std::vector<Fp8Tensor> values = ops.quantize_weights(casts);
+    for (std::size_t i = 0; i < refreshed.size(); ++i) {
+        refreshed[i]->value = std::move(values[i]);
+        refreshed[i]->version = static_cast<std::int64_t>(casts[i].weight._version());
+        refreshed[i]->generation = context->generation();
+        casts[i].quantizer.context->note_weight_cast();
+    }
 }
 
 // Every stale copy from `source_dtype` to `dtype` on `device` in one launch (one list: PyTorch's fast path
@@ -78,6 +134,10 @@ ParameterCopiesScope::ParameterCopiesScope(ParameterCopies& copies) : previous_(
 
 ParameterCopiesScope::~ParameterCopiesScope() {
     g_in_force.store(previous_);
+}
+
+ParameterCopies* parameter_copies_in_force() {
+    return g_in_force.load();
 }
 
 at::Tensor parameter_copy(const at::Tensor& param, at::ScalarType dtype) {

@@ -2,10 +2,14 @@
 
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 
 #include <ATen/core/Tensor.h>
 #include <c10/util/intrusive_ptr.h>
+
+#include "core/fp8/Fp8State.h"
+#include "core/fp8/Fp8Tensor.h"
 
 namespace tewb {
 
@@ -14,11 +18,22 @@ namespace tewb {
 // does); when one is found stale, every stale copy is refreshed in one multi-tensor launch (_foreach_copy_),
 // which after the optimizer's step is all of them: the casts cost one launch per step instead of one per GEMM.
 // The first step casts each parameter as it meets it. The values are those of `param.to(dtype)`.
+//
+// The FP8 copies of weights (with their transposed copies) are kept the same way, keyed also on the FP8
+// state's generation (the forward scale update moves it): when one is stale, every stale FP8 copy of the same
+// FP8 state is cast again by one TeOps::quantize_weights call, one launch for all of a model's weights under
+// delayed scaling on the fused path, where each GEMM used to cast its own.
+class TeOps;
+
 class ParameterCopies {
 public:
     // `param` itself when it already has `dtype`; else its copy in `dtype`, refreshed when stale. The copy is
     // overwritten in place by a later refresh: keep it only until the parameter's next update.
     at::Tensor copy_of(const at::Tensor& param, at::ScalarType dtype);
+
+    // The weight's FP8 copy for `quantizer` (quantize(weight, quantizer, true) through `ops`), cast again with
+    // every other stale one of its FP8 state when stale. A new tensor each time: a copy handed out stays valid.
+    Fp8Tensor fp8_copy_of(const at::Tensor& weight, const Fp8Quantizer& quantizer, const TeOps& ops);
 
     std::size_t size() const;
 
@@ -30,8 +45,20 @@ private:
     };
     void refresh_stale(at::ScalarType source_dtype, at::ScalarType dtype, const c10::Device& device);
 
+    struct Fp8Entry {
+        c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl> source;
+        Fp8Quantizer quantizer;
+        Fp8Tensor value;
+        std::int64_t version = -1;
+        std::uint64_t generation = 0;
+    };
+    // (weight, FP8 state, pass, slot)
+    using Fp8Key = std::tuple<const c10::TensorImpl*, const Fp8Context*, int, int>;
+    void refresh_stale_fp8(const Fp8Context* context, const TeOps& ops);
+
     mutable std::mutex mutex_;
     std::map<std::pair<const c10::TensorImpl*, at::ScalarType>, Entry> entries_;
+    std::map<Fp8Key, Fp8Entry> fp8_entries_;
 };
 
 // Puts a run's copies in force (the trainer opens one for the whole run, as it opens OpsScope); one at a time
@@ -50,5 +77,8 @@ private:
 // `param.to(dtype)`, through the copies in force when a scope is open (modules and ops call this for
 // parameters only); without a scope (a module used on its own, tests) a plain cast.
 at::Tensor parameter_copy(const at::Tensor& param, at::ScalarType dtype);
+
+// The copies in force, or null without a scope.
+ParameterCopies* parameter_copies_in_force();
 
 }  // namespace tewb

@@ -17,6 +17,31 @@ Fp8Tensor TeOps::gelu_quantize(const at::Tensor& x, const Fp8Quantizer& quantize
     return quantize(gelu_forward(x), quantizer, /*with_transpose=*/true);
 }
 
+LayerNormGrads TeOps::layer_norm_backward_add(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+                                              const at::Tensor& gamma, const at::Tensor& dresidual) const {
+    LayerNormGrads g = layer_norm_backward(dy, x, mean, rstd, gamma);
+    g.dx = g.dx + dresidual.to(g.dx.scalar_type());
+    return g;
+}
+
+at::Tensor TeOps::gemm_add(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                           at::ScalarType product_dtype, const at::Tensor& residual) const {
+    return residual + gemm(a, b, bias, product_dtype);
+}
+
+at::Tensor TeOps::fp8_gemm_add(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b, const at::Tensor& b_scale_inv,
+                               const std::optional<at::Tensor>& bias, at::ScalarType product_dtype, Accumulation accumulation,
+                               const at::Tensor& residual) const {
+    return residual + fp8_gemm(a, a_scale_inv, b, b_scale_inv, bias, product_dtype, accumulation);
+}
+
+std::vector<Fp8Tensor> TeOps::quantize_weights(const std::vector<WeightCast>& casts) const {
+    std::vector<Fp8Tensor> out;
+    out.reserve(casts.size());
+    for (const WeightCast& cast : casts) out.push_back(quantize(cast.weight, cast.quantizer, /*with_transpose=*/true));
+    return out;
+}
+
 Fp8GradWithBias TeOps::gelu_backward_quantize(const at::Tensor& dy, const at::Tensor& x, const Fp8Quantizer& quantizer) const {
     const at::Tensor dx = gelu_backward(dy, x);
     return {quantize(dx, quantizer, /*with_transpose=*/true), bias_grad(dx)};

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 
@@ -34,6 +35,12 @@ struct GeluGemmResult {
 struct GradWithBias {
     at::Tensor grad;
     at::Tensor bias_grad;  // float32 unless stated
+};
+
+// One weight's FP8 cast (with its transposed copy) with its own quantizer: quantize_weights takes several.
+struct WeightCast {
+    at::Tensor weight;
+    Fp8Quantizer quantizer;
 };
 
 struct Fp8GradWithBias {
@@ -73,6 +80,11 @@ public:
                                                double eps, at::ScalarType out_dtype) const = 0;
     virtual LayerNormGrads layer_norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
                                                const at::Tensor& rstd, const at::Tensor& gamma) const = 0;
+    // layer_norm_backward with `dresidual` (x's shape and dtype) added to dx: the gradient x gets through the
+    // skip connection, summed in the LayerNorm's own pass instead of by the autograd engine. This default adds it
+    // after; the fused ops add it in the kernel.
+    virtual LayerNormGrads layer_norm_backward_add(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
+                                                   const at::Tensor& rstd, const at::Tensor& gamma, const at::Tensor& dresidual) const;
 
     // GELU, tanh form; the result and the gradient in x's dtype.
     virtual at::Tensor gelu_forward(const at::Tensor& x) const = 0;
@@ -86,11 +98,26 @@ public:
     // records x's amax in the slot and, with `with_transpose`, produces the transposed copy too.
     virtual Fp8Tensor quantize(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const = 0;
 
+    // quantize(weight, quantizer, true) of each cast, in order: a model's weights cast once per step. The fused
+    // ops cast all of them in one launch where the recipe allows it (delayed scaling); this default casts them
+    // one by one.
+    virtual std::vector<Fp8Tensor> quantize_weights(const std::vector<WeightCast>& casts) const;
+
     // a [m, k] · b [n, k]ᵀ of FP8 operands (their row-major data), scaled by both scale_invs, float32
     // accumulation, bias added in float32, result in out_dtype.
     virtual at::Tensor fp8_gemm(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b,
                                 const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
                                 Accumulation accumulation) const = 0;
+
+    // A GEMM whose output is added to `residual` (the residual stream, its dtype the result's): residual + gemm(a,
+    // b, bias, product_dtype) and the FP8 counterpart. This default computes the product in product_dtype and adds
+    // it (LibTorch's add); the fused ops accumulate onto the residual in the GEMM itself (cuBLASLt's C, beta = 1),
+    // so the product is not rounded to product_dtype first, as Transformer Engine folds its bias-dropout-add.
+    virtual at::Tensor gemm_add(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                                at::ScalarType product_dtype, const at::Tensor& residual) const;
+    virtual at::Tensor fp8_gemm_add(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b,
+                                    const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias,
+                                    at::ScalarType product_dtype, Accumulation accumulation, const at::Tensor& residual) const;
 
     // Fused steps, as Transformer Engine fuses them. Each is defined by the composition of the primitives
     // above that this base class implements (so the reference has them for free, with its numerics); the
