@@ -1,6 +1,5 @@
 // te-bench: the headless command line of TE Workbench. Argument wiring only; the work is in core/.
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -349,14 +348,8 @@ void check_profile_flag(const RunFlags& flags, bool data_parallel) {
     }
     // A trace of megabytes of JSON is never meant for the terminal or a pipe (check_outputs refuses the regular
     // file the output is redirected to, for every output).
-    struct stat target {};
-    struct stat stream {};
-    for (const int fd : {STDOUT_FILENO, STDERR_FILENO}) {
-        if (::stat(flags.profile_path.c_str(), &target) == 0 && ::fstat(fd, &stream) == 0 && target.st_dev == stream.st_dev &&
-            target.st_ino == stream.st_ino) {
-            throw ConfigError("--profile " + printable_text(flags.profile_path) + ": is the standard " +
-                              (fd == STDOUT_FILENO ? "output" : "error") + "; a kernel trace goes to a file");
-        }
+    if (const std::optional<std::string> stream = standard_stream_at(flags.profile_path, /*regular_files_only=*/false)) {
+        throw ConfigError("--profile " + printable_text(flags.profile_path) + ": is the " + *stream + "; a kernel trace goes to a file");
     }
     if (repeat_from_flags(flags) > 1) {
         throw ConfigError("--profile with --repeat " + flags.repeat + ": one trace file is one run; repeat without --profile, "

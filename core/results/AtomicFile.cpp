@@ -235,21 +235,31 @@ void check_output_path(std::string_view flag, const fs::path& path) {
     }
 }
 
+std::optional<std::string> standard_stream_at(const fs::path& path, bool regular_files_only) {
+    const std::optional<FileIdentity> target = identity(path);
+    if (!target) return std::nullopt;
+    for (const auto& [fd, name] : {std::pair{STDOUT_FILENO, "standard output"}, std::pair{STDERR_FILENO, "standard error"}}) {
+        struct stat info {};
+        if (::fstat(fd, &info) == 0 && (!regular_files_only || S_ISREG(info.st_mode)) &&
+            FileIdentity{info.st_dev, info.st_ino} == *target) {
+            return std::string(name);
+        }
+    }
+    return std::nullopt;
+}
+
 void check_outputs(const std::vector<OutputRequest>& outputs, const std::optional<fs::path>& store) {
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         const OutputRequest& out = outputs[i];
         if (out.path == "-") continue;
         check_output_path(out.flag, out.path);
         if (const auto target = identity(out.path)) {
-            struct stat info {};
             // /dev/stdout, /proc/self/fd/1: the file the shell redirected the output to would be replaced
             // whole, losing what was written to it before (and after, through the old file).
-            for (const auto& [fd, name] : {std::pair{STDOUT_FILENO, "standard output"}, std::pair{STDERR_FILENO, "standard error"}}) {
-                if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && FileIdentity{info.st_dev, info.st_ino} == *target) {
-                    throw ConfigError(out.flag + " " + out.path.string() + ": is the file " + name +
-                                      " goes to, which writing here would replace; allowed: '-' where the option takes "
-                                      "it, or another path");
-                }
+            if (const std::optional<std::string> name = standard_stream_at(out.path, /*regular_files_only=*/true)) {
+                throw ConfigError(out.flag + " " + out.path.string() + ": is the file " + *name +
+                                  " goes to, which writing here would replace; allowed: '-' where the option takes "
+                                  "it, or another path");
             }
             if (const auto self = identity("/proc/self/exe"); self && *self == *target) {
                 throw ConfigError(out.flag + " " + out.path.string() + ": is this program's own executable; allowed: any other path");

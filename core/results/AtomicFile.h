@@ -36,4 +36,9 @@ struct OutputRequest {
 // redirected to (/dev/stdout would replace it whole), nor this program's executable.
 void check_outputs(const std::vector<OutputRequest>& outputs, const std::optional<std::filesystem::path>& store);
 
+// "standard output" or "standard error" when `path` is what that stream writes to (the same file, device,
+// pipe or terminal, by identity, through any spelling such as /dev/stdout); with `regular_files_only`, only a
+// regular file counts (what replacing `path` would destroy). Nothing when it is neither.
+std::optional<std::string> standard_stream_at(const std::filesystem::path& path, bool regular_files_only);
+
 }  // namespace tewb
