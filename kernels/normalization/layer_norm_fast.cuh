@@ -115,6 +115,40 @@ __device__ inline float group_sum(float v) {
     }
 }
 
+// Thread t's share of the row at `base` into registers (v), and the row's mean and rstd: the mean, then the
+// variance of v - mean (two passes over the registers, float32), rstd = rsqrt(variance + eps). Both forward
+// kernels start a row with it.
+template <typename T, int VECS, int WARPS>
+__device__ __forceinline__ void load_row(const T* __restrict__ x, std::size_t base, int hidden, float eps, int t,
+                                         float (&v)[VECS][kWidth<T>], float& mean, float& rstd) {
+    constexpr int W = kWidth<T>;
+    constexpr int kGroupThreads = 32 * WARPS;
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        const int c = (k * kGroupThreads + t) * W;
+        if (c < hidden) {
+            load_any<W>(x, dtype_of<T>(), base + c, v[k]);
+#pragma unroll
+            for (int j = 0; j < W; ++j) sum += v[k][j];
+        }
+    }
+    mean = group_sum<WARPS>(sum) / hidden;
+    float squares = 0.0f;
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        const int c = (k * kGroupThreads + t) * W;
+        if (c < hidden) {
+#pragma unroll
+            for (int j = 0; j < W; ++j) {
+                const float d = v[k][j] - mean;
+                squares += d * d;
+            }
+        }
+    }
+    rstd = rsqrtf(group_sum<WARPS>(squares) / hidden + eps);
+}
+
 template <typename T, int VECS, int WARPS>
 __global__ void __launch_bounds__(kThreads<WARPS>)
     layer_norm_forward(const T* __restrict__ x, const void* __restrict__ gamma, const void* __restrict__ beta, DType param_dtype,
@@ -129,30 +163,9 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
     for (int row = blockIdx.x * kGroups<WARPS> + group; row < rows; row += gridDim.x * kGroups<WARPS>) {
         const std::size_t base = static_cast<std::size_t>(row) * hidden;
         float v[VECS][W];
-        float sum = 0.0f;
-#pragma unroll
-        for (int k = 0; k < VECS; ++k) {
-            const int c = (k * kGroupThreads + t) * W;
-            if (c < hidden) {
-                load_any<W>(x, dtype_of<T>(), base + c, v[k]);
-#pragma unroll
-                for (int j = 0; j < W; ++j) sum += v[k][j];
-            }
-        }
-        const float mean = group_sum<WARPS>(sum) / hidden;
-        float squares = 0.0f;
-#pragma unroll
-        for (int k = 0; k < VECS; ++k) {
-            const int c = (k * kGroupThreads + t) * W;
-            if (c < hidden) {
-#pragma unroll
-                for (int j = 0; j < W; ++j) {
-                    const float d = v[k][j] - mean;
-                    squares += d * d;
-                }
-            }
-        }
-        const float rstd = rsqrtf(group_sum<WARPS>(squares) / hidden + eps);
+        float mean = 0.0f;
+        float rstd = 0.0f;
+        load_row<T, VECS, WARPS>(x, base, hidden, eps, t, v, mean, rstd);
 #pragma unroll
         for (int k = 0; k < VECS; ++k) {
             const int c = (k * kGroupThreads + t) * W;
@@ -201,30 +214,9 @@ __device__ inline void forward_row_staged(const T* __restrict__ x, const void* _
     constexpr int kGroupThreads = 32 * WARPS;
     const std::size_t base = static_cast<std::size_t>(row) * hidden;
     float v[VECS][W];
-    float sum = 0.0f;
-#pragma unroll
-    for (int k = 0; k < VECS; ++k) {
-        const int c = (k * kGroupThreads + t) * W;
-        if (c < hidden) {
-            load_any<W>(x, dtype_of<T>(), base + c, v[k]);
-#pragma unroll
-            for (int j = 0; j < W; ++j) sum += v[k][j];
-        }
-    }
-    const float mean = group_sum<WARPS>(sum) / hidden;
-    float squares = 0.0f;
-#pragma unroll
-    for (int k = 0; k < VECS; ++k) {
-        const int c = (k * kGroupThreads + t) * W;
-        if (c < hidden) {
-#pragma unroll
-            for (int j = 0; j < W; ++j) {
-                const float d = v[k][j] - mean;
-                squares += d * d;
-            }
-        }
-    }
-    const float rstd = rsqrtf(group_sum<WARPS>(squares) / hidden + eps);
+    float mean = 0.0f;
+    float rstd = 0.0f;
+    load_row<T, VECS, WARPS>(x, base, hidden, eps, t, v, mean, rstd);
 #pragma unroll
     for (int k = 0; k < VECS; ++k) {
         const int c = (k * kGroupThreads + t) * W;
