@@ -436,6 +436,57 @@ void fused_cuda_matches_fused_host(const Trainer& trainer) {
     const double epilogue = std::max(relative(fd.activation, fh.activation), relative(fd.pre, fh.pre));
     check(epilogue < 1e-2, "fused-cuda GELU_AUX_BIAS vs fused-host: relative " + std::to_string(epilogue) + " (bound 1e-2)");
 
+    // The speed issue's folds (2026-12-02, first run here): the skip gradient added in the LayerNorm backward, the
+    // residual added in the GEMMs (cuBLASLt's C, beta = 1), and a step's weights cast in one launch.
+    const at::Tensor skip_grad = (at::randn({3072, 768}) * 1e-2).to(at::kBFloat16);
+    const LayerNormGrads ad = device_ops.layer_norm_backward_add(dy.to(cuda), x.to(cuda), ld.mean, ld.rstd, gamma.to(cuda), skip_grad.to(cuda));
+    const LayerNormGrads ah = host_ops.layer_norm_backward_add(dy, x, lh.mean, lh.rstd, gamma, skip_grad);
+    const double lna = std::max(relative(ad.dx, ah.dx), relative(ad.dx, bd.dx.cpu().to(at::kFloat) + skip_grad.to(at::kFloat)));
+    check(lna < 1e-2, "fused-cuda LayerNorm backward with the skip gradient vs fused-host and vs dx + skip: relative " +
+                          std::to_string(lna) + " (bound 1e-2, bf16 dx)");
+    const at::Tensor residual = at::randn({3072, 2304});
+    const at::Tensor gad = device_ops.gemm_add(x.to(cuda), w.to(cuda), b.to(cuda), at::kBFloat16, residual.to(cuda));
+    const double residual_gemm = std::max(relative(gad, host_ops.gemm_add(x, w, b, at::kBFloat16, residual)),
+                                     relative(gad, residual + device_ops.gemm(x.to(cuda), w.to(cuda), b.to(cuda), at::kFloat).cpu()));
+    check(gad.scalar_type() == at::kFloat && residual_gemm < 1e-3,
+          "fused-cuda BF16 GEMM + bias + float32 residual (C, beta = 1) vs fused-host and vs the GEMM then the add: relative " +
+              std::to_string(residual_gemm) + " (bound 1e-3)");
+    const at::Tensor w8 = w.to(at::kFloat);
+    const Fp8Tensor wd = device_ops.quantize(w8.to(cuda), {contexts[0], Fp8Pass::Forward, 1}, true);
+    const Fp8Tensor wh = host_ops.quantize(w8, {contexts[1], Fp8Pass::Forward, 1}, true);
+    const at::Tensor fad = device_ops.fp8_gemm_add(qd.data, qd.scale_inv, wd.data, wd.scale_inv, b.to(cuda), at::kBFloat16,
+                                                   Accumulation::Fast, residual.to(cuda));
+    const at::Tensor fah = host_ops.fp8_gemm_add(qh.data, qh.scale_inv, wh.data, wh.scale_inv, b, at::kBFloat16, Accumulation::Fast,
+                                                 residual);
+    const double fp8_add = relative(fad, fah);
+    check(fad.scalar_type() == at::kFloat && fp8_add < 1e-2,
+          "fused-cuda FP8 GEMM + bf16 bias + float32 residual (C, beta = 1) vs fused-host: relative " + std::to_string(fp8_add) +
+              " (bound 1e-2)");
+    const at::Tensor w2 = at::randn({3072, 768}) * 0.02;
+    const std::vector<Fp8Tensor> md = device_ops.quantize_weights({{w8.to(cuda), {contexts[0], Fp8Pass::Forward, 1}},
+                                                                   {w2.to(cuda), {contexts[0], Fp8Pass::Forward, 1}}});
+    const std::vector<Fp8Tensor> mh =
+        host_ops.quantize_weights({{w8, {contexts[1], Fp8Pass::Forward, 1}}, {w2, {contexts[1], Fp8Pass::Forward, 1}}});
+    check(md.size() == 2 && mh.size() == 2 && bytes_equal(md[0].data, mh[0].data) && bytes_equal(md[1].transposed, mh[1].transposed) &&
+              bytes_equal(md[0].data, wd.data) && bytes_equal(md[0].transposed, wd.transposed) &&
+              bytes_equal(contexts[0]->history(Fp8Pass::Forward), contexts[1]->history(Fp8Pass::Forward)),
+          "fused-cuda multi-tensor weight cast (2304x768 and 3072x768 float32, one launch) equals fused-host and the single "
+          "cast bit for bit, amax included");
+    const std::vector<Fp8Tensor> bmd = device_ops.quantize_weights({{w8.to(cuda), {block_contexts[0], Fp8Pass::Forward, 1}},
+                                                                    {weight.to(cuda), {block_contexts[0], Fp8Pass::Forward, 1}}});
+    const std::vector<Fp8Tensor> bmh = host_ops.quantize_weights(
+        {{w8, {block_contexts[1], Fp8Pass::Forward, 1}}, {weight, {block_contexts[1], Fp8Pass::Forward, 1}}});
+    bool block_weights_equal = bmd.size() == 2 && bmh.size() == 2;
+    for (std::size_t i = 0; block_weights_equal && i < 2; ++i) {
+        block_weights_equal = bytes_equal(bmd[i].data, bmh[i].data) && bytes_equal(bmd[i].transposed, bmh[i].transposed) &&
+                              bytes_equal(block_scales_for_gemm(bmd[i].scale_inv, kWeightBlock),
+                                          block_scales_for_gemm(bmh[i].scale_inv, kWeightBlock)) &&
+                              bytes_equal(block_scales_for_gemm(bmd[i].transposed_scale_inv, kWeightBlock),
+                                          block_scales_for_gemm(bmh[i].transposed_scale_inv, kWeightBlock));
+    }
+    check(block_weights_equal && bytes_equal(block_contexts[0]->history(Fp8Pass::Forward), block_contexts[1]->history(Fp8Pass::Forward)),
+          "fused-cuda multi-tensor block cast of weights (2304x768, 300x700 float32, one launch) equals fused-host bit for bit");
+
     RunConfig config = small_cuda_run(Precision::Fp8);
     config.backend = Backend::Te;
     config.te_impl = TeImpl::Fused;
