@@ -7,18 +7,29 @@
 
 namespace tewb::kernels::detail {
 
-std::vector<CastTransposeItem> checked_multi_items(const char* call, const CastTransposeItem* items, std::size_t count) {
+namespace {
+
+// Every item checked by `check` (which names it by its call text), then the ones with elements, in order.
+template <typename Item, typename Check>
+std::vector<Item> checked_items(const char* call, const Item* items, std::size_t count, Check&& check) {
     if (count > 0 && items == nullptr) fail(call, "items is null with count " + std::to_string(count));
-    std::vector<CastTransposeItem> work;
+    std::vector<Item> work;
     work.reserve(count);
     for (std::size_t i = 0; i < count; ++i) {
-        const CastTransposeItem& item = items[i];
         const std::string item_call = std::string(call) + " (item " + std::to_string(i) + ")";
-        check_cast_transpose_arguments(item_call.c_str(), item.x, item.dtype, item.rows, item.cols, item.scale, item.out,
-                                       item.out_t, item.type, item.amax);
-        if (item.rows > 0 && item.cols > 0) work.push_back(item);
+        check(item_call, items[i]);
+        if (items[i].rows > 0 && items[i].cols > 0) work.push_back(items[i]);
     }
     return work;
+}
+
+}  // namespace
+
+std::vector<CastTransposeItem> checked_multi_items(const char* call, const CastTransposeItem* items, std::size_t count) {
+    return checked_items(call, items, count, [](const std::string& item_call, const CastTransposeItem& item) {
+        check_cast_transpose_arguments(item_call.c_str(), item.x, item.dtype, item.rows, item.cols, item.scale, item.out,
+                                       item.out_t, item.type, item.amax);
+    });
 }
 
 std::size_t multi_tiles(const CastTransposeItem& item) {
@@ -55,17 +66,10 @@ std::vector<std::pair<std::size_t, std::size_t>> multi_launches(const std::vecto
 
 std::vector<BlockCastItem> checked_block_multi_items(const char* call, const BlockCastItem* items, std::size_t count, DType dtype,
                                                      int block_rows) {
-    if (count > 0 && items == nullptr) fail(call, "items is null with count " + std::to_string(count));
-    std::vector<BlockCastItem> work;
-    work.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        const BlockCastItem& item = items[i];
-        const std::string item_call = std::string(call) + " (item " + std::to_string(i) + ")";
+    return checked_items(call, items, count, [&](const std::string& item_call, const BlockCastItem& item) {
         if (item.out.dbias != nullptr) fail(item_call, "out.dbias is set; the multi-tensor block cast writes no bias gradients");
         check_block_cast_arguments(item_call.c_str(), item.x, dtype, item.rows, item.cols, block_rows, item.out);
-        if (item.rows > 0 && item.cols > 0) work.push_back(item);
-    }
-    return work;
+    });
 }
 
 std::size_t block_multi_tiles(const BlockCastItem& item) {

@@ -149,6 +149,20 @@ __device__ __forceinline__ void load_row(const T* __restrict__ x, std::size_t ba
     rstd = rsqrtf(group_sum<WARPS>(squares) / hidden + eps);
 }
 
+// y = (v - mean) · rstd · gamma + beta for the W columns from c, stored to out (at `at`) unless out is null:
+// both forward kernels' output step.
+template <int W>
+__device__ __forceinline__ void normalize(const float (&v)[W], float mean, float rstd, const void* __restrict__ gamma,
+                                          const void* __restrict__ beta, DType param_dtype, int c, void* out, DType out_dtype,
+                                          std::size_t at, float (&y)[W]) {
+    float g[W], b[W];
+    load_any<W>(gamma, param_dtype, c, g);
+    load_any<W>(beta, param_dtype, c, b);
+#pragma unroll
+    for (int j = 0; j < W; ++j) y[j] = (v[j] - mean) * rstd * g[j] + b[j];
+    if (out != nullptr) store_any<W>(out, out_dtype, at, y);
+}
+
 template <typename T, int VECS, int WARPS>
 __global__ void __launch_bounds__(kThreads<WARPS>)
     layer_norm_forward(const T* __restrict__ x, const void* __restrict__ gamma, const void* __restrict__ beta, DType param_dtype,
@@ -170,12 +184,8 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
         for (int k = 0; k < VECS; ++k) {
             const int c = (k * kGroupThreads + t) * W;
             if (c < hidden) {
-                float g[W], b[W], y[W];
-                load_any<W>(gamma, param_dtype, c, g);
-                load_any<W>(beta, param_dtype, c, b);
-#pragma unroll
-                for (int j = 0; j < W; ++j) y[j] = (v[k][j] - mean) * rstd * g[j] + b[j];
-                if (out != nullptr) store_any<W>(out, out_dtype, base + c, y);
+                float y[W];
+                normalize<W>(v[k], mean, rstd, gamma, beta, param_dtype, c, out, out_dtype, base + c, y);
                 if (q != nullptr) {
                     std::uint8_t bytes[W];
 #pragma unroll
@@ -221,12 +231,8 @@ __device__ inline void forward_row_staged(const T* __restrict__ x, const void* _
     for (int k = 0; k < VECS; ++k) {
         const int c = (k * kGroupThreads + t) * W;
         if (c < hidden) {
-            float g[W], b[W], y[W];
-            load_any<W>(gamma, param_dtype, c, g);
-            load_any<W>(beta, param_dtype, c, b);
-#pragma unroll
-            for (int j = 0; j < W; ++j) y[j] = (v[k][j] - mean) * rstd * g[j] + b[j];
-            if (out != nullptr) store_any<W>(out, out_dtype, base + c, y);
+            float y[W];
+            normalize<W>(v[k], mean, rstd, gamma, beta, param_dtype, c, out, out_dtype, base + c, y);
             std::uint32_t words[W / 4];  // the FP8 bytes, 4 to a word
 #pragma unroll
             for (int w = 0; w < W / 4; ++w) {
