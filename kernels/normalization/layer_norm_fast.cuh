@@ -210,11 +210,10 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
 }
 
 // One row of layer_norm_forward_transposed by its group (thread t of kGroupThreads): layer_norm_forward's
-// loop body for one row, term for term (mean and rstd from the row held in registers, two passes; y; out,
-// q, mean and rstd written), plus the row's FP8 bytes into stage[0, hidden). Kept beside the kernel rather
-// than folded into it: the kernel built on it allocated its registers differently (up to 73 where it takes
-// 64), so layer_norm_forward stays as it was. With WARPS > 1 every thread of the block calls it (group_sum
-// synchronizes).
+// row, term for term (load_row, normalize; out, q, mean and rstd written), plus the row's FP8 bytes into
+// stage[0, hidden). Only the FP8 writes differ from layer_norm_forward's loop body, which stays a loop of
+// its own: building that kernel on this function allocated its registers differently (up to 73 where it
+// takes 64). With WARPS > 1 every thread of the block calls it (group_sum synchronizes).
 template <typename T, int VECS, int WARPS>
 __device__ inline void forward_row_staged(const T* __restrict__ x, const void* __restrict__ gamma, const void* __restrict__ beta,
                                           DType param_dtype, int row, int hidden, float eps, void* out, DType out_dtype,
