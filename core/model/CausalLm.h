@@ -14,6 +14,9 @@ class Fp8Context;
 class CausalLm : public torch::nn::Module {
 public:
     virtual torch::Tensor forward(const torch::Tensor& tokens) = 0;
+    // The training loss: the mean token cross-entropy of forward(tokens) against targets [batch, seq] (int64, any
+    // row stride). This default runs LibTorch's cross_entropy_loss on the logits; a model may fuse its head and loss.
+    virtual torch::Tensor loss(const torch::Tensor& tokens, const torch::Tensor& targets);
     // The FP8 state of models built from TE-style modules (its statistics feed the run record).
     virtual std::shared_ptr<Fp8Context> fp8_context() const { return nullptr; }
 };

@@ -5,6 +5,7 @@
 
 #include "core/ledger/Ledger.h"
 #include "core/modules/ParameterInit.h"
+#include "core/modules/ops/OpsChoice.h"
 
 namespace tewb {
 
@@ -22,18 +23,34 @@ MiniGptTe::MiniGptTe(const ModelShape& shape, std::uint64_t seed) : shape_(shape
     ln_f_ = register_module("ln_f", std::make_shared<LayerNorm>("ln_f", h, init));
 }
 
-torch::Tensor MiniGptTe::forward(const torch::Tensor& tokens) {
+torch::Tensor MiniGptTe::hidden_states(const torch::Tensor& tokens, const std::shared_ptr<TiedTableGradient>& tied) {
     at::Tensor x;
     {
         const LedgerScope scope("embedding");
-        x = at::embedding(wte_, tokens) + position_embeddings(wpe_, tokens.size(1));
+        const TeOps& ops = ops_in_force(tokens.device());
+        x = apply_embedding(wte_, position_embeddings(wpe_, tokens.size(1)), tokens, ops, tied)
+                .view({tokens.size(0), tokens.size(1), shape_.hidden});
     }
     for (std::size_t i = 0; i < blocks_.size(); ++i) {
         const LedgerScope layer("layer", static_cast<int>(i));
         x = blocks_[i]->forward(x);
     }
     const LedgerScope scope("head");
-    return at::linear(ln_f_->forward(x), wte_);
+    return ln_f_->forward(x).reshape({-1, shape_.hidden});
+}
+
+torch::Tensor MiniGptTe::forward(const torch::Tensor& tokens) {
+    const at::Tensor h = hidden_states(tokens, nullptr);
+    const LedgerScope scope("head");
+    return at::linear(h, wte_).view({tokens.size(0), tokens.size(1), shape_.vocab});
+}
+
+torch::Tensor MiniGptTe::loss(const torch::Tensor& tokens, const torch::Tensor& targets) {
+    const auto tied = std::make_shared<TiedTableGradient>();
+    const at::Tensor h = hidden_states(tokens, tied);
+    const LedgerScope scope("head");
+    const GemmPlan plan{&ops_in_force(h.device()), compute_dtype_for(h), std::nullopt, nullptr};
+    return apply_tied_head_loss(h, wte_, targets, plan, tied);
 }
 
 }  // namespace tewb

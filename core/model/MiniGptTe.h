@@ -6,6 +6,7 @@
 
 #include "core/fp8/Fp8State.h"
 #include "core/model/CausalLm.h"
+#include "core/modules/autograd/Functions.h"
 #include "core/modules/LayerNorm.h"
 #include "core/modules/TransformerLayer.h"
 #include "core/model/ModelShape.h"
@@ -23,9 +24,15 @@ public:
     MiniGptTe(const ModelShape& shape, std::uint64_t seed);
 
     torch::Tensor forward(const torch::Tensor& tokens) override;
+    // The head and the loss fused (apply_tied_head_loss): the logits are never kept, their memory takes the
+    // gradient, and the tied table's two gradients are summed in place.
+    torch::Tensor loss(const torch::Tensor& tokens, const torch::Tensor& targets) override;
     std::shared_ptr<Fp8Context> fp8_context() const override { return fp8_; }
 
 private:
+    // Embeddings, blocks and the final LayerNorm: [batch * seq, hidden].
+    torch::Tensor hidden_states(const torch::Tensor& tokens, const std::shared_ptr<TiedTableGradient>& tied);
+
     ModelShape shape_;
     std::shared_ptr<Fp8Context> fp8_ = std::make_shared<Fp8Context>();
     torch::Tensor wte_, wpe_;

@@ -5,15 +5,19 @@
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
 
+#include "core/modules/ops/ParameterCopies.h"
+#include "core/modules/ops/TeOps.h"
+
 namespace tewb {
 
-FusedAdamW::FusedAdamW(std::vector<at::Tensor> parameters, AdamWSettings settings)
-    : parameters_(std::move(parameters)), settings_(settings) {
+FusedAdamW::FusedAdamW(std::vector<at::Tensor> parameters, AdamWSettings settings, const TeOps* ops)
+    : parameters_(std::move(parameters)), settings_(settings), ops_(ops) {
     for (const at::Tensor& p : parameters_) {
         exp_avg_.push_back(at::zeros_like(p, at::MemoryFormat::Preserve));
         exp_avg_sq_.push_back(at::zeros_like(p, at::MemoryFormat::Preserve));
-        steps_.push_back(at::zeros({}, p.options().dtype(at::kFloat)));
+        if (!ops_) steps_.push_back(at::zeros({}, p.options().dtype(at::kFloat)));
     }
+    if (ops_ && !parameters_.empty()) shared_step_ = at::zeros({}, parameters_.front().options().dtype(at::kFloat));
 }
 
 void FusedAdamW::zero_grad() {
@@ -32,7 +36,11 @@ void FusedAdamW::step() {
     }
     // Hot path: every MiniGPT parameter gets a gradient, so the owned lists go to the kernel as they are.
     if (all_have_grads) {
-        update(parameters_, grads, exp_avg_, exp_avg_sq_, steps_);
+        if (ops_) {
+            update_through_ops(parameters_, grads, exp_avg_, exp_avg_sq_);
+        } else {
+            update(parameters_, grads, exp_avg_, exp_avg_sq_, steps_);
+        }
         return;
     }
     std::vector<at::Tensor> params, present_grads, exp_avg, exp_avg_sq, steps;
@@ -42,12 +50,26 @@ void FusedAdamW::step() {
             present_grads.push_back(grads[i]);
             exp_avg.push_back(exp_avg_[i]);
             exp_avg_sq.push_back(exp_avg_sq_[i]);
-            steps.push_back(steps_[i]);
+            if (!ops_) steps.push_back(steps_[i]);
         }
     }
-    if (!params.empty()) {
+    if (params.empty()) return;
+    if (ops_) {
+        update_through_ops(params, present_grads, exp_avg, exp_avg_sq);
+    } else {
         update(params, present_grads, exp_avg, exp_avg_sq, steps);
     }
+}
+
+void FusedAdamW::update_through_ops(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+                                    const std::vector<at::Tensor>& exp_avg, const std::vector<at::Tensor>& exp_avg_sq) const {
+    ParameterCopies* copies = parameter_copies_in_force();
+    const std::vector<at::Tensor> bf16 = copies ? copies->copies_for(params, at::kBFloat16) : std::vector<at::Tensor>(params.size());
+    const AdamWHyper hyper{settings_.lr, settings_.beta1, settings_.beta2, settings_.eps, settings_.weight_decay};
+    ops_->adamw_step(params, grads, exp_avg, exp_avg_sq, shared_step_, bf16, hyper);
+    // The kernel writes below autograd's in-place bookkeeping: move the counters, then record the copies as current.
+    for (const at::Tensor& p : params) p.unsafeGetTensorImpl()->bump_version();
+    if (copies) copies->mark_current(params, at::kBFloat16);
 }
 
 void FusedAdamW::update(at::TensorList params, at::TensorList grads, at::TensorList exp_avg, at::TensorList exp_avg_sq,

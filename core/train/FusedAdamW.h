@@ -18,9 +18,17 @@ struct AdamWSettings {
 // launch per step on CUDA, the same op PyTorch's AdamW(fused=True) calls). LibTorch's C++ optimizer
 // has no fused option, hence this thin owner of the state. Decoupled weight decay applies to every
 // parameter, as in the Python reference (bench/minigpt_reference.py).
+//
+// Given a run's TeOps (the te backend), the step goes through TeOps::adamw_step instead: the fused ops' one
+// launch that also rewrites the parameters' bfloat16 copies kept by the ParameterCopies in force (so no separate
+// refresh follows), with one step count shared by all parameters (a parameter without a gradient in some step
+// is left as it is, and later steps still count that step in its bias correction; every MiniGPT parameter gets a
+// gradient in every step).
+class TeOps;
+
 class FusedAdamW {
 public:
-    FusedAdamW(std::vector<at::Tensor> parameters, AdamWSettings settings);
+    FusedAdamW(std::vector<at::Tensor> parameters, AdamWSettings settings, const TeOps* ops = nullptr);
 
     void zero_grad();  // grads set to undefined, as zero_grad(set_to_none=True)
     void step();
@@ -32,8 +40,13 @@ private:
     std::vector<at::Tensor> parameters_;
     std::vector<at::Tensor> exp_avg_;
     std::vector<at::Tensor> exp_avg_sq_;
+    void update_through_ops(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+                            const std::vector<at::Tensor>& exp_avg, const std::vector<at::Tensor>& exp_avg_sq) const;
+
     std::vector<at::Tensor> steps_;  // float32 scalars on the parameters' device, as the fused op wants
+    at::Tensor shared_step_;         // with ops: the one step count
     AdamWSettings settings_;
+    const TeOps* ops_ = nullptr;
 };
 
 }  // namespace tewb

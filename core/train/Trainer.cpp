@@ -9,7 +9,6 @@
 
 #include <unistd.h>
 
-#include <ATen/ops/cross_entropy_loss.h>
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/stack.h>
@@ -39,6 +38,7 @@
 #include "core/modules/ops/ParameterCopies.h"
 #include "core/results/LedgerReport.h"
 #include "core/results/Summary.h"
+#include "core/modules/autograd/Functions.h"
 #include "core/train/AutocastScope.h"
 #include "core/train/CpuThreads.h"
 #include "core/train/FusedAdamW.h"
@@ -128,7 +128,9 @@ public:
             torch::NoGradGuard no_grad;
             broadcast_from_rank0(*job_, state);
         }
-        FusedAdamW optimizer(model->parameters(), AdamWSettings{config_.lr});
+        // The te backend steps through its ops (the fused ops: one launch, the bfloat16 copies included); torch
+        // through LibTorch's fused AdamW.
+        FusedAdamW optimizer(model->parameters(), AdamWSettings{config_.lr}, config_.backend == Backend::Te ? &ops_ : nullptr);
         const TrainingData data = make_training_data(config_, device_, job_ ? job_->rank() : 0);
         std::unique_ptr<GradientBuckets> buckets;
         if (job_) {
@@ -163,17 +165,13 @@ public:
             at::Tensor loss;
             {
                 AutocastScope autocast_scope(autocast, device_.type());
-                at::Tensor logits;
-                {
-                    Fp8Scope fp8_scope(fp8, fp8_settings);
-                    logits = model->forward(inputs);
-                }
-                const LedgerScope loss_scope("loss");
-                loss = at::cross_entropy_loss(logits.reshape({-1, config_.model.vocab}), targets.reshape({-1}));
+                Fp8Scope fp8_scope(fp8, fp8_settings);
+                loss = model->loss(inputs, targets);
             }
             enter_segment(StepSegment::Backward);
             if (buckets) buckets->begin_step();
-            loss.backward();
+            // A seed of our own: the engine makes none, and a fused head knows its gradient is exactly 1.
+            loss.backward(unit_loss_gradient(loss.device()));
             if (buckets) {
                 enter_segment(StepSegment::Communication);
                 buckets->finish_step();

@@ -29,26 +29,38 @@ struct ColumnSumTarget {
     DType out_dtype = DType::Float32;
 };
 
+// The arrival step alone, for kernels that finish their sums in an order of their own: called by every
+// thread of the block (it synchronizes; a uniform branch around it is fine) after the block's threads have
+// written what the finishing block reads. True, in every thread, for the last of the `arrivals` blocks of
+// this launch that call it on `counter` (< kColumnSumCounters); that block then reads the others' writes
+// with __ldcg. The last block resets the counter for the next launch (no other block of this launch
+// touches it again).
+__device__ inline bool last_block_to_arrive(int counter, int arrivals) {
+    __shared__ bool last;
+    const int thread = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+    // Release: this block's writes reach L2 (device scope) before its ticket is taken.
+    __threadfence();
+    __syncthreads();
+    if (thread == 0) {
+        const unsigned ticket = atomicAdd(&column_tile_arrivals[counter], 1u);
+        last = ticket == static_cast<unsigned>(arrivals - 1);
+        if (last) column_tile_arrivals[counter] = 0u;
+        // Acquire: the writes of the blocks that took the earlier tickets are read after this.
+        __threadfence();
+    }
+    __syncthreads();
+    return last;
+}
+
 // Called by every thread of the block (it synchronizes; a uniform branch around it is fine), after the
 // block's threads have written partial[chunk * cols + c] for the columns c of its tile. `tile` is the
 // block's column tile (< kColumnSumCounters when target.out is set), `chunks` the blocks of that tile (the
 // partial rows), [c0, c0 + width) the tile's columns. Returns with nothing to do when target.out is null.
 __device__ inline void finish_column_sum(const ColumnSumTarget& target, int tile, int chunks, int cols, int c0, int width) {
     if (target.out == nullptr) return;
-    __shared__ bool last;
+    if (!last_block_to_arrive(tile, chunks)) return;
     const int thread = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
     const int threads = blockDim.x * blockDim.y * blockDim.z;
-    // Release: this block's partial row reaches L2 (device scope) before its ticket is taken.
-    __threadfence();
-    __syncthreads();
-    if (thread == 0) {
-        const unsigned ticket = atomicAdd(&column_tile_arrivals[tile], 1u);
-        last = ticket == static_cast<unsigned>(chunks - 1);
-        // Acquire: the partial rows of the blocks that took the earlier tickets are read after this.
-        __threadfence();
-    }
-    __syncthreads();
-    if (!last) return;
     // The tile's columns, each over the partial rows in order. Loads in batches (L2, never a stale L1 line:
     // __ldcg) so that they overlap; the additions stay in order.
     constexpr int kBatch = 8;
@@ -66,8 +78,6 @@ __device__ inline void finish_column_sum(const ColumnSumTarget& target, int tile
         for (; k < chunks; ++k) sum += __ldcg(column + static_cast<std::size_t>(k) * cols);
         store(target.out, target.out_dtype, static_cast<std::size_t>(c0 + j), sum);
     }
-    // Every block of the tile has arrived: none reads the counter again in this launch.
-    if (thread == 0) column_tile_arrivals[tile] = 0u;
 }
 
 }  // namespace tewb::kernels::detail

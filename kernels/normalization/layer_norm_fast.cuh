@@ -3,8 +3,9 @@
 // The fast LayerNorm kernels: x's dtype a template parameter, 16-byte loads and stores, each row held in
 // registers between its passes (one read of x forward; one read of x and dy backward), and the backward's
 // dgamma/dbeta partial sums kept in registers across the rows a block handles (one partial row per block,
-// no second pass over x and dy). A row belongs to a group of WARPS warps; a thread owns the same columns
-// in every row: VECS vectors of W = 16 / sizeof(T) elements, column (v * 32 * WARPS + t) * W.
+// no second pass over x and dy), finished into dgamma and dbeta by the last blocks to arrive
+// (layer_norm_dparams.cuh) in the same launch. A row belongs to a group of WARPS warps; a thread owns the
+// same columns in every row: VECS vectors of W = 16 / sizeof(T) elements, column (v * 32 * WARPS + t) * W.
 // normalization.cu launches them where the shapes and pointers allow (layer_norm_fast_fits) and keeps the
 // plain kernels for the rest.
 #include <cuda_bf16.h>
@@ -13,6 +14,7 @@
 
 #include "common/elementwise.cuh"
 #include "common/staged_transpose.cuh"
+#include "normalization/layer_norm_dparams.cuh"
 
 namespace tewb::kernels::detail::fast {
 
@@ -292,12 +294,13 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
 }
 
 // dx of every row the block handles, and the block's partial dgamma (partial[blockIdx.x]) and dbeta
-// (partial[gridDim.x + blockIdx.x]) over those rows.
+// (partial[gridDim.x + blockIdx.x]) over those rows; dgamma and dbeta themselves finished by class
+// (finish_dparams_by_class, dparams.partials == gridDim.x) unless dparams.dgamma is null.
 template <typename T, int VECS, int WARPS>
 __global__ void __launch_bounds__(kThreads<WARPS>)
     layer_norm_backward(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, const float* __restrict__ mean,
                         const float* __restrict__ rstd, const void* __restrict__ gamma, DType param_dtype, int rows, int hidden,
-                        T* dx, const T* dresidual, float* __restrict__ partial) {
+                        T* dx, const T* dresidual, DparamsTarget dparams) {
     constexpr int W = kWidth<T>;
     constexpr int kGroupThreads = 32 * WARPS;
     constexpr int kGroupCount = kGroups<WARPS>;
@@ -356,8 +359,8 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
         }
     }
     // One partial row per block: the groups of a block add theirs through shared memory, group by group.
-    float* dgamma_row = partial + static_cast<std::size_t>(blockIdx.x) * hidden;
-    float* dbeta_row = partial + static_cast<std::size_t>(gridDim.x + blockIdx.x) * hidden;
+    float* dgamma_row = dparams.partial + static_cast<std::size_t>(blockIdx.x) * hidden;
+    float* dbeta_row = dparams.partial + static_cast<std::size_t>(gridDim.x + blockIdx.x) * hidden;
     if constexpr (kGroupCount == 1) {
 #pragma unroll
         for (int k = 0; k < VECS; ++k) {
@@ -393,6 +396,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
             dbeta_row[c] = sums[hidden + c];
         }
     }
+    finish_dparams_by_class(dparams, hidden, static_cast<int>(blockIdx.x));
 }
 
 }  // namespace tewb::kernels::detail::fast

@@ -1,18 +1,22 @@
 // LayerNorm forward and backward. Where rows are 16-byte aligned and short enough to live in registers
 // (hidden a multiple of 8 for bfloat16 x, of 4 for float32 x; at most 8192 / 4096; forward with the FP8
 // transposed copy at most 4096, layer_norm_rule.h), the fast kernels of layer_norm_fast.cuh run: one read
-// of x forward, one read of x and dy backward, dgamma/dbeta partial sums
-// in registers and one small reduction launch. Elsewhere the plain kernels below: one warp per row, two
+// of x forward, one read of x and dy backward, dgamma/dbeta partial sums in registers, finished by the last
+// blocks to arrive: the backward is one launch. Elsewhere the plain kernels below: one warp per row, two
 // passes over the row for float32 accuracy (mean, then the variance of x - mean), dx one warp per row and
-// dgamma/dbeta in a separate pass over chunks of rows. Both write the same partial rows to the workspace.
+// dgamma/dbeta in a separate pass over chunks of rows whose last block per column tile finishes them (two
+// launches; three past kColumnSumCounters column tiles, with layer_norm_dparams_final_kernel). Both add the
+// partial rows in that final kernel's order (layer_norm_dparams.cuh).
 // With the FP8 output's transposed copy the forward (fast or plain) runs in bands of consecutive rows and
 // writes the copy from shared memory in the same launch (staged_transpose.cuh).
 #include <algorithm>
 #include <cstdint>
 
 #include "common/check.h"
+#include "common/column_sum_rule.h"
 #include "common/elementwise.cuh"
 #include "common/staged_transpose.cuh"
+#include "normalization/layer_norm_dparams.cuh"
 #include "normalization/layer_norm_fast.cuh"
 #include "normalization/layer_norm_rule.h"
 #include "normalization/normalization_launch.h"
@@ -167,31 +171,37 @@ __global__ void layer_norm_dx_kernel(const void* __restrict__ dy, DType dy_dtype
     }
 }
 
-// Stage 1: block (x, y) sums rows of chunk y for columns of tile x into partial[y] (dgamma) and
-// partial[chunks + y] (dbeta).
+// Block (x, y) sums rows of chunk y (of dparams.partials == gridDim.y) for columns of tile x into
+// partial[y] (dgamma) and partial[chunks + y] (dbeta); the tile's last block then writes its dgamma and
+// dbeta (finish_dparams_tile) unless dparams.dgamma is null.
 __global__ void layer_norm_dparams_partial_kernel(const void* __restrict__ dy, DType dy_dtype, const void* __restrict__ x,
-                                                  DType x_dtype,
-                                                  const float* __restrict__ mean, const float* __restrict__ rstd, int rows,
-                                                  int hidden, int chunks, float* __restrict__ partial) {
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= hidden) return;
-    const int rows_per_chunk = (rows + chunks - 1) / chunks;
-    const int first = blockIdx.y * rows_per_chunk;
-    const int last = min(rows, first + rows_per_chunk);
-    float dgamma = 0.0f;
-    float dbeta = 0.0f;
-    for (int row = first; row < last; ++row) {
-        const std::size_t at = static_cast<std::size_t>(row) * hidden + c;
-        const float g = load(dy, dy_dtype, at);
-        dgamma += g * (load(x, x_dtype, at) - mean[row]) * rstd[row];
-        dbeta += g;
+                                                  DType x_dtype, const float* __restrict__ mean, const float* __restrict__ rstd,
+                                                  int rows, int hidden, DparamsTarget dparams) {
+    const int chunks = dparams.partials;
+    const int c0 = blockIdx.x * blockDim.x;
+    const int c = c0 + threadIdx.x;
+    if (c < hidden) {  // no early return: every thread takes part in the finish
+        const int rows_per_chunk = (rows + chunks - 1) / chunks;
+        const int first = blockIdx.y * rows_per_chunk;
+        const int last = min(rows, first + rows_per_chunk);
+        float dgamma = 0.0f;
+        float dbeta = 0.0f;
+        for (int row = first; row < last; ++row) {
+            const std::size_t at = static_cast<std::size_t>(row) * hidden + c;
+            const float g = load(dy, dy_dtype, at);
+            dgamma += g * (load(x, x_dtype, at) - mean[row]) * rstd[row];
+            dbeta += g;
+        }
+        dparams.partial[static_cast<std::size_t>(blockIdx.y) * hidden + c] = dgamma;
+        dparams.partial[static_cast<std::size_t>(chunks + blockIdx.y) * hidden + c] = dbeta;
     }
-    partial[static_cast<std::size_t>(blockIdx.y) * hidden + c] = dgamma;
-    partial[static_cast<std::size_t>(chunks + blockIdx.y) * hidden + c] = dbeta;
+    finish_dparams_tile(dparams, hidden, static_cast<int>(blockIdx.x), c0, min(static_cast<int>(blockDim.x), hidden - c0));
 }
 
-// Stage 2: the partial rows summed per column. A block takes 32 columns; its 8 warps each sum a share of
-// the partial rows (coalesced 128-byte reads), then warp 0 adds the 8 sums.
+// The partial rows summed per column, in a launch of its own: only past kColumnSumCounters column tiles of
+// the plain kernel (layer_norm_dparams.cuh finishes the same sums, in this order, in the producing launch).
+// A block takes 32 columns; its 8 warps each sum a share of the partial rows (coalesced 128-byte reads),
+// then warp 0 adds the 8 sums.
 __global__ void layer_norm_dparams_final_kernel(const float* __restrict__ partial, int hidden, int partials, void* dgamma,
                                                 void* dbeta, DType param_dtype) {
     __shared__ float sums[2][8][32];
@@ -291,17 +301,21 @@ struct BackwardLaunch {
     const void* dresidual;
     float* partial;
     int partials;
-    int* written;  // blocks launched: partial rows written
+    void* dgamma;
+    void* dbeta;
     cudaStream_t stream;
 
     template <typename T, int VECS, int WARPS>
     void operator()() const {
         constexpr int groups = fast::kGroups<WARPS>;
-        *written = static_cast<int>(std::min<std::size_t>((rows + groups - 1) / groups, static_cast<std::size_t>(partials)));
+        // One block per partial row: the blocks launched are the partial rows written and summed.
+        const int blocks =
+            static_cast<int>(std::min<std::size_t>((rows + groups - 1) / groups, static_cast<std::size_t>(partials)));
         const std::size_t shared = groups > 1 ? 2 * hidden * sizeof(float) : 0;
-        fast::layer_norm_backward<T, VECS, WARPS><<<static_cast<unsigned>(*written), fast::kThreads<WARPS>, shared, stream>>>(
-            dy, dy_dtype, static_cast<const T*>(x), mean, rstd, gamma, param_dtype, static_cast<int>(rows), static_cast<int>(hidden),
-            static_cast<T*>(dx), static_cast<const T*>(dresidual), partial);
+        fast::layer_norm_backward<T, VECS, WARPS><<<static_cast<unsigned>(blocks), fast::kThreads<WARPS>, shared, stream>>>(
+            dy, dy_dtype, static_cast<const T*>(x), mean, rstd, gamma, param_dtype, static_cast<int>(rows),
+            static_cast<int>(hidden), static_cast<T*>(dx), static_cast<const T*>(dresidual),
+            DparamsTarget{partial, blocks, dgamma, dbeta, param_dtype});
     }
 };
 
@@ -404,24 +418,28 @@ void launch_layer_norm_backward(const void* dy, DType dy_dtype, const void* x, D
     const int partials = layer_norm_backward_chunks(rows);
     auto* partial = static_cast<float*>(workspace);
     const FastShape shape = fast_shape(x_dtype, hidden, {dy, x, gamma, dx, dresidual});
-    int written = partials;  // partial rows the first stage wrote
     if (shape.warps > 0) {
         dispatch_fast(x_dtype, shape,
-                      BackwardLaunch{dy, dy_dtype, x, mean, rstd, gamma, param_dtype, rows, hidden, dx, dresidual, partial, partials,
-                                     &written, stream});
+                      BackwardLaunch{dy, dy_dtype, x, mean, rstd, gamma, param_dtype, rows, hidden, dx, dresidual, partial,
+                                     partials, dgamma, dbeta, stream});
         check_last_launch(call);
-    } else {
-        layer_norm_dx_kernel<<<row_blocks(rows), kWarpsPerBlock * 32, 0, stream>>>(dy, dy_dtype, x, x_dtype, mean, rstd, gamma,
-                                                                                   param_dtype, static_cast<int>(rows), h, dx, dresidual);
-        check_last_launch(call);
-        const unsigned column_blocks = static_cast<unsigned>((hidden + kColumnThreads - 1) / kColumnThreads);
-        layer_norm_dparams_partial_kernel<<<dim3(column_blocks, static_cast<unsigned>(partials)), kColumnThreads, 0, stream>>>(
-            dy, dy_dtype, x, x_dtype, mean, rstd, static_cast<int>(rows), h, partials, partial);
+        return;
+    }
+    layer_norm_dx_kernel<<<row_blocks(rows), kWarpsPerBlock * 32, 0, stream>>>(
+        dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype, static_cast<int>(rows), h, dx, dresidual);
+    check_last_launch(call);
+    const std::size_t column_blocks = (hidden + kColumnThreads - 1) / kColumnThreads;
+    const bool in_kernel = column_sum_in_kernel(column_blocks);
+    const DparamsTarget target{partial, partials, in_kernel ? dgamma : nullptr, dbeta, param_dtype};
+    layer_norm_dparams_partial_kernel<<<dim3(static_cast<unsigned>(column_blocks), static_cast<unsigned>(partials)),
+                                        kColumnThreads, 0, stream>>>(dy, dy_dtype, x, x_dtype, mean, rstd, static_cast<int>(rows),
+                                                                     h, target);
+    check_last_launch(call);
+    if (!in_kernel) {
+        layer_norm_dparams_final_kernel<<<static_cast<unsigned>((hidden + 31) / 32), 256, 0, stream>>>(
+            partial, h, partials, dgamma, dbeta, param_dtype);
         check_last_launch(call);
     }
-    layer_norm_dparams_final_kernel<<<static_cast<unsigned>((hidden + 31) / 32), 256, 0, stream>>>(partial, h, written, dgamma, dbeta,
-                                                                                                   param_dtype);
-    check_last_launch(call);
 }
 
 }  // namespace tewb::kernels::detail

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "common/column_sum_rule.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
@@ -21,8 +22,9 @@ namespace {
 
 // normalization.cu's constants.
 constexpr std::size_t kMaxPartials = 256;
+constexpr std::size_t kColumnThreads = 256;  // columns of a plain dgamma/dbeta block: its column tile
 constexpr int kWarpSize = 32;
-constexpr int kFinalWarps = 8;  // warps of layer_norm_dparams_final_kernel
+constexpr int kFinalWarps = 8;  // warps of layer_norm_dparams_final_kernel: the classes of layer_norm_dparams.cuh
 
 // How the kernel for these arguments orders a row: thread t of `threads` owns the columns
 // (k * threads + t) * width + j, j < width, and adds them in column order; then each warp's 32 threads are
@@ -276,7 +278,8 @@ static void backward(const void* dy, DType dy_dtype, const void* x, DType x_dtyp
         });
     }
 
-    // Stage 2 (layer_norm_dparams_final_kernel): warp w of 8 sums partial rows w, w + 8, ..., then the 8 in order.
+    // The final order (layer_norm_dparams_final_kernel, and layer_norm_dparams.cuh in the producing launch):
+    // sum w of 8 adds partial rows w, w + 8, ..., then the 8 sums in order.
     std::vector<float> warp_g(kFinalWarps * hidden, 0.0f), warp_b(kFinalWarps * hidden, 0.0f);
     for (std::size_t w = 0; w < kFinalWarps; ++w) {
         for (std::size_t k = w; k < written; k += kFinalWarps) {
@@ -295,7 +298,20 @@ static void backward(const void* dy, DType dy_dtype, const void* x, DType x_dtyp
     }
     detail::store_floats(dgamma, param_dtype, 0, hidden, total_g.data());
     detail::store_floats(dbeta, param_dtype, 0, hidden, total_b.data());
-    for (int launch = 0; launch < (order.fast ? 2 : 3); ++launch) detail::note_launch();
+    if (order.fast) {
+        // The fast kernel's class finishers leave their sums in partial rows w (and written + w).
+        for (std::size_t w = 0; w < std::min<std::size_t>(written, kFinalWarps); ++w) {
+            std::copy_n(warp_g.begin() + static_cast<std::ptrdiff_t>(w * hidden), hidden, partial + w * hidden);
+            std::copy_n(warp_b.begin() + static_cast<std::ptrdiff_t>(w * hidden), hidden, partial + (written + w) * hidden);
+        }
+        detail::note_launch();  // dx, the partial rows and their sums in one launch
+        return;
+    }
+    // The dx kernel, then the partial rows whose last block per column tile sums them (a third launch past
+    // the arrival counters).
+    detail::note_launch();
+    const int launches = detail::column_sum_launches((hidden + kColumnThreads - 1) / kColumnThreads);
+    for (int launch = 0; launch < launches; ++launch) detail::note_launch();
 }
 
 }  // namespace tewb::kernels::host

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,6 +18,8 @@
 #include "core/common/Error.h"
 #include "core/fp8/Fp8Scope.h"
 #include "core/fp8/Fp8State.h"
+#include "core/model/MiniGptTe.h"
+#include "core/modules/autograd/Functions.h"
 #include "core/modules/ParameterInit.h"
 #include "core/modules/LayerNorm.h"
 #include "core/modules/LayerNormLinear.h"
@@ -718,7 +721,106 @@ private Q_SLOTS:
         }
         QVERIFY(refused);
     }
+
+    // The model's two ends (fused embedding; tied head and loss with the gradient computed in the forward, the tied
+    // table's two gradients summed in place) against LibTorch's embedding, linear and cross_entropy_loss with the
+    // autograd engine's sum, float32, for the reference and the fused ops on the host: the loss and every
+    // parameter's gradient within 1e-5. Tokens and targets are narrows of one [batch, seq + 1] tensor (strided rows)
+    // and repeat (a vocabulary of 11). A loss gradient other than unit_loss_gradient's scales every gradient.
+    void modelEndsMatchLibTorch_data() {
+        QTest::addColumn<int>("impl");
+        QTest::newRow("reference") << int(TeImpl::Reference);
+        QTest::newRow("fused-host") << int(TeImpl::Fused);
+    }
+    void modelEndsMatchLibTorch() {
+        QFETCH(int, impl);
+        torch::manual_seed(5);
+        const ModelShape shape{1, 16, 2, 6, 11};
+        MiniGptTe model(shape, 3);
+        const at::Tensor batch = at::randint(shape.vocab, {3, shape.seq + 1}, at::kLong);
+        const at::Tensor tokens = batch.narrow(1, 0, shape.seq);
+        const at::Tensor targets = batch.narrow(1, 1, shape.seq);
+        const OpsScope ops_scope(select_ops(at::kCPU, static_cast<TeImpl>(impl)));
+        const auto gradients = [&](const std::function<at::Tensor()>& run, const std::function<void(const at::Tensor&)>& backward) {
+            for (at::Tensor& p : model.parameters()) p.mutable_grad().reset();
+            const at::Tensor loss = run();
+            backward(loss);
+            std::vector<at::Tensor> grads{loss.detach()};
+            for (const at::Tensor& p : model.parameters()) grads.push_back(p.grad().defined() ? p.grad().clone() : at::Tensor());
+            return grads;
+        };
+        const auto libtorch = [&] {
+            const at::Tensor logits = model.forward(tokens);
+            return at::cross_entropy_loss(logits.reshape({-1, shape.vocab}), targets.reshape({-1}));
+        };
+        const auto fused = [&] { return model.loss(tokens, targets); };
+        const auto unit = [](const at::Tensor& loss) { loss.backward(unit_loss_gradient(loss.device())); };
+        const std::vector<at::Tensor> expected = gradients(libtorch, [](const at::Tensor& loss) { loss.backward(); });
+        const std::vector<at::Tensor> got = gradients(fused, unit);
+        QCOMPARE(got.size(), expected.size());
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            QVERIFY2(got[i].defined(), qPrintable(QStringLiteral("gradient %1 missing").arg(i)));
+            CHECK_CLOSE(got[i], expected[i], 1e-5);
+        }
+        // The engine's own seed (a tensor of ones that is not the unit gradient) and a gradient of 2.5.
+        const std::vector<at::Tensor> seeded = gradients(fused, [](const at::Tensor& loss) { loss.backward(); });
+        const std::vector<at::Tensor> scaled =
+            gradients(fused, [](const at::Tensor& loss) { loss.backward(at::full({}, 2.5f, loss.options())); });
+        for (std::size_t i = 1; i < got.size(); ++i) {
+            CHECK_CLOSE(seeded[i], got[i], 1e-6);
+            CHECK_CLOSE(scaled[i], got[i] * 2.5, 1e-6);
+        }
+    }
+
+    // Bad targets and tokens in the fused ops: a NaN loss and NaN rows, never a crash or a read out of bounds.
+    void modelEndsMarkOutOfRangeIdsAsNaN() {
+        const TeOps& host = select_ops(at::kCPU, TeImpl::Fused);
+        at::Tensor logits = at::randn({4, 7});
+        const at::Tensor targets = at::tensor({0, 6, 7, -1}, at::kLong).reshape({2, 2});
+        const at::Tensor loss = host.cross_entropy_with_grad(logits, targets);
+        QVERIFY(std::isnan(loss.item<float>()));
+        QVERIFY(!logits[0].isnan().any().item<bool>());
+        QVERIFY(logits[2].isnan().all().item<bool>() && logits[3].isnan().all().item<bool>());
+        const at::Tensor table = at::randn({5, 8});
+        const at::Tensor out = host.embedding_forward(table, at::zeros({2, 8}), at::tensor({1, 5}, at::kLong).reshape({1, 2}));
+        QVERIFY(at::equal(out[0], table[1]));
+        QVERIFY(out[1].isnan().all().item<bool>());
+    }
+
+    // AdamW through the fused ops on the host (one launch, the bfloat16 copies written by the same pass) against
+    // LibTorch's _fused_adamw_: parameters within 1e-6 relative after three steps; a ParameterCopies copy equals the
+    // new parameter's bfloat16 value right after the step, before anything asks for it again (so no refresh made it).
+    void adamWThroughTheFusedOps() {
+        torch::manual_seed(9);
+        std::vector<at::Tensor> a, b;
+        for (const std::vector<std::int64_t>& shape : std::vector<std::vector<std::int64_t>>{{33, 7}, {129}, {4, 4, 4}}) {
+            const at::Tensor p = at::randn(shape);
+            a.push_back(p.clone().requires_grad_(true));
+            b.push_back(p.clone().requires_grad_(true));
+        }
+        FusedAdamW libtorch(a, AdamWSettings{1e-2});
+        const TeOps& host = select_ops(at::kCPU, TeImpl::Fused);
+        FusedAdamW fused(b, AdamWSettings{1e-2}, &host);
+        ParameterCopies copies;
+        const ParameterCopiesScope scope(copies);
+        const std::uint64_t launches = host.kernel_launches();
+        for (int step = 0; step < 3; ++step) {
+            const at::Tensor copy = parameter_copy(b[0], at::kBFloat16);
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                const at::Tensor g = at::randn(a[i].sizes());
+                a[i].mutable_grad() = g.clone();
+                b[i].mutable_grad() = g.clone();
+            }
+            libtorch.step();
+            fused.step();
+            QVERIFY(at::equal(copy, b[0].detach().to(at::kBFloat16)));
+            QVERIFY(parameter_copy(b[0], at::kBFloat16).is_same(copy));
+        }
+        QCOMPARE(host.kernel_launches() - launches, std::uint64_t{3});
+        for (std::size_t i = 0; i < a.size(); ++i) CHECK_CLOSE(b[i].detach(), a[i].detach(), 1e-6);
+    }
 };
+
 
 QTEST_GUILESS_MAIN(TestModules)
 #include "tst_modules.moc"

@@ -543,6 +543,98 @@ private Q_SLOTS:
         QCOMPARE(host::layer_norm_backward_workspace_bytes(3072, 768), std::size_t{2 * 256 * 768 * 4});
     }
 
+    // The training shape takes the fast kernel for float32 and bfloat16 x: dx, the partial rows and their sums
+    // in one launch (the last blocks to arrive finish dgamma and dbeta), bit for bit the separate final
+    // kernel's order; the workspace's first 8 partial rows are left holding the class sums, whose sum in
+    // order is dgamma / dbeta.
+    void layerNormBackwardIsOneLaunchAtTrainingSize_data() {
+        QTest::addColumn<int>("x_dtype");
+        QTest::newRow("float32 x") << int(DType::Float32);
+        QTest::newRow("bfloat16 x") << int(DType::BFloat16);
+    }
+    void layerNormBackwardIsOneLaunchAtTrainingSize() {
+        QFETCH(int, x_dtype);
+        const auto type = static_cast<DType>(x_dtype);
+        const std::size_t rows = 3072, hidden = 768;
+        std::mt19937 rng(53);
+        Tensor x = random_tensor(type, rows * hidden, rng, 0.5f, 1.5f);
+        Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f), beta(DType::Float32, hidden);
+        Tensor y(type, rows * hidden);
+        std::vector<float> mean(rows), rstd(rows);
+        host::layer_norm_forward(x.data(), type, gamma.data(), beta.data(), DType::Float32, rows, hidden, 1e-5f, y.data(), type,
+                                 nullptr, mean.data(), rstd.data());
+        Tensor dy = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f);
+        Tensor dx(type, rows * hidden), dgamma(DType::Float32, hidden), dbeta(DType::Float32, hidden);
+        std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, hidden) / 4);
+        QCOMPARE(launches_of([&] {
+                     host::layer_norm_backward(dy.data(), DType::BFloat16, x.data(), type, mean.data(), rstd.data(), gamma.data(),
+                                               DType::Float32, rows, hidden, dx.data(), dgamma.data(), dbeta.data(),
+                                               workspace.data(), workspace.size() * 4);
+                 }),
+                 std::uint64_t{1});
+        QCOMPARE(launches_of([&] {
+                     host::layer_norm_backward_add(dy.data(), DType::BFloat16, x.data(), type, mean.data(), rstd.data(),
+                                                   gamma.data(), DType::Float32, rows, hidden, dx.data(), dx.data(),
+                                                   dgamma.data(), dbeta.data(), workspace.data(), workspace.size() * 4);
+                 }),
+                 std::uint64_t{1});
+        // float32 x: 4 warps per row, one row per block; bfloat16 x: one warp per row, 4 rows per block.
+        const std::size_t groups = type == DType::Float32 ? 1 : 4;
+        std::vector<float> order_g, order_b;
+        layer_norm_dparams_in_kernel_order(dy.values(), x.values(), mean, rstd, rows, hidden, true, groups, order_g, order_b);
+        const std::size_t partials = 256;  // min(rows / groups, 256) blocks, each a partial row
+        for (std::size_t c = 0; c < hidden; ++c) {
+            QVERIFY2(same_bits(dgamma.at(c), order_g[c]),
+                     describe("dgamma order", rows, hidden, c, dgamma.at(c), order_g[c], 0).c_str());
+            QVERIFY2(same_bits(dbeta.at(c), order_b[c]),
+                     describe("dbeta order", rows, hidden, c, dbeta.at(c), order_b[c], 0).c_str());
+            float class_g = 0.0f, class_b = 0.0f;
+            for (std::size_t w = 0; w < 8; ++w) {
+                class_g += workspace[w * hidden + c];
+                class_b += workspace[(partials + w) * hidden + c];
+            }
+            QVERIFY(same_bits(class_g, dgamma.at(c)) && same_bits(class_b, dbeta.at(c)));
+        }
+    }
+
+    // The plain kernels: dx, then the partial rows finished by the last block of each 256-column tile (two
+    // launches); past 2048 tiles the sums take a third launch. The same bits either way.
+    void layerNormBackwardPlainLaunchesFollowTheColumnTiles_data() {
+        QTest::addColumn<int>("hidden");
+        QTest::addColumn<int>("launches");
+        QTest::newRow("67 columns: 1 tile") << 67 << 2;
+        QTest::newRow("2048 tiles") << 2048 * 256 - 2 << 2;  // rows past 4096 floats: the plain kernels
+        QTest::newRow("2049 tiles") << 2048 * 256 + 2 << 3;
+    }
+    void layerNormBackwardPlainLaunchesFollowTheColumnTiles() {
+        QFETCH(int, hidden);
+        QFETCH(int, launches);
+        const auto h = static_cast<std::size_t>(hidden);
+        const std::size_t rows = 3;
+        std::mt19937 rng(59);
+        Tensor x = random_tensor(DType::Float32, rows * h, rng, -1.0f, 2.0f);
+        Tensor dy = random_tensor(DType::Float32, rows * h, rng, 0.1f, 1.0f);
+        Tensor gamma = random_tensor(DType::Float32, h, rng, 1.0f, 0.5f), beta(DType::Float32, h);
+        Tensor y(DType::Float32, rows * h);
+        std::vector<float> mean(rows), rstd(rows);
+        host::layer_norm_forward(x.data(), DType::Float32, gamma.data(), beta.data(), DType::Float32, rows, h, 1e-5f, y.data(),
+                                 DType::Float32, nullptr, mean.data(), rstd.data());
+        Tensor dx(DType::Float32, rows * h), dgamma(DType::Float32, h), dbeta(DType::Float32, h);
+        std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, h) / 4);
+        QCOMPARE(launches_of([&] {
+                     host::layer_norm_backward(dy.data(), DType::Float32, x.data(), DType::Float32, mean.data(), rstd.data(),
+                                               gamma.data(), DType::Float32, rows, h, dx.data(), dgamma.data(), dbeta.data(),
+                                               workspace.data(), workspace.size() * 4);
+                 }),
+                 static_cast<std::uint64_t>(launches));
+        std::vector<float> order_g, order_b;
+        layer_norm_dparams_in_kernel_order(dy.values(), x.values(), mean, rstd, rows, h, false, 1, order_g, order_b);
+        for (std::size_t c = 0; c < h; ++c) {
+            QVERIFY2(same_bits(dgamma.at(c), order_g[c]) && same_bits(dbeta.at(c), order_b[c]),
+                     describe("dgamma order", rows, h, c, dgamma.at(c), order_g[c], 0).c_str());
+        }
+    }
+
     void layerNormRefusals() {
         const std::size_t rows = 3, hidden = 8;
         Tensor x(DType::Float32, rows * hidden), gamma(DType::Float32, hidden), beta(DType::Float32, hidden),
@@ -1122,7 +1214,7 @@ private:
                                                param_dtype, rows, hidden, dx.data(), dgamma.data(), dbeta.data(),
                                                workspace.data(), bytes);
                  }),
-                 std::uint64_t{fast ? 2u : 3u});
+                 std::uint64_t{fast ? 1u : 2u});  // fast: one launch; plain: dx, then the partial rows finished in place
         const std::vector<float> dyv = dy.values(), xv = x.values();
         const LayerNormBackwardReference ref = layer_norm_backward_reference(dyv, xv, mean, rstd, gamma.values(), rows, hidden);
         const std::string where = std::string(" x ") + std::string(tewb::kernels::to_string(x_dtype)) + " dy " +
@@ -1147,7 +1239,7 @@ private:
                 worst_dparams_ = std::max({worst_dparams_, std::fabs(dgamma.at(c) - ref.dgamma[c]) / tol_g,
                                            std::fabs(dbeta.at(c) - ref.dbeta[c]) / tol_b});
             }
-            // Bit for bit the kernel's two-stage order.
+            // Bit for bit the kernels' order: the partial rows, then the final 8-way order.
             Tensor expect(param_dtype, 2);
             expect.set(0, order_g[c]);
             expect.set(1, order_b[c]);

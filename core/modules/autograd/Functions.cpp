@@ -1,9 +1,15 @@
 #include "core/modules/autograd/Functions.h"
 
+#include <mutex>
+#include <unordered_map>
+
+#include <ATen/ops/ones.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/autograd.h>
 
 #include "core/common/Error.h"
+#include "core/ledger/Ledger.h"
 
 namespace tewb {
 
@@ -237,7 +243,93 @@ struct LayerNormMlpFunction : torch::autograd::Function<LayerNormMlpFunction> {
     }
 };
 
+struct EmbeddingState {
+    const TeOps* ops = nullptr;
+    at::Tensor tokens;
+    std::shared_ptr<TiedTableGradient> tied;
+    std::vector<std::int64_t> table_shape;
+    at::ScalarType positions_dtype = at::kFloat;
+    c10::TensorOptions grad_options;
+};
+
+struct EmbeddingFunction : torch::autograd::Function<EmbeddingFunction> {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& table, const at::Tensor& positions, const at::Tensor& tokens,
+                              const TeOps* ops, const std::shared_ptr<TiedTableGradient>& tied) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        keep(ctx, EmbeddingState{ops, tokens, tied, table.sizes().vec(), positions.scalar_type(), table.options().dtype(at::kFloat)});
+        return ops->embedding_forward(table, positions, tokens);
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        EmbeddingState s = take<EmbeddingState>(ctx, "Embedding");
+        at::Tensor dtable;
+        if (s.tied) dtable = std::move(s.tied->dtable);  // the engine holds it too: the table's gradient, added to in place
+        const bool own = !dtable.defined() || dtable.scalar_type() != at::kFloat;
+        if (own) dtable = at::zeros(s.table_shape, s.grad_options);
+        const at::Tensor dpositions = s.ops->embedding_backward(grads[0], s.tokens, dtable, s.positions_dtype);
+        return {own ? dtable : at::Tensor(), dpositions, at::Tensor(), at::Tensor(), at::Tensor()};
+    }
+};
+
+struct HeadLossState {
+    GemmPlan plan;
+    SavedGemm gemm;
+    at::Tensor dlogits;  // for a loss gradient of 1
+    at::ScalarType input_dtype = at::kFloat;
+    std::shared_ptr<TiedTableGradient> tied;
+};
+
+struct TiedHeadLossFunction : torch::autograd::Function<TiedHeadLossFunction> {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, const at::Tensor& table, const at::Tensor& targets,
+                              const GemmPlan& plan, const std::shared_ptr<TiedTableGradient>& tied) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        HeadLossState state{plan, {}, {}, h.scalar_type(), tied};
+        at::Tensor logits = gemm_forward(plan, h.to(plan.compute_dtype), table, at::Tensor(), state.gemm);
+        at::Tensor loss;
+        {
+            const LedgerScope scope(LedgerScope::Outside{}, "loss");  // its own place, not inside the head
+            loss = plan.ops->cross_entropy_with_grad(logits, targets);
+        }
+        state.dlogits = logits;
+        keep(ctx, std::move(state));
+        return loss;
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        const HeadLossState s = take<HeadLossState>(ctx, "TiedHeadLoss");
+        const at::Tensor& g = grads[0];
+        const bool unit = g.unsafeGetTensorImpl() == unit_loss_gradient(g.device()).unsafeGetTensorImpl();
+        const at::Tensor dlogits = unit ? s.dlogits : (s.dlogits * g).to(s.dlogits.scalar_type());
+        GemmGrads w = gemm_weight_grads(s.plan, s.gemm, dlogits);
+        const at::Tensor dh = gemm_dgrad(s.plan, s.gemm, dlogits).to(s.input_dtype);
+        if (s.tied) s.tied->dtable = w.dw;
+        return {dh, w.dw, at::Tensor(), at::Tensor(), at::Tensor()};
+    }
+};
+
 }  // namespace
+
+at::Tensor apply_embedding(const at::Tensor& table, const at::Tensor& positions, const at::Tensor& tokens, const TeOps& ops,
+                           const std::shared_ptr<TiedTableGradient>& tied) {
+    return EmbeddingFunction::apply(table, positions, tokens, &ops, tied);
+}
+
+at::Tensor apply_tied_head_loss(const at::Tensor& h, const at::Tensor& table, const at::Tensor& targets, const GemmPlan& plan,
+                                const std::shared_ptr<TiedTableGradient>& tied) {
+    return TiedHeadLossFunction::apply(h, table, targets, plan, tied);
+}
+
+const at::Tensor& unit_loss_gradient(const c10::Device& device) {
+    static std::mutex mutex;
+    // Kept for the process and never destroyed: a CUDA tensor must not outlive the CUDA context at exit.
+    static auto* units = new std::unordered_map<c10::Device, at::Tensor>();
+    const std::lock_guard<std::mutex> lock(mutex);
+    at::Tensor& unit = (*units)[device];
+    if (!unit.defined()) unit = at::ones({}, at::TensorOptions().device(device).dtype(at::kFloat));
+    return unit;
+}
 
 at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const GemmPlan& plan,
                         const at::Tensor& residual) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -38,5 +39,30 @@ at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, co
                                 const at::Tensor& fc1_bias, const at::Tensor& fc2_weight, const at::Tensor& fc2_bias,
                                 const LayerNormPlan& norm, const GemmPlan& fc1, const GemmPlan& fc2,
                                 const at::Tensor& residual = {});
+
+// The model's two ends. A token table tied between the embedding and the head gets its gradient from both; the
+// head's backward (which runs first) leaves its weight gradient here, and the embedding's backward adds its rows
+// into that same tensor, so the autograd engine never sums the two (a read and a write of the whole table saved).
+struct TiedTableGradient {
+    at::Tensor dtable;  // float32 [vocab, hidden]; handed on once
+};
+
+// tokens [batch, seq] (int64, any row stride) → [batch * seq, hidden]: table rows plus the position table's
+// ([seq, hidden]), through TeOps::embedding_forward. Its backward adds into the head's gradient when `tied` holds
+// one (the table then gets no gradient of its own from here), else into zeros.
+at::Tensor apply_embedding(const at::Tensor& table, const at::Tensor& positions, const at::Tensor& tokens, const TeOps& ops,
+                           const std::shared_ptr<TiedTableGradient>& tied);
+
+// The tied LM head and its loss: the mean token cross-entropy of h · tableᵀ (h [rows, hidden], rows = batch * seq)
+// against targets [batch, seq]. The gradient is computed in the forward, over the logits' memory
+// (TeOps::cross_entropy_with_grad), so nothing else of the logits is kept; the backward scales it by the loss's
+// gradient unless that is unit_loss_gradient's tensor, then the two GEMMs. The table's gradient goes to `tied`.
+at::Tensor apply_tied_head_loss(const at::Tensor& h, const at::Tensor& table, const at::Tensor& targets, const GemmPlan& plan,
+                                const std::shared_ptr<TiedTableGradient>& tied);
+
+// A constant float32 1 on `device`, to start a backward from a loss with (`loss.backward(unit_loss_gradient(..))`):
+// the engine then makes no seed of its own, and apply_tied_head_loss knows the gradient it gets is exactly 1
+// without reading it. Never write to it.
+const at::Tensor& unit_loss_gradient(const c10::Device& device);
 
 }  // namespace tewb

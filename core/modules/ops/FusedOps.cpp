@@ -29,6 +29,9 @@
 #include "tewb_kernels/host/amax.h"
 #include "tewb_kernels/host/cast.h"
 #include "tewb_kernels/host/cast_multi.h"
+#include "tewb_kernels/host/adamw.h"
+#include "tewb_kernels/host/embedding.h"
+#include "tewb_kernels/host/loss.h"
 #include "tewb_kernels/host/gemm.h"
 #include "tewb_kernels/host/normalization.h"
 #include "tewb_kernels/host/recipe.h"
@@ -46,6 +49,9 @@
 #include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/cast_multi.h"
+#include "tewb_kernels/adamw.h"
+#include "tewb_kernels/embedding.h"
+#include "tewb_kernels/loss.h"
 #include "tewb_kernels/gemm.h"
 #include "tewb_kernels/normalization.h"
 #include "tewb_kernels/recipe.h"
@@ -695,8 +701,131 @@ public:
         return r;
     }
 
+    at::Tensor embedding_forward(const at::Tensor& table, const at::Tensor& positions, const at::Tensor& tokens) const override {
+        Misfit m = matrix_misfit(table, "the token table");
+        if (!m) m = tokens_misfit(tokens, "tokens");
+        if (!m && (matrix_misfit(positions, "positions") || positions.scalar_type() != table.scalar_type() ||
+                   positions.size(0) != tokens.size(1) || positions.size(1) != table.size(1) || positions.device() != table.device())) {
+            m = "the position table is not a row-major [seq, hidden] matrix of the token table's dtype on its device";
+        }
+        if (!m && tokens.device() != table.device()) m = "the tokens are not on the table's device";
+        if (m) {
+            return fall_back("embedding_forward", *m, [&] { return reference_ops().embedding_forward(table, positions, tokens); });
+        }
+        const std::size_t batch = rows_of(tokens);
+        const std::size_t seq = cols_of(tokens);
+        at::Tensor out = at::empty({tokens.size(0) * tokens.size(1), table.size(1)}, table.options());
+        TEWB_KERNEL(table, (Tensors{tokens, table, positions}), Tensors{out}, embedding_forward, tokens.data_ptr<std::int64_t>(),
+                    static_cast<std::size_t>(tokens.stride(0)), batch, seq, table.data_ptr(), positions.data_ptr(),
+                    kernel_dtype(table.scalar_type()), rows_of(table), cols_of(table), out.data_ptr());
+        return out;
+    }
+
+    // dtable accumulated with atomics on a GPU (order not fixed where a token repeats); dpositions summed in order.
+    at::Tensor embedding_backward(const at::Tensor& dy, const at::Tensor& tokens, at::Tensor& dtable,
+                                  at::ScalarType positions_dtype) const override {
+        Misfit m = matrix_misfit(dy, "dy");
+        if (!m) m = tokens_misfit(tokens, "tokens");
+        if (!m && dy.size(0) != tokens.size(0) * tokens.size(1)) m = "dy has not one row per token";
+        if (!m && (matrix_misfit(dtable, "the table's gradient") || dtable.scalar_type() != at::kFloat ||
+                   dtable.size(1) != dy.size(1) || dtable.device() != dy.device())) {
+            m = "the table's gradient is not a row-major float32 [vocab, hidden] matrix on dy's device";
+        }
+        if (!m && !float_or_bf16(positions_dtype)) m = "the position table is not float32 or bfloat16";
+        if (!m && tokens.device() != dy.device()) m = "the tokens are not on dy's device";
+        if (m) {
+            return fall_back("embedding_backward", *m,
+                             [&] { return reference_ops().embedding_backward(dy, tokens, dtable, positions_dtype); });
+        }
+        at::Tensor dpositions = at::empty({tokens.size(1), dy.size(1)}, dy.options().dtype(positions_dtype));
+        TEWB_KERNEL(dy, (Tensors{tokens, dy, dtable}), (Tensors{dtable, dpositions}), embedding_backward,
+                    tokens.data_ptr<std::int64_t>(), static_cast<std::size_t>(tokens.stride(0)), rows_of(tokens), cols_of(tokens),
+                    dy.data_ptr(), kernel_dtype(dy.scalar_type()), rows_of(dtable), cols_of(dtable), dtable.data_ptr<float>(),
+                    dpositions.data_ptr(), kernel_dtype(positions_dtype));
+        return dpositions;
+    }
+
+    // The loss and, over the logits, its gradient for a loss gradient of 1, in one launch.
+    at::Tensor cross_entropy_with_grad(at::Tensor& logits, const at::Tensor& targets) const override {
+        Misfit m = matrix_misfit(logits, "the logits");
+        if (!m) m = tokens_misfit(targets, "the targets");
+        if (!m && logits.size(0) != targets.size(0) * targets.size(1)) m = "the logits have not one row per target";
+        if (!m && targets.device() != logits.device()) m = "the targets are not on the logits' device";
+        if (m) return fall_back("cross_entropy_with_grad", *m, [&] { return reference_ops().cross_entropy_with_grad(logits, targets); });
+        const std::size_t rows = rows_of(logits);
+        const std::size_t vocab = cols_of(logits);
+        at::Tensor loss = at::empty({}, logits.options().dtype(at::kFloat));
+        at::Tensor lse = at::empty({logits.size(0)}, logits.options().dtype(at::kFloat));
+        const std::size_t bytes = kernels::host::cross_entropy_forward_workspace_bytes(rows, vocab);
+        const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, logits.options().dtype(at::kByte));
+        TEWB_KERNEL(logits, (Tensors{logits, targets}), (Tensors{logits, loss}), cross_entropy_forward_with_grad, logits.data_ptr(),
+                    kernel_dtype(logits.scalar_type()), rows, vocab, targets.data_ptr<std::int64_t>(), cols_of(targets),
+                    static_cast<std::size_t>(targets.stride(0)), lse.data_ptr<float>(), loss.data_ptr<float>(), workspace.data_ptr(),
+                    bytes);
+        return loss;
+    }
+
+    // The whole list in one launch (up to kernels::kAdamWTensorsPerLaunch tensors), the bfloat16 copies written by
+    // the same pass.
+    void adamw_step(at::TensorList params, at::TensorList grads, at::TensorList exp_avg, at::TensorList exp_avg_sq,
+                    const at::Tensor& step, at::TensorList copies, const AdamWHyper& hyper) const override {
+        const auto reference = [&] {
+            reference_ops().adamw_step(params, grads, exp_avg, exp_avg_sq, step, copies, hyper);
+            return 0;
+        };
+        Misfit m;
+        if (params.empty()) m = "no parameters";
+        if (!m && (grads.size() != params.size() || exp_avg.size() != params.size() || exp_avg_sq.size() != params.size() ||
+                   copies.size() != params.size())) {
+            m = "the lists differ in length";
+        }
+        if (!m && (device_misfit(step, "the step") || step.numel() != 1 || step.scalar_type() != at::kFloat)) {
+            m = "the step is not one float32 on this implementation's device";
+        }
+        std::vector<at::Tensor> reads, writes{step};
+        std::vector<kernels::AdamWTensor> table;
+        for (std::size_t i = 0; !m && i < params.size(); ++i) {
+            const at::Tensor* parts[] = {&params[i], &grads[i], &exp_avg[i], &exp_avg_sq[i]};
+            for (const at::Tensor* t : parts) {
+                if (device_misfit(*t, "a tensor") || !t->is_contiguous() || t->scalar_type() != at::kFloat ||
+                    t->sizes() != params[i].sizes() || t->device() != step.device()) {
+                    m = "parameter " + std::to_string(i) + "'s tensors are not contiguous float32 of one shape on the step's device";
+                    break;
+                }
+            }
+            const at::Tensor& copy = copies[i];
+            if (!m && copy.defined() &&
+                (!copy.is_contiguous() || copy.scalar_type() != at::kBFloat16 || copy.sizes() != params[i].sizes() ||
+                 copy.device() != step.device())) {
+                m = "parameter " + std::to_string(i) + "'s copy is not a contiguous bfloat16 tensor of its shape";
+            }
+            if (m) break;
+            table.push_back({params[i].data_ptr<float>(), grads[i].data_ptr<float>(), exp_avg[i].data_ptr<float>(),
+                             exp_avg_sq[i].data_ptr<float>(), copy.defined() ? copy.data_ptr() : nullptr,
+                             static_cast<std::size_t>(params[i].numel())});
+            reads.insert(reads.end(), {params[i], grads[i], exp_avg[i], exp_avg_sq[i]});
+            writes.insert(writes.end(), {params[i], exp_avg[i], exp_avg_sq[i]});
+            if (copy.defined()) writes.push_back(copy);
+        }
+        if (m) {
+            fall_back("adamw_step", *m, reference);
+            return;
+        }
+        TEWB_KERNEL(step, reads, writes, adamw_step, table.data(), table.size(), step.data_ptr<float>(), hyper.lr, hyper.beta1,
+                    hyper.beta2, hyper.weight_decay, hyper.eps);
+    }
+
 private:
     bool on_host() const { return kind_ == OpsKind::FusedHost; }
+
+    // int64 [batch, seq] token ids whose rows may be apart (a narrow of the trainer's [batch, seq + 1] batch).
+    Misfit tokens_misfit(const at::Tensor& t, const char* what) const {
+        if (Misfit m = device_misfit(t, what)) return m;
+        if (t.dim() != 2 || t.numel() == 0) return std::string(what) + " are not a non-empty [batch, seq] matrix";
+        if (t.scalar_type() != at::kLong) return std::string(what) + " are " + c10::toString(t.scalar_type()) + " (the kernels take int64)";
+        if (t.stride(1) != 1 || (t.size(0) > 1 && t.stride(0) < t.size(1))) return std::string(what) + "' rows are not row-major";
+        return std::nullopt;
+    }
 
     // The tensor is where this implementation's kernels run: host memory for the host kernels, a CUDA
     // device for the CUDA ones.

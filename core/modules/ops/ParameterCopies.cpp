@@ -39,6 +39,28 @@ at::Tensor ParameterCopies::copy_of(const at::Tensor& param, at::ScalarType dtyp
     return found->second.copy;
 }
 
+std::vector<at::Tensor> ParameterCopies::copies_for(const std::vector<at::Tensor>& params, at::ScalarType dtype) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<at::Tensor> copies(params.size());
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        const auto found = entries_.find({params[i].unsafeGetTensorImpl(), dtype});
+        if (found != entries_.end() && found->second.source.lock().get() == params[i].unsafeGetTensorImpl()) {
+            copies[i] = found->second.copy;
+        }
+    }
+    return copies;
+}
+
+void ParameterCopies::mark_current(const std::vector<at::Tensor>& params, at::ScalarType dtype) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (const at::Tensor& param : params) {
+        const auto found = entries_.find({param.unsafeGetTensorImpl(), dtype});
+        if (found != entries_.end() && found->second.source.lock().get() == param.unsafeGetTensorImpl()) {
+            found->second.version = static_cast<std::int64_t>(param._version());
+        }
+    }
+}
+
 std::size_t ParameterCopies::size() const {
     const std::lock_guard<std::mutex> lock(mutex_);
     return entries_.size() + fp8_entries_.size();

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 #include <c10/util/intrusive_ptr.h>
@@ -34,6 +35,12 @@ public:
     // The weight's FP8 copy for `quantizer` (quantize(weight, quantizer, true) through `ops`), cast again with
     // every other stale one of its FP8 state when stale. A new tensor each time: a copy handed out stays valid.
     Fp8Tensor fp8_copy_of(const at::Tensor& weight, const Fp8Quantizer& quantizer, const TeOps& ops);
+
+    // The `dtype` copies of `params` kept so far (undefined where none), for a writer that rewrites them itself
+    // with the parameters' new values (the fused AdamW: TeOps::adamw_step). Once it has, mark_current records the
+    // parameters' versions, so those copies count as fresh and no refresh follows.
+    std::vector<at::Tensor> copies_for(const std::vector<at::Tensor>& params, at::ScalarType dtype) const;
+    void mark_current(const std::vector<at::Tensor>& params, at::ScalarType dtype);
 
     std::size_t size() const;
 

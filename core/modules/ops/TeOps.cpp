@@ -1,6 +1,15 @@
 #include "core/modules/ops/TeOps.h"
 
+#include <limits>
+
+#include <ATen/ops/_foreach_copy.h>
+#include <ATen/ops/_fused_adamw.h>
+#include <ATen/ops/embedding.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/log_softmax.h>
 #include <ATen/ops/sum.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/zeros.h>
 
 namespace tewb {
 
@@ -75,6 +84,55 @@ GradWithBias TeOps::wgrad_gemm(const at::Tensor& dy, const at::Tensor& x, at::Sc
 
 at::Tensor TeOps::bias_grad(const at::Tensor& dy) const {
     return at::sum(dy, {0}, /*keepdim=*/false, at::kFloat);
+}
+
+at::Tensor TeOps::embedding_forward(const at::Tensor& table, const at::Tensor& positions, const at::Tensor& tokens) const {
+    const at::Tensor x = at::embedding(table, tokens).to(at::kFloat) + positions.to(at::kFloat).unsqueeze(0);
+    return x.reshape({-1, table.size(1)}).to(table.scalar_type());
+}
+
+at::Tensor TeOps::embedding_backward(const at::Tensor& dy, const at::Tensor& tokens, at::Tensor& dtable,
+                                     at::ScalarType positions_dtype) const {
+    const std::int64_t vocab = dtable.size(0);
+    const at::Tensor flat = tokens.reshape({-1});
+    const at::Tensor valid = (flat >= 0).logical_and(flat < vocab);
+    const at::Tensor rows = at::where(valid.unsqueeze(1), dy.to(at::kFloat), at::zeros({}, dtable.options()));
+    dtable.index_add_(0, flat.clamp(0, vocab - 1), rows);
+    return dy.reshape({tokens.size(0), tokens.size(1), dy.size(1)}).sum(0, /*keepdim=*/false, at::kFloat).to(positions_dtype);
+}
+
+at::Tensor TeOps::cross_entropy_with_grad(at::Tensor& logits, const at::Tensor& targets) const {
+    const std::int64_t rows = logits.size(0);
+    const std::int64_t vocab = logits.size(1);
+    const at::Tensor flat = targets.reshape({-1});
+    const at::Tensor valid = (flat >= 0).logical_and(flat < vocab);
+    const at::Tensor index = flat.clamp(0, vocab - 1).unsqueeze(1);
+    const at::Tensor log_probs = at::log_softmax(logits.to(at::kFloat), 1);
+    const at::Tensor picked = log_probs.gather(1, index).squeeze(1);
+    const at::Tensor nan = at::full({}, std::numeric_limits<float>::quiet_NaN(), picked.options());
+    const at::Tensor loss = at::where(valid, -picked, nan).mean();
+    at::Tensor grad = log_probs.exp();
+    grad.scatter_add_(1, index, at::full({rows, 1}, -1.0f, grad.options()));
+    grad.div_(static_cast<double>(rows));
+    grad.masked_fill_(valid.logical_not().unsqueeze(1), std::numeric_limits<float>::quiet_NaN());
+    logits.copy_(grad);
+    return loss;
+}
+
+void TeOps::adamw_step(at::TensorList params, at::TensorList grads, at::TensorList exp_avg, at::TensorList exp_avg_sq,
+                       const at::Tensor& step, at::TensorList copies, const AdamWHyper& hyper) const {
+    step.add_(1.0);
+    const std::vector<at::Tensor> steps(params.size(), step);
+    at::_fused_adamw_(params, grads, exp_avg, exp_avg_sq, /*max_exp_avg_sqs=*/{}, steps, hyper.lr, hyper.beta1, hyper.beta2,
+                      hyper.weight_decay, hyper.eps, /*amsgrad=*/false, /*maximize=*/false);
+    std::vector<at::Tensor> targets, sources;
+    for (std::size_t i = 0; i < copies.size(); ++i) {
+        if (copies[i].defined()) {
+            targets.push_back(copies[i]);
+            sources.push_back(params[i]);
+        }
+    }
+    if (!targets.empty()) at::_foreach_copy_(targets, sources);
 }
 
 }  // namespace tewb

@@ -48,6 +48,15 @@ struct Fp8GradWithBias {
     at::Tensor bias_grad;  // float32
 };
 
+// AdamW's hyperparameters (decoupled weight decay), as torch.optim.AdamW takes them.
+struct AdamWHyper {
+    double lr = 3e-4;
+    double beta1 = 0.9;
+    double beta2 = 0.95;
+    double eps = 1e-8;
+    double weight_decay = 0.1;
+};
+
 // Which implementation of the ops a run gets (OpsChoice.h decides).
 enum class OpsKind {
     Reference,  // LibTorch ops with float32 math: runs anywhere, defines the numerics
@@ -149,6 +158,33 @@ public:
     virtual GradWithBias wgrad_gemm(const at::Tensor& dy, const at::Tensor& x, at::ScalarType out_dtype, bool bias_grad) const;
     // dy's column sums in float32, one pass.
     virtual at::Tensor bias_grad(const at::Tensor& dy) const;
+
+    // The model's two ends (a GPT's token and position embeddings, its tied head's loss), outside the layers.
+    // tokens and targets are int64 [batch, seq] with any row stride (the trainer's narrow() of its
+    // [batch, seq + 1] batch). This default composes LibTorch ops; the fused ops take one launch each.
+
+    // table[tokens[b, s]] + positions[s] for each token, [batch * seq, hidden] in the table's dtype (positions
+    // [seq, hidden] in it too), the add in float32.
+    virtual at::Tensor embedding_forward(const at::Tensor& table, const at::Tensor& positions, const at::Tensor& tokens) const;
+    // The backward of embedding_forward for dy [batch * seq, hidden]: each row of dy is added to `dtable` (float32
+    // [vocab, hidden]) at its token, on top of what dtable holds (a tied head's weight gradient, or zeros), and the
+    // position table's gradient (the sum over the batch) is returned in positions_dtype. Tokens outside
+    // [0, vocab) add nothing (their forward rows are NaN in the fused ops).
+    virtual at::Tensor embedding_backward(const at::Tensor& dy, const at::Tensor& tokens, at::Tensor& dtable,
+                                          at::ScalarType positions_dtype) const;
+    // The mean token cross-entropy of logits [batch * seq, vocab] (float32 or bfloat16) against targets, as a
+    // float32 scalar, and its gradient for a loss gradient of 1, (softmax - onehot) / rows, written over the
+    // logits (consumed: the gradient takes their memory, as Transformer Engine's cross-entropy does). A target
+    // outside [0, vocab) makes the loss NaN in the fused ops.
+    virtual at::Tensor cross_entropy_with_grad(at::Tensor& logits, const at::Tensor& targets) const;
+
+    // One AdamW step (PyTorch's fused AdamW arithmetic, amsgrad and maximize off) over float32 lists of one length:
+    // params, grads, exp_avg, exp_avg_sq. `step` is one float32 scalar for all of them, incremented first; where
+    // copies[i] is defined (a bfloat16 tensor of params[i]'s shape), it is rewritten from the new params[i] (a
+    // parameter's low-precision copy: ParameterCopies). This default is LibTorch's _fused_adamw_ and a
+    // _foreach_copy_; the fused ops do all of it in one launch.
+    virtual void adamw_step(at::TensorList params, at::TensorList grads, at::TensorList exp_avg, at::TensorList exp_avg_sq,
+                            const at::Tensor& step, at::TensorList copies, const AdamWHyper& hyper) const;
 
     // Kernel launches these ops have made in this process so far (the fused ops count theirs; the reference
     // makes none of its own): the trainer reports launches per step from it.

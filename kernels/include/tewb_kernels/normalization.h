@@ -18,11 +18,17 @@ void layer_norm_forward(const void* x, DType x_dtype, const void* gamma, const v
                         std::size_t hidden, float eps, void* out, DType out_dtype, const Fp8Output* fp8, float* mean,
                         float* rstd, cudaStream_t stream);
 
-// Scratch the backward needs for its two-stage dgamma/dbeta reduction.
+// Scratch the backward needs for dgamma/dbeta's partial rows: 2 * min(max(rows, 1), 256) * hidden floats.
 std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden);
 
 // dx (x_dtype), dgamma and dbeta (param_dtype) of the forward above, from the saved mean and rstd. dy has
 // its own dtype: under mixed precision x is the float32 residual stream while dy arrives in bfloat16.
+// Launches: one where the fast kernel runs (x float32 with hidden a multiple of 4 up to 4096, or bfloat16
+// with a multiple of 8 up to 8192; dy, x, gamma, dx 16-byte aligned): its blocks write partial rows and the
+// last ones to arrive add them into dgamma and dbeta. Two elsewhere (dx; the partial rows, finished by the
+// last block of each 256-column tile), three past 2048 such tiles. The partial rows are added in one fixed
+// order whatever the schedule, so the results do not depend on it. Uses arrival counters that the launch
+// leaves zeroed (common/column_sum.cuh): not on two streams at once.
 void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
                          const void* gamma,
                          DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, void* dgamma, void* dbeta,

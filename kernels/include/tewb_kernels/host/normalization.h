@@ -40,9 +40,12 @@ void layer_norm_forward(const void* x, DType x_dtype, const void* gamma, const v
 // The CUDA value: 2 * min(max(rows, 1), 256) * hidden floats.
 std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden);
 
-// Writes the partial dgamma/dbeta rows to the workspace as the kernel does. Two launches where the fast
-// kernel runs (x float32 with hidden a multiple of 4 up to 4096, or bfloat16 with a multiple of 8 up to 8192,
-// and dy, x, gamma, dx 16-byte aligned), three elsewhere.
+// Writes the partial dgamma/dbeta rows to the workspace as the kernel does (the fast kernel's first
+// min(partial rows, 8) rows of each then hold its 8 class sums, layer_norm_dparams.cuh). One launch where
+// the fast kernel runs (x float32 with hidden a multiple of 4 up to 4096, or bfloat16 with a multiple of 8
+// up to 8192, and dy, x, gamma, dx 16-byte aligned): dx and the partial rows, finished by the last blocks
+// to arrive. Two elsewhere (dx; the partial rows, finished by the last block of each 256-column tile),
+// three past 2048 such tiles (common/column_sum_rule.h).
 void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
                          const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, void* dgamma,
                          void* dbeta, void* workspace, std::size_t workspace_bytes);

@@ -1,0 +1,200 @@
+// Token + position embedding, one launch each way. The forward reads a table row and a position row and
+// writes their float32 sum, 16 bytes at a time where the rows allow. The backward's grid has two parts: blocks
+// [0, position_blocks) write dpositions, one element per thread summing its column over the batch (a fixed
+// order, no atomics: deterministic); the blocks after them scatter dy's rows into dtable with float
+// atomicAdd, one row per block at a time. Parameters travel as a __grid_constant__ struct.
+#include <algorithm>
+#include <cstdint>
+
+#include <cuda_bf16.h>
+
+#include "common/check.h"
+#include "common/elementwise.cuh"
+#include "embedding/embedding_arguments.h"
+#include "embedding/embedding_launch.h"
+
+namespace tewb::kernels::detail {
+
+namespace {
+
+constexpr int kThreads = 256;
+// Blocks per part of a grid; grid-stride loops take the rest.
+constexpr std::size_t kMaxBlocks = 65536;
+
+// Row r's token: tokens[(r / seq) * row_stride + r % seq], or -1 outside [0, vocab) (embedding_host.cpp's rule).
+struct TokenRows {
+    const std::int64_t* tokens;
+    std::size_t row_stride;
+    std::size_t seq;
+    std::size_t vocab;
+
+    __device__ long long operator()(std::size_t r) const {
+        const long long token = tokens[(r / seq) * row_stride + r % seq];
+        return token >= 0 && static_cast<unsigned long long>(token) < vocab ? token : -1;
+    }
+};
+
+struct ForwardParams {
+    TokenRows token;
+    const void* table;
+    const void* positions;
+    void* out;
+    DType dtype;
+    std::size_t rows;
+    std::size_t hidden;
+};
+
+struct BackwardParams {
+    TokenRows token;
+    const void* dy;
+    DType dy_dtype;
+    float* dtable;
+    void* dpositions;
+    DType dpositions_dtype;
+    std::size_t batch;
+    std::size_t rows;
+    std::size_t hidden;
+    unsigned position_blocks;  // blocks [0, position_blocks) write dpositions, the rest scatter into dtable
+};
+
+__device__ inline std::size_t first_index() {
+    return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+
+// 16 bytes as 4 float32 or 8 bfloat16 values, and back (bfloat16 rounded to nearest even, NaN to 0x7fff).
+__device__ inline void unpack(const uint4& u, float (&v)[4]) {
+    v[0] = __uint_as_float(u.x);
+    v[1] = __uint_as_float(u.y);
+    v[2] = __uint_as_float(u.z);
+    v[3] = __uint_as_float(u.w);
+}
+
+__device__ inline void unpack(const uint4& u, float (&v)[8]) {
+    const auto* h = reinterpret_cast<const __nv_bfloat162*>(&u);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const float2 f = __bfloat1622float2(h[i]);
+        v[2 * i] = f.x;
+        v[2 * i + 1] = f.y;
+    }
+}
+
+__device__ inline uint4 pack(const float (&v)[4]) {
+    return make_uint4(__float_as_uint(v[0]), __float_as_uint(v[1]), __float_as_uint(v[2]), __float_as_uint(v[3]));
+}
+
+__device__ inline uint4 pack(const float (&v)[8]) {
+    uint4 u;
+    auto* h = reinterpret_cast<__nv_bfloat162*>(&u);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) h[i] = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);
+    return u;
+}
+
+// hidden a multiple of W and table, positions, out 16-byte aligned: thread i writes out's 16-byte piece i.
+template <int W>
+__global__ void __launch_bounds__(kThreads) embedding_forward_vector_kernel(const __grid_constant__ ForwardParams p) {
+    const std::size_t per_row = p.hidden / W;
+    const std::size_t total = p.rows * per_row;
+    const auto* table = static_cast<const uint4*>(p.table);
+    const auto* positions = static_cast<const uint4*>(p.positions);
+    auto* out = static_cast<uint4*>(p.out);
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (std::size_t i = first_index(); i < total; i += stride) {
+        const std::size_t r = i / per_row;
+        const std::size_t piece = i - r * per_row;
+        const long long token = p.token(r);
+        float sum[W];
+        if (token < 0) {
+#pragma unroll
+            for (int k = 0; k < W; ++k) sum[k] = __uint_as_float(kEmbeddingNaNBits);
+        } else {
+            float position[W];
+            unpack(__ldg(table + static_cast<std::size_t>(token) * per_row + piece), sum);
+            unpack(__ldg(positions + (r % p.token.seq) * per_row + piece), position);
+#pragma unroll
+            for (int k = 0; k < W; ++k) sum[k] += position[k];
+        }
+        out[i] = pack(sum);
+    }
+}
+
+// Any hidden and alignment: one element per thread.
+__global__ void __launch_bounds__(kThreads) embedding_forward_kernel(const __grid_constant__ ForwardParams p) {
+    const std::size_t total = p.rows * p.hidden;
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (std::size_t i = first_index(); i < total; i += stride) {
+        const std::size_t r = i / p.hidden;
+        const std::size_t c = i - r * p.hidden;
+        const long long token = p.token(r);
+        float value = __uint_as_float(kEmbeddingNaNBits);
+        if (token >= 0) {
+            const float from_table = load(p.table, p.dtype, static_cast<std::size_t>(token) * p.hidden + c);
+            value = from_table + load(p.positions, p.dtype, (r % p.token.seq) * p.hidden + c);
+        }
+        store(p.out, p.dtype, i, value);
+    }
+}
+
+__global__ void __launch_bounds__(kThreads) embedding_backward_kernel(const __grid_constant__ BackwardParams p) {
+    if (blockIdx.x < p.position_blocks) {
+        // Element e = s * hidden + c of dpositions; dy's rows b * seq + s hold it `elements` apart.
+        const std::size_t elements = p.token.seq * p.hidden;
+        const std::size_t stride = static_cast<std::size_t>(p.position_blocks) * blockDim.x;
+        for (std::size_t e = first_index(); e < elements; e += stride) {
+            float sum = 0.0f;
+            for (std::size_t b = 0; b < p.batch; ++b) sum += load(p.dy, p.dy_dtype, b * elements + e);
+            store(p.dpositions, p.dpositions_dtype, e, sum);
+        }
+        return;
+    }
+    const unsigned scatter_blocks = gridDim.x - p.position_blocks;
+    for (std::size_t r = blockIdx.x - p.position_blocks; r < p.rows; r += scatter_blocks) {
+        const long long token = p.token(r);
+        if (token < 0) continue;  // the same for the whole block: out of range, left out of dtable
+        float* target = p.dtable + static_cast<std::size_t>(token) * p.hidden;
+        const std::size_t base = r * p.hidden;
+        for (std::size_t c = threadIdx.x; c < p.hidden; c += blockDim.x) atomicAdd(target + c, load(p.dy, p.dy_dtype, base + c));
+    }
+}
+
+unsigned blocks_for(std::size_t threads_wanted) {
+    return static_cast<unsigned>(std::clamp<std::size_t>((threads_wanted + kThreads - 1) / kThreads, 1, kMaxBlocks));
+}
+
+bool aligned16(const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+}  // namespace
+
+void launch_embedding_forward(const std::int64_t* tokens, std::size_t token_row_stride, std::size_t batch, std::size_t seq,
+                              const void* table, const void* positions, DType dtype, std::size_t vocab, std::size_t hidden,
+                              void* out, cudaStream_t stream) {
+    const ForwardParams params{{tokens, token_row_stride, seq, vocab}, table, positions, out, dtype, batch * seq, hidden};
+    const std::size_t width = 16 / element_size(dtype);
+    const bool vectors = hidden % width == 0 && aligned16(table) && aligned16(positions) && aligned16(out);
+    if (!vectors) {
+        embedding_forward_kernel<<<blocks_for(params.rows * hidden), kThreads, 0, stream>>>(params);
+    } else if (dtype == DType::Float32) {
+        embedding_forward_vector_kernel<4><<<blocks_for(params.rows * hidden / 4), kThreads, 0, stream>>>(params);
+    } else {
+        embedding_forward_vector_kernel<8><<<blocks_for(params.rows * hidden / 8), kThreads, 0, stream>>>(params);
+    }
+    check_last_launch("tewb::kernels::embedding_forward");
+}
+
+void launch_embedding_backward(const std::int64_t* tokens, std::size_t token_row_stride, std::size_t batch, std::size_t seq,
+                               const void* dy, DType dy_dtype, std::size_t vocab, std::size_t hidden, float* dtable,
+                               void* dpositions, DType dpositions_dtype, cudaStream_t stream) {
+    const std::size_t rows = batch * seq;
+    // The checks leave work for at least one part: dpositions with seq > 0, or dtable with rows > 0.
+    const unsigned position_blocks = dpositions != nullptr ? blocks_for(seq * hidden) : 0;
+    const auto scatter_blocks = static_cast<unsigned>(dtable != nullptr ? std::min(rows, kMaxBlocks) : 0);
+    const BackwardParams params{{tokens, token_row_stride, seq, vocab}, dy, dy_dtype, dtable, dpositions, dpositions_dtype,
+                                batch, rows, hidden, position_blocks};
+    embedding_backward_kernel<<<position_blocks + scatter_blocks, kThreads, 0, stream>>>(params);
+    check_last_launch("tewb::kernels::embedding_backward");
+}
+
+}  // namespace tewb::kernels::detail

@@ -1,0 +1,87 @@
+// The token + position embedding on the host, in embedding.cu's arithmetic: the forward's one float32 add,
+// dpositions summed over the batch in ascending order from 0. dtable takes the rows in index order (the
+// GPU's atomics take them in any order).
+#include <cstdint>
+#include <vector>
+
+#include "common/fail.h"
+#include "common/host_loops.h"
+#include "common/host_numbers.h"
+#include "embedding/embedding_arguments.h"
+#include "tewb_kernels/host/embedding.h"
+
+namespace tewb::kernels::host {
+
+namespace {
+
+// Row r's token, or -1 where it lies outside [0, vocab) (the kernels' rule).
+std::int64_t token_of(const std::int64_t* tokens, std::size_t token_row_stride, std::size_t seq, std::size_t vocab,
+                      std::size_t row) {
+    const std::int64_t token = tokens[(row / seq) * token_row_stride + row % seq];
+    return token >= 0 && static_cast<std::uint64_t>(token) < vocab ? token : -1;
+}
+
+}  // namespace
+
+void embedding_forward(const std::int64_t* tokens, std::size_t token_row_stride, std::size_t batch, std::size_t seq,
+                       const void* table, const void* positions, DType dtype, std::size_t vocab, std::size_t hidden, void* out) {
+    if (!detail::check_embedding_forward_arguments("tewb::kernels::host::embedding_forward", tokens, token_row_stride, batch, seq,
+                                                   table, positions, dtype, vocab, hidden, out)) {
+        return;
+    }
+    const std::size_t rows = batch * seq;
+    const float nan = detail::bits_float(detail::kEmbeddingNaNBits);
+    detail::parallel_for(rows, hidden * 3, [&](std::size_t first, std::size_t last) {
+        std::vector<float> sum(hidden), position(hidden);
+        for (std::size_t row = first; row < last; ++row) {
+            const std::int64_t token = token_of(tokens, token_row_stride, seq, vocab, row);
+            if (token < 0) {
+                sum.assign(hidden, nan);
+            } else {
+                detail::load_floats(table, dtype, static_cast<std::size_t>(token) * hidden, hidden, sum.data());
+                detail::load_floats(positions, dtype, (row % seq) * hidden, hidden, position.data());
+                for (std::size_t c = 0; c < hidden; ++c) sum[c] += position[c];
+            }
+            detail::store_floats(out, dtype, row * hidden, hidden, sum.data());
+        }
+    });
+    detail::note_launch();
+}
+
+void embedding_backward(const std::int64_t* tokens, std::size_t token_row_stride, std::size_t batch, std::size_t seq,
+                        const void* dy, DType dy_dtype, std::size_t vocab, std::size_t hidden, float* dtable, void* dpositions,
+                        DType dpositions_dtype) {
+    if (!detail::check_embedding_backward_arguments("tewb::kernels::host::embedding_backward", tokens, token_row_stride, batch, seq,
+                                                    dy, dy_dtype, vocab, hidden, dtable, dpositions, dpositions_dtype)) {
+        return;
+    }
+    const std::size_t rows = batch * seq;
+    if (dpositions != nullptr) {
+        // Each position's sum over the batch, b ascending from 0 (each GPU thread's loop for its element).
+        detail::parallel_for(seq, batch * hidden, [&](std::size_t first, std::size_t last) {
+            std::vector<float> sum(hidden), d(hidden);
+            for (std::size_t s = first; s < last; ++s) {
+                sum.assign(hidden, 0.0f);
+                for (std::size_t b = 0; b < batch; ++b) {
+                    detail::load_floats(dy, dy_dtype, (b * seq + s) * hidden, hidden, d.data());
+                    for (std::size_t c = 0; c < hidden; ++c) sum[c] += d[c];
+                }
+                detail::store_floats(dpositions, dpositions_dtype, s * hidden, hidden, sum.data());
+            }
+        });
+    }
+    if (dtable != nullptr) {
+        // Sequential: rows with the same token add into the same row of dtable, in index order.
+        std::vector<float> d(hidden);
+        for (std::size_t row = 0; row < rows; ++row) {
+            const std::int64_t token = token_of(tokens, token_row_stride, seq, vocab, row);
+            if (token < 0) continue;
+            detail::load_floats(dy, dy_dtype, row * hidden, hidden, d.data());
+            float* target = dtable + static_cast<std::size_t>(token) * hidden;
+            for (std::size_t c = 0; c < hidden; ++c) target[c] += d[c];
+        }
+    }
+    detail::note_launch();
+}
+
+}  // namespace tewb::kernels::host

@@ -1,0 +1,92 @@
+#include "optimizer/adamw_arguments.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "common/arguments.h"
+#include "common/fail.h"
+
+namespace tewb::kernels::detail {
+
+namespace {
+
+std::string number(double value) {
+    std::ostringstream text;
+    text << value;
+    return text.str();
+}
+
+// A hyperparameter within [0, upper) (upper_open) or [0, upper], and finite once rounded to float32.
+void check_scalar(const char* call, const char* name, double value, double upper, bool upper_open, const char* allowed) {
+    const bool in_range = value >= 0.0 && (upper_open ? value < upper : value <= upper);
+    if (!in_range || !std::isfinite(static_cast<float>(value))) {
+        fail(call, std::string(name) + " = " + number(value) + "; allowed: " + allowed);
+    }
+}
+
+void check_tensor(const std::string& call, const AdamWTensor& t) {
+    if (t.numel > kAdamWMaxNumel) {
+        fail(call, "numel = " + std::to_string(t.numel) + "; allowed: at most " + std::to_string(kAdamWMaxNumel));
+    }
+    check_buffer(call, t.param, "param", alignof(float));
+    check_buffer(call, t.grad, "grad", alignof(float));
+    check_buffer(call, t.exp_avg, "exp_avg", alignof(float));
+    check_buffer(call, t.exp_avg_sq, "exp_avg_sq", alignof(float));
+    if (t.param_bf16 != nullptr) check_buffer(call, t.param_bf16, "param_bf16", 2);
+    const std::pair<const void*, const char*> buffers[] = {
+        {t.param, "param"}, {t.grad, "grad"}, {t.exp_avg, "exp_avg"}, {t.exp_avg_sq, "exp_avg_sq"}, {t.param_bf16, "param_bf16"}};
+    for (std::size_t a = 0; a < std::size(buffers); ++a) {
+        for (std::size_t b = a + 1; b < std::size(buffers); ++b) {
+            if (buffers[a].first != nullptr && buffers[a].first == buffers[b].first) {
+                fail(call, std::string(buffers[a].second) + " and " + buffers[b].second +
+                               " are the same buffer; each must be its own");
+            }
+        }
+    }
+}
+
+}  // namespace
+
+std::vector<AdamWTensor> checked_adamw_tensors(const char* call, const AdamWTensor* tensors, std::size_t count, const float* step,
+                                               double lr, double beta1, double beta2, double weight_decay, double eps) {
+    if (count > 0 && tensors == nullptr) fail(call, "tensors is null with count " + std::to_string(count));
+    check_buffer(call, step, "step", alignof(float));
+    constexpr double kFloatMax = std::numeric_limits<float>::max();
+    check_scalar(call, "lr", lr, kFloatMax, false, "0 <= lr, finite in float32");
+    check_scalar(call, "beta1", beta1, 1.0, true, "0 <= beta1 < 1");
+    check_scalar(call, "beta2", beta2, 1.0, true, "0 <= beta2 < 1");
+    check_scalar(call, "weight_decay", weight_decay, kFloatMax, false, "0 <= weight_decay, finite in float32");
+    check_scalar(call, "eps", eps, kFloatMax, false, "0 <= eps, finite in float32");
+    std::vector<AdamWTensor> work;
+    work.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        if (tensors[i].numel == 0) continue;
+        check_tensor(std::string(call) + " (tensor " + std::to_string(i) + ")", tensors[i]);
+        work.push_back(tensors[i]);
+    }
+    return work;
+}
+
+AdamWScalars adamw_scalars(double lr, double beta1, double beta2, double weight_decay, double eps) {
+    return {static_cast<float>(lr), static_cast<float>(beta1), static_cast<float>(beta2), static_cast<float>(weight_decay),
+            static_cast<float>(eps)};
+}
+
+std::size_t adamw_chunks(std::size_t numel) {
+    return (numel + kAdamWChunkElements - 1) / kAdamWChunkElements;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> adamw_launch_ranges(std::size_t work) {
+    std::vector<std::pair<std::size_t, std::size_t>> ranges;
+    for (std::size_t first = 0; first < work; first += kAdamWTensorsPerLaunch) {
+        ranges.emplace_back(first, std::min(work, first + kAdamWTensorsPerLaunch));
+    }
+    if (ranges.empty()) ranges.emplace_back(0, 0);
+    return ranges;
+}
+
+}  // namespace tewb::kernels::detail
