@@ -625,6 +625,7 @@ json to_json(const RunRecord& record) {
           {"cuda_graph", exe.cuda_graph},
           {"cuda_graph_note", optional_text(exe.cuda_graph_note)},
           {"graph_kernels", exe.graph_kernels ? json(*exe.graph_kernels) : json(nullptr)},
+          {"graph_pool_bytes", exe.graph_pool_bytes ? json(*exe.graph_pool_bytes) : json(nullptr)},
           {"fp8_inspection_ms", optional_number(exe.fp8_inspection_ms)},
           {"fused_launches_per_step", optional_number(exe.fused_launches_per_step)},
           {"attention_backend", optional_text(exe.attention_backend)},
@@ -721,6 +722,9 @@ RunRecord record_from_json(const json& document, std::string_view source) {
     }
     if (exe.has("graph_kernels")) {
         record.execution.graph_kernels = static_cast<int>(exe.integer("graph_kernels", 0, kIntMax));
+    }
+    if (exe.has("graph_pool_bytes")) {
+        record.execution.graph_pool_bytes = static_cast<std::uint64_t>(exe.integer("graph_pool_bytes", 0, kInt64Max));
     }
 
     if (r.has("fp8_slots")) {

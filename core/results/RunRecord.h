@@ -159,6 +159,9 @@ struct Execution {
     bool cuda_graph = false;
     std::string cuda_graph_note;
     std::optional<int> graph_kernels;
+    // The bytes the captured graph's private memory pool holds (its allocator segments, measured after the
+    // capture): the part of the peak memory every replay reuses.
+    std::optional<std::uint64_t> graph_pool_bytes;
     // Eager runs on the fused ops: launches per timed step of this project's kernels (casts, LayerNorm,
     // GELU, the FP8 scale update, cuBLASLt GEMMs through the wrapper), counted by the kernels library;
     // LibTorch's own launches (attention, embedding, loss, AdamW) are not in it.

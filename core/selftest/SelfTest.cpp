@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #ifdef TEWB_FUSED_CUDA
 #include <ATen/ATen.h>
@@ -855,6 +856,78 @@ void layer_glue_case(Checks& check, bool fp8, const Fp8Recipe& recipe) {
     }
 }
 
+// The model's ends and the optimizer through the fused ops against the reference ops on the same GPU: the
+// embedding (tokens read with the trainer's row stride, repeated), the tied table's gradient added onto a
+// given one, the loss with its in-place gradient, and AdamW with the bfloat16 copies, at the seed's shapes.
+void model_ends_case(Checks& check, at::ScalarType dtype) {
+    const std::int64_t batch = 32, seq = 96, hidden = 768, vocab = 4096;
+    const std::string name = dtype_name(dtype);
+    const double bound = dtype == at::kFloat ? kFloat32Bound : kBf16Bound;
+    const TeOps& fused = fused_cuda_ops();
+    const TeOps& reference = reference_ops();
+    const at::Tensor batch_tokens = at::randint(vocab, {batch, seq + 1}, cuda().dtype(at::kLong));
+    const at::Tensor tokens = batch_tokens.narrow(1, 0, seq);
+    const at::Tensor targets = batch_tokens.narrow(1, 1, seq);
+    const at::Tensor table = (at::randn({vocab, hidden}, cuda()) * 0.02).to(dtype);
+    const at::Tensor positions = (at::randn({seq, hidden}, cuda()) * 0.02).to(dtype);
+    const std::string rows = shape_text(batch * seq, hidden);
+    check.exact("embedding_forward", "out", rows, name, fused.embedding_forward(table, positions, tokens),
+                reference.embedding_forward(table, positions, tokens));
+
+    const at::Tensor dy = at::randn({batch * seq, hidden}, cuda()).to(dtype);
+    const at::Tensor start = at::randn({vocab, hidden}, cuda());
+    at::Tensor dtable = start.clone(), want_dtable = start.clone();
+    const at::Tensor dpositions = fused.embedding_backward(dy, tokens, dtable, dtype);
+    const at::Tensor want_dpositions = reference.embedding_backward(dy, tokens, want_dtable, dtype);
+    check.relative("embedding_backward", "dtable (added to a given one)", rows, name, dtable, want_dtable, kFloat32Bound);
+    check.relative("embedding_backward", "dpositions", shape_text(seq, hidden), name, dpositions, want_dpositions, bound);
+
+    const at::Tensor logits = (at::randn({batch * seq, vocab}, cuda()) * 2).to(dtype);
+    at::Tensor grad = logits.clone(), want_grad = logits.clone();
+    const at::Tensor loss = fused.cross_entropy_with_grad(grad, targets);
+    const at::Tensor want_loss = reference.cross_entropy_with_grad(want_grad, targets);
+    const std::string logits_shape = shape_text(batch * seq, vocab);
+    check.relative("cross_entropy_with_grad", "loss", logits_shape, name, loss, want_loss, kFloat32Bound);
+    check.relative("cross_entropy_with_grad", "dlogits (in place)", logits_shape, name, grad, want_grad, bound);
+}
+
+void adamw_case(Checks& check) {
+    const TeOps& fused = fused_cuda_ops();
+    const TeOps& reference = reference_ops();
+    std::vector<at::Tensor> params[2], grads, exp_avg[2], exp_avg_sq[2], copies[2];
+    for (const std::vector<std::int64_t>& shape : std::vector<std::vector<std::int64_t>>{{4096, 768}, {2304, 768}, {2304}, {7}}) {
+        const at::Tensor p = at::randn(shape, cuda());
+        grads.push_back(at::randn(shape, cuda()) * 0.01);
+        for (int side = 0; side < 2; ++side) {
+            params[side].push_back(p.clone());
+            exp_avg[side].push_back(at::zeros_like(p));
+            exp_avg_sq[side].push_back(at::zeros_like(p));
+            copies[side].push_back(at::empty_like(p, p.options().dtype(at::kBFloat16)));
+        }
+    }
+    const at::Tensor steps[2] = {at::zeros({}, cuda()), at::zeros({}, cuda())};
+    const AdamWHyper hyper{3e-4, 0.9, 0.95, 1e-8, 0.1};
+    for (int step = 0; step < 3; ++step) {
+        fused.adamw_step(params[0], grads, exp_avg[0], exp_avg_sq[0], steps[0], copies[0], hyper);
+        reference.adamw_step(params[1], grads, exp_avg[1], exp_avg_sq[1], steps[1], copies[1], hyper);
+    }
+    const std::string shape = "4 tensors, 5.0M elements, 3 steps";
+    check.exact("adamw_step", "step", shape, "float32", steps[0], steps[1]);
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+        const std::string what = "tensor " + std::to_string(i);
+        check.relative("adamw_step", what + " param", shape, "float32", params[0][i], params[1][i], kFloat32Bound);
+        check.relative("adamw_step", what + " exp_avg_sq", shape, "float32", exp_avg_sq[0][i], exp_avg_sq[1][i], kFloat32Bound);
+        check.exact("adamw_step", what + " bfloat16 copy", shape, "bfloat16", copies[0][i], params[0][i].to(at::kBFloat16));
+    }
+}
+
+void model_ends(Checks& check) {
+    for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+        check.attempt("model ends (fused vs reference)", "32x96, vocab 4096", dtype_name(dtype), [&] { model_ends_case(check, dtype); });
+    }
+    check.attempt("adamw_step", "4 tensors", "float32", [&] { adamw_case(check); });
+}
+
 void layer_glue(Checks& check, bool fp8_capable, bool block_capable) {
     for (const bool fp8 : {false, true}) {
         if (fp8 && !fp8_capable) continue;
@@ -903,6 +976,7 @@ SelfTestReport run_self_test([[maybe_unused]] const DeviceInfo& device) {
         if (hopper) block_gemms(check);
         gemm_epilogues(check);
         recipe_updates(check);
+        model_ends(check);
         layer_glue(check, fp8, hopper);
         at::cuda::getCurrentCUDAStream().synchronize();
     } catch (const std::exception& e) {

@@ -65,8 +65,7 @@ void FusedAdamW::update_through_ops(const std::vector<at::Tensor>& params, const
                                     const std::vector<at::Tensor>& exp_avg, const std::vector<at::Tensor>& exp_avg_sq) const {
     ParameterCopies* copies = parameter_copies_in_force();
     const std::vector<at::Tensor> bf16 = copies ? copies->copies_for(params, at::kBFloat16) : std::vector<at::Tensor>(params.size());
-    const AdamWHyper hyper{settings_.lr, settings_.beta1, settings_.beta2, settings_.eps, settings_.weight_decay};
-    ops_->adamw_step(params, grads, exp_avg, exp_avg_sq, shared_step_, bf16, hyper);
+    ops_->adamw_step(params, grads, exp_avg, exp_avg_sq, shared_step_, bf16, settings_);
     // The kernel writes below autograd's in-place bookkeeping: move the counters, then record the copies as current.
     for (const at::Tensor& p : params) p.unsafeGetTensorImpl()->bump_version();
     if (copies) copies->mark_current(params, at::kBFloat16);

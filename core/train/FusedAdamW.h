@@ -4,15 +4,12 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "core/modules/ops/TeOps.h"
+
 namespace tewb {
 
-struct AdamWSettings {
-    double lr = 3e-4;
-    double beta1 = 0.9;
-    double beta2 = 0.95;
-    double eps = 1e-8;
-    double weight_decay = 0.1;
-};
+// lr, betas, eps, weight decay: the one set TeOps::adamw_step takes too.
+using AdamWSettings = AdamWHyper;
 
 // AdamW over all parameters through LibTorch's fused kernel (aten::_fused_adamw_: one multi-tensor
 // launch per step on CUDA, the same op PyTorch's AdamW(fused=True) calls). LibTorch's C++ optimizer
@@ -24,8 +21,6 @@ struct AdamWSettings {
 // refresh follows), with one step count shared by all parameters (a parameter without a gradient in some step
 // is left as it is, and later steps still count that step in its bias correction; every MiniGPT parameter gets a
 // gradient in every step).
-class TeOps;
-
 class FusedAdamW {
 public:
     FusedAdamW(std::vector<at::Tensor> parameters, AdamWSettings settings, const TeOps* ops = nullptr);

@@ -10,6 +10,7 @@
 
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/Exception.h>
@@ -64,6 +65,11 @@ public:
             throw Error("CUDA graph capture of the training step failed: " + text.substr(0, text.find('\n')) +
                         "; run with --cuda-graph off");
         }
+        const auto snapshot = c10::cuda::CUDACachingAllocator::snapshot({0, 0}, /*include_traces=*/false);
+        pool_bytes_ = 0;
+        for (const auto& segment : snapshot.segments) {
+            if (segment.owner_private_pool_id == graph_->pool()) pool_bytes_ += segment.total_size;
+        }
         cudaGraph_t graph = graph_->raw_cuda_graph();
         std::size_t count = 0;
         if (cudaGraphGetNodes(graph, nullptr, &count) == cudaSuccess) {
@@ -81,6 +87,7 @@ public:
     void replay() override { graph_->replay(); }
     bool captured() const override { return graph_ != nullptr; }
     int kernel_nodes() const override { return kernel_nodes_; }
+    std::uint64_t pool_bytes() const override { return pool_bytes_; }
 
 private:
     static void wait(const c10::cuda::CUDAStream& waiter, const c10::cuda::CUDAStream& on) {
@@ -95,6 +102,7 @@ private:
     std::optional<c10::cuda::CUDAStreamGuard> guard_;
     std::unique_ptr<at::cuda::CUDAGraph> graph_;
     int kernel_nodes_ = 0;
+    std::uint64_t pool_bytes_ = 0;
 };
 
 }  // namespace

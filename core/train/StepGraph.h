@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,6 +30,9 @@ public:
     virtual bool captured() const = 0;
     // Kernel launches per replay: the graph's kernel nodes.
     virtual int kernel_nodes() const = 0;
+    // The bytes the graph's private memory pool holds after the capture (the caching allocator's segments owned
+    // by it): the memory every replay reuses, part of the run's peak, reported on its own.
+    virtual std::uint64_t pool_bytes() const = 0;
 };
 
 // Throws std::logic_error in builds whose LibTorch has no CUDA.

@@ -138,8 +138,9 @@ public:
                                                         static_cast<std::size_t>(config_.dist.bucket_mb * (1 << 20)));
         }
         const bool fp8 = config_.precision == Precision::Fp8;
-        // FP8 on a GPU keeps the non-GEMM math in BF16, as Transformer Engine is used; on the CPU (emulation) in FP32.
-        const bool autocast = config_.precision == Precision::Bf16 || (fp8 && device_.is_cuda());
+        // FP8 keeps the non-GEMM math in BF16, as Transformer Engine is used; on the CPU too (the GEMMs emulated), so
+        // that a CPU run's dtypes, bytes and saved bytes are the GPU's (the launch ledger's FP8 targets are held there).
+        const bool autocast = config_.precision == Precision::Bf16 || fp8;
         const Fp8ScopeSettings fp8_settings{config_.fp8, config_.inspect_fp8};
         const std::shared_ptr<Fp8Context> fp8_state = fp8 ? model->fp8_context() : nullptr;
         if (fp8_state) {
@@ -168,6 +169,7 @@ public:
                 Fp8Scope fp8_scope(fp8, fp8_settings);
                 loss = model->loss(inputs, targets);
             }
+            parameter_copies.release_forward_fp8();  // the backward reads the weights' transposed FP8 copies only
             enter_segment(StepSegment::Backward);
             if (buckets) buckets->begin_step();
             // A seed of our own: the engine makes none, and a fused head knows its gradient is exactly 1.
@@ -217,8 +219,11 @@ public:
                     optimizer.zero_grad();
                     graph->capture([&] { static_loss = train_step(static_batch); });
                     record_.execution.graph_kernels = graph->kernel_nodes();
-                    record_.execution.cuda_graph_note =
-                        graph_plan.reason + "; " + std::to_string(graph->kernel_nodes()) + " kernels per step";
+                    record_.execution.graph_pool_bytes = graph->pool_bytes();
+                    record_.execution.cuda_graph_note = graph_plan.reason + "; " + std::to_string(graph->kernel_nodes()) +
+                                                        " kernels per step; its memory pool " +
+                                                        format_fixed(static_cast<double>(graph->pool_bytes()) / (1 << 20), 1) +
+                                                        " MiB (part of the peak memory)";
                 } else {
                     static_batch.copy_(batch, /*non_blocking=*/true);
                 }
@@ -435,7 +440,7 @@ std::string implementation_text(const RunConfig& c, const TeOps& ops) {
                 out << ", history " << c.fp8.amax_history_len << ", " << to_string(c.fp8.algo) << ", margin " << c.fp8.margin;
                 if (c.fp8.calibrate_first_step) out << ", first step calibrated";
             }
-            out << ")" << (c.device == DeviceKind::Cuda ? ", bf16 autocast" : ", fp32 elsewhere");
+            out << "), bf16 autocast";
             return out.str();
         }
         default: return model + ", fp32";

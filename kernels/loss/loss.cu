@@ -85,7 +85,7 @@ __device__ inline void load_vector(const __nv_bfloat16* p, float (&v)[W]) {
         v[0] = __bfloat162float(*p);
     } else {
         static_assert(W == 4 || W == 8, "bfloat16 vectors of 8 or 16 bytes");
-        __nv_bfloat162 h[W / 2];
+        alignas(16) __nv_bfloat162 h[W / 2];  // read and written as one 8- or 16-byte word
         if constexpr (W == 8) {
             *reinterpret_cast<uint4*>(h) = *reinterpret_cast<const uint4*>(p);
         } else {
@@ -118,7 +118,7 @@ __device__ inline void store_vector(__nv_bfloat16* p, const float (&v)[W]) {
         *p = __float2bfloat16(v[0]);
     } else {
         static_assert(W == 4 || W == 8, "bfloat16 vectors of 8 or 16 bytes");
-        __nv_bfloat162 h[W / 2];
+        alignas(16) __nv_bfloat162 h[W / 2];  // read and written as one 8- or 16-byte word
 #pragma unroll
         for (int k = 0; k < W / 2; ++k) h[k] = __floats2bfloat162_rn(v[2 * k], v[2 * k + 1]);
         if constexpr (W == 8) {

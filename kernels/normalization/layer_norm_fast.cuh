@@ -27,16 +27,6 @@ constexpr int kThreads = 32 * (WARPS < 4 ? 4 : WARPS);
 template <int WARPS>
 constexpr int kGroups = kThreads<WARPS> / (32 * WARPS);
 
-__device__ inline void unpack(const uint4& u, float (&v)[8]) {
-    const auto* h = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const float2 f = __bfloat1622float2(h[i]);
-        v[2 * i] = f.x;
-        v[2 * i + 1] = f.y;
-    }
-}
-
 // W elements at p + i (i a multiple of W, p 16-byte aligned) in dtype `dtype` as floats.
 template <int W>
 __device__ inline void load_any(const void* p, DType dtype, std::size_t i, float (&v)[W]) {

@@ -125,7 +125,12 @@ __global__ void __launch_bounds__(kThreads) adamw_kernel(const __grid_constant__
     const float t = *batch.step + 1.0f;
     // An empty list launches one block, with no chunk, that only advances the step.
     if (blockIdx.x < batch.chunks) {
-        const AdamWCoefficients c = adamw_coefficients(batch.scalars, t);
+        // Two double-precision powers: once per block, not per thread (FP64 is slow on consumer parts).
+        __shared__ alignas(AdamWCoefficients) unsigned char coefficients[sizeof(AdamWCoefficients)];
+        auto* shared = reinterpret_cast<AdamWCoefficients*>(coefficients);
+        if (threadIdx.x == 0) *shared = adamw_coefficients(batch.scalars, t);
+        __syncthreads();
+        const AdamWCoefficients c = *shared;
         const int index = tensor_of(batch, blockIdx.x);
         const DeviceTensor& tensor = batch.tensors[index];
         const std::size_t begin = static_cast<std::size_t>(blockIdx.x - batch.first_chunk[index]) * kChunk;

@@ -495,6 +495,38 @@ private Q_SLOTS:
         QCOMPARE(stats[2][0].item<float>(), 1.0f);
     }
 
+    // The run's FP8 weight copies after a forward keep only what the backward reads (the transposed copies): the
+    // backward's gradients are those of a run that kept both, and the next forward casts again.
+    void fp8WeightCopiesKeepOnlyWhatTheBackwardReads() {
+        const at::Tensor x = at::randn({16, 64}) * 5;
+        const at::Tensor dy = at::randn({16, 32});
+        at::Tensor grads[2];
+        for (int release = 0; release < 2; ++release) {
+            auto context = std::make_shared<Fp8Context>();
+            ParameterInit init(17);
+            Linear linear("l", {64, 32, true, 0.02}, init, context);
+            ParameterCopies copies;
+            const ParameterCopiesScope scope(copies);
+            at::Tensor y;
+            {
+                Fp8Scope fp8(true);
+                y = linear.forward(x);
+            }
+            const std::size_t both = copies.fp8_bytes();
+            if (release == 1) {
+                copies.release_forward_fp8();
+                QVERIFY2(copies.fp8_bytes() < both && copies.fp8_bytes() * 2 >= both - 64,
+                         qPrintable(QStringLiteral("%1 of %2 bytes kept").arg(copies.fp8_bytes()).arg(both)));
+            }
+            y.backward(dy);
+            grads[release] = linear.weight().grad().clone();
+            Fp8Scope fp8(true);
+            linear.forward(x);  // casts again
+            QCOMPARE(copies.fp8_bytes(), both);
+        }
+        QVERIFY(at::equal(grads[0], grads[1]));
+    }
+
     // One rule decides kernels or reference; it is a plain function, so every case is checked here.
     void oneRuleChoosesTheOps() {
         QCOMPARE(choose_ops(TeImpl::Auto, true, true, 8), OpsKind::FusedCuda);

@@ -142,6 +142,7 @@ private Q_SLOTS:
         graphed.execution.cuda_graph = true;
         graphed.execution.cuda_graph_note = "one CUDA graph per step, captured after 10 eager warm-up steps; 1890 kernels per step";
         graphed.execution.graph_kernels = 1890;
+        graphed.execution.graph_pool_bytes = 3'221'225'472ULL;
         graphed.environment.device.cublaslt_library = "/opt/venv/site-packages/nvidia/cu13/lib/libcublasLt.so.13";
         const RunRecord graphed_back = record_from_json_text(record_to_json_text(graphed), "memory");
         QCOMPARE(graphed_back.config, graphed.config);
@@ -153,11 +154,13 @@ private Q_SLOTS:
         old["execution"].erase("cuda_graph");
         old["execution"].erase("cuda_graph_note");
         old["execution"].erase("graph_kernels");
+        old["execution"].erase("graph_pool_bytes");
         old["execution"].erase("attention_backend");
         const RunRecord old_back = record_from_json(old, "old.json");
         QVERIFY(!old_back.config.cuda_graph);
         QVERIFY(!old_back.execution.cuda_graph);
         QVERIFY(!old_back.execution.graph_kernels);
+        QVERIFY(!old_back.execution.graph_pool_bytes);
         QVERIFY(old_back.execution.attention_backend.empty());
 
         RunRecord fp8 = sample_record();  // the FP8 recipe, first-step calibration included, both ways

@@ -232,7 +232,10 @@ void cuda_graph_matches_eager(const Trainer& trainer) {
             }
             check(follows, tag + ": every step's FP8 amaxes and scales within 5% of the eager run's");
         }
-        std::printf("INFO  %s: %d kernels per step in the graph\n", tag.c_str(), b.execution.graph_kernels.value_or(-1));
+        check(b.execution.graph_pool_bytes.value_or(0) > 0, tag + ": the graph's memory pool is measured");
+        std::printf("INFO  %s: %d kernels per step in the graph, its pool %.1f MiB, peak %.1f MiB\n", tag.c_str(),
+                    b.execution.graph_kernels.value_or(-1), static_cast<double>(b.execution.graph_pool_bytes.value_or(0)) / (1 << 20),
+                    static_cast<double>(b.summary.peak_mem_bytes) / (1 << 20));
     }
 }
 

@@ -15,37 +15,20 @@
 #include "tewb_kernels/host/embedding.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
+#include "host_tensor.h"
+#include "launch_checks.h"
 
 using tewb::kernels::DType;
 using tewb::kernels::KernelError;
 namespace host = tewb::kernels::host;
 namespace detail = tewb::kernels::detail;
 
+using tewb::test::expect_refusal;
+using tewb::test::launches_of;
+
 namespace {
 
-// Host memory of a run-time dtype, or shifted by `shift` bytes to misalign it.
-class Tensor {
-public:
-    Tensor(DType dtype, std::size_t count, std::size_t shift = 0)
-        : dtype_(dtype), count_(count), shift_(shift), storage_(count + 8, 0.0f) {}
-
-    void* data() { return reinterpret_cast<std::uint8_t*>(storage_.data()) + shift_; }
-    const void* data() const { return reinterpret_cast<const std::uint8_t*>(storage_.data()) + shift_; }
-    float* floats() { return static_cast<float*>(data()); }
-    DType dtype() const { return dtype_; }
-    float at(std::size_t i) const { return detail::load(data(), dtype_, i); }
-    void set(std::size_t i, float v) { detail::store(data(), dtype_, i, v); }
-    // The stored bits of element i (float32 or bfloat16).
-    std::uint32_t bits(std::size_t i) const {
-        return dtype_ == DType::Float32 ? detail::float_bits(at(i)) : static_cast<const std::uint16_t*>(data())[i];
-    }
-
-private:
-    DType dtype_;
-    std::size_t count_;
-    std::size_t shift_;
-    std::vector<float> storage_;
-};
+using Tensor = tewb::test::HostTensor;
 
 Tensor random_tensor(DType dtype, std::size_t count, std::mt19937& rng, float spread = 1.0f) {
     Tensor t(dtype, count);
@@ -64,28 +47,6 @@ std::vector<std::int64_t> random_tokens(std::size_t batch, std::size_t seq, std:
         for (std::size_t s = 0; s < seq; ++s) tokens[b * stride + s] = pick(rng);
     }
     return tokens;
-}
-
-std::uint64_t launches_of(const std::function<void()>& call) {
-    const std::uint64_t before = tewb::kernels::launch_count();
-    call();
-    return tewb::kernels::launch_count() - before;
-}
-
-// The call throws KernelError whose message holds every fragment, and counts no launch.
-void expect_refusal(const std::function<void()>& call, const std::vector<std::string>& fragments) {
-    const std::uint64_t before = tewb::kernels::launch_count();
-    try {
-        call();
-    } catch (const KernelError& e) {
-        const std::string message = e.what();
-        for (const std::string& fragment : fragments) {
-            QVERIFY2(message.find(fragment) != std::string::npos, (message + " lacks: " + fragment).c_str());
-        }
-        QCOMPARE(tewb::kernels::launch_count(), before);
-        return;
-    }
-    QFAIL(("no KernelError; expected one with: " + fragments.front()).c_str());
 }
 
 // The shape of one embedding call.
@@ -343,7 +304,7 @@ private Q_SLOTS:
         Tensor table(DType::Float32, shape.vocab * shape.hidden);
         Tensor positions(DType::Float32, shape.seq * shape.hidden);
         Tensor out(DType::Float32, shape.rows() * shape.hidden);
-        Tensor misaligned(DType::Float32, shape.rows() * shape.hidden, 2);
+        Tensor misaligned(DType::Float32, shape.rows() * shape.hidden, 0, 2);
         Tensor dy(DType::Float32, shape.rows() * shape.hidden);
         Tensor dtable(DType::Float32, shape.vocab * shape.hidden);
         Tensor dpositions(DType::Float32, shape.seq * shape.hidden);

@@ -18,6 +18,8 @@
 #include "tewb_kernels/host/normalization.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
+#include "host_tensor.h"
+#include "launch_checks.h"
 
 using tewb::kernels::DType;
 using tewb::kernels::Fp8Output;
@@ -26,37 +28,15 @@ using tewb::kernels::KernelError;
 namespace host = tewb::kernels::host;
 namespace detail = tewb::kernels::detail;
 
+using tewb::test::expect_refusal;
+using tewb::test::launches_of;
+
 namespace {
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
 
-// Host memory of a run-time dtype, 16-byte aligned (operator new), or shifted by one element to misalign it.
-class Tensor {
-public:
-    Tensor(DType dtype, std::size_t count, std::size_t shift = 0)
-        : dtype_(dtype), count_(count), shift_(shift), storage_((count + shift) * 4 / 4 + 8, 0.0f) {}
-
-    void* data() { return reinterpret_cast<std::uint8_t*>(storage_.data()) + shift_ * tewb::kernels::element_size(dtype_); }
-    const void* data() const {
-        return reinterpret_cast<const std::uint8_t*>(storage_.data()) + shift_ * tewb::kernels::element_size(dtype_);
-    }
-    DType dtype() const { return dtype_; }
-    std::size_t size() const { return count_; }
-    float at(std::size_t i) const { return detail::load(data(), dtype_, i); }
-    void set(std::size_t i, float v) { detail::store(data(), dtype_, i, v); }
-    std::vector<float> values() const {
-        std::vector<float> v(count_);
-        for (std::size_t i = 0; i < count_; ++i) v[i] = at(i);
-        return v;
-    }
-
-private:
-    DType dtype_;
-    std::size_t count_;
-    std::size_t shift_;
-    std::vector<float> storage_;
-};
+using Tensor = tewb::test::HostTensor;
 
 Tensor random_tensor(DType dtype, std::size_t count, std::mt19937& rng, float center, float spread, std::size_t shift = 0) {
     Tensor t(dtype, count, shift);
@@ -69,28 +49,6 @@ Tensor from_values(DType dtype, const std::vector<float>& v) {
     Tensor t(dtype, v.size());
     for (std::size_t i = 0; i < v.size(); ++i) t.set(i, v[i]);
     return t;
-}
-
-std::uint64_t launches_of(const std::function<void()>& call) {
-    const std::uint64_t before = tewb::kernels::launch_count();
-    call();
-    return tewb::kernels::launch_count() - before;
-}
-
-// The call throws KernelError whose message holds every fragment, and counts no launch.
-void expect_refusal(const std::function<void()>& call, const std::vector<std::string>& fragments) {
-    const std::uint64_t before = tewb::kernels::launch_count();
-    try {
-        call();
-    } catch (const KernelError& e) {
-        const std::string message = e.what();
-        for (const std::string& fragment : fragments) {
-            QVERIFY2(message.find(fragment) != std::string::npos, (message + " lacks: " + fragment).c_str());
-        }
-        QCOMPARE(tewb::kernels::launch_count(), before);
-        return;
-    }
-    QFAIL(("no KernelError; expected one with: " + fragments.front()).c_str());
 }
 
 std::string describe(const char* what, std::size_t rows, std::size_t cols, std::size_t i, double got, double want, double tol) {

@@ -89,6 +89,7 @@ at::Tensor gemm_forward_quantized(const GemmPlan& plan, const Fp8Tensor& xq, con
     saved.input_fp8 = xq.kept_past_update();
     saved.input_fp8.data = at::Tensor();
     saved.weight_fp8 = wq.kept_past_update();
+    saved.weight_fp8.data = at::Tensor();  // dgrad reads the transposed copy only
     return y;
 }
 

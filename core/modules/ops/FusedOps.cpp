@@ -716,7 +716,7 @@ public:
         const std::size_t seq = cols_of(tokens);
         at::Tensor out = at::empty({tokens.size(0) * tokens.size(1), table.size(1)}, table.options());
         TEWB_KERNEL(table, (Tensors{tokens, table, positions}), Tensors{out}, embedding_forward, tokens.data_ptr<std::int64_t>(),
-                    static_cast<std::size_t>(tokens.stride(0)), batch, seq, table.data_ptr(), positions.data_ptr(),
+                    row_stride(tokens), batch, seq, table.data_ptr(), positions.data_ptr(),
                     kernel_dtype(table.scalar_type()), rows_of(table), cols_of(table), out.data_ptr());
         return out;
     }
@@ -739,7 +739,7 @@ public:
         }
         at::Tensor dpositions = at::empty({tokens.size(1), dy.size(1)}, dy.options().dtype(positions_dtype));
         TEWB_KERNEL(dy, (Tensors{tokens, dy, dtable}), (Tensors{dtable, dpositions}), embedding_backward,
-                    tokens.data_ptr<std::int64_t>(), static_cast<std::size_t>(tokens.stride(0)), rows_of(tokens), cols_of(tokens),
+                    tokens.data_ptr<std::int64_t>(), row_stride(tokens), rows_of(tokens), cols_of(tokens),
                     dy.data_ptr(), kernel_dtype(dy.scalar_type()), rows_of(dtable), cols_of(dtable), dtable.data_ptr<float>(),
                     dpositions.data_ptr(), kernel_dtype(positions_dtype));
         return dpositions;
@@ -760,7 +760,7 @@ public:
         const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, logits.options().dtype(at::kByte));
         TEWB_KERNEL(logits, (Tensors{logits, targets}), (Tensors{logits, loss}), cross_entropy_forward_with_grad, logits.data_ptr(),
                     kernel_dtype(logits.scalar_type()), rows, vocab, targets.data_ptr<std::int64_t>(), cols_of(targets),
-                    static_cast<std::size_t>(targets.stride(0)), lse.data_ptr<float>(), loss.data_ptr<float>(), workspace.data_ptr(),
+                    row_stride(targets), lse.data_ptr<float>(), loss.data_ptr<float>(), workspace.data_ptr(),
                     bytes);
         return loss;
     }
@@ -817,6 +817,12 @@ public:
 
 private:
     bool on_host() const { return kind_ == OpsKind::FusedHost; }
+
+    // The distance between a [batch, seq] matrix's rows: LibTorch leaves a single row's stride free (an expand
+    // can make it 0), the kernels take seq then.
+    static std::size_t row_stride(const at::Tensor& t) {
+        return static_cast<std::size_t>(t.size(0) > 1 ? t.stride(0) : t.size(1));
+    }
 
     // int64 [batch, seq] token ids whose rows may be apart (a narrow of the trainer's [batch, seq + 1] batch).
     Misfit tokens_misfit(const at::Tensor& t, const char* what) const {

@@ -61,6 +61,23 @@ void ParameterCopies::mark_current(const std::vector<at::Tensor>& params, at::Sc
     }
 }
 
+void ParameterCopies::release_forward_fp8() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& item : fp8_entries_) item.second.value.data = at::Tensor();
+}
+
+std::size_t ParameterCopies::fp8_bytes() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::size_t bytes = 0;
+    for (const auto& item : fp8_entries_) {
+        const Fp8Tensor& v = item.second.value;
+        for (const at::Tensor* t : {&v.data, &v.transposed, &v.scale_inv, &v.transposed_scale_inv}) {
+            if (t->defined()) bytes += static_cast<std::size_t>(t->numel()) * t->element_size();
+        }
+    }
+    return bytes;
+}
+
 std::size_t ParameterCopies::size() const {
     const std::lock_guard<std::mutex> lock(mutex_);
     return entries_.size() + fp8_entries_.size();

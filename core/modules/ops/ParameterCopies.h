@@ -42,6 +42,13 @@ public:
     std::vector<at::Tensor> copies_for(const std::vector<at::Tensor>& params, at::ScalarType dtype) const;
     void mark_current(const std::vector<at::Tensor>& params, at::ScalarType dtype);
 
+    // After a forward pass: drops the row-major FP8 copies, which only the forward's GEMMs read, and keeps the
+    // transposed copies the backward's dgrad reads, so the backward's peak holds one FP8 copy of each weight, not
+    // two. The next lookup casts again (after AdamW's step it would anyway).
+    void release_forward_fp8();
+    // The bytes of the FP8 weight copies held (data, transposed copies and their scales).
+    std::size_t fp8_bytes() const;
+
     std::size_t size() const;
 
 private:
