@@ -163,8 +163,8 @@ struct Execution {
     // capture): the part of the peak memory every replay reuses.
     std::optional<std::uint64_t> graph_pool_bytes;
     // Eager runs on the fused ops: launches per timed step of this project's kernels (casts, LayerNorm,
-    // GELU, the FP8 scale update, cuBLASLt GEMMs through the wrapper), counted by the kernels library;
-    // LibTorch's own launches (attention, embedding, loss, AdamW) are not in it.
+    // GELU, the FP8 scale update, cuBLASLt GEMMs through the wrapper, and for the te model its embedding, loss and
+    // AdamW), counted by the kernels library; LibTorch's own launches (attention) are not in it.
     std::optional<double> fused_launches_per_step;
     // LibTorch's scaled_dot_product_attention backend the attention ran on ("flash", "efficient", "cudnn",
     // "math", ...; model/AttentionBackend.h); empty in records from before it was recorded.

@@ -27,6 +27,7 @@ void FusedAdamW::zero_grad() {
 }
 
 void FusedAdamW::step() {
+    if (parameters_.empty()) return;
     bool all_have_grads = true;
     std::vector<at::Tensor> grads;
     grads.reserve(parameters_.size());

@@ -65,10 +65,15 @@ public:
             throw Error("CUDA graph capture of the training step failed: " + text.substr(0, text.find('\n')) +
                         "; run with --cuda-graph off");
         }
-        const auto snapshot = c10::cuda::CUDACachingAllocator::snapshot({0, 0}, /*include_traces=*/false);
-        pool_bytes_ = 0;
-        for (const auto& segment : snapshot.segments) {
-            if (segment.owner_private_pool_id == graph_->pool()) pool_bytes_ += segment.total_size;
+        pool_bytes_.reset();
+        try {  // not every allocator backend keeps segments (cudaMallocAsync): then the pool is not measured
+            const auto snapshot = c10::cuda::CUDACachingAllocator::snapshot({0, 0}, /*include_traces=*/false);
+            std::uint64_t bytes = 0;
+            for (const auto& segment : snapshot.segments) {
+                if (segment.owner_private_pool_id == graph_->pool()) bytes += segment.total_size;
+            }
+            pool_bytes_ = bytes;
+        } catch (const c10::Error&) {
         }
         cudaGraph_t graph = graph_->raw_cuda_graph();
         std::size_t count = 0;
@@ -87,7 +92,7 @@ public:
     void replay() override { graph_->replay(); }
     bool captured() const override { return graph_ != nullptr; }
     int kernel_nodes() const override { return kernel_nodes_; }
-    std::uint64_t pool_bytes() const override { return pool_bytes_; }
+    std::optional<std::uint64_t> pool_bytes() const override { return pool_bytes_; }
 
 private:
     static void wait(const c10::cuda::CUDAStream& waiter, const c10::cuda::CUDAStream& on) {
@@ -102,7 +107,7 @@ private:
     std::optional<c10::cuda::CUDAStreamGuard> guard_;
     std::unique_ptr<at::cuda::CUDAGraph> graph_;
     int kernel_nodes_ = 0;
-    std::uint64_t pool_bytes_ = 0;
+    std::optional<std::uint64_t> pool_bytes_;
 };
 
 }  // namespace

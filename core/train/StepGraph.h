@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <c10/core/Device.h>
@@ -31,8 +32,9 @@ public:
     // Kernel launches per replay: the graph's kernel nodes.
     virtual int kernel_nodes() const = 0;
     // The bytes the graph's private memory pool holds after the capture (the caching allocator's segments owned
-    // by it): the memory every replay reuses, part of the run's peak, reported on its own.
-    virtual std::uint64_t pool_bytes() const = 0;
+    // by it): the memory every replay reuses, part of the run's peak, reported on its own. None where the
+    // allocator keeps no segments to read (the cudaMallocAsync backend).
+    virtual std::optional<std::uint64_t> pool_bytes() const = 0;
 };
 
 // Throws std::logic_error in builds whose LibTorch has no CUDA.

@@ -221,9 +221,11 @@ public:
                     record_.execution.graph_kernels = graph->kernel_nodes();
                     record_.execution.graph_pool_bytes = graph->pool_bytes();
                     record_.execution.cuda_graph_note = graph_plan.reason + "; " + std::to_string(graph->kernel_nodes()) +
-                                                        " kernels per step; its memory pool " +
-                                                        format_fixed(static_cast<double>(graph->pool_bytes()) / (1 << 20), 1) +
-                                                        " MiB (part of the peak memory)";
+                                                        " kernels per step";
+                    if (const std::optional<std::uint64_t> pool = graph->pool_bytes()) {
+                        record_.execution.cuda_graph_note +=
+                            "; its memory pool " + format_fixed(static_cast<double>(*pool) / (1 << 20), 1) + " MiB (part of the peak memory)";
+                    }
                 } else {
                     static_batch.copy_(batch, /*non_blocking=*/true);
                 }
@@ -470,9 +472,9 @@ RunRecord run_header(const RunConfig& resolved, const DeviceInfo& device, const 
     execution.cuda_graph_note = graph.reason;
     execution.memory_metric = cuda ? MemoryMetric::CudaPeakAllocated : MemoryMetric::CpuPeakRss;
     execution.flops_per_step = training_flops_per_step(resolved.model, resolved.batch);
-    // The attention's inputs come out of the qkv GEMM in the compute dtype: bfloat16 under autocast, and
-    // for FP8 on a GPU; float32 otherwise.
-    const bool bf16 = resolved.precision == Precision::Bf16 || (resolved.precision == Precision::Fp8 && cuda);
+    // The attention's inputs come out of the qkv GEMM in the compute dtype: bfloat16 under autocast (BF16 and FP8
+    // runs, on every device); float32 otherwise.
+    const bool bf16 = resolved.precision == Precision::Bf16 || resolved.precision == Precision::Fp8;
     execution.attention_backend = attention_backend(resolved.model, resolved.batch, bf16 ? at::kBFloat16 : at::kFloat,
                                                     cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU));
     if (cuda) {

@@ -802,6 +802,21 @@ private Q_SLOTS:
             CHECK_CLOSE(seeded[i], got[i], 1e-6);
             CHECK_CLOSE(scaled[i], got[i] * 2.5, 1e-6);
         }
+        // Other gradients of the table in the same backward (a second loss over other tokens, a penalty on the
+        // table): the engine adds them to the pair's.
+        const at::Tensor other = at::randint(shape.vocab, {3, shape.seq + 1}, at::kLong);
+        const at::Tensor table = *model.named_parameters().find("wte");
+        const std::vector<at::Tensor> expected_sum = gradients(
+            [&] {
+                const at::Tensor more = at::cross_entropy_loss(model.forward(other.narrow(1, 0, shape.seq)).reshape({-1, shape.vocab}),
+                                                               other.narrow(1, 1, shape.seq).reshape({-1}));
+                return libtorch() + more + 0.1 * table.square().sum();
+            },
+            [](const at::Tensor& loss) { loss.backward(); });
+        const std::vector<at::Tensor> got_sum = gradients(
+            [&] { return fused() + model.loss(other.narrow(1, 0, shape.seq), other.narrow(1, 1, shape.seq)) + 0.1 * table.square().sum(); },
+            [](const at::Tensor& loss) { loss.backward(); });
+        for (std::size_t i = 0; i < got_sum.size(); ++i) CHECK_CLOSE(got_sum[i], expected_sum[i], 1e-5);
     }
 
     // Bad targets and tokens in the fused ops: a NaN loss and NaN rows, never a crash or a read out of bounds.

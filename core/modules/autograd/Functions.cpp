@@ -5,6 +5,7 @@
 
 #include <ATen/ops/ones.h>
 #include <ATen/ops/zeros.h>
+#include <c10/core/GradMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/autograd.h>
 
@@ -260,15 +261,19 @@ struct EmbeddingFunction : torch::autograd::Function<EmbeddingFunction> {
         return ops->embedding_forward(table, positions, tokens);
     }
 
+    // The table's whole gradient from this pair: the head's handed over (then added to in place), else zeros.
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         EmbeddingState s = take<EmbeddingState>(ctx, "Embedding");
         at::Tensor dtable;
-        if (s.tied) dtable = std::move(s.tied->dtable);  // the engine holds it too: the table's gradient, added to in place
-        const bool own = !dtable.defined() || dtable.scalar_type() != at::kFloat;
-        if (own) dtable = at::zeros(s.table_shape, s.grad_options);
+        if (s.tied) dtable = std::move(s.tied->dtable);
+        if (!dtable.defined() || dtable.scalar_type() != at::kFloat) {
+            at::Tensor zeros = at::zeros(s.table_shape, s.grad_options);
+            if (dtable.defined()) zeros.add_(dtable);
+            dtable = std::move(zeros);
+        }
         const at::Tensor dpositions = s.ops->embedding_backward(grads[0], s.tokens, dtable, s.positions_dtype);
-        return {own ? dtable : at::Tensor(), dpositions, at::Tensor(), at::Tensor(), at::Tensor()};
+        return {dtable, dpositions, at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
 
@@ -304,7 +309,12 @@ struct TiedHeadLossFunction : torch::autograd::Function<TiedHeadLossFunction> {
         const at::Tensor dlogits = unit ? s.dlogits : (s.dlogits * g).to(s.dlogits.scalar_type());
         GemmGrads w = gemm_weight_grads(s.plan, s.gemm, dlogits);
         const at::Tensor dh = gemm_dgrad(s.plan, s.gemm, dlogits).to(s.input_dtype);
-        if (s.tied) s.tied->dtable = w.dw;
+        // Handed to the embedding's backward, which adds its rows and returns the sum: the engine gets one gradient
+        // for the table from the pair and sums nothing, whatever else reads the table.
+        if (s.tied && s.tied->embedding_takes_it) {
+            s.tied->dtable = std::move(w.dw);
+            return {dh, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+        }
         return {dh, w.dw, at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
@@ -313,6 +323,8 @@ struct TiedHeadLossFunction : torch::autograd::Function<TiedHeadLossFunction> {
 
 at::Tensor apply_embedding(const at::Tensor& table, const at::Tensor& positions, const at::Tensor& tokens, const TeOps& ops,
                            const std::shared_ptr<TiedTableGradient>& tied) {
+    // Only a recorded embedding backward can take the head's gradient (not under no-grad, not a frozen table).
+    if (tied) tied->embedding_takes_it = c10::GradMode::is_enabled() && table.requires_grad();
     return EmbeddingFunction::apply(table, positions, tokens, &ops, tied);
 }
 

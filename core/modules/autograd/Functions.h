@@ -41,10 +41,13 @@ at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, co
                                 const at::Tensor& residual = {});
 
 // The model's two ends. A token table tied between the embedding and the head gets its gradient from both; the
-// head's backward (which runs first) leaves its weight gradient here, and the embedding's backward adds its rows
-// into that same tensor, so the autograd engine never sums the two (a read and a write of the whole table saved).
+// head's backward (which runs first) hands its weight gradient over here instead of to the engine, and the
+// embedding's backward adds its rows into that tensor and returns it as the table's gradient from both, so the
+// autograd engine sums nothing (a read and a write of the whole table saved); any other gradient of the table (a
+// second loss, a penalty) the engine adds as usual.
 struct TiedTableGradient {
-    at::Tensor dtable;  // float32 [vocab, hidden]; handed on once
+    at::Tensor dtable;                // float32 [vocab, hidden]; handed on once
+    bool embedding_takes_it = false;  // set by apply_embedding when its backward is recorded
 };
 
 // tokens [batch, seq] (int64, any row stride) → [batch * seq, hidden]: table rows plus the position table's

@@ -10,6 +10,7 @@
 #include <ATen/ops/sum.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
+#include <c10/core/GradMode.h>
 
 namespace tewb {
 
@@ -132,7 +133,10 @@ void TeOps::adamw_step(at::TensorList params, at::TensorList grads, at::TensorLi
             sources.push_back(params[i]);
         }
     }
-    if (!targets.empty()) at::_foreach_copy_(targets, sources);
+    if (!targets.empty()) {
+        const c10::NoGradGuard no_grad;
+        at::_foreach_copy_(targets, sources);
+    }
 }
 
 }  // namespace tewb
