@@ -909,8 +909,8 @@ void adamw_case(Checks& check) {
     const at::Tensor steps[2] = {at::zeros({}, cuda()), at::zeros({}, cuda())};
     const AdamWHyper hyper{3e-4, 0.9, 0.95, 1e-8, 0.1};
     for (int step = 0; step < 3; ++step) {
-        fused.adamw_step(params[0], grads, exp_avg[0], exp_avg_sq[0], steps[0], copies[0], hyper);
-        reference.adamw_step(params[1], grads, exp_avg[1], exp_avg_sq[1], steps[1], copies[1], hyper);
+        fused.adamw_step(params[0], grads, exp_avg[0], exp_avg_sq[0], steps[0], copies[0], {}, hyper);
+        reference.adamw_step(params[1], grads, exp_avg[1], exp_avg_sq[1], steps[1], copies[1], {}, hyper);
     }
     const std::string shape = "4 tensors, 5.0M elements, 3 steps";
     check.exact("adamw_step", "step", shape, "float32", steps[0], steps[1]);
@@ -921,6 +921,30 @@ void adamw_case(Checks& check) {
         check.relative("adamw_step", what + " exp_avg_sq", shape, "float32", exp_avg_sq[0][i], exp_avg_sq[1][i], kFloat32Bound);
         check.exact("adamw_step", what + " bfloat16 copy", shape, "bfloat16", copies[0][i], params[0][i].to(at::kBFloat16));
     }
+
+    // A fourth step that also writes the two weights' FP8 copies (delayed scaling, a scale that is not 1): the
+    // cast kernel's bytes on the new weights, and the amax it records.
+    auto context = std::make_shared<Fp8Context>();
+    for (int g = 0; g < 2; ++g) context->add_gemm("w" + std::to_string(g));
+    context->prepare(Fp8Recipe{ScalingKind::Delayed, RecipeFormat::Hybrid, 4, AmaxAlgo::Max, 0}, false, c10::Device(c10::kCUDA, 0),
+                     fused_cuda_ops());
+    const std::vector<OptimizerFp8Cast> fp8 = {{0, {context, Fp8Pass::Forward, 1}}, {1, {context, Fp8Pass::Forward, 4}}};
+    for (const OptimizerFp8Cast& c : fp8) context->record_amax(c.quantizer.pass, c.quantizer.slot, at::scalar_tensor(3.5f, cuda()));
+    context->update(Fp8Pass::Forward);
+    context->history(Fp8Pass::Forward).select(1, 0).zero_();
+    const std::vector<Fp8Tensor> written = fused.adamw_step(params[0], grads, exp_avg[0], exp_avg_sq[0], steps[0], copies[0], fp8, hyper);
+    const at::Tensor amaxes = context->history(Fp8Pass::Forward).select(1, 0).clone();
+    context->history(Fp8Pass::Forward).select(1, 0).zero_();
+    const std::vector<Fp8Tensor> cast =
+        fused.quantize_weights({{params[0][0], fp8[0].quantizer}, {params[0][1], fp8[1].quantizer}});
+    const std::string fp8_shape = "2 weights, step 4";
+    for (std::size_t i = 0; i < fp8.size(); ++i) {
+        const std::string what = "weight " + std::to_string(i);
+        check.exact("adamw_step", what + " FP8 copy", fp8_shape, "e4m3", written[i].data.view(at::kByte), cast[i].data.view(at::kByte));
+        check.exact("adamw_step", what + " FP8 transposed copy", fp8_shape, "e4m3", written[i].transposed.view(at::kByte),
+                    cast[i].transposed.view(at::kByte));
+    }
+    check.exact("adamw_step", "amaxes recorded", fp8_shape, "float32", amaxes, context->history(Fp8Pass::Forward).select(1, 0));
 }
 
 void model_ends(Checks& check) {

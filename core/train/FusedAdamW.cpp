@@ -66,10 +66,15 @@ void FusedAdamW::update_through_ops(const std::vector<at::Tensor>& params, const
                                     const std::vector<at::Tensor>& exp_avg, const std::vector<at::Tensor>& exp_avg_sq) const {
     ParameterCopies* copies = parameter_copies_in_force();
     const std::vector<at::Tensor> bf16 = copies ? copies->copies_for(params, at::kBFloat16) : std::vector<at::Tensor>(params.size());
-    ops_->adamw_step(params, grads, exp_avg, exp_avg_sq, shared_step_, bf16, settings_);
+    const std::vector<OptimizerFp8Cast> fp8 =
+        copies && write_fp8_copies_ ? copies->fp8_casts_for(params) : std::vector<OptimizerFp8Cast>();
+    std::vector<Fp8Tensor> fp8_values = ops_->adamw_step(params, grads, exp_avg, exp_avg_sq, shared_step_, bf16, fp8, settings_);
     // The kernel writes below autograd's in-place bookkeeping: move the counters, then record the copies as current.
     for (const at::Tensor& p : params) p.unsafeGetTensorImpl()->bump_version();
-    if (copies) copies->mark_current(params, at::kBFloat16);
+    if (copies) {
+        copies->mark_current(params, at::kBFloat16);
+        copies->set_fp8_copies(params, fp8, std::move(fp8_values));
+    }
 }
 
 void FusedAdamW::update(at::TensorList params, at::TensorList grads, at::TensorList exp_avg, at::TensorList exp_avg_sq,

@@ -155,6 +155,10 @@ public:
         // A CUDA graph run lives on a side stream from here on (StepGraph.h); the warm-up steps run there eagerly.
         const GraphDecision graph_plan = decide_cuda_graph(config_);
         const std::unique_ptr<StepGraph> graph = graph_plan.use ? make_step_graph(device_) : nullptr;
+        // The step's AdamW writes the FP8 weight copies the next forward reads, into new tensors: a captured
+        // forward would read the buffers of the step before the capture in every replay. A graph run's forward
+        // casts them itself (into the graph's pool), as before that lever.
+        optimizer.set_write_fp8_copies(graph == nullptr);
         at::Tensor static_batch;  // the graph's input: each timed step's batch is copied in before the replay
         at::Tensor static_loss;   // the graph's loss, rewritten by every replay
 

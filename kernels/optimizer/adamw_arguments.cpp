@@ -28,6 +28,24 @@ void check_scalar(const char* call, const char* name, double value, double upper
     }
 }
 
+// The kernel indexes a tile's rows and columns in int, as the cast it stands in for: at most kAdamWMaxChunks
+// tiles keep both within an int.
+static_assert(kAdamWMaxChunks * kAdamWFp8Tile <= std::size_t{std::numeric_limits<int>::max()});
+
+// The [rows, cols] matrix of a tensor with an FP8 output: numel's elements in at most kAdamWMaxChunks tiles.
+void check_fp8_shape(const std::string& call, const AdamWTensor& t) {
+    if (t.rows == 0 || t.cols == 0 || t.rows > t.numel / t.cols || t.rows * t.cols != t.numel) {
+        fail(call, "rows = " + std::to_string(t.rows) + ", cols = " + std::to_string(t.cols) + " with numel = " +
+                       std::to_string(t.numel) + "; allowed with fp8.data set: rows, cols > 0 and rows * cols == numel");
+    }
+    const std::size_t tiles = adamw_fp8_tiles(t.rows, t.cols);
+    if (tiles > kAdamWMaxChunks) {
+        fail(call, "rows = " + std::to_string(t.rows) + ", cols = " + std::to_string(t.cols) + " make " + std::to_string(tiles) +
+                       " tiles of " + std::to_string(kAdamWFp8Tile) + " x " + std::to_string(kAdamWFp8Tile) +
+                       "; allowed: at most " + std::to_string(kAdamWMaxChunks));
+    }
+}
+
 void check_tensor(const std::string& call, const AdamWTensor& t) {
     if (t.numel > kAdamWMaxNumel) {
         fail(call, "numel = " + std::to_string(t.numel) + "; allowed: at most " + std::to_string(kAdamWMaxNumel));
@@ -37,8 +55,21 @@ void check_tensor(const std::string& call, const AdamWTensor& t) {
     check_buffer(call, t.exp_avg, "exp_avg", alignof(float));
     check_buffer(call, t.exp_avg_sq, "exp_avg_sq", alignof(float));
     if (t.param_bf16 != nullptr) check_buffer(call, t.param_bf16, "param_bf16", 2);
-    const std::pair<const void*, const char*> buffers[] = {
-        {t.param, "param"}, {t.grad, "grad"}, {t.exp_avg, "exp_avg"}, {t.exp_avg_sq, "exp_avg_sq"}, {t.param_bf16, "param_bf16"}};
+    const bool fp8 = t.fp8.data != nullptr;
+    if (fp8) {
+        check_fp8_shape(call, t);
+        check_fp8_output(call, t.fp8);
+    }
+    // The FP8 outputs only where they are written (fp8.data null: the other fp8 fields are not looked at).
+    const std::pair<const void*, const char*> buffers[] = {{t.param, "param"},
+                                                           {t.grad, "grad"},
+                                                           {t.exp_avg, "exp_avg"},
+                                                           {t.exp_avg_sq, "exp_avg_sq"},
+                                                           {t.param_bf16, "param_bf16"},
+                                                           {fp8 ? t.fp8.data : nullptr, "fp8.data"},
+                                                           {fp8 ? t.fp8.transposed : nullptr, "fp8.transposed"},
+                                                           {fp8 ? t.fp8.scale : nullptr, "fp8.scale"},
+                                                           {fp8 ? t.fp8.amax : nullptr, "fp8.amax"}};
     for (std::size_t a = 0; a < std::size(buffers); ++a) {
         for (std::size_t b = a + 1; b < std::size(buffers); ++b) {
             if (buffers[a].first != nullptr && buffers[a].first == buffers[b].first) {
@@ -76,8 +107,13 @@ AdamWScalars adamw_scalars(double lr, double beta1, double beta2, double weight_
             static_cast<float>(eps)};
 }
 
-std::size_t adamw_chunks(std::size_t numel) {
-    return (numel + kAdamWChunkElements - 1) / kAdamWChunkElements;
+std::size_t adamw_fp8_tiles(std::size_t rows, std::size_t cols) {
+    return ((rows + kAdamWFp8Tile - 1) / kAdamWFp8Tile) * ((cols + kAdamWFp8Tile - 1) / kAdamWFp8Tile);
+}
+
+std::size_t adamw_chunks(const AdamWTensor& t) {
+    if (t.fp8.data != nullptr) return adamw_fp8_tiles(t.rows, t.cols);
+    return (t.numel + kAdamWChunkElements - 1) / kAdamWChunkElements;
 }
 
 std::vector<std::pair<std::size_t, std::size_t>> adamw_launch_ranges(std::size_t work) {

@@ -1,4 +1,7 @@
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "common/fail.h"
@@ -23,6 +26,30 @@ void update_tensor(const AdamWTensor& t, const detail::AdamWCoefficients& c) {
     });
 }
 
+// The FP8 copies of the updated parameter, as host::cast_transpose_multi_to_fp8 writes an item's: the same
+// product and conversion, its amax as the bits of max |param| (a NaN above inf) combined into what fp8.amax
+// holds, then the transposed copy.
+void cast_tensor(const AdamWTensor& t) {
+    const float scale = *t.fp8.scale;
+    auto* out = static_cast<std::uint8_t*>(t.fp8.data);
+    std::atomic<std::uint32_t> amax_bits{0};
+    detail::parallel_for(t.rows, t.cols, [&](std::size_t first, std::size_t last) {
+        std::uint32_t local = 0;
+        for (std::size_t i = first * t.cols; i < last * t.cols; ++i) {
+            local = std::max(local, detail::abs_bits(t.param[i]));
+            out[i] = detail::float_to_fp8(t.param[i] * scale, t.fp8.type);
+        }
+        detail::combine_bits_max(amax_bits, local);
+    });
+    if (t.fp8.transposed != nullptr) detail::transpose_bytes(out, t.rows, t.cols, static_cast<std::uint8_t*>(t.fp8.transposed));
+    if (t.fp8.amax != nullptr) {
+        std::uint32_t held = 0;
+        std::memcpy(&held, t.fp8.amax, sizeof held);
+        const std::uint32_t bits = amax_bits.load();
+        if (bits > held) std::memcpy(t.fp8.amax, &bits, sizeof bits);
+    }
+}
+
 }  // namespace
 
 void adamw_step(const AdamWTensor* tensors, std::size_t count, float* step, double lr, double beta1, double beta2,
@@ -31,7 +58,10 @@ void adamw_step(const AdamWTensor* tensors, std::size_t count, float* step, doub
         detail::checked_adamw_tensors("tewb::kernels::host::adamw_step", tensors, count, step, lr, beta1, beta2, weight_decay, eps);
     const float t = *step + 1.0f;
     const detail::AdamWCoefficients c = detail::adamw_coefficients(detail::adamw_scalars(lr, beta1, beta2, weight_decay, eps), t);
-    for (const AdamWTensor& tensor : work) update_tensor(tensor, c);
+    for (const AdamWTensor& tensor : work) {
+        update_tensor(tensor, c);
+        if (tensor.fp8.data != nullptr) cast_tensor(tensor);
+    }
     *step = t;
     for (std::size_t launch = 0; launch < adamw_launches(work.size()); ++launch) detail::note_launch();
 }

@@ -866,6 +866,55 @@ private Q_SLOTS:
         QCOMPARE(host.kernel_launches() - launches, std::uint64_t{3});
         for (std::size_t i = 0; i < a.size(); ++i) CHECK_CLOSE(b[i].detach(), a[i].detach(), 1e-6);
     }
+
+    // Under delayed scaling the optimizer's step writes the weights' FP8 copies as the next forward would cast
+    // them: four steps of an FP8 Linear give the same outputs and weights, bit for bit, as with the forward's
+    // casts, with one launch fewer per step after the first (the forward's multi-tensor cast: the step's own
+    // launch writes them), and the copies count as current (the forward casts nothing).
+    void optimizerWritesTheFp8WeightCopies() {
+        const TeOps& host = select_ops(at::kCPU, TeImpl::Fused);
+        const OpsScope ops_scope(host);
+        torch::manual_seed(5);
+        const at::Tensor x = at::randn({16, 64}) * 3;
+        const at::Tensor dy = at::randn({16, 32});
+        std::vector<at::Tensor> outputs[2], weights[2];
+        std::uint64_t launches[2] = {};
+        std::uint64_t casts[2] = {};
+        for (int write = 0; write < 2; ++write) {
+            auto context = std::make_shared<Fp8Context>();
+            ParameterInit init(17);
+            Linear linear("l", {64, 32, true, 0.02}, init, context);
+            ParameterCopies copies;
+            const ParameterCopiesScope scope(copies);
+            FusedAdamW optimizer(linear.parameters(), AdamWSettings{1e-2}, &host);
+            optimizer.set_write_fp8_copies(write == 1);
+            const std::uint64_t before = host.kernel_launches();
+            for (int step = 0; step < 4; ++step) {
+                at::Tensor y;
+                {
+                    Fp8Scope fp8(true);
+                    y = linear.forward(x);
+                }
+                copies.release_forward_fp8();
+                y.backward(dy);
+                optimizer.step();
+                optimizer.zero_grad();
+                outputs[write].push_back(y.detach().clone());
+            }
+            launches[write] = host.kernel_launches() - before;
+            casts[write] = context->weight_casts();
+            for (const at::Tensor& p : linear.parameters()) weights[write].push_back(p.detach().clone());
+            // Written by the last step: the forward finds it current and casts nothing.
+            const std::uint64_t launches_before_forward = host.kernel_launches();
+            const Fp8Tensor copy = copies.fp8_copy_of(linear.parameters().front(), {context, Fp8Pass::Forward, 1}, host);
+            QCOMPARE(host.kernel_launches() - launches_before_forward, std::uint64_t(write == 1 ? 0 : 1));
+            QVERIFY(copy.data.defined() && copy.transposed.defined());
+        }
+        for (std::size_t i = 0; i < outputs[0].size(); ++i) QVERIFY2(at::equal(outputs[0][i], outputs[1][i]), qPrintable(QString::number(i)));
+        for (std::size_t i = 0; i < weights[0].size(); ++i) QVERIFY(at::equal(weights[0][i], weights[1][i]));
+        QCOMPARE(launches[0] - launches[1], std::uint64_t{3});
+        QCOMPARE(casts[1], casts[0] + 1);  // the last step's copies, written ahead of a forward that never came
+    }
 };
 
 

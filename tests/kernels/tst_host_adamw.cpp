@@ -1,10 +1,12 @@
 // The multi-tensor AdamW step (tewb_kernels/host/adamw.h): bit for bit PyTorch's fused CUDA AdamW as this
 // test writes it from fused_adam_utils.cuh (float32, its fused multiply-adds) over several steps, within the
-// header's bounds of the formula in double precision, the bfloat16 copies only where asked, ragged and
-// zero-size tensors, one step advance per call however many launches, the launch counts, and bad arguments
-// refused by name before anything is written.
+// header's bounds of the formula in double precision, the bfloat16 copies only where asked, the FP8 copies
+// bit for bit host::cast_transpose_multi_to_fp8 of the updated parameters, ragged and zero-size tensors, one
+// step advance per call however many launches, the launch counts, and bad arguments refused by name before
+// anything is written.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include "optimizer/adamw_math.h"
 #include "tewb_kernels/adamw_types.h"
 #include "tewb_kernels/host/adamw.h"
+#include "tewb_kernels/host/cast_multi.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
 
@@ -26,7 +29,8 @@ using namespace tewb::kernels;
 namespace {
 
 constexpr std::uint16_t kUntouched = 0xdeadu;
-constexpr std::size_t kGuard = 4;  // bfloat16 entries past numel that must stay untouched
+constexpr std::uint8_t kUntouchedByte = 0xa5u;
+constexpr std::size_t kGuard = 4;  // bfloat16 (FP8) entries past numel that must stay untouched
 
 struct Hyper {
     double lr = 1e-3;
@@ -149,6 +153,52 @@ void step(std::vector<AdamWTensor>& list, float& step_value, const Hyper& h) {
     host::adamw_step(list.data(), list.size(), &step_value, h.lr, h.beta1, h.beta2, h.weight_decay, h.eps);
 }
 
+// A parameter's FP8 outputs: data and transposed with kGuard untouched bytes past numel, its scale and amax.
+struct Fp8Copies {
+    std::vector<std::uint8_t> data;
+    std::vector<std::uint8_t> transposed;  // empty: not asked for
+    float scale = 1.0f;
+    float amax = 0.0f;
+    bool with_amax = true;
+    Fp8Type type = Fp8Type::E4M3;
+
+    Fp8Copies(std::size_t numel, bool with_transposed, float scale_value, float amax_value, Fp8Type fp8_type)
+        : data(numel + kGuard, kUntouchedByte), scale(scale_value), amax(amax_value), type(fp8_type) {
+        if (with_transposed) transposed.assign(numel + kGuard, kUntouchedByte);
+    }
+
+    Fp8Output output() {
+        return {data.data(), transposed.empty() ? nullptr : transposed.data(), &scale, with_amax ? &amax : nullptr, type};
+    }
+};
+
+// What cast_transpose_multi_to_fp8 writes for `copies` (as they were before the step) from the float32
+// values x: its own run, into fresh buffers (a transposed copy always: the cast needs one).
+Fp8Copies cast_of(const Fp8Copies& before, const std::vector<float>& x, std::size_t rows, std::size_t cols) {
+    Fp8Copies expected = before;
+    std::vector<std::uint8_t> transposed(x.size() + kGuard, kUntouchedByte);
+    const CastTransposeItem item{x.data(), DType::Float32, rows, cols, &expected.scale, expected.data.data(),
+                                 transposed.data(), expected.type, expected.with_amax ? &expected.amax : nullptr};
+    host::cast_transpose_multi_to_fp8(&item, 1);
+    if (!expected.transposed.empty()) expected.transposed = transposed;
+    return expected;
+}
+
+// The first difference of two FP8 outputs (bytes, amax bits), or empty.
+QString fp8_difference(const Fp8Copies& got, const Fp8Copies& want) {
+    if (got.data.size() != want.data.size() || std::memcmp(got.data.data(), want.data.data(), got.data.size()) != 0) {
+        return QStringLiteral("fp8.data");
+    }
+    if (got.transposed.size() != want.transposed.size() ||
+        std::memcmp(got.transposed.data(), want.transposed.data(), got.transposed.size()) != 0) {
+        return QStringLiteral("fp8.transposed");
+    }
+    if (detail::float_bits(got.amax) != detail::float_bits(want.amax)) {
+        return QStringLiteral("fp8.amax %1, expected %2").arg(got.amax, 0, 'g', 9).arg(want.amax, 0, 'g', 9);
+    }
+    return {};
+}
+
 // The message of the KernelError that `call` throws, or "no error".
 QString refusal(const std::function<void()>& call) {
     try {
@@ -173,7 +223,8 @@ private Q_SLOTS:
         static_assert(adamw_launches(kAdamWTensorsPerLaunch) == 1);
         static_assert(adamw_launches(kAdamWTensorsPerLaunch + 1) == 2);
         static_assert(kAdamWMaxNumel / kAdamWChunkElements * kAdamWTensorsPerLaunch <= 2147483647u);
-        QCOMPARE(kAdamWTensorsPerLaunch, std::size_t{512});
+        static_assert(kAdamWMaxChunks * kAdamWTensorsPerLaunch <= 2147483647u);
+        QCOMPARE(kAdamWTensorsPerLaunch, std::size_t{256});
     }
 
     // Six steps (the bias corrections change each one), then a jump to step 1000; every tensor bit for bit
@@ -346,7 +397,7 @@ private Q_SLOTS:
         float step_value = 5.0f;
         const std::uint64_t before = launch_count();
         step(list, step_value, hyper);
-        QCOMPARE(launch_count() - before, std::uint64_t{3});
+        QCOMPARE(launch_count() - before, std::uint64_t{5});
         QCOMPARE(step_value, 6.0f);
         for (std::size_t k = 0; k < params.size(); ++k) {
             const QString difference = first_difference(params[k], expected[k]);
@@ -354,29 +405,41 @@ private Q_SLOTS:
         }
     }
 
-    // One launch per 512 tensors that have elements; one for none.
+    // One launch per 256 tensors that have elements, with FP8 outputs or without; one for none.
     void launchCounts_data() {
         QTest::addColumn<int>("tensors");
         QTest::addColumn<int>("empty");
+        QTest::addColumn<bool>("fp8");
         QTest::addColumn<int>("launches");
-        QTest::newRow("none") << 0 << 0 << 1;
-        QTest::newRow("only empty") << 0 << 3 << 1;
-        QTest::newRow("1") << 1 << 0 << 1;
-        QTest::newRow("148 (12 layers)") << 148 << 0 << 1;
-        QTest::newRow("512") << 512 << 0 << 1;
-        QTest::newRow("512 and empties") << 512 << 9 << 1;
-        QTest::newRow("513") << 513 << 0 << 2;
-        QTest::newRow("1024") << 1024 << 0 << 2;
-        QTest::newRow("1025") << 1025 << 0 << 3;
+        QTest::newRow("none") << 0 << 0 << false << 1;
+        QTest::newRow("only empty") << 0 << 3 << false << 1;
+        QTest::newRow("1") << 1 << 0 << false << 1;
+        QTest::newRow("1 with FP8") << 1 << 0 << true << 1;
+        QTest::newRow("148 (12 layers)") << 148 << 0 << false << 1;
+        QTest::newRow("148 (12 layers), half with FP8") << 148 << 0 << true << 1;
+        QTest::newRow("256") << 256 << 0 << false << 1;
+        QTest::newRow("256 and empties") << 256 << 9 << false << 1;
+        QTest::newRow("256, half with FP8") << 256 << 0 << true << 1;
+        QTest::newRow("257") << 257 << 0 << false << 2;
+        QTest::newRow("257, half with FP8") << 257 << 0 << true << 2;
+        QTest::newRow("512") << 512 << 0 << false << 2;
+        QTest::newRow("513") << 513 << 0 << false << 3;
     }
     void launchCounts() {
         QFETCH(int, tensors);
         QFETCH(int, empty);
+        QFETCH(bool, fp8);
         QFETCH(int, launches);
         std::mt19937 rng(31);
         std::vector<Param> params;
         for (int i = 0; i < tensors; ++i) params.push_back(random_param(rng, 2, false, false));
+        std::vector<Fp8Copies> copies(params.size(), Fp8Copies(2, true, 1.0f, 0.0f, Fp8Type::E4M3));
         std::vector<AdamWTensor> list = tensors_of(params);
+        for (std::size_t i = 0; fp8 && i < list.size(); i += 2) {
+            list[i].fp8 = copies[i].output();
+            list[i].rows = 2;
+            list[i].cols = 1;
+        }
         for (int i = 0; i < empty; ++i) list.insert(list.begin() + (i * 37) % (list.size() + 1), AdamWTensor{});
         float step_value = 0.0f;
         const std::uint64_t before = launch_count();
@@ -384,6 +447,95 @@ private Q_SLOTS:
         QCOMPARE(launch_count() - before, static_cast<std::uint64_t>(launches));
         QCOMPARE(adamw_launches(static_cast<std::size_t>(tensors)), static_cast<std::size_t>(launches));
         QCOMPARE(step_value, 1.0f);
+    }
+
+    // Tensors with FP8 outputs (E4M3, E5M2; scales 1, 37.5 and 448 / 0.01, where most weights saturate)
+    // beside tensors without, over two steps: param, exp_avg, exp_avg_sq and the bfloat16 copies as the same
+    // call without FP8 outputs gives them, and the FP8 data, transposed copy and amax bit for bit
+    // host::cast_transpose_multi_to_fp8 of the updated parameters: square, ragged (96 x 200 is more than a
+    // flat chunk), one-row and narrow shapes; an amax that already holds more than the weights' (kept), a NaN
+    // one (kept), none; no transposed copy; a NaN gradient (its weight's bytes NaN, the amax NaN). One launch.
+    void fp8OutputsAreTheCastOfTheUpdate_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<float>("scale");
+        for (const Fp8Type type : {Fp8Type::E4M3, Fp8Type::E5M2}) {
+            const char* name = type == Fp8Type::E4M3 ? "E4M3" : "E5M2";
+            for (const float scale : {1.0f, 37.5f, 448.0f / 0.01f}) {
+                QTest::addRow("%s, scale %g", name, scale) << static_cast<int>(type) << scale;
+            }
+        }
+    }
+    void fp8OutputsAreTheCastOfTheUpdate() {
+        QFETCH(int, type);
+        QFETCH(float, scale);
+        const auto fp8_type = static_cast<Fp8Type>(type);
+        struct Shape {
+            std::size_t rows;
+            std::size_t cols;
+        };
+        // The last: no FP8 output (its rows, cols and other fp8 fields not looked at).
+        const Shape shapes[] = {{64, 64}, {96, 200}, {1, 7}, {130, 3}, {33, 65}, {8, 16}, {0, 1000}};
+        std::mt19937 rng(43);
+        std::vector<Param> with;
+        for (std::size_t k = 0; k < std::size(shapes); ++k) {
+            const std::size_t numel = shapes[k].rows == 0 ? shapes[k].cols : shapes[k].rows * shapes[k].cols;
+            with.push_back(random_param(rng, numel, k % 2 == 0, k % 3 != 0));
+        }
+        std::vector<Param> without = with;
+        std::vector<Fp8Copies> copies;
+        for (std::size_t k = 0; k < std::size(shapes); ++k) {
+            copies.emplace_back(with[k].numel(), k != 3, scale, 0.0f, fp8_type);
+        }
+        copies[1].amax = 1e6f;  // more than any weight: kept
+        copies[2].amax = std::numeric_limits<float>::quiet_NaN();  // kept
+        copies[4].with_amax = false;
+        copies[0].amax = 0.01f;  // less than the weights': replaced
+        std::vector<std::uint8_t> not_looked_at(64, kUntouchedByte);
+        Hyper hyper{2e-3, 0.9, 0.95, 0.05, 1e-8};
+        float step_with = 0.0f;
+        float step_without = 0.0f;
+        for (int call = 1; call <= 2; ++call) {
+            for (std::size_t k = 0; k < with.size(); ++k) {
+                new_gradients(rng, with[k]);
+                without[k].grad = with[k].grad;
+            }
+            if (call == 2) {
+                with[5].grad[9] = std::numeric_limits<float>::quiet_NaN();
+                without[5].grad[9] = with[5].grad[9];
+            }
+            std::vector<AdamWTensor> list_with = tensors_of(with);
+            for (std::size_t k = 0; k < std::size(shapes); ++k) {
+                list_with[k].rows = shapes[k].rows;
+                list_with[k].cols = shapes[k].cols;
+                if (shapes[k].rows > 0) list_with[k].fp8 = copies[k].output();
+            }
+            list_with.back().fp8.transposed = not_looked_at.data();
+            list_with.back().rows = 3;
+            std::vector<AdamWTensor> list_without = tensors_of(without);
+            const std::vector<Fp8Copies> before = copies;
+            const std::uint64_t launches_before = launch_count();
+            step(list_with, step_with, hyper);
+            QCOMPARE(launch_count() - launches_before, std::uint64_t{1});
+            step(list_without, step_without, hyper);
+            QCOMPARE(step_with, static_cast<float>(call));
+            QCOMPARE(step_without, step_with);
+            for (std::size_t k = 0; k < with.size(); ++k) {
+                const QString difference = first_difference(with[k], without[k]);
+                QVERIFY2(difference.isEmpty(), qPrintable(QStringLiteral("call %1, tensor %2: %3").arg(call).arg(k).arg(difference)));
+                if (shapes[k].rows == 0) continue;
+                const Fp8Copies expected = cast_of(before[k], without[k].param, shapes[k].rows, shapes[k].cols);
+                const QString fp8 = fp8_difference(copies[k], expected);
+                QVERIFY2(fp8.isEmpty(), qPrintable(QStringLiteral("call %1, tensor %2 (%3 x %4): %5")
+                                                       .arg(call).arg(k).arg(shapes[k].rows).arg(shapes[k].cols).arg(fp8)));
+            }
+            QVERIFY(std::all_of(not_looked_at.begin(), not_looked_at.end(), [](std::uint8_t b) { return b == kUntouchedByte; }));
+        }
+        QCOMPARE(detail::float_bits(copies[1].amax), detail::float_bits(1e6f));
+        QVERIFY(std::isnan(copies[2].amax));
+        QVERIFY(copies[0].amax > 0.01f);
+        QVERIFY(std::isnan(copies[5].amax));
+        QCOMPARE(copies[5].data[9], std::uint8_t{0x7f});
+        QCOMPARE(copies[5].transposed[(9 % 16) * 8 + 9 / 16], std::uint8_t{0x7f});
     }
 
     // A NaN gradient is not special: that element's parameter and state become NaN (its copy bfloat16's
@@ -435,6 +587,16 @@ private Q_SLOTS:
         const std::vector<Param> original = params;
         float step_value = 3.0f;
         alignas(8) unsigned char raw[16] = {};
+        std::vector<std::uint8_t> fp8_data(8, kUntouchedByte);
+        std::vector<std::uint8_t> fp8_transposed(8, kUntouchedByte);
+        float fp8_scale = 1.0f;
+        float fp8_amax = 0.5f;
+        // A valid FP8 output of the 8 elements as 2 x 4, for the cases to spoil.
+        const auto with_fp8 = [&](AdamWTensor& t) {
+            t.fp8 = {fp8_data.data(), fp8_transposed.data(), &fp8_scale, &fp8_amax, Fp8Type::E4M3};
+            t.rows = 2;
+            t.cols = 4;
+        };
         const std::uint64_t before = launch_count();
 
         struct Case {
@@ -464,6 +626,42 @@ private Q_SLOTS:
             {"eps negative", [](auto&, auto&, auto& h) { h.eps = -1e-8; }, {"eps = -1e-08", "allowed: 0 <= eps"}},
             {"weight decay inf", [](auto&, auto&, auto& h) { h.weight_decay = std::numeric_limits<double>::infinity(); },
              {"weight_decay = inf", "allowed: 0 <= weight_decay"}},
+            {"FP8 shape not numel", [&](auto& l, auto&, auto&) { with_fp8(l[0]); l[0].cols = 3; },
+             {"(tensor 0)", "rows = 2, cols = 3 with numel = 8", "allowed with fp8.data set: rows, cols > 0 and rows * cols == numel"}},
+            {"FP8 rows 0", [&](auto& l, auto&, auto&) { with_fp8(l[1]); l[1].rows = 0; l[1].cols = 8; },
+             {"(tensor 1)", "rows = 0, cols = 8 with numel = 8"}},
+            {"FP8 shape whose product wraps to numel", [&](auto& l, auto&, auto&) { with_fp8(l[1]); l[1].rows = (std::size_t{1} << 62) + 2; },
+             {"(tensor 1)", "rows = 4611686018427387906, cols = 4 with numel = 8"}},
+            {"FP8 tiles beyond a launch's share of the grid",
+             [&](auto& l, auto&, auto&) {
+                 with_fp8(l[1]);
+                 l[1].numel = (kAdamWMaxChunks + 1) * kAdamWFp8Tile;
+                 l[1].rows = 1;
+                 l[1].cols = l[1].numel;
+             },
+             {"(tensor 1)", "rows = 1, cols = 536870912 make 8388608 tiles of 64 x 64; allowed: at most 8388607"}},
+            {"FP8 scale null", [&](auto& l, auto&, auto&) { with_fp8(l[0]); l[0].fp8.scale = nullptr; },
+             {"(tensor 0)", "fp8.scale is a null pointer"}},
+            {"FP8 scale misaligned", [&](auto& l, auto&, auto&) { with_fp8(l[1]); l[1].fp8.scale = reinterpret_cast<const float*>(raw + 2); },
+             {"(tensor 1)", "fp8.scale is not 4-byte aligned"}},
+            {"FP8 amax misaligned", [&](auto& l, auto&, auto&) { with_fp8(l[0]); l[0].fp8.amax = reinterpret_cast<float*>(raw + 1); },
+             {"(tensor 0)", "fp8.amax is not 4-byte aligned"}},
+            {"FP8 type unknown", [&](auto& l, auto&, auto&) { with_fp8(l[0]); l[0].fp8.type = static_cast<Fp8Type>(5); },
+             {"(tensor 0)", "unsupported FP8 type (allowed: E4M3, E5M2)"}},
+            {"FP8 transposed is its data", [&](auto& l, auto&, auto&) { with_fp8(l[1]); l[1].fp8.transposed = l[1].fp8.data; },
+             {"(tensor 1)", "fp8.transposed and fp8.data are the same buffer"}},
+            {"FP8 data is the param", [&](auto& l, auto&, auto&) { with_fp8(l[0]); l[0].fp8.data = l[0].param; },
+             {"(tensor 0)", "param and fp8.data are the same buffer; each must be its own"}},
+            {"FP8 data is the grad", [&](auto& l, auto&, auto&) { with_fp8(l[0]); l[0].fp8.data = const_cast<float*>(l[0].grad); },
+             {"(tensor 0)", "grad and fp8.data are the same buffer"}},
+            {"FP8 transposed is the bfloat16 copy", [&](auto& l, auto&, auto&) { with_fp8(l[1]); l[1].fp8.transposed = l[1].param_bf16; },
+             {"(tensor 1)", "param_bf16 and fp8.transposed are the same buffer"}},
+            {"FP8 transposed is exp_avg_sq", [&](auto& l, auto&, auto&) { with_fp8(l[1]); l[1].fp8.transposed = l[1].exp_avg_sq; },
+             {"(tensor 1)", "exp_avg_sq and fp8.transposed are the same buffer"}},
+            {"FP8 amax is exp_avg", [&](auto& l, auto&, auto&) { with_fp8(l[1]); l[1].fp8.amax = l[1].exp_avg; },
+             {"(tensor 1)", "exp_avg and fp8.amax are the same buffer"}},
+            {"FP8 amax is its scale", [&](auto& l, auto&, auto&) { with_fp8(l[0]); l[0].fp8.amax = &fp8_scale; },
+             {"(tensor 0)", "fp8.scale and fp8.amax are the same buffer"}},
         };
         for (const Case& c : cases) {
             std::vector<AdamWTensor> list = tensors_of(params);
@@ -489,6 +687,9 @@ private Q_SLOTS:
             QVERIFY(same_bits(params[k].exp_avg, original[k].exp_avg));
             QVERIFY(params[k].copy == original[k].copy);
         }
+        QVERIFY(std::all_of(fp8_data.begin(), fp8_data.end(), [](std::uint8_t b) { return b == kUntouchedByte; }));
+        QVERIFY(std::all_of(fp8_transposed.begin(), fp8_transposed.end(), [](std::uint8_t b) { return b == kUntouchedByte; }));
+        QCOMPARE(fp8_amax, 0.5f);
     }
 };
 

@@ -767,12 +767,10 @@ public:
 
     // The whole list in one launch (up to kernels::kAdamWTensorsPerLaunch tensors), the bfloat16 copies written by
     // the same pass.
-    void adamw_step(at::TensorList params, at::TensorList grads, at::TensorList exp_avg, at::TensorList exp_avg_sq,
-                    const at::Tensor& step, at::TensorList copies, const AdamWHyper& hyper) const override {
-        const auto reference = [&] {
-            reference_ops().adamw_step(params, grads, exp_avg, exp_avg_sq, step, copies, hyper);
-            return 0;
-        };
+    std::vector<Fp8Tensor> adamw_step(at::TensorList params, at::TensorList grads, at::TensorList exp_avg, at::TensorList exp_avg_sq,
+                                      const at::Tensor& step, at::TensorList copies, const std::vector<OptimizerFp8Cast>& fp8,
+                                      const AdamWHyper& hyper) const override {
+        const auto reference = [&] { return reference_ops().adamw_step(params, grads, exp_avg, exp_avg_sq, step, copies, fp8, hyper); };
         Misfit m;
         if (params.empty()) m = "no parameters";
         if (!m && (grads.size() != params.size() || exp_avg.size() != params.size() || exp_avg_sq.size() != params.size() ||
@@ -807,12 +805,39 @@ public:
             writes.insert(writes.end(), {params[i], exp_avg[i], exp_avg_sq[i]});
             if (copy.defined()) writes.push_back(copy);
         }
-        if (m) {
-            fall_back("adamw_step", *m, reference);
-            return;
+        for (std::size_t i = 0; !m && i < fp8.size(); ++i) {
+            if (fp8[i].param >= params.size()) m = "an FP8 copy names parameter " + std::to_string(fp8[i].param) + " of " + std::to_string(params.size());
+        }
+        if (m) return fall_back("adamw_step", *m, reference);
+        // The FP8 copies a delayed-scaling cast kernel would write come out of the step's own pass over the new
+        // weights; any other (inspected, calibrating, block-scaled) is cast after it as the next forward would.
+        std::vector<Fp8Tensor> out(fp8.size());
+        std::vector<std::size_t> cast_after;
+        for (std::size_t i = 0; i < fp8.size(); ++i) {
+            const at::Tensor& weight = params[fp8[i].param];
+            kernels::AdamWTensor& entry = table[fp8[i].param];
+            if (!delayed_kernel_cast(weight, fp8[i].quantizer) || entry.fp8.data != nullptr) {
+                cast_after.push_back(i);
+                continue;
+            }
+            out[i] = empty_fp8(weight, fp8[i].quantizer);
+            entry.fp8 = fp8_output(out[i], fp8[i].quantizer);
+            entry.rows = rows_of(weight);
+            entry.cols = cols_of(weight);
+            writes.insert(writes.end(), {out[i].data, out[i].transposed});
         }
         TEWB_KERNEL(step, reads, writes, adamw_step, table.data(), table.size(), step.data_ptr<float>(), hyper.lr, hyper.beta1,
                     hyper.beta2, hyper.weight_decay, hyper.eps);
+        for (std::size_t i = 0; i < fp8.size(); ++i) {
+            if (out[i].data.defined()) hand_out_live_scale_inv(out[i], fp8[i].quantizer);
+        }
+        if (!cast_after.empty()) {
+            std::vector<WeightCast> casts;
+            for (const std::size_t i : cast_after) casts.push_back({params[fp8[i].param], fp8[i].quantizer});
+            std::vector<Fp8Tensor> values = quantize_weights(casts);
+            for (std::size_t k = 0; k < cast_after.size(); ++k) out[cast_after[k]] = std::move(values[k]);
+        }
+        return out;
     }
 
 private:

@@ -61,6 +61,38 @@ void ParameterCopies::mark_current(const std::vector<at::Tensor>& params, at::Sc
     }
 }
 
+std::vector<OptimizerFp8Cast> ParameterCopies::fp8_casts_for(const std::vector<at::Tensor>& params) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::map<const c10::TensorImpl*, std::size_t> index;
+    for (std::size_t i = 0; i < params.size(); ++i) index.emplace(params[i].unsafeGetTensorImpl(), i);
+    std::vector<OptimizerFp8Cast> casts;
+    for (const auto& [key, entry] : fp8_entries_) {
+        const auto found = index.find(std::get<0>(key));
+        if (found == index.end() || entry.source.lock().get() != std::get<0>(key)) continue;
+        const Fp8Context& context = *entry.quantizer.context;
+        if (context.prepared() && context.recipe().scaling == ScalingKind::Delayed && !context.inspect() &&
+            !context.calibrating(entry.quantizer.pass)) {
+            casts.push_back({found->second, entry.quantizer});
+        }
+    }
+    return casts;
+}
+
+void ParameterCopies::set_fp8_copies(const std::vector<at::Tensor>& params, const std::vector<OptimizerFp8Cast>& casts,
+                                     std::vector<Fp8Tensor> values) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t i = 0; i < casts.size() && i < values.size(); ++i) {
+        const at::Tensor& weight = params[casts[i].param];
+        const Fp8Quantizer& q = casts[i].quantizer;
+        const auto found = fp8_entries_.find({weight.unsafeGetTensorImpl(), q.context.get(), static_cast<int>(q.pass), q.slot});
+        if (found == fp8_entries_.end() || found->second.source.lock().get() != weight.unsafeGetTensorImpl()) continue;
+        found->second.value = std::move(values[i]);
+        found->second.version = static_cast<std::int64_t>(weight._version());
+        found->second.generation = q.context->generation();
+        q.context->note_weight_cast();
+    }
+}
+
 void ParameterCopies::release_forward_fp8() {
     const std::lock_guard<std::mutex> lock(mutex_);
     for (auto& item : fp8_entries_) item.second.value.data = at::Tensor();

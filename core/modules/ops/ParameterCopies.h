@@ -25,6 +25,7 @@ namespace tewb {
 // FP8 state is cast again by one TeOps::quantize_weights call, one launch for all of a model's weights under
 // delayed scaling on the fused path, where each GEMM used to cast its own.
 class TeOps;
+struct OptimizerFp8Cast;
 
 class ParameterCopies {
 public:
@@ -41,6 +42,15 @@ public:
     // parameters' versions, so those copies count as fresh and no refresh follows.
     std::vector<at::Tensor> copies_for(const std::vector<at::Tensor>& params, at::ScalarType dtype) const;
     void mark_current(const std::vector<at::Tensor>& params, at::ScalarType dtype);
+
+    // The kept FP8 copies of `params` that an optimizer's step may write from the new weights itself
+    // (TeOps::adamw_step), as the next forward would cast them: those of an FP8 state under delayed scaling,
+    // past its first forward update, not inspected (inspection counts each cast where it is made). After the
+    // step, set_fp8_copies takes the values written (in this order) and records them as current, so the next
+    // forward casts nothing.
+    std::vector<OptimizerFp8Cast> fp8_casts_for(const std::vector<at::Tensor>& params) const;
+    void set_fp8_copies(const std::vector<at::Tensor>& params, const std::vector<OptimizerFp8Cast>& casts,
+                        std::vector<Fp8Tensor> values);
 
     // After a forward pass: drops the row-major FP8 copies, which only the forward's GEMMs read, and keeps the
     // transposed copies the backward's dgrad reads, so the backward's peak holds one FP8 copy of each weight, not

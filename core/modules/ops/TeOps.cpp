@@ -120,8 +120,9 @@ at::Tensor TeOps::cross_entropy_with_grad(at::Tensor& logits, const at::Tensor& 
     return loss;
 }
 
-void TeOps::adamw_step(at::TensorList params, at::TensorList grads, at::TensorList exp_avg, at::TensorList exp_avg_sq,
-                       const at::Tensor& step, at::TensorList copies, const AdamWHyper& hyper) const {
+std::vector<Fp8Tensor> TeOps::adamw_step(at::TensorList params, at::TensorList grads, at::TensorList exp_avg,
+                                         at::TensorList exp_avg_sq, const at::Tensor& step, at::TensorList copies,
+                                         const std::vector<OptimizerFp8Cast>& fp8, const AdamWHyper& hyper) const {
     step.add_(1.0);
     const std::vector<at::Tensor> steps(params.size(), step);
     at::_fused_adamw_(params, grads, exp_avg, exp_avg_sq, /*max_exp_avg_sqs=*/{}, steps, hyper.lr, hyper.beta1, hyper.beta2,
@@ -137,6 +138,11 @@ void TeOps::adamw_step(at::TensorList params, at::TensorList grads, at::TensorLi
         const c10::NoGradGuard no_grad;
         at::_foreach_copy_(targets, sources);
     }
+    if (fp8.empty()) return {};
+    std::vector<WeightCast> casts;
+    for (const OptimizerFp8Cast& c : fp8) casts.push_back({params[c.param], c.quantizer});
+    const c10::NoGradGuard no_grad;
+    return quantize_weights(casts);
 }
 
 }  // namespace tewb

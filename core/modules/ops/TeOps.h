@@ -48,6 +48,13 @@ struct Fp8GradWithBias {
     at::Tensor bias_grad;  // float32
 };
 
+// A weight whose FP8 copy (with its transposed copy) an AdamW step writes from the parameter's new value:
+// params[param] cast with `quantizer`, as quantize_weights would cast it in the next forward.
+struct OptimizerFp8Cast {
+    std::size_t param = 0;
+    Fp8Quantizer quantizer;
+};
+
 // AdamW's hyperparameters (decoupled weight decay), as torch.optim.AdamW takes them.
 struct AdamWHyper {
     double lr = 3e-4;
@@ -181,10 +188,12 @@ public:
     // One AdamW step (PyTorch's fused AdamW arithmetic, amsgrad and maximize off) over float32 lists of one length:
     // params, grads, exp_avg, exp_avg_sq. `step` is one float32 scalar for all of them, incremented first; where
     // copies[i] is defined (a bfloat16 tensor of params[i]'s shape), it is rewritten from the new params[i] (a
-    // parameter's low-precision copy: ParameterCopies). This default is LibTorch's _fused_adamw_ and a
-    // _foreach_copy_; the fused ops do all of it in one launch.
-    virtual void adamw_step(at::TensorList params, at::TensorList grads, at::TensorList exp_avg, at::TensorList exp_avg_sq,
-                            const at::Tensor& step, at::TensorList copies, const AdamWHyper& hyper) const;
+    // parameter's low-precision copy: ParameterCopies). Each of `fp8` names a parameter whose FP8 copies are
+    // then written from its new value, returned in that order. This default is LibTorch's _fused_adamw_, a
+    // _foreach_copy_ and quantize_weights; the fused ops do all of it in one launch under delayed scaling.
+    virtual std::vector<Fp8Tensor> adamw_step(at::TensorList params, at::TensorList grads, at::TensorList exp_avg,
+                                              at::TensorList exp_avg_sq, const at::Tensor& step, at::TensorList copies,
+                                              const std::vector<OptimizerFp8Cast>& fp8, const AdamWHyper& hyper) const;
 
     // Kernel launches these ops have made in this process so far (the fused ops count theirs; the reference
     // makes none of its own): the trainer reports launches per step from it.

@@ -11,10 +11,11 @@ namespace tewb::kernels {
 // One AdamW step over `count` tensors (a model's parameters) in ONE launch per kAdamWTensorsPerLaunch tensors
 // that have elements (adamw_launches in adamw_types.h; one launch also when none has): what LibTorch does in
 // `_foreach_add_(steps, 1)`, `_fused_adamw_` (which splits at 36 tensors / 320 chunks per launch) and a
-// `_foreach_copy_` of the bfloat16 copies. PyTorch's torch.optim.AdamW(fused=True) with amsgrad = False,
-// maximize = False, no grad scaler, a float lr. `tensors` is host memory; every pointer in it is a device
-// pointer; no two tensors share a buffer. Graph-capturable: no host reads of device values, no allocation,
-// no copies.
+// `_foreach_copy_` of the bfloat16 copies, and, for tensors with an FP8 output, the next forward's
+// cast_transpose_multi_to_fp8 of the weights (below). PyTorch's torch.optim.AdamW(fused=True) with amsgrad =
+// False, maximize = False, no grad scaler, a float lr. `tensors` is host memory; every pointer in it is a
+// device pointer; no two tensors share a buffer. Graph-capturable: no host reads of device values, no
+// allocation, no copies.
 //
 // The step: `step` is one device float32 for the whole list (all tensors step together). Every thread block
 // computes with t = *step + 1 (float32); the last block of the last launch to finish writes *step = t, so
@@ -35,6 +36,17 @@ namespace tewb::kernels {
 //   param_bf16 (where set) = bfloat16(param), round to nearest even (NaN: 0x7fff, CUDA's canonical one).
 // A non-finite grad is not special: NaN propagates. The host twin (host/adamw.h) runs the same arithmetic
 // (optimizer/adamw_math.h), bit for bit this kernel's.
+//
+// FP8 outputs (fp8.data set; the tensor as a [rows, cols] matrix, rows * cols == numel): from the updated
+// param, bit for bit what cast_transpose_multi_to_fp8 (cast_multi.h) writes for the item {param, Float32,
+// rows, cols, fp8.scale, fp8.data, fp8.transposed, fp8.type, fp8.amax}, with the same conversion
+// (common/elementwise.cuh): fp8.data[r * cols + c] = fp8(param * scale[0]) (round to nearest even, saturated
+// to the largest finite value, NaN to 0x7f), fp8.transposed[c * rows + r] the same bytes (not written when
+// null), and max |param| combined into fp8.amax[0] (when not null) as the larger of the float bits, so a
+// NaN wins and a larger value already there stays. So the forward after the step needs no cast of the
+// weights. Such a tensor goes in the same launch as the others: its thread blocks each take a 64 x 64 tile
+// (kAdamWFp8Tile) instead of a flat chunk, stage the tile's FP8 bytes in shared memory and write the
+// transposed copy along its own rows (16-byte stores where whole and aligned, 4-byte stores of the data).
 //
 // Against PyTorch: the CUDA kernel's formula above, bit for bit, except (1) beta^t: PyTorch takes powf (CUDA
 // documents it to a few ulps), this kernel the double power rounded to float32 (the correctly rounded float
@@ -57,10 +69,15 @@ namespace tewb::kernels {
 // Argument errors (KernelError "tewb::kernels::adamw_step: ..." before any launch): tensors null with count
 // > 0; step null or not 4-byte aligned; lr, weight_decay, eps below 0 or not finite in float32; beta1, beta2
 // outside [0, 1); for a tensor with elements ("(tensor i)" in the message): param, grad, exp_avg or
-// exp_avg_sq null or not 4-byte aligned, param_bf16 not 2-byte aligned, one buffer given twice, numel above
-// kAdamWMaxNumel. Tensors with numel 0 are skipped unchecked. Loads and stores are 16 bytes (the bfloat16
-// copy 8) where a tensor's buffers are 16-byte aligned (its copy 8), element by element otherwise; the
-// values are the same either way. CUDA 12.1 or later (the list travels in the kernel's parameters).
+// exp_avg_sq null or not 4-byte aligned, param_bf16 not 2-byte aligned, numel above kAdamWMaxNumel; with
+// fp8.data set: rows or cols 0 or rows * cols != numel, more than kAdamWMaxChunks tiles, fp8.scale null or
+// not 4-byte aligned, fp8.amax not 4-byte aligned, an FP8 type other than E4M3 and E5M2, fp8.transposed the
+// same as fp8.data; one buffer given twice (param, grad, exp_avg, exp_avg_sq, param_bf16 and, with fp8.data
+// set, fp8.data, fp8.transposed, fp8.scale, fp8.amax). With fp8.data null the other fp8 fields, rows and
+// cols are not looked at. Tensors with numel 0 are skipped unchecked. Loads and stores are 16 bytes (the
+// bfloat16 copy 8) where a tensor's buffers are 16-byte aligned (its copy 8) and, with an FP8 output, cols
+// is a multiple of 4; element by element otherwise; the values are the same either way. CUDA 12.1 or later
+// (the list travels in the kernel's parameters).
 void adamw_step(const AdamWTensor* tensors, std::size_t count, float* step, double lr, double beta1, double beta2,
                 double weight_decay, double eps, cudaStream_t stream);
 
