@@ -142,6 +142,15 @@ void write_output(const std::string& path, const std::string& content) {
     }
 }
 
+// Where the tables go: standard error when an output is standard output ('-', /dev/stdout, ...), so standard
+// output carries that output alone and stays readable as JSON or CSV.
+std::ostream& table_stream(const std::vector<OutputRequest>& outputs) {
+    for (const OutputRequest& output : outputs) {
+        if (is_standard_output(output.path)) return std::cerr;
+    }
+    return std::cout;
+}
+
 // Opened before training, so an unusable store is a bad argument rather than a run lost at the end.
 std::unique_ptr<RunStore> open_store_for_runs(bool no_store, const std::string& store_path) {
     if (no_store) {
@@ -305,7 +314,7 @@ void report_runs(const RunFlags& flags, const std::vector<RunRecord>& runs, int 
     if (!flags.json_path.empty()) write_output(flags.json_path, records_to_json_text(runs));
     if (!flags.csv_path.empty()) write_output(flags.csv_path, steps_csv_text(runs));
     if (!flags.fp8_csv_path.empty()) write_output(flags.fp8_csv_path, fp8_csv_text(runs));
-    std::ostream& out = flags.json_path == "-" ? std::cerr : std::cout;
+    std::ostream& out = table_stream(outputs_of(flags));
     out << render_summary_table(runs, std::nullopt);
     if (repeats > 1) out << "\n" << render_group_table(runs, group_runs(runs, std::nullopt));
     if (const std::string breakdown = render_breakdown_table(runs); !breakdown.empty()) out << "\n" << breakdown;
@@ -532,7 +541,7 @@ int run_compare(const Commands& c) {
     if (!flags.csv_path.empty()) write_output(flags.csv_path, steps_csv_text(runs));
     if (!flags.fp8_csv_path.empty()) write_output(flags.fp8_csv_path, fp8_csv_text(runs));
     if (!c.compare_summary_csv.empty()) write_output(c.compare_summary_csv, summary_csv_text(runs, 0));
-    std::ostream& out = flags.json_path == "-" ? std::cerr : std::cout;
+    std::ostream& out = table_stream(outputs);
     out << render_summary_table(runs, 0);
     if (repeats > 1) out << "\n" << render_group_table(runs, group_runs(runs, 0));
     if (const std::string breakdown = render_breakdown_table(runs); !breakdown.empty()) out << "\n" << breakdown;
@@ -583,7 +592,7 @@ int run_sweep(const Commands& c) {
     const SweepResult result = analyze_sweep(plan, records);
     if (!flags.csv_path.empty()) write_output(flags.csv_path, sweep_csv_text(result));
     if (!flags.json_path.empty()) write_output(flags.json_path, records_to_json_text(ran));
-    (flags.json_path == "-" ? std::cerr : std::cout) << render_sweep_table(result);
+    table_stream(outputs) << render_sweep_table(result);
     return ran.empty() ? kExitFailure : exit_code_for(ran, all_saved);
 }
 

@@ -11,7 +11,6 @@
 #include <QCoreApplication>
 #include <QCommandLineParser>
 #include <QDir>
-#include <QFileInfo>
 #include <QSettings>
 #include <QSize>
 #include <QIcon>
@@ -21,6 +20,7 @@
 #include "core/device/DeviceInfo.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/RunStore.h"
+#include "ui/report/Report.h"
 #include "ui/window/MainWindow.h"
 
 namespace {
@@ -149,9 +149,10 @@ std::optional<int> parse_arguments(int argc, char** argv, Arguments& out) {
         out.report = true;
         out.reportRuns = *ids;
         out.reportOut = parser.value(outFile);
-        const QString suffix = QFileInfo(out.reportOut).suffix().toLower();
-        if (suffix != QLatin1String("pdf") && suffix != QLatin1String("html") && suffix != QLatin1String("htm")) {
-            return usage_error(QStringLiteral("--out %1: unknown report format; allowed: a .pdf, .html or .htm file").arg(out.reportOut));
+        try {
+            tewb::ui::report_format(std::filesystem::path(out.reportOut.toStdString()));  // the writer's own rule
+        } catch (const tewb::ConfigError& e) {
+            return usage_error(QStringLiteral("--out ") + QString::fromStdString(e.what()));
         }
         try {
             tewb::check_output_path("--out", std::filesystem::path(out.reportOut.toStdString()));

@@ -40,6 +40,25 @@ bool is_control(std::uint32_t code_point) {
     return code_point < 0x20 || (code_point >= 0x7F && code_point <= 0x9F);
 }
 
+// The Unicode name of a bidirectional control, or nullptr when `code_point` is none.
+const char* bidi_control_name(std::uint32_t code_point) {
+    switch (code_point) {
+        case 0x061C: return "ARABIC LETTER MARK";
+        case 0x200E: return "LEFT-TO-RIGHT MARK";
+        case 0x200F: return "RIGHT-TO-LEFT MARK";
+        case 0x202A: return "LEFT-TO-RIGHT EMBEDDING";
+        case 0x202B: return "RIGHT-TO-LEFT EMBEDDING";
+        case 0x202C: return "POP DIRECTIONAL FORMATTING";
+        case 0x202D: return "LEFT-TO-RIGHT OVERRIDE";
+        case 0x202E: return "RIGHT-TO-LEFT OVERRIDE";
+        case 0x2066: return "LEFT-TO-RIGHT ISOLATE";
+        case 0x2067: return "RIGHT-TO-LEFT ISOLATE";
+        case 0x2068: return "FIRST STRONG ISOLATE";
+        case 0x2069: return "POP DIRECTIONAL ISOLATE";
+        default: return nullptr;
+    }
+}
+
 std::string hex(std::uint32_t code_point) {
     static const char* digits = "0123456789ABCDEF";
     std::string out = "U+";
@@ -70,13 +89,28 @@ std::optional<std::string> text_problem(std::string_view text, std::size_t max_c
     return std::nullopt;
 }
 
+std::optional<std::string> bidi_control_at(std::string_view text) {
+    std::size_t chars = 0;
+    for (std::size_t i = 0; i < text.size();) {
+        std::uint32_t code_point = 0;
+        const std::size_t length = decode(text, i, code_point);
+        if (length == 0) return std::nullopt;
+        ++chars;
+        if (const char* name = bidi_control_name(code_point)) {
+            return hex(code_point) + " " + name + " at character " + std::to_string(chars);
+        }
+        i += length;
+    }
+    return std::nullopt;
+}
+
 std::string printable_text(std::string_view text) {
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size();) {
         std::uint32_t code_point = 0;
         const std::size_t length = decode(text, i, code_point);
-        if (length == 0 || is_control(code_point)) {
+        if (length == 0 || is_control(code_point) || bidi_control_name(code_point) != nullptr) {
             out += kReplacement;
             i += length == 0 ? 1 : length;
         } else {

@@ -12,8 +12,16 @@ namespace tewb {
 // not acceptable ("is not valid UTF-8 (byte 3)", "is 201 characters long"), or nothing when it is.
 std::optional<std::string> text_problem(std::string_view text, std::size_t max_chars);
 
-// For terminals and tables: invalid UTF-8 and control characters each become U+FFFD, so stored text can
-// never move the cursor, colour the terminal or forge a table row.
+// The bidirectional controls: each reorders how the text around it is displayed, so a name holding one shows
+// as something other than what is stored ("run<U+202E>gpj.exe" reads "runexe.jpg").
+inline constexpr std::string_view kBidiControls = "U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069";
+
+// The first bidirectional control in valid UTF-8 `text`, named with its position ("U+202E RIGHT-TO-LEFT
+// OVERRIDE at character 3"), or nothing.
+std::optional<std::string> bidi_control_at(std::string_view text);
+
+// For terminals and tables: invalid UTF-8, control characters and bidirectional controls each become U+FFFD,
+// so stored text can never move the cursor, colour the terminal, reorder a line or forge a table row.
 std::string printable_text(std::string_view text);
 
 }  // namespace tewb

@@ -82,8 +82,13 @@ std::string quoted(std::string_view text) {
 }  // namespace
 
 std::optional<std::string> name_problem(std::string_view name) {
+    const std::string allowed = "; allowed: printable UTF-8 text of at most " + std::to_string(kMaxNameLength) +
+                                " characters, without bidirectional controls (" + std::string(kBidiControls) + ")";
     if (const auto problem = text_problem(name, kMaxNameLength)) {
-        return *problem + "; allowed: printable UTF-8 text of at most " + std::to_string(kMaxNameLength) + " characters";
+        return *problem + allowed;
+    }
+    if (const auto control = bidi_control_at(name)) {
+        return "contains a bidirectional control character (" + *control + ")" + allowed;
     }
     return std::nullopt;
 }

@@ -64,8 +64,8 @@ struct RunConfig {
     friend bool operator==(const RunConfig&, const RunConfig&) = default;
 };
 
-// Why a run name is not acceptable (invalid UTF-8, a control character, too long), or nothing. The same
-// rule holds for --name, the GUI's name field and names in imported records.
+// Why a run name is not acceptable (invalid UTF-8, a control character, a bidirectional control, too long), or
+// nothing. The same rule holds for --name, the GUI's name field and names in imported records.
 std::optional<std::string> name_problem(std::string_view name);
 
 // Every problem found without looking at the hardware; empty when the configuration is valid.

@@ -248,9 +248,29 @@ std::optional<std::string> standard_stream_at(const fs::path& path, bool regular
     return std::nullopt;
 }
 
+bool is_standard_output(const fs::path& path) {
+    if (path == "-") return true;
+    // The null device discards whatever comes: output sent there mixes with nothing, even when stdout is it too.
+    const std::optional<FileIdentity> target = identity(path);
+    if (target && target == identity("/dev/null")) return false;
+    return standard_stream_at(path, /*regular_files_only=*/false) == "standard output";
+}
+
 void check_outputs(const std::vector<OutputRequest>& outputs, const std::optional<fs::path>& store) {
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         const OutputRequest& out = outputs[i];
+        // Two outputs in one stream cannot be read apart: a reader cannot tell where one ends.
+        if (is_standard_output(out.path)) {
+            for (std::size_t j = 0; j < i; ++j) {
+                const OutputRequest& earlier = outputs[j];
+                if (is_standard_output(earlier.path)) {
+                    throw ConfigError(out.flag + " " + out.path.string() + ": is standard output, which " + earlier.flag + " " +
+                                      earlier.path.string() + " writes to already; the two would be mixed in one stream; "
+                                      "allowed: standard output for one output at most ('-' where the option takes it), a "
+                                      "file for each other one");
+                }
+            }
+        }
         if (out.path == "-") continue;
         check_output_path(out.flag, out.path);
         if (const auto target = identity(out.path)) {

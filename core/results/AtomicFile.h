@@ -30,11 +30,16 @@ struct OutputRequest {
     std::filesystem::path path;
 };
 
-// check_output_path for each, and rules across them: no two outputs are the same file (by path, through
-// symlinks, or hard links); none is the run store `store` or one of its companion files (-wal, -shm,
-// -journal), which an export would otherwise destroy; none is the regular file standard output or error is
-// redirected to (/dev/stdout would replace it whole), nor this program's executable.
+// check_output_path for each, and rules across them: at most one is standard output, under any spelling
+// (is_standard_output); no two outputs are the same file (by path, through symlinks, or hard links); none is
+// the run store `store` or one of its companion files (-wal, -shm, -journal), which an export would otherwise
+// destroy; none is the regular file standard output or error is redirected to (/dev/stdout would replace it
+// whole), nor this program's executable.
 void check_outputs(const std::vector<OutputRequest>& outputs, const std::optional<std::filesystem::path>& store);
+
+// Whether an output `path` writes to standard output: "-", or a path to what file descriptor 1 writes to
+// (/dev/stdout, /dev/fd/1, /proc/self/fd/1, or the terminal, pipe, FIFO or file itself), except the null device.
+bool is_standard_output(const std::filesystem::path& path);
 
 // "standard output" or "standard error" when `path` is what that stream writes to (the same file, device,
 // pipe or terminal, by identity, through any spelling such as /dev/stdout); with `regular_files_only`, only a

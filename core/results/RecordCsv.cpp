@@ -29,12 +29,17 @@ std::string number(const std::optional<float>& value) {
 
 }  // namespace
 
-std::string csv_field(const std::string& text) {
-    if (text.find_first_of(",\"\r\n") == std::string::npos) {
-        return text;
+std::string csv_field(std::string_view text) {
+    // Spreadsheets run a cell that starts with one of these as a formula (=HYPERLINK(...), =cmd|...), and a
+    // leading ' is their own way of saying "this is text".
+    const bool formula = !text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos;
+    std::string cell = formula ? "'" : "";
+    cell += text;
+    if (cell.find_first_of(",\"\r\n") == std::string::npos) {
+        return cell;
     }
     std::string quoted = "\"";
-    for (const char c : text) {
+    for (const char c : cell) {
         quoted += c;
         if (c == '"') {
             quoted += '"';
@@ -62,12 +67,12 @@ void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
            "backward_ms,communication_ms,optimizer_ms,fp8_ms\n";
     for (const RunRecord& run : runs) {
         const std::string prefix = csv_field(run.id) + "," + csv_field(display_name(run)) + "," +
-                                   std::string(to_string(run.config.backend)) + "," +
-                                   std::string(to_string(run.config.precision)) + "," + csv_field(run.execution.device) + ",";
+                                   csv_field(to_string(run.config.backend)) + "," +
+                                   csv_field(to_string(run.config.precision)) + "," + csv_field(run.execution.device) + ",";
         for (const StepMetrics& s : run.steps) {
-            out << prefix << s.step << ',' << to_string(s.phase) << ',' << number(s.loss) << ',' << number(s.step_ms) << ','
-                << s.mem_bytes << ',' << number(s.tokens_per_s) << ',' << number(s.elapsed_ms) << breakdown_fields(s.breakdown)
-                << '\n';
+            out << prefix << s.step << ',' << csv_field(to_string(s.phase)) << ',' << number(s.loss) << ','
+                << number(s.step_ms) << ',' << s.mem_bytes << ',' << number(s.tokens_per_s) << ',' << number(s.elapsed_ms)
+                << breakdown_fields(s.breakdown) << '\n';
         }
     }
 }
@@ -104,14 +109,15 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
         const RunRecord& r = *row.run;
         const RunSummary& s = r.summary;
         const RunGroup& g = *group_of[index++];
-        out << csv_field(r.id) << ',' << csv_field(display_name(r)) << ',' << to_string(r.config.backend) << ','
-            << to_string(r.config.precision) << ',' << csv_field(r.execution.device) << ','
+        out << csv_field(r.id) << ',' << csv_field(display_name(r)) << ',' << csv_field(to_string(r.config.backend)) << ','
+            << csv_field(to_string(r.config.precision)) << ',' << csv_field(r.execution.device) << ','
             << csv_field(r.execution.implementation) << ',' << (r.execution.fp8_emulated ? "true" : "false") << ','
             << csv_field(r.execution.te_impl) << ',' << fallback_calls(r.execution) << ','
-            << to_string(r.status) << ',' << s.timed_steps << ','
+            << csv_field(to_string(r.status)) << ',' << s.timed_steps << ','
             << number(s.mean_ms) << ',' << number(s.median_ms) << ',' << number(s.p90_ms) << ',' << number(s.tokens_per_s) << ','
-            << number(s.tflops) << ',' << number(s.mfu) << ',' << s.peak_mem_bytes << ',' << to_string(r.execution.memory_metric)
-            << ',' << number(s.final_loss) << ',' << number(row.speedup) << ',' << number(row.memory_ratio) << ','
+            << number(s.tflops) << ',' << number(s.mfu) << ',' << s.peak_mem_bytes << ','
+            << csv_field(to_string(r.execution.memory_metric)) << ',' << number(s.final_loss) << ',' << number(row.speedup) << ','
+            << number(row.memory_ratio) << ','
             << (r.repeat ? csv_field(r.repeat->group) : "") << ',' << (r.repeat ? std::to_string(r.repeat->index) : "") << ','
             << (r.repeat ? std::to_string(r.repeat->count) : "") << ',' << number(g.centre_ms) << ',' << number(g.min_ms)
             << ',' << number(g.max_ms) << ',' << interval(g.centre_ci, false) << ',' << interval(g.centre_ci, true) << ','
@@ -133,9 +139,10 @@ void write_fp8_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
             for (std::size_t i = 0; i < s.fp8.size() && i < run.fp8_slots.size(); ++i) {
                 const Fp8SlotInfo& slot = run.fp8_slots[i];
                 const Fp8SlotSample& sample = s.fp8[i];
-                out << prefix << s.step << ',' << to_string(s.phase) << ',' << csv_field(slot.module) << ','
-                    << to_string(slot.role) << ',' << to_string(slot.dtype) << ',' << number(sample.amax) << ','
-                    << number(sample.scale) << ',' << number(sample.saturated) << ',' << number(sample.underflow) << ','
+                out << prefix << s.step << ',' << csv_field(to_string(s.phase)) << ',' << csv_field(slot.module) << ','
+                    << csv_field(to_string(slot.role)) << ',' << csv_field(to_string(slot.dtype)) << ','
+                    << number(sample.amax) << ',' << number(sample.scale) << ',' << number(sample.saturated) << ','
+                    << number(sample.underflow) << ','
                     << number(sample.rel_mse) << ',' << snr(sample.rel_mse) << ',' << number(sample.current_rel_mse) << ','
                     << snr(sample.current_rel_mse) << ',' << number(sample.block_rel_mse) << ',' << snr(sample.block_rel_mse)
                     << '\n';

@@ -2,6 +2,8 @@
 
 #include <optional>
 #include <ostream>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/results/RunRecord.h"
@@ -24,7 +26,10 @@ std::string steps_csv_text(const std::vector<RunRecord>& runs);
 std::string summary_csv_text(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
 std::string fp8_csv_text(const std::vector<RunRecord>& runs);
 
-// RFC 4180 field: quoted when it holds a comma, quote or line break.
-std::string csv_field(const std::string& text);
+// A text cell (a name, label, message, kernel name; never a number) as an RFC 4180 field: a text that begins
+// with =, +, -, @, a tab or a carriage return gets a leading ' so that a spreadsheet shows it instead of
+// running it as a formula; then quoted when it holds a comma, quote or line break. Numbers are written as they
+// are, so a negative number stays a number. Every CSV the programs write puts its text cells through here.
+std::string csv_field(std::string_view text);
 
 }  // namespace tewb

@@ -179,8 +179,8 @@ std::string sweep_csv_text(const SweepResult& result) {
         for (std::size_t p = 0; p < result.precisions.size(); ++p) {
             const SweepCell& c = result.cell(k, p);
             out << c.point.hidden << ',' << c.point.batch << ',' << c.point.seq << ',' << format_fixed(result.flops[k], 0) << ','
-                << to_string(c.precision) << ',' << number(c.ms) << ',' << number(c.baseline_ms) << ',' << number(c.speedup)
-                << ',' << (c.emulated ? "true" : "false") << ',' << csv_field(c.note) << '\n';
+                << csv_field(to_string(c.precision)) << ',' << number(c.ms) << ',' << number(c.baseline_ms) << ','
+                << number(c.speedup) << ',' << (c.emulated ? "true" : "false") << ',' << csv_field(c.note) << '\n';
         }
     }
     return out.str();

@@ -169,9 +169,17 @@ private Q_SLOTS:
         const std::vector<double> l2 = losses(dp), l1 = losses(sp);
         QCOMPARE(l2.size(), std::size_t{10});
         QCOMPARE(l2.size(), l1.size());
+        // On a mismatch, every step of both runs: which one left the common path, and from which step.
+        const auto all_steps = [&] {
+            QString text;
+            for (std::size_t i = 0; i < l1.size(); ++i) {
+                text += QStringLiteral("\n  step %1: 2 ranks %2, 1 process %3").arg(i + 1).arg(l2[i], 0, 'g', 10).arg(l1[i], 0, 'g', 10);
+            }
+            return text;
+        };
         for (std::size_t i = 0; i < l1.size(); ++i) {
             QVERIFY2(std::abs(l2[i] - l1[i]) <= 1e-5 * std::abs(l1[i]),
-                     qPrintable(QStringLiteral("step %1: %2 vs %3").arg(i + 1).arg(l2[i], 0, 'g', 10).arg(l1[i], 0, 'g', 10)));
+                     qPrintable(QStringLiteral("step %1 differs:").arg(i + 1) + all_steps()));
         }
         for (const char* key : {"sum", "sum_abs", "sum_squares"}) {
             const double x = dp["execution"]["weights_digest"][key].get<double>();

@@ -40,6 +40,52 @@ bool is_char_device(const QString& path) {
     return ::stat(path.toLocal8Bit().constData(), &info) == 0 && S_ISCHR(info.st_mode);
 }
 
+// RFC 4180: rows of cells, quotes removed.
+QList<QStringList> csv_rows(const QString& text) {
+    QList<QStringList> rows;
+    QStringList row;
+    QString cell;
+    bool quoted = false;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const QChar c = text[i];
+        if (quoted) {
+            if (c == u'"' && i + 1 < text.size() && text[i + 1] == u'"') {
+                cell += c;
+                ++i;
+            } else if (c == u'"') {
+                quoted = false;
+            } else {
+                cell += c;
+            }
+        } else if (c == u'"') {
+            quoted = true;
+        } else if (c == u',' || c == u'\n') {
+            row << cell;
+            cell.clear();
+            if (c == u'\n') rows << row, row.clear();
+        } else {
+            cell += c;
+        }
+    }
+    if (!row.isEmpty() || !cell.isEmpty()) rows << (row << cell);
+    return rows;
+}
+
+// Cells a spreadsheet would run as a formula: beginning with =, +, -, @, a tab or a carriage return, and not a
+// number ("-0.5", "-inf" are numbers).
+QStringList formula_cells(const QString& csv) {
+    QStringList found;
+    for (const QStringList& row : csv_rows(csv)) {
+        for (const QString& cell : row) {
+            if (cell.isEmpty() || !QStringLiteral("=+-@\t\r").contains(cell.front())) continue;
+            bool number = false;
+            cell.toDouble(&number);
+            if (!number && cell != QStringLiteral("-inf")) found << cell;
+        }
+    }
+    return found;
+}
+
 struct Options {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     QString stdout_file;
@@ -71,6 +117,23 @@ class TestHardening : public QObject {
         return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
                 QString::fromUtf8(process.readAllStandardOutput()), QString::fromUtf8(process.readAllStandardError()),
                 clock.elapsed()};
+    }
+
+    // te-workbench with this test's run store as its default one (TEWB_DATA_DIR), headless.
+    Result workbench(const QStringList& args) {
+        QProcess process;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TEWB_DATA_DIR"), dir_.path());
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        process.setProcessEnvironment(env);
+        process.start(QStringLiteral(TE_WORKBENCH_PATH), args);
+        if (!process.waitForFinished(300000)) {
+            process.kill();
+            process.waitForFinished();
+            return {-2, {}, QStringLiteral("timed out"), 0};
+        }
+        return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
+                QString::fromUtf8(process.readAllStandardOutput()), QString::fromUtf8(process.readAllStandardError()), 0};
     }
 
     // The process environment with the fault-injection library preloaded.
@@ -283,6 +346,241 @@ private Q_SLOTS:
         QCOMPARE(r.exit_code, 0);
         QVERIFY(QFile::exists(dir_.filePath(name)));
         QCOMPARE(bench({"history", "export", first_id(), "--json", dir_.filePath(name + "x")}).exit_code, 2);
+    }
+
+    // ---- class: standard output carries one output ----
+    // Two outputs in one stream cannot be read apart: refused before any work, however standard output is
+    // spelled ('-', /dev/stdout, /dev/fd/1, /proc/self/fd/1, or the path of the file or FIFO it goes to).
+    void twoOutputsToStandardOutputAreRefused_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("stdout_kind");  // "pipe" (the test reads it), "file" or "fifo" at STDOUT
+        QTest::addColumn<QString>("refused");      // the output named in the message
+        const QStringList run{"run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "1", "--no-store"};
+        const QStringList export_last{"history", "export", "LAST"};
+        QTest::newRow("run - -") << run + QStringList{"--json", "-", "--csv", "-"} << "pipe" << "--csv -";
+        QTest::newRow("run - /dev/stdout") << run + QStringList{"--json", "-", "--fp8-csv", "/dev/stdout"} << "pipe"
+                                           << "--fp8-csv /dev/stdout";
+        QTest::newRow("run /proc/self/fd/1 /dev/fd/1") << run + QStringList{"--json", "/proc/self/fd/1", "--csv", "/dev/fd/1"}
+                                                      << "pipe" << "--csv /dev/fd/1";
+        QTest::newRow("compare - /dev/fd/1") << QStringList{"compare", "--preset", "quick-cpu", "--warmup", "0", "--iters", "1",
+                                                            "--no-store", "--csv", "-", "--summary-csv", "/dev/fd/1"}
+                                             << "pipe" << "--summary-csv /dev/fd/1";
+        QTest::newRow("sweep - /proc/self/fd/1") << QStringList{"sweep", "--preset", "quick-cpu", "--hidden", "64", "--warmup",
+                                                                "0", "--iters", "1", "--no-store", "--csv", "-", "--json",
+                                                                "/proc/self/fd/1"}
+                                                 << "pipe" << "--json /proc/self/fd/1";
+        QTest::newRow("export - -") << export_last + QStringList{"--json", "-", "--csv", "-"} << "pipe" << "--csv -";
+        QTest::newRow("export /dev/stdout -") << export_last + QStringList{"--summary-csv", "/dev/stdout", "--fp8-csv", "-"}
+                                              << "pipe" << "--fp8-csv -";
+        QTest::newRow("export - and stdout's file") << export_last + QStringList{"--json", "-", "--csv", "STDOUT"} << "file"
+                                                    << "--csv STDOUT";
+        QTest::newRow("export - and stdout's FIFO") << export_last + QStringList{"--json", "-", "--csv", "STDOUT"} << "fifo"
+                                                    << "--csv STDOUT";
+        QTest::newRow("run - and stdout's FIFO") << run + QStringList{"--csv", "STDOUT", "--json", "-"} << "fifo"
+                                                 << "--csv STDOUT";
+    }
+    void twoOutputsToStandardOutputAreRefused() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, stdout_kind);
+        QFETCH(QString, refused);
+        const QString target = dir_.filePath("stdout-" + stdout_kind);
+        QFile::remove(target);
+        args.replaceInStrings(QStringLiteral("LAST"), first_id());
+        args.replaceInStrings(QStringLiteral("STDOUT"), target);
+        refused.replace(QStringLiteral("STDOUT"), target);
+        Options options;
+        int reader = -1;
+        if (stdout_kind == "file") {
+            write_all(target, {});
+            options.stdout_file = target;
+        } else if (stdout_kind == "fifo") {
+            QVERIFY(::mkfifo(target.toLocal8Bit().constData(), 0600) == 0);
+            reader = ::open(target.toLocal8Bit().constData(), O_RDONLY | O_NONBLOCK);  // before te-bench opens it
+            QVERIFY(reader >= 0);
+            QVERIFY(::fcntl(reader, F_SETPIPE_SZ, 1 << 20) >= 0);
+            options.stdout_file = target;
+        }
+        const Result r = bench(args, options);
+        QByteArray written = r.out.toUtf8();
+        if (reader >= 0) {
+            char buffer[65536];
+            for (ssize_t n; (n = ::read(reader, buffer, sizeof buffer)) > 0;) written.append(buffer, n);
+            ::close(reader);
+        } else if (stdout_kind == "file") {
+            written = read_all(target);
+        }
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains(refused + ": is standard output, which "), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("allowed: standard output for one output at most")), qPrintable(r.err));
+        QVERIFY2(written.isEmpty(), written.left(200).constData());  // refused before any work
+    }
+
+    // The null device mixes nothing: with standard output sent there, another output may go there too.
+    void theNullDeviceIsNotStandardOutput() {
+        if (::geteuid() != 0 && !QFileInfo(QStringLiteral("/dev/null")).isWritable()) QSKIP("no writable /dev/null");
+        Options options;
+        options.stdout_file = QStringLiteral("/dev/null");
+        const Result r = bench({"history", "export", first_id(), "--json", "-", "--csv", "/dev/null"}, options);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    }
+
+    // What a command prints besides its outputs (the tables) goes to standard error when an output is standard
+    // output, so standard output holds that output alone.
+    void standardOutputHoldsItsOutputAlone_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("table");  // a word of the table that went to stderr
+        const QStringList tiny{"--preset", "quick-cpu", "--layers", "1", "--hidden", "64", "--heads", "2", "--seq", "16",
+                               "--batch", "2", "--warmup", "0", "--iters", "1", "--no-store"};
+        QTest::newRow("run --csv -") << QStringList{"run"} + tiny + QStringList{"--csv", "-"} << "median ms";
+        QTest::newRow("run --csv /dev/stdout") << QStringList{"run"} + tiny + QStringList{"--csv", "/dev/stdout"} << "median ms";
+        QTest::newRow("compare --summary-csv -") << QStringList{"compare"} + tiny + QStringList{"--summary-csv", "-"}
+                                                 << "median ms";
+        QTest::newRow("sweep --csv /dev/fd/1") << QStringList{"sweep", "--preset", "quick-cpu", "--hidden", "64", "--warmup", "0",
+                                                              "--iters", "1", "--no-store", "--csv", "/dev/fd/1"}
+                                               << "GFLOP/step";
+    }
+    void standardOutputHoldsItsOutputAlone() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, table);
+        const Result r = bench(args);
+        QCOMPARE(r.exit_code, 0);
+        const QList<QStringList> rows = csv_rows(r.out);
+        QVERIFY2(rows.size() >= 2, qPrintable(r.out));
+        for (const QStringList& row : rows) {
+            QVERIFY2(row.size() == rows.front().size(), qPrintable("not a row of the CSV: " + row.join(',') + "\n" + r.out));
+        }
+        QVERIFY2(r.err.contains(table), qPrintable(r.err));
+    }
+
+    // ---- class: a CSV cell is never a formula ----
+    // A spreadsheet runs a cell that begins with =, +, -, @, a tab or a carriage return (=HYPERLINK(...),
+    // =cmd|...); names, devices and modules come from users and from imported records. Every text cell of every
+    // CSV te-bench writes starts with ' then; numbers (a negative loss) stay numbers.
+    void csvCellsAreNeverFormulas() {
+        const QString source = dir_.filePath("formula-source.json");
+        const QString run_csv = dir_.filePath("formula-run.csv");
+        const Result run = bench({"run", "--preset", "quick-cpu", "--device", "cpu", "--backend", "te", "--precision", "fp8",
+                                  "--layers", "1", "--hidden", "64", "--heads", "2", "--seq", "16", "--batch", "2", "--warmup",
+                                  "0", "--iters", "2", "--no-store", "--name", "+1+1", "--json", source, "--csv", run_csv});
+        QCOMPARE(run.exit_code, 0);
+        const QString run_text = QString::fromUtf8(read_all(run_csv));
+        QVERIFY2(formula_cells(run_text).isEmpty(), qPrintable(run_text));
+        QVERIFY2(csv_rows(run_text)[1][1].startsWith(QStringLiteral("'+1+1")), qPrintable(run_text));
+
+        json crafted = json::parse(read_all(source).toStdString());
+        crafted["id"] = "-0123456789abcdef";
+        crafted["config"]["name"] = "=HYPERLINK(\"http://example.com\",\"click\")";
+        crafted["execution"]["device"] = "@SUM(1+1)*cmd|' /C calc'!A0";
+        crafted["execution"]["implementation"] = "\t=1+1";
+        crafted["summary"]["breakdown_source"] = "\r=1+1";
+        crafted["repeat"] = json{{"group", "-2+3"}, {"index", 1}, {"count", 1}};
+        crafted["fp8_slots"][0]["module"] = "=1+1";
+        crafted["steps"][0]["loss"] = -0.5;
+        crafted["steps"][1]["loss"] = -1e-3;
+        const QString store = dir_.filePath("formula.sqlite3");
+        const Result imported = bench({"--store", store, "history", "import", record_file("formula.json", crafted)});
+        QVERIFY2(imported.exit_code == 0, qPrintable(imported.err));
+        const QString steps = dir_.filePath("formula-steps.csv");
+        const QString summary = dir_.filePath("formula-summary.csv");
+        const QString fp8 = dir_.filePath("formula-fp8.csv");
+        const Result exported =
+            bench({"--store", store, "history", "export", "1", "--csv", steps, "--summary-csv", summary, "--fp8-csv", fp8});
+        QCOMPARE(exported.exit_code, 0);
+        for (const QString& path : {steps, summary, fp8}) {
+            const QStringList formulas = formula_cells(QString::fromUtf8(read_all(path)));
+            QVERIFY2(formulas.isEmpty(), qPrintable(path + " runs as formulas: " + formulas.join(QStringLiteral(" | "))));
+        }
+        const QList<QStringList> step_rows = csv_rows(QString::fromUtf8(read_all(steps)));
+        QCOMPARE(step_rows[1][0], QStringLiteral("'-0123456789abcdef"));
+        QVERIFY2(step_rows[1][1].startsWith(QStringLiteral("'=HYPERLINK(\"http://example.com\",\"click\")")),
+                 qPrintable(step_rows[1][1]));
+        QCOMPARE(step_rows[1][4], QStringLiteral("'@SUM(1+1)*cmd|' /C calc'!A0"));
+        QCOMPARE(step_rows[1][7], QStringLiteral("-0.5"));  // numbers stay numbers
+        QCOMPARE(step_rows[2][7], QStringLiteral("-0.001"));
+        const QList<QStringList> summary_rows = csv_rows(QString::fromUtf8(read_all(summary)));
+        const auto cell = [&](const char* column) {
+            return summary_rows[1][summary_rows[0].indexOf(QString::fromLatin1(column))];
+        };
+        QCOMPARE(cell("implementation"), QStringLiteral("'\t=1+1"));
+        QCOMPARE(cell("breakdown_source"), QStringLiteral("'\r=1+1"));
+        QCOMPARE(cell("repeat_group"), QStringLiteral("'-2+3"));
+        const QList<QStringList> fp8_rows = csv_rows(QString::fromUtf8(read_all(fp8)));
+        QVERIFY(fp8_rows.size() > 1);
+        QCOMPARE(fp8_rows[1][4], QStringLiteral("'=1+1"));
+    }
+
+    // ---- class: a name shows as it is stored ----
+    // A bidirectional control reorders how the text around it is shown ("run<U+202E>gpj.exe" reads
+    // "runexe.jpg"): refused wherever a name enters, naming the character and its position.
+    void bidiControlsInNamesAreRefused_data() {
+        QTest::addColumn<QString>("control");
+        QTest::addColumn<QString>("code");
+        for (const char16_t c : {u'\u202A', u'\u202B', u'\u202C', u'\u202D', u'\u202E', u'\u2066', u'\u2067', u'\u2068',
+                                 u'\u2069', u'\u200E', u'\u200F', u'\u061C'}) {
+            const QString code = QStringLiteral("U+%1").arg(static_cast<int>(c), 4, 16, QLatin1Char('0')).toUpper();
+            QTest::newRow(qPrintable(code)) << QString(QChar(c)) << code;
+        }
+    }
+    void bidiControlsInNamesAreRefused() {
+        QFETCH(QString, control);
+        QFETCH(QString, code);
+        const QString name = QStringLiteral("run") + control + QStringLiteral("gpj.exe");
+        const Result r = bench({"run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "1", "--no-store", "--name", name});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("--name: contains a bidirectional control character (") + code) &&
+                     r.err.contains(QStringLiteral("at character 4)")) && r.err.contains(QStringLiteral("allowed: ")),
+                 qPrintable(r.err));
+        // An imported record with such a name is refused as a whole, by its index and field; nothing is imported.
+        const QString store = dir_.filePath("bidi-" + code + ".sqlite3");
+        json good = record_;
+        good["id"] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        json bad = record_;
+        bad["id"] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+        bad["config"]["name"] = name.toStdString();
+        const QString file = record_file("bidi.json", json::array({good, bad}));
+        const Result i = bench({"--store", store, "history", "import", file});
+        QCOMPARE(i.exit_code, 2);
+        QVERIFY2(i.err.contains(file + " [1]: $.config.name contains a bidirectional control character (" + code) &&
+                     i.err.contains(QStringLiteral("nothing was imported")),
+                 qPrintable(i.err));
+        QCOMPARE(stored_runs(store), 0);
+    }
+
+    // ---- class: an output's extension names a format the program writes ----
+    // te-workbench --report reads the extension in any case (report.PDF is a PDF) or refuses it before any work;
+    // before, --out report.PDF passed the check and the writer refused it after building the report.
+    void reportFormatIsReadInAnyCase_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("exit_code");
+        QTest::addColumn<QByteArray>("starts");  // the file's first bytes; empty: no file
+        QTest::newRow(".PDF") << "report.PDF" << 0 << QByteArray("%PDF-");
+        QTest::newRow(".Pdf") << "report.Pdf" << 0 << QByteArray("%PDF-");
+        QTest::newRow(".HTML") << "report.HTML" << 0 << QByteArray("<html>");
+        QTest::newRow(".Htm") << "report.Htm" << 0 << QByteArray("<html>");
+        QTest::newRow(".html") << "report.html" << 0 << QByteArray("<html>");
+        QTest::newRow(".txt") << "report.txt" << 2 << QByteArray();
+        QTest::newRow("no extension") << "report" << 2 << QByteArray();
+        QTest::newRow(".PDF.bak") << "report.PDF.bak" << 2 << QByteArray();
+    }
+    void reportFormatIsReadInAnyCase() {
+        QFETCH(QString, file);
+        QFETCH(int, exit_code);
+        QFETCH(QByteArray, starts);
+        const QString out = dir_.filePath("reports/" + file);
+        QVERIFY(QDir().mkpath(dir_.filePath("reports")));
+        QFile::remove(out);
+        const Result r = workbench({"--report", "--runs", first_id(), "--out", out, "--quit"});
+        QVERIFY2(r.exit_code == exit_code, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+        if (exit_code == 0) {
+            QFile written(out);
+            QVERIFY(written.open(QIODevice::ReadOnly));
+            QCOMPARE(written.read(starts.size()), starts);
+        } else {
+            QVERIFY2(r.err.contains(QStringLiteral("unknown report format")) &&
+                         r.err.contains(QStringLiteral("allowed: .pdf, .html or .htm")),
+                     qPrintable(r.err));
+            QVERIFY(!QFile::exists(out));
+        }
     }
 
     // ---- class: write errors are errors (stdout and files) ----

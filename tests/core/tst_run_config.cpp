@@ -433,6 +433,43 @@ private Q_SLOTS:
         QVERIFY(!name_problem(std::string(200, 'x')));
     }
 
+    // A bidirectional control shows a name in another order than it is stored ("run<U+202E>gpj.exe" reads
+    // "runexe.jpg"): refused wherever a name enters (--name, the GUI's field, imported records), naming the
+    // character and its position; where one was stored before, it is printed as U+FFFD.
+    void bidiControlsInNamesAreRefused() {
+        const std::pair<const char*, const char*> controls[] = {
+            {"\u061C", "U+061C ARABIC LETTER MARK"},        {"\u200E", "U+200E LEFT-TO-RIGHT MARK"},
+            {"\u200F", "U+200F RIGHT-TO-LEFT MARK"},        {"\u202A", "U+202A LEFT-TO-RIGHT EMBEDDING"},
+            {"\u202B", "U+202B RIGHT-TO-LEFT EMBEDDING"},   {"\u202C", "U+202C POP DIRECTIONAL FORMATTING"},
+            {"\u202D", "U+202D LEFT-TO-RIGHT OVERRIDE"},    {"\u202E", "U+202E RIGHT-TO-LEFT OVERRIDE"},
+            {"\u2066", "U+2066 LEFT-TO-RIGHT ISOLATE"},     {"\u2067", "U+2067 RIGHT-TO-LEFT ISOLATE"},
+            {"\u2068", "U+2068 FIRST STRONG ISOLATE"},      {"\u2069", "U+2069 POP DIRECTIONAL ISOLATE"},
+        };
+        for (const auto& [control, named] : controls) {
+            const std::optional<std::string> problem = name_problem(std::string("жж") + control + "x");
+            QVERIFY2(problem, named);
+            const std::string expected = std::string("contains a bidirectional control character (") + named + " at character 3)";
+            QVERIFY2(problem->rfind(expected, 0) == 0, problem->c_str());
+            QVERIFY2(problem->find("allowed: printable UTF-8 text of at most 200 characters") != std::string::npos,
+                     problem->c_str());
+            QVERIFY2(problem->find("U+202A to U+202E") != std::string::npos, problem->c_str());
+            RunConfig c = make_preset(Preset::QuickCpu);
+            c.name = std::string(control) + "run";
+            const std::vector<ConfigProblem> problems = find_problems(c);
+            QCOMPARE(problems.size(), std::size_t{1});
+            QCOMPARE(problems[0].field, std::string("name"));
+            QVERIFY2(problems[0].message.rfind("--name: contains a bidirectional control character", 0) == 0,
+                     problems[0].message.c_str());
+            QCOMPARE(printable_text(std::string("a") + control + "b"), std::string("a\xEF\xBF\xBD" "b"));
+        }
+        // Right-to-left letters, joiners and other format characters are text, not controls.
+        for (const char* fine : {"\u05E9\u05DC\u05D5\u05DD run", "\u0627\u0644\u0639\u0631\u0628\u064A\u0629",
+                                 "a\u200Db", "a\u2060b", "a\u202Fb", "a\u2065b"}) {
+            QVERIFY2(!name_problem(fine), fine);
+            QCOMPARE(printable_text(fine), std::string(fine));
+        }
+    }
+
     void memoryBeyondTheMachineIsRefused() {
         RunConfig seed = make_preset(Preset::Seed);
         seed.device = DeviceKind::Cpu;

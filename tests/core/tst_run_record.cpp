@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +17,7 @@
 #include "core/results/RecordJson.h"
 #include "core/results/ReportText.h"
 #include "core/results/Summary.h"
+#include "core/results/SweepResult.h"
 #include "core/selftest/SelfTest.h"
 
 using namespace tewb;
@@ -57,6 +60,51 @@ RunRecord sample_record() {
     r.status = RunStatus::Finished;
     r.summary = summarize(r.steps, r.config, r.execution);
     return r;
+}
+
+// RFC 4180: rows of cells, quotes removed.
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> row;
+    std::string cell;
+    bool quoted = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+                cell += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                cell += c;
+            }
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',' || c == '\n') {
+            row.push_back(std::move(cell));
+            cell.clear();
+            if (c == '\n') rows.push_back(std::move(row)), row.clear();
+        } else {
+            cell += c;
+        }
+    }
+    return rows;
+}
+
+// Cells a spreadsheet would run as a formula: beginning with =, +, -, @, a tab or a carriage return, and not a
+// number ("-0.5", "-inf" are numbers).
+std::vector<std::string> formula_cells(const std::string& csv) {
+    std::vector<std::string> found;
+    for (const std::vector<std::string>& row : csv_rows(csv)) {
+        for (const std::string& cell : row) {
+            if (cell.empty() || std::string_view("=+-@\t\r").find(cell.front()) == std::string_view::npos) continue;
+            char* end = nullptr;
+            std::strtod(cell.c_str(), &end);
+            if (end != cell.c_str() + cell.size()) found.push_back(cell);
+        }
+    }
+    return found;
 }
 
 void expect_rejected(const json& document, const std::string& expected_part) {
@@ -507,6 +555,76 @@ private Q_SLOTS:
         // Not repeats: the group columns are the run's own (its timed steps).
         QCOMPARE(field(lines[1], "repeat_group"), QString());
         QCOMPARE(field(lines[2], "group_speedup"), QStringLiteral("2"));
+    }
+
+    // A spreadsheet runs a cell that begins with =, +, -, @, a tab or a carriage return as a formula (=HYPERLINK,
+    // =cmd|...): every text cell of every CSV (names, devices, modules, kernels, notes) gets a leading ' then, and
+    // is quoted as RFC 4180 asks; numbers (a negative loss, an SNR below 0 dB) stay numbers.
+    void csvTextCellsAreNeverFormulas() {
+        QCOMPARE(csv_field("=1+1"), std::string("'=1+1"));
+        QCOMPARE(csv_field("+1"), std::string("'+1"));
+        QCOMPARE(csv_field("-1"), std::string("'-1"));
+        QCOMPARE(csv_field("@SUM(A1)"), std::string("'@SUM(A1)"));
+        QCOMPARE(csv_field("\t=1"), std::string("'\t=1"));
+        QCOMPARE(csv_field("\r=1"), std::string("\"'\r=1\""));
+        QCOMPARE(csv_field("=HYPERLINK(\"http://x\",\"y\")"), std::string("\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\""));
+        QCOMPARE(csv_field("a=1"), std::string("a=1"));  // only the first character counts
+        QCOMPARE(csv_field("'=1"), std::string("'=1"));
+        QCOMPARE(csv_field("a, b"), std::string("\"a, b\""));
+        QCOMPARE(csv_field(""), std::string());
+
+        RunRecord r = sample_record();
+        r.id = "-0123456789abcdef";
+        r.config.name = "=HYPERLINK(\"http://example.com\",\"click\")";
+        r.execution.device = "@SUM(1+1)*cmd|' /C calc'!A0";
+        r.execution.implementation = "+1+1";
+        r.execution.te_impl = "\t=1+1";
+        r.summary.breakdown_source = "\r=1+1";
+        r.repeat = RepeatInfo{"-group", 1, 1};
+        r.steps[0].loss = -0.5;
+        r.steps[1].loss = -1e-3;
+        r.fp8_slots = {{"=blocks_0.qkv", SlotRole::Input, Fp8Dtype::E4M3}};
+        Fp8SlotSample sample;
+        sample.amax = 3.5f;
+        sample.rel_mse = 2.0f;  // worse than no signal: an SNR of -3 dB
+        for (StepMetrics& s : r.steps) s.fp8 = {sample};
+        KernelProfile profile;
+        profile.step_ms = 1.0;
+        profile.kernels = {{"=kernel()", 1, 2.0}, {"-[memcpy]", 2, 1.0}};
+        SweepResult sweep;
+        sweep.points = {SweepPoint{64, 8, 32}};
+        sweep.flops = {1e9};
+        sweep.precisions = {Precision::Fp8};
+        sweep.cells = {SweepCell{sweep.points[0], Precision::Fp8, std::nullopt, 2.0, std::nullopt, true, "+note"}};
+        const std::vector<RunRecord> runs{r, sample_record()};
+        for (const std::string& csv : {steps_csv_text(runs), summary_csv_text(runs, 1), fp8_csv_text(runs),
+                                       kernel_profile_csv_text(profile), sweep_csv_text(sweep)}) {
+            const std::vector<std::string> formulas = formula_cells(csv);
+            const std::string first = formulas.empty() ? std::string() : formulas.front();
+            QVERIFY2(formulas.empty(), ("runs as a formula: " + first + "\nin\n" + csv).c_str());
+        }
+
+        const std::vector<std::vector<std::string>> steps = csv_rows(steps_csv_text(runs));
+        QCOMPARE(steps[1][0], std::string("'-0123456789abcdef"));
+        QCOMPARE(steps[1][1], std::string("'=HYPERLINK(\"http://example.com\",\"click\")"));
+        QCOMPARE(steps[1][4], std::string("'@SUM(1+1)*cmd|' /C calc'!A0"));
+        QCOMPARE(steps[1][7], std::string("-0.5"));  // a number: no '
+        QCOMPARE(steps[2][7], std::string("-0.001"));
+        const std::vector<std::vector<std::string>> summary = csv_rows(summary_csv_text(runs, 1));
+        const auto column = [&](const char* name) {
+            return std::find(summary[0].begin(), summary[0].end(), name) - summary[0].begin();
+        };
+        QCOMPARE(summary[1][column("implementation")], std::string("'+1+1"));
+        QCOMPARE(summary[1][column("te_impl")], std::string("'\t=1+1"));
+        QCOMPARE(summary[1][column("repeat_group")], std::string("'-group"));
+        QCOMPARE(summary[1][column("breakdown_source")], std::string("'\r=1+1"));
+        const std::vector<std::vector<std::string>> fp8 = csv_rows(fp8_csv_text(runs));
+        QCOMPARE(fp8[1][4], std::string("'=blocks_0.qkv"));
+        QVERIFY2(fp8[1][12].rfind("-3.01", 0) == 0, fp8[1][12].c_str());  // snr_db, a negative number
+        const std::vector<std::vector<std::string>> kernels = csv_rows(kernel_profile_csv_text(profile));
+        QCOMPARE(kernels[1][0], std::string("'=kernel()"));
+        QCOMPARE(kernels[2][0], std::string("'-[memcpy]"));
+        QCOMPARE(csv_rows(sweep_csv_text(sweep))[1].back(), std::string("'+note"));
     }
 
     void percentilesInterpolate() {

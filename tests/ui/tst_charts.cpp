@@ -10,12 +10,15 @@
 #include <QValueAxis>
 
 #include "UiTestSupport.h"
+#include "core/common/Error.h"
 #include "core/results/LedgerReport.h"
 #include "ui/charts/LedgerSummary.h"
 #include "ui/charts/TopKernelsPanel.h"
 #include "ui/charts/MetricChartView.h"
 #include "ui/charts/MetricPlot.h"
 #include "ui/charts/SeriesMath.h"
+#include "ui/export/Export.h"
+#include "ui/report/Report.h"
 #include "ui/runs/RunCollection.h"
 
 using namespace tewb;
@@ -98,6 +101,54 @@ private Q_SLOTS:
         panel.setRecords({plain});
         QVERIFY(!panel.exportCsv(dir.filePath(QStringLiteral("none.csv")), &error));
         QCOMPARE(panel.view()->model()->rowCount(), 0);
+    }
+
+    // An export's extension either names a format the writer writes, in any case (report.PDF is a PDF), or is
+    // refused before anything is written: never accepted by one check and refused by the writer.
+    void exportExtensionsAreReadInAnyCase() {
+        QTemporaryDir dir;
+        const ReportContent report{QStringLiteral("headline"), QStringLiteral("<html><body><p>report</p></body></html>"), {}};
+        QImage image(4, 3, QImage::Format_ARGB32);
+        image.fill(Qt::red);
+        // The writer's error, or nothing when it wrote the file.
+        const auto written = [&](const char* name, bool png) -> QString {
+            try {
+                const std::filesystem::path path = dir.filePath(QString::fromLatin1(name)).toStdString();
+                png ? write_png(path, image) : write_report(path, report);
+                return {};
+            } catch (const std::exception& e) {
+                return QString::fromUtf8(e.what());
+            }
+        };
+        const auto starts = [&](const char* name, const QByteArray& magic) {
+            QFile file(dir.filePath(QString::fromLatin1(name)));
+            return file.open(QIODevice::ReadOnly) && file.read(magic.size()) == magic;
+        };
+        for (const char* name : {"r1.PDF", "r2.Pdf", "r3.pdf"}) {
+            const QString error = written(name, false);
+            QVERIFY2(error.isEmpty(), qPrintable(error));
+            QVERIFY2(starts(name, "%PDF-"), name);
+        }
+        for (const char* name : {"r4.HTML", "r5.Htm", "r6.html"}) {
+            const QString error = written(name, false);
+            QVERIFY2(error.isEmpty(), qPrintable(error));
+            QVERIFY2(starts(name, "<html>"), name);
+        }
+        for (const char* name : {"r7.txt", "r8", "r9.pdf.bak"}) {
+            const QString error = written(name, false);
+            QVERIFY2(error.contains(QStringLiteral("allowed: .pdf, .html or .htm")), qPrintable(error));
+            QVERIFY(!QFile::exists(dir.filePath(QString::fromLatin1(name))));
+        }
+        for (const char* name : {"i1.PNG", "i2.Png", "i3.png", "i4"}) {
+            const QString error = written(name, true);
+            QVERIFY2(error.isEmpty(), qPrintable(error));
+            QVERIFY2(starts(name, QByteArray("\x89PNG\r\n\x1a\n", 8)), name);
+        }
+        for (const char* name : {"i5.jpg", "i6.JPEG", "i7.pdf"}) {  // PNG bytes under another format's name
+            const QString error = written(name, true);
+            QVERIFY2(error.contains(QStringLiteral("allowed: a .png file")), qPrintable(error));
+            QVERIFY(!QFile::exists(dir.filePath(QString::fromLatin1(name))));
+        }
     }
 
     void decimationKeepsSpikesAndOrder() {

@@ -192,6 +192,38 @@ private Q_SLOTS:
         QVERIFY(panel.config().inspect_fp8);
     }
 
+    // The name field takes core's rule for names: a bidirectional control (the name would show in another order
+    // than it is stored) is refused at the field with the character and its position, as a control character is.
+    void badNamesAreRefusedAtTheField() {
+        RunSetupPanel panel;
+        const DeviceInfo device = test::no_gpu();
+        panel.setDevice(device, classify(device));
+        auto* name = qobject_cast<QLineEdit*>(panel.field("name"));
+        QVERIFY(name != nullptr);
+        QSignalSpy added(&panel, &RunSetupPanel::addRequested);
+        const QString bidi = QStringLiteral("bidirectional control character ");
+        for (const auto& [text, expected] :
+             {std::pair{QStringLiteral("run\u202Egpj.exe"),
+                        bidi + QStringLiteral("(U+202E RIGHT-TO-LEFT OVERRIDE at character 4)")},
+              std::pair{QStringLiteral("\u2066fp8\u2069 run"),
+                        bidi + QStringLiteral("(U+2066 LEFT-TO-RIGHT ISOLATE at character 1)")},
+              std::pair{QStringLiteral("te\u200Fbf16"), bidi + QStringLiteral("(U+200F RIGHT-TO-LEFT MARK at character 3)")},
+              std::pair{QStringLiteral("a\u061Cb"), bidi + QStringLiteral("(U+061C ARABIC LETTER MARK at character 2)")},
+              std::pair{QStringLiteral("a\x1b[2Jb"), QStringLiteral("control character (U+001B at character 2)")}}) {
+            name->setText(text);
+            const QString message = panel.problemAt("name");
+            QVERIFY2(message.startsWith(QStringLiteral("--name: contains a ") + expected), qPrintable(message));
+            QVERIFY2(message.contains(QStringLiteral("allowed:")), qPrintable(message));
+            QVERIFY(name->property("problem").toBool());
+            QVERIFY(!panel.addButton()->isEnabled());
+            panel.addButton()->click();
+            QCOMPARE(added.count(), 0);
+        }
+        name->setText(QStringLiteral("\u05E9\u05DC\u05D5\u05DD te fp8"));  // right-to-left letters are text
+        QVERIFY2(panel.problems().empty(), qPrintable(panel.problemAt("name")));
+        QVERIFY(panel.addButton()->isEnabled());
+    }
+
     // The TE implementation: TEWB_TE_IMPL its default, set into te configurations, greyed out with the reason for
     // torch (where the configuration says auto), Fused unavailable on a GPU below compute capability 8.0.
     void teImplChoiceSetsTheConfigOfTeRuns() {

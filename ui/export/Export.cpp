@@ -151,7 +151,17 @@ QImage render_dashboard(const RunCollection& runs, const std::vector<RunRecord>&
     return image;
 }
 
+void check_png_path(const std::filesystem::path& path) {
+    const std::string extension = path.extension().string();
+    if (!extension.empty() && QString::fromStdString(extension).toLower() != QLatin1String(".png")) {
+        throw ConfigError(path.string() + ": '" + extension +
+                          "' names another image format, and the image is written as PNG; allowed: a .png file (in any "
+                          "case) or a name without an extension");
+    }
+}
+
 void write_png(const std::filesystem::path& path, const QImage& image) {
+    check_png_path(path);
     QByteArray bytes;
     QBuffer buffer(&bytes);
     buffer.open(QIODevice::WriteOnly);

@@ -45,8 +45,14 @@ QImage render_dashboard(const RunCollection& runs, const std::vector<RunRecord>&
                         std::optional<std::size_t> baseline, const PlotOptions& options,
                         QSize logical = kDashboardExportSize, qreal scale = kExportScale, DashboardContents* contents = nullptr);
 
+// Throws ConfigError unless `path` may hold a PNG image: a .png extension in any case, or none. Another
+// extension (chart.jpg) names a format that is not written: refused before anything is rendered, instead of
+// PNG bytes under a JPEG name.
+void check_png_path(const std::filesystem::path& path);
+
 // Encodes `image` as PNG and writes it atomically (core's write_file_atomically: a temporary file renamed
-// over the target), so an error leaves the old file, or none, and throws DataError naming the path.
+// over the target), so an error leaves the old file, or none, and throws DataError naming the path. Calls
+// check_png_path first.
 void write_png(const std::filesystem::path& path, const QImage& image);
 
 }  // namespace tewb::ui

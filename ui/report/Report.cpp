@@ -197,9 +197,19 @@ ReportContent build_report(const RunCollection& runs, const std::vector<RunRecor
     return report;
 }
 
-void write_report(const std::filesystem::path& path, const ReportContent& report) {
+ReportFormat report_format(const std::filesystem::path& path) {
     const std::string extension = path.extension().string();
-    if (extension == ".html" || extension == ".htm") {
+    const QString lower = QString::fromStdString(extension).toLower();
+    if (lower == QLatin1String(".pdf")) return ReportFormat::Pdf;
+    if (lower == QLatin1String(".html") || lower == QLatin1String(".htm")) return ReportFormat::Html;
+    throw ConfigError(path.string() + ": unknown report format " +
+                      (extension.empty() ? std::string("(no extension)") : "'" + extension + "'") +
+                      "; allowed: .pdf, .html or .htm, in any case");
+}
+
+void write_report(const std::filesystem::path& path, const ReportContent& report) {
+    const ReportFormat format = report_format(path);
+    if (format == ReportFormat::Html) {
         QString html = report.html;
         for (const auto& [name, image] : report.images) {
             html.replace(QStringLiteral("src=\"%1\"").arg(name),
@@ -208,9 +218,6 @@ void write_report(const std::filesystem::path& path, const ReportContent& report
         const QByteArray utf8 = html.toUtf8();
         write_file_atomically(path, std::string_view(utf8.constData(), static_cast<std::size_t>(utf8.size())));
         return;
-    }
-    if (extension != ".pdf") {
-        throw ConfigError(path.string() + ": unknown report format '" + extension + "'; allowed: .pdf, .html, .htm");
     }
     QTextDocument document;
     QFont font(QStringLiteral("DejaVu Sans"));

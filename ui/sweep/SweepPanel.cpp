@@ -352,6 +352,7 @@ QImage SweepPanel::renderChart(QSize logical, qreal scale) const {
 bool SweepPanel::exportPng(const QString& path, QString* error) const {
     try {
         if (!result_) throw DataError(path.toStdString() + ": no sweep result yet; run a sweep first");
+        check_png_path(std::filesystem::path(path.toStdString()));  // before the chart is drawn
         write_png(std::filesystem::path(path.toStdString()), renderChart());
         return true;
     } catch (const std::exception& e) {

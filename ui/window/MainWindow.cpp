@@ -464,6 +464,7 @@ void MainWindow::setDark(bool dark) {
 
 bool MainWindow::exportDashboardPng(const QString& path, QString* error) const {
     return guarded(error, [&] {
+        check_png_path(toPath(path));  // before the dashboard is drawn
         write_png(toPath(path), render_dashboard(*runs_, comparison_->model()->summarizedRecords(),
                                                  comparison_->model()->baselineIndex(), charts_->options()));
     });
@@ -510,6 +511,7 @@ bool MainWindow::exportJson(const QString& path, QString* error) const {
 
 bool MainWindow::exportReport(const QString& path, QString* error) const {
     return guarded(error, [&] {
+        report_format(toPath(path));  // before the report is built
         if (runs_->empty()) throw DataError(path.toStdString() + ": there are no runs to report on");
         write_report(toPath(path), build_report(*runs_, comparison_->model()->summarizedRecords(),
                                                 comparison_->model()->baselineIndex(), charts_->options()));
@@ -573,7 +575,7 @@ void MainWindow::exportWithDialog(const QString& title, const QString& filter, c
 }
 
 void MainWindow::startDemo(DemoPlan plan, const QString& directory, bool quit) {
-    demo_ = Demo{plan, directory, quit, false};
+    demo_ = Demo{plan, directory, quit, false, {}};
     if (device_) beginDemo();
 }
 
