@@ -136,8 +136,8 @@ RunConfig config_from_flags(const RunFlags& f) {
     if (!f.bucket_mb.empty()) c.dist.bucket_mb = parse_double("--bucket-mb", f.bucket_mb);
     if (!f.amax_reduction.empty()) c.dist.amax_reduction = parse_on_off("--amax-reduction", f.amax_reduction);
     if (!f.dist_timeout.empty()) c.dist.timeout_s = parse_int("--dist-timeout", f.dist_timeout);
-    if (!f.nproc.empty() && c.dist.nproc < 1) {
-        throw ConfigError("--nproc " + f.nproc + ": allowed: 1 to 64 processes");
+    if (!f.nproc.empty() && (c.dist.nproc < 1 || c.dist.nproc > 64)) {
+        throw ConfigError("--nproc " + f.nproc + ": out of range; allowed: 1 to 64");
     }
     return c;
 }
@@ -150,7 +150,7 @@ int repeat_from_flags(const RunFlags& f) {
     if (f.repeat.empty()) return 1;
     const int n = parse_int("--repeat", f.repeat);
     if (n < 1 || n > kMaxRepeats) {
-        throw ConfigError("--repeat " + f.repeat + ": allowed: 1 to " + std::to_string(kMaxRepeats) + " runs per configuration");
+        throw ConfigError("--repeat " + f.repeat + ": out of range; allowed: 1 to " + std::to_string(kMaxRepeats));
     }
     return n;
 }

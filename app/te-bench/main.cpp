@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -235,7 +236,8 @@ std::string describe_device(const DeviceInfo& d, const Capability& cap) {
 std::int64_t parse_run_id(const std::string& text) {
     const int id = parse_int("ID", text);
     if (id <= 0) {
-        throw ConfigError("ID '" + text + "': allowed: a positive run number from `te-bench history list`");
+        throw ConfigError("ID '" + text + "': out of range; allowed: 1 to " + std::to_string(std::numeric_limits<int>::max()) +
+                          " (a run number from `te-bench history list`)");
     }
     return id;
 }
@@ -366,6 +368,27 @@ void check_profile_flag(const RunFlags& flags, bool data_parallel) {
     }
 }
 
+// Under a launcher the environment describes the job; flags that say otherwise are refused before anything
+// starts (exit 2), on every rank alike, rather than found out in the rendezvous.
+void check_flags_agree_with_launcher(const RunFlags& flags, const RunConfig& requested, const WorkerEnv& env) {
+    if (requested.dist.enabled() && requested.dist.nproc != env.world_size) {
+        throw ConfigError("--nproc " + flags.nproc + ": disagrees with the launcher's environment variable WORLD_SIZE '" +
+                          std::to_string(env.world_size) + "'; allowed: --nproc " + std::to_string(env.world_size) +
+                          ", or leave --nproc out under a launcher");
+    }
+    if (!flags.master_port.empty()) {
+        const int port = parse_int("--master-port", flags.master_port);
+        if (port != env.master_port) {
+            const char* given = std::getenv("MASTER_PORT");
+            throw ConfigError("--master-port " + flags.master_port + ": disagrees with the launcher's " +
+                              (given != nullptr ? "environment variable MASTER_PORT '" + std::string(given) + "'"
+                                                : "default port " + std::to_string(env.master_port) + " (MASTER_PORT unset)") +
+                              "; allowed: --master-port " + std::to_string(env.master_port) +
+                              ", or leave --master-port out under a launcher (MASTER_PORT names the port)");
+        }
+    }
+}
+
 // One rank of a data-parallel job (the environment says which). Rank 0 reports the job: to the launcher
 // through TEWB_DIST_RECORD when `te-bench run --nproc` started it, else like any run (store, outputs,
 // tables). Under an outside launcher the other ranks write the files they are given (--json, --csv,
@@ -424,7 +447,7 @@ int run_local_job_command(const Commands& c, const RunConfig& requested) {
     const RunConfig resolved = resolve(requested, trainer.device());
     int port = requested.dist.enabled() && !flags.master_port.empty() ? parse_int("--master-port", flags.master_port) : 0;
     if (!flags.master_port.empty() && (port < 1 || port > 65535)) {
-        throw ConfigError("--master-port " + flags.master_port + ": allowed: 1 to 65535");
+        throw ConfigError("--master-port " + flags.master_port + ": out of range; allowed: 1 to 65535");
     }
     const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
     stop_cleanly_on_signals();
@@ -486,6 +509,7 @@ int run_one(const Commands& c) {
     const RunConfig requested = config_from_flags(flags);
     check_fp8_flags_apply(flags, requested);
     const std::optional<WorkerEnv> env = worker_env();
+    if (env) check_flags_agree_with_launcher(flags, requested, *env);
     check_profile_flag(flags, env.has_value() || requested.dist.enabled());
     if (env) return run_rank(c, requested, *env);
     if (requested.dist.enabled()) return run_local_job_command(c, requested);
@@ -658,7 +682,12 @@ int run_history_show(const Commands& c, RunStore& store) {
 int run_history_delete(const Commands& c, RunStore& store) {
     std::vector<std::int64_t> ids;
     for (const std::string& text : c.delete_ids) ids.push_back(parse_run_id(text));
-    for (const std::int64_t id : ids) load_stored(store, id);  // all exist, or delete none
+    for (const std::int64_t id : ids) {  // all exist, or delete none; a damaged record is deleted like any other
+        if (!store.contains(id)) {
+            throw ConfigError("ID " + std::to_string(id) + ": no such run in " + store.path().string() +
+                              "; see `te-bench history list`");
+        }
+    }
     for (const std::int64_t id : ids) {
         store.remove(id);
         std::cerr << "deleted run " << id << "\n";
@@ -742,8 +771,19 @@ int run_history_export(const Commands& c, RunStore& store) {
     add_output(outputs, "--summary-csv", c.export_summary_csv);
     add_output(outputs, "--fp8-csv", c.export_fp8_csv);
     check_outputs(outputs, store.path());
+    std::vector<std::int64_t> ids;
+    for (const std::string& text : c.export_ids) ids.push_back(parse_run_id(text));
     std::vector<RunRecord> records;
-    for (const std::string& text : c.export_ids) records.push_back(load_stored(store, parse_run_id(text)));
+    std::size_t damaged = 0;
+    for (const std::int64_t id : ids) {
+        try {
+            records.push_back(load_stored(store, id));
+        } catch (const DamagedRecordError& e) {  // the others are still exported
+            std::fprintf(stderr, "te-bench: skipped run %lld: %s\n", static_cast<long long>(e.id()), e.what());
+            ++damaged;
+        }
+    }
+    if (records.empty() && damaged > 0) throw DataError("history export: every run asked for is damaged; nothing was written");
     if (!c.export_json.empty()) write_output(c.export_json, records_to_json_text(records));
     if (!c.export_csv.empty()) write_output(c.export_csv, steps_csv_text(records));
     if (!c.export_summary_csv.empty()) write_output(c.export_summary_csv, summary_csv_text(records, 0));

@@ -12,6 +12,7 @@
 #include "core/common/TextTable.h"
 #include "core/device/HostMemory.h"
 #include "core/model/MemoryEstimate.h"
+#include "core/results/RunRecord.h"
 
 namespace tewb {
 
@@ -67,7 +68,11 @@ std::optional<Limits> limits_of(std::string_view flag) {
         {"--amax-history-len", {1, Fp8Recipe::kMaxHistoryLen}},
         {"--history-len", {1, Fp8Recipe::kMaxHistoryLen}},
         {"--margin", {0, Fp8Recipe::kMaxMargin}},
-        {"--nproc", kNproc},     {"--dist-timeout", kDistTimeout},
+        {"--nproc", {1, kNproc.max}},  // 0 is "not a job", which the flag cannot ask for
+        {"--dist-timeout", kDistTimeout},
+        {"--master-port", {1, 65535}},
+        {"--repeat", {1, kMaxRepeats}},
+        {"ID", {1, std::numeric_limits<int>::max()}},  // a run's number in the store
     };
     for (const auto& [name, limits] : kByFlag) {
         if (name == flag) return limits;
@@ -115,7 +120,7 @@ std::vector<ConfigProblem> find_problems(const RunConfig& c) {
                                       format_number(kMaxLr)});
     }
     if (c.seed > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-        problems.push_back({"seed", "--seed " + std::to_string(c.seed) + ": too large; allowed: 0 to " +
+        problems.push_back({"seed", "--seed " + std::to_string(c.seed) + ": out of range; allowed: 0 to " +
                                         std::to_string(std::numeric_limits<std::int64_t>::max())});
     }
     if (const auto problem = name_problem(c.name)) {

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
+#include <string>
 
 #include "core/common/Error.h"
 
@@ -10,13 +11,24 @@ namespace tewb {
 
 namespace {
 
-int whole_number(const char* variable, const char* text, long min, long max, const char* allowed) {
-    char* end = nullptr;
-    errno = 0;
-    const long value = std::strtol(text, &end, 10);
-    if (end == text || *end != '\0' || errno == ERANGE || value < min || value > max) {
-        throw ConfigError(std::string("environment variable ") + variable + " '" + text + "': " + allowed);
+// Digits only: no sign, no spaces, no fraction. Out of range or not a number throws ConfigError with the
+// variable, its value, why, and what is allowed.
+int whole_number(const char* variable, const char* text, long min, long max, const std::string& why_max = {}) {
+    const std::string allowed = "allowed: a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+    const std::string head = std::string("environment variable ") + variable + " '" + text + "': ";
+    bool digits = *text != '\0';
+    for (const char* c = text; *c != '\0'; ++c) digits = digits && *c >= '0' && *c <= '9';
+    if (!digits) {
+        bool negative = text[0] == '-' && text[1] != '\0';
+        for (const char* c = text + 1; negative && *c != '\0'; ++c) negative = *c >= '0' && *c <= '9';
+        throw ConfigError(head + (negative ? "negative; " : "not a whole number; ") + allowed);
     }
+    errno = 0;
+    const long value = std::strtol(text, nullptr, 10);
+    if (errno == ERANGE || value > max) {
+        throw ConfigError(head + (why_max.empty() ? std::string("too large") : why_max) + "; " + allowed);
+    }
+    if (value < min) throw ConfigError(head + "too small; " + allowed);
     return static_cast<int>(value);
 }
 
@@ -24,21 +36,35 @@ int whole_number(const char* variable, const char* text, long min, long max, con
 
 std::optional<WorkerEnv> worker_env_from(const std::function<const char*(const char*)>& getenv) {
     const char* world = getenv("WORLD_SIZE");
-    if (world == nullptr) return std::nullopt;
+    if (world == nullptr) {
+        // A launcher sets all of them; one without WORLD_SIZE is a launcher environment gone wrong, not a
+        // plain run.
+        for (const char* name : {"RANK", "LOCAL_RANK"}) {
+            if (const char* value = getenv(name); value != nullptr) {
+                throw ConfigError(std::string("environment variable ") + name + " '" + value +
+                                  "': set but WORLD_SIZE is not; a worker needs WORLD_SIZE and RANK (unset " + name +
+                                  " for a plain run)");
+            }
+        }
+        return std::nullopt;
+    }
     WorkerEnv env;
-    env.world_size = whole_number("WORLD_SIZE", world, 1, 64, "allowed: a whole number from 1 to 64");
+    env.world_size = whole_number("WORLD_SIZE", world, 1, 64, "more processes than a job may have");
     const char* rank = getenv("RANK");
-    if (rank == nullptr) throw ConfigError("environment variable RANK is not set but WORLD_SIZE is; a worker needs both");
-    const std::string rank_rule = "allowed: a whole number from 0 to WORLD_SIZE - 1 = " + std::to_string(env.world_size - 1);
-    env.rank = whole_number("RANK", rank, 0, env.world_size - 1, rank_rule.c_str());
+    if (rank == nullptr) {
+        throw ConfigError("environment variable RANK is not set but WORLD_SIZE is ('" + std::string(world) +
+                          "'); a worker needs both; allowed: a whole number from 0 to " + std::to_string(env.world_size - 1));
+    }
+    const std::string past_world = "not below WORLD_SIZE (" + std::to_string(env.world_size) + ")";
+    env.rank = whole_number("RANK", rank, 0, env.world_size - 1, past_world);
     const char* local = getenv("LOCAL_RANK");
-    env.local_rank = local == nullptr ? env.rank : whole_number("LOCAL_RANK", local, 0, 1023, "allowed: a whole number from 0 to 1023");
+    env.local_rank = local == nullptr ? env.rank : whole_number("LOCAL_RANK", local, 0, env.world_size - 1, past_world);
     if (const char* addr = getenv("MASTER_ADDR"); addr != nullptr) {
         if (*addr == '\0') throw ConfigError("environment variable MASTER_ADDR is empty; allowed: a host name or address");
         env.master_addr = addr;
     }
     if (const char* port = getenv("MASTER_PORT"); port != nullptr) {
-        env.master_port = whole_number("MASTER_PORT", port, 1, 65535, "allowed: a port number from 1 to 65535");
+        env.master_port = whole_number("MASTER_PORT", port, 1, 65535);
     }
     return env;
 }

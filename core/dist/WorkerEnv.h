@@ -17,8 +17,9 @@ struct WorkerEnv {
 };
 
 // A worker when WORLD_SIZE is set: RANK is then required, LOCAL_RANK defaults to RANK, MASTER_ADDR to
-// 127.0.0.1 and MASTER_PORT to 29500. Nothing when WORLD_SIZE is unset. A malformed value throws
-// ConfigError naming the variable, its value and what is allowed.
+// 127.0.0.1 and MASTER_PORT to 29500. Nothing when WORLD_SIZE, RANK and LOCAL_RANK are all unset; RANK or
+// LOCAL_RANK without WORLD_SIZE is refused. Numbers are plain digits; RANK and LOCAL_RANK are below
+// WORLD_SIZE. A malformed value throws ConfigError naming the variable, its value, why and what is allowed.
 std::optional<WorkerEnv> worker_env_from(const std::function<const char*(const char*)>& getenv);
 std::optional<WorkerEnv> worker_env();  // from this process's environment
 

@@ -823,6 +823,16 @@ RunRecord read_record_file(const std::string& path) {
 std::vector<RunRecord> read_record_files(const std::string& path) {
     const json document = parse_file(path);
     std::vector<RunRecord> records;
+    // `te-bench compare --json` writes {"baseline": ..., "runs": [records], "skipped": [...]}: its records are
+    // the runs. A record itself always has a schema_version.
+    if (document.is_object() && !document.contains("schema_version") && document.contains("runs") &&
+        document["runs"].is_array()) {
+        const json& runs = document["runs"];
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            records.push_back(record_from_json(runs[i], path + " runs[" + std::to_string(i) + "]"));
+        }
+        return records;
+    }
     if (!document.is_array()) {
         records.push_back(record_from_json(document, path));
         return records;

@@ -34,7 +34,8 @@ RunRecord record_from_json_text(std::string_view text, std::string_view source);
 RunConfig config_from_json_text(std::string_view text, std::string_view source);
 std::string config_to_json_text(const RunConfig& config);
 RunRecord read_record_file(const std::string& path);
-// A file holding one record or a JSON array of records (what `te-bench history export` writes).
+// A file holding one record, a JSON array of records (what `te-bench run`, `sweep` and `history export`
+// write) or `te-bench compare --json`'s object (its "runs").
 std::vector<RunRecord> read_record_files(const std::string& path);
 
 }  // namespace tewb

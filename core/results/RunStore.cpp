@@ -358,7 +358,21 @@ std::optional<RunRecord> RunStore::get(std::int64_t id) const {
     if (rc != SQLITE_ROW) {
         fail_sqlite("reading run " + std::to_string(id));
     }
-    return record_from_json_text(column_text(stmt.get(), 0), path_.string() + " run " + std::to_string(id));
+    try {
+        return record_from_json_text(column_text(stmt.get(), 0), path_.string() + " run " + std::to_string(id));
+    } catch (const DataError& e) {
+        throw DamagedRecordError(id, std::string(e.what()) + "; the stored record of run " + std::to_string(id) +
+                                         " is damaged (`te-bench history delete " + std::to_string(id) + "` removes it)");
+    }
+}
+
+bool RunStore::contains(std::int64_t id) const {
+    if (db_ == nullptr) return false;
+    Statement stmt(db_, "SELECT 1 FROM runs WHERE id = ?1", *this);
+    stmt.bind(1, id);
+    const int rc = sqlite3_step(stmt.get());
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) fail_sqlite("reading run " + std::to_string(id));
+    return rc == SQLITE_ROW;
 }
 
 bool RunStore::remove(std::int64_t id) {

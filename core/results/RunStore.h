@@ -6,11 +6,23 @@
 #include <string>
 #include <vector>
 
+#include "core/common/Error.h"
 #include "core/results/RunRecord.h"
 
 struct sqlite3;
 
 namespace tewb {
+
+// A stored run whose record JSON cannot be read (damaged in the database): the message names the store and
+// the run's number and says how to remove it. The run still lists (its columns are intact) and deletes.
+class DamagedRecordError : public DataError {
+public:
+    DamagedRecordError(std::int64_t id, const std::string& what) : DataError(what), id_(id) {}
+    std::int64_t id() const { return id_; }
+
+private:
+    std::int64_t id_;
+};
 
 // One line of the run history.
 struct StoredRun {
@@ -58,7 +70,9 @@ public:
     };
     std::optional<Found> find(const std::string& record_id) const;
     std::vector<StoredRun> list() const;  // newest first
+    // Throws DamagedRecordError when the stored JSON of run `id` cannot be read.
     std::optional<RunRecord> get(std::int64_t id) const;
+    bool contains(std::int64_t id) const;  // without reading the record: true for a damaged one too
     bool remove(std::int64_t id);
 
     const std::filesystem::path& path() const { return path_; }

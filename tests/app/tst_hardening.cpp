@@ -119,11 +119,11 @@ class TestHardening : public QObject {
                 clock.elapsed()};
     }
 
-    // te-workbench with this test's run store as its default one (TEWB_DATA_DIR), headless.
-    Result workbench(const QStringList& args) {
+    // te-workbench with this test's run store as its default one (TEWB_DATA_DIR; or data_dir's), headless.
+    Result workbench(const QStringList& args, const QString& data_dir = {}) {
         QProcess process;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("TEWB_DATA_DIR"), dir_.path());
+        env.insert(QStringLiteral("TEWB_DATA_DIR"), data_dir.isEmpty() ? dir_.path() : data_dir);
         env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
         process.setProcessEnvironment(env);
         process.start(QStringLiteral(TE_WORKBENCH_PATH), args);
@@ -834,6 +834,205 @@ private Q_SLOTS:
         QCOMPARE(j["steps"][1999]["history"].size(), std::size_t{16});
         QCOMPARE(j["steps"][1999]["history_omitted"].get<int>(), 65536 - 16);
         QCOMPARE(j["steps"][1999]["history"][15].get<double>(), double(1999 % 7 + 1));
+    }
+
+    // ---- class: a launcher environment that disagrees with itself or with the flags exits 2 before anything
+    // starts, naming the variable, its value, why and what is allowed ----
+    void launcherEnvironmentIsCheckedUpFront_data() {
+        QTest::addColumn<QStringList>("variables");
+        QTest::addColumn<QStringList>("flags");
+        QTest::addColumn<QString>("expected");
+        const QStringList none;
+        QTest::newRow("--nproc 3, WORLD_SIZE 2") << QStringList{"WORLD_SIZE=2", "RANK=0"} << QStringList{"--nproc", "3"}
+                                                << "--nproc 3: disagrees with the launcher's environment variable WORLD_SIZE '2'; allowed: --nproc 2";
+        QTest::newRow("--master-port, MASTER_PORT") << QStringList{"WORLD_SIZE=1", "RANK=0", "MASTER_PORT=1234"}
+                                                    << QStringList{"--master-port", "999"}
+                                                    << "--master-port 999: disagrees with the launcher's environment variable MASTER_PORT '1234'";
+        QTest::newRow("RANK = WORLD_SIZE") << QStringList{"WORLD_SIZE=2", "RANK=2"} << none
+                                           << "environment variable RANK '2': not below WORLD_SIZE (2); allowed: a whole number from 0 to 1";
+        QTest::newRow("RANK negative") << QStringList{"WORLD_SIZE=2", "RANK=-1"} << none
+                                       << "environment variable RANK '-1': negative; allowed: a whole number from 0 to 1";
+        QTest::newRow("RANK signed") << QStringList{"WORLD_SIZE=2", "RANK=+1"} << none
+                                     << "environment variable RANK '+1': not a whole number; allowed: a whole number from 0 to 1";
+        QTest::newRow("RANK fraction") << QStringList{"WORLD_SIZE=2", "RANK=1.5"} << none
+                                       << "environment variable RANK '1.5': not a whole number; allowed: a whole number from 0 to 1";
+        QTest::newRow("WORLD_SIZE 0") << QStringList{"WORLD_SIZE=0", "RANK=0"} << none
+                                      << "environment variable WORLD_SIZE '0': too small; allowed: a whole number from 1 to 64";
+        QTest::newRow("WORLD_SIZE text") << QStringList{"WORLD_SIZE=two", "RANK=0"} << none
+                                         << "environment variable WORLD_SIZE 'two': not a whole number; allowed: a whole number from 1 to 64";
+        QTest::newRow("LOCAL_RANK = WORLD_SIZE") << QStringList{"WORLD_SIZE=2", "RANK=0", "LOCAL_RANK=2"} << none
+                                                 << "environment variable LOCAL_RANK '2': not below WORLD_SIZE (2)";
+        QTest::newRow("LOCAL_RANK negative") << QStringList{"WORLD_SIZE=2", "RANK=0", "LOCAL_RANK=-3"} << none
+                                             << "environment variable LOCAL_RANK '-3': negative";
+        QTest::newRow("WORLD_SIZE without RANK") << QStringList{"WORLD_SIZE=2"} << none
+                                                 << "environment variable RANK is not set but WORLD_SIZE is ('2')";
+        QTest::newRow("RANK without WORLD_SIZE") << QStringList{"RANK=0"} << none
+                                                 << "environment variable RANK '0': set but WORLD_SIZE is not";
+        QTest::newRow("LOCAL_RANK without WORLD_SIZE") << QStringList{"LOCAL_RANK=1"} << none
+                                                       << "environment variable LOCAL_RANK '1': set but WORLD_SIZE is not";
+    }
+    void launcherEnvironmentIsCheckedUpFront() {
+        QFETCH(QStringList, variables);
+        QFETCH(QStringList, flags);
+        QFETCH(QString, expected);
+        Options options;
+        for (const char* name : {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"}) {
+            options.env.remove(QString::fromLatin1(name));
+        }
+        for (const QString& variable : variables) options.env.insert(variable.section('=', 0, 0), variable.section('=', 1));
+        options.timeout_ms = 30000;  // before the fix some of these waited in the rendezvous
+        const Result r = bench(QStringList{"run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "1", "--no-store"} + flags,
+                               options);
+        QVERIFY2(r.exit_code == 2, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+        QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+        QVERIFY2(!r.err.contains(QStringLiteral("joining the job")) && !r.err.contains(QStringLiteral("training")),
+                 qPrintable(r.err));
+    }
+
+    // ---- class: what compare, sweep and run write with --json, history import reads (all or nothing) ----
+    void outputsOfEveryCommandImport_data() {
+        QTest::addColumn<QString>("what");
+        QTest::newRow("compare --json FILE") << "compare";
+        QTest::newRow("compare --json -") << "compare stdout";
+        QTest::newRow("compare, imported twice") << "compare twice";
+        QTest::newRow("compare with a bad run") << "compare bad run";
+    }
+    void outputsOfEveryCommandImport() {
+        QFETCH(QString, what);
+        const QString file = dir_.filePath("compare-out.json");
+        if (!QFile::exists(file)) {
+            const Result made = bench({"compare", "--preset", "quick-cpu", "--warmup", "0", "--iters", "1", "--no-store",
+                                       "--json", file});
+            QVERIFY2(made.exit_code == 0, qPrintable(made.err));
+        }
+        const json document = json::parse(read_all(file).toStdString());
+        QVERIFY(document.is_object() && document.contains("baseline") && document["runs"].size() > 1);
+        const std::size_t runs = document["runs"].size();
+        const QString store = dir_.filePath("import-of-" + QString(what).replace(' ', '-') + ".sqlite3");
+        QString source = file;
+        if (what == "compare stdout") {
+            source = dir_.filePath("compare-stdout.json");
+            Options options;
+            options.stdout_file = source;
+            const Result made = bench({"compare", "--preset", "quick-cpu", "--warmup", "0", "--iters", "1", "--no-store",
+                                       "--json", "-"},
+                                      options);
+            QVERIFY2(made.exit_code == 0, qPrintable(made.err));
+        }
+        if (what == "compare bad run") {
+            json bad = document;
+            bad["runs"][1]["status"] = "running";
+            source = record_file("compare-bad.json", bad);
+            const Result r = bench({"--store", store, "history", "import", source});
+            QCOMPARE(r.exit_code, 2);
+            QVERIFY2(r.err.contains(QStringLiteral("compare-bad.json [1]: $.status 'running'")) &&
+                         r.err.contains(QStringLiteral("nothing was imported")),
+                     qPrintable(r.err));
+            QCOMPARE(stored_runs(store), 0);
+            return;
+        }
+        const Result r = bench({"--store", store, "history", "import", source});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        QCOMPARE(stored_runs(store), static_cast<int>(runs));
+        if (what == "compare twice") {
+            const Result again = bench({"--store", store, "history", "import", source});
+            QVERIFY2(again.exit_code == 0 && again.err.contains(QStringLiteral("0 imported, %1 already stored").arg(runs)),
+                     qPrintable(again.err));
+            QCOMPARE(stored_runs(store), static_cast<int>(runs));
+        }
+    }
+
+    // ---- class: a record whose stored JSON is damaged is named and skipped, and can be deleted ----
+    void damagedRecordIsSkippedAndDeletable_data() {
+        QTest::addColumn<QString>("what");
+        QTest::newRow("show says how to remove it") << "show";
+        QTest::newRow("export skips it") << "export";
+        QTest::newRow("export of it alone") << "export alone";
+        QTest::newRow("delete") << "delete";
+        QTest::newRow("report skips it") << "report";
+    }
+    void damagedRecordIsSkippedAndDeletable() {
+        QFETCH(QString, what);
+        const QString data = dir_.filePath("damaged-" + QString(what).replace(' ', '-'));
+        QVERIFY(QDir().mkpath(data));
+        const QString store = data + "/runs.sqlite3";
+        json second = record_;
+        second["id"] = "0123456789abcdef0123456789abcdef";
+        QCOMPARE(bench({"--store", store, "history", "import", record_file("damaged-src.json", json::array({record_, second}))})
+                     .exit_code,
+                 0);
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(store.toLocal8Bit().constData(), &db), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(db, "UPDATE runs SET record_json = '{\"schema_version\": 5, broken' WHERE id = 1", nullptr, nullptr,
+                              nullptr),
+                 SQLITE_OK);
+        sqlite3_close(db);
+        const Result list = bench({"--store", store, "history", "list"});  // its columns are intact
+        QVERIFY2(list.exit_code == 0 && list.out.contains(QStringLiteral(" 1  ")), qPrintable(list.err));
+        const QString named = QStringLiteral("run 1 is damaged (`te-bench history delete 1` removes it)");
+        if (what == "show") {
+            const Result r = bench({"--store", store, "history", "show", "1"});
+            QCOMPARE(r.exit_code, 1);
+            QVERIFY2(r.err.contains(named), qPrintable(r.err));
+        } else if (what == "export") {
+            const QString out = data + "/export.json";
+            const Result r = bench({"--store", store, "history", "export", "1", "2", "--json", out});
+            QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+            QVERIFY2(r.err.contains(QStringLiteral("skipped run 1:")) && r.err.contains(named), qPrintable(r.err));
+            const json exported = json::parse(read_all(out).toStdString());
+            QCOMPARE(exported["id"].get<std::string>(), second["id"].get<std::string>());
+        } else if (what == "export alone") {
+            const QString out = data + "/export.json";
+            const Result r = bench({"--store", store, "history", "export", "1", "--json", out});
+            QCOMPARE(r.exit_code, 1);
+            QVERIFY2(r.err.contains(QStringLiteral("skipped run 1:")) && r.err.contains(QStringLiteral("nothing was written")),
+                     qPrintable(r.err));
+            QVERIFY(!QFile::exists(out));
+        } else if (what == "delete") {
+            const Result r = bench({"--store", store, "history", "delete", "1"});
+            QVERIFY2(r.exit_code == 0 && r.err.contains(QStringLiteral("deleted run 1")), qPrintable(r.err));
+            QCOMPARE(stored_runs(store), 1);
+            const Result export_all = bench({"--store", store, "history", "export", "2", "--json", data + "/after.json"});
+            QVERIFY2(export_all.exit_code == 0 && !export_all.err.contains(QStringLiteral("skipped")), qPrintable(export_all.err));
+        } else {
+            const QString out = data + "/report.html";
+            const Result r = workbench({"--report", "--runs", "1,2", "--out", out, "--quit"}, data);
+            QVERIFY2(r.exit_code == 0, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+            QVERIFY2(r.err.contains(QStringLiteral("skipped run 1:")) && r.err.contains(named), qPrintable(r.err));
+            QVERIFY(read_all(out).startsWith("<html>") || read_all(out).contains("<html"));
+        }
+    }
+
+    // ---- class: every integer range is said in one form: "FLAG VALUE: out of range; allowed: A to B" ----
+    void rangeMessagesShareOneForm_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("expected");
+        const QStringList run{"run", "--preset", "quick-cpu", "--no-store"};
+        QTest::newRow("--repeat 0") << run + QStringList{"--repeat", "0"} << "--repeat 0: out of range; allowed: 1 to 100";
+        QTest::newRow("--repeat 101") << run + QStringList{"--repeat", "101"} << "--repeat 101: out of range; allowed: 1 to 100";
+        QTest::newRow("--repeat past int") << run + QStringList{"--repeat", "99999999999"}
+                                           << "--repeat '99999999999': out of range; allowed: 1 to 100";
+        QTest::newRow("--nproc 0") << run + QStringList{"--nproc", "0"} << "--nproc 0: out of range; allowed: 1 to 64";
+        QTest::newRow("--nproc 65") << run + QStringList{"--nproc", "65"} << "--nproc 65: out of range; allowed: 1 to 64";
+        QTest::newRow("--nproc past int") << run + QStringList{"--nproc", "99999999999"}
+                                          << "--nproc '99999999999': out of range; allowed: 1 to 64";
+        QTest::newRow("--master-port 70000") << run + QStringList{"--nproc", "2", "--master-port", "70000"}
+                                             << "--master-port 70000: out of range; allowed: 1 to 65535";
+        QTest::newRow("--master-port past int") << run + QStringList{"--nproc", "2", "--master-port", "99999999999"}
+                                                << "--master-port '99999999999': out of range; allowed: 1 to 65535";
+        QTest::newRow("--seed past int64") << run + QStringList{"--seed", "9223372036854775808"}
+                                           << "--seed 9223372036854775808: out of range; allowed: 0 to 9223372036854775807";
+        QTest::newRow("show ID 0") << QStringList{"history", "show", "0"} << "ID '0': out of range; allowed: 1 to 2147483647";
+        QTest::newRow("delete ID -1") << QStringList{"history", "delete", "-1"} << "ID '-1': out of range; allowed: 1 to 2147483647";
+        QTest::newRow("export ID past int") << QStringList{"history", "export", "99999999999", "--json", "-"}
+                                            << "ID '99999999999': out of range; allowed: 1 to 2147483647";
+    }
+    void rangeMessagesShareOneForm() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, expected);
+        const Result r = bench(args, Options{.timeout_ms = 60000});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("te-bench: ") + expected), qPrintable(r.err));
     }
 
     // ---- class: SIGTERM and SIGHUP end a run like Ctrl-C: saved, status cancelled ----

@@ -523,7 +523,13 @@ int MainWindow::writeReportOfStoredRuns(const std::vector<std::int64_t>& ids, co
     try {
         const RunStore store(RunStore::default_path(), RunStore::Access::ReadOnly);
         for (const std::int64_t id : ids) {
-            std::optional<RunRecord> record = store.get(id);
+            std::optional<RunRecord> record;
+            try {
+                record = store.get(id);
+            } catch (const DamagedRecordError& e) {  // the report is written of the others
+                std::fprintf(stderr, "te-workbench: --runs: skipped run %lld: %s\n", static_cast<long long>(e.id()), e.what());
+                continue;
+            }
             if (!record) {
                 std::fprintf(stderr, "te-workbench: --runs: no run %lld in %s; see `te-bench history list`\n",
                              static_cast<long long>(id), store.path().c_str());
@@ -533,6 +539,10 @@ int MainWindow::writeReportOfStoredRuns(const std::vector<std::int64_t>& ids, co
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "te-workbench: %s\n", e.what());
+        return 1;
+    }
+    if (records.empty()) {
+        std::fprintf(stderr, "te-workbench: --runs: every run asked for is damaged; no report written\n");
         return 1;
     }
     for (auto& [record, id] : records) runs_->add(std::move(record), id);
