@@ -12,7 +12,6 @@
 #include "core/common/TextTable.h"
 #include "core/device/HostMemory.h"
 #include "core/model/MemoryEstimate.h"
-#include "core/results/RunRecord.h"
 
 namespace tewb {
 

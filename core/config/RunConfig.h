@@ -14,6 +14,8 @@
 
 namespace tewb {
 
+inline constexpr int kMaxRepeats = 100;  // --repeat's upper limit (a series of runs of one configuration)
+
 enum class DeviceKind { Auto, Cpu, Cuda };
 enum class Precision { Auto, Fp32, Bf16, Fp8 };
 enum class DistBackend { Auto, Gloo, Nccl };  // Auto: NCCL on CUDA, Gloo on the CPU

@@ -203,7 +203,6 @@ struct Environment {
 
 // One of N repeats of the same configuration (`--repeat N`): the repeats share `group`, a random id, and
 // are numbered 1..count in the order they ran.
-inline constexpr int kMaxRepeats = 100;  // --repeat's upper limit
 
 struct RepeatInfo {
     std::string group;
