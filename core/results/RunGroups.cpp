@@ -111,7 +111,6 @@ std::string speedup_text(const RunGroup& g) {
 std::string render_group_table(const std::vector<RunRecord>& runs, const std::vector<RunGroup>& groups) {
     std::vector<std::vector<std::string>> rows;
     for (const RunGroup& g : groups) {
-        const RunRecord& first = runs[g.members.front()];
         std::string name = g.name;
         if (g.is_baseline && name.find("baseline") == std::string::npos) name += " (baseline)";
         rows.push_back({name, g.sample_basis(), format_fixed(g.centre_ms, 2),

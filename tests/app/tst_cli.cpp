@@ -6,15 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../helpers/ChildProcess.h"
+
 using nlohmann::json;
+using Result = tewb::test::ChildResult;
 
 namespace {
-
-struct Result {
-    int exit_code = -1;
-    QString out;
-    QString err;
-};
 
 class TestCli : public QObject {
     Q_OBJECT
@@ -26,17 +23,10 @@ class TestCli : public QObject {
     }
 
     Result bench_with_environment(const QStringList& args, const QProcessEnvironment& environment, int timeout_ms = 300000) {
-        QProcess process;
-        process.setProcessEnvironment(environment);
         const QStringList store =
             args.contains(QStringLiteral("--store")) ? QStringList{} : QStringList{"--store", dir_.filePath("runs.sqlite3")};
-        process.start(QStringLiteral(TE_BENCH_PATH), store + args);
-        if (!process.waitForFinished(timeout_ms)) {
-            process.kill();
-            process.waitForFinished();
-        }
-        return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
-                QString::fromUtf8(process.readAllStandardOutput()), QString::fromUtf8(process.readAllStandardError())};
+        return tewb::test::run_child(QStringLiteral(TE_BENCH_PATH), store + args,
+                                     tewb::test::ChildOptions{.env = environment, .timeout_ms = timeout_ms});
     }
 
     json read_json(const QString& path) {

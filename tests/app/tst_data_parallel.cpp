@@ -16,15 +16,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../helpers/ChildProcess.h"
+
 using nlohmann::json;
+using Result = tewb::test::ChildResult;
 
 namespace {
-
-struct Result {
-    int exit_code = -1;
-    QString err;
-    qint64 ms = 0;
-};
 
 const QStringList kQuick = {"run", "--preset", "quick-cpu", "--device", "cpu", "--precision", "fp32"};
 
@@ -82,17 +79,8 @@ class TestDataParallel : public QObject {
     }
 
     Result bench(const QStringList& args, int timeout_ms = 240000, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
-        QProcess process;
-        process.setProcessEnvironment(env);
-        QElapsedTimer timer;
-        timer.start();
-        process.start(QStringLiteral(TE_BENCH_PATH), with_store(args));
-        if (!process.waitForFinished(timeout_ms)) {
-            process.kill();
-            process.waitForFinished();
-        }
-        return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
-                QString::fromUtf8(process.readAllStandardError()), timer.elapsed()};
+        return tewb::test::run_child(QStringLiteral(TE_BENCH_PATH), with_store(args),
+                                     tewb::test::ChildOptions{.env = env, .timeout_ms = timeout_ms});
     }
 
     // One rank started by hand, with the environment a launcher gives it.

@@ -13,16 +13,14 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include "../helpers/ChildProcess.h"
+
 using nlohmann::json;
+using tewb::test::ChildOptions;
+using tewb::test::run_child;
+using Result = tewb::test::ChildResult;
 
 namespace {
-
-struct Result {
-    int exit_code = -1;
-    QString out;
-    QString err;
-    qint64 elapsed_ms = 0;
-};
 
 QByteArray read_all(const QString& path) {
     QFile file(path);
@@ -86,13 +84,6 @@ QStringList formula_cells(const QString& csv) {
     return found;
 }
 
-struct Options {
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    QString stdout_file;
-    QString working_dir;
-    int timeout_ms = 300000;
-};
-
 class TestHardening : public QObject {
     Q_OBJECT
 
@@ -100,40 +91,19 @@ class TestHardening : public QObject {
     QString store_;
     json record_;  // a real record, from a tiny training run
 
-    Result bench(const QStringList& args, const Options& options = {}) {
-        QProcess process;
-        process.setProcessEnvironment(options.env);
-        if (!options.stdout_file.isEmpty()) process.setStandardOutputFile(options.stdout_file);
-        if (!options.working_dir.isEmpty()) process.setWorkingDirectory(options.working_dir);
+    Result bench(const QStringList& args, const ChildOptions& options = {}) {
         const QStringList store = args.contains(QStringLiteral("--store")) ? QStringList{} : QStringList{"--store", store_};
-        QElapsedTimer clock;
-        clock.start();
-        process.start(QStringLiteral(TE_BENCH_PATH), store + args);
-        if (!process.waitForFinished(options.timeout_ms)) {
-            process.kill();
-            process.waitForFinished();
-            return {-2, {}, QStringLiteral("timed out"), clock.elapsed()};
-        }
-        return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
-                QString::fromUtf8(process.readAllStandardOutput()), QString::fromUtf8(process.readAllStandardError()),
-                clock.elapsed()};
+        return run_child(QStringLiteral(TE_BENCH_PATH), store + args, options);
     }
 
-    // te-workbench with this test's run store as its default one (TEWB_DATA_DIR; or data_dir's), headless.
+    // te-workbench with this test's run store as its default one (TEWB_DATA_DIR; or data_dir's), headless. Every
+    // call here writes a report or reads: running it twice has the same effect.
     Result workbench(const QStringList& args, const QString& data_dir = {}) {
-        QProcess process;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("TEWB_DATA_DIR"), data_dir.isEmpty() ? dir_.path() : data_dir);
-        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-        process.setProcessEnvironment(env);
-        process.start(QStringLiteral(TE_WORKBENCH_PATH), args);
-        if (!process.waitForFinished(300000)) {
-            process.kill();
-            process.waitForFinished();
-            return {-2, {}, QStringLiteral("timed out"), 0};
-        }
-        return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
-                QString::fromUtf8(process.readAllStandardOutput()), QString::fromUtf8(process.readAllStandardError()), 0};
+        ChildOptions options;
+        options.env.insert(QStringLiteral("TEWB_DATA_DIR"), data_dir.isEmpty() ? dir_.path() : data_dir);
+        options.env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        options.rerun_if_leak_checker_crashed = true;
+        return run_child(QStringLiteral(TE_WORKBENCH_PATH), args, options);
     }
 
     // The process environment with the fault-injection library preloaded.
@@ -223,7 +193,7 @@ private Q_SLOTS:
     void noStoreLocationIsSaidNotGuessed() {
         const QString cwd = dir_.filePath("cwd-no-home");
         QVERIFY(QDir().mkpath(cwd));
-        Options options;
+        ChildOptions options;
         options.working_dir = cwd;
         for (const char* name : {"HOME", "XDG_DATA_HOME", "TEWB_DATA_DIR"}) options.env.remove(QString::fromLatin1(name));
         const QStringList no_store_flag{"history", "list"};
@@ -308,7 +278,7 @@ private Q_SLOTS:
     void fifoIsWrittenOrRefusedNeverReplacedNorHung() {
         const QString fifo = dir_.filePath("out.fifo");
         QVERIFY(::mkfifo(fifo.toLocal8Bit().constData(), 0600) == 0);
-        const Result no_reader = bench({"history", "export", first_id(), "--json", fifo}, Options{.timeout_ms = 30000});
+        const Result no_reader = bench({"history", "export", first_id(), "--json", fifo}, ChildOptions{.timeout_ms = 30000});
         QCOMPARE(no_reader.exit_code, 1);
         QVERIFY2(no_reader.err.contains(QStringLiteral("a FIFO with no reader")), qPrintable(no_reader.err));
         // The reader is this test: open before te-bench starts (no waiting for another process to get
@@ -316,7 +286,7 @@ private Q_SLOTS:
         const int reader = ::open(fifo.toLocal8Bit().constData(), O_RDONLY | O_NONBLOCK);
         QVERIFY(reader >= 0);
         QVERIFY(::fcntl(reader, F_SETPIPE_SZ, 1 << 20) >= 0);
-        const Result with_reader = bench({"history", "export", first_id(), "--json", fifo}, Options{.timeout_ms = 30000});
+        const Result with_reader = bench({"history", "export", first_id(), "--json", fifo}, ChildOptions{.timeout_ms = 30000});
         QByteArray received;
         char buffer[65536];
         for (ssize_t n; (n = ::read(reader, buffer, sizeof buffer)) > 0;) received.append(buffer, n);
@@ -388,7 +358,7 @@ private Q_SLOTS:
         args.replaceInStrings(QStringLiteral("LAST"), first_id());
         args.replaceInStrings(QStringLiteral("STDOUT"), target);
         refused.replace(QStringLiteral("STDOUT"), target);
-        Options options;
+        ChildOptions options;
         int reader = -1;
         if (stdout_kind == "file") {
             write_all(target, {});
@@ -418,7 +388,7 @@ private Q_SLOTS:
     // The null device mixes nothing: with standard output sent there, another output may go there too.
     void theNullDeviceIsNotStandardOutput() {
         if (::geteuid() != 0 && !QFileInfo(QStringLiteral("/dev/null")).isWritable()) QSKIP("no writable /dev/null");
-        Options options;
+        ChildOptions options;
         options.stdout_file = QStringLiteral("/dev/null");
         const Result r = bench({"history", "export", first_id(), "--json", "-", "--csv", "/dev/null"}, options);
         QVERIFY2(r.exit_code == 0, qPrintable(r.err));
@@ -597,7 +567,7 @@ private Q_SLOTS:
     void stdoutWriteErrorsAreReported() {
         QFETCH(QStringList, args);
         args.replaceInStrings(QStringLiteral("LAST"), first_id());
-        Options full;
+        ChildOptions full;
         full.stdout_file = QStringLiteral("/dev/full");
         const Result r = bench(args, full);
         QCOMPARE(r.exit_code, 1);
@@ -630,7 +600,7 @@ private Q_SLOTS:
         QVERIFY(QDir().mkpath(folder));
         const QString out = folder + "/export.json";
         write_all(out, "old content");
-        Options options;
+        ChildOptions options;
         options.env = with_faults(folder, error, ops);
         const Result r = bench({"history", "export", first_id(), "--json", out}, options);
         QCOMPARE(r.exit_code, 1);
@@ -670,7 +640,7 @@ private Q_SLOTS:
     void diskFullStoreSaysDiskFull() {
         const QString folder = dir_.filePath("full-disk");
         QVERIFY(QDir().mkpath(folder));
-        Options options;
+        ChildOptions options;
         options.env = with_faults(folder, QStringLiteral("ENOSPC"), QStringLiteral("write"));
         const Result r = bench({"--store", folder + "/runs.sqlite3", "history", "import", record_file("full.json", record_)},
                                options);
@@ -683,7 +653,7 @@ private Q_SLOTS:
         QVERIFY(QDir().mkpath(folder));
         const QString store = folder + "/runs.sqlite3";
         QCOMPARE(bench({"--store", store, "history", "import", record_file("ro.json", record_)}).exit_code, 0);
-        Options options;
+        ChildOptions options;
         options.env = with_faults(folder, QStringLiteral("EROFS"), QStringLiteral("open"));
         const Result list = bench({"--store", store, "history", "list", "--json"}, options);
         QCOMPARE(list.exit_code, 0);
@@ -796,7 +766,7 @@ private Q_SLOTS:
             file = what == "one bad" ? record_file("two.json", json::array({changed, json{{"schema_version", 1}}}))
                                      : record_file("changed.json", changed);
         }
-        const Result r = bench({"--store", store, "history", "import", file}, Options{.timeout_ms = 30000});
+        const Result r = bench({"--store", store, "history", "import", file}, ChildOptions{.timeout_ms = 30000});
         QCOMPARE(r.exit_code, exit_code);
         QVERIFY2(r.err.contains(expected), qPrintable(r.err));
         QCOMPARE(stored_runs(store), 1);  // nothing added, nothing replaced
@@ -816,7 +786,7 @@ private Q_SLOTS:
     // ---- class: memory that cannot exist is refused with numbers ----
     void impossibleMemoryIsRefusedUpFront() {
         const Result r = bench({"run", "--layers", "256", "--hidden", "32768", "--heads", "16", "--device", "cpu"},
-                               Options{.timeout_ms = 60000});
+                               ChildOptions{.timeout_ms = 60000});
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(r.err.contains(QStringLiteral("this run needs about")) && r.err.contains(QStringLiteral("TiB")) &&
                      r.err.contains(QStringLiteral("of host memory available")),
@@ -875,7 +845,7 @@ private Q_SLOTS:
         QFETCH(QStringList, variables);
         QFETCH(QStringList, flags);
         QFETCH(QString, expected);
-        Options options;
+        ChildOptions options;
         for (const char* name : {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"}) {
             options.env.remove(QString::fromLatin1(name));
         }
@@ -912,7 +882,7 @@ private Q_SLOTS:
         QString source = file;
         if (what == "compare stdout") {
             source = dir_.filePath("compare-stdout.json");
-            Options options;
+            ChildOptions options;
             options.stdout_file = source;
             const Result made = bench({"compare", "--preset", "quick-cpu", "--warmup", "0", "--iters", "1", "--no-store",
                                        "--json", "-"},
@@ -1030,7 +1000,7 @@ private Q_SLOTS:
     void rangeMessagesShareOneForm() {
         QFETCH(QStringList, args);
         QFETCH(QString, expected);
-        const Result r = bench(args, Options{.timeout_ms = 60000});
+        const Result r = bench(args, ChildOptions{.timeout_ms = 60000});
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(r.err.contains(QStringLiteral("te-bench: ") + expected), qPrintable(r.err));
     }

@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "../helpers/ChildProcess.h"
 #include "../ui/UiTestSupport.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
@@ -20,28 +21,14 @@ using namespace tewb;
 
 namespace {
 
-struct Result {
-    int code = -1;
-    QString err;
-    QString out;
-};
+using Result = tewb::test::ChildResult;
 
 Result run_workbench(const QStringList& args, int timeout_ms = 180'000,
                      const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
-    QProcess process;
-    process.setProcessEnvironment(env);
-    process.start(QStringLiteral(TE_WORKBENCH_PATH), args);
-    Result r;
-    if (!process.waitForFinished(timeout_ms)) {
-        process.kill();
-        process.waitForFinished();
-        r.err = QStringLiteral("timed out");
-        return r;
-    }
-    r.code = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-    r.err = QString::fromLocal8Bit(process.readAllStandardError());
-    r.out = QString::fromLocal8Bit(process.readAllStandardOutput());
-    return r;
+    tewb::test::ChildOptions options{.env = env, .timeout_ms = timeout_ms};
+    // A demo trains and stores runs: never twice. Reports, help and refusals have the same effect again.
+    options.rerun_if_leak_checker_crashed = !args.contains(QStringLiteral("--demo"));
+    return tewb::test::run_child(QStringLiteral(TE_WORKBENCH_PATH), args, options);
 }
 
 int line_count(const QString& path) {
@@ -61,7 +48,7 @@ private Q_SLOTS:
         const QString out = dir.filePath(QStringLiteral("demo"));  // created by the demo
         const Result r = run_workbench({QStringLiteral("--demo"), QStringLiteral("quick-cpu"), QStringLiteral("--export"), out,
                                         QStringLiteral("--quit")});
-        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
         QVERIFY(r.out.contains(QStringLiteral("demo done: 1 run(s)")));
         QCOMPARE(QImage(out + QStringLiteral("/dashboard.png")).size(), QSize(3200, 2000));
         for (const char* chart : {"loss.png", "step_ms.png", "memory.png"}) {
@@ -105,11 +92,11 @@ private Q_SLOTS:
         };
         for (const auto& c : cases) {
             const Result r = run_workbench(c.args, 30'000);
-            QVERIFY2(r.code == 2, qPrintable(c.args.join(QLatin1Char(' ')) + QStringLiteral(": exit ") + QString::number(r.code)));
+            QVERIFY2(r.exit_code == 2, qPrintable(c.args.join(QLatin1Char(' ')) + QStringLiteral(": exit ") + QString::number(r.exit_code)));
             QVERIFY2(r.err.contains(QString::fromUtf8(c.message)), qPrintable(r.err));
         }
         const Result help = run_workbench({QStringLiteral("--help")}, 30'000);
-        QCOMPARE(help.code, 0);
+        QCOMPARE(help.exit_code, 0);
         QVERIFY(help.out.contains(QStringLiteral("--demo")));
     }
 
@@ -137,7 +124,7 @@ private Q_SLOTS:
             const Result r = run_workbench({QStringLiteral("--report"), QStringLiteral("--runs"), runs, QStringLiteral("--out"), out,
                                             QStringLiteral("--quit")},
                                            60'000, env);
-            QVERIFY2(r.code == 0, qPrintable(r.err));
+            QVERIFY2(r.exit_code == 0, qPrintable(r.err));
             QVERIFY(r.out.contains(QStringLiteral("report of 2 run(s) written")));
             QVERIFY(QFileInfo(out).size() > 10'000);
         }
@@ -148,7 +135,7 @@ private Q_SLOTS:
         const Result missing = run_workbench({QStringLiteral("--report"), QStringLiteral("--runs"), QStringLiteral("999999"),
                                               QStringLiteral("--out"), dir.filePath(QStringLiteral("x.pdf")), QStringLiteral("--quit")},
                                              60'000, env);
-        QCOMPARE(missing.code, 2);
+        QCOMPARE(missing.exit_code, 2);
         QVERIFY2(missing.err.contains(QStringLiteral("no run 999999")), qPrintable(missing.err));
         QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("x.pdf"))));
     }
@@ -157,17 +144,17 @@ private Q_SLOTS:
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) env.remove(QString::fromLatin1(name));
         const Result help = run_workbench({QStringLiteral("--help")}, 30'000, env);
-        QCOMPARE(help.code, 0);
+        QCOMPARE(help.exit_code, 0);
         QVERIFY(help.out.contains(QStringLiteral("--demo")));
-        QCOMPARE(run_workbench({QStringLiteral("--version")}, 30'000, env).code, 0);
+        QCOMPARE(run_workbench({QStringLiteral("--version")}, 30'000, env).exit_code, 0);
         const Result bad = run_workbench({QStringLiteral("--frobnicate")}, 30'000, env);
-        QCOMPARE(bad.code, 2);
+        QCOMPARE(bad.exit_code, 2);
         QVERIFY(bad.err.contains(QStringLiteral("Unknown option 'frobnicate'")));
         const Result empty = run_workbench({QStringLiteral("--demo"), QString()}, 30'000, env);
-        QCOMPARE(empty.code, 2);
+        QCOMPARE(empty.exit_code, 2);
         QVERIFY2(empty.err.contains(QStringLiteral("--demo: empty value")), qPrintable(empty.err));
         const Result window = run_workbench({}, 30'000, env);
-        QCOMPARE(window.code, 1);
+        QCOMPARE(window.exit_code, 1);
         QVERIFY2(window.err.contains(QStringLiteral("no display")), qPrintable(window.err));
     }
 
@@ -188,7 +175,7 @@ private Q_SLOTS:
         const Result r = run_workbench({QStringLiteral("--demo"), QStringLiteral("quick-cpu"), QStringLiteral("--export"),
                                         dir.filePath(QStringLiteral("out")), QStringLiteral("--quit")},
                                        180'000, env);
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.exit_code, 1);
         QVERIFY2(r.err.contains(QStringLiteral("not saved")), qPrintable(r.err));
         QVERIFY(!r.out.contains(QStringLiteral("demo done")));
         QCOMPARE(QDir(dir.filePath(QStringLiteral("data"))).entryList({QStringLiteral("unsaved-run-*.json")}).size(), 1);
