@@ -149,15 +149,15 @@ std::optional<int> parse_arguments(int argc, char** argv, Arguments& out) {
         out.report = true;
         out.reportRuns = *ids;
         out.reportOut = parser.value(outFile);
+        try {  // first: a path into the run store is refused for that, whatever its extension
+            tewb::check_output_path("--out", std::filesystem::path(out.reportOut.toStdString()));
+        } catch (const tewb::ConfigError& e) {
+            return usage_error(QString::fromStdString(e.what()));
+        }
         try {
             tewb::ui::report_format(std::filesystem::path(out.reportOut.toStdString()));  // the writer's own rule
         } catch (const tewb::ConfigError& e) {
             return usage_error(QStringLiteral("--out ") + QString::fromStdString(e.what()));
-        }
-        try {
-            tewb::check_output_path("--out", std::filesystem::path(out.reportOut.toStdString()));
-        } catch (const tewb::ConfigError& e) {
-            return usage_error(QString::fromStdString(e.what()));
         }
         out.quit = parser.isSet(quit);
         out.dark = parser.isSet(dark);
@@ -177,7 +177,10 @@ std::optional<int> parse_arguments(int argc, char** argv, Arguments& out) {
             return usage_error(QStringLiteral("--export %1: the folder could not be created").arg(out.exportDir));
         }
         try {
-            tewb::check_output_path("--export", std::filesystem::path(out.exportDir.toStdString()) / "dashboard.png");
+            // Every file the demo writes, before it trains: one of them may be a link to the run store.
+            for (const QString& name : tewb::ui::MainWindow::exportAllFileNames()) {
+                tewb::check_output_path("--export", std::filesystem::path(out.exportDir.toStdString()) / name.toStdString());
+            }
         } catch (const tewb::ConfigError& e) {
             return usage_error(QString::fromStdString(e.what()));
         }
@@ -200,6 +203,12 @@ int main(int argc, char** argv) {
     if (asks_for_version(argc, argv)) {
         std::printf("%s\n", tewb::version_text("te-workbench").c_str());
         return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
+    }
+    // The window, a report and a demo use the default store: no output path may reach it, checked before any work.
+    try {
+        tewb::protect_run_store(tewb::RunStore::default_path());
+    } catch (const tewb::DataError&) {
+        // no place for a store: opening it says so
     }
     Arguments arguments;
     if (const std::optional<int> status = parse_arguments(argc, argv, arguments)) return *status;

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -154,9 +155,94 @@ bool same_file(const fs::path& a, const fs::path& b) {
     return ia && ib && *ia == *ib;
 }
 
+// Where a write to `path` puts its directory entry: the directory, by identity (so a symlinked or
+// bind-mounted spelling of it is the same directory), and the name. Also for a file that does not exist yet.
+struct EntryLocation {
+    FileIdentity directory;
+    std::string name;
+    friend bool operator==(const EntryLocation&, const EntryLocation&) = default;
+};
+
+std::optional<EntryLocation> entry_location(const fs::path& path) {
+    fs::path target;
+    try {
+        target = final_target(path);
+    } catch (const DataError&) {
+        return std::nullopt;
+    }
+    const std::string name = target.filename().string();
+    if (name.empty() || name == "." || name == "..") return std::nullopt;
+    const std::optional<FileIdentity> directory = identity(target.has_parent_path() ? target.parent_path() : fs::path("."));
+    if (!directory) return std::nullopt;
+    return EntryLocation{*directory, name};
+}
+
+// Every run store this process has opened (protect_run_store); never forgotten: a closed store is still data.
+struct ProtectedStores {
+    std::mutex mutex;
+    std::vector<fs::path> paths;
+};
+
+ProtectedStores& protected_stores() {
+    static ProtectedStores stores;
+    return stores;
+}
+
+std::optional<std::string> protected_store_file_at(const fs::path& path) {
+    std::vector<fs::path> stores;
+    {
+        ProtectedStores& registry = protected_stores();
+        const std::lock_guard lock(registry.mutex);
+        stores = registry.paths;
+    }
+    for (const fs::path& store : stores) {
+        if (std::optional<std::string> what = run_store_file_at(path, store)) return what;
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
+std::optional<std::string> run_store_file_at(const fs::path& path, const fs::path& store) {
+    if (path.empty() || path == "-" || store.empty()) return std::nullopt;
+    std::vector<fs::path> spellings{store};
+    try {
+        // SQLite opens a store reached through a symlink at the link's target, and keeps its -wal there.
+        if (fs::path resolved = final_target(store); resolved != store) spellings.push_back(std::move(resolved));
+    } catch (const DataError&) {
+    }
+    const std::optional<FileIdentity> written = identity(path);
+    const std::optional<EntryLocation> entry = entry_location(path);
+    for (const fs::path& spelling : spellings) {
+        for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+            const fs::path companion = spelling.string() + suffix;
+            const std::optional<FileIdentity> existing = identity(companion);
+            const std::optional<EntryLocation> companion_entry = entry_location(companion);
+            if ((written && existing && *written == *existing) || (entry && companion_entry && *entry == *companion_entry)) {
+                return *suffix == '\0' ? "the run store " + store.string()
+                                        : "a file of the run store " + store.string() + " (its " + (suffix + 1) + " file " +
+                                              companion.string() + ")";
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+void protect_run_store(const fs::path& store) {
+    if (store.empty()) return;
+    ProtectedStores& registry = protected_stores();
+    const std::lock_guard lock(registry.mutex);
+    for (const fs::path& known : registry.paths) {
+        if (known == store) return;
+    }
+    registry.paths.push_back(store);
+}
+
 void write_file_atomically(const fs::path& path, std::string_view content) {
+    // Checked again at the write: the store's -wal may exist by now, and a GUI dialog has no earlier check.
+    if (const std::optional<std::string> store = protected_store_file_at(path)) {
+        throw DataError(path.string() + ": is " + *store + ", which writing here would destroy; nothing was written");
+    }
     // A device or FIFO reached through a link the kernel resolves itself (/dev/stdout -> /proc/self/fd/1 ->
     // "pipe:[…]", which names no file) is opened through the path as given.
     struct stat direct {};
@@ -184,6 +270,9 @@ void check_output_path(std::string_view flag, const fs::path& path) {
     const std::string prefix = std::string(flag) + " " + path.string() + ": ";
     if (path.empty()) {
         throw ConfigError(std::string(flag) + ": empty path; allowed: a file path");
+    }
+    if (const std::optional<std::string> store = protected_store_file_at(path)) {
+        throw ConfigError(prefix + "is " + *store + ", which writing here would destroy; allowed: any other path");
     }
     struct stat direct {};
     if (::stat(path.c_str(), &direct) == 0 && written_in_place(direct.st_mode)) {  // as write_file_atomically
@@ -286,14 +375,9 @@ void check_outputs(const std::vector<OutputRequest>& outputs, const std::optiona
             }
         }
         if (store) {
-            for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
-                const fs::path companion = store->string() + suffix;
-                if (same_file(out.path, companion)) {
-                    throw ConfigError(out.flag + " " + out.path.string() + ": is " +
-                                      (*suffix == '\0' ? std::string("the run store") : "a file of the run store (" +
-                                                                                            companion.string() + ")") +
-                                      ", which writing here would destroy; allowed: any other path");
-                }
+            if (const std::optional<std::string> what = run_store_file_at(out.path, *store)) {
+                throw ConfigError(out.flag + " " + out.path.string() + ": is " + *what +
+                                  ", which writing here would destroy; allowed: any other path");
             }
         }
         for (std::size_t j = 0; j < i; ++j) {

@@ -37,6 +37,18 @@ struct OutputRequest {
 // whole), nor this program's executable.
 void check_outputs(const std::vector<OutputRequest>& outputs, const std::optional<std::filesystem::path>& store);
 
+// What of the run store `store` writing `path` would replace: "the run store …" or "a file of the run store …
+// (its wal file …)" when `path` is the store or one of its companion files (-wal, -shm, -journal), existing
+// or not, through any spelling: the same file by device and inode (a hard link, a symlink), or the same
+// directory entry by the directory's identity and the name (a symlinked or bind-mounted folder, the store
+// opened through a symlink, a companion that does not exist yet). Nothing when it is none of them.
+std::optional<std::string> run_store_file_at(const std::filesystem::path& path, const std::filesystem::path& store);
+
+// Adds `store` to the stores this process protects (RunStore does it when it opens one, te-workbench for its
+// default store before it checks its arguments): check_output_path refuses them and their companion files,
+// and write_file_atomically refuses to write onto them.
+void protect_run_store(const std::filesystem::path& store);
+
 // Whether an output `path` writes to standard output: "-", or a path to what file descriptor 1 writes to
 // (/dev/stdout, /dev/fd/1, /proc/self/fd/1, or the terminal, pipe, FIFO or file itself), except the null device.
 bool is_standard_output(const std::filesystem::path& path);

@@ -110,6 +110,7 @@ fs::path RunStore::default_path() {
 }
 
 RunStore::RunStore(fs::path path, Access access) : path_(std::move(path)) {
+    protect_run_store(path_);  // no export of this process may be written onto it or its -wal
     std::error_code ec;
     if (access == Access::ReadOnly) {
         open_read_only();

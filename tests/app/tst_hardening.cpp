@@ -237,6 +237,63 @@ private Q_SLOTS:
         QCOMPARE(stored_runs(store_), before);
     }
 
+    // The store and its companions reached another way: the store opened through a symlink, its folder through
+    // a symlink or `..`, a hard link, a companion that does not exist yet; in te-bench, te-workbench's report and
+    // its demo's export folder. Refused before any work, and the store keeps every run.
+    void storeReachedAnotherWayIsRefused_data() {
+        QTest::addColumn<QString>("program");  // bench | report | demo
+        QTest::addColumn<QString>("store");    // the store as the program opens it (relative to the case's folder)
+        QTest::addColumn<QString>("output");   // what the output names (relative); for demo: the export folder
+        QTest::addColumn<QString>("said");     // what the refusal names
+        QTest::newRow("--store via a symlink, --json at the real -wal") << "bench" << "link.sqlite3" << "real/runs.sqlite3-wal" << "its wal file";
+        QTest::newRow("--store via a symlink, --json at its own spelling's -wal") << "bench" << "link.sqlite3" << "link.sqlite3-wal" << "its wal file";
+        QTest::newRow("--csv at the -shm through a symlinked folder") << "bench" << "real/runs.sqlite3" << "folder/runs.sqlite3-shm" << "its shm file";
+        QTest::newRow("--json at the -journal spelled with ..") << "bench" << "real/runs.sqlite3" << "real/../real/runs.sqlite3-journal" << "its journal file";
+        QTest::newRow("--json at a hard link to the store") << "bench" << "real/runs.sqlite3" << "hard.sqlite3" << "the run store";
+        QTest::newRow("report --out as a symlink to the store") << "report" << "real/runs.sqlite3" << "store.pdf" << "the run store";
+        QTest::newRow("report --out at the -wal via a symlinked folder") << "report" << "real/runs.sqlite3" << "folder/runs.sqlite3-wal" << "its wal file";
+        QTest::newRow("report --out as a symlink to the -wal") << "report" << "real/runs.sqlite3" << "wal.html" << "its wal file";
+        QTest::newRow("demo export with steps.csv a symlink to the store") << "demo" << "real/runs.sqlite3" << "exports" << "the run store";
+    }
+    void storeReachedAnotherWayIsRefused() {
+        QFETCH(QString, program);
+        QFETCH(QString, store);
+        QFETCH(QString, output);
+        QFETCH(QString, said);
+        QTemporaryDir box;
+        QVERIFY(QDir(box.path()).mkpath("real") && QDir(box.path()).mkpath("exports"));
+        const QString real = box.filePath("real/runs.sqlite3");
+        QVERIFY(QFile::copy(store_, real));
+        QVERIFY(QFile::link("real/runs.sqlite3", box.filePath("link.sqlite3")));
+        QVERIFY(QFile::link("real", box.filePath("folder")));
+        QVERIFY(::link(real.toLocal8Bit().constData(), box.filePath("hard.sqlite3").toLocal8Bit().constData()) == 0);
+        QVERIFY(QFile::link("real/runs.sqlite3", box.filePath("store.pdf")));
+        QVERIFY(QFile::link("real/runs.sqlite3-wal", box.filePath("wal.html")));  // dangling until the store is open
+        QVERIFY(QFile::link(real, box.filePath("exports/steps.csv")));
+        const int before = stored_runs(real);
+        QVERIFY(before > 0);
+        Result r;
+        if (program == "bench") {
+            const QString flag = output.contains("-shm") ? "--csv" : "--json";
+            r = bench({"--store", box.filePath(store), "run", "--preset", "quick-cpu", "--iters", "1", flag, box.filePath(output)});
+            QVERIFY2(r.err.contains(flag + " " + box.filePath(output) + ": is "), qPrintable(r.err));
+        } else if (program == "report") {
+            r = workbench({"--report", "--runs", first_id(), "--out", box.filePath(output), "--quit"}, box.filePath("real"));
+        } else {
+            ChildOptions options;
+            options.env.insert(QStringLiteral("TEWB_DATA_DIR"), box.filePath("real"));
+            options.env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+            r = run_child(QStringLiteral(TE_WORKBENCH_PATH), {"--demo", "quick-cpu", "--export", box.filePath(output), "--quit"}, options);
+            QVERIFY2(r.err.contains("steps.csv: is "), qPrintable(r.err));
+        }
+        QVERIFY2(r.exit_code == 2, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+        QVERIFY2(r.err.contains(said) && r.err.contains(QStringLiteral("which writing here would destroy; allowed: any other path")),
+                 qPrintable(r.err));
+        QVERIFY2(!r.err.contains(QStringLiteral("step ")) && !r.out.contains(QStringLiteral("demo done")), "refused after work");
+        QCOMPARE(stored_runs(real), before);
+        QVERIFY(QFileInfo(real).size() > 0);
+    }
+
     void twoOutputsMayNotShareAFile() {
         const QString a = dir_.filePath("same.out");
         const QString link = dir_.filePath("same-link.out");

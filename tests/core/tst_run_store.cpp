@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "core/common/Error.h"
+#include "core/results/AtomicFile.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
 #include "core/results/Summary.h"
@@ -134,6 +135,32 @@ private Q_SLOTS:
         RunStore gui(path);
         cli.save(make_record("from cli"));
         QCOMPARE(gui.list().size(), std::size_t{1});
+    }
+
+    // An open store protects itself and its companions from every write of the process (the GUI's export
+    // dialogs, a demo's exports, a report), however the path reaches it; other paths are written as before.
+    void anOpenStoreIsNeverWrittenOver() {
+        QTemporaryDir dir;
+        QVERIFY(QDir(dir.path()).mkpath("data"));
+        const QString path = dir.filePath("data/runs.sqlite3");
+        RunStore store(path.toStdString());
+        store.save(make_record("kept"));
+        QVERIFY(QFile::link(path, dir.filePath("dashboard.png")));
+        QVERIFY(QFile::link(path + "-wal", dir.filePath("steps.csv")));
+        QVERIFY(QFile::link("data", dir.filePath("folder")));
+        for (const QString& out : {dir.filePath("dashboard.png"), dir.filePath("steps.csv"), dir.filePath("folder/runs.sqlite3-shm"),
+                                   dir.filePath("data/../data/runs.sqlite3-journal")}) {
+            try {
+                write_file_atomically(out.toStdString(), "overwritten");
+                QFAIL(qPrintable(out + " was written"));
+            } catch (const DataError& e) {
+                QVERIFY2(std::string(e.what()).find("which writing here would destroy; nothing was written") != std::string::npos, e.what());
+            }
+            QVERIFY_THROWS_EXCEPTION(ConfigError, check_output_path("--out", out.toStdString()));
+        }
+        write_file_atomically(dir.filePath("data/runs.csv").toStdString(), "a,b\n");  // beside it: fine
+        QCOMPARE(store.list().size(), std::size_t{1});
+        QCOMPARE(integrity(path), std::string("ok"));
     }
 
     void unusableLocationGivesAClearError() {

@@ -16,6 +16,7 @@
 #include "../ui/UiTestSupport.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
+#include "ui/window/MainWindow.h"
 
 using namespace tewb;
 
@@ -62,6 +63,9 @@ private Q_SLOTS:
         QCOMPARE(records.size(), std::size_t{1});
         QCOMPARE(records.front().status, RunStatus::Finished);
         QCOMPARE(records.front().config.model, make_preset(Preset::QuickCpu).model);
+        // te-workbench checks these names before the demo trains: every file written must be among them.
+        const QStringList checked = ui::MainWindow::exportAllFileNames();
+        for (const QString& name : QDir(out).entryList(QDir::Files)) QVERIFY2(checked.contains(name), qPrintable(name));
     }
 
     void badArgumentsExitWithStatus2() {

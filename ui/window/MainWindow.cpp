@@ -557,6 +557,13 @@ int MainWindow::writeReportOfStoredRuns(const std::vector<std::int64_t>& ids, co
     return 0;
 }
 
+QStringList MainWindow::exportAllFileNames() {
+    return {QStringLiteral("window.png"),     QStringLiteral("dashboard.png"), QStringLiteral("loss.png"),
+            QStringLiteral("step_ms.png"),    QStringLiteral("memory.png"),    QStringLiteral("fp8_amax.png"),
+            QStringLiteral("fp8_scale.png"),  QStringLiteral("fp8_heatmap.png"), QStringLiteral("steps.csv"),
+            QStringLiteral("comparison.csv"), QStringLiteral("fp8.csv"),       QStringLiteral("runs.json")};
+}
+
 bool MainWindow::exportAll(const QString& directory, QString* error) {
     if (!QDir().mkpath(directory)) {
         if (error) *error = tr("%1: the export folder could not be created").arg(directory);

@@ -86,6 +86,8 @@ public:
     // of the window), dashboard.png, each chart's PNG, steps.csv, comparison.csv, runs.json and, with FP8
     // statistics, fp8.csv.
     bool exportAll(const QString& directory, QString* error);
+    // The names of every file exportAll may write (some only with FP8 statistics), for the checks before a demo.
+    static QStringList exportAllFileNames();
 
     // Runs `plan` once the device is known, exports into `directory` when the queue is done, then emits
     // demoFinished (0 when every run finished and every file was written) and, with `quit`, exits the
