@@ -3,6 +3,7 @@
 set(TEWB_CORE_PLAIN_SOURCES
   common/NumberText.cpp
   common/TextTable.cpp
+  common/StandardStreams.cpp
   common/TextCheck.cpp
   common/Statistics.cpp
   common/StepSegments.cpp

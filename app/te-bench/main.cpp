@@ -27,6 +27,7 @@
 #include "core/device/Capability.h"
 #include "core/device/DeviceInfo.h"
 #include "core/fp8/ReplayReport.h"
+#include "core/common/StandardStreams.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/Comparison.h"
 #include "core/common/TextCheck.h"
@@ -112,21 +113,6 @@ void check_standard_output() {
     if (g_stdout == nullptr) return;
     if (const std::string error = g_stdout->flush_and_check(); !error.empty()) {
         throw DataError("standard output: write failed (" + error + ")");
-    }
-}
-
-// A process started with fd 0, 1 or 2 closed would hand that number to the next file it opens (the run
-// store): output meant for the terminal would land in the database. Occupy them first; a closed stdout
-// becomes /dev/null opened read-only, so writing to it still fails and is reported.
-void occupy_standard_descriptors() {
-    for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
-        if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
-            const int opened = ::open("/dev/null", fd == STDERR_FILENO ? O_WRONLY : O_RDONLY);
-            if (opened >= 0 && opened != fd) {
-                ::dup2(opened, fd);
-                ::close(opened);
-            }
-        }
     }
 }
 
@@ -834,7 +820,7 @@ int dispatch(const Commands& c) {
 int main(int argc, char** argv) {
     g_argc = argc;
     g_argv = argv;
-    occupy_standard_descriptors();
+    tewb::occupy_standard_descriptors();
     cli::CheckedStdout checked_stdout;
     g_stdout = &checked_stdout;
     CLI::App app{"te-bench: train MiniGPT with LibTorch and TE-style modules, and measure it"};

@@ -20,6 +20,8 @@
 #include "core/device/DeviceInfo.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/RunStore.h"
+#include "core/common/StandardStreams.h"
+#include "DisplayCheck.h"
 #include "ui/report/Report.h"
 #include "ui/window/MainWindow.h"
 
@@ -39,17 +41,6 @@ bool asks_for_version(int argc, char** argv) {
     return false;
 }
 
-// Qt aborts (with a core dump) when its platform plugin finds no display; say why instead.
-const char* display_problem() {
-    const auto set = [](const char* name) {
-        const char* value = std::getenv(name);
-        return value != nullptr && *value != '\0';
-    };
-    if (set("QT_QPA_PLATFORM") || set("DISPLAY") || set("WAYLAND_DISPLAY")) return nullptr;
-    return "no display to open a window on (neither DISPLAY nor WAYLAND_DISPLAY is set); run it in a desktop session, "
-           "or headless with QT_QPA_PLATFORM=offscreen (e.g. for --demo), or use te-bench on a server";
-}
-
 // What the command line asked for, parsed before the GUI exists.
 struct Arguments {
     std::optional<tewb::ui::DemoPlan> plan;
@@ -57,6 +48,7 @@ struct Arguments {
     bool quit = false;
     bool dark = false;
     bool report = false;
+    bool helpAll = false;  // Qt's own options too: answered by QApplication, which needs a platform
     std::vector<std::int64_t> reportRuns;
     QString reportOut;
     std::optional<QSize> windowSize;
@@ -78,17 +70,12 @@ std::optional<std::vector<std::int64_t>> parse_run_ids(const QString& text, QStr
     return ids;
 }
 
-// Parses with a QCoreApplication only: --help, --version and every argument error are answered without a
-// display (a QApplication with no display aborts). Returns the exit status when the program ends here.
-std::optional<int> parse_arguments(int argc, char** argv, Arguments& out) {
-    QCoreApplication core(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("te-workbench"));
-    QCoreApplication::setApplicationVersion(QString::fromStdString(tewb::build_info().version));
-    QCommandLineParser parser;
+// Every option, for parsing here and for Qt's --help-all (which QApplication answers, listing Qt's own too).
+void describe_options(QCommandLineParser& parser) {
     parser.setApplicationDescription(
         QStringLiteral("Measures what fused kernels and FP8 training buy on your GPU.\n"
                        "Unattended demo: te-workbench --demo quick-cpu|seed|compare --export DIR [--quit]"));
-    const QCommandLineOption helpOption = parser.addHelpOption();
+    parser.addHelpOption();
     parser.addVersionOption();  // listed in --help; answered before any application object (asks_for_version)
     const QCommandLineOption demo(QStringLiteral("demo"),
                                   QStringLiteral("Run a preset in the window, then export: quick-cpu, seed, or compare (the "
@@ -114,17 +101,34 @@ std::optional<int> parse_arguments(int argc, char** argv, Arguments& out) {
                                         QStringLiteral("Window size in pixels, e.g. 1280x800 (screenshots at a known size)."),
                                         QStringLiteral("WxH"));
     parser.addOptions({demo, exportDir, quit, dark, report, runs, outFile, windowSize});
+}
+
+// Parses with a QCoreApplication only: --help, --version and every argument error are answered without a
+// display (a QApplication with no display aborts). Returns the exit status when the program ends here.
+std::optional<int> parse_arguments(int argc, char** argv, Arguments& out) {
+    QCoreApplication core(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("te-workbench"));
+    QCoreApplication::setApplicationVersion(QString::fromStdString(tewb::build_info().version));
+    QCommandLineParser parser;
+    describe_options(parser);
+    const QString demo = QStringLiteral("demo"), exportDir = QStringLiteral("export"), quit = QStringLiteral("quit"),
+                  dark = QStringLiteral("dark"), report = QStringLiteral("report"), runs = QStringLiteral("runs"),
+                  outFile = QStringLiteral("out"), windowSize = QStringLiteral("window-size");
     if (!parser.parse(QCoreApplication::arguments())) return usage_error(parser.errorText());
-    if (parser.isSet(helpOption)) {
+    if (parser.isSet(QStringLiteral("help-all"))) {
+        out.helpAll = true;
+        return std::nullopt;
+    }
+    if (parser.isSet(QStringLiteral("help"))) {
         std::fputs(parser.helpText().toLocal8Bit().constData(), stdout);
         return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
     }
     if (!parser.positionalArguments().isEmpty()) {
         return usage_error(QStringLiteral("unexpected argument '%1'; allowed: options only").arg(parser.positionalArguments().front()));
     }
-    for (const QCommandLineOption* option : {&demo, &exportDir, &runs, &outFile, &windowSize}) {
-        if (parser.isSet(*option) && parser.value(*option).isEmpty()) {
-            return usage_error(QStringLiteral("--%1: empty value; give a value or leave the option out").arg(option->names().front()));
+    for (const QString& option : {demo, exportDir, runs, outFile, windowSize}) {
+        if (parser.isSet(option) && parser.value(option).isEmpty()) {
+            return usage_error(QStringLiteral("--%1: empty value; give a value or leave the option out").arg(option));
         }
     }
     if (parser.isSet(windowSize)) {
@@ -200,6 +204,7 @@ std::optional<int> parse_arguments(int argc, char** argv, Arguments& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    tewb::occupy_standard_descriptors();  // before Qt opens anything: a closed stdout never becomes its eventfd
     if (asks_for_version(argc, argv)) {
         std::printf("%s\n", tewb::version_text("te-workbench").c_str());
         return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
@@ -213,14 +218,26 @@ int main(int argc, char** argv) {
     Arguments arguments;
     if (const std::optional<int> status = parse_arguments(argc, argv, arguments)) return *status;
 
-    if (arguments.report && arguments.quit && display_problem() != nullptr) {
-        qputenv("QT_QPA_PLATFORM", "offscreen");  // a headless report needs no display
-    }
-    if (const char* problem = display_problem()) {
-        std::fprintf(stderr, "te-workbench: %s\n", problem);
-        return 1;
+    // A report, a demo that quits and --help-all need no window: with no display that answers they run
+    // offscreen. Anything else says why there is no window instead of Qt's abort.
+    if (const std::optional<std::string> problem = tewb::workbench::display_problem()) {
+        const bool headless = arguments.report || (arguments.plan && arguments.quit) || arguments.helpAll;
+        if (!headless) {
+            std::fprintf(stderr, "te-workbench: %s\n", problem->c_str());
+            return 1;
+        }
+        if (arguments.report && !arguments.quit) {
+            std::fprintf(stderr, "te-workbench: %s; the report is written without opening the window\n", problem->c_str());
+            arguments.quit = true;
+        }
+        qputenv("QT_QPA_PLATFORM", "offscreen");
     }
     QApplication app(argc, argv);
+    if (arguments.helpAll) {
+        QCommandLineParser parser;
+        describe_options(parser);
+        parser.process(app);  // prints the help with Qt's own options and exits
+    }
     QApplication::setApplicationName(QStringLiteral("te-workbench"));
     QApplication::setApplicationDisplayName(QStringLiteral("TE Workbench"));
     QApplication::setApplicationVersion(QString::fromStdString(tewb::build_info().version));

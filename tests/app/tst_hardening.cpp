@@ -1062,6 +1062,83 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains(QStringLiteral("te-bench: ") + expected), qPrintable(r.err));
     }
 
+    // ---- class: te-workbench with a display that does not answer, or a standard output that cannot be written ----
+    // Before, Qt aborted (SIGABRT, exit 134), also for a report; and a closed stdout's status line went into an
+    // eventfd of Qt's that reused fd 1, with exit 0.
+    void aDisplayThatDoesNotAnswer_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("exit_code");
+        QTest::addColumn<QString>("said");  // in stdout + stderr
+        QTest::addColumn<QString>("file");  // written (relative to the case's folder); empty: none
+        QTest::newRow("the window") << QStringList{} << 1 << "(DISPLAY) does not answer" << "";
+        QTest::newRow("--dark") << QStringList{"--dark"} << 1 << "(DISPLAY) does not answer" << "";
+        QTest::newRow("--report --quit: offscreen") << QStringList{"--report", "--runs", "1", "--out", "r.pdf", "--quit"} << 0
+                                                    << "report of 1 run(s) written" << "r.pdf";
+        QTest::newRow("--report: offscreen, no window") << QStringList{"--report", "--runs", "1", "--out", "r.html"} << 0
+                                                        << "the report is written without opening the window" << "r.html";
+        QTest::newRow("--help-all: with Qt's options") << QStringList{"--help-all"} << 0 << "-platform" << "";
+        QTest::newRow("--demo --quit: offscreen") << QStringList{"--demo", "quick-cpu", "--export", "demo", "--quit"} << 0
+                                                  << "demo done: 1 run(s)" << "demo/steps.csv";
+        QTest::newRow("--demo without --quit") << QStringList{"--demo", "quick-cpu", "--export", "demo"} << 1 << "(DISPLAY) does not answer"
+                                               << "";
+    }
+    void aDisplayThatDoesNotAnswer() {
+        QFETCH(QStringList, args);
+        QFETCH(int, exit_code);
+        QFETCH(QString, said);
+        QFETCH(QString, file);
+        int number = 90;  // a display number no X server listens on here
+        while (QFileInfo::exists(QStringLiteral("/tmp/.X11-unix/X%1").arg(number))) ++number;
+        QTemporaryDir box;
+        QVERIFY(QFile::copy(store_, box.filePath("runs.sqlite3")));
+        for (QString& a : args) {
+            if (a.startsWith("r.") || a == "demo") a = box.filePath(a);
+        }
+        ChildOptions options;
+        options.env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        options.env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        options.env.insert(QStringLiteral("DISPLAY"), QStringLiteral(":%1").arg(number));
+        options.env.insert(QStringLiteral("TEWB_DATA_DIR"), box.path());
+        options.rerun_if_leak_checker_crashed = !args.contains("--demo");
+        const Result r = run_child(QStringLiteral(TE_WORKBENCH_PATH), args, options);
+        QVERIFY2(r.exit_code == exit_code, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+        QVERIFY2((r.out + r.err).contains(said), qPrintable(r.out + r.err));
+        if (exit_code == 1) QVERIFY2(r.err.contains(QStringLiteral("QT_QPA_PLATFORM=offscreen")), qPrintable(r.err));
+        if (!file.isEmpty()) QVERIFY2(QFileInfo(box.filePath(file)).size() > 0, qPrintable(file));
+    }
+
+    void workbenchStandardOutputFailuresAreReported_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("--report") << QStringList{"--report", "--runs", "1", "--out", "r.pdf", "--quit"};
+        QTest::newRow("--demo") << QStringList{"--demo", "quick-cpu", "--export", "demo", "--quit"};
+    }
+    void workbenchStandardOutputFailuresAreReported() {
+        QFETCH(QStringList, args);
+        QTemporaryDir box;
+        QVERIFY(QFile::copy(store_, box.filePath("runs.sqlite3")));
+        for (QString& a : args) {
+            if (a.startsWith("r.") || a == "demo") a = box.filePath(a);
+        }
+        // A full disk behind stdout.
+        ChildOptions full;
+        full.stdout_file = QStringLiteral("/dev/full");
+        full.env.insert(QStringLiteral("TEWB_DATA_DIR"), box.path());
+        full.env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        full.rerun_if_leak_checker_crashed = !args.contains("--demo");
+        const Result r = run_child(QStringLiteral(TE_WORKBENCH_PATH), args, full);
+        QCOMPARE(r.exit_code, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("standard output: write failed (No space left on device)")), qPrintable(r.err));
+        // A closed stdout: reported, not written into whatever file descriptor 1 became.
+        QStringList quoted;
+        for (const QString& a : args) quoted << "'" + a + "'";
+        ChildOptions closed = full;
+        closed.stdout_file.clear();
+        const Result c = run_child(QStringLiteral("sh"), {"-c", QStringLiteral("exec >&-; exec '%1' %2").arg(TE_WORKBENCH_PATH, quoted.join(' '))},
+                                   closed);
+        QCOMPARE(c.exit_code, 1);
+        QVERIFY2(c.err.contains(QStringLiteral("standard output: write failed")), qPrintable(c.err));
+    }
+
     // ---- class: SIGTERM and SIGHUP end a run like Ctrl-C: saved, status cancelled ----
     void terminationSignalsSaveTheRun_data() {
         QTest::addColumn<int>("signal_number");

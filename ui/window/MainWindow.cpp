@@ -29,6 +29,7 @@
 #include "core/common/BuildInfo.h"
 #include "core/common/Error.h"
 #include "core/device/Capability.h"
+#include "core/common/StandardStreams.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
@@ -553,7 +554,11 @@ int MainWindow::writeReportOfStoredRuns(const std::vector<std::int64_t>& ids, co
         return 1;
     }
     std::printf("te-workbench: report of %zu run(s) written to %s\n", records.size(), path.toLocal8Bit().constData());
-    std::fflush(stdout);
+    if (const std::string problem = standard_output_problem(); !problem.empty()) {
+        std::fprintf(stderr, "te-workbench: standard output: write failed (%s); the report was written to %s\n", problem.c_str(),
+                     path.toLocal8Bit().constData());
+        return 1;
+    }
     return 0;
 }
 
@@ -671,6 +676,11 @@ void MainWindow::finishDemo() {
                       .arg(demo_->directory);
     }
     std::fprintf(code == 0 ? stdout : stderr, "te-workbench: %s\n", message.toLocal8Bit().constData());
+    if (const std::string problem = code == 0 ? standard_output_problem() : std::string(); !problem.empty()) {
+        code = 1;  // whoever started the demo cannot read that it succeeded
+        message = tr("standard output: write failed (%1)").arg(QString::fromStdString(problem));
+        std::fprintf(stderr, "te-workbench: %s\n", message.toLocal8Bit().constData());
+    }
     std::fflush(nullptr);
     const bool quit = demo_->quit;
     demo_.reset();
