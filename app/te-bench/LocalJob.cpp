@@ -1,5 +1,8 @@
 #include "LocalJob.h"
 
+#include <array>
+#include <atomic>
+
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -66,6 +69,24 @@ std::string describe_ranks(const std::vector<int>& pids) {
     return text;
 }
 
+namespace {
+
+// The ranks' processes while a job runs, for kill_running_ranks (a signal handler reads them: lock-free atomics).
+constexpr std::size_t kMaxRanks = 64;
+std::array<std::atomic<pid_t>, kMaxRanks> g_rank_pids{};
+
+void note_rank(std::size_t rank, pid_t pid) {
+    if (rank < kMaxRanks) g_rank_pids[rank].store(pid);
+}
+
+}  // namespace
+
+void kill_running_ranks() noexcept {
+    for (std::atomic<pid_t>& pid : g_rank_pids) {
+        if (const pid_t p = pid.load(); p > 0) ::kill(p, SIGKILL);
+    }
+}
+
 LocalJobOutcome run_local_job(int argc, char** argv, const LocalJob& job, const std::atomic<bool>& cancel) {
     std::vector<pid_t> pids(static_cast<std::size_t>(job.nproc), -1);
     const pid_t launcher = ::getpid();
@@ -93,6 +114,7 @@ LocalJobOutcome run_local_job(int argc, char** argv, const LocalJob& job, const 
             ::_exit(127);
         }
         pids[static_cast<std::size_t>(rank)] = pid;
+        note_rank(static_cast<std::size_t>(rank), pid);
     }
     std::fprintf(stderr, "%s\n", describe_ranks(std::vector<int>(pids.begin(), pids.end())).c_str());
 
@@ -109,6 +131,7 @@ LocalJobOutcome run_local_job(int argc, char** argv, const LocalJob& job, const 
             for (std::size_t r = 0; r < pids.size(); ++r) {
                 if (pids[r] != done) continue;
                 pids[r] = -1;
+                note_rank(r, -1);
                 --running;
                 const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
                 // 130 after Ctrl-C: the rank was cancelled, which is not a failure of the job; a rank this

@@ -47,4 +47,8 @@ std::string describe_ranks(const std::vector<int>& pids);
 // Runs the job to its end; `cancel` set (Ctrl-C) is passed on to the workers as SIGINT once.
 LocalJobOutcome run_local_job(int argc, char** argv, const LocalJob& job, const std::atomic<bool>& cancel);
 
+// SIGKILL to every rank of the job running now, for a second Ctrl-C, which quits at once: no rank is left
+// behind. Async-signal-safe (called from the signal handler).
+void kill_running_ranks() noexcept;
+
 }  // namespace tewb::cli

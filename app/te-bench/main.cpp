@@ -63,16 +63,32 @@ std::atomic<bool> g_cancel{false};
 int g_argc = 0;  // the command line, for the workers of `run --nproc`
 char** g_argv = nullptr;
 
-extern "C" void on_interrupt(int signal_number) {
-    g_cancel.store(true);
-    std::signal(signal_number, SIG_DFL);  // a second Ctrl-C (or kill) ends the process at once
+std::atomic<int> g_interrupts{0};
+bool g_announce_interrupts = true;  // a rank of a job this program launched stays quiet: its launcher speaks
+
+void say_from_handler(std::string_view text) {
+    if (g_announce_interrupts) (void)!::write(STDERR_FILENO, text.data(), text.size());
 }
 
-// Ctrl-C, `kill` and a closed terminal all end the run after its current step, and it is saved.
+// The first Ctrl-C (or kill, or a closed terminal) ends the run after its current step, and it is saved as
+// cancelled; a second one quits at once and says what that discards. Only async-signal-safe calls here.
+extern "C" void on_interrupt(int /*signal_number*/) {
+    g_cancel.store(true);
+    if (g_interrupts.fetch_add(1) == 0) {
+        say_from_handler("te-bench: stopping after the current step; the run is saved as cancelled, and no further "
+                         "run starts. Ctrl-C again quits at once without saving it.\n");
+        return;
+    }
+    tewb::cli::kill_running_ranks();
+    say_from_handler("te-bench: quit at once: the run in progress is not saved; runs saved before it are kept.\n");
+    ::_exit(kExitInterrupted);
+}
+
 void stop_cleanly_on_signals() {
+    const auto value = [](const char* name) { const char* v = std::getenv(name); return std::string_view(v == nullptr ? "" : v); };
+    g_announce_interrupts = value("TEWB_DIST_RECORD").empty() && (value("RANK").empty() || value("RANK") == "0");
     for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal_number, on_interrupt);
 }
-
 
 std::filesystem::path store_location(const std::string& store_path) {
     if (!store_path.empty()) return store_path;
