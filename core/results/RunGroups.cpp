@@ -24,8 +24,12 @@ Statistic statistic_for(const RunGroup& g) {
 }  // namespace
 
 std::string RunGroup::sample_basis() const {
-    if (repeated) return std::to_string(members.size()) + " repeats";
-    return std::to_string(sample_ms.size()) + " timed steps";
+    const std::string finished = std::to_string(counted.size()) + " of " + std::to_string(planned) + " repeats";
+    const bool short_of_plan = !group_id.empty() && static_cast<int>(counted.size()) < planned;
+    if (repeated) return short_of_plan ? finished : std::to_string(counted.size()) + " repeats";
+    if (counted.empty()) return finished + " finished";
+    const std::string steps = std::to_string(sample_ms.size()) + " timed steps";
+    return short_of_plan ? steps + " (" + finished + " finished)" : steps;
 }
 
 std::vector<RunGroup> group_runs(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline,
@@ -51,13 +55,15 @@ std::vector<RunGroup> group_runs(const std::vector<RunRecord>& runs, std::option
             groups.push_back(std::move(single));
         }
         groups[g].members.push_back(i);
+        if (r.repeat && !r.repeat->group.empty()) groups[g].planned = std::max(groups[g].planned, r.repeat->count);
+        if (!r.repeat || r.repeat->group.empty() || r.status == RunStatus::Finished) groups[g].counted.push_back(i);
         if (baseline == i) baseline_group = g;
     }
     for (RunGroup& g : groups) {
-        g.repeated = g.members.size() >= 2;
+        g.repeated = g.counted.size() >= 2;
         std::vector<double> losses;
         std::vector<double> memories;
-        for (const std::size_t i : g.members) {
+        for (const std::size_t i : g.counted) {
             const RunSummary& s = runs[i].summary;
             if (g.repeated) {
                 if (s.mean_ms) g.sample_ms.push_back(*s.mean_ms);
@@ -70,7 +76,7 @@ std::vector<RunGroup> group_runs(const std::vector<RunRecord>& runs, std::option
         }
         if (!g.sample_ms.empty()) {
             g.centre_ms = g.repeated ? median_of(g.sample_ms)
-                                     : (runs[g.members.front()].summary.mean_ms ? *runs[g.members.front()].summary.mean_ms
+                                     : (runs[g.counted.front()].summary.mean_ms ? *runs[g.counted.front()].summary.mean_ms
                                                                                 : mean_of(g.sample_ms));
             g.min_ms = *std::min_element(g.sample_ms.begin(), g.sample_ms.end());
             g.max_ms = *std::max_element(g.sample_ms.begin(), g.sample_ms.end());
@@ -119,9 +125,25 @@ std::string render_group_table(const std::vector<RunRecord>& runs, const std::ve
                         g.is_baseline ? "baseline" : speedup_text(g), format_fixed(g.memory_ratio, 2, "x"),
                         format_fixed(g.final_loss, 4)});
     }
-    return render_text_table({"run", "over", "ms/step", "min-max ms", "95% interval ms", "speedup [95% interval]",
-                              "mem ratio", "final loss"},
-                             rows);
+    std::string text = render_text_table({"run", "over", "ms/step", "min-max ms", "95% interval ms", "speedup [95% interval]",
+                                          "mem ratio", "final loss"},
+                                         rows);
+    for (const RunGroup& g : groups) {
+        if (g.group_id.empty() || static_cast<int>(g.counted.size()) >= g.planned) continue;
+        std::map<std::string, int> others;  // what the repeats that are not counted were
+        for (const std::size_t i : g.members) {
+            if (runs[i].status != RunStatus::Finished) ++others[std::string(to_string(runs[i].status))];
+        }
+        const int begun = static_cast<int>(g.members.size());
+        std::string line = g.counted.empty() ? g.name + ": none of its " + std::to_string(g.planned) +
+                                                   " repeats finished, so it has no figures"
+                                             : g.name + ": " + std::to_string(g.counted.size()) + " of " +
+                                                   std::to_string(g.planned) + " repeats finished, and only those are counted";
+        for (const auto& [status, count] : others) line += "; " + std::to_string(count) + " " + status;
+        if (begun < g.planned) line += "; " + std::to_string(g.planned - begun) + " not started";
+        text += line + ".\n";
+    }
+    return text;
 }
 
 std::vector<std::pair<std::size_t, int>> alternating_order(std::size_t configs, int repeats) {

@@ -21,7 +21,11 @@ struct RunGroup {
     std::string name;                  // the first member's display_name (every member has the configuration's)
     std::string group_id;              // RepeatInfo::group, empty for a single run
     std::vector<std::size_t> members;  // indices into the runs given, in their order
-    bool repeated = false;             // a group of 2 or more repeats
+    // The members its figures count: every member of a single run's group; of repeats, the finished ones (a
+    // series cancelled part way, or a repeat that failed, is summarised over what finished).
+    std::vector<std::size_t> counted;
+    int planned = 1;                   // repeats the series was to have (RepeatInfo::count), 1 for a single run
+    bool repeated = false;             // 2 or more counted repeats
     std::vector<double> sample_ms;     // the sample described above
     std::optional<double> centre_ms;
     std::optional<double> min_ms;
@@ -36,7 +40,8 @@ struct RunGroup {
 
     // A speedup whose interval contains 1.0 is not evidence of a difference.
     bool significant() const { return speedup_ci && !speedup_ci->contains(1.0); }
-    std::string sample_basis() const;  // "3 repeats" or "30 timed steps"
+    // "3 repeats", "2 of 3 repeats", "30 timed steps", "30 timed steps (1 of 3 repeats finished)".
+    std::string sample_basis() const;
 };
 
 // Groups `runs` in order of first appearance; `baseline` is the index of a run whose group is the
@@ -48,7 +53,8 @@ std::vector<RunGroup> group_runs(const std::vector<RunRecord>& runs, std::option
 std::string speedup_text(const RunGroup& group);
 
 // Plain-text table for terminals, one row per group: runs, centre ms/step, min–max, its interval,
-// speedup with interval and significance, memory ratio, final loss.
+// speedup with interval and significance, memory ratio, final loss; under it, for each series with repeats
+// that did not finish, how many did and what the others were.
 std::string render_group_table(const std::vector<RunRecord>& runs, const std::vector<RunGroup>& groups);
 
 // Repeats alternate configurations (A B A B …) so that drift on a shared machine hits all of them:

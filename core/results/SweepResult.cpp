@@ -39,6 +39,17 @@ SweepResult analyze_sweep(const std::vector<SweepRun>& plan, const std::vector<s
             const RunRecord& r = *records[i];
             result.device = r.environment.device.has_gpu() ? r.environment.device.gpu_name : "CPU";
         }
+        if (run.skip_reason) continue;
+        ++result.runs_to_run;
+        if (i >= records.size() || !records[i]) {
+            ++result.runs_not_run;
+        } else if (records[i]->status == RunStatus::Finished) {
+            ++result.runs_finished;
+        } else if (records[i]->status == RunStatus::Cancelled) {
+            ++result.runs_cancelled;
+        } else {
+            ++result.runs_failed;
+        }
     }
     std::vector<std::size_t> order(points.size());
     std::iota(order.begin(), order.end(), 0);
@@ -57,8 +68,9 @@ SweepResult analyze_sweep(const std::vector<SweepRun>& plan, const std::vector<s
             return std::nullopt;
         }
         const RunRecord& r = *records[i];
-        if (r.status != RunStatus::Finished) {
+        if (r.status != RunStatus::Finished) {  // a cancelled run's few steps are no measurement of the size
             note = std::string(to_string(r.status)) + (r.message.empty() ? "" : ": " + r.message);
+            return std::nullopt;
         }
         return r.summary.mean_ms;
     };
@@ -125,7 +137,7 @@ std::vector<std::string> SweepResult::break_even_statements() const {
             for (const std::size_t k : measured) {
                 if (*cell(k, p).speedup > *cell(best, p).speedup) best = k;
             }
-            text = name + " does not pay on this grid: slower than the baseline at the largest size (" +
+            text = name + " does not pay on this grid: slower than the baseline at the largest measured size (" +
                    at(measured.back()) + "); best " + at(best) + ".";
         } else if (*from == measured.front()) {
             text = name + " pays at every measured size: from " + at(measured.front()) + " to " + at(measured.back()) + ".";
@@ -134,10 +146,26 @@ std::vector<std::string> SweepResult::break_even_statements() const {
             text = name + " pays from " + points[*from].label() + " on (" + format_fixed(cell(*from, p).speedup, 2, "x") +
                    "); below that it is slower (" + at(*below) + ").";
         }
+        if (measured.size() < points.size()) {
+            text += " Measured at " + std::to_string(measured.size()) + " of " + std::to_string(points.size()) +
+                    " sizes; the others have no time (skipped, cancelled, failed or not run).";
+        }
         if (emulated) text += " FP8 is emulated here (CPU): this is not FP8 speed.";
         out.push_back(text);
     }
     return out;
+}
+
+std::optional<std::string> SweepResult::cut_short_statement() const {
+    if (runs_finished == runs_to_run) return std::nullopt;
+    std::vector<std::string> parts;
+    if (runs_cancelled > 0) parts.push_back(std::to_string(runs_cancelled) + " cancelled");
+    if (runs_failed > 0) parts.push_back(std::to_string(runs_failed) + " failed");
+    if (runs_not_run > 0) parts.push_back(std::to_string(runs_not_run) + " not run");
+    std::string list;
+    for (const std::string& part : parts) list += (list.empty() ? "" : ", ") + part;
+    return "Sweep cut short: " + std::to_string(runs_finished) + " of " + std::to_string(runs_to_run) + " runs finished (" + list +
+           "); only finished runs are counted.";
 }
 
 std::string render_sweep_table(const SweepResult& result) {
@@ -163,6 +191,7 @@ std::string render_sweep_table(const SweepResult& result) {
         rows.push_back(std::move(row));
     }
     std::string text = render_text_table(header, rows);
+    if (const std::optional<std::string> cut = result.cut_short_statement()) text += *cut + "\n";
     for (const std::string& s : result.break_even_statements()) text += s + "\n";
     if (!result.skipped.empty()) {
         text += "Skipped:\n";

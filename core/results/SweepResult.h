@@ -29,12 +29,22 @@ struct SweepResult {
     std::vector<std::string> skipped;  // "<run name>: <reason>"
     bool any_emulated = false;
     std::string device;              // where it ran, e.g. "NVIDIA H200" or "CPU"
+    // Runs of the plan that were to run (not skipped), and how those ended: only finished runs give a time.
+    std::size_t runs_to_run = 0;
+    std::size_t runs_finished = 0;
+    std::size_t runs_cancelled = 0;
+    std::size_t runs_failed = 0;
+    std::size_t runs_not_run = 0;
+
+    // "Sweep cut short: 3 of 8 runs finished (1 cancelled, 4 not run); …", or nothing when every run finished.
+    std::optional<std::string> cut_short_statement() const;
 
     const SweepCell& cell(std::size_t point, std::size_t precision) const {
         return cells[point * precisions.size() + precision];
     }
     // For each precision, in words: from which size on it is faster than the baseline (break-even), or
-    // that it never / always is on this grid. Sizes whose speedup is unknown are passed over.
+    // that it never / always is on this grid. Sizes whose speedup is unknown (skipped, cancelled, not run,
+    // failed) are passed over and never named; when there are such, the statement says how many were measured.
     std::vector<std::string> break_even_statements() const;
     // The first point from which `precision`'s speedup is ≥ 1 at every larger measured size; nothing
     // when the largest measured size is still slower.

@@ -134,6 +134,41 @@ private Q_SLOTS:
         QVERIFY(table.find("1.25x") != std::string::npos);
     }
 
+    // A --repeat series cancelled part way: the cancelled repeat's few steps are not counted, the row says how
+    // many finished, and a line under the table says what the others were.
+    void cancelledRepeatsAreLeftOutAndCounted() {
+        std::vector<RunRecord> runs;
+        runs.push_back(repeat_of(timed_run("base", {10.0, 10.0}), "g1", 1, 3));
+        runs.push_back(repeat_of(timed_run("fast", {8.0, 8.0}), "g2", 1, 3));
+        runs.push_back(repeat_of(timed_run("base", {9.0, 9.0}), "g1", 2, 3));
+        RunRecord cancelled = repeat_of(timed_run("fast", {1.0}), "g2", 2, 3);  // one quick step, then Ctrl-C
+        cancelled.status = RunStatus::Cancelled;
+        runs.push_back(cancelled);
+        const std::vector<RunGroup> groups = group_runs(runs, 0);
+        QCOMPARE(groups.size(), std::size_t{2});
+        QCOMPARE(groups[0].counted, (std::vector<std::size_t>{0, 2}));
+        QCOMPARE(groups[0].sample_basis(), std::string("2 of 3 repeats"));
+        QCOMPARE(*groups[0].centre_ms, 9.5);
+        QCOMPARE(groups[1].members, (std::vector<std::size_t>{1, 3}));
+        QCOMPARE(groups[1].counted, (std::vector<std::size_t>{1}));
+        QCOMPARE(*groups[1].centre_ms, 8.0);  // not 4.5: the cancelled repeat's 1 ms is left out
+        QCOMPARE(groups[1].sample_basis(), std::string("2 timed steps (1 of 3 repeats finished)"));
+        QCOMPARE(*groups[1].speedup, 9.5 / 8.0);
+        const std::string table = render_group_table(runs, groups);
+        QVERIFY2(table.find("base: 2 of 3 repeats finished, and only those are counted; 1 not started.") != std::string::npos,
+                 table.c_str());
+        QVERIFY2(table.find("fast: 1 of 3 repeats finished, and only those are counted; 1 cancelled; 1 not started.") !=
+                     std::string::npos,
+                 table.c_str());
+        // Nothing finished: no figures, and said so.
+        const std::vector<RunGroup> none = group_runs({cancelled}, std::nullopt);
+        QVERIFY(!none[0].centre_ms);
+        QCOMPARE(none[0].sample_basis(), std::string("0 of 3 repeats finished"));
+        // A series that finished says nothing more.
+        const std::vector<RunRecord> whole{repeat_of(runs[0], "g1", 1, 2), repeat_of(runs[2], "g1", 2, 2)};
+        QVERIFY(render_group_table(whole, group_runs(whole, 0)).find("finished") == std::string::npos);
+    }
+
     void overlappingRepeatsAreNotSignificant() {
         std::vector<RunRecord> runs;
         for (int i = 0; i < 3; ++i) {
@@ -247,6 +282,23 @@ private Q_SLOTS:
         const SweepResult partial = analyze_sweep(skipped, records);
         QVERIFY(!partial.cell(2, 0).speedup);
         QVERIFY(partial.cell(2, 0).note.find("skipped") == 0);
+        QVERIFY(!partial.cut_short_statement());  // a skipped run was never to run
+        // Cancelled part way at the middle size: that size's cancelled run and the sizes not run have no time,
+        // the break-even names only measured sizes, and the summary says how many runs finished.
+        std::vector<std::optional<RunRecord>> cut(records.begin(), records.begin() + 4);
+        cut[3]->status = RunStatus::Cancelled;
+        cut[3]->summary.mean_ms = 0.5;  // its few steps: a "speedup" of 4 that was never measured
+        const SweepResult cancelled = analyze_sweep(plan, cut);
+        QVERIFY(!cancelled.cell(1, 0).speedup);
+        QCOMPARE(cancelled.cell(1, 0).note, std::string("cancelled"));
+        QVERIFY(!cancelled.cell(2, 0).speedup);
+        QCOMPARE(cancelled.runs_finished, std::size_t{3});
+        QCOMPARE(*cancelled.cut_short_statement(),
+                 std::string("Sweep cut short: 3 of 6 runs finished (1 cancelled, 2 not run); only finished runs are counted."));
+        const std::string said = cancelled.break_even_statements()[0];
+        QVERIFY2(said.find("hidden 128") == std::string::npos && said.find("hidden 256") == std::string::npos, said.c_str());
+        QVERIFY2(said.find("Measured at 1 of 3 sizes") != std::string::npos, said.c_str());
+        QVERIFY(render_sweep_table(cancelled).find("Sweep cut short: 3 of 6 runs finished") != std::string::npos);
     }
 
     void headlineStatesTheFastestRunAgainstTheBaseline() {

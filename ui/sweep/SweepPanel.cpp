@@ -223,6 +223,7 @@ void SweepPanel::showResult() {
     const SweepResult& r = *result_;
 
     QStringList lines;
+    if (const std::optional<std::string> cut = r.cut_short_statement()) lines << QString::fromStdString(*cut).toHtmlEscaped();
     for (const std::string& s : r.break_even_statements()) lines << QString::fromStdString(s).toHtmlEscaped();
     for (const std::string& s : r.skipped) lines << tr("Skipped %1").arg(QString::fromStdString(s).toHtmlEscaped());
     statement_->setText(lines.join(QStringLiteral("<br>")));
