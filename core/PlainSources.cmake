@@ -17,7 +17,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   config/CudaGraphPlan.cpp
   selftest/SelfTestReport.cpp
   model/FlopCount.cpp
-  model/MemoryEstimate.cpp
+  config/MemoryEstimate.cpp
   model/ByteMinimum.cpp
   train/SyntheticData.cpp
   config/ComparePlan.cpp

@@ -403,7 +403,7 @@ int run_rank(const Commands& c, RunConfig requested, const WorkerEnv& env) {
     const bool own_files = record_path == nullptr;
     if (own_files) check_outputs(outputs_of(flags), store_to_protect(c.store_path));
     const Trainer trainer(detect_device());
-    resolve(requested, trainer.device());
+    resolve(requested, trainer.device(), MemoryScope::OneRank);  // the launcher (if ours) checked the whole job
     const std::unique_ptr<RunStore> store = reports ? open_store_for_runs(flags.no_store, c.store_path) : nullptr;
     stop_cleanly_on_signals();
     cli::ProgressBar progress(env.rank == 0 && isatty(STDERR_FILENO) != 0);

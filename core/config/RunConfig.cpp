@@ -11,7 +11,7 @@
 #include "core/config/Availability.h"
 #include "core/common/TextTable.h"
 #include "core/device/HostMemory.h"
-#include "core/model/MemoryEstimate.h"
+#include "core/config/MemoryEstimate.h"
 
 namespace tewb {
 
@@ -162,27 +162,34 @@ void validate(const RunConfig& config) {
 }
 
 std::optional<std::string> memory_problem(const RunConfig& resolved, const DeviceInfo& device,
-                                          std::optional<std::uint64_t> host_available) {
+                                          std::optional<std::uint64_t> host_available, MemoryScope scope) {
     const bool cuda = resolved.device == DeviceKind::Cuda;
     const std::optional<std::uint64_t> available =
         !cuda ? host_available
               : device.memory_total_bytes > 0 ? std::optional<std::uint64_t>(device.memory_free_bytes) : std::nullopt;
     if (!available) return std::nullopt;  // nothing to compare with: the run's own out-of-memory handling decides
-    const MemoryEstimate need =
-        estimate_training_memory(resolved.model, resolved.batch, resolved.precision != Precision::Fp32);
-    if (need.total_bytes() <= *available) return std::nullopt;
+    const MemoryEstimate one = estimate_training_memory(resolved);
+    const int processes = !cuda && scope == MemoryScope::WholeJob && resolved.dist.enabled() ? resolved.dist.nproc : 1;
+    const double total = static_cast<double>(one.total_bytes()) * processes;
+    if (total <= static_cast<double>(*available)) return std::nullopt;
     const auto shape = resolved.model;
+    std::string need = "about " + format_bytes(one.total_bytes()) + " (";
+    if (one.runtime_bytes > 0) need += format_bytes(one.runtime_bytes) + " for LibTorch itself, ";
+    need += format_bytes(one.state_bytes) + " for " + std::to_string(one.parameters) +
+            " parameters with their gradients and AdamW state, " + format_bytes(one.activation_bytes) + " of activations)";
+    if (processes > 1) {
+        need = "about " + format_bytes(static_cast<std::uint64_t>(total)) + " for its " + std::to_string(processes) +
+               " processes, each " + need;
+    }
     return "--layers " + std::to_string(shape.layers) + " --hidden " + std::to_string(shape.hidden) + " --seq " +
            std::to_string(shape.seq) + " --vocab " + std::to_string(shape.vocab) + " --batch " +
-           std::to_string(resolved.batch) + ": this run needs about " + format_bytes(need.total_bytes()) + " (" +
-           format_bytes(need.state_bytes) + " for " + std::to_string(need.parameters) +
-           " parameters with their gradients and AdamW state, " + format_bytes(need.activation_bytes) +
-           " of activations), more than the " + format_bytes(*available) +
-           (cuda ? " free on the GPU" : " of host memory available") +
-           "; allowed: a smaller model, --batch or --seq";
+           std::to_string(resolved.batch) + (processes > 1 ? " --nproc " + std::to_string(processes) : std::string()) +
+           ": this run needs " + need + ", more than the " + format_bytes(*available) +
+           (cuda ? " free on the GPU" : " of host memory available") + "; allowed: a smaller model, --batch or --seq" +
+           (processes > 1 ? ", or fewer processes" : "");
 }
 
-RunConfig resolve(const RunConfig& config, const DeviceInfo& device) {
+RunConfig resolve(const RunConfig& config, const DeviceInfo& device, MemoryScope scope) {
     validate(config);
     RunConfig resolved = config;
     if (resolved.device == DeviceKind::Auto) {
@@ -202,7 +209,7 @@ RunConfig resolve(const RunConfig& config, const DeviceInfo& device) {
             throw ConfigError(t.reason);
         }
     }
-    if (const auto problem = memory_problem(resolved, device, host_memory_available())) {
+    if (const auto problem = memory_problem(resolved, device, host_memory_available(), scope)) {
         throw ConfigError(*problem);
     }
     if (resolved.dist.enabled()) {

@@ -76,13 +76,19 @@ std::vector<ConfigProblem> find_problems(const RunConfig& config);
 void validate(const RunConfig& config);
 // Validates, then fixes Auto device and precision for this machine: CUDA with BF16 when a GPU is usable,
 // else CPU with FP32. Throws ConfigError when the request cannot run here (e.g. --device cuda, no GPU).
-RunConfig resolve(const RunConfig& config, const DeviceInfo& device);
+// Whose memory the check in resolve() counts: the whole job on this machine (a plain run, or a data-parallel
+// job about to start its N processes here), or one rank's own process (a rank started by a launcher, which
+// checked the job).
+enum class MemoryScope { WholeJob, OneRank };
+RunConfig resolve(const RunConfig& config, const DeviceInfo& device, MemoryScope scope = MemoryScope::WholeJob);
 
 // Refuses a resolved configuration whose estimated training memory (MemoryEstimate.h) exceeds what the
-// device has: free GPU memory for CUDA runs, `host_available` (HostMemory.h) for CPU runs. resolve() calls
+// device has: free GPU memory for CUDA runs (each rank has its own GPU), `host_available` (HostMemory.h) for
+// CPU runs, where a data-parallel job's N processes share it (scope WholeJob counts all N). resolve() calls
 // it; nothing when it fits or nothing is known to compare with.
 std::optional<std::string> memory_problem(const RunConfig& resolved, const DeviceInfo& device,
-                                          std::optional<std::uint64_t> host_available);
+                                          std::optional<std::uint64_t> host_available,
+                                          MemoryScope scope = MemoryScope::WholeJob);
 
 enum class Preset { Seed, QuickCpu };
 RunConfig make_preset(Preset preset);

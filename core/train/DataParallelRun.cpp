@@ -8,7 +8,7 @@ namespace tewb {
 
 RunRecord run_as_rank(const Trainer& trainer, const RunConfig& config, const WorkerEnv& env, const TrainerCallbacks& callbacks,
                       const std::atomic<bool>* cancel) {
-    const RunConfig resolved = resolve(config, trainer.device());
+    const RunConfig resolved = resolve(config, trainer.device(), MemoryScope::OneRank);
     std::unique_ptr<DistJob> job;
     try {
         job = join_job(env, resolved, cancel);

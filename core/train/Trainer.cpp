@@ -31,7 +31,7 @@
 #include "core/ledger/Ledger.h"
 #include "core/model/AttentionBackend.h"
 #include "core/model/FlopCount.h"
-#include "core/model/MemoryEstimate.h"
+#include "core/config/MemoryEstimate.h"
 #include "core/model/MiniGpt.h"
 #include "core/modules/ops/Fallbacks.h"
 #include "core/modules/ops/OpsChoice.h"
@@ -509,8 +509,7 @@ std::string job_failure(const DistJob& job, const RunRecord& record, const std::
 
 std::string out_of_memory_message(const RunConfig& resolved, const RunRecord& record, const DeviceInfo& device,
                                   const char* where) {
-    const MemoryEstimate need =
-        estimate_training_memory(resolved.model, resolved.batch, resolved.precision != Precision::Fp32);
+    const MemoryEstimate need = estimate_training_memory(resolved);
     std::string message = std::string(where) + " out of memory at step " + std::to_string(record.steps.size() + 1) +
                           " (" + shape_text(resolved) + "; estimated need " + format_bytes(need.total_bytes());
     if (std::string_view(where) == "GPU" && device.memory_total_bytes > 0) {
@@ -537,7 +536,8 @@ RunRecord Trainer::run(const RunConfig& config, DistJob& job, const TrainerCallb
 
 RunRecord Trainer::run_impl(const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel,
                             DistJob* job) const {
-    const RunConfig resolved = resolve(config, device_);
+    // A rank holds its own process's share; the whole job was counted where it was planned.
+    const RunConfig resolved = resolve(config, device_, job != nullptr ? MemoryScope::OneRank : MemoryScope::WholeJob);
     const TeOps& ops = ops_for_run(resolved);
     RunRecord record = run_header(resolved, device_, ops);
     const bool cuda = resolved.device == DeviceKind::Cuda;

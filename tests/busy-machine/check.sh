@@ -2,20 +2,27 @@
 # The busy-machine check: does the default stage of CI (the README's test command) pass while every core
 # is kept busy by other work? CI machines are shared; a test that passes only on an idle machine fails
 # there at random. This script starts one spinning process per core (or --spinners N), runs the README's
-# test command in this checkout, stops the spinners whatever happens, then checks that the whole suite
-# ran (.ci/check-test-run.py) and prints the figures the suite measures but does not assert (the GUI's
-# longest event-loop stall, how soon a killed rank ends its job). docs/reliability.md records them.
+# test command in this checkout and then the whole suite again (three passes in all, or --passes N), stops
+# the spinners whatever happens, checks after each pass that the whole suite ran (.ci/check-test-run.py)
+# and prints the figures the suite measures but does not assert (the GUI's longest event-loop stall, how
+# soon a killed rank ends its job). docs/reliability.md records them.
 #
-#   usage: tests/busy-machine/check.sh [--spinners N]
+#   usage: tests/busy-machine/check.sh [--spinners N] [--passes N]
 #   --spinners  how many spinning processes (default: the number of cores, `nproc`).
+#   --passes    how many times the whole suite runs (default 3; the first with the README's set-up and build).
 #
-# Exit status: the test command's (0 when every suite passed and the whole suite ran), 2 on a bad argument.
+# Exit status: 0 when every pass passed and ran the whole suite, 1 otherwise, 2 on a bad argument.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 spinners=$(nproc)
+passes=3
 while [ $# -gt 0 ]; do
   case "$1" in
+    --passes)
+      [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] && [ "$2" -le 100 ] ||
+        { echo "check: --passes '${2:-}': allowed: a whole number from 1 to 100" >&2; exit 2; }
+      passes=$2; shift 2 ;;
     --spinners)
       [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] && [ "$2" -le 256 ] ||
         { echo "check: --spinners '${2:-}': allowed: a whole number from 1 to 256" >&2; exit 2; }
@@ -43,24 +50,30 @@ for _ in $(seq "$spinners"); do
 done
 echo "check: [$(date -u +%H:%M:%S)] ${spinners} spinning processes started (${pids[*]}); $(nproc) cores"
 
-rm -f build/default/ctest-results.xml
-started=$(date +%s)
-bash -c "$test_command"
-status=$?
-elapsed=$(( $(date +%s) - started ))
+# Each pass: the figures its log holds (kept before .ci/check-test-run.py, whose `ctest --show-only` starts
+# a new LastTest.log), then the check that it ran the whole suite.
+figures() {
+  grep -hoE 'longest event-loop stall during the run: .*|cancelled after [0-9]+ ms|closed after [0-9]+ ms|rank 0 gave up [0-9]+ ms after joining|[a-z0-9 ,-]+: the launcher ended the job [0-9]+ ms after the death and exited after [0-9]+ ms' \
+    build/default/Testing/Temporary/LastTest.log 2>/dev/null | sed 's/^ */    /'
+}
+status=0
+for pass in $(seq "$passes"); do
+  rm -f build/default/ctest-results.xml
+  started=$(date +%s)
+  if [ "$pass" -eq 1 ]; then
+    bash -c "$test_command"  # set-up, build and the first pass
+  else
+    ctest --preset default
+  fi
+  result=$?
+  elapsed=$(( $(date +%s) - started ))
+  echo "check: [$(date -u +%H:%M:%S)] pass ${pass} of ${passes} took ${elapsed} s and exited ${result}; figures measured under load (not asserted):"
+  figures
+  if [ "$result" -eq 0 ]; then
+    python3 .ci/check-test-run.py build/default || result=1
+  fi
+  [ "$result" -eq 0 ] || status=1
+done
 stop_spinners
-echo "check: [$(date -u +%H:%M:%S)] spinners stopped; the test command took ${elapsed} s and exited ${status}"
-# Kept before .ci/check-test-run.py, whose `ctest --show-only` starts a new LastTest.log.
-log=$(mktemp)
-cp build/default/Testing/Temporary/LastTest.log "$log" 2>/dev/null
-if [ "$status" -eq 0 ]; then
-  python3 .ci/check-test-run.py build/default || status=1
-fi
-
-if [ -s "$log" ]; then
-  echo "check: figures measured under load (not asserted):"
-  grep -hoE 'longest event-loop stall during the run: .*|cancelled after [0-9]+ ms|closed after [0-9]+ ms|rank 0 gave up [0-9]+ ms after joining|[a-z0-9 ,-]+: the launcher ended the job [0-9]+ ms after the death and exited after [0-9]+ ms' "$log" |
-    sed 's/^ */  /'
-fi
-rm -f "$log"
+echo "check: [$(date -u +%H:%M:%S)] spinners stopped; $( [ "$status" -eq 0 ] && echo "every pass passed" || echo "a pass FAILED")"
 exit "$status"

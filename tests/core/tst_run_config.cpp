@@ -9,7 +9,7 @@
 #include "core/config/SweepPlan.h"
 #include "core/config/RunConfig.h"
 #include "core/common/TextCheck.h"
-#include "core/model/MemoryEstimate.h"
+#include "core/config/MemoryEstimate.h"
 
 using namespace tewb;
 
@@ -474,7 +474,7 @@ private Q_SLOTS:
         RunConfig seed = make_preset(Preset::Seed);
         seed.device = DeviceKind::Cpu;
         seed.precision = Precision::Fp32;
-        const MemoryEstimate need = estimate_training_memory(seed.model, seed.batch, false);
+        const MemoryEstimate need = estimate_training_memory(seed);
         QVERIFY(need.parameters > 80'000'000 && need.parameters < 100'000'000);  // MiniGPT at the seed: ~88M
         const DeviceInfo no_gpu;
         QVERIFY(!memory_problem(seed, no_gpu, need.total_bytes()));
@@ -500,6 +500,98 @@ private Q_SLOTS:
         const auto no_room = memory_problem(on_gpu, gpu, std::nullopt);
         QVERIFY(no_room && no_room->find("free on the GPU") != std::string::npos);
         gpu.memory_free_bytes = std::uint64_t{100} << 30;
+        QVERIFY(!memory_problem(on_gpu, gpu, std::nullopt));
+    }
+
+    // The CPU estimate against measured peaks (te-bench run --device cpu --warmup 1 --iters 2 on the 2-core
+    // development machine, 2026-12-02: the record's peak RSS over the steps and the process's whole peak,
+    // /usr/bin/time): at least the larger, at most 1.5× the smaller (docs/reliability.md has the table).
+    void memoryEstimateMatchesMeasuredPeaks() {
+        struct Measured {
+            int layers, hidden, heads, seq, batch;
+            Backend backend;
+            Precision precision;
+            double peak_bytes, process_peak_bytes;
+        };
+        const Measured grid[] = {
+            {2, 128, 2, 32, 8, Backend::Torch, Precision::Fp32, 426024960, 544239616},
+            {2, 128, 2, 32, 8, Backend::Te, Precision::Fp32, 414486528, 519655424},
+            {12, 768, 12, 96, 32, Backend::Torch, Precision::Fp32, 3659567104, 3631681536},
+            {12, 768, 12, 96, 32, Backend::Te, Precision::Fp32, 3686780928, 3686780928},
+            {12, 768, 12, 96, 32, Backend::Te, Precision::Bf16, 3159969792, 3137576960},
+            {12, 768, 12, 96, 32, Backend::Te, Precision::Fp8, 4414672896, 4414672896},
+            {4, 512, 8, 128, 16, Backend::Torch, Precision::Fp32, 997191680, 997191680},
+            {4, 512, 8, 128, 16, Backend::Te, Precision::Bf16, 957669376, 957669376},
+            {4, 512, 8, 128, 16, Backend::Te, Precision::Fp8, 1191124992, 1191124992},
+            {6, 1024, 16, 64, 8, Backend::Torch, Precision::Fp32, 1994510336, 2053623808},
+            {6, 1024, 16, 64, 8, Backend::Te, Precision::Fp8, 2514563072, 2573254656},
+            {2, 256, 4, 512, 8, Backend::Torch, Precision::Fp32, 786497536, 786497536},
+            {2, 256, 4, 512, 8, Backend::Te, Precision::Fp32, 817020928, 817020928},
+            {2, 256, 4, 512, 8, Backend::Te, Precision::Fp8, 847171584, 847171584},
+            {8, 768, 12, 256, 8, Backend::Torch, Precision::Fp32, 2326605824, 2326499328},
+            {8, 768, 12, 256, 12, Backend::Torch, Precision::Fp32, 2666332160, 2666332160},
+            {8, 768, 12, 256, 12, Backend::Te, Precision::Bf16, 2339008512, 2339008512},
+            {2, 2048, 16, 64, 4, Backend::Torch, Precision::Fp32, 2345168896, 2547052544},
+            {2, 2048, 16, 64, 4, Backend::Te, Precision::Fp8, 2689064960, 2806558720},
+            {4, 512, 8, 512, 8, Backend::Torch, Precision::Fp32, 1444651008, 1444651008},
+            {4, 512, 8, 512, 8, Backend::Te, Precision::Fp8, 1575321600, 1575321600},
+            {4, 512, 8, 512, 8, Backend::Te, Precision::Bf16, 1212121088, 1212121088},
+            {4, 512, 8, 512, 8, Backend::Torch, Precision::Bf16, 1217167360, 1217167360},
+            {12, 768, 12, 96, 32, Backend::Torch, Precision::Bf16, 3120099328, 3120099328},
+            {2, 1024, 16, 256, 16, Backend::Torch, Precision::Fp32, 1701904384, 1701904384},
+            {2, 1024, 16, 256, 16, Backend::Te, Precision::Fp8, 1939996672, 1939996672},
+            {6, 512, 8, 96, 64, Backend::Te, Precision::Bf16, 1834254336, 1834254336},
+            {6, 512, 8, 96, 64, Backend::Te, Precision::Fp32, 2354278400, 2354278400},
+        };
+        for (const Measured& m : grid) {
+            RunConfig c = make_preset(Preset::Seed);  // what te-bench run starts from: vocabulary 4096
+            c.device = DeviceKind::Cpu;
+            c.model.layers = m.layers;
+            c.model.hidden = m.hidden;
+            c.model.heads = m.heads;
+            c.model.seq = m.seq;
+            c.batch = m.batch;
+            c.backend = m.backend;
+            c.precision = m.precision;
+            const double estimate = static_cast<double>(estimate_training_memory(c).total_bytes());
+            const QString shape = QStringLiteral("%1 layers, hidden %2, seq %3, batch %4, %5 %6: estimate %7 GiB, peaks %8 / %9 GiB")
+                                      .arg(m.layers).arg(m.hidden).arg(m.seq).arg(m.batch)
+                                      .arg(QString::fromStdString(std::string(to_string(m.backend))))
+                                      .arg(QString::fromStdString(std::string(to_string(m.precision))))
+                                      .arg(estimate / (1 << 30), 0, 'f', 2).arg(m.peak_bytes / (1 << 30), 0, 'f', 2)
+                                      .arg(m.process_peak_bytes / (1 << 30), 0, 'f', 2);
+            QVERIFY2(estimate >= std::max(m.peak_bytes, m.process_peak_bytes), qPrintable(shape));
+            QVERIFY2(estimate <= 1.5 * std::min(m.peak_bytes, m.process_peak_bytes), qPrintable(shape));
+        }
+    }
+
+    // A data-parallel job on the CPU: its N processes share the host's memory, so the check counts N of them
+    // where the job is planned; a rank counts its own.
+    void dataParallelJobsCountEveryProcess() {
+        RunConfig job = make_preset(Preset::Seed);
+        job.device = DeviceKind::Cpu;
+        job.precision = Precision::Fp32;
+        job.dist.nproc = 3;
+        const std::uint64_t one = estimate_training_memory(job).total_bytes();
+        const DeviceInfo no_gpu;
+        const auto refused = memory_problem(job, no_gpu, one * 5 / 2);
+        QVERIFY(refused);
+        QVERIFY2(refused->find("--nproc 3: this run needs about") != std::string::npos &&
+                     refused->find("for its 3 processes, each about") != std::string::npos &&
+                     refused->find("or fewer processes") != std::string::npos,
+                 refused->c_str());
+        QVERIFY(!memory_problem(job, no_gpu, one * 3));
+        QVERIFY(!memory_problem(job, no_gpu, one * 5 / 2, MemoryScope::OneRank));
+        QVERIFY(memory_problem(job, no_gpu, one - 1, MemoryScope::OneRank));
+        // On GPUs each rank has its own: the free memory of one is compared with one process.
+        DeviceInfo gpu;
+        gpu.compute_capability = ComputeCapability{9, 0};
+        gpu.gpu_count = 4;
+        gpu.memory_total_bytes = std::uint64_t{140} << 30;
+        RunConfig on_gpu = job;
+        on_gpu.device = DeviceKind::Cuda;
+        on_gpu.precision = Precision::Bf16;
+        gpu.memory_free_bytes = estimate_training_memory(on_gpu).total_bytes();
         QVERIFY(!memory_problem(on_gpu, gpu, std::nullopt));
     }
 };
