@@ -11,11 +11,22 @@ namespace {
 // never one after it (docs/architecture.md says why each sits where it does).
 const QStringList kCoreLayers = {"common", "device", "ledger", "fp8", "modules", "model", "config", "results", "dist", "train", "selftest"};
 
+// The core folder a quoted include in `file` (under <root>/core/) reaches: "core/<dir>/…" as the project
+// writes it, or a path relative to the file ("../train/Trainer.h", "Recipe.h" beside it). Empty when it
+// reaches no core folder (a system or third-party header).
+QString included_core_folder(const QString& root, const QString& file, const QString& include) {
+    if (include.startsWith(QStringLiteral("core/"))) return include.section(QLatin1Char('/'), 1, 1);
+    const QString core = QDir::cleanPath(root + QStringLiteral("/core"));
+    const QString resolved = QDir::cleanPath(QFileInfo(file).path() + QLatin1Char('/') + include);
+    if (!resolved.startsWith(core + QLatin1Char('/')) || !QFileInfo::exists(resolved)) return {};
+    return resolved.mid(core.size() + 1).section(QLatin1Char('/'), 0, 0);
+}
+
 // Every include in <root>/core/<layer>/ of a core folder above that layer, or of a folder the order does
-// not know; and every folder of core the order does not know.
+// not know, however it is written; and every folder of core the order does not know.
 QStringList inner_order_violations(const QString& root) {
     QStringList found;
-    static const QRegularExpression include("^\\s*#\\s*include\\s*\"core/([^/\"]+)/");
+    static const QRegularExpression include("^\\s*#\\s*include\\s*\"([^\"]+)\"");
     const QDir core(root + QStringLiteral("/core"));
     for (const QString& folder : core.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
         const qsizetype rank = kCoreLayers.indexOf(folder);
@@ -33,13 +44,15 @@ QStringList inner_order_violations(const QString& root) {
                 const QString line = QString::fromUtf8(file.readLine());
                 ++line_number;
                 const QRegularExpressionMatch m = include.match(line);
-                if (!m.hasMatch() || m.captured(1) == folder) continue;
-                const qsizetype target = kCoreLayers.indexOf(m.captured(1));
+                if (!m.hasMatch()) continue;
+                const QString reached = included_core_folder(root, file.fileName(), m.captured(1));
+                if (reached.isEmpty() || reached == folder) continue;
+                const qsizetype target = kCoreLayers.indexOf(reached);
                 if (target < 0 || target > rank) {
                     found << QStringLiteral("%1:%2: core/%3 includes core/%4, which is %5: %6")
                                  .arg(file.fileName())
                                  .arg(line_number)
-                                 .arg(folder, m.captured(1), target < 0 ? QStringLiteral("not a layer") : QStringLiteral("above it"),
+                                 .arg(folder, reached, target < 0 ? QStringLiteral("not a layer") : QStringLiteral("above it"),
                                       line.trimmed());
                 }
             }
@@ -145,15 +158,42 @@ private Q_SLOTS:
         QVERIFY2(inner_order_violations(root.path()).isEmpty(), qPrintable(inner_order_violations(root.path()).join('\n')));
         plant(QStringLiteral("core/fp8/Planted.h"), "#pragma once\n#include \"core/train/Trainer.h\"\n");
         plant(QStringLiteral("core/gadgets/Thing.h"), "#pragma once\n");
+        // The same back-arrow written relative to the file, which the "core/<dir>/" pattern alone missed.
+        plant(QStringLiteral("core/train/Trainer.h"), "#pragma once\n");
+        plant(QStringLiteral("core/fp8/Relative.cpp"), "#include \"../train/Trainer.h\"\n#include \"Fine.h\"\n#include \"nlohmann/json.hpp\"\n");
         const QStringList v = inner_order_violations(root.path());
-        QCOMPARE(v.size(), 2);
+        QCOMPARE(v.size(), 3);
+        QVERIFY2(v.join('\n').contains(QStringLiteral("Relative.cpp:1: core/fp8 includes core/train, which is above it")),
+                 qPrintable(v.join('\n')));
         QVERIFY2(v.join('\n').contains(QStringLiteral("core/fp8 includes core/train, which is above it")), qPrintable(v.join('\n')));
         QVERIFY2(v.join('\n').contains(QStringLiteral("core/gadgets: a folder the layer order does not know")),
                  qPrintable(v.join('\n')));
     }
     void appHoldsNoKernelsIncludes() {
-        const QStringList v = violations("app", QRegularExpression("^\\s*#\\s*include\\s*[<\"](tewb_kernels/|torch/|ATen/)"));
+        const QStringList v =
+            violations("app", QRegularExpression("^\\s*#\\s*include\\s*[<\"](tewb_kernels/|kernels/|torch/|ATen/|c10/|caffe2/)"));
         QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
+        // te-bench is the headless program for GPU servers: no Qt (the GUI's programs are the other folders).
+        const QStringList qt = violations("app/te-bench", QRegularExpression("^\\s*#\\s*include\\s*[<\"](Q[A-Za-z]+|qt[a-z]*/)"));
+        QVERIFY2(qt.isEmpty(), qPrintable(qt.join('\n')));
+    }
+    // What the build links says the same as the includes: the GUI library and te-bench link neither LibTorch
+    // nor the kernels directly (they reach them through core only).
+    void buildLinksFollowTheLayers() {
+        for (const char* list : {"ui/CMakeLists.txt", "app/CMakeLists.txt"}) {
+            QFile file(QStringLiteral(TEWB_SOURCE_DIR "/") + QString::fromLatin1(list));
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            static const QRegularExpression link("target_link_libraries\\(([^)]*)\\)");
+            QRegularExpressionMatchIterator it = link.globalMatch(QString::fromUtf8(file.readAll()));
+            int links = 0;
+            while (it.hasNext()) {
+                const QString call = it.next().captured(1);
+                ++links;
+                QVERIFY2(!call.contains(QRegularExpression("\\b(torch|tewb_kernels|TORCH_LIBRARIES)\\b")),
+                         qPrintable(QString::fromLatin1(list) + ": " + call));
+            }
+            QVERIFY2(links > 0, list);
+        }
     }
 };
 
