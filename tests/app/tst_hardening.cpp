@@ -121,6 +121,19 @@ class TestHardening : public QObject {
         return env;
     }
 
+    // Starts a quick-cpu run of 100000 steps into `store` and returns once it trains (the store is opened just
+    // before training; a second more for the first steps).
+    static bool start_a_long_run(QProcess& process, const QString& store) {
+        process.start(QStringLiteral(TE_BENCH_PATH),
+                      {"--store", store, "run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "100000"});
+        if (!process.waitForStarted()) return false;
+        QElapsedTimer clock;
+        clock.start();
+        while (!QFileInfo::exists(store) && clock.elapsed() < 120000) QTest::qWait(50);
+        QTest::qWait(1000);
+        return QFileInfo::exists(store) && process.state() == QProcess::Running;
+    }
+
     int stored_runs(const QString& store) {
         const Result list = bench({"--store", store, "history", "list", "--json"});
         if (list.exit_code != 0) return -1;
@@ -1180,13 +1193,7 @@ private Q_SLOTS:
         QFETCH(int, signal_number);
         const QString store = dir_.filePath(QStringLiteral("signal-%1.sqlite3").arg(signal_number));
         QProcess process;
-        process.start(QStringLiteral(TE_BENCH_PATH),
-                      {"--store", store, "run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "100000"});
-        QVERIFY(process.waitForStarted());
-        QElapsedTimer clock;
-        clock.start();
-        while (!QFileInfo::exists(store) && clock.elapsed() < 60000) QTest::qWait(50);  // opened just before training
-        QTest::qWait(1000);
+        QVERIFY(start_a_long_run(process, store));
         ::kill(static_cast<pid_t>(process.processId()), signal_number);
         QVERIFY(process.waitForFinished(60000));
         QCOMPARE(process.exitStatus(), QProcess::NormalExit);
@@ -1204,13 +1211,7 @@ private Q_SLOTS:
     void aSecondInterruptSaysWhatItDiscards() {
         const QString store = dir_.filePath(QStringLiteral("second-interrupt.sqlite3"));
         QProcess process;
-        process.start(QStringLiteral(TE_BENCH_PATH),
-                      {"--store", store, "run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "100000"});
-        QVERIFY(process.waitForStarted());
-        QElapsedTimer clock;
-        clock.start();
-        while (!QFileInfo::exists(store) && clock.elapsed() < 120000) QTest::qWait(50);  // opened just before training
-        QTest::qWait(1000);
+        QVERIFY(start_a_long_run(process, store));
         const auto pid = static_cast<pid_t>(process.processId());
         ::kill(pid, SIGSTOP);
         ::kill(pid, SIGINT);
