@@ -13,6 +13,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   device/PeakThroughput.cpp
   device/HostMemory.cpp
   config/RunConfig.cpp
+  config/RunFacts.cpp
   config/Availability.cpp
   config/CudaGraphPlan.cpp
   selftest/SelfTestReport.cpp

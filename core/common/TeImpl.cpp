@@ -28,4 +28,13 @@ TeImpl te_impl_from_environment() {
     return kTeImplNames.parse("environment variable TEWB_TE_IMPL", value);
 }
 
+std::string_view to_string(OpsKind kind) {
+    switch (kind) {
+        case OpsKind::Reference: return "reference";
+        case OpsKind::FusedHost: return "fused-host";
+        case OpsKind::FusedCuda: return "fused-cuda";
+    }
+    return "unknown";
+}
+
 }  // namespace tewb

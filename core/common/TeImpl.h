@@ -16,4 +16,16 @@ TeImpl parse_te_impl(std::string_view flag, std::string_view text);  // throws C
 // naming the variable. Front ends take it as the default that a --te-impl flag (or the GUI's choice) overrides.
 TeImpl te_impl_from_environment();
 
+// Which implementation of the te modules' ops a run gets: the answer to --te-impl on a given device.
+enum class OpsKind {
+    Reference,  // LibTorch ops with float32 math: runs anywhere, defines the numerics
+    FusedHost,  // FusedOps over the host kernels (tewb_kernels/host): the fused orchestration on the CPU
+    FusedCuda,  // FusedOps over the CUDA kernels and cuBLASLt
+};
+
+// "reference", "fused-host", "fused-cuda": the record's execution.te_impl. The rule that picks one is
+// choose_ops (core/device/Capability.h).
+std::string_view to_string(OpsKind kind);
+
+
 }  // namespace tewb

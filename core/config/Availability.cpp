@@ -1,5 +1,6 @@
 #include "core/config/Availability.h"
 
+#include "core/config/RunFacts.h"
 #include "core/device/Capability.h"
 
 namespace tewb {
@@ -19,7 +20,7 @@ Availability precision_availability(Precision precision, Backend backend, Device
         return {false,
                 "--precision fp8: the torch backend has no FP8 path; allowed with torch: fp32|bf16 (FP8 needs --backend te)"};
     }
-    const bool cuda = kind == DeviceKind::Cuda || (kind == DeviceKind::Auto && device.has_gpu());
+    const bool cuda = run_device(kind, device) == DeviceKind::Cuda;
     if (cuda && device.compute_capability && *device.compute_capability < kFp8Minimum) {
         return {false, "--precision fp8: this GPU has compute capability " + device.compute_capability->to_string() +
                            " and FP8 needs " + kFp8Minimum.to_string() +
@@ -30,7 +31,7 @@ Availability precision_availability(Precision precision, Backend backend, Device
 
 Availability te_impl_availability(TeImpl impl, DeviceKind kind, const DeviceInfo& device) {
     if (impl != TeImpl::Fused) return {};
-    const bool cuda = kind == DeviceKind::Cuda || (kind == DeviceKind::Auto && device.has_gpu());
+    const bool cuda = run_device(kind, device) == DeviceKind::Cuda;
     if (cuda && device.compute_capability && *device.compute_capability < kTeMinimum) {
         return {false, "--te-impl fused: this GPU has compute capability " + device.compute_capability->to_string() +
                            " and the fused kernels need " + kTeMinimum.to_string() +

@@ -1,6 +1,7 @@
 #include "core/config/ComparePlan.h"
 
 #include "core/common/Error.h"
+#include "core/config/RunFacts.h"
 
 namespace tewb {
 
@@ -11,8 +12,8 @@ std::vector<PlannedRun> plan_comparison(const RunConfig& base, const DeviceInfo&
     shared.inspect_fp8 = false;
     shared.te_impl = TeImpl::Auto;
     validate(shared);
-    const bool cuda = base.device == DeviceKind::Cuda || (base.device == DeviceKind::Auto && device.has_gpu());
-    const DeviceKind kind = cuda ? DeviceKind::Cuda : DeviceKind::Cpu;
+    const DeviceKind kind = run_device(base.device, device);
+    const bool cuda = kind == DeviceKind::Cuda;
     enum class Role { Baseline, Variant };
     enum class Graph { Off, On };
     const auto make = [&](Backend backend, Precision precision, Role role, Graph graph) {
@@ -36,9 +37,9 @@ std::vector<PlannedRun> plan_comparison(const RunConfig& base, const DeviceInfo&
         plan.push_back({make(backend, precision, role, Graph::Off), std::nullopt});
         if (with_graph && graphs) plan.push_back({make(backend, precision, Role::Variant, Graph::On), std::nullopt});
     };
-    const Precision baseline_precision = cuda ? Precision::Bf16 : Precision::Fp32;
-    const Precision other_precision = cuda ? Precision::Fp32 : Precision::Bf16;
-    add(Backend::Torch, baseline_precision, Role::Baseline, true);
+    const Precision baseline = baseline_precision(kind);
+    const Precision other_precision = baseline == Precision::Bf16 ? Precision::Fp32 : Precision::Bf16;
+    add(Backend::Torch, baseline, Role::Baseline, true);
     add(Backend::Torch, other_precision, Role::Variant, false);
     if (!cuda) {  // the like-for-like row of the CPU baseline
         add(Backend::Te, Precision::Fp32, Role::Variant, false);

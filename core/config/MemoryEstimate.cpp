@@ -1,5 +1,7 @@
 #include "core/config/MemoryEstimate.h"
 
+#include "core/config/RunFacts.h"
+
 namespace tewb {
 
 namespace {
@@ -44,7 +46,7 @@ MemoryEstimate estimate_training_memory(const RunConfig& resolved) {
     const double tokens = static_cast<double>(resolved.batch) * s;
     const double parameters = layers * (12.0 * h * h + 13.0 * h) + v * h + s * h + 2.0 * h;
     if (resolved.device == DeviceKind::Cuda) {
-        const bool reduced = resolved.precision != Precision::Fp32;
+        const bool reduced = compute_dtype(resolved.precision) == ComputeDtype::BFloat16;
         const double state = parameters * (16.0 + (reduced ? 2.0 : 0.0));
         const double activations = layers * tokens * (34.0 * h + 5.0 * shape.heads * s) * (reduced ? 2.0 : 4.0) +
                                    tokens * v * 3.0 * 4.0;

@@ -12,6 +12,7 @@
 #include "core/common/TextTable.h"
 #include "core/device/HostMemory.h"
 #include "core/config/MemoryEstimate.h"
+#include "core/config/RunFacts.h"
 
 namespace tewb {
 
@@ -192,14 +193,11 @@ std::optional<std::string> memory_problem(const RunConfig& resolved, const Devic
 RunConfig resolve(const RunConfig& config, const DeviceInfo& device, MemoryScope scope) {
     validate(config);
     RunConfig resolved = config;
-    if (resolved.device == DeviceKind::Auto) {
-        resolved.device = device.has_gpu() ? DeviceKind::Cuda : DeviceKind::Cpu;
-    } else if (const Availability d = device_availability(resolved.device, device); !d.available) {
+    if (const Availability d = device_availability(resolved.device, device); !d.available) {
         throw ConfigError(d.reason);
     }
-    if (resolved.precision == Precision::Auto) {
-        resolved.precision = resolved.device == DeviceKind::Cuda ? Precision::Bf16 : Precision::Fp32;
-    }
+    resolved.device = run_device(resolved.device, device);
+    if (resolved.precision == Precision::Auto) resolved.precision = baseline_precision(resolved.device);
     if (const Availability p = precision_availability(resolved.precision, resolved.backend, resolved.device, device);
         !p.available) {
         throw ConfigError(p.reason);

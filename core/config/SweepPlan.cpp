@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/common/Error.h"
+#include "core/config/RunFacts.h"
 
 namespace tewb {
 
@@ -93,10 +94,11 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device
         throw ConfigError("--te-impl " + std::string(to_string(spec.base.te_impl)) +
                           ": applies to te runs and this sweep has none (--backend torch); allowed: auto, or --backend te");
     }
-    const bool cuda = spec.base.device == DeviceKind::Cuda || (spec.base.device == DeviceKind::Auto && device.has_gpu());
-    const Precision baseline_precision = cuda ? Precision::Bf16 : Precision::Fp32;
-    if (spec.backend == Backend::Torch && spec.precisions.size() == 1 && spec.precisions.front() == baseline_precision) {
-        throw ConfigError("--precisions " + std::string(to_string(baseline_precision)) + " with --backend torch is the baseline "
+    const DeviceKind kind = run_device(spec.base.device, device);
+    const bool cuda = kind == DeviceKind::Cuda;
+    const Precision baseline = baseline_precision(kind);
+    if (spec.backend == Backend::Torch && spec.precisions.size() == 1 && spec.precisions.front() == baseline) {
+        throw ConfigError("--precisions " + std::string(to_string(baseline)) + " with --backend torch is the baseline "
                           "itself on this device; add another precision or use --backend te");
     }
     std::vector<SweepRun> plan;
@@ -106,7 +108,7 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device
                 const SweepPoint point{h, b, s};
                 const auto add = [&](Backend backend, Precision precision, bool baseline) {
                     RunConfig c = spec.base;
-                    c.device = cuda ? DeviceKind::Cuda : DeviceKind::Cpu;
+                    c.device = kind;
                     c.backend = backend;
                     c.precision = precision;
                     c.model.hidden = h;
@@ -125,9 +127,9 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device
                     }
                     plan.push_back(std::move(run));
                 };
-                add(Backend::Torch, baseline_precision, true);
+                add(Backend::Torch, baseline, true);
                 for (const Precision p : spec.precisions) {
-                    if (spec.backend == Backend::Torch && p == baseline_precision) continue;  // that is the baseline
+                    if (spec.backend == Backend::Torch && p == baseline) continue;  // that is the baseline
                     add(spec.backend, p, false);
                 }
             }

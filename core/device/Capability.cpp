@@ -1,6 +1,7 @@
 #include "core/device/Capability.h"
 
 #include "core/common/Choice.h"
+#include "core/common/Error.h"
 
 namespace tewb {
 
@@ -57,6 +58,28 @@ Capability classify(std::optional<ComputeCapability> cc, std::string_view no_gpu
 
 Capability classify(const DeviceInfo& device) {
     return classify(device.compute_capability, device.gpu_error);
+}
+
+OpsKind choose_ops(TeImpl impl, bool fused_cuda_built, bool cuda_device, std::optional<ComputeCapability> cc) {
+    const bool te_capable = cc && *cc >= kTeMinimum;
+    const bool cuda_fits = fused_cuda_built && cuda_device && te_capable;
+    switch (impl) {
+        case TeImpl::Reference: return OpsKind::Reference;
+        case TeImpl::Auto: return cuda_fits ? OpsKind::FusedCuda : OpsKind::Reference;
+        case TeImpl::Fused:
+            if (!cuda_device) return OpsKind::FusedHost;
+            if (!fused_cuda_built) {
+                throw ConfigError("--te-impl fused: this build has no CUDA kernels (configured without nvcc or with a CPU "
+                                  "LibTorch); allowed here: auto, reference, or fused on the CPU");
+            }
+            if (!te_capable) {
+                throw ConfigError("--te-impl fused: the fused kernels need compute capability " + kTeMinimum.to_string() +
+                                  " or newer, this GPU has " + (cc ? cc->to_string() : std::string("none")) +
+                                  "; allowed here: auto, reference, or fused on the CPU");
+            }
+            return OpsKind::FusedCuda;
+    }
+    return OpsKind::Reference;
 }
 
 }  // namespace tewb

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/common/TeImpl.h"
 #include "core/device/DeviceInfo.h"
 
 namespace tewb {
@@ -30,6 +31,13 @@ constexpr ComputeCapability kFp8Minimum{8, 9};
 // Pure: the same inputs always give the same answer. `no_gpu_reason` is used when `cc` is empty.
 Capability classify(std::optional<ComputeCapability> cc, std::string_view no_gpu_reason);
 Capability classify(const DeviceInfo& device);
+
+// Which implementation of the te modules' ops --te-impl gets on a device. Auto: the fused kernels on a CUDA
+// device of compute capability kTeMinimum or newer when this build has them, else the reference. Fused: the
+// fused path on any device (on the CPU over the host kernels); on a CUDA device without them (not built, or
+// below kTeMinimum) it throws ConfigError saying why. Reference: the reference everywhere. RunFacts and
+// select_ops both ask it.
+OpsKind choose_ops(TeImpl impl, bool fused_cuda_built, bool cuda_device, std::optional<ComputeCapability> cc);
 
 std::string_view to_string(Mode mode);
 Mode parse_mode(std::string_view what, std::string_view text);  // ConfigError naming `what`

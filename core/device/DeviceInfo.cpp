@@ -9,6 +9,9 @@
 #ifdef TEWB_HAVE_KERNELS
 #include "tewb_kernels/device_query.h"
 #endif
+#ifdef TEWB_FUSED_CUDA
+#include "tewb_kernels/gemm.h"
+#endif
 
 namespace tewb {
 
@@ -79,6 +82,16 @@ DeviceInfo detect_device() {
         info.sm_count = gpu.sm_count;
         info.memory_total_bytes = gpu.memory_total_bytes;
         info.memory_free_bytes = gpu.memory_free_bytes;
+#ifdef TEWB_FUSED_CUDA
+        info.fused_cuda_kernels = true;
+        if (gpu.compute_capability_major == 9) {
+            try {
+                info.block_fp8_gemms = kernels::block_gemm_supported(0);
+            } catch (const std::exception&) {
+                info.block_fp8_gemms = false;  // detection never throws: no answer means no native block GEMMs
+            }
+        }
+#endif
     } else {
         info.gpu_error = query.error.empty() ? "no CUDA device found" : query.error;
     }

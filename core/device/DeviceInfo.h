@@ -36,6 +36,11 @@ struct DeviceInfo {
     std::string cpu_model;
     int cpu_threads = 0;
 
+    // What this build can run on the GPU: the fused CUDA kernels (built with nvcc and a CUDA LibTorch), and
+    // cuBLASLt's block-scaled FP8 GEMMs (Hopper; asked of cuBLASLt at detection). Not part of a record.
+    bool fused_cuda_kernels = false;
+    bool block_fp8_gemms = false;
+
     bool has_gpu() const { return compute_capability.has_value(); }
 };
 

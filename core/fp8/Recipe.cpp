@@ -39,6 +39,10 @@ constexpr NameTable kAlgoNames{std::to_array<Named<AmaxAlgo>>({{"max", AmaxAlgo:
 
 }  // namespace
 
+bool fp8_gemms_emulated(OpsKind kind, ScalingKind scaling, bool block_gemms_native) {
+    return kind != OpsKind::FusedCuda || (scaling == ScalingKind::Block && !block_gemms_native);
+}
+
 std::string_view to_string(ScalingKind value) {
     return kScalingNames.name(value);
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/common/ConfigProblem.h"
+#include "core/common/TeImpl.h"
 #include "core/fp8/Fp8Format.h"
 
 namespace tewb {
@@ -46,6 +47,11 @@ struct Fp8Recipe {
 // --amax-history-len, the playground's --history-len) and --margin.
 std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe,
                                                 std::string_view history_flag = "--amax-history-len");
+
+// Whether FP8 GEMMs under `scaling` are emulated in float32 with ops of `kind` (the run's timings then are not
+// FP8 speed, and records and names say so): with the reference ops and the fused ops on the host always, and
+// with block scaling where there is no native block-scaled GEMM (`block_gemms_native`: cuBLASLt on Hopper).
+bool fp8_gemms_emulated(OpsKind kind, ScalingKind scaling, bool block_gemms_native);
 
 std::string_view to_string(ScalingKind value);
 std::string_view to_string(AmaxAlgo value);

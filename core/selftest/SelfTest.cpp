@@ -12,6 +12,7 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 
+#include "core/device/Capability.h"
 #include "core/fp8/BlockScaling.h"
 #include "core/fp8/Fp8Scope.h"
 #include "core/fp8/Fp8State.h"
@@ -982,8 +983,9 @@ SelfTestReport run_self_test([[maybe_unused]] const DeviceInfo& device) {
         report.skip_reason = "no usable CUDA device: " + device.gpu_error;
         return report;
     }
-    if (*device.compute_capability < ComputeCapability{8, 0}) {
-        report.skip_reason = "the fused kernels need compute capability 8.0; this GPU has " + device.compute_capability->to_string();
+    if (*device.compute_capability < kTeMinimum) {
+        report.skip_reason = "the fused kernels need compute capability " + kTeMinimum.to_string() + "; this GPU has " +
+                             device.compute_capability->to_string();
         return report;
     }
     report.ran = true;
@@ -996,14 +998,15 @@ SelfTestReport run_self_test([[maybe_unused]] const DeviceInfo& device) {
         layer_norms(check);
         gelus(check);
         plain_gemms(check);
-        const bool fp8 = *device.compute_capability >= ComputeCapability{8, 9};  // cuBLASLt's FP8 GEMMs
+        const bool fp8 = *device.compute_capability >= kFp8Minimum;  // cuBLASLt's FP8 GEMMs
         if (fp8) fp8_gemms(check);
-        const bool hopper = device.compute_capability->major == 9;  // cuBLASLt's block-scaled FP8 modes
-        if (hopper) block_gemms(check);
+        // cuBLASLt's block-scaled FP8 modes, as detection found them; on Hopper their absence is itself a failure,
+        // which block_gemms' probe row reports.
+        if (device.block_fp8_gemms || device.compute_capability->major == 9) block_gemms(check);
         gemm_epilogues(check);
         recipe_updates(check);
         model_ends(check);
-        layer_glue(check, fp8, hopper);
+        layer_glue(check, fp8, device.block_fp8_gemms);
         at::cuda::getCurrentCUDAStream().synchronize();
     } catch (const std::exception& e) {
         report.error = e.what();

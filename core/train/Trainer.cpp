@@ -32,6 +32,7 @@
 #include "core/model/AttentionBackend.h"
 #include "core/model/FlopCount.h"
 #include "core/config/MemoryEstimate.h"
+#include "core/config/RunFacts.h"
 #include "core/model/MiniGpt.h"
 #include "core/modules/ops/Fallbacks.h"
 #include "core/modules/ops/OpsChoice.h"
@@ -100,16 +101,17 @@ TrainingData make_training_data(const RunConfig& c, const at::Device& device, in
 // exception reaches Trainer::run they are freed and the GPU cache can be emptied.
 class TrainingLoop {
 public:
-    TrainingLoop(const RunConfig& config, const TeOps& ops, RunRecord& record, const TrainerCallbacks& callbacks,
-                 const std::atomic<bool>* cancel, bool& announced, DistJob* job)
+    TrainingLoop(const RunConfig& config, const RunFacts& facts, const TeOps& ops, RunRecord& record,
+                 const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel, bool& announced, DistJob* job)
         : announced_(announced),
           config_(config),
+          facts_(facts),
           ops_(ops),
           record_(record),
           callbacks_(callbacks),
           cancel_(cancel),
           job_(job),
-          device_(config.device == DeviceKind::Cuda ? at::Device(at::kCUDA, job ? job->env.local_rank : 0) : at::Device(at::kCPU)) {}
+          device_(facts.device == DeviceKind::Cuda ? at::Device(at::kCUDA, job ? job->env.local_rank : 0) : at::Device(at::kCPU)) {}
 
     void run() {
         torch::AutoGradMode grad_mode(true);
@@ -137,10 +139,10 @@ public:
             buckets = std::make_unique<GradientBuckets>(model->parameters(), *job_,
                                                         static_cast<std::size_t>(config_.dist.bucket_mb * (1 << 20)));
         }
-        const bool fp8 = config_.precision == Precision::Fp8;
-        // FP8 keeps the non-GEMM math in BF16, as Transformer Engine is used; on the CPU too (the GEMMs emulated), so
-        // that a CPU run's dtypes, bytes and saved bytes are the GPU's (the launch ledger's FP8 targets are held there).
-        const bool autocast = config_.precision == Precision::Bf16 || fp8;
+        const bool fp8 = facts_.precision == Precision::Fp8;
+        // FP8's non-GEMM math is BF16 on the CPU too (RunFacts), so that a CPU run's dtypes, bytes and saved bytes
+        // are the GPU's (the launch ledger's FP8 targets are held there).
+        const bool autocast = facts_.compute == ComputeDtype::BFloat16;
         const Fp8ScopeSettings fp8_settings{config_.fp8, config_.inspect_fp8};
         const std::shared_ptr<Fp8Context> fp8_state = fp8 ? model->fp8_context() : nullptr;
         if (fp8_state) {
@@ -404,6 +406,7 @@ private:
 
     bool& announced_;
     const RunConfig& config_;
+    const RunFacts& facts_;
     const TeOps& ops_;
     RunRecord& record_;
     const TrainerCallbacks& callbacks_;
@@ -423,12 +426,13 @@ void empty_gpu_cache([[maybe_unused]] bool cuda) {
 #endif
 }
 
-// The run's ops: chosen once here and carried (OpsScope) to every module of the run.
-const TeOps& ops_for_run(const RunConfig& c) {
-    return select_ops(c.device == DeviceKind::Cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU), c.te_impl);
+// The run's ops, as its facts decided (a torch run's modules use none: it gets the reference): carried
+// (OpsScope) to every module of the run.
+const TeOps& ops_for_run(const RunFacts& facts) {
+    return ops_of_kind(facts.te_ops.value_or(OpsKind::Reference));
 }
 
-std::string implementation_text(const RunConfig& c, const TeOps& ops) {
+std::string implementation_text(const RunConfig& c, const RunFacts& facts, const TeOps& ops) {
     const bool graph = decide_cuda_graph(c).use;
     const std::string model = (c.backend == Backend::Te ? "te-" + std::string(ops.name()) : std::string("torch")) +
                               (graph ? ", cuda graph" : c.backend == Backend::Te ? "" : "-eager");
@@ -436,8 +440,7 @@ std::string implementation_text(const RunConfig& c, const TeOps& ops) {
         case Precision::Bf16: return model + ", bf16 autocast";
         case Precision::Fp8: {
             std::ostringstream out;
-            const bool emulated = fp8_gemms_emulated(ops, c.fp8.scaling);
-            out << model << ", fp8" << (emulated ? " emulated" : "") << " (" << to_string(c.fp8.scaling) << " scaling, "
+            out << model << ", fp8" << (facts.fp8_emulated ? " emulated" : "") << " (" << to_string(c.fp8.scaling) << " scaling, "
                 << to_string(c.fp8.format);
             if (c.fp8.scaling == ScalingKind::Block) {
                 out << ", 1x128 / 128x128 blocks, " << (c.fp8.block_power_of_two ? "power-of-two" : "exact") << " scales";
@@ -453,7 +456,7 @@ std::string implementation_text(const RunConfig& c, const TeOps& ops) {
     }
 }
 
-RunRecord run_header(const RunConfig& resolved, const DeviceInfo& device, const TeOps& ops) {
+RunRecord run_header(const RunConfig& resolved, const RunFacts& facts, const DeviceInfo& device, const TeOps& ops) {
     RunRecord record;
     record.id = make_run_id();
     record.created_at = utc_timestamp_now();
@@ -468,17 +471,16 @@ RunRecord run_header(const RunConfig& resolved, const DeviceInfo& device, const 
     const bool cuda = resolved.device == DeviceKind::Cuda;
     Execution& execution = record.execution;
     execution.device = cuda ? "cuda:0" : "cpu";
-    execution.implementation = implementation_text(resolved, ops);
-    if (resolved.backend == Backend::Te) execution.te_impl = std::string(to_string(ops.kind()));
-    execution.fp8_emulated = resolved.precision == Precision::Fp8 && fp8_gemms_emulated(ops, resolved.fp8.scaling);
+    execution.implementation = implementation_text(resolved, facts, ops);
+    if (facts.te_ops) execution.te_impl = std::string(to_string(*facts.te_ops));
+    execution.fp8_emulated = facts.fp8_emulated;
     const GraphDecision graph = decide_cuda_graph(resolved);
     execution.cuda_graph = graph.use;
     execution.cuda_graph_note = graph.reason;
     execution.memory_metric = cuda ? MemoryMetric::CudaPeakAllocated : MemoryMetric::CpuPeakRss;
     execution.flops_per_step = training_flops_per_step(resolved.model, resolved.batch);
-    // The attention's inputs come out of the qkv GEMM in the compute dtype: bfloat16 under autocast (BF16 and FP8
-    // runs, on every device); float32 otherwise.
-    const bool bf16 = resolved.precision == Precision::Bf16 || resolved.precision == Precision::Fp8;
+    // The attention's inputs come out of the qkv GEMM in the compute dtype.
+    const bool bf16 = facts.compute == ComputeDtype::BFloat16;
     execution.attention_backend = attention_backend(resolved.model, resolved.batch, bf16 ? at::kBFloat16 : at::kFloat,
                                                     cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU));
     if (cuda) {
@@ -496,7 +498,8 @@ RunRecord run_header(const RunConfig& resolved, const DeviceInfo& device, const 
 }  // namespace
 
 RunRecord make_run_header(const RunConfig& resolved, const DeviceInfo& device) {
-    return run_header(resolved, device, ops_for_run(resolved));
+    const RunFacts facts = run_facts(resolved, device);
+    return run_header(resolved, facts, device, ops_for_run(facts));
 }
 
 namespace {
@@ -538,9 +541,10 @@ RunRecord Trainer::run_impl(const RunConfig& config, const TrainerCallbacks& cal
                             DistJob* job) const {
     // A rank holds its own process's share; the whole job was counted where it was planned.
     const RunConfig resolved = resolve(config, device_, job != nullptr ? MemoryScope::OneRank : MemoryScope::WholeJob);
-    const TeOps& ops = ops_for_run(resolved);
-    RunRecord record = run_header(resolved, device_, ops);
-    const bool cuda = resolved.device == DeviceKind::Cuda;
+    const RunFacts facts = run_facts(resolved, device_);  // decided once; everything below reads it
+    const TeOps& ops = ops_for_run(facts);
+    RunRecord record = run_header(resolved, facts, device_, ops);
+    const bool cuda = facts.device == DeviceKind::Cuda;
     const auto fail = [&](const std::string& kind, const std::string& message) {
         record.status = RunStatus::Failed;
         record.error_kind = kind;
@@ -550,7 +554,7 @@ RunRecord Trainer::run_impl(const RunConfig& config, const TrainerCallbacks& cal
     bool announced = false;
     clear_fallbacks();
     try {
-        TrainingLoop(resolved, ops, record, callbacks, cancel, announced, job).run();
+        TrainingLoop(resolved, facts, ops, record, callbacks, cancel, announced, job).run();
     } catch (const DistError& e) {
         fail("distributed", job != nullptr ? job_failure(*job, record, e.what()) : std::string(e.what()));
     } catch (const NumericsError& e) {

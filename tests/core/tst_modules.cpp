@@ -16,6 +16,7 @@
 #include <torch/autograd.h>
 
 #include "core/common/Error.h"
+#include "core/device/Capability.h"
 #include "core/fp8/Fp8Scope.h"
 #include "core/fp8/Fp8State.h"
 #include "core/model/MiniGptTe.h"
@@ -529,15 +530,16 @@ private Q_SLOTS:
 
     // One rule decides kernels or reference; it is a plain function, so every case is checked here.
     void oneRuleChoosesTheOps() {
-        QCOMPARE(choose_ops(TeImpl::Auto, true, true, 8), OpsKind::FusedCuda);
-        QCOMPARE(choose_ops(TeImpl::Auto, true, true, 9), OpsKind::FusedCuda);
-        QCOMPARE(choose_ops(TeImpl::Reference, true, true, 9), OpsKind::Reference);  // reference wins everywhere
-        QCOMPARE(choose_ops(TeImpl::Auto, false, true, 9), OpsKind::Reference);      // no CUDA kernels in this build
-        QCOMPARE(choose_ops(TeImpl::Auto, true, false, 9), OpsKind::Reference);      // a CPU device
-        QCOMPARE(choose_ops(TeImpl::Auto, true, true, 7), OpsKind::Reference);       // below compute capability 8.0
-        QCOMPARE(choose_ops(TeImpl::Fused, false, false, 0), OpsKind::FusedHost);    // the CPU: the host kernels
-        QCOMPARE(choose_ops(TeImpl::Fused, true, true, 9), OpsKind::FusedCuda);
-        for (const auto& [built, cc, why] : {std::tuple{true, 7, "compute capability 8.0"}, std::tuple{false, 9, "no CUDA kernels"}}) {
+        QCOMPARE(choose_ops(TeImpl::Auto, true, true, ComputeCapability{8, 0}), OpsKind::FusedCuda);
+        QCOMPARE(choose_ops(TeImpl::Auto, true, true, ComputeCapability{9, 0}), OpsKind::FusedCuda);
+        QCOMPARE(choose_ops(TeImpl::Reference, true, true, ComputeCapability{9, 0}), OpsKind::Reference);  // reference wins everywhere
+        QCOMPARE(choose_ops(TeImpl::Auto, false, true, ComputeCapability{9, 0}), OpsKind::Reference);      // no CUDA kernels in this build
+        QCOMPARE(choose_ops(TeImpl::Auto, true, false, ComputeCapability{9, 0}), OpsKind::Reference);      // a CPU device
+        QCOMPARE(choose_ops(TeImpl::Auto, true, true, ComputeCapability{7, 5}), OpsKind::Reference);       // below compute capability 8.0
+        QCOMPARE(choose_ops(TeImpl::Fused, false, false, std::nullopt), OpsKind::FusedHost);    // the CPU: the host kernels
+        QCOMPARE(choose_ops(TeImpl::Fused, true, true, ComputeCapability{9, 0}), OpsKind::FusedCuda);
+        for (const auto& [built, cc, why] : {std::tuple{true, ComputeCapability{7, 5}, "compute capability 8.0 or newer, this GPU has 7.5"},
+                                            std::tuple{false, ComputeCapability{9, 0}, "no CUDA kernels"}}) {
             try {
                 choose_ops(TeImpl::Fused, built, true, cc);
                 QFAIL("fused on a GPU the kernels cannot run on was accepted");

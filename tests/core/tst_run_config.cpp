@@ -8,6 +8,7 @@
 #include "core/config/CudaGraphPlan.h"
 #include "core/config/SweepPlan.h"
 #include "core/config/RunConfig.h"
+#include "core/config/RunFacts.h"
 #include "core/common/TextCheck.h"
 #include "core/config/MemoryEstimate.h"
 
@@ -169,6 +170,75 @@ private Q_SLOTS:
         const RunConfig gpu = resolve(RunConfig{}, h200());
         QCOMPARE(gpu.device, DeviceKind::Cuda);
         QCOMPARE(gpu.precision, Precision::Bf16);
+    }
+
+    // One function decides what follows from a run's settings on a machine; everyone reads its answer.
+    void runFactsAreDecidedOnce() {
+        DeviceInfo hopper = h200();
+        hopper.fused_cuda_kernels = true;
+        hopper.block_fp8_gemms = true;
+        DeviceInfo ampere = a100();
+        ampere.fused_cuda_kernels = true;
+
+        RunConfig torch;  // Auto device and precision
+        RunFacts f = run_facts(torch, no_gpu());
+        QCOMPARE(f.device, DeviceKind::Cpu);
+        QCOMPARE(f.precision, Precision::Fp32);
+        QCOMPARE(f.baseline, Precision::Fp32);
+        QCOMPARE(f.compute, ComputeDtype::Float32);
+        QVERIFY(!f.te_ops);
+        QVERIFY(!f.fp8_emulated);
+        f = run_facts(torch, hopper);
+        QCOMPARE(f.device, DeviceKind::Cuda);
+        QCOMPARE(f.precision, Precision::Bf16);
+        QCOMPARE(f.baseline, Precision::Bf16);
+        QCOMPARE(f.compute, ComputeDtype::BFloat16);
+        torch.device = DeviceKind::Cpu;  // asked for the CPU on a GPU machine
+        QCOMPARE(run_facts(torch, hopper).device, DeviceKind::Cpu);
+        QCOMPARE(run_facts(torch, hopper).baseline, Precision::Fp32);
+        QCOMPARE(resolve(torch, hopper).precision, run_facts(torch, hopper).precision);  // resolve() agrees
+
+        RunConfig te;
+        te.backend = Backend::Te;
+        te.precision = Precision::Fp8;
+        struct Case {
+            const char* what;
+            DeviceInfo device;
+            DeviceKind kind;
+            TeImpl impl;
+            ScalingKind scaling;
+            OpsKind ops;
+            bool emulated;
+        };
+        DeviceInfo unbuilt = h200();  // a GPU, but a build without the CUDA kernels
+        const std::vector<Case> cases = {
+            {"CPU, auto", no_gpu(), DeviceKind::Auto, TeImpl::Auto, ScalingKind::Delayed, OpsKind::Reference, true},
+            {"CPU, fused", no_gpu(), DeviceKind::Auto, TeImpl::Fused, ScalingKind::Delayed, OpsKind::FusedHost, true},
+            {"H200, auto", hopper, DeviceKind::Auto, TeImpl::Auto, ScalingKind::Delayed, OpsKind::FusedCuda, false},
+            {"H200, block", hopper, DeviceKind::Auto, TeImpl::Auto, ScalingKind::Block, OpsKind::FusedCuda, false},
+            {"H200, reference", hopper, DeviceKind::Auto, TeImpl::Reference, ScalingKind::Delayed, OpsKind::Reference, true},
+            {"H200 asked for the CPU", hopper, DeviceKind::Cpu, TeImpl::Auto, ScalingKind::Delayed, OpsKind::Reference, true},
+            {"A100, block (no native block GEMM)", ampere, DeviceKind::Auto, TeImpl::Auto, ScalingKind::Block,
+             OpsKind::FusedCuda, true},
+            {"A100, current", ampere, DeviceKind::Auto, TeImpl::Auto, ScalingKind::Current, OpsKind::FusedCuda, false},
+            {"GPU, no CUDA kernels built", unbuilt, DeviceKind::Auto, TeImpl::Auto, ScalingKind::Delayed,
+             OpsKind::Reference, true},
+        };
+        for (const Case& c : cases) {
+            te.device = c.kind;
+            te.te_impl = c.impl;
+            te.fp8.scaling = c.scaling;
+            const RunFacts facts = run_facts(te, c.device);
+            QVERIFY2(facts.te_ops == c.ops, c.what);
+            QVERIFY2(facts.fp8_emulated == c.emulated, c.what);
+            QVERIFY2(facts.compute == ComputeDtype::BFloat16, c.what);  // FP8's non-GEMM math is BF16 everywhere
+        }
+        te.precision = Precision::Bf16;
+        te.device = DeviceKind::Auto;
+        te.te_impl = TeImpl::Auto;
+        QVERIFY(!run_facts(te, no_gpu()).fp8_emulated);  // not an FP8 run: nothing is emulated
+        te.te_impl = TeImpl::Fused;
+        QVERIFY_THROWS_EXCEPTION(ConfigError, run_facts(te, unbuilt));
     }
 
     void cudaWithoutGpuIsRefusedWithTheReason() {

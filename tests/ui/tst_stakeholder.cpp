@@ -263,14 +263,19 @@ private Q_SLOTS:
         ComparisonModel model(&runs);
         QCOMPARE(model.data(model.index(model.rowCount() - 1, ComparisonModel::Name)).toString(),
                  QStringLiteral("te fp8 cpu (emulated FP8)"));
-        // Queued before it runs: FP8 on the CPU is the emulated reference, and the queue says so.
-        RunQueueModel queue;
+        // Queued before it runs: FP8 on the CPU is emulated (core's RunFacts), and the queue says so.
+        RunCollection queued_runs;
+        RunController controller(&queued_runs);
+        DeviceInfo cpu;
+        cpu.gpu_error = "no CUDA-capable device is detected";
+        controller.setDevice(cpu);
         RunConfig config = make_preset(Preset::QuickCpu);
         config.device = DeviceKind::Cpu;
         config.backend = Backend::Te;
         config.precision = Precision::Fp8;
         config.name = "te fp8 cpu";
-        queue.append(config);
+        QVERIFY(!controller.enqueue(config));
+        const RunQueueModel& queue = *controller.queue();
         QCOMPARE(queue.data(queue.index(0, RunQueueModel::Name)).toString(), QStringLiteral("te fp8 cpu (emulated FP8)"));
     }
 

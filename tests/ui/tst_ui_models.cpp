@@ -6,6 +6,7 @@
 #include "UiTestSupport.h"
 #include "ui/history/HistoryModel.h"
 #include "ui/runs/RunCollection.h"
+#include "ui/runs/RunController.h"
 #include "ui/runs/RunQueueModel.h"
 #include "ui/charts/TimeBreakdownChart.h"
 #include "ui/table/ComparisonModel.h"
@@ -18,6 +19,51 @@ class TestUiModels : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // A queued run's name says "emulated FP8" exactly when core's RunFacts say its FP8 GEMMs will be emulated:
+    // on the CPU, with the reference on a GPU, and block scaling without cuBLASLt's block GEMMs.
+    void queuedRunsSayWhenFp8IsEmulated() {
+        DeviceInfo hopper;
+        hopper.gpu_name = "NVIDIA H200";
+        hopper.compute_capability = ComputeCapability{9, 0};
+        hopper.fused_cuda_kernels = true;
+        hopper.block_fp8_gemms = true;
+        DeviceInfo ada = hopper;  // FP8 GEMMs, but no block-scaled ones
+        ada.gpu_name = "NVIDIA L40S";
+        ada.compute_capability = ComputeCapability{8, 9};
+        ada.block_fp8_gemms = false;
+        DeviceInfo cpu;
+        cpu.gpu_error = "no CUDA-capable device is detected";
+        struct Case {
+            DeviceInfo device;
+            TeImpl impl;
+            ScalingKind scaling;
+            bool emulated;
+        };
+        const std::vector<Case> cases = {{hopper, TeImpl::Auto, ScalingKind::Delayed, false},
+                                         {hopper, TeImpl::Reference, ScalingKind::Delayed, true},
+                                         {hopper, TeImpl::Auto, ScalingKind::Block, false},
+                                         {ada, TeImpl::Auto, ScalingKind::Block, true},
+                                         {ada, TeImpl::Auto, ScalingKind::Current, false},
+                                         {cpu, TeImpl::Fused, ScalingKind::Delayed, true}};
+        for (const Case& c : cases) {
+            RunCollection runs;
+            RunController controller(&runs);  // a controller's device is set once
+            controller.setDevice(c.device);
+            RunConfig config = make_preset(Preset::QuickCpu);
+            config.device = DeviceKind::Auto;  // the preset asks for the CPU
+            config.backend = Backend::Te;
+            config.precision = Precision::Fp8;
+            config.te_impl = c.impl;
+            config.fp8.scaling = c.scaling;
+            config.name = c.device.gpu_name + " " + std::string(to_string(c.impl)) + " " + std::string(to_string(c.scaling));
+            const std::optional<QString> refused = controller.enqueue(config);
+            QVERIFY2(!refused, refused ? qPrintable(*refused) : "");
+            const QString name = controller.queue()->data(controller.queue()->index(0, RunQueueModel::Name)).toString();
+            QVERIFY2(name.contains(QStringLiteral("emulated FP8")) == c.emulated, qPrintable(name));
+            QCOMPARE(controller.queue()->items().front().fp8_emulated, c.emulated);
+        }
+    }
+
     void queueModel() {
         RunQueueModel queue;
         QAbstractItemModelTester tester(&queue, QAbstractItemModelTester::FailureReportingMode::QtTest);

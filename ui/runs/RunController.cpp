@@ -4,6 +4,7 @@
 
 #include "core/common/Error.h"
 #include "core/config/ComparePlan.h"
+#include "core/config/RunFacts.h"
 
 namespace tewb::ui {
 
@@ -41,6 +42,19 @@ void RunController::setTraceRuns(bool on) {
     if (worker_) worker_->setTraceRuns(on);
 }
 
+namespace {
+
+// Whether a queued run's FP8 GEMMs will be emulated (its RunFacts); a row that cannot run here is not.
+bool fp8_emulated_here(const RunConfig& config, const DeviceInfo& device) {
+    try {
+        return run_facts(config, device).fp8_emulated;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+}  // namespace
+
 std::optional<QString> RunController::enqueue(const RunConfig& config, int repeats) {
     if (!device_) return tr("The device is still being detected; try again in a moment.");
     if (repeats < 1 || repeats > kMaxRepeats) return tr("Repeats %1: allowed: 1 to %2").arg(repeats).arg(kMaxRepeats);
@@ -49,7 +63,8 @@ std::optional<QString> RunController::enqueue(const RunConfig& config, int repea
         const std::string group = repeats > 1 ? make_run_id() : std::string();
         for (int r = 1; r <= repeats; ++r) {
             queue_.append(resolved, RunQueueModel::State::Queued, {},
-                          repeats > 1 ? std::optional<RepeatInfo>(RepeatInfo{group, r, repeats}) : std::nullopt);
+                          repeats > 1 ? std::optional<RepeatInfo>(RepeatInfo{group, r, repeats}) : std::nullopt,
+                          fp8_emulated_here(resolved, *device_));
         }
     } catch (const Error& e) {
         return QString::fromStdString(e.what());
@@ -65,7 +80,8 @@ std::optional<QString> RunController::enqueueComparison(const RunConfig& base, i
         std::vector<RunConfig> runnable;
         for (const PlannedRun& row : plan) {
             if (row.skip_reason) {
-                queue_.append(row.config, RunQueueModel::State::Skipped, QString::fromStdString(*row.skip_reason));
+                queue_.append(row.config, RunQueueModel::State::Skipped, QString::fromStdString(*row.skip_reason), std::nullopt,
+                              fp8_emulated_here(row.config, *device_));
             } else {
                 runnable.push_back(resolve(row.config, *device_));
             }
@@ -74,7 +90,8 @@ std::optional<QString> RunController::enqueueComparison(const RunConfig& base, i
         for (std::size_t i = 0; i < runnable.size(); ++i) groups.push_back(repeats > 1 ? make_run_id() : std::string());
         for (const auto& [index, repeat] : alternating_order(runnable.size(), repeats)) {
             queue_.append(runnable[index], RunQueueModel::State::Queued, {},
-                          repeats > 1 ? std::optional<RepeatInfo>(RepeatInfo{groups[index], repeat, repeats}) : std::nullopt);
+                          repeats > 1 ? std::optional<RepeatInfo>(RepeatInfo{groups[index], repeat, repeats}) : std::nullopt,
+                          fp8_emulated_here(runnable[index], *device_));
         }
     } catch (const Error& e) {
         return QString::fromStdString(e.what());

@@ -54,9 +54,7 @@ QVariant RunQueueModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
             case Name: {
-                // FP8 on the CPU runs the reference implementation: emulated, and said so before it runs.
-                const bool emulated = it.config.precision == Precision::Fp8 && it.config.device == DeviceKind::Cpu;
-                const QString name = QString::fromStdString(display_name(it.config.name, emulated));
+                const QString name = QString::fromStdString(display_name(it.config.name, it.fp8_emulated));
                 return it.repeat ? tr("%1 #%2/%3").arg(name).arg(it.repeat->index).arg(it.repeat->count) : name;
             }
             case Setup: return setupText(it.config);
@@ -97,7 +95,8 @@ QVariant RunQueueModel::headerData(int section, Qt::Orientation orientation, int
     }
 }
 
-int RunQueueModel::append(const RunConfig& config, State state, const QString& message, std::optional<RepeatInfo> repeat) {
+int RunQueueModel::append(const RunConfig& config, State state, const QString& message, std::optional<RepeatInfo> repeat,
+                          bool fp8_emulated) {
     const int row = static_cast<int>(items_.size());
     beginInsertRows({}, row, row);
     Item item;
@@ -106,6 +105,7 @@ int RunQueueModel::append(const RunConfig& config, State state, const QString& m
     item.state = state;
     item.message = message;
     item.repeat = std::move(repeat);
+    item.fp8_emulated = fp8_emulated;
     items_.push_back(std::move(item));
     endInsertRows();
     return items_.back().ticket;

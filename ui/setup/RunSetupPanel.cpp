@@ -21,6 +21,7 @@
 
 #include "core/common/Error.h"
 #include "core/config/Availability.h"
+#include "core/config/RunFacts.h"
 
 namespace tewb::ui {
 
@@ -448,7 +449,7 @@ void RunSetupPanel::updateAvailability() {
     teImpl_->setToolTip(baseTips_["te-impl"]);
 
     // A graph needs the run on a GPU; the box keeps its state so that it applies again when one is chosen.
-    const bool on_gpu = kind == DeviceKind::Cuda || (kind == DeviceKind::Auto && device.has_gpu());
+    const bool on_gpu = run_device(kind, device) == DeviceKind::Cuda;
     cudaGraph_->setEnabled(on_gpu);
     baseTips_["cuda-graph"] = on_gpu ? tr("After the warm-up, capture forward, backward, the FP8 scale updates and AdamW once "
                                        "and replay them per step: no per-kernel launch cost. The record says whether a "
@@ -457,7 +458,7 @@ void RunSetupPanel::updateAvailability() {
     cudaGraph_->setToolTip(baseTips_["cuda-graph"]);
 
     // One process per GPU: several need several GPUs, or CPU processes.
-    const bool on_cpu = kind == DeviceKind::Cpu || (kind == DeviceKind::Auto && !device.has_gpu());
+    const bool on_cpu = !on_gpu;
     const bool processes = on_cpu || device.gpu_count > 1;
     processes_->setEnabled(processes);
     baseTips_["nproc"] = processes ? tr("Data parallel: this many processes, each training the batch below per step, gradients "

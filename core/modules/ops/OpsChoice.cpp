@@ -1,8 +1,10 @@
 #include "core/modules/ops/OpsChoice.h"
 
+#include <optional>
 #include <string>
 
 #include "core/common/Error.h"
+#include "core/device/Capability.h"
 #include "core/modules/ops/FusedOps.h"
 #include "core/modules/ops/ReferenceOps.h"
 
@@ -24,54 +26,31 @@ constexpr bool kFusedCudaBuilt = false;
 
 }  // namespace
 
-std::string_view to_string(OpsKind kind) {
+const TeOps& ops_of_kind(OpsKind kind) {
     switch (kind) {
-        case OpsKind::Reference: return "reference";
-        case OpsKind::FusedHost: return "fused-host";
-        case OpsKind::FusedCuda: return "fused-cuda";
-    }
-    return "unknown";
-}
-
-OpsKind choose_ops(TeImpl impl, bool fused_cuda_built, bool cuda_device, int cc_major) {
-    const bool cuda_fits = fused_cuda_built && cuda_device && cc_major >= 8;
-    switch (impl) {
-        case TeImpl::Reference: return OpsKind::Reference;
-        case TeImpl::Auto: return cuda_fits ? OpsKind::FusedCuda : OpsKind::Reference;
-        case TeImpl::Fused:
-            if (!cuda_device) return OpsKind::FusedHost;
-            if (!fused_cuda_built) {
-                throw ConfigError("--te-impl fused: this build has no CUDA kernels (configured without nvcc or with a CPU "
-                                  "LibTorch); allowed here: auto, reference, or fused on the CPU");
-            }
-            if (cc_major < 8) {
-                throw ConfigError("--te-impl fused: the fused kernels need compute capability 8.0 or newer, this GPU has " +
-                                  std::to_string(cc_major) + ".x; allowed here: auto, reference, or fused on the CPU");
-            }
-            return OpsKind::FusedCuda;
-    }
-    return OpsKind::Reference;
-}
-
-const TeOps& select_ops(const c10::Device& device, TeImpl impl) {
-    int cc_major = 0;
-#ifdef TEWB_FUSED_CUDA
-    if (device.is_cuda()) {
-        const int index = device.has_index() ? device.index() : at::cuda::current_device();
-        cc_major = at::cuda::getDeviceProperties(index)->major;
-    }
-#endif
-    switch (choose_ops(impl, kFusedCudaBuilt, device.is_cuda(), cc_major)) {
         case OpsKind::FusedHost: return fused_host_ops();
         case OpsKind::FusedCuda:
 #ifdef TEWB_FUSED_CUDA
             return fused_cuda_ops();
 #else
-            break;  // choose_ops never picks it in this build
+            throw ConfigError("the fused CUDA ops: this build has no CUDA kernels (configured without nvcc or with a CPU "
+                              "LibTorch)");
 #endif
         case OpsKind::Reference: break;
     }
     return reference_ops();
+}
+
+const TeOps& select_ops(const c10::Device& device, TeImpl impl) {
+    std::optional<ComputeCapability> cc;
+#ifdef TEWB_FUSED_CUDA
+    if (device.is_cuda()) {
+        const int index = device.has_index() ? device.index() : at::cuda::current_device();
+        const cudaDeviceProp* properties = at::cuda::getDeviceProperties(index);
+        cc = ComputeCapability{properties->major, properties->minor};
+    }
+#endif
+    return ops_of_kind(choose_ops(impl, kFusedCudaBuilt, device.is_cuda(), cc));
 }
 
 const TeOps& select_ops(const c10::Device& device) {
@@ -91,7 +70,7 @@ const TeOps& ops_in_force(const c10::Device& device) {
 }
 
 bool fp8_gemms_emulated(const TeOps& ops, ScalingKind scaling) {
-    return ops.kind() != OpsKind::FusedCuda || (scaling == ScalingKind::Block && !ops.block_gemms_native());
+    return fp8_gemms_emulated(ops.kind(), scaling, ops.block_gemms_native());
 }
 
 }  // namespace tewb

@@ -7,6 +7,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "core/common/TeImpl.h"
 #include "core/fp8/Fp8State.h"
 #include "core/fp8/Fp8StateOps.h"
 #include "core/fp8/Fp8Tensor.h"
@@ -62,13 +63,6 @@ struct AdamWHyper {
     double beta2 = 0.95;
     double eps = 1e-8;
     double weight_decay = 0.1;
-};
-
-// Which implementation of the ops a run gets (OpsChoice.h decides).
-enum class OpsKind {
-    Reference,  // LibTorch ops with float32 math: runs anywhere, defines the numerics
-    FusedHost,  // FusedOps over the host kernels (tewb_kernels/host): the fused orchestration on the CPU
-    FusedCuda,  // FusedOps over the CUDA kernels and cuBLASLt
 };
 
 // Fast accumulation for forward GEMMs; split (precise) accumulation for dgrad and wgrad, as cuBLASLt

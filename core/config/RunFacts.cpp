@@ -1,0 +1,35 @@
+#include "core/config/RunFacts.h"
+
+#include "core/device/Capability.h"
+
+namespace tewb {
+
+DeviceKind run_device(DeviceKind kind, const DeviceInfo& device) {
+    if (kind != DeviceKind::Auto) return kind;
+    return device.has_gpu() ? DeviceKind::Cuda : DeviceKind::Cpu;
+}
+
+Precision baseline_precision(DeviceKind device) {
+    return device == DeviceKind::Cuda ? Precision::Bf16 : Precision::Fp32;
+}
+
+ComputeDtype compute_dtype(Precision precision) {
+    return precision == Precision::Bf16 || precision == Precision::Fp8 ? ComputeDtype::BFloat16 : ComputeDtype::Float32;
+}
+
+RunFacts run_facts(const RunConfig& config, const DeviceInfo& device) {
+    RunFacts facts;
+    facts.device = run_device(config.device, device);
+    facts.baseline = baseline_precision(facts.device);
+    facts.precision = config.precision == Precision::Auto ? facts.baseline : config.precision;
+    facts.compute = compute_dtype(facts.precision);
+    if (config.backend == Backend::Te) {
+        const bool cuda = facts.device == DeviceKind::Cuda;
+        facts.te_ops = choose_ops(config.te_impl, device.fused_cuda_kernels, cuda, cuda ? device.compute_capability : std::nullopt);
+        facts.fp8_emulated = facts.precision == Precision::Fp8 &&
+                             fp8_gemms_emulated(*facts.te_ops, config.fp8.scaling, cuda && device.block_fp8_gemms);
+    }
+    return facts;
+}
+
+}  // namespace tewb
