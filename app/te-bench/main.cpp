@@ -490,9 +490,7 @@ int run_local_job_command(const Commands& c, const RunConfig& requested) {
         // names the rank that ended first and how, follows. A rank 0 the launcher stopped says nothing more.
         const std::string launcher = outcome.all_ok() ? std::string("rank 0 left no record") : outcome.describe();
         const bool rank0_failed = rank0_reported && record.status == RunStatus::Failed && !record.message.empty();
-        record.message = rank0_failed ? record.message + " (" + launcher + ")" : launcher;
-        record.status = RunStatus::Failed;
-        record.error_kind = "distributed";
+        mark_failed(record, ErrorKind::Distributed, rank0_failed ? record.message + " (" + launcher + ")" : launcher);
         std::fprintf(stderr, "te-bench: the job failed: %s\n", record.message.c_str());
     }
     if (!runs.empty() && record.execution.dist && runs.front().summary.mean_ms && record.summary.mean_ms &&
@@ -658,7 +656,7 @@ int run_history_list(const Commands& c, RunStore& store) {
     std::vector<std::vector<std::string>> rows;
     for (const StoredRun& r : runs) {
         rows.push_back({std::to_string(r.id), r.created_at, display_name(r.name, r.fp8_emulated), r.backend,
-                        r.fp8_emulated ? r.precision + " (emulated)" : r.precision, r.device, r.status,
+                        precision_label(r.precision, r.fp8_emulated), r.device, r.status,
                         std::to_string(r.steps), format_fixed(r.median_ms, 2), format_fixed(r.final_loss, 4),
                         r.peak_mem_bytes > 0 ? format_bytes(r.peak_mem_bytes) : "-"});
     }

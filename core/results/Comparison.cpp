@@ -30,8 +30,7 @@ std::string render_summary_table(const std::vector<RunRecord>& runs, std::option
         const RunRecord& r = *row.run;
         const RunSummary& s = r.summary;
         std::string status(to_string(r.status));
-        const std::string precision =
-            std::string(to_string(r.config.precision)) + (r.execution.fp8_emulated ? " (emulated)" : "");
+        const std::string precision = precision_label(to_string(r.config.precision), r.execution.fp8_emulated);
         rows.push_back({display_name(r), std::string(to_string(r.config.backend)), precision,
                         r.execution.device, status, format_fixed(s.mean_ms, 2), format_fixed(s.median_ms, 2),
                         format_fixed(s.p90_ms, 2), format_fixed(s.tokens_per_s, 0), format_fixed(s.tflops, 2),

@@ -600,7 +600,7 @@ json to_json(const RunRecord& record) {
         {"id", record.id},
         {"created_at", record.created_at},
         {"status", std::string(to_string(record.status))},
-        {"error_kind", optional_text(record.error_kind)},
+        {"error_kind", record.error_kind ? json(std::string(to_string(*record.error_kind))) : json(nullptr)},
         {"message", optional_text(record.message)},
         {"config", to_json(record.config)},
         {"environment",
@@ -678,7 +678,7 @@ RunRecord record_from_json(const json& document, std::string_view source) {
     }
     record.created_at = r.text("created_at");
     record.status = r.choice("status", parse_status);
-    record.error_kind = r.optional_text("error_kind");
+    if (r.has("error_kind")) record.error_kind = r.choice("error_kind", parse_error_kind);
     record.message = r.optional_text("message");
     record.config = read_config(r.object("config"));
 

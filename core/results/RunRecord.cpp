@@ -24,6 +24,10 @@ constexpr NameTable kStatusNames{std::to_array<Named<RunStatus>>({{"finished", R
                                                                  {"running", RunStatus::Running}})};
 constexpr NameTable kMemoryMetricNames{std::to_array<Named<MemoryMetric>>(
     {{"cuda_peak_allocated", MemoryMetric::CudaPeakAllocated}, {"cpu_peak_rss", MemoryMetric::CpuPeakRss}})};
+constexpr NameTable kErrorKindNames{std::to_array<Named<ErrorKind>>({{"out_of_memory", ErrorKind::OutOfMemory},
+                                                                     {"numerics", ErrorKind::Numerics},
+                                                                     {"runtime", ErrorKind::Runtime},
+                                                                     {"distributed", ErrorKind::Distributed}})};
 
 }  // namespace
 
@@ -57,9 +61,27 @@ MemoryMetric parse_memory_metric(std::string_view what, std::string_view text) {
     return kMemoryMetricNames.parse(what, text);
 }
 
+std::string_view to_string(ErrorKind value) {
+    return kErrorKindNames.name(value);
+}
+
+ErrorKind parse_error_kind(std::string_view what, std::string_view text) {
+    return kErrorKindNames.parse(what, text);
+}
+
+void mark_failed(RunRecord& record, ErrorKind kind, std::string message) {
+    record.status = RunStatus::Failed;
+    record.error_kind = kind;
+    record.message = std::move(message);
+}
+
 std::string display_name(const std::string& name, bool fp8_emulated) {
     if (!fp8_emulated || name.find("emulated") != std::string::npos) return name;
     return name + " (emulated FP8)";
+}
+
+std::string precision_label(std::string_view precision, bool fp8_emulated) {
+    return std::string(precision) + (fp8_emulated ? " (emulated)" : "");
 }
 
 std::string display_name(const RunRecord& record) {

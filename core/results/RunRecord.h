@@ -211,6 +211,9 @@ struct RepeatInfo {
     friend bool operator==(const RepeatInfo&, const RepeatInfo&) = default;
 };
 
+// Why a run failed, as its record says ("out_of_memory", "numerics", "runtime", "distributed").
+enum class ErrorKind { OutOfMemory, Numerics, Runtime, Distributed };
+
 struct RunRecord {
     static constexpr int kSchemaVersion = 1;
 
@@ -224,18 +227,23 @@ struct RunRecord {
     std::vector<Fp8SlotInfo> fp8_slots;  // FP8 runs: the slots each step's `fp8` samples describe
     RunSummary summary;
     RunStatus status = RunStatus::Running;
-    std::string error_kind;  // for failed runs: "out_of_memory", "numerics", "runtime"
-    std::string message;     // for failed runs: what went wrong and what to do
+    std::optional<ErrorKind> error_kind;  // failed runs (mark_failed)
+    std::string message;                  // failed runs: what went wrong and what to do
     std::optional<RepeatInfo> repeat;  // set when the run is one of several repeats
 };
 
 std::string_view to_string(Phase value);
 std::string_view to_string(RunStatus value);
 std::string_view to_string(MemoryMetric value);
+std::string_view to_string(ErrorKind value);
 // Text to value (JSON records); `what` names the field in the ConfigError.
 Phase parse_phase(std::string_view what, std::string_view text);
 RunStatus parse_status(std::string_view what, std::string_view text);
 MemoryMetric parse_memory_metric(std::string_view what, std::string_view text);
+ErrorKind parse_error_kind(std::string_view what, std::string_view text);
+
+// The one way a run becomes a failed one: status Failed, why (`kind`) and what to do (`message`).
+void mark_failed(RunRecord& record, ErrorKind kind, std::string message);
 
 // Why a record read from a file may not enter the run store, or nothing. Beyond what reading checks
 // (RecordJson.h): a finished, cancelled or failed run (not "running"), a UTC creation time, an id of
@@ -249,6 +257,9 @@ std::optional<std::string> import_problem(const RunRecord& record);
 // says "emulated".
 std::string display_name(const std::string& name, bool fp8_emulated);
 std::string display_name(const RunRecord& record);
+// A precision as tables show it: "fp8", or "fp8 (emulated)" when its FP8 GEMMs were emulated. `precision` is
+// the text to show ("fp8", "FP8").
+std::string precision_label(std::string_view precision, bool fp8_emulated);
 
 std::string make_run_id();
 std::string utc_timestamp_now();

@@ -15,7 +15,7 @@ namespace {
 std::string precision_label(Precision p, bool emulated) {
     std::string text(to_string(p));
     for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return emulated ? text + " (emulated)" : text;
+    return tewb::precision_label(text, emulated);
 }
 
 }  // namespace

@@ -15,10 +15,12 @@ RunRecord run_as_rank(const Trainer& trainer, const RunConfig& config, const Wor
     } catch (const DistError& e) {
         RunRecord record = make_run_header(resolved, trainer.device());
         // Stopped by a signal before the job formed: a cancel, as a single run's would be.
-        const bool cancelled = cancel != nullptr && cancel->load();
-        record.status = cancelled ? RunStatus::Cancelled : RunStatus::Failed;
-        record.error_kind = cancelled ? "" : "distributed";
-        record.message = e.what();
+        if (cancel != nullptr && cancel->load()) {
+            record.status = RunStatus::Cancelled;
+            record.message = e.what();
+        } else {
+            mark_failed(record, ErrorKind::Distributed, e.what());
+        }
         record.summary = summarize(record.steps, record.config, record.execution);
         if (callbacks.on_start) callbacks.on_start(record);
         return record;

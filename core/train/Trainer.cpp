@@ -545,10 +545,8 @@ RunRecord Trainer::run_impl(const RunConfig& config, const TrainerCallbacks& cal
     const TeOps& ops = ops_for_run(facts);
     RunRecord record = run_header(resolved, facts, device_, ops);
     const bool cuda = facts.device == DeviceKind::Cuda;
-    const auto fail = [&](const std::string& kind, const std::string& message) {
-        record.status = RunStatus::Failed;
-        record.error_kind = kind;
-        record.message = message;
+    const auto fail = [&](ErrorKind kind, const std::string& message) {
+        mark_failed(record, kind, message);
         empty_gpu_cache(cuda);
     };
     bool announced = false;
@@ -556,30 +554,30 @@ RunRecord Trainer::run_impl(const RunConfig& config, const TrainerCallbacks& cal
     try {
         TrainingLoop(resolved, facts, ops, record, callbacks, cancel, announced, job).run();
     } catch (const DistError& e) {
-        fail("distributed", job != nullptr ? job_failure(*job, record, e.what()) : std::string(e.what()));
+        fail(ErrorKind::Distributed, job != nullptr ? job_failure(*job, record, e.what()) : std::string(e.what()));
     } catch (const NumericsError& e) {
-        fail("numerics", e.what());
+        fail(ErrorKind::Numerics, e.what());
     } catch (const c10::OutOfMemoryError&) {
         // LibTorch's own text is the caching allocator's statistics: not what a user can act on.
-        fail("out_of_memory", out_of_memory_message(resolved, record, device_, "GPU"));
+        fail(ErrorKind::OutOfMemory, out_of_memory_message(resolved, record, device_, "GPU"));
     } catch (const std::bad_alloc&) {
-        fail("out_of_memory", out_of_memory_message(resolved, record, device_, "host"));
+        fail(ErrorKind::OutOfMemory, out_of_memory_message(resolved, record, device_, "host"));
     } catch (const c10::Error& e) {
         const std::string text = e.what_without_backtrace();
         if (text.find("not enough memory") != std::string::npos || text.find("out of memory") != std::string::npos) {
-            fail("out_of_memory", out_of_memory_message(resolved, record, device_, cuda ? "GPU" : "host"));
+            fail(ErrorKind::OutOfMemory, out_of_memory_message(resolved, record, device_, cuda ? "GPU" : "host"));
         } else if (job != nullptr) {  // a collective failed inside LibTorch (e.g. from a gradient hook)
-            fail("distributed", job_failure(*job, record, first_line(text)));
+            fail(ErrorKind::Distributed, job_failure(*job, record, first_line(text)));
         } else {
-            fail("runtime", "LibTorch error at step " + std::to_string(record.steps.size() + 1) + ": " + first_line(text));
+            fail(ErrorKind::Runtime, "LibTorch error at step " + std::to_string(record.steps.size() + 1) + ": " + first_line(text));
         }
     } catch (const ConfigError&) {
         throw;
     } catch (const std::exception& e) {
         if (job != nullptr) {
-            fail("distributed", job_failure(*job, record, first_line(e.what())));
+            fail(ErrorKind::Distributed, job_failure(*job, record, first_line(e.what())));
         } else {
-            fail("runtime", std::string("error at step ") + std::to_string(record.steps.size() + 1) + ": " + e.what());
+            fail(ErrorKind::Runtime, std::string("error at step ") + std::to_string(record.steps.size() + 1) + ": " + e.what());
         }
     }
     if (!announced && callbacks.on_start) {  // building the model failed: on_start still comes, once

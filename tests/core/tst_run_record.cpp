@@ -459,6 +459,27 @@ private Q_SLOTS:
         j = good;
         j["id"] = "";
         expect_rejected(j, "$.id: must not be empty");
+        j = good;
+        j["status"] = "failed";
+        j["error_kind"] = "exploded";
+        expect_rejected(j, "allowed: out_of_memory|numerics|runtime|distributed");
+    }
+
+    // A failed run is built one way (mark_failed), and its kind survives the record's JSON.
+    void failedRunsCarryTheirKind() {
+        for (const ErrorKind kind : {ErrorKind::OutOfMemory, ErrorKind::Numerics, ErrorKind::Runtime, ErrorKind::Distributed}) {
+            RunRecord r = sample_record();
+            mark_failed(r, kind, "what went wrong; what to do");
+            QCOMPARE(r.status, RunStatus::Failed);
+            const json j = to_json(r);
+            QCOMPARE(j["error_kind"].get<std::string>(), std::string(to_string(kind)));
+            const RunRecord back = record_from_json(j, "failed.json");
+            QVERIFY(back.error_kind == kind);
+            QCOMPARE(back.message, std::string("what went wrong; what to do"));
+        }
+        const RunRecord finished = sample_record();
+        QVERIFY(to_json(finished)["error_kind"].is_null());
+        QVERIFY(!record_from_json(to_json(finished), "finished.json").error_kind);
     }
 
     void readingAMissingFileSaysSo() {

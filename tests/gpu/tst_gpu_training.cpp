@@ -181,7 +181,7 @@ void out_of_memory_fails_one_run_only(const Trainer& trainer) {
     seed.iters = 2;
     const RunRecord failed = trainer.run(seed);
     c10::cuda::CUDACachingAllocator::setMemoryFraction(1.0, 0);
-    check(failed.status == RunStatus::Failed && failed.error_kind == "out_of_memory",
+    check(failed.status == RunStatus::Failed && failed.error_kind == ErrorKind::OutOfMemory,
           "an out-of-memory inside a run fails it as out_of_memory: " + failed.message);
 #endif
     const RunRecord next = trainer.run(small_cuda_run(Precision::Bf16));

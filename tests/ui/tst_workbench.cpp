@@ -313,9 +313,7 @@ private Q_SLOTS:
             if (config.name != "fails") return trainer.run(config, callbacks, cancel);
             // What core's trainer returns for a run that diverged: the record, failed, with its message.
             RunRecord record = make_run_header(resolve(config, test::no_gpu()), test::no_gpu());
-            record.status = RunStatus::Failed;
-            record.error_kind = "numerics";
-            record.message = failure;
+            mark_failed(record, ErrorKind::Numerics, failure);
             callbacks.on_start(record);
             return record;
         });

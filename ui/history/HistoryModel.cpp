@@ -1,6 +1,7 @@
 #include "ui/history/HistoryModel.h"
 
 #include "core/common/TextTable.h"
+#include "core/results/RunRecord.h"
 
 namespace tewb::ui {
 
@@ -30,7 +31,7 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
             case Created: return QString::fromStdString(r.created_at);
             case Name: return QString::fromStdString(display_name(r.name, r.fp8_emulated));
             case Backend: return QString::fromStdString(r.backend);
-            case Precision: return QString::fromStdString(r.precision) + (r.fp8_emulated ? tr(" (emulated)") : QString());
+            case Precision: return QString::fromStdString(precision_label(r.precision, r.fp8_emulated));
             case Device: return QString::fromStdString(r.device);
             case Status: return QString::fromStdString(r.status);
             case Steps: return r.steps;

@@ -71,12 +71,11 @@ void RunWorker::runJob(int ticket, const RunConfig& config) {
     }
     if (records.empty()) {
         RunRecord failed = header;
-        failed.status = RunStatus::Failed;
-        failed.error_kind = "distributed";
         const QStringList lines = QString::fromUtf8(process.readAllStandardError()).split('\n', Qt::SkipEmptyParts);
-        failed.message = (lines.isEmpty() ? tr("te-bench ended with status %1 and left no record").arg(process.exitCode())
-                                          : lines.last())
-                             .toStdString();
+        mark_failed(failed, ErrorKind::Distributed,
+                    (lines.isEmpty() ? tr("te-bench ended with status %1 and left no record").arg(process.exitCode())
+                                     : lines.last())
+                        .toStdString());
         records.push_back(failed);
     }
     for (std::size_t i = 0; i + 1 < records.size(); ++i) {  // the 1-process reference run comes first

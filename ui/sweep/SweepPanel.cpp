@@ -28,6 +28,7 @@
 #include "core/common/Error.h"
 #include "core/common/TextTable.h"
 #include "core/results/AtomicFile.h"
+#include "core/results/RunRecord.h"
 #include "ui/common/RunColors.h"
 #include "ui/export/Export.h"
 #include "ui/runs/RunCollection.h"
@@ -262,8 +263,8 @@ void SweepPanel::showResult() {
             dots->append(xOf(k), *c.speedup);
             yMax = std::max(yMax, *c.speedup * 1.1);
         }
-        QString name = QString::fromUtf8(to_string(r.precisions[p]).data()).toUpper();
-        if (emulated) name += tr(" (emulated)");
+        const QString upper = QString::fromUtf8(to_string(r.precisions[p]).data()).toUpper();
+        const QString name = QString::fromStdString(precision_label(upper.toStdString(), emulated));
         line->setName(name);
         const QColor colour = run_colour(static_cast<int>(p) + 1);
         line->setPen(QPen(colour, 2));
