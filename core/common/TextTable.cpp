@@ -35,6 +35,13 @@ std::string format_fixed(const std::optional<double>& value, int decimals, const
     return text + suffix;
 }
 
+std::string format_significant(double value) {
+    if (const auto word = non_finite_text(value)) return std::string(*word);
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", value);
+    return text;
+}
+
 namespace {
 // Characters on the terminal, not bytes: a name in Cyrillic lines up like one in ASCII.
 std::size_t display_width(const std::string& text) {

@@ -14,5 +14,8 @@ std::string render_text_table(const std::vector<std::string>& headers, const std
 std::string format_bytes(std::uint64_t bytes);
 // Fixed decimals with a suffix ("1.80x"); "-" for no value, the words of NumberText.h for non-finite ones.
 std::string format_fixed(const std::optional<double>& value, int decimals, const std::string& suffix = "");
+// Three significant digits, in exponent form when that is shorter ("0.00123", "1.23e-07", "448"); non-finite
+// values as NumberText.h writes them.
+std::string format_significant(double value);
 
 }  // namespace tewb

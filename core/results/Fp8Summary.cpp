@@ -13,12 +13,6 @@ namespace tewb {
 
 namespace {
 
-std::string compact(double value) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3g", value);
-    return text;
-}
-
 struct Range {
     double low = std::numeric_limits<double>::infinity();
     double high = -std::numeric_limits<double>::infinity();
@@ -26,7 +20,7 @@ struct Range {
         low = std::min(low, v);
         high = std::max(high, v);
     }
-    std::string text() const { return low > high ? "-" : compact(low) + " .. " + compact(high); }
+    std::string text() const { return low > high ? "-" : format_significant(low) + " .. " + format_significant(high); }
 };
 
 struct Worst {
@@ -76,7 +70,7 @@ std::string render_fp8_summary(const RunRecord& record) {
     out << "slots with an inf or NaN amax (an inf freezes the scale while in the window, a NaN step keeps it): " << non_finite_slots << "\n";
     const auto where = [&](const Worst& w) {
         const Fp8SlotInfo& slot = record.fp8_slots[w.slot];
-        return compact(100.0 * w.value) + "% (" + slot.module + " " + std::string(to_string(slot.role)) + ", step " +
+        return format_significant(100.0 * w.value) + "% (" + slot.module + " " + std::string(to_string(slot.role)) + ", step " +
                std::to_string(w.step) + ")";
     };
     if (inspected) {
@@ -100,7 +94,7 @@ std::string render_fp8_summary(const RunRecord& record) {
         }
     }
     if (!snr[0][0].empty() || !snr[1][0].empty() || !snr[2][0].empty()) {
-        const auto median = [](const std::vector<double>& v) { return v.empty() ? std::string("-") : compact(median_of(v)); };
+        const auto median = [](const std::vector<double>& v) { return v.empty() ? std::string("-") : format_significant(median_of(v)); };
         std::vector<std::vector<std::string>> snr_rows;
         for (int r = 0; r < 3; ++r) {
             snr_rows.push_back({std::string(to_string(roles[r])), median(snr[r][0]), median(snr[r][1]), median(snr[r][2])});
@@ -109,9 +103,9 @@ std::string render_fp8_summary(const RunRecord& record) {
             << render_text_table({"slot", "this recipe", "what-if current", "what-if block"}, snr_rows);
     }
     if (record.execution.fp8_inspection_ms && record.summary.mean_ms && *record.summary.mean_ms > 0) {
-        out << "inspection cost: " << compact(*record.execution.fp8_inspection_ms) << " ms of "
-            << compact(*record.summary.mean_ms) << " ms per step ("
-            << compact(100.0 * *record.execution.fp8_inspection_ms / *record.summary.mean_ms) << "%)\n";
+        out << "inspection cost: " << format_significant(*record.execution.fp8_inspection_ms) << " ms of "
+            << format_significant(*record.summary.mean_ms) << " ms per step ("
+            << format_significant(100.0 * *record.execution.fp8_inspection_ms / *record.summary.mean_ms) << "%)\n";
     }
     return out.str();
 }

@@ -8,16 +8,6 @@
 
 namespace tewb {
 
-namespace {
-
-std::string scientific(double value) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3g", value);
-    return text;
-}
-
-}  // namespace
-
 bool SelfTestReport::passed() const {
     return ran && error.empty() && !cases.empty() &&
            std::all_of(cases.begin(), cases.end(), [](const SelfTestCase& c) { return c.passed(); });
@@ -27,8 +17,8 @@ std::string render_self_test_table(const SelfTestReport& report) {
     if (!report.ran) return "self-test skipped: " + report.skip_reason + "\n";
     std::vector<std::vector<std::string>> rows;
     for (const SelfTestCase& c : report.cases) {
-        rows.push_back({c.op, c.what, c.shape, c.dtype, c.failure.empty() ? scientific(c.error) : "-",
-                        c.failure.empty() ? scientific(c.max_error) : "-", scientific(c.bound), c.passed() ? "pass" : "FAIL"});
+        rows.push_back({c.op, c.what, c.shape, c.dtype, c.failure.empty() ? format_significant(c.error) : "-",
+                        c.failure.empty() ? format_significant(c.max_error) : "-", format_significant(c.bound), c.passed() ? "pass" : "FAIL"});
     }
     std::string text = "self-test on " + report.device + " (seed " + std::to_string(report.seed) + ")\n" +
                        render_text_table({"op", "output", "shape", "dtype", "error", "max error", "bound", "result"}, rows);
