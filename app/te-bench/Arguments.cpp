@@ -82,10 +82,10 @@ void add_fp8_flags(CLI::App* cmd, RunFlags& f) {
 }  // namespace
 
 RunConfig config_from_flags(const RunFlags& f) {
-    RunConfig c = make_preset(f.preset.empty() ? Preset::Seed : parse_preset("--preset", f.preset));
-    if (!f.device.empty()) c.device = parse_device("--device", f.device);
-    if (!f.backend.empty()) c.backend = parse_backend("--backend", f.backend);
-    if (!f.precision.empty()) c.precision = parse_precision("--precision", f.precision);
+    RunConfig c = make_preset(f.preset.empty() ? Preset::Seed : parse_name<Preset>("--preset", f.preset));
+    if (!f.device.empty()) c.device = parse_name<DeviceKind>("--device", f.device);
+    if (!f.backend.empty()) c.backend = parse_name<Backend>("--backend", f.backend);
+    if (!f.precision.empty()) c.precision = parse_name<Precision>("--precision", f.precision);
     if (!f.layers.empty()) c.model.layers = parse_int("--layers", f.layers);
     if (!f.hidden.empty()) c.model.hidden = parse_int("--hidden", f.hidden);
     if (!f.heads.empty()) c.model.heads = parse_int("--heads", f.heads);
@@ -96,7 +96,7 @@ RunConfig config_from_flags(const RunFlags& f) {
     if (!f.iters.empty()) c.iters = parse_int("--iters", f.iters);
     if (!f.lr.empty()) c.lr = parse_double("--lr", f.lr);
     if (!f.seed.empty()) c.seed = parse_uint64("--seed", f.seed);
-    if (!f.recipe.empty()) c.fp8.scaling = parse_scaling_kind("--recipe", f.recipe);
+    if (!f.recipe.empty()) c.fp8.scaling = parse_name<ScalingKind>("--recipe", f.recipe);
     if (!f.fp8_format.empty()) {
         c.fp8.format = parse_recipe_format("--fp8-format", f.fp8_format);
     } else if (c.fp8.scaling == ScalingKind::Block) {
@@ -109,7 +109,7 @@ RunConfig config_from_flags(const RunFlags& f) {
         if (c.fp8.scaling != ScalingKind::Block) throw ConfigError("--block-scales goes with --recipe block");
     }
     if (!f.amax_history_len.empty()) c.fp8.amax_history_len = parse_int("--amax-history-len", f.amax_history_len);
-    if (!f.amax_algo.empty()) c.fp8.algo = parse_amax_algo("--amax-algo", f.amax_algo);
+    if (!f.amax_algo.empty()) c.fp8.algo = parse_name<AmaxAlgo>("--amax-algo", f.amax_algo);
     if (!f.margin.empty()) c.fp8.margin = parse_int("--margin", f.margin);
     if (!f.calibrate_first_step.empty()) {
         c.fp8.calibrate_first_step = parse_on_off("--calibrate-first-step", f.calibrate_first_step);
@@ -132,7 +132,7 @@ RunConfig config_from_flags(const RunFlags& f) {
         throw ConfigError("--dist-backend/--bucket-mb/--amax-reduction/--dist-timeout/--master-port/--no-scaling-baseline go "
                           "with --nproc N (or a launcher's WORLD_SIZE)");
     }
-    if (!f.dist_backend.empty()) c.dist.backend = parse_dist_backend("--dist-backend", f.dist_backend);
+    if (!f.dist_backend.empty()) c.dist.backend = parse_name<DistBackend>("--dist-backend", f.dist_backend);
     if (!f.bucket_mb.empty()) c.dist.bucket_mb = parse_double("--bucket-mb", f.bucket_mb);
     if (!f.amax_reduction.empty()) c.dist.amax_reduction = parse_on_off("--amax-reduction", f.amax_reduction);
     if (!f.dist_timeout.empty()) c.dist.timeout_s = parse_int("--dist-timeout", f.dist_timeout);
@@ -143,7 +143,7 @@ RunConfig config_from_flags(const RunFlags& f) {
 }
 
 TeImpl te_impl_from_flags(const RunFlags& f) {
-    return f.te_impl.empty() ? te_impl_from_environment() : parse_te_impl("--te-impl", f.te_impl);
+    return f.te_impl.empty() ? te_impl_from_environment() : parse_name<TeImpl>("--te-impl", f.te_impl);
 }
 
 int repeat_from_flags(const RunFlags& f) {
@@ -169,7 +169,7 @@ SweepSpec sweep_from_flags(const RunFlags& f, const std::string& precisions) {
     if (!f.batch.empty()) spec.batch = parse_int_list("--batch", f.batch);
     if (!f.seq.empty()) spec.seq = parse_int_list("--seq", f.seq);
     if (!precisions.empty()) spec.precisions = parse_precision_list("--precisions", precisions);
-    if (!f.backend.empty()) spec.backend = parse_backend("--backend", f.backend);
+    if (!f.backend.empty()) spec.backend = parse_name<Backend>("--backend", f.backend);
     if (spec.backend == Backend::Te || !f.te_impl.empty()) spec.base.te_impl = te_impl_from_flags(f);
     return spec;
 }

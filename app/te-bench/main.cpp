@@ -622,10 +622,10 @@ int run_sweep(const Commands& c) {
 
 int run_recipe(const Commands& c) {
     RecipeReplay replay;
-    if (!c.replay_recipe.empty()) replay.scaling = parse_scaling_kind("--recipe", c.replay_recipe);
-    if (!c.replay_dtype.empty()) replay.dtype = parse_fp8_dtype("--dtype", c.replay_dtype);
+    if (!c.replay_recipe.empty()) replay.scaling = parse_name<ScalingKind>("--recipe", c.replay_recipe);
+    if (!c.replay_dtype.empty()) replay.dtype = parse_name<Fp8Dtype>("--dtype", c.replay_dtype);
     if (!c.replay_history_len.empty()) replay.history_len = parse_int("--history-len", c.replay_history_len);
-    if (!c.replay_algo.empty()) replay.algo = parse_amax_algo("--algo", c.replay_algo);
+    if (!c.replay_algo.empty()) replay.algo = parse_name<AmaxAlgo>("--algo", c.replay_algo);
     if (!c.replay_margin.empty()) replay.margin = parse_int("--margin", c.replay_margin);
     if (!c.replay_calibrate.empty()) {
         replay.calibrate_first_step = parse_on_off("--calibrate-first-step", c.replay_calibrate);

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "core/common/Error.h"
@@ -42,5 +43,25 @@ public:
 private:
     std::array<Named<Value>, N> entries_;
 };
+
+// An enum's names, declared beside the enum once, as a specialisation:
+//   template <> struct EnumNames<Precision> { static constexpr NameTable table{std::to_array<Named<Precision>>({...})}; };
+// which gives it to_string (value to name: records, flags, tables) and parse_name (name to value, throwing
+// ConfigError that names `what` and every allowed value) without a hand-written pair of functions.
+template <typename E>
+struct EnumNames;
+
+template <typename E>
+concept NamedEnum = std::is_enum_v<E> && requires { EnumNames<E>::table; };
+
+template <NamedEnum E>
+constexpr std::string_view to_string(E value) {
+    return EnumNames<E>::table.name(value);
+}
+
+template <NamedEnum E>
+E parse_name(std::string_view what, std::string_view text) {
+    return EnumNames<E>::table.parse(what, text);
+}
 
 }  // namespace tewb

@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "core/common/Choice.h"
+
 namespace tewb {
 
 // Which code runs the te backend's modules (--te-impl): Auto, the fused kernels on a CUDA device of
@@ -10,8 +12,12 @@ namespace tewb {
 // everywhere. The rule itself is core/modules/ops/OpsChoice.h.
 enum class TeImpl { Auto, Fused, Reference };
 
-std::string_view to_string(TeImpl value);                            // "auto" | "fused" | "reference"
-TeImpl parse_te_impl(std::string_view flag, std::string_view text);  // throws ConfigError naming `flag`
+template <>
+struct EnumNames<TeImpl> {
+    static constexpr NameTable table{
+        std::to_array<Named<TeImpl>>({{"auto", TeImpl::Auto}, {"fused", TeImpl::Fused}, {"reference", TeImpl::Reference}})};
+};
+
 // TEWB_TE_IMPL, the environment form of --te-impl: unset or empty is Auto; a bad value throws ConfigError
 // naming the variable. Front ends take it as the default that a --te-impl flag (or the GUI's choice) overrides.
 TeImpl te_impl_from_environment();

@@ -35,14 +35,6 @@ constexpr Limits kNproc{0, 64};
 constexpr Limits kDistTimeout{1, 3600};
 constexpr double kMaxBucketMb = 1024;
 
-constexpr NameTable kDeviceNames{
-    std::to_array<Named<DeviceKind>>({{"auto", DeviceKind::Auto}, {"cpu", DeviceKind::Cpu}, {"cuda", DeviceKind::Cuda}})};
-constexpr NameTable kBackendNames{std::to_array<Named<Backend>>({{"torch", Backend::Torch}, {"te", Backend::Te}})};
-constexpr NameTable kPrecisionNames{std::to_array<Named<Precision>>(
-    {{"auto", Precision::Auto}, {"fp32", Precision::Fp32}, {"bf16", Precision::Bf16}, {"fp8", Precision::Fp8}})};
-constexpr NameTable kPresetNames{std::to_array<Named<Preset>>({{"seed", Preset::Seed}, {"quick-cpu", Preset::QuickCpu}})};
-constexpr NameTable kDistBackendNames{std::to_array<Named<DistBackend>>(
-    {{"auto", DistBackend::Auto}, {"gloo", DistBackend::Gloo}, {"nccl", DistBackend::Nccl}})};
 constexpr NameTable kOnOffNames{std::to_array<Named<bool>>({{"on", true}, {"off", false}})};
 constexpr std::size_t kMaxNameLength = 200;
 
@@ -255,46 +247,6 @@ std::string preset_summary(Preset preset) {
     return std::to_string(c.model.layers) + " layers, hidden " + std::to_string(c.model.hidden) + ", seq " +
            std::to_string(c.model.seq) + ", batch " + std::to_string(c.batch) + ", " + std::to_string(c.warmup) + " + " +
            std::to_string(c.iters) + " steps" + (c.device == DeviceKind::Cpu ? ", CPU" : "");
-}
-
-std::string_view to_string(DeviceKind value) {
-    return kDeviceNames.name(value);
-}
-
-std::string_view to_string(DistBackend value) {
-    return kDistBackendNames.name(value);
-}
-
-DistBackend parse_dist_backend(std::string_view flag, std::string_view text) {
-    return kDistBackendNames.parse(flag, text);
-}
-
-std::string_view to_string(Backend value) {
-    return kBackendNames.name(value);
-}
-
-std::string_view to_string(Precision value) {
-    return kPrecisionNames.name(value);
-}
-
-std::string_view to_string(Preset value) {
-    return kPresetNames.name(value);
-}
-
-DeviceKind parse_device(std::string_view flag, std::string_view text) {
-    return kDeviceNames.parse(flag, text);
-}
-
-Backend parse_backend(std::string_view flag, std::string_view text) {
-    return kBackendNames.parse(flag, text);
-}
-
-Precision parse_precision(std::string_view flag, std::string_view text) {
-    return kPrecisionNames.parse(flag, text);
-}
-
-Preset parse_preset(std::string_view flag, std::string_view text) {
-    return kPresetNames.parse(flag, text);
 }
 
 bool parse_on_off(std::string_view flag, std::string_view text) {

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/common/Choice.h"
 #include "core/common/ConfigProblem.h"
 #include "core/common/TeImpl.h"
 #include "core/device/DeviceInfo.h"
@@ -97,20 +98,33 @@ RunConfig make_preset(Preset preset);
 std::string_view preset_title(Preset preset);
 std::string preset_summary(Preset preset);
 
-std::string_view to_string(DeviceKind value);
-std::string_view to_string(Backend value);
-std::string_view to_string(Precision value);
-std::string_view to_string(Preset value);
-std::string_view to_string(DistBackend value);
+template <>
+struct EnumNames<DeviceKind> {
+    static constexpr NameTable table{
+        std::to_array<Named<DeviceKind>>({{"auto", DeviceKind::Auto}, {"cpu", DeviceKind::Cpu}, {"cuda", DeviceKind::Cuda}})};
+};
+template <>
+struct EnumNames<Backend> {
+    static constexpr NameTable table{std::to_array<Named<Backend>>({{"torch", Backend::Torch}, {"te", Backend::Te}})};
+};
+template <>
+struct EnumNames<Precision> {
+    static constexpr NameTable table{std::to_array<Named<Precision>>(
+        {{"auto", Precision::Auto}, {"fp32", Precision::Fp32}, {"bf16", Precision::Bf16}, {"fp8", Precision::Fp8}})};
+};
+template <>
+struct EnumNames<Preset> {
+    static constexpr NameTable table{std::to_array<Named<Preset>>({{"seed", Preset::Seed}, {"quick-cpu", Preset::QuickCpu}})};
+};
+template <>
+struct EnumNames<DistBackend> {
+    static constexpr NameTable table{std::to_array<Named<DistBackend>>(
+        {{"auto", DistBackend::Auto}, {"gloo", DistBackend::Gloo}, {"nccl", DistBackend::Nccl}})};
+};
 
 // Text to value for settings given as text (CLI flags, JSON records). `flag` names the setting in the
 // error ("--hidden"). All throw ConfigError with the value and what is allowed.
-DeviceKind parse_device(std::string_view flag, std::string_view text);
-Backend parse_backend(std::string_view flag, std::string_view text);
-Precision parse_precision(std::string_view flag, std::string_view text);
-Preset parse_preset(std::string_view flag, std::string_view text);
 bool parse_on_off(std::string_view flag, std::string_view text);  // "on" | "off"
-DistBackend parse_dist_backend(std::string_view flag, std::string_view text);  // "auto" | "gloo" | "nccl"
 int parse_int(std::string_view flag, std::string_view text);
 std::uint64_t parse_uint64(std::string_view flag, std::string_view text);
 double parse_double(std::string_view flag, std::string_view text);

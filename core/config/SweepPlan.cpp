@@ -50,7 +50,7 @@ std::vector<int> parse_int_list(std::string_view flag, std::string_view text) {
 std::vector<Precision> parse_precision_list(std::string_view flag, std::string_view text) {
     std::vector<Precision> out;
     for (const std::string& item : split_commas(text)) {
-        const Precision p = parse_precision(flag, item);
+        const Precision p = parse_name<Precision>(flag, item);
         if (p == Precision::Auto) {
             throw ConfigError(std::string(flag) + " '" + item + "': name a precision; allowed: fp32, bf16, fp8");
         }

@@ -7,17 +7,7 @@ namespace tewb {
 
 namespace {
 
-constexpr NameTable kModeNames{std::to_array<Named<Mode>>({{"fp8", Mode::Fp8}, {"te", Mode::Te}, {"fallback", Mode::Fallback}})};
-
 }  // namespace
-
-std::string_view to_string(Mode mode) {
-    return kModeNames.name(mode);
-}
-
-Mode parse_mode(std::string_view what, std::string_view text) {
-    return kModeNames.parse(what, text);
-}
 
 std::vector<std::string> Capability::reasons() const {
     std::vector<std::string> lines{te_reason, fp8_reason};

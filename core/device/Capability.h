@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/common/Choice.h"
 #include "core/common/TeImpl.h"
 #include "core/device/DeviceInfo.h"
 
@@ -39,7 +40,10 @@ Capability classify(const DeviceInfo& device);
 // select_ops both ask it.
 OpsKind choose_ops(TeImpl impl, bool fused_cuda_built, bool cuda_device, std::optional<ComputeCapability> cc);
 
-std::string_view to_string(Mode mode);
-Mode parse_mode(std::string_view what, std::string_view text);  // ConfigError naming `what`
+template <>
+struct EnumNames<Mode> {
+    static constexpr NameTable table{
+        std::to_array<Named<Mode>>({{"fp8", Mode::Fp8}, {"te", Mode::Te}, {"fallback", Mode::Fallback}})};
+};
 
 }  // namespace tewb

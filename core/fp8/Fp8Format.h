@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "core/common/Choice.h"
+
 namespace tewb {
 
 // The two FP8 encodings (OCP FP8): E4M3 "fn" (no infinities, largest finite 448) and E5M2 (IEEE-like,
@@ -19,11 +21,18 @@ float fp8_saturation_threshold(Fp8Dtype dtype);
 Fp8Dtype forward_dtype(RecipeFormat format);
 Fp8Dtype backward_dtype(RecipeFormat format);
 
-std::string_view to_string(Fp8Dtype value);
-std::string_view to_string(RecipeFormat value);
+template <>
+struct EnumNames<Fp8Dtype> {
+    static constexpr NameTable table{std::to_array<Named<Fp8Dtype>>({{"e4m3", Fp8Dtype::E4M3}, {"e5m2", Fp8Dtype::E5M2}})};
+};
+template <>
+struct EnumNames<RecipeFormat> {
+    static constexpr NameTable table{
+        std::to_array<Named<RecipeFormat>>({{"hybrid", RecipeFormat::Hybrid}, {"e4m3", RecipeFormat::E4M3}})};
+};
 
-// Throw ConfigError naming `flag`, the text and what is allowed.
-Fp8Dtype parse_fp8_dtype(std::string_view flag, std::string_view text);
+// parse_name<RecipeFormat>, with the reason pure E5M2 is not a recipe format; throws ConfigError naming `flag`,
+// the text and what is allowed.
 RecipeFormat parse_recipe_format(std::string_view flag, std::string_view text);
 
 }  // namespace tewb

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/common/Choice.h"
 #include "core/fp8/Fp8Format.h"
 
 namespace tewb {
@@ -45,7 +46,13 @@ struct Fp8SlotSample {
 // Signal-to-noise ratio in dB of a relative MSE: −10·log10(rel_mse); +inf for an exact cast.
 double snr_db(double rel_mse);
 
-std::string_view to_string(SlotRole value);
-SlotRole parse_slot_role(std::string_view what, std::string_view text);
+template <>
+struct EnumNames<SlotRole> {
+    static constexpr NameTable table{std::to_array<Named<SlotRole>>({{"input", SlotRole::Input},
+                                                                     {"weight", SlotRole::Weight},
+                                                                     {"output", SlotRole::Output},
+                                                                     {"grad_output", SlotRole::GradOutput},
+                                                                     {"grad_input", SlotRole::GradInput}})};
+};
 
 }  // namespace tewb

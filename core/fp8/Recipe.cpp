@@ -32,31 +32,10 @@ std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe, std::st
 
 namespace {
 
-constexpr NameTable kScalingNames{
-    std::to_array<Named<ScalingKind>>(
-        {{"delayed", ScalingKind::Delayed}, {"current", ScalingKind::Current}, {"block", ScalingKind::Block}})};
-constexpr NameTable kAlgoNames{std::to_array<Named<AmaxAlgo>>({{"max", AmaxAlgo::Max}, {"most_recent", AmaxAlgo::MostRecent}})};
-
 }  // namespace
 
 bool fp8_gemms_emulated(OpsKind kind, ScalingKind scaling, bool block_gemms_native) {
     return kind != OpsKind::FusedCuda || (scaling == ScalingKind::Block && !block_gemms_native);
-}
-
-std::string_view to_string(ScalingKind value) {
-    return kScalingNames.name(value);
-}
-
-std::string_view to_string(AmaxAlgo value) {
-    return kAlgoNames.name(value);
-}
-
-ScalingKind parse_scaling_kind(std::string_view flag, std::string_view text) {
-    return kScalingNames.parse(flag, text);
-}
-
-AmaxAlgo parse_amax_algo(std::string_view flag, std::string_view text) {
-    return kAlgoNames.parse(flag, text);
 }
 
 }  // namespace tewb

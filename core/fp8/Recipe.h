@@ -3,6 +3,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/common/Choice.h"
 #include "core/common/ConfigProblem.h"
 #include "core/common/TeImpl.h"
 #include "core/fp8/Fp8Format.h"
@@ -53,9 +54,15 @@ std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe,
 // with block scaling where there is no native block-scaled GEMM (`block_gemms_native`: cuBLASLt on Hopper).
 bool fp8_gemms_emulated(OpsKind kind, ScalingKind scaling, bool block_gemms_native);
 
-std::string_view to_string(ScalingKind value);
-std::string_view to_string(AmaxAlgo value);
-ScalingKind parse_scaling_kind(std::string_view flag, std::string_view text);
-AmaxAlgo parse_amax_algo(std::string_view flag, std::string_view text);
+template <>
+struct EnumNames<ScalingKind> {
+    static constexpr NameTable table{std::to_array<Named<ScalingKind>>(
+        {{"delayed", ScalingKind::Delayed}, {"current", ScalingKind::Current}, {"block", ScalingKind::Block}})};
+};
+template <>
+struct EnumNames<AmaxAlgo> {
+    static constexpr NameTable table{
+        std::to_array<Named<AmaxAlgo>>({{"max", AmaxAlgo::Max}, {"most_recent", AmaxAlgo::MostRecent}})};
+};
 
 }  // namespace tewb

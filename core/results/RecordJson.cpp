@@ -190,9 +190,9 @@ DeviceInfo read_device(const Reader& r) {
 RunConfig read_config(const Reader& r) {
     RunConfig c;
     c.name = r.optional_text("name");
-    c.device = r.choice("device", parse_device);
-    c.backend = r.choice("backend", parse_backend);
-    c.precision = r.choice("precision", parse_precision);
+    c.device = r.choice("device", parse_name<DeviceKind>);
+    c.backend = r.choice("backend", parse_name<Backend>);
+    c.precision = r.choice("precision", parse_name<Precision>);
     c.model.layers = static_cast<int>(r.integer("layers", 1, kIntMax));
     c.model.hidden = static_cast<int>(r.integer("hidden", 1, kIntMax));
     c.model.heads = static_cast<int>(r.integer("heads", 1, kIntMax));
@@ -204,13 +204,13 @@ RunConfig read_config(const Reader& r) {
     c.lr = r.real("lr");
     c.seed = static_cast<std::uint64_t>(r.integer("seed", 0, kInt64Max));
     c.cuda_graph = r.has("cuda_graph") && r.boolean("cuda_graph");  // records before the option ran eagerly
-    c.te_impl = r.has("te_impl") ? r.choice("te_impl", parse_te_impl) : TeImpl::Auto;  // records before --te-impl
+    c.te_impl = r.has("te_impl") ? r.choice("te_impl", parse_name<TeImpl>) : TeImpl::Auto;  // records before --te-impl
     if (r.has("fp8")) {
         const Reader f = r.object("fp8");
-        c.fp8.scaling = f.choice("recipe", parse_scaling_kind);
+        c.fp8.scaling = f.choice("recipe", parse_name<ScalingKind>);
         c.fp8.format = f.choice("format", parse_recipe_format);
         c.fp8.amax_history_len = static_cast<int>(f.integer("amax_history_len", 1, Fp8Recipe::kMaxHistoryLen));
-        c.fp8.algo = f.choice("amax_algo", parse_amax_algo);
+        c.fp8.algo = f.choice("amax_algo", parse_name<AmaxAlgo>);
         c.fp8.margin = static_cast<int>(f.integer("margin", 0, Fp8Recipe::kMaxMargin));
         c.fp8.block_power_of_two = !f.has("block_power_of_two") || f.boolean("block_power_of_two");
         // Records from before the option ran their first step at scale 1.
@@ -220,7 +220,7 @@ RunConfig read_config(const Reader& r) {
     if (r.has("dist")) {
         const Reader d = r.object("dist");
         c.dist.nproc = static_cast<int>(d.integer("nproc", 1, kIntMax));
-        c.dist.backend = d.choice("backend", parse_dist_backend);
+        c.dist.backend = d.choice("backend", parse_name<DistBackend>);
         c.dist.bucket_mb = d.real("bucket_mb");
         c.dist.amax_reduction = d.boolean("amax_reduction");
         c.dist.timeout_s = static_cast<int>(d.integer("timeout_s", 1, kIntMax));
@@ -448,7 +448,7 @@ DistExecution read_dist(const Reader& r) {
 StepMetrics read_step(const Reader& r) {
     StepMetrics s;
     s.step = static_cast<int>(r.integer("step", 1, kIntMax));
-    s.phase = r.choice("phase", parse_phase);
+    s.phase = r.choice("phase", parse_name<Phase>);
     s.loss = r.real("loss");
     s.step_ms = r.real("step_ms");
     s.mem_bytes = static_cast<std::uint64_t>(r.integer("mem_bytes", 0, kInt64Max));
@@ -677,14 +677,14 @@ RunRecord record_from_json(const json& document, std::string_view source) {
         r.fail(r.at("id"), "must not be empty");
     }
     record.created_at = r.text("created_at");
-    record.status = r.choice("status", parse_status);
-    if (r.has("error_kind")) record.error_kind = r.choice("error_kind", parse_error_kind);
+    record.status = r.choice("status", parse_name<RunStatus>);
+    if (r.has("error_kind")) record.error_kind = r.choice("error_kind", parse_name<ErrorKind>);
     record.message = r.optional_text("message");
     record.config = read_config(r.object("config"));
 
     const Reader env = r.object("environment");
     record.environment.device = read_device(env.object("device"));
-    record.environment.mode = env.choice("mode", parse_mode);
+    record.environment.mode = env.choice("mode", parse_name<Mode>);
     const json& reasons = env.array("reasons");
     for (std::size_t i = 0; i < reasons.size(); ++i) {
         if (!reasons[i].is_string()) {
@@ -700,7 +700,7 @@ RunRecord record_from_json(const json& document, std::string_view source) {
     const Reader exe = r.object("execution");
     record.execution.device = exe.text("device");
     record.execution.implementation = exe.text("implementation");
-    record.execution.memory_metric = exe.choice("memory_metric", parse_memory_metric);
+    record.execution.memory_metric = exe.choice("memory_metric", parse_name<MemoryMetric>);
     record.execution.flops_per_step = exe.real("flops_per_step");
     record.execution.peak_tflops = exe.optional_real("peak_tflops");
     record.execution.peak_source = exe.optional_text("peak_source");
@@ -732,7 +732,7 @@ RunRecord record_from_json(const json& document, std::string_view source) {
         for (std::size_t i = 0; i < slots.size(); ++i) {
             const Reader slot(slots[i], "$.fp8_slots[" + std::to_string(i) + "]", source);
             record.fp8_slots.push_back(
-                {slot.text("module"), slot.choice("slot", parse_slot_role), slot.choice("dtype", parse_fp8_dtype)});
+                {slot.text("module"), slot.choice("slot", parse_name<SlotRole>), slot.choice("dtype", parse_name<Fp8Dtype>)});
         }
     }
 

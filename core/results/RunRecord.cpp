@@ -17,56 +17,12 @@ namespace tewb {
 
 namespace {
 
-constexpr NameTable kPhaseNames{std::to_array<Named<Phase>>({{"warmup", Phase::Warmup}, {"timed", Phase::Timed}})};
-constexpr NameTable kStatusNames{std::to_array<Named<RunStatus>>({{"finished", RunStatus::Finished},
-                                                                 {"cancelled", RunStatus::Cancelled},
-                                                                 {"failed", RunStatus::Failed},
-                                                                 {"running", RunStatus::Running}})};
-constexpr NameTable kMemoryMetricNames{std::to_array<Named<MemoryMetric>>(
-    {{"cuda_peak_allocated", MemoryMetric::CudaPeakAllocated}, {"cpu_peak_rss", MemoryMetric::CpuPeakRss}})};
-constexpr NameTable kErrorKindNames{std::to_array<Named<ErrorKind>>({{"out_of_memory", ErrorKind::OutOfMemory},
-                                                                     {"numerics", ErrorKind::Numerics},
-                                                                     {"runtime", ErrorKind::Runtime},
-                                                                     {"distributed", ErrorKind::Distributed}})};
-
 }  // namespace
 
 double KernelProfile::total_us() const {
     double sum = 0;
     for (const KernelTime& k : kernels) sum += k.total_us;
     return sum;
-}
-
-std::string_view to_string(Phase value) {
-    return kPhaseNames.name(value);
-}
-
-std::string_view to_string(RunStatus value) {
-    return kStatusNames.name(value);
-}
-
-std::string_view to_string(MemoryMetric value) {
-    return kMemoryMetricNames.name(value);
-}
-
-Phase parse_phase(std::string_view what, std::string_view text) {
-    return kPhaseNames.parse(what, text);
-}
-
-RunStatus parse_status(std::string_view what, std::string_view text) {
-    return kStatusNames.parse(what, text);
-}
-
-MemoryMetric parse_memory_metric(std::string_view what, std::string_view text) {
-    return kMemoryMetricNames.parse(what, text);
-}
-
-std::string_view to_string(ErrorKind value) {
-    return kErrorKindNames.name(value);
-}
-
-ErrorKind parse_error_kind(std::string_view what, std::string_view text) {
-    return kErrorKindNames.parse(what, text);
 }
 
 void mark_failed(RunRecord& record, ErrorKind kind, std::string message) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/common/BuildInfo.h"
+#include "core/common/Choice.h"
 #include "core/common/StepSegments.h"
 #include "core/device/Capability.h"
 #include "core/device/DeviceInfo.h"
@@ -232,15 +233,29 @@ struct RunRecord {
     std::optional<RepeatInfo> repeat;  // set when the run is one of several repeats
 };
 
-std::string_view to_string(Phase value);
-std::string_view to_string(RunStatus value);
-std::string_view to_string(MemoryMetric value);
-std::string_view to_string(ErrorKind value);
-// Text to value (JSON records); `what` names the field in the ConfigError.
-Phase parse_phase(std::string_view what, std::string_view text);
-RunStatus parse_status(std::string_view what, std::string_view text);
-MemoryMetric parse_memory_metric(std::string_view what, std::string_view text);
-ErrorKind parse_error_kind(std::string_view what, std::string_view text);
+template <>
+struct EnumNames<Phase> {
+    static constexpr NameTable table{std::to_array<Named<Phase>>({{"warmup", Phase::Warmup}, {"timed", Phase::Timed}})};
+};
+template <>
+struct EnumNames<RunStatus> {
+    static constexpr NameTable table{std::to_array<Named<RunStatus>>({{"finished", RunStatus::Finished},
+                                                                      {"cancelled", RunStatus::Cancelled},
+                                                                      {"failed", RunStatus::Failed},
+                                                                      {"running", RunStatus::Running}})};
+};
+template <>
+struct EnumNames<MemoryMetric> {
+    static constexpr NameTable table{std::to_array<Named<MemoryMetric>>(
+        {{"cuda_peak_allocated", MemoryMetric::CudaPeakAllocated}, {"cpu_peak_rss", MemoryMetric::CpuPeakRss}})};
+};
+template <>
+struct EnumNames<ErrorKind> {
+    static constexpr NameTable table{std::to_array<Named<ErrorKind>>({{"out_of_memory", ErrorKind::OutOfMemory},
+                                                                      {"numerics", ErrorKind::Numerics},
+                                                                      {"runtime", ErrorKind::Runtime},
+                                                                      {"distributed", ErrorKind::Distributed}})};
+};
 
 // The one way a run becomes a failed one: status Failed, why (`kind`) and what to do (`message`).
 void mark_failed(RunRecord& record, ErrorKind kind, std::string message);

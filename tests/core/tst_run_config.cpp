@@ -147,19 +147,19 @@ private Q_SLOTS:
     }
 
     void enumsNameTheAllowedValues() {
-        QCOMPARE(parse_backend("--backend", "torch"), Backend::Torch);
-        QCOMPARE(parse_precision("--precision", "bf16"), Precision::Bf16);
-        QCOMPARE(parse_device("--device", "cuda"), DeviceKind::Cuda);
-        QCOMPARE(parse_preset("--preset", "quick-cpu"), Preset::QuickCpu);
+        QCOMPARE(parse_name<Backend>("--backend", "torch"), Backend::Torch);
+        QCOMPARE(parse_name<Precision>("--precision", "bf16"), Precision::Bf16);
+        QCOMPARE(parse_name<DeviceKind>("--device", "cuda"), DeviceKind::Cuda);
+        QCOMPARE(parse_name<Preset>("--preset", "quick-cpu"), Preset::QuickCpu);
         try {
-            parse_precision("--precision", "fp16");
+            parse_name<Precision>("--precision", "fp16");
             QFAIL("fp16 accepted");
         } catch (const ConfigError& e) {
             QCOMPARE(std::string(e.what()), std::string("--precision 'fp16': unknown value; allowed: auto|fp32|bf16|fp8"));
         }
-        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_backend("--backend", "jax"));
-        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_device("--device", "tpu"));
-        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_preset("--preset", "huge"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_name<Backend>("--backend", "jax"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_name<DeviceKind>("--device", "tpu"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_name<Preset>("--preset", "huge"));
     }
 
     void resolveChoosesDeviceAndPrecision() {
@@ -299,9 +299,9 @@ private Q_SLOTS:
     // --te-impl: a setting of the te backend, refused on torch runs with the reason; Fused refused where the fused
     // kernels cannot run (a GPU below 8.0); compare and sweep give it to their te rows and auto to the torch rows.
     void teImplAppliesToTeRunsOnly() {
-        QCOMPARE(parse_te_impl("--te-impl", "fused"), TeImpl::Fused);
+        QCOMPARE(parse_name<TeImpl>("--te-impl", "fused"), TeImpl::Fused);
         try {
-            parse_te_impl("--te-impl", "fast");
+            parse_name<TeImpl>("--te-impl", "fast");
             QFAIL("accepted --te-impl fast");
         } catch (const ConfigError& e) {
             QVERIFY2(std::string(e.what()).find("allowed: auto|fused|reference") != std::string::npos, e.what());
@@ -478,11 +478,11 @@ private Q_SLOTS:
         }
         QCOMPARE(parse_recipe_format("--fp8-format", "hybrid"), RecipeFormat::Hybrid);
         QCOMPARE(parse_recipe_format("--fp8-format", "e4m3"), RecipeFormat::E4M3);
-        QCOMPARE(parse_amax_algo("--amax-algo", "most_recent"), AmaxAlgo::MostRecent);
-        QCOMPARE(parse_scaling_kind("--recipe", "current"), ScalingKind::Current);
-        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_amax_algo("--amax-algo", "mean"));
-        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_scaling_kind("--recipe", "dynamic"));
-        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_fp8_dtype("--dtype", "e3m4"));
+        QCOMPARE(parse_name<AmaxAlgo>("--amax-algo", "most_recent"), AmaxAlgo::MostRecent);
+        QCOMPARE(parse_name<ScalingKind>("--recipe", "current"), ScalingKind::Current);
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_name<AmaxAlgo>("--amax-algo", "mean"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_name<ScalingKind>("--recipe", "dynamic"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_name<Fp8Dtype>("--dtype", "e3m4"));
 
         const std::vector<PlannedRun> gpu_plan = plan_comparison(make_preset(Preset::Seed), h200());
         QCOMPARE(gpu_plan[0].config.precision, Precision::Bf16);
