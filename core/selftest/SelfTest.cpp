@@ -298,7 +298,7 @@ void layer_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std
     at::Tensor q = poisoned_fp8({rows, hidden});
     at::Tensor q_t = poisoned_fp8({hidden, rows});
     const float want_amax = want.abs().max().item<float>();
-    const float scale = 448.0f / (want_amax * 1.25f);
+    const float scale = kernels::fp8_max(kernels::Fp8Type::E4M3) / (want_amax * 1.25f);
     const at::Tensor scale_t = scalar(scale);
     at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
     const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
@@ -365,7 +365,7 @@ void gelu_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t
     at::Tensor q = poisoned_fp8({rows, cols});
     at::Tensor q_t = poisoned_fp8({cols, rows});
     const float want_amax = want.abs().max().item<float>();
-    const float scale = 448.0f / (std::max(want_amax, 1e-30f) * 1.25f);
+    const float scale = kernels::fp8_max(kernels::Fp8Type::E4M3) / (std::max(want_amax, 1e-30f) * 1.25f);
     const at::Tensor scale_t = scalar(scale);
     at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
     const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
@@ -384,7 +384,7 @@ void gelu_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t
     at::Tensor dq = poisoned_fp8({rows, cols});
     at::Tensor dq_t = poisoned_fp8({cols, rows});
     const float want_damax = want_dx.abs().max().item<float>();
-    const float dscale = 57344.0f / (std::max(want_damax, 1e-30f) * 1.25f);
+    const float dscale = kernels::fp8_max(kernels::Fp8Type::E5M2) / (std::max(want_damax, 1e-30f) * 1.25f);
     const at::Tensor dscale_t = scalar(dscale);
     at::Tensor damax = at::zeros({1}, cuda().dtype(at::kFloat));
     at::Tensor dbias = poisoned({cols}, at::kFloat);
@@ -456,7 +456,7 @@ Fp8Operands fp8_operands(std::int64_t m, std::int64_t n, std::int64_t k, kernels
     const at::Tensor a_hp = at::randn({m, k}, cuda());
     const at::Tensor b_hp = at::randn({n, k}, cuda()) * 0.02;
     const float a_scale = kernels::fp8_max(a_type) / a_hp.abs().max().item<float>();
-    const float b_scale = 448.0f / b_hp.abs().max().item<float>();
+    const float b_scale = kernels::fp8_max(kernels::Fp8Type::E4M3) / b_hp.abs().max().item<float>();
     Fp8Operands o;
     o.a8 = reference_cast(a_hp, a_scale, a_type);
     o.b8 = reference_cast(b_hp, b_scale, kernels::Fp8Type::E4M3);
@@ -564,7 +564,7 @@ void fp8_gemms(Checks& check) {
     check.attempt("gemm", "3072x768x768", "E4M3 x E4M3 -> E4M3", [&] {
         const Fp8Operands o = fp8_operands(3072, 768, 768, kernels::Fp8Type::E4M3);
         const float want_amax = o.product.abs().max().item<float>();
-        const float d_scale = 448.0f / (want_amax * 1.25f);
+        const float d_scale = kernels::fp8_max(kernels::Fp8Type::E4M3) / (want_amax * 1.25f);
         const at::Tensor d_scale_t = scalar(d_scale);
         at::Tensor d = poisoned_fp8({3072, 768});
         at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));

@@ -209,7 +209,7 @@ constexpr int kStagedPitch = 144;         // bytes per row of the staged transpo
 
 __device__ inline float block_scale(unsigned amax_bits, Fp8Type type, bool power_of_two) {
     const float amax = __uint_as_float(amax_bits);
-    float scale = (type == Fp8Type::E4M3 ? 448.0f : 57344.0f) / amax;  // IEEE division: no fast math here
+    float scale = fp8_max(type) / amax;  // IEEE division: no fast math here
     if (isinf(scale)) scale = 3.402823466e+38f;
     if (power_of_two) scale = __uint_as_float(__float_as_uint(scale) & 0x7f800000u);  // the power of two at or below
     if (!(amax > 0.0f) || !isfinite(amax)) scale = 1.0f;
