@@ -41,4 +41,5 @@ set(TEWB_CORE_PLAIN_SOURCES
   results/RecordCsv.cpp
   results/AtomicFile.cpp
   results/RunStore.cpp
+  results/RecordImport.cpp
 )

@@ -36,6 +36,7 @@
 #include "core/results/KernelProfile.h"
 #include "core/results/LedgerReport.h"
 #include "core/results/RecordCsv.h"
+#include "core/results/RecordImport.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunGroups.h"
 #include "core/results/ReportText.h"
@@ -695,66 +696,28 @@ int run_history_delete(const Commands& c, RunStore& store) {
     return 0;
 }
 
-// What importing one record will do: add it, or nothing because the very same record is stored already.
-struct ImportStep {
-    RunRecord record;
-    std::string source;
-    std::optional<std::int64_t> stored_as;  // identical record already stored
-};
-
-// Every file and record is checked before anything is written; then all new records are saved in one
-// transaction. So an import is all or nothing, and says what happened to each record.
+// The import rule is core's (check_import): all or nothing; this says what happened to each record.
 int run_history_import(const Commands& c, RunStore& store) {
-    std::vector<ImportStep> steps;
-    for (const std::string& path : c.import_paths) {
-        std::vector<RunRecord> records;
-        try {
-            records = read_record_files(path);
-        } catch (const DataError& e) {
-            throw ConfigError(std::string("FILE ") + e.what() + "; nothing was imported");
-        }
-        if (records.empty()) {
-            throw ConfigError("FILE " + path + ": holds no records (an empty array); nothing was imported");
-        }
-        for (std::size_t i = 0; i < records.size(); ++i) {
-            const std::string source = records.size() == 1 ? path : path + " [" + std::to_string(i) + "]";
-            if (const std::optional<std::string> problem = import_problem(records[i])) {
-                throw ConfigError("FILE " + source + ": " + *problem + "; nothing was imported");
-            }
-            for (const ImportStep& earlier : steps) {
-                if (earlier.record.id == records[i].id) {
-                    throw ConfigError("FILE " + source + ": record " + records[i].id + " is also in " + earlier.source +
-                                      "; nothing was imported");
-                }
-            }
-            ImportStep step{records[i], source, std::nullopt};
-            if (const std::optional<RunStore::Found> stored = store.find(records[i].id)) {
-                if (stored->record_json != record_to_json_text(records[i])) {
-                    throw ConfigError("FILE " + source + ": record " + records[i].id + " is already stored as run " +
-                                      std::to_string(stored->id) +
-                                      " with different content; nothing was imported (delete run " +
-                                      std::to_string(stored->id) + " first to replace it)");
-                }
-                step.stored_as = stored->id;
-            }
-            steps.push_back(std::move(step));
-        }
+    std::vector<ImportRecord> records;
+    try {
+        records = check_import(c.import_paths, &store);
+    } catch (const ImportError& e) {
+        throw ConfigError(std::string("FILE ") + e.what() + "; nothing was imported" +
+                          (e.remedy().empty() ? std::string() : " (" + e.remedy() + ")"));
+    } catch (const DataError& e) {
+        throw ConfigError(std::string("FILE ") + e.what() + "; nothing was imported");
     }
-    std::vector<RunRecord> new_records;
-    for (const ImportStep& step : steps) {
-        if (!step.stored_as) new_records.push_back(step.record);
-    }
-    const std::vector<std::int64_t> ids = store.save_all(new_records);
+    const std::vector<std::int64_t> ids = save_import(records, store);
     std::size_t next = 0;
-    for (const ImportStep& step : steps) {
-        const std::string name = printable_text(step.record.config.name);
-        if (step.stored_as) {
-            std::cerr << "already stored: " << name << " is run " << *step.stored_as << " (unchanged)\n";
+    for (const ImportRecord& item : records) {
+        const std::string name = printable_text(item.record.config.name);
+        if (item.stored_as) {
+            std::cerr << "already stored: " << name << " is run " << *item.stored_as << " (unchanged)\n";
         } else {
             std::cerr << "imported " << name << " as run " << ids[next++] << "\n";
         }
     }
-    std::cerr << new_records.size() << " imported, " << steps.size() - new_records.size() << " already stored, in "
+    std::cerr << ids.size() << " imported, " << records.size() - ids.size() << " already stored, in "
               << store.path().string() << "\n";
     return 0;
 }

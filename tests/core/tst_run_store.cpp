@@ -4,6 +4,7 @@
 
 #include "core/common/Error.h"
 #include "core/results/AtomicFile.h"
+#include "core/results/RecordImport.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
 #include "core/results/Summary.h"
@@ -74,6 +75,56 @@ private Q_SLOTS:
         QVERIFY(!store.remove(a));
         QVERIFY(!store.get(a).has_value());
         QCOMPARE(store.list().size(), std::size_t{1});
+    }
+
+    // The import rule (te-bench history import and the GUI's open): every file and record checked first, all or
+    // nothing; a record stored already is taken as it is only when its content is the same.
+    void importIsCheckedWholeBeforeAnythingIsStored() {
+        QTemporaryDir dir;
+        const auto write = [&](const char* name, const std::string& text) {
+            const std::string path = dir.filePath(name).toStdString();
+            write_file_atomically(path, text);
+            return path;
+        };
+        RunStore store(dir.filePath("runs.sqlite3").toStdString());
+        const RunRecord a = make_record("a");
+        const RunRecord b = make_record("b");
+        const std::string both = write("both.json", records_to_json_text({a, b}));
+        const std::vector<ImportRecord> checked = check_import({both}, &store);
+        QCOMPARE(checked.size(), std::size_t{2});
+        QCOMPARE(checked[1].source, both + " [1]");
+        QCOMPARE(save_import(checked, store).size(), std::size_t{2});
+
+        // Again: both are stored with this content, so nothing new is saved.
+        const std::vector<ImportRecord> again = check_import({both}, &store);
+        QVERIFY(again[0].stored_as && again[1].stored_as);
+        QVERIFY(save_import(again, store).empty());
+        QCOMPARE(store.list().size(), std::size_t{2});
+
+        const auto refused = [&](const std::vector<std::string>& paths, const RunStore* with, const std::string& part,
+                                 const std::string& remedy = {}) {
+            try {
+                check_import(paths, with);
+                QFAIL(qPrintable(QString::fromStdString("accepted; expected " + part)));
+            } catch (const ImportError& e) {
+                QVERIFY2(std::string(e.what()).find(part) != std::string::npos, e.what());
+                QCOMPARE(e.remedy(), remedy);
+            }
+        };
+        RunRecord changed = a;
+        changed.config.name = "a, renamed";
+        const std::string stored_differently = write("changed.json", record_to_json_text(changed));
+        refused({stored_differently}, &store, "is already stored as run", "delete run 1 first to replace it");
+        QCOMPARE(check_import({stored_differently}, nullptr).size(), std::size_t{1});  // opening stores nothing
+
+        RunRecord running = make_record("still running");
+        running.status = RunStatus::Running;
+        const std::string good = write("good.json", record_to_json_text(make_record("fine")));
+        refused({good, write("running.json", record_to_json_text(running))}, nullptr, "running.json: $.status 'running'");
+        refused({good, good}, nullptr, "is also in " + good);
+        refused({write("empty.json", "[]")}, nullptr, "holds no records");
+        QVERIFY_THROWS_EXCEPTION(DataError, check_import({dir.filePath("missing.json").toStdString()}, nullptr));
+        QCOMPARE(store.list().size(), std::size_t{2});
     }
 
     void versionOneStoresAreUpgraded() {

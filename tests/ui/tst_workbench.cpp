@@ -517,6 +517,20 @@ private Q_SLOTS:
         empty_file.close();
         QVERIFY(!window->openRecords(empty));
         QCOMPARE(window->runs()->entries().size(), std::size_t{2});
+        // The whole import rule, not the names alone: a run still "running" in a file of otherwise good records
+        // is refused, and none of them opens.
+        RunRecord running = test::synthetic_record("still running", 4, 1, 3);
+        running.status = RunStatus::Running;
+        const QString mixed = dir.filePath(QStringLiteral("mixed.json"));
+        QFile mixed_file(mixed);
+        QVERIFY(mixed_file.open(QIODevice::WriteOnly));
+        mixed_file.write(QByteArray::fromStdString(records_to_json_text({test::synthetic_record("fine", 4, 1, 3), running})));
+        mixed_file.close();
+        QVERIFY(!window->openRecords(mixed));
+        QVERIFY2(errors.back().front().toString().contains(QStringLiteral("$.status 'running'")),
+                 qPrintable(errors.back().front().toString()));
+        QVERIFY(errors.back().front().toString().contains(QStringLiteral("nothing was opened")));
+        QCOMPARE(window->runs()->entries().size(), std::size_t{2});
         for (auto* box : window->findChildren<QMessageBox*>()) box->close();
 
         // Running it again here is refused with core's reason: this machine has no GPU.

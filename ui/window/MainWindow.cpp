@@ -32,6 +32,7 @@
 #include "core/common/StandardStreams.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/RecordCsv.h"
+#include "core/results/RecordImport.h"
 #include "core/results/RecordJson.h"
 #include "core/results/RunStore.h"
 #include "core/selftest/SelfTest.h"
@@ -425,25 +426,20 @@ void MainWindow::enqueueComparison(const RunConfig& base, int repeats) {
 }
 
 bool MainWindow::openRecords(const QString& path) {
+    // The import rule of `te-bench history import` (core's check_import), without the store: opening does not
+    // store. All or nothing: one bad record and nothing opens.
+    std::vector<ImportRecord> checked;
+    try {
+        checked = check_import({path.toStdString()}, nullptr);
+    } catch (const DataError& e) {
+        showError(tr("Cannot open run records"), tr("%1; nothing was opened.").arg(QString::fromStdString(e.what())));
+        return false;
+    } catch (const std::exception& e) {
+        showError(tr("Cannot open run records"), QString::fromStdString(e.what()));
+        return false;
+    }
     std::vector<RunRecord> records;
-    QString error;
-    if (!guarded(&error, [&] { records = read_record_files(path.toStdString()); })) {
-        showError(tr("Cannot open run records"), error);
-        return false;
-    }
-    if (records.empty()) {
-        showError(tr("Cannot open run records"), tr("%1 holds no records (an empty array).").arg(path));
-        return false;
-    }
-    // Names follow --name's rule, as in `te-bench history import` (opening does not store, so the other
-    // import rules, which protect the store, do not apply).
-    for (std::size_t i = 0; i < records.size(); ++i) {
-        if (const std::optional<std::string> problem = name_problem(records[i].config.name)) {
-            showError(tr("Cannot open run records"),
-                      tr("%1, record %2: $.config.name %3").arg(path).arg(i + 1).arg(QString::fromStdString(*problem)));
-            return false;
-        }
-    }
+    for (ImportRecord& item : checked) records.push_back(std::move(item.record));
     for (RunRecord& r : records) runs_->add(std::move(r));
     rightTabs_->setCurrentIndex(0);
     statusBar()->showMessage(tr("Opened %n record(s) from %1", nullptr, static_cast<int>(records.size())).arg(path));
