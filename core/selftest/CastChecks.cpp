@@ -1,0 +1,158 @@
+#ifdef TEWB_FUSED_CUDA
+
+// The casts against core's reference cast: delayed, current and block scaling, with and without the transposed copy.
+
+#include "core/selftest/SelfTestChecks.h"
+
+#include <vector>
+
+#include "core/fp8/BlockScaling.h"
+#include "core/modules/ops/KernelTypes.h"
+#include "tewb_kernels/cast.h"
+
+namespace tewb::selftest {
+
+namespace {
+
+// Tensor-wide scales (delayed and current scaling): the cast, the cast with its transposed copy, and with the
+// column sums of a bias gradient, bit for bit against the reference cast.
+void tensor_casts(Checks& check) {
+    // 200 x 1000 takes the vectorised cast + transpose with partial tiles; 97 x 768 and the odd shapes the plain one.
+    const Shape shapes[] = {{1, 1}, {3, 1000}, {97, 33}, {97, 768}, {200, 1000}, {3072, 768}, {3072, 3072}};
+    for (const at::ScalarType input : {at::kBFloat16, at::kFloat}) {
+        for (const kernels::Fp8Type type : {kernels::Fp8Type::E4M3, kernels::Fp8Type::E5M2}) {
+            for (const auto& [rows, cols] : shapes) {
+                const std::string shape = shape_text(rows, cols);
+                const std::string dtype = dtype_name(input) + " -> " + fp8_name(type);
+                check.attempt("cast_to_fp8", shape, dtype, [&, rows = rows, cols = cols] {
+                    const at::Tensor x = (at::randn({rows, cols}, cuda()) * 20).to(input);
+                    const float want_amax = x.abs().max().to(at::kFloat).item<float>();
+                    // 1.5: every value fits; 0.25: the largest quarter of the range saturates to ±fp8_max.
+                    for (const float headroom : {1.5f, 0.25f}) {
+                        const bool saturating = headroom < 1;
+                        const float scale = kernels::fp8_max(type) / (want_amax * headroom);
+                        const at::Tensor scale_t = scalar(scale);
+                        const at::Tensor want = reference_cast(x, scale, type);
+                        at::Tensor out = poisoned_fp8({rows, cols});
+                        at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
+                        kernels::cast_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(x.numel()),
+                                             scale_t.data_ptr<float>(), out.data_ptr(), type, amax.data_ptr<float>(), stream());
+                        check.exact("cast_to_fp8", saturating ? "out (saturating)" : "out", shape, dtype, out, want);
+                        check.amax("cast_to_fp8", shape, dtype, amax, want_amax, 0.0);
+
+                        at::Tensor both = poisoned_fp8({rows, cols});
+                        at::Tensor both_t = poisoned_fp8({cols, rows});
+                        amax.zero_();
+                        kernels::cast_transpose_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(rows),
+                                                       static_cast<std::size_t>(cols), scale_t.data_ptr<float>(), both.data_ptr(),
+                                                       both_t.data_ptr(), type, amax.data_ptr<float>(), stream());
+                        const std::string suffix = saturating ? " (saturating)" : "";
+                        check.exact("cast_transpose_to_fp8", "out" + suffix, shape, dtype, both, want);
+                        check.exact("cast_transpose_to_fp8", "out_t" + suffix, shape, dtype, both_t, want.t().contiguous());
+                        if (!saturating) check.amax("cast_transpose_to_fp8", shape, dtype, amax, want_amax, 0.0);
+
+                        // The same cast with the column sums (a bias gradient) from the same read of x.
+                        at::Tensor dq = poisoned_fp8({rows, cols});
+                        at::Tensor dq_t = poisoned_fp8({cols, rows});
+                        at::Tensor dbias = poisoned({cols}, at::kFloat);
+                        const std::size_t bytes =
+                            kernels::cast_transpose_dbias_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+                        at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+                        amax.zero_();
+                        kernels::cast_transpose_dbias_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(rows),
+                                                             static_cast<std::size_t>(cols), scale_t.data_ptr<float>(), dq.data_ptr(),
+                                                             dq_t.data_ptr(), type, amax.data_ptr<float>(), dbias.data_ptr(),
+                                                             kernels::DType::Float32, workspace.data_ptr(), bytes, stream());
+                        check.exact("cast_transpose_dbias_to_fp8", "out" + suffix, shape, dtype, dq, want);
+                        check.exact("cast_transpose_dbias_to_fp8", "out_t" + suffix, shape, dtype, dq_t, want.t().contiguous());
+                        if (!saturating) {
+                            check.amax("cast_transpose_dbias_to_fp8", shape, dtype, amax, want_amax, 0.0);
+                            check.relative("cast_transpose_dbias_to_fp8", "dbias", shape, dtype, dbias,
+                                           x.to(at::kDouble).sum(0).to(at::kFloat), kFloat32Bound);
+                        }
+                    }
+                });
+            }
+        }
+    }
+}
+
+// Float8BlockScaling's cast against core's reference (core/fp8/BlockScaling): both orientations' data and
+// per-block scales bit for bit, the scales in cuBLASLt's layout (padding 1), and the tensor's amax; ragged
+// shapes included, with an outlier so that blocks get very different scales.
+void block_casts(Checks& check) {
+    for (const at::ScalarType input : {at::kBFloat16, at::kFloat}) {
+        for (const kernels::Fp8Type type : {kernels::Fp8Type::E4M3, kernels::Fp8Type::E5M2}) {
+            for (const auto& [rows, cols] : {Shape{1, 1}, Shape{3, 1000}, Shape{130, 300}, Shape{256, 512}, Shape{3072, 768}}) {
+                for (const int block_rows : {1, 128}) {
+                    for (const bool pow2 : {true, false}) {
+                        const std::string shape = shape_text(rows, cols);
+                        const std::string dtype = dtype_name(input) + " -> " + fp8_name(type) + (block_rows == 1 ? ", 1x128" : ", 128x128") +
+                                                  (pow2 ? ", pow2" : ", exact");
+                        check.attempt("block_cast_to_fp8", shape, dtype, [&, rows = rows, cols = cols] {
+                            at::Tensor x = (at::randn({rows, cols}, cuda()) * 3).to(input);
+                            x.view({-1})[x.numel() / 2] = 1000;  // one outlier block
+                            const BlockShape block{block_rows, 128};
+                            const Fp8Dtype fp8 = type == kernels::Fp8Type::E4M3 ? Fp8Dtype::E4M3 : Fp8Dtype::E5M2;
+                            const BlockQuantized want = block_quantize(x, block, fp8, pow2);
+                            const BlockQuantized want_t = block_quantize(x.t(), block, fp8, pow2);
+                            const kernels::ScaleMode mode = kernels::block_scale_mode(block_rows);
+                            const auto entries = [&](std::int64_t r, std::int64_t c) {
+                                return static_cast<std::int64_t>(
+                                    kernels::block_scale_entries(mode, static_cast<std::size_t>(r), static_cast<std::size_t>(c)));
+                            };
+                            at::Tensor data = poisoned_fp8({rows, cols});
+                            at::Tensor data_t = poisoned_fp8({cols, rows});
+                            at::Tensor scale_inv = poisoned({entries(rows, cols)}, at::kFloat);
+                            at::Tensor scale_inv_t = poisoned({entries(cols, rows)}, at::kFloat);
+                            at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
+                            kernels::BlockCastOutput out;
+                            out.data = data.data_ptr();
+                            out.scale_inv = scale_inv.data_ptr<float>();
+                            out.transposed = data_t.data_ptr();
+                            out.transposed_scale_inv = scale_inv_t.data_ptr<float>();
+                            out.amax = amax.data_ptr<float>();
+                            out.type = type;
+                            kernels::block_cast_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(rows),
+                                                       static_cast<std::size_t>(cols), block_rows, pow2, out, stream());
+                            check.exact("block_cast_to_fp8", "data", shape, dtype, data, want.data.view(at::kByte));
+                            check.exact("block_cast_to_fp8", "scale_inv", shape, dtype, scale_inv,
+                                        block_scales_for_gemm(want.scale_inv, block).reshape({-1}));
+                            check.exact("block_cast_to_fp8", "transposed", shape, dtype, data_t, want_t.data.view(at::kByte));
+                            check.exact("block_cast_to_fp8", "transposed_scale_inv", shape, dtype, scale_inv_t,
+                                        block_scales_for_gemm(want_t.scale_inv, block).reshape({-1}));
+                            check.exact("block_cast_to_fp8", "amax", shape, dtype, amax, x.abs().max().to(at::kFloat).reshape({1}));
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+void transposes(Checks& check) {
+    for (const at::ScalarType type : {at::kByte, at::kBFloat16, at::kFloat}) {
+        for (const auto& [rows, cols] : {Shape{1, 1}, Shape{3, 1000}, Shape{97, 33}, Shape{3072, 768}}) {
+            const std::string dtype = std::to_string(c10::elementSize(type)) + "-byte";
+            check.attempt("transpose", shape_text(rows, cols), dtype, [&, rows = rows, cols = cols] {
+                const at::Tensor x = at::randint(0, 255, {rows, cols}, cuda().dtype(at::kFloat)).to(type);
+                at::Tensor out = at::full({cols, rows}, 77, cuda().dtype(type));
+                kernels::transpose(x.data_ptr(), x.element_size(), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols),
+                                   out.data_ptr(), stream());
+                check.exact("transpose", "out", shape_text(rows, cols), dtype, out, x.t().contiguous());
+            });
+        }
+    }
+}
+
+}  // namespace
+
+void casts(Checks& check) {
+    tensor_casts(check);
+    block_casts(check);
+    transposes(check);
+}
+
+}  // namespace tewb::selftest
+
+#endif  // TEWB_FUSED_CUDA

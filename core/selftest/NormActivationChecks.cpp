@@ -1,0 +1,154 @@
+#ifdef TEWB_FUSED_CUDA
+
+// LayerNorm and GELU, forward (BF16 or FP8 out with the amax) and backward, against LibTorch in float32.
+
+#include "core/selftest/SelfTestChecks.h"
+
+#include <tuple>
+#include <vector>
+
+#include "core/modules/ops/KernelTypes.h"
+#include "tewb_kernels/activation.h"
+#include "tewb_kernels/normalization.h"
+
+namespace tewb::selftest {
+
+namespace {
+
+void layer_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std::int64_t rows, std::int64_t hidden,
+                     at::ScalarType dy_type) {
+    constexpr float eps = 1e-5f;
+    const double bound = io == at::kFloat && param == at::kFloat && dy_type == at::kFloat ? kFloat32Bound : kBf16Bound;
+    const std::string shape = shape_text(rows, hidden);
+    const std::string dtype = dtype_name(io) + (param == at::kFloat ? "" : ", " + dtype_name(param) + " gamma") +
+                              (dy_type == io ? "" : ", " + dtype_name(dy_type) + " dy");
+    const at::Tensor x = (at::randn({rows, hidden}, cuda()) * 3 + 0.5).to(io);
+    const at::Tensor gamma = (at::randn({hidden}, cuda()) * 0.5 + 1).to(param);
+    const at::Tensor beta = (at::randn({hidden}, cuda()) * 0.1).to(param);
+    const at::Tensor gamma32 = gamma.to(at::kFloat);
+    auto [want, want_mean, want_rstd] = at::native_layer_norm(x.to(at::kFloat), {hidden}, gamma32, beta.to(at::kFloat), eps);
+    at::Tensor out = poisoned({rows, hidden}, io);
+    at::Tensor mean = poisoned({rows}, at::kFloat);
+    at::Tensor rstd = poisoned({rows}, at::kFloat);
+    at::Tensor q = poisoned_fp8({rows, hidden});
+    at::Tensor q_t = poisoned_fp8({hidden, rows});
+    const float want_amax = want.abs().max().item<float>();
+    const float scale = kernels::fp8_max(kernels::Fp8Type::E4M3) / (want_amax * 1.25f);
+    const at::Tensor scale_t = scalar(scale);
+    at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
+    const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
+                                 kernels::Fp8Type::E4M3};
+    kernels::layer_norm_forward(x.data_ptr(), kernel_dtype(io), gamma.data_ptr(), beta.data_ptr(), kernel_dtype(param),
+                                static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden), eps, out.data_ptr(), kernel_dtype(io),
+                                &fp8, mean.data_ptr<float>(), rstd.data_ptr<float>(), stream());
+    check.relative("layer_norm_forward", "out", shape, dtype, out, want, bound);
+    check.relative("layer_norm_forward", "mean", shape, dtype, mean, want_mean.reshape({-1}), kFloat32Bound);
+    check.relative("layer_norm_forward", "rstd", shape, dtype, rstd, want_rstd.reshape({-1}), kFloat32Bound);
+    check.relative("layer_norm_forward", "FP8 out", shape, dtype + " -> E4M3", dequantize(q, kernels::Fp8Type::E4M3, scale), want,
+                   kE4m3Bound);
+    check.exact("layer_norm_forward", "FP8 transposed", shape, dtype + " -> E4M3", q_t, q.t().contiguous());
+    check.amax("layer_norm_forward", shape, dtype + " -> E4M3", amax, want_amax, kComputedAmaxBound);
+
+    const at::Tensor dy = at::randn({rows, hidden}, cuda()).to(dy_type);
+    auto [want_dx, want_dgamma, want_dbeta] = at::native_layer_norm_backward(dy.to(at::kFloat), x.to(at::kFloat), {hidden}, want_mean,
+                                                                             want_rstd, gamma32, beta.to(at::kFloat), {true, true, true});
+    at::Tensor dx = poisoned({rows, hidden}, io);
+    at::Tensor dgamma = poisoned({hidden}, param);
+    at::Tensor dbeta = poisoned({hidden}, param);
+    const std::size_t bytes =
+        kernels::layer_norm_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
+    at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+    kernels::layer_norm_backward(dy.data_ptr(), kernel_dtype(dy_type), x.data_ptr(), kernel_dtype(io), mean.data_ptr<float>(),
+                                 rstd.data_ptr<float>(),
+                                 gamma.data_ptr(), kernel_dtype(param), static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden),
+                                 dx.data_ptr(), dgamma.data_ptr(), dbeta.data_ptr(), workspace.data_ptr(), bytes, stream());
+    check.relative("layer_norm_backward", "dx", shape, dtype, dx, want_dx, bound);
+    check.relative("layer_norm_backward", "dgamma", shape, dtype, dgamma, want_dgamma, bound);
+    check.relative("layer_norm_backward", "dbeta", shape, dtype, dbeta, want_dbeta, bound);
+}
+
+void gelu_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t cols) {
+    const double bound = io == at::kFloat ? kFloat32Bound : kBf16Bound;
+    const std::string dtype = dtype_name(io);
+    const std::string shape = shape_text(rows, cols);
+    const at::Tensor x = (at::randn({rows, cols}, cuda()) * 2).to(io);
+    const at::Tensor want = at::gelu(x.to(at::kFloat), "tanh");
+    at::Tensor out = poisoned({rows, cols}, io);
+    at::Tensor q = poisoned_fp8({rows, cols});
+    at::Tensor q_t = poisoned_fp8({cols, rows});
+    const float want_amax = want.abs().max().item<float>();
+    const float scale = kernels::fp8_max(kernels::Fp8Type::E4M3) / (std::max(want_amax, 1e-30f) * 1.25f);
+    const at::Tensor scale_t = scalar(scale);
+    at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
+    const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
+                                 kernels::Fp8Type::E4M3};
+    kernels::gelu_forward(x.data_ptr(), kernel_dtype(io), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols), out.data_ptr(),
+                          kernel_dtype(io), &fp8, stream());
+    check.relative("gelu_forward", "out", shape, dtype, out, want, bound);
+    check.relative("gelu_forward", "FP8 out", shape, dtype + " -> E4M3", dequantize(q, kernels::Fp8Type::E4M3, scale), want,
+                   kE4m3Bound);
+    check.exact("gelu_forward", "FP8 transposed", shape, dtype + " -> E4M3", q_t, q.t().contiguous());
+    check.amax("gelu_forward", shape, dtype + " -> E4M3", amax, want_amax, kComputedAmaxBound);
+
+    const at::Tensor dy = at::randn({rows, cols}, cuda()).to(io);
+    const at::Tensor want_dx = at::gelu_backward(dy.to(at::kFloat), x.to(at::kFloat), "tanh");
+    at::Tensor dx = poisoned({rows, cols}, io);
+    at::Tensor dq = poisoned_fp8({rows, cols});
+    at::Tensor dq_t = poisoned_fp8({cols, rows});
+    const float want_damax = want_dx.abs().max().item<float>();
+    const float dscale = kernels::fp8_max(kernels::Fp8Type::E5M2) / (std::max(want_damax, 1e-30f) * 1.25f);
+    const at::Tensor dscale_t = scalar(dscale);
+    at::Tensor damax = at::zeros({1}, cuda().dtype(at::kFloat));
+    at::Tensor dbias = poisoned({cols}, at::kFloat);
+    const std::size_t bytes = kernels::gelu_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+    at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+    const kernels::Fp8Output dfp8{dq.data_ptr(), dq_t.data_ptr(), dscale_t.data_ptr<float>(), damax.data_ptr<float>(),
+                                  kernels::Fp8Type::E5M2};
+    kernels::gelu_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(io), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols),
+                           dx.data_ptr(), &dfp8, dbias.data_ptr(), kernels::DType::Float32, workspace.data_ptr(), bytes, stream());
+    check.relative("gelu_backward", "dx", shape, dtype, dx, want_dx, bound);
+    check.relative("gelu_backward", "FP8 dx", shape, dtype + " -> E5M2", dequantize(dq, kernels::Fp8Type::E5M2, dscale), want_dx,
+                   kE5m2Bound);
+    check.exact("gelu_backward", "FP8 transposed dx", shape, dtype + " -> E5M2", dq_t, dq.t().contiguous());
+    check.relative("gelu_backward", "dbias", shape, dtype, dbias, want_dx.sum(0), std::max(bound, kFloat32Bound));
+    check.amax("gelu_backward", shape, dtype + " -> E5M2", damax, want_damax, kComputedAmaxBound);
+}
+
+}  // namespace
+
+void layer_norms(Checks& check) {
+    // Fast kernels: one warp per row (768, 1000), a block per row (3072, 4096); plain kernels: 33, 770 (not
+    // whole 16-byte vectors); 16384 rows run the backward's grid-stride loop over many rows per block.
+    const Shape shapes[] = {{1, 768}, {3, 1000}, {97, 768}, {3072, 768}, {5, 3072}, {7, 33}, {64, 770}, {16384, 4096}};
+    for (const at::ScalarType io : {at::kFloat, at::kBFloat16}) {
+        for (const auto& [rows, hidden] : shapes) {
+            check.attempt("layer_norm", shape_text(rows, hidden), dtype_name(io),
+                          [&, rows = rows, hidden = hidden] { layer_norm_case(check, io, at::kFloat, rows, hidden, io); });
+        }
+        // BF16 parameters (a model kept in BF16): the kernels read and write gamma's dtype.
+        for (const auto& [rows, hidden] : {Shape{97, 768}, Shape{3072, 768}}) {
+            check.attempt("layer_norm", shape_text(rows, hidden), dtype_name(io) + ", bfloat16 gamma",
+                          [&, rows = rows, hidden = hidden] { layer_norm_case(check, io, at::kBFloat16, rows, hidden, io); });
+        }
+    }
+    // Mixed precision: the float32 residual stream with a bfloat16 gradient.
+    for (const auto& [rows, hidden] : {Shape{97, 768}, Shape{3072, 768}}) {
+        check.attempt("layer_norm", shape_text(rows, hidden), "float32, bfloat16 dy", [&, rows = rows, hidden = hidden] {
+            layer_norm_case(check, at::kFloat, at::kFloat, rows, hidden, at::kBFloat16);
+        });
+    }
+}
+
+void gelus(Checks& check) {
+    const Shape shapes[] = {{1, 1}, {3, 1000}, {97, 3072}, {3072, 3072}, {7, 33}};
+    for (const at::ScalarType io : {at::kFloat, at::kBFloat16}) {
+        for (const auto& [rows, cols] : shapes) {
+            check.attempt("gelu", shape_text(rows, cols), dtype_name(io),
+                          [&, rows = rows, cols = cols] { gelu_case(check, io, rows, cols); });
+        }
+    }
+}
+
+}  // namespace tewb::selftest
+
+#endif  // TEWB_FUSED_CUDA
