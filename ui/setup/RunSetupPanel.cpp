@@ -87,7 +87,29 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("runSetup"));
     setStyleSheet(QStringLiteral("*[problem=\"true\"] { border: 2px solid #d32f2f; border-radius: 3px; }"));
     auto* layout = new QVBoxLayout(this);
+    layout->addLayout(buildPresetRow());
+    layout->addWidget(buildRunGroup());
+    layout->addWidget(buildFp8Group());
+    layout->addWidget(buildModelGroup());
+    QLayout* buttons = buildActions();
+    layout->addWidget(problemsLabel_);
+    layout->addLayout(buttons);
+    layout->addStretch();
 
+    fields_ = {{"device", device_},   {"backend", backend_}, {"precision", precision_}, {"name", name_}, {"te-impl", teImpl_},
+               {"recipe", scaling_},  {"fp8-format", format_}, {"amax-history-len", historyLen_}, {"block-scales", blockPow2_},
+               {"calibrate-first-step", calibrate_},
+               {"amax-algo", algo_},  {"margin", margin_},   {"inspect-fp8", inspect_}, {"cuda-graph", cudaGraph_}, {"layers", layers_},
+               {"hidden", hidden_},   {"heads", heads_},     {"seq", seq_},             {"vocab", vocab_},
+               {"batch", batch_},     {"warmup", warmup_},   {"iters", iters_},         {"lr", lr_},
+               {"seed", seed_},      {"nproc", processes_}};
+    for (const auto& [field, widget] : fields_) baseTips_[field] = widget->toolTip();
+
+    connectFields();
+    applyPreset(Preset::QuickCpu);
+}
+
+QLayout* RunSetupPanel::buildPresetRow() {
     auto* presetRow = new QHBoxLayout;
     presetRow->addWidget(new QLabel(tr("Preset:"), this));
     presets_ = combo(this, QStringLiteral("preset"),
@@ -96,8 +118,11 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
                       {presetText(Preset::QuickCpu), static_cast<int>(Preset::QuickCpu)}},
                      tr("Fill every field with a preset's values"));
     presetRow->addWidget(presets_, 1);
-    layout->addLayout(presetRow);
+    return presetRow;
 
+}
+
+QWidget* RunSetupPanel::buildRunGroup() {
     auto* runBox = new QGroupBox(tr("Run"), this);
     auto* runForm = new QFormLayout(runBox);
     device_ = combo(runBox, QStringLiteral("device"),
@@ -155,8 +180,11 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
                          "to measure the scaling efficiency"));
     processes_->setValue(1);
     runForm->addRow(tr("Processes:"), processes_);
-    layout->addWidget(runBox);
+    return runBox;
 
+}
+
+QWidget* RunSetupPanel::buildFp8Group() {
     auto* fp8Box = new QGroupBox(tr("FP8 recipe"), this);
     auto* fp8Form = new QFormLayout(fp8Box);
     scaling_ = combo(fp8Box, QStringLiteral("recipe"),
@@ -203,8 +231,11 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     scalingOptions->addStretch();
     fp8Form->addRow(scalingOptions);
     fp8Fields_ = {scaling_, format_, historyLen_, algo_, margin_, inspect_, blockPow2_, calibrate_};
-    layout->addWidget(fp8Box);
+    return fp8Box;
 
+}
+
+QWidget* RunSetupPanel::buildModelGroup() {
     auto* modelBox = new QGroupBox(tr("Model and steps"), this);
     auto* modelForm = new QFormLayout(modelBox);
     const int big = 100'000'000;
@@ -232,14 +263,17 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     modelForm->addRow(tr("Timed steps:"), iters_);
     modelForm->addRow(tr("Learning rate:"), lr_);
     modelForm->addRow(tr("Seed:"), seed_);
-    layout->addWidget(modelBox);
+    return modelBox;
 
+}
+
+// The problems line (placed by the constructor above the buttons) and the Add and Compare buttons.
+QLayout* RunSetupPanel::buildActions() {
     problemsLabel_ = new QLabel(this);
     problemsLabel_->setObjectName(QStringLiteral("problems"));
     problemsLabel_->setWordWrap(true);
     problemsLabel_->setStyleSheet(QStringLiteral("color: #d32f2f;"));
     problemsLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    layout->addWidget(problemsLabel_);
 
     auto* buttons = new QHBoxLayout;
     add_ = new QPushButton(tr("Add to queue"), this);
@@ -251,18 +285,11 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
                             "(Ctrl+Shift+Return)"));
     buttons->addWidget(add_);
     buttons->addWidget(compare_);
-    layout->addLayout(buttons);
-    layout->addStretch();
+    return buttons;
 
-    fields_ = {{"device", device_},   {"backend", backend_}, {"precision", precision_}, {"name", name_}, {"te-impl", teImpl_},
-               {"recipe", scaling_},  {"fp8-format", format_}, {"amax-history-len", historyLen_}, {"block-scales", blockPow2_},
-               {"calibrate-first-step", calibrate_},
-               {"amax-algo", algo_},  {"margin", margin_},   {"inspect-fp8", inspect_}, {"cuda-graph", cudaGraph_}, {"layers", layers_},
-               {"hidden", hidden_},   {"heads", heads_},     {"seq", seq_},             {"vocab", vocab_},
-               {"batch", batch_},     {"warmup", warmup_},   {"iters", iters_},         {"lr", lr_},
-               {"seed", seed_},      {"nproc", processes_}};
-    for (const auto& [field, widget] : fields_) baseTips_[field] = widget->toolTip();
+}
 
+void RunSetupPanel::connectFields() {
     const auto edited = [this] {
         if (updating_) return;
         {
@@ -303,8 +330,6 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
         base.te_impl = teImplChoice();  // for the te rows; the plan gives the torch rows Auto
         Q_EMIT compareRequested(base);
     });
-
-    applyPreset(Preset::QuickCpu);
 }
 
 void RunSetupPanel::setDevice(const DeviceInfo& device, const Capability& capability) {

@@ -58,6 +58,13 @@ Q_SIGNALS:
     void configChanged();
 
 private:
+    // One builder per form group; each creates its widgets into the members below.
+    QLayout* buildPresetRow();
+    QWidget* buildRunGroup();
+    QWidget* buildFp8Group();
+    QWidget* buildModelGroup();
+    QLayout* buildActions();
+    void connectFields();  // every field's edit: Custom preset, availability, validation
     void validate();
     void updateAvailability();
     void markField(const std::string& field, const QString& message);
