@@ -38,6 +38,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   results/ReportText.cpp
   results/Fp8Summary.cpp
   results/RecordJson.cpp
+  results/RecordJsonRead.cpp
   results/RecordCsv.cpp
   results/AtomicFile.cpp
   results/RunStore.cpp

@@ -1,0 +1,539 @@
+#include "core/results/RecordJson.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/Choice.h"
+#include "core/common/Error.h"
+#include "core/common/NumberText.h"
+
+// Reading records from JSON, with every value checked and every problem named by its path; writing them:
+// RecordJson.cpp.
+
+namespace tewb {
+
+using nlohmann::json;
+
+namespace {
+
+class Reader {
+public:
+    Reader(const json& object, std::string path, std::string_view source)
+        : object_(object), path_(std::move(path)), source_(source) {
+        if (!object_.is_object()) {
+            fail(path_, "expected an object, found " + std::string(object_.type_name()));
+        }
+    }
+
+    [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+        throw DataError(std::string(source_) + ": " + where + ": " + what);
+    }
+
+    const json& get(const char* key) const {
+        const auto it = object_.find(key);
+        if (it == object_.end()) {
+            fail(at(key), "missing");
+        }
+        return *it;
+    }
+    bool has(const char* key) const { return object_.contains(key) && !object_.at(key).is_null(); }
+    std::string at(const char* key) const { return path_ + "." + key; }
+
+    std::string text(const char* key) const {
+        const json& value = get(key);
+        if (!value.is_string()) {
+            fail(at(key), "expected a string, found " + std::string(value.type_name()));
+        }
+        return value.get<std::string>();
+    }
+    std::string optional_text(const char* key) const { return has(key) ? text(key) : std::string{}; }
+
+    double real(const char* key) const { return real_value(get(key), at(key)); }
+    std::optional<double> optional_real(const char* key) const {
+        return has(key) ? std::optional<double>(real(key)) : std::nullopt;
+    }
+
+    std::int64_t integer(const char* key, std::int64_t min, std::int64_t max) const {
+        const json& value = get(key);
+        if (!value.is_number_integer()) {
+            fail(at(key), "expected a whole number, found " + std::string(value.type_name()));
+        }
+        if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
+            fail(at(key), "out of range; allowed: " + std::to_string(min) + " to " + std::to_string(max));
+        }
+        const auto result = value.get<std::int64_t>();
+        if (result < min || result > max) {
+            fail(at(key),
+                 std::to_string(result) + " is out of range; allowed: " + std::to_string(min) + " to " + std::to_string(max));
+        }
+        return result;
+    }
+
+    bool boolean(const char* key) const {
+        const json& value = get(key);
+        if (!value.is_boolean()) {
+            fail(at(key), "expected true or false, found " + std::string(value.type_name()));
+        }
+        return value.get<bool>();
+    }
+
+    Reader object(const char* key) const { return Reader(get(key), at(key), source_); }
+
+    std::vector<double> reals(const char* key) const {
+        std::vector<double> out;
+        const json& values = array(key);
+        for (std::size_t i = 0; i < values.size(); ++i) out.push_back(real_value(values[i], at(key) + "[" + std::to_string(i) + "]"));
+        return out;
+    }
+
+    const json& array(const char* key) const {
+        const json& value = get(key);
+        if (!value.is_array()) {
+            fail(at(key), "expected an array, found " + std::string(value.type_name()));
+        }
+        return value;
+    }
+
+    template <typename Parse>
+    auto choice(const char* key, Parse parse) const {
+        const std::string value = text(key);
+        try {
+            return parse(at(key), value);
+        } catch (const ConfigError& e) {
+            throw DataError(std::string(source_) + ": " + e.what());  // the message already names the path
+        }
+    }
+
+    std::string_view source() const { return source_; }
+
+private:
+    double real_value(const json& value, const std::string& where) const {
+        if (value.is_number()) {
+            return value.get<double>();
+        }
+        if (value.is_string()) {
+            const std::string text = value.get<std::string>();
+            if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+            if (text == "inf") return std::numeric_limits<double>::infinity();
+            if (text == "-inf") return -std::numeric_limits<double>::infinity();
+        }
+        fail(where, "expected a number (or \"nan\", \"inf\", \"-inf\"), found " +
+                        (value.is_string() ? "\"" + value.get<std::string>() + "\"" : std::string(value.type_name())));
+    }
+
+    const json& object_;
+    std::string path_;
+    std::string_view source_;
+};
+
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+
+
+DeviceInfo read_device(const Reader& r) {
+    DeviceInfo d;
+    d.gpu_name = r.optional_text("name");
+    if (r.has("compute_capability")) {
+        const std::string cc = r.text("compute_capability");
+        int major = 0;
+        int minor = 0;
+        char dot = 0;
+        std::istringstream in(cc);
+        if (!(in >> major >> dot >> minor) || dot != '.' || !in.eof()) {
+            r.fail(r.at("compute_capability"), "'" + cc + "' is not of the form MAJOR.MINOR, e.g. \"9.0\"");
+        }
+        d.compute_capability = ComputeCapability{major, minor};
+    }
+    d.sm_count = static_cast<int>(r.integer("sm_count", 0, kIntMax));
+    d.memory_total_bytes = static_cast<std::uint64_t>(r.integer("memory_total_bytes", 0, kInt64Max));
+    d.memory_free_bytes = static_cast<std::uint64_t>(r.integer("memory_free_bytes", 0, kInt64Max));
+    d.driver_version = r.optional_text("driver_version");
+    d.cuda_runtime_version = r.optional_text("cuda_runtime_version");
+    d.cublaslt_version = r.optional_text("cublaslt_version");
+    d.cublaslt_library = r.optional_text("cublaslt_library");
+    d.libtorch_version = r.optional_text("libtorch_version");
+    d.gpu_count = r.has("gpu_count") ? static_cast<int>(r.integer("gpu_count", 0, kIntMax)) : (d.has_gpu() ? 1 : 0);
+    d.gpu_error = r.optional_text("gpu_error");
+    d.cpu_model = r.optional_text("cpu_model");
+    d.cpu_threads = r.has("cpu_threads") ? static_cast<int>(r.integer("cpu_threads", 0, kIntMax)) : 0;
+    return d;
+}
+
+RunConfig read_config(const Reader& r) {
+    RunConfig c;
+    c.name = r.optional_text("name");
+    c.device = r.choice("device", parse_name<DeviceKind>);
+    c.backend = r.choice("backend", parse_name<Backend>);
+    c.precision = r.choice("precision", parse_name<Precision>);
+    c.model.layers = static_cast<int>(r.integer("layers", 1, kIntMax));
+    c.model.hidden = static_cast<int>(r.integer("hidden", 1, kIntMax));
+    c.model.heads = static_cast<int>(r.integer("heads", 1, kIntMax));
+    c.model.seq = static_cast<int>(r.integer("seq", 1, kIntMax));
+    c.model.vocab = static_cast<int>(r.integer("vocab", 2, kIntMax));
+    c.batch = static_cast<int>(r.integer("batch", 1, kIntMax));
+    c.warmup = static_cast<int>(r.integer("warmup", 0, kIntMax));
+    c.iters = static_cast<int>(r.integer("iters", 0, kIntMax));
+    c.lr = r.real("lr");
+    c.seed = static_cast<std::uint64_t>(r.integer("seed", 0, kInt64Max));
+    c.cuda_graph = r.has("cuda_graph") && r.boolean("cuda_graph");  // records before the option ran eagerly
+    c.te_impl = r.has("te_impl") ? r.choice("te_impl", parse_name<TeImpl>) : TeImpl::Auto;  // records before --te-impl
+    if (r.has("fp8")) {
+        const Reader f = r.object("fp8");
+        c.fp8.scaling = f.choice("recipe", parse_name<ScalingKind>);
+        c.fp8.format = f.choice("format", parse_recipe_format);
+        c.fp8.amax_history_len = static_cast<int>(f.integer("amax_history_len", 1, Fp8Recipe::kMaxHistoryLen));
+        c.fp8.algo = f.choice("amax_algo", parse_name<AmaxAlgo>);
+        c.fp8.margin = static_cast<int>(f.integer("margin", 0, Fp8Recipe::kMaxMargin));
+        c.fp8.block_power_of_two = !f.has("block_power_of_two") || f.boolean("block_power_of_two");
+        // Records from before the option ran their first step at scale 1.
+        c.fp8.calibrate_first_step = f.has("calibrate_first_step") && f.boolean("calibrate_first_step");
+        c.inspect_fp8 = f.has("inspect") && f.boolean("inspect");
+    }
+    if (r.has("dist")) {
+        const Reader d = r.object("dist");
+        c.dist.nproc = static_cast<int>(d.integer("nproc", 1, kIntMax));
+        c.dist.backend = d.choice("backend", parse_name<DistBackend>);
+        c.dist.bucket_mb = d.real("bucket_mb");
+        c.dist.amax_reduction = d.boolean("amax_reduction");
+        c.dist.timeout_s = static_cast<int>(d.integer("timeout_s", 1, kIntMax));
+    }
+    return c;
+}
+
+std::vector<float> read_floats(const Reader& r, const char* key, std::size_t expected) {
+    const json& values = r.array(key);
+    if (values.size() != expected) {
+        r.fail(r.at(key), std::to_string(values.size()) + " values; expected one per FP8 slot (" + std::to_string(expected) + ")");
+    }
+    std::vector<float> out;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const json wrapped{{"v", values[i]}};
+        out.push_back(static_cast<float>(Reader(wrapped, r.at(key) + "[" + std::to_string(i) + "]", r.source()).real("v")));
+    }
+    return out;
+}
+
+std::vector<Fp8SlotSample> read_fp8_samples(const Reader& r, std::size_t slots) {
+    const std::vector<float> amax = read_floats(r, "amax", slots);
+    const std::vector<float> scale = read_floats(r, "scale", slots);
+    std::vector<float> saturated, underflow;
+    if (r.has("saturated")) saturated = read_floats(r, "saturated", slots);
+    if (r.has("underflow")) underflow = read_floats(r, "underflow", slots);
+    std::vector<float> rel_mse, current, block;
+    if (r.has("rel_mse")) rel_mse = read_floats(r, "rel_mse", slots);
+    if (r.has("current_rel_mse")) current = read_floats(r, "current_rel_mse", slots);
+    if (r.has("block_rel_mse")) block = read_floats(r, "block_rel_mse", slots);
+    std::vector<Fp8SlotSample> samples(slots);
+    for (std::size_t i = 0; i < slots; ++i) {
+        samples[i].amax = amax[i];
+        samples[i].scale = scale[i];
+        if (!saturated.empty()) samples[i].saturated = saturated[i];
+        if (!underflow.empty()) samples[i].underflow = underflow[i];
+        if (!rel_mse.empty()) samples[i].rel_mse = rel_mse[i];
+        if (!current.empty()) samples[i].current_rel_mse = current[i];
+        if (!block.empty()) samples[i].block_rel_mse = block[i];
+    }
+    return samples;
+}
+
+StepBreakdown read_breakdown(const Reader& r) {
+    StepBreakdown b;
+    for (const StepSegment segment : kStepSegments) {
+        const std::string key = std::string(to_string(segment)) + "_ms";
+        if (segment == StepSegment::Communication && !r.has(key.c_str())) continue;  // records before data parallelism
+        b.at(segment) = r.real(key.c_str());
+    }
+    return b;
+}
+
+std::vector<Fallback> read_fallbacks(const Reader& exe) {
+    std::vector<Fallback> out;
+    const json& items = exe.array("fallbacks");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const Reader f(items[i], exe.at("fallbacks") + "[" + std::to_string(i) + "]", exe.source());
+        out.push_back({f.text("op"), f.text("reason"), f.integer("count", 0, kInt64Max)});
+    }
+    return out;
+}
+
+KernelProfile read_kernel_profile(const Reader& r) {
+    KernelProfile p;
+    p.step = static_cast<int>(r.integer("step", 1, kIntMax));
+    p.source = r.text("source");
+    p.step_ms = r.real("step_ms");
+    if (!(p.step_ms >= 0)) r.fail(r.at("step_ms"), "expected a duration of 0 ms or more");
+    p.trace_path = r.text("trace_path");
+    const json& kernels = r.array("kernels");
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+        const Reader k(kernels[i], r.at("kernels") + "[" + std::to_string(i) + "]", r.source());
+        KernelTime row{k.text("name"), static_cast<std::uint64_t>(k.integer("launches", 0, kInt64Max)), k.real("total_us")};
+        if (!(row.total_us >= 0)) k.fail(k.at("total_us"), "expected a duration of 0 or more");
+        p.kernels.push_back(std::move(row));
+    }
+    return p;
+}
+
+Ledger read_ledger(const Reader& r) {
+    const auto count = [](const Reader& from, const char* key) {
+        return static_cast<std::uint64_t>(from.integer(key, 0, kInt64Max));
+    };
+    Ledger l;
+    l.step = static_cast<int>(r.integer("step", 1, kIntMax));
+    l.source = r.text("source");
+    l.layers = static_cast<int>(r.integer("layers", 0, kIntMax));
+    const json& rows = r.array("rows");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const Reader row(rows[i], r.at("rows") + "[" + std::to_string(i) + "]", r.source());
+        l.rows.push_back({static_cast<int>(row.integer("layer", -1, kIntMax)), row.text("scope"), row.text("op"),
+                          count(row, "calls"), count(row, "launches"), row.boolean("launches_known"),
+                          count(row, "bytes_read"), count(row, "bytes_written")});
+    }
+    l.launches_per_layer = r.real("launches_per_layer");
+    l.bytes_per_layer = r.real("bytes_per_layer");
+    l.saved_bytes_per_layer = r.real("saved_bytes_per_layer");
+    const json& saved = r.array("saved_bytes_by_layer");
+    for (std::size_t i = 0; i < saved.size(); ++i) {
+        if (!saved[i].is_number_integer()) {
+            r.fail(r.at("saved_bytes_by_layer") + "[" + std::to_string(i) + "]", "expected a whole number");
+        }
+        l.saved_bytes_by_layer.push_back(saved[i].get<std::int64_t>());
+    }
+    l.launches_per_step = count(r, "launches_per_step");
+    l.bytes_per_step = count(r, "bytes_per_step");
+    l.unknown_launches_per_step = count(r, "unknown_launches_per_step");
+    return l;
+}
+
+DistExecution read_dist(const Reader& r) {
+    DistExecution d;
+    d.world_size = static_cast<int>(r.integer("world_size", 1, kIntMax));
+    d.backend = r.text("backend");
+    d.bucket_mb = r.real("bucket_mb");
+    d.buckets = static_cast<int>(r.integer("buckets", 0, kIntMax));
+    if (r.has("allreduce_bytes")) d.allreduce_bytes = static_cast<std::uint64_t>(r.integer("allreduce_bytes", 0, kInt64Max));
+    d.amax_reduction = r.boolean("amax_reduction");
+    d.buckets_started_during_backward = static_cast<int>(r.integer("buckets_started_during_backward", 0, kIntMax));
+    d.rank_mean_ms = r.reals("rank_mean_ms");
+    d.scaling_efficiency = r.optional_real("scaling_efficiency");
+    d.baseline_run_id = r.optional_text("baseline_run_id");
+    return d;
+}
+
+StepMetrics read_step(const Reader& r) {
+    StepMetrics s;
+    s.step = static_cast<int>(r.integer("step", 1, kIntMax));
+    s.phase = r.choice("phase", parse_name<Phase>);
+    s.loss = r.real("loss");
+    s.step_ms = r.real("step_ms");
+    s.mem_bytes = static_cast<std::uint64_t>(r.integer("mem_bytes", 0, kInt64Max));
+    s.tokens_per_s = r.has("tokens_per_s") ? r.real("tokens_per_s") : 0.0;
+    s.elapsed_ms = r.has("elapsed_ms") ? r.real("elapsed_ms") : 0.0;
+    if (r.has("breakdown")) s.breakdown = read_breakdown(r.object("breakdown"));
+    if (r.has("rank_ms")) s.rank_ms = r.reals("rank_ms");
+    return s;
+}
+
+RunSummary read_summary(const Reader& r) {
+    RunSummary s;
+    s.timed_steps = static_cast<int>(r.integer("timed_steps", 0, kIntMax));
+    s.mean_ms = r.optional_real("mean_ms");
+    s.median_ms = r.optional_real("median_ms");
+    s.p90_ms = r.optional_real("p90_ms");
+    s.tokens_per_s = r.optional_real("tokens_per_s");
+    s.tflops = r.optional_real("tflops");
+    s.mfu = r.optional_real("mfu");
+    s.peak_mem_bytes = static_cast<std::uint64_t>(r.integer("peak_mem_bytes", 0, kInt64Max));
+    s.final_loss = r.optional_real("final_loss");
+    if (r.has("breakdown")) {
+        s.breakdown = read_breakdown(r.object("breakdown"));
+        s.breakdown_source = r.optional_text("breakdown_source");
+    }
+    return s;
+}
+
+}  // namespace
+
+RunRecord record_from_json(const json& document, std::string_view source) {
+    const Reader r(document, "$", source);
+    RunRecord record;
+    record.schema_version = static_cast<int>(r.integer("schema_version", 1, kIntMax));
+    if (record.schema_version != RunRecord::kSchemaVersion) {
+        r.fail(r.at("schema_version"), "version " + std::to_string(record.schema_version) +
+                                           " is not supported; this build reads version " +
+                                           std::to_string(RunRecord::kSchemaVersion) + " (a newer te-workbench wrote it?)");
+    }
+    record.id = r.text("id");
+    if (record.id.empty()) {
+        r.fail(r.at("id"), "must not be empty");
+    }
+    record.created_at = r.text("created_at");
+    record.status = r.choice("status", parse_name<RunStatus>);
+    if (r.has("error_kind")) record.error_kind = r.choice("error_kind", parse_name<ErrorKind>);
+    record.message = r.optional_text("message");
+    record.config = read_config(r.object("config"));
+
+    const Reader env = r.object("environment");
+    record.environment.device = read_device(env.object("device"));
+    record.environment.mode = env.choice("mode", parse_name<Mode>);
+    const json& reasons = env.array("reasons");
+    for (std::size_t i = 0; i < reasons.size(); ++i) {
+        if (!reasons[i].is_string()) {
+            env.fail(env.at("reasons") + "[" + std::to_string(i) + "]", "expected a string");
+        }
+        record.environment.reasons.push_back(reasons[i].get<std::string>());
+    }
+    const Reader build = env.object("build");
+    record.environment.build = BuildInfo{build.text("version"), build.text("commit"), build.optional_text("build_type"),
+                                         build.optional_text("compiler"), build.boolean("cuda_kernels")};
+    record.environment.hostname = env.optional_text("hostname");
+
+    const Reader exe = r.object("execution");
+    record.execution.device = exe.text("device");
+    record.execution.implementation = exe.text("implementation");
+    record.execution.memory_metric = exe.choice("memory_metric", parse_name<MemoryMetric>);
+    record.execution.flops_per_step = exe.real("flops_per_step");
+    record.execution.peak_tflops = exe.optional_real("peak_tflops");
+    record.execution.peak_source = exe.optional_text("peak_source");
+    record.execution.fp8_emulated = exe.has("fp8_emulated") && exe.boolean("fp8_emulated");
+    record.execution.cuda_graph = exe.has("cuda_graph") && exe.boolean("cuda_graph");
+    record.execution.cuda_graph_note = exe.optional_text("cuda_graph_note");
+    record.execution.fp8_inspection_ms = exe.optional_real("fp8_inspection_ms");
+    record.execution.fused_launches_per_step = exe.optional_real("fused_launches_per_step");
+    record.execution.attention_backend = exe.optional_text("attention_backend");
+    record.execution.te_impl = exe.optional_text("te_impl");  // empty: a torch run, or a record from before it was kept
+    if (exe.has("fallbacks")) record.execution.fallbacks = read_fallbacks(exe);
+    if (exe.has("ledger")) record.execution.ledger = read_ledger(exe.object("ledger"));  // absent in older records
+    if (exe.has("kernel_profile")) record.execution.kernel_profile = read_kernel_profile(exe.object("kernel_profile"));
+    record.execution.kernel_profile_error = exe.optional_text("kernel_profile_error");
+    if (exe.has("dist")) record.execution.dist = read_dist(exe.object("dist"));
+    if (exe.has("weights_digest")) {
+        const Reader w = exe.object("weights_digest");
+        record.execution.weights_digest = WeightsDigest{w.real("sum"), w.real("sum_abs"), w.real("sum_squares")};
+    }
+    if (exe.has("graph_kernels")) {
+        record.execution.graph_kernels = static_cast<int>(exe.integer("graph_kernels", 0, kIntMax));
+    }
+    if (exe.has("graph_pool_bytes")) {
+        record.execution.graph_pool_bytes = static_cast<std::uint64_t>(exe.integer("graph_pool_bytes", 0, kInt64Max));
+    }
+
+    if (r.has("fp8_slots")) {
+        const json& slots = r.array("fp8_slots");
+        for (std::size_t i = 0; i < slots.size(); ++i) {
+            const Reader slot(slots[i], "$.fp8_slots[" + std::to_string(i) + "]", source);
+            record.fp8_slots.push_back(
+                {slot.text("module"), slot.choice("slot", parse_name<SlotRole>), slot.choice("dtype", parse_name<Fp8Dtype>)});
+        }
+    }
+
+    const json& steps = r.array("steps");
+    int previous = 0;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        const std::string where = "$.steps[" + std::to_string(i) + "]";
+        const Reader step_reader(steps[i], where, source);
+        StepMetrics step = read_step(step_reader);
+        if (step_reader.has("fp8")) {
+            step.fp8 = read_fp8_samples(step_reader.object("fp8"), record.fp8_slots.size());
+        }
+        if (step.step <= previous) {
+            r.fail(where + ".step",
+                   std::to_string(step.step) + " does not follow step " + std::to_string(previous) + "; steps must increase");
+        }
+        previous = step.step;
+        record.steps.push_back(step);
+    }
+    record.summary = read_summary(r.object("summary"));
+    if (r.has("repeat")) {
+        const Reader repeat = r.object("repeat");
+        RepeatInfo info{repeat.text("group"), static_cast<int>(repeat.integer("index", 1, kMaxRepeats)),
+                        static_cast<int>(repeat.integer("count", 1, kMaxRepeats))};
+        if (info.index > info.count) {
+            repeat.fail(repeat.at("index"), std::to_string(info.index) + " is past count " + std::to_string(info.count));
+        }
+        record.repeat = info;
+    }
+    return record;
+}
+
+RunConfig config_from_json_text(std::string_view text, std::string_view source) {
+    json document;
+    try {
+        document = json::parse(text.begin(), text.end());
+    } catch (const json::exception& e) {
+        throw DataError(std::string(source) + ": not valid JSON (" + e.what() + ")");
+    }
+    return read_config(Reader(document, "$", source));
+}
+
+RunRecord record_from_json_text(std::string_view text, std::string_view source) {
+    json document;
+    try {
+        document = json::parse(text.begin(), text.end());
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past a double
+        throw DataError(std::string(source) + ": not valid JSON (" + e.what() + ")");
+    }
+    return record_from_json(document, source);
+}
+
+namespace {
+json parse_file(const std::string& path) {
+    // Checked before opening: a directory reads as garbage and a FIFO with no writer blocks forever.
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status)) {
+        throw DataError(path + ": no such file");
+    }
+    if (!std::filesystem::is_regular_file(status)) {
+        throw DataError(path + ": is " +
+                        (std::filesystem::is_directory(status) ? std::string("a directory")
+                         : std::filesystem::is_fifo(status)    ? std::string("a FIFO")
+                                                               : std::string("not a regular file")) +
+                        "; allowed: a JSON file written by te-bench run --json or history export");
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw DataError(path + ": cannot be opened for reading");
+    }
+    try {
+        return json::parse(in);
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past a double
+        throw DataError(path + ": not valid JSON (" + e.what() + ")");
+    }
+}
+}  // namespace
+
+RunRecord read_record_file(const std::string& path) {
+    return record_from_json(parse_file(path), path);
+}
+
+std::vector<RunRecord> read_record_files(const std::string& path) {
+    const json document = parse_file(path);
+    std::vector<RunRecord> records;
+    // `te-bench compare --json` writes {"baseline": ..., "runs": [records], "skipped": [...]}: its records are
+    // the runs. A record itself always has a schema_version.
+    if (document.is_object() && !document.contains("schema_version") && document.contains("runs") &&
+        document["runs"].is_array()) {
+        const json& runs = document["runs"];
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            records.push_back(record_from_json(runs[i], path + " runs[" + std::to_string(i) + "]"));
+        }
+        return records;
+    }
+    if (!document.is_array()) {
+        records.push_back(record_from_json(document, path));
+        return records;
+    }
+    for (std::size_t i = 0; i < document.size(); ++i) {
+        records.push_back(record_from_json(document[i], path + " [" + std::to_string(i) + "]"));
+    }
+    return records;
+}
+
+}  // namespace tewb
