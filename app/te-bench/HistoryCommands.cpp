@@ -1,0 +1,146 @@
+// te-bench history: list, show, delete, import and export the run store.
+#include "HistoryCommands.h"
+
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "CommandSupport.h"
+#include "Process.h"
+#include "core/common/Error.h"
+#include "core/common/TextCheck.h"
+#include "core/common/TextTable.h"
+#include "core/results/AtomicFile.h"
+#include "core/results/Comparison.h"
+#include "core/results/Fp8Summary.h"
+#include "core/results/RecordCsv.h"
+#include "core/results/RecordImport.h"
+#include "core/results/RecordJson.h"
+#include "core/results/ReportText.h"
+#include "core/results/RunStore.h"
+
+namespace tewb::cli {
+
+namespace {
+
+int run_history_list(const Commands& c, RunStore& store) {
+    const std::vector<StoredRun> runs = store.list();
+    if (c.list_json) {
+        nlohmann::json document = nlohmann::json::array();
+        for (const StoredRun& r : runs) document.push_back(to_json(r));
+        std::cout << json_text(document);
+        return 0;
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const StoredRun& r : runs) {
+        rows.push_back({std::to_string(r.id), r.created_at, display_name(r.name, r.fp8_emulated), r.backend,
+                        precision_label(r.precision, r.fp8_emulated), r.device, r.status,
+                        std::to_string(r.steps), format_fixed(r.median_ms, 2), format_fixed(r.final_loss, 4),
+                        r.peak_mem_bytes > 0 ? format_bytes(r.peak_mem_bytes) : "-"});
+    }
+    std::cout << render_text_table({"id", "created (UTC)", "name", "backend", "precision", "device", "status", "steps",
+                                    "median ms", "final loss", "peak mem"},
+                                   rows);
+    std::cerr << runs.size() << " runs in " << store.path().string() << "\n";
+    return 0;
+}
+
+int run_history_show(const Commands& c, RunStore& store) {
+    const RunRecord record = load_stored(store, parse_run_id(c.show_id));
+    if (c.show_json) {
+        std::cout << record_to_json_text(record);
+    } else {
+        std::cout << render_summary_table({record}, std::nullopt) << te_path_text(record, false) << render_fp8_summary(record)
+                  << ledger_totals_text(record, false) << kernel_profile_text(record, false);
+        if (!record.message.empty()) std::cout << "message: " << printable_text(record.message) << "\n";
+    }
+    return 0;
+}
+
+int run_history_delete(const Commands& c, RunStore& store) {
+    std::vector<std::int64_t> ids;
+    for (const std::string& text : c.delete_ids) ids.push_back(parse_run_id(text));
+    for (const std::int64_t id : ids) {  // all exist, or delete none; a damaged record is deleted like any other
+        if (!store.contains(id)) {
+            throw ConfigError("ID " + std::to_string(id) + ": no such run in " + store.path().string() +
+                              "; see `te-bench history list`");
+        }
+    }
+    for (const std::int64_t id : ids) {
+        store.remove(id);
+        std::cerr << "deleted run " << id << "\n";
+    }
+    return 0;
+}
+
+// The import rule is core's (check_import): all or nothing; this says what happened to each record.
+int run_history_import(const Commands& c, RunStore& store) {
+    std::vector<ImportRecord> records;
+    try {
+        records = check_import(c.import_paths, &store);
+    } catch (const ImportError& e) {
+        throw ConfigError(std::string("FILE ") + e.what() + "; nothing was imported" +
+                          (e.remedy().empty() ? std::string() : " (" + e.remedy() + ")"));
+    } catch (const DataError& e) {
+        throw ConfigError(std::string("FILE ") + e.what() + "; nothing was imported");
+    }
+    const std::vector<std::int64_t> ids = save_import(records, store);
+    std::size_t next = 0;
+    for (const ImportRecord& item : records) {
+        const std::string name = printable_text(item.record.config.name);
+        if (item.stored_as) {
+            std::cerr << "already stored: " << name << " is run " << *item.stored_as << " (unchanged)\n";
+        } else {
+            std::cerr << "imported " << name << " as run " << ids[next++] << "\n";
+        }
+    }
+    std::cerr << ids.size() << " imported, " << records.size() - ids.size() << " already stored, in "
+              << store.path().string() << "\n";
+    return 0;
+}
+
+int run_history_export(const Commands& c, RunStore& store) {
+    if (c.export_json.empty() && c.export_csv.empty() && c.export_summary_csv.empty() && c.export_fp8_csv.empty()) {
+        throw ConfigError(
+            "history export: nothing to write; allowed: one or more of --json PATH, --csv PATH, --summary-csv PATH, "
+            "--fp8-csv PATH");
+    }
+    std::vector<OutputRequest> outputs;
+    add_output(outputs, "--json", c.export_json);
+    add_output(outputs, "--csv", c.export_csv);
+    add_output(outputs, "--summary-csv", c.export_summary_csv);
+    add_output(outputs, "--fp8-csv", c.export_fp8_csv);
+    check_outputs(outputs, store.path());
+    std::vector<std::int64_t> ids;
+    for (const std::string& text : c.export_ids) ids.push_back(parse_run_id(text));
+    std::vector<RunRecord> records;
+    std::size_t damaged = 0;
+    for (const std::int64_t id : ids) {
+        try {
+            records.push_back(load_stored(store, id));
+        } catch (const DamagedRecordError& e) {  // the others are still exported
+            std::fprintf(stderr, "te-bench: skipped run %lld: %s\n", static_cast<long long>(e.id()), e.what());
+            ++damaged;
+        }
+    }
+    if (records.empty() && damaged > 0) throw DataError("history export: every run asked for is damaged; nothing was written");
+    if (!c.export_json.empty()) write_output(c.export_json, records_to_json_text(records));
+    if (!c.export_csv.empty()) write_output(c.export_csv, steps_csv_text(records));
+    if (!c.export_summary_csv.empty()) write_output(c.export_summary_csv, summary_csv_text(records, 0));
+    if (!c.export_fp8_csv.empty()) write_output(c.export_fp8_csv, fp8_csv_text(records));
+    return 0;
+}
+
+}  // namespace
+
+int run_history(const Commands& c) {
+    const bool writes = c.history_delete->parsed() || c.history_import->parsed();
+    RunStore store(store_location(c.store_path), writes ? RunStore::Access::ReadWrite : RunStore::Access::ReadOnly);
+    if (c.history_list->parsed()) return run_history_list(c, store);
+    if (c.history_show->parsed()) return run_history_show(c, store);
+    if (c.history_delete->parsed()) return run_history_delete(c, store);
+    if (c.history_import->parsed()) return run_history_import(c, store);
+    return run_history_export(c, store);
+}
+
+}  // namespace tewb::cli

@@ -1,0 +1,381 @@
+// te-bench run, compare and sweep: train, report, store and write what was asked for.
+#include "RunCommands.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "CommandSupport.h"
+#include "LocalJob.h"
+#include "ProgressBar.h"
+#include "Process.h"
+#include "core/common/Error.h"
+#include "core/common/TextCheck.h"
+#include "core/common/TextTable.h"
+#include "core/config/ComparePlan.h"
+#include "core/dist/WorkerEnv.h"
+#include "core/results/AtomicFile.h"
+#include "core/results/Comparison.h"
+#include "core/results/Fp8Summary.h"
+#include "core/results/KernelProfile.h"
+#include "core/results/LedgerReport.h"
+#include "core/results/RecordCsv.h"
+#include "core/results/RecordJson.h"
+#include "core/results/ReportText.h"
+#include "core/results/RunGroups.h"
+#include "core/results/SweepResult.h"
+#include "core/train/DataParallelRun.h"
+#include "core/train/Trainer.h"
+
+namespace tewb::cli {
+
+namespace {
+
+
+// Runs `configs` `repeats` times each, alternating (A B A B …), every repeat of one configuration in one
+// group. Stops at a signal; saves each run as it ends.
+std::vector<RunRecord> train_repeated(const Trainer& trainer, const std::vector<RunConfig>& configs, int repeats,
+                                      const RunStore* store, bool& all_saved, const std::string& profile_trace = {}) {
+    std::vector<std::string> groups;
+    for (std::size_t i = 0; i < configs.size(); ++i) groups.push_back(repeats > 1 ? make_run_id() : std::string());
+    std::vector<RunRecord> runs;
+    for (const auto& [index, repeat] : alternating_order(configs.size(), repeats)) {
+        if (cancel_requested().load()) break;
+        if (repeats > 1) {
+            std::fprintf(stderr, "repeat %d of %d%s%s\n", repeat, repeats, configs[index].name.empty() ? "" : ": ",
+                         configs[index].name.c_str());
+        }
+        RunRecord record = train_one(trainer, configs[index], profile_trace);
+        if (repeats > 1) record.repeat = RepeatInfo{groups[index], repeat, repeats};
+        all_saved = store_run(store, record) && all_saved;
+        runs.push_back(std::move(record));
+    }
+    return runs;
+}
+
+// `run --ledger`: the first layer's rows per module, the rows outside the layers, and the totals.
+std::string ledger_report(const RunRecord& run, bool named) {
+    if (!run.execution.ledger) return "\nno launch ledger: the run ended before its measured step\n";
+    const Ledger& ledger = *run.execution.ledger;
+    std::string out = "\nlaunch ledger" + (named ? " of " + printable_text(display_name(run)) : std::string()) + ", layer 0 of " +
+                      std::to_string(ledger.layers) + " (every layer's rows are the same shape):\n";
+    out += ledger_layer_table(ledger, 0);
+    out += "outside the layers:\n" + ledger_outside_table(ledger);
+    out += "(* launch count not known: at least one launch per call counted)\n";
+    return out + ledger_totals_text(run, false);
+}
+
+// Writes a run's outputs (--json, --csv, --fp8-csv) and its tables.
+void report_runs(const RunFlags& flags, const std::vector<RunRecord>& runs, int repeats) {
+    if (!flags.json_path.empty()) write_output(flags.json_path, records_to_json_text(runs));
+    if (!flags.csv_path.empty()) write_output(flags.csv_path, steps_csv_text(runs));
+    if (!flags.fp8_csv_path.empty()) write_output(flags.fp8_csv_path, fp8_csv_text(runs));
+    std::ostream& out = table_stream(outputs_of(flags));
+    out << render_summary_table(runs, std::nullopt);
+    if (repeats > 1) out << "\n" << render_group_table(runs, group_runs(runs, std::nullopt));
+    if (const std::string breakdown = render_breakdown_table(runs); !breakdown.empty()) out << "\n" << breakdown;
+    if (const std::string job = render_job_summary(runs.back()); !job.empty()) out << "\n" << job;
+    for (const RunRecord& run : runs) out << te_path_text(run, runs.size() > 1);
+    out << render_fp8_summary(runs.back());
+    if (flags.ledger) {
+        for (const RunRecord& run : runs) out << ledger_report(run, runs.size() > 1);
+    }
+    for (const RunRecord& run : runs) {
+        if (run.execution.kernel_profile) out << kernel_profile_text(run, runs.size() > 1);
+        if (!run.execution.kernel_profile_error.empty()) {
+            std::fprintf(stderr, "te-bench: no kernel trace: %s\n", printable_text(run.execution.kernel_profile_error).c_str());
+        }
+    }
+}
+
+// A trace that was asked for and not written fails the command, like any output that could not be written.
+int with_profile_outcome(const std::vector<RunRecord>& runs, int code) {
+    if (code != 0) return code;
+    for (const RunRecord& run : runs) {
+        if (!run.execution.kernel_profile_error.empty()) return kExitFailure;
+    }
+    return code;
+}
+
+// `run --profile`: one trace file per process run, written by this process.
+void check_profile_flag(const RunFlags& flags, bool data_parallel) {
+    if (flags.profile_path.empty()) return;
+    if (flags.profile_path == "-") {
+        throw ConfigError("--profile -: a kernel trace goes to a file (Perfetto and chrome://tracing open it), not to standard output");
+    }
+    if (data_parallel) {
+        throw ConfigError("--profile with --nproc or under a launcher: a trace is of one process; run without --nproc and "
+                          "outside the launcher");
+    }
+    // The record keeps the path as JSON text.
+    if (const std::optional<std::string> problem = text_problem(flags.profile_path, 4096)) {
+        throw ConfigError("--profile " + printable_text(flags.profile_path) + ": " + *problem + "; allowed: a UTF-8 path");
+    }
+    // A trace of megabytes of JSON is never meant for the terminal or a pipe (check_outputs refuses the regular
+    // file the output is redirected to, for every output).
+    if (const std::optional<std::string> stream = standard_stream_at(flags.profile_path, /*regular_files_only=*/false)) {
+        throw ConfigError("--profile " + printable_text(flags.profile_path) + ": is the " + *stream + "; a kernel trace goes to a file");
+    }
+    if (repeat_from_flags(flags) > 1) {
+        throw ConfigError("--profile with --repeat " + flags.repeat + ": one trace file is one run; repeat without --profile, "
+                          "then run once with it");
+    }
+}
+
+// Under a launcher the environment describes the job; flags that say otherwise are refused before anything
+// starts (exit 2), on every rank alike, rather than found out in the rendezvous.
+void check_flags_agree_with_launcher(const RunFlags& flags, const RunConfig& requested, const WorkerEnv& env) {
+    if (requested.dist.enabled() && requested.dist.nproc != env.world_size) {
+        throw ConfigError("--nproc " + flags.nproc + ": disagrees with the launcher's environment variable WORLD_SIZE '" +
+                          std::to_string(env.world_size) + "'; allowed: --nproc " + std::to_string(env.world_size) +
+                          ", or leave --nproc out under a launcher");
+    }
+    if (!flags.master_port.empty()) {
+        const int port = parse_int("--master-port", flags.master_port);
+        if (port != env.master_port) {
+            const char* given = std::getenv("MASTER_PORT");
+            throw ConfigError("--master-port " + flags.master_port + ": disagrees with the launcher's " +
+                              (given != nullptr ? "environment variable MASTER_PORT '" + std::string(given) + "'"
+                                                : "default port " + std::to_string(env.master_port) + " (MASTER_PORT unset)") +
+                              "; allowed: --master-port " + std::to_string(env.master_port) +
+                              ", or leave --master-port out under a launcher (MASTER_PORT names the port)");
+        }
+    }
+}
+
+// One rank of a data-parallel job (the environment says which). Rank 0 reports the job: to the launcher
+// through TEWB_DIST_RECORD when `te-bench run --nproc` started it, else like any run (store, outputs,
+// tables). Under an outside launcher the other ranks write the files they are given (--json, --csv,
+// --fp8-csv: their own records; give each rank its own path) and say on stderr when something went wrong.
+int run_rank(const Commands& c, RunConfig requested, const WorkerEnv& env) {
+    const RunFlags& flags = c.run_flags;
+    if (!requested.dist.enabled()) requested.dist.nproc = env.world_size;
+    const char* record_path = std::getenv("TEWB_DIST_RECORD");
+    const bool reports = env.rank == 0 && record_path == nullptr;
+    const bool own_files = record_path == nullptr;
+    if (own_files) check_outputs(outputs_of(flags), store_to_protect(c.store_path));
+    const Trainer trainer(detect_device());
+    resolve(requested, trainer.device(), MemoryScope::OneRank);  // the launcher (if ours) checked the whole job
+    const std::unique_ptr<RunStore> store = reports ? open_store_for_runs(flags.no_store, c.store_path) : nullptr;
+    stop_cleanly_on_signals();
+    cli::ProgressBar progress(env.rank == 0 && isatty(STDERR_FILENO) != 0);
+    TrainerCallbacks callbacks;
+    // Each rank says when it enters the rendezvous and when it trains: where a job stands (and where it
+    // stopped) can be read off its output.
+    callbacks.on_start = [&](const RunRecord& header) {
+        if (header.status != RunStatus::Failed) std::fprintf(stderr, "rank %d: training\n", env.rank);
+        progress.start(header);
+    };
+    callbacks.on_step = [&](const StepMetrics& step) { progress.step(step); };
+    std::fprintf(stderr, "rank %d: joining the job at %s:%d (%d processes)\n", env.rank, env.master_addr.c_str(),
+                 env.master_port, env.world_size);
+    const RunRecord record = run_as_rank(trainer, requested, env, callbacks, &cancel_requested());
+    progress.finish();
+    if (record.status != RunStatus::Finished && !record.message.empty()) {
+        std::fprintf(stderr, "te-bench: %s\n", record.message.c_str());
+    }
+    if (env.rank == 0 && record_path != nullptr) {
+        write_file_atomically(record_path, record_to_json_text(record));
+    } else if (reports) {
+        const bool saved = store_run(store.get(), record);
+        report_runs(flags, {record}, 1);
+        return exit_code_for({record}, saved);
+    } else if (own_files) {
+        if (!flags.json_path.empty() && flags.json_path != "-") write_output(flags.json_path, record_to_json_text(record));
+        if (!flags.csv_path.empty() && flags.csv_path != "-") write_output(flags.csv_path, steps_csv_text({record}));
+        if (!flags.fp8_csv_path.empty() && flags.fp8_csv_path != "-") write_output(flags.fp8_csv_path, fp8_csv_text({record}));
+    }
+    return record.status == RunStatus::Failed ? kExitFailure : record.status == RunStatus::Cancelled ? kExitInterrupted : 0;
+}
+
+// `te-bench run --nproc N`: the 1-process run the scaling efficiency is measured against (unless
+// --no-scaling-baseline), then the job's N processes (cli/LocalJob); the job's record comes from rank 0,
+// or, when rank 0 left none, is made here as a failed run naming the ranks that failed.
+int run_local_job_command(const Commands& c, const RunConfig& requested) {
+    const RunFlags& flags = c.run_flags;
+    if (!flags.repeat.empty() && repeat_from_flags(flags) != 1) {
+        throw ConfigError("--repeat with --nproc: a data-parallel job runs once; repeat the command instead");
+    }
+    check_outputs(outputs_of(flags), store_to_protect(c.store_path));
+    const Trainer trainer(detect_device());
+    const RunConfig resolved = resolve(requested, trainer.device());
+    int port = requested.dist.enabled() && !flags.master_port.empty() ? parse_int("--master-port", flags.master_port) : 0;
+    if (!flags.master_port.empty() && (port < 1 || port > 65535)) {
+        throw ConfigError("--master-port " + flags.master_port + ": out of range; allowed: 1 to 65535");
+    }
+    const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
+    stop_cleanly_on_signals();
+    bool saved = true;
+    std::vector<RunRecord> runs;
+    if (!flags.no_scaling_baseline) {
+        RunConfig single = requested;
+        single.dist = DistSettings{};
+        single.name = resolve(single, trainer.device()).name + " (1 process)";
+        std::fprintf(stderr, "the 1-process run the job's scaling is measured against:\n");
+        runs.push_back(train_one(trainer, single));
+        saved = store_run(store.get(), runs.back()) && saved;
+        if (cancel_requested().load()) return kExitInterrupted;
+    }
+    char record_template[] = "/tmp/te-bench-job-XXXXXX";
+    const int fd = ::mkstemp(record_template);
+    if (fd < 0) throw DataError(std::string("cannot create a temporary file for the job's record: ") + std::strerror(errno));
+    ::close(fd);
+    ::unlink(record_template);  // rank 0 writes it atomically; its absence means rank 0 left no record
+    LocalJob job;
+    job.nproc = resolved.dist.nproc;
+    job.master_port = port > 0 ? port : free_local_port();
+    job.record_path = record_template;
+    std::fprintf(stderr, "data-parallel job: %d processes, %s, rendezvous at 127.0.0.1:%d\n", job.nproc,
+                 std::string(to_string(resolved.dist.backend)).c_str(), job.master_port);
+    const LocalJobOutcome outcome = run_local_job(command_line().argc, command_line().argv, job, cancel_requested());
+    RunRecord record;
+    std::error_code ignored;
+    const bool rank0_reported = std::filesystem::exists(record_template, ignored);
+    if (rank0_reported) {
+        record = read_record_file(record_template);
+        std::filesystem::remove(record_template, ignored);
+    } else {
+        record = make_run_header(resolved, trainer.device());
+    }
+    if (!outcome.all_ok() || !rank0_reported) {
+        // Rank 0's own account of a failure leads (it says what the job was doing); the launcher's, which
+        // names the rank that ended first and how, follows. A rank 0 the launcher stopped says nothing more.
+        const std::string launcher = outcome.all_ok() ? std::string("rank 0 left no record") : outcome.describe();
+        const bool rank0_failed = rank0_reported && record.status == RunStatus::Failed && !record.message.empty();
+        mark_failed(record, ErrorKind::Distributed, rank0_failed ? record.message + " (" + launcher + ")" : launcher);
+        std::fprintf(stderr, "te-bench: the job failed: %s\n", record.message.c_str());
+    }
+    if (!runs.empty() && record.execution.dist && runs.front().summary.mean_ms && record.summary.mean_ms &&
+        *record.summary.mean_ms > 0 && record.status == RunStatus::Finished) {
+        record.execution.dist->scaling_efficiency = *runs.front().summary.mean_ms / *record.summary.mean_ms;
+        record.execution.dist->baseline_run_id = runs.front().id;
+    }
+    saved = store_run(store.get(), record) && saved;
+    runs.push_back(record);
+    report_runs(flags, runs, 1);
+    return exit_code_for(runs, saved);
+}
+
+}  // namespace
+
+int run_one(const Commands& c) {
+    const RunFlags& flags = c.run_flags;
+    const RunConfig requested = config_from_flags(flags);
+    check_fp8_flags_apply(flags, requested);
+    const std::optional<WorkerEnv> env = worker_env();
+    if (env) check_flags_agree_with_launcher(flags, requested, *env);
+    check_profile_flag(flags, env.has_value() || requested.dist.enabled());
+    if (env) return run_rank(c, requested, *env);
+    if (requested.dist.enabled()) return run_local_job_command(c, requested);
+    const int repeats = repeat_from_flags(flags);
+    check_outputs(outputs_of(flags), store_to_protect(c.store_path));
+    const Trainer trainer(detect_device());
+    resolve(requested, trainer.device());  // every argument error surfaces before training starts
+    const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
+    stop_cleanly_on_signals();
+    bool saved = true;
+    const std::vector<RunRecord> runs = train_repeated(trainer, {requested}, repeats, store.get(), saved, flags.profile_path);
+    if (runs.empty()) {
+        std::fprintf(stderr, "te-bench: run cancelled before it began\n");
+        return kExitInterrupted;
+    }
+    report_runs(flags, runs, repeats);
+    return with_profile_outcome(runs, exit_code_for(runs, saved));
+}
+
+int run_compare(const Commands& c) {
+    const RunFlags& flags = c.compare_flags;
+    RunConfig base = config_from_flags(flags);
+    base.te_impl = te_impl_from_flags(flags);  // for the te rows: the plan gives the torch rows auto
+    std::vector<OutputRequest> outputs = outputs_of(flags);
+    add_output(outputs, "--summary-csv", c.compare_summary_csv);
+    check_outputs(outputs, store_to_protect(c.store_path));
+    const Trainer trainer(detect_device());
+    const std::vector<PlannedRun> plan = plan_comparison(base, trainer.device());
+    if (plan.front().skip_reason) throw ConfigError(*plan.front().skip_reason);
+    const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
+    stop_cleanly_on_signals();
+    const int repeats = repeat_from_flags(flags);
+    std::vector<RunConfig> configs;
+    std::vector<std::string> skipped;
+    for (const PlannedRun& row : plan) {
+        if (row.skip_reason) {
+            skipped.push_back(row.config.name + ": " + *row.skip_reason);
+        } else {
+            configs.push_back(row.config);
+        }
+    }
+    bool all_saved = true;
+    const std::vector<RunRecord> runs = train_repeated(trainer, configs, repeats, store.get(), all_saved);
+    if (runs.empty()) {  // a signal arrived before the first run began: nothing ran, nothing to write
+        std::fprintf(stderr, "te-bench: compare cancelled before its first run\n");
+        return kExitInterrupted;
+    }
+    if (!flags.json_path.empty()) {
+        nlohmann::json document{{"baseline", runs.front().id}, {"runs", nlohmann::json::array()}, {"skipped", skipped}};
+        for (const RunRecord& r : runs) document["runs"].push_back(to_json(r));
+        write_output(flags.json_path, json_text(document));
+    }
+    if (!flags.csv_path.empty()) write_output(flags.csv_path, steps_csv_text(runs));
+    if (!flags.fp8_csv_path.empty()) write_output(flags.fp8_csv_path, fp8_csv_text(runs));
+    if (!c.compare_summary_csv.empty()) write_output(c.compare_summary_csv, summary_csv_text(runs, 0));
+    std::ostream& out = table_stream(outputs);
+    out << render_summary_table(runs, 0);
+    if (repeats > 1) out << "\n" << render_group_table(runs, group_runs(runs, 0));
+    if (const std::string breakdown = render_breakdown_table(runs); !breakdown.empty()) out << "\n" << breakdown;
+    if (!skipped.empty()) {
+        out << "\nNot run here:\n";
+        for (const std::string& line : skipped) out << "  " << line << "\n";
+    }
+    return exit_code_for(runs, all_saved);
+}
+
+int run_sweep(const Commands& c) {
+    const RunFlags& flags = c.sweep_flags;
+    const SweepSpec spec = sweep_from_flags(flags, c.sweep_precisions);
+    const bool fp8 = std::find(spec.precisions.begin(), spec.precisions.end(), Precision::Fp8) != spec.precisions.end();
+    if (flags.fp8_flags_given() && !fp8) {
+        throw ConfigError("--recipe/--fp8-format/--amax-history-len/--amax-algo/--margin: FP8 settings need fp8 in --precisions");
+    }
+    std::vector<OutputRequest> outputs;
+    add_output(outputs, "--csv", flags.csv_path);
+    add_output(outputs, "--json", flags.json_path);
+    check_outputs(outputs, store_to_protect(c.store_path));
+    const Trainer trainer(detect_device());
+    const std::vector<SweepRun> plan = plan_sweep(spec, trainer.device());
+    const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
+    stop_cleanly_on_signals();
+    std::vector<std::optional<RunRecord>> records(plan.size());
+    std::vector<RunRecord> ran;
+    bool all_saved = true;
+    std::size_t to_run = 0;
+    for (const SweepRun& run : plan) to_run += run.skip_reason ? 0 : 1;
+    std::size_t done = 0;
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        if (plan[i].skip_reason) {
+            std::fprintf(stderr, "skipped %s: %s\n", plan[i].config.name.c_str(), plan[i].skip_reason->c_str());
+            continue;
+        }
+        if (cancel_requested().load()) break;
+        std::fprintf(stderr, "sweep run %zu of %zu: %s\n", ++done, to_run, plan[i].config.name.c_str());
+        records[i] = train_one(trainer, plan[i].config);
+        all_saved = store_run(store.get(), *records[i]) && all_saved;
+        ran.push_back(*records[i]);
+    }
+    if (ran.empty() && to_run > 0) {
+        std::fprintf(stderr, "te-bench: sweep cancelled before its first run\n");
+        return kExitInterrupted;
+    }
+    if (to_run == 0) std::fprintf(stderr, "te-bench: no size of the sweep can run on this machine (see the reasons above)\n");
+    const SweepResult result = analyze_sweep(plan, records);
+    if (!flags.csv_path.empty()) write_output(flags.csv_path, sweep_csv_text(result));
+    if (!flags.json_path.empty()) write_output(flags.json_path, records_to_json_text(ran));
+    table_stream(outputs) << render_sweep_table(result);
+    return ran.empty() ? kExitFailure : exit_code_for(ran, all_saved);
+}
+
+}  // namespace tewb::cli
