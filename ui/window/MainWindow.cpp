@@ -43,6 +43,7 @@
 #include "ui/charts/Fp8Panel.h"
 #include "ui/common/Theme.h"
 #include "ui/export/Export.h"
+#include "ui/export/WindowExports.h"
 #include "ui/history/HistoryPanel.h"
 #include "ui/report/Report.h"
 #include "ui/runs/RunCollection.h"
@@ -59,13 +60,6 @@ namespace {
 
 std::filesystem::path toPath(const QString& path) {
     return std::filesystem::path(path.toStdString());
-}
-
-bool hasFp8Statistics(const RunCollection& runs) {
-    for (const RunCollection::Entry& e : runs.entries()) {
-        if (!e.record.fp8_slots.empty()) return true;
-    }
-    return false;
 }
 
 // Runs `write`, turning core's and the filesystem's errors into `error`.
@@ -459,51 +453,42 @@ void MainWindow::setDark(bool dark) {
     comparison_->setDark(dark);
 }
 
+ExportSources MainWindow::exportSources() const {
+    ExportSources sources{*runs_, comparison_->model()->summarizedRecords(), comparison_->model()->baselineIndex(),
+                          charts_->options(), {}, {}};
+    for (const MetricChartView* view : charts_->views()) sources.charts.push_back({view->plot()->spec(), view->plot()->options()});
+    if (fp8Panel_->hasStatistics()) {
+        for (const MetricChartView* view : fp8Panel_->views()) {
+            sources.charts.push_back({view->plot()->spec(), view->plot()->options()});
+        }
+        const Fp8Inspector* inspector = fp8Inspector_;
+        sources.heat_map = [inspector](QSize size) { return inspector->heatMap()->render(size); };
+    }
+    return sources;
+}
+
 bool MainWindow::exportDashboardPng(const QString& path, QString* error) const {
-    return guarded(error, [&] {
-        check_png_path(toPath(path));  // before the dashboard is drawn
-        write_png(toPath(path), render_dashboard(*runs_, comparison_->model()->summarizedRecords(),
-                                                 comparison_->model()->baselineIndex(), charts_->options()));
-    });
+    return guarded(error, [&] { export_dashboard_png(exportSources(), toPath(path)); });
 }
 
 bool MainWindow::exportChartPngs(const QString& directory, QString* error) const {
-    return guarded(error, [&] {
-        const std::filesystem::path dir = toPath(directory);
-        for (const MetricChartView* view : charts_->views()) {
-            const MetricPlot* plot = view->plot();
-            write_png(dir / (plot->spec().id.toStdString() + ".png"), render_chart(plot->spec(), plot->options(), *runs_));
-        }
-        if (fp8Panel_->hasStatistics()) {
-            for (const MetricChartView* view : fp8Panel_->views()) {
-                const MetricPlot* plot = view->plot();
-                write_png(dir / (plot->spec().id.toStdString() + ".png"), render_chart(plot->spec(), plot->options(), *runs_));
-            }
-            write_png(dir / "fp8_heatmap.png", fp8Inspector_->heatMap()->render(QSize(1600, 900)));
-        }
-    });
+    return guarded(error, [&] { export_chart_pngs(exportSources(), toPath(directory)); });
 }
 
 bool MainWindow::exportStepsCsv(const QString& path, QString* error) const {
-    return guarded(error, [&] { write_file_atomically(toPath(path), steps_csv_text(runs_->records())); });
+    return guarded(error, [&] { export_steps_csv(exportSources(), toPath(path)); });
 }
 
 bool MainWindow::exportComparisonCsv(const QString& path, QString* error) const {
-    return guarded(error, [&] {
-        write_file_atomically(toPath(path),
-                   summary_csv_text(comparison_->model()->summarizedRecords(), comparison_->model()->baselineIndex()));
-    });
+    return guarded(error, [&] { export_comparison_csv(exportSources(), toPath(path)); });
 }
 
 bool MainWindow::exportFp8Csv(const QString& path, QString* error) const {
-    return guarded(error, [&] { write_file_atomically(toPath(path), fp8_csv_text(runs_->records())); });
+    return guarded(error, [&] { export_fp8_csv(exportSources(), toPath(path)); });
 }
 
 bool MainWindow::exportJson(const QString& path, QString* error) const {
-    return guarded(error, [&] {
-        if (runs_->empty()) throw DataError(path.toStdString() + ": there are no runs to write");
-        write_file_atomically(toPath(path), records_to_json_text(runs_->records()));
-    });
+    return guarded(error, [&] { export_json(exportSources(), toPath(path)); });
 }
 
 bool MainWindow::exportReport(const QString& path, QString* error) const {
@@ -559,10 +544,7 @@ int MainWindow::writeReportOfStoredRuns(const std::vector<std::int64_t>& ids, co
 }
 
 QStringList MainWindow::exportAllFileNames() {
-    return {QStringLiteral("window.png"),     QStringLiteral("dashboard.png"), QStringLiteral("loss.png"),
-            QStringLiteral("step_ms.png"),    QStringLiteral("memory.png"),    QStringLiteral("fp8_amax.png"),
-            QStringLiteral("fp8_scale.png"),  QStringLiteral("fp8_heatmap.png"), QStringLiteral("steps.csv"),
-            QStringLiteral("comparison.csv"), QStringLiteral("fp8.csv"),       QStringLiteral("runs.json")};
+    return export_all_file_names();
 }
 
 bool MainWindow::exportAll(const QString& directory, QString* error) {
@@ -570,14 +552,8 @@ bool MainWindow::exportAll(const QString& directory, QString* error) {
         if (error) *error = tr("%1: the export folder could not be created").arg(directory);
         return false;
     }
-    const QDir dir(directory);
-    // The window itself as it looks now (a screenshot, for the README and slides).
-    const bool windowShot = guarded(error, [&] { write_png(toPath(dir.filePath(QStringLiteral("window.png"))), grab().toImage()); });
-    return windowShot && exportDashboardPng(dir.filePath(QStringLiteral("dashboard.png")), error) && exportChartPngs(directory, error) &&
-           exportStepsCsv(dir.filePath(QStringLiteral("steps.csv")), error) &&
-           exportComparisonCsv(dir.filePath(QStringLiteral("comparison.csv")), error) &&
-           (!hasFp8Statistics(*runs_) || exportFp8Csv(dir.filePath(QStringLiteral("fp8.csv")), error)) &&
-           (runs_->empty() || exportJson(dir.filePath(QStringLiteral("runs.json")), error));
+    // The window itself as it looks now (a screenshot, for the README and slides), then every other file.
+    return guarded(error, [&] { export_all(exportSources(), grab().toImage(), toPath(directory)); });
 }
 
 void MainWindow::exportWithDialog(const QString& title, const QString& filter, const QString& suggested,

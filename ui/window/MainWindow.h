@@ -8,6 +8,7 @@
 #include <QString>
 
 #include "core/device/DeviceInfo.h"
+#include "ui/export/WindowExports.h"
 #include "ui/runs/RunWorker.h"
 
 class QAction;
@@ -116,6 +117,7 @@ private:
     // Runs core's self-test on a worker thread (it launches CUDA kernels) and shows its table.
     void runSelfTest();
     void finishDemo();
+    ExportSources exportSources() const;  // the runs, comparison, charts and FP8 views, as they are now
     void exportWithDialog(const QString& title, const QString& filter, const QString& suggested,
                           bool (MainWindow::*write)(const QString&, QString*) const);
 
