@@ -184,6 +184,13 @@ MainWindow::~MainWindow() {
 }
 
 void MainWindow::buildActions() {
+    buildFileMenu();
+    buildRunMenu();
+    buildViewMenu();
+    buildHelpMenu();
+}
+
+void MainWindow::buildFileMenu() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = file->addAction(tr("&Open records…"), this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Open run records"), QString(),
@@ -230,7 +237,9 @@ void MainWindow::buildActions() {
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
+}
 
+void MainWindow::buildRunMenu() {
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     QAction* add = run->addAction(tr("&Add to queue"), this, [this] { setupPanel_->addButton()->click(); });
     add->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
@@ -263,7 +272,9 @@ void MainWindow::buildActions() {
     });
     remove->setShortcut(QKeySequence::Delete);
     addActions({add, compare, start, cancel, remove});
+}
 
+void MainWindow::buildViewMenu() {
     QMenu* view = menuBar()->addMenu(tr("&View"));
     darkAction_ = view->addAction(tr("&Dark theme"));
     darkAction_->setCheckable(true);
@@ -284,7 +295,9 @@ void MainWindow::buildActions() {
     showTab(tr("&FP8"), 1, Qt::Key_2);
     showTab(tr("H&istory"), 2, Qt::Key_3);
     showTab(tr("S&weep"), 3, Qt::Key_4);
+}
 
+void MainWindow::buildHelpMenu() {
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Keyboard shortcuts"), this, [this] {
         auto* box = new QMessageBox(QMessageBox::Information, tr("Keyboard shortcuts"),

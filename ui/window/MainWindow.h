@@ -106,6 +106,10 @@ protected:
 
 private:
     void buildActions();
+    void buildFileMenu();
+    void buildRunMenu();
+    void buildViewMenu();
+    void buildHelpMenu();
     void startDetection();
     void onDeviceDetected(const DeviceInfo& device);
     void showError(const QString& title, const QString& message);
