@@ -122,151 +122,194 @@ public:
         const OpsScope ops_scope(ops_);  // the run's one choice of kernels or reference, for every module
         ParameterCopies parameter_copies;  // low-precision weights and biases, cast once per step (ParameterCopies.h)
         const ParameterCopiesScope copies_scope(parameter_copies);
-        std::shared_ptr<CausalLm> model = make_model(config_.backend, config_.model, config_.seed);
-        model->to(device_);
+        Session s(parameter_copies);
+        set_up(s);
+        for (int k = 0; k < config_.total_steps(); ++k) {
+            if (stop_before_step()) break;
+            if (k == config_.warmup) {
+                s.launches_at_timed_start = ops_.kernel_launches();
+                s.timer->reset_peak_memory();
+                if (s.fp8_state) s.fp8_state->take_inspection_ms();  // the timed steps' inspection only
+            }
+            const at::Tensor batch = s.data.pool[k % s.data.batches];
+            const at::Tensor loss = s.graph && k >= config_.warmup ? graph_step(s, k, batch) : eager_step(s, k, batch);
+            std::function<at::Tensor()> statistics;
+            if (s.fp8_state) statistics = [&] { return s.fp8_state->statistics(); };
+            if (auto reading = s.timer->end_step(k, loss, statistics)) {
+                report(*reading);
+            }
+        }
+        finish(s);
+    }
+
+private:
+    // What one run's steps share, created by set_up in this order and destroyed in the reverse one.
+    struct Session {
+        explicit Session(ParameterCopies& copies) : parameter_copies(copies) {}
+
+        ParameterCopies& parameter_copies;
+        std::shared_ptr<CausalLm> model;
+        std::unique_ptr<FusedAdamW> optimizer;
+        TrainingData data;
+        std::unique_ptr<GradientBuckets> buckets;
+        bool fp8 = false;
+        bool autocast = false;
+        Fp8ScopeSettings fp8_settings;
+        std::shared_ptr<Fp8Context> fp8_state;
+        GraphDecision graph_plan;
+        std::unique_ptr<StepGraph> graph;
+        at::Tensor static_batch;  // the graph's input: each timed step's batch is copied in before the replay
+        at::Tensor static_loss;   // the graph's loss, rewritten by every replay
+        std::unique_ptr<StepTimer> timer;
+        std::uint64_t launches_at_timed_start = 0;
+    };
+
+    // The model (weights broadcast from rank 0 in a job), the optimizer, the data, a job's gradient buckets,
+    // the FP8 state; then on_start, then a CUDA graph run's side stream, the step timer and the clock.
+    void set_up(Session& s) {
+        s.model = make_model(config_.backend, config_.model, config_.seed);
+        s.model->to(device_);
         if (job_) {
-            std::vector<at::Tensor> state = model->parameters();
-            for (const at::Tensor& buffer : model->buffers()) state.push_back(buffer);
+            std::vector<at::Tensor> state = s.model->parameters();
+            for (const at::Tensor& buffer : s.model->buffers()) state.push_back(buffer);
             torch::NoGradGuard no_grad;
             broadcast_from_rank0(*job_, state);
         }
         // The te backend steps through its ops (the fused ops: one launch, the bfloat16 copies included); torch
         // through LibTorch's fused AdamW.
-        FusedAdamW optimizer(model->parameters(), AdamWSettings{config_.lr}, config_.backend == Backend::Te ? &ops_ : nullptr);
-        const TrainingData data = make_training_data(config_, device_, job_ ? job_->rank() : 0);
-        std::unique_ptr<GradientBuckets> buckets;
+        s.optimizer = std::make_unique<FusedAdamW>(s.model->parameters(), AdamWSettings{config_.lr},
+                                                   config_.backend == Backend::Te ? &ops_ : nullptr);
+        s.data = make_training_data(config_, device_, job_ ? job_->rank() : 0);
         if (job_) {
-            buckets = std::make_unique<GradientBuckets>(model->parameters(), *job_,
-                                                        static_cast<std::size_t>(config_.dist.bucket_mb * (1 << 20)));
+            s.buckets = std::make_unique<GradientBuckets>(s.model->parameters(), *job_,
+                                                          static_cast<std::size_t>(config_.dist.bucket_mb * (1 << 20)));
         }
-        const bool fp8 = facts_.precision == Precision::Fp8;
+        s.fp8 = facts_.precision == Precision::Fp8;
         // FP8's non-GEMM math is BF16 on the CPU too (RunFacts), so that a CPU run's dtypes, bytes and saved bytes
         // are the GPU's (the launch ledger's FP8 targets are held there).
-        const bool autocast = facts_.compute == ComputeDtype::BFloat16;
-        const Fp8ScopeSettings fp8_settings{config_.fp8, config_.inspect_fp8};
-        const std::shared_ptr<Fp8Context> fp8_state = fp8 ? model->fp8_context() : nullptr;
-        if (fp8_state) {
-            record_.fp8_slots = fp8_state->quantized_slots(config_.fp8);
+        s.autocast = facts_.compute == ComputeDtype::BFloat16;
+        s.fp8_settings = Fp8ScopeSettings{config_.fp8, config_.inspect_fp8};
+        s.fp8_state = s.fp8 ? s.model->fp8_context() : nullptr;
+        if (s.fp8_state) {
+            record_.fp8_slots = s.fp8_state->quantized_slots(config_.fp8);
             if (job_ && config_.dist.amax_reduction) {
                 DistJob* job = job_;
-                fp8_state->set_amax_reducer([job](const at::Tensor& staged) { max_over_ranks_nan_wins(*job, staged); });
+                s.fp8_state->set_amax_reducer([job](const at::Tensor& staged) { max_over_ranks_nan_wins(*job, staged); });
             }
         }
         announce();
 
         // A CUDA graph run lives on a side stream from here on (StepGraph.h); the warm-up steps run there eagerly.
-        const GraphDecision graph_plan = decide_cuda_graph(config_);
-        const std::unique_ptr<StepGraph> graph = graph_plan.use ? make_step_graph(device_) : nullptr;
+        s.graph_plan = decide_cuda_graph(config_);
+        s.graph = s.graph_plan.use ? make_step_graph(device_) : nullptr;
         // The step's AdamW writes the FP8 weight copies the next forward reads, into new tensors: a captured
         // forward would read the buffers of the step before the capture in every replay. A graph run's forward
         // casts them itself (into the graph's pool), as before that lever.
-        optimizer.set_write_fp8_copies(graph == nullptr);
-        at::Tensor static_batch;  // the graph's input: each timed step's batch is copied in before the replay
-        at::Tensor static_loss;   // the graph's loss, rewritten by every replay
-
-        // One training step as it is run eagerly and as it is captured: forward, loss, backward (FP8: the
-        // backward slots update when it finishes), AdamW.
-        const auto train_step = [&](const at::Tensor& batch) {
-            const at::Tensor inputs = batch.narrow(1, 0, config_.model.seq);
-            const at::Tensor targets = batch.narrow(1, 1, config_.model.seq);
-            at::Tensor loss;
-            {
-                AutocastScope autocast_scope(autocast, device_.type());
-                Fp8Scope fp8_scope(fp8, fp8_settings);
-                loss = model->loss(inputs, targets);
-            }
-            parameter_copies.release_forward_fp8();  // the backward reads the weights' transposed FP8 copies only
-            enter_segment(StepSegment::Backward);
-            if (buckets) buckets->begin_step();
-            // A seed of our own: the engine makes none, and a fused head knows its gradient is exactly 1.
-            loss.backward(unit_loss_gradient(loss.device()));
-            if (buckets) {
-                enter_segment(StepSegment::Communication);
-                buckets->finish_step();
-                loss = agree_on_loss_and_cancel(loss.detach());
-            }
-            enter_segment(StepSegment::Optimizer);
-            {
-                const LedgerScope optimizer_scope("optimizer");
-                optimizer.step();
-            }
-            return loss.detach();
-        };
-
-        std::uint64_t launches_at_timed_start = 0;
-        const std::unique_ptr<StepTimer> timer =
-            make_step_timer(device_, config_.total_steps(), fp8_state ? fp8_state->statistics_rows() : 0);
-        timer->reset_peak_memory();
+        s.optimizer->set_write_fp8_copies(s.graph == nullptr);
+        s.timer = make_step_timer(device_, config_.total_steps(), s.fp8_state ? s.fp8_state->statistics_rows() : 0);
+        s.timer->reset_peak_memory();
         start_ = Clock::now();
-        for (int k = 0; k < config_.total_steps(); ++k) {
-            const bool cancel_here = cancel_ != nullptr && cancel_->load(std::memory_order_relaxed);
-            if (job_) {
-                cancel_asked_ = cancel_here;  // agreed on inside the step; every rank stops after the same one
-                if (cancel_agreed_) {
-                    record_.status = RunStatus::Cancelled;
-                    break;
-                }
-            } else if (cancel_here) {
+    }
+
+    // Whether the run stops before its next step: a cancel (in a job, one every rank agreed on after the same step).
+    bool stop_before_step() {
+        const bool cancel_here = cancel_ != nullptr && cancel_->load(std::memory_order_relaxed);
+        if (job_) {
+            cancel_asked_ = cancel_here;  // agreed on inside the step; every rank stops after the same one
+            if (cancel_agreed_) {
                 record_.status = RunStatus::Cancelled;
-                break;
+                return true;
             }
-            if (k == config_.warmup) {
-                launches_at_timed_start = ops_.kernel_launches();
-                timer->reset_peak_memory();
-                if (fp8_state) fp8_state->take_inspection_ms();  // the timed steps' inspection only
-            }
-            const at::Tensor batch = data.pool[k % data.batches];
-            at::Tensor loss;
-            if (graph && k >= config_.warmup) {
-                if (!graph->captured()) {
-                    // Gradients start unset, so the captured backward allocates them in the graph's memory,
-                    // where every replay rewrites them (no zero_grad between replays).
-                    static_batch = batch.clone();
-                    optimizer.zero_grad();
-                    graph->capture([&] { static_loss = train_step(static_batch); });
-                    record_.execution.graph_kernels = graph->kernel_nodes();
-                    record_.execution.graph_pool_bytes = graph->pool_bytes();
-                    record_.execution.cuda_graph_note = graph_plan.reason + "; " + std::to_string(graph->kernel_nodes()) +
-                                                        " kernels per step";
-                    if (const std::optional<std::uint64_t> pool = graph->pool_bytes()) {
-                        record_.execution.cuda_graph_note +=
-                            "; its memory pool " + format_fixed(static_cast<double>(*pool) / (1 << 20), 1) + " MiB (part of the peak memory)";
-                    }
-                } else {
-                    static_batch.copy_(batch, /*non_blocking=*/true);
-                }
-                timer->begin_step(k, /*segmented=*/false);
-                graph->replay();
-                loss = static_loss;
-            } else {
-                timer->begin_step(k, /*segmented=*/true);
-                const SegmentSinkScope segments(timer.get());
-                // The ledger's callbacks cost time: one eager step records it, never a timed one when a warm-up
-                // step exists.
-                std::optional<LedgerRecording> ledger;
-                if (k == ledger_step()) ledger.emplace(device_.is_cuda(), device_.is_cuda() ? device_.index() : 0);
-                {
-                    const LedgerScope optimizer_scope("optimizer");
-                    optimizer.zero_grad();
-                }
-                loss = train_step(batch);
-                if (ledger) record_ledger(ledger->finish(), k);
-            }
-            std::function<at::Tensor()> statistics;
-            if (fp8_state) statistics = [&] { return fp8_state->statistics(); };
-            if (auto reading = timer->end_step(k, loss, statistics)) {
-                report(*reading);
-            }
+        } else if (cancel_here) {
+            record_.status = RunStatus::Cancelled;
+            return true;
         }
-        if (auto reading = timer->finish()) {
+        return false;
+    }
+
+    // One training step as it is run eagerly and as it is captured: forward, loss, backward (FP8: the
+    // backward slots update when it finishes), AdamW.
+    at::Tensor train_step(Session& s, const at::Tensor& batch) {
+        const at::Tensor inputs = batch.narrow(1, 0, config_.model.seq);
+        const at::Tensor targets = batch.narrow(1, 1, config_.model.seq);
+        at::Tensor loss;
+        {
+            AutocastScope autocast_scope(s.autocast, device_.type());
+            Fp8Scope fp8_scope(s.fp8, s.fp8_settings);
+            loss = s.model->loss(inputs, targets);
+        }
+        s.parameter_copies.release_forward_fp8();  // the backward reads the weights' transposed FP8 copies only
+        enter_segment(StepSegment::Backward);
+        if (s.buckets) s.buckets->begin_step();
+        // A seed of our own: the engine makes none, and a fused head knows its gradient is exactly 1.
+        loss.backward(unit_loss_gradient(loss.device()));
+        if (s.buckets) {
+            enter_segment(StepSegment::Communication);
+            s.buckets->finish_step();
+            loss = agree_on_loss_and_cancel(loss.detach());
+        }
+        enter_segment(StepSegment::Optimizer);
+        {
+            const LedgerScope optimizer_scope("optimizer");
+            s.optimizer->step();
+        }
+        return loss.detach();
+    }
+
+    // A timed step of a graph run: the first captures the step (and says what the graph holds), the others
+    // copy their batch in and replay it.
+    at::Tensor graph_step(Session& s, int k, const at::Tensor& batch) {
+        if (!s.graph->captured()) {
+            // Gradients start unset, so the captured backward allocates them in the graph's memory,
+            // where every replay rewrites them (no zero_grad between replays).
+            s.static_batch = batch.clone();
+            s.optimizer->zero_grad();
+            s.graph->capture([&] { s.static_loss = train_step(s, s.static_batch); });
+            record_.execution.graph_kernels = s.graph->kernel_nodes();
+            record_.execution.graph_pool_bytes = s.graph->pool_bytes();
+            record_.execution.cuda_graph_note = s.graph_plan.reason + "; " + std::to_string(s.graph->kernel_nodes()) +
+                                                " kernels per step";
+            if (const std::optional<std::uint64_t> pool = s.graph->pool_bytes()) {
+                record_.execution.cuda_graph_note +=
+                    "; its memory pool " + format_fixed(static_cast<double>(*pool) / (1 << 20), 1) + " MiB (part of the peak memory)";
+            }
+        } else {
+            s.static_batch.copy_(batch, /*non_blocking=*/true);
+        }
+        s.timer->begin_step(k, /*segmented=*/false);
+        s.graph->replay();
+        return s.static_loss;
+    }
+
+    // An eager step, timed by segment; the ledger's step also records every launch and byte.
+    at::Tensor eager_step(Session& s, int k, const at::Tensor& batch) {
+        s.timer->begin_step(k, /*segmented=*/true);
+        const SegmentSinkScope segments(s.timer.get());
+        // The ledger's callbacks cost time: one eager step records it, never a timed one when a warm-up
+        // step exists.
+        std::optional<LedgerRecording> ledger;
+        if (k == ledger_step()) ledger.emplace(device_.is_cuda(), device_.is_cuda() ? device_.index() : 0);
+        {
+            const LedgerScope optimizer_scope("optimizer");
+            s.optimizer->zero_grad();
+        }
+        const at::Tensor loss = train_step(s, batch);
+        if (ledger) record_ledger(ledger->finish(), k);
+        return loss;
+    }
+
+    // After the last step: the timer's last reading, a job's figures, the weights' digest, launches per step,
+    // the inspection's cost, a traced step when asked for, and the status.
+    void finish(Session& s) {
+        if (auto reading = s.timer->finish()) {
             report(*reading);
         }
         if (job_) {
-            gather_job_figures(buckets->last_step(), static_cast<int>(buckets->bucket_count()));
-            if (record_.execution.dist) record_.execution.dist->allreduce_bytes = buckets->bytes();
+            gather_job_figures(s.buckets->last_step(), static_cast<int>(s.buckets->bucket_count()));
+            if (record_.execution.dist) record_.execution.dist->allreduce_bytes = s.buckets->bytes();
         }
         WeightsDigest digest;
-        for (const at::Tensor& p : model->parameters()) {
+        for (const at::Tensor& p : s.model->parameters()) {
             const at::Tensor d = p.detach().to(at::kDouble);
             digest.sum += d.sum().item<double>();
             digest.sum_abs += d.abs().sum().item<double>();
@@ -274,23 +317,23 @@ public:
         }
         record_.execution.weights_digest = digest;
         const int timed = static_cast<int>(record_.steps.size()) - config_.warmup;
-        if (!graph && !ops_.is_reference() && config_.backend == Backend::Te && timed > 0) {
+        if (!s.graph && !ops_.is_reference() && config_.backend == Backend::Te && timed > 0) {
             record_.execution.fused_launches_per_step =
-                static_cast<double>(ops_.kernel_launches() - launches_at_timed_start) / timed;
+                static_cast<double>(ops_.kernel_launches() - s.launches_at_timed_start) / timed;
         }
-        if (fp8_state && config_.inspect_fp8 && device_.is_cpu() && timed > 0) {
-            record_.execution.fp8_inspection_ms = fp8_state->take_inspection_ms() / timed;
+        if (s.fp8_state && config_.inspect_fp8 && device_.is_cpu() && timed > 0) {
+            record_.execution.fp8_inspection_ms = s.fp8_state->take_inspection_ms() / timed;
         }
         if (!callbacks_.profile_trace.empty() && record_.status == RunStatus::Running) {
             profile_one_step([&] {
                 const int k = config_.total_steps();
-                const at::Tensor batch = data.pool[k % data.batches];
-                if (graph && graph->captured()) {
-                    static_batch.copy_(batch, /*non_blocking=*/true);
-                    graph->replay();
+                const at::Tensor batch = s.data.pool[k % s.data.batches];
+                if (s.graph && s.graph->captured()) {
+                    s.static_batch.copy_(batch, /*non_blocking=*/true);
+                    s.graph->replay();
                 } else {
-                    optimizer.zero_grad();
-                    train_step(batch);
+                    s.optimizer->zero_grad();
+                    train_step(s, batch);
                 }
             });
         }
@@ -299,7 +342,6 @@ public:
         }
     }
 
-private:
     // `te-bench run --profile`: one more step of the timed steps' kind, traced, after the statistics and the
     // weights digest (so neither changes). The run is kept when the trace fails; the record says why.
     void profile_one_step(const std::function<void()>& step) {
