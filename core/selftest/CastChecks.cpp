@@ -93,7 +93,7 @@ void block_casts(Checks& check) {
                             at::Tensor x = (at::randn({rows, cols}, cuda()) * 3).to(input);
                             x.view({-1})[x.numel() / 2] = 1000;  // one outlier block
                             const BlockShape block{block_rows, 128};
-                            const Fp8Dtype fp8 = type == kernels::Fp8Type::E4M3 ? Fp8Dtype::E4M3 : Fp8Dtype::E5M2;
+                            const Fp8Dtype fp8 = fp8_dtype(type);
                             const BlockQuantized want = block_quantize(x, block, fp8, pow2);
                             const BlockQuantized want_t = block_quantize(x.t(), block, fp8, pow2);
                             const kernels::ScaleMode mode = kernels::block_scale_mode(block_rows);

@@ -74,8 +74,7 @@ kernels::GemmArgs fp8_gemm_args(const Fp8Operands& o, kernels::Fp8Type a_type, v
     g.m = static_cast<std::size_t>(o.a8.size(0));
     g.n = static_cast<std::size_t>(o.b8.size(0));
     g.k = static_cast<std::size_t>(o.a8.size(1));
-    g.a = {o.a8.data_ptr(), a_type == kernels::Fp8Type::E4M3 ? kernels::GemmType::E4M3 : kernels::GemmType::E5M2,
-           o.a_inv.data_ptr<float>()};
+    g.a = {o.a8.data_ptr(), gemm_type(a_type), o.a_inv.data_ptr<float>()};
     g.b = {o.b8.data_ptr(), kernels::GemmType::E4M3, o.b_inv.data_ptr<float>()};
     g.d = d;
     return g;

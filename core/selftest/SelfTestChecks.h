@@ -14,6 +14,8 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 
+#include "core/fp8/Fp8Tensor.h"
+#include "core/modules/ops/KernelTypes.h"
 #include "core/selftest/SelfTest.h"
 #include "tewb_kernels/fp8_type.h"
 
@@ -103,7 +105,7 @@ inline std::string dtype_name(at::ScalarType t) {
 }
 
 inline at::ScalarType fp8_of(kernels::Fp8Type type) {
-    return type == kernels::Fp8Type::E4M3 ? at::kFloat8_e4m3fn : at::kFloat8_e5m2;
+    return to_scalar_type(fp8_dtype(type));
 }
 
 inline const char* fp8_name(kernels::Fp8Type type) {
