@@ -260,10 +260,15 @@ void define_recipe_command(CLI::App& app, Commands& c) {
                                   "replay the FP8 scale-update rule on a sequence of amaxes: the scale each step would use");
     c.recipe->add_option("--recipe", c.replay_recipe, "delayed | current | block (explained: no history) (default delayed)")
         ->type_name("NAME");
-    c.recipe->add_option("--dtype", c.replay_dtype, "e4m3 (max 448) | e5m2 (max 57344) (default e4m3)")->type_name("NAME");
-    c.recipe->add_option("--history-len", c.replay_history_len, "amax history length, 1 to 65536 (default 16)")
+    c.recipe->add_option("--dtype", c.replay_dtype,
+                         "the replayed cast's FP8 type: e4m3 (max 448) | e5m2 (max 57344) (default e4m3)")
+        ->type_name("NAME");
+    c.recipe->add_option("--amax-history-len", c.replay_history_len, "amax history length, 1 to 65536 (default 16)")
         ->type_name("L");
-    c.recipe->add_option("--algo", c.replay_algo, "max | most_recent (default max)")->type_name("NAME");
+    c.recipe->add_option("--amax-algo", c.replay_algo, "max | most_recent (default max)")->type_name("NAME");
+    // The names this command had before it took run's: accepted, not listed.
+    c.recipe->add_option("--history-len", c.replay_history_len_alias)->group("");
+    c.recipe->add_option("--algo", c.replay_algo_alias)->group("");
     c.recipe->add_option("--margin", c.replay_margin, "0 to 64 (default 0)")->type_name("M");
     c.recipe->add_option("--calibrate-first-step", c.replay_calibrate,
                          "delayed: step 1 takes the scale its own amax gives instead of 1 (te-bench run's default); off: "

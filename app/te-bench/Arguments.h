@@ -63,6 +63,7 @@ struct Commands {
     CLI::App* recipe = nullptr;
     std::string replay_recipe, replay_dtype, replay_history_len, replay_algo, replay_margin, replay_amax,
         replay_calibrate;
+    std::string replay_history_len_alias, replay_algo_alias;  // --history-len, --algo: run's names are the flags
     bool replay_json = false;
 
     CLI::App* history_list = nullptr;

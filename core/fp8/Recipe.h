@@ -45,7 +45,7 @@ struct Fp8Recipe {
 };
 
 // Problems with `recipe`, fields named by their CLI flags: `history_flag` (te-bench run's
-// --amax-history-len, the playground's --history-len) and --margin.
+// --amax-history-len, also `te-bench recipe`'s, which accepts --history-len too) and --margin.
 std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe,
                                                 std::string_view history_flag = "--amax-history-len");
 

@@ -31,13 +31,13 @@ std::string text(float x) {
 
 }  // namespace
 
-void validate(const RecipeReplay& replay) {
+void validate(const RecipeReplay& replay, std::string_view history_flag) {
     Fp8Recipe recipe;
     recipe.scaling = replay.scaling;
     recipe.amax_history_len = replay.history_len;
     recipe.algo = replay.algo;
     recipe.margin = replay.margin;
-    const std::vector<ConfigProblem> problems = find_recipe_problems(recipe, "--history-len");
+    const std::vector<ConfigProblem> problems = find_recipe_problems(recipe, history_flag);
     if (!problems.empty()) {
         throw ConfigError(problems.front().message);
     }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/fp8/ScaleUpdate.h"
@@ -18,8 +19,9 @@ struct RecipeReplay {
     std::vector<float> amaxes;
 };
 
-// Throws ConfigError naming the playground's flags (--history-len, --margin) when a setting is out of range.
-void validate(const RecipeReplay& replay);
+// Throws ConfigError naming the playground's flags (`history_flag`, as the user spelled it, and --margin) when a
+// setting is out of range.
+void validate(const RecipeReplay& replay, std::string_view history_flag = "--amax-history-len");
 
 // The JSON contract of docs/fp8.md ("recipe", "dtype", "history_len", "algo", "margin", then
 // "calibrate_first_step": true only when set, "steps"), keys in that order. Float32 values print as the exact decimal of the float (so a float64 reader sees the

@@ -121,6 +121,14 @@ private Q_SLOTS:
                                           << "--dtype 'fp8': unknown value; allowed: e4m3|e5m2";
         QTest::newRow("playground algo") << QStringList{"recipe", "--amax", "1", "--algo", "avg"}
                                          << "--algo 'avg': unknown value; allowed: max|most_recent";
+        // run's names for the same settings; the older ones above are still accepted, not both at once.
+        QTest::newRow("playground amax history 0") << QStringList{"recipe", "--amax", "1", "--amax-history-len", "0"}
+                                                   << "--amax-history-len 0: out of range; allowed: 1 to 65536";
+        QTest::newRow("playground amax algo") << QStringList{"recipe", "--amax", "1", "--amax-algo", "avg"}
+                                              << "--amax-algo 'avg': unknown value; allowed: max|most_recent";
+        QTest::newRow("playground history twice")
+            << QStringList{"recipe", "--amax", "1", "--amax-history-len", "2", "--history-len", "3"}
+            << "--amax-history-len and --history-len: the same setting given twice; allowed: one of them";
         QTest::newRow("playground amax text") << QStringList{"recipe", "--amax", "3.5,abc"}
                                               << "--amax item 2 'abc': not a number";
         QTest::newRow("playground amax negative") << QStringList{"recipe", "--amax", "-1"} << "--amax item 1 '-1': negative";
@@ -460,6 +468,11 @@ private Q_SLOTS:
         QCOMPARE(steps[3]["scale_next"].get<double>(), 128.0);    // inf in the window: frozen
         QCOMPARE(steps[4]["amax"].get<std::string>(), std::string("nan"));
         QCOMPARE(steps[4]["history"][3].get<std::string>(), std::string("nan"));
+        // run's names for the same settings give the same replay.
+        const Result same = bench({"recipe", "--recipe", "delayed", "--dtype", "e4m3", "--amax-history-len", "4",
+                                   "--amax-algo", "max", "--margin", "0", "--amax", "3.5,0,1e-37,inf,nan,7", "--json"});
+        QCOMPARE(same.exit_code, 0);
+        QCOMPARE(same.out, r.out);
         QCOMPARE(steps[5]["scale_next"].get<double>(), 128.0);    // nan and inf still in the window
         QCOMPARE(steps[5]["history"], json::parse(R"([0.0, "inf", "nan", 7.0])"));
         const QString text = r.out.trimmed();
