@@ -164,125 +164,135 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
     const std::size_t row = static_cast<std::size_t>(index.row());
     const RunCollection::Entry* e = runs_->find(keys_[row]);
     if (!e) return {};
-    const RunRecord& r = e->record;
     const Row& c = rows_[row];
-    const RunSummary& s = c.summary;
-    const std::optional<double> mfu_percent = s.mfu ? std::optional<double>(*s.mfu * 100.0) : std::nullopt;
-    const std::optional<double> peak =
-        s.peak_mem_bytes > 0 ? std::optional<double>(static_cast<double>(s.peak_mem_bytes)) : std::nullopt;
-    if (role == Qt::DisplayRole) {
-        switch (index.column()) {
-            case Name: {
-                QString name = QString::fromStdString(display_name(r));
-                if (baseline_ == e->key && !name.contains(QStringLiteral("baseline"))) name += tr(" (baseline)");
-                return name;
-            }
-            case Status: return QString::fromUtf8(to_string(r.status).data());
-            case Implementation: {
-                const Execution& x = r.execution;
-                QString text = QString::fromStdString(x.implementation.empty() ? std::string(to_string(r.config.backend))
-                                                                               : x.implementation);
-                // The te path and whether anything fell back; the list of fallbacks is the tooltip.
-                if (!x.te_impl.empty()) {
-                    text += QStringLiteral(" · ") + QString::fromStdString(x.te_impl);
-                    if (!x.fallbacks.empty()) text += QStringLiteral(", ") + QString::fromStdString(fallback_summary(x));
-                }
-                return text;
-            }
-            case MeanMs: return number(s.mean_ms, 2);
-            case MedianMs: return number(s.median_ms, 2);
-            case P90Ms: return number(s.p90_ms, 2);
-            case TokensPerS: return number(s.tokens_per_s, 0);
-            case Tflops: return number(s.tflops, 2);
-            case Mfu: return number(mfu_percent, 1, QStringLiteral(" %"));
-            case PeakMemory: return peak ? QString::fromStdString(format_bytes(s.peak_mem_bytes)) : QStringLiteral("–");
-            case FinalLoss: return number(s.final_loss, 4);
-            case Speedup: return number(c.speedup, 2, QStringLiteral("×"));
-            case MemoryRatio: return number(c.memory_ratio, 2, QStringLiteral("×"));
-            case Spread: return QString::fromStdString(c.spread);
-            case Scaling: {
-                if (!r.execution.dist) return QStringLiteral("–");
-                const DistExecution& d = *r.execution.dist;
-                const QString ranks = d.world_size == 1 ? tr("1 process") : tr("%1 processes").arg(d.world_size);
-                if (!d.scaling_efficiency) return ranks;
-                return tr("%1 efficient, %2").arg(number(*d.scaling_efficiency * 100.0, 0, QStringLiteral(" %")).toString(), ranks);
-            }
-            case SpeedupInterval: {
-                if (c.grouped_baseline) return tr("baseline");
-                if (!c.speedup_ci) return QStringLiteral("–");
-                QString text = QStringLiteral("%1–%2×")
-                                   .arg(QString::fromStdString(format_fixed(c.speedup_ci->lo, 2)),
-                                        QString::fromStdString(format_fixed(c.speedup_ci->hi, 2)));
-                if (!c.significant) text += tr(" not significant");
-                return text;
-            }
-            default: return {};
-        }
-    }
-    if (role == SortRole) {
-        switch (index.column()) {
-            case MeanMs: return raw(s.mean_ms);
-            case MedianMs: return raw(s.median_ms);
-            case P90Ms: return raw(s.p90_ms);
-            case TokensPerS: return raw(s.tokens_per_s);
-            case Tflops: return raw(s.tflops);
-            case Mfu: return raw(s.mfu);
-            case PeakMemory: return raw(peak);
-            case FinalLoss: return raw(s.final_loss);
-            case Speedup: return raw(c.speedup);
-            case MemoryRatio: return raw(c.memory_ratio);
-            case SpeedupInterval: return c.speedup_ci ? QVariant(c.speedup_ci->lo) : QVariant();
-            case Scaling: return r.execution.dist ? raw(r.execution.dist->scaling_efficiency) : QVariant();
-            default: return data(index, Qt::DisplayRole);
-        }
-    }
-    if (role == Qt::DecorationRole && index.column() == Name) return e->colour;
+    const int column = index.column();
+    if (role == Qt::DisplayRole) return displayText(e->record, e->key, c, column);
+    if (role == SortRole) return sortValue(e->record, e->key, c, column);
+    if (role == Qt::DecorationRole && column == Name) return e->colour;
     if (role == Qt::FontRole && baseline_ == e->key) {
         QFont bold;
         bold.setBold(true);
         return bold;
     }
-    if (role == Qt::TextAlignmentRole && index.column() >= MeanMs && index.column() <= MemoryRatio) {
+    if (role == Qt::TextAlignmentRole && column >= MeanMs && column <= MemoryRatio) {
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     }
-    if (role == Qt::ToolTipRole) {
-        if (index.column() == Status && !r.message.empty()) return QString::fromStdString(r.message);
-        if (index.column() == Implementation) {
-            QStringList tips;
-            if (r.execution.fp8_emulated) {
-                tips << tr("FP8 emulated: the casts are real FP8 but the GEMMs ran in higher precision, so the loss is FP8's "
-                           "and the timings are not FP8 speed.");
-            }
-            if (const std::string path = te_path_words(r); !path.empty()) {
-                QString te = QString::fromStdString(path);
-                const Execution& x = r.execution;
-                if (!x.te_impl.empty()) {
-                    const std::string fallbacks = fully_fused(x) ? std::string("fully fused, no fallbacks") : fallback_summary(x);
-                    te += QStringLiteral("; ") + QString::fromStdString(fallbacks);
-                }
-                for (const std::string& line : fallback_lines(x)) te += QStringLiteral("\n  ") + QString::fromStdString(line);
-                tips << te;
-            }
-            if (!tips.isEmpty()) return tips.join(QStringLiteral("\n"));
+    if (role == Qt::ToolTipRole) return toolTip(e->record, column);
+    return {};
+}
+
+QVariant ComparisonModel::displayText(const RunRecord& r, int key, const Row& c, int column) const {
+    const RunSummary& s = c.summary;
+    const std::optional<double> mfu_percent = s.mfu ? std::optional<double>(*s.mfu * 100.0) : std::nullopt;
+    const std::optional<double> peak =
+        s.peak_mem_bytes > 0 ? std::optional<double>(static_cast<double>(s.peak_mem_bytes)) : std::nullopt;
+    switch (column) {
+        case Name: {
+            QString name = QString::fromStdString(display_name(r));
+            if (baseline_ == key && !name.contains(QStringLiteral("baseline"))) name += tr(" (baseline)");
+            return name;
         }
-        if (index.column() == Mfu && !r.execution.peak_source.empty()) return QString::fromStdString(r.execution.peak_source);
-        if (index.column() == PeakMemory) return QString::fromUtf8(to_string(r.execution.memory_metric).data());
-        if (index.column() == Scaling && r.execution.dist) {
+        case Status: return QString::fromUtf8(to_string(r.status).data());
+        case Implementation: {
+            const Execution& x = r.execution;
+            QString text = QString::fromStdString(x.implementation.empty() ? std::string(to_string(r.config.backend))
+                                                                           : x.implementation);
+            // The te path and whether anything fell back; the list of fallbacks is the tooltip.
+            if (!x.te_impl.empty()) {
+                text += QStringLiteral(" · ") + QString::fromStdString(x.te_impl);
+                if (!x.fallbacks.empty()) text += QStringLiteral(", ") + QString::fromStdString(fallback_summary(x));
+            }
+            return text;
+        }
+        case MeanMs: return number(s.mean_ms, 2);
+        case MedianMs: return number(s.median_ms, 2);
+        case P90Ms: return number(s.p90_ms, 2);
+        case TokensPerS: return number(s.tokens_per_s, 0);
+        case Tflops: return number(s.tflops, 2);
+        case Mfu: return number(mfu_percent, 1, QStringLiteral(" %"));
+        case PeakMemory: return peak ? QString::fromStdString(format_bytes(s.peak_mem_bytes)) : QStringLiteral("–");
+        case FinalLoss: return number(s.final_loss, 4);
+        case Speedup: return number(c.speedup, 2, QStringLiteral("×"));
+        case MemoryRatio: return number(c.memory_ratio, 2, QStringLiteral("×"));
+        case Spread: return QString::fromStdString(c.spread);
+        case Scaling: {
+            if (!r.execution.dist) return QStringLiteral("–");
             const DistExecution& d = *r.execution.dist;
-            QString ranks;
-            for (std::size_t i = 0; i < d.rank_mean_ms.size(); ++i) {
-                ranks += (i ? QStringLiteral(", ") : QString()) + number(d.rank_mean_ms[i], 2).toString();
+            const QString ranks = d.world_size == 1 ? tr("1 process") : tr("%1 processes").arg(d.world_size);
+            if (!d.scaling_efficiency) return ranks;
+            return tr("%1 efficient, %2").arg(number(*d.scaling_efficiency * 100.0, 0, QStringLiteral(" %")).toString(), ranks);
+        }
+        case SpeedupInterval: {
+            if (c.grouped_baseline) return tr("baseline");
+            if (!c.speedup_ci) return QStringLiteral("–");
+            QString text = QStringLiteral("%1–%2×")
+                               .arg(QString::fromStdString(format_fixed(c.speedup_ci->lo, 2)),
+                                    QString::fromStdString(format_fixed(c.speedup_ci->hi, 2)));
+            if (!c.significant) text += tr(" not significant");
+            return text;
+        }
+        default: return {};
+    }
+}
+
+QVariant ComparisonModel::sortValue(const RunRecord& r, int key, const Row& c, int column) const {
+    const RunSummary& s = c.summary;
+    const std::optional<double> peak =
+        s.peak_mem_bytes > 0 ? std::optional<double>(static_cast<double>(s.peak_mem_bytes)) : std::nullopt;
+    switch (column) {
+        case MeanMs: return raw(s.mean_ms);
+        case MedianMs: return raw(s.median_ms);
+        case P90Ms: return raw(s.p90_ms);
+        case TokensPerS: return raw(s.tokens_per_s);
+        case Tflops: return raw(s.tflops);
+        case Mfu: return raw(s.mfu);
+        case PeakMemory: return raw(peak);
+        case FinalLoss: return raw(s.final_loss);
+        case Speedup: return raw(c.speedup);
+        case MemoryRatio: return raw(c.memory_ratio);
+        case SpeedupInterval: return c.speedup_ci ? QVariant(c.speedup_ci->lo) : QVariant();
+        case Scaling: return r.execution.dist ? raw(r.execution.dist->scaling_efficiency) : QVariant();
+        default: return displayText(r, key, c, column);
+    }
+}
+
+QVariant ComparisonModel::toolTip(const RunRecord& r, int column) const {
+    if (column == Status && !r.message.empty()) return QString::fromStdString(r.message);
+    if (column == Implementation) {
+        QStringList tips;
+        if (r.execution.fp8_emulated) {
+            tips << tr("FP8 emulated: the casts are real FP8 but the GEMMs ran in higher precision, so the loss is FP8's "
+                       "and the timings are not FP8 speed.");
+        }
+        if (const std::string path = te_path_words(r); !path.empty()) {
+            QString te = QString::fromStdString(path);
+            const Execution& x = r.execution;
+            if (!x.te_impl.empty()) {
+                const std::string fallbacks = fully_fused(x) ? std::string("fully fused, no fallbacks") : fallback_summary(x);
+                te += QStringLiteral("; ") + QString::fromStdString(fallbacks);
             }
-            return tr("Data-parallel job of %1 over %2; mean ms per step by rank: %3. Scaling efficiency: the 1-process "
-                      "run's ms per step over the job's, with the same batch per process (100 % = perfect scaling).")
-                .arg(d.world_size)
-                .arg(QString::fromStdString(d.backend), ranks);
+            for (const std::string& line : fallback_lines(x)) te += QStringLiteral("\n  ") + QString::fromStdString(line);
+            tips << te;
         }
-        if (index.column() == SpeedupInterval) {
-            return tr("95% bootstrap interval of the speedup of this run's group against the baseline's (repeats: "
-                      "median of the repeats' mean ms/step; one run: mean over its timed steps). When it contains "
-                      "1.0 the difference is not significant.");
+        if (!tips.isEmpty()) return tips.join(QStringLiteral("\n"));
+    }
+    if (column == Mfu && !r.execution.peak_source.empty()) return QString::fromStdString(r.execution.peak_source);
+    if (column == PeakMemory) return QString::fromUtf8(to_string(r.execution.memory_metric).data());
+    if (column == Scaling && r.execution.dist) {
+        const DistExecution& d = *r.execution.dist;
+        QString ranks;
+        for (std::size_t i = 0; i < d.rank_mean_ms.size(); ++i) {
+            ranks += (i ? QStringLiteral(", ") : QString()) + number(d.rank_mean_ms[i], 2).toString();
         }
+        return tr("Data-parallel job of %1 over %2; mean ms per step by rank: %3. Scaling efficiency: the 1-process "
+                  "run's ms per step over the job's, with the same batch per process (100 % = perfect scaling).")
+            .arg(d.world_size)
+            .arg(QString::fromStdString(d.backend), ranks);
+    }
+    if (column == SpeedupInterval) {
+        return tr("95% bootstrap interval of the speedup of this run's group against the baseline's (repeats: "
+                  "median of the repeats' mean ms/step; one run: mean over its timed steps). When it contains "
+                  "1.0 the difference is not significant.");
     }
     return {};
 }

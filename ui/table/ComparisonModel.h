@@ -60,6 +60,10 @@ private:
     };
     void recompute();
     void recomputeAll();  // and tell views every row changed
+    // data() by role: the cell's text, its sort key (numbers sort as numbers) and its tooltip.
+    QVariant displayText(const RunRecord& r, int key, const Row& c, int column) const;
+    QVariant sortValue(const RunRecord& r, int key, const Row& c, int column) const;
+    QVariant toolTip(const RunRecord& r, int column) const;
 
     RunCollection* runs_;
     std::vector<int> keys_;
