@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/device/DeviceInfo.h"
+#include "core/modules/ops/KernelTypes.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/gemm.h"
 #include "tewb_kernels/normalization.h"
@@ -81,8 +82,7 @@ int main(int argc, char** argv) {
         at::Tensor mean = at::empty({r}, cuda);
         at::Tensor rstd = at::empty({r}, cuda);
         const double fwd = time_ms([&] {
-            kernels::layer_norm_forward(x.data_ptr(), kernels::DType::BFloat16, gamma.data_ptr(), beta.data_ptr(),
-                                        kernels::DType::Float32, r, h, 1e-5f, out.data_ptr(), kernels::DType::BFloat16, nullptr,
+            kernels::layer_norm_forward(tensor_ref(x), tensor_ref(gamma), tensor_ref(beta), 1e-5f, tensor_ref(out), nullptr,
                                         mean.data_ptr<float>(), rstd.data_ptr<float>(), stream());
         });
         rows.push_back({"layer_norm_forward bf16", shape, fwd, 4.0 * r * h / (fwd * 1e6), "GB/s", bandwidth_target});
@@ -92,10 +92,9 @@ int main(int argc, char** argv) {
         const std::size_t bytes = kernels::layer_norm_backward_workspace_bytes(r, h);
         at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda.dtype(at::kByte));
         const double bwd = time_ms([&] {
-            kernels::layer_norm_backward(out.data_ptr(), kernels::DType::BFloat16, x.data_ptr(), kernels::DType::BFloat16,
-                                         mean.data_ptr<float>(),
-                                         rstd.data_ptr<float>(), gamma.data_ptr(), kernels::DType::Float32, r, h, dx.data_ptr(),
-                                         dgamma.data_ptr(), dbeta.data_ptr(), workspace.data_ptr(), bytes, stream());
+            kernels::layer_norm_backward(tensor_ref(out), tensor_ref(x), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+                                         tensor_ref(gamma), tensor_ref(dx), tensor_ref(dgamma), tensor_ref(dbeta),
+                                         workspace_ref(workspace), stream());
         });
         rows.push_back({"layer_norm_backward bf16", shape, bwd, 6.0 * r * h / (bwd * 1e6), "GB/s", bandwidth_target});
         const at::Tensor scale = at::ones({1}, cuda);
@@ -112,9 +111,9 @@ int main(int argc, char** argv) {
         const std::size_t dbias_bytes = kernels::cast_transpose_dbias_workspace_bytes(r, h);
         at::Tensor dbias_workspace = at::empty({static_cast<std::int64_t>(dbias_bytes)}, cuda.dtype(at::kByte));
         const double ctb = time_ms([&] {
-            kernels::cast_transpose_dbias_to_fp8(x.data_ptr(), kernels::DType::BFloat16, r, h, scale.data_ptr<float>(), q.data_ptr(),
-                                                 q_t.data_ptr(), kernels::Fp8Type::E4M3, amax.data_ptr<float>(), dbias.data_ptr(),
-                                                 kernels::DType::Float32, dbias_workspace.data_ptr(), dbias_bytes, stream());
+            const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale.data_ptr<float>(), amax.data_ptr<float>(),
+                                         kernels::Fp8Type::E4M3};
+            kernels::cast_transpose_dbias_to_fp8(tensor_ref(x), fp8, tensor_ref(dbias), workspace_ref(dbias_workspace), stream());
         });
         rows.push_back({"cast_transpose_dbias_to_fp8 bf16 -> E4M3", shape, ctb, (4.0 * r * h + 4.0 * h) / (ctb * 1e6), "GB/s",
                         bandwidth_target});

@@ -59,10 +59,10 @@ void tensor_casts(Checks& check) {
                             kernels::cast_transpose_dbias_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
                         at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
                         amax.zero_();
-                        kernels::cast_transpose_dbias_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(rows),
-                                                             static_cast<std::size_t>(cols), scale_t.data_ptr<float>(), dq.data_ptr(),
-                                                             dq_t.data_ptr(), type, amax.data_ptr<float>(), dbias.data_ptr(),
-                                                             kernels::DType::Float32, workspace.data_ptr(), bytes, stream());
+                        const kernels::Fp8Output dq_out{dq.data_ptr(), dq_t.data_ptr(), scale_t.data_ptr<float>(),
+                                                        amax.data_ptr<float>(), type};
+                        kernels::cast_transpose_dbias_to_fp8(tensor_ref(x), dq_out, tensor_ref(dbias), workspace_ref(workspace),
+                                                             stream());
                         check.exact("cast_transpose_dbias_to_fp8", "out" + suffix, shape, dtype, dq, want);
                         check.exact("cast_transpose_dbias_to_fp8", "out_t" + suffix, shape, dtype, dq_t, want.t().contiguous());
                         if (!saturating) {

@@ -38,9 +38,8 @@ void layer_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std
     at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
     const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
                                  kernels::Fp8Type::E4M3};
-    kernels::layer_norm_forward(x.data_ptr(), kernel_dtype(io), gamma.data_ptr(), beta.data_ptr(), kernel_dtype(param),
-                                static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden), eps, out.data_ptr(), kernel_dtype(io),
-                                &fp8, mean.data_ptr<float>(), rstd.data_ptr<float>(), stream());
+    kernels::layer_norm_forward(tensor_ref(x), tensor_ref(gamma), tensor_ref(beta), eps, tensor_ref(out), &fp8,
+                                mean.data_ptr<float>(), rstd.data_ptr<float>(), stream());
     check.relative("layer_norm_forward", "out", shape, dtype, out, want, bound);
     check.relative("layer_norm_forward", "mean", shape, dtype, mean, want_mean.reshape({-1}), kFloat32Bound);
     check.relative("layer_norm_forward", "rstd", shape, dtype, rstd, want_rstd.reshape({-1}), kFloat32Bound);
@@ -58,10 +57,8 @@ void layer_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std
     const std::size_t bytes =
         kernels::layer_norm_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
     at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
-    kernels::layer_norm_backward(dy.data_ptr(), kernel_dtype(dy_type), x.data_ptr(), kernel_dtype(io), mean.data_ptr<float>(),
-                                 rstd.data_ptr<float>(),
-                                 gamma.data_ptr(), kernel_dtype(param), static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden),
-                                 dx.data_ptr(), dgamma.data_ptr(), dbeta.data_ptr(), workspace.data_ptr(), bytes, stream());
+    kernels::layer_norm_backward(tensor_ref(dy), tensor_ref(x), mean.data_ptr<float>(), rstd.data_ptr<float>(), tensor_ref(gamma),
+                                 tensor_ref(dx), tensor_ref(dgamma), tensor_ref(dbeta), workspace_ref(workspace), stream());
     check.relative("layer_norm_backward", "dx", shape, dtype, dx, want_dx, bound);
     check.relative("layer_norm_backward", "dgamma", shape, dtype, dgamma, want_dgamma, bound);
     check.relative("layer_norm_backward", "dbeta", shape, dtype, dbeta, want_dbeta, bound);
@@ -104,8 +101,8 @@ void gelu_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t
     at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
     const kernels::Fp8Output dfp8{dq.data_ptr(), dq_t.data_ptr(), dscale_t.data_ptr<float>(), damax.data_ptr<float>(),
                                   kernels::Fp8Type::E5M2};
-    kernels::gelu_backward(dy.data_ptr(), x.data_ptr(), kernel_dtype(io), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols),
-                           dx.data_ptr(), &dfp8, dbias.data_ptr(), kernels::DType::Float32, workspace.data_ptr(), bytes, stream());
+    kernels::gelu_backward(tensor_ref(dy), tensor_ref(x), tensor_ref(dx), &dfp8, tensor_ref(dbias), workspace_ref(workspace),
+                           stream());
     check.relative("gelu_backward", "dx", shape, dtype, dx, want_dx, bound);
     check.relative("gelu_backward", "FP8 dx", shape, dtype + " -> E5M2", dequantize(dq, kernels::Fp8Type::E5M2, dscale), want_dx,
                    kE5m2Bound);

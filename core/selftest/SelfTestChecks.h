@@ -101,7 +101,7 @@ inline std::string shape_text(std::int64_t a, std::int64_t b) {
 }
 
 inline std::string dtype_name(at::ScalarType t) {
-    return t == at::kFloat ? "float32" : "bfloat16";
+    return std::string(kernels::to_string(t == at::kFloat ? kernels::DType::Float32 : kernels::DType::BFloat16));
 }
 
 inline at::ScalarType fp8_of(kernels::Fp8Type type) {
@@ -109,7 +109,7 @@ inline at::ScalarType fp8_of(kernels::Fp8Type type) {
 }
 
 inline const char* fp8_name(kernels::Fp8Type type) {
-    return type == kernels::Fp8Type::E4M3 ? "E4M3" : "E5M2";
+    return kernels::fp8_type_name(type);
 }
 
 inline cudaStream_t stream() {

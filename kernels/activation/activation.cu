@@ -212,16 +212,21 @@ void launch_gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::si
     check_last_launch(call);
 }
 
-void launch_gelu_backward(const void* dy, const void* x, DType dtype, std::size_t rows, std::size_t cols, void* dx,
-                          const Fp8Output* fp8, void* dbias, DType dbias_dtype, void* workspace, cudaStream_t stream) {
+void launch_gelu_backward(const GeluBackwardCall& a, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::gelu_backward";
+    const std::size_t rows = a.x.rows;
+    const std::size_t cols = a.x.cols;
+    const Fp8Output* fp8 = a.fp8;
+    void* dbias = a.dbias.data;
+    const DType dbias_dtype = a.dbias.dtype;
     const int chunks = gelu_backward_chunks(rows);
     const unsigned column_blocks = static_cast<unsigned>((cols + kThreads - 1) / kThreads);
     const bool in_kernel = column_sum_in_kernel(column_blocks);
     ColumnSumTarget target;
-    if (dbias != nullptr) target = ColumnSumTarget{static_cast<float*>(workspace), in_kernel ? dbias : nullptr, dbias_dtype};
+    if (dbias != nullptr)
+        target = ColumnSumTarget{static_cast<float*>(a.workspace.data), in_kernel ? dbias : nullptr, dbias_dtype};
     gelu_backward_kernel<<<dim3(column_blocks, static_cast<unsigned>(chunks)), kThreads, 0, stream>>>(
-        dy, x, dtype, static_cast<int>(rows), static_cast<int>(cols), chunks, dx,
+        a.dy.data, a.x.data, a.x.dtype, static_cast<int>(rows), static_cast<int>(cols), chunks, a.dx.data,
         fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr,
         fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr, fp8 != nullptr ? fp8->scale : nullptr,
         fp8 != nullptr ? fp8->type : Fp8Type::E4M3, fp8 != nullptr ? fp8->amax : nullptr, target);

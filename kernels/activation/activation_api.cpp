@@ -14,14 +14,14 @@ std::size_t gelu_backward_workspace_bytes(std::size_t rows, std::size_t cols) {
     return static_cast<std::size_t>(detail::gelu_backward_chunks(rows)) * cols * sizeof(float);
 }
 
-void gelu_backward(const void* dy, const void* x, DType dtype, std::size_t rows, std::size_t cols, void* dx, const Fp8Output* fp8,
-                   void* dbias, DType dbias_dtype, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
-    if (!detail::check_gelu_backward_arguments("tewb::kernels::gelu_backward", dy, x, dtype, rows, cols, dx, fp8, dbias,
-                                               dbias_dtype, workspace, workspace_bytes,
-                                               gelu_backward_workspace_bytes(rows, cols))) {
+void gelu_backward(const ConstTensorRef& dy, const ConstTensorRef& x, const TensorRef& dx, const Fp8Output* fp8,
+                   const TensorRef& dbias, const Workspace& workspace, cudaStream_t stream) {
+    const detail::GeluBackwardCall call{dy, x, dx, fp8, dbias, workspace};
+    if (!detail::check_gelu_backward_arguments("tewb::kernels::gelu_backward", call,
+                                               gelu_backward_workspace_bytes(x.rows, x.cols))) {
         return;
     }
-    detail::launch_gelu_backward(dy, x, dtype, rows, cols, dx, fp8, dbias, dbias_dtype, workspace, stream);
+    detail::launch_gelu_backward(call, stream);
 }
 
 }  // namespace tewb::kernels

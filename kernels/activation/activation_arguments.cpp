@@ -18,21 +18,32 @@ bool check_gelu_forward_arguments(const char* call, const void* x, DType x_dtype
     return true;
 }
 
-bool check_gelu_backward_arguments(const char* call, const void* dy, const void* x, DType dtype, std::size_t rows,
-                                   std::size_t cols, const void* dx, const Fp8Output* fp8, const void* dbias, DType dbias_dtype,
-                                   const void* workspace, std::size_t workspace_bytes, std::size_t needed_workspace) {
+bool check_gelu_backward_arguments(const char* call, const GeluBackwardCall& a, std::size_t needed_workspace) {
+    const std::size_t rows = a.x.rows;
+    const std::size_t cols = a.x.cols;
+    const DType dtype = a.x.dtype;
     check_dims(call, rows, cols);
-    if (dx == nullptr && fp8 == nullptr && dbias == nullptr) fail(call, "no output: dx, fp8 and dbias are all null");
+    if (a.dx.data == nullptr && a.fp8 == nullptr && a.dbias.data == nullptr)
+        fail(call, "no output: dx, fp8 and dbias are all null");
     check_float_or_bf16(call, dtype, "dy and x");
-    if (dbias != nullptr) check_float_or_bf16(call, dbias_dtype, "dbias");
+    check_same_dtype(call, a.dy.dtype, "dy", dtype, "x");
+    check_shape(call, a.dy, "dy", rows, cols);
+    if (a.dx.data != nullptr) {
+        check_same_dtype(call, a.dx.dtype, "dx", dtype, "x");
+        check_shape(call, a.dx, "dx", rows, cols);
+    }
+    if (a.dbias.data != nullptr) {
+        check_float_or_bf16(call, a.dbias.dtype, "dbias");
+        check_shape(call, a.dbias, "dbias", 1, cols);
+    }
     if (rows == 0 || cols == 0) return false;
-    check_buffer(call, dy, "dy", element_size(dtype));
-    check_buffer(call, x, "x", element_size(dtype));
-    if (dx != nullptr) check_buffer(call, dx, "dx", element_size(dtype));
-    if (fp8 != nullptr) check_fp8_output(call, *fp8);
-    if (dbias != nullptr) {
-        check_buffer(call, dbias, "dbias", element_size(dbias_dtype));
-        check_workspace(call, workspace, workspace_bytes, needed_workspace, "gelu_backward_workspace_bytes");
+    check_buffer(call, a.dy.data, "dy", element_size(dtype));
+    check_buffer(call, a.x.data, "x", element_size(dtype));
+    if (a.dx.data != nullptr) check_buffer(call, a.dx.data, "dx", element_size(dtype));
+    if (a.fp8 != nullptr) check_fp8_output(call, *a.fp8);
+    if (a.dbias.data != nullptr) {
+        check_buffer(call, a.dbias.data, "dbias", element_size(a.dbias.dtype));
+        check_workspace(call, a.workspace.data, a.workspace.bytes, needed_workspace, "gelu_backward_workspace_bytes");
     }
     return true;
 }

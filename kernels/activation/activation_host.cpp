@@ -74,18 +74,26 @@ std::size_t gelu_backward_workspace_bytes(std::size_t rows, std::size_t cols) {
     return backward_chunks(rows) * cols * sizeof(float);
 }
 
-void gelu_backward(const void* dy, const void* x, DType dtype, std::size_t rows, std::size_t cols, void* dx, const Fp8Output* fp8,
-                   void* dbias, DType dbias_dtype, void* workspace, std::size_t workspace_bytes) {
-    if (!detail::check_gelu_backward_arguments("tewb::kernels::host::gelu_backward", dy, x, dtype, rows, cols, dx, fp8, dbias,
-                                               dbias_dtype, workspace, workspace_bytes,
-                                               gelu_backward_workspace_bytes(rows, cols))) {
+void gelu_backward(const ConstTensorRef& dy_ref, const ConstTensorRef& x_ref, const TensorRef& dx_ref, const Fp8Output* fp8,
+                   const TensorRef& dbias_ref, const Workspace& workspace) {
+    if (!detail::check_gelu_backward_arguments("tewb::kernels::host::gelu_backward",
+                                               {dy_ref, x_ref, dx_ref, fp8, dbias_ref, workspace},
+                                               gelu_backward_workspace_bytes(x_ref.rows, x_ref.cols))) {
         return;
     }
+    const void* dy = dy_ref.data;
+    const void* x = x_ref.data;
+    const DType dtype = x_ref.dtype;
+    const std::size_t rows = x_ref.rows;
+    const std::size_t cols = x_ref.cols;
+    void* dx = dx_ref.data;
+    void* dbias = dbias_ref.data;
+    const DType dbias_dtype = dbias_ref.dtype;
     auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
     auto* q_t = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr;
     const float s = q != nullptr ? *fp8->scale : 1.0f;
     const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
-    auto* partial = dbias != nullptr ? static_cast<float*>(workspace) : nullptr;
+    auto* partial = dbias != nullptr ? static_cast<float*>(workspace.data) : nullptr;
     const std::size_t chunks = backward_chunks(rows);
     const std::size_t per_chunk = (rows + chunks - 1) / chunks;
     std::atomic<std::uint32_t> amax_bits{0};

@@ -220,47 +220,49 @@ __device__ inline long long round_up_4(long long n) {
     return (n + 3) / 4 * 4;
 }
 
-// One thread block per 128 x 128 tile of x (flattened: rows of tiles may exceed the grid's y limit). x is
-// read once into registers; a tile holds 128 row blocks and 128 column blocks of 1 x 128 (or is one
-// 128 x 128 block), so both orientations' scales come from the same values. The transposed copy is staged
-// in shared memory and written as 16-byte rows.
-// Two blocks per SM (at most 128 registers a thread), so one tile's loads overlap another's stores.
-// kDbias: also the column sums of x (out.dbias): the tile's partial row dbias.partial[tr, c0 .. c0 + 128), each
-// column as (0 + warp 0's 16 rows in order) + warp 1's + ... + warp 7's, and the last tile of a column of
-// tiles to finish adds the row tiles' partial rows in order (column_sum.cuh) unless dbias.out is null.
-// The work of one thread block on tile `tile` (row-major over the tiles); block_cast_kernel and the
-// multi-tensor block_cast_multi_kernel run it.
-template <typename T, bool kDbias>
-__device__ __forceinline__ void block_cast_tile(const T* __restrict__ x, int rows, int cols, int row_tiles, int col_tiles,
-                                                unsigned tile, bool weight_blocks, bool power_of_two, const BlockCastOutput& out,
-                                                const ColumnSumTarget& dbias) {
-    __shared__ unsigned row_bits[kBlockCols];
-    __shared__ unsigned col_part[kBlockCastThreads / 32][kBlockCols];
-    __shared__ __align__(16) float col_sum[kDbias ? kBlockCastThreads / 32 : 1][kBlockCols];
-    __shared__ float row_scale[kBlockCols];
-    __shared__ float col_scale[kBlockCols];
-    __shared__ __align__(16) std::uint8_t staged[kBlockCols * kStagedPitch];
-    const int tr = static_cast<int>(tile / col_tiles);
-    const int tc = static_cast<int>(tile % col_tiles);
-    const int r0 = tr * kBlockCols;
-    const int c0 = tc * kBlockCols;
-    const int warp = static_cast<int>(threadIdx.x / 32);
-    const int lane = static_cast<int>(threadIdx.x % 32);
-    const int first_row = warp * kBlockCastRowsPerWarp;  // within the tile
-    const int col = lane * 4;                            // within the tile
-    const Fp8Type type = out.type;
+// Where one thread block's 128 x 128 tile lies in x, and where this thread works in it.
+struct BlockTilePlace {
+    int tr;         // the tile's row among the tiles
+    int tc;         // its column among the tiles
+    int r0;         // its first row of x
+    int c0;         // its first column of x
+    int warp;
+    int lane;
+    int first_row;  // the warp's first row within the tile
+    int col;        // the lane's first column within the tile
+};
 
-    // Values outside x count as 0: they change no block's amax.
-    float v[kBlockCastRowsPerWarp][4];
+__device__ __forceinline__ BlockTilePlace block_tile_place(unsigned tile, int col_tiles) {
+    BlockTilePlace p;
+    p.tr = static_cast<int>(tile / col_tiles);
+    p.tc = static_cast<int>(tile % col_tiles);
+    p.r0 = p.tr * kBlockCols;
+    p.c0 = p.tc * kBlockCols;
+    p.warp = static_cast<int>(threadIdx.x / 32);
+    p.lane = static_cast<int>(threadIdx.x % 32);
+    p.first_row = p.warp * kBlockCastRowsPerWarp;
+    p.col = p.lane * 4;
+    return p;
+}
+
+// The thread's 16 rows x 4 columns of the tile into v (values outside x count as 0: they change no block's
+// amax), each row's max |x| bits into row_bits, the warp's column maxima into col_part and, with kDbias, the
+// warp's column sums into col_sum. Returns the thread's max |x| bits over its warp's rows (a NaN orders above
+// inf, so it wins as in the reference). Shared memory written here is read after the caller's __syncthreads.
+template <typename T, bool kDbias>
+__device__ __forceinline__ unsigned block_load_tile(const T* __restrict__ x, int rows, int cols, const BlockTilePlace& p,
+                                                    float (&v)[kBlockCastRowsPerWarp][4], unsigned (&row_bits)[kBlockCols],
+                                                    unsigned (&col_part)[kBlockCastThreads / 32][kBlockCols],
+                                                    float (&col_sum)[kDbias ? kBlockCastThreads / 32 : 1][kBlockCols]) {
     unsigned column_bits[4] = {0u, 0u, 0u, 0u};
-    unsigned warp_bits = 0;  // |x| as bits: a NaN orders above inf, so it wins as in the reference
+    unsigned warp_bits = 0;  // |x| as bits
 #pragma unroll
     for (int i = 0; i < kBlockCastRowsPerWarp; ++i) {
-        const int r = r0 + first_row + i;
+        const int r = p.r0 + p.first_row + i;
         unsigned bits = 0;
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-            const int c = c0 + col + j;
+            const int c = p.c0 + p.col + j;
             const float f = (r < rows && c < cols) ? to_float(x[static_cast<long long>(r) * cols + c]) : 0.0f;
             v[i][j] = f;
             const unsigned b = abs_bits(f);
@@ -268,11 +270,11 @@ __device__ __forceinline__ void block_cast_tile(const T* __restrict__ x, int row
             column_bits[j] = max(column_bits[j], b);
         }
         for (int offset = 16; offset > 0; offset /= 2) bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, offset));
-        if (lane == 0) row_bits[first_row + i] = bits;
+        if (p.lane == 0) row_bits[p.first_row + i] = bits;
         warp_bits = max(warp_bits, bits);
     }
 #pragma unroll
-    for (int j = 0; j < 4; ++j) col_part[warp][col + j] = column_bits[j];
+    for (int j = 0; j < 4; ++j) col_part[p.warp][p.col + j] = column_bits[j];
     if constexpr (kDbias) {
         // This lane's 4 columns over the warp's 16 rows, in row order (values outside x are 0 and change no sum).
         float sums[4];
@@ -282,11 +284,19 @@ __device__ __forceinline__ void block_cast_tile(const T* __restrict__ x, int row
 #pragma unroll
             for (int i = 0; i < kBlockCastRowsPerWarp; ++i) sums[j] += v[i][j];
         }
-        *reinterpret_cast<float4*>(&col_sum[warp][col]) = make_float4(sums[0], sums[1], sums[2], sums[3]);
+        *reinterpret_cast<float4*>(&col_sum[p.warp][p.col]) = make_float4(sums[0], sums[1], sums[2], sums[3]);
     }
-    __syncthreads();
+    return warp_bits;
+}
 
-    // The tile's amax (one 128 x 128 block's), in every warp.
+// After block_load_tile's shared memory is complete: the tile's amax (one 128 x 128 block's), in every warp,
+// and the scales of the tile's 128 rows (threads 0-127) and 128 columns (threads 128-255) into row_scale and
+// col_scale, the tile's own for weight blocks. Returns the tile's scale.
+__device__ __forceinline__ float block_tile_scales(const BlockTilePlace& p, Fp8Type type, bool weight_blocks, bool power_of_two,
+                                                   const unsigned (&row_bits)[kBlockCols],
+                                                   const unsigned (&col_part)[kBlockCastThreads / 32][kBlockCols],
+                                                   float (&row_scale)[kBlockCols], float (&col_scale)[kBlockCols]) {
+    const int col = p.col;
     unsigned tile_bits = max(max(row_bits[col], row_bits[col + 1]), max(row_bits[col + 2], row_bits[col + 3]));
     for (int offset = 16; offset > 0; offset /= 2) tile_bits = max(tile_bits, __shfl_xor_sync(0xffffffffu, tile_bits, offset));
     const float tile_scale = block_scale(tile_bits, type, power_of_two);
@@ -299,9 +309,17 @@ __device__ __forceinline__ void block_cast_tile(const T* __restrict__ x, int row
         for (int w = 0; w < kBlockCastThreads / 32; ++w) bits = max(bits, col_part[w][j]);
         col_scale[j] = weight_blocks ? tile_scale : block_scale(bits, type, power_of_two);
     }
-    __syncthreads();
+    return tile_scale;
+}
 
-    // The scales, in cuBLASLt's layouts (gemm_types.h); the last tile of a row or column fills the padding with 1.
+// After block_tile_scales' shared memory is complete: the scale_invs, in cuBLASLt's layouts (gemm_types.h);
+// the last tile of a row or column fills the padding with 1.
+__device__ __forceinline__ void block_write_scale_invs(int rows, int cols, int row_tiles, int col_tiles, const BlockTilePlace& p,
+                                                       bool weight_blocks, float tile_scale, const BlockCastOutput& out,
+                                                       const float (&row_scale)[kBlockCols],
+                                                       const float (&col_scale)[kBlockCols]) {
+    const int tr = p.tr;
+    const int tc = p.tc;
     if (weight_blocks) {
         if (threadIdx.x == 0) {
             const long long stride = round_up_4(col_tiles);
@@ -319,7 +337,7 @@ __device__ __forceinline__ void block_cast_tile(const T* __restrict__ x, int row
         }
     } else if (threadIdx.x < kBlockCols) {
         const long long stride = round_up_4(rows);  // [k block][row], the row index contiguous
-        const long long r = r0 + static_cast<long long>(threadIdx.x);
+        const long long r = p.r0 + static_cast<long long>(threadIdx.x);
         if (r < rows) {
             out.scale_inv[tc * stride + r] = 1.0f / row_scale[threadIdx.x];
         } else if (r < stride) {
@@ -328,23 +346,27 @@ __device__ __forceinline__ void block_cast_tile(const T* __restrict__ x, int row
     } else if (out.transposed != nullptr) {
         const int j = static_cast<int>(threadIdx.x) - kBlockCols;
         const long long t_stride = round_up_4(cols);  // the transposed copy's rows are x's columns
-        const long long c = c0 + static_cast<long long>(j);
+        const long long c = p.c0 + static_cast<long long>(j);
         if (c < cols) {
             out.transposed_scale_inv[tr * t_stride + c] = 1.0f / col_scale[j];
         } else if (c < t_stride) {
             out.transposed_scale_inv[tr * t_stride + c] = 1.0f;
         }
     }
+}
 
-    // The data along x's rows: 4 bytes per lane, a warp's 128 contiguous bytes per row.
+// The data along x's rows: 4 bytes per lane, a warp's 128 contiguous bytes per row.
+__device__ __forceinline__ void block_write_rows(int rows, int cols, const BlockTilePlace& p, Fp8Type type,
+                                                 const float (&v)[kBlockCastRowsPerWarp][4], const float (&row_scale)[kBlockCols],
+                                                 const BlockCastOutput& out) {
     auto* data = static_cast<std::uint8_t*>(out.data);
     const bool whole_words = cols % 4 == 0 && reinterpret_cast<std::uintptr_t>(data) % 4 == 0;
 #pragma unroll
     for (int i = 0; i < kBlockCastRowsPerWarp; ++i) {
-        const int r = r0 + first_row + i;
-        const int c = c0 + col;
+        const int r = p.r0 + p.first_row + i;
+        const int c = p.c0 + p.col;
         if (r >= rows || c >= cols) continue;
-        const float s = row_scale[first_row + i];
+        const float s = row_scale[p.first_row + i];
         std::uint8_t q[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) q[j] = fp8_from_float(v[i][j] * s, type);
@@ -355,52 +377,108 @@ __device__ __forceinline__ void block_cast_tile(const T* __restrict__ x, int row
             for (int j = 0; j < 4 && c + j < cols; ++j) to[j] = q[j];
         }
     }
+}
 
-    // The transposed copy along x's columns: staged as [column][row] bytes, then 16 bytes per thread.
-    if (out.transposed != nullptr) {
-        // A thread's 16 rows of one column are 16 contiguous bytes of the staged tile: one 16-byte store per
-        // column (byte stores would conflict 16 ways in shared memory).
+// The transposed copy's bytes staged as [column][row]: a thread's 16 rows of one column are 16 contiguous
+// bytes of the staged tile, one 16-byte store per column (byte stores would conflict 16 ways in shared memory).
+__device__ __forceinline__ void block_stage_transposed(const BlockTilePlace& p, Fp8Type type,
+                                                       const float (&v)[kBlockCastRowsPerWarp][4],
+                                                       const float (&col_scale)[kBlockCols],
+                                                       std::uint8_t (&staged)[kBlockCols * kStagedPitch]) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const float s = col_scale[col + j];
-            unsigned words[4];
+    for (int j = 0; j < 4; ++j) {
+        const float s = col_scale[p.col + j];
+        unsigned words[4];
 #pragma unroll
-            for (int w = 0; w < 4; ++w) {
-                words[w] = 0;
+        for (int w = 0; w < 4; ++w) {
+            words[w] = 0;
 #pragma unroll
-                for (int b = 0; b < 4; ++b) {
-                    words[w] |= static_cast<unsigned>(fp8_from_float(v[w * 4 + b][j] * s, type)) << (8 * b);
-                }
+            for (int b = 0; b < 4; ++b) {
+                words[w] |= static_cast<unsigned>(fp8_from_float(v[w * 4 + b][j] * s, type)) << (8 * b);
             }
-            *reinterpret_cast<uint4*>(staged + (col + j) * kStagedPitch + first_row) = make_uint4(words[0], words[1], words[2], words[3]);
         }
-        __syncthreads();
-        auto* transposed = static_cast<std::uint8_t*>(out.transposed);
-        const bool whole_pieces = rows % 16 == 0 && reinterpret_cast<std::uintptr_t>(transposed) % 16 == 0;
-        for (int piece = static_cast<int>(threadIdx.x); piece < kBlockCols * (kBlockCols / 16); piece += kBlockCastThreads) {
-            const int j = piece / (kBlockCols / 16);
-            const int part = piece % (kBlockCols / 16);
-            const int c = c0 + j;
-            const int r = r0 + part * 16;
-            if (c >= cols || r >= rows) continue;
-            const std::uint8_t* from = staged + j * kStagedPitch + part * 16;
-            std::uint8_t* to = transposed + static_cast<long long>(c) * rows + r;
-            if (whole_pieces) {
-                *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(from);
-            } else {
-                for (int k = 0; k < 16 && r + k < rows; ++k) to[k] = from[k];
-            }
+        *reinterpret_cast<uint4*>(staged + (p.col + j) * kStagedPitch + p.first_row) =
+            make_uint4(words[0], words[1], words[2], words[3]);
+    }
+}
+
+// After the whole tile is staged: the transposed copy along x's columns, 16 bytes per thread.
+__device__ __forceinline__ void block_write_transposed(int rows, int cols, const BlockTilePlace& p,
+                                                       const std::uint8_t (&staged)[kBlockCols * kStagedPitch],
+                                                       const BlockCastOutput& out) {
+    auto* transposed = static_cast<std::uint8_t*>(out.transposed);
+    const bool whole_pieces = rows % 16 == 0 && reinterpret_cast<std::uintptr_t>(transposed) % 16 == 0;
+    for (int piece = static_cast<int>(threadIdx.x); piece < kBlockCols * (kBlockCols / 16); piece += kBlockCastThreads) {
+        const int j = piece / (kBlockCols / 16);
+        const int part = piece % (kBlockCols / 16);
+        const int c = p.c0 + j;
+        const int r = p.r0 + part * 16;
+        if (c >= cols || r >= rows) continue;
+        const std::uint8_t* from = staged + j * kStagedPitch + part * 16;
+        std::uint8_t* to = transposed + static_cast<long long>(c) * rows + r;
+        if (whole_pieces) {
+            *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(from);
+        } else {
+            for (int k = 0; k < 16 && r + k < rows; ++k) to[k] = from[k];
         }
     }
-    if constexpr (kDbias) {
-        // col_sum was complete at the first __syncthreads above.
-        if (threadIdx.x < kBlockCols && c0 + static_cast<int>(threadIdx.x) < cols) {
-            float sum = 0.0f;
+}
+
+// The tile's partial row of column sums (col_sum was complete at block_cast_tile's first __syncthreads): each
+// column as 0 + warp 0's sum + warp 1's + ... + warp 7's.
+__device__ __forceinline__ void block_dbias_partial(int cols, const BlockTilePlace& p,
+                                                    const float (&col_sum)[kBlockCastThreads / 32][kBlockCols],
+                                                    const ColumnSumTarget& dbias) {
+    if (threadIdx.x < kBlockCols && p.c0 + static_cast<int>(threadIdx.x) < cols) {
+        float sum = 0.0f;
 #pragma unroll
-            for (int w = 0; w < kBlockCastThreads / 32; ++w) sum += col_sum[w][threadIdx.x];
-            dbias.partial[static_cast<long long>(tr) * cols + c0 + threadIdx.x] = sum;
-        }
-        finish_column_sum(dbias, tc, row_tiles, cols, c0, min(kBlockCols, cols - c0));
+        for (int w = 0; w < kBlockCastThreads / 32; ++w) sum += col_sum[w][threadIdx.x];
+        dbias.partial[static_cast<long long>(p.tr) * cols + p.c0 + threadIdx.x] = sum;
+    }
+}
+
+// One thread block per 128 x 128 tile of x (flattened: rows of tiles may exceed the grid's y limit). x is
+// read once into registers; a tile holds 128 row blocks and 128 column blocks of 1 x 128 (or is one
+// 128 x 128 block), so both orientations' scales come from the same values. The transposed copy is staged
+// in shared memory and written as 16-byte rows.
+// Two blocks per SM (at most 128 registers a thread), so one tile's loads overlap another's stores.
+// kDbias: also the column sums of x (out.dbias): the tile's partial row dbias.partial[tr, c0 .. c0 + 128), each
+// column as (0 + warp 0's 16 rows in order) + warp 1's + ... + warp 7's, and the last tile of a column of
+// tiles to finish adds the row tiles' partial rows in order (column_sum.cuh) unless dbias.out is null.
+// The work of one thread block on tile `tile` (row-major over the tiles); block_cast_kernel and the
+// multi-tensor block_cast_multi_kernel run it. Its __syncthreads are all here (with those inside
+// finish_column_sum and combine_block_amax), reached by every thread of the block (out.transposed is the same
+// for all of them); the helpers above hold none and run between them.
+template <typename T, bool kDbias>
+__device__ __forceinline__ void block_cast_tile(const T* __restrict__ x, int rows, int cols, int row_tiles, int col_tiles,
+                                                unsigned tile, bool weight_blocks, bool power_of_two, const BlockCastOutput& out,
+                                                const ColumnSumTarget& dbias) {
+    __shared__ unsigned row_bits[kBlockCols];
+    __shared__ unsigned col_part[kBlockCastThreads / 32][kBlockCols];
+    __shared__ __align__(16) float col_sum[kDbias ? kBlockCastThreads / 32 : 1][kBlockCols];
+    __shared__ float row_scale[kBlockCols];
+    __shared__ float col_scale[kBlockCols];
+    __shared__ __align__(16) std::uint8_t staged[kBlockCols * kStagedPitch];
+    const BlockTilePlace p = block_tile_place(tile, col_tiles);
+    const Fp8Type type = out.type;
+
+    float v[kBlockCastRowsPerWarp][4];
+    const unsigned warp_bits = block_load_tile<T, kDbias>(x, rows, cols, p, v, row_bits, col_part, col_sum);
+    __syncthreads();
+
+    const float tile_scale = block_tile_scales(p, type, weight_blocks, power_of_two, row_bits, col_part, row_scale, col_scale);
+    __syncthreads();
+
+    block_write_scale_invs(rows, cols, row_tiles, col_tiles, p, weight_blocks, tile_scale, out, row_scale, col_scale);
+    block_write_rows(rows, cols, p, type, v, row_scale, out);
+    if (out.transposed != nullptr) {
+        block_stage_transposed(p, type, v, col_scale, staged);
+        __syncthreads();
+        block_write_transposed(rows, cols, p, staged, out);
+    }
+    if constexpr (kDbias) {
+        block_dbias_partial(cols, p, col_sum, dbias);
+        finish_column_sum(dbias, p.tc, row_tiles, cols, p.c0, min(kBlockCols, cols - p.c0));
     }
     combine_block_amax(warp_bits, out.amax);
 }
@@ -563,14 +641,16 @@ void launch_cast_transpose(const void* x, DType dtype, std::size_t rows, std::si
     check_last_launch("tewb::kernels::cast_transpose_to_fp8");
 }
 
-void launch_cast_transpose_dbias(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
-                                 void* out_t, Fp8Type type, float* amax, void* dbias, DType dbias_dtype, void* workspace,
-                                 cudaStream_t stream) {
+void launch_cast_transpose_dbias(const ConstTensorRef& x, const Fp8Output& out, const TensorRef& dbias,
+                                 const Workspace& workspace, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::cast_transpose_dbias_to_fp8";
-    const ColumnSumTarget target{static_cast<float*>(workspace), dbias, dbias_dtype};
-    const dim3 grid = cast_transpose_any(x, dtype, rows, cols, scale, out, out_t, type, amax, target, stream);
+    const ColumnSumTarget target{static_cast<float*>(workspace.data), dbias.data, dbias.dtype};
+    const dim3 grid = cast_transpose_any(x.data, x.dtype, x.rows, x.cols, out.scale, out.data, out.transposed, out.type, out.amax,
+                                         target, stream);
     check_last_launch(call);
-    if (!column_sum_in_kernel(grid.x)) launch_column_sum(target.partial, static_cast<int>(grid.y), cols, dbias, dbias_dtype, stream, call);
+    if (!column_sum_in_kernel(grid.x)) {
+        launch_column_sum(target.partial, static_cast<int>(grid.y), x.cols, dbias.data, dbias.dtype, stream, call);
+    }
 }
 
 void launch_block_cast(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,

@@ -24,16 +24,13 @@ std::size_t cast_transpose_dbias_workspace_bytes(std::size_t rows, std::size_t c
     return static_cast<std::size_t>(detail::cast_transpose_dbias_chunks(rows)) * cols * sizeof(float);
 }
 
-void cast_transpose_dbias_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
-                                 void* out_t, Fp8Type out_type, float* amax, void* dbias, DType dbias_dtype, void* workspace,
-                                 std::size_t workspace_bytes, cudaStream_t stream) {
+void cast_transpose_dbias_to_fp8(const ConstTensorRef& x, const Fp8Output& out, const TensorRef& dbias,
+                                 const Workspace& workspace, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::cast_transpose_dbias_to_fp8";
-    detail::check_cast_transpose_dbias_arguments(call, x, dtype, rows, cols, scale, out, out_t, out_type, amax, dbias,
-                                                 dbias_dtype, workspace, workspace_bytes,
-                                                 cast_transpose_dbias_workspace_bytes(rows, cols));
-    if (rows == 0 || cols == 0) return;
-    detail::launch_cast_transpose_dbias(x, dtype, rows, cols, scale, out, out_t, out_type, amax, dbias, dbias_dtype, workspace,
-                                        stream);
+    detail::check_cast_transpose_dbias_arguments(call, x, out, dbias, workspace,
+                                                 cast_transpose_dbias_workspace_bytes(x.rows, x.cols));
+    if (x.rows == 0 || x.cols == 0) return;
+    detail::launch_cast_transpose_dbias(x, out, dbias, workspace, stream);
 }
 
 void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,

@@ -48,18 +48,17 @@ void check_cast_transpose_arguments(const char* call, const void* x, DType dtype
     check_cast_transpose_outputs(call, out, out_t);
 }
 
-void check_cast_transpose_dbias_arguments(const char* call, const void* x, DType dtype, std::size_t rows, std::size_t cols,
-                                          const float* scale, const void* out, const void* out_t, Fp8Type out_type,
-                                          const float* amax, const void* dbias, DType dbias_dtype, const void* workspace,
-                                          std::size_t workspace_bytes, std::size_t needed_workspace_bytes) {
-    check_fp8_outputs(call, scale, out_type, amax);
-    check_dims(call, rows, cols);
-    check_float_or_bf16(call, dbias_dtype, "dbias");
-    if (rows == 0 || cols == 0) return;
-    check_input(call, x, dtype);
-    check_cast_transpose_outputs(call, out, out_t);
-    check_buffer(call, dbias, "dbias", element_size(dbias_dtype));
-    check_workspace(call, workspace, workspace_bytes, needed_workspace_bytes, "cast_transpose_dbias_workspace_bytes");
+void check_cast_transpose_dbias_arguments(const char* call, const ConstTensorRef& x, const Fp8Output& out, const TensorRef& dbias,
+                                          const Workspace& workspace, std::size_t needed_workspace_bytes) {
+    check_fp8_outputs(call, out.scale, out.type, out.amax);
+    check_dims(call, x.rows, x.cols);
+    check_float_or_bf16(call, dbias.dtype, "dbias");
+    check_shape(call, dbias, "dbias", 1, x.cols);
+    if (x.rows == 0 || x.cols == 0) return;
+    check_input(call, x.data, x.dtype);
+    check_cast_transpose_outputs(call, out.data, out.transposed);
+    check_buffer(call, dbias.data, "dbias", element_size(dbias.dtype));
+    check_workspace(call, workspace.data, workspace.bytes, needed_workspace_bytes, "cast_transpose_dbias_workspace_bytes");
 }
 
 void check_transpose_arguments(const char* call, const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols,

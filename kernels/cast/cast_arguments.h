@@ -4,7 +4,9 @@
 
 #include "tewb_kernels/block_cast_types.h"
 #include "tewb_kernels/dtype.h"
+#include "tewb_kernels/fp8_output.h"
 #include "tewb_kernels/fp8_type.h"
+#include "tewb_kernels/tensor_ref.h"
 
 // The cast entry points' argument rules, one copy for the kernels (cast_api.cpp) and the host
 // implementations (cast_host.cpp). Each fails with KernelError "<call>: <what>"; a call with nothing to do
@@ -16,10 +18,8 @@ void check_cast_arguments(const char* call, const void* x, DType dtype, std::siz
 void check_cast_transpose_arguments(const char* call, const void* x, DType dtype, std::size_t rows, std::size_t cols,
                                     const float* scale, const void* out, const void* out_t, Fp8Type out_type, const float* amax);
 // `needed_workspace_bytes`: what cast_transpose_dbias_workspace_bytes returns for this shape.
-void check_cast_transpose_dbias_arguments(const char* call, const void* x, DType dtype, std::size_t rows, std::size_t cols,
-                                          const float* scale, const void* out, const void* out_t, Fp8Type out_type,
-                                          const float* amax, const void* dbias, DType dbias_dtype, const void* workspace,
-                                          std::size_t workspace_bytes, std::size_t needed_workspace_bytes);
+void check_cast_transpose_dbias_arguments(const char* call, const ConstTensorRef& x, const Fp8Output& out, const TensorRef& dbias,
+                                          const Workspace& workspace, std::size_t needed_workspace_bytes);
 void check_transpose_arguments(const char* call, const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols,
                                const void* out);
 void check_block_cast_arguments(const char* call, const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows,

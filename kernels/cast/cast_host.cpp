@@ -405,16 +405,18 @@ std::size_t cast_transpose_dbias_workspace_bytes(std::size_t rows, std::size_t c
     return most_chunks * cols * sizeof(float);
 }
 
-void cast_transpose_dbias_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
-                                 void* out_t, Fp8Type out_type, float* amax, void* dbias, DType dbias_dtype, void* workspace,
-                                 std::size_t workspace_bytes) {
-    detail::check_cast_transpose_dbias_arguments("tewb::kernels::host::cast_transpose_dbias_to_fp8", x, dtype, rows, cols, scale,
-                                                 out, out_t, out_type, amax, dbias, dbias_dtype, workspace, workspace_bytes,
-                                                 cast_transpose_dbias_workspace_bytes(rows, cols));
+void cast_transpose_dbias_to_fp8(const ConstTensorRef& x_ref, const Fp8Output& out, const TensorRef& dbias,
+                                 const Workspace& workspace) {
+    detail::check_cast_transpose_dbias_arguments("tewb::kernels::host::cast_transpose_dbias_to_fp8", x_ref, out, dbias, workspace,
+                                                 cast_transpose_dbias_workspace_bytes(x_ref.rows, x_ref.cols));
+    const void* x = x_ref.data;
+    const DType dtype = x_ref.dtype;
+    const std::size_t rows = x_ref.rows;
+    const std::size_t cols = x_ref.cols;
     if (rows == 0 || cols == 0) return;
-    const DbiasOrder order = dbias_order(x, dtype, rows, cols, out, out_t);
-    auto* partial = static_cast<float*>(workspace);
-    combine_amax(amax, cast_transpose_all(x, dtype, rows, cols, *scale, out, out_t, out_type));
+    const DbiasOrder order = dbias_order(x, dtype, rows, cols, out.data, out.transposed);
+    auto* partial = static_cast<float*>(workspace.data);
+    combine_amax(out.amax, cast_transpose_all(x, dtype, rows, cols, *out.scale, out.data, out.transposed, out.type));
     with_dtype(dtype, [&](auto tag) {
         constexpr DType kType = decltype(tag)::value;
         const std::size_t rows_per_chunk = (rows + order.chunks - 1) / order.chunks;
@@ -428,7 +430,7 @@ void cast_transpose_dbias_to_fp8(const void* x, DType dtype, std::size_t rows, s
     });
     // The second stage (column_sum.cuh in the kernel's launch, or column_sum.cu): 0 + chunk 0 + chunk 1 + ...,
     // per column.
-    sum_partial_rows(partial, order.chunks, cols, dbias, dbias_dtype);
+    sum_partial_rows(partial, order.chunks, cols, dbias.data, dbias.dtype);
     // The kernel's grid has a column tile per `order.tile` columns (its tiles are square).
     note_launches(detail::column_sum_launches((cols + order.tile - 1) / order.tile));
 }

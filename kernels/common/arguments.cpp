@@ -29,6 +29,20 @@ void check_dims(std::string_view call, std::size_t rows, std::size_t cols) {
     }
 }
 
+void check_shape(std::string_view call, const ConstTensorRef& tensor, std::string_view name, std::size_t rows, std::size_t cols) {
+    if (tensor.rows != rows || tensor.cols != cols) {
+        fail(call, std::string(name) + " is [" + std::to_string(tensor.rows) + ", " + std::to_string(tensor.cols) +
+                       "]; allowed: [" + std::to_string(rows) + ", " + std::to_string(cols) + "]");
+    }
+}
+
+void check_same_dtype(std::string_view call, DType dtype, std::string_view name, DType like, std::string_view like_name) {
+    if (dtype != like) {
+        fail(call, std::string(name) + " has dtype " + std::string(to_string(dtype)) +
+                       "; allowed: " + std::string(to_string(like)) + ", " + std::string(like_name) + "'s");
+    }
+}
+
 void check_workspace(std::string_view call, const void* workspace, std::size_t workspace_bytes, std::size_t needed,
                      std::string_view size_function) {
     if (workspace_bytes < needed) {

@@ -5,6 +5,7 @@
 
 #include "tewb_kernels/dtype.h"
 #include "tewb_kernels/fp8_output.h"
+#include "tewb_kernels/tensor_ref.h"
 
 // Host-side argument checks shared by the entry points: each fails with KernelError "<call>: <what>".
 namespace tewb::kernels::detail {
@@ -18,6 +19,10 @@ void check_dims(std::string_view call, std::size_t rows, std::size_t cols);
 // A float32 scratch buffer of at least `needed` bytes (what `size_function` returns), aligned to 4 bytes.
 void check_workspace(std::string_view call, const void* workspace, std::size_t workspace_bytes, std::size_t needed,
                      std::string_view size_function);
+// `tensor` has the shape [rows, cols] the call's other arguments give it ("<name> is [r, c]; allowed: [rows, cols]").
+void check_shape(std::string_view call, const ConstTensorRef& tensor, std::string_view name, std::size_t rows, std::size_t cols);
+// `dtype` is `like`'s, the dtype of the tensor `like_name` ("<name> has dtype d; allowed: <like>, <like_name>'s").
+void check_same_dtype(std::string_view call, DType dtype, std::string_view name, DType like, std::string_view like_name);
 // An FP8 output: data and scale set, transposed (if any) distinct from data, amax aligned, known type.
 void check_fp8_output(std::string_view call, const Fp8Output& fp8);
 

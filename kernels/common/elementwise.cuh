@@ -70,6 +70,24 @@ __device__ inline void combine_block_amax(unsigned bits, float* amax) {
     }
 }
 
+// PAIRS bfloat16 pairs as 2 * PAIRS floats (v[2i], v[2i + 1] from h[i]), and back (rounded to nearest even,
+// NaN to 0x7fff): the one bfloat16 unpack and pack loop of the vectorised loads and stores.
+template <int PAIRS>
+__device__ inline void unpack_bf16x2(const __nv_bfloat162* h, float* v) {
+#pragma unroll
+    for (int i = 0; i < PAIRS; ++i) {
+        const float2 f = __bfloat1622float2(h[i]);
+        v[2 * i] = f.x;
+        v[2 * i + 1] = f.y;
+    }
+}
+
+template <int PAIRS>
+__device__ inline void pack_bf16x2(const float* v, __nv_bfloat162* h) {
+#pragma unroll
+    for (int i = 0; i < PAIRS; ++i) h[i] = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);
+}
+
 // 16 bytes as 4 float32 or 8 bfloat16 values, and back (bfloat16 rounded to nearest even, NaN to 0x7fff).
 __device__ inline void unpack(const uint4& u, float (&v)[4]) {
     v[0] = __uint_as_float(u.x);
@@ -79,13 +97,7 @@ __device__ inline void unpack(const uint4& u, float (&v)[4]) {
 }
 
 __device__ inline void unpack(const uint4& u, float (&v)[8]) {
-    const auto* h = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const float2 f = __bfloat1622float2(h[i]);
-        v[2 * i] = f.x;
-        v[2 * i + 1] = f.y;
-    }
+    unpack_bf16x2<4>(reinterpret_cast<const __nv_bfloat162*>(&u), v);
 }
 
 __device__ inline uint4 pack(const float (&v)[4]) {
@@ -94,9 +106,7 @@ __device__ inline uint4 pack(const float (&v)[4]) {
 
 __device__ inline uint4 pack(const float (&v)[8]) {
     uint4 u;
-    auto* h = reinterpret_cast<__nv_bfloat162*>(&u);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) h[i] = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);
+    pack_bf16x2<4>(v, reinterpret_cast<__nv_bfloat162*>(&u));
     return u;
 }
 

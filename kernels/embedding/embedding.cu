@@ -138,10 +138,15 @@ bool aligned16(const void* p) {
 
 }  // namespace
 
-void launch_embedding_forward(const std::int64_t* tokens, std::size_t token_row_stride, std::size_t batch, std::size_t seq,
-                              const void* table, const void* positions, DType dtype, std::size_t vocab, std::size_t hidden,
-                              void* out, cudaStream_t stream) {
-    const ForwardParams params{{tokens, token_row_stride, seq, vocab}, table, positions, out, dtype, batch * seq, hidden};
+void launch_embedding_forward(const TokensRef& tokens, const ConstTensorRef& table_ref, const ConstTensorRef& positions_ref,
+                              const TensorRef& out_ref, cudaStream_t stream) {
+    const void* table = table_ref.data;
+    const void* positions = positions_ref.data;
+    void* out = out_ref.data;
+    const DType dtype = table_ref.dtype;
+    const std::size_t hidden = table_ref.cols;
+    const TokenRows token{tokens.data, tokens.row_stride, tokens.seq, table_ref.rows};
+    const ForwardParams params{token, table, positions, out, dtype, tokens.batch * tokens.seq, hidden};
     const std::size_t width = 16 / element_size(dtype);
     const bool vectors = hidden % width == 0 && aligned16(table) && aligned16(positions) && aligned16(out);
     if (!vectors) {
@@ -154,15 +159,20 @@ void launch_embedding_forward(const std::int64_t* tokens, std::size_t token_row_
     check_last_launch("tewb::kernels::embedding_forward");
 }
 
-void launch_embedding_backward(const std::int64_t* tokens, std::size_t token_row_stride, std::size_t batch, std::size_t seq,
-                               const void* dy, DType dy_dtype, std::size_t vocab, std::size_t hidden, float* dtable,
-                               void* dpositions, DType dpositions_dtype, cudaStream_t stream) {
+void launch_embedding_backward(const TokensRef& tokens, const ConstTensorRef& dy, const TensorRef& dtable_ref,
+                               const TensorRef& dpositions_ref, cudaStream_t stream) {
+    const std::size_t batch = tokens.batch;
+    const std::size_t seq = tokens.seq;
+    const std::size_t hidden = dy.cols;
+    auto* dtable = static_cast<float*>(dtable_ref.data);
+    void* dpositions = dpositions_ref.data;
     const std::size_t rows = batch * seq;
     // The checks leave work for at least one part: dpositions with seq > 0, or dtable with rows > 0.
     const unsigned position_blocks = dpositions != nullptr ? blocks_for(seq * hidden) : 0;
     const auto scatter_blocks = static_cast<unsigned>(dtable != nullptr ? std::min(rows, kMaxBlocks) : 0);
-    const BackwardParams params{{tokens, token_row_stride, seq, vocab}, dy, dy_dtype, dtable, dpositions, dpositions_dtype,
-                                batch, rows, hidden, position_blocks};
+    const TokenRows token{tokens.data, tokens.row_stride, seq, dtable_ref.rows};
+    const BackwardParams params{token, dy.data, dy.dtype, dtable, dpositions, dpositions_ref.dtype, batch, rows, hidden,
+                                position_blocks};
     embedding_backward_kernel<<<position_blocks + scatter_blocks, kThreads, 0, stream>>>(params);
     check_last_launch("tewb::kernels::embedding_backward");
 }

@@ -23,13 +23,22 @@ std::int64_t token_of(const std::int64_t* tokens, std::size_t token_row_stride, 
 
 }  // namespace
 
-void embedding_forward(const std::int64_t* tokens, std::size_t token_row_stride, std::size_t batch, std::size_t seq,
-                       const void* table, const void* positions, DType dtype, std::size_t vocab, std::size_t hidden, void* out) {
-    if (!detail::check_embedding_forward_arguments("tewb::kernels::host::embedding_forward", tokens, token_row_stride, batch, seq,
-                                                   table, positions, dtype, vocab, hidden, out)) {
+void embedding_forward(const TokensRef& tokens_ref, const ConstTensorRef& table_ref, const ConstTensorRef& positions_ref,
+                       const TensorRef& out_ref) {
+    if (!detail::check_embedding_forward_arguments("tewb::kernels::host::embedding_forward", tokens_ref, table_ref, positions_ref,
+                                                   out_ref)) {
         return;
     }
-    const std::size_t rows = batch * seq;
+    const std::int64_t* tokens = tokens_ref.data;
+    const std::size_t token_row_stride = tokens_ref.row_stride;
+    const std::size_t seq = tokens_ref.seq;
+    const void* table = table_ref.data;
+    const void* positions = positions_ref.data;
+    void* out = out_ref.data;
+    const DType dtype = table_ref.dtype;
+    const std::size_t vocab = table_ref.rows;
+    const std::size_t hidden = table_ref.cols;
+    const std::size_t rows = tokens_ref.batch * seq;
     const float nan = detail::bits_float(detail::kEmbeddingNaNBits);
     detail::parallel_for(rows, hidden * 3, [&](std::size_t first, std::size_t last) {
         std::vector<float> sum(hidden), position(hidden);
@@ -48,13 +57,23 @@ void embedding_forward(const std::int64_t* tokens, std::size_t token_row_stride,
     detail::note_launch();
 }
 
-void embedding_backward(const std::int64_t* tokens, std::size_t token_row_stride, std::size_t batch, std::size_t seq,
-                        const void* dy, DType dy_dtype, std::size_t vocab, std::size_t hidden, float* dtable, void* dpositions,
-                        DType dpositions_dtype) {
-    if (!detail::check_embedding_backward_arguments("tewb::kernels::host::embedding_backward", tokens, token_row_stride, batch, seq,
-                                                    dy, dy_dtype, vocab, hidden, dtable, dpositions, dpositions_dtype)) {
+void embedding_backward(const TokensRef& tokens_ref, const ConstTensorRef& dy_ref, const TensorRef& dtable_ref,
+                        const TensorRef& dpositions_ref) {
+    if (!detail::check_embedding_backward_arguments("tewb::kernels::host::embedding_backward", tokens_ref, dy_ref, dtable_ref,
+                                                    dpositions_ref)) {
         return;
     }
+    const std::int64_t* tokens = tokens_ref.data;
+    const std::size_t token_row_stride = tokens_ref.row_stride;
+    const std::size_t batch = tokens_ref.batch;
+    const std::size_t seq = tokens_ref.seq;
+    const void* dy = dy_ref.data;
+    const DType dy_dtype = dy_ref.dtype;
+    const std::size_t vocab = dtable_ref.rows;
+    const std::size_t hidden = dy_ref.cols;
+    auto* dtable = static_cast<float*>(dtable_ref.data);
+    void* dpositions = dpositions_ref.data;
+    const DType dpositions_dtype = dpositions_ref.dtype;
     const std::size_t rows = batch * seq;
     if (dpositions != nullptr) {
         // Each position's sum over the batch, b ascending from 0 (each GPU thread's loop for its element).

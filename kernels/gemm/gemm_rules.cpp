@@ -248,7 +248,11 @@ std::optional<GemmRefusal> gemm_c_refusal(const GemmArgs& g, const GemmCOperand&
     return std::nullopt;
 }
 
-std::optional<GemmRefusal> gemm_refusal(const GemmArgs& g, const GemmTarget& target) {
+namespace {
+
+// The rules of gemm_refusal, each group in the order gemm_refusal applies them.
+
+std::optional<GemmRefusal> unknown_value_refusal(const GemmArgs& g) {
     if (!known(g.a.type) || !known(g.b.type) || !known(g.d_type) || !known(g.bias_type)) {
         return refuse(GemmRule::UnknownValue, "unknown GemmType in a.type, b.type, d_type or bias_type; allowed: Float32, "
                                               "BFloat16, E4M3, E5M2");
@@ -260,13 +264,20 @@ std::optional<GemmRefusal> gemm_refusal(const GemmArgs& g, const GemmTarget& tar
         return refuse(GemmRule::UnknownValue, "unknown epilogue; allowed: None, Bias, GeluAuxBias, DGeluBGrad, BGradB");
     }
     if (!known(g.accumulation)) return refuse(GemmRule::UnknownValue, "unknown accumulation; allowed: Fast, Split");
+    return std::nullopt;
+}
 
-    const bool fp8 = is_fp8(g.a.type) || is_fp8(g.b.type);
+std::optional<GemmRefusal> size_refusal(const GemmArgs& g) {
     if (g.k == 0) return refuse(GemmRule::EmptyK, "k = 0; allowed: 1 or more");
     if (g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX) {
         return refuse(GemmRule::SizeOver32Bits, "m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) + ", k = " +
                                                     std::to_string(g.k) + ": m, n and k must each fit in 32 bits");
     }
+    return std::nullopt;
+}
+
+// Which operand and output types combine, in which layout and with which scale modes.
+std::optional<GemmRefusal> type_refusal(const GemmArgs& g, bool fp8) {
     if (is_fp8(g.a.type) != is_fp8(g.b.type) || (!fp8 && g.a.type != g.b.type)) {
         return refuse(GemmRule::OperandTypesMix, std::string("operand types ") + gemm_type_name(g.a.type) + " and " + gemm_type_name(g.b.type) +
                                                      " do not mix; allowed: both float32, both bfloat16, or both FP8");
@@ -296,6 +307,11 @@ std::optional<GemmRefusal> gemm_refusal(const GemmArgs& g, const GemmTarget& tar
     if (fp8 && (is_block(g.a.scale_mode) || is_block(g.b.scale_mode))) {
         if (auto refusal = block_refusal(g)) return refusal;
     }
+    return std::nullopt;
+}
+
+// FP8 operands' shapes and scales, an FP8 output's scale and epilogue.
+std::optional<GemmRefusal> fp8_refusal(const GemmArgs& g, bool fp8) {
     if (fp8) {
         if (g.m % 16 != 0 || g.n % 16 != 0 || g.k % 16 != 0) {
             return refuse(GemmRule::Fp8ShapeNotMultipleOf16,
@@ -316,12 +332,19 @@ std::optional<GemmRefusal> gemm_refusal(const GemmArgs& g, const GemmTarget& tar
                                                            name(g.epilogue) + "); allowed with FP8 d: none, bias");
         }
     }
+    return std::nullopt;
+}
+
+std::optional<GemmRefusal> null_operand_refusal(const GemmArgs& g) {
     if (g.a.data == nullptr || g.b.data == nullptr || g.d == nullptr) {
         return refuse(GemmRule::NullOperand, std::string("a, b and d must not be null (") +
                                                  (g.a.data == nullptr ? "a" : g.b.data == nullptr ? "b" : "d") + " is)");
     }
-    if (auto refusal = epilogue_buffer_refusal(g)) return refusal;
-    if (auto refusal = alignment_refusal(g, fp8)) return refusal;
+    return std::nullopt;
+}
+
+// The epilogue's bias type and the epilogues cuBLASLt refuses for these operands.
+std::optional<GemmRefusal> epilogue_refusal(const GemmArgs& g, bool fp8) {
     if (needs_bias(g.epilogue)) {
         const GemmType allowed = fp8 ? GemmType::BFloat16 : g.d_type;
         if (g.bias_type != allowed) {
@@ -343,39 +366,68 @@ std::optional<GemmRefusal> gemm_refusal(const GemmArgs& g, const GemmTarget& tar
                       "the BGRADB epilogue sums a over k and needs a stored transposed ([k, m], a.transposed = true); "
                       "cuBLASLt has no algorithm otherwise (status 15 on the H200)");
     }
-    if (g.c != nullptr) {
-        // Unverified on a GPU beyond these: cuBLASLt documents C for the high-precision and per-tensor FP8 kernels
-        // with a float32 or 16-bit D; nothing here needs it with an FP8 D, block scales or a gradient epilogue.
-        if (is_fp8(g.d_type) || is_block(g.a.scale_mode) || (g.epilogue != Epilogue::None && g.epilogue != Epilogue::Bias)) {
-            return refuse(GemmRule::AccumulateUse,
-                          std::string("c (accumulating d += a·bᵀ) with ") +
-                              (is_fp8(g.d_type) ? std::string("an FP8 output") :
-                               is_block(g.a.scale_mode) ? std::string("block-scaled operands") :
-                                                          std::string("the ") + name(g.epilogue) + " epilogue") +
-                              "; allowed: a float32 or bfloat16 output, per-tensor scales, epilogue none or bias");
-        }
+    return std::nullopt;
+}
+
+std::optional<GemmRefusal> accumulate_refusal(const GemmArgs& g) {
+    if (g.c == nullptr) return std::nullopt;
+    // Unverified on a GPU beyond these: cuBLASLt documents C for the high-precision and per-tensor FP8 kernels
+    // with a float32 or 16-bit D; nothing here needs it with an FP8 D, block scales or a gradient epilogue.
+    if (is_fp8(g.d_type) || is_block(g.a.scale_mode) || (g.epilogue != Epilogue::None && g.epilogue != Epilogue::Bias)) {
+        return refuse(GemmRule::AccumulateUse,
+                      std::string("c (accumulating d += a·bᵀ) with ") +
+                          (is_fp8(g.d_type)           ? std::string("an FP8 output")
+                           : is_block(g.a.scale_mode) ? std::string("block-scaled operands")
+                                                      : std::string("the ") + name(g.epilogue) + " epilogue") +
+                          "; allowed: a float32 or bfloat16 output, per-tensor scales, epilogue none or bias");
     }
-    if (auto refusal = gemm_c_refusal(g, gemm_c_operand(g))) return refusal;
+    return std::nullopt;
+}
+
+std::optional<GemmRefusal> workspace_refusal(const GemmArgs& g) {
     if (g.workspace_bytes != 0 && (g.workspace == nullptr || reinterpret_cast<std::uintptr_t>(g.workspace) % 256 != 0)) {
         return refuse(GemmRule::Workspace, "workspace = " + address(g.workspace) + " with workspace_bytes = " +
                                                std::to_string(g.workspace_bytes) +
                                                ": the workspace must be 256-byte aligned device memory (or none: "
                                                "workspace_bytes = 0)");
     }
-    if (!target.host) {
-        const int cc = target.cc_major * 10 + target.cc_minor;
-        const std::string this_gpu = std::to_string(target.cc_major) + "." + std::to_string(target.cc_minor);
-        if (fp8 && cc < 89) {
-            return refuse(GemmRule::Fp8NeedsCC89,
-                          "FP8 GEMMs need compute capability 8.9 or newer; this GPU has " + this_gpu + " (use bfloat16)");
-        }
-        if (fp8 && is_block(g.a.scale_mode) && target.cc_major != 9) {
-            return refuse(GemmRule::BlockScalingNeedsCC9x, "block-scaled FP8 GEMMs run on compute capability 9.x (Hopper) only; "
-                                                           "this GPU has " +
-                                                               this_gpu + " (use per-tensor scaling)");
-        }
+    return std::nullopt;
+}
+
+// What the GPU's compute capability allows (not applied on the host target).
+std::optional<GemmRefusal> compute_capability_refusal(const GemmArgs& g, bool fp8, const GemmTarget& target) {
+    if (target.host) return std::nullopt;
+    const int cc = target.cc_major * 10 + target.cc_minor;
+    const std::string this_gpu = std::to_string(target.cc_major) + "." + std::to_string(target.cc_minor);
+    if (fp8 && cc < 89) {
+        return refuse(GemmRule::Fp8NeedsCC89,
+                      "FP8 GEMMs need compute capability 8.9 or newer; this GPU has " + this_gpu + " (use bfloat16)");
+    }
+    if (fp8 && is_block(g.a.scale_mode) && target.cc_major != 9) {
+        return refuse(GemmRule::BlockScalingNeedsCC9x,
+                      "block-scaled FP8 GEMMs run on compute capability 9.x (Hopper) only; "
+                      "this GPU has " +
+                          this_gpu + " (use per-tensor scaling)");
     }
     return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<GemmRefusal> gemm_refusal(const GemmArgs& g, const GemmTarget& target) {
+    if (auto refusal = unknown_value_refusal(g)) return refusal;
+    const bool fp8 = is_fp8(g.a.type) || is_fp8(g.b.type);
+    if (auto refusal = size_refusal(g)) return refusal;
+    if (auto refusal = type_refusal(g, fp8)) return refusal;
+    if (auto refusal = fp8_refusal(g, fp8)) return refusal;
+    if (auto refusal = null_operand_refusal(g)) return refusal;
+    if (auto refusal = epilogue_buffer_refusal(g)) return refusal;
+    if (auto refusal = alignment_refusal(g, fp8)) return refusal;
+    if (auto refusal = epilogue_refusal(g, fp8)) return refusal;
+    if (auto refusal = accumulate_refusal(g)) return refusal;
+    if (auto refusal = gemm_c_refusal(g, gemm_c_operand(g))) return refusal;
+    if (auto refusal = workspace_refusal(g)) return refusal;
+    return compute_capability_refusal(g, fp8, target);
 }
 
 void throw_gemm_refused(std::string_view call, const GemmRefusal& refusal) {

@@ -348,38 +348,38 @@ void backward_to(DType dlogits_dtype, const void* logits, std::size_t rows, std:
 
 }  // namespace
 
-void launch_cross_entropy_forward(const void* logits, DType logits_dtype, std::size_t rows, std::size_t vocab,
-                                  const std::int64_t* targets, std::size_t seq, std::size_t target_row_stride, float* lse,
-                                  float* loss, double* partial, cudaStream_t stream) {
-    if (logits_dtype == DType::Float32) {
-        forward_with(static_cast<const float*>(logits), rows, vocab, targets, seq, target_row_stride, lse, loss, partial, stream);
+void launch_cross_entropy_forward(const ConstTensorRef& logits, const TokensRef& targets, float* lse, float* loss,
+                                  double* partial, cudaStream_t stream) {
+    if (logits.dtype == DType::Float32) {
+        forward_with(static_cast<const float*>(logits.data), logits.rows, logits.cols, targets.data, targets.seq,
+                     targets.row_stride, lse, loss, partial, stream);
     } else {
-        forward_with(static_cast<const __nv_bfloat16*>(logits), rows, vocab, targets, seq, target_row_stride, lse, loss, partial,
-                     stream);
+        forward_with(static_cast<const __nv_bfloat16*>(logits.data), logits.rows, logits.cols, targets.data, targets.seq,
+                     targets.row_stride, lse, loss, partial, stream);
     }
     check_last_launch("tewb::kernels::cross_entropy_forward");
 }
 
-void launch_cross_entropy_forward_with_grad(void* logits, DType logits_dtype, std::size_t rows, std::size_t vocab,
-                                            const std::int64_t* targets, std::size_t seq, std::size_t target_row_stride,
-                                            float* lse, float* loss, double* partial, cudaStream_t stream) {
-    if (logits_dtype == DType::Float32) {
-        forward_with(static_cast<float*>(logits), rows, vocab, targets, seq, target_row_stride, lse, loss, partial, stream);
+void launch_cross_entropy_forward_with_grad(const TensorRef& logits, const TokensRef& targets, float* lse, float* loss,
+                                            double* partial, cudaStream_t stream) {
+    if (logits.dtype == DType::Float32) {
+        forward_with(static_cast<float*>(logits.data), logits.rows, logits.cols, targets.data, targets.seq, targets.row_stride,
+                     lse, loss, partial, stream);
     } else {
-        forward_with(static_cast<__nv_bfloat16*>(logits), rows, vocab, targets, seq, target_row_stride, lse, loss, partial,
-                     stream);
+        forward_with(static_cast<__nv_bfloat16*>(logits.data), logits.rows, logits.cols, targets.data, targets.seq,
+                     targets.row_stride, lse, loss, partial, stream);
     }
     check_last_launch("tewb::kernels::cross_entropy_forward_with_grad");
 }
 
-void launch_cross_entropy_backward(const void* logits, DType logits_dtype, std::size_t rows, std::size_t vocab,
-                                   const std::int64_t* targets, std::size_t seq, std::size_t target_row_stride, const float* lse,
-                                   const float* grad_loss, void* dlogits, DType dlogits_dtype, cudaStream_t stream) {
-    if (logits_dtype == DType::Float32) {
-        backward_to<float>(dlogits_dtype, logits, rows, vocab, targets, seq, target_row_stride, lse, grad_loss, dlogits, stream);
+void launch_cross_entropy_backward(const ConstTensorRef& logits, const TokensRef& targets, const float* lse,
+                                   const float* grad_loss, const TensorRef& dlogits, cudaStream_t stream) {
+    if (logits.dtype == DType::Float32) {
+        backward_to<float>(dlogits.dtype, logits.data, logits.rows, logits.cols, targets.data, targets.seq, targets.row_stride,
+                           lse, grad_loss, dlogits.data, stream);
     } else {
-        backward_to<__nv_bfloat16>(dlogits_dtype, logits, rows, vocab, targets, seq, target_row_stride, lse, grad_loss, dlogits,
-                                   stream);
+        backward_to<__nv_bfloat16>(dlogits.dtype, logits.data, logits.rows, logits.cols, targets.data, targets.seq,
+                                   targets.row_stride, lse, grad_loss, dlogits.data, stream);
     }
     check_last_launch("tewb::kernels::cross_entropy_backward");
 }

@@ -12,8 +12,14 @@ namespace tewb::kernels::detail {
 namespace {
 
 // What forward and backward share: the shape, the logits and the targets.
-void check_logits_and_targets(const char* call, const void* logits, DType logits_dtype, std::size_t rows, std::size_t vocab,
-                              const std::int64_t* targets, std::size_t seq, std::size_t target_row_stride) {
+void check_logits_and_targets(const char* call, const ConstTensorRef& logits_ref, const TokensRef& targets_ref) {
+    const void* logits = logits_ref.data;
+    const DType logits_dtype = logits_ref.dtype;
+    const std::size_t rows = logits_ref.rows;
+    const std::size_t vocab = logits_ref.cols;
+    const std::int64_t* targets = targets_ref.data;
+    const std::size_t seq = targets_ref.seq;
+    const std::size_t target_row_stride = targets_ref.row_stride;
     check_dims(call, rows, vocab);
     if (rows == 0) fail(call, "rows = 0; allowed: 1 or more (the loss is the mean over rows, undefined over none)");
     if (vocab == 0) fail(call, "vocab = 0; allowed: 1 or more");
@@ -21,6 +27,10 @@ void check_logits_and_targets(const char* call, const void* logits, DType logits
     if (rows % seq != 0) {
         fail(call, "rows = " + std::to_string(rows) + " is not a multiple of seq = " + std::to_string(seq) +
                        "; allowed: rows = batch * seq");
+    }
+    if (targets_ref.batch != rows / seq) {
+        fail(call, "targets are [" + std::to_string(targets_ref.batch) + ", " + std::to_string(seq) + "]; allowed: [" +
+                       std::to_string(rows / seq) + ", " + std::to_string(seq) + "] (one target per row of logits)");
     }
     if (target_row_stride < seq) {
         fail(call,
@@ -46,25 +56,26 @@ bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_by
 
 }  // namespace
 
-void check_cross_entropy_forward_arguments(const char* call, const void* logits, DType logits_dtype, std::size_t rows,
-                                           std::size_t vocab, const std::int64_t* targets, std::size_t seq,
-                                           std::size_t target_row_stride, const float* lse, const float* loss,
-                                           const void* workspace, std::size_t workspace_bytes, std::size_t needed_workspace) {
-    check_logits_and_targets(call, logits, logits_dtype, rows, vocab, targets, seq, target_row_stride);
+void check_cross_entropy_forward_arguments(const char* call, const ConstTensorRef& logits, const TokensRef& targets,
+                                           const float* lse, const float* loss, const Workspace& workspace,
+                                           std::size_t needed_workspace) {
+    check_logits_and_targets(call, logits, targets);
     check_buffer(call, lse, "lse", alignof(float));
     check_buffer(call, loss, "loss", alignof(float));
-    check_workspace(call, workspace, workspace_bytes, needed_workspace, "cross_entropy_forward_workspace_bytes");
-    check_buffer(call, workspace, "workspace", alignof(double));  // the partial sums are doubles
+    check_workspace(call, workspace.data, workspace.bytes, needed_workspace, "cross_entropy_forward_workspace_bytes");
+    check_buffer(call, workspace.data, "workspace", alignof(double));  // the partial sums are doubles
 }
 
-void check_cross_entropy_forward_with_grad_arguments(const char* call, const void* logits, DType logits_dtype,
-                                                     std::size_t rows, std::size_t vocab, const std::int64_t* targets,
-                                                     std::size_t seq, std::size_t target_row_stride, const float* lse,
-                                                     const float* loss, const void* workspace, std::size_t workspace_bytes,
-                                                     std::size_t needed_workspace) {
-    check_cross_entropy_forward_arguments(call, logits, logits_dtype, rows, vocab, targets, seq, target_row_stride, lse, loss,
-                                          workspace, workspace_bytes, needed_workspace);
-    const std::size_t logits_bytes = rows * vocab * element_size(logits_dtype);
+void check_cross_entropy_forward_with_grad_arguments(const char* call, const ConstTensorRef& logits_ref,
+                                                     const TokensRef& targets_ref, const float* lse, const float* loss,
+                                                     const Workspace& workspace_ref, std::size_t needed_workspace) {
+    check_cross_entropy_forward_arguments(call, logits_ref, targets_ref, lse, loss, workspace_ref, needed_workspace);
+    const void* logits = logits_ref.data;
+    const std::size_t rows = logits_ref.rows;
+    const std::size_t seq = targets_ref.seq;
+    const std::size_t target_row_stride = targets_ref.row_stride;
+    const void* workspace = workspace_ref.data;
+    const std::size_t logits_bytes = rows * logits_ref.cols * element_size(logits_ref.dtype);
     const auto refuse_overlap = [&](const void* p, std::size_t bytes, const char* name) {
         if (overlap(logits, logits_bytes, p, bytes)) {
             fail(call, std::string(name) + " overlaps logits; allowed: a separate buffer (the logits are overwritten with "
@@ -72,18 +83,23 @@ void check_cross_entropy_forward_with_grad_arguments(const char* call, const voi
         }
     };
     const std::size_t target_count = (rows / seq - 1) * target_row_stride + seq;  // checked to fit by the forward's rules
-    refuse_overlap(targets, target_count * sizeof(std::int64_t), "targets");
+    refuse_overlap(targets_ref.data, target_count * sizeof(std::int64_t), "targets");
     refuse_overlap(lse, rows * sizeof(float), "lse");
     refuse_overlap(loss, sizeof(float), "loss");
     refuse_overlap(workspace, needed_workspace, "workspace");
 }
 
-void check_cross_entropy_backward_arguments(const char* call, const void* logits, DType logits_dtype, std::size_t rows,
-                                            std::size_t vocab, const std::int64_t* targets, std::size_t seq,
-                                            std::size_t target_row_stride, const float* lse, const float* grad_loss,
-                                            const void* dlogits, DType dlogits_dtype) {
-    check_logits_and_targets(call, logits, logits_dtype, rows, vocab, targets, seq, target_row_stride);
+void check_cross_entropy_backward_arguments(const char* call, const ConstTensorRef& logits_ref, const TokensRef& targets,
+                                            const float* lse, const float* grad_loss, const TensorRef& dlogits_ref) {
+    check_logits_and_targets(call, logits_ref, targets);
+    const void* logits = logits_ref.data;
+    const DType logits_dtype = logits_ref.dtype;
+    const std::size_t rows = logits_ref.rows;
+    const std::size_t vocab = logits_ref.cols;
+    const void* dlogits = dlogits_ref.data;
+    const DType dlogits_dtype = dlogits_ref.dtype;
     check_float_or_bf16(call, dlogits_dtype, "dlogits");
+    check_shape(call, dlogits_ref, "dlogits", rows, vocab);
     check_buffer(call, lse, "lse", alignof(float));
     check_buffer(call, grad_loss, "grad_loss", alignof(float));
     check_buffer(call, dlogits, "dlogits", element_size(dlogits_dtype));

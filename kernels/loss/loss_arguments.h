@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "tewb_kernels/dtype.h"
+#include "tewb_kernels/tensor_ref.h"
 
 // The cross-entropy argument rules, one copy for the kernels (loss_api.cpp) and the host implementation
 // (loss_host.cpp). Each fails with KernelError "<call>: <what>". rows == 0 is refused on both paths (the
@@ -11,23 +12,18 @@
 namespace tewb::kernels::detail {
 
 // needed_workspace: what the path's own cross_entropy_forward_workspace_bytes returns for rows and vocab.
-void check_cross_entropy_forward_arguments(const char* call, const void* logits, DType logits_dtype, std::size_t rows,
-                                           std::size_t vocab, const std::int64_t* targets, std::size_t seq,
-                                           std::size_t target_row_stride, const float* lse, const float* loss,
-                                           const void* workspace, std::size_t workspace_bytes, std::size_t needed_workspace);
+void check_cross_entropy_forward_arguments(const char* call, const ConstTensorRef& logits, const TokensRef& targets,
+                                           const float* lse, const float* loss, const Workspace& workspace,
+                                           std::size_t needed_workspace);
 
 // The forward's rules, and targets, lse, loss and the workspace apart from the logits (which are overwritten).
-void check_cross_entropy_forward_with_grad_arguments(const char* call, const void* logits, DType logits_dtype,
-                                                     std::size_t rows, std::size_t vocab, const std::int64_t* targets,
-                                                     std::size_t seq, std::size_t target_row_stride, const float* lse,
-                                                     const float* loss, const void* workspace, std::size_t workspace_bytes,
+void check_cross_entropy_forward_with_grad_arguments(const char* call, const ConstTensorRef& logits, const TokensRef& targets,
+                                                     const float* lse, const float* loss, const Workspace& workspace,
                                                      std::size_t needed_workspace);
 
 // dlogits may be logits itself (in place) with the same dtype; any other overlap is refused.
-void check_cross_entropy_backward_arguments(const char* call, const void* logits, DType logits_dtype, std::size_t rows,
-                                            std::size_t vocab, const std::int64_t* targets, std::size_t seq,
-                                            std::size_t target_row_stride, const float* lse, const float* grad_loss,
-                                            const void* dlogits, DType dlogits_dtype);
+void check_cross_entropy_backward_arguments(const char* call, const ConstTensorRef& logits, const TokensRef& targets,
+                                            const float* lse, const float* grad_loss, const TensorRef& dlogits);
 
 // The target of row r: targets[(r / seq) * target_row_stride + r % seq] (a narrow() of [batch, seq + 1] tokens
 // has target_row_stride seq + 1).

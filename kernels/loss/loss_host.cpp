@@ -132,13 +132,12 @@ float per_row(float grad_loss, std::size_t rows) {
 
 }  // namespace
 
-void cross_entropy_forward(const void* logits, DType logits_dtype, std::size_t rows, std::size_t vocab,
-                           const std::int64_t* targets, std::size_t seq, std::size_t target_row_stride, float* lse, float* loss,
-                           void* workspace, std::size_t workspace_bytes) {
-    detail::check_cross_entropy_forward_arguments("tewb::kernels::host::cross_entropy_forward", logits, logits_dtype, rows, vocab,
-                                                  targets, seq, target_row_stride, lse, loss, workspace, workspace_bytes,
-                                                  cross_entropy_forward_workspace_bytes(rows, vocab));
-    forward_rows(logits, logits_dtype, rows, vocab, targets, seq, target_row_stride, lse, loss, workspace);
+void cross_entropy_forward(const ConstTensorRef& logits, const TokensRef& targets, float* lse, float* loss,
+                           const Workspace& workspace) {
+    detail::check_cross_entropy_forward_arguments("tewb::kernels::host::cross_entropy_forward", logits, targets, lse, loss,
+                                                  workspace, cross_entropy_forward_workspace_bytes(logits.rows, logits.cols));
+    forward_rows(logits.data, logits.dtype, logits.rows, logits.cols, targets.data, targets.seq, targets.row_stride, lse, loss,
+                 workspace.data);
     detail::note_launch();
 }
 
@@ -146,28 +145,26 @@ std::size_t cross_entropy_forward_workspace_bytes(std::size_t rows, std::size_t 
     return detail::cross_entropy_blocks(rows) * sizeof(double);
 }
 
-void cross_entropy_backward(const void* logits, DType logits_dtype, std::size_t rows, std::size_t vocab,
-                            const std::int64_t* targets, std::size_t seq, std::size_t target_row_stride, const float* lse,
-                            const float* grad_loss, void* dlogits, DType dlogits_dtype) {
-    detail::check_cross_entropy_backward_arguments("tewb::kernels::host::cross_entropy_backward", logits, logits_dtype, rows,
-                                                   vocab, targets, seq, target_row_stride, lse, grad_loss, dlogits,
-                                                   dlogits_dtype);
-    write_gradient(logits, logits_dtype, rows, vocab, targets, seq, target_row_stride, lse, per_row(*grad_loss, rows), dlogits,
-                   dlogits_dtype);
+void cross_entropy_backward(const ConstTensorRef& logits, const TokensRef& targets, const float* lse, const float* grad_loss,
+                            const TensorRef& dlogits) {
+    detail::check_cross_entropy_backward_arguments("tewb::kernels::host::cross_entropy_backward", logits, targets, lse, grad_loss,
+                                                   dlogits);
+    write_gradient(logits.data, logits.dtype, logits.rows, logits.cols, targets.data, targets.seq, targets.row_stride, lse,
+                   per_row(*grad_loss, logits.rows), dlogits.data, dlogits.dtype);
     detail::note_launch();
 }
 
 // As the kernel: the forward, then each row overwritten by the backward's row routine with grad_loss 1 (the
 // kernel does a row's gradient right after its lse; the rows are independent, so the values are the same).
-void cross_entropy_forward_with_grad(void* logits, DType logits_dtype, std::size_t rows, std::size_t vocab,
-                                     const std::int64_t* targets, std::size_t seq, std::size_t target_row_stride, float* lse,
-                                     float* loss, void* workspace, std::size_t workspace_bytes) {
-    detail::check_cross_entropy_forward_with_grad_arguments(
-        "tewb::kernels::host::cross_entropy_forward_with_grad", logits, logits_dtype, rows, vocab, targets, seq,
-        target_row_stride, lse, loss, workspace, workspace_bytes, cross_entropy_forward_workspace_bytes(rows, vocab));
-    forward_rows(logits, logits_dtype, rows, vocab, targets, seq, target_row_stride, lse, loss, workspace);
-    write_gradient(logits, logits_dtype, rows, vocab, targets, seq, target_row_stride, lse, per_row(1.0f, rows), logits,
-                   logits_dtype);
+void cross_entropy_forward_with_grad(const TensorRef& logits, const TokensRef& targets, float* lse, float* loss,
+                                     const Workspace& workspace) {
+    detail::check_cross_entropy_forward_with_grad_arguments("tewb::kernels::host::cross_entropy_forward_with_grad", logits,
+                                                            targets, lse, loss, workspace,
+                                                            cross_entropy_forward_workspace_bytes(logits.rows, logits.cols));
+    forward_rows(logits.data, logits.dtype, logits.rows, logits.cols, targets.data, targets.seq, targets.row_stride, lse, loss,
+                 workspace.data);
+    write_gradient(logits.data, logits.dtype, logits.rows, logits.cols, targets.data, targets.seq, targets.row_stride, lse,
+                   per_row(1.0f, logits.rows), logits.data, logits.dtype);
     detail::note_launch();
 }
 

@@ -43,19 +43,11 @@ __device__ inline void load_any(const void* p, DType dtype, std::size_t i, float
     } else {
         const auto* b = static_cast<const __nv_bfloat16*>(p) + i;
         if constexpr (W == 8) {
-            float t[8];
-            unpack(*reinterpret_cast<const uint4*>(b), t);
-#pragma unroll
-            for (int k = 0; k < 8; ++k) v[k] = t[k];
+            const uint4 u = *reinterpret_cast<const uint4*>(b);
+            unpack_bf16x2<4>(reinterpret_cast<const __nv_bfloat162*>(&u), v);
         } else {
             const uint2 u = *reinterpret_cast<const uint2*>(b);
-            const auto* h = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-            for (int k = 0; k < 2; ++k) {
-                const float2 f = __bfloat1622float2(h[k]);
-                v[2 * k] = f.x;
-                v[2 * k + 1] = f.y;
-            }
+            unpack_bf16x2<2>(reinterpret_cast<const __nv_bfloat162*>(&u), v);
         }
     }
 }
@@ -68,8 +60,7 @@ __device__ inline void store_any(void* p, DType dtype, std::size_t i, const floa
         for (int k = 0; k < W / 4; ++k) f[k] = make_float4(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]);
     } else {
         __nv_bfloat162 h[W / 2];
-#pragma unroll
-        for (int k = 0; k < W / 2; ++k) h[k] = __floats2bfloat162_rn(v[2 * k], v[2 * k + 1]);
+        pack_bf16x2<W / 2>(v, h);
         auto* b = static_cast<__nv_bfloat16*>(p) + i;
         if constexpr (W == 8) {
             *reinterpret_cast<uint4*>(b) = *reinterpret_cast<const uint4*>(h);

@@ -382,10 +382,18 @@ void dispatch_fast(DType x_dtype, const FastShape& shape, const F& f) {
 
 }  // namespace
 
-void launch_layer_norm_forward(const void* x, DType x_dtype, const void* gamma, const void* beta, DType param_dtype,
-                               std::size_t rows, std::size_t hidden, float eps, void* out, DType out_dtype,
-                               const Fp8Output* fp8, float* mean, float* rstd, cudaStream_t stream) {
+void launch_layer_norm_forward(const LayerNormForwardCall& a, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::layer_norm_forward";
+    const void* x = a.x.data;
+    const DType x_dtype = a.x.dtype;
+    const void* gamma = a.gamma.data;
+    const void* beta = a.beta.data;
+    const DType param_dtype = a.gamma.dtype;
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    void* out = a.out.data;
+    const DType out_dtype = a.out.dtype;
+    const Fp8Output* fp8 = a.fp8;
     auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
     auto* q_t = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr;
     const float* scale = fp8 != nullptr ? fp8->scale : nullptr;
@@ -395,45 +403,55 @@ void launch_layer_norm_forward(const void* x, DType x_dtype, const void* gamma, 
     if (!layer_norm_fast_allows_transposed(hidden, q_t != nullptr)) shape = FastShape{};
     if (shape.warps > 0) {
         dispatch_fast(x_dtype, shape,
-                      ForwardLaunch{x, gamma, beta, param_dtype, rows, hidden, eps, out, out_dtype, q, q_t, scale, type, amax, mean,
-                                    rstd, stream});
+                      ForwardLaunch{x, gamma, beta, param_dtype, rows, hidden, a.eps, out, out_dtype, q, q_t, scale, type, amax,
+                                    a.mean, a.rstd, stream});
     } else if (q_t != nullptr) {
         const auto bands = static_cast<unsigned>(std::min<std::size_t>((rows + kBandRows - 1) / kBandRows, kMaxGridX));
         layer_norm_forward_transposed_kernel<<<bands, kWarpsPerBlock * 32, 0, stream>>>(
-            x, x_dtype, gamma, beta, param_dtype, static_cast<int>(rows), static_cast<int>(hidden), eps, out, out_dtype, q, q_t,
-            scale, type, amax, mean, rstd);
+            x, x_dtype, gamma, beta, param_dtype, static_cast<int>(rows), static_cast<int>(hidden), a.eps, out, out_dtype, q, q_t,
+            scale, type, amax, a.mean, a.rstd);
     } else {
         layer_norm_forward_kernel<<<row_blocks(rows), kWarpsPerBlock * 32, 0, stream>>>(
-            x, x_dtype, gamma, beta, param_dtype, static_cast<int>(rows), static_cast<int>(hidden), eps, out, out_dtype, q, scale,
-            type, amax, mean, rstd);
+            x, x_dtype, gamma, beta, param_dtype, static_cast<int>(rows), static_cast<int>(hidden), a.eps, out, out_dtype, q,
+            scale, type, amax, a.mean, a.rstd);
     }
     check_last_launch(call);
 }
 
-void launch_layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
-                                const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx,
-                                const void* dresidual, void* dgamma, void* dbeta, void* workspace, cudaStream_t stream) {
+void launch_layer_norm_backward(const LayerNormBackwardCall& a, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::layer_norm_backward";
+    const void* dy = a.dy.data;
+    const DType dy_dtype = a.dy.dtype;
+    const void* x = a.x.data;
+    const DType x_dtype = a.x.dtype;
+    const void* gamma = a.gamma.data;
+    const DType param_dtype = a.gamma.dtype;
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    void* dx = a.dx.data;
+    const void* dresidual = a.dresidual.data;
+    void* dgamma = a.dgamma.data;
+    void* dbeta = a.dbeta.data;
     const int h = static_cast<int>(hidden);
     const int partials = layer_norm_backward_chunks(rows);
-    auto* partial = static_cast<float*>(workspace);
+    auto* partial = static_cast<float*>(a.workspace.data);
     const FastShape shape = fast_shape(x_dtype, hidden, {dy, x, gamma, dx, dresidual});
     if (shape.warps > 0) {
         dispatch_fast(x_dtype, shape,
-                      BackwardLaunch{dy, dy_dtype, x, mean, rstd, gamma, param_dtype, rows, hidden, dx, dresidual, partial,
+                      BackwardLaunch{dy, dy_dtype, x, a.mean, a.rstd, gamma, param_dtype, rows, hidden, dx, dresidual, partial,
                                      partials, dgamma, dbeta, stream});
         check_last_launch(call);
         return;
     }
     layer_norm_dx_kernel<<<row_blocks(rows), kWarpsPerBlock * 32, 0, stream>>>(
-        dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype, static_cast<int>(rows), h, dx, dresidual);
+        dy, dy_dtype, x, x_dtype, a.mean, a.rstd, gamma, param_dtype, static_cast<int>(rows), h, dx, dresidual);
     check_last_launch(call);
     const std::size_t column_blocks = (hidden + kColumnThreads - 1) / kColumnThreads;
     const bool in_kernel = column_sum_in_kernel(column_blocks);
     const DparamsTarget target{partial, partials, in_kernel ? dgamma : nullptr, dbeta, param_dtype};
     layer_norm_dparams_partial_kernel<<<dim3(static_cast<unsigned>(column_blocks), static_cast<unsigned>(partials)),
-                                        kColumnThreads, 0, stream>>>(dy, dy_dtype, x, x_dtype, mean, rstd, static_cast<int>(rows),
-                                                                     h, target);
+                                        kColumnThreads, 0, stream>>>(dy, dy_dtype, x, x_dtype, a.mean, a.rstd,
+                                                                     static_cast<int>(rows), h, target);
     check_last_launch(call);
     if (!in_kernel) {
         layer_norm_dparams_final_kernel<<<static_cast<unsigned>((hidden + 31) / 32), 256, 0, stream>>>(

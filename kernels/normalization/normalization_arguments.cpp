@@ -9,56 +9,72 @@
 
 namespace tewb::kernels::detail {
 
-bool check_layer_norm_forward_arguments(const char* call, const void* x, DType x_dtype, const void* gamma, const void* beta,
-                                        DType param_dtype, std::size_t rows, std::size_t hidden, float eps, const void* out,
-                                        DType out_dtype, const Fp8Output* fp8, const float* mean, const float* rstd) {
+bool check_layer_norm_forward_arguments(const char* call, const LayerNormForwardCall& a) {
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
     check_dims(call, rows, hidden);
     if (hidden == 0) fail(call, "hidden = 0; allowed: 1 or more");
-    if (!(eps > 0.0f) || !std::isfinite(eps)) fail(call, "eps = " + std::to_string(eps) + "; allowed: a finite value above 0");
-    if (out == nullptr && fp8 == nullptr) fail(call, "no output: out and fp8 are both null");
-    check_float_or_bf16(call, x_dtype, "x");
-    check_float_or_bf16(call, param_dtype, "gamma and beta");
-    if (out != nullptr) check_float_or_bf16(call, out_dtype, "out");
+    if (!(a.eps > 0.0f) || !std::isfinite(a.eps))
+        fail(call, "eps = " + std::to_string(a.eps) + "; allowed: a finite value above 0");
+    if (a.out.data == nullptr && a.fp8 == nullptr) fail(call, "no output: out and fp8 are both null");
+    check_float_or_bf16(call, a.x.dtype, "x");
+    check_float_or_bf16(call, a.gamma.dtype, "gamma and beta");
+    check_same_dtype(call, a.beta.dtype, "beta", a.gamma.dtype, "gamma");
+    if (a.out.data != nullptr) check_float_or_bf16(call, a.out.dtype, "out");
+    check_shape(call, a.gamma, "gamma", 1, hidden);
+    check_shape(call, a.beta, "beta", 1, hidden);
+    if (a.out.data != nullptr) check_shape(call, a.out, "out", rows, hidden);
     if (rows == 0) return false;
-    check_buffer(call, x, "x", element_size(x_dtype));
-    check_buffer(call, gamma, "gamma", element_size(param_dtype));
-    check_buffer(call, beta, "beta", element_size(param_dtype));
-    if (out != nullptr) check_buffer(call, out, "out", element_size(out_dtype));
-    if (fp8 != nullptr) check_fp8_output(call, *fp8);
-    check_buffer(call, mean, "mean", alignof(float));
-    check_buffer(call, rstd, "rstd", alignof(float));
+    check_buffer(call, a.x.data, "x", element_size(a.x.dtype));
+    check_buffer(call, a.gamma.data, "gamma", element_size(a.gamma.dtype));
+    check_buffer(call, a.beta.data, "beta", element_size(a.gamma.dtype));
+    if (a.out.data != nullptr) check_buffer(call, a.out.data, "out", element_size(a.out.dtype));
+    if (a.fp8 != nullptr) check_fp8_output(call, *a.fp8);
+    check_buffer(call, a.mean, "mean", alignof(float));
+    check_buffer(call, a.rstd, "rstd", alignof(float));
     return true;
 }
 
-bool check_layer_norm_backward_arguments(const char* call, const void* dy, DType dy_dtype, const void* x, DType x_dtype,
-                                         const float* mean, const float* rstd, const void* gamma, DType param_dtype,
-                                         std::size_t rows, std::size_t hidden, const void* dx, const void* dgamma,
-                                         const void* dbeta, const void* workspace, std::size_t workspace_bytes,
-                                         std::size_t needed_workspace) {
+bool check_layer_norm_backward_arguments(const char* call, const LayerNormBackwardCall& a, std::size_t needed_workspace) {
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
     check_dims(call, rows, hidden);
     if (hidden == 0) fail(call, "hidden = 0; allowed: 1 or more");
-    check_float_or_bf16(call, x_dtype, "x and dx");
-    check_float_or_bf16(call, dy_dtype, "dy");
-    check_float_or_bf16(call, param_dtype, "gamma");
+    check_float_or_bf16(call, a.x.dtype, "x and dx");
+    check_same_dtype(call, a.dx.dtype, "dx", a.x.dtype, "x");
+    check_float_or_bf16(call, a.dy.dtype, "dy");
+    check_float_or_bf16(call, a.gamma.dtype, "gamma");
+    check_same_dtype(call, a.dgamma.dtype, "dgamma", a.gamma.dtype, "gamma");
+    check_same_dtype(call, a.dbeta.dtype, "dbeta", a.gamma.dtype, "gamma");
+    for (const auto& [tensor, name] : {std::pair<ConstTensorRef, const char*>{a.dy, "dy"}, {a.dx, "dx"}}) {
+        check_shape(call, tensor, name, rows, hidden);
+    }
+    for (const auto& [tensor, name] :
+         {std::pair<ConstTensorRef, const char*>{a.gamma, "gamma"}, {a.dgamma, "dgamma"}, {a.dbeta, "dbeta"}}) {
+        check_shape(call, tensor, name, 1, hidden);
+    }
     if (rows == 0) return false;
-    check_buffer(call, dy, "dy", element_size(dy_dtype));
+    check_buffer(call, a.dy.data, "dy", element_size(a.dy.dtype));
     for (const auto& [pointer, name] :
-         {std::pair<const void*, const char*>{x, "x"}, std::pair<const void*, const char*>{dx, "dx"}}) {
-        check_buffer(call, pointer, name, element_size(x_dtype));
+         {std::pair<const void*, const char*>{a.x.data, "x"}, std::pair<const void*, const char*>{a.dx.data, "dx"}}) {
+        check_buffer(call, pointer, name, element_size(a.x.dtype));
     }
-    check_buffer(call, mean, "mean", alignof(float));
-    check_buffer(call, rstd, "rstd", alignof(float));
-    for (const auto& [pointer, name] :
-         {std::pair<const void*, const char*>{gamma, "gamma"}, std::pair<const void*, const char*>{dgamma, "dgamma"},
-          std::pair<const void*, const char*>{dbeta, "dbeta"}}) {
-        check_buffer(call, pointer, name, element_size(param_dtype));
+    check_buffer(call, a.mean, "mean", alignof(float));
+    check_buffer(call, a.rstd, "rstd", alignof(float));
+    for (const auto& [pointer, name] : {std::pair<const void*, const char*>{a.gamma.data, "gamma"},
+                                        std::pair<const void*, const char*>{a.dgamma.data, "dgamma"},
+                                        std::pair<const void*, const char*>{a.dbeta.data, "dbeta"}}) {
+        check_buffer(call, pointer, name, element_size(a.gamma.dtype));
     }
-    check_workspace(call, workspace, workspace_bytes, needed_workspace, "layer_norm_backward_workspace_bytes");
+    check_workspace(call, a.workspace.data, a.workspace.bytes, needed_workspace, "layer_norm_backward_workspace_bytes");
     return true;
 }
 
-void check_dresidual(const char* call, const void* dresidual, DType x_dtype) {
-    if (dresidual != nullptr) check_buffer(call, dresidual, "dresidual", element_size(x_dtype));
+void check_dresidual(const char* call, const LayerNormBackwardCall& a) {
+    if (a.dresidual.data == nullptr) return;
+    check_same_dtype(call, a.dresidual.dtype, "dresidual", a.x.dtype, "x");
+    check_shape(call, a.dresidual, "dresidual", a.x.rows, a.x.cols);
+    check_buffer(call, a.dresidual.data, "dresidual", element_size(a.x.dtype));
 }
 
 }  // namespace tewb::kernels::detail

@@ -102,13 +102,21 @@ std::vector<float> load_vector(const void* p, DType dtype, std::size_t n) {
 
 }  // namespace
 
-void layer_norm_forward(const void* x, DType x_dtype, const void* gamma, const void* beta, DType param_dtype, std::size_t rows,
-                        std::size_t hidden, float eps, void* out, DType out_dtype, const Fp8Output* fp8, float* mean,
-                        float* rstd) {
-    if (!detail::check_layer_norm_forward_arguments("tewb::kernels::host::layer_norm_forward", x, x_dtype, gamma, beta,
-                                                    param_dtype, rows, hidden, eps, out, out_dtype, fp8, mean, rstd)) {
+void layer_norm_forward(const ConstTensorRef& x_ref, const ConstTensorRef& gamma_ref, const ConstTensorRef& beta_ref, float eps,
+                        const TensorRef& out_ref, const Fp8Output* fp8, float* mean, float* rstd) {
+    if (!detail::check_layer_norm_forward_arguments("tewb::kernels::host::layer_norm_forward",
+                                                    {x_ref, gamma_ref, beta_ref, eps, out_ref, fp8, mean, rstd})) {
         return;
     }
+    const void* x = x_ref.data;
+    const DType x_dtype = x_ref.dtype;
+    const void* gamma = gamma_ref.data;
+    const void* beta = beta_ref.data;
+    const DType param_dtype = gamma_ref.dtype;
+    const std::size_t rows = x_ref.rows;
+    const std::size_t hidden = x_ref.cols;
+    void* out = out_ref.data;
+    const DType out_dtype = out_ref.dtype;
     auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
     const float s = q != nullptr ? *fp8->scale : 1.0f;
     const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
@@ -156,54 +164,25 @@ std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hi
     return 2 * std::clamp<std::size_t>(rows, 1, kMaxPartials) * hidden * sizeof(float);
 }
 
-static void backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd, const void* gamma,
-              DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, const void* dresidual, void* dgamma, void* dbeta,
-              void* workspace);
+namespace {
 
-void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
-                         const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, void* dgamma,
-                         void* dbeta, void* workspace, std::size_t workspace_bytes) {
-    if (!detail::check_layer_norm_backward_arguments("tewb::kernels::host::layer_norm_backward", dy, dy_dtype, x, x_dtype, mean,
-                                                     rstd, gamma, param_dtype, rows, hidden, dx, dgamma, dbeta, workspace,
-                                                     workspace_bytes, layer_norm_backward_workspace_bytes(rows, hidden))) {
-        return;
-    }
-    backward(dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype, rows, hidden, dx, nullptr, dgamma, dbeta, workspace);
-}
+using detail::LayerNormBackwardCall;
 
-void layer_norm_backward_add(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
-                             const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx,
-                             const void* dresidual, void* dgamma, void* dbeta, void* workspace, std::size_t workspace_bytes) {
-    constexpr const char* call = "tewb::kernels::host::layer_norm_backward_add";
-    if (!detail::check_layer_norm_backward_arguments(call, dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype, rows, hidden, dx,
-                                                     dgamma, dbeta, workspace, workspace_bytes,
-                                                     layer_norm_backward_workspace_bytes(rows, hidden))) {
-        return;
-    }
-    detail::check_dresidual(call, dresidual, x_dtype);
-    backward(dy, dy_dtype, x, x_dtype, mean, rstd, gamma, param_dtype, rows, hidden, dx, dresidual, dgamma, dbeta, workspace);
-}
-
-// Both entry points' work after their checks: dx (with dresidual added when not null), then dgamma and dbeta.
-static void backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd, const void* gamma,
-              DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, const void* dresidual, void* dgamma, void* dbeta,
-              void* workspace) {
-    const RowOrder order = row_order(x_dtype, hidden, {dy, x, gamma, dx, dresidual});
-    const std::vector<float> gam = load_vector(gamma, param_dtype, hidden);
+// dx, row by row (layer_norm_dx_kernel, or the fast kernel's dx part), with dresidual added when set.
+void backward_dx(const LayerNormBackwardCall& a, const RowOrder& order, const std::vector<float>& gam) {
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
     const auto count = static_cast<float>(static_cast<int>(hidden));
-    auto* partial = static_cast<float*>(workspace);
-    const std::size_t partials = std::clamp<std::size_t>(rows, 1, kMaxPartials);
-
-    // dx, row by row (layer_norm_dx_kernel, or the fast kernel's dx part).
+    const void* dresidual = a.dresidual.data;
     detail::parallel_for(rows, hidden * 6, [&](std::size_t first, std::size_t last) {
         std::vector<float> d(hidden), xs(hidden), g(hidden), xhat(hidden), gx(hidden), skip(dresidual != nullptr ? hidden : 0),
             lanes(static_cast<std::size_t>(order.threads));
         for (std::size_t row = first; row < last; ++row) {
             const std::size_t base = row * hidden;
-            detail::load_floats(dy, dy_dtype, base, hidden, d.data());
-            detail::load_floats(x, x_dtype, base, hidden, xs.data());
-            const float mu = mean[row];
-            const float r = rstd[row];
+            detail::load_floats(a.dy.data, a.dy.dtype, base, hidden, d.data());
+            detail::load_floats(a.x.data, a.x.dtype, base, hidden, xs.data());
+            const float mu = a.mean[row];
+            const float r = a.rstd[row];
             for (std::size_t c = 0; c < hidden; ++c) {
                 g[c] = d[c] * gam[c];
                 xhat[c] = (xs[c] - mu) * r;
@@ -213,73 +192,84 @@ static void backward(const void* dy, DType dy_dtype, const void* x, DType x_dtyp
             const float mean_gx = ordered_sum(gx.data(), hidden, order, lanes.data()) / count;
             for (std::size_t c = 0; c < hidden; ++c) xs[c] = r * (g[c] - mean_g - xhat[c] * mean_gx);
             if (dresidual != nullptr) {  // the skip connection's gradient, added before the store (may alias dx)
-                detail::load_floats(dresidual, x_dtype, base, hidden, skip.data());
+                detail::load_floats(dresidual, a.x.dtype, base, hidden, skip.data());
                 for (std::size_t c = 0; c < hidden; ++c) xs[c] += skip[c];
             }
-            detail::store_floats(dx, x_dtype, base, hidden, xs.data());
+            detail::store_floats(a.dx.data, a.x.dtype, base, hidden, xs.data());
         }
     });
+}
 
-    // Stage 1: partial rows of dgamma (partial[k]) and dbeta (partial[written + k]).
-    std::size_t written = partials;
-    if (order.fast) {
-        // One partial row per block; block k's group i takes rows k * groups + i + n * written * groups, and the
-        // groups' sums are added in order (through shared memory, starting from 0, where a block has several).
-        const auto groups = static_cast<std::size_t>(order.groups);
-        written = std::min((rows + groups - 1) / groups, partials);
-        detail::parallel_for(written, (rows / written + 1) * hidden * 2, [&](std::size_t first, std::size_t last) {
-            std::vector<float> d(hidden), xs(hidden), group_g(hidden), group_b(hidden);
-            for (std::size_t k = first; k < last; ++k) {
-                float* dgamma_row = partial + k * hidden;
-                float* dbeta_row = partial + (written + k) * hidden;
-                std::fill_n(dgamma_row, hidden, 0.0f);
-                std::fill_n(dbeta_row, hidden, 0.0f);
-                for (std::size_t group = 0; group < groups; ++group) {
-                    std::fill(group_g.begin(), group_g.end(), 0.0f);
-                    std::fill(group_b.begin(), group_b.end(), 0.0f);
-                    for (std::size_t row = k * groups + group; row < rows; row += written * groups) {
-                        detail::load_floats(dy, dy_dtype, row * hidden, hidden, d.data());
-                        detail::load_floats(x, x_dtype, row * hidden, hidden, xs.data());
-                        const float mu = mean[row];
-                        const float r = rstd[row];
-                        for (std::size_t c = 0; c < hidden; ++c) {
-                            group_g[c] += d[c] * ((xs[c] - mu) * r);
-                            group_b[c] += d[c];
-                        }
-                    }
+// Stage 1 of the fast kernel: one partial row of dgamma (partial[k]) and dbeta (partial[written + k]) per
+// block; block k's group i takes rows k * groups + i + n * written * groups, and the groups' sums are added in
+// order (through shared memory, starting from 0, where a block has several). Returns the rows written.
+std::size_t fast_partial_rows(const LayerNormBackwardCall& a, const RowOrder& order, std::size_t partials, float* partial) {
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    const auto groups = static_cast<std::size_t>(order.groups);
+    const std::size_t written = std::min((rows + groups - 1) / groups, partials);
+    detail::parallel_for(written, (rows / written + 1) * hidden * 2, [&](std::size_t first, std::size_t last) {
+        std::vector<float> d(hidden), xs(hidden), group_g(hidden), group_b(hidden);
+        for (std::size_t k = first; k < last; ++k) {
+            float* dgamma_row = partial + k * hidden;
+            float* dbeta_row = partial + (written + k) * hidden;
+            std::fill_n(dgamma_row, hidden, 0.0f);
+            std::fill_n(dbeta_row, hidden, 0.0f);
+            for (std::size_t group = 0; group < groups; ++group) {
+                std::fill(group_g.begin(), group_g.end(), 0.0f);
+                std::fill(group_b.begin(), group_b.end(), 0.0f);
+                for (std::size_t row = k * groups + group; row < rows; row += written * groups) {
+                    detail::load_floats(a.dy.data, a.dy.dtype, row * hidden, hidden, d.data());
+                    detail::load_floats(a.x.data, a.x.dtype, row * hidden, hidden, xs.data());
+                    const float mu = a.mean[row];
+                    const float r = a.rstd[row];
                     for (std::size_t c = 0; c < hidden; ++c) {
-                        dgamma_row[c] += group_g[c];
-                        dbeta_row[c] += group_b[c];
+                        group_g[c] += d[c] * ((xs[c] - mu) * r);
+                        group_b[c] += d[c];
                     }
                 }
-            }
-        });
-    } else {
-        // layer_norm_dparams_partial_kernel: chunk k sums rows [k * per_chunk, (k + 1) * per_chunk) in order.
-        const std::size_t per_chunk = (rows + partials - 1) / partials;
-        detail::parallel_for(partials, per_chunk * hidden * 2, [&](std::size_t first, std::size_t last) {
-            std::vector<float> d(hidden), xs(hidden);
-            for (std::size_t k = first; k < last; ++k) {
-                float* dgamma_row = partial + k * hidden;
-                float* dbeta_row = partial + (partials + k) * hidden;
-                std::fill_n(dgamma_row, hidden, 0.0f);
-                std::fill_n(dbeta_row, hidden, 0.0f);
-                for (std::size_t row = k * per_chunk; row < std::min(rows, (k + 1) * per_chunk); ++row) {
-                    detail::load_floats(dy, dy_dtype, row * hidden, hidden, d.data());
-                    detail::load_floats(x, x_dtype, row * hidden, hidden, xs.data());
-                    const float mu = mean[row];
-                    const float r = rstd[row];
-                    for (std::size_t c = 0; c < hidden; ++c) {
-                        dgamma_row[c] += d[c] * (xs[c] - mu) * r;
-                        dbeta_row[c] += d[c];
-                    }
+                for (std::size_t c = 0; c < hidden; ++c) {
+                    dgamma_row[c] += group_g[c];
+                    dbeta_row[c] += group_b[c];
                 }
             }
-        });
-    }
+        }
+    });
+    return written;
+}
 
-    // The final order (layer_norm_dparams_final_kernel, and layer_norm_dparams.cuh in the producing launch):
-    // sum w of 8 adds partial rows w, w + 8, ..., then the 8 sums in order.
+// Stage 1 of the plain kernels (layer_norm_dparams_partial_kernel): chunk k sums rows
+// [k * per_chunk, (k + 1) * per_chunk) in order.
+void plain_partial_rows(const LayerNormBackwardCall& a, std::size_t partials, float* partial) {
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    const std::size_t per_chunk = (rows + partials - 1) / partials;
+    detail::parallel_for(partials, per_chunk * hidden * 2, [&](std::size_t first, std::size_t last) {
+        std::vector<float> d(hidden), xs(hidden);
+        for (std::size_t k = first; k < last; ++k) {
+            float* dgamma_row = partial + k * hidden;
+            float* dbeta_row = partial + (partials + k) * hidden;
+            std::fill_n(dgamma_row, hidden, 0.0f);
+            std::fill_n(dbeta_row, hidden, 0.0f);
+            for (std::size_t row = k * per_chunk; row < std::min(rows, (k + 1) * per_chunk); ++row) {
+                detail::load_floats(a.dy.data, a.dy.dtype, row * hidden, hidden, d.data());
+                detail::load_floats(a.x.data, a.x.dtype, row * hidden, hidden, xs.data());
+                const float mu = a.mean[row];
+                const float r = a.rstd[row];
+                for (std::size_t c = 0; c < hidden; ++c) {
+                    dgamma_row[c] += d[c] * (xs[c] - mu) * r;
+                    dbeta_row[c] += d[c];
+                }
+            }
+        }
+    });
+}
+
+// The final order (layer_norm_dparams_final_kernel, and layer_norm_dparams.cuh in the producing launch):
+// sum w of 8 adds partial rows w, w + 8, ..., then the 8 sums in order. The fast kernel's class finishers
+// leave their sums in partial rows w (and written + w).
+void finish_dparams(const LayerNormBackwardCall& a, bool fast, std::size_t written, float* partial) {
+    const std::size_t hidden = a.x.cols;
     std::vector<float> warp_g(kFinalWarps * hidden, 0.0f), warp_b(kFinalWarps * hidden, 0.0f);
     for (std::size_t w = 0; w < kFinalWarps; ++w) {
         for (std::size_t k = w; k < written; k += kFinalWarps) {
@@ -296,14 +286,32 @@ static void backward(const void* dy, DType dy_dtype, const void* x, DType x_dtyp
             total_b[c] += warp_b[w * hidden + c];
         }
     }
-    detail::store_floats(dgamma, param_dtype, 0, hidden, total_g.data());
-    detail::store_floats(dbeta, param_dtype, 0, hidden, total_b.data());
+    detail::store_floats(a.dgamma.data, a.gamma.dtype, 0, hidden, total_g.data());
+    detail::store_floats(a.dbeta.data, a.gamma.dtype, 0, hidden, total_b.data());
+    if (!fast) return;
+    for (std::size_t w = 0; w < std::min<std::size_t>(written, kFinalWarps); ++w) {
+        std::copy_n(warp_g.begin() + static_cast<std::ptrdiff_t>(w * hidden), hidden, partial + w * hidden);
+        std::copy_n(warp_b.begin() + static_cast<std::ptrdiff_t>(w * hidden), hidden, partial + (written + w) * hidden);
+    }
+}
+
+// Both entry points' work after their checks: dx (with dresidual added when set), then dgamma and dbeta.
+void backward(const LayerNormBackwardCall& a) {
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    const RowOrder order = row_order(a.x.dtype, hidden, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data});
+    const std::vector<float> gam = load_vector(a.gamma.data, a.gamma.dtype, hidden);
+    auto* partial = static_cast<float*>(a.workspace.data);
+    const std::size_t partials = std::clamp<std::size_t>(rows, 1, kMaxPartials);
+    backward_dx(a, order, gam);
+    std::size_t written = partials;
     if (order.fast) {
-        // The fast kernel's class finishers leave their sums in partial rows w (and written + w).
-        for (std::size_t w = 0; w < std::min<std::size_t>(written, kFinalWarps); ++w) {
-            std::copy_n(warp_g.begin() + static_cast<std::ptrdiff_t>(w * hidden), hidden, partial + w * hidden);
-            std::copy_n(warp_b.begin() + static_cast<std::ptrdiff_t>(w * hidden), hidden, partial + (written + w) * hidden);
-        }
+        written = fast_partial_rows(a, order, partials, partial);
+    } else {
+        plain_partial_rows(a, partials, partial);
+    }
+    finish_dparams(a, order.fast, written, partial);
+    if (order.fast) {
         detail::note_launch();  // dx, the partial rows and their sums in one launch
         return;
     }
@@ -312,6 +320,29 @@ static void backward(const void* dy, DType dy_dtype, const void* x, DType x_dtyp
     detail::note_launch();
     const int launches = detail::column_sum_launches((hidden + kColumnThreads - 1) / kColumnThreads);
     for (int launch = 0; launch < launches; ++launch) detail::note_launch();
+}
+
+}  // namespace
+
+void layer_norm_backward(const ConstTensorRef& dy, const ConstTensorRef& x, const float* mean, const float* rstd,
+                         const ConstTensorRef& gamma, const TensorRef& dx, const TensorRef& dgamma, const TensorRef& dbeta,
+                         const Workspace& workspace) {
+    const LayerNormBackwardCall call{dy, x, mean, rstd, gamma, dx, {}, dgamma, dbeta, workspace};
+    if (!detail::check_layer_norm_backward_arguments("tewb::kernels::host::layer_norm_backward", call,
+                                                     layer_norm_backward_workspace_bytes(x.rows, x.cols))) {
+        return;
+    }
+    backward(call);
+}
+
+void layer_norm_backward_add(const ConstTensorRef& dy, const ConstTensorRef& x, const float* mean, const float* rstd,
+                             const ConstTensorRef& gamma, const TensorRef& dx, const ConstTensorRef& dresidual,
+                             const TensorRef& dgamma, const TensorRef& dbeta, const Workspace& workspace) {
+    constexpr const char* name = "tewb::kernels::host::layer_norm_backward_add";
+    const LayerNormBackwardCall call{dy, x, mean, rstd, gamma, dx, dresidual, dgamma, dbeta, workspace};
+    if (!detail::check_layer_norm_backward_arguments(name, call, layer_norm_backward_workspace_bytes(x.rows, x.cols))) return;
+    detail::check_dresidual(name, call);
+    backward(call);
 }
 
 }  // namespace tewb::kernels::host

@@ -44,7 +44,7 @@ private Q_SLOTS:
                         QVERIFY2(got == want[i], qPrintable(QStringLiteral("%1 x %2 (%3): got 0x%4, reference 0x%5")
                                                                 .arg(values[i], 0, 'g', 9)
                                                                 .arg(scale)
-                                                                .arg(type == kernels::Fp8Type::E4M3 ? "E4M3" : "E5M2")
+                                                                .arg(kernels::fp8_type_name(type))
                                                                 .arg(got, 2, 16, QLatin1Char('0'))
                                                                 .arg(want[i], 2, 16, QLatin1Char('0'))));
                     }

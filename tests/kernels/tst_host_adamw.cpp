@@ -458,7 +458,7 @@ private Q_SLOTS:
         QTest::addColumn<int>("type");
         QTest::addColumn<float>("scale");
         for (const Fp8Type type : {Fp8Type::E4M3, Fp8Type::E5M2}) {
-            const char* name = type == Fp8Type::E4M3 ? "E4M3" : "E5M2";
+            const char* name = tewb::kernels::fp8_type_name(type);
             for (const float scale : {1.0f, 37.5f, 448.0f / 0.01f}) {
                 QTest::addRow("%s, scale %g", name, scale) << static_cast<int>(type) << scale;
             }

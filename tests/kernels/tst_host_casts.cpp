@@ -40,7 +40,7 @@ float float_of(std::uint32_t u) {
 }
 
 const char* name(Fp8Type type) {
-    return type == Fp8Type::E4M3 ? "E4M3" : "E5M2";
+    return fp8_type_name(type);
 }
 
 std::string describe(DType dtype) {
@@ -568,9 +568,9 @@ private Q_SLOTS:
                         const float scale = 0.5f;
                         float amax = 0.0f;
                         const std::uint64_t launches = launch_count();
-                        host::cast_transpose_dbias_to_fp8(x.data(), dtype, rows, cols, &scale, out.data(), out_t.data(),
-                                                          Fp8Type::E5M2, &amax, dbias.data(), dbias_dtype, workspace.data(),
-                                                          workspace_bytes);
+                        host::cast_transpose_dbias_to_fp8(
+                            {x.data(), dtype, rows, cols}, Fp8Output{out.data(), out_t.data(), &scale, &amax, Fp8Type::E5M2},
+                            {dbias.data(), dbias_dtype, 1, cols}, {workspace.data(), workspace_bytes});
                         QCOMPARE(launch_count(), launches + 1);  // the column sums finished in the same launch
                         const std::string what = "dbias " + describe(dtype) + " into " + describe(dbias_dtype) + " " +
                                                  std::to_string(rows) + "x" + std::to_string(cols) + " offset " +
@@ -657,18 +657,18 @@ private Q_SLOTS:
             const float scale = 1.0f;
             for (const auto& [input, want] : {std::pair{&aligned, &wide_sums}, std::pair{&shifted, &narrow_sums}}) {
                 std::vector<float> dbias(cols);
-                host::cast_transpose_dbias_to_fp8(input->data(), dtype, rows, cols, &scale, out.data(), out_t.data(),
-                                                  Fp8Type::E4M3, nullptr, dbias.data(), DType::Float32, workspace.data(),
-                                                  workspace_bytes);
+                host::cast_transpose_dbias_to_fp8({input->data(), dtype, rows, cols},
+                                                  Fp8Output{out.data(), out_t.data(), &scale, nullptr, Fp8Type::E4M3},
+                                                  {dbias.data(), DType::Float32, 1, cols}, {workspace.data(), workspace_bytes});
                 for (std::size_t c = 0; c < cols; ++c) QCOMPARE(bits_of(dbias[c]), bits_of(want->sum[c]));
             }
             // out_t misaligned for 8-byte stores also sends the GPU to the 32 x 8 kernel.
             Buffer odd_out_t(rows * cols + 8, 1);
             QCOMPARE(gpu_order(dtype, rows, cols, aligned.data(), out.data(), odd_out_t.data()).tile, std::size_t{32});
             std::vector<float> dbias(cols);
-            host::cast_transpose_dbias_to_fp8(aligned.data(), dtype, rows, cols, &scale, out.data(), odd_out_t.data(),
-                                              Fp8Type::E4M3, nullptr, dbias.data(), DType::Float32, workspace.data(),
-                                              workspace_bytes);
+            host::cast_transpose_dbias_to_fp8({aligned.data(), dtype, rows, cols},
+                                              Fp8Output{out.data(), odd_out_t.data(), &scale, nullptr, Fp8Type::E4M3},
+                                              {dbias.data(), DType::Float32, 1, cols}, {workspace.data(), workspace_bytes});
             const Dbias aligned_narrow = reference_dbias(aligned.values, rows, cols, narrow);
             for (std::size_t c = 0; c < cols; ++c) QCOMPARE(bits_of(dbias[c]), bits_of(aligned_narrow.sum[c]));
         }
@@ -688,8 +688,9 @@ private Q_SLOTS:
             Buffer workspace(workspace_bytes), out(rows * cols), out_t(rows * cols), dbias(cols * 4);
             const float scale = 1.0f;
             float amax = 0.0f;
-            host::cast_transpose_dbias_to_fp8(x.data(), DType::Float32, rows, cols, &scale, out.data(), out_t.data(),
-                                              Fp8Type::E4M3, &amax, dbias.data(), dbias_dtype, workspace.data(), workspace_bytes);
+            host::cast_transpose_dbias_to_fp8({x.data(), DType::Float32, rows, cols},
+                                              Fp8Output{out.data(), out_t.data(), &scale, &amax, Fp8Type::E4M3},
+                                              {dbias.data(), dbias_dtype, 1, cols}, {workspace.data(), workspace_bytes});
             QCOMPARE(bits_of(amax), 0x7fc00007u);
             const Dbias want =
                 reference_dbias(x.values, rows, cols, gpu_order(DType::Float32, rows, cols, x.data(), out.data(), out_t.data()));
@@ -718,8 +719,9 @@ private Q_SLOTS:
         const std::size_t workspace_bytes = host::cast_transpose_dbias_workspace_bytes(64, 2);
         Buffer workspace(workspace_bytes), out(128), out_t(128), dbias(8);
         const float scale = 1.0f;
-        host::cast_transpose_dbias_to_fp8(halves.data(), DType::Float16, 64, 2, &scale, out.data(), out_t.data(), Fp8Type::E4M3,
-                                          nullptr, dbias.data(), DType::Float32, workspace.data(), workspace_bytes);
+        host::cast_transpose_dbias_to_fp8({halves.data(), DType::Float16, 64, 2},
+                                          Fp8Output{out.data(), out_t.data(), &scale, nullptr, Fp8Type::E4M3},
+                                          {dbias.data(), DType::Float32, 1, 2}, {workspace.data(), workspace_bytes});
         const auto* partial = reinterpret_cast<const float*>(workspace.data());
         QCOMPARE(bits_of(partial[1]), 0x7f800000u);
         QCOMPARE(bits_of(partial[2 + 1]), 0xff800000u);
@@ -841,8 +843,9 @@ private Q_SLOTS:
             Buffer workspace(workspace_bytes);
             const float scale = 1.0f;
             const std::uint64_t launches = launch_count();
-            host::cast_transpose_dbias_to_fp8(x.data(), k.dtype, k.rows, k.cols, &scale, out.data(), out_t.data(), Fp8Type::E4M3,
-                                              nullptr, dbias.data(), DType::Float32, workspace.data(), workspace_bytes);
+            host::cast_transpose_dbias_to_fp8({x.data(), k.dtype, k.rows, k.cols},
+                                              Fp8Output{out.data(), out_t.data(), &scale, nullptr, Fp8Type::E4M3},
+                                              {dbias.data(), DType::Float32, 1, k.cols}, {workspace.data(), workspace_bytes});
             const std::string what = describe(k.dtype) + " " + std::to_string(k.rows) + "x" + std::to_string(k.cols) + " offset " +
                                      std::to_string(k.offset);
             QVERIFY2(launch_count() == launches + k.launches, what.c_str());
@@ -1081,8 +1084,9 @@ private Q_SLOTS:
         host::cast_to_fp8(nullptr, DType::Float32, 0, &scale, nullptr, Fp8Type::E4M3, &amax);
         host::cast_transpose_to_fp8(nullptr, DType::BFloat16, 0, 7, &scale, nullptr, nullptr, Fp8Type::E5M2, &amax);
         host::cast_transpose_to_fp8(nullptr, DType::BFloat16, 7, 0, &scale, nullptr, nullptr, Fp8Type::E5M2, &amax);
-        host::cast_transpose_dbias_to_fp8(nullptr, DType::Float32, 0, 2, &scale, nullptr, nullptr, Fp8Type::E4M3, &amax, nullptr,
-                                          DType::Float32, nullptr, 0);
+        host::cast_transpose_dbias_to_fp8({nullptr, DType::Float32, 0, 2},
+                                          Fp8Output{nullptr, nullptr, &scale, &amax, Fp8Type::E4M3},
+                                          {nullptr, DType::Float32, 1, 2}, {nullptr, 0});
         host::transpose(nullptr, 2, 3, 0, nullptr);
         BlockCastOutput nothing;
         nothing.amax = &amax;
@@ -1138,38 +1142,38 @@ private Q_SLOTS:
         const std::size_t needed = host::cast_transpose_dbias_workspace_bytes(4, 2);
         expect_error(
             [&] {
-                host::cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, bytes, out_t, Fp8Type::E4M3, f, nullptr,
-                                                  DType::Float32, work, needed);
+                host::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{bytes, out_t, f, f, Fp8Type::E4M3},
+                                                  {nullptr, DType::Float32, 1, 2}, {work, needed});
             },
             dbias, "dbias is a null pointer");
         expect_error(
             [&] {
-                host::cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, bytes, out_t, Fp8Type::E4M3, f, bias,
-                                                  DType::Float16, work, needed);
+                host::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{bytes, out_t, f, f, Fp8Type::E4M3},
+                                                  {bias, DType::Float16, 1, 2}, {work, needed});
             },
             dbias, "dbias has dtype float16; allowed: float32, bfloat16");
         expect_error(
             [&] {
-                host::cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, bytes, out_t, Fp8Type::E4M3, f, bias,
-                                                  DType::Float32, work, needed - 4);
+                host::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{bytes, out_t, f, f, Fp8Type::E4M3},
+                                                  {bias, DType::Float32, 1, 2}, {work, needed - 4});
             },
             dbias, "workspace of 4 bytes; needed: 8 (cast_transpose_dbias_workspace_bytes)");
         expect_error(
             [&] {
-                host::cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, bytes, out_t, Fp8Type::E4M3, f, bias,
-                                                  DType::Float32, nullptr, needed);
+                host::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{bytes, out_t, f, f, Fp8Type::E4M3},
+                                                  {bias, DType::Float32, 1, 2}, {nullptr, needed});
             },
             dbias, "workspace is a null pointer");
         expect_error(
             [&] {
-                host::cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, bytes, bytes, Fp8Type::E4M3, f, bias,
-                                                  DType::Float32, work, needed);
+                host::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{bytes, bytes, f, f, Fp8Type::E4M3},
+                                                  {bias, DType::Float32, 1, 2}, {work, needed});
             },
             dbias, "out and out_t are the same buffer");
         expect_error(
             [&] {
-                host::cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, bytes, out_t, Fp8Type::E4M3, f, two, DType::Float32,
-                                                  work, needed);
+                host::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{bytes, out_t, f, f, Fp8Type::E4M3},
+                                                  {two, DType::Float32, 1, 2}, {work, needed});
             },
             dbias, "dbias is not 4-byte aligned");
 

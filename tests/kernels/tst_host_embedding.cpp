@@ -20,6 +20,7 @@
 
 using tewb::kernels::DType;
 using tewb::kernels::KernelError;
+using tewb::kernels::TokensRef;
 namespace host = tewb::kernels::host;
 namespace detail = tewb::kernels::detail;
 
@@ -88,8 +89,9 @@ private Q_SLOTS:
                 const Tensor table = random_tensor(dtype, shape.vocab * hidden, rng);
                 const Tensor positions = random_tensor(dtype, shape.seq * hidden, rng, 0.1f);
                 Tensor out(dtype, shape.rows() * hidden);
-                host::embedding_forward(tokens.data(), shape.stride, shape.batch, shape.seq, table.data(), positions.data(), dtype,
-                                        shape.vocab, hidden, out.data());
+                host::embedding_forward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
+                                        {table.data(), dtype, shape.vocab, hidden}, {positions.data(), dtype, shape.seq, hidden},
+                                        {out.data(), dtype, shape.batch * shape.seq, hidden});
                 const Tensor want = forward_reference(shape, tokens, table, positions);
                 for (std::size_t i = 0; i < shape.rows() * hidden; ++i) {
                     QVERIFY2(out.bits(i) == want.bits(i), ("dtype " + std::string(tewb::kernels::to_string(dtype)) + " hidden " +
@@ -110,8 +112,10 @@ private Q_SLOTS:
             const Tensor table = random_tensor(DType::Float32, shape.vocab * shape.hidden, rng);
             const Tensor positions = random_tensor(DType::Float32, shape.seq * shape.hidden, rng);
             Tensor out(DType::Float32, shape.rows() * shape.hidden);
-            host::embedding_forward(tokens.data(), shape.stride, shape.batch, shape.seq, table.data(), positions.data(),
-                                    DType::Float32, shape.vocab, shape.hidden, out.data());
+            host::embedding_forward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
+                                    {table.data(), DType::Float32, shape.vocab, shape.hidden},
+                                    {positions.data(), DType::Float32, shape.seq, shape.hidden},
+                                    {out.data(), DType::Float32, shape.batch * shape.seq, shape.hidden});
             for (std::size_t b = 0; b < shape.batch; ++b) {
                 for (std::size_t s = 0; s < shape.seq; ++s) {
                     const auto token = static_cast<std::size_t>(tokens[b * shape.stride + s]);
@@ -124,8 +128,10 @@ private Q_SLOTS:
             // The backward reads the same tokens: each row's dy lands in its token's row of dtable.
             const Tensor dy = random_tensor(DType::Float32, shape.rows() * shape.hidden, rng);
             Tensor dtable(DType::Float32, shape.vocab * shape.hidden);
-            host::embedding_backward(tokens.data(), shape.stride, shape.batch, shape.seq, dy.data(), DType::Float32, shape.vocab,
-                                     shape.hidden, dtable.floats(), nullptr, DType::Float32);
+            host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
+                                     {dy.data(), DType::Float32, shape.batch * shape.seq, shape.hidden},
+                                     {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
+                                     {nullptr, DType::Float32, shape.seq, shape.hidden});
             std::vector<float> want(shape.vocab * shape.hidden, 0.0f);
             for (std::size_t r = 0; r < shape.rows(); ++r) {
                 const auto token = static_cast<std::size_t>(shape.token(tokens, r));
@@ -146,8 +152,10 @@ private Q_SLOTS:
                 Tensor dtable(DType::Float32, shape.vocab * shape.hidden);
                 Tensor dpositions(dpositions_dtype, shape.seq * shape.hidden);
                 QCOMPARE(launches_of([&] {
-                             host::embedding_backward(tokens.data(), shape.stride, shape.batch, shape.seq, dy.data(), dy_dtype,
-                                                      shape.vocab, shape.hidden, dtable.floats(), dpositions.data(), dpositions_dtype);
+                             host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
+                                                      {dy.data(), dy_dtype, shape.batch * shape.seq, shape.hidden},
+                                                      {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
+                                                      {dpositions.data(), dpositions_dtype, shape.seq, shape.hidden});
                          }),
                          std::uint64_t{1});
                 check_dtable(shape, tokens, dy, std::vector<float>(shape.vocab * shape.hidden, 0.0f), dtable);
@@ -163,8 +171,10 @@ private Q_SLOTS:
         std::vector<std::int64_t> tokens(shape.batch * shape.stride, 2);
         const Tensor dy = random_tensor(DType::Float32, shape.rows() * shape.hidden, rng);
         Tensor dtable(DType::Float32, shape.vocab * shape.hidden);
-        host::embedding_backward(tokens.data(), shape.stride, shape.batch, shape.seq, dy.data(), DType::Float32, shape.vocab,
-                                 shape.hidden, dtable.floats(), nullptr, DType::Float32);
+        host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
+                                 {dy.data(), DType::Float32, shape.batch * shape.seq, shape.hidden},
+                                 {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
+                                 {nullptr, DType::Float32, shape.seq, shape.hidden});
         for (std::size_t c = 0; c < shape.hidden; ++c) {
             float sum = 0.0f;
             for (std::size_t r = 0; r < shape.rows(); ++r) sum += dy.at(r * shape.hidden + c);
@@ -187,8 +197,10 @@ private Q_SLOTS:
             Tensor dtable = random_tensor(DType::Float32, shape.vocab * shape.hidden, rng, 3.0f);
             std::vector<float> before(shape.vocab * shape.hidden);
             for (std::size_t i = 0; i < before.size(); ++i) before[i] = dtable.at(i);
-            host::embedding_backward(tokens.data(), shape.stride, shape.batch, shape.seq, dy.data(), dy_dtype, shape.vocab,
-                                     shape.hidden, dtable.floats(), nullptr, DType::Float32);
+            host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
+                                     {dy.data(), dy_dtype, shape.batch * shape.seq, shape.hidden},
+                                     {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
+                                     {nullptr, DType::Float32, shape.seq, shape.hidden});
             check_dtable(shape, tokens, dy, before, dtable);
         }
     }
@@ -204,8 +216,10 @@ private Q_SLOTS:
                 const Tensor table = random_tensor(dtype, shape.vocab * shape.hidden, rng);
                 const Tensor positions = random_tensor(dtype, shape.seq * shape.hidden, rng);
                 Tensor out(dtype, shape.rows() * shape.hidden);
-                host::embedding_forward(tokens.data(), shape.stride, shape.batch, shape.seq, table.data(), positions.data(), dtype,
-                                        shape.vocab, shape.hidden, out.data());
+                host::embedding_forward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
+                                        {table.data(), dtype, shape.vocab, shape.hidden},
+                                        {positions.data(), dtype, shape.seq, shape.hidden},
+                                        {out.data(), dtype, shape.batch * shape.seq, shape.hidden});
                 const std::uint32_t nan_bits = dtype == DType::Float32 ? 0x7fc00000u : 0x7fffu;
                 const Tensor want = forward_reference(shape, tokens, table, positions);
                 for (std::size_t r = 0; r < shape.rows(); ++r) {
@@ -223,8 +237,10 @@ private Q_SLOTS:
                 const Tensor dy = random_tensor(dtype, shape.rows() * shape.hidden, rng);
                 Tensor dtable(DType::Float32, shape.vocab * shape.hidden);
                 Tensor dpositions(DType::Float32, shape.seq * shape.hidden);
-                host::embedding_backward(tokens.data(), shape.stride, shape.batch, shape.seq, dy.data(), dtype, shape.vocab,
-                                         shape.hidden, dtable.floats(), dpositions.data(), DType::Float32);
+                host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
+                                         {dy.data(), dtype, shape.batch * shape.seq, shape.hidden},
+                                         {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
+                                         {dpositions.data(), DType::Float32, shape.seq, shape.hidden});
                 check_dtable(shape, tokens, dy, std::vector<float>(shape.vocab * shape.hidden, 0.0f), dtable);
                 check_dpositions(shape, dy, dpositions);
                 for (std::size_t i = 0; i < shape.vocab * shape.hidden; ++i) QVERIFY(std::isfinite(dtable.at(i)));
@@ -241,8 +257,10 @@ private Q_SLOTS:
         // dpositions null: dtable only.
         Tensor dtable(DType::Float32, shape.vocab * shape.hidden);
         QCOMPARE(launches_of([&] {
-                     host::embedding_backward(tokens.data(), shape.stride, shape.batch, shape.seq, dy.data(), DType::BFloat16,
-                                              shape.vocab, shape.hidden, dtable.floats(), nullptr, DType::Float32);
+                     host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
+                                              {dy.data(), DType::BFloat16, shape.batch * shape.seq, shape.hidden},
+                                              {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
+                                              {nullptr, DType::Float32, shape.seq, shape.hidden});
                  }),
                  std::uint64_t{1});
         check_dtable(shape, tokens, dy, std::vector<float>(shape.vocab * shape.hidden, 0.0f), dtable);
@@ -250,8 +268,10 @@ private Q_SLOTS:
         // dtable null: dpositions only, written over whatever it held.
         Tensor dpositions = random_tensor(DType::BFloat16, shape.seq * shape.hidden, rng, 100.0f);
         QCOMPARE(launches_of([&] {
-                     host::embedding_backward(tokens.data(), shape.stride, shape.batch, shape.seq, dy.data(), DType::BFloat16,
-                                              shape.vocab, shape.hidden, nullptr, dpositions.data(), DType::BFloat16);
+                     host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
+                                              {dy.data(), DType::BFloat16, shape.batch * shape.seq, shape.hidden},
+                                              {nullptr, DType::Float32, shape.vocab, shape.hidden},
+                                              {dpositions.data(), DType::BFloat16, shape.seq, shape.hidden});
                  }),
                  std::uint64_t{1});
         check_dpositions(shape, dy, dpositions);
@@ -259,8 +279,10 @@ private Q_SLOTS:
         // batch 0 with dpositions: the sum over no rows, zeros written (one launch); tokens and dy may be null.
         Tensor zeros = random_tensor(DType::Float32, shape.seq * shape.hidden, rng);
         QCOMPARE(launches_of([&] {
-                     host::embedding_backward(nullptr, shape.stride, 0, shape.seq, nullptr, DType::Float32, shape.vocab, shape.hidden,
-                                              dtable.floats(), zeros.data(), DType::Float32);
+                     host::embedding_backward(TokensRef{nullptr, 0, shape.seq, shape.stride},
+                                              {nullptr, DType::Float32, 0 * shape.seq, shape.hidden},
+                                              {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
+                                              {zeros.data(), DType::Float32, shape.seq, shape.hidden});
                  }),
                  std::uint64_t{1});
         for (std::size_t i = 0; i < shape.seq * shape.hidden; ++i) QCOMPARE(zeros.bits(i), std::uint32_t{0});
@@ -278,14 +300,17 @@ private Q_SLOTS:
         Tensor dpositions(DType::Float32, shape.seq * shape.hidden);
         const auto forward = [&](std::size_t batch, std::size_t seq) {
             return launches_of([&] {
-                host::embedding_forward(tokens.data(), shape.stride, batch, seq, table.data(), positions.data(), DType::Float32,
-                                        shape.vocab, shape.hidden, out.data());
+                host::embedding_forward(TokensRef{tokens.data(), batch, seq, shape.stride},
+                                        {table.data(), DType::Float32, shape.vocab, shape.hidden},
+                                        {positions.data(), DType::Float32, seq, shape.hidden},
+                                        {out.data(), DType::Float32, batch * seq, shape.hidden});
             });
         };
         const auto backward = [&](std::size_t batch, std::size_t seq, float* to_table, void* to_positions) {
             return launches_of([&] {
-                host::embedding_backward(tokens.data(), shape.stride, batch, seq, dy.data(), DType::Float32, shape.vocab,
-                                         shape.hidden, to_table, to_positions, DType::Float32);
+                host::embedding_backward(
+                    TokensRef{tokens.data(), batch, seq, shape.stride}, {dy.data(), DType::Float32, batch * seq, shape.hidden},
+                    {to_table, DType::Float32, shape.vocab, shape.hidden}, {to_positions, DType::Float32, seq, shape.hidden});
             });
         };
         QCOMPARE(forward(shape.batch, shape.seq), std::uint64_t{1});
@@ -323,7 +348,8 @@ private Q_SLOTS:
                            DType::Float32, shape.vocab, shape.hidden, out.data()};
         const auto forward = [](Forward f) {
             return [f] {
-                host::embedding_forward(f.tokens, f.stride, f.batch, f.seq, f.table, f.positions, f.dtype, f.vocab, f.hidden, f.out);
+                host::embedding_forward(TokensRef{f.tokens, f.batch, f.seq, f.stride}, {f.table, f.dtype, f.vocab, f.hidden},
+                                        {f.positions, f.dtype, f.seq, f.hidden}, {f.out, f.dtype, f.batch * f.seq, f.hidden});
             };
         };
         const std::string fwd = "tewb::kernels::host::embedding_forward: ";
@@ -348,13 +374,31 @@ private Q_SLOTS:
                            f.stride = f.seq;
                        }),
                        {fwd, "batch = 1048576, seq = 4096", "batch * seq at most 2147483647"});
+        // Each tensor carries its dtype and shape: positions and out must agree with the table and the tokens.
+        const TokensRef all_tokens{tokens.data(), shape.batch, shape.seq, shape.stride};
+        expect_refusal(
+            [&] {
+                host::embedding_forward(all_tokens, {table.data(), DType::Float32, shape.vocab, shape.hidden},
+                                        {positions.data(), DType::BFloat16, shape.seq, shape.hidden},
+                                        {out.data(), DType::Float32, shape.rows(), shape.hidden});
+            },
+            {fwd, "positions has dtype bfloat16; allowed: float32, table's"});
+        expect_refusal(
+            [&] {
+                host::embedding_forward(all_tokens, {table.data(), DType::Float32, shape.vocab, shape.hidden},
+                                        {positions.data(), DType::Float32, shape.seq, shape.hidden},
+                                        {out.data(), DType::Float32, shape.rows() - 1, shape.hidden});
+            },
+            {fwd, "out is [5, 8]; allowed: [6, 8]"});
 
         const std::string bwd = "tewb::kernels::host::embedding_backward: ";
         const auto backward = [&](const std::int64_t* t, std::size_t stride, const void* d, DType dy_dtype, float* to_table,
                                   void* to_positions, DType dpositions_dtype) {
             return [=] {
-                host::embedding_backward(t, stride, shape.batch, shape.seq, d, dy_dtype, shape.vocab, shape.hidden, to_table,
-                                         to_positions, dpositions_dtype);
+                host::embedding_backward(TokensRef{t, shape.batch, shape.seq, stride},
+                                         {d, dy_dtype, shape.batch * shape.seq, shape.hidden},
+                                         {to_table, DType::Float32, shape.vocab, shape.hidden},
+                                         {to_positions, dpositions_dtype, shape.seq, shape.hidden});
             };
         };
         expect_refusal(backward(tokens.data(), shape.stride, dy.data(), DType::Float32, nullptr, nullptr, DType::Float32),

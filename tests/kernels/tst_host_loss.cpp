@@ -37,6 +37,11 @@ const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 using Tensor = tewb::test::HostTensor;
 
+// The targets of `rows` rows of logits: [rows / seq, seq], row_stride apart (seq 0, which the kernels refuse: none).
+tewb::kernels::TokensRef targets_of(const std::int64_t* data, std::size_t rows, std::size_t seq, std::size_t row_stride) {
+    return {data, seq == 0 ? 0 : rows / seq, seq, row_stride};
+}
+
 // A token tensor [batch, stride] whose first seq columns of each sequence are the rows' targets; the columns
 // past seq hold a value no row may read (out of range), so reading one shows as a NaN loss.
 struct Targets {
@@ -161,8 +166,9 @@ ForwardRun run_forward(const Tensor& logits, std::size_t rows, std::size_t vocab
     ForwardRun run{std::vector<float>(rows, kNaN)};
     const std::size_t bytes = host::cross_entropy_forward_workspace_bytes(rows, vocab);
     run.partial.assign(bytes / sizeof(double), -1.0);
-    host::cross_entropy_forward(logits.data(), logits.dtype(), rows, vocab, targets.tokens.data(), targets.seq, targets.stride,
-                                run.lse.data(), &run.loss, run.partial.data(), bytes);
+    host::cross_entropy_forward({logits.data(), logits.dtype(), rows, vocab},
+                                targets_of(targets.tokens.data(), rows, targets.seq, targets.stride), run.lse.data(), &run.loss,
+                                {run.partial.data(), bytes});
     return run;
 }
 
@@ -298,8 +304,9 @@ private Q_SLOTS:
                         const Targets targets = random_targets(c.rows, c.vocab, c.seq, c.stride, rng);
                         const ForwardRun forward = run_forward(logits, c.rows, c.vocab, targets);
                         Tensor dlogits(out, c.rows * c.vocab, c.shift);
-                        host::cross_entropy_backward(logits.data(), in, c.rows, c.vocab, targets.tokens.data(), targets.seq,
-                                                     targets.stride, forward.lse.data(), &grad_loss, dlogits.data(), out);
+                        host::cross_entropy_backward({logits.data(), in, c.rows, c.vocab},
+                                                     targets_of(targets.tokens.data(), c.rows, targets.seq, targets.stride),
+                                                     forward.lse.data(), &grad_loss, {dlogits.data(), out, c.rows, c.vocab});
                         const BackwardReference ref =
                             backward_reference(logits.values(), forward.lse, c.rows, c.vocab, targets, grad_loss, out);
                         for (std::size_t i = 0; i < c.rows * c.vocab; ++i) {
@@ -335,12 +342,13 @@ private Q_SLOTS:
                 const ForwardRun forward = run_forward(logits, rows, vocab, targets);
                 const float grad_loss = 1.75f;
                 Tensor separate(dtype, rows * vocab);
-                host::cross_entropy_backward(logits.data(), dtype, rows, vocab, targets.tokens.data(), 3, 4, forward.lse.data(),
-                                             &grad_loss, separate.data(), dtype);
+                host::cross_entropy_backward({logits.data(), dtype, rows, vocab}, targets_of(targets.tokens.data(), rows, 3, 4),
+                                             forward.lse.data(), &grad_loss, {separate.data(), dtype, rows, vocab});
                 Tensor in_place = logits;
                 QCOMPARE(launches_of([&] {
-                             host::cross_entropy_backward(in_place.data(), dtype, rows, vocab, targets.tokens.data(), 3, 4,
-                                                          forward.lse.data(), &grad_loss, in_place.data(), dtype);
+                             host::cross_entropy_backward({in_place.data(), dtype, rows, vocab},
+                                                          targets_of(targets.tokens.data(), rows, 3, 4), forward.lse.data(),
+                                                          &grad_loss, {in_place.data(), dtype, rows, vocab});
                          }),
                          std::uint64_t{1});
                 for (std::size_t i = 0; i < rows * vocab; ++i) QVERIFY(same_bits(in_place.at(i), separate.at(i)));
@@ -366,11 +374,11 @@ private Q_SLOTS:
 
         const float grad_loss = 1.0f;
         Tensor dlogits(DType::BFloat16, rows * vocab);
-        host::cross_entropy_backward(logits.data(), DType::Float32, rows, vocab, targets.tokens.data(), 3, 4, run.lse.data(),
-                                     &grad_loss, dlogits.data(), DType::BFloat16);
+        host::cross_entropy_backward({logits.data(), DType::Float32, rows, vocab}, targets_of(targets.tokens.data(), rows, 3, 4),
+                                     run.lse.data(), &grad_loss, {dlogits.data(), DType::BFloat16, rows, vocab});
         Tensor good_dlogits(DType::BFloat16, rows * vocab);
-        host::cross_entropy_backward(logits.data(), DType::Float32, rows, vocab, good.tokens.data(), 3, 4, run.lse.data(),
-                                     &grad_loss, good_dlogits.data(), DType::BFloat16);
+        host::cross_entropy_backward({logits.data(), DType::Float32, rows, vocab}, targets_of(good.tokens.data(), rows, 3, 4),
+                                     run.lse.data(), &grad_loss, {good_dlogits.data(), DType::BFloat16, rows, vocab});
         for (std::size_t r = 0; r < rows; ++r) {
             const bool bad = r == 1 || r == 3 || r == 4;
             for (std::size_t c = 0; c < vocab; ++c) {
@@ -397,7 +405,7 @@ private Q_SLOTS:
         const char* bwd = "tewb::kernels::host::cross_entropy_backward";
         const auto forward = [&](const void* x, DType dtype, std::size_t r, std::size_t v, const std::int64_t* t, std::size_t seq,
                                  std::size_t stride, float* l, float* out, void* ws, std::size_t ws_bytes) {
-            return [=] { host::cross_entropy_forward(x, dtype, r, v, t, seq, stride, l, out, ws, ws_bytes); };
+            return [=] { host::cross_entropy_forward({x, dtype, r, v}, targets_of(t, r, seq, stride), l, out, {ws, ws_bytes}); };
         };
         float* lp = lse.data();
         float* outp = &loss;
@@ -407,6 +415,11 @@ private Q_SLOTS:
                        {fwd, "logits is a null pointer"});
         expect_refusal(forward(logits.data(), DType::Float32, rows, vocab, nullptr, 4, 4, lp, outp, ws, bytes),
                        {fwd, "targets is a null pointer"});
+        expect_refusal(
+            [&] {
+                host::cross_entropy_forward({logits.data(), DType::Float32, rows, vocab}, {tp, 2, 4, 4}, lp, outp, {ws, bytes});
+            },
+            {fwd, "targets are [2, 4]; allowed: [1, 4] (one target per row of logits)"});
         expect_refusal(forward(logits.data(), DType::Float32, rows, vocab, tp, 4, 4, nullptr, outp, ws, bytes),
                        {fwd, "lse is a null pointer"});
         expect_refusal(forward(logits.data(), DType::Float32, rows, vocab, tp, 4, 4, lp, nullptr, ws, bytes),
@@ -444,7 +457,7 @@ private Q_SLOTS:
         Tensor dlogits(DType::Float32, rows * vocab);
         const auto backward = [&](const void* x, DType in, std::size_t r, std::size_t v, const std::int64_t* t, const float* l,
                                   const float* g, void* d, DType out) {
-            return [=] { host::cross_entropy_backward(x, in, r, v, t, 4, 4, l, g, d, out); };
+            return [=] { host::cross_entropy_backward({x, in, r, v}, targets_of(t, r, 4, 4), l, g, {d, out, r, v}); };
         };
         void* dp = dlogits.data();
         expect_refusal(backward(nullptr, DType::Float32, rows, vocab, tp, lp, &grad, dp, DType::Float32),
@@ -488,17 +501,18 @@ private Q_SLOTS:
                 const ForwardRun forward = run_forward(logits, c.rows, c.vocab, targets);
                 const float one = 1.0f;
                 Tensor separate = logits;
-                host::cross_entropy_backward(separate.data(), dtype, c.rows, c.vocab, targets.tokens.data(), c.seq, c.stride,
-                                             forward.lse.data(), &one, separate.data(), dtype);
+                host::cross_entropy_backward({separate.data(), dtype, c.rows, c.vocab},
+                                             targets_of(targets.tokens.data(), c.rows, c.seq, c.stride), forward.lse.data(), &one,
+                                             {separate.data(), dtype, c.rows, c.vocab});
 
                 Tensor fused = logits;
                 ForwardRun run{std::vector<float>(c.rows, kNaN)};
                 const std::size_t bytes = host::cross_entropy_forward_workspace_bytes(c.rows, c.vocab);
                 run.partial.assign(bytes / sizeof(double), -1.0);
                 QCOMPARE(launches_of([&] {
-                             host::cross_entropy_forward_with_grad(fused.data(), dtype, c.rows, c.vocab, targets.tokens.data(),
-                                                                   c.seq, c.stride, run.lse.data(), &run.loss, run.partial.data(),
-                                                                   bytes);
+                             host::cross_entropy_forward_with_grad({fused.data(), dtype, c.rows, c.vocab},
+                                                                   targets_of(targets.tokens.data(), c.rows, c.seq, c.stride),
+                                                                   run.lse.data(), &run.loss, {run.partial.data(), bytes});
                          }),
                          std::uint64_t{1});
                 const std::string where = std::string(tewb::kernels::to_string(dtype)) + " rows=" + std::to_string(c.rows) +
@@ -531,11 +545,13 @@ private Q_SLOTS:
             const std::size_t bytes = host::cross_entropy_forward_workspace_bytes(rows, vocab);
             std::vector<double> workspace(bytes / sizeof(double));
             Tensor fused = logits;
-            host::cross_entropy_forward_with_grad(fused.data(), dtype, rows, vocab, targets.tokens.data(), 3, 4, lse.data(), &loss,
-                                                  workspace.data(), bytes);
+            host::cross_entropy_forward_with_grad({fused.data(), dtype, rows, vocab},
+                                                  targets_of(targets.tokens.data(), rows, 3, 4), lse.data(), &loss,
+                                                  {workspace.data(), bytes});
             Tensor good_fused = logits;
-            host::cross_entropy_forward_with_grad(good_fused.data(), dtype, rows, vocab, good.tokens.data(), 3, 4,
-                                                  good_lse.data(), &good_loss, workspace.data(), bytes);
+            host::cross_entropy_forward_with_grad({good_fused.data(), dtype, rows, vocab},
+                                                  targets_of(good.tokens.data(), rows, 3, 4), good_lse.data(), &good_loss,
+                                                  {workspace.data(), bytes});
             QVERIFY(std::isnan(loss));
             QVERIFY(std::isfinite(good_loss));
             for (std::size_t r = 0; r < rows; ++r) {
@@ -564,7 +580,9 @@ private Q_SLOTS:
         const char* call = "tewb::kernels::host::cross_entropy_forward_with_grad";
         const auto fused = [&](void* x, DType dtype, std::size_t r, std::size_t v, const std::int64_t* t, std::size_t seq,
                                std::size_t stride, float* l, float* out, void* ws, std::size_t ws_bytes) {
-            return [=] { host::cross_entropy_forward_with_grad(x, dtype, r, v, t, seq, stride, l, out, ws, ws_bytes); };
+            return [=] {
+                host::cross_entropy_forward_with_grad({x, dtype, r, v}, targets_of(t, r, seq, stride), l, out, {ws, ws_bytes});
+            };
         };
         void* xp = logits.data();
         auto* xf = static_cast<float*>(xp);
@@ -616,8 +634,9 @@ private Q_SLOTS:
         const float grad = 1.0f;
         Tensor dlogits(DType::BFloat16, rows * vocab);
         QCOMPARE(launches_of([&] {
-                     host::cross_entropy_backward(logits.data(), DType::BFloat16, rows, vocab, targets.tokens.data(), 512, 513,
-                                                  run.lse.data(), &grad, dlogits.data(), DType::BFloat16);
+                     host::cross_entropy_backward({logits.data(), DType::BFloat16, rows, vocab},
+                                                  targets_of(targets.tokens.data(), rows, 512, 513), run.lse.data(), &grad,
+                                                  {dlogits.data(), DType::BFloat16, rows, vocab});
                  }),
                  std::uint64_t{1});
     }

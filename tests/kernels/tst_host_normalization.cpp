@@ -279,8 +279,9 @@ private Q_SLOTS:
         Tensor beta = random_tensor(DType::Float32, hidden, rng, 0.0f, 0.2f);
         Tensor out(DType::Float32, x.size());
         std::vector<float> mean(3), rstd(3);
-        host::layer_norm_forward(xt.data(), DType::Float32, gamma.data(), beta.data(), DType::Float32, 3, hidden, 1e-5f,
-                                 out.data(), DType::Float32, nullptr, mean.data(), rstd.data());
+        host::layer_norm_forward({xt.data(), DType::Float32, 3, hidden}, {gamma.data(), DType::Float32, 1, hidden},
+                                 {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {out.data(), DType::Float32, 3, hidden},
+                                 nullptr, mean.data(), rstd.data());
         const LayerNormReference ref = layer_norm_reference(x, gamma.values(), beta.values(), 3, hidden, 1e-5f);
         for (std::size_t i = 0; i < x.size(); ++i) {
             QVERIFY2(agrees(out.at(i), ref.y[i], ref.tolerance[i]),
@@ -305,8 +306,10 @@ private Q_SLOTS:
                 std::vector<float> mean(rows), rstd(rows);
                 // out in float32 beside the FP8 output: each byte is the cast of the float y written beside it.
                 QCOMPARE(launches_of([&] {
-                             host::layer_norm_forward(x.data(), DType::BFloat16, gamma.data(), beta.data(), DType::Float32, rows,
-                                                      hidden, 1e-5f, y32.data(), DType::Float32, &fp8, mean.data(), rstd.data());
+                             host::layer_norm_forward({x.data(), DType::BFloat16, rows, hidden},
+                                                      {gamma.data(), DType::Float32, 1, hidden},
+                                                      {beta.data(), DType::Float32, 1, hidden}, 1e-5f,
+                                                      {y32.data(), DType::Float32, rows, hidden}, &fp8, mean.data(), rstd.data());
                          }),
                          std::uint64_t{1});  // the transposed copy from the same launch
                 std::uint32_t max_bits = 0;
@@ -326,9 +329,10 @@ private Q_SLOTS:
                 float amax16 = 0.0f;
                 const Fp8Output fp8_16{data16.data(), nullptr, &scale, &amax16, type};
                 QCOMPARE(launches_of([&] {
-                             host::layer_norm_forward(x.data(), DType::BFloat16, gamma.data(), beta.data(), DType::Float32, rows,
-                                                      hidden, 1e-5f, y16.data(), DType::BFloat16, &fp8_16, mean.data(),
-                                                      rstd.data());
+                             host::layer_norm_forward(
+                                 {x.data(), DType::BFloat16, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
+                                 {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {y16.data(), DType::BFloat16, rows, hidden},
+                                 &fp8_16, mean.data(), rstd.data());
                          }),
                          std::uint64_t{1});
                 std::size_t differs_from_rounded = 0;
@@ -373,8 +377,10 @@ private Q_SLOTS:
                 const std::string where = std::string(tewb::kernels::to_string(k.x_dtype)) + " hidden " + std::to_string(k.hidden) +
                                           " rows " + std::to_string(rows) + (k.shift != 0 ? " misaligned" : "");
                 QVERIFY2(launches_of([&] {
-                             host::layer_norm_forward(x.data(), k.x_dtype, gamma.data(), beta.data(), DType::Float32, rows, k.hidden,
-                                                      1e-5f, y.data(), DType::Float32, &fp8, mean.data(), rstd.data());
+                             host::layer_norm_forward({x.data(), k.x_dtype, rows, k.hidden},
+                                                      {gamma.data(), DType::Float32, 1, k.hidden},
+                                                      {beta.data(), DType::Float32, 1, k.hidden}, 1e-5f,
+                                                      {y.data(), DType::Float32, rows, k.hidden}, &fp8, mean.data(), rstd.data());
                          }) == 1,
                          where.c_str());
                 const LayerNormReference ref = layer_norm_reference(x.values(), gamma.values(), beta.values(), rows, k.hidden, 1e-5f);
@@ -393,8 +399,10 @@ private Q_SLOTS:
                 // mean and rstd as without the copy where the same kernel runs; 4352 and 8192 change kernels.
                 std::vector<float> mean_plain(rows), rstd_plain(rows);
                 Tensor y_plain(DType::Float32, n, k.shift);
-                host::layer_norm_forward(x.data(), k.x_dtype, gamma.data(), beta.data(), DType::Float32, rows, k.hidden, 1e-5f,
-                                         y_plain.data(), DType::Float32, nullptr, mean_plain.data(), rstd_plain.data());
+                host::layer_norm_forward({x.data(), k.x_dtype, rows, k.hidden}, {gamma.data(), DType::Float32, 1, k.hidden},
+                                         {beta.data(), DType::Float32, 1, k.hidden}, 1e-5f,
+                                         {y_plain.data(), DType::Float32, rows, k.hidden}, nullptr, mean_plain.data(),
+                                         rstd_plain.data());
                 std::size_t differing = 0;
                 for (std::size_t r = 0; r < rows; ++r) {
                     differing += same_bits(mean[r], mean_plain[r]) && same_bits(rstd[r], rstd_plain[r]) ? 0 : 1;
@@ -424,8 +432,9 @@ private Q_SLOTS:
         const auto run = [&](float start) {
             float amax = start;
             const Fp8Output fp8{data.data(), nullptr, &scale, &amax, Fp8Type::E4M3};
-            host::layer_norm_forward(x.data(), DType::Float32, gamma.data(), beta.data(), DType::Float32, rows, hidden, 1e-5f,
-                                     nullptr, DType::Float32, &fp8, mean.data(), rstd.data());
+            host::layer_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
+                                     {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {nullptr, DType::Float32, rows, hidden},
+                                     &fp8, mean.data(), rstd.data());
             return amax;
         };
         const float fresh = run(0.0f);
@@ -438,8 +447,9 @@ private Q_SLOTS:
         Tensor zero(DType::Float32, hidden);
         float amax = 0.0f;
         const Fp8Output fp8{data.data(), nullptr, &scale, &amax, Fp8Type::E4M3};
-        host::layer_norm_forward(x.data(), DType::Float32, zero.data(), zero.data(), DType::Float32, rows, hidden, 1e-5f, nullptr,
-                                 DType::Float32, &fp8, mean.data(), rstd.data());
+        host::layer_norm_forward({x.data(), DType::Float32, rows, hidden}, {zero.data(), DType::Float32, 1, hidden},
+                                 {zero.data(), DType::Float32, 1, hidden}, 1e-5f, {nullptr, DType::Float32, rows, hidden}, &fp8,
+                                 mean.data(), rstd.data());
         QCOMPARE(detail::float_bits(amax), 0u);
         QVERIFY(std::all_of(data.begin(), data.end(), [](std::uint8_t b) { return b == 0; }));
     }
@@ -458,8 +468,9 @@ private Q_SLOTS:
         float amax = 0.0f;
         const Fp8Output fp8{data.data(), nullptr, &scale, &amax, Fp8Type::E5M2};
         std::vector<float> mean(rows), rstd(rows);
-        host::layer_norm_forward(x.data(), DType::Float32, gamma.data(), beta.data(), DType::Float32, rows, hidden, 1e-5f,
-                                 out.data(), DType::BFloat16, &fp8, mean.data(), rstd.data());
+        host::layer_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
+                                 {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {out.data(), DType::BFloat16, rows, hidden},
+                                 &fp8, mean.data(), rstd.data());
         for (std::size_t c = 0; c < hidden; ++c) {
             for (const std::size_t r : {1u, 2u}) {  // NaN, and inf (inf - inf): the whole row NaN
                 QVERIFY(std::isnan(out.at(r * hidden + c)));
@@ -519,21 +530,26 @@ private Q_SLOTS:
         Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f), beta(DType::Float32, hidden);
         Tensor y(type, rows * hidden);
         std::vector<float> mean(rows), rstd(rows);
-        host::layer_norm_forward(x.data(), type, gamma.data(), beta.data(), DType::Float32, rows, hidden, 1e-5f, y.data(), type,
-                                 nullptr, mean.data(), rstd.data());
+        host::layer_norm_forward({x.data(), type, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
+                                 {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {y.data(), type, rows, hidden}, nullptr,
+                                 mean.data(), rstd.data());
         Tensor dy = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f);
         Tensor dx(type, rows * hidden), dgamma(DType::Float32, hidden), dbeta(DType::Float32, hidden);
         std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, hidden) / 4);
         QCOMPARE(launches_of([&] {
-                     host::layer_norm_backward(dy.data(), DType::BFloat16, x.data(), type, mean.data(), rstd.data(), gamma.data(),
-                                               DType::Float32, rows, hidden, dx.data(), dgamma.data(), dbeta.data(),
-                                               workspace.data(), workspace.size() * 4);
+                     host::layer_norm_backward({dy.data(), DType::BFloat16, rows, hidden}, {x.data(), type, rows, hidden},
+                                               mean.data(), rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
+                                               {dx.data(), type, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
+                                               {dbeta.data(), DType::Float32, 1, hidden},
+                                               {workspace.data(), workspace.size() * 4});
                  }),
                  std::uint64_t{1});
         QCOMPARE(launches_of([&] {
-                     host::layer_norm_backward_add(dy.data(), DType::BFloat16, x.data(), type, mean.data(), rstd.data(),
-                                                   gamma.data(), DType::Float32, rows, hidden, dx.data(), dx.data(),
-                                                   dgamma.data(), dbeta.data(), workspace.data(), workspace.size() * 4);
+                     host::layer_norm_backward_add(
+                         {dy.data(), DType::BFloat16, rows, hidden}, {x.data(), type, rows, hidden}, mean.data(), rstd.data(),
+                         {gamma.data(), DType::Float32, 1, hidden}, {dx.data(), type, rows, hidden},
+                         {dx.data(), type, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
+                         {dbeta.data(), DType::Float32, 1, hidden}, {workspace.data(), workspace.size() * 4});
                  }),
                  std::uint64_t{1});
         // float32 x: 4 warps per row, one row per block; bfloat16 x: one warp per row, 4 rows per block.
@@ -575,14 +591,16 @@ private Q_SLOTS:
         Tensor gamma = random_tensor(DType::Float32, h, rng, 1.0f, 0.5f), beta(DType::Float32, h);
         Tensor y(DType::Float32, rows * h);
         std::vector<float> mean(rows), rstd(rows);
-        host::layer_norm_forward(x.data(), DType::Float32, gamma.data(), beta.data(), DType::Float32, rows, h, 1e-5f, y.data(),
-                                 DType::Float32, nullptr, mean.data(), rstd.data());
+        host::layer_norm_forward({x.data(), DType::Float32, rows, h}, {gamma.data(), DType::Float32, 1, h},
+                                 {beta.data(), DType::Float32, 1, h}, 1e-5f, {y.data(), DType::Float32, rows, h}, nullptr,
+                                 mean.data(), rstd.data());
         Tensor dx(DType::Float32, rows * h), dgamma(DType::Float32, h), dbeta(DType::Float32, h);
         std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, h) / 4);
         QCOMPARE(launches_of([&] {
-                     host::layer_norm_backward(dy.data(), DType::Float32, x.data(), DType::Float32, mean.data(), rstd.data(),
-                                               gamma.data(), DType::Float32, rows, h, dx.data(), dgamma.data(), dbeta.data(),
-                                               workspace.data(), workspace.size() * 4);
+                     host::layer_norm_backward({dy.data(), DType::Float32, rows, h}, {x.data(), DType::Float32, rows, h},
+                                               mean.data(), rstd.data(), {gamma.data(), DType::Float32, 1, h},
+                                               {dx.data(), DType::Float32, rows, h}, {dgamma.data(), DType::Float32, 1, h},
+                                               {dbeta.data(), DType::Float32, 1, h}, {workspace.data(), workspace.size() * 4});
                  }),
                  static_cast<std::uint64_t>(launches));
         std::vector<float> order_g, order_b;
@@ -602,8 +620,9 @@ private Q_SLOTS:
         const auto fwd = [&](const void* xp, DType x_dtype, std::size_t h, float eps, void* o, DType out_dtype,
                              const Fp8Output* fp8) {
             return [=, &gamma, &beta, &mean, &rstd] {
-                host::layer_norm_forward(xp, x_dtype, gamma.data(), beta.data(), DType::Float32, rows, h, eps, o, out_dtype, fp8,
-                                         mean.data(), rstd.data());
+                host::layer_norm_forward({xp, x_dtype, rows, h}, {gamma.data(), DType::Float32, 1, h},
+                                         {beta.data(), DType::Float32, 1, h}, eps, {o, out_dtype, rows, h}, fp8, mean.data(),
+                                         rstd.data());
             };
         };
         expect_refusal(fwd(nullptr, DType::Float32, hidden, 1e-5f, out.data(), DType::Float32, nullptr),
@@ -628,14 +647,16 @@ private Q_SLOTS:
         expect_refusal(fwd(x.data(), DType::Float32, hidden, 1e-5f, nullptr, DType::Float32, &aliased), {forward, "same buffer"});
         expect_refusal(
             [&] {
-                host::layer_norm_forward(x.data(), DType::Float32, gamma.data(), beta.data(), DType::Float32, rows, hidden, 1e-5f,
-                                         out.data(), DType::Float32, nullptr, nullptr, rstd.data());
+                host::layer_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
+                                         {beta.data(), DType::Float32, 1, hidden}, 1e-5f,
+                                         {out.data(), DType::Float32, rows, hidden}, nullptr, nullptr, rstd.data());
             },
             {forward, "mean is a null pointer"});
         // rows = 0: nothing to do, nothing counted, pointers not looked at.
         QCOMPARE(launches_of([&] {
-                     host::layer_norm_forward(nullptr, DType::Float32, nullptr, nullptr, DType::Float32, 0, hidden, 1e-5f,
-                                              out.data(), DType::Float32, nullptr, nullptr, nullptr);
+                     host::layer_norm_forward({nullptr, DType::Float32, 0, hidden}, {nullptr, DType::Float32, 1, hidden},
+                                              {nullptr, DType::Float32, 1, hidden}, 1e-5f,
+                                              {out.data(), DType::Float32, 0, hidden}, nullptr, nullptr, nullptr);
                  }),
                  std::uint64_t{0});
 
@@ -646,9 +667,10 @@ private Q_SLOTS:
         std::vector<float> workspace(needed / 4);
         const auto bwd = [&](const void* dyp, DType dy_dtype, void* dxp, std::size_t bytes) {
             return [=, &x, &mean, &rstd, &gamma, &dgamma, &dbeta, &workspace] {
-                host::layer_norm_backward(dyp, dy_dtype, x.data(), DType::Float32, mean.data(), rstd.data(), gamma.data(),
-                                          DType::Float32, rows, hidden, dxp, dgamma.data(), dbeta.data(), workspace.data(),
-                                          bytes);
+                host::layer_norm_backward({dyp, dy_dtype, rows, hidden}, {x.data(), DType::Float32, rows, hidden}, mean.data(),
+                                          rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
+                                          {dxp, DType::Float32, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
+                                          {dbeta.data(), DType::Float32, 1, hidden}, {workspace.data(), bytes});
             };
         };
         expect_refusal(bwd(nullptr, DType::Float32, dx.data(), needed), {backward, "dy is a null pointer"});
@@ -660,8 +682,10 @@ private Q_SLOTS:
             bwd(dy.data(), DType::Float32, dx.data(), needed - 4),
             {backward, "workspace of " + std::to_string(needed - 4) + " bytes", "layer_norm_backward_workspace_bytes"});
         QCOMPARE(launches_of([&] {
-                     host::layer_norm_backward(nullptr, DType::Float32, nullptr, DType::Float32, nullptr, nullptr, nullptr,
-                                               DType::Float32, 0, hidden, nullptr, nullptr, nullptr, nullptr, 0);
+                     host::layer_norm_backward({nullptr, DType::Float32, 0, hidden}, {nullptr, DType::Float32, 0, hidden},
+                                               nullptr, nullptr, {nullptr, DType::Float32, 1, hidden},
+                                               {nullptr, DType::Float32, 0, hidden}, {nullptr, DType::Float32, 1, hidden},
+                                               {nullptr, DType::Float32, 1, hidden}, {nullptr, 0});
                  }),
                  std::uint64_t{0});
     }
@@ -785,12 +809,14 @@ private Q_SLOTS:
             Tensor dy = random_tensor(DType::BFloat16, rows * cols, rng, 0.0f, 1.0f);
             Tensor dx(DType::Float32, rows * cols), dbias(DType::Float32, cols);
             Tensor x32 = from_values(DType::Float32, x.values()), dy32 = from_values(DType::Float32, dy.values());
-            host::gelu_backward(dy32.data(), x32.data(), DType::Float32, rows, cols, dx.data(), nullptr, nullptr, DType::Float32,
-                                nullptr, 0);
+            host::gelu_backward({dy32.data(), DType::Float32, rows, cols}, {x32.data(), DType::Float32, rows, cols},
+                                {dx.data(), DType::Float32, rows, cols}, nullptr, {nullptr, DType::Float32, 1, cols},
+                                {nullptr, 0});
             std::vector<float> workspace(host::gelu_backward_workspace_bytes(rows, cols) / 4);
             QCOMPARE(launches_of([&] {
-                         host::gelu_backward(dy.data(), x.data(), DType::BFloat16, rows, cols, nullptr, nullptr, dbias.data(),
-                                             DType::Float32, workspace.data(), workspace.size() * 4);
+                         host::gelu_backward({dy.data(), DType::BFloat16, rows, cols}, {x.data(), DType::BFloat16, rows, cols},
+                                             {nullptr, DType::BFloat16, rows, cols}, nullptr,
+                                             {dbias.data(), DType::Float32, 1, cols}, {workspace.data(), workspace.size() * 4});
                      }),
                      want);
             for (std::size_t c = 0; c < cols; ++c) {
@@ -807,8 +833,10 @@ private Q_SLOTS:
         Tensor dy = random_tensor(DType::Float32, inputs.size(), rng, 0.0f, 2.0f);
         Tensor dx(DType::Float32, inputs.size());
         QCOMPARE(launches_of([&] {
-                     host::gelu_backward(dy.data(), x.data(), DType::Float32, 1, inputs.size(), dx.data(), nullptr, nullptr,
-                                         DType::Float32, nullptr, 0);
+                     host::gelu_backward({dy.data(), DType::Float32, 1, inputs.size()},
+                                         {x.data(), DType::Float32, 1, inputs.size()},
+                                         {dx.data(), DType::Float32, 1, inputs.size()}, nullptr,
+                                         {nullptr, DType::Float32, 1, inputs.size()}, {nullptr, 0});
                  }),
                  std::uint64_t{1});
         double worst = 0.0;
@@ -842,8 +870,9 @@ private Q_SLOTS:
                     // The float32 dx the op computes, from a float32 run on the same values.
                     Tensor x32 = from_values(DType::Float32, x.values()), dy32 = from_values(DType::Float32, dy.values());
                     Tensor g32(DType::Float32, n);
-                    host::gelu_backward(dy32.data(), x32.data(), DType::Float32, rows, cols, g32.data(), nullptr, nullptr,
-                                        DType::Float32, nullptr, 0);
+                    host::gelu_backward({dy32.data(), DType::Float32, rows, cols}, {x32.data(), DType::Float32, rows, cols},
+                                        {g32.data(), DType::Float32, rows, cols}, nullptr, {nullptr, DType::Float32, 1, cols},
+                                        {nullptr, 0});
 
                     const std::size_t bytes = host::gelu_backward_workspace_bytes(rows, cols);
                     const std::size_t chunks = std::min<std::size_t>(std::max<std::size_t>((rows + 31) / 32, 1), 1024);
@@ -855,8 +884,9 @@ private Q_SLOTS:
                     float amax = 0.0f;
                     const Fp8Output fp8{data.data(), transposed.data(), &scale, &amax, Fp8Type::E5M2};
                     QCOMPARE(launches_of([&] {
-                                 host::gelu_backward(dy.data(), x.data(), dtype, rows, cols, dx.data(), &fp8, dbias.data(),
-                                                     dbias_dtype, workspace.data(), bytes);
+                                 host::gelu_backward({dy.data(), dtype, rows, cols}, {x.data(), dtype, rows, cols},
+                                                     {dx.data(), dtype, rows, cols}, &fp8, {dbias.data(), dbias_dtype, 1, cols},
+                                                     {workspace.data(), bytes});
                              }),
                              std::uint64_t{1});  // the chunk sums finished in the same launch
 
@@ -910,23 +940,25 @@ private Q_SLOTS:
         Tensor x = random_tensor(DType::Float32, rows * cols, rng, 0.0f, 1.0f);
         Tensor dy = random_tensor(DType::Float32, rows * cols, rng, 0.0f, 1.0f);
         Tensor dx(DType::Float32, rows * cols);
-        host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, dx.data(), nullptr, nullptr, DType::Float32, nullptr,
-                            0);
+        host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+                            {dx.data(), DType::Float32, rows, cols}, nullptr, {nullptr, DType::Float32, 1, cols}, {nullptr, 0});
         // FP8 only, no transposed copy, no amax; dbias only.
         std::vector<std::uint8_t> data(rows * cols);
         const float scale = 2.0f;
         const Fp8Output fp8{data.data(), nullptr, &scale, nullptr, Fp8Type::E4M3};
         QCOMPARE(launches_of([&] {
-                     host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, nullptr, &fp8, nullptr, DType::Float32,
-                                         nullptr, 0);
+                     host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+                                         {nullptr, DType::Float32, rows, cols}, &fp8, {nullptr, DType::Float32, 1, cols},
+                                         {nullptr, 0});
                  }),
                  std::uint64_t{1});
         for (std::size_t i = 0; i < rows * cols; ++i) QCOMPARE(data[i], detail::float_to_fp8(dx.at(i) * scale, Fp8Type::E4M3));
         Tensor dbias(DType::Float32, cols);
         std::vector<float> workspace(host::gelu_backward_workspace_bytes(rows, cols) / 4);
         QCOMPARE(launches_of([&] {
-                     host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, nullptr, nullptr, dbias.data(),
-                                         DType::Float32, workspace.data(), workspace.size() * 4);
+                     host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+                                         {nullptr, DType::Float32, rows, cols}, nullptr, {dbias.data(), DType::Float32, 1, cols},
+                                         {workspace.data(), workspace.size() * 4});
                  }),
                  std::uint64_t{1});
         for (std::size_t c = 0; c < cols; ++c) {
@@ -938,8 +970,9 @@ private Q_SLOTS:
         x.set(7, kNaN);
         float amax = 0.0f;
         const Fp8Output with_amax{data.data(), nullptr, &scale, &amax, Fp8Type::E4M3};
-        host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, dx.data(), &with_amax, dbias.data(), DType::Float32,
-                            workspace.data(), workspace.size() * 4);
+        host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+                            {dx.data(), DType::Float32, rows, cols}, &with_amax, {dbias.data(), DType::Float32, 1, cols},
+                            {workspace.data(), workspace.size() * 4});
         QVERIFY(std::isnan(dx.at(7)));
         QCOMPARE(data[7], std::uint8_t{0x7f});
         QVERIFY(std::isnan(dbias.at(7 % cols)));
@@ -974,26 +1007,30 @@ private Q_SLOTS:
         std::vector<float> workspace(needed / 4);
         expect_refusal(
             [&] {
-                host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, nullptr, nullptr, nullptr, DType::Float32,
-                                    nullptr, 0);
+                host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+                                    {nullptr, DType::Float32, rows, cols}, nullptr, {nullptr, DType::Float32, 1, cols},
+                                    {nullptr, 0});
             },
             {backward, "no output"});
         expect_refusal(
             [&] {
-                host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, nullptr, nullptr, dbias.data(),
-                                    DType::Float32, workspace.data(), needed - 1);
+                host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+                                    {nullptr, DType::Float32, rows, cols}, nullptr, {dbias.data(), DType::Float32, 1, cols},
+                                    {workspace.data(), needed - 1});
             },
             {backward, "workspace of " + std::to_string(needed - 1) + " bytes", "gelu_backward_workspace_bytes"});
         expect_refusal(
             [&] {
-                host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, nullptr, nullptr, dbias.data(),
-                                    DType::Float16, workspace.data(), needed);
+                host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+                                    {nullptr, DType::Float32, rows, cols}, nullptr, {dbias.data(), DType::Float16, 1, cols},
+                                    {workspace.data(), needed});
             },
             {backward, "dbias has dtype float16"});
         expect_refusal(
             [&] {
-                host::gelu_backward(dy.data(), static_cast<char*>(x.data()) + 1, DType::BFloat16, rows, cols, out.data(), nullptr,
-                                    nullptr, DType::Float32, nullptr, 0);
+                host::gelu_backward(
+                    {dy.data(), DType::BFloat16, rows, cols}, {static_cast<char*>(x.data()) + 1, DType::BFloat16, rows, cols},
+                    {out.data(), DType::BFloat16, rows, cols}, nullptr, {nullptr, DType::Float32, 1, cols}, {nullptr, 0});
             },
             {backward, "x is not 2-byte aligned"});
         const float scale = 1.0f;
@@ -1001,8 +1038,9 @@ private Q_SLOTS:
         const Fp8Output bad_type{data.data(), nullptr, &scale, nullptr, static_cast<Fp8Type>(7)};
         expect_refusal(
             [&] {
-                host::gelu_backward(dy.data(), x.data(), DType::Float32, rows, cols, nullptr, &bad_type, nullptr, DType::Float32,
-                                    nullptr, 0);
+                host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+                                    {nullptr, DType::Float32, rows, cols}, &bad_type, {nullptr, DType::Float32, 1, cols},
+                                    {nullptr, 0});
             },
             {backward, "unsupported FP8 type"});
         QCOMPARE(host::gelu_backward_workspace_bytes(0, 7), std::size_t{7 * 4});
@@ -1037,24 +1075,29 @@ private Q_SLOTS:
         Tensor gamma = random_tensor(DType::Float32, h, rng, 1.0f, 0.2f), beta(DType::Float32, h);
         Tensor y(type, rows * h);
         std::vector<float> mean(rows), rstd(rows);
-        host::layer_norm_forward(x.data(), type, gamma.data(), beta.data(), DType::Float32, rows, h, 1e-5f, y.data(), type, nullptr,
-                                 mean.data(), rstd.data());
+        host::layer_norm_forward({x.data(), type, rows, h}, {gamma.data(), DType::Float32, 1, h},
+                                 {beta.data(), DType::Float32, 1, h}, 1e-5f, {y.data(), type, rows, h}, nullptr, mean.data(),
+                                 rstd.data());
         Tensor dy = random_tensor(DType::BFloat16, rows * h, rng, 0.0f, 1.0f);
         Tensor skip = random_tensor(type, rows * h, rng, 0.0f, 3.0f);
         std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, h) / 4);
         Tensor dx(type, rows * h), dgamma(DType::Float32, h), dbeta(DType::Float32, h);
         std::uint64_t before = tewb::kernels::launch_count();
-        host::layer_norm_backward(dy.data(), DType::BFloat16, x.data(), type, mean.data(), rstd.data(), gamma.data(), DType::Float32,
-                                  rows, h, dx.data(), dgamma.data(), dbeta.data(), workspace.data(), workspace.size() * 4);
+        host::layer_norm_backward({dy.data(), DType::BFloat16, rows, h}, {x.data(), type, rows, h}, mean.data(), rstd.data(),
+                                  {gamma.data(), DType::Float32, 1, h}, {dx.data(), type, rows, h},
+                                  {dgamma.data(), DType::Float32, 1, h}, {dbeta.data(), DType::Float32, 1, h},
+                                  {workspace.data(), workspace.size() * 4});
         const std::uint64_t plain_launches = tewb::kernels::launch_count() - before;
         Tensor dx_add(type, rows * h), dgamma_add(DType::Float32, h), dbeta_add(DType::Float32, h);
         if (in_place) {
             for (std::size_t i = 0; i < rows * h; ++i) dx_add.set(i, skip.at(i));
         }
         before = tewb::kernels::launch_count();
-        host::layer_norm_backward_add(dy.data(), DType::BFloat16, x.data(), type, mean.data(), rstd.data(), gamma.data(),
-                                      DType::Float32, rows, h, dx_add.data(), in_place ? dx_add.data() : skip.data(), dgamma_add.data(),
-                                      dbeta_add.data(), workspace.data(), workspace.size() * 4);
+        host::layer_norm_backward_add({dy.data(), DType::BFloat16, rows, h}, {x.data(), type, rows, h}, mean.data(), rstd.data(),
+                                      {gamma.data(), DType::Float32, 1, h}, {dx_add.data(), type, rows, h},
+                                      {in_place ? dx_add.data() : skip.data(), type, rows, h},
+                                      {dgamma_add.data(), DType::Float32, 1, h}, {dbeta_add.data(), DType::Float32, 1, h},
+                                      {workspace.data(), workspace.size() * 4});
         QCOMPARE(tewb::kernels::launch_count() - before, plain_launches);
         QVERIFY(dgamma_add.values() == dgamma.values() && dbeta_add.values() == dbeta.values());
         for (std::size_t i = 0; i < rows * h; ++i) {
@@ -1069,10 +1112,11 @@ private Q_SLOTS:
         }
         Tensor misaligned(type, rows * h, 1);
         try {
-            host::layer_norm_backward_add(dy.data(), DType::BFloat16, x.data(), type, mean.data(), rstd.data(), gamma.data(),
-                                          DType::Float32, rows, h, dx_add.data(),
-                                          static_cast<const std::uint8_t*>(misaligned.data()) + 1, dgamma_add.data(), dbeta_add.data(),
-                                          workspace.data(), workspace.size() * 4);
+            host::layer_norm_backward_add({dy.data(), DType::BFloat16, rows, h}, {x.data(), type, rows, h}, mean.data(),
+                                          rstd.data(), {gamma.data(), DType::Float32, 1, h}, {dx_add.data(), type, rows, h},
+                                          {static_cast<const std::uint8_t*>(misaligned.data()) + 1, type, rows, h},
+                                          {dgamma_add.data(), DType::Float32, 1, h}, {dbeta_add.data(), DType::Float32, 1, h},
+                                          {workspace.data(), workspace.size() * 4});
             QFAIL("a misaligned dresidual was accepted");
         } catch (const KernelError& e) {
             QVERIFY2(std::string(e.what()).find("dresidual") != std::string::npos, e.what());
@@ -1089,21 +1133,24 @@ private Q_SLOTS:
         std::vector<float> mean(rows), rstd(rows);
         QElapsedTimer timer;
         timer.start();
-        host::layer_norm_forward(x.data(), DType::Float32, gamma.data(), beta.data(), DType::Float32, rows, hidden, 1e-5f,
-                                 y.data(), DType::BFloat16, nullptr, mean.data(), rstd.data());
+        host::layer_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
+                                 {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {y.data(), DType::BFloat16, rows, hidden},
+                                 nullptr, mean.data(), rstd.data());
         Tensor dy = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f), dx(DType::Float32, rows * hidden);
         Tensor dgamma(DType::Float32, hidden), dbeta(DType::Float32, hidden);
         std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, hidden) / 4);
-        host::layer_norm_backward(dy.data(), DType::BFloat16, x.data(), DType::Float32, mean.data(), rstd.data(), gamma.data(),
-                                  DType::Float32, rows, hidden, dx.data(), dgamma.data(), dbeta.data(), workspace.data(),
-                                  workspace.size() * 4);
+        host::layer_norm_backward({dy.data(), DType::BFloat16, rows, hidden}, {x.data(), DType::Float32, rows, hidden},
+                                  mean.data(), rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
+                                  {dx.data(), DType::Float32, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
+                                  {dbeta.data(), DType::Float32, 1, hidden}, {workspace.data(), workspace.size() * 4});
         const qint64 layer_norm_ms = timer.restart();
         Tensor h = random_tensor(DType::BFloat16, rows * ffn, rng, 0.0f, 1.0f), hy(DType::BFloat16, rows * ffn);
         host::gelu_forward(h.data(), DType::BFloat16, rows, ffn, hy.data(), DType::BFloat16, nullptr);
         Tensor dh(DType::BFloat16, rows * ffn), dbias(DType::Float32, ffn);
         std::vector<float> gelu_workspace(host::gelu_backward_workspace_bytes(rows, ffn) / 4);
-        host::gelu_backward(hy.data(), h.data(), DType::BFloat16, rows, ffn, dh.data(), nullptr, dbias.data(), DType::Float32,
-                            gelu_workspace.data(), gelu_workspace.size() * 4);
+        host::gelu_backward({hy.data(), DType::BFloat16, rows, ffn}, {h.data(), DType::BFloat16, rows, ffn},
+                            {dh.data(), DType::BFloat16, rows, ffn}, nullptr, {dbias.data(), DType::Float32, 1, ffn},
+                            {gelu_workspace.data(), gelu_workspace.size() * 4});
         const qint64 gelu_ms = timer.elapsed();
         qInfo("3072 x 768 LayerNorm forward + backward: %lld ms; 3072 x 3072 GELU forward + backward: %lld ms", layer_norm_ms,
               gelu_ms);
@@ -1124,8 +1171,9 @@ private:
         std::vector<float> mean(rows), rstd(rows);
         const float eps = 1e-5f;
         QCOMPARE(launches_of([&] {
-                     host::layer_norm_forward(x.data(), x_dtype, gamma.data(), beta.data(), param_dtype, rows, hidden, eps,
-                                              out.data(), out_dtype, nullptr, mean.data(), rstd.data());
+                     host::layer_norm_forward({x.data(), x_dtype, rows, hidden}, {gamma.data(), param_dtype, 1, hidden},
+                                              {beta.data(), param_dtype, 1, hidden}, eps, {out.data(), out_dtype, rows, hidden},
+                                              nullptr, mean.data(), rstd.data());
                  }),
                  std::uint64_t{1});
         const LayerNormReference ref = layer_norm_reference(x.values(), gamma.values(), beta.values(), rows, hidden, eps);
@@ -1158,8 +1206,9 @@ private:
         Tensor beta = random_tensor(param_dtype, hidden, rng, 0.0f, 0.5f);
         Tensor y(DType::Float32, rows * hidden);
         std::vector<float> mean(rows), rstd(rows);
-        host::layer_norm_forward(x.data(), x_dtype, gamma.data(), beta.data(), param_dtype, rows, hidden, 1e-5f, y.data(),
-                                 DType::Float32, nullptr, mean.data(), rstd.data());
+        host::layer_norm_forward({x.data(), x_dtype, rows, hidden}, {gamma.data(), param_dtype, 1, hidden},
+                                 {beta.data(), param_dtype, 1, hidden}, 1e-5f, {y.data(), DType::Float32, rows, hidden}, nullptr,
+                                 mean.data(), rstd.data());
         Tensor dx(x_dtype, rows * hidden, shift), dgamma(param_dtype, hidden), dbeta(param_dtype, hidden);
         const std::size_t bytes = host::layer_norm_backward_workspace_bytes(rows, hidden);
         std::vector<float> workspace(bytes / 4);
@@ -1168,9 +1217,10 @@ private:
         const bool fast = shift == 0 && hidden % width == 0 && hidden <= 32 * 8 * width * 4;
         const std::size_t groups = fast && hidden <= 32 * width * 4 ? 4 : 1;
         QCOMPARE(launches_of([&] {
-                     host::layer_norm_backward(dy.data(), dy_dtype, x.data(), x_dtype, mean.data(), rstd.data(), gamma.data(),
-                                               param_dtype, rows, hidden, dx.data(), dgamma.data(), dbeta.data(),
-                                               workspace.data(), bytes);
+                     host::layer_norm_backward({dy.data(), dy_dtype, rows, hidden}, {x.data(), x_dtype, rows, hidden},
+                                               mean.data(), rstd.data(), {gamma.data(), param_dtype, 1, hidden},
+                                               {dx.data(), x_dtype, rows, hidden}, {dgamma.data(), param_dtype, 1, hidden},
+                                               {dbeta.data(), param_dtype, 1, hidden}, {workspace.data(), bytes});
                  }),
                  std::uint64_t{fast ? 1u : 2u});  // fast: one launch; plain: dx, then the partial rows finished in place
         const std::vector<float> dyv = dy.values(), xv = x.values();

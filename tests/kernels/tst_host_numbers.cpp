@@ -66,7 +66,7 @@ private Q_SLOTS:
                 if (got != want) {
                     QFAIL(qPrintable(QStringLiteral("float bits 0x%1 to %2: got 0x%3, CUDA 0x%4")
                                          .arg(u, 8, 16, QLatin1Char('0'))
-                                         .arg(type == Fp8Type::E4M3 ? "E4M3" : "E5M2")
+                                         .arg(tewb::kernels::fp8_type_name(type))
                                          .arg(got, 2, 16, QLatin1Char('0'))
                                          .arg(want, 2, 16, QLatin1Char('0'))));
                 }

@@ -132,18 +132,44 @@ private Q_SLOTS:
         float* out_t = f + 1;
         float* bias = f + 2;
         float* work = f + 4;
-        expect_error([&] { cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, f, out_t, Fp8Type::E4M3, f, nullptr, DType::Float32, work, needed, nullptr); },
-                     "dbias is a null pointer", dbias);
-        expect_error([&] { cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, f, out_t, Fp8Type::E4M3, f, bias, DType::Float16, work, needed, nullptr); },
-                     "dbias has dtype float16", dbias);
-        expect_error([&] { cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, f, out_t, Fp8Type::E4M3, f, bias, DType::Float32, work, needed - 4, nullptr); },
-                     "workspace of " + std::to_string(needed - 4) + " bytes; needed: " + std::to_string(needed), dbias);
-        expect_error([&] { cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, f, out_t, Fp8Type::E4M3, f, bias, DType::Float32, nullptr, needed, nullptr); },
-                     "workspace is a null pointer", dbias);
-        expect_error([&] { cast_transpose_dbias_to_fp8(f, DType::Float32, 4, 2, f, f, f, Fp8Type::E4M3, f, bias, DType::Float32, work, needed, nullptr); },
-                     "out and out_t are the same buffer", dbias);
-        cast_transpose_dbias_to_fp8(f, DType::Float32, 0, 2, f, nullptr, nullptr, Fp8Type::E4M3, nullptr, nullptr, DType::Float32,
-                                    nullptr, 0, nullptr);  // nothing to cast
+        expect_error(
+            [&] {
+                cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{f, out_t, f, f, Fp8Type::E4M3},
+                                            {nullptr, DType::Float32, 1, 2}, {work, needed}, nullptr);
+            },
+            "dbias is a null pointer", dbias);
+        expect_error(
+            [&] {
+                cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{f, out_t, f, f, Fp8Type::E4M3},
+                                            {bias, DType::Float16, 1, 2}, {work, needed}, nullptr);
+            },
+            "dbias has dtype float16", dbias);
+        expect_error(
+            [&] {
+                cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{f, out_t, f, f, Fp8Type::E4M3},
+                                            {bias, DType::Float32, 1, 2}, {work, needed - 4}, nullptr);
+            },
+            "workspace of " + std::to_string(needed - 4) + " bytes; needed: " + std::to_string(needed), dbias);
+        expect_error(
+            [&] {
+                cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{f, out_t, f, f, Fp8Type::E4M3},
+                                            {bias, DType::Float32, 1, 2}, {nullptr, needed}, nullptr);
+            },
+            "workspace is a null pointer", dbias);
+        expect_error(
+            [&] {
+                cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{f, f, f, f, Fp8Type::E4M3},
+                                            {bias, DType::Float32, 1, 2}, {work, needed}, nullptr);
+            },
+            "out and out_t are the same buffer", dbias);
+        expect_error(
+            [&] {
+                cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{f, out_t, f, f, Fp8Type::E4M3},
+                                            {bias, DType::Float32, 1, 3}, {work, needed}, nullptr);
+            },
+            "dbias is [1, 3]; allowed: [1, 2]", dbias);
+        cast_transpose_dbias_to_fp8({f, DType::Float32, 0, 2}, Fp8Output{nullptr, nullptr, f, nullptr, Fp8Type::E4M3},
+                                    {nullptr, DType::Float32, 1, 2}, {nullptr, 0}, nullptr);  // nothing to cast
 
         const std::string blocks = "tewb::kernels::block_cast_to_fp8";
         const auto block_out = [](void* data, float* scale_inv, Fp8Type type = Fp8Type::E4M3) {
@@ -209,7 +235,10 @@ private Q_SLOTS:
         float* f = device_like;
         const auto forward = [&](const void* x, DType x_dtype, std::size_t hidden, float eps, void* out, const Fp8Output* fp8,
                                  float* mean) {
-            return [=] { layer_norm_forward(x, x_dtype, f, f, DType::Float32, 4, hidden, eps, out, DType::BFloat16, fp8, mean, f, nullptr); };
+            return [=] {
+                layer_norm_forward({x, x_dtype, 4, hidden}, {f, DType::Float32, 1, hidden}, {f, DType::Float32, 1, hidden}, eps,
+                                   {out, DType::BFloat16, 4, hidden}, fp8, mean, f, nullptr);
+            };
         };
         expect_error(forward(f, DType::Float32, 8, 1e-5f, nullptr, nullptr, f), "no output", fwd);
         expect_error(forward(f, DType::Float16, 8, 1e-5f, f, nullptr, f), "x has dtype float16; allowed: float32, bfloat16", fwd);
@@ -225,14 +254,56 @@ private Q_SLOTS:
         const std::string bwd = "tewb::kernels::layer_norm_backward";
         const std::size_t needed = layer_norm_backward_workspace_bytes(4, 8);
         QVERIFY(needed >= 2 * 8 * sizeof(float));
-        expect_error([&] { layer_norm_backward(f, DType::Float32, f, DType::Float32, f, f, f, DType::Float32, 4, 8, f, f, f, f, needed - 4, nullptr); },
-                     "workspace of", bwd);
-        expect_error([&] { layer_norm_backward(f, DType::Float32, f, DType::Float32, f, f, f, DType::Float32, 4, 8, nullptr, f, f, f, needed, nullptr); },
-                     "dx is a null pointer", bwd);
-        expect_error([&] { layer_norm_backward(f, DType::Float32, f, DType::Float32, f, f, f, DType::Float16, 4, 8, f, f, f, f, needed, nullptr); },
-                     "gamma has dtype float16", bwd);
-        expect_error([&] { layer_norm_backward(f, DType::Float16, f, DType::Float32, f, f, f, DType::Float32, 4, 8, f, f, f, f, needed, nullptr); },
-                     "dy has dtype float16", bwd);
+        expect_error(
+            [&] {
+                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, f, f, {f, DType::Float32, 1, 8},
+                                    {f, DType::Float32, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 1, 8},
+                                    {f, needed - 4}, nullptr);
+            },
+            "workspace of", bwd);
+        expect_error(
+            [&] {
+                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, f, f, {f, DType::Float32, 1, 8},
+                                    {nullptr, DType::Float32, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 1, 8},
+                                    {f, needed}, nullptr);
+            },
+            "dx is a null pointer", bwd);
+        expect_error(
+            [&] {
+                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, f, f, {f, DType::Float16, 1, 8},
+                                    {f, DType::Float32, 4, 8}, {f, DType::Float16, 1, 8}, {f, DType::Float16, 1, 8}, {f, needed},
+                                    nullptr);
+            },
+            "gamma has dtype float16", bwd);
+        expect_error(
+            [&] {
+                layer_norm_backward({f, DType::Float16, 4, 8}, {f, DType::Float32, 4, 8}, f, f, {f, DType::Float32, 1, 8},
+                                    {f, DType::Float32, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 1, 8}, {f, needed},
+                                    nullptr);
+            },
+            "dy has dtype float16", bwd);
+        // Each tensor carries its own dtype and shape: they must agree with x's and gamma's.
+        expect_error(
+            [&] {
+                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, f, f, {f, DType::Float32, 1, 8},
+                                    {f, DType::BFloat16, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 1, 8}, {f, needed},
+                                    nullptr);
+            },
+            "dx has dtype bfloat16; allowed: float32, x's", bwd);
+        expect_error(
+            [&] {
+                layer_norm_backward({f, DType::Float32, 4, 7}, {f, DType::Float32, 4, 8}, f, f, {f, DType::Float32, 1, 8},
+                                    {f, DType::Float32, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 1, 8}, {f, needed},
+                                    nullptr);
+            },
+            "dy is [4, 7]; allowed: [4, 8]", bwd);
+        expect_error(
+            [&] {
+                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, f, f, {f, DType::Float32, 1, 8},
+                                    {f, DType::Float32, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 8, 1}, {f, needed},
+                                    nullptr);
+            },
+            "dbeta is [8, 1]; allowed: [1, 8]", bwd);
     }
 
     void geluRejectsBadArguments() {
@@ -248,12 +319,30 @@ private Q_SLOTS:
 
         const std::string bwd = "tewb::kernels::gelu_backward";
         const std::size_t needed = gelu_backward_workspace_bytes(2, 4);
-        expect_error([&] { gelu_backward(f, f, DType::Float32, 2, 4, nullptr, nullptr, nullptr, DType::Float32, nullptr, 0, nullptr); },
-                     "no output", bwd);
-        expect_error([&] { gelu_backward(f, f, DType::Float32, 2, 4, nullptr, nullptr, f, DType::Float32, f, needed - 1, nullptr); },
-                     "workspace of", bwd);
-        expect_error([&] { gelu_backward(f, nullptr, DType::BFloat16, 2, 4, f, nullptr, nullptr, DType::Float32, nullptr, 0, nullptr); },
-                     "x is a null pointer", bwd);
+        expect_error(
+            [&] {
+                gelu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 4}, {nullptr, DType::Float32, 2, 4}, nullptr,
+                              {nullptr, DType::Float32, 1, 4}, {nullptr, 0}, nullptr);
+            },
+            "no output", bwd);
+        expect_error(
+            [&] {
+                gelu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 4}, {nullptr, DType::Float32, 2, 4}, nullptr,
+                              {f, DType::Float32, 1, 4}, {f, needed - 1}, nullptr);
+            },
+            "workspace of", bwd);
+        expect_error(
+            [&] {
+                gelu_backward({f, DType::BFloat16, 2, 4}, {nullptr, DType::BFloat16, 2, 4}, {f, DType::BFloat16, 2, 4}, nullptr,
+                              {nullptr, DType::Float32, 1, 4}, {nullptr, 0}, nullptr);
+            },
+            "x is a null pointer", bwd);
+        expect_error(
+            [&] {
+                gelu_backward({f, DType::BFloat16, 2, 4}, {f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 4}, nullptr,
+                              {nullptr, DType::Float32, 1, 4}, {nullptr, 0}, nullptr);
+            },
+            "dy has dtype bfloat16; allowed: float32, x's", bwd);
     }
 
     void gemmRejectsBadArguments() {

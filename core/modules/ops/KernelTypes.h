@@ -1,11 +1,13 @@
 #pragma once
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
 
 #include "core/fp8/Fp8Format.h"
 #include "tewb_kernels/dtype.h"
 #include "tewb_kernels/fp8_type.h"
 #include "tewb_kernels/gemm_types.h"
+#include "tewb_kernels/tensor_ref.h"
 
 namespace tewb {
 
@@ -17,5 +19,11 @@ kernels::GemmType gemm_type(at::ScalarType type);        // float32, bfloat16, f
 kernels::Fp8Type kernel_fp8_type(Fp8Dtype dtype);
 Fp8Dtype fp8_dtype(kernels::Fp8Type type);                // the other way
 kernels::GemmType gemm_type(kernels::Fp8Type type);       // an FP8 GEMM operand's type
+
+// A tensor as the kernels take it: [rows, cols] for a 2-D one, [1, n] for one of another rank (a vector); an
+// undefined tensor has no data (an output not wanted).
+kernels::TensorRef tensor_ref(const at::Tensor& t);
+// A byte tensor as a kernel's workspace.
+kernels::Workspace workspace_ref(const at::Tensor& bytes);
 
 }  // namespace tewb

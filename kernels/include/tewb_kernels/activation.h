@@ -6,6 +6,7 @@
 
 #include "tewb_kernels/dtype.h"
 #include "tewb_kernels/fp8_output.h"
+#include "tewb_kernels/tensor_ref.h"
 
 namespace tewb::kernels {
 
@@ -18,12 +19,12 @@ void gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::size_t co
 // Scratch for the backward's dbias partial column sums (per row chunk; added up in the same launch).
 std::size_t gelu_backward_workspace_bytes(std::size_t rows, std::size_t cols);
 
-// The MLP backward between its two GEMMs, in one pass over dy and x: dx = dy * gelu'(x) (x = the GELU's
-// input), written to `dx` (dtype, like dy and x) when not null and as FP8 (with its transposed copy, for
-// the next GEMM's dgrad and wgrad) when fp8 is not null; dbias = the column sums of dx (dbias_dtype) when
-// dbias is not null, which needs the workspace.
-void gelu_backward(const void* dy, const void* x, DType dtype, std::size_t rows, std::size_t cols, void* dx,
-                   const Fp8Output* fp8, void* dbias, DType dbias_dtype, void* workspace, std::size_t workspace_bytes,
-                   cudaStream_t stream);
+// The MLP backward between its two GEMMs, in one pass over dy and x ([rows, cols], float32 or bfloat16, one
+// dtype): dx = dy * gelu'(x) (x = the GELU's input), written to `dx` (x's dtype and shape) when dx.data is not
+// null and as FP8 (with its transposed copy, for the next GEMM's dgrad and wgrad) when fp8 is not null;
+// dbias ([1, cols], float32 or bfloat16) = the column sums of dx when dbias.data is not null, which needs the
+// workspace.
+void gelu_backward(const ConstTensorRef& dy, const ConstTensorRef& x, const TensorRef& dx, const Fp8Output* fp8,
+                   const TensorRef& dbias, const Workspace& workspace, cudaStream_t stream);
 
 }  // namespace tewb::kernels

@@ -7,7 +7,9 @@
 
 #include "tewb_kernels/block_cast_types.h"
 #include "tewb_kernels/dtype.h"
+#include "tewb_kernels/fp8_output.h"
 #include "tewb_kernels/fp8_type.h"
+#include "tewb_kernels/tensor_ref.h"
 
 namespace tewb::kernels {
 
@@ -29,13 +31,13 @@ void cast_transpose_to_fp8(const void* x, DType dtype, std::size_t rows, std::si
 // Scratch for cast_transpose_dbias_to_fp8's partial column sums (per row chunk; added up in the same launch).
 std::size_t cast_transpose_dbias_workspace_bytes(std::size_t rows, std::size_t cols);
 
-// cast_transpose_to_fp8 and, from the same read of x, dbias[c] = the sum of column c of x (float32
-// accumulation; dbias in dbias_dtype, float32 or bfloat16): a Linear's FP8 output gradient, its transposed
-// copy and its bias gradient in one pass (Transformer Engine's cast_transpose_dbias). The sums go through
-// `workspace` (cast_transpose_dbias_workspace_bytes) in a fixed order, so they do not vary between runs.
-void cast_transpose_dbias_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
-                                 void* out_t, Fp8Type out_type, float* amax, void* dbias, DType dbias_dtype, void* workspace,
-                                 std::size_t workspace_bytes, cudaStream_t stream);
+// cast_transpose_to_fp8 of x [rows, cols] into out.data and out.transposed (required here; named out and out_t
+// in errors) with out.scale, out.type and out.amax, and, from the same read of x, dbias[c] = the sum of column
+// c of x (float32 accumulation; dbias [1, cols] float32 or bfloat16): a Linear's FP8 output gradient, its
+// transposed copy and its bias gradient in one pass (Transformer Engine's cast_transpose_dbias). The sums go
+// through `workspace` (cast_transpose_dbias_workspace_bytes) in a fixed order, so they do not vary between runs.
+void cast_transpose_dbias_to_fp8(const ConstTensorRef& x, const Fp8Output& out, const TensorRef& dbias,
+                                 const Workspace& workspace, cudaStream_t stream);
 
 // out ([cols, rows]) = the transpose of x ([rows, cols]); elements of 1, 2 or 4 bytes.
 void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out,

@@ -4,6 +4,11 @@ namespace tewb::kernels {
 
 enum class Fp8Type { E4M3, E5M2 };
 
+// The FP8 types' names as messages and reports write them; one byte each.
+constexpr const char* fp8_type_name(Fp8Type type) {
+    return type == Fp8Type::E4M3 ? "E4M3" : "E5M2";
+}
+
 // The largest finite values: the one place they are written (core's Fp8Format and the self-test read them).
 constexpr float fp8_max(Fp8Type type) {
     return type == Fp8Type::E4M3 ? 448.0f : 57344.0f;

@@ -2,6 +2,9 @@
 
 #include <cstddef>
 
+#include "tewb_kernels/dtype.h"
+#include "tewb_kernels/fp8_type.h"
+
 // The GEMM's arguments, shared by the cuBLASLt wrapper (gemm.h) and its host implementation
 // (host/gemm.h); no CUDA here.
 namespace tewb::kernels {
@@ -12,13 +15,13 @@ constexpr bool is_fp8(GemmType t) {
     return t == GemmType::E4M3 || t == GemmType::E5M2;
 }
 
-// "float32", "bfloat16", "E4M3", "E5M2": how messages name a type.
+// "float32", "bfloat16", "E4M3", "E5M2": how messages name a type (the names of dtype.h and fp8_type.h).
 constexpr const char* gemm_type_name(GemmType t) {
     switch (t) {
-        case GemmType::Float32: return "float32";
-        case GemmType::BFloat16: return "bfloat16";
-        case GemmType::E4M3: return "E4M3";
-        case GemmType::E5M2: return "E5M2";
+        case GemmType::Float32: return to_string(DType::Float32).data();
+        case GemmType::BFloat16: return to_string(DType::BFloat16).data();
+        case GemmType::E4M3: return fp8_type_name(Fp8Type::E4M3);
+        case GemmType::E5M2: return fp8_type_name(Fp8Type::E5M2);
     }
     return "unknown";
 }

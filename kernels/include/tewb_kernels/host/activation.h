@@ -4,6 +4,7 @@
 
 #include "tewb_kernels/dtype.h"
 #include "tewb_kernels/fp8_output.h"
+#include "tewb_kernels/tensor_ref.h"
 
 // GELU (tewb_kernels/activation.h) over host memory: the same arguments, checks and semantics, minus the
 // stream. Errors name "tewb::kernels::host::<function>". Each call counts the launches the CUDA path makes for
@@ -38,7 +39,7 @@ std::size_t gelu_backward_workspace_bytes(std::size_t rows, std::size_t cols);
 // column tile sums the chunks (two launches where cols exceeds 2048 tiles of 256 columns,
 // common/column_sum_rule.h: the chunk sums then take a launch of their own). The partial column sums are
 // left in the workspace as the kernel leaves them.
-void gelu_backward(const void* dy, const void* x, DType dtype, std::size_t rows, std::size_t cols, void* dx, const Fp8Output* fp8,
-                   void* dbias, DType dbias_dtype, void* workspace, std::size_t workspace_bytes);
+void gelu_backward(const ConstTensorRef& dy, const ConstTensorRef& x, const TensorRef& dx, const Fp8Output* fp8,
+                   const TensorRef& dbias, const Workspace& workspace);
 
 }  // namespace tewb::kernels::host

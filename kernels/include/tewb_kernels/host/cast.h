@@ -4,7 +4,9 @@
 
 #include "tewb_kernels/block_cast_types.h"
 #include "tewb_kernels/dtype.h"
+#include "tewb_kernels/fp8_output.h"
 #include "tewb_kernels/fp8_type.h"
+#include "tewb_kernels/tensor_ref.h"
 
 // The casts of tewb_kernels/cast.h over host memory, bit for bit the kernels' results: the same float32
 // product x · scale, CUDA's float-to-FP8 conversion (common/host_numbers.h), the same amax rule and the
@@ -34,9 +36,8 @@ std::size_t cast_transpose_dbias_workspace_bytes(std::size_t rows, std::size_t c
 // canonical NaN (0x7fffffff; bfloat16 0x7fff). One launch (the last block of each column tile finishes its
 // sums), two where the kernel's grid has more column tiles than the arrival counters hold
 // (common/column_sum_rule.h: over 2048 tiles of 64 columns for the vectorised kernel, of 32 for the other).
-void cast_transpose_dbias_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
-                                 void* out_t, Fp8Type out_type, float* amax, void* dbias, DType dbias_dtype, void* workspace,
-                                 std::size_t workspace_bytes);
+void cast_transpose_dbias_to_fp8(const ConstTensorRef& x, const Fp8Output& out, const TensorRef& dbias,
+                                 const Workspace& workspace);
 
 // out [cols, rows] = the transpose of x [rows, cols]; elements of 1, 2 or 4 bytes, copied as bits. One launch.
 void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out);

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "tewb_kernels/dtype.h"
+#include "tewb_kernels/tensor_ref.h"
 
 // The token + position embedding (tewb_kernels/embedding.h) over host memory: the same arguments, checks and
 // semantics, minus the stream. Errors name "tewb::kernels::host::<function>". Each call counts the launches
@@ -16,11 +17,9 @@
 // within the bound the CUDA header states.
 namespace tewb::kernels::host {
 
-void embedding_forward(const std::int64_t* tokens, std::size_t token_row_stride, std::size_t batch, std::size_t seq,
-                       const void* table, const void* positions, DType dtype, std::size_t vocab, std::size_t hidden, void* out);
+void embedding_forward(const TokensRef& tokens, const ConstTensorRef& table, const ConstTensorRef& positions,
+                       const TensorRef& out);
 
-void embedding_backward(const std::int64_t* tokens, std::size_t token_row_stride, std::size_t batch, std::size_t seq,
-                        const void* dy, DType dy_dtype, std::size_t vocab, std::size_t hidden, float* dtable, void* dpositions,
-                        DType dpositions_dtype);
+void embedding_backward(const TokensRef& tokens, const ConstTensorRef& dy, const TensorRef& dtable, const TensorRef& dpositions);
 
 }  // namespace tewb::kernels::host

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "tewb_kernels/dtype.h"
+#include "tewb_kernels/tensor_ref.h"
 
 // Softmax cross-entropy (tewb_kernels/loss.h) over host memory: the same arguments, checks and semantics, minus
 // the stream (an out-of-range target gives a NaN row, not an exception, as on the GPU). Errors name
@@ -33,22 +34,19 @@
 namespace tewb::kernels::host {
 
 // One launch. Writes the blocks' partial sums (doubles) to the workspace as the kernel does.
-void cross_entropy_forward(const void* logits, DType logits_dtype, std::size_t rows, std::size_t vocab,
-                           const std::int64_t* targets, std::size_t seq, std::size_t target_row_stride, float* lse, float* loss,
-                           void* workspace, std::size_t workspace_bytes);
+void cross_entropy_forward(const ConstTensorRef& logits, const TokensRef& targets, float* lse, float* loss,
+                           const Workspace& workspace);
 
 // The CUDA value: min(max(rows, 1), 1024) * sizeof(double).
 std::size_t cross_entropy_forward_workspace_bytes(std::size_t rows, std::size_t vocab);
 
 // One launch; dlogits may be logits (in place, the same dtype).
-void cross_entropy_backward(const void* logits, DType logits_dtype, std::size_t rows, std::size_t vocab,
-                            const std::int64_t* targets, std::size_t seq, std::size_t target_row_stride, const float* lse,
-                            const float* grad_loss, void* dlogits, DType dlogits_dtype);
+void cross_entropy_backward(const ConstTensorRef& logits, const TokensRef& targets, const float* lse, const float* grad_loss,
+                            const TensorRef& dlogits);
 
 // One launch: cross_entropy_forward, then cross_entropy_backward's row routine with grad_loss 1 over the logits
 // in place, so lse, loss, the workspace and the gradient are bit for bit those two calls' (tst_host_loss).
-void cross_entropy_forward_with_grad(void* logits, DType logits_dtype, std::size_t rows, std::size_t vocab,
-                                     const std::int64_t* targets, std::size_t seq, std::size_t target_row_stride, float* lse,
-                                     float* loss, void* workspace, std::size_t workspace_bytes);
+void cross_entropy_forward_with_grad(const TensorRef& logits, const TokensRef& targets, float* lse, float* loss,
+                                     const Workspace& workspace);
 
 }  // namespace tewb::kernels::host

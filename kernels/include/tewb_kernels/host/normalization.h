@@ -4,6 +4,7 @@
 
 #include "tewb_kernels/dtype.h"
 #include "tewb_kernels/fp8_output.h"
+#include "tewb_kernels/tensor_ref.h"
 
 // LayerNorm (tewb_kernels/normalization.h) over host memory: the same arguments, checks and semantics, minus
 // the stream. Errors name "tewb::kernels::host::<function>". Each call counts the launches the CUDA path
@@ -33,9 +34,8 @@ namespace tewb::kernels::host {
 
 // One launch (the FP8 transposed copy, when asked for, is written by the same kernel). With
 // fp8->transposed, rows longer than 4096 take the plain kernel's order (normalization/layer_norm_rule.h).
-void layer_norm_forward(const void* x, DType x_dtype, const void* gamma, const void* beta, DType param_dtype, std::size_t rows,
-                        std::size_t hidden, float eps, void* out, DType out_dtype, const Fp8Output* fp8, float* mean,
-                        float* rstd);
+void layer_norm_forward(const ConstTensorRef& x, const ConstTensorRef& gamma, const ConstTensorRef& beta, float eps,
+                        const TensorRef& out, const Fp8Output* fp8, float* mean, float* rstd);
 
 // The CUDA value: 2 * min(max(rows, 1), 256) * hidden floats.
 std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden);
@@ -46,14 +46,14 @@ std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hi
 // up to 8192, and dy, x, gamma, dx 16-byte aligned): dx and the partial rows, finished by the last blocks
 // to arrive. Two elsewhere (dx; the partial rows, finished by the last block of each 256-column tile),
 // three past 2048 such tiles (common/column_sum_rule.h).
-void layer_norm_backward(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
-                         const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx, void* dgamma,
-                         void* dbeta, void* workspace, std::size_t workspace_bytes);
+void layer_norm_backward(const ConstTensorRef& dy, const ConstTensorRef& x, const float* mean, const float* rstd,
+                         const ConstTensorRef& gamma, const TensorRef& dx, const TensorRef& dgamma, const TensorRef& dbeta,
+                         const Workspace& workspace);
 
 // The same with dresidual added to dx before it is stored (tewb::kernels::layer_norm_backward_add); the same
 // launches.
-void layer_norm_backward_add(const void* dy, DType dy_dtype, const void* x, DType x_dtype, const float* mean, const float* rstd,
-                             const void* gamma, DType param_dtype, std::size_t rows, std::size_t hidden, void* dx,
-                             const void* dresidual, void* dgamma, void* dbeta, void* workspace, std::size_t workspace_bytes);
+void layer_norm_backward_add(const ConstTensorRef& dy, const ConstTensorRef& x, const float* mean, const float* rstd,
+                             const ConstTensorRef& gamma, const TensorRef& dx, const ConstTensorRef& dresidual,
+                             const TensorRef& dgamma, const TensorRef& dbeta, const Workspace& workspace);
 
 }  // namespace tewb::kernels::host

@@ -1,0 +1,274 @@
+// The fused ops' FP8 casts and FP8 state (FusedOpsImpl.h): amax, the recipe's scale update, per-tensor casts
+// (one by one and many weights in one launch) and Float8BlockScaling's block casts.
+#include <algorithm>
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/reciprocal.h>
+
+#include "core/fp8/ScaleUpdate.h"
+#include "core/modules/ops/FusedOpsImpl.h"
+#include "core/modules/ops/KernelTypes.h"
+#include "core/modules/ops/ReferenceOps.h"
+#include "tewb_kernels/host/amax.h"
+#include "tewb_kernels/host/cast.h"
+#include "tewb_kernels/host/cast_multi.h"
+#include "tewb_kernels/host/recipe.h"
+
+#ifdef TEWB_FUSED_CUDA
+#include "tewb_kernels/amax.h"
+#include "tewb_kernels/cast.h"
+#include "tewb_kernels/cast_multi.h"
+#include "tewb_kernels/recipe.h"
+#endif
+
+namespace tewb::fused_ops {
+
+namespace {
+
+kernels::ScalingRule scaling_rule(const Fp8Recipe& recipe) {
+    return recipe.scaling == ScalingKind::Block
+               ? (recipe.block_power_of_two ? kernels::ScalingRule::BlockPowerOfTwo : kernels::ScalingRule::BlockExact)
+           : recipe.scaling == ScalingKind::Current ? kernels::ScalingRule::Current
+           : recipe.algo == AmaxAlgo::Max           ? kernels::ScalingRule::DelayedMax
+                                                    : kernels::ScalingRule::DelayedMostRecent;
+}
+
+}  // namespace
+
+at::Tensor FusedOps::abs_max(const at::Tensor& x) const {
+    const auto dtype = x.scalar_type();
+    if (Misfit m = device_misfit(x, "x")) return fall_back("abs_max", *m, [&] { return abs_max_reference(x); });
+    if (dtype != at::kFloat && dtype != at::kBFloat16 && dtype != at::kHalf) {
+        return fall_back("abs_max",
+                         "x is " + std::string(c10::toString(dtype)) + " (the kernel takes float32, bfloat16, float16)",
+                         [&] { return abs_max_reference(x); });
+    }
+    const at::Tensor contiguous = x.contiguous();
+    at::Tensor out = at::empty({}, x.options().dtype(at::kFloat));
+    TEWB_KERNEL(x, Tensors{contiguous}, Tensors{out}, abs_max, contiguous.data_ptr(), kernel_dtype(dtype),
+                static_cast<std::size_t>(contiguous.numel()), out.data_ptr<float>());
+    return out;
+}
+
+// Every slot of the pass, with its statistics and kept scale_invs, in one launch of the recipe kernel.
+void FusedOps::update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
+                              float numerator, const UpdateRecord& record) const {
+    Misfit m = device_misfit(history, "the amax history");
+    if (!m && (!history.is_contiguous() || !scale.is_contiguous() || !scale_inv.is_contiguous())) {
+        m = "the FP8 state is not contiguous";
+    }
+    const at::Tensor& statistics = record.statistics;
+    const at::Tensor& kept = record.kept_scale_inv;
+    if (!m && statistics.defined() &&
+        (statistics.dim() != 2 || statistics.size(1) < 2 || statistics.stride(1) != 1 || statistics.size(0) != history.size(0) ||
+         statistics.scalar_type() != at::kFloat || device_misfit(statistics, "statistics"))) {
+        m = "the statistics are not [slots, >= 2] float32 rows on the state's device";
+    }
+    if (!m && kept.defined() && (!kept.is_contiguous() || kept.numel() != scale_inv.numel() || device_misfit(kept, "kept"))) {
+        m = "the kept scale_invs are not a contiguous [slots] tensor on the state's device";
+    }
+    if (m) {
+        fall_back("update_scaling", *m, [&] {
+            update_scaling_reference(history, scale, scale_inv, recipe, numerator, record);
+            return 0;
+        });
+        return;
+    }
+    kernels::ScaleUpdateRecord written;
+    if (statistics.defined()) {
+        written.statistics = statistics.data_ptr<float>();
+        written.statistics_stride = static_cast<int>(statistics.stride(0));
+    }
+    if (kept.defined()) written.kept_scale_inv = kept.data_ptr<float>();
+    const kernels::ScalingRule rule = scaling_rule(recipe);
+    TEWB_KERNEL(history, (Tensors{history, scale, scale_inv}), (Tensors{history, scale, scale_inv}), update_scaling,
+                history.data_ptr<float>(), scale.data_ptr<float>(), scale_inv.data_ptr<float>(),
+                static_cast<int>(history.size(0)), static_cast<int>(history.size(1)), numerator, rule, written);
+}
+
+// The cast kernels for every recipe: delayed scaling casts with the slot's scale and combine x's amax
+// into the slot's staging entry in the same pass; current scaling and a calibrating first step take
+// x's amax (kernel) first and derive the scale from it; block scaling runs the block cast. The
+// transposed copy is always a contiguous tensor (cuBLASLt's FP8 GEMMs take TN only). Inspection counts
+// on the side, with the reference's statistics.
+Fp8Tensor FusedOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const {
+    if (Misfit m = matrix_misfit(x, "x")) {
+        return fall_back("quantize", *m, [&] { return quantize_reference(x, quantizer, with_transpose, *this); });
+    }
+    Fp8Context& context = *quantizer.context;
+    if (context.recipe().scaling == ScalingKind::Block) return quantize_blocks(x, quantizer, with_transpose);
+    const Fp8Dtype dtype = quantizer.dtype();
+    const bool live = context.recipe().scaling == ScalingKind::Delayed && !context.calibrating(quantizer.pass);
+    at::Tensor scale;
+    float* staging = nullptr;
+    if (live) {
+        scale = context.scale(quantizer.pass, quantizer.slot);
+        staging = staging_entry(quantizer).data_ptr<float>();
+    } else {
+        const at::Tensor amax = abs_max(x);
+        const float numerator = context.recipe().scaling == ScalingKind::Current
+                                    ? fp8_max(dtype)
+                                    : scale_numerator(fp8_max(dtype), context.recipe().margin);
+        scale = current_scale_tensor(amax, numerator).contiguous();
+        context.set_scale(quantizer.pass, quantizer.slot, scale);
+        context.record_amax(quantizer.pass, quantizer.slot, amax);
+    }
+    Fp8Tensor out;
+    out.dtype = dtype;
+    out.data = at::empty(x.sizes(), x.options().dtype(to_scalar_type(dtype)));
+    const kernels::Fp8Type type = kernel_fp8_type(dtype);
+    if (with_transpose) {
+        out.transposed = at::empty({x.size(1), x.size(0)}, out.data.options());
+        TEWB_KERNEL(x, (Tensors{x, scale}), (Tensors{out.data, out.transposed}), cast_transpose_to_fp8, x.data_ptr(),
+                    kernel_dtype(x.scalar_type()), rows_of(x), cols_of(x), scale.data_ptr<float>(), out.data.data_ptr(),
+                    out.transposed.data_ptr(), type, staging);
+    } else {
+        TEWB_KERNEL(x, (Tensors{x, scale}), Tensors{out.data}, cast_to_fp8, x.data_ptr(), kernel_dtype(x.scalar_type()),
+                    static_cast<std::size_t>(x.numel()), scale.data_ptr<float>(), out.data.data_ptr(), type, staging);
+    }
+    if (context.inspect()) inspect_tensor_cast(x, out.data, scale, quantizer);
+    if (live) {
+        hand_out_live_scale_inv(out, quantizer);
+    } else {
+        out.scale_inv = at::reciprocal(scale);
+    }
+    return out;
+}
+
+// Delayed scaling: every weight in one multi-tensor launch (one per 64 weights), each cast with its slot's
+// scale, its amax combined into its slot's staging entry and the slot's live scale_inv handed out, as
+// quantize gives them one by one. Other recipes, a calibrating step and inspection cast one by one.
+std::vector<Fp8Tensor> FusedOps::quantize_weights(const std::vector<WeightCast>& casts) const {
+    const auto alike = [&](const WeightCast& c) {
+        return c.weight.device() == casts.front().weight.device() && c.weight.scalar_type() == casts.front().weight.scalar_type();
+    };
+    const bool blocks = !casts.empty() && std::all_of(casts.begin(), casts.end(), [&](const WeightCast& c) {
+        const Fp8Context& context = *c.quantizer.context;
+        return !matrix_misfit(c.weight, "weight") && alike(c) && context.recipe().scaling == ScalingKind::Block &&
+               !context.inspect() && Fp8Context::role_of(c.quantizer.pass, c.quantizer.slot) == SlotRole::Weight &&
+               context.recipe().block_power_of_two == casts.front().quantizer.context->recipe().block_power_of_two;
+    });
+    if (blocks) return quantize_weight_blocks(casts);
+    const bool batched = !casts.empty() && std::all_of(casts.begin(), casts.end(), [&](const WeightCast& c) {
+        return delayed_kernel_cast(c.weight, c.quantizer) && c.weight.device() == casts.front().weight.device();
+    });
+    if (!batched) return TeOps::quantize_weights(casts);
+    std::vector<Fp8Tensor> out;
+    std::vector<kernels::CastTransposeItem> items;
+    std::vector<at::Tensor> reads;
+    std::vector<at::Tensor> writes;
+    for (const WeightCast& c : casts) {
+        Fp8Tensor q = empty_fp8(c.weight, c.quantizer);
+        const kernels::Fp8Output fp8 = fp8_output(q, c.quantizer);
+        items.push_back({c.weight.data_ptr(), kernel_dtype(c.weight.scalar_type()), rows_of(c.weight), cols_of(c.weight),
+                         fp8.scale, fp8.data, fp8.transposed, fp8.type, fp8.amax});
+        reads.push_back(c.weight);
+        writes.push_back(q.data);
+        writes.push_back(q.transposed);
+        out.push_back(std::move(q));
+    }
+    TEWB_KERNEL(casts.front().weight, reads, writes, cast_transpose_multi_to_fp8, items.data(), items.size());
+    for (std::size_t i = 0; i < out.size(); ++i) hand_out_live_scale_inv(out[i], casts[i].quantizer);
+    return out;
+}
+
+// One pass over dy: the FP8 gradient, its transposed copy, its amax and the bias gradient (float32,
+// two-stage reduction).
+Fp8GradWithBias FusedOps::quantize_dbias(const at::Tensor& dy, const Fp8Quantizer& quantizer) const {
+    if (!matrix_misfit(dy, "dy") && quantizer.context->recipe().scaling == ScalingKind::Block) {
+        Fp8GradWithBias r;
+        r.bias_grad = at::empty({dy.size(1)}, dy.options().dtype(at::kFloat));
+        r.grad = quantize_blocks(dy, quantizer, /*with_transpose=*/true, &r.bias_grad);
+        return r;
+    }
+    if (!delayed_kernel_cast(dy, quantizer)) return TeOps::quantize_dbias(dy, quantizer);
+    const std::size_t rows = rows_of(dy);
+    const std::size_t cols = cols_of(dy);
+    const std::size_t bytes = kernels::host::cast_transpose_dbias_workspace_bytes(rows, cols);
+    Fp8GradWithBias r = empty_grad_with_bias(dy, quantizer);
+    const at::Tensor workspace = byte_buffer(bytes, dy);
+    const kernels::Fp8Output fp8 = fp8_output(r.grad, quantizer);
+    TEWB_KERNEL(dy, Tensors{dy}, (Tensors{r.grad.data, r.grad.transposed, r.bias_grad}), cast_transpose_dbias_to_fp8,
+                tensor_ref(dy), fp8, tensor_ref(r.bias_grad), workspace_ref(workspace));
+    hand_out_live_scale_inv(r.grad, quantizer);
+    return r;
+}
+
+// Block scaling: every weight's 128 x 128 block cast (data, transposed copy, both scale arrays, amax) in one
+// multi-tensor launch per 64 weights.
+std::vector<Fp8Tensor> FusedOps::quantize_weight_blocks(const std::vector<WeightCast>& casts) const {
+    std::vector<Fp8Tensor> out;
+    std::vector<kernels::BlockCastItem> items;
+    std::vector<at::Tensor> reads;
+    std::vector<at::Tensor> writes;
+    for (const WeightCast& c : casts) {
+        BlockCastSetup setup = block_cast_setup(c.weight, c.quantizer, /*with_transpose=*/true);
+        items.push_back({c.weight.data_ptr(), rows_of(c.weight), cols_of(c.weight), setup.cast});
+        reads.push_back(c.weight);
+        for (const at::Tensor& t : {setup.out.data, setup.out.scale_inv, setup.out.transposed, setup.out.transposed_scale_inv}) {
+            writes.push_back(t);
+        }
+        out.push_back(std::move(setup.out));
+    }
+    const at::Tensor& front = casts.front().weight;
+    TEWB_KERNEL(front, reads, writes, block_cast_multi_to_fp8, items.data(), items.size(), kernel_dtype(front.scalar_type()),
+                kWeightBlock.rows, casts.front().quantizer.context->recipe().block_power_of_two);
+    return out;
+}
+
+// A block cast's outputs for x under the quantizer's slot, allocated, and where the kernel writes them.
+FusedOps::BlockCastSetup FusedOps::block_cast_setup(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) {
+    const bool weight = Fp8Context::role_of(quantizer.pass, quantizer.slot) == SlotRole::Weight;
+    const BlockShape block = weight ? kWeightBlock : kActivationBlock;
+    const std::int64_t rows = x.size(0);
+    const std::int64_t cols = x.size(1);
+    Fp8Tensor out;
+    out.dtype = quantizer.dtype();
+    out.data = at::empty({rows, cols}, x.options().dtype(to_scalar_type(out.dtype)));
+    out.scale_inv = empty_block_scales(rows, cols, block, x.options());
+    kernels::BlockCastOutput cast;
+    cast.data = out.data.data_ptr();
+    cast.scale_inv = out.scale_inv.data_ptr<float>();
+    cast.type = kernel_fp8_type(out.dtype);
+    if (with_transpose) {
+        out.transposed = at::empty({cols, rows}, out.data.options());
+        out.transposed_scale_inv = empty_block_scales(cols, rows, block, x.options());
+        cast.transposed = out.transposed.data_ptr();
+        cast.transposed_scale_inv = out.transposed_scale_inv.data_ptr<float>();
+    }
+    const at::Tensor staging = staging_entry(quantizer);
+    cast.amax = staging.data_ptr<float>();
+    return {out, cast, staging, block};
+}
+
+// Float8BlockScaling's cast in one launch of the block cast kernel: the data along its rows (1×128
+// blocks; 128×128 for weights), for the backward x's transpose cast along its own rows, both scales
+// already in cuBLASLt's layout, and the tensor's amax into the slot's staging entry (the statistics).
+// Same values and scales as the reference (bit for bit).
+// With `dbias` (float32 [cols]), the same launch also writes x's column sums (a Linear's bias gradient).
+Fp8Tensor FusedOps::quantize_blocks(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
+                                    const at::Tensor* dbias) const {
+    Fp8Context& context = *quantizer.context;
+    BlockCastSetup setup = block_cast_setup(x, quantizer, with_transpose);
+    Fp8Tensor& out = setup.out;
+    kernels::BlockCastOutput& cast = setup.cast;
+    const at::Tensor& staging = setup.staging;
+    const BlockShape block = setup.block;
+    at::Tensor workspace;
+    if (dbias != nullptr) {
+        const std::size_t bytes = kernels::host::block_cast_dbias_workspace_bytes(rows_of(x), cols_of(x));
+        workspace = byte_buffer(bytes, x);
+        cast.dbias = dbias->data_ptr<float>();
+        cast.dbias_workspace = workspace.data_ptr();
+        cast.dbias_workspace_bytes = bytes;
+    }
+    TEWB_KERNEL(x, Tensors{x},
+                (Tensors{out.data, out.scale_inv, out.transposed, out.transposed_scale_inv, staging,
+                         dbias != nullptr ? *dbias : at::Tensor()}),
+                block_cast_to_fp8, x.data_ptr(), kernel_dtype(x.scalar_type()), rows_of(x), cols_of(x), block.rows,
+                context.recipe().block_power_of_two, cast);
+    if (context.inspect()) inspect_block_cast(x, {out.data, out.scale_inv, block, out.dtype}, quantizer);
+    return out;
+}
+
+}  // namespace tewb::fused_ops

@@ -1,0 +1,335 @@
+// The fused ops' GEMMs (FusedOpsImpl.h): cuBLASLt on a GPU, the host GEMM on the CPU, as the rule table
+// (tewb_kernels/gemm_rules.h) allows; a refusal is a counted fallback naming the rule.
+#include <cstdio>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+
+#include "core/modules/ops/FusedOpsImpl.h"
+#include "core/modules/ops/KernelTypes.h"
+#include "core/modules/ops/ParameterCopies.h"
+#include "core/modules/ops/ReferenceOps.h"
+#include "tewb_kernels/gemm_rules.h"
+#include "tewb_kernels/host/gemm.h"
+
+#ifdef TEWB_FUSED_CUDA
+#include <map>
+#include <utility>
+
+#include "tewb_kernels/gemm.h"
+#endif
+
+namespace tewb::fused_ops {
+
+namespace {
+
+// A GEMM operand as cuBLASLt (and the host GEMM) can read it without a copy: row-major as it is, or the
+// transposed view of a row-major matrix (the backward's weightᵀ), read as stored.
+struct Stored {
+    bool fits = false;
+    bool transposed = false;
+};
+
+Stored stored_layout(const at::Tensor& t) {
+    if (t.dim() != 2 || t.numel() == 0) return {};
+    if (t.is_contiguous()) return {true, false};
+    if (t.t().is_contiguous()) return {true, true};
+    return {};
+}
+
+#ifdef TEWB_FUSED_CUDA
+// cuBLASLt's workspace: one per (device, stream), from LibTorch's caching allocator, so that it shows in
+// the peak-memory figures and two streams never share one. Kept for the process, like the streams.
+const at::Tensor& gemm_workspace(const at::Tensor& like) {
+    static std::mutex mutex;
+    static std::map<std::pair<int, cudaStream_t>, at::Tensor> workspaces;
+    const int device = like.get_device();
+    const cudaStream_t stream = stream_of(like);
+    const std::lock_guard<std::mutex> lock(mutex);
+    at::Tensor& w = workspaces[{device, stream}];
+    if (!w.defined()) {
+        w = at::empty({static_cast<std::int64_t>(kernels::gemm_workspace_bytes(device))}, like.options().dtype(at::kByte));
+    }
+    return w;
+}
+#endif
+
+// Epilogues cuBLASLt refused (the rule table or its heuristic) stay off for the process, with one line
+// on stderr; the step is then composed of separate kernels.
+std::mutex& refused_mutex() {
+    static std::mutex m;
+    return m;
+}
+
+std::set<kernels::Epilogue>& refused() {
+    static std::set<kernels::Epilogue> s;
+    return s;
+}
+
+}  // namespace
+
+bool FusedOps::epilogue_refused(kernels::Epilogue e) {
+    const std::lock_guard<std::mutex> lock(refused_mutex());
+    return refused().count(e) > 0;
+}
+
+void FusedOps::refuse_epilogue(kernels::Epilogue e) {
+    const std::lock_guard<std::mutex> lock(refused_mutex());
+    if (refused().insert(e).second) {
+        std::fprintf(stderr, "te-workbench: cuBLASLt refused a GEMM epilogue (%d); it is computed separately from now on\n",
+                     static_cast<int>(e));
+    }
+}
+
+// d [m, n] = a · bᵀ with a [m, k] (or stored [k, m] when `a_transposed`) and b [n, k] (or [k, n]).
+kernels::GemmArgs FusedOps::hp_args(const at::Tensor& a, bool a_transposed, const at::Tensor& b, bool b_transposed,
+                                    const at::Tensor& d, at::ScalarType out_dtype) {
+    kernels::GemmArgs g;
+    g.m = static_cast<std::size_t>(d.size(0));
+    g.n = static_cast<std::size_t>(d.size(1));
+    g.k = static_cast<std::size_t>(a_transposed ? a.size(0) : a.size(1));
+    g.a = {a.data_ptr(), gemm_type(a.scalar_type()), nullptr, a_transposed};
+    g.b = {b.data_ptr(), gemm_type(b.scalar_type()), nullptr, b_transposed};
+    g.d = d.data_ptr();
+    g.d_type = gemm_type(out_dtype);
+    return g;
+}
+
+// The GEMM on this implementation's device; a refusal by the rule table (or cuBLASLt finding no
+// algorithm) is returned as the reason, any other failure is an error.
+Misfit FusedOps::run_gemm(kernels::GemmArgs g, const at::Tensor& where, Tensors reads, Tensors writes) const {
+#ifdef TEWB_FUSED_CUDA
+    if (!where.is_cpu()) {
+        const at::Tensor& workspace = gemm_workspace(where);
+        g.workspace = workspace.data_ptr();
+        g.workspace_bytes = static_cast<std::size_t>(workspace.numel());
+    }
+#endif
+    try {
+        TEWB_KERNEL(where, reads, writes, gemm, g);
+        return std::nullopt;
+    } catch (const kernels::GemmRefused& refused) {
+        return std::string("cuBLASLt refuses it (") + std::string(kernels::to_string(refused.rule())) + ")";
+    }
+}
+
+// A GEMM's output added to `residual` in the GEMM: a row-major [m, n] float32 or bfloat16 matrix on this
+// implementation's device.
+Misfit FusedOps::residual_misfit(const at::Tensor& residual, std::int64_t m, std::int64_t n) const {
+    if (Misfit misfit = matrix_misfit(residual, "the residual")) return misfit;
+    if (residual.size(0) != m || residual.size(1) != n) return std::string("the residual's shape is not the GEMM output's");
+    return std::nullopt;
+}
+
+template <typename Reference>
+at::Tensor FusedOps::hp_gemm(const char* op, const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                             at::ScalarType out_dtype, const at::Tensor& residual, Reference&& reference) const {
+    const Stored a_layout = stored_layout(a);
+    const Stored b_layout = stored_layout(b);
+    Misfit m = device_misfit(a, "a");
+    if (!m) m = device_misfit(b, "b");
+    if (!m && (!a_layout.fits || !b_layout.fits)) m = "an operand is neither row-major nor a transposed row-major matrix";
+    if (!m && (a.size(1) != b.size(1) || a.scalar_type() != b.scalar_type() || !float_or_bf16(a.scalar_type()))) {
+        m = "the operands differ in k or dtype, or are not float32 or bfloat16";
+    }
+    if (!m && !(out_dtype == a.scalar_type() || out_dtype == at::kFloat))
+        m = "the output dtype is neither the operands' nor float32";
+    if (m) return fall_back(op, *m, reference);
+    at::Tensor d = at::empty({a.size(0), b.size(0)}, a.options().dtype(out_dtype));
+    // hp_args takes the operands as stored.
+    kernels::GemmArgs g = hp_args(a_layout.transposed ? a.t() : a, a_layout.transposed, b_layout.transposed ? b.t() : b,
+                                  b_layout.transposed, d, out_dtype);
+    at::Tensor bias_c;
+    if (bias && bias->defined()) {
+        bias_c = parameter_copy(*bias, out_dtype).contiguous();
+        g.epilogue = kernels::Epilogue::Bias;
+        g.bias = bias_c.data_ptr();
+        g.bias_type = gemm_type(out_dtype);
+    }
+    if (residual.defined()) g.c = residual.data_ptr();
+    if (Misfit refused = run_gemm(g, a, Tensors{a, b, bias_c, residual}, Tensors{d})) return fall_back(op, *refused, reference);
+    return d;
+}
+
+template <typename Reference>
+at::Tensor FusedOps::fp8_gemm_into(const char* op, const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b,
+                                   const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
+                                   Accumulation accumulation, const at::Tensor& residual, Reference&& reference) const {
+    Misfit m = matrix_misfit_any_dtype(a, "a");
+    if (!m) m = matrix_misfit_any_dtype(b, "b");
+    if (!m && a.size(1) != b.size(1)) m = "a and b differ in k";
+    if (!m && (device_misfit(a_scale_inv, "a's scale_inv") || device_misfit(b_scale_inv, "b's scale_inv"))) {
+        m = "a scale_inv is not on the operands' device";
+    }
+    if (!m && !float_or_bf16(out_dtype)) m = "the output dtype is not float32 or bfloat16";
+    if (m) return fall_back(op, *m, reference);
+    const bool blocks = a_scale_inv.numel() > 1 || b_scale_inv.numel() > 1;
+    at::Tensor a_scales = a_scale_inv;
+    at::Tensor b_scales = b_scale_inv;
+    kernels::ScaleMode a_mode = kernels::ScaleMode::Tensor;
+    kernels::ScaleMode b_mode = kernels::ScaleMode::Tensor;
+    if (blocks) {
+        if (kind_ == OpsKind::FusedCuda && !block_gemms_native()) {
+            return fall_back(op, "this GPU has no block-scaled FP8 GEMM (cuBLASLt offers it on compute capability 9.x)",
+                             reference);
+        }
+        // The block shape of each operand follows from its scales, as in the reference: one scale row per
+        // data row is 1×128.
+        const auto block_of = [](const at::Tensor& data, const at::Tensor& scales) {
+            return scales.dim() == 2 && scales.size(0) == data.size(0) ? kActivationBlock : kWeightBlock;
+        };
+        const auto mode = [](BlockShape block) {
+            return block == kActivationBlock ? kernels::ScaleMode::Block1x128 : kernels::ScaleMode::Block128x128;
+        };
+        const BlockShape a_block = block_of(a, a_scale_inv);
+        const BlockShape b_block = block_of(b, b_scale_inv);
+        if (a_scale_inv.dim() != 2 || b_scale_inv.dim() != 2) return fall_back(op, "block scales are not 2-D", reference);
+        a_scales = block_scales_for_gemm(a_scale_inv, a_block);
+        b_scales = block_scales_for_gemm(b_scale_inv, b_block);
+        a_mode = mode(a_block);
+        b_mode = mode(b_block);
+    } else if (a_scale_inv.scalar_type() != at::kFloat || b_scale_inv.scalar_type() != at::kFloat) {
+        return fall_back(op, "a scale_inv is not float32", reference);
+    }
+    at::Tensor d = at::empty({a.size(0), b.size(0)}, a.options().dtype(out_dtype));
+    kernels::GemmArgs g;
+    g.m = rows_of(a);
+    g.n = rows_of(b);
+    g.k = cols_of(a);
+    g.a = {a.data_ptr(), gemm_type(a.scalar_type()), a_scales.data_ptr<float>(), false, a_mode};
+    g.b = {b.data_ptr(), gemm_type(b.scalar_type()), b_scales.data_ptr<float>(), false, b_mode};
+    g.d = d.data_ptr();
+    g.d_type = gemm_type(out_dtype);
+    g.accumulation = accumulation == Accumulation::Fast && !blocks ? kernels::Accumulation::Fast : kernels::Accumulation::Split;
+    at::Tensor bias_c;
+    if (bias && bias->defined()) {
+        // cuBLASLt's FP8 kernels take the bias in bfloat16 only (the H200 refused float32).
+        bias_c = parameter_copy(*bias, at::kBFloat16).contiguous();
+        g.epilogue = kernels::Epilogue::Bias;
+        g.bias = bias_c.data_ptr();
+        g.bias_type = kernels::GemmType::BFloat16;
+    }
+    if (residual.defined()) g.c = residual.data_ptr();
+    if (Misfit refused = run_gemm(g, a, Tensors{a, b, a_scales, b_scales, bias_c, residual}, Tensors{d})) {
+        return fall_back(op, *refused, reference);
+    }
+    return d;
+}
+
+// Either operand may be the transposed view of a row-major matrix (the backward's weightᵀ): the GEMM
+// reads it as stored. The bias goes into the epilogue.
+at::Tensor FusedOps::gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                          at::ScalarType out_dtype) const {
+    return hp_gemm("gemm", a, b, bias, out_dtype, at::Tensor(), [&] { return reference_ops().gemm(a, b, bias, out_dtype); });
+}
+
+// The residual accumulated in the GEMM (C, beta = 1): the output in the residual's dtype, written once.
+at::Tensor FusedOps::gemm_add(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                              at::ScalarType product_dtype, const at::Tensor& residual) const {
+    const auto reference = [&] { return reference_ops().gemm_add(a, b, bias, product_dtype, residual); };
+    if (Misfit m = residual_misfit(residual, a.size(0), b.size(0))) return fall_back("gemm_add", *m, reference);
+    return hp_gemm("gemm_add", a, b, bias, residual.scalar_type(), residual, reference);
+}
+
+at::Tensor FusedOps::fp8_gemm(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b,
+                              const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
+                              Accumulation accumulation) const {
+    return fp8_gemm_into("fp8_gemm", a, a_scale_inv, b, b_scale_inv, bias, out_dtype, accumulation, at::Tensor(),
+                         [&] { return reference_ops().fp8_gemm(a, a_scale_inv, b, b_scale_inv, bias, out_dtype, accumulation); });
+}
+
+// Delayed (per-tensor) scaling accumulates the residual in the FP8 GEMM; block-scaled GEMMs add it separately
+// (cuBLASLt's C with block scales is not used here: gemm_rules.h).
+at::Tensor FusedOps::fp8_gemm_add(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b,
+                                  const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias,
+                                  at::ScalarType product_dtype, Accumulation accumulation, const at::Tensor& residual) const {
+    if (a_scale_inv.numel() > 1 || b_scale_inv.numel() > 1) {
+        return TeOps::fp8_gemm_add(a, a_scale_inv, b, b_scale_inv, bias, product_dtype, accumulation, residual);
+    }
+    const auto reference = [&] {
+        return reference_ops().fp8_gemm_add(a, a_scale_inv, b, b_scale_inv, bias, product_dtype, accumulation, residual);
+    };
+    if (Misfit m = residual_misfit(residual, a.size(0), b.size(0))) return fall_back("fp8_gemm_add", *m, reference);
+    return fp8_gemm_into("fp8_gemm_add", a, a_scale_inv, b, b_scale_inv, bias, residual.scalar_type(), accumulation, residual,
+                         reference);
+}
+
+// fc1 with GELU in cuBLASLt's epilogue (GELU_AUX_BIAS): the activation and GELU's input in one GEMM.
+GeluGemmResult FusedOps::gemm_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                   at::ScalarType out_dtype) const {
+    const bool fits = hp_operands(x, weight) && out_dtype == x.scalar_type() && bias.defined() && weight.size(0) % 8 == 0;
+    if (!fits) return TeOps::gemm_gelu(x, weight, bias, out_dtype);
+    if (epilogue_refused(kernels::Epilogue::GeluAuxBias))
+        return composed("gemm_gelu", [&] { return TeOps::gemm_gelu(x, weight, bias, out_dtype); });
+    GeluGemmResult r;
+    r.activation = at::empty({x.size(0), weight.size(0)}, x.options().dtype(out_dtype));
+    r.pre = at::empty_like(r.activation);
+    const at::Tensor bias_c = parameter_copy(bias, out_dtype).contiguous();
+    kernels::GemmArgs g = hp_args(x, false, weight, false, r.activation, out_dtype);
+    g.epilogue = kernels::Epilogue::GeluAuxBias;
+    g.bias = bias_c.data_ptr();
+    g.bias_type = gemm_type(out_dtype);
+    g.aux = r.pre.data_ptr();
+    g.aux_ld = static_cast<std::size_t>(weight.size(0));
+    if (Misfit refused = run_gemm(g, x, Tensors{x, weight, bias_c}, Tensors{r.activation, r.pre})) {
+        refuse_epilogue(g.epilogue);
+        return composed("gemm_gelu", [&] { return TeOps::gemm_gelu(x, weight, bias, out_dtype); });
+    }
+    return r;
+}
+
+// fc2's dgrad with GELU's derivative and fc1's bias gradient in cuBLASLt's epilogue (DGELU_BGRAD); the
+// weight is read as stored ([out, in], the operand "transposed").
+GradWithBias FusedOps::gemm_dgelu(const at::Tensor& dy, const at::Tensor& weight, const at::Tensor& pre,
+                                  at::ScalarType out_dtype) const {
+    const bool fits = hp_operands(dy, weight, /*same_k=*/false) && dy.size(1) == weight.size(0) && !matrix_misfit(pre, "pre") &&
+                      pre.size(0) == dy.size(0) && pre.size(1) == weight.size(1) && pre.scalar_type() == out_dtype &&
+                      out_dtype == dy.scalar_type() && weight.size(1) % 8 == 0;
+    if (!fits) return TeOps::gemm_dgelu(dy, weight, pre, out_dtype);
+    if (epilogue_refused(kernels::Epilogue::DGeluBGrad)) {
+        return composed("gemm_dgelu", [&] { return TeOps::gemm_dgelu(dy, weight, pre, out_dtype); });
+    }
+    GradWithBias r;
+    r.grad = at::empty({dy.size(0), weight.size(1)}, dy.options().dtype(out_dtype));
+    r.bias_grad = at::empty({weight.size(1)}, dy.options().dtype(out_dtype));
+    kernels::GemmArgs g = hp_args(dy, false, weight, true, r.grad, out_dtype);
+    g.epilogue = kernels::Epilogue::DGeluBGrad;
+    g.aux = pre.data_ptr();
+    g.aux_ld = static_cast<std::size_t>(weight.size(1));
+    g.bias_grad = r.bias_grad.data_ptr();
+    if (Misfit refused = run_gemm(g, dy, Tensors{dy, weight, pre}, Tensors{r.grad, r.bias_grad})) {
+        refuse_epilogue(g.epilogue);
+        return composed("gemm_dgelu", [&] { return TeOps::gemm_dgelu(dy, weight, pre, out_dtype); });
+    }
+    return r;
+}
+
+// dyᵀ · x with both read as stored (rows × features: the operands "transposed") and, with a bias, dy's
+// column sums in cuBLASLt's epilogue (BGRADB), in the output's dtype.
+GradWithBias FusedOps::wgrad_gemm(const at::Tensor& dy, const at::Tensor& x, at::ScalarType out_dtype, bool with_bias) const {
+    const bool fits = hp_operands(dy, x, /*same_k=*/false) && dy.size(0) == x.size(0) && float_or_bf16(out_dtype) &&
+                      (out_dtype == at::kFloat || out_dtype == dy.scalar_type());
+    if (!fits) return TeOps::wgrad_gemm(dy, x, out_dtype, with_bias);
+    if (with_bias && epilogue_refused(kernels::Epilogue::BGradB)) {
+        return composed("wgrad_gemm", [&] { return TeOps::wgrad_gemm(dy, x, out_dtype, with_bias); });
+    }
+    GradWithBias r;
+    r.grad = at::empty({dy.size(1), x.size(1)}, dy.options().dtype(out_dtype));
+    kernels::GemmArgs g = hp_args(dy, true, x, true, r.grad, out_dtype);
+    g.k = rows_of(dy);
+    if (with_bias) {
+        r.bias_grad = at::empty({dy.size(1)}, dy.options().dtype(out_dtype));
+        g.epilogue = kernels::Epilogue::BGradB;
+        g.bias_grad = r.bias_grad.data_ptr();
+    }
+    if (Misfit refused = run_gemm(g, dy, Tensors{dy, x}, Tensors{r.grad, r.bias_grad})) {
+        if (with_bias) refuse_epilogue(g.epilogue);
+        return composed("wgrad_gemm", [&] { return TeOps::wgrad_gemm(dy, x, out_dtype, with_bias); });
+    }
+    return r;
+}
+
+}  // namespace tewb::fused_ops

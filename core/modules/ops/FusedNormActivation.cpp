@@ -1,0 +1,178 @@
+// The fused ops' LayerNorm and GELU (FusedOpsImpl.h), with and without their FP8 outputs.
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+
+#include "core/modules/ops/FusedOpsImpl.h"
+#include "core/modules/ops/KernelTypes.h"
+#include "core/modules/ops/ReferenceOps.h"
+#include "tewb_kernels/host/activation.h"
+#include "tewb_kernels/host/normalization.h"
+
+#ifdef TEWB_FUSED_CUDA
+#include "tewb_kernels/activation.h"
+#include "tewb_kernels/normalization.h"
+#endif
+
+namespace tewb::fused_ops {
+
+LayerNormResult FusedOps::layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
+                                             at::ScalarType out_dtype) const {
+    Misfit m = matrix_misfit(x, "x");
+    if (!m) m = params_misfit(gamma, beta, x);
+    if (!m && !float_or_bf16(out_dtype)) m = "the output dtype is not float32 or bfloat16";
+    if (m) {
+        return fall_back("layer_norm_forward", *m,
+                         [&] { return reference_ops().layer_norm_forward(x, gamma, beta, eps, out_dtype); });
+    }
+    const std::int64_t rows = x.size(0);
+    const std::int64_t hidden = x.size(1);
+    LayerNormResult r;
+    r.out = at::empty({rows, hidden}, x.options().dtype(out_dtype));
+    r.mean = at::empty({rows}, x.options().dtype(at::kFloat));
+    r.rstd = at::empty({rows}, x.options().dtype(at::kFloat));
+    TEWB_KERNEL(x, (Tensors{x, gamma, beta}), (Tensors{r.out, r.mean, r.rstd}), layer_norm_forward, tensor_ref(x),
+                tensor_ref(gamma), tensor_ref(beta), static_cast<float>(eps), tensor_ref(r.out), nullptr,
+                r.mean.data_ptr<float>(), r.rstd.data_ptr<float>());
+    return r;
+}
+
+LayerNormGrads FusedOps::layer_norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
+                                             const at::Tensor& rstd, const at::Tensor& gamma) const {
+    return norm_backward(dy, x, mean, rstd, gamma, at::Tensor());
+}
+
+// The skip connection's gradient added to dx in the same kernel (layer_norm_backward_add).
+LayerNormGrads FusedOps::layer_norm_backward_add(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
+                                                 const at::Tensor& rstd, const at::Tensor& gamma,
+                                                 const at::Tensor& dresidual) const {
+    return norm_backward(dy, x, mean, rstd, gamma, dresidual);
+}
+
+// dy may differ from x in dtype: a float32 residual stream with a bfloat16 gradient under autocast.
+// dresidual, when defined, is added to dx in the kernel.
+LayerNormGrads FusedOps::norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+                                       const at::Tensor& gamma, const at::Tensor& dresidual) const {
+    const bool add = dresidual.defined();
+    const char* op = add ? "layer_norm_backward_add" : "layer_norm_backward";
+    Misfit m = matrix_misfit(x, "x");
+    if (!m) m = matrix_misfit(dy, "dy");
+    if (!m && dy.sizes() != x.sizes()) m = "dy and x differ in shape";
+    if (!m) m = params_misfit(gamma, gamma, x);
+    if (!m && (!stats_fit(mean, x) || !stats_fit(rstd, x))) m = "mean or rstd is not float32 [rows] on x's device";
+    if (!m && add &&
+        (matrix_misfit(dresidual, "dresidual") || dresidual.sizes() != x.sizes() || dresidual.scalar_type() != x.scalar_type())) {
+        m = "dresidual is not a row-major matrix of x's shape and dtype on x's device";
+    }
+    if (m) {
+        return fall_back(op, *m, [&] {
+            return add ? reference_ops().layer_norm_backward_add(dy, x, mean, rstd, gamma, dresidual)
+                       : reference_ops().layer_norm_backward(dy, x, mean, rstd, gamma);
+        });
+    }
+    const std::size_t rows = rows_of(x);
+    const std::size_t hidden = cols_of(x);
+    LayerNormGrads g;
+    g.dx = at::empty_like(x);
+    g.dgamma = at::empty_like(gamma);
+    g.dbeta = at::empty_like(gamma);
+    const std::size_t bytes = kernels::host::layer_norm_backward_workspace_bytes(rows, hidden);
+    const at::Tensor workspace = byte_buffer(bytes, x);
+    if (add) {
+        TEWB_KERNEL(x, (Tensors{dy, x, mean, rstd, gamma, dresidual}), (Tensors{g.dx, g.dgamma, g.dbeta}),
+                    layer_norm_backward_add, tensor_ref(dy), tensor_ref(x), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+                    tensor_ref(gamma), tensor_ref(g.dx), tensor_ref(dresidual), tensor_ref(g.dgamma), tensor_ref(g.dbeta),
+                    workspace_ref(workspace));
+    } else {
+        TEWB_KERNEL(x, (Tensors{dy, x, mean, rstd, gamma}), (Tensors{g.dx, g.dgamma, g.dbeta}), layer_norm_backward,
+                    tensor_ref(dy), tensor_ref(x), mean.data_ptr<float>(), rstd.data_ptr<float>(), tensor_ref(gamma),
+                    tensor_ref(g.dx), tensor_ref(g.dgamma), tensor_ref(g.dbeta), workspace_ref(workspace));
+    }
+    return g;
+}
+
+at::Tensor FusedOps::gelu_forward(const at::Tensor& x) const {
+    if (Misfit m = matrix_misfit(x, "x")) {
+        return fall_back("gelu_forward", *m, [&] { return reference_ops().gelu_forward(x); });
+    }
+    at::Tensor y = at::empty_like(x);
+    TEWB_KERNEL(x, Tensors{x}, Tensors{y}, gelu_forward, x.data_ptr(), kernel_dtype(x.scalar_type()), rows_of(x), cols_of(x),
+                y.data_ptr(), kernel_dtype(x.scalar_type()), nullptr);
+    return y;
+}
+
+at::Tensor FusedOps::gelu_backward(const at::Tensor& dy, const at::Tensor& x) const {
+    Misfit m = matrix_misfit(x, "x");
+    if (!m) m = matrix_misfit(dy, "dy");
+    if (!m && (dy.sizes() != x.sizes() || dy.scalar_type() != x.scalar_type())) m = "dy and x differ in shape or dtype";
+    if (m) return fall_back("gelu_backward", *m, [&] { return reference_ops().gelu_backward(dy, x); });
+    at::Tensor dx = at::empty_like(x);
+    TEWB_KERNEL(x, (Tensors{dy, x}), Tensors{dx}, gelu_backward, tensor_ref(dy), tensor_ref(x), tensor_ref(dx), nullptr,
+                kernels::TensorRef{}, kernels::Workspace{});
+    return dx;
+}
+
+// The LayerNorm kernel writes the FP8 GEMM input, its transposed copy and its amax (into the slot's
+// staging entry) in one pass; the high-precision output only when kept.
+Fp8Tensor FusedOps::layer_norm_quantize(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
+                                        at::ScalarType out_dtype, const Fp8Quantizer& quantizer, bool keep_output,
+                                        LayerNormResult& ln) const {
+    if (!delayed_kernel_cast(x, quantizer) || !float_or_bf16(out_dtype) || params_misfit(gamma, beta, x)) {
+        return TeOps::layer_norm_quantize(x, gamma, beta, eps, out_dtype, quantizer, keep_output, ln);
+    }
+    const std::int64_t rows = x.size(0);
+    const std::int64_t hidden = x.size(1);
+    ln.out = keep_output ? at::empty({rows, hidden}, x.options().dtype(out_dtype)) : at::Tensor();
+    ln.mean = at::empty({rows}, x.options().dtype(at::kFloat));
+    ln.rstd = at::empty({rows}, x.options().dtype(at::kFloat));
+    Fp8Tensor q = empty_fp8(x, quantizer);
+    const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
+    TEWB_KERNEL(x, (Tensors{x, gamma, beta}), (Tensors{ln.out, ln.mean, ln.rstd, q.data, q.transposed}), layer_norm_forward,
+                tensor_ref(x), tensor_ref(gamma), tensor_ref(beta), static_cast<float>(eps), tensor_ref(ln.out), &fp8,
+                ln.mean.data_ptr<float>(), ln.rstd.data_ptr<float>());
+    hand_out_live_scale_inv(q, quantizer);
+    return q;
+}
+
+// One GELU pass writes fc2's FP8 input and its transposed copy, no high-precision activation.
+Fp8Tensor FusedOps::gelu_quantize(const at::Tensor& x, const Fp8Quantizer& quantizer) const {
+    if (!delayed_kernel_cast(x, quantizer)) return TeOps::gelu_quantize(x, quantizer);
+    Fp8Tensor q = empty_fp8(x, quantizer);
+    const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
+    TEWB_KERNEL(x, Tensors{x}, (Tensors{q.data, q.transposed}), gelu_forward, x.data_ptr(), kernel_dtype(x.scalar_type()),
+                rows_of(x), cols_of(x), nullptr, kernel_dtype(x.scalar_type()), &fp8);
+    hand_out_live_scale_inv(q, quantizer);
+    return q;
+}
+
+// One pass over dy and GELU's input: the FP8 gradient, its transposed copy, its amax and fc1's bias
+// gradient (float32, two-stage reduction).
+// Block scaling: the GELU backward writes the gradient and fc1's bias gradient in one launch, the block cast
+// follows (its blocks need the whole gradient's amaxes first).
+Fp8GradWithBias FusedOps::gelu_backward_quantize(const at::Tensor& dy, const at::Tensor& x, const Fp8Quantizer& quantizer) const {
+    const bool fits =
+        !matrix_misfit(x, "x") && !matrix_misfit(dy, "dy") && dy.sizes() == x.sizes() && dy.scalar_type() == x.scalar_type();
+    if (fits && quantizer.context->recipe().scaling == ScalingKind::Block) {
+        const std::size_t rows = rows_of(x);
+        const std::size_t cols = cols_of(x);
+        const std::size_t bytes = kernels::host::gelu_backward_workspace_bytes(rows, cols);
+        const at::Tensor workspace = byte_buffer(bytes, x);
+        const at::Tensor dx = at::empty_like(x);
+        at::Tensor bias_grad = at::empty({x.size(1)}, x.options().dtype(at::kFloat));
+        TEWB_KERNEL(x, (Tensors{dy, x}), (Tensors{dx, bias_grad}), gelu_backward, tensor_ref(dy), tensor_ref(x), tensor_ref(dx),
+                    nullptr, tensor_ref(bias_grad), workspace_ref(workspace));
+        return {quantize_blocks(dx, quantizer, /*with_transpose=*/true), bias_grad};
+    }
+    if (!fits || !delayed_kernel_cast(x, quantizer)) return TeOps::gelu_backward_quantize(dy, x, quantizer);
+    const std::size_t rows = rows_of(x);
+    const std::size_t cols = cols_of(x);
+    const std::size_t bytes = kernels::host::gelu_backward_workspace_bytes(rows, cols);
+    Fp8GradWithBias r = empty_grad_with_bias(x, quantizer);
+    const at::Tensor workspace = byte_buffer(bytes, x);
+    const kernels::Fp8Output fp8 = fp8_output(r.grad, quantizer);
+    TEWB_KERNEL(x, (Tensors{dy, x}), (Tensors{r.grad.data, r.grad.transposed, r.bias_grad}), gelu_backward, tensor_ref(dy),
+                tensor_ref(x), kernels::TensorRef{}, &fp8, tensor_ref(r.bias_grad), workspace_ref(workspace));
+    hand_out_live_scale_inv(r.grad, quantizer);
+    return r;
+}
+
+}  // namespace tewb::fused_ops

@@ -1,0 +1,228 @@
+#pragma once
+
+// The class behind fused_host_ops() / fused_cuda_ops() (FusedOps.h), shared by the files that implement it
+// (one concern each): FusedOps.cpp (operand checks, launching, FP8 outputs), FusedGemms.cpp,
+// FusedNormActivation.cpp, FusedCasts.cpp, FusedModelEnds.cpp (embedding, loss, optimizer). Internal to
+// core/modules/ops.
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <ATen/record_function.h>
+
+#include "core/fp8/BlockScaling.h"
+#include "core/ledger/Ledger.h"
+#include "core/modules/ops/Fallbacks.h"
+#include "core/modules/ops/TeOps.h"
+#include "tewb_kernels/block_cast_types.h"
+#include "tewb_kernels/fp8_output.h"
+#include "tewb_kernels/gemm_types.h"
+#include "tewb_kernels/kernel_error.h"
+#include "tewb_kernels/launch_count.h"
+#include "tewb_kernels/tensor_ref.h"
+
+#ifdef TEWB_FUSED_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#endif
+
+// One argument list for both implementations of a kernel: the host one over CPU tensors, the CUDA one
+// (the same arguments and LibTorch's current stream) over CUDA tensors. `where` picks; `reads` and `writes`
+// are the tensors the call reads and writes, for the launch ledger's bytes. The file using it includes the
+// kernel's headers (tewb_kernels/host/<op>.h and, with TEWB_FUSED_CUDA, tewb_kernels/<op>.h).
+#ifdef TEWB_FUSED_CUDA
+#define TEWB_KERNEL(where, reads, writes, fn, ...)                                                    \
+    run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__); },           \
+               [&](cudaStream_t stream) { kernels::fn(__VA_ARGS__, stream); })
+#else
+#define TEWB_KERNEL(where, reads, writes, fn, ...) \
+    run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__); })
+#endif
+
+namespace tewb::fused_ops {
+
+using Tensors = std::initializer_list<at::Tensor>;
+// Why an operand does not fit the kernels; nothing when it does.
+using Misfit = std::optional<std::string>;
+
+inline bool float_or_bf16(at::ScalarType t) {
+    return t == at::kFloat || t == at::kBFloat16;
+}
+
+inline std::size_t rows_of(const at::Tensor& t) {
+    return static_cast<std::size_t>(t.size(0));
+}
+
+inline std::size_t cols_of(const at::Tensor& t) {
+    return static_cast<std::size_t>(t.size(1));
+}
+
+// A byte buffer of `bytes` on `like`'s device (a kernel's workspace).
+at::Tensor byte_buffer(std::size_t bytes, const at::Tensor& like);
+
+std::uint64_t bytes_of(const std::vector<at::Tensor>& tensors);
+
+#ifdef TEWB_FUSED_CUDA
+inline cudaStream_t stream_of(const at::Tensor& t) {
+    return at::cuda::getCurrentCUDAStream(t.get_device()).stream();
+}
+#endif
+
+class FusedOps final : public TeOps {
+public:
+    explicit FusedOps(OpsKind kind) : kind_(kind) {}
+
+    std::string_view name() const override { return "fused"; }
+    OpsKind kind() const override { return kind_; }
+    bool block_gemms_native() const override;
+    std::uint64_t kernel_launches() const override { return kernels::launch_count(); }
+
+    // FusedCasts.cpp
+    at::Tensor abs_max(const at::Tensor& x) const override;
+    void update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe, float numerator,
+                        const UpdateRecord& record) const override;
+    Fp8Tensor quantize(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const override;
+    std::vector<Fp8Tensor> quantize_weights(const std::vector<WeightCast>& casts) const override;
+    Fp8GradWithBias quantize_dbias(const at::Tensor& dy, const Fp8Quantizer& quantizer) const override;
+
+    // FusedNormActivation.cpp
+    LayerNormResult layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
+                                       at::ScalarType out_dtype) const override;
+    LayerNormGrads layer_norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+                                       const at::Tensor& gamma) const override;
+    LayerNormGrads layer_norm_backward_add(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
+                                           const at::Tensor& rstd, const at::Tensor& gamma,
+                                           const at::Tensor& dresidual) const override;
+    at::Tensor gelu_forward(const at::Tensor& x) const override;
+    at::Tensor gelu_backward(const at::Tensor& dy, const at::Tensor& x) const override;
+    Fp8Tensor layer_norm_quantize(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
+                                  at::ScalarType out_dtype, const Fp8Quantizer& quantizer, bool keep_output,
+                                  LayerNormResult& ln) const override;
+    Fp8Tensor gelu_quantize(const at::Tensor& x, const Fp8Quantizer& quantizer) const override;
+    Fp8GradWithBias gelu_backward_quantize(const at::Tensor& dy, const at::Tensor& x,
+                                           const Fp8Quantizer& quantizer) const override;
+
+    // FusedGemms.cpp
+    at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                    at::ScalarType out_dtype) const override;
+    at::Tensor gemm_add(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                        at::ScalarType product_dtype, const at::Tensor& residual) const override;
+    at::Tensor fp8_gemm(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b, const at::Tensor& b_scale_inv,
+                        const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
+                        Accumulation accumulation) const override;
+    at::Tensor fp8_gemm_add(const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b,
+                            const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias, at::ScalarType product_dtype,
+                            Accumulation accumulation, const at::Tensor& residual) const override;
+    GeluGemmResult gemm_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                             at::ScalarType out_dtype) const override;
+    GradWithBias gemm_dgelu(const at::Tensor& dy, const at::Tensor& weight, const at::Tensor& pre,
+                            at::ScalarType out_dtype) const override;
+    GradWithBias wgrad_gemm(const at::Tensor& dy, const at::Tensor& x, at::ScalarType out_dtype, bool with_bias) const override;
+
+    // FusedModelEnds.cpp
+    at::Tensor embedding_forward(const at::Tensor& table, const at::Tensor& positions, const at::Tensor& tokens) const override;
+    at::Tensor embedding_backward(const at::Tensor& dy, const at::Tensor& tokens, at::Tensor& dtable,
+                                  at::ScalarType positions_dtype) const override;
+    at::Tensor cross_entropy_with_grad(at::Tensor& logits, const at::Tensor& targets) const override;
+    std::vector<Fp8Tensor> adamw_step(at::TensorList params, at::TensorList grads, at::TensorList exp_avg,
+                                      at::TensorList exp_avg_sq, const at::Tensor& step, at::TensorList copies,
+                                      const std::vector<OptimizerFp8Cast>& fp8, const AdamWHyper& hyper) const override;
+
+private:
+    // FusedOps.cpp: where the operands must be and what they must look like.
+    bool on_host() const { return kind_ == OpsKind::FusedHost; }
+    Misfit device_misfit(const at::Tensor& t, const char* what) const;
+    Misfit matrix_misfit_any_dtype(const at::Tensor& t, const char* what) const;
+    Misfit matrix_misfit(const at::Tensor& t, const char* what) const;
+    Misfit params_misfit(const at::Tensor& gamma, const at::Tensor& beta, const at::Tensor& x) const;
+    bool stats_fit(const at::Tensor& s, const at::Tensor& x) const;
+    bool delayed_kernel_cast(const at::Tensor& x, const Fp8Quantizer& quantizer) const;
+    bool hp_operands(const at::Tensor& a, const at::Tensor& b, bool same_k = true) const;
+
+    // FusedOps.cpp: the FP8 outputs the kernels write.
+    static void hand_out_live_scale_inv(Fp8Tensor& q, const Fp8Quantizer& quantizer);
+    static Fp8Tensor empty_fp8(const at::Tensor& x, const Fp8Quantizer& quantizer);
+    static Fp8GradWithBias empty_grad_with_bias(const at::Tensor& like, const Fp8Quantizer& quantizer);
+    static at::Tensor staging_entry(const Fp8Quantizer& quantizer);
+    static kernels::Fp8Output fp8_output(Fp8Tensor& q, const Fp8Quantizer& quantizer);
+
+    // FusedNormActivation.cpp
+    LayerNormGrads norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+                                 const at::Tensor& gamma, const at::Tensor& dresidual) const;
+
+    // FusedGemms.cpp
+    Misfit residual_misfit(const at::Tensor& residual, std::int64_t m, std::int64_t n) const;
+    template <typename Reference>
+    at::Tensor hp_gemm(const char* op, const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+                       at::ScalarType out_dtype, const at::Tensor& residual, Reference&& reference) const;
+    template <typename Reference>
+    at::Tensor fp8_gemm_into(const char* op, const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b,
+                             const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
+                             Accumulation accumulation, const at::Tensor& residual, Reference&& reference) const;
+    Misfit run_gemm(kernels::GemmArgs g, const at::Tensor& where, Tensors reads, Tensors writes) const;
+    static bool epilogue_refused(kernels::Epilogue e);
+    static void refuse_epilogue(kernels::Epilogue e);
+    static kernels::GemmArgs hp_args(const at::Tensor& a, bool a_transposed, const at::Tensor& b, bool b_transposed,
+                                     const at::Tensor& d, at::ScalarType out_dtype);
+
+    // FusedCasts.cpp: Float8BlockScaling's casts.
+    struct BlockCastSetup {
+        Fp8Tensor out;
+        kernels::BlockCastOutput cast;
+        at::Tensor staging;
+        BlockShape block;
+    };
+    static BlockCastSetup block_cast_setup(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose);
+    std::vector<Fp8Tensor> quantize_weight_blocks(const std::vector<WeightCast>& casts) const;
+    Fp8Tensor quantize_blocks(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
+                              const at::Tensor* dbias = nullptr) const;
+
+    // FusedModelEnds.cpp
+    static kernels::TokensRef tokens_ref(const at::Tensor& t);
+    Misfit tokens_misfit(const at::Tensor& t, const char* what) const;
+
+    template <typename Call>
+    static auto fall_back(std::string_view op, const std::string& reason, Call&& call) -> std::invoke_result_t<Call> {
+        note_fallback(op, reason);
+        return call();
+    }
+
+    // A fused step built from this implementation's own primitives because cuBLASLt refused its epilogue:
+    // still the fused path, but not fused as asked; counted like a fallback so a run never hides it.
+    template <typename Call>
+    static auto composed(std::string_view op, Call&& call) -> std::invoke_result_t<Call> {
+        note_fallback(op, "the GEMM epilogue was refused (see stderr); composed of separate kernels");
+        return call();
+    }
+
+    // Launches the host or the CUDA form of a kernel, by where `where` lives.
+    template <typename Host, typename... Device>
+    void run_kernel(const char* op, const at::Tensor& where, const std::vector<at::Tensor>& reads,
+                    const std::vector<at::Tensor>& writes, Host&& host, Device&&... device) const {
+        RECORD_USER_SCOPE(op);  // named in a kernel trace (te-bench run --profile) like LibTorch's operators
+        const std::uint64_t launches_before = kernels::launch_count();
+        if (where.is_cpu()) {
+            host();
+        } else {
+#ifdef TEWB_FUSED_CUDA
+            const c10::cuda::CUDAGuard guard(where.device());
+            (device(stream_of(where)), ...);
+#else
+            ((void)device, ...);
+            throw kernels::KernelError(std::string("FusedOps: ") + op + " on " + where.device().str() +
+                                       " in a build without CUDA kernels");
+#endif
+        }
+        // The kernels count their own launches (the host implementations as many as the CUDA ones make).
+        note_own_kernel(op, kernels::launch_count() - launches_before, bytes_of(reads), bytes_of(writes));
+    }
+
+    OpsKind kind_;
+};
+
+}  // namespace tewb::fused_ops

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tewb_kernels/dtype.h"
+
+namespace tewb::kernels {
+
+// A tensor as an entry point takes it: where its elements are, their type and its row-major shape
+// [rows, cols] (a vector of n elements is [1, n]). One argument per tensor instead of a pointer, a dtype and
+// dimensions spread over the list, as Transformer Engine's C API hands over an NVTETensor. A tensor whose
+// data may be null ("not wanted") says so in the entry point's comment; its dtype and shape are then not
+// looked at. FP8 outputs, which also carry a scale and an amax, are Fp8Output (fp8_output.h).
+struct ConstTensorRef {
+    const void* data = nullptr;
+    DType dtype = DType::Float32;
+    std::size_t rows = 0;
+    std::size_t cols = 0;
+};
+
+// A tensor the call writes.
+struct TensorRef {
+    void* data = nullptr;
+    DType dtype = DType::Float32;
+    std::size_t rows = 0;
+    std::size_t cols = 0;
+
+    operator ConstTensorRef() const { return {data, dtype, rows, cols}; }
+};
+
+// int64 token ids [batch, seq] whose rows are row_stride elements apart (row_stride >= seq): row b's ids start
+// at data + b * row_stride. A narrow() of a trainer's [batch, seq + 1] batch has row_stride seq + 1.
+struct TokensRef {
+    const std::int64_t* data = nullptr;
+    std::size_t batch = 0;
+    std::size_t seq = 0;
+    std::size_t row_stride = 0;
+};
+
+// Scratch memory the caller owns: at least what the entry point's *_workspace_bytes function returns.
+struct Workspace {
+    void* data = nullptr;
+    std::size_t bytes = 0;
+};
+
+}  // namespace tewb::kernels
