@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "CheckedStdout.h"
-#include "LocalJob.h"
 #include "core/common/Error.h"
+#include "core/dist/LocalJob.h"
 
 namespace tewb::cli {
 
@@ -36,7 +36,7 @@ extern "C" void on_interrupt(int /*signal_number*/) {
                          "run starts. Ctrl-C again quits at once without saving it.\n");
         return;
     }
-    tewb::cli::kill_running_ranks();
+    tewb::kill_running_ranks();
     say_from_handler("te-bench: quit at once: the run in progress is not saved; runs saved before it are kept.\n");
     ::_exit(kExitInterrupted);
 }

@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include "CommandSupport.h"
-#include "LocalJob.h"
 #include "ProgressBar.h"
 #include "Process.h"
 #include "core/common/Error.h"
@@ -28,6 +27,7 @@
 #include "core/results/ReportText.h"
 #include "core/results/RunGroups.h"
 #include "core/results/SweepResult.h"
+#include "core/train/DataParallelJob.h"
 #include "core/train/DataParallelRun.h"
 #include "core/train/Trainer.h"
 
@@ -192,9 +192,10 @@ int run_rank(const Commands& c, RunConfig requested, const WorkerEnv& env) {
     return record.status == RunStatus::Failed ? kExitFailure : record.status == RunStatus::Cancelled ? kExitInterrupted : 0;
 }
 
-// `te-bench run --nproc N`: the 1-process run the scaling efficiency is measured against (unless
-// --no-scaling-baseline), then the job's N processes (cli/LocalJob); the job's record comes from rank 0,
-// or, when rank 0 left none, is made here as a failed run naming the ranks that failed.
+// `te-bench run --nproc N`: core's job (run_data_parallel_job) with this very command as each rank: the
+// 1-process run the scaling efficiency is measured against (unless --no-scaling-baseline), stored as it
+// ends, then the job's N processes; the job's record comes from rank 0, or, when rank 0 left none, is made
+// as a failed run naming the ranks that failed.
 int run_local_job_command(const Commands& c, const RunConfig& requested) {
     const RunFlags& flags = c.run_flags;
     if (!flags.repeat.empty() && repeat_from_flags(flags) != 1) {
@@ -202,60 +203,31 @@ int run_local_job_command(const Commands& c, const RunConfig& requested) {
     }
     check_outputs(outputs_of(flags), store_to_protect(c.store_path));
     const Trainer trainer(detect_device());
-    const RunConfig resolved = resolve(requested, trainer.device());
+    resolve(requested, trainer.device());  // every argument error surfaces before anything starts
     int port = requested.dist.enabled() && !flags.master_port.empty() ? parse_int("--master-port", flags.master_port) : 0;
     if (!flags.master_port.empty() && (port < 1 || port > 65535)) {
         throw ConfigError("--master-port " + flags.master_port + ": out of range; allowed: 1 to 65535");
     }
     const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
     stop_cleanly_on_signals();
+    DataParallelJobRequest request;
+    request.config = requested;
+    request.scaling_baseline = !flags.no_scaling_baseline;
+    request.master_port = port;
+    request.ranks.executable = "/proc/self/exe";
+    request.ranks.arguments.assign(command_line().argv, command_line().argv + command_line().argc);
     bool saved = true;
+    DataParallelJobHooks hooks;
+    hooks.train_reference = [&](const RunConfig& single) { return train_one(trainer, single); };
+    hooks.reference_ended = [&](const RunRecord& reference) { saved = store_run(store.get(), reference) && saved; };
+    hooks.say = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+    const DataParallelJobResult result = run_data_parallel_job(request, trainer.device(), hooks, cancel_requested());
+    if (!result.job) return kExitInterrupted;  // cancelled during the 1-process run: the ranks never started
+    if (result.launcher_failed) std::fprintf(stderr, "te-bench: the job failed: %s\n", result.job->message.c_str());
     std::vector<RunRecord> runs;
-    if (!flags.no_scaling_baseline) {
-        RunConfig single = requested;
-        single.dist = DistSettings{};
-        single.name = resolve(single, trainer.device()).name + " (1 process)";
-        std::fprintf(stderr, "the 1-process run the job's scaling is measured against:\n");
-        runs.push_back(train_one(trainer, single));
-        saved = store_run(store.get(), runs.back()) && saved;
-        if (cancel_requested().load()) return kExitInterrupted;
-    }
-    char record_template[] = "/tmp/te-bench-job-XXXXXX";
-    const int fd = ::mkstemp(record_template);
-    if (fd < 0) throw DataError(std::string("cannot create a temporary file for the job's record: ") + std::strerror(errno));
-    ::close(fd);
-    ::unlink(record_template);  // rank 0 writes it atomically; its absence means rank 0 left no record
-    LocalJob job;
-    job.nproc = resolved.dist.nproc;
-    job.master_port = port > 0 ? port : free_local_port();
-    job.record_path = record_template;
-    std::fprintf(stderr, "data-parallel job: %d processes, %s, rendezvous at 127.0.0.1:%d\n", job.nproc,
-                 std::string(to_string(resolved.dist.backend)).c_str(), job.master_port);
-    const LocalJobOutcome outcome = run_local_job(command_line().argc, command_line().argv, job, cancel_requested());
-    RunRecord record;
-    std::error_code ignored;
-    const bool rank0_reported = std::filesystem::exists(record_template, ignored);
-    if (rank0_reported) {
-        record = read_record_file(record_template);
-        std::filesystem::remove(record_template, ignored);
-    } else {
-        record = make_run_header(resolved, trainer.device());
-    }
-    if (!outcome.all_ok() || !rank0_reported) {
-        // Rank 0's own account of a failure leads (it says what the job was doing); the launcher's, which
-        // names the rank that ended first and how, follows. A rank 0 the launcher stopped says nothing more.
-        const std::string launcher = outcome.all_ok() ? std::string("rank 0 left no record") : outcome.describe();
-        const bool rank0_failed = rank0_reported && record.status == RunStatus::Failed && !record.message.empty();
-        mark_failed(record, ErrorKind::Distributed, rank0_failed ? record.message + " (" + launcher + ")" : launcher);
-        std::fprintf(stderr, "te-bench: the job failed: %s\n", record.message.c_str());
-    }
-    if (!runs.empty() && record.execution.dist && runs.front().summary.mean_ms && record.summary.mean_ms &&
-        *record.summary.mean_ms > 0 && record.status == RunStatus::Finished) {
-        record.execution.dist->scaling_efficiency = *runs.front().summary.mean_ms / *record.summary.mean_ms;
-        record.execution.dist->baseline_run_id = runs.front().id;
-    }
-    saved = store_run(store.get(), record) && saved;
-    runs.push_back(record);
+    if (result.reference) runs.push_back(*result.reference);
+    saved = store_run(store.get(), *result.job) && saved;
+    runs.push_back(*result.job);
     report_runs(flags, runs, 1);
     return exit_code_for(runs, saved);
 }

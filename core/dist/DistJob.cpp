@@ -143,7 +143,11 @@ void run_collective(const DistJob& job, const char* what, const std::function<vo
     }
 }
 
-std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolved, const std::atomic<bool>* cancel) {
+namespace {
+
+// The job's settings from the configuration, refused when the launcher's environment or this build cannot
+// run them.
+std::unique_ptr<DistJob> job_for(const WorkerEnv& env, const RunConfig& resolved) {
     auto job = std::make_unique<DistJob>();
     job->env = env;
     job->backend = resolved.dist.backend;
@@ -154,100 +158,127 @@ std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolve
     }
     std::string why;
     if (!dist_backend_built(job->backend, &why)) throw DistError(job->who() + why);
+    return job;
+}
 
+// The rendezvous: rank 0 serves the TCPStore at MASTER_ADDR:PORT, the others connect to it.
+void open_store(DistJob& job) {
     c10d::TCPStoreOptions options;
-    options.port = static_cast<std::uint16_t>(env.master_port);
-    options.isServer = env.rank == 0;
+    options.port = static_cast<std::uint16_t>(job.env.master_port);
+    options.isServer = job.rank() == 0;
     options.waitWorkers = false;
-    options.timeout = job->timeout;
+    options.timeout = job.timeout;
     try {
-        job->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+        job.store = c10::make_intrusive<c10d::TCPStore>(job.env.master_addr, options);
     } catch (const std::exception& e) {
-        const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
-        if (env.rank == 0) {
-            throw DistError(job->who() + "cannot serve the rendezvous at " + where + ": " + first_line(e.what()) +
+        const std::string where = job.env.master_addr + ":" + std::to_string(job.env.master_port);
+        if (job.rank() == 0) {
+            throw DistError(job.who() + "cannot serve the rendezvous at " + where + ": " + first_line(e.what()) +
                             " (is the port in use by another job? choose another with MASTER_PORT or --master-port)");
         }
-        throw DistError(job->who() + "no rendezvous at " + where + " within " + seconds_text(job->timeout) + ": " +
+        throw DistError(job.who() + "no rendezvous at " + where + " within " + seconds_text(job.timeout) + ": " +
                         first_line(e.what()) + " (rank 0 did not start, or MASTER_ADDR / MASTER_PORT differ)");
     }
+}
 
+// Rank 0: waits until every other rank has announced itself; kAgreed, or why the job cannot form (a rank
+// that did not arrive within the timeout, or a signal).
+std::string wait_for_arrivals(const DistJob& job, const std::atomic<bool>* cancel) {
+    const auto deadline = std::chrono::steady_clock::now() + job.timeout;
+    while (true) {
+        std::vector<int> missing;
+        for (int r = 1; r < job.world_size(); ++r) {
+            if (!job.store->check({config_key(r)})) missing.push_back(r);
+        }
+        if (missing.empty()) return kAgreed;
+        if (stop_requested(cancel)) {
+            return "rank 0 was stopped by a signal while waiting for " + ranks_text(missing) + " to arrive";
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            return ranks_text(missing) + " did not arrive within " + seconds_text(job.timeout) +
+                   " (not started, crashed, or pointed at another MASTER_ADDR / MASTER_PORT)";
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
+// Rank 0, every rank arrived: kAgreed, or the first rank whose configuration differs from `mine`, and how.
+std::string compare_configurations(const DistJob& job, const std::string& mine) {
+    for (int r = 1; r < job.world_size(); ++r) {
+        const std::string theirs = text_of(job.store->get(config_key(r)));
+        if (theirs != mine) {
+            return "rank " + std::to_string(r) + "'s configuration differs from rank 0's: " + config_differences(theirs, mine) +
+                   "; start every rank with the same settings";
+        }
+    }
+    return kAgreed;
+}
+
+// Rank 0, after a verdict that stops the job: the store lives in this process, so it stays up until the
+// ranks that came have read the verdict (at most a few seconds), so that they stop with it rather than with
+// a lost connection. Stopped by a signal, it must not linger: whoever stops it (a launcher) kills it soon after.
+void keep_store_until_verdict_read(const DistJob& job, const std::atomic<bool>* cancel) {
+    const auto keep_up = stop_requested(cancel) ? std::chrono::milliseconds(500) : std::chrono::milliseconds(5000);
+    const auto until = std::chrono::steady_clock::now() + std::min(job.timeout, keep_up);
+    for (int r = 1; r < job.world_size(); ++r) {
+        if (!job.store->check({config_key(r)})) continue;
+        while (!job.store->check({"tewb/verdict-read/" + std::to_string(r)}) && std::chrono::steady_clock::now() < until) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+}
+
+// Rank 0: waits for the others, compares their configurations with `mine` and gives every rank the verdict;
+// throws it when it stops the job.
+void give_verdict(const DistJob& job, const std::string& mine, const std::atomic<bool>* cancel) {
+    std::string verdict = wait_for_arrivals(job, cancel);
+    if (verdict == kAgreed) verdict = compare_configurations(job, mine);
+    job.store->set(kVerdict, verdict);
+    if (verdict == kAgreed) return;
+    keep_store_until_verdict_read(job, cancel);
+    throw DistError(job.who() + verdict);
+}
+
+// Every other rank: waits for rank 0's verdict, polled rather than one blocking wait, so that a signal (a
+// launcher stopping the job) ends it at once; throws when it stops the job.
+void await_verdict(const DistJob& job, const std::atomic<bool>* cancel) {
+    const auto deadline = std::chrono::steady_clock::now() + job.timeout;
+    while (true) {
+        bool given = false;
+        try {
+            given = job.store->check({kVerdict});
+        } catch (const std::exception& e) {
+            throw DistError(job.who() + "lost the rendezvous with rank 0 before its verdict on the job: " + first_line(e.what()) +
+                            " (rank 0 stopped)");
+        }
+        if (given) break;
+        if (stop_requested(cancel)) {
+            throw DistError(job.who() + "stopped by a signal while waiting for rank 0's verdict on the job");
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            throw DistError(job.who() + "rank 0 gave no verdict on the job within " + seconds_text(job.timeout) +
+                            " (it stopped, or waits for a rank that never came)");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    const std::string verdict = text_of(job.store->get(kVerdict));
+    job.store->set("tewb/verdict-read/" + std::to_string(job.rank()), "1");
+    if (verdict != kAgreed) throw DistError(job.who() + "stopped by rank 0: " + verdict);
+}
+
+}  // namespace
+
+std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolved, const std::atomic<bool>* cancel) {
+    std::unique_ptr<DistJob> job = job_for(env, resolved);
+    open_store(*job);
     // Announce this rank and its configuration; rank 0 gives the verdict for all.
     const std::string mine = to_json(resolved).dump();
     job->store->set(config_key(env.rank), mine);
     if (env.rank == 0) {
-        std::vector<std::string> keys;
-        for (int r = 0; r < env.world_size; ++r) keys.push_back(config_key(r));
-        const auto deadline = std::chrono::steady_clock::now() + job->timeout;
-        std::string verdict = kAgreed;
-        while (true) {
-            std::vector<int> missing;
-            for (int r = 1; r < env.world_size; ++r) {
-                if (!job->store->check({config_key(r)})) missing.push_back(r);
-            }
-            if (missing.empty()) break;
-            if (stop_requested(cancel)) {
-                verdict = "rank 0 was stopped by a signal while waiting for " + ranks_text(missing) + " to arrive";
-                break;
-            }
-            if (std::chrono::steady_clock::now() >= deadline) {
-                verdict = ranks_text(missing) + " did not arrive within " + seconds_text(job->timeout) +
-                          " (not started, crashed, or pointed at another MASTER_ADDR / MASTER_PORT)";
-                break;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-        if (verdict == kAgreed) {
-            for (int r = 1; r < env.world_size; ++r) {
-                const std::string theirs = text_of(job->store->get(config_key(r)));
-                if (theirs != mine) {
-                    verdict = "rank " + std::to_string(r) + "'s configuration differs from rank 0's: " +
-                              config_differences(theirs, mine) + "; start every rank with the same settings";
-                    break;
-                }
-            }
-        }
-        job->store->set(kVerdict, verdict);
-        if (verdict != kAgreed) {
-            // The store lives in this process: keep it up until the ranks that came have read the verdict
-            // (at most a few seconds), so that they stop with it rather than with a lost connection.
-            // Stopped by a signal, it must not linger: whoever stops it (a launcher) kills it soon after.
-            const auto keep_up = stop_requested(cancel) ? std::chrono::milliseconds(500) : std::chrono::milliseconds(5000);
-            const auto until = std::chrono::steady_clock::now() + std::min(job->timeout, keep_up);
-            for (int r = 1; r < env.world_size; ++r) {
-                if (!job->store->check({config_key(r)})) continue;
-                while (!job->store->check({"tewb/verdict-read/" + std::to_string(r)}) && std::chrono::steady_clock::now() < until) {
-                    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-                }
-            }
-            throw DistError(job->who() + verdict);
-        }
+        give_verdict(*job, mine, cancel);
     } else {
-        // Polled rather than one blocking wait, so that a signal (a launcher stopping the job) ends it at once.
-        const auto deadline = std::chrono::steady_clock::now() + job->timeout;
-        while (true) {
-            bool given = false;
-            try {
-                given = job->store->check({kVerdict});
-            } catch (const std::exception& e) {
-                throw DistError(job->who() + "lost the rendezvous with rank 0 before its verdict on the job: " +
-                                first_line(e.what()) + " (rank 0 stopped)");
-            }
-            if (given) break;
-            if (stop_requested(cancel)) {
-                throw DistError(job->who() + "stopped by a signal while waiting for rank 0's verdict on the job");
-            }
-            if (std::chrono::steady_clock::now() >= deadline) {
-                throw DistError(job->who() + "rank 0 gave no verdict on the job within " + seconds_text(job->timeout) +
-                                " (it stopped, or waits for a rank that never came)");
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-        const std::string verdict = text_of(job->store->get(kVerdict));
-        job->store->set("tewb/verdict-read/" + std::to_string(env.rank), "1");
-        if (verdict != kAgreed) throw DistError(job->who() + "stopped by rank 0: " + verdict);
+        await_verdict(*job, cancel);
     }
-
     const auto group_store = c10::make_intrusive<c10d::PrefixStore>("tewb/group", job->store);
     run_collective(*job, "forming the process group", [&] { job->group = make_group(*job, group_store); });
     return job;

@@ -17,6 +17,10 @@
 #include <nlohmann/json.hpp>
 
 #include "../helpers/ChildProcess.h"
+#include "core/device/DeviceInfo.h"
+#include "core/results/ReportText.h"
+#include "core/train/DataParallelJob.h"
+#include "core/train/Trainer.h"
 
 using nlohmann::json;
 using Result = tewb::test::ChildResult;
@@ -25,7 +29,7 @@ namespace {
 
 const QStringList kQuick = {"run", "--preset", "quick-cpu", "--device", "cpu", "--precision", "fp32"};
 
-// The launcher's promise (app/te-bench/LocalJob.h, docs/data-parallel.md): once a rank dies, the others
+// The launcher's promise (core/dist/LocalJob.h, docs/data-parallel.md): once a rank dies, the others
 // get SIGTERM at once and SIGKILL 3 s later. The tests assert that behaviour from the job's own account
 // ("the launcher stopped rank 0 (SIGTERM)"), not a wall-clock figure, which they print. The jobs' timeout is
 // an hour, and a test waits at most kWaitLimitMs for the end (a limit on waiting, as in every QTRY, far
@@ -384,6 +388,123 @@ private Q_SLOTS:
         const QString e1 = QString::fromUtf8(r1->readAllStandardError());
         QVERIFY2(e0.contains("rank 1's configuration differs from rank 0's: lr (0.001 there, 0.003 at rank 0)"), qPrintable(e0));
         QVERIFY2(e1.contains("rank 1: stopped by rank 0:"), qPrintable(e1));
+    }
+
+    // core's job (run_data_parallel_job: what te-bench and the workbench both call) with te-bench as each
+    // rank, started as the workbench starts it: the 1-process run through the caller's hook, named after the
+    // job, stored (here: counted) before the ranks start; rank 0's record; the scaling efficiency exactly
+    // the reference's mean step time over the job's.
+    void coreJobRunsTeBenchRanksAndMeasuresScaling() {
+        const tewb::DeviceInfo device = tewb::detect_device();
+        tewb::RunConfig config = tewb::make_preset(tewb::Preset::QuickCpu);
+        config.device = tewb::DeviceKind::Cpu;
+        config.precision = tewb::Precision::Fp32;
+        config.warmup = 1;
+        config.iters = 4;
+        config.dist.nproc = 2;
+        config.name = unique_name("core-job").toStdString();
+        tewb::DataParallelJobRequest request;
+        request.config = config;
+        request.ranks.executable = TE_BENCH_PATH;
+        request.ranks.arguments = {TE_BENCH_PATH};
+        for (const std::string& word : tewb::command_arguments_for(config)) request.ranks.arguments.push_back(word);
+        request.ranks.arguments.push_back("--no-store");
+        request.ranks.output = dir_.filePath("core-job.log").toStdString();
+        std::atomic<bool> cancel{false};
+        std::vector<std::string> lines;
+        int references_ended = 0;
+        tewb::DataParallelJobHooks hooks;
+        hooks.train_reference = [&](const tewb::RunConfig& single) {
+            lines.push_back("trained " + single.name);
+            return tewb::Trainer(device).run(single, {}, &cancel);
+        };
+        hooks.reference_ended = [&](const tewb::RunRecord&) { ++references_ended; };
+        hooks.say = [&](const std::string& line) { lines.push_back(line); };
+        const tewb::DataParallelJobResult result = tewb::run_data_parallel_job(request, device, hooks, cancel);
+        QFile log(dir_.filePath("core-job.log"));
+        QVERIFY(log.open(QIODevice::ReadOnly));
+        const QString ranks_said = QString::fromUtf8(log.readAll());
+        QVERIFY2(result.reference && result.job, qPrintable(ranks_said));
+        QCOMPARE(references_ended, 1);
+        QCOMPARE(result.reference->config.name, config.name + " (1 process)");
+        QCOMPARE(result.reference->status, tewb::RunStatus::Finished);
+        const tewb::RunRecord& job = *result.job;
+        QVERIFY2(job.status == tewb::RunStatus::Finished && !result.launcher_failed,
+                 (job.message + "\n" + ranks_said.toStdString()).c_str());
+        QCOMPARE(job.config.name, config.name);
+        QVERIFY(job.execution.dist && job.execution.dist->world_size == 2 && job.execution.dist->scaling_efficiency);
+        QCOMPARE(*job.execution.dist->scaling_efficiency, *result.reference->summary.mean_ms / *job.summary.mean_ms);
+        QCOMPARE(job.execution.dist->baseline_run_id, result.reference->id);
+        // The ranks' lines went to the file asked for; the job's own lines to the hook, in order.
+        QVERIFY2(ranks_said.contains("rank 0: training") && ranks_said.contains("rank 1: training"), qPrintable(ranks_said));
+        QCOMPARE(lines.size(), std::size_t{4});
+        QCOMPARE(lines[0], std::string("the 1-process run the job's scaling is measured against:"));
+        QCOMPARE(lines[1], "trained " + config.name + " (1 process)");
+        QVERIFY2(lines[2].rfind("data-parallel job: 2 processes, gloo, rendezvous at 127.0.0.1:", 0) == 0, lines[2].c_str());
+        QVERIFY2(QString::fromStdString(lines[3]).contains(
+                     QRegularExpression("^data-parallel job: rank 0 is process \\d+, rank 1 is process \\d+$")),
+                 lines[3].c_str());
+        QVERIFY(no_worker_left(QString::fromStdString(config.name)));
+    }
+
+    // A cancel during the reference run: no rank starts, and there is no job record (te-bench exits 130, the
+    // workbench shows the job cancelled).
+    void coreJobCancelledDuringItsReferenceStartsNoRank() {
+        tewb::RunConfig config = tewb::make_preset(tewb::Preset::QuickCpu);
+        config.device = tewb::DeviceKind::Cpu;
+        config.dist.nproc = 2;
+        tewb::DataParallelJobRequest request;
+        request.config = config;
+        request.ranks.executable = "/bin/false";  // would fail the job, were it started
+        request.ranks.arguments = {"false"};
+        std::atomic<bool> cancel{false};
+        std::vector<std::string> lines;
+        tewb::DataParallelJobHooks hooks;
+        hooks.train_reference = [&](const tewb::RunConfig& single) {
+            cancel.store(true);
+            tewb::RunRecord record;
+            record.config = single;
+            record.status = tewb::RunStatus::Cancelled;
+            return record;
+        };
+        hooks.say = [&](const std::string& line) { lines.push_back(line); };
+        const tewb::DataParallelJobResult result = tewb::run_data_parallel_job(request, tewb::detect_device(), hooks, cancel);
+        QVERIFY(result.reference && result.reference->status == tewb::RunStatus::Cancelled);
+        QVERIFY(!result.job);
+        QCOMPARE(lines.size(), std::size_t{1});  // the reference's line; no "data-parallel job: …"
+    }
+
+    // Ranks that end badly: the job's record is the job's header made failed (mark_failed, distributed) with
+    // the launcher's account, the first rank to fail first; a program that cannot start is a rank exiting 127.
+    void coreJobFailureIsTheLaunchersAccount() {
+        tewb::RunConfig config = tewb::make_preset(tewb::Preset::QuickCpu);
+        config.device = tewb::DeviceKind::Cpu;
+        config.dist.nproc = 2;
+        config.name = unique_name("core-fail").toStdString();
+        tewb::DataParallelJobRequest request;
+        request.config = config;
+        request.scaling_baseline = false;
+        request.ranks.executable = "/bin/sh";
+        // Rank 0 exits 3 at once; rank 1 would sleep, but the launcher stops it. $0 carries the job's name.
+        request.ranks.arguments = {"sh", "-c", "if [ \"$RANK\" = 0 ]; then exit 3; fi; exec sleep 60", config.name};
+        std::atomic<bool> cancel{false};
+        QElapsedTimer clock;
+        clock.start();
+        tewb::DataParallelJobResult result = tewb::run_data_parallel_job(request, tewb::detect_device(), {}, cancel);
+        QVERIFY(clock.elapsed() < 30000);  // not rank 1's 60 s: the launcher stopped it
+        QVERIFY(!result.reference && result.job && result.launcher_failed);
+        QCOMPARE(result.job->status, tewb::RunStatus::Failed);
+        QCOMPARE(result.job->error_kind, std::optional<tewb::ErrorKind>(tewb::ErrorKind::Distributed));
+        QCOMPARE(result.job->message, std::string("rank 0 exited with status 3; the launcher stopped rank 1 (SIGTERM)"));
+        QCOMPARE(result.job->config.name, config.name);
+        QVERIFY(!result.job->execution.dist || !result.job->execution.dist->scaling_efficiency);
+        QVERIFY(no_worker_left(QString::fromStdString(config.name)));
+
+        request.ranks.executable = "/nonexistent/te-bench";
+        request.ranks.output = "/dev/null";
+        result = tewb::run_data_parallel_job(request, tewb::detect_device(), {}, cancel);
+        QVERIFY(result.job && result.launcher_failed);
+        QVERIFY2(result.job->message.find("exited with status 127") != std::string::npos, result.job->message.c_str());
     }
 
     void badDistributedArgumentsExitTwo_data() {

@@ -8,6 +8,7 @@
 #include "ui/runs/RunCollection.h"
 #include "ui/runs/RunController.h"
 #include "ui/runs/RunQueueModel.h"
+#include "ui/runs/RunWorker.h"
 #include "ui/charts/TimeBreakdownChart.h"
 #include "ui/table/ComparisonModel.h"
 #include "ui/table/ComparisonPanel.h"
@@ -214,6 +215,57 @@ private Q_SLOTS:
         proxy.setFilterFixedString(QString());
         model.setRuns({});
         QCOMPARE(proxy.rowCount(), 0);
+    }
+
+    // A data-parallel job goes through core's run_data_parallel_job, as te-bench's does: its 1-process run is
+    // trained with the worker's own train function (named after the job) and reported as it ends; a cancel
+    // during it starts no rank and ends the job cancelled. A te-bench that is not there refuses the job
+    // before anything runs.
+    void workerJobGoesThroughCore() {
+        qRegisterMetaType<tewb::RunRecord>();
+        RunConfig config = make_preset(Preset::QuickCpu);
+        config.dist.nproc = 2;
+        config.name = "worker job";
+        DeviceInfo cpu;
+        cpu.gpu_error = "no CUDA-capable device is detected";
+        std::vector<std::string> trained;
+        RunWorker* self = nullptr;
+        const RunWorker::TrainFunction train = [&](const RunConfig& c, const TrainerCallbacks&, const std::atomic<bool>* cancel) {
+            trained.push_back(c.name);
+            self->cancel();  // Cancel, pressed during the reference run
+            RunRecord record;
+            record.config = c;
+            record.status = cancel->load() ? RunStatus::Cancelled : RunStatus::Finished;
+            return record;
+        };
+        {
+            RunWorker worker(cpu, train, QStringLiteral("/bin/false"));  // would fail the job, were a rank started
+            self = &worker;
+            QSignalSpy extra(&worker, &RunWorker::extraRunEnded);
+            QSignalSpy ended(&worker, &RunWorker::runEnded);
+            QSignalSpy refused(&worker, &RunWorker::runRefused);
+            worker.runOne(7, config);
+            QCOMPARE(trained, std::vector<std::string>{"worker job (1 process)"});
+            QCOMPARE(extra.count(), 1);
+            QCOMPARE(extra.front().at(0).value<RunRecord>().status, RunStatus::Cancelled);
+            QCOMPARE(refused.count(), 0);
+            QCOMPARE(ended.count(), 1);
+            QCOMPARE(ended.front().at(0).toInt(), 7);
+            const RunRecord job = ended.front().at(1).value<RunRecord>();
+            QCOMPARE(job.status, RunStatus::Cancelled);
+            QCOMPARE(job.config.name, std::string("worker job"));
+            QCOMPARE(job.config.dist.nproc, 2);
+        }
+        trained.clear();
+        RunWorker missing(cpu, train, QStringLiteral("/nonexistent/te-bench"));
+        self = &missing;
+        QSignalSpy refused(&missing, &RunWorker::runRefused);
+        missing.runOne(8, config);
+        QCOMPARE(refused.count(), 1);
+        QVERIFY2(refused.front().at(1).toString().contains(
+                     QStringLiteral("cannot start /nonexistent/te-bench for the data-parallel job")),
+                 qPrintable(refused.front().at(1).toString()));
+        QVERIFY(trained.empty());
     }
 
     void coloursAreStablePerRun() {

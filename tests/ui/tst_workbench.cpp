@@ -2,6 +2,7 @@
 // failed run, exports, opening records, responsiveness.
 #include <QtTest>
 
+#include <csignal>
 #include <filesystem>
 
 #include <sqlite3.h>
@@ -25,7 +26,9 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "WindowTestSupport.h"
@@ -38,6 +41,7 @@
 #include "ui/charts/TopKernelsPanel.h"
 #include "ui/history/HistoryModel.h"
 #include "ui/history/HistoryPanel.h"
+#include "ui/runs/RunWorker.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/runs/RunController.h"
 #include "ui/runs/RunQueuePanel.h"
@@ -227,6 +231,59 @@ private Q_SLOTS:
         QVERIFY(!processes->isEnabled());
         QVERIFY2(processes->toolTip().contains(QStringLiteral("one GPU")), qPrintable(processes->toolTip()));
         QVERIFY(!setup->config().dist.enabled());
+    }
+
+    // Cancel during a job's training reaches its ranks (te-bench processes the worker started through core's
+    // run_data_parallel_job) as SIGINT: every rank stops after the same step, and the job ends cancelled, not
+    // failed, leaving no process. The reference run is a stand-in here, so that the job starts at once.
+    void cancelReachesTheJobsRanks() {
+        qRegisterMetaType<tewb::RunRecord>();
+        RunConfig config = make_preset(Preset::QuickCpu);
+        config.iters = 100000;
+        config.dist.nproc = 2;
+        config.dist.timeout_s = 3600;
+        config.name = QStringLiteral("cancelled job %1").arg(QCoreApplication::applicationPid()).toStdString();
+        const auto train = [](const RunConfig& c, const TrainerCallbacks&, const std::atomic<bool>*) {
+            RunRecord record;
+            record.config = c;
+            record.status = RunStatus::Finished;
+            return record;
+        };
+        RunWorker worker(test::no_gpu(), train, QStringLiteral(TE_BENCH_PATH));
+        // The ranks' process ids, once both handle SIGINT (before that, SIGINT would kill a rank: a failure).
+        const auto ranks_ready = [&config] {
+            QProcess pgrep;
+            pgrep.start(QStringLiteral("pgrep"), {QStringLiteral("-f"), QString::fromStdString(config.name)});
+            pgrep.waitForFinished();
+            const QStringList pids = QString::fromUtf8(pgrep.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
+            if (pids.size() != 2) return false;
+            for (const QString& pid : pids) {
+                QFile status(QStringLiteral("/proc/%1/status").arg(pid));
+                if (!status.open(QIODevice::ReadOnly)) return false;
+                const QString text = QString::fromUtf8(status.readAll());
+                const QRegularExpressionMatch caught = QRegularExpression(QStringLiteral("SigCgt:\\s*([0-9a-f]+)")).match(text);
+                if (!caught.hasMatch() || (caught.captured(1).toULongLong(nullptr, 16) & (1ULL << (SIGINT - 1))) == 0)
+                    return false;
+            }
+            return true;
+        };
+        std::atomic<bool> done{false};
+        std::thread canceller([&] {
+            QDeadlineTimer limit(120000);
+            while (!done.load() && !limit.hasExpired() && !ranks_ready())
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // into training
+            worker.cancel();
+        });
+        QSignalSpy ended(&worker, &RunWorker::runEnded);
+        worker.runOne(1, config);
+        done.store(true);
+        canceller.join();
+        QCOMPARE(ended.count(), 1);
+        const RunRecord job = ended.front().at(1).value<RunRecord>();
+        QVERIFY2(job.status == RunStatus::Cancelled, job.message.c_str());
+        QVERIFY(job.execution.dist && job.execution.dist->world_size == 2);
+        QVERIFY(!ranks_ready());
     }
 
     // Run > Trace one step of each run: the runs that start afterwards trace one more step to traces/ beside the

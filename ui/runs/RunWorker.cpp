@@ -1,20 +1,18 @@
 #include "ui/runs/RunWorker.h"
 
-#include <csignal>
 #include <exception>
 #include <filesystem>
 
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QFileInfo>
-#include <QProcess>
-#include <QTemporaryDir>
+#include <QStandardPaths>
 
 #include "core/common/Error.h"
-#include "core/results/RecordJson.h"
 #include "core/results/ReportText.h"
 #include "core/results/RunStore.h"
 #include "core/train/CpuThreads.h"
+#include "core/train/DataParallelJob.h"
 
 namespace tewb::ui {
 
@@ -33,6 +31,14 @@ RunWorker::RunWorker(DeviceInfo device, TrainFunction train, QString te_bench)
     }
 }
 
+// te-bench's path for the job's ranks (each rank is `te-bench run …`): the one given, found on PATH when it
+// names no folder. Empty when there is no such program.
+QString RunWorker::rankProgram() const {
+    const QString program = teBench_.contains(QLatin1Char('/')) ? teBench_ : QStandardPaths::findExecutable(teBench_);
+    if (program.isEmpty() || !QFileInfo(program).isExecutable() || QFileInfo(program).isDir()) return {};
+    return QFileInfo(program).absoluteFilePath();
+}
+
 void RunWorker::runJob(int ticket, const RunConfig& config) {
     RunRecord header;
     try {
@@ -41,48 +47,47 @@ void RunWorker::runJob(int ticket, const RunConfig& config) {
         Q_EMIT runRefused(ticket, QString::fromStdString(e.what()));
         return;
     }
-    // No runStarted: the job enters the window when it ends, after its 1-process reference run (so that the
-    // reference comes first, as the baseline), and the queue shows it running meanwhile.
-    QTemporaryDir dir;
-    const QString output = dir.filePath(QStringLiteral("job.json"));
-    QStringList args;
-    for (const std::string& word : command_arguments_for(config)) args << QString::fromStdString(word);
-    args << QStringLiteral("--no-store") << QStringLiteral("--json") << output;
-    QProcess process;
-    process.setProgram(teBench_);
-    process.setArguments(args);
-    process.setProcessChannelMode(QProcess::SeparateChannels);
-    process.start();
-    if (!process.waitForStarted(30000)) {
-        Q_EMIT runRefused(ticket, tr("cannot start %1 for the data-parallel job: %2").arg(teBench_, process.errorString()));
+    const QString program = rankProgram();
+    if (program.isEmpty()) {
+        Q_EMIT runRefused(ticket, tr("cannot start %1 for the data-parallel job: no such program").arg(teBench_));
         return;
     }
-    bool interrupted = false;
-    while (!process.waitForFinished(100)) {
-        if (cancel_.load() && !interrupted) {
-            ::kill(static_cast<pid_t>(process.processId()), SIGINT);  // te-bench passes it on to every rank
-            interrupted = true;
-        }
+    // No runStarted: the 1-process reference run enters the window as it ends (extraRunEnded, so that it comes
+    // first, as the baseline), the job when it ends; the queue shows the job running meanwhile.
+    DataParallelJobRequest request;
+    request.config = config;
+    request.ranks.executable = program.toStdString();
+    request.ranks.arguments = {request.ranks.executable};
+    for (const std::string& word : command_arguments_for(config)) request.ranks.arguments.push_back(word);
+    // The command line leaves te-impl out when it is auto, and a rank would then take TEWB_TE_IMPL from the
+    // window's environment: say it, so the ranks run the code the window asked for.
+    if (config.backend == Backend::Te && config.te_impl == TeImpl::Auto) {
+        request.ranks.arguments.insert(request.ranks.arguments.end(), {"--te-impl", "auto"});
     }
-    std::vector<RunRecord> records;
+    request.ranks.arguments.push_back("--no-store");
+    request.ranks.output = "/dev/null";  // the ranks' progress lines are for a terminal; the window shows the record
+    DataParallelJobHooks hooks;
+    hooks.train_reference = [this](const RunConfig& single) {
+        set_cpu_threads(hardware_threads() - 1);  // as every run in this process (runOne says why)
+        return train_(single, TrainerCallbacks{}, &cancel_);
+    };
+    hooks.reference_ended = [this](const RunRecord& reference) {
+        const SaveResult saved = save_run(RunStore::default_path(), reference);
+        Q_EMIT extraRunEnded(reference, saved.id.value_or(-1));
+    };
+    RunRecord job;
     try {
-        records = read_record_files(output.toStdString());
-    } catch (const std::exception&) {
+        const DataParallelJobResult result = run_data_parallel_job(request, device_, hooks, cancel_);
+        if (result.job) {
+            job = *result.job;
+        } else {  // cancelled during the reference run: the ranks never started
+            job = header;
+            job.status = RunStatus::Cancelled;
+        }
+    } catch (const std::exception& e) {  // the job could not be set up, or its reference run could not start
+        job = header;
+        mark_failed(job, ErrorKind::Distributed, e.what());
     }
-    if (records.empty()) {
-        RunRecord failed = header;
-        const QStringList lines = QString::fromUtf8(process.readAllStandardError()).split('\n', Qt::SkipEmptyParts);
-        mark_failed(failed, ErrorKind::Distributed,
-                    (lines.isEmpty() ? tr("te-bench ended with status %1 and left no record").arg(process.exitCode())
-                                     : lines.last())
-                        .toStdString());
-        records.push_back(failed);
-    }
-    for (std::size_t i = 0; i + 1 < records.size(); ++i) {  // the 1-process reference run comes first
-        const SaveResult saved = save_run(RunStore::default_path(), records[i]);
-        Q_EMIT extraRunEnded(records[i], saved.id.value_or(-1));
-    }
-    RunRecord job = records.back();
     const SaveResult saved = save_run(RunStore::default_path(), job);
     Q_EMIT runEnded(ticket, std::move(job), saved.id.value_or(-1),
                     saved.id ? QString() : QString::fromStdString(saved.failure_message()));

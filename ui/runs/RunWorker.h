@@ -23,10 +23,12 @@ public:
         std::function<RunRecord(const RunConfig&, const TrainerCallbacks&, const std::atomic<bool>*)>;
 
     // `train` defaults to core's Trainer for `device`; tests may pass their own. A data-parallel
-    // configuration (config.dist) runs as `te-bench run --nproc N` (its processes cannot live in this
-    // one): the job appears when it ends (runEnded without runStarted), after the 1-process run its
-    // scaling is measured against (extraRunEnded), and a cancel reaches it as SIGINT. `te_bench` overrides where te-bench is (else
-    // $TEWB_TE_BENCH, else next to this program, else on PATH).
+    // configuration (config.dist) runs through core's run_data_parallel_job, as `te-bench run --nproc N`
+    // does: the 1-process run its scaling is measured against is trained here with `train` and appears as it
+    // ends (extraRunEnded), then the job's ranks run as te-bench processes (its ranks cannot live in this
+    // process) and the job appears when it ends (runEnded without runStarted); a cancel reaches the ranks as
+    // SIGINT. `te_bench` overrides where te-bench is (else $TEWB_TE_BENCH, else next to this program, else
+    // on PATH).
     explicit RunWorker(DeviceInfo device, TrainFunction train = {}, QString te_bench = {});
 
     // Thread-safe: the running run stops within one step.
@@ -53,6 +55,7 @@ Q_SIGNALS:
 
 private:
     void runJob(int ticket, const RunConfig& config);
+    QString rankProgram() const;
     static std::string trace_path(int ticket);
 
     DeviceInfo device_;

@@ -2,15 +2,26 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
-namespace tewb::cli {
+namespace tewb {
 
-// `te-bench run --nproc N` on one machine: N copies of this very command, each told its place in the job
-// the way torchrun tells it (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR=127.0.0.1, MASTER_PORT), plus
+// What each rank of a job on this machine runs: `executable` (a path: no PATH search) with `arguments` as
+// its argv (the first word included), which must make it one rank of the job as the launcher's environment
+// places it: te-bench's `run` (app/te-bench) does. `output`, when set, is a file the ranks' standard output
+// and error go to (appended; "/dev/null" to hide them), else they share the launcher's.
+struct RankCommand {
+    std::string executable;
+    std::vector<std::string> arguments;
+    std::string output;
+};
+
+// A data-parallel job on one machine: N processes of `command`, each told its place in the job the way
+// torchrun tells it (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR=127.0.0.1, MASTER_PORT), plus
 // TEWB_DIST_RECORD, where rank 0 writes the job's record instead of storing it. The workers die with the
-// launcher (PR_SET_PDEATHSIG).
+// launcher's thread (PR_SET_PDEATHSIG).
 //
 // The job ends as soon as any rank ends badly, in whatever phase (start-up, rendezvous, training,
 // shutdown), as torchrun's agent ends it: the other ranks get SIGTERM at once (each stops after its
@@ -21,6 +32,7 @@ struct LocalJob {
     int nproc = 2;
     int master_port = 0;  // 0: a free port is picked
     std::string record_path;
+    RankCommand command;
 };
 
 inline constexpr std::chrono::seconds kStopGrace{3};
@@ -44,11 +56,16 @@ int free_local_port();
 // "data-parallel job: rank 0 is process 4242, rank 1 is process 4243".
 std::string describe_ranks(const std::vector<int>& pids);
 
-// Runs the job to its end; `cancel` set (Ctrl-C) is passed on to the workers as SIGINT once.
-LocalJobOutcome run_local_job(int argc, char** argv, const LocalJob& job, const std::atomic<bool>& cancel);
+// Runs the job to its end; `started` gets the ranks' process ids once all are started. `cancel` set (Ctrl-C,
+// a GUI's Cancel) is passed on to the workers as SIGINT once. Waits for its own ranks only (never for
+// another child of the process), and nothing between fork and exec allocates, so a multi-threaded program
+// (the GUI) may call it from any thread that lives as long as the call. Throws std::runtime_error when a
+// rank cannot be started (the ones started are killed) or `command.output` cannot be opened.
+LocalJobOutcome run_local_job(const LocalJob& job, const std::atomic<bool>& cancel,
+                              const std::function<void(const std::vector<int>& pids)>& started = {});
 
 // SIGKILL to every rank of the job running now, for a second Ctrl-C, which quits at once: no rank is left
 // behind. Async-signal-safe (called from the signal handler).
 void kill_running_ranks() noexcept;
 
-}  // namespace tewb::cli
+}  // namespace tewb

@@ -1,0 +1,103 @@
+#include "core/train/DataParallelJob.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include <unistd.h>
+
+#include "core/common/Error.h"
+#include "core/results/RecordJson.h"
+#include "core/train/Trainer.h"
+
+namespace tewb {
+
+namespace {
+
+void say(const DataParallelJobHooks& hooks, const std::string& line) {
+    if (hooks.say) hooks.say(line);
+}
+
+// A path no file is at, in /tmp, for rank 0's record: rank 0 writes it atomically, and its absence after
+// the job means rank 0 left no record.
+std::string record_path_for_job() {
+    char record_template[] = "/tmp/te-bench-job-XXXXXX";
+    const int fd = ::mkstemp(record_template);
+    if (fd < 0) throw DataError(std::string("cannot create a temporary file for the job's record: ") + std::strerror(errno));
+    ::close(fd);
+    ::unlink(record_template);
+    return record_template;
+}
+
+// The job's record: rank 0's, or the job's header when rank 0 left none; failed when the launcher says so.
+RunRecord job_record(const RunConfig& resolved, const DeviceInfo& device, const std::string& record_path,
+                     const LocalJobOutcome& outcome, bool& launcher_failed) {
+    RunRecord record;
+    std::error_code ignored;
+    const bool rank0_reported = std::filesystem::exists(record_path, ignored);
+    if (rank0_reported) {
+        record = read_record_file(record_path);
+        std::filesystem::remove(record_path, ignored);
+    } else {
+        record = make_run_header(resolved, device);
+    }
+    launcher_failed = !outcome.all_ok() || !rank0_reported;
+    if (launcher_failed) {
+        // Rank 0's own account of a failure leads (it says what the job was doing); the launcher's, which
+        // names the rank that ended first and how, follows. A rank 0 the launcher stopped says nothing more.
+        const std::string launcher = outcome.all_ok() ? std::string("rank 0 left no record") : outcome.describe();
+        const bool rank0_failed = rank0_reported && record.status == RunStatus::Failed && !record.message.empty();
+        mark_failed(record, ErrorKind::Distributed, rank0_failed ? record.message + " (" + launcher + ")" : launcher);
+    }
+    return record;
+}
+
+// The job's scaling efficiency against the 1-process run: its mean step time over the job's, when both
+// have one and the job finished.
+void add_scaling_efficiency(RunRecord& job, const RunRecord& reference) {
+    if (job.execution.dist && reference.summary.mean_ms && job.summary.mean_ms && *job.summary.mean_ms > 0 &&
+        job.status == RunStatus::Finished) {
+        job.execution.dist->scaling_efficiency = *reference.summary.mean_ms / *job.summary.mean_ms;
+        job.execution.dist->baseline_run_id = reference.id;
+    }
+}
+
+}  // namespace
+
+RunConfig reference_config(const RunConfig& job, const DeviceInfo& device) {
+    RunConfig single = job;
+    single.dist = DistSettings{};
+    single.name = resolve(single, device).name + " (1 process)";
+    return single;
+}
+
+DataParallelJobResult run_data_parallel_job(const DataParallelJobRequest& request, const DeviceInfo& device,
+                                            const DataParallelJobHooks& hooks, const std::atomic<bool>& cancel) {
+    const RunConfig resolved = resolve(request.config, device);
+    DataParallelJobResult result;
+    if (request.scaling_baseline) {
+        if (!hooks.train_reference)
+            throw std::invalid_argument("run_data_parallel_job: a scaling baseline needs train_reference");
+        const RunConfig single = reference_config(request.config, device);
+        say(hooks, "the 1-process run the job's scaling is measured against:");
+        result.reference = hooks.train_reference(single);
+        if (hooks.reference_ended) hooks.reference_ended(*result.reference);
+        if (cancel.load()) return result;
+    }
+    LocalJob job;
+    job.record_path = record_path_for_job();
+    job.nproc = resolved.dist.nproc;
+    job.master_port = request.master_port > 0 ? request.master_port : free_local_port();
+    job.command = request.ranks;
+    say(hooks, "data-parallel job: " + std::to_string(job.nproc) + " processes, " +
+                   std::string(to_string(resolved.dist.backend)) +
+                   ", rendezvous at 127.0.0.1:" + std::to_string(job.master_port));
+    const LocalJobOutcome outcome =
+        run_local_job(job, cancel, [&](const std::vector<int>& pids) { say(hooks, describe_ranks(pids)); });
+    result.job = job_record(resolved, device, job.record_path, outcome, result.launcher_failed);
+    if (result.reference) add_scaling_efficiency(*result.job, *result.reference);
+    return result;
+}
+
+}  // namespace tewb
