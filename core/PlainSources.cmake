@@ -14,6 +14,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   device/HostMemory.cpp
   config/RunConfig.cpp
   config/RunFacts.cpp
+  config/RunSettings.cpp
   config/Availability.cpp
   config/CudaGraphPlan.cpp
   selftest/SelfTestReport.cpp

@@ -7,6 +7,7 @@
 #include "core/common/BuildInfo.h"
 #include "core/common/Error.h"
 #include "core/config/ComparePlan.h"
+#include "core/config/RunSettings.h"
 #include "core/fp8/Recipe.h"
 #include "core/results/RunRecord.h"
 
@@ -81,61 +82,82 @@ void add_fp8_flags(CLI::App* cmd, RunFlags& f) {
 
 }  // namespace
 
+namespace {
+
+// Where CLI11 leaves each run setting's text in RunFlags; the settings table (core/config/RunSettings) says
+// how it is read. te-impl is read apart: its environment form is a default.
+std::string RunFlags::*text_member(std::string_view id) {
+    static const std::pair<std::string_view, std::string RunFlags::*> kMembers[] = {
+        {"device", &RunFlags::device},
+        {"backend", &RunFlags::backend},
+        {"precision", &RunFlags::precision},
+        {"layers", &RunFlags::layers},
+        {"hidden", &RunFlags::hidden},
+        {"heads", &RunFlags::heads},
+        {"seq", &RunFlags::seq},
+        {"vocab", &RunFlags::vocab},
+        {"batch", &RunFlags::batch},
+        {"warmup", &RunFlags::warmup},
+        {"iters", &RunFlags::iters},
+        {"lr", &RunFlags::lr},
+        {"seed", &RunFlags::seed},
+        {"cuda-graph", &RunFlags::cuda_graph},
+        {"te-impl", &RunFlags::te_impl},
+        {"recipe", &RunFlags::recipe},
+        {"fp8-format", &RunFlags::fp8_format},
+        {"amax-history-len", &RunFlags::amax_history_len},
+        {"amax-algo", &RunFlags::amax_algo},
+        {"margin", &RunFlags::margin},
+        {"block-scales", &RunFlags::block_scales},
+        {"calibrate-first-step", &RunFlags::calibrate_first_step},
+        {"nproc", &RunFlags::nproc},
+        {"dist-backend", &RunFlags::dist_backend},
+        {"bucket-mb", &RunFlags::bucket_mb},
+        {"amax-reduction", &RunFlags::amax_reduction},
+        {"dist-timeout", &RunFlags::dist_timeout},
+        {"name", &RunFlags::name},
+    };
+    for (const auto& [name, member] : kMembers) {
+        if (name == id) return member;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+bool flag_given(const RunFlags& f, const RunSetting& s) {
+    if (s.kind == SettingKind::Presence) return s.id == "inspect-fp8" && f.inspect_fp8;
+    const auto member = text_member(s.id);
+    return member != nullptr && !(f.*member).empty();
+}
+
 RunConfig config_from_flags(const RunFlags& f) {
     RunConfig c = make_preset(f.preset.empty() ? Preset::Seed : parse_name<Preset>("--preset", f.preset));
-    if (!f.device.empty()) c.device = parse_name<DeviceKind>("--device", f.device);
-    if (!f.backend.empty()) c.backend = parse_name<Backend>("--backend", f.backend);
-    if (!f.precision.empty()) c.precision = parse_name<Precision>("--precision", f.precision);
-    if (!f.layers.empty()) c.model.layers = parse_int("--layers", f.layers);
-    if (!f.hidden.empty()) c.model.hidden = parse_int("--hidden", f.hidden);
-    if (!f.heads.empty()) c.model.heads = parse_int("--heads", f.heads);
-    if (!f.seq.empty()) c.model.seq = parse_int("--seq", f.seq);
-    if (!f.vocab.empty()) c.model.vocab = parse_int("--vocab", f.vocab);
-    if (!f.batch.empty()) c.batch = parse_int("--batch", f.batch);
-    if (!f.warmup.empty()) c.warmup = parse_int("--warmup", f.warmup);
-    if (!f.iters.empty()) c.iters = parse_int("--iters", f.iters);
-    if (!f.lr.empty()) c.lr = parse_double("--lr", f.lr);
-    if (!f.seed.empty()) c.seed = parse_uint64("--seed", f.seed);
-    if (!f.recipe.empty()) c.fp8.scaling = parse_name<ScalingKind>("--recipe", f.recipe);
-    if (!f.fp8_format.empty()) {
-        c.fp8.format = parse_recipe_format("--fp8-format", f.fp8_format);
-    } else if (c.fp8.scaling == ScalingKind::Block) {
-        c.fp8.format = RecipeFormat::E4M3;  // Float8BlockScaling's default: E4M3 everywhere
-    }
-    if (!f.block_scales.empty()) {
-        if (f.block_scales == "pow2") c.fp8.block_power_of_two = true;
-        else if (f.block_scales == "exact") c.fp8.block_power_of_two = false;
-        else throw ConfigError("--block-scales '" + f.block_scales + "': unknown; allowed: pow2, exact");
-        if (c.fp8.scaling != ScalingKind::Block) throw ConfigError("--block-scales goes with --recipe block");
-    }
-    if (!f.amax_history_len.empty()) c.fp8.amax_history_len = parse_int("--amax-history-len", f.amax_history_len);
-    if (!f.amax_algo.empty()) c.fp8.algo = parse_name<AmaxAlgo>("--amax-algo", f.amax_algo);
-    if (!f.margin.empty()) c.fp8.margin = parse_int("--margin", f.margin);
-    if (!f.calibrate_first_step.empty()) {
-        c.fp8.calibrate_first_step = parse_on_off("--calibrate-first-step", f.calibrate_first_step);
-        if (c.fp8.scaling != ScalingKind::Delayed) {
-            throw ConfigError("--calibrate-first-step goes with --recipe delayed (current and block scaling have no first-step "
-                              "scale to calibrate)");
-        }
-    }
-    if (!f.cuda_graph.empty()) c.cuda_graph = parse_on_off("--cuda-graph", f.cuda_graph);
-    // TEWB_TE_IMPL is a default for te runs and never refuses a torch run; an explicit --te-impl on one is
-    // refused by validation, so the GUI and the CLI say the same.
-    const TeImpl te_impl = te_impl_from_flags(f);
-    if (c.backend == Backend::Te || !f.te_impl.empty()) c.te_impl = te_impl;
-    c.inspect_fp8 = f.inspect_fp8;
-    c.name = f.name;
-    if (!f.nproc.empty()) c.dist.nproc = parse_int("--nproc", f.nproc);
     const bool dist_flags = !f.dist_backend.empty() || !f.bucket_mb.empty() || !f.amax_reduction.empty() ||
                             !f.dist_timeout.empty() || !f.master_port.empty() || f.no_scaling_baseline;
     if (dist_flags && f.nproc.empty() && std::getenv("WORLD_SIZE") == nullptr) {
         throw ConfigError("--dist-backend/--bucket-mb/--amax-reduction/--dist-timeout/--master-port/--no-scaling-baseline go "
                           "with --nproc N (or a launcher's WORLD_SIZE)");
     }
-    if (!f.dist_backend.empty()) c.dist.backend = parse_name<DistBackend>("--dist-backend", f.dist_backend);
-    if (!f.bucket_mb.empty()) c.dist.bucket_mb = parse_double("--bucket-mb", f.bucket_mb);
-    if (!f.amax_reduction.empty()) c.dist.amax_reduction = parse_on_off("--amax-reduction", f.amax_reduction);
-    if (!f.dist_timeout.empty()) c.dist.timeout_s = parse_int("--dist-timeout", f.dist_timeout);
+    for (const RunSetting& s : run_settings()) {
+        if (s.id == "te-impl" || !flag_given(f, s)) continue;
+        const auto member = text_member(s.id);
+        set_setting_from_text(s, c, member != nullptr ? std::string_view(f.*member) : std::string_view());
+    }
+    if (f.fp8_format.empty() && c.fp8.scaling == ScalingKind::Block) {
+        c.fp8.format = RecipeFormat::E4M3;  // Float8BlockScaling's default: E4M3 everywhere
+    }
+    if (!f.block_scales.empty() && c.fp8.scaling != ScalingKind::Block) {
+        throw ConfigError("--block-scales goes with --recipe block");
+    }
+    if (!f.calibrate_first_step.empty() && c.fp8.scaling != ScalingKind::Delayed) {
+        throw ConfigError("--calibrate-first-step goes with --recipe delayed (current and block scaling have no first-step "
+                          "scale to calibrate)");
+    }
+    // TEWB_TE_IMPL is a default for te runs and never refuses a torch run; an explicit --te-impl on one is
+    // refused by validation, so the GUI and the CLI say the same.
+    const TeImpl te_impl = te_impl_from_flags(f);
+    if (c.backend == Backend::Te || !f.te_impl.empty()) c.te_impl = te_impl;
     if (!f.nproc.empty() && (c.dist.nproc < 1 || c.dist.nproc > 64)) {
         throw ConfigError("--nproc " + f.nproc + ": out of range; allowed: 1 to 64");
     }

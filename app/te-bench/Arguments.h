@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/config/RunConfig.h"
+#include "core/config/RunSettings.h"
 #include "core/config/SweepPlan.h"
 
 namespace tewb::cli {
@@ -84,8 +85,11 @@ void define_commands(CLI::App& app, Commands& c);
 // CLI11's parse with te-bench's messages; an exit status when the arguments end the program (help,
 // version, a bad argument: 2), nothing when a command is to run.
 std::optional<int> parse_arguments(CLI::App& app, const Commands& c, int argc, char** argv);
-// The run configuration the flags describe (a preset plus overrides); throws ConfigError naming the flag.
+// The run configuration the flags describe (a preset plus overrides, read through the settings table,
+// core/config/RunSettings); throws ConfigError naming the flag.
 RunConfig config_from_flags(const RunFlags& f);
+// Whether the command line gave this setting's flag.
+bool flag_given(const RunFlags& f, const RunSetting& s);
 // --te-impl, else its environment form TEWB_TE_IMPL, else auto; throws ConfigError naming the flag or the variable.
 // config_from_flags applies it to te runs (and refuses an explicit --te-impl on a torch run); a comparison takes it
 // for its te rows.

@@ -2,11 +2,14 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
 #include "core/common/Choice.h"
 #include "core/common/NumberText.h"
+#include "core/config/RunSettings.h"
 
 // Writing records as JSON; reading them back: RecordJsonRead.cpp.
 
@@ -29,6 +32,18 @@ json float_number(float value) {
         return *word;
     }
     return std::strtod(shortest_text(value).c_str(), nullptr);
+}
+
+json setting_json(const SettingValue& value) {
+    return std::visit(
+        [](const auto& v) -> json {
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, double>) {
+                return number(v);
+            } else {
+                return json(v);
+            }
+        },
+        value);
 }
 
 json optional_number(const std::optional<double>& value) {
@@ -183,38 +198,11 @@ json capability_json(const DeviceInfo& device, const Capability& capability) {
 }
 
 json to_json(const RunConfig& c) {
-    json out{{"name", c.name},
-                {"device", std::string(to_string(c.device))},
-                {"backend", std::string(to_string(c.backend))},
-                {"precision", std::string(to_string(c.precision))},
-                {"layers", c.model.layers},
-                {"hidden", c.model.hidden},
-                {"heads", c.model.heads},
-                {"seq", c.model.seq},
-                {"vocab", c.model.vocab},
-                {"batch", c.batch},
-                {"warmup", c.warmup},
-                {"iters", c.iters},
-                {"lr", number(c.lr)},
-                {"seed", c.seed},
-                {"cuda_graph", c.cuda_graph},
-                {"te_impl", std::string(to_string(c.te_impl))}};
-    if (c.precision == Precision::Fp8) {
-        out["fp8"] = json{{"recipe", std::string(to_string(c.fp8.scaling))},
-                          {"format", std::string(to_string(c.fp8.format))},
-                          {"amax_history_len", c.fp8.amax_history_len},
-                          {"amax_algo", std::string(to_string(c.fp8.algo))},
-                          {"margin", c.fp8.margin},
-                          {"block_power_of_two", c.fp8.block_power_of_two},
-                          {"calibrate_first_step", c.fp8.calibrate_first_step},
-                          {"inspect", c.inspect_fp8}};
-    }
-    if (c.dist.enabled()) {
-        out["dist"] = json{{"nproc", c.dist.nproc},
-                           {"backend", std::string(to_string(c.dist.backend))},
-                           {"bucket_mb", number(c.dist.bucket_mb)},
-                           {"amax_reduction", c.dist.amax_reduction},
-                           {"timeout_s", c.dist.timeout_s}};
+    json out = json::object();
+    for (const RunSetting& s : run_settings()) {
+        if (!section_written(s.section, c)) continue;
+        json& object = s.section == SettingSection::Config ? out : out[s.section == SettingSection::Fp8 ? "fp8" : "dist"];
+        object[std::string(s.json_key)] = setting_json(s.get(c));
     }
     return out;
 }

@@ -13,6 +13,7 @@
 #include "core/common/Choice.h"
 #include "core/common/Error.h"
 #include "core/common/NumberText.h"
+#include "core/config/RunSettings.h"
 
 // Reading records from JSON, with every value checked and every problem named by its path; writing them:
 // RecordJson.cpp.
@@ -85,6 +86,14 @@ public:
     }
 
     Reader object(const char* key) const { return Reader(get(key), at(key), source_); }
+    // The array's elements, each an object read with its own path ("$.steps[3]").
+    std::vector<Reader> objects(const char* key) const {
+        const json& values = array(key);
+        std::vector<Reader> out;
+        out.reserve(values.size());
+        for (std::size_t i = 0; i < values.size(); ++i) out.emplace_back(values[i], at(key) + "[" + std::to_string(i) + "]", source_);
+        return out;
+    }
 
     std::vector<double> reals(const char* key) const {
         std::vector<double> out;
@@ -166,43 +175,44 @@ DeviceInfo read_device(const Reader& r) {
     return d;
 }
 
+void read_setting(const Reader& r, const RunSetting& s, RunConfig& c) {
+    const char* key = s.json_key.data();  // the table's keys are literals
+    if (!r.has(key) && s.when_absent) {
+        s.set(c, *s.when_absent, r.at(key));
+        return;
+    }
+    switch (s.kind) {
+    case SettingKind::Choice:
+        r.choice(key, [&](const std::string& where, const std::string& text) {
+            s.set(c, text, where);
+            return true;
+        });
+        return;
+    case SettingKind::Text:
+        s.set(c, r.text(key), r.at(key));
+        return;
+    case SettingKind::Integer:
+        s.set(c, r.integer(key, s.stored->min, s.stored->max), r.at(key));
+        return;
+    case SettingKind::Real:
+        s.set(c, r.real(key), r.at(key));
+        return;
+    case SettingKind::Switch:
+    case SettingKind::Presence:
+        s.set(c, r.boolean(key), r.at(key));
+        return;
+    }
+}
+
 RunConfig read_config(const Reader& r) {
     RunConfig c;
-    c.name = r.optional_text("name");
-    c.device = r.choice("device", parse_name<DeviceKind>);
-    c.backend = r.choice("backend", parse_name<Backend>);
-    c.precision = r.choice("precision", parse_name<Precision>);
-    c.model.layers = static_cast<int>(r.integer("layers", 1, kIntMax));
-    c.model.hidden = static_cast<int>(r.integer("hidden", 1, kIntMax));
-    c.model.heads = static_cast<int>(r.integer("heads", 1, kIntMax));
-    c.model.seq = static_cast<int>(r.integer("seq", 1, kIntMax));
-    c.model.vocab = static_cast<int>(r.integer("vocab", 2, kIntMax));
-    c.batch = static_cast<int>(r.integer("batch", 1, kIntMax));
-    c.warmup = static_cast<int>(r.integer("warmup", 0, kIntMax));
-    c.iters = static_cast<int>(r.integer("iters", 0, kIntMax));
-    c.lr = r.real("lr");
-    c.seed = static_cast<std::uint64_t>(r.integer("seed", 0, kInt64Max));
-    c.cuda_graph = r.has("cuda_graph") && r.boolean("cuda_graph");  // records before the option ran eagerly
-    c.te_impl = r.has("te_impl") ? r.choice("te_impl", parse_name<TeImpl>) : TeImpl::Auto;  // records before --te-impl
-    if (r.has("fp8")) {
-        const Reader f = r.object("fp8");
-        c.fp8.scaling = f.choice("recipe", parse_name<ScalingKind>);
-        c.fp8.format = f.choice("format", parse_recipe_format);
-        c.fp8.amax_history_len = static_cast<int>(f.integer("amax_history_len", 1, Fp8Recipe::kMaxHistoryLen));
-        c.fp8.algo = f.choice("amax_algo", parse_name<AmaxAlgo>);
-        c.fp8.margin = static_cast<int>(f.integer("margin", 0, Fp8Recipe::kMaxMargin));
-        c.fp8.block_power_of_two = !f.has("block_power_of_two") || f.boolean("block_power_of_two");
-        // Records from before the option ran their first step at scale 1.
-        c.fp8.calibrate_first_step = f.has("calibrate_first_step") && f.boolean("calibrate_first_step");
-        c.inspect_fp8 = f.has("inspect") && f.boolean("inspect");
-    }
-    if (r.has("dist")) {
-        const Reader d = r.object("dist");
-        c.dist.nproc = static_cast<int>(d.integer("nproc", 1, kIntMax));
-        c.dist.backend = d.choice("backend", parse_name<DistBackend>);
-        c.dist.bucket_mb = d.real("bucket_mb");
-        c.dist.amax_reduction = d.boolean("amax_reduction");
-        c.dist.timeout_s = static_cast<int>(d.integer("timeout_s", 1, kIntMax));
+    for (const SettingSection section : {SettingSection::Config, SettingSection::Fp8, SettingSection::Dist}) {
+        const char* object = section == SettingSection::Fp8 ? "fp8" : "dist";
+        if (section != SettingSection::Config && !r.has(object)) continue;
+        const Reader in = section == SettingSection::Config ? r : r.object(object);
+        for (const RunSetting& s : run_settings()) {
+            if (s.section == section) read_setting(in, s, c);
+        }
     }
     return c;
 }
@@ -255,9 +265,7 @@ StepBreakdown read_breakdown(const Reader& r) {
 
 std::vector<Fallback> read_fallbacks(const Reader& exe) {
     std::vector<Fallback> out;
-    const json& items = exe.array("fallbacks");
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        const Reader f(items[i], exe.at("fallbacks") + "[" + std::to_string(i) + "]", exe.source());
+    for (const Reader& f : exe.objects("fallbacks")) {
         out.push_back({f.text("op"), f.text("reason"), f.integer("count", 0, kInt64Max)});
     }
     return out;
@@ -270,9 +278,7 @@ KernelProfile read_kernel_profile(const Reader& r) {
     p.step_ms = r.real("step_ms");
     if (!(p.step_ms >= 0)) r.fail(r.at("step_ms"), "expected a duration of 0 ms or more");
     p.trace_path = r.text("trace_path");
-    const json& kernels = r.array("kernels");
-    for (std::size_t i = 0; i < kernels.size(); ++i) {
-        const Reader k(kernels[i], r.at("kernels") + "[" + std::to_string(i) + "]", r.source());
+    for (const Reader& k : r.objects("kernels")) {
         KernelTime row{k.text("name"), static_cast<std::uint64_t>(k.integer("launches", 0, kInt64Max)), k.real("total_us")};
         if (!(row.total_us >= 0)) k.fail(k.at("total_us"), "expected a duration of 0 or more");
         p.kernels.push_back(std::move(row));
@@ -288,9 +294,7 @@ Ledger read_ledger(const Reader& r) {
     l.step = static_cast<int>(r.integer("step", 1, kIntMax));
     l.source = r.text("source");
     l.layers = static_cast<int>(r.integer("layers", 0, kIntMax));
-    const json& rows = r.array("rows");
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        const Reader row(rows[i], r.at("rows") + "[" + std::to_string(i) + "]", r.source());
+    for (const Reader& row : r.objects("rows")) {
         l.rows.push_back({static_cast<int>(row.integer("layer", -1, kIntMax)), row.text("scope"), row.text("op"),
                           count(row, "calls"), count(row, "launches"), row.boolean("launches_known"),
                           count(row, "bytes_read"), count(row, "bytes_written")});
@@ -360,6 +364,93 @@ RunSummary read_summary(const Reader& r) {
 
 }  // namespace
 
+namespace {
+
+Environment read_environment(const Reader& env) {
+    Environment environment;
+    environment.device = read_device(env.object("device"));
+    environment.mode = env.choice("mode", parse_name<Mode>);
+    const json& reasons = env.array("reasons");
+    for (std::size_t i = 0; i < reasons.size(); ++i) {
+        if (!reasons[i].is_string()) {
+            env.fail(env.at("reasons") + "[" + std::to_string(i) + "]", "expected a string");
+        }
+        environment.reasons.push_back(reasons[i].get<std::string>());
+    }
+    const Reader build = env.object("build");
+    environment.build = BuildInfo{build.text("version"), build.text("commit"), build.optional_text("build_type"),
+                                  build.optional_text("compiler"), build.boolean("cuda_kernels")};
+    environment.hostname = env.optional_text("hostname");
+    return environment;
+}
+
+Execution read_execution(const Reader& exe) {
+    Execution execution;
+    execution.device = exe.text("device");
+    execution.implementation = exe.text("implementation");
+    execution.memory_metric = exe.choice("memory_metric", parse_name<MemoryMetric>);
+    execution.flops_per_step = exe.real("flops_per_step");
+    execution.peak_tflops = exe.optional_real("peak_tflops");
+    execution.peak_source = exe.optional_text("peak_source");
+    execution.fp8_emulated = exe.has("fp8_emulated") && exe.boolean("fp8_emulated");
+    execution.cuda_graph = exe.has("cuda_graph") && exe.boolean("cuda_graph");
+    execution.cuda_graph_note = exe.optional_text("cuda_graph_note");
+    execution.fp8_inspection_ms = exe.optional_real("fp8_inspection_ms");
+    execution.fused_launches_per_step = exe.optional_real("fused_launches_per_step");
+    execution.attention_backend = exe.optional_text("attention_backend");
+    execution.te_impl = exe.optional_text("te_impl");  // empty: a torch run, or a record from before it was kept
+    if (exe.has("fallbacks")) execution.fallbacks = read_fallbacks(exe);
+    if (exe.has("ledger")) execution.ledger = read_ledger(exe.object("ledger"));  // absent in older records
+    if (exe.has("kernel_profile")) execution.kernel_profile = read_kernel_profile(exe.object("kernel_profile"));
+    execution.kernel_profile_error = exe.optional_text("kernel_profile_error");
+    if (exe.has("dist")) execution.dist = read_dist(exe.object("dist"));
+    if (exe.has("weights_digest")) {
+        const Reader w = exe.object("weights_digest");
+        execution.weights_digest = WeightsDigest{w.real("sum"), w.real("sum_abs"), w.real("sum_squares")};
+    }
+    if (exe.has("graph_kernels")) {
+        execution.graph_kernels = static_cast<int>(exe.integer("graph_kernels", 0, kIntMax));
+    }
+    if (exe.has("graph_pool_bytes")) {
+        execution.graph_pool_bytes = static_cast<std::uint64_t>(exe.integer("graph_pool_bytes", 0, kInt64Max));
+    }
+    return execution;
+}
+
+// The FP8 slots, then the steps (whose FP8 samples have one value per slot), in increasing step order.
+void read_slots_and_steps(const Reader& r, RunRecord& record) {
+    if (r.has("fp8_slots")) {
+        for (const Reader& slot : r.objects("fp8_slots")) {
+            record.fp8_slots.push_back(
+                {slot.text("module"), slot.choice("slot", parse_name<SlotRole>), slot.choice("dtype", parse_name<Fp8Dtype>)});
+        }
+    }
+    int previous = 0;
+    for (const Reader& step_reader : r.objects("steps")) {
+        StepMetrics step = read_step(step_reader);
+        if (step_reader.has("fp8")) {
+            step.fp8 = read_fp8_samples(step_reader.object("fp8"), record.fp8_slots.size());
+        }
+        if (step.step <= previous) {
+            step_reader.fail(step_reader.at("step"), std::to_string(step.step) + " does not follow step " +
+                                                         std::to_string(previous) + "; steps must increase");
+        }
+        previous = step.step;
+        record.steps.push_back(step);
+    }
+}
+
+RepeatInfo read_repeat(const Reader& repeat) {
+    RepeatInfo info{repeat.text("group"), static_cast<int>(repeat.integer("index", 1, kMaxRepeats)),
+                    static_cast<int>(repeat.integer("count", 1, kMaxRepeats))};
+    if (info.index > info.count) {
+        repeat.fail(repeat.at("index"), std::to_string(info.index) + " is past count " + std::to_string(info.count));
+    }
+    return info;
+}
+
+}  // namespace
+
 RunRecord record_from_json(const json& document, std::string_view source) {
     const Reader r(document, "$", source);
     RunRecord record;
@@ -378,87 +469,11 @@ RunRecord record_from_json(const json& document, std::string_view source) {
     if (r.has("error_kind")) record.error_kind = r.choice("error_kind", parse_name<ErrorKind>);
     record.message = r.optional_text("message");
     record.config = read_config(r.object("config"));
-
-    const Reader env = r.object("environment");
-    record.environment.device = read_device(env.object("device"));
-    record.environment.mode = env.choice("mode", parse_name<Mode>);
-    const json& reasons = env.array("reasons");
-    for (std::size_t i = 0; i < reasons.size(); ++i) {
-        if (!reasons[i].is_string()) {
-            env.fail(env.at("reasons") + "[" + std::to_string(i) + "]", "expected a string");
-        }
-        record.environment.reasons.push_back(reasons[i].get<std::string>());
-    }
-    const Reader build = env.object("build");
-    record.environment.build = BuildInfo{build.text("version"), build.text("commit"), build.optional_text("build_type"),
-                                         build.optional_text("compiler"), build.boolean("cuda_kernels")};
-    record.environment.hostname = env.optional_text("hostname");
-
-    const Reader exe = r.object("execution");
-    record.execution.device = exe.text("device");
-    record.execution.implementation = exe.text("implementation");
-    record.execution.memory_metric = exe.choice("memory_metric", parse_name<MemoryMetric>);
-    record.execution.flops_per_step = exe.real("flops_per_step");
-    record.execution.peak_tflops = exe.optional_real("peak_tflops");
-    record.execution.peak_source = exe.optional_text("peak_source");
-    record.execution.fp8_emulated = exe.has("fp8_emulated") && exe.boolean("fp8_emulated");
-    record.execution.cuda_graph = exe.has("cuda_graph") && exe.boolean("cuda_graph");
-    record.execution.cuda_graph_note = exe.optional_text("cuda_graph_note");
-    record.execution.fp8_inspection_ms = exe.optional_real("fp8_inspection_ms");
-    record.execution.fused_launches_per_step = exe.optional_real("fused_launches_per_step");
-    record.execution.attention_backend = exe.optional_text("attention_backend");
-    record.execution.te_impl = exe.optional_text("te_impl");  // empty: a torch run, or a record from before it was kept
-    if (exe.has("fallbacks")) record.execution.fallbacks = read_fallbacks(exe);
-    if (exe.has("ledger")) record.execution.ledger = read_ledger(exe.object("ledger"));  // absent in older records
-    if (exe.has("kernel_profile")) record.execution.kernel_profile = read_kernel_profile(exe.object("kernel_profile"));
-    record.execution.kernel_profile_error = exe.optional_text("kernel_profile_error");
-    if (exe.has("dist")) record.execution.dist = read_dist(exe.object("dist"));
-    if (exe.has("weights_digest")) {
-        const Reader w = exe.object("weights_digest");
-        record.execution.weights_digest = WeightsDigest{w.real("sum"), w.real("sum_abs"), w.real("sum_squares")};
-    }
-    if (exe.has("graph_kernels")) {
-        record.execution.graph_kernels = static_cast<int>(exe.integer("graph_kernels", 0, kIntMax));
-    }
-    if (exe.has("graph_pool_bytes")) {
-        record.execution.graph_pool_bytes = static_cast<std::uint64_t>(exe.integer("graph_pool_bytes", 0, kInt64Max));
-    }
-
-    if (r.has("fp8_slots")) {
-        const json& slots = r.array("fp8_slots");
-        for (std::size_t i = 0; i < slots.size(); ++i) {
-            const Reader slot(slots[i], "$.fp8_slots[" + std::to_string(i) + "]", source);
-            record.fp8_slots.push_back(
-                {slot.text("module"), slot.choice("slot", parse_name<SlotRole>), slot.choice("dtype", parse_name<Fp8Dtype>)});
-        }
-    }
-
-    const json& steps = r.array("steps");
-    int previous = 0;
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-        const std::string where = "$.steps[" + std::to_string(i) + "]";
-        const Reader step_reader(steps[i], where, source);
-        StepMetrics step = read_step(step_reader);
-        if (step_reader.has("fp8")) {
-            step.fp8 = read_fp8_samples(step_reader.object("fp8"), record.fp8_slots.size());
-        }
-        if (step.step <= previous) {
-            r.fail(where + ".step",
-                   std::to_string(step.step) + " does not follow step " + std::to_string(previous) + "; steps must increase");
-        }
-        previous = step.step;
-        record.steps.push_back(step);
-    }
+    record.environment = read_environment(r.object("environment"));
+    record.execution = read_execution(r.object("execution"));
+    read_slots_and_steps(r, record);
     record.summary = read_summary(r.object("summary"));
-    if (r.has("repeat")) {
-        const Reader repeat = r.object("repeat");
-        RepeatInfo info{repeat.text("group"), static_cast<int>(repeat.integer("index", 1, kMaxRepeats)),
-                        static_cast<int>(repeat.integer("count", 1, kMaxRepeats))};
-        if (info.index > info.count) {
-            repeat.fail(repeat.at("index"), std::to_string(info.index) + " is past count " + std::to_string(info.count));
-        }
-        record.repeat = info;
-    }
+    if (r.has("repeat")) record.repeat = read_repeat(r.object("repeat"));
     return record;
 }
 

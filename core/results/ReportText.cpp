@@ -6,6 +6,7 @@
 #include "core/common/NumberText.h"
 #include "core/common/TextCheck.h"
 #include "core/common/TextTable.h"
+#include "core/config/RunSettings.h"
 #include "core/fp8/Fp8Format.h"
 #include "core/results/LedgerReport.h"
 
@@ -97,42 +98,12 @@ std::string ledger_totals_text(const RunRecord& r, bool named) {
 }
 
 std::vector<std::string> command_arguments_for(const RunConfig& c) {
-    std::vector<std::string> a = {"run",       "--device", std::string(to_string(c.device)),  "--backend",
-                                  std::string(to_string(c.backend)), "--precision", std::string(to_string(c.precision))};
-    const auto add = [&](const char* flag, const std::string& value) {
-        a.push_back(flag);
-        a.push_back(value);
-    };
-    add("--layers", std::to_string(c.model.layers));
-    add("--hidden", std::to_string(c.model.hidden));
-    add("--heads", std::to_string(c.model.heads));
-    add("--seq", std::to_string(c.model.seq));
-    add("--vocab", std::to_string(c.model.vocab));
-    add("--batch", std::to_string(c.batch));
-    add("--warmup", std::to_string(c.warmup));
-    add("--iters", std::to_string(c.iters));
-    add("--lr", shortest_text(c.lr));
-    add("--seed", std::to_string(c.seed));
-    add("--cuda-graph", c.cuda_graph ? "on" : "off");
-    if (c.te_impl != TeImpl::Auto) add("--te-impl", std::string(to_string(c.te_impl)));
-    if (c.precision == Precision::Fp8) {
-        add("--recipe", std::string(to_string(c.fp8.scaling)));
-        add("--fp8-format", std::string(to_string(c.fp8.format)));
-        add("--amax-history-len", std::to_string(c.fp8.amax_history_len));
-        add("--amax-algo", std::string(to_string(c.fp8.algo)));
-        add("--margin", std::to_string(c.fp8.margin));
-        if (c.fp8.scaling == ScalingKind::Block) add("--block-scales", c.fp8.block_power_of_two ? "pow2" : "exact");
-        if (c.fp8.scaling == ScalingKind::Delayed) add("--calibrate-first-step", c.fp8.calibrate_first_step ? "on" : "off");
-        if (c.inspect_fp8) a.push_back("--inspect-fp8");
+    std::vector<std::string> a = {"run"};
+    for (const RunSetting& s : run_settings()) {
+        if (!setting_in_command_line(s, c)) continue;
+        a.emplace_back(s.flag);
+        if (s.kind != SettingKind::Presence) a.push_back(setting_text(s, c));
     }
-    if (c.dist.enabled()) {
-        add("--nproc", std::to_string(c.dist.nproc));
-        add("--dist-backend", std::string(to_string(c.dist.backend)));
-        add("--bucket-mb", shortest_text(c.dist.bucket_mb));
-        add("--amax-reduction", c.dist.amax_reduction ? "on" : "off");
-        add("--dist-timeout", std::to_string(c.dist.timeout_s));
-    }
-    if (!c.name.empty()) add("--name", c.name);
     return a;
 }
 

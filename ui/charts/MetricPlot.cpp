@@ -192,6 +192,17 @@ MetricPlot::Lines& MetricPlot::linesFor(const Trace& trace) {
 void MetricPlot::refresh(const RunCollection& runs) {
     // Adding series and replacing points may move the axes; only the user's zoom counts as zooming.
     const QScopedValueRollback<bool> guard(applyingRange_, true);
+    buildTraces(runs);
+    removeSeriesOfGoneRuns();
+    applyRanges();
+    const auto* x = static_cast<QValueAxis*>(xAxis_);
+    const int columns = std::max(50, static_cast<int>(plotArea().width()));
+    for (const Trace& t : traces_) drawTrace(t, x->min(), x->max(), columns);
+    updateTitle();
+}
+
+// One trace per run (repeats merged into their median), smoothed, and clamped for a log axis.
+void MetricPlot::buildTraces(const RunCollection& runs) {
     traces_.clear();
     plannedSteps_ = 10;
     std::vector<std::string> groups;
@@ -240,8 +251,10 @@ void MetricPlot::refresh(const RunCollection& runs) {
             clamp_for_log(t.band_hi, floor);
         }
     }
+}
 
-    // Series of runs that left the collection go with them.
+// Series of runs that left the collection go with them.
+void MetricPlot::removeSeriesOfGoneRuns() {
     for (auto it = lines_.begin(); it != lines_.end();) {
         const bool present = std::any_of(traces_.begin(), traces_.end(), [&](const Trace& t) { return t.key == it->first; });
         if (present) {
@@ -258,60 +271,56 @@ void MetricPlot::refresh(const RunCollection& runs) {
         }
         it = lines_.erase(it);
     }
+}
 
-    applyRanges();
-    const auto* x = static_cast<QValueAxis*>(xAxis_);
-    const int columns = std::max(50, static_cast<int>(plotArea().width()));
-    for (const Trace& t : traces_) {
-        Lines& lines = linesFor(t);
-        const bool smoothed = options_.smoothing > 0;
-        // Replacing points and pens makes Qt Charts rebuild and repaint the series: skip runs that did
-        // not change (finished runs while another one is live).
-        const Lines::Drawn drawn{t.raw.size(), x->min(), x->max(), columns, options_, t.colour, t.name,
-                                 t.raw.empty() ? 0.0 : t.raw.back().y(), t.repeats};
-        if (lines.drawn == drawn) continue;
-        lines.drawn = drawn;
-        const std::size_t split = std::min(t.warmup_points, t.shown.size());
-        std::vector<QPointF> warm(t.shown.begin(), t.shown.begin() + static_cast<std::ptrdiff_t>(split));
-        // The timed line starts at the last warm-up point so the two join.
-        std::vector<QPointF> timed(t.shown.begin() + static_cast<std::ptrdiff_t>(split > 0 ? split - 1 : 0), t.shown.end());
-        if (split == t.shown.size()) timed.clear();
-        lines.warmup->replace(toList(decimate_min_max(warm, x->min(), x->max(), columns)));
-        lines.timed->replace(toList(decimate_min_max(timed, x->min(), x->max(), columns)));
-        lines.raw->replace(smoothed ? toList(decimate_min_max(t.raw, x->min(), x->max(), columns)) : QList<QPointF>{});
-        lines.raw->setVisible(smoothed);
+void MetricPlot::drawTrace(const Trace& t, double xMin, double xMax, int columns) {
+    Lines& lines = linesFor(t);
+    const bool smoothed = options_.smoothing > 0;
+    // Replacing points and pens makes Qt Charts rebuild and repaint the series: skip runs that did
+    // not change (finished runs while another one is live).
+    const Lines::Drawn drawn{t.raw.size(), xMin, xMax, columns, options_, t.colour, t.name,
+                             t.raw.empty() ? 0.0 : t.raw.back().y(), t.repeats};
+    if (lines.drawn == drawn) return;
+    lines.drawn = drawn;
+    const std::size_t split = std::min(t.warmup_points, t.shown.size());
+    std::vector<QPointF> warm(t.shown.begin(), t.shown.begin() + static_cast<std::ptrdiff_t>(split));
+    // The timed line starts at the last warm-up point so the two join.
+    std::vector<QPointF> timed(t.shown.begin() + static_cast<std::ptrdiff_t>(split > 0 ? split - 1 : 0), t.shown.end());
+    if (split == t.shown.size()) timed.clear();
+    lines.warmup->replace(toList(decimate_min_max(warm, xMin, xMax, columns)));
+    lines.timed->replace(toList(decimate_min_max(timed, xMin, xMax, columns)));
+    lines.raw->replace(smoothed ? toList(decimate_min_max(t.raw, xMin, xMax, columns)) : QList<QPointF>{});
+    lines.raw->setVisible(smoothed);
 
-        const QPen solid(t.colour, 2);
-        if (lines.timed->pen() != solid) lines.timed->setPen(solid);
-        const QPen dashed(t.colour, 2, Qt::DashLine);
-        if (lines.warmup->pen() != dashed) lines.warmup->setPen(dashed);
-        QColor faint = t.colour;
-        faint.setAlpha(kRawAlpha);
-        const QPen rawPen(faint, 1);
-        if (lines.raw->pen() != rawPen) lines.raw->setPen(rawPen);
-        if (lines.timed->name() != t.name) lines.timed->setName(t.name);
-        if (t.band && !lines.band) {
-            auto* upper = new QLineSeries(this);
-            auto* lower = new QLineSeries(this);
-            lines.band = new QAreaSeries(upper, lower);
-            upper->setParent(lines.band);
-            lower->setParent(lines.band);
-            lines.band->setName(t.name + (t.band_of_ranks ? tr(" (min-max of ranks)") : tr(" (min-max of repeats)")));
-            addSeries(lines.band);
-            lines.band->attachAxis(xAxis_);
-            lines.band->attachAxis(yAxis_);
-        }
-        if (lines.band) {
-            lines.band->setVisible(t.band);
-            lines.band->upperSeries()->replace(toList(t.band_hi));
-            lines.band->lowerSeries()->replace(toList(t.band_lo));
-            QColor fill = t.colour;
-            fill.setAlpha(55);
-            lines.band->setBrush(fill);
-            lines.band->setPen(Qt::NoPen);
-        }
+    const QPen solid(t.colour, 2);
+    if (lines.timed->pen() != solid) lines.timed->setPen(solid);
+    const QPen dashed(t.colour, 2, Qt::DashLine);
+    if (lines.warmup->pen() != dashed) lines.warmup->setPen(dashed);
+    QColor faint = t.colour;
+    faint.setAlpha(kRawAlpha);
+    const QPen rawPen(faint, 1);
+    if (lines.raw->pen() != rawPen) lines.raw->setPen(rawPen);
+    if (lines.timed->name() != t.name) lines.timed->setName(t.name);
+    if (t.band && !lines.band) {
+        auto* upper = new QLineSeries(this);
+        auto* lower = new QLineSeries(this);
+        lines.band = new QAreaSeries(upper, lower);
+        upper->setParent(lines.band);
+        lower->setParent(lines.band);
+        lines.band->setName(t.name + (t.band_of_ranks ? tr(" (min-max of ranks)") : tr(" (min-max of repeats)")));
+        addSeries(lines.band);
+        lines.band->attachAxis(xAxis_);
+        lines.band->attachAxis(yAxis_);
     }
-    updateTitle();
+    if (lines.band) {
+        lines.band->setVisible(t.band);
+        lines.band->upperSeries()->replace(toList(t.band_hi));
+        lines.band->lowerSeries()->replace(toList(t.band_lo));
+        QColor fill = t.colour;
+        fill.setAlpha(55);
+        lines.band->setBrush(fill);
+        lines.band->setPen(Qt::NoPen);
+    }
 }
 
 void MetricPlot::applyRanges() {

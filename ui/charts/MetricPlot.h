@@ -93,6 +93,9 @@ private:
 
     void installAxes();
     Lines& linesFor(const Trace& trace);
+    void buildTraces(const RunCollection& runs);
+    void removeSeriesOfGoneRuns();
+    void drawTrace(const Trace& trace, double xMin, double xMax, int columns);
     void applyRanges();
     void setAxisRange(QAbstractAxis* axis, double lo, double hi, int ticks);
     void updateTitle();

@@ -22,6 +22,7 @@
 #include "core/common/Error.h"
 #include "core/config/Availability.h"
 #include "core/config/RunFacts.h"
+#include "core/config/RunSettings.h"
 
 namespace tewb::ui {
 
@@ -74,6 +75,17 @@ bool itemAvailable(const QComboBox* box, int index) {
 }
 
 enum PresetChoice { Custom = -1 };
+
+// A setting's words in the form come from the settings table (core/config/RunSettings), as its flag does on
+// the command line.
+QString settingLabel(std::string_view id) {
+    const std::string_view label = setting(id).label;
+    return QString::fromUtf8(label.data(), static_cast<qsizetype>(label.size()));
+}
+
+QString formLabel(std::string_view id) {
+    return settingLabel(id) + QStringLiteral(":");
+}
 
 QString presetText(Preset preset) {
     const std::string_view title = preset_title(preset);
@@ -161,12 +173,12 @@ QWidget* RunSetupPanel::buildRunGroup() {
     name_ = new QLineEdit(runBox);
     name_->setObjectName(QStringLiteral("name"));
     name_->setPlaceholderText(tr("automatic: backend precision device"));
-    runForm->addRow(tr("Device:"), device_);
-    runForm->addRow(tr("Backend:"), backend_);
-    runForm->addRow(tr("Precision:"), precision_);
-    runForm->addRow(tr("TE implementation:"), teImpl_);
-    runForm->addRow(tr("Name:"), name_);
-    cudaGraph_ = new QCheckBox(tr("Replay each timed step as one CUDA graph"), runBox);
+    runForm->addRow(formLabel("device"), device_);
+    runForm->addRow(formLabel("backend"), backend_);
+    runForm->addRow(formLabel("precision"), precision_);
+    runForm->addRow(formLabel("te-impl"), teImpl_);
+    runForm->addRow(formLabel("name"), name_);
+    cudaGraph_ = new QCheckBox(settingLabel("cuda-graph"), runBox);
     cudaGraph_->setObjectName(QStringLiteral("cudaGraph"));
     runForm->addRow(cudaGraph_);
     repeats_ = spin(runBox, QStringLiteral("repeats"), 1, kMaxRepeats,
@@ -179,7 +191,7 @@ QWidget* RunSetupPanel::buildRunGroup() {
                          "all-reduced while the backward runs (Gloo on CPUs, NCCL on GPUs), with a 1-process run first "
                          "to measure the scaling efficiency"));
     processes_->setValue(1);
-    runForm->addRow(tr("Processes:"), processes_);
+    runForm->addRow(formLabel("nproc"), processes_);
     return runBox;
 
 }
@@ -202,23 +214,23 @@ QWidget* RunSetupPanel::buildFp8Group() {
                    {tr("most_recent"), static_cast<int>(AmaxAlgo::MostRecent)}},
                   tr("Which amax of the history sets the scale"));
     margin_ = spin(fp8Box, QStringLiteral("margin"), -1000, 1000, tr("scale = (fp8_max / 2^margin) / amax"));
-    inspect_ = new QCheckBox(tr("Inspect FP8 casts"), fp8Box);
+    inspect_ = new QCheckBox(settingLabel("inspect-fp8"), fp8Box);
     inspect_->setObjectName(QStringLiteral("inspectFp8"));
     inspect_->setToolTip(tr("Per cast slot and step: saturated and underflowed fractions, the quantization error (relative "
                             "MSE, SNR in dB) and what current and block scaling would have made of the same tensors. "
                             "Slows each step (the record says by how much); shown in the FP8 view's inspector"));
-    fp8Form->addRow(tr("Scaling:"), scaling_);
-    fp8Form->addRow(tr("Format:"), format_);
-    fp8Form->addRow(tr("Amax history length:"), historyLen_);
-    fp8Form->addRow(tr("Amax algorithm:"), algo_);
-    fp8Form->addRow(tr("Margin:"), margin_);
+    fp8Form->addRow(formLabel("recipe"), scaling_);
+    fp8Form->addRow(formLabel("fp8-format"), format_);
+    fp8Form->addRow(formLabel("amax-history-len"), historyLen_);
+    fp8Form->addRow(formLabel("amax-algo"), algo_);
+    fp8Form->addRow(formLabel("margin"), margin_);
     fp8Form->addRow(inspect_);
-    blockPow2_ = new QCheckBox(tr("Power-of-two block scales"), fp8Box);
+    blockPow2_ = new QCheckBox(settingLabel("block-scales"), fp8Box);
     blockPow2_->setObjectName(QStringLiteral("blockScales"));
     blockPow2_->setChecked(true);
     blockPow2_->setToolTip(tr("Block scaling: round each block's scale down to a power of two (Transformer Engine's default); "
                               "off: exact float32 scales"));
-    calibrate_ = new QCheckBox(tr("Calibrate first step"), fp8Box);
+    calibrate_ = new QCheckBox(settingLabel("calibrate-first-step"), fp8Box);
     calibrate_->setObjectName(QStringLiteral("calibrateFirstStep"));
     calibrate_->setChecked(true);
     calibrate_->setToolTip(tr("Delayed scaling: until the first scale update, each cast takes the scale its own amax gives. "
@@ -253,16 +265,16 @@ QWidget* RunSetupPanel::buildModelGroup() {
     seed_ = new QLineEdit(modelBox);
     seed_->setObjectName(QStringLiteral("seed"));
     seed_->setToolTip(tr("Seed of the weights and the synthetic data"));
-    modelForm->addRow(tr("Layers:"), layers_);
-    modelForm->addRow(tr("Hidden:"), hidden_);
-    modelForm->addRow(tr("Heads:"), heads_);
-    modelForm->addRow(tr("Sequence:"), seq_);
-    modelForm->addRow(tr("Vocabulary:"), vocab_);
-    modelForm->addRow(tr("Batch:"), batch_);
-    modelForm->addRow(tr("Warm-up steps:"), warmup_);
-    modelForm->addRow(tr("Timed steps:"), iters_);
-    modelForm->addRow(tr("Learning rate:"), lr_);
-    modelForm->addRow(tr("Seed:"), seed_);
+    modelForm->addRow(formLabel("layers"), layers_);
+    modelForm->addRow(formLabel("hidden"), hidden_);
+    modelForm->addRow(formLabel("heads"), heads_);
+    modelForm->addRow(formLabel("seq"), seq_);
+    modelForm->addRow(formLabel("vocab"), vocab_);
+    modelForm->addRow(formLabel("batch"), batch_);
+    modelForm->addRow(formLabel("warmup"), warmup_);
+    modelForm->addRow(formLabel("iters"), iters_);
+    modelForm->addRow(formLabel("lr"), lr_);
+    modelForm->addRow(formLabel("seed"), seed_);
     return modelBox;
 
 }

@@ -228,7 +228,13 @@ void SweepPanel::showResult() {
     for (const std::string& s : r.break_even_statements()) lines << QString::fromStdString(s).toHtmlEscaped();
     for (const std::string& s : r.skipped) lines << tr("Skipped %1").arg(QString::fromStdString(s).toHtmlEscaped());
     statement_->setText(lines.join(QStringLiteral("<br>")));
+    drawChart(*result_);
+    fillTable(*result_);
+    exportPng_->setEnabled(true);
+    exportCsv_->setEnabled(true);
+}
 
+void SweepPanel::drawChart(const SweepResult& r) {
     // x: the hidden size when only it varies, else the analytic GFLOP per step; both on a log axis.
     bool onlyHidden = true;
     for (const SweepPoint& p : r.points) {
@@ -294,7 +300,9 @@ void SweepPanel::showResult() {
     chart_->addSeries(breakEven);
     breakEven->attachAxis(x);
     breakEven->attachAxis(y);
+}
 
+void SweepPanel::fillTable(const SweepResult& r) {
     QStringList header{tr("hidden"), tr("batch"), tr("seq"), tr("GFLOP/step"), tr("baseline ms")};
     for (const Precision p : r.precisions) {
         const QString name = QString::fromUtf8(to_string(p).data()).toUpper();
@@ -324,8 +332,6 @@ void SweepPanel::showResult() {
         }
     }
     table_->resizeColumnsToContents();
-    exportPng_->setEnabled(true);
-    exportCsv_->setEnabled(true);
 }
 
 QImage SweepPanel::renderChart(QSize logical, qreal scale) const {

@@ -69,6 +69,8 @@ private:
     void onRunChanged(int key);
     void update();
     void showResult();
+    void drawChart(const SweepResult& result);
+    void fillTable(const SweepResult& result);
 
     RunCollection* runs_;
     QLineEdit* hidden_;

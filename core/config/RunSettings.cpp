@@ -1,0 +1,257 @@
+#include "core/config/RunSettings.h"
+
+#include <array>
+#include <limits>
+#include <stdexcept>
+
+#include "core/common/Choice.h"
+#include "core/common/Error.h"
+#include "core/common/NumberText.h"
+#include "core/fp8/Fp8Format.h"
+
+namespace tewb {
+
+namespace {
+
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+
+std::int64_t whole(const SettingValue& v) { return std::get<std::int64_t>(v); }
+int small(const SettingValue& v) { return static_cast<int>(std::get<std::int64_t>(v)); }
+double real(const SettingValue& v) { return std::get<double>(v); }
+bool truth(const SettingValue& v) { return std::get<bool>(v); }
+const std::string& name(const SettingValue& v) { return std::get<std::string>(v); }
+template <typename E>
+SettingValue name_of(E value) {
+    return std::string(to_string(value));
+}
+
+// The rows, in the reproducing command line's order. Valid ranges are validation's (RunConfig.cpp reads them
+// here); stored ranges are what records have always been read with.
+// (Read through functions only, never from another file's static initialisation.)
+const std::array<RunSetting, 29> kSettings{{
+    {.id = "device", .flag = "--device", .section = SettingSection::Config, .json_key = "device", .label = "Device",
+     .kind = SettingKind::Choice, .use = SettingUse::Always,
+     .get = [](const RunConfig& c) { return name_of(c.device); },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view at) { c.device = parse_name<DeviceKind>(at, name(v)); }},
+    {.id = "backend", .flag = "--backend", .section = SettingSection::Config, .json_key = "backend", .label = "Backend",
+     .kind = SettingKind::Choice, .use = SettingUse::Always,
+     .get = [](const RunConfig& c) { return name_of(c.backend); },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view at) { c.backend = parse_name<Backend>(at, name(v)); }},
+    {.id = "precision", .flag = "--precision", .section = SettingSection::Config, .json_key = "precision",
+     .label = "Precision", .kind = SettingKind::Choice, .use = SettingUse::Always,
+     .get = [](const RunConfig& c) { return name_of(c.precision); },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view at) { c.precision = parse_name<Precision>(at, name(v)); }},
+    {.id = "layers", .flag = "--layers", .section = SettingSection::Config, .json_key = "layers", .label = "Layers",
+     .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{1, 256}, .stored = IntRange{1, kIntMax},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.model.layers}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.model.layers = small(v); }},
+    {.id = "hidden", .flag = "--hidden", .section = SettingSection::Config, .json_key = "hidden", .label = "Hidden",
+     .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{1, 32768}, .stored = IntRange{1, kIntMax},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.model.hidden}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.model.hidden = small(v); }},
+    {.id = "heads", .flag = "--heads", .section = SettingSection::Config, .json_key = "heads", .label = "Heads",
+     .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{1, 1024}, .stored = IntRange{1, kIntMax},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.model.heads}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.model.heads = small(v); }},
+    {.id = "seq", .flag = "--seq", .section = SettingSection::Config, .json_key = "seq", .label = "Sequence",
+     .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{1, 65536}, .stored = IntRange{1, kIntMax},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.model.seq}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.model.seq = small(v); }},
+    {.id = "vocab", .flag = "--vocab", .section = SettingSection::Config, .json_key = "vocab", .label = "Vocabulary",
+     .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{2, 1 << 20}, .stored = IntRange{2, kIntMax},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.model.vocab}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.model.vocab = small(v); }},
+    {.id = "batch", .flag = "--batch", .section = SettingSection::Config, .json_key = "batch", .label = "Batch",
+     .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{1, 65536}, .stored = IntRange{1, kIntMax},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.batch}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.batch = small(v); }},
+    {.id = "warmup", .flag = "--warmup", .section = SettingSection::Config, .json_key = "warmup", .label = "Warm-up steps",
+     .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{0, 1'000'000}, .stored = IntRange{0, kIntMax},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.warmup}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.warmup = small(v); }},
+    {.id = "iters", .flag = "--iters", .section = SettingSection::Config, .json_key = "iters", .label = "Timed steps",
+     .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{1, 1'000'000}, .stored = IntRange{0, kIntMax},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.iters}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.iters = small(v); }},
+    {.id = "lr", .flag = "--lr", .section = SettingSection::Config, .json_key = "lr", .label = "Learning rate",
+     .kind = SettingKind::Real, .use = SettingUse::Always,
+     .get = [](const RunConfig& c) -> SettingValue { return c.lr; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.lr = real(v); }},
+    {.id = "seed", .flag = "--seed", .section = SettingSection::Config, .json_key = "seed", .label = "Seed",
+     .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{0, kInt64Max}, .stored = IntRange{0, kInt64Max},
+     .get = [](const RunConfig& c) -> SettingValue { return static_cast<std::int64_t>(c.seed); },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.seed = static_cast<std::uint64_t>(whole(v)); }},
+    {.id = "cuda-graph", .flag = "--cuda-graph", .section = SettingSection::Config, .json_key = "cuda_graph",
+     .label = "Replay each timed step as one CUDA graph", .kind = SettingKind::Switch, .use = SettingUse::Always,
+     .when_absent = SettingValue{false},  // records from before the option ran eagerly
+     .get = [](const RunConfig& c) -> SettingValue { return c.cuda_graph; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.cuda_graph = truth(v); }},
+    {.id = "te-impl", .flag = "--te-impl", .section = SettingSection::Config, .json_key = "te_impl",
+     .label = "TE implementation", .kind = SettingKind::Choice, .use = SettingUse::NotDefault,
+     .when_absent = SettingValue{std::string("auto")},  // records from before --te-impl
+     .get = [](const RunConfig& c) { return name_of(c.te_impl); },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view at) { c.te_impl = parse_name<TeImpl>(at, name(v)); }},
+    {.id = "recipe", .flag = "--recipe", .section = SettingSection::Fp8, .json_key = "recipe", .label = "Scaling",
+     .kind = SettingKind::Choice, .use = SettingUse::Fp8,
+     .get = [](const RunConfig& c) { return name_of(c.fp8.scaling); },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view at) { c.fp8.scaling = parse_name<ScalingKind>(at, name(v)); }},
+    {.id = "fp8-format", .flag = "--fp8-format", .section = SettingSection::Fp8, .json_key = "format", .label = "Format",
+     .kind = SettingKind::Choice, .use = SettingUse::Fp8,
+     .get = [](const RunConfig& c) { return name_of(c.fp8.format); },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view at) { c.fp8.format = parse_recipe_format(at, name(v)); }},
+    {.id = "amax-history-len", .flag = "--amax-history-len", .section = SettingSection::Fp8, .json_key = "amax_history_len",
+     .label = "Amax history length", .kind = SettingKind::Integer, .use = SettingUse::Fp8,
+     .valid = IntRange{1, Fp8Recipe::kMaxHistoryLen}, .stored = IntRange{1, Fp8Recipe::kMaxHistoryLen},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.fp8.amax_history_len}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.fp8.amax_history_len = small(v); }},
+    {.id = "amax-algo", .flag = "--amax-algo", .section = SettingSection::Fp8, .json_key = "amax_algo",
+     .label = "Amax algorithm", .kind = SettingKind::Choice, .use = SettingUse::Fp8,
+     .get = [](const RunConfig& c) { return name_of(c.fp8.algo); },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view at) { c.fp8.algo = parse_name<AmaxAlgo>(at, name(v)); }},
+    {.id = "margin", .flag = "--margin", .section = SettingSection::Fp8, .json_key = "margin", .label = "Margin",
+     .kind = SettingKind::Integer, .use = SettingUse::Fp8, .valid = IntRange{0, Fp8Recipe::kMaxMargin},
+     .stored = IntRange{0, Fp8Recipe::kMaxMargin},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.fp8.margin}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.fp8.margin = small(v); }},
+    {.id = "block-scales", .flag = "--block-scales", .section = SettingSection::Fp8, .json_key = "block_power_of_two",
+     .label = "Power-of-two block scales", .kind = SettingKind::Switch, .use = SettingUse::BlockFp8, .on_word = "pow2",
+     .off_word = "exact", .when_absent = SettingValue{true},
+     .get = [](const RunConfig& c) -> SettingValue { return c.fp8.block_power_of_two; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.fp8.block_power_of_two = truth(v); }},
+    {.id = "calibrate-first-step", .flag = "--calibrate-first-step", .section = SettingSection::Fp8,
+     .json_key = "calibrate_first_step", .label = "Calibrate first step", .kind = SettingKind::Switch,
+     .use = SettingUse::DelayedFp8,
+     .when_absent = SettingValue{false},  // records from before the option ran their first step at scale 1
+     .get = [](const RunConfig& c) -> SettingValue { return c.fp8.calibrate_first_step; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.fp8.calibrate_first_step = truth(v); }},
+    {.id = "inspect-fp8", .flag = "--inspect-fp8", .section = SettingSection::Fp8, .json_key = "inspect",
+     .label = "Inspect FP8 casts", .kind = SettingKind::Presence, .use = SettingUse::Fp8, .when_absent = SettingValue{false},
+     .get = [](const RunConfig& c) -> SettingValue { return c.inspect_fp8; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.inspect_fp8 = truth(v); }},
+    {.id = "nproc", .flag = "--nproc", .section = SettingSection::Dist, .json_key = "nproc", .label = "Processes",
+     .kind = SettingKind::Integer, .use = SettingUse::DataParallel, .valid = IntRange{0, 64}, .stored = IntRange{1, kIntMax},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.dist.nproc}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.dist.nproc = small(v); }},
+    {.id = "dist-backend", .flag = "--dist-backend", .section = SettingSection::Dist, .json_key = "backend",
+     .label = "Communication backend", .kind = SettingKind::Choice, .use = SettingUse::DataParallel,
+     .get = [](const RunConfig& c) { return name_of(c.dist.backend); },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view at) { c.dist.backend = parse_name<DistBackend>(at, name(v)); }},
+    {.id = "bucket-mb", .flag = "--bucket-mb", .section = SettingSection::Dist, .json_key = "bucket_mb",
+     .label = "Bucket size (MB)", .kind = SettingKind::Real, .use = SettingUse::DataParallel,
+     .get = [](const RunConfig& c) -> SettingValue { return c.dist.bucket_mb; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.dist.bucket_mb = real(v); }},
+    {.id = "amax-reduction", .flag = "--amax-reduction", .section = SettingSection::Dist, .json_key = "amax_reduction",
+     .label = "Amax reduction", .kind = SettingKind::Switch, .use = SettingUse::DataParallel,
+     .get = [](const RunConfig& c) -> SettingValue { return c.dist.amax_reduction; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.dist.amax_reduction = truth(v); }},
+    {.id = "dist-timeout", .flag = "--dist-timeout", .section = SettingSection::Dist, .json_key = "timeout_s",
+     .label = "Rank timeout (s)", .kind = SettingKind::Integer, .use = SettingUse::DataParallel,
+     .valid = IntRange{1, 3600}, .stored = IntRange{1, kIntMax},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.dist.timeout_s}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.dist.timeout_s = small(v); }},
+    {.id = "name", .flag = "--name", .section = SettingSection::Config, .json_key = "name", .label = "Name",
+     .kind = SettingKind::Text, .use = SettingUse::NotDefault, .when_absent = SettingValue{std::string()},
+     .get = [](const RunConfig& c) -> SettingValue { return c.name; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.name = name(v); }},
+}};
+
+std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+}  // namespace
+
+std::span<const RunSetting> run_settings() { return kSettings; }
+
+const RunSetting* find_setting(std::string_view id_or_flag) {
+    for (const RunSetting& s : kSettings) {
+        if (s.id == id_or_flag || s.flag == id_or_flag) return &s;
+    }
+    return nullptr;
+}
+
+const RunSetting& setting(std::string_view id) {
+    if (const RunSetting* s = find_setting(id)) return *s;
+    throw std::logic_error("no run setting '" + std::string(id) + "'");
+}
+
+std::string setting_text(const RunSetting& s, const RunConfig& config) {
+    const SettingValue value = s.get(config);
+    switch (s.kind) {
+    case SettingKind::Choice:
+    case SettingKind::Text:
+        return name(value);
+    case SettingKind::Integer:
+        return std::to_string(whole(value));
+    case SettingKind::Real:
+        return shortest_text(real(value));
+    case SettingKind::Switch:
+        return std::string(truth(value) ? s.on_word : s.off_word);
+    case SettingKind::Presence:
+        return {};
+    }
+    return {};
+}
+
+void set_setting_from_text(const RunSetting& s, RunConfig& config, std::string_view text) {
+    switch (s.kind) {
+    case SettingKind::Choice:
+    case SettingKind::Text:
+        s.set(config, std::string(text), s.flag);
+        return;
+    case SettingKind::Integer:
+        // The seed takes the whole unsigned 64-bit range as text, which validation then narrows.
+        s.set(config, s.id == "seed" ? static_cast<std::int64_t>(parse_uint64(s.flag, text)) : std::int64_t{parse_int(s.flag, text)},
+              s.flag);
+        return;
+    case SettingKind::Real:
+        s.set(config, parse_double(s.flag, text), s.flag);
+        return;
+    case SettingKind::Switch:
+        if (s.on_word == "on") {
+            s.set(config, parse_on_off(s.flag, text), s.flag);
+        } else if (text == s.on_word || text == s.off_word) {
+            s.set(config, text == s.on_word, s.flag);
+        } else {
+            throw ConfigError(std::string(s.flag) + " " + quoted(text) + ": unknown; allowed: " + std::string(s.on_word) + ", " +
+                              std::string(s.off_word));
+        }
+        return;
+    case SettingKind::Presence:
+        s.set(config, true, s.flag);
+        return;
+    }
+}
+
+bool section_written(SettingSection section, const RunConfig& config) {
+    switch (section) {
+    case SettingSection::Config:
+        return true;
+    case SettingSection::Fp8:
+        return config.precision == Precision::Fp8;
+    case SettingSection::Dist:
+        return config.dist.enabled();
+    }
+    return false;
+}
+
+bool setting_in_command_line(const RunSetting& s, const RunConfig& config) {
+    if (s.kind == SettingKind::Presence && !std::get<bool>(s.get(config))) return false;
+    const bool fp8 = config.precision == Precision::Fp8;
+    switch (s.use) {
+    case SettingUse::Always:
+        return true;
+    case SettingUse::Fp8:
+        return fp8;
+    case SettingUse::DelayedFp8:
+        return fp8 && config.fp8.scaling == ScalingKind::Delayed;
+    case SettingUse::BlockFp8:
+        return fp8 && config.fp8.scaling == ScalingKind::Block;
+    case SettingUse::DataParallel:
+        return config.dist.enabled();
+    case SettingUse::NotDefault:
+        return s.get(config) != s.get(RunConfig{});
+    }
+    return false;
+}
+
+}  // namespace tewb
