@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -40,6 +41,11 @@ std::string format_significant(double value) {
     char text[32];
     std::snprintf(text, sizeof text, "%.3g", value);
     return text;
+}
+
+std::string format_tflops(const std::optional<double>& tflops) {
+    if (!tflops) return "-";
+    return std::isfinite(*tflops) && std::abs(*tflops) < 1.0 && *tflops != 0.0 ? format_significant(*tflops) : format_fixed(tflops, 2);
 }
 
 namespace {

@@ -17,5 +17,8 @@ std::string format_fixed(const std::optional<double>& value, int decimals, const
 // Three significant digits, in exponent form when that is shorter ("0.00123", "1.23e-07", "448"); non-finite
 // values as NumberText.h writes them.
 std::string format_significant(double value);
+// TFLOP/s as tables show them: two decimals from 1 up, three significant digits below, so a CPU run reads
+// "0.0123", not "0.01" or "0.00"; "-" for no value.
+std::string format_tflops(const std::optional<double>& tflops);
 
 }  // namespace tewb

@@ -46,6 +46,16 @@ Capability classify(std::optional<ComputeCapability> cc, std::string_view no_gpu
     return result;
 }
 
+std::string no_gpu_words(const DeviceInfo& device) {
+    if (device.driver_version.empty()) return "No NVIDIA driver was found, so no GPU can be used.";
+    return "The NVIDIA driver (" + device.driver_version + ") found no usable GPU.";
+}
+
+std::string what_still_works_without_gpu() {
+    return "What still works: every run on the CPU (torch and te), FP8 emulated (real FP8 casts, GEMMs in higher "
+           "precision), the history, charts and reports.";
+}
+
 Capability classify(const DeviceInfo& device) {
     return classify(device.compute_capability, device.gpu_error);
 }

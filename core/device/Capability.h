@@ -32,6 +32,12 @@ constexpr ComputeCapability kFp8Minimum{8, 9};
 // Pure: the same inputs always give the same answer. `no_gpu_reason` is used when `cc` is empty.
 Capability classify(std::optional<ComputeCapability> cc, std::string_view no_gpu_reason);
 Capability classify(const DeviceInfo& device);
+// Why there is no GPU, in a user's words, and what still works; the CUDA error text is for after it.
+// "No NVIDIA driver was found, so no GPU can be used." or "The NVIDIA driver (580.65) found no usable GPU."
+std::string no_gpu_words(const DeviceInfo& device);
+// "What still works: every run on the CPU (torch and te), FP8 emulated (real FP8 casts, GEMMs in higher
+// precision), the history, charts and reports."
+std::string what_still_works_without_gpu();
 
 // Which implementation of the te modules' ops --te-impl gets on a device. Auto: the fused kernels on a CUDA
 // device of compute capability kTeMinimum or newer when this build has them, else the reference. Fused: the

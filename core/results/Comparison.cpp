@@ -8,7 +8,7 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunRecord>& runs, std:
     std::vector<ComparisonRow> rows;
     const RunRecord* base = baseline && *baseline < runs.size() ? &runs[*baseline] : nullptr;
     for (const RunRecord& run : runs) {
-        ComparisonRow row{&run, std::nullopt, std::nullopt};
+        ComparisonRow row{&run, std::nullopt, std::nullopt, run.execution.fp8_emulated};
         if (base != nullptr) {
             if (base->summary.mean_ms && run.summary.mean_ms && *run.summary.mean_ms > 0) {
                 row.speedup = *base->summary.mean_ms / *run.summary.mean_ms;
@@ -33,12 +33,15 @@ std::string render_summary_table(const std::vector<RunRecord>& runs, std::option
         const std::string precision = precision_label(to_string(r.config.precision), r.execution.fp8_emulated);
         rows.push_back({display_name(r), std::string(to_string(r.config.backend)), precision,
                         r.execution.device, status, format_fixed(s.mean_ms, 2), format_fixed(s.median_ms, 2),
-                        format_fixed(s.p90_ms, 2), format_fixed(s.tokens_per_s, 0), format_fixed(s.tflops, 2),
+                        format_fixed(s.p90_ms, 2), format_fixed(s.tokens_per_s, 0), format_tflops(s.tflops),
                         s.mfu ? format_fixed(*s.mfu * 100.0, 1, "%") : "-",
                         s.peak_mem_bytes == 0                                   ? "-"
                         : r.execution.memory_metric == MemoryMetric::CpuPeakRss ? format_bytes(s.peak_mem_bytes) + " RSS"
                                                                                 : format_bytes(s.peak_mem_bytes),
-                        format_fixed(s.final_loss, 4), row.speedup ? format_fixed(row.speedup, 2, "x") : "-",
+                        format_fixed(s.final_loss, 4),
+                        row.emulated && row.speedup ? std::string(kEmulatedSpeedup)
+                        : row.speedup               ? format_fixed(row.speedup, 2, "x")
+                                                    : "-",
                         row.memory_ratio ? format_fixed(row.memory_ratio, 2, "x") : "-"});
     }
     return render_text_table({"run", "backend", "precision", "device", "status", "mean ms", "median ms", "p90 ms", "tokens/s",
@@ -65,6 +68,11 @@ std::string render_breakdown_table(const std::vector<RunRecord>& runs) {
            render_text_table({"run", "forward", "backward", "communication", "optimizer", "fp8 bookkeeping", "over"}, rows);
 }
 
+std::string scaling_above_perfect_words() {
+    return "above 100 %: each process stepped faster than the 1-process run did, which a busy machine or a disturbed "
+           "1-process run explains, not scaling; measure again on an idle machine before quoting it";
+}
+
 std::string render_job_summary(const RunRecord& run) {
     if (!run.execution.dist) return {};
     const DistExecution& d = *run.execution.dist;
@@ -79,7 +87,8 @@ std::string render_job_summary(const RunRecord& run) {
     if (run.summary.tokens_per_s) out += "  tokens/s for the whole job: " + format_fixed(run.summary.tokens_per_s, 0) + "\n";
     if (d.scaling_efficiency) {
         out += "  scaling efficiency: " + format_fixed(*d.scaling_efficiency * 100.0, 1, "%") +
-               " (the 1-process run's ms per step over the job's, same batch per process)\n";
+               " (the 1-process run's median ms per step over the job's, same batch per process)\n";
+        if (*d.scaling_efficiency > 1.0) out += "  " + scaling_above_perfect_words() + "\n";
     } else {
         out += "  scaling efficiency: not measured (no 1-process run of the same per-process batch)\n";
     }

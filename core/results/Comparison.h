@@ -10,10 +10,13 @@ namespace tewb {
 
 // One run against a baseline run: speedup = baseline mean ms / this mean ms (above 1 is faster);
 // memory ratio = this peak memory / baseline peak memory (below 1 uses less).
+// A run whose FP8 GEMMs were emulated keeps its measured ratio in `speedup`, but it is never shown as a
+// speedup (`emulated`: kEmulatedSpeedup in tables, empty in CSV files).
 struct ComparisonRow {
     const RunRecord* run = nullptr;
     std::optional<double> speedup;
     std::optional<double> memory_ratio;
+    bool emulated = false;
 };
 
 std::vector<ComparisonRow> compare_runs(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
@@ -30,5 +33,7 @@ std::string render_breakdown_table(const std::vector<RunRecord>& runs);
 // backward), every rank's mean ms per step, the job's tokens/s, the scaling efficiency against the
 // 1-process run. Empty for a plain run.
 std::string render_job_summary(const RunRecord& run);
+// What a scaling efficiency above 100 % means: not a result to quote.
+std::string scaling_above_perfect_words();
 
 }  // namespace tewb

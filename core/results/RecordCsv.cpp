@@ -95,7 +95,7 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
            "tokens_per_s,tflops,mfu,peak_mem_bytes,memory_metric,final_loss,speedup,memory_ratio,"
            "repeat_group,repeat_index,repeat_count,group_ms,group_ms_min,group_ms_max,group_ms_ci_lo,group_ms_ci_hi,"
            "group_speedup,group_speedup_ci_lo,group_speedup_ci_hi,group_speedup_significant,forward_ms,backward_ms,"
-           "communication_ms,optimizer_ms,fp8_ms,breakdown_source\n";
+           "communication_ms,optimizer_ms,fp8_ms,breakdown_source,speedup_note\n";
     const std::vector<RunGroup> groups = group_runs(runs, baseline);
     std::vector<const RunGroup*> group_of(runs.size(), nullptr);
     for (const RunGroup& g : groups) {
@@ -109,6 +109,19 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
         const RunRecord& r = *row.run;
         const RunSummary& s = r.summary;
         const RunGroup& g = *group_of[index++];
+        // An emulated run's ratio is the emulation's cost: its speedup cells stay empty and the last column says why.
+        const bool withheld = row.emulated || g.emulated;
+        std::optional<double> speedup;
+        std::optional<double> group_speedup;
+        std::optional<Interval> group_ci;
+        std::string note;
+        if (!withheld) {
+            speedup = row.speedup;
+            group_speedup = g.speedup;
+            group_ci = g.speedup_ci;
+        } else if (row.speedup || g.speedup) {
+            note = emulated_speedup_reason();
+        }
         out << csv_field(r.id) << ',' << csv_field(display_name(r)) << ',' << csv_field(to_string(r.config.backend)) << ','
             << csv_field(to_string(r.config.precision)) << ',' << csv_field(r.execution.device) << ','
             << csv_field(r.execution.implementation) << ',' << (r.execution.fp8_emulated ? "true" : "false") << ','
@@ -116,14 +129,14 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
             << csv_field(to_string(r.status)) << ',' << s.timed_steps << ','
             << number(s.mean_ms) << ',' << number(s.median_ms) << ',' << number(s.p90_ms) << ',' << number(s.tokens_per_s) << ','
             << number(s.tflops) << ',' << number(s.mfu) << ',' << s.peak_mem_bytes << ','
-            << csv_field(to_string(r.execution.memory_metric)) << ',' << number(s.final_loss) << ',' << number(row.speedup) << ','
+            << csv_field(to_string(r.execution.memory_metric)) << ',' << number(s.final_loss) << ',' << number(speedup) << ','
             << number(row.memory_ratio) << ','
             << (r.repeat ? csv_field(r.repeat->group) : "") << ',' << (r.repeat ? std::to_string(r.repeat->index) : "") << ','
             << (r.repeat ? std::to_string(r.repeat->count) : "") << ',' << number(g.centre_ms) << ',' << number(g.min_ms)
             << ',' << number(g.max_ms) << ',' << interval(g.centre_ci, false) << ',' << interval(g.centre_ci, true) << ','
-            << number(g.speedup) << ',' << interval(g.speedup_ci, false) << ',' << interval(g.speedup_ci, true) << ','
-            << (g.speedup_ci ? (g.significant() ? "true" : "false") : "") << breakdown_fields(s.breakdown) << ','
-            << csv_field(s.breakdown_source) << '\n';
+            << number(group_speedup) << ',' << interval(group_ci, false) << ',' << interval(group_ci, true) << ','
+            << (group_ci ? (g.significant() ? "true" : "false") : "") << breakdown_fields(s.breakdown) << ','
+            << csv_field(s.breakdown_source) << ',' << csv_field(note) << '\n';
     }
 }
 

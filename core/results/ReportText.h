@@ -33,8 +33,8 @@ bool fully_fused(const Execution& execution);
 std::string te_path_text(const RunRecord& record, bool named);
 
 // What a reader must know before trusting a run's numbers: "CPU" (not a GPU), "emulated FP8" (FP8 casts
-// real, GEMMs in higher precision: the speed is not FP8's), "fewer steps than the seed (w + t, seed
-// 10 + 30)", "smaller than the seed shape", "N fallbacks to the reference" (a fused te run that was not fully
+// real, GEMMs in higher precision: the speed is not FP8's), "fewer timed steps than the seed (t, seed 30)"
+// (only when there are fewer), "shorter warm-up than the seed (w steps, seed 10)", "not the seed shape", "N fallbacks to the reference" (a fused te run that was not fully
 // fused), and the run's status when it did not finish.
 // The launch ledger's totals (per step, per layer, saved for backward, where measured), one per line; empty when
 // the record has no ledger.

@@ -71,6 +71,7 @@ std::vector<RunGroup> group_runs(const std::vector<RunRecord>& runs, std::option
                 g.sample_ms = timed_step_ms(runs[i]);
                 if (g.sample_ms.empty() && s.mean_ms) g.sample_ms.push_back(*s.mean_ms);  // a record without steps
             }
+            if (runs[i].execution.fp8_emulated) g.emulated = true;
             if (s.final_loss) losses.push_back(*s.final_loss);
             if (s.peak_mem_bytes > 0) memories.push_back(static_cast<double>(s.peak_mem_bytes));
         }
@@ -106,6 +107,7 @@ std::vector<RunGroup> group_runs(const std::vector<RunRecord>& runs, std::option
 
 std::string speedup_text(const RunGroup& g) {
     if (!g.speedup) return "-";
+    if (g.emulated) return std::string(kEmulatedSpeedup);
     std::string text = format_fixed(g.speedup, 2, "x");
     if (g.speedup_ci) {
         text += " [" + format_fixed(g.speedup_ci->lo, 2) + "-" + format_fixed(g.speedup_ci->hi, 2) + "]";

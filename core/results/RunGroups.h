@@ -33,6 +33,8 @@ struct RunGroup {
     std::optional<Interval> centre_ci;
     std::optional<double> speedup;
     std::optional<Interval> speedup_ci;
+    // A member's FP8 GEMMs were emulated: `speedup` is the emulation's cost, shown as kEmulatedSpeedup.
+    bool emulated = false;
     bool is_baseline = false;
     std::optional<double> memory_ratio;  // median peak memory / the baseline's
     std::optional<double> final_loss;    // median over members
@@ -49,7 +51,8 @@ struct RunGroup {
 std::vector<RunGroup> group_runs(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline,
                                  const BootstrapOptions& options = {});
 
-// "1.23×" with its interval, "[1.10–1.35]", and " not significant" when the interval contains 1.0.
+// "1.23×" with its interval, "[1.10–1.35]", and " not significant" when the interval contains 1.0;
+// "emulated" for a group whose FP8 GEMMs were emulated.
 std::string speedup_text(const RunGroup& group);
 
 // Plain-text table for terminals, one row per group: runs, centre ms/step, min–max, its interval,

@@ -40,6 +40,10 @@ std::string precision_label(std::string_view precision, bool fp8_emulated) {
     return std::string(precision) + (fp8_emulated ? " (emulated)" : "");
 }
 
+std::string emulated_speedup_reason() {
+    return "FP8 GEMMs emulated in higher precision: this ratio is the emulation's cost and not FP8's speed";
+}
+
 std::string display_name(const RunRecord& record) {
     return display_name(record.config.name, record.execution.fp8_emulated);
 }

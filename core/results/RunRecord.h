@@ -275,6 +275,12 @@ std::string display_name(const RunRecord& record);
 // A precision as tables show it: "fp8", or "fp8 (emulated)" when its FP8 GEMMs were emulated. `precision` is
 // the text to show ("fp8", "FP8").
 std::string precision_label(std::string_view precision, bool fp8_emulated);
+// What a speedup cell says instead of a ratio when the run's FP8 GEMMs were emulated: the ratio is then the
+// emulation's cost, never FP8's speed, so tables, CSV files, the report and the sweep leave it out.
+inline constexpr std::string_view kEmulatedSpeedup = "emulated";
+// The reason, for tooltips, CSV notes and reports (no comma, so a CSV cell needs no quotes): "FP8 GEMMs
+// emulated in higher precision: this ratio is the emulation's cost and not FP8's speed".
+std::string emulated_speedup_reason();
 
 std::string make_run_id();
 std::string utc_timestamp_now();

@@ -127,6 +127,13 @@ std::vector<std::string> SweepResult::break_even_statements() const {
             out.push_back(name + ": no size was measured, so there is no break-even to state.");
             continue;
         }
+        if (emulated) {
+            // The emulation's cost is not FP8's speed: no break-even, no "pays", no "slower".
+            out.push_back(name + ": its FP8 GEMMs are emulated here (in higher precision), so its times are the emulation's "
+                                 "cost, not FP8's speed; no break-even is stated. Run the sweep on a GPU of compute "
+                                 "capability 8.9 or newer to measure FP8.");
+            continue;
+        }
         const std::optional<std::size_t> from = break_even_point(p);
         const auto at = [&](std::size_t k) {
             return format_fixed(cell(k, p).speedup, 2, "x") + " at " + points[k].label();
@@ -150,7 +157,6 @@ std::vector<std::string> SweepResult::break_even_statements() const {
             text += " Measured at " + std::to_string(measured.size()) + " of " + std::to_string(points.size()) +
                     " sizes; the others have no time (skipped, cancelled, failed or not run).";
         }
-        if (emulated) text += " FP8 is emulated here (CPU): this is not FP8 speed.";
         out.push_back(text);
     }
     return out;
@@ -186,7 +192,7 @@ std::string render_sweep_table(const SweepResult& result) {
         for (std::size_t p = 0; p < result.precisions.size(); ++p) {
             const SweepCell& c = result.cell(k, p);
             row.push_back(c.ms ? format_fixed(c.ms, 2) : (c.note.rfind("skipped", 0) == 0 ? "skipped" : "-"));
-            row.push_back(format_fixed(c.speedup, 2, "x"));
+            row.push_back(c.emulated && c.speedup ? std::string(kEmulatedSpeedup) : format_fixed(c.speedup, 2, "x"));
         }
         rows.push_back(std::move(row));
     }
@@ -200,6 +206,14 @@ std::string render_sweep_table(const SweepResult& result) {
     return text;
 }
 
+namespace {
+
+std::string join_note(const std::string& note, const std::string& more) {
+    return note.empty() ? more : note + "; " + more;
+}
+
+}  // namespace
+
 std::string sweep_csv_text(const SweepResult& result) {
     std::ostringstream out;
     out << "hidden,batch,seq,flops_per_step,precision,ms,baseline_ms,speedup,fp8_emulated,note\n";
@@ -209,7 +223,8 @@ std::string sweep_csv_text(const SweepResult& result) {
             const SweepCell& c = result.cell(k, p);
             out << c.point.hidden << ',' << c.point.batch << ',' << c.point.seq << ',' << format_fixed(result.flops[k], 0) << ','
                 << csv_field(to_string(c.precision)) << ',' << number(c.ms) << ',' << number(c.baseline_ms) << ','
-                << number(c.speedup) << ',' << (c.emulated ? "true" : "false") << ',' << csv_field(c.note) << '\n';
+                << number(c.emulated ? std::nullopt : c.speedup) << ',' << (c.emulated ? "true" : "false") << ','
+                << csv_field(c.emulated && c.speedup ? join_note(c.note, emulated_speedup_reason()) : c.note) << '\n';
         }
     }
     return out.str();

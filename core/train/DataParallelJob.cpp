@@ -53,12 +53,12 @@ RunRecord job_record(const RunConfig& resolved, const DeviceInfo& device, const 
     return record;
 }
 
-// The job's scaling efficiency against the 1-process run: its mean step time over the job's, when both
-// have one and the job finished.
+// The job's scaling efficiency against the 1-process run: its median timed step over the job's, when both
+// have one and the job finished. Medians, so a few steps disturbed by the machine do not move it.
 void add_scaling_efficiency(RunRecord& job, const RunRecord& reference) {
-    if (job.execution.dist && reference.summary.mean_ms && job.summary.mean_ms && *job.summary.mean_ms > 0 &&
+    if (job.execution.dist && reference.summary.median_ms && job.summary.median_ms && *job.summary.median_ms > 0 &&
         job.status == RunStatus::Finished) {
-        job.execution.dist->scaling_efficiency = *reference.summary.mean_ms / *job.summary.mean_ms;
+        job.execution.dist->scaling_efficiency = *reference.summary.median_ms / *job.summary.median_ms;
         job.execution.dist->baseline_run_id = reference.id;
     }
 }

@@ -433,7 +433,7 @@ private Q_SLOTS:
                  (job.message + "\n" + ranks_said.toStdString()).c_str());
         QCOMPARE(job.config.name, config.name);
         QVERIFY(job.execution.dist && job.execution.dist->world_size == 2 && job.execution.dist->scaling_efficiency);
-        QCOMPARE(*job.execution.dist->scaling_efficiency, *result.reference->summary.mean_ms / *job.summary.mean_ms);
+        QCOMPARE(*job.execution.dist->scaling_efficiency, *result.reference->summary.median_ms / *job.summary.median_ms);
         QCOMPARE(job.execution.dist->baseline_run_id, result.reference->id);
         // The ranks' lines went to the file asked for; the job's own lines to the hook, in order.
         QVERIFY2(ranks_said.contains("rank 0: training") && ranks_said.contains("rank 1: training"), qPrintable(ranks_said));

@@ -326,6 +326,69 @@ private Q_SLOTS:
         }
     }
 
+    // An emulated run's step time is the emulation's cost: no table, CSV file, headline or sweep statement
+    // shows its ratio to the baseline as a speedup, even when it is the fastest run.
+    void emulatedRunsAreNeverASpeedup() {
+        RunRecord base = timed_run("torch bf16 (baseline)", {10, 10.2, 9.8});
+        RunRecord emulated = timed_run("te fp8 cpu", {5, 5.1, 4.9});
+        emulated.execution.fp8_emulated = true;
+        std::vector<RunRecord> runs{base, emulated};
+        const std::vector<RunGroup> groups = group_runs(runs, 0);
+        QVERIFY(groups[1].emulated && groups[1].speedup);
+        QCOMPARE(speedup_text(groups[1]), std::string("emulated"));
+        const std::string headline = report_headline(runs, groups);
+        QVERIFY2(headline.find("faster") == std::string::npos, headline.c_str());
+        QVERIFY2(headline.find("the emulation's cost, not FP8's speed") != std::string::npos, headline.c_str());
+        for (const std::string& table : {render_summary_table(runs, 0), render_group_table(runs, groups)}) {
+            QVERIFY2(table.find("2.00x") == std::string::npos && table.find("emulated") != std::string::npos, table.c_str());
+        }
+        const std::string csv = summary_csv_text(runs, 0);
+        const std::string row = csv.substr(csv.find("\nte fp8 cpu") + 1);
+        QVERIFY2(row.find(",2,") == std::string::npos && row.find("2.0") == std::string::npos, row.c_str());
+        QVERIFY2(row.find("this ratio is the emulation's cost and not FP8's speed") != std::string::npos, row.c_str());
+        // A real FP8 run beside it is the headline's, the emulated one is still not a speedup.
+        runs.push_back(timed_run("te fp8", {8, 8.1, 7.9}));
+        const std::string mixed = report_headline(runs, group_runs(runs, 0));
+        QVERIFY2(mixed.rfind("te fp8 is 1.25x faster", 0) == 0, mixed.c_str());
+
+        SweepSpec spec;
+        spec.base = make_preset(Preset::QuickCpu);
+        spec.hidden = {64, 128};
+        spec.precisions = {Precision::Fp8};
+        const std::vector<SweepRun> plan = plan_sweep(spec, cpu_device());
+        std::vector<std::optional<RunRecord>> records;
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+            RunRecord r = timed_run(plan[i].config.name, {i % 2 == 0 ? 4.0 : 2.0});  // "2x" at every size
+            r.config = plan[i].config;
+            r.execution.fp8_emulated = plan[i].config.precision == Precision::Fp8;
+            records.push_back(r);
+        }
+        const SweepResult sweep = analyze_sweep(plan, records);
+        const std::string said = sweep.break_even_statements()[0];
+        QVERIFY2(said.find("pays") == std::string::npos && said.find("no break-even is stated") != std::string::npos, said.c_str());
+        const std::string table = render_sweep_table(sweep);
+        QVERIFY2(table.find("2.00x") == std::string::npos && table.find("emulated") != std::string::npos, table.c_str());
+        const std::string sweep_csv = sweep_csv_text(sweep);
+        QVERIFY2(sweep_csv.find(",2.000000,4.000000,,true,") != std::string::npos, sweep_csv.c_str());  // speedup empty
+        QVERIFY2(sweep_csv.find("not FP8's speed") != std::string::npos, sweep_csv.c_str());
+    }
+
+    // A job summary states its scaling efficiency; above 100 % it says that is not a result to quote.
+    void scalingAbovePerfectIsMarked() {
+        RunRecord job = timed_run("job", {10, 10.1, 9.9});
+        job.execution.dist = DistExecution{};
+        job.execution.dist->world_size = 2;
+        job.execution.dist->rank_mean_ms = {10.0, 10.1};
+        job.execution.dist->scaling_efficiency = 0.93;
+        std::string text = render_job_summary(job);
+        QVERIFY2(text.find("scaling efficiency: 93.0% (the 1-process run's median ms per step") != std::string::npos, text.c_str());
+        QVERIFY(text.find("above 100 %") == std::string::npos);
+        job.execution.dist->scaling_efficiency = 24.81;
+        text = render_job_summary(job);
+        QVERIFY2(text.find("scaling efficiency: 2481.0%") != std::string::npos, text.c_str());
+        QVERIFY2(text.find("above 100 %: each process stepped faster than the 1-process run did") != std::string::npos, text.c_str());
+    }
+
     void honestyLabelsAndCommandLine() {
         RunRecord r = timed_run("te fp8 cpu", {5});
         r.config = make_preset(Preset::QuickCpu);
@@ -336,7 +399,16 @@ private Q_SLOTS:
         const std::vector<std::string> labels = honesty_labels(r);
         QVERIFY(std::find(labels.begin(), labels.end(), "CPU") != labels.end());
         QVERIFY(std::find(labels.begin(), labels.end(), "emulated FP8") != labels.end());
-        QVERIFY(std::any_of(labels.begin(), labels.end(), [](const std::string& l) { return l.rfind("fewer steps", 0) == 0; }));
+        // 55 timed steps are not fewer than the seed's 30; its warm-up of 5 is shorter than the seed's 10.
+        QVERIFY(std::none_of(labels.begin(), labels.end(), [](const std::string& l) { return l.rfind("fewer", 0) == 0; }));
+        QVERIFY(std::find(labels.begin(), labels.end(), "shorter warm-up than the seed (5 steps, seed 10)") != labels.end());
+        RunRecord brief = r;
+        brief.config.iters = 12;
+        brief.config.warmup = 10;
+        const std::vector<std::string> brief_labels = honesty_labels(brief);
+        QVERIFY(std::find(brief_labels.begin(), brief_labels.end(), "fewer timed steps than the seed (12, seed 30)") !=
+                brief_labels.end());
+        QVERIFY(std::none_of(brief_labels.begin(), brief_labels.end(), [](const std::string& l) { return l.rfind("shorter", 0) == 0; }));
         const std::string line = command_line_for(r.config);
         QVERIFY2(line.find("te-bench run --device") == 0, line.c_str());
         QVERIFY(line.find("--precision fp8") != std::string::npos);

@@ -99,6 +99,16 @@ private Q_SLOTS:
         QVERIFY(text(&panel, "summary").contains(QStringLiteral("CPU fallback")));
         QVERIFY(text(&panel, "gpu").contains(QStringLiteral("cudaErrorNoDevice")));
         QCOMPARE(text(&panel, "computeCapability"), QStringLiteral("–"));
+        // In a user's words first: whose fault, and what still works; the CUDA error after it.
+        const QString summary = text(&panel, "summary");
+        QVERIFY2(summary.startsWith(QStringLiteral("The NVIDIA driver (580.65.06 (CUDA 13.0)) found no usable GPU.")),
+                 qPrintable(summary));
+        QVERIFY2(summary.contains(QStringLiteral("What still works: every run on the CPU")), qPrintable(summary));
+        QVERIFY(text(&panel, "gpu").indexOf(QStringLiteral("found no usable GPU")) < text(&panel, "gpu").indexOf(QStringLiteral("cudaErrorNoDevice")));
+        DeviceInfo no_driver = d;
+        no_driver.driver_version.clear();
+        panel.showDevice(no_driver, classify(no_driver));
+        QVERIFY(text(&panel, "summary").startsWith(QStringLiteral("No NVIDIA driver was found, so no GPU can be used.")));
     }
 
     void windowDetectsOffTheGuiThread() {

@@ -95,6 +95,22 @@ private Q_SLOTS:
         QCOMPARE(RunQueueModel::durationText(125000), QStringLiteral("2 min 5 s"));
     }
 
+    // An emulated FP8 run faster than the baseline is still not a speedup: the cell says "emulated", the tooltip
+    // gives the measured ratio as the emulation's cost, and the interval column gives none.
+    void emulatedRunsShowNoSpeedup() {
+        RunCollection runs;
+        ComparisonModel model(&runs);
+        runs.add(test::synthetic_record("torch fp32 cpu", 20, 5, 20));  // mean 21 ms
+        RunRecord emulated = test::synthetic_record("te fp8 cpu", 20, 5, 10);  // mean 11 ms
+        emulated.execution.fp8_emulated = true;
+        runs.add(emulated);
+        QCOMPARE(model.data(model.index(1, ComparisonModel::Speedup)).toString(), QStringLiteral("emulated"));
+        const QString tip = model.data(model.index(1, ComparisonModel::Speedup), Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("1.91×")) && tip.contains(QStringLiteral("emulation's cost")), qPrintable(tip));
+        QCOMPARE(model.data(model.index(1, ComparisonModel::SpeedupInterval)).toString(), QStringLiteral("–"));
+        QCOMPARE(model.data(model.index(0, ComparisonModel::Speedup)).toString(), QStringLiteral("1.00×"));
+    }
+
     void comparisonModelFollowsTheCollection() {
         RunCollection runs;
         ComparisonModel model(&runs);

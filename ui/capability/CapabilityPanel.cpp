@@ -100,7 +100,8 @@ void CapabilityPanel::showDevice(const DeviceInfo& d, const Capability& cap) {
         case Mode::Fallback:
             summary_->setText(d.has_gpu()
                                   ? tr("Fallback: this GPU is older than compute capability 8.0, so runs use plain LibTorch.")
-                                  : tr("No usable GPU: runs use the CPU fallback (plain LibTorch on the CPU)."));
+                                  : QString::fromStdString(no_gpu_words(d) + " " + what_still_works_without_gpu()) +
+                                        tr(" Runs use the CPU fallback (plain LibTorch on the CPU)."));
             break;
     }
     setBadge(teBadge_, cap.te_capable, QStringLiteral("#2e7d32"), cap.te_reason);
@@ -111,7 +112,8 @@ void CapabilityPanel::showDevice(const DeviceInfo& d, const Capability& cap) {
 
     gpu_->setText(d.has_gpu() ? QString::fromStdString(d.gpu_name) +
                                     (d.gpu_count > 1 ? tr(" (device 0 of %1)").arg(d.gpu_count) : QString())
-                              : tr("none usable: %1").arg(QString::fromStdString(d.gpu_error)));
+                              : tr("none usable (%1): %2")
+                                    .arg(QString::fromStdString(no_gpu_words(d)).chopped(1), QString::fromStdString(d.gpu_error)));
     computeCapability_->setText(d.compute_capability ? QString::fromStdString(d.compute_capability->to_string())
                                                      : QStringLiteral("–"));
     smCount_->setText(d.has_gpu() ? QString::number(d.sm_count) : QStringLiteral("–"));

@@ -18,7 +18,7 @@ struct MetricSpec {
     std::function<std::optional<double>(const RunRecord&, const StepMetrics&)> value;
     // Where a step has several values behind its one (the ranks of a data-parallel job): their lowest and
     // highest, drawn as a band around the run's line. Not set where a metric has none.
-    std::function<std::optional<std::pair<double, double>>(const RunRecord&, const StepMetrics&)> spread;
+    std::function<std::optional<std::pair<double, double>>(const RunRecord&, const StepMetrics&)> spread = nullptr;
 };
 
 MetricSpec loss_metric();

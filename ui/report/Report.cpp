@@ -30,11 +30,14 @@ QString esc(const std::string& text) {
     return QString::fromStdString(text).toHtmlEscaped();
 }
 
-// A capability badge: green when the machine has it; the fallback badge is a warning, orange when on.
+// A capability badge whose colour and words agree: green "TE capable", red "Not TE capable"; the fallback
+// badge is a warning, orange "Fallback" when on, green "No fallback" when off.
 QString badge(const QString& text, bool on, const std::string& reason, bool warning = false) {
-    const QString colour = !on ? QStringLiteral("#9e9e9e") : warning ? QStringLiteral("#e65100") : QStringLiteral("#2e7d32");
+    const QString words = on ? text : warning ? QStringLiteral("No ") + text.toLower() : QStringLiteral("Not ") + text;
+    QString colour = on ? QStringLiteral("#2e7d32") : QStringLiteral("#c62828");
+    if (warning) colour = on ? QStringLiteral("#e65100") : QStringLiteral("#2e7d32");
     return QStringLiteral("<span style=\"background-color:%1; color:white\">&nbsp;%2&nbsp;</span> <small>%3</small><br>")
-        .arg(colour, text.toHtmlEscaped(), esc(reason));
+        .arg(colour, words.toHtmlEscaped(), esc(reason));
 }
 
 QString machineSection(const std::vector<RunRecord>& runs) {
@@ -50,7 +53,8 @@ QString machineSection(const std::vector<RunRecord>& runs) {
         html += d.has_gpu() ? QStringLiteral(": %1, compute capability %2, %3 SMs")
                                   .arg(esc(d.gpu_name), esc(d.compute_capability->to_string()))
                                   .arg(d.sm_count)
-                            : QStringLiteral(": no usable GPU (%1)").arg(esc(d.gpu_error));
+                            : QStringLiteral(": %1 %2 <small>(%3)</small>")
+                                  .arg(esc(no_gpu_words(d)), esc(what_still_works_without_gpu()), esc(d.gpu_error));
         html += QStringLiteral("<br>CPU %1 (%2 threads); driver %3, CUDA runtime %4, cuBLASLt %5, LibTorch %6; te-workbench %7 (%8)<br>")
                     .arg(esc(d.cpu_model))
                     .arg(d.cpu_threads)

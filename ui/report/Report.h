@@ -16,7 +16,7 @@ class RunCollection;
 
 // A report to hand over: the headline computed from the data, the machine and its capability badges,
 // each run's configuration with the command line that reproduces it and its honesty labels (CPU,
-// emulated FP8, fewer steps than the seed, …), the loss, step-time and memory charts, the comparison
+// emulated FP8, fewer timed steps than the seed, …), the loss, step-time and memory charts, the comparison
 // table with speedups and their 95% intervals, and the FP8 digest of each FP8 run.
 struct ReportContent {
     QString headline;

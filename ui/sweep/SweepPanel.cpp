@@ -258,12 +258,13 @@ void SweepPanel::drawChart(const SweepResult& r) {
     double xMax = 0;
     const auto xOf = [&](std::size_t k) { return onlyHidden ? r.points[k].hidden : r.flops[k] / 1e9; };
     for (std::size_t p = 0; p < r.precisions.size(); ++p) {
+        bool emulated = false;
+        for (std::size_t k = 0; k < r.points.size(); ++k) emulated = emulated || r.cell(k, p).emulated;
+        if (emulated) continue;  // the emulation's cost is not a speedup: the table says "emulated", the chart shows none
         auto* line = new QLineSeries;
         auto* dots = new QScatterSeries;
-        bool emulated = false;
         for (std::size_t k = 0; k < r.points.size(); ++k) {
             const SweepCell& c = r.cell(k, p);
-            emulated = emulated || c.emulated;
             if (!c.speedup) continue;
             line->append(xOf(k), *c.speedup);
             dots->append(xOf(k), *c.speedup);
@@ -328,7 +329,13 @@ void SweepPanel::fillTable(const SweepResult& r) {
             const SweepCell& c = r.cell(k, p);
             const QString tip = QString::fromStdString(c.note);
             put(row, 5 + 2 * static_cast<int>(p), c.ms ? format_fixed(c.ms, 2) : (c.note.rfind("skipped", 0) == 0 ? "skipped" : "-"), tip);
-            put(row, 6 + 2 * static_cast<int>(p), format_fixed(c.speedup, 2, "×"), tip);
+            if (c.emulated && c.speedup) {
+                put(row, 6 + 2 * static_cast<int>(p), std::string(kEmulatedSpeedup),
+                    tr("Measured ratio %1×, not a speedup: %2.")
+                        .arg(QString::fromStdString(format_fixed(c.speedup, 2)), QString::fromStdString(emulated_speedup_reason())));
+            } else {
+                put(row, 6 + 2 * static_cast<int>(p), format_fixed(c.speedup, 2, "×"), tip);
+            }
         }
     }
     table_->resizeColumnsToContents();

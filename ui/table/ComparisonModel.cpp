@@ -115,7 +115,10 @@ void ComparisonModel::recompute() {
     summaries.reserve(keys_.size());
     for (const int key : keys_) {
         RunRecord r;
-        if (const RunCollection::Entry* e = runs_->find(key)) r.summary = RunCollection::summary_of(e->record);
+        if (const RunCollection::Entry* e = runs_->find(key)) {
+            r.summary = RunCollection::summary_of(e->record);
+            r.execution.fp8_emulated = e->record.execution.fp8_emulated;
+        }
         summaries.push_back(std::move(r));
     }
     const std::vector<ComparisonRow> compared = compare_runs(summaries, baselineIndex());
@@ -125,6 +128,7 @@ void ComparisonModel::recompute() {
         row.summary = summaries[i].summary;
         row.speedup = compared[i].speedup;
         row.memory_ratio = compared[i].memory_ratio;
+        row.emulated = compared[i].emulated;
         rows_.push_back(std::move(row));
     }
     // Groups need the step times and repeat ids as well (not the FP8 samples, the heavy part).
@@ -177,7 +181,7 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::TextAlignmentRole && column >= MeanMs && column <= MemoryRatio) {
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     }
-    if (role == Qt::ToolTipRole) return toolTip(e->record, column);
+    if (role == Qt::ToolTipRole) return toolTip(e->record, c, column);
     return {};
 }
 
@@ -208,11 +212,16 @@ QVariant ComparisonModel::displayText(const RunRecord& r, int key, const Row& c,
         case MedianMs: return number(s.median_ms, 2);
         case P90Ms: return number(s.p90_ms, 2);
         case TokensPerS: return number(s.tokens_per_s, 0);
-        case Tflops: return number(s.tflops, 2);
+        case Tflops: return s.tflops ? QString::fromStdString(format_tflops(s.tflops)) : QStringLiteral("–");
         case Mfu: return number(mfu_percent, 1, QStringLiteral(" %"));
-        case PeakMemory: return peak ? QString::fromStdString(format_bytes(s.peak_mem_bytes)) : QStringLiteral("–");
+        case PeakMemory:  // what it is: the process's peak RSS on the CPU, the CUDA allocator's peak on a GPU
+            if (!peak) return QStringLiteral("–");
+            return QString::fromStdString(format_bytes(s.peak_mem_bytes)) +
+                   (r.execution.memory_metric == MemoryMetric::CpuPeakRss ? tr(" RSS") : QString());
         case FinalLoss: return number(s.final_loss, 4);
-        case Speedup: return number(c.speedup, 2, QStringLiteral("×"));
+        case Speedup:
+            if (c.emulated && c.speedup) return QString::fromUtf8(kEmulatedSpeedup.data(), static_cast<qsizetype>(kEmulatedSpeedup.size()));
+            return number(c.speedup, 2, QStringLiteral("×"));
         case MemoryRatio: return number(c.memory_ratio, 2, QStringLiteral("×"));
         case Spread: return QString::fromStdString(c.spread);
         case Scaling: {
@@ -220,11 +229,13 @@ QVariant ComparisonModel::displayText(const RunRecord& r, int key, const Row& c,
             const DistExecution& d = *r.execution.dist;
             const QString ranks = d.world_size == 1 ? tr("1 process") : tr("%1 processes").arg(d.world_size);
             if (!d.scaling_efficiency) return ranks;
-            return tr("%1 efficient, %2").arg(number(*d.scaling_efficiency * 100.0, 0, QStringLiteral(" %")).toString(), ranks);
+            const QString efficiency = number(*d.scaling_efficiency * 100.0, 0, QStringLiteral(" %")).toString();
+            if (*d.scaling_efficiency > 1.0) return tr("%1 efficient (above 100 %: see tooltip), %2").arg(efficiency, ranks);
+            return tr("%1 efficient, %2").arg(efficiency, ranks);
         }
         case SpeedupInterval: {
             if (c.grouped_baseline) return tr("baseline");
-            if (!c.speedup_ci) return QStringLiteral("–");
+            if (!c.speedup_ci || c.emulated) return QStringLiteral("–");
             QString text = QStringLiteral("%1–%2×")
                                .arg(QString::fromStdString(format_fixed(c.speedup_ci->lo, 2)),
                                     QString::fromStdString(format_fixed(c.speedup_ci->hi, 2)));
@@ -256,8 +267,12 @@ QVariant ComparisonModel::sortValue(const RunRecord& r, int key, const Row& c, i
     }
 }
 
-QVariant ComparisonModel::toolTip(const RunRecord& r, int column) const {
+QVariant ComparisonModel::toolTip(const RunRecord& r, const Row& c, int column) const {
     if (column == Status && !r.message.empty()) return QString::fromStdString(r.message);
+    if (column == Speedup && c.emulated && c.speedup) {
+        return tr("Measured ratio %1×, not a speedup: %2.")
+            .arg(QString::fromStdString(format_fixed(c.speedup, 2)), QString::fromStdString(emulated_speedup_reason()));
+    }
     if (column == Implementation) {
         QStringList tips;
         if (r.execution.fp8_emulated) {
@@ -284,10 +299,14 @@ QVariant ComparisonModel::toolTip(const RunRecord& r, int column) const {
         for (std::size_t i = 0; i < d.rank_mean_ms.size(); ++i) {
             ranks += (i ? QStringLiteral(", ") : QString()) + number(d.rank_mean_ms[i], 2).toString();
         }
-        return tr("Data-parallel job of %1 over %2; mean ms per step by rank: %3. Scaling efficiency: the 1-process "
-                  "run's ms per step over the job's, with the same batch per process (100 % = perfect scaling).")
-            .arg(d.world_size)
-            .arg(QString::fromStdString(d.backend), ranks);
+        QString tip = tr("Data-parallel job of %1 over %2; mean ms per step by rank: %3. Scaling efficiency: the 1-process "
+                         "run's median ms per step over the job's, with the same batch per process (100 % = perfect scaling).")
+                          .arg(d.world_size)
+                          .arg(QString::fromStdString(d.backend), ranks);
+        if (d.scaling_efficiency && *d.scaling_efficiency > 1.0) {
+            tip += QStringLiteral("\n") + QString::fromStdString(scaling_above_perfect_words()) + QStringLiteral(".");
+        }
+        return tip;
     }
     if (column == SpeedupInterval) {
         return tr("95% bootstrap interval of the speedup of this run's group against the baseline's (repeats: "

@@ -57,13 +57,14 @@ private:
         std::optional<Interval> speedup_ci;
         bool significant = false;
         bool grouped_baseline = false;
+        bool emulated = false;  // FP8 GEMMs emulated: the ratio is the emulation's cost, shown as "emulated"
     };
     void recompute();
     void recomputeAll();  // and tell views every row changed
     // data() by role: the cell's text, its sort key (numbers sort as numbers) and its tooltip.
     QVariant displayText(const RunRecord& r, int key, const Row& c, int column) const;
     QVariant sortValue(const RunRecord& r, int key, const Row& c, int column) const;
-    QVariant toolTip(const RunRecord& r, int column) const;
+    QVariant toolTip(const RunRecord& r, const Row& c, int column) const;
 
     RunCollection* runs_;
     std::vector<int> keys_;
