@@ -19,15 +19,20 @@ void say(const DataParallelJobHooks& hooks, const std::string& line) {
     if (hooks.say) hooks.say(line);
 }
 
-// A path no file is at, in /tmp, for rank 0's record: rank 0 writes it atomically, and its absence after
-// the job means rank 0 left no record.
+// A path no file is at, in the temporary directory ($TMPDIR, else /tmp), for rank 0's record: rank 0 writes it
+// atomically, and its absence after the job means rank 0 left no record.
 std::string record_path_for_job() {
-    char record_template[] = "/tmp/te-bench-job-XXXXXX";
-    const int fd = ::mkstemp(record_template);
-    if (fd < 0) throw DataError(std::string("cannot create a temporary file for the job's record: ") + std::strerror(errno));
+    std::error_code error;
+    const std::filesystem::path directory = std::filesystem::temp_directory_path(error);
+    std::string path = ((error ? std::filesystem::path("/tmp") : directory) / "te-bench-job-XXXXXX").string();
+    const int fd = ::mkstemp(path.data());
+    if (fd < 0) {
+        throw DataError("cannot create a temporary file for the job's record in " + path.substr(0, path.rfind('/')) + ": " +
+                        std::strerror(errno));
+    }
     ::close(fd);
-    ::unlink(record_template);
-    return record_template;
+    ::unlink(path.c_str());
+    return path;
 }
 
 // The job's record: rank 0's, or the job's header when rank 0 left none; failed when the launcher says so.
