@@ -15,6 +15,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -100,6 +102,18 @@ void write_all(int fd, const char* text, std::size_t size) noexcept {
                               int output_fd) noexcept {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != launcher) ::_exit(125);  // the launcher died before the line above
+    // The launcher's handlers (te-bench's, QtTest's) must not run in this copy of it: a SIGTERM that arrives
+    // before exec (all signals are blocked from before the fork) meets the default action once unblocked.
+    // Ignored signals stay ignored, as exec would keep them (nohup's SIGHUP).
+    for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
+        struct sigaction current {};
+        if (::sigaction(signal_number, nullptr, &current) != 0) continue;
+        if ((current.sa_flags & SA_SIGINFO) == 0 && (current.sa_handler == SIG_IGN || current.sa_handler == SIG_DFL)) continue;
+        struct sigaction fallback {};
+        fallback.sa_handler = SIG_DFL;
+        sigemptyset(&fallback.sa_mask);
+        ::sigaction(signal_number, &fallback, nullptr);
+    }
     // A rank starts as a process on its own would: no signal blocked by the launcher's thread (a GUI's run
     // thread) where the rank relies on them (a cancel by SIGINT, a stop by SIGTERM), SIGPIPE at its default.
     sigset_t none;
@@ -152,8 +166,15 @@ std::vector<pid_t> start_ranks(const LocalJob& job) {
     const OutputFile output(job.command.output);
     std::vector<pid_t> pids(static_cast<std::size_t>(job.nproc), -1);
     const pid_t launcher = ::getpid();
+    // Every signal blocked from before each fork until the child has reset the launcher's handlers (see
+    // become_rank); the launcher's own mask is restored at once after the fork.
+    sigset_t all;
+    sigfillset(&all);
     for (int rank = 0; rank < job.nproc; ++rank) {
+        sigset_t previous;
+        ::pthread_sigmask(SIG_SETMASK, &all, &previous);
         const pid_t pid = ::fork();
+        if (pid != 0) ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
         if (pid < 0) {
             const int error = errno;
             for (std::size_t r = 0; r < pids.size(); ++r) {
