@@ -12,6 +12,8 @@ set(TEWB_CORE_PLAIN_SOURCES
   device/Capability.cpp
   device/PeakThroughput.cpp
   device/HostMemory.cpp
+  device/GpuContention.cpp
+  device/MachineLoad.cpp
   config/RunConfig.cpp
   config/RunFacts.cpp
   config/RunSettings.cpp
@@ -30,6 +32,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   fp8/Fp8Stats.cpp
   fp8/ReplayReport.cpp
   results/RunRecord.cpp
+  results/MeasurementQuality.cpp
   results/LedgerReport.cpp
   results/KernelProfile.cpp
   results/Summary.cpp

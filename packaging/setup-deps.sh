@@ -33,7 +33,10 @@ packages=(build-essential cmake ninja-build ccache pkg-config git ca-certificate
           libsqlite3-dev nlohmann-json3-dev libcli11-dev libgloo-dev)
 if [ "${TEWB_NO_GUI:-0}" != 1 ]; then
   # poppler-utils: the report tests read the PDF back (pdfinfo, pdftotext)
-  packages+=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6 fonts-dejavu-core xvfb xauth poppler-utils)
+  # icewm, x11-utils, xdotool: the window suites run in Xvfb under a window manager that reserves a taskbar
+  # (tests/ui/xvfb-wm-run.sh waits for it with xprop); tst_window_screen turns the mouse wheel with xdotool
+  packages+=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6 fonts-dejavu-core xvfb xauth poppler-utils
+             icewm x11-utils xdotool)
 fi
 if [ "${TEWB_FUZZ_TOOLS:-0}" = 1 ]; then
   packages+=(clang libclang-rt-dev)

@@ -250,7 +250,10 @@ int main(int argc, char** argv) {
     // restores layout, theme and setup, and remembers them when the window closes.
     if (!arguments.plan && !arguments.report) window.rememberIn(std::make_unique<QSettings>());
     if (arguments.dark) window.setDark(true);
-    if (arguments.windowSize) window.resize(*arguments.windowSize);
+    if (arguments.windowSize) {  // a size asked for is kept, even beyond the screen (screenshots at a known size)
+        window.setFitToScreen(false);
+        window.resize(*arguments.windowSize);
+    }
     if (arguments.report) {
         const int status = window.writeReportOfStoredRuns(arguments.reportRuns, arguments.reportOut);
         if (arguments.quit || status != 0) return status;

@@ -46,6 +46,15 @@ double mean_of(const std::vector<double>& values) {
     return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
+std::optional<double> coefficient_of_variation(const std::vector<double>& values) {
+    if (values.size() < 2) return std::nullopt;
+    const double mean = mean_of(values);
+    if (!(mean > 0)) return std::nullopt;
+    double squares = 0;
+    for (const double v : values) squares += (v - mean) * (v - mean);
+    return std::sqrt(squares / static_cast<double>(values.size() - 1)) / mean;
+}
+
 double statistic_of(Statistic statistic, const std::vector<double>& values) {
     return statistic == Statistic::Median ? median_of(values) : mean_of(values);
 }

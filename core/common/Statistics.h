@@ -21,6 +21,9 @@ enum class Statistic { Median, Mean };
 double median_of(std::vector<double> values);  // empty: 0
 double mean_of(const std::vector<double>& values);  // empty: 0
 double statistic_of(Statistic statistic, const std::vector<double>& values);
+// The coefficient of variation: the sample standard deviation (n - 1) over the mean, as pyperf reports a
+// benchmark's spread. Nothing for fewer than 2 values or a mean that is not positive.
+std::optional<double> coefficient_of_variation(const std::vector<double>& values);
 
 // Percentile bootstrap: `resamples` resamples with replacement, each of the sample's size, their statistic
 // sorted, the interval between the (1-level)/2 and (1+level)/2 quantiles (nearest rank). Deterministic for

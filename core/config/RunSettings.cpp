@@ -46,7 +46,7 @@ const std::array<RunSetting, 29> kSettings{{
      .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{1, 256}, .stored = IntRange{1, kIntMax},
      .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.model.layers}; },
      .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.model.layers = small(v); }},
-    {.id = "hidden", .flag = "--hidden", .section = SettingSection::Config, .json_key = "hidden", .label = "Hidden",
+    {.id = "hidden", .flag = "--hidden", .section = SettingSection::Config, .json_key = "hidden", .label = "Hidden size",
      .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{1, 32768}, .stored = IntRange{1, kIntMax},
      .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.model.hidden}; },
      .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.model.hidden = small(v); }},

@@ -1,5 +1,6 @@
 #include "core/results/Comparison.h"
 
+#include "core/common/TextCheck.h"
 #include "core/common/TextTable.h"
 
 namespace tewb {
@@ -10,6 +11,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunRecord>& runs, std:
     for (const RunRecord& run : runs) {
         ComparisonRow row{&run, std::nullopt, std::nullopt, run.execution.fp8_emulated};
         if (base != nullptr) {
+            // The baseline against itself is exactly 1 however its steps varied.
+            row.noisy = &run != base && (is_noisy(run.execution.quality) || is_noisy(base->execution.quality));
             if (base->summary.mean_ms && run.summary.mean_ms && *run.summary.mean_ms > 0) {
                 row.speedup = *base->summary.mean_ms / *run.summary.mean_ms;
             }
@@ -33,20 +36,22 @@ std::string render_summary_table(const std::vector<RunRecord>& runs, std::option
         const std::string precision = precision_label(to_string(r.config.precision), r.execution.fp8_emulated);
         rows.push_back({display_name(r), std::string(to_string(r.config.backend)), precision,
                         r.execution.device, status, format_fixed(s.mean_ms, 2), format_fixed(s.median_ms, 2),
-                        format_fixed(s.p90_ms, 2), format_fixed(s.tokens_per_s, 0), format_tflops(s.tflops),
+                        format_fixed(s.p90_ms, 2), quality_cell(r.execution.quality), format_fixed(s.tokens_per_s, 0),
+                        format_tflops(s.tflops),
                         s.mfu ? format_fixed(*s.mfu * 100.0, 1, "%") : "-",
                         s.peak_mem_bytes == 0                                   ? "-"
                         : r.execution.memory_metric == MemoryMetric::CpuPeakRss ? format_bytes(s.peak_mem_bytes) + " RSS"
                                                                                 : format_bytes(s.peak_mem_bytes),
                         format_fixed(s.final_loss, 4),
                         row.emulated && row.speedup ? std::string(kEmulatedSpeedup)
-                        : row.speedup               ? format_fixed(row.speedup, 2, "x")
+                        : row.speedup               ? format_fixed(row.speedup, 2, "x") + (row.noisy ? " noisy" : "")
                                                     : "-",
                         row.memory_ratio ? format_fixed(row.memory_ratio, 2, "x") : "-"});
     }
-    return render_text_table({"run", "backend", "precision", "device", "status", "mean ms", "median ms", "p90 ms", "tokens/s",
-                              "TFLOP/s", "MFU", "peak mem", "final loss", "speedup", "mem ratio"},
-                             rows);
+    return render_text_table({"run", "backend", "precision", "device", "status", "mean ms", "median ms", "p90 ms", "cv",
+                              "tokens/s", "TFLOP/s", "MFU", "peak mem", "final loss", "speedup", "mem ratio"},
+                             rows) +
+           render_quality_notes(runs);
 }
 
 std::string render_breakdown_table(const std::vector<RunRecord>& runs) {
@@ -73,6 +78,40 @@ std::string scaling_above_perfect_words() {
            "1-process run explains, not scaling; measure again on an idle machine before quoting it";
 }
 
+bool scaling_is_noisy(const RunRecord& job) {
+    return job.execution.dist && (is_noisy(job.execution.quality) || job.execution.dist->baseline_noisy);
+}
+
+std::string scaling_noisy_words(const RunRecord& job) {
+    const bool job_noisy = is_noisy(job.execution.quality);
+    const bool base_noisy = job.execution.dist && job.execution.dist->baseline_noisy;
+    const std::string which = job_noisy && base_noisy ? "the job and its 1-process run were"
+                              : job_noisy             ? "the job was"
+                                                      : "its 1-process run was";
+    return "noisy: " + which + " measured on a disturbed machine or with unsteady step times, so this efficiency is not a "
+           "result to quote; measure again on an idle machine";
+}
+
+std::string render_quality_notes(const std::vector<RunRecord>& runs) {
+    std::string out;
+    std::string unrecorded;
+    for (const RunRecord& r : runs) {
+        if (!r.execution.quality) {
+            if (r.status != RunStatus::Finished) continue;
+            if (!unrecorded.empty()) unrecorded += ", ";
+            unrecorded += display_name(r);
+            continue;
+        }
+        if (r.execution.quality->noisy) {
+            out += printable_text("noisy: " + display_name(r) + ": " + quality_reasons_text(r.execution.quality)) + "\n";
+        }
+    }
+    if (!unrecorded.empty()) {
+        out += printable_text("measurement quality not recorded (older records, not known to be clean): " + unrecorded) + "\n";
+    }
+    return out;
+}
+
 std::string render_job_summary(const RunRecord& run) {
     if (!run.execution.dist) return {};
     const DistExecution& d = *run.execution.dist;
@@ -89,6 +128,7 @@ std::string render_job_summary(const RunRecord& run) {
         out += "  scaling efficiency: " + format_fixed(*d.scaling_efficiency * 100.0, 1, "%") +
                " (the 1-process run's median ms per step over the job's, same batch per process)\n";
         if (*d.scaling_efficiency > 1.0) out += "  " + scaling_above_perfect_words() + "\n";
+        if (scaling_is_noisy(run)) out += "  " + scaling_noisy_words(run) + "\n";
     } else {
         out += "  scaling efficiency: not measured (no 1-process run of the same per-process batch)\n";
     }

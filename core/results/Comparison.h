@@ -17,6 +17,7 @@ struct ComparisonRow {
     std::optional<double> speedup;
     std::optional<double> memory_ratio;
     bool emulated = false;
+    bool noisy = false;  // this run's or the baseline's measurement was noisy: the ratio is not clean evidence
 };
 
 std::vector<ComparisonRow> compare_runs(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
@@ -35,5 +36,12 @@ std::string render_breakdown_table(const std::vector<RunRecord>& runs);
 std::string render_job_summary(const RunRecord& run);
 // What a scaling efficiency above 100 % means: not a result to quote.
 std::string scaling_above_perfect_words();
+// Whether a job's scaling efficiency stands on a noisy measurement: the job's or its 1-process run's.
+bool scaling_is_noisy(const RunRecord& job);
+// What that means, naming which run was noisy: not a result to quote either.
+std::string scaling_noisy_words(const RunRecord& job);
+// The lines under a run table about measurement quality: per noisy run "noisy: <name>: <reasons>", one line
+// naming the runs whose quality was not recorded; empty when every run was measured and clean.
+std::string render_quality_notes(const std::vector<RunRecord>& runs);
 
 }  // namespace tewb

@@ -87,6 +87,19 @@ std::string fallback_calls(const Execution& e) {
     return std::to_string(calls);
 }
 
+// ",cv,others_cpu_cores,load_average,noisy,noisy_reasons": where the record has no measurement quality the
+// figures and `noisy` stay empty (not measured is not "false") and the reason says it was not recorded.
+std::string quality_fields(const std::optional<MeasurementQuality>& q) {
+    std::string out = ",";
+    if (q) {
+        out += number(q->cv) + ',' + number(q->others_cpu_cores) + ',' + number(q->load_average) + ',';
+        out += q->noisy ? "true" : "false";
+    } else {
+        out += ",,,";
+    }
+    return out + ',' + csv_field(quality_reasons_text(q));
+}
+
 }  // namespace
 
 void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline) {
@@ -95,7 +108,8 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
            "tokens_per_s,tflops,mfu,peak_mem_bytes,memory_metric,final_loss,speedup,memory_ratio,"
            "repeat_group,repeat_index,repeat_count,group_ms,group_ms_min,group_ms_max,group_ms_ci_lo,group_ms_ci_hi,"
            "group_speedup,group_speedup_ci_lo,group_speedup_ci_hi,group_speedup_significant,forward_ms,backward_ms,"
-           "communication_ms,optimizer_ms,fp8_ms,breakdown_source,speedup_note\n";
+           "communication_ms,optimizer_ms,fp8_ms,breakdown_source,speedup_note,cv,others_cpu_cores,load_average,noisy,"
+           "noisy_reasons\n";
     const std::vector<RunGroup> groups = group_runs(runs, baseline);
     std::vector<const RunGroup*> group_of(runs.size(), nullptr);
     for (const RunGroup& g : groups) {
@@ -136,7 +150,7 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
             << ',' << number(g.max_ms) << ',' << interval(g.centre_ci, false) << ',' << interval(g.centre_ci, true) << ','
             << number(group_speedup) << ',' << interval(group_ci, false) << ',' << interval(group_ci, true) << ','
             << (group_ci ? (g.significant() ? "true" : "false") : "") << breakdown_fields(s.breakdown) << ','
-            << csv_field(s.breakdown_source) << ',' << csv_field(note) << '\n';
+            << csv_field(s.breakdown_source) << ',' << csv_field(note) << quality_fields(r.execution.quality) << '\n';
     }
 }
 

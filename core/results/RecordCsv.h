@@ -12,7 +12,8 @@ namespace tewb {
 
 // Per-step metrics, long format: one row per run and step, raw values (not decimated).
 void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs);
-// One row per run: the summary, and speedup / memory ratio against `baseline` when given.
+// One row per run: the summary, and speedup / memory ratio against `baseline` when given; its measurement quality
+// in the last columns (cv, others_cpu_cores, load_average, noisy, noisy_reasons).
 void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
 
 // FP8 statistics, long format: one row per run, step and FP8 slot (module, slot role, dtype): the amax

@@ -108,7 +108,29 @@ json dist_json(const DistExecution& d) {
                 {"buckets_started_during_backward", d.buckets_started_during_backward},
                 {"rank_mean_ms", numbers(d.rank_mean_ms)},
                 {"scaling_efficiency", optional_number(d.scaling_efficiency)},
-                {"baseline_run_id", optional_text(d.baseline_run_id)}};
+                {"baseline_run_id", optional_text(d.baseline_run_id)},
+                {"baseline_noisy", d.baseline_noisy}};
+}
+
+json optional_clock(const std::optional<unsigned>& mhz) {
+    return mhz ? json(*mhz) : json(nullptr);
+}
+
+json quality_json(const MeasurementQuality& q) {
+    return json{{"cv", optional_number(q.cv)},
+                {"others_cpu_cores", optional_number(q.others_cpu_cores)},
+                {"load_average", optional_number(q.load_average)},
+                {"cores", q.cores},
+                {"machine_note", optional_text(q.machine_note)},
+                {"gpu_applies", q.gpu_applies},
+                {"gpu_measured", q.gpu_measured},
+                {"gpu_note", optional_text(q.gpu_note)},
+                {"gpu_other_processes", q.gpu_other_processes},
+                {"gpu_throttle_reasons", q.gpu_throttle_reasons},
+                {"sm_clock_mhz", optional_clock(q.sm_clock_mhz)},
+                {"max_sm_clock_mhz", optional_clock(q.max_sm_clock_mhz)},
+                {"noisy", q.noisy},
+                {"reasons", q.reasons}};
 }
 
 json fallbacks_json(const std::vector<Fallback>& fallbacks) {
@@ -285,6 +307,7 @@ json to_json(const RunRecord& record) {
           {"kernel_profile", exe.kernel_profile ? kernel_profile_json(*exe.kernel_profile) : json(nullptr)},
           {"kernel_profile_error", optional_text(exe.kernel_profile_error)},
           {"dist", exe.dist ? dist_json(*exe.dist) : json(nullptr)},
+          {"quality", exe.quality ? quality_json(*exe.quality) : json(nullptr)},
           {"weights_digest", exe.weights_digest ? json{{"sum", number(exe.weights_digest->sum)},
                                                        {"sum_abs", number(exe.weights_digest->sum_abs)},
                                                        {"sum_squares", number(exe.weights_digest->sum_squares)}}

@@ -102,6 +102,16 @@ public:
         return out;
     }
 
+    std::vector<std::string> texts(const char* key) const {
+        std::vector<std::string> out;
+        const json& values = array(key);
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            if (!values[i].is_string()) fail(at(key) + "[" + std::to_string(i) + "]", "expected a string");
+            out.push_back(values[i].get<std::string>());
+        }
+        return out;
+    }
+
     const json& array(const char* key) const {
         const json& value = get(key);
         if (!value.is_array()) {
@@ -327,7 +337,36 @@ DistExecution read_dist(const Reader& r) {
     d.rank_mean_ms = r.reals("rank_mean_ms");
     d.scaling_efficiency = r.optional_real("scaling_efficiency");
     d.baseline_run_id = r.optional_text("baseline_run_id");
+    d.baseline_noisy = r.has("baseline_noisy") && r.boolean("baseline_noisy");
     return d;
+}
+
+// Measurement quality: a figure that is there must be a finite number of 0 or more.
+MeasurementQuality read_quality(const Reader& r) {
+    const auto figure = [&r](const char* key) {
+        const std::optional<double> v = r.optional_real(key);
+        if (v && !(std::isfinite(*v) && *v >= 0)) r.fail(r.at(key), "expected a finite number of 0 or more");
+        return v;
+    };
+    const auto clock = [&r](const char* key) {
+        return r.has(key) ? std::optional<unsigned>(static_cast<unsigned>(r.integer(key, 0, 1'000'000))) : std::nullopt;
+    };
+    MeasurementQuality q;
+    q.cv = figure("cv");
+    q.others_cpu_cores = figure("others_cpu_cores");
+    q.load_average = figure("load_average");
+    q.cores = static_cast<int>(r.integer("cores", 0, kIntMax));
+    q.machine_note = r.optional_text("machine_note");
+    q.gpu_applies = r.boolean("gpu_applies");
+    q.gpu_measured = r.boolean("gpu_measured");
+    q.gpu_note = r.optional_text("gpu_note");
+    q.gpu_other_processes = static_cast<int>(r.integer("gpu_other_processes", 0, kIntMax));
+    q.gpu_throttle_reasons = r.texts("gpu_throttle_reasons");
+    q.sm_clock_mhz = clock("sm_clock_mhz");
+    q.max_sm_clock_mhz = clock("max_sm_clock_mhz");
+    q.noisy = r.boolean("noisy");
+    q.reasons = r.texts("reasons");
+    return q;
 }
 
 StepMetrics read_step(const Reader& r) {
@@ -404,6 +443,7 @@ Execution read_execution(const Reader& exe) {
     if (exe.has("kernel_profile")) execution.kernel_profile = read_kernel_profile(exe.object("kernel_profile"));
     execution.kernel_profile_error = exe.optional_text("kernel_profile_error");
     if (exe.has("dist")) execution.dist = read_dist(exe.object("dist"));
+    if (exe.has("quality")) execution.quality = read_quality(exe.object("quality"));  // absent: not measured
     if (exe.has("weights_digest")) {
         const Reader w = exe.object("weights_digest");
         execution.weights_digest = WeightsDigest{w.real("sum"), w.real("sum_abs"), w.real("sum_squares")};

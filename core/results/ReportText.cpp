@@ -138,6 +138,8 @@ std::vector<std::string> honesty_labels(const RunRecord& r) {
     }
     if (!seed_shape(r.config)) labels.push_back("not the seed shape");
     if (!r.execution.fallbacks.empty()) labels.push_back(fallback_count_words(r.execution));
+    if (is_noisy(r.execution.quality)) labels.push_back("noisy: " + quality_reasons_text(r.execution.quality));
+    if (!r.execution.quality && r.status == RunStatus::Finished) labels.push_back("measurement quality not recorded");
     if (r.status != RunStatus::Finished) labels.push_back(std::string(to_string(r.status)));
     return labels;
 }
@@ -190,7 +192,38 @@ std::string report_headline(const std::vector<RunRecord>& runs, const std::vecto
         text += " (not significant: the 95% interval " + format_fixed(best->speedup_ci->lo, 2) + "-" +
                 format_fixed(best->speedup_ci->hi, 2) + " contains 1.0)";
     }
+    if (best->speedup_noisy) text += " (noisy measurement: not clean evidence of a difference)";
     return text + ".";
+}
+
+std::string quality_sentence(const std::vector<RunRecord>& runs) {
+    std::string noisy;
+    std::string unrecorded;
+    std::size_t measured = 0;
+    for (const RunRecord& r : runs) {
+        if (r.execution.quality) ++measured;
+        if (is_noisy(r.execution.quality)) {
+            if (!noisy.empty()) noisy += "; ";
+            noisy += display_name(r) + " (" + quality_reasons_text(r.execution.quality) + ")";
+        } else if (!r.execution.quality && r.status == RunStatus::Finished) {
+            if (!unrecorded.empty()) unrecorded += ", ";
+            unrecorded += display_name(r);
+        }
+    }
+    std::string text;
+    if (!noisy.empty()) {
+        text = "Noisy measurements: " + noisy + "; their times and speedups are not clean evidence, measure them again on an "
+               "idle machine.";
+    } else if (measured > 0) {
+        text = std::string(measured == runs.size() ? "Every run was" : "The runs with a recorded quality were") +
+               " measured with steady step times (CV at most " + format_fixed(kNoisyCv * 100.0, 0, " %") +
+               ") on an undisturbed machine.";
+    }
+    if (!unrecorded.empty()) {
+        if (!text.empty()) text += ' ';
+        text += "Measurement quality was not recorded for " + unrecorded + " (older records), so they are not known to be clean.";
+    }
+    return printable_text(text);
 }
 
 }  // namespace tewb

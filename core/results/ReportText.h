@@ -35,16 +35,24 @@ std::string te_path_text(const RunRecord& record, bool named);
 // What a reader must know before trusting a run's numbers: "CPU" (not a GPU), "emulated FP8" (FP8 casts
 // real, GEMMs in higher precision: the speed is not FP8's), "fewer timed steps than the seed (t, seed 30)"
 // (only when there are fewer), "shorter warm-up than the seed (w steps, seed 10)", "not the seed shape", "N fallbacks to the reference" (a fused te run that was not fully
-// fused), and the run's status when it did not finish.
+// fused), "noisy: <reasons>" (MeasurementQuality), "measurement quality not recorded" (a finished run from before
+// it was kept), and the run's status when it did not finish.
 // The launch ledger's totals (per step, per layer, saved for backward, where measured), one per line; empty when
 // the record has no ledger.
 std::string ledger_totals_text(const RunRecord& record, bool named);
 
 std::vector<std::string> honesty_labels(const RunRecord& record);
 
+// What the report says about measurement quality, naming the noisy runs and why: "Noisy measurements: te bf16
+// (step times vary by 14.2 % ...); their speedups are not clean evidence." Also names the runs whose quality was
+// not recorded; for clean runs: "Every run was measured with steady step times on an undisturbed machine (...)".
+// Empty for no runs.
+std::string quality_sentence(const std::vector<RunRecord>& runs);
+
 // One sentence: the fastest configuration against the baseline, where, and how its final loss compares,
 // e.g. "te fp8 is 1.80x faster than the torch bf16 baseline at the seed shape on NVIDIA H200, final loss
-// within 0.01." Says "not significant" when the speedup's interval contains 1.0, and what is emulated.
+// within 0.01." Says "not significant" when the speedup's interval contains 1.0, "noisy" when either side's
+// measurement was (never a clean "faster"), and what is emulated.
 std::string report_headline(const std::vector<RunRecord>& runs, const std::vector<RunGroup>& groups);
 
 }  // namespace tewb

@@ -72,6 +72,7 @@ std::vector<RunGroup> group_runs(const std::vector<RunRecord>& runs, std::option
                 if (g.sample_ms.empty() && s.mean_ms) g.sample_ms.push_back(*s.mean_ms);  // a record without steps
             }
             if (runs[i].execution.fp8_emulated) g.emulated = true;
+            if (is_noisy(runs[i].execution.quality)) g.noisy = true;
             if (s.final_loss) losses.push_back(*s.final_loss);
             if (s.peak_mem_bytes > 0) memories.push_back(static_cast<double>(s.peak_mem_bytes));
         }
@@ -91,6 +92,7 @@ std::vector<RunGroup> group_runs(const std::vector<RunRecord>& runs, std::option
         groups[*baseline_group].is_baseline = true;
         for (std::size_t k = 0; k < groups.size(); ++k) {
             RunGroup& g = groups[k];
+            g.speedup_noisy = k != *baseline_group && (g.noisy || base.noisy);
             if (base.centre_ms && g.centre_ms && *g.centre_ms > 0) g.speedup = *base.centre_ms / *g.centre_ms;
             if (base.peak_mem_bytes > 0 && g.peak_mem_bytes > 0) {
                 g.memory_ratio = static_cast<double>(g.peak_mem_bytes) / static_cast<double>(base.peak_mem_bytes);
@@ -113,22 +115,26 @@ std::string speedup_text(const RunGroup& g) {
         text += " [" + format_fixed(g.speedup_ci->lo, 2) + "-" + format_fixed(g.speedup_ci->hi, 2) + "]";
         if (!g.significant()) text += " not significant";
     }
+    if (g.speedup_noisy) text += g.speedup_ci && !g.significant() ? ", noisy" : " noisy";
     return text;
 }
 
 std::string render_group_table(const std::vector<RunRecord>& runs, const std::vector<RunGroup>& groups) {
     std::vector<std::vector<std::string>> rows;
     for (const RunGroup& g : groups) {
+        bool unmeasured = false;
+        for (const std::size_t i : g.counted) unmeasured = unmeasured || !runs[i].execution.quality;
+        const std::string quality = g.noisy ? "noisy" : unmeasured ? "not measured" : "ok";
         std::string name = g.name;
         if (g.is_baseline && name.find("baseline") == std::string::npos) name += " (baseline)";
         rows.push_back({name, g.sample_basis(), format_fixed(g.centre_ms, 2),
                         g.min_ms ? format_fixed(g.min_ms, 2) + "-" + format_fixed(g.max_ms, 2) : "-",
                         g.centre_ci ? format_fixed(g.centre_ci->lo, 2) + "-" + format_fixed(g.centre_ci->hi, 2) : "-",
                         g.is_baseline ? "baseline" : speedup_text(g), format_fixed(g.memory_ratio, 2, "x"),
-                        format_fixed(g.final_loss, 4)});
+                        format_fixed(g.final_loss, 4), quality});
     }
     std::string text = render_text_table({"run", "over", "ms/step", "min-max ms", "95% interval ms", "speedup [95% interval]",
-                                          "mem ratio", "final loss"},
+                                          "mem ratio", "final loss", "quality"},
                                          rows);
     for (const RunGroup& g : groups) {
         if (g.group_id.empty() || static_cast<int>(g.counted.size()) >= g.planned) continue;

@@ -35,6 +35,10 @@ struct RunGroup {
     std::optional<Interval> speedup_ci;
     // A member's FP8 GEMMs were emulated: `speedup` is the emulation's cost, shown as kEmulatedSpeedup.
     bool emulated = false;
+    // A counted member's measurement was noisy (MeasurementQuality); `speedup_noisy`: this group or the baseline
+    // group is, so its speedup and interval are not clean evidence however significant they look.
+    bool noisy = false;
+    bool speedup_noisy = false;
     bool is_baseline = false;
     std::optional<double> memory_ratio;  // median peak memory / the baseline's
     std::optional<double> final_loss;    // median over members
@@ -51,8 +55,9 @@ struct RunGroup {
 std::vector<RunGroup> group_runs(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline,
                                  const BootstrapOptions& options = {});
 
-// "1.23×" with its interval, "[1.10–1.35]", and " not significant" when the interval contains 1.0;
-// "emulated" for a group whose FP8 GEMMs were emulated.
+// "1.23×" with its interval, "[1.10–1.35]", and " not significant" when the interval contains 1.0, and
+// " noisy" when either side's measurement was (group or baseline); "emulated" for a group whose FP8 GEMMs
+// were emulated.
 std::string speedup_text(const RunGroup& group);
 
 // Plain-text table for terminals, one row per group: runs, centre ms/step, min–max, its interval,

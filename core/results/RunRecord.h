@@ -13,6 +13,7 @@
 #include "core/fp8/Fp8Stats.h"
 #include "core/ledger/Ledger.h"
 #include "core/config/RunConfig.h"
+#include "core/results/MeasurementQuality.h"
 
 namespace tewb {
 
@@ -79,6 +80,7 @@ struct DistExecution {
     std::vector<double> rank_mean_ms;           // mean ms per timed step, per rank
     std::optional<double> scaling_efficiency;   // the 1-process run's mean ms / this job's (same per-rank batch)
     std::string baseline_run_id;                // that 1-process run, when measured
+    bool baseline_noisy = false;                // that run's measurement was noisy (MeasurementQuality)
 
     friend bool operator==(const DistExecution&, const DistExecution&) = default;
 };
@@ -190,6 +192,9 @@ struct Execution {
     // written (the run itself is kept).
     std::optional<KernelProfile> kernel_profile;
     std::string kernel_profile_error;
+    // How far the step times can be trusted (MeasurementQuality.h); empty for runs that never reached their
+    // end and in records from before it was kept: "not measured", never clean.
+    std::optional<MeasurementQuality> quality;
 
     friend bool operator==(const Execution&, const Execution&) = default;
 };

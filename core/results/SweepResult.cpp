@@ -74,11 +74,20 @@ SweepResult analyze_sweep(const std::vector<SweepRun>& plan, const std::vector<s
         }
         return r.summary.mean_ms;
     };
+    // "baseline: step times vary by 14.2 % ..." for a noisy run of the plan, else nothing.
+    const auto noise_of = [&](std::size_t i) -> std::string {
+        if (i >= records.size() || !records[i] || !is_noisy(records[i]->execution.quality)) return {};
+        return (plan[i].baseline ? std::string("baseline: ") : std::string()) + quality_reasons_text(records[i]->execution.quality);
+    };
     for (const SweepPoint& point : result.points) {
         std::optional<double> baseline_ms;
         std::string baseline_note;
+        std::string baseline_noise;
         for (std::size_t i = 0; i < plan.size(); ++i) {
-            if (plan[i].point == point && plan[i].baseline) baseline_ms = mean_ms_of(i, baseline_note);
+            if (plan[i].point == point && plan[i].baseline) {
+                baseline_ms = mean_ms_of(i, baseline_note);
+                baseline_noise = noise_of(i);
+            }
         }
         for (const Precision p : result.precisions) {
             SweepCell cell;
@@ -89,7 +98,13 @@ SweepResult analyze_sweep(const std::vector<SweepRun>& plan, const std::vector<s
                 if (plan[i].point != point || plan[i].baseline || plan[i].config.precision != p) continue;
                 cell.ms = mean_ms_of(i, cell.note);
                 if (i < records.size() && records[i]) cell.emulated = records[i]->execution.fp8_emulated;
+                cell.noisy_reasons = noise_of(i);
             }
+            if (!baseline_noise.empty()) {
+                if (!cell.noisy_reasons.empty()) cell.noisy_reasons += "; ";
+                cell.noisy_reasons += baseline_noise;
+            }
+            cell.noisy = !cell.noisy_reasons.empty();
             if (cell.ms && baseline_ms && *cell.ms > 0) cell.speedup = *baseline_ms / *cell.ms;
             if (!baseline_ms && cell.note.empty()) cell.note = "baseline: " + (baseline_note.empty() ? "no time" : baseline_note);
             result.any_emulated = result.any_emulated || cell.emulated;
@@ -153,6 +168,12 @@ std::vector<std::string> SweepResult::break_even_statements() const {
             text = name + " pays from " + points[*from].label() + " on (" + format_fixed(cell(*from, p).speedup, 2, "x") +
                    "); below that it is slower (" + at(*below) + ").";
         }
+        const auto noisy_at = std::count_if(measured.begin(), measured.end(), [&](std::size_t k) { return cell(k, p).noisy; });
+        if (noisy_at > 0) {
+            text += ' ';  // not " " + std::to_string(...): GCC 12 warns falsely (-Wrestrict) on that
+            text += std::to_string(noisy_at) + " of these sizes were measured noisily, so this is not clean evidence; " +
+                    "measure them again on an idle machine.";
+        }
         if (measured.size() < points.size()) {
             text += " Measured at " + std::to_string(measured.size()) + " of " + std::to_string(points.size()) +
                     " sizes; the others have no time (skipped, cancelled, failed or not run).";
@@ -192,13 +213,19 @@ std::string render_sweep_table(const SweepResult& result) {
         for (std::size_t p = 0; p < result.precisions.size(); ++p) {
             const SweepCell& c = result.cell(k, p);
             row.push_back(c.ms ? format_fixed(c.ms, 2) : (c.note.rfind("skipped", 0) == 0 ? "skipped" : "-"));
-            row.push_back(c.emulated && c.speedup ? std::string(kEmulatedSpeedup) : format_fixed(c.speedup, 2, "x"));
+            row.push_back(c.emulated && c.speedup ? std::string(kEmulatedSpeedup)
+                          : c.noisy && c.speedup     ? format_fixed(c.speedup, 2, "x noisy")
+                                                     : format_fixed(c.speedup, 2, "x"));
         }
         rows.push_back(std::move(row));
     }
     std::string text = render_text_table(header, rows);
     if (const std::optional<std::string> cut = result.cut_short_statement()) text += *cut + "\n";
     for (const std::string& s : result.break_even_statements()) text += s + "\n";
+    for (const SweepCell& c : result.cells) {
+        if (!c.noisy || !c.speedup) continue;
+        text += "noisy: " + precision_label(c.precision, c.emulated) + " at " + c.point.label() + ": " + c.noisy_reasons + "\n";
+    }
     if (!result.skipped.empty()) {
         text += "Skipped:\n";
         for (const std::string& s : result.skipped) text += "  " + s + "\n";
@@ -216,7 +243,7 @@ std::string join_note(const std::string& note, const std::string& more) {
 
 std::string sweep_csv_text(const SweepResult& result) {
     std::ostringstream out;
-    out << "hidden,batch,seq,flops_per_step,precision,ms,baseline_ms,speedup,fp8_emulated,note\n";
+    out << "hidden,batch,seq,flops_per_step,precision,ms,baseline_ms,speedup,fp8_emulated,note,noisy,noisy_reasons\n";
     const auto number = [](const std::optional<double>& v) { return v ? format_fixed(v, 6) : std::string(); };
     for (std::size_t k = 0; k < result.points.size(); ++k) {
         for (std::size_t p = 0; p < result.precisions.size(); ++p) {
@@ -224,7 +251,8 @@ std::string sweep_csv_text(const SweepResult& result) {
             out << c.point.hidden << ',' << c.point.batch << ',' << c.point.seq << ',' << format_fixed(result.flops[k], 0) << ','
                 << csv_field(to_string(c.precision)) << ',' << number(c.ms) << ',' << number(c.baseline_ms) << ','
                 << number(c.emulated ? std::nullopt : c.speedup) << ',' << (c.emulated ? "true" : "false") << ','
-                << csv_field(c.emulated && c.speedup ? join_note(c.note, emulated_speedup_reason()) : c.note) << '\n';
+                << csv_field(c.emulated && c.speedup ? join_note(c.note, emulated_speedup_reason()) : c.note) << ','
+                << (c.noisy ? "true" : "false") << ',' << csv_field(c.noisy_reasons) << '\n';
         }
     }
     return out.str();

@@ -19,6 +19,10 @@ struct SweepCell {
     std::optional<double> speedup;
     bool emulated = false;  // FP8 GEMMs emulated (CPU): the speed is not FP8 speed
     std::string note;
+    // This size's run or its baseline was measured noisily (MeasurementQuality): the speedup is marked, and
+    // `noisy_reasons` says whose and why.
+    bool noisy = false;
+    std::string noisy_reasons;
 };
 
 struct SweepResult {
@@ -55,7 +59,8 @@ struct SweepResult {
 SweepResult analyze_sweep(const std::vector<SweepRun>& plan, const std::vector<std::optional<RunRecord>>& records);
 
 std::string render_sweep_table(const SweepResult& result);
-// One row per size and precision: hidden, batch, seq, flops, precision, ms, baseline ms, speedup, emulated, note.
+// One row per size and precision: hidden, batch, seq, flops, precision, ms, baseline ms, speedup, emulated, note,
+// noisy, noisy_reasons.
 std::string sweep_csv_text(const SweepResult& result);
 
 }  // namespace tewb

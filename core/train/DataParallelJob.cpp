@@ -59,12 +59,14 @@ RunRecord job_record(const RunConfig& resolved, const DeviceInfo& device, const 
 }
 
 // The job's scaling efficiency against the 1-process run: its median timed step over the job's, when both
-// have one and the job finished. Medians, so a few steps disturbed by the machine do not move it.
+// have one and the job finished. Medians, so a few steps disturbed by the machine do not move it; whether the
+// 1-process run was noisy goes with it (the job's own quality is in its record), so the figure can say so.
 void add_scaling_efficiency(RunRecord& job, const RunRecord& reference) {
     if (job.execution.dist && reference.summary.median_ms && job.summary.median_ms && *job.summary.median_ms > 0 &&
         job.status == RunStatus::Finished) {
         job.execution.dist->scaling_efficiency = *reference.summary.median_ms / *job.summary.median_ms;
         job.execution.dist->baseline_run_id = reference.id;
+        job.execution.dist->baseline_noisy = is_noisy(reference.execution.quality);
     }
 }
 

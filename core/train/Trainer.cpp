@@ -43,6 +43,7 @@
 #include "core/train/AutocastScope.h"
 #include "core/train/CpuThreads.h"
 #include "core/train/FusedAdamW.h"
+#include "core/train/QualityProbe.h"
 #include "core/train/StepGraph.h"
 #include "core/train/StepProfiler.h"
 #include "core/train/StepTimer.h"
@@ -128,6 +129,7 @@ public:
             if (stop_before_step()) break;
             if (k == config_.warmup) {
                 s.launches_at_timed_start = ops_.kernel_launches();
+                s.probe->start();
                 s.timer->reset_peak_memory();
                 if (s.fp8_state) s.fp8_state->take_inspection_ms();  // the timed steps' inspection only
             }
@@ -162,6 +164,7 @@ private:
         at::Tensor static_loss;   // the graph's loss, rewritten by every replay
         std::unique_ptr<StepTimer> timer;
         std::uint64_t launches_at_timed_start = 0;
+        std::unique_ptr<QualityProbe> probe;  // what else the machine and the GPU did during the timed steps
     };
 
     // The model (weights broadcast from rank 0 in a job), the optimizer, the data, a job's gradient buckets,
@@ -208,6 +211,7 @@ private:
         s.optimizer->set_write_fp8_copies(s.graph == nullptr);
         s.timer = make_step_timer(device_, config_.total_steps(), s.fp8_state ? s.fp8_state->statistics_rows() : 0);
         s.timer->reset_peak_memory();
+        s.probe = std::make_unique<QualityProbe>(device_.is_cuda() ? std::optional<int>(device_.index()) : std::nullopt);
         start_ = Clock::now();
     }
 
@@ -304,10 +308,17 @@ private:
         if (auto reading = s.timer->finish()) {
             report(*reading);
         }
+        s.probe->stop();
+        std::uint64_t sibling_jiffies = 0;  // a job's other ranks: CPU time of the measurement, not of other work
         if (job_) {
             gather_job_figures(s.buckets->last_step(), static_cast<int>(s.buckets->bucket_count()));
             if (record_.execution.dist) record_.execution.dist->allreduce_bytes = s.buckets->bytes();
+            const auto own = gather_at_rank0(*job_, "own_cpu_jiffies", {static_cast<double>(s.probe->own_jiffies())});
+            for (std::size_t r = 1; r < own.size(); ++r) {
+                if (!own[r].empty()) sibling_jiffies += static_cast<std::uint64_t>(own[r].front());
+            }
         }
+        record_.execution.quality = s.probe->quality(record_.steps, sibling_jiffies);
         WeightsDigest digest;
         for (const at::Tensor& p : s.model->parameters()) {
             const at::Tensor d = p.detach().to(at::kDouble);

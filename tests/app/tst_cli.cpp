@@ -401,6 +401,55 @@ private Q_SLOTS:
         QCOMPARE(read_json_text(off.out)["config"]["cuda_graph"].get<bool>(), false);
     }
 
+    // Every run records how far its times can be trusted; a stored record that was noisy says so in te-bench's
+    // table (its CV column and the reasons under it) and in the summary CSV; an older record without it is
+    // "not recorded", never clean.
+    void measurementQualityIsRecordedAndShown() {
+        const QString json_path = dir_.filePath("quality.json");
+        const Result r = bench({"run", "--preset", "quick-cpu", "--warmup", "1", "--iters", "3", "--no-store", "--json", json_path});
+        QCOMPARE(r.exit_code, 0);
+        QVERIFY2(r.out.contains(QStringLiteral("cv")), qPrintable(r.out));
+        json record = read_json(json_path);
+        const json& quality = record["execution"]["quality"];
+        QVERIFY2(quality.is_object(), record["execution"].dump().c_str());
+        QVERIFY(quality["cv"].is_number());
+        QCOMPARE(quality["gpu_applies"].get<bool>(), false);
+        QCOMPARE(quality["gpu_note"].get<std::string>(), std::string("does not apply: a CPU run"));
+        QVERIFY(quality["load_average"].is_number() || quality["machine_note"].is_string());
+
+        record["execution"]["quality"]["cv"] = 0.3;
+        record["execution"]["quality"]["noisy"] = true;
+        record["execution"]["quality"]["reasons"] = json::array({"step times vary by 30.0 % (CV; noisy above 10.0 %)"});
+        json old = record;
+        old["id"] = record["id"].get<std::string>() + "-old";
+        old["config"]["name"] = "old run";
+        old["execution"].erase("quality");
+        for (const auto& [name, document] : {std::pair{"noisy.json", record}, std::pair{"old.json", old}}) {
+            QFile file(dir_.filePath(QString::fromLatin1(name)));
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(QByteArray::fromStdString(document.dump()));
+        }
+        const QString store = dir_.filePath("quality.sqlite3");
+        QCOMPARE(bench({"--store", store, "history", "import", dir_.filePath("noisy.json"), dir_.filePath("old.json")}).exit_code, 0);
+        const Result shown = bench({"--store", store, "history", "show", "1"});
+        QCOMPARE(shown.exit_code, 0);
+        QVERIFY2(shown.out.contains(QStringLiteral("30.0% noisy")), qPrintable(shown.out));
+        QVERIFY2(shown.out.contains(QStringLiteral(": step times vary by 30.0 % (CV; noisy above 10.0 %)")), qPrintable(shown.out));
+        const Result old_shown = bench({"--store", store, "history", "show", "2"});
+        QVERIFY2(old_shown.out.contains(QStringLiteral("measurement quality not recorded (older records, not known to be clean): old run")),
+                 qPrintable(old_shown.out));
+        const QString summary = dir_.filePath("quality-summary.csv");
+        QCOMPARE(bench({"--store", store, "history", "export", "2", "1", "--summary-csv", summary}).exit_code, 0);
+        QFile csv(summary);
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
+        QVERIFY2(lines[0].endsWith(QStringLiteral(",cv,others_cpu_cores,load_average,noisy,noisy_reasons")), qPrintable(lines[0]));
+        QVERIFY2(lines[1].endsWith(QStringLiteral(",,,,,measurement quality not recorded (an older record)")), qPrintable(lines[1]));
+        QVERIFY2(lines[2].contains(QStringLiteral(",0.3,")) &&
+                     lines[2].endsWith(QStringLiteral(",true,step times vary by 30.0 % (CV; noisy above 10.0 %)")),
+                 qPrintable(lines[2]));
+    }
+
     void historyListShowExportDelete() {
         const Result list = bench({"history", "list", "--json"});
         QCOMPARE(list.exit_code, 0);

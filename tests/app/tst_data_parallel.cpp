@@ -18,6 +18,7 @@
 
 #include "../helpers/ChildProcess.h"
 #include "core/device/DeviceInfo.h"
+#include "core/results/Comparison.h"
 #include "core/results/ReportText.h"
 #include "core/train/DataParallelJob.h"
 #include "core/train/Trainer.h"
@@ -435,6 +436,11 @@ private Q_SLOTS:
         QVERIFY(job.execution.dist && job.execution.dist->world_size == 2 && job.execution.dist->scaling_efficiency);
         QCOMPARE(*job.execution.dist->scaling_efficiency, *result.reference->summary.median_ms / *job.summary.median_ms);
         QCOMPARE(job.execution.dist->baseline_run_id, result.reference->id);
+        // Both runs' measurement quality is recorded (rank 0's for the job), and the efficiency knows whether the
+        // 1-process run was noisy; whether either was is the machine's business, not this test's.
+        QVERIFY(job.execution.quality && result.reference->execution.quality);
+        QCOMPARE(job.execution.dist->baseline_noisy, result.reference->execution.quality->noisy);
+        QCOMPARE(tewb::scaling_is_noisy(job), job.execution.quality->noisy || result.reference->execution.quality->noisy);
         // The ranks' lines went to the file asked for; the job's own lines to the hook, in order.
         QVERIFY2(ranks_said.contains("rank 0: training") && ranks_said.contains("rank 1: training"), qPrintable(ranks_said));
         QCOMPARE(lines.size(), std::size_t{4});

@@ -1,6 +1,10 @@
 #include <QtTest>
 
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include "core/device/Capability.h"
+#include "core/device/GpuContention.h"
 #include "core/device/PeakThroughput.h"
 
 using namespace tewb;
@@ -89,6 +93,105 @@ private Q_SLOTS:
         QCOMPARE(find_peak_throughput("NVIDIA L40S")->device, std::string("L40S"));
         QVERIFY(!find_peak_throughput("").has_value());
         QVERIFY(!find_peak_throughput("Some Future GPU").has_value());
+    }
+
+    void gpuContentionSaysWhyItIsUnavailable() {
+        const GpuContention no_bus = read_gpu_contention("");
+        QVERIFY(!no_bus.available);
+        QVERIFY2(no_bus.unavailable_reason.find("PCI bus id") != std::string::npos, no_bus.unavailable_reason.c_str());
+        if (void* library = ::dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL)) {
+            ::dlclose(library);
+            // With a driver: a bus id no GPU has is refused by NVML, in its words, naming the device.
+            const GpuContention none = read_gpu_contention("0000:ff:1f.7");
+            QVERIFY(!none.available);
+            const bool said = none.unavailable_reason.rfind("NVML: ", 0) == 0
+                                  ? none.unavailable_reason.find("0000:ff:1f.7") != std::string::npos
+                                  : none.unavailable_reason.rfind("NVML could not start: ", 0) == 0;
+            QVERIFY2(said, none.unavailable_reason.c_str());
+            return;
+        }
+        for (int call = 0; call < 2; ++call) {  // the second call answers from the once-per-process state
+            const GpuContention contention = read_gpu_contention("0000:1b:00.0");
+            QVERIFY(!contention.available);
+            QCOMPARE(contention.unavailable_reason, std::string("libnvidia-ml.so.1 not found (no NVIDIA driver)"));
+            QCOMPARE(contention.other_processes, 0);
+            QVERIFY(contention.throttle_reasons.empty());
+            QVERIFY(!contention.sm_clock_mhz.has_value());
+            QVERIFY(!contention.max_sm_clock_mhz.has_value());
+        }
+    }
+
+    void clockEventReasonBits_data() {
+        QTest::addColumn<quint64>("mask");
+        QTest::addColumn<QStringList>("words");
+        QTest::addColumn<QList<bool>>("benign");
+        QTest::newRow("none") << quint64{0} << QStringList{} << QList<bool>{};
+        QTest::newRow("idle") << quint64{0x1} << QStringList{"GPU idle"} << QList<bool>{true};
+        QTest::newRow("app clocks") << quint64{0x2} << QStringList{"application clocks setting"} << QList<bool>{true};
+        QTest::newRow("power cap") << quint64{0x4} << QStringList{"SW power cap"} << QList<bool>{false};
+        QTest::newRow("hw slowdown") << quint64{0x8} << QStringList{"HW slowdown"} << QList<bool>{false};
+        QTest::newRow("sync boost") << quint64{0x10} << QStringList{"sync boost"} << QList<bool>{false};
+        QTest::newRow("sw thermal") << quint64{0x20} << QStringList{"SW thermal slowdown"} << QList<bool>{false};
+        QTest::newRow("hw thermal") << quint64{0x40} << QStringList{"HW thermal slowdown"} << QList<bool>{false};
+        QTest::newRow("power brake") << quint64{0x80} << QStringList{"HW power brake slowdown"} << QList<bool>{false};
+        QTest::newRow("display") << quint64{0x100} << QStringList{"display clock setting"} << QList<bool>{true};
+        QTest::newRow("idle + power cap + thermal")
+            << quint64{0x1 | 0x4 | 0x20} << QStringList{"GPU idle", "SW power cap", "SW thermal slowdown"}
+            << QList<bool>{true, false, false};
+        QTest::newRow("unknown bits") << quint64{0x200 | 0x8000000000000000ULL | 0x40}
+                                      << QStringList{"HW thermal slowdown", "unknown reason 0x200",
+                                                     "unknown reason 0x8000000000000000"}
+                                      << QList<bool>{false, false, false};
+    }
+
+    void clockEventReasonBits() {
+        QFETCH(quint64, mask);
+        QFETCH(QStringList, words);
+        QFETCH(QList<bool>, benign);
+        const std::vector<std::string> decoded = decode_clock_event_reasons(mask);
+        QStringList got;
+        for (const std::string& reason : decoded) got << QString::fromStdString(reason);
+        QCOMPARE(got, words);
+        for (qsizetype i = 0; i < words.size(); ++i) {
+            const std::string& reason = decoded[static_cast<std::size_t>(i)];
+            QVERIFY2(throttle_reason_is_benign(reason) == benign[i], reason.c_str());
+        }
+    }
+
+    void clockEventReasonTableCoversNvml() {
+        std::uint64_t all = 0;
+        for (const ClockEventReason& reason : clock_event_reasons()) {
+            QCOMPARE(all & reason.bit, std::uint64_t{0});
+            all |= reason.bit;
+            QCOMPARE(throttle_reason_is_benign(reason.words), reason.benign);
+        }
+        QCOMPARE(all, std::uint64_t{0x1ff});  // nvmlClocksEventReasonAll
+        QVERIFY(!throttle_reason_is_benign(""));
+        QVERIFY(!throttle_reason_is_benign("gpu idle"));
+    }
+
+    void processListsReadEachLayout() {
+        const NvmlProcessInfoV1 v1[] = {{101, 1ULL << 30}, {202, 0}};
+        QCOMPARE(process_ids(v1), (std::vector<unsigned>{101, 202}));
+        const NvmlProcessInfoV2 v2[] = {{303, 5ULL << 20, 0xFFFFFFFFu, 0xFFFFFFFFu}, {404, 0, 1, 2}};
+        QCOMPARE(process_ids(v2), (std::vector<unsigned>{303, 404}));
+        QVERIFY(process_ids(std::span<const NvmlProcessInfoV2>{}).empty());
+    }
+
+    void otherProcessesExcludeOurs() {
+        const unsigned self = static_cast<unsigned>(::getpid());
+        QCOMPARE(count_other_processes({}, {self}, false), 0);
+        QCOMPARE(count_other_processes({self}, {self}, false), 0);
+        QCOMPARE(count_other_processes({self, 7, 9}, {self}, false), 2);
+        QCOMPARE(count_other_processes({7, 9}, {self}, false), 2);
+        // One process listed once per MIG instance it uses is still one process.
+        QCOMPARE(count_other_processes({7, 7, self, self}, {self}, false), 1);
+        // Inside a container NVML's host pid of ours matches none of our pids: one listed process is us.
+        QCOMPARE(count_other_processes({50123}, {self, 1}, true), 0);
+        QCOMPARE(count_other_processes({50123, 50200}, {self, 1}, true), 1);
+        // ...unless a listed pid does match (a container sharing the host's PID namespace view).
+        QCOMPARE(count_other_processes({50123, self}, {50123, self}, true), 0);
+        QCOMPARE(count_other_processes({50200, self}, {50123, self}, true), 1);
     }
 
     void cudaVersionFormatting() {

@@ -9,6 +9,7 @@
 #include "core/common/Error.h"
 #include "core/common/Statistics.h"
 #include "core/config/SweepPlan.h"
+#include "core/device/MachineLoad.h"
 #include "core/results/Comparison.h"
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
@@ -46,6 +47,16 @@ RunRecord timed_run(const std::string& name, const std::vector<double>& step_ms,
 RunRecord repeat_of(RunRecord r, const std::string& group, int index, int count) {
     r.repeat = RepeatInfo{group, index, count};
     return r;
+}
+
+// A measured run's quality with only its CV known, judged by core's rule.
+MeasurementQuality quality_with_cv(double cv) {
+    MeasurementQuality q;
+    q.cv = cv;
+    q.cores = 4;
+    q.gpu_note = "does not apply: a CPU run";
+    judge_quality(q);
+    return q;
 }
 
 DeviceInfo cpu_device() {
@@ -389,6 +400,177 @@ private Q_SLOTS:
         QVERIFY2(text.find("above 100 %: each process stepped faster than the 1-process run did") != std::string::npos, text.c_str());
     }
 
+    void coefficientOfVariation() {
+        // mean 10, sample standard deviation sqrt(((-2)^2 + 0 + 2^2) / 2) = 2: CV 0.2.
+        QCOMPARE(*coefficient_of_variation({8, 10, 12}), 0.2);
+        QCOMPARE(*coefficient_of_variation({5, 5, 5, 5}), 0.0);
+        QVERIFY(!coefficient_of_variation({7}));      // one step has no spread
+        QVERIFY(!coefficient_of_variation({}));
+        QVERIFY(!coefficient_of_variation({0, 0}));   // no positive mean
+    }
+
+    // The rule's boundaries: a CV of 9.9 % is steady, 10.1 % noisy; other processes at 0.5 core are tolerated,
+    // at 1.3 they disturb; a load average of 1.25 per core is tolerated, above it disturbs; any other process on
+    // the GPU disturbs, and so does a clock-event reason except the benign ones.
+    void noisyRuleBoundaries() {
+        QVERIFY(!quality_with_cv(0.099).noisy);
+        MeasurementQuality q = quality_with_cv(0.101);
+        QVERIFY(q.noisy);
+        QCOMPARE(q.reasons, std::vector<std::string>{"step times vary by 10.1 % (CV; noisy above 10.0 %)"});
+
+        MeasurementQuality machine = quality_with_cv(0.02);
+        machine.others_cpu_cores = 0.5;
+        machine.load_average = 5.0;  // 1.25 per core: the run's own threads count in it
+        judge_quality(machine);
+        QVERIFY2(!machine.noisy, quality_reasons_text(machine).c_str());
+        machine.others_cpu_cores = 1.3;
+        machine.load_average = 5.2;
+        judge_quality(machine);
+        QVERIFY(machine.noisy);
+        QCOMPARE(quality_reasons_text(machine), std::string("other processes used 1.3 cores; the load average was 5.2 on 4 cores"));
+
+        MeasurementQuality gpu = quality_with_cv(0.02);
+        gpu.gpu_applies = gpu.gpu_measured = true;
+        gpu.gpu_throttle_reasons = {"GPU idle", "application clocks setting"};
+        judge_quality(gpu);
+        QVERIFY2(!gpu.noisy, quality_reasons_text(gpu).c_str());
+        gpu.gpu_throttle_reasons.push_back("SW power cap");
+        gpu.gpu_other_processes = 1;
+        judge_quality(gpu);
+        QCOMPARE(quality_reasons_text(gpu),
+                 std::string("1 other process computed on the GPU; the GPU lowered its clocks (SW power cap)"));
+        // Where NVML did not answer, its figures give no reason, and the details say why it was not measured.
+        gpu.gpu_measured = false;
+        gpu.gpu_note = "libnvidia-ml.so.1 not found (no NVIDIA driver)";
+        judge_quality(gpu);
+        QVERIFY(!gpu.noisy);
+        QVERIFY2(quality_details_text(gpu).find("GPU contention not measured: libnvidia-ml.so.1 not found") != std::string::npos,
+                 quality_details_text(gpu).c_str());
+        // A record without a quality is not measured, never clean.
+        QVERIFY(!is_noisy(std::nullopt));
+        QCOMPARE(quality_cell(std::nullopt), std::string("-"));
+        QVERIFY(quality_details_text(std::nullopt).find("not known to be clean") != std::string::npos);
+        QCOMPARE(quality_cell(quality_with_cv(0.0314)), std::string("3.1%"));
+        QCOMPARE(quality_cell(quality_with_cv(0.142)), std::string("14.2% noisy"));
+        QCOMPARE(noisy_name("te bf16", quality_with_cv(0.142)), std::string("te bf16 (noisy)"));
+        QCOMPARE(noisy_name("te bf16", quality_with_cv(0.02)), std::string("te bf16"));
+    }
+
+    // /proc's texts as the kernel writes them, and malformed ones: a value, or a reason, never a crash.
+    void procTextsParse() {
+        const char* stat = "cpu  100 5 50 1000 20 3 2 10 7 0\ncpu0 50 2 25 500 10 1 1 5 3 0\nintr 12345\n";
+        QCOMPARE(*parse_busy_jiffies(stat).value, std::uint64_t{100 + 5 + 50 + 3 + 2 + 10});  // not idle, not iowait
+        for (const char* bad : {"", "intr 1 2 3\n", "cpu  1 2 3\n", "cpu  1 2 x 4 5 6 7 8\n"}) {
+            const ProcReading<std::uint64_t> r = parse_busy_jiffies(bad);
+            QVERIFY(!r.value);
+            QVERIFY2(r.problem.rfind("/proc/stat", 0) == 0, r.problem.c_str());
+        }
+        // The command name may hold spaces and parentheses: fields are counted after the last ')'.
+        const char* self = "4242 (te bench (x)) R 1 4242 4242 0 -1 4194304 100 0 0 0 370 45 0 0 20 0 9 0 1000 1 1\n";
+        QCOMPARE(*parse_own_jiffies(self).value, std::uint64_t{415});
+        QVERIFY(parse_own_jiffies("4242 te-bench R 1").problem.find("no \"(command)\" field") != std::string::npos);
+        QVERIFY(parse_own_jiffies("4242 (te) R 1 2 3").problem.find("ends before its utime") != std::string::npos);
+        QVERIFY(parse_own_jiffies("4242 (te) R 1 2 3 4 5 6 7 8 9 10 ten 12").problem.find("not a whole number") != std::string::npos);
+        QCOMPARE(*parse_load_average("1.77 1.84 1.06 2/97 10959\n").value, 1.77);
+        QVERIFY(parse_load_average("").problem == "/proc/loadavg is empty");
+        QVERIFY(parse_load_average("high 1 1").problem.find("not a load average") != std::string::npos);
+
+        // 300 busy jiffies of which 100 are this process's, over 2 s at 100 ticks per second: 1 core of other work.
+        const CpuSnapshot start{1000, 500};
+        const CpuSnapshot end{1300, 600};
+        QCOMPARE(*others_cpu_cores(start, end, 2.0, 100).value, 1.0);
+        QCOMPARE(*others_cpu_cores(start, end, 2.0, 100, 100).value, 0.5);   // a job's other ranks are not other work
+        QCOMPARE(*others_cpu_cores(start, end, 2.0, 100, 1000).value, 0.0);  // never below 0
+        QVERIFY(others_cpu_cores(start, end, 0.2, 100).problem.find("too short") != std::string::npos);
+        QVERIFY(others_cpu_cores(end, start, 2.0, 100).problem.find("went backwards") != std::string::npos);
+        QVERIFY(!others_cpu_cores(start, end, 2.0, 0).value);
+    }
+
+    // A speedup measured on a noisy run, or against a noisy baseline, says so wherever it is shown: the
+    // interval, the group table, the plain table, the headline, the report's sentence and the sweep.
+    void noisySpeedupsSayNoisy() {
+        RunRecord base = timed_run("torch bf16 (baseline)", {10, 10.2, 9.8});
+        RunRecord fast = timed_run("te bf16", {5, 5.1, 4.9});
+        base.execution.quality = quality_with_cv(0.02);
+        fast.execution.quality = quality_with_cv(0.02);
+        std::vector<RunRecord> runs{base, fast};
+        std::vector<RunGroup> groups = group_runs(runs, 0);
+        QVERIFY(groups[1].significant() && !groups[1].speedup_noisy);
+        const std::string clean = speedup_text(groups[1]);
+        QVERIFY2(clean.find("noisy") == std::string::npos, clean.c_str());
+        QVERIFY(report_headline(runs, groups).find("noisy") == std::string::npos);
+        QVERIFY2(quality_sentence(runs).rfind("Every run was measured with steady step times (CV at most 10 %)", 0) == 0,
+                 quality_sentence(runs).c_str());
+        QVERIFY(render_summary_table(runs, 0).find("noisy") == std::string::npos);
+
+        runs[0].execution.quality = quality_with_cv(0.14);  // only the baseline is noisy
+        groups = group_runs(runs, 0);
+        QVERIFY(groups[1].significant() && groups[1].speedup_noisy);
+        const std::string text = speedup_text(groups[1]);
+        QVERIFY2(text.size() > 6 && text.compare(text.size() - 6, 6, " noisy") == 0, text.c_str());
+        const std::string table = render_group_table(runs, groups);
+        QVERIFY2(table.find(text) != std::string::npos && table.find("quality") != std::string::npos, table.c_str());
+        const std::string plain = render_summary_table(runs, 0);
+        QVERIFY2(plain.find("2.00x noisy") != std::string::npos, plain.c_str());
+        QVERIFY2(plain.find("1.00x noisy") == std::string::npos, plain.c_str());  // the baseline against itself is exact
+        QVERIFY(!groups[0].speedup_noisy);
+        QVERIFY2(plain.find("14.0% noisy") != std::string::npos, plain.c_str());
+        QVERIFY2(plain.find("noisy: torch bf16 (baseline): step times vary by 14.0 % (CV") != std::string::npos, plain.c_str());
+        const std::string headline = report_headline(runs, groups);
+        QVERIFY2(headline.find("(noisy measurement: not clean evidence of a difference)") != std::string::npos, headline.c_str());
+        const std::string sentence = quality_sentence(runs);
+        QVERIFY2(sentence.rfind("Noisy measurements: torch bf16 (baseline) (step times vary by 14.0 %", 0) == 0, sentence.c_str());
+
+        runs[0].execution.quality.reset();  // an older record: not recorded, never called clean
+        QVERIFY2(quality_sentence(runs).find("not recorded for torch bf16 (baseline)") != std::string::npos,
+                 quality_sentence(runs).c_str());
+        QVERIFY(quality_sentence(runs).find("Every run") == std::string::npos);
+        QVERIFY(render_summary_table(runs, 0).find("measurement quality not recorded") != std::string::npos);
+
+        SweepSpec spec;
+        spec.base = make_preset(Preset::QuickCpu);
+        spec.hidden = {64, 128};
+        spec.precisions = {Precision::Bf16};
+        const std::vector<SweepRun> plan = plan_sweep(spec, cpu_device());
+        std::vector<std::optional<RunRecord>> records;
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+            RunRecord r = timed_run(plan[i].config.name, {plan[i].baseline ? 4.0 : 2.0});
+            r.config = plan[i].config;
+            r.execution.quality = quality_with_cv(plan[i].baseline && i < 2 ? 0.3 : 0.01);  // the first size's baseline
+            records.push_back(r);
+        }
+        const SweepResult sweep = analyze_sweep(plan, records);
+        const std::string said = sweep.break_even_statements()[0];
+        QVERIFY2(said.find("1 of these sizes were measured noisily") != std::string::npos, said.c_str());
+        const std::string sweep_table = render_sweep_table(sweep);
+        QVERIFY2(sweep_table.find("2.00x noisy") != std::string::npos && sweep_table.find("baseline: step times vary by 30.0 %") !=
+                                                                          std::string::npos,
+                 sweep_table.c_str());
+        const std::string sweep_csv = sweep_csv_text(sweep);
+        QVERIFY2(sweep_csv.find(",noisy,noisy_reasons\n") != std::string::npos && sweep_csv.find(",true,baseline: step times") !=
+                                                                                      std::string::npos,
+                 sweep_csv.c_str());
+    }
+
+    // The scaling efficiency stands on both runs' measurements: a noisy job or 1-process run marks it.
+    void noisyScalingIsMarked() {
+        RunRecord job = timed_run("job", {10, 10.1, 9.9});
+        job.execution.dist = DistExecution{};
+        job.execution.dist->world_size = 2;
+        job.execution.dist->rank_mean_ms = {10.0, 10.1};
+        job.execution.dist->scaling_efficiency = 0.93;
+        job.execution.quality = quality_with_cv(0.02);
+        QVERIFY(!scaling_is_noisy(job));
+        QVERIFY(render_job_summary(job).find("noisy") == std::string::npos);
+        job.execution.dist->baseline_noisy = true;
+        QVERIFY(scaling_is_noisy(job));
+        std::string text = render_job_summary(job);
+        QVERIFY2(text.find("noisy: its 1-process run was measured on a disturbed machine") != std::string::npos, text.c_str());
+        job.execution.quality = quality_with_cv(0.2);
+        text = render_job_summary(job);
+        QVERIFY2(text.find("noisy: the job and its 1-process run were measured") != std::string::npos, text.c_str());
+    }
+
     void honestyLabelsAndCommandLine() {
         RunRecord r = timed_run("te fp8 cpu", {5});
         r.config = make_preset(Preset::QuickCpu);
@@ -434,7 +616,12 @@ private Q_SLOTS:
         QCOMPARE(args.front(), std::string("run"));
         RunRecord seed = timed_run("seed", {1});
         seed.config = make_preset(Preset::Seed);
+        // Without a recorded measurement quality (an older record) it is not known to be clean.
+        QCOMPARE(honesty_labels(seed), std::vector<std::string>{"measurement quality not recorded"});
+        seed.execution.quality = quality_with_cv(0.02);
         QVERIFY(honesty_labels(seed).empty());
+        seed.execution.quality = quality_with_cv(0.14);
+        QCOMPARE(honesty_labels(seed), std::vector<std::string>{"noisy: step times vary by 14.0 % (CV; noisy above 10.0 %)"});
     }
 };
 

@@ -223,6 +223,53 @@ private Q_SLOTS:
         QVERIFY(!record_from_json(before_calibration, "old.json").config.fp8.calibrate_first_step);
     }
 
+    // Measurement quality, every field both ways; a record from before it was kept reads as not measured (never
+    // clean); a damaged figure is refused with its path.
+    void measurementQualityRoundTrip() {
+        RunRecord measured = sample_record();
+        MeasurementQuality q;
+        q.cv = 0.142;
+        q.others_cpu_cores = 1.3;
+        q.load_average = 5.25;
+        q.cores = 4;
+        q.gpu_applies = true;
+        q.gpu_measured = true;
+        q.gpu_other_processes = 2;
+        q.gpu_throttle_reasons = {"GPU idle", "SW power cap"};
+        q.sm_clock_mhz = 1410;
+        q.max_sm_clock_mhz = 1980;
+        judge_quality(q);
+        QVERIFY(q.noisy && q.reasons.size() == 5);
+        measured.execution.quality = q;
+        measured.execution.dist = DistExecution{};
+        measured.execution.dist->baseline_noisy = true;
+        const RunRecord back = record_from_json_text(record_to_json_text(measured), "memory");
+        QCOMPARE(back.execution, measured.execution);
+        QVERIFY(back.execution.dist->baseline_noisy);
+
+        MeasurementQuality unmeasured;  // a CPU run whose machine could not be read
+        unmeasured.machine_note = "/proc/stat cannot be read (not Linux, or /proc not mounted)";
+        unmeasured.gpu_note = "does not apply: a CPU run";
+        measured.execution.quality = unmeasured;
+        QCOMPARE(record_from_json_text(record_to_json_text(measured), "memory").execution.quality, unmeasured);
+
+        json old = to_json(measured);
+        old["execution"].erase("quality");
+        old["execution"]["dist"].erase("baseline_noisy");
+        const RunRecord old_back = record_from_json(old, "old.json");
+        QVERIFY(!old_back.execution.quality);
+        QVERIFY(!old_back.execution.dist->baseline_noisy);
+        QVERIFY(!is_noisy(old_back.execution.quality));
+        QVERIFY(quality_details_text(old_back.execution.quality).find("not known to be clean") != std::string::npos);
+
+        json damaged = to_json(measured);
+        damaged["execution"]["quality"]["cv"] = -0.5;
+        expect_rejected(damaged, "$.execution.quality.cv: expected a finite number of 0 or more");
+        damaged = to_json(measured);
+        damaged["execution"]["quality"]["reasons"] = json::array({1});
+        expect_rejected(damaged, "$.execution.quality.reasons[0]: expected a string");
+    }
+
     // `te-bench run --profile`: the top-kernels table from the profiler's events (outermost per lane on the CPU,
     // every event on the GPU), as text and CSV, and in the record both ways; a damaged table is refused.
     void kernelProfileTableTextCsvAndRecord() {
@@ -556,15 +603,17 @@ private Q_SLOTS:
         const QStringList lines = QString::fromStdString(out.str()).split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 3);
         const QStringList header = lines[0].split(',');
-        QCOMPARE(header.size(), 41);
-        QCOMPARE(header.last(), QStringLiteral("speedup_note"));  // why a speedup cell is empty (emulated FP8)
+        QCOMPARE(header.size(), 46);
+        QCOMPARE(header[40], QStringLiteral("speedup_note"));  // why a speedup cell is empty (emulated FP8)
+        // Measurement quality, appended so that readers by name keep working.
+        QCOMPARE(header.mid(41), (QStringList{"cv", "others_cpu_cores", "load_average", "noisy", "noisy_reasons"}));
         QCOMPARE(header[6], QStringLiteral("fp8_emulated"));
         QCOMPARE(header[7], QStringLiteral("te_impl"));
         QCOMPARE(header[8], QStringLiteral("fallback_calls"));
         const qsizetype speedup = header.indexOf(QStringLiteral("speedup"));
         QCOMPARE(header[speedup + 1], QStringLiteral("memory_ratio"));
         QCOMPARE(header[33], QStringLiteral("group_speedup_significant"));
-        QCOMPARE(header[header.size() - 2], QStringLiteral("breakdown_source"));
+        QCOMPARE(header[39], QStringLiteral("breakdown_source"));
         // The name and the implementation hold commas (quoted): count the later columns from the end.
         const auto field = [&](const QString& line, const char* column) {
             const QStringList parts = line.split(',');
@@ -578,6 +627,25 @@ private Q_SLOTS:
         QCOMPARE(field(lines[1], "repeat_group"), QString());
         QCOMPARE(field(lines[2], "group_speedup"), QStringLiteral("2"));
         QCOMPARE(field(lines[2], "speedup_note"), QString());
+        // Records without a measurement quality: empty figures, and the reason says it was not recorded.
+        QCOMPARE(field(lines[1], "cv"), QString());
+        QCOMPARE(field(lines[1], "noisy"), QString());
+        QCOMPARE(field(lines[1], "noisy_reasons"), QStringLiteral("measurement quality not recorded (an older record)"));
+        MeasurementQuality q;
+        q.cv = 0.25;
+        q.others_cpu_cores = 0.75;
+        q.load_average = 1.5;
+        q.cores = 2;
+        judge_quality(q);
+        runs[1].execution.quality = q;
+        const QStringList measured = QString::fromStdString(summary_csv_text(runs, 0)).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(field(measured[2], "cv"), QStringLiteral("0.25"));
+        QCOMPARE(field(measured[2], "others_cpu_cores"), QStringLiteral("0.75"));
+        QCOMPARE(field(measured[2], "load_average"), QStringLiteral("1.5"));
+        QCOMPARE(field(measured[2], "noisy"), QStringLiteral("true"));
+        QCOMPARE(field(measured[2], "noisy_reasons"),
+                 QStringLiteral("step times vary by 25.0 % (CV; noisy above 10.0 %); other processes used 0.8 cores"));
+        QCOMPARE(field(measured[2], "speedup"), QStringLiteral("2"));  // a number still, its noise in the columns beside it
     }
 
     // A spreadsheet runs a cell that begins with =, +, -, @, a tab or a carriage return as a formula (=HYPERLINK,
@@ -647,7 +715,7 @@ private Q_SLOTS:
         const std::vector<std::vector<std::string>> kernels = csv_rows(kernel_profile_csv_text(profile));
         QCOMPARE(kernels[1][0], std::string("'=kernel()"));
         QCOMPARE(kernels[2][0], std::string("'-[memcpy]"));
-        QCOMPARE(csv_rows(sweep_csv_text(sweep))[1].back(), std::string("'+note"));
+        QCOMPARE(csv_rows(sweep_csv_text(sweep))[1][9], std::string("'+note"));  // the note column
     }
 
     void percentilesInterpolate() {

@@ -4,7 +4,9 @@
 #include <set>
 
 #include "core/common/Error.h"
+#include "core/common/Statistics.h"
 #include "core/model/FlopCount.h"
+#include "core/train/QualityProbe.h"
 #include "core/train/SyntheticData.h"
 #include "core/train/Trainer.h"
 
@@ -90,6 +92,54 @@ private Q_SLOTS:
         QCOMPARE(record.config.precision, Precision::Fp32);
         QVERIFY(!record.id.empty());
         QVERIFY(!record.environment.build.version.empty());
+        // Measurement quality: the CV of exactly the timed steps, the machine as /proc says (or why not), no GPU
+        // contention on the CPU, and the verdict core's rule gives on these figures.
+        QVERIFY(record.execution.quality.has_value());
+        const MeasurementQuality& q = *record.execution.quality;
+        std::vector<double> timed;
+        for (const StepMetrics& s : record.steps) {
+            if (s.phase == Phase::Timed) timed.push_back(s.step_ms);
+        }
+        QCOMPARE(q.cv, coefficient_of_variation(timed));
+        QVERIFY(q.cores > 0);
+        QVERIFY2(q.load_average.has_value() || !q.machine_note.empty(), q.machine_note.c_str());
+        QVERIFY2(q.others_cpu_cores.has_value() || !q.machine_note.empty(), q.machine_note.c_str());
+        QVERIFY(!q.gpu_applies && !q.gpu_measured);
+        QCOMPARE(q.gpu_note, std::string("does not apply: a CPU run"));
+        MeasurementQuality judged = q;
+        judge_quality(judged);
+        QCOMPARE(judged, q);
+    }
+
+    // NVML's two samples as the record keeps them: the most other processes, every reason once, the last clocks;
+    // one sample without an answer makes the GPU unmeasured, with its reason.
+    void gpuSamplesCombine() {
+        GpuContention start;
+        start.available = true;
+        start.other_processes = 2;
+        start.throttle_reasons = {"SW power cap"};
+        start.sm_clock_mhz = 1980;
+        GpuContention end = start;
+        end.other_processes = 1;
+        end.throttle_reasons = {"GPU idle", "SW power cap"};
+        end.sm_clock_mhz = 1410;
+        end.max_sm_clock_mhz = 1980;
+        MeasurementQuality q;
+        add_gpu_samples(q, {start, end});
+        QVERIFY(q.gpu_applies && q.gpu_measured);
+        QCOMPARE(q.gpu_other_processes, 2);
+        QCOMPARE(q.gpu_throttle_reasons, (std::vector<std::string>{"SW power cap", "GPU idle"}));
+        QCOMPARE(q.sm_clock_mhz, std::optional<unsigned>(1410));
+        QCOMPARE(q.max_sm_clock_mhz, std::optional<unsigned>(1980));
+        GpuContention absent;
+        absent.unavailable_reason = "libnvidia-ml.so.1 not found (no NVIDIA driver)";
+        MeasurementQuality unmeasured;
+        add_gpu_samples(unmeasured, {absent, end});
+        QVERIFY(unmeasured.gpu_applies && !unmeasured.gpu_measured);
+        QCOMPARE(unmeasured.gpu_note, absent.unavailable_reason);
+        QCOMPARE(unmeasured.gpu_other_processes, 0);
+        judge_quality(unmeasured);
+        QVERIFY(!unmeasured.noisy);
     }
 
     void sameSeedSameLossCurve() {
@@ -116,6 +166,10 @@ private Q_SLOTS:
         QCOMPARE(record.steps.size(), std::size_t{4});
         QCOMPARE(record.summary.timed_steps, 0);
         QVERIFY(!record.summary.mean_ms.has_value());
+        // Cancelled in the warm-up: nothing was timed, so nothing about the timing was measured.
+        QVERIFY(record.execution.quality.has_value());
+        QCOMPARE(record.execution.quality->machine_note, std::string("no timed step ran"));
+        QVERIFY(!record.execution.quality->cv && !record.execution.quality->noisy);
     }
 
     void invalidConfigurationThrowsBeforeAnyStep() {

@@ -66,6 +66,16 @@ inline RunRecord synthetic_record(const std::string& name, int steps, int warmup
     return r;
 }
 
+// A synthetic record of one kind of run: backend, precision, and whether its FP8 GEMMs were emulated.
+inline RunRecord synthetic_record_of(const std::string& name, Backend backend, Precision precision, bool fp8_emulated,
+                                     int steps, int warmup, double ms) {
+    RunRecord r = synthetic_record(name, steps, warmup, ms);
+    r.config.backend = backend;
+    r.config.precision = precision;
+    r.execution.fp8_emulated = fp8_emulated;
+    return r;
+}
+
 // Pixels close to `colour` (run colours are drawn anti-aliased).
 inline int count_near(const QImage& image, const QColor& colour, int tolerance = 40) {
     int count = 0;

@@ -4,6 +4,10 @@
 
 #include <QComboBox>
 #include <QLabel>
+#include <QScrollArea>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <QLegend>
 #include <QLineSeries>
 #include <QTableView>
 #include <QLogValueAxis>
@@ -11,15 +15,22 @@
 
 #include "UiTestSupport.h"
 #include "core/common/Error.h"
+#include "core/config/SweepPlan.h"
+#include "core/results/MeasurementQuality.h"
 #include "core/results/LedgerReport.h"
+#include "ui/charts/ChartsPanel.h"
+#include "ui/charts/Fp8Inspector.h"
 #include "ui/charts/LedgerSummary.h"
+#include "ui/charts/TimeBreakdownChart.h"
 #include "ui/charts/TopKernelsPanel.h"
 #include "ui/charts/MetricChartView.h"
 #include "ui/charts/MetricPlot.h"
 #include "ui/charts/SeriesMath.h"
+#include "ui/common/Theme.h"
 #include "ui/export/Export.h"
 #include "ui/report/Report.h"
 #include "ui/runs/RunCollection.h"
+#include "ui/sweep/SweepPanel.h"
 
 using namespace tewb;
 using namespace tewb::ui;
@@ -350,6 +361,291 @@ private Q_SLOTS:
         // The detached copy renders all of the chart: the bottom-right quarter is not empty.
         const QImage quarter = image.copy(600, 400, 600, 400);
         QVERIFY(test::distinct_colours(quarter) > 3);
+    }
+
+    // Peak memory says what it measures: the process's RSS on the CPU, the CUDA allocator's peak on a GPU,
+    // both when both are shown; its axis starts at zero.
+    void memoryAxisSaysWhatItMeasuresAndStartsAtZero() {
+        RunCollection runs;
+        RunRecord cpu = test::synthetic_record("cpu run", 20, 2, 5);
+        cpu.execution.memory_metric = MemoryMetric::CpuPeakRss;
+        runs.add(cpu);
+        MetricPlot plot(memory_metric());
+        plot.resize(600, 400);
+        plot.refresh(runs);
+        auto* y = qobject_cast<QValueAxis*>(plot.axes(Qt::Vertical).front());
+        QCOMPARE(y->titleText(), QStringLiteral("process RSS, MiB"));
+        QCOMPARE(y->min(), 0.0);  // the values are 101-120 MiB
+        QVERIFY(y->max() >= 120.0);
+        RunRecord gpu = test::synthetic_record("gpu run", 20, 2, 5);
+        gpu.execution.memory_metric = MemoryMetric::CudaPeakAllocated;
+        runs.add(gpu);
+        plot.refresh(runs);
+                const QString both = y->titleText() + plot.title();
+        QVERIFY2(both.contains(QStringLiteral("RSS on CPU")) && both.contains(QStringLiteral("CUDA allocator on GPU")),
+                 qPrintable(both));
+        runs.remove(runs.entries().front().key);
+        plot.refresh(runs);
+        QCOMPARE(y->titleText(), QStringLiteral("CUDA allocator, MiB"));
+        // Other metrics keep their axis to the data.
+        MetricPlot steps(step_ms_metric());
+        steps.resize(600, 400);
+        steps.refresh(runs);
+        QVERIFY(qobject_cast<QValueAxis*>(steps.axes(Qt::Vertical).front())->min() > 0);
+    }
+
+    // A small chart gets fewer ticks, so its axis numbers do not run into each other.
+    void smallChartsHaveFewerTicks() {
+        QCOMPARE(ticks_for_length(100, 40), 3);
+        QCOMPARE(ticks_for_length(200, 40), 5);
+        QCOMPARE(ticks_for_length(2000, 40), 6);
+        const NiceRange fitted = fitted_range(1, 60, 3);
+        QCOMPARE(fitted.lo, 0.0);
+        QCOMPARE(fitted.hi, 60.0);  // not 0..100 in steps of 50
+        QVERIFY(fitted.ticks <= 4);
+        RunCollection runs;
+        runs.add(test::synthetic_record("a", 400, 10, 5));
+        MetricPlot plot(loss_metric());
+        plot.resize(220, 180);
+        plot.refresh(runs);
+        const auto* x = qobject_cast<QValueAxis*>(plot.axes(Qt::Horizontal).front());
+        QVERIFY2(x->tickCount() <= 5, std::to_string(x->tickCount()).c_str());
+        QVERIFY(plot.plotArea().width() / (x->tickCount() - 1) >= 35);
+        // The unit does not fit beside a plot this short: the title carries it instead of an elided axis title.
+        QAbstractAxis* y = plot.axes(Qt::Vertical).front();
+        QCOMPARE(y->titleText(), QString());
+        QVERIFY2(plot.title().contains(QStringLiteral("(cross-entropy loss)")), qPrintable(plot.title()));
+        plot.resize(1200, 700);  // a resize recomputes the ticks and the unit's place without new data
+        QVERIFY(x->tickCount() > 3);
+        QCOMPARE(y->titleText(), QStringLiteral("cross-entropy loss"));
+        QCOMPARE(plot.title(), QStringLiteral("Loss"));
+    }
+
+    // Hover labels stay inside the chart: near the right edge they go left of the pointer, near the bottom
+    // above it, and one larger than the area keeps its corner inside.
+    void hoverLabelsStayInsideTheChart() {
+        const QRectF area(10, 10, 400, 300);
+        const QSizeF size(120, 80);
+        QCOMPARE(place_inside(area, size, QPointF(100, 100)), QPointF(112, 112));
+        const QPointF right = place_inside(area, size, QPointF(400, 100));
+        QCOMPARE(right.x(), 400.0 - 12 - 120);
+        const QPointF bottom = place_inside(area, size, QPointF(100, 300));
+        QCOMPARE(bottom.y(), 300.0 - 12 - 80);
+        const QPointF huge = place_inside(area, QSizeF(500, 400), QPointF(200, 200));
+        QCOMPARE(huge, area.topLeft());
+
+        RunCollection runs;
+        runs.add(test::synthetic_record("a run with a rather long name", 40, 10, 20));
+        runs.add(test::synthetic_record("another run with a long name", 40, 10, 10));
+        MetricChartView view(loss_metric());
+        view.resize(500, 320);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.plot()->refresh(runs);
+        view.plot()->refresh(runs);
+        for (const double step : {1.0, 20.0, 40.0}) {
+            view.showCrosshairAt(step);
+            const QRectF label = view.crosshairLabelRect();
+            QVERIFY2(view.plot()->plotArea().contains(label),
+                     qPrintable(QStringLiteral("step %1: label %2,%3 %4×%5").arg(step).arg(label.x()).arg(label.y()).arg(label.width()).arg(label.height())));
+        }
+    }
+
+    // "Where the step time goes": a legend with each segment's words, a bar per run labelled with its name,
+    // and each segment's ms on hover.
+    void breakdownHasLegendLabelsAndSegmentTooltips() {
+        RunRecord a = test::synthetic_record("torch fp32 cpu (baseline)", 10, 2, 10);
+        a.summary.breakdown = StepBreakdown{4.0, 5.0, 1.0, 0.0, 0.0};
+        a.summary.breakdown_source = "timed steps";
+        RunRecord b = test::synthetic_record("te fp8 cpu", 10, 2, 10);
+        b.summary.breakdown = StepBreakdown{3.0, 4.0, 1.0, 2.0, 0.0};
+        b.summary.breakdown_source = "timed steps";
+        RunRecord old = test::synthetic_record("older record", 10, 2, 10);
+        TimeBreakdownChart chart;
+        chart.show({a, b, old});
+        QCOMPARE(chart.labels(), (QStringList{QStringLiteral("torch fp32 cpu (baseline)"), QStringLiteral("te fp8 cpu"),
+                                              QStringLiteral("older record (no breakdown)")}));
+        // No run communicates: that segment leaves the legend.
+        QCOMPARE(chart.legendLabels(), (QStringList{QStringLiteral("forward"), QStringLiteral("backward"), QStringLiteral("optimizer"),
+                                                    QStringLiteral("FP8 bookkeeping")}));
+        const QString tip = chart.segmentToolTip(1, StepSegment::Fp8);
+        QVERIFY2(tip.contains(QStringLiteral("te fp8 cpu")) && tip.contains(QStringLiteral("FP8 bookkeeping")) &&
+                     tip.contains(QStringLiteral("2.00 ms")) && tip.contains(QStringLiteral("20%")),
+                 qPrintable(tip));
+        QVERIFY(chart.segmentToolTip(2, StepSegment::Forward).contains(QStringLiteral("no breakdown")));
+        // Wide enough for the names beside their bars, tall enough for a bar per run.
+        QVERIFY(chart.minimumWidth() >= QFontMetrics(chart.font()).horizontalAdvance(chart.labels().front()) + 150);
+        QVERIFY(chart.minimumHeight() >= 3 * 26);
+        QVERIFY(chart.minimumWidth() <= 900 && chart.minimumHeight() <= 500);
+    }
+
+    // Every slot of the heat map has its full name, underscores kept; a map squeezed below one label line
+    // per row labels some rows and says so.
+    void heatMapLabelsEveryRowWithItsFullName() {
+        RunRecord r = test::synthetic_record("te fp8", 6, 1, 10);
+        for (int layer = 0; layer < 4; ++layer) {
+            for (const SlotRole role : {SlotRole::Input, SlotRole::Weight, SlotRole::GradOutput}) {
+                r.fp8_slots.push_back({"blocks_" + std::to_string(layer) + ".mlp.fc1", role, Fp8Dtype::E4M3});
+            }
+        }
+        for (StepMetrics& s : r.steps) s.fp8.assign(r.fp8_slots.size(), Fp8SlotSample{1.0f, 2.0f, 0.0f, 0.0f, 1e-3f, 1e-3f, 1e-3f});
+        Fp8HeatMap map;
+        map.show(&r, Fp8Metric::SnrDb);
+        QCOMPARE(map.minimumHeight(), map.fullHeight());
+        const QStringList labels = map.labelsAt(QSize(900, map.fullHeight()));
+        QCOMPARE(labels.size(), 12);
+        QCOMPARE(labels.front(), QStringLiteral("blocks_0.mlp.fc1 · input"));
+        QCOMPARE(labels.back(), QStringLiteral("blocks_3.mlp.fc1 · grad_output"));
+        const QStringList squeezed = map.labelsAt(QSize(900, 100));
+        QVERIFY(squeezed.size() < 12 && squeezed.size() > 1);
+        for (const QString& label : squeezed) QVERIFY2(labels.contains(label), qPrintable(label));  // whole names, not cut
+    }
+
+    // The dark theme reaches every chart: background, axes' labels and grid differ from the light theme's.
+    void darkThemeCoversEveryChart() {
+        const ChartColours light = chart_colours(false);
+        const ChartColours dark = chart_colours(true);
+        QVERIFY(light.background != dark.background && light.text != dark.text && light.grid != dark.grid);
+        QVERIFY(dark.background.lightness() < 80 && dark.text.lightness() > 180);
+
+        RunCollection runs;
+        runs.add(test::synthetic_record("a", 20, 2, 5));
+        MetricPlot plot(loss_metric());
+        PlotOptions o;
+        o.dark = true;
+        plot.setOptions(o);
+        plot.refresh(runs);
+        QCOMPARE(plot.backgroundBrush().color(), dark.background);
+        for (QAbstractAxis* axis : plot.axes()) {
+            QCOMPARE(axis->labelsColor(), dark.text);
+            QCOMPARE(axis->gridLineColor(), dark.grid);
+        }
+        o.log_y = true;  // a new axis takes the theme too
+        plot.setOptions(o);
+        QCOMPARE(plot.axes(Qt::Vertical).front()->labelsColor(), dark.text);
+        o.dark = false;
+        plot.setOptions(o);
+        QCOMPARE(plot.backgroundBrush().color(), light.background);
+        QCOMPARE(plot.axes(Qt::Horizontal).front()->labelsColor(), light.text);
+        const QImage exported = plot.renderImage(runs, QSize(300, 200), 1.0);
+        QCOMPARE(exported.pixelColor(2, 2), light.background);
+
+        RunRecord b = test::synthetic_record("b", 10, 2, 10);
+        b.summary.breakdown = StepBreakdown{4.0, 5.0, 1.0, 0.0, 0.0};
+        TimeBreakdownChart bars;
+        bars.show({b});
+        bars.setDark(true);
+        QCOMPARE(bars.chart()->backgroundBrush().color(), dark.background);
+        QCOMPARE(bars.chart()->legend()->labelColor(), dark.text);
+        for (QAbstractAxis* axis : bars.chart()->axes()) QCOMPARE(axis->labelsColor(), dark.text);
+        QCOMPARE(bars.values(StepSegment::Forward), std::vector<double>{4.0});  // the theme leaves the bars' colours
+        bars.setDark(false);
+        QCOMPARE(bars.chart()->backgroundBrush().color(), light.background);
+
+        RunCollection dashboard;
+        RunCollection sweepRuns;
+        SweepPanel sweep(&dashboard, &sweepRuns);
+        QCOMPARE(sweep.renderChart(QSize(300, 200), 1.0).pixelColor(2, 2), light.background);
+        sweep.setDark(true);
+        QCOMPARE(sweep.renderChart(QSize(300, 200), 1.0).pixelColor(2, 2), dark.background);
+    }
+
+    // A narrow panel puts its charts in fewer columns instead of asking for three charts' width (a 1024-px
+    // screen scrolled the dashboard sideways); its minimum is one chart's width.
+    void chartsReflowIntoTheWidthTheyHave() {
+        RunCollection runs;
+        QWidget page;  // as in the dashboard: the panel inside a page whose layout asks for its minimum
+        auto* layout = new QVBoxLayout(&page);
+        auto* panel = new ChartsPanel(&runs, {loss_metric(), step_ms_metric(), memory_metric()}, 3);
+        layout->addWidget(panel);
+        const int chart = panel->views().front()->minimumWidth();
+        QVERIFY2(panel->minimumSizeHint().width() < 2 * chart, qPrintable(QString::number(panel->minimumSizeHint().width())));
+        page.resize(3 * chart + 200, 700);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        QTRY_COMPARE(panel->columns(), 3);
+        page.resize(2 * chart + 60, 700);
+        QTRY_COMPARE(panel->columns(), 2);
+        page.resize(chart + 40, 900);
+        QTRY_COMPARE(panel->columns(), 1);
+        for (MetricChartView* view : panel->views()) QVERIFY(view->width() >= chart);
+        page.resize(3 * chart + 200, 700);
+        QTRY_COMPARE(panel->columns(), 3);
+    }
+
+    // The exported dashboard's table says what peak memory is (RSS on the CPU) and gives a CPU run's small
+    // TFLOP/s in significant digits, as the window's table does.
+    void dashboardTableSaysRssAndSmallTflops() {
+        RunCollection runs;
+        RunRecord r = test::synthetic_record("torch fp32 cpu", 6, 2, 10);
+        r.execution.memory_metric = MemoryMetric::CpuPeakRss;
+        r.summary.tflops = 0.0123;
+        runs.add(r);
+        const QString html = comparison_table_html(runs, {r}, std::size_t{0}, QStringLiteral("#000000"));
+        QVERIFY2(html.contains(QStringLiteral("MiB RSS")), qPrintable(html));
+        QVERIFY2(html.contains(QStringLiteral("0.0123")), qPrintable(html));
+        r.execution.memory_metric = MemoryMetric::CudaPeakAllocated;
+        QVERIFY(!comparison_table_html(runs, {r}, std::size_t{0}, QStringLiteral("#000000")).contains(QStringLiteral("RSS")));
+    }
+
+    // The Sweep tab's table marks a size whose run (or its baseline) was measured noisily, with the reasons in
+    // its tooltip; a clean size reads as a plain speedup.
+    void sweepTableMarksNoisySizes() {
+        RunCollection dashboard;
+        RunCollection sweepRuns;
+        SweepPanel sweep(&dashboard, &sweepRuns);
+        SweepSpec spec;
+        spec.base = make_preset(Preset::QuickCpu);
+        spec.hidden = {64, 128};
+        spec.precisions = {Precision::Bf16};
+        std::vector<SweepRun> plan = plan_sweep(spec, test::no_gpu());
+        QCOMPARE(plan.size(), std::size_t{4});  // each size: its baseline and bf16
+        const QString name = sweep.newSweepName();
+        sweep.follow(plan);
+        for (const SweepRun& run : plan) {
+            const bool bf16 = !run.baseline;
+            RunRecord r = test::synthetic_record(run.config.name, 6, 2, bf16 ? 8.0 : 10.0);
+            r.config = run.config;
+            MeasurementQuality q;
+            q.cv = bf16 && run.point.hidden == 128 ? 0.25 : 0.02;
+            judge_quality(q);
+            r.execution.quality = q;
+            sweepRuns.add(r, std::nullopt, name);
+        }
+        QVERIFY(sweep.result().has_value());
+        QTableWidget* table = sweep.table();
+        QCOMPARE(table->rowCount(), 2);
+        const int speedupColumn = 6;
+        const QString clean = table->item(0, speedupColumn)->text();
+        const QString noisy = table->item(1, speedupColumn)->text();
+        QVERIFY2(clean.endsWith(QStringLiteral("×")) && !clean.contains(QStringLiteral("noisy")), qPrintable(clean));
+        QVERIFY2(noisy.endsWith(QStringLiteral("× noisy")), qPrintable(noisy));
+        QVERIFY2(table->item(1, speedupColumn)->toolTip().contains(QStringLiteral("25")),
+                 qPrintable(table->item(1, speedupColumn)->toolTip()));
+    }
+
+    // Widgets with a style sheet of their own follow the theme too (a label in a scroll area with a red text
+    // colour kept the light background in the dark theme).
+    void darkThemeReachesWidgetsWithStyleSheets() {
+        QWidget panel;  // like the run setup: a sheet on the panel, another on the label
+        panel.setStyleSheet(QStringLiteral("*[problem=\"true\"] { border: 2px solid #d32f2f; }"));
+        auto* layout = new QVBoxLayout(&panel);
+        auto* area = new QScrollArea(&panel);
+        area->setWidgetResizable(true);
+        auto* label = new QLabel(QStringLiteral("Hidden size 130 is not divisible by Heads 4"));
+        label->setStyleSheet(QStringLiteral("color: #d32f2f;"));
+        area->setWidget(label);
+        layout->addWidget(area);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        apply_theme(true);
+        QTest::qWait(10);
+        const QColor dark = label->grab().toImage().pixelColor(label->width() - 2, label->height() - 2);
+        apply_theme(false);
+        QTest::qWait(10);
+        const QColor light = label->grab().toImage().pixelColor(label->width() - 2, label->height() - 2);
+        QVERIFY2(dark.lightness() < 90, qPrintable(dark.name()));
+        QVERIFY2(light.lightness() > 180, qPrintable(light.name()));
     }
 };
 

@@ -4,7 +4,11 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QApplication>
+#include <QWheelEvent>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QStandardItemModel>
 
@@ -43,7 +47,8 @@ private Q_SLOTS:
     // torch runs is refused), so choosing Fused in the setup never blocks a torch sweep.
     void aTorchSweepIgnoresTheTeImplementation() {
         RunCollection runs;
-        SweepPanel sweep(&runs);
+        RunCollection sweepRuns;
+        SweepPanel sweep(&runs, &sweepRuns);
         auto* backend = sweep.findChild<QComboBox*>(QStringLiteral("sweepBackend"));
         QVERIFY(backend != nullptr && backend->count() == 2);  // te and torch
         RunConfig base = make_preset(Preset::QuickCpu);
@@ -149,43 +154,58 @@ private Q_SLOTS:
         QVERIFY(panel.addButton()->isEnabled());
         auto* hidden = qobject_cast<QSpinBox*>(panel.field("hidden"));
         hidden->setValue(130);  // not a multiple of 4 heads
+        // In the form's words, not te-bench's flags, and both fields of the conflict are marked.
         const QString message = panel.problemAt("hidden");
-        QVERIFY2(message.contains(QStringLiteral("--hidden 130: not divisible by --heads 4")), qPrintable(message));
+        QVERIFY2(message.startsWith(QStringLiteral("Hidden size 130: not divisible by Heads 4")), qPrintable(message));
+        QVERIFY2(!message.contains(QStringLiteral("--")), qPrintable(message));
         QCOMPARE(hidden->toolTip(), message);
         QVERIFY(hidden->property("problem").toBool());
+        QWidget* heads = panel.field("heads");
+        QVERIFY(heads->property("problem").toBool());
+        QCOMPARE(panel.problemAt("heads"), message);
+        QVERIFY(!panel.field("layers")->property("problem").toBool());
         QVERIFY(!panel.addButton()->isEnabled());
         QVERIFY(!panel.compareButton()->isEnabled());
-        QVERIFY(panel.findChild<QLabel*>(QStringLiteral("problems"))->text().contains(QStringLiteral("--hidden 130")));
+        QVERIFY(panel.findChild<QLabel*>(QStringLiteral("problems"))->text().contains(QStringLiteral("Hidden size 130")));
         QSignalSpy added(&panel, &RunSetupPanel::addRequested);
         panel.addButton()->click();
         QCOMPARE(added.count(), 0);
         hidden->setValue(128);
         QVERIFY(!hidden->property("problem").toBool());
+        QVERIFY(!heads->property("problem").toBool());
         QVERIFY(panel.addButton()->isEnabled());
 
         auto* lr = qobject_cast<QLineEdit*>(panel.field("lr"));
         lr->setText(QStringLiteral("fast"));
-        QVERIFY2(panel.problemAt("lr").startsWith(QStringLiteral("--lr 'fast'")), qPrintable(panel.problemAt("lr")));
+        QVERIFY2(panel.problemAt("lr").startsWith(QStringLiteral("Learning rate 'fast'")), qPrintable(panel.problemAt("lr")));
         lr->setText(QStringLiteral("20"));
         QVERIFY(panel.problemAt("lr").contains(QStringLiteral("at most 10")));
         lr->setText(QStringLiteral("0.001"));
         qobject_cast<QLineEdit*>(panel.field("seed"))->setText(QStringLiteral("-5"));
         QVERIFY(!panel.problemAt("seed").isEmpty());
         qobject_cast<QLineEdit*>(panel.field("seed"))->setText(QStringLiteral("7"));
-        qobject_cast<QSpinBox*>(panel.field("layers"))->setValue(0);
-        QVERIFY(panel.problemAt("layers").contains(QStringLiteral("allowed: 1 to 256")));
-        qobject_cast<QSpinBox*>(panel.field("layers"))->setValue(2);
+        // Layers offers no value below 1; above 256 the field says what is allowed.
+        auto* layers = qobject_cast<QSpinBox*>(panel.field("layers"));
+        QCOMPARE(layers->minimum(), 1);
+        layers->setValue(0);
+        QCOMPARE(layers->value(), 1);
+        layers->setValue(300);
+        QVERIFY2(panel.problemAt("layers").startsWith(QStringLiteral("Layers 300: out of range; allowed: 1 to 256")),
+                 qPrintable(panel.problemAt("layers")));
+        layers->setValue(2);
         QVERIFY(panel.problems().empty());
 
         // Recipe fields, with FP8 chosen.
         choose(panel.backendBox(), static_cast<int>(Backend::Te));
         choose(panel.precisionBox(), static_cast<int>(Precision::Fp8));
         qobject_cast<QSpinBox*>(panel.field("amax-history-len"))->setValue(0);
-        QVERIFY(panel.problemAt("amax-history-len").startsWith(QStringLiteral("--amax-history-len 0")));
+        QVERIFY(panel.problemAt("amax-history-len").startsWith(QStringLiteral("Amax history length 0")));
         qobject_cast<QSpinBox*>(panel.field("amax-history-len"))->setValue(16);
         choose(qobject_cast<QComboBox*>(panel.field("recipe")), static_cast<int>(ScalingKind::Current));
         qobject_cast<QSpinBox*>(panel.field("margin"))->setValue(2);
         QVERIFY2(!panel.problemAt("margin").isEmpty(), "current scaling with a margin is refused");
+        // The margin's conflict is with the scaling: both are marked.
+        QVERIFY(panel.field("recipe")->property("problem").toBool());
         qobject_cast<QSpinBox*>(panel.field("margin"))->setValue(0);
         QVERIFY(panel.problems().empty());
         qobject_cast<QCheckBox*>(panel.field("inspect-fp8"))->setChecked(true);
@@ -212,7 +232,7 @@ private Q_SLOTS:
               std::pair{QStringLiteral("a\x1b[2Jb"), QStringLiteral("control character (U+001B at character 2)")}}) {
             name->setText(text);
             const QString message = panel.problemAt("name");
-            QVERIFY2(message.startsWith(QStringLiteral("--name: contains a ") + expected), qPrintable(message));
+            QVERIFY2(message.startsWith(QStringLiteral("Name: contains a ") + expected), qPrintable(message));
             QVERIFY2(message.contains(QStringLiteral("allowed:")), qPrintable(message));
             QVERIFY(name->property("problem").toBool());
             QVERIFY(!panel.addButton()->isEnabled());
@@ -276,6 +296,83 @@ private Q_SLOTS:
         QVERIFY2(fused->toolTip().contains(QStringLiteral("compute capability 7.5")), qPrintable(fused->toolTip()));
         choose(old.deviceBox(), static_cast<int>(DeviceKind::Cpu));
         QVERIFY(itemOf(old.teImplBox(), static_cast<int>(TeImpl::Fused))->isEnabled());
+    }
+
+    // The wheel over a spin box or combo box that does not have focus changes nothing (scrolling the form
+    // once changed Layers from 2 to 0); with focus it does. Spin boxes and combo boxes take focus by click or
+    // tab only, never by the wheel.
+    void theWheelChangesOnlyAFocusedField() {
+        RunSetupPanel panel;
+        const DeviceInfo device = test::no_gpu();
+        panel.setDevice(device, classify(device));
+        panel.show();
+        panel.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&panel));
+        auto* layers = qobject_cast<QSpinBox*>(panel.field("layers"));
+        layers->setValue(2);
+        QComboBox* box = panel.deviceBox();
+        QCOMPARE(current<DeviceKind>(box), DeviceKind::Cpu);  // the quick CPU preset's
+        const auto wheel = [](QWidget* target, int notches) {
+            const QPointF at(target->width() / 2.0, target->height() / 2.0);
+            QWheelEvent event(at, target->mapToGlobal(at), QPoint(), QPoint(0, 120 * notches), Qt::NoButton, Qt::NoModifier,
+                              Qt::NoScrollPhase, false);
+            QApplication::sendEvent(target, &event);
+        };
+        QCOMPARE(layers->focusPolicy(), Qt::StrongFocus);
+        QCOMPARE(box->focusPolicy(), Qt::StrongFocus);
+        panel.field("name")->setFocus();
+        QVERIFY(panel.field("name")->hasFocus());
+        wheel(layers, -1);
+        wheel(layers, 3);
+        QCOMPARE(layers->value(), 2);
+        wheel(box, 1);
+        QCOMPARE(current<DeviceKind>(box), DeviceKind::Cpu);
+        QVERIFY(!layers->hasFocus() && !box->hasFocus());  // the wheel did not take focus either
+
+        layers->setFocus();
+        QVERIFY(layers->hasFocus());
+        wheel(layers, 1);
+        QCOMPARE(layers->value(), 3);
+        wheel(layers, -5);
+        QCOMPARE(layers->value(), 1);  // never below 1
+        box->setFocus();
+        wheel(box, 1);
+        QCOMPARE(current<DeviceKind>(box), DeviceKind::Auto);
+    }
+
+    // "Add to queue" and "Compare" sit under the form's scroll area, not in it: in view however far the form is
+    // scrolled. A message appearing does not move them or the form.
+    void actionButtonsArePinnedUnderTheScrollingForm() {
+        RunSetupPanel panel;
+        const DeviceInfo device = test::no_gpu();
+        panel.setDevice(device, classify(device));
+        QScrollArea* scroll = panel.formScroll();
+        QVERIFY(scroll != nullptr);
+        QCOMPARE(scroll->widget(), panel.form());
+        QVERIFY(scroll->isAncestorOf(panel.field("layers")));
+        for (QPushButton* button : {panel.addButton(), panel.compareButton()}) {
+            QVERIFY(!scroll->isAncestorOf(button));
+            QVERIFY(panel.isAncestorOf(button));
+        }
+        panel.resize(380, 360);  // far less than the form's height
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QVERIFY(scroll->verticalScrollBar()->maximum() > 0);
+        scroll->verticalScrollBar()->setValue(scroll->verticalScrollBar()->maximum() / 2);
+        QTest::qWait(20);
+        for (QPushButton* button : {panel.addButton(), panel.compareButton()}) {
+            QVERIFY(button->isVisible());
+            QVERIFY(panel.rect().contains(QRect(button->mapTo(&panel, QPoint(0, 0)), button->size())));
+        }
+        const QPoint buttonAt = panel.addButton()->mapTo(&panel, QPoint(0, 0));
+        const int formHeight = scroll->viewport()->height();
+        const int scrolled = scroll->verticalScrollBar()->value();
+        qobject_cast<QSpinBox*>(panel.field("hidden"))->setValue(130);
+        QVERIFY(!panel.problems().empty());
+        QTest::qWait(20);
+        QCOMPARE(panel.addButton()->mapTo(&panel, QPoint(0, 0)), buttonAt);
+        QCOMPARE(scroll->viewport()->height(), formHeight);
+        QCOMPARE(scroll->verticalScrollBar()->value(), scrolled);
     }
 
     void presetsFillEveryField() {

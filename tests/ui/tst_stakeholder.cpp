@@ -176,6 +176,108 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(ConfigError, write_report(dir.filePath(QStringLiteral("report.txt")).toStdString(), report));
     }
 
+    // The report names its noisy runs and why, qualifies a headline that stands on one, and labels the run.
+    void reportSaysWhichRunsWereNoisy() {
+        RunCollection runs;
+        add_compare_runs(runs);
+        std::vector<RunRecord> records = runs.records();
+        for (RunRecord& r : records) {
+            MeasurementQuality q;
+            q.cv = r.config.name == "torch fp32 cpu (baseline)" ? 0.2 : 0.01;
+            q.cores = 2;
+            judge_quality(q);
+            r.execution.quality = q;
+        }
+        const ReportContent report = build_report(runs, records, 0, PlotOptions{});
+        QVERIFY2(report.headline.contains(QStringLiteral("(noisy measurement: not clean evidence of a difference)")),
+                 qPrintable(report.headline));
+        QVERIFY2(report.html.contains(QStringLiteral("Noisy measurements: torch fp32 cpu (baseline) (step times vary by 20.0 %")),
+                 qPrintable(report.html));
+        QVERIFY(report.html.contains(QStringLiteral("noisy: step times vary by 20.0 % (CV; noisy above 10.0 %)")));
+        // The charts' legend marks the noisy run too.
+        RunCollection shown;
+        for (const RunRecord& r : records) shown.add(r);
+        MetricPlot plot(step_ms_metric());
+        plot.refresh(shown);
+        QCOMPARE(plot.traces().front().name, QStringLiteral("torch fp32 cpu (baseline) (noisy)"));
+        QCOMPARE(plot.traces().back().name, QStringLiteral("te fp8 cpu"));
+        for (RunRecord& r : records) {
+            r.execution.quality->cv = 0.01;
+            judge_quality(*r.execution.quality);
+        }
+        const ReportContent clean = build_report(runs, records, 0, PlotOptions{});
+        QVERIFY(!clean.headline.contains(QStringLiteral("noisy")));
+        QVERIFY(clean.html.contains(QStringLiteral("Every run was measured with steady step times")));
+    }
+
+    // The PDF's pages: each figure's heading, images and caption on one page; no page but the last left
+    // mostly empty; charts printed at the size they were drawn, so their text reads at ~9 pt.
+    void reportKeepsFiguresWithTheirCaptions() {
+        RunCollection runs;
+        add_compare_runs(runs);
+        RunRecord inspected = test::synthetic_record("te fp8 inspected", 30, 5, 20);
+        for (int layer = 0; layer < 8; ++layer) {
+            for (const SlotRole role : {SlotRole::Input, SlotRole::Weight, SlotRole::GradOutput}) {
+                inspected.fp8_slots.push_back({"blocks_" + std::to_string(layer) + ".mlp.fc1", role, Fp8Dtype::E4M3});
+            }
+        }
+        for (StepMetrics& s : inspected.steps) {
+            s.fp8.assign(inspected.fp8_slots.size(), Fp8SlotSample{1.0f, 2.0f, 0.0f, 0.0f, 1e-3f / s.step, 1e-3f, 1e-4f});
+        }
+        runs.add(inspected);
+        const std::vector<RunRecord> records = runs.records();
+        const ReportContent report = build_report(runs, records, 0, PlotOptions{});
+        for (const auto& [name, image] : report.images) {
+            if (!name.startsWith(QStringLiteral("chart-"))) continue;
+            const QString shown = QStringLiteral("src=\"%1\" width=\"%2\"").arg(name).arg(image.width() / 3);
+            QVERIFY2(report.html.contains(shown), qPrintable(name));  // printed at its drawing size, not shrunk
+        }
+        QTemporaryDir dir;
+        const QString pdf = dir.filePath(QStringLiteral("report.pdf"));
+        write_report(pdf.toStdString(), report);
+        const QRegularExpressionMatch pages =
+            QRegularExpression(QStringLiteral("Pages:\\s+(\\d+)")).match(run_tool(QStringLiteral("pdfinfo"), {pdf}));
+        QVERIFY(pages.hasMatch());
+        const int count = pages.captured(1).toInt();
+        QVERIFY2(count >= 2 && count <= 6, qPrintable(pages.captured(1)));
+        QStringList text;
+        std::vector<int> images;
+        for (int page = 1; page <= count; ++page) {
+            const QStringList range{QStringLiteral("-f"), QString::number(page), QStringLiteral("-l"), QString::number(page)};
+            text << run_tool(QStringLiteral("pdftotext"), range + QStringList{pdf, QStringLiteral("-")}).simplified();
+            // pdfimages -list: two header lines, then a line per image on the page.
+            images.push_back(static_cast<int>(run_tool(QStringLiteral("pdfimages"), range + QStringList{QStringLiteral("-list"), pdf})
+                                                  .split(QLatin1Char('\n'), Qt::SkipEmptyParts)
+                                                  .size()) - 2);
+            if (page == count) break;
+            // Every page but the last is filled to at least half its height.
+            const QString prefix = dir.filePath(QStringLiteral("page"));
+            run_tool(QStringLiteral("pdftoppm"), range + QStringList{QStringLiteral("-r"), QStringLiteral("20"), QStringLiteral("-gray"),
+                                                                     QStringLiteral("-singlefile"), pdf, prefix});
+            const QImage raster(prefix + QStringLiteral(".pgm"));
+            QVERIFY(!raster.isNull());
+            int lowest = 0;
+            for (int y = 0; y < raster.height(); ++y) {
+                for (int x = 0; x < raster.width(); ++x) {
+                    if (qGray(raster.pixel(x, y)) < 200) lowest = y;
+                }
+            }
+            QVERIFY2(lowest > raster.height() / 2, qPrintable(QStringLiteral("page %1 ends at %2 of %3").arg(page).arg(lowest).arg(raster.height())));
+        }
+        const int expectedImages[] = {3, 1};  // the three charts, the heat map
+        for (int figure = 1; figure <= 2; ++figure) {
+            const QString heading = QStringLiteral("Figure %1 ·").arg(figure);
+            const QString caption = QStringLiteral("Figure %1:").arg(figure);
+            int page = 0;
+            while (page < text.size() && !text[page].contains(caption)) ++page;
+            QVERIFY2(page < text.size(), qPrintable(caption));
+            QVERIFY2(text[page].contains(heading), qPrintable(QStringLiteral("%1 is on page %2 without its heading").arg(caption).arg(page + 1)));
+            QVERIFY2(images[static_cast<std::size_t>(page)] >= expectedImages[figure - 1],
+                     qPrintable(QStringLiteral("page %1 of %2 has %3 images").arg(page + 1).arg(caption).arg(images[static_cast<std::size_t>(page)])));
+        }
+        QVERIFY2(text.join(QLatin1Char(' ')).contains(QStringLiteral("process RSS, MiB")), "the memory chart says what it measures");
+    }
+
     void repeatsDrawAMedianWithABandAndGiveIntervals() {
         auto window = make_window(&fake_train);
         RunSetupPanel* setup = window->setupPanel();
@@ -217,15 +319,8 @@ private Q_SLOTS:
         auto window = make_window();
         RunSetupPanel* setup = window->setupPanel();
         setup->applyPreset(Preset::QuickCpu);
-        qobject_cast<QSpinBox*>(setup->field("layers"))->setValue(1);
+        QVERIFY(test::run_tiny_sweep(*window, QStringLiteral("64,128"), 120'000));
         SweepPanel* sweep = window->sweep();
-        sweep->hiddenField()->setText(QStringLiteral("64,128"));
-        sweep->warmupField()->setValue(1);
-        sweep->itersField()->setValue(2);
-        QSignalSpy finished(sweep, &SweepPanel::finished);
-        sweep->runButton()->click();
-        QVERIFY(finished.wait(120'000));
-        QVERIFY(sweep->result());
         QCOMPARE(sweep->result()->points.size(), std::size_t{2});
         QCOMPARE(sweep->table()->rowCount(), 2);
         QVERIFY(sweep->result()->cell(0, 0).speedup);
@@ -323,11 +418,11 @@ private Q_SLOTS:
         auto window = make_window(&fake_train);
         window->resize(1280, 800);
         QTest::qWait(50);
-        auto* scroll = qobject_cast<QScrollArea*>(window->setupPanel()->parentWidget()->parentWidget());
+        QScrollArea* scroll = window->setupPanel()->formScroll();
         QVERIFY(scroll);
-        QVERIFY2(window->setupPanel()->minimumSizeHint().width() <= scroll->viewport()->width(),
+        QVERIFY2(window->setupPanel()->form()->minimumSizeHint().width() <= scroll->viewport()->width(),
                  qPrintable(QStringLiteral("form needs %1 px, the pane has %2")
-                                .arg(window->setupPanel()->minimumSizeHint().width())
+                                .arg(window->setupPanel()->form()->minimumSizeHint().width())
                                 .arg(scroll->viewport()->width())));
     }
 

@@ -1,10 +1,33 @@
 #include <QtTest>
 
 #include <QAbstractItemModelTester>
+#include <QAbstractButton>
+#include <QApplication>
+#include <QFileDialog>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QMainWindow>
+#include <QMessageBox>
+#include <QSettings>
 #include <QSortFilterProxyModel>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <array>
+#include <cmath>
+#include <set>
 
 #include "UiTestSupport.h"
+#include "ui/common/RememberedFolder.h"
+#include "ui/common/RunColors.h"
+#include "ui/common/Theme.h"
+#include "ui/export/SaveNotice.h"
 #include "ui/history/HistoryModel.h"
+#include "ui/history/HistoryPanel.h"
+#include "ui/runs/RunMirror.h"
+#include "ui/runs/RunViewActions.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/runs/RunController.h"
 #include "ui/runs/RunQueueModel.h"
@@ -15,6 +38,39 @@
 
 using namespace tewb;
 using namespace tewb::ui;
+
+namespace {
+
+// WCAG contrast ratio of two colours.
+double contrast(const QColor& a, const QColor& b) {
+    const auto luminance = [](const QColor& c) {
+        const auto channel = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+        return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF());
+    };
+    const double la = luminance(a);
+    const double lb = luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+// Distance of two colours in CIELAB (D65): about 2.3 is just noticeable, above 10 clearly different.
+double lab_distance(const QColor& a, const QColor& b) {
+    const auto lab = [](const QColor& c) {
+        const auto linear = [](double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+        const double r = linear(c.redF());
+        const double g = linear(c.greenF());
+        const double bl = linear(c.blueF());
+        const double x = (0.4124 * r + 0.3576 * g + 0.1805 * bl) / 0.95047;
+        const double y = 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+        const double z = (0.0193 * r + 0.1192 * g + 0.9505 * bl) / 1.08883;
+        const auto f = [](double t) { return t > 0.008856 ? std::cbrt(t) : 7.787 * t + 16.0 / 116.0; };
+        return std::array<double, 3>{116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))};
+    };
+    const auto p = lab(a);
+    const auto q = lab(b);
+    return std::hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
+}
+
+}  // namespace
 
 class TestUiModels : public QObject {
     Q_OBJECT
@@ -109,6 +165,38 @@ private Q_SLOTS:
         QVERIFY2(tip.contains(QStringLiteral("1.91×")) && tip.contains(QStringLiteral("emulation's cost")), qPrintable(tip));
         QCOMPARE(model.data(model.index(1, ComparisonModel::SpeedupInterval)).toString(), QStringLiteral("–"));
         QCOMPARE(model.data(model.index(0, ComparisonModel::Speedup)).toString(), QStringLiteral("1.00×"));
+    }
+
+    // Measurement quality in the table: a "Noise (CV)" column with "noisy" and the reasons in its tooltip; a
+    // speedup against or of a noisy run says "noisy"; a record without a quality shows none (not clean).
+    void noisyRunsShowTheirNoise() {
+        RunCollection runs;
+        ComparisonModel model(&runs);
+        const auto quality = [](double cv) {
+            MeasurementQuality q;
+            q.cv = cv;
+            q.cores = 4;
+            judge_quality(q);
+            return q;
+        };
+        RunRecord base = test::synthetic_record("torch fp32 cpu", 20, 5, 20);
+        base.execution.quality = quality(0.01);
+        RunRecord noisy = test::synthetic_record("te bf16 cpu", 20, 5, 10);
+        noisy.execution.quality = quality(0.2);
+        runs.add(base);
+        runs.add(noisy);
+        runs.add(test::synthetic_record("old run", 20, 5, 10));
+        QCOMPARE(model.headerData(ComparisonModel::Noise, Qt::Horizontal).toString(), QStringLiteral("Noise (CV)"));
+        QCOMPARE(model.data(model.index(0, ComparisonModel::Noise)).toString(), QStringLiteral("1.0%"));
+        QCOMPARE(model.data(model.index(1, ComparisonModel::Noise)).toString(), QStringLiteral("20.0% noisy"));
+        QCOMPARE(model.data(model.index(2, ComparisonModel::Noise)).toString(), QStringLiteral("–"));
+        const QString tip = model.data(model.index(1, ComparisonModel::Noise), Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("step times vary by 20.0 %")), qPrintable(tip));
+        QVERIFY(model.data(model.index(2, ComparisonModel::Noise), Qt::ToolTipRole).toString().contains(QStringLiteral("not known to be clean")));
+        QCOMPARE(model.data(model.index(1, ComparisonModel::Speedup)).toString(), QStringLiteral("1.91× noisy"));
+        QVERIFY(model.data(model.index(1, ComparisonModel::Speedup), Qt::ToolTipRole).toString().contains(QStringLiteral("Not clean evidence")));
+        QCOMPARE(model.data(model.index(2, ComparisonModel::Speedup)).toString(), QStringLiteral("1.91×"));
+        QCOMPARE(model.data(model.index(1, ComparisonModel::Noise), ComparisonModel::SortRole).toDouble(), 0.2);
     }
 
     void comparisonModelFollowsTheCollection() {
@@ -282,6 +370,288 @@ private Q_SLOTS:
                      QStringLiteral("cannot start /nonexistent/te-bench for the data-parallel job")),
                  qPrintable(refused.front().at(1).toString()));
         QVERIFY(trained.empty());
+    }
+
+    // Twenty runs shown at once get twenty different (colour, line style) pairs, the same pair wherever the run
+    // is drawn; the colours stay apart (CIELAB distance) and legible on the light and the dark chart background.
+    // A run added after one was removed takes a pair no shown run has.
+    void twentyRunsAreToldApart() {
+        RunCollection runs;
+        for (int i = 0; i < kDistinctRunStyles; ++i) runs.add(test::synthetic_record("run " + std::to_string(i), 3, 1, 1));
+        std::set<std::pair<QRgb, int>> pairs;
+        for (std::size_t i = 0; i < runs.entries().size(); ++i) {
+            const QColor colour = runs.entries()[i].colour;
+            QCOMPARE(colour, run_style(static_cast<int>(i)).colour);
+            QCOMPARE(run_line_style(colour), run_style(static_cast<int>(i)).line);
+            pairs.insert({colour.rgb(), static_cast<int>(run_line_style(colour))});
+        }
+        QCOMPARE(pairs.size(), std::size_t{20});
+        QCOMPARE(run_line_style(runs.entries()[0].colour), Qt::SolidLine);
+        QCOMPARE(run_line_style(runs.entries()[10].colour), Qt::DashDotLine);  // not dashed: warm-up steps are
+        for (int a = 0; a < kDistinctRunStyles; ++a) {
+            // Tableau 10's yellow sets the floor on white; on the dark plot every colour does better.
+            QVERIFY2(contrast(run_colour(a), chart_colours(false).plot_background) >= 1.5, qPrintable(run_colour(a).name()));
+            QVERIFY2(contrast(run_colour(a), chart_colours(true).plot_background) >= 2.5, qPrintable(run_colour(a).name()));
+            for (int b = a + 1; b < kDistinctRunStyles; ++b) {
+                QVERIFY2(lab_distance(run_colour(a), run_colour(b)) > 15,
+                         qPrintable(run_colour(a).name() + QLatin1Char(' ') + run_colour(b).name()));
+            }
+        }
+        const QColor third = runs.entries()[3].colour;
+        runs.remove(runs.entries()[3].key);
+        const int again = runs.add(test::synthetic_record("again", 3, 1, 1));
+        QCOMPARE(runs.find(again)->colour, third);  // the one pair free
+        pairs.clear();
+        for (const RunCollection::Entry& e : runs.entries()) pairs.insert({e.colour.rgb(), static_cast<int>(run_line_style(e.colour))});
+        QCOMPARE(pairs.size(), std::size_t{20});
+    }
+
+    // Several runs leave the view at once, a live one stays; "Remove all" goes ahead at once when every run is
+    // in the store, and asks first when one is not (it could not be opened again from the history).
+    void removingSeveralAndAll() {
+        RunCollection runs;
+        const int a = runs.add(test::synthetic_record("a", 3, 1, 1), 1);
+        const int b = runs.add(test::synthetic_record("b", 3, 1, 1), 2);
+        RunRecord live = test::synthetic_record("live", 3, 1, 1);
+        live.status = RunStatus::Running;
+        const int c = runs.add(live);
+        const int d = runs.add(test::synthetic_record("d", 3, 1, 1), 4);
+        QString message = remove_runs_from_view(runs, {a, b, c});
+        QCOMPARE(runs.keys(), (std::vector<int>{c, d}));
+        QVERIFY2(message.contains(QStringLiteral("Removed 2 runs")) && message.contains(QStringLiteral("stay in the history")) &&
+                     message.contains(QStringLiteral("1 running run stays")),
+                 qPrintable(message));
+
+        QWidget parent;
+        QStringList done;
+        const auto note = [&](const QString& text) { done << text; };
+        remove_all_runs_from_view(&parent, &runs, note);
+        QCOMPARE(runs.keys(), std::vector<int>{c});  // every stopped run was stored: no question
+        QCOMPARE(done.size(), 1);
+        QVERIFY(!parent.findChild<QMessageBox*>(QStringLiteral("removeAllRunsBox")));
+
+        runs.add(test::synthetic_record("from a file", 3, 1, 1));  // no store id
+        remove_all_runs_from_view(&parent, &runs, note);
+        auto* box = parent.findChild<QMessageBox*>(QStringLiteral("removeAllRunsBox"));
+        QVERIFY(box);
+        QVERIFY2(box->text().contains(QStringLiteral("not in the run store")), qPrintable(box->text()));
+        QCOMPARE(runs.entries().size(), std::size_t{2});  // nothing removed before the answer
+        box->button(QMessageBox::Yes)->click();
+        QCOMPARE(runs.keys(), std::vector<int>{c});
+        QCOMPARE(done.size(), 2);
+        QVERIFY2(done.back().contains(QStringLiteral("Removed 1 run")), qPrintable(done.back()));
+    }
+
+    // The history's first order is the one its header shows (newest first); clicking a column sorts by its
+    // values (numbers as numbers) and the indicator follows, a second click reverses both.
+    void historySortIndicatorMatchesOrder() {
+        QTemporaryDir dir;
+        HistoryPanel panel(dir.filePath(QStringLiteral("runs.sqlite3")).toStdString());
+        std::vector<StoredRun> stored;
+        for (const auto& [id, median] : std::vector<std::pair<int, double>>{{3, 100.25}, {2, 9.5}, {1, 12.0}}) {
+            StoredRun r;
+            r.id = id;
+            r.name = "run " + std::to_string(id);
+            r.median_ms = median;
+            r.peak_mem_bytes = static_cast<std::uint64_t>(id) << (id == 2 ? 30 : 20);  // 1 MiB, 2 GiB, 3 MiB
+            stored.push_back(r);
+        }
+        panel.model()->setRuns(stored);
+        panel.resize(900, 400);
+        panel.show();
+        QHeaderView* header = panel.view()->horizontalHeader();
+        const auto column = [&](int c) {
+            QStringList values;
+            for (int row = 0; row < panel.filtered()->rowCount(); ++row) values << panel.filtered()->index(row, c).data().toString();
+            return values;
+        };
+        QCOMPARE(header->sortIndicatorSection(), int(HistoryModel::Id));
+        QCOMPARE(header->sortIndicatorOrder(), Qt::DescendingOrder);
+        QCOMPARE(column(HistoryModel::Id), (QStringList{"3", "2", "1"}));
+        const auto click = [&](int section) {
+            QTest::mouseClick(header->viewport(), Qt::LeftButton, {},
+                              QPoint(header->sectionViewportPosition(section) + header->sectionSize(section) / 2, header->height() / 2));
+        };
+        click(HistoryModel::MedianMs);
+        QCOMPARE(header->sortIndicatorSection(), int(HistoryModel::MedianMs));
+        const Qt::SortOrder first = header->sortIndicatorOrder();
+        const QStringList ascending{"9.50", "12.00", "100.25"};
+        const QStringList descending{"100.25", "12.00", "9.50"};
+        QCOMPARE(column(HistoryModel::MedianMs), first == Qt::AscendingOrder ? ascending : descending);
+        click(HistoryModel::MedianMs);
+        QVERIFY(header->sortIndicatorOrder() != first);
+        QCOMPARE(column(HistoryModel::MedianMs), first == Qt::AscendingOrder ? descending : ascending);
+        header->setSortIndicator(HistoryModel::PeakMemory, Qt::AscendingOrder);
+        QCOMPARE(column(HistoryModel::Id), (QStringList{"1", "3", "2"}));  // 1 MiB, 3 MiB, 2 GiB
+    }
+
+    // Opening runs picks the baseline a user expects: a torch run, never an emulated FP8 one; without a
+    // torch run the first run that is not emulated. A baseline the user chose among older runs stays.
+    void openingRunsPicksASensibleBaseline() {
+        const RunRecord torch = test::synthetic_record_of("torch bf16", Backend::Torch, Precision::Bf16, false, 10, 2, 10);
+        const RunRecord emulated = test::synthetic_record_of("te fp8", Backend::Te, Precision::Fp8, true, 10, 2, 8);
+        const RunRecord te = test::synthetic_record_of("te bf16", Backend::Te, Precision::Bf16, false, 10, 2, 9);
+        {
+            RunCollection runs;
+            ComparisonModel model(&runs);
+            runs.add(emulated, 1);
+            runs.add(te, 2);
+            const int torchKey = runs.add(torch, 3);
+            QCOMPARE(model.baseline(), runs.entries().front().key);  // the table took the first to arrive
+            QCOMPARE(runs.baselineAfterOpening(model.baseline(), 3), torchKey);
+        }
+        {
+            RunCollection runs;
+            ComparisonModel model(&runs);
+            runs.add(emulated, 1);
+            const int teKey = runs.add(te, 2);
+            QCOMPARE(runs.baselineAfterOpening(model.baseline(), 2), teKey);
+            model.setBaseline(teKey);
+            runs.add(torch, 3);  // opened later: the user's baseline among the older runs stays
+            QCOMPARE(runs.baselineAfterOpening(model.baseline(), 1), std::nullopt);
+        }
+        {
+            RunCollection runs;
+            const int only = runs.add(emulated, 1);
+            QCOMPARE(runs.baselineAfterOpening(only, 1), std::nullopt);  // nothing better: no change
+            QCOMPARE(runs.sensibleBaseline(runs.keys()), std::nullopt);
+        }
+    }
+
+    // Every file dialog starts in the last folder chosen; with settings attached it is written there and the
+    // next session reads it back (settings of the test's own, never the user's); a folder that is gone falls
+    // back to the home folder.
+    void fileDialogsStartInTheLastFolder() {
+        QTemporaryDir dir;
+        QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("results")));
+        const QString results = QDir(dir.path()).filePath(QStringLiteral("results"));
+        const QString ini = dir.filePath(QStringLiteral("settings.ini"));
+        {
+            QSettings settings(ini, QSettings::IniFormat);
+            RememberedFolder::attach(&settings);
+            RememberedFolder::rememberFile(QDir(results).filePath(QStringLiteral("comparison.csv")));
+            QCOMPARE(RememberedFolder::folder(), results);
+            QCOMPARE(settings.value(QStringLiteral("files/lastFolder")).toString(), results);
+        }
+        RememberedFolder::rememberFolder(dir.path());  // the settings are gone: kept for the process only
+        QCOMPARE(RememberedFolder::folder(), QDir::cleanPath(dir.path()));
+        {
+            QSettings next(ini, QSettings::IniFormat);
+            RememberedFolder::attach(&next);  // a new session
+            QCOMPARE(RememberedFolder::folder(), results);
+            QCOMPARE(RememberedFolder::suggest(QStringLiteral("sweep.png")), QDir(results).filePath(QStringLiteral("sweep.png")));
+
+            // The dialog opens there, and what is chosen in it is remembered.
+            QString startedIn;
+            QTimer driver;
+            connect(&driver, &QTimer::timeout, this, [&] {
+                auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+                if (!dialog) return;
+                startedIn = dialog->directory().absolutePath();
+                auto* name = dialog->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"));  // typed, as a user would
+                QVERIFY(name);
+                name->setText(dir.filePath(QStringLiteral("elsewhere.csv")));
+                QMetaObject::invokeMethod(dialog, "accept");  // a slot; protected as a function
+            });
+            driver.start(20);
+            const QString chosen = choose_save_file(nullptr, QStringLiteral("Export"), QStringLiteral("x.csv"), QStringLiteral("CSV (*.csv)"));
+            driver.stop();
+            QCOMPARE(startedIn, results);
+            QCOMPARE(chosen, dir.filePath(QStringLiteral("elsewhere.csv")));
+            QCOMPARE(RememberedFolder::folder(), QDir::cleanPath(dir.path()));
+            QCOMPARE(next.value(QStringLiteral("files/lastFolder")).toString(), QDir::cleanPath(dir.path()));
+            QVERIFY(QDir(results).removeRecursively());
+            RememberedFolder::rememberFolder(results);  // gone by now
+            QCOMPARE(RememberedFolder::folder(), QDir::homePath());
+            RememberedFolder::attach(nullptr);
+        }
+    }
+
+    // An export says where it wrote, in the status bar for a while and in a label that keeps it; a failure
+    // says what was not saved and why.
+    void exportsConfirmWhereTheyWrote() {
+        QMainWindow window;
+        auto* notice = new SaveNotice(window.statusBar());
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("comparison.csv"));
+        notice->saved(path);
+        const QString expected = QStringLiteral("Saved comparison.csv to %1").arg(QDir::toNativeSeparators(dir.path()));
+        QCOMPARE(window.statusBar()->currentMessage(), expected);
+        QCOMPARE(notice->text(), expected);
+        window.statusBar()->showMessage(QStringLiteral("Running torch fp32: step 3 of 40"));  // the next message
+        QCOMPARE(notice->text(), expected);  // still there to be found
+        QCOMPARE(notice->message(), expected);
+        notice->failed(QStringLiteral("/nonexistent/dashboard.png"), QStringLiteral("/nonexistent: No such file or directory"));
+        QCOMPARE(notice->text(), QStringLiteral("Not saved: dashboard.png"));
+        QVERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("No such file or directory")),
+                 qPrintable(window.statusBar()->currentMessage()));
+        QVERIFY(notice->toolTip().contains(QStringLiteral("No such file")));
+        // A deep folder is elided in the label, so it never widens the status bar; the tooltip has all of it.
+        notice->saved(QStringLiteral("/") + QStringLiteral("very-long-folder-name/").repeated(30) + QStringLiteral("steps.csv"));
+        QVERIFY(notice->sizeHint().width() <= SaveNotice::kMaxWidth + 20);
+        QVERIFY(notice->toolTip().endsWith(QStringLiteral("very-long-folder-name")));
+    }
+
+    // A sweep's runs go to the Sweep tab's collection, named after their sweep, not to the dashboard's charts
+    // and table; "Show sweep runs on the dashboard" mirrors them there (following a live run) and takes them
+    // away again.
+    void sweepRunsStayOffTheDashboardUntilAsked() {
+        RunCollection dashboard;
+        ComparisonModel table(&dashboard);
+        RunController controller(&dashboard);
+        controller.setDevice(test::no_gpu(), [](const RunConfig& c, const TrainerCallbacks& callbacks, const std::atomic<bool>*) {
+            RunRecord r = test::synthetic_record(c.name, c.total_steps(), c.warmup, 5);
+            r.config = c;
+            RunRecord header = r;
+            header.status = RunStatus::Running;
+            header.steps.clear();
+            if (callbacks.on_start) callbacks.on_start(header);
+            for (const StepMetrics& s : r.steps) {
+                if (callbacks.on_step) callbacks.on_step(s);
+            }
+            return r;
+        });
+        RunConfig config = make_preset(Preset::QuickCpu);
+        config.iters = 3;
+        config.warmup = 1;
+        config.name = "sweep h64 fp32";
+        QVERIFY(!controller.enqueue(config, 1, QStringLiteral("Sweep 1")));
+        config.name = "plain run";
+        QVERIFY(!controller.enqueue(config));
+        QCOMPARE(controller.queue()->data(controller.queue()->index(0, RunQueueModel::Name)).toString(),
+                 QStringLiteral("Sweep 1 · sweep h64 fp32"));
+        QSignalSpy drained(&controller, &RunController::queueDrained);
+        controller.start();
+        QVERIFY(drained.wait(30'000));
+        RunCollection* sweepRuns = controller.sweepRuns();
+        QCOMPARE(sweepRuns->entries().size(), std::size_t{1});
+        QCOMPARE(sweepRuns->entries().front().sweep, QStringLiteral("Sweep 1"));
+        QCOMPARE(sweepRuns->entries().front().record.steps.size(), std::size_t{4});
+        QCOMPARE(table.rowCount(), 1);  // the plain run only
+        QCOMPARE(dashboard.entries().front().record.config.name, std::string("plain run"));
+
+        RunMirror mirror(sweepRuns, &dashboard);
+        mirror.setEnabled(true);
+        QCOMPARE(table.rowCount(), 2);
+        const int copy = mirror.copyOf(sweepRuns->entries().front().key);
+        QCOMPARE(dashboard.find(copy)->record.config.name, std::string("sweep h64 fp32"));
+        QCOMPARE(dashboard.find(copy)->sweep, QStringLiteral("Sweep 1"));
+        // A live sweep run shown there follows step by step.
+        RunRecord live = test::synthetic_record("sweep h128 fp32", 0, 0, 0);
+        live.status = RunStatus::Running;
+        const int liveKey = sweepRuns->add(live, std::nullopt, QStringLiteral("Sweep 1"));
+        StepMetrics step;
+        step.step = 1;
+        step.step_ms = 7;
+        sweepRuns->appendStep(liveKey, step);
+        QCOMPARE(dashboard.find(mirror.copyOf(liveKey))->record.steps.size(), std::size_t{1});
+        RunRecord ended = sweepRuns->find(liveKey)->record;
+        ended.status = RunStatus::Finished;
+        sweepRuns->finish(liveKey, ended, 9);
+        QCOMPARE(dashboard.find(mirror.copyOf(liveKey))->store_id, std::optional<std::int64_t>(9));
+        mirror.setEnabled(false);
+        QCOMPARE(table.rowCount(), 1);
+        QCOMPARE(sweepRuns->entries().size(), std::size_t{2});  // the Sweep tab keeps them
     }
 
     void coloursAreStablePerRun() {

@@ -7,7 +7,18 @@
 
 #include <sqlite3.h>
 
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QAbstractSpinBox>
 #include <QComboBox>
+#include <QSettings>
+#include <QDir>
+#include <QFileDialog>
+#include <QMenu>
+#include <QStatusBar>
+#include <QHeaderView>
+#include <QScrollBar>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
@@ -37,18 +48,25 @@
 #include "core/results/RunStore.h"
 #include "core/train/Trainer.h"
 #include "ui/charts/ChartsPanel.h"
+#include "ui/charts/Fp8Inspector.h"
 #include "ui/charts/Fp8Panel.h"
 #include "ui/charts/TopKernelsPanel.h"
+#include "ui/common/RememberedFolder.h"
+#include "ui/common/Theme.h"
+#include "ui/export/SaveNotice.h"
 #include "ui/history/HistoryModel.h"
 #include "ui/history/HistoryPanel.h"
+#include "ui/runs/RunQueueModel.h"
 #include "ui/runs/RunWorker.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/runs/RunController.h"
 #include "ui/runs/RunQueuePanel.h"
 #include "ui/setup/RunSetupPanel.h"
+#include "ui/sweep/SweepPanel.h"
 #include "ui/table/ComparisonModel.h"
 #include "ui/table/ComparisonPanel.h"
 #include "ui/window/MainWindow.h"
+#include "ui/window/WindowFit.h"
 
 using namespace tewb;
 using namespace tewb::ui;
@@ -68,9 +86,76 @@ void queue_quick_run(MainWindow& window, int iters = 55, const QString& name = {
     setup->addButton()->click();
 }
 
+// The comparison plan's five runs and an inspected FP8 run with a model's worth of cast slots, each with a
+// time breakdown, as a window holds them after `--demo compare` and an inspected run.
+std::vector<RunRecord> window_fixture() {
+    std::vector<RunRecord> records;
+    double ms = 10;
+    for (const char* name : {"torch fp32 cpu (baseline)", "torch bf16 cpu", "te fp32 cpu", "te bf16 cpu", "te fp8 cpu"}) {
+        records.push_back(test::synthetic_record(name, 40, 10, ms));
+        ms += 1.5;
+    }
+    RunRecord inspected = test::synthetic_record("te fp8 cpu inspected casts", 40, 10, 20);
+    inspected.config.backend = Backend::Te;
+    inspected.config.precision = Precision::Fp8;
+    inspected.config.inspect_fp8 = true;
+    inspected.execution.fp8_emulated = true;
+    for (int layer = 0; layer < 4; ++layer) {
+        for (const char* module : {"attn.qkv", "attn.proj", "mlp.fc1", "mlp.fc2"}) {
+            for (const SlotRole role : {SlotRole::Input, SlotRole::Weight, SlotRole::GradOutput}) {
+                inspected.fp8_slots.push_back({"blocks_" + std::to_string(layer) + "." + module, role,
+                                               role == SlotRole::GradOutput ? Fp8Dtype::E5M2 : Fp8Dtype::E4M3});
+            }
+        }
+    }
+    records.push_back(inspected);
+    for (RunRecord& r : records) {
+        for (StepMetrics& step : r.steps) {
+            step.breakdown = StepBreakdown{step.step_ms * 0.3, step.step_ms * 0.5, step.step_ms * 0.15, step.step_ms * 0.05, 0};
+            const float k = static_cast<float>(step.step);
+            step.fp8.assign(r.fp8_slots.size(), Fp8SlotSample{2.0f * k, 100.0f, 0.001f, 0.0f, 1e-3f / k, 1e-3f, 1e-5f});
+        }
+        r.summary.breakdown = r.steps.back().breakdown;
+        r.summary.breakdown_source = "timed steps";
+    }
+    return records;
+}
+
+// Every tab of both tab widgets shown once, with time for the charts to draw what they hold.
+void visit_every_tab(MainWindow& window) {
+    for (QTabWidget* tabs : window.findChildren<QTabWidget*>()) {
+        for (int i = 0; i < tabs->count(); ++i) {
+            tabs->setCurrentIndex(i);
+            QTest::qWait(30);
+        }
+    }
+    window.charts()->markDirty();
+    window.charts()->refreshIfDirty();
+    window.fp8Panel()->markDirty();
+    window.fp8Panel()->refreshIfDirty();
+    QTest::qWait(300);  // the breakdown and the tables follow on their timers
+}
+
 int store_count() {
     RunStore store(RunStore::default_path());
     return static_cast<int>(store.list().size());
+}
+
+// A trainer for the sweep: finished at once, the step time growing with the hidden size.
+RunRecord fake_sweep_train(const RunConfig& config, const TrainerCallbacks&, const std::atomic<bool>*) {
+    const double ms = config.model.hidden / 16.0 + (config.precision == Precision::Fp32 ? 2.0 : 1.0);
+    RunRecord r = test::synthetic_record(config.name, config.total_steps(), config.warmup, ms);
+    r.config = config;
+    r.execution.device = "cpu";
+    return r;
+}
+
+// The window's menu action whose text (without its & mnemonic) starts with `text`.
+QAction* menu_action(const MainWindow& window, const QString& text) {
+    for (QAction* action : window.findChildren<QAction*>()) {
+        if (action->text().remove(QLatin1Char('&')).startsWith(text)) return action;
+    }
+    qFatal("no action %s", qPrintable(text));
 }
 
 }  // namespace
@@ -414,10 +499,11 @@ private Q_SLOTS:
         fp8->selectSlot(1);
         QVERIFY(fp8->views()[0]->plot()->spec().title.contains(QString::fromStdString(fp8->slots()[1].module)));
         // Shown the way a user shows it: the FP8 tab (the charts and the inspector in one page).
-        QWidget* page = fp8->parentWidget();
-        auto* tabs = qobject_cast<QTabWidget*>(page->parentWidget()->parentWidget());
+        QTabWidget* tabs = window->rightTabs();
         QVERIFY(tabs);
-        tabs->setCurrentWidget(page);
+        for (int i = 0; i < tabs->count(); ++i) {
+            if (tabs->widget(i)->isAncestorOf(fp8)) tabs->setCurrentIndex(i);
+        }
         QVERIFY(fp8->isVisible());
         fp8->markDirty();
         fp8->refreshIfDirty();
@@ -473,7 +559,7 @@ private Q_SLOTS:
         window->setDark(true);
         window->charts()->refreshIfDirty();
         const MetricPlot* plot = window->charts()->views().front()->plot();
-        QCOMPARE(plot->theme(), QChart::ChartThemeDark);
+        QCOMPARE(plot->backgroundBrush().color(), chart_colours(true).background);  // Theme's style_chart
         const auto* timed = qobject_cast<const QLineSeries*>(plot->series()[2]);
         QCOMPARE(timed->pen().color(), window->runs()->entries().front().colour);
         window->setDark(false);
@@ -519,6 +605,105 @@ private Q_SLOTS:
         panel.refresh();
         QCOMPARE(problems.count(), 0);
         QVERIFY(!QFileInfo::exists(missing));
+    }
+
+    // A 1024×700 screen less a window manager's frame and a taskbar: after every tab has shown data (the
+    // inspected FP8 run's heat map included), the window's minimum still fits in 1000×620, so its status bar
+    // and lower tables stay on the screen; pages that need more scroll inside their tab. At a 1280-pixel-wide
+    // window the comparison table's default columns fit its viewport, and its chooser hides and shows columns.
+    void windowFitsASmallScreenWithEveryTabVisited() {
+        auto window = make_window();
+        for (const RunRecord& r : window_fixture()) window->runs()->add(r);
+        Fp8Inspector* inspector = window->fp8Inspector();
+        QCOMPARE(inspector->heatMap()->rows(), 48);
+        for (const QSize size : {QSize(1024, 700), QSize(1280, 800), QSize(1920, 1080)}) {
+            window->resize(size);
+            visit_every_tab(*window);
+            for (const QSize minimum : {window->minimumSizeHint(), window->minimumSize()}) {
+                QVERIFY2(minimum.width() <= 1000 && minimum.height() <= 620,
+                         qPrintable(QStringLiteral("minimum %1×%2 at %3×%4")
+                                        .arg(minimum.width())
+                                        .arg(minimum.height())
+                                        .arg(size.width())
+                                        .arg(size.height())));
+            }
+        }
+
+        window->resize(1280, 800);
+        window->rightTabs()->setCurrentIndex(0);
+        QTest::qWait(300);
+        ComparisonPanel* comparison = window->comparison();
+        QTableView* table = comparison->view();
+        const auto shown_width = [table] {
+            int width = 0;
+            for (int c = 0; c < table->model()->columnCount(); ++c) {
+                if (!table->isColumnHidden(c)) width += table->horizontalHeader()->sectionSize(c);
+            }
+            return width;
+        };
+        QVERIFY2(shown_width() <= table->viewport()->width(),
+                 qPrintable(QStringLiteral("columns %1 px, viewport %2 px").arg(shown_width()).arg(table->viewport()->width())));
+        QVERIFY(!table->horizontalScrollBar()->isVisible());
+        // No header is cut: every shown column is at least as wide as its header text needs.
+        for (int c = 0; c < table->model()->columnCount(); ++c) {
+            if (table->isColumnHidden(c)) continue;
+            QVERIFY2(table->horizontalHeader()->sectionSize(c) >= table->horizontalHeader()->sectionSizeHint(c),
+                     qPrintable(table->model()->headerData(c, Qt::Horizontal).toString()));
+        }
+        QVERIFY(table->isColumnHidden(ComparisonModel::Implementation));
+        QVERIFY(!table->isColumnHidden(ComparisonModel::Speedup));
+        QAction* implementation = nullptr;
+        for (QAction* action : comparison->columnsMenu()->actions()) {
+            if (action->data().toInt() == ComparisonModel::Implementation) implementation = action;
+        }
+        QVERIFY(implementation && !implementation->isChecked());
+        implementation->trigger();
+        QVERIFY(!table->isColumnHidden(ComparisonModel::Implementation));
+        QCOMPARE(comparison->columnChoices().value(QStringLiteral("Implementation")).toBool(), true);
+        implementation->trigger();
+        QVERIFY(table->isColumnHidden(ComparisonModel::Implementation));
+
+        // Every spin box and combo box of the window (setup, sweep, charts, FP8, comparison) ignores the wheel
+        // until it has focus, and the wheel never gives it focus.
+        for (QWidget* control : window->findChildren<QAbstractSpinBox*>()) QCOMPARE(control->focusPolicy(), Qt::StrongFocus);
+        for (QWidget* control : window->findChildren<QComboBox*>()) QCOMPARE(control->focusPolicy(), Qt::StrongFocus);
+    }
+
+    // The comparison table's column choices are remembered with the window's other settings.
+    void comparisonColumnChoicesAreRemembered() {
+        QTemporaryDir dir;
+        QSettings settings(dir.filePath(QStringLiteral("te-workbench.ini")), QSettings::IniFormat);
+        {
+            auto window = make_window();
+            window->comparison()->setColumnShown(ComparisonModel::Tflops, true);
+            window->comparison()->setColumnShown(ComparisonModel::Speedup, false);
+            QVERIFY(!window->comparison()->isColumnShown(ComparisonModel::Speedup));
+            window->saveSettings(settings);
+        }
+        auto again = make_window();
+        QVERIFY(!again->comparison()->isColumnShown(ComparisonModel::Tflops));  // hidden by default
+        again->restoreSettings(settings);
+        QVERIFY(again->comparison()->isColumnShown(ComparisonModel::Tflops));
+        QVERIFY(!again->comparison()->isColumnShown(ComparisonModel::Speedup));
+        QVERIFY(again->comparison()->isColumnShown(ComparisonModel::MeanMs));  // untouched: its default
+    }
+
+    // Where the window goes on a real screen: inside the available area (the screen less the taskbar) with
+    // its window manager's frame, shrunk when it is too large (a first opening at 1400×900 on a 1280×800
+    // screen, a geometry saved on a larger screen), moved when it is off the area, never below its minimum.
+    void windowIsFittedIntoTheAvailableArea() {
+        const QMargins frame(4, 24, 4, 4);
+        const QRect available(0, 0, 1280, 776);  // 1280×800 less a 24-pixel taskbar
+        QCOMPARE(fit_into(QRect(0, 0, 1400, 900), frame, available, QSize(900, 600)), QRect(4, 24, 1272, 748));
+        const QRect fits(100, 80, 1000, 600);
+        QCOMPARE(fit_into(fits, frame, available, QSize(900, 600)), fits);
+        // Saved on a 1920×1080 screen at its right: moved back and shrunk.
+        QCOMPARE(fit_into(QRect(1500, 300, 1600, 1000), frame, available, QSize(900, 600)), QRect(4, 24, 1272, 748));
+        QCOMPARE(fit_into(QRect(-50, -10, 800, 500), frame, available, QSize(640, 480)), QRect(4, 24, 800, 500));
+        // A screen smaller than the minimum: the minimum wins (the window manager then decides).
+        QCOMPARE(fit_into(QRect(0, 0, 1400, 900), frame, QRect(0, 0, 800, 560), QSize(900, 600)).size(), QSize(900, 600));
+        QCOMPARE(available_client_size(QRect(0, 0, 1024, 676), kFrameAllowance), QSize(1008, 628));
+        QVERIFY(kPreferredWindowSize.boundedTo(available_client_size(QRect(0, 0, 1024, 676), kFrameAllowance)).width() <= 1024);
     }
 
     void openingRecords() {
@@ -593,6 +778,117 @@ private Q_SLOTS:
         // Running it again here is refused with core's reason: this machine has no GPU.
         QSignalSpy before(window.get(), &MainWindow::errorShown);
         QVERIFY(window->controller()->enqueue(window->runs()->entries().front().record.config).has_value());
+    }
+
+    // A sweep's runs stay in the Sweep tab: the dashboard's table and charts do not get them until "Show sweep
+    // runs on the dashboard" (the View menu's action, the tab's check box) is ticked; unticking takes them away.
+    void sweepRunsStayInTheSweepTabUntilShown() {
+        auto window = make_window(&fake_sweep_train);
+        RunSetupPanel* setup = window->setupPanel();
+        setup->applyPreset(Preset::QuickCpu);
+        QVERIFY(test::run_tiny_sweep(*window, QStringLiteral("64,128"), kRunTimeoutMs));
+        SweepPanel* sweep = window->sweep();
+        const RunCollection* sweepRuns = window->controller()->sweepRuns();
+        QVERIFY(sweepRuns->entries().size() >= 4);  // two sizes, the baseline and each precision
+        for (const RunCollection::Entry& e : sweepRuns->entries()) QCOMPARE(e.sweep, QStringLiteral("Sweep 1"));
+        const QString queued = window->controller()->queue()->index(0, RunQueueModel::Name).data().toString();
+        QVERIFY2(queued.startsWith(QStringLiteral("Sweep 1 · ")), qPrintable(queued));
+        QCOMPARE(window->comparison()->model()->rowCount(), 0);
+        window->charts()->refreshIfDirty();
+        QVERIFY(window->charts()->views().front()->plot()->traces().empty());
+
+        QAction* show = sweep->showOnDashboardAction();
+        QVERIFY(!show->isChecked());
+        const QList<QObject*> where = show->associatedObjects();
+        QVERIFY(std::any_of(where.begin(), where.end(), [](QObject* o) { return qobject_cast<QMenu*>(o) != nullptr; }));
+        show->trigger();
+        QVERIFY(sweep->showOnDashboardBox()->isChecked());
+        QCOMPARE(window->comparison()->model()->rowCount(), static_cast<int>(sweepRuns->entries().size()));
+        window->charts()->refreshIfDirty();
+        QCOMPARE(window->charts()->views().front()->plot()->traces().size(), sweepRuns->entries().size());
+        sweep->showOnDashboardBox()->setChecked(false);
+        QVERIFY(!show->isChecked());
+        QCOMPARE(window->comparison()->model()->rowCount(), 0);
+    }
+
+    // Runs opened from the history get the baseline a user expects: the torch run, not the emulated FP8 run
+    // that arrived first; with no torch run, the te run that is not emulated.
+    void openingFromTheHistoryPicksATorchBaseline() {
+        auto window = make_window();
+        const RunRecord emulated = test::synthetic_record_of("history te fp8", Backend::Te, Precision::Fp8, true, 12, 2, 4);
+        const RunRecord te = test::synthetic_record_of("history te bf16", Backend::Te, Precision::Bf16, false, 12, 2, 6);
+        const RunRecord torch = test::synthetic_record_of("history torch bf16", Backend::Torch, Precision::Bf16, false, 12, 2, 8);
+        std::vector<std::int64_t> ids;
+        {
+            RunStore store(RunStore::default_path());
+            for (const RunRecord& r : {emulated, te, torch}) ids.push_back(store.save(r));
+        }
+        window->history()->refresh();
+        window->history()->open(ids);
+        QCOMPARE(window->runs()->entries().size(), std::size_t{3});
+        const auto keyOf = [&](const std::string& name) {
+            for (const RunCollection::Entry& e : window->runs()->entries()) {
+                if (e.record.config.name == name) return e.key;
+            }
+            return 0;
+        };
+        QCOMPARE(window->comparison()->model()->baseline(), keyOf("history torch bf16"));
+        window->runs()->clear();
+        window->history()->open({ids[0], ids[1]});
+        QCOMPARE(window->comparison()->model()->baseline(), keyOf("history te bf16"));
+    }
+
+    // Several runs selected in the table leave the view at once; "Remove all runs from view" empties it (every
+    // run here is in the store, so without a question) and the status bar says what happened.
+    void removingSeveralAndAllRunsFromTheView() {
+        auto window = make_window();
+        for (int i = 0; i < 4; ++i) {
+            window->runs()->add(test::synthetic_record("view run " + std::to_string(i), 6, 1, 3), 100 + i);
+        }
+        QTableView* table = window->comparison()->view();
+        for (const int row : {0, 2}) {
+            table->selectionModel()->select(table->model()->index(row, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        }
+        menu_action(*window, QStringLiteral("Remove selected runs from view"))->trigger();
+        QCOMPARE(window->runs()->entries().size(), std::size_t{2});
+        QCOMPARE(window->runs()->entries()[0].record.config.name, std::string("view run 1"));
+        QCOMPARE(window->runs()->entries()[1].record.config.name, std::string("view run 3"));
+        QVERIFY2(window->statusBar()->currentMessage().contains(QStringLiteral("Removed 2 runs")),
+                 qPrintable(window->statusBar()->currentMessage()));
+        menu_action(*window, QStringLiteral("Remove all runs from view"))->trigger();
+        QVERIFY(window->runs()->empty());
+        QVERIFY(!window->findChild<QMessageBox*>(QStringLiteral("removeAllRunsBox")));
+    }
+
+    // File → Export comparison CSV… opens in the last folder used and, once written, says where: in the status
+    // bar and in the label that keeps it after the status bar has moved on.
+    void anExportSaysWhereItWrote() {
+        auto window = make_window();
+        window->runs()->add(test::synthetic_record("exported run", 6, 1, 3));
+        QTemporaryDir dir;
+        RememberedFolder::rememberFolder(dir.path());
+        QString startedIn;
+        QTimer driver;
+        connect(&driver, &QTimer::timeout, this, [&] {
+            auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+            if (!dialog) return;
+            startedIn = dialog->directory().absolutePath();
+            auto* name = dialog->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"));
+            QVERIFY(name);
+            name->setText(QStringLiteral("comparison.csv"));
+            QMetaObject::invokeMethod(dialog, "accept");
+        });
+        driver.start(20);
+        menu_action(*window, QStringLiteral("Export comparison CSV"))->trigger();
+        driver.stop();
+        QCOMPARE(startedIn, QDir::cleanPath(dir.path()));
+        QVERIFY(QFile::exists(dir.filePath(QStringLiteral("comparison.csv"))));
+        const QString expected = QStringLiteral("Saved comparison.csv to %1").arg(QDir::toNativeSeparators(QDir::cleanPath(dir.path())));
+        QCOMPARE(window->statusBar()->currentMessage(), expected);
+        auto* notice = window->statusBar()->findChild<SaveNotice*>(QStringLiteral("saveNotice"));
+        QVERIFY(notice && notice->isVisible());
+        window->statusBar()->showMessage(QStringLiteral("Running something else"));
+        QCOMPARE(notice->message(), expected);
     }
 };
 

@@ -1,5 +1,7 @@
 #include "ui/charts/ChartsPanel.h"
 
+#include <algorithm>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QGridLayout>
@@ -9,6 +11,8 @@
 #include <QSlider>
 #include <QVBoxLayout>
 
+#include "core/results/MeasurementQuality.h"
+#include "ui/common/RunColors.h"
 #include "ui/runs/RunCollection.h"
 
 namespace tewb::ui {
@@ -67,21 +71,21 @@ void ChartControls::setLogY(bool on) {
 }
 
 ChartsPanel::ChartsPanel(RunCollection* runs, std::vector<MetricSpec> specs, int columns, QWidget* parent)
-    : QWidget(parent), runs_(runs), controls_(new ChartControls(this)) {
+    : QWidget(parent), runs_(runs), controls_(new ChartControls(this)), grid_(new QGridLayout),
+      maxColumns_(std::max(1, columns)) {
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(controls_);
     legend_ = new QLabel(this);
     legend_->setObjectName(QStringLiteral("legend"));
     legend_->setWordWrap(true);
     layout->addWidget(legend_);
-    auto* grid = new QGridLayout;
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-        auto* view = new MetricChartView(specs[i], this);
-        view->setObjectName(specs[i].id + QStringLiteral("Chart"));
+    for (const MetricSpec& spec : specs) {
+        auto* view = new MetricChartView(spec, this);
+        view->setObjectName(spec.id + QStringLiteral("Chart"));
         views_.push_back(view);
-        grid->addWidget(view, static_cast<int>(i) / columns, static_cast<int>(i) % columns);
     }
-    layout->addLayout(grid, 1);
+    placeViews(maxColumns_);
+    layout->addLayout(grid_, 1);
 
     connect(controls_, &ChartControls::optionsChanged, this, &ChartsPanel::applyOptions);
     connect(controls_, &ChartControls::resetZoomRequested, this, [this] {
@@ -126,14 +130,45 @@ void ChartsPanel::refreshIfDirty() {
     for (MetricChartView* v : views_) v->plot()->refresh(*runs_);
     QStringList items;
     for (const RunCollection::Entry& e : runs_->entries()) {
-        items << QStringLiteral("<span style=\"color:%1; font-size:large\">━</span>&nbsp;%2")
-                     .arg(e.colour.name(), QString::fromStdString(display_name(e.record)).toHtmlEscaped());
+        // The line's own style: the second ten runs are drawn dash-dot.
+        const QString line = run_line_style(e.colour) == Qt::SolidLine ? QStringLiteral("━") : QStringLiteral("━·");
+        const std::string name = noisy_name(display_name(e.record), e.record.execution.quality);
+        items << QStringLiteral("<span style=\"color:%1; font-size:large\">%2</span>&nbsp;%3")
+                     .arg(e.colour.name(), line, QString::fromStdString(name).toHtmlEscaped());
     }
     const QString legend = items.isEmpty() ? tr("No runs yet: queue one from the run setup, or open records (Ctrl+O).")
                                      : items.join(QStringLiteral(" &nbsp; ")) +
                                            tr(" &nbsp; <i>dashed: warm-up · faint: raw values under smoothing</i>");
     // Setting a rich-text label relayouts the window, even with the same text.
     if (legend != legend_->text()) legend_->setText(legend);
+}
+
+void ChartsPanel::placeViews(int columns) {
+    columns_ = columns;
+    for (MetricChartView* view : views_) grid_->removeWidget(view);
+    for (std::size_t i = 0; i < views_.size(); ++i) {
+        grid_->addWidget(views_[i], static_cast<int>(i) / columns, static_cast<int>(i) % columns);
+    }
+    // A row whose charts moved away must not keep its stretch or height.
+    for (int row = 0; row < grid_->rowCount(); ++row) grid_->setRowStretch(row, row * columns < static_cast<int>(views_.size()) ? 1 : 0);
+}
+
+QSize ChartsPanel::minimumSizeHint() const {
+    const QMargins margins = layout()->contentsMargins();
+    int width = controls_->minimumSizeHint().width();
+    for (const MetricChartView* view : views_) width = std::max(width, view->minimumWidth());
+    return {width + margins.left() + margins.right(), QWidget::minimumSizeHint().height()};
+}
+
+void ChartsPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (views_.empty()) return;
+    const int spacing = std::max(0, grid_->horizontalSpacing());
+    const QMargins margins = layout()->contentsMargins();
+    const int room = width() - margins.left() - margins.right();
+    const int fit = (room + spacing) / (views_.front()->minimumWidth() + spacing);
+    const int columns = std::clamp(fit, 1, maxColumns_);
+    if (columns != columns_) placeViews(columns);
 }
 
 void ChartsPanel::showEvent(QShowEvent* event) {

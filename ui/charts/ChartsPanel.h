@@ -9,6 +9,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QGridLayout;
 class QLabel;
 class QSlider;
 
@@ -63,14 +64,25 @@ protected:
     void setSpecs(const std::vector<MetricSpec>& specs);
     RunCollection* runs() const { return runs_; }
     void showEvent(QShowEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+
+public:
+    // As narrow as one chart per row: the panel puts its charts in as many columns as its width holds (up to
+    // the number it was made with), so a small screen gets rows of charts rather than a sideways scroll.
+    QSize minimumSizeHint() const override;
+    int columns() const { return columns_; }
 
 private:
     void applyOptions();
+    void placeViews(int columns);
 
     RunCollection* runs_;
     ChartControls* controls_;
     QLabel* legend_;
     std::vector<MetricChartView*> views_;
+    QGridLayout* grid_;
+    int maxColumns_;
+    int columns_ = 0;
     QTimer timer_;
     bool dirty_ = true;
     bool dark_ = false;

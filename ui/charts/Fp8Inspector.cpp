@@ -4,11 +4,13 @@
 #include <cmath>
 
 #include <QComboBox>
+#include <QFontMetricsF>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QToolTip>
@@ -24,6 +26,11 @@ namespace {
 constexpr int kLabelWidth = 230;
 constexpr int kTopMargin = 18;
 constexpr int kBarHeight = 14;
+constexpr int kMapTop = kTopMargin + kBarHeight + 8;
+// Row labels: a size that reads at print size, and rows at least one label line tall (a shorter row clipped
+// the labels' underscores).
+constexpr int kLabelPixels = 11;
+constexpr int kRowHeight = 15;
 
 // A perceptual dark blue → teal → yellow scale (close to viridis) at t in [0, 1].
 QColor colour_at(double t) {
@@ -85,7 +92,7 @@ void Fp8HeatMap::show(const RunRecord* record, Fp8Metric metric) {
         lo_ = 0;
         hi_ = 1;
     }
-    setMinimumHeight(kTopMargin + kBarHeight + 8 + std::max(8, static_cast<int>(rowNames_.size())) * 6);
+    setMinimumHeight(fullHeight());
     update();
 }
 
@@ -94,43 +101,61 @@ std::optional<double> Fp8HeatMap::value(int row, int column) const {
     return cells_[static_cast<std::size_t>(row)][static_cast<std::size_t>(column)];
 }
 
-void Fp8HeatMap::paintMap(QPainter& painter, QSize size) const {
+int Fp8HeatMap::fullHeight() const {
+    return kMapTop + std::max(4, static_cast<int>(rowNames_.size())) * kRowHeight + 4;
+}
+
+QStringList Fp8HeatMap::labelsAt(QSize size) const {
+    QImage scratch(QSize(8, 8), QImage::Format_ARGB32_Premultiplied);
+    QPainter painter(&scratch);
+    return paintMap(painter, size);
+}
+
+QStringList Fp8HeatMap::paintMap(QPainter& painter, QSize size) const {
     painter.fillRect(QRect(QPoint(0, 0), size), palette().color(QPalette::Base));
     painter.setPen(palette().color(QPalette::Text));
     if (cells_.empty() || steps_.empty()) {
         painter.drawText(QRect(QPoint(0, 0), size), Qt::AlignCenter, tr("No FP8 statistics in this run"));
-        return;
+        return {};
     }
-    const int mapTop = kTopMargin + kBarHeight + 8;
     const double cellW = std::max(1.0, (size.width() - kLabelWidth - 8.0) / static_cast<double>(steps_.size()));
-    const double cellH = std::max(1.0, (size.height() - mapTop - 4.0) / static_cast<double>(rowNames_.size()));
+    const double cellH = std::max(1.0, (size.height() - kMapTop - 4.0) / static_cast<double>(rowNames_.size()));
     const auto t_of = [&](double v) {
         if (hi_ <= lo_) return 0.5;
         return log_ ? (std::log10(v) - std::log10(lo_)) / (std::log10(hi_) - std::log10(lo_)) : (v - lo_) / (hi_ - lo_);
     };
     for (std::size_t r = 0; r < cells_.size(); ++r) {
         for (std::size_t c = 0; c < steps_.size(); ++c) {
-            const QRectF cell(kLabelWidth + c * cellW, mapTop + r * cellH, cellW + 0.5, cellH + 0.5);
+            const QRectF cell(kLabelWidth + c * cellW, kMapTop + r * cellH, cellW + 0.5, cellH + 0.5);
             painter.fillRect(cell, cells_[r][c] ? colour_at(t_of(*cells_[r][c])) : QColor(200, 200, 200));
         }
     }
     QFont small = painter.font();
-    small.setPixelSize(std::clamp(static_cast<int>(cellH) - 1, 7, 12));
+    small.setPixelSize(kLabelPixels);
     painter.setFont(small);
-    const int every = std::max(1, static_cast<int>(std::ceil(12.0 / cellH)));  // labels that fit
+    const QFontMetricsF metrics(small);
+    const double line = metrics.height();
+    // Where the rows are shorter than a label line (a map squeezed below fullHeight()), every n-th row is
+    // labelled and the colour bar's text says so.
+    const int every = cellH + 0.5 >= line ? 1 : static_cast<int>(std::ceil(line / cellH));
+    QStringList drawn;
     for (std::size_t r = 0; r < rowNames_.size(); r += static_cast<std::size_t>(every)) {
-        painter.drawText(QRectF(2, mapTop + r * cellH, kLabelWidth - 6, std::max(cellH, 12.0)), Qt::AlignRight | Qt::AlignVCenter,
-                         rowNames_[r]);
+        const QString label = metrics.elidedText(rowNames_[r], Qt::ElideMiddle, kLabelWidth - 8);
+        const QRectF at(2, kMapTop + (r + 0.5) * cellH - line / 2, kLabelWidth - 6, line);
+        painter.drawText(at, Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip, label);
+        drawn << label;
     }
     // The colour bar: range and metric.
     const QRectF bar(kLabelWidth, kTopMargin, 200, kBarHeight);
     for (int i = 0; i < 200; ++i) painter.fillRect(QRectF(bar.left() + i, bar.top(), 1.5, bar.height()), colour_at(i / 199.0));
     painter.drawText(QRectF(2, kTopMargin, kLabelWidth - 6, kBarHeight), Qt::AlignRight | Qt::AlignVCenter, metricName_);
-    painter.drawText(QPointF(bar.right() + 6, bar.bottom() - 2),
-                     tr("%1 … %2%3, steps %4–%5; grey: no value")
+    QString legend = tr("%1 … %2%3, steps %4–%5; grey: no value")
                          .arg(QString::number(lo_, 'g', 3), QString::number(hi_, 'g', 3), log_ ? tr(" (log)") : QString())
                          .arg(steps_.front())
-                         .arg(steps_.back()));
+                         .arg(steps_.back());
+    if (every > 1) legend += tr("; one row in %1 labelled (hover for the others)").arg(every);
+    painter.drawText(QPointF(bar.right() + 6, bar.bottom() - 2), legend);
+    return drawn;
 }
 
 void Fp8HeatMap::paintEvent(QPaintEvent*) {
@@ -138,21 +163,21 @@ void Fp8HeatMap::paintEvent(QPaintEvent*) {
     paintMap(painter, size());
 }
 
-QImage Fp8HeatMap::render(QSize size) const {
-    QImage image(size, QImage::Format_ARGB32_Premultiplied);
+QImage Fp8HeatMap::render(QSize size, qreal scale) const {
+    QImage image(size * scale, QImage::Format_ARGB32_Premultiplied);
     QPainter painter(&image);
+    painter.scale(scale, scale);
     paintMap(painter, size);
     return image;
 }
 
 std::optional<std::pair<int, int>> Fp8HeatMap::cellAt(QPoint p) const {
     if (cells_.empty() || steps_.empty()) return std::nullopt;
-    const int mapTop = kTopMargin + kBarHeight + 8;
     const double cellW = std::max(1.0, (width() - kLabelWidth - 8.0) / static_cast<double>(steps_.size()));
-    const double cellH = std::max(1.0, (height() - mapTop - 4.0) / static_cast<double>(rowNames_.size()));
-    const int row = static_cast<int>((p.y() - mapTop) / cellH);
+    const double cellH = std::max(1.0, (height() - kMapTop - 4.0) / static_cast<double>(rowNames_.size()));
+    const int row = static_cast<int>((p.y() - kMapTop) / cellH);
     const int column = p.x() < kLabelWidth ? 0 : static_cast<int>((p.x() - kLabelWidth) / cellW);
-    if (p.y() < mapTop || row >= rows() || column >= columns()) return std::nullopt;
+    if (p.y() < kMapTop || row >= rows() || column >= columns()) return std::nullopt;
     return std::make_pair(row, column);
 }
 
@@ -196,13 +221,20 @@ Fp8Inspector::Fp8Inspector(RunCollection* runs, QWidget* parent) : QWidget(paren
     note_->setWordWrap(true);
     layout->addWidget(note_);
     auto* split = new QSplitter(Qt::Vertical, this);
-    heatMap_ = new Fp8HeatMap(split);
+    // Every row keeps a readable label: a run with many slots scrolls rather than squeezing its rows.
+    heatScroll_ = new QScrollArea(split);
+    heatScroll_->setObjectName(QStringLiteral("fp8HeatMapScroll"));
+    heatScroll_->setWidgetResizable(true);
+    heatScroll_->setFrameShape(QFrame::NoFrame);
+    heatScroll_->setMinimumHeight(140);
+    heatMap_ = new Fp8HeatMap(heatScroll_);
+    heatScroll_->setWidget(heatMap_);
     table_ = new QTableWidget(split);
     table_->setObjectName(QStringLiteral("fp8WhatIf"));
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->verticalHeader()->hide();
-    split->addWidget(heatMap_);
+    split->addWidget(heatScroll_);
     split->addWidget(table_);
     layout->addWidget(split, 1);
 

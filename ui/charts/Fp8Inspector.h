@@ -10,6 +10,7 @@
 #include "ui/charts/MetricSpec.h"
 
 class QComboBox;
+class QScrollArea;
 class QLabel;
 class QTableWidget;
 
@@ -27,8 +28,14 @@ class Fp8HeatMap : public QWidget {
 public:
     explicit Fp8HeatMap(QWidget* parent = nullptr);
     void show(const RunRecord* record, Fp8Metric metric);
-    // The map as an image (what the widget paints), for export and tests.
-    QImage render(QSize size) const;
+    // The map as an image (what the widget paints) of `size` logical pixels, `scale` image pixels each. Rows shorter than a label's line
+    // (a `size` too low for every slot) are drawn, but only every n-th row is labelled and the colour bar's
+    // line says so.
+    QImage render(QSize size, qreal scale = 1.0) const;
+    // The height that gives every row a whole label line, at any width.
+    int fullHeight() const;
+    // The row labels a map of `size` paints, in order: every slot's full name when the size allows.
+    QStringList labelsAt(QSize size) const;
     // The cell's value under `metric`, row = slot, column = step index; nothing where empty.
     std::optional<double> value(int row, int column) const;
     int rows() const { return static_cast<int>(cells_.size()); }
@@ -44,7 +51,8 @@ protected:
     void mousePressEvent(QMouseEvent* event) override;
 
 private:
-    void paintMap(QPainter& painter, QSize size) const;
+    // Paints the map and returns the row labels it drew.
+    QStringList paintMap(QPainter& painter, QSize size) const;
     std::optional<std::pair<int, int>> cellAt(QPoint position) const;
 
     std::vector<QString> rowNames_;
@@ -83,6 +91,7 @@ private:
     QComboBox* metricBox_;
     QLabel* note_;
     Fp8HeatMap* heatMap_;
+    QScrollArea* heatScroll_;
     QTableWidget* table_;
     std::vector<int> keys_;  // the runs with FP8 statistics, in the picker's order
 };

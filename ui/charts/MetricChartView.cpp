@@ -7,6 +7,8 @@
 #include <QGraphicsTextItem>
 #include <QMouseEvent>
 
+#include "ui/charts/SeriesMath.h"
+
 namespace tewb::ui {
 
 namespace {
@@ -68,16 +70,17 @@ void MetricChartView::showCrosshairAt(double x) {
     label_->setHtml(QStringLiteral("<div style=\"background-color:%1; padding:4px\">%2</div>")
                         .arg(palette().color(QPalette::ToolTipBase).name(), crosshairText(x)));
     label_->setDefaultTextColor(palette().color(QPalette::ToolTipText));
-    const QSizeF size = label_->boundingRect().size();
-    qreal lx = px + 12;
-    if (lx + size.width() > area.right()) lx = px - 12 - size.width();
-    label_->setPos(std::max(area.left(), lx), area.top() + 4);
+    label_->setPos(place_inside(area, label_->boundingRect().size(), QPointF(px, area.top() - 8)));
     label_->show();
 }
 
 void MetricChartView::hideCrosshair() {
     line_->hide();
     label_->hide();
+}
+
+QRectF MetricChartView::crosshairLabelRect() const {
+    return label_->mapRectToParent(label_->boundingRect());
 }
 
 bool MetricChartView::crosshairVisible() const {

@@ -24,6 +24,8 @@ public:
     void showCrosshairAt(double x);
     void hideCrosshair();
     bool crosshairVisible() const;
+    // Where the crosshair's label is, in chart coordinates (inside the plot area).
+    QRectF crosshairLabelRect() const;
 
 protected:
     void mouseMoveEvent(QMouseEvent* event) override;

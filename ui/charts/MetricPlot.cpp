@@ -16,6 +16,8 @@
 
 #include "core/common/Statistics.h"
 #include "ui/charts/SeriesMath.h"
+#include "ui/common/RunColors.h"
+#include "ui/common/Theme.h"
 #include "ui/runs/RunCollection.h"
 
 namespace tewb::ui {
@@ -90,7 +92,7 @@ std::vector<MetricPlot::Trace> merge_repeats(std::vector<MetricPlot::Trace> trac
 
 }  // namespace
 
-MetricPlot::MetricPlot(MetricSpec spec, QGraphicsItem* parent) : QChart(parent), spec_(std::move(spec)) {
+MetricPlot::MetricPlot(MetricSpec spec, QGraphicsItem* parent) : QChart(parent), spec_(std::move(spec)), unit_(spec_.unit) {
     setAnimationOptions(QChart::NoAnimation);
     // One legend for all charts lives beside them (and is painted into exports): per-chart legends
     // crowd small charts and do not lay out in a detached scene.
@@ -101,6 +103,8 @@ MetricPlot::MetricPlot(MetricSpec spec, QGraphicsItem* parent) : QChart(parent),
 
 void MetricPlot::setSpec(MetricSpec spec) {
     spec_ = std::move(spec);
+    unit_ = spec_.unit;
+    if (yAxis_) applyUnit();
     zoomed_ = false;
     updateTitle();
 }
@@ -110,9 +114,7 @@ void MetricPlot::setOptions(const PlotOptions& options) {
     const bool axesChanged = options.log_y != options_.log_y || options.x != options_.x;
     options_ = options;
     if (themeChanged) {
-        // setTheme() resets series colours and axis fonts; refresh() re-applies the run colours.
-        setTheme(options_.dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
-        setBackgroundRoundness(0);
+        style_chart(this, options_.dark);
         for (auto& [key, lines] : lines_) lines.drawn.reset();
     }
     if (axesChanged) {
@@ -159,11 +161,26 @@ void MetricPlot::installAxes() {
         addAxis(yAxis_, Qt::AlignLeft);
         for (QAbstractSeries* s : all) s->attachAxis(yAxis_);
     }
-    yAxis_->setTitleText(spec_.unit);
+    applyUnit();
+    style_chart(this, options_.dark);
+}
+
+// The unit goes on the y axis, or into the chart's title where the plot is too short for it (an elided
+// "cross…" says nothing).
+void MetricPlot::applyUnit() {
+    const double room = plotArea().height();
+    const bool fits = room <= 0 || QFontMetricsF(yAxis_->titleFont()).horizontalAdvance(unit_) + 8 <= room;
+    const QString axisTitle = fits ? unit_ : QString();
+    if (yAxis_->titleText() != axisTitle) yAxis_->setTitleText(axisTitle);
+    if (unitInTitle_ == fits) {
+        unitInTitle_ = !fits;
+        updateTitle();
+    }
 }
 
 void MetricPlot::updateTitle() {
     QString title = spec_.title;
+    if (unitInTitle_) title += QStringLiteral(" (%1)").arg(unit_);
     if (options_.log_y && valuesAtFloor_ > 0) {
         title += tr(" — %n value(s) ≤ 0 drawn at the axis floor", nullptr, valuesAtFloor_);
     }
@@ -198,6 +215,7 @@ void MetricPlot::refresh(const RunCollection& runs) {
     const auto* x = static_cast<QValueAxis*>(xAxis_);
     const int columns = std::max(50, static_cast<int>(plotArea().width()));
     for (const Trace& t : traces_) drawTrace(t, x->min(), x->max(), columns);
+    applyUnit();
     updateTitle();
 }
 
@@ -205,9 +223,11 @@ void MetricPlot::refresh(const RunCollection& runs) {
 void MetricPlot::buildTraces(const RunCollection& runs) {
     traces_.clear();
     plannedSteps_ = 10;
+    std::vector<const RunRecord*> shown;
     std::vector<std::string> groups;
     std::vector<std::vector<int>> steps;
     for (const RunCollection::Entry& entry : runs.entries()) {
+        shown.push_back(&entry.record);
         groups.push_back(entry.record.repeat ? entry.record.repeat->group : std::string());
         steps.emplace_back();
         if (entry.record.status == RunStatus::Running) {
@@ -215,7 +235,7 @@ void MetricPlot::buildTraces(const RunCollection& runs) {
         }
         Trace trace;
         trace.key = entry.key;
-        trace.name = QString::fromStdString(display_name(entry.record));
+        trace.name = QString::fromStdString(noisy_name(display_name(entry.record), entry.record.execution.quality));
         trace.colour = entry.colour;
         for (const StepMetrics& step : entry.record.steps) {
             const std::optional<double> value = spec_.value(entry.record, step);
@@ -235,6 +255,7 @@ void MetricPlot::buildTraces(const RunCollection& runs) {
         traces_.push_back(std::move(trace));
     }
     traces_ = merge_repeats(std::move(traces_), groups, steps);
+    if (spec_.unit_for) unit_ = spec_.unit_for(shown);
     for (Trace& trace : traces_) {
         trace.shown = options_.smoothing > 0 ? smooth_debiased_ema(trace.raw, options_.smoothing) : trace.raw;
     }
@@ -292,7 +313,7 @@ void MetricPlot::drawTrace(const Trace& t, double xMin, double xMax, int columns
     lines.raw->replace(smoothed ? toList(decimate_min_max(t.raw, xMin, xMax, columns)) : QList<QPointF>{});
     lines.raw->setVisible(smoothed);
 
-    const QPen solid(t.colour, 2);
+    const QPen solid(t.colour, 2, run_line_style(t.colour));  // runs 11-20 dash-dot, so 20 runs stay apart
     if (lines.timed->pen() != solid) lines.timed->setPen(solid);
     const QPen dashed(t.colour, 2, Qt::DashLine);
     if (lines.warmup->pen() != dashed) lines.warmup->setPen(dashed);
@@ -345,14 +366,18 @@ void MetricPlot::applyRanges() {
         xs.add(0);
         xs.add(1);
     }
-    const NiceRange xr = nice_range(xs.lo, xs.hi, 6);
+    // As many ticks as the plot has room for: numbers of a small chart do not overlap.
+    const QRectF area = plotArea();
+    const NiceRange xr = fitted_range(xs.lo, xs.hi, area.width() > 0 ? ticks_for_length(area.width(), 55) : 6);
     setAxisRange(xAxis_, xr.lo, xr.hi, xr.ticks);
     if (!ys.valid()) {
         ys = Extent{};
         ys.add(options_.log_y ? 1 : 0);
         ys.add(options_.log_y ? 10 : 1);
     }
-    const NiceRange yr = options_.log_y ? nice_log_range(ys.lo, ys.hi) : nice_range(ys.lo, ys.hi, 6);
+    if (spec_.start_at_zero && !options_.log_y && ys.lo > 0) ys.add(0);
+    const NiceRange yr = options_.log_y ? nice_log_range(ys.lo, ys.hi)
+                                        : fitted_range(ys.lo, ys.hi, area.height() > 0 ? ticks_for_length(area.height(), 40) : 6);
     setAxisRange(yAxis_, yr.lo, yr.hi, yr.ticks);
 }
 
@@ -364,6 +389,13 @@ void MetricPlot::setAxisRange(QAbstractAxis* axis, double lo, double hi, int tic
     } else if (auto* log = qobject_cast<QLogValueAxis*>(axis)) {
         if (log->min() != lo || log->max() != hi) log->setRange(lo, hi);
     }
+}
+
+void MetricPlot::resizeEvent(QGraphicsSceneResizeEvent* event) {
+    QChart::resizeEvent(event);
+    if (!xAxis_ || !yAxis_) return;
+    applyRanges();
+    applyUnit();  // the tick count follows the plot's size
 }
 
 void MetricPlot::resetZoom() {
@@ -392,9 +424,13 @@ QImage MetricPlot::renderImage(const RunCollection& runs, QSize logical, qreal s
     const QSizeF chartSize(logical.width(), std::max<qreal>(100, logical.height() - legendHeight));
     copy->setGeometry(QRectF(QPointF(0, 0), chartSize));
     copy->refresh(runs);  // the plot area is known now: decimate for this size
+    // Qt Charts lays out axis titles and ranges on posted events: without them the image shows the first
+    // pass (the spec's plain unit, ticks for another size).
+    QCoreApplication::sendPostedEvents();
     copy->refresh(runs);
+    QCoreApplication::sendPostedEvents();
     QImage image(logical * scale, QImage::Format_ARGB32_Premultiplied);
-    const QColor background = options_.dark ? QColor(0x26, 0x26, 0x26) : QColor(Qt::white);
+    const QColor background = chart_colours(options_.dark).background;
     image.fill(background);
     QPainter painter(&image);
     painter.setRenderHint(QPainter::Antialiasing);
@@ -458,7 +494,7 @@ QStringList paint_legend(QPainter& painter, const std::vector<MetricPlot::Trace>
     const QFont font = legend_font();
     painter.setFont(font);
     const QFontMetricsF metrics(font);
-    const QColor text = dark ? QColor(0xee, 0xee, 0xee) : QColor(0x20, 0x20, 0x20);
+    const QColor text = chart_colours(dark).text;
     const std::vector<LegendPlace> places = legend_places(traces, area.width(), metrics);
     QStringList drawn;
     std::size_t k = 0;
@@ -468,7 +504,7 @@ QStringList paint_legend(QPainter& painter, const std::vector<MetricPlot::Trace>
         const LegendPlace& at = places[k++];
         const qreal x = area.left() + at.x;
         const qreal y = rowY(at.row);
-        painter.setPen(QPen(t.colour, 3));
+        painter.setPen(QPen(t.colour, 3, run_line_style(t.colour)));
         painter.drawLine(QPointF(x, y), QPointF(x + 20, y));
         if (t.band) {  // a group's band is shown as a light box behind the line
             QColor fill = t.colour;

@@ -69,6 +69,9 @@ public:
     // With `legend`, the image ends with the legend (wrapped over as many rows as the names need).
     QImage renderImage(const RunCollection& runs, QSize logical, qreal scale, bool legend = true) const;
 
+protected:
+    void resizeEvent(QGraphicsSceneResizeEvent* event) override;
+
 private:
     struct Lines {
         QLineSeries* raw = nullptr;
@@ -99,6 +102,7 @@ private:
     void applyRanges();
     void setAxisRange(QAbstractAxis* axis, double lo, double hi, int ticks);
     void updateTitle();
+    void applyUnit();
 
     MetricSpec spec_;
     PlotOptions options_;
@@ -107,6 +111,8 @@ private:
     QValueAxis* xAxis_ = nullptr;
     QAbstractAxis* yAxis_ = nullptr;
     bool yIsLog_ = false;
+    QString unit_;  // the y axis's title for the runs shown
+    bool unitInTitle_ = false;
     bool zoomed_ = false;
     bool applyingRange_ = false;
     int valuesAtFloor_ = 0;

@@ -28,10 +28,26 @@ MetricSpec step_ms_metric() {
 }
 
 MetricSpec memory_metric() {
-    return {QStringLiteral("memory"), tr("Peak memory"), tr("MiB"),
-            [](const RunRecord&, const StepMetrics& s) -> std::optional<double> {
-                return static_cast<double>(s.mem_bytes) / (1024.0 * 1024.0);
-            }};
+    MetricSpec spec{QStringLiteral("memory"), tr("Peak memory"), tr("MiB"),
+                    [](const RunRecord&, const StepMetrics& s) -> std::optional<double> {
+                        return static_cast<double>(s.mem_bytes) / (1024.0 * 1024.0);
+                    }};
+    spec.unit_for = memory_axis_title;
+    spec.start_at_zero = true;
+    return spec;
+}
+
+QString memory_axis_title(const std::vector<const RunRecord*>& runs) {
+    const auto has = [&](MemoryMetric metric) {
+        return std::any_of(runs.begin(), runs.end(), [&](const RunRecord* r) { return r->execution.memory_metric == metric; });
+    };
+    const bool cpu = has(MemoryMetric::CpuPeakRss);
+    const bool gpu = has(MemoryMetric::CudaPeakAllocated);
+    // Short: a small chart carries it in its title.
+    if (cpu && gpu) return tr("MiB: RSS on CPU, CUDA allocator on GPU");
+    if (gpu) return tr("CUDA allocator, MiB");
+    if (cpu) return tr("process RSS, MiB");
+    return tr("MiB");
 }
 
 MetricSpec fp8_metric(const Fp8SlotKey& slot, Fp8Quantity quantity) {

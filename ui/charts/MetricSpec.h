@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include <QString>
 
@@ -19,11 +20,20 @@ struct MetricSpec {
     // Where a step has several values behind its one (the ranks of a data-parallel job): their lowest and
     // highest, drawn as a band around the run's line. Not set where a metric has none.
     std::function<std::optional<std::pair<double, double>>(const RunRecord&, const StepMetrics&)> spread = nullptr;
+    // The axis title for the runs shown, where it depends on them (what peak memory measures differs between
+    // CPU and GPU runs); `unit` where not set.
+    std::function<QString(const std::vector<const RunRecord*>&)> unit_for = nullptr;
+    // The y axis starts at zero (unless log or zoomed): a difference of a few MiB on 400 MiB of memory would
+    // otherwise fill the chart's height.
+    bool start_at_zero = false;
 };
 
 MetricSpec loss_metric();
 MetricSpec step_ms_metric();
 MetricSpec memory_metric();  // MiB
+// What peak memory measures for these runs: the process's RSS on the CPU, the CUDA allocator's peak on a GPU,
+// and both named when both kinds are shown.
+QString memory_axis_title(const std::vector<const RunRecord*>& runs);
 
 // One FP8 slot, found by module and role so runs of the same model line up.
 struct Fp8SlotKey {

@@ -121,4 +121,30 @@ NiceRange nice_log_range(double lo, double hi) {
     return r;
 }
 
+int ticks_for_length(double pixels, double pixels_per_tick, int most) {
+    if (!(pixels > 0) || !(pixels_per_tick > 0)) return 3;
+    return std::clamp(static_cast<int>(pixels / pixels_per_tick), 3, std::max(3, most));
+}
+
+NiceRange fitted_range(double lo, double hi, int most) {
+    most = std::max(3, most);
+    NiceRange best = nice_range(lo, hi, 3);
+    for (int ticks = 4; ticks <= most + 1; ++ticks) {
+        const NiceRange r = nice_range(lo, hi, ticks);
+        if (r.ticks <= most + 1 && r.hi - r.lo <= best.hi - best.lo) best = r;
+    }
+    return best;
+}
+
+QPointF place_inside(const QRectF& area, const QSizeF& size, const QPointF& anchor, qreal gap) {
+    qreal x = anchor.x() + gap;
+    if (x + size.width() > area.right()) x = anchor.x() - gap - size.width();
+    qreal y = anchor.y() + gap;
+    if (y + size.height() > area.bottom()) y = anchor.y() - gap - size.height();
+    // A label larger than the area keeps its top-left corner inside.
+    x = std::max(area.left(), std::min(x, area.right() - size.width()));
+    y = std::max(area.top(), std::min(y, area.bottom() - size.height()));
+    return {x, y};
+}
+
 }  // namespace tewb::ui

@@ -3,6 +3,8 @@
 #include <vector>
 
 #include <QPointF>
+#include <QRectF>
+#include <QSizeF>
 
 namespace tewb::ui {
 
@@ -34,5 +36,18 @@ struct NiceRange {
 NiceRange nice_range(double lo, double hi, int ticks = 5);
 // Decades around [lo, hi] (both > 0) for a logarithmic axis.
 NiceRange nice_log_range(double lo, double hi);
+
+// How many ticks an axis of `pixels` length has room for, at least `pixels_per_tick` apart, between 3 and
+// `most`: axis numbers of a small chart do not overlap.
+int ticks_for_length(double pixels, double pixels_per_tick, int most = 6);
+
+// The round range for an axis with room for `most` ticks that wastes the least of the axis: of the ranges
+// nice_range gives for 3 to most + 1 ticks (at most most + 1 ticks drawn), the narrowest, the one with more
+// ticks among equals (1..60 with room for 3 ticks is 0..60 in steps of 20, not 0..100 in steps of 50).
+NiceRange fitted_range(double lo, double hi, int most);
+
+// Where a hover label of `size` goes for a pointer at `anchor`: right of and below it by `gap`, flipped to
+// the left of (or above) the pointer when it would leave `area`, and clamped into `area` as far as it fits.
+QPointF place_inside(const QRectF& area, const QSizeF& size, const QPointF& anchor, qreal gap = 12);
 
 }  // namespace tewb::ui

@@ -3,11 +3,18 @@
 #include <algorithm>
 
 #include <QBarCategoryAxis>
+#include <QBarLegendMarker>
 #include <QBarSet>
 #include <QChart>
+#include <QGraphicsLayout>
 #include <QHorizontalStackedBarSeries>
+#include <QLegend>
+#include <QLegendMarker>
 #include <QToolTip>
 #include <QValueAxis>
+
+#include "ui/charts/SeriesMath.h"
+#include "ui/common/Theme.h"
 
 namespace tewb::ui {
 
@@ -41,7 +48,6 @@ QString segment_label(StepSegment segment) {
 TimeBreakdownChart::TimeBreakdownChart(QWidget* parent) : QChartView(parent) {
     setObjectName(QStringLiteral("timeBreakdown"));
     setRenderHint(QPainter::Antialiasing);
-    setMinimumWidth(220);
     setToolTip(tr("Mean ms per step spent in each part of the step (timed steps; for a CUDA-graph run the eager "
                   "warm-up steps, as a replay is one launch)"));
     rebuild();
@@ -75,58 +81,106 @@ std::vector<double> TimeBreakdownChart::values(StepSegment segment) const {
     return out;
 }
 
+QString TimeBreakdownChart::segmentToolTip(int row, StepSegment segment) const {
+    if (row < 0 || row >= static_cast<int>(records_.size())) return {};
+    const RunRecord& r = records_[static_cast<std::size_t>(row)];
+    if (!r.summary.breakdown) return tr("%1: no breakdown recorded").arg(QString::fromStdString(display_name(r)));
+    const double total = r.summary.breakdown->total_ms();
+    const double ms = r.summary.breakdown->at(segment);
+    return tr("%1, %2: %3 ms per step (%4% of the step; %5)")
+        .arg(QString::fromStdString(display_name(r)), segment_label(segment), QString::number(ms, 'f', 2),
+             QString::number(total > 0 ? 100.0 * ms / total : 0.0, 'f', 0), QString::fromStdString(r.summary.breakdown_source));
+}
+
+QStringList TimeBreakdownChart::legendLabels() const {
+    QStringList out;
+    if (!chart()) return out;
+    for (const QLegendMarker* marker : chart()->legend()->markers()) {
+        if (marker->isVisible()) out << marker->label();
+    }
+    return out;
+}
+
 void TimeBreakdownChart::rebuild() {
     auto* chart = new QChart;
-    chart->setTheme(dark_ ? QChart::ChartThemeDark : QChart::ChartThemeLight);
-    chart->setTitle(tr("Where the step time goes (ms)"));
+    chart->setAnimationOptions(QChart::NoAnimation);
+    chart->setTitle(tr("Where the step time goes (ms per step)"));
     chart->legend()->setAlignment(Qt::AlignBottom);
+    chart->legend()->setShowToolTips(true);
+    // Tight margins: the axis keeps its numbers (Qt Charts elides them when the plot gets too short).
+    chart->setMargins(QMargins(4, 2, 4, 2));
+    chart->layout()->setContentsMargins(0, 0, 0, 0);
     auto* series = new QHorizontalStackedBarSeries;
     sets_.clear();
     labels_.clear();
     // Categories run bottom-up in a horizontal bar chart: add the runs in reverse so the first is on top.
-    std::vector<const RunRecord*> order;
-    for (auto it = records_.rbegin(); it != records_.rend(); ++it) order.push_back(&*it);
+    const int runs = static_cast<int>(records_.size());
     for (const StepSegment segment : kStepSegments) {
         auto* set = new QBarSet(segment_label(segment));
         set->setColor(segment_colour(segment));
         set->setBorderColor(segment_colour(segment));
-        for (const RunRecord* r : order) set->append(r->summary.breakdown ? r->summary.breakdown->at(segment) : 0.0);
-        connect(set, &QBarSet::hovered, this, [this, set, order, segment](bool on, int index) {
-            if (!on || index < 0 || index >= static_cast<int>(order.size())) return;
-            const RunSummary& s = order[static_cast<std::size_t>(index)]->summary;
-            const double total = s.breakdown ? s.breakdown->total_ms() : 0.0;
-            const double ms = set->at(index);
-            QToolTip::showText(QCursor::pos(), tr("%1, %2: %3 ms (%4% of the step; %5)")
-                                                   .arg(QString::fromStdString(display_name(*order[static_cast<std::size_t>(index)])),
-                                                        segment_label(segment), QString::number(ms, 'f', 2),
-                                                        QString::number(total > 0 ? 100.0 * ms / total : 0.0, 'f', 0),
-                                                        QString::fromStdString(s.breakdown_source)));
+        for (auto it = records_.rbegin(); it != records_.rend(); ++it) {
+            set->append(it->summary.breakdown ? it->summary.breakdown->at(segment) : 0.0);
+        }
+        connect(set, &QBarSet::hovered, this, [this, segment, runs](bool on, int index) {
+            if (!on || index < 0 || index >= runs) return;
+            QToolTip::showText(QCursor::pos(), segmentToolTip(runs - 1 - index, segment), this);
         });
         series->append(set);
         sets_.push_back(set);
     }
-    QStringList categories;
-    double longest = 0;
-    for (const RunRecord* r : order) {
-        QString name = QString::fromStdString(display_name(*r));
-        if (!r->summary.breakdown) name += tr(" (no breakdown)");
-        categories.push_back(name);
-        if (r->summary.breakdown) longest = std::max(longest, r->summary.breakdown->total_ms());
+    longest_ = 0;
+    for (const RunRecord& r : records_) {
+        labels_.push_back(QString::fromStdString(display_name(r)) + (r.summary.breakdown ? QString() : tr(" (no breakdown)")));
+        if (r.summary.breakdown) longest_ = std::max(longest_, r.summary.breakdown->total_ms());
     }
-    for (auto it = categories.rbegin(); it != categories.rend(); ++it) labels_.push_back(*it);
+    QStringList categories(labels_.rbegin(), labels_.rend());
     chart->addSeries(series);
+    // Segments no run spends time in (communication outside data-parallel jobs) leave the legend.
+    for (QLegendMarker* marker : chart->legend()->markers(series)) {
+        auto* bar = static_cast<QBarLegendMarker*>(marker);
+        bool any = false;
+        for (int i = 0; i < bar->barset()->count(); ++i) any = any || bar->barset()->at(i) > 0;
+        marker->setVisible(any || runs == 0);
+    }
     auto* runs_axis = new QBarCategoryAxis;
     runs_axis->append(categories.isEmpty() ? QStringList{tr("no runs")} : categories);
     chart->addAxis(runs_axis, Qt::AlignLeft);
     series->attachAxis(runs_axis);
     auto* ms_axis = new QValueAxis;
-    ms_axis->setRange(0, longest > 0 ? longest * 1.05 : 1.0);
+    const NiceRange range = fitted_range(0, longest_ > 0 ? longest_ : 1.0, ticks_for_length(width() - 160, 70, 6));
+    ms_axis->setRange(0, range.hi);
+    ms_axis->setTickCount(std::clamp(range.ticks, 2, 12));
     ms_axis->setLabelFormat(QStringLiteral("%.3g"));
+    ms_axis->setTitleText(tr("ms per step"));
     chart->addAxis(ms_axis, Qt::AlignBottom);
     series->attachAxis(ms_axis);
+    style_chart(chart, dark_);
+    msAxis_ = ms_axis;
     QChart* old = this->chart();
     setChart(chart);
     delete old;
+    fitToContents();
+}
+
+// Tall enough for a readable bar per run, wide enough for the longest run name and the legend's words.
+void TimeBreakdownChart::fitToContents() {
+    const QFontMetrics metrics(font());
+    int names = 0;
+    for (const QString& label : labels_) names = std::max(names, metrics.horizontalAdvance(label));
+    int legend = 0;
+    for (const QString& label : legendLabels()) legend += metrics.horizontalAdvance(label) + 40;
+    setMinimumWidth(std::clamp(std::max(names + 220, legend + 40), 280, 640));
+    setMinimumHeight(std::clamp(190 + 26 * static_cast<int>(labels_.size()), 220, 460));
+}
+
+void TimeBreakdownChart::resizeEvent(QResizeEvent* event) {
+    QChartView::resizeEvent(event);
+    if (!msAxis_) return;
+    // Axis numbers do not overlap: as many ticks as the width has room for.
+    const NiceRange range = fitted_range(0, longest_ > 0 ? longest_ : 1.0, ticks_for_length(width() - 160, 70, 6));
+    if (msAxis_->max() != range.hi) msAxis_->setMax(range.hi);
+    if (msAxis_->tickCount() != range.ticks) msAxis_->setTickCount(std::clamp(range.ticks, 2, 12));
 }
 
 }  // namespace tewb::ui

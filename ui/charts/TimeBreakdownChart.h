@@ -3,11 +3,13 @@
 #include <vector>
 
 #include <QChartView>
+#include <QPointer>
 #include <QStringList>
 
 #include "core/results/RunRecord.h"
 
 class QBarSet;
+class QValueAxis;
 
 namespace tewb::ui {
 
@@ -29,13 +31,23 @@ public:
     // backward, optimizer, fp8), the ms of each run in `labels` order.
     const QStringList& labels() const { return labels_; }
     std::vector<double> values(StepSegment segment) const;
+    // The hover text of run `row` (top to bottom) in `segment`: its ms, share of the step and which steps.
+    QString segmentToolTip(int row, StepSegment segment) const;
+    // The legend's entries that are shown (segments no run spends time in are left out).
+    QStringList legendLabels() const;
+
+protected:
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void rebuild();
+    void fitToContents();
 
     std::vector<RunRecord> records_;
     QStringList labels_;
     std::vector<QBarSet*> sets_;  // one per StepSegment, owned by the chart's series
+    QPointer<QValueAxis> msAxis_;
+    double longest_ = 0;  // the longest step, ms
     bool dark_ = false;
 };
 

@@ -12,6 +12,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "ui/common/RememberedFolder.h"
 #include "core/common/Error.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/KernelProfile.h"
@@ -73,7 +74,7 @@ TopKernelsPanel::TopKernelsPanel(QWidget* parent) : QWidget(parent) {
     connect(run_, &QComboBox::currentIndexChanged, this, [this] { showChosen(); });
     connect(export_, &QPushButton::clicked, this, [this] {
         const QString suggested = QStringLiteral("top-kernels.csv");
-        const QString path = QFileDialog::getSaveFileName(this, tr("Export top kernels"), suggested, tr("CSV files (*.csv)"));
+        const QString path = choose_save_file(this, tr("Export top kernels"), suggested, tr("CSV files (*.csv)"));
         QString error;
         if (path.isEmpty()) return;
         if (exportCsv(path, &error)) {

@@ -63,8 +63,9 @@ QString comparison_table_html(const RunCollection& runs, const std::vector<RunRe
         for (const std::string& text :
              {status.toStdString(), format_fixed(g.centre_ms, 2),
               g.min_ms ? format_fixed(g.min_ms, 2) + "–" + format_fixed(g.max_ms, 2) : std::string("-"), g.sample_basis(),
-              format_fixed(s.tokens_per_s, 0), format_fixed(s.tflops, 2), format_fixed(mfu, 1, " %"),
-              g.peak_mem_bytes ? format_bytes(g.peak_mem_bytes) : std::string("-"), format_fixed(g.final_loss, 4), speedup,
+              format_fixed(s.tokens_per_s, 0), format_tflops(s.tflops), format_fixed(mfu, 1, " %"),
+              g.peak_mem_bytes ? format_bytes(g.peak_mem_bytes) + (r.execution.memory_metric == MemoryMetric::CpuPeakRss ? " RSS" : "")
+                               : std::string("-"), format_fixed(g.final_loss, 4), speedup,
               format_fixed(g.memory_ratio, 2, "x")}) {
             html += QStringLiteral("<td nowrap>%1</td>").arg(cell(text));
         }

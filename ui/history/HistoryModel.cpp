@@ -1,5 +1,7 @@
 #include "ui/history/HistoryModel.h"
 
+#include <limits>
+
 #include "core/common/TextTable.h"
 #include "core/results/RunRecord.h"
 
@@ -21,10 +23,25 @@ void HistoryModel::setRuns(std::vector<StoredRun> runs) {
     endResetModel();
 }
 
+QVariant HistoryModel::sortValue(const QModelIndex& index) const {
+    const StoredRun& r = runs_[static_cast<std::size_t>(index.row())];
+    // A missing number sorts below every number (a run that stopped before its timed steps).
+    const auto number = [](const std::optional<double>& v) { return v ? *v : -std::numeric_limits<double>::infinity(); };
+    switch (index.column()) {
+        case Id: return QVariant::fromValue<qint64>(r.id);
+        case Steps: return r.steps;
+        case MedianMs: return number(r.median_ms);
+        case FinalLoss: return number(r.final_loss);
+        case PeakMemory: return QVariant::fromValue<qulonglong>(r.peak_mem_bytes);
+        default: return data(index, Qt::DisplayRole);
+    }
+}
+
 QVariant HistoryModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
     const StoredRun& r = runs_[static_cast<std::size_t>(index.row())];
     if (role == StoreIdRole) return QVariant::fromValue<qint64>(r.id);
+    if (role == SortRole) return sortValue(index);
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
             case Id: return QVariant::fromValue<qint64>(r.id);

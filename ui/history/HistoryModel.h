@@ -8,13 +8,15 @@
 
 namespace tewb::ui {
 
-// The run store's list of past runs, newest first.
+// The run store's list of past runs, newest first. Columns sort by SortRole: numbers as numbers (median ms,
+// final loss, peak memory, steps; a missing value below every value), so the order matches the indicator.
 class HistoryModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
     enum Column { Id, Created, Name, Backend, Precision, Device, Status, Steps, MedianMs, FinalLoss, PeakMemory, ColumnCount };
     static constexpr int StoreIdRole = Qt::UserRole + 1;
+    static constexpr int SortRole = Qt::UserRole + 2;
 
     explicit HistoryModel(QObject* parent = nullptr);
 
@@ -27,6 +29,8 @@ public:
     const std::vector<StoredRun>& runs() const { return runs_; }
 
 private:
+    QVariant sortValue(const QModelIndex& index) const;
+
     std::vector<StoredRun> runs_;
 };
 

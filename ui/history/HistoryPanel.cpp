@@ -22,6 +22,7 @@ HistoryPanel::HistoryPanel(std::filesystem::path storePath, QWidget* parent)
     proxy_->setSourceModel(model_);
     proxy_->setFilterKeyColumn(-1);
     proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    proxy_->setSortRole(HistoryModel::SortRole);
 
     auto* layout = new QVBoxLayout(this);
     auto* row = new QHBoxLayout;
@@ -46,8 +47,10 @@ HistoryPanel::HistoryPanel(std::filesystem::path storePath, QWidget* parent)
     view_ = new QTableView(this);
     view_->setObjectName(QStringLiteral("historyTable"));
     setup_run_table(view_, proxy_);
+    // The indicator first, then sorting on: turning sorting on sorts by the indicator, so the first order shown
+    // is the one the header shows (newest first).
+    view_->horizontalHeader()->setSortIndicator(HistoryModel::Id, Qt::DescendingOrder);
     view_->setSortingEnabled(true);
-    view_->sortByColumn(HistoryModel::Id, Qt::DescendingOrder);
     layout->addWidget(view_);
 
     connect(search_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
@@ -76,11 +79,13 @@ std::vector<std::int64_t> HistoryPanel::selectedIds() const {
 }
 
 void HistoryPanel::open(const std::vector<std::int64_t>& ids) {
+    int opened = 0;
     try {
         RunStore store(storePath_, RunStore::Access::ReadOnly);  // reading works on a read-only store too
         for (const std::int64_t id : ids) {
             if (std::optional<RunRecord> record = store.get(id)) {
                 Q_EMIT openRequested(*record, id);
+                ++opened;
             } else {
                 Q_EMIT problem(tr("Run %1 is no longer in the store (deleted elsewhere?)").arg(id));
             }
@@ -88,6 +93,7 @@ void HistoryPanel::open(const std::vector<std::int64_t>& ids) {
     } catch (const std::exception& e) {
         Q_EMIT problem(QString::fromStdString(e.what()));
     }
+    if (opened > 0) Q_EMIT openFinished(opened);
 }
 
 void HistoryPanel::remove(const std::vector<std::int64_t>& ids) {

@@ -38,6 +38,8 @@ public:
 
 Q_SIGNALS:
     void openRequested(tewb::RunRecord record, qint64 storeId);
+    // After open(): how many runs went out through openRequested, one after the other.
+    void openFinished(int count);
     void rerunRequested(tewb::RunConfig config);
     void problem(QString message);
 

@@ -19,7 +19,10 @@
 #include "core/results/ReportText.h"
 #include "core/results/RunGroups.h"
 #include "ui/charts/Fp8Inspector.h"
+#include "ui/charts/MetricPlot.h"
+#include "ui/common/Theme.h"
 #include "ui/export/Export.h"
+#include "ui/report/ReportLayout.h"
 #include "ui/runs/RunCollection.h"
 
 namespace tewb::ui {
@@ -104,8 +107,28 @@ QString runsSection(const RunCollection& runs, const std::vector<RunRecord>& rec
     return html;
 }
 
+// One FP8 run's heat map of its casts' SNR as a figure: every slot labelled where a page's height allows
+// (the map says when only some rows are), on paper colours whatever the window's theme.
+QString heatMapFigure(const RunRecord& r, const QString& name, ReportContent& report, int figure) {
+    constexpr int kWidth = 1000;
+    constexpr int kTallest = 560;  // with its heading and caption, a landscape A4 page's height
+    Fp8HeatMap map;
+    map.setPalette(light_palette());
+    map.show(&r, Fp8Metric::SnrDb);
+    const int height = std::min(map.fullHeight(), kTallest);
+    report.images.emplace_back(name, map.render(QSize(kWidth, height), 2.0));
+    return QStringLiteral("<p><b>%1</b></p><p><img src=\"%2\" width=\"%3\" height=\"%4\"></p>"
+                          "<p><i>%5 quantization SNR in dB of each FP8 cast of %6 (rows: module · role; "
+                          "columns: steps), dark blue low, yellow high, over the range printed beside the colour bar; "
+                          "grey: no value.</i></p>")
+        .arg(figure_heading_text(figure, QStringLiteral("FP8 quantization SNR, %1").arg(esc(display_name(r)))), name)
+        .arg(kWidth)
+        .arg(height)
+        .arg(figure_caption_prefix(figure), esc(display_name(r)));
+}
+
 // The FP8 digest of each FP8 run, and for an inspected run the heat map of its casts' SNR (slot × step).
-QString fp8Section(const std::vector<RunRecord>& records, ReportContent& report) {
+QString fp8Section(const std::vector<RunRecord>& records, ReportContent& report, int& figure) {
     QString html;
     for (std::size_t i = 0; i < records.size(); ++i) {
         const RunRecord& r = records[i];
@@ -114,14 +137,7 @@ QString fp8Section(const std::vector<RunRecord>& records, ReportContent& report)
         const bool inspected = std::any_of(r.steps.begin(), r.steps.end(), [](const StepMetrics& s) {
             return std::any_of(s.fp8.begin(), s.fp8.end(), [](const Fp8SlotSample& x) { return x.rel_mse.has_value(); });
         });
-        if (inspected) {
-            Fp8HeatMap map;
-            map.show(&r, Fp8Metric::SnrDb);
-            const QString name = QStringLiteral("fp8-heatmap-%1.png").arg(i);
-            report.images.emplace_back(name, map.render(QSize(1400, 520)));
-            html += QStringLiteral("<p><small>Quantization SNR per cast slot (rows) and step (columns)</small><br>"
-                                   "<img src=\"%1\" width=\"1000\" height=\"371\"></p>").arg(name);
-        }
+        if (inspected) html += heatMapFigure(r, QStringLiteral("fp8-heatmap-%1.png").arg(i), report, ++figure);
     }
     return html.isEmpty() ? html : QStringLiteral("<h2>FP8 digest</h2>") + html;
 }
@@ -157,6 +173,35 @@ QString kernelsSection(const std::vector<RunRecord>& records) {
     return html.isEmpty() ? html : QStringLiteral("<h2>Top kernels</h2>") + html;
 }
 
+// The loss, step-time and memory charts side by side, the runs' legend as text under them, and the caption.
+// Rendered at the size they are printed (a landscape A4 page is about 1020 px wide at 96 dpi), so their text
+// is as large on paper as on screen (about 9 pt).
+QString chartsFigure(const RunCollection& runs, const PlotOptions& options, ReportContent& report, int figure) {
+    const QSize size(336, 290);
+    QString images;
+    QStringList axes;
+    std::vector<MetricPlot::Trace> traces;
+    for (const MetricSpec& spec : {loss_metric(), step_ms_metric(), memory_metric()}) {
+        const QString name = QStringLiteral("chart-%1.png").arg(spec.id);
+        report.images.emplace_back(name, render_chart(spec, options, runs, size, 3.0, false));
+        images += QStringLiteral("<img src=\"%1\" width=\"%2\" height=\"%3\"> ").arg(name).arg(size.width()).arg(size.height());
+        MetricPlot plot(spec);
+        plot.refresh(runs);
+        const QString unit = plot.axes(Qt::Vertical).isEmpty() ? spec.unit : plot.axes(Qt::Vertical).front()->titleText();
+        axes << QStringLiteral("%1 (%2)").arg(spec.title.toLower(), unit);
+        if (traces.empty()) traces = plot.traces();
+    }
+    QStringList legend;
+    for (const MetricPlot::Trace& t : traces) {
+        legend << QStringLiteral("<span style=\"color:%1\">■</span>&nbsp;%2").arg(t.colour.name(), t.name.toHtmlEscaped());
+    }
+    return QStringLiteral("<p><b>%1</b></p><p>%2</p><p>%3</p>"
+                          "<p><i>%4 %5 of every run against the training step; dashed: warm-up steps; repeats: the "
+                          "median line over a min–max band; the memory axis starts at zero.</i></p>")
+        .arg(figure_heading_text(figure, QStringLiteral("Loss, step time and peak memory per step")), images,
+             legend.join(QStringLiteral(" &nbsp; ")), figure_caption_prefix(figure), axes.join(QStringLiteral(", ")).toHtmlEscaped());
+}
+
 QByteArray pngBytes(const QImage& image) {
     QByteArray bytes;
     QBuffer buffer(&bytes);
@@ -174,17 +219,12 @@ ReportContent build_report(const RunCollection& runs, const std::vector<RunRecor
     report.headline = QString::fromStdString(report_headline(summarized, groups));
     PlotOptions light = options;
     light.dark = false;  // paper is white
-    // The three charts side by side, one row of a page (a landscape A4 page is about 1000 px at 96 dpi).
-    QString charts = QStringLiteral("<table cellspacing=0 cellpadding=2><tr>");
-    for (const MetricSpec& spec : {loss_metric(), step_ms_metric(), memory_metric()}) {
-        const QString name = QStringLiteral("chart-%1.png").arg(spec.id);
-        report.images.emplace_back(name, render_chart(spec, light, runs, QSize(660, 520), 2.0));
-        charts += QStringLiteral("<td><img src=\"%1\" width=\"330\" height=\"260\"></td>").arg(name);
-    }
-    charts += QStringLiteral("</tr></table>");
+    int figure = 0;
+    const QString charts = chartsFigure(runs, light, report, ++figure);
     QString html = QStringLiteral("<html><head><meta charset=\"utf-8\"><title>%1</title></head><body style=\"font-family:sans-serif\">")
                        .arg(report.headline.toHtmlEscaped());
     html += QStringLiteral("<h1>TE Workbench report</h1><p style=\"font-size:large\"><b>%1</b></p>").arg(report.headline.toHtmlEscaped());
+    html += QStringLiteral("<p>%1</p>").arg(QString::fromStdString(quality_sentence(summarized)).toHtmlEscaped());
     html += QStringLiteral("<p><small>%1 run(s) · written %2 · speedup = baseline ms/step ÷ run ms/step; intervals are 95% "
                            "bootstrap intervals (repeats: over the repeats' mean ms/step; one run: over its timed steps); "
                            "\"not significant\": the interval contains 1.0</small></p>")
@@ -192,10 +232,11 @@ ReportContent build_report(const RunCollection& runs, const std::vector<RunRecor
                 .arg(QDateTime::currentDateTimeUtc().toString(Qt::ISODate));
     html += machineSection(summarized);
     html += QStringLiteral("<h2>Comparison</h2>") + comparison_table_html(runs, summarized, baseline, QStringLiteral("#202020"));
-    html += QStringLiteral("<h2>Charts</h2><p><small>dashed: warm-up steps; repeats: median line with min–max band</small></p>") + charts;
-    html += runsSection(runs, summarized);
-    html += fp8Section(summarized, report);
+    html += charts;
+    html += fp8Section(summarized, report, figure);
     html += kernelsSection(summarized);
+    // Last: its text fills the room a figure that moved to the next page leaves (ReportLayout).
+    html += runsSection(runs, summarized);
     html += QStringLiteral("</body></html>");
     report.html = html;
     return report;
@@ -243,6 +284,7 @@ void write_report(const std::filesystem::path& path, const ReportContent& report
         // Laid out at 96 pixels per inch on the page's printable area; print() scales it to the writer
         // (without a page size it would add its own 2 cm margins and squeeze the table).
         document.setPageSize(writer.pageLayout().paintRectPixels(96).size());
+        keep_figures_on_pages(document);
         document.print(&writer);
     }
     if (bytes.isEmpty()) throw DataError(path.string() + ": the PDF could not be produced");

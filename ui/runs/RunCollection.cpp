@@ -9,11 +9,22 @@ namespace tewb::ui {
 
 RunCollection::RunCollection(QObject* parent) : QObject(parent) {}
 
-int RunCollection::add(RunRecord record, std::optional<std::int64_t> store_id) {
+int RunCollection::add(RunRecord record, std::optional<std::int64_t> store_id, const QString& sweep) {
     const int key = nextKey_++;
-    entries_.push_back(Entry{key, std::move(record), run_colour(nextColour_++), store_id});
+    entries_.push_back(Entry{key, std::move(record), run_colour(freeStyleSlot()), store_id, sweep});
     Q_EMIT runAdded(key);
     return key;
+}
+
+// The next palette slot in turn that no shown run has; when all are taken, the next in turn.
+int RunCollection::freeStyleSlot() {
+    for (int tries = 0; tries < kDistinctRunStyles; ++tries) {
+        const int slot = nextColour_++ % kDistinctRunStyles;
+        const QColor colour = run_colour(slot);
+        const bool taken = std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.colour == colour; });
+        if (!taken) return slot;
+    }
+    return nextColour_++ % kDistinctRunStyles;
 }
 
 void RunCollection::appendStep(int key, const StepMetrics& step) {
@@ -43,6 +54,49 @@ void RunCollection::clear() {
     while (!entries_.empty()) {
         remove(entries_.back().key);
     }
+}
+
+int RunCollection::removeFromView(const std::vector<int>& keys) {
+    int removed = 0;
+    for (const int key : keys) {
+        const Entry* e = find(key);
+        if (!e || e->record.status == RunStatus::Running) continue;
+        remove(key);
+        ++removed;
+    }
+    return removed;
+}
+
+std::vector<int> RunCollection::keys() const {
+    std::vector<int> out;
+    out.reserve(entries_.size());
+    for (const Entry& e : entries_) out.push_back(e.key);
+    return out;
+}
+
+std::vector<int> RunCollection::lastKeys(std::size_t count) const {
+    const std::vector<int> all = keys();
+    return std::vector<int>(all.end() - static_cast<std::ptrdiff_t>(std::min(count, all.size())), all.end());
+}
+
+std::optional<int> RunCollection::sensibleBaseline(const std::vector<int>& keys) const {
+    std::optional<int> anyBackend;
+    for (const int key : keys) {
+        const Entry* e = find(key);
+        if (!e || e->record.execution.fp8_emulated) continue;
+        if (e->record.config.backend == Backend::Torch) return key;
+        if (!anyBackend) anyBackend = key;
+    }
+    return anyBackend;
+}
+
+std::optional<int> RunCollection::baselineAfterOpening(std::optional<int> current, std::size_t opened) const {
+    const std::vector<int> fresh = lastKeys(opened);
+    const Entry* chosen = current ? find(*current) : nullptr;
+    const bool amongFresh = chosen && std::find(fresh.begin(), fresh.end(), *current) != fresh.end();
+    if (chosen && !amongFresh && !chosen->record.execution.fp8_emulated) return std::nullopt;
+    const std::optional<int> pick = sensibleBaseline(fresh);
+    return pick == current ? std::nullopt : pick;
 }
 
 const RunCollection::Entry* RunCollection::find(int key) const {

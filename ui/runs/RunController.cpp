@@ -55,7 +55,7 @@ bool fp8_emulated_here(const RunConfig& config, const DeviceInfo& device) {
 
 }  // namespace
 
-std::optional<QString> RunController::enqueue(const RunConfig& config, int repeats) {
+std::optional<QString> RunController::enqueue(const RunConfig& config, int repeats, const QString& sweep) {
     if (!device_) return tr("The device is still being detected; try again in a moment.");
     if (repeats < 1 || repeats > kMaxRepeats) return tr("Repeats %1: allowed: 1 to %2").arg(repeats).arg(kMaxRepeats);
     try {
@@ -64,7 +64,7 @@ std::optional<QString> RunController::enqueue(const RunConfig& config, int repea
         for (int r = 1; r <= repeats; ++r) {
             queue_.append(resolved, RunQueueModel::State::Queued, {},
                           repeats > 1 ? std::optional<RepeatInfo>(RepeatInfo{group, r, repeats}) : std::nullopt,
-                          fp8_emulated_here(resolved, *device_));
+                          fp8_emulated_here(resolved, *device_), sweep);
         }
     } catch (const Error& e) {
         return QString::fromStdString(e.what());
@@ -145,16 +145,20 @@ void RunController::startNext() {
                               Qt::QueuedConnection);
 }
 
+RunCollection* RunController::collectionOf(const RunQueueModel::Item& item) {
+    return item.sweep.isEmpty() ? runs_ : &sweepRuns_;
+}
+
 void RunController::onStarted(int ticket, const RunRecord& header) {
     const RunQueueModel::Item* item = queue_.item(ticket);
     if (!item || item->run_key != 0) return;  // a failure before the first step reports its header again
-    queue_.setRunKey(ticket, runs_->add(header));
+    queue_.setRunKey(ticket, collectionOf(*item)->add(header, std::nullopt, item->sweep));
 }
 
 void RunController::onStep(int ticket, const StepMetrics& step) {
     const RunQueueModel::Item* item = queue_.item(ticket);
     if (!item) return;
-    runs_->appendStep(item->run_key, step);
+    collectionOf(*item)->appendStep(item->run_key, step);
     queue_.setProgress(ticket, step.step, static_cast<double>(clock_.elapsed()));
     const RunQueueModel::Item* now = queue_.item(ticket);
     Q_EMIT progressText(tr("Running %1: step %2 of %3, ETA %4")
@@ -170,9 +174,10 @@ void RunController::onEnded(int ticket, RunRecord record, qint64 storeId, const 
     const RunStatus status = record.status;
     const QString message = QString::fromStdString(record.message);
     const int steps = static_cast<int>(record.steps.size());
-    if (item->run_key == 0) queue_.setRunKey(ticket, runs_->add(record));
-    runs_->finish(queue_.item(ticket)->run_key, std::move(record),
-                  storeId >= 0 ? std::optional<std::int64_t>(storeId) : std::nullopt);
+    RunCollection* runs = collectionOf(*item);
+    if (item->run_key == 0) queue_.setRunKey(ticket, runs->add(record, std::nullopt, item->sweep));
+    runs->finish(queue_.item(ticket)->run_key, std::move(record),
+                 storeId >= 0 ? std::optional<std::int64_t>(storeId) : std::nullopt);
     queue_.setProgress(ticket, steps, static_cast<double>(clock_.elapsed()));
     switch (status) {
         case RunStatus::Finished:

@@ -16,7 +16,8 @@
 namespace tewb::ui {
 
 // Runs the queue one configuration at a time on a run thread (a RunWorker), feeds the RunCollection as
-// steps arrive and keeps the queue's states and progress. Lives on the GUI thread.
+// steps arrive and keeps the queue's states and progress. Lives on the GUI thread. A sweep's runs go to a
+// collection of their own (sweepRuns), so a sweep of a dozen sizes does not flood the dashboard.
 class RunController : public QObject {
     Q_OBJECT
 
@@ -29,11 +30,14 @@ public:
     bool hasDevice() const { return device_.has_value(); }
 
     RunQueueModel* queue() { return &queue_; }
+    // The runs of the sweeps queued with enqueue(…, sweep), each entry named after its sweep.
+    RunCollection* sweepRuns() { return &sweepRuns_; }
 
     // Resolves `config` for this machine (core's rules) and queues it; returns core's message when it
     // cannot run here, and queues nothing then.
-    // With `repeats` > 1 it queues that many runs of it, one repeat group.
-    std::optional<QString> enqueue(const RunConfig& config, int repeats = 1);
+    // With `repeats` > 1 it queues that many runs of it, one repeat group. With `sweep` (the sweep's name)
+    // its run goes to sweepRuns() instead of the dashboard's collection.
+    std::optional<QString> enqueue(const RunConfig& config, int repeats = 1, const QString& sweep = {});
     // Queues core's comparison plan for `base`: the baseline and every variant; rows this machine cannot
     // run are listed as "not run here" with the reason. Returns core's message when `base` is invalid.
     // With `repeats` > 1 every row runs that many times, alternating rows (A B A B …), one group per row.
@@ -67,8 +71,10 @@ private:
     void onEnded(int ticket, RunRecord record, qint64 storeId, const QString& storeError);
     void onRefused(int ticket, const QString& message);
     void finishCurrent();
+    RunCollection* collectionOf(const RunQueueModel::Item& item);
 
     RunCollection* runs_;
+    RunCollection sweepRuns_;
     RunQueueModel queue_;
     std::optional<DeviceInfo> device_;
     QThread thread_;

@@ -54,7 +54,8 @@ QVariant RunQueueModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
             case Name: {
-                const QString name = QString::fromStdString(display_name(it.config.name, it.fp8_emulated));
+                QString name = QString::fromStdString(display_name(it.config.name, it.fp8_emulated));
+                if (!it.sweep.isEmpty()) name = tr("%1 · %2").arg(it.sweep, name);
                 return it.repeat ? tr("%1 #%2/%3").arg(name).arg(it.repeat->index).arg(it.repeat->count) : name;
             }
             case Setup: return setupText(it.config);
@@ -96,7 +97,7 @@ QVariant RunQueueModel::headerData(int section, Qt::Orientation orientation, int
 }
 
 int RunQueueModel::append(const RunConfig& config, State state, const QString& message, std::optional<RepeatInfo> repeat,
-                          bool fp8_emulated) {
+                          bool fp8_emulated, const QString& sweep) {
     const int row = static_cast<int>(items_.size());
     beginInsertRows({}, row, row);
     Item item;
@@ -106,6 +107,7 @@ int RunQueueModel::append(const RunConfig& config, State state, const QString& m
     item.message = message;
     item.repeat = std::move(repeat);
     item.fp8_emulated = fp8_emulated;
+    item.sweep = sweep;
     items_.push_back(std::move(item));
     endInsertRows();
     return items_.back().ticket;

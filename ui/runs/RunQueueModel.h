@@ -32,6 +32,7 @@ public:
         int run_key = 0;  // its key in the RunCollection once it started
         std::optional<RepeatInfo> repeat;  // one of several repeats of this configuration
         bool fp8_emulated = false;  // its RunFacts: FP8 GEMMs emulated, said in its name before it runs
+        QString sweep;  // the sweep it belongs to ("Sweep 1"): its run goes to the Sweep tab, not the dashboard
     };
 
     explicit RunQueueModel(QObject* parent = nullptr);
@@ -42,7 +43,7 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
     int append(const RunConfig& config, State state = State::Queued, const QString& message = {},
-               std::optional<RepeatInfo> repeat = std::nullopt, bool fp8_emulated = false);
+               std::optional<RepeatInfo> repeat = std::nullopt, bool fp8_emulated = false, const QString& sweep = {});
     const Item* item(int ticket) const;
     const std::vector<Item>& items() const { return items_; }
     std::optional<int> nextQueued() const;

@@ -14,6 +14,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QRegularExpression>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStyle>
@@ -23,6 +25,7 @@
 #include "core/config/Availability.h"
 #include "core/config/RunFacts.h"
 #include "core/config/RunSettings.h"
+#include "ui/common/WheelGuard.h"
 
 namespace tewb::ui {
 
@@ -87,6 +90,35 @@ QString formLabel(std::string_view id) {
     return settingLabel(id) + QStringLiteral(":");
 }
 
+// The settings whose flags a core message names ("--hidden 130: not divisible by --heads 4" names hidden and
+// heads): every field in a conflict is marked, not only the one the problem is filed under.
+std::vector<std::string> settings_named(const std::string& message) {
+    std::vector<std::string> ids;
+    const auto flag_char = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; };
+    for (std::size_t i = message.find("--"); i != std::string::npos; i = message.find("--", i + 2)) {
+        if (i > 0 && flag_char(message[i - 1])) continue;
+        std::size_t end = i + 2;
+        while (end < message.size() && flag_char(message[end])) ++end;
+        const RunSetting* s = find_setting(std::string_view(message).substr(i, end - i));
+        if (s && s->flag == std::string_view(message).substr(i, end - i)) ids.emplace_back(s->id);
+    }
+    return ids;
+}
+
+// Core's message in the form's words: every flag it names becomes that field's label ("--hidden 130" reads
+// "Hidden size 130"), as te-bench's words would be foreign in the window.
+QString form_words(const std::string& message) {
+    QString text = QString::fromStdString(message);
+    for (const std::string& id : settings_named(message)) {
+        const RunSetting& s = setting(id);
+        const QString name = QString::fromUtf8(s.flag.data(), static_cast<qsizetype>(s.flag.size()));
+        const QRegularExpression flag(QStringLiteral("(?<![a-z0-9-])") + QRegularExpression::escape(name) +
+                                      QStringLiteral("(?![a-z0-9-])"));
+        text.replace(flag, settingLabel(id));
+    }
+    return text;
+}
+
 QString presetText(Preset preset) {
     const std::string_view title = preset_title(preset);
     return QString::fromUtf8(title.data(), static_cast<qsizetype>(title.size())) + QStringLiteral(": ") +
@@ -98,15 +130,26 @@ QString presetText(Preset preset) {
 RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("runSetup"));
     setStyleSheet(QStringLiteral("*[problem=\"true\"] { border: 2px solid #d32f2f; border-radius: 3px; }"));
-    auto* layout = new QVBoxLayout(this);
+    // The form scrolls; the problems and the buttons under it do not, so "Add to queue" and "Compare" are
+    // always in view.
+    form_ = new QWidget(this);
+    form_->setObjectName(QStringLiteral("setupForm"));
+    auto* layout = new QVBoxLayout(form_);
     layout->addLayout(buildPresetRow());
     layout->addWidget(buildRunGroup());
     layout->addWidget(buildFp8Group());
     layout->addWidget(buildModelGroup());
-    QLayout* buttons = buildActions();
-    layout->addWidget(problemsLabel_);
-    layout->addLayout(buttons);
     layout->addStretch();
+    formScroll_ = new QScrollArea(this);
+    formScroll_->setObjectName(QStringLiteral("setupFormScroll"));
+    formScroll_->setWidgetResizable(true);
+    formScroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);  // the form fits the pane's width
+    formScroll_->setFrameShape(QFrame::NoFrame);
+    formScroll_->setWidget(form_);
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    outer->addWidget(formScroll_, 1);
+    outer->addWidget(buildActions());
 
     fields_ = {{"device", device_},   {"backend", backend_}, {"precision", precision_}, {"name", name_}, {"te-impl", teImpl_},
                {"recipe", scaling_},  {"fp8-format", format_}, {"amax-history-len", historyLen_}, {"block-scales", blockPow2_},
@@ -118,6 +161,7 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     for (const auto& [field, widget] : fields_) baseTips_[field] = widget->toolTip();
 
     connectFields();
+    guard_wheel(this);
     applyPreset(Preset::QuickCpu);
 }
 
@@ -236,12 +280,9 @@ QWidget* RunSetupPanel::buildFp8Group() {
     calibrate_->setToolTip(tr("Delayed scaling: until the first scale update, each cast takes the scale its own amax gives. "
                               "Off: scale 1 in step 1, as Transformer Engine does, which quantizes the weights into "
                               "E4M3's subnormals and most gradients to zero for that step"));
-    // One row for the two options that belong to one scaling each: the form stays as tall as it was.
-    auto* scalingOptions = new QHBoxLayout;
-    scalingOptions->addWidget(calibrate_);
-    scalingOptions->addWidget(blockPow2_);
-    scalingOptions->addStretch();
-    fp8Form->addRow(scalingOptions);
+    // A row each: side by side they made the form wider than the setup pane of a 1280-pixel window.
+    fp8Form->addRow(calibrate_);
+    fp8Form->addRow(blockPow2_);
     fp8Fields_ = {scaling_, format_, historyLen_, algo_, margin_, inspect_, blockPow2_, calibrate_};
     return fp8Box;
 
@@ -251,14 +292,18 @@ QWidget* RunSetupPanel::buildModelGroup() {
     auto* modelBox = new QGroupBox(tr("Model and steps"), this);
     auto* modelForm = new QFormLayout(modelBox);
     const int big = 100'000'000;
-    layers_ = spin(modelBox, QStringLiteral("layers"), 0, big, tr("Transformer layers"));
-    hidden_ = spin(modelBox, QStringLiteral("hidden"), 0, big, tr("Hidden size, a multiple of the head count"));
-    heads_ = spin(modelBox, QStringLiteral("heads"), 0, big, tr("Attention heads"));
-    seq_ = spin(modelBox, QStringLiteral("seq"), 0, big, tr("Sequence length in tokens"));
-    vocab_ = spin(modelBox, QStringLiteral("vocab"), 0, big, tr("Vocabulary size of the synthetic data"));
-    batch_ = spin(modelBox, QStringLiteral("batch"), 0, big, tr("Sequences per step"));
-    warmup_ = spin(modelBox, QStringLiteral("warmup"), -1, big, tr("Steps before timing starts (dashed in the charts)"));
-    iters_ = spin(modelBox, QStringLiteral("iters"), 0, big, tr("Timed steps"));
+    // The lowest value a spin box offers is the least validation accepts (Layers 1, never 0); higher values
+    // than validation accepts stay typeable so that the field can say what the limit is.
+    const auto least = [](std::string_view id) { return static_cast<int>(setting(id).valid->min); };
+    layers_ = spin(modelBox, QStringLiteral("layers"), least("layers"), big, tr("Transformer layers"));
+    hidden_ = spin(modelBox, QStringLiteral("hidden"), least("hidden"), big, tr("Hidden size, a multiple of the head count"));
+    heads_ = spin(modelBox, QStringLiteral("heads"), least("heads"), big, tr("Attention heads"));
+    seq_ = spin(modelBox, QStringLiteral("seq"), least("seq"), big, tr("Sequence length in tokens"));
+    vocab_ = spin(modelBox, QStringLiteral("vocab"), least("vocab"), big, tr("Vocabulary size of the synthetic data"));
+    batch_ = spin(modelBox, QStringLiteral("batch"), least("batch"), big, tr("Sequences per step"));
+    warmup_ = spin(modelBox, QStringLiteral("warmup"), least("warmup"), big,
+                   tr("Steps before timing starts (dashed in the charts)"));
+    iters_ = spin(modelBox, QStringLiteral("iters"), least("iters"), big, tr("Timed steps"));
     lr_ = new QLineEdit(modelBox);
     lr_->setObjectName(QStringLiteral("lr"));
     lr_->setToolTip(tr("AdamW learning rate"));
@@ -279,26 +324,42 @@ QWidget* RunSetupPanel::buildModelGroup() {
 
 }
 
-// The problems line (placed by the constructor above the buttons) and the Add and Compare buttons.
-QLayout* RunSetupPanel::buildActions() {
-    problemsLabel_ = new QLabel(this);
+// Under the form's scroll area: the problems (a fixed-height area, so the form does not move when a message
+// appears; several messages scroll inside it) and the action buttons.
+QWidget* RunSetupPanel::buildActions() {
+    auto* footer = new QWidget(this);
+    footer->setObjectName(QStringLiteral("setupActions"));
+    auto* layout = new QVBoxLayout(footer);
+    layout->setContentsMargins(6, 4, 6, 4);
+    problemsLabel_ = new QLabel(footer);
     problemsLabel_->setObjectName(QStringLiteral("problems"));
     problemsLabel_->setWordWrap(true);
+    problemsLabel_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     problemsLabel_->setStyleSheet(QStringLiteral("color: #d32f2f;"));
     problemsLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* problemsArea = new QScrollArea(footer);
+    problemsArea->setObjectName(QStringLiteral("problemsArea"));
+    problemsArea->setWidgetResizable(true);
+    problemsArea->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    problemsArea->setFrameShape(QFrame::NoFrame);
+    problemsArea->setWidget(problemsLabel_);
+    problemsArea->viewport()->setAutoFillBackground(false);  // the panel's own background: no empty box
+    problemsLabel_->setAutoFillBackground(false);
+    problemsArea->setFixedHeight(problemsLabel_->fontMetrics().lineSpacing() * 3 + 4);
+    layout->addWidget(problemsArea);
 
     auto* buttons = new QHBoxLayout;
-    add_ = new QPushButton(tr("Add to queue"), this);
+    add_ = new QPushButton(tr("Add to queue"), footer);
     add_->setObjectName(QStringLiteral("addToQueue"));
     add_->setToolTip(tr("Queue this configuration (Ctrl+Return)"));
-    compare_ = new QPushButton(tr("Compare"), this);
+    compare_ = new QPushButton(tr("Compare"), footer);
     compare_->setObjectName(QStringLiteral("compare"));
     compare_->setToolTip(tr("Queue the baseline and every TE/FP8 variant this device runs, with these sizes and steps "
                             "(Ctrl+Shift+Return)"));
     buttons->addWidget(add_);
     buttons->addWidget(compare_);
-    return buttons;
-
+    layout->addLayout(buttons);
+    return footer;
 }
 
 void RunSetupPanel::connectFields() {
@@ -440,8 +501,10 @@ QWidget* RunSetupPanel::field(const std::string& name) const {
 QString RunSetupPanel::problemAt(const std::string& field) const {
     QStringList messages;
     for (const ConfigProblem& p : problems_) {
-        if (p.field == field) messages << QString::fromStdString(p.message);
+        const std::vector<std::string> named = settings_named(p.message);
+        if (p.field == field || std::find(named.begin(), named.end(), field) != named.end()) messages << form_words(p.message);
     }
+    messages.removeDuplicates();
     return messages.join(QLatin1Char('\n'));
 }
 
@@ -555,9 +618,8 @@ void RunSetupPanel::validate() {
 
     for (const auto& [field, widget] : fields_) markField(field, problemAt(field));
     QStringList lines;
-    for (const ConfigProblem& p : problems_) lines << QString::fromStdString(p.message);
+    for (const ConfigProblem& p : problems_) lines << form_words(p.message);
     problemsLabel_->setText(lines.join(QLatin1Char('\n')));
-    problemsLabel_->setVisible(!lines.isEmpty());
     add_->setEnabled(problems_.empty() && device_info_.has_value());
     // Compare sets backend and precision per row itself: only the shared settings must be valid.
     const bool sharedValid = std::all_of(problems_.begin(), problems_.end(), [](const ConfigProblem& p) {

@@ -16,6 +16,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 
 namespace tewb::ui {
@@ -51,6 +52,9 @@ public:
     QWidget* field(const std::string& name) const;
     QPushButton* addButton() const { return add_; }
     QPushButton* compareButton() const { return compare_; }
+    // The form scrolls in this area; the problems and the buttons sit under it, outside.
+    QScrollArea* formScroll() const { return formScroll_; }
+    QWidget* form() const { return form_; }
 
 Q_SIGNALS:
     void addRequested(tewb::RunConfig config);
@@ -63,13 +67,15 @@ private:
     QWidget* buildRunGroup();
     QWidget* buildFp8Group();
     QWidget* buildModelGroup();
-    QLayout* buildActions();
+    QWidget* buildActions();
     void connectFields();  // every field's edit: Custom preset, availability, validation
     void validate();
     void updateAvailability();
     void markField(const std::string& field, const QString& message);
     TeImpl teImplChoice() const;
 
+    QScrollArea* formScroll_;
+    QWidget* form_;
     std::optional<DeviceInfo> device_info_;
     Capability capability_;
 

@@ -1,11 +1,13 @@
 #include "ui/sweep/SweepPanel.h"
 
+#include <algorithm>
+
+#include <QAction>
 #include <QBuffer>
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
-#include <QFileDialog>
 #include <QFormLayout>
 #include <QGraphicsScene>
 #include <QHBoxLayout>
@@ -16,11 +18,13 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QMainWindow>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QScatterSeries>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStatusBar>
 #include <QTableWidget>
 #include <QValueAxis>
 #include <QVBoxLayout>
@@ -29,13 +33,19 @@
 #include "core/common/TextTable.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/RunRecord.h"
+#include "ui/common/RememberedFolder.h"
 #include "ui/common/RunColors.h"
+#include "ui/charts/SeriesMath.h"
+#include "ui/common/Theme.h"
 #include "ui/export/Export.h"
+#include "ui/export/SaveNotice.h"
 #include "ui/runs/RunCollection.h"
+#include "ui/runs/RunMirror.h"
 
 namespace tewb::ui {
 
-SweepPanel::SweepPanel(RunCollection* runs, QWidget* parent) : QWidget(parent), runs_(runs) {
+SweepPanel::SweepPanel(RunCollection* dashboard, RunCollection* sweepRuns, QWidget* parent)
+    : QWidget(parent), runs_(sweepRuns), mirror_(new RunMirror(sweepRuns, dashboard, this)) {
     setObjectName(QStringLiteral("sweep"));
     auto* layout = new QVBoxLayout(this);
     auto* intro = new QLabel(tr("Where does a precision start to pay? Each size is trained briefly by the baseline (torch "
@@ -91,10 +101,12 @@ SweepPanel::SweepPanel(RunCollection* runs, QWidget* parent) : QWidget(parent), 
     exportCsv_->setEnabled(false);
     progress_ = new QLabel(this);
     progress_->setObjectName(QStringLiteral("sweepProgress"));
+    progress_->setWordWrap(true);  // a long saved-to path wraps instead of widening the tab
     buttons->addWidget(run_);
     buttons->addWidget(exportPng_);
     buttons->addWidget(exportCsv_);
     buttons->addWidget(progress_, 1);
+    buildDashboardSwitch(buttons);
     layout->addLayout(buttons);
 
     statement_ = new QLabel(this);
@@ -108,6 +120,10 @@ SweepPanel::SweepPanel(RunCollection* runs, QWidget* parent) : QWidget(parent), 
     chart_->setAnimationOptions(QChart::NoAnimation);
     chartView_ = new QChartView(chart_, this);
     chartView_->setRenderHint(QPainter::Antialiasing);
+    chartView_->setMinimumSize(360, 260);  // axis numbers and the legend's words stay readable
+    chart_->legend()->setAlignment(Qt::AlignBottom);
+    chart_->legend()->setShowToolTips(true);
+    style_chart(chart_, dark_);
     table_ = new QTableWidget(this);
     table_->setObjectName(QStringLiteral("sweepTable"));
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -122,18 +138,41 @@ SweepPanel::SweepPanel(RunCollection* runs, QWidget* parent) : QWidget(parent), 
     connect(run_, &QPushButton::clicked, this, &SweepPanel::runRequested);
     connect(runs_, &RunCollection::runAdded, this, &SweepPanel::onRunChanged);
     connect(runs_, &RunCollection::runChanged, this, &SweepPanel::onRunChanged);
-    connect(exportPng_, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Export sweep chart"), QStringLiteral("sweep.png"),
-                                                          tr("PNG images (*.png)"));
-        QString error;
-        if (!path.isEmpty() && !exportPng(path, &error)) QMessageBox::warning(this, tr("Export failed"), error);
-    });
-    connect(exportCsv_, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Export sweep table"), QStringLiteral("sweep.csv"),
-                                                          tr("CSV files (*.csv)"));
-        QString error;
-        if (!path.isEmpty() && !exportCsv(path, &error)) QMessageBox::warning(this, tr("Export failed"), error);
-    });
+    connect(exportPng_, &QPushButton::clicked, this, [this] { exportWithDialog(true); });
+    connect(exportCsv_, &QPushButton::clicked, this, [this] { exportWithDialog(false); });
+}
+
+void SweepPanel::buildDashboardSwitch(QLayout* layout) {
+    showOnDashboard_ = new QCheckBox(tr("Show sweep runs on the dashboard"), this);
+    showOnDashboard_->setObjectName(QStringLiteral("showSweepRuns"));
+    showOnDashboard_->setToolTip(tr("A sweep's runs stay in this tab so they do not crowd the dashboard's charts and "
+                                    "table; tick to show them there too (named after their sweep)."));
+    showOnDashboardAction_ = new QAction(showOnDashboard_->text(), this);
+    showOnDashboardAction_->setObjectName(QStringLiteral("showSweepRunsAction"));
+    showOnDashboardAction_->setCheckable(true);
+    showOnDashboardAction_->setToolTip(showOnDashboard_->toolTip());
+    connect(showOnDashboard_, &QCheckBox::toggled, showOnDashboardAction_, &QAction::setChecked);
+    connect(showOnDashboardAction_, &QAction::toggled, showOnDashboard_, &QCheckBox::setChecked);
+    connect(showOnDashboardAction_, &QAction::toggled, mirror_, &RunMirror::setEnabled);
+    layout->addWidget(showOnDashboard_);
+}
+
+void SweepPanel::exportWithDialog(bool png) {
+    const QString path = png ? choose_save_file(this, tr("Export sweep chart"), QStringLiteral("sweep.png"),
+                                                tr("PNG images (*.png)"))
+                             : choose_save_file(this, tr("Export sweep table"), QStringLiteral("sweep.csv"),
+                                                tr("CSV files (*.csv)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (png ? exportPng(path, &error) : exportCsv(path, &error)) {
+        progress_->setText(saved_message(path));  // stays until the next sweep's progress
+        if (auto* main = qobject_cast<QMainWindow*>(window())) {
+            main->statusBar()->showMessage(saved_message(path), SaveNotice::kStatusMs);
+        }
+    } else {
+        progress_->setText(not_saved_message(path, error));
+        QMessageBox::warning(this, tr("Export failed"), not_saved_message(path, error));
+    }
 }
 
 QCheckBox* SweepPanel::precisionBox(Precision p) const {
@@ -159,6 +198,11 @@ SweepSpec SweepPanel::spec(const RunConfig& base) const {
     return spec;
 }
 
+QString SweepPanel::newSweepName() {
+    sweepName_ = tr("Sweep %1").arg(++sweeps_);
+    return sweepName_;
+}
+
 void SweepPanel::follow(std::vector<SweepRun> plan) {
     plan_ = std::move(plan);
     keys_.assign(plan_.size(), std::nullopt);
@@ -171,7 +215,7 @@ void SweepPanel::follow(std::vector<SweepRun> plan) {
 void SweepPanel::onRunChanged(int key) {
     if (plan_.empty() || done_) return;
     const RunCollection::Entry* e = runs_->find(key);
-    if (!e) return;
+    if (!e || e->sweep != sweepName_) return;  // an earlier sweep's run
     for (std::size_t i = 0; i < plan_.size(); ++i) {
         if (keys_[i] == key) {
             update();
@@ -206,7 +250,7 @@ void SweepPanel::update() {
         const RunCollection::Entry* e = keys_[i] ? runs_->find(*keys_[i]) : nullptr;
         if (e && e->record.status != RunStatus::Running) ++ended;
     }
-    progress_->setText(tr("%1 of %2 runs done").arg(ended).arg(toRun));
+    progress_->setText(tr("%1: %2 of %3 runs done").arg(sweepName_).arg(ended).arg(toRun));
     if (ended == toRun && !done_) {
         done_ = true;
         run_->setEnabled(true);
@@ -247,10 +291,11 @@ void SweepPanel::drawChart(const SweepResult& r) {
     }
     auto* x = new QLogValueAxis;
     x->setBase(2);
+    x->setMinorTickCount(0);
     x->setLabelFormat(QStringLiteral("%g"));
     x->setTitleText(onlyHidden ? tr("hidden size") : tr("GFLOP per training step"));
     auto* y = new QValueAxis;
-    y->setTitleText(tr("speedup vs baseline (×)"));
+    y->setTitleText(tr("speedup (×)"));  // short: the chart's title says against what; a long one was elided
     chart_->addAxis(x, Qt::AlignBottom);
     chart_->addAxis(y, Qt::AlignLeft);
     double yMax = 1.2;
@@ -292,7 +337,11 @@ void SweepPanel::drawChart(const SweepResult& r) {
     if (xMin <= 0) xMin = 1;
     if (xMax <= xMin) xMax = xMin * 2;
     x->setRange(xMin / 1.3, xMax * 1.3);
-    y->setRange(0, yMax);
+    // A wide span of GFLOP would put a label at every power of two: decades keep the numbers apart.
+    if (xMax / xMin > 64) x->setBase(10);
+    const NiceRange yRange = nice_range(0, yMax, ticks_for_length(chartView_->height() - 120, 40, 7));
+    y->setRange(0, yRange.hi);
+    y->setTickCount(std::clamp(yRange.ticks, 2, 12));
     auto* breakEven = new QLineSeries;
     breakEven->setName(tr("break-even (1.0×)"));
     breakEven->append(xMin / 1.3, 1.0);
@@ -301,6 +350,7 @@ void SweepPanel::drawChart(const SweepResult& r) {
     chart_->addSeries(breakEven);
     breakEven->attachAxis(x);
     breakEven->attachAxis(y);
+    style_chart(chart_, dark_);
 }
 
 void SweepPanel::fillTable(const SweepResult& r) {
@@ -333,6 +383,9 @@ void SweepPanel::fillTable(const SweepResult& r) {
                 put(row, 6 + 2 * static_cast<int>(p), std::string(kEmulatedSpeedup),
                     tr("Measured ratio %1×, not a speedup: %2.")
                         .arg(QString::fromStdString(format_fixed(c.speedup, 2)), QString::fromStdString(emulated_speedup_reason())));
+            } else if (c.noisy && c.speedup) {
+                put(row, 6 + 2 * static_cast<int>(p), format_fixed(c.speedup, 2, "× noisy"),
+                    tr("Measured noisily, not clean evidence of a difference: %1").arg(QString::fromStdString(c.noisy_reasons)));
             } else {
                 put(row, 6 + 2 * static_cast<int>(p), format_fixed(c.speedup, 2, "×"), tip);
             }
@@ -351,7 +404,7 @@ QImage SweepPanel::renderChart(QSize logical, qreal scale) const {
     scene.addItem(chart_);
     chart_->setGeometry(QRectF(QPointF(0, 0), QSizeF(logical)));
     QImage image(logical * scale, QImage::Format_ARGB32_Premultiplied);
-    image.fill(Qt::white);
+    image.fill(chart_colours(dark_).background);
     {
         QPainter painter(&image);
         painter.setRenderHint(QPainter::Antialiasing);
@@ -388,8 +441,8 @@ bool SweepPanel::exportCsv(const QString& path, QString* error) const {
 }
 
 void SweepPanel::setDark(bool dark) {
-    chart_->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
-    if (result_) showResult();  // the theme resets series colours
+    dark_ = dark;
+    style_chart(chart_, dark_);
 }
 
 }  // namespace tewb::ui

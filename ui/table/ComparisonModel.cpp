@@ -118,6 +118,7 @@ void ComparisonModel::recompute() {
         if (const RunCollection::Entry* e = runs_->find(key)) {
             r.summary = RunCollection::summary_of(e->record);
             r.execution.fp8_emulated = e->record.execution.fp8_emulated;
+            r.execution.quality = e->record.execution.quality;
         }
         summaries.push_back(std::move(r));
     }
@@ -129,6 +130,7 @@ void ComparisonModel::recompute() {
         row.speedup = compared[i].speedup;
         row.memory_ratio = compared[i].memory_ratio;
         row.emulated = compared[i].emulated;
+        row.noisy = compared[i].noisy;
         rows_.push_back(std::move(row));
     }
     // Groups need the step times and repeat ids as well (not the FP8 samples, the heavy part).
@@ -221,7 +223,9 @@ QVariant ComparisonModel::displayText(const RunRecord& r, int key, const Row& c,
         case FinalLoss: return number(s.final_loss, 4);
         case Speedup:
             if (c.emulated && c.speedup) return QString::fromUtf8(kEmulatedSpeedup.data(), static_cast<qsizetype>(kEmulatedSpeedup.size()));
-            return number(c.speedup, 2, QStringLiteral("×"));
+            return number(c.speedup, 2, QStringLiteral("×")).toString() + (c.noisy && c.speedup ? tr(" noisy") : QString());
+        case Noise:
+            return QString::fromStdString(quality_cell(r.execution.quality)).replace(QLatin1Char('-'), QStringLiteral("–"));
         case MemoryRatio: return number(c.memory_ratio, 2, QStringLiteral("×"));
         case Spread: return QString::fromStdString(c.spread);
         case Scaling: {
@@ -231,6 +235,7 @@ QVariant ComparisonModel::displayText(const RunRecord& r, int key, const Row& c,
             if (!d.scaling_efficiency) return ranks;
             const QString efficiency = number(*d.scaling_efficiency * 100.0, 0, QStringLiteral(" %")).toString();
             if (*d.scaling_efficiency > 1.0) return tr("%1 efficient (above 100 %: see tooltip), %2").arg(efficiency, ranks);
+            if (scaling_is_noisy(r)) return tr("%1 efficient, %2 (noisy: see tooltip)").arg(efficiency, ranks);
             return tr("%1 efficient, %2").arg(efficiency, ranks);
         }
         case SpeedupInterval: {
@@ -240,6 +245,7 @@ QVariant ComparisonModel::displayText(const RunRecord& r, int key, const Row& c,
                                .arg(QString::fromStdString(format_fixed(c.speedup_ci->lo, 2)),
                                     QString::fromStdString(format_fixed(c.speedup_ci->hi, 2)));
             if (!c.significant) text += tr(" not significant");
+            if (c.noisy) text += tr(", noisy");
             return text;
         }
         default: return {};
@@ -254,6 +260,7 @@ QVariant ComparisonModel::sortValue(const RunRecord& r, int key, const Row& c, i
         case MeanMs: return raw(s.mean_ms);
         case MedianMs: return raw(s.median_ms);
         case P90Ms: return raw(s.p90_ms);
+        case Noise: return r.execution.quality ? raw(r.execution.quality->cv) : QVariant();
         case TokensPerS: return raw(s.tokens_per_s);
         case Tflops: return raw(s.tflops);
         case Mfu: return raw(s.mfu);
@@ -268,6 +275,7 @@ QVariant ComparisonModel::sortValue(const RunRecord& r, int key, const Row& c, i
 }
 
 QVariant ComparisonModel::toolTip(const RunRecord& r, const Row& c, int column) const {
+    if (column == Name) return QString::fromStdString(display_name(r));  // the cell may be elided
     if (column == Status && !r.message.empty()) return QString::fromStdString(r.message);
     if (column == Speedup && c.emulated && c.speedup) {
         return tr("Measured ratio %1×, not a speedup: %2.")
@@ -291,6 +299,11 @@ QVariant ComparisonModel::toolTip(const RunRecord& r, const Row& c, int column) 
         }
         if (!tips.isEmpty()) return tips.join(QStringLiteral("\n"));
     }
+    if (column == Noise) return QString::fromStdString(quality_details_text(r.execution.quality));
+    if (column == Speedup && c.noisy) {
+        return tr("Not clean evidence: this run or the baseline was measured noisily.\nThis run: %1")
+            .arg(QString::fromStdString(quality_details_text(r.execution.quality)));
+    }
     if (column == Mfu && !r.execution.peak_source.empty()) return QString::fromStdString(r.execution.peak_source);
     if (column == PeakMemory) return QString::fromUtf8(to_string(r.execution.memory_metric).data());
     if (column == Scaling && r.execution.dist) {
@@ -305,6 +318,9 @@ QVariant ComparisonModel::toolTip(const RunRecord& r, const Row& c, int column) 
                           .arg(QString::fromStdString(d.backend), ranks);
         if (d.scaling_efficiency && *d.scaling_efficiency > 1.0) {
             tip += QStringLiteral("\n") + QString::fromStdString(scaling_above_perfect_words()) + QStringLiteral(".");
+        }
+        if (scaling_is_noisy(r)) {
+            tip += QStringLiteral("\n") + QString::fromStdString(scaling_noisy_words(r)) + QStringLiteral(".");
         }
         return tip;
     }
@@ -325,6 +341,7 @@ QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, i
         case MeanMs: return tr("Mean ms");
         case MedianMs: return tr("Median ms");
         case P90Ms: return tr("p90 ms");
+        case Noise: return tr("Noise (CV)");
         case TokensPerS: return tr("Tokens/s");
         case Tflops: return tr("TFLOP/s");
         case Mfu: return tr("MFU");

@@ -22,7 +22,7 @@ class ComparisonModel : public QAbstractTableModel {
 
 public:
     enum Column {
-        Name, Status, MeanMs, MedianMs, P90Ms, TokensPerS, Tflops, Mfu, PeakMemory, FinalLoss, Speedup, SpeedupInterval,
+        Name, Status, MeanMs, MedianMs, P90Ms, Noise, TokensPerS, Tflops, Mfu, PeakMemory, FinalLoss, Speedup, SpeedupInterval,
         MemoryRatio, Spread, Scaling, Implementation, ColumnCount
     };
     static constexpr int SortRole = Qt::UserRole + 1;  // the raw number behind a cell
@@ -58,6 +58,7 @@ private:
         bool significant = false;
         bool grouped_baseline = false;
         bool emulated = false;  // FP8 GEMMs emulated: the ratio is the emulation's cost, shown as "emulated"
+        bool noisy = false;     // this run's or the baseline's measurement was noisy (core's MeasurementQuality)
     };
     void recompute();
     void recomputeAll();  // and tell views every row changed

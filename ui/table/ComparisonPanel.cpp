@@ -1,12 +1,19 @@
 #include "ui/table/ComparisonPanel.h"
 
+#include <algorithm>
+
+#include <QAction>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
+#include <QScrollBar>
 #include <QSplitter>
+#include <QStyle>
 #include <QTimer>
 #include <QTableView>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "ui/charts/LedgerSummary.h"
@@ -17,6 +24,26 @@
 #include "ui/table/ComparisonModel.h"
 
 namespace tewb::ui {
+
+namespace {
+
+// Hidden until the user shows them ("Columns…" or the header's context menu): what a first look at a
+// comparison does not need, so that the rest fits a 1280-pixel window. The queue shows each run's status;
+// the noise column says how far the mean can be trusted (median and p90 are there on demand); an emulated
+// run says so in its name and its speedup; the spread and the implementation are long texts.
+constexpr int kHiddenByDefault[] = {ComparisonModel::Status,  ComparisonModel::MedianMs,    ComparisonModel::P90Ms,
+                                    ComparisonModel::TokensPerS, ComparisonModel::Tflops,   ComparisonModel::Mfu,
+                                    ComparisonModel::MemoryRatio, ComparisonModel::Spread,  ComparisonModel::Scaling,
+                                    ComparisonModel::Implementation};
+
+constexpr int kNameWidthCap = 180;
+constexpr int kRowsInView = 8;  // the table's minimum shows this many runs  // longer run names are elided; the full name is the cell's tooltip
+
+bool hiddenByDefault(int column) {
+    return std::find(std::begin(kHiddenByDefault), std::end(kHiddenByDefault), column) != std::end(kHiddenByDefault);
+}
+
+}  // namespace
 
 ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
     : QWidget(parent), runs_(runs), model_(new ComparisonModel(runs, this)) {
@@ -30,27 +57,36 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
     baseline_->setToolTip(tr("Speedup = baseline mean ms / run mean ms; memory ratio = run peak / baseline peak"));
     row->addWidget(baseline_);
     row->addStretch();
+    columnsButton_ = new QToolButton(this);
+    columnsButton_->setObjectName(QStringLiteral("comparisonColumns"));
+    columnsButton_->setText(tr("Columns…"));
+    columnsButton_->setToolTip(tr("Show or hide the table's columns (also: right-click the table's header)"));
+    columnsButton_->setPopupMode(QToolButton::InstantPopup);
+    row->addWidget(columnsButton_);
     layout->addLayout(row);
     splitter_ = new QSplitter(Qt::Horizontal, this);
     splitter_->setObjectName(QStringLiteral("comparisonSplitter"));
+    splitter_->setChildrenCollapsible(false);
     view_ = new QTableView(splitter_);
     view_->setObjectName(QStringLiteral("comparisonTable"));
     setup_run_table(view_, model_);
+    view_->setTextElideMode(Qt::ElideRight);
     // The time breakdown with the launch ledger's totals and the top kernels of a traced run under it.
-    auto* side = new QWidget(splitter_);
-    auto* side_layout = new QVBoxLayout(side);
+    side_ = new QWidget(splitter_);
+    auto* side_layout = new QVBoxLayout(side_);
     side_layout->setContentsMargins(0, 0, 0, 0);
-    breakdown_ = new TimeBreakdownChart(side);
-    ledger_ = new LedgerSummary(side);
-    topKernels_ = new TopKernelsPanel(side);
+    breakdown_ = new TimeBreakdownChart(side_);
+    ledger_ = new LedgerSummary(side_);
+    topKernels_ = new TopKernelsPanel(side_);
     side_layout->addWidget(breakdown_, 1);
     side_layout->addWidget(ledger_);
     side_layout->addWidget(topKernels_, 1);
     splitter_->addWidget(view_);
-    splitter_->addWidget(side);
+    splitter_->addWidget(side_);
     splitter_->setStretchFactor(0, 3);
     splitter_->setStretchFactor(1, 2);
     layout->addWidget(splitter_);
+    buildColumnsMenu();
 
     breakdownRefresh_ = new QTimer(this);
     breakdownRefresh_->setSingleShot(true);
@@ -60,6 +96,7 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
         breakdown_->show(records);
         ledger_->setRecords(records);
         topKernels_->setRecords(records);
+        placeSidePanel();
     });
     const auto refresh = [this] {
         if (!breakdownRefresh_->isActive()) breakdownRefresh_->start();
@@ -68,10 +105,13 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
     connect(runs_, &RunCollection::runChanged, this, refresh);
     connect(runs_, &RunCollection::runRemoved, this, refresh);
 
-    connect(runs_, &RunCollection::runChanged, view_, [this](int key) {
+    connect(runs_, &RunCollection::runChanged, this, [this](int key) {
         const RunCollection::Entry* e = runs_->find(key);
-        if (e && e->record.status != RunStatus::Running) view_->resizeColumnsToContents();  // final numbers are in
+        if (e && e->record.status != RunStatus::Running) fitColumns();  // final numbers are in
     });
+    // After setup_run_table's own sizing (connected first), so the cap and the placement see the new widths.
+    connect(model_, &QAbstractItemModel::rowsInserted, this, &ComparisonPanel::fitColumns);
+    connect(model_, &QAbstractItemModel::rowsRemoved, this, &ComparisonPanel::fitColumns);
     connect(model_, &QAbstractItemModel::rowsInserted, this, &ComparisonPanel::rebuildBaselineChoices);
     connect(model_, &QAbstractItemModel::rowsRemoved, this, &ComparisonPanel::rebuildBaselineChoices);
     connect(model_, &ComparisonModel::baselineChanged, this, &ComparisonPanel::rebuildBaselineChoices);
@@ -79,6 +119,124 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
         model_->setBaseline(baseline_->itemData(index).toInt());
     });
     rebuildBaselineChoices();
+    fitColumns();
+}
+
+void ComparisonPanel::buildColumnsMenu() {
+    columnsMenu_ = new QMenu(this);
+    columnsMenu_->setObjectName(QStringLiteral("comparisonColumnsMenu"));
+    for (int column = 0; column < model_->columnCount(); ++column) {
+        QAction* action = columnsMenu_->addAction(model_->headerData(column, Qt::Horizontal).toString());
+        action->setCheckable(true);
+        action->setData(column);
+        if (column == ComparisonModel::Name) action->setEnabled(false);  // a row without its run's name says nothing
+        connect(action, &QAction::toggled, this, [this, column](bool shown) { setColumnShown(column, shown); });
+    }
+    columnsButton_->setMenu(columnsMenu_);
+    QHeaderView* header = view_->horizontalHeader();
+    header->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(header, &QHeaderView::customContextMenuRequested, this,
+            [this, header](const QPoint& at) { columnsMenu_->popup(header->viewport()->mapToGlobal(at)); });
+    restoreColumnChoices({});
+}
+
+void ComparisonPanel::setColumnShown(int column, bool shown) {
+    if (column < 0 || column >= model_->columnCount()) return;
+    choices_.insert(model_->headerData(column, Qt::Horizontal).toString(), shown);
+    showColumn(column, shown);
+}
+
+void ComparisonPanel::showColumn(int column, bool shown) {
+    for (QAction* action : columnsMenu_->actions()) {
+        if (action->data().toInt() == column && action->isChecked() != shown) {
+            const QSignalBlocker block(action);
+            action->setChecked(shown);
+        }
+    }
+    if (view_->isColumnHidden(column) == !shown) return;
+    view_->setColumnHidden(column, !shown);
+    if (shown) view_->resizeColumnToContents(column);
+    fitColumns();
+}
+
+bool ComparisonPanel::isColumnShown(int column) const {
+    return !view_->isColumnHidden(column);
+}
+
+QVariantMap ComparisonPanel::columnChoices() const {
+    return choices_;
+}
+
+void ComparisonPanel::restoreColumnChoices(const QVariantMap& choices) {
+    choices_ = choices;
+    for (int column = 0; column < model_->columnCount(); ++column) {
+        const QString key = model_->headerData(column, Qt::Horizontal).toString();
+        const bool shown = column == ComparisonModel::Name || choices_.value(key, !hiddenByDefault(column)).toBool();
+        showColumn(column, shown);
+    }
+}
+
+int ComparisonPanel::tableWidthNeeded() const {
+    const QHeaderView* header = view_->horizontalHeader();
+    int width = 0;
+    for (int column = 0; column < header->count(); ++column) {
+        if (!header->isSectionHidden(column)) width += header->sectionSize(column);
+    }
+    const int scrollBar = view_->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, view_);
+    return width + 2 * view_->frameWidth() + scrollBar;
+}
+
+void ComparisonPanel::fitColumns() {
+    // Scaling, hidden by default, is shown while a data-parallel job is in the table (unless the user chose).
+    const QString scaling = model_->headerData(ComparisonModel::Scaling, Qt::Horizontal).toString();
+    if (!choices_.contains(scaling)) {
+        const auto& entries = runs_->entries();
+        const bool jobs = std::any_of(entries.begin(), entries.end(),
+                                      [](const RunCollection::Entry& e) { return e.record.execution.dist.has_value(); });
+        if (view_->isColumnHidden(ComparisonModel::Scaling) == jobs) {
+            showColumn(ComparisonModel::Scaling, jobs);  // calls back here once, with the column settled
+            return;
+        }
+    }
+    view_->resizeColumnsToContents();
+    QHeaderView* header = view_->horizontalHeader();
+    if (header->sectionSize(ComparisonModel::Name) > kNameWidthCap) header->resizeSection(ComparisonModel::Name, kNameWidthCap);
+    placeSidePanel();
+}
+
+void ComparisonPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    placeSidePanel();
+}
+
+void ComparisonPanel::updateMinimumHeights() {
+    // Every run's row in view (up to kRowsInView; more scroll), and the side panel as tall as its wrapped
+    // texts need for its width: a splitter gives its parts their minimum, not their height for width. The
+    // dashboard scrolls when the two need more than the window has.
+    const int rows = std::clamp(model_->rowCount(), 3, kRowsInView);
+    view_->setMinimumHeight(view_->horizontalHeader()->sizeHint().height() + rows * view_->verticalHeader()->defaultSectionSize() +
+                            2 * view_->frameWidth() + view_->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, view_));
+    const QList<int> sizes = splitter_->sizes();
+    const int sideWidth = splitter_->orientation() == Qt::Vertical || sizes.size() < 2 ? width() : sizes[1];
+    QLayout* layout = side_->layout();
+    side_->setMinimumHeight(layout->hasHeightForWidth() ? std::max(layout->minimumSize().height(), layout->totalHeightForWidth(sideWidth))
+                                                        : layout->minimumSize().height());
+}
+
+void ComparisonPanel::placeSidePanel() {
+    updateMinimumHeights();
+    const int table = tableWidthNeeded();
+    const int side = side_->minimumSizeHint().width();
+    const Qt::Orientation wanted = width() >= table + splitter_->handleWidth() + side ? Qt::Horizontal : Qt::Vertical;
+    if (splitter_->orientation() == wanted) return;
+    splitter_->setOrientation(wanted);
+    if (wanted == Qt::Horizontal) {
+        splitter_->setSizes({table, std::max(side, width() - table)});
+    } else {
+        const int tableHeight = std::max(view_->minimumSizeHint().height(), splitter_->height() / 2);
+        splitter_->setSizes({tableHeight, std::max(side_->minimumSizeHint().height(), splitter_->height() - tableHeight)});
+    }
+    updateMinimumHeights();  // the side's width changed with the orientation
 }
 
 void ComparisonPanel::setDark(bool dark) {

@@ -18,6 +18,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
@@ -41,18 +42,23 @@
 #include "ui/charts/ChartsPanel.h"
 #include "ui/charts/Fp8Inspector.h"
 #include "ui/charts/Fp8Panel.h"
+#include "ui/common/RememberedFolder.h"
 #include "ui/common/Theme.h"
+#include "ui/common/WheelGuard.h"
 #include "ui/export/Export.h"
+#include "ui/export/SaveNotice.h"
 #include "ui/export/WindowExports.h"
 #include "ui/history/HistoryPanel.h"
 #include "ui/report/Report.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/runs/RunController.h"
 #include "ui/runs/RunQueuePanel.h"
+#include "ui/runs/RunViewActions.h"
 #include "ui/setup/RunSetupPanel.h"
 #include "ui/sweep/SweepPanel.h"
 #include "ui/table/ComparisonModel.h"
 #include "ui/table/ComparisonPanel.h"
+#include "ui/window/WindowFit.h"
 
 namespace tewb::ui {
 
@@ -88,58 +94,13 @@ MainWindow::MainWindow(std::function<DeviceInfo()> detect, QWidget* parent, RunW
     fp8Panel_ = new Fp8Panel(runs_, this);
     comparison_ = new ComparisonPanel(runs_, this);
     history_ = new HistoryPanel(RunStore::default_path(), this);
-    sweep_ = new SweepPanel(runs_, this);
+    sweep_ = new SweepPanel(runs_, controller_->sweepRuns(), this);
 
-    leftTabs_ = new QTabWidget(this);
-    auto* setupScroll = new QScrollArea(this);
-    setupScroll->setWidgetResizable(true);
-    setupScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);  // the form fits the pane's width
-    setupScroll->setWidget(setupPanel_);
-    leftTabs_->addTab(setupScroll, tr("Run setup"));
-    auto* capabilityScroll = new QScrollArea(this);
-    capabilityScroll->setWidgetResizable(true);
-    capabilityScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    capabilityScroll->setWidget(capabilityPanel_);
-    leftTabs_->addTab(capabilityScroll, tr("Capability"));
-    auto* left = leftSplitter_ = new QSplitter(Qt::Vertical, this);
-    left->addWidget(leftTabs_);
-    left->addWidget(queuePanel_);
-    left->setStretchFactor(0, 3);
-    left->setStretchFactor(1, 2);
-
-    auto* dashboard = dashboardSplitter_ = new QSplitter(Qt::Vertical, this);
-    dashboard->addWidget(charts_);
-    dashboard->addWidget(comparison_);
-    dashboard->setStretchFactor(0, 3);
-    dashboard->setStretchFactor(1, 1);
-    dashboard->setSizes({600, 260});
-    rightTabs_ = new QTabWidget(this);
-    rightTabs_->addTab(dashboard, tr("Dashboard"));
-    fp8Inspector_ = new Fp8Inspector(runs_, this);
-    auto* fp8View = new QSplitter(Qt::Vertical, this);
-    fp8View->addWidget(fp8Panel_);
-    fp8View->addWidget(fp8Inspector_);
-    fp8View->setStretchFactor(0, 1);
-    fp8View->setStretchFactor(1, 1);
-    connect(fp8Inspector_, &Fp8Inspector::slotPicked, this, [this](const Fp8SlotKey& key) {
-        const auto& slots = fp8Panel_->slots();
-        const auto it = std::find(slots.begin(), slots.end(), key);
-        if (it != slots.end()) fp8Panel_->selectSlot(static_cast<int>(it - slots.begin()));
-    });
-    rightTabs_->addTab(fp8View, tr("FP8"));
-    rightTabs_->addTab(history_, tr("History"));
-    rightTabs_->addTab(sweep_, tr("Sweep"));
-
-    auto* main = mainSplitter_ = new QSplitter(Qt::Horizontal, this);
-    main->addWidget(left);
-    main->addWidget(rightTabs_);
-    main->setStretchFactor(0, 1);
-    main->setStretchFactor(1, 3);
-    main->setSizes({460, 940});
-    setCentralWidget(main);
+    buildLayout();
 
     modeLabel_ = new QLabel(tr("Detecting the GPU…"), this);
     statusBar()->addPermanentWidget(modeLabel_);
+    saveNotice_ = new SaveNotice(statusBar());
 
     connect(setupPanel_, &RunSetupPanel::addRequested, this,
             [this](const RunConfig& config) { enqueue(config, setupPanel_->repeats()); });
@@ -169,13 +130,20 @@ MainWindow::MainWindow(std::function<DeviceInfo()> detect, QWidget* parent, RunW
         runs_->add(record, storeId);
         rightTabs_->setCurrentIndex(0);
     });
+    connect(history_, &HistoryPanel::openFinished, this, [this](int opened) {  // a torch run, never an emulated one
+        const auto key = runs_->baselineAfterOpening(comparison_->model()->baseline(), static_cast<std::size_t>(opened));
+        if (key) comparison_->model()->setBaseline(*key);
+    });
     connect(history_, &HistoryPanel::rerunRequested, this, [this](const RunConfig& config) { enqueue(config); });
     connect(capabilityPanel_, &CapabilityPanel::selfTestRequested, this, &MainWindow::runSelfTest);
     connect(history_, &HistoryPanel::problem, this, [this](const QString& message) { showError(tr("History"), message); });
     history_->refresh();
 
     buildActions();
-    resize(1400, 900);
+    guard_wheel(this);
+    resize(has_real_screen() && screen() ? kPreferredWindowSize.boundedTo(available_client_size(
+                                                screen()->availableGeometry(), kFrameAllowance))
+                                          : kPreferredWindowSize);
     startDetection();
 }
 
@@ -193,7 +161,7 @@ void MainWindow::buildActions() {
 void MainWindow::buildFileMenu() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = file->addAction(tr("&Open records…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open run records"), QString(),
+        const QString path = choose_open_file(this, tr("Open run records"),
                                                           tr("Run records (*.json);;All files (*)"));
         if (!path.isEmpty()) openRecords(path);
     });
@@ -205,11 +173,15 @@ void MainWindow::buildFileMenu() {
     });
     dashboardPng->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     QAction* chartPngs = file->addAction(tr("Export &chart PNGs…"), this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Export each chart as PNG into"));
+        const QString dir = choose_folder(this, tr("Export each chart as PNG into"));
         if (dir.isEmpty()) return;
         QString error;
-        if (!exportChartPngs(dir, &error)) showError(tr("Export failed"), error);
-        else statusBar()->showMessage(tr("Charts written to %1").arg(dir));
+        if (exportChartPngs(dir, &error)) {
+            saveNotice_->saved(dir);
+            return;
+        }
+        saveNotice_->failed(dir, error);
+        showError(tr("Export failed"), error);
     });
     chartPngs->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
     file->addAction(tr("Export per-step &CSV…"), this, [this] {
@@ -264,13 +236,12 @@ void MainWindow::buildRunMenu() {
         for (const QModelIndex& index : comparison_->view()->selectionModel()->selectedRows()) {
             keys.push_back(comparison_->model()->keyAt(index.row()));
         }
-        for (const int key : keys) {
-            const RunCollection::Entry* e = runs_->find(key);
-            if (e && e->record.status == RunStatus::Running) continue;  // a live run stays until it ends
-            runs_->remove(key);
-        }
+        statusBar()->showMessage(remove_runs_from_view(*runs_, keys));  // a live run stays until it ends
     });
     remove->setShortcut(QKeySequence::Delete);
+    run->addAction(tr("Remove a&ll runs from view…"), this, [this] {
+        remove_all_runs_from_view(this, runs_, [this](const QString& done) { statusBar()->showMessage(done); });
+    });
     addActions({add, compare, start, cancel, remove});
 }
 
@@ -295,6 +266,7 @@ void MainWindow::buildViewMenu() {
     showTab(tr("&FP8"), 1, Qt::Key_2);
     showTab(tr("H&istory"), 2, Qt::Key_3);
     showTab(tr("S&weep"), 3, Qt::Key_4);
+    view->addAction(sweep_->showOnDashboardAction());
 }
 
 void MainWindow::buildHelpMenu() {
@@ -448,6 +420,9 @@ bool MainWindow::openRecords(const QString& path) {
     std::vector<RunRecord> records;
     for (ImportRecord& item : checked) records.push_back(std::move(item.record));
     for (RunRecord& r : records) runs_->add(std::move(r));
+    if (const auto key = runs_->baselineAfterOpening(comparison_->model()->baseline(), records.size())) {
+        comparison_->model()->setBaseline(*key);
+    }
     rightTabs_->setCurrentIndex(0);
     statusBar()->showMessage(tr("Opened %n record(s) from %1", nullptr, static_cast<int>(records.size())).arg(path));
     return true;
@@ -571,13 +546,14 @@ bool MainWindow::exportAll(const QString& directory, QString* error) {
 
 void MainWindow::exportWithDialog(const QString& title, const QString& filter, const QString& suggested,
                                   bool (MainWindow::*write)(const QString&, QString*) const) {
-    const QString path = QFileDialog::getSaveFileName(this, title, suggested, filter);
+    const QString path = choose_save_file(this, title, suggested, filter);
     if (path.isEmpty()) return;
     QString error;
     if ((this->*write)(path, &error)) {
-        statusBar()->showMessage(tr("Written: %1").arg(path));
+        saveNotice_->saved(path);
     } else {
-        showError(tr("Export failed"), error);
+        saveNotice_->failed(path, error);
+        showError(tr("Export failed"), not_saved_message(path, error));
     }
 }
 
@@ -594,9 +570,10 @@ void MainWindow::startSweep() {
         return;
     }
     int queued = 0;
+    const QString sweepName = sweep_->newSweepName();
     for (const SweepRun& run : plan) {
         if (run.skip_reason) continue;
-        if (const std::optional<QString> problem = controller_->enqueue(run.config)) {
+        if (const std::optional<QString> problem = controller_->enqueue(run.config, 1, sweepName)) {
             showError(tr("Cannot start the sweep"), *problem);
             return;
         }
@@ -605,49 +582,6 @@ void MainWindow::startSweep() {
     sweep_->follow(std::move(plan));
     statusBar()->showMessage(tr("Sweep: %n run(s) queued", nullptr, queued));
     controller_->start();
-}
-
-namespace {
-constexpr const char* kSettingsVersion = "1";
-}
-
-void MainWindow::restoreSettings(QSettings& settings) {
-    if (settings.value(QStringLiteral("version")).toString() != QLatin1String(kSettingsVersion)) return;
-    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    mainSplitter_->restoreState(settings.value(QStringLiteral("window/mainSplitter")).toByteArray());
-    leftSplitter_->restoreState(settings.value(QStringLiteral("window/leftSplitter")).toByteArray());
-    dashboardSplitter_->restoreState(settings.value(QStringLiteral("window/dashboardSplitter")).toByteArray());
-    const int tab = settings.value(QStringLiteral("window/rightTab"), 0).toInt();
-    if (tab >= 0 && tab < rightTabs_->count()) rightTabs_->setCurrentIndex(tab);
-    setDark(settings.value(QStringLiteral("view/dark"), false).toBool());
-    const QString setup = settings.value(QStringLiteral("setup/config")).toString();
-    if (!setup.isEmpty()) {
-        try {
-            setupPanel_->setConfig(config_from_json_text(setup.toStdString(), "settings setup/config"));
-        } catch (const std::exception& e) {
-            // A setup written by another version that no longer reads: keep the defaults, say so.
-            statusBar()->showMessage(tr("The last run setup could not be restored: %1").arg(QString::fromStdString(e.what())));
-        }
-    }
-    setupPanel_->setRepeats(settings.value(QStringLiteral("setup/repeats"), 1).toInt());
-}
-
-void MainWindow::saveSettings(QSettings& settings) const {
-    settings.setValue(QStringLiteral("version"), QString::fromLatin1(kSettingsVersion));
-    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    settings.setValue(QStringLiteral("window/mainSplitter"), mainSplitter_->saveState());
-    settings.setValue(QStringLiteral("window/leftSplitter"), leftSplitter_->saveState());
-    settings.setValue(QStringLiteral("window/dashboardSplitter"), dashboardSplitter_->saveState());
-    settings.setValue(QStringLiteral("window/rightTab"), rightTabs_->currentIndex());
-    settings.setValue(QStringLiteral("view/dark"), dark_);
-    settings.setValue(QStringLiteral("setup/config"), QString::fromStdString(config_to_json_text(setupPanel_->config())));
-    settings.setValue(QStringLiteral("setup/repeats"), setupPanel_->repeats());
-    settings.sync();
-}
-
-void MainWindow::rememberIn(std::unique_ptr<QSettings> settings) {
-    settings_ = std::move(settings);
-    if (settings_) restoreSettings(*settings_);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

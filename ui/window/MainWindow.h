@@ -29,6 +29,7 @@ class RunCollection;
 class RunController;
 class RunQueuePanel;
 class RunSetupPanel;
+class SaveNotice;
 class SweepPanel;
 
 // What the demo mode runs: a preset, or core's comparison plan.
@@ -71,6 +72,13 @@ public:
     void saveSettings(QSettings& settings) const;
     void rememberIn(std::unique_ptr<QSettings> settings);
 
+    // The window and its frame inside the screen's available area (less taskbars): moved and shrunk when they
+    // are not, as on opening, on restoring a geometry saved on a larger screen, and once the window manager
+    // has framed the window. setFitToScreen(false) keeps a size asked for explicitly (`--window-size`).
+    void fitToScreen();
+    void setFitToScreen(bool fit);
+    QTabWidget* rightTabs() const { return rightTabs_; }
+
     // Exports: each returns false and puts the reason in `error` (and writes nothing half-done).
     bool exportDashboardPng(const QString& path, QString* error) const;
     bool exportChartPngs(const QString& directory, QString* error) const;
@@ -103,8 +111,11 @@ Q_SIGNALS:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
+    void moveEvent(QMoveEvent* event) override;
 
 private:
+    void buildLayout();  // the panels in their tabs and splitters
     void buildActions();
     void buildFileMenu();
     void buildRunMenu();
@@ -146,9 +157,12 @@ private:
     std::unique_ptr<QSettings> settings_;
     QTabWidget* rightTabs_;
     QLabel* modeLabel_;
+    SaveNotice* saveNotice_;  // where exports confirm what they wrote
     QAction* darkAction_ = nullptr;
     QAction* traceAction_ = nullptr;
     bool dark_ = false;
+    bool fitToScreen_ = true;
+    bool framePending_ = false;  // shown, the window manager's frame not known yet
 
     struct Demo {
         DemoPlan plan;
