@@ -1,6 +1,6 @@
 #ifdef TEWB_FUSED_CUDA
 
-// LayerNorm and GELU, forward (BF16 or FP8 out with the amax) and backward, against LibTorch in float32.
+// LayerNorm, RMSNorm, GELU and SwiGLU, forward (BF16 or FP8 out with the amax) and backward, against LibTorch in float32.
 
 #include "core/selftest/SelfTestChecks.h"
 
@@ -64,6 +64,54 @@ void layer_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std
     check.relative("layer_norm_backward", "dbeta", shape, dtype, dbeta, want_dbeta, bound);
 }
 
+// RMSNorm against its definition in LibTorch's float32 ops: y = x * rsqrt(mean(x^2) + eps) * gamma; the backward
+// dx = rstd * (g - xhat * mean(g * xhat)), g = dy * gamma, xhat = x * rstd; dgamma = sum over rows of dy * xhat.
+void rms_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std::int64_t rows, std::int64_t hidden) {
+    constexpr float eps = 1e-6f;
+    const double bound = io == at::kFloat && param == at::kFloat ? kFloat32Bound : kBf16Bound;
+    const std::string shape = shape_text(rows, hidden);
+    const std::string dtype = dtype_name(io) + (param == at::kFloat ? "" : ", " + dtype_name(param) + " gamma");
+    const at::Tensor x = (at::randn({rows, hidden}, cuda()) * 3 + 0.5).to(io);
+    const at::Tensor gamma = (at::randn({hidden}, cuda()) * 0.5 + 1).to(param);
+    const at::Tensor x32 = x.to(at::kFloat);
+    const at::Tensor gamma32 = gamma.to(at::kFloat);
+    const at::Tensor want_rstd = at::rsqrt(x32.pow(2).mean({1}, true) + eps);
+    const at::Tensor xhat = x32 * want_rstd;
+    const at::Tensor want = xhat * gamma32;
+    at::Tensor out = poisoned({rows, hidden}, io);
+    at::Tensor rstd = poisoned({rows}, at::kFloat);
+    at::Tensor q = poisoned_fp8({rows, hidden});
+    at::Tensor q_t = poisoned_fp8({hidden, rows});
+    const float want_amax = want.abs().max().item<float>();
+    const float scale = kernels::fp8_max(kernels::Fp8Type::E4M3) / (want_amax * 1.25f);
+    const at::Tensor scale_t = scalar(scale);
+    at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
+    const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
+                                 kernels::Fp8Type::E4M3};
+    kernels::rms_norm_forward(tensor_ref(x), tensor_ref(gamma), eps, tensor_ref(out), &fp8, rstd.data_ptr<float>(), stream());
+    check.relative("rms_norm_forward", "out", shape, dtype, out, want, bound);
+    check.relative("rms_norm_forward", "rstd", shape, dtype, rstd, want_rstd.reshape({-1}), kFloat32Bound);
+    check.relative("rms_norm_forward", "FP8 out", shape, dtype + " -> E4M3", dequantize(q, kernels::Fp8Type::E4M3, scale), want,
+                   kE4m3Bound);
+    check.exact("rms_norm_forward", "FP8 transposed", shape, dtype + " -> E4M3", q_t, q.t().contiguous());
+    check.amax("rms_norm_forward", shape, dtype + " -> E4M3", amax, want_amax, kComputedAmaxBound);
+
+    const at::Tensor dy = at::randn({rows, hidden}, cuda()).to(io);
+    const at::Tensor dy32 = dy.to(at::kFloat);
+    const at::Tensor g = dy32 * gamma32;
+    const at::Tensor want_dx = want_rstd * (g - xhat * (g * xhat).mean({1}, true));
+    const at::Tensor want_dgamma = (dy32 * xhat).sum(0);
+    at::Tensor dx = poisoned({rows, hidden}, io);
+    at::Tensor dgamma = poisoned({hidden}, param);
+    const std::size_t bytes =
+        kernels::rms_norm_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
+    at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+    kernels::rms_norm_backward(tensor_ref(dy), tensor_ref(x), rstd.data_ptr<float>(), tensor_ref(gamma), tensor_ref(dx),
+                               tensor_ref(dgamma), workspace_ref(workspace), stream());
+    check.relative("rms_norm_backward", "dx", shape, dtype, dx, want_dx, bound);
+    check.relative("rms_norm_backward", "dgamma", shape, dtype, dgamma, want_dgamma, bound);
+}
+
 void gelu_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t cols) {
     const double bound = io == at::kFloat ? kFloat32Bound : kBf16Bound;
     const std::string dtype = dtype_name(io);
@@ -111,6 +159,60 @@ void gelu_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t
     check.amax("gelu_backward", shape, dtype + " -> E5M2", damax, want_damax, kComputedAmaxBound);
 }
 
+// SwiGLU over in = [gate | up] against LibTorch's silu: y, its FP8 form with the transposed copy, amax.
+void swiglu_forward_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t cols) {
+    const double bound = io == at::kFloat ? kFloat32Bound : kBf16Bound;
+    const std::string dtype = dtype_name(io);
+    const std::string shape = shape_text(rows, 2 * cols);
+    const at::Tensor in = (at::randn({rows, 2 * cols}, cuda()) * 3).to(io);
+    const at::Tensor in32 = in.to(at::kFloat);
+    const at::Tensor want = at::silu(in32.narrow(1, 0, cols)) * in32.narrow(1, cols, cols);
+    at::Tensor out = poisoned({rows, cols}, io);
+    at::Tensor q = poisoned_fp8({rows, cols});
+    at::Tensor q_t = poisoned_fp8({cols, rows});
+    const float want_amax = want.abs().max().item<float>();
+    const float scale = kernels::fp8_max(kernels::Fp8Type::E4M3) / (std::max(want_amax, 1e-30f) * 1.25f);
+    const at::Tensor scale_t = scalar(scale);
+    at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
+    const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
+                                 kernels::Fp8Type::E4M3};
+    kernels::swiglu_forward(tensor_ref(in), tensor_ref(out), &fp8, stream());
+    check.relative("swiglu_forward", "out", shape, dtype, out, want, bound);
+    check.relative("swiglu_forward", "FP8 out", shape, dtype + " -> E4M3", dequantize(q, kernels::Fp8Type::E4M3, scale), want,
+                   kE4m3Bound);
+    check.exact("swiglu_forward", "FP8 transposed", shape, dtype + " -> E4M3", q_t, q.t().contiguous());
+    check.amax("swiglu_forward", shape, dtype + " -> E4M3", amax, want_amax, kComputedAmaxBound);
+}
+
+// d gate = silu'(gate) * dy * up (LibTorch's silu_backward), d up = dy * silu(gate); FP8 with its transposed copy.
+void swiglu_backward_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t cols) {
+    const double bound = io == at::kFloat ? kFloat32Bound : kBf16Bound;
+    const std::string dtype = dtype_name(io);
+    const std::string shape = shape_text(rows, 2 * cols);
+    const at::Tensor in = (at::randn({rows, 2 * cols}, cuda()) * 3).to(io);
+    const at::Tensor dy = at::randn({rows, cols}, cuda()).to(io);
+    const at::Tensor in32 = in.to(at::kFloat);
+    const at::Tensor dy32 = dy.to(at::kFloat);
+    const at::Tensor gate = in32.narrow(1, 0, cols);
+    const at::Tensor up = in32.narrow(1, cols, cols);
+    const at::Tensor want = at::cat({at::silu_backward(dy32 * up, gate), dy32 * at::silu(gate)}, 1);
+    at::Tensor din = poisoned({rows, 2 * cols}, io);
+    at::Tensor q = poisoned_fp8({rows, 2 * cols});
+    at::Tensor q_t = poisoned_fp8({2 * cols, rows});
+    const float want_amax = want.abs().max().item<float>();
+    const float scale = kernels::fp8_max(kernels::Fp8Type::E5M2) / (std::max(want_amax, 1e-30f) * 1.25f);
+    const at::Tensor scale_t = scalar(scale);
+    at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
+    const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
+                                 kernels::Fp8Type::E5M2};
+    kernels::swiglu_backward(tensor_ref(dy), tensor_ref(in), tensor_ref(din), &fp8, stream());
+    check.relative("swiglu_backward", "din", shape, dtype, din, want, bound);
+    check.relative("swiglu_backward", "FP8 din", shape, dtype + " -> E5M2", dequantize(q, kernels::Fp8Type::E5M2, scale), want,
+                   kE5m2Bound);
+    check.exact("swiglu_backward", "FP8 transposed din", shape, dtype + " -> E5M2", q_t, q.t().contiguous());
+    check.amax("swiglu_backward", shape, dtype + " -> E5M2", amax, want_amax, kComputedAmaxBound);
+}
+
 }  // namespace
 
 void layer_norms(Checks& check) {
@@ -134,6 +236,16 @@ void layer_norms(Checks& check) {
             layer_norm_case(check, at::kFloat, at::kFloat, rows, hidden, at::kBFloat16);
         });
     }
+    // RMSNorm (the Llama blocks' norm): the seed's shape (32 x 96 tokens, hidden 768), one row, and a hidden of 33
+    // (rows not in whole 16-byte vectors; a band of 32 rows only partly filled).
+    for (const at::ScalarType io : {at::kFloat, at::kBFloat16}) {
+        for (const auto& [rows, hidden] : {Shape{1, 768}, Shape{7, 33}, Shape{3072, 768}}) {
+            check.attempt("rms_norm", shape_text(rows, hidden), dtype_name(io),
+                          [&, rows = rows, hidden = hidden] { rms_norm_case(check, io, at::kFloat, rows, hidden); });
+        }
+    }
+    check.attempt("rms_norm", shape_text(3072, 768), "bfloat16, bfloat16 gamma",
+                  [&] { rms_norm_case(check, at::kBFloat16, at::kBFloat16, 3072, 768); });
 }
 
 void gelus(Checks& check) {
@@ -142,6 +254,20 @@ void gelus(Checks& check) {
         for (const auto& [rows, cols] : shapes) {
             check.attempt("gelu", shape_text(rows, cols), dtype_name(io),
                           [&, rows = rows, cols = cols] { gelu_case(check, io, rows, cols); });
+        }
+    }
+}
+
+// Shapes as [rows, 2 * cols]: the seed's Llama MLP (32 x 96 tokens, ffn 2048 = 8/3 x 768 rounded up to 64),
+// one row, and a half width of 33 (not whole 16-byte vectors: the element-by-element loads).
+void swiglus(Checks& check) {
+    const Shape shapes[] = {{1, 1}, {3, 1000}, {7, 33}, {97, 2048}, {3072, 2048}};
+    for (const at::ScalarType io : {at::kFloat, at::kBFloat16}) {
+        for (const auto& [rows, cols] : shapes) {
+            check.attempt("swiglu", shape_text(rows, 2 * cols), dtype_name(io), [&, rows = rows, cols = cols] {
+                swiglu_forward_case(check, io, rows, cols);
+                swiglu_backward_case(check, io, rows, cols);
+            });
         }
     }
 }

@@ -37,6 +37,7 @@ SelfTestReport run_self_test([[maybe_unused]] const DeviceInfo& device) {
         casts(check);
         layer_norms(check);
         gelus(check);
+        swiglus(check);
         plain_gemms(check);
         const bool fp8 = *device.compute_capability >= kFp8Minimum;  // cuBLASLt's FP8 GEMMs
         if (fp8) fp8_gemms(check);

@@ -147,6 +147,7 @@ inline at::Tensor scalar(float value) {
 void casts(Checks& check);                        // CastChecks.cpp
 void layer_norms(Checks& check);                  // NormActivationChecks.cpp
 void gelus(Checks& check);                        // NormActivationChecks.cpp
+void swiglus(Checks& check);                      // NormActivationChecks.cpp
 void plain_gemms(Checks& check);                  // GemmChecks.cpp
 void fp8_gemms(Checks& check);                    // GemmChecks.cpp
 void block_gemms(Checks& check);                  // GemmChecks.cpp

@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(kGeluTileThreads)
     const int n = min(W, cols - c);  // this thread's columns in x (W, fewer at the right edge, <= 0 past it)
     const bool vector_x = cols % W == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
     const bool vector_q = cols % W == 0 && reinterpret_cast<std::uintptr_t>(q) % W == 0;
-    const int tile_rows = (rows + kGeluTile - 1) / kGeluTile;
+    const int tile_rows = static_cast<int>((static_cast<unsigned>(rows) + kGeluTile - 1) / kGeluTile);  // no wrap near INT_MAX
     for (int tile_row = blockIdx.y; tile_row < tile_rows; tile_row += gridDim.y) {
         const int r0 = tile_row * kGeluTile;
 #pragma unroll

@@ -181,12 +181,13 @@ __global__ void layer_norm_dparams_partial_kernel(const void* __restrict__ dy, D
     const int c0 = blockIdx.x * blockDim.x;
     const int c = c0 + threadIdx.x;
     if (c < hidden) {  // no early return: every thread takes part in the finish
-        const int rows_per_chunk = (rows + chunks - 1) / chunks;
-        const int first = blockIdx.y * rows_per_chunk;
-        const int last = min(rows, first + rows_per_chunk);
+        // 64-bit: near INT_MAX rows the last chunk's end would wrap and its rows be dropped.
+        const long long rows_per_chunk = (static_cast<long long>(rows) + chunks - 1) / chunks;
+        const long long first = static_cast<long long>(blockIdx.y) * rows_per_chunk;
+        const long long last = min(static_cast<long long>(rows), first + rows_per_chunk);
         float dgamma = 0.0f;
         float dbeta = 0.0f;
-        for (int row = first; row < last; ++row) {
+        for (long long row = first; row < last; ++row) {
             const std::size_t at = static_cast<std::size_t>(row) * hidden + c;
             const float g = load(dy, dy_dtype, at);
             dgamma += g * (load(x, x_dtype, at) - mean[row]) * rstd[row];

@@ -77,4 +77,54 @@ void check_dresidual(const char* call, const LayerNormBackwardCall& a) {
     check_buffer(call, a.dresidual.data, "dresidual", element_size(a.x.dtype));
 }
 
+bool check_rms_norm_forward_arguments(const char* call, const RmsNormForwardCall& a) {
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    check_dims(call, rows, hidden);
+    if (hidden == 0) fail(call, "hidden = 0; allowed: 1 or more");
+    if (!(a.eps > 0.0f) || !std::isfinite(a.eps))
+        fail(call, "eps = " + std::to_string(a.eps) + "; allowed: a finite value above 0");
+    if (a.out.data == nullptr && a.fp8 == nullptr) fail(call, "no output: out and fp8 are both null");
+    check_float_or_bf16(call, a.x.dtype, "x");
+    check_float_or_bf16(call, a.gamma.dtype, "gamma");
+    if (a.out.data != nullptr) check_float_or_bf16(call, a.out.dtype, "out");
+    check_shape(call, a.gamma, "gamma", 1, hidden);
+    if (a.out.data != nullptr) check_shape(call, a.out, "out", rows, hidden);
+    if (rows == 0) return false;
+    check_buffer(call, a.x.data, "x", element_size(a.x.dtype));
+    check_buffer(call, a.gamma.data, "gamma", element_size(a.gamma.dtype));
+    if (a.out.data != nullptr) check_buffer(call, a.out.data, "out", element_size(a.out.dtype));
+    if (a.fp8 != nullptr) check_fp8_output(call, *a.fp8);
+    check_buffer(call, a.rstd, "rstd", alignof(float));
+    return true;
+}
+
+bool check_rms_norm_backward_arguments(const char* call, const RmsNormBackwardCall& a, std::size_t needed_workspace) {
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    check_dims(call, rows, hidden);
+    if (hidden == 0) fail(call, "hidden = 0; allowed: 1 or more");
+    check_float_or_bf16(call, a.x.dtype, "x and dx");
+    check_same_dtype(call, a.dx.dtype, "dx", a.x.dtype, "x");
+    check_float_or_bf16(call, a.dy.dtype, "dy");
+    check_float_or_bf16(call, a.gamma.dtype, "gamma");
+    check_same_dtype(call, a.dgamma.dtype, "dgamma", a.gamma.dtype, "gamma");
+    if (a.dresidual.data != nullptr) check_same_dtype(call, a.dresidual.dtype, "dresidual", a.x.dtype, "x");
+    check_shape(call, a.dy, "dy", rows, hidden);
+    check_shape(call, a.dx, "dx", rows, hidden);
+    if (a.dresidual.data != nullptr) check_shape(call, a.dresidual, "dresidual", rows, hidden);
+    check_shape(call, a.gamma, "gamma", 1, hidden);
+    check_shape(call, a.dgamma, "dgamma", 1, hidden);
+    if (rows == 0) return false;
+    check_buffer(call, a.dy.data, "dy", element_size(a.dy.dtype));
+    check_buffer(call, a.x.data, "x", element_size(a.x.dtype));
+    check_buffer(call, a.dx.data, "dx", element_size(a.x.dtype));
+    if (a.dresidual.data != nullptr) check_buffer(call, a.dresidual.data, "dresidual", element_size(a.x.dtype));
+    check_buffer(call, a.rstd, "rstd", alignof(float));
+    check_buffer(call, a.gamma.data, "gamma", element_size(a.gamma.dtype));
+    check_buffer(call, a.dgamma.data, "dgamma", element_size(a.gamma.dtype));
+    check_workspace(call, a.workspace.data, a.workspace.bytes, needed_workspace, "rms_norm_backward_workspace_bytes");
+    return true;
+}
+
 }  // namespace tewb::kernels::detail

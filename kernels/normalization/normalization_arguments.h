@@ -44,4 +44,29 @@ bool check_layer_norm_backward_arguments(const char* call, const LayerNormBackwa
 // element size.
 void check_dresidual(const char* call, const LayerNormBackwardCall& a);
 
+// RMSNorm's calls (tewb_kernels/normalization.h's rms_norm_*).
+struct RmsNormForwardCall {
+    ConstTensorRef x;
+    ConstTensorRef gamma;
+    float eps = 0.0f;
+    TensorRef out;  // data null: no high-precision output
+    const Fp8Output* fp8 = nullptr;
+    float* rstd = nullptr;
+};
+
+struct RmsNormBackwardCall {
+    ConstTensorRef dy;
+    ConstTensorRef x;
+    const float* rstd = nullptr;
+    ConstTensorRef gamma;
+    TensorRef dx;
+    ConstTensorRef dresidual;  // data null: nothing added to dx
+    TensorRef dgamma;
+    Workspace workspace;
+};
+
+bool check_rms_norm_forward_arguments(const char* call, const RmsNormForwardCall& a);
+// Checks dresidual too (null: accepted); needed_workspace as for LayerNorm.
+bool check_rms_norm_backward_arguments(const char* call, const RmsNormBackwardCall& a, std::size_t needed_workspace);
+
 }  // namespace tewb::kernels::detail

@@ -17,4 +17,10 @@ void launch_layer_norm_forward(const LayerNormForwardCall& a, cudaStream_t strea
 // a.dresidual.data: null, or added to dx before it is stored (layer_norm_backward_add).
 void launch_layer_norm_backward(const LayerNormBackwardCall& a, cudaStream_t stream);
 
+// RMSNorm (rms_norm.cu): dgamma's partial rows, min(max(rows, 1), 256); arguments checked by the entry points.
+int rms_norm_backward_chunks(std::size_t rows);
+void launch_rms_norm_forward(const RmsNormForwardCall& a, cudaStream_t stream);
+// a.dresidual.data: null, or added to dx before it is stored (rms_norm_backward_add).
+void launch_rms_norm_backward(const RmsNormBackwardCall& a, cudaStream_t stream);
+
 }  // namespace tewb::kernels::detail

@@ -187,6 +187,20 @@ for name, med, mean, mem, loss, mfu in rows:
     mfu_text = num(100 * mfu, ".1f") + "%" if isinstance(mfu, (int, float)) else "-"
     print(f"{name:<52}{num(med, '.2f'):>10}{num(mean, '.2f'):>10}{num(mem / 2**20, '.0f'):>10}{num(loss, '.3f'):>8}{mfu_text:>7}")
 
+# Measurement quality (core/results/MeasurementQuality): NVML, loaded at run time, is read only on a GPU, so
+# this is where its answer (other processes, clock-event reasons, SM clock) is first seen.
+print("measurement quality (CV of timed steps; NVML: other processes, clock reasons, SM clock):")
+try:
+    for run in json.load(open(os.path.join(out, "compare.json")))["runs"]:
+        q = run["execution"].get("quality") or {}
+        cv = q.get("cv")
+        gpu = (f"other processes {q.get('gpu_other_processes')}, reasons {q.get('gpu_throttle_reasons')}, "
+               f"SM {q.get('sm_clock_mhz')}/{q.get('max_sm_clock_mhz')} MHz") if q.get("gpu_measured") else f"NVML: {q.get('gpu_note')}"
+        verdict = "noisy: " + "; ".join(q.get("reasons", [])) if q.get("noisy") else "clean"
+        print(f"  {run['config']['name']:<40} CV {num(100 * cv, '.1f') if isinstance(cv, (int, float)) else '-'}%  {gpu}  ({verdict})")
+except Exception as e:
+    print("  compare.json has no quality:", e)
+
 # Launches per step: the graph's kernel nodes (all of them), and in eager te runs this project's own.
 print("launches per step (te FP8 target: <= 30 per transformer layer, CUPTI below):")
 for fname in ("compare.json", "block.json"):

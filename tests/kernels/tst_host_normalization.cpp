@@ -1,5 +1,5 @@
-// The host LayerNorm and GELU (tewb_kernels/host/normalization.h, activation.h) against references written
-// here: double-precision LayerNorm and tanh-form GELU within the tolerances the headers state, the FP8 output
+// The host LayerNorm, RMSNorm and GELU (tewb_kernels/host/normalization.h, activation.h) against references
+// written here: double-precision LayerNorm, RMSNorm (and finite differences of it) and tanh-form GELU within the tolerances the headers state, the FP8 output
 // and amax bit for bit against float_to_fp8 of the op's own float32 result, the two-stage column sums bit for
 // bit against the CUDA kernels' order re-derived here, argument refusals and launch counts.
 #include <QtTest>
@@ -21,6 +21,7 @@
 #include "host_tensor.h"
 #include "launch_checks.h"
 
+using tewb::kernels::ConstTensorRef;
 using tewb::kernels::DType;
 using tewb::kernels::Fp8Output;
 using tewb::kernels::Fp8Type;
@@ -235,6 +236,95 @@ bool agrees(float got, double want, double tolerance) {
     if (std::isnan(want)) return std::isnan(got);
     if (std::isinf(want)) return static_cast<double>(got) == want;
     return std::fabs(static_cast<double>(got) - want) <= tolerance;
+}
+
+// ---- RMSNorm references ---------------------------------------------------------------------------------
+
+struct RmsNormReference {
+    std::vector<double> y, rstd, tolerance;
+};
+
+RmsNormReference rms_norm_reference(const std::vector<float>& x, const std::vector<float>& gamma, std::size_t rows,
+                                    std::size_t hidden, float eps) {
+    RmsNormReference ref{std::vector<double>(rows * hidden), std::vector<double>(rows), std::vector<double>(rows * hidden)};
+    for (std::size_t r = 0; r < rows; ++r) {
+        double squares = 0.0;
+        for (std::size_t c = 0; c < hidden; ++c) squares += static_cast<double>(x[r * hidden + c]) * x[r * hidden + c];
+        const double rstd = 1.0 / std::sqrt(squares / static_cast<double>(hidden) + static_cast<double>(eps));
+        ref.rstd[r] = rstd;
+        for (std::size_t c = 0; c < hidden; ++c) {
+            const double xhat = x[r * hidden + c] * rstd;
+            ref.y[r * hidden + c] = xhat * gamma[c];
+            // The header's bound: 2^-21 |gamma| (1 + |xhat|).
+            ref.tolerance[r * hidden + c] = std::ldexp(std::fabs(gamma[c]) * (1.0 + std::fabs(xhat)), -21);
+        }
+    }
+    return ref;
+}
+
+struct RmsNormBackwardReference {
+    std::vector<double> dx, dx_tolerance, dgamma, dgamma_magnitude;
+};
+
+// The brief's formula from the saved rstd: dx = rstd (g - x rstd^2 mean(g x)), g = dy gamma; dgamma = sum dy x rstd.
+RmsNormBackwardReference rms_norm_backward_reference(const std::vector<float>& dy, const std::vector<float>& x,
+                                                     const std::vector<float>& rstd, const std::vector<float>& gamma,
+                                                     std::size_t rows, std::size_t hidden) {
+    RmsNormBackwardReference ref{std::vector<double>(rows * hidden), std::vector<double>(rows * hidden),
+                                 std::vector<double>(hidden, 0.0), std::vector<double>(hidden, 0.0)};
+    std::vector<double> g(hidden);
+    for (std::size_t r = 0; r < rows; ++r) {
+        const double n = static_cast<double>(hidden);
+        const double rs = rstd[r];
+        double sum_gx = 0.0, abs_gxhat = 0.0;
+        for (std::size_t c = 0; c < hidden; ++c) {
+            const std::size_t i = r * hidden + c;
+            g[c] = static_cast<double>(dy[i]) * gamma[c];
+            sum_gx += g[c] * x[i];
+            abs_gxhat += std::fabs(g[c] * x[i] * rs);
+            ref.dgamma[c] += static_cast<double>(dy[i]) * x[i] * rs;
+            ref.dgamma_magnitude[c] += std::fabs(static_cast<double>(dy[i]) * x[i] * rs);
+        }
+        for (std::size_t c = 0; c < hidden; ++c) {
+            const std::size_t i = r * hidden + c;
+            ref.dx[i] = rs * (g[c] - x[i] * rs * rs * sum_gx / n);
+            // The header's bound: 2^-19 rstd (|g| + |xhat| mean|g xhat|).
+            ref.dx_tolerance[i] = std::ldexp(rs * (std::fabs(g[c]) + std::fabs(x[i] * rs) * abs_gxhat / n), -19);
+        }
+    }
+    return ref;
+}
+
+// The CUDA backward's dgamma order (rms_norm.cu), re-derived: chunk k of min(rows, 256) sums its rows in order
+// with fused multiply-adds, then each column adds the chunks in order from 0.
+std::vector<float> rms_norm_dgamma_in_kernel_order(const std::vector<float>& dy, const std::vector<float>& x,
+                                                   const std::vector<float>& rstd, std::size_t rows, std::size_t hidden) {
+    const std::size_t chunks = std::min<std::size_t>(std::max<std::size_t>(rows, 1), 256);
+    const std::size_t per_chunk = (rows + chunks - 1) / chunks;
+    std::vector<float> total(hidden, 0.0f);
+    for (std::size_t c = 0; c < hidden; ++c) {
+        for (std::size_t k = 0; k < chunks; ++k) {
+            float sum = 0.0f;
+            for (std::size_t r = k * per_chunk; r < rows && r < (k + 1) * per_chunk; ++r) {
+                sum = std::fma(dy[r * hidden + c] * x[r * hidden + c], rstd[r], sum);
+            }
+            total[c] += sum;
+        }
+    }
+    return total;
+}
+
+// sum_i w_i * y_i of a double-precision RMSNorm: the loss whose gradient the backward computes for dy = w.
+double rms_norm_loss(const std::vector<double>& x, const std::vector<double>& gamma, const std::vector<double>& w,
+                     std::size_t rows, std::size_t hidden, double eps) {
+    double loss = 0.0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        double squares = 0.0;
+        for (std::size_t c = 0; c < hidden; ++c) squares += x[r * hidden + c] * x[r * hidden + c];
+        const double rstd = 1.0 / std::sqrt(squares / static_cast<double>(hidden) + eps);
+        for (std::size_t c = 0; c < hidden; ++c) loss += w[r * hidden + c] * x[r * hidden + c] * rstd * gamma[c];
+    }
+    return loss;
 }
 
 }  // namespace
@@ -1123,6 +1213,320 @@ private Q_SLOTS:
         }
     }
 
+    // ---- RMSNorm ----
+
+    void rmsNormForwardMatchesDouble() {
+        std::mt19937 rng(29);
+        for (const DType x_dtype : {DType::Float32, DType::BFloat16}) {
+            for (const DType param_dtype : {DType::Float32, DType::BFloat16}) {
+                for (const DType out_dtype : {DType::Float32, DType::BFloat16}) {
+                    for (const std::size_t hidden : {1u, 7u, 129u, 768u}) {
+                        for (const std::size_t rows : {1u, 3u, 17u}) {
+                            // Ordinary values, large ones, and ones small enough that eps counts.
+                            for (const float scale : {1.0f, 3.0e4f, 1.0e-3f}) {
+                                check_rms_forward(rng, x_dtype, param_dtype, out_dtype, rows, hidden, scale);
+                                if (QTest::currentTestFailed()) return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        qInfo("RMSNorm worst float32 error / bound: y %.3f", worst_rms_y_);
+    }
+
+    void rmsNormFp8OutputIsTheCastOfY() {
+        std::mt19937 rng(5);
+        for (const Fp8Type type : {Fp8Type::E4M3, Fp8Type::E5M2}) {
+            for (const std::size_t hidden : {1u, 7u, 129u, 768u}) {
+                for (const std::size_t rows : {1u, 17u, 70u}) {
+                    Tensor x = random_tensor(DType::BFloat16, rows * hidden, rng, 0.5f, 2.0f);
+                    Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.5f);
+                    const float scale = type == Fp8Type::E4M3 ? 300.0f : 3.0e4f;  // big enough that some values saturate
+                    std::vector<std::uint8_t> data(rows * hidden), transposed(rows * hidden);
+                    float amax = 0.0f;
+                    const Fp8Output fp8{data.data(), transposed.data(), &scale, &amax, type};
+                    Tensor y32(DType::Float32, rows * hidden), y16(DType::BFloat16, rows * hidden);
+                    std::vector<float> rstd(rows);
+                    QCOMPARE(launches_of([&] {
+                                 host::rms_norm_forward({x.data(), DType::BFloat16, rows, hidden},
+                                                        {gamma.data(), DType::Float32, 1, hidden}, 1e-6f,
+                                                        {y32.data(), DType::Float32, rows, hidden}, &fp8, rstd.data());
+                             }),
+                             std::uint64_t{1});  // the transposed copy from the same launch
+                    std::uint32_t max_bits = 0;
+                    std::size_t saturated = 0;
+                    for (std::size_t i = 0; i < rows * hidden; ++i) {
+                        const float y = y32.at(i);
+                        QCOMPARE(data[i], detail::float_to_fp8(y * scale, type));
+                        QCOMPARE(transposed[(i % hidden) * rows + i / hidden], data[i]);
+                        max_bits = std::max(max_bits, detail::float_bits(y) & 0x7fffffffu);
+                        saturated += (data[i] & 0x7fu) == (type == Fp8Type::E4M3 ? 0x7eu : 0x7bu) ? 1 : 0;
+                    }
+                    QCOMPARE(detail::float_bits(amax), max_bits);
+                    if (hidden >= 7 && rows > 1) QVERIFY(saturated > 0);
+
+                    // bfloat16 out and FP8 only (no transposed copy): the bytes are still the cast of the float32 y.
+                    std::vector<std::uint8_t> data16(rows * hidden);
+                    float amax16 = 0.0f;
+                    const Fp8Output fp8_16{data16.data(), nullptr, &scale, &amax16, type};
+                    host::rms_norm_forward({x.data(), DType::BFloat16, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
+                                           1e-6f, {y16.data(), DType::BFloat16, rows, hidden}, &fp8_16, rstd.data());
+                    for (std::size_t i = 0; i < rows * hidden; ++i) {
+                        QCOMPARE(data16[i], data[i]);
+                        QCOMPARE(detail::float_bits(y16.at(i)),
+                                 detail::float_bits(detail::bf16_to_float(detail::float_to_bf16(y32.at(i)))));
+                    }
+                    QCOMPARE(amax16, amax);
+                    // FP8 alone, amax combined with a larger value already there: that one is kept.
+                    float big = 1.0e30f;
+                    const Fp8Output fp8_only{data16.data(), nullptr, &scale, &big, type};
+                    host::rms_norm_forward({x.data(), DType::BFloat16, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
+                                           1e-6f, {nullptr, DType::Float32, rows, hidden}, &fp8_only, rstd.data());
+                    QCOMPARE(big, 1.0e30f);
+                    QVERIFY(data16 == data);
+                }
+            }
+        }
+    }
+
+    void rmsNormBackwardMatchesDouble() {
+        std::mt19937 rng(31);
+        for (const DType x_dtype : {DType::Float32, DType::BFloat16}) {
+            for (const DType dy_dtype : {DType::Float32, DType::BFloat16}) {
+                for (const DType param_dtype : {DType::Float32, DType::BFloat16}) {
+                    for (const std::size_t hidden : {1u, 7u, 129u, 768u}) {
+                        for (const std::size_t rows : {1u, 3u, 17u, 300u}) {
+                            check_rms_backward(rng, x_dtype, dy_dtype, param_dtype, rows, hidden);
+                            if (QTest::currentTestFailed()) return;
+                        }
+                    }
+                }
+            }
+        }
+        qInfo("RMSNorm worst float32 error / bound: dx %.3f, dgamma %.3f", worst_rms_dx_, worst_rms_dgamma_);
+    }
+
+    // The analytic backward against central differences of a double-precision RMSNorm: the loss sum(dy * y),
+    // its gradient in x and gamma, with the host's own forward rstd.
+    void rmsNormBackwardMatchesFiniteDifferences() {
+        std::mt19937 rng(37);
+        const double eps = 1e-3;  // large enough to matter for the small row below
+        for (const std::size_t hidden : {1u, 5u, 33u}) {
+            const std::size_t rows = 3;
+            Tensor x = random_tensor(DType::Float32, rows * hidden, rng, 0.3f, 1.0f);
+            for (std::size_t c = 0; c < hidden; ++c) x.set(c, x.at(c) * 0.01f);  // row 0: mean(x^2) near eps
+            Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.5f);
+            Tensor dy = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
+            Tensor y(DType::Float32, rows * hidden), dx(DType::Float32, rows * hidden), dgamma(DType::Float32, hidden);
+            std::vector<float> rstd(rows), workspace(host::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
+            host::rms_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
+                                   static_cast<float>(eps), {y.data(), DType::Float32, rows, hidden}, nullptr, rstd.data());
+            host::rms_norm_backward({dy.data(), DType::Float32, rows, hidden}, {x.data(), DType::Float32, rows, hidden},
+                                    rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
+                                    {dx.data(), DType::Float32, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
+                                    {workspace.data(), workspace.size() * 4});
+            const std::vector<float> xf = x.values(), gf = gamma.values(), wf = dy.values();
+            std::vector<double> xd(xf.begin(), xf.end()), gd(gf.begin(), gf.end()), wd(wf.begin(), wf.end());
+            const auto difference = [&](std::vector<double>& v, std::size_t i) {
+                const double h = 1e-6 * std::max(1e-2, std::fabs(v[i]));
+                const double kept = v[i];
+                v[i] = kept + h;
+                const double up = rms_norm_loss(xd, gd, wd, rows, hidden, static_cast<float>(eps));
+                v[i] = kept - h;
+                const double down = rms_norm_loss(xd, gd, wd, rows, hidden, static_cast<float>(eps));
+                v[i] = kept;
+                return (up - down) / (2.0 * h);
+            };
+            for (std::size_t r = 0; r < rows; ++r) {
+                // dx's terms are of size rstd * |dy * gamma| (they cancel where |xhat| is near 1, as at hidden 1).
+                double scale = 0.0;
+                for (std::size_t c = 0; c < hidden; ++c) scale = std::max(scale, rstd[r] * std::fabs(wd[r * hidden + c] * gd[c]));
+                for (std::size_t c = 0; c < hidden; ++c) {
+                    const double numeric = difference(xd, r * hidden + c);
+                    const double tol = 1e-5 * scale;
+                    QVERIFY2(
+                        std::fabs(dx.at(r * hidden + c) - numeric) <= tol,
+                        describe("dx vs differences", rows, hidden, r * hidden + c, dx.at(r * hidden + c), numeric, tol).c_str());
+                }
+            }
+            for (std::size_t c = 0; c < hidden; ++c) {
+                const double numeric = difference(gd, c);
+                const double tol = 1e-5 * (std::fabs(numeric) + 1.0);
+                QVERIFY2(std::fabs(dgamma.at(c) - numeric) <= tol,
+                         describe("dgamma vs differences", rows, hidden, c, dgamma.at(c), numeric, tol).c_str());
+            }
+        }
+    }
+
+    // Repeated calls give the same bits (the row split over threads and the chunk sums are fixed orders).
+    void rmsNormIsDeterministic() {
+        std::mt19937 rng(43);
+        const std::size_t rows = 700, hidden = 768;
+        Tensor x = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f);
+        Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f);
+        Tensor dy = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f);
+        std::vector<float> workspace(host::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
+        std::vector<std::uint32_t> first;
+        for (int run = 0; run < 3; ++run) {
+            Tensor y(DType::BFloat16, rows * hidden), dx(DType::BFloat16, rows * hidden), dgamma(DType::Float32, hidden);
+            std::vector<float> rstd(rows);
+            host::rms_norm_forward({x.data(), DType::BFloat16, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden}, 1e-5f,
+                                   {y.data(), DType::BFloat16, rows, hidden}, nullptr, rstd.data());
+            host::rms_norm_backward({dy.data(), DType::BFloat16, rows, hidden}, {x.data(), DType::BFloat16, rows, hidden},
+                                    rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
+                                    {dx.data(), DType::BFloat16, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
+                                    {workspace.data(), workspace.size() * 4});
+            std::vector<std::uint32_t> bits;
+            for (std::size_t i = 0; i < rows * hidden; ++i) bits.push_back(y.bits(i));
+            for (std::size_t i = 0; i < rows * hidden; ++i) bits.push_back(dx.bits(i));
+            for (std::size_t c = 0; c < hidden; ++c) bits.push_back(dgamma.bits(c));
+            for (const float r : rstd) bits.push_back(detail::float_bits(r));
+            if (run == 0) {
+                first = bits;
+            } else {
+                QVERIFY2(bits == first, qPrintable(QStringLiteral("run %1 differs from run 0").arg(run)));
+            }
+        }
+    }
+
+    void rmsNormBackwardLaunchesFollowTheColumnTiles() {
+        // dx, then dgamma's partial rows finished by the last block of each 256-column tile; past 2048 tiles the
+        // sums take a launch of their own.
+        for (const std::size_t hidden : {768u, 2048u * 256u, 2048u * 256u + 1u}) {
+            const std::size_t rows = 2;
+            std::mt19937 rng(47);
+            Tensor x = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
+            Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f);
+            Tensor dy = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
+            Tensor dx(DType::Float32, rows * hidden), dgamma(DType::Float32, hidden);
+            std::vector<float> rstd(rows), workspace(host::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
+            host::rms_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden}, 1e-5f,
+                                   {dx.data(), DType::Float32, rows, hidden}, nullptr, rstd.data());
+            const std::uint64_t launches = launches_of([&] {
+                host::rms_norm_backward({dy.data(), DType::Float32, rows, hidden}, {x.data(), DType::Float32, rows, hidden},
+                                        rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
+                                        {dx.data(), DType::Float32, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
+                                        {workspace.data(), workspace.size() * 4});
+            });
+            QCOMPARE(launches, std::uint64_t{hidden > 2048u * 256u ? 3u : 2u});
+        }
+    }
+
+    void rmsNormWorkspaceBytes() {
+        QCOMPARE(host::rms_norm_backward_workspace_bytes(0, 7), std::size_t{7 * 4});
+        QCOMPARE(host::rms_norm_backward_workspace_bytes(3, 5), std::size_t{3 * 5 * 4});
+        QCOMPARE(host::rms_norm_backward_workspace_bytes(3072, 768), std::size_t{256 * 768 * 4});
+    }
+
+    // rms_norm_backward_add: dx plus dresidual added in float32 before the store (float32 x: bit for bit the
+    // sum; bfloat16 x: within one rounding of it), dresidual may be dx itself, dgamma unchanged, same launches.
+    void rmsNormBackwardAddsTheSkipGradient() {
+        for (const DType type : {DType::Float32, DType::BFloat16}) {
+            for (const bool in_place : {false, true}) {
+                const std::size_t rows = 40, h = 67;
+                std::mt19937 rng(53);
+                Tensor x = random_tensor(type, rows * h, rng, 0.5f, 2.0f);
+                Tensor gamma = random_tensor(DType::Float32, h, rng, 1.0f, 0.2f);
+                std::vector<float> rstd(rows), workspace(host::rms_norm_backward_workspace_bytes(rows, h) / 4);
+                Tensor y(type, rows * h);
+                host::rms_norm_forward({x.data(), type, rows, h}, {gamma.data(), DType::Float32, 1, h}, 1e-5f,
+                                       {y.data(), type, rows, h}, nullptr, rstd.data());
+                Tensor dy = random_tensor(DType::BFloat16, rows * h, rng, 0.0f, 1.0f);
+                Tensor skip = random_tensor(type, rows * h, rng, 0.0f, 3.0f);
+                Tensor dx(type, rows * h), dgamma(DType::Float32, h), dx_add(type, rows * h), dgamma_add(DType::Float32, h);
+                const ConstTensorRef dy_ref{dy.data(), DType::BFloat16, rows, h};
+                const ConstTensorRef x_ref{x.data(), type, rows, h};
+                const ConstTensorRef gamma_ref{gamma.data(), DType::Float32, 1, h};
+                const std::uint64_t plain = launches_of([&] {
+                    host::rms_norm_backward(dy_ref, x_ref, rstd.data(), gamma_ref, {dx.data(), type, rows, h},
+                                            {dgamma.data(), DType::Float32, 1, h}, {workspace.data(), workspace.size() * 4});
+                });
+                if (in_place) {
+                    for (std::size_t i = 0; i < rows * h; ++i) dx_add.set(i, skip.at(i));
+                }
+                const std::uint64_t added = launches_of([&] {
+                    host::rms_norm_backward_add(dy_ref, x_ref, rstd.data(), gamma_ref, {dx_add.data(), type, rows, h},
+                                                {in_place ? dx_add.data() : skip.data(), type, rows, h},
+                                                {dgamma_add.data(), DType::Float32, 1, h},
+                                                {workspace.data(), workspace.size() * 4});
+                });
+                QCOMPARE(added, plain);
+                QVERIFY(dgamma_add.values() == dgamma.values());
+                for (std::size_t i = 0; i < rows * h; ++i) {
+                    const float want = dx.at(i) + skip.at(i);
+                    const float bound =
+                        type == DType::Float32 ? 0.0f : std::ldexp(std::fabs(want), -7) + std::ldexp(std::fabs(dx.at(i)), -8);
+                    QVERIFY2(std::fabs(dx_add.at(i) - want) <= bound,
+                             qPrintable(QStringLiteral("dx[%1] = %2, want %3").arg(i).arg(dx_add.at(i)).arg(want)));
+                }
+            }
+        }
+    }
+
+    // A NaN in a row makes the row NaN; an inf makes rstd 0: NaN at the inf, 0 elsewhere. Other rows are untouched.
+    void rmsNormNaNAndInfRows() {
+        const std::size_t rows = 3, hidden = 5;
+        Tensor x = from_values(DType::Float32, {1, 2, kNaN, 4, 5, 1, kInf, 3, 4, 5, 1, 2, 3, 4, 5});
+        Tensor gamma = from_values(DType::Float32, {1, 1, 1, 1, 1});
+        Tensor y(DType::Float32, rows * hidden);
+        std::vector<float> rstd(rows);
+        host::rms_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden}, 1e-5f,
+                               {y.data(), DType::Float32, rows, hidden}, nullptr, rstd.data());
+        QVERIFY(std::isnan(rstd[0]));
+        QCOMPARE(rstd[1], 0.0f);
+        for (std::size_t c = 0; c < hidden; ++c) {
+            QVERIFY(std::isnan(y.at(c)));
+            if (c == 1) {
+                QVERIFY(std::isnan(y.at(hidden + c)));
+            } else {
+                QCOMPARE(y.at(hidden + c), 0.0f);
+            }
+            QVERIFY(std::isfinite(y.at(2 * hidden + c)));
+        }
+    }
+
+    void rmsNormRefusals() {
+        const std::size_t rows = 3, hidden = 8;
+        Tensor x(DType::Float32, rows * hidden), gamma(DType::Float32, hidden), out(DType::Float32, rows * hidden);
+        std::vector<float> rstd(rows), workspace(host::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
+        const char* forward = "tewb::kernels::host::rms_norm_forward";
+        const auto fwd = [&](const void* xp, std::size_t gamma_hidden, float eps, float* r) {
+            return [=, &gamma, &out] {
+                host::rms_norm_forward({xp, DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, gamma_hidden}, eps,
+                                       {out.data(), DType::Float32, rows, hidden}, nullptr, r);
+            };
+        };
+        expect_refusal(fwd(nullptr, hidden, 1e-5f, rstd.data()), {forward, "x is a null pointer"});
+        expect_refusal(fwd(x.data(), hidden - 1, 1e-5f, rstd.data()), {forward, "gamma is [1, 7]; allowed: [1, 8]"});
+        expect_refusal(fwd(x.data(), hidden, -1.0f, rstd.data()), {forward, "eps = -1", "allowed: a finite value above 0"});
+        expect_refusal(fwd(x.data(), hidden, kNaN, rstd.data()), {forward, "eps = nan"});
+        expect_refusal(fwd(x.data(), hidden, 1e-5f, nullptr), {forward, "rstd is a null pointer"});
+        const char* backward = "tewb::kernels::host::rms_norm_backward";
+        expect_refusal(
+            [&] {
+                host::rms_norm_backward({x.data(), DType::Float32, rows, hidden}, {x.data(), DType::Float32, rows, hidden},
+                                        rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
+                                        {out.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
+                                        {workspace.data(), workspace.size() * 4 - 4});
+            },
+            {backward, "workspace of", "rms_norm_backward_workspace_bytes"});
+        expect_refusal(
+            [&] {
+                host::rms_norm_backward({x.data(), DType::Float32, rows, hidden}, {x.data(), DType::Float32, rows, hidden},
+                                        rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
+                                        {out.data(), DType::Float32, rows, hidden - 1}, {gamma.data(), DType::Float32, 1, hidden},
+                                        {workspace.data(), workspace.size() * 4});
+            },
+            {backward, "dx is [3, 7]; allowed: [3, 8]"});
+        // No rows: nothing checked past the shapes, nothing launched.
+        QCOMPARE(launches_of([&] {
+                     host::rms_norm_forward({nullptr, DType::Float32, 0, hidden}, {nullptr, DType::Float32, 1, hidden}, 1e-5f,
+                                            {out.data(), DType::Float32, 0, hidden}, nullptr, nullptr);
+                 }),
+                 std::uint64_t{0});
+    }
+
     void trainingSizesRunQuickly() {
         // The CPU training run's shapes: 3072 x 768 LayerNorm, 3072 x 3072 GELU forward and backward with dbias.
         std::mt19937 rng(41);
@@ -1161,6 +1565,83 @@ private:
     double worst_y_ = 0.0;
     double worst_dx_ = 0.0;
     double worst_dparams_ = 0.0;
+
+    double worst_rms_y_ = 0.0;
+    double worst_rms_dx_ = 0.0;
+    double worst_rms_dgamma_ = 0.0;
+
+    void check_rms_forward(std::mt19937& rng, DType x_dtype, DType param_dtype, DType out_dtype, std::size_t rows,
+                           std::size_t hidden, float scale) {
+        Tensor x = random_tensor(x_dtype, rows * hidden, rng, 0.5f * scale, 2.0f * scale);
+        Tensor gamma = random_tensor(param_dtype, hidden, rng, 1.0f, 0.5f);
+        Tensor out(out_dtype, rows * hidden);
+        std::vector<float> rstd(rows);
+        const float eps = 1e-6f;
+        QCOMPARE(launches_of([&] {
+                     host::rms_norm_forward({x.data(), x_dtype, rows, hidden}, {gamma.data(), param_dtype, 1, hidden}, eps,
+                                            {out.data(), out_dtype, rows, hidden}, nullptr, rstd.data());
+                 }),
+                 std::uint64_t{1});
+        const RmsNormReference ref = rms_norm_reference(x.values(), gamma.values(), rows, hidden, eps);
+        const std::string where = std::string(" x ") + std::string(tewb::kernels::to_string(x_dtype)) + " gamma " +
+                                  std::string(tewb::kernels::to_string(param_dtype)) + " out " +
+                                  std::string(tewb::kernels::to_string(out_dtype)) + " scale " + std::to_string(scale);
+        for (std::size_t i = 0; i < rows * hidden; ++i) {
+            const double tol = ref.tolerance[i] + store_error(out_dtype, ref.y[i]);
+            QVERIFY2(agrees(out.at(i), ref.y[i], tol),
+                     (describe("rms_norm y", rows, hidden, i, out.at(i), ref.y[i], tol) + where).c_str());
+            if (out_dtype == DType::Float32) worst_rms_y_ = std::max(worst_rms_y_, std::fabs(out.at(i) - ref.y[i]) / tol);
+        }
+        for (std::size_t r = 0; r < rows; ++r) {
+            const double tol = std::ldexp(ref.rstd[r], -21);
+            QVERIFY2(std::fabs(rstd[r] - ref.rstd[r]) <= tol,
+                     (describe("rstd", rows, hidden, r, rstd[r], ref.rstd[r], tol) + where).c_str());
+        }
+    }
+
+    void check_rms_backward(std::mt19937& rng, DType x_dtype, DType dy_dtype, DType param_dtype, std::size_t rows,
+                            std::size_t hidden) {
+        Tensor x = random_tensor(x_dtype, rows * hidden, rng, -1.0f, 2.0f);
+        Tensor dy = random_tensor(dy_dtype, rows * hidden, rng, 0.1f, 1.0f);
+        Tensor gamma = random_tensor(param_dtype, hidden, rng, 1.0f, 0.5f);
+        Tensor y(DType::Float32, rows * hidden);
+        std::vector<float> rstd(rows);
+        host::rms_norm_forward({x.data(), x_dtype, rows, hidden}, {gamma.data(), param_dtype, 1, hidden}, 1e-5f,
+                               {y.data(), DType::Float32, rows, hidden}, nullptr, rstd.data());
+        Tensor dx(x_dtype, rows * hidden), dgamma(param_dtype, hidden);
+        const std::size_t bytes = host::rms_norm_backward_workspace_bytes(rows, hidden);
+        std::vector<float> workspace(bytes / 4);
+        QCOMPARE(launches_of([&] {
+                     host::rms_norm_backward({dy.data(), dy_dtype, rows, hidden}, {x.data(), x_dtype, rows, hidden}, rstd.data(),
+                                             {gamma.data(), param_dtype, 1, hidden}, {dx.data(), x_dtype, rows, hidden},
+                                             {dgamma.data(), param_dtype, 1, hidden}, {workspace.data(), bytes});
+                 }),
+                 std::uint64_t{2});  // dx, then dgamma's partial rows finished in place
+        const std::vector<float> dyv = dy.values(), xv = x.values();
+        const RmsNormBackwardReference ref = rms_norm_backward_reference(dyv, xv, rstd, gamma.values(), rows, hidden);
+        const std::string where = std::string(" x ") + std::string(tewb::kernels::to_string(x_dtype)) + " dy " +
+                                  std::string(tewb::kernels::to_string(dy_dtype)) + " params " +
+                                  std::string(tewb::kernels::to_string(param_dtype));
+        for (std::size_t i = 0; i < rows * hidden; ++i) {
+            const double tol = ref.dx_tolerance[i] + store_error(x_dtype, ref.dx[i]);
+            QVERIFY2(agrees(dx.at(i), ref.dx[i], tol),
+                     (describe("rms dx", rows, hidden, i, dx.at(i), ref.dx[i], tol) + where).c_str());
+            if (x_dtype == DType::Float32) worst_rms_dx_ = std::max(worst_rms_dx_, std::fabs(dx.at(i) - ref.dx[i]) / tol);
+        }
+        const std::vector<float> order = rms_norm_dgamma_in_kernel_order(dyv, xv, rstd, rows, hidden);
+        for (std::size_t c = 0; c < hidden; ++c) {
+            const double tol = std::ldexp(ref.dgamma_magnitude[c], -20) + store_error(param_dtype, ref.dgamma[c]);
+            QVERIFY2(agrees(dgamma.at(c), ref.dgamma[c], tol),
+                     (describe("rms dgamma", rows, hidden, c, dgamma.at(c), ref.dgamma[c], tol) + where).c_str());
+            if (param_dtype == DType::Float32) {
+                worst_rms_dgamma_ = std::max(worst_rms_dgamma_, std::fabs(dgamma.at(c) - ref.dgamma[c]) / tol);
+            }
+            Tensor expect(param_dtype, 1);
+            expect.set(0, order[c]);
+            QVERIFY2(same_bits(dgamma.at(c), expect.at(0)),
+                     (describe("rms dgamma order", rows, hidden, c, dgamma.at(c), expect.at(0), 0) + where).c_str());
+        }
+    }
 
     void check_forward(std::mt19937& rng, DType x_dtype, DType param_dtype, DType out_dtype, std::size_t rows, std::size_t hidden,
                        std::size_t shift) {

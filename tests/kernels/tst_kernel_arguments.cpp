@@ -306,6 +306,73 @@ private Q_SLOTS:
             "dbeta is [8, 1]; allowed: [1, 8]", bwd);
     }
 
+    void rmsNormRejectsBadArguments() {
+        const std::string fwd = "tewb::kernels::rms_norm_forward";
+        float* f = device_like;
+        const auto forward = [&](const void* x, DType x_dtype, std::size_t hidden, std::size_t gamma_hidden, float eps, void* out,
+                                 const Fp8Output* fp8, float* rstd) {
+            return [=] {
+                rms_norm_forward({x, x_dtype, 4, hidden}, {f, DType::Float32, 1, gamma_hidden}, eps,
+                                 {out, DType::BFloat16, 4, hidden}, fp8, rstd, nullptr);
+            };
+        };
+        expect_error(forward(f, DType::Float32, 8, 8, 1e-5f, nullptr, nullptr, f), "no output: out and fp8 are both null", fwd);
+        expect_error(forward(f, DType::Float16, 8, 8, 1e-5f, f, nullptr, f), "x has dtype float16; allowed: float32, bfloat16",
+                     fwd);
+        expect_error(forward(f, DType::Float32, 0, 0, 1e-5f, f, nullptr, f), "hidden = 0; allowed: 1 or more", fwd);
+        expect_error(forward(f, DType::Float32, 8, 8, 0.0f, f, nullptr, f), "eps = 0", fwd);
+        expect_error(forward(f, DType::Float32, 8, 8, -1.0f, f, nullptr, f), "allowed: a finite value above 0", fwd);
+        expect_error(forward(f, DType::Float32, 8, 8, std::numeric_limits<float>::infinity(), f, nullptr, f), "eps = inf", fwd);
+        expect_error(forward(f, DType::Float32, 8, 7, 1e-5f, f, nullptr, f), "gamma is [1, 7]; allowed: [1, 8]", fwd);
+        expect_error(forward(nullptr, DType::Float32, 8, 8, 1e-5f, f, nullptr, f), "x is a null pointer", fwd);
+        expect_error(forward(f, DType::Float32, 8, 8, 1e-5f, f, nullptr, nullptr), "rstd is a null pointer", fwd);
+        Fp8Output fp8{f, f, nullptr, nullptr, Fp8Type::E4M3};
+        expect_error(forward(f, DType::Float32, 8, 8, 1e-5f, nullptr, &fp8, f), "fp8.scale is a null pointer", fwd);
+        fp8.scale = f;
+        expect_error(forward(f, DType::Float32, 8, 8, 1e-5f, nullptr, &fp8, f), "fp8.transposed and fp8.data are the same buffer",
+                     fwd);
+
+        const std::string bwd = "tewb::kernels::rms_norm_backward";
+        const std::size_t needed = rms_norm_backward_workspace_bytes(4, 8);
+        QCOMPARE(needed, 4 * 8 * sizeof(float));
+        const auto backward = [&](ConstTensorRef dy, ConstTensorRef gamma, TensorRef dx, TensorRef dgamma, const float* rstd,
+                                  std::size_t bytes) {
+            return [=] { rms_norm_backward(dy, {f, DType::Float32, 4, 8}, rstd, gamma, dx, dgamma, {f, bytes}, nullptr); };
+        };
+        const ConstTensorRef rows{f, DType::Float32, 4, 8};
+        const ConstTensorRef param{f, DType::Float32, 1, 8};
+        const TensorRef dx{f, DType::Float32, 4, 8};
+        const TensorRef dgamma{f, DType::Float32, 1, 8};
+        expect_error(backward(rows, param, dx, dgamma, f, needed - 4), "workspace of", bwd);
+        expect_error(backward(rows, param, {nullptr, DType::Float32, 4, 8}, dgamma, f, needed), "dx is a null pointer", bwd);
+        expect_error(backward(rows, param, dx, dgamma, nullptr, needed), "rstd is a null pointer", bwd);
+        expect_error(backward(rows, {f, DType::Float16, 1, 8}, dx, {f, DType::Float16, 1, 8}, f, needed),
+                     "gamma has dtype float16", bwd);
+        expect_error(backward({f, DType::Float16, 4, 8}, param, dx, dgamma, f, needed), "dy has dtype float16", bwd);
+        expect_error(backward(rows, param, {f, DType::BFloat16, 4, 8}, dgamma, f, needed),
+                     "dx has dtype bfloat16; allowed: float32, x's", bwd);
+        expect_error(backward(rows, param, dx, {f, DType::BFloat16, 1, 8}, f, needed), "dgamma has dtype bfloat16", bwd);
+        expect_error(backward({f, DType::Float32, 4, 7}, param, dx, dgamma, f, needed), "dy is [4, 7]; allowed: [4, 8]", bwd);
+        expect_error(backward(rows, param, dx, {f, DType::Float32, 8, 1}, f, needed), "dgamma is [8, 1]; allowed: [1, 8]", bwd);
+
+        const std::string add = "tewb::kernels::rms_norm_backward_add";
+        expect_error(
+            [&] {
+                rms_norm_backward_add(rows, rows, f, param, dx, {f, DType::BFloat16, 4, 8}, dgamma, {f, needed}, nullptr);
+            },
+            "dresidual has dtype bfloat16; allowed: float32, x's", add);
+        expect_error(
+            [&] {
+                rms_norm_backward_add(rows, rows, f, param, dx, {f, DType::Float32, 4, 9}, dgamma, {f, needed}, nullptr);
+            },
+            "dresidual is [4, 9]; allowed: [4, 8]", add);
+        // No rows: nothing to check past the shapes, nothing launched.
+        const std::uint64_t before = launch_count();
+        rms_norm_forward({nullptr, DType::Float32, 0, 8}, {nullptr, DType::Float32, 1, 8}, 1e-5f, {f, DType::Float32, 0, 8},
+                         nullptr, nullptr, nullptr);
+        QCOMPARE(launch_count(), before);
+    }
+
     void geluRejectsBadArguments() {
         const std::string fwd = "tewb::kernels::gelu_forward";
         float* f = device_like;
@@ -343,6 +410,86 @@ private Q_SLOTS:
                               {nullptr, DType::Float32, 1, 4}, {nullptr, 0}, nullptr);
             },
             "dy has dtype bfloat16; allowed: float32, x's", bwd);
+    }
+
+    void swigluRejectsBadArguments() {
+        const std::string fwd = "tewb::kernels::swiglu_forward";
+        float* f = device_like;
+        expect_error(
+            [&] {
+                swiglu_forward({f, DType::Float32, 2, 8}, {nullptr, DType::Float32, 2, 4}, nullptr, nullptr);
+            },
+            "no output: out and fp8 are both null", fwd);
+        expect_error(
+            [&] {
+                swiglu_forward({f, DType::Float32, 2, 7}, {f, DType::Float32, 2, 4}, nullptr, nullptr);
+            },
+            "in is [2, 7]: an odd width", fwd);
+        expect_error(
+            [&] {
+                swiglu_forward({f, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, nullptr, nullptr);
+            },
+            "out is [2, 8]; allowed: [2, 4]", fwd);
+        expect_error(
+            [&] {
+                swiglu_forward({f, DType::Float16, 2, 8}, {f, DType::Float32, 2, 4}, nullptr, nullptr);
+            },
+            "in has dtype float16", fwd);
+        expect_error(
+            [&] {
+                swiglu_forward({nullptr, DType::BFloat16, 2, 8}, {f, DType::BFloat16, 2, 4}, nullptr, nullptr);
+            },
+            "in is a null pointer", fwd);
+        const Fp8Output bad{f, nullptr, f, f, static_cast<Fp8Type>(5)};
+        expect_error(
+            [&] {
+                swiglu_forward({f, DType::Float32, 2, 8}, {nullptr, DType::Float32, 2, 4}, &bad, nullptr);
+            },
+            "unsupported FP8 type", fwd);
+
+        const std::string bwd = "tewb::kernels::swiglu_backward";
+        expect_error(
+            [&] {
+                swiglu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 8}, {nullptr, DType::Float32, 2, 8}, nullptr,
+                                nullptr);
+            },
+            "no output: din and fp8 are both null", bwd);
+        expect_error(
+            [&] {
+                swiglu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 9}, {f, DType::Float32, 2, 9}, nullptr,
+                                nullptr);
+            },
+            "an odd width", bwd);
+        expect_error(
+            [&] {
+                swiglu_backward({f, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, nullptr,
+                                nullptr);
+            },
+            "dy is [2, 8]; allowed: [2, 4]", bwd);
+        expect_error(
+            [&] {
+                swiglu_backward({f, DType::BFloat16, 2, 4}, {f, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, nullptr,
+                                nullptr);
+            },
+            "dy has dtype bfloat16; allowed: float32, in's", bwd);
+        expect_error(
+            [&] {
+                swiglu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 8}, {f, DType::BFloat16, 2, 8}, nullptr,
+                                nullptr);
+            },
+            "din has dtype bfloat16; allowed: float32, in's", bwd);
+        expect_error(
+            [&] {
+                swiglu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 8}, {f, DType::Float32, 4, 4}, nullptr,
+                                nullptr);
+            },
+            "din is [4, 4]; allowed: [2, 8]", bwd);
+        expect_error(
+            [&] {
+                swiglu_backward({f, DType::Float32, 2, 4}, {nullptr, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, nullptr,
+                                nullptr);
+            },
+            "in is a null pointer", bwd);
     }
 
     void gemmRejectsBadArguments() {

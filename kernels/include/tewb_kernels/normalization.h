@@ -41,4 +41,32 @@ void layer_norm_backward_add(const ConstTensorRef& dy, const ConstTensorRef& x, 
                              const ConstTensorRef& gamma, const TensorRef& dx, const ConstTensorRef& dresidual,
                              const TensorRef& dgamma, const TensorRef& dbeta, const Workspace& workspace, cudaStream_t stream);
 
+// RMSNorm over the last dimension of x [rows, hidden], float32 math: y = x * rstd * gamma with
+// rstd = 1 / sqrt(mean(x^2) + eps); no mean is subtracted and there is no bias. x and out float32 or bfloat16,
+// gamma [1, hidden] float32 or bfloat16. Saves rstd ([rows] float32) for the backward. Writes y to `out`
+// ([rows, hidden], its own dtype) when out.data is not null, and its FP8 form (amax, the transposed copy when
+// asked) when fp8 is not null (at least one of the two). Device pointers; rows == 0 does nothing.
+// One launch: a warp per row; with the FP8 transposed copy, bands of 32 rows whose copy is written from
+// shared memory in the same launch.
+void rms_norm_forward(const ConstTensorRef& x, const ConstTensorRef& gamma, float eps, const TensorRef& out, const Fp8Output* fp8,
+                      float* rstd, cudaStream_t stream);
+
+// Scratch the RMSNorm backward needs for dgamma's partial rows: min(max(rows, 1), 256) * hidden floats.
+std::size_t rms_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden);
+
+// dx (x's dtype and shape) and dgamma (gamma's dtype and shape) of rms_norm_forward, from the saved rstd:
+// with g = dy * gamma and xhat = x * rstd, dx = rstd * (g - xhat * mean(g * xhat)) and dgamma = the column sums
+// of dy * xhat. dy [rows, hidden] has its own dtype (float32 or bfloat16).
+// Launches: two (dx, a warp per row; dgamma's partial rows over chunks of rows, finished by the last block of
+// each 256-column tile in one fixed order), three past 2048 such tiles. Uses arrival counters that the launch
+// leaves zeroed (common/column_sum.cuh): not on two streams at once.
+void rms_norm_backward(const ConstTensorRef& dy, const ConstTensorRef& x, const float* rstd, const ConstTensorRef& gamma,
+                       const TensorRef& dx, const TensorRef& dgamma, const Workspace& workspace, cudaStream_t stream);
+
+// rms_norm_backward with `dresidual` (x's dtype and shape; data null: nothing) added to dx before it is
+// stored, as layer_norm_backward_add. dresidual may be dx itself.
+void rms_norm_backward_add(const ConstTensorRef& dy, const ConstTensorRef& x, const float* rstd, const ConstTensorRef& gamma,
+                           const TensorRef& dx, const ConstTensorRef& dresidual, const TensorRef& dgamma,
+                           const Workspace& workspace, cudaStream_t stream);
+
 }  // namespace tewb::kernels

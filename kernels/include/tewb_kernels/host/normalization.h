@@ -56,4 +56,31 @@ void layer_norm_backward_add(const ConstTensorRef& dy, const ConstTensorRef& x, 
                              const ConstTensorRef& gamma, const TensorRef& dx, const ConstTensorRef& dresidual,
                              const TensorRef& dgamma, const TensorRef& dbeta, const Workspace& workspace);
 
+// RMSNorm (tewb_kernels/normalization.h's rms_norm_*). The host follows the kernels' float32 operations one
+// for one: the sum of squares per lane (column c to lane c % 32, fused multiply-adds as the kernel's
+// __fmaf_rn), the warp's butterfly, 1 / sqrt (correctly rounded on both); y = (x * rstd) * gamma; the
+// backward's sum of g * xhat the same way, dx = rstd * (g - xhat * mean) with each product rounded apart
+// (the kernel's __fmul_rn), dgamma's partial rows per chunk of rows (fused multiply-adds) summed from 0.0f in
+// chunk order. So host and GPU should agree bit for bit (not yet measured: no GPU). Against a
+// double-precision RMSNorm of the same inputs (tst_host_normalization), with xhat = x * rstd:
+//   forward: |y - exact| <= 2^-21 * |gamma| * (1 + |xhat|); rstd within 2^-21 relatively;
+//   backward, from the saved rstd: |dx - exact| <= 2^-19 * rstd * (|g| + |xhat| * mean|g * xhat|);
+//   dgamma within 2^-20 of the sum over rows of |dy * xhat|.
+// bfloat16 stores add their rounding. A NaN in a row of x makes that row's y and rstd NaN; an inf makes rstd 0,
+// so y is NaN where x is inf and 0 elsewhere in the row (as the kernel; not cleaned). Launch counts as the
+// CUDA path: forward 1; backward 2, 3 past 2048 column tiles of 256.
+void rms_norm_forward(const ConstTensorRef& x, const ConstTensorRef& gamma, float eps, const TensorRef& out, const Fp8Output* fp8,
+                      float* rstd);
+
+// The CUDA value: min(max(rows, 1), 256) * hidden floats.
+std::size_t rms_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden);
+
+// Writes dgamma's partial rows to the workspace as the kernel does (row k: chunk k's sums).
+void rms_norm_backward(const ConstTensorRef& dy, const ConstTensorRef& x, const float* rstd, const ConstTensorRef& gamma,
+                       const TensorRef& dx, const TensorRef& dgamma, const Workspace& workspace);
+
+void rms_norm_backward_add(const ConstTensorRef& dy, const ConstTensorRef& x, const float* rstd, const ConstTensorRef& gamma,
+                           const TensorRef& dx, const ConstTensorRef& dresidual, const TensorRef& dgamma,
+                           const Workspace& workspace);
+
 }  // namespace tewb::kernels::host

@@ -1,0 +1,60 @@
+#include "activation/swiglu_arguments.h"
+
+#include <string>
+
+#include "common/arguments.h"
+#include "common/fail.h"
+
+namespace tewb::kernels::detail {
+
+namespace {
+
+// in is [rows, 2 * cols]: its two halves side by side.
+void check_halves(const char* call, const ConstTensorRef& in) {
+    check_dims(call, in.rows, in.cols);
+    if (in.cols % 2 != 0) {
+        fail(call, "in is [" + std::to_string(in.rows) + ", " + std::to_string(in.cols) +
+                       "]: an odd width; allowed: [rows, 2 * cols], the gate's cols columns then the up projection's");
+    }
+    check_float_or_bf16(call, in.dtype, "in");
+}
+
+}  // namespace
+
+bool check_swiglu_forward_arguments(const char* call, const ConstTensorRef& in, const TensorRef& out, const Fp8Output* fp8) {
+    if (out.data == nullptr && fp8 == nullptr) fail(call, "no output: out and fp8 are both null");
+    check_halves(call, in);
+    const std::size_t rows = in.rows;
+    const std::size_t cols = in.cols / 2;
+    if (out.data != nullptr) {
+        check_float_or_bf16(call, out.dtype, "out");
+        check_shape(call, out, "out", rows, cols);
+    }
+    if (rows == 0 || cols == 0) return false;
+    check_buffer(call, in.data, "in", element_size(in.dtype));
+    if (out.data != nullptr) check_buffer(call, out.data, "out", element_size(out.dtype));
+    if (fp8 != nullptr) check_fp8_output(call, *fp8);
+    return true;
+}
+
+bool check_swiglu_backward_arguments(const char* call, const SwigluBackwardCall& a) {
+    if (a.din.data == nullptr && a.fp8 == nullptr) fail(call, "no output: din and fp8 are both null");
+    check_halves(call, a.in);
+    const std::size_t rows = a.in.rows;
+    const std::size_t cols = a.in.cols / 2;
+    const DType dtype = a.in.dtype;
+    check_same_dtype(call, a.dy.dtype, "dy", dtype, "in");
+    check_shape(call, a.dy, "dy", rows, cols);
+    if (a.din.data != nullptr) {
+        check_same_dtype(call, a.din.dtype, "din", dtype, "in");
+        check_shape(call, a.din, "din", rows, 2 * cols);
+    }
+    if (rows == 0 || cols == 0) return false;
+    check_buffer(call, a.dy.data, "dy", element_size(dtype));
+    check_buffer(call, a.in.data, "in", element_size(dtype));
+    if (a.din.data != nullptr) check_buffer(call, a.din.data, "din", element_size(dtype));
+    if (a.fp8 != nullptr) check_fp8_output(call, *a.fp8);
+    return true;
+}
+
+}  // namespace tewb::kernels::detail

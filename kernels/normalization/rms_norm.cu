@@ -1,0 +1,216 @@
+// RMSNorm forward and backward: the plain kernels of the LayerNorm (normalization.cu) without the mean and
+// the bias. One warp per row (4 rows per block of 128 threads); the forward's FP8 transposed copy from a
+// shared-memory stage in bands of 32 rows in the same launch (staged_transpose.cuh); dgamma's partial rows
+// over chunks of rows, finished by the last block of each 256-column tile (column_sum.cuh), or by
+// launch_column_sum past kColumnSumCounters tiles, in one fixed order.
+// The float32 operations are spelled out (__fmaf_rn where a multiply-add is fused, __fmul_rn where a product
+// must be rounded on its own) so that nvcc's contraction cannot move them away from the host twin
+// (rms_norm_host.cpp).
+#include <algorithm>
+#include <cstdint>
+
+#include "common/check.h"
+#include "common/column_sum.cuh"
+#include "common/column_sum.h"
+#include "common/column_sum_rule.h"
+#include "common/elementwise.cuh"
+#include "common/staged_transpose.cuh"
+#include "normalization/normalization_launch.h"
+
+namespace tewb::kernels::detail {
+
+namespace {
+
+constexpr int kWarpsPerBlock = 4;
+constexpr int kColumnThreads = 256;
+constexpr int kMaxPartials = 256;  // dgamma's partial rows: chunks of rows
+constexpr int kMaxGridX = 2147483647;
+constexpr int kBandRows = 32;
+constexpr int kBandCols = 32;
+constexpr int kBandPitch = staged_transpose_pitch(kBandCols);
+
+// 1 / sqrt(mean(x^2) + eps) of a row by one warp: lane l adds the squares of columns l, l + 32, ... (fused),
+// then the warp's butterfly. sqrtf and the division are correctly rounded (no fast-math in this build).
+__device__ inline float warp_row_rstd(const void* __restrict__ x, DType x_dtype, std::size_t base, int hidden, float eps,
+                                      int lane) {
+    float squares = 0.0f;
+    for (int c = lane; c < hidden; c += 32) {
+        const float v = load(x, x_dtype, base + c);
+        squares = __fmaf_rn(v, v, squares);
+    }
+    return 1.0f / sqrtf(warp_sum(squares) / hidden + eps);
+}
+
+__global__ void rms_norm_forward_kernel(const void* __restrict__ x, DType x_dtype, const void* __restrict__ gamma,
+                                        DType param_dtype, int rows, int hidden, float eps, void* out, DType out_dtype,
+                                        std::uint8_t* q, const float* scale, Fp8Type type, float* amax,
+                                        float* __restrict__ rstd_out) {
+    const int lane = threadIdx.x % 32;
+    const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
+    unsigned local = 0;
+    if (row < rows) {  // no early return: every thread takes part in the amax combine
+        const std::size_t base = static_cast<std::size_t>(row) * hidden;
+        const float rstd = warp_row_rstd(x, x_dtype, base, hidden, eps, lane);
+        const float s = q != nullptr ? *scale : 1.0f;
+        for (int c = lane; c < hidden; c += 32) {
+            const float y = __fmul_rn(load(x, x_dtype, base + c), rstd) * load(gamma, param_dtype, c);
+            if (out != nullptr) store(out, out_dtype, base + c, y);
+            if (q != nullptr) {
+                q[base + c] = fp8_from_float(y * s, type);
+                local = max(local, abs_bits(y));
+            }
+        }
+        if (lane == 0) rstd_out[row] = rstd;
+    }
+    if (q != nullptr) combine_block_amax(local, amax);
+}
+
+// With the FP8 output's transposed copy q_t [hidden, rows]: a block of 4 warps owns bands of kBandRows
+// consecutive rows (grid-stride). Warp w takes rows w, w + 4, ... of the band for rstd (kept in shared
+// memory); then the band goes 32 columns at a time: y as rms_norm_forward_kernel computes it, to out and q,
+// its FP8 bytes staged and written to q_t as runs of bytes per column (write_staged_transpose).
+__global__ void rms_norm_forward_transposed_kernel(const void* __restrict__ x, DType x_dtype, const void* __restrict__ gamma,
+                                                   DType param_dtype, int rows, int hidden, float eps, void* out, DType out_dtype,
+                                                   std::uint8_t* __restrict__ q, std::uint8_t* __restrict__ q_t,
+                                                   const float* scale, Fp8Type type, float* amax, float* __restrict__ rstd_out) {
+    __shared__ float band_rstd[kBandRows];
+    __shared__ __align__(16) std::uint8_t stage[kBandRows * kBandPitch];
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    const float s = *scale;
+    unsigned local = 0;
+    const int bands = (rows + kBandRows - 1) / kBandRows;
+    for (int band = blockIdx.x; band < bands; band += gridDim.x) {
+        const int r0 = band * kBandRows;
+        for (int i = warp; i < kBandRows && r0 + i < rows; i += kWarpsPerBlock) {
+            const float rstd = warp_row_rstd(x, x_dtype, static_cast<std::size_t>(r0 + i) * hidden, hidden, eps, lane);
+            if (lane == 0) {
+                band_rstd[i] = rstd;
+                rstd_out[r0 + i] = rstd;
+            }
+        }
+        __syncthreads();
+        for (int c0 = 0; c0 < hidden; c0 += kBandCols) {
+            const int c = c0 + lane;
+            if (c < hidden) {
+                const float g = load(gamma, param_dtype, c);
+                for (int i = warp; i < kBandRows && r0 + i < rows; i += kWarpsPerBlock) {
+                    const std::size_t at = static_cast<std::size_t>(r0 + i) * hidden + c;
+                    const float y = __fmul_rn(load(x, x_dtype, at), band_rstd[i]) * g;
+                    if (out != nullptr) store(out, out_dtype, at, y);
+                    const std::uint8_t byte = fp8_from_float(y * s, type);
+                    q[at] = byte;
+                    stage[i * kBandPitch + lane] = byte;
+                    local = max(local, abs_bits(y));
+                }
+            }
+            __syncthreads();
+            write_staged_transpose(stage, kBandPitch, kBandRows, min(kBandCols, hidden - c0), q_t, rows, r0, c0);
+            __syncthreads();  // the stage is refilled by the next tile
+        }
+        // band_rstd is rewritten by the next band only after every warp passed the last tile's barrier.
+    }
+    combine_block_amax(local, amax);
+}
+
+// dx = rstd * (g - xhat * mean(g * xhat)) with g = dy * gamma and xhat = x * rstd, one warp per row; dresidual
+// (when not null) added before the store.
+__global__ void rms_norm_dx_kernel(const void* __restrict__ dy, DType dy_dtype, const void* __restrict__ x, DType x_dtype,
+                                   const float* __restrict__ rstd, const void* __restrict__ gamma, DType param_dtype, int rows,
+                                   int hidden, void* dx, const void* dresidual) {
+    const int lane = threadIdx.x % 32;
+    const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
+    if (row >= rows) return;
+    const std::size_t base = static_cast<std::size_t>(row) * hidden;
+    const float r = rstd[row];
+    float sum_gx = 0.0f;
+    for (int c = lane; c < hidden; c += 32) {
+        const float g = __fmul_rn(load(dy, dy_dtype, base + c), load(gamma, param_dtype, c));
+        const float xhat = __fmul_rn(load(x, x_dtype, base + c), r);
+        sum_gx = __fmaf_rn(g, xhat, sum_gx);
+    }
+    const float mean_gx = warp_sum(sum_gx) / hidden;
+    for (int c = lane; c < hidden; c += 32) {
+        const float g = __fmul_rn(load(dy, dy_dtype, base + c), load(gamma, param_dtype, c));
+        const float xhat = __fmul_rn(load(x, x_dtype, base + c), r);
+        float v = __fmul_rn(r, g - __fmul_rn(xhat, mean_gx));
+        if (dresidual != nullptr) v += load(dresidual, x_dtype, base + c);
+        store(dx, x_dtype, base + c, v);
+    }
+}
+
+// Block (x, y) sums dy * x * rstd over the rows of chunk y (of gridDim.y) for the columns of tile x into
+// partial row y; the tile's last block then writes dgamma for those columns unless target.out is null.
+__global__ void rms_norm_dgamma_partial_kernel(const void* __restrict__ dy, DType dy_dtype, const void* __restrict__ x,
+                                               DType x_dtype, const float* __restrict__ rstd, int rows, int hidden,
+                                               ColumnSumTarget target) {
+    const int chunks = static_cast<int>(gridDim.y);
+    const int c0 = blockIdx.x * blockDim.x;
+    const int c = c0 + threadIdx.x;
+    if (c < hidden) {  // no early return: every thread takes part in the finish
+        // 64-bit: near INT_MAX rows the last chunk's end would wrap and its rows be dropped.
+        const long long rows_per_chunk = (static_cast<long long>(rows) + chunks - 1) / chunks;
+        const long long first = static_cast<long long>(blockIdx.y) * rows_per_chunk;
+        const long long last = min(static_cast<long long>(rows), first + rows_per_chunk);
+        float sum = 0.0f;
+        for (long long row = first; row < last; ++row) {
+            const std::size_t at = static_cast<std::size_t>(row) * hidden + c;
+            sum = __fmaf_rn(__fmul_rn(load(dy, dy_dtype, at), load(x, x_dtype, at)), rstd[row], sum);
+        }
+        target.partial[static_cast<std::size_t>(blockIdx.y) * hidden + c] = sum;
+    }
+    finish_column_sum(target, static_cast<int>(blockIdx.x), chunks, hidden, c0, min(static_cast<int>(blockDim.x), hidden - c0));
+}
+
+unsigned row_blocks(std::size_t rows) {
+    return static_cast<unsigned>(std::min<std::size_t>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock, kMaxGridX));
+}
+
+}  // namespace
+
+int rms_norm_backward_chunks(std::size_t rows) {
+    return static_cast<int>(std::clamp<std::size_t>(rows, 1, kMaxPartials));
+}
+
+void launch_rms_norm_forward(const RmsNormForwardCall& a, cudaStream_t stream) {
+    const Fp8Output* fp8 = a.fp8;
+    auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
+    auto* q_t = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr;
+    const float* scale = fp8 != nullptr ? fp8->scale : nullptr;
+    const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
+    float* amax = fp8 != nullptr ? fp8->amax : nullptr;
+    const int rows = static_cast<int>(a.x.rows);
+    const int hidden = static_cast<int>(a.x.cols);
+    if (q_t != nullptr) {
+        const auto bands = static_cast<unsigned>(std::min<std::size_t>((a.x.rows + kBandRows - 1) / kBandRows, kMaxGridX));
+        rms_norm_forward_transposed_kernel<<<bands, kWarpsPerBlock * 32, 0, stream>>>(
+            a.x.data, a.x.dtype, a.gamma.data, a.gamma.dtype, rows, hidden, a.eps, a.out.data, a.out.dtype, q, q_t, scale, type,
+            amax, a.rstd);
+    } else {
+        rms_norm_forward_kernel<<<row_blocks(a.x.rows), kWarpsPerBlock * 32, 0, stream>>>(
+            a.x.data, a.x.dtype, a.gamma.data, a.gamma.dtype, rows, hidden, a.eps, a.out.data, a.out.dtype, q, scale, type, amax,
+            a.rstd);
+    }
+    check_last_launch("tewb::kernels::rms_norm_forward");
+}
+
+void launch_rms_norm_backward(const RmsNormBackwardCall& a, cudaStream_t stream) {
+    constexpr const char* call = "tewb::kernels::rms_norm_backward";
+    const int rows = static_cast<int>(a.x.rows);
+    const int hidden = static_cast<int>(a.x.cols);
+    rms_norm_dx_kernel<<<row_blocks(a.x.rows), kWarpsPerBlock * 32, 0, stream>>>(a.dy.data, a.dy.dtype, a.x.data, a.x.dtype,
+                                                                                 a.rstd, a.gamma.data, a.gamma.dtype, rows,
+                                                                                 hidden, a.dx.data, a.dresidual.data);
+    check_last_launch(call);
+    const int chunks = rms_norm_backward_chunks(a.x.rows);
+    auto* partial = static_cast<float*>(a.workspace.data);
+    const std::size_t column_blocks = (a.x.cols + kColumnThreads - 1) / kColumnThreads;
+    const bool in_kernel = column_sum_in_kernel(column_blocks);
+    const ColumnSumTarget target{partial, in_kernel ? a.dgamma.data : nullptr, a.gamma.dtype};
+    rms_norm_dgamma_partial_kernel<<<dim3(static_cast<unsigned>(column_blocks), static_cast<unsigned>(chunks)), kColumnThreads, 0,
+                                     stream>>>(a.dy.data, a.dy.dtype, a.x.data, a.x.dtype, a.rstd, rows, hidden, target);
+    check_last_launch(call);
+    if (!in_kernel) launch_column_sum(partial, chunks, a.x.cols, a.dgamma.data, a.gamma.dtype, stream, call);
+}
+
+}  // namespace tewb::kernels::detail

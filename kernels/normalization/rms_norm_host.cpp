@@ -1,0 +1,197 @@
+// RMSNorm on the host in the float32 operations of rms_norm.cu: a warp per row (column c summed by lane
+// c % 32, then the warp's butterfly), the kernel's explicit fused multiply-adds as std::fma and its
+// separately rounded products as plain products (the host build does not contract them: no FMA target).
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "common/column_sum_rule.h"
+#include "common/fail.h"
+#include "common/host_loops.h"
+#include "common/host_numbers.h"
+#include "normalization/normalization_arguments.h"
+#include "tewb_kernels/host/normalization.h"
+
+namespace tewb::kernels::host {
+
+namespace {
+
+// rms_norm.cu's constants.
+constexpr std::size_t kMaxPartials = 256;
+constexpr std::size_t kColumnThreads = 256;  // columns of a dgamma block: its column tile
+constexpr std::size_t kWarpSize = 32;
+
+// The warp's sum: lane l holds the running sum of its columns l, l + 32, ...; warp_sum's xor butterfly
+// leaves every lane with the same value (float addition commutes).
+float butterfly_sum(std::array<float, kWarpSize> v) {
+    for (std::size_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
+        std::array<float, kWarpSize> next{};
+        for (std::size_t lane = 0; lane < kWarpSize; ++lane) next[lane] = v[lane] + v[lane ^ offset];
+        v = next;
+    }
+    return v[0];
+}
+
+// The sum over c of a[c] * b[c] as one warp of the kernel makes it (lane += a * b fused).
+float warp_dot(const float* a, const float* b, std::size_t n) {
+    std::array<float, kWarpSize> lanes{};
+    for (std::size_t c = 0; c < n; ++c) lanes[c % kWarpSize] = std::fma(a[c], b[c], lanes[c % kWarpSize]);
+    return butterfly_sum(lanes);
+}
+
+std::size_t partial_rows(std::size_t rows) {
+    return std::clamp<std::size_t>(rows, 1, kMaxPartials);
+}
+
+}  // namespace
+
+void rms_norm_forward(const ConstTensorRef& x_ref, const ConstTensorRef& gamma_ref, float eps, const TensorRef& out_ref,
+                      const Fp8Output* fp8, float* rstd) {
+    if (!detail::check_rms_norm_forward_arguments("tewb::kernels::host::rms_norm_forward",
+                                                  {x_ref, gamma_ref, eps, out_ref, fp8, rstd})) {
+        return;
+    }
+    const std::size_t rows = x_ref.rows;
+    const std::size_t hidden = x_ref.cols;
+    auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
+    const float s = q != nullptr ? *fp8->scale : 1.0f;
+    const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
+    std::vector<float> g(hidden);
+    detail::load_floats(gamma_ref.data, gamma_ref.dtype, 0, hidden, g.data());
+    const auto count = static_cast<float>(static_cast<int>(hidden));  // the kernel divides by its int hidden
+    std::atomic<std::uint32_t> amax_bits{0};
+
+    detail::parallel_for(rows, hidden * 3, [&](std::size_t first, std::size_t last) {
+        std::vector<float> xs(hidden), y(hidden);
+        std::uint32_t local = 0;
+        for (std::size_t row = first; row < last; ++row) {
+            const std::size_t base = row * hidden;
+            detail::load_floats(x_ref.data, x_ref.dtype, base, hidden, xs.data());
+            const float r = 1.0f / std::sqrt(warp_dot(xs.data(), xs.data(), hidden) / count + eps);
+            for (std::size_t c = 0; c < hidden; ++c) y[c] = xs[c] * r * g[c];
+            if (out_ref.data != nullptr) detail::store_floats(out_ref.data, out_ref.dtype, base, hidden, y.data());
+            if (q != nullptr) {
+                for (std::size_t c = 0; c < hidden; ++c) {
+                    q[base + c] = detail::float_to_fp8(y[c] * s, type);
+                    local = std::max(local, detail::abs_bits(y[c]));
+                }
+            }
+            rstd[row] = r;
+        }
+        detail::combine_bits_max(amax_bits, local);
+    });
+    if (q != nullptr && fp8->amax != nullptr) {
+        *fp8->amax = detail::bits_float(std::max(detail::float_bits(*fp8->amax), amax_bits.load()));
+    }
+    // On the GPU the transposed copy comes from the forward kernel's own launch (banded, from shared memory).
+    if (q != nullptr && fp8->transposed != nullptr) {
+        detail::transpose_bytes(q, rows, hidden, static_cast<std::uint8_t*>(fp8->transposed));
+    }
+    detail::note_launch();
+}
+
+std::size_t rms_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden) {
+    return partial_rows(rows) * hidden * sizeof(float);
+}
+
+namespace {
+
+using detail::RmsNormBackwardCall;
+
+// rms_norm_dx_kernel, row by row, with dresidual added when set.
+void backward_dx(const RmsNormBackwardCall& a, const std::vector<float>& gam) {
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    const auto count = static_cast<float>(static_cast<int>(hidden));
+    const void* dresidual = a.dresidual.data;
+    detail::parallel_for(rows, hidden * 5, [&](std::size_t first, std::size_t last) {
+        std::vector<float> d(hidden), xs(hidden), g(hidden), xhat(hidden), skip(dresidual != nullptr ? hidden : 0);
+        for (std::size_t row = first; row < last; ++row) {
+            const std::size_t base = row * hidden;
+            detail::load_floats(a.dy.data, a.dy.dtype, base, hidden, d.data());
+            detail::load_floats(a.x.data, a.x.dtype, base, hidden, xs.data());
+            const float r = a.rstd[row];
+            for (std::size_t c = 0; c < hidden; ++c) {
+                g[c] = d[c] * gam[c];
+                xhat[c] = xs[c] * r;
+            }
+            const float mean_gx = warp_dot(g.data(), xhat.data(), hidden) / count;
+            for (std::size_t c = 0; c < hidden; ++c) {
+                const float product = xhat[c] * mean_gx;
+                xs[c] = r * (g[c] - product);
+            }
+            if (dresidual != nullptr) {  // the skip connection's gradient, added before the store (may alias dx)
+                detail::load_floats(dresidual, a.x.dtype, base, hidden, skip.data());
+                for (std::size_t c = 0; c < hidden; ++c) xs[c] += skip[c];
+            }
+            detail::store_floats(a.dx.data, a.x.dtype, base, hidden, xs.data());
+        }
+    });
+}
+
+// rms_norm_dgamma_partial_kernel: chunk k sums rows [k * per_chunk, (k + 1) * per_chunk) in order into
+// partial row k; then each column over the partial rows in order from 0.0f (finish_column_sum, or
+// launch_column_sum past the arrival counters: the same order).
+void backward_dgamma(const RmsNormBackwardCall& a) {
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    const std::size_t partials = partial_rows(rows);
+    const std::size_t per_chunk = (rows + partials - 1) / partials;
+    auto* partial = static_cast<float*>(a.workspace.data);
+    detail::parallel_for(partials, per_chunk * hidden * 2, [&](std::size_t first, std::size_t last) {
+        std::vector<float> d(hidden), xs(hidden);
+        for (std::size_t k = first; k < last; ++k) {
+            float* sums = partial + k * hidden;
+            std::fill_n(sums, hidden, 0.0f);
+            for (std::size_t row = k * per_chunk; row < std::min(rows, (k + 1) * per_chunk); ++row) {
+                detail::load_floats(a.dy.data, a.dy.dtype, row * hidden, hidden, d.data());
+                detail::load_floats(a.x.data, a.x.dtype, row * hidden, hidden, xs.data());
+                const float r = a.rstd[row];
+                for (std::size_t c = 0; c < hidden; ++c) sums[c] = std::fma(d[c] * xs[c], r, sums[c]);
+            }
+        }
+    });
+    std::vector<float> total(hidden, 0.0f);
+    for (std::size_t k = 0; k < partials; ++k) {
+        for (std::size_t c = 0; c < hidden; ++c) total[c] += partial[k * hidden + c];
+    }
+    detail::store_floats(a.dgamma.data, a.gamma.dtype, 0, hidden, total.data());
+}
+
+void backward(const RmsNormBackwardCall& a) {
+    std::vector<float> gam(a.x.cols);
+    detail::load_floats(a.gamma.data, a.gamma.dtype, 0, a.x.cols, gam.data());
+    backward_dx(a, gam);
+    backward_dgamma(a);
+    detail::note_launch();  // the dx kernel
+    const int launches = detail::column_sum_launches((a.x.cols + kColumnThreads - 1) / kColumnThreads);
+    for (int launch = 0; launch < launches; ++launch) detail::note_launch();
+}
+
+}  // namespace
+
+void rms_norm_backward(const ConstTensorRef& dy, const ConstTensorRef& x, const float* rstd, const ConstTensorRef& gamma,
+                       const TensorRef& dx, const TensorRef& dgamma, const Workspace& workspace) {
+    const RmsNormBackwardCall call{dy, x, rstd, gamma, dx, {}, dgamma, workspace};
+    if (!detail::check_rms_norm_backward_arguments("tewb::kernels::host::rms_norm_backward", call,
+                                                   rms_norm_backward_workspace_bytes(x.rows, x.cols))) {
+        return;
+    }
+    backward(call);
+}
+
+void rms_norm_backward_add(const ConstTensorRef& dy, const ConstTensorRef& x, const float* rstd, const ConstTensorRef& gamma,
+                           const TensorRef& dx, const ConstTensorRef& dresidual, const TensorRef& dgamma,
+                           const Workspace& workspace) {
+    const RmsNormBackwardCall call{dy, x, rstd, gamma, dx, dresidual, dgamma, workspace};
+    if (!detail::check_rms_norm_backward_arguments("tewb::kernels::host::rms_norm_backward_add", call,
+                                                   rms_norm_backward_workspace_bytes(x.rows, x.cols))) {
+        return;
+    }
+    backward(call);
+}
+
+}  // namespace tewb::kernels::host
