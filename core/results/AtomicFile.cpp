@@ -304,6 +304,14 @@ void check_output_path(std::string_view flag, const fs::path& path) {
     if (!fs::is_directory(directory, ec)) {
         throw ConfigError(prefix + "directory " + directory.string() + " does not exist; create it first");
     }
+    // /proc and /sys take no new files and replace none: found out before the work, and named before
+    // writability (a read-only mount of /sys would otherwise hide the reason).
+    struct statfs where {};
+    if (::statfs(directory.c_str(), &where) == 0 && (where.f_type == PROC_SUPER_MAGIC || where.f_type == SYSFS_MAGIC)) {
+        throw ConfigError(prefix + "directory " + directory.string() + " is in the kernel's " +
+                          (where.f_type == PROC_SUPER_MAGIC ? "/proc" : "/sys") + " file system, which holds no files to write; "
+                          "allowed: a path on a disk");
+    }
     if (::access(directory.c_str(), W_OK) != 0) {
         throw ConfigError(prefix + "directory " + directory.string() + " is not writable (" + errno_text() + ")");
     }
@@ -314,13 +322,6 @@ void check_output_path(std::string_view flag, const fs::path& path) {
     if (target.string().size() >= PATH_MAX) {
         throw ConfigError(prefix + "the path is " + std::to_string(target.string().size()) + " bytes long; allowed: less than " +
                           std::to_string(PATH_MAX));
-    }
-    // /proc and /sys take no new files and replace none: found out before the work, not after it.
-    struct statfs where {};
-    if (::statfs(directory.c_str(), &where) == 0 && (where.f_type == PROC_SUPER_MAGIC || where.f_type == SYSFS_MAGIC)) {
-        throw ConfigError(prefix + "directory " + directory.string() + " is in the kernel's " +
-                          (where.f_type == PROC_SUPER_MAGIC ? "/proc" : "/sys") + " file system, which holds no files to write; "
-                          "allowed: a path on a disk");
     }
 }
 

@@ -298,8 +298,10 @@ private Q_SLOTS:
         for (const MetricPlot::Trace& t : stepTime->traces()) band = band || (t.band_of_ranks && t.band_lo.size() == job.steps.size());
         QVERIFY(band);
         ComparisonModel* table = window->comparison()->model();
-        QVERIFY2(table->data(table->index(1, ComparisonModel::Scaling)).toString().contains(QStringLiteral("efficient, 2 processes")),
-                 qPrintable(table->data(table->index(1, ComparisonModel::Scaling)).toString()));
+        // The wording depends on how the machine behaved (above 100 % or noisy under load); each form names both.
+        const QString scaling = table->data(table->index(1, ComparisonModel::Scaling)).toString();
+        QVERIFY2(scaling.contains(QStringLiteral(" efficient")) && scaling.contains(QStringLiteral("2 processes")), qPrintable(scaling));
+        QCOMPARE(scaling.contains(QStringLiteral("above 100 %")), *job.execution.dist->scaling_efficiency > 1.0);
         QCOMPARE(table->data(table->index(0, ComparisonModel::Scaling)).toString(), QStringLiteral("–"));
         // Processes and repeats do not mix.
         processes->setValue(2);
