@@ -1,6 +1,7 @@
 # The libraries every build needs, the fuzz build included; a missing one stops configure naming its
 # Debian package.
-foreach(_entry nlohmann_json:nlohmann-json3-dev CLI11:libcli11-dev SQLite3:libsqlite3-dev)
+# OpenSSL: its libcrypto's SHA-256 names the token files runs train on (core/data).
+foreach(_entry nlohmann_json:nlohmann-json3-dev CLI11:libcli11-dev SQLite3:libsqlite3-dev OpenSSL:libssl-dev)
   string(REPLACE ":" ";" _pair "${_entry}")
   list(GET _pair 0 _name)
   list(GET _pair 1 _package)

@@ -15,7 +15,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
 # python3-venv: te-workbench-setup makes the virtual environment for LibTorch.
-set(_deb_depends "libc6, libstdc++6, libgcc-s1, libsqlite3-0, python3, python3-venv")
+set(_deb_depends "libc6, libstdc++6, libgcc-s1, libsqlite3-0, libssl3, python3, python3-venv")
 if(TEWB_BUILD_GUI)
   string(APPEND _deb_depends ", libqt6core6 (>= 6.4), libqt6gui6 (>= 6.4), libqt6widgets6 (>= 6.4), libqt6charts6 (>= 6.4), libqt6svg6 (>= 6.4)")
   set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "fonts-dejavu-core")

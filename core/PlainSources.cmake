@@ -2,6 +2,7 @@
 # tewb_core_plain, the fuzz build (fuzz/) compiles them with clang and libFuzzer's instrumentation.
 set(TEWB_CORE_PLAIN_SOURCES
   common/NumberText.cpp
+  common/Sha256.cpp
   common/TextTable.cpp
   common/StandardStreams.cpp
   common/TextCheck.cpp

@@ -28,9 +28,10 @@ fi
 # --- Debian packages -------------------------------------------------------------------------
 # Everything the default build needs, named one by one: installs use --no-install-recommends, so a
 # package that is only recommended (libqt6opengl6-dev, which Qt6Charts' CMake package needs) must be here.
+# libssl-dev: libcrypto's SHA-256 (a token file's identity in the run record).
 # libgloo-dev: the headers LibTorch's Gloo backend (data-parallel runs on CPUs) was built with and does not ship.
 packages=(build-essential cmake ninja-build ccache pkg-config git ca-certificates python3 python3-venv
-          libsqlite3-dev nlohmann-json3-dev libcli11-dev libgloo-dev)
+          libsqlite3-dev nlohmann-json3-dev libcli11-dev libgloo-dev libssl-dev)
 if [ "${TEWB_NO_GUI:-0}" != 1 ]; then
   # poppler-utils: the report tests read the PDF back (pdfinfo, pdftotext)
   # icewm, x11-utils, xdotool: the window suites run in Xvfb under a window manager that reserves a taskbar

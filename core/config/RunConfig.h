@@ -36,6 +36,22 @@ struct DistSettings {
     friend bool operator==(const DistSettings&, const DistSettings&) = default;
 };
 
+// What a run trains on. Without a path: the synthetic token streams (SyntheticData.h). With one: the file's
+// tokens (core/data/TokenFile.h), memory-mapped, batches drawn at seeded random offsets from all but a held-out
+// tail of `val_fraction` of the tokens, whose loss is evaluated every `eval_every` steps (0: five evaluations
+// over the run, the last at the last step).
+enum class TokenFormat { Auto, Bytes, Uint16, Llmc };
+
+struct DataSettings {
+    std::string path;
+    TokenFormat format = TokenFormat::Auto;  // auto: llm.c's header when its magic is there, else .bin uint16, else bytes
+    double val_fraction = 0.05;
+    int eval_every = 0;
+
+    bool from_file() const { return !path.empty(); }
+    friend bool operator==(const DataSettings&, const DataSettings&) = default;
+};
+
 // Plain settings of one run. Defaults are the seed's benchmark. `device` and `precision` may be Auto
 // until resolve() fixes them for the machine at hand.
 struct RunConfig {
@@ -60,6 +76,7 @@ struct RunConfig {
     DistSettings dist;
     // --te-impl (environment form: TEWB_TE_IMPL; the flag wins). Applies to the te backend only.
     TeImpl te_impl = TeImpl::Auto;
+    DataSettings data;
 
     int total_steps() const { return warmup + iters; }
     // The whole job's tokens per step: every rank's batch.
@@ -106,6 +123,15 @@ struct EnumNames<DeviceKind> {
 template <>
 struct EnumNames<Backend> {
     static constexpr NameTable table{std::to_array<Named<Backend>>({{"torch", Backend::Torch}, {"te", Backend::Te}})};
+};
+template <>
+struct EnumNames<Arch> {
+    static constexpr NameTable table{std::to_array<Named<Arch>>({{"gpt", Arch::Gpt}, {"llama", Arch::Llama}})};
+};
+template <>
+struct EnumNames<TokenFormat> {
+    static constexpr NameTable table{std::to_array<Named<TokenFormat>>(
+        {{"auto", TokenFormat::Auto}, {"bytes", TokenFormat::Bytes}, {"uint16", TokenFormat::Uint16}, {"llmc", TokenFormat::Llmc}})};
 };
 template <>
 struct EnumNames<Precision> {

@@ -35,6 +35,9 @@ struct StepMetrics {
     std::optional<StepBreakdown> breakdown;
     // A data-parallel job: every rank's time for this step, rank order (the record's step_ms is rank 0's).
     std::vector<double> rank_ms;
+    // Runs on a token file: the mean loss over the held-out tail's evaluation batches, on the steps that
+    // evaluated (every config.data.eval_every steps and the last); empty on the others.
+    std::optional<double> val_loss;
 
     friend bool operator==(const StepMetrics&, const StepMetrics&) = default;
 };
@@ -220,6 +223,19 @@ struct RepeatInfo {
 // Why a run failed, as its record says ("out_of_memory", "numerics", "runtime", "distributed").
 enum class ErrorKind { OutOfMemory, Numerics, Runtime, Distributed };
 
+// The token file a run trained on, as found before training (core/data/TokenFile.h): never its contents.
+struct DataFileInfo {
+    std::string name;         // the file's name, without its directory
+    std::uint64_t size_bytes = 0;
+    std::string sha256;       // lowercase hex of the whole file
+    TokenFormat format = TokenFormat::Bytes;  // as read (never auto)
+    std::int64_t tokens = 0;        // all of them
+    std::int64_t val_tokens = 0;    // the held-out tail
+    int max_token = 0;              // the largest token id (below config.model.vocab)
+
+    friend bool operator==(const DataFileInfo&, const DataFileInfo&) = default;
+};
+
 struct RunRecord {
     static constexpr int kSchemaVersion = 1;
 
@@ -236,6 +252,7 @@ struct RunRecord {
     std::optional<ErrorKind> error_kind;  // failed runs (mark_failed)
     std::string message;                  // failed runs: what went wrong and what to do
     std::optional<RepeatInfo> repeat;  // set when the run is one of several repeats
+    std::optional<DataFileInfo> data_file;  // runs on a token file (config.data.path)
 };
 
 template <>

@@ -2,7 +2,8 @@
 
 // The class behind fused_host_ops() / fused_cuda_ops() (FusedOps.h), shared by the files that implement it
 // (one concern each): FusedOps.cpp (operand checks, launching, FP8 outputs), FusedGemms.cpp,
-// FusedNormActivation.cpp, FusedCasts.cpp, FusedModelEnds.cpp (embedding, loss, optimizer). Internal to
+// FusedNormActivation.cpp, FusedRmsNormSwiglu.cpp, FusedRotary.cpp, FusedCasts.cpp, FusedModelEnds.cpp
+// (embedding, loss, optimizer). Internal to
 // core/modules/ops.
 
 #include <cstdint>

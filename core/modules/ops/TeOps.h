@@ -26,6 +26,16 @@ struct LayerNormGrads {
     at::Tensor dbeta;
 };
 
+struct RmsNormResult {
+    at::Tensor out;   // [rows, hidden] in the requested dtype
+    at::Tensor rstd;  // [rows] float32
+};
+
+struct RmsNormGrads {
+    at::Tensor dx;      // x's dtype
+    at::Tensor dgamma;  // gamma's dtype
+};
+
 // A GEMM whose epilogue applied GELU: the activation and, for the backward, GELU's input.
 struct GeluGemmResult {
     at::Tensor activation;  // gelu(pre)
@@ -99,6 +109,37 @@ public:
     // GELU, tanh form; the result and the gradient in x's dtype.
     virtual at::Tensor gelu_forward(const at::Tensor& x) const = 0;
     virtual at::Tensor gelu_backward(const at::Tensor& dy, const at::Tensor& x) const = 0;
+
+    // The Llama block's primitives (Transformer Engine's normalization="RMSNorm", activation="swiglu" and fused
+    // rotary embeddings). Defaults compose LibTorch ops with float32 math (TeOpsLlama.cpp, TeOpsRotary.cpp: the
+    // reference's numerics); the fused ops launch the kernels of kernels/normalization, kernels/activation and
+    // kernels/attention where the operands fit, and fall back to these elsewhere.
+
+    // y = x · rstd · gamma, rstd = 1 / sqrt(mean(x²) + eps) per row, y in out_dtype.
+    virtual RmsNormResult rms_norm_forward(const at::Tensor& x, const at::Tensor& gamma, double eps, at::ScalarType out_dtype) const;
+    virtual RmsNormGrads rms_norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd,
+                                           const at::Tensor& gamma) const;
+    // rms_norm_backward with `dresidual` (x's shape and dtype) added to dx, as layer_norm_backward_add.
+    virtual RmsNormGrads rms_norm_backward_add(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd,
+                                               const at::Tensor& gamma, const at::Tensor& dresidual) const;
+    // RMSNorm whose output goes straight into an FP8 GEMM, as layer_norm_quantize.
+    virtual Fp8Tensor rms_norm_quantize(const at::Tensor& x, const at::Tensor& gamma, double eps, at::ScalarType out_dtype,
+                                        const Fp8Quantizer& quantizer, bool keep_output, RmsNormResult& rn) const;
+    // SwiGLU of in [rows, 2 · cols] = [gate | up]: silu(gate) · up, [rows, cols] in in's dtype.
+    virtual at::Tensor swiglu_forward(const at::Tensor& in) const;
+    // Its gradient [d gate | d up], in's shape and dtype.
+    virtual at::Tensor swiglu_backward(const at::Tensor& dy, const at::Tensor& in) const;
+    // swiglu_forward cast with the quantizer (the down projection's input), with its transposed copy.
+    virtual Fp8Tensor swiglu_quantize(const at::Tensor& in, const Fp8Quantizer& quantizer) const;
+    // swiglu_backward cast with the quantizer, with its transposed copy (fc1's dgrad and wgrad operands; no bias).
+    virtual Fp8Tensor swiglu_backward_quantize(const at::Tensor& dy, const at::Tensor& in, const Fp8Quantizer& quantizer) const;
+    // Rotary position embeddings over x [batch, seq, heads, head_dim] (contiguous; head_dim even): the first
+    // `rotated_heads` heads rotated, the rest copied, in x's dtype with float32 math. Pairs are (i, i + head_dim/2)
+    // (rotate-half, as GPT-NeoX and Hugging Face's Llama): y_i = x_i·cos − x_{i+d/2}·sin, y_{i+d/2} = x_{i+d/2}·cos +
+    // x_i·sin, with cos and sin float32 [seq, head_dim / 2] (core/model/Rotary.h). `inverse` rotates by −θ: the
+    // backward of the forward.
+    virtual at::Tensor rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
+                              bool inverse) const;
 
     // High precision: a and b in the same dtype, float32 accumulation, result in out_dtype.
     virtual at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
