@@ -14,6 +14,7 @@ enum class Backend { Torch, Te };
 enum class Arch { Gpt, Llama };
 
 inline constexpr int kDefaultRopeBase = 10000;
+inline constexpr double kRmsNormEps = 1e-5;  // llama's RMSNorm, both backends
 
 // The size of a model. Defaults are the seed's benchmark (a gpt).
 struct ModelShape {
