@@ -24,7 +24,9 @@ set(TEWB_CORE_PLAIN_SOURCES
   model/FlopCount.cpp
   config/MemoryEstimate.cpp
   model/ByteMinimum.cpp
-  train/SyntheticData.cpp
+  data/SyntheticData.cpp
+  data/TokenFile.cpp
+  data/TokenBatches.cpp
   config/ComparePlan.cpp
   config/SweepPlan.cpp
   fp8/Fp8Format.cpp

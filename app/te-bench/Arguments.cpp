@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "core/common/BuildInfo.h"
 #include "core/common/Error.h"
@@ -15,16 +16,61 @@ namespace tewb::cli {
 
 namespace {
 
-void add_model_flags(CLI::App* cmd, RunFlags& f) {
-    cmd->add_option("--preset", f.preset,
-                    "seed (" + preset_summary(Preset::Seed) + ") | quick-cpu (" + preset_summary(Preset::QuickCpu) + ")")
+// "seed (12 layers, ...) | quick-cpu (...) | ...": every preset with what it sets.
+std::string presets_help() {
+    std::string out;
+    for (const Preset preset : all_presets()) {
+        if (!out.empty()) out += " | ";
+        out += to_string(preset);
+        out += " (";
+        out += preset_summary(preset);
+        out += ')';
+    }
+    return out;
+}
+
+// The architecture and the data: the same flags on run, compare and sweep.
+void add_arch_and_data_flags(CLI::App* cmd, RunFlags& f) {
+    cmd->add_option("--arch", f.arch,
+                    "gpt | llama (default gpt: learned positions, LayerNorm with biases, 4x GELU MLP, multi-head attention; "
+                    "llama: RMSNorm without biases, SwiGLU MLP, rotary position embeddings, grouped-query attention)")
         ->type_name("NAME");
+    cmd->add_option("--kv-heads", f.kv_heads,
+                    "llama: key/value heads, a divisor of --heads (default: as many as --heads, ordinary multi-head attention)")
+        ->type_name("N");
+    cmd->add_option("--ffn", f.ffn,
+                    "llama: the SwiGLU's intermediate size, a multiple of 64 (default 8/3 x --hidden rounded up to a "
+                    "multiple of 64)")
+        ->type_name("N");
+    cmd->add_option("--rope-base", f.rope_base, "llama: the rotary embeddings' base (default 10000)")->type_name("X");
+    cmd->add_option("--data", f.data,
+                    "train on this token file instead of synthetic tokens: any bytes (UTF-8 text) as byte tokens, nanoGPT's "
+                    "uint16 .bin or llm.c's token file; memory-mapped, batches at seeded random offsets, a held-out tail "
+                    "for validation")
+        ->type_name("PATH");
+    cmd->add_option("--data-format", f.data_format,
+                    "auto | bytes | uint16 | llmc (default auto: llm.c's when its header is there, else uint16 for .bin, "
+                    "else bytes)")
+        ->type_name("NAME");
+    cmd->add_option("--val-fraction", f.val_fraction,
+                    "the share of the file's tokens held out at its end for validation, greater than 0 and at most 0.5 "
+                    "(default 0.05)")
+        ->type_name("X");
+    cmd->add_option("--eval-every", f.eval_every,
+                    "evaluate the validation loss every N steps, and at the last (default 0: five evaluations per run)")
+        ->type_name("N");
+}
+
+void add_model_flags(CLI::App* cmd, RunFlags& f) {
+    cmd->add_option("--preset", f.preset, presets_help())->type_name("NAME");
     cmd->add_option("--device", f.device, "auto | cpu | cuda (default auto: the GPU when one is usable)")->type_name("NAME");
     cmd->add_option("--layers", f.layers, "transformer blocks (default 12)")->type_name("N");
     cmd->add_option("--hidden", f.hidden, "hidden size (default 768)")->type_name("N");
     cmd->add_option("--heads", f.heads, "attention heads; must divide --hidden (default 12)")->type_name("N");
     cmd->add_option("--seq", f.seq, "sequence length (default 96)")->type_name("N");
-    cmd->add_option("--vocab", f.vocab, "vocabulary size (default 4096)")->type_name("N");
+    cmd->add_option("--vocab", f.vocab, "vocabulary size (default 4096; with --data at least the largest token + 1)")
+        ->type_name("N");
+    add_arch_and_data_flags(cmd, f);
     cmd->add_option("--batch", f.batch, "sequences per step (default 32)")->type_name("N");
     cmd->add_option("--warmup", f.warmup, "untimed warm-up steps (default 10)")->type_name("N");
     cmd->add_option("--iters", f.iters, "timed steps (default 30)")->type_name("N");
@@ -91,6 +137,14 @@ std::string RunFlags::*text_member(std::string_view id) {
         {"device", &RunFlags::device},
         {"backend", &RunFlags::backend},
         {"precision", &RunFlags::precision},
+        {"arch", &RunFlags::arch},
+        {"kv-heads", &RunFlags::kv_heads},
+        {"ffn", &RunFlags::ffn},
+        {"rope-base", &RunFlags::rope_base},
+        {"data", &RunFlags::data},
+        {"data-format", &RunFlags::data_format},
+        {"val-fraction", &RunFlags::val_fraction},
+        {"eval-every", &RunFlags::eval_every},
         {"layers", &RunFlags::layers},
         {"hidden", &RunFlags::hidden},
         {"heads", &RunFlags::heads},
@@ -125,6 +179,20 @@ std::string RunFlags::*text_member(std::string_view id) {
 
 }  // namespace
 
+namespace {
+
+// llama's own settings given for a gpt, and a token file's settings given without one, are refused even with their
+// default values: a flag that would be ignored is a mistake.
+void check_flags_apply(const RunFlags& f, const RunConfig& c) {
+    for (const RunSetting& s : run_settings()) {
+        if (!flag_given(f, s)) continue;
+        if (s.use == SettingUse::Llama && c.model.arch != Arch::Llama) throw ConfigError(llama_only_problem(s.id, c));
+        if (s.use == SettingUse::DataFile && s.id != "data" && !c.data.from_file()) throw ConfigError(needs_data_problem(s.id, c));
+    }
+}
+
+}  // namespace
+
 bool flag_given(const RunFlags& f, const RunSetting& s) {
     if (s.kind == SettingKind::Presence) return s.id == "inspect-fp8" && f.inspect_fp8;
     const auto member = text_member(s.id);
@@ -143,6 +211,13 @@ RunConfig config_from_flags(const RunFlags& f) {
         if (s.id == "te-impl" || !flag_given(f, s)) continue;
         const auto member = text_member(s.id);
         set_setting_from_text(s, c, member != nullptr ? std::string_view(f.*member) : std::string_view());
+    }
+    check_flags_apply(f, c);
+    if (!f.data.empty()) {
+        // The record keeps the path: absolute, so "run again" from the GUI or another directory finds the same file.
+        std::error_code error;
+        const std::filesystem::path absolute = std::filesystem::absolute(f.data, error);
+        if (!error) c.data.path = absolute.lexically_normal().string();
     }
     if (f.fp8_format.empty() && c.fp8.scaling == ScalingKind::Block) {
         c.fp8.format = RecipeFormat::E4M3;  // Float8BlockScaling's default: E4M3 everywhere
@@ -262,10 +337,11 @@ void define_training_commands(CLI::App& app, Commands& c) {
     c.sweep->add_option("--precisions", c.sweep_precisions, "precisions of --backend against the baseline (default bf16,fp8)")
         ->type_name("LIST");
     c.sweep->add_option("--backend", w.backend, "te | torch (default te)")->type_name("NAME");
-    c.sweep->add_option("--preset", w.preset, "seed | quick-cpu: the sizes not swept (default seed)")->type_name("NAME");
+    c.sweep->add_option("--preset", w.preset, "the sizes not swept: " + presets_help() + " (default seed)")->type_name("NAME");
     c.sweep->add_option("--device", w.device, "auto | cpu | cuda (default auto)")->type_name("NAME");
     c.sweep->add_option("--layers", w.layers, "transformer blocks (default 12)")->type_name("N");
     c.sweep->add_option("--vocab", w.vocab, "vocabulary size (default 4096)")->type_name("N");
+    add_arch_and_data_flags(c.sweep, w);
     c.sweep->add_option("--warmup", w.warmup, "warm-up steps per run (default 3)")->type_name("N");
     c.sweep->add_option("--iters", w.iters, "timed steps per run (default 10)")->type_name("N");
     c.sweep->add_option("--seed", w.seed, "seed of weights and data (default 1234)")->type_name("N");

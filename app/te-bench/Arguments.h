@@ -23,6 +23,8 @@ struct RunFlags {
     std::string preset, device, backend, precision, layers, hidden, heads, seq, vocab, batch, warmup, iters, lr, seed, name;
     std::string recipe, fp8_format, amax_history_len, amax_algo, margin, cuda_graph, repeat, block_scales,
         calibrate_first_step;
+    std::string arch, kv_heads, ffn, rope_base;                  // the block's design (llama's own sizes)
+    std::string data, data_format, val_fraction, eval_every;     // a token file to train on
     std::string te_impl;  // --te-impl; empty: TEWB_TE_IMPL, else auto
     bool inspect_fp8 = false;
     std::string json_path, csv_path, fp8_csv_path;

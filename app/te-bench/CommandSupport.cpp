@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -160,6 +161,58 @@ std::string kernel_profile_text(const RunRecord& run, bool named) {
     return "\ntop kernels" + (named ? " of " + printable_text(display_name(run)) : std::string()) + " of step " +
            std::to_string(profile->step) + " (" + profile->source + "; not a timed step), trace in " +
            printable_text(profile->trace_path) + ":\n" + top_kernels_table(*profile, kTopKernelsShown);
+}
+
+namespace {
+
+std::string fixed(double value, const char* format) {
+    char text[64];
+    std::snprintf(text, sizeof text, format, value);
+    return text;
+}
+
+// "tiny.txt: 1,200 of 24,000 tokens held out" for the run's file.
+std::string held_out_text(const DataFileInfo& file) {
+    std::string out = printable_text(file.name);
+    out += ": ";
+    out += std::to_string(file.val_tokens);
+    out += " of ";
+    out += std::to_string(file.tokens);
+    out += " tokens held out";
+    return out;
+}
+
+}  // namespace
+
+std::string validation_text(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline) {
+    std::vector<const RunRecord*> evaluated;
+    for (const RunRecord& r : runs) {
+        if (r.summary.final_val_loss) evaluated.push_back(&r);
+    }
+    if (evaluated.empty()) return {};
+    const RunRecord* base = baseline && *baseline < runs.size() && runs[*baseline].summary.final_val_loss ? &runs[*baseline] : nullptr;
+    std::string out = "\nvalidation loss";
+    if (evaluated.front()->data_file) out += " (" + held_out_text(*evaluated.front()->data_file) + ")";
+    out += ":\n";
+    for (const RunRecord* r : evaluated) {
+        out += "  ";
+        out += printable_text(display_name(*r));
+        out += ": ";
+        out += fixed(*r->summary.final_val_loss, "%.4f");
+        if (r->summary.final_val_step) {
+            out += " at step ";
+            out += std::to_string(*r->summary.final_val_step);
+        }
+        if (base != nullptr && r != base) {
+            out += " (";
+            double difference = std::round((*r->summary.final_val_loss - *base->summary.final_val_loss) * 1e4) / 1e4;
+            if (difference == 0.0) difference = 0.0;  // -0.0 would print as "-0.0000"
+            out += fixed(difference, "%+.4f");
+            out += " against the baseline)";
+        }
+        out += '\n';
+    }
+    return out;
 }
 
 }  // namespace tewb::cli

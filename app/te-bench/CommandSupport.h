@@ -38,6 +38,9 @@ RunRecord train_one(const Trainer& trainer, const RunConfig& config, const std::
 int exit_code_for(const std::vector<RunRecord>& runs, bool all_saved);
 std::int64_t parse_run_id(const std::string& text);
 RunRecord load_stored(RunStore& store, std::int64_t id);
+// Runs on a token file: each run's last validation loss and its step, on the file's held-out tail, with the
+// difference against the baseline (an index into `runs`) when there is one; empty when no run evaluated.
+std::string validation_text(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
 // `run --profile` (and `history show` of such a run): the traced step's top kernels.
 std::string kernel_profile_text(const RunRecord& run, bool named);
 

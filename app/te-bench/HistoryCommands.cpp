@@ -50,7 +50,8 @@ int run_history_show(const Commands& c, RunStore& store) {
     if (c.show_json) {
         std::cout << record_to_json_text(record);
     } else {
-        std::cout << render_summary_table({record}, std::nullopt) << te_path_text(record, false) << render_fp8_summary(record)
+        std::cout << render_summary_table({record}, std::nullopt) << validation_text({record}, std::nullopt)
+                  << te_path_text(record, false) << render_fp8_summary(record)
                   << ledger_totals_text(record, false) << kernel_profile_text(record, false);
         if (!record.message.empty()) std::cout << "message: " << printable_text(record.message) << "\n";
     }

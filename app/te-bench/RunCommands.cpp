@@ -16,6 +16,7 @@
 #include "core/common/TextCheck.h"
 #include "core/common/TextTable.h"
 #include "core/config/ComparePlan.h"
+#include "core/data/TokenFile.h"
 #include "core/dist/WorkerEnv.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/Comparison.h"
@@ -76,6 +77,7 @@ void report_runs(const RunFlags& flags, const std::vector<RunRecord>& runs, int 
     if (!flags.fp8_csv_path.empty()) write_output(flags.fp8_csv_path, fp8_csv_text(runs));
     std::ostream& out = table_stream(outputs_of(flags));
     out << render_summary_table(runs, std::nullopt);
+    out << validation_text(runs, std::nullopt);
     if (repeats > 1) out << "\n" << render_group_table(runs, group_runs(runs, std::nullopt));
     if (const std::string breakdown = render_breakdown_table(runs); !breakdown.empty()) out << "\n" << breakdown;
     if (const std::string job = render_job_summary(runs.back()); !job.empty()) out << "\n" << job;
@@ -232,6 +234,19 @@ int run_local_job_command(const Commands& c, const RunConfig& requested) {
     return exit_code_for(runs, saved);
 }
 
+// A sweep on a token file: the file is checked once for the largest batch and sequence of the grid, so a size it is
+// too short for is refused before the first run rather than found out halfway.
+void check_sweep_data(const SweepSpec& spec, const std::vector<SweepRun>& plan) {
+    if (!spec.base.data.from_file()) return;
+    TokenFileNeeds needs{spec.base.model.vocab, 0, 0};
+    for (const SweepRun& run : plan) {
+        if (run.skip_reason) continue;
+        needs.window = std::max<std::int64_t>(needs.window, run.config.model.seq + 1);
+        needs.global_batch = std::max<std::int64_t>(needs.global_batch, run.config.batch);
+    }
+    if (needs.window > 0) TokenFile check(spec.base.data, needs);
+}
+
 }  // namespace
 
 int run_one(const Commands& c) {
@@ -297,6 +312,7 @@ int run_compare(const Commands& c) {
     if (!c.compare_summary_csv.empty()) write_output(c.compare_summary_csv, summary_csv_text(runs, 0));
     std::ostream& out = table_stream(outputs);
     out << render_summary_table(runs, 0);
+    out << validation_text(runs, 0);
     if (repeats > 1) out << "\n" << render_group_table(runs, group_runs(runs, 0));
     if (const std::string breakdown = render_breakdown_table(runs); !breakdown.empty()) out << "\n" << breakdown;
     if (!skipped.empty()) {
@@ -319,6 +335,7 @@ int run_sweep(const Commands& c) {
     check_outputs(outputs, store_to_protect(c.store_path));
     const Trainer trainer(detect_device());
     const std::vector<SweepRun> plan = plan_sweep(spec, trainer.device());
+    check_sweep_data(spec, plan);
     const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
     stop_cleanly_on_signals();
     std::vector<std::optional<RunRecord>> records(plan.size());

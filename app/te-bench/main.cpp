@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
     tewb::occupy_standard_descriptors();
     cli::CheckedStdout checked_stdout;
     install_standard_output(&checked_stdout);
-    CLI::App app{"te-bench: train MiniGPT with LibTorch and TE-style modules, and measure it"};
+    CLI::App app{"te-bench: train MiniGPT or a Llama-style model (--arch) on synthetic tokens or a token file (--data) with "
+                 "LibTorch and TE-style modules, and measure it"};
     Commands commands;
     define_commands(app, commands);
     if (const std::optional<int> status = parse_arguments(app, commands, argc, argv)) {

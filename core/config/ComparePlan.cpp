@@ -24,7 +24,7 @@ std::vector<PlannedRun> plan_comparison(const RunConfig& base, const DeviceInfo&
         config.cuda_graph = graph == Graph::On;
         config.inspect_fp8 = base.inspect_fp8 && precision == Precision::Fp8;
         config.te_impl = backend == Backend::Te ? base.te_impl : TeImpl::Auto;  // torch has no te implementation
-        config.name = std::string(to_string(backend)) + " " + std::string(to_string(precision)) + (cuda ? "" : " cpu") +
+        config.name = std::string(base.model.arch == Arch::Llama ? "llama " : "") + std::string(to_string(backend)) + " " + std::string(to_string(precision)) + (cuda ? "" : " cpu") +
                       (graph == Graph::On ? " graph" : "") + (role == Role::Baseline ? " (baseline)" : "");
         return config;
     };

@@ -20,7 +20,8 @@ struct PlannedRun {
 // and te FP8 (with base.fp8 as its recipe); on a GPU, with base.cuda_graph, torch BF16, te BF16 and te
 // FP8 again as CUDA graphs ("… graph"), each after its eager row. Rows this device or build cannot run
 // carry the reason. `base` supplies the preset's sizes, step counts and FP8 recipe (a caller may have
-// changed them); its inspect_fp8 applies to the FP8 row and its te_impl to the te rows. Throws ConfigError when those are invalid.
+// changed them); its inspect_fp8 applies to the FP8 row and its te_impl to the te rows; its architecture and data to
+// every row (a llama's rows are named "llama …"). Throws ConfigError when those are invalid.
 std::vector<PlannedRun> plan_comparison(const RunConfig& base, const DeviceInfo& device);
 
 }  // namespace tewb

@@ -8,8 +8,8 @@ namespace tewb {
 
 // What one process training a resolved configuration holds at its peak, estimated before anything is
 // allocated, so a configuration that cannot fit is refused with numbers instead of being killed by the
-// kernel a minute later. With P = layers (12 h² + 13 h) + V h + s h + 2 h parameters (tied LM head) and
-// T = batch × seq tokens per step:
+// kernel a minute later. With P parameters (model_parameters in core/model/FlopCount.h; a gpt's
+// layers (12 h² + 13 h) + V h + s h + 2 h) and T = batch × seq tokens per step:
 //
 // On the CPU (the process's resident set): a fit of measured peaks (docs/reliability.md has the grid: every
 // preset and shape within 1.0–1.5× of its measured peak), per backend and precision,
@@ -19,7 +19,9 @@ namespace tewb {
 //   activations  bytes per layer, token and unit of hidden size (what autograd saves, the emulated FP8
 //             GEMMs' float copies) and per layer, token, head and position (attention), plus the logits and
 //             their gradients (bytes per token and vocabulary entry);
-// then 1.25× the fit, so a shape the grid did not cover is still over its peak.
+// then 1.25× the fit, so a shape the grid did not cover is still over its peak. The grid's shapes are gpts: a
+// llama's per-layer activations are scaled by the elements its block saves relative to a gpt's (the rotated
+// queries and keys, SwiGLU's three intermediate tensors, GQA's narrower K and V), not measured on their own.
 //
 // On a GPU (the CUDA allocator's peak, not yet compared with measurements): deliberately generous, 16 bytes
 // per parameter in float32 (+2 for the 16-bit weights of a BF16/FP8 step), activations of 34 h + 5 heads s

@@ -28,6 +28,10 @@ constexpr double kMaxBucketMb = 1024;
 
 constexpr NameTable kOnOffNames{std::to_array<Named<bool>>({{"on", true}, {"off", false}})};
 constexpr std::size_t kMaxNameLength = 200;
+constexpr std::size_t kMaxPathLength = 4096;
+constexpr int kFfnMultiple = 64;  // the SwiGLU's intermediate size: whole 64-wide tiles of the GEMMs
+constexpr double kMaxValFraction = 0.5;
+constexpr int kByteVocab = 256;
 
 std::string format_number(double value) {
     std::ostringstream out;
@@ -73,7 +77,133 @@ std::string quoted(std::string_view text) {
     return out;
 }
 
+// A setting only llama has, given a value other than its default on a gpt.
+void check_llama_only(std::vector<ConfigProblem>& problems, const RunConfig& c, std::string_view id, bool is_default) {
+    if (c.model.arch == Arch::Llama || is_default) return;
+    problems.push_back({std::string(id), llama_only_problem(id, c)});
+}
+
+std::string divisors_text(int n) {
+    std::string out;
+    for (int d = 1; d <= n; ++d) {
+        if (n % d != 0) continue;
+        if (!out.empty()) out += '|';
+        out += std::to_string(d);
+    }
+    return out;
+}
+
+void find_model_problems(std::vector<ConfigProblem>& problems, const RunConfig& c) {
+    const ModelShape& m = c.model;
+    check_llama_only(problems, c, "kv-heads", m.kv_heads == 0);
+    check_llama_only(problems, c, "ffn", m.ffn == 0);
+    check_llama_only(problems, c, "rope-base", m.rope_base == kDefaultRopeBase);
+    if (m.arch != Arch::Llama) return;
+    check_range(problems, "kv-heads", m.kv_heads);
+    if (m.kv_heads > 0 && m.heads > 0 && m.heads % m.kv_heads != 0) {
+        std::string message = "--kv-heads " + std::to_string(m.kv_heads) + ": does not divide --heads ";
+        message += std::to_string(m.heads);
+        message += " (each key/value head serves a whole group of query heads); allowed: ";
+        message += m.heads <= 1024 ? divisors_text(m.heads) : std::string("a divisor of --heads");
+        problems.push_back({"kv-heads", std::move(message)});
+    }
+    const std::int64_t ffn_max = setting("ffn").valid->max;
+    if (m.ffn < 0 || (m.ffn % kFfnMultiple != 0 && m.ffn <= ffn_max)) {
+        std::string message = "--ffn " + std::to_string(m.ffn) + ": not a positive multiple of ";
+        message += std::to_string(kFfnMultiple);
+        message += "; allowed: a multiple of 64 up to ";
+        message += std::to_string(ffn_max);
+        message += ", or 0 for 8/3 x --hidden rounded up to a multiple of 64";
+        problems.push_back({"ffn", std::move(message)});
+    } else {
+        check_range(problems, "ffn", m.ffn);
+    }
+    if (m.hidden > 0 && m.heads > 0 && m.hidden % m.heads == 0 && (m.hidden / m.heads) % 2 != 0) {
+        std::string message = "--hidden " + std::to_string(m.hidden) + " --heads ";
+        message += std::to_string(m.heads);
+        message += ": head size ";
+        message += std::to_string(m.hidden / m.heads);
+        message += " is odd and rotary embeddings rotate pairs of a head's dimensions; allowed with --arch llama: an even "
+                   "hidden / heads";
+        problems.push_back({"heads", std::move(message)});
+    }
+    if (!std::isfinite(m.rope_base) || m.rope_base <= 0.0) {
+        problems.push_back({"rope-base", "--rope-base " + format_number(m.rope_base) +
+                                             (std::isfinite(m.rope_base) ? ": out of range" : ": not a finite number") +
+                                             "; allowed: a number greater than 0 (default " +
+                                             std::to_string(kDefaultRopeBase) + ")"});
+    }
+}
+
+// A setting of the token file's, given without one.
+void check_needs_data(std::vector<ConfigProblem>& problems, const RunConfig& c, std::string_view id, bool is_default) {
+    if (c.data.from_file() || is_default) return;
+    problems.push_back({std::string(id), needs_data_problem(id, c)});
+}
+
+void find_data_problems(std::vector<ConfigProblem>& problems, const RunConfig& c) {
+    const DataSettings& d = c.data;
+    check_needs_data(problems, c, "data-format", d.format == TokenFormat::Auto);
+    check_needs_data(problems, c, "val-fraction", d.val_fraction == DataSettings{}.val_fraction);
+    check_needs_data(problems, c, "eval-every", d.eval_every == 0);
+    if (!d.from_file()) return;
+    if (const auto problem = text_problem(d.path, kMaxPathLength)) {
+        problems.push_back({"data", "--data " + printable_text(d.path) + ": " + *problem + "; allowed: a UTF-8 path"});
+    }
+    if (!std::isfinite(d.val_fraction) || d.val_fraction <= 0.0 || d.val_fraction > kMaxValFraction) {
+        problems.push_back({"val-fraction", "--val-fraction " + format_number(d.val_fraction) +
+                                                (std::isfinite(d.val_fraction) ? ": out of range" : ": not a finite number") +
+                                                "; allowed: greater than 0 and at most " + format_number(kMaxValFraction) +
+                                                " (the held-out tail's share of the file's tokens)"});
+    }
+    const std::size_t before = problems.size();
+    check_range(problems, "eval-every", d.eval_every);
+    if (problems.size() == before && d.eval_every > c.total_steps()) {
+        std::string message = "--eval-every " + std::to_string(d.eval_every) + ": beyond the run's ";
+        message += std::to_string(c.total_steps());
+        message += " steps (--warmup plus --iters); allowed: 1 to ";
+        message += std::to_string(c.total_steps());
+        message += ", or 0 for five evaluations over the run";
+        problems.push_back({"eval-every", std::move(message)});
+    }
+    if (d.format == TokenFormat::Bytes && c.model.vocab < kByteVocab) {
+        std::string message = "--vocab " + std::to_string(c.model.vocab) + ": below ";
+        message += std::to_string(kByteVocab);
+        message += " and --data-format bytes makes every byte a token (0 to 255); allowed with bytes: --vocab 256 or more";
+        problems.push_back({"vocab", std::move(message)});
+    }
+}
+
+// A setting's value as a message shows it: reals as printed by default ("500000", where the shortest text is "5e+05").
+std::string value_text(const RunSetting& s, const RunConfig& config) {
+    return s.kind == SettingKind::Real ? format_number(std::get<double>(s.get(config))) : setting_text(s, config);
+}
+
 }  // namespace
+
+std::string llama_only_problem(std::string_view id, const RunConfig& config) {
+    const RunSetting& s = setting(id);
+    const std::string_view reason = id == "kv-heads" ? "grouped-query attention is llama's (a gpt's attention is multi-head)"
+                                    : id == "ffn"    ? "the SwiGLU MLP's size is llama's (a gpt's MLP is 4 x --hidden)"
+                                                     : "rotary position embeddings are llama's (a gpt learns its positions)";
+    std::string message(s.flag);
+    message += ' ';
+    message += value_text(s, config);
+    message += ": ";
+    message += reason;
+    message += "; allowed with --arch gpt: leave it out (or --arch llama)";
+    return message;
+}
+
+std::string needs_data_problem(std::string_view id, const RunConfig& config) {
+    const RunSetting& s = setting(id);
+    std::string message(s.flag);
+    message += ' ';
+    message += value_text(s, config);
+    message += ": a setting of the token file and this run has none (it trains on synthetic tokens); allowed: --data PATH "
+               "with it, or leave it out";
+    return message;
+}
 
 std::optional<std::string> name_problem(std::string_view name) {
     const std::string allowed = "; allowed: printable UTF-8 text of at most " + std::to_string(kMaxNameLength) +
@@ -141,6 +271,8 @@ std::vector<ConfigProblem> find_problems(const RunConfig& c) {
     if (c.dist.nproc > 0 && c.dist.backend == DistBackend::Nccl && c.device == DeviceKind::Cpu) {
         problems.push_back({"dist-backend", "--dist-backend nccl: NCCL runs on GPUs; allowed with --device cpu: gloo|auto"});
     }
+    find_model_problems(problems, c);
+    find_data_problems(problems, c);
     return problems;
 }
 
@@ -171,7 +303,8 @@ std::optional<std::string> memory_problem(const RunConfig& resolved, const Devic
         need = "about " + format_bytes(static_cast<std::uint64_t>(total)) + " for its " + std::to_string(processes) +
                " processes, each " + need;
     }
-    return "--layers " + std::to_string(shape.layers) + " --hidden " + std::to_string(shape.hidden) + " --seq " +
+    return std::string(shape.arch == Arch::Llama ? "--arch llama " : "") + "--layers " + std::to_string(shape.layers) +
+           " --hidden " + std::to_string(shape.hidden) + " --seq " +
            std::to_string(shape.seq) + " --vocab " + std::to_string(shape.vocab) + " --batch " +
            std::to_string(resolved.batch) + (processes > 1 ? " --nproc " + std::to_string(processes) : std::string()) +
            ": this run needs " + need + ", more than the " + format_bytes(*available) +
@@ -213,7 +346,8 @@ RunConfig resolve(const RunConfig& config, const DeviceInfo& device, MemoryScope
         }
     }
     if (resolved.name.empty()) {
-        resolved.name = std::string(to_string(resolved.backend)) + " " + std::string(to_string(resolved.precision)) + " " +
+        resolved.name = std::string(resolved.model.arch == Arch::Llama ? "llama " : "") +
+                        std::string(to_string(resolved.backend)) + " " + std::string(to_string(resolved.precision)) + " " +
                         std::string(to_string(resolved.device));
         if (resolved.dist.enabled()) {
             resolved.name += " x" + std::to_string(resolved.dist.nproc) + " " + std::string(to_string(resolved.dist.backend));
@@ -224,7 +358,7 @@ RunConfig resolve(const RunConfig& config, const DeviceInfo& device, MemoryScope
 
 RunConfig make_preset(Preset preset) {
     RunConfig config;
-    if (preset == Preset::QuickCpu) {
+    if (preset == Preset::QuickCpu || preset == Preset::QuickCpuLlama) {
         config.device = DeviceKind::Cpu;
         config.model = ModelShape{2, 128, 4, 32, 256};
         config.batch = 8;
@@ -232,18 +366,44 @@ RunConfig make_preset(Preset preset) {
         config.iters = 55;
         config.lr = 3e-3;
     }
+    if (preset == Preset::LlamaSeed || preset == Preset::QuickCpuLlama) {
+        config.model.arch = Arch::Llama;
+        config.model.kv_heads = preset == Preset::LlamaSeed ? 4 : config.model.heads / 2;
+    }
     return config;
 }
 
+std::span<const Preset> all_presets() {
+    static constexpr std::array<Preset, 4> kPresets{Preset::Seed, Preset::QuickCpu, Preset::LlamaSeed, Preset::QuickCpuLlama};
+    return kPresets;
+}
+
 std::string_view preset_title(Preset preset) {
-    return preset == Preset::QuickCpu ? "Quick CPU" : "Seed benchmark";
+    switch (preset) {
+    case Preset::Seed:
+        return "Seed benchmark";
+    case Preset::QuickCpu:
+        return "Quick CPU";
+    case Preset::LlamaSeed:
+        return "Llama seed";
+    case Preset::QuickCpuLlama:
+        return "Quick CPU Llama";
+    }
+    return "Seed benchmark";
 }
 
 std::string preset_summary(Preset preset) {
     const RunConfig c = make_preset(preset);
-    return std::to_string(c.model.layers) + " layers, hidden " + std::to_string(c.model.hidden) + ", seq " +
-           std::to_string(c.model.seq) + ", batch " + std::to_string(c.batch) + ", " + std::to_string(c.warmup) + " + " +
-           std::to_string(c.iters) + " steps" + (c.device == DeviceKind::Cpu ? ", CPU" : "");
+    std::string out = std::to_string(c.model.layers) + " layers, hidden " + std::to_string(c.model.hidden) + ", seq " +
+                      std::to_string(c.model.seq) + ", batch " + std::to_string(c.batch) + ", " + std::to_string(c.warmup) +
+                      " + " + std::to_string(c.iters) + " steps";
+    if (c.model.arch == Arch::Llama) {
+        out += ", llama, ";
+        out += std::to_string(effective_kv_heads(c.model));
+        out += " KV heads";
+    }
+    if (c.device == DeviceKind::Cpu) out += ", CPU";
+    return out;
 }
 
 bool parse_on_off(std::string_view flag, std::string_view text) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,6 +89,12 @@ struct RunConfig {
 // nothing. The same rule holds for --name, the GUI's name field and names in imported records.
 std::optional<std::string> name_problem(std::string_view name);
 
+// Why a llama-only setting ("kv-heads", "ffn", "rope-base") cannot go with --arch gpt, and why a token file's setting
+// ("data-format", "val-fraction", "eval-every") cannot go without --data: "--ffn 1024: ...; allowed: ...".
+// find_problems says it for values other than the defaults; te-bench also for flags given with their defaults.
+std::string llama_only_problem(std::string_view id, const RunConfig& config);
+std::string needs_data_problem(std::string_view id, const RunConfig& config);
+
 // Every problem found without looking at the hardware; empty when the configuration is valid.
 std::vector<ConfigProblem> find_problems(const RunConfig& config);
 // Throws ConfigError with the first problem.
@@ -108,10 +115,14 @@ std::optional<std::string> memory_problem(const RunConfig& resolved, const Devic
                                           std::optional<std::uint64_t> host_available,
                                           MemoryScope scope = MemoryScope::WholeJob);
 
-enum class Preset { Seed, QuickCpu };
+// seed and quick-cpu train the gpt; llama-seed and quick-cpu-llama the same sizes as a llama with grouped-query
+// attention (a third of the heads as key/value heads at the seed's size, half at the quick size).
+enum class Preset { Seed, QuickCpu, LlamaSeed, QuickCpuLlama };
 RunConfig make_preset(Preset preset);
+// Every preset, in the order menus and help texts list them.
+std::span<const Preset> all_presets();
 // For menus and help texts: "Seed benchmark", and what the preset sets, read from make_preset:
-// "12 layers, hidden 768, seq 96, batch 32, 10 + 30 steps".
+// "12 layers, hidden 768, seq 96, batch 32, 10 + 30 steps" (a llama's adds "llama, 4 KV heads").
 std::string_view preset_title(Preset preset);
 std::string preset_summary(Preset preset);
 
@@ -140,7 +151,10 @@ struct EnumNames<Precision> {
 };
 template <>
 struct EnumNames<Preset> {
-    static constexpr NameTable table{std::to_array<Named<Preset>>({{"seed", Preset::Seed}, {"quick-cpu", Preset::QuickCpu}})};
+    static constexpr NameTable table{std::to_array<Named<Preset>>({{"seed", Preset::Seed},
+                                                                   {"quick-cpu", Preset::QuickCpu},
+                                                                   {"llama-seed", Preset::LlamaSeed},
+                                                                   {"quick-cpu-llama", Preset::QuickCpuLlama}})};
 };
 template <>
 struct EnumNames<DistBackend> {

@@ -29,7 +29,7 @@ SettingValue name_of(E value) {
 // The rows, in the reproducing command line's order. Valid ranges are validation's (RunConfig.cpp reads them
 // here); stored ranges are what records have always been read with.
 // (Read through functions only, never from another file's static initialisation.)
-const std::array<RunSetting, 29> kSettings{{
+const std::array<RunSetting, 37> kSettings{{
     {.id = "device", .flag = "--device", .section = SettingSection::Config, .json_key = "device", .label = "Device",
      .kind = SettingKind::Choice, .use = SettingUse::Always,
      .get = [](const RunConfig& c) { return name_of(c.device); },
@@ -42,6 +42,11 @@ const std::array<RunSetting, 29> kSettings{{
      .label = "Precision", .kind = SettingKind::Choice, .use = SettingUse::Always,
      .get = [](const RunConfig& c) { return name_of(c.precision); },
      .set = [](RunConfig& c, const SettingValue& v, std::string_view at) { c.precision = parse_name<Precision>(at, name(v)); }},
+    {.id = "arch", .flag = "--arch", .section = SettingSection::Model, .json_key = "arch", .label = "Architecture",
+     .kind = SettingKind::Choice, .use = SettingUse::NotDefault,
+     .when_absent = SettingValue{std::string("gpt")},  // records from before --arch trained the gpt
+     .get = [](const RunConfig& c) { return name_of(c.model.arch); },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view at) { c.model.arch = parse_name<Arch>(at, name(v)); }},
     {.id = "layers", .flag = "--layers", .section = SettingSection::Config, .json_key = "layers", .label = "Layers",
      .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{1, 256}, .stored = IntRange{1, kIntMax},
      .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.model.layers}; },
@@ -62,6 +67,20 @@ const std::array<RunSetting, 29> kSettings{{
      .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{2, 1 << 20}, .stored = IntRange{2, kIntMax},
      .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.model.vocab}; },
      .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.model.vocab = small(v); }},
+    {.id = "kv-heads", .flag = "--kv-heads", .section = SettingSection::Model, .json_key = "kv_heads", .label = "KV heads",
+     .kind = SettingKind::Integer, .use = SettingUse::Llama, .valid = IntRange{0, 1024}, .stored = IntRange{0, kIntMax},
+     .when_absent = SettingValue{std::int64_t{0}},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.model.kv_heads}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.model.kv_heads = small(v); }},
+    {.id = "ffn", .flag = "--ffn", .section = SettingSection::Model, .json_key = "ffn", .label = "FFN size",
+     .kind = SettingKind::Integer, .use = SettingUse::Llama, .valid = IntRange{0, 1 << 20}, .stored = IntRange{0, kIntMax},
+     .when_absent = SettingValue{std::int64_t{0}},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.model.ffn}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.model.ffn = small(v); }},
+    {.id = "rope-base", .flag = "--rope-base", .section = SettingSection::Model, .json_key = "rope_base", .label = "RoPE base",
+     .kind = SettingKind::Real, .use = SettingUse::Llama, .when_absent = SettingValue{double{kDefaultRopeBase}},
+     .get = [](const RunConfig& c) -> SettingValue { return c.model.rope_base; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.model.rope_base = real(v); }},
     {.id = "batch", .flag = "--batch", .section = SettingSection::Config, .json_key = "batch", .label = "Batch",
      .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{1, 65536}, .stored = IntRange{1, kIntMax},
      .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.batch}; },
@@ -82,6 +101,23 @@ const std::array<RunSetting, 29> kSettings{{
      .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{0, kInt64Max}, .stored = IntRange{0, kInt64Max},
      .get = [](const RunConfig& c) -> SettingValue { return static_cast<std::int64_t>(c.seed); },
      .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.seed = static_cast<std::uint64_t>(whole(v)); }},
+    {.id = "data", .flag = "--data", .section = SettingSection::Data, .json_key = "path", .label = "Token file",
+     .kind = SettingKind::Text, .use = SettingUse::DataFile,
+     .get = [](const RunConfig& c) -> SettingValue { return c.data.path; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.data.path = name(v); }},
+    {.id = "data-format", .flag = "--data-format", .section = SettingSection::Data, .json_key = "format",
+     .label = "File format", .kind = SettingKind::Choice, .use = SettingUse::DataFile,
+     .get = [](const RunConfig& c) { return name_of(c.data.format); },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view at) { c.data.format = parse_name<TokenFormat>(at, name(v)); }},
+    {.id = "val-fraction", .flag = "--val-fraction", .section = SettingSection::Data, .json_key = "val_fraction",
+     .label = "Validation fraction", .kind = SettingKind::Real, .use = SettingUse::DataFile,
+     .get = [](const RunConfig& c) -> SettingValue { return c.data.val_fraction; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.data.val_fraction = real(v); }},
+    {.id = "eval-every", .flag = "--eval-every", .section = SettingSection::Data, .json_key = "eval_every",
+     .label = "Evaluate every", .kind = SettingKind::Integer, .use = SettingUse::DataFile, .valid = IntRange{0, 1'000'000},
+     .stored = IntRange{0, kIntMax},
+     .get = [](const RunConfig& c) -> SettingValue { return std::int64_t{c.data.eval_every}; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.data.eval_every = small(v); }},
     {.id = "cuda-graph", .flag = "--cuda-graph", .section = SettingSection::Config, .json_key = "cuda_graph",
      .label = "Replay each timed step as one CUDA graph", .kind = SettingKind::Switch, .use = SettingUse::Always,
      .when_absent = SettingValue{false},  // records from before the option ran eagerly
@@ -230,8 +266,38 @@ bool section_written(SettingSection section, const RunConfig& config) {
         return config.precision == Precision::Fp8;
     case SettingSection::Dist:
         return config.dist.enabled();
+    case SettingSection::Model:
+        return true;
+    case SettingSection::Data:
+        return config.data.from_file();
     }
     return false;
+}
+
+bool setting_written(const RunSetting& s, const RunConfig& config) {
+    return section_written(s.section, config) && (s.use != SettingUse::Llama || config.model.arch == Arch::Llama);
+}
+
+std::span<const SettingSection> setting_sections() {
+    static constexpr std::array<SettingSection, 5> kSections{SettingSection::Config, SettingSection::Fp8, SettingSection::Dist,
+                                                             SettingSection::Model, SettingSection::Data};
+    return kSections;
+}
+
+std::string_view section_key(SettingSection section) {
+    switch (section) {
+    case SettingSection::Config:
+        return "";
+    case SettingSection::Fp8:
+        return "fp8";
+    case SettingSection::Dist:
+        return "dist";
+    case SettingSection::Model:
+        return "model";
+    case SettingSection::Data:
+        return "data";
+    }
+    return "";
 }
 
 bool setting_in_command_line(const RunSetting& s, const RunConfig& config) {
@@ -250,6 +316,10 @@ bool setting_in_command_line(const RunSetting& s, const RunConfig& config) {
         return config.dist.enabled();
     case SettingUse::NotDefault:
         return s.get(config) != s.get(RunConfig{});
+    case SettingUse::Llama:
+        return config.model.arch == Arch::Llama && s.get(config) != s.get(RunConfig{});
+    case SettingUse::DataFile:
+        return config.data.from_file();
     }
     return false;
 }

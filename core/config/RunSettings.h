@@ -28,8 +28,10 @@ enum class SettingKind {
 };
 
 // The object of a record's config that holds the setting: the config itself, or its "fp8" object (written
-// for FP8 runs) or its "dist" object (written for data-parallel jobs).
-enum class SettingSection { Config, Fp8, Dist };
+// for FP8 runs), its "dist" object (written for data-parallel jobs), its "model" object (written always; a
+// record without it is from before the architecture could be chosen: a gpt) or its "data" object (written for
+// runs on a token file).
+enum class SettingSection { Config, Fp8, Dist, Model, Data };
 
 // When the reproducing command line names the setting: always, or only where it means something.
 enum class SettingUse {
@@ -39,6 +41,9 @@ enum class SettingUse {
     BlockFp8,     // FP8 runs under block scaling
     DataParallel, // data-parallel jobs
     NotDefault,   // only when it differs from a fresh RunConfig's value (and, for Presence, when set)
+    Llama,        // llama runs, when it differs from a fresh RunConfig's value (0: the automatic size); the
+                  // record holds it for every llama run and never for a gpt
+    DataFile,     // runs on a token file (--data)
 };
 
 struct IntRange {
@@ -82,5 +87,11 @@ void set_setting_from_text(const RunSetting& s, RunConfig& config, std::string_v
 bool setting_in_command_line(const RunSetting& s, const RunConfig& config);
 // Whether a record's config holds the setting's section for this configuration.
 bool section_written(SettingSection section, const RunConfig& config);
+// Whether a record's config holds the setting: its section is written and, for a llama-only setting, the run is a llama.
+bool setting_written(const RunSetting& s, const RunConfig& config);
+// Every section, the config itself first.
+std::span<const SettingSection> setting_sections();
+// The key of the section's object in a record's config ("fp8", "dist", "model", "data"); empty for Config itself.
+std::string_view section_key(SettingSection section);
 
 }  // namespace tewb

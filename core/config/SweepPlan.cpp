@@ -118,7 +118,14 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device
                     c.inspect_fp8 = false;
                     c.te_impl = backend == Backend::Te ? spec.base.te_impl : TeImpl::Auto;
                     c.name = sweep_run_name(point, backend, precision, baseline, !cuda);
-                    validate(c);  // sizes out of range are the user's error: stop before anything runs
+                    if (c.model.arch == Arch::Llama) c.name.insert(std::string_view("sweep ").size(), "llama ");
+                    try {
+                        validate(c);  // sizes out of range are the user's error: stop before anything runs
+                    } catch (const ConfigError& e) {
+                        // The swept size names the heads the sweep chose (hidden / 64), which --kv-heads must divide.
+                        throw ConfigError("sweep size " + point.label() + " (heads " + std::to_string(c.model.heads) +
+                                          "): " + e.what());
+                    }
                     SweepRun run{point, c, baseline, std::nullopt};
                     try {
                         run.config = resolve(c, device);

@@ -13,7 +13,9 @@ namespace tewb {
 // Where does a precision start to pay? A grid of model sizes (hidden × batch × seq), each trained briefly
 // by the baseline (torch: BF16 on a GPU, FP32 on the CPU) and by `backend` in each precision.
 struct SweepSpec {
-    RunConfig base;            // layers, vocabulary, steps, learning rate, seed, FP8 recipe, device, graphs, te_impl (te runs)
+    // layers, vocabulary, architecture (llama's kv heads, ffn, rope base), data, steps, learning rate, seed, FP8
+    // recipe, device, graphs, te_impl (te runs)
+    RunConfig base;
     std::vector<int> hidden;   // empty: base's
     std::vector<int> batch;    // empty: base's
     std::vector<int> seq;      // empty: base's
@@ -49,7 +51,8 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device
 std::vector<int> parse_int_list(std::string_view flag, std::string_view text);
 std::vector<Precision> parse_precision_list(std::string_view flag, std::string_view text);
 // What a sweep is called in the run store: "sweep <backend> <precision> h768 b32 s96" (baseline: "sweep
-// baseline torch bf16 h768 …"); the Sweep tab and `te-bench sweep` find their runs by it.
+// baseline torch bf16 h768 …"); the Sweep tab and `te-bench sweep` find their runs by it. plan_sweep names a
+// llama's runs "sweep llama …".
 std::string sweep_run_name(const SweepPoint& point, Backend backend, Precision precision, bool baseline, bool cpu);
 
 }  // namespace tewb

@@ -38,6 +38,7 @@ const std::unordered_set<std::string_view>& launch_free_ops() {
     static const std::unordered_set<std::string_view> ops = {
         "view", "_unsafe_view", "_reshape_alias", "view_as", "t", "transpose", "permute", "select", "slice", "narrow",
         "expand", "expand_as", "as_strided", "detach", "detach_", "alias", "unsqueeze", "squeeze", "unbind", "split",
+        "split_with_sizes",
         "chunk", "unflatten", "empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided", "resize_",
         "lift_fresh", "requires_grad_", "result_type", "set_", "_has_compatible_shallow_copy_type", "is_nonzero",
         "broadcast_tensors", "record_stream", "_nested_tensor_from_mask_left_aligned"};

@@ -10,6 +10,8 @@
 #include <ATen/ops/unbind.h>
 
 #include "core/ledger/Ledger.h"
+#include "core/model/Llama.h"
+#include "core/model/LlamaTe.h"
 #include "core/model/MiniGptTe.h"
 #include "core/modules/ParameterInit.h"
 
@@ -107,6 +109,10 @@ torch::Tensor MiniGpt::forward(const torch::Tensor& tokens) {
 }
 
 std::shared_ptr<CausalLm> make_model(Backend backend, const ModelShape& shape, std::uint64_t seed) {
+    if (shape.arch == Arch::Llama) {
+        if (backend == Backend::Te) return std::make_shared<LlamaTe>(shape, seed);
+        return std::make_shared<Llama>(shape, seed);
+    }
     if (backend == Backend::Te) {
         return std::make_shared<MiniGptTe>(shape, seed);
     }

@@ -6,9 +6,14 @@
 namespace tewb {
 
 LayerNormLinear::LayerNormLinear(std::string name, const Options& options, ParameterInit& init, std::shared_ptr<Fp8Context> fp8)
-    : name_(std::move(name)), eps_(options.eps), fp8_(fp8 ? std::move(fp8) : std::make_shared<Fp8Context>()) {
+    : name_(std::move(name)),
+      eps_(options.eps),
+      normalization_(options.normalization),
+      fp8_(fp8 ? std::move(fp8) : std::make_shared<Fp8Context>()) {
     ln_weight_ = register_parameter("layer_norm_weight", init.ones({options.in_features}));
-    ln_bias_ = register_parameter("layer_norm_bias", init.zeros({options.in_features}));
+    if (normalization_ == Normalization::LayerNorm) {
+        ln_bias_ = register_parameter("layer_norm_bias", init.zeros({options.in_features}));
+    }
     weight_ = register_parameter("weight", init.normal({options.out_features, options.in_features}, options.init_std));
     if (options.bias) {
         bias_ = register_parameter("bias", init.zeros({options.out_features}));
@@ -20,7 +25,7 @@ std::vector<at::Tensor> LayerNormLinear::run(const at::Tensor& x, bool layernorm
     check_features(name_, x, weight_.size(1));
     const at::Tensor rows = x.reshape({-1, x.size(-1)});
     const GemmPlan gemm = plan_gemm(rows, fp8_, slots_, weight_cache_);
-    const LayerNormPlan norm{gemm.ops, gemm.compute_dtype, eps_};
+    const LayerNormPlan norm{gemm.ops, gemm.compute_dtype, eps_, normalization_};
     std::vector<at::Tensor> out =
         apply_layer_norm_linear(rows, ln_weight_, ln_bias_, weight_, bias_, norm, gemm, layernorm_output, input_output);
     std::vector<std::int64_t> shape(x.sizes().begin(), x.sizes().end());

@@ -10,12 +10,14 @@
 #include "core/fp8/Fp8State.h"
 #include "core/modules/LayerNorm.h"
 #include "core/modules/Linear.h"
+#include "core/modules/ModuleChoices.h"
 
 namespace tewb {
 
-// LayerNorm followed by a Linear in one autograd function (te.LayerNormLinear), so a fused
-// implementation can write the normalized output straight into the GEMM's FP8 input. Parameters, in
-// creation order: layer_norm_weight, layer_norm_bias, weight, bias.
+// LayerNorm (or RMSNorm: te.LayerNormLinear's normalization="RMSNorm") followed by a Linear in one autograd
+// function (te.LayerNormLinear), so a fused implementation can write the normalized output straight into the GEMM's
+// FP8 input. Parameters, in creation order: layer_norm_weight, layer_norm_bias (LayerNorm only), weight, bias (with
+// `bias`).
 class LayerNormLinear : public torch::nn::Module {
 public:
     struct Options {
@@ -24,6 +26,7 @@ public:
         bool bias = true;
         double init_std = 0.02;
         double eps = kLayerNormEps;
+        Normalization normalization = Normalization::LayerNorm;
     };
 
     LayerNormLinear(std::string name, const Options& options, ParameterInit& init, std::shared_ptr<Fp8Context> fp8 = nullptr);
@@ -45,6 +48,7 @@ private:
 
     std::string name_;
     double eps_;
+    Normalization normalization_;
     at::Tensor ln_weight_, ln_bias_, weight_, bias_;
     std::shared_ptr<Fp8Context> fp8_;
     Fp8Context::GemmSlots slots_;

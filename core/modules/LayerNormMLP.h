@@ -7,6 +7,7 @@
 
 #include "core/fp8/Fp8State.h"
 #include "core/modules/LayerNorm.h"
+#include "core/modules/ModuleChoices.h"
 #include "core/modules/autograd/GemmStep.h"
 
 namespace tewb {
@@ -14,8 +15,10 @@ namespace tewb {
 class ParameterInit;
 
 // LayerNorm → fc1 → GELU (tanh) → fc2 in one autograd function (te.LayerNormMLP): two GEMMs, so six
-// forward and four backward FP8 slots. Parameters, in creation order: layer_norm_weight,
-// layer_norm_bias, fc1_weight, fc1_bias, fc2_weight, fc2_bias.
+// forward and four backward FP8 slots. As Transformer Engine's, it takes normalization="RMSNorm",
+// activation="swiglu" (fc1 then has 2 · ffn_hidden outputs, [gate | up], and fc2 reads silu(gate) · up) and
+// bias=False. Parameters, in creation order: layer_norm_weight, layer_norm_bias (LayerNorm only), fc1_weight,
+// fc1_bias, fc2_weight, fc2_bias (the biases with `bias`).
 class LayerNormMLP : public torch::nn::Module {
 public:
     struct Options {
@@ -24,6 +27,9 @@ public:
         double init_std = 0.02;
         double output_init_std = 0.02;  // fc2 (GPT-2 scales residual outputs down)
         double eps = kLayerNormEps;
+        Normalization normalization = Normalization::LayerNorm;
+        Activation activation = Activation::Gelu;
+        bool bias = true;
     };
 
     LayerNormMLP(std::string name, const Options& options, ParameterInit& init, std::shared_ptr<Fp8Context> fp8 = nullptr);
@@ -41,6 +47,8 @@ public:
 private:
     std::string name_;
     double eps_;
+    Normalization normalization_;
+    Activation activation_;
     at::Tensor ln_weight_, ln_bias_, fc1_weight_, fc1_bias_, fc2_weight_, fc2_bias_;
     std::shared_ptr<Fp8Context> fp8_;
     Fp8Context::GemmSlots fc1_slots_, fc2_slots_;

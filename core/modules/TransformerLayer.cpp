@@ -4,67 +4,126 @@
 #include <vector>
 
 #include <ATen/ops/scaled_dot_product_attention.h>
+#include <ATen/ops/split_with_sizes.h>
 #include <ATen/ops/unbind.h>
 
 #include "core/common/Error.h"
 #include "core/ledger/Ledger.h"
 #include "core/modules/ParameterInit.h"
+#include "core/modules/autograd/Functions.h"
+#include "core/modules/ops/OpsChoice.h"
 
 namespace tewb {
 
-TransformerLayer::TransformerLayer(const std::string& name, const Options& options, ParameterInit& init,
-                                   std::shared_ptr<Fp8Context> fp8)
-    : name_(name), hidden_(options.hidden), heads_(options.heads) {
+namespace {
+
+std::int64_t checked_kv_heads(const std::string& name, const TransformerLayer::Options& options) {
     if (options.heads < 1 || options.hidden % options.heads != 0) {
         throw ConfigError(name + ": hidden " + std::to_string(options.hidden) + " is not divisible by heads " +
                           std::to_string(options.heads));
     }
+    const std::int64_t kv = options.kv_heads > 0 ? options.kv_heads : options.heads;
+    if (options.kv_heads < 0 || options.heads % kv != 0) {
+        std::string reason = name;
+        reason += ": key/value heads ";
+        reason += std::to_string(options.kv_heads);
+        reason += " do not divide heads ";
+        reason += std::to_string(options.heads);
+        throw ConfigError(reason);
+    }
+    return kv;
+}
+
+}  // namespace
+
+TransformerLayer::TransformerLayer(const std::string& name, const Options& options, ParameterInit& init,
+                                   std::shared_ptr<Fp8Context> fp8)
+    : name_(name), hidden_(options.hidden), heads_(options.heads), kv_heads_(checked_kv_heads(name, options)) {
     if (!fp8) {
         fp8 = std::make_shared<Fp8Context>();
     }
+    const std::int64_t qkv_out = (heads_ + 2 * kv_heads_) * (hidden_ / heads_);
     qkv_ = register_module("qkv", std::make_shared<LayerNormLinear>(
                                       name + ".qkv",
-                                      LayerNormLinear::Options{options.hidden, 3 * options.hidden, true, options.init_std, options.eps},
+                                      LayerNormLinear::Options{options.hidden, qkv_out, options.bias, options.init_std, options.eps,
+                                                               options.normalization},
                                       init, fp8));
     proj_ = register_module(
-        "proj", std::make_shared<Linear>(name + ".proj", Linear::Options{options.hidden, options.hidden, true, options.output_init_std},
-                                         init, fp8));
+        "proj", std::make_shared<Linear>(name + ".proj",
+                                         Linear::Options{options.hidden, options.hidden, options.bias, options.output_init_std}, init, fp8));
     mlp_ = register_module("mlp", std::make_shared<LayerNormMLP>(
                                       name + ".mlp",
                                       LayerNormMLP::Options{options.hidden, options.ffn_hidden, options.init_std,
-                                                            options.output_init_std, options.eps},
+                                                            options.output_init_std, options.eps, options.normalization,
+                                                            options.activation, options.bias},
                                       init, fp8));
 }
 
-at::Tensor TransformerLayer::forward(const at::Tensor& x) {
+// qkv [batch, seq, (heads + 2 · kv) · d] → [batch, seq, heads + 2 · kv, d] with q's and k's heads turned (the first
+// heads + kv of the view: one call turns both, v's are copied through).
+at::Tensor TransformerLayer::rotate(const at::Tensor& qkv, const RotaryAngles& rotary) const {
+    const at::Tensor heads = qkv.view({qkv.size(0), qkv.size(1), heads_ + 2 * kv_heads_, hidden_ / heads_});
+    return apply_rotary_embedding(heads, rotary.cos, rotary.sin, heads_ + kv_heads_, ops_in_force(qkv.device()));
+}
+
+// qkv [batch, seq, (heads + 2 · kv) · d], or its rotated heads [batch, seq, heads + 2 · kv, d] → the attention's
+// output [batch, seq, hidden].
+at::Tensor TransformerLayer::attention(const at::Tensor& qkv) const {
+    const std::int64_t batch = qkv.size(0);
+    const std::int64_t seq = qkv.size(1);
+    const std::int64_t d = hidden_ / heads_;
+    at::Tensor y;
+    if (kv_heads_ == heads_ && qkv.dim() == 3) {
+        // q, k and v as views of the projection ([batch, seq, 3, heads, head dim] split along the 3): unbind's
+        // backward stacks their gradients into one tensor of the projection's layout (one write), where
+        // indexing would give each a zero-filled copy and sum the three.
+        const std::vector<at::Tensor> parts = qkv.view({batch, seq, 3, heads_, d}).unbind(2);
+        y = at::scaled_dot_product_attention(parts[0].transpose(1, 2), parts[1].transpose(1, 2), parts[2].transpose(1, 2), {},
+                                             0.0, /*is_causal=*/true);
+        return y.transpose(1, 2).reshape({batch, seq, hidden_});
+    }
+    const at::Tensor heads = qkv.view({batch, seq, heads_ + 2 * kv_heads_, d});
+    // As unbind above: split's backward concatenates the three gradients into one tensor of the view's layout.
+    const std::vector<at::Tensor> parts = heads.split_with_sizes({heads_, kv_heads_, kv_heads_}, 2);
+    y = at::scaled_dot_product_attention(parts[0].transpose(1, 2), parts[1].transpose(1, 2), parts[2].transpose(1, 2), {}, 0.0,
+                                         /*is_causal=*/true, std::nullopt, /*enable_gqa=*/kv_heads_ < heads_);
+    return y.transpose(1, 2).reshape({batch, seq, hidden_});
+}
+
+at::Tensor TransformerLayer::forward(const at::Tensor& x, const RotaryAngles* rotary) {
     if (x.dim() != 3 || x.size(2) != hidden_) {
         throw ConfigError(name_ + ": input must be [batch, seq, " + std::to_string(hidden_) + "]");
     }
-    const std::int64_t batch = x.size(0);
-    const std::int64_t seq = x.size(1);
-    // The ledger's scopes (core/ledger): qkv holds the first LayerNorm, mlp the second (both fused).
+    const std::int64_t d = hidden_ / heads_;
+    if (rotary != nullptr && (d % 2 != 0 || rotary->cos.dim() != 2 || rotary->cos.size(0) < x.size(1) ||
+                              rotary->cos.size(1) != d / 2 || rotary->sin.sizes() != rotary->cos.sizes())) {
+        std::string reason = name_;
+        reason += ": the rotary tables must be [at least seq, head_dim / 2] with an even head_dim (";
+        reason += std::to_string(d);
+        reason += ")";
+        throw ConfigError(reason);
+    }
+    // The ledger's scopes (core/ledger): qkv holds the first normalization, mlp the second (both fused).
     // The skip connections are added by the GEMMs that end each half (proj, fc2), as Transformer Engine folds its
     // bias-dropout-add: no separate add, and the residual stream keeps its dtype (float32 under autocast). Their
-    // gradients are summed into the LayerNorm backwards (qkv's for the first, the MLP's own for the second): the
+    // gradients are summed into the normalization backwards (qkv's for the first, the MLP's own for the second): the
     // autograd engine adds nothing.
-    at::Tensor qkv, skip, attention, h;
+    at::Tensor qkv, skip, attention_out, h;
     {
         const LedgerScope scope("qkv");
         std::tie(qkv, skip) = qkv_->forward_keeping_input(x);
     }
+    if (rotary != nullptr) {
+        const LedgerScope scope("rotary");
+        qkv = rotate(qkv, *rotary);
+    }
     {
         const LedgerScope scope("attention");
-        // q, k and v as views of the projection ([batch, seq, 3, heads, head dim] split along the 3): unbind's
-        // backward stacks their gradients into one tensor of the projection's layout (one write), where
-        // indexing would give each a zero-filled copy and sum the three.
-        const std::vector<at::Tensor> heads = qkv.view({batch, seq, 3, heads_, hidden_ / heads_}).unbind(2);
-        attention = at::scaled_dot_product_attention(heads[0].transpose(1, 2), heads[1].transpose(1, 2), heads[2].transpose(1, 2),
-                                                     {}, 0.0, /*is_causal=*/true);
-        attention = attention.transpose(1, 2).reshape({batch, seq, hidden_});
+        attention_out = attention(qkv);
     }
     {
         const LedgerScope scope("proj");
-        h = proj_->forward(attention, skip);
+        h = proj_->forward(attention_out, skip);
     }
     const LedgerScope scope("mlp");
     return mlp_->forward(h, h);

@@ -64,7 +64,7 @@ std::string breakdown_fields(const std::optional<StepBreakdown>& b) {
 
 void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
     out << "run_id,run_name,backend,precision,device,step,phase,loss,step_ms,mem_bytes,tokens_per_s,elapsed_ms,forward_ms,"
-           "backward_ms,communication_ms,optimizer_ms,fp8_ms\n";
+           "backward_ms,communication_ms,optimizer_ms,fp8_ms,val_loss\n";
     for (const RunRecord& run : runs) {
         const std::string prefix = csv_field(run.id) + "," + csv_field(display_name(run)) + "," +
                                    csv_field(to_string(run.config.backend)) + "," +
@@ -72,7 +72,7 @@ void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
         for (const StepMetrics& s : run.steps) {
             out << prefix << s.step << ',' << csv_field(to_string(s.phase)) << ',' << number(s.loss) << ','
                 << number(s.step_ms) << ',' << s.mem_bytes << ',' << number(s.tokens_per_s) << ',' << number(s.elapsed_ms)
-                << breakdown_fields(s.breakdown) << '\n';
+                << breakdown_fields(s.breakdown) << ',' << number(s.val_loss) << '\n';
         }
     }
 }
@@ -105,7 +105,7 @@ std::string quality_fields(const std::optional<MeasurementQuality>& q) {
 void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline) {
     out << "run_id,run_name,backend,precision,device,implementation,fp8_emulated,te_impl,fallback_calls,status,timed_steps,"
            "mean_ms,median_ms,p90_ms,"
-           "tokens_per_s,tflops,mfu,peak_mem_bytes,memory_metric,final_loss,speedup,memory_ratio,"
+           "tokens_per_s,tflops,mfu,peak_mem_bytes,memory_metric,final_loss,final_val_loss,speedup,memory_ratio,"
            "repeat_group,repeat_index,repeat_count,group_ms,group_ms_min,group_ms_max,group_ms_ci_lo,group_ms_ci_hi,"
            "group_speedup,group_speedup_ci_lo,group_speedup_ci_hi,group_speedup_significant,forward_ms,backward_ms,"
            "communication_ms,optimizer_ms,fp8_ms,breakdown_source,speedup_note,cv,others_cpu_cores,load_average,noisy,"
@@ -143,7 +143,8 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
             << csv_field(to_string(r.status)) << ',' << s.timed_steps << ','
             << number(s.mean_ms) << ',' << number(s.median_ms) << ',' << number(s.p90_ms) << ',' << number(s.tokens_per_s) << ','
             << number(s.tflops) << ',' << number(s.mfu) << ',' << s.peak_mem_bytes << ','
-            << csv_field(to_string(r.execution.memory_metric)) << ',' << number(s.final_loss) << ',' << number(speedup) << ','
+            << csv_field(to_string(r.execution.memory_metric)) << ',' << number(s.final_loss) << ',' << number(s.final_val_loss)
+            << ',' << number(speedup) << ','
             << number(row.memory_ratio) << ','
             << (r.repeat ? csv_field(r.repeat->group) : "") << ',' << (r.repeat ? std::to_string(r.repeat->index) : "") << ','
             << (r.repeat ? std::to_string(r.repeat->count) : "") << ',' << number(g.centre_ms) << ',' << number(g.min_ms)

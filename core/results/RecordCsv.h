@@ -10,7 +10,8 @@
 
 namespace tewb {
 
-// Per-step metrics, long format: one row per run and step, raw values (not decimated).
+// Per-step metrics, long format: one row per run and step, raw values (not decimated); val_loss is empty on the
+// steps that did not evaluate (and in runs on synthetic tokens).
 void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs);
 // One row per run: the summary, and speedup / memory ratio against `baseline` when given; its measurement quality
 // in the last columns (cv, others_cpu_cores, load_average, noisy, noisy_reasons).

@@ -222,12 +222,25 @@ json capability_json(const DeviceInfo& device, const Capability& capability) {
 json to_json(const RunConfig& c) {
     json out = json::object();
     for (const RunSetting& s : run_settings()) {
-        if (!section_written(s.section, c)) continue;
-        json& object = s.section == SettingSection::Config ? out : out[s.section == SettingSection::Fp8 ? "fp8" : "dist"];
+        if (!setting_written(s, c)) continue;
+        json& object = s.section == SettingSection::Config ? out : out[std::string(section_key(s.section))];
         object[std::string(s.json_key)] = setting_json(s.get(c));
     }
     return out;
 }
+
+namespace {
+// The token file a run trained on, as described before training: never its contents.
+json data_file_json(const DataFileInfo& d) {
+    return json{{"name", d.name},
+                {"size_bytes", d.size_bytes},
+                {"sha256", d.sha256},
+                {"format", std::string(to_string(d.format))},
+                {"tokens", d.tokens},
+                {"val_tokens", d.val_tokens},
+                {"max_token", d.max_token}};
+}
+}  // namespace
 
 json to_json(const RunSummary& s) {
     return json{{"timed_steps", s.timed_steps},
@@ -239,6 +252,8 @@ json to_json(const RunSummary& s) {
                 {"mfu", optional_number(s.mfu)},
                 {"peak_mem_bytes", s.peak_mem_bytes},
                 {"final_loss", optional_number(s.final_loss)},
+                {"final_val_loss", optional_number(s.final_val_loss)},
+                {"final_val_step", s.final_val_step ? json(*s.final_val_step) : json(nullptr)},
                 {"breakdown", s.breakdown ? breakdown_json(*s.breakdown) : json(nullptr)},
                 {"breakdown_source", optional_text(s.breakdown_source)}};
 }
@@ -258,6 +273,7 @@ json to_json(const RunRecord& record) {
         }
         if (s.breakdown) step["breakdown"] = breakdown_json(*s.breakdown);
         if (!s.rank_ms.empty()) step["rank_ms"] = numbers(s.rank_ms);
+        if (s.val_loss) step["val_loss"] = number(*s.val_loss);
         steps.push_back(std::move(step));
     }
     json fp8_slots = json::array();
@@ -318,6 +334,7 @@ json to_json(const RunRecord& record) {
         {"repeat", record.repeat ? json{{"group", record.repeat->group}, {"index", record.repeat->index},
                                         {"count", record.repeat->count}}
                                  : json(nullptr)},
+        {"data_file", record.data_file ? data_file_json(*record.data_file) : json(nullptr)},
     };
 }
 

@@ -216,8 +216,8 @@ void read_setting(const Reader& r, const RunSetting& s, RunConfig& c) {
 
 RunConfig read_config(const Reader& r) {
     RunConfig c;
-    for (const SettingSection section : {SettingSection::Config, SettingSection::Fp8, SettingSection::Dist}) {
-        const char* object = section == SettingSection::Fp8 ? "fp8" : "dist";
+    for (const SettingSection section : setting_sections()) {
+        const char* object = section_key(section).data();  // the keys are literals
         if (section != SettingSection::Config && !r.has(object)) continue;
         const Reader in = section == SettingSection::Config ? r : r.object(object);
         for (const RunSetting& s : run_settings()) {
@@ -380,6 +380,7 @@ StepMetrics read_step(const Reader& r) {
     s.elapsed_ms = r.has("elapsed_ms") ? r.real("elapsed_ms") : 0.0;
     if (r.has("breakdown")) s.breakdown = read_breakdown(r.object("breakdown"));
     if (r.has("rank_ms")) s.rank_ms = r.reals("rank_ms");
+    s.val_loss = r.optional_real("val_loss");
     return s;
 }
 
@@ -394,6 +395,8 @@ RunSummary read_summary(const Reader& r) {
     s.mfu = r.optional_real("mfu");
     s.peak_mem_bytes = static_cast<std::uint64_t>(r.integer("peak_mem_bytes", 0, kInt64Max));
     s.final_loss = r.optional_real("final_loss");
+    s.final_val_loss = r.optional_real("final_val_loss");
+    if (r.has("final_val_step")) s.final_val_step = static_cast<int>(r.integer("final_val_step", 1, kIntMax));
     if (r.has("breakdown")) {
         s.breakdown = read_breakdown(r.object("breakdown"));
         s.breakdown_source = r.optional_text("breakdown_source");
@@ -480,6 +483,22 @@ void read_slots_and_steps(const Reader& r, RunRecord& record) {
     }
 }
 
+DataFileInfo read_data_file(const Reader& r) {
+    DataFileInfo d;
+    d.name = r.text("name");
+    d.size_bytes = static_cast<std::uint64_t>(r.integer("size_bytes", 1, kInt64Max));
+    d.sha256 = r.text("sha256");
+    if (d.sha256.size() != 64 || d.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
+        r.fail(r.at("sha256"), "expected 64 lowercase hex digits");
+    }
+    d.format = r.choice("format", parse_name<TokenFormat>);
+    if (d.format == TokenFormat::Auto) r.fail(r.at("format"), "auto is what was asked, not what was read; allowed: bytes, uint16, llmc");
+    d.tokens = r.integer("tokens", 1, kInt64Max);
+    d.val_tokens = r.integer("val_tokens", 0, d.tokens);
+    d.max_token = static_cast<int>(r.integer("max_token", 0, kIntMax));
+    return d;
+}
+
 RepeatInfo read_repeat(const Reader& repeat) {
     RepeatInfo info{repeat.text("group"), static_cast<int>(repeat.integer("index", 1, kMaxRepeats)),
                     static_cast<int>(repeat.integer("count", 1, kMaxRepeats))};
@@ -514,6 +533,7 @@ RunRecord record_from_json(const json& document, std::string_view source) {
     read_slots_and_steps(r, record);
     record.summary = read_summary(r.object("summary"));
     if (r.has("repeat")) record.repeat = read_repeat(r.object("repeat"));
+    if (r.has("data_file")) record.data_file = read_data_file(r.object("data_file"));
     return record;
 }
 

@@ -143,6 +143,15 @@ std::optional<std::string> import_problem(const RunRecord& record) {
     if (!is_optional_duration(record.execution.fused_launches_per_step)) {
         return "$.execution.fused_launches_per_step: must be finite and not negative";
     }
+    if (record.data_file) {
+        const DataFileInfo& d = *record.data_file;
+        if (auto problem = text_problem(d.name, 255); problem || d.name.find('/') != std::string::npos) {
+            return "$.data_file.name " + problem.value_or("holds a '/'") + "; allowed: a file's name without its directory";
+        }
+        if (d.format == TokenFormat::Auto || d.tokens < 1 || d.val_tokens < 0 || d.val_tokens > d.tokens || d.max_token < 0) {
+            return "$.data_file: a format as read (bytes, uint16, llmc), at least one token, a held-out tail within them";
+        }
+    }
     return std::nullopt;
 }
 

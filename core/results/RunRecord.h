@@ -54,6 +54,9 @@ struct RunSummary {
     std::optional<double> mfu;
     std::uint64_t peak_mem_bytes = 0;
     std::optional<double> final_loss;
+    // Runs on a token file: the last evaluated validation loss (StepMetrics::val_loss) and its step.
+    std::optional<double> final_val_loss;
+    std::optional<int> final_val_step;
     // The mean time per segment, and over which steps: "timed steps", or for a CUDA-graph run (whose
     // replays are not split) "eager warm-up steps", whose launch overhead the graph removes.
     std::optional<StepBreakdown> breakdown;

@@ -57,6 +57,13 @@ RunSummary summarize(const std::vector<StepMetrics>& steps, const RunConfig& con
     if (!steps.empty()) {
         summary.final_loss = steps.back().loss;
     }
+    for (auto step = steps.rbegin(); step != steps.rend(); ++step) {
+        if (step->val_loss) {
+            summary.final_val_loss = step->val_loss;
+            summary.final_val_step = step->step;
+            break;
+        }
+    }
     summary.timed_steps = static_cast<int>(timed_ms.size());
     summarize_breakdown(steps, summary);
     if (timed_ms.empty()) {

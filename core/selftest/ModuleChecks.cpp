@@ -9,6 +9,8 @@
 #include "core/fp8/Fp8Scope.h"
 #include "core/fp8/Fp8State.h"
 #include "core/fp8/ScaleUpdate.h"
+#include "core/model/ModelShape.h"
+#include "core/model/Rotary.h"
 #include "core/modules/ParameterInit.h"
 #include "core/modules/TransformerLayer.h"
 #include "core/modules/ops/FusedOps.h"
@@ -55,17 +57,31 @@ void recipe_case(Checks& check, int len, AmaxAlgo algo) {
                      "delayed, " + std::string(to_string(algo)), mismatched, compared);
 }
 
-// The glue: one transformer layer (the model's own module) forward and backward through FusedOps
-// against the same layer through the reference ops, same weights and input, two steps (the second
-// with FP8 scales the first one set).
-void layer_glue_case(Checks& check, bool fp8, const Fp8Recipe& recipe) {
+// The llama block at the llama-seed preset's layer shape: RMSNorm, SwiGLU of 2048, no biases, 12 query heads over
+// 4 key/value heads, rotary embeddings.
+TransformerLayer::Options llama_options(std::int64_t hidden) {
+    TransformerLayer::Options options{hidden, 12, 2048, 0.02, 0.02, kRmsNormEps};
+    options.normalization = Normalization::RmsNorm;
+    options.activation = Activation::Swiglu;
+    options.bias = false;
+    options.kv_heads = 4;
+    return options;
+}
+
+// The glue: one transformer layer (the model's own module; the gpt block or, with `llama`, the llama block) forward
+// and backward through FusedOps against the same layer through the reference ops, same weights and input, two steps
+// (the second with FP8 scales the first one set).
+void layer_glue_case(Checks& check, bool fp8, const Fp8Recipe& recipe, bool llama) {
     const std::int64_t batch = 4, seq = 96, hidden = 768;
-    const std::string shape = std::to_string(batch) + "x" + std::to_string(seq) + "x" + std::to_string(hidden);
+    const std::string shape = std::to_string(batch) + "x" + std::to_string(seq) + "x" + std::to_string(hidden) + (llama ? ", llama" : "");
     const std::string dtype = !fp8 ? "BF16 autocast"
                               : recipe.scaling == ScalingKind::Block ? "FP8 (block scaling, E4M3), BF16 autocast"
                                                                      : "FP8 (delayed, HYBRID), BF16 autocast";
     const c10::Device device(c10::kCUDA, 0);
-    const TransformerLayer::Options options{hidden, 12, 4 * hidden, 0.02, 0.02, kLayerNormEps};
+    const TransformerLayer::Options options =
+        llama ? llama_options(hidden) : TransformerLayer::Options{hidden, 12, 4 * hidden, 0.02, 0.02, kLayerNormEps};
+    const RotaryTables tables = rotary_tables(seq, hidden / 12, kDefaultRopeBase);
+    const RotaryAngles rotary{tables.cos.to(device), tables.sin.to(device)};
     struct Side {
         std::shared_ptr<Fp8Context> fp8 = std::make_shared<Fp8Context>();
         std::shared_ptr<TransformerLayer> layer;
@@ -90,7 +106,7 @@ void layer_glue_case(Checks& check, bool fp8, const Fp8Recipe& recipe) {
             {
                 AutocastScope autocast(true, c10::kCUDA);
                 const Fp8Scope scope(fp8, settings);
-                y = side.layer->forward(x);
+                y = side.layer->forward(x, llama ? &rotary : nullptr);
             }
             (y.to(at::kFloat) * probe).sum().backward();
             out[which] = y.detach().to(at::kFloat);
@@ -223,17 +239,20 @@ void model_ends(Checks& check) {
 }
 
 void layer_glue(Checks& check, bool fp8_capable, bool block_capable) {
-    for (const bool fp8 : {false, true}) {
-        if (fp8 && !fp8_capable) continue;
-        check.attempt("te layer (fused vs reference)", "4x96x768", fp8 ? "FP8" : "BF16",
-                      [&] { layer_glue_case(check, fp8, Fp8Recipe::seed_defaults()); });
-    }
-    if (block_capable) {
-        Fp8Recipe block = Fp8Recipe::seed_defaults();
-        block.scaling = ScalingKind::Block;
-        block.format = RecipeFormat::E4M3;
-        check.attempt("te layer (fused vs reference)", "4x96x768", "FP8 block scaling",
-                      [&] { layer_glue_case(check, true, block); });
+    for (const bool llama : {false, true}) {
+        const std::string shape = llama ? "4x96x768, llama" : "4x96x768";
+        for (const bool fp8 : {false, true}) {
+            if (fp8 && !fp8_capable) continue;
+            check.attempt("te layer (fused vs reference)", shape, fp8 ? "FP8" : "BF16",
+                          [&] { layer_glue_case(check, fp8, Fp8Recipe::seed_defaults(), llama); });
+        }
+        if (block_capable) {
+            Fp8Recipe block = Fp8Recipe::seed_defaults();
+            block.scaling = ScalingKind::Block;
+            block.format = RecipeFormat::E4M3;
+            check.attempt("te layer (fused vs reference)", shape, "FP8 block scaling",
+                          [&] { layer_glue_case(check, true, block, llama); });
+        }
     }
 }
 

@@ -110,6 +110,15 @@ void rms_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std::
                                tensor_ref(dgamma), workspace_ref(workspace), stream());
     check.relative("rms_norm_backward", "dx", shape, dtype, dx, want_dx, bound);
     check.relative("rms_norm_backward", "dgamma", shape, dtype, dgamma, want_dgamma, bound);
+
+    // The skip connection's gradient added in the same pass (the llama block's residual folding).
+    const at::Tensor dresidual = at::randn({rows, hidden}, cuda()).to(io);
+    at::Tensor dx_add = poisoned({rows, hidden}, io);
+    at::Tensor dgamma_add = poisoned({hidden}, param);
+    kernels::rms_norm_backward_add(tensor_ref(dy), tensor_ref(x), rstd.data_ptr<float>(), tensor_ref(gamma), tensor_ref(dx_add),
+                                   tensor_ref(dresidual), tensor_ref(dgamma_add), workspace_ref(workspace), stream());
+    check.relative("rms_norm_backward_add", "dx", shape, dtype, dx_add, want_dx + dresidual.to(at::kFloat), bound);
+    check.relative("rms_norm_backward_add", "dgamma", shape, dtype, dgamma_add, want_dgamma, bound);
 }
 
 void gelu_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t cols) {

@@ -38,6 +38,7 @@ SelfTestReport run_self_test([[maybe_unused]] const DeviceInfo& device) {
         layer_norms(check);
         gelus(check);
         swiglus(check);
+        rotaries(check);
         plain_gemms(check);
         const bool fp8 = *device.compute_capability >= kFp8Minimum;  // cuBLASLt's FP8 GEMMs
         if (fp8) fp8_gemms(check);

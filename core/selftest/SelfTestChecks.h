@@ -148,6 +148,7 @@ void casts(Checks& check);                        // CastChecks.cpp
 void layer_norms(Checks& check);                  // NormActivationChecks.cpp
 void gelus(Checks& check);                        // NormActivationChecks.cpp
 void swiglus(Checks& check);                      // NormActivationChecks.cpp
+void rotaries(Checks& check);                     // RotaryChecks.cpp
 void plain_gemms(Checks& check);                  // GemmChecks.cpp
 void fp8_gemms(Checks& check);                    // GemmChecks.cpp
 void block_gemms(Checks& check);                  // GemmChecks.cpp

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <new>
 #include <optional>
 #include <sstream>
@@ -33,6 +34,9 @@
 #include "core/model/FlopCount.h"
 #include "core/config/MemoryEstimate.h"
 #include "core/config/RunFacts.h"
+#include "core/data/StepBatches.h"
+#include "core/data/TokenBatches.h"
+#include "core/data/TokenFile.h"
 #include "core/model/MiniGpt.h"
 #include "core/modules/ops/Fallbacks.h"
 #include "core/modules/ops/OpsChoice.h"
@@ -47,18 +51,12 @@
 #include "core/train/StepGraph.h"
 #include "core/train/StepProfiler.h"
 #include "core/train/StepTimer.h"
-#include "core/train/SyntheticData.h"
 
 namespace tewb {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A pool of distinct batches the steps cycle through; capped so huge configurations do not spend
-// memory on data (the model learns the corpus either way).
-constexpr int kMaxPoolBatches = 64;
-constexpr std::int64_t kMaxPoolBytes = 256LL << 20;
 
 std::string hostname() {
     char name[256] = {};
@@ -77,33 +75,13 @@ std::string shape_text(const RunConfig& c) {
     return out.str();
 }
 
-struct TrainingData {
-    at::Tensor pool;  // [batches, batch, seq + 1] int64 on the run's device
-    int batches = 0;
-};
-
-// Every step's batch is one global batch of batch × ranks sequences; rank r trains on its slice
-// [r · batch, (r + 1) · batch). So a job of N ranks sees exactly the data of one process with N times the
-// batch, and a plain run is rank 0 of 1.
-TrainingData make_training_data(const RunConfig& c, const at::Device& device, int rank) {
-    const int world = c.dist.world_size();
-    const std::int64_t global = static_cast<std::int64_t>(c.batch) * world;
-    const std::int64_t row = c.model.seq + 1;
-    const std::int64_t batch_bytes = global * row * 8;
-    const int batches = static_cast<int>(std::max<std::int64_t>(
-        1, std::min<std::int64_t>({c.total_steps(), kMaxPoolBatches, kMaxPoolBytes / std::max<std::int64_t>(batch_bytes, 1)})));
-    std::vector<std::int64_t> tokens =
-        make_synthetic_tokens({c.model.vocab, static_cast<int>(batches * global), static_cast<int>(row), c.seed});
-    at::Tensor cpu = at::from_blob(tokens.data(), {batches, global, row}, at::kLong).narrow(1, rank * c.batch, c.batch).clone();
-    return {cpu.to(device), batches};
-}
-
 // The training loop proper. Model, optimizer and activations live in this frame, so by the time an
 // exception reaches Trainer::run they are freed and the GPU cache can be emptied.
 class TrainingLoop {
 public:
     TrainingLoop(const RunConfig& config, const RunFacts& facts, const TeOps& ops, RunRecord& record,
-                 const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel, bool& announced, DistJob* job)
+                 const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel, bool& announced, DistJob* job,
+                 const TokenFile* file)
         : announced_(announced),
           config_(config),
           facts_(facts),
@@ -112,6 +90,7 @@ public:
           callbacks_(callbacks),
           cancel_(cancel),
           job_(job),
+          file_(file),
           device_(facts.device == DeviceKind::Cuda ? at::Device(at::kCUDA, job ? job->env.local_rank : 0) : at::Device(at::kCPU)) {}
 
     void run() {
@@ -133,13 +112,17 @@ public:
                 s.timer->reset_peak_memory();
                 if (s.fp8_state) s.fp8_state->take_inspection_ms();  // the timed steps' inspection only
             }
-            const at::Tensor batch = s.data.pool[k % s.data.batches];
+            const at::Tensor batch = s.data->batch(k);
             const at::Tensor loss = s.graph && k >= config_.warmup ? graph_step(s, k, batch) : eager_step(s, k, batch);
             std::function<at::Tensor()> statistics;
             if (s.fp8_state) statistics = [&] { return s.fp8_state->statistics(); };
-            if (auto reading = s.timer->end_step(k, loss, statistics)) {
-                report(*reading);
+            std::optional<StepReading> reading = s.timer->end_step(k, loss, statistics);
+            // After the step's end is taken and before the next step begins: no step's time includes it.
+            if (s.next_evaluation < s.evaluations.size() && s.evaluations[s.next_evaluation] == k + 1) {
+                evaluate(s, k);
+                ++s.next_evaluation;
             }
+            if (reading) report(*reading);
         }
         finish(s);
     }
@@ -152,7 +135,9 @@ private:
         ParameterCopies& parameter_copies;
         std::shared_ptr<CausalLm> model;
         std::unique_ptr<FusedAdamW> optimizer;
-        TrainingData data;
+        std::unique_ptr<StepBatches> data;
+        std::vector<int> evaluations;  // a token file's: the steps (1-based) whose end evaluates the held-out loss
+        std::size_t next_evaluation = 0;
         std::unique_ptr<GradientBuckets> buckets;
         bool fp8 = false;
         bool autocast = false;
@@ -182,7 +167,8 @@ private:
         // through LibTorch's fused AdamW.
         s.optimizer = std::make_unique<FusedAdamW>(s.model->parameters(), AdamWSettings{config_.lr},
                                                    config_.backend == Backend::Te ? &ops_ : nullptr);
-        s.data = make_training_data(config_, device_, job_ ? job_->rank() : 0);
+        s.data = std::make_unique<StepBatches>(config_, file_, device_, job_ ? job_->rank() : 0);
+        if (file_) s.evaluations = evaluation_steps(config_.total_steps(), config_.data.eval_every);
         if (job_) {
             s.buckets = std::make_unique<GradientBuckets>(s.model->parameters(), *job_,
                                                           static_cast<std::size_t>(config_.dist.bucket_mb * (1 << 20)));
@@ -338,7 +324,7 @@ private:
         if (!callbacks_.profile_trace.empty() && record_.status == RunStatus::Running) {
             profile_one_step([&] {
                 const int k = config_.total_steps();
-                const at::Tensor batch = s.data.pool[k % s.data.batches];
+                const at::Tensor batch = s.data->batch(k);
                 if (s.graph && s.graph->captured()) {
                     s.static_batch.copy_(batch, /*non_blocking=*/true);
                     s.graph->replay();
@@ -373,6 +359,26 @@ private:
 #ifdef TEWB_TORCH_HAS_CUDA
         if (device_.is_cuda()) c10::cuda::device_synchronize();
 #endif
+    }
+
+    // The held-out tail's mean token loss (validation_offsets; every sequence weighs the same), stored for step k's
+    // report. No grad; the run's autocast but no FP8 casts, and casts of its own (a ParameterCopies of the evaluation's),
+    // so the FP8 scaling state (amax histories, scales) and the low-precision copies training continues from are as
+    // they were: for an FP8 run it is the loss of its FP8-trained weights in BF16. One read back from the device.
+    void evaluate(Session& s, int k) {
+        torch::NoGradGuard no_grad;
+        ParameterCopies own_copies;
+        const ParameterCopiesScope copies_scope(own_copies);
+        const AutocastScope autocast_scope(s.autocast, device_.type());
+        const std::int64_t seq = config_.model.seq;
+        at::Tensor sum;
+        std::int64_t rows = 0;
+        for (const at::Tensor& chunk : s.data->validation()) {
+            const at::Tensor loss = s.model->loss(chunk.narrow(1, 0, seq), chunk.narrow(1, 1, seq)).to(at::kDouble) * chunk.size(0);
+            sum = sum.defined() ? sum + loss : loss;
+            rows += chunk.size(0);
+        }
+        if (rows > 0) val_losses_[k] = sum.item<double>() / static_cast<double>(rows);
     }
 
     // The ledger's step: the last warm-up step, or the first timed one when there is no warm-up.
@@ -451,6 +457,10 @@ private:
         metrics.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
         metrics.fp8 = std::move(reading.fp8);
         metrics.breakdown = reading.breakdown;
+        if (const auto val = val_losses_.find(k); val != val_losses_.end()) {
+            metrics.val_loss = val->second;
+            val_losses_.erase(val);
+        }
         record_.steps.push_back(metrics);
         if (callbacks_.on_step) {
             callbacks_.on_step(metrics);
@@ -465,6 +475,8 @@ private:
     const TrainerCallbacks& callbacks_;
     const std::atomic<bool>* cancel_;
     DistJob* job_;
+    const TokenFile* file_;
+    std::map<int, double> val_losses_;  // evaluated steps (0-based) not reported yet (a GPU step is read one step late)
     bool cancel_asked_ = false;
     bool cancel_agreed_ = false;
     at::Device device_;
@@ -597,6 +609,13 @@ RunRecord Trainer::run_impl(const RunConfig& config, const TrainerCallbacks& cal
     const RunFacts facts = run_facts(resolved, device_);  // decided once; everything below reads it
     const TeOps& ops = ops_for_run(facts);
     RunRecord record = run_header(resolved, facts, device_, ops);
+    // Checked and described before any work, so a bad file is a ConfigError and on_start sees what it holds.
+    std::optional<TokenFile> file;
+    if (resolved.data.from_file()) {
+        file.emplace(resolved.data, TokenFileNeeds{resolved.model.vocab, resolved.model.seq + 1,
+                                                   static_cast<std::int64_t>(resolved.batch) * resolved.dist.world_size()});
+        record.data_file = file->info();
+    }
     const bool cuda = facts.device == DeviceKind::Cuda;
     const auto fail = [&](ErrorKind kind, const std::string& message) {
         mark_failed(record, kind, message);
@@ -605,7 +624,7 @@ RunRecord Trainer::run_impl(const RunConfig& config, const TrainerCallbacks& cal
     bool announced = false;
     clear_fallbacks();
     try {
-        TrainingLoop(resolved, facts, ops, record, callbacks, cancel, announced, job).run();
+        TrainingLoop(resolved, facts, ops, record, callbacks, cancel, announced, job, file ? &*file : nullptr).run();
     } catch (const DistError& e) {
         fail(ErrorKind::Distributed, job != nullptr ? job_failure(*job, record, e.what()) : std::string(e.what()));
     } catch (const NumericsError& e) {

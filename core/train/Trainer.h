@@ -25,8 +25,10 @@ struct TrainerCallbacks {
     std::string profile_trace;
 };
 
-// Trains MiniGPT on synthetic data: warm-up steps, then timed steps; reports every step and returns the
-// record. Invalid configurations throw ConfigError before any work. Everything that goes wrong once
+// Trains the model on synthetic tokens or a token file (config.data; core/data): warm-up steps, then timed steps;
+// reports every step and returns the record; on a token file the held-out loss after the evaluation steps
+// (StepMetrics::val_loss) and the file's description in the record from on_start on. Invalid configurations
+// and bad token files throw ConfigError before any work. Everything that goes wrong once
 // training started (out of memory, diverging loss, a LibTorch error) ends that run only: the record
 // comes back with status Failed, error_kind and an actionable message, and GPU caches are emptied so
 // the next run in the same process starts clean. Setting `cancel` stops the run within one step

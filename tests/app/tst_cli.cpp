@@ -1,6 +1,10 @@
 #include <QtTest>
 
+#include <QCryptographicHash>
+
+#include <cmath>
 #include <limits>
+#include <vector>
 
 #include <sys/stat.h>
 
@@ -159,6 +163,53 @@ private Q_SLOTS:
         QTest::newRow("csv in /sys") << QStringList{"run", "--preset", "quick-cpu", "--csv", "/sys/kernel/steps.csv"}
                                      << "is in the kernel's /sys file system";
         QTest::newRow("profile on compare") << QStringList{"compare", "--profile", "/tmp/tewb-t.json"} << "--profile";
+        // The architecture: llama's own settings never go with a gpt (not even at their defaults), and llama's sizes.
+        QTest::newRow("unknown arch") << QStringList{"run", "--arch", "mamba"} << "--arch 'mamba': unknown value; allowed: gpt|llama";
+        QTest::newRow("kv heads on gpt") << QStringList{"run", "--kv-heads", "4"}
+                                         << "--kv-heads 4: grouped-query attention is llama's (a gpt's attention is "
+                                            "multi-head); allowed with --arch gpt: leave it out (or --arch llama)";
+        QTest::newRow("kv heads 0 on gpt") << QStringList{"run", "--arch", "gpt", "--kv-heads", "0"} << "--kv-heads 0: grouped-query";
+        QTest::newRow("ffn on gpt") << QStringList{"compare", "--ffn", "1024"} << "--ffn 1024: the SwiGLU MLP's size is llama's";
+        QTest::newRow("rope base default on gpt") << QStringList{"sweep", "--rope-base", "10000"}
+                                                  << "--rope-base 10000: rotary position embeddings are llama's";
+        QTest::newRow("kv heads not dividing") << QStringList{"run", "--arch", "llama", "--kv-heads", "5"}
+                                               << "--kv-heads 5: does not divide --heads 12 (each key/value head serves a whole "
+                                                  "group of query heads); allowed: 1|2|3|4|6|12";
+        QTest::newRow("kv heads above heads") << QStringList{"run", "--preset", "quick-cpu-llama", "--kv-heads", "8"}
+                                              << "--kv-heads 8: does not divide --heads 4";
+        QTest::newRow("ffn not multiple of 64") << QStringList{"run", "--arch", "llama", "--ffn", "1000"}
+                                                << "--ffn 1000: not a positive multiple of 64";
+        QTest::newRow("ffn negative") << QStringList{"compare", "--arch", "llama", "--ffn", "-64"}
+                                      << "--ffn -64: not a positive multiple of 64";
+        QTest::newRow("odd head size") << QStringList{"run", "--arch", "llama", "--hidden", "36", "--heads", "12"}
+                                       << "--hidden 36 --heads 12: head size 3 is odd";
+        QTest::newRow("rope base zero") << QStringList{"run", "--arch", "llama", "--rope-base", "0"}
+                                        << "--rope-base 0: out of range; allowed: a number greater than 0";
+        QTest::newRow("rope base inf") << QStringList{"run", "--arch", "llama", "--rope-base", "inf"}
+                                       << "--rope-base inf: not a finite number";
+        QTest::newRow("sweep width kv heads") << QStringList{"sweep", "--arch", "llama", "--kv-heads", "4", "--hidden", "256,320"}
+                                              << "sweep size hidden 320, batch 32, seq 96 (heads 5): --kv-heads 4: does not "
+                                                 "divide --heads 5";
+        // A token file's settings never go without one; their ranges with one.
+        QTest::newRow("val fraction without data") << QStringList{"run", "--val-fraction", "0.05"}
+                                                   << "--val-fraction 0.05: a setting of the token file and this run has none";
+        QTest::newRow("format without data") << QStringList{"compare", "--data-format", "auto"} << "--data-format auto: a setting";
+        QTest::newRow("eval every without data") << QStringList{"sweep", "--eval-every", "3"} << "--eval-every 3: a setting";
+        QTest::newRow("unknown data format") << QStringList{"run", "--data", "corpus.txt", "--data-format", "text"}
+                                             << "--data-format 'text': unknown value; allowed: auto|bytes|uint16|llmc";
+        QTest::newRow("val fraction above half") << QStringList{"run", "--data", "corpus.txt", "--val-fraction", "0.6"}
+                                                 << "--val-fraction 0.6: out of range; allowed: greater than 0 and at most 0.5";
+        QTest::newRow("val fraction zero") << QStringList{"run", "--data", "corpus.txt", "--val-fraction", "0"}
+                                           << "--val-fraction 0: out of range";
+        QTest::newRow("eval every negative") << QStringList{"run", "--data", "corpus.txt", "--eval-every", "-2"}
+                                             << "--eval-every -2: out of range; allowed: 0 to 1000000";
+        QTest::newRow("eval every beyond") << QStringList{"run", "--preset", "quick-cpu", "--data", "corpus.txt", "--eval-every", "61"}
+                                           << "--eval-every 61: beyond the run's 60 steps";
+        QTest::newRow("bytes below 256") << QStringList{"run", "--preset", "quick-cpu", "--data", "corpus.txt", "--data-format",
+                                                        "bytes", "--vocab", "100"}
+                                         << "--vocab 100: below 256 and --data-format bytes makes every byte a token";
+        QTest::newRow("missing token file") << QStringList{"run", "--preset", "quick-cpu", "--data", "/nonexistent-dir/corpus.txt"}
+                                            << "--data /nonexistent-dir/corpus.txt: no such file";
     }
 
     void badInputExitsTwoWithOneLine() {
@@ -678,6 +729,117 @@ private Q_SLOTS:
             QVERIFY2(refused.exit_code == 2, qPrintable(c.args.join(' ')));
             QVERIFY2(refused.err.contains(QString::fromUtf8(c.message)), qPrintable(refused.err));
         }
+    }
+
+    // Bad token files are refused before training, exit 2 with one line naming the file (core/data checks them).
+    void badTokenFilesExitTwo() {
+        const auto write = [&](const QString& name, const QByteArray& bytes) {
+            QFile file(dir_.filePath(name));
+            if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size()) qFatal("cannot write %s", qPrintable(name));
+            return file.fileName();
+        };
+        QByteArray wide_token(2 * 4000, '\0');  // uint16 tokens, the first 300: above quick-cpu's vocabulary of 256
+        wide_token[0] = static_cast<char>(300 & 0xff);
+        wide_token[1] = static_cast<char>(300 >> 8);
+        QByteArray bad_magic(1024 + 2 * 4000, '\0');  // llm.c's header size with a magic number llm.c never wrote
+        bad_magic[0] = 0x2a;
+        const struct {
+            QString path;
+            QStringList extra;
+            QString message;
+        } cases[] = {
+            {write("empty.txt", {}), {}, "the file is empty"},
+            {write("odd.bin", "abc"), {}, "3 bytes, an odd length for uint16 tokens"},
+            {write("short.txt", "hello"), {}, "fewer than one batch"},
+            {write("wide.bin", wide_token), {}, "holds token 300, not below --vocab 256"},
+            {write("bad-magic.bin", bad_magic), {"--data-format", "llmc"}, "magic"},
+        };
+        for (const auto& c : cases) {
+            const Result r = bench(QStringList{"run", "--preset", "quick-cpu", "--no-store", "--data", c.path} + c.extra);
+            QCOMPARE(r.exit_code, 2);
+            QVERIFY2(r.err.contains(QStringLiteral("--data ") + c.path) && r.err.contains(c.message), qPrintable(r.err));
+            QCOMPARE(r.err.trimmed().count('\n'), 0);
+        }
+        // A sweep checks the file for its largest size before its first run: 950 training tokens hold a batch of 8
+        // sequences of 33 tokens, not one of 64.
+        const QString corpus = write("sweep-corpus.txt", QByteArray(1000, 'a'));
+        const Result sweep = bench({"sweep", "--preset", "quick-cpu", "--hidden", "64", "--batch", "8,64", "--no-store", "--data",
+                                    corpus});
+        QCOMPARE(sweep.exit_code, 2);
+        QVERIFY2(sweep.err.contains(QStringLiteral("fewer than one batch of 64 sequences")), qPrintable(sweep.err));
+        QVERIFY2(!sweep.err.contains(QStringLiteral("sweep run 1")), qPrintable(sweep.err));
+    }
+
+    // --arch llama trains the Llama-style block on both backends; the record's config says so in its "model" object.
+    void llamaQuickRun() {
+        const QStringList small{"--preset", "quick-cpu-llama", "--layers", "1", "--hidden", "64", "--heads", "4", "--seq", "16",
+                                "--batch", "2", "--warmup", "0", "--iters", "2", "--no-store"};
+        for (const char* backend : {"torch", "te"}) {
+            const QString json_path = dir_.filePath(QStringLiteral("llama-%1.json").arg(QLatin1String(backend)));
+            const Result r = bench(QStringList{"run", "--backend", backend, "--json", json_path} + small);
+            QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+            const json record = read_json(json_path);
+            QCOMPARE(record["status"].get<std::string>(), std::string("finished"));
+            QVERIFY2(record["config"]["model"] == (json{{"arch", "llama"}, {"kv_heads", 2}, {"ffn", 0}, {"rope_base", 10000.0}}),
+                     record["config"].dump().c_str());
+            QCOMPARE(record["config"]["name"].get<std::string>(), "llama " + std::string(backend) + " fp32 cpu");
+            QVERIFY(!record["config"].contains("data"));
+        }
+        const Result gpt = bench({"run", "--preset", "quick-cpu", "--layers", "1", "--hidden", "64", "--heads", "2", "--seq", "16",
+                                  "--batch", "2", "--warmup", "0", "--iters", "1", "--no-store", "--json", "-"});
+        QCOMPARE(gpt.exit_code, 0);
+        QVERIFY2(read_json_text(gpt.out)["config"]["model"] == (json{{"arch", "gpt"}}), qPrintable(gpt.out.left(400)));
+
+        const Result help = bench({"run", "--help"});
+        for (const char* expected : {"--arch", "--kv-heads", "--ffn", "--rope-base", "--data", "--data-format", "--val-fraction",
+                                     "--eval-every", "llama-seed", "quick-cpu-llama", "llama, 4 KV heads"}) {
+            QVERIFY2(help.out.contains(QLatin1String(expected)), expected);
+        }
+        for (const char* command : {"compare", "sweep"}) {
+            const Result other = bench({command, "--help"});
+            QVERIFY2(other.out.contains(QStringLiteral("--arch")) && other.out.contains(QStringLiteral("--data")), command);
+        }
+    }
+
+    // --data: a byte file the test writes; the record names the file (name, size, SHA-256, never its contents), the
+    // steps that evaluated carry the validation loss, and the output shows the last one.
+    void runOnATokenFile() {
+        QByteArray text;
+        for (int i = 0; text.size() < 6000; ++i) text += QByteArray("line ") + QByteArray::number(i % 37) + " of a small corpus\n";
+        const QString corpus = dir_.filePath("corpus.txt");
+        {
+            QFile file(corpus);
+            QVERIFY(file.open(QIODevice::WriteOnly) && file.write(text) == text.size());
+        }
+        const QString json_path = dir_.filePath("data-run.json");
+        const QString store = dir_.filePath("data-run.sqlite3");
+        const Result r = bench({"--store", store, "run", "--preset", "quick-cpu", "--layers", "1", "--hidden", "64", "--heads", "2",
+                                "--seq", "16", "--batch", "2", "--warmup", "0", "--iters", "4", "--data", corpus, "--eval-every",
+                                "2", "--val-fraction", "0.1", "--json", json_path});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        const json record = read_json(json_path);
+        QVERIFY2(record["config"]["data"] == (json{{"path", corpus.toStdString()}, {"format", "auto"}, {"val_fraction", 0.1},
+                                                    {"eval_every", 2}}),
+                 record["config"].dump().c_str());
+        const json file = record["data_file"];
+        QCOMPARE(file["name"].get<std::string>(), std::string("corpus.txt"));
+        QCOMPARE(file["size_bytes"].get<qint64>(), text.size());
+        QCOMPARE(QString::fromStdString(file["sha256"].get<std::string>()),
+                 QString::fromLatin1(QCryptographicHash::hash(text, QCryptographicHash::Sha256).toHex()));
+        QVERIFY(record.dump().find("of a small corpus") == std::string::npos);  // never its contents
+        std::vector<int> evaluated;
+        for (const json& step : record["steps"]) {
+            if (step.contains("val_loss") && !step["val_loss"].is_null()) evaluated.push_back(step["step"].get<int>());
+        }
+        QCOMPARE(evaluated, (std::vector<int>{2, 4}));
+        const double last = record["summary"]["final_val_loss"].get<double>();
+        QVERIFY(std::isfinite(last) && last > 0);
+        QVERIFY2(r.out.contains(QStringLiteral("validation loss (corpus.txt: ")) &&
+                     r.out.contains(QStringLiteral("torch fp32 cpu: %1 at step 4").arg(last, 0, 'f', 4)),
+                 qPrintable(r.out));
+        const Result shown = bench({"--store", store, "history", "show", "1"});
+        QCOMPARE(shown.exit_code, 0);
+        QVERIFY2(shown.out.contains(QStringLiteral("torch fp32 cpu: %1 at step 4").arg(last, 0, 'f', 4)), qPrintable(shown.out));
     }
 
     void compareRunsWhatTheDeviceSupports() {

@@ -47,6 +47,12 @@ std::vector<std::string> context_for(const RunSetting& s) {
     case SettingUse::DataParallel:
         if (s.id != "nproc") add({"--nproc", "2"});
         break;
+    case SettingUse::Llama:
+        add({"--arch", "llama"});
+        break;
+    case SettingUse::DataFile:
+        if (s.id != "data") add({"--data", "corpus.txt"});
+        break;
     case SettingUse::Always:
     case SettingUse::NotDefault:
         if (s.id == "te-impl") add({"--backend", "te"});
@@ -73,7 +79,7 @@ std::string other_value(const RunSetting& s, const RunConfig& base) {
         return {};
     case SettingKind::Choice:
         for (const char* name : {"cpu", "cuda", "te", "fp32", "bf16", "reference", "fused", "current", "block", "e4m3",
-                                 "hybrid", "most_recent", "max", "gloo", "nccl", "torch"}) {
+                                 "hybrid", "most_recent", "max", "gloo", "nccl", "torch", "llama", "bytes"}) {
             RunConfig probe = base;
             try {
                 s.set(probe, std::string(name), s.flag);
@@ -140,6 +146,9 @@ private Q_SLOTS:
         fresh.backend = Backend::Te;
         fresh.dist.nproc = 2;
         QVERIFY(config_from_json_text(config_to_json_text(fresh), "fresh") == fresh);
+        fresh.model.arch = Arch::Llama;  // the model and data objects
+        fresh.data.path = "corpus.txt";
+        QVERIFY(config_from_json_text(config_to_json_text(fresh), "fresh llama") == fresh);
     }
 
     // Validation's ranges are the table's: the message names the flag, the value and the row's range (the
@@ -149,6 +158,8 @@ private Q_SLOTS:
             if (s.kind != SettingKind::Integer || s.id == "seed") continue;
             RunConfig c;
             c.dist.nproc = 1;
+            c.model.arch = Arch::Llama;  // where llama's and the token file's settings apply
+            c.data.path = "corpus.txt";
             s.set(c, s.valid->max + 1, s.flag);
             const std::string value = std::string(s.flag) + " " + std::to_string(s.valid->max + 1) + ": ";
             const std::string range = "allowed: " + std::to_string(s.valid->min) + " to " + std::to_string(s.valid->max);
@@ -160,11 +171,19 @@ private Q_SLOTS:
         }
     }
 
+    // --data keeps an absolute path in the record, so the run can be repeated from any directory.
+    void dataPathIsKeptAbsolute() {
+        const RunConfig c = config_of({"run", "--data", "corpora/../corpus.txt"});
+        QCOMPARE(QString::fromStdString(c.data.path), QDir::cleanPath(QDir::current().absoluteFilePath("corpus.txt")));
+        QCOMPARE(config_of({"run", "--data", "/data/corpus.txt"}).data.path, std::string("/data/corpus.txt"));
+    }
+
     // Old records lack the settings added since; they read as the values those runs had.
     void absentKeysReadAsBefore() {
         RunConfig fp8;
         fp8.backend = Backend::Te;
         fp8.precision = Precision::Fp8;
+        fp8.model.arch = Arch::Llama;  // llama's own settings are in its record only
         std::string text = config_to_json_text(fp8);
         for (const RunSetting& s : run_settings()) {
             if (!s.when_absent) continue;
@@ -181,6 +200,10 @@ private Q_SLOTS:
         QCOMPARE(old.fp8.calibrate_first_step, false);
         QCOMPARE(old.inspect_fp8, false);
         QCOMPARE(old.name, std::string());
+        QCOMPARE(old.model.arch, Arch::Gpt);
+        QCOMPARE(old.model.kv_heads, 0);
+        QCOMPARE(old.model.ffn, 0);
+        QCOMPARE(old.model.rope_base, double{kDefaultRopeBase});
     }
 };
 

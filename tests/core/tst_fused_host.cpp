@@ -5,7 +5,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include <ATen/ATen.h>
+
 #include "core/device/DeviceInfo.h"
+#include "core/fp8/Fp8State.h"
+#include "core/modules/ops/Fallbacks.h"
+#include "core/modules/ops/FusedOps.h"
+#include "core/modules/ops/ReferenceOps.h"
 #include "core/results/RunRecord.h"
 #include "core/train/Trainer.h"
 
@@ -27,6 +33,47 @@ RunConfig quick(Precision precision) {
     return config;
 }
 
+// The same as a llama (RMSNorm, SwiGLU of 384, rotary, 4 query heads over 2 key/value heads).
+RunConfig quick_llama(Precision precision) {
+    RunConfig config = quick(precision);
+    config.model.arch = Arch::Llama;
+    config.model.kv_heads = 2;
+    return config;
+}
+
+// max |got - want| over max |want|: one figure for a whole tensor, as the self-test's.
+double relative_error(const at::Tensor& got, const at::Tensor& want) {
+    const at::Tensor g = got.to(at::kDouble);
+    const at::Tensor w = want.to(at::kDouble);
+    return (g - w).abs().max().item<double>() / std::max(w.abs().max().item<double>(), 1e-30);
+}
+
+// A delayed-scaling FP8 state of one GEMM at scale 1 (no calibration), updated by `ops`.
+std::shared_ptr<Fp8Context> fp8_state(const TeOps& ops) {
+    auto context = std::make_shared<Fp8Context>();
+    context->add_gemm("g");
+    Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+    recipe.calibrate_first_step = false;
+    context->prepare(recipe, false, c10::Device(c10::kCPU), ops);
+    return context;
+}
+
+float staged_amax(const Fp8Quantizer& q) {
+    return q.context->history(q.pass).select(0, q.slot).select(0, 0).item<float>();
+}
+
+// A cast by the fused ops against the reference's cast of the same values: the same amax, FP8 values at most one
+// E4M3 / E5M2 step apart (the kernels cast the float32 result, the reference its rounded output), the transposed copy
+// the data's transpose exactly.
+void compare_fp8(const Fp8Tensor& fused, const Fp8Quantizer& fq, const Fp8Tensor& reference, const Fp8Quantizer& rq,
+                 const char* what) {
+    QVERIFY2(fused.data.sizes() == reference.data.sizes(), what);
+    QVERIFY2(relative_error(fused.data.to(at::kFloat), reference.data.to(at::kFloat)) <= 0.125, what);
+    QVERIFY2(fused.transposed.to(at::kFloat).equal(fused.data.to(at::kFloat).t()), what);
+    const float want = staged_amax(rq);
+    QVERIFY2(want > 0 && std::abs(staged_amax(fq) - want) <= 1e-6f * want, what);
+}
+
 }  // namespace
 
 class TestFusedHost : public QObject {
@@ -35,6 +82,130 @@ class TestFusedHost : public QObject {
     const Trainer trainer_{detect_device()};
 
 private Q_SLOTS:
+    // The Llama primitives on the fused path (FusedRmsNormSwiglu.cpp over the host kernels) against the TeOps
+    // defaults (the reference): float32 within 1e-5, bfloat16 outputs within their rounding; each op one kernel
+    // launch (the RMSNorm backward two) and never a fallback.
+    void rmsNormAndSwigluMatchTheReference() {
+        const TeOps& fused = fused_host_ops();
+        const TeOps& ref = reference_ops();
+        clear_fallbacks();
+        at::manual_seed(3);
+        const at::Tensor x = at::randn({64, 128}) * 2 + 0.25;
+        const at::Tensor gamma = at::randn({128}) * 0.5 + 1;
+        const at::Tensor dy = at::randn({64, 128});
+        std::uint64_t before = fused.kernel_launches();
+        const RmsNormResult f = fused.rms_norm_forward(x, gamma, 1e-5, at::kFloat);
+        QCOMPARE(fused.kernel_launches() - before, std::uint64_t{1});
+        const RmsNormResult r = ref.rms_norm_forward(x, gamma, 1e-5, at::kFloat);
+        QVERIFY(relative_error(f.out, r.out) <= 1e-5 && relative_error(f.rstd, r.rstd) <= 1e-5);
+        const RmsNormResult f16 = fused.rms_norm_forward(x, gamma, 1e-5, at::kBFloat16);
+        QCOMPARE(f16.out.scalar_type(), at::kBFloat16);
+        QVERIFY(relative_error(f16.out, r.out) <= 1e-2);
+
+        before = fused.kernel_launches();
+        const RmsNormGrads fg = fused.rms_norm_backward(dy, x, f.rstd, gamma);
+        QCOMPARE(fused.kernel_launches() - before, std::uint64_t{2});
+        const RmsNormGrads rg = ref.rms_norm_backward(dy, x, r.rstd, gamma);
+        QVERIFY(relative_error(fg.dx, rg.dx) <= 1e-5 && relative_error(fg.dgamma, rg.dgamma) <= 1e-5);
+        const at::Tensor dresidual = at::randn({64, 128});
+        const RmsNormGrads fa = fused.rms_norm_backward_add(dy, x, f.rstd, gamma, dresidual);
+        QVERIFY(relative_error(fa.dx, rg.dx + dresidual) <= 1e-5 && fa.dgamma.equal(fg.dgamma));
+
+        const at::Tensor in = at::randn({64, 2 * 96}) * 3;
+        const at::Tensor dz = at::randn({64, 96});
+        before = fused.kernel_launches();
+        const at::Tensor z = fused.swiglu_forward(in);
+        QCOMPARE(fused.kernel_launches() - before, std::uint64_t{1});
+        QCOMPARE(z.sizes(), (c10::IntArrayRef{64, 96}));
+        QVERIFY(relative_error(z, ref.swiglu_forward(in)) <= 1e-5);
+        QVERIFY(relative_error(fused.swiglu_backward(dz, in), ref.swiglu_backward(dz, in)) <= 1e-5);
+        const at::Tensor in16 = in.to(at::kBFloat16);
+        QVERIFY(relative_error(fused.swiglu_forward(in16), ref.swiglu_forward(in16)) <= 1e-2);
+        QVERIFY(relative_error(fused.swiglu_backward(dz.to(at::kBFloat16), in16), ref.swiglu_backward(dz.to(at::kBFloat16), in16)) <=
+                1e-2);
+        QVERIFY(fallbacks_noted().empty());
+    }
+
+    // The FP8 forms: the RMSNorm writing fc1's FP8 input, SwiGLU writing fc2's, SwiGLU's backward writing fc1's FP8
+    // gradient; each with its transposed copy and its amax staged in the slot, in one launch.
+    void rmsNormAndSwigluFp8OutputsMatchTheReference() {
+        const TeOps& fused = fused_host_ops();
+        const TeOps& ref = reference_ops();
+        clear_fallbacks();
+        at::manual_seed(5);
+        const at::Tensor x = at::randn({64, 128});
+        const at::Tensor gamma = at::randn({128}) * 0.5 + 1;
+        const at::Tensor in = at::randn({64, 2 * 128});
+        const at::Tensor dz = at::randn({64, 128});
+        const auto fc = fp8_state(fused);
+        const auto rc = fp8_state(ref);
+        const Fp8Quantizer f_in{fc, Fp8Pass::Forward, 0}, r_in{rc, Fp8Pass::Forward, 0};
+        const Fp8Quantizer f_act{fc, Fp8Pass::Forward, 1}, r_act{rc, Fp8Pass::Forward, 1};
+        const Fp8Quantizer f_grad{fc, Fp8Pass::Backward, 0}, r_grad{rc, Fp8Pass::Backward, 0};
+
+        RmsNormResult fr, rr;
+        std::uint64_t before = fused.kernel_launches();
+        const Fp8Tensor fq = fused.rms_norm_quantize(x, gamma, 1e-5, at::kFloat, f_in, /*keep_output=*/true, fr);
+        QCOMPARE(fused.kernel_launches() - before, std::uint64_t{1});
+        const Fp8Tensor rq = ref.rms_norm_quantize(x, gamma, 1e-5, at::kFloat, r_in, true, rr);
+        compare_fp8(fq, f_in, rq, r_in, "rms_norm_quantize");
+        QVERIFY(relative_error(fr.out, rr.out) <= 1e-5 && relative_error(fr.rstd, rr.rstd) <= 1e-5);
+
+        before = fused.kernel_launches();
+        const Fp8Tensor fa = fused.swiglu_quantize(in, f_act);
+        QCOMPARE(fused.kernel_launches() - before, std::uint64_t{1});
+        QCOMPARE(fa.data.sizes(), (c10::IntArrayRef{64, 128}));
+        compare_fp8(fa, f_act, ref.swiglu_quantize(in, r_act), r_act, "swiglu_quantize");
+
+        before = fused.kernel_launches();
+        const Fp8Tensor fd = fused.swiglu_backward_quantize(dz, in, f_grad);
+        QCOMPARE(fused.kernel_launches() - before, std::uint64_t{1});
+        QCOMPARE(fd.dtype, Fp8Dtype::E5M2);
+        compare_fp8(fd, f_grad, ref.swiglu_backward_quantize(dz, in, r_grad), r_grad, "swiglu_backward_quantize");
+        QVERIFY(fallbacks_noted().empty());
+    }
+
+    // The llama te model on the fused path trains as on the reference (the bounds of the gpt's rows below) and its
+    // loss falls, BF16 and FP8 under each recipe, with no fallback.
+    void fusedHostTrainsLlamaAsTheReference_data() {
+        QTest::addColumn<int>("precision");
+        QTest::addColumn<int>("scaling");
+        QTest::newRow("bf16") << int(Precision::Bf16) << int(ScalingKind::Delayed);
+        QTest::newRow("fp8 delayed") << int(Precision::Fp8) << int(ScalingKind::Delayed);
+        QTest::newRow("fp8 current") << int(Precision::Fp8) << int(ScalingKind::Current);
+        QTest::newRow("fp8 block") << int(Precision::Fp8) << int(ScalingKind::Block);
+    }
+
+    void fusedHostTrainsLlamaAsTheReference() {
+        QFETCH(int, precision);
+        QFETCH(int, scaling);
+        RunConfig config = quick_llama(static_cast<Precision>(precision));
+        config.fp8.scaling = static_cast<ScalingKind>(scaling);
+        if (config.fp8.scaling != ScalingKind::Delayed) config.fp8.margin = 0;
+        if (config.fp8.scaling == ScalingKind::Block) config.fp8.format = RecipeFormat::E4M3;
+        config.te_impl = TeImpl::Reference;
+        const RunRecord reference = trainer_.run(config);
+        config.te_impl = TeImpl::Fused;
+        const RunRecord fused = trainer_.run(config);
+        QVERIFY2(reference.status == RunStatus::Finished, reference.message.c_str());
+        QVERIFY2(fused.status == RunStatus::Finished, fused.message.c_str());
+        for (const Fallback& f : fused.execution.fallbacks) qWarning("fallback: %s: %s (%lld)", f.op.c_str(), f.reason.c_str(), static_cast<long long>(f.count));
+        QVERIFY(fused.execution.fallbacks.empty());
+        QCOMPARE(fused.steps.size(), reference.steps.size());
+        const double bound = config.precision == Precision::Bf16 ? 1e-3 : 2e-2;
+        double worst = 0;
+        for (std::size_t i = 0; i < fused.steps.size(); ++i) {
+            QVERIFY(std::isfinite(fused.steps[i].loss));
+            worst = std::max(worst, std::abs(fused.steps[i].loss - reference.steps[i].loss) / std::abs(reference.steps[i].loss));
+        }
+        qInfo("llama: largest relative loss difference over %zu steps: %.2e (bound %.0e); loss %.3f -> %.3f", fused.steps.size(),
+              worst, bound, fused.steps.front().loss, fused.steps.back().loss);
+        QVERIFY2(worst <= bound, qPrintable(QStringLiteral("relative loss difference %1 above %2").arg(worst).arg(bound)));
+        QVERIFY2(fused.steps.back().loss < fused.steps.front().loss - 0.2,
+                 qPrintable(QStringLiteral("%1 -> %2").arg(fused.steps.front().loss).arg(fused.steps.back().loss)));
+        if (config.precision == Precision::Fp8) QCOMPARE(fused.fp8_slots.size(), std::size_t{2 * 4 * 3});
+    }
+
     // The fused path's orchestration (FusedOps) over the host kernels trains as the reference does: BF16
     // within 1e-3 relative of the reference's losses, FP8 (every recipe, with and without inspection)
     // within 2e-2 (the casts are the same, but a GEMM summed in another order can move an element across a

@@ -9,7 +9,7 @@ namespace {
 
 // core's inner layers, lowest first: a folder may include its own headers and those of folders before it,
 // never one after it (docs/architecture.md says why each sits where it does).
-const QStringList kCoreLayers = {"common", "device", "ledger", "fp8", "modules", "model", "config", "results", "dist", "train", "selftest"};
+const QStringList kCoreLayers = {"common", "device", "ledger", "fp8", "modules", "model", "config", "results", "data", "dist", "train", "selftest"};
 
 // The core folder a quoted include in `file` (under <root>/core/) reaches: "core/<dir>/…" as the project
 // writes it, or a path relative to the file ("../train/Trainer.h", "Recipe.h" beside it). Empty when it

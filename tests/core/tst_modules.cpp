@@ -26,6 +26,7 @@
 #include "core/modules/LayerNormLinear.h"
 #include "core/modules/LayerNormMLP.h"
 #include "core/modules/Linear.h"
+#include "core/modules/RmsNorm.h"
 #include "core/modules/TransformerLayer.h"
 #include "core/modules/ops/OpsChoice.h"
 #include "core/modules/ops/ParameterCopies.h"
@@ -728,6 +729,99 @@ private Q_SLOTS:
                 QCOMPARE(counting.fused["wgrad_gemm with bias"], 3);  // fc2, and qkv twice
                 QCOMPARE(counting.fused["wgrad_gemm"], 1);            // fc1: its bias gradient came with the dgelu
             }
+        }
+    }
+
+    // Transformer Engine's llama options: RMSNorm (no layer_norm_bias), SwiGLU (fc1 [2 · ffn, hidden] = [gate | up]),
+    // no biases, grouped-query attention (QKV output (heads + 2 · kv) · head_dim); key/value heads that do not divide
+    // the heads are refused with the reason.
+    void llamaOptionsShapeTheTeModules() {
+        ParameterInit init(4);
+        TransformerLayer::Options options{64, 4, 96, 0.02, 0.01, 1e-5};
+        options.normalization = Normalization::RmsNorm;
+        options.activation = Activation::Swiglu;
+        options.bias = false;
+        options.kv_heads = 2;
+        TransformerLayer layer("blk", options, init);
+        std::vector<std::string> names;
+        for (const auto& item : layer.named_parameters()) names.push_back(item.key());
+        const std::vector<std::string> want{"qkv.layer_norm_weight", "qkv.weight",        "proj.weight",
+                                            "mlp.layer_norm_weight", "mlp.fc1_weight", "mlp.fc2_weight"};
+        QCOMPARE(names, want);
+        QCOMPARE(layer.qkv().weight().sizes(), (c10::IntArrayRef{(4 + 2 * 2) * 16, 64}));
+        QCOMPARE(layer.mlp().fc1_weight().sizes(), (c10::IntArrayRef{2 * 96, 64}));
+        QCOMPARE(layer.mlp().fc2_weight().sizes(), (c10::IntArrayRef{64, 96}));
+        QVERIFY(!layer.mlp().fc1_bias().defined() && !layer.proj().bias().defined());
+        options.kv_heads = 3;
+        try {
+            TransformerLayer odd("odd", options, init);
+            QFAIL("accepted 3 key/value heads for 4 heads");
+        } catch (const ConfigError& e) {
+            QCOMPARE(std::string(e.what()), std::string("odd: key/value heads 3 do not divide heads 4"));
+        }
+    }
+
+    // The te RMSNorm module and a llama block (RMSNorm, SwiGLU, no biases, 4 query heads over 2 key/value heads,
+    // rotary embeddings) against the same computation in LibTorch ops (at::rms_norm, at::silu, sdpa with enable_gqa),
+    // float32: outputs, the input's gradient and every parameter's within 1e-5, on the reference and the fused host ops.
+    void llamaBlockMatchesLibTorch_data() {
+        QTest::addColumn<int>("impl");
+        QTest::newRow("reference") << int(TeImpl::Reference);
+        QTest::newRow("fused-host") << int(TeImpl::Fused);
+    }
+    void llamaBlockMatchesLibTorch() {
+        QFETCH(int, impl);
+        torch::manual_seed(11);
+        const OpsScope ops_scope(select_ops(at::kCPU, static_cast<TeImpl>(impl)));
+        ParameterInit init(6);
+        RmsNorm norm("norm", 64, init, 1e-5);
+        norm.weight().data().uniform_(0.5, 1.5);
+        const at::Tensor x = leaf(at::randn({3, 8, 64}));
+        const at::Tensor x_ref = leaf(x);
+        const at::Tensor w_ref = leaf(norm.weight());
+        const at::Tensor probe = at::randn({3, 8, 64});
+        (norm.forward(x) * probe).sum().backward();
+        (at::rms_norm(x_ref, {64}, w_ref, 1e-5) * probe).sum().backward();
+        CHECK_CLOSE(norm.forward(x).detach(), at::rms_norm(x_ref, {64}, w_ref, 1e-5).detach(), 1e-5);
+        CHECK_CLOSE(x.grad(), x_ref.grad(), 1e-5);
+        CHECK_CLOSE(norm.weight().grad(), w_ref.grad(), 1e-5);
+
+        TransformerLayer::Options options{64, 4, 96, 0.05, 0.05, 1e-5};
+        options.normalization = Normalization::RmsNorm;
+        options.activation = Activation::Swiglu;
+        options.bias = false;
+        options.kv_heads = 2;
+        TransformerLayer layer("blk", options, init);
+        const std::int64_t d = 16;
+        const at::Tensor angle = at::arange(8, at::kFloat).unsqueeze(1) * at::pow(10000.0, -at::arange(0, d, 2, at::kFloat) / d);
+        const RotaryAngles rotary{at::cos(angle), at::sin(angle)};
+        const at::Tensor h = leaf(at::randn({3, 8, 64}));
+        const at::Tensor h_ref = leaf(h);
+        std::map<std::string, at::Tensor> p;
+        for (const auto& item : layer.named_parameters()) p[item.key()] = leaf(item.value());
+        const auto rotate = [&](const at::Tensor& t) {  // [b, s, heads, d], rotate-half
+            const at::Tensor c = rotary.cos.unsqueeze(0).unsqueeze(2);
+            const at::Tensor sn = rotary.sin.unsqueeze(0).unsqueeze(2);
+            const at::Tensor a = t.narrow(3, 0, d / 2);
+            const at::Tensor b = t.narrow(3, d / 2, d / 2);
+            return at::cat({a * c - b * sn, b * c + a * sn}, 3);
+        };
+        const at::Tensor qkv = at::linear(at::rms_norm(h_ref, {64}, p["qkv.layer_norm_weight"], 1e-5), p["qkv.weight"]).view({3, 8, 8, d});
+        const at::Tensor q = rotate(qkv.narrow(2, 0, 4)).transpose(1, 2);
+        const at::Tensor k = rotate(qkv.narrow(2, 4, 2)).transpose(1, 2);
+        const at::Tensor v = qkv.narrow(2, 6, 2).transpose(1, 2);
+        const at::Tensor att = at::scaled_dot_product_attention(q, k, v, {}, 0.0, true, std::nullopt, true).transpose(1, 2).reshape({3, 8, 64});
+        const at::Tensor mid = h_ref + at::linear(att, p["proj.weight"]);
+        const at::Tensor g = at::linear(at::rms_norm(mid, {64}, p["mlp.layer_norm_weight"], 1e-5), p["mlp.fc1_weight"]);
+        const at::Tensor want = mid + at::linear(at::silu(g.narrow(-1, 0, 96)) * g.narrow(-1, 96, 96), p["mlp.fc2_weight"]);
+        const at::Tensor got = layer.forward(h, &rotary);
+        CHECK_CLOSE(got.detach(), want.detach(), 1e-5);
+        (got * probe).sum().backward();
+        (want * probe).sum().backward();
+        CHECK_CLOSE(h.grad(), h_ref.grad(), 1e-5);
+        for (const auto& item : layer.named_parameters()) {
+            QVERIFY2(item.value().grad().defined(), item.key().c_str());
+            CHECK_CLOSE(item.value().grad(), p[item.key()].grad(), 1e-5);
         }
     }
 

@@ -614,6 +614,22 @@ private Q_SLOTS:
         const std::vector<std::string> args = command_arguments_for(job);
         QCOMPARE(args.back(), std::string("it's a job"));  // no quoting without a shell
         QCOMPARE(args.front(), std::string("run"));
+        // A llama names its architecture and the sizes it sets; a gpt's line is as before (no --arch, no llama flags).
+        RunConfig llama = make_preset(Preset::QuickCpuLlama);
+        llama.model.rope_base = 500000;
+        llama.data.path = "/data/tiny shakespeare.txt";
+        llama.data.eval_every = 10;
+        const std::string llama_line = command_line_for(llama);
+        QVERIFY2(llama_line.find("--precision auto --arch llama --layers 2") != std::string::npos, llama_line.c_str());
+        QVERIFY2(llama_line.find("--vocab 256 --kv-heads 2 --rope-base 5e+05 --batch 8") != std::string::npos, llama_line.c_str());
+        QVERIFY2(llama_line.find("--ffn") == std::string::npos, llama_line.c_str());  // 0: the automatic size
+        QVERIFY2(llama_line.find("--data '/data/tiny shakespeare.txt' --data-format auto --val-fraction 0.05 --eval-every 10") !=
+                     std::string::npos,
+                 llama_line.c_str());
+        const std::string gpt_line = command_line_for(make_preset(Preset::QuickCpu));
+        for (const char* absent : {"--arch", "--kv-heads", "--ffn", "--rope-base", "--data"}) {
+            QVERIFY2(gpt_line.find(absent) == std::string::npos, gpt_line.c_str());
+        }
         RunRecord seed = timed_run("seed", {1});
         seed.config = make_preset(Preset::Seed);
         // Without a recorded measurement quality (an older record) it is not known to be clean.

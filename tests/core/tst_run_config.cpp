@@ -1,6 +1,9 @@
 #include <QtTest>
 
 #include <functional>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "core/common/Error.h"
 #include "core/config/Availability.h"
@@ -11,6 +14,7 @@
 #include "core/config/RunFacts.h"
 #include "core/common/TextCheck.h"
 #include "core/config/MemoryEstimate.h"
+#include "core/results/RecordJson.h"
 
 using namespace tewb;
 
@@ -67,6 +71,108 @@ private Q_SLOTS:
         QVERIFY(find_problems(c).empty());
     }
 
+    // llama-seed is the seed's sizes as a llama with a third of the heads as key/value heads; quick-cpu-llama the quick
+    // sizes with half. Every preset has its own name, title and summary.
+    void llamaPresets() {
+        const RunConfig seed = make_preset(Preset::LlamaSeed);
+        ModelShape shape{12, 768, 12, 96, 4096};
+        shape.arch = Arch::Llama;
+        shape.kv_heads = 4;
+        QCOMPARE(seed.model, shape);
+        QCOMPARE(seed.batch, 32);
+        QCOMPARE(seed.device, DeviceKind::Auto);
+        QCOMPARE(ffn_hidden(seed.model), std::int64_t{2048});  // 8/3 x 768 = 2048, already a multiple of 64
+        QVERIFY(find_problems(seed).empty());
+
+        const RunConfig quick = make_preset(Preset::QuickCpuLlama);
+        RunConfig expected = make_preset(Preset::QuickCpu);
+        expected.model.arch = Arch::Llama;
+        expected.model.kv_heads = 2;
+        QCOMPARE(quick, expected);
+        QCOMPARE(ffn_hidden(quick.model), std::int64_t{384});  // ceil(8/3 x 128) = 342, rounded up to 384
+        QVERIFY(find_problems(quick).empty());
+
+        QCOMPARE(all_presets().size(), std::size_t{4});
+        std::set<std::string> names, titles;
+        for (const Preset preset : all_presets()) {
+            QCOMPARE(parse_name<Preset>("--preset", to_string(preset)), preset);
+            QVERIFY(names.insert(std::string(to_string(preset))).second);
+            QVERIFY(titles.insert(std::string(preset_title(preset))).second);
+        }
+        QCOMPARE(parse_name<Preset>("--preset", "llama-seed"), Preset::LlamaSeed);
+        QCOMPARE(parse_name<Preset>("--preset", "quick-cpu-llama"), Preset::QuickCpuLlama);
+        QCOMPARE(preset_summary(Preset::LlamaSeed), std::string("12 layers, hidden 768, seq 96, batch 32, 10 + 30 steps, llama, 4 KV heads"));
+        QCOMPARE(preset_summary(Preset::QuickCpuLlama),
+                 std::string("2 layers, hidden 128, seq 32, batch 8, 5 + 55 steps, llama, 2 KV heads, CPU"));
+        QCOMPARE(preset_summary(Preset::Seed), std::string("12 layers, hidden 768, seq 96, batch 32, 10 + 30 steps"));
+    }
+
+    // The record's config holds a "model" object always (llama's own sizes for a llama only) and a "data" object for a
+    // run on a token file; a record from before either reads as a gpt on synthetic tokens.
+    void modelAndDataSectionsRoundTrip() {
+        const RunConfig gpt = make_preset(Preset::QuickCpu);
+        const nlohmann::json plain = nlohmann::json::parse(config_to_json_text(gpt));
+        QVERIFY2(plain["model"] == (nlohmann::json{{"arch", "gpt"}}), plain.dump().c_str());
+        QVERIFY(!plain.contains("data"));
+        QVERIFY(config_from_json_text(plain.dump(), "gpt") == gpt);
+
+        RunConfig llama = make_preset(Preset::QuickCpuLlama);
+        llama.model.ffn = 512;
+        llama.model.rope_base = 500000;
+        llama.data = DataSettings{"/data/tiny shakespeare.txt", TokenFormat::Bytes, 0.1, 7};
+        const nlohmann::json written = nlohmann::json::parse(config_to_json_text(llama));
+        QVERIFY2(written["model"] == (nlohmann::json{{"arch", "llama"}, {"kv_heads", 2}, {"ffn", 512}, {"rope_base", 500000.0}}),
+                 written.dump().c_str());
+        QVERIFY2(written["data"] == (nlohmann::json{{"path", "/data/tiny shakespeare.txt"}, {"format", "bytes"},
+                                                    {"val_fraction", 0.1}, {"eval_every", 7}}),
+                 written.dump().c_str());
+        QVERIFY(config_from_json_text(written.dump(), "llama") == llama);
+
+        nlohmann::json old = plain;  // a record from before the architecture could be chosen
+        old.erase("model");
+        QVERIFY(config_from_json_text(old.dump(), "old") == gpt);
+        nlohmann::json unknown = written;
+        unknown["model"]["arch"] = "mamba";
+        try {
+            config_from_json_text(unknown.dump(), "record.json");
+            QFAIL("an unknown architecture was read");
+        } catch (const Error& e) {
+            QVERIFY2(std::string(e.what()).find("'mamba': unknown value; allowed: gpt|llama") != std::string::npos, e.what());
+        }
+    }
+
+    // Compare and sweep take the architecture and the data like any setting, and say llama in their runs' names.
+    void compareAndSweepCarryTheArchitecture() {
+        RunConfig base = make_preset(Preset::QuickCpuLlama);
+        base.data.path = "corpus.txt";
+        for (const PlannedRun& row : plan_comparison(base, no_gpu())) {
+            QCOMPARE(row.config.model, base.model);
+            QCOMPARE(row.config.data, base.data);
+            QVERIFY2(row.config.name.rfind("llama ", 0) == 0, row.config.name.c_str());
+        }
+        QCOMPARE(resolve(base, no_gpu()).name, std::string("llama torch fp32 cpu"));
+        QCOMPARE(resolve(make_preset(Preset::QuickCpu), no_gpu()).name, std::string("torch fp32 cpu"));
+
+        SweepSpec sweep;
+        sweep.base = base;
+        sweep.hidden = {128, 256};  // heads 2 and 4: kv heads 2 divides both
+        for (const SweepRun& run : plan_sweep(sweep, no_gpu())) {
+            QCOMPARE(run.config.model.arch, Arch::Llama);
+            QCOMPARE(run.config.model.kv_heads, 2);
+            QCOMPARE(run.config.data, base.data);
+            QVERIFY2(run.config.name.rfind("sweep llama ", 0) == 0, run.config.name.c_str());
+        }
+        sweep.hidden = {128, 192};  // heads 3 at 192: 2 kv heads do not divide it
+        try {
+            plan_sweep(sweep, no_gpu());
+            QFAIL("a swept width whose heads --kv-heads does not divide was planned");
+        } catch (const ConfigError& e) {
+            QVERIFY2(std::string(e.what()).find("sweep size hidden 192, batch 8, seq 32 (heads 3): --kv-heads 2: does not divide "
+                                                "--heads 3") == 0,
+                     e.what());
+        }
+    }
+
     void invalidConfigurationsAreRejected() {
         const std::vector<InvalidCase> cases{
             {"zero layers", [](RunConfig& c) { c.model.layers = 0; }, "layers", "--layers 0: out of range"},
@@ -105,6 +211,46 @@ private Q_SLOTS:
             {"inspect without fp8", [](RunConfig& c) { c.backend = Backend::Te; c.precision = Precision::Bf16; c.inspect_fp8 = true; }, "inspect-fp8", "needs --precision fp8"},
             {"name too long", [](RunConfig& c) { c.name = std::string(500, 'x'); }, "name", "at most 200"},
             {"name control char", [](RunConfig& c) { c.name = "a\nb"; }, "name", "control character"},
+            // llama's own settings on a gpt, and llama's sizes.
+            {"kv heads on gpt", [](RunConfig& c) { c.model.kv_heads = 4; }, "kv-heads",
+             "--kv-heads 4: grouped-query attention is llama's (a gpt's attention is multi-head); allowed with --arch gpt: leave it out"},
+            {"ffn on gpt", [](RunConfig& c) { c.model.ffn = 2048; }, "ffn", "--ffn 2048: the SwiGLU MLP's size is llama's"},
+            {"rope base on gpt", [](RunConfig& c) { c.model.rope_base = 500000; }, "rope-base",
+             "--rope-base 500000: rotary position embeddings are llama's"},
+            {"kv heads not dividing", [](RunConfig& c) { c.model.arch = Arch::Llama; c.model.kv_heads = 5; }, "kv-heads",
+             "--kv-heads 5: does not divide --heads 12 (each key/value head serves a whole group of query heads); allowed: 1|2|3|4|6|12"},
+            {"kv heads above heads", [](RunConfig& c) { c.model.arch = Arch::Llama; c.model.kv_heads = 24; }, "kv-heads",
+             "--kv-heads 24: does not divide --heads 12"},
+            {"kv heads negative", [](RunConfig& c) { c.model.arch = Arch::Llama; c.model.kv_heads = -1; }, "kv-heads",
+             "--kv-heads -1: out of range; allowed: 0 to 1024"},
+            {"ffn not multiple of 64", [](RunConfig& c) { c.model.arch = Arch::Llama; c.model.ffn = 2000; }, "ffn",
+             "--ffn 2000: not a positive multiple of 64; allowed: a multiple of 64 up to 1048576, or 0 for 8/3 x --hidden"},
+            {"ffn negative", [](RunConfig& c) { c.model.arch = Arch::Llama; c.model.ffn = -64; }, "ffn",
+             "--ffn -64: not a positive multiple of 64"},
+            {"odd head size", [](RunConfig& c) { c.model.arch = Arch::Llama; c.model.hidden = 36; c.model.heads = 12; }, "heads",
+             "--hidden 36 --heads 12: head size 3 is odd and rotary embeddings rotate pairs"},
+            {"rope base zero", [](RunConfig& c) { c.model.arch = Arch::Llama; c.model.rope_base = 0; }, "rope-base",
+             "--rope-base 0: out of range; allowed: a number greater than 0 (default 10000)"},
+            {"rope base nan", [](RunConfig& c) { c.model.arch = Arch::Llama; c.model.rope_base = std::nan(""); }, "rope-base",
+             "not a finite number"},
+            // A token file's settings without one, and their ranges with one.
+            {"format without data", [](RunConfig& c) { c.data.format = TokenFormat::Uint16; }, "data-format",
+             "--data-format uint16: a setting of the token file and this run has none (it trains on synthetic tokens); allowed: --data PATH"},
+            {"val fraction without data", [](RunConfig& c) { c.data.val_fraction = 0.1; }, "val-fraction", "--val-fraction 0.1: a setting of the token file"},
+            {"eval every without data", [](RunConfig& c) { c.data.eval_every = 5; }, "eval-every", "--eval-every 5: a setting of the token file"},
+            {"val fraction zero", [](RunConfig& c) { c.data.path = "corpus.txt"; c.data.val_fraction = 0; }, "val-fraction",
+             "--val-fraction 0: out of range; allowed: greater than 0 and at most 0.5"},
+            {"val fraction above half", [](RunConfig& c) { c.data.path = "corpus.txt"; c.data.val_fraction = 0.6; }, "val-fraction",
+             "--val-fraction 0.6: out of range"},
+            {"val fraction inf", [](RunConfig& c) { c.data.path = "corpus.txt"; c.data.val_fraction = HUGE_VAL; }, "val-fraction",
+             "not a finite number"},
+            {"eval every negative", [](RunConfig& c) { c.data.path = "corpus.txt"; c.data.eval_every = -1; }, "eval-every",
+             "--eval-every -1: out of range; allowed: 0 to 1000000"},
+            {"eval every beyond the steps", [](RunConfig& c) { c.data.path = "corpus.txt"; c.data.eval_every = 41; }, "eval-every",
+             "--eval-every 41: beyond the run's 40 steps (--warmup plus --iters); allowed: 1 to 40, or 0 for five evaluations"},
+            {"bytes below 256", [](RunConfig& c) { c.data.path = "corpus.txt"; c.data.format = TokenFormat::Bytes; c.model.vocab = 200; },
+             "vocab", "--vocab 200: below 256 and --data-format bytes makes every byte a token"},
+            {"data path not utf-8", [](RunConfig& c) { c.data.path = "corpus\xff.txt"; }, "data", "allowed: a UTF-8 path"},
         };
         QVERIFY(cases.size() >= 20);
         for (const InvalidCase& test : cases) {

@@ -225,6 +225,34 @@ private Q_SLOTS:
 
     // Measurement quality, every field both ways; a record from before it was kept reads as not measured (never
     // clean); a damaged figure is refused with its path.
+    // A run on a token file: each evaluation's held-out loss, the last one in the summary, and the file's
+    // description (never its contents) survive JSON; an older record has none of them.
+    void validationLossAndDataFileRoundTrip() {
+        RunRecord r = sample_record();
+        r.config.data.path = "/data/corpus.txt";
+        r.steps[2].val_loss = 4.25;
+        r.steps[4].val_loss = 3.5;
+        r.summary = summarize(r.steps, r.config, r.execution);
+        QCOMPARE(r.summary.final_val_loss.value_or(0), 3.5);
+        QCOMPARE(r.summary.final_val_step.value_or(0), 5);
+        r.data_file = DataFileInfo{"corpus.txt", 123456, std::string(64, 'a'), TokenFormat::Llmc, 61000, 3050, 50256};
+        const std::string text = record_to_json_text(r);
+        QVERIFY(text.find("\"val_loss\": 4.25") != std::string::npos);
+        const RunRecord back = record_from_json_text(text, "memory");
+        QVERIFY(back.data_file == r.data_file);
+        QVERIFY(back.summary == r.summary);
+        QCOMPARE(back.steps[2].val_loss.value_or(0), 4.25);
+        QVERIFY(!back.steps[3].val_loss.has_value());
+        QCOMPARE(record_to_json_text(back), text);
+        QVERIFY(!import_problem(back).has_value());
+        // Before validation existed: no data_file, no val_loss, no final_val_loss.
+        const RunRecord plain = record_from_json_text(record_to_json_text(sample_record()), "memory");
+        QVERIFY(!plain.data_file && !plain.summary.final_val_loss && !plain.summary.final_val_step);
+        RunRecord bad = r;
+        bad.data_file->val_tokens = bad.data_file->tokens + 1;
+        QVERIFY(import_problem(bad).value_or("").find("data_file") != std::string::npos);
+    }
+
     void measurementQualityRoundTrip() {
         RunRecord measured = sample_record();
         MeasurementQuality q;
@@ -585,12 +613,12 @@ private Q_SLOTS:
         QCOMPARE(
             lines[0],
             QStringLiteral("run_id,run_name,backend,precision,device,step,phase,loss,step_ms,mem_bytes,tokens_per_s,elapsed_ms,"
-                           "forward_ms,backward_ms,communication_ms,optimizer_ms,fp8_ms"));
+                           "forward_ms,backward_ms,communication_ms,optimizer_ms,fp8_ms,val_loss"));
         QVERIFY(lines[1].startsWith(QStringLiteral(
             "0123456789abcdef0123456789abcdef,\"quick, \"\"quoted\"\" run\",torch,fp32,cpu,1,warmup,5.4,11,1000,")));
         QVERIFY(lines[7].startsWith(QStringLiteral("second,")));
-        QVERIFY2(lines[1].endsWith(QStringLiteral(",,,,,")), qPrintable(lines[1]));  // step 1 was not split
-        QVERIFY2(lines[2].endsWith(QStringLiteral(",1,2,0,0.5,0.25")), qPrintable(lines[2]));
+        QVERIFY2(lines[1].endsWith(QStringLiteral(",,,,,,")), qPrintable(lines[1]));  // step 1 was not split nor evaluated
+        QVERIFY2(lines[2].endsWith(QStringLiteral(",1,2,0,0.5,0.25,")), qPrintable(lines[2]));
         QVERIFY(lines[4].contains(QStringLiteral(",nan,")));
     }
 
@@ -603,17 +631,19 @@ private Q_SLOTS:
         const QStringList lines = QString::fromStdString(out.str()).split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 3);
         const QStringList header = lines[0].split(',');
-        QCOMPARE(header.size(), 46);
-        QCOMPARE(header[40], QStringLiteral("speedup_note"));  // why a speedup cell is empty (emulated FP8)
+        QCOMPARE(header.size(), 47);
+        QCOMPARE(header[41], QStringLiteral("speedup_note"));  // why a speedup cell is empty (emulated FP8)
         // Measurement quality, appended so that readers by name keep working.
-        QCOMPARE(header.mid(41), (QStringList{"cv", "others_cpu_cores", "load_average", "noisy", "noisy_reasons"}));
+        QCOMPARE(header.mid(42), (QStringList{"cv", "others_cpu_cores", "load_average", "noisy", "noisy_reasons"}));
+        QCOMPARE(header[19], QStringLiteral("final_loss"));
+        QCOMPARE(header[20], QStringLiteral("final_val_loss"));  // empty for runs on synthetic tokens
         QCOMPARE(header[6], QStringLiteral("fp8_emulated"));
         QCOMPARE(header[7], QStringLiteral("te_impl"));
         QCOMPARE(header[8], QStringLiteral("fallback_calls"));
         const qsizetype speedup = header.indexOf(QStringLiteral("speedup"));
         QCOMPARE(header[speedup + 1], QStringLiteral("memory_ratio"));
-        QCOMPARE(header[33], QStringLiteral("group_speedup_significant"));
-        QCOMPARE(header[39], QStringLiteral("breakdown_source"));
+        QCOMPARE(header[34], QStringLiteral("group_speedup_significant"));
+        QCOMPARE(header[40], QStringLiteral("breakdown_source"));
         // The name and the implementation hold commas (quoted): count the later columns from the end.
         const auto field = [&](const QString& line, const char* column) {
             const QStringList parts = line.split(',');

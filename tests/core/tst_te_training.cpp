@@ -28,6 +28,14 @@ RunConfig quick(Backend backend, Precision precision, int warmup, int iters) {
     return config;
 }
 
+// The quick preset's size as a llama with grouped-query attention (4 heads, 2 key/value heads), 20 steps.
+RunConfig quick_llama(Backend backend, Precision precision) {
+    RunConfig config = quick(backend, precision, 2, 18);
+    config.model.arch = Arch::Llama;
+    config.model.kv_heads = 2;
+    return config;
+}
+
 }  // namespace
 
 class TestTeTraining : public QObject {
@@ -72,6 +80,56 @@ private Q_SLOTS:
         QVERIFY(te.fp8_slots.empty());
         QCOMPARE(te.execution.implementation, std::string("te-reference, fp32"));
         QVERIFY(!te.execution.fp8_emulated);
+    }
+
+    // LlamaTe creates Llama's parameters (values, shapes, order) from the same seed; no biases, no position table.
+    void sameInitialLlamaModelAsTheTorchBackend() {
+        ModelShape shape = make_preset(Preset::QuickCpu).model;
+        shape.arch = Arch::Llama;
+        shape.kv_heads = 2;
+        const auto torch_model = make_model(Backend::Torch, shape, 99);
+        const auto te_model = make_model(Backend::Te, shape, 99);
+        const auto a = torch_model->named_parameters();
+        const auto b = te_model->named_parameters();
+        QCOMPARE(a.size(), std::size_t{1 + 6 * 2 + 1});
+        QCOMPARE(b.size(), a.size());
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            QVERIFY2(a[i].value().equal(b[i].value()), qPrintable(QString::fromStdString(a[i].key() + " vs " + b[i].key())));
+        }
+        // q's 4 heads, k's 2 and v's 2 of 32 each; fc1 [gate | up] of 2 x 384 (8/3 x 128 rounded up to 64).
+        QCOMPARE(b[2].key(), std::string("blocks_0.qkv.weight"));
+        QCOMPARE(b[2].value().sizes(), (c10::IntArrayRef{8 * 32, 128}));
+        QCOMPARE(b[5].key(), std::string("blocks_0.mlp.fc1_weight"));
+        QCOMPARE(b[5].value().sizes(), (c10::IntArrayRef{2 * 384, 128}));
+        QCOMPARE(b[b.size() - 1].key(), std::string("norm_f.weight"));
+        QCOMPARE(te_model->named_buffers().size(), std::size_t{2});  // the rotary tables
+    }
+
+    // The llama te model (TE-style modules, RMSNorm, SwiGLU, rotary, grouped-query attention) trains as the plain
+    // LibTorch Llama in FP32, step for step, on the reference ops and on the fused ops over the host kernels.
+    void llamaFp32LossCurveMatchesTheTorchBackend_data() {
+        QTest::addColumn<TeImpl>("impl");
+        QTest::newRow("reference") << TeImpl::Reference;
+        QTest::newRow("fused-host") << TeImpl::Fused;
+    }
+    void llamaFp32LossCurveMatchesTheTorchBackend() {
+        QFETCH(TeImpl, impl);
+        const RunRecord torch = trainer_.run(quick_llama(Backend::Torch, Precision::Fp32));
+        RunConfig config = quick_llama(Backend::Te, Precision::Fp32);
+        config.te_impl = impl;
+        const RunRecord te = trainer_.run(config);
+        QVERIFY2(torch.status == RunStatus::Finished, torch.message.c_str());
+        QVERIFY2(te.status == RunStatus::Finished, te.message.c_str());
+        QCOMPARE(te.steps.size(), std::size_t{20});
+        QCOMPARE(torch.steps.size(), te.steps.size());
+        QVERIFY(te.execution.fallbacks.empty());
+        double worst = 0;
+        for (std::size_t i = 0; i < te.steps.size(); ++i) {
+            worst = std::max(worst, std::abs(te.steps[i].loss - torch.steps[i].loss) / std::abs(torch.steps[i].loss));
+        }
+        qInfo("largest relative loss difference over 20 steps: %.2e", worst);
+        QVERIFY2(worst <= 1e-5, qPrintable(QString::number(worst)));
+        QVERIFY(te.steps.back().loss < te.steps.front().loss - 0.3);
     }
 
     void fp8EmulatedLearnsNearFp32() {

@@ -7,7 +7,7 @@
 #include "core/common/Statistics.h"
 #include "core/model/FlopCount.h"
 #include "core/train/QualityProbe.h"
-#include "core/train/SyntheticData.h"
+#include "core/data/SyntheticData.h"
 #include "core/train/Trainer.h"
 
 using namespace tewb;

@@ -11,6 +11,7 @@
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
 #include "tewb_kernels/recipe.h"
+#include "tewb_kernels/rotary.h"
 
 using namespace tewb::kernels;
 
@@ -490,6 +491,37 @@ private Q_SLOTS:
                                 nullptr);
             },
             "in is a null pointer", bwd);
+    }
+
+    void rotaryRejectsBadArguments() {
+        const std::string entry = "tewb::kernels::rotary";
+        alignas(16) static float other[8];  // never dereferenced either: y, apart from device_like
+        float* f = device_like;
+        const ConstTensorRef table{f, DType::Float32, 2, 2};  // [seq, head_dim / 2] of x [2, 4] with one head
+        const RotaryHeads one_head{2, 1, 1, false};
+        const auto call = [&](ConstTensorRef x, ConstTensorRef cos, ConstTensorRef sin, RotaryHeads heads, TensorRef y) {
+            return [=] { rotary(x, cos, sin, heads, y, nullptr); };
+        };
+        expect_error(call({f, DType::Float32, 2, 6}, {f, DType::Float32, 2, 3}, {f, DType::Float32, 2, 3}, {2, 2, 2, false},
+                          {other, DType::Float32, 2, 6}),
+                     "head_dim = 3 (x's columns / heads) is odd", entry);
+        expect_error(call({f, DType::Float32, 2, 4}, table, table, {2, 1, 2, false}, {other, DType::Float32, 2, 4}),
+                     "rotated_heads = 2; allowed: 0 to heads = 1", entry);
+        expect_error(call({f, DType::Float32, 2, 4}, {f, DType::Float32, 1, 2}, table, one_head, {other, DType::Float32, 2, 4}),
+                     "cos is [1, 2]; allowed: [at least seq = 2, head_dim / 2 = 2]", entry);
+        expect_error(call({f, DType::Float32, 2, 4}, table, {f, DType::Float32, 2, 4}, one_head, {other, DType::Float32, 2, 4}),
+                     "sin is [2, 4]; allowed: [at least seq = 2, head_dim / 2 = 2]", entry);
+        expect_error(call({f, DType::Float32, 2, 4}, table, table, one_head, {f, DType::Float32, 2, 4}), "y overlaps x", entry);
+        expect_error(call({f, DType::Float32, 2, 4}, {other, DType::Float32, 2, 2}, table, one_head, {other, DType::Float32, 2, 4}),
+                     "y overlaps cos", entry);
+        expect_error(call({nullptr, DType::BFloat16, 2, 4}, table, table, one_head, {other, DType::BFloat16, 2, 4}),
+                     "x is a null pointer", entry);
+        expect_error(call({f, DType::Float32, 2, 4}, table, table, one_head, {nullptr, DType::Float32, 2, 4}),
+                     "y is a null pointer", entry);
+        expect_error(call({f, DType::Float32, 2, 4}, table, {nullptr, DType::Float32, 2, 2}, one_head, {other, DType::Float32, 2, 4}),
+                     "sin is a null pointer", entry);
+        expect_error(call({f, DType::Float32, 3, 4}, table, table, one_head, {other, DType::Float32, 3, 4}),
+                     "3 rows are not whole sequences of seq = 2", entry);
     }
 
     void gemmRejectsBadArguments() {

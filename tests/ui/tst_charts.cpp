@@ -272,6 +272,75 @@ private Q_SLOTS:
         QCOMPARE(plot.series().size(), 3);
     }
 
+    // The validation loss beside the training loss: in the run's colour, dotted with a marker per evaluation, named
+    // "<run> (validation)", only for runs that have one and only on the loss chart; the crosshair lists it only at
+    // steps that evaluated, and exported legends and the dashboard table name it.
+    void validationLossIsDrawnBesideTheTrainingLoss() {
+        RunCollection runs;
+        RunRecord onFile = test::synthetic_record("on a file", 40, 10, 20);
+        for (const int i : {9, 19, 29, 39}) onFile.steps[static_cast<std::size_t>(i)].val_loss = 6.0 / (i + 1);
+        runs.add(onFile);
+        runs.add(test::synthetic_record("synthetic", 40, 10, 10));
+        MetricPlot plot(loss_metric());
+        plot.resize(800, 500);
+        plot.refresh(runs);
+        plot.refresh(runs);
+        QCOMPARE(plot.traces().size(), std::size_t{3});
+        QVERIFY(!plot.traces()[0].companion && !plot.traces()[1].companion);
+        const MetricPlot::Trace& val = plot.traces()[2];
+        QVERIFY(val.companion);
+        QCOMPARE(val.name, QStringLiteral("on a file (validation)"));
+        QCOMPARE(val.colour, runs.entries()[0].colour);
+        QCOMPARE(val.raw.size(), std::size_t{4});
+        QCOMPARE(val.raw.back(), QPointF(40, 6.0 / 40));
+        QLineSeries* line = nullptr;
+        for (QAbstractSeries* series : plot.series()) {
+            if (series->name() == val.name) line = qobject_cast<QLineSeries*>(series);
+        }
+        QVERIFY(line != nullptr);
+        QCOMPARE(line->count(), 4);
+        QCOMPARE(line->pen().style(), Qt::DotLine);
+        QCOMPARE(line->pen().color(), runs.entries()[0].colour);
+        QVERIFY(line->pointsVisible());
+
+        MetricPlot stepTime(step_ms_metric());
+        stepTime.refresh(runs);
+        QCOMPARE(stepTime.traces().size(), std::size_t{2});
+
+        MetricChartView view(loss_metric());
+        view.resize(800, 500);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.plot()->refresh(runs);
+        view.plot()->refresh(runs);
+        const QString at20 = view.crosshairText(20);
+        QVERIFY2(at20.contains(QStringLiteral("on a file (validation): 0.3")), qPrintable(at20));
+        const QString at21 = view.crosshairText(21);
+        QVERIFY2(!at21.contains(QStringLiteral("(validation)")), qPrintable(at21));
+
+        DashboardContents contents;
+        render_dashboard(runs, runs.records(), 0, PlotOptions{}, QSize(1200, 800), 1.0, &contents);
+        QVERIFY2(contents.legend_labels.contains(QStringLiteral("on a file (validation)")),
+                 qPrintable(contents.legend_labels.join(QStringLiteral(", "))));
+        const QString table = comparison_table_html(runs, runs.records(), 0, QStringLiteral("#000000"));
+        QVERIFY(table.contains(QStringLiteral("Val loss")) && table.contains(QStringLiteral("0.1500")));
+
+        // The charts' legend line says what the dotted line is while a run has one.
+        ChartsPanel panel(&runs, {loss_metric(), step_ms_metric(), memory_metric()}, 3);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto* legend = panel.findChild<QLabel*>(QStringLiteral("legend"));
+        QTRY_VERIFY2(legend->text().contains(QStringLiteral("dotted with dots: validation loss")), qPrintable(legend->text()));
+
+        // Without a run on a token file: no companion, no column and no such note.
+        runs.remove(runs.entries()[0].key);
+        panel.refreshIfDirty();
+        QTRY_VERIFY2(!legend->text().contains(QStringLiteral("validation")), qPrintable(legend->text()));
+        plot.refresh(runs);
+        QCOMPARE(plot.traces().size(), std::size_t{1});
+        QVERIFY(!comparison_table_html(runs, runs.records(), 0, QStringLiteral("#000000")).contains(QStringLiteral("Val loss")));
+    }
+
     void manyStepsAreDecimatedToThePlotWidth() {
         RunCollection runs;
         runs.add(test::synthetic_record("long", 20000, 10, 5));

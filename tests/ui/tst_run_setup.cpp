@@ -1,6 +1,9 @@
 #include <QtTest>
 
 #include <QCheckBox>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QTemporaryDir>
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -387,6 +390,174 @@ private Q_SLOTS:
         QCOMPARE(panel.config(), make_preset(Preset::QuickCpu));
         // Without a device yet, nothing can be queued.
         QVERIFY(!panel.addButton()->isEnabled());
+    }
+
+    // The architecture: llama enables KV heads, FFN size and RoPE base (gpt greys them out and keeps their values);
+    // the automatic values are shown in the fields; the configuration carries the llama's sizes for llama only.
+    void architectureEnablesTheLlamaFields() {
+        RunSetupPanel panel;
+        const DeviceInfo device = test::no_gpu();
+        panel.setDevice(device, classify(device));
+        QCOMPARE(current<Arch>(panel.archBox()), Arch::Gpt);  // the quick CPU preset
+        for (const char* id : {"kv-heads", "ffn", "rope-base"}) {
+            QVERIFY2(!panel.field(id)->isEnabled(), id);
+            QVERIFY2(panel.field(id)->toolTip().contains(QStringLiteral("Llama only")), id);
+        }
+        choose(panel.archBox(), static_cast<int>(Arch::Llama));
+        for (const char* id : {"kv-heads", "ffn", "rope-base"}) QVERIFY2(panel.field(id)->isEnabled(), id);
+        QVERIFY(panel.field("kv-heads")->toolTip().contains(QStringLiteral("Grouped-query attention")));
+        QVERIFY(panel.field("ffn")->toolTip().contains(QStringLiteral("8/3 × hidden")));
+        QVERIFY(panel.field("rope-base")->toolTip().contains(QStringLiteral("rotate-half")));
+        auto* kv = qobject_cast<QSpinBox*>(panel.field("kv-heads"));
+        auto* ffn = qobject_cast<QSpinBox*>(panel.field("ffn"));
+        QCOMPARE(kv->specialValueText(), QStringLiteral("as Heads (4)"));
+        QCOMPARE(ffn->specialValueText(), QStringLiteral("auto (384)"));  // 8/3 · 128 = 341.3, up to a multiple of 64
+        qobject_cast<QSpinBox*>(panel.field("hidden"))->setValue(768);
+        QCOMPARE(ffn->specialValueText(), QStringLiteral("auto (2048)"));
+        qobject_cast<QSpinBox*>(panel.field("hidden"))->setValue(128);
+        kv->setValue(2);
+        qobject_cast<QLineEdit*>(panel.field("rope-base"))->setText(QStringLiteral("500000"));
+        QVERIFY2(panel.problems().empty(), qPrintable(panel.problemAt("kv-heads")));
+        RunConfig c = panel.config();
+        QCOMPARE(c.model.arch, Arch::Llama);
+        QCOMPARE(c.model.kv_heads, 2);
+        QCOMPARE(c.model.ffn, 0);
+        QCOMPARE(c.model.rope_base, 500000.0);
+        QSignalSpy added(&panel, &RunSetupPanel::addRequested);
+        panel.addButton()->click();
+        QCOMPARE(added.count(), 1);
+        QCOMPARE(added.front().front().value<RunConfig>().model.kv_heads, 2);
+
+        // Back to gpt: the configuration has no llama sizes, the fields keep theirs for the next llama.
+        choose(panel.archBox(), static_cast<int>(Arch::Gpt));
+        c = panel.config();
+        QCOMPARE(c.model.kv_heads, 0);
+        QCOMPARE(c.model.rope_base, static_cast<double>(kDefaultRopeBase));
+        QCOMPARE(kv->value(), 2);
+        QVERIFY(!kv->isEnabled());
+
+        // A configuration read back (a stored run, "Run again") fills the fields.
+        RunConfig llama = make_preset(Preset::QuickCpu);
+        llama.model.arch = Arch::Llama;
+        llama.model.kv_heads = 1;
+        llama.model.ffn = 256;
+        panel.setConfig(llama);
+        QCOMPARE(panel.config().model, llama.model);
+    }
+
+    // Llama sizes the form refuses, in its words at the field: KV heads that do not divide Heads (core's rule), an
+    // FFN size that is not a multiple of 64, a RoPE base that is not a number.
+    void badLlamaSizesAreRefusedAtTheField() {
+        RunSetupPanel panel;
+        const DeviceInfo device = test::no_gpu();
+        panel.setDevice(device, classify(device));
+        choose(panel.archBox(), static_cast<int>(Arch::Llama));
+        auto* kv = qobject_cast<QSpinBox*>(panel.field("kv-heads"));
+        kv->setValue(3);  // 4 heads
+        const QString message = panel.problemAt("kv-heads");
+        QVERIFY2(!message.isEmpty() && message.contains(QStringLiteral("3")), qPrintable(message));
+        QVERIFY2(!message.contains(QStringLiteral("--")), qPrintable(message));
+        QVERIFY(kv->property("problem").toBool());
+        QCOMPARE(kv->toolTip(), message);
+        QVERIFY(!panel.addButton()->isEnabled());
+        kv->setValue(2);
+        QVERIFY(!kv->property("problem").toBool());
+        auto* ffn = qobject_cast<QSpinBox*>(panel.field("ffn"));
+        ffn->setValue(100);
+        QVERIFY2(!panel.problemAt("ffn").isEmpty(), "an FFN size that is not a multiple of 64 is refused");
+        ffn->setValue(128);
+        QVERIFY(panel.problemAt("ffn").isEmpty());
+        auto* rope = qobject_cast<QLineEdit*>(panel.field("rope-base"));
+        rope->setText(QStringLiteral("wide"));
+        QVERIFY2(panel.problemAt("rope-base").contains(QStringLiteral("'wide'")), qPrintable(panel.problemAt("rope-base")));
+        QVERIFY(!panel.addButton()->isEnabled());
+        rope->setText(QStringLiteral("10000"));
+        QVERIFY2(panel.problems().empty(), qPrintable(panel.findChild<QLabel*>(QStringLiteral("problems"))->text()));
+        QVERIFY(panel.addButton()->isEnabled());
+    }
+
+    // The token file: its path reaches RunConfig.data; format, validation fraction and evaluate-every are enabled with
+    // a file only; a missing or empty file is refused at the field in the form's words before anything is queued.
+    void tokenFileReachesTheConfig() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString corpus = dir.filePath(QStringLiteral("corpus.txt"));
+        QFile file(corpus);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(QByteArray("It was the best of times, it was the worst of times. ").repeated(200));
+        file.close();
+        const QString empty = dir.filePath(QStringLiteral("empty.bin"));
+        QFile emptyFile(empty);
+        QVERIFY(emptyFile.open(QIODevice::WriteOnly));
+        emptyFile.close();
+
+        RunSetupPanel panel;
+        const DeviceInfo device = test::no_gpu();
+        panel.setDevice(device, classify(device));
+        QCOMPARE(panel.dataPathEdit()->placeholderText(), QStringLiteral("Synthetic tokens"));
+        QVERIFY(panel.browseDataButton()->isEnabled());
+        for (const char* id : {"data-format", "val-fraction", "eval-every"}) QVERIFY2(!panel.field(id)->isEnabled(), id);
+        QVERIFY(!panel.config().data.from_file());
+
+        panel.dataPathEdit()->setText(corpus);
+        for (const char* id : {"data-format", "val-fraction", "eval-every"}) QVERIFY2(panel.field(id)->isEnabled(), id);
+        QVERIFY(panel.field("data-format")->toolTip().contains(QStringLiteral("nanoGPT")));
+        choose(qobject_cast<QComboBox*>(panel.field("data-format")), static_cast<int>(TokenFormat::Bytes));
+        qobject_cast<QDoubleSpinBox*>(panel.field("val-fraction"))->setValue(0.1);
+        qobject_cast<QSpinBox*>(panel.field("eval-every"))->setValue(5);
+        QVERIFY2(panel.problems().empty(), qPrintable(panel.findChild<QLabel*>(QStringLiteral("problems"))->text()));
+        const RunConfig c = panel.config();
+        QCOMPARE(QString::fromStdString(c.data.path), corpus);
+        QCOMPARE(c.data.format, TokenFormat::Bytes);
+        QCOMPARE(c.data.val_fraction, 0.1);
+        QCOMPARE(c.data.eval_every, 5);
+
+        panel.dataPathEdit()->setText(dir.filePath(QStringLiteral("gone.txt")));
+        QCOMPARE(panel.problemAt("data"), QStringLiteral("Token file %1: no such file").arg(dir.filePath(QStringLiteral("gone.txt"))));
+        QVERIFY(panel.dataPathEdit()->property("problem").toBool());
+        QVERIFY(!panel.addButton()->isEnabled());
+        panel.dataPathEdit()->setText(empty);
+        QVERIFY2(panel.problemAt("data").contains(QStringLiteral("empty")), qPrintable(panel.problemAt("data")));
+        panel.dataPathEdit()->setText(dir.path());
+        QVERIFY2(panel.problemAt("data").contains(QStringLiteral("not a regular file")), qPrintable(panel.problemAt("data")));
+        // Too short for one step (quick CPU: 8 sequences of 32 + 1 tokens), and an odd length for nanoGPT's uint16.
+        const auto write = [&](const QString& name, const QByteArray& bytes) {
+            QFile f(dir.filePath(name));
+            return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
+        };
+        QVERIFY(write(QStringLiteral("short.txt"), QByteArray(100, 'a')));
+        QVERIFY(write(QStringLiteral("odd.bin"), QByteArray(1001, 'a')));
+        panel.dataPathEdit()->setText(dir.filePath(QStringLiteral("short.txt")));
+        QVERIFY2(panel.problemAt("data").contains(QStringLiteral("fewer than one step's batch of 264 (Batch × (Sequence + 1))")),
+                 qPrintable(panel.problemAt("data")));
+        choose(qobject_cast<QComboBox*>(panel.field("data-format")), static_cast<int>(TokenFormat::Auto));
+        panel.dataPathEdit()->setText(dir.filePath(QStringLiteral("odd.bin")));
+        QVERIFY2(panel.problemAt("data").contains(QStringLiteral("odd length for uint16")), qPrintable(panel.problemAt("data")));
+
+        // Cleared: synthetic tokens again, the data settings back to their defaults in the configuration.
+        panel.dataPathEdit()->clear();
+        QVERIFY(panel.problems().empty());
+        QCOMPARE(panel.config().data, DataSettings{});
+        // A stored configuration on a file fills the group.
+        RunConfig onFile = make_preset(Preset::QuickCpu);
+        onFile.data.path = corpus.toStdString();
+        onFile.data.format = TokenFormat::Uint16;
+        onFile.data.val_fraction = 0.2;
+        panel.setConfig(onFile);
+        QCOMPARE(panel.config().data, onFile.data);
+    }
+
+    // Every preset core has is offered, the llama ones included, and picking one fills the architecture.
+    void llamaPresetsAreOffered() {
+        RunSetupPanel panel;
+        auto* presets = panel.findChild<QComboBox*>(QStringLiteral("preset"));
+        for (const Preset preset : all_presets()) QVERIFY(presets->findData(static_cast<int>(preset)) >= 0);
+        panel.applyPreset(Preset::LlamaSeed);
+        QCOMPARE(panel.config().model, make_preset(Preset::LlamaSeed).model);
+        QCOMPARE(current<Arch>(panel.archBox()), Arch::Llama);
+        QVERIFY(panel.field("kv-heads")->isEnabled());
+        panel.applyPreset(Preset::QuickCpuLlama);
+        QCOMPARE(panel.config(), make_preset(Preset::QuickCpuLlama));
     }
 };
 

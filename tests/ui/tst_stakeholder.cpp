@@ -27,6 +27,7 @@
 #include "ui/charts/MetricPlot.h"
 #include "ui/export/Export.h"
 #include "ui/report/Report.h"
+#include "ui/report/ReportModelData.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/runs/RunController.h"
 #include "ui/runs/RunQueueModel.h"
@@ -174,6 +175,76 @@ private Q_SLOTS:
         for (const RunRecord& r : records) QVERIFY2(words.contains(QString::fromStdString(r.config.name)), r.config.name.c_str());
         QVERIFY(words.contains(QStringLiteral("Speedup [95% interval]")));
         QVERIFY_THROWS_EXCEPTION(ConfigError, write_report(dir.filePath(QStringLiteral("report.txt")).toStdString(), report));
+    }
+
+    // A llama trained on a token file: the machine-and-model section names the architecture and its sizes and the
+    // file (name, size, SHA-256 prefix, format, tokens, held-out fraction), never its contents; an FP8 run and a BF16
+    // run of the same configuration with validation losses get the sentence comparing them, honest that FP8 was
+    // emulated on the CPU; a run of another configuration is not compared.
+    void reportNamesTheModelTheDataAndFp8sValidationLoss() {
+        RunConfig llama = make_preset(Preset::QuickCpu);
+        llama.model.arch = Arch::Llama;
+        llama.model.kv_heads = 2;
+        llama.data.path = "/corpora/corpus.txt";
+        llama.data.val_fraction = 0.05;
+        const DataFileInfo corpus{"corpus.txt", 262144, "0123456789abcdef" + std::string(48, 'e'), TokenFormat::Bytes,
+                                  262144, 13107, 122};
+        const auto run = [&](const std::string& name, Precision precision, const std::vector<double>& val) {
+            RunRecord r = test::synthetic_record_of(name, Backend::Te, precision, precision == Precision::Fp8, 100, 10, 20);
+            r.config = llama;
+            r.config.name = name;
+            r.config.backend = Backend::Te;
+            r.config.precision = precision;
+            r.config.warmup = 10;
+            r.config.iters = 90;
+            r.execution.device = "cpu";
+            r.data_file = corpus;
+            for (std::size_t i = 0; i < val.size(); ++i) r.steps[20 * (i + 1) - 1].val_loss = val[i];
+            return r;
+        };
+        RunCollection runs;
+        runs.add(run("te bf16 cpu", Precision::Bf16, {4.1, 3.6, 3.3, 3.1, 3.0}));
+        runs.add(run("te fp8 cpu", Precision::Fp8, {4.1, 3.61, 3.31, 3.104, 3.0042}));
+        RunRecord other = run("te fp8 other seed", Precision::Fp8, {4.2, 3.7, 3.4, 3.2, 3.1});
+        other.config.seed = 99;
+        runs.add(other);
+        const std::vector<RunRecord> records = runs.records();
+        const ReportContent report = build_report(runs, records, 0, PlotOptions{});
+        const QString& html = report.html;
+        QVERIFY(html.contains(QStringLiteral("<h2>Machine and model</h2>")));
+        QVERIFY2(html.contains(QStringLiteral("llama: 2 layers, hidden 128, 4 heads, 2 KV heads (grouped-query attention), "
+                                              "SwiGLU FFN 384 (auto: 8/3 × hidden rounded up to 64), RoPE base 10000, RMSNorm, "
+                                              "no biases; sequence 32, vocabulary 256, batch 8")),
+                 qPrintable(html));
+        QVERIFY2(html.contains(QStringLiteral("token file corpus.txt, ")) && html.contains(QStringLiteral("SHA-256 0123456789ab…, bytes, "
+                                                                                                        "262144 tokens, 5.0 % held out "
+                                                                                                        "for the validation loss (13107 tokens)")),
+                 qPrintable(html));
+        QVERIFY(!html.contains(QStringLiteral("0123456789abcdefe")));  // a prefix of the hash, not all of it
+        const QString expected =
+            QStringLiteral("FP8's validation loss is within 0.01 of BF16's (3.0042 vs 3.0000 at step 100; ").toHtmlEscaped();
+        QVERIFY2(html.contains(expected), qPrintable(html));
+        QVERIFY(html.contains(QStringLiteral("FP8 was emulated on the CPU")));
+        QCOMPARE(html.count(QStringLiteral("validation loss is ")), 1);  // the other seed has no BF16 partner
+        QVERIFY(html.contains(QStringLiteral("Val loss")));
+        QVERIFY(html.contains(QStringLiteral("dotted with dots: the validation loss")));
+
+        // A larger difference is said as one, with its size.
+        runs.clear();
+        runs.add(run("te bf16 cpu", Precision::Bf16, {4.1, 3.6, 3.3, 3.1, 3.0}));
+        runs.add(run("te fp8 cpu", Precision::Fp8, {4.1, 3.7, 3.4, 3.2, 3.05}));
+        const std::vector<std::string> sentences = validation_sentences(runs.records());
+        QCOMPARE(sentences.size(), std::size_t{1});
+        QVERIFY2(sentences.front().starts_with("FP8's validation loss is higher by 0.050 than BF16's (3.0500 vs 3.0000 at step 100"),
+                 sentences.front().c_str());
+        // Synthetic gpt runs: the default model and "synthetic tokens", no sentence.
+        RunCollection synthetic;
+        add_compare_runs(synthetic);
+        const QString plain = build_report(synthetic, synthetic.records(), 0, PlotOptions{}).html;
+        QVERIFY(plain.contains(QStringLiteral("gpt: 12 layers, hidden 768, 12 heads, GELU MLP 3072, LayerNorm, learned positions")));
+        QVERIFY(plain.contains(QStringLiteral("synthetic tokens")));
+        QVERIFY(!plain.contains(QStringLiteral("validation loss is")));
+        QVERIFY(!plain.contains(QStringLiteral("Val loss")));
     }
 
     // The report names its noisy runs and why, qualifies a headline that stands on one, and labels the run.

@@ -149,6 +149,19 @@ private Q_SLOTS:
         queue.removeQueued();
         QCOMPARE(queue.rowCount(), 0);
         QCOMPARE(RunQueueModel::durationText(125000), QStringLiteral("2 min 5 s"));
+
+        // The setup column names a llama and its KV heads, and the token file a run trains on; a gpt on synthetic
+        // tokens says neither.
+        RunConfig llama = make_preset(Preset::QuickCpu);
+        queue.append(llama);
+        llama.model.arch = Arch::Llama;
+        llama.model.kv_heads = 2;
+        llama.data.path = "/corpora/shakespeare.txt";
+        queue.append(llama);
+        const QString gpt = queue.data(queue.index(0, RunQueueModel::Setup)).toString();
+        QCOMPARE(gpt, QStringLiteral("torch auto cpu · 2×128, batch 8"));
+        QCOMPARE(queue.data(queue.index(1, RunQueueModel::Setup)).toString(),
+                 QStringLiteral("torch auto cpu · 2×128, batch 8 · llama, 2 KV heads · shakespeare.txt"));
     }
 
     // An emulated FP8 run faster than the baseline is still not a speedup: the cell says "emulated", the tooltip
@@ -197,6 +210,45 @@ private Q_SLOTS:
         QVERIFY(model.data(model.index(1, ComparisonModel::Speedup), Qt::ToolTipRole).toString().contains(QStringLiteral("Not clean evidence")));
         QCOMPARE(model.data(model.index(2, ComparisonModel::Speedup)).toString(), QStringLiteral("1.91×"));
         QCOMPARE(model.data(model.index(1, ComparisonModel::Noise), ComparisonModel::SortRole).toDouble(), 0.2);
+    }
+
+    // "Val loss": the last held-out loss of a run on a token file (its step and the file in the tooltip), "–" for a
+    // synthetic run. Hidden by default so that synthetic comparisons keep fitting a 1280-pixel window; shown as soon
+    // as a run with a validation loss is in the table, unless the user chose otherwise in the column chooser.
+    void valLossColumnShowsTheLastHeldOutLoss() {
+        RunCollection runs;
+        ComparisonPanel panel(&runs);
+        ComparisonModel& model = *panel.model();
+        runs.add(test::synthetic_record("synthetic", 20, 5, 20));
+        QCOMPARE(model.headerData(ComparisonModel::ValLoss, Qt::Horizontal).toString(), QStringLiteral("Val loss"));
+        QVERIFY(!panel.isColumnShown(ComparisonModel::ValLoss));
+        QCOMPARE(model.data(model.index(0, ComparisonModel::ValLoss)).toString(), QStringLiteral("–"));
+        QVERIFY(model.data(model.index(0, ComparisonModel::ValLoss), ComparisonModel::SortRole).isNull());
+        QVERIFY(model.data(model.index(0, ComparisonModel::ValLoss), Qt::ToolTipRole).toString().contains(QStringLiteral("synthetic")));
+
+        RunRecord onFile = test::synthetic_record("on a file", 20, 5, 20);
+        onFile.steps[9].val_loss = 3.5;
+        onFile.steps[19].val_loss = 2.25;
+        onFile.data_file = DataFileInfo{"corpus.txt", 4096, std::string(64, 'a'), TokenFormat::Bytes, 4096, 205, 122};
+        runs.add(onFile);
+        QVERIFY(panel.isColumnShown(ComparisonModel::ValLoss));
+        QCOMPARE(model.data(model.index(1, ComparisonModel::ValLoss)).toString(), QStringLiteral("2.2500"));
+        QCOMPARE(model.data(model.index(1, ComparisonModel::ValLoss), ComparisonModel::SortRole).toDouble(), 2.25);
+        const QString tip = model.data(model.index(1, ComparisonModel::ValLoss), Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("step 20")) && tip.contains(QStringLiteral("corpus.txt")) &&
+                     tip.contains(QStringLiteral("205 held-out tokens")),
+                 qPrintable(tip));
+
+        // The user's choice wins over the automatic one, and is kept with the other column choices.
+        panel.setColumnShown(ComparisonModel::ValLoss, false);
+        onFile.config.name = "another file run";
+        runs.add(onFile);
+        QVERIFY(!panel.isColumnShown(ComparisonModel::ValLoss));
+        QCOMPARE(panel.columnChoices().value(QStringLiteral("Val loss")).toBool(), false);
+        // Gone again with the last run that had one (no choice recorded).
+        panel.restoreColumnChoices({});
+        runs.removeFromView({runs.entries()[1].key, runs.entries()[2].key});
+        QVERIFY(!panel.isColumnShown(ComparisonModel::ValLoss));
     }
 
     void comparisonModelFollowsTheCollection() {

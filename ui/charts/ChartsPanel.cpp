@@ -13,6 +13,7 @@
 
 #include "core/results/MeasurementQuality.h"
 #include "ui/common/RunColors.h"
+#include "ui/common/ValidationLoss.h"
 #include "ui/runs/RunCollection.h"
 
 namespace tewb::ui {
@@ -136,9 +137,14 @@ void ChartsPanel::refreshIfDirty() {
         items << QStringLiteral("<span style=\"color:%1; font-size:large\">%2</span>&nbsp;%3")
                      .arg(e.colour.name(), line, QString::fromStdString(name).toHtmlEscaped());
     }
+    const auto& entries = runs_->entries();
+    const bool validation =
+        std::any_of(entries.begin(), entries.end(), [](const RunCollection::Entry& e) { return has_val_loss(e.record); });
+    const QString notes = validation ? tr(" &nbsp; <i>dashed: warm-up · faint: raw values under smoothing · dotted with "
+                                          "dots: validation loss (held-out tail of the token file)</i>")
+                                     : tr(" &nbsp; <i>dashed: warm-up · faint: raw values under smoothing</i>");
     const QString legend = items.isEmpty() ? tr("No runs yet: queue one from the run setup, or open records (Ctrl+O).")
-                                     : items.join(QStringLiteral(" &nbsp; ")) +
-                                           tr(" &nbsp; <i>dashed: warm-up · faint: raw values under smoothing</i>");
+                                           : items.join(QStringLiteral(" &nbsp; ")) + notes;
     // Setting a rich-text label relayouts the window, even with the same text.
     if (legend != legend_->text()) legend_->setText(legend);
 }

@@ -55,6 +55,9 @@ QString MetricChartView::crosshairText(double x) const {
     for (const MetricPlot::Trace& t : plot_->traces()) {
         const QPointF* p = nearest(t.shown, snapped);
         if (!p) continue;
+        // A companion has values at a few steps only (evaluations): it is listed where it has one, never a
+        // neighbouring step's value passed off as this one's.
+        if (t.companion && p->x() != snapped) continue;
         html += QStringLiteral("<br><span style=\"color:%1\">■</span> %2: %3")
                     .arg(t.colour.name(), t.name.toHtmlEscaped(), QString::number(p->y(), 'g', 5));
     }

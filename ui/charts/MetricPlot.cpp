@@ -64,6 +64,7 @@ std::vector<MetricPlot::Trace> merge_repeats(std::vector<MetricPlot::Trace> trac
         }
         MetricPlot::Trace merged;
         merged.key = traces[i].key;
+        merged.companion = traces[i].companion;
         merged.colour = traces[i].colour;
         merged.band = true;
         merged.repeats = static_cast<int>(members.size());
@@ -219,45 +220,68 @@ void MetricPlot::refresh(const RunCollection& runs) {
     updateTitle();
 }
 
-// One trace per run (repeats merged into their median), smoothed, and clamped for a log axis.
+MetricPlot::Trace MetricPlot::traceOf(const RunCollection::Entry& entry, bool companion, std::vector<int>& steps) const {
+    Trace trace;
+    trace.key = companion ? -entry.key : entry.key;
+    trace.companion = companion;
+    trace.name = QString::fromStdString(noisy_name(display_name(entry.record), entry.record.execution.quality));
+    if (companion) trace.name += spec_.companion_suffix;
+    trace.colour = entry.colour;
+    const auto& value = companion ? spec_.companion : spec_.value;
+    for (const StepMetrics& step : entry.record.steps) {
+        const std::optional<double> v = value(entry.record, step);
+        if (!v) continue;
+        const double x = options_.x == XAxis::Step ? step.step : step.elapsed_ms / 1000.0;
+        trace.raw.emplace_back(x, *v);
+        if (spec_.spread && !companion) {
+            if (const auto spread = spec_.spread(entry.record, step)) {
+                trace.band = trace.band_of_ranks = true;
+                trace.band_lo.emplace_back(x, spread->first);
+                trace.band_hi.emplace_back(x, spread->second);
+            }
+        }
+        steps.push_back(step.step);
+        if (step.phase == Phase::Warmup && !companion) trace.warmup_points = trace.raw.size();
+    }
+    return trace;
+}
+
+// One trace per run (repeats merged into their median), smoothed, and clamped for a log axis; after them the
+// companions of the runs that have its values (a few evaluations: drawn as they are, never smoothed).
 void MetricPlot::buildTraces(const RunCollection& runs) {
     traces_.clear();
     plannedSteps_ = 10;
     std::vector<const RunRecord*> shown;
     std::vector<std::string> groups;
     std::vector<std::vector<int>> steps;
+    std::vector<Trace> companions;
+    std::vector<std::string> companionGroups;
+    std::vector<std::vector<int>> companionSteps;
     for (const RunCollection::Entry& entry : runs.entries()) {
         shown.push_back(&entry.record);
-        groups.push_back(entry.record.repeat ? entry.record.repeat->group : std::string());
-        steps.emplace_back();
+        const std::string group = entry.record.repeat ? entry.record.repeat->group : std::string();
         if (entry.record.status == RunStatus::Running) {
             plannedSteps_ = std::max(plannedSteps_, entry.record.config.total_steps());
         }
-        Trace trace;
-        trace.key = entry.key;
-        trace.name = QString::fromStdString(noisy_name(display_name(entry.record), entry.record.execution.quality));
-        trace.colour = entry.colour;
-        for (const StepMetrics& step : entry.record.steps) {
-            const std::optional<double> value = spec_.value(entry.record, step);
-            if (!value) continue;
-            const double x = options_.x == XAxis::Step ? step.step : step.elapsed_ms / 1000.0;
-            trace.raw.emplace_back(x, *value);
-            if (spec_.spread) {
-                if (const auto spread = spec_.spread(entry.record, step)) {
-                    trace.band = trace.band_of_ranks = true;
-                    trace.band_lo.emplace_back(x, spread->first);
-                    trace.band_hi.emplace_back(x, spread->second);
-                }
-            }
-            steps.back().push_back(step.step);
-            if (step.phase == Phase::Warmup) trace.warmup_points = trace.raw.size();
-        }
-        traces_.push_back(std::move(trace));
+        groups.push_back(group);
+        steps.emplace_back();
+        traces_.push_back(traceOf(entry, false, steps.back()));
+        if (!spec_.companion) continue;
+        std::vector<int> at;
+        Trace companion = traceOf(entry, true, at);
+        if (companion.raw.empty()) continue;
+        companions.push_back(std::move(companion));
+        companionGroups.push_back(group);
+        companionSteps.push_back(std::move(at));
     }
     traces_ = merge_repeats(std::move(traces_), groups, steps);
     if (spec_.unit_for) unit_ = spec_.unit_for(shown);
     for (Trace& trace : traces_) {
         trace.shown = options_.smoothing > 0 ? smooth_debiased_ema(trace.raw, options_.smoothing) : trace.raw;
+    }
+    for (Trace& companion : merge_repeats(std::move(companions), companionGroups, companionSteps)) {
+        companion.shown = companion.raw;
+        traces_.push_back(std::move(companion));
     }
 
     valuesAtFloor_ = 0;
@@ -313,8 +337,13 @@ void MetricPlot::drawTrace(const Trace& t, double xMin, double xMax, int columns
     lines.raw->replace(smoothed ? toList(decimate_min_max(t.raw, xMin, xMax, columns)) : QList<QPointF>{});
     lines.raw->setVisible(smoothed);
 
-    const QPen solid(t.colour, 2, run_line_style(t.colour));  // runs 11-20 dash-dot, so 20 runs stay apart
+    // Runs 11-20 dash-dot, so 20 runs stay apart; a companion (the validation loss) dotted with its values marked.
+    const QPen solid(t.colour, 2, t.companion ? Qt::DotLine : run_line_style(t.colour));
     if (lines.timed->pen() != solid) lines.timed->setPen(solid);
+    if (t.companion && !lines.timed->pointsVisible()) {
+        lines.timed->setPointsVisible(true);
+        lines.timed->setMarkerSize(5);
+    }
     const QPen dashed(t.colour, 2, Qt::DashLine);
     if (lines.warmup->pen() != dashed) lines.warmup->setPen(dashed);
     QColor faint = t.colour;
@@ -504,8 +533,13 @@ QStringList paint_legend(QPainter& painter, const std::vector<MetricPlot::Trace>
         const LegendPlace& at = places[k++];
         const qreal x = area.left() + at.x;
         const qreal y = rowY(at.row);
-        painter.setPen(QPen(t.colour, 3, run_line_style(t.colour)));
+        painter.setPen(QPen(t.colour, 3, t.companion ? Qt::DotLine : run_line_style(t.colour)));
         painter.drawLine(QPointF(x, y), QPointF(x + 20, y));
+        if (t.companion) {
+            painter.setBrush(t.colour);
+            painter.drawEllipse(QPointF(x + 10, y), 2.5, 2.5);
+            painter.setBrush(Qt::NoBrush);
+        }
         if (t.band) {  // a group's band is shown as a light box behind the line
             QColor fill = t.colour;
             fill.setAlpha(60);

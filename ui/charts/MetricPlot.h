@@ -10,6 +10,7 @@
 #include <QPointF>
 
 #include "ui/charts/MetricSpec.h"
+#include "ui/runs/RunCollection.h"
 
 class QAbstractAxis;
 class QPainter;
@@ -18,8 +19,6 @@ class QLineSeries;
 class QValueAxis;
 
 namespace tewb::ui {
-
-class RunCollection;
 
 // One metric of every run, overlaid: the whole Qt Charts dependency of the workbench sits behind this
 // class and MetricChartView, so the chart backend can change in one place.
@@ -46,6 +45,9 @@ public:
         int repeats = 1;
         std::vector<QPointF> band_lo;
         std::vector<QPointF> band_hi;
+        // The spec's companion values of a run (its validation loss): a dotted line with a marker per value, keyed
+        // by the negated run key.
+        bool companion = false;
     };
 
     explicit MetricPlot(MetricSpec spec, QGraphicsItem* parent = nullptr);
@@ -97,6 +99,8 @@ private:
     void installAxes();
     Lines& linesFor(const Trace& trace);
     void buildTraces(const RunCollection& runs);
+    // The run's trace and, where the spec has a companion and the run has its values, the companion's.
+    Trace traceOf(const RunCollection::Entry& entry, bool companion, std::vector<int>& steps) const;
     void removeSeriesOfGoneRuns();
     void drawTrace(const Trace& trace, double xMin, double xMax, int columns);
     void applyRanges();
@@ -120,8 +124,8 @@ private:
 };
 
 // The legend exported images carry instead of Qt Charts' legend: a line in each run's colour and its name
-// (runs without points here are left out), wrapped into as many rows as `width` needs, then the
-// "dashed: warm-up" note. legend_height says how tall that is; paint_legend paints it into `area` and
+// (runs without points here are left out; a companion's line dotted with a marker), wrapped into as many rows as
+// `width` needs, then the "dashed: warm-up" note. legend_height says how tall that is; paint_legend paints it into `area` and
 // returns the names it drew, in order (every trace with points: nothing is cut).
 qreal legend_height(const std::vector<MetricPlot::Trace>& traces, qreal width);
 QStringList paint_legend(QPainter& painter, const std::vector<MetricPlot::Trace>& traces, const QRectF& area, bool dark);

@@ -13,8 +13,11 @@ QString tr(const char* text) {
 }  // namespace
 
 MetricSpec loss_metric() {
-    return {QStringLiteral("loss"), tr("Loss"), tr("cross-entropy loss"),
-            [](const RunRecord&, const StepMetrics& s) -> std::optional<double> { return s.loss; }};
+    MetricSpec spec{QStringLiteral("loss"), tr("Loss"), tr("cross-entropy loss"),
+                    [](const RunRecord&, const StepMetrics& s) -> std::optional<double> { return s.loss; }};
+    spec.companion = [](const RunRecord&, const StepMetrics& s) { return s.val_loss; };
+    spec.companion_suffix = tr(" (validation)");
+    return spec;
 }
 
 MetricSpec step_ms_metric() {

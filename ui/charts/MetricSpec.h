@@ -26,9 +26,14 @@ struct MetricSpec {
     // The y axis starts at zero (unless log or zoomed): a difference of a few MiB on 400 MiB of memory would
     // otherwise fill the chart's height.
     bool start_at_zero = false;
+    // A second value of some steps, drawn beside each run's line in the run's colour (dotted, a marker at each
+    // value) and named "<run><companion_suffix>": the held-out loss of runs on a token file. A run without such
+    // values has no second line.
+    std::function<std::optional<double>(const RunRecord&, const StepMetrics&)> companion = nullptr;
+    QString companion_suffix = {};
 };
 
-MetricSpec loss_metric();
+MetricSpec loss_metric();  // with the validation loss as its companion
 MetricSpec step_ms_metric();
 MetricSpec memory_metric();  // MiB
 // What peak memory measures for these runs: the process's RSS on the CPU, the CUDA allocator's peak on a GPU,

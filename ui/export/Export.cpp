@@ -1,5 +1,6 @@
 #include "ui/export/Export.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QBuffer>
@@ -11,9 +12,11 @@
 #include "core/results/AtomicFile.h"
 #include "core/results/Comparison.h"
 #include "core/results/RunGroups.h"
+#include "core/common/Statistics.h"
 #include "core/common/TextTable.h"
 #include "core/results/RecordCsv.h"
 #include "ui/charts/MetricPlot.h"
+#include "ui/common/ValidationLoss.h"
 #include "ui/runs/RunCollection.h"
 
 namespace tewb::ui {
@@ -35,14 +38,26 @@ QString devicesLine(const RunCollection& runs) {
     return devices.join(QStringLiteral(", "));
 }
 
+// A group's held-out loss: its run's last evaluation, the median over its repeats; "-" on synthetic tokens.
+std::string groupValLoss(const RunGroup& g, const std::vector<RunRecord>& summarized) {
+    std::vector<double> losses;
+    for (const std::size_t m : g.members) {
+        if (const std::optional<ValLossPoint> val = final_val_loss(summarized[m])) losses.push_back(val->loss);
+    }
+    return losses.empty() ? std::string("-") : format_fixed(median_of(losses), 4);
+}
+
 }  // namespace
 
 QString comparison_table_html(const RunCollection& runs, const std::vector<RunRecord>& summarized,
                               std::optional<std::size_t> baseline, const QString& textColour) {
     const std::vector<RunGroup> groups = group_runs(summarized, baseline);
+    // Runs on synthetic tokens have no held-out loss: the column is there only when some run has one.
+    const bool validation = std::any_of(summarized.begin(), summarized.end(), has_val_loss);
     QString html = QStringLiteral("<table cellspacing=0 cellpadding=3 style=\"color:%1\" width=100%><tr>").arg(textColour);
     for (const char* h : {"Run", "Status", "ms/step", "min–max ms", "over", "Tokens/s", "TFLOP/s", "MFU", "Peak memory",
-                          "Final loss", "Speedup [95% interval]", "Memory ratio"}) {
+                          "Final loss", "Val loss", "Speedup [95% interval]", "Memory ratio"}) {
+        if (!validation && std::string_view(h) == "Val loss") continue;
         html += QStringLiteral("<th align=left>%1</th>").arg(QString::fromUtf8(h));
     }
     html += QStringLiteral("</tr>");
@@ -60,15 +75,17 @@ QString comparison_table_html(const RunCollection& runs, const std::vector<RunRe
         }
         html += QStringLiteral("<tr><td nowrap><span style=\"color:%1\">■</span> %2</td>").arg(colour.name(), name);
         const std::string speedup = g.is_baseline ? std::string("baseline") : speedup_text(g);
-        for (const std::string& text :
-             {status.toStdString(), format_fixed(g.centre_ms, 2),
-              g.min_ms ? format_fixed(g.min_ms, 2) + "–" + format_fixed(g.max_ms, 2) : std::string("-"), g.sample_basis(),
-              format_fixed(s.tokens_per_s, 0), format_tflops(s.tflops), format_fixed(mfu, 1, " %"),
-              g.peak_mem_bytes ? format_bytes(g.peak_mem_bytes) + (r.execution.memory_metric == MemoryMetric::CpuPeakRss ? " RSS" : "")
-                               : std::string("-"), format_fixed(g.final_loss, 4), speedup,
-              format_fixed(g.memory_ratio, 2, "x")}) {
-            html += QStringLiteral("<td nowrap>%1</td>").arg(cell(text));
-        }
+        std::vector<std::string> texts{
+            status.toStdString(), format_fixed(g.centre_ms, 2),
+            g.min_ms ? format_fixed(g.min_ms, 2) + "–" + format_fixed(g.max_ms, 2) : std::string("-"), g.sample_basis(),
+            format_fixed(s.tokens_per_s, 0), format_tflops(s.tflops), format_fixed(mfu, 1, " %"),
+            g.peak_mem_bytes ? format_bytes(g.peak_mem_bytes) + (r.execution.memory_metric == MemoryMetric::CpuPeakRss ? " RSS" : "")
+                             : std::string("-"),
+            format_fixed(g.final_loss, 4)};
+        if (validation) texts.push_back(groupValLoss(g, summarized));
+        texts.push_back(speedup);
+        texts.push_back(format_fixed(g.memory_ratio, 2, "x"));
+        for (const std::string& text : texts) html += QStringLiteral("<td nowrap>%1</td>").arg(cell(text));
         html += QStringLiteral("</tr>");
     }
     return html + QStringLiteral("</table>");

@@ -23,6 +23,7 @@
 #include "ui/common/Theme.h"
 #include "ui/export/Export.h"
 #include "ui/report/ReportLayout.h"
+#include "ui/report/ReportModelData.h"
 #include "ui/runs/RunCollection.h"
 
 namespace tewb::ui {
@@ -43,8 +44,9 @@ QString badge(const QString& text, bool on, const std::string& reason, bool warn
         .arg(colour, words.toHtmlEscaped(), esc(reason));
 }
 
+// The machines, their capability badges, then the model and the data the runs trained.
 QString machineSection(const std::vector<RunRecord>& runs) {
-    QString html = QStringLiteral("<h2>Machine</h2>");
+    QString html = QStringLiteral("<h2>Machine and model</h2>");
     std::vector<std::string> seen;
     for (const RunRecord& r : runs) {
         const DeviceInfo& d = r.environment.device;
@@ -70,7 +72,7 @@ QString machineSection(const std::vector<RunRecord>& runs) {
                       cap.fallback_reason.empty() ? std::string("not in fallback") : cap.fallback_reason, true);
         html += QStringLiteral("</p>");
     }
-    return html;
+    return html + model_and_data_html(runs);
 }
 
 QString runsSection(const RunCollection& runs, const std::vector<RunRecord>& records) {
@@ -191,15 +193,17 @@ QString chartsFigure(const RunCollection& runs, const PlotOptions& options, Repo
         axes << QStringLiteral("%1 (%2)").arg(spec.title.toLower(), unit);
         if (traces.empty()) traces = plot.traces();
     }
+    const bool validation = std::any_of(traces.begin(), traces.end(), [](const MetricPlot::Trace& t) { return t.companion; });
     QStringList legend;
     for (const MetricPlot::Trace& t : traces) {
         legend << QStringLiteral("<span style=\"color:%1\">■</span>&nbsp;%2").arg(t.colour.name(), t.name.toHtmlEscaped());
     }
     return QStringLiteral("<p><b>%1</b></p><p>%2</p><p>%3</p>"
-                          "<p><i>%4 %5 of every run against the training step; dashed: warm-up steps; repeats: the "
+                          "<p><i>%4 %5 of every run against the training step; dashed: warm-up steps;%6 repeats: the "
                           "median line over a min–max band; the memory axis starts at zero.</i></p>")
         .arg(figure_heading_text(figure, QStringLiteral("Loss, step time and peak memory per step")), images,
-             legend.join(QStringLiteral(" &nbsp; ")), figure_caption_prefix(figure), axes.join(QStringLiteral(", ")).toHtmlEscaped());
+             legend.join(QStringLiteral(" &nbsp; ")), figure_caption_prefix(figure), axes.join(QStringLiteral(", ")).toHtmlEscaped(),
+             validation ? QStringLiteral(" dotted with dots: the validation loss (the token file's held-out tail);") : QString());
 }
 
 QByteArray pngBytes(const QImage& image) {
@@ -225,6 +229,9 @@ ReportContent build_report(const RunCollection& runs, const std::vector<RunRecor
                        .arg(report.headline.toHtmlEscaped());
     html += QStringLiteral("<h1>TE Workbench report</h1><p style=\"font-size:large\"><b>%1</b></p>").arg(report.headline.toHtmlEscaped());
     html += QStringLiteral("<p>%1</p>").arg(QString::fromStdString(quality_sentence(summarized)).toHtmlEscaped());
+    for (const std::string& sentence : validation_sentences(summarized)) {
+        html += QStringLiteral("<p>%1</p>").arg(QString::fromStdString(sentence).toHtmlEscaped());
+    }
     html += QStringLiteral("<p><small>%1 run(s) · written %2 · speedup = baseline ms/step ÷ run ms/step; intervals are 95% "
                            "bootstrap intervals (repeats: over the repeats' mean ms/step; one run: over its timed steps); "
                            "\"not significant\": the interval contains 1.0</small></p>")

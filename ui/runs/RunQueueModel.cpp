@@ -13,6 +13,12 @@ QString setupText(const RunConfig& c) {
                        .arg(c.model.layers)
                        .arg(c.model.hidden)
                        .arg(c.batch);
+    // What a gpt on synthetic tokens leaves unsaid: the llama and its key/value heads, the token file.
+    if (c.model.arch == Arch::Llama) text += QStringLiteral(" · llama, %1 KV heads").arg(effective_kv_heads(c.model));
+    if (c.data.from_file()) {
+        const std::size_t slash = c.data.path.find_last_of('/');
+        text += QStringLiteral(" · ") + QString::fromStdString(slash == std::string::npos ? c.data.path : c.data.path.substr(slash + 1));
+    }
     return text;
 }
 

@@ -14,10 +14,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSpinBox>
-#include <QStandardItemModel>
 #include <QStyle>
 #include <QVBoxLayout>
 
@@ -26,98 +24,15 @@
 #include "core/config/RunFacts.h"
 #include "core/config/RunSettings.h"
 #include "ui/common/WheelGuard.h"
+#include "ui/setup/FormFields.h"
 
 namespace tewb::ui {
 
+using namespace form;
+
 namespace {
 
-QSpinBox* spin(QWidget* parent, const QString& name, int min, int max, const QString& tip) {
-    auto* box = new QSpinBox(parent);
-    box->setObjectName(name);
-    box->setRange(min, max);
-    box->setToolTip(tip);
-    box->setKeyboardTracking(true);
-    return box;
-}
-
-QComboBox* combo(QWidget* parent, const QString& name, const std::vector<std::pair<QString, int>>& items, const QString& tip) {
-    auto* box = new QComboBox(parent);
-    box->setObjectName(name);
-    // Long item texts must not set the panel's minimum width: the setup pane is narrow and must not
-    // need a horizontal scroll bar. The full text shows in the open list.
-    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    box->setMinimumContentsLength(10);
-    for (const auto& [text, value] : items) box->addItem(text, value);
-    box->setToolTip(tip);
-    return box;
-}
-
-void selectData(QComboBox* box, int value) {
-    const int index = box->findData(value);
-    if (index >= 0) box->setCurrentIndex(index);
-}
-
-template <typename Enum>
-Enum current(const QComboBox* box) {
-    return static_cast<Enum>(box->currentData().toInt());
-}
-
-// Enables or disables one item of a combo box, with the reason as its tooltip.
-void setItemAvailable(QComboBox* box, int value, bool available, const QString& reason) {
-    auto* model = qobject_cast<QStandardItemModel*>(box->model());
-    const int index = box->findData(value);
-    if (!model || index < 0) return;
-    QStandardItem* item = model->item(index);
-    item->setEnabled(available);
-    item->setToolTip(reason);
-}
-
-bool itemAvailable(const QComboBox* box, int index) {
-    const auto* model = qobject_cast<const QStandardItemModel*>(box->model());
-    return model && index >= 0 && model->item(index)->isEnabled();
-}
-
 enum PresetChoice { Custom = -1 };
-
-// A setting's words in the form come from the settings table (core/config/RunSettings), as its flag does on
-// the command line.
-QString settingLabel(std::string_view id) {
-    const std::string_view label = setting(id).label;
-    return QString::fromUtf8(label.data(), static_cast<qsizetype>(label.size()));
-}
-
-QString formLabel(std::string_view id) {
-    return settingLabel(id) + QStringLiteral(":");
-}
-
-// The settings whose flags a core message names ("--hidden 130: not divisible by --heads 4" names hidden and
-// heads): every field in a conflict is marked, not only the one the problem is filed under.
-std::vector<std::string> settings_named(const std::string& message) {
-    std::vector<std::string> ids;
-    const auto flag_char = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; };
-    for (std::size_t i = message.find("--"); i != std::string::npos; i = message.find("--", i + 2)) {
-        if (i > 0 && flag_char(message[i - 1])) continue;
-        std::size_t end = i + 2;
-        while (end < message.size() && flag_char(message[end])) ++end;
-        const RunSetting* s = find_setting(std::string_view(message).substr(i, end - i));
-        if (s && s->flag == std::string_view(message).substr(i, end - i)) ids.emplace_back(s->id);
-    }
-    return ids;
-}
-
-// Core's message in the form's words: every flag it names becomes that field's label ("--hidden 130" reads
-// "Hidden size 130"), as te-bench's words would be foreign in the window.
-QString form_words(const std::string& message) {
-    QString text = QString::fromStdString(message);
-    for (const std::string& id : settings_named(message)) {
-        const RunSetting& s = setting(id);
-        const QString name = QString::fromUtf8(s.flag.data(), static_cast<qsizetype>(s.flag.size()));
-        const QRegularExpression flag(QStringLiteral("(?<![a-z0-9-])") + QRegularExpression::escape(name) +
-                                      QStringLiteral("(?![a-z0-9-])"));
-        text.replace(flag, settingLabel(id));
-    }
-    return text;
-}
 
 QString presetText(Preset preset) {
     const std::string_view title = preset_title(preset);
@@ -139,6 +54,7 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(buildRunGroup());
     layout->addWidget(buildFp8Group());
     layout->addWidget(buildModelGroup());
+    layout->addWidget(buildDataGroup());
     layout->addStretch();
     formScroll_ = new QScrollArea(this);
     formScroll_->setObjectName(QStringLiteral("setupFormScroll"));
@@ -157,7 +73,9 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
                {"amax-algo", algo_},  {"margin", margin_},   {"inspect-fp8", inspect_}, {"cuda-graph", cudaGraph_}, {"layers", layers_},
                {"hidden", hidden_},   {"heads", heads_},     {"seq", seq_},             {"vocab", vocab_},
                {"batch", batch_},     {"warmup", warmup_},   {"iters", iters_},         {"lr", lr_},
-               {"seed", seed_},      {"nproc", processes_}};
+               {"seed", seed_},      {"nproc", processes_}, {"arch", arch_},           {"kv-heads", kvHeads_},
+               {"ffn", ffn_},        {"rope-base", ropeBase_}, {"data", dataPath_},  {"data-format", dataFormat_},
+               {"val-fraction", valFraction_}, {"eval-every", evalEvery_}};
     for (const auto& [field, widget] : fields_) baseTips_[field] = widget->toolTip();
 
     connectFields();
@@ -169,10 +87,8 @@ QLayout* RunSetupPanel::buildPresetRow() {
     auto* presetRow = new QHBoxLayout;
     presetRow->addWidget(new QLabel(tr("Preset:"), this));
     presets_ = combo(this, QStringLiteral("preset"),
-                     {{tr("Custom"), Custom},
-                      {presetText(Preset::Seed), static_cast<int>(Preset::Seed)},
-                      {presetText(Preset::QuickCpu), static_cast<int>(Preset::QuickCpu)}},
-                     tr("Fill every field with a preset's values"));
+                     {{tr("Custom"), Custom}}, tr("Fill every field with a preset's values"));
+    for (const Preset preset : all_presets()) presets_->addItem(presetText(preset), static_cast<int>(preset));
     presetRow->addWidget(presets_, 1);
     return presetRow;
 
@@ -299,7 +215,8 @@ QWidget* RunSetupPanel::buildModelGroup() {
     hidden_ = spin(modelBox, QStringLiteral("hidden"), least("hidden"), big, tr("Hidden size, a multiple of the head count"));
     heads_ = spin(modelBox, QStringLiteral("heads"), least("heads"), big, tr("Attention heads"));
     seq_ = spin(modelBox, QStringLiteral("seq"), least("seq"), big, tr("Sequence length in tokens"));
-    vocab_ = spin(modelBox, QStringLiteral("vocab"), least("vocab"), big, tr("Vocabulary size of the synthetic data"));
+    vocab_ = spin(modelBox, QStringLiteral("vocab"), least("vocab"), big, tr("Vocabulary size: the synthetic data's, or one that covers the token file's largest token (256 for "
+                                                                 "bytes)"));
     batch_ = spin(modelBox, QStringLiteral("batch"), least("batch"), big, tr("Sequences per step"));
     warmup_ = spin(modelBox, QStringLiteral("warmup"), least("warmup"), big,
                    tr("Steps before timing starts (dashed in the charts)"));
@@ -310,9 +227,14 @@ QWidget* RunSetupPanel::buildModelGroup() {
     seed_ = new QLineEdit(modelBox);
     seed_->setObjectName(QStringLiteral("seed"));
     seed_->setToolTip(tr("Seed of the weights and the synthetic data"));
+    createArchitectureFields(modelBox);
+    modelForm->addRow(formLabel("arch"), arch_);
     modelForm->addRow(formLabel("layers"), layers_);
     modelForm->addRow(formLabel("hidden"), hidden_);
     modelForm->addRow(formLabel("heads"), heads_);
+    modelForm->addRow(formLabel("kv-heads"), kvHeads_);
+    modelForm->addRow(formLabel("ffn"), ffn_);
+    modelForm->addRow(formLabel("rope-base"), ropeBase_);
     modelForm->addRow(formLabel("seq"), seq_);
     modelForm->addRow(formLabel("vocab"), vocab_);
     modelForm->addRow(formLabel("batch"), batch_);
@@ -390,6 +312,7 @@ void RunSetupPanel::connectFields() {
         if (current<ScalingKind>(scaling_) == ScalingKind::Block) selectData(format_, static_cast<int>(RecipeFormat::E4M3));
     });
     connect(cudaGraph_, &QCheckBox::toggled, this, edited);
+    connectModelAndDataFields(edited);
     connect(presets_, &QComboBox::activated, this, [this](int index) {
         const int value = presets_->itemData(index).toInt();
         if (value != Custom) applyPreset(static_cast<Preset>(value));
@@ -448,6 +371,7 @@ void RunSetupPanel::setConfig(const RunConfig& c) {
     processes_->setValue(std::max(1, c.dist.nproc));
     lr_->setText(QString::number(c.lr, 'g', 10));
     seed_->setText(QString::number(static_cast<qulonglong>(c.seed)));
+    writeModelAndData(c);
     updating_ = false;
     {
         const QSignalBlocker block(presets_);
@@ -474,6 +398,7 @@ RunConfig RunSetupPanel::config() const {
     c.inspect_fp8 = inspect_->isChecked() && c.precision == Precision::Fp8;
     c.cuda_graph = cudaGraph_->isChecked();
     c.model = ModelShape{layers_->value(), hidden_->value(), heads_->value(), seq_->value(), vocab_->value()};
+    readModelAndData(c);
     c.batch = batch_->value();
     c.warmup = warmup_->value();
     c.iters = iters_->value();
@@ -567,6 +492,7 @@ void RunSetupPanel::updateAvailability() {
                                    : tr("This machine has one GPU, and a data-parallel job needs one per process: choose the "
                                         "CPU device for a job of CPU processes");
     processes_->setToolTip(baseTips_["nproc"]);
+    updateModelAndDataFields();
     updating_ = wasUpdating;
 }
 
@@ -596,6 +522,7 @@ void RunSetupPanel::validate() {
     } catch (const ConfigError& e) {
         found.push_back({"seed", e.what()});
     }
+    findModelAndDataProblems(found);
     for (ConfigProblem& p : find_problems(c)) {
         if (p.field == "inspect-fp8") continue;  // the checkbox is disabled unless FP8 is chosen
         found.push_back(std::move(p));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -21,7 +23,7 @@ class QSpinBox;
 
 namespace tewb::ui {
 
-// The form for one run: backend, precision, FP8 recipe, model size, batch, steps, seed, name. Validation
+// The form for one run: backend, precision, FP8 recipe, architecture and model size, data, batch, steps, seed, name. Validation
 // is core's: every edit asks core for the problems of the configuration as typed and for what this
 // machine can run; a field with a problem is marked and carries core's message, the options this device
 // cannot run are disabled (never hidden) with the reason as their tooltip.
@@ -49,6 +51,9 @@ public:
     QComboBox* precisionBox() const { return precision_; }
     QComboBox* deviceBox() const { return device_; }
     QComboBox* teImplBox() const { return teImpl_; }
+    QComboBox* archBox() const { return arch_; }
+    QLineEdit* dataPathEdit() const { return dataPath_; }
+    QPushButton* browseDataButton() const { return browse_; }
     QWidget* field(const std::string& name) const;
     QPushButton* addButton() const { return add_; }
     QPushButton* compareButton() const { return compare_; }
@@ -67,6 +72,15 @@ private:
     QWidget* buildRunGroup();
     QWidget* buildFp8Group();
     QWidget* buildModelGroup();
+    // RunSetupModelData.cpp: the architecture's fields (created here, placed in the model group) and the data group.
+    void createArchitectureFields(QWidget* parent);
+    QWidget* buildDataGroup();
+    void connectModelAndDataFields(const std::function<void()>& edited);
+    void chooseTokenFile();
+    void writeModelAndData(const RunConfig& config);
+    void readModelAndData(RunConfig& config) const;
+    void updateModelAndDataFields();
+    void findModelAndDataProblems(std::vector<ConfigProblem>& found) const;
     QWidget* buildActions();
     void connectFields();  // every field's edit: Custom preset, availability, validation
     void validate();
@@ -106,6 +120,17 @@ private:
     QLineEdit* lr_;
     QLineEdit* seed_;
     QLineEdit* name_;
+    QComboBox* arch_;
+    QSpinBox* kvHeads_;
+    QSpinBox* ffn_;
+    QLineEdit* ropeBase_;
+    QLineEdit* dataPath_;
+    QPushButton* browse_;
+    QComboBox* dataFormat_;
+    QDoubleSpinBox* valFraction_;
+    QSpinBox* evalEvery_;
+    std::map<std::string, QString> llamaTips_;  // a llama field's tooltip while llama is chosen
+    std::map<std::string, QString> dataTips_;   // a data field's tooltip while a file is chosen
     QLabel* problemsLabel_;
     QPushButton* add_;
     QPushButton* compare_;

@@ -9,6 +9,7 @@
 #include "core/results/ReportText.h"
 #include "core/results/RunGroups.h"
 #include "core/common/TextTable.h"
+#include "ui/common/ValidationLoss.h"
 #include "ui/runs/RunCollection.h"
 
 namespace tewb::ui {
@@ -221,6 +222,10 @@ QVariant ComparisonModel::displayText(const RunRecord& r, int key, const Row& c,
             return QString::fromStdString(format_bytes(s.peak_mem_bytes)) +
                    (r.execution.memory_metric == MemoryMetric::CpuPeakRss ? tr(" RSS") : QString());
         case FinalLoss: return number(s.final_loss, 4);
+        case ValLoss: {
+            const std::optional<ValLossPoint> val = final_val_loss(r);
+            return number(val ? std::optional<double>(val->loss) : std::nullopt, 4);
+        }
         case Speedup:
             if (c.emulated && c.speedup) return QString::fromUtf8(kEmulatedSpeedup.data(), static_cast<qsizetype>(kEmulatedSpeedup.size()));
             return number(c.speedup, 2, QStringLiteral("×")).toString() + (c.noisy && c.speedup ? tr(" noisy") : QString());
@@ -266,6 +271,10 @@ QVariant ComparisonModel::sortValue(const RunRecord& r, int key, const Row& c, i
         case Mfu: return raw(s.mfu);
         case PeakMemory: return raw(peak);
         case FinalLoss: return raw(s.final_loss);
+        case ValLoss: {
+            const std::optional<ValLossPoint> val = final_val_loss(r);
+            return val ? QVariant(val->loss) : QVariant();
+        }
         case Speedup: return raw(c.speedup);
         case MemoryRatio: return raw(c.memory_ratio);
         case SpeedupInterval: return c.speedup_ci ? QVariant(c.speedup_ci->lo) : QVariant();
@@ -306,6 +315,18 @@ QVariant ComparisonModel::toolTip(const RunRecord& r, const Row& c, int column) 
     }
     if (column == Mfu && !r.execution.peak_source.empty()) return QString::fromStdString(r.execution.peak_source);
     if (column == PeakMemory) return QString::fromUtf8(to_string(r.execution.memory_metric).data());
+    if (column == ValLoss) {
+        const std::optional<ValLossPoint> val = final_val_loss(r);
+        if (!val) return tr("No validation loss: the run trained on synthetic tokens (or has not evaluated yet)");
+        QString tip = tr("Loss on the held-out tail of the token file at step %1 (its last evaluation)").arg(val->step);
+        if (r.data_file) {
+            tip += tr(": %1, %2 held-out tokens of %3")
+                       .arg(QString::fromStdString(r.data_file->name))
+                       .arg(r.data_file->val_tokens)
+                       .arg(r.data_file->tokens);
+        }
+        return tip;
+    }
     if (column == Scaling && r.execution.dist) {
         const DistExecution& d = *r.execution.dist;
         QString ranks;
@@ -347,6 +368,7 @@ QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, i
         case Mfu: return tr("MFU");
         case PeakMemory: return tr("Peak memory");
         case FinalLoss: return tr("Final loss");
+        case ValLoss: return tr("Val loss");
         case Speedup: return tr("Speedup");
         case MemoryRatio: return tr("Memory ratio");
         case Spread: return tr("Spread");

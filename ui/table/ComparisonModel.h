@@ -14,7 +14,7 @@ namespace tewb::ui {
 class RunCollection;
 
 // One row per run of the collection, in its order: core's summary (over the steps so far for a run still
-// going), and speedup and memory ratio against the baseline run the user picked (core's definitions).
+// going), the last held-out (validation) loss of a run on a token file, and speedup and memory ratio against the baseline run the user picked (core's definitions).
 // Spread and the speedup's 95% interval are those of the run's group (core's group_runs): its repeats when
 // it is one of several, else its own timed steps; an interval that contains 1.0 reads "not significant".
 class ComparisonModel : public QAbstractTableModel {
@@ -22,7 +22,7 @@ class ComparisonModel : public QAbstractTableModel {
 
 public:
     enum Column {
-        Name, Status, MeanMs, MedianMs, P90Ms, Noise, TokensPerS, Tflops, Mfu, PeakMemory, FinalLoss, Speedup, SpeedupInterval,
+        Name, Status, MeanMs, MedianMs, P90Ms, Noise, TokensPerS, Tflops, Mfu, PeakMemory, FinalLoss, ValLoss, Speedup, SpeedupInterval,
         MemoryRatio, Spread, Scaling, Implementation, ColumnCount
     };
     static constexpr int SortRole = Qt::UserRole + 1;  // the raw number behind a cell

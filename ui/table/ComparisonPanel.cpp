@@ -20,6 +20,7 @@
 #include "ui/charts/TimeBreakdownChart.h"
 #include "ui/charts/TopKernelsPanel.h"
 #include "ui/common/RunTable.h"
+#include "ui/common/ValidationLoss.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/table/ComparisonModel.h"
 
@@ -34,7 +35,7 @@ namespace {
 constexpr int kHiddenByDefault[] = {ComparisonModel::Status,  ComparisonModel::MedianMs,    ComparisonModel::P90Ms,
                                     ComparisonModel::TokensPerS, ComparisonModel::Tflops,   ComparisonModel::Mfu,
                                     ComparisonModel::MemoryRatio, ComparisonModel::Spread,  ComparisonModel::Scaling,
-                                    ComparisonModel::Implementation};
+                                    ComparisonModel::ValLoss, ComparisonModel::Implementation};
 
 constexpr int kNameWidthCap = 180;
 constexpr int kRowsInView = 8;  // the table's minimum shows this many runs  // longer run names are elided; the full name is the cell's tooltip
@@ -187,14 +188,17 @@ int ComparisonPanel::tableWidthNeeded() const {
 }
 
 void ComparisonPanel::fitColumns() {
-    // Scaling, hidden by default, is shown while a data-parallel job is in the table (unless the user chose).
-    const QString scaling = model_->headerData(ComparisonModel::Scaling, Qt::Horizontal).toString();
-    if (!choices_.contains(scaling)) {
-        const auto& entries = runs_->entries();
-        const bool jobs = std::any_of(entries.begin(), entries.end(),
-                                      [](const RunCollection::Entry& e) { return e.record.execution.dist.has_value(); });
-        if (view_->isColumnHidden(ComparisonModel::Scaling) == jobs) {
-            showColumn(ComparisonModel::Scaling, jobs);  // calls back here once, with the column settled
+    // Hidden by default, but shown while the table has what they are about (unless the user chose): Scaling
+    // while a data-parallel job is in it, Val loss while a run on a token file is (synthetic runs have none).
+    const auto& entries = runs_->entries();
+    const auto any = [&](auto&& has) { return std::any_of(entries.begin(), entries.end(), has); };
+    const std::pair<int, bool> automatic[] = {
+        {ComparisonModel::Scaling, any([](const RunCollection::Entry& e) { return e.record.execution.dist.has_value(); })},
+        {ComparisonModel::ValLoss, any([](const RunCollection::Entry& e) { return has_val_loss(e.record); })}};
+    for (const auto& [column, wanted] : automatic) {
+        if (choices_.contains(model_->headerData(column, Qt::Horizontal).toString())) continue;
+        if (view_->isColumnHidden(column) == wanted) {
+            showColumn(column, wanted);  // calls back here once, with the column settled
             return;
         }
     }

@@ -1,6 +1,7 @@
 #include "core/modules/autograd/Functions.h"
 
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include <ATen/ops/ones.h>
@@ -62,6 +63,18 @@ at::Tensor residual_of(const Residual&... residual) {
     }
 }
 
+// A tensor input a module may not have (a bias, beta, a position table): LibTorch reads every tensor input's device,
+// so an undefined one goes in as an empty optional and gets no gradient.
+using MaybeTensor = std::optional<at::Tensor>;
+
+MaybeTensor maybe(const at::Tensor& t) {
+    return t.defined() ? MaybeTensor(t) : std::nullopt;
+}
+
+at::Tensor present(const MaybeTensor& t) {
+    return t.value_or(at::Tensor());
+}
+
 struct LinearState {
     GemmPlan plan;
     SavedGemm gemm;
@@ -71,9 +84,10 @@ struct LinearState {
 
 struct LinearFunction : torch::autograd::Function<LinearFunction> {
     template <typename... Residual>
-    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight, const MaybeTensor& bias_in,
                               const GemmPlan& plan, const Residual&... residual_arg) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        const at::Tensor bias = present(bias_in);
         const at::Tensor residual = residual_of(residual_arg...);
         LinearState state{plan, {}, x.scalar_type(), residual.defined()};
         at::Tensor y = gemm_forward(plan, x.to(plan.compute_dtype), weight, bias, state.gemm, residual);
@@ -102,18 +116,43 @@ NormState norm_state(const LayerNormPlan& plan, const at::Tensor& x, const at::T
     return {plan, x.detach(), gamma.detach(), ln.mean, ln.rstd};
 }
 
+// The plan's normalization: LayerNorm (mean and rstd kept), or RMSNorm (rstd only, no beta).
+LayerNormResult normalize(const LayerNormPlan& plan, const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
+                          at::ScalarType out_dtype) {
+    if (plan.normalization == Normalization::LayerNorm) return plan.ops->layer_norm_forward(x, gamma, beta, plan.eps, out_dtype);
+    RmsNormResult r = plan.ops->rms_norm_forward(x, gamma, plan.eps, out_dtype);
+    return {std::move(r.out), at::Tensor(), std::move(r.rstd)};
+}
+
+// The normalization writing the next GEMM's FP8 input (layer_norm_quantize, rms_norm_quantize).
+Fp8Tensor normalize_quantized(const LayerNormPlan& plan, const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
+                              at::ScalarType out_dtype, const Fp8Quantizer& quantizer, bool keep_output, LayerNormResult& ln) {
+    if (plan.normalization == Normalization::LayerNorm) {
+        return plan.ops->layer_norm_quantize(x, gamma, beta, plan.eps, out_dtype, quantizer, keep_output, ln);
+    }
+    RmsNormResult r;
+    Fp8Tensor q = plan.ops->rms_norm_quantize(x, gamma, plan.eps, out_dtype, quantizer, keep_output, r);
+    ln = {std::move(r.out), at::Tensor(), std::move(r.rstd)};
+    return q;
+}
+
 // With a defined `dresidual` (the gradient x also gets through a skip connection), dx includes it, summed in the
-// LayerNorm's pass (TeOps::layer_norm_backward_add) rather than by the autograd engine.
+// normalization's pass (TeOps::layer_norm_backward_add, rms_norm_backward_add) rather than by the autograd engine.
 LayerNormGrads norm_backward(const NormState& s, const at::Tensor& dy, const at::Tensor& dresidual = {}) {
+    if (s.plan.normalization == Normalization::RmsNorm) {
+        RmsNormGrads g = dresidual.defined() ? s.plan.ops->rms_norm_backward_add(dy, s.x, s.rstd, s.gamma, dresidual)
+                                             : s.plan.ops->rms_norm_backward(dy, s.x, s.rstd, s.gamma);
+        return {std::move(g.dx), std::move(g.dgamma), at::Tensor()};
+    }
     if (dresidual.defined()) return s.plan.ops->layer_norm_backward_add(dy, s.x, s.mean, s.rstd, s.gamma, dresidual);
     return s.plan.ops->layer_norm_backward(dy, s.x, s.mean, s.rstd, s.gamma);
 }
 
 struct LayerNormFunction : torch::autograd::Function<LayerNormFunction> {
-    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const MaybeTensor& beta,
                               const LayerNormPlan& plan) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
-        const LayerNormResult ln = plan.ops->layer_norm_forward(x, gamma, beta, plan.eps, plan.compute_dtype);
+        const LayerNormResult ln = normalize(plan, x, gamma, present(beta), plan.compute_dtype);
         keep(ctx, norm_state(plan, x, gamma, ln));
         return ln.out;
     }
@@ -139,19 +178,20 @@ struct LayerNormLinearState {
 // FP8 the LayerNorm writes the GEMM's FP8 input (and its transposed copy) itself, and its high-precision output
 // only when it is returned.
 struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFunction> {
-    static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
-                                 const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
+    static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const MaybeTensor& beta_in,
+                                 const at::Tensor& weight, const MaybeTensor& bias_in, const LayerNormPlan& norm,
                                  const GemmPlan& plan, bool layernorm_output, bool input_output) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        const at::Tensor beta = present(beta_in);
+        const at::Tensor bias = present(bias_in);
         LayerNormResult ln;
         at::Tensor y;
         LayerNormLinearState state{{}, plan, {}, layernorm_output, input_output};
         if (plan.fp8) {
-            const Fp8Tensor xq = norm.ops->layer_norm_quantize(x, gamma, beta, norm.eps, plan.compute_dtype, plan.fp8->input,
-                                                               layernorm_output, ln);
+            const Fp8Tensor xq = normalize_quantized(norm, x, gamma, beta, plan.compute_dtype, plan.fp8->input, layernorm_output, ln);
             y = gemm_forward_quantized(plan, xq, weight, bias, state.gemm);
         } else {
-            ln = norm.ops->layer_norm_forward(x, gamma, beta, norm.eps, plan.compute_dtype);
+            ln = normalize(norm, x, gamma, beta, plan.compute_dtype);
             y = gemm_forward(plan, ln.out, weight, bias, state.gemm);
         }
         state.norm = norm_state(norm, x, gamma, ln);
@@ -181,38 +221,93 @@ struct LayerNormMlpState {
     NormState norm;
     GemmPlan fc1_plan, fc2_plan;
     SavedGemm fc1, fc2;
-    at::Tensor fc1_out;  // GELU's input, kept in high precision for the GELU backward
+    at::Tensor fc1_out;  // the activation's input, kept in high precision for its backward
     bool has_residual = false;
     bool input_is_residual = false;
+    Activation activation = Activation::Gelu;
 };
 
-// Fused as Transformer Engine fuses it. FP8: the LayerNorm writes fc1's FP8 input (and its transposed
-// copy); fc1 adds its bias in the epilogue; one GELU pass writes fc2's FP8 input; in the backward one GELU
-// pass writes fc1's FP8 gradient, its transposed copy and fc1's bias gradient. High precision: fc1 applies
-// GELU in its epilogue (GELU_AUX_BIAS), fc2's dgrad applies GELU's derivative and sums fc1's bias gradient
-// in its epilogue (DGELU_BGRAD), and each wgrad sums its bias gradient in its epilogue (BGRADB).
+// The MLP's GEMMs and activation after its normalization, FP8: fc1 reads the normalization's FP8 output; one
+// activation pass writes fc2's FP8 input (gelu_quantize, swiglu_quantize).
+at::Tensor mlp_forward_fp8(LayerNormMlpState& state, const Fp8Tensor& xq, const at::Tensor& fc1_weight, const at::Tensor& fc1_bias,
+                           const at::Tensor& fc2_weight, const at::Tensor& fc2_bias, const at::Tensor& residual) {
+    const GemmPlan& fc1 = state.fc1_plan;
+    const GemmPlan& fc2 = state.fc2_plan;
+    state.fc1_out = gemm_forward_quantized(fc1, xq, fc1_weight, fc1_bias, state.fc1);
+    const Fp8Tensor aq = state.activation == Activation::Swiglu ? fc2.ops->swiglu_quantize(state.fc1_out, fc2.fp8->input)
+                                                                : fc2.ops->gelu_quantize(state.fc1_out, fc2.fp8->input);
+    return gemm_forward_quantized(fc2, aq, fc2_weight, fc2_bias, state.fc2, residual);
+}
+
+// High precision: GELU in fc1's epilogue; SwiGLU as its own pass between the GEMMs.
+at::Tensor mlp_forward_hp(LayerNormMlpState& state, const at::Tensor& ln_out, const at::Tensor& fc1_weight, const at::Tensor& fc1_bias,
+                          const at::Tensor& fc2_weight, const at::Tensor& fc2_bias, const at::Tensor& residual) {
+    const GemmPlan& fc1 = state.fc1_plan;
+    const GemmPlan& fc2 = state.fc2_plan;
+    if (state.activation == Activation::Swiglu) {
+        state.fc1_out = gemm_forward(fc1, ln_out, fc1_weight, fc1_bias, state.fc1);
+        return gemm_forward(fc2, fc2.ops->swiglu_forward(state.fc1_out), fc2_weight, fc2_bias, state.fc2, residual);
+    }
+    const GeluGemmResult h = gemm_gelu_forward(fc1, ln_out, fc1_weight, fc1_bias, state.fc1);
+    state.fc1_out = h.pre;
+    return gemm_forward(fc2, h.activation, fc2_weight, fc2_bias, state.fc2, residual);
+}
+
+// The backward of the GEMMs and activation, FP8: fc2's backward casts dy; one activation-backward pass writes fc1's FP8
+// gradient with its transposed copy (and GELU's fc1 bias gradient). SwiGLU with a bias on fc1 casts the gradient with
+// its column sums instead (quantize_dbias).
+std::pair<GemmGrads, GemmGrads> mlp_backward_fp8(const LayerNormMlpState& s, const at::Tensor& dy) {
+    const GemmPlan& fc1 = s.fc1_plan;
+    GemmGrads g2 = gemm_backward(s.fc2_plan, s.fc2, dy);
+    if (s.activation == Activation::Gelu) {
+        const Fp8GradWithBias d = fc1.ops->gelu_backward_quantize(g2.dx, s.fc1_out, fc1.fp8->grad_output);
+        return {gemm_backward_quantized(fc1, s.fc1, d.grad, d.bias_grad), std::move(g2)};
+    }
+    if (s.fc1.has_bias) return {gemm_backward(fc1, s.fc1, fc1.ops->swiglu_backward(g2.dx, s.fc1_out)), std::move(g2)};
+    const Fp8Tensor d = fc1.ops->swiglu_backward_quantize(g2.dx, s.fc1_out, fc1.fp8->grad_output);
+    return {gemm_backward_quantized(fc1, s.fc1, d, at::Tensor()), std::move(g2)};
+}
+
+// High precision: GELU's derivative and fc1's bias gradient in fc2's dgrad epilogue, the bias gradients in the wgrad
+// epilogues; SwiGLU's backward as its own pass between the GEMMs.
+std::pair<GemmGrads, GemmGrads> mlp_backward_hp(const LayerNormMlpState& s, const at::Tensor& dy) {
+    const GemmPlan& fc1 = s.fc1_plan;
+    if (s.activation == Activation::Swiglu) {
+        GemmGrads g2 = gemm_backward(s.fc2_plan, s.fc2, dy);
+        return {gemm_backward(fc1, s.fc1, fc1.ops->swiglu_backward(g2.dx, s.fc1_out)), std::move(g2)};
+    }
+    GemmGrads g2 = gemm_weight_grads(s.fc2_plan, s.fc2, dy);
+    const GradWithBias d = fc1.ops->gemm_dgelu(dy, s.fc2.weight, s.fc1_out, fc1.compute_dtype);
+    GemmGrads g1 = gemm_weight_grads(fc1, s.fc1, d.grad, s.fc1.has_bias ? d.bias_grad : at::Tensor());
+    g1.dx = gemm_dgrad(fc1, s.fc1, d.grad);
+    return {std::move(g1), std::move(g2)};
+}
+
+// Fused as Transformer Engine fuses it. FP8: the normalization writes fc1's FP8 input (and its transposed
+// copy); fc1 adds its bias in the epilogue; one activation pass writes fc2's FP8 input; in the backward one
+// activation-backward pass writes fc1's FP8 gradient, its transposed copy and (GELU) fc1's bias gradient. High
+// precision, GELU: fc1 applies GELU in its epilogue (GELU_AUX_BIAS), fc2's dgrad applies GELU's derivative and sums
+// fc1's bias gradient in its epilogue (DGELU_BGRAD), and each wgrad sums its bias gradient in its epilogue (BGRADB).
 struct LayerNormMlpFunction : torch::autograd::Function<LayerNormMlpFunction> {
     template <typename... Residual>
-    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
-                              const at::Tensor& fc1_weight, const at::Tensor& fc1_bias, const at::Tensor& fc2_weight,
-                              const at::Tensor& fc2_bias, const LayerNormPlan& norm, const GemmPlan& fc1,
-                              const GemmPlan& fc2, bool input_is_residual, const Residual&... residual_arg) {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const MaybeTensor& beta_in,
+                              const at::Tensor& fc1_weight, const MaybeTensor& fc1_bias_in, const at::Tensor& fc2_weight,
+                              const MaybeTensor& fc2_bias_in, const LayerNormPlan& norm, const GemmPlan& fc1,
+                              const GemmPlan& fc2, Activation activation, bool input_is_residual, const Residual&... residual_arg) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        const at::Tensor beta = present(beta_in);
+        const at::Tensor fc1_bias = present(fc1_bias_in);
+        const at::Tensor fc2_bias = present(fc2_bias_in);
         const at::Tensor residual = input_is_residual ? x : residual_of(residual_arg...);
-        LayerNormMlpState state{{}, fc1, fc2, {}, {}, {}, sizeof...(Residual) > 0, input_is_residual};
+        LayerNormMlpState state{{}, fc1, fc2, {}, {}, {}, sizeof...(Residual) > 0, input_is_residual, activation};
         LayerNormResult ln;
         at::Tensor y;
         if (fc1.fp8 && fc2.fp8) {
-            const Fp8Tensor xq =
-                norm.ops->layer_norm_quantize(x, gamma, beta, norm.eps, fc1.compute_dtype, fc1.fp8->input, false, ln);
-            state.fc1_out = gemm_forward_quantized(fc1, xq, fc1_weight, fc1_bias, state.fc1);
-            const Fp8Tensor aq = fc2.ops->gelu_quantize(state.fc1_out, fc2.fp8->input);
-            y = gemm_forward_quantized(fc2, aq, fc2_weight, fc2_bias, state.fc2, residual);
+            const Fp8Tensor xq = normalize_quantized(norm, x, gamma, beta, fc1.compute_dtype, fc1.fp8->input, false, ln);
+            y = mlp_forward_fp8(state, xq, fc1_weight, fc1_bias, fc2_weight, fc2_bias, residual);
         } else {
-            ln = norm.ops->layer_norm_forward(x, gamma, beta, norm.eps, fc1.compute_dtype);
-            const GeluGemmResult h = gemm_gelu_forward(fc1, ln.out, fc1_weight, fc1_bias, state.fc1);
-            state.fc1_out = h.pre;
-            y = gemm_forward(fc2, h.activation, fc2_weight, fc2_bias, state.fc2, residual);
+            ln = normalize(norm, x, gamma, beta, fc1.compute_dtype);
+            y = mlp_forward_hp(state, ln.out, fc1_weight, fc1_bias, fc2_weight, fc2_bias, residual);
         }
         state.norm = norm_state(norm, x, gamma, ln);
         keep(ctx, std::move(state));
@@ -225,22 +320,36 @@ struct LayerNormMlpFunction : torch::autograd::Function<LayerNormMlpFunction> {
         const bool fp8 = s.fc1_plan.fp8 && s.fc2_plan.fp8;
         // FP8 casts the output gradient as it comes (float32 from a float32 residual stream); no separate cast.
         const at::Tensor dy = fp8 ? grads[0] : grads[0].to(s.fc2_plan.compute_dtype);
-        GemmGrads g1, g2;
-        if (fp8) {
-            g2 = gemm_backward(s.fc2_plan, s.fc2, dy);
-            const Fp8GradWithBias d = s.fc1_plan.ops->gelu_backward_quantize(g2.dx, s.fc1_out, s.fc1_plan.fp8->grad_output);
-            g1 = gemm_backward_quantized(s.fc1_plan, s.fc1, d.grad, d.bias_grad);
-        } else {
-            g2 = gemm_weight_grads(s.fc2_plan, s.fc2, dy);
-            const GradWithBias d = s.fc1_plan.ops->gemm_dgelu(dy, s.fc2.weight, s.fc1_out, s.fc1_plan.compute_dtype);
-            g1 = gemm_weight_grads(s.fc1_plan, s.fc1, d.grad, s.fc1.has_bias ? d.bias_grad : at::Tensor());
-            g1.dx = gemm_dgrad(s.fc1_plan, s.fc1, d.grad);
-        }
-        // The input as the residual: the output gradient reaches x through the skip too, added in the LayerNorm pass.
+        const auto [g1, g2] = fp8 ? mlp_backward_fp8(s, dy) : mlp_backward_hp(s, dy);
+        // The input as the residual: the output gradient reaches x through the skip too, added in the normalization's pass.
         const LayerNormGrads n = norm_backward(s.norm, g1.dx, s.input_is_residual ? grads[0] : at::Tensor());
-        variable_list out{n.dx, n.dgamma, n.dbeta, g1.dw, g1.db, g2.dw, g2.db, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+        variable_list out{n.dx,         n.dgamma,     n.dbeta,      g1.dw,        g1.db,       g2.dw,
+                          g2.db,        at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
         if (s.has_residual) out.push_back(grads[0]);
         return out;
+    }
+};
+
+struct RotaryState {
+    const TeOps* ops = nullptr;
+    at::Tensor cos, sin;
+    std::int64_t rotated_heads = 0;
+};
+
+// The rotation is orthogonal: its backward is the inverse rotation of the output gradient, one call of the same op.
+struct RotaryFunction : torch::autograd::Function<RotaryFunction> {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                              std::int64_t rotated_heads, const TeOps* ops) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        keep(ctx, RotaryState{ops, cos, sin, rotated_heads});
+        return ops->rotary(x, cos, sin, rotated_heads, /*inverse=*/false);
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        const RotaryState s = take<RotaryState>(ctx, "Rotary");
+        const at::Tensor dx = s.ops->rotary(grads[0].contiguous(), s.cos, s.sin, s.rotated_heads, /*inverse=*/true);
+        return {dx, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
 
@@ -254,10 +363,12 @@ struct EmbeddingState {
 };
 
 struct EmbeddingFunction : torch::autograd::Function<EmbeddingFunction> {
-    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& table, const at::Tensor& positions, const at::Tensor& tokens,
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& table, const MaybeTensor& positions_in, const at::Tensor& tokens,
                               const TeOps* ops, const std::shared_ptr<TiedTableGradient>& tied) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
-        keep(ctx, EmbeddingState{ops, tokens, tied, table.sizes().vec(), positions.scalar_type(), table.options().dtype(at::kFloat)});
+        const at::Tensor positions = present(positions_in);
+        const at::ScalarType positions_dtype = positions.defined() ? positions.scalar_type() : at::ScalarType::Undefined;
+        keep(ctx, EmbeddingState{ops, tokens, tied, table.sizes().vec(), positions_dtype, table.options().dtype(at::kFloat)});
         return ops->embedding_forward(table, positions, tokens);
     }
 
@@ -325,7 +436,7 @@ at::Tensor apply_embedding(const at::Tensor& table, const at::Tensor& positions,
                            const std::shared_ptr<TiedTableGradient>& tied) {
     // Only a recorded embedding backward can take the head's gradient (not under no-grad, not a frozen table).
     if (tied) tied->embedding_takes_it = c10::GradMode::is_enabled() && table.requires_grad();
-    return EmbeddingFunction::apply(table, positions, tokens, &ops, tied);
+    return EmbeddingFunction::apply(table, maybe(positions), tokens, &ops, tied);
 }
 
 at::Tensor apply_tied_head_loss(const at::Tensor& h, const at::Tensor& table, const at::Tensor& targets, const GemmPlan& plan,
@@ -345,32 +456,40 @@ const at::Tensor& unit_loss_gradient(const c10::Device& device) {
 
 at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const GemmPlan& plan,
                         const at::Tensor& residual) {
-    if (residual.defined()) return LinearFunction::apply(x, weight, bias, plan, residual);
-    return LinearFunction::apply(x, weight, bias, plan);
+    if (residual.defined()) return LinearFunction::apply(x, weight, maybe(bias), plan, residual);
+    return LinearFunction::apply(x, weight, maybe(bias), plan);
 }
 
 at::Tensor apply_layer_norm(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const LayerNormPlan& plan) {
-    return LayerNormFunction::apply(x, gamma, beta, plan);
+    return LayerNormFunction::apply(x, gamma, maybe(beta), plan);
 }
 
 std::vector<at::Tensor> apply_layer_norm_linear(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                                                 const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
                                                 const GemmPlan& gemm, bool layernorm_output, bool input_output) {
-    return LayerNormLinearFunction::apply(x, gamma, beta, weight, bias, norm, gemm, layernorm_output, input_output);
+    return LayerNormLinearFunction::apply(x, gamma, maybe(beta), weight, maybe(bias), norm, gemm, layernorm_output, input_output);
 }
 
 at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const at::Tensor& fc1_weight,
                                 const at::Tensor& fc1_bias, const at::Tensor& fc2_weight, const at::Tensor& fc2_bias,
-                                const LayerNormPlan& norm, const GemmPlan& fc1, const GemmPlan& fc2, const at::Tensor& residual) {
+                                const LayerNormPlan& norm, const GemmPlan& fc1, const GemmPlan& fc2, const at::Tensor& residual,
+                                Activation activation) {
     // x itself as the residual: one input, and its two gradients summed in the LayerNorm backward.
+    const MaybeTensor b = maybe(beta);
+    const MaybeTensor b1 = maybe(fc1_bias);
+    const MaybeTensor b2 = maybe(fc2_bias);
     if (residual.defined() && residual.is_same(x)) {
-        return LayerNormMlpFunction::apply(x, gamma, beta, fc1_weight, fc1_bias, fc2_weight, fc2_bias, norm, fc1, fc2, true);
+        return LayerNormMlpFunction::apply(x, gamma, b, fc1_weight, b1, fc2_weight, b2, norm, fc1, fc2, activation, true);
     }
     if (residual.defined()) {
-        return LayerNormMlpFunction::apply(x, gamma, beta, fc1_weight, fc1_bias, fc2_weight, fc2_bias, norm, fc1, fc2, false,
-                                           residual);
+        return LayerNormMlpFunction::apply(x, gamma, b, fc1_weight, b1, fc2_weight, b2, norm, fc1, fc2, activation, false, residual);
     }
-    return LayerNormMlpFunction::apply(x, gamma, beta, fc1_weight, fc1_bias, fc2_weight, fc2_bias, norm, fc1, fc2, false);
+    return LayerNormMlpFunction::apply(x, gamma, b, fc1_weight, b1, fc2_weight, b2, norm, fc1, fc2, activation, false);
+}
+
+at::Tensor apply_rotary_embedding(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
+                                  const TeOps& ops) {
+    return RotaryFunction::apply(x, cos, sin, rotated_heads, &ops);
 }
 
 }  // namespace tewb

@@ -5,6 +5,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "core/modules/ModuleChoices.h"
 #include "core/modules/autograd/GemmStep.h"
 
 namespace tewb {
@@ -13,10 +14,12 @@ namespace tewb {
 // the plans carry (reference or fused) runs forward and backward. Inputs are 2-D ([tokens, features]);
 // a function returns its outputs in the plan's compute dtype and the gradients in each input's dtype.
 
+// LayerNorm (gamma, beta) or RMSNorm (gamma only: beta is undefined and gets no gradient).
 struct LayerNormPlan {
     const TeOps* ops = nullptr;
     at::ScalarType compute_dtype = at::kFloat;
     double eps = 1e-5;
+    Normalization normalization = Normalization::LayerNorm;
 };
 
 // With a `residual` ([rows, out]): residual + x · Wᵀ + b in the residual's dtype (the add in the GEMM where the ops
@@ -34,11 +37,18 @@ std::vector<at::Tensor> apply_layer_norm_linear(const at::Tensor& x, const at::T
                                                 const GemmPlan& gemm, bool layernorm_output, bool input_output = false);
 
 // LayerNorm → fc1 → GELU (tanh) → fc2, plus `residual` when given (as apply_linear adds it, in fc2). A residual
-// that is x itself gets its two gradients summed in the LayerNorm backward.
+// that is x itself gets its two gradients summed in the LayerNorm backward. With Activation::Swiglu fc1's output is
+// [rows, 2 · ffn] = [gate | up] and fc2 reads silu(gate) · up (TeOps::swiglu_forward); either bias may be undefined.
 at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const at::Tensor& fc1_weight,
                                 const at::Tensor& fc1_bias, const at::Tensor& fc2_weight, const at::Tensor& fc2_bias,
                                 const LayerNormPlan& norm, const GemmPlan& fc1, const GemmPlan& fc2,
-                                const at::Tensor& residual = {});
+                                const at::Tensor& residual = {}, Activation activation = Activation::Gelu);
+
+// Rotary position embeddings (TeOps::rotary) over x [batch, seq, heads, head_dim], contiguous: the first
+// `rotated_heads` heads turned by the tables' angles (cos, sin float32 [seq, head_dim / 2] on x's device), the rest
+// copied. The backward turns the gradient back (the inverse rotation) in one call of the same op.
+at::Tensor apply_rotary_embedding(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
+                                  const TeOps& ops);
 
 // The model's two ends. A token table tied between the embedding and the head gets its gradient from both; the
 // head's backward (which runs first) hands its weight gradient over here instead of to the engine, and the
@@ -51,7 +61,7 @@ struct TiedTableGradient {
 };
 
 // tokens [batch, seq] (int64, any row stride) → [batch * seq, hidden]: table rows plus the position table's
-// ([seq, hidden]), through TeOps::embedding_forward. Its backward adds into the head's gradient when `tied` holds
+// ([seq, hidden]; undefined for a model without one, llama's), through TeOps::embedding_forward. Its backward adds into the head's gradient when `tied` holds
 // one (the table then gets no gradient of its own from here), else into zeros.
 at::Tensor apply_embedding(const at::Tensor& table, const at::Tensor& positions, const at::Tensor& tokens, const TeOps& ops,
                            const std::shared_ptr<TiedTableGradient>& tied);

@@ -2,6 +2,7 @@
 // gradient, and the AdamW step with the weights' bfloat16 and FP8 copies.
 #include <string>
 
+#include <ATen/ops/embedding.h>
 #include <ATen/ops/empty.h>
 
 #include "core/modules/ops/FusedOpsImpl.h"
@@ -37,6 +38,8 @@ Misfit FusedOps::tokens_misfit(const at::Tensor& t, const char* what) const {
 }
 
 at::Tensor FusedOps::embedding_forward(const at::Tensor& table, const at::Tensor& positions, const at::Tensor& tokens) const {
+    // No position table (llama): the rows are a gather, LibTorch's embedding (one launch, as the kernel's would be).
+    if (!positions.defined()) return at::embedding(table, tokens).reshape({-1, table.size(1)});
     Misfit m = matrix_misfit(table, "the token table");
     if (!m) m = tokens_misfit(tokens, "tokens");
     if (!m &&
@@ -64,13 +67,14 @@ at::Tensor FusedOps::embedding_backward(const at::Tensor& dy, const at::Tensor& 
                dtable.size(1) != dy.size(1) || dtable.device() != dy.device())) {
         m = "the table's gradient is not a row-major float32 [vocab, hidden] matrix on dy's device";
     }
-    if (!m && !float_or_bf16(positions_dtype)) m = "the position table is not float32 or bfloat16";
+    const bool positions = positions_dtype != at::ScalarType::Undefined;
+    if (!m && positions && !float_or_bf16(positions_dtype)) m = "the position table is not float32 or bfloat16";
     if (!m && tokens.device() != dy.device()) m = "the tokens are not on dy's device";
     if (m) {
         return fall_back("embedding_backward", *m,
                          [&] { return reference_ops().embedding_backward(dy, tokens, dtable, positions_dtype); });
     }
-    at::Tensor dpositions = at::empty({tokens.size(1), dy.size(1)}, dy.options().dtype(positions_dtype));
+    const at::Tensor dpositions = positions ? at::empty({tokens.size(1), dy.size(1)}, dy.options().dtype(positions_dtype)) : at::Tensor();
     TEWB_KERNEL(dy, (Tensors{tokens, dy, dtable}), (Tensors{dtable, dpositions}), embedding_backward, tokens_ref(tokens),
                 tensor_ref(dy), tensor_ref(dtable), tensor_ref(dpositions));
     return dpositions;

@@ -108,6 +108,23 @@ public:
     Fp8GradWithBias gelu_backward_quantize(const at::Tensor& dy, const at::Tensor& x,
                                            const Fp8Quantizer& quantizer) const override;
 
+    // FusedRmsNormSwiglu.cpp
+    RmsNormResult rms_norm_forward(const at::Tensor& x, const at::Tensor& gamma, double eps, at::ScalarType out_dtype) const override;
+    RmsNormGrads rms_norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd,
+                                   const at::Tensor& gamma) const override;
+    RmsNormGrads rms_norm_backward_add(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd, const at::Tensor& gamma,
+                                       const at::Tensor& dresidual) const override;
+    Fp8Tensor rms_norm_quantize(const at::Tensor& x, const at::Tensor& gamma, double eps, at::ScalarType out_dtype,
+                                const Fp8Quantizer& quantizer, bool keep_output, RmsNormResult& rn) const override;
+    at::Tensor swiglu_forward(const at::Tensor& in) const override;
+    at::Tensor swiglu_backward(const at::Tensor& dy, const at::Tensor& in) const override;
+    Fp8Tensor swiglu_quantize(const at::Tensor& in, const Fp8Quantizer& quantizer) const override;
+    Fp8Tensor swiglu_backward_quantize(const at::Tensor& dy, const at::Tensor& in, const Fp8Quantizer& quantizer) const override;
+
+    // FusedRotary.cpp
+    at::Tensor rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
+                      bool inverse) const override;
+
     // FusedGemms.cpp
     at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
                     at::ScalarType out_dtype) const override;
@@ -155,6 +172,11 @@ private:
     // FusedNormActivation.cpp
     LayerNormGrads norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
                                  const at::Tensor& gamma, const at::Tensor& dresidual) const;
+
+    // FusedRmsNormSwiglu.cpp
+    RmsNormGrads rms_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd, const at::Tensor& gamma,
+                              const at::Tensor& dresidual) const;
+    Misfit swiglu_backward_misfit(const at::Tensor& dy, const at::Tensor& in) const;
 
     // FusedGemms.cpp
     Misfit residual_misfit(const at::Tensor& residual, std::int64_t m, std::int64_t n) const;

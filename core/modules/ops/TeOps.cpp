@@ -88,6 +88,7 @@ at::Tensor TeOps::bias_grad(const at::Tensor& dy) const {
 }
 
 at::Tensor TeOps::embedding_forward(const at::Tensor& table, const at::Tensor& positions, const at::Tensor& tokens) const {
+    if (!positions.defined()) return at::embedding(table, tokens).reshape({-1, table.size(1)});
     const at::Tensor x = at::embedding(table, tokens).to(at::kFloat) + positions.to(at::kFloat).unsqueeze(0);
     return x.reshape({-1, table.size(1)}).to(table.scalar_type());
 }
@@ -99,6 +100,7 @@ at::Tensor TeOps::embedding_backward(const at::Tensor& dy, const at::Tensor& tok
     const at::Tensor valid = (flat >= 0).logical_and(flat < vocab);
     const at::Tensor rows = at::where(valid.unsqueeze(1), dy.to(at::kFloat), at::zeros({}, dtable.options()));
     dtable.index_add_(0, flat.clamp(0, vocab - 1), rows);
+    if (positions_dtype == at::ScalarType::Undefined) return at::Tensor();
     return dy.reshape({tokens.size(0), tokens.size(1), dy.size(1)}).sum(0, /*keepdim=*/false, at::kFloat).to(positions_dtype);
 }
 

@@ -206,12 +206,14 @@ public:
     // [batch, seq + 1] batch). This default composes LibTorch ops; the fused ops take one launch each.
 
     // table[tokens[b, s]] + positions[s] for each token, [batch * seq, hidden] in the table's dtype (positions
-    // [seq, hidden] in it too), the add in float32.
+    // [seq, hidden] in it too), the add in float32. Undefined positions (a model without a position table, llama's):
+    // the table's rows alone, LibTorch's embedding (a gather) on both implementations.
     virtual at::Tensor embedding_forward(const at::Tensor& table, const at::Tensor& positions, const at::Tensor& tokens) const;
     // The backward of embedding_forward for dy [batch * seq, hidden]: each row of dy is added to `dtable` (float32
     // [vocab, hidden]) at its token, on top of what dtable holds (a tied head's weight gradient, or zeros), and the
     // position table's gradient (the sum over the batch) is returned in positions_dtype. Tokens outside
-    // [0, vocab) add nothing (their forward rows are NaN in the fused ops).
+    // [0, vocab) add nothing (their forward rows are NaN in the fused ops). positions_dtype Undefined: no position
+    // table, nothing returned.
     virtual at::Tensor embedding_backward(const at::Tensor& dy, const at::Tensor& tokens, at::Tensor& dtable,
                                           at::ScalarType positions_dtype) const;
     // The mean token cross-entropy of logits [batch * seq, vocab] (float32 or bfloat16) against targets, as a

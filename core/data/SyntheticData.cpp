@@ -1,17 +1,14 @@
-#include "core/train/SyntheticData.h"
+#include "core/data/SyntheticData.h"
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 
+#include "core/data/TokenBatches.h"
+
 namespace tewb {
 
 namespace {
-
-// Lemire's multiply-shift: uniform enough for a benchmark corpus and identical everywhere.
-std::int64_t below(std::mt19937_64& generator, std::int64_t bound) {
-    return static_cast<std::int64_t>((static_cast<unsigned __int128>(generator()) * static_cast<std::uint64_t>(bound)) >> 64);
-}
 
 double unit(std::mt19937_64& generator) {
     return static_cast<double>(generator() >> 11) * 0x1.0p-53;
@@ -28,7 +25,7 @@ std::vector<std::int64_t> make_synthetic_tokens(const SyntheticCorpusSpec& spec)
         successor[i] = i;
     }
     for (std::int64_t i = vocab - 1; i > 0; --i) {  // Fisher-Yates
-        std::swap(successor[i], successor[below(generator, i + 1)]);
+        std::swap(successor[i], successor[uniform_below(generator, i + 1)]);
     }
 
     std::vector<double> cdf(static_cast<std::size_t>(vocab));

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+
+#include <torch/nn/module.h>
+
+namespace tewb {
+
+class ParameterInit;
+
+// RMSNorm over the last dimension with float32 statistics (te.RMSNorm): y = x · rstd · weight, rstd =
+// 1 / sqrt(mean(x²) + eps); no mean subtracted, no bias. The output is in the compute dtype (autocast's when on,
+// else the input's). Parameter weight = 1.
+class RmsNorm : public torch::nn::Module {
+public:
+    RmsNorm(std::string name, std::int64_t hidden, ParameterInit& init, double eps);
+
+    at::Tensor forward(const at::Tensor& x);
+
+    const at::Tensor& weight() const { return weight_; }
+
+private:
+    std::string name_;
+    double eps_;
+    at::Tensor weight_;
+};
+
+}  // namespace tewb

@@ -1,0 +1,166 @@
+// The fused ops' RMSNorm and SwiGLU (FusedOpsImpl.h), with and without their FP8 outputs: the Llama block's
+// counterparts of FusedNormActivation.cpp's LayerNorm and GELU.
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+
+#include "core/modules/ops/FusedOpsImpl.h"
+#include "core/modules/ops/KernelTypes.h"
+#include "core/modules/ops/ReferenceOps.h"
+#include "tewb_kernels/host/activation.h"
+#include "tewb_kernels/host/normalization.h"
+
+#ifdef TEWB_FUSED_CUDA
+#include "tewb_kernels/activation.h"
+#include "tewb_kernels/normalization.h"
+#endif
+
+namespace tewb::fused_ops {
+
+namespace {
+
+// SwiGLU's input [rows, 2 · cols] as [gate | up]: an even, non-zero width.
+Misfit swiglu_width_misfit(const at::Tensor& in) {
+    if (in.size(1) % 2 == 0) return std::nullopt;
+    std::string reason = "SwiGLU's input has an odd width (";
+    reason += std::to_string(in.size(1));
+    reason += ")";
+    return reason;
+}
+
+}  // namespace
+
+RmsNormResult FusedOps::rms_norm_forward(const at::Tensor& x, const at::Tensor& gamma, double eps, at::ScalarType out_dtype) const {
+    Misfit m = matrix_misfit(x, "x");
+    if (!m) m = params_misfit(gamma, gamma, x);
+    if (!m && !float_or_bf16(out_dtype)) m = "the output dtype is not float32 or bfloat16";
+    if (m) return fall_back("rms_norm_forward", *m, [&] { return reference_ops().rms_norm_forward(x, gamma, eps, out_dtype); });
+    RmsNormResult r;
+    r.out = at::empty({x.size(0), x.size(1)}, x.options().dtype(out_dtype));
+    r.rstd = at::empty({x.size(0)}, x.options().dtype(at::kFloat));
+    TEWB_KERNEL(x, (Tensors{x, gamma}), (Tensors{r.out, r.rstd}), rms_norm_forward, tensor_ref(x), tensor_ref(gamma),
+                static_cast<float>(eps), tensor_ref(r.out), nullptr, r.rstd.data_ptr<float>());
+    return r;
+}
+
+RmsNormGrads FusedOps::rms_norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd,
+                                         const at::Tensor& gamma) const {
+    return rms_backward(dy, x, rstd, gamma, at::Tensor());
+}
+
+RmsNormGrads FusedOps::rms_norm_backward_add(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd,
+                                             const at::Tensor& gamma, const at::Tensor& dresidual) const {
+    return rms_backward(dy, x, rstd, gamma, dresidual);
+}
+
+// As norm_backward (FusedNormActivation.cpp): dy may be float32 over a bfloat16 x or the other way; a defined
+// dresidual is added to dx in the kernel.
+RmsNormGrads FusedOps::rms_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd, const at::Tensor& gamma,
+                                    const at::Tensor& dresidual) const {
+    const bool add = dresidual.defined();
+    const char* op = add ? "rms_norm_backward_add" : "rms_norm_backward";
+    Misfit m = matrix_misfit(x, "x");
+    if (!m) m = matrix_misfit(dy, "dy");
+    if (!m && dy.sizes() != x.sizes()) m = "dy and x differ in shape";
+    if (!m) m = params_misfit(gamma, gamma, x);
+    if (!m && !stats_fit(rstd, x)) m = "rstd is not float32 [rows] on x's device";
+    if (!m && add &&
+        (matrix_misfit(dresidual, "dresidual") || dresidual.sizes() != x.sizes() || dresidual.scalar_type() != x.scalar_type())) {
+        m = "dresidual is not a row-major matrix of x's shape and dtype on x's device";
+    }
+    if (m) {
+        return fall_back(op, *m, [&] {
+            return add ? reference_ops().rms_norm_backward_add(dy, x, rstd, gamma, dresidual)
+                       : reference_ops().rms_norm_backward(dy, x, rstd, gamma);
+        });
+    }
+    RmsNormGrads g;
+    g.dx = at::empty_like(x);
+    g.dgamma = at::empty_like(gamma);
+    const std::size_t bytes = kernels::host::rms_norm_backward_workspace_bytes(rows_of(x), cols_of(x));
+    const at::Tensor workspace = byte_buffer(bytes, x);
+    if (add) {
+        TEWB_KERNEL(x, (Tensors{dy, x, rstd, gamma, dresidual}), (Tensors{g.dx, g.dgamma}), rms_norm_backward_add, tensor_ref(dy),
+                    tensor_ref(x), rstd.data_ptr<float>(), tensor_ref(gamma), tensor_ref(g.dx), tensor_ref(dresidual),
+                    tensor_ref(g.dgamma), workspace_ref(workspace));
+    } else {
+        TEWB_KERNEL(x, (Tensors{dy, x, rstd, gamma}), (Tensors{g.dx, g.dgamma}), rms_norm_backward, tensor_ref(dy), tensor_ref(x),
+                    rstd.data_ptr<float>(), tensor_ref(gamma), tensor_ref(g.dx), tensor_ref(g.dgamma), workspace_ref(workspace));
+    }
+    return g;
+}
+
+// The RMSNorm kernel writes the FP8 GEMM input, its transposed copy and its amax (into the slot's staging entry)
+// in one pass; the high-precision output only when kept. Other recipes compose the fused forward and cast.
+Fp8Tensor FusedOps::rms_norm_quantize(const at::Tensor& x, const at::Tensor& gamma, double eps, at::ScalarType out_dtype,
+                                      const Fp8Quantizer& quantizer, bool keep_output, RmsNormResult& rn) const {
+    if (!delayed_kernel_cast(x, quantizer) || !float_or_bf16(out_dtype) || params_misfit(gamma, gamma, x)) {
+        return TeOps::rms_norm_quantize(x, gamma, eps, out_dtype, quantizer, keep_output, rn);
+    }
+    rn.out = keep_output ? at::empty({x.size(0), x.size(1)}, x.options().dtype(out_dtype)) : at::Tensor();
+    rn.rstd = at::empty({x.size(0)}, x.options().dtype(at::kFloat));
+    Fp8Tensor q = empty_fp8(x, quantizer);
+    const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
+    TEWB_KERNEL(x, (Tensors{x, gamma}), (Tensors{rn.out, rn.rstd, q.data, q.transposed}), rms_norm_forward, tensor_ref(x),
+                tensor_ref(gamma), static_cast<float>(eps), tensor_ref(rn.out), &fp8, rn.rstd.data_ptr<float>());
+    hand_out_live_scale_inv(q, quantizer);
+    return q;
+}
+
+at::Tensor FusedOps::swiglu_forward(const at::Tensor& in) const {
+    Misfit m = matrix_misfit(in, "in");
+    if (!m) m = swiglu_width_misfit(in);
+    if (m) return fall_back("swiglu_forward", *m, [&] { return reference_ops().swiglu_forward(in); });
+    at::Tensor y = at::empty({in.size(0), in.size(1) / 2}, in.options());
+    TEWB_KERNEL(in, Tensors{in}, Tensors{y}, swiglu_forward, tensor_ref(in), tensor_ref(y), nullptr);
+    return y;
+}
+
+Misfit FusedOps::swiglu_backward_misfit(const at::Tensor& dy, const at::Tensor& in) const {
+    Misfit m = matrix_misfit(in, "in");
+    if (!m) m = swiglu_width_misfit(in);
+    if (!m) m = matrix_misfit(dy, "dy");
+    if (!m && (dy.size(0) != in.size(0) || 2 * dy.size(1) != in.size(1) || dy.scalar_type() != in.scalar_type())) {
+        m = "dy is not [rows, cols] of in's dtype for in [rows, 2 · cols]";
+    }
+    return m;
+}
+
+at::Tensor FusedOps::swiglu_backward(const at::Tensor& dy, const at::Tensor& in) const {
+    if (Misfit m = swiglu_backward_misfit(dy, in)) {
+        return fall_back("swiglu_backward", *m, [&] { return reference_ops().swiglu_backward(dy, in); });
+    }
+    at::Tensor din = at::empty_like(in);
+    TEWB_KERNEL(in, (Tensors{dy, in}), Tensors{din}, swiglu_backward, tensor_ref(dy), tensor_ref(in), tensor_ref(din), nullptr);
+    return din;
+}
+
+// One SwiGLU pass writes the down projection's FP8 input and its transposed copy, no high-precision activation.
+Fp8Tensor FusedOps::swiglu_quantize(const at::Tensor& in, const Fp8Quantizer& quantizer) const {
+    if (!delayed_kernel_cast(in, quantizer) || swiglu_width_misfit(in)) return TeOps::swiglu_quantize(in, quantizer);
+    const std::int64_t rows = in.size(0);
+    const std::int64_t cols = in.size(1) / 2;
+    Fp8Tensor q;
+    q.dtype = quantizer.dtype();
+    q.data = at::empty({rows, cols}, in.options().dtype(to_scalar_type(q.dtype)));
+    q.transposed = at::empty({cols, rows}, q.data.options());
+    const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
+    TEWB_KERNEL(in, Tensors{in}, (Tensors{q.data, q.transposed}), swiglu_forward, tensor_ref(in), kernels::TensorRef{}, &fp8);
+    hand_out_live_scale_inv(q, quantizer);
+    return q;
+}
+
+// One pass over dy and fc1's output: fc1's FP8 gradient [d gate | d up], its transposed copy and its amax (no
+// bias: Llama's projections have none). Other recipes compose the fused backward and cast.
+Fp8Tensor FusedOps::swiglu_backward_quantize(const at::Tensor& dy, const at::Tensor& in, const Fp8Quantizer& quantizer) const {
+    if (swiglu_backward_misfit(dy, in) || !delayed_kernel_cast(in, quantizer)) {
+        return TeOps::swiglu_backward_quantize(dy, in, quantizer);
+    }
+    Fp8Tensor q = empty_fp8(in, quantizer);
+    const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
+    TEWB_KERNEL(in, (Tensors{dy, in}), (Tensors{q.data, q.transposed}), swiglu_backward, tensor_ref(dy), tensor_ref(in),
+                kernels::TensorRef{}, &fp8);
+    hand_out_live_scale_inv(q, quantizer);
+    return q;
+}
+
+}  // namespace tewb::fused_ops

@@ -1,0 +1,85 @@
+#ifdef TEWB_FUSED_CUDA
+
+// The rotary embeddings' kernel against the reference ops' composition (TeOps::rotary, LibTorch on the GPU),
+// forward and inverse, with the copied heads exact and the inverse undoing the forward.
+
+#include "core/selftest/SelfTestChecks.h"
+
+#include "core/model/Rotary.h"
+#include "core/modules/ops/KernelTypes.h"
+#include "core/modules/ops/ReferenceOps.h"
+#include "tewb_kernels/rotary.h"
+
+namespace tewb::selftest {
+
+namespace {
+
+struct RotaryCase {
+    std::int64_t batch;
+    std::int64_t seq;
+    std::int64_t heads;
+    std::int64_t rotated;
+    std::int64_t head_dim;
+    std::int64_t offset;  // elements x and y start past a 16-byte boundary (the pair-at-a-time path)
+};
+
+kernels::TensorRef matrix(const at::Tensor& t) {
+    return {t.data_ptr(), kernel_dtype(t.scalar_type()), static_cast<std::size_t>(t.size(0) * t.size(1)),
+            static_cast<std::size_t>(t.size(2) * t.size(3))};
+}
+
+// A [batch, seq, heads, head_dim] tensor of `io` starting `offset` elements into its own buffer, filled with NaN.
+at::Tensor shifted(const RotaryCase& c, at::ScalarType io) {
+    const std::int64_t n = c.batch * c.seq * c.heads * c.head_dim;
+    return poisoned({n + c.offset}, io).narrow(0, c.offset, n).view({c.batch, c.seq, c.heads, c.head_dim});
+}
+
+at::Tensor run_kernel(const at::Tensor& x, const RotaryTables& t, const RotaryCase& c, bool inverse) {
+    at::Tensor y = shifted(c, x.scalar_type());
+    const kernels::RotaryHeads heads{static_cast<std::size_t>(c.seq), static_cast<std::size_t>(c.heads),
+                                     static_cast<std::size_t>(c.rotated), inverse};
+    kernels::rotary(matrix(x), tensor_ref(t.cos), tensor_ref(t.sin), heads, matrix(y), stream());
+    return y;
+}
+
+void rotary_case(Checks& check, at::ScalarType io, const RotaryCase& c) {
+    const double bound = io == at::kFloat ? kFloat32Bound : kBf16Bound;
+    const std::string shape = shape_text(c.batch * c.seq, c.heads * c.head_dim);
+    std::string dtype = dtype_name(io);
+    dtype += ", ";
+    dtype += std::to_string(c.rotated);
+    dtype += c.offset == 0 ? " heads turned" : " heads turned, unaligned";
+    at::Tensor x = shifted(c, io);
+    x.copy_(at::randn({c.batch, c.seq, c.heads, c.head_dim}, cuda()));
+    RotaryTables t = rotary_tables(c.seq + 3, c.head_dim, 10000.0);  // rows past seq are not read
+    t.cos = t.cos.to(at::kCUDA);
+    t.sin = t.sin.to(at::kCUDA);
+    const at::Tensor y = run_kernel(x, t, c, false);
+    check.relative("rotary", "y", shape, dtype, y, reference_ops().rotary(x, t.cos, t.sin, c.rotated, false), bound);
+    const at::Tensor back = run_kernel(y, t, c, true);
+    check.relative("rotary", "inverse y", shape, dtype, back, reference_ops().rotary(y, t.cos, t.sin, c.rotated, true), bound);
+    check.relative("rotary", "inverse of forward", shape, dtype, back, x, bound);
+    if (c.rotated < c.heads) {
+        const std::int64_t copied = c.heads - c.rotated;
+        check.exact("rotary", "copied heads", shape, dtype, y.narrow(2, c.rotated, copied), x.narrow(2, c.rotated, copied));
+    }
+}
+
+}  // namespace
+
+// The seed's Llama attention (32 x 96 tokens, 12 query heads of 64 and 4 key/value heads: the fused qkv's 20
+// heads, 16 turned), every head turned, a head_dim of 6 (3 pairs: not whole 16-byte vectors) and x one element
+// past alignment (the pair-at-a-time loads).
+void rotaries(Checks& check) {
+    const RotaryCase cases[] = {{32, 96, 20, 16, 64, 0}, {2, 7, 4, 4, 128, 0}, {3, 5, 3, 2, 6, 0}, {2, 9, 5, 3, 32, 1}};
+    for (const at::ScalarType io : {at::kFloat, at::kBFloat16}) {
+        for (const RotaryCase& c : cases) {
+            check.attempt("rotary", shape_text(c.batch * c.seq, c.heads * c.head_dim), dtype_name(io),
+                          [&] { rotary_case(check, io, c); });
+        }
+    }
+}
+
+}  // namespace tewb::selftest
+
+#endif  // TEWB_FUSED_CUDA

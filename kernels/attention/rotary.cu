@@ -1,0 +1,134 @@
+// Rotary embeddings in one launch of an elementwise kernel: a work item is W consecutive pairs (i, i + half) of
+// one head of one row (W = 16 / sizeof(T) with 16-byte loads and stores where half is a multiple of W and x and
+// y are 16-byte aligned, W = 1 elsewhere), items in row-major order over [rows, heads, half / W], a grid-stride
+// loop over them. A rotated head's pairs are turned in float32 with the products and fused multiply-adds
+// spelled out (__fmul_rn, __fmaf_rn), so that nvcc contracts nothing and the host twin's std::fma gives the
+// same bits; a copied head's elements move as stored.
+#include <algorithm>
+#include <cstdint>
+
+#include "attention/rotary_launch.h"
+#include "common/check.h"
+#include "common/elementwise.cuh"
+
+namespace tewb::kernels::detail {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr std::size_t kMaxBlocks = std::size_t{1} << 16;
+
+struct RotaryGeometry {
+    std::size_t items;   // rows * heads * chunks
+    std::size_t chunks;  // half / W
+    std::size_t heads;
+    std::size_t rotated_heads;
+    std::size_t seq;
+    std::size_t half;
+    float sign;  // -1: the inverse rotation
+};
+
+__device__ inline void put(float* p, float v) {
+    *p = v;
+}
+
+__device__ inline void put(__nv_bfloat16* p, float v) {
+    *p = __float2bfloat16(v);
+}
+
+// W values of p[at ..] as floats: one 16-byte load when W > 1 (the caller made sure it is aligned).
+template <typename T, int W>
+__device__ inline void load_pairs(const T* __restrict__ p, std::size_t at, float (&v)[W]) {
+    if constexpr (W > 1) {
+        unpack(*reinterpret_cast<const uint4*>(p + at), v);
+    } else {
+        v[0] = to_float(p[at]);
+    }
+}
+
+template <typename T, int W>
+__device__ inline void store_pairs(T* __restrict__ p, std::size_t at, const float (&v)[W]) {
+    if constexpr (W > 1) {
+        *reinterpret_cast<uint4*>(p + at) = pack(v);
+    } else {
+        put(p + at, v[0]);
+    }
+}
+
+template <typename T, int W>
+__device__ inline void copy_pairs(const T* __restrict__ x, T* __restrict__ y, std::size_t at) {
+    if constexpr (W > 1) {
+        *reinterpret_cast<uint4*>(y + at) = *reinterpret_cast<const uint4*>(x + at);
+    } else {
+        y[at] = x[at];
+    }
+}
+
+template <typename T, int W>
+__global__ void __launch_bounds__(kThreads) rotary_kernel(const T* __restrict__ x, const float* __restrict__ cos,
+                                                          const float* __restrict__ sin, T* __restrict__ y, RotaryGeometry g) {
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (std::size_t item = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < g.items; item += stride) {
+        const std::size_t chunk = item % g.chunks;
+        const std::size_t head_row = item / g.chunks;  // row * heads + head
+        const std::size_t head = head_row % g.heads;
+        const std::size_t i = chunk * W;
+        const std::size_t at = head_row * 2 * g.half + i;
+        if (head >= g.rotated_heads) {
+            copy_pairs<T, W>(x, y, at);
+            copy_pairs<T, W>(x, y, at + g.half);
+            continue;
+        }
+        const std::size_t t = (head_row / g.heads % g.seq) * g.half + i;  // the row's position in the tables
+        float a[W], b[W], ya[W], yb[W];
+        load_pairs<T, W>(x, at, a);
+        load_pairs<T, W>(x, at + g.half, b);
+#pragma unroll
+        for (int k = 0; k < W; ++k) {
+            const float c = __ldg(cos + t + k);
+            const float s = g.sign * __ldg(sin + t + k);
+            ya[k] = __fmaf_rn(a[k], c, -__fmul_rn(b[k], s));
+            yb[k] = __fmaf_rn(b[k], c, __fmul_rn(a[k], s));
+        }
+        store_pairs<T, W>(y, at, ya);
+        store_pairs<T, W>(y, at + g.half, yb);
+    }
+}
+
+template <typename T, int W>
+void launch(const RotaryCall& a, RotaryGeometry g, cudaStream_t stream) {
+    g.chunks = g.half / W;
+    g.items = a.x.rows * g.heads * g.chunks;
+    const std::size_t blocks = std::min((g.items + kThreads - 1) / kThreads, kMaxBlocks);
+    rotary_kernel<T, W><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        static_cast<const T*>(a.x.data), static_cast<const float*>(a.cos.data), static_cast<const float*>(a.sin.data),
+        static_cast<T*>(a.y.data), g);
+}
+
+bool aligned16(const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+}  // namespace
+
+void launch_rotary(const RotaryCall& a, cudaStream_t stream) {
+    const std::size_t half = a.x.cols / a.heads.heads / 2;
+    const RotaryGeometry g{0, 0, a.heads.heads, a.heads.rotated_heads, a.heads.seq, half, a.heads.inverse ? -1.0f : 1.0f};
+    const bool whole = aligned16(a.x.data) && aligned16(a.y.data);
+    if (a.x.dtype == DType::Float32) {
+        if (whole && half % 4 == 0) {
+            launch<float, 4>(a, g, stream);
+        } else {
+            launch<float, 1>(a, g, stream);
+        }
+    } else {
+        if (whole && half % 8 == 0) {
+            launch<__nv_bfloat16, 8>(a, g, stream);
+        } else {
+            launch<__nv_bfloat16, 1>(a, g, stream);
+        }
+    }
+    check_last_launch("tewb::kernels::rotary");
+}
+
+}  // namespace tewb::kernels::detail

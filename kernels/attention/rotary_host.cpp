@@ -1,0 +1,62 @@
+// The rotary embeddings on the host: rotary.cu's float32 operations in its order, row by row.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "attention/rotary_arguments.h"
+#include "common/fail.h"
+#include "common/host_loops.h"
+#include "tewb_kernels/host/rotary.h"
+
+namespace tewb::kernels::host {
+
+namespace {
+
+// One head's pairs: a = x[0 .. half), b = x[half .. 2 half), turned by (c, s) into y, as the kernel's
+// fmaf(a, c, -(b * s)) and fmaf(b, c, a * s).
+void turn(const float* a, const float* b, const float* c, const float* s, std::size_t half, float sign, float* ya, float* yb) {
+    for (std::size_t i = 0; i < half; ++i) {
+        const float si = sign * s[i];
+        ya[i] = std::fma(a[i], c[i], -(b[i] * si));
+        yb[i] = std::fma(b[i], c[i], a[i] * si);
+    }
+}
+
+}  // namespace
+
+void rotary(const ConstTensorRef& x, const ConstTensorRef& cos, const ConstTensorRef& sin, const RotaryHeads& heads,
+            const TensorRef& y) {
+    const detail::RotaryCall call{x, cos, sin, heads, y};
+    if (!detail::check_rotary_arguments("tewb::kernels::host::rotary", call)) return;
+    const std::size_t rows = x.rows;
+    const std::size_t cols = x.cols;
+    const std::size_t head_dim = cols / heads.heads;
+    const std::size_t half = head_dim / 2;
+    const std::size_t element = element_size(x.dtype);
+    const float sign = heads.inverse ? -1.0f : 1.0f;
+    const auto* cos_table = static_cast<const float*>(cos.data);
+    const auto* sin_table = static_cast<const float*>(sin.data);
+    detail::parallel_for(rows, cols * 4, [&](std::size_t first, std::size_t last) {
+        std::vector<float> in(head_dim), out(head_dim);
+        for (std::size_t row = first; row < last; ++row) {
+            const std::size_t p = row % heads.seq;
+            const float* c = cos_table + p * half;
+            const float* s = sin_table + p * half;
+            for (std::size_t h = 0; h < heads.rotated_heads; ++h) {
+                const std::size_t at = row * cols + h * head_dim;
+                detail::load_floats(x.data, x.dtype, at, head_dim, in.data());
+                turn(in.data(), in.data() + half, c, s, half, sign, out.data(), out.data() + half);
+                detail::store_floats(y.data, x.dtype, at, head_dim, out.data());
+            }
+            // The heads that do not turn (a fused qkv's values): their bits, as the kernel's raw copy.
+            const std::size_t copied = (heads.heads - heads.rotated_heads) * head_dim;
+            const std::size_t from = (row * cols + heads.rotated_heads * head_dim) * element;
+            std::memcpy(static_cast<std::uint8_t*>(y.data) + from, static_cast<const std::uint8_t*>(x.data) + from,
+                        copied * element);
+        }
+    });
+    detail::note_launch();
+}
+
+}  // namespace tewb::kernels::host

@@ -1,0 +1,291 @@
+// The host rotary embeddings (tewb_kernels/host/rotary.h) against a rotation written here in double precision
+// within the bound the header states (float32 and bfloat16, vector-width and odd head sizes, positions past one
+// sequence, tables longer than seq), the inverse undoing the forward, copied heads bit for bit (NaN payloads
+// included), the bfloat16 store's rounding, rows of the tables past seq never read, argument refusals and
+// launch counts.
+#include <QtTest>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/host_numbers.h"
+#include "host_tensor.h"
+#include "launch_checks.h"
+#include "tewb_kernels/host/rotary.h"
+
+using tewb::kernels::ConstTensorRef;
+using tewb::kernels::DType;
+using tewb::kernels::RotaryHeads;
+using tewb::kernels::TensorRef;
+namespace host = tewb::kernels::host;
+namespace detail = tewb::kernels::detail;
+
+using tewb::test::expect_refusal;
+using tewb::test::launches_of;
+
+namespace {
+
+using Tensor = tewb::test::HostTensor;
+
+// x [batch, seq, heads, head_dim], the first `rotated` heads turned.
+struct Layout {
+    std::size_t batch, seq, heads, rotated, head_dim;
+    std::size_t rows() const { return batch * seq; }
+    std::size_t cols() const { return heads * head_dim; }
+    std::size_t count() const { return rows() * cols(); }
+    std::size_t half() const { return head_dim / 2; }
+};
+
+// Half widths a multiple of 4 and 8 (the kernel's 16-byte path) and not (1, 3, 5), every head turned, none,
+// some; a batch of several sequences; enough rows to split over threads.
+const Layout kLayouts[] = {{1, 1, 1, 1, 2},  {2, 3, 2, 1, 6},  {3, 5, 4, 4, 8},     {2, 7, 5, 3, 10},
+                           {1, 4, 3, 0, 16}, {2, 9, 6, 4, 64}, {4, 96, 20, 16, 64}, {8, 64, 4, 2, 128}};
+
+struct Tables {
+    std::vector<float> cos, sin;
+    std::size_t rows, half;
+};
+
+// θ(p, i) = p · 10000^(−2i / head_dim) in double, rounded once (core/model/Rotary.h's tables).
+Tables tables(std::size_t rows, std::size_t head_dim) {
+    const std::size_t half = head_dim / 2;
+    Tables t{std::vector<float>(rows * half), std::vector<float>(rows * half), rows, half};
+    for (std::size_t p = 0; p < rows; ++p) {
+        for (std::size_t i = 0; i < half; ++i) {
+            const double theta =
+                static_cast<double>(p) * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+            t.cos[p * half + i] = static_cast<float>(std::cos(theta));
+            t.sin[p * half + i] = static_cast<float>(std::sin(theta));
+        }
+    }
+    return t;
+}
+
+ConstTensorRef cos_ref(const Tables& t) {
+    return {t.cos.data(), DType::Float32, t.rows, t.half};
+}
+
+ConstTensorRef sin_ref(const Tables& t) {
+    return {t.sin.data(), DType::Float32, t.rows, t.half};
+}
+
+ConstTensorRef cref(const Tensor& t, const Layout& l) {
+    return {t.data(), t.dtype(), l.rows(), l.cols()};
+}
+
+TensorRef ref(Tensor& t, const Layout& l) {
+    return {t.data(), t.dtype(), l.rows(), l.cols()};
+}
+
+RotaryHeads heads_of(const Layout& l, bool inverse) {
+    return {l.seq, l.heads, l.rotated, inverse};
+}
+
+Tensor random_tensor(DType dtype, std::size_t count, std::mt19937& rng) {
+    Tensor t(dtype, count);
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    for (std::size_t i = 0; i < count; ++i) t.set(i, normal(rng));
+    return t;
+}
+
+std::string describe(const char* what, std::size_t i, double got, double want, double tol) {
+    char numbers[160];
+    std::snprintf(numbers, sizeof numbers, ": got %.9g, want %.9g (tolerance %.3g)", got, want, tol);
+    return std::string(what) + " i=" + std::to_string(i) + numbers;
+}
+
+// Calls f(element index, pair index i, table index, first) for every element of a rotated head: `first` for
+// the pair's first element (index e, partner e + half), otherwise the second (partner e − half).
+template <typename F>
+void for_each_rotated(const Layout& l, F&& f) {
+    for (std::size_t r = 0; r < l.rows(); ++r) {
+        for (std::size_t h = 0; h < l.rotated; ++h) {
+            for (std::size_t i = 0; i < l.half(); ++i) {
+                const std::size_t e = r * l.cols() + h * l.head_dim + i;
+                const std::size_t t = (r % l.seq) * l.half() + i;
+                f(e, t, true);
+                f(e + l.half(), t, false);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+class TestHostRotary : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    // Each turned element against the rotation in double of the stored inputs: within the header's bound in
+    // float32, plus half a bfloat16 ulp in bfloat16; the copied heads bit for bit; one launch.
+    void matchesDouble_data() {
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<bool>("inverse");
+        for (const bool inverse : {false, true}) {
+            QTest::newRow(inverse ? "float32 inverse" : "float32") << int(DType::Float32) << inverse;
+            QTest::newRow(inverse ? "bfloat16 inverse" : "bfloat16") << int(DType::BFloat16) << inverse;
+        }
+    }
+
+    void matchesDouble() {
+        QFETCH(int, dtype);
+        QFETCH(bool, inverse);
+        const auto type = static_cast<DType>(dtype);
+        std::mt19937 rng(51);
+        double worst = 0.0;
+        for (const Layout& l : kLayouts) {
+            const Tensor x = random_tensor(type, l.count(), rng);
+            Tensor y(type, l.count());
+            const Tables t = tables(l.seq + 2, l.head_dim);
+            QCOMPARE(launches_of([&] { host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, inverse), ref(y, l)); }),
+                     std::uint64_t{1});
+            const double sign = inverse ? -1.0 : 1.0;
+            for_each_rotated(l, [&](std::size_t e, std::size_t ti, bool first) {
+                const double self = x.at(e);
+                const double partner = x.at(first ? e + l.half() : e - l.half());
+                const double c = t.cos[ti];
+                const double s = sign * t.sin[ti] * (first ? -1.0 : 1.0);
+                const double want = self * c + partner * s;
+                double tol = std::ldexp(std::fabs(self * c) + 2.0 * std::fabs(partner * s), -23) + std::ldexp(1.0, -148);
+                if (type == DType::BFloat16)
+                    tol += std::ldexp(std::fabs(want) + tol, -8);  // half a bfloat16 ulp of the float32 result
+                worst = std::max(worst, std::fabs(y.at(e) - want) / tol);
+                QVERIFY2(std::fabs(y.at(e) - want) <= tol, describe("rotary", e, y.at(e), want, tol).c_str());
+            });
+            for (std::size_t r = 0; r < l.rows(); ++r) {
+                for (std::size_t e = r * l.cols() + l.rotated * l.head_dim; e < (r + 1) * l.cols(); ++e) {
+                    QCOMPARE(y.bits(e), x.bits(e));
+                }
+            }
+        }
+        qInfo("rotary: worst error %.3f of the stated bound", worst);
+    }
+
+    // bfloat16: each turned element is the float32 result (the same operations on the stored inputs) rounded to
+    // nearest even, ties included.
+    void bfloat16StoreRoundsTheFloat32Result() {
+        const Layout l{2, 6, 3, 2, 24};
+        std::mt19937 rng(53);
+        const Tensor x = random_tensor(DType::BFloat16, l.count(), rng);
+        Tensor y(DType::BFloat16, l.count());
+        const Tables t = tables(l.seq, l.head_dim);
+        host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l));
+        for_each_rotated(l, [&](std::size_t e, std::size_t ti, bool first) {
+            const float self = x.at(e);
+            const float partner = x.at(first ? e + l.half() : e - l.half());
+            const float s = t.sin[ti];
+            const float f = first ? std::fma(self, t.cos[ti], -(partner * s)) : std::fma(self, t.cos[ti], partner * s);
+            QCOMPARE(y.bits(e), std::uint32_t{detail::float_to_bf16(f)});
+        });
+    }
+
+    // The inverse turns back: forward then inverse is x within two roundings of each, in float32.
+    void inverseUndoesForward() {
+        std::mt19937 rng(57);
+        for (const Layout& l : kLayouts) {
+            const Tensor x = random_tensor(DType::Float32, l.count(), rng);
+            Tensor y(DType::Float32, l.count()), back(DType::Float32, l.count());
+            const Tables t = tables(l.seq, l.head_dim);
+            host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l));
+            host::rotary(cref(y, l), cos_ref(t), sin_ref(t), heads_of(l, true), ref(back, l));
+            for_each_rotated(l, [&](std::size_t e, std::size_t, bool first) {
+                const double pair = std::fabs(x.at(e)) + std::fabs(x.at(first ? e + l.half() : e - l.half()));
+                const double tol = std::ldexp(pair, -20) + std::ldexp(1.0, -140);
+                QVERIFY2(std::fabs(back.at(e) - x.at(e)) <= tol,
+                         describe("inverse of forward", e, back.at(e), x.at(e), tol).c_str());
+            });
+        }
+    }
+
+    // Copied heads are moved as stored: NaN payloads, −0 and infinities keep their bits (no float round trip).
+    void copiedHeadsKeepTheirBits() {
+        const Layout l{1, 2, 3, 1, 4};
+        for (const DType type : {DType::Float32, DType::BFloat16}) {
+            Tensor x(type, l.count()), y(type, l.count());
+            const std::uint32_t specials32[] = {0x7fc01234u, 0xffa00001u, 0x80000000u, 0x7f800000u, 0x00000001u, 0x3f800000u};
+            const std::uint16_t specials16[] = {0x7fc1u, 0xff81u, 0x8000u, 0x7f80u, 0x0001u, 0x3f80u};
+            for (std::size_t e = 0; e < l.count(); ++e) {
+                if (type == DType::Float32) {
+                    x.floats()[e] = detail::bits_float(specials32[e % 6]);
+                } else {
+                    static_cast<std::uint16_t*>(x.data())[e] = specials16[e % 6];
+                }
+            }
+            const Tables t = tables(l.seq, l.head_dim);
+            host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l));
+            for (std::size_t r = 0; r < l.rows(); ++r) {
+                for (std::size_t e = r * l.cols() + l.head_dim; e < (r + 1) * l.cols(); ++e) QCOMPARE(y.bits(e), x.bits(e));
+            }
+        }
+    }
+
+    // Rows of the tables past seq are not read: NaN there changes nothing.
+    void tableRowsPastSeqAreNotRead() {
+        const Layout l{3, 4, 2, 2, 8};
+        std::mt19937 rng(59);
+        const Tensor x = random_tensor(DType::Float32, l.count(), rng);
+        Tensor y(DType::Float32, l.count()), poisoned_y(DType::Float32, l.count());
+        const Tables t = tables(l.seq, l.head_dim);
+        Tables longer = tables(l.seq + 5, l.head_dim);
+        for (std::size_t i = l.seq * longer.half; i < longer.cos.size(); ++i) {
+            longer.cos[i] = std::numeric_limits<float>::quiet_NaN();
+            longer.sin[i] = std::numeric_limits<float>::quiet_NaN();
+        }
+        host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l));
+        host::rotary(cref(x, l), cos_ref(longer), sin_ref(longer), heads_of(l, false), ref(poisoned_y, l));
+        for (std::size_t e = 0; e < l.count(); ++e) QCOMPARE(poisoned_y.bits(e), y.bits(e));
+    }
+
+    void noRowsLaunchesNothing() {
+        const Layout l{0, 4, 2, 2, 8};
+        const Tables t = tables(4, 8);
+        Tensor x(DType::Float32, 1), y(DType::Float32, 1);
+        QCOMPARE(launches_of([&] { host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l)); }),
+                 std::uint64_t{0});
+    }
+
+    void refusesBadArguments() {
+        const Layout l{2, 4, 3, 2, 8};
+        const Tables t = tables(4, 8);
+        Tensor x(DType::Float32, l.count()), y(DType::Float32, l.count());
+        const auto call = [&](ConstTensorRef xr, ConstTensorRef c, ConstTensorRef s, RotaryHeads h, TensorRef yr) {
+            return [=] { host::rotary(xr, c, s, h, yr); };
+        };
+        const std::string entry = "tewb::kernels::host::rotary: ";
+        const RotaryHeads h = heads_of(l, false);
+        expect_refusal(call({x.data(), DType::Float32, 8, 21}, cos_ref(t), sin_ref(t), h, {y.data(), DType::Float32, 8, 21}),
+                       {entry, "head_dim = 7", "odd"});
+        expect_refusal(call(cref(x, l), cos_ref(t), sin_ref(t), {4, 3, 4, false}, ref(y, l)),
+                       {entry, "rotated_heads = 4; allowed: 0 to heads = 3"});
+        expect_refusal(call(cref(x, l), {t.cos.data(), DType::Float32, 3, 4}, sin_ref(t), h, ref(y, l)),
+                       {entry, "cos is [3, 4]; allowed: [at least seq = 4, head_dim / 2 = 4]"});
+        expect_refusal(call(cref(x, l), cos_ref(t), {t.sin.data(), DType::BFloat16, 4, 4}, h, ref(y, l)),
+                       {entry, "sin has dtype bfloat16; allowed: float32"});
+        expect_refusal(call({x.data(), DType::Float32, 7, 24}, cos_ref(t), sin_ref(t), h, {y.data(), DType::Float32, 7, 24}),
+                       {entry, "7 rows are not whole sequences of seq = 4"});
+        expect_refusal(call(cref(x, l), cos_ref(t), sin_ref(t), {4, 5, 2, false}, ref(y, l)),
+                       {entry, "24 columns are not heads = 5 heads"});
+        expect_refusal(call(cref(x, l), cos_ref(t), sin_ref(t), h, {y.data(), DType::BFloat16, 8, 24}),
+                       {entry, "y has dtype bfloat16; allowed: float32, x's"});
+        expect_refusal(call(cref(x, l), cos_ref(t), sin_ref(t), h, {y.data(), DType::Float32, 8, 12}),
+                       {entry, "y is [8, 12]; allowed: [8, 24]"});
+        expect_refusal(call(cref(x, l), cos_ref(t), sin_ref(t), h, {x.data(), DType::Float32, 8, 24}), {entry, "y overlaps x"});
+        auto* shifted = static_cast<float*>(x.data()) + 5;
+        expect_refusal(call(cref(x, l), cos_ref(t), sin_ref(t), h, {shifted, DType::Float32, 8, 24}), {entry, "y overlaps x"});
+        expect_refusal(call({nullptr, DType::Float32, 8, 24}, cos_ref(t), sin_ref(t), h, ref(y, l)),
+                       {entry, "x is a null pointer"});
+        expect_refusal(call(cref(x, l), {nullptr, DType::Float32, 4, 4}, sin_ref(t), h, ref(y, l)),
+                       {entry, "cos is a null pointer"});
+        expect_refusal(call({x.data(), DType::Float16, 8, 24}, cos_ref(t), sin_ref(t), h, {y.data(), DType::Float16, 8, 24}),
+                       {entry, "x has dtype float16; allowed: float32, bfloat16"});
+        expect_refusal(call(cref(x, l), cos_ref(t), sin_ref(t), {0, 3, 2, false}, ref(y, l)), {entry, "seq = 0"});
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHostRotary)
+#include "tst_host_rotary.moc"
