@@ -44,7 +44,9 @@ ModelShape small_llama(int kv_heads) {
 }
 
 at::Tensor param(const CausalLm& model, const std::string& name) {
-    const at::Tensor* found = model.named_parameters().find(name);
+    // named_parameters() returns a fresh dictionary: keep it while its entry is read.
+    const auto named = model.named_parameters();
+    const at::Tensor* found = named.find(name);
     if (found == nullptr) throw std::runtime_error("no parameter " + name);
     return *found;
 }
