@@ -177,13 +177,17 @@ private Q_SLOTS:
     // asked, not assumed.
     void recordsTheAttentionBackend() {
         for (const Backend backend : {Backend::Torch, Backend::Te}) {
-            const RunConfig config = quick(backend, Precision::Fp32, 0, 1);
-            QCOMPARE(make_run_header(config, trainer_.device()).execution.attention_backend, std::string("flash"));
-            at::globalContext().setSDPUseFlash(false);
-            const RunRecord record = trainer_.run(config);
-            at::globalContext().setSDPUseFlash(true);
-            QCOMPARE(record.status, RunStatus::Finished);
-            QCOMPARE(record.execution.attention_backend, std::string("math"));
+            // a gpt, and a llama whose 2 key/value heads serve 4 query heads (asked with enable_gqa, as it runs)
+            for (RunConfig config : {quick(backend, Precision::Fp32, 0, 1), quick_llama(backend, Precision::Fp32)}) {
+                config.warmup = 0;
+                config.iters = 1;
+                QCOMPARE(make_run_header(config, trainer_.device()).execution.attention_backend, std::string("flash"));
+                at::globalContext().setSDPUseFlash(false);
+                const RunRecord record = trainer_.run(config);
+                at::globalContext().setSDPUseFlash(true);
+                QCOMPARE(record.status, RunStatus::Finished);
+                QCOMPARE(record.execution.attention_backend, std::string("math"));
+            }
         }
     }
 

@@ -422,13 +422,12 @@ private Q_SLOTS:
 
     // FP8 against BF16 on real text: the license texts every Debian system ships (base-files'
     // /usr/share/common-licenses, about 180 KB of English; fixed, unlike this repository's docs), as bytes, at the
-    // quick llama size, te backend, 100 steps. The issue asks for FP8 within 0.02 nats of BF16 at step 100; measured
-    // (docs/models-and-data.md, "FP8 against BF16 on real text") the quick size cannot show that: BF16 alone moves
-    // 0.1-0.3 nats between seeds at step 100 and FP8's difference from BF16 lies in the same band with either sign
-    // (-0.28 to +0.08 over three seeds), so a step-100 bound of 0.02 would test the seed, not FP8. What this checks:
-    // both learn the text, and FP8 lies within that measured band of BF16 (a broken FP8 path stays near ln 256 or
-    // diverges).
-    void fp8StaysWithinTheSeedSpreadOfBf16OnRealText() {
+    // quick sizes (a llama and a gpt), te backend, 100 steps at the workbench's learning rate (3e-4, the seed's): FP8's
+    // validation loss at step 100 within 0.02 nats of BF16's. Measured (docs/models-and-data.md, "FP8 against BF16 on
+    // real text"): at 3e-4 FP8 − BF16 is −0.002…+0.004 over seeds, batches and recipes, FP32 − BF16 below 0.001. At the
+    // quick presets' own 3e-3 (and at 1e-3) training is chaotic at step 100 — FP32 against BF16, or torch against
+    // te, moves it by 0.05–0.3 — so a bound there would test the chaos, not FP8.
+    void fp8WithinTwoHundredthsOfANatOfBf16OnRealText() {
         const std::string file = path("licenses.txt");
         std::string text;
         for (const char* name : {"Apache-2.0", "Artistic", "BSD", "CC0-1.0", "GFDL-1.3", "GPL-2", "GPL-3", "LGPL-2.1", "LGPL-3",
@@ -439,26 +438,32 @@ private Q_SLOTS:
         }
         QVERIFY2(text.size() > 150000, "the license texts are the corpus");
         write_bytes(file, text);
-        RunConfig config = make_preset(Preset::QuickCpuLlama);
-        config.backend = Backend::Te;
-        config.warmup = 10;
-        config.iters = 90;
-        config.data.path = file;
-        config.precision = Precision::Bf16;
-        const RunRecord bf16 = trainer_.run(config);
-        config.precision = Precision::Fp8;
-        const RunRecord fp8 = trainer_.run(config);
-        QCOMPARE(bf16.status, RunStatus::Finished);
-        QCOMPARE(fp8.status, RunStatus::Finished);
-        QVERIFY(fp8.execution.fp8_emulated);
-        const double a = bf16.summary.final_val_loss.value_or(NAN);
-        const double b = fp8.summary.final_val_loss.value_or(NAN);
-        QCOMPARE(bf16.summary.final_val_step.value_or(0), 100);
-        const QString figures =
-            QStringLiteral("validation loss at step 100: bf16 %1, fp8 %2 (untrained: ln 256 = 5.55)").arg(a).arg(b);
-        qInfo("%s", qPrintable(figures));
-        QVERIFY2(a < std::log(256.0) - 1.5 && b < std::log(256.0) - 1.5, qPrintable(figures));  // both learned the text
-        QVERIFY2(std::abs(b - a) <= 0.35, qPrintable(figures));
+        for (const Preset preset : {Preset::QuickCpuLlama, Preset::QuickCpu}) {
+            RunConfig config = make_preset(preset);
+            config.backend = Backend::Te;
+            config.warmup = 10;
+            config.iters = 90;
+            config.lr = 3e-4;
+            config.data.path = file;
+            config.precision = Precision::Bf16;
+            const RunRecord bf16 = trainer_.run(config);
+            config.precision = Precision::Fp8;
+            const RunRecord fp8 = trainer_.run(config);
+            QCOMPARE(bf16.status, RunStatus::Finished);
+            QCOMPARE(fp8.status, RunStatus::Finished);
+            QVERIFY(fp8.execution.fp8_emulated);
+            const double a = bf16.summary.final_val_loss.value_or(NAN);
+            const double b = fp8.summary.final_val_loss.value_or(NAN);
+            QCOMPARE(bf16.summary.final_val_step.value_or(0), 100);
+            QCOMPARE(fp8.summary.final_val_step.value_or(0), 100);
+            const QString figures = QStringLiteral("%1: validation loss at step 100: bf16 %2, fp8 %3 (untrained: ln 256 = 5.55)")
+                                        .arg(QString::fromStdString(std::string(preset_title(preset))))
+                                        .arg(a, 0, 'f', 4)
+                                        .arg(b, 0, 'f', 4);
+            qInfo("%s", qPrintable(figures));
+            QVERIFY2(a < std::log(256.0) - 2.0 && b < std::log(256.0) - 2.0, qPrintable(figures));  // both learned the text
+            QVERIFY2(std::abs(b - a) <= 0.02, qPrintable(figures));
+        }
     }
 
     // The record keeps each evaluation and the file's description through JSON, and CSV shows them; records
