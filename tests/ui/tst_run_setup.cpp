@@ -501,6 +501,11 @@ private Q_SLOTS:
 
         panel.dataPathEdit()->setText(corpus);
         for (const char* id : {"data-format", "val-fraction", "eval-every"}) QVERIFY2(panel.field(id)->isEnabled(), id);
+        // A file typed into a fresh form starts from the CLI's defaults, each valid as it stands.
+        QVERIFY2(panel.problems().empty(), qPrintable(panel.findChild<QLabel*>(QStringLiteral("problems"))->text()));
+        DataSettings typed;
+        typed.path = corpus.toStdString();
+        QCOMPARE(panel.config().data, typed);
         QVERIFY(panel.field("data-format")->toolTip().contains(QStringLiteral("nanoGPT")));
         choose(qobject_cast<QComboBox*>(panel.field("data-format")), static_cast<int>(TokenFormat::Bytes));
         qobject_cast<QDoubleSpinBox*>(panel.field("val-fraction"))->setValue(0.1);

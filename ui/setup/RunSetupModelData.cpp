@@ -127,6 +127,7 @@ QWidget* RunSetupPanel::buildDataGroup() {
     valFraction_->setDecimals(3);
     valFraction_->setSingleStep(0.01);
     valFraction_->setKeyboardTracking(true);
+    valFraction_->setValue(DataSettings{}.val_fraction);  // what a file chosen in a fresh form starts with
     evalEvery_ = spin(dataBox, QStringLiteral("evalEvery"), 0, kBig, QString());
     evalEvery_->setSpecialValueText(tr("auto (5 per run)"));
     dataTips_ = {
