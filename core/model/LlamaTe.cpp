@@ -1,6 +1,5 @@
 #include "core/model/LlamaTe.h"
 
-#include <ATen/ops/linear.h>
 
 #include "core/ledger/Ledger.h"
 #include "core/model/Rotary.h"
@@ -11,7 +10,7 @@
 
 namespace tewb {
 
-LlamaTe::LlamaTe(const ModelShape& shape, std::uint64_t seed) : shape_(shape) {
+LlamaTe::LlamaTe(const ModelShape& shape, std::uint64_t seed) : TiedHeadTeLm(shape) {
     ParameterInit init(seed);
     const std::int64_t h = shape.hidden;
     wte_ = register_parameter("wte", init.normal({shape.vocab, h}, kGptInitStd));
@@ -51,20 +50,6 @@ torch::Tensor LlamaTe::hidden_states(const torch::Tensor& tokens, const std::sha
     }
     const LedgerScope scope("head");
     return norm_f_->forward(x).reshape({-1, shape_.hidden});
-}
-
-torch::Tensor LlamaTe::forward(const torch::Tensor& tokens) {
-    const at::Tensor h = hidden_states(tokens, nullptr);
-    const LedgerScope scope("head");
-    return at::linear(h, wte_).view({tokens.size(0), tokens.size(1), shape_.vocab});
-}
-
-torch::Tensor LlamaTe::loss(const torch::Tensor& tokens, const torch::Tensor& targets) {
-    const auto tied = std::make_shared<TiedTableGradient>();
-    const at::Tensor h = hidden_states(tokens, tied);
-    const LedgerScope scope("head");
-    const GemmPlan plan{&ops_in_force(h.device()), compute_dtype_for(h), std::nullopt, nullptr};
-    return apply_tied_head_loss(h, wte_, targets, plan, tied);
 }
 
 }  // namespace tewb

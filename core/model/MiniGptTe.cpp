@@ -1,15 +1,12 @@
 #include "core/model/MiniGptTe.h"
 
-#include <ATen/ops/embedding.h>
-#include <ATen/ops/linear.h>
-
 #include "core/ledger/Ledger.h"
 #include "core/modules/ParameterInit.h"
 #include "core/modules/ops/OpsChoice.h"
 
 namespace tewb {
 
-MiniGptTe::MiniGptTe(const ModelShape& shape, std::uint64_t seed) : shape_(shape) {
+MiniGptTe::MiniGptTe(const ModelShape& shape, std::uint64_t seed) : TiedHeadTeLm(shape) {
     ParameterInit init(seed);
     const std::int64_t h = shape.hidden;
     wte_ = register_parameter("wte", init.normal({shape.vocab, h}, kGptInitStd));
@@ -37,20 +34,6 @@ torch::Tensor MiniGptTe::hidden_states(const torch::Tensor& tokens, const std::s
     }
     const LedgerScope scope("head");
     return ln_f_->forward(x).reshape({-1, shape_.hidden});
-}
-
-torch::Tensor MiniGptTe::forward(const torch::Tensor& tokens) {
-    const at::Tensor h = hidden_states(tokens, nullptr);
-    const LedgerScope scope("head");
-    return at::linear(h, wte_).view({tokens.size(0), tokens.size(1), shape_.vocab});
-}
-
-torch::Tensor MiniGptTe::loss(const torch::Tensor& tokens, const torch::Tensor& targets) {
-    const auto tied = std::make_shared<TiedTableGradient>();
-    const at::Tensor h = hidden_states(tokens, tied);
-    const LedgerScope scope("head");
-    const GemmPlan plan{&ops_in_force(h.device()), compute_dtype_for(h), std::nullopt, nullptr};
-    return apply_tied_head_loss(h, wte_, targets, plan, tied);
 }
 
 }  // namespace tewb
