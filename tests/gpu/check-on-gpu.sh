@@ -2,9 +2,9 @@
 # The GPU check, run in one go on a GPU machine (docs/architecture.md): take the programs prebuilt in
 # .gpu-bin/ (tests/gpu/prebuild.sh) when they start there, else build without the GUI against the
 # machine's torch; run the GPU suite and `te-bench selftest`, the kernel benchmark, then the benchmark
-# matrix on the seed preset and the PyTorch (Python) reference of the same model, eager and
-# torch.compile. Logs and JSON go to the output folder given as the argument (at most 8 files); a short
-# table is printed last.
+# matrix on the seed preset, a llama compare on a token file (the repository's docs as bytes), and the
+# PyTorch (Python) reference of the seed model, eager and torch.compile. Logs and JSON go to the output
+# folder given as the argument; a short table is printed last.
 #   usage: tests/gpu/check-on-gpu.sh OUT_DIR
 #   TEWB_CHECK_PRESET=quick-cpu runs the small preset instead of the seed's (a dry run on a CPU machine).
 #   TEWB_CHECK_BUILD=1 builds from source even when .gpu-bin/ is there.
@@ -113,6 +113,17 @@ echo "== te-bench run: te FP8 with its first step at scale 1, as Transformer Eng
 stage 120 "$bench" run --preset "$preset" --backend te --precision fp8 --calibrate-first-step off --device cuda --no-store \
   --json "$out/uncalibrated.json" 2>> "$out/compare.log" || status=1
 
+# A llama (RMSNorm, SwiGLU, rotary and grouped-query attention kernels) trained on a token file: the repository's
+# docs as bytes, so --data's pinned copies, a graph's static batch and the validation loss run on the GPU too.
+llama_preset=llama-seed
+if [ "$preset" = quick-cpu ]; then llama_preset=quick-cpu-llama; fi
+echo "== te-bench compare ($llama_preset preset) on the repository's docs as a token file"
+corpus=$(mktemp --suffix=.txt)
+cat README.md docs/*.md > "$corpus"
+stage 300 "$bench" compare --preset "$llama_preset" --data "$corpus" --no-store --json "$out/llama.json" \
+  2>> "$out/compare.log" || status=1
+rm -f "$corpus"
+
 echo "== te-bench run --nproc 1 over NCCL after the same run without it ($preset preset, eager both): the machinery's own cost"
 stage 240 "$bench" run --preset "$preset" --device cuda --nproc 1 --dist-backend nccl --cuda-graph off --no-store \
   --json "$out/nccl1.json" 2>> "$out/compare.log" || status=1
@@ -186,6 +197,20 @@ def num(value, spec):
 for name, med, mean, mem, loss, mfu in rows:
     mfu_text = num(100 * mfu, ".1f") + "%" if isinstance(mfu, (int, float)) else "-"
     print(f"{name:<52}{num(med, '.2f'):>10}{num(mean, '.2f'):>10}{num(mem / 2**20, '.0f'):>10}{num(loss, '.3f'):>8}{mfu_text:>7}")
+
+print("llama on a token file (llama.json; validation loss at the last step, launches per layer):")
+try:
+    for run in json.load(open(os.path.join(out, "llama.json")))["runs"]:
+        s, exe, layers = run["summary"], run["execution"], run["config"]["layers"]
+        graph, fused = exe.get("graph_kernels"), exe.get("fused_launches_per_step")
+        launches = (f"graph {graph / layers:.1f}/layer" if isinstance(graph, (int, float)) else
+                    f"own {fused / layers:.1f}/layer" if isinstance(fused, (int, float)) else "-")
+        emulated = " (fp8 emulated)" if exe.get("fp8_emulated") else ""
+        print(f"  {run['config']['name'] + emulated:<40} median {num(s.get('median_ms'), '.2f')} ms  "
+              f"peak {num(s['peak_mem_bytes'] / 2**20, '.0f')} MiB  loss {num(s.get('final_loss'), '.3f')}  "
+              f"val {num(s.get('final_val_loss'), '.3f')}  attention {exe.get('attention_backend') or '-'}  {launches}")
+except Exception as e:
+    print("  llama.json unreadable:", e)
 
 # Measurement quality (core/results/MeasurementQuality): NVML, loaded at run time, is read only on a GPU, so
 # this is where its answer (other processes, clock-event reasons, SM clock) is first seen.
