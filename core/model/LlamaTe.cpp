@@ -1,6 +1,5 @@
 #include "core/model/LlamaTe.h"
 
-
 #include "core/ledger/Ledger.h"
 #include "core/model/Rotary.h"
 #include "core/modules/ParameterInit.h"

@@ -12,8 +12,9 @@
 namespace tewb {
 
 // MiniGPT on the TE-style modules (backend "te"): token + position embeddings, one TransformerLayer per
-// block, a final te LayerNorm, the LM head tied to the token embedding (TiedHeadTeLm). For the same seed it creates the same parameter values, shapes and
-// order as the torch backend (MiniGpt); the names follow the modules: wte, wpe,
+// block, a final te LayerNorm, the LM head tied to the token embedding (TiedHeadTeLm). For the same seed it
+// creates the same parameter values, shapes and order as the torch backend (MiniGpt); the names follow the
+// modules: wte, wpe,
 // blocks_<i>.qkv.{layer_norm_weight,layer_norm_bias,weight,bias}, blocks_<i>.proj.{weight,bias},
 // blocks_<i>.mlp.{layer_norm_weight,...,fc2_bias}, ln_f.{weight,bias}. All blocks share one FP8 state.
 class MiniGptTe : public TiedHeadTeLm {
