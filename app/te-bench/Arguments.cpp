@@ -315,6 +315,11 @@ void define_training_commands(CLI::App& app, Commands& c) {
                       "kernels through CUPTI on a GPU, operators on the CPU), and print its top kernels; the step is "
                       "not in the statistics")
         ->type_name("PATH");
+    c.run->add_option("--gemm-journal", r.gemm_journal_path,
+                      "write every distinct GEMM the te backend's fused path issued (types, shape, epilogue and the "
+                      "alignment of every pointer it passed, scales included) to this JSON file, for tewb-gemm-replay "
+                      "(on the CPU add --te-impl fused: the fused path over the host kernels)")
+        ->type_name("PATH");
     c.run->add_flag("--no-scaling-baseline", r.no_scaling_baseline,
                     "--nproc: skip the 1-process run of the same per-rank batch that the scaling efficiency is measured against");
 

@@ -34,6 +34,7 @@ struct RunFlags {
     bool no_scaling_baseline = false;
     bool ledger = false;  // `run --ledger`: print the launch ledger (one layer's rows and the totals)
     std::string profile_path;  // `run --profile`: trace one more step after the timed ones to this file
+    std::string gemm_journal_path;  // `run --gemm-journal`: every distinct GEMM of the fused path, to this file
 
     bool fp8_flags_given() const {
         return !recipe.empty() || !fp8_format.empty() || !amax_history_len.empty() || !amax_algo.empty() || !margin.empty() ||

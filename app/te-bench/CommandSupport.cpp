@@ -54,6 +54,7 @@ std::vector<OutputRequest> outputs_of(const RunFlags& f) {
     add_output(outputs, "--csv", f.csv_path);
     add_output(outputs, "--fp8-csv", f.fp8_csv_path);
     add_output(outputs, "--profile", f.profile_path);
+    add_output(outputs, "--gemm-journal", f.gemm_journal_path);
     return outputs;
 }
 

@@ -12,6 +12,7 @@
 #include "CommandSupport.h"
 #include "ProgressBar.h"
 #include "Process.h"
+#include "core/common/BuildInfo.h"
 #include "core/common/Error.h"
 #include "core/common/TextCheck.h"
 #include "core/common/TextTable.h"
@@ -21,6 +22,7 @@
 #include "core/results/AtomicFile.h"
 #include "core/results/Comparison.h"
 #include "core/results/Fp8Summary.h"
+#include "core/results/GemmJournal.h"
 #include "core/results/KernelProfile.h"
 #include "core/results/LedgerReport.h"
 #include "core/results/RecordCsv.h"
@@ -247,6 +249,47 @@ void check_sweep_data(const SweepSpec& spec, const std::vector<SweepRun>& plan) 
     if (needs.window > 0) TokenFile check(spec.base.data, needs);
 }
 
+// `run --gemm-journal`: the fused path's GEMMs of one process, so not with --nproc; the te backend, not its reference.
+void check_gemm_journal_flag(const RunFlags& flags, const RunConfig& requested, bool data_parallel) {
+    if (flags.gemm_journal_path.empty()) return;
+    const std::string flag = "--gemm-journal " + printable_text(flags.gemm_journal_path);
+    if (flags.gemm_journal_path == "-") {
+        throw ConfigError("--gemm-journal -: the journal goes to a file (tewb-gemm-replay reads it), not to standard output");
+    }
+    if (data_parallel) throw ConfigError(flag + " with --nproc or under a launcher: a journal is of one process; run without --nproc");
+    if (requested.backend != Backend::Te) {
+        throw ConfigError(flag + " with --backend torch: only the te backend's fused path issues the journal's GEMMs; use --backend te");
+    }
+    if (requested.te_impl == TeImpl::Reference) {
+        throw ConfigError(flag + " with --te-impl reference: the reference issues no GEMM of the fused path; use --te-impl fused");
+    }
+}
+
+// After the runs: the journal, or why there is none.
+int write_gemm_journal(const RunFlags& flags, const std::vector<RunRecord>& runs, std::vector<GemmJournalEntry> gemms, int code) {
+    if (flags.gemm_journal_path.empty()) return code;
+    if (gemms.empty()) {
+        const std::string impl = runs.empty() ? std::string("-") : runs.front().execution.te_impl;
+        std::fprintf(stderr, "te-bench: --gemm-journal: no GEMM ran on the fused path (te path: %s), nothing written; on this "
+                             "device add --te-impl fused\n", impl.c_str());
+        return code == 0 ? kExitFailure : code;
+    }
+    GemmJournal journal;
+    journal.written_by = version_text("te-bench");
+    const RunConfig& config = runs.front().config;
+    journal.run = config.name + ": " + std::string(to_string(config.model.arch)) + ", " + std::to_string(config.model.layers) +
+                  " layers, hidden " + std::to_string(config.model.hidden) + ", seq " + std::to_string(config.model.seq) +
+                  ", batch " + std::to_string(config.batch) + ", vocab " + std::to_string(config.model.vocab) + ", " +
+                  std::to_string(config.warmup + config.iters) + " steps on " + runs.front().execution.te_impl;
+    std::uint64_t calls = 0;
+    for (const GemmJournalEntry& e : gemms) calls += e.calls;
+    journal.gemms = std::move(gemms);
+    write_output(flags.gemm_journal_path, gemm_journal_json(journal));
+    std::fprintf(stderr, "te-bench: GEMM journal: %zu distinct GEMMs (%llu calls) written to %s\n", journal.gemms.size(),
+                 static_cast<unsigned long long>(calls), printable_text(flags.gemm_journal_path).c_str());
+    return code;
+}
+
 }  // namespace
 
 int run_one(const Commands& c) {
@@ -256,6 +299,7 @@ int run_one(const Commands& c) {
     const std::optional<WorkerEnv> env = worker_env();
     if (env) check_flags_agree_with_launcher(flags, requested, *env);
     check_profile_flag(flags, env.has_value() || requested.dist.enabled());
+    check_gemm_journal_flag(flags, requested, env.has_value() || requested.dist.enabled());
     if (env) return run_rank(c, requested, *env);
     if (requested.dist.enabled()) return run_local_job_command(c, requested);
     const int repeats = repeat_from_flags(flags);
@@ -265,13 +309,15 @@ int run_one(const Commands& c) {
     const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
     stop_cleanly_on_signals();
     bool saved = true;
+    if (!flags.gemm_journal_path.empty()) start_gemm_journal();
     const std::vector<RunRecord> runs = train_repeated(trainer, {requested}, repeats, store.get(), saved, flags.profile_path);
+    std::vector<GemmJournalEntry> gemms = stop_gemm_journal();
     if (runs.empty()) {
         std::fprintf(stderr, "te-bench: run cancelled before it began\n");
         return kExitInterrupted;
     }
     report_runs(flags, runs, repeats);
-    return with_profile_outcome(runs, exit_code_for(runs, saved));
+    return write_gemm_journal(flags, runs, std::move(gemms), with_profile_outcome(runs, exit_code_for(runs, saved)));
 }
 
 int run_compare(const Commands& c) {

@@ -31,6 +31,16 @@ at::TensorOptions float_on(const c10::Device& device) {
     return at::TensorOptions().dtype(at::kFloat).device(device);
 }
 
+std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
+    return (value + multiple - 1) / multiple * multiple;
+}
+
+// [slots] values of `fill`, each at the start of its own kSlotBytes slot (the scale storage contract).
+at::Tensor slotted(std::int64_t slots, float fill, const c10::Device& device) {
+    return at::full({slots, Fp8Context::kSlotBytes / static_cast<std::int64_t>(sizeof(float))}, fill, float_on(device))
+        .select(1, 0);
+}
+
 }  // namespace
 
 Fp8Context::GemmSlots Fp8Context::add_gemm(const std::string& module) {
@@ -60,10 +70,11 @@ void Fp8Context::prepare(const Fp8Recipe& recipe, bool inspect, const c10::Devic
     Bank* banks[2] = {&forward_, &backward_};
     for (int b = 0; b < 2; ++b) {
         Bank& bank = *banks[b];
-        bank.history = at::zeros({slots[b], recipe.amax_history_len}, float_on(device));
-        bank.scale = at::ones({slots[b]}, float_on(device));
-        bank.scale_inv = at::ones({slots[b]}, float_on(device));
-        for (at::Tensor& kept : bank.kept) kept = at::ones({slots[b]}, float_on(device));
+        const std::int64_t row = round_up(recipe.amax_history_len, kSlotBytes / static_cast<std::int64_t>(sizeof(float)));
+        bank.history = at::zeros({slots[b], row}, float_on(device)).narrow(1, 0, recipe.amax_history_len);
+        bank.scale = slotted(slots[b], 1.0f, device);
+        bank.scale_inv = slotted(slots[b], 1.0f, device);
+        for (at::Tensor& kept : bank.kept) kept = slotted(slots[b], 1.0f, device);
         bank.next_kept = 0;
         bank.counters = at::zeros({slots[b], 7}, float_on(device).dtype(at::kDouble));
         bank.last = at::zeros({slots[b], kStatisticsColumns}, float_on(device));

@@ -23,8 +23,18 @@ enum class Fp8Pass { Forward, Backward };
 // output) and two backward slots (grad-output, grad-input), each with a scale (starts at 1) and an amax
 // history of the recipe's length (starts at zeros; index 0 is the staging entry casts record into).
 // All slots of a pass live in one tensor, so updating them is one call (one launch on a GPU).
+//
+// The scale storage contract (docs/kernels.md): every scale, scale_inv, kept scale_inv and amax staging entry
+// sits at the start of its own kSlotBytes slot, as Transformer Engine keeps each in its own tensor, so a pointer
+// to one slot's value (what a cast or a GEMM is handed) is as aligned as the allocation: 512 bytes from the CUDA
+// caching allocator, 64 from LibTorch's CPU allocator, never less than the 16 the GEMM's rule asks. The tensors
+// below are strided views: scale and scale_inv [slots] with a stride of kSlotBytes / 4 floats, the history
+// [slots, L] with rows kSlotBytes apart. The H200 refused an FP8 GEMM whose weight scale_inv sat 4 bytes into a
+// packed array (cublasLtMatmul, status 15).
 class Fp8Context : public std::enable_shared_from_this<Fp8Context> {
 public:
+    static constexpr std::int64_t kSlotBytes = 256;
+
     struct GemmSlots {
         int forward = 0;   // first forward slot: input, then weight, then output
         int backward = 0;  // first backward slot: grad-output, then grad-input

@@ -257,6 +257,19 @@ struct LedgerRecording::State {
         row.bytes_read += read;
         row.bytes_written += written;
     }
+
+    std::map<std::tuple<int, std::string, std::string>, LedgerEntry> host_waits;
+
+    void add_host_wait(const Path& path, std::string_view op) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        const std::string scope = path.scope.empty() ? std::string("other") : path.scope;
+        LedgerEntry& row = host_waits[{path.layer, scope, std::string(op)}];
+        row.layer = path.layer;
+        row.scope = scope;
+        row.op = std::string(op);
+        row.calls += 1;
+        row.launches = 0;
+    }
 };
 
 namespace {
@@ -289,6 +302,21 @@ struct Marker : at::ObserverContext {
     bool backward_node;
 };
 
+// Operators that make the host wait for the device: a value read back (item(), a tensor's truth value: both reach
+// _local_scalar_dense), an output whose size depends on the data (nonzero, masked_select, unique), a comparison
+// answered on the host (equal, allclose), and a blocking copy from a CUDA tensor into host memory. On the CPU
+// the same calls are counted (they would wait on a GPU), except copies, which need a device to be seen.
+bool waits_for_the_device(std::string_view op, const at::RecordFunction& fn) {
+    static const std::unordered_set<std::string_view> reads = {"_local_scalar_dense", "nonzero", "masked_select", "_unique2",
+                                                               "unique_consecutive", "unique_dim", "equal", "allclose"};
+    if (reads.count(op) != 0) return true;
+    if (op != "copy_") return false;
+    const c10::ArrayRef<const c10::IValue> inputs = fn.inputs();
+    if (inputs.size() < 2 || !inputs[0].isTensor() || !inputs[1].isTensor()) return false;
+    const bool non_blocking = inputs.size() > 2 && inputs[2].isBool() && inputs[2].toBool();
+    return inputs[0].toTensor().is_cpu() && inputs[1].toTensor().is_cuda() && !non_blocking;
+}
+
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
     LedgerRecording::State* state = g_recording.load(std::memory_order_acquire);
     if (state == nullptr) return nullptr;
@@ -299,6 +327,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
     }
     // Only dispatcher operators launch; ranges such as the engine's "evaluate_function" are not ops.
     if (!fn.operator_name()) return nullptr;
+    if (waits_for_the_device(bare_name(fn.name()), fn)) state->add_host_wait(current_path(), fn.name());
     OpFrame frame;
     frame.name = fn.name();
     if (t_ledger.ops.empty()) {
@@ -433,6 +462,7 @@ LedgerMeasurement LedgerRecording::finish() {
     LedgerMeasurement out;
     const std::lock_guard<std::mutex> lock(state_->mutex);
     for (auto& [key, row] : state_->rows) out.rows.push_back(row);
+    for (auto& [key, row] : state_->host_waits) out.host_waits.push_back(row);
     for (const auto& [layer, bytes] : state_->saved_bytes) {
         if (layer < 0) continue;
         if (out.saved_bytes_per_layer.size() <= static_cast<std::size_t>(layer)) out.saved_bytes_per_layer.resize(layer + 1, 0);

@@ -28,6 +28,10 @@ struct LedgerEntry {
 struct LedgerMeasurement {
     std::vector<LedgerEntry> rows;                    // sorted by layer, scope, op
     std::vector<std::int64_t> saved_bytes_per_layer;  // index: layer; see LedgerScope for what it counts
+    // The calls that made (or, on the CPU, would make) the host wait for the device inside the step, per place
+    // and op (launches 0): item() and a tensor's truth value, data-dependent shapes, host comparisons, blocking
+    // device-to-host copies (Ledger.cpp's waits_for_the_device). A step that queues its work ahead has none.
+    std::vector<LedgerEntry> host_waits;
 };
 
 // Marks where the code runs: `LedgerScope scope("qkv")`, or `LedgerScope scope("layer", i)` for layer i (any

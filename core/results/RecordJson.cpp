@@ -140,6 +140,10 @@ json fallbacks_json(const std::vector<Fallback>& fallbacks) {
 }
 
 json ledger_json(const Ledger& l) {
+    json waits = json::array();
+    for (const LedgerRow& row : l.host_waits) {
+        waits.push_back({{"layer", row.layer}, {"scope", row.scope}, {"op", row.op}, {"calls", row.calls}});
+    }
     json rows = json::array();
     for (const LedgerRow& row : l.rows) {
         rows.push_back({{"layer", row.layer},
@@ -161,7 +165,8 @@ json ledger_json(const Ledger& l) {
                 {"saved_bytes_by_layer", l.saved_bytes_by_layer},
                 {"launches_per_step", l.launches_per_step},
                 {"bytes_per_step", l.bytes_per_step},
-                {"unknown_launches_per_step", l.unknown_launches_per_step}};
+                {"unknown_launches_per_step", l.unknown_launches_per_step},
+                {"host_waits", waits}};
 }
 
 json kernel_profile_json(const KernelProfile& p) {

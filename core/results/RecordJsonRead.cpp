@@ -322,6 +322,16 @@ Ledger read_ledger(const Reader& r) {
     l.launches_per_step = count(r, "launches_per_step");
     l.bytes_per_step = count(r, "bytes_per_step");
     l.unknown_launches_per_step = count(r, "unknown_launches_per_step");
+    if (r.has("host_waits")) {  // absent in records from before they were counted
+        for (const Reader& row : r.objects("host_waits")) {
+            LedgerRow wait;
+            wait.layer = static_cast<int>(row.integer("layer", -1, kIntMax));
+            wait.scope = row.text("scope");
+            wait.op = row.text("op");
+            wait.calls = count(row, "calls");
+            l.host_waits.push_back(std::move(wait));
+        }
+    }
     return l;
 }
 

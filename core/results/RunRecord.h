@@ -123,6 +123,10 @@ struct Ledger {
     std::uint64_t launches_per_step = 0;
     std::uint64_t bytes_per_step = 0;            // read + written
     std::uint64_t unknown_launches_per_step = 0;  // launches in rows with launches_known = false
+    // The calls inside the step that made the host wait for the device (item(), a tensor's truth value, nonzero,
+    // a blocking device-to-host copy; on the CPU those that would), per place and op, `calls` each; empty when
+    // none (and in records from before they were counted).
+    std::vector<LedgerRow> host_waits;
     friend bool operator==(const Ledger&, const Ledger&) = default;
 };
 

@@ -70,6 +70,9 @@ public:
         if (fp8_.defined() && fp8_statistics) {
             fp8_.select(0, step).copy_(fp8_statistics(), /*non_blocking=*/true);
         }
+        // The copies were queued after the end event: reading waits for this one, or it could read the pinned
+        // buffers before the copies land.
+        current.copied.record(at::cuda::getCurrentCUDAStream(device_.index()));
         current_ = nullptr;
         current.mem_bytes = peak_allocated();
         current.step = step;
@@ -94,6 +97,7 @@ private:
     struct InFlight {
         at::cuda::CUDAEvent start{cudaEventDefault};
         at::cuda::CUDAEvent end{cudaEventDefault};
+        at::cuda::CUDAEvent copied{cudaEventDisableTiming};  // after the loss and statistics copies
         std::optional<at::cuda::CUDAStream> stream;
         std::vector<Mark> marks;  // reused step after step
         std::size_t marks_used = 0;
@@ -114,6 +118,7 @@ private:
 
     StepReading read(InFlight& in_flight) {
         in_flight.end.synchronize();
+        in_flight.copied.synchronize();
         in_flight.pending = false;
         StepReading reading;
         reading.step = in_flight.step;

@@ -392,6 +392,7 @@ private:
         std::vector<std::int64_t> saved = measured.saved_bytes_per_layer;
         saved.resize(static_cast<std::size_t>(config_.model.layers), 0);
         record_.execution.ledger = make_ledger(std::move(rows), config_.model.layers, std::move(saved), k + 1, source);
+        record_.execution.ledger->host_waits = measured.host_waits;
     }
 
     // A job's loss is the mean over its ranks, and a cancel on any rank is every rank's: one all-reduce

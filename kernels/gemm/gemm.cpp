@@ -147,6 +147,9 @@ struct State {
     std::mutex mutex;  // guards the maps and the plans' pointer attributes between setting and enqueueing
     std::map<int, DeviceResources> devices;
     std::map<PlanKey, std::unique_ptr<Plan>> plans;
+    // Calls cuBLASLt refused (its heuristic, or the matmul after planning again), by plan key: refused again at
+    // once, so an eager step does not ask on every call. The refusal's rule and message.
+    std::map<PlanKey, GemmRefusal> refused;
     std::map<int, bool> block_support;  // block_gemm_supported's answer per device
     std::map<int, GemmTarget> targets;  // each device's compute capability, for the rule table
 };
@@ -214,18 +217,21 @@ void set_pointers(const Plan& p, const GemmArgs& g) {
     }
 }
 
-[[noreturn]] void refuse_no_algorithm(const GemmArgs& g, const char* why) {
-    std::string what = std::string("cuBLASLt has no algorithm for ") + gemm_type_name(g.a.type) + " x " + gemm_type_name(g.b.type) + " -> " +
-                       gemm_type_name(g.d_type) + ", m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) + ", k = " +
-                       std::to_string(g.k);
-    if (g.epilogue != Epilogue::None) what += ", epilogue " + std::to_string(static_cast<int>(cublas_epilogue(g.epilogue)));
-    what += std::string(" on this GPU (") + why + ")";
-    throw_gemm_refused(kCall, GemmRefusal{GemmRule::NoAlgorithm, what});
+// Under state().mutex: remembers the refusal for the call's key and throws it.
+[[noreturn]] void refuse(const PlanKey& key, GemmRule rule, const std::string& what) {
+    const GemmRefusal refusal{rule, what};
+    state().refused.insert_or_assign(key, refusal);
+    throw_gemm_refused(kCall, refusal);
+}
+
+[[noreturn]] void refuse_no_algorithm(const PlanKey& key, const GemmArgs& g, const char* why) {
+    refuse(key, GemmRule::NoAlgorithm, "cuBLASLt has no algorithm for " + describe_gemm(g) + " on this GPU (" + why + ")");
 }
 
 Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
     const PlanKey key = plan_key(g, device);
     if (const auto found = state().plans.find(key); found != state().plans.end()) return *found->second;
+    if (const auto known = state().refused.find(key); known != state().refused.end()) throw_gemm_refused(kCall, known->second);
     auto p = std::make_unique<Plan>();
     detail::check_cublas(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), kCall, "cublasLtMatmulDescCreate");
     set(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, g.b.transposed ? CUBLAS_OP_N : CUBLAS_OP_T, "set TRANSA");
@@ -302,12 +308,12 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
     if (status == CUBLAS_STATUS_SUCCESS) {
         status = cublasLtMatmulAlgoGetHeuristic(r.handle, p->desc, p->a, p->b, p->c, p->d, preference, 1, &result, &found);
         cublasLtMatmulPreferenceDestroy(preference);
-        if (status == CUBLAS_STATUS_NOT_SUPPORTED) refuse_no_algorithm(g, "cublasLtMatmulAlgoGetHeuristic: status 15");
+        if (status == CUBLAS_STATUS_NOT_SUPPORTED) refuse_no_algorithm(key, g, "cublasLtMatmulAlgoGetHeuristic: status 15");
     } else {
         cublasLtMatmulPreferenceDestroy(preference);
     }
     detail::check_cublas(status, kCall, "cublasLtMatmulAlgoGetHeuristic");
-    if (found == 0) refuse_no_algorithm(g, "the heuristic returned none");
+    if (found == 0) refuse_no_algorithm(key, g, "the heuristic returned none");
     p->algo = result.algo;
     std::unique_ptr<Plan>& slot = state().plans[key];  // only a plan that works is kept
     slot = std::move(p);
@@ -316,24 +322,74 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
 
 }  // namespace
 
+namespace {
+
+// Device memory for the block probe, freed however the probe ends.
+struct ProbeBuffer {
+    void* p = nullptr;
+    explicit ProbeBuffer(std::size_t bytes) {
+        detail::check_cuda(cudaMalloc(&p, bytes), kCall, "cudaMalloc (block-scaling probe)");
+        detail::check_cuda(cudaMemset(p, 0, bytes), kCall, "cudaMemset (block-scaling probe)");
+    }
+    ~ProbeBuffer() { cudaFree(p); }
+    ProbeBuffer(const ProbeBuffer&) = delete;
+    ProbeBuffer& operator=(const ProbeBuffer&) = delete;
+};
+
+// A real block-scaled GEMM of the forward's shape class (1x128 activations x 128x128 weights, bfloat16 out) on
+// device buffers with real scale pointers, run once on a stream of its own: cuBLASLt refuses the block modes'
+// heuristic without scale pointers ("requires a custom pointer for A scale", the H200 on 2026-12-04), so only a
+// real call says whether they run. Under state().mutex, on `device` (made current by the caller).
+bool block_probe_runs(int device) {
+    // Allowed while another stream of this thread's process is being captured into a CUDA graph.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    detail::check_cuda(cudaThreadExchangeStreamCaptureMode(&mode), kCall, "cudaThreadExchangeStreamCaptureMode");
+    bool runs = false;
+    try {
+        constexpr std::size_t n = 256;
+        const std::size_t workspace_bytes = gemm_workspace_bytes(device);
+        ProbeBuffer a(n * n), b(n * n), d(n * n * 2), workspace(workspace_bytes);
+        ProbeBuffer a_scales(sizeof(float) * block_scale_entries(ScaleMode::Block1x128, n, n));
+        ProbeBuffer b_scales(sizeof(float) * block_scale_entries(ScaleMode::Block128x128, n, n));
+        GemmArgs probe;
+        probe.m = probe.n = probe.k = n;
+        probe.a = {a.p, GemmType::E4M3, static_cast<const float*>(a_scales.p), false, ScaleMode::Block1x128};
+        probe.b = {b.p, GemmType::E4M3, static_cast<const float*>(b_scales.p), false, ScaleMode::Block128x128};
+        probe.d = d.p;
+        probe.d_type = GemmType::BFloat16;
+        probe.workspace = workspace.p;
+        probe.workspace_bytes = workspace_bytes;
+        DeviceResources& r = resources(device);
+        Plan& p = plan_for(probe, device, r);
+        set_pointers(p, probe);
+        cudaStream_t stream = nullptr;
+        detail::check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), kCall, "cudaStreamCreate (probe)");
+        const float alpha = 1.0f, beta = 0.0f;
+        const cublasStatus_t status = cublasLtMatmul(r.handle, p.desc, &alpha, b.p, p.a, a.p, p.b, &beta, d.p, p.c, d.p, p.d,
+                                                     &p.algo, workspace.p, workspace_bytes, stream);
+        const cudaError_t synced = cudaStreamSynchronize(stream);
+        cudaStreamDestroy(stream);
+        runs = status == CUBLAS_STATUS_SUCCESS && synced == cudaSuccess;
+        state().plans.erase(plan_key(probe, device));  // the cache holds the run's own calls only
+    } catch (const KernelError&) {
+        runs = false;
+    }
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    return runs;
+}
+
+}  // namespace
+
 bool block_gemm_supported(int device) {
     const std::lock_guard<std::mutex> lock(state().mutex);
     if (const auto known = state().block_support.find(device); known != state().block_support.end()) return known->second;
+    int current = 0;
+    detail::check_cuda(cudaGetDevice(&current), kCall, "cudaGetDevice");
     bool supported = compute_capability_major(device) == 9;
     if (supported) {
-        // The forward's shape class: 1x128 activations x 128x128 weights, bfloat16 out. Descriptors only;
-        // cuBLASLt's heuristic needs no pointers.
-        GemmArgs probe;
-        probe.m = probe.n = probe.k = 256;
-        probe.a = {nullptr, GemmType::E4M3, nullptr, false, ScaleMode::Block1x128};
-        probe.b = {nullptr, GemmType::E4M3, nullptr, false, ScaleMode::Block128x128};
-        probe.d_type = GemmType::BFloat16;
-        probe.workspace_bytes = gemm_workspace_bytes(device);
-        try {
-            plan_for(probe, device, resources(device));
-        } catch (const KernelError&) {
-            supported = false;
-        }
+        detail::check_cuda(cudaSetDevice(device), kCall, "cudaSetDevice (block-scaling probe)");
+        supported = block_probe_runs(device);
+        cudaSetDevice(current);
     }
     state().block_support[device] = supported;
     return supported;
@@ -352,14 +408,34 @@ void gemm(const GemmArgs& g, cudaStream_t stream) {
     const std::lock_guard<std::mutex> lock(state().mutex);
     if (const auto refusal = gemm_refusal(g, device_target(device))) throw_gemm_refused(kCall, *refusal);
     DeviceResources& r = resources(device);
-    Plan& p = plan_for(g, device, r);
-    set_pointers(p, g);
     const float alpha = 1.0f;
     const float beta = g.c != nullptr ? 1.0f : 0.0f;
     const void* c = gemm_c_operand(g).data;
-    detail::check_cublas(cublasLtMatmul(r.handle, p.desc, &alpha, g.b.data, p.a, g.a.data, p.b, &beta, c, p.c, g.d, p.d, &p.algo,
-                                        g.workspace, g.workspace_bytes, stream),
-                         kCall, "cublasLtMatmul");
+    const auto matmul = [&](const Plan& p) {
+        return cublasLtMatmul(r.handle, p.desc, &alpha, g.b.data, p.a, g.a.data, p.b, &beta, c, p.c, g.d, p.d, &p.algo,
+                              g.workspace, g.workspace_bytes, stream);
+    };
+    Plan* p = &plan_for(g, device, r);
+    set_pointers(*p, g);
+    cublasStatus_t status = matmul(*p);
+    // The matmul may refuse what the heuristic and cublasLtMatmulAlgoCheck accepted (the H200: status 15 for a
+    // scale pointer 4 bytes into a packed array). Plan once more for these exact pointers; if it still refuses,
+    // the call is refused (a GemmRefused the fused ops turn into a recorded fallback), and so is every later call
+    // with the same key. Both statuses are cuBLASLt's host-side checks: nothing was queued.
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_INVALID_VALUE) {
+        const PlanKey key = plan_key(g, device);
+        state().plans.erase(key);
+        p = &plan_for(g, device, r);
+        set_pointers(*p, g);
+        status = matmul(*p);
+        if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_INVALID_VALUE) {
+            state().plans.erase(key);
+            refuse(key, GemmRule::MatmulRefused,
+                   "cublasLtMatmul refused " + describe_gemm(g) + " with status " + std::to_string(static_cast<int>(status)) +
+                       " after its heuristic accepted it, twice (the second time planned for these pointers)");
+        }
+    }
+    detail::check_cublas(status, kCall, "cublasLtMatmul");
     detail::note_launch();
 }
 

@@ -113,14 +113,17 @@ std::optional<GemmRefusal> block_refusal(const GemmArgs& g) {
 std::optional<GemmRefusal> misaligned(const char* what, const void* p, std::uintptr_t alignment) {
     if (reinterpret_cast<std::uintptr_t>(p) % alignment == 0) return std::nullopt;
     return refuse(GemmRule::Misaligned, std::string(what) + " (" + address(p) + ") is not " + std::to_string(alignment) +
-                                            "-byte aligned; allowed: 16-byte aligned matrices, vectors and block scales (a, b, "
-                                            "d, bias, aux, bias_grad, block-scaled scale_inv), 4-byte aligned single float32 "
-                                            "values (a per-tensor scale_inv, d_scale, d_amax)");
+                                            "-byte aligned; allowed: 16-byte aligned addresses for every pointer: matrices, "
+                                            "vectors, block scales and the single float32 values (a per-tensor scale_inv, "
+                                            "d_scale, d_amax), each of those in its own aligned slot (docs/kernels.md)");
 }
 
-// Matrices, epilogue vectors and block-scale arrays: 16 bytes (cuBLASLt's vector loads; its block-scaling
-// layouts require 16). A per-tensor scale, d_scale and d_amax are single float32 values read by pointer: 4
-// bytes, which is what the H200 ran every FP8 training step with (slot views into the FP8 state).
+// Every pointer, 16 bytes: matrices, epilogue vectors and block-scale arrays for cuBLASLt's vector loads (its
+// block-scaling layouts require 16), and the single float32 values read by pointer (a per-tensor scale_inv,
+// d_scale, d_amax) too: on the H200 (2026-12-04) cublasLtMatmul refused an FP8 GEMM with status 15 whose weight
+// scale_inv sat 4 bytes into a packed float array, after its heuristic and cublasLtMatmulAlgoCheck had accepted
+// it; the same call with the scale copied to an aligned slot ran. The FP8 state keeps each scale in its own
+// 256-byte slot (core/fp8/Fp8State.h).
 std::optional<GemmRefusal> alignment_refusal(const GemmArgs& g, bool fp8) {
     struct Used {
         const char* what;
@@ -133,12 +136,12 @@ std::optional<GemmRefusal> alignment_refusal(const GemmArgs& g, bool fp8) {
     used[count++] = {"b", g.b.data, kAlignment};
     used[count++] = {"d", g.d, kAlignment};
     if (fp8) {
-        used[count++] = {"a.scale_inv", g.a.scale_inv, g.a.scale_mode == ScaleMode::Tensor ? alignof(float) : kAlignment};
-        used[count++] = {"b.scale_inv", g.b.scale_inv, g.b.scale_mode == ScaleMode::Tensor ? alignof(float) : kAlignment};
+        used[count++] = {"a.scale_inv", g.a.scale_inv, kAlignment};
+        used[count++] = {"b.scale_inv", g.b.scale_inv, kAlignment};
     }
     if (is_fp8(g.d_type)) {
-        used[count++] = {"d_scale", g.d_scale, alignof(float)};
-        if (g.d_amax != nullptr) used[count++] = {"d_amax", g.d_amax, alignof(float)};
+        used[count++] = {"d_scale", g.d_scale, kAlignment};
+        if (g.d_amax != nullptr) used[count++] = {"d_amax", g.d_amax, kAlignment};
     }
     if (needs_bias(g.epilogue)) used[count++] = {"bias", g.bias, kAlignment};
     if (needs_aux(g.epilogue)) used[count++] = {"aux", g.aux, kAlignment};
@@ -211,6 +214,7 @@ std::string_view to_string(GemmRule rule) {
         case GemmRule::Fp8NeedsCC89: return "Fp8NeedsCC89";
         case GemmRule::BlockScalingNeedsCC9x: return "BlockScalingNeedsCC9x";
         case GemmRule::NoAlgorithm: return "NoAlgorithm";
+        case GemmRule::MatmulRefused: return "MatmulRefused";
     }
     return "unknown GemmRule";
 }
@@ -224,6 +228,37 @@ std::size_t block_scale_entries(ScaleMode mode, std::size_t rows, std::size_t k)
         case ScaleMode::Block128x128: return (rows + 127) / 128 * round_up_4(k_blocks);
     }
     return 1;
+}
+
+std::string describe_gemm(const GemmArgs& g) {
+    const auto alignment = [](const void* p) {
+        const auto at = reinterpret_cast<std::uintptr_t>(p);
+        std::uintptr_t a = 256;
+        while (a > 1 && at % a != 0) a /= 2;
+        return std::to_string(a);
+    };
+    const auto mode = [](ScaleMode m) {
+        return m == ScaleMode::Block1x128 ? "1x128" : m == ScaleMode::Block128x128 ? "128x128" : "tensor";
+    };
+    std::string text = std::string(gemm_type_name(g.a.type)) + " x " + gemm_type_name(g.b.type) + " -> " +
+                       gemm_type_name(g.d_type) + ", m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) +
+                       ", k = " + std::to_string(g.k);
+    const bool fp8 = is_fp8(g.a.type);
+    if (fp8) text += std::string(", scales ") + mode(g.a.scale_mode) + " x " + mode(g.b.scale_mode);
+    if (g.a.transposed || g.b.transposed) {
+        text += std::string(", stored transposed: ") + (g.a.transposed ? (g.b.transposed ? "a, b" : "a") : "b");
+    }
+    text += std::string(", epilogue ") + name(g.epilogue);
+    if (g.c != nullptr) text += ", accumulating onto c";
+    text += "; alignment (bytes): a " + alignment(g.a.data) + ", b " + alignment(g.b.data) + ", d " + alignment(g.d);
+    const std::pair<const char*, const void*> others[] = {
+        {"a.scale_inv", fp8 ? g.a.scale_inv : nullptr}, {"b.scale_inv", fp8 ? g.b.scale_inv : nullptr},
+        {"d_scale", is_fp8(g.d_type) ? g.d_scale : nullptr}, {"d_amax", g.d_amax}, {"bias", g.bias}, {"aux", g.aux},
+        {"bias_grad", g.bias_grad}, {"c", g.c}, {"workspace", g.workspace}};
+    for (const auto& [what, pointer] : others) {
+        if (pointer != nullptr) text += std::string(", ") + what + " " + alignment(pointer);
+    }
+    return text;
 }
 
 GemmCOperand gemm_c_operand(const GemmArgs& g) {

@@ -33,12 +33,14 @@ __device__ float block_window_max(float value) {
 }
 
 __global__ void update_scaling_kernel(float* __restrict__ history, float* __restrict__ scale, float* __restrict__ scale_inv,
-                                      int history_len, float numerator, ScalingRule rule, ScaleUpdateRecord record) {
-    const int slot = blockIdx.x;
-    float* h = history + static_cast<long long>(slot) * history_len;
+                                      int history_len, float numerator, ScalingRule rule, ScaleUpdateRecord record,
+                                      SlotStrides strides) {
+    const int slot_index = blockIdx.x;
+    float* h = history + static_cast<long long>(slot_index) * strides.history;
+    const long long slot = static_cast<long long>(slot_index) * strides.scale;  // scale, scale_inv and kept
     const float staged = h[0];  // the same value for every thread: the branches below are uniform
     const bool block = rule == ScalingRule::BlockPowerOfTwo || rule == ScalingRule::BlockExact;
-    float* row = record.statistics != nullptr ? record.statistics + static_cast<long long>(slot) * record.statistics_stride : nullptr;
+    float* row = record.statistics != nullptr ? record.statistics + static_cast<long long>(slot_index) * record.statistics_stride : nullptr;
     // The record is read before anything changes: every thread read `staged` above, and only thread 0 writes.
     if (threadIdx.x == 0) {
         if (row != nullptr) {
@@ -79,11 +81,23 @@ __global__ void update_scaling_kernel(float* __restrict__ history, float* __rest
     }
 }
 
+__global__ void current_scale_kernel(const float* __restrict__ amax, float numerator, float* __restrict__ scale,
+                                     float* __restrict__ scale_inv, float* __restrict__ staging) {
+    current_scale_values(*amax, numerator, scale, scale_inv, staging);
+}
+
 }  // namespace
 
+void launch_current_scale(const float* amax, float numerator, float* scale, float* scale_inv, float* staging,
+                          cudaStream_t stream) {
+    current_scale_kernel<<<1, 1, 0, stream>>>(amax, numerator, scale, scale_inv, staging);
+    check_last_launch("tewb::kernels::current_scale");
+}
+
 void launch_update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
-                           ScalingRule rule, const ScaleUpdateRecord& record, cudaStream_t stream) {
-    update_scaling_kernel<<<slots, kThreads, 0, stream>>>(history, scale, scale_inv, history_len, numerator, rule, record);
+                           ScalingRule rule, const ScaleUpdateRecord& record, const SlotStrides& strides, cudaStream_t stream) {
+    update_scaling_kernel<<<slots, kThreads, 0, stream>>>(history, scale, scale_inv, history_len, numerator, rule, record,
+                                                          strides);
     check_last_launch("tewb::kernels::update_scaling");
 }
 

@@ -8,15 +8,16 @@
 namespace tewb::kernels::host {
 
 void update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
-                    ScalingRule rule, const ScaleUpdateRecord& record) {
-    detail::check_recipe_arguments("tewb::kernels::host::update_scaling", history, scale, scale_inv, slots, history_len,
-                                   numerator, rule, record);
+                    ScalingRule rule, const ScaleUpdateRecord& record, const SlotStrides& strides) {
+    const SlotStrides resolved = detail::check_recipe_arguments("tewb::kernels::host::update_scaling", history, scale,
+                                                                scale_inv, slots, history_len, numerator, rule, record, strides);
     if (slots == 0) return;
-    for (int s = 0; s < slots; ++s) {
-        float* h = history + static_cast<std::ptrdiff_t>(s) * history_len;
+    for (int slot = 0; slot < slots; ++slot) {
+        float* h = history + static_cast<std::ptrdiff_t>(slot) * resolved.history;
+        const std::ptrdiff_t s = static_cast<std::ptrdiff_t>(slot) * resolved.scale;
         const float staged = h[0];
         const bool block = rule == ScalingRule::BlockPowerOfTwo || rule == ScalingRule::BlockExact;
-        float* row = record.statistics != nullptr ? record.statistics + static_cast<std::ptrdiff_t>(s) * record.statistics_stride : nullptr;
+        float* row = record.statistics != nullptr ? record.statistics + static_cast<std::ptrdiff_t>(slot) * record.statistics_stride : nullptr;
         if (row != nullptr) {
             row[0] = staged;
             if (!block) row[1] = scale[s];
@@ -37,6 +38,12 @@ void update_scaling(float* history, float* scale, float* scale_inv, int slots, i
         h[0] = 0.0f;
         scale_inv[s] = 1.0f / scale[s];
     }
+    detail::note_launch();
+}
+
+void current_scale(const float* amax, float numerator, float* scale, float* scale_inv, float* staging) {
+    detail::check_current_scale_arguments("tewb::kernels::host::current_scale", amax, numerator, scale, scale_inv, staging);
+    detail::current_scale_values(*amax, numerator, scale, scale_inv, staging);
     detail::note_launch();
 }
 

@@ -66,4 +66,20 @@ TEWB_HOST_DEVICE inline float block_slot_scale(float numerator, float staged, bo
     return power_of_two ? exponent_only(scale) : scale;
 }
 
+// NaN wins, as LibTorch's maximum: a NaN amax must reach the recipe.
+TEWB_HOST_DEVICE inline float max_nan_wins(float a, float b) {
+    if (is_nan(a) || is_nan(b)) return a + b;  // NaN
+    return a > b ? a : b;
+}
+
+// current_scale (recipe.h) on its single values: the per-tensor rule of core/fp8/BlockScaling's
+// current_scale_tensor, numerator / amax (FLT_MAX on overflow; 1 when the amax is 0, inf or NaN).
+TEWB_HOST_DEVICE inline void current_scale_values(float amax, float numerator, float* scale, float* scale_inv,
+                                                  float* staging) {
+    const float s = block_slot_scale(numerator, amax, /*power_of_two=*/false);
+    *scale = s;
+    *scale_inv = 1.0f / s;
+    if (staging != nullptr) *staging = max_nan_wins(*staging, amax);
+}
+
 }  // namespace tewb::kernels::detail

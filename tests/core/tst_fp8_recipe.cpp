@@ -15,6 +15,7 @@
 #include "core/fp8/Fp8State.h"
 #include "core/fp8/ReplayReport.h"
 #include "core/fp8/ScaleUpdate.h"
+#include "core/modules/ops/Fallbacks.h"
 #include "core/modules/ops/FusedOps.h"
 #include "core/modules/ops/ReferenceOps.h"
 
@@ -216,6 +217,90 @@ private Q_SLOTS:
         e4m3.format = RecipeFormat::E4M3;
         context->prepare(e4m3, false, at::kCPU, reference_state_ops());
         QCOMPARE(context->dtype(Fp8Pass::Backward), Fp8Dtype::E4M3);
+    }
+
+    // The scale storage contract (docs/kernels.md): every value a cast or a GEMM is handed by pointer (scale,
+    // scale_inv now and after the update, the amax staging entry) starts its own 256-byte slot, for every recipe,
+    // on the fused host path's ops too, and stays there through updates. A scale 4 bytes into a packed array made
+    // cuBLASLt refuse FP8 GEMMs on the H200 (status 15).
+    void everyScaleSitsInItsOwnAlignedSlot_data() {
+        QTest::addColumn<int>("scaling");
+        QTest::addColumn<bool>("fused");
+        for (const bool fused : {false, true}) {
+            const char* ops = fused ? "fused host ops" : "reference ops";
+            QTest::newRow(qPrintable(QStringLiteral("delayed, %1").arg(ops))) << int(ScalingKind::Delayed) << fused;
+            QTest::newRow(qPrintable(QStringLiteral("current, %1").arg(ops))) << int(ScalingKind::Current) << fused;
+            QTest::newRow(qPrintable(QStringLiteral("block, %1").arg(ops))) << int(ScalingKind::Block) << fused;
+        }
+    }
+
+    void everyScaleSitsInItsOwnAlignedSlot() {
+        QFETCH(int, scaling);
+        QFETCH(bool, fused);
+        auto context = std::make_shared<Fp8Context>();
+        for (int g = 0; g < 5; ++g) context->add_gemm("g" + std::to_string(g));
+        Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+        recipe.scaling = static_cast<ScalingKind>(scaling);
+        if (recipe.scaling != ScalingKind::Delayed) recipe.margin = 0;
+        const Fp8StateOps& ops = fused ? static_cast<const Fp8StateOps&>(fused_host_ops()) : reference_state_ops();
+        context->prepare(recipe, false, at::kCPU, ops);
+        const auto address = [](const at::Tensor& t) { return reinterpret_cast<std::uintptr_t>(t.data_ptr()); };
+        for (int step = 0; step < 3; ++step) {
+            for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
+                const int slots = static_cast<int>(context->scales(pass).size(0));
+                for (int s = 0; s < slots; ++s) {
+                    const Fp8Context::LiveScaleInv live = context->live_scale_inv(pass, s);
+                    const std::uintptr_t pointers[] = {address(context->scale(pass, s)), address(live.now),
+                                                       address(live.after_update),
+                                                       address(context->history(pass).select(0, s).select(0, 0))};
+                    for (const std::uintptr_t p : pointers) {
+                        QVERIFY2(p % 64 == 0, qPrintable(QStringLiteral("step %1 slot %2: %3 is not 64-byte aligned")
+                                                             .arg(step).arg(s).arg(p, 0, 16)));
+                    }
+                    if (s > 0) {
+                        QCOMPARE(address(context->scale(pass, s)) - address(context->scale(pass, s - 1)),
+                                 std::uintptr_t{Fp8Context::kSlotBytes});
+                    }
+                }
+                context->record_amax(pass, 1, at::scalar_tensor(3.0f, at::kFloat));
+                context->update(pass);
+            }
+        }
+        // The update wrote through the strided views: slot 1's scale moved (delayed, block) and every scale_inv
+        // is its scale's reciprocal.
+        const at::Tensor scales = context->scales(Fp8Pass::Forward).contiguous();
+        QVERIFY(at::equal(context->scale_invs(Fp8Pass::Forward).contiguous(), at::reciprocal(scales)));
+        if (recipe.scaling != ScalingKind::Current) QVERIFY(scales[1].item<float>() != 1.0f);
+    }
+
+    // A GEMM the rule table refuses (here a weight scale_inv 4 bytes into a packed array, what the H200's cuBLASLt
+    // refused) does not abort: the fused ops run the reference (the same mathematics), and the fallback is noted with
+    // the call's description, every pointer's alignment included, so the record and the GPU check name it.
+    void aRefusedGemmFallsBackAndSaysWhy() {
+        at::manual_seed(3);
+        const at::Tensor a = (at::randn({32, 64}) * 4).to(at::kFloat8_e4m3fn);
+        const at::Tensor b = (at::randn({48, 64}) * 4).to(at::kFloat8_e4m3fn);
+        const at::Tensor packed = at::full({4}, 0.5f);  // 64-byte aligned; element 1 sits 4 bytes in
+        const at::Tensor a_scale = packed.select(0, 0);
+        const at::Tensor b_scale = packed.select(0, 1);
+        clear_fallbacks();
+        const at::Tensor got = fused_host_ops().fp8_gemm(a, a_scale, b, b_scale, std::nullopt, at::kFloat, Accumulation::Split);
+        const at::Tensor want = reference_ops().fp8_gemm(a, a_scale, b, b_scale, std::nullopt, at::kFloat, Accumulation::Split);
+        QVERIFY(at::equal(got, want));
+        const std::vector<FallbackTally> noted = fallbacks_noted();
+        QCOMPARE(noted.size(), std::size_t{1});
+        QCOMPARE(noted[0].op, std::string("fp8_gemm"));
+        const std::string& why = noted[0].reason;
+        for (const char* part : {"Misaligned", "E4M3 x E4M3 -> float32", "m = 32, n = 48, k = 64", "a.scale_inv ",
+                                 "b.scale_inv 4"}) {
+            QVERIFY2(why.find(part) != std::string::npos, why.c_str());
+        }
+        // With the scale in its own slot the same call runs fused.
+        clear_fallbacks();
+        const at::Tensor fused = fused_host_ops().fp8_gemm(a, a_scale, b, b_scale.clone(), std::nullopt, at::kFloat,
+                                                           Accumulation::Split);
+        QVERIFY(fallbacks_noted().empty());
+        QVERIFY(at::allclose(fused, want, 1e-5, 1e-5));
     }
 
     void quantizeRoundTripAndSaturation_data() {

@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include "../helpers/Sanitizers.h"
 #include "core/device/DeviceInfo.h"
 #include "core/fp8/Fp8State.h"
 #include "core/modules/ops/Fallbacks.h"
@@ -20,7 +21,8 @@ using namespace tewb;
 namespace {
 
 // Two layers, hidden 128 (block scaling needs k a multiple of 128), 128 tokens per step (the wgrad's k), 20
-// steps, at the seed's learning rate: the quick preset's 3e-3 turns rounding differences into diverging runs.
+// steps (8 under ASan: the same calls, fewer repetitions; docs/reliability.md, "CI's time"), at the seed's learning
+// rate: the quick preset's 3e-3 turns rounding differences into diverging runs.
 RunConfig quick(Precision precision) {
     RunConfig config = make_preset(Preset::QuickCpu);
     config.backend = Backend::Te;
@@ -28,7 +30,7 @@ RunConfig quick(Precision precision) {
     config.model.seq = 32;
     config.batch = 4;
     config.warmup = 2;
-    config.iters = 18;
+    config.iters = kUnderAsan ? 6 : 18;
     config.lr = 3e-4;
     return config;
 }
@@ -65,6 +67,21 @@ float staged_amax(const Fp8Quantizer& q) {
 // A cast by the fused ops against the reference's cast of the same values: the same amax, FP8 values at most one
 // E4M3 / E5M2 step apart (the kernels cast the float32 result, the reference its rounded output), the transposed copy
 // the data's transpose exactly.
+// No call inside the step makes the host wait for the device (item(), a tensor's truth value, nonzero, a blocking
+// copy to the host): the ledger's step counts them, on the CPU those that would wait on a GPU. Current scaling
+// once derived each cast's scale with LibTorch arithmetic per cast and ran host-bound on the H200 (59 ms a step).
+bool step_never_waits(const RunRecord& record) {
+    if (!record.execution.ledger) {
+        qWarning("the run recorded no ledger step");
+        return false;
+    }
+    for (const LedgerRow& w : record.execution.ledger->host_waits) {
+        qWarning("the step waits for the device: layer %d, %s, %s, %llu calls", w.layer, w.scope.c_str(), w.op.c_str(),
+                 static_cast<unsigned long long>(w.calls));
+    }
+    return record.execution.ledger->host_waits.empty();
+}
+
 void compare_fp8(const Fp8Tensor& fused, const Fp8Quantizer& fq, const Fp8Tensor& reference, const Fp8Quantizer& rq,
                  const char* what) {
     QVERIFY2(fused.data.sizes() == reference.data.sizes(), what);
@@ -191,6 +208,7 @@ private Q_SLOTS:
         QVERIFY2(fused.status == RunStatus::Finished, fused.message.c_str());
         for (const Fallback& f : fused.execution.fallbacks) qWarning("fallback: %s: %s (%lld)", f.op.c_str(), f.reason.c_str(), static_cast<long long>(f.count));
         QVERIFY(fused.execution.fallbacks.empty());
+        QVERIFY(step_never_waits(fused));
         QCOMPARE(fused.steps.size(), reference.steps.size());
         const double bound = config.precision == Precision::Bf16 ? 1e-3 : 2e-2;
         double worst = 0;
@@ -201,8 +219,10 @@ private Q_SLOTS:
         qInfo("llama: largest relative loss difference over %zu steps: %.2e (bound %.0e); loss %.3f -> %.3f", fused.steps.size(),
               worst, bound, fused.steps.front().loss, fused.steps.back().loss);
         QVERIFY2(worst <= bound, qPrintable(QStringLiteral("relative loss difference %1 above %2").arg(worst).arg(bound)));
-        QVERIFY2(fused.steps.back().loss < fused.steps.front().loss - 0.2,
-                 qPrintable(QStringLiteral("%1 -> %2").arg(fused.steps.front().loss).arg(fused.steps.back().loss)));
+        if (!kUnderAsan) {  // 8 steps at 3e-4 move the loss less
+            QVERIFY2(fused.steps.back().loss < fused.steps.front().loss - 0.2,
+                     qPrintable(QStringLiteral("%1 -> %2").arg(fused.steps.front().loss).arg(fused.steps.back().loss)));
+        }
         if (config.precision == Precision::Fp8) QCOMPARE(fused.fp8_slots.size(), std::size_t{2 * 4 * 3});
     }
 
@@ -248,6 +268,7 @@ private Q_SLOTS:
         QCOMPARE(fused.execution.te_impl, std::string("fused-host"));
         for (const Fallback& f : fused.execution.fallbacks) qWarning("fallback: %s: %s (%lld)", f.op.c_str(), f.reason.c_str(), static_cast<long long>(f.count));
         QVERIFY(fused.execution.fallbacks.empty());
+        QVERIFY(step_never_waits(fused));
         QVERIFY(fused.execution.fused_launches_per_step && *fused.execution.fused_launches_per_step > 0);
         QCOMPARE(fused.steps.size(), reference.steps.size());
         const double bound = config.precision == Precision::Bf16 ? 1e-3 : 2e-2;

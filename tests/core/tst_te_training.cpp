@@ -8,6 +8,7 @@
 
 #include <ATen/ATen.h>
 
+#include "../helpers/Sanitizers.h"
 #include "core/common/Error.h"
 #include "core/model/MiniGpt.h"
 #include "core/results/Fp8Summary.h"
@@ -132,16 +133,20 @@ private Q_SLOTS:
         QVERIFY(te.steps.back().loss < te.steps.front().loss - 0.3);
     }
 
+    // Under ASan 16 steps of the same run (every check below but the learning bounds, which the default build holds:
+    // docs/reliability.md, "CI's time").
     void fp8EmulatedLearnsNearFp32() {
-        const RunRecord fp8 = trainer_.run(quick(Backend::Te, Precision::Fp8, 5, 55));
+        const RunRecord fp8 = trainer_.run(kUnderAsan ? quick(Backend::Te, Precision::Fp8, 1, 15) : quick(Backend::Te, Precision::Fp8, 5, 55));
         QCOMPARE(fp8.status, RunStatus::Finished);
-        const double first = fp8.steps.front().loss;
-        const double last = fp8.summary.final_loss.value();
-        QVERIFY2(first - last >= 0.5, qPrintable(QStringLiteral("first %1, last %2").arg(first).arg(last)));
-        const double fp32_last = te_fp32().summary.final_loss.value();
-        QVERIFY2(std::abs(last - fp32_last) <= 0.15, qPrintable(QStringLiteral("fp8 %1, fp32 %2").arg(last).arg(fp32_last)));
-        // The FP8 path really ran: its curve is not the FP32 one.
-        QVERIFY(fp8.steps[10].loss != te_fp32().steps[10].loss);
+        if (!kUnderAsan) {
+            const double first = fp8.steps.front().loss;
+            const double last = fp8.summary.final_loss.value();
+            QVERIFY2(first - last >= 0.5, qPrintable(QStringLiteral("first %1, last %2").arg(first).arg(last)));
+            const double fp32_last = te_fp32().summary.final_loss.value();
+            QVERIFY2(std::abs(last - fp32_last) <= 0.15, qPrintable(QStringLiteral("fp8 %1, fp32 %2").arg(last).arg(fp32_last)));
+            // The FP8 path really ran: its curve is not the FP32 one.
+            QVERIFY(fp8.steps[10].loss != te_fp32().steps[10].loss);
+        }
 
         QVERIFY(fp8.execution.fp8_emulated);
         QVERIFY2(fp8.execution.implementation.find("fp8 emulated (delayed scaling, hybrid, history 16, max, margin 0, first step calibrated)") !=
@@ -242,16 +247,19 @@ private Q_SLOTS:
     }
 
     // Float8BlockScaling (emulated): it trains near FP32, its record says so, and its casts use block scales.
+    // Under ASan 6 steps of the same run (the per-step checks, not the bound against FP32: the default build's).
     void blockScalingTrainsNearFp32() {
-        RunConfig config = quick(Backend::Te, Precision::Fp8, 5, 55);
+        RunConfig config = kUnderAsan ? quick(Backend::Te, Precision::Fp8, 1, 5) : quick(Backend::Te, Precision::Fp8, 5, 55);
         config.fp8.scaling = ScalingKind::Block;
         config.fp8.format = RecipeFormat::E4M3;
         config.inspect_fp8 = true;
         const RunRecord record = trainer_.run(config);
         QCOMPARE(record.status, RunStatus::Finished);
-        const double fp32_last = te_fp32().summary.final_loss.value();
-        QVERIFY2(std::abs(*record.summary.final_loss - fp32_last) <= 0.15,
-                 qPrintable(QStringLiteral("block %1, fp32 %2").arg(*record.summary.final_loss).arg(fp32_last)));
+        if (!kUnderAsan) {
+            const double fp32_last = te_fp32().summary.final_loss.value();
+            QVERIFY2(std::abs(*record.summary.final_loss - fp32_last) <= 0.15,
+                     qPrintable(QStringLiteral("block %1, fp32 %2").arg(*record.summary.final_loss).arg(fp32_last)));
+        }
         QVERIFY(record.execution.fp8_emulated);
         QVERIFY2(record.execution.implementation.find("fp8 emulated (block scaling, e4m3, 1x128 / 128x128 blocks, power-of-two "
                                                       "scales)") != std::string::npos,

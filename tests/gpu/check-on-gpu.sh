@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The GPU check, run in one go on a GPU machine (docs/architecture.md): take the programs prebuilt in
 # .gpu-bin/ (tests/gpu/prebuild.sh) when they start there, else build without the GUI against the
-# machine's torch; run the GPU suite and `te-bench selftest`, the kernel benchmark, then the benchmark
+# machine's torch; first the smoke table (tests/gpu/smoke_table.py: every backend, precision, recipe, arch,
+# eager and graph, 2 layers and 3 steps; fails on any failure, fallback, or emulated FP8 on Hopper) and the
+# replay of the checked-in GEMM journals (tests/gpu/gemm-journals/, tewb-gemm-replay: every GEMM the seed presets
+# issue, at the alignments the CPU recorded); then the GPU suite and `te-bench selftest`, the kernel benchmark, then the benchmark
 # matrix on the seed preset, a llama compare on a token file (the repository's docs as bytes), and the
 # PyTorch (Python) reference of the seed model, eager and torch.compile. Logs and JSON go to the output
 # folder given as the argument; a short table is printed last.
@@ -61,7 +64,7 @@ if [ -z "$bin" ]; then
   {
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CUDA_COMPILER="$nvcc" \
           -DTEWB_BUILD_GUI=OFF -DTORCH_CUDA_ARCH_LIST=9.0 -DCMAKE_CUDA_ARCHITECTURES=90 &&
-    cmake --build "$build" -j"$jobs" --target te-bench tst_gpu_training tewb-kernel-bench
+    cmake --build "$build" -j"$jobs" --target te-bench tst_gpu_training tewb-kernel-bench tewb-gemm-replay
   } >> "$out/build.log" 2>&1
   build_rc=$?
   echo "build: exit $build_rc in $(( $(date +%s) - start )) s (log: build.log)"
@@ -70,12 +73,24 @@ if [ -z "$bin" ]; then
     exit 1
   fi
   mkdir -p "$build/staged"
-  cp "$build/app/te-bench" "$build/tests/tst_gpu_training" "$build/bench/tewb-kernel-bench" "$build/staged/"
+  cp "$build/app/te-bench" "$build/tests/tst_gpu_training" "$build/bench/tewb-kernel-bench" "$build/bench/tewb-gemm-replay" \
+     "$build/staged/"
   bin=$build/staged
 fi
 bench=$bin/te-bench
 export TEWB_DATA_DIR=$build/data
 mkdir -p "$TEWB_DATA_DIR"
+
+preset=${TEWB_CHECK_PRESET:-seed}
+
+echo "== smoke table ($preset sizes, 2 layers, 3 steps; smoke.txt, records in smoke/)"
+stage 240 python3 tests/gpu/smoke_table.py "$bench" "$out" --preset "$preset" || status=1
+
+echo "== GEMM journals replayed at their recorded alignments (tests/gpu/gemm-journals; gemm-replay.log)"
+replay=(--rules-only)
+[ "$preset" = quick-cpu ] || replay=()
+stage 120 "$bin/tewb-gemm-replay" "${replay[@]}" tests/gpu/gemm-journals/*.json > "$out/gemm-replay.log" 2>&1 || status=1
+grep -E "^(FAILED|REFUSED)" "$out/gemm-replay.log" | head -20; tail -1 "$out/gemm-replay.log"
 
 echo "== GPU suite (tst_gpu_training; the log is ctest-gpu.log)"
 stage 300 "$bin/tst_gpu_training" > "$out/ctest-gpu.log" 2>&1
@@ -95,7 +110,6 @@ echo "== te-bench info"
 stage 60 "$bench" info --json > "$out/info.json" || status=1
 stage 60 "$bench" info
 
-preset=${TEWB_CHECK_PRESET:-seed}
 if [ "$preset" = quick-cpu ]; then
   sizes=(--layers 2 --hidden 128 --heads 4 --seq 32 --vocab 256 --batch 8 --warmup 5 --iters 55 --lr 3e-3)
 else
@@ -108,6 +122,10 @@ stage 300 "$bench" compare --preset "$preset" --no-store --json "$out/compare.js
 echo "== te-bench run: te FP8 with block scaling ($preset preset; native block-scaled GEMMs on Hopper)"
 stage 150 "$bench" run --preset "$preset" --backend te --precision fp8 --recipe block --device cuda --no-store \
   --json "$out/block.json" 2>> "$out/compare.log" || status=1
+
+echo "== te-bench run: te FP8 with current scaling ($preset preset; the scale of each cast computed on the device)"
+stage 150 "$bench" run --preset "$preset" --backend te --precision fp8 --recipe current --device cuda --no-store \
+  --json "$out/current.json" 2>> "$out/compare.log" || status=1
 
 echo "== te-bench run: te FP8 with its first step at scale 1, as Transformer Engine ($preset preset): what calibration changes"
 stage 120 "$bench" run --preset "$preset" --backend te --precision fp8 --calibrate-first-step off --device cuda --no-store \
@@ -170,14 +188,15 @@ try:
         rows.append((run["config"]["name"] + emulated + " [te-bench]", s["median_ms"], s["mean_ms"], s["peak_mem_bytes"], s["final_loss"], s.get("mfu")))
 except Exception as e:
     print("compare.json unreadable:", e)
-try:
-    block = json.load(open(os.path.join(out, "block.json")))
-    for run in block.get("runs", [block]):  # one run: the record itself
-        s = run["summary"]
-        emulated = " (fp8 emulated)" if run["execution"].get("fp8_emulated") else ""
-        rows.append(("te fp8 block" + emulated + " [te-bench]", s["median_ms"], s["mean_ms"], s["peak_mem_bytes"], s["final_loss"], s.get("mfu")))
-except Exception as e:
-    print("block.json unreadable:", e)
+for recipe in ("block", "current"):
+    try:
+        doc = json.load(open(os.path.join(out, recipe + ".json")))
+        for run in doc.get("runs", [doc]):  # one run: the record itself
+            s = run["summary"]
+            emulated = " (fp8 emulated)" if run["execution"].get("fp8_emulated") else ""
+            rows.append((f"te fp8 {recipe}" + emulated + " [te-bench]", s["median_ms"], s["mean_ms"], s["peak_mem_bytes"], s["final_loss"], s.get("mfu")))
+    except Exception as e:
+        print(f"{recipe}.json unreadable:", e)
 try:
     doc = json.load(open(os.path.join(out, "uncalibrated.json")))
     s = doc.get("runs", [doc])[0]["summary"]
@@ -225,6 +244,23 @@ try:
         print(f"  {run['config']['name']:<40} CV {num(100 * cv, '.1f') if isinstance(cv, (int, float)) else '-'}%  {gpu}  ({verdict})")
 except Exception as e:
     print("  compare.json has no quality:", e)
+
+# The fused path never falls back in a te run (issue: the GPU check fails on any fallback; the exit status says so).
+print("fallbacks of the fused path (te runs; target: none):")
+fallback_runs = 0
+for fname in ("compare.json", "block.json", "current.json", "llama.json", "uncalibrated.json"):
+    try:
+        doc = json.load(open(os.path.join(out, fname)))
+    except Exception:
+        continue
+    for run in doc.get("runs", [doc]):
+        tallies = run["execution"].get("fallbacks") or []
+        if run["config"].get("backend") == "te" and tallies:
+            fallback_runs += 1
+            print(f"  {fname}: {run['config']['name']}: {sum(t['count'] for t in tallies)} calls, first {tallies[0]['op']}: {tallies[0]['reason']}")
+print(f"  {fallback_runs} te runs fell back" + ("  MISSED" if fallback_runs else "  (none: met)"))
+if fallback_runs:
+    open(os.path.join(out, "fallbacks-found"), "w").write(str(fallback_runs))
 
 # Launches per step: the graph's kernel nodes (all of them), and in eager te runs this project's own.
 print("launches per step (te FP8 target: <= 30 per transformer layer, CUPTI below):")
@@ -275,6 +311,7 @@ def target(label, value, goal, higher=True):
 def ratio(a, b):
     return a[0] / b[0] if a and b and a[0] and b[0] else None
 fp8g, bf16g = row("te fp8 graph"), row("te bf16 graph")
+blockg, currentg = row("te fp8 block"), row("te fp8 current")
 eager_py, compile_py, torch_eager = row("pytorch-python eager"), row("pytorch-python torch.compile"), row("torch bf16 (baseline)")
 try:
     plain, job = json.load(open(os.path.join(out, "nccl1.json")))
@@ -289,7 +326,12 @@ target("te FP8 + graph speedup over PyTorch (Python) torch.compile", ratio(compi
 target("te BF16 + graph speedup over the torch backend eager", ratio(torch_eager, bf16g), 1.3)
 target("|te FP8 + graph final loss - te BF16 + graph| (nats)",
        abs(fp8g[2] - bf16g[2]) if fp8g and bf16g and fp8g[2] is not None and bf16g[2] is not None else None, 0.05, higher=False)
+for label, run in (("block", blockg), ("current", currentg)):
+    target(f"|te FP8 {label} + graph final loss - te BF16 + graph| (nats)",
+           abs(run[2] - bf16g[2]) if run and bf16g and run[2] is not None and bf16g[2] is not None else None, 0.05, higher=False)
+target("te FP8 current scaling / delayed scaling, ms per step (graph)", ratio(currentg, fp8g), 1.15, higher=False)
 target("te FP8 + graph peak memory / torch BF16 peak memory",
        fp8g[1] / torch_eager[1] if fp8g and torch_eager and torch_eager[1] else None, 1.0, higher=False)
 PY
+[ -f "$out/fallbacks-found" ] && status=1
 exit $status

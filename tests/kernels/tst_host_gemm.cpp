@@ -562,10 +562,35 @@ private Q_SLOTS:
         g = buffers.fp8();
         g.a.scale_inv = offset(g.a.scale_inv, 2);
         QVERIFY(gemm_refusal(g, GemmTarget{})->message.find("a.scale_inv (0x") != std::string::npos);
-        // A per-tensor scale is one float32 read by pointer: 4-byte alignment suffices (slot views into the FP8
-        // state, as the H200 ran them); a block-scale array needs 16.
+        // The scale storage contract (docs/kernels.md): a per-tensor scale is one float32 read by pointer, and still
+        // 16-byte aligned. The H200 refused an FP8 GEMM (cublasLtMatmul, status 15) whose weight scale_inv sat 4 bytes
+        // into a packed array; the host twin refuses it first, naming the operand, so a CPU test sees the same.
+        for (const std::size_t bytes : {std::size_t{4}, std::size_t{8}, std::size_t{12}}) {
+            g = buffers.fp8();
+            g.a.scale_inv = offset(g.a.scale_inv, bytes);
+            auto refusal = gemm_refusal(g, GemmTarget{});
+            QVERIFY(refusal.has_value());
+            QCOMPARE(refusal->rule, GemmRule::Misaligned);
+            QVERIFY2(refusal->message.find("a.scale_inv (0x") != std::string::npos, refusal->message.c_str());
+            g = buffers.fp8();
+            g.b.scale_inv = offset(g.b.scale_inv, bytes);
+            refusal = gemm_refusal(g, GemmTarget{});
+            QVERIFY(refusal.has_value());
+            QVERIFY2(refusal->message.find("b.scale_inv (0x") != std::string::npos, refusal->message.c_str());
+            g = buffers.fp8();
+            g.d_type = GemmType::E4M3;
+            g.d_scale = offset(buffers.scales.floats(), bytes);
+            refusal = gemm_refusal(g, GemmTarget{});
+            QVERIFY(refusal.has_value());
+            QVERIFY2(refusal->message.find("d_scale (0x") != std::string::npos, refusal->message.c_str());
+            g.d_scale = buffers.scales.floats();
+            g.d_amax = offset(buffers.scales.floats() + 4, bytes);
+            refusal = gemm_refusal(g, GemmTarget{});
+            QVERIFY(refusal.has_value());
+            QVERIFY2(refusal->message.find("d_amax (0x") != std::string::npos, refusal->message.c_str());
+        }
         g = buffers.fp8();
-        g.a.scale_inv = offset(g.a.scale_inv, 4);
+        g.a.scale_inv = offset(g.a.scale_inv, 16);
         QVERIFY(!gemm_refusal(g, GemmTarget{}));
         g = buffers.fp8();
         g.d_type = GemmType::Float32;

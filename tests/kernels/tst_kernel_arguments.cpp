@@ -61,7 +61,7 @@ private Q_SLOTS:
     void updateScalingRejectsBadArguments() {
         const std::string entry = "tewb::kernels::update_scaling";
         const auto update = [](float* h, float* s, float* si, int slots, int len, float numerator, ScalingRule rule) {
-            return [=] { update_scaling(h, s, si, slots, len, numerator, rule, ScaleUpdateRecord{}, nullptr); };
+            return [=] { update_scaling(h, s, si, slots, len, numerator, rule, ScaleUpdateRecord{}, SlotStrides{}, nullptr); };
         };
         float* f = device_like;
         expect_error(update(nullptr, f, f, 3, 16, 448.0f, ScalingRule::DelayedMax), "history is a null pointer", entry);
@@ -80,18 +80,18 @@ private Q_SLOTS:
         ScaleUpdateRecord narrow;
         narrow.statistics = f;
         narrow.statistics_stride = 1;
-        expect_error([&] { update_scaling(f, f + 4, f + 8, 3, 1, 448.0f, ScalingRule::DelayedMax, narrow, nullptr); },
+        expect_error([&] { update_scaling(f, f + 4, f + 8, 3, 1, 448.0f, ScalingRule::DelayedMax, narrow, SlotStrides{}, nullptr); },
                      "statistics_stride = 1; allowed: 2 or more", entry);
         ScaleUpdateRecord same;
         same.kept_scale_inv = f + 8;
-        expect_error([&] { update_scaling(f, f + 4, f + 8, 3, 1, 448.0f, ScalingRule::DelayedMax, same, nullptr); },
+        expect_error([&] { update_scaling(f, f + 4, f + 8, 3, 1, 448.0f, ScalingRule::DelayedMax, same, SlotStrides{}, nullptr); },
                      "kept_scale_inv and scale_inv are the same buffer", entry);
         ScaleUpdateRecord odd;
         odd.kept_scale_inv = reinterpret_cast<float*>(bytes + 2);
-        expect_error([&] { update_scaling(f, f + 4, f + 8, 3, 1, 448.0f, ScalingRule::BlockExact, odd, nullptr); },
+        expect_error([&] { update_scaling(f, f + 4, f + 8, 3, 1, 448.0f, ScalingRule::BlockExact, odd, SlotStrides{}, nullptr); },
                      "kept_scale_inv is not 4-byte aligned", entry);
         // No slots: nothing to check or launch.
-        update_scaling(nullptr, nullptr, nullptr, 0, 16, 448.0f, ScalingRule::DelayedMax, ScaleUpdateRecord{}, nullptr);
+        update_scaling(nullptr, nullptr, nullptr, 0, 16, 448.0f, ScalingRule::DelayedMax, ScaleUpdateRecord{}, SlotStrides{}, nullptr);
     }
 
     void castRejectsBadArguments() {

@@ -12,6 +12,7 @@
 #include "core/fp8/Fp8State.h"
 #include "core/fp8/ScaleUpdate.h"
 #include "tewb_kernels/host/recipe.h"
+#include "tewb_kernels/kernel_error.h"
 
 using namespace tewb;
 
@@ -57,9 +58,10 @@ private Q_SLOTS:
                             context->prepare(recipe, false, at::kCPU, reference_state_ops());
                             for (const Fp8Pass pass : {Fp8Pass::Forward, Fp8Pass::Backward}) {
                                 const int slots = static_cast<int>(context->scales(pass).size(0));
-                                at::Tensor history = context->history(pass).clone();
-                                at::Tensor scale = context->scales(pass).clone();
-                                at::Tensor scale_inv = context->scale_invs(pass).clone();
+                                // Packed copies of the context's slots (which sit each in its own aligned slot).
+                                at::Tensor history = context->history(pass).contiguous().clone();
+                                at::Tensor scale = context->scales(pass).contiguous().clone();
+                                at::Tensor scale_inv = context->scale_invs(pass).contiguous().clone();
                                 const float numerator = scale_numerator(fp8_max(context->dtype(pass)), margin);
                                 for (int step = 0; step < 2 * len + 6 && step < 40; ++step) {
                                     for (int s = 0; s < slots; ++s) {
@@ -70,7 +72,7 @@ private Q_SLOTS:
                                     }
                                     // The record the update writes on the side: the step's amax and scale used, the
                                     // scale_inv before the update.
-                                    const at::Tensor kept_before = context->scale_invs(pass).clone();
+                                    const at::Tensor kept_before = context->scale_invs(pass).contiguous().clone();
                                     at::Tensor statistics = at::full({slots, 3}, -1.0f);
                                     at::Tensor kept = at::full({slots}, -1.0f);
                                     kernels::ScaleUpdateRecord record;
@@ -80,7 +82,7 @@ private Q_SLOTS:
                                     context->update(pass);
                                     kernels::host::update_scaling(history.data_ptr<float>(), scale.data_ptr<float>(),
                                                                   scale_inv.data_ptr<float>(), slots, len, numerator,
-                                                                  rule_for(recipe), record);
+                                                                  rule_for(recipe), record, kernels::SlotStrides{});
                                     const at::Tensor core_statistics = context->slot_statistics(pass);
                                     QVERIFY(std::memcmp(statistics.narrow(1, 0, 2).contiguous().data_ptr<float>(),
                                                         core_statistics.narrow(1, 0, 2).contiguous().data_ptr<float>(),
@@ -106,6 +108,61 @@ private Q_SLOTS:
             }
         }
         QVERIFY(checked > 300);
+    }
+
+    // The FP8 state's layout (every slot in its own 256-byte slot, docs/kernels.md): the update over strided slots
+    // writes what the packed update writes, bit for bit, and leaves the padding between slots alone.
+    void stridedSlotsMatchPacked() {
+        std::mt19937 random(5);
+        std::lognormal_distribution<float> spread(0.0f, 4.0f);
+        const int slots = 7;
+        const float pad = -12345.0f;
+        for (const int len : {1, 3, 16}) {
+            for (const auto rule : {kernels::ScalingRule::DelayedMax, kernels::ScalingRule::DelayedMostRecent,
+                                    kernels::ScalingRule::Current, kernels::ScalingRule::BlockPowerOfTwo,
+                                    kernels::ScalingRule::BlockExact}) {
+                const kernels::SlotStrides strides{len + 5, 64};
+                std::vector<float> history(static_cast<std::size_t>(slots * len)), scale(slots), scale_inv(slots), kept(slots);
+                std::vector<float> history_s(static_cast<std::size_t>(slots * strides.history), pad);
+                std::vector<float> scale_s(static_cast<std::size_t>(slots * strides.scale), pad);
+                std::vector<float> scale_inv_s(scale_s.size(), pad), kept_s(scale_s.size(), pad);
+                for (int s = 0; s < slots; ++s) {
+                    for (int i = 0; i < len; ++i) {
+                        history[s * len + i] = history_s[s * strides.history + i] = spread(random);
+                    }
+                    scale[s] = scale_s[s * strides.scale] = spread(random);
+                    scale_inv[s] = scale_inv_s[s * strides.scale] = 1.0f / scale[s];
+                }
+                for (int step = 0; step < 3; ++step) {
+                    kernels::ScaleUpdateRecord packed_record, strided_record;
+                    packed_record.kept_scale_inv = kept.data();
+                    strided_record.kept_scale_inv = kept_s.data();
+                    kernels::host::update_scaling(history.data(), scale.data(), scale_inv.data(), slots, len, 448.0f, rule,
+                                                  packed_record, kernels::SlotStrides{});
+                    kernels::host::update_scaling(history_s.data(), scale_s.data(), scale_inv_s.data(), slots, len, 448.0f,
+                                                  rule, strided_record, strides);
+                    for (int s = 0; s < slots; ++s) {
+                        for (int i = 0; i < strides.history; ++i) {
+                            const float got = history_s[s * strides.history + i];
+                            QVERIFY(same_bits(got, i < len ? history[s * len + i] : pad));
+                        }
+                        for (int i = 0; i < strides.scale; ++i) {
+                            const std::size_t at = static_cast<std::size_t>(s * strides.scale + i);
+                            QVERIFY(same_bits(scale_s[at], i == 0 ? scale[s] : pad));
+                            QVERIFY(same_bits(scale_inv_s[at], i == 0 ? scale_inv[s] : pad));
+                            QVERIFY(same_bits(kept_s[at], i == 0 ? kept[s] : pad));
+                        }
+                        history[s * len] = history_s[s * strides.history] = spread(random);  // the next step's amax
+                    }
+                }
+            }
+        }
+        // A history stride below the row's length would overlap rows: refused, naming the value.
+        std::vector<float> h(64), sc(4), si(4);
+        QVERIFY_THROWS_EXCEPTION(kernels::KernelError,
+                                 kernels::host::update_scaling(h.data(), sc.data(), si.data(), 2, 16, 448.0f,
+                                                               kernels::ScalingRule::DelayedMax, kernels::ScaleUpdateRecord{},
+                                                               kernels::SlotStrides{8, 1}));
     }
 };
 

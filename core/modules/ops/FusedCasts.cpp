@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include <ATen/ops/empty.h>
-#include <ATen/ops/reciprocal.h>
 
 #include "core/fp8/ScaleUpdate.h"
 #include "core/modules/ops/FusedOpsImpl.h"
@@ -50,22 +49,26 @@ at::Tensor FusedOps::abs_max(const at::Tensor& x) const {
     return out;
 }
 
-// Every slot of the pass, with its statistics and kept scale_invs, in one launch of the recipe kernel.
+// Every slot of the pass, with its statistics and kept scale_invs, in one launch of the recipe kernel. The
+// slots may be strided (the FP8 state keeps each in its own aligned slot): rows of the history, and one stride
+// shared by scale, scale_inv and the kept scale_invs.
 void FusedOps::update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
                               float numerator, const UpdateRecord& record) const {
     Misfit m = device_misfit(history, "the amax history");
-    if (!m && (!history.is_contiguous() || !scale.is_contiguous() || !scale_inv.is_contiguous())) {
-        m = "the FP8 state is not contiguous";
+    const at::Tensor& kept = record.kept_scale_inv;
+    if (!m && (history.dim() != 2 || history.stride(1) != 1 || scale.dim() != 1 || scale_inv.dim() != 1 ||
+               scale.stride(0) != scale_inv.stride(0) || scale.stride(0) < 1 ||
+               (kept.defined() && (kept.dim() != 1 || kept.stride(0) != scale.stride(0))))) {
+        m = "the FP8 state is not [slots, L] rows and [slots] scales of one stride";
     }
     const at::Tensor& statistics = record.statistics;
-    const at::Tensor& kept = record.kept_scale_inv;
     if (!m && statistics.defined() &&
         (statistics.dim() != 2 || statistics.size(1) < 2 || statistics.stride(1) != 1 || statistics.size(0) != history.size(0) ||
          statistics.scalar_type() != at::kFloat || device_misfit(statistics, "statistics"))) {
         m = "the statistics are not [slots, >= 2] float32 rows on the state's device";
     }
-    if (!m && kept.defined() && (!kept.is_contiguous() || kept.numel() != scale_inv.numel() || device_misfit(kept, "kept"))) {
-        m = "the kept scale_invs are not a contiguous [slots] tensor on the state's device";
+    if (!m && kept.defined() && (kept.numel() != scale_inv.numel() || device_misfit(kept, "kept"))) {
+        m = "the kept scale_invs are not a [slots] tensor on the state's device";
     }
     if (m) {
         fall_back("update_scaling", *m, [&] {
@@ -81,9 +84,10 @@ void FusedOps::update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor
     }
     if (kept.defined()) written.kept_scale_inv = kept.data_ptr<float>();
     const kernels::ScalingRule rule = scaling_rule(recipe);
+    const kernels::SlotStrides strides{static_cast<int>(history.stride(0)), static_cast<int>(scale.stride(0))};
     TEWB_KERNEL(history, (Tensors{history, scale, scale_inv}), (Tensors{history, scale, scale_inv}), update_scaling,
                 history.data_ptr<float>(), scale.data_ptr<float>(), scale_inv.data_ptr<float>(),
-                static_cast<int>(history.size(0)), static_cast<int>(history.size(1)), numerator, rule, written);
+                static_cast<int>(history.size(0)), static_cast<int>(history.size(1)), numerator, rule, written, strides);
 }
 
 // The cast kernels for every recipe: delayed scaling casts with the slot's scale and combine x's amax
@@ -99,19 +103,25 @@ Fp8Tensor FusedOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer,
     if (context.recipe().scaling == ScalingKind::Block) return quantize_blocks(x, quantizer, with_transpose);
     const Fp8Dtype dtype = quantizer.dtype();
     const bool live = context.recipe().scaling == ScalingKind::Delayed && !context.calibrating(quantizer.pass);
-    at::Tensor scale;
+    // The slot's own scale (its aligned slot in the FP8 state) is what the cast reads, in every recipe.
+    const at::Tensor scale = context.scale(quantizer.pass, quantizer.slot);
     float* staging = nullptr;
+    at::Tensor own_scale_inv;
     if (live) {
-        scale = context.scale(quantizer.pass, quantizer.slot);
         staging = staging_entry(quantizer).data_ptr<float>();
     } else {
+        // amax, then scale, scale_inv and the slot's amax from it on the device (one launch each), then the cast:
+        // no LibTorch arithmetic and no host round trip per cast. The scale_inv is the cast's own: the GEMMs that
+        // read it may run after this slot's next cast.
         const at::Tensor amax = abs_max(x);
         const float numerator = context.recipe().scaling == ScalingKind::Current
                                     ? fp8_max(dtype)
                                     : scale_numerator(fp8_max(dtype), context.recipe().margin);
-        scale = current_scale_tensor(amax, numerator).contiguous();
-        context.set_scale(quantizer.pass, quantizer.slot, scale);
-        context.record_amax(quantizer.pass, quantizer.slot, amax);
+        own_scale_inv = at::empty({}, amax.options());
+        const at::Tensor slot_amax = staging_entry(quantizer);
+        TEWB_KERNEL(x, (Tensors{amax, slot_amax}), (Tensors{scale, own_scale_inv, slot_amax}), current_scale,
+                    amax.data_ptr<float>(), numerator, scale.data_ptr<float>(), own_scale_inv.data_ptr<float>(),
+                    slot_amax.data_ptr<float>());
     }
     Fp8Tensor out;
     out.dtype = dtype;
@@ -130,7 +140,7 @@ Fp8Tensor FusedOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer,
     if (live) {
         hand_out_live_scale_inv(out, quantizer);
     } else {
-        out.scale_inv = at::reciprocal(scale);
+        out.scale_inv = own_scale_inv;
     }
     return out;
 }

@@ -12,6 +12,7 @@
 #include "core/modules/ops/KernelTypes.h"
 #include "core/modules/ops/ParameterCopies.h"
 #include "core/modules/ops/ReferenceOps.h"
+#include "core/results/GemmJournal.h"
 #include "tewb_kernels/gemm_rules.h"
 #include "tewb_kernels/host/gemm.h"
 
@@ -69,6 +70,57 @@ std::set<kernels::Epilogue>& refused() {
     return s;
 }
 
+const char* scale_mode_name(kernels::ScaleMode m) {
+    switch (m) {
+        case kernels::ScaleMode::Tensor: return "tensor";
+        case kernels::ScaleMode::Block1x128: return "1x128";
+        case kernels::ScaleMode::Block128x128: return "128x128";
+    }
+    return "unknown";
+}
+
+const char* epilogue_name(kernels::Epilogue e) {
+    switch (e) {
+        case kernels::Epilogue::None: return "none";
+        case kernels::Epilogue::Bias: return "BIAS";
+        case kernels::Epilogue::GeluAuxBias: return "GELU_AUX_BIAS";
+        case kernels::Epilogue::DGeluBGrad: return "DGELU_BGRAD";
+        case kernels::Epilogue::BGradB: return "BGRADB";
+    }
+    return "unknown";
+}
+
+// The call as the GEMM journal keeps it: everything but the addresses, and each pointer's alignment.
+GemmJournalEntry journal_entry(const char* op, const kernels::GemmArgs& g) {
+    GemmJournalEntry e;
+    e.op = op;
+    e.m = g.m;
+    e.n = g.n;
+    e.k = g.k;
+    e.a_type = kernels::gemm_type_name(g.a.type);
+    e.b_type = kernels::gemm_type_name(g.b.type);
+    e.d_type = kernels::gemm_type_name(g.d_type);
+    e.bias_type = kernels::gemm_type_name(g.bias_type);
+    e.a_transposed = g.a.transposed;
+    e.b_transposed = g.b.transposed;
+    const bool fp8 = kernels::is_fp8(g.a.type);
+    if (fp8) {
+        e.a_scales = scale_mode_name(g.a.scale_mode);
+        e.b_scales = scale_mode_name(g.b.scale_mode);
+    }
+    e.epilogue = epilogue_name(g.epilogue);
+    e.accumulation = g.accumulation == kernels::Accumulation::Fast ? "fast" : "split";
+    e.aux_ld = g.aux_ld;
+    const std::pair<const char*, const void*> pointers[] = {
+        {"a", g.a.data}, {"b", g.b.data}, {"d", g.d}, {"c", g.c}, {"bias", g.bias}, {"aux", g.aux}, {"bias_grad", g.bias_grad},
+        {"a.scale_inv", fp8 ? g.a.scale_inv : nullptr}, {"b.scale_inv", fp8 ? g.b.scale_inv : nullptr},
+        {"d_scale", kernels::is_fp8(g.d_type) ? g.d_scale : nullptr}, {"d_amax", g.d_amax}};
+    for (const auto& [name, pointer] : pointers) {
+        if (pointer != nullptr) e.alignment[name] = pointer_alignment(pointer);
+    }
+    return e;
+}
+
 }  // namespace
 
 bool FusedOps::epilogue_refused(kernels::Epilogue e) {
@@ -100,7 +152,8 @@ kernels::GemmArgs FusedOps::hp_args(const at::Tensor& a, bool a_transposed, cons
 
 // The GEMM on this implementation's device; a refusal by the rule table (or cuBLASLt finding no
 // algorithm) is returned as the reason, any other failure is an error.
-Misfit FusedOps::run_gemm(kernels::GemmArgs g, const at::Tensor& where, Tensors reads, Tensors writes) const {
+Misfit FusedOps::run_gemm(const char* op, kernels::GemmArgs g, const at::Tensor& where, Tensors reads, Tensors writes) const {
+    if (gemm_journal_open()) note_gemm(journal_entry(op, g));
 #ifdef TEWB_FUSED_CUDA
     if (!where.is_cpu()) {
         const at::Tensor& workspace = gemm_workspace(where);
@@ -112,7 +165,9 @@ Misfit FusedOps::run_gemm(kernels::GemmArgs g, const at::Tensor& where, Tensors 
         TEWB_KERNEL(where, reads, writes, gemm, g);
         return std::nullopt;
     } catch (const kernels::GemmRefused& refused) {
-        return std::string("cuBLASLt refuses it (") + std::string(kernels::to_string(refused.rule())) + ")";
+        // The call's description (types, shape, epilogue, every pointer's alignment) goes into the run record.
+        return std::string("cuBLASLt refuses it (") + std::string(kernels::to_string(refused.rule())) +
+               "): " + kernels::describe_gemm(g);
     }
 }
 
@@ -150,7 +205,7 @@ at::Tensor FusedOps::hp_gemm(const char* op, const at::Tensor& a, const at::Tens
         g.bias_type = gemm_type(out_dtype);
     }
     if (residual.defined()) g.c = residual.data_ptr();
-    if (Misfit refused = run_gemm(g, a, Tensors{a, b, bias_c, residual}, Tensors{d})) return fall_back(op, *refused, reference);
+    if (Misfit refused = run_gemm(op, g, a, Tensors{a, b, bias_c, residual}, Tensors{d})) return fall_back(op, *refused, reference);
     return d;
 }
 
@@ -213,7 +268,7 @@ at::Tensor FusedOps::fp8_gemm_into(const char* op, const at::Tensor& a, const at
         g.bias_type = kernels::GemmType::BFloat16;
     }
     if (residual.defined()) g.c = residual.data_ptr();
-    if (Misfit refused = run_gemm(g, a, Tensors{a, b, a_scales, b_scales, bias_c, residual}, Tensors{d})) {
+    if (Misfit refused = run_gemm(op, g, a, Tensors{a, b, a_scales, b_scales, bias_c, residual}, Tensors{d})) {
         return fall_back(op, *refused, reference);
     }
     return d;
@@ -274,7 +329,7 @@ GeluGemmResult FusedOps::gemm_gelu(const at::Tensor& x, const at::Tensor& weight
     g.bias_type = gemm_type(out_dtype);
     g.aux = r.pre.data_ptr();
     g.aux_ld = static_cast<std::size_t>(weight.size(0));
-    if (Misfit refused = run_gemm(g, x, Tensors{x, weight, bias_c}, Tensors{r.activation, r.pre})) {
+    if (Misfit refused = run_gemm("gemm_gelu", g, x, Tensors{x, weight, bias_c}, Tensors{r.activation, r.pre})) {
         refuse_epilogue(g.epilogue);
         return composed("gemm_gelu", [&] { return TeOps::gemm_gelu(x, weight, bias, out_dtype); });
     }
@@ -300,7 +355,7 @@ GradWithBias FusedOps::gemm_dgelu(const at::Tensor& dy, const at::Tensor& weight
     g.aux = pre.data_ptr();
     g.aux_ld = static_cast<std::size_t>(weight.size(1));
     g.bias_grad = r.bias_grad.data_ptr();
-    if (Misfit refused = run_gemm(g, dy, Tensors{dy, weight, pre}, Tensors{r.grad, r.bias_grad})) {
+    if (Misfit refused = run_gemm("gemm_dgelu", g, dy, Tensors{dy, weight, pre}, Tensors{r.grad, r.bias_grad})) {
         refuse_epilogue(g.epilogue);
         return composed("gemm_dgelu", [&] { return TeOps::gemm_dgelu(dy, weight, pre, out_dtype); });
     }
@@ -325,7 +380,7 @@ GradWithBias FusedOps::wgrad_gemm(const at::Tensor& dy, const at::Tensor& x, at:
         g.epilogue = kernels::Epilogue::BGradB;
         g.bias_grad = r.bias_grad.data_ptr();
     }
-    if (Misfit refused = run_gemm(g, dy, Tensors{dy, x}, Tensors{r.grad, r.bias_grad})) {
+    if (Misfit refused = run_gemm("wgrad_gemm", g, dy, Tensors{dy, x}, Tensors{r.grad, r.bias_grad})) {
         if (with_bias) refuse_epilogue(g.epilogue);
         return composed("wgrad_gemm", [&] { return TeOps::wgrad_gemm(dy, x, out_dtype, with_bias); });
     }

@@ -13,8 +13,10 @@ std::size_t gemm_workspace_bytes(int device);
 
 void gemm(const GemmArgs& args, cudaStream_t stream);
 
-// Whether cuBLASLt offers block-scaled FP8 GEMMs (1×128 activations × 128×128 weights) on `device`: compute
-// capability 9.x and an algorithm found for a small probe shape (no launch, no memory). Cached per device.
+// Whether cuBLASLt runs block-scaled FP8 GEMMs (1×128 activations × 128×128 weights) on `device`: compute
+// capability 9.x and a real 256³ GEMM with real scale pointers, run once on a stream of its own and synchronised
+// (cuBLASLt's heuristic refuses the block modes without scale pointers, so asking it alone said "no" on the
+// H200). Cached per device; safe while another stream is being captured into a CUDA graph.
 bool block_gemm_supported(int device);
 
 // How many descriptor sets the cache holds (all devices): for tests and the self-test's report.

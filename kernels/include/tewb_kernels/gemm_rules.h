@@ -45,6 +45,7 @@ enum class GemmRule {
     Fp8NeedsCC89,                // device target: FP8 below compute capability 8.9
     BlockScalingNeedsCC9x,       // device target: block scaling off Hopper
     NoAlgorithm,                 // cuBLASLt's heuristic found none (or said CUBLAS_STATUS_NOT_SUPPORTED)
+    MatmulRefused,               // device target: cublasLtMatmul refused a call its heuristic accepted (status 15 or 7)
 };
 
 // The enumerator's name, e.g. "BiasType".
@@ -87,6 +88,12 @@ public:
 private:
     GemmRule rule_;
 };
+
+// The call as a refusal or a fallback names it: types, m/n/k, scale modes, epilogue, and the alignment of every
+// pointer it passes (the largest power of two up to 256 dividing the address), e.g. "E4M3 x E4M3 -> bfloat16,
+// m = 3072, n = 768, k = 768, epilogue BIAS; alignment (bytes): a 256, b 256, d 256, a.scale_inv 256,
+// b.scale_inv 4, bias 256".
+std::string describe_gemm(const GemmArgs& args);
 
 // Throws GemmRefused with "<call>: <message>".
 [[noreturn]] void throw_gemm_refused(std::string_view call, const GemmRefusal& refusal);

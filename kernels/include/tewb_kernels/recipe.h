@@ -15,9 +15,16 @@ namespace tewb::kernels {
 // slot's scale from its staged amax alone (recipe_rule.h; numerator = fp8_max, block scaling has no
 // margin) and clears the staging entry. Every slot then gets scale_inv = 1 / scale. Bit for bit the rule
 // of core/fp8/ScaleUpdate (delayed) and core/fp8/BlockScaling (block_statistics_scale). `record` (recipe_rule.h):
-// the step's statistics and the scale_invs before the update, written by the same launch. Device pointers; slots == 0 does
-// nothing.
+// the step's statistics and the scale_invs before the update, written by the same launch. `strides`: where each
+// slot's row and scales sit (recipe_rule.h; packed by default). Device pointers; slots == 0 does nothing.
 void update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
-                    ScalingRule rule, const ScaleUpdateRecord& record, cudaStream_t stream);
+                    ScalingRule rule, const ScaleUpdateRecord& record, const SlotStrides& strides, cudaStream_t stream);
+
+// Current scaling's per-cast step, on the device (Transformer Engine computes the scale there too): from the
+// amax a kernel just wrote (abs_max), scale = numerator / amax (FLT_MAX on overflow; 1 when the amax is 0, inf or
+// NaN), scale_inv = 1 / scale, and, when `staging` is set, staging = max(staging, amax) with NaN winning (the
+// slot's amax for the statistics). One thread, one launch: no host round trip between the amax and the cast that
+// reads `scale`. Single float32 values in device memory; `numerator` finite and above 0.
+void current_scale(const float* amax, float numerator, float* scale, float* scale_inv, float* staging, cudaStream_t stream);
 
 }  // namespace tewb::kernels

@@ -25,4 +25,12 @@ struct ScaleUpdateRecord {
     float* kept_scale_inv = nullptr;
 };
 
+// Where each slot's values sit: slot s's history row at history + s · history, its scale, scale_inv and kept
+// scale_inv at s · scale (floats). The FP8 state gives every slot its own 256-byte slot, so each scale a GEMM
+// reads by pointer is aligned (the scale storage contract, docs/kernels.md); 0 means packed: history_len and 1.
+struct SlotStrides {
+    int history = 0;
+    int scale = 0;
+};
+
 }  // namespace tewb::kernels
