@@ -244,14 +244,21 @@ struct LedgerRecording::State {
         return std::prev(after)->second;
     }
 
-    void add(const Path& path, std::string_view op, LaunchCount count, std::uint64_t read, std::uint64_t written) {
-        const std::lock_guard<std::mutex> lock(mutex);
+    // Under mutex: the row of (place, op) in `table`, named, its call counted.
+    static LedgerEntry& count_call(std::map<std::tuple<int, std::string, std::string>, LedgerEntry>& table, const Path& path,
+                                   std::string_view op) {
         const std::string scope = path.scope.empty() ? std::string("other") : path.scope;
-        LedgerEntry& row = rows[{path.layer, scope, std::string(op)}];
+        LedgerEntry& row = table[{path.layer, scope, std::string(op)}];
         row.layer = path.layer;
         row.scope = scope;
         row.op = std::string(op);
         row.calls += 1;
+        return row;
+    }
+
+    void add(const Path& path, std::string_view op, LaunchCount count, std::uint64_t read, std::uint64_t written) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        LedgerEntry& row = count_call(rows, path, op);
         row.launches += count.launches;
         row.launches_known = row.launches_known && count.known;
         row.bytes_read += read;
@@ -262,13 +269,7 @@ struct LedgerRecording::State {
 
     void add_host_wait(const Path& path, std::string_view op) {
         const std::lock_guard<std::mutex> lock(mutex);
-        const std::string scope = path.scope.empty() ? std::string("other") : path.scope;
-        LedgerEntry& row = host_waits[{path.layer, scope, std::string(op)}];
-        row.layer = path.layer;
-        row.scope = scope;
-        row.op = std::string(op);
-        row.calls += 1;
-        row.launches = 0;
+        count_call(host_waits, path, op);
     }
 };
 

@@ -77,13 +77,6 @@ std::string GemmJournalEntry::key() const {
     return text;
 }
 
-std::uint32_t pointer_alignment(const void* address) {
-    const auto at = reinterpret_cast<std::uintptr_t>(address);
-    std::uint32_t a = kJournalAlignment;
-    while (a > 1 && at % a != 0) a /= 2;
-    return a;
-}
-
 void start_gemm_journal() {
     Recorder& r = recorder();
     const std::lock_guard<std::mutex> lock(r.mutex);

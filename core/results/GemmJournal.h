@@ -44,9 +44,6 @@ struct GemmJournal {
 // gave that run; the GPU replay puts the latter at 256 bytes, as the CUDA allocator would.
 inline constexpr std::uint32_t kJournalAlignment = 64;
 
-// The largest power of two up to kJournalAlignment that divides `address`.
-std::uint32_t pointer_alignment(const void* address);
-
 // The process-wide recorder (a run trains on one thread at a time; the autograd engine's thread notes too, so it
 // locks). note_gemm does nothing while no journal is open.
 void start_gemm_journal();

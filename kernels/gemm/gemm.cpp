@@ -21,7 +21,6 @@ namespace tewb::kernels {
 namespace {
 
 constexpr const char* kCall = "tewb::kernels::gemm";
-constexpr std::uint32_t kMaxAlignment = 256;  // the most cuBLASLt's alignment preferences distinguish
 
 cudaDataType_t cuda_type(GemmType t) {
     switch (t) {
@@ -44,12 +43,8 @@ cublasLtEpilogue_t cublas_epilogue(Epilogue e) {
     return CUBLASLT_EPILOGUE_DEFAULT;
 }
 
-// The largest power of two (up to 256) that divides the address; 256 for null (nothing to align).
 std::uint32_t alignment_of(const void* p) {
-    const auto address = reinterpret_cast<std::uintptr_t>(p);
-    std::uint32_t a = kMaxAlignment;
-    while (a > 1 && address % a != 0) a /= 2;
-    return a;
+    return pointer_alignment(p);  // gemm_rules.h: up to 256, 256 for null (nothing to align)
 }
 
 bool is_block(ScaleMode m) {

@@ -230,13 +230,15 @@ std::size_t block_scale_entries(ScaleMode mode, std::size_t rows, std::size_t k)
     return 1;
 }
 
+std::uint32_t pointer_alignment(const void* pointer) {
+    const auto at = reinterpret_cast<std::uintptr_t>(pointer);
+    std::uint32_t a = 256;
+    while (a > 1 && at % a != 0) a /= 2;
+    return a;
+}
+
 std::string describe_gemm(const GemmArgs& g) {
-    const auto alignment = [](const void* p) {
-        const auto at = reinterpret_cast<std::uintptr_t>(p);
-        std::uintptr_t a = 256;
-        while (a > 1 && at % a != 0) a /= 2;
-        return std::to_string(a);
-    };
+    const auto alignment = [](const void* p) { return std::to_string(pointer_alignment(p)); };
     const auto mode = [](ScaleMode m) {
         return m == ScaleMode::Block1x128 ? "1x128" : m == ScaleMode::Block128x128 ? "128x128" : "tensor";
     };

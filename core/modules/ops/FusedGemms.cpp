@@ -1,5 +1,6 @@
 // The fused ops' GEMMs (FusedOpsImpl.h): cuBLASLt on a GPU, the host GEMM on the CPU, as the rule table
 // (tewb_kernels/gemm_rules.h) allows; a refusal is a counted fallback naming the rule.
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
 #include <set>
@@ -116,7 +117,7 @@ GemmJournalEntry journal_entry(const char* op, const kernels::GemmArgs& g) {
         {"a.scale_inv", fp8 ? g.a.scale_inv : nullptr}, {"b.scale_inv", fp8 ? g.b.scale_inv : nullptr},
         {"d_scale", kernels::is_fp8(g.d_type) ? g.d_scale : nullptr}, {"d_amax", g.d_amax}};
     for (const auto& [name, pointer] : pointers) {
-        if (pointer != nullptr) e.alignment[name] = pointer_alignment(pointer);
+        if (pointer != nullptr) e.alignment[name] = std::min(kernels::pointer_alignment(pointer), kJournalAlignment);
     }
     return e;
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,6 +89,10 @@ public:
 private:
     GemmRule rule_;
 };
+
+// The largest power of two up to 256 that divides the address (256 for null): what cuBLASLt's alignment
+// preferences distinguish, and what describe_gemm reports.
+std::uint32_t pointer_alignment(const void* pointer);
 
 // The call as a refusal or a fallback names it: types, m/n/k, scale modes, epilogue, and the alignment of every
 // pointer it passes (the largest power of two up to 256 dividing the address), e.g. "E4M3 x E4M3 -> bfloat16,
