@@ -1,4 +1,4 @@
-// tewb-gemm-replay: the GEMMs of GEMM journals (te-bench run --gemm-journal; core/results/GemmJournal.h) run again
+// tewb-gemm-replay: the GEMMs of GEMM journals (te-bench run --gemm-journal; core/ledger/GemmJournal.h) run again
 // in isolation, each at the alignments its pointers had, so a rule that only cuBLASLt enforces shows on the first
 // GPU minute after a CPU-side change broke it.
 //
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/common/Error.h"
-#include "core/results/GemmJournal.h"
+#include "core/ledger/GemmJournal.h"
 #include "tewb_kernels/gemm_rules.h"
 #include "tewb_kernels/gemm_types.h"
 

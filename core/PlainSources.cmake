@@ -50,5 +50,5 @@ set(TEWB_CORE_PLAIN_SOURCES
   results/AtomicFile.cpp
   results/RunStore.cpp
   results/RecordImport.cpp
-  results/GemmJournal.cpp
+  ledger/GemmJournal.cpp
 )

@@ -22,7 +22,7 @@
 #include "core/results/AtomicFile.h"
 #include "core/results/Comparison.h"
 #include "core/results/Fp8Summary.h"
-#include "core/results/GemmJournal.h"
+#include "core/ledger/GemmJournal.h"
 #include "core/results/KernelProfile.h"
 #include "core/results/LedgerReport.h"
 #include "core/results/RecordCsv.h"

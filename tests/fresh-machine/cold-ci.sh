@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # CI's time, cold or warm, on this machine: `bash .ci/run` in a clean clone of HEAD, as CI runs it, with an empty
-# compiler cache of its own (cold; the default) or this machine's cache (--warm). The virtual environment with
+# compiler cache of its own (cold; the default) or with that cache as the previous run of this script left it
+# (--warm: what CI finds after a run on the same machine). The virtual environment with
 # LibTorch is reused when present (packaging/setup-deps.sh installs it otherwise, and the table's set-up row says
 # how long that took). Prints .ci/run's stage table and keeps it; docs/reliability.md ("CI's time") records the
 # last three cold and warm tables. About 45 minutes cold on 2 cores.
 #
 #   usage: tests/fresh-machine/cold-ci.sh [--warm] [--scratch DIR] [--table FILE]
-#   --warm     use this machine's compiler cache instead of an empty one
+#   --warm     keep SCRATCH's compiler cache from the previous run instead of emptying it
 #   --scratch  where the clone and the empty cache go (default /var/tmp/tewb-cold-ci; emptied first)
 #   --table    where the stage table is written (default SCRATCH/stage-table.txt)
 # Exit status: .ci/run's.
@@ -36,17 +37,17 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$scratch" || { echo "cold-ci: cannot create $scratch" >&2; exit 2; }
 scratch=$(cd "$scratch" && pwd)
 table=${table:-$scratch/stage-table.txt}
-rm -rf "$scratch/clone" "$scratch/ccache"
+rm -rf "$scratch/clone"
+[ $warm = 1 ] || rm -rf "$scratch/ccache"
 git clone --quiet --no-hardlinks "$repo" "$scratch/clone" || { echo "cold-ci: git clone of $repo failed" >&2; exit 1; }
 echo "cold-ci: $(git -C "$scratch/clone" log -1 --format='%h %s') in $scratch/clone"
 
-environment=(CI=true "TEWB_CI_TABLE=$table")
+environment=(CI=true "TEWB_CI_TABLE=$table" "CCACHE_DIR=$scratch/ccache")
+mkdir -p "$scratch/ccache"
 if [ $warm = 0 ]; then
-  mkdir -p "$scratch/ccache"
-  environment+=("CCACHE_DIR=$scratch/ccache")
   echo "cold-ci: an empty compiler cache at $scratch/ccache"
 else
-  echo "cold-ci: this machine's compiler cache (warm)"
+  echo "cold-ci: the compiler cache the previous run left at $scratch/ccache (warm)"
 fi
 (cd "$scratch/clone" && env "${environment[@]}" bash .ci/run </dev/null) > "$scratch/ci.log" 2>&1
 status=$?

@@ -13,7 +13,7 @@
 #include "core/modules/ops/KernelTypes.h"
 #include "core/modules/ops/ParameterCopies.h"
 #include "core/modules/ops/ReferenceOps.h"
-#include "core/results/GemmJournal.h"
+#include "core/ledger/GemmJournal.h"
 #include "tewb_kernels/gemm_rules.h"
 #include "tewb_kernels/host/gemm.h"
 

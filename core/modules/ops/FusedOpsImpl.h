@@ -187,7 +187,7 @@ private:
     at::Tensor fp8_gemm_into(const char* op, const at::Tensor& a, const at::Tensor& a_scale_inv, const at::Tensor& b,
                              const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
                              Accumulation accumulation, const at::Tensor& residual, Reference&& reference) const;
-    // Runs the GEMM (noting it in an open GEMM journal, core/results/GemmJournal.h); a refusal is the Misfit.
+    // Runs the GEMM (noting it in an open GEMM journal, core/ledger/GemmJournal.h); a refusal is the Misfit.
     Misfit run_gemm(const char* op, kernels::GemmArgs g, const at::Tensor& where, Tensors reads, Tensors writes) const;
     static bool epilogue_refused(kernels::Epilogue e);
     static void refuse_epilogue(kernels::Epilogue e);

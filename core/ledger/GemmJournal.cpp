@@ -1,4 +1,4 @@
-#include "core/results/GemmJournal.h"
+#include "core/ledger/GemmJournal.h"
 
 #include <cstdint>
 #include <mutex>
