@@ -194,7 +194,7 @@ private:
         // The step's AdamW writes the FP8 weight copies the next forward reads, into new tensors: a captured
         // forward would read the buffers of the step before the capture in every replay. A graph run's forward
         // casts them itself (into the graph's pool), as before that lever.
-        s.optimizer->set_write_fp8_copies(s.graph == nullptr);
+        s.optimizer->set_write_fp8_copies(s.graph == nullptr && !callbacks_.graph_shaped_steps);
         s.timer = make_step_timer(device_, config_.total_steps(), s.fp8_state ? s.fp8_state->statistics_rows() : 0);
         s.timer->reset_peak_memory();
         s.probe = std::make_unique<QualityProbe>(device_.is_cuda() ? std::optional<int>(device_.index()) : std::nullopt);

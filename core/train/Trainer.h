@@ -23,6 +23,11 @@ struct TrainerCallbacks {
     // JSON) and the record gets its top-kernels table (RunRecord.h, KernelProfile). The caller checked the
     // path (AtomicFile.h, check_outputs).
     std::string profile_trace;
+    // Not a callback: every step as a CUDA graph run orders it, on a device that captures no graph (the CPU), so
+    // that CPU suites hold a graph run's step: the optimizer writes no FP8 weight copies and each forward casts the
+    // weights itself (Trainer.cpp: a captured forward must not read copies made before the capture). The eager
+    // order gives the same values; the fused-host suite checks that bit for bit.
+    bool graph_shaped_steps = false;
 };
 
 // Trains the model on synthetic tokens or a token file (config.data; core/data): warm-up steps, then timed steps;
