@@ -10,6 +10,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   common/StepSegments.cpp
   common/TeImpl.cpp
   dist/WorkerEnv.cpp
+  dist/LocalJob.cpp
   device/Capability.cpp
   device/PeakThroughput.cpp
   device/HostMemory.cpp

@@ -1,4 +1,4 @@
-// What the commands share: where the store is, where outputs go, training one run, exit statuses.
+// What the commands share: where the store is, where outputs go, saving a run, exit statuses.
 #include "CommandSupport.h"
 
 #include <unistd.h>
@@ -10,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ProgressBar.h"
 #include "Process.h"
 #include "core/common/Error.h"
 #include "core/common/TextCheck.h"
@@ -105,22 +104,6 @@ bool store_run(const RunStore* store, const RunRecord& record) {
     }
     std::fprintf(stderr, "te-bench: error: %s\n", saved.failure_message().c_str());
     return false;
-}
-
-RunRecord train_one(const Trainer& trainer, const RunConfig& config, const std::string& profile_trace) {
-    cli::ProgressBar progress(isatty(STDERR_FILENO) != 0);
-    TrainerCallbacks callbacks;
-    callbacks.profile_trace = profile_trace;
-    callbacks.on_start = [&](const RunRecord& header) { progress.start(header); };
-    callbacks.on_step = [&](const StepMetrics& step) { progress.step(step); };
-    RunRecord record = trainer.run(config, callbacks, &cancel_requested());
-    progress.finish();
-    if (record.status == RunStatus::Failed) {
-        std::fprintf(stderr, "te-bench: run '%s' failed: %s\n", record.config.name.c_str(), record.message.c_str());
-    } else if (record.status == RunStatus::Cancelled) {
-        std::fprintf(stderr, "te-bench: run '%s' cancelled after %zu steps\n", record.config.name.c_str(), record.steps.size());
-    }
-    return record;
 }
 
 int exit_code_for(const std::vector<RunRecord>& runs, bool all_saved) {

@@ -14,7 +14,6 @@
 #include "core/results/AtomicFile.h"
 #include "core/results/RunRecord.h"
 #include "core/results/RunStore.h"
-#include "core/train/Trainer.h"
 
 namespace tewb::cli {
 
@@ -34,7 +33,6 @@ std::unique_ptr<RunStore> open_store_for_runs(bool no_store, const std::string& 
 // Saves a finished, cancelled or failed run. A run that could not be saved is kept as a JSON file (named
 // in the message) and makes the command exit with kExitNotSaved; the other outputs are still written.
 bool store_run(const RunStore* store, const RunRecord& record);
-RunRecord train_one(const Trainer& trainer, const RunConfig& config, const std::string& profile_trace = {});
 int exit_code_for(const std::vector<RunRecord>& runs, bool all_saved);
 std::int64_t parse_run_id(const std::string& text);
 RunRecord load_stored(RunStore& store, std::int64_t id);

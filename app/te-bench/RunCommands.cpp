@@ -12,6 +12,7 @@
 #include "CommandSupport.h"
 #include "ProgressBar.h"
 #include "Process.h"
+#include "RunChecks.h"
 #include "core/common/BuildInfo.h"
 #include "core/common/Error.h"
 #include "core/common/TextCheck.h"
@@ -38,6 +39,21 @@ namespace tewb::cli {
 
 namespace {
 
+RunRecord train_one(const Trainer& trainer, const RunConfig& config, const std::string& profile_trace = {}) {
+    cli::ProgressBar progress(isatty(STDERR_FILENO) != 0);
+    TrainerCallbacks callbacks;
+    callbacks.profile_trace = profile_trace;
+    callbacks.on_start = [&](const RunRecord& header) { progress.start(header); };
+    callbacks.on_step = [&](const StepMetrics& step) { progress.step(step); };
+    RunRecord record = trainer.run(config, callbacks, &cancel_requested());
+    progress.finish();
+    if (record.status == RunStatus::Failed) {
+        std::fprintf(stderr, "te-bench: run '%s' failed: %s\n", record.config.name.c_str(), record.message.c_str());
+    } else if (record.status == RunStatus::Cancelled) {
+        std::fprintf(stderr, "te-bench: run '%s' cancelled after %zu steps\n", record.config.name.c_str(), record.steps.size());
+    }
+    return record;
+}
 
 // Runs `configs` `repeats` times each, alternating (A B A B …), every repeat of one configuration in one
 // group. Stops at a signal; saves each run as it ends.
@@ -103,52 +119,6 @@ int with_profile_outcome(const std::vector<RunRecord>& runs, int code) {
         if (!run.execution.kernel_profile_error.empty()) return kExitFailure;
     }
     return code;
-}
-
-// `run --profile`: one trace file per process run, written by this process.
-void check_profile_flag(const RunFlags& flags, bool data_parallel) {
-    if (flags.profile_path.empty()) return;
-    if (flags.profile_path == "-") {
-        throw ConfigError("--profile -: a kernel trace goes to a file (Perfetto and chrome://tracing open it), not to standard output");
-    }
-    if (data_parallel) {
-        throw ConfigError("--profile with --nproc or under a launcher: a trace is of one process; run without --nproc and "
-                          "outside the launcher");
-    }
-    // The record keeps the path as JSON text.
-    if (const std::optional<std::string> problem = text_problem(flags.profile_path, 4096)) {
-        throw ConfigError("--profile " + printable_text(flags.profile_path) + ": " + *problem + "; allowed: a UTF-8 path");
-    }
-    // A trace of megabytes of JSON is never meant for the terminal or a pipe (check_outputs refuses the regular
-    // file the output is redirected to, for every output).
-    if (const std::optional<std::string> stream = standard_stream_at(flags.profile_path, /*regular_files_only=*/false)) {
-        throw ConfigError("--profile " + printable_text(flags.profile_path) + ": is the " + *stream + "; a kernel trace goes to a file");
-    }
-    if (repeat_from_flags(flags) > 1) {
-        throw ConfigError("--profile with --repeat " + flags.repeat + ": one trace file is one run; repeat without --profile, "
-                          "then run once with it");
-    }
-}
-
-// Under a launcher the environment describes the job; flags that say otherwise are refused before anything
-// starts (exit 2), on every rank alike, rather than found out in the rendezvous.
-void check_flags_agree_with_launcher(const RunFlags& flags, const RunConfig& requested, const WorkerEnv& env) {
-    if (requested.dist.enabled() && requested.dist.nproc != env.world_size) {
-        throw ConfigError("--nproc " + flags.nproc + ": disagrees with the launcher's environment variable WORLD_SIZE '" +
-                          std::to_string(env.world_size) + "'; allowed: --nproc " + std::to_string(env.world_size) +
-                          ", or leave --nproc out under a launcher");
-    }
-    if (!flags.master_port.empty()) {
-        const int port = parse_int("--master-port", flags.master_port);
-        if (port != env.master_port) {
-            const char* given = std::getenv("MASTER_PORT");
-            throw ConfigError("--master-port " + flags.master_port + ": disagrees with the launcher's " +
-                              (given != nullptr ? "environment variable MASTER_PORT '" + std::string(given) + "'"
-                                                : "default port " + std::to_string(env.master_port) + " (MASTER_PORT unset)") +
-                              "; allowed: --master-port " + std::to_string(env.master_port) +
-                              ", or leave --master-port out under a launcher (MASTER_PORT names the port)");
-        }
-    }
 }
 
 // One rank of a data-parallel job (the environment says which). Rank 0 reports the job: to the launcher
@@ -249,22 +219,6 @@ void check_sweep_data(const SweepSpec& spec, const std::vector<SweepRun>& plan) 
     if (needs.window > 0) TokenFile check(spec.base.data, needs);
 }
 
-// `run --gemm-journal`: the fused path's GEMMs of one process, so not with --nproc; the te backend, not its reference.
-void check_gemm_journal_flag(const RunFlags& flags, const RunConfig& requested, bool data_parallel) {
-    if (flags.gemm_journal_path.empty()) return;
-    const std::string flag = "--gemm-journal " + printable_text(flags.gemm_journal_path);
-    if (flags.gemm_journal_path == "-") {
-        throw ConfigError("--gemm-journal -: the journal goes to a file (tewb-gemm-replay reads it), not to standard output");
-    }
-    if (data_parallel) throw ConfigError(flag + " with --nproc or under a launcher: a journal is of one process; run without --nproc");
-    if (requested.backend != Backend::Te) {
-        throw ConfigError(flag + " with --backend torch: only the te backend's fused path issues the journal's GEMMs; use --backend te");
-    }
-    if (requested.te_impl == TeImpl::Reference) {
-        throw ConfigError(flag + " with --te-impl reference: the reference issues no GEMM of the fused path; use --te-impl fused");
-    }
-}
-
 // After the runs: the journal, or why there is none.
 int write_gemm_journal(const RunFlags& flags, const std::vector<RunRecord>& runs, std::vector<GemmJournalEntry> gemms, int code) {
     if (flags.gemm_journal_path.empty()) return code;
@@ -294,16 +248,11 @@ int write_gemm_journal(const RunFlags& flags, const std::vector<RunRecord>& runs
 
 int run_one(const Commands& c) {
     const RunFlags& flags = c.run_flags;
-    const RunConfig requested = config_from_flags(flags);
-    check_fp8_flags_apply(flags, requested);
-    const std::optional<WorkerEnv> env = worker_env();
-    if (env) check_flags_agree_with_launcher(flags, requested, *env);
-    check_profile_flag(flags, env.has_value() || requested.dist.enabled());
-    check_gemm_journal_flag(flags, requested, env.has_value() || requested.dist.enabled());
-    if (env) return run_rank(c, requested, *env);
+    const CheckedRun checked = check_run_command(c);
+    const RunConfig& requested = checked.requested;
+    if (checked.env) return run_rank(c, requested, *checked.env);
     if (requested.dist.enabled()) return run_local_job_command(c, requested);
     const int repeats = repeat_from_flags(flags);
-    check_outputs(outputs_of(flags), store_to_protect(c.store_path));
     const Trainer trainer(detect_device());
     resolve(requested, trainer.device());  // every argument error surfaces before training starts
     const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
@@ -322,11 +271,8 @@ int run_one(const Commands& c) {
 
 int run_compare(const Commands& c) {
     const RunFlags& flags = c.compare_flags;
-    RunConfig base = config_from_flags(flags);
-    base.te_impl = te_impl_from_flags(flags);  // for the te rows: the plan gives the torch rows auto
-    std::vector<OutputRequest> outputs = outputs_of(flags);
-    add_output(outputs, "--summary-csv", c.compare_summary_csv);
-    check_outputs(outputs, store_to_protect(c.store_path));
+    const RunConfig base = check_compare_command(c);
+    std::vector<OutputRequest> outputs = compare_outputs(c);
     const Trainer trainer(detect_device());
     const std::vector<PlannedRun> plan = plan_comparison(base, trainer.device());
     if (plan.front().skip_reason) throw ConfigError(*plan.front().skip_reason);
@@ -370,15 +316,8 @@ int run_compare(const Commands& c) {
 
 int run_sweep(const Commands& c) {
     const RunFlags& flags = c.sweep_flags;
-    const SweepSpec spec = sweep_from_flags(flags, c.sweep_precisions);
-    const bool fp8 = std::find(spec.precisions.begin(), spec.precisions.end(), Precision::Fp8) != spec.precisions.end();
-    if (flags.fp8_flags_given() && !fp8) {
-        throw ConfigError("--recipe/--fp8-format/--amax-history-len/--amax-algo/--margin: FP8 settings need fp8 in --precisions");
-    }
-    std::vector<OutputRequest> outputs;
-    add_output(outputs, "--csv", flags.csv_path);
-    add_output(outputs, "--json", flags.json_path);
-    check_outputs(outputs, store_to_protect(c.store_path));
+    const SweepSpec spec = check_sweep_command(c);
+    const std::vector<OutputRequest> outputs = sweep_outputs(flags);
     const Trainer trainer(detect_device());
     const std::vector<SweepRun> plan = plan_sweep(spec, trainer.device());
     check_sweep_data(spec, plan);

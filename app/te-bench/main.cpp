@@ -1,5 +1,5 @@
-// te-bench: the headless command line of TE Workbench. Argument wiring only: the commands are in
-// *Commands.cpp, the work in core/.
+// te-bench (and te-bench-torch, the same main): the headless command line of TE Workbench. Argument wiring
+// only: the commands are in *Command(s).cpp, the work in core/. LibTorchCommands.h says which program runs what.
 #include <cstdio>
 #include <exception>
 #include <optional>
@@ -10,9 +10,9 @@
 #include "Arguments.h"
 #include "CheckedStdout.h"
 #include "HistoryCommands.h"
-#include "InfoCommands.h"
+#include "LibTorchCommands.h"
 #include "Process.h"
-#include "RunCommands.h"
+#include "RecipeCommand.h"
 #include "core/common/Error.h"
 #include "core/common/StandardStreams.h"
 
@@ -23,11 +23,7 @@ using namespace tewb::cli;
 
 // The command that was given; errors become exit statuses: 2 a bad argument, 1 anything else.
 int run_command(const Commands& c) {
-    if (c.info->parsed()) return run_info(c);
-    if (c.selftest->parsed()) return run_selftest(c);
-    if (c.run->parsed()) return run_one(c);
-    if (c.compare->parsed()) return run_compare(c);
-    if (c.sweep->parsed()) return run_sweep(c);
+    if (needs_libtorch(c)) return run_libtorch_command(c);
     if (c.recipe->parsed()) return run_recipe(c);
     return run_history(c);
 }

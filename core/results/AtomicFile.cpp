@@ -338,6 +338,25 @@ std::optional<std::string> standard_stream_at(const fs::path& path, bool regular
     return std::nullopt;
 }
 
+namespace {
+
+// This program's executable, or one of the workbench's programs installed beside it (te-bench hands its
+// LibTorch commands to te-bench-torch; an output over either would break the installation).
+std::optional<std::string> own_program_at(const FileIdentity& target) {
+    if (const auto self = identity("/proc/self/exe"); self && *self == target) return "this program's own executable";
+    std::error_code error;
+    const fs::path folder = fs::read_symlink("/proc/self/exe", error).parent_path();
+    if (error) return std::nullopt;
+    for (const char* name : {"te-bench", "te-bench-torch", "te-workbench", "te-workbench-notice"}) {
+        if (const auto program = identity(folder / name); program && *program == target) {
+            return std::string("the program ") + name + " of this installation";
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 bool is_standard_output(const fs::path& path) {
     if (path == "-") return true;
     // The null device discards whatever comes: output sent there mixes with nothing, even when stdout is it too.
@@ -371,8 +390,8 @@ void check_outputs(const std::vector<OutputRequest>& outputs, const std::optiona
                                   " goes to, which writing here would replace; allowed: '-' where the option takes "
                                   "it, or another path");
             }
-            if (const auto self = identity("/proc/self/exe"); self && *self == *target) {
-                throw ConfigError(out.flag + " " + out.path.string() + ": is this program's own executable; allowed: any other path");
+            if (const std::optional<std::string> program = own_program_at(*target)) {
+                throw ConfigError(out.flag + " " + out.path.string() + ": is " + *program + "; allowed: any other path");
             }
         }
         if (store) {

@@ -842,6 +842,44 @@ private Q_SLOTS:
         QVERIFY2(shown.out.contains(QStringLiteral("torch fp32 cpu: %1 at step 4").arg(last, 0, 'f', 4)), qPrintable(shown.out));
     }
 
+    // te-bench links no LibTorch: history, recipe and every bad argument are answered without loading it, and
+    // the commands that need it are handed over to te-bench-torch beside it (same process, same exit status).
+    void libTorchIsLoadedOnlyByTheCommandsThatNeedIt() {
+        tewb::test::ChildOptions trace;
+        trace.env.insert(QStringLiteral("LD_TRACE_LOADED_OBJECTS"), QStringLiteral("1"));  // the loader lists, runs nothing
+        const Result front = tewb::test::run_child(QStringLiteral(TE_BENCH_PATH), {}, trace);
+        QVERIFY2(front.out.contains(QStringLiteral("libc.so")), qPrintable(front.out + front.err));
+        QVERIFY2(!front.out.contains(QStringLiteral("libtorch")), qPrintable(front.out));
+        const Result torch = tewb::test::run_child(QStringLiteral(TE_BENCH_TORCH_PATH), {}, trace);
+        QVERIFY2(torch.out.contains(QStringLiteral("libtorch_cpu")), qPrintable(torch.out + torch.err));
+
+        // te-bench alone, without te-bench-torch beside it: everything but those commands still works.
+        const QString alone = dir_.filePath("alone");
+        QVERIFY(QDir().mkpath(alone));
+        QFile::remove(alone + "/te-bench");
+        QVERIFY(QFile::copy(QStringLiteral(TE_BENCH_PATH), alone + "/te-bench"));
+        const auto lone = [&](const QStringList& args) {
+            return tewb::test::run_child(alone + "/te-bench", QStringList{"--store", dir_.filePath("alone.sqlite3")} + args);
+        };
+        const Result bad = lone({"run", "--lr", "0"});
+        QCOMPARE(bad.exit_code, 2);
+        QVERIFY2(bad.err.contains(QStringLiteral("--lr 0: out of range")), qPrintable(bad.err));
+        const Result bad_output = lone({"run", "--json", alone + "/te-bench"});
+        QCOMPARE(bad_output.exit_code, 2);
+        QVERIFY2(bad_output.err.contains(QStringLiteral("is this program's own executable")), qPrintable(bad_output.err));
+        QCOMPARE(lone({"history", "list"}).exit_code, 0);
+        QCOMPARE(lone({"recipe", "--amax", "1,2"}).exit_code, 0);
+        const Result run = lone({"run", "--preset", "quick-cpu", "--iters", "1", "--warmup", "0"});
+        QCOMPARE(run.exit_code, 1);
+        QVERIFY2(run.err.contains(alone + "/te-bench-torch: cannot be started (No such file or directory)"), qPrintable(run.err));
+        QCOMPARE(lone({"history", "list", "--json"}).out.trimmed(), QStringLiteral("[]"));  // nothing ran, nothing saved
+
+        // Through te-bench, a run keeps its exit status and its process: te-bench-torch replaces te-bench.
+        const Result handed = bench({"run", "--preset", "quick-cpu", "--iters", "1", "--warmup", "0", "--no-store", "--json", "-"});
+        QCOMPARE(handed.exit_code, 0);
+        QCOMPARE(read_json_text(handed.out)["status"].get<std::string>(), std::string("finished"));
+    }
+
     void compareRunsWhatTheDeviceSupports() {
         const Result info = bench({"info", "--json"});
         if (!read_json_text(info.out)["device"]["compute_capability"].is_null())

@@ -45,9 +45,10 @@ site=$(python3 -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch
 export LD_LIBRARY_PATH="$site/torch/lib:$site/nvidia/cu13/lib:$root/.deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 bin=""
-if [ -x "$root/.gpu-bin/te-bench" ] && [ -z "${TEWB_CHECK_BUILD:-}" ]; then
+if [ -x "$root/.gpu-bin/te-bench" ] && [ -x "$root/.gpu-bin/te-bench-torch" ] && [ -z "${TEWB_CHECK_BUILD:-}" ]; then
   echo "== prebuilt programs (.gpu-bin, from $(head -c 12 "$root/.gpu-bin/commit") $(sed -n 2p "$root/.gpu-bin/commit"))"
-  if LD_LIBRARY_PATH="$root/.gpu-bin/lib:$LD_LIBRARY_PATH" "$root/.gpu-bin/te-bench" --version > "$out/build.log" 2>&1; then
+  # te-bench-torch, not te-bench: it is the one that loads LibTorch and the CUDA libraries
+  if LD_LIBRARY_PATH="$root/.gpu-bin/lib:$LD_LIBRARY_PATH" "$root/.gpu-bin/te-bench-torch" --version > "$out/build.log" 2>&1; then
     bin=$root/.gpu-bin
     export LD_LIBRARY_PATH="$root/.gpu-bin/lib:$LD_LIBRARY_PATH"
     cat "$out/build.log"
@@ -64,7 +65,7 @@ if [ -z "$bin" ]; then
   {
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CUDA_COMPILER="$nvcc" \
           -DTEWB_BUILD_GUI=OFF -DTORCH_CUDA_ARCH_LIST=9.0 -DCMAKE_CUDA_ARCHITECTURES=90 &&
-    cmake --build "$build" -j"$jobs" --target te-bench tst_gpu_training tewb-kernel-bench tewb-gemm-replay
+    cmake --build "$build" -j"$jobs" --target te-bench te-bench-torch tst_gpu_training tewb-kernel-bench tewb-gemm-replay
   } >> "$out/build.log" 2>&1
   build_rc=$?
   echo "build: exit $build_rc in $(( $(date +%s) - start )) s (log: build.log)"
@@ -73,7 +74,7 @@ if [ -z "$bin" ]; then
     exit 1
   fi
   mkdir -p "$build/staged"
-  cp "$build/app/te-bench" "$build/tests/tst_gpu_training" "$build/bench/tewb-kernel-bench" "$build/bench/tewb-gemm-replay" \
+  cp "$build/app/te-bench" "$build/app/te-bench-torch" "$build/tests/tst_gpu_training" "$build/bench/tewb-kernel-bench" "$build/bench/tewb-gemm-replay" \
      "$build/staged/"
   bin=$build/staged
 fi

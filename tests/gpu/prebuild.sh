@@ -13,10 +13,10 @@ torch_prefix=$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)'
 build=build/gpu-prebuilt
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" -DTEWB_BUILD_GUI=OFF \
       -DTORCH_CUDA_ARCH_LIST="${arch:0:1}.${arch:1}" -DCMAKE_CUDA_ARCHITECTURES="$arch" > /dev/null
-cmake --build "$build" --target te-bench tst_gpu_training tewb-kernel-bench tewb-gemm-replay
+cmake --build "$build" --target te-bench te-bench-torch tst_gpu_training tewb-kernel-bench tewb-gemm-replay
 rm -rf .gpu-bin
 mkdir -p .gpu-bin/lib
-cp "$build/app/te-bench" "$build/tests/tst_gpu_training" "$build/bench/tewb-kernel-bench" "$build/bench/tewb-gemm-replay" .gpu-bin/
+cp "$build/app/te-bench" "$build/app/te-bench-torch" "$build/tests/tst_gpu_training" "$build/bench/tewb-kernel-bench" "$build/bench/tewb-gemm-replay" .gpu-bin/
 # A real file, not a link: links travel as links and would dangle on the other machine.
 cp "$(readlink -f /usr/lib/x86_64-linux-gnu/libsqlite3.so.0)" .gpu-bin/lib/libsqlite3.so.0
 git rev-parse HEAD > .gpu-bin/commit
