@@ -121,4 +121,11 @@ std::string printable_text(std::string_view text) {
     return out;
 }
 
+std::string quoted(std::string_view text) {
+    std::string out(1, '\'');  // appended, not "'" + text: GCC 12 warns falsely (-Wrestrict) on that form
+    out += text;
+    out += '\'';
+    return out;
+}
+
 }  // namespace tewb

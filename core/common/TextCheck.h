@@ -23,5 +23,7 @@ std::optional<std::string> bidi_control_at(std::string_view text);
 // For terminals and tables: invalid UTF-8, control characters and bidirectional controls each become U+FFFD,
 // so stored text can never move the cursor, colour the terminal, reorder a line or forge a table row.
 std::string printable_text(std::string_view text);
+// 'text', as messages quote a value the user gave.
+std::string quoted(std::string_view text);
 
 }  // namespace tewb

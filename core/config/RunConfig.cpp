@@ -70,13 +70,6 @@ std::optional<Limits> limits_of(std::string_view flag) {
     return std::nullopt;
 }
 
-std::string quoted(std::string_view text) {
-    std::string out(1, '\'');  // appended, not "'" + text: GCC 12 warns falsely (-Wrestrict) on that form here
-    out += text;
-    out += '\'';
-    return out;
-}
-
 // A setting only llama has, given a value other than its default on a gpt.
 void check_llama_only(std::vector<ConfigProblem>& problems, const RunConfig& c, std::string_view id, bool is_default) {
     if (c.model.arch == Arch::Llama || is_default) return;

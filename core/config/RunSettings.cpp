@@ -7,6 +7,7 @@
 #include "core/common/Choice.h"
 #include "core/common/Error.h"
 #include "core/common/NumberText.h"
+#include "core/common/TextCheck.h"
 #include "core/fp8/Fp8Format.h"
 
 namespace tewb {
@@ -192,7 +193,6 @@ const std::array<RunSetting, 37> kSettings{{
      .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.name = name(v); }},
 }};
 
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
 
 }  // namespace
 

@@ -31,7 +31,7 @@ void add(std::map<std::string, KernelTime>& by_name, const ProfiledEvent& e) {
 
 std::string fixed(double value, int decimals) { return format_fixed(value, decimals); }
 
-std::string percent(double share) { return fixed(share * 100.0, 1) + "%"; }
+std::string share_percent(double share) { return fixed(share * 100.0, 1) + "%"; }
 
 // Kernel names from templates run to hundreds of characters: the start says which kernel it is.
 std::string shortened(const std::string& name) {
@@ -106,16 +106,16 @@ std::string top_kernels_table(const KernelProfile& profile, std::size_t limit) {
             continue;
         }
         rows.push_back({shortened(k.name), std::to_string(k.launches), fixed(k.total_us, 1), fixed(k.mean_us(), 1),
-                        percent(profile.share_of_step(k))});
+                        share_percent(profile.share_of_step(k))});
     }
     std::string out = render_text_table({"kernel", "launches", "total µs", "mean µs", "share"}, rows);
     if (rest > 0) {
         out += std::to_string(rest) + " more: " + fixed(rest_us, 1) + " µs (" +
-               percent(profile.step_ms > 0 ? rest_us / (profile.step_ms * 1000.0) : 0.0) + ")\n";
+               share_percent(profile.step_ms > 0 ? rest_us / (profile.step_ms * 1000.0) : 0.0) + ")\n";
     }
     const double total = profile.total_us();
     out += "total: " + fixed(total, 1) + " µs in " + std::to_string(profile.kernels.size()) + " kernels, " +
-           percent(profile.step_ms > 0 ? total / (profile.step_ms * 1000.0) : 0.0) + " of the profiled step's " +
+           share_percent(profile.step_ms > 0 ? total / (profile.step_ms * 1000.0) : 0.0) + " of the profiled step's " +
            fixed(profile.step_ms, 3) + " ms\n";
     return out;
 }
@@ -125,7 +125,7 @@ std::vector<std::string> top_kernels_lines(const KernelProfile& profile, std::si
     for (std::size_t i = 0; i < profile.kernels.size() && i < limit; ++i) {
         const KernelTime& k = profile.kernels[i];
         lines.push_back(shortened(k.name) + ": " + fixed(k.total_us, 1) + " µs in " + std::to_string(k.launches) +
-                        (k.launches == 1 ? " launch (" : " launches (") + percent(profile.share_of_step(k)) + " of the step)");
+                        (k.launches == 1 ? " launch (" : " launches (") + share_percent(profile.share_of_step(k)) + " of the step)");
     }
     return lines;
 }

@@ -11,20 +11,20 @@ namespace tewb {
 
 namespace {
 
-std::string number(double value) {
+std::string csv_number(double value) {
     return shortest_text(value);
 }
 
-std::string number(const std::optional<double>& value) {
-    return value ? number(*value) : std::string{};
+std::string csv_number(const std::optional<double>& value) {
+    return value ? csv_number(*value) : std::string{};
 }
 
-std::string number(float value) {
+std::string csv_number(float value) {
     return shortest_text(value);
 }
 
-std::string number(const std::optional<float>& value) {
-    return value ? number(*value) : std::string{};
+std::string csv_number(const std::optional<float>& value) {
+    return value ? csv_number(*value) : std::string{};
 }
 
 }  // namespace
@@ -55,7 +55,7 @@ std::string breakdown_fields(const std::optional<StepBreakdown>& b) {
     std::string out;
     for (const StepSegment segment : kStepSegments) {
         out += ',';
-        if (b) out += number(std::optional<double>(b->at(segment)));
+        if (b) out += csv_number(std::optional<double>(b->at(segment)));
     }
     return out;
 }
@@ -70,9 +70,9 @@ void write_steps_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
                                    csv_field(to_string(run.config.backend)) + "," +
                                    csv_field(to_string(run.config.precision)) + "," + csv_field(run.execution.device) + ",";
         for (const StepMetrics& s : run.steps) {
-            out << prefix << s.step << ',' << csv_field(to_string(s.phase)) << ',' << number(s.loss) << ','
-                << number(s.step_ms) << ',' << s.mem_bytes << ',' << number(s.tokens_per_s) << ',' << number(s.elapsed_ms)
-                << breakdown_fields(s.breakdown) << ',' << number(s.val_loss) << '\n';
+            out << prefix << s.step << ',' << csv_field(to_string(s.phase)) << ',' << csv_number(s.loss) << ','
+                << csv_number(s.step_ms) << ',' << s.mem_bytes << ',' << csv_number(s.tokens_per_s) << ',' << csv_number(s.elapsed_ms)
+                << breakdown_fields(s.breakdown) << ',' << csv_number(s.val_loss) << '\n';
         }
     }
 }
@@ -92,7 +92,7 @@ std::string fallback_calls(const Execution& e) {
 std::string quality_fields(const std::optional<MeasurementQuality>& q) {
     std::string out = ",";
     if (q) {
-        out += number(q->cv) + ',' + number(q->others_cpu_cores) + ',' + number(q->load_average) + ',';
+        out += csv_number(q->cv) + ',' + csv_number(q->others_cpu_cores) + ',' + csv_number(q->load_average) + ',';
         out += q->noisy ? "true" : "false";
     } else {
         out += ",,,";
@@ -116,7 +116,7 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
         for (const std::size_t i : g.members) group_of[i] = &g;
     }
     const auto interval = [](const std::optional<Interval>& v, bool hi) {
-        return v ? number(std::optional<double>(hi ? v->hi : v->lo)) : std::string();
+        return v ? csv_number(std::optional<double>(hi ? v->hi : v->lo)) : std::string();
     };
     std::size_t index = 0;
     for (const ComparisonRow& row : compare_runs(runs, baseline)) {
@@ -141,15 +141,15 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
             << csv_field(r.execution.implementation) << ',' << (r.execution.fp8_emulated ? "true" : "false") << ','
             << csv_field(r.execution.te_impl) << ',' << fallback_calls(r.execution) << ','
             << csv_field(to_string(r.status)) << ',' << s.timed_steps << ','
-            << number(s.mean_ms) << ',' << number(s.median_ms) << ',' << number(s.p90_ms) << ',' << number(s.tokens_per_s) << ','
-            << number(s.tflops) << ',' << number(s.mfu) << ',' << s.peak_mem_bytes << ','
-            << csv_field(to_string(r.execution.memory_metric)) << ',' << number(s.final_loss) << ',' << number(s.final_val_loss)
-            << ',' << number(speedup) << ','
-            << number(row.memory_ratio) << ','
+            << csv_number(s.mean_ms) << ',' << csv_number(s.median_ms) << ',' << csv_number(s.p90_ms) << ',' << csv_number(s.tokens_per_s) << ','
+            << csv_number(s.tflops) << ',' << csv_number(s.mfu) << ',' << s.peak_mem_bytes << ','
+            << csv_field(to_string(r.execution.memory_metric)) << ',' << csv_number(s.final_loss) << ',' << csv_number(s.final_val_loss)
+            << ',' << csv_number(speedup) << ','
+            << csv_number(row.memory_ratio) << ','
             << (r.repeat ? csv_field(r.repeat->group) : "") << ',' << (r.repeat ? std::to_string(r.repeat->index) : "") << ','
-            << (r.repeat ? std::to_string(r.repeat->count) : "") << ',' << number(g.centre_ms) << ',' << number(g.min_ms)
-            << ',' << number(g.max_ms) << ',' << interval(g.centre_ci, false) << ',' << interval(g.centre_ci, true) << ','
-            << number(group_speedup) << ',' << interval(group_ci, false) << ',' << interval(group_ci, true) << ','
+            << (r.repeat ? std::to_string(r.repeat->count) : "") << ',' << csv_number(g.centre_ms) << ',' << csv_number(g.min_ms)
+            << ',' << csv_number(g.max_ms) << ',' << interval(g.centre_ci, false) << ',' << interval(g.centre_ci, true) << ','
+            << csv_number(group_speedup) << ',' << interval(group_ci, false) << ',' << interval(group_ci, true) << ','
             << (group_ci ? (g.significant() ? "true" : "false") : "") << breakdown_fields(s.breakdown) << ','
             << csv_field(s.breakdown_source) << ',' << csv_field(note) << quality_fields(r.execution.quality) << '\n';
     }
@@ -159,7 +159,7 @@ void write_fp8_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
     out << "run_id,run_name,step,phase,module,slot,dtype,amax,scale,saturated_fraction,underflow_fraction,rel_mse,snr_db,"
            "current_rel_mse,current_snr_db,block_rel_mse,block_snr_db\n";
     const auto snr = [](const std::optional<float>& rel_mse) {
-        return rel_mse ? number(std::optional<double>(snr_db(*rel_mse))) : std::string();
+        return rel_mse ? csv_number(std::optional<double>(snr_db(*rel_mse))) : std::string();
     };
     for (const RunRecord& run : runs) {
         const std::string prefix = csv_field(run.id) + "," + csv_field(display_name(run)) + ",";
@@ -169,10 +169,10 @@ void write_fp8_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
                 const Fp8SlotSample& sample = s.fp8[i];
                 out << prefix << s.step << ',' << csv_field(to_string(s.phase)) << ',' << csv_field(slot.module) << ','
                     << csv_field(to_string(slot.role)) << ',' << csv_field(to_string(slot.dtype)) << ','
-                    << number(sample.amax) << ',' << number(sample.scale) << ',' << number(sample.saturated) << ','
-                    << number(sample.underflow) << ','
-                    << number(sample.rel_mse) << ',' << snr(sample.rel_mse) << ',' << number(sample.current_rel_mse) << ','
-                    << snr(sample.current_rel_mse) << ',' << number(sample.block_rel_mse) << ',' << snr(sample.block_rel_mse)
+                    << csv_number(sample.amax) << ',' << csv_number(sample.scale) << ',' << csv_number(sample.saturated) << ','
+                    << csv_number(sample.underflow) << ','
+                    << csv_number(sample.rel_mse) << ',' << snr(sample.rel_mse) << ',' << csv_number(sample.current_rel_mse) << ','
+                    << snr(sample.current_rel_mse) << ',' << csv_number(sample.block_rel_mse) << ',' << snr(sample.block_rel_mse)
                     << '\n';
             }
         }

@@ -4,7 +4,9 @@
 # Checks: the programs sit in lib/te-workbench with no path to this machine's LibTorch; bin/te-bench and
 # bin/te-workbench find LibTorch through TEWB_VENV and answer --version with version and git commit;
 # without LibTorch (or with another torch) they exit 1 naming te-workbench-setup; te-workbench-setup,
-# install-libtorch, the desktop entry and the icon are installed.
+# install-libtorch, the desktop entry and the icon are installed; te-bench-torch (which te-bench hands its
+# LibTorch commands to) beside te-bench, without a path to this machine's LibTorch, and a run through the
+# launcher reaches it.
 set -uo pipefail
 build=${1:?usage: installed_layout.sh BUILD_DIR SCRATCH_DIR VENV}
 scratch=${2:?}
@@ -59,6 +61,23 @@ for program in "${programs[@]}"; do
     fi
   fi
 done
+
+torch_half=$prefix/lib/te-workbench/te-bench-torch
+if [ ! -x "$torch_half" ]; then
+  fail "$torch_half is not installed"
+elif readelf -d "$torch_half" | grep -E 'RPATH|RUNPATH' | grep -q 'site-packages\|/venv'; then
+  fail "te-bench-torch carries a path to this machine's LibTorch"
+else
+  pass "te-bench-torch installed beside te-bench, no path to this machine's LibTorch"
+  out=$(env -u DISPLAY HOME="$scratch/home" TEWB_VENV="$venv" OMP_NUM_THREADS=1 "$prefix/bin/te-bench" run --preset quick-cpu \
+        --warmup 0 --iters 1 --no-store 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ] && grep -q "finished" <<<"$out"; then
+    pass "te-bench run through the launcher (handed to te-bench-torch)"
+  else
+    fail "te-bench run through the launcher: exit $rc, '$out'"
+  fi
+fi
 
 for file in bin/te-workbench-setup lib/te-workbench/install-libtorch; do
   [ -x "$prefix/$file" ] && pass "$file installed" || fail "$file is not installed"

@@ -30,10 +30,6 @@ namespace tewb::ui {
 
 namespace {
 
-QString esc(const std::string& text) {
-    return QString::fromStdString(text).toHtmlEscaped();
-}
-
 // A capability badge whose colour and words agree: green "TE capable", red "Not TE capable"; the fallback
 // badge is a warning, orange "Fallback" when on, green "No fallback" when off.
 QString badge(const QString& text, bool on, const std::string& reason, bool warning = false) {

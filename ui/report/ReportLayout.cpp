@@ -203,4 +203,8 @@ int keep_figures_on_pages(QTextDocument& document) {
     return fixed;
 }
 
+QString esc(const std::string& text) {
+    return QString::fromStdString(text).toHtmlEscaped();
+}
+
 }  // namespace tewb::ui

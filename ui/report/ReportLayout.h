@@ -2,6 +2,8 @@
 
 #include <QString>
 
+#include <string>
+
 class QTextDocument;
 
 namespace tewb::ui {
@@ -17,5 +19,7 @@ int keep_figures_on_pages(QTextDocument& document);
 // The heading and caption texts keep_figures_on_pages looks for.
 QString figure_heading_text(int number, const QString& title);
 QString figure_caption_prefix(int number);
+// Text from a record, escaped for the report's HTML.
+QString esc(const std::string& text);
 
 }  // namespace tewb::ui

@@ -9,6 +9,7 @@
 
 #include "core/common/TextTable.h"
 #include "ui/common/ValidationLoss.h"
+#include "ui/report/ReportLayout.h"
 
 namespace tewb::ui {
 
@@ -16,10 +17,6 @@ namespace {
 
 constexpr double kParityNats = 0.02;  // the bound for FP8 against BF16 at the quick size
 constexpr std::size_t kShaPrefix = 12;
-
-QString esc(const std::string& text) {
-    return QString::fromStdString(text).toHtmlEscaped();
-}
 
 std::string count(std::int64_t n) {
     return std::to_string(n);
