@@ -7,6 +7,7 @@
 
 #include "core/common/BuildInfo.h"
 #include "core/common/Error.h"
+#include "core/common/TextCheck.h"
 #include "core/config/ComparePlan.h"
 #include "core/config/RunSettings.h"
 #include "core/fp8/Recipe.h"
@@ -424,10 +425,16 @@ void define_commands(CLI::App& app, Commands& c) {
 
 namespace {
 
+// CLI11's message on one line, with long values cut; its "--lr: At Most 1 required but received 2" in our words.
 std::string one_line(const std::exception& e) {
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');
-    return message;
+    const std::string at_most = ": At Most 1 required but received ";
+    if (const std::size_t at = message.find(at_most); at != std::string::npos && dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
+        message = message.substr(0, at) + ": given " + message.substr(at + at_most.size()) +
+                  " times; allowed: once (which of them was meant is not for te-bench to guess)";
+    }
+    return with_long_values_cut(message);
 }
 
 // An option given with an empty value (`--lr ""`, `--json ""`) is a mistake, never "the default": the
@@ -465,7 +472,7 @@ std::optional<int> parse_arguments(CLI::App& app, const Commands& c, int argc, c
     } catch (const CLI::ExtrasError& e) {
         if (app.get_subcommands().empty() && !app.remaining().empty()) {
             std::fprintf(stderr, "te-bench: unknown command '%s'; allowed: %s (see te-bench --help)\n",
-                         app.remaining().front().c_str(), kCommands);
+                         with_long_values_cut(app.remaining().front()).c_str(), kCommands);
             return kExitUsage;
         }
         std::fprintf(stderr, "te-bench: %s (see te-bench --help)\n", one_line(e).c_str());
@@ -474,7 +481,7 @@ std::optional<int> parse_arguments(CLI::App& app, const Commands& c, int argc, c
         if (c.history->parsed() && c.history->get_subcommands().empty()) {  // `history` is the only command with subcommands
             const std::string problem = c.history->remaining().empty()
                                             ? std::string("a subcommand is required")
-                                            : "unknown subcommand '" + c.history->remaining().front() + "'";
+                                            : "unknown subcommand '" + with_long_values_cut(c.history->remaining().front()) + "'";
             std::fprintf(stderr, "te-bench history: %s; allowed: list|show|delete|export|import\n", problem.c_str());
             return kExitUsage;
         }

@@ -75,6 +75,25 @@ void check_gemm_journal_flag(const RunFlags& flags, const RunConfig& requested, 
     }
 }
 
+// No output may be the token file the runs train on (`--data d.txt --json d.txt` replaced the corpus).
+void check_outputs_spare_the_data(const std::vector<OutputRequest>& outputs, const RunConfig& config) {
+    if (!config.data.from_file()) return;
+    for (const OutputRequest& out : outputs) {
+        if (out.path != "-" && refer_to_one_file(out.path, config.data.path)) {
+            throw ConfigError(out.flag + " " + printable_text(out.path.string()) + ": is the token file this command trains on (--data " +
+                              printable_text(config.data.path) + "), which writing here would destroy; allowed: any other path");
+        }
+    }
+}
+
+// `--fp8-csv` holds the FP8 statistics of FP8 runs: for a run that is not FP8 it would be a header alone.
+void check_fp8_csv_applies(const RunFlags& flags, const RunConfig& requested) {
+    if (flags.fp8_csv_path.empty() || requested.precision == Precision::Fp8) return;
+    throw ConfigError("--fp8-csv " + printable_text(flags.fp8_csv_path) + ": this run is not FP8 (--precision " +
+                      std::string(to_string(requested.precision)) + "), so the file would hold its header alone; allowed: with "
+                      "--precision fp8, or leave --fp8-csv out");
+}
+
 }  // namespace
 
 CheckedRun check_run_command(const Commands& c) {
@@ -91,6 +110,8 @@ CheckedRun check_run_command(const Commands& c) {
         repeat_from_flags(flags);
         check_outputs(outputs_of(flags), store_to_protect(c.store_path));
     }
+    check_outputs_spare_the_data(outputs_of(flags), requested);
+    check_fp8_csv_applies(flags, requested);
     return checked;
 }
 
@@ -104,6 +125,7 @@ RunConfig check_compare_command(const Commands& c) {
     RunConfig base = config_from_flags(c.compare_flags);
     base.te_impl = te_impl_from_flags(c.compare_flags);  // for the te rows: the plan gives the torch rows auto
     check_outputs(compare_outputs(c), store_to_protect(c.store_path));
+    check_outputs_spare_the_data(compare_outputs(c), base);
     return base;
 }
 
@@ -122,6 +144,7 @@ SweepSpec check_sweep_command(const Commands& c) {
         throw ConfigError("--recipe/--fp8-format/--amax-history-len/--amax-algo/--margin: FP8 settings need fp8 in --precisions");
     }
     check_outputs(sweep_outputs(flags), store_to_protect(c.store_path));
+    check_outputs_spare_the_data(sweep_outputs(flags), spec.base);
     return spec;
 }
 

@@ -1,12 +1,16 @@
 #include "DisplayCheck.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <filesystem>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include <dlfcn.h>
 
@@ -71,6 +75,37 @@ std::optional<std::string> display_problem(int limit_ms) {
                                 : "does not answer (no X server accepts the connection)";
     return "the X display '" + display + "' (DISPLAY) " + how + "; start it, set DISPLAY to one that runs, or run headless "
            "with QT_QPA_PLATFORM=offscreen";
+}
+
+std::optional<std::string> platform_problem(const std::vector<std::string>& platform_dirs) {
+    const char* value = std::getenv("QT_QPA_PLATFORM");
+    if (value == nullptr || *value == '\0') return std::nullopt;
+    // A plugin file libq<key>.so serves the platform <key>; Wayland's generic plugin serves "wayland".
+    std::set<std::string> known;
+    for (const std::string& dir : platform_dirs) {
+        std::error_code error;
+        for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(dir), error)) {
+            const std::string file = entry.path().filename().string();
+            if (file.size() <= 7 || file.compare(0, 4, "libq") != 0 || file.compare(file.size() - 3, 3, ".so") != 0) continue;
+            const std::string key = file.substr(4, file.size() - 7);
+            known.insert(key);
+            if (key == "wayland-generic") known.insert("wayland");
+        }
+    }
+    const std::string text = value;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t end = std::min(text.find(';', start), text.size());
+        const std::string name = text.substr(start, std::min(text.find(':', start), end) - start);
+        if (known.count(name) != 0) return std::nullopt;
+        start = end + 1;
+    }
+    std::string allowed;
+    for (const std::string& key : known) allowed += (allowed.empty() ? "" : ", ") + key;
+    const std::string shown = text.size() > 80 ? text.substr(0, 80) + "..." : text;
+    return "QT_QPA_PLATFORM '" + shown + "': no such Qt platform plugin here; allowed: " +
+           (allowed.empty() ? std::string("none found (is Qt's platform plugin package installed?)") : allowed) +
+           ", or leave it unset on a desktop";
 }
 
 }  // namespace tewb::workbench

@@ -4,8 +4,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 #include <string_view>
+
+#include <unistd.h>
 
 #include <QApplication>
 #include <QCoreApplication>
@@ -14,6 +17,7 @@
 #include <QSettings>
 #include <QSize>
 #include <QIcon>
+#include <QLibraryInfo>
 
 #include "core/common/BuildInfo.h"
 #include "core/common/Error.h"
@@ -126,6 +130,12 @@ std::optional<int> parse_arguments(int argc, char** argv, Arguments& out) {
     if (!parser.positionalArguments().isEmpty()) {
         return usage_error(QStringLiteral("unexpected argument '%1'; allowed: options only").arg(parser.positionalArguments().front()));
     }
+    try {  // every mode keeps its runs in the default store: without a place for it nothing can start
+        tewb::RunStore::default_path();
+    } catch (const tewb::DataError&) {
+        return usage_error(QStringLiteral("no place for the run store: none of TEWB_DATA_DIR, XDG_DATA_HOME and HOME is set; set "
+                                          "one of them to the folder te-workbench keeps its runs in"));
+    }
     for (const QString& option : {demo, exportDir, runs, outFile, windowSize}) {
         if (parser.isSet(option) && parser.value(option).isEmpty()) {
             return usage_error(QStringLiteral("--%1: empty value; give a value or leave the option out").arg(option));
@@ -193,27 +203,43 @@ std::optional<int> parse_arguments(int argc, char** argv, Arguments& out) {
     }
     out.quit = parser.isSet(quit);
     out.dark = parser.isSet(dark);
-    try {
-        tewb::RunStore::default_path();  // every run is saved: there must be a place for the store
-    } catch (const tewb::DataError& e) {
-        return usage_error(QString::fromStdString(e.what()));
-    }
     return std::nullopt;
+}
+
+// Where Qt looks for platform plugins: QT_QPA_PLATFORM_PLUGIN_PATH, the platforms folder of each of
+// QT_PLUGIN_PATH's folders, and Qt's own.
+std::vector<std::string> qt_platform_dirs() {
+    std::vector<std::string> dirs;
+    if (const QByteArray direct = qgetenv("QT_QPA_PLATFORM_PLUGIN_PATH"); !direct.isEmpty()) {
+        dirs.push_back(QString::fromLocal8Bit(direct).toStdString());
+    }
+    for (const QString& dir : QString::fromLocal8Bit(qgetenv("QT_PLUGIN_PATH")).split(QLatin1Char(':'), Qt::SkipEmptyParts)) {
+        dirs.push_back((dir + QStringLiteral("/platforms")).toStdString());
+    }
+    dirs.push_back((QLibraryInfo::path(QLibraryInfo::PluginsPath) + QStringLiteral("/platforms")).toStdString());
+    return dirs;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     tewb::occupy_standard_descriptors();  // before Qt opens anything: a closed stdout never becomes its eventfd
-    if (asks_for_version(argc, argv)) {
-        std::printf("%s\n", tewb::version_text("te-workbench").c_str());
-        return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
-    }
     // The window, a report and a demo use the default store: no output path may reach it, checked before any work.
     try {
         tewb::protect_run_store(tewb::RunStore::default_path());
     } catch (const tewb::DataError&) {
         // no place for a store: opening it says so
+    }
+    if (const std::optional<tewb::StreamOnStore> stream = tewb::standard_stream_on_protected_store()) {
+        if (stream->fd == STDOUT_FILENO) {
+            std::fprintf(stderr, "te-workbench: standard output writes into %s, which anything printed would destroy; "
+                                 "nothing was done; allowed: standard output to anything else\n", stream->what.c_str());
+        }
+        return 2;
+    }
+    if (asks_for_version(argc, argv)) {
+        std::printf("%s\n", tewb::version_text("te-workbench").c_str());
+        return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
     }
     Arguments arguments;
     if (const std::optional<int> status = parse_arguments(argc, argv, arguments)) return *status;
@@ -232,7 +258,21 @@ int main(int argc, char** argv) {
         }
         qputenv("QT_QPA_PLATFORM", "offscreen");
     }
+    // A platform name Qt has no plugin for makes QApplication abort: said here, as a bad setting.
+    if (const std::optional<std::string> problem = tewb::workbench::platform_problem(qt_platform_dirs())) {
+        std::fprintf(stderr, "te-workbench: %s\n", problem->c_str());
+        return 2;
+    }
     QApplication app(argc, argv);
+    // A platform that shows no window (offscreen, minimal): a report or a demo ends when done, as with --quit;
+    // nobody could close a window that waits there.
+    const QString platform = QGuiApplication::platformName();
+    if ((arguments.report || arguments.plan) && !arguments.quit &&
+        (platform == QLatin1String("offscreen") || platform == QLatin1String("minimal"))) {
+        std::fprintf(stderr, "te-workbench: the Qt platform '%s' shows no window; te-workbench ends when the %s is done, as with --quit\n",
+                     qPrintable(platform), arguments.report ? "report" : "demo");
+        arguments.quit = true;
+    }
     if (arguments.helpAll) {
         QCommandLineParser parser;
         describe_options(parser);

@@ -128,4 +128,26 @@ std::string quoted(std::string_view text) {
     return out;
 }
 
+std::string with_long_values_cut(std::string_view message) {
+    constexpr std::size_t kLongest = 200;
+    constexpr std::size_t kKept = 80;
+    std::string out;
+    std::size_t start = 0;
+    while (start < message.size()) {
+        std::size_t end = message.find(' ', start);
+        if (end == std::string_view::npos) end = message.size();
+        const std::string_view word = message.substr(start, end - start);
+        if (word.size() > kLongest) {
+            std::size_t keep = kKept;
+            while (keep > 0 && (static_cast<unsigned char>(word[keep]) & 0xC0) == 0x80) --keep;  // a whole UTF-8 character
+            out += std::string(word.substr(0, keep)) + "...(" + std::to_string(word.size()) + " characters)";
+        } else {
+            out += word;
+        }
+        if (end < message.size()) out += ' ';
+        start = end + 1;
+    }
+    return out;
+}
+
 }  // namespace tewb

@@ -25,5 +25,8 @@ std::optional<std::string> bidi_control_at(std::string_view text);
 std::string printable_text(std::string_view text);
 // 'text', as messages quote a value the user gave.
 std::string quoted(std::string_view text);
+// A message with every run of more than 200 characters without a space (a value echoed back: a path, a number, a
+// list) cut to its first 80 and its length, so a 100 KB argument gives a readable line.
+std::string with_long_values_cut(std::string_view message);
 
 }  // namespace tewb

@@ -120,10 +120,12 @@ void find_model_problems(std::vector<ConfigProblem>& problems, const RunConfig& 
                    "hidden / heads";
         problems.push_back({"heads", std::move(message)});
     }
-    if (!std::isfinite(m.rope_base) || m.rope_base <= 0.0) {
+    // The rotary tables need base > 1 (core/model/Rotary.cpp): at or below 1 the frequencies do not fall with the
+    // dimension, and the run used to fail at its first step instead of here.
+    if (!std::isfinite(m.rope_base) || m.rope_base <= 1.0) {
         problems.push_back({"rope-base", "--rope-base " + format_number(m.rope_base) +
                                              (std::isfinite(m.rope_base) ? ": out of range" : ": not a finite number") +
-                                             "; allowed: a number greater than 0 (default " +
+                                             "; allowed: a number greater than 1 (default " +
                                              std::to_string(kDefaultRopeBase) + ")"});
     }
 }

@@ -38,7 +38,7 @@ struct DistSettings {
 };
 
 // What a run trains on. Without a path: the synthetic token streams (SyntheticData.h). With one: the file's
-// tokens (core/data/TokenFile.h), memory-mapped, batches drawn at seeded random offsets from all but a held-out
+// tokens (core/data/TokenFile.h), read as batches need them, batches drawn at seeded random offsets from all but a held-out
 // tail of `val_fraction` of the tokens, whose loss is evaluated every `eval_every` steps (0: five evaluations
 // over the run, the last at the last step).
 enum class TokenFormat { Auto, Bytes, Uint16, Llmc };

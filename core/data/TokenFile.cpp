@@ -10,7 +10,6 @@
 #include <vector>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -233,25 +232,29 @@ TokenFile::TokenFile(const DataSettings& settings, const TokenFileNeeds& needs) 
     info_.val_tokens = validation_tokens(layout_.tokens, settings.val_fraction);
     info_.max_token = static_cast<int>(std::min<std::uint32_t>(scan.max_token, static_cast<std::uint32_t>(INT32_MAX)));
     check_sizes(what_, info_, needs, settings.val_fraction);
-    map_ = mmap(nullptr, static_cast<std::size_t>(size), PROT_READ, MAP_SHARED, file.fd, 0);
-    if (map_ == MAP_FAILED) {
-        map_ = nullptr;
-        throw ConfigError(what_ + ": cannot be memory-mapped (" + std::strerror(errno) + ")");
-    }
-    map_bytes_ = static_cast<std::size_t>(size);
-    madvise(map_, map_bytes_, MADV_RANDOM);  // batches read short runs at random offsets: no read-ahead
-    first_ = static_cast<const unsigned char*>(map_) + layout_.header_bytes;
+    vocab_ = needs.vocab;
+    opened_size_ = st.st_size;
+    opened_mtime_ = st.st_mtim;
+    std::swap(fd_, file.fd);  // kept open: every read is checked against what was opened
 }
 
 TokenFile::~TokenFile() {
-    if (map_ != nullptr) munmap(map_, map_bytes_);
+    if (fd_ >= 0) close(fd_);
 }
 
-std::int64_t TokenFile::token(std::int64_t index) const {
-    if (index < 0 || index >= info_.tokens) {
-        throw std::out_of_range(what_ + ": token " + std::to_string(index) + " is outside its " + std::to_string(info_.tokens) + " tokens");
+void TokenFile::check_unchanged() const {
+    struct stat now {};
+    if (fstat(fd_, &now) != 0) throw DataError(what_ + ": can no longer be read (" + std::strerror(errno) + ")");
+    std::string change;
+    if (now.st_size != opened_size_) {
+        change = "its size went from " + std::to_string(opened_size_) + " to " + std::to_string(now.st_size) + " bytes";
+    } else if (now.st_mtim.tv_sec != opened_mtime_.tv_sec || now.st_mtim.tv_nsec != opened_mtime_.tv_nsec) {
+        change = "it was written to (same size, a new modification time)";
     }
-    return token_at(first_ + index * layout_.width, layout_.width);
+    if (!change.empty()) {
+        throw DataError(what_ + ": changed during the run (" + change + "); the run stops here, its steps so far kept; "
+                        "train on a file nothing writes to while the run reads it");
+    }
 }
 
 void TokenFile::read(std::int64_t begin, std::int64_t count, std::int64_t* out) const {
@@ -259,8 +262,41 @@ void TokenFile::read(std::int64_t begin, std::int64_t count, std::int64_t* out) 
         throw std::out_of_range(what_ + ": tokens [" + std::to_string(begin) + ", " + std::to_string(begin + count) +
                                 ") are outside its " + std::to_string(info_.tokens) + " tokens");
     }
-    const unsigned char* p = first_ + begin * layout_.width;
-    for (std::int64_t i = 0; i < count; ++i, p += layout_.width) out[i] = token_at(p, layout_.width);
+    // Read, not memory-mapped: a file that shrinks under a mapping kills the process with SIGBUS at the next
+    // access (a run lost); a read past its new end returns short instead, and is said.
+    check_unchanged();
+    std::vector<unsigned char> bytes(static_cast<std::size_t>(count * layout_.width));
+    const off_t start = static_cast<off_t>(layout_.header_bytes + begin * layout_.width);
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t got = pread(fd_, bytes.data() + done, bytes.size() - done, start + static_cast<off_t>(done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            throw DataError(what_ + ": changed during the run (" +
+                            (got < 0 ? std::string("a read failed: ") + std::strerror(errno)
+                                     : "it ends before byte " + std::to_string(start + static_cast<off_t>(bytes.size()))) +
+                            "); the run stops here, its steps so far kept");
+        }
+        done += static_cast<std::size_t>(got);
+    }
+    for (std::int64_t i = 0; i < count; ++i) {
+        const std::uint32_t value = token_at(bytes.data() + i * layout_.width, layout_.width);
+        if (vocab_ > 0 && value >= static_cast<std::uint32_t>(vocab_)) {
+            throw DataError(what_ + ": token " + std::to_string(value) + " at index " + std::to_string(begin + i) +
+                            " is not below the vocabulary " + std::to_string(vocab_) +
+                            " although every token was when the run started: the file changed during the run");
+        }
+        out[i] = value;
+    }
+}
+
+std::int64_t TokenFile::token(std::int64_t index) const {
+    if (index < 0 || index >= info_.tokens) {
+        throw std::out_of_range(what_ + ": token " + std::to_string(index) + " is outside its " + std::to_string(info_.tokens) + " tokens");
+    }
+    std::int64_t value = 0;
+    read(index, 1, &value);
+    return value;
 }
 
 }  // namespace tewb

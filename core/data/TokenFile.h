@@ -4,6 +4,9 @@
 #include <string>
 #include <string_view>
 
+#include <sys/types.h>
+#include <time.h>
+
 #include "core/config/RunConfig.h"
 #include "core/results/RunRecord.h"
 
@@ -42,9 +45,11 @@ struct TokenFileNeeds {
 // The held-out tail: round(tokens × val_fraction) tokens, never more than the file holds.
 std::int64_t validation_tokens(std::int64_t tokens, double val_fraction);
 
-// A token file, checked and described before training, memory-mapped read-only (a 10 GB file costs only the
-// pages a batch touches) and unmapped on destruction. The constructor reads the whole file once in chunks (its
-// SHA-256 and its largest token) and throws ConfigError, naming the file, the value and what is allowed, when it
+// A token file, checked and described before training, kept open read-only and read where a batch needs it (a
+// 10 GB file costs only what a batch reads). Each read checks that the file is as it was opened: one that shrank,
+// grew, was written to, or holds a token past the vocabulary now ends the run with a DataError naming the file
+// and what changed (a memory mapping would have killed the process with SIGBUS instead). The constructor reads
+// the whole file once in chunks (its SHA-256 and its largest token) and throws ConfigError, naming the file, the value and what is allowed, when it
 // is missing, unreadable, not a regular file, empty, badly formed (token_layout), too short for one batch (the
 // training part holds fewer than global_batch × window tokens, or the held-out tail fewer than window), or
 // holds a token not below the vocabulary; and when val_fraction is outside (0, 0.5].
@@ -64,12 +69,15 @@ public:
     void read(std::int64_t begin, std::int64_t count, std::int64_t* out) const;
 
 private:
+    void check_unchanged() const;  // throws DataError when the file's size or modification time changed
+
     std::string what_;
     TokenLayout layout_;
     DataFileInfo info_;
-    void* map_ = nullptr;
-    std::size_t map_bytes_ = 0;
-    const unsigned char* first_ = nullptr;  // the first token's byte in the mapping
+    int fd_ = -1;
+    int vocab_ = 0;
+    off_t opened_size_ = 0;
+    timespec opened_mtime_{};
 };
 
 }  // namespace tewb

@@ -1,6 +1,7 @@
 #include "core/dist/DistJob.h"
 
 #include <algorithm>
+#include <chrono>
 #include <sstream>
 #include <thread>
 
@@ -20,6 +21,7 @@
 #endif
 
 #include "core/common/Error.h"
+#include "core/common/TextCheck.h"
 #include "core/results/RecordJson.h"
 
 namespace tewb {
@@ -161,6 +163,32 @@ std::unique_ptr<DistJob> job_for(const WorkerEnv& env, const RunConfig& resolved
     return job;
 }
 
+// Rank 0 writes its job's id into the rendezvous it serves; every other rank reads it before it writes anything
+// there. A rank whose own rank 0 could not take the port (another job holds it) reaches that other job's
+// rendezvous: it stops at once, and the other job never sees it.
+void check_it_is_this_jobs(const DistJob& job) {
+    constexpr const char* kJobKey = "tewb/job";
+    if (job.rank() == 0) {
+        job.store->set(kJobKey, job.env.job_id);
+        return;
+    }
+    if (job.env.job_id.empty()) return;  // a launcher that names no job: nothing to check against
+    const auto deadline = std::chrono::steady_clock::now() + job.timeout;
+    while (!job.store->check({kJobKey})) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            throw DistError(job.who() + "the rendezvous at " + job.env.master_addr + ":" + std::to_string(job.env.master_port) +
+                            " names no job within " + seconds_text(job.timeout) + " (it is not one of this program's jobs)");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const std::string theirs = text_of(job.store->get(kJobKey));
+    if (theirs != job.env.job_id) {
+        throw DistError(job.who() + "the rendezvous at " + job.env.master_addr + ":" + std::to_string(job.env.master_port) +
+                        " is another job's (its id '" + printable_text(theirs) + "', this job's '" + printable_text(job.env.job_id) +
+                        "'): that job holds the port; choose a free one with --master-port or MASTER_PORT");
+    }
+}
+
 // The rendezvous: rank 0 serves the TCPStore at MASTER_ADDR:PORT, the others connect to it.
 void open_store(DistJob& job) {
     c10d::TCPStoreOptions options;
@@ -179,6 +207,7 @@ void open_store(DistJob& job) {
         throw DistError(job.who() + "no rendezvous at " + where + " within " + seconds_text(job.timeout) + ": " +
                         first_line(e.what()) + " (rank 0 did not start, or MASTER_ADDR / MASTER_PORT differ)");
     }
+    check_it_is_this_jobs(job);
 }
 
 // Rank 0: waits until every other rank has announced itself; kAgreed, or why the job cannot form (a rank

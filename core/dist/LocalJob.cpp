@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -57,8 +58,15 @@ struct RankLaunch {
 };
 
 // The variables that place a process in a job: set for each rank, whatever the launcher's environment says.
-constexpr std::array<std::string_view, 6> kJobVariables = {"RANK",        "LOCAL_RANK",  "WORLD_SIZE",
-                                                           "MASTER_ADDR", "MASTER_PORT", "TEWB_DIST_RECORD"};
+constexpr std::array<std::string_view, 7> kJobVariables = {"RANK",        "LOCAL_RANK",  "WORLD_SIZE",      "MASTER_ADDR",
+                                                           "MASTER_PORT", "TEWB_JOB_ID", "TEWB_DIST_RECORD"};
+
+// A job id no other job on this machine has: this launcher's process id, the clock and a random number.
+std::string new_job_id() {
+    std::random_device random;
+    const auto now = std::chrono::system_clock::now().time_since_epoch().count();
+    return std::to_string(::getpid()) + "-" + std::to_string(now) + "-" + std::to_string(random());
+}
 
 std::vector<RankLaunch> prepare_ranks(const LocalJob& job) {
     std::vector<std::string> inherited;
@@ -70,6 +78,7 @@ std::vector<RankLaunch> prepare_ranks(const LocalJob& job) {
         if (!placed) inherited.emplace_back(text);
     }
     const std::string master_addr = "MASTER_ADDR=127.0.0.1";
+    const std::string job_id = "TEWB_JOB_ID=" + new_job_id();
     std::vector<RankLaunch> ranks(static_cast<std::size_t>(job.nproc));
     for (int rank = 0; rank < job.nproc; ++rank) {
         RankLaunch& r = ranks[static_cast<std::size_t>(rank)];
@@ -79,6 +88,7 @@ std::vector<RankLaunch> prepare_ranks(const LocalJob& job) {
         r.environment.push_back("WORLD_SIZE=" + std::to_string(job.nproc));
         r.environment.push_back(master_addr);
         r.environment.push_back("MASTER_PORT=" + std::to_string(job.master_port));
+        r.environment.push_back(job_id);
         r.environment.push_back("TEWB_DIST_RECORD=" + job.record_path);
         for (std::string& e : r.environment) r.envp.push_back(e.data());
         r.envp.push_back(nullptr);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include "core/common/Error.h"
 
@@ -65,6 +66,16 @@ std::optional<WorkerEnv> worker_env_from(const std::function<const char*(const c
     }
     if (const char* port = getenv("MASTER_PORT"); port != nullptr) {
         env.master_port = whole_number("MASTER_PORT", port, 1, 65535);
+    }
+    for (const char* name : {"TEWB_JOB_ID", "TORCHELASTIC_RUN_ID"}) {
+        if (const char* id = getenv(name); id != nullptr && *id != '\0') {
+            if (std::string_view(id).size() > 256) {
+                throw ConfigError(std::string("environment variable ") + name + ": " + std::to_string(std::string_view(id).size()) +
+                                  " characters; allowed: at most 256");
+            }
+            env.job_id = id;
+            break;
+        }
     }
     return env;
 }

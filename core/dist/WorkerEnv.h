@@ -14,6 +14,10 @@ struct WorkerEnv {
     int local_rank = 0;  // which GPU of this machine the rank uses
     std::string master_addr = "127.0.0.1";
     int master_port = 29500;
+    // Which job the process belongs to: TEWB_JOB_ID (`te-bench run --nproc` sets a new one for each job), else
+    // torchrun's TORCHELASTIC_RUN_ID; empty when neither is set. A rank checks it against the rendezvous it
+    // reaches, so a job never joins another one that holds the same port.
+    std::string job_id;
 };
 
 // A worker when WORLD_SIZE is set: RANK is then required, LOCAL_RANK defaults to RANK, MASTER_ADDR to

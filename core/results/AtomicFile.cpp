@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -140,6 +141,36 @@ std::optional<FileIdentity> identity(const fs::path& path) {
     return FileIdentity{info.st_dev, info.st_ino};
 }
 
+// This program's executable, one of the workbench's programs installed beside it (te-bench hands its LibTorch
+// commands to te-bench-torch), or a library this process loaded: writing over any of them breaks the
+// installation or the running process. What it is, for the message; nothing for any other file.
+std::optional<std::string> program_file_at(const FileIdentity& target) {
+    if (const auto self = identity("/proc/self/exe"); self && *self == target) return "this program's own executable";
+    std::error_code error;
+    const fs::path folder = fs::read_symlink("/proc/self/exe", error).parent_path();
+    if (!error) {
+        for (const char* name : {"te-bench", "te-bench-torch", "te-workbench", "te-workbench-notice"}) {
+            if (const auto program = identity(folder / name); program && *program == target) {
+                return std::string("the program ") + name + " of this installation";
+            }
+        }
+    }
+    // /proc/self/maps: "address perms offset dev inode path"; a file with an executable mapping is a library (or
+    // the program); fonts, the locale archive, a store's -shm are mapped too, but not executable.
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        const std::size_t perms = line.find(' ');
+        const std::size_t slash = line.find(" /");
+        if (perms == std::string::npos || slash == std::string::npos || line.size() < perms + 4 || line[perms + 3] != 'x') continue;
+        const fs::path mapped = line.substr(slash + 1);
+        if (const auto library = identity(mapped); library && *library == target) {
+            return "a library this program loaded (" + mapped.filename().string() + ")";
+        }
+    }
+    return std::nullopt;
+}
+
 // Two spellings of one location ("./a.json", "dir/../a.json", a symlink to it) compare equal.
 fs::path comparable(const fs::path& path) {
     std::error_code ec;
@@ -243,6 +274,11 @@ void write_file_atomically(const fs::path& path, std::string_view content) {
     if (const std::optional<std::string> store = protected_store_file_at(path)) {
         throw DataError(path.string() + ": is " + *store + ", which writing here would destroy; nothing was written");
     }
+    if (const auto target = identity(path)) {
+        if (const std::optional<std::string> program = program_file_at(*target)) {
+            throw DataError(path.string() + ": is " + *program + ", which writing here would destroy; nothing was written");
+        }
+    }
     // A device or FIFO reached through a link the kernel resolves itself (/dev/stdout -> /proc/self/fd/1 ->
     // "pipe:[…]", which names no file) is opened through the path as given.
     struct stat direct {};
@@ -273,6 +309,11 @@ void check_output_path(std::string_view flag, const fs::path& path) {
     }
     if (const std::optional<std::string> store = protected_store_file_at(path)) {
         throw ConfigError(prefix + "is " + *store + ", which writing here would destroy; allowed: any other path");
+    }
+    if (const auto target = identity(path)) {
+        if (const std::optional<std::string> program = program_file_at(*target)) {
+            throw ConfigError(prefix + "is " + *program + "; allowed: any other path");
+        }
     }
     struct stat direct {};
     if (::stat(path.c_str(), &direct) == 0 && written_in_place(direct.st_mode)) {  // as write_file_atomically
@@ -338,24 +379,20 @@ std::optional<std::string> standard_stream_at(const fs::path& path, bool regular
     return std::nullopt;
 }
 
-namespace {
-
-// This program's executable, or one of the workbench's programs installed beside it (te-bench hands its
-// LibTorch commands to te-bench-torch; an output over either would break the installation).
-std::optional<std::string> own_program_at(const FileIdentity& target) {
-    if (const auto self = identity("/proc/self/exe"); self && *self == target) return "this program's own executable";
-    std::error_code error;
-    const fs::path folder = fs::read_symlink("/proc/self/exe", error).parent_path();
-    if (error) return std::nullopt;
-    for (const char* name : {"te-bench", "te-bench-torch", "te-workbench", "te-workbench-notice"}) {
-        if (const auto program = identity(folder / name); program && *program == target) {
-            return std::string("the program ") + name + " of this installation";
+std::optional<StreamOnStore> standard_stream_on_protected_store() {
+    for (const int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+        struct stat info {};
+        if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) continue;
+        if (std::optional<std::string> what = protected_store_file_at("/proc/self/fd/" + std::to_string(fd))) {
+            return StreamOnStore{fd, std::move(*what)};
         }
     }
     return std::nullopt;
 }
 
-}  // namespace
+bool refer_to_one_file(const fs::path& a, const fs::path& b) {
+    return same_file(a, b);
+}
 
 bool is_standard_output(const fs::path& path) {
     if (path == "-") return true;
@@ -389,9 +426,6 @@ void check_outputs(const std::vector<OutputRequest>& outputs, const std::optiona
                 throw ConfigError(out.flag + " " + out.path.string() + ": is the file " + *name +
                                   " goes to, which writing here would replace; allowed: '-' where the option takes "
                                   "it, or another path");
-            }
-            if (const std::optional<std::string> program = own_program_at(*target)) {
-                throw ConfigError(out.flag + " " + out.path.string() + ": is " + *program + "; allowed: any other path");
             }
         }
         if (store) {

@@ -49,6 +49,19 @@ std::optional<std::string> run_store_file_at(const std::filesystem::path& path, 
 // and write_file_atomically refuses to write onto them.
 void protect_run_store(const std::filesystem::path& store);
 
+// A standard stream (STDOUT_FILENO or STDERR_FILENO) that writes into a protected run store or one of its
+// companion files (`exec 1<>runs.sqlite3`), and what that file is; nothing when neither does. Both programs
+// check it before they write anything: whatever they printed would overwrite the store.
+struct StreamOnStore {
+    int fd;
+    std::string what;
+};
+std::optional<StreamOnStore> standard_stream_on_protected_store();
+
+// Whether `a` and `b` are one file: the same location through any spelling (".", "..", symlinks), or the same
+// file by device and inode (a hard link).
+bool refer_to_one_file(const std::filesystem::path& a, const std::filesystem::path& b);
+
 // Whether an output `path` writes to standard output: "-", or a path to what file descriptor 1 writes to
 // (/dev/stdout, /dev/fd/1, /proc/self/fd/1, or the terminal, pipe, FIFO or file itself), except the null device.
 bool is_standard_output(const std::filesystem::path& path);

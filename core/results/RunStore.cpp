@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include <sqlite3.h>
 
@@ -188,6 +189,17 @@ void RunStore::open_read_only() {
     std::error_code ec;
     if (!fs::exists(path_, ec)) return;  // nothing stored yet: an empty history
     if (!fs::is_regular_file(path_, ec)) fail("is not a regular file; allowed: a run store made by te-bench");
+    // SQLite reads a file whose size the system reports as 0 as an empty database: also /proc/self/status, whose
+    // size is 0 and whose text is not. Anything with bytes must start as an SQLite database does.
+    {
+        std::ifstream in(path_, std::ios::binary);
+        char head[16] = {};
+        in.read(head, sizeof head);
+        if (in.gcount() > 0 && (in.gcount() < 16 || std::memcmp(head, "SQLite format 3", 16) != 0)) {
+            fail("is not a run store (its first bytes are not an SQLite database's); allowed: a run store made by te-bench, "
+                 "or a path that does not exist yet");
+        }
+    }
     // A WAL store needs its -shm file; in a read-only directory that cannot be created, so the second try
     // reads the file as it is (immutable), which is what it is to every process that cannot write there.
     for (const bool immutable : {false, true}) {
@@ -209,9 +221,14 @@ void RunStore::open_read_only() {
                     fail("made by a newer te-workbench (store schema " + std::to_string(version) + ", this build knows " +
                          std::to_string(kStoreSchemaVersion) + "); use a newer build or another TEWB_DATA_DIR");
                 }
-                if (schema_version_ == 0) {  // not a store yet (an empty file): nothing in it
+                if (schema_version_ == 0) {
                     sqlite3_close(db_);
                     db_ = nullptr;
+                    // An empty file is a store not made yet: nothing in it. Another SQLite database is not a store.
+                    if (fs::file_size(path_, ec) > 0 && !ec) {
+                        fail("is an SQLite database but not a run store (it has no store schema); allowed: a run store made "
+                             "by te-bench, or a path that does not exist yet");
+                    }
                 }
                 return;
             }

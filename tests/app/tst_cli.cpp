@@ -184,7 +184,22 @@ private Q_SLOTS:
         QTest::newRow("odd head size") << QStringList{"run", "--arch", "llama", "--hidden", "36", "--heads", "12"}
                                        << "--hidden 36 --heads 12: head size 3 is odd";
         QTest::newRow("rope base zero") << QStringList{"run", "--arch", "llama", "--rope-base", "0"}
-                                        << "--rope-base 0: out of range; allowed: a number greater than 0";
+                                        << "--rope-base 0: out of range; allowed: a number greater than 1";
+        QTest::newRow("fp8 csv of a run that is not fp8") << QStringList{"run", "--precision", "fp32", "--fp8-csv", "stats.csv"}
+                                                          << "--fp8-csv stats.csv: this run is not FP8 (--precision fp32)";
+        QTest::newRow("json onto the token file") << QStringList{"run", "--data", "corpus.txt", "--json", "./corpus.txt"}
+                                                  << "--json ./corpus.txt: is the token file this command trains on";
+        QTest::newRow("csv onto the token file, compare") << QStringList{"compare", "--data", "corpus.txt", "--csv", "corpus.txt"}
+                                                          << "--csv corpus.txt: is the token file this command trains on";
+        QTest::newRow("repeated option") << QStringList{"run", "--lr", "0.1", "--lr", "0.2"}
+                                         << "--lr: given 2 times; allowed: once";
+        QTest::newRow("a 100 KB value") << QStringList{"run", "--lr", QString(100000, u'7') + "x"}
+                                        << "--lr '77777";  // and cut: the row's length check
+        QTest::newRow("a 100 KB command") << QStringList{QString(100000, u'c')} << "...(100000 characters)";
+        QTest::newRow("rope base one") << QStringList{"run", "--arch", "llama", "--rope-base", "1"}
+                                       << "--rope-base 1: out of range; allowed: a number greater than 1";
+        QTest::newRow("rope base half") << QStringList{"run", "--arch", "llama", "--rope-base", "0.5"}
+                                        << "--rope-base 0.5: out of range; allowed: a number greater than 1";
         QTest::newRow("rope base inf") << QStringList{"run", "--arch", "llama", "--rope-base", "inf"}
                                        << "--rope-base inf: not a finite number";
         QTest::newRow("sweep width kv heads") << QStringList{"sweep", "--arch", "llama", "--kv-heads", "4", "--hidden", "256,320"}
@@ -219,6 +234,7 @@ private Q_SLOTS:
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(r.err.contains(expected), qPrintable("stderr: " + r.err));
         QCOMPARE(r.err.trimmed().count('\n'), 0);
+        QVERIFY2(r.err.size() < 2000, qPrintable(QStringLiteral("%1 characters").arg(r.err.size())));  // long values cut
         QVERIFY2(!r.err.contains(QStringLiteral("saved as run")), "work started despite bad input");
     }
 

@@ -89,13 +89,14 @@ class TestDataParallel : public QObject {
     }
 
     // One rank started by hand, with the environment a launcher gives it.
-    QProcess* rank(int r, int world, int port, const QStringList& args) {
+    QProcess* rank(int r, int world, int port, const QStringList& args, const QString& job_id = {}) {
         auto* process = new QProcess(this);
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert("RANK", QString::number(r));
         env.insert("WORLD_SIZE", QString::number(world));
         env.insert("MASTER_ADDR", "127.0.0.1");
         env.insert("MASTER_PORT", QString::number(port));
+        if (!job_id.isEmpty()) env.insert("TEWB_JOB_ID", job_id);
         process->setProcessEnvironment(env);
         process->start(QStringLiteral(TE_BENCH_PATH), with_store(args));
         return process;
@@ -362,6 +363,26 @@ private Q_SLOTS:
                      err.text().contains("rank 0 exited with status 1") && err.text().contains("the launcher stopped rank 1 ("),
                  qPrintable(err.text()));
         QVERIFY(no_worker_left(unique_name("port")));
+    }
+
+    // A rank that reaches another job's rendezvous (its own rank 0 could not take the port, another job holds it)
+    // stops at once, saying so, and that other job never sees it: it forms with its own rank 1 and trains.
+    void aRankNeverJoinsAnotherJob() {
+        const int p = port();
+        const QStringList args = kQuick + QStringList{"--dist-timeout", "120", "--no-store", "--iters", "2", "--warmup", "0"};
+        QProcess* ours = rank(0, 2, p, args, QStringLiteral("job-a"));
+        StderrWatch err(*ours);
+        QVERIFY2(err.waitFor(QStringLiteral("rank 0: joining")), qPrintable(err.text()));
+        QProcess* stray = rank(1, 2, p, args, QStringLiteral("job-b"));
+        QCOMPARE(finish(stray, kWaitLimitMs), 1);
+        const QString stray_err = QString::fromUtf8(stray->readAllStandardError());
+        QVERIFY2(stray_err.contains("rank 1: the rendezvous at 127.0.0.1:" + QString::number(p) +
+                                    " is another job's (its id 'job-a', this job's 'job-b')"),
+                 qPrintable(stray_err));
+        QVERIFY(ours->state() == QProcess::Running);  // still waiting for its own rank 1
+        QProcess* own = rank(1, 2, p, args, QStringLiteral("job-a"));
+        QCOMPARE(finish(own, kWaitLimitMs), 0);
+        QCOMPARE(finish(ours, kWaitLimitMs), 0);
     }
 
     void aRankThatNeverComesIsNamed() {

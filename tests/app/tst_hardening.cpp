@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -307,6 +308,149 @@ private Q_SLOTS:
         QVERIFY2(!r.err.contains(QStringLiteral("step ")) && !r.out.contains(QStringLiteral("demo done")), "refused after work");
         QCOMPARE(stored_runs(real), before);
         QVERIFY(QFileInfo(real).size() > 0);
+    }
+
+    // Neither program writes over its own executable, the workbench's programs beside it, or a library it
+    // loaded, however the path reaches them (here through a symlink). Copies in a folder of the test's own, so
+    // that a failure damages nothing else.
+    void programFilesAreNeverWrittenOver_data() {
+        QTest::addColumn<QString>("how");
+        QTest::addColumn<QString>("said");
+        QTest::newRow("te-workbench --report --out onto itself") << "report" << "this program's own executable";
+        QTest::newRow("te-workbench --demo --export with a name onto itself") << "demo" << "this program's own executable";
+        QTest::newRow("te-bench export onto te-bench-torch beside it") << "torch" << "the program te-bench-torch of this installation";
+        QTest::newRow("te-bench export onto itself") << "self" << "this program's own executable";
+        QTest::newRow("te-bench export onto a library it loaded") << "library" << "a library this program loaded (libfault.so)";
+    }
+    void programFilesAreNeverWrittenOver() {
+        QFETCH(QString, how);
+        QFETCH(QString, said);
+        QTemporaryDir box;
+        const QString programs = box.filePath("programs");
+        QVERIFY(QDir().mkpath(programs) && QDir().mkpath(box.filePath("exports")));
+        for (const QString& program : {QStringLiteral(TE_BENCH_PATH), QStringLiteral(TE_BENCH_TORCH_PATH), QStringLiteral(TE_WORKBENCH_PATH)}) {
+            QVERIFY(QFile::copy(program, programs + "/" + QFileInfo(program).fileName()));
+            QVERIFY(QFile::setPermissions(programs + "/" + QFileInfo(program).fileName(), QFile::permissions(program)));
+        }
+        const QString library = box.filePath("libfault.so");
+        QVERIFY(QFile::copy(QStringLiteral(FAULT_INJECTION_PATH), library));
+        const QString target = how == "report" || how == "demo" ? programs + "/te-workbench"
+                               : how == "torch"                 ? programs + "/te-bench-torch"
+                               : how == "self"                  ? programs + "/te-bench"
+                                                                : library;
+        const QByteArray before = read_all(target);
+        const QString link = how == "demo" ? box.filePath("exports/steps.csv") : box.filePath("out.json");
+        QVERIFY(QFile::link(target, link));
+        ChildOptions options;
+        options.env.insert(QStringLiteral("TEWB_DATA_DIR"), dir_.path());
+        options.env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        Result r;
+        if (how == "report") {
+            r = run_child(programs + "/te-workbench", {"--report", "--runs", first_id(), "--out", link, "--quit"}, options);
+        } else if (how == "demo") {
+            r = run_child(programs + "/te-workbench", {"--demo", "quick-cpu", "--export", box.filePath("exports"), "--quit"}, options);
+        } else {
+            if (how == "library") {  // loaded through LD_PRELOAD; it injects faults only at a path never written here
+                options.env = with_faults(box.filePath("no-such-file"), "EIO", "write");
+                options.env.insert(QStringLiteral("LD_PRELOAD"), library);
+            }
+            r = run_child(programs + "/te-bench", {"--store", store_, "history", "export", first_id(), "--json", link}, options);
+        }
+        QVERIFY2(r.exit_code == 2, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+        QVERIFY2(r.err.contains(said), qPrintable(r.err));
+        QVERIFY2(!r.out.contains(QStringLiteral("demo done")), "refused after work");
+        QVERIFY(read_all(target) == before);
+    }
+
+    // The default store is protected whatever --store says: an export onto it from another store is refused.
+    void theDefaultStoreIsProtectedFromAnyStore() {
+        QTemporaryDir box;
+        const QString defaults = box.filePath("runs.sqlite3");
+        const QString other = box.filePath("other.sqlite3");
+        QVERIFY(QFile::copy(store_, defaults) && QFile::copy(store_, other));
+        const QByteArray before = read_all(defaults);
+        ChildOptions options;
+        options.env.insert(QStringLiteral("TEWB_DATA_DIR"), box.path());
+        for (const QStringList& args : {QStringList{"--store", other, "history", "export", "1", "--json", defaults},
+                                        QStringList{"--store", other, "history", "export", "1", "--csv", defaults + "-wal"},
+                                        QStringList{"--store=" + other, "history", "export", "1", "--json", defaults}}) {
+            const Result r = run_child(QStringLiteral(TE_BENCH_PATH), args, options);
+            QVERIFY2(r.exit_code == 2, qPrintable(args.join(' ') + ": " + QString::number(r.exit_code) + ": " + r.err));
+            QVERIFY2(r.err.contains(QStringLiteral("of the run store ") + defaults) || r.err.contains(QStringLiteral("is the run store ") + defaults),
+                     qPrintable(r.err));
+        }
+        QVERIFY(read_all(defaults) == before);
+    }
+
+    // A standard stream opened read-write on the store (`exec 1<>runs.sqlite3`) would receive what the program
+    // prints: refused before anything is printed, said on standard error unless that is the store too.
+    void aStandardStreamIntoTheStoreIsRefused_data() {
+        QTest::addColumn<QString>("program");
+        QTest::addColumn<QString>("redirect");
+        QTest::addColumn<QString>("args");
+        QTest::newRow("te-bench run --json -, stdout") << "bench" << "1<>" << "run --preset quick-cpu --iters 1 --json -";
+        QTest::newRow("te-bench history list, stdout") << "bench" << "1<>" << "history list";
+        QTest::newRow("te-bench bad argument, stderr") << "bench" << "2<>" << "run --lr 0";
+        QTest::newRow("te-bench --version, stdout") << "bench" << "1<>" << "--version";
+        QTest::newRow("te-workbench --report, stdout") << "workbench" << "1<>" << "--report --runs 1 --out REPORT --quit";
+        QTest::newRow("te-workbench --version, stderr") << "workbench" << "2<>" << "--version";
+    }
+    void aStandardStreamIntoTheStoreIsRefused() {
+        QFETCH(QString, program);
+        QFETCH(QString, redirect);
+        QFETCH(QString, args);
+        QTemporaryDir box;
+        const QString store = box.filePath("runs.sqlite3");
+        QVERIFY(QFile::copy(store_, store));
+        const QByteArray before = read_all(store);
+        ChildOptions options;
+        options.env.insert(QStringLiteral("TEWB_DATA_DIR"), box.path());
+        options.env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        options.env.insert(QStringLiteral("STORE"), store);
+        options.env.insert(QStringLiteral("PROGRAM"), program == "bench" ? QStringLiteral(TE_BENCH_PATH) : QStringLiteral(TE_WORKBENCH_PATH));
+        args.replace(QStringLiteral("REPORT"), box.filePath("r.html"));
+        const Result r = run_child(QStringLiteral("sh"), {"-c", QStringLiteral("exec %1\"$STORE\"; exec \"$PROGRAM\" %2").arg(redirect, args)}, options);
+        QVERIFY2(r.exit_code == 2, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+        if (redirect == "1<>") QVERIFY2(r.err.contains(QStringLiteral("standard output writes into the run store ") + store), qPrintable(r.err));
+        QVERIFY(read_all(store) == before);
+        QVERIFY(!QFileInfo::exists(box.filePath("r.html")));
+    }
+
+    // A file that is not a run store is said to be one by name when history reads it, never shown as "0 runs":
+    // a procfs file (its size reads 0, its text does not), a text file, an SQLite database of something else. An
+    // empty file is a store not made yet: an empty history.
+    void aFileThatIsNotAStoreIsNamed_data() {
+        QTest::addColumn<QString>("what");
+        QTest::addColumn<int>("exit_code");
+        QTest::addColumn<QString>("said");
+        QTest::newRow("/proc/self/status") << "proc" << 1 << "is not a run store (its first bytes are not an SQLite database's)";
+        QTest::newRow("a text file") << "text" << 1 << "is not a run store (its first bytes are not an SQLite database's)";
+        QTest::newRow("another SQLite database") << "sqlite" << 1 << "is an SQLite database but not a run store";
+        QTest::newRow("an empty file") << "empty" << 0 << "0 runs in";
+    }
+    void aFileThatIsNotAStoreIsNamed() {
+        QFETCH(QString, what);
+        QFETCH(int, exit_code);
+        QFETCH(QString, said);
+        QTemporaryDir box;
+        QString path = box.filePath("not-a-store");
+        if (what == "proc") {
+            path = QStringLiteral("/proc/self/status");
+        } else if (what == "text") {
+            write_all(path, "runs: none\n");
+        } else if (what == "empty") {
+            write_all(path, QByteArray());
+        } else {
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(path.toLocal8Bit().constData(), &db), SQLITE_OK);
+            QCOMPARE(sqlite3_exec(db, "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('x');", nullptr, nullptr, nullptr), SQLITE_OK);
+            sqlite3_close(db);
+        }
+        const QByteArray before = what == "proc" ? QByteArray() : read_all(path);
+        const Result r = bench({"--store", path, "history", "list"});
+        QVERIFY2(r.exit_code == exit_code, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+        QVERIFY2(r.err.contains(said), qPrintable(r.err));
+        if (what != "proc") QVERIFY(read_all(path) == before);
     }
 
     void twoOutputsMayNotShareAFile() {
@@ -654,6 +798,41 @@ private Q_SLOTS:
         QCOMPARE(shell.exitCode(), 1);
         QVERIFY(QString::fromUtf8(shell.readAllStandardError()).contains(QStringLiteral("standard output: write failed")));
         QVERIFY(stored_runs(store_) > 0);
+    }
+
+    // A reader that went away and a file-size limit are write errors like the others: exit 1 with the reason, never
+    // death by SIGPIPE (exit 141) or SIGXFSZ (a core dump).
+    void aGoneReaderOrAFileSizeLimitIsAWriteError_data() {
+        QTest::addColumn<QString>("limit");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("a pipe nobody reads (te-bench ... | head -0)") << "pipe" << "write failed (Broken pipe)";
+        QTest::newRow("ulimit -f on standard output's file") << "fsize" << "write failed (File too large)";
+    }
+    void aGoneReaderOrAFileSizeLimitIsAWriteError() {
+        QFETCH(QString, limit);
+        QFETCH(QString, reason);
+        QTemporaryDir box;
+        int ends[2] = {-1, -1};
+        QVERIFY(::pipe(ends) == 0);
+        ::close(ends[0]);  // no reader, ever: the first write gets EPIPE
+        const int writer = ends[1];
+        QProcess process;
+        if (limit == "pipe") {
+            process.setChildProcessModifier([writer] { ::dup2(writer, STDOUT_FILENO); });
+        } else {
+            process.setStandardOutputFile(box.filePath("out.txt"));
+            process.setChildProcessModifier([] {
+                const struct rlimit tiny {16, 16};
+                ::setrlimit(RLIMIT_FSIZE, &tiny);
+            });
+        }
+        process.start(QStringLiteral(TE_BENCH_PATH), {"recipe", "--amax", "1,2,3,4"});
+        QVERIFY(process.waitForFinished(60000));
+        ::close(writer);
+        const QString err = QString::fromUtf8(process.readAllStandardError());
+        QVERIFY2(process.exitStatus() == QProcess::NormalExit, qPrintable(QStringLiteral("killed by a signal: ") + err));
+        QVERIFY2(process.exitCode() == 1, qPrintable(QString::number(process.exitCode()) + ": " + err));
+        QVERIFY2(err.contains(reason), qPrintable(err));
     }
 
     void fileWriteFaultsLeaveOldFileAndNoTemporary_data() {
@@ -1153,6 +1332,56 @@ private Q_SLOTS:
         if (!file.isEmpty()) QVERIFY2(QFileInfo(box.filePath(file)).size() > 0, qPrintable(file));
     }
 
+    // Headless te-workbench ends: on a platform that shows no window a report or a demo ends when done, as with
+    // --quit; a platform name Qt has no plugin for, or no place for the run store, is a message and exit 2
+    // (before, an invisible window waited forever, and Qt or an uncaught error aborted with a core dump).
+    void headlessWorkbenchEndsOrRefuses_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("platform");  // QT_QPA_PLATFORM
+        QTest::addColumn<bool>("no_data_dir");  // TEWB_DATA_DIR, XDG_DATA_HOME and HOME unset
+        QTest::addColumn<int>("exit_code");
+        QTest::addColumn<QString>("said");
+        QTest::addColumn<QString>("file");  // written (relative to the case's folder); empty: none
+        const QStringList report{"--report", "--runs", "1", "--out", "r.html"};
+        QTest::newRow("--report without --quit, offscreen") << report << "offscreen" << false << 0
+                                                            << "shows no window; te-workbench ends when the report is done" << "r.html";
+        QTest::newRow("--demo without --quit, offscreen") << QStringList{"--demo", "quick-cpu", "--export", "demo"} << "offscreen"
+                                                          << false << 0 << "demo done: 1 run(s)" << "demo/steps.csv";
+        QTest::newRow("--report, platform bogus") << report << "bogus" << false << 2
+                                                  << "QT_QPA_PLATFORM 'bogus': no such Qt platform plugin here; allowed:" << "";
+        QTest::newRow("the window, platform bogus") << QStringList{} << "bogus" << false << 2 << "no such Qt platform plugin" << "";
+        QTest::newRow("the window, a list of bogus platforms") << QStringList{} << "bogus;other:opt=1" << false << 2
+                                                               << "QT_QPA_PLATFORM 'bogus;other:opt=1'" << "";
+        QTest::newRow("--report, no data folder") << report << "offscreen" << true << 2 << "no place for the run store" << "";
+        QTest::newRow("the window, no data folder") << QStringList{} << "offscreen" << true << 2 << "no place for the run store" << "";
+    }
+    void headlessWorkbenchEndsOrRefuses() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, platform);
+        QFETCH(bool, no_data_dir);
+        QFETCH(int, exit_code);
+        QFETCH(QString, said);
+        QFETCH(QString, file);
+        QTemporaryDir box;
+        QVERIFY(QFile::copy(store_, box.filePath("runs.sqlite3")));
+        for (QString& a : args) {
+            if (a.startsWith("r.") || a == "demo") a = box.filePath(a);
+        }
+        ChildOptions options;
+        options.env.insert(QStringLiteral("QT_QPA_PLATFORM"), platform);
+        options.env.insert(QStringLiteral("TEWB_DATA_DIR"), box.path());
+        if (no_data_dir) {
+            for (const char* name : {"TEWB_DATA_DIR", "XDG_DATA_HOME", "HOME"}) options.env.remove(QString::fromLatin1(name));
+        }
+        options.timeout_ms = 120000;  // far above a quick demo's time: the row is about ending at all
+        options.rerun_if_leak_checker_crashed = !args.contains("--demo");
+        const Result r = run_child(QStringLiteral(TE_WORKBENCH_PATH), args, options);
+        QVERIFY2(r.exit_code == exit_code, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+        QVERIFY2((r.out + r.err).contains(said), qPrintable(r.out + r.err));
+        QVERIFY2(!r.err.contains(QStringLiteral("--store")), qPrintable(r.err));  // te-workbench has no such option
+        if (!file.isEmpty()) QVERIFY2(QFileInfo(box.filePath(file)).size() > 0, qPrintable(file));
+    }
+
     void workbenchStandardOutputFailuresAreReported_data() {
         QTest::addColumn<QStringList>("args");
         QTest::newRow("--report") << QStringList{"--report", "--runs", "1", "--out", "r.pdf", "--quit"};
@@ -1206,6 +1435,45 @@ private Q_SLOTS:
         QCOMPARE(runs[0]["status"].get<std::string>(), std::string("cancelled"));
         QVERIFY(QString::fromUtf8(process.readAllStandardError())
                     .contains(QStringLiteral("stopping after the current step; the run is saved as cancelled")));
+    }
+
+    // A token file that shrinks while te-bench trains on it ends the run with exit 1 naming the file, and the run is
+    // stored as failed with the steps it made (before: SIGBUS from the memory-mapped file, exit 135, the run lost).
+    void aTokenFileThatShrinksEndsTheRunStored_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<qint64>("size");
+        QTest::newRow("text, to 100 bytes") << "corpus.txt" << qint64{100};
+        QTest::newRow("text, to nothing") << "corpus.txt" << qint64{0};
+        QTest::newRow("nanoGPT .bin, to half") << "corpus.bin" << qint64{-1};
+    }
+    void aTokenFileThatShrinksEndsTheRunStored() {
+        QFETCH(QString, name);
+        QFETCH(qint64, size);
+        QTemporaryDir box;
+        const QString data = box.filePath(name);
+        QByteArray tokens;
+        for (int i = 0; i < 400000; ++i) tokens.append(name.endsWith(".bin") && i % 2 == 1 ? '\0' : static_cast<char>('a' + i % 23));
+        write_all(data, tokens);
+        const QString store = box.filePath("runs.sqlite3");
+        QProcess process;
+        process.start(QStringLiteral(TE_BENCH_PATH),
+                      {"--store", store, "run", "--preset", "quick-cpu", "--data", data, "--warmup", "0", "--iters", "100000"});
+        QVERIFY(process.waitForStarted());
+        QElapsedTimer clock;
+        clock.start();
+        while (!QFileInfo::exists(store) && clock.elapsed() < 120000) QTest::qWait(50);
+        QTest::qWait(1000);  // a few steps
+        QVERIFY(process.state() == QProcess::Running);
+        QVERIFY(::truncate(data.toLocal8Bit().constData(), size >= 0 ? size : tokens.size() / 2) == 0);
+        QVERIFY(process.waitForFinished(120000));
+        const QString err = QString::fromUtf8(process.readAllStandardError());
+        QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(process.exitCode() == 1, qPrintable(QString::number(process.exitCode()) + ": " + err));
+        QVERIFY2(err.contains(QStringLiteral("--data ") + data + QStringLiteral(": changed during the run (its size went from")), qPrintable(err));
+        const json runs = json::parse(bench({"--store", store, "history", "list", "--json"}).out.toStdString());
+        QCOMPARE(runs.size(), std::size_t{1});
+        QCOMPARE(runs[0]["status"].get<std::string>(), std::string("failed"));
+        QVERIFY2(runs[0]["steps"].get<int>() >= 1, runs[0].dump().c_str());
     }
 
     // A second Ctrl-C quits at once and says what it discards (before, the process just died). Both signals are

@@ -2,10 +2,13 @@
 // tail, and a CPU run that evaluates it; every file is written here, nothing is downloaded.
 #include <QtTest>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -102,6 +105,16 @@ std::uint64_t resident_bytes(const std::string& kind) {
 
 bool mapped(const std::string& path) {
     return read_all("/proc/self/maps").find(path) != std::string::npos;
+}
+
+// Whether this process holds `path` open (a descriptor in /proc/self/fd leads to it).
+bool held_open(const std::string& path) {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", error)) {
+        std::error_code link_error;
+        if (std::filesystem::read_symlink(entry.path(), link_error) == path) return true;
+    }
+    return false;
 }
 
 RunConfig quick_on(const std::string& path, int warmup, int iters) {
@@ -267,9 +280,9 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(ConfigError, TokenFile(settings_for(file), quick_needs()));
     }
 
-    // The file is memory-mapped: describing a sparse file of a few GB and drawing batches from it leaves the
-    // process's own memory where it was (the file is never copied in), maps only the pages the batches touched
-    // (the kernel maps a few neighbours, or a large folio, per fault), and destroying it unmaps it.
+    // The file is read where a batch needs it: describing a sparse file of a few GB and drawing batches from it
+    // leaves the process's own memory where it was (the file is never copied in, nor mapped), and destroying it
+    // closes the file.
     void aLargeFileCostsNoMemory() {
         const std::string file = path("large.txt");
         constexpr std::int64_t kBytes = 2LL << 30;
@@ -286,7 +299,7 @@ private Q_SLOTS:
             const TokenFile tokens(settings_for(file), quick_needs());
             QCOMPARE(tokens.tokens(), kBytes);
             QCOMPARE(tokens.info().max_token, static_cast<int>('t'));
-            QVERIFY(mapped(file));
+            QVERIFY(held_open(file));
             std::vector<std::int64_t> batch(8 * 33);
             for (int step = 0; step < 10; ++step) {
                 read_windows(tokens, batch_offsets(7, step, tokens.train_tokens(), 33, 8), 33, batch.data());
@@ -299,7 +312,91 @@ private Q_SLOTS:
                      qPrintable(QStringLiteral("mapped %1 MiB before, %2 MiB after").arg(file_before >> 20).arg(file_after >> 20)));
         }
         QVERIFY(!mapped(file));
+        QVERIFY(!held_open(file));
         QFile::remove(QString::fromStdString(file));
+    }
+
+    // A file that changes while a run reads it ends the read with a DataError naming the file and what changed,
+    // never a signal (the file used to be memory-mapped: reading past a shrunk end was SIGBUS): shrunk to 100
+    // bytes, to half, to nothing, grown, or rewritten in place with a token past the vocabulary; for text, nanoGPT
+    // and llm.c files.
+    void aFileThatChangesIsSaidNotACrash_data() {
+        QTest::addColumn<QString>("format");
+        QTest::addColumn<QString>("change");
+        QTest::addColumn<QString>("said");
+        for (const char* format : {"text", "nanogpt", "llmc"}) {
+            const QString f = QString::fromLatin1(format);
+            QTest::addRow("%s, shrunk to 100 bytes", format) << f << "100" << "its size went from";
+            QTest::addRow("%s, shrunk to half", format) << f << "half" << "its size went from";
+            QTest::addRow("%s, emptied", format) << f << "0" << "to 0 bytes";
+            QTest::addRow("%s, grown", format) << f << "grown" << "its size went from";
+            QTest::addRow("%s, written in place", format) << f << "token" << "it was written to (same size, a new modification time)";
+            if (f != "text") {  // every byte is below a text file's vocabulary of 256
+                QTest::addRow("%s, tokens past the vocabulary, modification time kept", format)
+                    << f << "past" << "is not below the vocabulary 256 although every token was when the run started";
+            }
+        }
+    }
+    void aFileThatChangesIsSaidNotACrash() {
+        QFETCH(QString, format);
+        QFETCH(QString, change);
+        QFETCH(QString, said);
+        const std::string file = path(format == "text" ? "changing.txt" : "changing.bin");
+        const std::vector<std::uint32_t> tokens = ramp(20000, 256);
+        const std::string content = format == "text"      ? byte_corpus(20000)
+                                    : format == "nanogpt" ? uint16_file(tokens)
+                                                          : llmc_file(20240520, 1, 20000, tokens, 2);
+        write_bytes(file, content);
+        const TokenFile opened(settings_for(file), quick_needs());
+        std::vector<std::int64_t> batch(8 * 33);
+        read_windows(opened, batch_offsets(7, 0, opened.train_tokens(), 33, 8), 33, batch.data());
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a later modification time, on any file system
+        if (change == "grown") {
+            std::ofstream(file, std::ios::binary | std::ios::app) << std::string(64, 'x');
+        } else if (change == "token" || change == "past") {
+            struct stat before {};
+            QVERIFY(::stat(file.c_str(), &before) == 0);
+            // every 16th token becomes 0x7fff (uint16), past the vocabulary of 256: any window of 33 reads one
+            const int fd = ::open(file.c_str(), O_WRONLY);
+            QVERIFY(fd >= 0);
+            const std::int64_t header = format == "llmc" ? kLlmcHeaderBytes : 0;
+            const int width = format == "text" ? 1 : 2;
+            const char past[2] = {'\xff', '\x7f'};
+            for (std::int64_t t = 0; t < 20000; t += 16) QVERIFY(::pwrite(fd, past, width, header + t * width) == width);
+            ::close(fd);
+            if (change == "past") {  // the size and modification time as they were: only the tokens tell
+                const struct timespec times[2] = {before.st_atim, before.st_mtim};
+                QVERIFY(::utimensat(AT_FDCWD, file.c_str(), times, 0) == 0);
+            }
+        } else {
+            const off_t size = change == "half" ? static_cast<off_t>(content.size() / 2) : change == "0" ? 0 : 100;
+            QVERIFY(::truncate(file.c_str(), size) == 0);
+        }
+        try {
+            for (int step = 1; step < 50; ++step) {
+                read_windows(opened, batch_offsets(7, step, opened.train_tokens(), 33, 8), 33, batch.data());
+            }
+            QFAIL("the change went unnoticed");
+        } catch (const DataError& e) {
+            const QString message = QString::fromUtf8(e.what());
+            QVERIFY2(message.contains(QString::fromStdString(std::filesystem::path(file).filename().string())), qPrintable(message));
+            QVERIFY2(message.contains(said), qPrintable(message));
+        }
+    }
+
+    // A run whose token file shrinks mid-run ends as failed, with the file named and the steps it made kept.
+    void aRunWhoseFileShrinksFailsWithItsSteps() {
+        const std::string file = path("shrinking.txt");
+        write_bytes(file, byte_corpus(40000));
+        TrainerCallbacks callbacks;
+        callbacks.on_step = [&](const StepMetrics& step) {
+            if (step.step == 3) QVERIFY(::truncate(file.c_str(), 100) == 0);
+        };
+        const RunRecord record = trainer_.run(quick_on(file, 1, 20), callbacks);
+        QCOMPARE(record.status, RunStatus::Failed);
+        QVERIFY2(record.message.find("changed during the run (its size went from 40000 to 100 bytes)") != std::string::npos,
+                 record.message.c_str());
+        QVERIFY2(record.steps.size() >= 2 && record.steps.size() < 20, qPrintable(QString::number(record.steps.size())));
     }
 
     // A step's sequences are drawn from the training part only, the same for the same seed and step, different
