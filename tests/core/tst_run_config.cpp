@@ -230,7 +230,9 @@ private Q_SLOTS:
             {"odd head size", [](RunConfig& c) { c.model.arch = Arch::Llama; c.model.hidden = 36; c.model.heads = 12; }, "heads",
              "--hidden 36 --heads 12: head size 3 is odd and rotary embeddings rotate pairs"},
             {"rope base zero", [](RunConfig& c) { c.model.arch = Arch::Llama; c.model.rope_base = 0; }, "rope-base",
-             "--rope-base 0: out of range; allowed: a number greater than 0 (default 10000)"},
+             "--rope-base 0: out of range; allowed: a number greater than 1 (default 10000)"},
+            {"rope base one", [](RunConfig& c) { c.model.arch = Arch::Llama; c.model.rope_base = 1; }, "rope-base",
+             "--rope-base 1: out of range; allowed: a number greater than 1 (default 10000)"},
             {"rope base nan", [](RunConfig& c) { c.model.arch = Arch::Llama; c.model.rope_base = std::nan(""); }, "rope-base",
              "not a finite number"},
             // A token file's settings without one, and their ranges with one.
