@@ -124,9 +124,9 @@ class TestHardening : public QObject {
 
     // Starts a quick-cpu run of 100000 steps into `store` and returns once it trains (the store is opened just
     // before training; a second more for the first steps).
-    static bool start_a_long_run(QProcess& process, const QString& store) {
+    static bool start_a_long_run(QProcess& process, const QString& store, const QStringList& more = {}) {
         process.start(QStringLiteral(TE_BENCH_PATH),
-                      {"--store", store, "run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "100000"});
+                      QStringList{"--store", store, "run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "100000"} + more);
         if (!process.waitForStarted()) return false;
         QElapsedTimer clock;
         clock.start();
@@ -1456,14 +1456,7 @@ private Q_SLOTS:
         write_all(data, tokens);
         const QString store = box.filePath("runs.sqlite3");
         QProcess process;
-        process.start(QStringLiteral(TE_BENCH_PATH),
-                      {"--store", store, "run", "--preset", "quick-cpu", "--data", data, "--warmup", "0", "--iters", "100000"});
-        QVERIFY(process.waitForStarted());
-        QElapsedTimer clock;
-        clock.start();
-        while (!QFileInfo::exists(store) && clock.elapsed() < 120000) QTest::qWait(50);
-        QTest::qWait(1000);  // a few steps
-        QVERIFY(process.state() == QProcess::Running);
+        QVERIFY(start_a_long_run(process, store, {"--data", data}));
         QVERIFY(::truncate(data.toLocal8Bit().constData(), size >= 0 ? size : tokens.size() / 2) == 0);
         QVERIFY(process.waitForFinished(120000));
         const QString err = QString::fromUtf8(process.readAllStandardError());
