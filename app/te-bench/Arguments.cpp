@@ -46,8 +46,8 @@ void add_arch_and_data_flags(CLI::App* cmd, RunFlags& f) {
     cmd->add_option("--rope-base", f.rope_base, "llama: the rotary embeddings' base (default 10000)")->type_name("X");
     cmd->add_option("--data", f.data,
                     "train on this token file instead of synthetic tokens: any bytes (UTF-8 text) as byte tokens, nanoGPT's "
-                    "uint16 .bin or llm.c's token file; memory-mapped, batches at seeded random offsets, a held-out tail "
-                    "for validation")
+                    "uint16 .bin or llm.c's token file; read where a batch needs it (a large file costs no memory), batches at "
+                    "seeded random offsets, a held-out tail for validation")
         ->type_name("PATH");
     cmd->add_option("--data-format", f.data_format,
                     "auto | bytes | uint16 | llmc (default auto: llm.c's when its header is there, else uint16 for .bin, "
@@ -230,10 +230,10 @@ RunConfig config_from_flags(const RunFlags& f) {
         throw ConfigError("--calibrate-first-step goes with --recipe delayed (current and block scaling have no first-step "
                           "scale to calibrate)");
     }
-    // TEWB_TE_IMPL is a default for te runs and never refuses a torch run; an explicit --te-impl on one is
-    // refused by validation, so the GUI and the CLI say the same.
-    const TeImpl te_impl = te_impl_from_flags(f);
-    if (c.backend == Backend::Te || !f.te_impl.empty()) c.te_impl = te_impl;
+    // TEWB_TE_IMPL is a default for te runs and never refuses a torch run, not even a value it does not know (a
+    // torch run does not read it); an explicit --te-impl on one is refused by validation, so the GUI and the CLI
+    // say the same.
+    if (c.backend == Backend::Te || !f.te_impl.empty()) c.te_impl = te_impl_from_flags(f);
     if (!f.nproc.empty() && (c.dist.nproc < 1 || c.dist.nproc > 64)) {
         throw ConfigError("--nproc " + f.nproc + ": out of range; allowed: 1 to 64");
     }

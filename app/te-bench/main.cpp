@@ -47,7 +47,7 @@ int dispatch(const Commands& c) {
         std::fprintf(stderr, "te-bench: %s\n", with_long_values_cut(e.what()).c_str());
         return kExitFailure;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "te-bench: unexpected error: %s\n", with_long_values_cut(e.what()).c_str());
+        std::fprintf(stderr, "te-bench: unexpected error: %s\n", with_long_values_cut(without_stack_frames(e.what())).c_str());
         return kExitFailure;
     }
 }

@@ -7,10 +7,6 @@
 
 namespace tewb {
 
-namespace {
-
-}  // namespace
-
 TeImpl te_impl_from_environment() {
     const char* value = std::getenv("TEWB_TE_IMPL");
     if (value == nullptr || *value == '\0') return TeImpl::Auto;

@@ -150,4 +150,10 @@ std::string with_long_values_cut(std::string_view message) {
     return out;
 }
 
+std::string without_stack_frames(std::string_view message) {
+    std::string_view kept = message.substr(0, message.find("Exception raised from "));
+    while (!kept.empty() && (kept.back() == '\n' || kept.back() == ' ')) kept.remove_suffix(1);
+    return std::string(kept.empty() ? message : kept);
+}
+
 }  // namespace tewb

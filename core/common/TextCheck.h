@@ -28,5 +28,8 @@ std::string quoted(std::string_view text);
 // A message with every run of more than 200 characters without a space (a value echoed back: a path, a number, a
 // list) cut to its first 80 and its length, so a 100 KB argument gives a readable line.
 std::string with_long_values_cut(std::string_view message);
+// A message up to LibTorch's "Exception raised from ..." and the C++ stack frames after it (c10::Error::what()
+// carries them), without trailing blanks; any other message as it is.
+std::string without_stack_frames(std::string_view message);
 
 }  // namespace tewb

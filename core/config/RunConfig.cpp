@@ -3,10 +3,10 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
-#include <sstream>
 
 #include "core/common/Choice.h"
 #include "core/common/Error.h"
+#include "core/common/NumberText.h"
 #include "core/common/TextCheck.h"
 #include "core/config/Availability.h"
 #include "core/common/TextTable.h"
@@ -33,10 +33,14 @@ constexpr int kFfnMultiple = 64;  // the SwiGLU's intermediate size: whole 64-wi
 constexpr double kMaxValFraction = 0.5;
 constexpr int kByteVocab = 256;
 
+// Every digit the value needs to read back exactly ("0.5000001 ... at most 0.5", not "0.5 ... at most 0.5"), written
+// as a person would between 1e-4 and 1e15 (500000, not 5e+05).
 std::string format_number(double value) {
-    std::ostringstream out;
-    out << value;
-    return out.str();
+    const double magnitude = std::abs(value);
+    if (!std::isfinite(value) || (magnitude != 0 && (magnitude < 1e-4 || magnitude >= 1e15))) return shortest_text(value);
+    char text[64];
+    const auto result = std::to_chars(text, text + sizeof text, value, std::chars_format::fixed);
+    return std::string(text, result.ptr);
 }
 
 // A whole-number setting outside the range its row in the settings table allows.

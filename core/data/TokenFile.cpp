@@ -11,6 +11,8 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -92,7 +94,12 @@ TokenLayout llmc_layout(std::string_view what, std::uint64_t size, std::string_v
                           " (Llama 3, version 7, uint32 tokens)");
     }
     const std::int64_t body = bytes - kLlmcHeaderBytes;
-    if (count <= 0 || body != static_cast<std::int64_t>(count) * width) {
+    if (count <= 0) {
+        throw ConfigError(std::string(what) + ": llm.c's header says " + std::to_string(count) + " tokens (" +
+                          std::to_string(body) + " bytes follow it); allowed: a token count of 1 or more that matches "
+                          "the bytes after the header (the header is damaged or was not written by llm.c)");
+    }
+    if (body != static_cast<std::int64_t>(count) * width) {
         throw ConfigError(std::string(what) + ": llm.c's header says " + std::to_string(count) + " tokens, but the file holds " +
                           std::to_string(body) + " bytes after the header (" + std::to_string(width) + " bytes a token: " +
                           (body % width == 0 ? std::to_string(body / width) + " tokens" : std::string("not a whole number of tokens")) +
@@ -108,13 +115,17 @@ struct Scan {
     std::uint32_t max_token = 0;
 };
 
-Scan scan_file(int fd, std::string_view what, std::uint64_t size, const TokenLayout& layout) {
+Scan scan_file(int fd, std::string_view what, std::uint64_t size, const TokenLayout& layout, const std::atomic<bool>* cancel) {
     std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
     if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) throw std::runtime_error("SHA-256: OpenSSL could not start a digest");
     std::vector<unsigned char> chunk(kScanChunk);
     Scan scan;
     std::uint64_t offset = 0;
     while (offset < size) {
+        if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+            throw TokenFileCancelled(std::string(what) + ": cancelled while the file was read for its hash, at byte " +
+                                     std::to_string(offset) + " of " + std::to_string(size) + ", before the first step");
+        }
         const ssize_t got = pread(fd, chunk.data(), std::min<std::uint64_t>(chunk.size(), size - offset), static_cast<off_t>(offset));
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) {
@@ -153,7 +164,9 @@ struct Descriptor {
     }
 };
 
-void check_sizes(std::string_view what, const DataFileInfo& info, const TokenFileNeeds& needs, double val_fraction) {
+// max_token: the file's largest token as read (DataFileInfo keeps it as an int, which a uint32 token can exceed).
+void check_sizes(std::string_view what, const DataFileInfo& info, std::uint32_t max_token, const TokenFileNeeds& needs,
+                 double val_fraction) {
     const std::int64_t train = info.tokens - info.val_tokens;
     const std::int64_t batch_tokens = needs.global_batch * needs.window;
     if (train < batch_tokens) {
@@ -167,9 +180,9 @@ void check_sizes(std::string_view what, const DataFileInfo& info, const TokenFil
                           std::to_string(info.val_tokens) + " tokens, fewer than one sequence of " + std::to_string(needs.window) +
                           " (--seq + 1); use a longer file, a larger --val-fraction or a smaller --seq");
     }
-    if (static_cast<std::int64_t>(info.max_token) >= needs.vocab) {
-        throw ConfigError(std::string(what) + ": holds token " + std::to_string(info.max_token) + ", not below --vocab " +
-                          std::to_string(needs.vocab) + "; allowed: --vocab " + std::to_string(info.max_token + 1) +
+    if (static_cast<std::int64_t>(max_token) >= needs.vocab) {
+        throw ConfigError(std::string(what) + ": holds token " + std::to_string(max_token) + ", not below --vocab " +
+                          std::to_string(needs.vocab) + "; allowed: --vocab " + std::to_string(std::int64_t{max_token} + 1) +
                           " or more (a byte file needs 256)");
     }
 }
@@ -208,7 +221,10 @@ TokenFile::TokenFile(const DataSettings& settings, const TokenFileNeeds& needs) 
     const std::filesystem::path path(settings.path);
     std::error_code ec;
     const auto status = std::filesystem::status(path, ec);
-    if (ec || !std::filesystem::exists(status)) throw ConfigError(what_ + ": no such file");
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+        throw ConfigError(what_ + ": cannot be reached (" + ec.message() + "); allowed: a readable file of tokens");
+    }
+    if (!std::filesystem::exists(status)) throw ConfigError(what_ + ": no such file");
     if (!std::filesystem::is_regular_file(status)) {
         throw ConfigError(what_ + ": is " + (std::filesystem::is_directory(status) ? "a directory" : "not a regular file") +
                           "; allowed: a file of tokens");
@@ -217,13 +233,24 @@ TokenFile::TokenFile(const DataSettings& settings, const TokenFileNeeds& needs) 
     if (file.fd < 0) throw ConfigError(what_ + ": cannot be read (" + std::strerror(errno) + ")");
     struct stat st {};
     if (fstat(file.fd, &st) != 0) throw ConfigError(what_ + ": cannot be read (" + std::strerror(errno) + ")");
+    // A file of /proc or /sys states a size (often 4096 bytes) that is not what it holds.
+    struct statfs where {};
+    if (fstatfs(file.fd, &where) == 0 && (where.f_type == PROC_SUPER_MAGIC || where.f_type == SYSFS_MAGIC)) {
+        throw ConfigError(what_ + ": is in the kernel's " + (where.f_type == PROC_SUPER_MAGIC ? "/proc" : "/sys") +
+                          " file system, whose files hold no tokens and not the size they state; allowed: a file of tokens on a disk");
+    }
     const auto size = static_cast<std::uint64_t>(st.st_size);
     std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(size, kLlmcHeaderBytes)), '\0');
-    if (!head.empty() && pread(file.fd, head.data(), head.size(), 0) != static_cast<ssize_t>(head.size())) {
-        throw ConfigError(what_ + ": cannot be read (" + std::strerror(errno) + ")");
+    if (!head.empty()) {
+        const ssize_t got = pread(file.fd, head.data(), head.size(), 0);
+        if (got < 0) throw ConfigError(what_ + ": cannot be read (" + std::strerror(errno) + ")");
+        if (got != static_cast<ssize_t>(head.size())) {
+            throw ConfigError(what_ + ": holds fewer bytes than its size, " + std::to_string(size) +
+                              ", says (it changed while it was opened)");
+        }
     }
     layout_ = token_layout(what_, path.filename().string(), size, head, settings.format);
-    const Scan scan = scan_file(file.fd, what_, size, layout_);
+    const Scan scan = scan_file(file.fd, what_, size, layout_, needs.cancel);
     info_.name = path.filename().string();
     info_.size_bytes = size;
     info_.sha256 = scan.sha256;
@@ -231,7 +258,7 @@ TokenFile::TokenFile(const DataSettings& settings, const TokenFileNeeds& needs) 
     info_.tokens = layout_.tokens;
     info_.val_tokens = validation_tokens(layout_.tokens, settings.val_fraction);
     info_.max_token = static_cast<int>(std::min<std::uint32_t>(scan.max_token, static_cast<std::uint32_t>(INT32_MAX)));
-    check_sizes(what_, info_, needs, settings.val_fraction);
+    check_sizes(what_, info_, scan.max_token, needs, settings.val_fraction);
     vocab_ = needs.vocab;
     opened_size_ = st.st_size;
     opened_mtime_ = st.st_mtim;

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -40,6 +42,13 @@ struct TokenFileNeeds {
     int vocab = 0;                  // every token must be below it
     std::int64_t window = 0;        // tokens per sequence: seq + 1 (inputs and their targets)
     std::int64_t global_batch = 0;  // sequences per step over every rank: batch × ranks
+    const std::atomic<bool>* cancel = nullptr;  // checked between the chunks of the first read (a large file takes seconds)
+};
+
+// The first read of a file (its hash and largest token) stopped because `cancel` was set.
+class TokenFileCancelled : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
 };
 
 // The held-out tail: round(tokens × val_fraction) tokens, never more than the file holds.
@@ -52,7 +61,8 @@ std::int64_t validation_tokens(std::int64_t tokens, double val_fraction);
 // the whole file once in chunks (its SHA-256 and its largest token) and throws ConfigError, naming the file, the value and what is allowed, when it
 // is missing, unreadable, not a regular file, empty, badly formed (token_layout), too short for one batch (the
 // training part holds fewer than global_batch × window tokens, or the held-out tail fewer than window), or
-// holds a token not below the vocabulary; and when val_fraction is outside (0, 0.5].
+// holds a token not below the vocabulary; and when val_fraction is outside (0, 0.5]. It throws TokenFileCancelled
+// when needs.cancel is set during that first read.
 class TokenFile {
 public:
     TokenFile(const DataSettings& settings, const TokenFileNeeds& needs);

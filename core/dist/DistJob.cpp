@@ -1,11 +1,20 @@
 #include "core/dist/DistJob.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
 #include <sstream>
 #include <thread>
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <ATen/ops/isnan.h>
+#include <c10/util/Logging.h>
 #include <ATen/ops/stack.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/full_like.h>
@@ -189,8 +198,34 @@ void check_it_is_this_jobs(const DistJob& job) {
     }
 }
 
+// What LibTorch's store would say wrongly: it reports any failure of its address lookup as "Cannot resolve", a
+// process out of file descriptors included, and rank 0 then blamed the port. Checked first, said as it is.
+void check_rendezvous_reachable(const DistJob& job) {
+    const int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (probe < 0) {
+        const int error = errno;
+        throw DistError(job.who() + "cannot open a socket for the rendezvous (" + std::strerror(error) + ")" +
+                        (error == EMFILE || error == ENFILE ? "; this process is out of file descriptors: raise `ulimit -n`" : ""));
+    }
+    close(probe);
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    errno = 0;
+    const int rc = getaddrinfo(job.env.master_addr.c_str(), nullptr, &hints, &found);
+    if (rc == 0) {
+        freeaddrinfo(found);
+        return;
+    }
+    const std::string why = rc == EAI_SYSTEM ? std::string(std::strerror(errno)) : std::string(gai_strerror(rc));
+    throw DistError(job.who() + "MASTER_ADDR '" + with_long_values_cut(printable_text(job.env.master_addr)) +
+                    "' cannot be resolved (" + why + "); allowed: a host name or address of the machine that runs rank 0, "
+                    "e.g. 127.0.0.1 on one machine");
+}
+
 // The rendezvous: rank 0 serves the TCPStore at MASTER_ADDR:PORT, the others connect to it.
 void open_store(DistJob& job) {
+    check_rendezvous_reachable(job);
     c10d::TCPStoreOptions options;
     options.port = static_cast<std::uint16_t>(job.env.master_port);
     options.isServer = job.rank() == 0;
@@ -201,8 +236,11 @@ void open_store(DistJob& job) {
     } catch (const std::exception& e) {
         const std::string where = job.env.master_addr + ":" + std::to_string(job.env.master_port);
         if (job.rank() == 0) {
-            throw DistError(job.who() + "cannot serve the rendezvous at " + where + ": " + first_line(e.what()) +
-                            " (is the port in use by another job? choose another with MASTER_PORT or --master-port)");
+            const std::string text = e.what();
+            const bool in_use = text.find("EADDRINUSE") != std::string::npos || text.find("already in use") != std::string::npos;
+            throw DistError(job.who() + "cannot serve the rendezvous at " + where + ": " + first_line(text) +
+                            (in_use ? " (the port is in use, by another job or program: choose another with MASTER_PORT or --master-port)"
+                                    : ""));
         }
         throw DistError(job.who() + "no rendezvous at " + where + " within " + seconds_text(job.timeout) + ": " +
                         first_line(e.what()) + " (rank 0 did not start, or MASTER_ADDR / MASTER_PORT differ)");
@@ -295,9 +333,19 @@ void await_verdict(const DistJob& job, const std::atomic<bool>* cancel) {
     if (verdict != kAgreed) throw DistError(job.who() + "stopped by rank 0: " + verdict);
 }
 
+// LibTorch's distributed code logs each retry and failure itself, with the C++ stack frames of the exception
+// (about 40 lines before this program's own message, which says the same in one line). A rank keeps only its
+// fatal lines; TEWB_TORCH_LOG=1 keeps them all, frames included, for a report of a LibTorch problem.
+void quiet_libtorch_log() {
+    const char* keep = std::getenv("TEWB_TORCH_LOG");
+    if (keep != nullptr && std::string_view(keep) == "1") return;
+    FLAGS_caffe2_log_level = c10::GLOG_FATAL;
+}
+
 }  // namespace
 
 std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolved, const std::atomic<bool>* cancel) {
+    quiet_libtorch_log();
     std::unique_ptr<DistJob> job = job_for(env, resolved);
     open_store(*job);
     // Announce this rank and its configuration; rank 0 gives the verdict for all.

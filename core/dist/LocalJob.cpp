@@ -250,9 +250,12 @@ private:
 
     void ended(std::size_t r, int status) {
         const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        // 130 after Ctrl-C: the rank was cancelled, which is not a failure of the job; a rank this
-        // launcher stopped ends however it ends, as a consequence of the first failure.
-        const bool cancelled = interrupted_ && WIFEXITED(status) && WEXITSTATUS(status) == 130;
+        // 130 after Ctrl-C: the rank was cancelled, which is not a failure of the job; so is a rank that the
+        // same Ctrl-C ended before it had installed its handler (it was still starting). A rank this launcher
+        // stopped ends however it ends, as a consequence of the first failure.
+        const bool after_cancel = interrupted_ || cancel_.load();
+        const bool cancelled = after_cancel && ((WIFEXITED(status) && WEXITSTATUS(status) == 130) ||
+                                                (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT));
         if (ok || cancelled || stop_[r] != Stop::No) return;
         outcome_.failures.push_back(describe_exit(static_cast<int>(r), status));
         if (kill_at_) return;

@@ -572,7 +572,10 @@ json parse_file(const std::string& path) {
     // Checked before opening: a directory reads as garbage and a FIFO with no writer blocks forever.
     std::error_code ec;
     const auto status = std::filesystem::status(path, ec);
-    if (ec || !std::filesystem::exists(status)) {
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+        throw DataError(path + ": cannot be reached (" + ec.message() + ")");
+    }
+    if (!std::filesystem::exists(status)) {
         throw DataError(path + ": no such file");
     }
     if (!std::filesystem::is_regular_file(status)) {
@@ -603,9 +606,12 @@ std::vector<RunRecord> read_record_files(const std::string& path) {
     std::vector<RunRecord> records;
     // `te-bench compare --json` writes {"baseline": ..., "runs": [records], "skipped": [...]}: its records are
     // the runs. A record itself always has a schema_version.
-    if (document.is_object() && !document.contains("schema_version") && document.contains("runs") &&
-        document["runs"].is_array()) {
+    if (document.is_object() && !document.contains("schema_version") && document.contains("runs")) {
         const json& runs = document["runs"];
+        if (!runs.is_array()) {
+            throw DataError(path + ": \"runs\" is " + std::string(runs.is_object() ? "an " : "a ") + runs.type_name() + ", not a list of run records; allowed: one record, a list "
+                            "of records, or te-bench compare --json's {\"runs\": [records]}");
+        }
         for (std::size_t i = 0; i < runs.size(); ++i) {
             records.push_back(record_from_json(runs[i], path + " runs[" + std::to_string(i) + "]"));
         }

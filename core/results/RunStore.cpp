@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 #include <sqlite3.h>
 
@@ -20,11 +21,29 @@ namespace {
 // 1: the runs table; 2: adds fp8_emulated (a column, so listing never parses the records).
 constexpr int kStoreSchemaVersion = 2;
 
+// Whether the runs table has given out AUTOINCREMENT's last id (2^63 - 1): SQLite then refuses a new row with
+// SQLITE_FULL, "database or disk is full", with no disk involved.
+bool run_ids_used_up(sqlite3* db) {
+    sqlite3_stmt* stmt = nullptr;
+    bool used_up = false;
+    if (sqlite3_prepare_v2(db, "SELECT seq FROM sqlite_sequence WHERE name = 'runs'", -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+        used_up = sqlite3_column_int64(stmt, 0) == std::numeric_limits<std::int64_t>::max();
+    }
+    sqlite3_finalize(stmt);
+    return used_up;
+}
+
 // SQLite's message, with the operating system's reason where there is one: "disk I/O error" alone does
 // not tell a full disk from a failing one.
 std::string sqlite_reason(sqlite3* db) {
     const int code = sqlite3_errcode(db);
     const int system_errno = sqlite3_system_errno(db);
+    if (code == SQLITE_FULL && system_errno == 0 && run_ids_used_up(db)) {
+        return "the store's run ids are used up (SQLite gave out the largest, " +
+               std::to_string(std::numeric_limits<std::int64_t>::max()) +
+               ", and never reuses one); export its runs (te-bench history export) and import them into a new store";
+    }
     if (code == SQLITE_FULL || system_errno == ENOSPC || system_errno == EDQUOT) {
         return "the disk is full (" + std::string(std::strerror(system_errno != 0 ? system_errno : ENOSPC)) +
                "); free some space and try again";

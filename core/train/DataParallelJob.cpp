@@ -9,6 +9,7 @@
 
 #include "core/common/Error.h"
 #include "core/results/RecordJson.h"
+#include "core/results/Summary.h"
 #include "core/train/Trainer.h"
 
 namespace tewb {
@@ -35,9 +36,10 @@ std::string record_path_for_job() {
     return path;
 }
 
-// The job's record: rank 0's, or the job's header when rank 0 left none; failed when the launcher says so.
+// The job's record: rank 0's, or the job's header when rank 0 left none; failed when the launcher says so, and
+// cancelled when a Ctrl-C stopped every rank before rank 0 had a record to leave (they were still starting).
 RunRecord job_record(const RunConfig& resolved, const DeviceInfo& device, const std::string& record_path,
-                     const LocalJobOutcome& outcome, bool& launcher_failed) {
+                     const LocalJobOutcome& outcome, bool cancelled, bool& launcher_failed) {
     RunRecord record;
     std::error_code ignored;
     const bool rank0_reported = std::filesystem::exists(record_path, ignored);
@@ -46,6 +48,13 @@ RunRecord job_record(const RunConfig& resolved, const DeviceInfo& device, const 
         std::filesystem::remove(record_path, ignored);
     } else {
         record = make_run_header(resolved, device);
+        if (cancelled && outcome.all_ok()) {
+            launcher_failed = false;
+            record.status = RunStatus::Cancelled;
+            record.message = "cancelled before the job's first step: Ctrl-C (or a stop signal) came while its ranks were starting";
+            record.summary = summarize(record.steps, record.config, record.execution);
+            return record;
+        }
     }
     launcher_failed = !outcome.all_ok() || !rank0_reported;
     if (launcher_failed) {
@@ -102,7 +111,7 @@ DataParallelJobResult run_data_parallel_job(const DataParallelJobRequest& reques
                    ", rendezvous at 127.0.0.1:" + std::to_string(job.master_port));
     const LocalJobOutcome outcome =
         run_local_job(job, cancel, [&](const std::vector<int>& pids) { say(hooks, describe_ranks(pids)); });
-    result.job = job_record(resolved, device, job.record_path, outcome, result.launcher_failed);
+    result.job = job_record(resolved, device, job.record_path, outcome, cancel.load(), result.launcher_failed);
     if (result.reference) add_scaling_efficiency(*result.job, *result.reference);
     return result;
 }

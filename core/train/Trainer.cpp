@@ -613,8 +613,16 @@ RunRecord Trainer::run_impl(const RunConfig& config, const TrainerCallbacks& cal
     // Checked and described before any work, so a bad file is a ConfigError and on_start sees what it holds.
     std::optional<TokenFile> file;
     if (resolved.data.from_file()) {
-        file.emplace(resolved.data, TokenFileNeeds{resolved.model.vocab, resolved.model.seq + 1,
-                                                   static_cast<std::int64_t>(resolved.batch) * resolved.dist.world_size()});
+        try {
+            file.emplace(resolved.data, TokenFileNeeds{resolved.model.vocab, resolved.model.seq + 1,
+                                                       static_cast<std::int64_t>(resolved.batch) * resolved.dist.world_size(), cancel});
+        } catch (const TokenFileCancelled& e) {  // Ctrl-C while a large file is hashed: a cancelled run of no steps
+            record.status = RunStatus::Cancelled;
+            record.message = e.what();
+            if (callbacks.on_start) callbacks.on_start(record);
+            record.summary = summarize(record.steps, record.config, record.execution);
+            return record;
+        }
         record.data_file = file->info();
     }
     const bool cuda = facts.device == DeviceKind::Cuda;

@@ -10,6 +10,7 @@
 #include "common/fail.h"
 #include "common/gelu_math.h"
 #include "common/host_numbers.h"
+#include "common/uninstrumented.h"
 
 namespace tewb::kernels::host {
 
@@ -71,9 +72,10 @@ float combine(const float (&part)[kLanes]) {
 
 // x·y_r for R consecutive rows y_r of length k (x read once for all of them). Each row's sum runs in kLanes
 // interleaved partial sums, combined in a fixed order, then the tail: the value for one pair of rows does not
-// depend on R, so neither on how the columns are grouped.
+// depend on R, so neither on how the columns are grouped. Uninstrumented: x and the R rows lie in HostGemm's
+// own a_ and b_, whose sizes its constructor checks.
 template <int R>
-void dot_rows(const float* x, const float* y, std::size_t k, float* out) {
+TEWB_UNINSTRUMENTED void dot_rows(const float* x, const float* y, std::size_t k, float* out) {
     float part[R][kLanes] = {};
     const std::size_t whole = k / kLanes * kLanes;
     for (std::size_t i = 0; i < whole; i += kLanes) {
@@ -89,8 +91,8 @@ void dot_rows(const float* x, const float* y, std::size_t k, float* out) {
     }
 }
 
-// Σ x over k, in the dot products' order.
-float row_sum(const float* x, std::size_t k) {
+// Σ x over k, in the dot products' order (uninstrumented as dot_rows).
+TEWB_UNINSTRUMENTED float row_sum(const float* x, std::size_t k) {
     float part[kLanes] = {};
     const std::size_t whole = k / kLanes * kLanes;
     for (std::size_t i = 0; i < whole; i += kLanes) {
@@ -113,6 +115,7 @@ public:
             bias_.resize(g.n);
             for (std::size_t j = 0; j < g.n; ++j) bias_[j] = detail::load(g.bias, wide_dtype(g.bias_type), j);
         }
+        if (a_.size() != g.m * g.k || b_.size() != g.n * g.k) detail::fail(kCall, "internal: the k-contiguous copies have the wrong size");
         if (g.epilogue == Epilogue::DGeluBGrad) column_sums_.assign(chunks_ * g.n, 0.0f);
         if (is_fp8(g.d_type)) d_scale_ = g.d_scale[0];
     }

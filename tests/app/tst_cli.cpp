@@ -268,6 +268,9 @@ private Q_SLOTS:
         QCOMPARE(read_json_text(torch.out)["config"]["te_impl"].get<std::string>(), std::string("auto"));
 
         environment.insert(QStringLiteral("TEWB_TE_IMPL"), QStringLiteral("fast"));
+        const Result torch_beside_a_bad_value =
+            bench_with_environment(QStringList{"run", "--backend", "torch", "--no-store"} + small, environment);
+        QVERIFY2(torch_beside_a_bad_value.exit_code == 0, qPrintable(torch_beside_a_bad_value.err));
         const Result bad = bench_with_environment(QStringList{"run", "--backend", "te", "--no-store"} + small, environment);
         QCOMPARE(bad.exit_code, 2);
         QVERIFY2(bad.err.contains(QStringLiteral("environment variable TEWB_TE_IMPL 'fast': unknown value; allowed: "

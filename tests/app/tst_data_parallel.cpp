@@ -501,6 +501,38 @@ private Q_SLOTS:
         QCOMPARE(lines.size(), std::size_t{1});  // the reference's line; no "data-parallel job: …"
     }
 
+    // Ctrl-C just as the ranks start: a terminal signals every process of the job, and a rank still loading its
+    // libraries has no handler yet, so SIGINT ends it. One outcome, as for a Ctrl-C at any other moment: the job is
+    // cancelled (te-bench: saved as cancelled, exit 130), not failed by the ranks' deaths.
+    void coreJobCancelledAsItsRanksStartIsCancelled() {
+        tewb::RunConfig config = tewb::make_preset(tewb::Preset::QuickCpu);
+        config.device = tewb::DeviceKind::Cpu;
+        config.dist.nproc = 2;
+        config.name = unique_name("core-start-cancel").toStdString();
+        tewb::DataParallelJobRequest request;
+        request.config = config;
+        request.scaling_baseline = false;
+        // Each rank dies of SIGINT at its default action (set here: a test started in the background inherits
+        // SIGINT ignored, which sh could not undo).
+        request.ranks.executable = "/usr/bin/python3";
+        request.ranks.arguments = {"python3", "-c",
+                                   "import os, signal, sys\nsignal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+                                   "os.kill(os.getpid(), signal.SIGINT)\nsys.exit(3)",
+                                   config.name};
+        std::atomic<bool> cancel{false};
+        tewb::DataParallelJobHooks hooks;
+        hooks.say = [&](const std::string& line) {  // the ranks are started: the launcher's own Ctrl-C comes now
+            if (line.find(" is process ") != std::string::npos) cancel.store(true);
+        };
+        const tewb::DataParallelJobResult result = tewb::run_data_parallel_job(request, tewb::detect_device(), hooks, cancel);
+        QVERIFY(result.job);
+        QVERIFY2(result.job->status == tewb::RunStatus::Cancelled, result.job->message.c_str());
+        QVERIFY(!result.launcher_failed);
+        QVERIFY2(result.job->message.find("cancelled before the job's first step") != std::string::npos, result.job->message.c_str());
+        QVERIFY(result.job->steps.empty());
+        QVERIFY(no_worker_left(QString::fromStdString(config.name)));
+    }
+
     // Ranks that end badly: the job's record is the job's header made failed (mark_failed, distributed) with
     // the launcher's account, the first rank to fail first; a program that cannot start is a rank exiting 127.
     void coreJobFailureIsTheLaunchersAccount() {

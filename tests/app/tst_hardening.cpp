@@ -197,6 +197,9 @@ private Q_SLOTS:
         QTest::newRow("history len past int") << QStringList{"recipe", "--amax", "1", "--history-len", "99999999999"}
                                               << "allowed: 1 to 65536";
         QTest::newRow("history without subcommand") << QStringList{"history"} << "list|show|delete|export|import";
+        QTest::newRow("val-fraction just over 0.5")
+            << QStringList{"run", "--data", QStringLiteral(TEWB_SOURCE_DIR "/README.md"), "--val-fraction", "0.5000001"}
+            << "--val-fraction 0.5000001: out of range; allowed: greater than 0 and at most 0.5";
     }
     void messagesStateTheRealReason() {
         QFETCH(QStringList, args);
@@ -987,6 +990,7 @@ private Q_SLOTS:
         QTest::newRow("1 MB name") << "huge name" << 2 << "characters long";
         QTest::newRow("control character in name") << "control" << 2 << "control character";
         QTest::newRow("one bad of two") << "one bad" << 2 << "nothing was imported";
+        QTest::newRow("runs not a list") << "runs 5" << 2 << "\"runs\" is a number, not a list of run records";
     }
     void importOutcomes() {
         QFETCH(QString, what);
@@ -1004,6 +1008,8 @@ private Q_SLOTS:
             QVERIFY(::mkfifo(file.toLocal8Bit().constData(), 0600) == 0);
         } else if (what == "empty array") {
             file = record_file("empty.json", json::array());
+        } else if (what == "runs 5") {
+            file = record_file("runs5.json", json{{"runs", 5}});
         } else if (what == "same") {
             file = record_file("same.json", record_);
         } else {
@@ -1139,6 +1145,98 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains(expected), qPrintable(r.err));
         QVERIFY2(!r.err.contains(QStringLiteral("joining the job")) && !r.err.contains(QStringLiteral("training")),
                  qPrintable(r.err));
+    }
+
+    // ---- class: a rendezvous that cannot be made says why, in the system's words, and blames no port ----
+    void rendezvousFailuresSayTheirReason_data() {
+        QTest::addColumn<QStringList>("variables");
+        QTest::addColumn<QString>("limit");  // RLIMIT_NOFILE for the rank, or empty
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("MASTER_ADDR that does not resolve")
+            << QStringList{"WORLD_SIZE=2", "RANK=1", "LOCAL_RANK=1", "MASTER_ADDR=no-such-host.invalid", "MASTER_PORT=29517"} << QString()
+            << "MASTER_ADDR 'no-such-host.invalid' cannot be resolved (";
+        QTest::newRow("rank 0 out of file descriptors")
+            << QStringList{"WORLD_SIZE=2", "RANK=0", "LOCAL_RANK=0", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29518"} << "fds"
+            << "this process is out of file descriptors: raise `ulimit -n`";
+    }
+    void rendezvousFailuresSayTheirReason() {
+        QFETCH(QStringList, variables);
+        QFETCH(QString, limit);
+        QFETCH(QString, expected);
+        ChildOptions options;
+        for (const QString& variable : variables) options.env.insert(variable.section('=', 0, 0), variable.section('=', 1));
+        options.timeout_ms = 60000;
+        QStringList args{"run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "1", "--no-store", "--dist-timeout", "20"};
+        Result r;
+        if (limit.isEmpty()) {
+            r = bench(args, options);
+        } else {
+            // A process out of file descriptors, as socket() sees it (ulimit -n would stop the loading of its
+            // libraries first, at a point that depends on the build).
+            options.env.insert(QStringLiteral("TEWB_FAULT_SOCKET"), QStringLiteral("EMFILE"));
+            options.env.insert(QStringLiteral("LD_PRELOAD"), QStringLiteral(FAULT_INJECTION_PATH));
+            const QString asan = options.env.value(QStringLiteral("ASAN_OPTIONS"));
+            options.env.insert(QStringLiteral("ASAN_OPTIONS"), asan + (asan.isEmpty() ? "" : ":") + "verify_asan_link_order=0");
+            r = bench(args, options);
+        }
+        QVERIFY2(r.exit_code == 1, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+        QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+        QVERIFY2(!r.err.contains(QStringLiteral("port is in use")) && !r.err.contains(QStringLiteral("Cannot resolve")), qPrintable(r.err));
+    }
+
+    // ---- class: a working directory that was deleted is said, by every program that loads LibTorch ----
+    void aVanishedWorkingDirectoryIsSaid_data() {
+        QTest::addColumn<QString>("program");
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("name");
+        QTest::newRow("te-bench run") << QStringLiteral(TE_BENCH_PATH)
+                                      << QStringList{"run", "--preset", "quick-cpu", "--iters", "1", "--warmup", "0", "--no-store"}
+                                      << "te-bench";
+        QTest::newRow("te-bench info") << QStringLiteral(TE_BENCH_PATH) << QStringList{"info"} << "te-bench";
+        QTest::newRow("te-workbench --report") << QStringLiteral(TE_WORKBENCH_PATH)
+                                               << QStringList{"--report", "--out", dir_.filePath("gone-report.html")} << "te-workbench";
+    }
+    void aVanishedWorkingDirectoryIsSaid() {
+        QFETCH(QString, program);
+        QFETCH(QStringList, args);
+        QFETCH(QString, name);
+        const QString gone = dir_.filePath(QStringLiteral("gone-%1").arg(QString::fromLatin1(QTest::currentDataTag()).size()));
+        QVERIFY(QDir().mkpath(gone));
+        ChildOptions options;
+        options.env.insert(QStringLiteral("TEWB_DATA_DIR"), dir_.path());
+        options.env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        options.timeout_ms = 60000;
+        // Before: "Intel oneMKL FATAL ERROR: Cannot load libtorch_cpu.so", exit 1, for every command.
+        const Result r = run_child(QStringLiteral("/bin/sh"),
+                                   QStringList{"-c", "cd \"$1\" && rmdir \"$1\" && shift && exec \"$@\"", "sh", gone, program} + args,
+                                   options);
+        QVERIFY2(r.exit_code == 1, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+        QVERIFY2(r.err.startsWith(name + QStringLiteral(": the working directory no longer exists (it was deleted)")), qPrintable(r.err));
+        QVERIFY2(!r.err.contains(QStringLiteral("oneMKL")), qPrintable(r.err));
+    }
+
+    // ---- class: LibTorch's own log lines and C++ stack frames stay out of a failed job's output ----
+    void libTorchFramesStayOutOfDistributedFailures_data() {
+        QTest::addColumn<bool>("torch_log");
+        QTest::newRow("default") << false;
+        QTest::newRow("TEWB_TORCH_LOG=1 keeps them") << true;
+    }
+    void libTorchFramesStayOutOfDistributedFailures() {
+        QFETCH(bool, torch_log);
+        ChildOptions options;
+        for (const char* variable : {"WORLD_SIZE=2", "RANK=1", "LOCAL_RANK=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29519"}) {
+            const QString text = QString::fromLatin1(variable);
+            options.env.insert(text.section('=', 0, 0), text.section('=', 1));
+        }
+        if (torch_log) options.env.insert(QStringLiteral("TEWB_TORCH_LOG"), QStringLiteral("1"));
+        options.timeout_ms = 60000;
+        // Rank 1 of a job whose rank 0 never comes: LibTorch's store retries, logs and gives up after the timeout.
+        const Result r = bench({"run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "1", "--no-store", "--dist-timeout", "2"},
+                               options);
+        QVERIFY2(r.exit_code == 1, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("te-bench: rank 1: no rendezvous at 127.0.0.1:29519 within 2 s")), qPrintable(r.err));
+        const bool frames = r.err.contains(QStringLiteral("frame #")) || r.err.contains(QStringLiteral("Exception raised from"));
+        QVERIFY2(frames == torch_log, qPrintable(r.err));
     }
 
     // ---- class: what compare, sweep and run write with --json, history import reads (all or nothing) ----

@@ -2,6 +2,7 @@
 // Deterministic on the CPU: the next issue holds launch and byte targets per layer against it.
 #include <QtTest>
 
+#include <array>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -426,14 +427,13 @@ private Q_SLOTS:
         const LayerBytes bf16 = minimum_layer_bytes(seed, 3072, false);
         QVERIFY2(std::abs(bf16.total() / kMiB - 463.875) < 1e-3, qPrintable(QString::number(bf16.total() / kMiB)));
 
-        const auto at_seed_tokens = [&](Backend backend, Precision precision) {
+        const auto at_batch = [&](Backend backend, Precision precision, int batch) {
             RunConfig config = seed_layer_shape(backend, precision, ScalingKind::Delayed);
             config.model.layers = 1;
-            config.model.seq = seed.seq;  // the seed's 3072 tokens: the bytes, unlike the launches, depend on them
-            config.batch = 32;
+            config.model.seq = seed.seq;  // the seed's sequence: the bytes, unlike the launches, depend on the tokens
+            config.batch = batch;
             // LibTorch's ops save the same tensors on every step (no calibration, no FP8 copies): the first step is
-            // measured, alone. Its BF16 backward GEMMs take a scalar path on a CPU without AVX-512 (about 75 s a step
-            // on CI's machine of 2026-12-04), so the two warm-up steps the fused path needs would triple that.
+            // measured, alone.
             if (backend == Backend::Torch) config.warmup = 0;
             const RunRecord record = trainer_.run(config);
             if (record.status != RunStatus::Finished || !record.execution.ledger) {
@@ -442,10 +442,26 @@ private Q_SLOTS:
             }
             return *record.execution.ledger;
         };
-        const Ledger torch_bf16 = at_seed_tokens(Backend::Torch, Precision::Bf16);
-        QCOMPARE(torch_bf16.step, 1);
-        const Ledger te_bf16 = at_seed_tokens(Backend::Te, Precision::Bf16);
-        const Ledger te_fp8 = at_seed_tokens(Backend::Te, Precision::Fp8);
+        // The baseline, LibTorch's BF16, at the seed's 3072 tokens (batch 32) without running it there: its BF16
+        // backward GEMMs take a scalar path on a CPU without AVX-512 (about 60 s for that step on CI's machine).
+        // What it saves is a weight part plus the same bytes per sequence (each activation is [batch, ...]): measured
+        // at batches 1, 2 and 3, checked to lie on one line to the byte, and extended to 32.
+        std::array<double, 3> torch_saved{};
+        for (int batch = 1; batch <= 3; ++batch) {
+            const Ledger measured = at_batch(Backend::Torch, Precision::Bf16, batch);
+            QCOMPARE(measured.step, 1);
+            torch_saved[static_cast<std::size_t>(batch - 1)] = measured.saved_bytes_per_layer;
+        }
+        const double per_sequence = torch_saved[1] - torch_saved[0];
+        QVERIFY2(per_sequence > 0 && torch_saved[2] - torch_saved[1] == per_sequence,
+                 qPrintable(QStringLiteral("torch BF16 saved bytes at batches 1, 2, 3: %1 %2 %3")
+                                .arg(torch_saved[0], 0, 'f', 0).arg(torch_saved[1], 0, 'f', 0).arg(torch_saved[2], 0, 'f', 0)));
+        const int seed_batch = make_preset(Preset::Seed).batch;
+        QCOMPARE(seed_batch * seed.seq, 3072);
+        Ledger torch_bf16;
+        torch_bf16.saved_bytes_per_layer = torch_saved[0] + (seed_batch - 1) * per_sequence;
+        const Ledger te_bf16 = at_batch(Backend::Te, Precision::Bf16, seed_batch);
+        const Ledger te_fp8 = at_batch(Backend::Te, Precision::Fp8, seed_batch);
         QVERIFY(torch_bf16.saved_bytes_per_layer > 0 && te_bf16.saved_bytes_per_layer > 0 && te_fp8.saved_bytes_per_layer > 0);
 
         const double bf16_moved = te_bf16.bytes_per_layer / (bf16.forward + bf16.backward);

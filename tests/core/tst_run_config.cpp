@@ -637,6 +637,17 @@ private Q_SLOTS:
         QCOMPARE(gpu_plan[0].config.device, DeviceKind::Cuda);
     }
 
+    // c10::Error::what() carries LibTorch's C++ stack frames after "Exception raised from"; messages keep what
+    // comes before them.
+    void stackFramesAreLeftOutOfMessages() {
+        QCOMPARE(without_stack_frames("store timed out\nException raised from connect at socket.cpp:12 (most recent call "
+                                      "first):\nframe #0: c10::Error::Error() + 0x9d\nframe #1: <unknown function>\n"),
+                 std::string("store timed out"));
+        QCOMPARE(without_stack_frames("no frames here"), std::string("no frames here"));
+        QCOMPARE(without_stack_frames("Exception raised from x (most recent call first):\nframe #0"),
+                 std::string("Exception raised from x (most recent call first):\nframe #0"));  // nothing before: kept whole
+    }
+
     void textIsCheckedAndMadePrintable() {
         QVERIFY(!text_problem("MiniGPT на H200 ✓", 200));
         QCOMPARE(*text_problem("caf\xe9", 200), std::string("is not valid UTF-8 (byte 4)"));

@@ -179,6 +179,27 @@ private Q_SLOTS:
         QCOMPARE(store.get(id)->status, RunStatus::Cancelled);
     }
 
+    // A store whose AUTOINCREMENT ids are used up says so: SQLite's own word for it is "database or disk is full".
+    void usedUpRunIdsAreNotAFullDisk() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("runs.sqlite3");
+        RunStore store(path.toStdString());
+        store.save(make_record("first"));
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(db, "UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = 'runs'", nullptr, nullptr, nullptr),
+                 SQLITE_OK);
+        sqlite3_close(db);
+        try {
+            store.save(make_record("second"));
+            QFAIL("saved");
+        } catch (const DataError& e) {
+            const std::string message = e.what();
+            QVERIFY2(message.find("run ids are used up") != std::string::npos && message.find("disk") == std::string::npos, e.what());
+        }
+        QCOMPARE(store.list().size(), std::size_t{1});
+    }
+
     void twoConnectionsSeeEachOther() {
         QTemporaryDir dir;
         const std::string path = dir.filePath("runs.sqlite3").toStdString();

@@ -2,6 +2,7 @@
 // tail, and a CPU run that evaluates it; every file is written here, nothing is downloaded.
 #include <QtTest>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -235,6 +236,15 @@ private Q_SLOTS:
             {"version 1", "allowed: version 7"});
         row("count disagrees", "count.bin", llmc_file(20240520, 1, 4001, wide, 2), TokenFormat::Auto, 50304, 0.05,
             {"count.bin", "says 4001 tokens", "8000 bytes after the header", "4000 tokens"});
+        row("llm.c count 0", "zero-count.bin", llmc_file(20240520, 1, 0, {}, 2), TokenFormat::Auto, 50304, 0.05,
+            {"zero-count.bin", "header says 0 tokens (0 bytes follow it)", "a token count of 1 or more"});
+        row("llm.c negative count", "negative-count.bin", llmc_file(20240520, 1, -5, wide, 2), TokenFormat::Auto, 50304, 0.05,
+            {"says -5 tokens (8000 bytes follow it)", "a token count of 1 or more"});
+        std::vector<std::uint32_t> llama = ramp(4000, 128256);
+        llama[7] = 0x80000005u;
+        row("llm.c token past 2^31", "huge-token.bin", llmc_file(20240801, 7, 4000, llama, 4), TokenFormat::Auto, 128256, 0.05,
+            {"huge-token.bin", "holds token 2147483653", "--vocab 2147483654 or more"});
+        row("held-out tail just over half", "over.txt", text, TokenFormat::Auto, 256, 0.5000001, {"--val-fraction 0.5000001", "at most 0.5"});
         row("shorter than the header", "header.bin", llmc_file(20240520, 1, 0, {}, 2).substr(0, 100), TokenFormat::Llmc, 50304, 0.05,
             {"header.bin", "100 bytes", "1024"});
         row("token not below --vocab", "vocab.bin", uint16_file(wide), TokenFormat::Auto, 50000, 0.05,
@@ -272,12 +282,78 @@ private Q_SLOTS:
         }
     }
 
+    // A path that cannot be followed is not a missing file: the reason is said as the system gives it.
+    void aSymlinkLoopIsSaidAsOne() {
+        const std::string a = path("loop-a.txt");
+        const std::string b = path("loop-b.txt");
+        QVERIFY(::symlink(b.c_str(), a.c_str()) == 0 && ::symlink(a.c_str(), b.c_str()) == 0);
+        try {
+            const TokenFile tokens(settings_for(a), quick_needs());
+            QFAIL("accepted");
+        } catch (const ConfigError& e) {
+            const std::string message = e.what();
+            QVERIFY2(message.find("cannot be reached (Too many levels of symbolic links)") != std::string::npos &&
+                         message.find("no such file") == std::string::npos,
+                     e.what());
+        }
+    }
+
+    // A file of /sys or /proc states a size that is not what it holds: named for what it is, not "No such file".
+    void aKernelFileIsNotATokenFile() {
+        for (const char* kernel_file : {"/proc/self/status", "/sys/kernel/mm/transparent_hugepage/enabled", "/sys/power/state"}) {
+            if (!QFileInfo::exists(QString::fromLatin1(kernel_file))) continue;
+            try {
+                const TokenFile tokens(settings_for(kernel_file), quick_needs());
+                QFAIL(kernel_file);
+            } catch (const ConfigError& e) {
+                const std::string message = e.what();
+                QVERIFY2(message.find("is in the kernel's /") != std::string::npos && message.find("No such file") == std::string::npos,
+                         e.what());
+            }
+        }
+    }
+
     void anUnreadableFileIsRefused() {
         if (geteuid() == 0) QSKIP("root reads every file: no unreadable file to make");
         const std::string file = path("secret.txt");
         write_bytes(file, byte_corpus(20000));
         QVERIFY(chmod(file.c_str(), 0) == 0);
         QVERIFY_THROWS_EXCEPTION(ConfigError, TokenFile(settings_for(file), quick_needs()));
+    }
+
+    // Ctrl-C while a large file is read for its hash (seconds for tens of GB) stops the read at its next chunk, and
+    // the run ends cancelled with no step, not after the whole file.
+    void aCancelStopsTheFirstReadOfALargeFile() {
+        const std::string file = path("cancelled.txt");
+        constexpr std::int64_t kBytes = 2LL << 30;
+        {
+            const int fd = ::open(file.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+            QVERIFY(fd >= 0);
+            QVERIFY(ftruncate(fd, kBytes) == 0);
+            QVERIFY(::pwrite(fd, "the end", 7, kBytes - 7) == 7);
+            ::close(fd);
+        }
+        std::atomic<bool> cancel{false};
+        std::thread ctrl_c([&cancel] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            cancel.store(true);
+        });
+        TokenFileNeeds needs = quick_needs();
+        needs.cancel = &cancel;
+        std::string message;
+        try {
+            const TokenFile tokens(settings_for(file), needs);
+        } catch (const TokenFileCancelled& e) {
+            message = e.what();
+        }
+        ctrl_c.join();
+        QVERIFY2(message.find("cancelled while the file was read for its hash, at byte ") != std::string::npos &&
+                     message.find(" of " + std::to_string(kBytes) + ", before the first step") != std::string::npos,
+                 message.c_str());
+        const RunRecord record = trainer_.run(quick_on(file, 1, 3), {}, &cancel);
+        QCOMPARE(record.status, RunStatus::Cancelled);
+        QVERIFY(record.steps.empty());
+        QVERIFY2(record.message.find("at byte 0 of") != std::string::npos, record.message.c_str());
     }
 
     // The file is read where a batch needs it: describing a sparse file of a few GB and drawing batches from it

@@ -6,6 +6,7 @@
  *   TEWB_FAULT_OPS    write: write/pwrite/fsync/fdatasync/ftruncate on open files of that path (default);
  *                     open: opening such a path for writing, creating, renaming, removing it
  *   TEWB_FAULT_SKIP   how many matching calls succeed before the faults start (default 0)
+ * and, on its own, TEWB_FAULT_SOCKET=EMFILE: every socket() fails as in a process out of file descriptors.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -150,4 +152,13 @@ int rename(const char* from, const char* to) {
 int mkdir(const char* path, mode_t mode) {
     if (path_should_fail(path, O_CREAT)) FAIL(-1);
     return NEXT(mkdir)(path, mode);
+}
+
+int socket(int domain, int type, int protocol) {
+    const char* fault = getenv("TEWB_FAULT_SOCKET");
+    if (fault != NULL && strcmp(fault, "EMFILE") == 0) {
+        errno = EMFILE;
+        return -1;
+    }
+    return NEXT(socket)(domain, type, protocol);
 }

@@ -9,6 +9,7 @@
 #include <QStandardPaths>
 
 #include "core/common/Error.h"
+#include "core/common/TextCheck.h"
 #include "core/results/ReportText.h"
 #include "core/results/RunStore.h"
 #include "core/train/CpuThreads.h"
@@ -44,7 +45,7 @@ void RunWorker::runJob(int ticket, const RunConfig& config) {
     try {
         header = make_run_header(resolve(config, device_), device_);
     } catch (const std::exception& e) {
-        Q_EMIT runRefused(ticket, QString::fromStdString(e.what()));
+        Q_EMIT runRefused(ticket, QString::fromStdString(without_stack_frames(e.what())));
         return;
     }
     const QString program = rankProgram();
@@ -86,7 +87,7 @@ void RunWorker::runJob(int ticket, const RunConfig& config) {
         }
     } catch (const std::exception& e) {  // the job could not be set up, or its reference run could not start
         job = header;
-        mark_failed(job, ErrorKind::Distributed, e.what());
+        mark_failed(job, ErrorKind::Distributed, without_stack_frames(e.what()));
     }
     const SaveResult saved = save_run(RunStore::default_path(), job);
     Q_EMIT runEnded(ticket, std::move(job), saved.id.value_or(-1),
@@ -131,7 +132,7 @@ void RunWorker::runOne(int ticket, tewb::RunConfig config, std::optional<tewb::R
     try {
         record = train_(config, callbacks, &cancel_);
     } catch (const std::exception& e) {
-        Q_EMIT runRefused(ticket, QString::fromStdString(e.what()));
+        Q_EMIT runRefused(ticket, QString::fromStdString(without_stack_frames(e.what())));
         return;
     }
     record.repeat = repeat;

@@ -104,7 +104,7 @@ QWidget* RunSetupPanel::buildDataGroup() {
     dataPath_->setPlaceholderText(tr("Synthetic tokens"));
     dataPath_->setClearButtonEnabled(true);
     dataPath_->setToolTip(tr("Train on this file's tokens instead of synthetic ones (empty: synthetic tokens). The file is "
-                             "memory-mapped, so a 10 GB file costs no memory; batches come from seeded random offsets, "
+                             "read where a batch needs it, so a 10 GB file costs no memory; batches come from seeded random offsets, "
                              "so a run is reproducible. The record keeps the file's name, size and SHA-256, never its "
                              "contents."));
     browse_ = new QPushButton(tr("Browse…"), dataBox);
