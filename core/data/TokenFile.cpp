@@ -20,6 +20,7 @@
 #include "core/common/Error.h"
 #include "core/common/NumberText.h"
 #include "core/common/TextCheck.h"
+#include "core/results/AtomicFile.h"
 
 namespace tewb {
 
@@ -263,6 +264,7 @@ TokenFile::TokenFile(const DataSettings& settings, const TokenFileNeeds& needs) 
     opened_size_ = st.st_size;
     opened_mtime_ = st.st_mtim;
     std::swap(fd_, file.fd);  // kept open: every read is checked against what was opened
+    protect_training_data(path);  // no output of this process may write over it
 }
 
 TokenFile::~TokenFile() {

@@ -219,6 +219,33 @@ ProtectedStores& protected_stores() {
     return stores;
 }
 
+// Every token file a run of this process trained on, or the GUI holds a run of (protect_training_data), by
+// identity: a rename or another spelling of it is the same data.
+struct ProtectedData {
+    std::mutex mutex;
+    std::vector<std::pair<FileIdentity, fs::path>> files;
+};
+
+ProtectedData& protected_data() {
+    static ProtectedData data;
+    return data;
+}
+
+// "the training data of a run (PATH)" when writing `target` would replace a protected token file. A file no
+// longer at the path it was protected by was deleted or replaced: its inode may now be another file's.
+std::optional<std::string> training_data_at(const FileIdentity& target) {
+    std::vector<std::pair<FileIdentity, fs::path>> files;
+    {
+        ProtectedData& registry = protected_data();
+        const std::lock_guard lock(registry.mutex);
+        files = registry.files;
+    }
+    for (const auto& [known, path] : files) {
+        if (known == target && identity(path) == known) return "the training data of a run (" + path.string() + ")";
+    }
+    return std::nullopt;
+}
+
 std::optional<std::string> protected_store_file_at(const fs::path& path) {
     std::vector<fs::path> stores;
     {
@@ -269,15 +296,26 @@ void protect_run_store(const fs::path& store) {
     registry.paths.push_back(store);
 }
 
+void protect_training_data(const fs::path& file) {
+    const std::optional<FileIdentity> id = identity(file);
+    if (!id) return;
+    ProtectedData& registry = protected_data();
+    const std::lock_guard lock(registry.mutex);
+    for (const auto& [known, path] : registry.files) {
+        if (known == *id) return;
+    }
+    registry.files.emplace_back(*id, file);
+}
+
 void write_file_atomically(const fs::path& path, std::string_view content) {
     // Checked again at the write: the store's -wal may exist by now, and a GUI dialog has no earlier check.
     if (const std::optional<std::string> store = protected_store_file_at(path)) {
         throw DataError(path.string() + ": is " + *store + ", which writing here would destroy; nothing was written");
     }
     if (const auto target = identity(path)) {
-        if (const std::optional<std::string> program = program_file_at(*target)) {
-            throw DataError(path.string() + ": is " + *program + ", which writing here would destroy; nothing was written");
-        }
+        std::optional<std::string> what = program_file_at(*target);
+        if (!what) what = training_data_at(*target);
+        if (what) throw DataError(path.string() + ": is " + *what + ", which writing here would destroy; nothing was written");
     }
     // A device or FIFO reached through a link the kernel resolves itself (/dev/stdout -> /proc/self/fd/1 ->
     // "pipe:[…]", which names no file) is opened through the path as given.
@@ -313,6 +351,9 @@ void check_output_path(std::string_view flag, const fs::path& path) {
     if (const auto target = identity(path)) {
         if (const std::optional<std::string> program = program_file_at(*target)) {
             throw ConfigError(prefix + "is " + *program + "; allowed: any other path");
+        }
+        if (const std::optional<std::string> data = training_data_at(*target)) {
+            throw ConfigError(prefix + "is " + *data + ", which writing here would destroy; allowed: any other path");
         }
     }
     struct stat direct {};

@@ -49,6 +49,11 @@ std::optional<std::string> run_store_file_at(const std::filesystem::path& path, 
 // and write_file_atomically refuses to write onto them.
 void protect_run_store(const std::filesystem::path& store);
 
+// Adds a token file (by its identity: any other path to it too) to the training data this process protects:
+// check_output_path and write_file_atomically refuse to write onto it. TokenFile does it for every file a run
+// reads, the workbench for every run in its window that trained on one. A path that does not exist is ignored.
+void protect_training_data(const std::filesystem::path& file);
+
 // A standard stream (STDOUT_FILENO or STDERR_FILENO) that writes into a protected run store or one of its
 // companion files (`exec 1<>runs.sqlite3`), and what that file is; nothing when neither does. Both programs
 // check it before they write anything: whatever they printed would overwrite the store.

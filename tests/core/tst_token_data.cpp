@@ -21,6 +21,7 @@
 #include "core/common/Error.h"
 #include "core/common/NumberText.h"
 #include "core/common/Sha256.h"
+#include "core/results/AtomicFile.h"
 #include "core/data/TokenBatches.h"
 #include "core/data/TokenFile.h"
 #include "core/results/RecordCsv.h"
@@ -311,6 +312,24 @@ private Q_SLOTS:
                          e.what());
             }
         }
+    }
+
+    // A file a run of this process reads is protected from its outputs, by identity (any spelling of it).
+    void theFileOfARunIsProtectedFromOutputs() {
+        const std::string file = path("protected.txt");
+        write_bytes(file, byte_corpus(20000));
+        const std::string link = path("protected-link.csv");
+        QVERIFY(::symlink(file.c_str(), link.c_str()) == 0);
+        check_output_path("--csv", link);  // any file until a run reads it
+        const TokenFile tokens(settings_for(file), quick_needs());
+        try {
+            check_output_path("--csv", link);
+            QFAIL("accepted");
+        } catch (const ConfigError& e) {
+            QVERIFY2(std::string(e.what()).find("is the training data of a run (" + file + ")") != std::string::npos, e.what());
+        }
+        QVERIFY_THROWS_EXCEPTION(DataError, write_file_atomically(link, "x"));
+        QCOMPARE(read_all(file), byte_corpus(20000));
     }
 
     void anUnreadableFileIsRefused() {

@@ -20,6 +20,8 @@
 #include <set>
 
 #include "UiTestSupport.h"
+#include "core/common/Error.h"
+#include "core/results/AtomicFile.h"
 #include "ui/common/RememberedFolder.h"
 #include "ui/common/RunColors.h"
 #include "ui/common/Theme.h"
@@ -621,6 +623,43 @@ private Q_SLOTS:
 
     // An export says where it wrote, in the status bar for a while and in a label that keeps it; a failure
     // says what was not saved and why.
+    // Every export of the window goes through write_file_atomically: a token file that a run in the window or in
+    // the queue trained on (or will) is refused there, however the dialog's path reaches it (before: a CSV or
+    // PNG export could replace the corpus).
+    void exportsNeverWriteOverTrainingData() {
+        QTemporaryDir dir;
+        const QString window_data = dir.filePath("shown.txt");
+        const QString queued_data = dir.filePath("queued.txt");
+        for (const QString& path : {window_data, queued_data}) {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write("the corpus");
+        }
+        RunCollection runs;
+        RunRecord shown;
+        shown.config.data.path = window_data.toStdString();
+        runs.add(shown);
+        RunQueueModel queue;
+        RunConfig queued;
+        queued.data.path = queued_data.toStdString();
+        queue.append(queued, RunQueueModel::State::Queued, {}, std::nullopt, false, {});
+        const QString link = dir.filePath("link.csv");
+        QVERIFY(QFile::link(queued_data, link));
+        for (const QString& target : {window_data, queued_data, link}) {
+            try {
+                write_file_atomically(target.toStdString(), "step,loss\n");
+                QFAIL(qPrintable(target));
+            } catch (const DataError& e) {
+                QVERIFY2(std::string(e.what()).find("is the training data of a run (") != std::string::npos, e.what());
+            }
+        }
+        for (const QString& path : {window_data, queued_data}) {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            QCOMPARE(file.readAll(), QByteArray("the corpus"));
+        }
+    }
+
     void exportsConfirmWhereTheyWrote() {
         QMainWindow window;
         auto* notice = new SaveNotice(window.statusBar());

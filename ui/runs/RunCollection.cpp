@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/results/AtomicFile.h"
 #include "core/results/Summary.h"
 #include "ui/common/RunColors.h"
 
@@ -10,6 +11,7 @@ namespace tewb::ui {
 RunCollection::RunCollection(QObject* parent) : QObject(parent) {}
 
 int RunCollection::add(RunRecord record, std::optional<std::int64_t> store_id, const QString& sweep) {
+    if (record.config.data.from_file()) protect_training_data(record.config.data.path);  // no export may write over it
     const int key = nextKey_++;
     entries_.push_back(Entry{key, std::move(record), run_colour(freeStyleSlot()), store_id, sweep});
     Q_EMIT runAdded(key);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/results/AtomicFile.h"
+
 namespace tewb::ui {
 
 namespace {
@@ -104,6 +106,7 @@ QVariant RunQueueModel::headerData(int section, Qt::Orientation orientation, int
 
 int RunQueueModel::append(const RunConfig& config, State state, const QString& message, std::optional<RepeatInfo> repeat,
                           bool fp8_emulated, const QString& sweep) {
+    if (config.data.from_file()) protect_training_data(config.data.path);  // no export may write over it
     const int row = static_cast<int>(items_.size());
     beginInsertRows({}, row, row);
     Item item;
