@@ -5,10 +5,6 @@
 
 namespace tewb {
 
-namespace {
-
-}  // namespace
-
 std::vector<std::string> Capability::reasons() const {
     std::vector<std::string> lines{te_reason, fp8_reason};
     if (!fallback_reason.empty()) {

@@ -31,10 +31,6 @@ Fp8Dtype backward_dtype(RecipeFormat format) {
     return format == RecipeFormat::Hybrid ? Fp8Dtype::E5M2 : Fp8Dtype::E4M3;
 }
 
-namespace {
-
-}  // namespace
-
 RecipeFormat parse_recipe_format(std::string_view flag, std::string_view text) {
     if (text == "e5m2") {
         throw ConfigError(std::string(flag) +

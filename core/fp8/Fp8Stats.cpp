@@ -11,8 +11,4 @@ double snr_db(double rel_mse) {
 }
 
 
-namespace {
-
-}  // namespace
-
 }  // namespace tewb

@@ -30,10 +30,6 @@ std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe, std::st
     return problems;
 }
 
-namespace {
-
-}  // namespace
-
 bool fp8_gemms_emulated(OpsKind kind, ScalingKind scaling, bool block_gemms_native) {
     return kind != OpsKind::FusedCuda || (scaling == ScalingKind::Block && !block_gemms_native);
 }

@@ -15,10 +15,6 @@
 
 namespace tewb {
 
-namespace {
-
-}  // namespace
-
 double KernelProfile::total_us() const {
     double sum = 0;
     for (const KernelTime& k : kernels) sum += k.total_us;

@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -39,6 +41,22 @@ void write_all(const QString& path, const QByteArray& bytes) {
 bool is_char_device(const QString& path) {
     struct stat info {};
     return ::stat(path.toLocal8Bit().constData(), &info) == 0 && S_ISCHR(info.st_mode);
+}
+
+// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's choice for port 0).
+int unused_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    int port = 0;
+    if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+        port = ntohs(address.sin_port);
+    }
+    if (fd >= 0) ::close(fd);
+    return port;
 }
 
 // RFC 4180: rows of cells, quotes removed.
@@ -1224,9 +1242,11 @@ private Q_SLOTS:
     void libTorchFramesStayOutOfDistributedFailures() {
         QFETCH(bool, torch_log);
         ChildOptions options;
-        for (const char* variable : {"WORLD_SIZE=2", "RANK=1", "LOCAL_RANK=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29519"}) {
-            const QString text = QString::fromLatin1(variable);
-            options.env.insert(text.section('=', 0, 0), text.section('=', 1));
+        const QString port = QString::number(unused_port());
+        QVERIFY(port != QStringLiteral("0"));
+        for (const QString& variable : {QStringLiteral("WORLD_SIZE=2"), QStringLiteral("RANK=1"), QStringLiteral("LOCAL_RANK=1"),
+                                        QStringLiteral("MASTER_ADDR=127.0.0.1"), QStringLiteral("MASTER_PORT=") + port}) {
+            options.env.insert(variable.section('=', 0, 0), variable.section('=', 1));
         }
         if (torch_log) options.env.insert(QStringLiteral("TEWB_TORCH_LOG"), QStringLiteral("1"));
         options.timeout_ms = 60000;
@@ -1234,7 +1254,8 @@ private Q_SLOTS:
         const Result r = bench({"run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "1", "--no-store", "--dist-timeout", "2"},
                                options);
         QVERIFY2(r.exit_code == 1, qPrintable(QString::number(r.exit_code) + ": " + r.err));
-        QVERIFY2(r.err.contains(QStringLiteral("te-bench: rank 1: no rendezvous at 127.0.0.1:29519 within 2 s")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("te-bench: rank 1: no rendezvous at 127.0.0.1:") + port + QStringLiteral(" within 2 s")),
+                 qPrintable(r.err));
         const bool frames = r.err.contains(QStringLiteral("frame #")) || r.err.contains(QStringLiteral("Exception raised from"));
         QVERIFY2(frames == torch_log, qPrintable(r.err));
     }
