@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../helpers/ChildProcess.h"
+#include "../helpers/Loopback.h"
 #include "core/device/DeviceInfo.h"
 #include "core/results/Comparison.h"
 #include "core/results/ReportText.h"
@@ -140,6 +141,22 @@ class TestDataParallel : public QObject {
     }
 
     int port() { return next_port_++; }
+
+    // Core's 2-process job of the quick CPU preset, named `name` (to find its processes by), without the scaling
+    // baseline; each rank is `arguments`, its $0 or argv[0] after them the job's name.
+    static tewb::DataParallelJobRequest core_job(const QString& name, const std::string& executable, std::vector<std::string> arguments) {
+        tewb::RunConfig config = tewb::make_preset(tewb::Preset::QuickCpu);
+        config.device = tewb::DeviceKind::Cpu;
+        config.dist.nproc = 2;
+        config.name = name.toStdString();
+        tewb::DataParallelJobRequest request;
+        request.config = config;
+        request.scaling_baseline = false;
+        request.ranks.executable = executable;
+        arguments.push_back(config.name);
+        request.ranks.arguments = std::move(arguments);
+        return request;
+    }
 
 private Q_SLOTS:
     // 2 processes × batch 4 train exactly what 1 process × batch 8 trains: the same loss at every step
@@ -340,17 +357,13 @@ private Q_SLOTS:
 
     void aPortInUseIsNamed() {
         // Another program listening on the port.
-        const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t length = sizeof address;
-        QVERIFY(::bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 && ::listen(holder, 1) == 0 &&
-                ::getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+        const LoopbackPort bound = bind_loopback_port();
+        const int holder = bound.fd;
+        QVERIFY(holder >= 0 && ::listen(holder, 1) == 0);
         QProcess job;
         StderrWatch err(job);
         job.start(QStringLiteral(TE_BENCH_PATH),
-                  with_store(kQuick + QStringList{"--nproc", "2", "--master-port", QString::number(ntohs(address.sin_port)),
+                  with_store(kQuick + QStringList{"--nproc", "2", "--master-port", QString::number(bound.port),
                                                   "--dist-timeout", QString::number(kHourTimeoutS), "--no-store",
                                                   "--no-scaling-baseline", "--name", unique_name("port")}));
         // Not the timeout: rank 0 gone, the launcher stops the rest at once.
@@ -505,20 +518,14 @@ private Q_SLOTS:
     // libraries has no handler yet, so SIGINT ends it. One outcome, as for a Ctrl-C at any other moment: the job is
     // cancelled (te-bench: saved as cancelled, exit 130), not failed by the ranks' deaths.
     void coreJobCancelledAsItsRanksStartIsCancelled() {
-        tewb::RunConfig config = tewb::make_preset(tewb::Preset::QuickCpu);
-        config.device = tewb::DeviceKind::Cpu;
-        config.dist.nproc = 2;
-        config.name = unique_name("core-start-cancel").toStdString();
-        tewb::DataParallelJobRequest request;
-        request.config = config;
-        request.scaling_baseline = false;
         // Each rank dies of SIGINT at its default action (set here: a test started in the background inherits
         // SIGINT ignored, which sh could not undo).
-        request.ranks.executable = "/usr/bin/python3";
-        request.ranks.arguments = {"python3", "-c",
-                                   "import os, signal, sys\nsignal.signal(signal.SIGINT, signal.SIG_DFL)\n"
-                                   "os.kill(os.getpid(), signal.SIGINT)\nsys.exit(3)",
-                                   config.name};
+        const tewb::DataParallelJobRequest request =
+            core_job(unique_name("core-start-cancel"), "/usr/bin/python3",
+                     {"python3", "-c",
+                      "import os, signal, sys\nsignal.signal(signal.SIGINT, signal.SIG_DFL)\nos.kill(os.getpid(), signal.SIGINT)\n"
+                      "sys.exit(3)"});
+        const tewb::RunConfig& config = request.config;
         std::atomic<bool> cancel{false};
         tewb::DataParallelJobHooks hooks;
         hooks.say = [&](const std::string& line) {  // the ranks are started: the launcher's own Ctrl-C comes now
@@ -536,17 +543,11 @@ private Q_SLOTS:
     // Ranks that end badly: the job's record is the job's header made failed (mark_failed, distributed) with
     // the launcher's account, the first rank to fail first; a program that cannot start is a rank exiting 127.
     void coreJobFailureIsTheLaunchersAccount() {
-        tewb::RunConfig config = tewb::make_preset(tewb::Preset::QuickCpu);
-        config.device = tewb::DeviceKind::Cpu;
-        config.dist.nproc = 2;
-        config.name = unique_name("core-fail").toStdString();
-        tewb::DataParallelJobRequest request;
-        request.config = config;
-        request.scaling_baseline = false;
-        request.ranks.executable = "/bin/sh";
         // Rank 0 exits 3 at once; rank 1 would sleep for an hour, but the launcher stops it (the message says
         // so: a rank that ended by itself would not be "stopped (SIGTERM)"). $0 carries the job's name.
-        request.ranks.arguments = {"sh", "-c", "if [ \"$RANK\" = 0 ]; then exit 3; fi; exec sleep 3600", config.name};
+        tewb::DataParallelJobRequest request =
+            core_job(unique_name("core-fail"), "/bin/sh", {"sh", "-c", "if [ \"$RANK\" = 0 ]; then exit 3; fi; exec sleep 3600"});
+        const tewb::RunConfig config = request.config;
         std::atomic<bool> cancel{false};
         tewb::DataParallelJobResult result = tewb::run_data_parallel_job(request, tewb::detect_device(), {}, cancel);
         QVERIFY(!result.reference && result.job && result.launcher_failed);

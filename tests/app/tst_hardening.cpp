@@ -9,14 +9,13 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include "../helpers/ChildProcess.h"
+#include "../helpers/Loopback.h"
 #include "core/config/MemoryEstimate.h"
 #include "core/results/RecordJson.h"
 
@@ -43,20 +42,11 @@ bool is_char_device(const QString& path) {
     return ::stat(path.toLocal8Bit().constData(), &info) == 0 && S_ISCHR(info.st_mode);
 }
 
-// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's choice for port 0).
+// A TCP port on 127.0.0.1 that nothing listens on now.
 int unused_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    int port = 0;
-    if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-        port = ntohs(address.sin_port);
-    }
-    if (fd >= 0) ::close(fd);
-    return port;
+    const LoopbackPort bound = bind_loopback_port();
+    if (bound.fd >= 0) ::close(bound.fd);
+    return bound.port;
 }
 
 // RFC 4180: rows of cells, quotes removed.

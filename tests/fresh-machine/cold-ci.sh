@@ -4,7 +4,7 @@
 # (--warm: what CI finds after a run on the same machine). The virtual environment with
 # LibTorch is reused when present (packaging/setup-deps.sh installs it otherwise, and the table's set-up row says
 # how long that took). Prints .ci/run's stage table and keeps it; docs/reliability.md ("CI's time") records the
-# last three cold and warm tables. About 41 minutes cold (2026-12-05, 22fadff) and 19 warm after a change of
+# last three cold and warm tables. About 35 minutes cold (2026-12-05, f50c032) and 19 warm after a change of
 # 22 sources (a655ac8) on 2 cores; the budget is 45 and 20.
 #
 #   usage: tests/fresh-machine/cold-ci.sh [--warm] [--scratch DIR] [--table FILE]
