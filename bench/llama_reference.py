@@ -11,6 +11,25 @@ decay 0.1, LibTorch's fused kernel), BF16 autocast with FP32 master weights on t
 It reproduces te-bench's initial weights (one seeded CPU generator, the draws in core/model/Llama.cpp's order:
 wte, then per block qkv, proj, fc1, fc2) and its synthetic corpus (minigpt_reference.py), so for the same seed
 both train the same model on the same data. Prints one JSON object with the per-step losses.
+
+Code path (what one step runs; te-bench's torch backend runs the same ops, core/model/Llama.cpp):
+- Precision: "bf16" is torch.autocast(device_type=<device>, dtype=torch.bfloat16) around the forward and the
+  loss, FP32 parameters and optimizer state (as core/train/AutocastScope.h): linears and attention in BF16 on
+  BF16 copies of the weights, RMSNorm, rotary (computed in FP32, rounded once to BF16), the residual stream
+  and the loss in FP32. "fp32": no autocast. Defaults: bf16 on cuda, fp32 on cpu.
+- Attention: q, k, v split (split_with_sizes: no copy; the backward concatenates, one write) from the fused QKV
+  projection; rotary on q and k together (one FP32 cast, chunk into halves, one cat); the rotary tables'
+  [1, seq, 1, d/2] views made once per forward; F.scaled_dot_product_attention(is_causal=True,
+  enable_gqa=kv_heads < heads): PyTorch picks the backend (flash on Hopper for BF16; GQA runs on the flash
+  and math backends), nothing is forced.
+- Optimizer: torch.optim.AdamW(fused=True) (aten::_fused_adamw_, on CUDA and CPU), zero_grad(set_to_none=True).
+- Data: the synthetic batch pool built once, split into contiguous input and target tensors on the device.
+- Host syncs (cuda): none inside the loop but one torch.cuda.synchronize() before the first timed step (to
+  reset the peak-memory counter). Each step is timed by two preallocated CUDA events recorded around it;
+  losses stay on the device and are read, with the event times, after one synchronize at the end.
+  On the CPU each step is timed with time.perf_counter() and its loss read with .item() (both synchronous).
+- --compile: torch.compile (default mode, no CUDA graphs) of the forward and the loss, autocast included; its
+  backward from the same compiled graph. The optimizer step runs eagerly (one fused kernel).
 """
 import argparse
 import json
@@ -47,12 +66,10 @@ def rotary_tables(seq, head_dim, base):
 
 
 def apply_rotary(x, cos, sin):
-    """x [batch, seq, heads, d]: each pair (i, i + d/2) turned by its position's angle, in float32."""
-    half = x.shape[-1] // 2
-    c = cos[: x.shape[1]].view(1, x.shape[1], 1, half)
-    s = sin[: x.shape[1]].view(1, x.shape[1], 1, half)
-    a, b = x.float()[..., :half], x.float()[..., half:]
-    return torch.cat((a * c - b * s, b * c + a * s), dim=-1).to(x.dtype)
+    """x [batch, seq, heads, d]; cos, sin broadcastable to [batch, seq, heads, d/2] ([1, seq, 1, d/2]): each pair
+    (i, i + d/2) turned by its position's angle, in float32 (one cast of x, not one per half)."""
+    a, b = x.float().chunk(2, dim=-1)
+    return torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1).to(x.dtype)
 
 
 class Attention(torch.nn.Module):
@@ -65,11 +82,12 @@ class Attention(torch.nn.Module):
     def forward(self, x, cos, sin):
         b, s, h = x.shape
         qkv = self.qkv(x).view(b, s, self.heads + 2 * self.kv_heads, self.head_dim)
-        qk = apply_rotary(qkv[:, :, : self.heads + self.kv_heads], cos, sin)
-        q = qk[:, :, : self.heads].transpose(1, 2)
-        k = qk[:, :, self.heads:].transpose(1, 2)
-        v = qkv[:, :, self.heads + self.kv_heads:].transpose(1, 2)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kv_heads < self.heads)
+        # Splits, not slices (as core/model/Llama.cpp): a split's backward concatenates its parts' gradients in one
+        # write, where each slice's is a zero-filled copy of the whole, then summed.
+        qk, v = qkv.split((self.heads + self.kv_heads, self.kv_heads), dim=2)
+        q, k = apply_rotary(qk, cos, sin).split((self.heads, self.kv_heads), dim=2)
+        y = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True,
+                                           enable_gqa=self.kv_heads < self.heads)
         return self.proj(y.transpose(1, 2).reshape(b, s, h))
 
 
@@ -115,9 +133,12 @@ class Llama(torch.nn.Module):
         self.register_buffer("rope_sin", sin)
 
     def forward(self, tokens):
+        seq = tokens.shape[1]
+        cos = self.rope_cos[:seq].view(1, seq, 1, -1)  # [1, seq, 1, d/2], once per forward
+        sin = self.rope_sin[:seq].view(1, seq, 1, -1)
         x = F.embedding(tokens, self.wte)
         for block in self.blocks:
-            x = block(x, self.rope_cos, self.rope_sin)
+            x = block(x, cos, sin)
         return F.linear(self.norm_f(x), self.wte)
 
 
@@ -125,6 +146,7 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--precision", choices=["fp32", "bf16"], default=None)
+    p.add_argument("--compile", action="store_true", help="torch.compile the forward and the loss")
     for name, default in (("layers", 12), ("hidden", 768), ("heads", 12), ("kv-heads", 4), ("ffn", 0), ("seq", 96),
                           ("vocab", 4096), ("batch", 32), ("warmup", 10), ("iters", 30), ("seed", 1234)):
         p.add_argument("--" + name, type=int, default=default)
@@ -142,37 +164,72 @@ def main():
     a = parse_args()
     precision = a.precision or ("bf16" if a.device == "cuda" else "fp32")
     device = torch.device(a.device)
+    cuda = device.type == "cuda"
+    bf16 = precision == "bf16"
     model = Llama(a.layers, a.hidden, a.heads, a.kv_heads, ffn_hidden(a.hidden, a.ffn), a.seq, a.vocab, a.rope_base,
                   a.seed).to(device)
+    # aten::_fused_adamw_ on CUDA and on the CPU (torch >= 2.4), the op te-bench's FusedAdamW calls on both.
     optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1, fused=True)
     batch_bytes = a.batch * (a.seq + 1) * 8
     pool = max(1, min(a.warmup + a.iters, 64, (256 << 20) // batch_bytes))  # as the trainer's pool
-    data = torch.tensor(synthetic_tokens(a.vocab, pool * a.batch, a.seq + 1, a.seed)).view(pool, a.batch, a.seq + 1).to(device)
+    data = torch.tensor(synthetic_tokens(a.vocab, pool * a.batch, a.seq + 1, a.seed)).view(pool, a.batch, a.seq + 1)
+    # Built once, on the device: contiguous inputs and next-token targets per batch (no per-step slicing copies).
+    inputs = [data[i, :, :-1].contiguous().to(device) for i in range(pool)]
+    targets = [data[i, :, 1:].contiguous().to(device) for i in range(pool)]
 
-    times, losses = [], []
-    for k in range(a.warmup + a.iters):
-        batch = data[k % pool]
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        t0 = time.perf_counter()
+    def forward_loss(tokens, next_tokens):
+        with torch.autocast(device_type=a.device, dtype=torch.bfloat16, enabled=bf16):
+            logits = model(tokens)
+            return F.cross_entropy(logits.reshape(-1, a.vocab), next_tokens.reshape(-1))
+
+    loss_fn = torch.compile(forward_loss) if a.compile else forward_loss
+
+    def train_step(k):
         optimizer.zero_grad(set_to_none=True)
-        with torch.autocast(device_type=a.device, dtype=torch.bfloat16, enabled=precision == "bf16"):
-            logits = model(batch[:, :-1])
-            loss = F.cross_entropy(logits.reshape(-1, a.vocab), batch[:, 1:].reshape(-1))
+        loss = loss_fn(inputs[k % pool], targets[k % pool])
         loss.backward()
         optimizer.step()
-        losses.append(loss.item())  # synchronizes, so the time below is the step's
-        times.append((time.perf_counter() - t0) * 1000.0)
+        return loss
+
+    total = a.warmup + a.iters
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(total)] if cuda else []
+    times, losses = [], []
+    for k in range(total):
+        if cuda and k == a.warmup:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        if cuda:
+            start, end = events[k]
+            start.record()
+            loss = train_step(k)
+            end.record()
+            losses.append(loss.detach())  # no sync: read after the loop
+        else:
+            t0 = time.perf_counter()
+            losses.append(train_step(k).item())
+            times.append((time.perf_counter() - t0) * 1000.0)
+    if cuda:
+        torch.cuda.synchronize()
+        times = [s.elapsed_time(e) for s, e in events]
+        losses = torch.stack(losses).tolist()
+        peak = torch.cuda.max_memory_allocated()
+    else:
+        import resource
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     timed = times[a.warmup:] or times
+    mean = statistics.fmean(timed)
+    timed_sorted = sorted(timed)
+    rank = 0.9 * (len(timed_sorted) - 1)
+    lo = int(rank)
+    p90 = timed_sorted[lo] + (timed_sorted[min(lo + 1, len(timed_sorted) - 1)] - timed_sorted[lo]) * (rank - lo)
     print(json.dumps({
-        "implementation": "pytorch-python eager (llama)",
+        "implementation": "pytorch-python" + (" torch.compile" if a.compile else " eager") + " (llama)",
         "torch_version": torch.__version__,
         "device": a.device, "precision": precision,
-        "summary": {"mean_ms": statistics.fmean(timed), "median_ms": statistics.median(timed),
-                    "tokens_per_s": a.batch * a.seq / (statistics.fmean(timed) / 1000.0), "final_loss": losses[-1]},
+        "summary": {"mean_ms": mean, "median_ms": statistics.median(timed), "p90_ms": p90,
+                    "tokens_per_s": a.batch * a.seq / (mean / 1000.0), "peak_mem_bytes": peak, "final_loss": losses[-1]},
         "losses": losses,
     }))
-
 
 if __name__ == "__main__":
     main()

@@ -8,6 +8,25 @@ FP32 on the CPU. It also reproduces te-bench's initial weights (same seeded CPU 
 draws as core/model/ParameterInit) and its synthetic corpus (core/train/SyntheticData.cpp), so for the same
 seed both train the same model on the same data. Prints one JSON object with the same summary keys as a
 te-bench run record, plus the per-step losses.
+
+Code path (what one step runs; te-bench's torch backend runs the same ops, core/model/MiniGpt.cpp):
+- Precision: "bf16" is torch.autocast(device_type=<device>, dtype=torch.bfloat16) around the forward and the
+  loss, FP32 parameters and optimizer state (as core/train/AutocastScope.h): linears and attention in BF16 on
+  BF16 copies of the weights (cast once per forward), LayerNorm, the residual stream and the loss in FP32.
+  "fp32": no autocast. Defaults: bf16 on cuda, fp32 on cpu.
+- Attention: F.scaled_dot_product_attention(is_causal=True) on q, k, v taken by unbind(2) from the fused QKV
+  projection (no copy; its backward stacks the three gradients in one write); PyTorch picks the backend
+  (flash or cuDNN on Hopper for BF16, head size 64), nothing is forced.
+- Optimizer: torch.optim.AdamW(fused=True) (aten::_fused_adamw_, on CUDA and CPU), zero_grad(set_to_none=True).
+- Data: the whole synthetic batch pool is built once, split into contiguous input and target tensors and moved to
+  the device before the first step; a step only indexes a Python list.
+- Host syncs (cuda): none inside the loop but one torch.cuda.synchronize() before the first timed step (to
+  reset the peak-memory counter). Each step is timed by two CUDA events recorded around it (preallocated);
+  losses stay on the device and are read, with the event times, after one synchronize at the end.
+  On the CPU each step is timed with time.perf_counter() and its loss read with .item() (both synchronous).
+- --compile: torch.compile (default mode, no CUDA graphs) of the forward and the loss, autocast included, so
+  the BF16->FP32 upcast of the logits, log-softmax and NLL are fused with the model; its backward comes
+  from the same compiled graph (AOTAutograd). The optimizer step runs eagerly (one fused kernel).
 """
 import argparse
 import bisect
@@ -99,8 +118,10 @@ class Block(torch.nn.Module):
 
     def forward(self, x):
         b, s, h = x.shape
-        qkv = self.qkv(self.ln1(x)).view(b, s, 3, self.heads, h // self.heads).permute(2, 0, 3, 1, 4)
-        y = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], is_causal=True)
+        # unbind, as core/model/MiniGpt.cpp: its backward stacks the three gradients (one write); indexing a
+        # permuted tensor (qkv[0], qkv[1], qkv[2]) gave each a zero-filled full-size copy, summed, then a copy back.
+        q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, self.heads, h // self.heads).unbind(2)
+        y = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
         x = x + self.proj(y.transpose(1, 2).reshape(b, s, h))
         return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
 
@@ -127,7 +148,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--precision", choices=["fp32", "bf16"], default=None)
-    p.add_argument("--compile", action="store_true", help="torch.compile the model")
+    p.add_argument("--compile", action="store_true", help="torch.compile the forward and the loss")
     for name, default in (("layers", 12), ("hidden", 768), ("heads", 12), ("seq", 96), ("vocab", 4096), ("batch", 32),
                           ("warmup", 10), ("iters", 30), ("seed", 1234)):
         p.add_argument("--" + name, type=int, default=default)
@@ -136,36 +157,45 @@ def main():
     precision = a.precision or ("bf16" if a.device == "cuda" else "fp32")
     device = torch.device(a.device)
 
+    cuda = a.device == "cuda"
+    bf16 = precision == "bf16"
     model = MiniGpt(a.layers, a.hidden, a.heads, a.seq, a.vocab, a.seed).to(device)
+    # aten::_fused_adamw_ on CUDA and on the CPU (torch >= 2.4), the op te-bench's FusedAdamW calls on both.
     optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1, fused=True)
-    step_fn = torch.compile(model) if a.compile else model
     batch_bytes = a.batch * (a.seq + 1) * 8
     pool = max(1, min(a.warmup + a.iters, 64, (256 << 20) // batch_bytes))  # as the trainer's pool
-    data = torch.tensor(synthetic_tokens(a.vocab, pool * a.batch, a.seq + 1, a.seed)).view(pool, a.batch, a.seq + 1).to(device)
+    data = torch.tensor(synthetic_tokens(a.vocab, pool * a.batch, a.seq + 1, a.seed)).view(pool, a.batch, a.seq + 1)
+    # Built once, on the device: contiguous inputs and next-token targets per batch (no per-step slicing copies).
+    inputs = [data[i, :, :-1].contiguous().to(device) for i in range(pool)]
+    targets = [data[i, :, 1:].contiguous().to(device) for i in range(pool)]
+
+    def forward_loss(tokens, next_tokens):
+        with torch.autocast(device_type=a.device, dtype=torch.bfloat16, enabled=bf16):
+            logits = model(tokens)
+            return F.cross_entropy(logits.reshape(-1, a.vocab), next_tokens.reshape(-1))
+
+    loss_fn = torch.compile(forward_loss) if a.compile else forward_loss
 
     def train_step(k):
-        batch = data[k % pool]
         optimizer.zero_grad(set_to_none=True)
-        with torch.autocast(device_type=a.device, dtype=torch.bfloat16, enabled=precision == "bf16"):
-            logits = step_fn(batch[:, :-1])
-            loss = F.cross_entropy(logits.reshape(-1, a.vocab), batch[:, 1:].reshape(-1))
+        loss = loss_fn(inputs[k % pool], targets[k % pool])
         loss.backward()
         optimizer.step()
         return loss
 
-    cuda = a.device == "cuda"
+    total = a.warmup + a.iters
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(total)] if cuda else []
     times, losses = [], []
-    for k in range(a.warmup + a.iters):
+    for k in range(total):
         if cuda and k == a.warmup:
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
         if cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start, end = events[k]
             start.record()
             loss = train_step(k)
             end.record()
-            times.append((start, end))
-            losses.append(loss.detach())
+            losses.append(loss.detach())  # no sync: read after the loop
         else:
             t0 = time.perf_counter()
             loss = train_step(k).item()
@@ -173,8 +203,8 @@ def main():
             losses.append(loss)
     if cuda:
         torch.cuda.synchronize()
-        times = [s.elapsed_time(e) for s, e in times]
-        losses = [l.item() for l in losses]
+        times = [s.elapsed_time(e) for s, e in events]
+        losses = torch.stack(losses).tolist()
     timed = times[a.warmup:]
     mean = statistics.fmean(timed)
     tokens = a.batch * a.seq

@@ -9,6 +9,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   common/Statistics.cpp
   common/StepSegments.cpp
   common/TeImpl.cpp
+  ledger/LaunchWork.cpp
   dist/WorkerEnv.cpp
   dist/LocalJob.cpp
   device/Capability.cpp

@@ -70,10 +70,37 @@ const std::unordered_set<std::string_view>& one_launch_ops() {
     return ops;
 }
 
+// What one op runs on the GPU, by kind (LaunchWork).
 struct LaunchCount {
-    std::uint64_t launches = 0;
+    std::uint64_t kernels = 0;
+    std::uint64_t helpers = 0;
+    std::uint64_t memsets = 0;
+    std::uint64_t copies = 0;
     bool known = true;
+    std::uint64_t total() const { return kernels + helpers + memsets + copies; }
+    LaunchCount& operator+=(const LaunchCount& other) {
+        kernels += other.kernels;
+        helpers += other.helpers;
+        memsets += other.memsets;
+        copies += other.copies;
+        known = known && other.known;
+        return *this;
+    }
 };
+
+// LibTorch operators whose GPU work a CUPTI trace showed in full: an NVIDIA H200, torch 2.11.0+cu130, cuDNN's
+// attention (the seed preset, one eager step, 2026-12-04). cuDNN's backward ran its kernel and two helpers per
+// call (compute_dot_do_o, convert_dq_to_16bits: 12 each for 12 calls); its memset (the float dQ accumulator the
+// conversion reads) is inferred, like cuBLASLt's (kernels/gemm/observed_library_work.csv). LayerNorm's backward
+// ran two kernels (the input gradient, then gamma and beta's).
+const std::unordered_map<std::string_view, LaunchCount>& observed_torch_ops() {
+    static const std::unordered_map<std::string_view, LaunchCount> ops = {
+        {"_scaled_dot_product_cudnn_attention", {1, 0, 0, 0, true}},
+        {"_scaled_dot_product_cudnn_attention_backward", {1, 2, 1, 0, true}},
+        {"native_layer_norm_backward", {2, 0, 0, 0, true}},
+    };
+    return ops;
+}
 
 // An op's own name without its namespace: "aten::add" -> "add".
 std::string_view bare_name(std::string_view name) {
@@ -106,21 +133,39 @@ std::uint64_t multi_tensor_chunks(c10::ArrayRef<const c10::IValue> inputs) {
 }
 
 // `children`: what the operators called inside it launched (summed), and whether all of those were known.
-// `chunks`: a multi-tensor op's chunks (multi_tensor_chunks).
-LaunchCount launches_of(std::string_view name, LaunchCount children, bool has_launching_children, std::uint64_t chunks) {
+// `chunks`: a multi-tensor op's chunks (multi_tensor_chunks). `crosses_devices`: a copy between the host and a
+// device (a memcpy on the GPU, not a kernel).
+LaunchCount launches_of(std::string_view name, LaunchCount children, bool has_launching_children, std::uint64_t chunks,
+                        bool crosses_devices) {
     const std::string_view bare = bare_name(name);
-    if (launch_free_ops().count(bare)) return {0, true};
+    if (launch_free_ops().count(bare)) return {};
+    if (const auto observed = observed_torch_ops().find(bare); observed != observed_torch_ops().end()) return observed->second;
     // At least one launch per 320 chunks; the tensor-count limit may add more, so not known.
     if (multi_tensor_op(bare)) {
-        return {std::max<std::uint64_t>(1, (chunks + kMultiTensorChunksPerLaunch - 1) / kMultiTensorChunksPerLaunch), false};
+        return {std::max<std::uint64_t>(1, (chunks + kMultiTensorChunksPerLaunch - 1) / kMultiTensorChunksPerLaunch), 0, 0, 0,
+                false};
     }
-    if (one_launch_ops().count(bare)) return {1, true};
+    if (bare == "copy_" && crosses_devices) return {0, 0, 0, 1, true};
+    if (one_launch_ops().count(bare)) return {1, 0, 0, 0, true};
     if (composite_ops().count(bare)) return children;
     // A GEMM is one cuBLAS launch, sometimes more (split-K): count one, not known. What it calls inside on the
     // CPU (copies of transposed operands, conversions) has no counterpart on a GPU.
-    if (bare == "mm" || bare == "addmm" || bare == "bmm" || bare == "baddbmm" || bare == "addmv") return {1, false};
+    if (bare == "mm" || bare == "addmm" || bare == "bmm" || bare == "baddbmm" || bare == "addmv") return {1, 0, 0, 0, false};
     // Not known: at least one launch, and what it calls when that is more.
-    return {std::max<std::uint64_t>(1, has_launching_children ? children.launches : 0), false};
+    if (has_launching_children && children.total() > 0) {
+        LaunchCount out = children;
+        out.known = false;
+        return out;
+    }
+    return {1, 0, 0, 0, false};
+}
+
+// copy_(self, src): between the host and a device.
+bool copy_crosses_devices(std::string_view bare, c10::ArrayRef<const c10::IValue> inputs) {
+    if (bare != "copy_" || inputs.size() < 2 || !inputs[0].isTensor() || !inputs[1].isTensor()) return false;
+    const at::Tensor& self = inputs[0].toTensor();
+    const at::Tensor& src = inputs[1].toTensor();
+    return self.defined() && src.defined() && self.device().is_cpu() != src.device().is_cpu();
 }
 
 bool in_place(std::string_view name) {
@@ -211,7 +256,8 @@ struct LedgerRecording::State {
     c10::Allocator* previous_cpu_allocator = nullptr;
 
     std::mutex mutex;
-    std::map<std::tuple<int, std::string, std::string>, LedgerEntry> rows;
+    using Key = std::tuple<int, std::string, std::string, LaunchWork>;
+    std::map<Key, LedgerEntry> rows;
     // The forward thread's scope at each change, with the autograd sequence number the next node would get:
     // a node of sequence number n was created under the last change at or before n.
     std::vector<std::pair<std::uint64_t, Path>> changes;
@@ -244,28 +290,48 @@ struct LedgerRecording::State {
         return std::prev(after)->second;
     }
 
-    // Under mutex: the row of (place, op) in `table`, named, its call counted.
-    static LedgerEntry& count_call(std::map<std::tuple<int, std::string, std::string>, LedgerEntry>& table, const Path& path,
-                                   std::string_view op) {
+    // Under mutex: the row of (place, op, work) in `table`, named, its call counted.
+    static LedgerEntry& count_call(std::map<Key, LedgerEntry>& table, const Path& path, std::string_view op,
+                                   LaunchWork work = LaunchWork::Kernel) {
         const std::string scope = path.scope.empty() ? std::string("other") : path.scope;
-        LedgerEntry& row = table[{path.layer, scope, std::string(op)}];
+        LedgerEntry& row = table[{path.layer, scope, std::string(op), work}];
         row.layer = path.layer;
         row.scope = scope;
         row.op = std::string(op);
+        row.work = work;
         row.calls += 1;
         return row;
     }
 
-    void add(const Path& path, std::string_view op, LaunchCount count, std::uint64_t read, std::uint64_t written) {
+    // One call: its kernels (and the bytes it moved) in the op's row, the rest of its GPU work in rows of their own.
+    // A call with no kernel of its own still counts its call and bytes in the kernel row.
+    void add(const Path& path, std::string_view op, const LaunchCount& count, std::uint64_t read, std::uint64_t written) {
         const std::lock_guard<std::mutex> lock(mutex);
         LedgerEntry& row = count_call(rows, path, op);
-        row.launches += count.launches;
+        row.launches += count.kernels;
         row.launches_known = row.launches_known && count.known;
         row.bytes_read += read;
         row.bytes_written += written;
+        const auto add_work = [&](LaunchWork work, std::uint64_t launches) {
+            if (launches == 0) return;
+            LedgerEntry& extra = count_call(rows, path, op, work);
+            extra.launches += launches;
+            extra.launches_known = extra.launches_known && count.known;
+        };
+        add_work(LaunchWork::Helper, count.helpers);
+        add_work(LaunchWork::Memset, count.memsets);
+        add_work(LaunchWork::Copy, count.copies);
     }
 
-    std::map<std::tuple<int, std::string, std::string>, LedgerEntry> host_waits;
+    // A library call whose helper kernels no GPU run observed: its helper row, marked not known.
+    void add_unknown_helpers(const Path& path, std::string_view op, std::uint64_t helpers) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        LedgerEntry& row = count_call(rows, path, op, LaunchWork::Helper);
+        row.launches += helpers;
+        row.launches_known = false;
+    }
+
+    std::map<Key, LedgerEntry> host_waits;
 
     void add_host_wait(const Path& path, std::string_view op) {
         const std::lock_guard<std::mutex> lock(mutex);
@@ -283,6 +349,7 @@ struct OpFrame {
     std::uint64_t read = 0;      // outermost ops only
     std::uint64_t first_input = 0;
     std::uint64_t multi_tensor_chunks = 0;  // multi-tensor ops only
+    bool crosses_devices = false;           // copy_ only
     LaunchCount children;
     bool has_launching_children = false;
 };
@@ -338,6 +405,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
         frame.first_input = inputs.empty() ? 0 : ivalue_bytes(inputs.front());
     }
     if (multi_tensor_op(bare_name(frame.name))) frame.multi_tensor_chunks = multi_tensor_chunks(fn.inputs());
+    frame.crosses_devices = copy_crosses_devices(bare_name(frame.name), fn.inputs());
     t_ledger.ops.push_back(std::move(frame));
     return std::make_unique<Marker>(false);
 }
@@ -351,15 +419,15 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext* context) {
     if (t_ledger.ops.empty()) return;
     const OpFrame frame = std::move(t_ledger.ops.back());
     t_ledger.ops.pop_back();
-    const LaunchCount count = launches_of(frame.name, frame.children, frame.has_launching_children, frame.multi_tensor_chunks);
+    const LaunchCount count =
+        launches_of(frame.name, frame.children, frame.has_launching_children, frame.multi_tensor_chunks, frame.crosses_devices);
     if (!t_ledger.ops.empty()) {  // nested: counted in its outermost op
         OpFrame& parent = t_ledger.ops.back();
-        parent.children.launches += count.launches;
-        parent.children.known = parent.children.known && count.known;
-        parent.has_launching_children = parent.has_launching_children || count.launches > 0;
+        parent.children += count;
+        parent.has_launching_children = parent.has_launching_children || count.total() > 0;
         return;
     }
-    if (count.launches == 0 && count.known) return;  // a view or an allocation moved nothing
+    if (count.total() == 0 && count.known) return;  // a view or an allocation moved nothing
     LedgerRecording::State* state = g_recording.load(std::memory_order_acquire);
     if (state == nullptr) return;
     std::uint64_t written = 0;
@@ -421,10 +489,17 @@ LedgerScope::~LedgerScope() {
     state->note_change(current_path());
 }
 
-void note_own_kernel(std::string_view op, std::uint64_t launches, std::uint64_t bytes_read, std::uint64_t bytes_written) {
+void note_own_kernel(std::string_view op, const OwnLaunches& launches, std::uint64_t bytes_read, std::uint64_t bytes_written) {
     LedgerRecording::State* state = g_recording.load(std::memory_order_acquire);
     if (state == nullptr) return;
-    state->add(current_path(), op, {launches, true}, bytes_read, bytes_written);
+    // Own kernels and memsets are always counted (known); a library call's helpers may not be.
+    const Path path = current_path();
+    if (launches.helpers_known) {
+        state->add(path, op, {launches.kernels, launches.helpers, launches.memsets, 0, true}, bytes_read, bytes_written);
+        return;
+    }
+    state->add(path, op, {launches.kernels, 0, launches.memsets, 0, true}, bytes_read, bytes_written);
+    state->add_unknown_helpers(path, op, launches.helpers);
 }
 
 LedgerRecording::LedgerRecording(bool cuda, int cuda_device) : state_(std::make_unique<State>()) {

@@ -6,17 +6,20 @@
 #include <string_view>
 #include <vector>
 
+#include "core/ledger/LaunchWork.h"
+
 // The launch ledger: for one training step, every launch and the bytes it moves, attributed to the part of
 // the model that ran it. This header is torch-free, so every layer of core can mark where it is.
 
 namespace tewb {
 
-// One (place, op) pair of a measured step. `layer` is the transformer layer (-1 outside the layers), `scope`
+// One (place, op, work) triple of a measured step. `layer` is the transformer layer (-1 outside the layers), `scope`
 // the path inside it ("qkv", "qkv/fp8_amax") or at the top ("embedding", "optimizer", "other").
 struct LedgerEntry {
     int layer = -1;
     std::string scope;
     std::string op;
+    LaunchWork work = LaunchWork::Kernel;
     std::uint64_t calls = 0;
     std::uint64_t launches = 0;
     bool launches_known = true;  // false: at least one call's launch count was assumed to be 1
@@ -59,8 +62,16 @@ private:
 };
 
 // Our own kernels are not LibTorch ops: their callers report each call here (no-op when no ledger records;
-// thread-safe). The call is attributed to the calling thread's scope.
-void note_own_kernel(std::string_view op, std::uint64_t launches, std::uint64_t bytes_read, std::uint64_t bytes_written);
+// thread-safe). The call is attributed to the calling thread's scope; its bytes go to the kernel row, helper
+// kernels and memsets to rows of their own. `helpers_known` false: a library call whose helpers no GPU run has
+// observed (kernels/gemm/observed_library_work.csv), so the helper row's count is not known.
+struct OwnLaunches {
+    std::uint64_t kernels = 0;
+    std::uint64_t helpers = 0;
+    std::uint64_t memsets = 0;
+    bool helpers_known = true;
+};
+void note_own_kernel(std::string_view op, const OwnLaunches& launches, std::uint64_t bytes_read, std::uint64_t bytes_written);
 
 // Records from construction to finish(): LibTorch's RecordFunction callbacks (global, so the autograd
 // engine's threads are seen) and note_own_kernel. One recording at a time per process; the callbacks and

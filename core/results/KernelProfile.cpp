@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <unordered_map>
 
 #include "core/common/NumberText.h"
 #include "core/common/TextTable.h"
@@ -25,6 +26,7 @@ std::vector<KernelTime> sorted_rows(std::map<std::string, KernelTime>& by_name) 
 void add(std::map<std::string, KernelTime>& by_name, const ProfiledEvent& e) {
     KernelTime& row = by_name[e.name];
     row.name = e.name;
+    row.work = e.work;
     row.launches += 1;
     row.total_us += static_cast<double>(e.end_ns > e.start_ns ? e.end_ns - e.start_ns : 0) / 1000.0;
 }
@@ -92,6 +94,39 @@ std::vector<KernelTime> every_event_times(const std::vector<ProfiledEvent>& even
     std::map<std::string, KernelTime> by_name;
     for (const ProfiledEvent& e : events) add(by_name, e);
     return sorted_rows(by_name);
+}
+
+std::vector<OpLaunches> launches_by_op(std::vector<ProfiledOp> ops, const std::vector<ProfiledEvent>& device_events) {
+    std::sort(ops.begin(), ops.end(), [](const ProfiledOp& a, const ProfiledOp& b) {
+        if (a.thread != b.thread) return a.thread < b.thread;
+        if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+        return a.end_ns > b.end_ns;
+    });
+    // Each operator's correlation id -> the outermost operator around it (itself when none is).
+    std::unordered_map<std::uint64_t, std::string> outermost;
+    const ProfiledOp* outer = nullptr;
+    for (const ProfiledOp& op : ops) {
+        if (op.wrapper) continue;
+        if (outer == nullptr || op.thread != outer->thread || op.start_ns >= outer->end_ns) outer = &op;
+        if (op.correlation != 0) outermost.emplace(op.correlation, outer->name);
+    }
+    std::map<std::string, OpLaunches> by_op;
+    for (const ProfiledEvent& e : device_events) {
+        const auto found = e.correlation != 0 ? outermost.find(e.correlation) : outermost.end();
+        const std::string op = found != outermost.end() ? found->second : std::string();
+        OpLaunches& row = by_op[op];
+        row.op = op;
+        switch (e.work) {
+            case LaunchWork::Memset: row.memsets += 1; break;
+            case LaunchWork::Copy: row.copies += 1; break;
+            case LaunchWork::Kernel:
+            case LaunchWork::Helper: row.kernels += 1; break;
+        }
+    }
+    std::vector<OpLaunches> out;
+    for (auto& [name, row] : by_op) out.push_back(std::move(row));
+    std::stable_sort(out.begin(), out.end(), [](const OpLaunches& a, const OpLaunches& b) { return a.total() > b.total(); });
+    return out;
 }
 
 std::string top_kernels_table(const KernelProfile& profile, std::size_t limit) {

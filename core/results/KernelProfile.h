@@ -21,6 +21,19 @@ struct ProfiledEvent {
     // A range around operators that is not one itself (the autograd engine's evaluate_function): the operators
     // inside it are counted, and its own time outside them goes to one row of its own (outermost_times).
     bool wrapper = false;
+    LaunchWork work = LaunchWork::Kernel;  // GPU events: a kernel, a memset or a copy
+    std::uint64_t correlation = 0;         // GPU events: the correlation id of the operator that launched it (0: none)
+};
+
+// A CPU operator (or one of this project's kernel ranges) of a profiled CUDA step, with the correlation id its
+// launches carry: what launches_by_op attributes GPU work to.
+struct ProfiledOp {
+    std::string name;
+    std::uint64_t thread = 0;
+    std::uint64_t start_ns = 0;
+    std::uint64_t end_ns = 0;
+    std::uint64_t correlation = 0;
+    bool wrapper = false;  // the autograd engine's range around backward operators: never an operator itself
 };
 
 // Per name: launches and summed duration of the events that no other event of their lane encloses (a CPU
@@ -30,6 +43,10 @@ struct ProfiledEvent {
 std::vector<KernelTime> outermost_times(std::vector<ProfiledEvent> events, const std::string& wrapper_row);
 // Per name, every event (GPU kernels do not nest). Largest total first.
 std::vector<KernelTime> every_event_times(const std::vector<ProfiledEvent>& events);
+// The GPU events per operator, as the launch ledger counts them: each event goes to the operator that launched it
+// (its correlation), then to the outermost operator around that one on its thread (wrappers seen through). Events
+// no operator launched go to op "". Most launches first, then by name.
+std::vector<OpLaunches> launches_by_op(std::vector<ProfiledOp> ops, const std::vector<ProfiledEvent>& device_events);
 
 // The first `limit` rows as a text table (kernel, launches, total µs, mean µs, share of the step), a line for
 // the rest, and the total against the step's time. Long kernel names are shortened with "...".

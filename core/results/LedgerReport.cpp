@@ -13,6 +13,17 @@ std::string launches_text(const LedgerRow& row) {
     return std::to_string(row.launches) + (row.launches_known ? "" : "*");
 }
 
+// The op, and what its row counts when that is not the op's own kernels: "tewb::gemm (helper kernels)".
+std::string op_text(const LedgerRow& row) {
+    switch (row.work) {
+        case LaunchWork::Kernel: return printable_text(row.op);
+        case LaunchWork::Helper: return printable_text(row.op) + " (helper kernels)";
+        case LaunchWork::Memset: return printable_text(row.op) + " (memsets)";
+        case LaunchWork::Copy: return printable_text(row.op) + " (copies)";
+    }
+    return printable_text(row.op);
+}
+
 std::string mean_text(double value) {
     std::ostringstream out;
     out.precision(value == static_cast<double>(static_cast<std::int64_t>(value)) ? 0 : 1);
@@ -24,7 +35,7 @@ std::string rows_table(const Ledger& ledger, bool (*keep)(const LedgerRow&, int)
     std::vector<std::vector<std::string>> rows;
     for (const LedgerRow& row : ledger.rows) {
         if (!keep(row, layer)) continue;
-        rows.push_back({printable_text(row.scope), printable_text(row.op), std::to_string(row.calls), launches_text(row), format_bytes(row.bytes_read),
+        rows.push_back({printable_text(row.scope), op_text(row), std::to_string(row.calls), launches_text(row), format_bytes(row.bytes_read),
                         format_bytes(row.bytes_written)});
     }
     return render_text_table({"module", "op", "calls", "launches", "bytes read", "bytes written"}, rows);
@@ -72,8 +83,12 @@ std::string ledger_outside_table(const Ledger& ledger) {
 
 std::vector<std::string> ledger_totals_lines(const Ledger& ledger) {
     const auto bytes = [](double value) { return format_bytes(value > 0 ? static_cast<std::uint64_t>(value + 0.5) : 0); };
+    std::uint64_t by_work[4] = {0, 0, 0, 0};
+    for (const LedgerRow& row : ledger.rows) by_work[static_cast<int>(row.work)] += row.launches;
     std::vector<std::string> lines;
-    lines.push_back("launches: " + std::to_string(ledger.launches_per_step) + " per step, " +
+    lines.push_back("launches: " + std::to_string(ledger.launches_per_step) + " per step (" + std::to_string(by_work[0]) +
+                    " kernels, " + std::to_string(by_work[1]) + " helper kernels, " + std::to_string(by_work[2]) +
+                    " memsets, " + std::to_string(by_work[3]) + " copies), " +
                     mean_text(ledger.launches_per_layer) + " per layer (mean over " + std::to_string(ledger.layers) +
                     " layers)" +
                     (ledger.unknown_launches_per_step > 0

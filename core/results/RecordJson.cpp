@@ -149,6 +149,7 @@ json ledger_json(const Ledger& l) {
         rows.push_back({{"layer", row.layer},
                         {"scope", row.scope},
                         {"op", row.op},
+                        {"work", to_string(row.work)},
                         {"calls", row.calls},
                         {"launches", row.launches},
                         {"launches_known", row.launches_known},
@@ -169,16 +170,26 @@ json ledger_json(const Ledger& l) {
                 {"host_waits", waits}};
 }
 
+json kernel_times_json(const std::vector<KernelTime>& times) {
+    json out = json::array();
+    for (const KernelTime& k : times) {
+        out.push_back({{"name", k.name}, {"launches", k.launches}, {"total_us", number(k.total_us)}, {"work", to_string(k.work)}});
+    }
+    return out;
+}
+
 json kernel_profile_json(const KernelProfile& p) {
-    json kernels = json::array();
-    for (const KernelTime& k : p.kernels) {
-        kernels.push_back({{"name", k.name}, {"launches", k.launches}, {"total_us", number(k.total_us)}});
+    json by_op = json::array();
+    for (const OpLaunches& o : p.launches_by_op) {
+        by_op.push_back({{"op", o.op}, {"kernels", o.kernels}, {"memsets", o.memsets}, {"copies", o.copies}});
     }
     return json{{"step", p.step},
                 {"source", p.source},
                 {"step_ms", number(p.step_ms)},
                 {"trace_path", p.trace_path},
-                {"kernels", kernels}};
+                {"kernels", kernel_times_json(p.kernels)},
+                {"op_ranges", kernel_times_json(p.op_ranges)},
+                {"launches_by_op", by_op}};
 }
 
 }  // namespace

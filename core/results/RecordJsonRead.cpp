@@ -288,10 +288,27 @@ KernelProfile read_kernel_profile(const Reader& r) {
     p.step_ms = r.real("step_ms");
     if (!(p.step_ms >= 0)) r.fail(r.at("step_ms"), "expected a duration of 0 ms or more");
     p.trace_path = r.text("trace_path");
-    for (const Reader& k : r.objects("kernels")) {
-        KernelTime row{k.text("name"), static_cast<std::uint64_t>(k.integer("launches", 0, kInt64Max)), k.real("total_us")};
-        if (!(row.total_us >= 0)) k.fail(k.at("total_us"), "expected a duration of 0 or more");
-        p.kernels.push_back(std::move(row));
+    const auto times = [](const Reader& from, const char* key) {
+        std::vector<KernelTime> out;
+        for (const Reader& k : from.objects(key)) {
+            KernelTime row{k.text("name"), static_cast<std::uint64_t>(k.integer("launches", 0, kInt64Max)), k.real("total_us")};
+            if (!(row.total_us >= 0)) k.fail(k.at("total_us"), "expected a duration of 0 or more");
+            if (k.has("work")) {  // absent before memsets and copies were told from kernels
+                const auto work = launch_work_from(k.text("work"));
+                if (!work) k.fail(k.at("work"), "expected kernel, helper, memset or copy");
+                row.work = *work;
+            }
+            out.push_back(std::move(row));
+        }
+        return out;
+    };
+    p.kernels = times(r, "kernels");
+    if (r.has("op_ranges")) p.op_ranges = times(r, "op_ranges");
+    if (r.has("launches_by_op")) {
+        for (const Reader& o : r.objects("launches_by_op")) {
+            const auto count = [&o](const char* key) { return static_cast<std::uint64_t>(o.integer(key, 0, kInt64Max)); };
+            p.launches_by_op.push_back({o.text("op"), count("kernels"), count("memsets"), count("copies")});
+        }
     }
     return p;
 }
@@ -305,7 +322,13 @@ Ledger read_ledger(const Reader& r) {
     l.source = r.text("source");
     l.layers = static_cast<int>(r.integer("layers", 0, kIntMax));
     for (const Reader& row : r.objects("rows")) {
-        l.rows.push_back({static_cast<int>(row.integer("layer", -1, kIntMax)), row.text("scope"), row.text("op"),
+        LaunchWork work = LaunchWork::Kernel;  // records from before the GPU's other work had rows of its own
+        if (row.has("work")) {
+            const auto parsed = launch_work_from(row.text("work"));
+            if (!parsed) row.fail(row.at("work"), "expected kernel, helper, memset or copy");
+            work = *parsed;
+        }
+        l.rows.push_back({static_cast<int>(row.integer("layer", -1, kIntMax)), row.text("scope"), row.text("op"), work,
                           count(row, "calls"), count(row, "launches"), row.boolean("launches_known"),
                           count(row, "bytes_read"), count(row, "bytes_written")});
     }

@@ -135,8 +135,21 @@ struct KernelTime {
     std::string name;
     std::uint64_t launches = 0;
     double total_us = 0;
+    LaunchWork work = LaunchWork::Kernel;  // on CUDA: a kernel, a memset or a copy (helpers are kernels to CUPTI)
     double mean_us() const { return launches > 0 ? total_us / static_cast<double>(launches) : 0.0; }
     friend bool operator==(const KernelTime&, const KernelTime&) = default;
+};
+
+// The GPU work of a profiled CUDA step launched from inside one operator: the outermost LibTorch operator or
+// this project's kernel range around the launch, as the launch ledger attributes its rows (op "" for work
+// launched outside any operator). What the check compares with the ledger, op by op.
+struct OpLaunches {
+    std::string op;
+    std::uint64_t kernels = 0;
+    std::uint64_t memsets = 0;
+    std::uint64_t copies = 0;
+    std::uint64_t total() const { return kernels + memsets + copies; }
+    friend bool operator==(const OpLaunches&, const OpLaunches&) = default;
 };
 
 // `te-bench run --profile PATH`: one more step after the timed ones (the same kind: a graph replay when the
@@ -151,6 +164,10 @@ struct KernelProfile {
     double step_ms = 0;
     std::string trace_path;  // as given
     std::vector<KernelTime> kernels;  // largest total first
+    // CUDA: the operators' and this project's ranges as the GPU timeline shows them (kept apart: not kernels),
+    // and the GPU work per operator. Empty on the CPU and in records from before they were kept apart.
+    std::vector<KernelTime> op_ranges;
+    std::vector<OpLaunches> launches_by_op;  // most launches first
     double total_us() const;
     double share_of_step(const KernelTime& k) const { return step_ms > 0 ? k.total_us / (step_ms * 1000.0) : 0.0; }
     friend bool operator==(const KernelProfile&, const KernelProfile&) = default;

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include <kineto/ActivityType.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include "core/common/Error.h"
@@ -153,11 +154,30 @@ KernelProfile StepProfiler::finish(int step, double step_ms, const std::string& 
     if (trace.find("\"traceEvents\"") == std::string::npos) throw DataError("kernel trace: the profiler wrote no events");
 
     std::vector<ProfiledEvent> events;
+    std::vector<ProfiledEvent> op_ranges;
+    std::vector<ProfiledOp> ops;
     for (const kineto::KinetoEvent& e : result->events()) {
         if (cuda_) {
-            // Kernels, copies and sets on the GPU: what occupies its streams.
+            // Kernels, copies and sets on the GPU: what occupies its streams. The operators' ranges projected onto
+            // the GPU timeline are kept apart; the CPU operators say which operator launched what.
+            if (e.deviceType() == c10::DeviceType::CPU) {
+                if (operator_event(e)) {
+                    ops.push_back({e.name(), e.startThreadId(), e.startNs(), e.endNs(), e.correlationId(),
+                                   e.name().rfind(kEngineRange, 0) == 0});
+                }
+                continue;
+            }
             if (e.deviceType() != c10::DeviceType::CUDA) continue;
-            events.push_back({printable_text(e.name()), static_cast<std::uint64_t>(e.deviceResourceId()), e.startNs(), e.endNs()});
+            ProfiledEvent event{printable_text(e.name()), static_cast<std::uint64_t>(e.deviceResourceId()), e.startNs(), e.endNs()};
+            event.correlation = e.linkedCorrelationId();
+            switch (static_cast<libkineto::ActivityType>(e.activityType())) {
+                case libkineto::ActivityType::GPU_USER_ANNOTATION: op_ranges.push_back(std::move(event)); continue;
+                case libkineto::ActivityType::GPU_MEMSET: event.work = LaunchWork::Memset; break;
+                case libkineto::ActivityType::GPU_MEMCPY: event.work = LaunchWork::Copy; break;
+                case libkineto::ActivityType::CONCURRENT_KERNEL: event.work = LaunchWork::Kernel; break;
+                default: continue;  // synchronizations and events: nothing the GPU runs
+            }
+            events.push_back(std::move(event));
         } else {
             if (e.deviceType() != c10::DeviceType::CPU || !operator_event(e)) continue;
             events.push_back({printable_text(e.name()), e.startThreadId(), e.startNs(), e.endNs(),
@@ -176,7 +196,13 @@ KernelProfile StepProfiler::finish(int step, double step_ms, const std::string& 
     profile.source = cuda_ ? "CUDA kernels, copies and sets (CUPTI)"
                            : "CPU operators, outermost (LibTorch's and this project's host kernels), and the autograd "
                              "engine's own time";
-    profile.kernels = cuda_ ? every_event_times(events) : outermost_times(std::move(events), kEngineRow);
+    if (cuda_) {
+        profile.launches_by_op = launches_by_op(std::move(ops), events);
+        profile.kernels = every_event_times(events);
+        profile.op_ranges = every_event_times(op_ranges);
+    } else {
+        profile.kernels = outermost_times(std::move(events), kEngineRow);
+    }
     write_file_atomically(trace_path, trace);
     return profile;
 }

@@ -54,6 +54,7 @@ void launch_typed(const void* x, std::size_t n, float* amax_out, cudaStream_t st
 void launch_abs_max(const void* x, DType dtype, std::size_t n, float* amax_out, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::abs_max";
     check_cuda(cudaMemsetAsync(amax_out, 0, sizeof(float), stream), call, "cudaMemsetAsync(amax_out)");
+    note_memset();
     if (n == 0) {
         return;
     }

@@ -22,7 +22,8 @@ std::uint32_t abs_max_bits(const void* x, std::size_t n) {
 
 void abs_max(const void* x, DType dtype, std::size_t n, float* amax_out) {
     detail::check_abs_max_arguments("tewb::kernels::host::abs_max", x, dtype, n, amax_out);
-    std::uint32_t bits = 0;  // the GPU clears amax_out first, and launches nothing more when n == 0
+    std::uint32_t bits = 0;  // the GPU clears amax_out first (a memset), and launches nothing more when n == 0
+    detail::note_memset();
     if (n > 0) {
         switch (dtype) {
             case DType::Float32: bits = abs_max_bits<DType::Float32>(x, n); break;

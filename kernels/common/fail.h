@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 // What every entry point shares, on the device and on the host: the error and the launch count. No CUDA
@@ -10,5 +11,11 @@ namespace tewb::kernels::detail {
 // Counts one launch (launch_count.h): a CUDA kernel, a cuBLASLt matmul, or the host implementation's
 // stand-in for one, so that a host run counts what the same call launches on a GPU.
 void note_launch();
+// A device memset this library issues itself (LaunchTally::memsets; the host implementation counts the same).
+void note_memset();
+// What a library ran beside one call as observed on a GPU (LaunchTally::helpers, memsets), or that no GPU run
+// observed it (LaunchTally::unobserved).
+void note_library_work(std::uint64_t helpers, std::uint64_t memsets);
+void note_unobserved_library_work();
 
 }  // namespace tewb::kernels::detail

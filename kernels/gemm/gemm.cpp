@@ -12,6 +12,7 @@
 #include <cublasLt.h>
 
 #include "common/check.h"
+#include "gemm/observed_library_work.h"
 #include "tewb_kernels/gemm.h"
 #include "tewb_kernels/gemm_rules.h"
 #include "tewb_kernels/kernel_error.h"
@@ -432,6 +433,7 @@ void gemm(const GemmArgs& g, cudaStream_t stream) {
     }
     detail::check_cublas(status, kCall, "cublasLtMatmul");
     detail::note_launch();
+    detail::note_gemm_library_work(g.epilogue, g.a.type);
 }
 
 std::size_t gemm_cache_size() {

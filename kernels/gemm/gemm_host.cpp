@@ -11,6 +11,7 @@
 #include "common/gelu_math.h"
 #include "common/host_numbers.h"
 #include "common/uninstrumented.h"
+#include "gemm/observed_library_work.h"
 
 namespace tewb::kernels::host {
 
@@ -227,6 +228,7 @@ void gemm(const GemmArgs& args) {
     if (args.m == 0 || args.n == 0) return;
     HostGemm(args).run();
     detail::note_launch();
+    detail::note_gemm_library_work(args.epilogue, args.a.type);
 }
 
 }  // namespace tewb::kernels::host

@@ -50,14 +50,7 @@ bool known(Accumulation a) {
 }
 
 const char* name(Epilogue e) {
-    switch (e) {
-        case Epilogue::None: return "none";
-        case Epilogue::Bias: return "BIAS";
-        case Epilogue::GeluAuxBias: return "GELU_AUX_BIAS";
-        case Epilogue::DGeluBGrad: return "DGELU_BGRAD";
-        case Epilogue::BGradB: return "BGRADB";
-    }
-    return "unknown";
+    return epilogue_name(e);
 }
 
 std::string address(const void* p) {

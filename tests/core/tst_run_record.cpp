@@ -363,6 +363,55 @@ private Q_SLOTS:
         damaged = to_json(r);
         damaged["execution"]["kernel_profile"]["kernels"][0].erase("launches");
         expect_rejected(damaged, "$.execution.kernel_profile.kernels[0].launches: missing");
+        damaged = to_json(r);
+        damaged["execution"]["kernel_profile"]["kernels"][0]["work"] = "launch";
+        expect_rejected(damaged, "$.execution.kernel_profile.kernels[0].work: expected kernel, helper, memset or copy");
+        json old = to_json(r);  // a record from before memsets and op ranges were kept apart
+        for (json& k : old["execution"]["kernel_profile"]["kernels"]) k.erase("work");
+        old["execution"]["kernel_profile"].erase("op_ranges");
+        old["execution"]["kernel_profile"].erase("launches_by_op");
+        QCOMPARE(record_from_json(old, "old").execution.kernel_profile->kernels.size(), p.kernels.size());
+    }
+
+    // A CUDA profile's GPU work per operator, as the launch ledger attributes it: each kernel, memset or copy to the
+    // operator whose correlation it carries, then to the outermost operator around that one on its thread; the
+    // autograd engine's range is never one; work no operator launched is op "". Kept in the record both ways.
+    void gpuWorkIsAttributedToTheOutermostOperator() {
+        // Thread 1: aten::linear encloses aten::addmm (correlation 2); tewb::gemm (3) alone. Thread 2: the engine's
+        // wrapper (4) encloses aten::mm_backward's ops (5, and 6 inside it).
+        const std::vector<ProfiledOp> ops{{"aten::linear", 1, 100, 900, 1},   {"aten::addmm", 1, 200, 800, 2},
+                                          {"tewb::gemm", 1, 1000, 1500, 3},   {"autograd::engine::evaluate_function: X", 2, 0, 9000, 4, true},
+                                          {"aten::mm", 2, 100, 800, 5},       {"aten::fill_", 2, 300, 400, 6}};
+        std::vector<ProfiledEvent> gpu;
+        const auto event = [&gpu](std::uint64_t correlation, LaunchWork work) {
+            ProfiledEvent e{"k", 7, 0, 10};
+            e.correlation = correlation;
+            e.work = work;
+            gpu.push_back(e);
+        };
+        event(2, LaunchWork::Kernel);  // addmm's kernel: aten::linear's
+        event(3, LaunchWork::Kernel);
+        event(3, LaunchWork::Kernel);  // cuBLASLt's helper beside the matmul
+        event(3, LaunchWork::Memset);
+        event(6, LaunchWork::Kernel);  // inside aten::mm: aten::mm's, not the wrapper's
+        event(0, LaunchWork::Copy);    // launched outside every operator
+        event(99, LaunchWork::Kernel);  // a correlation no operator has
+        const std::vector<OpLaunches> by_op = launches_by_op(ops, gpu);
+        QCOMPARE(by_op.size(), std::size_t{4});
+        QCOMPARE(by_op[0], (OpLaunches{"tewb::gemm", 2, 1, 0}));
+        QCOMPARE(by_op[1], (OpLaunches{"", 1, 0, 1}));
+        QCOMPARE(by_op[2], (OpLaunches{"aten::linear", 1, 0, 0}));
+        QCOMPARE(by_op[3], (OpLaunches{"aten::mm", 1, 0, 0}));
+
+        KernelProfile p;
+        p.step = 16;
+        p.source = "CUDA kernels, copies and sets (CUPTI)";
+        p.kernels = {KernelTime{"nvjet", 2, 30.0}, KernelTime{"Memset (Device)", 1, 1.0, LaunchWork::Memset}};
+        p.op_ranges = {KernelTime{"tewb::gemm", 1, 40.0}};
+        p.launches_by_op = by_op;
+        RunRecord r = sample_record();
+        r.execution.kernel_profile = p;
+        QCOMPARE(record_from_json_text(record_to_json_text(r), "memory").execution, r.execution);
     }
 
     // --te-impl in the configuration, the te path that ran and its fallbacks in the execution: both ways, and

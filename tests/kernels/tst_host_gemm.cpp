@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/host_numbers.h"
+#include "gemm/observed_library_work.h"
 #include "tewb_kernels/gemm_rules.h"
 #include "tewb_kernels/host/gemm.h"
 #include "tewb_kernels/launch_count.h"
@@ -715,6 +716,52 @@ private Q_SLOTS:
         g.m = 0;  // nothing to compute: no launch, as on the GPU
         host::gemm(g);
         QCOMPARE(launch_count(), before + 2);
+    }
+
+    // What cuBLASLt runs beside a matmul, from the observed data (gemm/observed_library_work.csv): the host twin
+    // counts it as the GPU runs it; an epilogue and operand type no GPU run observed is counted as not known.
+    void libraryWorkAsObserved() {
+        const auto bgradb = detail::observed_gemm_work(Epilogue::BGradB, GemmType::BFloat16);
+        QVERIFY(bgradb && bgradb->helper_kernels == 1 && bgradb->memsets == 1 && bgradb->memsets_inferred);
+        const auto dgelu = detail::observed_gemm_work(Epilogue::DGeluBGrad, GemmType::BFloat16);
+        QVERIFY(dgelu && dgelu->helper_kernels == 1);
+        const auto plain = detail::observed_gemm_work(Epilogue::None, GemmType::BFloat16);
+        QVERIFY(plain && plain->helper_kernels == 0 && plain->memsets == 0);
+        QVERIFY(!detail::observed_gemm_work(Epilogue::None, GemmType::E4M3).has_value());
+
+        RuleBuffers buffers;
+        GemmArgs g = buffers.bf16();
+        std::memset(buffers.a.bytes(), 0, 64 * 128 * 2);
+        std::memset(buffers.b.bytes(), 0, 64 * 128 * 2);
+        LaunchTally before = launch_tally();
+        host::gemm(g);
+        QCOMPARE(launch_tally() - before, (LaunchTally{1, 0, 0, 0}));
+        before = launch_tally();
+        detail::note_gemm_library_work(Epilogue::BGradB, GemmType::BFloat16);
+        detail::note_gemm_library_work(Epilogue::Bias, GemmType::E4M3);
+        QCOMPARE(launch_tally() - before, (LaunchTally{0, 1, 1, 1}));
+    }
+
+    void observedDataIsCheckedLineByLine_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("fields") << "BIAS,bfloat16,0,0\n" << "line 1 \"BIAS,bfloat16,0,0\": expected 5 fields";
+        QTest::newRow("epilogue") << "# c\nGELU,bfloat16,0,0,no" << "line 2 \"GELU,bfloat16,0,0,no\": unknown epilogue";
+        QTest::newRow("type") << "BIAS,fp16,0,0,no" << "unknown operand type";
+        QTest::newRow("count") << "BIAS,bfloat16,-1,0,no" << "a count is not a whole number from 0 to 16";
+        QTest::newRow("flag") << "BIAS,bfloat16,0,0,maybe" << "memsets_inferred is yes or no";
+        QTest::newRow("twice") << "BIAS,bfloat16,0,0,no\r\nBIAS,bfloat16,1,0,no" << "line 2 \"BIAS,bfloat16,1,0,no\": a second entry";
+    }
+    void observedDataIsCheckedLineByLine() {
+        QFETCH(QString, text);
+        QFETCH(QString, message);
+        try {
+            detail::parse_observed_gemm_work(text.toStdString());
+            QFAIL("accepted");
+        } catch (const std::invalid_argument& e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(message), e.what());
+        }
+        QCOMPARE(detail::parse_observed_gemm_work("# only comments\n\nnone,float32,0,0,no\n").size(), std::size_t{1});
     }
 
     // The CPU training tests' shape: checked on sampled elements, timed for the log.

@@ -44,9 +44,9 @@ private Q_SLOTS:
     void ledgerSummaryShowsTotalsAndTheLayersRows() {
         RunRecord measured;
         measured.config.name = "te bf16 cpu";
-        measured.execution.ledger = make_ledger({{0, "qkv", "tewb::layer_norm_forward", 1, 1, true, 1024, 512},
-                                                 {0, "qkv", "aten::mm", 2, 2, false, 4096, 2048},
-                                                 {-1, "optimizer", "aten::_fused_adamw_", 1, 3, false, 100, 50}},
+        measured.execution.ledger = make_ledger({{0, "qkv", "tewb::layer_norm_forward", LaunchWork::Kernel, 1, 1, true, 1024, 512},
+                                                 {0, "qkv", "aten::mm", LaunchWork::Kernel, 2, 2, false, 4096, 2048},
+                                                 {-1, "optimizer", "aten::_fused_adamw_", LaunchWork::Kernel, 1, 3, false, 100, 50}},
                                                 1, {2048}, 3, "eager step 3 (the last warm-up step)");
         RunRecord older;
         older.config.name = "torch bf16 cpu";

@@ -80,17 +80,6 @@ const char* scale_mode_name(kernels::ScaleMode m) {
     return "unknown";
 }
 
-const char* epilogue_name(kernels::Epilogue e) {
-    switch (e) {
-        case kernels::Epilogue::None: return "none";
-        case kernels::Epilogue::Bias: return "BIAS";
-        case kernels::Epilogue::GeluAuxBias: return "GELU_AUX_BIAS";
-        case kernels::Epilogue::DGeluBGrad: return "DGELU_BGRAD";
-        case kernels::Epilogue::BGradB: return "BGRADB";
-    }
-    return "unknown";
-}
-
 // The call as the GEMM journal keeps it: everything but the addresses, and each pointer's alignment.
 GemmJournalEntry journal_entry(const char* op, const kernels::GemmArgs& g) {
     GemmJournalEntry e;
@@ -109,7 +98,7 @@ GemmJournalEntry journal_entry(const char* op, const kernels::GemmArgs& g) {
         e.a_scales = scale_mode_name(g.a.scale_mode);
         e.b_scales = scale_mode_name(g.b.scale_mode);
     }
-    e.epilogue = epilogue_name(g.epilogue);
+    e.epilogue = kernels::epilogue_name(g.epilogue);
     e.accumulation = g.accumulation == kernels::Accumulation::Fast ? "fast" : "split";
     e.aux_ld = g.aux_ld;
     const std::pair<const char*, const void*> pointers[] = {

@@ -229,7 +229,7 @@ private:
     void run_kernel(const char* op, const at::Tensor& where, const std::vector<at::Tensor>& reads,
                     const std::vector<at::Tensor>& writes, Host&& host, Device&&... device) const {
         RECORD_USER_SCOPE(op);  // named in a kernel trace (te-bench run --profile) like LibTorch's operators
-        const std::uint64_t launches_before = kernels::launch_count();
+        const kernels::LaunchTally before = kernels::launch_tally();
         if (where.is_cpu()) {
             host();
         } else {
@@ -243,7 +243,8 @@ private:
 #endif
         }
         // The kernels count their own launches (the host implementations as many as the CUDA ones make).
-        note_own_kernel(op, kernels::launch_count() - launches_before, bytes_of(reads), bytes_of(writes));
+        const kernels::LaunchTally ran = kernels::launch_tally() - before;
+        note_own_kernel(op, {ran.kernels, ran.helpers, ran.memsets, ran.unobserved == 0}, bytes_of(reads), bytes_of(writes));
     }
 
     OpsKind kind_;

@@ -34,6 +34,18 @@ constexpr const char* gemm_type_name(GemmType t) {
 //   BGradB      d = a·bᵀ; bias_grad[m] = Σ_k a[m, k]            (a wgrad with a = dyᵀ: the bias gradient)
 enum class Epilogue { None, Bias, GeluAuxBias, DGeluBGrad, BGradB };
 
+// "none", "BIAS", "GELU_AUX_BIAS", "DGELU_BGRAD", "BGRADB": cuBLASLt's names, as messages and data files spell them.
+constexpr const char* epilogue_name(Epilogue e) {
+    switch (e) {
+        case Epilogue::None: return "none";
+        case Epilogue::Bias: return "BIAS";
+        case Epilogue::GeluAuxBias: return "GELU_AUX_BIAS";
+        case Epilogue::DGeluBGrad: return "DGELU_BGRAD";
+        case Epilogue::BGradB: return "BGRADB";
+    }
+    return "unknown";
+}
+
 // Forward GEMMs may accumulate FP8 products in the tensor cores' fast mode; dgrad and wgrad keep full
 // (split) accumulation, as Transformer Engine does.
 enum class Accumulation { Fast, Split };
