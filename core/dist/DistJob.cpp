@@ -361,6 +361,22 @@ std::unique_ptr<DistJob> join_job(const WorkerEnv& env, const RunConfig& resolve
     return job;
 }
 
+void wait_for(const DistJob& job, c10d::Work& work) {
+    if (job.backend == DistBackend::Nccl) {
+        work.wait();
+    } else {
+        work.wait(job.timeout);
+    }
+}
+
+c10d::ReduceOp average_op(const DistJob& job) {
+    return job.backend == DistBackend::Nccl ? c10d::ReduceOp(c10d::ReduceOp::AVG) : c10d::ReduceOp(c10d::ReduceOp::SUM);
+}
+
+bool average_needs_division(const DistJob& job) {
+    return job.backend != DistBackend::Nccl && job.world_size() > 1;
+}
+
 void broadcast_from_rank0(DistJob& job, std::vector<at::Tensor> tensors) {
     run_collective(job, "broadcasting rank 0's weights", [&] {
         c10d::BroadcastOptions options;
@@ -368,7 +384,7 @@ void broadcast_from_rank0(DistJob& job, std::vector<at::Tensor> tensors) {
         options.timeout = job.timeout;
         for (at::Tensor& t : tensors) {
             std::vector<at::Tensor> one{t};
-            job.group->broadcast(one, options)->wait(job.timeout);
+            wait_for(job, *job.group->broadcast(one, options));
         }
     });
 }
@@ -377,10 +393,12 @@ at::Tensor mean_over_ranks(DistJob& job, const at::Tensor& value) {
     std::vector<at::Tensor> one{value.detach().clone()};
     run_collective(job, "averaging the loss", [&] {
         c10d::AllreduceOptions options;
+        options.reduceOp = average_op(job);
         options.timeout = job.timeout;
-        job.group->allreduce(one, options)->wait(job.timeout);
+        wait_for(job, *job.group->allreduce(one, options));
     });
-    return one[0].div_(job.world_size());
+    if (average_needs_division(job)) one[0].div_(job.world_size());
+    return one[0];
 }
 
 void max_over_ranks_nan_wins(DistJob& job, const at::Tensor& values) {
@@ -392,7 +410,7 @@ void max_over_ranks_nan_wins(DistJob& job, const at::Tensor& values) {
         c10d::AllreduceOptions options;
         options.reduceOp = c10d::ReduceOp::MAX;
         options.timeout = job.timeout;
-        job.group->allreduce(both, options)->wait(job.timeout);
+        wait_for(job, *job.group->allreduce(both, options));
     });
     values.copy_(at::where(both[0][1] > 0, at::full_like(v, NAN), both[0][0]));
 }

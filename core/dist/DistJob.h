@@ -9,6 +9,8 @@
 #include <ATen/core/Tensor.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "core/config/RunConfig.h"
 #include "core/dist/WorkerEnv.h"
@@ -55,5 +57,16 @@ std::vector<std::vector<double>> gather_at_rank0(DistJob& job, const std::string
 
 // Runs `collective` and turns what c10d throws (a peer gone, a timeout) into DistError with the rank.
 void run_collective(const DistJob& job, const char* what, const std::function<void()>& collective);
+
+// Waits for `work` the way its backend needs. Gloo: the host waits, bounded by the job's timeout. NCCL: the
+// current CUDA stream waits for the collective and the host goes on (a timed wait would block the host and poll
+// in 1 ms sleeps, each step); the process group's watchdog bounds the collective by the same timeout and ends the
+// process when it passes, which the launcher reports as a rank that died.
+void wait_for(const DistJob& job, c10d::Work& work);
+
+// The reduction that leaves the average over ranks in one collective where the backend has one (NCCL's AVG), else
+// SUM, after which the caller divides by the world size (average_needs_division).
+c10d::ReduceOp average_op(const DistJob& job);
+bool average_needs_division(const DistJob& job);
 
 }  // namespace tewb

@@ -1,5 +1,7 @@
 #include "core/dist/GradientBuckets.h"
 
+#include <ATen/ops/_foreach_copy.h>
+#include <ATen/ops/_foreach_zero.h>
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/csrc/distributed/c10d/Types.hpp>
@@ -43,6 +45,10 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& parameters, Dist
         std::int64_t total = 0;
         for (const std::size_t m : bucket.members) total += params_[m].param.numel();
         bucket.flat = at::zeros({total}, params_[bucket.members.front()].param.options().requires_grad(false));
+        for (const std::size_t m : bucket.members) {
+            Slot& slot = params_[m];
+            slot.view = bucket.flat.narrow(0, slot.offset, slot.param.numel()).view(slot.param.sizes());
+        }
     }
     for (std::size_t i = 0; i < params_.size(); ++i) {
         std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(params_[i].param);
@@ -85,18 +91,27 @@ void GradientBuckets::on_gradient(std::size_t index) {
     const std::lock_guard<std::mutex> lock(mutex_);
     Slot& slot = params_[index];
     if (slot.seen) return;  // a parameter used twice in one step: its accumulator fires once per use
-    const at::Tensor& grad = slot.param.grad();
-    if (!grad.defined()) return;
-    Bucket& bucket = buckets_[slot.bucket];
-    bucket.flat.narrow(0, slot.offset, slot.param.numel()).copy_(grad.reshape({-1}));
+    if (!slot.param.grad().defined()) return;
     slot.seen = true;
-    ++bucket.ready;
+    ++buckets_[slot.bucket].ready;
     start_ready_buckets(/*from_hook=*/true);
 }
 
 void GradientBuckets::start(Bucket& bucket) {
+    std::vector<at::Tensor> places;
+    std::vector<at::Tensor> grads;
+    for (const std::size_t m : bucket.members) {
+        const Slot& slot = params_[m];
+        if (!slot.seen) continue;  // zeroed by finish_step
+        const at::Tensor& grad = slot.param.grad();
+        if (grad.is_same(slot.view)) continue;  // already in place
+        places.push_back(slot.view);
+        grads.push_back(grad);
+    }
+    if (!places.empty()) at::_foreach_copy_(places, grads);
     std::vector<at::Tensor> one{bucket.flat};
     c10d::AllreduceOptions options;
+    options.reduceOp = average_op(job_);
     options.timeout = job_.timeout;
     run_collective(job_, "all-reducing a gradient bucket", [&] { bucket.work = job_.group->allreduce(one, options); });
     bucket.started = true;
@@ -120,18 +135,22 @@ void GradientBuckets::finish_step() {
         const std::lock_guard<std::mutex> lock(mutex_);
         stats_.backward_end_ms = ms_since(step_start_);
         // Parameters that got no gradient this step (unused) contribute zeros, so every rank's buckets match.
+        std::vector<at::Tensor> unused;
         for (Slot& slot : params_) {
-            if (!slot.seen) buckets_[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).zero_();
+            if (!slot.seen) unused.push_back(slot.view);
         }
+        if (!unused.empty()) at::_foreach_zero_(unused);
         start_ready_buckets(/*from_hook=*/false);
     }
     run_collective(job_, "waiting for the gradient all-reduce", [&] {
-        for (Bucket& bucket : buckets_) bucket.work->wait(job_.timeout);
+        for (Bucket& bucket : buckets_) wait_for(job_, *bucket.work);
     });
-    const double world = static_cast<double>(job_.world_size());
-    for (Bucket& bucket : buckets_) bucket.flat.div_(world);
+    if (average_needs_division(job_)) {
+        const double world = static_cast<double>(job_.world_size());
+        for (Bucket& bucket : buckets_) bucket.flat.div_(world);
+    }
     for (Slot& slot : params_) {
-        slot.param.mutable_grad() = buckets_[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).view(slot.param.sizes());
+        if (!slot.param.grad().is_same(slot.view)) slot.param.mutable_grad() = slot.view;
     }
 }
 

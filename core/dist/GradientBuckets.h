@@ -16,11 +16,13 @@ struct DistJob;
 
 // Data parallelism's gradient all-reduce, overlapped with the backward as PyTorch's DDP does it: the
 // parameters are grouped into buckets of about `bucket_bytes` in reverse order (the order their gradients
-// arrive), each parameter's gradient accumulator gets a hook that copies the fresh gradient into its
-// bucket, and a bucket whose gradients are all in starts its all-reduce at once, while the backward is
-// still running. Buckets start strictly in order, so every rank issues the same collectives in the same
-// order. finish_step waits for them (the communication the backward did not hide) and leaves each
-// parameter's gradient as the average over ranks, a view into its bucket.
+// arrive), each parameter's gradient accumulator gets a hook that marks the gradient in, and a bucket whose
+// gradients are all in copies them into itself (one multi-tensor copy) and starts its all-reduce at once,
+// while the backward is still running. Buckets start strictly in order, so every rank issues the same
+// collectives in the same order. finish_step waits for them (the communication the backward did not hide;
+// on NCCL the stream waits, not the host: DistJob.h, wait_for) and leaves each parameter's gradient as the
+// average over ranks, a view into its bucket made once. The hooks run on the backward's thread, so they do no
+// tensor work of their own: the host's time per step is what limits an eager step.
 class GradientBuckets {
 public:
     GradientBuckets(const std::vector<at::Tensor>& parameters, DistJob& job, std::size_t bucket_bytes);
@@ -53,6 +55,7 @@ private:
         at::Tensor param;
         std::size_t bucket = 0;
         std::int64_t offset = 0;
+        at::Tensor view;  // the parameter's place in its bucket, in the parameter's shape
         bool seen = false;
     };
 

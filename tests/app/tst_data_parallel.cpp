@@ -519,10 +519,12 @@ private Q_SLOTS:
     // cancelled (te-bench: saved as cancelled, exit 130), not failed by the ranks' deaths.
     void coreJobCancelledAsItsRanksStartIsCancelled() {
         // Each rank dies of SIGINT at its default action (set here: a test started in the background inherits
-        // SIGINT ignored, which sh could not undo).
+        // SIGINT ignored, which sh could not undo). -S: the launcher's own SIGINT may arrive while Python starts;
+        // inside its site import that is a fatal error with exit status 1 instead of a death by SIGINT (seen with
+        // both cores busy), a window without -S the interpreter does not have.
         const tewb::DataParallelJobRequest request =
             core_job(unique_name("core-start-cancel"), "/usr/bin/python3",
-                     {"python3", "-c",
+                     {"python3", "-S", "-c",
                       "import os, signal, sys\nsignal.signal(signal.SIGINT, signal.SIG_DFL)\nos.kill(os.getpid(), signal.SIGINT)\n"
                       "sys.exit(3)"});
         const tewb::RunConfig& config = request.config;

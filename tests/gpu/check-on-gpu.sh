@@ -147,6 +147,15 @@ echo "== te-bench run --nproc 1 over NCCL after the same run without it ($preset
 stage 240 "$bench" run --preset "$preset" --device cuda --nproc 1 --dist-backend nccl --cuda-graph off --no-store \
   --json "$out/nccl1.json" 2>> "$out/compare.log" || status=1
 
+# Where FP8 starts to pay (issue 44 §5): te BF16 and te FP8 against torch BF16, as CUDA graphs, from the seed's width
+# to hidden 4096 at 4 layers and 4096 tokens per step; the break-even goes to docs/benchmarks.md.
+echo "== te-bench sweep: hidden 768 -> 4096, 4 layers, batch 8 x seq 512 (quick-cpu: a small grid): where FP8 pays"
+sweep_grid=(--hidden 768,1024,2048,3072,4096 --layers 4 --batch 8 --seq 512 --warmup 5 --iters 20)
+if [ "$preset" = quick-cpu ]; then sweep_grid=(--hidden 128,256 --layers 2 --batch 4 --seq 32 --warmup 2 --iters 5); fi
+stage 420 "$bench" sweep --preset "$preset" "${sweep_grid[@]}" --device auto --no-store --csv "$out/sweep.csv" \
+  --json "$out/sweep.json" > "$out/sweep.txt" 2>> "$out/compare.log" || status=1
+cat "$out/sweep.txt" 2>/dev/null | tail -15
+
 echo "== te-bench run --profile per configuration of the compare ($preset preset): top kernels (compare.log), traces (traces.tar.gz)"
 traces=$(mktemp -d)
 for config in "torch bf16" "te bf16" "te fp8"; do
