@@ -2,6 +2,7 @@
 // current GPU: LayerNorm forward/backward and cast + transpose against the measured copy bandwidth, and
 // the FP8 GEMM against the BF16 GEMM at 4096³. Prints a table (and, with --json PATH, writes the numbers).
 // Exits 77 without a GPU of compute capability 8.9 or newer. A benchmark, never a test.
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -133,6 +134,35 @@ int main(int argc, char** argv) {
         at::empty({static_cast<std::int64_t>(kernels::gemm_workspace_bytes(at::cuda::current_device()))}, cuda.dtype(at::kByte));
     g.workspace = workspace.data_ptr();
     g.workspace_bytes = static_cast<std::size_t>(workspace.numel());
+    // The seed's GEMM shapes (3072 tokens; qkv, proj and fc2, fc1) with the heuristic's first algorithm, then with the
+    // plan timed on its candidates (gemm.h, set_gemm_autotune): the lever's target is never slower than the first.
+    const bool autotune = kernels::gemm_autotune();
+    for (const auto& [m, nn, k] : {std::array<std::int64_t, 3>{3072, 2304, 768}, std::array<std::int64_t, 3>{3072, 768, 768},
+                                   std::array<std::int64_t, 3>{3072, 768, 3072}, std::array<std::int64_t, 3>{3072, 3072, 768}}) {
+        const at::Tensor a = at::randn({m, k}, cuda).to(at::kBFloat16);
+        const at::Tensor b = at::randn({nn, k}, cuda).to(at::kBFloat16);
+        at::Tensor out = at::empty({m, nn}, cuda.dtype(at::kBFloat16));
+        kernels::GemmArgs s = g;
+        s.m = static_cast<std::size_t>(m);
+        s.n = static_cast<std::size_t>(nn);
+        s.k = static_cast<std::size_t>(k);
+        s.a = {a.data_ptr(), kernels::GemmType::BFloat16, nullptr};
+        s.b = {b.data_ptr(), kernels::GemmType::BFloat16, nullptr};
+        s.d = out.data_ptr();
+        const std::string shape = std::to_string(m) + "x" + std::to_string(nn) + "x" + std::to_string(k);
+        const double shape_flops = 2.0 * static_cast<double>(m * nn * k);
+        kernels::gemm_forget_plans();
+        kernels::set_gemm_autotune(false);
+        const double first_ms = time_ms([&] { kernels::gemm(s, stream()); });
+        kernels::gemm_forget_plans();
+        kernels::set_gemm_autotune(true);
+        const double tuned_ms = time_ms([&] { kernels::gemm(s, stream()); });
+        rows.push_back({"gemm bf16, heuristic's first", shape, first_ms, shape_flops / (first_ms * 1e9), "TFLOP/s", 0});
+        rows.push_back({"gemm bf16, autotuned", shape, tuned_ms, shape_flops / (tuned_ms * 1e9), "TFLOP/s",
+                        shape_flops / (first_ms * 1e9)});
+    }
+    kernels::gemm_forget_plans();
+    kernels::set_gemm_autotune(autotune);
     const double bf16_ms = time_ms([&] { kernels::gemm(g, stream()); });
     const double bf16_tflops = flops / (bf16_ms * 1e9);
     rows.push_back({"gemm bf16", "4096x4096x4096", bf16_ms, bf16_tflops, "TFLOP/s", 0});

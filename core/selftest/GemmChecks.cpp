@@ -165,6 +165,24 @@ void plain_gemms(Checks& check) {
             check.relative("gemm", "d", "3072x768x768", dtype, d, at::mm(a.to(at::kFloat), b.to(at::kFloat).t()), kBf16Bound);
         });
     }
+    // Accumulated onto d itself (c = d, a residual added in the GEMM) on its plan's first call, when a plan is timed
+    // on its candidates (gemm.h, set_gemm_autotune): the product is added once, never once per timed run. And the
+    // same call onto a separate c, which may be timed, gives the same sum.
+    for (const bool in_place : {true, false}) {
+        const std::string dtype = std::string("bfloat16 -> float32, accumulated onto ") + (in_place ? "d itself (c = d)" : "a separate c");
+        check.attempt("gemm", "3072x2304x768", dtype, [&] {
+            const at::Tensor a = at::randn({3072, 768}, cuda()).to(at::kBFloat16);
+            const at::Tensor b = at::randn({2304, 768}, cuda()).to(at::kBFloat16);
+            const at::Tensor residual = at::randn({3072, 2304}, cuda());
+            at::Tensor d = in_place ? residual.clone() : poisoned({3072, 2304}, at::kFloat);
+            kernels::GemmArgs g = gemm_args(a, b, d, kernels::GemmType::BFloat16);
+            g.d_type = kernels::GemmType::Float32;
+            g.c = in_place ? d.data_ptr() : residual.data_ptr();
+            run_gemm(g);
+            check.relative("gemm", "d", "3072x2304x768", dtype, d, residual + at::mm(a.to(at::kFloat), b.to(at::kFloat).t()),
+                           kBf16Bound);
+        });
+    }
     // Operands and output at 16-byte (not 256-byte) aligned addresses: the plan must fit the pointers.
     for (const std::int64_t offset : {16, 32, 48}) {
         const std::string dtype = "bfloat16, pointers at +" + std::to_string(offset) + " bytes";

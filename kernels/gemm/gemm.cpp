@@ -3,11 +3,14 @@
 // layout FP8 needs, with no copies. So cuBLASLt's A scale is b's and its B scale is a's, D's rows are our
 // n (bias and DGELU's bias gradient have n entries) and its columns our m (BGRADB's bias gradient). An
 // operand stored transposed flips its cuBLASLt op instead (b: "N", a: "T").
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <cublasLt.h>
 
@@ -77,6 +80,8 @@ struct Plan {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
     cublasLtMatmulAlgo_t algo{};
+    std::vector<cublasLtMatmulAlgo_t> candidates;  // the heuristic's answers, best guess first
+    bool tuned = false;                             // algo is the fastest candidate, or timing was not allowed
     ~Plan() {
         if (a) cublasLtMatrixLayoutDestroy(a);
         if (b) cublasLtMatrixLayoutDestroy(b);
@@ -224,6 +229,57 @@ void set_pointers(const Plan& p, const GemmArgs& g) {
     refuse(key, GemmRule::NoAlgorithm, "cuBLASLt has no algorithm for " + describe_gemm(g) + " on this GPU (" + why + ")");
 }
 
+constexpr int kCandidates = 8;
+
+std::atomic<bool>& autotune_flag() {
+    static std::atomic<bool> on{[] {
+        const char* value = std::getenv("TEWB_GEMM_AUTOTUNE");
+        return value == nullptr || std::string(value) != "0";
+    }()};
+    return on;
+}
+
+// Times each candidate of a new plan on this call's own operands (gemm.h, set_gemm_autotune) and keeps the fastest.
+// Not during capture: the plan stays untimed until an eager call. A candidate that refuses or fails is skipped.
+template <typename Matmul>
+void tune(Plan& p, const GemmArgs& g, cudaStream_t stream, const Matmul& matmul) {
+    if (p.candidates.size() < 2 || !autotune_flag().load() || !gemm_can_be_timed(g)) {
+        p.tuned = true;
+        return;
+    }
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) return;
+    cudaEvent_t start = nullptr, end = nullptr;
+    if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&end) != cudaSuccess) {
+        if (start != nullptr) cudaEventDestroy(start);
+        cudaGetLastError();
+        p.tuned = true;
+        return;
+    }
+    const cublasLtMatmulAlgo_t first = p.candidates.front();
+    cublasLtMatmulAlgo_t best = first;
+    float best_ms = 0;
+    bool any = false;
+    for (const cublasLtMatmulAlgo_t& candidate : p.candidates) {
+        p.algo = candidate;
+        if (matmul(p) != CUBLAS_STATUS_SUCCESS) continue;  // warm-up; a refusal is the host's check: nothing ran
+        bool ran = cudaEventRecord(start, stream) == cudaSuccess;
+        for (int i = 0; i < 3 && ran; ++i) ran = matmul(p) == CUBLAS_STATUS_SUCCESS;
+        float ms = 0;
+        ran = ran && cudaEventRecord(end, stream) == cudaSuccess && cudaEventSynchronize(end) == cudaSuccess &&
+              cudaEventElapsedTime(&ms, start, end) == cudaSuccess;
+        if (ran && (!any || ms < best_ms)) {
+            best = candidate;
+            best_ms = ms;
+            any = true;
+        }
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(end);
+    p.algo = any ? best : first;
+    p.tuned = true;
+}
+
 Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
     const PlanKey key = plan_key(g, device);
     if (const auto found = state().plans.find(key); found != state().plans.end()) return *found->second;
@@ -299,10 +355,11 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
             status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, &bytes, sizeof bytes);
         }
     }
-    cublasLtMatmulHeuristicResult_t result{};
+    cublasLtMatmulHeuristicResult_t results[kCandidates]{};
     int found = 0;
     if (status == CUBLAS_STATUS_SUCCESS) {
-        status = cublasLtMatmulAlgoGetHeuristic(r.handle, p->desc, p->a, p->b, p->c, p->d, preference, 1, &result, &found);
+        status = cublasLtMatmulAlgoGetHeuristic(r.handle, p->desc, p->a, p->b, p->c, p->d, preference, kCandidates, results,
+                                                &found);
         cublasLtMatmulPreferenceDestroy(preference);
         if (status == CUBLAS_STATUS_NOT_SUPPORTED) refuse_no_algorithm(key, g, "cublasLtMatmulAlgoGetHeuristic: status 15");
     } else {
@@ -310,7 +367,11 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
     }
     detail::check_cublas(status, kCall, "cublasLtMatmulAlgoGetHeuristic");
     if (found == 0) refuse_no_algorithm(key, g, "the heuristic returned none");
-    p->algo = result.algo;
+    for (int i = 0; i < found; ++i) {
+        if (results[i].state == CUBLAS_STATUS_SUCCESS) p->candidates.push_back(results[i].algo);
+    }
+    if (p->candidates.empty()) p->candidates.push_back(results[0].algo);
+    p->algo = p->candidates.front();
     std::unique_ptr<Plan>& slot = state().plans[key];  // only a plan that works is kept
     slot = std::move(p);
     return *slot;
@@ -413,6 +474,7 @@ void gemm(const GemmArgs& g, cudaStream_t stream) {
     };
     Plan* p = &plan_for(g, device, r);
     set_pointers(*p, g);
+    if (!p->tuned) tune(*p, g, stream, matmul);
     cublasStatus_t status = matmul(*p);
     // The matmul may refuse what the heuristic and cublasLtMatmulAlgoCheck accepted (the H200: status 15 for a
     // scale pointer 4 bytes into a packed array). Plan once more for these exact pointers; if it still refuses,
@@ -434,6 +496,19 @@ void gemm(const GemmArgs& g, cudaStream_t stream) {
     detail::check_cublas(status, kCall, "cublasLtMatmul");
     detail::note_launch();
     detail::note_gemm_library_work(g.epilogue, g.a.type);
+}
+
+void set_gemm_autotune(bool on) {
+    autotune_flag().store(on);
+}
+
+bool gemm_autotune() {
+    return autotune_flag().load();
+}
+
+void gemm_forget_plans() {
+    const std::lock_guard<std::mutex> lock(state().mutex);
+    state().plans.clear();
 }
 
 std::size_t gemm_cache_size() {

@@ -256,6 +256,14 @@ std::string describe_gemm(const GemmArgs& g) {
     return text;
 }
 
+bool gemm_can_be_timed(const GemmArgs& g) {
+    const void* reads[] = {g.c, g.a.data, g.b.data, g.aux, g.bias};
+    for (const void* read : reads) {
+        if (read != nullptr && read == g.d) return false;
+    }
+    return g.bias_grad == nullptr || (g.bias_grad != g.a.data && g.bias_grad != g.b.data);
+}
+
 GemmCOperand gemm_c_operand(const GemmArgs& g) {
     if (g.c != nullptr) return {g.c, g.d_type};
     if (is_fp8(g.d_type)) return {nullptr, GemmType::BFloat16};

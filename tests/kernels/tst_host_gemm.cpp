@@ -742,6 +742,34 @@ private Q_SLOTS:
         QCOMPARE(launch_tally() - before, (LaunchTally{0, 1, 1, 1}));
     }
 
+    // A plan may be timed on a call (its candidates run several times) only when that leaves what one run does.
+    void onlyCallsThatDoNotReadTheirOutputAreTimed() {
+        Buffer a(64), b(64), c(64), d(64), aux(64), bias(64), bias_grad(64);
+        GemmArgs g;
+        g.a.data = a.bytes();
+        g.b.data = b.bytes();
+        g.d = d.bytes();
+        QVERIFY(gemm_can_be_timed(g));
+        g.c = c.bytes();  // d = a·bᵀ + c, c elsewhere: the same d every time
+        QVERIFY(gemm_can_be_timed(g));
+        g.c = d.bytes();  // accumulated onto d itself: once per run
+        QVERIFY(!gemm_can_be_timed(g));
+        g.c = nullptr;
+        g.aux = aux.bytes();
+        g.bias = bias.bytes();
+        g.bias_grad = bias_grad.bytes();
+        QVERIFY(gemm_can_be_timed(g));
+        for (void* alias : {static_cast<void*>(a.bytes()), static_cast<void*>(b.bytes()), static_cast<void*>(aux.bytes()),
+                            static_cast<void*>(bias.bytes())}) {
+            GemmArgs reads_d = g;
+            reads_d.d = alias;
+            QVERIFY(!gemm_can_be_timed(reads_d));
+        }
+        GemmArgs overwrites_input = g;
+        overwrites_input.bias_grad = a.bytes();
+        QVERIFY(!gemm_can_be_timed(overwrites_input));
+    }
+
     void observedDataIsCheckedLineByLine_data() {
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("message");

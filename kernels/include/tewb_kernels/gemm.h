@@ -22,4 +22,14 @@ bool block_gemm_supported(int device);
 // How many descriptor sets the cache holds (all devices): for tests and the self-test's report.
 std::size_t gemm_cache_size();
 
+// Whether a new plan is timed: on its first call outside CUDA graph capture, cuBLASLt's heuristic's top candidates
+// (up to 8) each run once to warm up and three times timed, and the fastest is kept for every later call (the call's
+// own result comes from the kept one; calls that read d are never timed: gemm_can_be_timed). On by default;
+// TEWB_GEMM_AUTOTUNE=0 in the environment turns it off (every plan the heuristic's first answer, the same algorithm
+// in every run, so a run's bits repeat). Plans made before a change keep their algorithm.
+void set_gemm_autotune(bool on);
+bool gemm_autotune();
+// Drops every cached plan (the kernel benchmark's before-and-after of timing; nothing else needs it).
+void gemm_forget_plans();
+
 }  // namespace tewb::kernels

@@ -77,6 +77,11 @@ struct GemmCOperand {
     GemmType type = GemmType::BFloat16;
 };
 GemmCOperand gemm_c_operand(const GemmArgs& args);
+
+// Whether running the call more than once leaves what running it once does, so its plan may be timed on it
+// (gemm.h, set_gemm_autotune): not when d is read as well as written (accumulated onto c = d, or d the same memory
+// as a, b, aux or the bias).
+bool gemm_can_be_timed(const GemmArgs& args);
 // The COperandLayout rule on a given C choice (gemm_refusal applies it to gemm_c_operand's).
 std::optional<GemmRefusal> gemm_c_refusal(const GemmArgs& args, const GemmCOperand& c);
 
