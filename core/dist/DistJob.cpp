@@ -105,6 +105,14 @@ c10::intrusive_ptr<c10d::Backend> make_group(const DistJob& job, const c10::intr
         }
         case DistBackend::Nccl: {
 #ifdef TEWB_HAVE_NCCL
+            // The collectives are waited for on the stream (wait_for): NCCL's watchdog is what bounds them by the
+            // job's timeout, and with its error handling off a hung collective would hang the job for ever.
+            if (const char* handling = std::getenv("TORCH_NCCL_ASYNC_ERROR_HANDLING");
+                handling != nullptr && std::string(handling) == "0") {
+                throw DistError(job.who() +
+                                "TORCH_NCCL_ASYNC_ERROR_HANDLING=0 turns off NCCL's watchdog, which ends a collective that "
+                                "passes the job's timeout; unset it, or set 1, 2 or 3");
+            }
             auto options = c10d::ProcessGroupNCCL::Options::create();
             options->timeout = job.timeout;
             return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, job.rank(), job.world_size(), options);

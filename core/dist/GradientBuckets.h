@@ -21,8 +21,9 @@ struct DistJob;
 // while the backward is still running. Buckets start strictly in order, so every rank issues the same
 // collectives in the same order. finish_step waits for them (the communication the backward did not hide;
 // on NCCL the stream waits, not the host: DistJob.h, wait_for) and leaves each parameter's gradient as the
-// average over ranks, a view into its bucket made once. The hooks run on the backward's thread, so they do no
-// tensor work of their own: the host's time per step is what limits an eager step.
+// average over ranks, a view into its bucket made once. The hooks run on the backward's thread, which also
+// launches the backward's kernels, so a hook only marks its gradient in; the one that completes a bucket issues
+// its copy and all-reduce (the host's time per step is what limits an eager step).
 class GradientBuckets {
 public:
     GradientBuckets(const std::vector<at::Tensor>& parameters, DistJob& job, std::size_t bucket_bytes);

@@ -239,8 +239,34 @@ std::atomic<bool>& autotune_flag() {
     return on;
 }
 
+// The candidates whose split-K and reduction scheme are the heuristic's first's: the helper kernels and memsets the
+// launch ledger counts beside a GEMM (observed_library_work.csv) were seen with the first, and a split-K reduction
+// of another scheme would launch kernels the ledger does not know.
+std::vector<cublasLtMatmulAlgo_t> same_launch_shape(const std::vector<cublasLtMatmulAlgo_t>& candidates) {
+    const auto config = [](const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute) {
+        std::int64_t value = -1;  // read as the widest type; both attributes are 32-bit
+        std::uint32_t narrow = 0;
+        std::size_t written = 0;
+        if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &narrow, sizeof narrow, &written) == CUBLAS_STATUS_SUCCESS) {
+            value = narrow;
+        }
+        return value;
+    };
+    std::vector<cublasLtMatmulAlgo_t> kept;
+    const std::int64_t split = config(candidates.front(), CUBLASLT_ALGO_CONFIG_SPLITK_NUM);
+    const std::int64_t scheme = config(candidates.front(), CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME);
+    for (const cublasLtMatmulAlgo_t& algo : candidates) {
+        if (config(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM) == split && config(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME) == scheme) {
+            kept.push_back(algo);
+        }
+    }
+    return kept;
+}
+
 // Times each candidate of a new plan on this call's own operands (gemm.h, set_gemm_autotune) and keeps the fastest.
-// Not during capture: the plan stays untimed until an eager call. A candidate that refuses or fails is skipped.
+// Not during capture of this stream: the plan stays untimed until an eager call. In relaxed capture mode, so that a
+// capture another thread runs is not invalidated by the host's wait. A candidate cuBLASLt refuses (a host-side
+// check: nothing queued) is skipped; a CUDA error while timing is a fault of the device and is thrown.
 template <typename Matmul>
 void tune(Plan& p, const GemmArgs& g, cudaStream_t stream, const Matmul& matmul) {
     if (p.candidates.size() < 2 || !autotune_flag().load() || !gemm_can_be_timed(g)) {
@@ -248,35 +274,50 @@ void tune(Plan& p, const GemmArgs& g, cudaStream_t stream, const Matmul& matmul)
         return;
     }
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) return;
-    cudaEvent_t start = nullptr, end = nullptr;
-    if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&end) != cudaSuccess) {
-        if (start != nullptr) cudaEventDestroy(start);
-        cudaGetLastError();
+    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
+        cudaGetLastError();  // e.g. the legacy stream while another stream captures: try on a later call
+        return;
+    }
+    if (capture != cudaStreamCaptureStatusNone) return;
+    const std::vector<cublasLtMatmulAlgo_t> candidates = same_launch_shape(p.candidates);
+    if (candidates.size() < 2) {
         p.tuned = true;
         return;
     }
-    const cublasLtMatmulAlgo_t first = p.candidates.front();
-    cublasLtMatmulAlgo_t best = first;
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    detail::check_cuda(cudaThreadExchangeStreamCaptureMode(&mode), kCall, "cudaThreadExchangeStreamCaptureMode");
+    struct Events {
+        cudaEvent_t start = nullptr, end = nullptr;
+        cudaStreamCaptureMode* mode = nullptr;
+        ~Events() {
+            if (start != nullptr) cudaEventDestroy(start);
+            if (end != nullptr) cudaEventDestroy(end);
+            cudaThreadExchangeStreamCaptureMode(mode);
+        }
+    } events;
+    events.mode = &mode;
+    detail::check_cuda(cudaEventCreate(&events.start), kCall, "cudaEventCreate (timing GEMM candidates)");
+    detail::check_cuda(cudaEventCreate(&events.end), kCall, "cudaEventCreate (timing GEMM candidates)");
+    cublasLtMatmulAlgo_t best = candidates.front();
     float best_ms = 0;
     bool any = false;
-    for (const cublasLtMatmulAlgo_t& candidate : p.candidates) {
+    for (const cublasLtMatmulAlgo_t& candidate : candidates) {
         p.algo = candidate;
-        if (matmul(p) != CUBLAS_STATUS_SUCCESS) continue;  // warm-up; a refusal is the host's check: nothing ran
-        bool ran = cudaEventRecord(start, stream) == cudaSuccess;
+        if (matmul(p) != CUBLAS_STATUS_SUCCESS) continue;  // warm-up
+        detail::check_cuda(cudaEventRecord(events.start, stream), kCall, "cudaEventRecord (timing GEMM candidates)");
+        bool ran = true;
         for (int i = 0; i < 3 && ran; ++i) ran = matmul(p) == CUBLAS_STATUS_SUCCESS;
+        detail::check_cuda(cudaEventRecord(events.end, stream), kCall, "cudaEventRecord (timing GEMM candidates)");
+        detail::check_cuda(cudaEventSynchronize(events.end), kCall, "cudaEventSynchronize (timing GEMM candidates)");
         float ms = 0;
-        ran = ran && cudaEventRecord(end, stream) == cudaSuccess && cudaEventSynchronize(end) == cudaSuccess &&
-              cudaEventElapsedTime(&ms, start, end) == cudaSuccess;
+        detail::check_cuda(cudaEventElapsedTime(&ms, events.start, events.end), kCall, "cudaEventElapsedTime");
         if (ran && (!any || ms < best_ms)) {
             best = candidate;
             best_ms = ms;
             any = true;
         }
     }
-    cudaEventDestroy(start);
-    cudaEventDestroy(end);
-    p.algo = any ? best : first;
+    p.algo = best;
     p.tuned = true;
 }
 
@@ -370,7 +411,7 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
     for (int i = 0; i < found; ++i) {
         if (results[i].state == CUBLAS_STATUS_SUCCESS) p->candidates.push_back(results[i].algo);
     }
-    if (p->candidates.empty()) p->candidates.push_back(results[0].algo);
+    if (p->candidates.empty()) refuse_no_algorithm(key, g, "the heuristic returned no algorithm in a usable state");
     p->algo = p->candidates.front();
     std::unique_ptr<Plan>& slot = state().plans[key];  // only a plan that works is kept
     slot = std::move(p);
@@ -484,6 +525,7 @@ void gemm(const GemmArgs& g, cudaStream_t stream) {
         const PlanKey key = plan_key(g, device);
         state().plans.erase(key);
         p = &plan_for(g, device, r);
+        p->tuned = true;  // planned for these pointers: its first answer, never timed (no re-planning and re-timing in turn)
         set_pointers(*p, g);
         status = matmul(*p);
         if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_INVALID_VALUE) {

@@ -355,16 +355,19 @@ private Q_SLOTS:
     // ops have no native block-scaled GEMM (all but Hopper); never delayed or current scaling on kernels.
     void fp8EmulationFollowsOpsAndRecipe() {
         CountingOps ops;
+        const auto emulated = [](const TeOps& o, ScalingKind kind) {
+            return fp8_gemms_emulated(o.kind(), kind, o.block_gemms_native());
+        };
         for (const ScalingKind kind : {ScalingKind::Delayed, ScalingKind::Current, ScalingKind::Block}) {
-            QVERIFY(fp8_gemms_emulated(ops, kind));
+            QVERIFY(emulated(ops, kind));
         }
-        QVERIFY(fp8_gemms_emulated(reference_ops(), ScalingKind::Delayed));
+        QVERIFY(emulated(reference_ops(), ScalingKind::Delayed));
         ops.reference = false;
-        QVERIFY(!fp8_gemms_emulated(ops, ScalingKind::Delayed));
-        QVERIFY(!fp8_gemms_emulated(ops, ScalingKind::Current));
-        QVERIFY(fp8_gemms_emulated(ops, ScalingKind::Block));
+        QVERIFY(!emulated(ops, ScalingKind::Delayed));
+        QVERIFY(!emulated(ops, ScalingKind::Current));
+        QVERIFY(emulated(ops, ScalingKind::Block));
         ops.native_block = true;
-        QVERIFY(!fp8_gemms_emulated(ops, ScalingKind::Block));
+        QVERIFY(!emulated(ops, ScalingKind::Block));
     }
 
     void parametersFollowTheTorchBlockOrder() {
@@ -554,7 +557,7 @@ private Q_SLOTS:
         const TeOps& host = select_ops(at::kCPU, TeImpl::Fused);
         QCOMPARE(host.kind(), OpsKind::FusedHost);
         QCOMPARE(std::string(to_string(host.kind())), std::string("fused-host"));
-        QVERIFY(fp8_gemms_emulated(host, ScalingKind::Delayed));  // host FP8 GEMMs are float32 emulation
+        QVERIFY(fp8_gemms_emulated(host.kind(), ScalingKind::Delayed, host.block_gemms_native()));  // host FP8 GEMMs are float32 emulation
     }
 
     // The fused path's casts over the host kernels are the reference's casts bit for bit, for every recipe:

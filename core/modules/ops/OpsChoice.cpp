@@ -69,8 +69,4 @@ const TeOps& ops_in_force(const c10::Device& device) {
     return t_ops_in_force != nullptr ? *t_ops_in_force : select_ops(device);
 }
 
-bool fp8_gemms_emulated(const TeOps& ops, ScalingKind scaling) {
-    return fp8_gemms_emulated(ops.kind(), scaling, ops.block_gemms_native());
-}
-
 }  // namespace tewb

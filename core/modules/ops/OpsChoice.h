@@ -33,7 +33,4 @@ private:
 
 const TeOps& ops_in_force(const c10::Device& device);
 
-// fp8_gemms_emulated (core/fp8/Recipe.h) for these ops.
-bool fp8_gemms_emulated(const TeOps& ops, ScalingKind scaling);
-
 }  // namespace tewb
