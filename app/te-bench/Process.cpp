@@ -61,7 +61,7 @@ void install_standard_output(CheckedStdout* buffer) {
 
 void stop_cleanly_on_signals() {
     const auto value = [](const char* name) { const char* v = std::getenv(name); return std::string_view(v == nullptr ? "" : v); };
-    g_announce_interrupts = value("TEWB_DIST_RECORD").empty() && (value("RANK").empty() || value("RANK") == "0");
+    g_announce_interrupts = value(kRankRecordVariable).empty() && (value("RANK").empty() || value("RANK") == "0");
     for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal_number, on_interrupt);
 }
 

@@ -128,9 +128,9 @@ int with_profile_outcome(const std::vector<RunRecord>& runs, int code) {
 int run_rank(const Commands& c, RunConfig requested, const WorkerEnv& env) {
     const RunFlags& flags = c.run_flags;
     if (!requested.dist.enabled()) requested.dist.nproc = env.world_size;
-    const char* record_path = std::getenv("TEWB_DIST_RECORD");
-    const bool reports = env.rank == 0 && record_path == nullptr;
-    const bool own_files = record_path == nullptr;
+    const std::string record_path = rank_record_path();
+    const bool reports = env.rank == 0 && record_path.empty();
+    const bool own_files = record_path.empty();
     if (own_files) check_outputs(outputs_of(flags), store_to_protect(c.store_path));
     const Trainer trainer(detect_device());
     resolve(requested, trainer.device(), MemoryScope::OneRank);  // the launcher (if ours) checked the whole job
@@ -152,8 +152,8 @@ int run_rank(const Commands& c, RunConfig requested, const WorkerEnv& env) {
     if (record.status != RunStatus::Finished && !record.message.empty()) {
         std::fprintf(stderr, "te-bench: %s\n", record.message.c_str());
     }
-    if (env.rank == 0 && record_path != nullptr) {
-        write_file_atomically(record_path, record_to_json_text(record));
+    if (env.rank == 0 && !record_path.empty()) {
+        write_rank_record(record_path, record);
     } else if (reports) {
         const bool saved = store_run(store.get(), record);
         report_runs(flags, {record}, 1);
@@ -166,7 +166,7 @@ int run_rank(const Commands& c, RunConfig requested, const WorkerEnv& env) {
     return record.status == RunStatus::Failed ? kExitFailure : record.status == RunStatus::Cancelled ? kExitInterrupted : 0;
 }
 
-// `te-bench run --nproc N`: core's job (run_data_parallel_job) with this very command as each rank: the
+// `te-bench run --nproc N`: core's job (run_data_parallel_job) with this program as each rank (rank_command): the
 // 1-process run the scaling efficiency is measured against (unless --no-scaling-baseline), stored as it
 // ends, then the job's N processes; the job's record comes from rank 0, or, when rank 0 left none, is made
 // as a failed run naming the ranks that failed.
@@ -188,8 +188,7 @@ int run_local_job_command(const Commands& c, const RunConfig& requested) {
     request.config = requested;
     request.scaling_baseline = !flags.no_scaling_baseline;
     request.master_port = port;
-    request.ranks.executable = "/proc/self/exe";
-    request.ranks.arguments.assign(command_line().argv, command_line().argv + command_line().argc);
+    request.ranks = rank_command(requested, "/proc/self/exe");
     bool saved = true;
     DataParallelJobHooks hooks;
     hooks.train_reference = [&](const RunConfig& single) { return train_one(trainer, single); };

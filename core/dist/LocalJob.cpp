@@ -59,7 +59,7 @@ struct RankLaunch {
 
 // The variables that place a process in a job: set for each rank, whatever the launcher's environment says.
 constexpr std::array<std::string_view, 7> kJobVariables = {"RANK",        "LOCAL_RANK",  "WORLD_SIZE",      "MASTER_ADDR",
-                                                           "MASTER_PORT", "TEWB_JOB_ID", "TEWB_DIST_RECORD"};
+                                                           "MASTER_PORT", "TEWB_JOB_ID", kRankRecordVariable};
 
 // A job id no other job on this machine has: this launcher's process id, the clock and a random number.
 std::string new_job_id() {
@@ -89,7 +89,7 @@ std::vector<RankLaunch> prepare_ranks(const LocalJob& job) {
         r.environment.push_back(master_addr);
         r.environment.push_back("MASTER_PORT=" + std::to_string(job.master_port));
         r.environment.push_back(job_id);
-        r.environment.push_back("TEWB_DIST_RECORD=" + job.record_path);
+        r.environment.push_back(std::string(kRankRecordVariable) + "=" + job.record_path);
         for (std::string& e : r.environment) r.envp.push_back(e.data());
         r.envp.push_back(nullptr);
         r.cannot_start = "te-bench: rank " + std::to_string(rank) + ": cannot start: ";

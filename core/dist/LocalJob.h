@@ -12,6 +12,9 @@ namespace tewb {
 // its argv (the first word included), which must make it one rank of the job as the launcher's environment
 // places it: te-bench's `run` (app/te-bench) does. `output`, when set, is a file the ranks' standard output
 // and error go to (appended; "/dev/null" to hide them), else they share the launcher's.
+// The variable that tells a rank where rank 0 writes the job's record (core/train/DataParallelJob.h, the rank protocol).
+inline constexpr const char* kRankRecordVariable = "TEWB_DIST_RECORD";
+
 struct RankCommand {
     std::string executable;
     std::vector<std::string> arguments;

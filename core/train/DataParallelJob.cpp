@@ -1,6 +1,7 @@
 #include "core/train/DataParallelJob.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -8,7 +9,9 @@
 #include <unistd.h>
 
 #include "core/common/Error.h"
+#include "core/results/AtomicFile.h"
 #include "core/results/RecordJson.h"
+#include "core/results/ReportText.h"
 #include "core/results/Summary.h"
 #include "core/train/Trainer.h"
 
@@ -114,6 +117,27 @@ DataParallelJobResult run_data_parallel_job(const DataParallelJobRequest& reques
     result.job = job_record(resolved, device, job.record_path, outcome, cancel.load(), result.launcher_failed);
     if (result.reference) add_scaling_efficiency(*result.job, *result.reference);
     return result;
+}
+
+RankCommand rank_command(const RunConfig& config, const std::string& program) {
+    RankCommand command;
+    command.executable = program;
+    command.arguments = {program};
+    for (const std::string& word : command_arguments_for(config)) command.arguments.push_back(word);
+    if (config.backend == Backend::Te && config.te_impl == TeImpl::Auto) {
+        command.arguments.insert(command.arguments.end(), {"--te-impl", "auto"});
+    }
+    command.arguments.push_back("--no-store");
+    return command;
+}
+
+std::string rank_record_path() {
+    const char* path = std::getenv(kRankRecordVariable);
+    return path == nullptr ? std::string() : std::string(path);
+}
+
+void write_rank_record(const std::string& path, const RunRecord& record) {
+    write_file_atomically(path, record_to_json_text(record));
 }
 
 }  // namespace tewb

@@ -55,4 +55,14 @@ DataParallelJobResult run_data_parallel_job(const DataParallelJobRequest& reques
 // "<the job's name> (1 process)".
 RunConfig reference_config(const RunConfig& job, const DeviceInfo& device);
 
+// The protocol between this launcher and its ranks, one for te-bench and the workbench. A rank is `program run`
+// with the job's settings as te-bench's flags (command_arguments_for; --te-impl said even when auto, so a rank
+// does not take TEWB_TE_IMPL from its environment instead) and --no-store: rank 0 hands the job's record back
+// through the file TEWB_DIST_RECORD names (rank_record_path), which the launcher reads and removes.
+RankCommand rank_command(const RunConfig& config, const std::string& program);
+// TEWB_DIST_RECORD: set when this process is a rank our launcher started; empty otherwise.
+std::string rank_record_path();
+// Rank 0's record for the launcher, written atomically to `path`.
+void write_rank_record(const std::string& path, const RunRecord& record);
+
 }  // namespace tewb

@@ -5,6 +5,7 @@
 // end within its bound, name the rank and leave no process behind.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 
 #include <arpa/inet.h>
@@ -20,6 +21,7 @@
 #include "../helpers/Loopback.h"
 #include "core/device/DeviceInfo.h"
 #include "core/results/Comparison.h"
+#include "core/results/RecordJson.h"
 #include "core/results/ReportText.h"
 #include "core/train/DataParallelJob.h"
 #include "core/train/Trainer.h"
@@ -544,6 +546,51 @@ private Q_SLOTS:
 
     // Ranks that end badly: the job's record is the job's header made failed (mark_failed, distributed) with
     // the launcher's account, the first rank to fail first; a program that cannot start is a rank exiting 127.
+    // The rank protocol both front ends use: a rank is `program run` with the job's settings, --te-impl said even when
+    // auto (a rank must not take TEWB_TE_IMPL from its environment instead), no store of its own; rank 0 hands its
+    // record back through the file TEWB_DIST_RECORD names.
+    void rankCommandAndRecordAreOneProtocol() {
+        tewb::RunConfig config;
+        config.name = "job, \"quoted\"";
+        config.backend = tewb::Backend::Te;
+        config.te_impl = tewb::TeImpl::Auto;
+        config.dist.nproc = 2;
+        const tewb::RankCommand te = tewb::rank_command(config, "/opt/te-bench");
+        QCOMPARE(te.executable, std::string("/opt/te-bench"));
+        QVERIFY(te.arguments.size() > 4);
+        QCOMPARE(te.arguments[0], std::string("/opt/te-bench"));
+        QCOMPARE(te.arguments[1], std::string("run"));
+        QCOMPARE(te.arguments.back(), std::string("--no-store"));
+        std::vector<std::string> settings(te.arguments.begin() + 1, te.arguments.end() - 3);
+        QVERIFY(settings == tewb::command_arguments_for(config));
+        QCOMPARE(te.arguments[te.arguments.size() - 3], std::string("--te-impl"));
+        QCOMPARE(te.arguments[te.arguments.size() - 2], std::string("auto"));
+        config.te_impl = tewb::TeImpl::Fused;  // said by the settings themselves
+        const tewb::RankCommand fused = tewb::rank_command(config, "/opt/te-bench");
+        QCOMPARE(std::count(fused.arguments.begin(), fused.arguments.end(), std::string("--te-impl")), 1L);
+        config.backend = tewb::Backend::Torch;
+        config.te_impl = tewb::TeImpl::Auto;
+        const tewb::RankCommand torch = tewb::rank_command(config, "/opt/te-bench");
+        QCOMPARE(std::count(torch.arguments.begin(), torch.arguments.end(), std::string("--te-impl")), 0L);
+
+        const QByteArray saved = qgetenv(tewb::kRankRecordVariable);
+        qunsetenv(tewb::kRankRecordVariable);
+        QVERIFY(tewb::rank_record_path().empty());
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + "/record.json").toStdString();
+        qputenv(tewb::kRankRecordVariable, QByteArray::fromStdString(path));
+        QCOMPARE(tewb::rank_record_path(), path);
+        tewb::RunRecord record = tewb::make_run_header(config, tewb::detect_device());
+        record.status = tewb::RunStatus::Cancelled;  // a record with no step: cancelled before its first
+        tewb::write_rank_record(tewb::rank_record_path(), record);
+        QCOMPARE(tewb::read_record_file(path).config.name, config.name);
+        if (saved.isNull()) {
+            qunsetenv(tewb::kRankRecordVariable);
+        } else {
+            qputenv(tewb::kRankRecordVariable, saved);
+        }
+    }
+
     void coreJobFailureIsTheLaunchersAccount() {
         // Rank 0 exits 3 at once; rank 1 would sleep for an hour, but the launcher stops it (the message says
         // so: a rank that ended by itself would not be "stopped (SIGTERM)"). $0 carries the job's name.

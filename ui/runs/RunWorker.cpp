@@ -57,15 +57,7 @@ void RunWorker::runJob(int ticket, const RunConfig& config) {
     // first, as the baseline), the job when it ends; the queue shows the job running meanwhile.
     DataParallelJobRequest request;
     request.config = config;
-    request.ranks.executable = program.toStdString();
-    request.ranks.arguments = {request.ranks.executable};
-    for (const std::string& word : command_arguments_for(config)) request.ranks.arguments.push_back(word);
-    // The command line leaves te-impl out when it is auto, and a rank would then take TEWB_TE_IMPL from the
-    // window's environment: say it, so the ranks run the code the window asked for.
-    if (config.backend == Backend::Te && config.te_impl == TeImpl::Auto) {
-        request.ranks.arguments.insert(request.ranks.arguments.end(), {"--te-impl", "auto"});
-    }
-    request.ranks.arguments.push_back("--no-store");
+    request.ranks = rank_command(config, program.toStdString());
     request.ranks.output = "/dev/null";  // the ranks' progress lines are for a terminal; the window shows the record
     DataParallelJobHooks hooks;
     hooks.train_reference = [this](const RunConfig& single) {
