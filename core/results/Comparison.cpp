@@ -2,6 +2,7 @@
 
 #include "core/common/TextCheck.h"
 #include "core/common/TextTable.h"
+#include "core/results/Comparability.h"
 
 namespace tewb {
 
@@ -11,10 +12,17 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunRecord>& runs, std:
     for (const RunRecord& run : runs) {
         ComparisonRow row{&run, std::nullopt, std::nullopt, run.execution.fp8_emulated};
         if (base != nullptr) {
+            row.not_comparable = speedup_obstacles(run, *base);
+            if (!row.not_comparable.empty()) {
+                rows.push_back(row);
+                continue;
+            }
             // The baseline against itself is exactly 1 however its steps varied.
             row.noisy = &run != base && (is_noisy(run.execution.quality) || is_noisy(base->execution.quality));
+            const double tokens = &run == base ? 1.0 : comparability(run, *base).token_ratio;
+            row.per_token = tokens != 1.0;
             if (base->summary.mean_ms && run.summary.mean_ms && *run.summary.mean_ms > 0) {
-                row.speedup = *base->summary.mean_ms / *run.summary.mean_ms;
+                row.speedup = *base->summary.mean_ms / *run.summary.mean_ms * tokens;
             }
             if (base->summary.peak_mem_bytes > 0 && run.summary.peak_mem_bytes > 0) {
                 row.memory_ratio =
@@ -43,15 +51,31 @@ std::string render_summary_table(const std::vector<RunRecord>& runs, std::option
                         : r.execution.memory_metric == MemoryMetric::CpuPeakRss ? format_bytes(s.peak_mem_bytes) + " RSS"
                                                                                 : format_bytes(s.peak_mem_bytes),
                         format_fixed(s.final_loss, 4),
-                        row.emulated && row.speedup ? std::string(kEmulatedSpeedup)
-                        : row.speedup               ? format_fixed(row.speedup, 2, "x") + (row.noisy ? " noisy" : "")
-                                                    : "-",
+                        !row.not_comparable.empty() ? std::string(kNotComparable)
+                        : row.emulated && row.speedup ? std::string(kEmulatedSpeedup)
+                        : row.speedup ? format_fixed(row.speedup, 2, "x") + (row.per_token ? " per token" : "") + (row.noisy ? " noisy" : "")
+                                      : "-",
                         row.memory_ratio ? format_fixed(row.memory_ratio, 2, "x") : "-"});
     }
     return render_text_table({"run", "backend", "precision", "device", "status", "mean ms", "median ms", "p90 ms", "cv",
                               "tokens/s", "TFLOP/s", "MFU", "peak mem", "final loss", "speedup", "mem ratio"},
                              rows) +
-           render_quality_notes(runs);
+           render_quality_notes(runs) + render_comparability_notes(comparison);
+}
+
+std::string render_comparability_notes(const std::vector<ComparisonRow>& rows) {
+    std::string text;
+    for (const ComparisonRow& row : rows) {
+        if (row.not_comparable.empty()) continue;
+        text += "no speedup: " + display_name(*row.run) + ": " + not_comparable_words(row.not_comparable) + "\n";
+    }
+    for (const ComparisonRow& row : rows) {
+        if (row.per_token) {
+            text += "per token: runs of another process count than the baseline's compare tokens per second\n";
+            break;
+        }
+    }
+    return text;
 }
 
 std::string render_breakdown_table(const std::vector<RunRecord>& runs) {

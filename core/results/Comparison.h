@@ -18,9 +18,16 @@ struct ComparisonRow {
     std::optional<double> memory_ratio;
     bool emulated = false;
     bool noisy = false;  // this run's or the baseline's measurement was noisy: the ratio is not clean evidence
+    // Why the run has no speedup and no memory ratio against the baseline (Comparability.h); empty when it has them.
+    std::vector<std::string> not_comparable;
+    bool per_token = false;  // process counts differ: the speedup is the ratio of tokens per second
 };
 
 std::vector<ComparisonRow> compare_runs(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
+
+// Under a run table: per run without a speedup "no speedup: <name>: not comparable: <why>", and a line saying that
+// runs of another process count compare per token when one does. Empty when there is nothing to say.
+std::string render_comparability_notes(const std::vector<ComparisonRow>& rows);
 
 // Plain-text table for terminals: one row per run with the summary, speedup and memory ratio.
 std::string render_summary_table(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);

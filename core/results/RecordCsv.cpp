@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/common/NumberText.h"
+#include "core/results/Comparability.h"
 #include "core/results/Comparison.h"
 
 namespace tewb {
@@ -135,6 +136,11 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
             group_ci = g.speedup_ci;
         } else if (row.speedup || g.speedup) {
             note = emulated_speedup_reason();
+        }
+        if (!row.not_comparable.empty()) {
+            note = not_comparable_words(row.not_comparable);
+        } else if (row.per_token && speedup) {
+            note = "per token: another process count than the baseline's, tokens per second compared";
         }
         out << csv_field(r.id) << ',' << csv_field(display_name(r)) << ',' << csv_field(to_string(r.config.backend)) << ','
             << csv_field(to_string(r.config.precision)) << ',' << csv_field(r.execution.device) << ','

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/common/TextTable.h"
+#include "core/results/Comparability.h"
 
 namespace tewb {
 
@@ -90,10 +91,19 @@ std::vector<RunGroup> group_runs(const std::vector<RunRecord>& runs, std::option
     if (baseline_group) {
         const RunGroup& base = groups[*baseline_group];
         groups[*baseline_group].is_baseline = true;
+        const RunRecord& base_run = runs[base.counted.empty() ? base.members.front() : base.counted.front()];
         for (std::size_t k = 0; k < groups.size(); ++k) {
             RunGroup& g = groups[k];
+            double tokens = 1.0;
+            if (k != *baseline_group) {
+                const RunRecord& run = runs[g.counted.empty() ? g.members.front() : g.counted.front()];
+                g.not_comparable = speedup_obstacles(run, base_run);
+                if (!g.not_comparable.empty()) continue;
+                tokens = comparability(run, base_run).token_ratio;
+                g.per_token = tokens != 1.0;
+            }
             g.speedup_noisy = k != *baseline_group && (g.noisy || base.noisy);
-            if (base.centre_ms && g.centre_ms && *g.centre_ms > 0) g.speedup = *base.centre_ms / *g.centre_ms;
+            if (base.centre_ms && g.centre_ms && *g.centre_ms > 0) g.speedup = *base.centre_ms / *g.centre_ms * tokens;
             if (base.peak_mem_bytes > 0 && g.peak_mem_bytes > 0) {
                 g.memory_ratio = static_cast<double>(g.peak_mem_bytes) / static_cast<double>(base.peak_mem_bytes);
             }
@@ -101,6 +111,7 @@ std::vector<RunGroup> group_runs(const std::vector<RunRecord>& runs, std::option
             // Both sides are resampled with their own statistic's meaning: repeats by median, steps by mean.
             if (base.repeated == g.repeated) {
                 g.speedup_ci = bootstrap_ratio_interval(base.sample_ms, g.sample_ms, statistic_for(g), options);
+                if (g.speedup_ci) g.speedup_ci = Interval{g.speedup_ci->lo * tokens, g.speedup_ci->hi * tokens};
             }
         }
     }
@@ -108,6 +119,7 @@ std::vector<RunGroup> group_runs(const std::vector<RunRecord>& runs, std::option
 }
 
 std::string speedup_text(const RunGroup& g) {
+    if (!g.not_comparable.empty()) return kNotComparable;
     if (!g.speedup) return "-";
     if (g.emulated) return std::string(kEmulatedSpeedup);
     std::string text = format_fixed(g.speedup, 2, "x");
@@ -115,6 +127,7 @@ std::string speedup_text(const RunGroup& g) {
         text += " [" + format_fixed(g.speedup_ci->lo, 2) + "-" + format_fixed(g.speedup_ci->hi, 2) + "]";
         if (!g.significant()) text += " not significant";
     }
+    if (g.per_token) text += " per token";
     if (g.speedup_noisy) text += g.speedup_ci && !g.significant() ? ", noisy" : " noisy";
     return text;
 }
@@ -151,6 +164,12 @@ std::string render_group_table(const std::vector<RunRecord>& runs, const std::ve
         if (begun < g.planned) line += "; " + std::to_string(g.planned - begun) + " not started";
         text += line + ".\n";
     }
+    bool per_token = false;
+    for (const RunGroup& g : groups) {
+        per_token = per_token || g.per_token;
+        if (!g.not_comparable.empty()) text += "no speedup: " + g.name + ": " + not_comparable_words(g.not_comparable) + "\n";
+    }
+    if (per_token) text += "per token: runs of another process count than the baseline's compare tokens per second\n";
     return text;
 }
 

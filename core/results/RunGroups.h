@@ -40,6 +40,10 @@ struct RunGroup {
     bool noisy = false;
     bool speedup_noisy = false;
     bool is_baseline = false;
+    // Why the group has no speedup against the baseline's (Comparability.h, its first counted member against the
+    // baseline group's); empty when it has one. `per_token`: process counts differ, tokens per second compared.
+    std::vector<std::string> not_comparable;
+    bool per_token = false;
     std::optional<double> memory_ratio;  // median peak memory / the baseline's
     std::optional<double> final_loss;    // median over members
     std::uint64_t peak_mem_bytes = 0;    // median over members

@@ -73,6 +73,55 @@ class TestRepeatsSweep : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // A speedup only between comparable runs (core/results/Comparability.h): the same model, data kind, tokens per
+    // step per process and device kind; cancelled or failed runs get none, an emulated run is no baseline, and runs
+    // of another process count compare tokens per second. Tables and groups say "not comparable" and why.
+    void speedupsOnlyBetweenComparableRuns() {
+        std::vector<RunRecord> runs{timed_run("base", {10.0, 10.0}), timed_run("llama", {20.0, 20.0}),
+                                    timed_run("cpu", {40.0, 40.0}), timed_run("cancelled", {5.0}),
+                                    timed_run("job", {16.0, 16.0}), timed_run("same", {8.0, 8.0})};
+        runs[1].config.model.arch = Arch::Llama;
+        runs[1].config.model.hidden = 512;
+        runs[2].execution.device = "cpu";
+        runs[2].config.data.path = "corpus.txt";
+        runs[3].status = RunStatus::Cancelled;
+        runs[4].config.dist.nproc = 2;  // twice the tokens per step in 16 ms: 1.25x the baseline's tokens per second
+        const std::vector<ComparisonRow> rows = compare_runs(runs, 0);
+        QCOMPARE(rows[0].speedup.value_or(0), 1.0);
+        QVERIFY(rows[0].not_comparable.empty());
+        QVERIFY(!rows[1].speedup && !rows[1].memory_ratio);
+        QCOMPARE(rows[1].not_comparable, (std::vector<std::string>{"model llama vs gpt", "hidden 512 vs 768"}));
+        QCOMPARE(rows[2].not_comparable, (std::vector<std::string>{"data a token file vs synthetic tokens", "device cpu vs cuda"}));
+        QCOMPARE(rows[3].not_comparable, (std::vector<std::string>{"it was cancelled"}));
+        QVERIFY(rows[4].not_comparable.empty() && rows[4].per_token);
+        QCOMPARE(rows[4].speedup.value_or(0), 10.0 / 16.0 * 2.0);
+        QVERIFY(!rows[5].per_token);
+        QCOMPARE(rows[5].speedup.value_or(0), 1.25);
+        const std::string table = render_summary_table(runs, 0);
+        QVERIFY2(table.find("not comparable") != std::string::npos, table.c_str());
+        QVERIFY2(table.find("no speedup: llama: not comparable: model llama vs gpt; hidden 512 vs 768\n") != std::string::npos,
+                 table.c_str());
+        QVERIFY2(table.find("1.25x per token") != std::string::npos, table.c_str());
+        QVERIFY2(table.find("per token: runs of another process count") != std::string::npos, table.c_str());
+
+        // Groups (the window's intervals, te-bench's repeat table): the same rule.
+        const std::vector<RunGroup> groups = group_runs(runs, 0);
+        QCOMPARE(speedup_text(groups[1]), std::string("not comparable"));
+        QVERIFY(!groups[1].speedup && !groups[1].speedup_ci && !groups[1].memory_ratio);
+        QVERIFY(groups[4].per_token && speedup_text(groups[4]).find("per token") != std::string::npos);
+        QVERIFY(render_group_table(runs, groups).find("no speedup: cancelled: not comparable: it was cancelled") !=
+                std::string::npos);
+
+        // An emulated run as the baseline: nothing is faster or slower than an emulation.
+        runs[5].execution.fp8_emulated = true;
+        const std::vector<ComparisonRow> against_emulated = compare_runs(runs, 5);
+        QVERIFY(!against_emulated[0].speedup);
+        QVERIFY(against_emulated[0].not_comparable.front().find("the baseline's FP8 GEMMs were emulated") == 0);
+        QCOMPARE(against_emulated[5].speedup.value_or(0), 1.0);  // itself
+        runs[3].execution.fp8_emulated = false;
+        QCOMPARE(compare_runs(runs, 3)[0].not_comparable, (std::vector<std::string>{"the baseline was cancelled"}));
+    }
+
     void medianAndMean() {
         QCOMPARE(median_of({3, 1, 2}), 2.0);
         QCOMPARE(median_of({4, 1, 3, 2}), 2.5);

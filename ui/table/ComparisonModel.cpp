@@ -118,6 +118,9 @@ void ComparisonModel::recompute() {
         RunRecord r;
         if (const RunCollection::Entry* e = runs_->find(key)) {
             r.summary = RunCollection::summary_of(e->record);
+            r.config = e->record.config;  // what makes two runs comparable (core's Comparability)
+            r.status = e->record.status;
+            r.execution.device = e->record.execution.device;
             r.execution.fp8_emulated = e->record.execution.fp8_emulated;
             r.execution.quality = e->record.execution.quality;
         }
@@ -132,6 +135,8 @@ void ComparisonModel::recompute() {
         row.memory_ratio = compared[i].memory_ratio;
         row.emulated = compared[i].emulated;
         row.noisy = compared[i].noisy;
+        row.not_comparable = compared[i].not_comparable;
+        row.per_token = compared[i].per_token;
         rows_.push_back(std::move(row));
     }
     // Groups need the step times and repeat ids as well (not the FP8 samples, the heavy part).
@@ -227,8 +232,10 @@ QVariant ComparisonModel::displayText(const RunRecord& r, int key, const Row& c,
             return number(val ? std::optional<double>(val->loss) : std::nullopt, 4);
         }
         case Speedup:
+            if (!c.not_comparable.empty()) return tr("not comparable");
             if (c.emulated && c.speedup) return QString::fromUtf8(kEmulatedSpeedup.data(), static_cast<qsizetype>(kEmulatedSpeedup.size()));
-            return number(c.speedup, 2, QStringLiteral("×")).toString() + (c.noisy && c.speedup ? tr(" noisy") : QString());
+            return number(c.speedup, 2, QStringLiteral("×")).toString() + (c.per_token && c.speedup ? tr(" per token") : QString()) +
+                   (c.noisy && c.speedup ? tr(" noisy") : QString());
         case Noise:
             return QString::fromStdString(quality_cell(r.execution.quality)).replace(QLatin1Char('-'), QStringLiteral("–"));
         case MemoryRatio: return number(c.memory_ratio, 2, QStringLiteral("×"));
@@ -245,7 +252,7 @@ QVariant ComparisonModel::displayText(const RunRecord& r, int key, const Row& c,
         }
         case SpeedupInterval: {
             if (c.grouped_baseline) return tr("baseline");
-            if (!c.speedup_ci || c.emulated) return QStringLiteral("–");
+            if (!c.speedup_ci || c.emulated || !c.not_comparable.empty()) return QStringLiteral("–");
             QString text = QStringLiteral("%1–%2×")
                                .arg(QString::fromStdString(format_fixed(c.speedup_ci->lo, 2)),
                                     QString::fromStdString(format_fixed(c.speedup_ci->hi, 2)));
@@ -286,6 +293,15 @@ QVariant ComparisonModel::sortValue(const RunRecord& r, int key, const Row& c, i
 QVariant ComparisonModel::toolTip(const RunRecord& r, const Row& c, int column) const {
     if (column == Name) return QString::fromStdString(display_name(r));  // the cell may be elided
     if (column == Status && !r.message.empty()) return QString::fromStdString(r.message);
+    if (column == Speedup && !c.not_comparable.empty()) {
+        QStringList why;
+        for (const std::string& reason : c.not_comparable) why << QString::fromStdString(reason);
+        return tr("No speedup against the baseline: %1.").arg(why.join(QStringLiteral("; ")));
+    }
+    if (column == Speedup && c.per_token && c.speedup) {
+        return tr("Tokens per second against the baseline's: the two ran on different numbers of processes, so a "
+                  "step holds different numbers of tokens.");
+    }
     if (column == Speedup && c.emulated && c.speedup) {
         return tr("Measured ratio %1×, not a speedup: %2.")
             .arg(QString::fromStdString(format_fixed(c.speedup, 2)), QString::fromStdString(emulated_speedup_reason()));

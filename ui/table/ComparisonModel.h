@@ -59,6 +59,8 @@ private:
         bool grouped_baseline = false;
         bool emulated = false;  // FP8 GEMMs emulated: the ratio is the emulation's cost, shown as "emulated"
         bool noisy = false;     // this run's or the baseline's measurement was noisy (core's MeasurementQuality)
+        std::vector<std::string> not_comparable;  // why it has no speedup against the baseline (core's Comparability)
+        bool per_token = false;                   // another process count than the baseline's: tokens per second
     };
     void recompute();
     void recomputeAll();  // and tell views every row changed
