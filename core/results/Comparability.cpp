@@ -23,15 +23,15 @@ void differ(std::vector<std::string>& out, std::string_view what, long long run,
     differ(out, what, std::to_string(run), std::to_string(base));
 }
 
-// "was cancelled", "failed", "has not finished"; nothing for a finished run.
+// "was cancelled", "failed"; nothing for a finished run or one still running (its figures so far are live ones).
 std::optional<std::string> unfinished_words(RunStatus status) {
     switch (status) {
-        case RunStatus::Finished: return std::nullopt;
         case RunStatus::Cancelled: return std::string("was cancelled");
         case RunStatus::Failed: return std::string("failed");
+        case RunStatus::Finished:
         case RunStatus::Running: break;
     }
-    return std::string("has not finished");
+    return std::nullopt;
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ struct Comparability {
 Comparability comparability(const RunRecord& run, const RunRecord& baseline);
 
 // Why a run has no speedup whatever it is compared with: it was cancelled or failed (its steps are a part of a run).
+// A running run has its live figures.
 std::optional<std::string> no_speedup_reason(const RunRecord& run);
 
 // Why a run cannot be the baseline: its FP8 GEMMs were emulated (its time is the emulation's cost), or it has no

@@ -182,6 +182,31 @@ private Q_SLOTS:
         QCOMPARE(model.data(model.index(0, ComparisonModel::Speedup)).toString(), QStringLiteral("1.00×"));
     }
 
+    // An emulated run is never the baseline (its time is the emulation's cost): a first run that is one leaves the
+    // baseline to the next run, and choosing it is ignored. A run of another model shows "not comparable", why in
+    // its tooltip.
+    void emulatedRunsAreNoBaselineAndOtherModelsAreNotComparable() {
+        RunCollection runs;
+        ComparisonModel model(&runs);
+        RunRecord emulated = test::synthetic_record("te fp8 cpu", 20, 5, 10);
+        emulated.execution.fp8_emulated = true;
+        runs.add(emulated);
+        QVERIFY(!model.baseline());
+        runs.add(test::synthetic_record("torch fp32 cpu", 20, 5, 20));
+        const int torch = runs.entries().back().key;
+        QCOMPARE(model.baseline(), std::optional<int>(torch));
+        QVERIFY(!model.canBeBaseline(runs.entries().front().key));
+        model.setBaseline(runs.entries().front().key);
+        QCOMPARE(model.baseline(), std::optional<int>(torch));
+        RunRecord wider = test::synthetic_record("torch fp32 cpu h1024", 20, 5, 30);
+        wider.config.model.hidden = 1024;
+        runs.add(wider);
+        QCOMPARE(model.data(model.index(2, ComparisonModel::Speedup)).toString(), QStringLiteral("not comparable"));
+        const QString tip = model.data(model.index(2, ComparisonModel::Speedup), Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("hidden 1024 vs 768")), qPrintable(tip));
+        QCOMPARE(model.data(model.index(2, ComparisonModel::MemoryRatio)).toString(), QStringLiteral("–"));
+    }
+
     // Measurement quality in the table: a "Noise (CV)" column with "noisy" and the reasons in its tooltip; a
     // speedup against or of a noisy run says "noisy"; a record without a quality shows none (not clean).
     void noisyRunsShowTheirNoise() {
@@ -551,7 +576,7 @@ private Q_SLOTS:
             runs.add(emulated, 1);
             runs.add(te, 2);
             const int torchKey = runs.add(torch, 3);
-            QCOMPARE(model.baseline(), runs.entries().front().key);  // the table took the first to arrive
+            QCOMPARE(model.baseline(), runs.entries()[1].key);  // the table took the first to arrive that can be one
             QCOMPARE(runs.baselineAfterOpening(model.baseline(), 3), torchKey);
         }
         {
@@ -559,7 +584,8 @@ private Q_SLOTS:
             ComparisonModel model(&runs);
             runs.add(emulated, 1);
             const int teKey = runs.add(te, 2);
-            QCOMPARE(runs.baselineAfterOpening(model.baseline(), 2), teKey);
+            QCOMPARE(model.baseline(), std::optional<int>(teKey));  // not the emulated run that came first
+            QCOMPARE(runs.baselineAfterOpening(model.baseline(), 2), std::nullopt);  // already the sensible one
             model.setBaseline(teKey);
             runs.add(torch, 3);  // opened later: the user's baseline among the older runs stays
             QCOMPARE(runs.baselineAfterOpening(model.baseline(), 1), std::nullopt);

@@ -5,6 +5,7 @@
 #include <QColor>
 #include <QFont>
 
+#include "core/results/Comparability.h"
 #include "core/results/Comparison.h"
 #include "core/results/ReportText.h"
 #include "core/results/RunGroups.h"
@@ -63,7 +64,7 @@ ComparisonModel::ComparisonModel(RunCollection* runs, QObject* parent) : QAbstra
         endRemoveRows();
         if (baseline_ == key) {
             baseline_.reset();
-            setBaseline(keys_.empty() ? std::nullopt : std::optional<int>(keys_.front()));
+            setBaseline(firstPossibleBaseline());
             if (!baseline_) Q_EMIT baselineChanged();
         } else {
             recomputeAll();
@@ -79,8 +80,21 @@ int ComparisonModel::columnCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : ColumnCount;
 }
 
+bool ComparisonModel::canBeBaseline(int key) const {
+    const RunCollection::Entry* e = runs_->find(key);
+    return e != nullptr && !baseline_refusal(e->record);
+}
+
+std::optional<int> ComparisonModel::firstPossibleBaseline() const {
+    for (const int key : keys_) {
+        if (canBeBaseline(key)) return key;
+    }
+    return std::nullopt;
+}
+
 void ComparisonModel::setBaseline(std::optional<int> key) {
     if (key && runs_->indexOf(*key) < 0) return;
+    if (key && !canBeBaseline(*key)) return;  // an emulated run's time is no speed to compare with
     if (key == baseline_) return;
     baseline_ = key;
     recomputeAll();

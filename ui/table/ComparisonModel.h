@@ -37,7 +37,10 @@ public:
 
     // The run key of the baseline; none until a run exists (then the first run).
     std::optional<int> baseline() const { return baseline_; }
+    // A run whose FP8 GEMMs were emulated is never the baseline (core's baseline_refusal): setBaseline ignores it.
     void setBaseline(std::optional<int> key);
+    bool canBeBaseline(int key) const;
+    std::optional<int> firstPossibleBaseline() const;
     std::optional<std::size_t> baselineIndex() const;
     int keyAt(int row) const { return keys_[static_cast<std::size_t>(row)]; }
 

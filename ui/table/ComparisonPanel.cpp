@@ -10,12 +10,14 @@
 #include <QMenu>
 #include <QScrollBar>
 #include <QSplitter>
+#include <QStandardItemModel>
 #include <QStyle>
 #include <QTimer>
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "core/results/Comparability.h"
 #include "ui/charts/LedgerSummary.h"
 #include "ui/charts/TimeBreakdownChart.h"
 #include "ui/charts/TopKernelsPanel.h"
@@ -254,6 +256,13 @@ void ComparisonPanel::rebuildBaselineChoices() {
         QPixmap swatch(12, 12);
         swatch.fill(e.colour);
         baseline_->addItem(QIcon(swatch), QString::fromStdString(display_name(e.record)), e.key);
+        if (const auto refused = baseline_refusal(e.record)) {  // listed, not selectable: the reason in its tooltip
+            if (auto* items = qobject_cast<QStandardItemModel*>(baseline_->model())) {
+                QStandardItem* item = items->item(baseline_->count() - 1);
+                item->setEnabled(false);
+                item->setToolTip(tr("Cannot be the baseline: %1.").arg(QString::fromStdString(*refused)));
+            }
+        }
         if (model_->baseline() == e.key) baseline_->setCurrentIndex(baseline_->count() - 1);
     }
     baseline_->setEnabled(baseline_->count() > 0);

@@ -516,7 +516,7 @@ int MainWindow::writeReportOfStoredRuns(const std::vector<std::int64_t>& ids, co
         return 1;
     }
     for (auto& [record, id] : records) runs_->add(std::move(record), id);
-    comparison_->model()->setBaseline(runs_->entries().front().key);
+    comparison_->model()->setBaseline(comparison_->model()->firstPossibleBaseline());
     QString error;
     if (!exportReport(path, &error)) {
         std::fprintf(stderr, "te-workbench: report not written: %s\n", error.toLocal8Bit().constData());
