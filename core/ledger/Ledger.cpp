@@ -146,6 +146,8 @@ LaunchCount launches_of(std::string_view name, LaunchCount children, bool has_la
                 false};
     }
     if (bare == "copy_" && crosses_devices) return {0, 0, 0, 1, true};
+    // A conversion between the host and a device is the copy inside it (a memcpy), not a kernel.
+    if ((bare == "_to_copy" || bare == "clone") && children.copies > 0) return children;
     if (one_launch_ops().count(bare)) return {1, 0, 0, 0, true};
     if (composite_ops().count(bare)) return children;
     // A GEMM is one cuBLAS launch, sometimes more (split-K): count one, not known. What it calls inside on the

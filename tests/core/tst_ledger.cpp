@@ -221,6 +221,32 @@ private Q_SLOTS:
                  ledger_totals_lines(ledger).front().c_str());
     }
 
+    // A copy between the host and another device is a memcpy on the GPU, a row of its own; so is a conversion whose
+    // work is that copy. (The meta device stands in for a GPU: no CUDA here.)
+    void copiesBetweenDevicesAreCopies() {
+        const at::Tensor host = at::ones({64});
+        at::Tensor elsewhere = at::empty({64}, at::TensorOptions().device(at::kMeta));
+        LedgerRecording recording(false, 0);
+        {
+            const LedgerScope scope("batch");
+            elsewhere.copy_(host);
+            const at::Tensor moved = host.to(at::kMeta);
+            const at::Tensor same = host.clone();  // on the host: a kernel
+        }
+        const LedgerMeasurement m = recording.finish();
+        const auto launches = [&m](const char* op, LaunchWork work) {
+            for (const LedgerEntry& e : m.rows) {
+                if (e.op == op && e.work == work) return e.launches;
+            }
+            return std::uint64_t{0};
+        };
+        QVERIFY2(launches("aten::copy_", LaunchWork::Copy) == 1 && launches("aten::copy_", LaunchWork::Kernel) == 0,
+                 qPrintable(describe(m.rows)));
+        QVERIFY2(launches("aten::to", LaunchWork::Copy) == 1 && launches("aten::to", LaunchWork::Kernel) == 0,
+                 qPrintable(describe(m.rows)));
+        QVERIFY2(launches("aten::clone", LaunchWork::Kernel) == 1, qPrintable(describe(m.rows)));
+    }
+
     void nestedOpsCountOnceAndInPlaceOpsWriteTheirSelf() {
         at::Tensor x = at::ones({16}, at::kFloat);
         const at::Tensor w = at::ones({16, 16});
