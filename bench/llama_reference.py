@@ -35,15 +35,13 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from minigpt_reference import ParameterInit, synthetic_tokens  # noqa: E402
+from minigpt_reference import ParameterInit, step_summary, synthetic_tokens, time_steps  # noqa: E402
 
 RMS_NORM_EPS = 1e-5  # core/model/ModelShape.h, kRmsNormEps
 
@@ -191,43 +189,12 @@ def main():
         optimizer.step()
         return loss
 
-    total = a.warmup + a.iters
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(total)] if cuda else []
-    times, losses = [], []
-    for k in range(total):
-        if cuda and k == a.warmup:
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
-        if cuda:
-            start, end = events[k]
-            start.record()
-            loss = train_step(k)
-            end.record()
-            losses.append(loss.detach())  # no sync: read after the loop
-        else:
-            t0 = time.perf_counter()
-            losses.append(train_step(k).item())
-            times.append((time.perf_counter() - t0) * 1000.0)
-    if cuda:
-        torch.cuda.synchronize()
-        times = [s.elapsed_time(e) for s, e in events]
-        losses = torch.stack(losses).tolist()
-        peak = torch.cuda.max_memory_allocated()
-    else:
-        import resource
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    timed = times[a.warmup:] or times
-    mean = statistics.fmean(timed)
-    timed_sorted = sorted(timed)
-    rank = 0.9 * (len(timed_sorted) - 1)
-    lo = int(rank)
-    p90 = timed_sorted[lo] + (timed_sorted[min(lo + 1, len(timed_sorted) - 1)] - timed_sorted[lo]) * (rank - lo)
+    timed, losses, peak = time_steps(train_step, a.warmup, a.iters, cuda)
     print(json.dumps({
         "implementation": "pytorch-python" + (" torch.compile" if a.compile else " eager") + " (llama)",
         "torch_version": torch.__version__,
         "device": a.device, "precision": precision,
-        "summary": {"mean_ms": mean, "median_ms": statistics.median(timed), "p90_ms": p90,
-                    "tokens_per_s": a.batch * a.seq / (mean / 1000.0), "peak_mem_bytes": peak, "final_loss": losses[-1]},
+        "summary": step_summary(timed, a.batch * a.seq, peak, losses[-1]),
         "losses": losses,
     }))
 

@@ -144,6 +144,50 @@ class MiniGpt(torch.nn.Module):
         return F.linear(self.ln_f(x), self.wte)
 
 
+def time_steps(train_step, warmup, iters, cuda):
+    """Runs warmup + iters steps of train_step(k) (which returns the step's loss tensor). Returns the timed steps' ms,
+    every step's loss and the peak memory in bytes. On CUDA each step sits between two preallocated events and the
+    losses stay on the device until one synchronize after the loop; peak memory is reset before the first timed
+    step. On the CPU: perf_counter around each step, the peak RSS."""
+    total = warmup + iters
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(total)] if cuda else []
+    times, losses = [], []
+    for k in range(total):
+        if cuda and k == warmup:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        if cuda:
+            start, end = events[k]
+            start.record()
+            loss = train_step(k)
+            end.record()
+            losses.append(loss.detach())  # no sync: read after the loop
+        else:
+            t0 = time.perf_counter()
+            losses.append(train_step(k).item())
+            times.append((time.perf_counter() - t0) * 1000.0)
+    if cuda:
+        torch.cuda.synchronize()
+        times = [s.elapsed_time(e) for s, e in events]
+        losses = torch.stack(losses).tolist()
+        peak = torch.cuda.max_memory_allocated()
+    else:
+        import resource
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return times[warmup:] or times, losses, peak
+
+
+def step_summary(timed, tokens_per_step, peak, final_loss):
+    """The JSON summary te-bench's check reads: mean, median and p90 (linear interpolation) ms, tokens/s, peak, loss."""
+    mean = statistics.fmean(timed)
+    ordered = sorted(timed)
+    rank = 0.9 * (len(ordered) - 1)
+    lo = int(rank)
+    p90 = ordered[lo] + (ordered[min(lo + 1, len(ordered) - 1)] - ordered[lo]) * (rank - lo)
+    return {"mean_ms": mean, "median_ms": statistics.median(timed), "p90_ms": p90,
+            "tokens_per_s": tokens_per_step / (mean / 1000.0), "peak_mem_bytes": peak, "final_loss": final_loss}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
@@ -183,46 +227,12 @@ def main():
         optimizer.step()
         return loss
 
-    total = a.warmup + a.iters
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(total)] if cuda else []
-    times, losses = [], []
-    for k in range(total):
-        if cuda and k == a.warmup:
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
-        if cuda:
-            start, end = events[k]
-            start.record()
-            loss = train_step(k)
-            end.record()
-            losses.append(loss.detach())  # no sync: read after the loop
-        else:
-            t0 = time.perf_counter()
-            loss = train_step(k).item()
-            times.append((time.perf_counter() - t0) * 1000.0)
-            losses.append(loss)
-    if cuda:
-        torch.cuda.synchronize()
-        times = [s.elapsed_time(e) for s, e in events]
-        losses = torch.stack(losses).tolist()
-    timed = times[a.warmup:]
-    mean = statistics.fmean(timed)
-    tokens = a.batch * a.seq
-    if cuda:
-        peak = torch.cuda.max_memory_allocated()
-    else:
-        import resource
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    timed_sorted = sorted(timed)
-    rank = 0.9 * (len(timed_sorted) - 1)
-    lo = int(rank)
-    p90 = timed_sorted[lo] + (timed_sorted[min(lo + 1, len(timed_sorted) - 1)] - timed_sorted[lo]) * (rank - lo)
+    timed, losses, peak = time_steps(train_step, a.warmup, a.iters, cuda)
     print(json.dumps({
         "implementation": "pytorch-python" + (" torch.compile" if a.compile else " eager"),
         "torch_version": torch.__version__,
         "device": a.device, "precision": precision,
-        "summary": {"mean_ms": mean, "median_ms": statistics.median(timed), "p90_ms": p90,
-                    "tokens_per_s": tokens / (mean / 1000.0), "peak_mem_bytes": peak, "final_loss": losses[-1]},
+        "summary": step_summary(timed, a.batch * a.seq, peak, losses[-1]),
         "losses": losses,
     }))
 
