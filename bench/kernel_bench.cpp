@@ -1,9 +1,11 @@
 // The fused kernels' performance targets (issue 4, docs/kernels.md), measured with CUDA events on the
-// current GPU: LayerNorm forward/backward and cast + transpose against the measured copy bandwidth, and
-// the FP8 GEMM against the BF16 GEMM at 4096³. Prints a table (and, with --json PATH, writes the numbers).
+// current GPU: LayerNorm forward/backward, the casts (with their bias gradients) against the measured copy
+// bandwidth, the modules' bias-gradient kernels against cuBLASLt's epilogues, the GEMM plans, and the FP8
+// GEMM against the BF16 GEMM at 4096³. Prints a table (and, with --json PATH, writes the numbers).
 // Exits 77 without a GPU of compute capability 8.9 or newer. A benchmark, never a test.
 #include <array>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -16,6 +18,7 @@
 
 #include "core/device/DeviceInfo.h"
 #include "core/modules/ops/KernelTypes.h"
+#include "tewb_kernels/activation.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/gemm.h"
 #include "tewb_kernels/normalization.h"
@@ -51,6 +54,76 @@ struct Row {
     std::string unit;
     double target = 0;    // the value the target asks for (0: none)
 };
+
+// The MLP backward's bias-gradient work at the seed's shape (3072 tokens, hidden 768, FFN 3072), as the modules run
+// it against cuBLASLt's epilogues (docs/kernels.md): fc2's dgrad then the GELU backward kernel with fc1's bias
+// gradient, against the dgrad with DGELU_BGRAD (its helper kernel and memset included: events around the whole);
+// cast_dbias then a plain wgrad, against the cast then a wgrad with BGRADB. The value is how many times faster the
+// modules' way is; the target, 1, is "not slower" (where a GPU shows less, the modules go back to the epilogue for
+// that work: docs/kernels.md, "Bias gradients without cuBLASLt's epilogues").
+void bias_gradient_levers(const kernels::GemmArgs& base, std::vector<Row>& rows) {
+    const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+    const std::int64_t tokens = 3072, hidden = 768, ffn = 3072;
+    const at::Tensor dy32 = at::randn({tokens, hidden}, cuda) * 0.01;
+    const at::Tensor dy = dy32.to(at::kBFloat16);
+    const at::Tensor w2 = (at::randn({hidden, ffn}, cuda) * 0.02).to(at::kBFloat16);
+    const at::Tensor pre = at::randn({tokens, ffn}, cuda).to(at::kBFloat16);
+    const at::Tensor act = at::randn({tokens, ffn}, cuda).to(at::kBFloat16);
+    at::Tensor d_act = at::empty({tokens, ffn}, cuda.dtype(at::kBFloat16));
+    at::Tensor dgelu = at::empty({tokens, ffn}, cuda.dtype(at::kBFloat16));
+    at::Tensor db1_bf16 = at::empty({ffn}, cuda.dtype(at::kBFloat16));
+    at::Tensor db1 = at::empty({ffn}, cuda);
+    at::Tensor dw2 = at::empty({hidden, ffn}, cuda);
+    at::Tensor db2 = at::empty({hidden}, cuda);
+    at::Tensor dy_cast = at::empty({tokens, hidden}, cuda.dtype(at::kBFloat16));
+    const auto operand = [](const at::Tensor& t, bool transposed) {
+        return kernels::GemmOperand{t.data_ptr(), kernels::GemmType::BFloat16, nullptr, transposed};
+    };
+    kernels::GemmArgs dgrad = base;  // d_act [tokens, ffn] = dy · w2, w2 [hidden, ffn] read as stored
+    dgrad.m = tokens, dgrad.n = ffn, dgrad.k = hidden;
+    dgrad.a = operand(dy, false);
+    dgrad.b = operand(w2, true);
+    dgrad.d = d_act.data_ptr();
+    dgrad.d_type = kernels::GemmType::BFloat16;
+    kernels::GemmArgs dgrad_epilogue = dgrad;
+    dgrad_epilogue.d = dgelu.data_ptr();
+    dgrad_epilogue.epilogue = kernels::Epilogue::DGeluBGrad;
+    dgrad_epilogue.aux = pre.data_ptr();
+    dgrad_epilogue.aux_ld = static_cast<std::size_t>(ffn);
+    dgrad_epilogue.bias_grad = db1_bf16.data_ptr();
+    const std::size_t gelu_bytes = kernels::gelu_backward_workspace_bytes(tokens, ffn);
+    const at::Tensor gelu_workspace = at::empty({static_cast<std::int64_t>(gelu_bytes)}, cuda.dtype(at::kByte));
+    const double epilogue_ms = time_ms([&] { kernels::gemm(dgrad_epilogue, stream()); });
+    const double ours_ms = time_ms([&] {
+        kernels::gemm(dgrad, stream());
+        kernels::gelu_backward(tensor_ref(d_act), tensor_ref(pre), tensor_ref(dgelu), nullptr, tensor_ref(db1),
+                               workspace_ref(gelu_workspace), stream());
+    });
+    const std::string shape = std::to_string(tokens) + "x" + std::to_string(ffn) + "x" + std::to_string(hidden);
+    rows.push_back({"dgrad + gelu_backward vs DGELU_BGRAD", shape, ours_ms, epilogue_ms / ours_ms, "x", 1.0});
+
+    kernels::GemmArgs wgrad = base;  // dw2 [hidden, ffn] = dyᵀ · act, both read as stored, float32 out
+    wgrad.m = hidden, wgrad.n = ffn, wgrad.k = tokens;
+    wgrad.a = operand(dy_cast, true);
+    wgrad.b = operand(act, true);
+    wgrad.d = dw2.data_ptr();
+    wgrad.d_type = kernels::GemmType::Float32;
+    kernels::GemmArgs wgrad_epilogue = wgrad;
+    wgrad_epilogue.epilogue = kernels::Epilogue::BGradB;
+    wgrad_epilogue.bias_grad = db2.data_ptr();
+    const std::size_t sums_bytes = kernels::cast_dbias_workspace_bytes(tokens, hidden);
+    const at::Tensor sums_workspace = at::empty({static_cast<std::int64_t>(sums_bytes)}, cuda.dtype(at::kByte));
+    const double bgradb_ms = time_ms([&] {
+        dy_cast.copy_(dy32);
+        kernels::gemm(wgrad_epilogue, stream());
+    });
+    const double cast_dbias_ms = time_ms([&] {
+        kernels::cast_dbias(tensor_ref(dy32), tensor_ref(dy_cast), tensor_ref(db2), workspace_ref(sums_workspace), stream());
+        kernels::gemm(wgrad, stream());
+    });
+    const std::string wshape = std::to_string(hidden) + "x" + std::to_string(ffn) + "x" + std::to_string(tokens);
+    rows.push_back({"cast_dbias + wgrad vs cast + BGRADB", wshape, cast_dbias_ms, bgradb_ms / cast_dbias_ms, "x", 1.0});
+}
 
 }  // namespace
 
@@ -118,6 +191,20 @@ int main(int argc, char** argv) {
         });
         rows.push_back({"cast_transpose_dbias_to_fp8 bf16 -> E4M3", shape, ctb, (4.0 * r * h + 4.0 * h) / (ctb * 1e6), "GB/s",
                         bandwidth_target});
+        // A high-precision Linear's output gradient: the float32 residual stream's gradient cast to bfloat16 with its bias
+        // gradient, and (qkv's) the bias gradient alone of a bfloat16 gradient.
+        const at::Tensor dy32 = at::randn({r, h}, cuda);
+        at::Tensor dy16 = at::empty({r, h}, cuda.dtype(at::kBFloat16));
+        const std::size_t sums_bytes = kernels::cast_dbias_workspace_bytes(r, h);
+        at::Tensor sums_workspace = at::empty({static_cast<std::int64_t>(sums_bytes)}, cuda.dtype(at::kByte));
+        const double cd = time_ms([&] {
+            kernels::cast_dbias(tensor_ref(dy32), tensor_ref(dy16), tensor_ref(dbias), workspace_ref(sums_workspace), stream());
+        });
+        rows.push_back({"cast_dbias f32 -> bf16", shape, cd, (6.0 * r * h + 4.0 * h) / (cd * 1e6), "GB/s", bandwidth_target});
+        const double sums = time_ms([&] {
+            kernels::cast_dbias(tensor_ref(x), kernels::TensorRef{}, tensor_ref(dbias), workspace_ref(sums_workspace), stream());
+        });
+        rows.push_back({"cast_dbias bf16, sums only", shape, sums, (2.0 * r * h + 4.0 * h) / (sums * 1e6), "GB/s", bandwidth_target});
     }
 
     const std::int64_t n = 4096;
@@ -163,6 +250,11 @@ int main(int argc, char** argv) {
     }
     kernels::gemm_forget_plans();
     kernels::set_gemm_autotune(autotune);
+    try {
+        bias_gradient_levers(g, rows);
+    } catch (const std::exception& e) {  // an epilogue cuBLASLt refuses: the other rows still count
+        std::printf("bias-gradient levers not timed: %s\n", e.what());
+    }
     const double bf16_ms = time_ms([&] { kernels::gemm(g, stream()); });
     const double bf16_tflops = flops / (bf16_ms * 1e9);
     rows.push_back({"gemm bf16", "4096x4096x4096", bf16_ms, bf16_tflops, "TFLOP/s", 0});

@@ -1,6 +1,7 @@
 #ifdef TEWB_FUSED_CUDA
 
-// The casts against core's reference cast: delayed, current and block scaling, with and without the transposed copy.
+// The casts against core's reference cast: delayed, current and block scaling, with and without the transposed copy;
+// the high-precision output gradient's cast with its bias gradient.
 
 #include "core/selftest/SelfTestChecks.h"
 
@@ -9,6 +10,7 @@
 #include "core/fp8/BlockScaling.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "tewb_kernels/cast.h"
+#include "tewb_kernels/host/cast.h"
 
 namespace tewb::selftest {
 
@@ -74,6 +76,51 @@ void tensor_casts(Checks& check) {
                 });
             }
         }
+    }
+}
+
+// cast_dbias, a high-precision Linear's output gradient: the copy in the GEMMs' dtype exactly x.to(dtype), and
+// the bias gradient bit for bit the host twin's (the same order of float32 sums, cast_dbias_geometry.h) and
+// within its dtype's bound of the double sum. Odd widths take the scalar path, widths a multiple of 4 the
+// vectorised one (and the scalar one again when x starts off a 16-byte boundary); 3072 x 768 / 2304 / 3072 are
+// the seed's output gradients (proj and fc2, qkv, fc1); past 262144 columns the sums take a second launch.
+void bias_gradient_case(Checks& check, at::ScalarType input, at::ScalarType output, std::int64_t rows, std::int64_t cols,
+                        at::ScalarType dbias_dtype, bool misaligned) {
+    const std::string shape = shape_text(rows, cols);
+    const std::string dtype = dtype_name(input) + " -> " +
+                              (output == at::ScalarType::Undefined ? std::string("sums only") : dtype_name(output)) +
+                              ", dbias " + dtype_name(dbias_dtype) + (misaligned ? ", x off 16 bytes" : "");
+    check.attempt("cast_dbias", shape, dtype, [&] {
+        // Misaligned: the same values one element into a larger buffer.
+        const at::Tensor storage = (at::randn({rows * cols + 1}, cuda()) * 4).to(input);
+        const at::Tensor x = storage.narrow(0, misaligned ? 1 : 0, rows * cols).view({rows, cols});
+        const at::Tensor out = output == at::ScalarType::Undefined ? at::Tensor() : poisoned({rows, cols}, output);
+        at::Tensor dbias = poisoned({cols}, dbias_dtype);
+        const std::size_t bytes = kernels::cast_dbias_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+        const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+        kernels::cast_dbias(tensor_ref(x), tensor_ref(out), tensor_ref(dbias), workspace_ref(workspace), stream());
+        if (out.defined()) check.exact("cast_dbias", "out", shape, dtype, out, x.to(output));
+        const at::Tensor x_host = x.cpu();
+        at::Tensor dbias_host = at::empty({cols}, at::TensorOptions().dtype(dbias_dtype));
+        std::vector<unsigned char> host_workspace(bytes);
+        kernels::host::cast_dbias(tensor_ref(x_host), kernels::TensorRef{}, tensor_ref(dbias_host),
+                                  {host_workspace.data(), host_workspace.size()});
+        const at::ScalarType bits = dbias_dtype == at::kFloat ? at::kInt : at::kShort;
+        check.exact("cast_dbias", "dbias bits = the host twin's", shape, dtype, dbias.view(bits), dbias_host.view(bits).to(at::kCUDA));
+        check.relative("cast_dbias", "dbias", shape, dtype, dbias, x.to(at::kDouble).sum(0).to(at::kFloat),
+                       dbias_dtype == at::kFloat ? kFloat32Bound : kBf16Bound);
+    });
+}
+
+void bias_gradient_casts(Checks& check) {
+    const Shape shapes[] = {{1, 1},      {3, 1000},    {97, 33},     {97, 768},   {1025, 130},
+                            {3072, 768}, {3072, 2304}, {3072, 3072}, {3, 262145}, {2, 262148}};
+    for (const at::ScalarType input : {at::kFloat, at::kBFloat16}) {
+        for (const at::ScalarType output : {at::ScalarType::Undefined, at::kBFloat16, at::kFloat}) {
+            for (const auto& [rows, cols] : shapes) bias_gradient_case(check, input, output, rows, cols, at::kFloat, false);
+        }
+        bias_gradient_case(check, input, at::kBFloat16, 97, 768, at::kFloat, /*misaligned=*/true);
+        bias_gradient_case(check, input, at::kBFloat16, 3072, 768, at::kBFloat16, false);
     }
 }
 
@@ -149,6 +196,7 @@ void transposes(Checks& check) {
 
 void casts(Checks& check) {
     tensor_casts(check);
+    bias_gradient_casts(check);
     block_casts(check);
     transposes(check);
 }

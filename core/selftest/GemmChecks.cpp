@@ -9,6 +9,7 @@
 #include "core/fp8/BlockScaling.h"
 #include "core/fp8/Fp8State.h"
 #include "core/modules/ops/KernelTypes.h"
+#include "tewb_kernels/activation.h"
 #include "tewb_kernels/gemm.h"
 
 namespace tewb::selftest {
@@ -94,9 +95,11 @@ kernels::GemmArgs bf16_args(std::int64_t m, std::int64_t n, std::int64_t k, cons
     return g;
 }
 
-// The epilogues as the TE modules use them at the seed shape (FusedOps: gemm_dgelu, wgrad_gemm; fc1's
-// GELU_AUX_BIAS is checked above): fc2's dgrad with DGELU_BGRAD reading the weight as stored (b stored
-// transposed); wgrad with both operands as stored and a float32 output with BGRADB's bias gradient.
+// The MLP backward's GEMMs at the seed shape: fc2's dgrad reading the weight as stored (b stored transposed)
+// followed by the GELU backward kernel with fc1's bias gradient, as the TE modules run it (FusedOps::gemm_dgelu);
+// and the cuBLASLt epilogues that would do the same work (fc2's dgrad with DGELU_BGRAD; a wgrad with both
+// operands as stored, a float32 output and BGRADB's bias gradient), which kernel-bench times against it. fc1's
+// GELU_AUX_BIAS is checked above.
 void module_epilogues(Checks& check) {
     const std::int64_t tokens = 3072, hidden = 768, ffn = 3072;
     const at::Tensor x = (at::randn({tokens, hidden}, cuda())).to(at::kBFloat16);
@@ -118,6 +121,20 @@ void module_epilogues(Checks& check) {
         const std::string shape = gemm_shape(tokens, ffn, hidden);
         check.relative("gemm DGELU_BGRAD", "d", shape, "bfloat16, b = the weight as stored", d, want, kBf16Bound);
         check.relative("gemm DGELU_BGRAD", "bias_grad", shape, "bfloat16, b = the weight as stored", dbias, want.sum(0), kBf16Bound);
+    });
+    check.attempt("gemm + gelu_backward", gemm_shape(tokens, ffn, hidden), "bfloat16, the modules' dgelu", [&] {
+        at::Tensor d_act = poisoned({tokens, ffn}, at::kBFloat16);
+        run_gemm(bf16_args(tokens, ffn, hidden, dy, false, w2, true, d_act));
+        at::Tensor dgelu = poisoned({tokens, ffn}, at::kBFloat16);
+        at::Tensor dbias = poisoned({ffn}, at::kFloat);
+        const std::size_t bytes = kernels::gelu_backward_workspace_bytes(static_cast<std::size_t>(tokens), static_cast<std::size_t>(ffn));
+        const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+        kernels::gelu_backward(tensor_ref(d_act), tensor_ref(pre), tensor_ref(dgelu), nullptr, tensor_ref(dbias),
+                               workspace_ref(workspace), stream());
+        const at::Tensor want = at::gelu_backward(at::mm(dy.to(at::kFloat), w2.to(at::kFloat)), pre.to(at::kFloat), "tanh");
+        const std::string shape = gemm_shape(tokens, ffn, hidden);
+        check.relative("gemm + gelu_backward", "d", shape, "bfloat16, the modules' dgelu", dgelu, want, kBf16Bound);
+        check.relative("gemm + gelu_backward", "bias_grad", shape, "bfloat16, the modules' dgelu", dbias, want.sum(0), kBf16Bound);
     });
     check.attempt("gemm BGRADB", gemm_shape(hidden, ffn, tokens), "bfloat16 -> float32, a and b as stored (wgrad)", [&] {
         const at::Tensor act = (at::randn({tokens, ffn}, cuda())).to(at::kBFloat16);

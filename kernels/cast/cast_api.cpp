@@ -33,6 +33,18 @@ void cast_transpose_dbias_to_fp8(const ConstTensorRef& x, const Fp8Output& out, 
     detail::launch_cast_transpose_dbias(x, out, dbias, workspace, stream);
 }
 
+std::size_t cast_dbias_workspace_bytes(std::size_t rows, std::size_t cols) {
+    return detail::cast_dbias_workspace(rows, cols);
+}
+
+void cast_dbias(const ConstTensorRef& x, const TensorRef& out, const TensorRef& dbias, const Workspace& workspace,
+                cudaStream_t stream) {
+    constexpr const char* call = "tewb::kernels::cast_dbias";
+    detail::check_cast_dbias_arguments(call, x, out, dbias, workspace);
+    if (x.rows == 0 || x.cols == 0) return;
+    detail::launch_cast_dbias(x, out, dbias, workspace, stream);
+}
+
 void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
                        const BlockCastOutput& out, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::block_cast_to_fp8";

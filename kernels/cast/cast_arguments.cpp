@@ -1,14 +1,24 @@
 #include "cast/cast_arguments.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string>
 
+#include "cast/cast_dbias_geometry.h"
 #include "common/arguments.h"
 #include "common/fail.h"
 
 namespace tewb::kernels::detail {
 
 namespace {
+
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+    const auto begin_a = reinterpret_cast<std::uintptr_t>(a);
+    const auto begin_b = reinterpret_cast<std::uintptr_t>(b);
+    return begin_a < begin_b + b_bytes && begin_b < begin_a + a_bytes;
+}
 
 void check_input(const char* call, const void* x, DType dtype) {
     if (dtype != DType::Float32 && dtype != DType::BFloat16 && dtype != DType::Float16) {
@@ -59,6 +69,44 @@ void check_cast_transpose_dbias_arguments(const char* call, const ConstTensorRef
     check_cast_transpose_outputs(call, out.data, out.transposed);
     check_buffer(call, dbias.data, "dbias", element_size(dbias.dtype));
     check_workspace(call, workspace.data, workspace.bytes, needed_workspace_bytes, "cast_transpose_dbias_workspace_bytes");
+}
+
+void check_cast_dbias_arguments(const char* call, const ConstTensorRef& x, const TensorRef& out, const TensorRef& dbias,
+                                const Workspace& workspace) {
+    // The kernel's int indices run a row group and a column tile past the last row and column.
+    constexpr auto kMaxRows = static_cast<std::size_t>(std::numeric_limits<int>::max()) - cast_dbias_geometry::kGroups;
+    constexpr auto kMaxCols = static_cast<std::size_t>(std::numeric_limits<int>::max()) - cast_dbias_geometry::kTileCols;
+    if (x.rows > kMaxRows || x.cols > kMaxCols) {
+        fail(call, "rows = " + std::to_string(x.rows) + ", cols = " + std::to_string(x.cols) + "; allowed: rows at most " +
+                       std::to_string(kMaxRows) + ", cols at most " + std::to_string(kMaxCols));
+    }
+    check_float_or_bf16(call, x.dtype, "x");
+    if (out.data != nullptr) {
+        check_float_or_bf16(call, out.dtype, "out");
+        check_shape(call, out, "out", x.rows, x.cols);
+    }
+    check_float_or_bf16(call, dbias.dtype, "dbias");
+    check_shape(call, dbias, "dbias", 1, x.cols);
+    if (x.rows == 0 || x.cols == 0) return;
+    check_buffer(call, x.data, "x", element_size(x.dtype));
+    const std::size_t x_bytes = x.rows * x.cols * element_size(x.dtype);
+    const std::size_t dbias_bytes = x.cols * element_size(dbias.dtype);
+    if (out.data != nullptr) {
+        check_buffer(call, out.data, "out", element_size(out.dtype));
+        if (overlap(x.data, x_bytes, out.data, x.rows * x.cols * element_size(out.dtype))) {
+            fail(call, "x and out overlap (the cast is not in place)");
+        }
+        if (overlap(out.data, x.rows * x.cols * element_size(out.dtype), dbias.data, dbias_bytes)) fail(call, "out and dbias overlap");
+    }
+    check_buffer(call, dbias.data, "dbias", element_size(dbias.dtype));
+    if (overlap(x.data, x_bytes, dbias.data, dbias_bytes)) fail(call, "x and dbias overlap");
+    const std::size_t needed = cast_dbias_workspace(x.rows, x.cols);
+    check_workspace(call, workspace.data, workspace.bytes, needed, "cast_dbias_workspace_bytes");
+    if (overlap(workspace.data, needed, dbias.data, dbias_bytes)) fail(call, "dbias and the workspace overlap");
+}
+
+std::size_t cast_dbias_workspace(std::size_t rows, std::size_t cols) {
+    return cast_dbias_geometry::chunks(rows) * cols * sizeof(float);
 }
 
 void check_transpose_arguments(const char* call, const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols,

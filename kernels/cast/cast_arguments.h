@@ -20,6 +20,11 @@ void check_cast_transpose_arguments(const char* call, const void* x, DType dtype
 // `needed_workspace_bytes`: what cast_transpose_dbias_workspace_bytes returns for this shape.
 void check_cast_transpose_dbias_arguments(const char* call, const ConstTensorRef& x, const Fp8Output& out, const TensorRef& dbias,
                                           const Workspace& workspace, std::size_t needed_workspace_bytes);
+// out.data null: the column sums alone (out's dtype and shape are not looked at).
+void check_cast_dbias_arguments(const char* call, const ConstTensorRef& x, const TensorRef& out, const TensorRef& dbias,
+                                const Workspace& workspace);
+// cast_dbias_workspace_bytes, device and host: chunks(rows) partial rows of cols floats (cast_dbias_geometry.h).
+std::size_t cast_dbias_workspace(std::size_t rows, std::size_t cols);
 void check_transpose_arguments(const char* call, const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols,
                                const void* out);
 void check_block_cast_arguments(const char* call, const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows,

@@ -20,6 +20,8 @@ void launch_cast_transpose(const void* x, DType dtype, std::size_t rows, std::si
 int cast_transpose_dbias_chunks(std::size_t rows);
 void launch_cast_transpose_dbias(const ConstTensorRef& x, const Fp8Output& out, const TensorRef& dbias,
                                  const Workspace& workspace, cudaStream_t stream);
+void launch_cast_dbias(const ConstTensorRef& x, const TensorRef& out, const TensorRef& dbias, const Workspace& workspace,
+                       cudaStream_t stream);
 void launch_block_cast(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
                        const BlockCastOutput& out, cudaStream_t stream);
 // The multi-tensor block cast's checked items (cast_multi_arguments.h), all of `dtype`.

@@ -148,6 +148,10 @@ public:
         ++fused["gemm_dgelu"];
         return TeOps::gemm_dgelu(dy, w, pre, t);
     }
+    GradWithBias cast_dbias(const at::Tensor& dy, at::ScalarType t) const override {
+        ++fused["cast_dbias"];
+        return TeOps::cast_dbias(dy, t);
+    }
     GradWithBias wgrad_gemm(const at::Tensor& dy, const at::Tensor& x, at::ScalarType t, bool with_bias) const override {
         ++fused[with_bias ? "wgrad_gemm with bias" : "wgrad_gemm"];
         return TeOps::wgrad_gemm(dy, x, t, with_bias);
@@ -687,8 +691,8 @@ private Q_SLOTS:
     // The modules reach the fused steps (FusedOps runs each in one pass where it can): in FP8 the LayerNorm
     // writes fc1's input (its high-precision output only when LayerNormLinear returns it), one GELU pass
     // writes fc2's input and one the backward's gradient with fc1's bias gradient; in high precision GELU
-    // and its derivative ride the GEMMs and the bias gradients come with the wgrads. The results equal
-    // the unfused reference's.
+    // rides fc1's GEMM, its derivative comes with fc1's bias gradient (gemm_dgelu) and each other bias gradient
+    // with its output gradient's cast (cast_dbias). The results equal the unfused reference's.
     void modulesUseTheFusedSteps() {
         for (const bool fp8 : {true, false}) {
             const CountingOps counting;
@@ -729,8 +733,11 @@ private Q_SLOTS:
                 QCOMPARE(counting.fused["layer_norm_quantize"], 0);
                 QCOMPARE(counting.fused["gemm_gelu"], 1);
                 QCOMPARE(counting.fused["gemm_dgelu"], 1);
-                QCOMPARE(counting.fused["wgrad_gemm with bias"], 3);  // fc2, and qkv twice
-                QCOMPARE(counting.fused["wgrad_gemm"], 1);            // fc1: its bias gradient came with the dgelu
+                // One pass casts each biased GEMM's output gradient and sums its bias gradient: fc2, and qkv twice; fc1's
+                // comes from the dgelu. No wgrad sums a bias gradient in cuBLASLt's epilogue.
+                QCOMPARE(counting.fused["cast_dbias"], 3);
+                QCOMPARE(counting.fused["wgrad_gemm with bias"], 0);
+                QCOMPARE(counting.fused["wgrad_gemm"], 4);
             }
         }
     }

@@ -172,6 +172,32 @@ private Q_SLOTS:
         cast_transpose_dbias_to_fp8({f, DType::Float32, 0, 2}, Fp8Output{nullptr, nullptr, f, nullptr, Fp8Type::E4M3},
                                     {nullptr, DType::Float32, 1, 2}, {nullptr, 0}, nullptr);  // nothing to cast
 
+        const std::string cast_dbias_call = "tewb::kernels::cast_dbias";
+        QCOMPARE(cast_dbias_workspace_bytes(3072, 768), std::size_t{128 * 768 * 4});  // a row per 8 rows of x, at most 128
+        const std::size_t dbias_needed = cast_dbias_workspace_bytes(4, 2);
+        // Apart, so that only the overlaps a case asks for are there (never dereferenced either).
+        alignas(16) static float apart[64];
+        float* const dx = apart;
+        float* const dout = apart + 16;
+        float* const dsum = apart + 32;
+        float* const dwork = apart + 48;
+        const TensorRef dbias_f32{dsum, DType::Float32, 1, 2};
+        const Workspace dbias_work{dwork, dbias_needed};
+        expect_error([&] { cast_dbias({dx, DType::Float16, 4, 2}, {dout, DType::BFloat16, 4, 2}, dbias_f32, dbias_work, nullptr); },
+                     "x has dtype float16", cast_dbias_call);
+        expect_error([&] { cast_dbias({dx, DType::Float32, 4, 2}, {dout, DType::BFloat16, 2, 4}, dbias_f32, dbias_work, nullptr); },
+                     "out is [2, 4]; allowed: [4, 2]", cast_dbias_call);
+        expect_error([&] { cast_dbias({dx, DType::Float32, 4, 2}, {dx, DType::Float32, 4, 2}, dbias_f32, dbias_work, nullptr); },
+                     "x and out overlap", cast_dbias_call);
+        expect_error([&] { cast_dbias({dx, DType::Float32, 4, 2}, TensorRef{}, dbias_f32, {dwork, dbias_needed - 4}, nullptr); },
+                     "workspace of " + std::to_string(dbias_needed - 4) + " bytes; needed: " + std::to_string(dbias_needed),
+                     cast_dbias_call);
+        expect_error([&] { cast_dbias({dx, DType::Float32, 4, 2}, TensorRef{}, {nullptr, DType::Float32, 1, 2}, dbias_work, nullptr); },
+                     "dbias is a null pointer", cast_dbias_call);
+        expect_error([&] { cast_dbias({dx, DType::Float32, 4, 2}, TensorRef{}, dbias_f32, {dsum, dbias_needed}, nullptr); },
+                     "dbias and the workspace overlap", cast_dbias_call);
+        cast_dbias({nullptr, DType::Float32, 0, 2}, TensorRef{}, {nullptr, DType::Float32, 1, 2}, Workspace{}, nullptr);  // nothing
+
         const std::string blocks = "tewb::kernels::block_cast_to_fp8";
         const auto block_out = [](void* data, float* scale_inv, Fp8Type type = Fp8Type::E4M3) {
             BlockCastOutput o;

@@ -205,7 +205,7 @@ struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFuncti
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const LayerNormLinearState state = take<LayerNormLinearState>(ctx, "LayerNormLinear");
-        const GemmGrads g = gemm_backward(state.plan, state.gemm, grads[0].to(state.plan.compute_dtype));
+        const GemmGrads g = gemm_backward(state.plan, state.gemm, grads[0]);
         at::Tensor d_ln = g.dx;
         if (state.layernorm_output && grads[1].defined()) {
             d_ln = d_ln + grads[1].to(d_ln.scalar_type());
@@ -268,16 +268,19 @@ std::pair<GemmGrads, GemmGrads> mlp_backward_fp8(const LayerNormMlpState& s, con
     return {gemm_backward_quantized(fc1, s.fc1, d, at::Tensor()), std::move(g2)};
 }
 
-// High precision: GELU's derivative and fc1's bias gradient in fc2's dgrad epilogue, the bias gradients in the wgrad
-// epilogues; SwiGLU's backward as its own pass between the GEMMs.
+// High precision, from the output gradient as it comes (float32 from a float32 residual stream): one pass casts it to
+// the GEMMs' dtype and sums fc2's bias gradient (cast_dbias); GELU's derivative and fc1's bias gradient come from one
+// pass after fc2's dgrad (gemm_dgelu); SwiGLU's backward is its own pass between the GEMMs.
 std::pair<GemmGrads, GemmGrads> mlp_backward_hp(const LayerNormMlpState& s, const at::Tensor& dy) {
     const GemmPlan& fc1 = s.fc1_plan;
     if (s.activation == Activation::Swiglu) {
         GemmGrads g2 = gemm_backward(s.fc2_plan, s.fc2, dy);
         return {gemm_backward(fc1, s.fc1, fc1.ops->swiglu_backward(g2.dx, s.fc1_out)), std::move(g2)};
     }
-    GemmGrads g2 = gemm_weight_grads(s.fc2_plan, s.fc2, dy);
-    const GradWithBias d = fc1.ops->gemm_dgelu(dy, s.fc2.weight, s.fc1_out, fc1.compute_dtype);
+    const GradWithBias d2 = s.fc2.has_bias ? s.fc2_plan.ops->cast_dbias(dy, s.fc2_plan.compute_dtype)
+                                           : GradWithBias{dy.to(s.fc2_plan.compute_dtype), at::Tensor()};
+    GemmGrads g2 = gemm_weight_grads(s.fc2_plan, s.fc2, d2.grad, d2.bias_grad);
+    const GradWithBias d = fc1.ops->gemm_dgelu(d2.grad, s.fc2.weight, s.fc1_out, fc1.compute_dtype);
     GemmGrads g1 = gemm_weight_grads(fc1, s.fc1, d.grad, s.fc1.has_bias ? d.bias_grad : at::Tensor());
     g1.dx = gemm_dgrad(fc1, s.fc1, d.grad);
     return {std::move(g1), std::move(g2)};
@@ -286,8 +289,10 @@ std::pair<GemmGrads, GemmGrads> mlp_backward_hp(const LayerNormMlpState& s, cons
 // Fused as Transformer Engine fuses it. FP8: the normalization writes fc1's FP8 input (and its transposed
 // copy); fc1 adds its bias in the epilogue; one activation pass writes fc2's FP8 input; in the backward one
 // activation-backward pass writes fc1's FP8 gradient, its transposed copy and (GELU) fc1's bias gradient. High
-// precision, GELU: fc1 applies GELU in its epilogue (GELU_AUX_BIAS), fc2's dgrad applies GELU's derivative and sums
-// fc1's bias gradient in its epilogue (DGELU_BGRAD), and each wgrad sums its bias gradient in its epilogue (BGRADB).
+// precision, GELU: fc1 applies GELU in its epilogue (GELU_AUX_BIAS); in the backward one pass casts the output
+// gradient and sums fc2's bias gradient (cast_dbias), and one pass after fc2's plain dgrad applies GELU's derivative
+// and sums fc1's bias gradient (the GELU backward kernel): no cuBLASLt bias-gradient epilogue, whose helper kernels
+// and memsets cost more launches (docs/kernels.md).
 struct LayerNormMlpFunction : torch::autograd::Function<LayerNormMlpFunction> {
     template <typename... Residual>
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const MaybeTensor& beta_in,
@@ -318,9 +323,8 @@ struct LayerNormMlpFunction : torch::autograd::Function<LayerNormMlpFunction> {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const LayerNormMlpState s = take<LayerNormMlpState>(ctx, "LayerNormMLP");
         const bool fp8 = s.fc1_plan.fp8 && s.fc2_plan.fp8;
-        // FP8 casts the output gradient as it comes (float32 from a float32 residual stream); no separate cast.
-        const at::Tensor dy = fp8 ? grads[0] : grads[0].to(s.fc2_plan.compute_dtype);
-        const auto [g1, g2] = fp8 ? mlp_backward_fp8(s, dy) : mlp_backward_hp(s, dy);
+        // Both take the output gradient as it comes and cast it in a pass that also does other work.
+        const auto [g1, g2] = fp8 ? mlp_backward_fp8(s, grads[0]) : mlp_backward_hp(s, grads[0]);
         // The input as the residual: the output gradient reaches x through the skip too, added in the normalization's pass.
         const LayerNormGrads n = norm_backward(s.norm, g1.dx, s.input_is_residual ? grads[0] : at::Tensor());
         variable_list out{n.dx,         n.dgamma,     n.dbeta,      g1.dw,        g1.db,       g2.dw,

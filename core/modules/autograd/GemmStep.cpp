@@ -107,9 +107,10 @@ GeluGemmResult gemm_gelu_forward(const GemmPlan& plan, const at::Tensor& x, cons
 
 GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy) {
     if (!plan.fp8) {
-        const at::Tensor dy_c = dy.to(plan.compute_dtype);
-        GemmGrads grads = gemm_weight_grads(plan, saved, dy_c);
-        grads.dx = gemm_dgrad(plan, saved, dy_c);
+        const GradWithBias d = saved.has_bias ? plan.ops->cast_dbias(dy, plan.compute_dtype)
+                                              : GradWithBias{dy.to(plan.compute_dtype), at::Tensor()};
+        GemmGrads grads = gemm_weight_grads(plan, saved, d.grad, d.bias_grad);
+        grads.dx = gemm_dgrad(plan, saved, d.grad);
         return grads;
     }
     if (saved.has_bias) {

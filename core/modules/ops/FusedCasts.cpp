@@ -204,6 +204,24 @@ Fp8GradWithBias FusedOps::quantize_dbias(const at::Tensor& dy, const Fp8Quantize
     return r;
 }
 
+// One pass over dy: its copy in the GEMMs' dtype (none when it already is) and the bias gradient (float32).
+GradWithBias FusedOps::cast_dbias(const at::Tensor& dy, at::ScalarType dtype) const {
+    Misfit m = matrix_misfit(dy, "dy");
+    if (!m && !float_or_bf16(dtype)) {
+        m = "the GEMMs' dtype is " + std::string(c10::toString(dtype)) + " (the kernel writes float32, bfloat16)";
+    }
+    if (m) return fall_back("cast_dbias", *m, [&] { return reference_ops().cast_dbias(dy, dtype); });
+    const bool cast = dy.scalar_type() != dtype;
+    GradWithBias r;
+    r.grad = cast ? at::empty(dy.sizes(), dy.options().dtype(dtype)) : dy;
+    r.bias_grad = at::empty({dy.size(1)}, dy.options().dtype(at::kFloat));
+    const at::Tensor workspace = byte_buffer(kernels::host::cast_dbias_workspace_bytes(rows_of(dy), cols_of(dy)), dy);
+    const kernels::TensorRef out = cast ? tensor_ref(r.grad) : kernels::TensorRef{};
+    const std::vector<at::Tensor> writes = cast ? std::vector<at::Tensor>{r.grad, r.bias_grad} : std::vector<at::Tensor>{r.bias_grad};
+    TEWB_KERNEL(dy, Tensors{dy}, writes, cast_dbias, tensor_ref(dy), out, tensor_ref(r.bias_grad), workspace_ref(workspace));
+    return r;
+}
+
 // Block scaling: every weight's 128 x 128 block cast (data, transposed copy, both scale arrays, amax) in one
 // multi-tensor launch per 64 weights.
 std::vector<Fp8Tensor> FusedOps::quantize_weight_blocks(const std::vector<WeightCast>& casts) const {

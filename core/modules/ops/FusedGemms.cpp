@@ -15,12 +15,14 @@
 #include "core/modules/ops/ReferenceOps.h"
 #include "core/ledger/GemmJournal.h"
 #include "tewb_kernels/gemm_rules.h"
+#include "tewb_kernels/host/activation.h"
 #include "tewb_kernels/host/gemm.h"
 
 #ifdef TEWB_FUSED_CUDA
 #include <map>
 #include <utility>
 
+#include "tewb_kernels/activation.h"
 #include "tewb_kernels/gemm.h"
 #endif
 
@@ -326,29 +328,24 @@ GeluGemmResult FusedOps::gemm_gelu(const at::Tensor& x, const at::Tensor& weight
     return r;
 }
 
-// fc2's dgrad with GELU's derivative and fc1's bias gradient in cuBLASLt's epilogue (DGELU_BGRAD); the
-// weight is read as stored ([out, in], the operand "transposed").
+// fc2's dgrad as a plain GEMM (the weight read as stored, the operand "transposed"), then one pass of the GELU
+// backward kernel: GELU's derivative and fc1's bias gradient (float32), summed as it writes. cuBLASLt's
+// DGELU_BGRAD epilogue would do both in the GEMM but runs a helper kernel and a memset beside it (observed on an
+// H200: 49 µs per call at the seed's shape, the slowest non-GEMM work of the step); kernel-bench times the two.
 GradWithBias FusedOps::gemm_dgelu(const at::Tensor& dy, const at::Tensor& weight, const at::Tensor& pre,
                                   at::ScalarType out_dtype) const {
-    const bool fits = hp_operands(dy, weight, /*same_k=*/false) && dy.size(1) == weight.size(0) && !matrix_misfit(pre, "pre") &&
-                      pre.size(0) == dy.size(0) && pre.size(1) == weight.size(1) && pre.scalar_type() == out_dtype &&
-                      out_dtype == dy.scalar_type() && weight.size(1) % 8 == 0;
+    const bool fits = !matrix_misfit(dy, "dy") && !matrix_misfit(pre, "pre") && weight.dim() == 2 &&
+                      dy.size(1) == weight.size(0) && pre.size(0) == dy.size(0) && pre.size(1) == weight.size(1) &&
+                      pre.scalar_type() == out_dtype && float_or_bf16(out_dtype);
     if (!fits) return TeOps::gemm_dgelu(dy, weight, pre, out_dtype);
-    if (epilogue_refused(kernels::Epilogue::DGeluBGrad)) {
-        return composed("gemm_dgelu", [&] { return TeOps::gemm_dgelu(dy, weight, pre, out_dtype); });
-    }
+    // The GEMM writes a new row-major [rows, ffn] in out_dtype, on its kernel or its fallback alike.
+    const at::Tensor d_act = gemm(dy, weight.t(), std::nullopt, out_dtype);
     GradWithBias r;
-    r.grad = at::empty({dy.size(0), weight.size(1)}, dy.options().dtype(out_dtype));
-    r.bias_grad = at::empty({weight.size(1)}, dy.options().dtype(out_dtype));
-    kernels::GemmArgs g = hp_args(dy, false, weight, true, r.grad, out_dtype);
-    g.epilogue = kernels::Epilogue::DGeluBGrad;
-    g.aux = pre.data_ptr();
-    g.aux_ld = static_cast<std::size_t>(weight.size(1));
-    g.bias_grad = r.bias_grad.data_ptr();
-    if (Misfit refused = run_gemm("gemm_dgelu", g, dy, Tensors{dy, weight, pre}, Tensors{r.grad, r.bias_grad})) {
-        refuse_epilogue(g.epilogue);
-        return composed("gemm_dgelu", [&] { return TeOps::gemm_dgelu(dy, weight, pre, out_dtype); });
-    }
+    r.grad = at::empty_like(pre);
+    r.bias_grad = at::empty({pre.size(1)}, pre.options().dtype(at::kFloat));
+    const at::Tensor workspace = byte_buffer(kernels::host::gelu_backward_workspace_bytes(rows_of(pre), cols_of(pre)), pre);
+    TEWB_KERNEL(pre, (Tensors{d_act, pre}), (Tensors{r.grad, r.bias_grad}), gelu_backward, tensor_ref(d_act), tensor_ref(pre),
+                tensor_ref(r.grad), nullptr, tensor_ref(r.bias_grad), workspace_ref(workspace));
     return r;
 }
 

@@ -90,6 +90,7 @@ public:
     Fp8Tensor quantize(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const override;
     std::vector<Fp8Tensor> quantize_weights(const std::vector<WeightCast>& casts) const override;
     Fp8GradWithBias quantize_dbias(const at::Tensor& dy, const Fp8Quantizer& quantizer) const override;
+    GradWithBias cast_dbias(const at::Tensor& dy, at::ScalarType dtype) const override;
 
     // FusedNormActivation.cpp
     LayerNormResult layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,

@@ -73,7 +73,11 @@ GradWithBias TeOps::gemm_dgelu(const at::Tensor& dy, const at::Tensor& weight, c
                                at::ScalarType out_dtype) const {
     const at::Tensor d_act = gemm(dy, weight.t(), std::nullopt, out_dtype);
     const at::Tensor grad = gelu_backward(d_act, pre);
-    return {grad, bias_grad(grad).to(out_dtype)};
+    return {grad, bias_grad(grad)};
+}
+
+GradWithBias TeOps::cast_dbias(const at::Tensor& dy, at::ScalarType dtype) const {
+    return {dy.to(dtype), bias_grad(dy)};
 }
 
 GradWithBias TeOps::wgrad_gemm(const at::Tensor& dy, const at::Tensor& x, at::ScalarType out_dtype, bool with_bias) const {

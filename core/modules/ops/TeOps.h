@@ -191,8 +191,13 @@ public:
     // High precision: gelu(x · wᵀ + bias) with GELU's input kept (cuBLASLt's GELU_AUX_BIAS).
     virtual GeluGemmResult gemm_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                                      at::ScalarType out_dtype) const;
-    // High precision dgrad through GELU: (dy · w) ⊙ gelu'(pre) and its column sums in out_dtype (cuBLASLt's
-    // DGELU_BGRAD). w is [out, in] as stored.
+    // A Linear's output gradient for its high-precision backward: dy in the GEMMs' dtype and dy's column sums in
+    // float32 (the bias gradient), from one read of dy (fused: the cast_dbias kernel, in place of a cast and
+    // cuBLASLt's BGRADB helper kernel and memset).
+    virtual GradWithBias cast_dbias(const at::Tensor& dy, at::ScalarType dtype) const;
+    // High precision dgrad through GELU: (dy · w) ⊙ gelu'(pre) in out_dtype and its column sums in float32 (fc1's
+    // bias gradient; fused: a plain GEMM, then the GELU backward kernel sums them as it writes, in place of
+    // cuBLASLt's DGELU_BGRAD epilogue with its helper kernel and memset). w is [out, in] as stored.
     virtual GradWithBias gemm_dgelu(const at::Tensor& dy, const at::Tensor& weight, const at::Tensor& pre,
                                     at::ScalarType out_dtype) const;
     // High precision wgrad: dyᵀ · x in out_dtype and, with `bias_grad`, dy's column sums in out_dtype

@@ -39,6 +39,19 @@ std::size_t cast_transpose_dbias_workspace_bytes(std::size_t rows, std::size_t c
 void cast_transpose_dbias_to_fp8(const ConstTensorRef& x, const Fp8Output& out, const TensorRef& dbias,
                                  const Workspace& workspace, cudaStream_t stream);
 
+// Scratch for cast_dbias's partial column sums (one float32 row per block row of its grid).
+std::size_t cast_dbias_workspace_bytes(std::size_t rows, std::size_t cols);
+
+// A Linear's output gradient for its BF16 (or float32) GEMMs, one pass over x [rows, cols] (float32 or
+// bfloat16): out = x in out.dtype (float32 or bfloat16, [rows, cols], rounded to nearest even; not written
+// when out.data is null: the sums alone) and dbias ([1, cols], float32 or bfloat16) = the column sums of x,
+// float32 accumulation in a fixed order (cast_dbias_geometry.h) through `workspace`
+// (cast_dbias_workspace_bytes), so they do not vary between runs. It stands for a dtype cast plus
+// cuBLASLt's BGRADB epilogue, whose helper kernel and memset it replaces. One launch; two where x has more
+// than 2048 tiles of 128 columns (common/column_sum_rule.h). Device pointers aligned to their element size.
+void cast_dbias(const ConstTensorRef& x, const TensorRef& out, const TensorRef& dbias, const Workspace& workspace,
+                cudaStream_t stream);
+
 // out ([cols, rows]) = the transpose of x ([rows, cols]); elements of 1, 2 or 4 bytes.
 void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out,
                cudaStream_t stream);

@@ -39,6 +39,15 @@ std::size_t cast_transpose_dbias_workspace_bytes(std::size_t rows, std::size_t c
 void cast_transpose_dbias_to_fp8(const ConstTensorRef& x, const Fp8Output& out, const TensorRef& dbias,
                                  const Workspace& workspace);
 
+// The same value as tewb::kernels::cast_dbias_workspace_bytes.
+std::size_t cast_dbias_workspace_bytes(std::size_t rows, std::size_t cols);
+
+// tewb::kernels::cast_dbias bit for bit: out = x in out.dtype (when out.data is not null), dbias = the column
+// sums of x in the kernel's order (cast_dbias_geometry.h: per block row of the grid, each thread row's sum over
+// its rows in order, then 0 + thread row 0 + ... + 7, then the block rows in order), the partial rows left in
+// `workspace` as the kernel leaves them; a NaN sum stored as the GPU's canonical NaN. Same launch count.
+void cast_dbias(const ConstTensorRef& x, const TensorRef& out, const TensorRef& dbias, const Workspace& workspace);
+
 // out [cols, rows] = the transpose of x [rows, cols]; elements of 1, 2 or 4 bytes, copied as bits. One launch.
 void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out);
 

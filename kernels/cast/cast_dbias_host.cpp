@@ -1,0 +1,78 @@
+// cast_dbias over host memory, bit for bit the kernel's (cast_dbias.cu): the same walk of the rows and the
+// same order of the float32 sums (cast_dbias_geometry.h).
+#include <cmath>
+#include <vector>
+
+#include "cast/cast_arguments.h"
+#include "cast/cast_dbias_geometry.h"
+#include "common/column_sum_rule.h"
+#include "common/fail.h"
+#include "common/host_loops.h"
+#include "common/host_numbers.h"
+#include "tewb_kernels/host/cast.h"
+
+namespace tewb::kernels::host {
+
+namespace {
+
+namespace geometry = detail::cast_dbias_geometry;
+
+// The GPU's float arithmetic gives one NaN, 0x7fffffff, whatever NaN went in; x86 keeps the operand's.
+float canonical(float sum) {
+    return std::isnan(sum) ? detail::bits_float(0x7fffffffu) : sum;
+}
+
+// Block row `chunk` of the grid: its rows cast into `out` (when wanted) and its partial column sums into
+// partial[chunk * cols + c]. Thread row y sums rows g * 8 + y, g = chunk, chunk + chunks, ..., in order from
+// 0; the partial row is 0 + thread row 0 + ... + thread row 7.
+void cast_dbias_chunk(const ConstTensorRef& x, const TensorRef& out, std::size_t chunks, std::size_t chunk, float* partial) {
+    const std::size_t rows = x.rows;
+    const std::size_t cols = x.cols;
+    const std::size_t groups = (rows + geometry::kGroups - 1) / geometry::kGroups;
+    std::vector<float> thread_rows(geometry::kGroups * cols, 0.0f);
+    std::vector<float> row(cols);
+    for (std::size_t g = chunk; g < groups; g += chunks) {
+        for (std::size_t y = 0; y < geometry::kGroups; ++y) {
+            const std::size_t r = g * geometry::kGroups + y;
+            if (r >= rows) break;
+            detail::load_floats(x.data, x.dtype, r * cols, cols, row.data());
+            float* sums = thread_rows.data() + y * cols;
+            for (std::size_t c = 0; c < cols; ++c) sums[c] += row[c];
+            if (out.data != nullptr) detail::store_floats(out.data, out.dtype, r * cols, cols, row.data());
+        }
+    }
+    float* mine = partial + chunk * cols;
+    for (std::size_t c = 0; c < cols; ++c) mine[c] = 0.0f;
+    for (std::size_t y = 0; y < geometry::kGroups; ++y) {
+        const float* sums = thread_rows.data() + y * cols;
+        for (std::size_t c = 0; c < cols; ++c) mine[c] += sums[c];
+    }
+    for (std::size_t c = 0; c < cols; ++c) mine[c] = canonical(mine[c]);
+}
+
+}  // namespace
+
+std::size_t cast_dbias_workspace_bytes(std::size_t rows, std::size_t cols) {
+    return detail::cast_dbias_workspace(rows, cols);
+}
+
+void cast_dbias(const ConstTensorRef& x, const TensorRef& out, const TensorRef& dbias, const Workspace& workspace) {
+    constexpr const char* call = "tewb::kernels::host::cast_dbias";
+    detail::check_cast_dbias_arguments(call, x, out, dbias, workspace);
+    if (x.rows == 0 || x.cols == 0) return;
+    const std::size_t chunks = geometry::chunks(x.rows);
+    auto* partial = static_cast<float*>(workspace.data);
+    detail::parallel_for(chunks, x.rows / chunks * x.cols, [&](std::size_t first, std::size_t last) {
+        for (std::size_t chunk = first; chunk < last; ++chunk) cast_dbias_chunk(x, out, chunks, chunk, partial);
+    });
+    std::vector<float> sums(x.cols, 0.0f);
+    for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
+        const float* row = partial + chunk * x.cols;
+        for (std::size_t c = 0; c < x.cols; ++c) sums[c] += row[c];
+    }
+    for (std::size_t c = 0; c < x.cols; ++c) detail::store(dbias.data, dbias.dtype, c, canonical(sums[c]));
+    detail::note_launch();
+    if (!detail::column_sum_in_kernel(geometry::column_tiles(x.cols))) detail::note_launch();
+}
+
+}  // namespace tewb::kernels::host
