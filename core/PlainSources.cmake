@@ -18,6 +18,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   device/GpuContention.cpp
   device/MachineLoad.cpp
   config/RunConfig.cpp
+  config/RunNames.cpp
   config/RunFacts.cpp
   config/RunSettings.cpp
   config/Availability.cpp

@@ -27,7 +27,6 @@ constexpr double kMaxLr = 10.0;
 constexpr double kMaxBucketMb = 1024;
 
 constexpr NameTable kOnOffNames{std::to_array<Named<bool>>({{"on", true}, {"off", false}})};
-constexpr std::size_t kMaxNameLength = 200;
 constexpr std::size_t kMaxPathLength = 4096;
 constexpr int kFfnMultiple = 64;  // the SwiGLU's intermediate size: whole 64-wide tiles of the GEMMs
 constexpr double kMaxValFraction = 0.5;
@@ -205,9 +204,9 @@ std::string needs_data_problem(std::string_view id, const RunConfig& config) {
 }
 
 std::optional<std::string> name_problem(std::string_view name) {
-    const std::string allowed = "; allowed: printable UTF-8 text of at most " + std::to_string(kMaxNameLength) +
+    const std::string allowed = "; allowed: printable UTF-8 text of at most " + std::to_string(kMaxRunNameLength) +
                                 " characters, without bidirectional controls (" + std::string(kBidiControls) + ")";
-    if (const auto problem = text_problem(name, kMaxNameLength)) {
+    if (const auto problem = text_problem(name, kMaxRunNameLength)) {
         return *problem + allowed;
     }
     if (const auto control = bidi_control_at(name)) {

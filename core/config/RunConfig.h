@@ -85,8 +85,10 @@ struct RunConfig {
     friend bool operator==(const RunConfig&, const RunConfig&) = default;
 };
 
-// Why a run name is not acceptable (invalid UTF-8, a control character, a bidirectional control, too long), or
-// nothing. The same rule holds for --name, the GUI's name field and names in imported records.
+// Why a run name is not acceptable (invalid UTF-8, a control character, a bidirectional control, longer than
+// kMaxRunNameLength bytes), or nothing. The same rule holds for --name, the GUI's name field and names in imported
+// records.
+inline constexpr std::size_t kMaxRunNameLength = 200;
 std::optional<std::string> name_problem(std::string_view name);
 
 // Why a llama-only setting ("kv-heads", "ffn", "rope-base") cannot go with --arch gpt, and why a token file's setting

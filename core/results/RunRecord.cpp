@@ -40,6 +40,16 @@ std::string emulated_speedup_reason() {
     return "FP8 GEMMs emulated in higher precision: this ratio is the emulation's cost and not FP8's speed";
 }
 
+std::string_view unfinished_mark(RunStatus status) {
+    switch (status) {
+        case RunStatus::Cancelled: return " (cancelled)";
+        case RunStatus::Failed: return " (failed)";
+        case RunStatus::Finished:
+        case RunStatus::Running: break;
+    }
+    return {};
+}
+
 std::string display_name(const RunRecord& record) {
     return display_name(record.config.name, record.execution.fp8_emulated);
 }

@@ -318,6 +318,9 @@ std::optional<std::string> import_problem(const RunRecord& record);
 // says "emulated".
 std::string display_name(const std::string& name, bool fp8_emulated);
 std::string display_name(const RunRecord& record);
+// What a legend adds to a run's name when the run ended without finishing, so that its partial lines are not
+// read as a finished run's: " (cancelled)" or " (failed)"; empty for a finished or running run.
+std::string_view unfinished_mark(RunStatus status);
 // A precision as tables show it: "fp8", or "fp8 (emulated)" when its FP8 GEMMs were emulated. `precision` is
 // the text to show ("fp8", "FP8").
 std::string precision_label(std::string_view precision, bool fp8_emulated);

@@ -12,6 +12,7 @@
 #include "core/config/SweepPlan.h"
 #include "core/config/RunConfig.h"
 #include "core/config/RunFacts.h"
+#include "core/config/RunNames.h"
 #include "core/common/TextCheck.h"
 #include "core/config/MemoryEstimate.h"
 #include "core/results/RecordJson.h"
@@ -53,6 +54,32 @@ class TestRunConfig : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // A re-run of the same settings gets a number, the smallest free; a numbered name is numbered from its base;
+    // a name at the length limit is shortened at a character boundary to make room for the number.
+    void repeatedNamesGetANumber() {
+        QCOMPARE(distinct_name("te bf16 cpu", {}), std::string("te bf16 cpu"));
+        QCOMPARE(distinct_name("te bf16 cpu", {"torch bf16 cpu"}), std::string("te bf16 cpu"));
+        QCOMPARE(distinct_name("te bf16 cpu", {"te bf16 cpu"}), std::string("te bf16 cpu #2"));
+        QCOMPARE(distinct_name("te bf16 cpu", {"te bf16 cpu", "te bf16 cpu #2", "te bf16 cpu #4"}), std::string("te bf16 cpu #3"));
+        QCOMPARE(distinct_name("te bf16 cpu #2", {"te bf16 cpu", "te bf16 cpu #2"}), std::string("te bf16 cpu #3"));
+        QCOMPARE(distinct_name("run #x", {"run #x"}), std::string("run #x #2"));  // not a number: kept
+        QCOMPARE(distinct_name("run #", {"run #"}), std::string("run # #2"));
+        // 198 bytes of "é" (2 bytes each) and one more "a": the number needs 3 bytes, so the base loses 2 and stays valid.
+        std::string longest;
+        for (int i = 0; i < 99; ++i) longest += "\xc3\xa9";
+        longest += "ab";
+        QCOMPARE(longest.size(), kMaxRunNameLength);
+        const std::string numbered = distinct_name(longest, {longest});
+        QVERIFY(numbered.size() <= kMaxRunNameLength);
+        QVERIFY(numbered.ends_with(" #2"));
+        QVERIFY2(!name_problem(numbered), numbered.c_str());
+        std::string multibyte_end(197, 'a');
+        multibyte_end += "\xc3\xa9";  // 199 bytes, ending in a two-byte character the cut would split
+        const std::string cut = distinct_name(multibyte_end, {multibyte_end});
+        QVERIFY2(!name_problem(cut), cut.c_str());
+        QCOMPARE(cut, std::string(197, 'a') + " #2");
+    }
+
     void defaultsAreTheSeedBenchmark() {
         const RunConfig c;
         QCOMPARE(c.model, (ModelShape{12, 768, 12, 96, 4096}));

@@ -124,6 +124,13 @@ class TestRunRecord : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    void unfinishedRunsAreMarkedInLegends() {
+        QCOMPARE(unfinished_mark(RunStatus::Cancelled), std::string_view(" (cancelled)"));
+        QCOMPARE(unfinished_mark(RunStatus::Failed), std::string_view(" (failed)"));
+        QVERIFY(unfinished_mark(RunStatus::Finished).empty());
+        QVERIFY(unfinished_mark(RunStatus::Running).empty());
+    }
+
     void selfTestReportRendersEveryCase() {
         SelfTestReport report;
         report.ran = true;

@@ -341,6 +341,37 @@ private Q_SLOTS:
         QVERIFY(!comparison_table_html(runs, runs.records(), 0, QStringLiteral("#000000")).contains(QStringLiteral("Val loss")));
     }
 
+    // A cancelled or failed run's partial lines say so in the legend, the chart's traces (hover and exported
+    // legends) and the dashboard export; a finished run's name is unchanged.
+    void unfinishedRunsAreMarkedInTheLegend() {
+        RunCollection runs;
+        RunRecord cancelled = test::synthetic_record("stopped early", 8, 2, 10);
+        cancelled.status = RunStatus::Cancelled;
+        RunRecord failed = test::synthetic_record("broke", 8, 2, 10);
+        failed.status = RunStatus::Failed;
+        runs.add(test::synthetic_record("went well", 8, 2, 10));
+        runs.add(cancelled);
+        runs.add(failed);
+        MetricPlot plot(loss_metric());
+        plot.refresh(runs);
+        QStringList names;
+        for (const MetricPlot::Trace& t : plot.traces()) names << t.name;
+        QVERIFY2(names.contains(QStringLiteral("went well")), qPrintable(names.join(QStringLiteral(", "))));
+        QVERIFY2(names.contains(QStringLiteral("stopped early (cancelled)")), qPrintable(names.join(QStringLiteral(", "))));
+        QVERIFY2(names.contains(QStringLiteral("broke (failed)")), qPrintable(names.join(QStringLiteral(", "))));
+        ChartsPanel panel(&runs, {loss_metric(), step_ms_metric(), memory_metric()}, 3);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto* legend = panel.findChild<QLabel*>(QStringLiteral("legend"));
+        QTRY_VERIFY2(legend->text().contains(QStringLiteral("stopped early (cancelled)")), qPrintable(legend->text()));
+        QVERIFY2(legend->text().contains(QStringLiteral("broke (failed)")), qPrintable(legend->text()));
+        QVERIFY2(!legend->text().contains(QStringLiteral("went well (")), qPrintable(legend->text()));
+        DashboardContents contents;
+        render_dashboard(runs, runs.records(), 0, PlotOptions{}, QSize(1200, 800), 1.0, &contents);
+        QVERIFY2(contents.legend_labels.contains(QStringLiteral("stopped early (cancelled)")),
+                 qPrintable(contents.legend_labels.join(QStringLiteral(", "))));
+    }
+
     void manyStepsAreDecimatedToThePlotWidth() {
         RunCollection runs;
         runs.add(test::synthetic_record("long", 20000, 10, 5));

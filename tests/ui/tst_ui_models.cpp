@@ -123,6 +123,37 @@ private Q_SLOTS:
         }
     }
 
+    // A run queued under a name the dashboard or the queue already has gets the smallest free number; the repeats
+    // of one configuration share theirs (they are one group); a comparison's rows are numbered as a whole.
+    void repeatedNamesGetANumber() {
+        RunCollection runs;
+        RunController controller(&runs);
+        DeviceInfo cpu;
+        controller.setDevice(cpu);
+        RunConfig config = make_preset(Preset::QuickCpu);
+        config.name = "te try";
+        runs.add(test::synthetic_record("te try", 0, 0, 0));
+        QVERIFY(!controller.enqueue(config));
+        QVERIFY(!controller.enqueue(config, 3));
+        config.name = "te try #2";  // "Run again" of a numbered run
+        QVERIFY(!controller.enqueue(config));
+        const auto& items = controller.queue()->items();
+        QCOMPARE(items.size(), std::size_t{5});
+        QCOMPARE(items[0].config.name, std::string("te try #2"));
+        for (std::size_t i = 1; i <= 3; ++i) QCOMPARE(items[i].config.name, std::string("te try #3"));
+        QCOMPARE(items[4].config.name, std::string("te try #4"));
+        RunConfig base = make_preset(Preset::QuickCpu);
+        QVERIFY(!controller.enqueueComparison(base, 1));
+        QVERIFY(!controller.enqueueComparison(base, 1));
+        std::set<std::string> names{"te try"};
+        for (std::size_t i = 0; i < controller.queue()->items().size(); ++i) {
+            if (i >= 2 && i <= 3) continue;  // the repeats share item 1's name
+            const std::string& name = controller.queue()->items()[i].config.name;
+            QVERIFY2(names.insert(name).second, name.c_str());  // every other queued name distinct
+        }
+        QVERIFY(names.size() > 6);
+    }
+
     void queueModel() {
         RunQueueModel queue;
         QAbstractItemModelTester tester(&queue, QAbstractItemModelTester::FailureReportingMode::QtTest);

@@ -654,6 +654,7 @@ private Q_SLOTS:
         }
         QVERIFY(table->isColumnHidden(ComparisonModel::Implementation));
         QVERIFY(!table->isColumnHidden(ComparisonModel::Speedup));
+        QVERIFY(!table->isColumnHidden(ComparisonModel::Status));  // a cancelled run must not look finished
         QAction* implementation = nullptr;
         for (QAction* action : comparison->columnsMenu()->actions()) {
             if (action->data().toInt() == ComparisonModel::Implementation) implementation = action;

@@ -133,7 +133,8 @@ void ChartsPanel::refreshIfDirty() {
     for (const RunCollection::Entry& e : runs_->entries()) {
         // The line's own style: the second ten runs are drawn dash-dot.
         const QString line = run_line_style(e.colour) == Qt::SolidLine ? QStringLiteral("━") : QStringLiteral("━·");
-        const std::string name = noisy_name(display_name(e.record), e.record.execution.quality);
+        const std::string name =
+            noisy_name(display_name(e.record), e.record.execution.quality) + std::string(unfinished_mark(e.record.status));
         items << QStringLiteral("<span style=\"color:%1; font-size:large\">%2</span>&nbsp;%3")
                      .arg(e.colour.name(), line, QString::fromStdString(name).toHtmlEscaped());
     }

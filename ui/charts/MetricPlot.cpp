@@ -224,7 +224,8 @@ MetricPlot::Trace MetricPlot::traceOf(const RunCollection::Entry& entry, bool co
     Trace trace;
     trace.key = companion ? -entry.key : entry.key;
     trace.companion = companion;
-    trace.name = QString::fromStdString(noisy_name(display_name(entry.record), entry.record.execution.quality));
+    trace.name = QString::fromStdString(noisy_name(display_name(entry.record), entry.record.execution.quality) +
+                                        std::string(unfinished_mark(entry.record.status)));
     if (companion) trace.name += spec_.companion_suffix;
     trace.colour = entry.colour;
     const auto& value = companion ? spec_.companion : spec_.value;

@@ -5,6 +5,7 @@
 #include "core/common/Error.h"
 #include "core/config/ComparePlan.h"
 #include "core/config/RunFacts.h"
+#include "core/config/RunNames.h"
 
 namespace tewb::ui {
 
@@ -55,11 +56,20 @@ bool fp8_emulated_here(const RunConfig& config, const DeviceInfo& device) {
 
 }  // namespace
 
+std::vector<std::string> RunController::takenNames() const {
+    std::vector<std::string> taken;
+    for (const RunCollection::Entry& e : runs_->entries()) taken.push_back(e.record.config.name);
+    for (const RunQueueModel::Item& item : queue_.items()) taken.push_back(item.config.name);
+    return taken;
+}
+
 std::optional<QString> RunController::enqueue(const RunConfig& config, int repeats, const QString& sweep) {
     if (!device_) return tr("The device is still being detected; try again in a moment.");
     if (repeats < 1 || repeats > kMaxRepeats) return tr("Repeats %1: allowed: 1 to %2").arg(repeats).arg(kMaxRepeats);
     try {
-        const RunConfig resolved = resolve(config, *device_);
+        RunConfig resolved = resolve(config, *device_);
+        // A sweep's runs are named by their size, in a collection of their own; the repeats below share one name.
+        if (sweep.isEmpty()) resolved.name = distinct_name(resolved.name, takenNames());
         const std::string group = repeats > 1 ? make_run_id() : std::string();
         for (int r = 1; r <= repeats; ++r) {
             queue_.append(resolved, RunQueueModel::State::Queued, {},
@@ -78,7 +88,10 @@ std::optional<QString> RunController::enqueueComparison(const RunConfig& base, i
     try {
         const std::vector<PlannedRun> plan = plan_comparison(base, *device_);
         std::vector<RunConfig> runnable;
-        for (const PlannedRun& row : plan) {
+        std::vector<std::string> taken = takenNames();
+        for (PlannedRun row : plan) {
+            row.config.name = distinct_name(row.config.name, taken);
+            taken.push_back(row.config.name);
             if (row.skip_reason) {
                 queue_.append(row.config, RunQueueModel::State::Skipped, QString::fromStdString(*row.skip_reason), std::nullopt,
                               fp8_emulated_here(row.config, *device_));

@@ -72,6 +72,8 @@ private:
     void onRefused(int ticket, const QString& message);
     void finishCurrent();
     RunCollection* collectionOf(const RunQueueModel::Item& item);
+    // The names of the dashboard's runs and of every queued item: a new run's name is made distinct from them.
+    std::vector<std::string> takenNames() const;
 
     RunCollection* runs_;
     RunCollection sweepRuns_;

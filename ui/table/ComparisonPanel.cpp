@@ -31,10 +31,11 @@ namespace tewb::ui {
 namespace {
 
 // Hidden until the user shows them ("Columns…" or the header's context menu): what a first look at a
-// comparison does not need, so that the rest fits a 1280-pixel window. The queue shows each run's status;
-// the noise column says how far the mean can be trusted (median and p90 are there on demand); an emulated
-// run says so in its name and its speedup; the spread and the implementation are long texts.
-constexpr int kHiddenByDefault[] = {ComparisonModel::Status,  ComparisonModel::MedianMs,    ComparisonModel::P90Ms,
+// comparison does not need, so that the rest fits a 1280-pixel window. The status stays: a cancelled or failed
+// run's partial figures must not read as a finished run's. The noise column says how far the mean can be
+// trusted (median and p90 are there on demand); an emulated run says so in its name and its speedup; the spread
+// and the implementation are long texts.
+constexpr int kHiddenByDefault[] = {ComparisonModel::MedianMs,    ComparisonModel::P90Ms,
                                     ComparisonModel::TokensPerS, ComparisonModel::Tflops,   ComparisonModel::Mfu,
                                     ComparisonModel::MemoryRatio, ComparisonModel::Spread,  ComparisonModel::Scaling,
                                     ComparisonModel::ValLoss, ComparisonModel::Implementation};
