@@ -6,6 +6,7 @@
 
 #include "core/common/TextTable.h"
 #include "core/model/FlopCount.h"
+#include "core/results/Comparability.h"
 #include "core/results/RecordCsv.h"
 
 namespace tewb {
@@ -83,10 +84,12 @@ SweepResult analyze_sweep(const std::vector<SweepRun>& plan, const std::vector<s
         std::optional<double> baseline_ms;
         std::string baseline_note;
         std::string baseline_noise;
+        const RunRecord* baseline_record = nullptr;
         for (std::size_t i = 0; i < plan.size(); ++i) {
             if (plan[i].point == point && plan[i].baseline) {
                 baseline_ms = mean_ms_of(i, baseline_note);
                 baseline_noise = noise_of(i);
+                if (i < records.size() && records[i]) baseline_record = &*records[i];
             }
         }
         for (const Precision p : result.precisions) {
@@ -94,18 +97,28 @@ SweepResult analyze_sweep(const std::vector<SweepRun>& plan, const std::vector<s
             cell.point = point;
             cell.precision = p;
             cell.baseline_ms = baseline_ms;
+            bool comparable = true;
             for (std::size_t i = 0; i < plan.size(); ++i) {
                 if (plan[i].point != point || plan[i].baseline || plan[i].config.precision != p) continue;
                 cell.ms = mean_ms_of(i, cell.note);
                 if (i < records.size() && records[i]) cell.emulated = records[i]->execution.fp8_emulated;
                 cell.noisy_reasons = noise_of(i);
+                // The same rule as every other table: a size's runs are planned alike, so this holds unless a record
+                // was changed or the plan broke it (records of another model or device kind under this size).
+                if (cell.ms && baseline_ms && baseline_record && i < records.size() && records[i]) {
+                    const Comparability c = comparability(*records[i], *baseline_record);
+                    if (!c.comparable()) {
+                        cell.note = not_comparable_words(c.differences);
+                        comparable = false;
+                    }
+                }
             }
             if (!baseline_noise.empty()) {
                 if (!cell.noisy_reasons.empty()) cell.noisy_reasons += "; ";
                 cell.noisy_reasons += baseline_noise;
             }
             cell.noisy = !cell.noisy_reasons.empty();
-            if (cell.ms && baseline_ms && *cell.ms > 0) cell.speedup = *baseline_ms / *cell.ms;
+            if (comparable && cell.ms && baseline_ms && *cell.ms > 0) cell.speedup = *baseline_ms / *cell.ms;
             if (!baseline_ms && cell.note.empty()) cell.note = "baseline: " + (baseline_note.empty() ? "no time" : baseline_note);
             result.any_emulated = result.any_emulated || cell.emulated;
             result.cells.push_back(std::move(cell));

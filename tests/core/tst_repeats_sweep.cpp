@@ -343,6 +343,14 @@ private Q_SLOTS:
         QVERIFY(!partial.cell(2, 0).speedup);
         QVERIFY(partial.cell(2, 0).note.find("skipped") == 0);
         QVERIFY(!partial.cut_short_statement());  // a skipped run was never to run
+        // A record that is not the size's (another sequence length): its time stays, no speedup, the cell says why.
+        std::vector<std::optional<RunRecord>> other = records;
+        other[3]->config.model.seq *= 2;
+        const SweepResult mixed = analyze_sweep(plan, other);
+        QVERIFY(!mixed.cell(1, 0).speedup);
+        QCOMPARE(*mixed.cell(1, 0).ms, 3.0);
+        QVERIFY2(mixed.cell(1, 0).note.find("not comparable") == 0, mixed.cell(1, 0).note.c_str());
+        QVERIFY(mixed.cell(2, 0).speedup);
         // Cancelled part way at the middle size: that size's cancelled run and the sizes not run have no time,
         // the break-even names only measured sizes, and the summary says how many runs finished.
         std::vector<std::optional<RunRecord>> cut(records.begin(), records.begin() + 4);
