@@ -269,6 +269,7 @@ SweepSpec sweep_from_flags(const RunFlags& f, const std::string& precisions) {
     if (!precisions.empty()) spec.precisions = parse_precision_list("--precisions", precisions);
     if (!f.backend.empty()) spec.backend = parse_name<Backend>("--backend", f.backend);
     if (spec.backend == Backend::Te || !f.te_impl.empty()) spec.base.te_impl = te_impl_from_flags(f);
+    spec.repeats = repeat_from_flags(f);
     return spec;
 }
 
@@ -343,6 +344,11 @@ void define_training_commands(CLI::App& app, Commands& c) {
     c.sweep->add_option("--precisions", c.sweep_precisions, "precisions of --backend against the baseline (default bf16,fp8)")
         ->type_name("LIST");
     c.sweep->add_option("--backend", w.backend, "te | torch (default te)")->type_name("NAME");
+    c.sweep->add_option("--repeat", w.repeat,
+                        "run each configuration N times at each size (1 to " + std::to_string(kMaxRepeats) +
+                            "), alternating within the size; a size pays only where the speedup's 95% interval over the "
+                            "repeats is above 1 and no run was noisy")
+        ->type_name("N");
     c.sweep->add_option("--preset", w.preset, "the sizes not swept: " + presets_help() + " (default seed)")->type_name("NAME");
     c.sweep->add_option("--device", w.device, "auto | cpu | cuda (default auto)")->type_name("NAME");
     c.sweep->add_option("--layers", w.layers, "transformer blocks (default 12)")->type_name("N");

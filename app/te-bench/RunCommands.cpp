@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -328,14 +329,23 @@ int run_sweep(const Commands& c) {
     std::size_t to_run = 0;
     for (const SweepRun& run : plan) to_run += run.skip_reason ? 0 : 1;
     std::size_t done = 0;
+    std::map<std::string, std::string> series;  // a configuration's repeats at a size: one group in the store
     for (std::size_t i = 0; i < plan.size(); ++i) {
         if (plan[i].skip_reason) {
-            std::fprintf(stderr, "skipped %s: %s\n", plan[i].config.name.c_str(), plan[i].skip_reason->c_str());
+            if (plan[i].repeat == 1) std::fprintf(stderr, "skipped %s: %s\n", plan[i].config.name.c_str(), plan[i].skip_reason->c_str());
             continue;
         }
         if (cancel_requested().load()) break;
-        std::fprintf(stderr, "sweep run %zu of %zu: %s\n", ++done, to_run, plan[i].config.name.c_str());
+        std::fprintf(stderr, "sweep run %zu of %zu: %s%s\n", ++done, to_run, plan[i].config.name.c_str(),
+                     plan[i].repeats > 1
+                         ? (" (repeat " + std::to_string(plan[i].repeat) + " of " + std::to_string(plan[i].repeats) + ")").c_str()
+                         : "");
         records[i] = train_one(trainer, plan[i].config);
+        if (plan[i].repeats > 1) {
+            const auto [it, fresh] = series.emplace(plan[i].config.name, std::string());
+            if (fresh) it->second = make_run_id();
+            records[i]->repeat = RepeatInfo{it->second, plan[i].repeat, plan[i].repeats};
+        }
         all_saved = store_run(store.get(), *records[i]) && all_saved;
         ran.push_back(*records[i]);
     }

@@ -73,6 +73,9 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device
     const std::vector<int> batch = spec.batch.empty() ? std::vector<int>{spec.base.batch} : spec.batch;
     const std::vector<int> seq = spec.seq.empty() ? std::vector<int>{spec.base.model.seq} : spec.seq;
     if (spec.precisions.empty()) throw ConfigError("--precisions: empty; allowed: fp32, bf16, fp8, e.g. bf16,fp8");
+    if (spec.repeats < 1 || spec.repeats > kMaxRepeats) {
+        throw ConfigError("--repeat " + std::to_string(spec.repeats) + ": allowed: 1 to " + std::to_string(kMaxRepeats));
+    }
     for (const int h : hidden) {
         if (h < kSweepHeadSize || h % kSweepHeadSize != 0) {
             throw ConfigError("--hidden " + std::to_string(h) + ": the sweep uses heads of " + std::to_string(kSweepHeadSize) +
@@ -106,6 +109,7 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device
         for (const int b : batch) {
             for (const int s : seq) {
                 const SweepPoint point{h, b, s};
+                int repeat = 1;
                 const auto add = [&](Backend backend, Precision precision, bool baseline) {
                     RunConfig c = spec.base;
                     c.device = kind;
@@ -126,7 +130,7 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device
                         throw ConfigError("sweep size " + point.label() + " (heads " + std::to_string(c.model.heads) +
                                           "): " + e.what());
                     }
-                    SweepRun run{point, c, baseline, std::nullopt};
+                    SweepRun run{point, c, baseline, std::nullopt, repeat, spec.repeats};
                     try {
                         run.config = resolve(c, device);
                     } catch (const ConfigError& e) {
@@ -134,10 +138,12 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device
                     }
                     plan.push_back(std::move(run));
                 };
-                add(Backend::Torch, baseline, true);
-                for (const Precision p : spec.precisions) {
-                    if (spec.backend == Backend::Torch && p == baseline) continue;  // that is the baseline
-                    add(spec.backend, p, false);
+                for (repeat = 1; repeat <= spec.repeats; ++repeat) {
+                    add(Backend::Torch, baseline, true);
+                    for (const Precision p : spec.precisions) {
+                        if (spec.backend == Backend::Torch && p == baseline) continue;  // that is the baseline
+                        add(spec.backend, p, false);
+                    }
                 }
             }
         }

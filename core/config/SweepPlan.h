@@ -21,6 +21,9 @@ struct SweepSpec {
     std::vector<int> seq;      // empty: base's
     std::vector<Precision> precisions{Precision::Bf16, Precision::Fp8};
     Backend backend = Backend::Te;
+    // Runs of each configuration at each size (1 to kMaxRepeats), alternating within a size (baseline, then each
+    // precision, then again), so a speedup rests on repeats and not on one run's steps.
+    int repeats = 1;
 };
 
 inline constexpr int kSweepHeadSize = 64;  // heads = hidden / 64 (GPT-2's head size) at every swept width
@@ -40,10 +43,12 @@ struct SweepRun {
     RunConfig config;  // resolved when it can run here
     bool baseline = false;
     std::optional<std::string> skip_reason;  // does not fit in memory, or cannot run on this device
+    int repeat = 1;   // which of the configuration's repeats at this size, 1 .. repeats
+    int repeats = 1;
 };
 
 // Throws ConfigError (naming the flag) for an empty grid, a size that is not a multiple of the head size,
-// more than kSweepMaxPoints sizes, a precision the backend cannot run. Runs that cannot run here (memory
+// more than kSweepMaxPoints sizes, a precision the backend cannot run, repeats outside 1 to kMaxRepeats. Runs that cannot run here (memory
 // estimated before starting, device limits) carry the reason instead of failing the plan.
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device);
 

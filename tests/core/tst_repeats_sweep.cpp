@@ -313,9 +313,11 @@ private Q_SLOTS:
         const std::vector<SweepRun> plan = plan_sweep(spec, cpu_device());
         // baseline ms and fp8 ms per size: slower, then faster from 128 on.
         const std::vector<double> ms{1.0, 2.0, 4.0, 3.0, 9.0, 6.0};
+        // Three timed steps each, 1 % apart: the speedups' intervals are narrow and clear of 1.
+        const auto steps = [](double m) { return std::vector<double>{m * 0.99, m, m * 1.01}; };
         std::vector<std::optional<RunRecord>> records;
         for (std::size_t i = 0; i < plan.size(); ++i) {
-            RunRecord r = timed_run(plan[i].config.name, {ms[i]});
+            RunRecord r = timed_run(plan[i].config.name, steps(ms[i]));
             r.config = plan[i].config;
             records.push_back(r);
         }
@@ -324,15 +326,23 @@ private Q_SLOTS:
         QCOMPARE(*result.cell(0, 0).speedup, 0.5);
         QCOMPARE(*result.cell(1, 0).speedup, 4.0 / 3.0);
         QCOMPARE(*result.cell(2, 0).speedup, 1.5);
+        QCOMPARE(result.cell(0, 0).verdict(), SweepVerdict::Slower);
+        QCOMPARE(result.cell(2, 0).verdict(), SweepVerdict::Pays);
+        QVERIFY(result.cell(2, 0).speedup_ci && result.cell(2, 0).speedup_ci->lo > 1.4);
+        QCOMPARE(result.cell(2, 0).basis, std::string("3 timed steps"));
         QCOMPARE(result.break_even_point(0), std::optional<std::size_t>(1));
         const std::string words = result.break_even_statements()[0];
         QVERIFY2(words.find("pays from hidden 128") != std::string::npos, words.c_str());
         const std::string csv = sweep_csv_text(result);
         QVERIFY(csv.find("128,8,32,") != std::string::npos);
-        QVERIFY(render_sweep_table(result).find("1.50x") != std::string::npos);
+        QVERIFY2(csv.find(",true,pays,3 timed steps\n") != std::string::npos, csv.c_str());
+        QVERIFY(render_sweep_table(result).find("1.50x [") != std::string::npos);
         // Never faster: said so, with the best size.
         std::vector<std::optional<RunRecord>> slow = records;
-        for (std::size_t i = 1; i < slow.size(); i += 2) slow[i]->summary.mean_ms = 100.0;
+        for (std::size_t i = 1; i < slow.size(); i += 2) {
+            slow[i] = timed_run(plan[i].config.name, steps(100.0));
+            slow[i]->config = plan[i].config;
+        }
         const SweepResult never = analyze_sweep(plan, slow);
         QVERIFY(!never.break_even_point(0));
         QVERIFY(never.break_even_statements()[0].find("does not pay") != std::string::npos);
@@ -343,6 +353,27 @@ private Q_SLOTS:
         QVERIFY(!partial.cell(2, 0).speedup);
         QVERIFY(partial.cell(2, 0).note.find("skipped") == 0);
         QVERIFY(!partial.cut_short_statement());  // a skipped run was never to run
+        // Unclear sizes never pay: at hidden 256 FP8's steps overlap the baseline's (the interval contains 1), and at
+        // hidden 128 the baseline was measured noisily. What stays is "pays" nowhere, and the reason with the remedy.
+        std::vector<std::optional<RunRecord>> unclear = records;
+        unclear[4] = timed_run(plan[4].config.name, {5.0, 9.0, 13.0});
+        unclear[4]->config = plan[4].config;
+        unclear[5] = timed_run(plan[5].config.name, {4.0, 8.5, 13.5});
+        unclear[5]->config = plan[5].config;
+        unclear[2]->execution.quality = quality_with_cv(0.3);
+        const SweepResult doubtful = analyze_sweep(plan, unclear);
+        QCOMPARE(doubtful.cell(1, 0).verdict(), SweepVerdict::Unclear);  // noisy baseline
+        QCOMPARE(doubtful.cell(2, 0).verdict(), SweepVerdict::Unclear);  // interval contains 1
+        QVERIFY(*doubtful.cell(2, 0).speedup > 1.0);                     // faster on average, still not "pays"
+        QVERIFY(!doubtful.break_even_point(0));
+        const std::string doubt = doubtful.break_even_statements()[0];
+        QVERIFY2(doubt.find("has no clear break-even on this grid: at the largest measured size it is not clearly faster") !=
+                     std::string::npos,
+                 doubt.c_str());
+        QVERIFY2(doubt.find("2 of these sizes count as neither") != std::string::npos, doubt.c_str());
+        QVERIFY2(doubt.find("--repeat 3") != std::string::npos, doubt.c_str());
+        QVERIFY2(sweep_speedup_text(doubtful.cell(2, 0)).find("not significant") != std::string::npos,
+                 sweep_speedup_text(doubtful.cell(2, 0)).c_str());
         // A record that is not the size's (another sequence length): its time stays, no speedup, the cell says why.
         std::vector<std::optional<RunRecord>> other = records;
         other[3]->config.model.seq *= 2;
@@ -367,6 +398,55 @@ private Q_SLOTS:
         QVERIFY2(said.find("hidden 128") == std::string::npos && said.find("hidden 256") == std::string::npos, said.c_str());
         QVERIFY2(said.find("Measured at 1 of 3 sizes") != std::string::npos, said.c_str());
         QVERIFY(render_sweep_table(cancelled).find("Sweep cut short: 3 of 6 runs finished") != std::string::npos);
+    }
+
+    // With repeats, each configuration runs that many times at each size, alternating within the size; the speedup
+    // is the ratio of the medians over repeats, its interval over the repeats, and a size's repeats that did not
+    // finish are left out and said so.
+    void sweepRepeatsEachSizeAndJudgesOverTheRepeats() {
+        SweepSpec spec;
+        spec.base = make_preset(Preset::QuickCpu);
+        spec.hidden = {64, 128};
+        spec.precisions = {Precision::Bf16};
+        spec.backend = Backend::Te;
+        spec.repeats = 3;
+        const std::vector<SweepRun> plan = plan_sweep(spec, cpu_device());
+        QCOMPARE(plan.size(), std::size_t{12});  // 2 sizes × (baseline, te bf16) × 3
+        QCOMPARE(plan[0].point.hidden, 64);
+        QVERIFY(plan[0].baseline && !plan[1].baseline && plan[2].baseline && !plan[3].baseline);  // A B A B at a size
+        QCOMPARE(plan[2].repeat, 2);
+        QCOMPARE(plan[5].repeats, 3);
+        QCOMPARE(plan[0].config.name, plan[2].config.name);  // one name per configuration and size
+        QCOMPARE(plan[6].point.hidden, 128);
+        // Baseline 10 ms, te 8 ms at both sizes; each repeat's steps a little different.
+        std::vector<std::optional<RunRecord>> records;
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+            const double m = (plan[i].baseline ? 10.0 : 8.0) * (1.0 + 0.01 * static_cast<double>(plan[i].repeat - 2));
+            RunRecord r = timed_run(plan[i].config.name, {m * 0.98, m, m * 1.02});
+            r.config = plan[i].config;
+            records.push_back(r);
+        }
+        const SweepResult result = analyze_sweep(plan, records);
+        QCOMPARE(result.repeats, 3);
+        QCOMPARE(result.cell(0, 0).basis, std::string("3 repeats"));
+        QCOMPARE(*result.cell(0, 0).speedup, 1.25);
+        QCOMPARE(result.cell(0, 0).verdict(), SweepVerdict::Pays);
+        QCOMPARE(result.break_even_point(0), std::optional<std::size_t>(0));
+        // One te repeat at hidden 128 cancelled: the other two count, and the cell says so.
+        records[9]->status = RunStatus::Cancelled;
+        const SweepResult partial = analyze_sweep(plan, records);
+        QCOMPARE(partial.cell(1, 0).basis, std::string("2 of 3 repeats"));
+        QVERIFY(partial.cell(1, 0).speedup);
+        QCOMPARE(partial.runs_cancelled, std::size_t{1});
+        // Repeats outside 1 to 100 are refused with the flag.
+        spec.repeats = 0;
+        bool refused = false;
+        try {
+            plan_sweep(spec, cpu_device());
+        } catch (const ConfigError& e) {
+            refused = std::string(e.what()).find("--repeat 0: allowed: 1 to 100") != std::string::npos;
+        }
+        QVERIFY(refused);
     }
 
     void headlineStatesTheFastestRunAgainstTheBaseline() {
@@ -591,21 +671,27 @@ private Q_SLOTS:
         const std::vector<SweepRun> plan = plan_sweep(spec, cpu_device());
         std::vector<std::optional<RunRecord>> records;
         for (std::size_t i = 0; i < plan.size(); ++i) {
-            RunRecord r = timed_run(plan[i].config.name, {plan[i].baseline ? 4.0 : 2.0});
+            const double m = plan[i].baseline ? 4.0 : 2.0;
+            RunRecord r = timed_run(plan[i].config.name, {m * 0.99, m, m * 1.01});
             r.config = plan[i].config;
             r.execution.quality = quality_with_cv(plan[i].baseline && i < 2 ? 0.3 : 0.01);  // the first size's baseline
             records.push_back(r);
         }
         const SweepResult sweep = analyze_sweep(plan, records);
         const std::string said = sweep.break_even_statements()[0];
-        QVERIFY2(said.find("1 of these sizes were measured noisily") != std::string::npos, said.c_str());
+        // The noisy size counts as neither paying nor slower, however clear its interval.
+        QCOMPARE(sweep.cell(0, 0).verdict(), SweepVerdict::Unclear);
+        QCOMPARE(sweep.break_even_point(0), std::optional<std::size_t>(1));
+        QVERIFY2(said.find("1 of these sizes count as neither: their 95% interval contains 1 or they were measured noisily") !=
+                     std::string::npos,
+                 said.c_str());
         const std::string sweep_table = render_sweep_table(sweep);
-        QVERIFY2(sweep_table.find("2.00x noisy") != std::string::npos && sweep_table.find("baseline: step times vary by 30.0 %") !=
-                                                                          std::string::npos,
+        QVERIFY2(sweep_table.find("2.00x [") != std::string::npos && sweep_table.find("] noisy") != std::string::npos &&
+                     sweep_table.find("baseline: step times vary by 30.0 %") != std::string::npos,
                  sweep_table.c_str());
         const std::string sweep_csv = sweep_csv_text(sweep);
-        QVERIFY2(sweep_csv.find(",noisy,noisy_reasons\n") != std::string::npos && sweep_csv.find(",true,baseline: step times") !=
-                                                                                      std::string::npos,
+        QVERIFY2(sweep_csv.find(",noisy,noisy_reasons,") != std::string::npos && sweep_csv.find(",true,baseline: step times") !=
+                                                                                     std::string::npos,
                  sweep_csv.c_str());
     }
 

@@ -772,7 +772,14 @@ private Q_SLOTS:
         sweep.points = {SweepPoint{64, 8, 32}};
         sweep.flops = {1e9};
         sweep.precisions = {Precision::Fp8};
-        sweep.cells = {SweepCell{sweep.points[0], Precision::Fp8, std::nullopt, 2.0, std::nullopt, true, "+note"}};
+        SweepCell cell;
+        cell.point = sweep.points[0];
+        cell.precision = Precision::Fp8;
+        cell.baseline_ms = 2.0;
+        cell.emulated = true;
+        cell.note = "+note";
+        cell.basis = "=basis";
+        sweep.cells = {cell};
         const std::vector<RunRecord> runs{r, sample_record()};
         for (const std::string& csv : {steps_csv_text(runs), summary_csv_text(runs, 1), fp8_csv_text(runs),
                                        kernel_profile_csv_text(profile), sweep_csv_text(sweep)}) {

@@ -9,6 +9,8 @@
 #include <QVBoxLayout>
 #include <QLegend>
 #include <QLineSeries>
+#include <QScatterSeries>
+#include <QSpinBox>
 #include <QTableView>
 #include <QLogValueAxis>
 #include <QValueAxis>
@@ -689,7 +691,9 @@ private Q_SLOTS:
     }
 
     // The Sweep tab's table marks a size whose run (or its baseline) was measured noisily, with the reasons in
-    // its tooltip; a clean size reads as a plain speedup.
+    // its tooltip; a clean size reads as a speedup with its interval. The chart (and so its PNG) names the device,
+    // the baseline and how many sizes were noisy, and draws the noisy size hollow; the statement does not call
+    // the noisy size paying. The form's repeats reach the plan.
     void sweepTableMarksNoisySizes() {
         RunCollection dashboard;
         RunCollection sweepRuns;
@@ -718,10 +722,27 @@ private Q_SLOTS:
         const int speedupColumn = 6;
         const QString clean = table->item(0, speedupColumn)->text();
         const QString noisy = table->item(1, speedupColumn)->text();
-        QVERIFY2(clean.endsWith(QStringLiteral("×")) && !clean.contains(QStringLiteral("noisy")), qPrintable(clean));
-        QVERIFY2(noisy.endsWith(QStringLiteral("× noisy")), qPrintable(noisy));
+        QVERIFY2(clean.contains(QStringLiteral("× [")) && !clean.contains(QStringLiteral("noisy")), qPrintable(clean));
+        QVERIFY2(noisy.contains(QStringLiteral("× [")) && noisy.endsWith(QStringLiteral(" noisy")), qPrintable(noisy));
         QVERIFY2(table->item(1, speedupColumn)->toolTip().contains(QStringLiteral("25")),
                  qPrintable(table->item(1, speedupColumn)->toolTip()));
+        QVERIFY2(table->item(0, speedupColumn)->toolTip().contains(QStringLiteral("95% interval over 4 timed steps")),
+                 qPrintable(table->item(0, speedupColumn)->toolTip()));
+        const QString title = sweep.chart()->title();
+        QVERIFY2(title.contains(QStringLiteral("against torch FP32")) && title.contains(QStringLiteral("CPU")) &&
+                     title.contains(QStringLiteral("one run per size")) && title.contains(QStringLiteral("1 noisy")),
+                 qPrintable(title));
+        int hollow = 0;
+        for (QAbstractSeries* s : sweep.chart()->series()) {
+            auto* scatter = qobject_cast<QScatterSeries*>(s);
+            if (scatter && scatter->name().startsWith(QStringLiteral("hollow"))) hollow += scatter->count();
+        }
+        QCOMPARE(hollow, 1);
+        const QString said = sweep.statement()->text();
+        QVERIFY2(said.contains(QStringLiteral("pays from hidden 64")) == false && said.contains(QStringLiteral("count as neither")),
+                 qPrintable(said));
+        sweep.repeatsField()->setValue(3);
+        QCOMPARE(sweep.spec(spec.base).repeats, 3);
     }
 
     // Widgets with a style sheet of their own follow the theme too (a label in a scroll area with a red text

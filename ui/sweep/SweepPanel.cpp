@@ -83,6 +83,13 @@ SweepPanel::SweepPanel(RunCollection* dashboard, RunCollection* sweepRuns, QWidg
     iters_ = new QSpinBox(this);
     iters_->setRange(1, 10000);
     iters_->setValue(10);
+    repeats_ = new QSpinBox(this);
+    repeats_->setObjectName(QStringLiteral("sweepRepeats"));
+    repeats_->setRange(1, kMaxRepeats);
+    repeats_->setValue(1);
+    repeats_->setToolTip(tr("Runs of each configuration at each size, alternating within the size. A size counts as paying "
+                            "only where the speedup's 95% interval is above 1 and no run was noisy; with one run the "
+                            "interval comes from its timed steps, with repeats from the repeats."));
     form->addRow(tr("Hidden sizes:"), hidden_);
     form->addRow(tr("Batch sizes:"), batch_);
     form->addRow(tr("Sequence lengths:"), seq_);
@@ -90,6 +97,7 @@ SweepPanel::SweepPanel(RunCollection* dashboard, RunCollection* sweepRuns, QWidg
     form->addRow(tr("Precisions:"), precisions);
     form->addRow(tr("Warm-up steps per run:"), warmup_);
     form->addRow(tr("Timed steps per run:"), iters_);
+    form->addRow(tr("Repeats per size:"), repeats_);
     layout->addLayout(form);
 
     auto* buttons = new QHBoxLayout;
@@ -184,6 +192,7 @@ SweepSpec SweepPanel::spec(const RunConfig& base) const {
     spec.base = base;
     spec.base.warmup = warmup_->value();
     spec.base.iters = iters_->value();
+    spec.repeats = repeats_->value();
     spec.hidden = parse_int_list("Hidden sizes", hidden_->text().trimmed().toStdString());
     if (!batch_->text().trimmed().isEmpty()) spec.batch = parse_int_list("Batch sizes", batch_->text().trimmed().toStdString());
     if (!seq_->text().trimmed().isEmpty()) spec.seq = parse_int_list("Sequence lengths", seq_->text().trimmed().toStdString());
@@ -278,7 +287,25 @@ void SweepPanel::showResult() {
     exportCsv_->setEnabled(true);
 }
 
+QString SweepPanel::chartTitle(const SweepResult& r) const {
+    QString baseline = tr("the baseline");
+    for (const SweepRun& run : plan_) {
+        if (!run.baseline) continue;
+        baseline = QStringLiteral("%1 %2")
+                       .arg(QString::fromUtf8(to_string(run.config.backend).data()),
+                            QString::fromUtf8(to_string(run.config.precision).data()).toUpper());
+        break;
+    }
+    const QString device = r.device.empty() ? tr("device unknown") : QString::fromStdString(r.device);
+    const QString basis = r.repeats > 1 ? tr("%1 repeats per size").arg(r.repeats) : tr("one run per size");
+    int noisy = 0;
+    for (const SweepCell& c : r.cells) noisy += c.noisy && c.speedup ? 1 : 0;
+    const QString noise = noisy > 0 ? tr(", %n noisy", nullptr, noisy) : tr(", none noisy");
+    return tr("Speedup against %1 per size · %2 · %3%4").arg(baseline, device, basis, noise);
+}
+
 void SweepPanel::drawChart(const SweepResult& r) {
+    chart_->setTitle(chartTitle(r));
     // x: the hidden size when only it varies, else the analytic GFLOP per step; both on a log axis.
     bool onlyHidden = true;
     for (const SweepPoint& p : r.points) {
@@ -302,18 +329,21 @@ void SweepPanel::drawChart(const SweepResult& r) {
     double xMin = 0;
     double xMax = 0;
     const auto xOf = [&](std::size_t k) { return onlyHidden ? r.points[k].hidden : r.flops[k] / 1e9; };
+    bool anyUnclear = false;
     for (std::size_t p = 0; p < r.precisions.size(); ++p) {
         bool emulated = false;
         for (std::size_t k = 0; k < r.points.size(); ++k) emulated = emulated || r.cell(k, p).emulated;
         if (emulated) continue;  // the emulation's cost is not a speedup: the table says "emulated", the chart shows none
         auto* line = new QLineSeries;
         auto* dots = new QScatterSeries;
+        // A size whose verdict is unclear (noisy, or its interval contains 1) is drawn hollow: it neither pays nor not.
+        auto* unclear = new QScatterSeries;
         for (std::size_t k = 0; k < r.points.size(); ++k) {
             const SweepCell& c = r.cell(k, p);
             if (!c.speedup) continue;
             line->append(xOf(k), *c.speedup);
-            dots->append(xOf(k), *c.speedup);
-            yMax = std::max(yMax, *c.speedup * 1.1);
+            (c.verdict() == SweepVerdict::Unclear ? unclear : dots)->append(xOf(k), *c.speedup);
+            yMax = std::max(yMax, (c.speedup_ci ? std::max(c.speedup_ci->hi, *c.speedup) : *c.speedup) * 1.1);
         }
         const QString upper = QString::fromUtf8(to_string(r.precisions[p]).data()).toUpper();
         const QString name = QString::fromStdString(precision_label(upper.toStdString(), emulated));
@@ -322,13 +352,22 @@ void SweepPanel::drawChart(const SweepResult& r) {
         line->setPen(QPen(colour, 2));
         dots->setColor(colour);
         dots->setMarkerSize(8);
+        unclear->setColor(chart_colours(dark_).background);
+        unclear->setBorderColor(colour);
+        unclear->setMarkerSize(10);
+        unclear->setName(tr("hollow: unclear (noisy, or the 95% interval contains 1)"));
         chart_->addSeries(line);
         chart_->addSeries(dots);
-        for (QAbstractSeries* s : {static_cast<QAbstractSeries*>(line), static_cast<QAbstractSeries*>(dots)}) {
+        chart_->addSeries(unclear);
+        for (QAbstractSeries* s : {static_cast<QAbstractSeries*>(line), static_cast<QAbstractSeries*>(dots),
+                                   static_cast<QAbstractSeries*>(unclear)}) {
             s->attachAxis(x);
             s->attachAxis(y);
         }
         chart_->legend()->markers(dots).front()->setVisible(false);
+        // One legend entry says what hollow means, for the first precision that has such a size.
+        chart_->legend()->markers(unclear).front()->setVisible(unclear->count() > 0 && !anyUnclear);
+        anyUnclear = anyUnclear || unclear->count() > 0;
     }
     for (std::size_t k = 0; k < r.points.size(); ++k) {
         xMin = k == 0 ? xOf(k) : std::min(xMin, xOf(k));
@@ -383,11 +422,16 @@ void SweepPanel::fillTable(const SweepResult& r) {
                 put(row, 6 + 2 * static_cast<int>(p), std::string(kEmulatedSpeedup),
                     tr("Measured ratio %1×, not a speedup: %2.")
                         .arg(QString::fromStdString(format_fixed(c.speedup, 2)), QString::fromStdString(emulated_speedup_reason())));
-            } else if (c.noisy && c.speedup) {
-                put(row, 6 + 2 * static_cast<int>(p), format_fixed(c.speedup, 2, "× noisy"),
-                    tr("Measured noisily, not clean evidence of a difference: %1").arg(QString::fromStdString(c.noisy_reasons)));
+            } else if (c.speedup) {
+                QStringList why;
+                if (!c.basis.empty()) why << tr("95% interval over %1.").arg(QString::fromStdString(c.basis));
+                if (!c.significant()) why << tr("Not significant: the interval contains 1, so this size neither pays nor is slower.");
+                if (c.noisy) {
+                    why << tr("Measured noisily, not clean evidence of a difference: %1").arg(QString::fromStdString(c.noisy_reasons));
+                }
+                put(row, 6 + 2 * static_cast<int>(p), sweep_speedup_text(c, "×"), why.join(QLatin1Char(' ')));
             } else {
-                put(row, 6 + 2 * static_cast<int>(p), format_fixed(c.speedup, 2, "×"), tip);
+                put(row, 6 + 2 * static_cast<int>(p), "-", tip);
             }
         }
     }

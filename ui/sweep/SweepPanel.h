@@ -57,6 +57,8 @@ public:
     QLineEdit* seqField() const { return seq_; }
     QSpinBox* warmupField() const { return warmup_; }
     QSpinBox* itersField() const { return iters_; }
+    QSpinBox* repeatsField() const { return repeats_; }
+    QChart* chart() const { return chart_; }
     QComboBox* backendField() const { return backend_; }
     QCheckBox* precisionBox(Precision p) const;
     QLabel* statement() const { return statement_; }
@@ -82,6 +84,8 @@ private:
     void update();
     void showResult();
     void drawChart(const SweepResult& result);
+    // "Speedup against torch BF16 per size · NVIDIA H200 · 3 repeats per size, 1 noisy": what the PNG must say.
+    QString chartTitle(const SweepResult& result) const;
     void fillTable(const SweepResult& result);
     void buildDashboardSwitch(QLayout* layout);
     void exportWithDialog(bool png);
@@ -96,6 +100,7 @@ private:
     QCheckBox* fp8_;
     QSpinBox* warmup_;
     QSpinBox* iters_;
+    QSpinBox* repeats_;
     QPushButton* run_;
     QPushButton* exportPng_;
     QPushButton* exportCsv_;
