@@ -10,7 +10,9 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunRecord>& runs, std:
     std::vector<ComparisonRow> rows;
     const RunRecord* base = baseline && *baseline < runs.size() ? &runs[*baseline] : nullptr;
     for (const RunRecord& run : runs) {
-        ComparisonRow row{&run, std::nullopt, std::nullopt, run.execution.fp8_emulated};
+        ComparisonRow row;
+        row.run = &run;
+        row.emulated = run.execution.fp8_emulated;
         if (base != nullptr) {
             row.not_comparable = speedup_obstacles(run, *base);
             if (!row.not_comparable.empty()) {
