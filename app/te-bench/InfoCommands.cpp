@@ -32,6 +32,8 @@ std::string describe_device(const DeviceInfo& d, const Capability& cap) {
         if (d.gpu_count > 1) out << "; device 0 of " << d.gpu_count;
         out << ")\n";
         out << "Memory: " << format_bytes(d.memory_total_bytes) << " total, " << format_bytes(d.memory_free_bytes) << " free\n";
+    } else if (cpu_machine(d)) {
+        out << "GPU: none (no NVIDIA driver on this machine)\n";
     } else {
         out << "GPU: none usable (" << d.gpu_error << ")\n";
     }

@@ -7,6 +7,8 @@ namespace tewb {
 
 Availability device_availability(DeviceKind kind, const DeviceInfo& device) {
     if (kind == DeviceKind::Cuda && !device.has_gpu()) {
+        // On a machine without an NVIDIA driver the runtime's error reads "driver version is insufficient": not quoted.
+        if (cpu_machine(device)) return {false, "--device cuda: no usable CUDA device: this machine has no NVIDIA GPU; allowed here: auto|cpu"};
         return {false, "--device cuda: no usable CUDA device (" + device.gpu_error + "); allowed here: auto|cpu"};
     }
     return {};

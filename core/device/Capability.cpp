@@ -42,8 +42,12 @@ Capability classify(std::optional<ComputeCapability> cc, std::string_view no_gpu
     return result;
 }
 
+bool cpu_machine(const DeviceInfo& device) {
+    return !device.has_gpu() && device.driver_version.empty();
+}
+
 std::string no_gpu_words(const DeviceInfo& device) {
-    if (device.driver_version.empty()) return "No NVIDIA driver was found, so no GPU can be used.";
+    if (cpu_machine(device)) return "This machine has no NVIDIA GPU: runs use the CPU.";
     return "The NVIDIA driver (" + device.driver_version + ") found no usable GPU.";
 }
 
@@ -53,7 +57,11 @@ std::string what_still_works_without_gpu() {
 }
 
 Capability classify(const DeviceInfo& device) {
-    return classify(device.compute_capability, device.gpu_error);
+    if (!cpu_machine(device)) return classify(device.compute_capability, device.gpu_error);
+    Capability result = classify(std::nullopt, "this machine has no NVIDIA GPU");
+    result.te_reason = "Not TE capable: this machine has no NVIDIA GPU";
+    result.fallback_reason = "CPU: this machine has no NVIDIA GPU, so runs use plain LibTorch on the CPU";
+    return result;
 }
 
 OpsKind choose_ops(TeImpl impl, bool fused_cuda_built, bool cuda_device, std::optional<ComputeCapability> cc) {

@@ -31,9 +31,14 @@ constexpr ComputeCapability kFp8Minimum{8, 9};
 
 // Pure: the same inputs always give the same answer. `no_gpu_reason` is used when `cc` is empty.
 Capability classify(std::optional<ComputeCapability> cc, std::string_view no_gpu_reason);
+// A machine without an NVIDIA driver (cpu_machine) is classified in its own, neutral words: it is an ordinary CPU
+// machine, not a GPU machine gone wrong, so no reason quotes the CUDA runtime's error (which reads "driver version
+// is insufficient" there) and none calls it a fallback.
 Capability classify(const DeviceInfo& device);
-// Why there is no GPU, in a user's words, and what still works; the CUDA error text is for after it.
-// "No NVIDIA driver was found, so no GPU can be used." or "The NVIDIA driver (580.65) found no usable GPU."
+// No GPU and no NVIDIA driver: an ordinary CPU machine.
+bool cpu_machine(const DeviceInfo& device);
+// Why there is no GPU, in a user's words; the CUDA error text, where there is a driver, is for after it.
+// "This machine has no NVIDIA GPU: runs use the CPU." or "The NVIDIA driver (580.65) found no usable GPU."
 std::string no_gpu_words(const DeviceInfo& device);
 // "What still works: every run on the CPU (torch and te), FP8 emulated (real FP8 casts, GEMMs in higher
 // precision), the history, charts and reports."

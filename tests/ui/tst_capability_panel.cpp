@@ -1,6 +1,7 @@
 #include <QtTest>
 
 #include <QLabel>
+#include <QStatusBar>
 
 #include "ui/capability/CapabilityPanel.h"
 #include "ui/window/MainWindow.h"
@@ -105,10 +106,32 @@ private Q_SLOTS:
                  qPrintable(summary));
         QVERIFY2(summary.contains(QStringLiteral("What still works: every run on the CPU")), qPrintable(summary));
         QVERIFY(text(&panel, "gpu").indexOf(QStringLiteral("found no usable GPU")) < text(&panel, "gpu").indexOf(QStringLiteral("cudaErrorNoDevice")));
+        QVERIFY(panel.findChild<QLabel*>(QStringLiteral("fallbackBadge"))->styleSheet().contains(QStringLiteral("#ef6c00")));
+        // An ordinary CPU machine (no NVIDIA driver) in one voice: no fallback, no CUDA error (the runtime says
+        // "driver version is insufficient" there), a neutral badge.
         DeviceInfo no_driver = d;
         no_driver.driver_version.clear();
+        no_driver.gpu_error = "CUDA driver version is insufficient for CUDA runtime version (cudaErrorInsufficientDriver)";
         panel.showDevice(no_driver, classify(no_driver));
-        QVERIFY(text(&panel, "summary").startsWith(QStringLiteral("No NVIDIA driver was found, so no GPU can be used.")));
+        const QString cpu_summary = text(&panel, "summary");
+        QVERIFY2(cpu_summary.startsWith(QStringLiteral("This machine has no NVIDIA GPU: runs use the CPU.")), qPrintable(cpu_summary));
+        for (const char* name : {"summary", "gpu", "teBadge", "fp8Badge", "fallbackBadge"}) {
+            const QString words = text(&panel, name);
+            QVERIFY2(!words.contains(QStringLiteral("insufficient")) && !words.contains(QStringLiteral("allback")) &&
+                         !words.contains(QStringLiteral("driver was found")),
+                     qPrintable(QStringLiteral("%1: %2").arg(QLatin1String(name), words)));
+        }
+        QCOMPARE(text(&panel, "gpu"), QStringLiteral("none (no NVIDIA driver on this machine)"));
+        QVERIFY(text(&panel, "fallbackBadge").startsWith(QStringLiteral("CPU: ")));
+        QVERIFY(!panel.findChild<QLabel*>(QStringLiteral("fallbackBadge"))->styleSheet().contains(QStringLiteral("#ef6c00")));
+        // The status bar says the same.
+        ui::MainWindow window([no_driver] { return no_driver; });
+        QSignalSpy detected(&window, &ui::MainWindow::deviceDetected);
+        window.show();
+        QVERIFY(detected.wait(10000));
+        QStringList labels;
+        for (const QLabel* label : window.statusBar()->findChildren<QLabel*>()) labels << label->text();
+        QVERIFY2(labels.contains(QStringLiteral("CPU · no NVIDIA GPU")), qPrintable(labels.join(QStringLiteral(" | "))));
     }
 
     void windowDetectsOffTheGuiThread() {

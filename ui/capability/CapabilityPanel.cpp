@@ -100,20 +100,24 @@ void CapabilityPanel::showDevice(const DeviceInfo& d, const Capability& cap) {
         case Mode::Fallback:
             summary_->setText(d.has_gpu()
                                   ? tr("Fallback: this GPU is older than compute capability 8.0, so runs use plain LibTorch.")
+                              : cpu_machine(d)
+                                  ? QString::fromStdString(no_gpu_words(d) + " " + what_still_works_without_gpu())
                                   : QString::fromStdString(no_gpu_words(d) + " " + what_still_works_without_gpu()) +
                                         tr(" Runs use the CPU fallback (plain LibTorch on the CPU)."));
             break;
     }
     setBadge(teBadge_, cap.te_capable, QStringLiteral("#2e7d32"), cap.te_reason);
     setBadge(fp8Badge_, cap.fp8_capable, QStringLiteral("#1565c0"), cap.fp8_reason);
+    // An ordinary CPU machine gets a neutral badge; orange is for a GPU machine that falls back.
     setBadge(
-        fallbackBadge_, cap.mode == Mode::Fallback, QStringLiteral("#ef6c00"),
+        fallbackBadge_, cap.mode == Mode::Fallback, cpu_machine(d) ? QStringLiteral("#616161") : QStringLiteral("#ef6c00"),
         cap.fallback_reason.empty() ? std::string("Fallback: not needed, the GPU runs the fused path") : cap.fallback_reason);
 
-    gpu_->setText(d.has_gpu() ? QString::fromStdString(d.gpu_name) +
+    gpu_->setText(d.has_gpu()      ? QString::fromStdString(d.gpu_name) +
                                     (d.gpu_count > 1 ? tr(" (device 0 of %1)").arg(d.gpu_count) : QString())
-                              : tr("none usable (%1): %2")
-                                    .arg(QString::fromStdString(no_gpu_words(d)).chopped(1), QString::fromStdString(d.gpu_error)));
+                  : cpu_machine(d) ? tr("none (no NVIDIA driver on this machine)")
+                                   : tr("none usable (%1): %2")
+                                         .arg(QString::fromStdString(no_gpu_words(d)).chopped(1), QString::fromStdString(d.gpu_error)));
     computeCapability_->setText(d.compute_capability ? QString::fromStdString(d.compute_capability->to_string())
                                                      : QStringLiteral("–"));
     smCount_->setText(d.has_gpu() ? QString::number(d.sm_count) : QStringLiteral("–"));

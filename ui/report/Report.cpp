@@ -54,8 +54,9 @@ QString machineSection(const std::vector<RunRecord>& runs) {
         html += d.has_gpu() ? QStringLiteral(": %1, compute capability %2, %3 SMs")
                                   .arg(esc(d.gpu_name), esc(d.compute_capability->to_string()))
                                   .arg(d.sm_count)
-                            : QStringLiteral(": %1 %2 <small>(%3)</small>")
-                                  .arg(esc(no_gpu_words(d)), esc(what_still_works_without_gpu()), esc(d.gpu_error));
+                            : cpu_machine(d) ? QStringLiteral(": %1 %2").arg(esc(no_gpu_words(d)), esc(what_still_works_without_gpu()))
+                                             : QStringLiteral(": %1 %2 <small>(%3)</small>")
+                                                   .arg(esc(no_gpu_words(d)), esc(what_still_works_without_gpu()), esc(d.gpu_error));
         html += QStringLiteral("<br>CPU %1 (%2 threads); driver %3, CUDA runtime %4, cuBLASLt %5, LibTorch %6; te-workbench %7 (%8)<br>")
                     .arg(esc(d.cpu_model))
                     .arg(d.cpu_threads)
@@ -64,7 +65,7 @@ QString machineSection(const std::vector<RunRecord>& runs) {
                          esc(r.environment.build.version), esc(r.environment.build.commit));
         html += badge(QStringLiteral("TE capable"), cap.te_capable, cap.te_reason);
         html += badge(QStringLiteral("FP8 capable"), cap.fp8_capable, cap.fp8_reason);
-        html += badge(QStringLiteral("Fallback"), cap.mode == Mode::Fallback,
+        html += badge(cpu_machine(d) ? QStringLiteral("CPU") : QStringLiteral("Fallback"), cap.mode == Mode::Fallback,
                       cap.fallback_reason.empty() ? std::string("not in fallback") : cap.fallback_reason, true);
         html += QStringLiteral("</p>");
     }

@@ -318,8 +318,9 @@ void MainWindow::onDeviceDetected(const DeviceInfo& device) {
     setupPanel_->setDevice(device, capability);
     controller_->setDevice(device, train_);
     const QString mode = QString::fromUtf8(to_string(capability.mode).data());
-    modeLabel_->setText(device.has_gpu() ? tr("%1 · mode %2").arg(QString::fromStdString(device.gpu_name), mode)
-                                         : tr("CPU fallback · mode %1").arg(mode));
+    modeLabel_->setText(device.has_gpu()    ? tr("%1 · mode %2").arg(QString::fromStdString(device.gpu_name), mode)
+                        : cpu_machine(device) ? tr("CPU · no NVIDIA GPU")
+                                              : tr("CPU fallback · mode %1").arg(mode));
     statusBar()->showMessage(tr("Ready"));
     Q_EMIT deviceDetected();
     if (demo_) beginDemo();
