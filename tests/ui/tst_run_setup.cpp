@@ -74,8 +74,14 @@ private Q_SLOTS:
         QVERIFY(!cuda->toolTip().contains(QStringLiteral("cudaErrorNoDevice")));
         QVERIFY(itemOf(panel.deviceBox(), static_cast<int>(DeviceKind::Cpu))->isEnabled());
 
-        // te FP8 on the CPU is emulated but runs; torch has no FP8 path.
+        // te FP8 on the CPU is emulated but runs; torch has no FP8 path. The precision box's tooltip follows the backend.
+        choose(panel.backendBox(), static_cast<int>(Backend::Torch));
+        QVERIFY2(panel.precisionBox()->toolTip().contains(QStringLiteral("FP8 needs the te backend")),
+                 qPrintable(panel.precisionBox()->toolTip()));
         choose(panel.backendBox(), static_cast<int>(Backend::Te));
+        QVERIFY2(!panel.precisionBox()->toolTip().contains(QStringLiteral("needs the te backend")) &&
+                     panel.precisionBox()->toolTip().contains(QStringLiteral("emulated here")),
+                 qPrintable(panel.precisionBox()->toolTip()));
         QVERIFY(itemOf(panel.precisionBox(), static_cast<int>(Precision::Fp8))->isEnabled());
         choose(panel.precisionBox(), static_cast<int>(Precision::Fp8));
         QVERIFY(panel.field("amax-history-len")->isEnabled());

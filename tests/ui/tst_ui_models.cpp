@@ -8,6 +8,7 @@
 #include <QLineEdit>
 #include <QMainWindow>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
@@ -593,6 +594,14 @@ private Q_SLOTS:
         QCOMPARE(column(HistoryModel::MedianMs), first == Qt::AscendingOrder ? descending : ascending);
         header->setSortIndicator(HistoryModel::PeakMemory, Qt::AscendingOrder);
         QCOMPARE(column(HistoryModel::Id), (QStringList{"1", "3", "2"}));  // 1 MiB, 3 MiB, 2 GiB
+
+        // Deleting asks first, and Enter answers No: the runs cannot be brought back.
+        panel.view()->selectRow(0);
+        panel.confirmAndRemove();
+        auto* box = panel.findChild<QMessageBox*>(QStringLiteral("deleteRunsBox"));
+        QVERIFY(box != nullptr);
+        QCOMPARE(box->standardButton(box->defaultButton()), QMessageBox::No);
+        box->reject();
     }
 
     // Opening runs picks the baseline a user expects: a torch run, never an emulated FP8 one; without a

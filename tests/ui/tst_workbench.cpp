@@ -436,9 +436,22 @@ private Q_SLOTS:
         window->queuePanel()->startButton()->click();
         QTRY_VERIFY_WITH_TIMEOUT(!window->runs()->empty() && window->runs()->entries().front().record.steps.size() >= 2,
                                  kRunTimeoutMs);
+        // Closing asks first; "Keep running" (the default, and Escape) keeps the window and the run.
+        QVERIFY(!window->close());
+        auto* box = window->findChild<QMessageBox*>(QStringLiteral("closeDuringRunBox"));
+        QVERIFY(box != nullptr);
+        QVERIFY(box->text().contains(QStringLiteral("saved as a cancelled run")));
+        QCOMPARE(box->defaultButton(), box->findChild<QPushButton*>(QStringLiteral("keepRunning")));
+        box->findChild<QPushButton*>(QStringLiteral("keepRunning"))->click();
+        QVERIFY(window->isVisible());
+        QVERIFY(window->controller()->isRunning());
+        QVERIFY(!window->close());
+        box = window->findChild<QMessageBox*>(QStringLiteral("closeDuringRunBox"));
+        QVERIFY(box != nullptr);
         QElapsedTimer clock;
         clock.start();
-        QVERIFY(window->close());
+        box->findChild<QPushButton*>(QStringLiteral("stopAndClose"))->click();
+        QTRY_VERIFY_WITH_TIMEOUT(!window->isVisible(), 10'000);
         QVERIFY(!window->controller()->isRunning());
         qInfo("closed after %lld ms", static_cast<long long>(clock.elapsed()));  // a figure: the run stopped, not finished
         window.reset();

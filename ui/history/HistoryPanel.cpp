@@ -124,6 +124,8 @@ void HistoryPanel::confirmAndRemove() {
                                 tr("Delete %n run(s) from the history? This cannot be undone.", nullptr,
                                    static_cast<int>(ids.size())),
                                 QMessageBox::Yes | QMessageBox::No, this);
+    box->setObjectName(QStringLiteral("deleteRunsBox"));
+    box->setDefaultButton(QMessageBox::No);  // Enter keeps the runs: deleting cannot be undone
     box->setAttribute(Qt::WA_DeleteOnClose);
     connect(box, &QMessageBox::buttonClicked, this, [this, box, ids](QAbstractButton* clicked) {
         if (box->standardButton(clicked) == QMessageBox::Yes) remove(ids);

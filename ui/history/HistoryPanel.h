@@ -35,6 +35,8 @@ public:
     void open(const std::vector<std::int64_t>& ids);
     void remove(const std::vector<std::int64_t>& ids);
     void runAgain(const std::vector<std::int64_t>& ids);
+    // Delete (the button, the Delete key): asks first, No the default ("deleteRunsBox"), then remove().
+    void confirmAndRemove();
 
 Q_SIGNALS:
     void openRequested(tewb::RunRecord record, qint64 storeId);
@@ -44,8 +46,6 @@ Q_SIGNALS:
     void problem(QString message);
 
 private:
-    void confirmAndRemove();
-
     std::filesystem::path storePath_;
     HistoryModel* model_;
     QSortFilterProxyModel* proxy_;

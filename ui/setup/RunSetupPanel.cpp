@@ -458,6 +458,14 @@ void RunSetupPanel::updateAvailability() {
         setItemAvailable(precision_, static_cast<int>(p), a.available, QString::fromStdString(a.reason));
     }
     if (!itemAvailable(precision_, precision_->currentIndex())) selectData(precision_, static_cast<int>(Precision::Auto));
+    // The box's own tooltip says what applies to the backend chosen now (an unavailable item has its reason).
+    const bool emulated_here = run_device(kind, device) == DeviceKind::Cpu || !capability_.fp8_capable;
+    baseTips_["precision"] = backend == Backend::Torch
+                                 ? tr("FP32 or BF16 (autocast) for the torch backend; FP8 needs the te backend")
+                                 : emulated_here ? tr("FP32, BF16 or FP8 with the recipe below; FP8's GEMMs are emulated here "
+                                                      "(real FP8 casts, GEMMs in higher precision), so its speed is not FP8's")
+                                                 : tr("FP32, BF16 or FP8 with the recipe below, on FP8 tensor cores");
+    precision_->setToolTip(baseTips_["precision"]);
 
     const bool fp8 = current<Precision>(precision_) == Precision::Fp8;
     for (QWidget* w : fp8Fields_) w->setEnabled(fp8);

@@ -402,7 +402,9 @@ void MainWindow::enqueueComparison(const RunConfig& base, int repeats) {
         showError(tr("Cannot queue the comparison"), *problem);
         return;
     }
-    statusBar()->showMessage(tr("Comparison queued; press F5 or Start to run it"));
+    // Like "Run sweep", "Compare" starts at once ("Add to queue" is the button that only queues).
+    statusBar()->showMessage(tr("Comparison started"));
+    controller_->start();
 }
 
 bool MainWindow::openRecords(const QString& path) {
@@ -585,7 +587,36 @@ void MainWindow::startSweep() {
     controller_->start();
 }
 
+void MainWindow::askBeforeClosingDuringRun() {
+    if (findChild<QMessageBox*>(QStringLiteral("closeDuringRunBox"))) return;  // already asking
+    int queued = 0;
+    for (const RunQueueModel::Item& item : controller_->queue()->items()) queued += item.state == RunQueueModel::State::Queued ? 1 : 0;
+    auto* box = new QMessageBox(QMessageBox::Question, tr("A run is training"),
+                                tr("A run is still training. Closing stops it within a step: its steps so far are saved as a "
+                                   "cancelled run. %n queued run(s) will not start.", nullptr, queued),
+                                QMessageBox::NoButton, this);
+    box->setObjectName(QStringLiteral("closeDuringRunBox"));
+    QPushButton* stop = box->addButton(tr("Stop and close"), QMessageBox::DestructiveRole);
+    stop->setObjectName(QStringLiteral("stopAndClose"));
+    QPushButton* keep = box->addButton(tr("Keep running"), QMessageBox::RejectRole);
+    keep->setObjectName(QStringLiteral("keepRunning"));
+    box->setDefaultButton(keep);
+    box->setEscapeButton(keep);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    connect(box, &QMessageBox::buttonClicked, this, [this, stop](QAbstractButton* clicked) {
+        if (clicked != stop) return;
+        closeConfirmed_ = true;
+        QMetaObject::invokeMethod(this, &QWidget::close, Qt::QueuedConnection);
+    });
+    box->open();
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
+    if (controller_->isRunning() && !closeConfirmed_) {
+        event->ignore();
+        askBeforeClosingDuringRun();
+        return;
+    }
     if (settings_) saveSettings(*settings_);
     // Cancels the running run within a step and joins the run thread; finished runs are already saved.
     if (controller_->isRunning()) statusBar()->showMessage(tr("Cancelling the running run…"));

@@ -132,6 +132,8 @@ private:
     // Runs core's self-test on a worker thread (it launches CUDA kernels) and shows its table.
     void runSelfTest();
     void finishDemo();
+    // Closing while a run trains asks first ("closeDuringRunBox"): stop it (saved as cancelled) and close, or keep it.
+    void askBeforeClosingDuringRun();
     ExportSources exportSources() const;  // the runs, comparison, charts and FP8 views, as they are now
     void exportWithDialog(const QString& title, const QString& filter, const QString& suggested,
                           bool (MainWindow::*write)(const QString&, QString*) const);
@@ -163,6 +165,7 @@ private:
     bool dark_ = false;
     bool fitToScreen_ = true;
     bool framePending_ = false;  // shown, the window manager's frame not known yet
+    bool closeConfirmed_ = false;  // the user chose to stop the running run and close
 
     struct Demo {
         DemoPlan plan;
