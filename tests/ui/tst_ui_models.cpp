@@ -212,6 +212,18 @@ private Q_SLOTS:
         QVERIFY2(tip.contains(QStringLiteral("1.91×")) && tip.contains(QStringLiteral("emulation's cost")), qPrintable(tip));
         QCOMPARE(model.data(model.index(1, ComparisonModel::SpeedupInterval)).toString(), QStringLiteral("–"));
         QCOMPARE(model.data(model.index(0, ComparisonModel::Speedup)).toString(), QStringLiteral("1.00×"));
+        // Peak memory's tooltip says what was measured, in words (not the record's "cpu_peak_rss").
+        runs.add(test::synthetic_record("rss", 3, 1, 1));
+        RunRecord gpu = test::synthetic_record("gpu", 3, 1, 1);
+        gpu.execution.memory_metric = MemoryMetric::CudaPeakAllocated;
+        runs.add(gpu);
+        RunRecord cpu = test::synthetic_record("cpu", 3, 1, 1);
+        cpu.execution.memory_metric = MemoryMetric::CpuPeakRss;
+        runs.add(cpu);
+        const QString gpuTip = model.data(model.index(3, ComparisonModel::PeakMemory), Qt::ToolTipRole).toString();
+        const QString cpuTip = model.data(model.index(4, ComparisonModel::PeakMemory), Qt::ToolTipRole).toString();
+        QVERIFY2(gpuTip.contains(QStringLiteral("CUDA caching allocator")) && !gpuTip.contains(QLatin1Char('_')), qPrintable(gpuTip));
+        QVERIFY2(cpuTip.contains(QStringLiteral("resident set")) && !cpuTip.contains(QLatin1Char('_')), qPrintable(cpuTip));
     }
 
     // An emulated run is never the baseline (its time is the emulation's cost): a first run that is one leaves the
@@ -820,6 +832,14 @@ private Q_SLOTS:
         const int c = runs.add(test::synthetic_record("c", 3, 1, 1));
         QCOMPARE(runs.find(b)->colour, colourB);  // removing a run does not recolour the others
         QVERIFY(runs.find(c)->colour != colourB);
+        QCOMPARE(runs.find(c)->colour, run_colour(0));  // the first colour no shown run has
+        // Runs opened after the view was cleared start with the palette's first colours again, not its brown and grey.
+        for (int i = 0; i < 8; ++i) runs.add(test::synthetic_record("more", 3, 1, 1));
+        runs.clear();
+        const int reopened = runs.add(test::synthetic_record("reopened", 3, 1, 1));
+        const int second = runs.add(test::synthetic_record("reopened 2", 3, 1, 1));
+        QCOMPARE(runs.find(reopened)->colour, run_colour(0));
+        QCOMPARE(runs.find(second)->colour, run_colour(1));
     }
 };
 

@@ -18,10 +18,11 @@ int RunCollection::add(RunRecord record, std::optional<std::int64_t> store_id, c
     return key;
 }
 
-// The next palette slot in turn that no shown run has; when all are taken, the next in turn.
+// The first palette slot no shown run has, so that runs opened after others were removed start again with the
+// palette's first, most distinct colours (blue, orange, red) instead of where the count had got to (its brown
+// and grey); when all are taken, the next in turn.
 int RunCollection::freeStyleSlot() {
-    for (int tries = 0; tries < kDistinctRunStyles; ++tries) {
-        const int slot = nextColour_++ % kDistinctRunStyles;
+    for (int slot = 0; slot < kDistinctRunStyles; ++slot) {
         const QColor colour = run_colour(slot);
         const bool taken = std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.colour == colour; });
         if (!taken) return slot;

@@ -344,7 +344,12 @@ QVariant ComparisonModel::toolTip(const RunRecord& r, const Row& c, int column) 
             .arg(QString::fromStdString(quality_details_text(r.execution.quality)));
     }
     if (column == Mfu && !r.execution.peak_source.empty()) return QString::fromStdString(r.execution.peak_source);
-    if (column == PeakMemory) return QString::fromUtf8(to_string(r.execution.memory_metric).data());
+    if (column == PeakMemory) {
+        return r.execution.memory_metric == MemoryMetric::CpuPeakRss
+                   ? tr("The process's peak resident set (RSS) over the run: everything it held in memory, not only tensors")
+                   : tr("The CUDA caching allocator's peak of allocated memory over the run (tensors on the GPU; the "
+                        "allocator's cache and the CUDA context are not counted)");
+    }
     if (column == ValLoss) {
         const std::optional<ValLossPoint> val = final_val_loss(r);
         if (!val) return tr("No validation loss: the run trained on synthetic tokens (or has not evaluated yet)");
