@@ -626,6 +626,30 @@ private Q_SLOTS:
     // inspected FP8 run's heat map included), the window's minimum still fits in 1000×620, so its status bar
     // and lower tables stay on the screen; pages that need more scroll inside their tab. At a 1280-pixel-wide
     // window the comparison table's default columns fit its viewport, and its chooser hides and shows columns.
+    // The queue never scrolls sideways (a long name gives up width first, its full text in the tooltip), a row
+    // just queued is scrolled into view, and the columns fit again when rows go ("Clear queued").
+    void queueFitsItsPaneAndShowsNewRows() {
+        auto window = make_window();
+        RunQueuePanel* queue = window->queuePanel();
+        QTableView* view = queue->view();
+        for (const QSize size : {QSize(1280, 800), QSize(1024, 700)}) {
+            window->resize(size);
+            QTest::qWait(200);
+            RunConfig config = make_preset(Preset::QuickCpu);
+            for (int i = 0; i < 16; ++i) {
+                config.name = "a long run name the queue has to fit into its narrow pane, number " + std::to_string(i);
+                QVERIFY(!window->controller()->enqueue(config));
+            }
+            QTest::qWait(50);
+            QVERIFY2(!view->horizontalScrollBar()->isVisible(), qPrintable(QStringLiteral("at %1x%2").arg(size.width()).arg(size.height())));
+            const QModelIndex last = view->model()->index(view->model()->rowCount() - 1, RunQueueModel::Name);
+            QVERIFY(view->viewport()->rect().intersects(view->visualRect(last)));
+            queue->clearQueuedButton()->click();
+            QCOMPARE(view->model()->rowCount(), 0);
+            QVERIFY(!view->horizontalScrollBar()->isVisible());
+        }
+    }
+
     void windowFitsASmallScreenWithEveryTabVisited() {
         auto window = make_window();
         for (const RunRecord& r : window_fixture()) window->runs()->add(r);

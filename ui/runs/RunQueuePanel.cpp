@@ -78,14 +78,27 @@ RunQueuePanel::RunQueuePanel(RunController* controller, QWidget* parent) : QWidg
         view->setColumnWidth(RunQueueModel::Name, std::min(view->columnWidth(RunQueueModel::Name), 190));
         int others = 0;
         for (int c = 0; c < RunQueueModel::Setup; ++c) others += view->columnWidth(c);
+        // A narrow pane: the name gives up width (elided, full in its tooltip) before the table scrolls sideways.
+        const int over = others - view->viewport()->width();
+        if (over > 0) {
+            const int name = std::max(80, view->columnWidth(RunQueueModel::Name) - over);
+            others -= view->columnWidth(RunQueueModel::Name) - name;
+            view->setColumnWidth(RunQueueModel::Name, name);
+        }
         // Too narrow for a useful setup column: hide it rather than show a cut stub (the run's tooltip
         // carries the setup).
         const int left = view->viewport()->width() - others;
         view->setColumnHidden(RunQueueModel::Setup, left < 90);
         if (left >= 90) view->setColumnWidth(RunQueueModel::Setup, left);
     };
+    // Rows going (Clear queued, Clear finished) fit the columns again as rows coming do, so they do not jump later.
     connect(controller_->queue(), &QAbstractItemModel::rowsInserted, view_, fitProgress);
+    connect(controller_->queue(), &QAbstractItemModel::rowsRemoved, view_, fitProgress);
     connect(controller_, &RunController::runningChanged, view_, fitProgress);
+    // A row just queued is scrolled into view.
+    connect(controller_->queue(), &QAbstractItemModel::rowsInserted, view_, [view = view_](const QModelIndex&, int, int last) {
+        view->scrollTo(view->model()->index(last, RunQueueModel::Name));
+    });
     view_->viewport()->installEventFilter(this);
     fitColumns_ = fitProgress;
     layout->addWidget(view_);

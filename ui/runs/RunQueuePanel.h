@@ -22,6 +22,7 @@ public:
     QTableView* view() const { return view_; }
     QPushButton* startButton() const { return start_; }
     QPushButton* cancelButton() const { return cancel_; }
+    QPushButton* clearQueuedButton() const { return clearQueued_; }
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;  // refits the columns when the pane resizes
