@@ -8,6 +8,7 @@
 #include <QLineEdit>
 #include <QMainWindow>
 #include <QMessageBox>
+#include <QScrollBar>
 #include <QPushButton>
 #include <QSettings>
 #include <QSortFilterProxyModel>
@@ -606,6 +607,24 @@ private Q_SLOTS:
         QCOMPARE(column(HistoryModel::MedianMs), first == Qt::AscendingOrder ? descending : ascending);
         header->setSortIndicator(HistoryModel::PeakMemory, Qt::AscendingOrder);
         QCOMPARE(column(HistoryModel::Id), (QStringList{"1", "3", "2"}));  // 1 MiB, 3 MiB, 2 GiB
+
+        // Long names give up width, elided in the middle with the full name in the tooltip: no sideways scrolling.
+        std::vector<StoredRun> longer = stored;
+        for (StoredRun& r : longer) r.name = "a run name far longer than a history pane at 1280 pixels can show " + r.name;
+        panel.model()->setRuns(longer);
+        panel.resize(820, 400);  // about the history tab's width in a 1280-pixel window
+        QTest::qWait(50);
+        int widths = 0;
+        for (int c = 0; c < HistoryModel::ColumnCount; ++c) widths += panel.view()->isColumnHidden(c) ? 0 : panel.view()->columnWidth(c);
+        QVERIFY2(!panel.view()->horizontalScrollBar()->isVisible(),
+                 qPrintable(QStringLiteral("columns %1 px, viewport %2 px").arg(widths).arg(panel.view()->viewport()->width())));
+        QCOMPARE(panel.view()->textElideMode(), Qt::ElideMiddle);
+        QVERIFY(panel.filtered()->index(0, HistoryModel::Name).data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("a run name far")));
+        QVERIFY(!panel.view()->isColumnHidden(HistoryModel::MedianMs) && !panel.view()->isColumnHidden(HistoryModel::Status));
+        panel.resize(1600, 400);  // room again: every column back
+        QTest::qWait(50);
+        for (int c = 0; c < HistoryModel::ColumnCount; ++c) QVERIFY(!panel.view()->isColumnHidden(c));
+        panel.model()->setRuns(stored);
 
         // Deleting asks first, and Enter answers No: the runs cannot be brought back.
         panel.view()->selectRow(0);

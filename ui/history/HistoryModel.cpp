@@ -58,6 +58,12 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
             default: return {};
         }
     }
+    if (role == Qt::ToolTipRole && index.column() == Name) {
+        return tr("%1\n%2 %3 on %4, %n step(s), %5", nullptr, r.steps)
+            .arg(QString::fromStdString(display_name(r.name, r.fp8_emulated)), QString::fromStdString(r.backend),
+                 QString::fromStdString(precision_label(r.precision, r.fp8_emulated)), QString::fromStdString(r.device),
+                 QString::fromStdString(r.status));
+    }
     if (role == Qt::TextAlignmentRole && (index.column() == Id || index.column() >= Steps)) {
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     }

@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLineEdit>
@@ -51,6 +52,28 @@ HistoryPanel::HistoryPanel(std::filesystem::path storePath, QWidget* parent)
     // is the one the header shows (newest first).
     view_->horizontalHeader()->setSortIndicator(HistoryModel::Id, Qt::DescendingOrder);
     view_->setSortingEnabled(true);
+    // The pane is a tab beside the dashboard: the name gives up width first (elided in the middle, full in its
+    // tooltip with the setup), then Device, Steps and Backend step aside (the name's tooltip has them; a default name
+    // says them too), before the table would scroll sideways.
+    view_->setTextElideMode(Qt::ElideMiddle);
+    const auto fitName = [view = view_] {
+        const auto over = [view] {
+            int total = 0;
+            for (int c = 0; c < view->model()->columnCount(); ++c) total += view->isColumnHidden(c) ? 0 : view->columnWidth(c);
+            return total - view->viewport()->width();
+        };
+        constexpr int kStepAside[] = {HistoryModel::Device, HistoryModel::Steps, HistoryModel::Backend};
+        for (const int c : kStepAside) view->setColumnHidden(c, false);
+        if (over() > 0) view->setColumnWidth(HistoryModel::Name, std::max(120, view->columnWidth(HistoryModel::Name) - over()));
+        for (const int c : kStepAside) {
+            if (over() <= 0) break;
+            view->setColumnHidden(c, true);
+        }
+    };
+    for (const auto signal : {&QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved}) connect(proxy_, signal, view_, fitName);
+    connect(proxy_, &QAbstractItemModel::modelReset, view_, fitName);
+    view_->viewport()->installEventFilter(this);
+    fitName_ = fitName;
     layout->addWidget(view_);
 
     connect(search_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
@@ -115,6 +138,14 @@ void HistoryPanel::runAgain(const std::vector<std::int64_t>& ids) {
     } catch (const std::exception& e) {
         Q_EMIT problem(QString::fromStdString(e.what()));
     }
+}
+
+bool HistoryPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == view_->viewport() && event->type() == QEvent::Resize && fitName_) {
+        view_->resizeColumnsToContents();
+        fitName_();
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void HistoryPanel::confirmAndRemove() {

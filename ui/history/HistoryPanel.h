@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <vector>
 
 #include <QWidget>
@@ -45,7 +46,11 @@ Q_SIGNALS:
     void rerunRequested(tewb::RunConfig config);
     void problem(QString message);
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;  // fits the columns again when the pane resizes
+
 private:
+    std::function<void()> fitName_;
     std::filesystem::path storePath_;
     HistoryModel* model_;
     QSortFilterProxyModel* proxy_;

@@ -71,7 +71,8 @@ RunQueuePanel::RunQueuePanel(RunController* controller, QWidget* parent) : QWidg
     // Progress bars need room for "n of N"; states change as runs start and end. The queue sits in a
     // narrow pane: the name is capped and the setup text (long, and in the tooltip) gets what is left, so
     // every column shows without a horizontal scroll bar.
-    view_->setTextElideMode(Qt::ElideRight);
+    // Elided in the middle: a name's end ("… (emulated FP8)", "#2") says as much as its start.
+    view_->setTextElideMode(Qt::ElideMiddle);
     const auto fitProgress = [view = view_] {
         view->resizeColumnsToContents();
         view->setColumnWidth(RunQueueModel::Progress, std::max(view->columnWidth(RunQueueModel::Progress), 90));

@@ -74,7 +74,8 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
     view_ = new QTableView(splitter_);
     view_->setObjectName(QStringLiteral("comparisonTable"));
     setup_run_table(view_, model_);
-    view_->setTextElideMode(Qt::ElideRight);
+    // Elided in the middle: a name's end ("… (emulated FP8)", "#2") says as much as its start.
+    view_->setTextElideMode(Qt::ElideMiddle);
     // The time breakdown with the launch ledger's totals and the top kernels of a traced run under it.
     side_ = new QWidget(splitter_);
     auto* side_layout = new QVBoxLayout(side_);
