@@ -51,6 +51,11 @@ Comparability comparability(const RunRecord& run, const RunRecord& baseline) {
     differ(c.differences, "batch", run.config.batch, baseline.config.batch);
     differ(c.differences, "data", data_kind(run), data_kind(baseline));
     differ(c.differences, "device", device_kind(run), device_kind(baseline));
+    // --inspect-fp8 reads every cast's saturation and underflow back to the host inside forward and backward: its
+    // cost is in the step time (on a CPU it was more than half of it), so an inspected run's time is not a speed.
+    if (run.config.inspect_fp8 != baseline.config.inspect_fp8) {
+        differ(c.differences, "FP8 inspection", run.config.inspect_fp8 ? "on" : "off", baseline.config.inspect_fp8 ? "on" : "off");
+    }
     const int processes = run.config.dist.world_size();
     const int base_processes = baseline.config.dist.world_size();
     if (c.differences.empty() && processes != base_processes) {

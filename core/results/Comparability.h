@@ -12,7 +12,7 @@ namespace tewb {
 
 // A run against a baseline: comparable when both trained the same model (arch and every size), on the same kind
 // of data (synthetic tokens or a token file), with the same tokens per step in each process, on the same kind of
-// device. Runs of different process counts (a data-parallel job and its 1-process run) compare per token: the
+// device, both with or both without FP8 inspection (whose host reads are inside the step time). Runs of different process counts (a data-parallel job and its 1-process run) compare per token: the
 // speedup is the ratio of tokens per second (`token_ratio`: the run's tokens per step over the baseline's).
 struct Comparability {
     std::vector<std::string> differences;  // "hidden 768 vs 256", …; empty: comparable

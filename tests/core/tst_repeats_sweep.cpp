@@ -120,6 +120,13 @@ private Q_SLOTS:
         QCOMPARE(against_emulated[5].speedup.value_or(0), 1.0);  // itself
         runs[3].execution.fp8_emulated = false;
         QCOMPARE(compare_runs(runs, 3)[0].not_comparable, (std::vector<std::string>{"the baseline was cancelled"}));
+
+        // FP8 inspection's host reads are inside the step time: an inspected run and one without have no speedup.
+        runs[5].execution.fp8_emulated = false;
+        runs[5].config.inspect_fp8 = true;
+        QCOMPARE(compare_runs(runs, 0)[5].not_comparable, (std::vector<std::string>{"FP8 inspection on vs off"}));
+        runs[0].config.inspect_fp8 = true;  // both inspected: comparable again
+        QVERIFY(compare_runs(runs, 0)[5].not_comparable.empty());
     }
 
     void medianAndMean() {

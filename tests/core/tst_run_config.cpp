@@ -28,8 +28,10 @@ struct InvalidCase {
     const char* message_part;
 };
 
+// A GPU machine whose driver finds no usable GPU: refusals quote the CUDA error.
 DeviceInfo no_gpu() {
     DeviceInfo d;
+    d.driver_version = "580.65.06";
     d.gpu_error = "no CUDA-capable device is detected (cudaErrorNoDevice)";
     return d;
 }
@@ -594,6 +596,12 @@ private Q_SLOTS:
     void availabilityFollowsTheHardware() {
         QVERIFY(!device_availability(DeviceKind::Cuda, no_gpu()).available);
         QVERIFY(device_availability(DeviceKind::Cuda, no_gpu()).reason.find("cudaErrorNoDevice") != std::string::npos);
+        // An ordinary CPU machine (no NVIDIA driver): said plainly, the runtime's "driver insufficient" not quoted.
+        DeviceInfo cpu;
+        cpu.gpu_error = "CUDA driver version is insufficient for CUDA runtime version (cudaErrorInsufficientDriver)";
+        const std::string plain = device_availability(DeviceKind::Cuda, cpu).reason;
+        QVERIFY2(plain.find("this machine has no NVIDIA GPU") != std::string::npos && plain.find("insufficient") == std::string::npos,
+                 plain.c_str());
         QVERIFY(device_availability(DeviceKind::Cpu, no_gpu()).available);
         QVERIFY(device_availability(DeviceKind::Cuda, a100()).available);
 

@@ -579,6 +579,12 @@ private Q_SLOTS:
         QVERIFY(chart.minimumWidth() >= QFontMetrics(chart.font()).horizontalAdvance(chart.labels().front()) + 150);
         QVERIFY(chart.minimumHeight() >= 3 * 26);
         QVERIFY(chart.minimumWidth() <= 900 && chart.minimumHeight() <= 500);
+        // An FP8-inspected run says that its forward and backward include the inspection.
+        b.config.inspect_fp8 = true;
+        chart.show({a, b, old});
+        QCOMPARE(chart.labels()[1], QStringLiteral("te fp8 cpu (FP8 inspected)"));
+        QVERIFY(chart.segmentToolTip(1, StepSegment::Backward).contains(QStringLiteral("includes FP8 inspection")));
+        QVERIFY(!chart.segmentToolTip(0, StepSegment::Backward).contains(QStringLiteral("inspection")));
     }
 
     // Every slot of the heat map has its full name, underscores kept; a map squeezed below one label line

@@ -1,4 +1,6 @@
 #include <QtTest>
+#include <QAbstractScrollArea>
+#include <QApplication>
 
 #include <QCheckBox>
 #include <QDoubleSpinBox>
@@ -384,6 +386,65 @@ private Q_SLOTS:
         QCOMPARE(panel.addButton()->mapTo(&panel, QPoint(0, 0)), buttonAt);
         QCOMPARE(scroll->viewport()->height(), formHeight);
         QCOMPARE(scroll->verticalScrollBar()->value(), scrolled);
+        // The marked spin box keeps its arrows: no style sheet reaches it (a border there drops the native arrows);
+        // its base is tinted red instead, and back to the theme's when the value is good again.
+        auto* hidden = qobject_cast<QSpinBox*>(panel.field("hidden"));
+        QVERIFY(!panel.styleSheet().contains(QStringLiteral("*[")) && !panel.styleSheet().contains(QStringLiteral("SpinBox")));
+        QVERIFY(hidden->palette().color(QPalette::Base) != panel.palette().color(QPalette::Base));
+        // Two long messages show whole: the problems area grows (at most 8 lines) rather than cut the second.
+        qobject_cast<QLineEdit*>(panel.field("seed"))->setText(QStringLiteral("not a seed, and long enough to wrap a line or two"));
+        QTest::qWait(20);
+        QVERIFY(panel.problems().size() >= 2);
+        auto* problems = panel.findChild<QLabel*>(QStringLiteral("problems"));
+        auto* area = panel.findChild<QScrollArea*>(QStringLiteral("problemsArea"));
+        QVERIFY2(problems->heightForWidth(area->viewport()->width()) <= area->viewport()->height(),
+                 qPrintable(QStringLiteral("text %1 px high, area %2 px: %3")
+                                .arg(problems->heightForWidth(area->viewport()->width()))
+                                .arg(area->viewport()->height())
+                                .arg(problems->text())));
+        hidden->setValue(128);
+        qobject_cast<QLineEdit*>(panel.field("seed"))->setText(QStringLiteral("7"));
+        QTest::qWait(20);
+        QVERIFY(panel.problems().empty());
+        QCOMPARE(hidden->palette().color(QPalette::Base), panel.palette().color(QPalette::Base));
+    }
+
+    // Tab walks the form top to bottom as it is laid out (the preset, the run, the model, the FP8 recipe...), every
+    // stop a visible control a user can see take focus (no scroll area, no label), and ends at the buttons.
+    void tabFollowsTheFormTopToBottom() {
+        RunSetupPanel panel;
+        const DeviceInfo device = test::no_gpu();
+        panel.setDevice(device, classify(device));  // the buttons take focus once they are enabled
+        panel.resize(420, 900);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        panel.activateWindow();
+        QWidget* first = panel.findChild<QWidget*>(QStringLiteral("preset"));
+        QVERIFY(first);
+        first->setFocus(Qt::TabFocusReason);
+        QTRY_VERIFY(first->hasFocus());
+        QList<QWidget*> stops{first};
+        for (int i = 0; i < 80; ++i) {
+            QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+            QWidget* now = QApplication::focusWidget();
+            if (!now || now == first) break;
+            stops << now;
+        }
+        QStringList names;
+        for (QWidget* w : stops) names << (w->objectName().isEmpty() ? QString::fromLatin1(w->metaObject()->className()) : w->objectName());
+        const QString chain = names.join(QStringLiteral(" > "));
+        for (QWidget* w : stops) {
+            QVERIFY2(w->isVisible() && !qobject_cast<QAbstractScrollArea*>(w) && !qobject_cast<QLabel*>(w), qPrintable(chain));
+        }
+        // Down the form: within the scrolling form each stop lies at or below the one before, or to its right on a row.
+        int lastY = -1;
+        for (QWidget* w : stops) {
+            if (!panel.formScroll()->widget()->isAncestorOf(w)) continue;
+            const int y = w->mapTo(panel.formScroll()->widget(), QPoint(0, w->height() / 2)).y();
+            QVERIFY2(y + 4 >= lastY, qPrintable(QStringLiteral("%1 goes up at %2").arg(chain, w->objectName())));
+            lastY = y;
+        }
+        QVERIFY2(stops.contains(panel.addButton()) && stops.contains(panel.compareButton()), qPrintable(chain));
     }
 
     void presetsFillEveryField() {

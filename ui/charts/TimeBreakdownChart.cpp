@@ -58,7 +58,8 @@ void TimeBreakdownChart::show(const std::vector<RunRecord>& records) {
     const auto same = [&] {
         if (records.size() != records_.size()) return false;
         for (std::size_t i = 0; i < records.size(); ++i) {
-            if (records[i].summary.breakdown != records_[i].summary.breakdown || display_name(records[i]) != display_name(records_[i])) {
+            if (records[i].summary.breakdown != records_[i].summary.breakdown || display_name(records[i]) != display_name(records_[i]) ||
+                records[i].config.inspect_fp8 != records_[i].config.inspect_fp8) {
                 return false;
             }
         }
@@ -87,9 +88,14 @@ QString TimeBreakdownChart::segmentToolTip(int row, StepSegment segment) const {
     if (!r.summary.breakdown) return tr("%1: no breakdown recorded").arg(QString::fromStdString(display_name(r)));
     const double total = r.summary.breakdown->total_ms();
     const double ms = r.summary.breakdown->at(segment);
-    return tr("%1, %2: %3 ms per step (%4% of the step; %5)")
-        .arg(QString::fromStdString(display_name(r)), segment_label(segment), QString::number(ms, 'f', 2),
-             QString::number(total > 0 ? 100.0 * ms / total : 0.0, 'f', 0), QString::fromStdString(r.summary.breakdown_source));
+    QString tip = tr("%1, %2: %3 ms per step (%4% of the step; %5)")
+                      .arg(QString::fromStdString(display_name(r)), segment_label(segment), QString::number(ms, 'f', 2),
+                           QString::number(total > 0 ? 100.0 * ms / total : 0.0, 'f', 0),
+                           QString::fromStdString(r.summary.breakdown_source));
+    if (r.config.inspect_fp8 && (segment == StepSegment::Forward || segment == StepSegment::Backward)) {
+        tip += tr(". It includes FP8 inspection: every cast's saturation and underflow read back to the host (--inspect-fp8)");
+    }
+    return tip;
 }
 
 QStringList TimeBreakdownChart::legendLabels() const {
@@ -131,7 +137,8 @@ void TimeBreakdownChart::rebuild() {
     }
     longest_ = 0;
     for (const RunRecord& r : records_) {
-        labels_.push_back(QString::fromStdString(display_name(r)) + (r.summary.breakdown ? QString() : tr(" (no breakdown)")));
+        labels_.push_back(QString::fromStdString(display_name(r)) + (r.summary.breakdown ? QString() : tr(" (no breakdown)")) +
+                          (r.config.inspect_fp8 ? tr(" (FP8 inspected)") : QString()));
         if (r.summary.breakdown) longest_ = std::max(longest_, r.summary.breakdown->total_ms());
     }
     QStringList categories(labels_.rbegin(), labels_.rend());

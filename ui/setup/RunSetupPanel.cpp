@@ -7,12 +7,16 @@
 #include <QCheckBox>
 #include <algorithm>
 
+#include <QAbstractSpinBox>
+#include <QPalette>
+
 #include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPalette>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSpinBox>
@@ -40,11 +44,17 @@ QString presetText(Preset preset) {
            QString::fromStdString(preset_summary(preset));
 }
 
+constexpr int kProblemLinesShown = 3;  // the problems area at rest
+constexpr int kProblemLinesMost = 8;   // grown for long messages; more scroll
+
 }  // namespace
 
 RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("runSetup"));
-    setStyleSheet(QStringLiteral("*[problem=\"true\"] { border: 2px solid #d32f2f; border-radius: 3px; }"));
+    // A field with a problem gets a red frame; a spin box a red-tinted base instead (markField): a style sheet's border
+    // on a spin box replaces its native up and down arrows with none.
+    setStyleSheet(QStringLiteral("QLineEdit[problem=\"true\"], QComboBox[problem=\"true\"], QCheckBox[problem=\"true\"] "
+                                 "{ border: 2px solid #d32f2f; border-radius: 3px; }"));
     // The form scrolls; the problems and the buttons under it do not, so "Add to queue" and "Compare" are
     // always in view.
     form_ = new QWidget(this);
@@ -77,10 +87,25 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
                {"ffn", ffn_},        {"rope-base", ropeBase_}, {"data", dataPath_},  {"data-format", dataFormat_},
                {"val-fraction", valFraction_}, {"eval-every", evalEvery_}};
     for (const auto& [field, widget] : fields_) baseTips_[field] = widget->toolTip();
+    setTabOrderAsLaidOut();
 
     connectFields();
     guard_wheel(this);
     applyPreset(Preset::QuickCpu);
+}
+
+// Tab walks the form as it is laid out, top to bottom (the widgets were created in another order: the model group's
+// architecture fields after its seed), then the buttons; the scroll areas take no focus of their own.
+void RunSetupPanel::setTabOrderAsLaidOut() {
+    formScroll_->setFocusPolicy(Qt::NoFocus);
+    problemsArea_->setFocusPolicy(Qt::NoFocus);
+    const std::vector<QWidget*> order{presets_,    device_,      backend_,  precision_, teImpl_,   name_,     cudaGraph_,
+                                      repeats_,    processes_,   scaling_,  format_,    historyLen_, algo_,   margin_,
+                                      inspect_,    calibrate_,   blockPow2_, arch_,     layers_,   hidden_,   heads_,
+                                      kvHeads_,    ffn_,         ropeBase_, seq_,       vocab_,    batch_,    warmup_,
+                                      iters_,      lr_,          seed_,     dataPath_,  browse_,   dataFormat_, valFraction_,
+                                      evalEvery_,  add_,         compare_};
+    for (std::size_t i = 1; i < order.size(); ++i) QWidget::setTabOrder(order[i - 1], order[i]);
 }
 
 QLayout* RunSetupPanel::buildPresetRow() {
@@ -267,7 +292,8 @@ QWidget* RunSetupPanel::buildActions() {
     problemsArea->setWidget(problemsLabel_);
     problemsArea->viewport()->setAutoFillBackground(false);  // the panel's own background: no empty box
     problemsLabel_->setAutoFillBackground(false);
-    problemsArea->setFixedHeight(problemsLabel_->fontMetrics().lineSpacing() * 3 + 4);
+    problemsArea->setFixedHeight(problemsLabel_->fontMetrics().lineSpacing() * kProblemLinesShown + 4);
+    problemsArea_ = problemsArea;
     layout->addWidget(problemsArea);
 
     auto* buttons = new QHBoxLayout;
@@ -512,8 +538,30 @@ void RunSetupPanel::markField(const std::string& field, const QString& message) 
         w->setProperty("problem", bad);
         w->style()->unpolish(w);
         w->style()->polish(w);
+        if (auto* spin = qobject_cast<QAbstractSpinBox*>(w)) {
+            if (bad) {
+                QPalette tinted = spin->palette();
+                const QColor base = tinted.color(QPalette::Base);
+                const QColor red(0xd3, 0x2f, 0x2f);
+                tinted.setColor(QPalette::Base, QColor::fromRgbF(0.75f * base.redF() + 0.25f * red.redF(),
+                                                                 0.75f * base.greenF() + 0.25f * red.greenF(),
+                                                                 0.75f * base.blueF() + 0.25f * red.blueF()));
+                spin->setPalette(tinted);
+            } else {
+                spin->setPalette(QPalette());  // back to the inherited palette (the theme's)
+            }
+        }
     }
     w->setToolTip(bad ? message : baseTips_[field]);
+}
+
+void RunSetupPanel::fitProblems() {
+    // Three lines when there is little to say (the form does not move for one short message); up to eight so that
+    // two long messages show whole; more scroll inside.
+    const int line = problemsLabel_->fontMetrics().lineSpacing();
+    const int width = std::max(100, problemsArea_->viewport()->width());
+    const int needed = problemsLabel_->text().isEmpty() ? 0 : problemsLabel_->heightForWidth(width);
+    problemsArea_->setFixedHeight(std::clamp(needed, line * kProblemLinesShown, line * kProblemLinesMost) + 4);
 }
 
 void RunSetupPanel::validate() {
@@ -555,6 +603,7 @@ void RunSetupPanel::validate() {
     QStringList lines;
     for (const ConfigProblem& p : problems_) lines << form_words(p.message);
     problemsLabel_->setText(lines.join(QLatin1Char('\n')));
+    fitProblems();
     add_->setEnabled(problems_.empty() && device_info_.has_value());
     // Compare sets backend and precision per row itself: only the shared settings must be valid.
     const bool sharedValid = std::all_of(problems_.begin(), problems_.end(), [](const ConfigProblem& p) {

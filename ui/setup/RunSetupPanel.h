@@ -84,6 +84,9 @@ private:
     QWidget* buildActions();
     void connectFields();  // every field's edit: Custom preset, availability, validation
     void validate();
+    // The problems area's height for its text: 3 lines at rest, up to 8 so that two long messages show whole.
+    void fitProblems();
+    void setTabOrderAsLaidOut();
     void updateAvailability();
     void markField(const std::string& field, const QString& message);
     TeImpl teImplChoice() const;
@@ -132,6 +135,7 @@ private:
     std::map<std::string, QString> llamaTips_;  // a llama field's tooltip while llama is chosen
     std::map<std::string, QString> dataTips_;   // a data field's tooltip while a file is chosen
     QLabel* problemsLabel_;
+    QScrollArea* problemsArea_ = nullptr;
     QPushButton* add_;
     QPushButton* compare_;
     std::vector<QWidget*> fp8Fields_;

@@ -307,6 +307,10 @@ QVariant ComparisonModel::sortValue(const RunRecord& r, int key, const Row& c, i
 QVariant ComparisonModel::toolTip(const RunRecord& r, const Row& c, int column) const {
     if (column == Name) return QString::fromStdString(display_name(r));  // the cell may be elided
     if (column == Status && !r.message.empty()) return QString::fromStdString(r.message);
+    if (column == MeanMs && r.config.inspect_fp8) {
+        return tr("Includes FP8 inspection (--inspect-fp8): every cast's saturation and underflow read back to the host, "
+                  "inside forward and backward. Compare speed with a run without inspection.");
+    }
     if (column == Speedup && !c.not_comparable.empty()) {
         QStringList why;
         for (const std::string& reason : c.not_comparable) why << QString::fromStdString(reason);
