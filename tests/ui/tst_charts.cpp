@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <QComboBox>
+#include <QHeaderView>
 #include <QLabel>
 #include <QScrollArea>
 #include <QTableWidget>
@@ -22,6 +23,7 @@
 #include "core/results/LedgerReport.h"
 #include "ui/charts/ChartsPanel.h"
 #include "ui/charts/Fp8Inspector.h"
+#include "ui/charts/Fp8Panel.h"
 #include "ui/charts/LedgerSummary.h"
 #include "ui/charts/TimeBreakdownChart.h"
 #include "ui/charts/TopKernelsPanel.h"
@@ -585,6 +587,38 @@ private Q_SLOTS:
         QCOMPARE(chart.labels()[1], QStringLiteral("te fp8 cpu (FP8 inspected)"));
         QVERIFY(chart.segmentToolTip(1, StepSegment::Backward).contains(QStringLiteral("includes FP8 inspection")));
         QVERIFY(!chart.segmentToolTip(0, StepSegment::Backward).contains(QStringLiteral("inspection")));
+    }
+
+    // A run that did not inspect its casts has no SNR: its map says so instead of a grey grid with a made-up
+    // 0 … 1 scale, while amax still draws; the FP8 charts' legend names only runs with FP8 statistics; the what-if
+    // table keeps its header and a few rows under the map.
+    void uninspectedRunsAndRunsWithoutFp8AreSaidPlainly() {
+        RunRecord r = test::synthetic_record("te fp8 plain", 6, 1, 10);
+        r.fp8_slots.push_back({"blocks_0.qkv", SlotRole::Input, Fp8Dtype::E4M3});
+        for (StepMetrics& s : r.steps) s.fp8.assign(1, Fp8SlotSample{1.0f, 2.0f});  // amax and scale only
+        Fp8HeatMap map;
+        map.show(&r, Fp8Metric::SnrDb);
+        QVERIFY(!map.hasValues());
+        QVERIFY(map.labelsAt(QSize(600, map.fullHeight())).isEmpty());
+        map.show(&r, Fp8Metric::Amax);
+        QVERIFY(map.hasValues());
+        QCOMPARE(map.labelsAt(QSize(600, map.fullHeight())).size(), 1);
+
+        RunCollection runs;
+        runs.add(test::synthetic_record("torch bf16 no fp8", 6, 1, 10));
+        runs.add(r);
+        Fp8Panel panel(&runs);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        panel.markDirty();
+        panel.refreshIfDirty();
+        auto* legend = panel.findChild<QLabel*>(QStringLiteral("legend"));
+        QTRY_VERIFY2(legend->text().contains(QStringLiteral("te fp8 plain")), qPrintable(legend->text()));
+        QVERIFY2(!legend->text().contains(QStringLiteral("torch bf16 no fp8")), qPrintable(legend->text()));
+
+        Fp8Inspector inspector(&runs);
+        QTableWidget* table = inspector.whatIfTable();
+        QVERIFY(table->minimumHeight() >= table->horizontalHeader()->sizeHint().height() + 4 * table->verticalHeader()->defaultSectionSize());
     }
 
     // Every slot of the heat map has its full name, underscores kept; a map squeezed below one label line

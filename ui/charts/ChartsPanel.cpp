@@ -130,7 +130,16 @@ void ChartsPanel::refreshIfDirty() {
     ++refreshCount_;
     for (MetricChartView* v : views_) v->plot()->refresh(*runs_);
     QStringList items;
+    const auto has_line = [this](int key) {
+        for (const MetricChartView* v : views_) {
+            for (const MetricPlot::Trace& t : v->plot()->traces()) {
+                if (t.key == key && !t.raw.empty()) return true;
+            }
+        }
+        return false;
+    };
     for (const RunCollection::Entry& e : runs_->entries()) {
+        if (legendOnlyRunsWithData_ && !has_line(e.key)) continue;
         // The line's own style: the second ten runs are drawn dash-dot.
         const QString line = run_line_style(e.colour) == Qt::SolidLine ? QStringLiteral("━") : QStringLiteral("━·");
         const std::string name =

@@ -62,6 +62,9 @@ public:
 protected:
     // Replaces the specs of the charts (the FP8 view switches slots this way).
     void setSpecs(const std::vector<MetricSpec>& specs);
+    // The legend names only runs that have a line in some chart (the FP8 view: runs with FP8 statistics), not every
+    // run shown.
+    void setLegendOnlyRunsWithData(bool on) { legendOnlyRunsWithData_ = on; }
     RunCollection* runs() const { return runs_; }
     void showEvent(QShowEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
@@ -85,6 +88,7 @@ private:
     int columns_ = 0;
     QTimer timer_;
     bool dirty_ = true;
+    bool legendOnlyRunsWithData_ = false;
     bool dark_ = false;
     int refreshCount_ = 0;
 };

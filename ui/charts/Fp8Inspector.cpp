@@ -88,7 +88,8 @@ void Fp8HeatMap::show(const RunRecord* record, Fp8Metric metric) {
             hi_ = std::max(hi_, *v);
         }
     }
-    if (!(lo_ <= hi_)) {
+    hasValues_ = lo_ <= hi_;
+    if (!hasValues_) {
         lo_ = 0;
         hi_ = 1;
     }
@@ -116,6 +117,13 @@ QStringList Fp8HeatMap::paintMap(QPainter& painter, QSize size) const {
     painter.setPen(palette().color(QPalette::Text));
     if (cells_.empty() || steps_.empty()) {
         painter.drawText(QRect(QPoint(0, 0), size), Qt::AlignCenter, tr("No FP8 statistics in this run"));
+        return {};
+    }
+    if (!hasValues_) {  // a grey map with a made-up 0 … 1 scale would say nothing
+        painter.drawText(QRect(QPoint(8, 0), size - QSize(16, 0)), Qt::AlignCenter | Qt::TextWordWrap,
+                         tr("No %1 in this run: it did not inspect its casts. Its amax and scale are known (pick them as the "
+                            "colour).")
+                             .arg(metricName_));
         return {};
     }
     const double cellW = std::max(1.0, (size.width() - kLabelWidth - 8.0) / static_cast<double>(steps_.size()));
@@ -234,8 +242,13 @@ Fp8Inspector::Fp8Inspector(RunCollection* runs, QWidget* parent) : QWidget(paren
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->verticalHeader()->hide();
+    // The what-if table keeps its header and a few rows whatever the map needs (at 1024×700 the map took all but
+    // one row); neither side collapses.
     split->addWidget(heatScroll_);
     split->addWidget(table_);
+    split->setChildrenCollapsible(false);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
     layout->addWidget(split, 1);
 
     connect(runBox_, &QComboBox::currentIndexChanged, this, &Fp8Inspector::updateView);
@@ -315,6 +328,9 @@ void Fp8Inspector::updateView() {
     table_->clear();
     table_->setColumnCount(static_cast<int>(header.size()));
     table_->setHorizontalHeaderLabels(header);
+    // (set here, with the header's labels in: its height is known now)
+    table_->setMinimumHeight(table_->horizontalHeader()->sizeHint().height() + 4 * table_->verticalHeader()->defaultSectionSize() +
+                             2 * table_->frameWidth());
     table_->setRowCount(static_cast<int>(digests.size()));
     for (std::size_t i = 0; i < digests.size(); ++i) {
         const Fp8SlotDigest& d = digests[i];

@@ -36,6 +36,8 @@ public:
     int fullHeight() const;
     // The row labels a map of `size` paints, in order: every slot's full name when the size allows.
     QStringList labelsAt(QSize size) const;
+    // Whether any cell has a value (an uninspected run has no SNR, saturation or underflow: the map then says so).
+    bool hasValues() const { return hasValues_; }
     // The cell's value under `metric`, row = slot, column = step index; nothing where empty.
     std::optional<double> value(int row, int column) const;
     int rows() const { return static_cast<int>(cells_.size()); }
@@ -60,6 +62,7 @@ private:
     std::vector<std::vector<std::optional<double>>> cells_;
     double lo_ = 0;
     double hi_ = 1;
+    bool hasValues_ = false;  // some cell has a value of the metric (an uninspected run has no SNR, saturation...)
     bool log_ = false;  // amax and scale span decades
     QString metricName_;
 };

@@ -13,6 +13,7 @@ namespace tewb::ui {
 
 Fp8Panel::Fp8Panel(RunCollection* runs, QWidget* parent)
     : ChartsPanel(runs, {fp8_metric({}, Fp8Quantity::Amax), fp8_metric({}, Fp8Quantity::Scale)}, 1, parent) {
+    setLegendOnlyRunsWithData(true);  // BF16 and torch runs have no FP8 line to name
     auto* row = new QWidget(this);
     auto* rowLayout = new QHBoxLayout(row);
     rowLayout->setContentsMargins(0, 0, 0, 0);
