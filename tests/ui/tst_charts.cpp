@@ -4,7 +4,11 @@
 
 #include <QComboBox>
 #include <QHeaderView>
+#include <QAbstractTextDocumentLayout>
 #include <QLabel>
+#include <QTextBlock>
+#include <QTextDocument>
+#include <QTextLayout>
 #include <QScrollArea>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -24,6 +28,7 @@
 #include "ui/charts/ChartsPanel.h"
 #include "ui/charts/Fp8Inspector.h"
 #include "ui/charts/Fp8Panel.h"
+#include "ui/report/ReportLayout.h"
 #include "ui/charts/LedgerSummary.h"
 #include "ui/charts/TimeBreakdownChart.h"
 #include "ui/charts/TopKernelsPanel.h"
@@ -619,6 +624,34 @@ private Q_SLOTS:
         Fp8Inspector inspector(&runs);
         QTableWidget* table = inspector.whatIfTable();
         QVERIFY(table->minimumHeight() >= table->horizontalHeader()->sizeHint().height() + 4 * table->verticalHeader()->defaultSectionSize());
+    }
+
+    // The PDF report never leaves a section heading alone at the foot of a page (the "Runs" heading did): with
+    // text that puts the heading on a page's last line, it moves to the next page with its table.
+    void reportHeadingsStayWithWhatFollows() {
+        bool orphaned = false;
+        for (int paragraphs = 1; paragraphs < 80 && !orphaned; ++paragraphs) {
+            QString html;
+            for (int i = 0; i < paragraphs; ++i) html += QStringLiteral("<p>Line %1 of the machine section.</p>").arg(i);
+            html += QStringLiteral("<h2>Runs</h2><table><tr><td>run</td><td>ms</td></tr><tr><td>te bf16</td><td>1.0</td></tr></table>");
+            QTextDocument document;
+            document.setHtml(html);
+            document.setPageSize(QSizeF(400, 300));
+            document.pageCount();
+            const double page = document.pageSize().height();
+            QTextBlock heading = document.begin();
+            while (heading.isValid() && heading.text() != QStringLiteral("Runs")) heading = heading.next();
+            QVERIFY(heading.isValid());
+            const auto page_of_top = [&](const QTextBlock& b) {
+                return static_cast<int>((document.documentLayout()->blockBoundingRect(b).top() + b.layout()->lineAt(0).y()) / page);
+            };
+            if (page_of_top(heading.next()) <= page_of_top(heading)) continue;
+            orphaned = true;
+            QCOMPARE(keep_headings_with_what_follows(document), 1);
+            document.pageCount();
+            QCOMPARE(page_of_top(heading), page_of_top(heading.next()));
+        }
+        QVERIFY2(orphaned, "no paragraph count put the heading at a page's foot");
     }
 
     // Every slot of the heat map has its full name, underscores kept; a map squeezed below one label line

@@ -289,6 +289,8 @@ void write_report(const std::filesystem::path& path, const ReportContent& report
         // (without a page size it would add its own 2 cm margins and squeeze the table).
         document.setPageSize(writer.pageLayout().paintRectPixels(96).size());
         keep_figures_on_pages(document);
+        // After the figures (they move text); a heading's break shifts what follows, so the figures are checked again.
+        if (keep_headings_with_what_follows(document) > 0) keep_figures_on_pages(document);
         document.print(&writer);
     }
     if (bytes.isEmpty()) throw DataError(path.string() + ": the PDF could not be produced");

@@ -182,7 +182,43 @@ bool fix_one(QTextDocument& document) {
     return false;
 }
 
+// The first section heading left as the last line of its page (what follows it starts on the next page) gets a page
+// break before it; false when none is.
+bool keep_one_heading(QTextDocument& document) {
+    const double page = document.pageSize().height();
+    for (QTextBlock block = document.begin(); block.isValid(); block = block.next()) {
+        if (block.blockFormat().headingLevel() == 0 || !top_level(block) || is_figure_heading(block)) continue;
+        const QTextBlock next = block.next();  // a paragraph, or the first cell of a table
+        if (!next.isValid() || next.layout()->lineCount() == 0) continue;
+        // In document coordinates (a table's cells are laid out inside its frame): the heading's last line, and the
+        // first line of what follows.
+        const QAbstractTextDocumentLayout* layout = document.documentLayout();
+        const QRectF headingRect = layout->blockBoundingRect(block);
+        const QRectF nextRect = layout->blockBoundingRect(next);
+        const QTextLine nextFirst = next.layout()->lineAt(0);
+        const int headingPage = static_cast<int>((headingRect.bottom() - 1) / page);
+        const int nextPage = static_cast<int>((nextRect.top() + nextFirst.y()) / page);
+        if (nextPage <= headingPage) continue;
+        QTextBlockFormat format = block.blockFormat();
+        if (format.pageBreakPolicy() & QTextFormat::PageBreak_AlwaysBefore) continue;
+        format.setPageBreakPolicy(QTextFormat::PageBreak_AlwaysBefore);
+        QTextCursor(block).setBlockFormat(format);
+        return true;
+    }
+    return false;
+}
+
 }  // namespace
+
+int keep_headings_with_what_follows(QTextDocument& document) {
+    int fixed = 0;
+    while (fixed < kMaxPasses) {
+        document.pageCount();
+        if (!keep_one_heading(document)) break;
+        ++fixed;
+    }
+    return fixed;
+}
 
 QString figure_heading_text(int number, const QString& title) {
     return QStringLiteral("Figure %1 · %2").arg(number).arg(title);

@@ -15,6 +15,9 @@ namespace tewb::ui {
 // of its size (its text stays legible); moved after the text that follows it on that page, as a float, so
 // the text fills the room; or started on a new page when no text follows. Returns how many fixes it made.
 int keep_figures_on_pages(QTextDocument& document);
+// Keeps each section heading (<h1>…<h6>, not a figure's) on the page of what follows it: a heading that would be
+// the last line of its page starts the next one instead. Returns how many headings it moved.
+int keep_headings_with_what_follows(QTextDocument& document);
 
 // The heading and caption texts keep_figures_on_pages looks for.
 QString figure_heading_text(int number, const QString& title);
