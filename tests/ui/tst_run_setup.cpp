@@ -447,6 +447,19 @@ private Q_SLOTS:
         QVERIFY2(stops.contains(panel.addButton()) && stops.contains(panel.compareButton()), qPrintable(chain));
     }
 
+    // A long token file path shows its file name from its first letter, not the path's tail.
+    void tokenFileFieldShowsTheFileName() {
+        RunSetupPanel panel;
+        panel.resize(420, 800);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        RunConfig config = make_preset(Preset::QuickCpu);
+        config.data.path = "/home/someone/datasets/a/fairly/deep/folder/of/corpora/shakespeare-tokens.txt";
+        panel.setConfig(config);
+        const QLineEdit* field = panel.dataPathEdit();
+        QCOMPARE(field->cursorPosition(), static_cast<int>(std::string_view(config.data.path).rfind('/') + 1));
+    }
+
     void presetsFillEveryField() {
         RunSetupPanel panel;
         panel.applyPreset(Preset::Seed);

@@ -1,5 +1,6 @@
 // The run setup's architecture fields (gpt | llama and the llama's sizes) and its data group (the token file, its
 // format, the held-out fraction and how often its loss is evaluated).
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -21,6 +22,22 @@
 #include "ui/setup/RunSetupPanel.h"
 
 namespace tewb::ui {
+
+namespace {
+
+// A path set into the narrow field shows its file name from its first letter (the field showed the path's tail,
+// "-tokens.txt"): the end is scrolled into view first, then the cursor goes back to where the name starts, so the
+// field scrolls left just enough for the name to begin at its left edge (or shows all of it). The full path is
+// the field's tooltip.
+void show_file_name(QLineEdit* field) {
+    const QString path = field->text();
+    const qsizetype slash = std::max(path.lastIndexOf(QLatin1Char('/')), path.lastIndexOf(QLatin1Char('\\')));
+    field->setCursorPosition(static_cast<int>(path.size()));
+    field->setCursorPosition(static_cast<int>(slash + 1));
+}
+
+}  // namespace
+
 
 using namespace form;
 
@@ -154,12 +171,16 @@ void RunSetupPanel::connectModelAndDataFields(const std::function<void()>& edite
     for (QSpinBox* box : {kvHeads_, ffn_, evalEvery_}) connect(box, &QSpinBox::valueChanged, this, edited);
     connect(valFraction_, &QDoubleSpinBox::valueChanged, this, edited);
     for (QLineEdit* line : {ropeBase_, dataPath_}) connect(line, &QLineEdit::textChanged, this, edited);
+    connect(dataPath_, &QLineEdit::editingFinished, this, [this] { show_file_name(dataPath_); });
 }
 
 void RunSetupPanel::chooseTokenFile() {
     const QString path = choose_open_file(this, tr("Choose a token file"),
                                           tr("Token files (*.bin *.txt *.tokens);;All files (*)"));
-    if (!path.isEmpty()) dataPath_->setText(path);
+    if (!path.isEmpty()) {
+        dataPath_->setText(path);
+        show_file_name(dataPath_);
+    }
 }
 
 void RunSetupPanel::writeModelAndData(const RunConfig& c) {
@@ -171,6 +192,7 @@ void RunSetupPanel::writeModelAndData(const RunConfig& c) {
         ropeBase_->setText(ropeText(c.model.rope_base));
     }
     dataPath_->setText(QString::fromStdString(c.data.path));
+    show_file_name(dataPath_);
     if (c.data.from_file()) {
         selectData(dataFormat_, static_cast<int>(c.data.format));
         valFraction_->setValue(c.data.val_fraction);
