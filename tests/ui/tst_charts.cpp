@@ -454,6 +454,21 @@ private Q_SLOTS:
         const QPointF inside = view.plot()->mapToPosition(QPointF(20, 1));
         QTest::mouseMove(view.viewport(), view.mapFromScene(view.plot()->mapToScene(inside)));
         QTRY_VERIFY(view.crosshairVisible());
+
+        // A run that ended before the hovered step is left out (not listed at its last loss); the others are listed
+        // highest value first.
+        runs.add(test::synthetic_record("long run", 200, 10, 10));
+        view.plot()->refresh(runs);
+        const QString late = view.crosshairText(150);
+        QVERIFY2(late.contains(QStringLiteral("long run")) && !late.contains(QStringLiteral("first run")) &&
+                     !late.contains(QStringLiteral("second run")),
+                 qPrintable(late));
+        RunRecord high = test::synthetic_record("high loss", 40, 10, 10);
+        for (StepMetrics& s : high.steps) s.loss += 5.0;
+        runs.add(high);
+        view.plot()->refresh(runs);
+        const QString both = view.crosshairText(20);
+        QVERIFY2(both.indexOf(QStringLiteral("high loss")) < both.indexOf(QStringLiteral("first run")), qPrintable(both));
     }
 
     void renderedImageHasTheRequestedSizeAndTheRunColours() {

@@ -52,15 +52,22 @@ QString MetricChartView::crosshairText(double x) const {
     const bool byStep = plot_->options().x == XAxis::Step;
     QString html = QStringLiteral("<b>%1</b>").arg(byStep ? tr("step %1").arg(std::lround(snapped))
                                                           : tr("%1 s").arg(snapped, 0, 'f', 2));
+    // The runs that have a value at x, highest first (the order their lines stand in on the chart).
+    std::vector<std::pair<double, QString>> rows;
     for (const MetricPlot::Trace& t : plot_->traces()) {
         const QPointF* p = nearest(t.shown, snapped);
         if (!p) continue;
         // A companion has values at a few steps only (evaluations): it is listed where it has one, never a
         // neighbouring step's value passed off as this one's.
         if (t.companion && p->x() != snapped) continue;
-        html += QStringLiteral("<br><span style=\"color:%1\">■</span> %2: %3")
-                    .arg(t.colour.name(), t.name.toHtmlEscaped(), QString::number(p->y(), 'g', 5));
+        // A run that ended before x (or started after it) has no value there: not its last value passed off as one.
+        const double spacing = t.shown.size() > 1 ? (t.shown.back().x() - t.shown.front().x()) / (t.shown.size() - 1) : 0.0;
+        if (snapped > t.shown.back().x() + spacing / 2 || snapped < t.shown.front().x() - spacing / 2) continue;
+        rows.emplace_back(p->y(), QStringLiteral("<br><span style=\"color:%1\">■</span> %2: %3")
+                                      .arg(t.colour.name(), t.name.toHtmlEscaped(), QString::number(p->y(), 'g', 5)));
     }
+    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& row : rows) html += row.second;
     return html;
 }
 
