@@ -422,9 +422,22 @@ private Q_SLOTS:
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         view.plot()->refresh(runs);
-        view.plot()->zoomIn(QRectF(view.plot()->plotArea().center(), QSizeF(100, 100)));
+        view.plot()->zoomIn(QRectF(view.plot()->plotArea().center() + QPointF(3.7, 1.3), QSizeF(101, 97)));
         QVERIFY(view.plot()->isZoomed());
         auto* x = qobject_cast<QValueAxis*>(view.plot()->axes(Qt::Horizontal).front());
+        auto* y = qobject_cast<QValueAxis*>(view.plot()->axes(Qt::Vertical).front());
+        // Once the zoom is done its ticks are round numbers, not the rubber band's pixel values ("8.723…").
+        const auto round_ticks = [](const QValueAxis* axis) {
+            const double step = (axis->max() - axis->min()) / (axis->tickCount() - 1);
+            const double magnitude = std::pow(10.0, std::floor(std::log10(step)));
+            const double mantissa = step / magnitude;
+            const bool nice_step = std::abs(mantissa - std::round(mantissa * 2) / 2) < 1e-9;  // 1, 1.5, 2, 2.5, 5 ...
+            const bool on_grid = std::abs(axis->min() / step - std::round(axis->min() / step)) < 1e-6;
+            return nice_step && on_grid;
+        };
+        QTRY_VERIFY2(round_ticks(x), qPrintable(QStringLiteral("x %1 … %2, %3 ticks").arg(x->min()).arg(x->max()).arg(x->tickCount())));
+        QVERIFY2(round_ticks(y), qPrintable(QStringLiteral("y %1 … %2, %3 ticks").arg(y->min()).arg(y->max()).arg(y->tickCount())));
+        QVERIFY(view.plot()->isZoomed());
         const double zoomedMax = x->max();
         QVERIFY(zoomedMax < 40);
         runs.add(test::synthetic_record("b", 80, 10, 20));

@@ -131,9 +131,7 @@ void MetricPlot::installAxes() {
         xAxis_ = new QValueAxis(this);
         xAxis_->setLabelFormat(QStringLiteral("%g"));
         addAxis(xAxis_, Qt::AlignBottom);
-        connect(xAxis_, &QValueAxis::rangeChanged, this, [this] {
-            if (!applyingRange_) zoomed_ = true;
-        });
+        connect(xAxis_, &QValueAxis::rangeChanged, this, [this] { userZoomed(); });
     }
     xAxis_->setTitleText(options_.x == XAxis::Step ? tr("step") : tr("time (s)"));
     if (!yAxis_ || yIsLog_ != options_.log_y) {
@@ -146,16 +144,12 @@ void MetricPlot::installAxes() {
             axis->setBase(10);
             axis->setLabelFormat(QStringLiteral("%g"));
             axis->setMinorTickCount(-1);
-            connect(axis, &QLogValueAxis::rangeChanged, this, [this] {
-                if (!applyingRange_) zoomed_ = true;
-            });
+            connect(axis, &QLogValueAxis::rangeChanged, this, [this] { userZoomed(); });
             yAxis_ = axis;
         } else {
             auto* axis = new QValueAxis(this);
             axis->setLabelFormat(QStringLiteral("%g"));
-            connect(axis, &QValueAxis::rangeChanged, this, [this] {
-                if (!applyingRange_) zoomed_ = true;
-            });
+            connect(axis, &QValueAxis::rangeChanged, this, [this] { userZoomed(); });
             yAxis_ = axis;
         }
         yIsLog_ = options_.log_y;
@@ -426,6 +420,25 @@ void MetricPlot::resizeEvent(QGraphicsSceneResizeEvent* event) {
     if (!xAxis_ || !yAxis_) return;
     applyRanges();
     applyUnit();  // the tick count follows the plot's size
+}
+
+void MetricPlot::userZoomed() {
+    if (applyingRange_) return;
+    zoomed_ = true;
+    // A rubber band leaves the axes at the pixels' values ("8.723…"): once it is done, both value axes get nice
+    // round ticks around what was chosen.
+    if (roundingPending_) return;
+    roundingPending_ = true;
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            roundingPending_ = false;
+            const QScopedValueRollback<bool> guard(applyingRange_, true);
+            for (QAbstractAxis* axis : {static_cast<QAbstractAxis*>(xAxis_), yAxis_}) {
+                if (auto* value = qobject_cast<QValueAxis*>(axis)) value->applyNiceNumbers();
+            }
+        },
+        Qt::QueuedConnection);
 }
 
 void MetricPlot::resetZoom() {

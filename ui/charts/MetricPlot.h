@@ -97,6 +97,8 @@ private:
     };
 
     void installAxes();
+    // An axis range changed: the user's zoom, unless the plot set it; its ticks are rounded once the zoom is done.
+    void userZoomed();
     Lines& linesFor(const Trace& trace);
     void buildTraces(const RunCollection& runs);
     // The run's trace and, where the spec has a companion and the run has its values, the companion's.
@@ -119,6 +121,7 @@ private:
     bool unitInTitle_ = false;
     bool zoomed_ = false;
     bool applyingRange_ = false;
+    bool roundingPending_ = false;
     int valuesAtFloor_ = 0;
     int plannedSteps_ = 10;  // steps of the longest running run: the step axis covers it from the start
 };
