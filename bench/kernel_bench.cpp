@@ -76,15 +76,18 @@ void bias_gradient_levers(const kernels::GemmArgs& base, std::vector<Row>& rows)
     at::Tensor dw2 = at::empty({hidden, ffn}, cuda);
     at::Tensor db2 = at::empty({hidden}, cuda);
     at::Tensor dy_cast = at::empty({tokens, hidden}, cuda.dtype(at::kBFloat16));
-    const auto operand = [](const at::Tensor& t, bool transposed) {
-        return kernels::GemmOperand{t.data_ptr(), kernels::GemmType::BFloat16, nullptr, transposed};
+    // d [m, n] = a · bᵀ in bfloat16 operands, each as stored (`transposed`: [k, m] / [k, n]), on `base`'s workspace.
+    const auto bf16_gemm = [&base](std::int64_t m, std::int64_t n, std::int64_t k, const at::Tensor& a, bool a_transposed,
+                                   const at::Tensor& b, bool b_transposed, at::Tensor& d) {
+        kernels::GemmArgs g = base;
+        g.m = static_cast<std::size_t>(m), g.n = static_cast<std::size_t>(n), g.k = static_cast<std::size_t>(k);
+        g.a = {a.data_ptr(), kernels::GemmType::BFloat16, nullptr, a_transposed};
+        g.b = {b.data_ptr(), kernels::GemmType::BFloat16, nullptr, b_transposed};
+        g.d = d.data_ptr();
+        g.d_type = d.scalar_type() == at::kFloat ? kernels::GemmType::Float32 : kernels::GemmType::BFloat16;
+        return g;
     };
-    kernels::GemmArgs dgrad = base;  // d_act [tokens, ffn] = dy · w2, w2 [hidden, ffn] read as stored
-    dgrad.m = tokens, dgrad.n = ffn, dgrad.k = hidden;
-    dgrad.a = operand(dy, false);
-    dgrad.b = operand(w2, true);
-    dgrad.d = d_act.data_ptr();
-    dgrad.d_type = kernels::GemmType::BFloat16;
+    const kernels::GemmArgs dgrad = bf16_gemm(tokens, ffn, hidden, dy, false, w2, true, d_act);  // w2 [hidden, ffn] as stored
     kernels::GemmArgs dgrad_epilogue = dgrad;
     dgrad_epilogue.d = dgelu.data_ptr();
     dgrad_epilogue.epilogue = kernels::Epilogue::DGeluBGrad;
@@ -102,12 +105,7 @@ void bias_gradient_levers(const kernels::GemmArgs& base, std::vector<Row>& rows)
     const std::string shape = std::to_string(tokens) + "x" + std::to_string(ffn) + "x" + std::to_string(hidden);
     rows.push_back({"dgrad + gelu_backward vs DGELU_BGRAD", shape, ours_ms, epilogue_ms / ours_ms, "x", 1.0});
 
-    kernels::GemmArgs wgrad = base;  // dw2 [hidden, ffn] = dyᵀ · act, both read as stored, float32 out
-    wgrad.m = hidden, wgrad.n = ffn, wgrad.k = tokens;
-    wgrad.a = operand(dy_cast, true);
-    wgrad.b = operand(act, true);
-    wgrad.d = dw2.data_ptr();
-    wgrad.d_type = kernels::GemmType::Float32;
+    const kernels::GemmArgs wgrad = bf16_gemm(hidden, ffn, tokens, dy_cast, true, act, true, dw2);  // dyᵀ · act, float32 out
     kernels::GemmArgs wgrad_epilogue = wgrad;
     wgrad_epilogue.epilogue = kernels::Epilogue::BGradB;
     wgrad_epilogue.bias_grad = db2.data_ptr();

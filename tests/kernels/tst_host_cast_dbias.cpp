@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/host_numbers.h"
 #include "tewb_kernels/host/cast.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
@@ -20,23 +21,15 @@ using namespace tewb::kernels;
 
 namespace {
 
-std::uint32_t bits_of(float v) {
-    std::uint32_t u = 0;
-    std::memcpy(&u, &v, sizeof u);
-    return u;
-}
-
-float float_of(std::uint32_t u) {
-    float v = 0;
-    std::memcpy(&v, &u, sizeof v);
-    return v;
-}
+// A float's bits and back: the library's, as tst_host_numbers checks them.
+using tewb::kernels::detail::bits_float;
+using tewb::kernels::detail::float_bits;
 
 // bfloat16 from its definition: the top 16 bits of float32, rounded to nearest with ties to the even pattern;
 // every NaN as 0x7fff.
 std::uint16_t reference_bf16(float v) {
     if (std::isnan(v)) return 0x7fff;
-    const std::uint32_t u = bits_of(v);
+    const std::uint32_t u = float_bits(v);
     const std::uint32_t truncated = u >> 16;
     const std::uint32_t rest = u & 0xffffu;
     if (rest > 0x8000u || (rest == 0x8000u && (truncated & 1u) != 0)) return static_cast<std::uint16_t>(truncated + 1);
@@ -44,7 +37,7 @@ std::uint16_t reference_bf16(float v) {
 }
 
 float canonical(float v) {
-    return std::isnan(v) ? float_of(0x7fffffffu) : v;
+    return std::isnan(v) ? bits_float(0x7fffffffu) : v;
 }
 
 std::size_t dtype_bytes(DType dtype) {
@@ -75,7 +68,7 @@ struct Matrix {
         } else {
             const std::uint16_t h = reference_bf16(v);
             std::memcpy(data + i * 2, &h, 2);
-            values[i] = float_of(static_cast<std::uint32_t>(h) << 16);
+            values[i] = bits_float(static_cast<std::uint32_t>(h) << 16);
         }
     }
     ConstTensorRef cref() const { return {data, dtype, rows, cols}; }
@@ -177,7 +170,7 @@ private Q_SLOTS:
                             if (out_dtype == DType::Float32) {
                                 float got = 0;
                                 std::memcpy(&got, out.data + i * 4, 4);
-                                QVERIFY2(bits_of(got) == bits_of(x.values[i]) || (std::isnan(got) && std::isnan(x.values[i])),
+                                QVERIFY2(float_bits(got) == float_bits(x.values[i]) || (std::isnan(got) && std::isnan(x.values[i])),
                                          (what + ": out " + std::to_string(i)).c_str());
                             } else {
                                 std::uint16_t got = 0;
@@ -189,19 +182,19 @@ private Q_SLOTS:
                         const Sums want = reference_sums(x);
                         const auto* partial = reinterpret_cast<const float*>(workspace.data());
                         for (std::size_t i = 0; i < want.chunks * cols; ++i) {
-                            QVERIFY2(bits_of(partial[i]) == bits_of(want.partial[i]),
+                            QVERIFY2(float_bits(partial[i]) == float_bits(want.partial[i]),
                                      (what + ": partial " + std::to_string(i)).c_str());
                         }
                         for (std::size_t c = 0; c < cols; ++c) {
                             float got = 0;
                             if (dbias_dtype == DType::Float32) {
                                 std::memcpy(&got, dbias.data + c * 4, 4);
-                                QVERIFY2(bits_of(got) == bits_of(want.total[c]), (what + ": dbias " + std::to_string(c)).c_str());
+                                QVERIFY2(float_bits(got) == float_bits(want.total[c]), (what + ": dbias " + std::to_string(c)).c_str());
                             } else {
                                 std::uint16_t h = 0;
                                 std::memcpy(&h, dbias.data + c * 2, 2);
                                 QVERIFY2(h == reference_bf16(want.total[c]), (what + ": dbias " + std::to_string(c)).c_str());
-                                got = float_of(static_cast<std::uint32_t>(h) << 16);
+                                got = bits_float(static_cast<std::uint32_t>(h) << 16);
                             }
                             // Against the sum in double: float32 accumulation's error bound (and bfloat16's rounding).
                             double exact = 0.0, magnitude = 0.0;
@@ -228,7 +221,7 @@ private Q_SLOTS:
         // A NaN column sums to the GPU's one NaN, +inf stays +inf, +inf and -inf make that NaN; in bfloat16 0x7fff.
         Matrix x(DType::Float32, 2, 4);
         for (std::size_t i = 0; i < 8; ++i) x.set(i, 1.0f);
-        x.set(1, float_of(0xffc00001u));  // a negative NaN with a payload
+        x.set(1, bits_float(0xffc00001u));  // a negative NaN with a payload
         x.set(2, std::numeric_limits<float>::infinity());
         x.set(3, std::numeric_limits<float>::infinity());
         x.set(7, -std::numeric_limits<float>::infinity());
@@ -240,9 +233,9 @@ private Q_SLOTS:
         float got[4];
         std::memcpy(got, dbias.data, sizeof got);
         QCOMPARE(got[0], 2.0f);
-        QCOMPARE(bits_of(got[1]), 0x7fffffffu);
+        QCOMPARE(float_bits(got[1]), 0x7fffffffu);
         QCOMPARE(got[2], std::numeric_limits<float>::infinity());
-        QCOMPARE(bits_of(got[3]), 0x7fffffffu);
+        QCOMPARE(float_bits(got[3]), 0x7fffffffu);
         std::uint16_t half[4];
         std::memcpy(half, dbias16.data, sizeof half);
         QCOMPARE(half[1], std::uint16_t{0x7fff});
