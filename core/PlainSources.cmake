@@ -51,6 +51,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   results/RecordJson.cpp
   results/RecordJsonRead.cpp
   results/RecordCsv.cpp
+  results/TensorBoardEvents.cpp
   results/AtomicFile.cpp
   results/RunStore.cpp
   results/RecordImport.cpp

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Puts LibTorch (the torch wheel, CUDA 13.0 build) into a Python virtual environment, and only what is
-# missing. Used by packaging/setup-deps.sh (with numpy, for the Python reference benchmarks) and shipped
-# in the .deb as /usr/lib/te-workbench/install-libtorch, behind the te-workbench-setup command.
+# missing. Used by packaging/setup-deps.sh (with numpy for the Python reference benchmarks and tensorboard for the
+# test that reads exported event files back) and shipped in the .deb as /usr/lib/te-workbench/install-libtorch,
+# behind the te-workbench-setup command.
 #   usage: install-libtorch.sh VENV [EXTRA_PACKAGE...]
 # Needs python3 with the venv module (Debian: python3-venv).
 set -euo pipefail

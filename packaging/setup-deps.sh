@@ -58,7 +58,8 @@ else
 fi
 
 # --- LibTorch (the torch wheel) in a virtual environment -----------------------------------------
-bash "$here/install-libtorch.sh" "$VENV" numpy
+# numpy for the Python reference benchmarks, tensorboard for the test that reads exported event files back.
+bash "$here/install-libtorch.sh" "$VENV" numpy tensorboard
 
 # --- CUDA 13 compiler ------------------------------------------------------------------------------
 nvcc_release() { "$1" --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9]*\.[0-9]*\).*/\1/p'; }

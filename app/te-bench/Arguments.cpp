@@ -408,6 +408,9 @@ void define_history_commands(CLI::App& app, Commands& c) {
     c.history_export->add_option("--summary-csv", c.export_summary_csv, "summary CSV, the first ID as baseline")
         ->type_name("PATH");
     c.history_export->add_option("--fp8-csv", c.export_fp8_csv, "FP8 statistics CSV (FP8 runs)")->type_name("PATH");
+    c.history_export->add_option("--tensorboard", c.export_tensorboard,
+                                 "TensorBoard event files, a folder per run (made if missing; `tensorboard --logdir DIR`)")
+        ->type_name("DIR");
     c.history_import = c.history->add_subcommand("import", "add run records (JSON from te-bench run/export) to the store");
     c.history_import->add_option("FILE", c.import_paths, "JSON file with one record or an array of records")->required();
 }
@@ -427,6 +430,13 @@ void define_commands(CLI::App& app, Commands& c) {
         "selftest", "check every fused kernel against its reference on this GPU (exit 0 all pass, 1 a failure, 77 no GPU)");
     c.selftest->add_flag("--json", c.selftest_json, "print the report as JSON");
     define_history_commands(app, c);
+    c.export_runs = app.add_subcommand("export", "write saved runs for other tools: TensorBoard event files");
+    c.export_runs->add_option("ID", c.export_runs_ids, "run numbers from `history list` (default: every saved run)");
+    c.export_runs->add_option("--tensorboard", c.export_runs_tensorboard,
+                              "folder for TensorBoard's event files, a folder per run (made if missing); then "
+                              "`tensorboard --logdir DIR`")
+        ->type_name("DIR")
+        ->required();
 }
 
 namespace {

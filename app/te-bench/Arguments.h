@@ -16,7 +16,7 @@
 namespace tewb::cli {
 
 constexpr int kExitUsage = 2;
-constexpr const char* kCommands = "info|run|compare|sweep|recipe|selftest|history";
+constexpr const char* kCommands = "info|run|compare|sweep|recipe|selftest|history|export";
 
 // Run settings as text, so every number is converted by core with a message naming the flag.
 struct RunFlags {
@@ -79,9 +79,14 @@ struct Commands {
     std::vector<std::string> delete_ids;
     CLI::App* history_export = nullptr;
     std::vector<std::string> export_ids;
-    std::string export_json, export_csv, export_summary_csv, export_fp8_csv;
+    std::string export_json, export_csv, export_summary_csv, export_fp8_csv, export_tensorboard;
     CLI::App* history_import = nullptr;
     std::vector<std::string> import_paths;
+
+    // `te-bench export --tensorboard DIR [ID...]`: saved runs (every one when no ID is given) for other tools.
+    CLI::App* export_runs = nullptr;
+    std::vector<std::string> export_runs_ids;
+    std::string export_runs_tensorboard;
 };
 
 void define_commands(CLI::App& app, Commands& c);

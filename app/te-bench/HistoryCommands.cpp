@@ -1,6 +1,8 @@
 // te-bench history: list, show, delete, import and export the run store.
 #include "HistoryCommands.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +20,7 @@
 #include "core/results/RecordJson.h"
 #include "core/results/ReportText.h"
 #include "core/results/RunStore.h"
+#include "core/results/TensorBoardEvents.h"
 
 namespace tewb::cli {
 
@@ -100,20 +103,9 @@ int run_history_import(const Commands& c, RunStore& store) {
     return 0;
 }
 
-int run_history_export(const Commands& c, RunStore& store) {
-    if (c.export_json.empty() && c.export_csv.empty() && c.export_summary_csv.empty() && c.export_fp8_csv.empty()) {
-        throw ConfigError(
-            "history export: nothing to write; allowed: one or more of --json PATH, --csv PATH, --summary-csv PATH, "
-            "--fp8-csv PATH");
-    }
-    std::vector<OutputRequest> outputs;
-    add_output(outputs, "--json", c.export_json);
-    add_output(outputs, "--csv", c.export_csv);
-    add_output(outputs, "--summary-csv", c.export_summary_csv);
-    add_output(outputs, "--fp8-csv", c.export_fp8_csv);
-    check_outputs(outputs, store.path());
-    std::vector<std::int64_t> ids;
-    for (const std::string& text : c.export_ids) ids.push_back(parse_run_id(text));
+// The runs `ids` names, in that order; a damaged one is skipped with a line on stderr, the command fails only
+// when every one is.
+std::vector<RunRecord> load_for_export(RunStore& store, const std::vector<std::int64_t>& ids, const char* command) {
     std::vector<RunRecord> records;
     std::size_t damaged = 0;
     for (const std::int64_t id : ids) {
@@ -124,11 +116,43 @@ int run_history_export(const Commands& c, RunStore& store) {
             ++damaged;
         }
     }
-    if (records.empty() && damaged > 0) throw DataError("history export: every run asked for is damaged; nothing was written");
+    if (records.empty() && damaged > 0) {
+        throw DataError(std::string(command) + ": every run asked for is damaged; nothing was written");
+    }
+    return records;
+}
+
+void export_tensorboard(const std::vector<RunRecord>& records, const std::string& dir, const RunStore& store) {
+    const std::vector<std::filesystem::path> files = write_tensorboard(records, dir, store.path());
+    std::size_t scalars = 0;
+    for (const RunRecord& r : records) {
+        for (const StepMetrics& s : r.steps) scalars += step_scalars(r, s).size();
+    }
+    std::cerr << "wrote " << files.size() << " runs (" << scalars << " scalars) as TensorBoard event files under " << dir
+              << "; view them with: tensorboard --logdir " << dir << "\n";
+}
+
+int run_history_export(const Commands& c, RunStore& store) {
+    if (c.export_json.empty() && c.export_csv.empty() && c.export_summary_csv.empty() && c.export_fp8_csv.empty() &&
+        c.export_tensorboard.empty()) {
+        throw ConfigError(
+            "history export: nothing to write; allowed: one or more of --json PATH, --csv PATH, --summary-csv PATH, "
+            "--fp8-csv PATH, --tensorboard DIR");
+    }
+    std::vector<OutputRequest> outputs;
+    add_output(outputs, "--json", c.export_json);
+    add_output(outputs, "--csv", c.export_csv);
+    add_output(outputs, "--summary-csv", c.export_summary_csv);
+    add_output(outputs, "--fp8-csv", c.export_fp8_csv);
+    check_outputs(outputs, store.path());
+    std::vector<std::int64_t> ids;
+    for (const std::string& text : c.export_ids) ids.push_back(parse_run_id(text));
+    const std::vector<RunRecord> records = load_for_export(store, ids, "history export");
     if (!c.export_json.empty()) write_output(c.export_json, records_to_json_text(records));
     if (!c.export_csv.empty()) write_output(c.export_csv, steps_csv_text(records));
     if (!c.export_summary_csv.empty()) write_output(c.export_summary_csv, summary_csv_text(records, 0));
     if (!c.export_fp8_csv.empty()) write_output(c.export_fp8_csv, fp8_csv_text(records));
+    if (!c.export_tensorboard.empty()) export_tensorboard(records, c.export_tensorboard, store);
     return 0;
 }
 
@@ -142,6 +166,26 @@ int run_history(const Commands& c) {
     if (c.history_delete->parsed()) return run_history_delete(c, store);
     if (c.history_import->parsed()) return run_history_import(c, store);
     return run_history_export(c, store);
+}
+
+int run_export(const Commands& c) {
+    RunStore store(store_location(c.store_path), RunStore::Access::ReadOnly);
+    std::vector<std::int64_t> ids;
+    for (const std::string& text : c.export_runs_ids) ids.push_back(parse_run_id(text));
+    if (ids.empty()) {
+        for (const StoredRun& r : store.list()) ids.push_back(r.id);
+        std::reverse(ids.begin(), ids.end());  // oldest first, as they ran
+        if (ids.empty()) throw ConfigError("export: the run store " + store.path().string() + " has no runs to export");
+    } else {
+        for (const std::int64_t id : ids) {
+            if (!store.contains(id)) {
+                throw ConfigError("ID " + std::to_string(id) + ": no such run in " + store.path().string() +
+                                  "; see `te-bench history list`");
+            }
+        }
+    }
+    export_tensorboard(load_for_export(store, ids, "export"), c.export_runs_tensorboard, store);
+    return 0;
 }
 
 }  // namespace tewb::cli

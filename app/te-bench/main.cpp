@@ -32,6 +32,7 @@ using namespace tewb::cli;
 int run_command(const Commands& c) {
     if (needs_libtorch(c)) return run_libtorch_command(c);
     if (c.recipe->parsed()) return run_recipe(c);
+    if (c.export_runs->parsed()) return run_export(c);
     return run_history(c);
 }
 

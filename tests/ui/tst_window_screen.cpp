@@ -17,6 +17,10 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
+#include <QSplitter>
+#include <QStyle>
+#include <QChartView>
+#include <QGraphicsScene>
 #include <QStackedWidget>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -32,6 +36,7 @@
 #include "../helpers/ChildProcess.h"
 #include "WindowTestSupport.h"
 #include "ui/charts/Fp8Inspector.h"
+#include "ui/charts/MetricChartView.h"
 #include "ui/history/HistoryModel.h"
 #include "ui/history/HistoryPanel.h"
 #include "ui/runs/RunController.h"
@@ -352,6 +357,83 @@ private Q_SLOTS:
                                     .arg(area->widget()->minimumSizeHint().width())
                                     .arg(area->viewport()->width())));
         }
+    }
+
+    // Shown normally, the comparison table's speedup cells read whole at either size: "not comparable" (the inspected
+    // FP8 run: its step time holds the inspection) and "emulated" are never cut, and each says why in its tooltip.
+    void comparabilityCellsReadWhole() {
+        window_->showNormal();
+        QTRY_VERIFY(!window_->isMaximized());
+        settle(window_.get());
+        QTableView* view = window_->comparison()->view();
+        show_tabs_holding(view);
+        QTest::qWait(150);
+        QAbstractItemModel* model = view->model();
+        QVERIFY(!view->isColumnHidden(ComparisonModel::Speedup));
+        const int width = view->horizontalHeader()->sectionSize(ComparisonModel::Speedup);
+        int explained = 0;
+        for (int row = 0; row < model->rowCount(); ++row) {
+            const QModelIndex cell = model->index(row, ComparisonModel::Speedup);
+            const QString text = cell.data().toString();
+            const QString tip = cell.data(Qt::ToolTipRole).toString();
+            qInfo("row %d: \"%s\" (%s)", row, qPrintable(text), qPrintable(tip.left(120)));
+            // As the style lays an item's text out: its margin is the focus frame's plus one pixel on each side.
+            const int needed =
+                view->fontMetrics().horizontalAdvance(text) + 2 * (view->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, view) + 1);
+            QVERIFY2(width >= needed, qPrintable(QStringLiteral("row %1's speedup \"%2\" needs %3 px, its column has %4")
+                                                    .arg(row).arg(text).arg(needed).arg(width)));
+            if (text.startsWith(QStringLiteral("not comparable")) || text == QStringLiteral("emulated")) {
+                QVERIFY2(!tip.isEmpty(), qPrintable(QStringLiteral("row %1 says \"%2\" without a reason").arg(row).arg(text)));
+                ++explained;
+            }
+        }
+        QVERIFY2(explained >= 1, "no run of the comparison is marked not comparable or emulated");
+    }
+
+    // Shown normally, every chart (dashboard, FP8, sweep) has a plot area of at least 360×180 px, and the dashboard's
+    // splitter between the charts and the table moves both ways (a real drag of its handle).
+    void chartsAreLegibleAndTheSplitterMoves() {
+        window_->showNormal();
+        QTRY_VERIFY(!window_->isMaximized());
+        settle(window_.get());
+        std::vector<std::pair<QString, QChart*>> charts;
+        for (MetricChartView* view : window_->findChildren<MetricChartView*>()) {
+            if (view->window() == window_.get()) charts.emplace_back(view->objectName(), view->chart());
+        }
+        for (QChartView* view : window_->sweep()->findChildren<QChartView*>()) charts.emplace_back(QStringLiteral("sweep"), view->chart());
+        QVERIFY(charts.size() >= 6);  // loss, step time, memory, FP8 amax and scale, the sweep's speedup
+        for (const auto& [name, chart] : charts) {
+            auto* view = qobject_cast<QWidget*>(chart->scene()->views().front());
+            show_tabs_holding(view);
+            QTest::qWait(150);
+            const QRectF area = chart->plotArea();
+            qInfo("%s: plot area %.0f×%.0f in a %d×%d chart", qPrintable(name), area.width(), area.height(), view->width(),
+                  view->height());
+            QVERIFY2(area.width() >= 360 && area.height() >= 180,
+                     qPrintable(QStringLiteral("%1's plot area is %2×%3 px (at least 360×180)").arg(name).arg(area.width()).arg(area.height())));
+        }
+
+        auto* splitter = window_->findChild<QSplitter*>(QStringLiteral("dashboardSplitter"));
+        QVERIFY(splitter);
+        show_tabs_holding(splitter);
+        QTest::qWait(150);
+        QSplitterHandle* handle = splitter->handle(1);
+        const auto drag = [&](int dy) {
+            const QPoint from = handle->rect().center();
+            QTest::mousePress(handle, Qt::LeftButton, {}, from);
+            for (int step = 1; step <= 4; ++step) QTest::mouseMove(handle, from + QPoint(0, dy * step / 4));
+            QTest::mouseRelease(handle, Qt::LeftButton, {}, from + QPoint(0, dy));
+            QTest::qWait(50);
+            return splitter->sizes().front();
+        };
+        const int before = splitter->sizes().front();
+        const int up = drag(-60);
+        const int down = drag(120);
+        qInfo("dashboard splitter %d px high (charts at least %d, table at least %d): charts %d px, dragged up %d px, down %d px",
+              splitter->height(), splitter->widget(0)->minimumSizeHint().height(), splitter->widget(1)->minimumSizeHint().height(),
+              before, up, down);
+        QVERIFY2(up < before && down > up,
+                 qPrintable(QStringLiteral("the handle did not move: charts %1 -> %2 -> %3 px").arg(before).arg(up).arg(down)));
     }
 
     // The wheel over a field without focus scrolls the form, never the field; a field with focus takes it.

@@ -1,6 +1,7 @@
 #include "ui/charts/ChartsPanel.h"
 
 #include <algorithm>
+#include <array>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -8,10 +9,13 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSlider>
 #include <QVBoxLayout>
 
 #include "core/results/MeasurementQuality.h"
+#include "ui/charts/RunLegend.h"
 #include "ui/common/RunColors.h"
 #include "ui/common/ValidationLoss.h"
 #include "ui/runs/RunCollection.h"
@@ -25,7 +29,10 @@ ChartControls::ChartControls(QWidget* parent) : QWidget(parent) {
     xAxis_ = new QComboBox(this);
     xAxis_->setObjectName(QStringLiteral("xAxis"));
     xAxis_->addItem(tr("step"));
+    xAxis_->addItem(tr("tokens"));
     xAxis_->addItem(tr("time"));
+    xAxis_->setToolTip(tr("step: the run's step number · tokens: tokens trained, every rank's (thousands) · time: "
+                          "wall-clock seconds since the run started"));
     row->addWidget(xAxis_);
     row->addSpacing(12);
     row->addWidget(new QLabel(tr("Smoothing:"), this));
@@ -45,8 +52,14 @@ ChartControls::ChartControls(QWidget* parent) : QWidget(parent) {
     row->addWidget(logY_);
     auto* reset = new QPushButton(tr("Reset zoom"), this);
     reset->setObjectName(QStringLiteral("resetZoom"));
-    reset->setToolTip(tr("Drag a rectangle on a chart to zoom in, right click to zoom out"));
+    reset->setToolTip(tr("Drag a rectangle on a chart to zoom in; right click a chart to zoom out, set its own log y "
+                         "or y range, or open it in a window of its own; double click enlarges it"));
     row->addWidget(reset);
+    showAll_ = new QPushButton(tr("Show every chart"), this);
+    showAll_->setObjectName(QStringLiteral("showEveryChart"));
+    showAll_->setToolTip(tr("One chart is enlarged: show every chart again (or double click it)"));
+    showAll_->hide();
+    row->addWidget(showAll_);
     row->addStretch();
 
     connect(xAxis_, &QComboBox::currentIndexChanged, this, &ChartControls::optionsChanged);
@@ -60,7 +73,7 @@ ChartControls::ChartControls(QWidget* parent) : QWidget(parent) {
 
 PlotOptions ChartControls::options() const {
     PlotOptions o;
-    o.x = xAxis_->currentIndex() == 1 ? XAxis::Time : XAxis::Step;
+    o.x = std::array{XAxis::Step, XAxis::Tokens, XAxis::Time}[static_cast<std::size_t>(std::clamp(xAxis_->currentIndex(), 0, 2))];
     o.smoothing = smoothing_->value() / 100.0;
     o.log_y = logY_->isChecked();
     o.dark = dark_;
@@ -76,30 +89,136 @@ ChartsPanel::ChartsPanel(RunCollection* runs, std::vector<MetricSpec> specs, int
       maxColumns_(std::max(1, columns)) {
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(controls_);
-    legend_ = new QLabel(this);
-    legend_->setObjectName(QStringLiteral("legend"));
-    legend_->setWordWrap(true);
+    legend_ = new RunLegend(this);
     layout->addWidget(legend_);
     for (const MetricSpec& spec : specs) {
         auto* view = new MetricChartView(spec, this);
         view->setObjectName(spec.id + QStringLiteral("Chart"));
         views_.push_back(view);
+        connectView(view);
     }
+    auto* charts = new QWidget(this);
+    charts->setObjectName(QStringLiteral("charts"));
+    charts->setLayout(grid_);
+    grid_->setContentsMargins(0, 0, 0, 0);
     placeViews(maxColumns_);
-    layout->addLayout(grid_, 1);
+    scroll_ = new QScrollArea(this);
+    scroll_->setObjectName(QStringLiteral("chartArea"));
+    scroll_->setWidgetResizable(true);
+    scroll_->setFrameShape(QFrame::NoFrame);
+    scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll_->setWidget(charts);
+    // However small the splitter makes the panel, a good part of a chart stays in view (its plot area scrolls, it is
+    // never squeezed below 360×180 px).
+    scroll_->setMinimumHeight(kLeastChartAreaHeight);
+    layout->addWidget(scroll_, 1);
 
-    connect(controls_, &ChartControls::optionsChanged, this, &ChartsPanel::applyOptions);
+    connect(controls_, &ChartControls::optionsChanged, this, qOverload<>(&ChartsPanel::applyOptions));
     connect(controls_, &ChartControls::resetZoomRequested, this, [this] {
-        for (MetricChartView* v : views_) v->plot()->resetZoom();
+        for (MetricChartView* v : everyView()) v->plot()->resetZoom();
         dirty_ = true;
         refreshIfDirty();
     });
+    connect(controls_->showAll_, &QPushButton::clicked, this, [this] { setEnlarged(nullptr); });
+    connect(legend_, &RunLegend::visibilityToggled, this, &ChartsPanel::toggleRun);
+    connect(legend_, &RunLegend::soloRequested, this, &ChartsPanel::showOnly);
+    connect(legend_, &RunLegend::showAllRequested, this, &ChartsPanel::showEveryRun);
     connect(runs_, &RunCollection::runAdded, this, &ChartsPanel::markDirty);
     connect(runs_, &RunCollection::runChanged, this, &ChartsPanel::markDirty);
-    connect(runs_, &RunCollection::runRemoved, this, &ChartsPanel::markDirty);
+    connect(runs_, &RunCollection::runRemoved, this, [this](int key) {
+        hidden_.erase(key);
+        markDirty();
+    });
     timer_.setInterval(kRefreshIntervalMs);
     connect(&timer_, &QTimer::timeout, this, &ChartsPanel::refreshIfDirty);
     timer_.start();
+}
+
+void ChartsPanel::connectView(MetricChartView* view) {
+    connect(view, &MetricChartView::ownOptionsChanged, this, [this, view] {
+        applyOptions(view, options());
+        view->plot()->refresh(*runs_);
+    });
+    connect(view, &MetricChartView::enlargeToggled, this, [this, view] { setEnlarged(enlarged_ == view ? nullptr : view); });
+    connect(view, &MetricChartView::ownWindowRequested, this, [this, view] { openInOwnWindow(view); });
+}
+
+std::vector<MetricChartView*> ChartsPanel::ownWindowViews() const {
+    std::vector<MetricChartView*> open;
+    for (const QPointer<MetricChartView>& v : ownWindows_) {
+        if (v) open.push_back(v);
+    }
+    return open;
+}
+
+std::vector<MetricChartView*> ChartsPanel::everyView() const {
+    std::vector<MetricChartView*> all = views_;
+    for (MetricChartView* v : ownWindowViews()) all.push_back(v);
+    return all;
+}
+
+void ChartsPanel::setEnlarged(MetricChartView* view) {
+    if (view && std::find(views_.begin(), views_.end(), view) == views_.end()) return;
+    enlarged_ = view;
+    for (MetricChartView* v : views_) {
+        v->setEnlargeOffer(view == v ? MetricChartView::EnlargeOffer::Restore : MetricChartView::EnlargeOffer::Enlarge);
+    }
+    controls_->showAll_->setVisible(view != nullptr);
+    placeViews(columns_ > 0 ? columns_ : maxColumns_);
+    dirty_ = true;  // decimation follows the new width
+    refreshIfDirty();
+}
+
+MetricChartView* ChartsPanel::openInOwnWindow(MetricChartView* source) {
+    auto* window = new QWidget(this, Qt::Window);
+    window->setAttribute(Qt::WA_DeleteOnClose);
+    window->setObjectName(QStringLiteral("chartWindow"));
+    window->setWindowTitle(tr("%1 — TE Workbench").arg(source->plot()->spec().title));
+    auto* box = new QVBoxLayout(window);
+    auto* view = new MetricChartView(source->plot()->spec(), window);
+    view->setObjectName(source->objectName());
+    view->setEnlargeOffer(MetricChartView::EnlargeOffer::None);
+    view->setOwnLogY(source->ownLogY());
+    view->plot()->setYRange(source->plot()->yRange());
+    box->addWidget(view);
+    ownWindows_.emplace_back(view);
+    connect(view, &MetricChartView::ownOptionsChanged, this, [this, view] {
+        applyOptions(view, options());
+        view->plot()->refresh(*runs_);
+    });
+    applyOptions(view, options());
+    view->plot()->setHiddenRuns(hidden_);
+    window->resize(900, 560);
+    window->show();
+    view->plot()->refresh(*runs_);
+    return view;
+}
+
+void ChartsPanel::toggleRun(int key) {
+    if (!hidden_.erase(key)) hidden_.insert(key);
+    hiddenChanged();
+}
+
+// Only `key` shown; when it already is the only one (every other run hidden), every run again.
+void ChartsPanel::showOnly(int key) {
+    std::set<int> others;
+    for (const RunCollection::Entry& e : runs_->entries()) {
+        if (e.key != key) others.insert(e.key);
+    }
+    const bool alone = std::all_of(others.begin(), others.end(), [this](int k) { return hidden_.count(k) > 0; });
+    hidden_ = alone ? std::set<int>{} : others;
+    hiddenChanged();
+}
+
+void ChartsPanel::showEveryRun() {
+    hidden_.clear();
+    hiddenChanged();
+}
+
+void ChartsPanel::hiddenChanged() {
+    for (MetricChartView* v : everyView()) v->plot()->setHiddenRuns(hidden_);
+    dirty_ = true;
+    refreshIfDirty();
 }
 
 PlotOptions ChartsPanel::options() const {
@@ -113,9 +232,22 @@ void ChartsPanel::setDark(bool dark) {
 
 void ChartsPanel::applyOptions() {
     const PlotOptions o = options();
-    for (MetricChartView* v : views_) v->plot()->setOptions(o);
+    // The panel's log y sets every chart's: a chart's own choice lasts until then.
+    if (o.log_y != lastPanelLogY_) {
+        lastPanelLogY_ = o.log_y;
+        for (MetricChartView* v : everyView()) v->setOwnLogY(std::nullopt);
+    }
+    for (MetricChartView* v : everyView()) applyOptions(v, o);
     dirty_ = true;
     refreshIfDirty();
+}
+
+void ChartsPanel::applyOptions(MetricChartView* view, const PlotOptions& panel) {
+    PlotOptions o = panel;
+    o.log_y = view->ownLogY().value_or(panel.log_y);
+    // A typed range that a log axis cannot show (lowest y ≤ 0) gives way to the data's range.
+    if (o.log_y && view->plot()->yRange() && view->plot()->yRange()->lo <= 0) view->plot()->setYRange(std::nullopt);
+    view->plot()->setOptions(o);
 }
 
 void ChartsPanel::setSpecs(const std::vector<MetricSpec>& specs) {
@@ -128,8 +260,8 @@ void ChartsPanel::refreshIfDirty() {
     if (!dirty_ || !isVisible()) return;  // a hidden panel catches up when shown
     dirty_ = false;
     ++refreshCount_;
-    for (MetricChartView* v : views_) v->plot()->refresh(*runs_);
-    QStringList items;
+    for (MetricChartView* v : everyView()) v->plot()->refresh(*runs_);
+    std::vector<RunLegend::Entry> items;
     const auto has_line = [this](int key) {
         for (const MetricChartView* v : views_) {
             for (const MetricPlot::Trace& t : v->plot()->traces()) {
@@ -139,30 +271,34 @@ void ChartsPanel::refreshIfDirty() {
         return false;
     };
     for (const RunCollection::Entry& e : runs_->entries()) {
-        if (legendOnlyRunsWithData_ && !has_line(e.key)) continue;
-        // The line's own style: the second ten runs are drawn dash-dot.
-        const QString line = run_line_style(e.colour) == Qt::SolidLine ? QStringLiteral("━") : QStringLiteral("━·");
+        // A hidden run keeps its entry (to show it again), also where only runs with data are named.
+        if (legendOnlyRunsWithData_ && hidden_.count(e.key) == 0 && !has_line(e.key)) continue;
         const std::string name =
             noisy_name(display_name(e.record), e.record.execution.quality) + std::string(unfinished_mark(e.record.status));
-        items << QStringLiteral("<span style=\"color:%1; font-size:large\">%2</span>&nbsp;%3")
-                     .arg(e.colour.name(), line, QString::fromStdString(name).toHtmlEscaped());
+        items.push_back({e.key, QString::fromStdString(name), e.colour});
     }
     const auto& entries = runs_->entries();
     const bool validation =
         std::any_of(entries.begin(), entries.end(), [](const RunCollection::Entry& e) { return has_val_loss(e.record); });
-    const QString notes = validation ? tr(" &nbsp; <i>dashed: warm-up · faint: raw values under smoothing · dotted with "
-                                          "dots: validation loss (held-out tail of the token file)</i>")
-                                     : tr(" &nbsp; <i>dashed: warm-up · faint: raw values under smoothing</i>");
-    const QString legend = items.isEmpty() ? tr("No runs yet: queue one from the run setup, or open records (Ctrl+O).")
-                                           : items.join(QStringLiteral(" &nbsp; ")) + notes;
-    // Setting a rich-text label relayouts the window, even with the same text.
-    if (legend != legend_->text()) legend_->setText(legend);
+    const QString notes =
+        items.empty() ? tr("No runs yet: queue one from the run setup, or open records (Ctrl+O).")
+        : validation  ? tr("dashed: warm-up · faint: raw values under smoothing · dotted with dots: validation loss "
+                          "(held-out tail of the token file)")
+                      : tr("dashed: warm-up · faint: raw values under smoothing");
+    legend_->setRuns(items, hidden_, notes);
 }
 
 void ChartsPanel::placeViews(int columns) {
     columns_ = columns;
     for (MetricChartView* view : views_) grid_->removeWidget(view);
+    if (enlarged_) {
+        for (MetricChartView* view : views_) view->setVisible(view == enlarged_);
+        grid_->addWidget(enlarged_, 0, 0);
+        for (int row = 0; row < grid_->rowCount(); ++row) grid_->setRowStretch(row, row == 0 ? 1 : 0);
+        return;
+    }
     for (std::size_t i = 0; i < views_.size(); ++i) {
+        views_[i]->setVisible(true);
         grid_->addWidget(views_[i], static_cast<int>(i) / columns, static_cast<int>(i) % columns);
     }
     // A row whose charts moved away must not keep its stretch or height.
@@ -172,7 +308,9 @@ void ChartsPanel::placeViews(int columns) {
 QSize ChartsPanel::minimumSizeHint() const {
     const QMargins margins = layout()->contentsMargins();
     int width = controls_->minimumSizeHint().width();
-    for (const MetricChartView* view : views_) width = std::max(width, view->minimumWidth());
+    // The chart area has no sideways scroll bar: room for one chart and the upright scroll bar beside it.
+    const int bar = scroll_->verticalScrollBar()->sizeHint().width();
+    for (const MetricChartView* view : views_) width = std::max(width, view->minimumWidth() + bar);
     return {width + margins.left() + margins.right(), QWidget::minimumSizeHint().height()};
 }
 
@@ -181,7 +319,7 @@ void ChartsPanel::resizeEvent(QResizeEvent* event) {
     if (views_.empty()) return;
     const int spacing = std::max(0, grid_->horizontalSpacing());
     const QMargins margins = layout()->contentsMargins();
-    const int room = width() - margins.left() - margins.right();
+    const int room = width() - margins.left() - margins.right() - scroll_->verticalScrollBar()->sizeHint().width();
     const int fit = (room + spacing) / (views_.front()->minimumWidth() + spacing);
     const int columns = std::clamp(fit, 1, maxColumns_);
     if (columns != columns_) placeViews(columns);

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <set>
 #include <vector>
 
+#include <QPointer>
 #include <QTimer>
 #include <QWidget>
 
@@ -11,13 +13,18 @@ class QCheckBox;
 class QComboBox;
 class QGridLayout;
 class QLabel;
+class QPushButton;
+class QScrollArea;
 class QSlider;
 
 namespace tewb::ui {
 
 class RunCollection;
 
-// The chart controls shared by a group of charts: x axis by step or time, smoothing, log y, reset zoom.
+class RunLegend;
+
+// The chart controls shared by a group of charts: x axis by step, tokens or time, smoothing, log y (every chart of
+// the group; a chart's own menu overrides it for that chart), reset zoom, and "Show every chart" while one is enlarged.
 class ChartControls : public QWidget {
     Q_OBJECT
 
@@ -35,22 +42,39 @@ private:
     QSlider* smoothing_;
     QLabel* smoothingValue_;
     QCheckBox* logY_;
+    QPushButton* showAll_;
     bool dark_ = false;
 
     friend class ChartsPanel;
 };
 
 // A group of metric charts over the same runs: redrawn from the RunCollection by a timer (8 Hz) when
-// something changed, never per step.
+// something changed, never per step. The charts sit in a scroll area of their own under a legend of fixed height,
+// so the panel's minimum is one chart (a splitter above or below it moves) and a longer legend never pushes them.
+// A chart can be enlarged to the whole area (double click) or opened in its own window; runs can be hidden from
+// every chart of the group by the legend.
 class ChartsPanel : public QWidget {
     Q_OBJECT
 
 public:
     static constexpr int kRefreshIntervalMs = 125;
+    static constexpr int kLeastChartAreaHeight = 160;
 
     ChartsPanel(RunCollection* runs, std::vector<MetricSpec> specs, int columns, QWidget* parent = nullptr);
 
     const std::vector<MetricChartView*>& views() const { return views_; }
+    // The charts in windows of their own that are still open.
+    std::vector<MetricChartView*> ownWindowViews() const;
+    RunLegend* legend() const { return legend_; }
+    QScrollArea* chartArea() const { return scroll_; }
+    // The chart shown alone, or nullptr when every chart is shown.
+    MetricChartView* enlarged() const { return enlarged_; }
+    void setEnlarged(MetricChartView* view);
+    MetricChartView* openInOwnWindow(MetricChartView* view);
+    const std::set<int>& hiddenRuns() const { return hidden_; }
+    void toggleRun(int key);
+    void showOnly(int key);
+    void showEveryRun();
     ChartControls* controls() const { return controls_; }
     PlotOptions options() const;
     void setDark(bool dark);
@@ -77,13 +101,22 @@ public:
 
 private:
     void applyOptions();
+    void applyOptions(MetricChartView* view, const PlotOptions& panel);
     void placeViews(int columns);
+    void connectView(MetricChartView* view);
+    void hiddenChanged();
+    std::vector<MetricChartView*> everyView() const;
 
     RunCollection* runs_;
     ChartControls* controls_;
-    QLabel* legend_;
+    RunLegend* legend_;
     std::vector<MetricChartView*> views_;
+    std::vector<QPointer<MetricChartView>> ownWindows_;
+    MetricChartView* enlarged_ = nullptr;
+    std::set<int> hidden_;
+    QScrollArea* scroll_;
     QGridLayout* grid_;
+    bool lastPanelLogY_ = false;
     int maxColumns_;
     int columns_ = 0;
     QTimer timer_;

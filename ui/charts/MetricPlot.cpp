@@ -95,6 +95,8 @@ std::vector<MetricPlot::Trace> merge_repeats(std::vector<MetricPlot::Trace> trac
 
 MetricPlot::MetricPlot(MetricSpec spec, QGraphicsItem* parent) : QChart(parent), spec_(std::move(spec)), unit_(spec_.unit) {
     setAnimationOptions(QChart::NoAnimation);
+    // Qt Charts' default margins (20 px on a side) took a fifth of a small chart's plot area.
+    setMargins(QMargins(4, 4, 10, 4));
     // One legend for all charts lives beside them (and is painted into exports): per-chart legends
     // crowd small charts and do not lay out in a detached scene.
     legend()->hide();
@@ -133,7 +135,7 @@ void MetricPlot::installAxes() {
         addAxis(xAxis_, Qt::AlignBottom);
         connect(xAxis_, &QValueAxis::rangeChanged, this, [this] { userZoomed(); });
     }
-    xAxis_->setTitleText(options_.x == XAxis::Step ? tr("step") : tr("time (s)"));
+    xAxis_->setTitleText(x_axis_title(options_.x));
     if (!yAxis_ || yIsLog_ != options_.log_y) {
         if (yAxis_) {
             removeAxis(yAxis_);
@@ -176,6 +178,7 @@ void MetricPlot::applyUnit() {
 void MetricPlot::updateTitle() {
     QString title = spec_.title;
     if (unitInTitle_) title += QStringLiteral(" (%1)").arg(unit_);
+    if (yRange_) title += tr(" · y range fixed");
     if (options_.log_y && valuesAtFloor_ > 0) {
         title += tr(" — %n value(s) ≤ 0 drawn at the axis floor", nullptr, valuesAtFloor_);
     }
@@ -226,7 +229,7 @@ MetricPlot::Trace MetricPlot::traceOf(const RunCollection::Entry& entry, bool co
     for (const StepMetrics& step : entry.record.steps) {
         const std::optional<double> v = value(entry.record, step);
         if (!v) continue;
-        const double x = options_.x == XAxis::Step ? step.step : step.elapsed_ms / 1000.0;
+        const double x = x_of(options_.x, entry.record, step);
         trace.raw.emplace_back(x, *v);
         if (spec_.spread && !companion) {
             if (const auto spread = spec_.spread(entry.record, step)) {
@@ -253,6 +256,7 @@ void MetricPlot::buildTraces(const RunCollection& runs) {
     std::vector<std::string> companionGroups;
     std::vector<std::vector<int>> companionSteps;
     for (const RunCollection::Entry& entry : runs.entries()) {
+        if (hidden_.count(entry.key) > 0) continue;
         shown.push_back(&entry.record);
         const std::string group = entry.record.repeat ? entry.record.repeat->group : std::string();
         if (entry.record.status == RunStatus::Running) {
@@ -333,13 +337,13 @@ void MetricPlot::drawTrace(const Trace& t, double xMin, double xMax, int columns
     lines.raw->setVisible(smoothed);
 
     // Runs 11-20 dash-dot, so 20 runs stay apart; a companion (the validation loss) dotted with its values marked.
-    const QPen solid(t.colour, 2, t.companion ? Qt::DotLine : run_line_style(t.colour));
+    const QPen solid(t.colour, penWidth(t.key), t.companion ? Qt::DotLine : run_line_style(t.colour));
     if (lines.timed->pen() != solid) lines.timed->setPen(solid);
     if (t.companion && !lines.timed->pointsVisible()) {
         lines.timed->setPointsVisible(true);
         lines.timed->setMarkerSize(5);
     }
-    const QPen dashed(t.colour, 2, Qt::DashLine);
+    const QPen dashed(t.colour, penWidth(t.key), Qt::DashLine);
     if (lines.warmup->pen() != dashed) lines.warmup->setPen(dashed);
     QColor faint = t.colour;
     faint.setAlpha(kRawAlpha);
@@ -400,6 +404,11 @@ void MetricPlot::applyRanges() {
         ys.add(options_.log_y ? 10 : 1);
     }
     if (spec_.start_at_zero && !options_.log_y && ys.lo > 0) ys.add(0);
+    if (yRange_ && (!options_.log_y || yRange_->lo > 0)) {
+        const int ticks = area.height() > 0 ? ticks_for_length(area.height(), 40) : 6;
+        setAxisRange(yAxis_, yRange_->lo, yRange_->hi, options_.log_y ? 0 : ticks);
+        return;
+    }
     const NiceRange yr = options_.log_y ? nice_log_range(ys.lo, ys.hi)
                                         : fitted_range(ys.lo, ys.hi, area.height() > 0 ? ticks_for_length(area.height(), 40) : 6);
     setAxisRange(yAxis_, yr.lo, yr.hi, yr.ticks);
@@ -444,6 +453,33 @@ void MetricPlot::userZoomed() {
 void MetricPlot::resetZoom() {
     zoomed_ = false;
     applyRanges();
+}
+
+void MetricPlot::setHiddenRuns(std::set<int> keys) {
+    hidden_ = std::move(keys);
+}
+
+qreal MetricPlot::penWidth(int key) const {
+    return highlighted_ != 0 && std::abs(key) == highlighted_ ? 4.0 : 2.0;
+}
+
+void MetricPlot::setHighlighted(int key) {
+    if (key == highlighted_) return;
+    highlighted_ = key;
+    for (auto& [k, lines] : lines_) {
+        for (QLineSeries* s : {lines.timed, lines.warmup}) {
+            QPen pen = s->pen();
+            if (pen.widthF() == penWidth(k)) continue;
+            pen.setWidthF(penWidth(k));
+            s->setPen(pen);
+        }
+    }
+}
+
+void MetricPlot::setYRange(std::optional<YRange> range) {
+    yRange_ = range;
+    updateTitle();
+    resetZoom();
 }
 
 std::size_t MetricPlot::pointsDrawn() const {

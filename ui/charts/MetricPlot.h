@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include <QChart>
@@ -66,6 +67,15 @@ public:
     bool isZoomed() const { return zoomed_; }
     void resetZoom();
 
+    // Runs left out of this chart (hidden from the legend), by run key.
+    void setHiddenRuns(std::set<int> keys);
+    // The run whose lines are drawn wider (the one nearest the pointer); 0: none.
+    void setHighlighted(int key);
+    int highlighted() const { return highlighted_; }
+    // A y range of this chart's own, or the data's range (nullopt); a zoom still zooms inside it.
+    void setYRange(std::optional<YRange> range);
+    const std::optional<YRange>& yRange() const { return yRange_; }
+
     // Renders a detached copy of this chart (same metric and options, fresh data) at `logical` size,
     // `scale` pixels per unit, without any window: what PNG export uses.
     // With `legend`, the image ends with the legend (wrapped over as many rows as the names need).
@@ -109,6 +119,7 @@ private:
     void setAxisRange(QAbstractAxis* axis, double lo, double hi, int ticks);
     void updateTitle();
     void applyUnit();
+    qreal penWidth(int key) const;
 
     MetricSpec spec_;
     PlotOptions options_;
@@ -123,6 +134,9 @@ private:
     bool applyingRange_ = false;
     bool roundingPending_ = false;
     int valuesAtFloor_ = 0;
+    std::set<int> hidden_;
+    int highlighted_ = 0;
+    std::optional<YRange> yRange_;
     int plannedSteps_ = 10;  // steps of the longest running run: the step axis covers it from the start
 };
 

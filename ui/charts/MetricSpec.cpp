@@ -1,8 +1,10 @@
 #include "ui/charts/MetricSpec.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <QCoreApplication>
+#include <QLocale>
 
 namespace tewb::ui {
 
@@ -69,6 +71,47 @@ MetricSpec fp8_metric(const Fp8SlotKey& slot, Fp8Quantity quantity) {
         return std::nullopt;
     };
     return spec;
+}
+
+double x_of(XAxis axis, const RunRecord& run, const StepMetrics& step) {
+    switch (axis) {
+        case XAxis::Step: return step.step;
+        case XAxis::Tokens: return static_cast<double>(step.step) * static_cast<double>(run.config.tokens_per_step()) / 1000.0;
+        case XAxis::Time: return step.elapsed_ms / 1000.0;
+    }
+    return step.step;
+}
+
+QString x_axis_title(XAxis axis) {
+    switch (axis) {
+        case XAxis::Step: return tr("step");
+        case XAxis::Tokens: return tr("tokens (thousands)");
+        case XAxis::Time: return tr("time (s)");
+    }
+    return {};
+}
+
+namespace {
+std::optional<double> finite_number(const QString& text) {
+    bool ok = false;
+    const double v = QLocale::c().toDouble(text.trimmed(), &ok);
+    if (!ok || !std::isfinite(v)) return std::nullopt;
+    return v;
+}
+}  // namespace
+
+YRangeInput parse_y_range(const QString& lo, const QString& hi, bool log_y) {
+    const std::optional<double> low = finite_number(lo);
+    if (!low) return {std::nullopt, tr("lowest y '%1' is not a number (write e.g. 2.5 or 1e-3)").arg(lo.trimmed())};
+    const std::optional<double> high = finite_number(hi);
+    if (!high) return {std::nullopt, tr("highest y '%1' is not a number (write e.g. 2.5 or 1e-3)").arg(hi.trimmed())};
+    if (!(*low < *high)) {
+        return {std::nullopt, tr("lowest y %1 must be below highest y %2").arg(*low, 0, 'g', 6).arg(*high, 0, 'g', 6)};
+    }
+    if (log_y && *low <= 0) {
+        return {std::nullopt, tr("lowest y %1 must be above 0 on a logarithmic axis").arg(*low, 0, 'g', 6)};
+    }
+    return {YRange{*low, *high}, {}};
 }
 
 }  // namespace tewb::ui

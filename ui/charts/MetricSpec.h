@@ -49,7 +49,26 @@ struct Fp8SlotKey {
 enum class Fp8Quantity { Amax, Scale };
 MetricSpec fp8_metric(const Fp8SlotKey& slot, Fp8Quantity quantity);
 
-enum class XAxis { Step, Time };
+// What the x axis counts: steps, tokens trained (thousands; a data-parallel job's step trains every rank's tokens)
+// or wall-clock seconds since the run started.
+enum class XAxis { Step, Tokens, Time };
+// The x value of one step of `run` on `axis`.
+double x_of(XAxis axis, const RunRecord& run, const StepMetrics& step);
+QString x_axis_title(XAxis axis);
+
+// A y range a person typed for one chart (instead of the range that follows the data).
+struct YRange {
+    double lo = 0;
+    double hi = 1;
+    friend bool operator==(const YRange&, const YRange&) = default;
+};
+// The range typed as two numbers, or why it cannot be one (which value, why, what is allowed): both finite numbers,
+// lo < hi, and on a logarithmic axis both > 0.
+struct YRangeInput {
+    std::optional<YRange> range;
+    QString error;
+};
+YRangeInput parse_y_range(const QString& lo, const QString& hi, bool log_y);
 struct PlotOptions {
     XAxis x = XAxis::Step;
     double smoothing = 0;  // EMA weight in [0, 1); 0 shows the raw line only

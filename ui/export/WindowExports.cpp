@@ -6,6 +6,7 @@
 #include "core/results/AtomicFile.h"
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordJson.h"
+#include "core/results/TensorBoardEvents.h"
 #include "ui/export/Export.h"
 #include "ui/runs/RunCollection.h"
 
@@ -49,6 +50,11 @@ void export_fp8_csv(const ExportSources& sources, const std::filesystem::path& p
 void export_json(const ExportSources& sources, const std::filesystem::path& path) {
     if (sources.runs.empty()) throw DataError(path.string() + ": there are no runs to write");
     write_file_atomically(path, records_to_json_text(sources.runs.records()));
+}
+
+std::vector<std::filesystem::path> export_tensorboard(const ExportSources& sources, const std::filesystem::path& directory) {
+    if (sources.runs.empty()) throw DataError(directory.string() + ": there are no runs to write");
+    return write_tensorboard(sources.runs.records(), directory, std::nullopt);
 }
 
 QStringList export_all_file_names() {

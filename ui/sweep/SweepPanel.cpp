@@ -128,7 +128,7 @@ SweepPanel::SweepPanel(RunCollection* dashboard, RunCollection* sweepRuns, QWidg
     chart_->setAnimationOptions(QChart::NoAnimation);
     chartView_ = new QChartView(chart_, this);
     chartView_->setRenderHint(QPainter::Antialiasing);
-    chartView_->setMinimumSize(360, 260);  // axis numbers and the legend's words stay readable
+    chartView_->setMinimumSize(460, 365);  // a plot area of at least 360×180 px inside the title, axes and legend
     chart_->legend()->setAlignment(Qt::AlignBottom);
     chart_->legend()->setShowToolTips(true);
     style_chart(chart_, dark_);

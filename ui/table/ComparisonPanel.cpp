@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QMenu>
 #include <QScrollBar>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QStandardItemModel>
 #include <QStyle>
@@ -90,7 +91,16 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
     splitter_->addWidget(side_);
     splitter_->setStretchFactor(0, 3);
     splitter_->setStretchFactor(1, 2);
-    layout->addWidget(splitter_);
+    // The table and the side panel scroll inside the panel when they need more height than it has, so the panel's
+    // own minimum stays small and the dashboard's splitter above it moves (it did not while the panel asked for the
+    // table's rows and the side panel's whole height).
+    scroll_ = new QScrollArea(this);
+    scroll_->setObjectName(QStringLiteral("comparisonScroll"));
+    scroll_->setWidgetResizable(true);
+    scroll_->setFrameShape(QFrame::NoFrame);
+    scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll_->setWidget(splitter_);
+    layout->addWidget(scroll_, 1);
     buildColumnsMenu();
 
     breakdownRefresh_ = new QTimer(this);
@@ -224,6 +234,10 @@ void ComparisonPanel::updateMinimumHeights() {
     const int rows = std::clamp(model_->rowCount(), 3, kRowsInView);
     view_->setMinimumHeight(view_->horizontalHeader()->sizeHint().height() + rows * view_->verticalHeader()->defaultSectionSize() +
                             2 * view_->frameWidth() + view_->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, view_));
+    // The panel's least: the header and three rows in view.
+    scroll_->setMinimumHeight(std::min(view_->minimumHeight(),
+                                       view_->horizontalHeader()->sizeHint().height() + 3 * view_->verticalHeader()->defaultSectionSize() +
+                                           2 * view_->frameWidth()));
     const QList<int> sizes = splitter_->sizes();
     const int sideWidth = splitter_->orientation() == Qt::Vertical || sizes.size() < 2 ? width() : sizes[1];
     QLayout* layout = side_->layout();

@@ -5,6 +5,7 @@
 
 class QComboBox;
 class QMenu;
+class QScrollArea;
 class QSplitter;
 class QTableView;
 class QTimer;
@@ -68,6 +69,7 @@ private:
     QMenu* columnsMenu_;
     QTableView* view_;
     QSplitter* splitter_;
+    QScrollArea* scroll_;
     QWidget* side_;
     TimeBreakdownChart* breakdown_;
     LedgerSummary* ledger_;

@@ -200,6 +200,22 @@ void MainWindow::buildFileMenu() {
         exportWithDialog(tr("Export run records"), tr("JSON files (*.json)"), QStringLiteral("runs.json"),
                          &MainWindow::exportJson);
     });
+    QAction* tensorBoard = file->addAction(tr("Export for &TensorBoard…"), this, [this] {
+        const QString dir = choose_folder(this, tr("Write TensorBoard event files (a folder per run) into"));
+        if (dir.isEmpty()) return;
+        QString error;
+        if (exportTensorBoard(dir, &error)) {
+            saveNotice_->saved(dir);
+            statusBar()->showMessage(tr("TensorBoard event files written; view them with: tensorboard --logdir %1").arg(dir),
+                                     SaveNotice::kStatusMs);
+            return;
+        }
+        saveNotice_->failed(dir, error);
+        showError(tr("Export failed"), error);
+    });
+    tensorBoard->setObjectName(QStringLiteral("exportTensorBoard"));
+    tensorBoard->setToolTip(tr("Each run's loss, validation loss, step time, tokens/s, memory and FP8 amax/scale per slot, "
+                               "as event files that `tensorboard --logdir FOLDER` shows"));
     file->addSeparator();
     QAction* report = file->addAction(tr("&Report…"), this, [this] {
         exportWithDialog(tr("Write report"), tr("PDF (*.pdf);;Self-contained HTML (*.html)"), QStringLiteral("report.pdf"),
@@ -480,6 +496,10 @@ bool MainWindow::exportFp8Csv(const QString& path, QString* error) const {
 
 bool MainWindow::exportJson(const QString& path, QString* error) const {
     return guarded(error, [&] { export_json(exportSources(), toPath(path)); });
+}
+
+bool MainWindow::exportTensorBoard(const QString& directory, QString* error) const {
+    return guarded(error, [&] { export_tensorboard(exportSources(), toPath(directory)); });
 }
 
 bool MainWindow::exportReport(const QString& path, QString* error) const {

@@ -86,6 +86,8 @@ public:
     bool exportComparisonCsv(const QString& path, QString* error) const;
     bool exportFp8Csv(const QString& path, QString* error) const;
     bool exportJson(const QString& path, QString* error) const;
+    // Every run shown as TensorBoard event files under `directory` (a folder per run; made where missing).
+    bool exportTensorBoard(const QString& directory, QString* error) const;
     // The report of the runs shown, against the chosen baseline: PDF or self-contained HTML by extension.
     bool exportReport(const QString& path, QString* error) const;
     // Headless report: opens stored runs `ids` (the first is the baseline), writes `path`, prints what it

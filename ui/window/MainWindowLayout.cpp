@@ -60,6 +60,9 @@ void MainWindow::buildLayout() {
     left->setStretchFactor(1, 2);
 
     auto* dashboard = dashboardSplitter_ = new QSplitter(Qt::Vertical, this);
+    dashboard->setObjectName(QStringLiteral("dashboardSplitter"));
+    // The charts scroll inside their panel, so both sides keep a small minimum and the handle moves.
+    dashboard->setChildrenCollapsible(false);
     dashboard->addWidget(charts_);
     dashboard->addWidget(comparison_);
     dashboard->setStretchFactor(0, 3);
