@@ -52,6 +52,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   results/RecordJsonRead.cpp
   results/RecordCsv.cpp
   results/TensorBoardEvents.cpp
+  results/ConfigDiff.cpp
   results/AtomicFile.cpp
   results/RunStore.cpp
   results/RecordImport.cpp

@@ -411,6 +411,8 @@ void define_history_commands(CLI::App& app, Commands& c) {
     c.history_export->add_option("--tensorboard", c.export_tensorboard,
                                  "TensorBoard event files, a folder per run (made if missing; `tensorboard --logdir DIR`)")
         ->type_name("DIR");
+    c.history_diff = c.history->add_subcommand("diff", "the settings two saved runs were given differently");
+    c.history_diff->add_option("ID", c.diff_ids, "two run numbers from `history list`")->required()->expected(2);
     c.history_import = c.history->add_subcommand("import", "add run records (JSON from te-bench run/export) to the store");
     c.history_import->add_option("FILE", c.import_paths, "JSON file with one record or an array of records")->required();
 }
@@ -498,7 +500,7 @@ std::optional<int> parse_arguments(CLI::App& app, const Commands& c, int argc, c
             const std::string problem = c.history->remaining().empty()
                                             ? std::string("a subcommand is required")
                                             : "unknown subcommand '" + with_long_values_cut(c.history->remaining().front()) + "'";
-            std::fprintf(stderr, "te-bench history: %s; allowed: list|show|delete|export|import\n", problem.c_str());
+            std::fprintf(stderr, "te-bench history: %s; allowed: list|show|diff|delete|export|import\n", problem.c_str());
             return kExitUsage;
         }
         std::fprintf(stderr, "te-bench: %s (see te-bench --help)\n", one_line(e).c_str());

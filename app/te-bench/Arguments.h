@@ -80,6 +80,8 @@ struct Commands {
     CLI::App* history_export = nullptr;
     std::vector<std::string> export_ids;
     std::string export_json, export_csv, export_summary_csv, export_fp8_csv, export_tensorboard;
+    CLI::App* history_diff = nullptr;
+    std::vector<std::string> diff_ids;
     CLI::App* history_import = nullptr;
     std::vector<std::string> import_paths;
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@
 #include "core/common/TextTable.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/Comparison.h"
+#include "core/results/ConfigDiff.h"
 #include "core/results/Fp8Summary.h"
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordImport.h"
@@ -58,6 +60,20 @@ int run_history_show(const Commands& c, RunStore& store) {
                   << ledger_totals_text(record, false) << kernel_profile_text(record, false);
         if (!record.message.empty()) std::cout << "message: " << printable_text(record.message) << "\n";
     }
+    return 0;
+}
+
+int run_history_diff(const Commands& c, RunStore& store) {
+    const RunRecord a = load_stored(store, parse_run_id(c.diff_ids.at(0)));
+    const RunRecord b = load_stored(store, parse_run_id(c.diff_ids.at(1)));
+    const std::vector<SettingDifference> differences = config_differences(a.config, b.config);
+    if (differences.empty()) {
+        std::cout << "runs " << c.diff_ids[0] << " and " << c.diff_ids[1] << " were given the same settings\n";
+        return 0;
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const SettingDifference& d : differences) rows.push_back({d.setting, printable_text(d.a), printable_text(d.b)});
+    std::cout << render_text_table({"setting", "run " + c.diff_ids[0], "run " + c.diff_ids[1]}, rows);
     return 0;
 }
 
@@ -122,8 +138,9 @@ std::vector<RunRecord> load_for_export(RunStore& store, const std::vector<std::i
     return records;
 }
 
-void export_tensorboard(const std::vector<RunRecord>& records, const std::string& dir, const RunStore& store) {
-    const std::vector<std::filesystem::path> files = write_tensorboard(records, dir, store.path());
+// Writes the prepared event files and says where they went and how to view them.
+void write_and_report(const std::vector<RunRecord>& records, const TensorBoardFiles& prepared, const std::string& dir) {
+    const std::vector<std::filesystem::path> files = write_tensorboard(records, prepared);
     std::size_t scalars = 0;
     for (const RunRecord& r : records) {
         for (const StepMetrics& s : r.steps) scalars += step_scalars(r, s).size();
@@ -148,11 +165,16 @@ int run_history_export(const Commands& c, RunStore& store) {
     std::vector<std::int64_t> ids;
     for (const std::string& text : c.export_ids) ids.push_back(parse_run_id(text));
     const std::vector<RunRecord> records = load_for_export(store, ids, "history export");
+    // The event files are checked with the other outputs before anything is written.
+    std::optional<TensorBoardFiles> board;
+    if (!c.export_tensorboard.empty()) {
+        board = prepare_tensorboard(records, c.export_tensorboard, "--tensorboard", outputs, store.path());
+    }
     if (!c.export_json.empty()) write_output(c.export_json, records_to_json_text(records));
     if (!c.export_csv.empty()) write_output(c.export_csv, steps_csv_text(records));
     if (!c.export_summary_csv.empty()) write_output(c.export_summary_csv, summary_csv_text(records, 0));
     if (!c.export_fp8_csv.empty()) write_output(c.export_fp8_csv, fp8_csv_text(records));
-    if (!c.export_tensorboard.empty()) export_tensorboard(records, c.export_tensorboard, store);
+    if (board) write_and_report(records, *board, c.export_tensorboard);
     return 0;
 }
 
@@ -163,6 +185,7 @@ int run_history(const Commands& c) {
     RunStore store(store_location(c.store_path), writes ? RunStore::Access::ReadWrite : RunStore::Access::ReadOnly);
     if (c.history_list->parsed()) return run_history_list(c, store);
     if (c.history_show->parsed()) return run_history_show(c, store);
+    if (c.history_diff->parsed()) return run_history_diff(c, store);
     if (c.history_delete->parsed()) return run_history_delete(c, store);
     if (c.history_import->parsed()) return run_history_import(c, store);
     return run_history_export(c, store);
@@ -184,7 +207,9 @@ int run_export(const Commands& c) {
             }
         }
     }
-    export_tensorboard(load_for_export(store, ids, "export"), c.export_runs_tensorboard, store);
+    const std::vector<RunRecord> records = load_for_export(store, ids, "export");
+    write_and_report(records, prepare_tensorboard(records, c.export_runs_tensorboard, "--tensorboard", {}, store.path()),
+                     c.export_runs_tensorboard);
     return 0;
 }
 

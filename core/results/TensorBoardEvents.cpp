@@ -4,10 +4,10 @@
 #include <bit>
 #include <cmath>
 #include <ctime>
-#include <set>
+#include <map>
 
 #include "core/common/Error.h"
-#include "core/results/AtomicFile.h"
+#include "core/common/TextCheck.h"
 
 namespace tewb {
 
@@ -158,54 +158,74 @@ std::string tensorboard_events(const RunRecord& run) {
 }
 
 std::filesystem::path tensorboard_event_path(const RunRecord& run, const std::filesystem::path& dir) {
-    const std::string folder = folder_word(display_name(run)) + "-" + folder_word(run.id.substr(0, 8));
+    const std::string folder = folder_word(display_name(run)) + "-" + folder_word(run.id);
     const long long start = static_cast<long long>(start_seconds(run));
     return dir / folder / ("events.out.tfevents." + std::to_string(start) + ".te-workbench");
 }
 
-std::vector<std::filesystem::path> write_tensorboard(const std::vector<RunRecord>& runs, const std::filesystem::path& dir,
-                                                     const std::optional<std::filesystem::path>& store) {
+TensorBoardFiles prepare_tensorboard(const std::vector<RunRecord>& runs, const std::filesystem::path& dir,
+                                     const std::string& label, const std::vector<OutputRequest>& others,
+                                     const std::optional<std::filesystem::path>& store) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::file_status status = fs::status(dir, ec);
     if (fs::exists(status) && !fs::is_directory(status)) {
-        throw ConfigError("--tensorboard " + dir.string() + ": exists and is not a folder; give a folder (made if missing)");
+        throw ConfigError(label + " " + dir.string() + ": exists and is not a folder; give a folder (made if missing)");
     }
-    std::vector<OutputRequest> outputs;
-    std::set<fs::path> folders;
+    TensorBoardFiles planned;
+    std::map<fs::path, const RunRecord*> folders;
     for (const RunRecord& run : runs) {
         const fs::path file = tensorboard_event_path(run, dir);
-        if (!folders.insert(file.parent_path()).second) {
-            throw ConfigError("--tensorboard: two runs would share the folder " + file.parent_path().string() +
-                              " (the same run twice?); export each run once");
+        const auto [at, fresh] = folders.emplace(file.parent_path(), &run);
+        if (!fresh) {
+            throw ConfigError(label + ": runs '" + printable_text(at->second->config.name) + "' (id " + at->second->id +
+                              ") and '" + printable_text(run.config.name) + "' (id " + run.id + ") would share the folder " +
+                              file.parent_path().string() + " (the same run twice?); export each run once");
         }
-        outputs.push_back({"--tensorboard", file});
+        planned.files.push_back({label, file});
     }
-    // The folders first (check_output_path wants the file's folder to exist); the ones made here go again when a
-    // check refuses, so a refused export leaves nothing behind.
+    // Every folder that does not exist yet, outermost first (check_output_path wants a file's folder to exist); the
+    // ones made here go again when a check refuses.
+    std::vector<fs::path> missing;
+    for (fs::path p = dir; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
+        missing.insert(missing.begin(), p);
+        if (p == p.parent_path()) break;
+    }
+    for (const auto& [folder, run] : folders) {
+        if (!fs::exists(fs::symlink_status(folder, ec))) missing.push_back(folder);
+    }
     std::vector<fs::path> made;
-    const auto make = [&made](const fs::path& folder) {
-        std::error_code error;
-        if (fs::is_directory(folder, error)) return;
-        if (!fs::create_directories(folder, error) || error) {
-            throw ConfigError("--tensorboard " + folder.string() + ": cannot make this folder (" + error.message() + ")");
-        }
-        made.push_back(folder);
-    };
     try {
-        make(dir);
-        for (const fs::path& folder : folders) make(folder);
-        check_outputs(outputs, store);
+        for (const fs::path& folder : missing) {
+            std::error_code error;
+            if (!fs::create_directory(folder, error) && error) {
+                throw ConfigError(label + " " + folder.string() + ": cannot make this folder (" + error.message() + ")");
+            }
+            made.push_back(folder);
+        }
+        std::vector<OutputRequest> all = others;
+        all.insert(all.end(), planned.files.begin(), planned.files.end());
+        check_outputs(all, store);
     } catch (...) {
         for (auto it = made.rbegin(); it != made.rend(); ++it) fs::remove(*it, ec);
         throw;
     }
-    std::vector<fs::path> written;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-        write_file_atomically(outputs[i].path, tensorboard_events(runs[i]));
-        written.push_back(outputs[i].path);
+    return planned;
+}
+
+std::vector<std::filesystem::path> write_tensorboard(const std::vector<RunRecord>& runs, const TensorBoardFiles& files) {
+    std::vector<std::filesystem::path> written;
+    for (std::size_t i = 0; i < runs.size() && i < files.files.size(); ++i) {
+        write_file_atomically(files.files[i].path, tensorboard_events(runs[i]));
+        written.push_back(files.files[i].path);
     }
     return written;
+}
+
+std::vector<std::filesystem::path> write_tensorboard(const std::vector<RunRecord>& runs, const std::filesystem::path& dir,
+                                                     const std::string& label,
+                                                     const std::optional<std::filesystem::path>& store) {
+    return write_tensorboard(runs, prepare_tensorboard(runs, dir, label, {}, store));
 }
 
 }  // namespace tewb

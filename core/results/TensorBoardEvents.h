@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/results/AtomicFile.h"
 #include "core/results/RunRecord.h"
 
 // Runs as TensorBoard event files, so `tensorboard --logdir DIR` shows their scalars beside the user's other
@@ -40,16 +41,29 @@ std::vector<TensorBoardScalar> step_scalars(const RunRecord& run, const StepMetr
 // elapsed time.
 std::string tensorboard_events(const RunRecord& run);
 
-// Where a run's events go inside `dir`: a folder per run, named from the run's name and the start of its id (so
-// repeats of one name stay apart and the same run exported again replaces its own file), holding
+// Where a run's events go inside `dir`: a folder per run, named from the run's name and its id (so repeats of one
+// name stay apart and the same run exported again replaces its own file), holding
 // events.out.tfevents.<start time>.te-workbench.
 std::filesystem::path tensorboard_event_path(const RunRecord& run, const std::filesystem::path& dir);
 
-// Writes every run's event file under `dir` (created with its run folders where missing), each through
-// write_file_atomically after check_outputs (never onto the run store `store`, a token file being trained on, the
-// executable, or standard output's file). Throws ConfigError when `dir` is not a folder or an event file may not
-// be written there (nothing written), DataError when writing fails. Returns the files written, in run order.
+// The event files of an export, their folders made and every file checked, ready to write.
+struct TensorBoardFiles {
+    std::vector<OutputRequest> files;  // one per run, in run order
+};
+
+// Plans each run's event file under `dir`, makes the folders that are missing and checks the event files and
+// `others` (the command's other outputs) in one check_outputs: never onto the run store `store`, a token file being
+// trained on, the executable, standard output's file, nor two outputs onto one file. Throws ConfigError, naming
+// `label` (the flag, or the window's words), when `dir` is not a folder, two runs would share a folder (the same
+// run twice) or a check refuses; the folders it made are then removed again, so nothing is left behind.
+TensorBoardFiles prepare_tensorboard(const std::vector<RunRecord>& runs, const std::filesystem::path& dir,
+                                     const std::string& label, const std::vector<OutputRequest>& others,
+                                     const std::optional<std::filesystem::path>& store);
+// Writes the prepared files (write_file_atomically; DataError when writing fails); returns their paths.
+std::vector<std::filesystem::path> write_tensorboard(const std::vector<RunRecord>& runs, const TensorBoardFiles& files);
+// Both, for an export with no other outputs.
 std::vector<std::filesystem::path> write_tensorboard(const std::vector<RunRecord>& runs, const std::filesystem::path& dir,
+                                                     const std::string& label,
                                                      const std::optional<std::filesystem::path>& store);
 
 }  // namespace tewb

@@ -557,6 +557,22 @@ private Q_SLOTS:
                  qPrintable(rejected.err));
         QVERIFY(rejected.err.contains(QStringLiteral("nothing was imported")));
 
+        // The settings two runs were given differently: none against itself; both IDs are required and must exist.
+        const Result same = bench({"history", "diff", id, id});
+        QCOMPARE(same.exit_code, 0);
+        QVERIFY2(same.out.contains(QStringLiteral("the same settings")), qPrintable(same.out));
+        if (runs.size() >= 2) {
+            const QString other = QString::number(runs[1]["id"].get<long long>());
+            const Result diff = bench({"history", "diff", id, other});
+            QCOMPARE(diff.exit_code, 0);
+            QVERIFY2(diff.out.contains(QStringLiteral("setting")) || diff.out.contains(QStringLiteral("the same settings")),
+                     qPrintable(diff.out));
+        }
+        QCOMPARE(bench({"history", "diff", id}).exit_code, 2);
+        const Result missing = bench({"history", "diff", id, "999999"});
+        QCOMPARE(missing.exit_code, 2);
+        QVERIFY2(missing.err.contains(QStringLiteral("999999")), qPrintable(missing.err));
+
         const Result del = bench({"history", "delete", id});
         QCOMPARE(del.exit_code, 0);
         QCOMPARE(bench({"history", "show", id}).exit_code, 2);

@@ -204,7 +204,7 @@ private Q_SLOTS:
                                         << "--iters '2147483648': out of range; allowed: 1 to 1000000";
         QTest::newRow("history len past int") << QStringList{"recipe", "--amax", "1", "--history-len", "99999999999"}
                                               << "allowed: 1 to 65536";
-        QTest::newRow("history without subcommand") << QStringList{"history"} << "list|show|delete|export|import";
+        QTest::newRow("history without subcommand") << QStringList{"history"} << "list|show|diff|delete|export|import";
         QTest::newRow("val-fraction just over 0.5")
             << QStringList{"run", "--data", QStringLiteral(TEWB_SOURCE_DIR "/README.md"), "--val-fraction", "0.5000001"}
             << "--val-fraction 0.5000001: out of range; allowed: greater than 0 and at most 0.5";

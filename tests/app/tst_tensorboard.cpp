@@ -131,7 +131,7 @@ private Q_SLOTS:
         QVERIFY(!fifth.contains(QStringLiteral("step_ms")) && !fifth.contains(QStringLiteral("val_loss")));
         const std::filesystem::path path = tensorboard_event_path(r, "/logs");
         QCOMPARE(QString::fromStdString(path.string()),
-                 QStringLiteral("/logs/te fp8 delayed-te-fp8-d/events.out.tfevents.1796464800.te-workbench"));
+                 QStringLiteral("/logs/te fp8 delayed-te-fp8-delayed-id/events.out.tfevents.1796464800.te-workbench"));
         RunRecord odd = r;
         odd.config.name = "../a/b\n*";
         QVERIFY(tensorboard_event_path(odd, "/logs").parent_path().parent_path() == "/logs");
@@ -149,7 +149,7 @@ private Q_SLOTS:
         QCOMPARE(files.size(), std::size_t{2});
         const QJsonObject back = read_back(QString::fromStdString(logdir.string()));
         QCOMPARE(back.size(), 2);
-        const QJsonObject fp8 = back.value(QStringLiteral("te fp8 delayed-te-fp8-d")).toObject();
+        const QJsonObject fp8 = back.value(QStringLiteral("te fp8 delayed-te-fp8-delayed-id")).toObject();
         const QJsonArray loss = fp8.value(QStringLiteral("loss")).toArray();
         QCOMPARE(loss.size(), 6);
         for (int i = 0; i < 6; ++i) {
@@ -164,7 +164,7 @@ private Q_SLOTS:
         QCOMPARE(amax.size(), 6);
         QCOMPARE(amax[3].toArray()[1].toDouble(), 2.0);
         QCOMPARE(fp8.value(QStringLiteral("fp8_scale/blocks_0.qkv/grad_output")).toArray()[0].toArray()[1].toDouble(), 4.0);
-        QCOMPARE(back.value(QStringLiteral("plain bf16-plain-bf")).toObject().value(QStringLiteral("peak_memory_mib")).toArray().size(), 5);
+        QCOMPARE(back.value(QStringLiteral("plain bf16-plain-bf16-id")).toObject().value(QStringLiteral("peak_memory_mib")).toArray().size(), 5);
 
         // Exported again: each run's file is replaced, not doubled.
         ui::export_tensorboard(sources, logdir);
@@ -178,14 +178,27 @@ private Q_SLOTS:
         QVERIFY(file.open(QIODevice::WriteOnly));
         file.close();
         try {
-            write_tensorboard({fp8_run()}, file.fileName().toStdString(), std::nullopt);
+            write_tensorboard({fp8_run()}, file.fileName().toStdString(), "--tensorboard", std::nullopt);
             QFAIL("a file was taken for the folder");
         } catch (const ConfigError& e) {
             QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("not a folder")), e.what());
         }
-        const std::filesystem::path twice = dir.filePath(QStringLiteral("twice")).toStdString();
-        QVERIFY_THROWS_EXCEPTION(ConfigError, write_tensorboard({fp8_run(), fp8_run()}, twice, std::nullopt));
-        QVERIFY(!std::filesystem::exists(twice));
+        // One run twice (a different name, the same id) cannot share a folder: both named. The folders made for it, the
+        // missing parents too, are gone again.
+        const std::filesystem::path twice = dir.filePath(QStringLiteral("deep/er/twice")).toStdString();
+        RunRecord renamed = fp8_run();
+        try {
+            write_tensorboard({fp8_run(), fp8_run()}, twice, "--tensorboard", std::nullopt);
+            QFAIL("one run twice was written");
+        } catch (const ConfigError& e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("'te fp8 delayed' (id te-fp8-delayed-id)")), e.what());
+        }
+        QVERIFY(!std::filesystem::exists(dir.filePath(QStringLiteral("deep")).toStdString()));
+        // The window's export takes such a run once.
+        ui::RunCollection opened;
+        opened.add(fp8_run());
+        opened.add(fp8_run());
+        QCOMPARE(ui::export_tensorboard({opened, {}, std::nullopt, {}, {}, {}}, twice).size(), std::size_t{1});
     }
 
     // te-bench export --tensorboard: every saved run by default, the IDs asked for otherwise; bad arguments exit 2
@@ -221,12 +234,27 @@ private Q_SLOTS:
         QVERIFY2(all.err.contains(QStringLiteral("wrote 2 runs")) && all.err.contains(QStringLiteral("tensorboard --logdir")),
                  qPrintable(all.err));
         const QJsonObject back = read_back(logs);
-        QCOMPARE(back.keys(), (QStringList{"second-second-i", "te fp8 delayed-te-fp8-d"}));
-        QCOMPARE(back.value(QStringLiteral("second-second-i")).toObject().value(QStringLiteral("loss")).toArray().size(), 4);
+        QCOMPARE(back.keys(), (QStringList{"second-second-id", "te fp8 delayed-te-fp8-delayed-id"}));
+        QCOMPARE(back.value(QStringLiteral("second-second-id")).toObject().value(QStringLiteral("loss")).toArray().size(), 4);
+
+        // With other outputs: every output is checked before any is written (a refused folder leaves no JSON behind).
+        const QString written = dir.filePath(QStringLiteral("export.json"));
+        const test::ChildResult refused = bench({QStringLiteral("history"), QStringLiteral("export"), QStringLiteral("1"),
+                                                 QStringLiteral("--json"), written, QStringLiteral("--tensorboard"), json.fileName()});
+        QCOMPARE(refused.exit_code, 2);
+        QVERIFY2(refused.err.contains(QStringLiteral("not a folder")), qPrintable(refused.err));
+        QVERIFY(!QFile::exists(written));
+        const QString clash = dir.filePath(QStringLiteral("clash"));
+        QVERIFY(QDir().mkpath(clash + QStringLiteral("/te fp8 delayed-te-fp8-delayed-id")));
+        const test::ChildResult same =
+            bench({QStringLiteral("history"), QStringLiteral("export"), QStringLiteral("1"), QStringLiteral("--tensorboard"), clash,
+                   QStringLiteral("--json"), clash + QStringLiteral("/te fp8 delayed-te-fp8-delayed-id/events.out.tfevents.1796464800.te-workbench")});
+        QCOMPARE(same.exit_code, 2);
+        QVERIFY2(same.err.contains(QStringLiteral("--json")) && same.err.contains(QStringLiteral("--tensorboard")), qPrintable(same.err));
 
         const QString one = dir.filePath(QStringLiteral("one"));
         QCOMPARE(bench({QStringLiteral("history"), QStringLiteral("export"), QStringLiteral("2"), QStringLiteral("--tensorboard"), one}).exit_code, 0);
-        QCOMPARE(read_back(one).keys(), QStringList{"second-second-i"});
+        QCOMPARE(read_back(one).keys(), QStringList{"second-second-id"});
 
         const test::ChildResult missing = bench({QStringLiteral("export"), QStringLiteral("7"), QStringLiteral("--tensorboard"), logs});
         QCOMPARE(missing.exit_code, 2);
@@ -238,7 +266,7 @@ private Q_SLOTS:
         QCOMPARE(onFile.exit_code, 2);
         QVERIFY2(onFile.err.contains(QStringLiteral("not a folder")), qPrintable(onFile.err));
         // The store itself as a run's event file: refused through a symlink at the run's file name.
-        const QString trap = dir.filePath(QStringLiteral("trap/second-second-i"));
+        const QString trap = dir.filePath(QStringLiteral("trap/second-second-id"));
         QVERIFY(QDir().mkpath(trap));
         QVERIFY(QFile::link(store, trap + QStringLiteral("/events.out.tfevents.1796126400.te-workbench")));
         const test::ChildResult onStore =

@@ -10,6 +10,7 @@
 
 #include "core/common/Error.h"
 #include "core/results/Comparison.h"
+#include "core/results/ConfigDiff.h"
 #include "core/results/KernelProfile.h"
 #include "core/results/AtomicFile.h"
 #include "core/common/TextTable.h"
@@ -171,6 +172,33 @@ private Q_SLOTS:
         skipped.skip_reason = "no usable CUDA device";
         QVERIFY(!skipped.passed());
         QCOMPARE(render_self_test_table(skipped), std::string("self-test skipped: no usable CUDA device\n"));
+    }
+
+    // The settings two runs were given differently, by their place in the record, sorted by it; none for the same
+    // configuration.
+    void configDifferencesNameEachSettingAndBothValues() {
+        RunConfig a;
+        a.backend = Backend::Te;
+        a.precision = Precision::Fp8;  // FP8 settings are written for FP8 runs only
+        RunConfig b = a;
+        QVERIFY(config_differences(a, b).empty());
+        b.name = "other";
+        b.model.hidden = 512;
+        b.fp8.scaling = ScalingKind::Block;
+        const std::vector<SettingDifference> d = config_differences(a, b);
+        QStringList settings;
+        for (const SettingDifference& x : d) settings << QString::fromStdString(x.setting);
+        QVERIFY2(settings.contains(QStringLiteral("name")) && settings.contains(QStringLiteral("hidden")) &&
+                     settings.contains(QStringLiteral("fp8.recipe")),
+                 qPrintable(settings.join(QStringLiteral(", "))));
+        QCOMPARE(settings.size(), 3);
+        for (const SettingDifference& x : d) {
+            if (x.setting == "hidden") {
+                QCOMPARE(x.a, std::to_string(a.model.hidden));
+                QCOMPARE(x.b, std::string("512"));
+            }
+            if (x.setting == "fp8.recipe") QCOMPARE(x.b, std::string("block"));  // as the record writes it, unquoted
+        }
     }
 
     void jsonRoundTrip() {

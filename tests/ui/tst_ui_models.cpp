@@ -2,6 +2,9 @@
 
 #include <QAbstractItemModelTester>
 #include <QAbstractButton>
+#include <QAction>
+#include <QClipboard>
+#include <QStandardItemModel>
 #include <QApplication>
 #include <QFileDialog>
 #include <QHeaderView>
@@ -14,6 +17,7 @@
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTimer>
 
@@ -25,6 +29,7 @@
 #include "core/common/Error.h"
 #include "core/results/AtomicFile.h"
 #include "ui/common/RememberedFolder.h"
+#include "ui/common/RunTable.h"
 #include "ui/common/RunColors.h"
 #include "ui/common/Theme.h"
 #include "ui/export/SaveNotice.h"
@@ -38,6 +43,7 @@
 #include "ui/runs/RunWorker.h"
 #include "ui/charts/TimeBreakdownChart.h"
 #include "ui/table/ComparisonModel.h"
+#include "ui/table/SettingsDiffDialog.h"
 #include "ui/table/ComparisonPanel.h"
 
 using namespace tewb;
@@ -127,6 +133,57 @@ private Q_SLOTS:
 
     // A run queued under a name the dashboard or the queue already has gets the smallest free number; the repeats
     // of one configuration share theirs (they are one group); a comparison's rows are numbered as a whole.
+    // Ctrl+C on a run table copies it as shown, tab-separated: the header, the selected rows (or every row), the
+    // shown columns in their order on screen, tabs and line breaks inside a cell made spaces.
+    void runTablesCopyAsTabSeparatedText() {
+        QStandardItemModel model(3, 3);
+        model.setHorizontalHeaderLabels({QStringLiteral("Run"), QStringLiteral("Hidden"), QStringLiteral("Speedup")});
+        const QStringList names{QStringLiteral("a\tb"), QStringLiteral("second"), QStringLiteral("third\nline")};
+        for (int row = 0; row < 3; ++row) {
+            model.setItem(row, 0, new QStandardItem(names[row]));
+            model.setItem(row, 1, new QStandardItem(QStringLiteral("x")));
+            model.setItem(row, 2, new QStandardItem(QStringLiteral("%1.00×").arg(row + 1)));
+        }
+        QTableView view;
+        setup_run_table(&view, &model);
+        view.setColumnHidden(1, true);
+        view.horizontalHeader()->moveSection(2, 0);  // Speedup shown first
+        QCOMPARE(table_text(&view), QStringLiteral("Speedup\tRun\n1.00×\ta b\n2.00×\tsecond\n3.00×\tthird line\n"));
+        view.selectRow(2);
+        QCOMPARE(table_text(&view), QStringLiteral("Speedup\tRun\n3.00×\tthird line\n"));
+        auto* copy = view.findChild<QAction*>(QStringLiteral("copyTable"));
+        QVERIFY(copy && copy->shortcut() == QKeySequence(QKeySequence::Copy));
+        copy->trigger();
+        QCOMPARE(QGuiApplication::clipboard()->text(), table_text(&view));
+    }
+
+    // Two selected runs of the comparison table: their differing settings in a dialog, one row each with both values;
+    // nothing with one run selected.
+    void comparisonShowsTheSettingsTwoRunsDifferIn() {
+        RunCollection runs;
+        RunRecord wide = test::synthetic_record("wide", 6, 1, 10);
+        wide.config.model.hidden = 512;
+        runs.add(test::synthetic_record("narrow", 6, 1, 10));
+        runs.add(wide);
+        ComparisonPanel panel(&runs);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        panel.view()->selectRow(0);
+        QCOMPARE(panel.showSettingsDiff(), nullptr);
+        panel.view()->selectAll();
+        SettingsDiffDialog* dialog = panel.showSettingsDiff();
+        QVERIFY(dialog);
+        QTableWidget* table = dialog->table();
+        QStringList settings;
+        for (int row = 0; row < table->rowCount(); ++row) settings << table->item(row, 0)->text();
+        QVERIFY2(settings.contains(QStringLiteral("hidden")) && settings.contains(QStringLiteral("name")),
+                 qPrintable(settings.join(QStringLiteral(", "))));
+        const int hidden = static_cast<int>(settings.indexOf(QStringLiteral("hidden")));
+        QCOMPARE(table->item(hidden, 2)->text(), QStringLiteral("512"));
+        QVERIFY(table->horizontalHeaderItem(1)->text().startsWith(QStringLiteral("narrow")));
+        dialog->close();
+    }
+
     void repeatedNamesGetANumber() {
         RunCollection runs;
         RunController controller(&runs);

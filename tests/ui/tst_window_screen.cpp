@@ -405,7 +405,8 @@ private Q_SLOTS:
         for (const auto& [name, chart] : charts) {
             auto* view = qobject_cast<QWidget*>(chart->scene()->views().front());
             show_tabs_holding(view);
-            QTest::qWait(150);
+            // A slow window manager may still be laying the tab out.
+            for (int i = 0; i < 30 && (chart->plotArea().width() < 360 || chart->plotArea().height() < 180); ++i) QTest::qWait(100);
             const QRectF area = chart->plotArea();
             qInfo("%s: plot area %.0f×%.0f in a %d×%d chart", qPrintable(name), area.width(), area.height(), view->width(),
                   view->height());

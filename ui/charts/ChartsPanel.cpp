@@ -8,6 +8,7 @@
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -50,6 +51,13 @@ ChartControls::ChartControls(QWidget* parent) : QWidget(parent) {
     logY_->setObjectName(QStringLiteral("logY"));
     logY_->setToolTip(tr("Logarithmic y axis; values ≤ 0 are drawn at the axis floor and counted in the title"));
     row->addWidget(logY_);
+    filter_ = new QLineEdit(this);
+    filter_->setObjectName(QStringLiteral("runFilter"));
+    filter_->setPlaceholderText(tr("Filter runs"));
+    filter_->setClearButtonEnabled(true);
+    filter_->setMaximumWidth(160);
+    filter_->setToolTip(tr("Only the runs whose names contain this text (any case) are drawn and listed"));
+    row->addWidget(filter_);
     auto* reset = new QPushButton(tr("Reset zoom"), this);
     reset->setObjectName(QStringLiteral("resetZoom"));
     reset->setToolTip(tr("Drag a rectangle on a chart to zoom in; right click a chart to zoom out, set its own log y "
@@ -68,6 +76,7 @@ ChartControls::ChartControls(QWidget* parent) : QWidget(parent) {
         Q_EMIT optionsChanged();
     });
     connect(logY_, &QCheckBox::toggled, this, &ChartControls::optionsChanged);
+    connect(filter_, &QLineEdit::textChanged, this, &ChartControls::filterChanged);
     connect(reset, &QPushButton::clicked, this, &ChartControls::resetZoomRequested);
 }
 
@@ -95,7 +104,7 @@ ChartsPanel::ChartsPanel(RunCollection* runs, std::vector<MetricSpec> specs, int
         auto* view = new MetricChartView(spec, this);
         view->setObjectName(spec.id + QStringLiteral("Chart"));
         views_.push_back(view);
-        connectView(view);
+        connectGridView(view);
     }
     auto* charts = new QWidget(this);
     charts->setObjectName(QStringLiteral("charts"));
@@ -116,10 +125,11 @@ ChartsPanel::ChartsPanel(RunCollection* runs, std::vector<MetricSpec> specs, int
     connect(controls_, &ChartControls::optionsChanged, this, qOverload<>(&ChartsPanel::applyOptions));
     connect(controls_, &ChartControls::resetZoomRequested, this, [this] {
         for (MetricChartView* v : everyView()) v->plot()->resetZoom();
-        dirty_ = true;
+        markDirty();
         refreshIfDirty();
     });
     connect(controls_->showAll_, &QPushButton::clicked, this, [this] { setEnlarged(nullptr); });
+    connect(controls_, &ChartControls::filterChanged, this, &ChartsPanel::hiddenChanged);
     connect(legend_, &RunLegend::visibilityToggled, this, &ChartsPanel::toggleRun);
     connect(legend_, &RunLegend::soloRequested, this, &ChartsPanel::showOnly);
     connect(legend_, &RunLegend::showAllRequested, this, &ChartsPanel::showEveryRun);
@@ -139,6 +149,10 @@ void ChartsPanel::connectView(MetricChartView* view) {
         applyOptions(view, options());
         view->plot()->refresh(*runs_);
     });
+}
+
+void ChartsPanel::connectGridView(MetricChartView* view) {
+    connectView(view);
     connect(view, &MetricChartView::enlargeToggled, this, [this, view] { setEnlarged(enlarged_ == view ? nullptr : view); });
     connect(view, &MetricChartView::ownWindowRequested, this, [this, view] { openInOwnWindow(view); });
 }
@@ -181,13 +195,11 @@ MetricChartView* ChartsPanel::openInOwnWindow(MetricChartView* source) {
     view->setOwnLogY(source->ownLogY());
     view->plot()->setYRange(source->plot()->yRange());
     box->addWidget(view);
+    std::erase_if(ownWindows_, [](const QPointer<MetricChartView>& v) { return v.isNull(); });
     ownWindows_.emplace_back(view);
-    connect(view, &MetricChartView::ownOptionsChanged, this, [this, view] {
-        applyOptions(view, options());
-        view->plot()->refresh(*runs_);
-    });
+    connectView(view);
     applyOptions(view, options());
-    view->plot()->setHiddenRuns(hidden_);
+    view->plot()->setHiddenRuns(notDrawn());
     window->resize(900, 560);
     window->show();
     view->plot()->refresh(*runs_);
@@ -199,10 +211,11 @@ void ChartsPanel::toggleRun(int key) {
     hiddenChanged();
 }
 
-// Only `key` shown; when it already is the only one (every other run hidden), every run again.
+// Only `key` shown; when it already is the only one (every other run the legend names hidden), every run again.
+// Runs the legend does not name (the FP8 charts': runs without FP8 statistics) have no line to hide.
 void ChartsPanel::showOnly(int key) {
     std::set<int> others;
-    for (const RunCollection::Entry& e : runs_->entries()) {
+    for (const RunLegend::Entry& e : legend_->entries()) {
         if (e.key != key) others.insert(e.key);
     }
     const bool alone = std::all_of(others.begin(), others.end(), [this](int k) { return hidden_.count(k) > 0; });
@@ -216,9 +229,32 @@ void ChartsPanel::showEveryRun() {
 }
 
 void ChartsPanel::hiddenChanged() {
-    for (MetricChartView* v : everyView()) v->plot()->setHiddenRuns(hidden_);
-    dirty_ = true;
+    markDirty();
     refreshIfDirty();
+}
+
+// The run's name as the legend and the charts say it.
+namespace {
+QString shown_name(const RunCollection::Entry& e) {
+    return QString::fromStdString(noisy_name(display_name(e.record), e.record.execution.quality) +
+                                  std::string(unfinished_mark(e.record.status)));
+}
+}  // namespace
+
+std::set<int> ChartsPanel::filteredOut() const {
+    std::set<int> out;
+    const QString filter = controls_->filter_->text().trimmed();
+    if (filter.isEmpty()) return out;
+    for (const RunCollection::Entry& e : runs_->entries()) {
+        if (!shown_name(e).contains(filter, Qt::CaseInsensitive)) out.insert(e.key);
+    }
+    return out;
+}
+
+std::set<int> ChartsPanel::notDrawn() const {
+    std::set<int> out = filteredOut();
+    out.insert(hidden_.begin(), hidden_.end());
+    return out;
 }
 
 PlotOptions ChartsPanel::options() const {
@@ -238,7 +274,7 @@ void ChartsPanel::applyOptions() {
         for (MetricChartView* v : everyView()) v->setOwnLogY(std::nullopt);
     }
     for (MetricChartView* v : everyView()) applyOptions(v, o);
-    dirty_ = true;
+    markDirty();
     refreshIfDirty();
 }
 
@@ -252,15 +288,28 @@ void ChartsPanel::applyOptions(MetricChartView* view, const PlotOptions& panel) 
 
 void ChartsPanel::setSpecs(const std::vector<MetricSpec>& specs) {
     for (std::size_t i = 0; i < specs.size() && i < views_.size(); ++i) views_[i]->plot()->setSpec(specs[i]);
-    dirty_ = true;
+    markDirty();
     refreshIfDirty();
 }
 
 void ChartsPanel::refreshIfDirty() {
+    // Charts in their own windows follow the runs whether or not the panel's tab is shown.
+    const std::set<int> notShown = notDrawn();
+    if (ownWindowsDirty_) {
+        ownWindowsDirty_ = false;
+        for (MetricChartView* v : ownWindowViews()) {
+            v->plot()->setHiddenRuns(notShown);
+            v->plot()->refresh(*runs_);
+        }
+    }
     if (!dirty_ || !isVisible()) return;  // a hidden panel catches up when shown
     dirty_ = false;
     ++refreshCount_;
-    for (MetricChartView* v : everyView()) v->plot()->refresh(*runs_);
+    for (MetricChartView* v : views_) {
+        v->plot()->setHiddenRuns(notShown);
+        v->plot()->refresh(*runs_);
+    }
+    const std::set<int> filtered = filteredOut();
     std::vector<RunLegend::Entry> items;
     const auto has_line = [this](int key) {
         for (const MetricChartView* v : views_) {
@@ -273,9 +322,8 @@ void ChartsPanel::refreshIfDirty() {
     for (const RunCollection::Entry& e : runs_->entries()) {
         // A hidden run keeps its entry (to show it again), also where only runs with data are named.
         if (legendOnlyRunsWithData_ && hidden_.count(e.key) == 0 && !has_line(e.key)) continue;
-        const std::string name =
-            noisy_name(display_name(e.record), e.record.execution.quality) + std::string(unfinished_mark(e.record.status));
-        items.push_back({e.key, QString::fromStdString(name), e.colour});
+        if (filtered.count(e.key) > 0) continue;  // the filter's: not listed while it is typed
+        items.push_back({e.key, shown_name(e), e.colour});
     }
     const auto& entries = runs_->entries();
     const bool validation =
@@ -285,7 +333,11 @@ void ChartsPanel::refreshIfDirty() {
         : validation  ? tr("dashed: warm-up · faint: raw values under smoothing · dotted with dots: validation loss "
                           "(held-out tail of the token file)")
                       : tr("dashed: warm-up · faint: raw values under smoothing");
-    legend_->setRuns(items, hidden_, notes);
+    const QString filterNote =
+        filtered.empty()      ? QString()
+        : filtered.size() == 1 ? tr("1 run filtered out by \"%1\" · ").arg(controls_->filter_->text().trimmed())
+                               : tr("%1 runs filtered out by \"%2\" · ").arg(filtered.size()).arg(controls_->filter_->text().trimmed());
+    legend_->setRuns(items, hidden_, filterNote + notes);
 }
 
 void ChartsPanel::placeViews(int columns) {

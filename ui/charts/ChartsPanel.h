@@ -13,6 +13,7 @@ class QCheckBox;
 class QComboBox;
 class QGridLayout;
 class QLabel;
+class QLineEdit;
 class QPushButton;
 class QScrollArea;
 class QSlider;
@@ -24,7 +25,8 @@ class RunCollection;
 class RunLegend;
 
 // The chart controls shared by a group of charts: x axis by step, tokens or time, smoothing, log y (every chart of
-// the group; a chart's own menu overrides it for that chart), reset zoom, and "Show every chart" while one is enlarged.
+// the group; a chart's own menu overrides it for that chart), a run filter, reset zoom, and "Show every chart" while
+// one is enlarged.
 class ChartControls : public QWidget {
     Q_OBJECT
 
@@ -36,6 +38,7 @@ public:
 Q_SIGNALS:
     void optionsChanged();
     void resetZoomRequested();
+    void filterChanged();
 
 private:
     QComboBox* xAxis_;
@@ -43,6 +46,7 @@ private:
     QLabel* smoothingValue_;
     QCheckBox* logY_;
     QPushButton* showAll_;
+    QLineEdit* filter_;
     bool dark_ = false;
 
     friend class ChartsPanel;
@@ -50,7 +54,8 @@ private:
 
 // A group of metric charts over the same runs: redrawn from the RunCollection by a timer (8 Hz) when
 // something changed, never per step. The charts sit in a scroll area of their own under a legend of fixed height,
-// so the panel's minimum is one chart (a splitter above or below it moves) and a longer legend never pushes them.
+// so the panel's minimum is small (a splitter above or below it moves; the charts keep their legible minimum and
+// scroll) and a longer legend never pushes them.
 // A chart can be enlarged to the whole area (double click) or opened in its own window; runs can be hidden from
 // every chart of the group by the legend.
 class ChartsPanel : public QWidget {
@@ -80,7 +85,7 @@ public:
     void setDark(bool dark);
     // Redraws now if anything changed since the last redraw.
     void refreshIfDirty();
-    void markDirty() { dirty_ = true; }
+    void markDirty() { dirty_ = ownWindowsDirty_ = true; }
     int refreshCount() const { return refreshCount_; }
 
 protected:
@@ -103,8 +108,13 @@ private:
     void applyOptions();
     void applyOptions(MetricChartView* view, const PlotOptions& panel);
     void placeViews(int columns);
+    // A chart's own options (every chart), and enlarge / own window (the charts of the grid).
     void connectView(MetricChartView* view);
+    void connectGridView(MetricChartView* view);
     void hiddenChanged();
+    // Runs the filter leaves out (their names lack its text); with the ones hidden from the legend, what no chart draws.
+    std::set<int> filteredOut() const;
+    std::set<int> notDrawn() const;
     std::vector<MetricChartView*> everyView() const;
 
     RunCollection* runs_;
@@ -121,6 +131,7 @@ private:
     int columns_ = 0;
     QTimer timer_;
     bool dirty_ = true;
+    bool ownWindowsDirty_ = true;
     bool legendOnlyRunsWithData_ = false;
     bool dark_ = false;
     int refreshCount_ = 0;

@@ -77,7 +77,13 @@ std::vector<MetricChartView::ValueAt> MetricChartView::valuesAt(double snapped) 
     return values;
 }
 
-QString MetricChartView::crosshairText(double x, int highlight) const {
+int MetricChartView::rowsThatFit() const {
+    const QRectF area = plot_->plotArea();
+    const QFontMetricsF metrics(label_->font());
+    return std::max(1, static_cast<int>((area.height() - 2 * kLabelPadding - 8) / metrics.lineSpacing()) - 1);
+}
+
+QString MetricChartView::crosshairText(double x, int highlight, int most) const {
     const double snapped = snap(x);
     QString heading;
     switch (plot_->options().x) {
@@ -95,9 +101,7 @@ QString MetricChartView::crosshairText(double x, int highlight) const {
     bold.setBold(true);
     const QFontMetricsF boldMetrics(bold);
     const qreal room = std::max<qreal>(80, area.width() - 2 * kLabelPadding - 2 * label_->document()->documentMargin() - 4);
-    const int most = area.height() > 0
-                         ? std::max(1, static_cast<int>((area.height() - 2 * kLabelPadding - 8) / metrics.lineSpacing()) - 1)
-                         : static_cast<int>(values.size());
+    if (most <= 0) most = area.height() > 0 ? rowsThatFit() : static_cast<int>(values.size());
     const bool cut = static_cast<int>(values.size()) > most;
     const int shown = cut ? std::max(0, most - 1) : static_cast<int>(values.size());
     for (int i = 0; i < shown; ++i) {
@@ -136,10 +140,15 @@ void MetricChartView::showCrosshairAt(double x, std::optional<double> pointerY) 
     const qreal px = plot_->mapToPosition(QPointF(x, 0)).x();
     line_->setLine(px, area.top(), px, area.bottom());
     line_->show();
-    label_->setHtml(QStringLiteral("<div style=\"background-color:%1; padding:%2px\">%3</div>")
-                        .arg(palette().color(QPalette::ToolTipBase).name())
-                        .arg(kLabelPadding)
-                        .arg(crosshairText(x, highlight)));
+    // Rows are cut by the font's line spacing; a bold row or a fallback font for "■" can make lines taller, so the
+    // label loses rows until it really fits.
+    for (int most = rowsThatFit();; --most) {
+        label_->setHtml(QStringLiteral("<div style=\"background-color:%1; padding:%2px\">%3</div>")
+                            .arg(palette().color(QPalette::ToolTipBase).name())
+                            .arg(kLabelPadding)
+                            .arg(crosshairText(x, highlight, most)));
+        if (most <= 1 || label_->boundingRect().height() <= area.height()) break;
+    }
     label_->setDefaultTextColor(palette().color(QPalette::ToolTipText));
     label_->setPos(place_inside(area, label_->boundingRect().size(), QPointF(px, pointerY.value_or(area.top() - 8))));
     label_->show();

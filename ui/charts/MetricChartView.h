@@ -24,8 +24,9 @@ public:
 
     MetricPlot* plot() const { return plot_; }
     // The crosshair's text for x (in axis units): the snapped x, then each run's value there, highest first, names
-    // shortened and rows cut ("… and 3 more") so that the label fits the plot; the run `highlight` in bold.
-    QString crosshairText(double x, int highlight = 0) const;
+    // shortened and rows cut ("… and 3 more") to `most` rows (0: as many as the plot's height holds); the run
+    // `highlight` in bold.
+    QString crosshairText(double x, int highlight = 0, int most = 0) const;
     void showCrosshairAt(double x, std::optional<double> pointerY = std::nullopt);
     void hideCrosshair();
     bool crosshairVisible() const;
@@ -63,6 +64,7 @@ private:
         QPointF point;
     };
     double snap(double x) const;
+    int rowsThatFit() const;
     std::vector<ValueAt> valuesAt(double snapped) const;
     void askForYRange();
 

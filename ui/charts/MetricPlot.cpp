@@ -178,7 +178,7 @@ void MetricPlot::applyUnit() {
 void MetricPlot::updateTitle() {
     QString title = spec_.title;
     if (unitInTitle_) title += QStringLiteral(" (%1)").arg(unit_);
-    if (yRange_) title += tr(" · y range fixed");
+    if (yRangeApplies()) title += tr(" · y range fixed");
     if (options_.log_y && valuesAtFloor_ > 0) {
         title += tr(" — %n value(s) ≤ 0 drawn at the axis floor", nullptr, valuesAtFloor_);
     }
@@ -404,14 +404,36 @@ void MetricPlot::applyRanges() {
         ys.add(options_.log_y ? 10 : 1);
     }
     if (spec_.start_at_zero && !options_.log_y && ys.lo > 0) ys.add(0);
-    if (yRange_ && (!options_.log_y || yRange_->lo > 0)) {
-        const int ticks = area.height() > 0 ? ticks_for_length(area.height(), 40) : 6;
-        setAxisRange(yAxis_, yRange_->lo, yRange_->hi, options_.log_y ? 0 : ticks);
-        return;
-    }
+    if (applyYRange()) return;
     const NiceRange yr = options_.log_y ? nice_log_range(ys.lo, ys.hi)
                                         : fitted_range(ys.lo, ys.hi, area.height() > 0 ? ticks_for_length(area.height(), 40) : 6);
     setAxisRange(yAxis_, yr.lo, yr.hi, yr.ticks);
+}
+
+bool MetricPlot::yRangeApplies() const {
+    return yRange_ && (!options_.log_y || yRange_->lo > 0);
+}
+
+// The typed y range, exactly, its ticks at round values inside it (anchored on the round step, not on the typed
+// ends: 0.1…0.47 ticks at 0.1, 0.2, …); false when there is none to apply.
+bool MetricPlot::applyYRange() {
+    auto* value = qobject_cast<QValueAxis*>(yAxis_);
+    if (!yRangeApplies()) {
+        if (value && value->tickType() != QValueAxis::TicksFixed) value->setTickType(QValueAxis::TicksFixed);
+        return false;
+    }
+    const QScopedValueRollback<bool> guard(applyingRange_, true);
+    if (auto* log = qobject_cast<QLogValueAxis*>(yAxis_)) {
+        log->setRange(yRange_->lo, yRange_->hi);
+        return true;
+    }
+    const double height = plotArea().height();
+    const NiceRange round = nice_range(yRange_->lo, yRange_->hi, height > 0 ? ticks_for_length(height, 40) : 6);
+    value->setRange(yRange_->lo, yRange_->hi);
+    value->setTickAnchor(round.lo);
+    value->setTickInterval((round.hi - round.lo) / std::max(1, round.ticks - 1));
+    value->setTickType(QValueAxis::TicksDynamic);
+    return true;
 }
 
 void MetricPlot::setAxisRange(QAbstractAxis* axis, double lo, double hi, int ticks) {
@@ -479,7 +501,12 @@ void MetricPlot::setHighlighted(int key) {
 void MetricPlot::setYRange(std::optional<YRange> range) {
     yRange_ = range;
     updateTitle();
-    resetZoom();
+    // A zoom into x stays: only the y axis changes (to the range, or to the data's when it is cleared).
+    if (!zoomed_) {
+        applyRanges();
+    } else if (!applyYRange()) {
+        resetZoom();
+    }
 }
 
 std::size_t MetricPlot::pointsDrawn() const {

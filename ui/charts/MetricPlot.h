@@ -120,6 +120,8 @@ private:
     void updateTitle();
     void applyUnit();
     qreal penWidth(int key) const;
+    bool yRangeApplies() const;
+    bool applyYRange();
 
     MetricSpec spec_;
     PlotOptions options_;

@@ -62,7 +62,7 @@ void RunLegend::setRuns(const std::vector<Entry>& entries, const std::set<int>& 
         // progress, and a double click (press, release: a click that hides, then the double click) would be lost.
         if (hidden != hidden_) {
             hidden_ = hidden;
-            for (std::size_t i = 0; i < entries_.size(); ++i) style(item(static_cast<int>(i)), entries_[i]);
+            for (std::size_t i = 0; i < entries_.size(); ++i) restyle(item(static_cast<int>(i)), entries_[i]);
         }
         return;
     }
@@ -74,7 +74,7 @@ void RunLegend::setRuns(const std::vector<Entry>& entries, const std::set<int>& 
     for (const Entry& e : entries_) {
         auto* item = new QListWidgetItem(this);
         item->setData(kKeyRole, e.key);
-        style(item, e);
+        restyle(item, e);
     }
     if (!notes_.isEmpty()) {
         auto* note = new QListWidgetItem(notes_, this);
@@ -82,17 +82,33 @@ void RunLegend::setRuns(const std::vector<Entry>& entries, const std::set<int>& 
         QFont italic = font();
         italic.setItalic(true);
         note->setFont(italic);
+        note->setData(kNoteRole, true);
         note->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
     }
 }
 
-void RunLegend::style(QListWidgetItem* item, const Entry& e) const {
+void RunLegend::changeEvent(QEvent* event) {
+    QListWidget::changeEvent(event);
+    // The theme changed: the faded colours of hidden runs and of the notes follow it.
+    if (event->type() != QEvent::PaletteChange) return;
+    for (int i = 0; i < count(); ++i) {
+        if (item(i)->data(kNoteRole).toBool()) item(i)->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
+    }
+    for (std::size_t i = 0; i < entries_.size() && static_cast<int>(i) < count(); ++i) restyle(item(static_cast<int>(i)), entries_[i]);
+}
+
+void RunLegend::restyle(QListWidgetItem* item, const Entry& e) const {
     const bool off = hidden_.count(e.key) > 0;
     item->setIcon(swatch(e.colour, off));
     item->setText(off ? tr("%1 (hidden)").arg(e.name) : e.name);
     item->setToolTip(off ? tr("%1 — hidden: click to show it").arg(e.name)
                          : tr("%1 — click to hide it, double click to show only this run").arg(e.name));
-    item->setForeground(palette().color(off ? QPalette::Disabled : QPalette::Active, QPalette::Text));
+    // A shown run's name takes the view's text colour (whatever the theme); a hidden one's the faded one.
+    if (off) {
+        item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
+    } else {
+        item->setData(Qt::ForegroundRole, QVariant());
+    }
 }
 
 QString RunLegend::text() const {

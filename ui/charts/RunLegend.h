@@ -10,8 +10,8 @@ namespace tewb::ui {
 
 // The runs of a group of charts, one entry each in the run's colour and line style. A click hides the run from
 // every chart of the group or shows it again, a double click shows it alone (again: every run), a right click
-// offers the same and "Show every run"; from the keyboard, Space and Enter. Its height is fixed at two rows (more rows scroll), so a longer legend
-// never pushes the charts down.
+// offers the same and "Show every run"; from the keyboard, Space and Enter. Its height is fixed at two rows (more
+// rows scroll), so a longer legend never pushes the charts down.
 class RunLegend : public QListWidget {
     Q_OBJECT
 
@@ -27,12 +27,14 @@ public:
 
     // Replaces the entries (only when something changed: a rebuild relayouts); `notes` ends the legend in italics.
     void setRuns(const std::vector<Entry>& entries, const std::set<int>& hidden, const QString& notes);
+    const std::vector<Entry>& entries() const { return entries_; }
     // Every entry's name and the notes, as shown (hidden runs marked "(hidden)").
     QString text() const;
     // The entry of run `key`, or nullptr.
     QListWidgetItem* itemOf(int key) const;
 
     static constexpr int kKeyRole = Qt::UserRole + 1;
+    static constexpr int kNoteRole = Qt::UserRole + 2;
 
 Q_SIGNALS:
     void visibilityToggled(int key);
@@ -42,9 +44,10 @@ Q_SIGNALS:
 protected:
     void contextMenuEvent(QContextMenuEvent* event) override;
     void keyPressEvent(QKeyEvent* event) override;
+    void changeEvent(QEvent* event) override;
 
 private:
-    void style(QListWidgetItem* item, const Entry& entry) const;
+    void restyle(QListWidgetItem* item, const Entry& entry) const;
 
     std::vector<Entry> entries_;
     std::set<int> hidden_;

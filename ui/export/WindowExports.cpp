@@ -1,5 +1,6 @@
 #include "ui/export/WindowExports.h"
 
+#include <set>
 #include <string>
 
 #include "core/common/Error.h"
@@ -54,7 +55,13 @@ void export_json(const ExportSources& sources, const std::filesystem::path& path
 
 std::vector<std::filesystem::path> export_tensorboard(const ExportSources& sources, const std::filesystem::path& directory) {
     if (sources.runs.empty()) throw DataError(directory.string() + ": there are no runs to write");
-    return write_tensorboard(sources.runs.records(), directory, std::nullopt);
+    // A run opened twice (from History and a file) is one run to TensorBoard.
+    std::vector<RunRecord> runs;
+    std::set<std::string> ids;
+    for (RunRecord& r : sources.runs.records()) {
+        if (ids.insert(r.id).second) runs.push_back(std::move(r));
+    }
+    return write_tensorboard(runs, directory, "TensorBoard folder", std::nullopt);
 }
 
 QStringList export_all_file_names() {

@@ -26,6 +26,7 @@
 #include "ui/common/ValidationLoss.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/table/ComparisonModel.h"
+#include "ui/table/SettingsDiffDialog.h"
 
 namespace tewb::ui {
 
@@ -153,6 +154,33 @@ void ComparisonPanel::buildColumnsMenu() {
     connect(header, &QHeaderView::customContextMenuRequested, this,
             [this, header](const QPoint& at) { columnsMenu_->popup(header->viewport()->mapToGlobal(at)); });
     restoreColumnChoices({});
+    // The rows' own menu: copy the table, and the settings two selected runs were given differently.
+    view_->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(view_, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+        auto* menu = new QMenu(this);
+        menu->setAttribute(Qt::WA_DeleteOnClose);
+        for (QAction* action : view_->actions()) menu->addAction(action);  // "Copy table" (Ctrl+C)
+        QAction* diff = menu->addAction(tr("Compare settings of the two selected runs"), this, &ComparisonPanel::showSettingsDiff);
+        diff->setEnabled(view_->selectionModel()->selectedRows().size() == 2);
+        if (!diff->isEnabled()) diff->setToolTip(tr("Select two runs (Ctrl+click) to see which settings differ"));
+        menu->popup(view_->viewport()->mapToGlobal(at));
+    });
+}
+
+SettingsDiffDialog* ComparisonPanel::showSettingsDiff() {
+    const QModelIndexList rows = view_->selectionModel()->selectedRows();
+    if (rows.size() != 2) return nullptr;
+    const std::vector<RunRecord> records = model_->summarizedRecords();
+    const auto at = [&records](const QModelIndex& index) -> const RunRecord* {
+        return index.row() >= 0 && static_cast<std::size_t>(index.row()) < records.size() ? &records[static_cast<std::size_t>(index.row())] : nullptr;
+    };
+    const RunRecord* a = at(std::min(rows[0], rows[1]));
+    const RunRecord* b = at(std::max(rows[0], rows[1]));
+    if (!a || !b) return nullptr;
+    auto* dialog = new SettingsDiffDialog(*a, *b, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->show();
+    return dialog;
 }
 
 void ComparisonPanel::setColumnShown(int column, bool shown) {
@@ -234,6 +262,9 @@ void ComparisonPanel::updateMinimumHeights() {
     const int rows = std::clamp(model_->rowCount(), 3, kRowsInView);
     view_->setMinimumHeight(view_->horizontalHeader()->sizeHint().height() + rows * view_->verticalHeader()->defaultSectionSize() +
                             2 * view_->frameWidth() + view_->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, view_));
+    // Its scroll area never scrolls sideways: the table and the side panel keep their least width, as they did
+    // without it.
+    scroll_->setMinimumWidth(splitter_->minimumSizeHint().width());
     // The panel's least: the header and three rows in view.
     scroll_->setMinimumHeight(std::min(view_->minimumHeight(),
                                        view_->horizontalHeader()->sizeHint().height() + 3 * view_->verticalHeader()->defaultSectionSize() +

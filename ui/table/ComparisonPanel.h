@@ -16,6 +16,7 @@ namespace tewb::ui {
 class ComparisonModel;
 class RunCollection;
 class LedgerSummary;
+class SettingsDiffDialog;
 class TimeBreakdownChart;
 class TopKernelsPanel;
 
@@ -30,6 +31,8 @@ public:
 
     ComparisonModel* model() const { return model_; }
     QTableView* view() const { return view_; }
+    // The settings the two selected runs were given differently, in a dialog (nullptr unless two are selected).
+    SettingsDiffDialog* showSettingsDiff();
     TimeBreakdownChart* breakdown() const { return breakdown_; }
     LedgerSummary* ledger() const { return ledger_; }
     TopKernelsPanel* topKernels() const { return topKernels_; }
