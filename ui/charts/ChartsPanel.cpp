@@ -293,6 +293,7 @@ void ChartsPanel::setSpecs(const std::vector<MetricSpec>& specs) {
 }
 
 void ChartsPanel::refreshIfDirty() {
+    if (!dirty_ && !ownWindowsDirty_) return;
     // Charts in their own windows follow the runs whether or not the panel's tab is shown.
     const std::set<int> notShown = notDrawn();
     if (ownWindowsDirty_) {
