@@ -632,8 +632,8 @@ private Q_SLOTS:
     }
 
     // A run that did not inspect its casts has no SNR: its map says so instead of a grey grid with a made-up
-    // 0 … 1 scale, while amax still draws; the FP8 charts' legend names only runs with FP8 statistics; the what-if
-    // table keeps its header and a few rows under the map.
+    // 0 … 1 scale, while amax still draws; the FP8 charts' legend names only runs with FP8 statistics (and solos among
+    // them); the what-if table keeps its header and a few rows under the map.
     void uninspectedRunsAndRunsWithoutFp8AreSaidPlainly() {
         RunRecord r = test::synthetic_record("te fp8 plain", 6, 1, 10);
         r.fp8_slots.push_back({"blocks_0.qkv", SlotRole::Input, Fp8Dtype::E4M3});
@@ -657,6 +657,18 @@ private Q_SLOTS:
         auto* legend = panel.findChild<RunLegend*>(QStringLiteral("legend"));
         QTRY_VERIFY2(legend->text().contains(QStringLiteral("te fp8 plain")), qPrintable(legend->text()));
         QVERIFY2(!legend->text().contains(QStringLiteral("torch bf16 no fp8")), qPrintable(legend->text()));
+        // Showing one FP8 run alone hides only the runs the legend names (never lists a run without statistics as
+        // hidden), and again shows them all.
+        RunRecord second = r;
+        second.id = "second-fp8-id";
+        second.config.name = "te fp8 second";
+        runs.add(second);
+        panel.refreshIfDirty();
+        panel.showOnly(runs.entries()[1].key);
+        QCOMPARE(panel.hiddenRuns(), std::set<int>{runs.entries()[2].key});
+        QVERIFY2(!legend->text().contains(QStringLiteral("no fp8")), qPrintable(legend->text()));
+        panel.showOnly(runs.entries()[1].key);
+        QVERIFY(panel.hiddenRuns().empty());
 
         Fp8Inspector inspector(&runs);
         QTableWidget* table = inspector.whatIfTable();
@@ -962,30 +974,6 @@ private Q_SLOTS:
         QTest::qWait(10);
         QCOMPARE(legend->itemOf(runs.entries()[0].key)->foreground().color(),
                  legend->palette().color(QPalette::Disabled, QPalette::Text));
-    }
-
-    // The FP8 charts' legend names only runs with FP8 statistics; showing one alone hides only those, and again shows
-    // them all (a run without statistics is never listed as hidden).
-    void fp8LegendSolosAmongRunsWithStatistics() {
-        RunCollection runs;
-        runs.add(test::synthetic_record("torch bf16 no fp8", 6, 1, 10));
-        for (const char* name : {"fp8 one", "fp8 two"}) {
-            RunRecord r = test::synthetic_record(name, 6, 1, 10);
-            r.fp8_slots = {{"blocks_0.qkv", SlotRole::Input, Fp8Dtype::E4M3}};
-            for (StepMetrics& s : r.steps) s.fp8 = {Fp8SlotSample{1.0f, 2.0f}};
-            runs.add(r);
-        }
-        Fp8Panel panel(&runs);
-        panel.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&panel));
-        panel.markDirty();
-        panel.refreshIfDirty();
-        const int one = runs.entries()[1].key;
-        panel.showOnly(one);
-        QCOMPARE(panel.hiddenRuns(), std::set<int>{runs.entries()[2].key});
-        QVERIFY2(!panel.legend()->text().contains(QStringLiteral("no fp8")), qPrintable(panel.legend()->text()));
-        panel.showOnly(one);
-        QVERIFY(panel.hiddenRuns().empty());
     }
 
     // The legend's height is fixed: a validation line's longer notes or twelve runs never push the charts down.

@@ -18,6 +18,7 @@
 #include "core/results/MeasurementQuality.h"
 #include "ui/charts/RunLegend.h"
 #include "ui/common/RunColors.h"
+#include "ui/common/ScrollArea.h"
 #include "ui/common/ValidationLoss.h"
 #include "ui/runs/RunCollection.h"
 
@@ -111,12 +112,7 @@ ChartsPanel::ChartsPanel(RunCollection* runs, std::vector<MetricSpec> specs, int
     charts->setLayout(grid_);
     grid_->setContentsMargins(0, 0, 0, 0);
     placeViews(maxColumns_);
-    scroll_ = new QScrollArea(this);
-    scroll_->setObjectName(QStringLiteral("chartArea"));
-    scroll_->setWidgetResizable(true);
-    scroll_->setFrameShape(QFrame::NoFrame);
-    scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll_->setWidget(charts);
+    scroll_ = scroll_area_for(charts, QStringLiteral("chartArea"), false, this);
     // However small the splitter makes the panel, a good part of a chart stays in view (its plot area scrolls, it is
     // never squeezed below 360×180 px).
     scroll_->setMinimumHeight(kLeastChartAreaHeight);

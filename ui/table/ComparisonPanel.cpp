@@ -23,6 +23,7 @@
 #include "ui/charts/TimeBreakdownChart.h"
 #include "ui/charts/TopKernelsPanel.h"
 #include "ui/common/RunTable.h"
+#include "ui/common/ScrollArea.h"
 #include "ui/common/ValidationLoss.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/table/ComparisonModel.h"
@@ -95,12 +96,7 @@ ComparisonPanel::ComparisonPanel(RunCollection* runs, QWidget* parent)
     // The table and the side panel scroll inside the panel when they need more height than it has, so the panel's
     // own minimum stays small and the dashboard's splitter above it moves (it did not while the panel asked for the
     // table's rows and the side panel's whole height).
-    scroll_ = new QScrollArea(this);
-    scroll_->setObjectName(QStringLiteral("comparisonScroll"));
-    scroll_->setWidgetResizable(true);
-    scroll_->setFrameShape(QFrame::NoFrame);
-    scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll_->setWidget(splitter_);
+    scroll_ = scroll_area_for(splitter_, QStringLiteral("comparisonScroll"), false, this);
     layout->addWidget(scroll_, 1);
     buildColumnsMenu();
 

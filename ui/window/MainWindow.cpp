@@ -173,15 +173,7 @@ void MainWindow::buildFileMenu() {
     });
     dashboardPng->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     QAction* chartPngs = file->addAction(tr("Export &chart PNGs…"), this, [this] {
-        const QString dir = choose_folder(this, tr("Export each chart as PNG into"));
-        if (dir.isEmpty()) return;
-        QString error;
-        if (exportChartPngs(dir, &error)) {
-            saveNotice_->saved(dir);
-            return;
-        }
-        saveNotice_->failed(dir, error);
-        showError(tr("Export failed"), error);
+        exportToFolder(tr("Export each chart as PNG into"), &MainWindow::exportChartPngs);
     });
     chartPngs->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
     file->addAction(tr("Export per-step &CSV…"), this, [this] {
@@ -201,17 +193,10 @@ void MainWindow::buildFileMenu() {
                          &MainWindow::exportJson);
     });
     QAction* tensorBoard = file->addAction(tr("Export for &TensorBoard…"), this, [this] {
-        const QString dir = choose_folder(this, tr("Write TensorBoard event files (a folder per run) into"));
+        const QString dir = exportToFolder(tr("Write TensorBoard event files (a folder per run) into"), &MainWindow::exportTensorBoard);
         if (dir.isEmpty()) return;
-        QString error;
-        if (exportTensorBoard(dir, &error)) {
-            saveNotice_->saved(dir);
-            statusBar()->showMessage(tr("TensorBoard event files written; view them with: tensorboard --logdir %1").arg(dir),
-                                     SaveNotice::kStatusMs);
-            return;
-        }
-        saveNotice_->failed(dir, error);
-        showError(tr("Export failed"), error);
+        statusBar()->showMessage(tr("TensorBoard event files written; view them with: tensorboard --logdir %1").arg(dir),
+                                 SaveNotice::kStatusMs);
     });
     tensorBoard->setObjectName(QStringLiteral("exportTensorBoard"));
     tensorBoard->setToolTip(tr("Each run's loss, validation loss, step time, tokens/s, memory and FP8 amax/scale per slot, "
@@ -578,6 +563,19 @@ void MainWindow::exportWithDialog(const QString& title, const QString& filter, c
         saveNotice_->failed(path, error);
         showError(tr("Export failed"), not_saved_message(path, error));
     }
+}
+
+QString MainWindow::exportToFolder(const QString& title, bool (MainWindow::*write)(const QString&, QString*) const) {
+    const QString dir = choose_folder(this, title);
+    if (dir.isEmpty()) return {};
+    QString error;
+    if ((this->*write)(dir, &error)) {
+        saveNotice_->saved(dir);
+        return dir;
+    }
+    saveNotice_->failed(dir, error);
+    showError(tr("Export failed"), error);
+    return {};
 }
 
 void MainWindow::startSweep() {

@@ -137,6 +137,8 @@ private:
     // Closing while a run trains asks first ("closeDuringRunBox"): stop it (saved as cancelled) and close, or keep it.
     void askBeforeClosingDuringRun();
     ExportSources exportSources() const;  // the runs, comparison, charts and FP8 views, as they are now
+    // A folder chosen, then `write` into it, the outcome said; the folder when it was written, empty otherwise.
+    QString exportToFolder(const QString& title, bool (MainWindow::*write)(const QString&, QString*) const);
     void exportWithDialog(const QString& title, const QString& filter, const QString& suggested,
                           bool (MainWindow::*write)(const QString&, QString*) const);
 

@@ -23,6 +23,7 @@
 #include "ui/runs/RunQueuePanel.h"
 #include "ui/sweep/SweepPanel.h"
 #include "ui/common/RememberedFolder.h"
+#include "ui/common/ScrollArea.h"
 #include "ui/setup/RunSetupPanel.h"
 #include "ui/table/ComparisonPanel.h"
 #include "ui/window/WindowFit.h"
@@ -32,16 +33,6 @@ namespace tewb::ui {
 namespace {
 
 constexpr const char* kSettingsVersion = "1";
-
-// `page` in a scroll area that gives it the whole tab when there is room and scroll bars when there is not.
-QScrollArea* scrollable(QWidget* page, const QString& name) {
-    auto* area = new QScrollArea;
-    area->setObjectName(name);
-    area->setWidgetResizable(true);
-    area->setFrameShape(QFrame::NoFrame);
-    area->setWidget(page);
-    return area;
-}
 
 }  // namespace
 
@@ -72,7 +63,7 @@ void MainWindow::buildLayout() {
     rightTabs_->setObjectName(QStringLiteral("rightTabs"));
     // Pages whose charts need more room than a small screen gives scroll inside their tab, so their legible
     // minimum sizes never become the window's (which must fit a 1024×700 screen).
-    rightTabs_->addTab(scrollable(dashboard, QStringLiteral("dashboardScroll")), tr("Dashboard"));
+    rightTabs_->addTab(scroll_area_for(dashboard, QStringLiteral("dashboardScroll"), true), tr("Dashboard"));
     fp8Inspector_ = new Fp8Inspector(runs_, this);
     auto* fp8View = new QSplitter(Qt::Vertical, this);
     fp8View->addWidget(fp8Panel_);
@@ -84,9 +75,9 @@ void MainWindow::buildLayout() {
         const auto it = std::find(slots.begin(), slots.end(), key);
         if (it != slots.end()) fp8Panel_->selectSlot(static_cast<int>(it - slots.begin()));
     });
-    rightTabs_->addTab(scrollable(fp8View, QStringLiteral("fp8Scroll")), tr("FP8"));
+    rightTabs_->addTab(scroll_area_for(fp8View, QStringLiteral("fp8Scroll"), true), tr("FP8"));
     rightTabs_->addTab(history_, tr("History"));
-    rightTabs_->addTab(scrollable(sweep_, QStringLiteral("sweepScroll")), tr("Sweep"));
+    rightTabs_->addTab(scroll_area_for(sweep_, QStringLiteral("sweepScroll"), true), tr("Sweep"));
 
     auto* main = mainSplitter_ = new QSplitter(Qt::Horizontal, this);
     main->addWidget(left);
