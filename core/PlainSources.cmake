@@ -38,6 +38,7 @@ set(TEWB_CORE_PLAIN_SOURCES
   fp8/Fp8Stats.cpp
   fp8/ReplayReport.cpp
   results/RunRecord.cpp
+  results/RunWords.cpp
   results/Comparability.cpp
   results/MeasurementQuality.cpp
   results/LedgerReport.cpp

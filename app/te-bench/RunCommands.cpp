@@ -40,13 +40,13 @@ namespace tewb::cli {
 
 namespace {
 
-RunRecord train_one(const Trainer& trainer, const RunConfig& config, const std::string& profile_trace = {}) {
+RunRecord train_one(const Trainer& trainer, const ResolvedRun& run, const std::string& profile_trace = {}) {
     cli::ProgressBar progress(isatty(STDERR_FILENO) != 0);
     TrainerCallbacks callbacks;
     callbacks.profile_trace = profile_trace;
     callbacks.on_start = [&](const RunRecord& header) { progress.start(header); };
     callbacks.on_step = [&](const StepMetrics& step) { progress.step(step); };
-    RunRecord record = trainer.run(config, callbacks, &cancel_requested());
+    RunRecord record = trainer.run(run, callbacks, &cancel_requested());
     progress.finish();
     if (record.status == RunStatus::Failed) {
         std::fprintf(stderr, "te-bench: run '%s' failed: %s\n", record.config.name.c_str(), record.message.c_str());
@@ -58,7 +58,7 @@ RunRecord train_one(const Trainer& trainer, const RunConfig& config, const std::
 
 // Runs `configs` `repeats` times each, alternating (A B A B …), every repeat of one configuration in one
 // group. Stops at a signal; saves each run as it ends.
-std::vector<RunRecord> train_repeated(const Trainer& trainer, const std::vector<RunConfig>& configs, int repeats,
+std::vector<RunRecord> train_repeated(const Trainer& trainer, const std::vector<ResolvedRun>& configs, int repeats,
                                       const RunStore* store, bool& all_saved, const std::string& profile_trace = {}) {
     std::vector<std::string> groups;
     for (std::size_t i = 0; i < configs.size(); ++i) groups.push_back(repeats > 1 ? make_run_id() : std::string());
@@ -66,8 +66,7 @@ std::vector<RunRecord> train_repeated(const Trainer& trainer, const std::vector<
     for (const auto& [index, repeat] : alternating_order(configs.size(), repeats)) {
         if (cancel_requested().load()) break;
         if (repeats > 1) {
-            std::fprintf(stderr, "repeat %d of %d%s%s\n", repeat, repeats, configs[index].name.empty() ? "" : ": ",
-                         configs[index].name.c_str());
+            std::fprintf(stderr, "repeat %d of %d: %s\n", repeat, repeats, configs[index].config.name.c_str());
         }
         RunRecord record = train_one(trainer, configs[index], profile_trace);
         if (repeats > 1) record.repeat = RepeatInfo{groups[index], repeat, repeats};
@@ -134,7 +133,8 @@ int run_rank(const Commands& c, RunConfig requested, const WorkerEnv& env) {
     const bool own_files = record_path.empty();
     if (own_files) check_outputs(outputs_of(flags), store_to_protect(c.store_path));
     const Trainer trainer(detect_device());
-    resolve(requested, trainer.device(), MemoryScope::OneRank);  // the launcher (if ours) checked the whole job
+    // This rank's share only: the launcher (if ours) checked the whole job.
+    const ResolvedRun run = resolve_run(requested, trainer.device(), RunPlace::rank(env.local_rank));
     const std::unique_ptr<RunStore> store = reports ? open_store_for_runs(flags.no_store, c.store_path) : nullptr;
     stop_cleanly_on_signals();
     cli::ProgressBar progress(env.rank == 0 && isatty(STDERR_FILENO) != 0);
@@ -148,7 +148,7 @@ int run_rank(const Commands& c, RunConfig requested, const WorkerEnv& env) {
     callbacks.on_step = [&](const StepMetrics& step) { progress.step(step); };
     std::fprintf(stderr, "rank %d: joining the job at %s:%d (%d processes)\n", env.rank, env.master_addr.c_str(),
                  env.master_port, env.world_size);
-    const RunRecord record = run_as_rank(trainer, requested, env, callbacks, &cancel_requested());
+    const RunRecord record = run_as_rank(trainer, run, env, callbacks, &cancel_requested());
     progress.finish();
     if (record.status != RunStatus::Finished && !record.message.empty()) {
         std::fprintf(stderr, "te-bench: %s\n", record.message.c_str());
@@ -192,7 +192,7 @@ int run_local_job_command(const Commands& c, const RunConfig& requested) {
     request.ranks = rank_command(requested, "/proc/self/exe");
     bool saved = true;
     DataParallelJobHooks hooks;
-    hooks.train_reference = [&](const RunConfig& single) { return train_one(trainer, single); };
+    hooks.train_reference = [&](const RunConfig& single) { return train_one(trainer, resolve_run(single, trainer.device())); };
     hooks.reference_ended = [&](const RunRecord& reference) { saved = store_run(store.get(), reference) && saved; };
     hooks.say = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
     const DataParallelJobResult result = run_data_parallel_job(request, trainer.device(), hooks, cancel_requested());
@@ -254,12 +254,13 @@ int run_one(const Commands& c) {
     if (requested.dist.enabled()) return run_local_job_command(c, requested);
     const int repeats = repeat_from_flags(flags);
     const Trainer trainer(detect_device());
-    resolve(requested, trainer.device());  // every argument error surfaces before training starts
+    // Every argument error surfaces before training starts, and the run is decided once.
+    const ResolvedRun run = resolve_run(requested, trainer.device());
     const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
     stop_cleanly_on_signals();
     bool saved = true;
     if (!flags.gemm_journal_path.empty()) start_gemm_journal();
-    const std::vector<RunRecord> runs = train_repeated(trainer, {requested}, repeats, store.get(), saved, flags.profile_path);
+    const std::vector<RunRecord> runs = train_repeated(trainer, {run}, repeats, store.get(), saved, flags.profile_path);
     std::vector<GemmJournalEntry> gemms = stop_gemm_journal();
     if (runs.empty()) {
         std::fprintf(stderr, "te-bench: run cancelled before it began\n");
@@ -279,13 +280,13 @@ int run_compare(const Commands& c) {
     const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
     stop_cleanly_on_signals();
     const int repeats = repeat_from_flags(flags);
-    std::vector<RunConfig> configs;
+    std::vector<ResolvedRun> configs;
     std::vector<std::string> skipped;
     for (const PlannedRun& row : plan) {
         if (row.skip_reason) {
             skipped.push_back(row.config.name + ": " + *row.skip_reason);
         } else {
-            configs.push_back(row.config);
+            configs.push_back(resolve_run(row.config, trainer.device()));
         }
     }
     bool all_saved = true;
@@ -340,7 +341,7 @@ int run_sweep(const Commands& c) {
                      plan[i].repeats > 1
                          ? (" (repeat " + std::to_string(plan[i].repeat) + " of " + std::to_string(plan[i].repeats) + ")").c_str()
                          : "");
-        records[i] = train_one(trainer, plan[i].config);
+        records[i] = train_one(trainer, resolve_run(plan[i].config, trainer.device()));
         if (plan[i].repeats > 1) {
             const auto [it, fresh] = series.emplace(plan[i].config.name, std::string());
             if (fresh) it->second = make_run_id();

@@ -23,7 +23,7 @@ Availability precision_availability(Precision precision, Backend backend, Device
                 "--precision fp8: the torch backend has no FP8 path; allowed with torch: fp32|bf16 (FP8 needs --backend te)"};
     }
     const bool cuda = run_device(kind, device) == DeviceKind::Cuda;
-    if (cuda && device.compute_capability && *device.compute_capability < kFp8Minimum) {
+    if (cuda && device.compute_capability && !runs_fp8_gemms(*device.compute_capability)) {
         return {false, "--precision fp8: this GPU has compute capability " + device.compute_capability->to_string() +
                            " and FP8 needs " + kFp8Minimum.to_string() +
                            "; allowed here: fp32|bf16, or --device cpu to emulate FP8 numerics"};
@@ -34,7 +34,7 @@ Availability precision_availability(Precision precision, Backend backend, Device
 Availability te_impl_availability(TeImpl impl, DeviceKind kind, const DeviceInfo& device) {
     if (impl != TeImpl::Fused) return {};
     const bool cuda = run_device(kind, device) == DeviceKind::Cuda;
-    if (cuda && device.compute_capability && *device.compute_capability < kTeMinimum) {
+    if (cuda && device.compute_capability && !runs_fused_kernels(*device.compute_capability)) {
         return {false, "--te-impl fused: this GPU has compute capability " + device.compute_capability->to_string() +
                            " and the fused kernels need " + kTeMinimum.to_string() +
                            "; allowed here: auto|reference, or --device cpu for the fused path on the host kernels"};

@@ -23,11 +23,12 @@ RunFacts run_facts(const RunConfig& config, const DeviceInfo& device) {
     facts.baseline = baseline_precision(facts.device);
     facts.precision = config.precision == Precision::Auto ? facts.baseline : config.precision;
     facts.compute = compute_dtype(facts.precision);
+    const bool cuda = facts.device == DeviceKind::Cuda;
+    facts.block_gemms_native = cuda && device.block_fp8_gemms;
     if (config.backend == Backend::Te) {
-        const bool cuda = facts.device == DeviceKind::Cuda;
         facts.te_ops = choose_ops(config.te_impl, device.fused_cuda_kernels, cuda, cuda ? device.compute_capability : std::nullopt);
         facts.fp8_emulated = facts.precision == Precision::Fp8 &&
-                             fp8_gemms_emulated(*facts.te_ops, config.fp8.scaling, cuda && device.block_fp8_gemms);
+                             fp8_gemms_emulated(*facts.te_ops, config.fp8.scaling, facts.block_gemms_native);
     }
     return facts;
 }

@@ -20,6 +20,7 @@ struct RunFacts {
     Precision baseline = Precision::Fp32;         // the torch baseline comparisons and sweeps measure against
     ComputeDtype compute = ComputeDtype::Float32;
     std::optional<OpsKind> te_ops;                // te backend only: which implementation of its ops runs
+    bool block_gemms_native = false;              // a CUDA run where detection found cuBLASLt's block-scaled GEMMs
     bool fp8_emulated = false;                    // FP8 GEMMs emulated in float32: the timings are not FP8 speed
 };
 

@@ -24,8 +24,8 @@ Capability classify(std::optional<ComputeCapability> cc, std::string_view no_gpu
         return result;
     }
     const std::string cc_text = "compute capability " + cc->to_string();
-    result.te_capable = *cc >= kTeMinimum;
-    result.fp8_capable = *cc >= kFp8Minimum;
+    result.te_capable = runs_fused_kernels(*cc);
+    result.fp8_capable = runs_fp8_gemms(*cc);
     result.te_reason = result.te_capable ? "TE capable: " + cc_text + " >= 8.0 runs the fused BF16 kernels"
                                          : "Not TE capable: " + cc_text + " < 8.0 (fused kernels need Ampere or newer)";
     result.fp8_reason = result.fp8_capable
@@ -65,7 +65,7 @@ Capability classify(const DeviceInfo& device) {
 }
 
 OpsKind choose_ops(TeImpl impl, bool fused_cuda_built, bool cuda_device, std::optional<ComputeCapability> cc) {
-    const bool te_capable = cc && *cc >= kTeMinimum;
+    const bool te_capable = cc && runs_fused_kernels(*cc);
     const bool cuda_fits = fused_cuda_built && cuda_device && te_capable;
     switch (impl) {
         case TeImpl::Reference: return OpsKind::Reference;

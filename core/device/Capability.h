@@ -26,8 +26,23 @@ struct Capability {
     std::vector<std::string> reasons() const;
 };
 
+// The compute-capability rules: the one place core compares capabilities (the kernels library keeps its own
+// GEMM rule table, kernels/gemm). Messages quote the two minima.
 constexpr ComputeCapability kTeMinimum{8, 0};
 constexpr ComputeCapability kFp8Minimum{8, 9};
+// Ampere or newer: the fused BF16 kernels.
+constexpr bool runs_fused_kernels(ComputeCapability cc) {
+    return cc >= kTeMinimum;
+}
+// Ada, Hopper or newer: FP8 tensor cores (cuBLASLt's FP8 GEMMs).
+constexpr bool runs_fp8_gemms(ComputeCapability cc) {
+    return cc >= kFp8Minimum;
+}
+// Hopper (9.x): cuBLASLt's 1x128 / 128x128 block-scaled FP8 GEMMs may run; detection confirms with a probe
+// (DeviceInfo::block_fp8_gemms), and on such a GPU their absence is itself a self-test failure.
+constexpr bool may_run_block_gemms(ComputeCapability cc) {
+    return cc.major == 9;
+}
 
 // Pure: the same inputs always give the same answer. `no_gpu_reason` is used when `cc` is empty.
 Capability classify(std::optional<ComputeCapability> cc, std::string_view no_gpu_reason);

@@ -1,5 +1,7 @@
 #include "core/device/DeviceInfo.h"
 
+#include "core/device/Capability.h"
+
 #include <fstream>
 #include <regex>
 #include <thread>
@@ -84,7 +86,7 @@ DeviceInfo detect_device() {
         info.memory_free_bytes = gpu.memory_free_bytes;
 #ifdef TEWB_FUSED_CUDA
         info.fused_cuda_kernels = true;
-        if (gpu.compute_capability_major == 9) {
+        if (may_run_block_gemms(*info.compute_capability)) {
             try {
                 info.block_fp8_gemms = kernels::block_gemm_supported(0);
             } catch (const std::exception&) {

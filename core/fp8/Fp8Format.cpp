@@ -3,25 +3,8 @@
 #include <string>
 
 #include "core/common/Choice.h"
-#include "tewb_kernels/fp8_type.h"
 
 namespace tewb {
-
-namespace {
-
-constexpr kernels::Fp8Type kernel_type(Fp8Dtype dtype) {
-    return dtype == Fp8Dtype::E4M3 ? kernels::Fp8Type::E4M3 : kernels::Fp8Type::E5M2;
-}
-
-}  // namespace
-
-float fp8_max(Fp8Dtype dtype) {
-    return kernels::fp8_max(kernel_type(dtype));
-}
-
-float fp8_saturation_threshold(Fp8Dtype dtype) {
-    return kernels::fp8_saturation_threshold(kernel_type(dtype));
-}
 
 Fp8Dtype forward_dtype(RecipeFormat) {
     return Fp8Dtype::E4M3;

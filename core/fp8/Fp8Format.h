@@ -3,27 +3,29 @@
 #include <string_view>
 
 #include "core/common/Choice.h"
+#include "tewb_kernels/fp8_type.h"
 
 namespace tewb {
 
 // The two FP8 encodings (OCP FP8): E4M3 "fn" (no infinities, largest finite 448) and E5M2 (IEEE-like,
-// largest finite 57344).
-enum class Fp8Dtype { E4M3, E5M2 };
+// largest finite 57344). The kernels' type itself, so core and the kernels never convert between two enums; its
+// largest finite value and saturation threshold are the kernels' fp8_max and fp8_saturation_threshold.
+using Fp8Dtype = kernels::Fp8Type;
 
 // What a recipe uses where: E4M3 everywhere, or HYBRID (E4M3 forward, E5M2 for gradients). Pure E5M2
 // is not a recipe format: its 2-bit mantissa is too coarse for activations and weights.
 enum class RecipeFormat { Hybrid, E4M3 };
 
-float fp8_max(Fp8Dtype dtype);
-// The magnitude from which a cast loses information to saturation: fp8_max plus half its spacing
-// (464 for E4M3, 61440 for E5M2). Below it, round-to-nearest lands on fp8_max anyway.
-float fp8_saturation_threshold(Fp8Dtype dtype);
+using kernels::fp8_max;
+using kernels::fp8_saturation_threshold;
 Fp8Dtype forward_dtype(RecipeFormat format);
 Fp8Dtype backward_dtype(RecipeFormat format);
 
 template <>
 struct EnumNames<Fp8Dtype> {
-    static constexpr NameTable table{std::to_array<Named<Fp8Dtype>>({{"e4m3", Fp8Dtype::E4M3}, {"e5m2", Fp8Dtype::E5M2}})};
+    static constexpr NameTable table{std::to_array<Named<Fp8Dtype>>(
+        {{kernels::kFp8TypeNames[0].option, kernels::kFp8TypeNames[0].type},
+         {kernels::kFp8TypeNames[1].option, kernels::kFp8TypeNames[1].type}})};
 };
 template <>
 struct EnumNames<RecipeFormat> {

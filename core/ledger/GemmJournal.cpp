@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/Error.h"
+#include "tewb_kernels/gemm_types.h"
 
 namespace tewb {
 
@@ -166,7 +167,8 @@ GemmJournal read_gemm_journal(const std::string& text, const std::string& where)
         e.m = r.count("m", 0);
         e.n = r.count("n", 0);
         e.k = r.count("k", 1);
-        const auto types = {"float32", "bfloat16", "E4M3", "E5M2"};
+        const auto types = {kernels::gemm_type_name(kernels::GemmType::Float32), kernels::gemm_type_name(kernels::GemmType::BFloat16),
+                            kernels::gemm_type_name(kernels::GemmType::E4M3), kernels::gemm_type_name(kernels::GemmType::E5M2)};
         e.a_type = r.text("a_type", types);
         e.b_type = r.text("b_type", types);
         e.d_type = r.text("d_type", types);

@@ -23,13 +23,17 @@
 
 namespace tewb {
 
-namespace {
-
-// Where an op ran: the transformer layer (-1: none) and the path of scopes inside it (empty: "other").
+// Where an op ran: the transformer layer (-1: none) and the path of scopes inside it (empty: "other"). Outside the
+// anonymous namespace because LedgerRecording::State holds it (GCC's -Wsubobject-linkage in the unity build).
+namespace ledger_detail {
 struct Path {
     int layer = -1;
     std::string scope;
 };
+}  // namespace ledger_detail
+using ledger_detail::Path;
+
+namespace {
 
 // ---- how many kernels one LibTorch operator launches (on CUDA; the CPU is counted by the same rule) ----
 

@@ -1,5 +1,7 @@
 #include "core/results/Comparability.h"
 
+#include "core/results/RunWords.h"
+
 #include <string_view>
 
 namespace tewb {
@@ -71,7 +73,7 @@ std::optional<std::string> no_speedup_reason(const RunRecord& run) {
 
 std::optional<std::string> baseline_refusal(const RunRecord& baseline) {
     if (baseline.execution.fp8_emulated) {
-        return std::string("the baseline's FP8 GEMMs were emulated: its time is the emulation's cost and no speed to compare with");
+        return emulated_baseline_refusal();
     }
     const auto words = unfinished_words(baseline.status);
     return words ? std::optional<std::string>("the baseline " + *words) : std::nullopt;

@@ -8,6 +8,7 @@
 
 #include "core/common/Statistics.h"
 #include "core/common/TextTable.h"
+#include "core/results/RunWords.h"
 
 namespace tewb {
 
@@ -64,7 +65,7 @@ std::string render_fp8_summary(const RunRecord& record) {
     }
     std::ostringstream out;
     out << "FP8 casts over the timed steps (" << record.fp8_slots.size() << " slots"
-        << (record.execution.fp8_emulated ? "; GEMMs emulated" : "") << "):\n"
+        << fp8_casts_emulated_clause(record.execution.fp8_emulated) << "):\n"
         << render_text_table({"slot", "amax", "scale"}, rows);
     const auto non_finite_slots = std::count(non_finite.begin(), non_finite.end(), true);
     out << "slots with an inf or NaN amax (an inf freezes the scale while in the window, a NaN step keeps it): " << non_finite_slots << "\n";

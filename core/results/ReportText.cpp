@@ -9,6 +9,7 @@
 #include "core/config/RunSettings.h"
 #include "core/fp8/Fp8Format.h"
 #include "core/results/LedgerReport.h"
+#include "core/results/RunWords.h"
 
 namespace tewb {
 
@@ -55,7 +56,7 @@ std::string te_path_words(const RunRecord& r) {
     const Execution& e = r.execution;
     if (e.te_impl.empty()) return "te path: not recorded";
     const bool emulated = e.fp8_emulated || (e.te_impl == "fused-host" && r.config.precision == Precision::Fp8);
-    return "te path: " + e.te_impl + (emulated ? ", FP8 GEMMs emulated" : "");
+    return "te path: " + e.te_impl + std::string(te_path_emulated_clause(emulated));
 }
 
 std::string fallback_summary(const Execution& e) {
@@ -126,7 +127,7 @@ std::string command_line_for(const RunConfig& c) {
 std::vector<std::string> honesty_labels(const RunRecord& r) {
     std::vector<std::string> labels;
     if (r.execution.device.rfind("cuda", 0) != 0) labels.push_back("CPU");
-    if (r.execution.fp8_emulated) labels.push_back("emulated FP8");
+    if (r.execution.fp8_emulated) labels.emplace_back(kEmulatedFp8Label);
     const RunConfig seed = make_preset(Preset::Seed);
     if (r.config.iters < seed.iters) {
         labels.push_back("fewer timed steps than the seed (" + std::to_string(r.config.iters) + ", seed " +
@@ -162,8 +163,8 @@ std::string report_headline(const std::vector<RunRecord>& runs, const std::vecto
     const RunRecord& b = runs[base->members.front()];
     if (best == nullptr && emulated != nullptr) {
         const RunRecord& e = runs[emulated->members.front()];
-        std::string text = display_name(b) + " ran " + shape_words(b.config) + " " + device_words(b) + "; " + display_name(e) +
-                           " ran with its FP8 GEMMs emulated, so its step time is the emulation's cost, not FP8's speed";
+        std::string text =
+            display_name(b) + " ran " + shape_words(b.config) + " " + device_words(b) + "; " + emulated_headline(display_name(e));
         if (emulated->final_loss && base->final_loss) text += " (" + loss_words(*emulated->final_loss, *base->final_loss) + ")";
         return text + ".";
     }

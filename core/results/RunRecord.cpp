@@ -12,6 +12,7 @@
 #include <random>
 
 #include "core/common/Choice.h"
+#include "core/results/RunWords.h"
 
 namespace tewb {
 
@@ -25,19 +26,6 @@ void mark_failed(RunRecord& record, ErrorKind kind, std::string message) {
     record.status = RunStatus::Failed;
     record.error_kind = kind;
     record.message = std::move(message);
-}
-
-std::string display_name(const std::string& name, bool fp8_emulated) {
-    if (!fp8_emulated || name.find("emulated") != std::string::npos) return name;
-    return name + " (emulated FP8)";
-}
-
-std::string precision_label(std::string_view precision, bool fp8_emulated) {
-    return std::string(precision) + (fp8_emulated ? " (emulated)" : "");
-}
-
-std::string emulated_speedup_reason() {
-    return "FP8 GEMMs emulated in higher precision: this ratio is the emulation's cost and not FP8's speed";
 }
 
 std::string_view unfinished_mark(RunStatus status) {

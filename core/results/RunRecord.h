@@ -14,6 +14,7 @@
 #include "core/ledger/Ledger.h"
 #include "core/config/RunConfig.h"
 #include "core/results/MeasurementQuality.h"
+#include "core/results/RunWords.h"
 
 namespace tewb {
 
@@ -312,24 +313,11 @@ void mark_failed(RunRecord& record, ErrorKind kind, std::string message);
 // that are finite and not negative.
 std::optional<std::string> import_problem(const RunRecord& record);
 
-// The name a run is shown and exported under: its configured name, with " (emulated FP8)" added when its
-// FP8 GEMMs were emulated (FP8 casts real, GEMMs in float32: the loss is FP8's, the speed is not), so no
-// table, legend or CSV can show an emulated run as if it were FP8 speed. Unchanged when the name already
-// says "emulated".
-std::string display_name(const std::string& name, bool fp8_emulated);
+// display_name(name, emulated) and the other words for emulated runs: core/results/RunWords.h.
 std::string display_name(const RunRecord& record);
 // What a legend adds to a run's name when the run ended without finishing, so that its partial lines are not
 // read as a finished run's: " (cancelled)" or " (failed)"; empty for a finished or running run.
 std::string_view unfinished_mark(RunStatus status);
-// A precision as tables show it: "fp8", or "fp8 (emulated)" when its FP8 GEMMs were emulated. `precision` is
-// the text to show ("fp8", "FP8").
-std::string precision_label(std::string_view precision, bool fp8_emulated);
-// What a speedup cell says instead of a ratio when the run's FP8 GEMMs were emulated: the ratio is then the
-// emulation's cost, never FP8's speed, so tables, CSV files, the report and the sweep leave it out.
-inline constexpr std::string_view kEmulatedSpeedup = "emulated";
-// The reason, for tooltips, CSV notes and reports (no comma, so a CSV cell needs no quotes): "FP8 GEMMs
-// emulated in higher precision: this ratio is the emulation's cost and not FP8's speed".
-std::string emulated_speedup_reason();
 
 std::string make_run_id();
 std::string utc_timestamp_now();

@@ -9,6 +9,7 @@
 #include "core/results/Comparability.h"
 #include "core/results/RunGroups.h"
 #include "core/results/RecordCsv.h"
+#include "core/results/RunWords.h"
 
 namespace tewb {
 
@@ -215,9 +216,7 @@ std::vector<std::string> SweepResult::break_even_statements() const {
         const std::string name = precision_label(precisions[p], emulated);
         if (emulated) {
             // The emulation's cost is not FP8's speed: no break-even, no "pays", no "slower".
-            out.push_back(name + ": its FP8 GEMMs are emulated here (in higher precision), so its times are the emulation's "
-                                 "cost, not FP8's speed; no break-even is stated. Run the sweep on a GPU of compute "
-                                 "capability 8.9 or newer to measure FP8.");
+            out.push_back(emulated_break_even_sentence(name));
             continue;
         }
         if (measured.empty()) {

@@ -140,9 +140,8 @@ void block_casts(Checks& check) {
                             at::Tensor x = (at::randn({rows, cols}, cuda()) * 3).to(input);
                             x.view({-1})[x.numel() / 2] = 1000;  // one outlier block
                             const BlockShape block{block_rows, 128};
-                            const Fp8Dtype fp8 = fp8_dtype(type);
-                            const BlockQuantized want = block_quantize(x, block, fp8, pow2);
-                            const BlockQuantized want_t = block_quantize(x.t(), block, fp8, pow2);
+                            const BlockQuantized want = block_quantize(x, block, type, pow2);
+                            const BlockQuantized want_t = block_quantize(x.t(), block, type, pow2);
                             const kernels::ScaleMode mode = kernels::block_scale_mode(block_rows);
                             const auto entries = [&](std::int64_t r, std::int64_t c) {
                                 return static_cast<std::int64_t>(

@@ -213,8 +213,9 @@ void adamw_case(Checks& check) {
     const std::string fp8_shape = "2 weights, step 4";
     for (std::size_t i = 0; i < fp8.size(); ++i) {
         const std::string what = "weight " + std::to_string(i);
-        check.exact("adamw_step", what + " FP8 copy", fp8_shape, "e4m3", written[i].data.view(at::kByte), cast[i].data.view(at::kByte));
-        check.exact("adamw_step", what + " FP8 transposed copy", fp8_shape, "e4m3", written[i].transposed.view(at::kByte),
+        const std::string e4m3(to_string(Fp8Dtype::E4M3));
+        check.exact("adamw_step", what + " FP8 copy", fp8_shape, e4m3, written[i].data.view(at::kByte), cast[i].data.view(at::kByte));
+        check.exact("adamw_step", what + " FP8 transposed copy", fp8_shape, e4m3, written[i].transposed.view(at::kByte),
                     cast[i].transposed.view(at::kByte));
     }
     check.exact("adamw_step", "amaxes recorded", fp8_shape, "float32", amaxes, context->history(Fp8Pass::Forward).select(1, 0));

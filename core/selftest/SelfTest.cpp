@@ -23,7 +23,7 @@ SelfTestReport run_self_test([[maybe_unused]] const DeviceInfo& device) {
         report.skip_reason = "no usable CUDA device: " + device.gpu_error;
         return report;
     }
-    if (*device.compute_capability < kTeMinimum) {
+    if (!runs_fused_kernels(*device.compute_capability)) {
         report.skip_reason = "the fused kernels need compute capability " + kTeMinimum.to_string() + "; this GPU has " +
                              device.compute_capability->to_string();
         return report;
@@ -40,11 +40,11 @@ SelfTestReport run_self_test([[maybe_unused]] const DeviceInfo& device) {
         swiglus(check);
         rotaries(check);
         plain_gemms(check);
-        const bool fp8 = *device.compute_capability >= kFp8Minimum;  // cuBLASLt's FP8 GEMMs
+        const bool fp8 = runs_fp8_gemms(*device.compute_capability);  // cuBLASLt's FP8 GEMMs
         if (fp8) fp8_gemms(check);
         // cuBLASLt's block-scaled FP8 modes, as detection found them; on Hopper their absence is itself a failure,
         // which block_gemms' probe row reports.
-        if (device.block_fp8_gemms || device.compute_capability->major == 9) block_gemms(check);
+        if (device.block_fp8_gemms || may_run_block_gemms(*device.compute_capability)) block_gemms(check);
         gemm_epilogues(check);
         recipe_updates(check);
         model_ends(check);

@@ -105,7 +105,7 @@ inline std::string dtype_name(at::ScalarType t) {
 }
 
 inline at::ScalarType fp8_of(kernels::Fp8Type type) {
-    return to_scalar_type(fp8_dtype(type));
+    return to_scalar_type(type);
 }
 
 inline const char* fp8_name(kernels::Fp8Type type) {

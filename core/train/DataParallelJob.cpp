@@ -41,7 +41,7 @@ std::string record_path_for_job() {
 
 // The job's record: rank 0's, or the job's header when rank 0 left none; failed when the launcher says so, and
 // cancelled when a Ctrl-C stopped every rank before rank 0 had a record to leave (they were still starting).
-RunRecord job_record(const RunConfig& resolved, const DeviceInfo& device, const std::string& record_path,
+RunRecord job_record(const ResolvedRun& resolved, const DeviceInfo& device, const std::string& record_path,
                      const LocalJobOutcome& outcome, bool cancelled, bool& launcher_failed) {
     RunRecord record;
     std::error_code ignored;
@@ -93,7 +93,7 @@ RunConfig reference_config(const RunConfig& job, const DeviceInfo& device) {
 
 DataParallelJobResult run_data_parallel_job(const DataParallelJobRequest& request, const DeviceInfo& device,
                                             const DataParallelJobHooks& hooks, const std::atomic<bool>& cancel) {
-    const RunConfig resolved = resolve(request.config, device);
+    const ResolvedRun resolved = resolve_run(request.config, device);
     DataParallelJobResult result;
     if (request.scaling_baseline) {
         if (!hooks.train_reference)
@@ -106,11 +106,11 @@ DataParallelJobResult run_data_parallel_job(const DataParallelJobRequest& reques
     }
     LocalJob job;
     job.record_path = record_path_for_job();
-    job.nproc = resolved.dist.nproc;
+    job.nproc = resolved.config.dist.nproc;
     job.master_port = request.master_port > 0 ? request.master_port : free_local_port();
     job.command = request.ranks;
     say(hooks, "data-parallel job: " + std::to_string(job.nproc) + " processes, " +
-                   std::string(to_string(resolved.dist.backend)) +
+                   std::string(to_string(resolved.config.dist.backend)) +
                    ", rendezvous at 127.0.0.1:" + std::to_string(job.master_port));
     const LocalJobOutcome outcome =
         run_local_job(job, cancel, [&](const std::vector<int>& pids) { say(hooks, describe_ranks(pids)); });

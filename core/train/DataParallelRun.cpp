@@ -6,14 +6,13 @@
 
 namespace tewb {
 
-RunRecord run_as_rank(const Trainer& trainer, const RunConfig& config, const WorkerEnv& env, const TrainerCallbacks& callbacks,
+RunRecord run_as_rank(const Trainer& trainer, const ResolvedRun& run, const WorkerEnv& env, const TrainerCallbacks& callbacks,
                       const std::atomic<bool>* cancel) {
-    const RunConfig resolved = resolve(config, trainer.device(), MemoryScope::OneRank);
     std::unique_ptr<DistJob> job;
     try {
-        job = join_job(env, resolved, cancel);
+        job = join_job(env, run.config, cancel);
     } catch (const DistError& e) {
-        RunRecord record = make_run_header(resolved, trainer.device());
+        RunRecord record = make_run_header(run, trainer.device());
         // Stopped by a signal before the job formed: a cancel, as a single run's would be.
         if (cancel != nullptr && cancel->load()) {
             record.status = RunStatus::Cancelled;
@@ -25,7 +24,7 @@ RunRecord run_as_rank(const Trainer& trainer, const RunConfig& config, const Wor
         if (callbacks.on_start) callbacks.on_start(record);
         return record;
     }
-    return trainer.run(config, *job, callbacks, cancel);
+    return trainer.run(run, *job, callbacks, cancel);
 }
 
 }  // namespace tewb

@@ -42,12 +42,15 @@
 #include "core/modules/ops/OpsChoice.h"
 #include "core/modules/ops/ParameterCopies.h"
 #include "core/results/LedgerReport.h"
+#include "core/results/RunWords.h"
 #include "core/results/Summary.h"
 #include "core/modules/autograd/Functions.h"
 #include "core/train/AutocastScope.h"
 #include "core/train/CpuThreads.h"
 #include "core/train/FusedAdamW.h"
 #include "core/train/QualityProbe.h"
+#include "core/train/ResolvedRun.h"
+#include "core/train/RunFailure.h"
 #include "core/train/StepGraph.h"
 #include "core/train/StepProfiler.h"
 #include "core/train/StepTimer.h"
@@ -64,10 +67,6 @@ std::string hostname() {
     return name;
 }
 
-std::string first_line(const std::string& text) {
-    return text.substr(0, text.find('\n'));
-}
-
 std::string shape_text(const RunConfig& c) {
     std::ostringstream out;
     out << "batch " << c.batch << ", seq " << c.model.seq << ", hidden " << c.model.hidden << ", " << c.model.layers
@@ -79,19 +78,19 @@ std::string shape_text(const RunConfig& c) {
 // exception reaches Trainer::run they are freed and the GPU cache can be emptied.
 class TrainingLoop {
 public:
-    TrainingLoop(const RunConfig& config, const RunFacts& facts, const TeOps& ops, RunRecord& record,
-                 const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel, bool& announced, DistJob* job,
-                 const TokenFile* file)
+    TrainingLoop(const ResolvedRun& run, const TeOps& ops, RunRecord& record, const TrainerCallbacks& callbacks,
+                 const std::atomic<bool>* cancel, bool& announced, DistJob* job, const TokenFile* file)
         : announced_(announced),
-          config_(config),
-          facts_(facts),
+          run_(run),
+          config_(run.config),
+          facts_(run.facts),
           ops_(ops),
           record_(record),
           callbacks_(callbacks),
           cancel_(cancel),
           job_(job),
           file_(file),
-          device_(facts.device == DeviceKind::Cuda ? at::Device(at::kCUDA, job ? job->env.local_rank : 0) : at::Device(at::kCPU)) {}
+          device_(run.cuda() ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(run.device_index)) : at::Device(at::kCPU)) {}
 
     void run() {
         torch::AutoGradMode grad_mode(true);
@@ -189,7 +188,7 @@ private:
         announce();
 
         // A CUDA graph run lives on a side stream from here on (StepGraph.h); the warm-up steps run there eagerly.
-        s.graph_plan = decide_cuda_graph(config_);
+        s.graph_plan = run_.graph;
         s.graph = s.graph_plan.use ? make_step_graph(device_) : nullptr;
         // The step's AdamW writes the FP8 weight copies the next forward reads, into new tensors: a captured
         // forward would read the buffers of the step before the capture in every replay. A graph run's forward
@@ -388,7 +387,7 @@ private:
         std::vector<LedgerRow> rows = measured.rows;
         std::string source = "eager step " + std::to_string(k + 1) +
                              (config_.warmup > 0 ? " (the last warm-up step)" : " (the first timed step: no warm-up steps)");
-        if (decide_cuda_graph(config_).use) source += "; the timed steps replay a CUDA graph";
+        if (run_.graph.use) source += "; the timed steps replay a CUDA graph";
         std::vector<std::int64_t> saved = measured.saved_bytes_per_layer;
         saved.resize(static_cast<std::size_t>(config_.model.layers), 0);
         record_.execution.ledger = make_ledger(std::move(rows), config_.model.layers, std::move(saved), k + 1, source);
@@ -469,6 +468,7 @@ private:
     }
 
     bool& announced_;
+    const ResolvedRun& run_;
     const RunConfig& config_;
     const RunFacts& facts_;
     const TeOps& ops_;
@@ -498,15 +498,17 @@ const TeOps& ops_for_run(const RunFacts& facts) {
     return ops_of_kind(facts.te_ops.value_or(OpsKind::Reference));
 }
 
-std::string implementation_text(const RunConfig& c, const RunFacts& facts, const TeOps& ops) {
-    const bool graph = decide_cuda_graph(c).use;
+std::string implementation_text(const ResolvedRun& run, const TeOps& ops) {
+    const RunConfig& c = run.config;
+    const RunFacts& facts = run.facts;
+    const bool graph = run.graph.use;
     const std::string model = (c.backend == Backend::Te ? "te-" + std::string(ops.name()) : std::string("torch")) +
                               (graph ? ", cuda graph" : c.backend == Backend::Te ? "" : "-eager");
     switch (c.precision) {
         case Precision::Bf16: return model + ", bf16 autocast";
         case Precision::Fp8: {
             std::ostringstream out;
-            out << model << ", fp8" << (facts.fp8_emulated ? " emulated" : "") << " (" << to_string(c.fp8.scaling) << " scaling, "
+            out << model << ", " << fp8_implementation_words(facts.fp8_emulated) << " (" << to_string(c.fp8.scaling) << " scaling, "
                 << to_string(c.fp8.format);
             if (c.fp8.scaling == ScalingKind::Block) {
                 out << ", 1x128 / 128x128 blocks, " << (c.fp8.block_power_of_two ? "power-of-two" : "exact") << " scales";
@@ -522,7 +524,9 @@ std::string implementation_text(const RunConfig& c, const RunFacts& facts, const
     }
 }
 
-RunRecord run_header(const RunConfig& resolved, const RunFacts& facts, const DeviceInfo& device, const TeOps& ops) {
+RunRecord run_header(const ResolvedRun& run, const DeviceInfo& device, const TeOps& ops) {
+    const RunConfig& resolved = run.config;
+    const RunFacts& facts = run.facts;
     RunRecord record;
     record.id = make_run_id();
     record.created_at = utc_timestamp_now();
@@ -534,21 +538,21 @@ RunRecord run_header(const RunConfig& resolved, const RunFacts& facts, const Dev
     record.environment.build = build_info();
     record.environment.hostname = hostname();
 
-    const bool cuda = resolved.device == DeviceKind::Cuda;
+    const bool cuda = run.cuda();
     Execution& execution = record.execution;
-    execution.device = cuda ? "cuda:0" : "cpu";
-    execution.implementation = implementation_text(resolved, facts, ops);
+    execution.device = run.device_name();
+    execution.implementation = implementation_text(run, ops);
     if (facts.te_ops) execution.te_impl = std::string(to_string(*facts.te_ops));
     execution.fp8_emulated = facts.fp8_emulated;
-    const GraphDecision graph = decide_cuda_graph(resolved);
-    execution.cuda_graph = graph.use;
-    execution.cuda_graph_note = graph.reason;
+    execution.cuda_graph = run.graph.use;
+    execution.cuda_graph_note = run.graph.reason;
     execution.memory_metric = cuda ? MemoryMetric::CudaPeakAllocated : MemoryMetric::CpuPeakRss;
     execution.flops_per_step = training_flops_per_step(resolved.model, resolved.batch);
     // The attention's inputs come out of the qkv GEMM in the compute dtype.
     const bool bf16 = facts.compute == ComputeDtype::BFloat16;
     execution.attention_backend = attention_backend(resolved.model, resolved.batch, bf16 ? at::kBFloat16 : at::kFloat,
-                                                    cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU));
+                                                    cuda ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(run.device_index))
+                                                         : c10::Device(c10::kCPU));
     if (cuda) {
         if (const auto peak = find_peak_throughput(device.gpu_name)) {
             const double value = resolved.precision == Precision::Fp32 ? peak->fp32_tflops : peak->bf16_tflops;
@@ -563,9 +567,8 @@ RunRecord run_header(const RunConfig& resolved, const RunFacts& facts, const Dev
 
 }  // namespace
 
-RunRecord make_run_header(const RunConfig& resolved, const DeviceInfo& device) {
-    const RunFacts facts = run_facts(resolved, device);
-    return run_header(resolved, facts, device, ops_for_run(facts));
+RunRecord make_run_header(const ResolvedRun& run, const DeviceInfo& device) {
+    return run_header(run, device, ops_for_run(run.facts));
 }
 
 namespace {
@@ -591,25 +594,28 @@ std::string out_of_memory_message(const RunConfig& resolved, const RunRecord& re
 Trainer::Trainer(DeviceInfo device) : device_(std::move(device)) {}
 
 RunRecord Trainer::run(const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel) const {
-    if (config.dist.enabled()) {
-        throw ConfigError("--nproc " + std::to_string(config.dist.nproc) +
+    return run(resolve_run(config, device_), callbacks, cancel);
+}
+
+RunRecord Trainer::run(const ResolvedRun& run, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel) const {
+    if (run.config.dist.enabled()) {
+        throw ConfigError("--nproc " + std::to_string(run.config.dist.nproc) +
                           ": a data-parallel run needs its processes (te-bench run --nproc, or a launcher such as torchrun)");
     }
-    return run_impl(config, callbacks, cancel, nullptr);
+    return run_impl(run, callbacks, cancel, nullptr);
 }
 
-RunRecord Trainer::run(const RunConfig& config, DistJob& job, const TrainerCallbacks& callbacks,
+RunRecord Trainer::run(const ResolvedRun& run, DistJob& job, const TrainerCallbacks& callbacks,
                        const std::atomic<bool>* cancel) const {
-    return run_impl(config, callbacks, cancel, &job);
+    return run_impl(run, callbacks, cancel, &job);
 }
 
-RunRecord Trainer::run_impl(const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel,
+RunRecord Trainer::run_impl(const ResolvedRun& run, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel,
                             DistJob* job) const {
-    // A rank holds its own process's share; the whole job was counted where it was planned.
-    const RunConfig resolved = resolve(config, device_, job != nullptr ? MemoryScope::OneRank : MemoryScope::WholeJob);
-    const RunFacts facts = run_facts(resolved, device_);  // decided once; everything below reads it
+    const RunConfig& resolved = run.config;
+    const RunFacts& facts = run.facts;
     const TeOps& ops = ops_for_run(facts);
-    RunRecord record = run_header(resolved, facts, device_, ops);
+    RunRecord record = run_header(run, device_, ops);
     // Checked and described before any work, so a bad file is a ConfigError and on_start sees what it holds.
     std::optional<TokenFile> file;
     if (resolved.data.from_file()) {
@@ -633,32 +639,24 @@ RunRecord Trainer::run_impl(const RunConfig& config, const TrainerCallbacks& cal
     bool announced = false;
     clear_fallbacks();
     try {
-        TrainingLoop(resolved, facts, ops, record, callbacks, cancel, announced, job, file ? &*file : nullptr).run();
-    } catch (const DistError& e) {
-        fail(ErrorKind::Distributed, job != nullptr ? job_failure(*job, record, e.what()) : std::string(e.what()));
-    } catch (const NumericsError& e) {
-        fail(ErrorKind::Numerics, e.what());
-    } catch (const c10::OutOfMemoryError&) {
-        // LibTorch's own text is the caching allocator's statistics: not what a user can act on.
-        fail(ErrorKind::OutOfMemory, out_of_memory_message(resolved, record, device_, "GPU"));
-    } catch (const std::bad_alloc&) {
-        fail(ErrorKind::OutOfMemory, out_of_memory_message(resolved, record, device_, "host"));
-    } catch (const c10::Error& e) {
-        const std::string text = e.what_without_backtrace();
-        if (text.find("not enough memory") != std::string::npos || text.find("out of memory") != std::string::npos) {
-            fail(ErrorKind::OutOfMemory, out_of_memory_message(resolved, record, device_, cuda ? "GPU" : "host"));
-        } else if (job != nullptr) {  // a collective failed inside LibTorch (e.g. from a gradient hook)
-            fail(ErrorKind::Distributed, job_failure(*job, record, first_line(text)));
-        } else {
-            fail(ErrorKind::Runtime, "LibTorch error at step " + std::to_string(record.steps.size() + 1) + ": " + first_line(text));
-        }
+        TrainingLoop(run, ops, record, callbacks, cancel, announced, job, file ? &*file : nullptr).run();
     } catch (const ConfigError&) {
         throw;
-    } catch (const std::exception& e) {
-        if (job != nullptr) {
-            fail(ErrorKind::Distributed, job_failure(*job, record, first_line(e.what())));
-        } else {
-            fail(ErrorKind::Runtime, std::string("error at step ") + std::to_string(record.steps.size() + 1) + ": " + e.what());
+    } catch (...) {
+        const RunFailure f = classify_failure(std::current_exception(), job != nullptr, cuda);
+        const std::string step = std::to_string(record.steps.size() + 1);
+        switch (f.kind) {
+            case ErrorKind::OutOfMemory:
+                // LibTorch's own text is the caching allocator's statistics: not what a user can act on.
+                fail(f.kind, out_of_memory_message(resolved, record, device_, f.host_memory ? "host" : "GPU"));
+                break;
+            case ErrorKind::Distributed:
+                fail(f.kind, job != nullptr ? job_failure(*job, record, f.detail) : f.detail);
+                break;
+            case ErrorKind::Numerics: fail(f.kind, f.detail); break;
+            case ErrorKind::Runtime:
+                fail(f.kind, (f.from_libtorch ? "LibTorch error at step " : "error at step ") + step + ": " + f.detail);
+                break;
         }
     }
     if (!announced && callbacks.on_start) {  // building the model failed: on_start still comes, once

@@ -7,6 +7,7 @@
 #include "core/device/DeviceInfo.h"
 #include "core/results/RunRecord.h"
 #include "core/config/RunConfig.h"
+#include "core/train/ResolvedRun.h"
 
 namespace tewb {
 
@@ -42,6 +43,10 @@ class Trainer {
 public:
     explicit Trainer(DeviceInfo device);
 
+    // The run as resolve_run decided it (core/train/ResolvedRun.h); nothing is decided again.
+    RunRecord run(const ResolvedRun& run, const TrainerCallbacks& callbacks = {},
+                  const std::atomic<bool>* cancel = nullptr) const;
+    // resolve_run(config, device()) and the above.
     RunRecord run(const RunConfig& config, const TrainerCallbacks& callbacks = {},
                   const std::atomic<bool>* cancel = nullptr) const;
     // One rank of a data-parallel job (config.dist; core/dist/DistJob.h): rank 0's weights broadcast first,
@@ -50,19 +55,20 @@ public:
     // averaged over ranks. Every rank returns its record; rank 0's holds every rank's step times and the
     // job's figures. A cancel on any rank stops every rank after the same step. A failure of the job (a
     // rank gone, a timeout) fails the run with error_kind "distributed".
-    RunRecord run(const RunConfig& config, DistJob& job, const TrainerCallbacks& callbacks = {},
+    // `run` resolved for this rank (RunPlace::rank).
+    RunRecord run(const ResolvedRun& run, DistJob& job, const TrainerCallbacks& callbacks = {},
                   const std::atomic<bool>* cancel = nullptr) const;
 
     const DeviceInfo& device() const { return device_; }
 
 private:
-    RunRecord run_impl(const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel,
+    RunRecord run_impl(const ResolvedRun& run, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel,
                        DistJob* job) const;
 
     DeviceInfo device_;
 };
 
-// The record a run of `config` (already resolved) starts from: config, environment, execution.
-RunRecord make_run_header(const RunConfig& resolved, const DeviceInfo& device);
+// The record a run starts from: config, environment, execution.
+RunRecord make_run_header(const ResolvedRun& run, const DeviceInfo& device);
 
 }  // namespace tewb

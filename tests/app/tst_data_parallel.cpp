@@ -580,7 +580,7 @@ private Q_SLOTS:
         const std::string path = (dir.path() + "/record.json").toStdString();
         qputenv(tewb::kRankRecordVariable, QByteArray::fromStdString(path));
         QCOMPARE(tewb::rank_record_path(), path);
-        tewb::RunRecord record = tewb::make_run_header(config, tewb::detect_device());
+        tewb::RunRecord record = tewb::make_run_header(tewb::resolve_run(config, tewb::detect_device()), tewb::detect_device());
         record.status = tewb::RunStatus::Cancelled;  // a record with no step: cancelled before its first
         tewb::write_rank_record(tewb::rank_record_path(), record);
         QCOMPARE(tewb::read_record_file(path).config.name, config.name);

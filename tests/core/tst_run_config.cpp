@@ -16,6 +16,7 @@
 #include "core/common/TextCheck.h"
 #include "core/config/MemoryEstimate.h"
 #include "core/results/RecordJson.h"
+#include "core/train/ResolvedRun.h"
 
 using namespace tewb;
 
@@ -347,6 +348,55 @@ private Q_SLOTS:
         const RunConfig gpu = resolve(RunConfig{}, h200());
         QCOMPARE(gpu.device, DeviceKind::Cuda);
         QCOMPARE(gpu.precision, Precision::Bf16);
+    }
+
+    // resolve_run decides a run once: resolve()'s configuration, its facts, the GPU it trains on (a rank's
+    // LOCAL_RANK), the CUDA-graph decision; the queue, the worker and the trainer read it and decide nothing again.
+    void aRunIsResolvedOnce() {
+        DeviceInfo hopper = h200();
+        hopper.fused_cuda_kernels = true;
+        hopper.block_fp8_gemms = true;
+        hopper.gpu_count = 2;
+        RunConfig te;
+        te.backend = Backend::Te;
+        te.precision = Precision::Fp8;
+        te.fp8.scaling = ScalingKind::Block;
+        const ResolvedRun one = resolve_run(te, hopper);
+        const RunConfig resolved = resolve(te, hopper);
+        QCOMPARE(one.config.name, resolved.name);
+        QCOMPARE(one.config.device, DeviceKind::Cuda);
+        QCOMPARE(one.facts.te_ops, run_facts(resolved, hopper).te_ops);
+        QVERIFY(one.cuda());
+        QCOMPARE(one.device_index, 0);
+        QCOMPARE(one.device_name(), std::string("cuda:0"));
+        QCOMPARE(one.ranks(), 1);
+        QVERIFY(one.facts.block_gemms_native);
+        QVERIFY(!one.facts.fp8_emulated);  // Hopper runs block-scaled GEMMs natively
+        QVERIFY(!one.graph.reason.empty());
+
+        RunConfig job = te;
+        job.dist.nproc = 2;
+        const ResolvedRun rank1 = resolve_run(job, hopper, RunPlace::rank(1));
+        QCOMPARE(rank1.device_index, 1);
+        QCOMPARE(rank1.device_name(), std::string("cuda:1"));  // the record names the GPU the rank trained on
+        QCOMPARE(rank1.ranks(), 2);
+
+        hopper.block_fp8_gemms = false;  // detection's probe failed: block GEMMs emulated, and said so
+        QVERIFY(!resolve_run(te, hopper).facts.block_gemms_native);
+        QVERIFY(resolve_run(te, hopper).facts.fp8_emulated);
+
+        RunConfig cpu_job = job;
+        cpu_job.device = DeviceKind::Cpu;
+        const ResolvedRun cpu = resolve_run(cpu_job, hopper, RunPlace::rank(1));
+        QCOMPARE(cpu.device_index, 0);  // never a GPU's index on the CPU
+        QCOMPARE(cpu.device_name(), std::string("cpu"));
+        QVERIFY(!cpu.graph.use);
+        QVERIFY2(cpu.graph.reason.find("CPU") != std::string::npos, cpu.graph.reason.c_str());
+        QVERIFY(!cpu.facts.block_gemms_native);
+
+        RunConfig bad = te;
+        bad.batch = 0;
+        QVERIFY_THROWS_EXCEPTION(ConfigError, resolve_run(bad, hopper));  // resolve()'s refusals, unchanged
     }
 
     // One function decides what follows from a run's settings on a machine; everyone reads its answer.

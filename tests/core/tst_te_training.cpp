@@ -186,7 +186,8 @@ private Q_SLOTS:
             for (RunConfig config : {quick(backend, Precision::Fp32, 0, 1), quick_llama(backend, Precision::Fp32)}) {
                 config.warmup = 0;
                 config.iters = 1;
-                QCOMPARE(make_run_header(config, trainer_.device()).execution.attention_backend, std::string("flash"));
+                const RunRecord header = make_run_header(resolve_run(config, trainer_.device()), trainer_.device());
+                QCOMPARE(header.execution.attention_backend, std::string("flash"));
                 at::globalContext().setSDPUseFlash(false);
                 const RunRecord record = trainer_.run(config);
                 at::globalContext().setSDPUseFlash(true);

@@ -7,6 +7,7 @@
 #include "core/common/Statistics.h"
 #include "core/model/FlopCount.h"
 #include "core/train/QualityProbe.h"
+#include "core/train/RunFailure.h"
 #include "core/data/SyntheticData.h"
 #include "core/train/Trainer.h"
 
@@ -170,6 +171,27 @@ private Q_SLOTS:
         QVERIFY(record.execution.quality.has_value());
         QCOMPARE(record.execution.quality->machine_note, std::string("no timed step ran"));
         QVERIFY(!record.execution.quality->cv && !record.execution.quality->noisy);
+    }
+
+    // One mapping names a failed run's kind from what it threw; inside a job what is not the job's own error
+    // is the job's failure, outside it a runtime error; only the first line of a rank's error is quoted.
+    void failuresAreNamedByOneMapping() {
+        const auto classify = [](auto error, bool in_job, bool cuda) {
+            return classify_failure(std::make_exception_ptr(error), in_job, cuda);
+        };
+        QCOMPARE(classify(DistError("rank 1 left"), false, false).kind, ErrorKind::Distributed);
+        QCOMPARE(classify(NumericsError("loss became nan"), true, false).kind, ErrorKind::Numerics);
+        QCOMPARE(classify(NumericsError("loss became nan"), true, false).detail, std::string("loss became nan"));
+        const RunFailure host = classify(std::bad_alloc(), false, true);
+        QCOMPARE(host.kind, ErrorKind::OutOfMemory);
+        QVERIFY(host.host_memory);
+        QCOMPARE(classify(std::runtime_error("two\nlines"), false, false).kind, ErrorKind::Runtime);
+        QCOMPARE(classify(std::runtime_error("two\nlines"), false, false).detail, std::string("two\nlines"));
+        const RunFailure in_job = classify(std::runtime_error("two\nlines"), true, false);
+        QCOMPARE(in_job.kind, ErrorKind::Distributed);
+        QCOMPARE(in_job.detail, std::string("two"));
+        QVERIFY(!in_job.from_libtorch);
+        QCOMPARE(classify(42, false, false).kind, ErrorKind::Runtime);  // not even a std::exception
     }
 
     void invalidConfigurationThrowsBeforeAnyStep() {

@@ -77,7 +77,8 @@ QString run_tool(const QString& program, const QStringList& arguments) {
 }
 
 // A fake trainer: the step time depends on the backend, so repeats group and speedups are known.
-RunRecord fake_train(const RunConfig& config, const TrainerCallbacks&, const std::atomic<bool>*) {
+RunRecord fake_train(const ResolvedRun& resolved_run, const TrainerCallbacks&, const std::atomic<bool>*) {
+    const RunConfig& config = resolved_run.config;
     static int calls = 0;
     const double ms = (config.backend == Backend::Te ? 5.0 : 10.0) + 0.1 * (++calls % 3);
     RunRecord r = test::synthetic_record(config.name.empty() ? "run" : config.name, config.total_steps(), config.warmup, ms);

@@ -515,7 +515,8 @@ private Q_SLOTS:
         cpu.gpu_error = "no CUDA-capable device is detected";
         std::vector<std::string> trained;
         RunWorker* self = nullptr;
-        const RunWorker::TrainFunction train = [&](const RunConfig& c, const TrainerCallbacks&, const std::atomic<bool>* cancel) {
+        const RunWorker::TrainFunction train = [&](const ResolvedRun& resolved_run, const TrainerCallbacks&, const std::atomic<bool>* cancel) {
+            const RunConfig& c = resolved_run.config;
             trained.push_back(c.name);
             self->cancel();  // Cancel, pressed during the reference run
             RunRecord record;
@@ -529,7 +530,7 @@ private Q_SLOTS:
             QSignalSpy extra(&worker, &RunWorker::extraRunEnded);
             QSignalSpy ended(&worker, &RunWorker::runEnded);
             QSignalSpy refused(&worker, &RunWorker::runRefused);
-            worker.runOne(7, config);
+            worker.runOne(7, resolve_run(config, cpu));
             QCOMPARE(trained, std::vector<std::string>{"worker job (1 process)"});
             QCOMPARE(extra.count(), 1);
             QCOMPARE(extra.front().at(0).value<RunRecord>().status, RunStatus::Cancelled);
@@ -545,7 +546,7 @@ private Q_SLOTS:
         RunWorker missing(cpu, train, QStringLiteral("/nonexistent/te-bench"));
         self = &missing;
         QSignalSpy refused(&missing, &RunWorker::runRefused);
-        missing.runOne(8, config);
+        missing.runOne(8, resolve_run(config, cpu));
         QCOMPARE(refused.count(), 1);
         QVERIFY2(refused.front().at(1).toString().contains(
                      QStringLiteral("cannot start /nonexistent/te-bench for the data-parallel job")),
@@ -844,7 +845,8 @@ private Q_SLOTS:
         RunCollection dashboard;
         ComparisonModel table(&dashboard);
         RunController controller(&dashboard);
-        controller.setDevice(test::no_gpu(), [](const RunConfig& c, const TrainerCallbacks& callbacks, const std::atomic<bool>*) {
+        controller.setDevice(test::no_gpu(), [](const ResolvedRun& resolved_run, const TrainerCallbacks& callbacks, const std::atomic<bool>*) {
+            const RunConfig& c = resolved_run.config;
             RunRecord r = test::synthetic_record(c.name, c.total_steps(), c.warmup, 5);
             r.config = c;
             RunRecord header = r;

@@ -142,7 +142,8 @@ int store_count() {
 }
 
 // A trainer for the sweep: finished at once, the step time growing with the hidden size.
-RunRecord fake_sweep_train(const RunConfig& config, const TrainerCallbacks&, const std::atomic<bool>*) {
+RunRecord fake_sweep_train(const ResolvedRun& resolved_run, const TrainerCallbacks&, const std::atomic<bool>*) {
+    const RunConfig& config = resolved_run.config;
     const double ms = config.model.hidden / 16.0 + (config.precision == Precision::Fp32 ? 2.0 : 1.0);
     RunRecord r = test::synthetic_record(config.name, config.total_steps(), config.warmup, ms);
     r.config = config;
@@ -169,7 +170,8 @@ private Q_SLOTS:
         const Trainer trainer(test::no_gpu());
         QMutex threadsLock;
         QSet<QThread*> stepThreads;
-        auto window = make_window([&](const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel) {
+        auto window = make_window([&](const ResolvedRun& resolved_run, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel) {
+            const RunConfig& config = resolved_run.config;
             TrainerCallbacks noting = callbacks;
             noting.on_step = [&, forward = callbacks.on_step](const StepMetrics& step) {
                 {
@@ -330,7 +332,8 @@ private Q_SLOTS:
         config.dist.nproc = 2;
         config.dist.timeout_s = 3600;
         config.name = QStringLiteral("cancelled job %1").arg(QCoreApplication::applicationPid()).toStdString();
-        const auto train = [](const RunConfig& c, const TrainerCallbacks&, const std::atomic<bool>*) {
+        const auto train = [](const ResolvedRun& resolved_run, const TrainerCallbacks&, const std::atomic<bool>*) {
+            const RunConfig& c = resolved_run.config;
             RunRecord record;
             record.config = c;
             record.status = RunStatus::Finished;
@@ -363,7 +366,7 @@ private Q_SLOTS:
             worker.cancel();
         });
         QSignalSpy ended(&worker, &RunWorker::runEnded);
-        worker.runOne(1, config);
+        worker.runOne(1, resolve_run(config, test::no_gpu()));
         done.store(true);
         canceller.join();
         QCOMPARE(ended.count(), 1);
@@ -466,10 +469,11 @@ private Q_SLOTS:
     void aFailedRunShowsCoresMessageAndTheNextRunWorks() {
         const Trainer trainer(test::no_gpu());
         const std::string failure = "loss became nan at step 3 (fp32, lr 0.003); lower --lr or use --precision fp32";
-        auto window = make_window([&](const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel) {
+        auto window = make_window([&](const ResolvedRun& resolved_run, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel) {
+            const RunConfig& config = resolved_run.config;
             if (config.name != "fails") return trainer.run(config, callbacks, cancel);
             // What core's trainer returns for a run that diverged: the record, failed, with its message.
-            RunRecord record = make_run_header(resolve(config, test::no_gpu()), test::no_gpu());
+            RunRecord record = make_run_header(resolve_run(config, test::no_gpu()), test::no_gpu());
             mark_failed(record, ErrorKind::Numerics, failure);
             callbacks.on_start(record);
             return record;

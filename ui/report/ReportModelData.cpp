@@ -8,6 +8,7 @@
 #include <QStringList>
 
 #include "core/common/TextTable.h"
+#include "core/results/RunWords.h"
 #include "ui/common/ValidationLoss.h"
 #include "ui/report/ReportLayout.h"
 
@@ -169,9 +170,7 @@ std::vector<std::string> validation_sentences(const std::vector<RunRecord>& runs
                            display_name(*bf16) + ")";
         if (fp8.execution.fp8_emulated) {
             const bool cpu = fp8.execution.device.empty() || fp8.execution.device == "cpu";
-            text += cpu ? "; FP8 was emulated on the CPU" : "; its FP8 GEMMs were emulated";
-            text += ": the casts are real FP8 and the GEMMs multiply their FP8 values in float32, so this shows FP8's "
-                    "rounding, not an FP8 tensor core's accumulation";
+            text += emulated_validation_clause(cpu);
         }
         sentences.push_back(text + ".");
     }

@@ -67,14 +67,13 @@ std::optional<QString> RunController::enqueue(const RunConfig& config, int repea
     if (!device_) return tr("The device is still being detected; try again in a moment.");
     if (repeats < 1 || repeats > kMaxRepeats) return tr("Repeats %1: allowed: 1 to %2").arg(repeats).arg(kMaxRepeats);
     try {
-        RunConfig resolved = resolve(config, *device_);
+        ResolvedRun run = resolve_run(config, *device_);
         // A sweep's runs are named by their size, in a collection of their own; the repeats below share one name.
-        if (sweep.isEmpty()) resolved.name = distinct_name(resolved.name, takenNames());
+        if (sweep.isEmpty()) run.config.name = distinct_name(run.config.name, takenNames());
         const std::string group = repeats > 1 ? make_run_id() : std::string();
         for (int r = 1; r <= repeats; ++r) {
-            queue_.append(resolved, RunQueueModel::State::Queued, {},
-                          repeats > 1 ? std::optional<RepeatInfo>(RepeatInfo{group, r, repeats}) : std::nullopt,
-                          fp8_emulated_here(resolved, *device_), sweep);
+            queue_.appendResolved(run, repeats > 1 ? std::optional<RepeatInfo>(RepeatInfo{group, r, repeats}) : std::nullopt,
+                                  sweep);
         }
     } catch (const Error& e) {
         return QString::fromStdString(e.what());
@@ -87,7 +86,7 @@ std::optional<QString> RunController::enqueueComparison(const RunConfig& base, i
     if (repeats < 1 || repeats > kMaxRepeats) return tr("Repeats %1: allowed: 1 to %2").arg(repeats).arg(kMaxRepeats);
     try {
         const std::vector<PlannedRun> plan = plan_comparison(base, *device_);
-        std::vector<RunConfig> runnable;
+        std::vector<ResolvedRun> runnable;
         std::vector<std::string> taken = takenNames();
         for (PlannedRun row : plan) {
             row.config.name = distinct_name(row.config.name, taken);
@@ -96,15 +95,14 @@ std::optional<QString> RunController::enqueueComparison(const RunConfig& base, i
                 queue_.append(row.config, RunQueueModel::State::Skipped, QString::fromStdString(*row.skip_reason), std::nullopt,
                               fp8_emulated_here(row.config, *device_));
             } else {
-                runnable.push_back(resolve(row.config, *device_));
+                runnable.push_back(resolve_run(row.config, *device_));
             }
         }
         std::vector<std::string> groups;
         for (std::size_t i = 0; i < runnable.size(); ++i) groups.push_back(repeats > 1 ? make_run_id() : std::string());
         for (const auto& [index, repeat] : alternating_order(runnable.size(), repeats)) {
-            queue_.append(runnable[index], RunQueueModel::State::Queued, {},
-                          repeats > 1 ? std::optional<RepeatInfo>(RepeatInfo{groups[index], repeat, repeats}) : std::nullopt,
-                          fp8_emulated_here(runnable[index], *device_));
+            queue_.appendResolved(runnable[index], repeats > 1 ? std::optional<RepeatInfo>(RepeatInfo{groups[index], repeat, repeats})
+                                                               : std::nullopt);
         }
     } catch (const Error& e) {
         return QString::fromStdString(e.what());
@@ -151,10 +149,15 @@ void RunController::startNext() {
     clock_.start();
     Q_EMIT runningChanged(true);
     Q_EMIT progressText(tr("Starting %1…").arg(QString::fromStdString(queue_.item(*ticket)->config.name)));
-    const RunConfig config = queue_.item(*ticket)->config;
-    const std::optional<RepeatInfo> repeat = queue_.item(*ticket)->repeat;
+    const RunQueueModel::Item& item = *queue_.item(*ticket);
+    if (!item.resolved) {  // appended without its resolution (only a queue built by hand): nothing decided, nothing run
+        onRefused(*ticket, tr("not resolved for this machine when it was queued"));
+        return;
+    }
+    const ResolvedRun run = *item.resolved;
+    const std::optional<RepeatInfo> repeat = item.repeat;
     worker_->rearm();
-    QMetaObject::invokeMethod(worker_, [worker = worker_, t = *ticket, config, repeat] { worker->runOne(t, config, repeat); },
+    QMetaObject::invokeMethod(worker_, [worker = worker_, t = *ticket, run, repeat] { worker->runOne(t, run, repeat); },
                               Qt::QueuedConnection);
 }
 

@@ -122,6 +122,12 @@ int RunQueueModel::append(const RunConfig& config, State state, const QString& m
     return items_.back().ticket;
 }
 
+int RunQueueModel::appendResolved(const ResolvedRun& run, std::optional<RepeatInfo> repeat, const QString& sweep) {
+    const int ticket = append(run.config, State::Queued, {}, std::move(repeat), run.facts.fp8_emulated, sweep);
+    items_.back().resolved = run;
+    return ticket;
+}
+
 const RunQueueModel::Item* RunQueueModel::item(int ticket) const {
     const int row = rowOf(ticket);
     return row < 0 ? nullptr : &items_[static_cast<std::size_t>(row)];

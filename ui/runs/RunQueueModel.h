@@ -8,6 +8,7 @@
 
 #include "core/config/RunConfig.h"
 #include "core/results/RunRecord.h"
+#include "core/train/ResolvedRun.h"
 
 namespace tewb::ui {
 
@@ -32,6 +33,8 @@ public:
         int run_key = 0;  // its key in the RunCollection once it started
         std::optional<RepeatInfo> repeat;  // one of several repeats of this configuration
         bool fp8_emulated = false;  // its RunFacts: FP8 GEMMs emulated, said in its name before it runs
+        // A queued run as enqueueing decided it on this machine, once: the worker and the trainer take it.
+        std::optional<ResolvedRun> resolved;
         QString sweep;  // the sweep it belongs to ("Sweep 1"): its run goes to the Sweep tab, not the dashboard
     };
 
@@ -44,6 +47,8 @@ public:
 
     int append(const RunConfig& config, State state = State::Queued, const QString& message = {},
                std::optional<RepeatInfo> repeat = std::nullopt, bool fp8_emulated = false, const QString& sweep = {});
+    // A run to start: its configuration, FP8 emulation and the rest as `run` decided them.
+    int appendResolved(const ResolvedRun& run, std::optional<RepeatInfo> repeat = std::nullopt, const QString& sweep = {});
     const Item* item(int ticket) const;
     const std::vector<Item>& items() const { return items_; }
     std::optional<int> nextQueued() const;

@@ -25,9 +25,9 @@ RunWorker::RunWorker(DeviceInfo device, TrainFunction train, QString te_bench)
         teBench_ = QFileInfo(beside).isExecutable() ? beside : QStringLiteral("te-bench");
     }
     if (!train_) {
-        train_ = [trainer = Trainer(std::move(device))](const RunConfig& config, const TrainerCallbacks& callbacks,
+        train_ = [trainer = Trainer(std::move(device))](const ResolvedRun& run, const TrainerCallbacks& callbacks,
                                                         const std::atomic<bool>* cancel) {
-            return trainer.run(config, callbacks, cancel);
+            return trainer.run(run, callbacks, cancel);
         };
     }
 }
@@ -40,10 +40,11 @@ QString RunWorker::rankProgram() const {
     return QFileInfo(program).absoluteFilePath();
 }
 
-void RunWorker::runJob(int ticket, const RunConfig& config) {
+void RunWorker::runJob(int ticket, const ResolvedRun& run) {
+    const RunConfig& config = run.config;
     RunRecord header;
     try {
-        header = make_run_header(resolve(config, device_), device_);
+        header = make_run_header(run, device_);
     } catch (const std::exception& e) {
         Q_EMIT runRefused(ticket, QString::fromStdString(without_stack_frames(e.what())));
         return;
@@ -62,7 +63,7 @@ void RunWorker::runJob(int ticket, const RunConfig& config) {
     DataParallelJobHooks hooks;
     hooks.train_reference = [this](const RunConfig& single) {
         set_cpu_threads(hardware_threads() - 1);  // as every run in this process (runOne says why)
-        return train_(single, TrainerCallbacks{}, &cancel_);
+        return train_(resolve_run(single, device_), TrainerCallbacks{}, &cancel_);
     };
     hooks.reference_ended = [this](const RunRecord& reference) {
         const SaveResult saved = save_run(RunStore::default_path(), reference);
@@ -103,9 +104,9 @@ std::string RunWorker::trace_path(int ticket) {
     return (folder / name.toStdString()).string();
 }
 
-void RunWorker::runOne(int ticket, tewb::RunConfig config, std::optional<tewb::RepeatInfo> repeat) {
-    if (config.dist.enabled()) {
-        runJob(ticket, config);
+void RunWorker::runOne(int ticket, tewb::ResolvedRun run, std::optional<tewb::RepeatInfo> repeat) {
+    if (run.config.dist.enabled()) {
+        runJob(ticket, run);
         return;
     }
     // A CPU run leaves one hardware thread to the window: with every core busy in LibTorch's threads
@@ -122,7 +123,7 @@ void RunWorker::runOne(int ticket, tewb::RunConfig config, std::optional<tewb::R
     if (traceRuns_.load()) callbacks.profile_trace = trace_path(ticket);
     RunRecord record;
     try {
-        record = train_(config, callbacks, &cancel_);
+        record = train_(run, callbacks, &cancel_);
     } catch (const std::exception& e) {
         Q_EMIT runRefused(ticket, QString::fromStdString(without_stack_frames(e.what())));
         return;

@@ -20,7 +20,7 @@ class RunWorker : public QObject {
 
 public:
     using TrainFunction =
-        std::function<RunRecord(const RunConfig&, const TrainerCallbacks&, const std::atomic<bool>*)>;
+        std::function<RunRecord(const ResolvedRun&, const TrainerCallbacks&, const std::atomic<bool>*)>;
 
     // `train` defaults to core's Trainer for `device`; tests may pass their own. A data-parallel
     // configuration (config.dist) runs through core's run_data_parallel_job, as `te-bench run --nproc N`
@@ -40,8 +40,9 @@ public:
     void setTraceRuns(bool on) { traceRuns_.store(on); }
 
 public Q_SLOTS:
-    // `repeat` goes into the record (its header too, so live repeats group at once).
-    void runOne(int ticket, tewb::RunConfig config, std::optional<tewb::RepeatInfo> repeat = std::nullopt);
+    // `run` as the queue resolved it (nothing is decided again); `repeat` goes into the record (its header too,
+    // so live repeats group at once).
+    void runOne(int ticket, tewb::ResolvedRun run, std::optional<tewb::RepeatInfo> repeat = std::nullopt);
 
 Q_SIGNALS:
     void runStarted(int ticket, tewb::RunRecord header);
@@ -54,7 +55,7 @@ Q_SIGNALS:
     void extraRunEnded(tewb::RunRecord record, qint64 storeId);
 
 private:
-    void runJob(int ticket, const RunConfig& config);
+    void runJob(int ticket, const ResolvedRun& run);
     QString rankProgram() const;
     static std::string trace_path(int ticket);
 

@@ -10,6 +10,7 @@
 #include "core/results/ReportText.h"
 #include "core/results/RunGroups.h"
 #include "core/common/TextTable.h"
+#include "core/results/RunWords.h"
 #include "ui/common/ValidationLoss.h"
 #include "ui/runs/RunCollection.h"
 
@@ -327,8 +328,7 @@ QVariant ComparisonModel::toolTip(const RunRecord& r, const Row& c, int column) 
     if (column == Implementation) {
         QStringList tips;
         if (r.execution.fp8_emulated) {
-            tips << tr("FP8 emulated: the casts are real FP8 but the GEMMs ran in higher precision, so the loss is FP8's "
-                       "and the timings are not FP8 speed.");
+            tips << QString::fromStdString(emulated_implementation_tip());
         }
         if (const std::string path = te_path_words(r); !path.empty()) {
             QString te = QString::fromStdString(path);

@@ -126,7 +126,7 @@ Fp8Tensor FusedOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer,
     Fp8Tensor out;
     out.dtype = dtype;
     out.data = at::empty(x.sizes(), x.options().dtype(to_scalar_type(dtype)));
-    const kernels::Fp8Type type = kernel_fp8_type(dtype);
+    const kernels::Fp8Type type = dtype;
     if (with_transpose) {
         out.transposed = at::empty({x.size(1), x.size(0)}, out.data.options());
         TEWB_KERNEL(x, (Tensors{x, scale}), (Tensors{out.data, out.transposed}), cast_transpose_to_fp8, x.data_ptr(),
@@ -257,7 +257,7 @@ FusedOps::BlockCastSetup FusedOps::block_cast_setup(const at::Tensor& x, const F
     kernels::BlockCastOutput cast;
     cast.data = out.data.data_ptr();
     cast.scale_inv = out.scale_inv.data_ptr<float>();
-    cast.type = kernel_fp8_type(out.dtype);
+    cast.type = out.dtype;
     if (with_transpose) {
         out.transposed = at::empty({cols, rows}, out.data.options());
         out.transposed_scale_inv = empty_block_scales(cols, rows, block, x.options());

@@ -125,7 +125,7 @@ kernels::Fp8Output FusedOps::fp8_output(Fp8Tensor& q, const Fp8Quantizer& quanti
     // The slot's live scale and staging entry: views into the context's state, valid for the launch.
     out.scale = context.scale(quantizer.pass, quantizer.slot).data_ptr<float>();
     out.amax = staging_entry(quantizer).data_ptr<float>();
-    out.type = kernel_fp8_type(q.dtype);
+    out.type = q.dtype;
     return out;
 }
 

@@ -32,14 +32,6 @@ kernels::GemmType gemm_type(at::ScalarType type) {
     }
 }
 
-kernels::Fp8Type kernel_fp8_type(Fp8Dtype dtype) {
-    return dtype == Fp8Dtype::E4M3 ? kernels::Fp8Type::E4M3 : kernels::Fp8Type::E5M2;
-}
-
-Fp8Dtype fp8_dtype(kernels::Fp8Type type) {
-    return type == kernels::Fp8Type::E4M3 ? Fp8Dtype::E4M3 : Fp8Dtype::E5M2;
-}
-
 kernels::GemmType gemm_type(kernels::Fp8Type type) {
     return type == kernels::Fp8Type::E4M3 ? kernels::GemmType::E4M3 : kernels::GemmType::E5M2;
 }

@@ -16,8 +16,6 @@ namespace tewb {
 // something else.
 kernels::DType kernel_dtype(at::ScalarType type);        // float32, bfloat16, float16
 kernels::GemmType gemm_type(at::ScalarType type);        // float32, bfloat16, float8 e4m3fn, float8 e5m2
-kernels::Fp8Type kernel_fp8_type(Fp8Dtype dtype);
-Fp8Dtype fp8_dtype(kernels::Fp8Type type);                // the other way
 kernels::GemmType gemm_type(kernels::Fp8Type type);       // an FP8 GEMM operand's type
 
 // A tensor as the kernels take it: [rows, cols] for a 2-D one, [1, n] for one of another rank (a vector); an
