@@ -30,56 +30,21 @@ std::string presets_help() {
     return out;
 }
 
-// The architecture and the data: the same flags on run, compare and sweep.
-void add_arch_and_data_flags(CLI::App* cmd, RunFlags& f) {
-    cmd->add_option("--arch", f.arch,
-                    "gpt | llama (default gpt: learned positions, LayerNorm with biases, 4x GELU MLP, multi-head attention; "
-                    "llama: RMSNorm without biases, SwiGLU MLP, rotary position embeddings, grouped-query attention)")
-        ->type_name("NAME");
-    cmd->add_option("--kv-heads", f.kv_heads,
-                    "llama: key/value heads, a divisor of --heads (default: as many as --heads, ordinary multi-head attention)")
-        ->type_name("N");
-    cmd->add_option("--ffn", f.ffn,
-                    "llama: the SwiGLU's intermediate size, a multiple of 64 (default 8/3 x --hidden rounded up to a "
-                    "multiple of 64)")
-        ->type_name("N");
-    cmd->add_option("--rope-base", f.rope_base, "llama: the rotary embeddings' base (default 10000)")->type_name("X");
-    cmd->add_option("--data", f.data,
-                    "train on this token file instead of synthetic tokens: any bytes (UTF-8 text) as byte tokens, nanoGPT's "
-                    "uint16 .bin or llm.c's token file; read where a batch needs it (a large file costs no memory), batches at "
-                    "seeded random offsets, a held-out tail for validation")
-        ->type_name("PATH");
-    cmd->add_option("--data-format", f.data_format,
-                    "auto | bytes | uint16 | llmc (default auto: llm.c's when its header is there, else uint16 for .bin, "
-                    "else bytes)")
-        ->type_name("NAME");
-    cmd->add_option("--val-fraction", f.val_fraction,
-                    "the share of the file's tokens held out at its end for validation, greater than 0 and at most 0.5 "
-                    "(default 0.05)")
-        ->type_name("X");
-    cmd->add_option("--eval-every", f.eval_every,
-                    "evaluate the validation loss every N steps, and at the last (default 0: five evaluations per run)")
-        ->type_name("N");
+// Every run setting's flag that `command` takes, read off the settings table (core/config/RunSettings): its help
+// (with the default from RunConfig{}), its value's name, and where CLI11 leaves its text.
+void add_setting_flags(CLI::App* cmd, RunFlags& f, unsigned command) {
+    for (const RunSetting& s : run_settings()) {
+        if ((s.commands & command) == 0) continue;
+        const std::string id(s.id);
+        if (s.kind == SettingKind::Presence) {
+            cmd->add_flag(std::string(s.flag), f.switches[id], setting_help(s));
+        } else {
+            cmd->add_option(std::string(s.flag), f.settings[id], setting_help(s))->type_name(std::string(s.value_name));
+        }
+    }
 }
 
-void add_model_flags(CLI::App* cmd, RunFlags& f) {
-    cmd->add_option("--preset", f.preset, presets_help())->type_name("NAME");
-    cmd->add_option("--device", f.device, "auto | cpu | cuda (default auto: the GPU when one is usable)")->type_name("NAME");
-    cmd->add_option("--layers", f.layers, "transformer blocks (default 12)")->type_name("N");
-    cmd->add_option("--hidden", f.hidden, "hidden size (default 768)")->type_name("N");
-    cmd->add_option("--heads", f.heads, "attention heads; must divide --hidden (default 12)")->type_name("N");
-    cmd->add_option("--seq", f.seq, "sequence length (default 96)")->type_name("N");
-    cmd->add_option("--vocab", f.vocab, "vocabulary size (default 4096; with --data at least the largest token + 1)")
-        ->type_name("N");
-    add_arch_and_data_flags(cmd, f);
-    cmd->add_option("--batch", f.batch, "sequences per step (default 32)")->type_name("N");
-    cmd->add_option("--warmup", f.warmup, "untimed warm-up steps (default 10)")->type_name("N");
-    cmd->add_option("--iters", f.iters, "timed steps (default 30)")->type_name("N");
-    cmd->add_option("--lr", f.lr, "AdamW learning rate (default 3e-4)")->type_name("X");
-    cmd->add_option("--seed", f.seed, "seed of weights and data (default 1234)")->type_name("N");
-    cmd->add_option("--cuda-graph", f.cuda_graph,
-                    "on | off: on CUDA, replay the whole training step as one CUDA graph after the warm-up (default on)")
-        ->type_name("on|off");
+void add_output_flags(CLI::App* cmd, RunFlags& f) {
     cmd->add_option("--json", f.json_path, "write the run record(s) as JSON to this file ('-' for stdout)")->type_name("PATH");
     cmd->add_option("--csv", f.csv_path, "write per-step metrics as CSV (long format) to this file")->type_name("PATH");
     cmd->add_option("--fp8-csv", f.fp8_csv_path, "write FP8 statistics (per step and slot: amax, scale, ...) as CSV")
@@ -95,7 +60,7 @@ void add_repeat_flag(CLI::App* cmd, RunFlags& f) {
 }
 
 void add_te_impl_flag(CLI::App* cmd, RunFlags& f, const std::string& which_runs) {
-    cmd->add_option("--te-impl", f.te_impl,
+    cmd->add_option("--te-impl", f.settings["te-impl"],
                     "auto | fused | reference: the code that runs the te backend's modules" + which_runs +
                         ". auto: the fused kernels on a CUDA GPU of compute capability 8.0 or newer, else the reference; "
                         "fused: the fused path on any device (on the CPU the host kernels, FP8 GEMMs emulated); "
@@ -103,145 +68,90 @@ void add_te_impl_flag(CLI::App* cmd, RunFlags& f, const std::string& which_runs)
         ->type_name("NAME");
 }
 
-void add_fp8_flags(CLI::App* cmd, RunFlags& f) {
-    const Fp8Recipe d = Fp8Recipe::seed_defaults();
-    cmd->add_option("--recipe", f.recipe,
-                    "FP8 scaling: delayed | current | block (1x128 / 128x128 block scales, E4M3 unless --fp8-format; "
-                    "real block-scaled GEMMs on Hopper, emulated elsewhere) (default delayed)")
-        ->type_name("NAME");
-    cmd->add_option("--block-scales", f.block_scales, "with --recipe block: pow2 (default) | exact float32 scales")
-        ->type_name("pow2|exact");
-    cmd->add_option("--fp8-format", f.fp8_format, "hybrid (E4M3 forward, E5M2 gradients) | e4m3 (default hybrid)")
-        ->type_name("NAME");
-    cmd->add_option("--amax-history-len", f.amax_history_len,
-                    "amax history per FP8 tensor, 1 to 65536 (default " + std::to_string(d.amax_history_len) +
-                        "; Transformer Engine's library default is 1024)")
-        ->type_name("N");
-    cmd->add_option("--amax-algo", f.amax_algo, "max (over the history) | most_recent (default max)")->type_name("NAME");
-    cmd->add_option("--margin", f.margin, "scale = fp8_max / 2^margin / amax; 0 to 64 (default 0)")->type_name("N");
-    cmd->add_option("--calibrate-first-step", f.calibrate_first_step,
-                    "with --recipe delayed: on: until the first scale update each cast takes the scale its own amax gives; "
-                    "off: scale 1, as Transformer Engine (default on)")
-        ->type_name("on|off");
-    cmd->add_flag("--inspect-fp8", f.inspect_fp8,
-                  "also record the fraction of saturated and underflowed elements per cast (slower)");
-}
-
 }  // namespace
 
 namespace {
 
-// Where CLI11 leaves each run setting's text in RunFlags; the settings table (core/config/RunSettings) says
-// how it is read. te-impl is read apart: its environment form is a default.
-std::string RunFlags::*text_member(std::string_view id) {
-    static const std::pair<std::string_view, std::string RunFlags::*> kMembers[] = {
-        {"device", &RunFlags::device},
-        {"backend", &RunFlags::backend},
-        {"precision", &RunFlags::precision},
-        {"arch", &RunFlags::arch},
-        {"kv-heads", &RunFlags::kv_heads},
-        {"ffn", &RunFlags::ffn},
-        {"rope-base", &RunFlags::rope_base},
-        {"data", &RunFlags::data},
-        {"data-format", &RunFlags::data_format},
-        {"val-fraction", &RunFlags::val_fraction},
-        {"eval-every", &RunFlags::eval_every},
-        {"layers", &RunFlags::layers},
-        {"hidden", &RunFlags::hidden},
-        {"heads", &RunFlags::heads},
-        {"seq", &RunFlags::seq},
-        {"vocab", &RunFlags::vocab},
-        {"batch", &RunFlags::batch},
-        {"warmup", &RunFlags::warmup},
-        {"iters", &RunFlags::iters},
-        {"lr", &RunFlags::lr},
-        {"seed", &RunFlags::seed},
-        {"cuda-graph", &RunFlags::cuda_graph},
-        {"te-impl", &RunFlags::te_impl},
-        {"recipe", &RunFlags::recipe},
-        {"fp8-format", &RunFlags::fp8_format},
-        {"amax-history-len", &RunFlags::amax_history_len},
-        {"amax-algo", &RunFlags::amax_algo},
-        {"margin", &RunFlags::margin},
-        {"block-scales", &RunFlags::block_scales},
-        {"calibrate-first-step", &RunFlags::calibrate_first_step},
-        {"nproc", &RunFlags::nproc},
-        {"dist-backend", &RunFlags::dist_backend},
-        {"bucket-mb", &RunFlags::bucket_mb},
-        {"amax-reduction", &RunFlags::amax_reduction},
-        {"dist-timeout", &RunFlags::dist_timeout},
-        {"name", &RunFlags::name},
-    };
-    for (const auto& [name, member] : kMembers) {
-        if (name == id) return member;
-    }
-    return nullptr;
-}
-
-}  // namespace
-
-namespace {
-
-// llama's own settings given for a gpt, and a token file's settings given without one, are refused even with their
-// default values: a flag that would be ignored is a mistake.
+// A flag that would be ignored is a mistake, even with its default value (core's given_setting_problem says which).
 void check_flags_apply(const RunFlags& f, const RunConfig& c) {
     for (const RunSetting& s : run_settings()) {
-        if (!flag_given(f, s)) continue;
-        if (s.use == SettingUse::Llama && c.model.arch != Arch::Llama) throw ConfigError(llama_only_problem(s.id, c));
-        if (s.use == SettingUse::DataFile && s.id != "data" && !c.data.from_file()) throw ConfigError(needs_data_problem(s.id, c));
+        if (!f.given(s.id)) continue;
+        if (const std::optional<std::string> problem = given_setting_problem(s, c)) throw ConfigError(*problem);
     }
 }
 
 }  // namespace
 
-bool flag_given(const RunFlags& f, const RunSetting& s) {
-    if (s.kind == SettingKind::Presence) return s.id == "inspect-fp8" && f.inspect_fp8;
-    const auto member = text_member(s.id);
-    return member != nullptr && !(f.*member).empty();
+std::string RunFlags::text(std::string_view id) const {
+    const auto it = settings.find(id);
+    return it == settings.end() ? std::string() : it->second;
 }
+
+bool RunFlags::given(std::string_view id) const {
+    if (const auto it = switches.find(id); it != switches.end()) return it->second;
+    return !text(id).empty();
+}
+
+bool RunFlags::fp8_flags_given() const {
+    for (const RunSetting& s : run_settings()) {
+        if (s.section == SettingSection::Fp8 && s.kind != SettingKind::Presence && given(s.id)) return true;
+    }
+    return false;
+}
+
+bool flag_given(const RunFlags& f, const RunSetting& s) {
+    return f.given(s.id);
+}
+
+namespace {
+
+// "--dist-backend/--bucket-mb/...": the job's own flags, which mean nothing without --nproc.
+std::string job_flags() {
+    std::string flags;
+    for (const RunSetting& s : run_settings()) {
+        if (s.section == SettingSection::Dist && s.id != "nproc") flags += std::string(s.flag) + "/";
+    }
+    return flags + "--master-port/--no-scaling-baseline";
+}
+
+bool job_flags_given(const RunFlags& f) {
+    for (const RunSetting& s : run_settings()) {
+        if (s.section == SettingSection::Dist && s.id != "nproc" && f.given(s.id)) return true;
+    }
+    return !f.master_port.empty() || f.no_scaling_baseline;
+}
+
+}  // namespace
 
 RunConfig config_from_flags(const RunFlags& f) {
     RunConfig c = make_preset(f.preset.empty() ? Preset::Seed : parse_name<Preset>("--preset", f.preset));
-    const bool dist_flags = !f.dist_backend.empty() || !f.bucket_mb.empty() || !f.amax_reduction.empty() ||
-                            !f.dist_timeout.empty() || !f.master_port.empty() || f.no_scaling_baseline;
-    if (dist_flags && f.nproc.empty() && std::getenv("WORLD_SIZE") == nullptr) {
-        throw ConfigError("--dist-backend/--bucket-mb/--amax-reduction/--dist-timeout/--master-port/--no-scaling-baseline go "
-                          "with --nproc N (or a launcher's WORLD_SIZE)");
+    if (job_flags_given(f) && !f.given("nproc") && std::getenv("WORLD_SIZE") == nullptr) {
+        throw ConfigError(job_flags() + " go with --nproc N (or a launcher's WORLD_SIZE)");
     }
     for (const RunSetting& s : run_settings()) {
-        if (s.id == "te-impl" || !flag_given(f, s)) continue;
-        const auto member = text_member(s.id);
-        set_setting_from_text(s, c, member != nullptr ? std::string_view(f.*member) : std::string_view());
+        if (s.id == "te-impl" || !f.given(s.id)) continue;
+        set_setting_from_text(s, c, f.text(s.id));
     }
     check_flags_apply(f, c);
-    if (!f.data.empty()) {
+    if (f.given("data")) {
         // The record keeps the path: absolute, so "run again" from the GUI or another directory finds the same file.
         std::error_code error;
-        const std::filesystem::path absolute = std::filesystem::absolute(f.data, error);
+        const std::filesystem::path absolute = std::filesystem::absolute(f.text("data"), error);
         if (!error) c.data.path = absolute.lexically_normal().string();
     }
-    if (f.fp8_format.empty() && c.fp8.scaling == ScalingKind::Block) {
-        c.fp8.format = RecipeFormat::E4M3;  // Float8BlockScaling's default: E4M3 everywhere
-    }
-    if (!f.block_scales.empty() && c.fp8.scaling != ScalingKind::Block) {
-        throw ConfigError("--block-scales goes with --recipe block");
-    }
-    if (!f.calibrate_first_step.empty() && c.fp8.scaling != ScalingKind::Delayed) {
-        throw ConfigError("--calibrate-first-step goes with --recipe delayed (current and block scaling have no first-step "
-                          "scale to calibrate)");
-    }
+    if (!f.given("fp8-format")) c.fp8.format = default_recipe_format(c.fp8.scaling);  // before the checks that read it
     // TEWB_TE_IMPL is a default for te runs and never refuses a torch run, not even a value it does not know (a
     // torch run does not read it); an explicit --te-impl on one is refused by validation, so the GUI and the CLI
     // say the same.
-    if (c.backend == Backend::Te || !f.te_impl.empty()) c.te_impl = te_impl_from_flags(f);
-    if (!f.nproc.empty() && (c.dist.nproc < 1 || c.dist.nproc > 64)) {
-        throw ConfigError("--nproc " + f.nproc + ": out of range; allowed: 1 to 64");
+    if (c.backend == Backend::Te || f.given("te-impl")) c.te_impl = te_impl_from_flags(f);
+    if (f.given("nproc") && (c.dist.nproc < 1 || c.dist.nproc > kMaxProcesses)) {
+        throw ConfigError("--nproc " + f.text("nproc") + ": out of range; allowed: 1 to " + std::to_string(kMaxProcesses));
     }
     return c;
 }
 
 TeImpl te_impl_from_flags(const RunFlags& f) {
-    return f.te_impl.empty() ? te_impl_from_environment() : parse_name<TeImpl>("--te-impl", f.te_impl);
+    return f.given("te-impl") ? parse_name<TeImpl>("--te-impl", f.text("te-impl")) : te_impl_from_environment();
 }
 
 int repeat_from_flags(const RunFlags& f) {
@@ -255,57 +165,38 @@ int repeat_from_flags(const RunFlags& f) {
 
 SweepSpec sweep_from_flags(const RunFlags& f, const std::string& precisions) {
     RunFlags shared = f;  // the lists are the sweep's; everything else is a run flag
-    shared.hidden.clear();
-    shared.batch.clear();
-    shared.seq.clear();
-    shared.backend.clear();
+    for (const char* id : {"hidden", "batch", "seq", "backend"}) shared.settings.erase(id);
     SweepSpec spec;
     spec.base = config_from_flags(shared);
-    if (f.warmup.empty()) spec.base.warmup = 3;
-    if (f.iters.empty()) spec.base.iters = 10;
-    if (!f.hidden.empty()) spec.hidden = parse_int_list("--hidden", f.hidden);
-    if (!f.batch.empty()) spec.batch = parse_int_list("--batch", f.batch);
-    if (!f.seq.empty()) spec.seq = parse_int_list("--seq", f.seq);
+    if (!f.given("warmup")) spec.base.warmup = 3;
+    if (!f.given("iters")) spec.base.iters = 10;
+    if (f.given("hidden")) spec.hidden = parse_int_list("--hidden", f.text("hidden"));
+    if (f.given("batch")) spec.batch = parse_int_list("--batch", f.text("batch"));
+    if (f.given("seq")) spec.seq = parse_int_list("--seq", f.text("seq"));
     if (!precisions.empty()) spec.precisions = parse_precision_list("--precisions", precisions);
-    if (!f.backend.empty()) spec.backend = parse_name<Backend>("--backend", f.backend);
-    if (spec.backend == Backend::Te || !f.te_impl.empty()) spec.base.te_impl = te_impl_from_flags(f);
+    if (f.given("backend")) spec.backend = parse_name<Backend>("--backend", f.text("backend"));
+    if (spec.backend == Backend::Te || f.given("te-impl")) spec.base.te_impl = te_impl_from_flags(f);
     spec.repeats = repeat_from_flags(f);
     return spec;
 }
 
 void check_fp8_flags_apply(const RunFlags& f, const RunConfig& c) {
     if (f.fp8_flags_given() && c.precision != Precision::Fp8) {
-        throw ConfigError("--recipe/--fp8-format/--amax-history-len/--amax-algo/--margin/--calibrate-first-step: FP8 settings need --precision fp8 "
-                          "(with --backend te); this run is " + std::string(to_string(c.precision)));
+        throw ConfigError(fp8_recipe_flags() + ": FP8 settings need --precision fp8 (with --backend te); this run is " +
+                          std::string(to_string(c.precision)));
     }
 }
 
 namespace {
 
-void define_training_commands(CLI::App& app, Commands& c) {
+void define_run_command(CLI::App& app, Commands& c) {
     c.run = app.add_subcommand("run", "train one configuration: warm-up, then timed steps");
-    add_model_flags(c.run, c.run_flags);
-    c.run->add_option("--backend", c.run_flags.backend, "torch | te (default torch)");
-    c.run->add_option("--precision", c.run_flags.precision,
-                      "auto | fp32 | bf16 | fp8 (default auto: bf16 on a GPU, fp32 on the CPU; fp8 needs --backend te)");
-    c.run->add_option("--name", c.run_flags.name, "label of the run in tables, charts and history");
-    add_te_impl_flag(c.run, c.run_flags, " (with --backend te)");
-    add_fp8_flags(c.run, c.run_flags);
     RunFlags& r = c.run_flags;
-    c.run->add_option("--nproc", r.nproc,
-                      "data-parallel job of N processes on this machine (one per GPU, or N CPU processes with --device cpu); "
-                      "each trains --batch sequences per step (1: the machinery alone). Under torchrun or a scheduler "
-                      "(RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT set) this process is one rank")
-        ->type_name("N");
-    c.run->add_option("--dist-backend", r.dist_backend, "auto | gloo | nccl (default auto: nccl on GPUs, gloo on CPUs)")
-        ->type_name("NAME");
-    c.run->add_option("--bucket-mb", r.bucket_mb, "gradient all-reduce bucket size in MB (default 25)")->type_name("X");
-    c.run->add_option("--amax-reduction", r.amax_reduction,
-                      "on | off: FP8 amaxes reduced (max) over ranks before each scale update (default on)")
-        ->type_name("on|off");
-    c.run->add_option("--dist-timeout", r.dist_timeout,
-                      "seconds a rank may be absent or silent before the job stops (default 120)")
-        ->type_name("S");
+    c.run->add_option("--preset", r.preset, presets_help())->type_name("NAME");
+    add_setting_flags(c.run, r, kRunCommand);
+    add_te_impl_flag(c.run, r, " (with --backend te)");
+    add_output_flags(c.run, r);
+    add_repeat_flag(c.run, r);
     c.run->add_option("--master-port", r.master_port, "--nproc: the rendezvous port on 127.0.0.1 (default: a free one)")
         ->type_name("PORT");
     c.run->add_flag("--ledger", r.ledger,
@@ -324,45 +215,53 @@ void define_training_commands(CLI::App& app, Commands& c) {
         ->type_name("PATH");
     c.run->add_flag("--no-scaling-baseline", r.no_scaling_baseline,
                     "--nproc: skip the 1-process run of the same per-rank batch that the scaling efficiency is measured against");
+}
 
+void define_compare_command(CLI::App& app, Commands& c) {
     c.compare = app.add_subcommand("compare", "run the baseline and every configuration this device supports, back to back");
-    add_model_flags(c.compare, c.compare_flags);
-    add_fp8_flags(c.compare, c.compare_flags);
-    add_te_impl_flag(c.compare, c.compare_flags, " in the te rows");
+    RunFlags& f = c.compare_flags;
+    c.compare->add_option("--preset", f.preset, presets_help())->type_name("NAME");
+    add_setting_flags(c.compare, f, kCompareCommand);
+    add_te_impl_flag(c.compare, f, " in the te rows");
+    add_output_flags(c.compare, f);
     c.compare->add_option("--summary-csv", c.compare_summary_csv, "write the comparison table as CSV to this file")
         ->type_name("PATH");
-    add_repeat_flag(c.run, c.run_flags);
-    add_repeat_flag(c.compare, c.compare_flags);
+    add_repeat_flag(c.compare, f);
+}
 
+// The sweep's grid (hidden, batch and seq as lists), its backend and its shorter runs are its own flags; every other
+// run setting is the settings table's, as on run and compare.
+void define_sweep_command(CLI::App& app, Commands& c) {
     c.sweep = app.add_subcommand("sweep", "where does a precision pay? train a grid of sizes briefly, baseline and each "
                                           "precision, and state the break-even size");
     RunFlags& w = c.sweep_flags;
-    c.sweep->add_option("--hidden", w.hidden, "hidden sizes, multiples of 64 (heads = hidden / 64), e.g. 256,512,768,1024")
+    c.sweep->add_option("--hidden", w.settings["hidden"],
+                        "hidden sizes, multiples of 64 (heads = hidden / 64), e.g. 256,512,768,1024")
         ->type_name("LIST");
-    c.sweep->add_option("--batch", w.batch, "batch sizes (default: the preset's)")->type_name("LIST");
-    c.sweep->add_option("--seq", w.seq, "sequence lengths (default: the preset's)")->type_name("LIST");
+    c.sweep->add_option("--batch", w.settings["batch"], "batch sizes (default: the preset's)")->type_name("LIST");
+    c.sweep->add_option("--seq", w.settings["seq"], "sequence lengths (default: the preset's)")->type_name("LIST");
     c.sweep->add_option("--precisions", c.sweep_precisions, "precisions of --backend against the baseline (default bf16,fp8)")
         ->type_name("LIST");
-    c.sweep->add_option("--backend", w.backend, "te | torch (default te)")->type_name("NAME");
+    c.sweep->add_option("--backend", w.settings["backend"], "te | torch (default te)")->type_name("NAME");
     c.sweep->add_option("--repeat", w.repeat,
                         "run each configuration N times at each size (1 to " + std::to_string(kMaxRepeats) +
                             "), alternating within the size; a size pays only where the speedup's 95% interval over the "
                             "repeats is above 1 and no run was noisy")
         ->type_name("N");
     c.sweep->add_option("--preset", w.preset, "the sizes not swept: " + presets_help() + " (default seed)")->type_name("NAME");
-    c.sweep->add_option("--device", w.device, "auto | cpu | cuda (default auto)")->type_name("NAME");
-    c.sweep->add_option("--layers", w.layers, "transformer blocks (default 12)")->type_name("N");
-    c.sweep->add_option("--vocab", w.vocab, "vocabulary size (default 4096)")->type_name("N");
-    add_arch_and_data_flags(c.sweep, w);
-    c.sweep->add_option("--warmup", w.warmup, "warm-up steps per run (default 3)")->type_name("N");
-    c.sweep->add_option("--iters", w.iters, "timed steps per run (default 10)")->type_name("N");
-    c.sweep->add_option("--seed", w.seed, "seed of weights and data (default 1234)")->type_name("N");
-    c.sweep->add_option("--cuda-graph", w.cuda_graph, "on | off (default on)")->type_name("on|off");
+    c.sweep->add_option("--warmup", w.settings["warmup"], "warm-up steps per run (default 3)")->type_name("N");
+    c.sweep->add_option("--iters", w.settings["iters"], "timed steps per run (default 10)")->type_name("N");
+    add_setting_flags(c.sweep, w, kSweepCommand);
     add_te_impl_flag(c.sweep, w, " in the te runs (with --backend te)");
     c.sweep->add_option("--csv", w.csv_path, "write the sweep table (size, precision, ms, speedup) as CSV")->type_name("PATH");
     c.sweep->add_option("--json", w.json_path, "write the sweep's run records as JSON ('-' for stdout)")->type_name("PATH");
     c.sweep->add_flag("--no-store", w.no_store, "do not save the runs in the run store");
-    add_fp8_flags(c.sweep, w);
+}
+
+void define_training_commands(CLI::App& app, Commands& c) {
+    define_run_command(app, c);
+    define_compare_command(app, c);
+    define_sweep_command(app, c);
 }
 
 void define_recipe_command(CLI::App& app, Commands& c) {
@@ -373,7 +272,9 @@ void define_recipe_command(CLI::App& app, Commands& c) {
     c.recipe->add_option("--dtype", c.replay_dtype,
                          "the replayed cast's FP8 type: e4m3 (max 448) | e5m2 (max 57344) (default e4m3)")
         ->type_name("NAME");
-    c.recipe->add_option("--amax-history-len", c.replay_history_len, "amax history length, 1 to 65536 (default 16)")
+    c.recipe->add_option("--amax-history-len", c.replay_history_len,
+                         "amax history length, 1 to " + std::to_string(Fp8Recipe::kMaxHistoryLen) + " (default " +
+                             std::to_string(Fp8Recipe::seed_defaults().amax_history_len) + ")")
         ->type_name("L");
     c.recipe->add_option("--amax-algo", c.replay_algo, "max | most_recent (default max)")->type_name("NAME");
     // The names this command had before it took run's: accepted, not listed.

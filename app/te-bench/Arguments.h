@@ -3,8 +3,11 @@
 // converts with messages naming the flag. Kept apart from main.cpp so the fuzz target for argument
 // parsing (fuzz/) runs exactly this code without LibTorch.
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -20,26 +23,26 @@ constexpr const char* kCommands = "info|run|compare|sweep|recipe|selftest|histor
 
 // Run settings as text, so every number is converted by core with a message naming the flag.
 struct RunFlags {
-    std::string preset, device, backend, precision, layers, hidden, heads, seq, vocab, batch, warmup, iters, lr, seed, name;
-    std::string recipe, fp8_format, amax_history_len, amax_algo, margin, cuda_graph, repeat, block_scales,
-        calibrate_first_step;
-    std::string arch, kv_heads, ffn, rope_base;                  // the block's design (llama's own sizes)
-    std::string data, data_format, val_fraction, eval_every;     // a token file to train on
-    std::string te_impl;  // --te-impl; empty: TEWB_TE_IMPL, else auto
-    bool inspect_fp8 = false;
+    // Every run setting's flag (core/config/RunSettings), by the setting's id ("hidden", "amax-history-len"): the
+    // text given, empty when not given; a flag without a value (--inspect-fp8) in `switches`.
+    std::map<std::string, std::string, std::less<>> settings;
+    std::map<std::string, bool, std::less<>> switches;
+    // The flags that are not run settings: what to start from, where to write, how often to run.
+    std::string preset, repeat;
     std::string json_path, csv_path, fp8_csv_path;
     bool no_store = false;
     // Data parallelism (`run` only).
-    std::string nproc, dist_backend, bucket_mb, amax_reduction, dist_timeout, master_port;
+    std::string master_port;
     bool no_scaling_baseline = false;
     bool ledger = false;  // `run --ledger`: print the launch ledger (one layer's rows and the totals)
     std::string profile_path;  // `run --profile`: trace one more step after the timed ones to this file
     std::string gemm_journal_path;  // `run --gemm-journal`: every distinct GEMM of the fused path, to this file
 
-    bool fp8_flags_given() const {
-        return !recipe.empty() || !fp8_format.empty() || !amax_history_len.empty() || !amax_algo.empty() || !margin.empty() ||
-               !block_scales.empty() || !calibrate_first_step.empty();
-    }
+    // The text given for the setting `id`; empty when not given.
+    std::string text(std::string_view id) const;
+    bool given(std::string_view id) const;
+    // Whether any flag of the FP8 recipe was given (fp8_recipe_flags(): --recipe, --fp8-format, ...).
+    bool fp8_flags_given() const;
 };
 
 // Every command's flags, filled by CLI11, and the subcommands to tell which one was given.

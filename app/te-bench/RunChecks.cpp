@@ -42,7 +42,7 @@ void check_profile_flag(const RunFlags& flags, bool data_parallel) {
 // starts (exit 2), on every rank alike, rather than found out in the rendezvous.
 void check_flags_agree_with_launcher(const RunFlags& flags, const RunConfig& requested, const WorkerEnv& env) {
     if (requested.dist.enabled() && requested.dist.nproc != env.world_size) {
-        throw ConfigError("--nproc " + flags.nproc + ": disagrees with the launcher's environment variable WORLD_SIZE '" +
+        throw ConfigError("--nproc " + flags.text("nproc") + ": disagrees with the launcher's environment variable WORLD_SIZE '" +
                           std::to_string(env.world_size) + "'; allowed: --nproc " + std::to_string(env.world_size) +
                           ", or leave --nproc out under a launcher");
     }
@@ -141,7 +141,7 @@ SweepSpec check_sweep_command(const Commands& c) {
     SweepSpec spec = sweep_from_flags(flags, c.sweep_precisions);
     const bool fp8 = std::find(spec.precisions.begin(), spec.precisions.end(), Precision::Fp8) != spec.precisions.end();
     if (flags.fp8_flags_given() && !fp8) {
-        throw ConfigError("--recipe/--fp8-format/--amax-history-len/--amax-algo/--margin: FP8 settings need fp8 in --precisions");
+        throw ConfigError(fp8_recipe_flags() + ": FP8 settings need fp8 in --precisions");
     }
     check_outputs(sweep_outputs(flags), store_to_protect(c.store_path));
     check_outputs_spare_the_data(sweep_outputs(flags), spec.base);

@@ -180,8 +180,8 @@ int run_local_job_command(const Commands& c, const RunConfig& requested) {
     const Trainer trainer(detect_device());
     resolve(requested, trainer.device());  // every argument error surfaces before anything starts
     int port = requested.dist.enabled() && !flags.master_port.empty() ? parse_int("--master-port", flags.master_port) : 0;
-    if (!flags.master_port.empty() && (port < 1 || port > 65535)) {
-        throw ConfigError("--master-port " + flags.master_port + ": out of range; allowed: 1 to 65535");
+    if (!flags.master_port.empty() && (port < 1 || port > kMaxPort)) {
+        throw ConfigError("--master-port " + flags.master_port + ": out of range; allowed: 1 to " + std::to_string(kMaxPort));
     }
     const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
     stop_cleanly_on_signals();

@@ -1,5 +1,6 @@
 #include "core/config/RunConfig.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -59,8 +60,8 @@ void check_range(std::vector<ConfigProblem>& problems, std::string_view id, std:
 std::optional<Limits> limits_of(std::string_view flag) {
     static const std::pair<std::string_view, Limits> kOtherFlags[] = {
         {"--history-len", {1, Fp8Recipe::kMaxHistoryLen}},  // `te-bench recipe`'s old name of --amax-history-len
-        {"--nproc", {1, 64}},  // 0 is "not a job", which the flag cannot ask for
-        {"--master-port", {1, 65535}},
+        {"--nproc", {1, kMaxProcesses}},  // 0 is "not a job", which the flag cannot ask for
+        {"--master-port", {1, kMaxPort}},
         {"--repeat", {1, kMaxRepeats}},
         {"ID", {1, std::numeric_limits<int>::max()}},  // a run's number in the store
     };
@@ -271,6 +272,12 @@ std::vector<ConfigProblem> find_problems(const RunConfig& c) {
     }
     find_model_problems(problems, c);
     find_data_problems(problems, c);
+    // Every other whole-number setting that applies here (a row added to the table included), against its row's range.
+    for (const RunSetting& s : run_settings()) {
+        if (s.kind != SettingKind::Integer || !s.valid || s.id == "seed" || !setting_written(s, c)) continue;
+        const bool named = std::any_of(problems.begin(), problems.end(), [&](const ConfigProblem& p) { return p.field == s.id; });
+        if (!named) check_range(problems, s.id, std::get<std::int64_t>(s.get(c)));
+    }
     return problems;
 }
 

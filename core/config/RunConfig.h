@@ -17,6 +17,8 @@
 namespace tewb {
 
 inline constexpr int kMaxRepeats = 100;  // --repeat's upper limit (a series of runs of one configuration)
+inline constexpr int kMaxProcesses = 64;  // --nproc's upper limit (a data-parallel job's processes on one machine)
+inline constexpr int kMaxPort = 65535;    // --master-port's
 
 enum class DeviceKind { Auto, Cpu, Cuda };
 enum class Precision { Auto, Fp32, Bf16, Fp8 };

@@ -46,6 +46,17 @@ enum class SettingUse {
     DataFile,     // runs on a token file (--data)
 };
 
+// Which of te-bench's training commands take a setting's flag (a bit each). te-impl is none of them: te-bench
+// registers it itself, each command with its own words on which runs it reaches.
+enum SettingCommands : unsigned {
+    kNoCommand = 0,
+    kRunCommand = 1,
+    kCompareCommand = 2,
+    kSweepCommand = 4,
+    kRunAndCompare = kRunCommand | kCompareCommand,
+    kEveryTrainingCommand = kRunCommand | kCompareCommand | kSweepCommand,
+};
+
 struct IntRange {
     std::int64_t min;
     std::int64_t max;
@@ -66,6 +77,15 @@ struct RunSetting {
     // A record without the key (one from before the setting existed) reads as this; nothing: the key is required.
     std::optional<SettingValue> when_absent = std::nullopt;
 
+    // te-bench's help for the flag: what it sets, then "(default <RunConfig{}'s value><default_note>)", or
+    // "(<default_words>)" where the value alone would mislead (0 for "automatic"); no default for Text and Presence.
+    std::string_view help = {};
+    std::string_view default_note = {};
+    std::string_view default_words = {};
+    std::string_view value_name = "N";  // the value's name in the help: N, X, NAME, PATH, on|off
+    bool help_range = false;            // the help states `valid` ("; 1 to 65536")
+    unsigned commands = kEveryTrainingCommand;
+
     SettingValue (*get)(const RunConfig&) = nullptr;
     // Sets the value; `where` names the source in messages ("--device", "$.config.device"). Choices are
     // checked here (ConfigError naming `where` and the allowed names); ranges are validation's.
@@ -78,6 +98,29 @@ std::span<const RunSetting> run_settings();
 const RunSetting* find_setting(std::string_view id_or_flag);
 // The setting with this id; throws std::logic_error when there is none (a programming error).
 const RunSetting& setting(std::string_view id);
+
+// A setting added to the table for as long as this object lives, read everywhere the table is (te-bench's flags and
+// help, records, the reproducing command line): how a test shows that a setting is one row. Rows are added before
+// anything reads the table and removed in reverse order; not for use across threads.
+class ExtraRunSetting {
+public:
+    explicit ExtraRunSetting(const RunSetting& row);
+    ~ExtraRunSetting();
+    ExtraRunSetting(const ExtraRunSetting&) = delete;
+    ExtraRunSetting& operator=(const ExtraRunSetting&) = delete;
+};
+
+// Why a setting given explicitly (a flag on the command line, a field the user set) means nothing for `config`, or
+// nothing: a llama's own size for a gpt, a token file's setting without a file, a block-scaling option under another
+// scaling, a delayed-scaling option under another. te-bench refuses the flag with it; the form disables the field
+// with it as the reason.
+std::optional<std::string> given_setting_problem(const RunSetting& s, const RunConfig& config);
+
+// "transformer blocks (default 12)": the flag's help as te-bench prints it.
+std::string setting_help(const RunSetting& s);
+// "--recipe/--fp8-format/...": the flags of the FP8 recipe (the fp8 section's rows with a value), as messages
+// that refuse them list them.
+std::string fp8_recipe_flags();
 
 // The command line's text of a value ("768", "3e-4", "on", "pow2", "fp8"); empty for Presence.
 std::string setting_text(const RunSetting& s, const RunConfig& config);

@@ -30,6 +30,10 @@ std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe, std::st
     return problems;
 }
 
+RecipeFormat default_recipe_format(ScalingKind scaling) {
+    return scaling == ScalingKind::Block ? RecipeFormat::E4M3 : RecipeFormat::Hybrid;
+}
+
 bool fp8_gemms_emulated(OpsKind kind, ScalingKind scaling, bool block_gemms_native) {
     return kind != OpsKind::FusedCuda || (scaling == ScalingKind::Block && !block_gemms_native);
 }

@@ -49,6 +49,10 @@ struct Fp8Recipe {
 std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe,
                                                 std::string_view history_flag = "--amax-history-len");
 
+// The format a recipe takes where none was chosen: E4M3 everywhere under block scaling (Float8BlockScaling's
+// default), HYBRID otherwise. te-bench applies it when --fp8-format is not given, the form when the scaling changes.
+RecipeFormat default_recipe_format(ScalingKind scaling);
+
 // Whether FP8 GEMMs under `scaling` are emulated in float32 with ops of `kind` (the run's timings then are not
 // FP8 speed, and records and names say so): with the reference ops and the fused ops on the host always, and
 // with block scaling where there is no native block-scaled GEMM (`block_gemms_native`: cuBLASLt on Hopper).

@@ -127,6 +127,50 @@ private Q_SLOTS:
         QVERIFY2(config_of(command) == given, qPrintable(QString::fromStdString(command_line_for(stored))));
     }
 
+    // A setting is one row: a row added here, and nothing else, appears in te-bench's help and flags (with its
+    // default, from the row), in validation (its range), in the record's config and in the reproducing command line.
+    void aSettingIsOneRow() {
+        static std::int64_t knob = 7;  // where this setting lives; a real one's is a RunConfig member
+        const ExtraRunSetting extra(RunSetting{
+            .id = "test-knob", .flag = "--test-knob", .section = SettingSection::Config, .json_key = "test_knob",
+            .label = "Test knob", .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{1, 99},
+            .stored = IntRange{1, 99}, .when_absent = SettingValue{std::int64_t{7}}, .help = "a knob only this test has",
+            .get = [](const RunConfig&) -> SettingValue { return knob; },
+            .set = [](RunConfig&, const SettingValue& v, std::string_view) { knob = std::get<std::int64_t>(v); }});
+
+        CLI::App app;
+        cli::Commands commands;
+        cli::define_commands(app, commands);
+        const std::string help = commands.run->help();
+        QVERIFY2(help.find("--test-knob N") != std::string::npos, help.c_str());
+        QVERIFY2(help.find("a knob only this test has (default 7)") != std::string::npos, help.c_str());
+        QVERIFY(commands.compare->help().find("--test-knob") != std::string::npos);
+        QVERIFY(commands.sweep->help().find("--test-knob") != std::string::npos);
+
+        const RunConfig given = config_of({"run", "--test-knob", "42"});
+        QCOMPARE(knob, std::int64_t{42});
+        knob = 100;
+        const std::vector<ConfigProblem> problems = find_problems(given);
+        QVERIFY(std::any_of(problems.begin(), problems.end(), [](const ConfigProblem& p) {
+            return p.field == "test-knob" && p.message == "--test-knob 100: out of range; allowed: 1 to 99";
+        }));
+        knob = 42;
+
+        const std::string json = config_to_json_text(given);
+        QVERIFY2(json.find("\"test_knob\":42") != std::string::npos, json.c_str());
+        knob = 7;
+        config_from_json_text(json, "record");
+        QCOMPARE(knob, std::int64_t{42});
+
+        const std::vector<std::string> command = command_arguments_for(given);
+        const auto flag = std::find(command.begin(), command.end(), std::string("--test-knob"));
+        QVERIFY2(flag != command.end() && std::next(flag) != command.end() && *std::next(flag) == "42",
+                 command_line_for(given).c_str());
+        knob = 7;
+        config_of(command);
+        QCOMPARE(knob, std::int64_t{42});
+    }
+
     void rowsAreDistinctAndComplete() {
         std::set<std::string_view> ids, flags;
         std::set<std::string> keys;

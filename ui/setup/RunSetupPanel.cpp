@@ -171,7 +171,7 @@ QWidget* RunSetupPanel::buildRunGroup() {
                        "the median with a min–max band and the table gives 95% bootstrap intervals"));
     repeats_->setValue(1);
     runForm->addRow(tr("Repeats:"), repeats_);
-    processes_ = spin(runBox, QStringLiteral("processes"), 1, 64,
+    processes_ = spin(runBox, QStringLiteral("processes"), 1, kMaxProcesses,
                       tr("Data parallel: this many processes, each training the batch below per step, gradients "
                          "all-reduced while the backward runs (Gloo on CPUs, NCCL on GPUs), with a 1-process run first "
                          "to measure the scaling efficiency"));
@@ -333,9 +333,11 @@ void RunSetupPanel::connectFields() {
     });
     connect(blockPow2_, &QCheckBox::toggled, this, edited);
     connect(calibrate_, &QCheckBox::toggled, this, edited);
-    // Float8BlockScaling is E4M3 everywhere by default: picking it picks E4M3 (the user may change it back).
+    // Picking block scaling picks its own default format (core's default_recipe_format: E4M3, as Float8BlockScaling);
+    // the user may change it back. Leaving block scaling keeps the format chosen.
     connect(scaling_, &QComboBox::activated, this, [this] {
-        if (current<ScalingKind>(scaling_) == ScalingKind::Block) selectData(format_, static_cast<int>(RecipeFormat::E4M3));
+        const ScalingKind scaling = current<ScalingKind>(scaling_);
+        if (scaling == ScalingKind::Block) selectData(format_, static_cast<int>(default_recipe_format(scaling)));
     });
     connect(cudaGraph_, &QCheckBox::toggled, this, edited);
     connectModelAndDataFields(edited);
