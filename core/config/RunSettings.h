@@ -85,6 +85,9 @@ struct RunSetting {
     std::string_view value_name = "N";  // the value's name in the help: N, X, NAME, PATH, on|off
     bool help_range = false;            // the help states `valid` ("; 1 to 65536")
     unsigned commands = kEveryTrainingCommand;
+    // Whether the window's run-setup form has a field for it (ui/setup: a row's own, or one made from the row's kind,
+    // range, label and help). The job's communication settings have none: the window's jobs take their defaults.
+    bool in_form = true;
 
     SettingValue (*get)(const RunConfig&) = nullptr;
     // Sets the value; `where` names the source in messages ("--device", "$.config.device"). Choices are

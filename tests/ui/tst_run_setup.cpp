@@ -5,6 +5,7 @@
 #include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QFormLayout>
 #include <QTemporaryDir>
 #include <QComboBox>
 #include <QLabel>
@@ -18,6 +19,7 @@
 #include <QStandardItemModel>
 
 #include "UiTestSupport.h"
+#include "core/config/RunSettings.h"
 #include "core/device/Capability.h"
 #include "ui/runs/RunCollection.h"
 #include "ui/setup/RunSetupPanel.h"
@@ -63,6 +65,46 @@ private Q_SLOTS:
             const SweepSpec spec = sweep.spec(base);
             QCOMPARE(spec.base.te_impl, spec.backend == Backend::Te ? TeImpl::Fused : TeImpl::Auto);
         }
+    }
+
+    // A setting is one row (tests/app/tst_run_settings: te-bench, validation, record, command line): added to the table
+    // and nothing else, it gets a field in the form, made from the row (kind, range, label, help), that the form's
+    // configuration reads and writes and whose problems it marks in the form's words.
+    void aSettingRowGetsAField() {
+        static std::int64_t knob = 7;
+        const ExtraRunSetting extra(RunSetting{
+            .id = "test-knob", .flag = "--test-knob", .section = SettingSection::Config, .json_key = "test_knob",
+            .label = "Test knob", .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{1, 99},
+            .stored = IntRange{1, 99}, .when_absent = SettingValue{std::int64_t{7}}, .help = "a knob only this test has",
+            .get = [](const RunConfig&) -> SettingValue { return knob; },
+            .set = [](RunConfig&, const SettingValue& v, std::string_view) { knob = std::get<std::int64_t>(v); }});
+        RunSetupPanel panel;
+        const DeviceInfo device = test::no_gpu();
+        panel.setDevice(device, classify(device));
+        auto* field = qobject_cast<QSpinBox*>(panel.field("test-knob"));
+        QVERIFY(field != nullptr);
+        QCOMPARE(field->minimum(), 1);
+        QCOMPARE(field->toolTip(), QStringLiteral("a knob only this test has"));
+        auto* rows = qobject_cast<QFormLayout*>(field->parentWidget()->layout());
+        QVERIFY(rows != nullptr);
+        auto* label = qobject_cast<QLabel*>(rows->labelForField(field));
+        QVERIFY(label != nullptr);
+        QCOMPARE(label->text(), QStringLiteral("Test knob:"));
+
+        knob = 42;
+        panel.setConfig(make_preset(Preset::QuickCpu));
+        QCOMPARE(field->value(), 42);
+        field->setValue(13);
+        knob = 7;
+        panel.config();
+        QCOMPARE(knob, std::int64_t{13});
+
+        field->setValue(100);
+        QVERIFY2(panel.problemAt("test-knob").contains(QStringLiteral("Test knob 100: out of range; allowed: 1 to 99")),
+                 qPrintable(panel.problemAt("test-knob")));
+        QVERIFY(!panel.addButton()->isEnabled());
+        field->setValue(13);
+        QVERIFY(panel.problemAt("test-knob").isEmpty());
     }
 
     void noGpu() {

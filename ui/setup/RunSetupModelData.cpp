@@ -19,6 +19,7 @@
 #include "core/data/TokenFile.h"
 #include "ui/common/RememberedFolder.h"
 #include "ui/setup/FormFields.h"
+#include "ui/setup/SettingFields.h"
 #include "ui/setup/RunSetupPanel.h"
 
 namespace tewb::ui {
@@ -95,6 +96,7 @@ void RunSetupPanel::createArchitectureFields(QWidget* parent) {
                      "attention). llama: pre-RMSNorm without biases, SwiGLU MLP, rotary position embeddings and "
                      "grouped-query attention, the blocks Llama-style models train with (Transformer Engine: "
                      "normalization=\"RMSNorm\", activation=\"swiglu\", num_gqa_groups)"));
+    nameItems<Arch>(arch_);
     kvHeads_ = spin(parent, QStringLiteral("kvHeads"), 0, kBig, QString());
     ffn_ = spin(parent, QStringLiteral("ffn"), 0, kBig, QString());
     ffn_->setSingleStep(64);
@@ -138,6 +140,7 @@ QWidget* RunSetupPanel::buildDataGroup() {
                          {tr("uint16 (nanoGPT)"), static_cast<int>(TokenFormat::Uint16)},
                          {tr("llmc (llm.c, with header)"), static_cast<int>(TokenFormat::Llmc)}},
                         QString());
+    nameItems<TokenFormat>(dataFormat_);
     valFraction_ = new QDoubleSpinBox(dataBox);
     valFraction_->setObjectName(QStringLiteral("valFraction"));
     valFraction_->setRange(0.0, 0.99);
@@ -183,40 +186,8 @@ void RunSetupPanel::chooseTokenFile() {
     }
 }
 
-void RunSetupPanel::writeModelAndData(const RunConfig& c) {
-    selectData(arch_, static_cast<int>(c.model.arch));
-    // A gpt configuration says nothing about the llama's sizes: they stay for when llama is chosen again.
-    if (c.model.arch == Arch::Llama) {
-        kvHeads_->setValue(c.model.kv_heads);
-        ffn_->setValue(c.model.ffn);
-        ropeBase_->setText(ropeText(c.model.rope_base));
-    }
-    dataPath_->setText(QString::fromStdString(c.data.path));
+void RunSetupPanel::showDataFileName() {
     show_file_name(dataPath_);
-    if (c.data.from_file()) {
-        selectData(dataFormat_, static_cast<int>(c.data.format));
-        valFraction_->setValue(c.data.val_fraction);
-        evalEvery_->setValue(c.data.eval_every);
-    }
-}
-
-void RunSetupPanel::readModelAndData(RunConfig& c) const {
-    c.model.arch = current<Arch>(arch_);
-    if (c.model.arch == Arch::Llama) {
-        c.model.kv_heads = kvHeads_->value();
-        c.model.ffn = ffn_->value();
-        try {
-            c.model.rope_base = parse_double("--rope-base", ropeBase_->text().trimmed().toStdString());
-        } catch (const ConfigError&) {
-        }
-    }
-    c.data.path = dataPath_->text().trimmed().toStdString();
-    // Without a file the data fields say nothing: the configuration keeps the defaults.
-    if (c.data.from_file()) {
-        c.data.format = current<TokenFormat>(dataFormat_);
-        c.data.val_fraction = valFraction_->value();
-        c.data.eval_every = evalEvery_->value();
-    }
 }
 
 // The llama's fields are enabled for llama only, the data fields with a file only; the automatic values are shown

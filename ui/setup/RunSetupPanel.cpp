@@ -29,6 +29,7 @@
 #include "core/config/RunSettings.h"
 #include "ui/common/WheelGuard.h"
 #include "ui/setup/FormFields.h"
+#include "ui/setup/SettingFields.h"
 
 namespace tewb::ui {
 
@@ -61,10 +62,11 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
     form_->setObjectName(QStringLiteral("setupForm"));
     auto* layout = new QVBoxLayout(form_);
     layout->addLayout(buildPresetRow());
-    layout->addWidget(buildRunGroup());
-    layout->addWidget(buildFp8Group());
-    layout->addWidget(buildModelGroup());
-    layout->addWidget(buildDataGroup());
+    QWidget* runGroup = buildRunGroup();
+    QWidget* fp8Group = buildFp8Group();
+    QWidget* modelGroup = buildModelGroup();
+    QWidget* dataGroup = buildDataGroup();
+    for (QWidget* group : {runGroup, fp8Group, modelGroup, dataGroup}) layout->addWidget(group);
     layout->addStretch();
     formScroll_ = new QScrollArea(this);
     formScroll_->setObjectName(QStringLiteral("setupFormScroll"));
@@ -86,6 +88,7 @@ RunSetupPanel::RunSetupPanel(QWidget* parent) : QWidget(parent) {
                {"seed", seed_},      {"nproc", processes_}, {"arch", arch_},           {"kv-heads", kvHeads_},
                {"ffn", ffn_},        {"rope-base", ropeBase_}, {"data", dataPath_},  {"data-format", dataFormat_},
                {"val-fraction", valFraction_}, {"eval-every", evalEvery_}};
+    addFieldsForOtherSettings(runGroup, fp8Group, modelGroup, dataGroup);
     for (const auto& [field, widget] : fields_) baseTips_[field] = widget->toolTip();
     setTabOrderAsLaidOut();
 
@@ -108,6 +111,27 @@ void RunSetupPanel::setTabOrderAsLaidOut() {
     for (std::size_t i = 1; i < order.size(); ++i) QWidget::setTabOrder(order[i - 1], order[i]);
 }
 
+void RunSetupPanel::addFieldsForOtherSettings(QWidget* run, QWidget* fp8, QWidget* model, QWidget* data) {
+    for (const RunSetting& s : run_settings()) {
+        const std::string id(s.id);
+        if (!s.in_form || fields_.count(id) != 0) continue;
+        QWidget* group = s.section == SettingSection::Fp8    ? fp8
+                         : s.section == SettingSection::Data ? data
+                         : s.section == SettingSection::Dist ? run
+                                                             : model;
+        QWidget* widget = makeSettingField(group, s);
+        if (widget == nullptr) continue;  // a choice needs its own field (its names' words)
+        auto* rows = qobject_cast<QFormLayout*>(group->layout());
+        if (qobject_cast<QCheckBox*>(widget) != nullptr) {
+            rows->addRow(widget);
+        } else {
+            rows->addRow(formLabel(id), widget);
+        }
+        fields_[id] = widget;
+        otherFields_.push_back(widget);
+    }
+}
+
 QLayout* RunSetupPanel::buildPresetRow() {
     auto* presetRow = new QHBoxLayout;
     presetRow->addWidget(new QLabel(tr("Preset:"), this));
@@ -127,22 +151,26 @@ QWidget* RunSetupPanel::buildRunGroup() {
                      {tr("CPU"), static_cast<int>(DeviceKind::Cpu)},
                      {tr("CUDA GPU"), static_cast<int>(DeviceKind::Cuda)}},
                     tr("Where the run executes"));
+    nameItems<DeviceKind>(device_);
     backend_ = combo(runBox, QStringLiteral("backend"),
                      {{tr("LibTorch baseline (torch)"), static_cast<int>(Backend::Torch)},
                       {tr("TE modules (te)"), static_cast<int>(Backend::Te)}},
                      tr("torch: plain LibTorch modules; te: this project's Transformer-Engine-style modules"));
+    nameItems<Backend>(backend_);
     precision_ = combo(runBox, QStringLiteral("precision"),
                        {{tr("Auto (BF16 on a GPU, FP32 on the CPU)"), static_cast<int>(Precision::Auto)},
                         {tr("FP32"), static_cast<int>(Precision::Fp32)},
                         {tr("BF16"), static_cast<int>(Precision::Bf16)},
                         {tr("FP8"), static_cast<int>(Precision::Fp8)}},
                        tr("FP8 needs the te backend"));
+    nameItems<Precision>(precision_);
     teImpl_ = combo(runBox, QStringLiteral("teImpl"),
                     {{tr("Auto (fused kernels on a GPU of compute capability 8.0+, else reference)"),
                       static_cast<int>(TeImpl::Auto)},
                      {tr("Fused (on the CPU: host kernels, FP8 GEMMs emulated)"), static_cast<int>(TeImpl::Fused)},
                      {tr("Reference (LibTorch ops, float32 math)"), static_cast<int>(TeImpl::Reference)}},
                     QString());
+    nameItems<TeImpl>(teImpl_);
     // TEWB_TE_IMPL is the default; a bad value is said in the tooltip and Auto is taken.
     QString environmentNote = tr("Default from TEWB_TE_IMPL (unset: Auto).");
     try {
@@ -189,15 +217,18 @@ QWidget* RunSetupPanel::buildFp8Group() {
                       {tr("current (this tensor's amax)"), static_cast<int>(ScalingKind::Current)},
                       {tr("block (1×128 / 128×128 block scales)"), static_cast<int>(ScalingKind::Block)}},
                      tr("Delayed scaling derives each scale from earlier steps' amax history"));
+    nameItems<ScalingKind>(scaling_);
     format_ = combo(fp8Box, QStringLiteral("fp8Format"),
                     {{tr("HYBRID (E4M3 forward, E5M2 backward)"), static_cast<int>(RecipeFormat::Hybrid)},
                      {tr("E4M3 (forward and backward)"), static_cast<int>(RecipeFormat::E4M3)}},
                     tr("FP8 formats of the forward and backward casts"));
+    nameItems<RecipeFormat>(format_);
     historyLen_ = spin(fp8Box, QStringLiteral("amaxHistoryLen"), 0, 10'000'000, tr("Steps of amax history a scale looks at"));
     algo_ = combo(fp8Box, QStringLiteral("amaxAlgo"),
                   {{tr("max (of the history)"), static_cast<int>(AmaxAlgo::Max)},
                    {tr("most_recent"), static_cast<int>(AmaxAlgo::MostRecent)}},
                   tr("Which amax of the history sets the scale"));
+    nameItems<AmaxAlgo>(algo_);
     margin_ = spin(fp8Box, QStringLiteral("margin"), -1000, 1000, tr("scale = (fp8_max / 2^margin) / amax"));
     inspect_ = new QCheckBox(settingLabel("inspect-fp8"), fp8Box);
     inspect_->setObjectName(QStringLiteral("inspectFp8"));
@@ -224,7 +255,6 @@ QWidget* RunSetupPanel::buildFp8Group() {
     // A row each: side by side they made the form wider than the setup pane of a 1280-pixel window.
     fp8Form->addRow(calibrate_);
     fp8Form->addRow(blockPow2_);
-    fp8Fields_ = {scaling_, format_, historyLen_, algo_, margin_, inspect_, blockPow2_, calibrate_};
     return fp8Box;
 
 }
@@ -341,6 +371,7 @@ void RunSetupPanel::connectFields() {
     });
     connect(cudaGraph_, &QCheckBox::toggled, this, edited);
     connectModelAndDataFields(edited);
+    for (QWidget* widget : otherFields_) onSettingEdited(widget, this, edited);
     connect(presets_, &QComboBox::activated, this, [this](int index) {
         const int value = presets_->itemData(index).toInt();
         if (value != Custom) applyPreset(static_cast<Preset>(value));
@@ -371,35 +402,29 @@ void RunSetupPanel::applyPreset(Preset preset) {
     selectData(presets_, static_cast<int>(preset));
 }
 
+namespace {
+
+// Whether the form shows (setConfig) or reads (config) a setting of `c`: a torch configuration says nothing about the
+// te modules, a gpt nothing about the llama's sizes, synthetic data nothing about a token file's settings, so their
+// fields keep their choices for when they apply again (and a configuration read from the form leaves them at their
+// defaults). `c` is the configuration being written, or the one read so far (the table lists backend before
+// te-impl, arch before the llama's sizes, the file before its settings).
+bool form_maps(const RunSetting& s, const RunConfig& c, bool writing) {
+    if (s.id == "te-impl") return c.backend == Backend::Te || (writing && c.te_impl != TeImpl::Auto);
+    if (s.use == SettingUse::Llama) return c.model.arch == Arch::Llama;
+    if (s.use == SettingUse::DataFile && s.id != "data") return c.data.from_file();
+    return true;
+}
+
+}  // namespace
+
 void RunSetupPanel::setConfig(const RunConfig& c) {
     updating_ = true;
-    selectData(device_, static_cast<int>(c.device));
-    selectData(backend_, static_cast<int>(c.backend));
-    selectData(precision_, static_cast<int>(c.precision));
-    // A torch configuration says nothing about the te modules: the choice stays for when te is chosen again.
-    if (c.backend == Backend::Te || c.te_impl != TeImpl::Auto) selectData(teImpl_, static_cast<int>(c.te_impl));
-    name_->setText(QString::fromStdString(c.name));
-    selectData(scaling_, static_cast<int>(c.fp8.scaling));
-    selectData(format_, static_cast<int>(c.fp8.format));
-    historyLen_->setValue(c.fp8.amax_history_len);
-    selectData(algo_, static_cast<int>(c.fp8.algo));
-    margin_->setValue(c.fp8.margin);
-    blockPow2_->setChecked(c.fp8.block_power_of_two);
-    calibrate_->setChecked(c.fp8.calibrate_first_step);
-    inspect_->setChecked(c.inspect_fp8);
-    cudaGraph_->setChecked(c.cuda_graph);
-    layers_->setValue(c.model.layers);
-    hidden_->setValue(c.model.hidden);
-    heads_->setValue(c.model.heads);
-    seq_->setValue(c.model.seq);
-    vocab_->setValue(c.model.vocab);
-    batch_->setValue(c.batch);
-    warmup_->setValue(c.warmup);
-    iters_->setValue(c.iters);
-    processes_->setValue(std::max(1, c.dist.nproc));
-    lr_->setText(QString::number(c.lr, 'g', 10));
-    seed_->setText(QString::number(static_cast<qulonglong>(c.seed)));
-    writeModelAndData(c);
+    for (const RunSetting& s : run_settings()) {
+        QWidget* widget = field(std::string(s.id));
+        if (widget != nullptr && form_maps(s, c, true)) writeSetting(widget, s, c);
+    }
+    showDataFileName();
     updating_ = false;
     {
         const QSignalBlocker block(presets_);
@@ -411,34 +436,13 @@ void RunSetupPanel::setConfig(const RunConfig& c) {
 
 RunConfig RunSetupPanel::config() const {
     RunConfig c;
-    c.device = current<DeviceKind>(device_);
-    c.backend = current<Backend>(backend_);
-    c.precision = current<Precision>(precision_);
-    c.name = name_->text().trimmed().toStdString();
-    if (c.backend == Backend::Te) c.te_impl = teImplChoice();
-    c.fp8.scaling = current<ScalingKind>(scaling_);
-    c.fp8.format = current<RecipeFormat>(format_);
-    c.fp8.amax_history_len = historyLen_->value();
-    c.fp8.algo = current<AmaxAlgo>(algo_);
-    c.fp8.margin = margin_->value();
-    c.fp8.block_power_of_two = blockPow2_->isChecked();
-    c.fp8.calibrate_first_step = calibrate_->isChecked();
-    c.inspect_fp8 = inspect_->isChecked() && c.precision == Precision::Fp8;
-    c.cuda_graph = cudaGraph_->isChecked();
-    c.model = ModelShape{layers_->value(), hidden_->value(), heads_->value(), seq_->value(), vocab_->value()};
-    readModelAndData(c);
-    c.batch = batch_->value();
-    c.warmup = warmup_->value();
-    c.iters = iters_->value();
-    if (processes_->isEnabled() && processes_->value() > 1) c.dist.nproc = processes_->value();
-    try {
-        c.lr = parse_double("--lr", lr_->text().trimmed().toStdString());
-    } catch (const ConfigError&) {
+    for (const RunSetting& s : run_settings()) {
+        const QWidget* widget = field(std::string(s.id));
+        if (widget != nullptr && form_maps(s, c, false)) readSetting(widget, s, c);
     }
-    try {
-        c.seed = parse_uint64("--seed", seed_->text().trimmed().toStdString());
-    } catch (const ConfigError&) {
-    }
+    c.inspect_fp8 = c.inspect_fp8 && c.precision == Precision::Fp8;
+    // One process is no job; a disabled field (one GPU) asks for none.
+    if (!processes_->isEnabled() || c.dist.nproc <= 1) c.dist.nproc = 0;
     return c;
 }
 
@@ -496,7 +500,9 @@ void RunSetupPanel::updateAvailability() {
     precision_->setToolTip(baseTips_["precision"]);
 
     const bool fp8 = current<Precision>(precision_) == Precision::Fp8;
-    for (QWidget* w : fp8Fields_) w->setEnabled(fp8);
+    for (const RunSetting& s : run_settings()) {  // the recipe's fields: the table's fp8 section
+        if (QWidget* w = field(std::string(s.id)); w != nullptr && s.section == SettingSection::Fp8) w->setEnabled(fp8);
+    }
 
     // The TE implementation applies to te runs; the box keeps its choice while torch is chosen.
     const Availability fused = te_impl_availability(TeImpl::Fused, kind, device);

@@ -77,8 +77,10 @@ private:
     QWidget* buildDataGroup();
     void connectModelAndDataFields(const std::function<void()>& edited);
     void chooseTokenFile();
-    void writeModelAndData(const RunConfig& config);
-    void readModelAndData(RunConfig& config) const;
+    void showDataFileName();
+    // A field for every row of the settings table the groups above made none for (a setting added to the table),
+    // placed in its section's group: `groups` are the run, FP8, model and data groups.
+    void addFieldsForOtherSettings(QWidget* run, QWidget* fp8, QWidget* model, QWidget* data);
     void updateModelAndDataFields();
     void findModelAndDataProblems(std::vector<ConfigProblem>& found) const;
     QWidget* buildActions();
@@ -138,8 +140,8 @@ private:
     QScrollArea* problemsArea_ = nullptr;
     QPushButton* add_;
     QPushButton* compare_;
-    std::vector<QWidget*> fp8Fields_;
-    std::map<std::string, QWidget*> fields_;
+    std::map<std::string, QWidget*> fields_;  // every row's field, by the row's id: config() and setConfig() loop over them
+    std::vector<QWidget*> otherFields_;       // those made from their rows alone (addFieldsForOtherSettings)
     std::map<std::string, QString> baseTips_;
     QString teImplTip_;
     std::vector<ConfigProblem> problems_;
