@@ -94,13 +94,9 @@ bool RunFlags::given(std::string_view id) const {
 
 bool RunFlags::fp8_flags_given() const {
     for (const RunSetting& s : run_settings()) {
-        if (s.section == SettingSection::Fp8 && s.kind != SettingKind::Presence && given(s.id)) return true;
+        if (fp8_recipe_setting(s) && given(s.id)) return true;
     }
     return false;
-}
-
-bool flag_given(const RunFlags& f, const RunSetting& s) {
-    return f.given(s.id);
 }
 
 namespace {
@@ -139,7 +135,7 @@ RunConfig config_from_flags(const RunFlags& f) {
         const std::filesystem::path absolute = std::filesystem::absolute(f.text("data"), error);
         if (!error) c.data.path = absolute.lexically_normal().string();
     }
-    if (!f.given("fp8-format")) c.fp8.format = default_recipe_format(c.fp8.scaling);  // before the checks that read it
+    if (!f.given("fp8-format")) c.fp8.format = default_recipe_format(c.fp8.scaling);
     // TEWB_TE_IMPL is a default for te runs and never refuses a torch run, not even a value it does not know (a
     // torch run does not read it); an explicit --te-impl on one is refused by validation, so the GUI and the CLI
     // say the same.

@@ -101,8 +101,6 @@ std::optional<int> parse_arguments(CLI::App& app, const Commands& c, int argc, c
 // The run configuration the flags describe (a preset plus overrides, read through the settings table,
 // core/config/RunSettings); throws ConfigError naming the flag.
 RunConfig config_from_flags(const RunFlags& f);
-// Whether the command line gave this setting's flag.
-bool flag_given(const RunFlags& f, const RunSetting& s);
 // --te-impl, else its environment form TEWB_TE_IMPL, else auto; throws ConfigError naming the flag or the variable.
 // config_from_flags applies it to te runs (and refuses an explicit --te-impl on a torch run); a comparison takes it
 // for its te rows.

@@ -58,7 +58,12 @@ RunRecord train_one(const Trainer& trainer, const ResolvedRun& run, const std::s
 
 // Runs `configs` `repeats` times each, alternating (A B A B …), every repeat of one configuration in one
 // group. Stops at a signal; saves each run as it ends.
-std::vector<RunRecord> train_repeated(const Trainer& trainer, const std::vector<ResolvedRun>& configs, int repeats,
+struct RunToTrain {
+    ResolvedRun run;
+    std::string asked_name;  // the name given (--name, a comparison's row), empty when none: the repeat lines name none
+};
+
+std::vector<RunRecord> train_repeated(const Trainer& trainer, const std::vector<RunToTrain>& configs, int repeats,
                                       const RunStore* store, bool& all_saved, const std::string& profile_trace = {}) {
     std::vector<std::string> groups;
     for (std::size_t i = 0; i < configs.size(); ++i) groups.push_back(repeats > 1 ? make_run_id() : std::string());
@@ -66,9 +71,10 @@ std::vector<RunRecord> train_repeated(const Trainer& trainer, const std::vector<
     for (const auto& [index, repeat] : alternating_order(configs.size(), repeats)) {
         if (cancel_requested().load()) break;
         if (repeats > 1) {
-            std::fprintf(stderr, "repeat %d of %d: %s\n", repeat, repeats, configs[index].config.name.c_str());
+            const std::string& name = configs[index].asked_name;
+            std::fprintf(stderr, "repeat %d of %d%s%s\n", repeat, repeats, name.empty() ? "" : ": ", name.c_str());
         }
-        RunRecord record = train_one(trainer, configs[index], profile_trace);
+        RunRecord record = train_one(trainer, configs[index].run, profile_trace);
         if (repeats > 1) record.repeat = RepeatInfo{groups[index], repeat, repeats};
         all_saved = store_run(store, record) && all_saved;
         runs.push_back(std::move(record));
@@ -260,7 +266,8 @@ int run_one(const Commands& c) {
     stop_cleanly_on_signals();
     bool saved = true;
     if (!flags.gemm_journal_path.empty()) start_gemm_journal();
-    const std::vector<RunRecord> runs = train_repeated(trainer, {run}, repeats, store.get(), saved, flags.profile_path);
+    const std::vector<RunRecord> runs =
+        train_repeated(trainer, {{run, requested.name}}, repeats, store.get(), saved, flags.profile_path);
     std::vector<GemmJournalEntry> gemms = stop_gemm_journal();
     if (runs.empty()) {
         std::fprintf(stderr, "te-bench: run cancelled before it began\n");
@@ -280,13 +287,13 @@ int run_compare(const Commands& c) {
     const std::unique_ptr<RunStore> store = open_store_for_runs(flags.no_store, c.store_path);
     stop_cleanly_on_signals();
     const int repeats = repeat_from_flags(flags);
-    std::vector<ResolvedRun> configs;
+    std::vector<RunToTrain> configs;
     std::vector<std::string> skipped;
     for (const PlannedRun& row : plan) {
         if (row.skip_reason) {
             skipped.push_back(row.config.name + ": " + *row.skip_reason);
         } else {
-            configs.push_back(resolve_run(row.config, trainer.device()));
+            configs.push_back({resolve_run(row.config, trainer.device()), row.config.name});
         }
     }
     bool all_saved = true;

@@ -25,4 +25,12 @@ std::string shortest_text(float value) {
     return std::string(text, result.ptr);
 }
 
+std::string readable_number(double value) {
+    const double magnitude = std::abs(value);
+    if (!std::isfinite(value) || (magnitude != 0 && (magnitude < 1e-4 || magnitude >= 1e15))) return shortest_text(value);
+    char text[64];
+    const auto result = std::to_chars(text, text + sizeof text, value, std::chars_format::fixed);
+    return std::string(text, result.ptr);
+}
+
 }  // namespace tewb

@@ -33,14 +33,9 @@ constexpr int kFfnMultiple = 64;  // the SwiGLU's intermediate size: whole 64-wi
 constexpr double kMaxValFraction = 0.5;
 constexpr int kByteVocab = 256;
 
-// Every digit the value needs to read back exactly ("0.5000001 ... at most 0.5", not "0.5 ... at most 0.5"), written
-// as a person would between 1e-4 and 1e15 (500000, not 5e+05).
+// Every digit the value needs to read back exactly ("0.5000001 ... at most 0.5", not "0.5 ... at most 0.5").
 std::string format_number(double value) {
-    const double magnitude = std::abs(value);
-    if (!std::isfinite(value) || (magnitude != 0 && (magnitude < 1e-4 || magnitude >= 1e15))) return shortest_text(value);
-    char text[64];
-    const auto result = std::to_chars(text, text + sizeof text, value, std::chars_format::fixed);
-    return std::string(text, result.ptr);
+    return readable_number(value);
 }
 
 // A whole-number setting outside the range its row in the settings table allows.

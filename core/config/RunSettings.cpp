@@ -297,20 +297,33 @@ const std::array<RunSetting, 37> kSettings{{
      .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.name = name(v); }},
 }};
 
+// Room for ExtraRunSetting's rows: the table is reserved once, so adding one never moves the others (a span or a
+// reference from run_settings(), find_setting() or setting() stays valid).
+constexpr std::size_t kMostExtraRows = 8;
+
 // The table as read: the rows above, then any ExtraRunSetting's.
 std::vector<RunSetting>& table() {
-    static std::vector<RunSetting> rows(kSettings.begin(), kSettings.end());
+    static std::vector<RunSetting> rows = [] {
+        std::vector<RunSetting> all;
+        all.reserve(kSettings.size() + kMostExtraRows);
+        all.assign(kSettings.begin(), kSettings.end());
+        return all;
+    }();
     return rows;
 }
 
 }  // namespace
 
-ExtraRunSetting::ExtraRunSetting(const RunSetting& row) {
+ExtraRunSetting::ExtraRunSetting(const RunSetting& row) : id_(row.id) {
+    if (table().size() == table().capacity()) throw std::logic_error("ExtraRunSetting: no room for another row");
+    if (find_setting(row.id) != nullptr || find_setting(row.flag) != nullptr) {
+        throw std::logic_error("ExtraRunSetting: a row '" + std::string(row.id) + "' is already in the table");
+    }
     table().push_back(row);
 }
 
 ExtraRunSetting::~ExtraRunSetting() {
-    table().pop_back();
+    if (!table().empty() && table().back().id == id_) table().pop_back();  // removed in reverse order of adding
 }
 
 std::span<const RunSetting> run_settings() { return table(); }
@@ -355,13 +368,20 @@ std::string setting_help(const RunSetting& s) {
     if (s.help_range && s.valid) help += "; " + std::to_string(s.valid->min) + " to " + std::to_string(s.valid->max);
     if (!s.default_words.empty()) return help + " (" + std::string(s.default_words) + ")";
     if (s.kind == SettingKind::Text || s.kind == SettingKind::Presence) return help;
-    return help + " (default " + setting_text(s, RunConfig{}) + std::string(s.default_note) + ")";
+    // A real number as a person writes it ("0.0003", "25"), not the command line's shortest text ("3e-04").
+    const std::string value = s.kind == SettingKind::Real ? readable_number(std::get<double>(s.get(RunConfig{})))
+                                                          : setting_text(s, RunConfig{});
+    return help + " (default " + value + std::string(s.default_note) + ")";
+}
+
+bool fp8_recipe_setting(const RunSetting& s) {
+    return s.section == SettingSection::Fp8 && s.kind != SettingKind::Presence;
 }
 
 std::string fp8_recipe_flags() {
     std::string flags;
     for (const RunSetting& s : table()) {
-        if (s.section != SettingSection::Fp8 || s.kind == SettingKind::Presence) continue;
+        if (!fp8_recipe_setting(s)) continue;
         if (!flags.empty()) flags += "/";
         flags += s.flag;
     }

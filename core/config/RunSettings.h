@@ -1,8 +1,8 @@
 #pragma once
-// One description of every RunConfig setting: its CLI flag, its place in a record's JSON, its label in the
-// GUI's form, its kind and ranges, and when it applies. te-bench's flags, the record's config object, the
-// reproducing command line, validation's ranges and the form's labels are all read from it, so a new setting
-// is one row here (and its widget in the form).
+// One description of every RunConfig setting: its CLI flag and help, its place in a record's JSON, its label in
+// the GUI's form, its kind and ranges, and when it applies. te-bench's flags, the record's config object, the
+// reproducing command line, validation's ranges and the form's fields are all read from it, so a new setting is
+// its RunConfig member and one row here (a field of its own in the form only for words a row cannot carry).
 
 #include <cstdint>
 #include <optional>
@@ -111,18 +111,21 @@ public:
     ~ExtraRunSetting();
     ExtraRunSetting(const ExtraRunSetting&) = delete;
     ExtraRunSetting& operator=(const ExtraRunSetting&) = delete;
+
+private:
+    std::string_view id_;
 };
 
-// Why a setting given explicitly (a flag on the command line, a field the user set) means nothing for `config`, or
-// nothing: a llama's own size for a gpt, a token file's setting without a file, a block-scaling option under another
-// scaling, a delayed-scaling option under another. te-bench refuses the flag with it; the form disables the field
-// with it as the reason.
+// Why a setting given explicitly (a flag on the command line) means nothing for `config`, or nothing: a llama's own
+// size for a gpt, a token file's setting without a file, a block-scaling option under another scaling, a
+// delayed-scaling option under another. te-bench refuses the flag with it.
 std::optional<std::string> given_setting_problem(const RunSetting& s, const RunConfig& config);
 
 // "transformer blocks (default 12)": the flag's help as te-bench prints it.
 std::string setting_help(const RunSetting& s);
-// "--recipe/--fp8-format/...": the flags of the FP8 recipe (the fp8 section's rows with a value), as messages
-// that refuse them list them.
+// Whether the setting is part of the FP8 recipe: the fp8 section's rows with a value (not --inspect-fp8).
+bool fp8_recipe_setting(const RunSetting& s);
+// "--recipe/--fp8-format/...": the flags of the FP8 recipe, as messages that refuse them list them.
 std::string fp8_recipe_flags();
 
 // The command line's text of a value ("768", "3e-4", "on", "pow2", "fp8"); empty for Presence.

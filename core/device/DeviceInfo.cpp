@@ -1,10 +1,10 @@
 #include "core/device/DeviceInfo.h"
 
-#include "core/device/Capability.h"
-
 #include <fstream>
 #include <regex>
 #include <thread>
+
+#include "core/device/Capability.h"
 
 #include <torch/version.h>
 

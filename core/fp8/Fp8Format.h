@@ -24,8 +24,8 @@ Fp8Dtype backward_dtype(RecipeFormat format);
 template <>
 struct EnumNames<Fp8Dtype> {
     static constexpr NameTable table{std::to_array<Named<Fp8Dtype>>(
-        {{kernels::kFp8TypeNames[0].option, kernels::kFp8TypeNames[0].type},
-         {kernels::kFp8TypeNames[1].option, kernels::kFp8TypeNames[1].type}})};
+        {{kernels::fp8_type_names(Fp8Dtype::E4M3).option, Fp8Dtype::E4M3},
+         {kernels::fp8_type_names(Fp8Dtype::E5M2).option, Fp8Dtype::E5M2}})};
 };
 template <>
 struct EnumNames<RecipeFormat> {

@@ -175,7 +175,7 @@ struct KernelProfile {
 };
 
 struct Execution {
-    std::string device;          // "cuda:0" or "cpu"
+    std::string device;          // "cuda:<the GPU it trained on>" ("cuda:0"; a rank's LOCAL_RANK) or "cpu"
     std::string implementation;  // which code ran the model, e.g. "torch-eager", "te-reference, fp8 ..."
     // FP8 casts were real but the GEMMs ran in float32 on dequantized values (the reference
     // implementation, e.g. on the CPU): the loss is FP8's, the timings are not FP8 speed.

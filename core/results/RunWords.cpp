@@ -1,5 +1,7 @@
 #include "core/results/RunWords.h"
 
+#include "core/device/Capability.h"
+
 namespace tewb {
 
 std::string display_name(const std::string& name, bool fp8_emulated) {
@@ -34,7 +36,8 @@ std::string emulated_headline(const std::string& name) {
 std::string emulated_break_even_sentence(const std::string& precision_label) {
     return precision_label +
            ": its FP8 GEMMs are emulated here (in higher precision), so its times are the emulation's cost, not FP8's "
-           "speed; no break-even is stated. Run the sweep on a GPU of compute capability 8.9 or newer to measure FP8.";
+           "speed; no break-even is stated. Run the sweep on a GPU of compute capability " + kFp8Minimum.to_string() +
+           " or newer to measure FP8.";
 }
 
 std::string emulated_baseline_refusal() {

@@ -1,5 +1,8 @@
 #include "core/train/DataParallelRun.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "core/common/Error.h"
 #include "core/dist/DistJob.h"
 #include "core/results/Summary.h"
@@ -8,6 +11,10 @@ namespace tewb {
 
 RunRecord run_as_rank(const Trainer& trainer, const ResolvedRun& run, const WorkerEnv& env, const TrainerCallbacks& callbacks,
                       const std::atomic<bool>* cancel) {
+    if (run.scope != MemoryScope::OneRank || (run.cuda() && run.device_index != env.local_rank)) {
+        throw std::invalid_argument("run_as_rank: the run must be resolved for this rank (RunPlace::rank(" +
+                                    std::to_string(env.local_rank) + "))");
+    }
     std::unique_ptr<DistJob> job;
     try {
         job = join_job(env, run.config, cancel);

@@ -13,6 +13,7 @@ ResolvedRun resolve_run(const RunConfig& config, const DeviceInfo& device, const
     run.config = resolve(config, device, place.scope);
     run.facts = run_facts(run.config, device);
     run.device_index = run.cuda() ? place.device_index : 0;
+    run.scope = place.scope;
     run.graph = decide_cuda_graph(run.config);
     return run;
 }

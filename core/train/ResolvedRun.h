@@ -16,6 +16,7 @@ struct ResolvedRun {
     RunFacts facts;              // device kind, precision, compute dtype, te implementation, native block GEMMs,
                                  // FP8 GEMMs emulated
     int device_index = 0;        // the GPU this process trains on: a rank's LOCAL_RANK, else 0 (unused on the CPU)
+    MemoryScope scope = MemoryScope::WholeJob;  // whose memory the checks count: the whole job, or this rank's
     GraphDecision graph;         // whether the timed steps replay one CUDA graph, and why (this build, this process)
 
     bool cuda() const { return facts.device == DeviceKind::Cuda; }

@@ -41,9 +41,10 @@ RunFailure classify_failure(const std::exception_ptr& error, bool in_job, bool o
         f.detail = e.what();
         f.host_memory = true;
     } catch (const c10::Error& e) {
-        f.detail = first_line(e.what_without_backtrace());
+        const std::string text = e.what_without_backtrace();
+        f.detail = first_line(text);
         f.from_libtorch = true;
-        f.kind = says_out_of_memory(f.detail) ? ErrorKind::OutOfMemory : otherwise;
+        f.kind = says_out_of_memory(text) ? ErrorKind::OutOfMemory : otherwise;
         f.host_memory = f.kind == ErrorKind::OutOfMemory && !on_cuda;
     } catch (const std::exception& e) {
         f.kind = otherwise;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include <cxxabi.h>
 #include <unistd.h>
 
 #include <ATen/ops/from_blob.h>
@@ -22,6 +23,7 @@
 #endif
 
 #include "core/common/Error.h"
+#include "core/device/HostMemory.h"
 #include "core/common/StepSegments.h"
 #include "core/dist/DistJob.h"
 #include "core/dist/GradientBuckets.h"
@@ -593,15 +595,22 @@ std::string out_of_memory_message(const RunConfig& resolved, const RunRecord& re
 
 Trainer::Trainer(DeviceInfo device) : device_(std::move(device)) {}
 
+namespace {
+void refuse_a_job(const RunConfig& config) {
+    if (config.dist.enabled()) {
+        throw ConfigError("--nproc " + std::to_string(config.dist.nproc) +
+                          ": a data-parallel run needs its processes (te-bench run --nproc, or a launcher such as torchrun)");
+    }
+}
+}  // namespace
+
 RunRecord Trainer::run(const RunConfig& config, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel) const {
+    refuse_a_job(config);  // before resolving: a job's other problems are not this one's
     return run(resolve_run(config, device_), callbacks, cancel);
 }
 
 RunRecord Trainer::run(const ResolvedRun& run, const TrainerCallbacks& callbacks, const std::atomic<bool>* cancel) const {
-    if (run.config.dist.enabled()) {
-        throw ConfigError("--nproc " + std::to_string(run.config.dist.nproc) +
-                          ": a data-parallel run needs its processes (te-bench run --nproc, or a launcher such as torchrun)");
-    }
+    refuse_a_job(run.config);
     return run_impl(run, callbacks, cancel, nullptr);
 }
 
@@ -614,6 +623,10 @@ RunRecord Trainer::run_impl(const ResolvedRun& run, const TrainerCallbacks& call
                             DistJob* job) const {
     const RunConfig& resolved = run.config;
     const RunFacts& facts = run.facts;
+    // Free memory is the one fact that changes between deciding a run and starting it (a queued run, a repeat).
+    if (const auto problem = memory_problem(resolved, device_, host_memory_available(), run.scope)) {
+        throw ConfigError(*problem);
+    }
     const TeOps& ops = ops_for_run(facts);
     RunRecord record = run_header(run, device_, ops);
     // Checked and described before any work, so a bad file is a ConfigError and on_start sees what it holds.
@@ -642,7 +655,9 @@ RunRecord Trainer::run_impl(const ResolvedRun& run, const TrainerCallbacks& call
         TrainingLoop(run, ops, record, callbacks, cancel, announced, job, file ? &*file : nullptr).run();
     } catch (const ConfigError&) {
         throw;
-    } catch (...) {
+    } catch (const abi::__forced_unwind&) {
+        throw;  // a thread being cancelled, not a failed run
+    } catch (...) {  // every other exception, a non-std one included, ends this run only
         const RunFailure f = classify_failure(std::current_exception(), job != nullptr, cuda);
         const std::string step = std::to_string(record.steps.size() + 1);
         switch (f.kind) {

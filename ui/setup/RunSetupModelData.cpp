@@ -46,10 +46,6 @@ namespace {
 
 constexpr int kBig = 100'000'000;
 
-QString ropeText(double base) {
-    return QString::number(base, 'g', 12);
-}
-
 // Why the file cannot be trained on as far as its size and header tell (read from its first bytes, so a 10 GB file
 // is checked at once): missing, not a file, unreadable, empty, badly formed for its format, or too short for one
 // step's batch or for one held-out sequence. In core's words ("--data …"), which the form puts in its own.
@@ -102,7 +98,7 @@ void RunSetupPanel::createArchitectureFields(QWidget* parent) {
     ffn_->setSingleStep(64);
     ropeBase_ = new QLineEdit(parent);
     ropeBase_->setObjectName(QStringLiteral("ropeBase"));
-    ropeBase_->setText(ropeText(kDefaultRopeBase));
+    ropeBase_->setText(realText(kDefaultRopeBase));
     llamaTips_ = {
         {"kv-heads", tr("Grouped-query attention: the key/value heads, each shared by Heads ÷ KV heads query heads; it must "
                         "divide Heads. Equal to Heads (or \"as Heads\") is ordinary multi-head attention; fewer shrink the "

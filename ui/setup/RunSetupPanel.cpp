@@ -107,8 +107,11 @@ void RunSetupPanel::setTabOrderAsLaidOut() {
                                       inspect_,    calibrate_,   blockPow2_, arch_,     layers_,   hidden_,   heads_,
                                       kvHeads_,    ffn_,         ropeBase_, seq_,       vocab_,    batch_,    warmup_,
                                       iters_,      lr_,          seed_,     dataPath_,  browse_,   dataFormat_, valFraction_,
-                                      evalEvery_,  add_,         compare_};
-    for (std::size_t i = 1; i < order.size(); ++i) QWidget::setTabOrder(order[i - 1], order[i]);
+                                      evalEvery_};
+    std::vector<QWidget*> all = order;
+    all.insert(all.end(), otherFields_.begin(), otherFields_.end());  // fields made from rows, at the form's end
+    all.insert(all.end(), {add_, compare_});
+    for (std::size_t i = 1; i < all.size(); ++i) QWidget::setTabOrder(all[i - 1], all[i]);
 }
 
 void RunSetupPanel::addFieldsForOtherSettings(QWidget* run, QWidget* fp8, QWidget* model, QWidget* data) {
@@ -404,16 +407,19 @@ void RunSetupPanel::applyPreset(Preset preset) {
 
 namespace {
 
-// Whether the form shows (setConfig) or reads (config) a setting of `c`: a torch configuration says nothing about the
-// te modules, a gpt nothing about the llama's sizes, synthetic data nothing about a token file's settings, so their
-// fields keep their choices for when they apply again (and a configuration read from the form leaves them at their
-// defaults). `c` is the configuration being written, or the one read so far (the table lists backend before
-// te-impl, arch before the llama's sizes, the file before its settings).
-bool form_maps(const RunSetting& s, const RunConfig& c, bool writing) {
-    if (s.id == "te-impl") return c.backend == Backend::Te || (writing && c.te_impl != TeImpl::Auto);
+// Whether a setting of `c` applies to what `c` is: a torch configuration says nothing about the te modules, a gpt
+// nothing about the llama's sizes, synthetic data nothing about a token file's settings, so their fields keep their
+// choices for when they apply again (and a configuration read from the form leaves them at their defaults).
+bool applies(const RunSetting& s, const RunConfig& c) {
+    if (s.id == "te-impl") return c.backend == Backend::Te;
     if (s.use == SettingUse::Llama) return c.model.arch == Arch::Llama;
     if (s.use == SettingUse::DataFile && s.id != "data") return c.data.from_file();
     return true;
+}
+
+// setConfig shows a setting where it applies, and a te implementation a torch configuration still names.
+bool shown(const RunSetting& s, const RunConfig& c) {
+    return applies(s, c) || (s.id == "te-impl" && c.te_impl != TeImpl::Auto);
 }
 
 }  // namespace
@@ -422,7 +428,7 @@ void RunSetupPanel::setConfig(const RunConfig& c) {
     updating_ = true;
     for (const RunSetting& s : run_settings()) {
         QWidget* widget = field(std::string(s.id));
-        if (widget != nullptr && form_maps(s, c, true)) writeSetting(widget, s, c);
+        if (widget != nullptr && shown(s, c)) writeSetting(widget, s, c);
     }
     showDataFileName();
     updating_ = false;
@@ -436,9 +442,11 @@ void RunSetupPanel::setConfig(const RunConfig& c) {
 
 RunConfig RunSetupPanel::config() const {
     RunConfig c;
+    // In the table's order, which lists backend before te-impl, arch before the llama's sizes and the file before its
+    // settings: `c` so far says whether the next one applies.
     for (const RunSetting& s : run_settings()) {
         const QWidget* widget = field(std::string(s.id));
-        if (widget != nullptr && form_maps(s, c, false)) readSetting(widget, s, c);
+        if (widget != nullptr && applies(s, c)) readSetting(widget, s, c);
     }
     c.inspect_fp8 = c.inspect_fp8 && c.precision == Precision::Fp8;
     // One process is no job; a disabled field (one GPU) asks for none.

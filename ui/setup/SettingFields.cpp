@@ -19,12 +19,11 @@ QString text_of(std::string_view text) {
     return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
 }
 
-// A real number as a person types it: up to 12 significant digits, no trailing zeros ("0.0003", "10000").
-QString real_text(double value) {
+}  // namespace
+
+QString realText(double value) {
     return QString::number(value, 'g', 12);
 }
-
-}  // namespace
 
 QWidget* makeSettingField(QWidget* parent, const RunSetting& s) {
     const QString name = text_of(s.id);
@@ -71,7 +70,7 @@ void writeSetting(QWidget* field, const RunSetting& s, const RunConfig& config) 
     } else if (auto* real = qobject_cast<QDoubleSpinBox*>(field)) {
         real->setValue(std::get<double>(value));
     } else if (auto* line = qobject_cast<QLineEdit*>(field)) {
-        line->setText(s.kind == SettingKind::Real ? real_text(std::get<double>(value)) : QString::fromStdString(setting_text(s, config)));
+        line->setText(s.kind == SettingKind::Real ? realText(std::get<double>(value)) : QString::fromStdString(setting_text(s, config)));
     }
 }
 

@@ -31,6 +31,8 @@ void nameItems(QComboBox* box) {
 // A field for a row that has none of its own, made from the row alone: its kind, valid range, label (a check box's
 // text) and help (the tooltip). Nullptr for a choice: its names and their words are a field of its own.
 QWidget* makeSettingField(QWidget* parent, const RunSetting& s);
+// A real number as a person types it: up to 12 significant digits, no trailing zeros ("0.0003", "10000").
+QString realText(double value);
 // The field shows the setting's value in `config`.
 void writeSetting(QWidget* field, const RunSetting& s, const RunConfig& config);
 // The setting takes the field's value; text that does not parse leaves the setting as it was (the form's validation

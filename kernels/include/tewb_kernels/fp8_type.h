@@ -14,7 +14,10 @@ struct Fp8TypeNames {
 inline constexpr Fp8TypeNames kFp8TypeNames[] = {{Fp8Type::E4M3, "e4m3", "E4M3"}, {Fp8Type::E5M2, "e5m2", "E5M2"}};
 
 constexpr const Fp8TypeNames& fp8_type_names(Fp8Type type) {
-    return type == Fp8Type::E4M3 ? kFp8TypeNames[0] : kFp8TypeNames[1];
+    for (const Fp8TypeNames& names : kFp8TypeNames) {
+        if (names.type == type) return names;
+    }
+    return kFp8TypeNames[0];  // unreachable: every type has its row
 }
 
 // "E4M3" or "E5M2"; one byte each.
