@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "Arguments.h"
+#include "../helpers/TestSettingRow.h"
 #include "core/common/Error.h"
 #include "core/config/RunSettings.h"
 #include "core/results/RecordJson.h"
@@ -130,13 +131,9 @@ private Q_SLOTS:
     // A setting is one row: a row added here, and nothing else, appears in te-bench's help and flags (with its
     // default, from the row), in validation (its range), in the record's config and in the reproducing command line.
     void aSettingIsOneRow() {
-        static std::int64_t knob = 7;  // where this setting lives; a real one's is a RunConfig member
-        const ExtraRunSetting extra(RunSetting{
-            .id = "test-knob", .flag = "--test-knob", .section = SettingSection::Config, .json_key = "test_knob",
-            .label = "Test knob", .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{1, 99},
-            .stored = IntRange{1, 99}, .when_absent = SettingValue{std::int64_t{7}}, .help = "a knob only this test has",
-            .get = [](const RunConfig&) -> SettingValue { return knob; },
-            .set = [](RunConfig&, const SettingValue& v, std::string_view) { knob = std::get<std::int64_t>(v); }});
+        std::int64_t& knob = test::test_knob;
+        knob = 7;
+        const ExtraRunSetting extra(test::test_knob_row());
 
         CLI::App app;
         cli::Commands commands;

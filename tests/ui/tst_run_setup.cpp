@@ -19,6 +19,7 @@
 #include <QStandardItemModel>
 
 #include "UiTestSupport.h"
+#include "../helpers/TestSettingRow.h"
 #include "core/config/RunSettings.h"
 #include "core/device/Capability.h"
 #include "ui/runs/RunCollection.h"
@@ -71,13 +72,9 @@ private Q_SLOTS:
     // and nothing else, it gets a field in the form, made from the row (kind, range, label, help), that the form's
     // configuration reads and writes and whose problems it marks in the form's words.
     void aSettingRowGetsAField() {
-        static std::int64_t knob = 7;
-        const ExtraRunSetting extra(RunSetting{
-            .id = "test-knob", .flag = "--test-knob", .section = SettingSection::Config, .json_key = "test_knob",
-            .label = "Test knob", .kind = SettingKind::Integer, .use = SettingUse::Always, .valid = IntRange{1, 99},
-            .stored = IntRange{1, 99}, .when_absent = SettingValue{std::int64_t{7}}, .help = "a knob only this test has",
-            .get = [](const RunConfig&) -> SettingValue { return knob; },
-            .set = [](RunConfig&, const SettingValue& v, std::string_view) { knob = std::get<std::int64_t>(v); }});
+        std::int64_t& knob = test::test_knob;
+        knob = 7;
+        const ExtraRunSetting extra(test::test_knob_row());
         RunSetupPanel panel;
         const DeviceInfo device = test::no_gpu();
         panel.setDevice(device, classify(device));
