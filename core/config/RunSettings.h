@@ -103,7 +103,7 @@ const RunSetting* find_setting(std::string_view id_or_flag);
 const RunSetting& setting(std::string_view id);
 
 // A setting added to the table for as long as this object lives, read everywhere the table is (te-bench's flags and
-// help, records, the reproducing command line): how a test shows that a setting is one row. Rows are added before
+// help, validation, records, the reproducing command line, the form): how a test shows that a setting is one row. Rows are added before
 // anything reads the table and removed in reverse order; not for use across threads.
 class ExtraRunSetting {
 public:
