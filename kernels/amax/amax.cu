@@ -3,9 +3,10 @@
 // float order, and a (positive) NaN orders above +inf, so NaN propagates without a branch.
 #include <algorithm>
 
-#include "amax/amax_launch.h"
 #include "common/check.h"
 #include "common/elementwise.cuh"
+#include "common/stream.cuh"
+#include "tewb_kernels/amax.h"
 
 namespace tewb::kernels::detail {
 
@@ -51,19 +52,26 @@ void launch_typed(const void* x, std::size_t n, float* amax_out, cudaStream_t st
 
 }  // namespace
 
-void launch_abs_max(const void* x, DType dtype, std::size_t n, float* amax_out, cudaStream_t stream) {
+}  // namespace tewb::kernels::detail
+
+namespace tewb::kernels {
+
+void abs_max(const Tensor& x, Stream on) {
     constexpr const char* call = "tewb::kernels::abs_max";
-    check_cuda(cudaMemsetAsync(amax_out, 0, sizeof(float), stream), call, "cudaMemsetAsync(amax_out)");
-    note_memset();
+    detail::check_abs_max(call, x);
+    const cudaStream_t stream = detail::cuda_stream(on);
+    const std::size_t n = x.numel();
+    detail::check_cuda(cudaMemsetAsync(x.amax, 0, sizeof(float), stream), call, "cudaMemsetAsync(x.amax)");
+    detail::note_memset();
     if (n == 0) {
         return;
     }
-    switch (dtype) {
-        case DType::Float32: launch_typed<float>(x, n, amax_out, stream); break;
-        case DType::BFloat16: launch_typed<__nv_bfloat16>(x, n, amax_out, stream); break;
-        case DType::Float16: launch_typed<__half>(x, n, amax_out, stream); break;
+    switch (x.dtype) {
+        case DType::BFloat16: detail::launch_typed<__nv_bfloat16>(x.data, n, x.amax, stream); break;
+        case DType::Float16: detail::launch_typed<__half>(x.data, n, x.amax, stream); break;
+        default: detail::launch_typed<float>(x.data, n, x.amax, stream); break;
     }
-    check_last_launch(call);
+    detail::check_last_launch(call);
 }
 
-}  // namespace tewb::kernels::detail
+}  // namespace tewb::kernels

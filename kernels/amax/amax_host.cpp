@@ -2,10 +2,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "amax/amax_arguments.h"
 #include "common/fail.h"
 #include "common/host_numbers.h"
-#include "tewb_kernels/host/amax.h"
+#include "tewb_kernels/amax.h"
 
 namespace tewb::kernels::host {
 
@@ -20,19 +19,20 @@ std::uint32_t abs_max_bits(const void* x, std::size_t n) {
 
 }  // namespace
 
-void abs_max(const void* x, DType dtype, std::size_t n, float* amax_out) {
-    detail::check_abs_max_arguments("tewb::kernels::host::abs_max", x, dtype, n, amax_out);
-    std::uint32_t bits = 0;  // the GPU clears amax_out first (a memset), and launches nothing more when n == 0
+void abs_max(const Tensor& x, Stream) {
+    detail::check_abs_max("tewb::kernels::host::abs_max", x);
+    const std::size_t n = x.numel();
+    std::uint32_t bits = 0;  // the GPU clears x.amax first (a memset), and launches nothing more when n == 0
     detail::note_memset();
     if (n > 0) {
-        switch (dtype) {
-            case DType::Float32: bits = abs_max_bits<DType::Float32>(x, n); break;
-            case DType::BFloat16: bits = abs_max_bits<DType::BFloat16>(x, n); break;
-            case DType::Float16: bits = abs_max_bits<DType::Float16>(x, n); break;
+        switch (x.dtype) {
+            case DType::BFloat16: bits = abs_max_bits<DType::BFloat16>(x.data, n); break;
+            case DType::Float16: bits = abs_max_bits<DType::Float16>(x.data, n); break;
+            default: bits = abs_max_bits<DType::Float32>(x.data, n); break;
         }
         detail::note_launch();
     }
-    std::memcpy(amax_out, &bits, sizeof bits);
+    std::memcpy(x.amax, &bits, sizeof bits);
 }
 
 }  // namespace tewb::kernels::host

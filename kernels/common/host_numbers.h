@@ -146,6 +146,7 @@ inline float load(const void* p, DType dtype, std::size_t i) {
         case DType::Float32: return static_cast<const float*>(p)[i];
         case DType::BFloat16: return bf16_to_float(static_cast<const std::uint16_t*>(p)[i]);
         case DType::Float16: return fp16_to_float(static_cast<const std::uint16_t*>(p)[i]);
+        default: break;  // not a type these loads and stores take: its entry point refused it
     }
     return 0.0f;
 }
@@ -155,6 +156,7 @@ inline void store(void* p, DType dtype, std::size_t i, float v) {
         case DType::Float32: static_cast<float*>(p)[i] = v; break;
         case DType::BFloat16: static_cast<std::uint16_t*>(p)[i] = float_to_bf16(v); break;
         case DType::Float16: static_cast<std::uint16_t*>(p)[i] = float_to_fp16(v); break;
+        default: break;  // not a type these loads and stores take: its entry point refused it
     }
 }
 

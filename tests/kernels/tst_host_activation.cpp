@@ -36,7 +36,7 @@ namespace {
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
 
-using Tensor = tewb::test::HostTensor;
+using Buffer = tewb::test::HostTensor;
 using Shape = std::pair<std::size_t, std::size_t>;
 
 // Half widths not a multiple of 8 or 4 and multiples of them, one row, more rows than a 64-row tile, and
@@ -44,22 +44,22 @@ using Shape = std::pair<std::size_t, std::size_t>;
 const std::vector<Shape> kShapes = {{1, 1},   {3, 7},   {2, 8},   {5, 24},    {17, 129},
                                     {1, 300}, {300, 1}, {65, 63}, {130, 100}, {64, 64}};
 
-ConstTensorRef cref(const Tensor& t, std::size_t rows, std::size_t cols) {
+ConstTensorRef cref(const Buffer& t, std::size_t rows, std::size_t cols) {
     return {t.data(), t.dtype(), rows, cols};
 }
 
-TensorRef ref(Tensor& t, std::size_t rows, std::size_t cols) {
+TensorRef ref(Buffer& t, std::size_t rows, std::size_t cols) {
     return {t.data(), t.dtype(), rows, cols};
 }
 
-Tensor from_values(DType dtype, const std::vector<float>& v) {
-    Tensor t(dtype, v.size());
+Buffer from_values(DType dtype, const std::vector<float>& v) {
+    Buffer t(dtype, v.size());
     for (std::size_t i = 0; i < v.size(); ++i) t.set(i, v[i]);
     return t;
 }
 
-Tensor random_tensor(DType dtype, std::size_t count, std::mt19937& rng, float spread) {
-    Tensor t(dtype, count);
+Buffer random_tensor(DType dtype, std::size_t count, std::mt19937& rng, float spread) {
+    Buffer t(dtype, count);
     std::normal_distribution<float> normal(0.0f, spread);
     for (std::size_t i = 0; i < count; ++i) t.set(i, normal(rng));
     return t;
@@ -135,8 +135,8 @@ std::vector<float> with_up_half(const std::vector<float>& gates, std::mt19937& r
 
 // [rows, 2 * cols] with normal gates (spread 3) and ups, one gate and its up at 100 (y = 1e4: saturates FP8 at
 // the tests' scales).
-Tensor swiglu_input(DType dtype, std::size_t rows, std::size_t cols, std::mt19937& rng) {
-    Tensor in = random_tensor(dtype, rows * 2 * cols, rng, 3.0f);
+Buffer swiglu_input(DType dtype, std::size_t rows, std::size_t cols, std::mt19937& rng) {
+    Buffer in = random_tensor(dtype, rows * 2 * cols, rng, 3.0f);
     in.set(0, 100.0f);
     in.set(cols, 100.0f);
     return in;
@@ -177,8 +177,8 @@ private Q_SLOTS:
         std::mt19937 rng(41);
         const std::vector<float> gates = gate_inputs(20000, rng);
         const std::size_t n = gates.size();
-        const Tensor in = from_values(DType::Float32, with_up_half(gates, rng));
-        Tensor y(DType::Float32, n);
+        const Buffer in = from_values(DType::Float32, with_up_half(gates, rng));
+        Buffer y(DType::Float32, n);
         QCOMPARE(launches_of([&] { host::swiglu_forward(cref(in, 1, 2 * n), ref(y, 1, n), nullptr); }), std::uint64_t{1});
         double worst = 0.0;
         for (std::size_t i = 0; i < n; ++i) {
@@ -195,11 +195,11 @@ private Q_SLOTS:
         std::mt19937 rng(43);
         const std::vector<float> gates = gate_inputs(20000, rng);
         const std::size_t n = gates.size();
-        const Tensor in = from_values(DType::Float32, with_up_half(gates, rng));
-        Tensor dy(DType::Float32, n);
+        const Buffer in = from_values(DType::Float32, with_up_half(gates, rng));
+        Buffer dy(DType::Float32, n);
         std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
         for (std::size_t i = 0; i < n; ++i) dy.set(i, uniform(rng));
-        Tensor din(DType::Float32, 2 * n);
+        Buffer din(DType::Float32, 2 * n);
         QCOMPARE(launches_of([&] { host::swiglu_backward(cref(dy, 1, n), cref(in, 1, 2 * n), ref(din, 1, 2 * n), nullptr); }),
                  std::uint64_t{1});
         double worst_gate = 0.0, worst_up = 0.0;
@@ -222,9 +222,9 @@ private Q_SLOTS:
     void backwardAgreesWithFiniteDifferences() {
         const std::size_t rows = 3, cols = 37;
         std::mt19937 rng(47);
-        const Tensor in = random_tensor(DType::Float32, rows * 2 * cols, rng, 4.0f);
-        const Tensor dy = random_tensor(DType::Float32, rows * cols, rng, 1.0f);
-        Tensor din(DType::Float32, rows * 2 * cols);
+        const Buffer in = random_tensor(DType::Float32, rows * 2 * cols, rng, 4.0f);
+        const Buffer dy = random_tensor(DType::Float32, rows * cols, rng, 1.0f);
+        Buffer din(DType::Float32, rows * 2 * cols);
         host::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), ref(din, rows, 2 * cols), nullptr);
         for (std::size_t r = 0; r < rows; ++r) {
             for (std::size_t c = 0; c < cols; ++c) {
@@ -248,8 +248,8 @@ private Q_SLOTS:
         const std::vector<float> ups = {1.0f, 2.0f, 1.0f, 5.0f, 3.0f, kNaN};
         std::vector<float> values(gates);
         values.insert(values.end(), ups.begin(), ups.end());
-        const Tensor in = from_values(DType::Float32, values);
-        Tensor y(DType::Float32, 6), dy = from_values(DType::Float32, std::vector<float>(6, 1.0f)), din(DType::Float32, 12);
+        const Buffer in = from_values(DType::Float32, values);
+        Buffer y(DType::Float32, 6), dy = from_values(DType::Float32, std::vector<float>(6, 1.0f)), din(DType::Float32, 12);
         host::swiglu_forward(cref(in, 1, 12), ref(y, 1, 6), nullptr);
         QVERIFY(std::isnan(y.at(0)));
         QCOMPARE(y.at(1), kInf);
@@ -277,9 +277,9 @@ private Q_SLOTS:
         for (const DType in_dtype : {DType::Float32, DType::BFloat16}) {
             for (const DType out_dtype : {DType::Float32, DType::BFloat16}) {
                 for (const auto& [rows, cols] : kShapes) {
-                    const Tensor in = swiglu_input(in_dtype, rows, cols, rng);
-                    const Tensor in32 = from_values(DType::Float32, in.values());
-                    Tensor y32(DType::Float32, rows * cols), out(out_dtype, rows * cols);
+                    const Buffer in = swiglu_input(in_dtype, rows, cols, rng);
+                    const Buffer in32 = from_values(DType::Float32, in.values());
+                    Buffer y32(DType::Float32, rows * cols), out(out_dtype, rows * cols);
                     host::swiglu_forward(cref(in32, rows, 2 * cols), ref(y32, rows, cols), nullptr);
                     const Fp8Type type = out_dtype == DType::Float32 ? Fp8Type::E4M3 : Fp8Type::E5M2;
                     const bool with_transposed = rows != 2;
@@ -302,10 +302,10 @@ private Q_SLOTS:
         std::mt19937 rng(59);
         for (const DType dtype : {DType::Float32, DType::BFloat16}) {
             for (const auto& [rows, cols] : kShapes) {
-                const Tensor in = swiglu_input(dtype, rows, cols, rng);
-                const Tensor dy = random_tensor(dtype, rows * cols, rng, 1.0f);
-                const Tensor in32 = from_values(DType::Float32, in.values()), dy32 = from_values(DType::Float32, dy.values());
-                Tensor g32(DType::Float32, rows * 2 * cols), din(dtype, rows * 2 * cols);
+                const Buffer in = swiglu_input(dtype, rows, cols, rng);
+                const Buffer dy = random_tensor(dtype, rows * cols, rng, 1.0f);
+                const Buffer in32 = from_values(DType::Float32, in.values()), dy32 = from_values(DType::Float32, dy.values());
+                Buffer g32(DType::Float32, rows * 2 * cols), din(dtype, rows * 2 * cols);
                 host::swiglu_backward(cref(dy32, rows, cols), cref(in32, rows, 2 * cols), ref(g32, rows, 2 * cols), nullptr);
                 const bool with_transposed = cols != 8;
                 Fp8Buffers b = fp8_buffers(rows * 2 * cols, 8.0f);
@@ -328,9 +328,9 @@ private Q_SLOTS:
     void outputsAreOptional() {
         const std::size_t rows = 5, cols = 9;
         std::mt19937 rng(61);
-        Tensor in = random_tensor(DType::Float32, rows * 2 * cols, rng, 2.0f);
-        const Tensor dy = random_tensor(DType::Float32, rows * cols, rng, 1.0f);
-        Tensor y(DType::Float32, rows * cols), din(DType::Float32, rows * 2 * cols);
+        Buffer in = random_tensor(DType::Float32, rows * 2 * cols, rng, 2.0f);
+        const Buffer dy = random_tensor(DType::Float32, rows * cols, rng, 1.0f);
+        Buffer y(DType::Float32, rows * cols), din(DType::Float32, rows * 2 * cols);
         host::swiglu_forward(cref(in, rows, 2 * cols), ref(y, rows, cols), nullptr);
         host::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), ref(din, rows, 2 * cols), nullptr);
         std::vector<std::uint8_t> data(rows * 2 * cols);
@@ -366,7 +366,7 @@ private Q_SLOTS:
 
     void refusals() {
         const std::size_t rows = 3, cols = 5;
-        Tensor in(DType::Float32, rows * 2 * cols), out(DType::Float32, rows * cols), dy(DType::Float32, rows * cols),
+        Buffer in(DType::Float32, rows * 2 * cols), out(DType::Float32, rows * cols), dy(DType::Float32, rows * cols),
             din(DType::Float32, rows * 2 * cols), in16(DType::BFloat16, rows * 2 * cols);
         const char* forward = "tewb::kernels::host::swiglu_forward";
         expect_refusal([&] { host::swiglu_forward(cref(in, rows, 2 * cols - 1), ref(out, rows, cols), nullptr); },

@@ -22,7 +22,7 @@ using namespace tewb::kernels;
 
 namespace {
 
-struct Tensor {
+struct Buffer {
     std::size_t rows = 0;
     std::size_t cols = 0;
     DType dtype = DType::Float32;
@@ -40,8 +40,8 @@ struct Tensor {
     }
 };
 
-Tensor random_tensor(std::mt19937& rng, std::size_t rows, std::size_t cols, DType dtype, Fp8Type type, float scale) {
-    Tensor t;
+Buffer random_tensor(std::mt19937& rng, std::size_t rows, std::size_t cols, DType dtype, Fp8Type type, float scale) {
+    Buffer t;
     t.rows = rows;
     t.cols = cols;
     t.dtype = dtype;
@@ -62,7 +62,7 @@ Tensor random_tensor(std::mt19937& rng, std::size_t rows, std::size_t cols, DTyp
     return t;
 }
 
-void put(Tensor& t, std::size_t i, float v) {
+void put(Buffer& t, std::size_t i, float v) {
     QCOMPARE(t.dtype, DType::Float32);
     std::memcpy(t.x.data() + 4 * i, &v, 4);
 }
@@ -74,7 +74,7 @@ struct Expected {
     float amax = 0.0f;
 };
 
-Expected alone(const Tensor& t) {
+Expected alone(const Buffer& t) {
     Expected e;
     e.out.assign(t.rows * t.cols, 0);
     e.out_t.assign(t.rows * t.cols, 0);
@@ -125,7 +125,7 @@ private Q_SLOTS:
     // item holds a NaN (its amax becomes NaN), one an inf, one starts from a larger amax than its own.
     void everyItemAsCastAlone() {
         std::mt19937 rng(7);
-        std::vector<Tensor> tensors;
+        std::vector<Buffer> tensors;
         tensors.push_back(random_tensor(rng, 192, 64, DType::Float32, Fp8Type::E4M3, 0.5f));
         tensors.push_back(random_tensor(rng, 64, 256, DType::Float32, Fp8Type::E4M3, 2.0f));
         tensors.push_back(random_tensor(rng, 67, 131, DType::Float32, Fp8Type::E5M2, 100.0f));
@@ -138,9 +138,9 @@ private Q_SLOTS:
         put(tensors[7], 3, -std::numeric_limits<float>::infinity());
         tensors[1].amax = 1000.0f;
         std::vector<Expected> expected;
-        for (const Tensor& t : tensors) expected.push_back(alone(t));
+        for (const Buffer& t : tensors) expected.push_back(alone(t));
         std::vector<CastTransposeItem> items;
-        for (Tensor& t : tensors) items.push_back(t.item());
+        for (Buffer& t : tensors) items.push_back(t.item());
         const std::uint64_t before = launch_count();
         host::cast_transpose_multi_to_fp8(items.data(), items.size());
         QCOMPARE(launch_count() - before, std::uint64_t{1});
@@ -174,12 +174,12 @@ private Q_SLOTS:
         QFETCH(int, empty);
         QFETCH(int, launches);
         std::mt19937 rng(11);
-        std::vector<Tensor> tensors;
+        std::vector<Buffer> tensors;
         for (int i = 0; i < items; ++i) tensors.push_back(random_tensor(rng, 3, 5, DType::Float32, Fp8Type::E4M3, 1.0f));
         for (int i = 0; i < empty; ++i) tensors.push_back(random_tensor(rng, i % 2 == 0 ? 0 : 4, i % 2 == 0 ? 4 : 0, DType::Float32,
                                                                         Fp8Type::E4M3, 1.0f));
         std::vector<CastTransposeItem> list;
-        for (Tensor& t : tensors) list.push_back(t.item());
+        for (Buffer& t : tensors) list.push_back(t.item());
         const std::uint64_t before = launch_count();
         host::cast_transpose_multi_to_fp8(list.data(), list.size());
         QCOMPARE(launch_count() - before, static_cast<std::uint64_t>(launches));
@@ -189,8 +189,8 @@ private Q_SLOTS:
     // A bad item is refused before anything is written, and the message names it.
     void badItemsAreRefusedByIndex() {
         std::mt19937 rng(3);
-        Tensor good = random_tensor(rng, 4, 4, DType::Float32, Fp8Type::E4M3, 1.0f);
-        Tensor bad = random_tensor(rng, 4, 4, DType::Float32, Fp8Type::E4M3, 1.0f);
+        Buffer good = random_tensor(rng, 4, 4, DType::Float32, Fp8Type::E4M3, 1.0f);
+        Buffer bad = random_tensor(rng, 4, 4, DType::Float32, Fp8Type::E4M3, 1.0f);
         std::vector<CastTransposeItem> items{good.item(), bad.item()};
         items[1].scale = nullptr;
         const std::uint64_t before = launch_count();
@@ -226,12 +226,12 @@ private Q_SLOTS:
         const auto type = static_cast<DType>(dtype);
         std::mt19937 rng(21);
         const std::vector<std::pair<std::size_t, std::size_t>> shapes{{256, 128}, {130, 300}, {1, 1}, {128, 257}, {64, 64}};
-        std::vector<Tensor> tensors;
+        std::vector<Buffer> tensors;
         for (const auto& [rows, cols] : shapes) tensors.push_back(random_tensor(rng, rows, cols, type, Fp8Type::E4M3, 1.0f));
         if (type == DType::Float32) put(tensors[1], 77, std::numeric_limits<float>::quiet_NaN());
         std::vector<BlockOutputs> alone, together;
         std::vector<BlockCastItem> items;
-        for (Tensor& t : tensors) {
+        for (Buffer& t : tensors) {
             alone.emplace_back(t.rows, t.cols);
             together.emplace_back(t.rows, t.cols);
         }
@@ -257,7 +257,7 @@ private Q_SLOTS:
     // Block items: a bias gradient, bad block shapes and bad items are refused before anything runs.
     void badBlockItemsAreRefused() {
         std::mt19937 rng(2);
-        Tensor t = random_tensor(rng, 128, 128, DType::Float32, Fp8Type::E4M3, 1.0f);
+        Buffer t = random_tensor(rng, 128, 128, DType::Float32, Fp8Type::E4M3, 1.0f);
         BlockOutputs outputs(128, 128);
         std::vector<float> dbias(128);
         std::vector<float> workspace(128);

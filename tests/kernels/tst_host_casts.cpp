@@ -18,12 +18,14 @@
 #include <vector>
 
 #include "common/host_numbers.h"
-#include "tewb_kernels/host/amax.h"
+#include "tewb_kernels/amax.h"
+#include "kernel_tensors.h"
 #include "tewb_kernels/host/cast.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
 
 using namespace tewb::kernels;
+using tewb::test::with_amax;
 
 namespace {
 
@@ -1055,7 +1057,7 @@ private Q_SLOTS:
                     const Input x = make_input(dtype, n, seed++, specials);
                     float amax = -5.0f;
                     const std::uint64_t launches = launch_count();
-                    host::abs_max(x.data(), dtype, n, &amax);
+                    host::abs_max(with_amax(x.data(), dtype, n, &amax), {});
                     QCOMPARE(launch_count(), launches + 1);
                     CHECKED(check_amax(amax, reference_amax(x.values, 0, n),
                                        "abs_max " + describe(dtype) + " n=" + std::to_string(n)));
@@ -1067,13 +1069,13 @@ private Q_SLOTS:
         x.set_pattern(999, 0x7fc00000u);
         x.set_pattern(3, 0xffc00010u);
         float amax = 0.0f;
-        host::abs_max(x.data(), DType::Float32, 1000, &amax);
+        host::abs_max(with_amax(x.data(), DType::Float32, 1000, &amax), {});
         QCOMPARE(bits_of(amax), 0x7fc00010u);
         // Only -0 and 0: 0.
         Input zeros = make_input(DType::BFloat16, 9, 1, Specials::None);
         for (std::size_t i = 0; i < 9; ++i) zeros.set_pattern(i, i % 2 == 0 ? 0x8000u : 0u);
         amax = 7.0f;
-        host::abs_max(zeros.data(), DType::BFloat16, 9, &amax);
+        host::abs_max(with_amax(zeros.data(), DType::BFloat16, 9, &amax), {});
         QCOMPARE(bits_of(amax), 0u);
     }
 
@@ -1093,7 +1095,7 @@ private Q_SLOTS:
         host::block_cast_to_fp8(nullptr, DType::Float32, 0, 256, 1, true, nothing);
         host::block_cast_to_fp8(nullptr, DType::BFloat16, 256, 0, 128, false, nothing);
         QCOMPARE(amax, 5.0f);
-        host::abs_max(nullptr, DType::Float16, 0, &amax);  // the GPU clears amax_out and launches nothing
+        host::abs_max(with_amax(nullptr, DType::Float16, 0, &amax), {});  // the GPU clears x.amax and launches nothing
         QCOMPARE(bits_of(amax), 0u);
         QCOMPARE(launch_count(), launches);
     }
@@ -1223,12 +1225,12 @@ private Q_SLOTS:
         expect_error(cast_with([&](BlockCastOutput& o) { o.amax = two; }), blocks, "amax is not 4-byte aligned");
 
         const std::string amax = "abs_max";
-        expect_error([&] { host::abs_max(f, DType::Float32, 8, nullptr); }, amax, "amax_out is a null pointer");
-        expect_error([&] { host::abs_max(nullptr, DType::BFloat16, 8, f); }, amax, "x is a null pointer but n = 8");
-        expect_error([&] { host::abs_max(odd, DType::Float16, 4, f); }, amax,
+        expect_error([&] { host::abs_max(with_amax(f, DType::Float32, 8, nullptr), {}); }, amax, "x.amax is a null pointer");
+        expect_error([&] { host::abs_max(with_amax(nullptr, DType::BFloat16, 8, f), {}); }, amax, "x is a null pointer but has 8 elements");
+        expect_error([&] { host::abs_max(with_amax(odd, DType::Float16, 4, f), {}); }, amax,
                      "x is not aligned to its element size of 2 bytes (float16)");
-        expect_error([&] { host::abs_max(f, DType::Float32, 4, two); }, amax, "amax_out is not 4-byte aligned");
-        expect_error([&] { host::abs_max(f, static_cast<DType>(42), 4, f); }, amax, "unsupported dtype");
+        expect_error([&] { host::abs_max(with_amax(f, DType::Float32, 4, two), {}); }, amax, "x.amax is not 4-byte aligned");
+        expect_error([&] { host::abs_max(with_amax(f, static_cast<DType>(42), 4, f), {}); }, amax, "x has dtype unknown; allowed: float32, bfloat16, float16");
     }
 
 private:

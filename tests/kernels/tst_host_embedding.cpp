@@ -29,10 +29,10 @@ using tewb::test::launches_of;
 
 namespace {
 
-using Tensor = tewb::test::HostTensor;
+using Buffer = tewb::test::HostTensor;
 
-Tensor random_tensor(DType dtype, std::size_t count, std::mt19937& rng, float spread = 1.0f) {
-    Tensor t(dtype, count);
+Buffer random_tensor(DType dtype, std::size_t count, std::mt19937& rng, float spread = 1.0f) {
+    Buffer t(dtype, count);
     std::normal_distribution<float> normal(0.0f, spread);
     for (std::size_t i = 0; i < count; ++i) t.set(i, normal(rng));
     return t;
@@ -59,8 +59,8 @@ struct Shape {
 };
 
 // The header's forward, written out: one float add, one rounding to the dtype; NaN for an out-of-range token.
-Tensor forward_reference(const Shape& shape, const std::vector<std::int64_t>& tokens, const Tensor& table, const Tensor& positions) {
-    Tensor out(table.dtype(), shape.rows() * shape.hidden);
+Buffer forward_reference(const Shape& shape, const std::vector<std::int64_t>& tokens, const Buffer& table, const Buffer& positions) {
+    Buffer out(table.dtype(), shape.rows() * shape.hidden);
     for (std::size_t r = 0; r < shape.rows(); ++r) {
         const std::int64_t token = shape.token(tokens, r);
         for (std::size_t c = 0; c < shape.hidden; ++c) {
@@ -86,13 +86,13 @@ private Q_SLOTS:
             for (const std::size_t hidden : {std::size_t{8}, std::size_t{13}, std::size_t{768}}) {
                 const Shape shape{3, 5, 6, 40, hidden};
                 const auto tokens = random_tokens(shape.batch, shape.seq, shape.stride, shape.vocab, rng);
-                const Tensor table = random_tensor(dtype, shape.vocab * hidden, rng);
-                const Tensor positions = random_tensor(dtype, shape.seq * hidden, rng, 0.1f);
-                Tensor out(dtype, shape.rows() * hidden);
+                const Buffer table = random_tensor(dtype, shape.vocab * hidden, rng);
+                const Buffer positions = random_tensor(dtype, shape.seq * hidden, rng, 0.1f);
+                Buffer out(dtype, shape.rows() * hidden);
                 host::embedding_forward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
                                         {table.data(), dtype, shape.vocab, hidden}, {positions.data(), dtype, shape.seq, hidden},
                                         {out.data(), dtype, shape.batch * shape.seq, hidden});
-                const Tensor want = forward_reference(shape, tokens, table, positions);
+                const Buffer want = forward_reference(shape, tokens, table, positions);
                 for (std::size_t i = 0; i < shape.rows() * hidden; ++i) {
                     QVERIFY2(out.bits(i) == want.bits(i), ("dtype " + std::string(tewb::kernels::to_string(dtype)) + " hidden " +
                                                            std::to_string(hidden) + " element " + std::to_string(i))
@@ -109,9 +109,9 @@ private Q_SLOTS:
         for (const std::size_t extra : {std::size_t{0}, std::size_t{1}, std::size_t{4}}) {
             const Shape shape{4, 7, 7 + extra, 30, 16};
             const auto tokens = random_tokens(shape.batch, shape.seq, shape.stride, shape.vocab, rng);
-            const Tensor table = random_tensor(DType::Float32, shape.vocab * shape.hidden, rng);
-            const Tensor positions = random_tensor(DType::Float32, shape.seq * shape.hidden, rng);
-            Tensor out(DType::Float32, shape.rows() * shape.hidden);
+            const Buffer table = random_tensor(DType::Float32, shape.vocab * shape.hidden, rng);
+            const Buffer positions = random_tensor(DType::Float32, shape.seq * shape.hidden, rng);
+            Buffer out(DType::Float32, shape.rows() * shape.hidden);
             host::embedding_forward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
                                     {table.data(), DType::Float32, shape.vocab, shape.hidden},
                                     {positions.data(), DType::Float32, shape.seq, shape.hidden},
@@ -126,8 +126,8 @@ private Q_SLOTS:
                 }
             }
             // The backward reads the same tokens: each row's dy lands in its token's row of dtable.
-            const Tensor dy = random_tensor(DType::Float32, shape.rows() * shape.hidden, rng);
-            Tensor dtable(DType::Float32, shape.vocab * shape.hidden);
+            const Buffer dy = random_tensor(DType::Float32, shape.rows() * shape.hidden, rng);
+            Buffer dtable(DType::Float32, shape.vocab * shape.hidden);
             host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
                                      {dy.data(), DType::Float32, shape.batch * shape.seq, shape.hidden},
                                      {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
@@ -148,9 +148,9 @@ private Q_SLOTS:
                 // vocab 9 for 96 rows: every token row is hit about ten times.
                 const Shape shape{8, 12, 13, 9, 24};
                 const auto tokens = random_tokens(shape.batch, shape.seq, shape.stride, shape.vocab, rng);
-                const Tensor dy = random_tensor(dy_dtype, shape.rows() * shape.hidden, rng);
-                Tensor dtable(DType::Float32, shape.vocab * shape.hidden);
-                Tensor dpositions(dpositions_dtype, shape.seq * shape.hidden);
+                const Buffer dy = random_tensor(dy_dtype, shape.rows() * shape.hidden, rng);
+                Buffer dtable(DType::Float32, shape.vocab * shape.hidden);
+                Buffer dpositions(dpositions_dtype, shape.seq * shape.hidden);
                 QCOMPARE(launches_of([&] {
                              host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
                                                       {dy.data(), dy_dtype, shape.batch * shape.seq, shape.hidden},
@@ -169,8 +169,8 @@ private Q_SLOTS:
         std::mt19937 rng(14);
         const Shape shape{5, 6, 7, 4, 10};
         std::vector<std::int64_t> tokens(shape.batch * shape.stride, 2);
-        const Tensor dy = random_tensor(DType::Float32, shape.rows() * shape.hidden, rng);
-        Tensor dtable(DType::Float32, shape.vocab * shape.hidden);
+        const Buffer dy = random_tensor(DType::Float32, shape.rows() * shape.hidden, rng);
+        Buffer dtable(DType::Float32, shape.vocab * shape.hidden);
         host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
                                  {dy.data(), DType::Float32, shape.batch * shape.seq, shape.hidden},
                                  {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
@@ -193,8 +193,8 @@ private Q_SLOTS:
         for (const DType dy_dtype : {DType::Float32, DType::BFloat16}) {
             const Shape shape{2, 9, 10, 50, 12};
             const auto tokens = random_tokens(shape.batch, shape.seq, shape.stride, shape.vocab, rng);
-            const Tensor dy = random_tensor(dy_dtype, shape.rows() * shape.hidden, rng);
-            Tensor dtable = random_tensor(DType::Float32, shape.vocab * shape.hidden, rng, 3.0f);
+            const Buffer dy = random_tensor(dy_dtype, shape.rows() * shape.hidden, rng);
+            Buffer dtable = random_tensor(DType::Float32, shape.vocab * shape.hidden, rng, 3.0f);
             std::vector<float> before(shape.vocab * shape.hidden);
             for (std::size_t i = 0; i < before.size(); ++i) before[i] = dtable.at(i);
             host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
@@ -213,15 +213,15 @@ private Q_SLOTS:
                 auto tokens = random_tokens(shape.batch, shape.seq, shape.stride, shape.vocab, rng);
                 const std::size_t bad_row = 5;  // b = 1, s = 1
                 tokens[1 * shape.stride + 1] = bad;
-                const Tensor table = random_tensor(dtype, shape.vocab * shape.hidden, rng);
-                const Tensor positions = random_tensor(dtype, shape.seq * shape.hidden, rng);
-                Tensor out(dtype, shape.rows() * shape.hidden);
+                const Buffer table = random_tensor(dtype, shape.vocab * shape.hidden, rng);
+                const Buffer positions = random_tensor(dtype, shape.seq * shape.hidden, rng);
+                Buffer out(dtype, shape.rows() * shape.hidden);
                 host::embedding_forward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
                                         {table.data(), dtype, shape.vocab, shape.hidden},
                                         {positions.data(), dtype, shape.seq, shape.hidden},
                                         {out.data(), dtype, shape.batch * shape.seq, shape.hidden});
                 const std::uint32_t nan_bits = dtype == DType::Float32 ? 0x7fc00000u : 0x7fffu;
-                const Tensor want = forward_reference(shape, tokens, table, positions);
+                const Buffer want = forward_reference(shape, tokens, table, positions);
                 for (std::size_t r = 0; r < shape.rows(); ++r) {
                     for (std::size_t c = 0; c < shape.hidden; ++c) {
                         const std::size_t i = r * shape.hidden + c;
@@ -234,9 +234,9 @@ private Q_SLOTS:
                     }
                 }
                 // Backward: the row is left out of dtable (no write anywhere), still part of dpositions.
-                const Tensor dy = random_tensor(dtype, shape.rows() * shape.hidden, rng);
-                Tensor dtable(DType::Float32, shape.vocab * shape.hidden);
-                Tensor dpositions(DType::Float32, shape.seq * shape.hidden);
+                const Buffer dy = random_tensor(dtype, shape.rows() * shape.hidden, rng);
+                Buffer dtable(DType::Float32, shape.vocab * shape.hidden);
+                Buffer dpositions(DType::Float32, shape.seq * shape.hidden);
                 host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
                                          {dy.data(), dtype, shape.batch * shape.seq, shape.hidden},
                                          {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
@@ -252,10 +252,10 @@ private Q_SLOTS:
         std::mt19937 rng(17);
         const Shape shape{3, 4, 5, 7, 6};
         const auto tokens = random_tokens(shape.batch, shape.seq, shape.stride, shape.vocab, rng);
-        const Tensor dy = random_tensor(DType::BFloat16, shape.rows() * shape.hidden, rng);
+        const Buffer dy = random_tensor(DType::BFloat16, shape.rows() * shape.hidden, rng);
 
         // dpositions null: dtable only.
-        Tensor dtable(DType::Float32, shape.vocab * shape.hidden);
+        Buffer dtable(DType::Float32, shape.vocab * shape.hidden);
         QCOMPARE(launches_of([&] {
                      host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
                                               {dy.data(), DType::BFloat16, shape.batch * shape.seq, shape.hidden},
@@ -266,7 +266,7 @@ private Q_SLOTS:
         check_dtable(shape, tokens, dy, std::vector<float>(shape.vocab * shape.hidden, 0.0f), dtable);
 
         // dtable null: dpositions only, written over whatever it held.
-        Tensor dpositions = random_tensor(DType::BFloat16, shape.seq * shape.hidden, rng, 100.0f);
+        Buffer dpositions = random_tensor(DType::BFloat16, shape.seq * shape.hidden, rng, 100.0f);
         QCOMPARE(launches_of([&] {
                      host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
                                               {dy.data(), DType::BFloat16, shape.batch * shape.seq, shape.hidden},
@@ -277,7 +277,7 @@ private Q_SLOTS:
         check_dpositions(shape, dy, dpositions);
 
         // batch 0 with dpositions: the sum over no rows, zeros written (one launch); tokens and dy may be null.
-        Tensor zeros = random_tensor(DType::Float32, shape.seq * shape.hidden, rng);
+        Buffer zeros = random_tensor(DType::Float32, shape.seq * shape.hidden, rng);
         QCOMPARE(launches_of([&] {
                      host::embedding_backward(TokensRef{nullptr, 0, shape.seq, shape.stride},
                                               {nullptr, DType::Float32, 0 * shape.seq, shape.hidden},
@@ -292,12 +292,12 @@ private Q_SLOTS:
         std::mt19937 rng(18);
         const Shape shape{2, 3, 4, 5, 8};
         const auto tokens = random_tokens(shape.batch, shape.seq, shape.stride, shape.vocab, rng);
-        const Tensor table = random_tensor(DType::Float32, shape.vocab * shape.hidden, rng);
-        const Tensor positions = random_tensor(DType::Float32, shape.seq * shape.hidden, rng);
-        Tensor out(DType::Float32, shape.rows() * shape.hidden);
-        const Tensor dy = random_tensor(DType::Float32, shape.rows() * shape.hidden, rng);
-        Tensor dtable(DType::Float32, shape.vocab * shape.hidden);
-        Tensor dpositions(DType::Float32, shape.seq * shape.hidden);
+        const Buffer table = random_tensor(DType::Float32, shape.vocab * shape.hidden, rng);
+        const Buffer positions = random_tensor(DType::Float32, shape.seq * shape.hidden, rng);
+        Buffer out(DType::Float32, shape.rows() * shape.hidden);
+        const Buffer dy = random_tensor(DType::Float32, shape.rows() * shape.hidden, rng);
+        Buffer dtable(DType::Float32, shape.vocab * shape.hidden);
+        Buffer dpositions(DType::Float32, shape.seq * shape.hidden);
         const auto forward = [&](std::size_t batch, std::size_t seq) {
             return launches_of([&] {
                 host::embedding_forward(TokensRef{tokens.data(), batch, seq, shape.stride},
@@ -326,13 +326,13 @@ private Q_SLOTS:
     void argumentErrors() {
         const Shape shape{2, 3, 4, 5, 8};
         std::vector<std::int64_t> tokens(shape.batch * shape.stride, 1);
-        Tensor table(DType::Float32, shape.vocab * shape.hidden);
-        Tensor positions(DType::Float32, shape.seq * shape.hidden);
-        Tensor out(DType::Float32, shape.rows() * shape.hidden);
-        Tensor misaligned(DType::Float32, shape.rows() * shape.hidden, 0, 2);
-        Tensor dy(DType::Float32, shape.rows() * shape.hidden);
-        Tensor dtable(DType::Float32, shape.vocab * shape.hidden);
-        Tensor dpositions(DType::Float32, shape.seq * shape.hidden);
+        Buffer table(DType::Float32, shape.vocab * shape.hidden);
+        Buffer positions(DType::Float32, shape.seq * shape.hidden);
+        Buffer out(DType::Float32, shape.rows() * shape.hidden);
+        Buffer misaligned(DType::Float32, shape.rows() * shape.hidden, 0, 2);
+        Buffer dy(DType::Float32, shape.rows() * shape.hidden);
+        Buffer dtable(DType::Float32, shape.vocab * shape.hidden);
+        Buffer dpositions(DType::Float32, shape.seq * shape.hidden);
         const auto* misaligned_tokens = reinterpret_cast<const std::int64_t*>(reinterpret_cast<const std::uint8_t*>(tokens.data()) + 4);
 
         struct Forward {
@@ -425,8 +425,8 @@ private Q_SLOTS:
 private:
     // dtable against `before` plus dy's rows by token: bit for bit the header's index order, and within
     // k * 2^-24 * (|before| + sum |dy|) of the double-precision sum for a row hit k times (the GPU's bound).
-    static void check_dtable(const Shape& shape, const std::vector<std::int64_t>& tokens, const Tensor& dy,
-                             const std::vector<float>& before, const Tensor& dtable) {
+    static void check_dtable(const Shape& shape, const std::vector<std::int64_t>& tokens, const Buffer& dy,
+                             const std::vector<float>& before, const Buffer& dtable) {
         std::vector<float> in_order = before;
         std::vector<double> exact(before.begin(), before.end());
         std::vector<double> magnitude(before.size());
@@ -455,7 +455,7 @@ private:
 
     // dpositions: bit for bit the float32 sum over b ascending from 0, rounded once; within
     // (batch - 1) * 2^-24 * sum |dy| (plus half a bfloat16 ulp) of the double-precision sum.
-    static void check_dpositions(const Shape& shape, const Tensor& dy, const Tensor& dpositions) {
+    static void check_dpositions(const Shape& shape, const Buffer& dy, const Buffer& dpositions) {
         for (std::size_t s = 0; s < shape.seq; ++s) {
             for (std::size_t c = 0; c < shape.hidden; ++c) {
                 float in_order = 0.0f;
@@ -467,7 +467,7 @@ private:
                     magnitude += std::fabs(d);
                 }
                 const std::size_t i = s * shape.hidden + c;
-                Tensor rounded(dpositions.dtype(), 1);
+                Buffer rounded(dpositions.dtype(), 1);
                 rounded.set(0, in_order);
                 QVERIFY2(dpositions.bits(i) == rounded.bits(0), ("dpositions element " + std::to_string(i)).c_str());
                 const double sum_error = static_cast<double>(shape.batch - 1) * std::ldexp(magnitude, -24);

@@ -35,7 +35,7 @@ namespace {
 const float kInf = std::numeric_limits<float>::infinity();
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-using Tensor = tewb::test::HostTensor;
+using Buffer = tewb::test::HostTensor;
 
 // The targets of `rows` rows of logits: [rows / seq, seq], row_stride apart (seq 0, which the kernels refuse: none).
 tewb::kernels::TokensRef targets_of(const std::int64_t* data, std::size_t rows, std::size_t seq, std::size_t row_stride) {
@@ -62,8 +62,8 @@ Targets random_targets(std::size_t rows, std::size_t vocab, std::size_t seq, std
 
 // Logits of several kinds of row: plain normal ones, rows shifted far from 0, rows rising along the row (every
 // vector raises its thread's max: the longest rescale chains), and peaked rows (one logit far above the rest).
-Tensor random_logits(DType dtype, std::size_t rows, std::size_t vocab, std::mt19937& rng, std::size_t shift = 0) {
-    Tensor t(dtype, rows * vocab, shift);
+Buffer random_logits(DType dtype, std::size_t rows, std::size_t vocab, std::mt19937& rng, std::size_t shift = 0) {
+    Buffer t(dtype, rows * vocab, shift);
     std::normal_distribution<float> normal(0.0f, 3.0f);
     for (std::size_t r = 0; r < rows; ++r) {
         const std::size_t kind = r % 4;
@@ -162,7 +162,7 @@ struct ForwardRun {
     std::vector<double> partial;  // the workspace after the call
 };
 
-ForwardRun run_forward(const Tensor& logits, std::size_t rows, std::size_t vocab, const Targets& targets) {
+ForwardRun run_forward(const Buffer& logits, std::size_t rows, std::size_t vocab, const Targets& targets) {
     ForwardRun run{std::vector<float>(rows, kNaN)};
     const std::size_t bytes = host::cross_entropy_forward_workspace_bytes(rows, vocab);
     run.partial.assign(bytes / sizeof(double), -1.0);
@@ -179,7 +179,7 @@ struct Worst {
 };
 
 // One forward case: lse and loss within the bounds.
-void check_forward(const Tensor& logits, std::size_t rows, std::size_t vocab, const Targets& targets, Worst& worst) {
+void check_forward(const Buffer& logits, std::size_t rows, std::size_t vocab, const Targets& targets, Worst& worst) {
     const ForwardRun run = run_forward(logits, rows, vocab, targets);
     const ForwardReference ref = forward_reference(logits.values(), rows, vocab, targets);
     for (std::size_t r = 0; r < rows; ++r) {
@@ -217,7 +217,7 @@ private Q_SLOTS:
         Worst worst;
         for (const DType dtype : {DType::Float32, DType::BFloat16}) {
             for (const Case& c : cases) {
-                const Tensor logits = random_logits(dtype, c.rows, c.vocab, rng, c.shift);
+                const Buffer logits = random_logits(dtype, c.rows, c.vocab, rng, c.shift);
                 const Targets targets = random_targets(c.rows, c.vocab, c.seq, c.stride, rng);
                 check_forward(logits, c.rows, c.vocab, targets, worst);
                 if (QTest::currentTestFailed()) return;
@@ -234,7 +234,7 @@ private Q_SLOTS:
         std::mt19937 rng(3);
         for (const std::size_t rows : {1u, 5u, 1024u, 1025u, 3000u}) {
             const std::size_t vocab = 50;
-            const Tensor logits = random_logits(DType::BFloat16, rows, vocab, rng);
+            const Buffer logits = random_logits(DType::BFloat16, rows, vocab, rng);
             const Targets targets = random_targets(rows, vocab, rows % 5 == 0 ? 5 : 1, rows % 5 == 0 ? 6 : 2, rng);
             const ForwardRun run = run_forward(logits, rows, vocab, targets);
             const std::size_t blocks = std::min<std::size_t>(rows, 1024);
@@ -255,7 +255,7 @@ private Q_SLOTS:
     void forwardEdges() {
         const std::size_t vocab = 300;
         const std::size_t rows = 6;
-        Tensor logits(DType::Float32, rows * vocab);
+        Buffer logits(DType::Float32, rows * vocab);
         std::mt19937 rng(9);
         std::normal_distribution<float> normal(0.0f, 1.0f);
         for (std::size_t i = 0; i < rows * vocab; ++i) logits.set(i, normal(rng));
@@ -279,7 +279,7 @@ private Q_SLOTS:
 
         // Without the non-finite rows the mean is finite and within its bound.
         Targets five{{1, 2, 3, 4, 5}, 1, 1};
-        Tensor two(DType::Float32, 2 * vocab);
+        Buffer two(DType::Float32, 2 * vocab);
         for (std::size_t c = 0; c < vocab; ++c) {
             two.set(c, logits.at(c));
             two.set(vocab + c, logits.at(vocab + c));
@@ -300,10 +300,10 @@ private Q_SLOTS:
             for (const DType out : {DType::Float32, DType::BFloat16}) {
                 for (const float grad_loss : {1.0f, 2.5f, -0.375f}) {
                     for (const Case& c : cases) {
-                        const Tensor logits = random_logits(in, c.rows, c.vocab, rng, c.shift);
+                        const Buffer logits = random_logits(in, c.rows, c.vocab, rng, c.shift);
                         const Targets targets = random_targets(c.rows, c.vocab, c.seq, c.stride, rng);
                         const ForwardRun forward = run_forward(logits, c.rows, c.vocab, targets);
-                        Tensor dlogits(out, c.rows * c.vocab, c.shift);
+                        Buffer dlogits(out, c.rows * c.vocab, c.shift);
                         host::cross_entropy_backward({logits.data(), in, c.rows, c.vocab},
                                                      targets_of(targets.tokens.data(), c.rows, targets.seq, targets.stride),
                                                      forward.lse.data(), &grad_loss, {dlogits.data(), out, c.rows, c.vocab});
@@ -337,14 +337,14 @@ private Q_SLOTS:
         for (const DType dtype : {DType::Float32, DType::BFloat16}) {
             for (const std::size_t vocab : {8192u, 999u}) {
                 const std::size_t rows = 6;
-                const Tensor logits = random_logits(dtype, rows, vocab, rng);
+                const Buffer logits = random_logits(dtype, rows, vocab, rng);
                 const Targets targets = random_targets(rows, vocab, 3, 4, rng);
                 const ForwardRun forward = run_forward(logits, rows, vocab, targets);
                 const float grad_loss = 1.75f;
-                Tensor separate(dtype, rows * vocab);
+                Buffer separate(dtype, rows * vocab);
                 host::cross_entropy_backward({logits.data(), dtype, rows, vocab}, targets_of(targets.tokens.data(), rows, 3, 4),
                                              forward.lse.data(), &grad_loss, {separate.data(), dtype, rows, vocab});
-                Tensor in_place = logits;
+                Buffer in_place = logits;
                 QCOMPARE(launches_of([&] {
                              host::cross_entropy_backward({in_place.data(), dtype, rows, vocab},
                                                           targets_of(targets.tokens.data(), rows, 3, 4), forward.lse.data(),
@@ -359,7 +359,7 @@ private Q_SLOTS:
     void outOfRangeTargetGivesNaNRow() {
         const std::size_t rows = 6, vocab = 64;
         std::mt19937 rng(12);
-        const Tensor logits = random_logits(DType::Float32, rows, vocab, rng);
+        const Buffer logits = random_logits(DType::Float32, rows, vocab, rng);
         Targets targets = random_targets(rows, vocab, 3, 4, rng);
         const Targets good = targets;
         targets.at(1) = -1;
@@ -373,10 +373,10 @@ private Q_SLOTS:
         for (const std::size_t b : {0u, 2u, 5u}) QVERIFY(run.partial[b] == reference_run.partial[b]);
 
         const float grad_loss = 1.0f;
-        Tensor dlogits(DType::BFloat16, rows * vocab);
+        Buffer dlogits(DType::BFloat16, rows * vocab);
         host::cross_entropy_backward({logits.data(), DType::Float32, rows, vocab}, targets_of(targets.tokens.data(), rows, 3, 4),
                                      run.lse.data(), &grad_loss, {dlogits.data(), DType::BFloat16, rows, vocab});
-        Tensor good_dlogits(DType::BFloat16, rows * vocab);
+        Buffer good_dlogits(DType::BFloat16, rows * vocab);
         host::cross_entropy_backward({logits.data(), DType::Float32, rows, vocab}, targets_of(good.tokens.data(), rows, 3, 4),
                                      run.lse.data(), &grad_loss, {good_dlogits.data(), DType::BFloat16, rows, vocab});
         for (std::size_t r = 0; r < rows; ++r) {
@@ -394,7 +394,7 @@ private Q_SLOTS:
 
     void refusesBadArguments() {
         const std::size_t rows = 4, vocab = 16;
-        Tensor logits(DType::Float32, rows * vocab);
+        Buffer logits(DType::Float32, rows * vocab);
         std::vector<std::int64_t> targets(rows, 0);
         std::vector<float> lse(rows);
         float loss = 0.0f;
@@ -454,7 +454,7 @@ private Q_SLOTS:
         expect_refusal(forward(logits.data(), DType::Float32, std::size_t{1} << 31, vocab, tp, 4, 4, lp, outp, ws, bytes),
                        {fwd, "rows = 2147483648"});
 
-        Tensor dlogits(DType::Float32, rows * vocab);
+        Buffer dlogits(DType::Float32, rows * vocab);
         const auto backward = [&](const void* x, DType in, std::size_t r, std::size_t v, const std::int64_t* t, const float* l,
                                   const float* g, void* d, DType out) {
             return [=] { host::cross_entropy_backward({x, in, r, v}, targets_of(t, r, 4, 4), l, g, {d, out, r, v}); };
@@ -496,16 +496,16 @@ private Q_SLOTS:
         std::mt19937 rng(23);
         for (const DType dtype : {DType::Float32, DType::BFloat16}) {
             for (const Case& c : cases) {
-                const Tensor logits = random_logits(dtype, c.rows, c.vocab, rng, c.shift);
+                const Buffer logits = random_logits(dtype, c.rows, c.vocab, rng, c.shift);
                 const Targets targets = random_targets(c.rows, c.vocab, c.seq, c.stride, rng);
                 const ForwardRun forward = run_forward(logits, c.rows, c.vocab, targets);
                 const float one = 1.0f;
-                Tensor separate = logits;
+                Buffer separate = logits;
                 host::cross_entropy_backward({separate.data(), dtype, c.rows, c.vocab},
                                              targets_of(targets.tokens.data(), c.rows, c.seq, c.stride), forward.lse.data(), &one,
                                              {separate.data(), dtype, c.rows, c.vocab});
 
-                Tensor fused = logits;
+                Buffer fused = logits;
                 ForwardRun run{std::vector<float>(c.rows, kNaN)};
                 const std::size_t bytes = host::cross_entropy_forward_workspace_bytes(c.rows, c.vocab);
                 run.partial.assign(bytes / sizeof(double), -1.0);
@@ -535,7 +535,7 @@ private Q_SLOTS:
         const std::size_t rows = 6, vocab = 64;
         std::mt19937 rng(31);
         for (const DType dtype : {DType::Float32, DType::BFloat16}) {
-            const Tensor logits = random_logits(dtype, rows, vocab, rng);
+            const Buffer logits = random_logits(dtype, rows, vocab, rng);
             Targets targets = random_targets(rows, vocab, 3, 4, rng);
             const Targets good = targets;
             targets.at(1) = -1;
@@ -544,11 +544,11 @@ private Q_SLOTS:
             float loss = 0.0f, good_loss = 0.0f;
             const std::size_t bytes = host::cross_entropy_forward_workspace_bytes(rows, vocab);
             std::vector<double> workspace(bytes / sizeof(double));
-            Tensor fused = logits;
+            Buffer fused = logits;
             host::cross_entropy_forward_with_grad({fused.data(), dtype, rows, vocab},
                                                   targets_of(targets.tokens.data(), rows, 3, 4), lse.data(), &loss,
                                                   {workspace.data(), bytes});
-            Tensor good_fused = logits;
+            Buffer good_fused = logits;
             host::cross_entropy_forward_with_grad({good_fused.data(), dtype, rows, vocab},
                                                   targets_of(good.tokens.data(), rows, 3, 4), good_lse.data(), &good_loss,
                                                   {workspace.data(), bytes});
@@ -571,7 +571,7 @@ private Q_SLOTS:
 
     void forwardWithGradRefusesBadArguments() {
         const std::size_t rows = 4, vocab = 16;
-        Tensor logits(DType::Float32, rows * vocab);
+        Buffer logits(DType::Float32, rows * vocab);
         std::vector<std::int64_t> targets(rows, 0);
         std::vector<float> lse(rows);
         float loss = 0.0f;
@@ -627,12 +627,12 @@ private Q_SLOTS:
         QCOMPARE(host::cross_entropy_forward_workspace_bytes(100000, 8192), 1024 * sizeof(double));
         std::mt19937 rng(1);
         const std::size_t rows = 2048, vocab = 128;
-        const Tensor logits = random_logits(DType::BFloat16, rows, vocab, rng);
+        const Buffer logits = random_logits(DType::BFloat16, rows, vocab, rng);
         const Targets targets = random_targets(rows, vocab, 512, 513, rng);
         ForwardRun run;
         QCOMPARE(launches_of([&] { run = run_forward(logits, rows, vocab, targets); }), std::uint64_t{1});
         const float grad = 1.0f;
-        Tensor dlogits(DType::BFloat16, rows * vocab);
+        Buffer dlogits(DType::BFloat16, rows * vocab);
         QCOMPARE(launches_of([&] {
                      host::cross_entropy_backward({logits.data(), DType::BFloat16, rows, vocab},
                                                   targets_of(targets.tokens.data(), rows, 512, 513), run.lse.data(), &grad,

@@ -37,17 +37,17 @@ namespace {
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
 
-using Tensor = tewb::test::HostTensor;
+using Buffer = tewb::test::HostTensor;
 
-Tensor random_tensor(DType dtype, std::size_t count, std::mt19937& rng, float center, float spread, std::size_t shift = 0) {
-    Tensor t(dtype, count, shift);
+Buffer random_tensor(DType dtype, std::size_t count, std::mt19937& rng, float center, float spread, std::size_t shift = 0) {
+    Buffer t(dtype, count, shift);
     std::normal_distribution<float> normal(center, spread);
     for (std::size_t i = 0; i < count; ++i) t.set(i, normal(rng));
     return t;
 }
 
-Tensor from_values(DType dtype, const std::vector<float>& v) {
-    Tensor t(dtype, v.size());
+Buffer from_values(DType dtype, const std::vector<float>& v) {
+    Buffer t(dtype, v.size());
     for (std::size_t i = 0; i < v.size(); ++i) t.set(i, v[i]);
     return t;
 }
@@ -364,10 +364,10 @@ private Q_SLOTS:
             x[hidden + c] = 1000.0f + normal(rng) * 0.01f;
             x[2 * hidden + c] = normal(rng) * 3.0e4f;
         }
-        Tensor xt = from_values(DType::Float32, x);
-        Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f);
-        Tensor beta = random_tensor(DType::Float32, hidden, rng, 0.0f, 0.2f);
-        Tensor out(DType::Float32, x.size());
+        Buffer xt = from_values(DType::Float32, x);
+        Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f);
+        Buffer beta = random_tensor(DType::Float32, hidden, rng, 0.0f, 0.2f);
+        Buffer out(DType::Float32, x.size());
         std::vector<float> mean(3), rstd(3);
         host::layer_norm_forward({xt.data(), DType::Float32, 3, hidden}, {gamma.data(), DType::Float32, 1, hidden},
                                  {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {out.data(), DType::Float32, 3, hidden},
@@ -385,14 +385,14 @@ private Q_SLOTS:
         for (const Fp8Type type : {Fp8Type::E4M3, Fp8Type::E5M2}) {
             for (const std::size_t hidden : {1u, 7u, 129u, 768u}) {
                 const std::size_t rows = 17;
-                Tensor x = random_tensor(DType::BFloat16, rows * hidden, rng, 0.5f, 2.0f);
-                Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.5f);
-                Tensor beta = random_tensor(DType::Float32, hidden, rng, 0.0f, 0.5f);
+                Buffer x = random_tensor(DType::BFloat16, rows * hidden, rng, 0.5f, 2.0f);
+                Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.5f);
+                Buffer beta = random_tensor(DType::Float32, hidden, rng, 0.0f, 0.5f);
                 const float scale = type == Fp8Type::E4M3 ? 1000.0f : 1.0e5f;  // big enough that some values saturate
                 std::vector<std::uint8_t> data(rows * hidden), transposed(rows * hidden);
                 float amax = 0.0f;
                 const Fp8Output fp8{data.data(), transposed.data(), &scale, &amax, type};
-                Tensor y32(DType::Float32, rows * hidden), y16(DType::BFloat16, rows * hidden);
+                Buffer y32(DType::Float32, rows * hidden), y16(DType::BFloat16, rows * hidden);
                 std::vector<float> mean(rows), rstd(rows);
                 // out in float32 beside the FP8 output: each byte is the cast of the float y written beside it.
                 QCOMPARE(launches_of([&] {
@@ -455,14 +455,14 @@ private Q_SLOTS:
         for (const Case& k : cases) {
             for (const std::size_t rows : {1u, 9u, 70u}) {
                 const std::size_t n = rows * k.hidden;
-                Tensor x = random_tensor(k.x_dtype, n, rng, 0.5f, 2.0f, k.shift);
-                Tensor gamma = random_tensor(DType::Float32, k.hidden, rng, 1.0f, 0.5f);
-                Tensor beta = random_tensor(DType::Float32, k.hidden, rng, 0.0f, 0.5f);
+                Buffer x = random_tensor(k.x_dtype, n, rng, 0.5f, 2.0f, k.shift);
+                Buffer gamma = random_tensor(DType::Float32, k.hidden, rng, 1.0f, 0.5f);
+                Buffer beta = random_tensor(DType::Float32, k.hidden, rng, 0.0f, 0.5f);
                 const float scale = 64.0f;
                 std::vector<std::uint8_t> data(n), transposed(n, 0xaa);
                 float amax = 0.0f;
                 const Fp8Output fp8{data.data(), transposed.data(), &scale, &amax, Fp8Type::E4M3};
-                Tensor y(DType::Float32, n, k.shift);
+                Buffer y(DType::Float32, n, k.shift);
                 std::vector<float> mean(rows), rstd(rows);
                 const std::string where = std::string(tewb::kernels::to_string(k.x_dtype)) + " hidden " + std::to_string(k.hidden) +
                                           " rows " + std::to_string(rows) + (k.shift != 0 ? " misaligned" : "");
@@ -488,7 +488,7 @@ private Q_SLOTS:
                 QCOMPARE(detail::float_bits(amax), max_bits);
                 // mean and rstd as without the copy where the same kernel runs; 4352 and 8192 change kernels.
                 std::vector<float> mean_plain(rows), rstd_plain(rows);
-                Tensor y_plain(DType::Float32, n, k.shift);
+                Buffer y_plain(DType::Float32, n, k.shift);
                 host::layer_norm_forward({x.data(), k.x_dtype, rows, k.hidden}, {gamma.data(), DType::Float32, 1, k.hidden},
                                          {beta.data(), DType::Float32, 1, k.hidden}, 1e-5f,
                                          {y_plain.data(), DType::Float32, rows, k.hidden}, nullptr, mean_plain.data(),
@@ -513,9 +513,9 @@ private Q_SLOTS:
     void layerNormAmaxCombinesAndNaNWins() {
         const std::size_t rows = 3, hidden = 129;
         std::mt19937 rng(11);
-        Tensor x = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
-        Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.1f);
-        Tensor beta(DType::Float32, hidden);
+        Buffer x = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
+        Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.1f);
+        Buffer beta(DType::Float32, hidden);
         const float scale = 1.0f;
         std::vector<std::uint8_t> data(rows * hidden);
         std::vector<float> mean(rows), rstd(rows);
@@ -534,7 +534,7 @@ private Q_SLOTS:
         QVERIFY(std::isnan(run(kNaN)));
 
         // All-zero y (gamma = beta = 0): amax stays 0, every byte 0.
-        Tensor zero(DType::Float32, hidden);
+        Buffer zero(DType::Float32, hidden);
         float amax = 0.0f;
         const Fp8Output fp8{data.data(), nullptr, &scale, &amax, Fp8Type::E4M3};
         host::layer_norm_forward({x.data(), DType::Float32, rows, hidden}, {zero.data(), DType::Float32, 1, hidden},
@@ -547,12 +547,12 @@ private Q_SLOTS:
     void layerNormNaNAndInfRows() {
         const std::size_t rows = 4, hidden = 7;
         std::mt19937 rng(13);
-        Tensor x = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
+        Buffer x = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
         x.set(1 * hidden + 3, kNaN);
         x.set(2 * hidden + 0, kInf);
-        Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.1f);
-        Tensor beta = random_tensor(DType::Float32, hidden, rng, 0.0f, 0.1f);
-        Tensor out(DType::BFloat16, rows * hidden);
+        Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.1f);
+        Buffer beta = random_tensor(DType::Float32, hidden, rng, 0.0f, 0.1f);
+        Buffer out(DType::BFloat16, rows * hidden);
         std::vector<std::uint8_t> data(rows * hidden);
         const float scale = 1.0f;
         float amax = 0.0f;
@@ -616,15 +616,15 @@ private Q_SLOTS:
         const auto type = static_cast<DType>(x_dtype);
         const std::size_t rows = 3072, hidden = 768;
         std::mt19937 rng(53);
-        Tensor x = random_tensor(type, rows * hidden, rng, 0.5f, 1.5f);
-        Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f), beta(DType::Float32, hidden);
-        Tensor y(type, rows * hidden);
+        Buffer x = random_tensor(type, rows * hidden, rng, 0.5f, 1.5f);
+        Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f), beta(DType::Float32, hidden);
+        Buffer y(type, rows * hidden);
         std::vector<float> mean(rows), rstd(rows);
         host::layer_norm_forward({x.data(), type, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
                                  {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {y.data(), type, rows, hidden}, nullptr,
                                  mean.data(), rstd.data());
-        Tensor dy = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f);
-        Tensor dx(type, rows * hidden), dgamma(DType::Float32, hidden), dbeta(DType::Float32, hidden);
+        Buffer dy = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f);
+        Buffer dx(type, rows * hidden), dgamma(DType::Float32, hidden), dbeta(DType::Float32, hidden);
         std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, hidden) / 4);
         QCOMPARE(launches_of([&] {
                      host::layer_norm_backward({dy.data(), DType::BFloat16, rows, hidden}, {x.data(), type, rows, hidden},
@@ -676,15 +676,15 @@ private Q_SLOTS:
         const auto h = static_cast<std::size_t>(hidden);
         const std::size_t rows = 3;
         std::mt19937 rng(59);
-        Tensor x = random_tensor(DType::Float32, rows * h, rng, -1.0f, 2.0f);
-        Tensor dy = random_tensor(DType::Float32, rows * h, rng, 0.1f, 1.0f);
-        Tensor gamma = random_tensor(DType::Float32, h, rng, 1.0f, 0.5f), beta(DType::Float32, h);
-        Tensor y(DType::Float32, rows * h);
+        Buffer x = random_tensor(DType::Float32, rows * h, rng, -1.0f, 2.0f);
+        Buffer dy = random_tensor(DType::Float32, rows * h, rng, 0.1f, 1.0f);
+        Buffer gamma = random_tensor(DType::Float32, h, rng, 1.0f, 0.5f), beta(DType::Float32, h);
+        Buffer y(DType::Float32, rows * h);
         std::vector<float> mean(rows), rstd(rows);
         host::layer_norm_forward({x.data(), DType::Float32, rows, h}, {gamma.data(), DType::Float32, 1, h},
                                  {beta.data(), DType::Float32, 1, h}, 1e-5f, {y.data(), DType::Float32, rows, h}, nullptr,
                                  mean.data(), rstd.data());
-        Tensor dx(DType::Float32, rows * h), dgamma(DType::Float32, h), dbeta(DType::Float32, h);
+        Buffer dx(DType::Float32, rows * h), dgamma(DType::Float32, h), dbeta(DType::Float32, h);
         std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, h) / 4);
         QCOMPARE(launches_of([&] {
                      host::layer_norm_backward({dy.data(), DType::Float32, rows, h}, {x.data(), DType::Float32, rows, h},
@@ -703,7 +703,7 @@ private Q_SLOTS:
 
     void layerNormRefusals() {
         const std::size_t rows = 3, hidden = 8;
-        Tensor x(DType::Float32, rows * hidden), gamma(DType::Float32, hidden), beta(DType::Float32, hidden),
+        Buffer x(DType::Float32, rows * hidden), gamma(DType::Float32, hidden), beta(DType::Float32, hidden),
             out(DType::Float32, rows * hidden);
         std::vector<float> mean(rows), rstd(rows);
         const char* forward = "tewb::kernels::host::layer_norm_forward";
@@ -751,7 +751,7 @@ private Q_SLOTS:
                  std::uint64_t{0});
 
         const char* backward = "tewb::kernels::host::layer_norm_backward";
-        Tensor dy(DType::Float32, rows * hidden), dx(DType::Float32, rows * hidden), dgamma(DType::Float32, hidden),
+        Buffer dy(DType::Float32, rows * hidden), dx(DType::Float32, rows * hidden), dgamma(DType::Float32, hidden),
             dbeta(DType::Float32, hidden);
         const std::size_t needed = host::layer_norm_backward_workspace_bytes(rows, hidden);
         std::vector<float> workspace(needed / 4);
@@ -785,8 +785,8 @@ private Q_SLOTS:
     void geluForwardMatchesDouble() {
         std::mt19937 rng(7);
         const std::vector<float> inputs = gelu_inputs(20000, rng);
-        Tensor x = from_values(DType::Float32, inputs);
-        Tensor y(DType::Float32, inputs.size());
+        Buffer x = from_values(DType::Float32, inputs);
+        Buffer y(DType::Float32, inputs.size());
         QCOMPARE(launches_of(
                      [&] { host::gelu_forward(x.data(), DType::Float32, 1, inputs.size(), y.data(), DType::Float32, nullptr); }),
                  std::uint64_t{1});
@@ -799,8 +799,8 @@ private Q_SLOTS:
         }
         qInfo("gelu forward: worst error %.3f of the stated bound", worst);
         // The special values by the kernel's formula: NaN stays NaN, +inf stays +inf, -inf gives 0.5 * -inf * 0 = NaN.
-        Tensor special = from_values(DType::Float32, {kNaN, kInf, -kInf, 0.0f, -0.0f, 1e30f, -1e30f});
-        Tensor out(DType::Float32, 7);
+        Buffer special = from_values(DType::Float32, {kNaN, kInf, -kInf, 0.0f, -0.0f, 1e30f, -1e30f});
+        Buffer out(DType::Float32, 7);
         host::gelu_forward(special.data(), DType::Float32, 7, 1, out.data(), DType::Float32, nullptr);
         QVERIFY(std::isnan(out.at(0)));
         QCOMPARE(out.at(1), kInf);
@@ -814,10 +814,10 @@ private Q_SLOTS:
         std::mt19937 rng(19);
         for (const Fp8Type type : {Fp8Type::E4M3, Fp8Type::E5M2}) {
             for (const auto& [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {3, 7}, {17, 129}, {127, 255}}) {
-                Tensor x = random_tensor(DType::BFloat16, rows * cols, rng, 0.0f, 3.0f);
+                Buffer x = random_tensor(DType::BFloat16, rows * cols, rng, 0.0f, 3.0f);
                 x.set(0, rows * cols > 1 ? 1.0e4f : 0.5f);
-                Tensor x32 = from_values(DType::Float32, x.values());
-                Tensor y32(DType::Float32, rows * cols), y16(DType::BFloat16, rows * cols);
+                Buffer x32 = from_values(DType::Float32, x.values());
+                Buffer y32(DType::Float32, rows * cols), y16(DType::BFloat16, rows * cols);
                 host::gelu_forward(x32.data(), DType::Float32, rows, cols, y32.data(), DType::Float32, nullptr);
                 const float scale = 100.0f;
                 std::vector<std::uint8_t> data(rows * cols), transposed(rows * cols);
@@ -841,7 +841,7 @@ private Q_SLOTS:
             }
         }
         // NaN input: the byte is NaN (0x7f) and amax becomes NaN.
-        Tensor x = from_values(DType::Float32, {1.0f, kNaN, -2.0f});
+        Buffer x = from_values(DType::Float32, {1.0f, kNaN, -2.0f});
         std::vector<std::uint8_t> data(3);
         const float scale = 1.0f;
         float amax = 0.0f;
@@ -860,14 +860,14 @@ private Q_SLOTS:
             for (const auto& [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 300}, {300, 1}, {65, 63}, {130, 100}, {64, 64}}) {
                 for (const bool with_out : {false, true}) {
                     const std::size_t n = rows * cols;
-                    Tensor x = random_tensor(dtype, n, rng, 0.0f, 3.0f);
-                    Tensor y32(DType::Float32, n);
+                    Buffer x = random_tensor(dtype, n, rng, 0.0f, 3.0f);
+                    Buffer y32(DType::Float32, n);
                     host::gelu_forward(x.data(), dtype, rows, cols, y32.data(), DType::Float32, nullptr);
                     const float scale = 16.0f;
                     std::vector<std::uint8_t> data(n), transposed(n, 0xaa);
                     float amax = 0.0f;
                     const Fp8Output fp8{data.data(), transposed.data(), &scale, &amax, Fp8Type::E5M2};
-                    Tensor out(dtype, n);
+                    Buffer out(dtype, n);
                     QCOMPARE(launches_of([&] {
                                  host::gelu_forward(x.data(), dtype, rows, cols, with_out ? out.data() : nullptr, dtype, &fp8);
                              }),
@@ -877,7 +877,7 @@ private Q_SLOTS:
                         QCOMPARE(data[i], detail::float_to_fp8(y32.at(i) * scale, Fp8Type::E5M2));
                         QCOMPARE(transposed[(i % cols) * rows + i / cols], data[i]);
                         if (with_out) {
-                            Tensor rounded(dtype, 1);
+                            Buffer rounded(dtype, 1);
                             rounded.set(0, y32.at(i));
                             QVERIFY(same_bits(out.at(i), rounded.at(0)));
                         }
@@ -895,10 +895,10 @@ private Q_SLOTS:
         for (const auto& [cols, want] : {std::pair<std::size_t, std::uint64_t>{2048 * 256, 1}, {2048 * 256 + 1, 2}}) {
             const std::size_t rows = 2;
             std::mt19937 rng(53);
-            Tensor x = random_tensor(DType::BFloat16, rows * cols, rng, 0.0f, 2.0f);
-            Tensor dy = random_tensor(DType::BFloat16, rows * cols, rng, 0.0f, 1.0f);
-            Tensor dx(DType::Float32, rows * cols), dbias(DType::Float32, cols);
-            Tensor x32 = from_values(DType::Float32, x.values()), dy32 = from_values(DType::Float32, dy.values());
+            Buffer x = random_tensor(DType::BFloat16, rows * cols, rng, 0.0f, 2.0f);
+            Buffer dy = random_tensor(DType::BFloat16, rows * cols, rng, 0.0f, 1.0f);
+            Buffer dx(DType::Float32, rows * cols), dbias(DType::Float32, cols);
+            Buffer x32 = from_values(DType::Float32, x.values()), dy32 = from_values(DType::Float32, dy.values());
             host::gelu_backward({dy32.data(), DType::Float32, rows, cols}, {x32.data(), DType::Float32, rows, cols},
                                 {dx.data(), DType::Float32, rows, cols}, nullptr, {nullptr, DType::Float32, 1, cols},
                                 {nullptr, 0});
@@ -919,9 +919,9 @@ private Q_SLOTS:
     void geluBackwardMatchesDouble() {
         std::mt19937 rng(23);
         const std::vector<float> inputs = gelu_inputs(20000, rng);
-        Tensor x = from_values(DType::Float32, inputs);
-        Tensor dy = random_tensor(DType::Float32, inputs.size(), rng, 0.0f, 2.0f);
-        Tensor dx(DType::Float32, inputs.size());
+        Buffer x = from_values(DType::Float32, inputs);
+        Buffer dy = random_tensor(DType::Float32, inputs.size(), rng, 0.0f, 2.0f);
+        Buffer dx(DType::Float32, inputs.size());
         QCOMPARE(launches_of([&] {
                      host::gelu_backward({dy.data(), DType::Float32, 1, inputs.size()},
                                          {x.data(), DType::Float32, 1, inputs.size()},
@@ -955,11 +955,11 @@ private Q_SLOTS:
             for (const DType dbias_dtype : {DType::Float32, DType::BFloat16}) {
                 for (const auto& [rows, cols] : shapes) {
                     const std::size_t n = rows * cols;
-                    Tensor x = random_tensor(dtype, n, rng, 0.0f, 2.0f);
-                    Tensor dy = random_tensor(dtype, n, rng, 0.1f, 1.0f);
+                    Buffer x = random_tensor(dtype, n, rng, 0.0f, 2.0f);
+                    Buffer dy = random_tensor(dtype, n, rng, 0.1f, 1.0f);
                     // The float32 dx the op computes, from a float32 run on the same values.
-                    Tensor x32 = from_values(DType::Float32, x.values()), dy32 = from_values(DType::Float32, dy.values());
-                    Tensor g32(DType::Float32, n);
+                    Buffer x32 = from_values(DType::Float32, x.values()), dy32 = from_values(DType::Float32, dy.values());
+                    Buffer g32(DType::Float32, n);
                     host::gelu_backward({dy32.data(), DType::Float32, rows, cols}, {x32.data(), DType::Float32, rows, cols},
                                         {g32.data(), DType::Float32, rows, cols}, nullptr, {nullptr, DType::Float32, 1, cols},
                                         {nullptr, 0});
@@ -968,7 +968,7 @@ private Q_SLOTS:
                     const std::size_t chunks = std::min<std::size_t>(std::max<std::size_t>((rows + 31) / 32, 1), 1024);
                     QCOMPARE(bytes, chunks * cols * sizeof(float));
                     std::vector<float> workspace(bytes / 4 + 1, kNaN);
-                    Tensor dx(dtype, n), dbias(dbias_dtype, cols);
+                    Buffer dx(dtype, n), dbias(dbias_dtype, cols);
                     const float scale = 8.0f;
                     std::vector<std::uint8_t> data(n), transposed(n);
                     float amax = 0.0f;
@@ -1027,9 +1027,9 @@ private Q_SLOTS:
     void geluBackwardOutputsAreOptional() {
         const std::size_t rows = 5, cols = 9;
         std::mt19937 rng(37);
-        Tensor x = random_tensor(DType::Float32, rows * cols, rng, 0.0f, 1.0f);
-        Tensor dy = random_tensor(DType::Float32, rows * cols, rng, 0.0f, 1.0f);
-        Tensor dx(DType::Float32, rows * cols);
+        Buffer x = random_tensor(DType::Float32, rows * cols, rng, 0.0f, 1.0f);
+        Buffer dy = random_tensor(DType::Float32, rows * cols, rng, 0.0f, 1.0f);
+        Buffer dx(DType::Float32, rows * cols);
         host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
                             {dx.data(), DType::Float32, rows, cols}, nullptr, {nullptr, DType::Float32, 1, cols}, {nullptr, 0});
         // FP8 only, no transposed copy, no amax; dbias only.
@@ -1043,7 +1043,7 @@ private Q_SLOTS:
                  }),
                  std::uint64_t{1});
         for (std::size_t i = 0; i < rows * cols; ++i) QCOMPARE(data[i], detail::float_to_fp8(dx.at(i) * scale, Fp8Type::E4M3));
-        Tensor dbias(DType::Float32, cols);
+        Buffer dbias(DType::Float32, cols);
         std::vector<float> workspace(host::gelu_backward_workspace_bytes(rows, cols) / 4);
         QCOMPARE(launches_of([&] {
                      host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
@@ -1072,7 +1072,7 @@ private Q_SLOTS:
 
     void geluRefusals() {
         const std::size_t rows = 3, cols = 5;
-        Tensor x(DType::Float32, rows * cols), out(DType::Float32, rows * cols), dy(DType::Float32, rows * cols),
+        Buffer x(DType::Float32, rows * cols), out(DType::Float32, rows * cols), dy(DType::Float32, rows * cols),
             dbias(DType::Float32, cols);
         const char* forward = "tewb::kernels::host::gelu_forward";
         expect_refusal([&] { host::gelu_forward(nullptr, DType::Float32, rows, cols, out.data(), DType::Float32, nullptr); },
@@ -1161,24 +1161,24 @@ private Q_SLOTS:
         const std::size_t rows = 40;
         const auto h = static_cast<std::size_t>(hidden);
         std::mt19937 rng(17);
-        Tensor x = random_tensor(type, rows * h, rng, 0.5f, 2.0f);
-        Tensor gamma = random_tensor(DType::Float32, h, rng, 1.0f, 0.2f), beta(DType::Float32, h);
-        Tensor y(type, rows * h);
+        Buffer x = random_tensor(type, rows * h, rng, 0.5f, 2.0f);
+        Buffer gamma = random_tensor(DType::Float32, h, rng, 1.0f, 0.2f), beta(DType::Float32, h);
+        Buffer y(type, rows * h);
         std::vector<float> mean(rows), rstd(rows);
         host::layer_norm_forward({x.data(), type, rows, h}, {gamma.data(), DType::Float32, 1, h},
                                  {beta.data(), DType::Float32, 1, h}, 1e-5f, {y.data(), type, rows, h}, nullptr, mean.data(),
                                  rstd.data());
-        Tensor dy = random_tensor(DType::BFloat16, rows * h, rng, 0.0f, 1.0f);
-        Tensor skip = random_tensor(type, rows * h, rng, 0.0f, 3.0f);
+        Buffer dy = random_tensor(DType::BFloat16, rows * h, rng, 0.0f, 1.0f);
+        Buffer skip = random_tensor(type, rows * h, rng, 0.0f, 3.0f);
         std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, h) / 4);
-        Tensor dx(type, rows * h), dgamma(DType::Float32, h), dbeta(DType::Float32, h);
+        Buffer dx(type, rows * h), dgamma(DType::Float32, h), dbeta(DType::Float32, h);
         std::uint64_t before = tewb::kernels::launch_count();
         host::layer_norm_backward({dy.data(), DType::BFloat16, rows, h}, {x.data(), type, rows, h}, mean.data(), rstd.data(),
                                   {gamma.data(), DType::Float32, 1, h}, {dx.data(), type, rows, h},
                                   {dgamma.data(), DType::Float32, 1, h}, {dbeta.data(), DType::Float32, 1, h},
                                   {workspace.data(), workspace.size() * 4});
         const std::uint64_t plain_launches = tewb::kernels::launch_count() - before;
-        Tensor dx_add(type, rows * h), dgamma_add(DType::Float32, h), dbeta_add(DType::Float32, h);
+        Buffer dx_add(type, rows * h), dgamma_add(DType::Float32, h), dbeta_add(DType::Float32, h);
         if (in_place) {
             for (std::size_t i = 0; i < rows * h; ++i) dx_add.set(i, skip.at(i));
         }
@@ -1200,7 +1200,7 @@ private Q_SLOTS:
                          qPrintable(QStringLiteral("dx[%1] = %2, want %3").arg(i).arg(dx_add.at(i)).arg(want)));
             }
         }
-        Tensor misaligned(type, rows * h, 1);
+        Buffer misaligned(type, rows * h, 1);
         try {
             host::layer_norm_backward_add({dy.data(), DType::BFloat16, rows, h}, {x.data(), type, rows, h}, mean.data(),
                                           rstd.data(), {gamma.data(), DType::Float32, 1, h}, {dx_add.data(), type, rows, h},
@@ -1240,13 +1240,13 @@ private Q_SLOTS:
         for (const Fp8Type type : {Fp8Type::E4M3, Fp8Type::E5M2}) {
             for (const std::size_t hidden : {1u, 7u, 129u, 768u}) {
                 for (const std::size_t rows : {1u, 17u, 70u}) {
-                    Tensor x = random_tensor(DType::BFloat16, rows * hidden, rng, 0.5f, 2.0f);
-                    Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.5f);
+                    Buffer x = random_tensor(DType::BFloat16, rows * hidden, rng, 0.5f, 2.0f);
+                    Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.5f);
                     const float scale = type == Fp8Type::E4M3 ? 300.0f : 3.0e4f;  // big enough that some values saturate
                     std::vector<std::uint8_t> data(rows * hidden), transposed(rows * hidden);
                     float amax = 0.0f;
                     const Fp8Output fp8{data.data(), transposed.data(), &scale, &amax, type};
-                    Tensor y32(DType::Float32, rows * hidden), y16(DType::BFloat16, rows * hidden);
+                    Buffer y32(DType::Float32, rows * hidden), y16(DType::BFloat16, rows * hidden);
                     std::vector<float> rstd(rows);
                     QCOMPARE(launches_of([&] {
                                  host::rms_norm_forward({x.data(), DType::BFloat16, rows, hidden},
@@ -1314,11 +1314,11 @@ private Q_SLOTS:
         const double eps = 1e-3;  // large enough to matter for the small row below
         for (const std::size_t hidden : {1u, 5u, 33u}) {
             const std::size_t rows = 3;
-            Tensor x = random_tensor(DType::Float32, rows * hidden, rng, 0.3f, 1.0f);
+            Buffer x = random_tensor(DType::Float32, rows * hidden, rng, 0.3f, 1.0f);
             for (std::size_t c = 0; c < hidden; ++c) x.set(c, x.at(c) * 0.01f);  // row 0: mean(x^2) near eps
-            Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.5f);
-            Tensor dy = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
-            Tensor y(DType::Float32, rows * hidden), dx(DType::Float32, rows * hidden), dgamma(DType::Float32, hidden);
+            Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.5f);
+            Buffer dy = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
+            Buffer y(DType::Float32, rows * hidden), dx(DType::Float32, rows * hidden), dgamma(DType::Float32, hidden);
             std::vector<float> rstd(rows), workspace(host::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
             host::rms_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
                                    static_cast<float>(eps), {y.data(), DType::Float32, rows, hidden}, nullptr, rstd.data());
@@ -1363,13 +1363,13 @@ private Q_SLOTS:
     void rmsNormIsDeterministic() {
         std::mt19937 rng(43);
         const std::size_t rows = 700, hidden = 768;
-        Tensor x = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f);
-        Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f);
-        Tensor dy = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f);
+        Buffer x = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f);
+        Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f);
+        Buffer dy = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f);
         std::vector<float> workspace(host::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
         std::vector<std::uint32_t> first;
         for (int run = 0; run < 3; ++run) {
-            Tensor y(DType::BFloat16, rows * hidden), dx(DType::BFloat16, rows * hidden), dgamma(DType::Float32, hidden);
+            Buffer y(DType::BFloat16, rows * hidden), dx(DType::BFloat16, rows * hidden), dgamma(DType::Float32, hidden);
             std::vector<float> rstd(rows);
             host::rms_norm_forward({x.data(), DType::BFloat16, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden}, 1e-5f,
                                    {y.data(), DType::BFloat16, rows, hidden}, nullptr, rstd.data());
@@ -1396,10 +1396,10 @@ private Q_SLOTS:
         for (const std::size_t hidden : {768u, 2048u * 256u, 2048u * 256u + 1u}) {
             const std::size_t rows = 2;
             std::mt19937 rng(47);
-            Tensor x = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
-            Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f);
-            Tensor dy = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
-            Tensor dx(DType::Float32, rows * hidden), dgamma(DType::Float32, hidden);
+            Buffer x = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
+            Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f);
+            Buffer dy = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
+            Buffer dx(DType::Float32, rows * hidden), dgamma(DType::Float32, hidden);
             std::vector<float> rstd(rows), workspace(host::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
             host::rms_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden}, 1e-5f,
                                    {dx.data(), DType::Float32, rows, hidden}, nullptr, rstd.data());
@@ -1426,15 +1426,15 @@ private Q_SLOTS:
             for (const bool in_place : {false, true}) {
                 const std::size_t rows = 40, h = 67;
                 std::mt19937 rng(53);
-                Tensor x = random_tensor(type, rows * h, rng, 0.5f, 2.0f);
-                Tensor gamma = random_tensor(DType::Float32, h, rng, 1.0f, 0.2f);
+                Buffer x = random_tensor(type, rows * h, rng, 0.5f, 2.0f);
+                Buffer gamma = random_tensor(DType::Float32, h, rng, 1.0f, 0.2f);
                 std::vector<float> rstd(rows), workspace(host::rms_norm_backward_workspace_bytes(rows, h) / 4);
-                Tensor y(type, rows * h);
+                Buffer y(type, rows * h);
                 host::rms_norm_forward({x.data(), type, rows, h}, {gamma.data(), DType::Float32, 1, h}, 1e-5f,
                                        {y.data(), type, rows, h}, nullptr, rstd.data());
-                Tensor dy = random_tensor(DType::BFloat16, rows * h, rng, 0.0f, 1.0f);
-                Tensor skip = random_tensor(type, rows * h, rng, 0.0f, 3.0f);
-                Tensor dx(type, rows * h), dgamma(DType::Float32, h), dx_add(type, rows * h), dgamma_add(DType::Float32, h);
+                Buffer dy = random_tensor(DType::BFloat16, rows * h, rng, 0.0f, 1.0f);
+                Buffer skip = random_tensor(type, rows * h, rng, 0.0f, 3.0f);
+                Buffer dx(type, rows * h), dgamma(DType::Float32, h), dx_add(type, rows * h), dgamma_add(DType::Float32, h);
                 const ConstTensorRef dy_ref{dy.data(), DType::BFloat16, rows, h};
                 const ConstTensorRef x_ref{x.data(), type, rows, h};
                 const ConstTensorRef gamma_ref{gamma.data(), DType::Float32, 1, h};
@@ -1467,9 +1467,9 @@ private Q_SLOTS:
     // A NaN in a row makes the row NaN; an inf makes rstd 0: NaN at the inf, 0 elsewhere. Other rows are untouched.
     void rmsNormNaNAndInfRows() {
         const std::size_t rows = 3, hidden = 5;
-        Tensor x = from_values(DType::Float32, {1, 2, kNaN, 4, 5, 1, kInf, 3, 4, 5, 1, 2, 3, 4, 5});
-        Tensor gamma = from_values(DType::Float32, {1, 1, 1, 1, 1});
-        Tensor y(DType::Float32, rows * hidden);
+        Buffer x = from_values(DType::Float32, {1, 2, kNaN, 4, 5, 1, kInf, 3, 4, 5, 1, 2, 3, 4, 5});
+        Buffer gamma = from_values(DType::Float32, {1, 1, 1, 1, 1});
+        Buffer y(DType::Float32, rows * hidden);
         std::vector<float> rstd(rows);
         host::rms_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden}, 1e-5f,
                                {y.data(), DType::Float32, rows, hidden}, nullptr, rstd.data());
@@ -1488,7 +1488,7 @@ private Q_SLOTS:
 
     void rmsNormRefusals() {
         const std::size_t rows = 3, hidden = 8;
-        Tensor x(DType::Float32, rows * hidden), gamma(DType::Float32, hidden), out(DType::Float32, rows * hidden);
+        Buffer x(DType::Float32, rows * hidden), gamma(DType::Float32, hidden), out(DType::Float32, rows * hidden);
         std::vector<float> rstd(rows), workspace(host::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
         const char* forward = "tewb::kernels::host::rms_norm_forward";
         const auto fwd = [&](const void* xp, std::size_t gamma_hidden, float eps, float* r) {
@@ -1531,26 +1531,26 @@ private Q_SLOTS:
         // The CPU training run's shapes: 3072 x 768 LayerNorm, 3072 x 3072 GELU forward and backward with dbias.
         std::mt19937 rng(41);
         const std::size_t rows = 3072, hidden = 768, ffn = 3072;
-        Tensor x = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
-        Tensor gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.1f), beta(DType::Float32, hidden);
-        Tensor y(DType::BFloat16, rows * hidden);
+        Buffer x = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
+        Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.1f), beta(DType::Float32, hidden);
+        Buffer y(DType::BFloat16, rows * hidden);
         std::vector<float> mean(rows), rstd(rows);
         QElapsedTimer timer;
         timer.start();
         host::layer_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
                                  {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {y.data(), DType::BFloat16, rows, hidden},
                                  nullptr, mean.data(), rstd.data());
-        Tensor dy = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f), dx(DType::Float32, rows * hidden);
-        Tensor dgamma(DType::Float32, hidden), dbeta(DType::Float32, hidden);
+        Buffer dy = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f), dx(DType::Float32, rows * hidden);
+        Buffer dgamma(DType::Float32, hidden), dbeta(DType::Float32, hidden);
         std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, hidden) / 4);
         host::layer_norm_backward({dy.data(), DType::BFloat16, rows, hidden}, {x.data(), DType::Float32, rows, hidden},
                                   mean.data(), rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
                                   {dx.data(), DType::Float32, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
                                   {dbeta.data(), DType::Float32, 1, hidden}, {workspace.data(), workspace.size() * 4});
         const qint64 layer_norm_ms = timer.restart();
-        Tensor h = random_tensor(DType::BFloat16, rows * ffn, rng, 0.0f, 1.0f), hy(DType::BFloat16, rows * ffn);
+        Buffer h = random_tensor(DType::BFloat16, rows * ffn, rng, 0.0f, 1.0f), hy(DType::BFloat16, rows * ffn);
         host::gelu_forward(h.data(), DType::BFloat16, rows, ffn, hy.data(), DType::BFloat16, nullptr);
-        Tensor dh(DType::BFloat16, rows * ffn), dbias(DType::Float32, ffn);
+        Buffer dh(DType::BFloat16, rows * ffn), dbias(DType::Float32, ffn);
         std::vector<float> gelu_workspace(host::gelu_backward_workspace_bytes(rows, ffn) / 4);
         host::gelu_backward({hy.data(), DType::BFloat16, rows, ffn}, {h.data(), DType::BFloat16, rows, ffn},
                             {dh.data(), DType::BFloat16, rows, ffn}, nullptr, {dbias.data(), DType::Float32, 1, ffn},
@@ -1572,9 +1572,9 @@ private:
 
     void check_rms_forward(std::mt19937& rng, DType x_dtype, DType param_dtype, DType out_dtype, std::size_t rows,
                            std::size_t hidden, float scale) {
-        Tensor x = random_tensor(x_dtype, rows * hidden, rng, 0.5f * scale, 2.0f * scale);
-        Tensor gamma = random_tensor(param_dtype, hidden, rng, 1.0f, 0.5f);
-        Tensor out(out_dtype, rows * hidden);
+        Buffer x = random_tensor(x_dtype, rows * hidden, rng, 0.5f * scale, 2.0f * scale);
+        Buffer gamma = random_tensor(param_dtype, hidden, rng, 1.0f, 0.5f);
+        Buffer out(out_dtype, rows * hidden);
         std::vector<float> rstd(rows);
         const float eps = 1e-6f;
         QCOMPARE(launches_of([&] {
@@ -1601,14 +1601,14 @@ private:
 
     void check_rms_backward(std::mt19937& rng, DType x_dtype, DType dy_dtype, DType param_dtype, std::size_t rows,
                             std::size_t hidden) {
-        Tensor x = random_tensor(x_dtype, rows * hidden, rng, -1.0f, 2.0f);
-        Tensor dy = random_tensor(dy_dtype, rows * hidden, rng, 0.1f, 1.0f);
-        Tensor gamma = random_tensor(param_dtype, hidden, rng, 1.0f, 0.5f);
-        Tensor y(DType::Float32, rows * hidden);
+        Buffer x = random_tensor(x_dtype, rows * hidden, rng, -1.0f, 2.0f);
+        Buffer dy = random_tensor(dy_dtype, rows * hidden, rng, 0.1f, 1.0f);
+        Buffer gamma = random_tensor(param_dtype, hidden, rng, 1.0f, 0.5f);
+        Buffer y(DType::Float32, rows * hidden);
         std::vector<float> rstd(rows);
         host::rms_norm_forward({x.data(), x_dtype, rows, hidden}, {gamma.data(), param_dtype, 1, hidden}, 1e-5f,
                                {y.data(), DType::Float32, rows, hidden}, nullptr, rstd.data());
-        Tensor dx(x_dtype, rows * hidden), dgamma(param_dtype, hidden);
+        Buffer dx(x_dtype, rows * hidden), dgamma(param_dtype, hidden);
         const std::size_t bytes = host::rms_norm_backward_workspace_bytes(rows, hidden);
         std::vector<float> workspace(bytes / 4);
         QCOMPARE(launches_of([&] {
@@ -1636,7 +1636,7 @@ private:
             if (param_dtype == DType::Float32) {
                 worst_rms_dgamma_ = std::max(worst_rms_dgamma_, std::fabs(dgamma.at(c) - ref.dgamma[c]) / tol);
             }
-            Tensor expect(param_dtype, 1);
+            Buffer expect(param_dtype, 1);
             expect.set(0, order[c]);
             QVERIFY2(same_bits(dgamma.at(c), expect.at(0)),
                      (describe("rms dgamma order", rows, hidden, c, dgamma.at(c), expect.at(0), 0) + where).c_str());
@@ -1645,10 +1645,10 @@ private:
 
     void check_forward(std::mt19937& rng, DType x_dtype, DType param_dtype, DType out_dtype, std::size_t rows, std::size_t hidden,
                        std::size_t shift) {
-        Tensor x = random_tensor(x_dtype, rows * hidden, rng, 2.0f, 3.0f, shift);
-        Tensor gamma = random_tensor(param_dtype, hidden, rng, 1.0f, 0.5f);
-        Tensor beta = random_tensor(param_dtype, hidden, rng, 0.0f, 0.5f);
-        Tensor out(out_dtype, rows * hidden, shift);
+        Buffer x = random_tensor(x_dtype, rows * hidden, rng, 2.0f, 3.0f, shift);
+        Buffer gamma = random_tensor(param_dtype, hidden, rng, 1.0f, 0.5f);
+        Buffer beta = random_tensor(param_dtype, hidden, rng, 0.0f, 0.5f);
+        Buffer out(out_dtype, rows * hidden, shift);
         std::vector<float> mean(rows), rstd(rows);
         const float eps = 1e-5f;
         QCOMPARE(launches_of([&] {
@@ -1681,16 +1681,16 @@ private:
 
     void check_backward(std::mt19937& rng, DType x_dtype, DType dy_dtype, DType param_dtype, std::size_t rows, std::size_t hidden,
                         std::size_t shift) {
-        Tensor x = random_tensor(x_dtype, rows * hidden, rng, -1.0f, 2.0f, shift);
-        Tensor dy = random_tensor(dy_dtype, rows * hidden, rng, 0.1f, 1.0f, shift);
-        Tensor gamma = random_tensor(param_dtype, hidden, rng, 1.0f, 0.5f);
-        Tensor beta = random_tensor(param_dtype, hidden, rng, 0.0f, 0.5f);
-        Tensor y(DType::Float32, rows * hidden);
+        Buffer x = random_tensor(x_dtype, rows * hidden, rng, -1.0f, 2.0f, shift);
+        Buffer dy = random_tensor(dy_dtype, rows * hidden, rng, 0.1f, 1.0f, shift);
+        Buffer gamma = random_tensor(param_dtype, hidden, rng, 1.0f, 0.5f);
+        Buffer beta = random_tensor(param_dtype, hidden, rng, 0.0f, 0.5f);
+        Buffer y(DType::Float32, rows * hidden);
         std::vector<float> mean(rows), rstd(rows);
         host::layer_norm_forward({x.data(), x_dtype, rows, hidden}, {gamma.data(), param_dtype, 1, hidden},
                                  {beta.data(), param_dtype, 1, hidden}, 1e-5f, {y.data(), DType::Float32, rows, hidden}, nullptr,
                                  mean.data(), rstd.data());
-        Tensor dx(x_dtype, rows * hidden, shift), dgamma(param_dtype, hidden), dbeta(param_dtype, hidden);
+        Buffer dx(x_dtype, rows * hidden, shift), dgamma(param_dtype, hidden), dbeta(param_dtype, hidden);
         const std::size_t bytes = host::layer_norm_backward_workspace_bytes(rows, hidden);
         std::vector<float> workspace(bytes / 4);
         // The CUDA rule for the fast kernels: whole 16-byte vectors, aligned pointers, a row short enough.
@@ -1729,7 +1729,7 @@ private:
                                            std::fabs(dbeta.at(c) - ref.dbeta[c]) / tol_b});
             }
             // Bit for bit the kernels' order: the partial rows, then the final 8-way order.
-            Tensor expect(param_dtype, 2);
+            Buffer expect(param_dtype, 2);
             expect.set(0, order_g[c]);
             expect.set(1, order_b[c]);
             QVERIFY2(same_bits(dgamma.at(c), expect.at(0)),

@@ -30,7 +30,7 @@ using tewb::test::launches_of;
 
 namespace {
 
-using Tensor = tewb::test::HostTensor;
+using Buffer = tewb::test::HostTensor;
 
 // x [batch, seq, heads, head_dim], the first `rotated` heads turned.
 struct Layout {
@@ -74,11 +74,11 @@ ConstTensorRef sin_ref(const Tables& t) {
     return {t.sin.data(), DType::Float32, t.rows, t.half};
 }
 
-ConstTensorRef cref(const Tensor& t, const Layout& l) {
+ConstTensorRef cref(const Buffer& t, const Layout& l) {
     return {t.data(), t.dtype(), l.rows(), l.cols()};
 }
 
-TensorRef ref(Tensor& t, const Layout& l) {
+TensorRef ref(Buffer& t, const Layout& l) {
     return {t.data(), t.dtype(), l.rows(), l.cols()};
 }
 
@@ -86,8 +86,8 @@ RotaryHeads heads_of(const Layout& l, bool inverse) {
     return {l.seq, l.heads, l.rotated, inverse};
 }
 
-Tensor random_tensor(DType dtype, std::size_t count, std::mt19937& rng) {
-    Tensor t(dtype, count);
+Buffer random_tensor(DType dtype, std::size_t count, std::mt19937& rng) {
+    Buffer t(dtype, count);
     std::normal_distribution<float> normal(0.0f, 2.0f);
     for (std::size_t i = 0; i < count; ++i) t.set(i, normal(rng));
     return t;
@@ -139,8 +139,8 @@ private Q_SLOTS:
         std::mt19937 rng(51);
         double worst = 0.0;
         for (const Layout& l : kLayouts) {
-            const Tensor x = random_tensor(type, l.count(), rng);
-            Tensor y(type, l.count());
+            const Buffer x = random_tensor(type, l.count(), rng);
+            Buffer y(type, l.count());
             const Tables t = tables(l.seq + 2, l.head_dim);
             QCOMPARE(launches_of([&] { host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, inverse), ref(y, l)); }),
                      std::uint64_t{1});
@@ -171,8 +171,8 @@ private Q_SLOTS:
     void bfloat16StoreRoundsTheFloat32Result() {
         const Layout l{2, 6, 3, 2, 24};
         std::mt19937 rng(53);
-        const Tensor x = random_tensor(DType::BFloat16, l.count(), rng);
-        Tensor y(DType::BFloat16, l.count());
+        const Buffer x = random_tensor(DType::BFloat16, l.count(), rng);
+        Buffer y(DType::BFloat16, l.count());
         const Tables t = tables(l.seq, l.head_dim);
         host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l));
         for_each_rotated(l, [&](std::size_t e, std::size_t ti, bool first) {
@@ -188,8 +188,8 @@ private Q_SLOTS:
     void inverseUndoesForward() {
         std::mt19937 rng(57);
         for (const Layout& l : kLayouts) {
-            const Tensor x = random_tensor(DType::Float32, l.count(), rng);
-            Tensor y(DType::Float32, l.count()), back(DType::Float32, l.count());
+            const Buffer x = random_tensor(DType::Float32, l.count(), rng);
+            Buffer y(DType::Float32, l.count()), back(DType::Float32, l.count());
             const Tables t = tables(l.seq, l.head_dim);
             host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l));
             host::rotary(cref(y, l), cos_ref(t), sin_ref(t), heads_of(l, true), ref(back, l));
@@ -206,7 +206,7 @@ private Q_SLOTS:
     void copiedHeadsKeepTheirBits() {
         const Layout l{1, 2, 3, 1, 4};
         for (const DType type : {DType::Float32, DType::BFloat16}) {
-            Tensor x(type, l.count()), y(type, l.count());
+            Buffer x(type, l.count()), y(type, l.count());
             const std::uint32_t specials32[] = {0x7fc01234u, 0xffa00001u, 0x80000000u, 0x7f800000u, 0x00000001u, 0x3f800000u};
             const std::uint16_t specials16[] = {0x7fc1u, 0xff81u, 0x8000u, 0x7f80u, 0x0001u, 0x3f80u};
             for (std::size_t e = 0; e < l.count(); ++e) {
@@ -228,8 +228,8 @@ private Q_SLOTS:
     void tableRowsPastSeqAreNotRead() {
         const Layout l{3, 4, 2, 2, 8};
         std::mt19937 rng(59);
-        const Tensor x = random_tensor(DType::Float32, l.count(), rng);
-        Tensor y(DType::Float32, l.count()), poisoned_y(DType::Float32, l.count());
+        const Buffer x = random_tensor(DType::Float32, l.count(), rng);
+        Buffer y(DType::Float32, l.count()), poisoned_y(DType::Float32, l.count());
         const Tables t = tables(l.seq, l.head_dim);
         Tables longer = tables(l.seq + 5, l.head_dim);
         for (std::size_t i = l.seq * longer.half; i < longer.cos.size(); ++i) {
@@ -244,7 +244,7 @@ private Q_SLOTS:
     void noRowsLaunchesNothing() {
         const Layout l{0, 4, 2, 2, 8};
         const Tables t = tables(4, 8);
-        Tensor x(DType::Float32, 1), y(DType::Float32, 1);
+        Buffer x(DType::Float32, 1), y(DType::Float32, 1);
         QCOMPARE(launches_of([&] { host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l)); }),
                  std::uint64_t{0});
     }
@@ -252,7 +252,7 @@ private Q_SLOTS:
     void refusesBadArguments() {
         const Layout l{2, 4, 3, 2, 8};
         const Tables t = tables(4, 8);
-        Tensor x(DType::Float32, l.count()), y(DType::Float32, l.count());
+        Buffer x(DType::Float32, l.count()), y(DType::Float32, l.count());
         const auto call = [&](ConstTensorRef xr, ConstTensorRef c, ConstTensorRef s, RotaryHeads h, TensorRef yr) {
             return [=] { host::rotary(xr, c, s, h, yr); };
         };

@@ -4,6 +4,7 @@
 
 #include "tewb_kernels/activation.h"
 #include "tewb_kernels/amax.h"
+#include "kernel_tensors.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/gemm.h"
 #include "tewb_kernels/normalization.h"
@@ -14,6 +15,7 @@
 #include "tewb_kernels/rotary.h"
 
 using namespace tewb::kernels;
+using tewb::test::with_amax;
 
 namespace {
 
@@ -38,25 +40,25 @@ class TestKernelArguments : public QObject {
 
 private Q_SLOTS:
     void absMaxRejectsNullOutput() {
-        expect_error([] { abs_max(device_like, DType::Float32, 8, nullptr, nullptr); }, "amax_out is a null pointer");
+        expect_error([] { abs_max(with_amax(device_like, DType::Float32, 8, nullptr), {}); }, "x.amax is a null pointer");
     }
     void absMaxRejectsNullInput() {
-        expect_error([] { abs_max(nullptr, DType::BFloat16, 8, device_like, nullptr); }, "x is a null pointer but n = 8");
+        expect_error([] { abs_max(with_amax(nullptr, DType::BFloat16, 8, device_like), {}); }, "x is a null pointer but has 8 elements");
     }
     void absMaxRejectsMisalignedInput() {
         const auto* bytes = reinterpret_cast<const char*>(device_like);
-        expect_error([&] { abs_max(bytes + 1, DType::Float16, 4, device_like, nullptr); },
+        expect_error([&] { abs_max(with_amax(bytes + 1, DType::Float16, 4, device_like), {}); },
                      "not aligned to its element size of 2 bytes");
-        expect_error([&] { abs_max(bytes + 2, DType::Float32, 4, device_like, nullptr); },
+        expect_error([&] { abs_max(with_amax(bytes + 2, DType::Float32, 4, device_like), {}); },
                      "not aligned to its element size of 4 bytes");
     }
     void absMaxRejectsMisalignedOutput() {
         auto* bytes = reinterpret_cast<char*>(device_like);
-        expect_error([&] { abs_max(device_like, DType::Float32, 4, reinterpret_cast<float*>(bytes + 2), nullptr); },
+        expect_error([&] { abs_max(with_amax(device_like, DType::Float32, 4, reinterpret_cast<float*>(bytes + 2)), {}); },
                      "not 4-byte aligned");
     }
     void absMaxRejectsUnknownDtype() {
-        expect_error([] { abs_max(device_like, static_cast<DType>(42), 4, device_like, nullptr); }, "unsupported dtype");
+        expect_error([] { abs_max(with_amax(device_like, static_cast<DType>(42), 4, device_like), {}); }, "x has dtype unknown");
     }
     void updateScalingRejectsBadArguments() {
         const std::string entry = "tewb::kernels::update_scaling";

@@ -8,13 +8,12 @@
 #include "core/modules/ops/FusedOpsImpl.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "core/modules/ops/ReferenceOps.h"
-#include "tewb_kernels/host/amax.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/host/cast.h"
 #include "tewb_kernels/host/cast_multi.h"
 #include "tewb_kernels/host/recipe.h"
 
 #ifdef TEWB_FUSED_CUDA
-#include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/cast_multi.h"
 #include "tewb_kernels/recipe.h"
@@ -44,8 +43,9 @@ at::Tensor FusedOps::abs_max(const at::Tensor& x) const {
     }
     const at::Tensor contiguous = x.contiguous();
     at::Tensor out = at::empty({}, x.options().dtype(at::kFloat));
-    TEWB_KERNEL(x, Tensors{contiguous}, Tensors{out}, abs_max, contiguous.data_ptr(), kernel_dtype(dtype),
-                static_cast<std::size_t>(contiguous.numel()), out.data_ptr<float>());
+    kernels::Tensor tensor = kernel_tensor(contiguous);
+    tensor.amax = out.data_ptr<float>();
+    TEWB_KERNEL(x, Tensors{contiguous}, Tensors{out}, abs_max, tensor);
     return out;
 }
 
@@ -85,7 +85,7 @@ void FusedOps::update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor
     if (kept.defined()) written.kept_scale_inv = kept.data_ptr<float>();
     const kernels::ScalingRule rule = scaling_rule(recipe);
     const kernels::SlotStrides strides{static_cast<int>(history.stride(0)), static_cast<int>(scale.stride(0))};
-    TEWB_KERNEL(history, (Tensors{history, scale, scale_inv}), (Tensors{history, scale, scale_inv}), update_scaling,
+    TEWB_KERNEL_V1(history, (Tensors{history, scale, scale_inv}), (Tensors{history, scale, scale_inv}), update_scaling,
                 history.data_ptr<float>(), scale.data_ptr<float>(), scale_inv.data_ptr<float>(),
                 static_cast<int>(history.size(0)), static_cast<int>(history.size(1)), numerator, rule, written, strides);
 }
@@ -119,7 +119,7 @@ Fp8Tensor FusedOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer,
                                     : scale_numerator(fp8_max(dtype), context.recipe().margin);
         own_scale_inv = at::empty({}, amax.options());
         const at::Tensor slot_amax = staging_entry(quantizer);
-        TEWB_KERNEL(x, (Tensors{amax, slot_amax}), (Tensors{scale, own_scale_inv, slot_amax}), current_scale,
+        TEWB_KERNEL_V1(x, (Tensors{amax, slot_amax}), (Tensors{scale, own_scale_inv, slot_amax}), current_scale,
                     amax.data_ptr<float>(), numerator, scale.data_ptr<float>(), own_scale_inv.data_ptr<float>(),
                     slot_amax.data_ptr<float>());
     }
@@ -129,11 +129,11 @@ Fp8Tensor FusedOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer,
     const kernels::Fp8Type type = dtype;
     if (with_transpose) {
         out.transposed = at::empty({x.size(1), x.size(0)}, out.data.options());
-        TEWB_KERNEL(x, (Tensors{x, scale}), (Tensors{out.data, out.transposed}), cast_transpose_to_fp8, x.data_ptr(),
+        TEWB_KERNEL_V1(x, (Tensors{x, scale}), (Tensors{out.data, out.transposed}), cast_transpose_to_fp8, x.data_ptr(),
                     kernel_dtype(x.scalar_type()), rows_of(x), cols_of(x), scale.data_ptr<float>(), out.data.data_ptr(),
                     out.transposed.data_ptr(), type, staging);
     } else {
-        TEWB_KERNEL(x, (Tensors{x, scale}), Tensors{out.data}, cast_to_fp8, x.data_ptr(), kernel_dtype(x.scalar_type()),
+        TEWB_KERNEL_V1(x, (Tensors{x, scale}), Tensors{out.data}, cast_to_fp8, x.data_ptr(), kernel_dtype(x.scalar_type()),
                     static_cast<std::size_t>(x.numel()), scale.data_ptr<float>(), out.data.data_ptr(), type, staging);
     }
     if (context.inspect()) inspect_tensor_cast(x, out.data, scale, quantizer);
@@ -177,7 +177,7 @@ std::vector<Fp8Tensor> FusedOps::quantize_weights(const std::vector<WeightCast>&
         writes.push_back(q.transposed);
         out.push_back(std::move(q));
     }
-    TEWB_KERNEL(casts.front().weight, reads, writes, cast_transpose_multi_to_fp8, items.data(), items.size());
+    TEWB_KERNEL_V1(casts.front().weight, reads, writes, cast_transpose_multi_to_fp8, items.data(), items.size());
     for (std::size_t i = 0; i < out.size(); ++i) hand_out_live_scale_inv(out[i], casts[i].quantizer);
     return out;
 }
@@ -198,7 +198,7 @@ Fp8GradWithBias FusedOps::quantize_dbias(const at::Tensor& dy, const Fp8Quantize
     Fp8GradWithBias r = empty_grad_with_bias(dy, quantizer);
     const at::Tensor workspace = byte_buffer(bytes, dy);
     const kernels::Fp8Output fp8 = fp8_output(r.grad, quantizer);
-    TEWB_KERNEL(dy, Tensors{dy}, (Tensors{r.grad.data, r.grad.transposed, r.bias_grad}), cast_transpose_dbias_to_fp8,
+    TEWB_KERNEL_V1(dy, Tensors{dy}, (Tensors{r.grad.data, r.grad.transposed, r.bias_grad}), cast_transpose_dbias_to_fp8,
                 tensor_ref(dy), fp8, tensor_ref(r.bias_grad), workspace_ref(workspace));
     hand_out_live_scale_inv(r.grad, quantizer);
     return r;
@@ -218,7 +218,7 @@ GradWithBias FusedOps::cast_dbias(const at::Tensor& dy, at::ScalarType dtype) co
     const at::Tensor workspace = byte_buffer(kernels::host::cast_dbias_workspace_bytes(rows_of(dy), cols_of(dy)), dy);
     const kernels::TensorRef out = cast ? tensor_ref(r.grad) : kernels::TensorRef{};
     const std::vector<at::Tensor> writes = cast ? std::vector<at::Tensor>{r.grad, r.bias_grad} : std::vector<at::Tensor>{r.bias_grad};
-    TEWB_KERNEL(dy, Tensors{dy}, writes, cast_dbias, tensor_ref(dy), out, tensor_ref(r.bias_grad), workspace_ref(workspace));
+    TEWB_KERNEL_V1(dy, Tensors{dy}, writes, cast_dbias, tensor_ref(dy), out, tensor_ref(r.bias_grad), workspace_ref(workspace));
     return r;
 }
 
@@ -239,7 +239,7 @@ std::vector<Fp8Tensor> FusedOps::quantize_weight_blocks(const std::vector<Weight
         out.push_back(std::move(setup.out));
     }
     const at::Tensor& front = casts.front().weight;
-    TEWB_KERNEL(front, reads, writes, block_cast_multi_to_fp8, items.data(), items.size(), kernel_dtype(front.scalar_type()),
+    TEWB_KERNEL_V1(front, reads, writes, block_cast_multi_to_fp8, items.data(), items.size(), kernel_dtype(front.scalar_type()),
                 kWeightBlock.rows, casts.front().quantizer.context->recipe().block_power_of_two);
     return out;
 }
@@ -290,7 +290,7 @@ Fp8Tensor FusedOps::quantize_blocks(const at::Tensor& x, const Fp8Quantizer& qua
         cast.dbias_workspace = workspace.data_ptr();
         cast.dbias_workspace_bytes = bytes;
     }
-    TEWB_KERNEL(x, Tensors{x},
+    TEWB_KERNEL_V1(x, Tensors{x},
                 (Tensors{out.data, out.scale_inv, out.transposed, out.transposed_scale_inv, staging,
                          dbias != nullptr ? *dbias : at::Tensor()}),
                 block_cast_to_fp8, x.data_ptr(), kernel_dtype(x.scalar_type()), rows_of(x), cols_of(x), block.rows,

@@ -154,7 +154,7 @@ Misfit FusedOps::run_gemm(const char* op, kernels::GemmArgs g, const at::Tensor&
     }
 #endif
     try {
-        TEWB_KERNEL(where, reads, writes, gemm, g);
+        TEWB_KERNEL_V1(where, reads, writes, gemm, g);
         return std::nullopt;
     } catch (const kernels::GemmRefused& refused) {
         // The call's description (types, shape, epilogue, every pointer's alignment) goes into the run record.
@@ -344,7 +344,7 @@ GradWithBias FusedOps::gemm_dgelu(const at::Tensor& dy, const at::Tensor& weight
     r.grad = at::empty_like(pre);
     r.bias_grad = at::empty({pre.size(1)}, pre.options().dtype(at::kFloat));
     const at::Tensor workspace = byte_buffer(kernels::host::gelu_backward_workspace_bytes(rows_of(pre), cols_of(pre)), pre);
-    TEWB_KERNEL(pre, (Tensors{d_act, pre}), (Tensors{r.grad, r.bias_grad}), gelu_backward, tensor_ref(d_act), tensor_ref(pre),
+    TEWB_KERNEL_V1(pre, (Tensors{d_act, pre}), (Tensors{r.grad, r.bias_grad}), gelu_backward, tensor_ref(d_act), tensor_ref(pre),
                 tensor_ref(r.grad), nullptr, tensor_ref(r.bias_grad), workspace_ref(workspace));
     return r;
 }

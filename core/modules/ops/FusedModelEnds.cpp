@@ -52,7 +52,7 @@ at::Tensor FusedOps::embedding_forward(const at::Tensor& table, const at::Tensor
         return fall_back("embedding_forward", *m, [&] { return reference_ops().embedding_forward(table, positions, tokens); });
     }
     at::Tensor out = at::empty({tokens.size(0) * tokens.size(1), table.size(1)}, table.options());
-    TEWB_KERNEL(table, (Tensors{tokens, table, positions}), Tensors{out}, embedding_forward, tokens_ref(tokens),
+    TEWB_KERNEL_V1(table, (Tensors{tokens, table, positions}), Tensors{out}, embedding_forward, tokens_ref(tokens),
                 tensor_ref(table), tensor_ref(positions), tensor_ref(out));
     return out;
 }
@@ -75,7 +75,7 @@ at::Tensor FusedOps::embedding_backward(const at::Tensor& dy, const at::Tensor& 
                          [&] { return reference_ops().embedding_backward(dy, tokens, dtable, positions_dtype); });
     }
     const at::Tensor dpositions = positions ? at::empty({tokens.size(1), dy.size(1)}, dy.options().dtype(positions_dtype)) : at::Tensor();
-    TEWB_KERNEL(dy, (Tensors{tokens, dy, dtable}), (Tensors{dtable, dpositions}), embedding_backward, tokens_ref(tokens),
+    TEWB_KERNEL_V1(dy, (Tensors{tokens, dy, dtable}), (Tensors{dtable, dpositions}), embedding_backward, tokens_ref(tokens),
                 tensor_ref(dy), tensor_ref(dtable), tensor_ref(dpositions));
     return dpositions;
 }
@@ -92,7 +92,7 @@ at::Tensor FusedOps::cross_entropy_with_grad(at::Tensor& logits, const at::Tenso
     at::Tensor lse = at::empty({logits.size(0)}, logits.options().dtype(at::kFloat));
     const at::Tensor workspace =
         byte_buffer(kernels::host::cross_entropy_forward_workspace_bytes(rows_of(logits), cols_of(logits)), logits);
-    TEWB_KERNEL(logits, (Tensors{logits, targets}), (Tensors{logits, loss}), cross_entropy_forward_with_grad, tensor_ref(logits),
+    TEWB_KERNEL_V1(logits, (Tensors{logits, targets}), (Tensors{logits, loss}), cross_entropy_forward_with_grad, tensor_ref(logits),
                 tokens_ref(targets), lse.data_ptr<float>(), loss.data_ptr<float>(), workspace_ref(workspace));
     return loss;
 }
@@ -161,7 +161,7 @@ std::vector<Fp8Tensor> FusedOps::adamw_step(at::TensorList params, at::TensorLis
         entry.cols = cols_of(weight);
         writes.insert(writes.end(), {out[i].data, out[i].transposed});
     }
-    TEWB_KERNEL(step, reads, writes, adamw_step, table.data(), table.size(), step.data_ptr<float>(), hyper.lr, hyper.beta1,
+    TEWB_KERNEL_V1(step, reads, writes, adamw_step, table.data(), table.size(), step.data_ptr<float>(), hyper.lr, hyper.beta1,
                 hyper.beta2, hyper.weight_decay, hyper.eps);
     for (std::size_t i = 0; i < fp8.size(); ++i) {
         if (out[i].data.defined()) hand_out_live_scale_inv(out[i], fp8[i].quantizer);

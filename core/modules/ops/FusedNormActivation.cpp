@@ -30,7 +30,7 @@ LayerNormResult FusedOps::layer_norm_forward(const at::Tensor& x, const at::Tens
     r.out = at::empty({rows, hidden}, x.options().dtype(out_dtype));
     r.mean = at::empty({rows}, x.options().dtype(at::kFloat));
     r.rstd = at::empty({rows}, x.options().dtype(at::kFloat));
-    TEWB_KERNEL(x, (Tensors{x, gamma, beta}), (Tensors{r.out, r.mean, r.rstd}), layer_norm_forward, tensor_ref(x),
+    TEWB_KERNEL_V1(x, (Tensors{x, gamma, beta}), (Tensors{r.out, r.mean, r.rstd}), layer_norm_forward, tensor_ref(x),
                 tensor_ref(gamma), tensor_ref(beta), static_cast<float>(eps), tensor_ref(r.out), nullptr,
                 r.mean.data_ptr<float>(), r.rstd.data_ptr<float>());
     return r;
@@ -78,12 +78,12 @@ LayerNormGrads FusedOps::norm_backward(const at::Tensor& dy, const at::Tensor& x
     const std::size_t bytes = kernels::host::layer_norm_backward_workspace_bytes(rows, hidden);
     const at::Tensor workspace = byte_buffer(bytes, x);
     if (add) {
-        TEWB_KERNEL(x, (Tensors{dy, x, mean, rstd, gamma, dresidual}), (Tensors{g.dx, g.dgamma, g.dbeta}),
+        TEWB_KERNEL_V1(x, (Tensors{dy, x, mean, rstd, gamma, dresidual}), (Tensors{g.dx, g.dgamma, g.dbeta}),
                     layer_norm_backward_add, tensor_ref(dy), tensor_ref(x), mean.data_ptr<float>(), rstd.data_ptr<float>(),
                     tensor_ref(gamma), tensor_ref(g.dx), tensor_ref(dresidual), tensor_ref(g.dgamma), tensor_ref(g.dbeta),
                     workspace_ref(workspace));
     } else {
-        TEWB_KERNEL(x, (Tensors{dy, x, mean, rstd, gamma}), (Tensors{g.dx, g.dgamma, g.dbeta}), layer_norm_backward,
+        TEWB_KERNEL_V1(x, (Tensors{dy, x, mean, rstd, gamma}), (Tensors{g.dx, g.dgamma, g.dbeta}), layer_norm_backward,
                     tensor_ref(dy), tensor_ref(x), mean.data_ptr<float>(), rstd.data_ptr<float>(), tensor_ref(gamma),
                     tensor_ref(g.dx), tensor_ref(g.dgamma), tensor_ref(g.dbeta), workspace_ref(workspace));
     }
@@ -95,7 +95,7 @@ at::Tensor FusedOps::gelu_forward(const at::Tensor& x) const {
         return fall_back("gelu_forward", *m, [&] { return reference_ops().gelu_forward(x); });
     }
     at::Tensor y = at::empty_like(x);
-    TEWB_KERNEL(x, Tensors{x}, Tensors{y}, gelu_forward, x.data_ptr(), kernel_dtype(x.scalar_type()), rows_of(x), cols_of(x),
+    TEWB_KERNEL_V1(x, Tensors{x}, Tensors{y}, gelu_forward, x.data_ptr(), kernel_dtype(x.scalar_type()), rows_of(x), cols_of(x),
                 y.data_ptr(), kernel_dtype(x.scalar_type()), nullptr);
     return y;
 }
@@ -106,7 +106,7 @@ at::Tensor FusedOps::gelu_backward(const at::Tensor& dy, const at::Tensor& x) co
     if (!m && (dy.sizes() != x.sizes() || dy.scalar_type() != x.scalar_type())) m = "dy and x differ in shape or dtype";
     if (m) return fall_back("gelu_backward", *m, [&] { return reference_ops().gelu_backward(dy, x); });
     at::Tensor dx = at::empty_like(x);
-    TEWB_KERNEL(x, (Tensors{dy, x}), Tensors{dx}, gelu_backward, tensor_ref(dy), tensor_ref(x), tensor_ref(dx), nullptr,
+    TEWB_KERNEL_V1(x, (Tensors{dy, x}), Tensors{dx}, gelu_backward, tensor_ref(dy), tensor_ref(x), tensor_ref(dx), nullptr,
                 kernels::TensorRef{}, kernels::Workspace{});
     return dx;
 }
@@ -126,7 +126,7 @@ Fp8Tensor FusedOps::layer_norm_quantize(const at::Tensor& x, const at::Tensor& g
     ln.rstd = at::empty({rows}, x.options().dtype(at::kFloat));
     Fp8Tensor q = empty_fp8(x, quantizer);
     const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
-    TEWB_KERNEL(x, (Tensors{x, gamma, beta}), (Tensors{ln.out, ln.mean, ln.rstd, q.data, q.transposed}), layer_norm_forward,
+    TEWB_KERNEL_V1(x, (Tensors{x, gamma, beta}), (Tensors{ln.out, ln.mean, ln.rstd, q.data, q.transposed}), layer_norm_forward,
                 tensor_ref(x), tensor_ref(gamma), tensor_ref(beta), static_cast<float>(eps), tensor_ref(ln.out), &fp8,
                 ln.mean.data_ptr<float>(), ln.rstd.data_ptr<float>());
     hand_out_live_scale_inv(q, quantizer);
@@ -138,7 +138,7 @@ Fp8Tensor FusedOps::gelu_quantize(const at::Tensor& x, const Fp8Quantizer& quant
     if (!delayed_kernel_cast(x, quantizer)) return TeOps::gelu_quantize(x, quantizer);
     Fp8Tensor q = empty_fp8(x, quantizer);
     const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
-    TEWB_KERNEL(x, Tensors{x}, (Tensors{q.data, q.transposed}), gelu_forward, x.data_ptr(), kernel_dtype(x.scalar_type()),
+    TEWB_KERNEL_V1(x, Tensors{x}, (Tensors{q.data, q.transposed}), gelu_forward, x.data_ptr(), kernel_dtype(x.scalar_type()),
                 rows_of(x), cols_of(x), nullptr, kernel_dtype(x.scalar_type()), &fp8);
     hand_out_live_scale_inv(q, quantizer);
     return q;
@@ -158,7 +158,7 @@ Fp8GradWithBias FusedOps::gelu_backward_quantize(const at::Tensor& dy, const at:
         const at::Tensor workspace = byte_buffer(bytes, x);
         const at::Tensor dx = at::empty_like(x);
         at::Tensor bias_grad = at::empty({x.size(1)}, x.options().dtype(at::kFloat));
-        TEWB_KERNEL(x, (Tensors{dy, x}), (Tensors{dx, bias_grad}), gelu_backward, tensor_ref(dy), tensor_ref(x), tensor_ref(dx),
+        TEWB_KERNEL_V1(x, (Tensors{dy, x}), (Tensors{dx, bias_grad}), gelu_backward, tensor_ref(dy), tensor_ref(x), tensor_ref(dx),
                     nullptr, tensor_ref(bias_grad), workspace_ref(workspace));
         return {quantize_blocks(dx, quantizer, /*with_transpose=*/true), bias_grad};
     }
@@ -169,7 +169,7 @@ Fp8GradWithBias FusedOps::gelu_backward_quantize(const at::Tensor& dy, const at:
     Fp8GradWithBias r = empty_grad_with_bias(x, quantizer);
     const at::Tensor workspace = byte_buffer(bytes, x);
     const kernels::Fp8Output fp8 = fp8_output(r.grad, quantizer);
-    TEWB_KERNEL(x, (Tensors{dy, x}), (Tensors{r.grad.data, r.grad.transposed, r.bias_grad}), gelu_backward, tensor_ref(dy),
+    TEWB_KERNEL_V1(x, (Tensors{dy, x}), (Tensors{r.grad.data, r.grad.transposed, r.bias_grad}), gelu_backward, tensor_ref(dy),
                 tensor_ref(x), kernels::TensorRef{}, &fp8, tensor_ref(r.bias_grad), workspace_ref(workspace));
     hand_out_live_scale_inv(r.grad, quantizer);
     return r;

@@ -32,16 +32,21 @@
 #include <c10/cuda/CUDAGuard.h>
 #endif
 
-// One argument list for both implementations of a kernel: the host one over CPU tensors, the CUDA one
-// (the same arguments and LibTorch's current stream) over CUDA tensors. `where` picks; `reads` and `writes`
-// are the tensors the call reads and writes, for the launch ledger's bytes. The file using it includes the
-// kernel's headers (tewb_kernels/host/<op>.h and, with TEWB_FUSED_CUDA, tewb_kernels/<op>.h).
+// One argument list for both implementations of a kernel (declared once, tewb_kernels/entry_points.h): the host
+// twin over CPU tensors, the CUDA one on LibTorch's current stream over CUDA tensors. `where` picks; `reads` and
+// `writes` are the tensors the call reads and writes, for the launch ledger's bytes. The file using it includes
+// the kernel's header (tewb_kernels/<op>.h).
 #ifdef TEWB_FUSED_CUDA
-#define TEWB_KERNEL(where, reads, writes, fn, ...)                                                    \
+#define TEWB_KERNEL(where, reads, writes, fn, ...)                                                           \
+    run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__, kernels::Stream{}); }, \
+               [&](cudaStream_t stream) { kernels::fn(__VA_ARGS__, kernels::Stream{stream}); })
+#define TEWB_KERNEL_V1(where, reads, writes, fn, ...)                                                 \
     run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__); },           \
                [&](cudaStream_t stream) { kernels::fn(__VA_ARGS__, stream); })
 #else
 #define TEWB_KERNEL(where, reads, writes, fn, ...) \
+    run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__, kernels::Stream{}); })
+#define TEWB_KERNEL_V1(where, reads, writes, fn, ...) \
     run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__); })
 #endif
 

@@ -37,7 +37,7 @@ RmsNormResult FusedOps::rms_norm_forward(const at::Tensor& x, const at::Tensor& 
     RmsNormResult r;
     r.out = at::empty({x.size(0), x.size(1)}, x.options().dtype(out_dtype));
     r.rstd = at::empty({x.size(0)}, x.options().dtype(at::kFloat));
-    TEWB_KERNEL(x, (Tensors{x, gamma}), (Tensors{r.out, r.rstd}), rms_norm_forward, tensor_ref(x), tensor_ref(gamma),
+    TEWB_KERNEL_V1(x, (Tensors{x, gamma}), (Tensors{r.out, r.rstd}), rms_norm_forward, tensor_ref(x), tensor_ref(gamma),
                 static_cast<float>(eps), tensor_ref(r.out), nullptr, r.rstd.data_ptr<float>());
     return r;
 }
@@ -79,11 +79,11 @@ RmsNormGrads FusedOps::rms_backward(const at::Tensor& dy, const at::Tensor& x, c
     const std::size_t bytes = kernels::host::rms_norm_backward_workspace_bytes(rows_of(x), cols_of(x));
     const at::Tensor workspace = byte_buffer(bytes, x);
     if (add) {
-        TEWB_KERNEL(x, (Tensors{dy, x, rstd, gamma, dresidual}), (Tensors{g.dx, g.dgamma}), rms_norm_backward_add, tensor_ref(dy),
+        TEWB_KERNEL_V1(x, (Tensors{dy, x, rstd, gamma, dresidual}), (Tensors{g.dx, g.dgamma}), rms_norm_backward_add, tensor_ref(dy),
                     tensor_ref(x), rstd.data_ptr<float>(), tensor_ref(gamma), tensor_ref(g.dx), tensor_ref(dresidual),
                     tensor_ref(g.dgamma), workspace_ref(workspace));
     } else {
-        TEWB_KERNEL(x, (Tensors{dy, x, rstd, gamma}), (Tensors{g.dx, g.dgamma}), rms_norm_backward, tensor_ref(dy), tensor_ref(x),
+        TEWB_KERNEL_V1(x, (Tensors{dy, x, rstd, gamma}), (Tensors{g.dx, g.dgamma}), rms_norm_backward, tensor_ref(dy), tensor_ref(x),
                     rstd.data_ptr<float>(), tensor_ref(gamma), tensor_ref(g.dx), tensor_ref(g.dgamma), workspace_ref(workspace));
     }
     return g;
@@ -100,7 +100,7 @@ Fp8Tensor FusedOps::rms_norm_quantize(const at::Tensor& x, const at::Tensor& gam
     rn.rstd = at::empty({x.size(0)}, x.options().dtype(at::kFloat));
     Fp8Tensor q = empty_fp8(x, quantizer);
     const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
-    TEWB_KERNEL(x, (Tensors{x, gamma}), (Tensors{rn.out, rn.rstd, q.data, q.transposed}), rms_norm_forward, tensor_ref(x),
+    TEWB_KERNEL_V1(x, (Tensors{x, gamma}), (Tensors{rn.out, rn.rstd, q.data, q.transposed}), rms_norm_forward, tensor_ref(x),
                 tensor_ref(gamma), static_cast<float>(eps), tensor_ref(rn.out), &fp8, rn.rstd.data_ptr<float>());
     hand_out_live_scale_inv(q, quantizer);
     return q;
@@ -111,7 +111,7 @@ at::Tensor FusedOps::swiglu_forward(const at::Tensor& in) const {
     if (!m) m = swiglu_width_misfit(in);
     if (m) return fall_back("swiglu_forward", *m, [&] { return reference_ops().swiglu_forward(in); });
     at::Tensor y = at::empty({in.size(0), in.size(1) / 2}, in.options());
-    TEWB_KERNEL(in, Tensors{in}, Tensors{y}, swiglu_forward, tensor_ref(in), tensor_ref(y), nullptr);
+    TEWB_KERNEL_V1(in, Tensors{in}, Tensors{y}, swiglu_forward, tensor_ref(in), tensor_ref(y), nullptr);
     return y;
 }
 
@@ -130,7 +130,7 @@ at::Tensor FusedOps::swiglu_backward(const at::Tensor& dy, const at::Tensor& in)
         return fall_back("swiglu_backward", *m, [&] { return reference_ops().swiglu_backward(dy, in); });
     }
     at::Tensor din = at::empty_like(in);
-    TEWB_KERNEL(in, (Tensors{dy, in}), Tensors{din}, swiglu_backward, tensor_ref(dy), tensor_ref(in), tensor_ref(din), nullptr);
+    TEWB_KERNEL_V1(in, (Tensors{dy, in}), Tensors{din}, swiglu_backward, tensor_ref(dy), tensor_ref(in), tensor_ref(din), nullptr);
     return din;
 }
 
@@ -144,7 +144,7 @@ Fp8Tensor FusedOps::swiglu_quantize(const at::Tensor& in, const Fp8Quantizer& qu
     q.data = at::empty({rows, cols}, in.options().dtype(to_scalar_type(q.dtype)));
     q.transposed = at::empty({cols, rows}, q.data.options());
     const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
-    TEWB_KERNEL(in, Tensors{in}, (Tensors{q.data, q.transposed}), swiglu_forward, tensor_ref(in), kernels::TensorRef{}, &fp8);
+    TEWB_KERNEL_V1(in, Tensors{in}, (Tensors{q.data, q.transposed}), swiglu_forward, tensor_ref(in), kernels::TensorRef{}, &fp8);
     hand_out_live_scale_inv(q, quantizer);
     return q;
 }
@@ -157,7 +157,7 @@ Fp8Tensor FusedOps::swiglu_backward_quantize(const at::Tensor& dy, const at::Ten
     }
     Fp8Tensor q = empty_fp8(in, quantizer);
     const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
-    TEWB_KERNEL(in, (Tensors{dy, in}), (Tensors{q.data, q.transposed}), swiglu_backward, tensor_ref(dy), tensor_ref(in),
+    TEWB_KERNEL_V1(in, (Tensors{dy, in}), (Tensors{q.data, q.transposed}), swiglu_backward, tensor_ref(dy), tensor_ref(in),
                 kernels::TensorRef{}, &fp8);
     hand_out_live_scale_inv(q, quantizer);
     return q;

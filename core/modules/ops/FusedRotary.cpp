@@ -52,7 +52,7 @@ at::Tensor FusedOps::rotary(const at::Tensor& x, const at::Tensor& cos, const at
     // The rows of the tables this call reads, for the ledger's bytes.
     const at::Tensor cos_read = cos.narrow(0, 0, x.size(1));
     const at::Tensor sin_read = sin.narrow(0, 0, x.size(1));
-    TEWB_KERNEL(x, (Tensors{x, cos_read, sin_read}), Tensors{y}, rotary, heads_matrix(x), tensor_ref(cos), tensor_ref(sin), heads,
+    TEWB_KERNEL_V1(x, (Tensors{x, cos_read, sin_read}), Tensors{y}, rotary, heads_matrix(x), tensor_ref(cos), tensor_ref(sin), heads,
                 heads_matrix(y));
     return y;
 }

@@ -7,6 +7,7 @@
 #include "tewb_kernels/dtype.h"
 #include "tewb_kernels/fp8_type.h"
 #include "tewb_kernels/gemm_types.h"
+#include "tewb_kernels/tensor.h"
 #include "tewb_kernels/tensor_ref.h"
 
 namespace tewb {
@@ -14,13 +15,14 @@ namespace tewb {
 // LibTorch's element types as the kernels library names them: one mapping for the fused ops and the
 // self-test. A type the kernels do not take throws std::invalid_argument naming it, never maps to
 // something else.
-kernels::DType kernel_dtype(at::ScalarType type);        // float32, bfloat16, float16
+kernels::DType kernel_dtype(at::ScalarType type);  // float32, bfloat16, float16, float8 e4m3fn/e5m2, int64
 kernels::GemmType gemm_type(at::ScalarType type);        // float32, bfloat16, float8 e4m3fn, float8 e5m2
 kernels::GemmType gemm_type(kernels::Fp8Type type);       // an FP8 GEMM operand's type
 
 // A tensor as the kernels take it: [rows, cols] for a 2-D one, [1, n] for one of another rank (a vector); an
 // undefined tensor has no data (an output not wanted).
 kernels::TensorRef tensor_ref(const at::Tensor& t);
+kernels::Tensor kernel_tensor(const at::Tensor& t);
 // A byte tensor as a kernel's workspace.
 kernels::Workspace workspace_ref(const at::Tensor& bytes);
 

@@ -1,16 +1,17 @@
 #pragma once
 
-#include <cstddef>
+#include "tewb_kernels/entry_points.h"
+#include "tewb_kernels/tensor.h"
 
-#include <cuda_runtime_api.h>
+TEWB_ENTRY_POINTS(
+// x.amax[0] = max |x| over x's rows * cols elements, as float32. x: float32, bfloat16 or float16, aligned to its
+// element size, data null only when it has no elements; x.amax required, 4-byte aligned. A NaN anywhere makes
+// the result NaN (the FP8 recipe must see it, not skip it); no elements give 0. Exact on both implementations: a
+// max does not depend on order (the host twin writes, for a NaN, the largest |x| bit pattern, as the kernel's
+// atomicMax leaves it). One memset (amax cleared) and, when x has elements, one launch.
+void abs_max(const Tensor& x, Stream stream);
+)
 
-#include "tewb_kernels/dtype.h"
-
-namespace tewb::kernels {
-
-// amax_out[0] = max |x[i]| over n elements, as float32, written on `stream`. A NaN anywhere makes the
-// result NaN (the FP8 recipe must see it, not skip it); n == 0 gives 0. `x` and `amax_out` are device
-// pointers; `x` must be aligned to its element size.
-void abs_max(const void* x, DType dtype, std::size_t n, float* amax_out, cudaStream_t stream);
-
-}  // namespace tewb::kernels
+namespace tewb::kernels::detail {
+void check_abs_max(const char* call, const Tensor& x);
+}  // namespace tewb::kernels::detail

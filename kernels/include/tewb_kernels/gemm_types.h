@@ -4,6 +4,7 @@
 
 #include "tewb_kernels/dtype.h"
 #include "tewb_kernels/fp8_type.h"
+#include "tewb_kernels/tensor.h"
 
 // The GEMM's arguments, shared by the cuBLASLt wrapper (gemm.h) and its host implementation
 // (host/gemm.h); no CUDA here.
@@ -49,18 +50,6 @@ constexpr const char* epilogue_name(Epilogue e) {
 // Forward GEMMs may accumulate FP8 products in the tensor cores' fast mode; dgrad and wgrad keep full
 // (split) accumulation, as Transformer Engine does.
 enum class Accumulation { Fast, Split };
-
-// How an FP8 operand's scale_inv is laid out. Tensor: one float32. The block modes are Float8BlockScaling's
-// (cuBLASLt's VEC128_32F and BLK128x128_32F, Hopper only), for an operand of `rows` rows (m for a, n for
-// b) and k columns, k a multiple of 128, scale_inv in the layout cuBLASLt reads:
-//   Block1x128    one float32 per 128 consecutive elements of a row: [k / 128][round_up(rows, 4)], the
-//                 row index contiguous (entry [kb][r] at kb · round_up(rows, 4) + r; padding unread);
-//   Block128x128  one per 128 × 128 tile: [ceil(rows / 128)][round_up(k / 128, 4)], the k-block index
-//                 contiguous.
-// block_scale_entries gives the float32 count either needs.
-enum class ScaleMode { Tensor, Block1x128, Block128x128 };
-
-std::size_t block_scale_entries(ScaleMode mode, std::size_t rows, std::size_t k);
 
 struct GemmOperand {
     const void* data = nullptr;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "tewb_kernels/dtype.h"
+#include "tewb_kernels/tensor.h"
 
 namespace tewb::kernels {
 
@@ -36,12 +37,6 @@ struct TokensRef {
     std::size_t batch = 0;
     std::size_t seq = 0;
     std::size_t row_stride = 0;
-};
-
-// Scratch memory the caller owns: at least what the entry point's *_workspace_bytes function returns.
-struct Workspace {
-    void* data = nullptr;
-    std::size_t bytes = 0;
 };
 
 }  // namespace tewb::kernels
