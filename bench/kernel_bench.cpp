@@ -34,6 +34,11 @@ cudaStream_t stream() {
     return at::cuda::getCurrentCUDAStream().stream();
 }
 
+// The same stream as the kernels' entry points take it.
+kernels::Stream on_stream() {
+    return kernels::Stream{stream()};
+}
+
 // The mean over kRepeats launches after kWarmup launches, in milliseconds.
 double time_ms(const std::function<void()>& launch) {
     for (int i = 0; i < kWarmup; ++i) launch();
@@ -116,7 +121,7 @@ void bias_gradient_levers(const kernels::GemmArgs& base, std::vector<Row>& rows)
         kernels::gemm(wgrad_epilogue, stream());
     });
     const double cast_dbias_ms = time_ms([&] {
-        kernels::cast_dbias(tensor_ref(dy32), tensor_ref(dy_cast), tensor_ref(db2), workspace_ref(sums_workspace), stream());
+        kernels::cast_dbias(kernel_tensor(dy32), kernel_tensor(dy_cast), kernel_tensor(db2), workspace_ref(sums_workspace), on_stream());
         kernels::gemm(wgrad, stream());
     });
     const std::string wshape = std::to_string(hidden) + "x" + std::to_string(ffn) + "x" + std::to_string(tokens);
@@ -173,9 +178,12 @@ int main(int argc, char** argv) {
         at::Tensor amax = at::zeros({1}, cuda);
         at::Tensor q = at::empty({r, h}, cuda.dtype(at::kByte));
         at::Tensor q_t = at::empty({h, r}, cuda.dtype(at::kByte));
+        kernels::Tensor fp8 = kernels::input(q.data_ptr(), kernels::DType::Float8E4M3, r, h);
+        fp8.transposed = q_t.data_ptr();
+        fp8.scale = scale.data_ptr<float>();
+        fp8.amax = amax.data_ptr<float>();
         const double ct = time_ms([&] {
-            kernels::cast_transpose_to_fp8(x.data_ptr(), kernels::DType::BFloat16, r, h, scale.data_ptr<float>(), q.data_ptr(),
-                                           q_t.data_ptr(), kernels::Fp8Type::E4M3, amax.data_ptr<float>(), stream());
+            kernels::cast_transpose_to_fp8(kernel_tensor(x), fp8, on_stream());
         });
         rows.push_back({"cast_transpose_to_fp8 bf16 -> E4M3", shape, ct, 4.0 * r * h / (ct * 1e6), "GB/s", bandwidth_target});
         // Bytes as above plus the float32 bias gradient (the partial sums stay in L2 at these sizes).
@@ -183,9 +191,8 @@ int main(int argc, char** argv) {
         const std::size_t dbias_bytes = kernels::cast_transpose_dbias_workspace_bytes(r, h);
         at::Tensor dbias_workspace = at::empty({static_cast<std::int64_t>(dbias_bytes)}, cuda.dtype(at::kByte));
         const double ctb = time_ms([&] {
-            const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale.data_ptr<float>(), amax.data_ptr<float>(),
-                                         kernels::Fp8Type::E4M3};
-            kernels::cast_transpose_dbias_to_fp8(tensor_ref(x), fp8, tensor_ref(dbias), workspace_ref(dbias_workspace), stream());
+            kernels::cast_transpose_dbias_to_fp8(kernel_tensor(x), fp8, kernel_tensor(dbias), workspace_ref(dbias_workspace),
+                                                 on_stream());
         });
         rows.push_back({"cast_transpose_dbias_to_fp8 bf16 -> E4M3", shape, ctb, (4.0 * r * h + 4.0 * h) / (ctb * 1e6), "GB/s",
                         bandwidth_target});
@@ -196,11 +203,11 @@ int main(int argc, char** argv) {
         const std::size_t sums_bytes = kernels::cast_dbias_workspace_bytes(r, h);
         at::Tensor sums_workspace = at::empty({static_cast<std::int64_t>(sums_bytes)}, cuda.dtype(at::kByte));
         const double cd = time_ms([&] {
-            kernels::cast_dbias(tensor_ref(dy32), tensor_ref(dy16), tensor_ref(dbias), workspace_ref(sums_workspace), stream());
+            kernels::cast_dbias(kernel_tensor(dy32), kernel_tensor(dy16), kernel_tensor(dbias), workspace_ref(sums_workspace), on_stream());
         });
         rows.push_back({"cast_dbias f32 -> bf16", shape, cd, (6.0 * r * h + 4.0 * h) / (cd * 1e6), "GB/s", bandwidth_target});
         const double sums = time_ms([&] {
-            kernels::cast_dbias(tensor_ref(x), kernels::TensorRef{}, tensor_ref(dbias), workspace_ref(sums_workspace), stream());
+            kernels::cast_dbias(kernel_tensor(x), kernels::Tensor{}, kernel_tensor(dbias), workspace_ref(sums_workspace), on_stream());
         });
         rows.push_back({"cast_dbias bf16, sums only", shape, sums, (2.0 * r * h + 4.0 * h) / (sums * 1e6), "GB/s", bandwidth_target});
     }

@@ -10,11 +10,21 @@
 #include "core/fp8/BlockScaling.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "tewb_kernels/cast.h"
-#include "tewb_kernels/host/cast.h"
 
 namespace tewb::selftest {
 
 namespace {
+
+// An FP8 output of the casts: data [rows, cols] of `type`, its transposed copy when defined, scale and amax.
+kernels::Tensor fp8_out(const at::Tensor& data, const at::Tensor& transposed, const at::Tensor& scale, const at::Tensor& amax,
+                        kernels::Fp8Type type) {
+    kernels::Tensor out = kernels::input(data.data_ptr(), kernels::fp8_dtype(type), static_cast<std::size_t>(data.size(0)),
+                                         static_cast<std::size_t>(data.size(1)));
+    out.transposed = transposed.defined() ? transposed.data_ptr() : nullptr;
+    out.scale = scale.defined() ? scale.data_ptr<float>() : nullptr;
+    out.amax = amax.defined() ? amax.data_ptr<float>() : nullptr;
+    return out;
+}
 
 // Tensor-wide scales (delayed and current scaling): the cast, the cast with its transposed copy, and with the
 // column sums of a bias gradient, bit for bit against the reference cast.
@@ -37,17 +47,14 @@ void tensor_casts(Checks& check) {
                         const at::Tensor want = reference_cast(x, scale, type);
                         at::Tensor out = poisoned_fp8({rows, cols});
                         at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
-                        kernels::cast_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(x.numel()),
-                                             scale_t.data_ptr<float>(), out.data_ptr(), type, amax.data_ptr<float>(), stream());
+                        kernels::cast_to_fp8(kernel_tensor(x), fp8_out(out, at::Tensor(), scale_t, amax, type), kernel_stream());
                         check.exact("cast_to_fp8", saturating ? "out (saturating)" : "out", shape, dtype, out, want);
                         check.amax("cast_to_fp8", shape, dtype, amax, want_amax, 0.0);
 
                         at::Tensor both = poisoned_fp8({rows, cols});
                         at::Tensor both_t = poisoned_fp8({cols, rows});
                         amax.zero_();
-                        kernels::cast_transpose_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(rows),
-                                                       static_cast<std::size_t>(cols), scale_t.data_ptr<float>(), both.data_ptr(),
-                                                       both_t.data_ptr(), type, amax.data_ptr<float>(), stream());
+                        kernels::cast_transpose_to_fp8(kernel_tensor(x), fp8_out(both, both_t, scale_t, amax, type), kernel_stream());
                         const std::string suffix = saturating ? " (saturating)" : "";
                         check.exact("cast_transpose_to_fp8", "out" + suffix, shape, dtype, both, want);
                         check.exact("cast_transpose_to_fp8", "out_t" + suffix, shape, dtype, both_t, want.t().contiguous());
@@ -61,10 +68,8 @@ void tensor_casts(Checks& check) {
                             kernels::cast_transpose_dbias_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
                         at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
                         amax.zero_();
-                        const kernels::Fp8Output dq_out{dq.data_ptr(), dq_t.data_ptr(), scale_t.data_ptr<float>(),
-                                                        amax.data_ptr<float>(), type};
-                        kernels::cast_transpose_dbias_to_fp8(tensor_ref(x), dq_out, tensor_ref(dbias), workspace_ref(workspace),
-                                                             stream());
+                        kernels::cast_transpose_dbias_to_fp8(kernel_tensor(x), fp8_out(dq, dq_t, scale_t, amax, type),
+                                                             kernel_tensor(dbias), workspace_ref(workspace), kernel_stream());
                         check.exact("cast_transpose_dbias_to_fp8", "out" + suffix, shape, dtype, dq, want);
                         check.exact("cast_transpose_dbias_to_fp8", "out_t" + suffix, shape, dtype, dq_t, want.t().contiguous());
                         if (!saturating) {
@@ -98,13 +103,13 @@ void bias_gradient_case(Checks& check, at::ScalarType input, at::ScalarType outp
         at::Tensor dbias = poisoned({cols}, dbias_dtype);
         const std::size_t bytes = kernels::cast_dbias_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
         const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
-        kernels::cast_dbias(tensor_ref(x), tensor_ref(out), tensor_ref(dbias), workspace_ref(workspace), stream());
+        kernels::cast_dbias(kernel_tensor(x), kernel_tensor(out), kernel_tensor(dbias), workspace_ref(workspace), kernel_stream());
         if (out.defined()) check.exact("cast_dbias", "out", shape, dtype, out, x.to(output));
         const at::Tensor x_host = x.cpu();
         at::Tensor dbias_host = at::empty({cols}, at::TensorOptions().dtype(dbias_dtype));
         std::vector<unsigned char> host_workspace(bytes);
-        kernels::host::cast_dbias(tensor_ref(x_host), kernels::TensorRef{}, tensor_ref(dbias_host),
-                                  {host_workspace.data(), host_workspace.size()});
+        kernels::host::cast_dbias(kernel_tensor(x_host), kernels::Tensor{}, kernel_tensor(dbias_host),
+                                  {host_workspace.data(), host_workspace.size()}, {});
         const at::ScalarType bits = dbias_dtype == at::kFloat ? at::kInt : at::kShort;
         check.exact("cast_dbias", "dbias bits = the host twin's", shape, dtype, dbias.view(bits), dbias_host.view(bits).to(at::kCUDA));
         check.relative("cast_dbias", "dbias", shape, dtype, dbias, x.to(at::kDouble).sum(0).to(at::kFloat),
@@ -152,15 +157,12 @@ void block_casts(Checks& check) {
                             at::Tensor scale_inv = poisoned({entries(rows, cols)}, at::kFloat);
                             at::Tensor scale_inv_t = poisoned({entries(cols, rows)}, at::kFloat);
                             at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
-                            kernels::BlockCastOutput out;
-                            out.data = data.data_ptr();
+                            kernels::Tensor out = fp8_out(data, data_t, at::Tensor(), amax, type);
                             out.scale_inv = scale_inv.data_ptr<float>();
-                            out.transposed = data_t.data_ptr();
                             out.transposed_scale_inv = scale_inv_t.data_ptr<float>();
-                            out.amax = amax.data_ptr<float>();
-                            out.type = type;
-                            kernels::block_cast_to_fp8(x.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(rows),
-                                                       static_cast<std::size_t>(cols), block_rows, pow2, out, stream());
+                            out.scale_mode = mode;
+                            kernels::block_cast_to_fp8(kernel_tensor(x), out, pow2, kernels::Tensor{}, kernels::Workspace{},
+                                                       kernel_stream());
                             check.exact("block_cast_to_fp8", "data", shape, dtype, data, want.data.view(at::kByte));
                             check.exact("block_cast_to_fp8", "scale_inv", shape, dtype, scale_inv,
                                         block_scales_for_gemm(want.scale_inv, block).reshape({-1}));
@@ -177,15 +179,16 @@ void block_casts(Checks& check) {
 }
 
 void transposes(Checks& check) {
-    for (const at::ScalarType type : {at::kByte, at::kBFloat16, at::kFloat}) {
+    for (const at::ScalarType type : {at::kFloat8_e4m3fn, at::kBFloat16, at::kFloat}) {
         for (const auto& [rows, cols] : {Shape{1, 1}, Shape{3, 1000}, Shape{97, 33}, Shape{3072, 768}}) {
             const std::string dtype = std::to_string(c10::elementSize(type)) + "-byte";
             check.attempt("transpose", shape_text(rows, cols), dtype, [&, rows = rows, cols = cols] {
-                const at::Tensor x = at::randint(0, 255, {rows, cols}, cuda().dtype(at::kFloat)).to(type);
-                at::Tensor out = at::full({cols, rows}, 77, cuda().dtype(type));
-                kernels::transpose(x.data_ptr(), x.element_size(), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols),
-                                   out.data_ptr(), stream());
-                check.exact("transpose", "out", shape_text(rows, cols), dtype, out, x.t().contiguous());
+                // Bits: a byte's 256 patterns (NaNs included) and integers for the wider types, compared as bits.
+                const at::ScalarType bits = c10::elementSize(type) == 1 ? at::kByte : c10::elementSize(type) == 2 ? at::kShort : at::kInt;
+                const at::Tensor x = at::randint(0, 255, {rows, cols}, cuda().dtype(at::kFloat)).to(bits).view(type);
+                at::Tensor out = at::full({cols, rows}, 77, cuda().dtype(bits)).view(type);
+                kernels::transpose(kernel_tensor(x), kernel_tensor(out), kernel_stream());
+                check.exact("transpose", "out", shape_text(rows, cols), dtype, out.view(bits), x.t().contiguous().view(bits));
             });
         }
     }

@@ -14,6 +14,7 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 
+#include "tewb_kernels/tensor.h"
 #include "core/fp8/Fp8Tensor.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "core/selftest/SelfTest.h"
@@ -114,6 +115,11 @@ inline const char* fp8_name(kernels::Fp8Type type) {
 
 inline cudaStream_t stream() {
     return at::cuda::getCurrentCUDAStream().stream();
+}
+
+// The same stream as the kernels' entry points take it.
+inline kernels::Stream kernel_stream() {
+    return kernels::Stream{stream()};
 }
 
 inline at::TensorOptions cuda() {

@@ -4,10 +4,11 @@
 #include <cstdint>
 
 #include "cast/cast_dbias_geometry.h"
-#include "cast/cast_launch.h"
 #include "common/check.h"
 #include "common/column_sum.cuh"
 #include "common/column_sum.h"
+#include "common/stream.cuh"
+#include "tewb_kernels/cast.h"
 
 namespace tewb::kernels::detail {
 
@@ -93,7 +94,7 @@ bool aligned(const void* p, std::size_t bytes) {
 }
 
 template <typename In, typename Out>
-void cast_dbias_typed(const ConstTensorRef& x, const TensorRef& out, const ColumnSumTarget& target, dim3 grid,
+void cast_dbias_typed(const Tensor& x, const Tensor& out, const ColumnSumTarget& target, dim3 grid,
                       cudaStream_t stream) {
     const dim3 block(kLanes, kGroups);
     const auto* in = static_cast<const In*>(x.data);
@@ -110,7 +111,7 @@ void cast_dbias_typed(const ConstTensorRef& x, const TensorRef& out, const Colum
 }
 
 template <typename In>
-void cast_dbias_from(const ConstTensorRef& x, const TensorRef& out, const ColumnSumTarget& target, dim3 grid,
+void cast_dbias_from(const Tensor& x, const Tensor& out, const ColumnSumTarget& target, dim3 grid,
                      cudaStream_t stream) {
     // Without `out` the output type is never touched; float32 stands in.
     if (out.data != nullptr && out.dtype == DType::BFloat16) {
@@ -122,9 +123,16 @@ void cast_dbias_from(const ConstTensorRef& x, const TensorRef& out, const Column
 
 }  // namespace
 
-void launch_cast_dbias(const ConstTensorRef& x, const TensorRef& out, const TensorRef& dbias, const Workspace& workspace,
-                       cudaStream_t stream) {
+}  // namespace tewb::kernels::detail
+
+namespace tewb::kernels {
+
+void cast_dbias(const Tensor& x, const Tensor& out, const Tensor& dbias, const Workspace& workspace, Stream on) {
+    using namespace detail;
     constexpr const char* call = "tewb::kernels::cast_dbias";
+    check_cast_dbias(call, x, out, dbias, workspace);
+    if (x.rows == 0 || x.cols == 0) return;
+    const cudaStream_t stream = cuda_stream(on);
     const std::size_t tiles = geometry::column_tiles(x.cols);
     const int chunks = static_cast<int>(geometry::chunks(x.rows));
     const bool in_kernel = column_sum_in_kernel(tiles);
@@ -139,4 +147,4 @@ void launch_cast_dbias(const ConstTensorRef& x, const TensorRef& out, const Tens
     if (!in_kernel) launch_column_sum(target.partial, chunks, x.cols, dbias.data, dbias.dtype, stream, call);
 }
 
-}  // namespace tewb::kernels::detail
+}  // namespace tewb::kernels

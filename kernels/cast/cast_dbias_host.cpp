@@ -3,13 +3,12 @@
 #include <cmath>
 #include <vector>
 
-#include "cast/cast_arguments.h"
 #include "cast/cast_dbias_geometry.h"
 #include "common/column_sum_rule.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
-#include "tewb_kernels/host/cast.h"
+#include "tewb_kernels/cast.h"
 
 namespace tewb::kernels::host {
 
@@ -25,7 +24,7 @@ float canonical(float sum) {
 // Block row `chunk` of the grid: its rows cast into `out` (when wanted) and its partial column sums into
 // partial[chunk * cols + c]. Thread row y sums rows g * 8 + y, g = chunk, chunk + chunks, ..., in order from
 // 0; the partial row is 0 + thread row 0 + ... + thread row 7.
-void cast_dbias_chunk(const ConstTensorRef& x, const TensorRef& out, std::size_t chunks, std::size_t chunk, float* partial) {
+void cast_dbias_chunk(const Tensor& x, const Tensor& out, std::size_t chunks, std::size_t chunk, float* partial) {
     const std::size_t rows = x.rows;
     const std::size_t cols = x.cols;
     const std::size_t groups = (rows + geometry::kGroups - 1) / geometry::kGroups;
@@ -52,13 +51,9 @@ void cast_dbias_chunk(const ConstTensorRef& x, const TensorRef& out, std::size_t
 
 }  // namespace
 
-std::size_t cast_dbias_workspace_bytes(std::size_t rows, std::size_t cols) {
-    return detail::cast_dbias_workspace(rows, cols);
-}
-
-void cast_dbias(const ConstTensorRef& x, const TensorRef& out, const TensorRef& dbias, const Workspace& workspace) {
+void cast_dbias(const Tensor& x, const Tensor& out, const Tensor& dbias, const Workspace& workspace, Stream) {
     constexpr const char* call = "tewb::kernels::host::cast_dbias";
-    detail::check_cast_dbias_arguments(call, x, out, dbias, workspace);
+    detail::check_cast_dbias(call, x, out, dbias, workspace);
     if (x.rows == 0 || x.cols == 0) return;
     const std::size_t chunks = geometry::chunks(x.rows);
     auto* partial = static_cast<float*>(workspace.data);

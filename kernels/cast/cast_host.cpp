@@ -6,24 +6,25 @@
 #include <type_traits>
 #include <vector>
 
-#include "cast/cast_arguments.h"
+#include "cast/cast_items.h"
 #include "common/column_sum_rule.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
-#include "cast/cast_host_detail.h"
-#include "tewb_kernels/host/cast.h"
+#include "tewb_kernels/cast.h"
 
 namespace tewb::kernels::host {
 
 namespace {
+
+using detail::BlockCastOutput;
 
 // The kernels' geometry (cast.cu): it decides the order of dbias's partial sums, so it is mirrored here.
 constexpr std::size_t kTile = 32;          // cast_transpose_kernel's tile: a 32 x 8 thread block
 constexpr std::size_t kTileRows = 8;       // its thread rows: row j of a tile is summed by thread row j % 8
 constexpr std::size_t kWideTile = 64;      // cast_transpose_wide_kernel's tile
 constexpr std::size_t kWideThreads = 256;  // its threads, each reading 16 bytes of a row
-constexpr std::size_t kDbiasMaxChunks = 64;
+constexpr std::size_t kDbiasMaxChunks = detail::kCastTransposeDbiasMaxChunks;
 constexpr std::size_t kBlockCols = 128;  // Float8BlockScaling's block width
 
 // Below this many elements per thread, starting threads costs more than it saves.
@@ -374,10 +375,16 @@ void transpose_typed(const void* x, std::size_t rows, std::size_t cols, void* ou
 
 }  // namespace
 
-void cast_to_fp8(const void* x, DType dtype, std::size_t n, const float* scale, void* out, Fp8Type out_type, float* amax) {
-    detail::check_cast_arguments("tewb::kernels::host::cast_to_fp8", x, dtype, n, scale, out, out_type, amax);
+void cast_to_fp8(const Tensor& x_in, const Tensor& out_in, Stream) {
+    detail::check_cast("tewb::kernels::host::cast_to_fp8", x_in, out_in);
+    const void* x = x_in.data;
+    const DType dtype = x_in.dtype;
+    const std::size_t n = x_in.numel();
+    void* out = out_in.data;
+    const Fp8Type out_type = detail::fp8_type(out_in);
+    float* amax = out_in.amax;
     if (n == 0) return;
-    const float s = *scale;
+    const float s = *out_in.scale;
     const std::uint32_t local = with_types(dtype, out_type, [&](auto dtype_tag, auto fp8_tag) {
         constexpr DType kType = decltype(dtype_tag)::value;
         constexpr Fp8Type kFp8 = decltype(fp8_tag)::value;
@@ -391,24 +398,25 @@ void cast_to_fp8(const void* x, DType dtype, std::size_t n, const float* scale, 
     detail::note_launch();
 }
 
-void cast_transpose_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
-                           void* out_t, Fp8Type out_type, float* amax) {
-    detail::check_cast_transpose_arguments("tewb::kernels::host::cast_transpose_to_fp8", x, dtype, rows, cols, scale, out, out_t,
-                                           out_type, amax);
+void cast_transpose_to_fp8(const Tensor& x_in, const Tensor& out_in, Stream) {
+    detail::check_cast_transpose("tewb::kernels::host::cast_transpose_to_fp8", x_in, out_in);
+    const void* x = x_in.data;
+    const DType dtype = x_in.dtype;
+    const std::size_t rows = x_in.rows;
+    const std::size_t cols = x_in.cols;
+    const float* scale = out_in.scale;
+    void* out = out_in.data;
+    void* out_t = out_in.transposed;
+    const Fp8Type out_type = detail::fp8_type(out_in);
+    float* amax = out_in.amax;
     if (rows == 0 || cols == 0) return;
     combine_amax(amax, cast_transpose_all(x, dtype, rows, cols, *scale, out, out_t, out_type));
     detail::note_launch();
 }
 
-std::size_t cast_transpose_dbias_workspace_bytes(std::size_t rows, std::size_t cols) {
-    const std::size_t most_chunks = std::clamp<std::size_t>((rows + kTile - 1) / kTile, 1, kDbiasMaxChunks);
-    return most_chunks * cols * sizeof(float);
-}
-
-void cast_transpose_dbias_to_fp8(const ConstTensorRef& x_ref, const Fp8Output& out, const TensorRef& dbias,
-                                 const Workspace& workspace) {
-    detail::check_cast_transpose_dbias_arguments("tewb::kernels::host::cast_transpose_dbias_to_fp8", x_ref, out, dbias, workspace,
-                                                 cast_transpose_dbias_workspace_bytes(x_ref.rows, x_ref.cols));
+void cast_transpose_dbias_to_fp8(const Tensor& x_ref, const Tensor& out, const Tensor& dbias, const Workspace& workspace,
+                                 Stream) {
+    detail::check_cast_transpose_dbias("tewb::kernels::host::cast_transpose_dbias_to_fp8", x_ref, out, dbias, workspace);
     const void* x = x_ref.data;
     const DType dtype = x_ref.dtype;
     const std::size_t rows = x_ref.rows;
@@ -416,7 +424,7 @@ void cast_transpose_dbias_to_fp8(const ConstTensorRef& x_ref, const Fp8Output& o
     if (rows == 0 || cols == 0) return;
     const DbiasOrder order = dbias_order(x, dtype, rows, cols, out.data, out.transposed);
     auto* partial = static_cast<float*>(workspace.data);
-    combine_amax(out.amax, cast_transpose_all(x, dtype, rows, cols, *out.scale, out.data, out.transposed, out.type));
+    combine_amax(out.amax, cast_transpose_all(x, dtype, rows, cols, *out.scale, out.data, out.transposed, detail::fp8_type(out)));
     with_dtype(dtype, [&](auto tag) {
         constexpr DType kType = decltype(tag)::value;
         const std::size_t rows_per_chunk = (rows + order.chunks - 1) / order.chunks;
@@ -435,8 +443,13 @@ void cast_transpose_dbias_to_fp8(const ConstTensorRef& x_ref, const Fp8Output& o
     note_launches(detail::column_sum_launches((cols + order.tile - 1) / order.tile));
 }
 
-void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::size_t cols, void* out) {
-    detail::check_transpose_arguments("tewb::kernels::host::transpose", x, element_bytes, rows, cols, out);
+void transpose(const Tensor& x_in, const Tensor& out_in, Stream) {
+    detail::check_transpose("tewb::kernels::host::transpose", x_in, out_in);
+    const void* x = x_in.data;
+    void* out = out_in.data;
+    const std::size_t rows = x_in.rows;
+    const std::size_t cols = x_in.cols;
+    const std::size_t element_bytes = element_size(x_in.dtype);
     if (rows == 0 || cols == 0) return;
     switch (element_bytes) {
         case 1: transpose_typed<std::uint8_t>(x, rows, cols, out); break;
@@ -446,20 +459,19 @@ void transpose(const void* x, std::size_t element_bytes, std::size_t rows, std::
     detail::note_launch();
 }
 
-void block_cast_to_fp8(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,
-                       const BlockCastOutput& out) {
-    detail::check_block_cast_arguments("tewb::kernels::host::block_cast_to_fp8", x, dtype, rows, cols, block_rows, out);
+void block_cast_to_fp8(const Tensor& x, const Tensor& out_in, bool power_of_two, const Tensor& dbias,
+                       const Workspace& dbias_workspace, Stream) {
+    detail::check_block_cast("tewb::kernels::host::block_cast_to_fp8", x, out_in, dbias, dbias_workspace);
+    const std::size_t rows = x.rows;
+    const std::size_t cols = x.cols;
     if (rows == 0 || cols == 0) return;
-    detail::host_block_cast(x, dtype, rows, cols, block_rows, power_of_two, out);
+    const detail::BlockCastOutput out = detail::block_cast_output(out_in, dbias, dbias_workspace);
+    detail::host_block_cast(x.data, x.dtype, rows, cols, detail::block_rows(out_in), power_of_two, out);
     if (out.dbias == nullptr) {
         detail::note_launch();
         return;
     }
     note_launches(detail::column_sum_launches((cols + kBlockCols - 1) / kBlockCols));
-}
-
-std::size_t block_cast_dbias_workspace_bytes(std::size_t rows, std::size_t cols) {
-    return detail::block_cast_dbias_workspace(rows, cols);
 }
 
 }  // namespace tewb::kernels::host

@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "cast/cast_launch.h"
-#include "cast/cast_multi_arguments.h"
+#include "cast/cast_items.h"
 #include "common/check.h"
 #include "common/elementwise.cuh"
+#include "common/stream.cuh"
 #include "tewb_kernels/cast_multi.h"
 
 namespace tewb::kernels {
@@ -113,14 +113,15 @@ __global__ void __launch_bounds__(kThreads) cast_transpose_multi_kernel(const __
 
 }  // namespace
 
-void cast_transpose_multi_to_fp8(const CastTransposeItem* items, std::size_t count, cudaStream_t stream) {
+void cast_transpose_multi_to_fp8(const Tensor* x, const Tensor* out, std::size_t count, Stream on) {
     constexpr const char* call = "tewb::kernels::cast_transpose_multi_to_fp8";
-    const std::vector<CastTransposeItem> work = detail::checked_multi_items(call, items, count);
+    const std::vector<detail::CastTransposeItem> work = detail::checked_multi_items(call, x, out, count);
+    const cudaStream_t stream = detail::cuda_stream(on);
     for (const auto& [first, last] : detail::multi_launches(work)) {
         Batch batch{};
         unsigned tiles = 0;
         for (std::size_t i = first; i < last; ++i) {
-            const CastTransposeItem& w = work[i];
+            const detail::CastTransposeItem& w = work[i];
             batch.items[batch.count++] = {w.x,
                                           w.scale,
                                           static_cast<std::uint8_t*>(w.out),
@@ -137,13 +138,6 @@ void cast_transpose_multi_to_fp8(const CastTransposeItem* items, std::size_t cou
         cast_transpose_multi_kernel<<<tiles, kThreads, 0, stream>>>(batch);
         detail::check_last_launch(call);
     }
-}
-
-void block_cast_multi_to_fp8(const BlockCastItem* items, std::size_t count, DType dtype, int block_rows, bool power_of_two,
-                             cudaStream_t stream) {
-    const std::vector<BlockCastItem> work =
-        detail::checked_block_multi_items("tewb::kernels::block_cast_multi_to_fp8", items, count, dtype, block_rows);
-    detail::launch_block_cast_multi(work, dtype, block_rows, power_of_two, stream);
 }
 
 }  // namespace tewb::kernels

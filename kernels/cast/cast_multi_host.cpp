@@ -4,16 +4,19 @@
 #include <cstring>
 #include <vector>
 
-#include "cast/cast_host_detail.h"
-#include "cast/cast_multi_arguments.h"
+#include "cast/cast_items.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
-#include "tewb_kernels/host/cast_multi.h"
+#include "tewb_kernels/cast.h"
+#include "tewb_kernels/cast_multi.h"
 
 namespace tewb::kernels::host {
 
 namespace {
+
+using detail::BlockCastItem;
+using detail::CastTransposeItem;
 
 // One item: out row by row, its amax as the bits of max |x| (a NaN above inf), then the transposed copy.
 void cast_transpose_item(const CastTransposeItem& item) {
@@ -43,17 +46,21 @@ void cast_transpose_item(const CastTransposeItem& item) {
 
 }  // namespace
 
-void cast_transpose_multi_to_fp8(const CastTransposeItem* items, std::size_t count) {
+void cast_transpose_multi_to_fp8(const Tensor* x, const Tensor* out, std::size_t count, Stream) {
     const std::vector<CastTransposeItem> work =
-        detail::checked_multi_items("tewb::kernels::host::cast_transpose_multi_to_fp8", items, count);
+        detail::checked_multi_items("tewb::kernels::host::cast_transpose_multi_to_fp8", x, out, count);
     for (const CastTransposeItem& item : work) cast_transpose_item(item);
     for (std::size_t launch = 0; launch < detail::multi_launches(work).size(); ++launch) detail::note_launch();
 }
 
-void block_cast_multi_to_fp8(const BlockCastItem* items, std::size_t count, DType dtype, int block_rows, bool power_of_two) {
+void block_cast_multi_to_fp8(const Tensor* x, const Tensor* out, std::size_t count, bool power_of_two, Stream) {
     const std::vector<BlockCastItem> work =
-        detail::checked_block_multi_items("tewb::kernels::host::block_cast_multi_to_fp8", items, count, dtype, block_rows);
-    for (const BlockCastItem& item : work) detail::host_block_cast(item.x, dtype, item.rows, item.cols, block_rows, power_of_two, item.out);
+        detail::checked_block_multi_items("tewb::kernels::host::block_cast_multi_to_fp8", x, out, count);
+    if (work.empty()) return;
+    const int block_rows = detail::block_rows(out[0]);
+    for (const BlockCastItem& item : work) {
+        detail::host_block_cast(item.x, x[0].dtype, item.rows, item.cols, block_rows, power_of_two, item.out);
+    }
     for (std::size_t launch = 0; launch < detail::block_multi_launches(work).size(); ++launch) detail::note_launch();
 }
 

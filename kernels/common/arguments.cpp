@@ -36,6 +36,10 @@ void check_shape(std::string_view call, const ConstTensorRef& tensor, std::strin
     }
 }
 
+void check_shape(std::string_view call, const Tensor& tensor, std::string_view name, std::size_t rows, std::size_t cols) {
+    check_shape(call, ConstTensorRef{tensor.data, tensor.dtype, tensor.rows, tensor.cols}, name, rows, cols);
+}
+
 void check_same_dtype(std::string_view call, DType dtype, std::string_view name, DType like, std::string_view like_name) {
     if (dtype != like) {
         fail(call, std::string(name) + " has dtype " + std::string(to_string(dtype)) +

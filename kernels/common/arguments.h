@@ -21,6 +21,7 @@ void check_workspace(std::string_view call, const void* workspace, std::size_t w
                      std::string_view size_function);
 // `tensor` has the shape [rows, cols] the call's other arguments give it ("<name> is [r, c]; allowed: [rows, cols]").
 void check_shape(std::string_view call, const ConstTensorRef& tensor, std::string_view name, std::size_t rows, std::size_t cols);
+void check_shape(std::string_view call, const Tensor& tensor, std::string_view name, std::size_t rows, std::size_t cols);
 // `dtype` is `like`'s, the dtype of the tensor `like_name` ("<name> has dtype d; allowed: <like>, <like_name>'s").
 void check_same_dtype(std::string_view call, DType dtype, std::string_view name, DType like, std::string_view like_name);
 // An FP8 output: data and scale set, transposed (if any) distinct from data, amax aligned, known type.

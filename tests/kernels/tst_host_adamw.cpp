@@ -20,7 +20,7 @@
 #include "optimizer/adamw_math.h"
 #include "tewb_kernels/adamw_types.h"
 #include "tewb_kernels/host/adamw.h"
-#include "tewb_kernels/host/cast_multi.h"
+#include "tewb_kernels/cast_multi.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
 
@@ -177,9 +177,12 @@ struct Fp8Copies {
 Fp8Copies cast_of(const Fp8Copies& before, const std::vector<float>& x, std::size_t rows, std::size_t cols) {
     Fp8Copies expected = before;
     std::vector<std::uint8_t> transposed(x.size() + kGuard, kUntouchedByte);
-    const CastTransposeItem item{x.data(), DType::Float32, rows, cols, &expected.scale, expected.data.data(),
-                                 transposed.data(), expected.type, expected.with_amax ? &expected.amax : nullptr};
-    host::cast_transpose_multi_to_fp8(&item, 1);
+    const Tensor in = input(x.data(), DType::Float32, rows, cols);
+    Tensor out = input(expected.data.data(), fp8_dtype(expected.type), rows, cols);
+    out.transposed = transposed.data();
+    out.scale = &expected.scale;
+    out.amax = expected.with_amax ? &expected.amax : nullptr;
+    host::cast_transpose_multi_to_fp8(&in, &out, 1, {});
     if (!expected.transposed.empty()) expected.transposed = transposed;
     return expected;
 }

@@ -1,4 +1,4 @@
-// host::cast_dbias (tewb_kernels/host/cast.h): a Linear's output gradient cast to its GEMMs' dtype and its bias
+// host::cast_dbias (tewb_kernels/cast.h): a Linear's output gradient cast to its GEMMs' dtype and its bias
 // gradient in one pass. Against references written here: the cast from bfloat16's definition (nearest, ties to
 // even, NaN to 0x7fff), the sums by walking the kernel's threads in their documented order (bit for bit, partial
 // rows included) and in double (close). Odd shapes, chunks that wrap, NaN and infinities, every dtype pairing,
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/host_numbers.h"
-#include "tewb_kernels/host/cast.h"
+#include "tewb_kernels/cast.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
 
@@ -71,8 +71,8 @@ struct Matrix {
             values[i] = bits_float(static_cast<std::uint32_t>(h) << 16);
         }
     }
-    ConstTensorRef cref() const { return {data, dtype, rows, cols}; }
-    TensorRef ref() { return {data, dtype, rows, cols}; }
+    Tensor cref() const { return input(data, dtype, rows, cols); }
+    Tensor ref() { return input(data, dtype, rows, cols); }
 };
 
 // Normal values of mixed magnitudes, with NaN and infinities in a few columns when asked.
@@ -135,11 +135,11 @@ class TestHostCastDbias : public QObject {
 
 private Q_SLOTS:
     void workspaceHoldsOnePartialRowPerBlockRow() {
-        QCOMPARE(host::cast_dbias_workspace_bytes(1, 768), std::size_t{1 * 768 * 4});
-        QCOMPARE(host::cast_dbias_workspace_bytes(8, 768), std::size_t{1 * 768 * 4});
-        QCOMPARE(host::cast_dbias_workspace_bytes(9, 768), std::size_t{2 * 768 * 4});
-        QCOMPARE(host::cast_dbias_workspace_bytes(3072, 768), std::size_t{128 * 768 * 4});
-        QCOMPARE(host::cast_dbias_workspace_bytes(0, 5), std::size_t{1 * 5 * 4});
+        QCOMPARE(cast_dbias_workspace_bytes(1, 768), std::size_t{1 * 768 * 4});
+        QCOMPARE(cast_dbias_workspace_bytes(8, 768), std::size_t{1 * 768 * 4});
+        QCOMPARE(cast_dbias_workspace_bytes(9, 768), std::size_t{2 * 768 * 4});
+        QCOMPARE(cast_dbias_workspace_bytes(3072, 768), std::size_t{128 * 768 * 4});
+        QCOMPARE(cast_dbias_workspace_bytes(0, 5), std::size_t{1 * 5 * 4});
     }
 
     void castAndSumsMatchTheKernelOrderBitForBit() {
@@ -155,12 +155,12 @@ private Q_SLOTS:
                         fill(x, seed++, /*specials=*/rows < 3072);
                         const DType out_dtype = out_kind == 2 ? DType::BFloat16 : DType::Float32;
                         Matrix out(out_dtype, rows, cols);
-                        TensorRef out_ref = out.ref();
-                        if (out_kind == 0) out_ref = TensorRef{};
+                        Tensor out_ref = out.ref();
+                        if (out_kind == 0) out_ref = Tensor{};
                         Matrix dbias(dbias_dtype, 1, cols);
-                        std::vector<unsigned char> workspace(host::cast_dbias_workspace_bytes(rows, cols));
+                        std::vector<unsigned char> workspace(cast_dbias_workspace_bytes(rows, cols));
                         const std::uint64_t launches = launch_count();
-                        host::cast_dbias(x.cref(), out_ref, dbias.ref(), {workspace.data(), workspace.size()});
+                        host::cast_dbias(x.cref(), out_ref, dbias.ref(), {workspace.data(), workspace.size()}, {});
                         const std::string what = std::string(to_string(in)) + " -> " +
                                                  (out_kind == 0 ? "none" : std::string(to_string(out_dtype))) + ", dbias " +
                                                  std::string(to_string(dbias_dtype)) + ", " + shape_of(rows, cols);
@@ -227,9 +227,9 @@ private Q_SLOTS:
         x.set(7, -std::numeric_limits<float>::infinity());
         Matrix dbias(DType::Float32, 1, 4);
         Matrix dbias16(DType::BFloat16, 1, 4);
-        std::vector<unsigned char> workspace(host::cast_dbias_workspace_bytes(2, 4));
-        host::cast_dbias(x.cref(), TensorRef{}, dbias.ref(), {workspace.data(), workspace.size()});
-        host::cast_dbias(x.cref(), TensorRef{}, dbias16.ref(), {workspace.data(), workspace.size()});
+        std::vector<unsigned char> workspace(cast_dbias_workspace_bytes(2, 4));
+        host::cast_dbias(x.cref(), Tensor{}, dbias.ref(), {workspace.data(), workspace.size()}, {});
+        host::cast_dbias(x.cref(), Tensor{}, dbias16.ref(), {workspace.data(), workspace.size()}, {});
         float got[4];
         std::memcpy(got, dbias.data, sizeof got);
         QCOMPARE(got[0], 2.0f);
@@ -249,9 +249,9 @@ private Q_SLOTS:
         for (std::size_t i = 0; i < 2 * cols; ++i) x.set(i, static_cast<float>(i % 5) - 2.0f);
         Matrix out(DType::BFloat16, 2, cols);
         Matrix dbias(DType::Float32, 1, cols);
-        std::vector<unsigned char> workspace(host::cast_dbias_workspace_bytes(2, cols));
+        std::vector<unsigned char> workspace(cast_dbias_workspace_bytes(2, cols));
         const std::uint64_t launches = launch_count();
-        host::cast_dbias(x.cref(), out.ref(), dbias.ref(), {workspace.data(), workspace.size()});
+        host::cast_dbias(x.cref(), out.ref(), dbias.ref(), {workspace.data(), workspace.size()}, {});
         QCOMPARE(launch_count(), launches + 2);
         const Sums want = reference_sums(x);
         QVERIFY(std::memcmp(dbias.data, want.total.data(), cols * 4) == 0);
@@ -262,12 +262,12 @@ private Q_SLOTS:
         Matrix x(DType::Float32, 4, 8);
         Matrix out(DType::BFloat16, 4, 8);
         Matrix dbias(DType::Float32, 1, 8);
-        std::vector<unsigned char> workspace(host::cast_dbias_workspace_bytes(4, 8));
+        std::vector<unsigned char> workspace(cast_dbias_workspace_bytes(4, 8));
         const Workspace ws{workspace.data(), workspace.size()};
-        const auto refused = [&](const ConstTensorRef& in, const TensorRef& o, const TensorRef& d, const Workspace& w,
+        const auto refused = [&](const Tensor& in, const Tensor& o, const Tensor& d, const Workspace& w,
                                  const char* expected) {
             try {
-                host::cast_dbias(in, o, d, w);
+                host::cast_dbias(in, o, d, w, {});
             } catch (const KernelError& e) {
                 const std::string message = e.what();
                 return message.find("tewb::kernels::host::cast_dbias") != std::string::npos &&
@@ -287,14 +287,14 @@ private Q_SLOTS:
         QVERIFY(refused(x.cref(), out.ref(), {out.data + 2, DType::Float32, 1, 8}, ws, "out and dbias overlap"));
         QVERIFY(refused(x.cref(), out.ref(), {workspace.data() + 4, DType::Float32, 1, 8}, ws, "dbias and the workspace overlap"));
         // The kernel's int indices: a row group and a column tile of room below INT_MAX.
-        QVERIFY(refused({x.data, DType::Float32, 2147483647, 8}, TensorRef{}, dbias.ref(), ws, "rows at most 2147483639"));
-        QVERIFY(refused({x.data, DType::Float32, 4, 2147483600}, TensorRef{}, {dbias.data, DType::Float32, 1, 2147483600}, ws,
+        QVERIFY(refused({x.data, DType::Float32, 2147483647, 8}, Tensor{}, dbias.ref(), ws, "rows at most 2147483639"));
+        QVERIFY(refused({x.data, DType::Float32, 4, 2147483600}, Tensor{}, {dbias.data, DType::Float32, 1, 2147483600}, ws,
                         "cols at most 2147483519"));
         QVERIFY(refused({nullptr, DType::Float32, 4, 8}, out.ref(), dbias.ref(), ws, "x"));
         QVERIFY(refused(x.cref(), out.ref(), {nullptr, DType::Float32, 1, 8}, ws, "dbias"));
         // Nothing to do: passes without touching anything, and counts no launch.
         const std::uint64_t launches = launch_count();
-        host::cast_dbias({nullptr, DType::Float32, 0, 8}, TensorRef{}, {dbias.data, DType::Float32, 1, 8}, Workspace{});
+        host::cast_dbias({nullptr, DType::Float32, 0, 8}, Tensor{}, {dbias.data, DType::Float32, 1, 8}, Workspace{}, {});
         QCOMPARE(launch_count(), launches);
     }
 };

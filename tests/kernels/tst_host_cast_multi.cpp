@@ -1,4 +1,4 @@
-// The multi-tensor casts (tewb_kernels/host/cast_multi.h): every item bit for bit what the single cast
+// The multi-tensor casts (tewb_kernels/cast_multi.h): every item bit for bit what the single cast
 // (host::cast_transpose_to_fp8, host::block_cast_to_fp8) gives it alone (values, transposed copy, scales,
 // amax combined into what the entry held), one launch per 64 items, empty items skipped, and bad items
 // refused naming their index.
@@ -13,14 +13,36 @@
 
 #include "common/host_numbers.h"
 #include "tewb_kernels/gemm_types.h"
-#include "tewb_kernels/host/cast.h"
-#include "tewb_kernels/host/cast_multi.h"
+#include "cast_calls.h"
+#include "tewb_kernels/cast.h"
+#include "tewb_kernels/cast_multi.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
 
 using namespace tewb::kernels;
+namespace calls = tewb::test::calls;
+using calls::BlockCastOutput;
 
 namespace {
+
+// One tensor of a multi-tensor cast: its input and where its cast goes.
+struct Item {
+    Tensor x;
+    Tensor out;
+};
+
+// The multi-tensor entry points over a list of items (two arrays, as they take them).
+void cast_multi(const std::vector<Item>& items) {
+    std::vector<Tensor> x, out;
+    for (const Item& item : items) x.push_back(item.x), out.push_back(item.out);
+    host::cast_transpose_multi_to_fp8(x.data(), out.data(), items.size(), {});
+}
+
+void block_cast_multi(const std::vector<Item>& items, bool power_of_two) {
+    std::vector<Tensor> x, out;
+    for (const Item& item : items) x.push_back(item.x), out.push_back(item.out);
+    host::block_cast_multi_to_fp8(x.data(), out.data(), items.size(), power_of_two, {});
+}
 
 struct Buffer {
     std::size_t rows = 0;
@@ -33,10 +55,14 @@ struct Buffer {
     std::vector<std::uint8_t> out;
     std::vector<std::uint8_t> out_t;
 
-    CastTransposeItem item() {
+    Item item() {
         out.assign(rows * cols, 0xaa);
         out_t.assign(rows * cols, 0xaa);
-        return {x.data(), dtype, rows, cols, &scale, out.data(), out_t.data(), type, &amax};
+        Tensor o = input(out.data(), fp8_dtype(type), rows, cols);
+        o.transposed = out_t.data();
+        o.scale = &scale;
+        o.amax = &amax;
+        return {input(x.data(), dtype, rows, cols), o};
     }
 };
 
@@ -79,7 +105,7 @@ Expected alone(const Buffer& t) {
     e.out.assign(t.rows * t.cols, 0);
     e.out_t.assign(t.rows * t.cols, 0);
     e.amax = t.amax;
-    host::cast_transpose_to_fp8(t.x.data(), t.dtype, t.rows, t.cols, &t.scale, e.out.data(), e.out_t.data(), t.type, &e.amax);
+    calls::cast_transpose_to_fp8(t.x.data(), t.dtype, t.rows, t.cols, &t.scale, e.out.data(), e.out_t.data(), t.type, &e.amax);
     return e;
 }
 
@@ -109,6 +135,9 @@ struct BlockOutputs {
         out.type = type;
         return out;
     }
+
+    // The outputs as block_cast_multi_to_fp8 takes them for x [rows, cols] in 128 x 128 blocks.
+    Tensor tensor(std::size_t rows, std::size_t cols) { return calls::block_out(view(Fp8Type::E4M3), rows, cols, 128); }
 };
 
 bool same_floats(const std::vector<float>& a, const std::vector<float>& b) {
@@ -139,10 +168,10 @@ private Q_SLOTS:
         tensors[1].amax = 1000.0f;
         std::vector<Expected> expected;
         for (const Buffer& t : tensors) expected.push_back(alone(t));
-        std::vector<CastTransposeItem> items;
+        std::vector<Item> items;
         for (Buffer& t : tensors) items.push_back(t.item());
         const std::uint64_t before = launch_count();
-        host::cast_transpose_multi_to_fp8(items.data(), items.size());
+        cast_multi(items);
         QCOMPARE(launch_count() - before, std::uint64_t{1});
         for (std::size_t i = 0; i < tensors.size(); ++i) {
             QVERIFY2(tensors[i].out == expected[i].out, qPrintable(QStringLiteral("item %1: data").arg(i)));
@@ -178,10 +207,10 @@ private Q_SLOTS:
         for (int i = 0; i < items; ++i) tensors.push_back(random_tensor(rng, 3, 5, DType::Float32, Fp8Type::E4M3, 1.0f));
         for (int i = 0; i < empty; ++i) tensors.push_back(random_tensor(rng, i % 2 == 0 ? 0 : 4, i % 2 == 0 ? 4 : 0, DType::Float32,
                                                                         Fp8Type::E4M3, 1.0f));
-        std::vector<CastTransposeItem> list;
+        std::vector<Item> list;
         for (Buffer& t : tensors) list.push_back(t.item());
         const std::uint64_t before = launch_count();
-        host::cast_transpose_multi_to_fp8(list.data(), list.size());
+        cast_multi(list);
         QCOMPARE(launch_count() - before, static_cast<std::uint64_t>(launches));
         for (int i = 0; i < items; ++i) QVERIFY(tensors[i].out == alone(tensors[i]).out);
     }
@@ -191,24 +220,24 @@ private Q_SLOTS:
         std::mt19937 rng(3);
         Buffer good = random_tensor(rng, 4, 4, DType::Float32, Fp8Type::E4M3, 1.0f);
         Buffer bad = random_tensor(rng, 4, 4, DType::Float32, Fp8Type::E4M3, 1.0f);
-        std::vector<CastTransposeItem> items{good.item(), bad.item()};
-        items[1].scale = nullptr;
+        std::vector<Item> items{good.item(), bad.item()};
+        items[1].out.scale = nullptr;
         const std::uint64_t before = launch_count();
         try {
-            host::cast_transpose_multi_to_fp8(items.data(), items.size());
+            cast_multi(items);
             QFAIL("a null scale was accepted");
         } catch (const KernelError& e) {
-            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("(item 1)")), e.what());
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("(tensor 1): out.scale is a null pointer")), e.what());
         }
         QCOMPARE(launch_count(), before);
         QVERIFY(good.out == std::vector<std::uint8_t>(16, 0xaa));
         try {
-            host::cast_transpose_multi_to_fp8(nullptr, 2);
+            host::cast_transpose_multi_to_fp8(nullptr, nullptr, 2, {});
             QFAIL("null items were accepted");
         } catch (const KernelError& e) {
-            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("items is null")), e.what());
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("x or out is null with count 2")), e.what());
         }
-        host::cast_transpose_multi_to_fp8(nullptr, 0);  // nothing to do
+        host::cast_transpose_multi_to_fp8(nullptr, nullptr, 0, {});  // nothing to do
     }
 
     // The weights' block cast under Float8BlockScaling (128 x 128 blocks): ragged shapes, float32 and bfloat16,
@@ -230,18 +259,19 @@ private Q_SLOTS:
         for (const auto& [rows, cols] : shapes) tensors.push_back(random_tensor(rng, rows, cols, type, Fp8Type::E4M3, 1.0f));
         if (type == DType::Float32) put(tensors[1], 77, std::numeric_limits<float>::quiet_NaN());
         std::vector<BlockOutputs> alone, together;
-        std::vector<BlockCastItem> items;
+        std::vector<Item> items;
         for (Buffer& t : tensors) {
             alone.emplace_back(t.rows, t.cols);
             together.emplace_back(t.rows, t.cols);
         }
         for (std::size_t i = 0; i < tensors.size(); ++i) {
-            host::block_cast_to_fp8(tensors[i].x.data(), type, tensors[i].rows, tensors[i].cols, 128, power_of_two,
-                                    alone[i].view(Fp8Type::E4M3));
-            items.push_back({tensors[i].x.data(), tensors[i].rows, tensors[i].cols, together[i].view(Fp8Type::E4M3)});
+            calls::block_cast_to_fp8(tensors[i].x.data(), type, tensors[i].rows, tensors[i].cols, 128, power_of_two,
+                                     alone[i].view(Fp8Type::E4M3));
+            items.push_back({input(tensors[i].x.data(), type, tensors[i].rows, tensors[i].cols),
+                             together[i].tensor(tensors[i].rows, tensors[i].cols)});
         }
         const std::uint64_t before = launch_count();
-        host::block_cast_multi_to_fp8(items.data(), items.size(), type, 128, power_of_two);
+        block_cast_multi(items, power_of_two);
         QCOMPARE(launch_count() - before, std::uint64_t{1});
         for (std::size_t i = 0; i < tensors.size(); ++i) {
             const QByteArray item = QByteArray::number(static_cast<qulonglong>(i));
@@ -254,35 +284,39 @@ private Q_SLOTS:
         if (type == DType::Float32) QVERIFY(std::isnan(together[1].amax));
     }
 
-    // Block items: a bias gradient, bad block shapes and bad items are refused before anything runs.
+    // Block items: a per-tensor scale layout, mixed dtypes or block shapes and bad items are refused before anything
+    // runs, naming the tensor.
     void badBlockItemsAreRefused() {
         std::mt19937 rng(2);
         Buffer t = random_tensor(rng, 128, 128, DType::Float32, Fp8Type::E4M3, 1.0f);
+        Buffer half = random_tensor(rng, 128, 128, DType::BFloat16, Fp8Type::E4M3, 1.0f);
         BlockOutputs outputs(128, 128);
-        std::vector<float> dbias(128);
-        std::vector<float> workspace(128);
-        BlockCastItem item{t.x.data(), 128, 128, outputs.view(Fp8Type::E4M3)};
+        BlockOutputs second(128, 128);
+        const Item item{input(t.x.data(), DType::Float32, 128, 128), outputs.tensor(128, 128)};
         const std::uint64_t before = launch_count();
-        const auto refused = [&](BlockCastItem bad, int block_rows, const char* expected) {
+        const auto refused = [&](const std::vector<Item>& items, const char* expected) {
             try {
-                host::block_cast_multi_to_fp8(&bad, 1, DType::Float32, block_rows, true);
+                block_cast_multi(items, true);
                 return QStringLiteral("no error");
             } catch (const KernelError& e) {
                 const QString message = QString::fromUtf8(e.what());
-                return message.contains(QLatin1String(expected)) && message.contains(QStringLiteral("(item 0)")) ? QString() : message;
+                return message.contains(QLatin1String(expected)) ? QString() : message;
             }
         };
-        BlockCastItem with_dbias = item;
-        with_dbias.out.dbias = dbias.data();
-        with_dbias.out.dbias_workspace = workspace.data();
-        with_dbias.out.dbias_workspace_bytes = workspace.size() * sizeof(float);
-        QCOMPARE(refused(with_dbias, 128, "dbias"), QString());
-        QCOMPARE(refused(item, 64, "block_rows = 64"), QString());
-        BlockCastItem no_data = item;
+        Item per_tensor = item;
+        per_tensor.out.scale_mode = ScaleMode::Tensor;
+        QCOMPARE(refused({per_tensor}, "(tensor 0): out.scale_mode is per tensor"), QString());
+        const Item other_dtype{input(half.x.data(), DType::BFloat16, 128, 128), second.tensor(128, 128)};
+        QCOMPARE(refused({item, other_dtype}, "(tensor 1): x has dtype bfloat16; allowed: float32, tensor 0's"), QString());
+        Item other_blocks{input(t.x.data(), DType::Float32, 128, 128), second.tensor(128, 128)};
+        other_blocks.out.scale_mode = ScaleMode::Block1x128;
+        QCOMPARE(refused({item, other_blocks}, "(tensor 1): out.scale_mode differs from tensor 0's"), QString());
+        Item no_data = item;
         no_data.out.data = nullptr;
-        QVERIFY(!refused(no_data, 128, "").contains(QStringLiteral("no error")));
+        QCOMPARE(refused({no_data}, "(tensor 0): out is a null pointer"), QString());
         QCOMPARE(launch_count(), before);
         QVERIFY(outputs.data == std::vector<std::uint8_t>(128 * 128, 0xaa));
+        QVERIFY(second.data == std::vector<std::uint8_t>(128 * 128, 0xaa));
     }
 };
 

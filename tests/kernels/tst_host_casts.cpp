@@ -20,12 +20,15 @@
 #include "common/host_numbers.h"
 #include "tewb_kernels/amax.h"
 #include "kernel_tensors.h"
-#include "tewb_kernels/host/cast.h"
+#include "cast_calls.h"
+#include "tewb_kernels/cast.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
 
 using namespace tewb::kernels;
 using tewb::test::with_amax;
+namespace calls = tewb::test::calls;
+using calls::BlockCastOutput;
 
 namespace {
 
@@ -436,7 +439,7 @@ private Q_SLOTS:
                         std::vector<std::uint8_t> out(n, 0xaa);
                         float amax = 0.0f;
                         const std::uint64_t launches = launch_count();
-                        host::cast_to_fp8(x.data(), dtype, n, &scale, out.data(), type, &amax);
+                        calls::cast_to_fp8(x.data(), dtype, n, &scale, out.data(), type, &amax);
                         QCOMPARE(launch_count(), launches + 1);
                         const std::string what = "cast_to_fp8 " + describe(dtype) + " n=" + std::to_string(n);
                         CHECKED(check_cast(x.values, out.data(), scale, type, what));
@@ -455,13 +458,13 @@ private Q_SLOTS:
             const float scale = 3.5f;
             std::vector<std::uint8_t> out(n, 0);
             float amax = 0.0f;
-            host::cast_to_fp8(x.data(), dtype, n, &scale, out.data(), Fp8Type::E4M3, &amax);
+            calls::cast_to_fp8(x.data(), dtype, n, &scale, out.data(), Fp8Type::E4M3, &amax);
             CHECKED(check_cast(x.values, out.data(), scale, Fp8Type::E4M3, "cast_to_fp8 large " + describe(dtype)));
             CHECKED(check_amax(amax, reference_amax(x.values, 0, n), "cast_to_fp8 large " + describe(dtype)));
             // Without the specials: amax is finite, and the largest |x| wherever it falls.
             const Input finite = make_finite_input(dtype, n, 78);
             amax = 0.0f;
-            host::cast_to_fp8(finite.data(), dtype, n, &scale, out.data(), Fp8Type::E5M2, &amax);
+            calls::cast_to_fp8(finite.data(), dtype, n, &scale, out.data(), Fp8Type::E5M2, &amax);
             CHECKED(check_cast(finite.values, out.data(), scale, Fp8Type::E5M2, "cast_to_fp8 large finite " + describe(dtype)));
             QVERIFY(std::isfinite(amax));
             CHECKED(check_amax(amax, reference_amax(finite.values, 0, n), "cast_to_fp8 large finite " + describe(dtype)));
@@ -476,35 +479,35 @@ private Q_SLOTS:
         QVERIFY(largest > 0.0f);
 
         float amax = 0.0f;  // an empty staging entry takes the cast's amax
-        host::cast_to_fp8(finite.data(), DType::Float32, 64, &scale, out.data(), Fp8Type::E4M3, &amax);
+        calls::cast_to_fp8(finite.data(), DType::Float32, 64, &scale, out.data(), Fp8Type::E4M3, &amax);
         QCOMPARE(bits_of(amax), bits_of(largest));
 
         amax = 1e9f;  // a larger one already there stays
-        host::cast_to_fp8(finite.data(), DType::Float32, 64, &scale, out.data(), Fp8Type::E4M3, &amax);
+        calls::cast_to_fp8(finite.data(), DType::Float32, 64, &scale, out.data(), Fp8Type::E4M3, &amax);
         QCOMPARE(amax, 1e9f);
 
         amax = largest / 2;  // a smaller one is replaced
-        host::cast_to_fp8(finite.data(), DType::Float32, 64, &scale, out.data(), Fp8Type::E4M3, &amax);
+        calls::cast_to_fp8(finite.data(), DType::Float32, 64, &scale, out.data(), Fp8Type::E4M3, &amax);
         QCOMPARE(bits_of(amax), bits_of(largest));
 
         amax = float_of(0x7fc00000u);  // a NaN already there stays (its bits rank above any |x|)
-        host::cast_to_fp8(finite.data(), DType::Float32, 64, &scale, out.data(), Fp8Type::E4M3, &amax);
+        calls::cast_to_fp8(finite.data(), DType::Float32, 64, &scale, out.data(), Fp8Type::E4M3, &amax);
         QCOMPARE(bits_of(amax), 0x7fc00000u);
 
         Input with_nan = make_finite_input(DType::Float32, 64, 5);
         with_nan.set_pattern(40, 0xffc00123u);  // -NaN: |x| is 0x7fc00123
         amax = 1e9f;                            // a NaN in x wins over any number
-        host::cast_to_fp8(with_nan.data(), DType::Float32, 64, &scale, out.data(), Fp8Type::E4M3, &amax);
+        calls::cast_to_fp8(with_nan.data(), DType::Float32, 64, &scale, out.data(), Fp8Type::E4M3, &amax);
         QCOMPARE(bits_of(amax), 0x7fc00123u);
 
         Input with_inf = make_finite_input(DType::BFloat16, 64, 6);
         with_inf.set_pattern(0, 0xff80u);  // -inf: amax is +inf
         amax = 1e9f;
-        host::cast_to_fp8(with_inf.data(), DType::BFloat16, 64, &scale, out.data(), Fp8Type::E5M2, &amax);
+        calls::cast_to_fp8(with_inf.data(), DType::BFloat16, 64, &scale, out.data(), Fp8Type::E5M2, &amax);
         QCOMPARE(bits_of(amax), 0x7f800000u);
 
         // No amax: the cast alone.
-        host::cast_to_fp8(with_nan.data(), DType::Float32, 64, &scale, out.data(), Fp8Type::E4M3, nullptr);
+        calls::cast_to_fp8(with_nan.data(), DType::Float32, 64, &scale, out.data(), Fp8Type::E4M3, nullptr);
         CHECKED(check_cast(with_nan.values, out.data(), scale, Fp8Type::E4M3, "cast_to_fp8 without amax"));
     }
 
@@ -521,7 +524,7 @@ private Q_SLOTS:
                     std::vector<std::uint8_t> out_t(rows * cols, 0xaa);
                     float amax = 0.0f;
                     const std::uint64_t launches = launch_count();
-                    host::cast_transpose_to_fp8(x.data(), dtype, rows, cols, &scale, out.data(), out_t.data(), type, &amax);
+                    calls::cast_transpose_to_fp8(x.data(), dtype, rows, cols, &scale, out.data(), out_t.data(), type, &amax);
                     QCOMPARE(launch_count(), launches + 1);
                     const std::string what =
                         "cast_transpose " + describe(dtype) + " " + std::to_string(rows) + "x" + std::to_string(cols);
@@ -541,13 +544,13 @@ private Q_SLOTS:
     }
 
     void dbiasWorkspaceBytesAsTheKernels() {
-        QCOMPARE(host::cast_transpose_dbias_workspace_bytes(10, 768), std::size_t{1 * 768 * 4});
-        QCOMPARE(host::cast_transpose_dbias_workspace_bytes(100, 768), std::size_t{4 * 768 * 4});
-        QCOMPARE(host::cast_transpose_dbias_workspace_bytes(3072, 768), std::size_t{64 * 768 * 4});
-        QCOMPARE(host::cast_transpose_dbias_workspace_bytes(2049, 5), std::size_t{64 * 5 * 4});
-        QCOMPARE(host::cast_transpose_dbias_workspace_bytes(32, 5), std::size_t{1 * 5 * 4});
-        QCOMPARE(host::cast_transpose_dbias_workspace_bytes(33, 5), std::size_t{2 * 5 * 4});
-        QCOMPARE(host::cast_transpose_dbias_workspace_bytes(0, 5), std::size_t{1 * 5 * 4});
+        QCOMPARE(cast_transpose_dbias_workspace_bytes(10, 768), std::size_t{1 * 768 * 4});
+        QCOMPARE(cast_transpose_dbias_workspace_bytes(100, 768), std::size_t{4 * 768 * 4});
+        QCOMPARE(cast_transpose_dbias_workspace_bytes(3072, 768), std::size_t{64 * 768 * 4});
+        QCOMPARE(cast_transpose_dbias_workspace_bytes(2049, 5), std::size_t{64 * 5 * 4});
+        QCOMPARE(cast_transpose_dbias_workspace_bytes(32, 5), std::size_t{1 * 5 * 4});
+        QCOMPARE(cast_transpose_dbias_workspace_bytes(33, 5), std::size_t{2 * 5 * 4});
+        QCOMPARE(cast_transpose_dbias_workspace_bytes(0, 5), std::size_t{1 * 5 * 4});
     }
 
     void dbiasMatchesTheKernelOrderBitForBit() {
@@ -564,14 +567,14 @@ private Q_SLOTS:
                         const std::size_t n = rows * cols;
                         const Input x = make_finite_input(dtype, n, seed++, offset);
                         Buffer out(n), out_t(n);
-                        const std::size_t workspace_bytes = host::cast_transpose_dbias_workspace_bytes(rows, cols);
+                        const std::size_t workspace_bytes = cast_transpose_dbias_workspace_bytes(rows, cols);
                         Buffer workspace(workspace_bytes);
                         Buffer dbias(cols * 4);
                         const float scale = 0.5f;
                         float amax = 0.0f;
                         const std::uint64_t launches = launch_count();
-                        host::cast_transpose_dbias_to_fp8(
-                            {x.data(), dtype, rows, cols}, Fp8Output{out.data(), out_t.data(), &scale, &amax, Fp8Type::E5M2},
+                        calls::cast_transpose_dbias_to_fp8(
+                            {x.data(), dtype, rows, cols}, calls::Fp8Out{out.data(), out_t.data(), &scale, &amax, Fp8Type::E5M2},
                             {dbias.data(), dbias_dtype, 1, cols}, {workspace.data(), workspace_bytes});
                         QCOMPARE(launch_count(), launches + 1);  // the column sums finished in the same launch
                         const std::string what = "dbias " + describe(dtype) + " into " + describe(dbias_dtype) + " " +
@@ -654,13 +657,13 @@ private Q_SLOTS:
             for (std::size_t c = 0; c < cols; ++c) differing += bits_of(wide_sums.sum[c]) != bits_of(narrow_sums.sum[c]) ? 1 : 0;
             QVERIFY2(differing > 0, "the two kernel orders give the same sums: this input cannot tell them apart");
 
-            const std::size_t workspace_bytes = host::cast_transpose_dbias_workspace_bytes(rows, cols);
+            const std::size_t workspace_bytes = cast_transpose_dbias_workspace_bytes(rows, cols);
             Buffer workspace(workspace_bytes);
             const float scale = 1.0f;
             for (const auto& [input, want] : {std::pair{&aligned, &wide_sums}, std::pair{&shifted, &narrow_sums}}) {
                 std::vector<float> dbias(cols);
-                host::cast_transpose_dbias_to_fp8({input->data(), dtype, rows, cols},
-                                                  Fp8Output{out.data(), out_t.data(), &scale, nullptr, Fp8Type::E4M3},
+                calls::cast_transpose_dbias_to_fp8({input->data(), dtype, rows, cols},
+                                                  calls::Fp8Out{out.data(), out_t.data(), &scale, nullptr, Fp8Type::E4M3},
                                                   {dbias.data(), DType::Float32, 1, cols}, {workspace.data(), workspace_bytes});
                 for (std::size_t c = 0; c < cols; ++c) QCOMPARE(bits_of(dbias[c]), bits_of(want->sum[c]));
             }
@@ -668,8 +671,8 @@ private Q_SLOTS:
             Buffer odd_out_t(rows * cols + 8, 1);
             QCOMPARE(gpu_order(dtype, rows, cols, aligned.data(), out.data(), odd_out_t.data()).tile, std::size_t{32});
             std::vector<float> dbias(cols);
-            host::cast_transpose_dbias_to_fp8({aligned.data(), dtype, rows, cols},
-                                              Fp8Output{out.data(), odd_out_t.data(), &scale, nullptr, Fp8Type::E4M3},
+            calls::cast_transpose_dbias_to_fp8({aligned.data(), dtype, rows, cols},
+                                              calls::Fp8Out{out.data(), odd_out_t.data(), &scale, nullptr, Fp8Type::E4M3},
                                               {dbias.data(), DType::Float32, 1, cols}, {workspace.data(), workspace_bytes});
             const Dbias aligned_narrow = reference_dbias(aligned.values, rows, cols, narrow);
             for (std::size_t c = 0; c < cols; ++c) QCOMPARE(bits_of(dbias[c]), bits_of(aligned_narrow.sum[c]));
@@ -686,12 +689,12 @@ private Q_SLOTS:
             x.set_pattern(3 * cols + 1, 0x7f800000u);
             x.set_pattern(37 * cols + 1, 0xff800000u);
             x.set_pattern(20 * cols + 2, 0x7f800000u);
-            const std::size_t workspace_bytes = host::cast_transpose_dbias_workspace_bytes(rows, cols);
+            const std::size_t workspace_bytes = cast_transpose_dbias_workspace_bytes(rows, cols);
             Buffer workspace(workspace_bytes), out(rows * cols), out_t(rows * cols), dbias(cols * 4);
             const float scale = 1.0f;
             float amax = 0.0f;
-            host::cast_transpose_dbias_to_fp8({x.data(), DType::Float32, rows, cols},
-                                              Fp8Output{out.data(), out_t.data(), &scale, &amax, Fp8Type::E4M3},
+            calls::cast_transpose_dbias_to_fp8({x.data(), DType::Float32, rows, cols},
+                                              calls::Fp8Out{out.data(), out_t.data(), &scale, &amax, Fp8Type::E4M3},
                                               {dbias.data(), dbias_dtype, 1, cols}, {workspace.data(), workspace_bytes});
             QCOMPARE(bits_of(amax), 0x7fc00007u);
             const Dbias want =
@@ -718,11 +721,11 @@ private Q_SLOTS:
         Input halves = make_finite_input(DType::Float16, 64 * 2, 43);
         halves.set_pattern(1 * 2 + 1, 0x7c00u);
         halves.set_pattern(40 * 2 + 1, 0xfc00u);
-        const std::size_t workspace_bytes = host::cast_transpose_dbias_workspace_bytes(64, 2);
+        const std::size_t workspace_bytes = cast_transpose_dbias_workspace_bytes(64, 2);
         Buffer workspace(workspace_bytes), out(128), out_t(128), dbias(8);
         const float scale = 1.0f;
-        host::cast_transpose_dbias_to_fp8({halves.data(), DType::Float16, 64, 2},
-                                          Fp8Output{out.data(), out_t.data(), &scale, nullptr, Fp8Type::E4M3},
+        calls::cast_transpose_dbias_to_fp8({halves.data(), DType::Float16, 64, 2},
+                                          calls::Fp8Out{out.data(), out_t.data(), &scale, nullptr, Fp8Type::E4M3},
                                           {dbias.data(), DType::Float32, 1, 2}, {workspace.data(), workspace_bytes});
         const auto* partial = reinterpret_cast<const float*>(workspace.data());
         QCOMPARE(bits_of(partial[1]), 0x7f800000u);
@@ -740,7 +743,7 @@ private Q_SLOTS:
                 for (unsigned char& b : x) b = static_cast<unsigned char>(random());
                 Buffer out(rows * cols * element_bytes);
                 const std::uint64_t launches = launch_count();
-                host::transpose(x.data(), element_bytes, rows, cols, out.data());
+                calls::transpose(x.data(), element_bytes, rows, cols, out.data());
                 QCOMPARE(launch_count(), launches + 1);
                 for (std::size_t r = 0; r < rows; ++r) {
                     for (std::size_t c = 0; c < cols; ++c) {
@@ -841,12 +844,12 @@ private Q_SLOTS:
             const std::size_t n = k.rows * k.cols;
             const Input x = make_finite_input(k.dtype, n, seed++, k.offset);
             Buffer out(n), out_t(n), dbias(k.cols * 4);
-            const std::size_t workspace_bytes = host::cast_transpose_dbias_workspace_bytes(k.rows, k.cols);
+            const std::size_t workspace_bytes = cast_transpose_dbias_workspace_bytes(k.rows, k.cols);
             Buffer workspace(workspace_bytes);
             const float scale = 1.0f;
             const std::uint64_t launches = launch_count();
-            host::cast_transpose_dbias_to_fp8({x.data(), k.dtype, k.rows, k.cols},
-                                              Fp8Output{out.data(), out_t.data(), &scale, nullptr, Fp8Type::E4M3},
+            calls::cast_transpose_dbias_to_fp8({x.data(), k.dtype, k.rows, k.cols},
+                                              calls::Fp8Out{out.data(), out_t.data(), &scale, nullptr, Fp8Type::E4M3},
                                               {dbias.data(), DType::Float32, 1, k.cols}, {workspace.data(), workspace_bytes});
             const std::string what = describe(k.dtype) + " " + std::to_string(k.rows) + "x" + std::to_string(k.cols) + " offset " +
                                      std::to_string(k.offset);
@@ -899,11 +902,11 @@ private Q_SLOTS:
                     out.dbias = dbias;
                     out.dbias_workspace = workspace;
                     out.dbias_workspace_bytes = workspace_bytes;
-                    host::block_cast_to_fp8(x.data(), dtype, rows, cols, block_rows, true, out);
+                    calls::block_cast_to_fp8(x.data(), dtype, rows, cols, block_rows, true, out);
                 };
                 Outputs plain, with;
                 run(plain, nullptr, nullptr, 0);
-                const std::size_t workspace_bytes = host::block_cast_dbias_workspace_bytes(rows, cols);
+                const std::size_t workspace_bytes = block_cast_dbias_workspace_bytes(rows, cols);
                 QCOMPARE(workspace_bytes, std::max<std::size_t>((rows + 127) / 128, 1) * cols * 4);
                 std::vector<float> workspace(workspace_bytes / 4, float_of(0xffc00001u));  // unwritten entries show
                 std::vector<float> dbias(cols, float_of(0xffc00001u));
@@ -965,7 +968,7 @@ private Q_SLOTS:
         x.set_pattern(20 * cols + 2, 0x7f800000u);
         std::vector<std::uint8_t> data(rows * cols);
         std::vector<float> scale_inv(block_scale_entries(block_scale_mode(1), rows, cols));
-        std::vector<float> workspace(host::block_cast_dbias_workspace_bytes(rows, cols) / 4);
+        std::vector<float> workspace(block_cast_dbias_workspace_bytes(rows, cols) / 4);
         std::vector<float> dbias(cols);
         BlockCastOutput out;
         out.data = data.data();
@@ -973,7 +976,7 @@ private Q_SLOTS:
         out.dbias = dbias.data();
         out.dbias_workspace = workspace.data();
         out.dbias_workspace_bytes = workspace.size() * 4;
-        host::block_cast_to_fp8(x.data(), DType::Float32, rows, cols, 1, false, out);
+        calls::block_cast_to_fp8(x.data(), DType::Float32, rows, cols, 1, false, out);
         QCOMPARE(bits_of(dbias[0]), 0x7fffffffu);  // the GPU's one NaN
         QCOMPARE(bits_of(dbias[1]), 0x7fffffffu);  // inf - inf
         QCOMPARE(bits_of(dbias[2]), 0x7f800000u);
@@ -990,7 +993,7 @@ private Q_SLOTS:
             const Input x = make_finite_input(DType::BFloat16, rows * cols, 45);
             std::vector<std::uint8_t> data(rows * cols);
             std::vector<float> scale_inv(block_scale_entries(block_scale_mode(1), rows, cols));
-            std::vector<float> workspace(host::block_cast_dbias_workspace_bytes(rows, cols) / 4);
+            std::vector<float> workspace(block_cast_dbias_workspace_bytes(rows, cols) / 4);
             std::vector<float> dbias(cols);
             BlockCastOutput out;
             out.data = data.data();
@@ -999,7 +1002,7 @@ private Q_SLOTS:
             out.dbias_workspace = workspace.data();
             out.dbias_workspace_bytes = workspace.size() * 4;
             const std::uint64_t launches = launch_count();
-            host::block_cast_to_fp8(x.data(), DType::BFloat16, rows, cols, 1, true, out);
+            calls::block_cast_to_fp8(x.data(), DType::BFloat16, rows, cols, 1, true, out);
             QCOMPARE(launch_count(), launches + want_launches);
             const Dbias want = reference_block_dbias(x.values, rows, cols);
             for (std::size_t c = 0; c < cols; ++c) {
@@ -1015,11 +1018,11 @@ private Q_SLOTS:
         alignas(16) float bias[4] = {};
         auto* two = reinterpret_cast<float*>(reinterpret_cast<char*>(bias) + 2);
         const std::string blocks = "block_cast_to_fp8";
-        QCOMPARE(host::block_cast_dbias_workspace_bytes(0, 5), std::size_t{1 * 5 * 4});
-        QCOMPARE(host::block_cast_dbias_workspace_bytes(128, 5), std::size_t{1 * 5 * 4});
-        QCOMPARE(host::block_cast_dbias_workspace_bytes(129, 5), std::size_t{2 * 5 * 4});
-        QCOMPARE(host::block_cast_dbias_workspace_bytes(3072, 768), std::size_t{24 * 768 * 4});
-        const std::size_t needed = host::block_cast_dbias_workspace_bytes(4, 2);
+        QCOMPARE(block_cast_dbias_workspace_bytes(0, 5), std::size_t{1 * 5 * 4});
+        QCOMPARE(block_cast_dbias_workspace_bytes(128, 5), std::size_t{1 * 5 * 4});
+        QCOMPARE(block_cast_dbias_workspace_bytes(129, 5), std::size_t{2 * 5 * 4});
+        QCOMPARE(block_cast_dbias_workspace_bytes(3072, 768), std::size_t{24 * 768 * 4});
+        const std::size_t needed = block_cast_dbias_workspace_bytes(4, 2);
         const auto cast_with = [&](float* dbias, void* workspace, std::size_t workspace_bytes) {
             return [&, dbias, workspace, workspace_bytes] {
                 BlockCastOutput o;
@@ -1028,11 +1031,11 @@ private Q_SLOTS:
                 o.dbias = dbias;
                 o.dbias_workspace = workspace;
                 o.dbias_workspace_bytes = workspace_bytes;
-                host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o);
+                calls::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o);
             };
         };
         expect_error(cast_with(bias, work + 16, needed - 4), blocks,
-                     "dbias_workspace_bytes = 4; needed: 8 (block_cast_dbias_workspace_bytes)");
+                     "dbias_workspace of 4 bytes; needed: 8 (block_cast_dbias_workspace_bytes)");
         expect_error(cast_with(bias, nullptr, needed), blocks, "dbias_workspace is a null pointer");
         expect_error(cast_with(bias, reinterpret_cast<char*>(work + 16) + 2, needed), blocks,
                      "dbias_workspace is not 4-byte aligned");
@@ -1044,7 +1047,7 @@ private Q_SLOTS:
         QCOMPARE(launch_count(), launches + 1);
         BlockCastOutput nothing;
         nothing.dbias = bias;
-        host::block_cast_to_fp8(nullptr, DType::Float32, 0, 2, 1, true, nothing);
+        calls::block_cast_to_fp8(nullptr, DType::Float32, 0, 2, 1, true, nothing);
         QCOMPARE(launch_count(), launches + 1);
     }
 
@@ -1083,17 +1086,17 @@ private Q_SLOTS:
         const std::uint64_t launches = launch_count();
         const float scale = 1.0f;
         float amax = 5.0f;
-        host::cast_to_fp8(nullptr, DType::Float32, 0, &scale, nullptr, Fp8Type::E4M3, &amax);
-        host::cast_transpose_to_fp8(nullptr, DType::BFloat16, 0, 7, &scale, nullptr, nullptr, Fp8Type::E5M2, &amax);
-        host::cast_transpose_to_fp8(nullptr, DType::BFloat16, 7, 0, &scale, nullptr, nullptr, Fp8Type::E5M2, &amax);
-        host::cast_transpose_dbias_to_fp8({nullptr, DType::Float32, 0, 2},
-                                          Fp8Output{nullptr, nullptr, &scale, &amax, Fp8Type::E4M3},
+        calls::cast_to_fp8(nullptr, DType::Float32, 0, &scale, nullptr, Fp8Type::E4M3, &amax);
+        calls::cast_transpose_to_fp8(nullptr, DType::BFloat16, 0, 7, &scale, nullptr, nullptr, Fp8Type::E5M2, &amax);
+        calls::cast_transpose_to_fp8(nullptr, DType::BFloat16, 7, 0, &scale, nullptr, nullptr, Fp8Type::E5M2, &amax);
+        calls::cast_transpose_dbias_to_fp8({nullptr, DType::Float32, 0, 2},
+                                          calls::Fp8Out{nullptr, nullptr, &scale, &amax, Fp8Type::E4M3},
                                           {nullptr, DType::Float32, 1, 2}, {nullptr, 0});
-        host::transpose(nullptr, 2, 3, 0, nullptr);
+        calls::transpose(nullptr, 2, 3, 0, nullptr);
         BlockCastOutput nothing;
         nothing.amax = &amax;
-        host::block_cast_to_fp8(nullptr, DType::Float32, 0, 256, 1, true, nothing);
-        host::block_cast_to_fp8(nullptr, DType::BFloat16, 256, 0, 128, false, nothing);
+        calls::block_cast_to_fp8(nullptr, DType::Float32, 0, 256, 1, true, nothing);
+        calls::block_cast_to_fp8(nullptr, DType::BFloat16, 256, 0, 128, false, nothing);
         QCOMPARE(amax, 5.0f);
         host::abs_max(with_amax(nullptr, DType::Float16, 0, &amax), {});  // the GPU clears x.amax and launches nothing
         QCOMPARE(bits_of(amax), 0u);
@@ -1112,78 +1115,78 @@ private Q_SLOTS:
         const DType bad_dtype = static_cast<DType>(7);
 
         const std::string cast = "cast_to_fp8";
-        expect_error([&] { host::cast_to_fp8(f, DType::BFloat16, 8, nullptr, bytes, Fp8Type::E4M3, f); }, cast,
+        expect_error([&] { calls::cast_to_fp8(f, DType::BFloat16, 8, nullptr, bytes, Fp8Type::E4M3, f); }, cast,
                      "scale is a null pointer");
-        expect_error([&] { host::cast_to_fp8(nullptr, DType::BFloat16, 8, f, bytes, Fp8Type::E4M3, f); }, cast,
+        expect_error([&] { calls::cast_to_fp8(nullptr, DType::BFloat16, 8, f, bytes, Fp8Type::E4M3, f); }, cast,
                      "x is a null pointer");
-        expect_error([&] { host::cast_to_fp8(f, DType::BFloat16, 8, f, nullptr, Fp8Type::E4M3, f); }, cast,
+        expect_error([&] { calls::cast_to_fp8(f, DType::BFloat16, 8, f, nullptr, Fp8Type::E4M3, f); }, cast,
                      "out is a null pointer");
-        expect_error([&] { host::cast_to_fp8(odd, DType::BFloat16, 8, f, bytes, Fp8Type::E4M3, f); }, cast,
+        expect_error([&] { calls::cast_to_fp8(odd, DType::BFloat16, 8, f, bytes, Fp8Type::E4M3, f); }, cast,
                      "x is not 2-byte aligned");
-        expect_error([&] { host::cast_to_fp8(f, DType::Float32, 8, two, bytes, Fp8Type::E4M3, f); }, cast,
+        expect_error([&] { calls::cast_to_fp8(f, DType::Float32, 8, two, bytes, Fp8Type::E4M3, f); }, cast,
                      "scale is not 4-byte aligned");
-        expect_error([&] { host::cast_to_fp8(f, DType::Float32, 8, f, bytes, Fp8Type::E4M3, two); }, cast,
+        expect_error([&] { calls::cast_to_fp8(f, DType::Float32, 8, f, bytes, Fp8Type::E4M3, two); }, cast,
                      "amax is not 4-byte aligned");
-        expect_error([&] { host::cast_to_fp8(f, bad_dtype, 8, f, bytes, Fp8Type::E4M3, f); }, cast,
-                     "unsupported input dtype (allowed: float32, bfloat16, float16)");
-        expect_error([&] { host::cast_to_fp8(f, DType::Float32, 8, f, bytes, bad_type, f); }, cast,
-                     "unsupported FP8 type (allowed: E4M3, E5M2)");
+        expect_error([&] { calls::cast_to_fp8(f, bad_dtype, 8, f, bytes, Fp8Type::E4M3, f); }, cast,
+                     "x has dtype unknown; allowed: float32, bfloat16, float16");
+        expect_error([&] { calls::cast_to_fp8(f, DType::Float32, 8, f, bytes, bad_type, f); }, cast,
+                     "out has dtype int64; allowed: E4M3, E5M2");
 
         const std::string both = "cast_transpose_to_fp8";
-        expect_error([&] { host::cast_transpose_to_fp8(f, DType::Float32, 4, 2, f, bytes, nullptr, Fp8Type::E4M3, f); }, both,
-                     "out_t is a null pointer");
-        expect_error([&] { host::cast_transpose_to_fp8(f, DType::Float32, 4, 2, f, bytes, bytes, Fp8Type::E4M3, f); }, both,
-                     "out and out_t are the same buffer");
+        expect_error([&] { calls::cast_transpose_to_fp8(f, DType::Float32, 4, 2, f, bytes, nullptr, Fp8Type::E4M3, f); }, both,
+                     "out.transposed is a null pointer");
+        expect_error([&] { calls::cast_transpose_to_fp8(f, DType::Float32, 4, 2, f, bytes, bytes, Fp8Type::E4M3, f); }, both,
+                     "out and out.transposed are the same buffer");
         expect_error(
-            [&] { host::cast_transpose_to_fp8(f, DType::Float32, std::size_t{1} << 40, 2, f, bytes, out_t, Fp8Type::E4M3, f); },
+            [&] { calls::cast_transpose_to_fp8(f, DType::Float32, std::size_t{1} << 40, 2, f, bytes, out_t, Fp8Type::E4M3, f); },
             both, "rows = 1099511627776, cols = 2; allowed: each at most 2147483647");
-        expect_error([&] { host::cast_transpose_to_fp8(odd, DType::Float16, 4, 2, f, bytes, out_t, Fp8Type::E4M3, f); }, both,
+        expect_error([&] { calls::cast_transpose_to_fp8(odd, DType::Float16, 4, 2, f, bytes, out_t, Fp8Type::E4M3, f); }, both,
                      "x is not 2-byte aligned");
 
         const std::string dbias = "cast_transpose_dbias_to_fp8";
-        const std::size_t needed = host::cast_transpose_dbias_workspace_bytes(4, 2);
+        const std::size_t needed = cast_transpose_dbias_workspace_bytes(4, 2);
         expect_error(
             [&] {
-                host::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{bytes, out_t, f, f, Fp8Type::E4M3},
+                calls::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, calls::Fp8Out{bytes, out_t, f, f, Fp8Type::E4M3},
                                                   {nullptr, DType::Float32, 1, 2}, {work, needed});
             },
             dbias, "dbias is a null pointer");
         expect_error(
             [&] {
-                host::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{bytes, out_t, f, f, Fp8Type::E4M3},
+                calls::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, calls::Fp8Out{bytes, out_t, f, f, Fp8Type::E4M3},
                                                   {bias, DType::Float16, 1, 2}, {work, needed});
             },
             dbias, "dbias has dtype float16; allowed: float32, bfloat16");
         expect_error(
             [&] {
-                host::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{bytes, out_t, f, f, Fp8Type::E4M3},
+                calls::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, calls::Fp8Out{bytes, out_t, f, f, Fp8Type::E4M3},
                                                   {bias, DType::Float32, 1, 2}, {work, needed - 4});
             },
             dbias, "workspace of 4 bytes; needed: 8 (cast_transpose_dbias_workspace_bytes)");
         expect_error(
             [&] {
-                host::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{bytes, out_t, f, f, Fp8Type::E4M3},
+                calls::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, calls::Fp8Out{bytes, out_t, f, f, Fp8Type::E4M3},
                                                   {bias, DType::Float32, 1, 2}, {nullptr, needed});
             },
             dbias, "workspace is a null pointer");
         expect_error(
             [&] {
-                host::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{bytes, bytes, f, f, Fp8Type::E4M3},
+                calls::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, calls::Fp8Out{bytes, bytes, f, f, Fp8Type::E4M3},
                                                   {bias, DType::Float32, 1, 2}, {work, needed});
             },
-            dbias, "out and out_t are the same buffer");
+            dbias, "out and out.transposed are the same buffer");
         expect_error(
             [&] {
-                host::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{bytes, out_t, f, f, Fp8Type::E4M3},
+                calls::cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, calls::Fp8Out{bytes, out_t, f, f, Fp8Type::E4M3},
                                                   {two, DType::Float32, 1, 2}, {work, needed});
             },
             dbias, "dbias is not 4-byte aligned");
 
         const std::string t = "transpose";
-        expect_error([&] { host::transpose(f, 3, 4, 2, bytes); }, t, "element_bytes = 3; allowed: 1, 2 or 4");
-        expect_error([&] { host::transpose(f, 4, 4, 2, f); }, t, "x and out are the same buffer");
-        expect_error([&] { host::transpose(two, 4, 1, 2, bytes); }, t, "x is not 4-byte aligned");
-        expect_error([&] { host::transpose(f, 2, 1, 2, nullptr); }, t, "out is a null pointer");
+        expect_error([&] { calls::transpose(f, 3, 4, 2, bytes); }, t, "x has dtype int64; allowed: one of 1, 2 or 4 bytes");
+        expect_error([&] { calls::transpose(f, 4, 4, 2, f); }, t, "x and out are the same buffer");
+        expect_error([&] { calls::transpose(two, 4, 1, 2, bytes); }, t, "x is not 4-byte aligned");
+        expect_error([&] { calls::transpose(f, 2, 1, 2, nullptr); }, t, "out is a null pointer");
 
         const std::string blocks = "block_cast_to_fp8";
         const auto block_out = [&](void* data, float* scale_inv, Fp8Type type = Fp8Type::E4M3) {
@@ -1193,35 +1196,35 @@ private Q_SLOTS:
             o.type = type;
             return o;
         };
-        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 3, true, block_out(bytes, work)); }, blocks,
-                     "block_rows = 3; allowed: 1 (1x128 blocks) or 128 (128x128)");
-        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, block_out(bytes, nullptr)); }, blocks,
+        expect_error([&] { calls::block_cast_to_fp8(f, DType::Float32, 4, 2, 3, true, block_out(bytes, work)); }, blocks,
+                     "out.scale_mode is per tensor; allowed: Block1x128 or Block128x128");
+        expect_error([&] { calls::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, block_out(bytes, nullptr)); }, blocks,
                      "scale_inv is a null pointer");
-        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, block_out(nullptr, work)); }, blocks,
-                     "data is a null pointer");
+        expect_error([&] { calls::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, block_out(nullptr, work)); }, blocks,
+                     "out is a null pointer");
         expect_error(
-            [&] { host::block_cast_to_fp8(nullptr, DType::Float32, 4, 2, 128, false, block_out(bytes, work, Fp8Type::E5M2)); },
+            [&] { calls::block_cast_to_fp8(nullptr, DType::Float32, 4, 2, 128, false, block_out(bytes, work, Fp8Type::E5M2)); },
             blocks, "x is a null pointer");
-        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, block_out(bytes, two)); }, blocks,
+        expect_error([&] { calls::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, block_out(bytes, two)); }, blocks,
                      "scale_inv is not 4-byte aligned");
-        expect_error([&] { host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, block_out(bytes, work, bad_type)); }, blocks,
-                     "unsupported FP8 type");
-        expect_error([&] { host::block_cast_to_fp8(f, bad_dtype, 4, 2, 1, true, block_out(bytes, work)); }, blocks,
-                     "unsupported input dtype");
+        expect_error([&] { calls::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, block_out(bytes, work, bad_type)); }, blocks,
+                     "out has dtype int64; allowed: E4M3, E5M2");
+        expect_error([&] { calls::block_cast_to_fp8(f, bad_dtype, 4, 2, 1, true, block_out(bytes, work)); }, blocks,
+                     "x has dtype unknown; allowed: float32, bfloat16, float16");
         // A 4 x 2 float32 cast whose outputs differ from block_out(bytes, work) by `change`.
         const auto cast_with = [&](auto change) {
             return [&, change] {
                 BlockCastOutput o = block_out(bytes, work);
                 change(o);
-                host::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o);
+                calls::block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o);
             };
         };
         expect_error(cast_with([&](BlockCastOutput& o) { o.transposed = bytes + 8; }), blocks,
-                     "transposed and transposed_scale_inv come together");
+                     "out.transposed and out.transposed_scale_inv come together");
         expect_error(cast_with([&](BlockCastOutput& o) { o.transposed = bytes, o.transposed_scale_inv = work + 8; }), blocks,
-                     "data and transposed are the same buffer");
+                     "out and out.transposed are the same buffer");
         expect_error(cast_with([&](BlockCastOutput& o) { o.transposed = bytes + 8, o.transposed_scale_inv = work; }), blocks,
-                     "scale_inv and transposed_scale_inv are the same buffer");
+                     "out.scale_inv and out.transposed_scale_inv are the same buffer");
         expect_error(cast_with([&](BlockCastOutput& o) { o.amax = two; }), blocks, "amax is not 4-byte aligned");
 
         const std::string amax = "abs_max";
@@ -1253,7 +1256,7 @@ private:
         out.amax = &amax;
         out.type = type;
         const std::uint64_t launches = launch_count();
-        host::block_cast_to_fp8(x.data(), x.dtype, rows, cols, block_rows, power_of_two, out);
+        calls::block_cast_to_fp8(x.data(), x.dtype, rows, cols, block_rows, power_of_two, out);
         std::vector<float> logical;
         if (launch_count() != launches + 1) {
             QTest::qFail("block_cast_to_fp8 did not count one launch", __FILE__, __LINE__);

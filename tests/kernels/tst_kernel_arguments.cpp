@@ -15,6 +15,9 @@
 #include "tewb_kernels/rotary.h"
 
 using namespace tewb::kernels;
+using tewb::test::block_tensor;
+using tewb::test::fp8_tensor;
+using tewb::test::tensor;
 using tewb::test::with_amax;
 
 namespace {
@@ -100,31 +103,39 @@ private Q_SLOTS:
         const std::string entry = "tewb::kernels::cast_to_fp8";
         float* f = device_like;
         auto* bytes = reinterpret_cast<char*>(device_like);
-        expect_error([&] { cast_to_fp8(f, DType::BFloat16, 8, nullptr, f, Fp8Type::E4M3, f, nullptr); }, "scale is a null pointer",
-                     entry);
-        expect_error([&] { cast_to_fp8(nullptr, DType::BFloat16, 8, f, f, Fp8Type::E4M3, f, nullptr); }, "x is a null pointer",
-                     entry);
-        expect_error([&] { cast_to_fp8(f, DType::BFloat16, 8, f, nullptr, Fp8Type::E4M3, f, nullptr); }, "out is a null pointer",
-                     entry);
-        expect_error([&] { cast_to_fp8(bytes + 1, DType::BFloat16, 8, f, f, Fp8Type::E4M3, f, nullptr); },
+        const Tensor x16 = tensor(f, DType::BFloat16, 1, 8);
+        const Tensor x32 = tensor(f, DType::Float32, 1, 8);
+        expect_error([&] { cast_to_fp8(x16, fp8_tensor(f, 1, 8, nullptr, f), {}); }, "out.scale is a null pointer", entry);
+        expect_error([&] { cast_to_fp8(tensor(nullptr, DType::BFloat16, 1, 8), fp8_tensor(f, 1, 8, f, f), {}); },
+                     "x is a null pointer", entry);
+        expect_error([&] { cast_to_fp8(x16, fp8_tensor(nullptr, 1, 8, f, f), {}); }, "out is a null pointer", entry);
+        expect_error([&] { cast_to_fp8(tensor(bytes + 1, DType::BFloat16, 1, 8), fp8_tensor(f, 1, 8, f, f), {}); },
                      "x is not 2-byte aligned", entry);
-        expect_error([&] { cast_to_fp8(f, DType::Float32, 8, reinterpret_cast<float*>(bytes + 2), f, Fp8Type::E4M3, f, nullptr); },
-                     "scale is not 4-byte aligned", entry);
-        expect_error([&] { cast_to_fp8(f, DType::Float32, 8, f, f, Fp8Type::E4M3, reinterpret_cast<float*>(bytes + 1), nullptr); },
-                     "amax is not 4-byte aligned", entry);
-        expect_error([&] { cast_to_fp8(f, static_cast<DType>(7), 8, f, f, Fp8Type::E4M3, f, nullptr); }, "unsupported input dtype",
+        expect_error([&] { cast_to_fp8(x32, fp8_tensor(f, 1, 8, reinterpret_cast<float*>(bytes + 2), f), {}); },
+                     "out.scale is not 4-byte aligned", entry);
+        expect_error([&] { cast_to_fp8(x32, fp8_tensor(f, 1, 8, f, reinterpret_cast<float*>(bytes + 1)), {}); },
+                     "out.amax is not 4-byte aligned", entry);
+        expect_error([&] { cast_to_fp8(tensor(f, static_cast<DType>(7), 1, 8), fp8_tensor(f, 1, 8, f, f), {}); },
+                     "x has dtype unknown; allowed: float32, bfloat16, float16", entry);
+        expect_error([&] { cast_to_fp8(x32, tensor(f, DType::Float32, 1, 8), {}); }, "out has dtype float32; allowed: E4M3, E5M2",
                      entry);
-        expect_error([&] { cast_to_fp8(f, DType::Float32, 8, f, f, static_cast<Fp8Type>(3), f, nullptr); }, "unsupported FP8 type",
-                     entry);
-        cast_to_fp8(nullptr, DType::Float32, 0, f, nullptr, Fp8Type::E5M2, nullptr, nullptr);  // nothing to cast
+        expect_error([&] { cast_to_fp8(x32, fp8_tensor(f, 1, 4, f, f), {}); }, "out has 4 elements; allowed: x's 8", entry);
+        cast_to_fp8(tensor(nullptr, DType::Float32, 1, 0), fp8_tensor(nullptr, 1, 0, f, nullptr, nullptr, Fp8Type::E5M2),
+                    {});  // nothing to cast
 
         const std::string both = "tewb::kernels::cast_transpose_to_fp8";
-        expect_error([&] { cast_transpose_to_fp8(f, DType::Float32, 4, 2, f, f, nullptr, Fp8Type::E4M3, f, nullptr); },
-                     "out_t is a null pointer", both);
-        expect_error([&] { cast_transpose_to_fp8(f, DType::Float32, 4, 2, f, f, f, Fp8Type::E4M3, f, nullptr); },
-                     "out and out_t are the same buffer", both);
-        expect_error([&] { cast_transpose_to_fp8(f, DType::Float32, std::size_t{1} << 40, 2, f, f, f, Fp8Type::E4M3, f, nullptr); },
-                     "allowed: each at most", both);
+        const Tensor x42 = tensor(f, DType::Float32, 4, 2);
+        expect_error([&] { cast_transpose_to_fp8(x42, fp8_tensor(f, 4, 2, f, f), {}); }, "out.transposed is a null pointer", both);
+        expect_error([&] { cast_transpose_to_fp8(x42, fp8_tensor(f, 4, 2, f, f, f), {}); }, "out and out.transposed are the same buffer",
+                     both);
+        expect_error([&] { cast_transpose_to_fp8(x42, fp8_tensor(f, 2, 4, f, f, f + 1), {}); }, "out is [2, 4]; allowed: [4, 2]",
+                     both);
+        expect_error(
+            [&] {
+                cast_transpose_to_fp8(tensor(f, DType::Float32, std::size_t{1} << 40, 2),
+                                      fp8_tensor(f, std::size_t{1} << 40, 2, f, f, f + 1), {});
+            },
+            "allowed: each at most", both);
 
         const std::string dbias = "tewb::kernels::cast_transpose_dbias_to_fp8";
         // At most 64 rows of partial sums, one per 32 rows of x.
@@ -135,44 +146,22 @@ private Q_SLOTS:
         float* out_t = f + 1;
         float* bias = f + 2;
         float* work = f + 4;
+        const Tensor q = fp8_tensor(f, 4, 2, f, f, out_t);
+        expect_error([&] { cast_transpose_dbias_to_fp8(x42, q, tensor(nullptr, DType::Float32, 1, 2), {work, needed}, {}); },
+                     "dbias is a null pointer", dbias);
+        expect_error([&] { cast_transpose_dbias_to_fp8(x42, q, tensor(bias, DType::Float16, 1, 2), {work, needed}, {}); },
+                     "dbias has dtype float16", dbias);
+        expect_error([&] { cast_transpose_dbias_to_fp8(x42, q, tensor(bias, DType::Float32, 1, 2), {work, needed - 4}, {}); },
+                     "workspace of " + std::to_string(needed - 4) + " bytes; needed: " + std::to_string(needed), dbias);
+        expect_error([&] { cast_transpose_dbias_to_fp8(x42, q, tensor(bias, DType::Float32, 1, 2), {nullptr, needed}, {}); },
+                     "workspace is a null pointer", dbias);
         expect_error(
-            [&] {
-                cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{f, out_t, f, f, Fp8Type::E4M3},
-                                            {nullptr, DType::Float32, 1, 2}, {work, needed}, nullptr);
-            },
-            "dbias is a null pointer", dbias);
-        expect_error(
-            [&] {
-                cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{f, out_t, f, f, Fp8Type::E4M3},
-                                            {bias, DType::Float16, 1, 2}, {work, needed}, nullptr);
-            },
-            "dbias has dtype float16", dbias);
-        expect_error(
-            [&] {
-                cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{f, out_t, f, f, Fp8Type::E4M3},
-                                            {bias, DType::Float32, 1, 2}, {work, needed - 4}, nullptr);
-            },
-            "workspace of " + std::to_string(needed - 4) + " bytes; needed: " + std::to_string(needed), dbias);
-        expect_error(
-            [&] {
-                cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{f, out_t, f, f, Fp8Type::E4M3},
-                                            {bias, DType::Float32, 1, 2}, {nullptr, needed}, nullptr);
-            },
-            "workspace is a null pointer", dbias);
-        expect_error(
-            [&] {
-                cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{f, f, f, f, Fp8Type::E4M3},
-                                            {bias, DType::Float32, 1, 2}, {work, needed}, nullptr);
-            },
-            "out and out_t are the same buffer", dbias);
-        expect_error(
-            [&] {
-                cast_transpose_dbias_to_fp8({f, DType::Float32, 4, 2}, Fp8Output{f, out_t, f, f, Fp8Type::E4M3},
-                                            {bias, DType::Float32, 1, 3}, {work, needed}, nullptr);
-            },
-            "dbias is [1, 3]; allowed: [1, 2]", dbias);
-        cast_transpose_dbias_to_fp8({f, DType::Float32, 0, 2}, Fp8Output{nullptr, nullptr, f, nullptr, Fp8Type::E4M3},
-                                    {nullptr, DType::Float32, 1, 2}, {nullptr, 0}, nullptr);  // nothing to cast
+            [&] { cast_transpose_dbias_to_fp8(x42, fp8_tensor(f, 4, 2, f, f, f), tensor(bias, DType::Float32, 1, 2), {work, needed}, {}); },
+            "out and out.transposed are the same buffer", dbias);
+        expect_error([&] { cast_transpose_dbias_to_fp8(x42, q, tensor(bias, DType::Float32, 1, 3), {work, needed}, {}); },
+                     "dbias is [1, 3]; allowed: [1, 2]", dbias);
+        cast_transpose_dbias_to_fp8(tensor(f, DType::Float32, 0, 2), fp8_tensor(nullptr, 0, 2, f),
+                                    tensor(nullptr, DType::Float32, 1, 2), {nullptr, 0}, {});  // nothing to cast
 
         const std::string cast_dbias_call = "tewb::kernels::cast_dbias";
         QCOMPARE(cast_dbias_workspace_bytes(3072, 768), std::size_t{128 * 768 * 4});  // a row per 8 rows of x, at most 128
@@ -183,80 +172,90 @@ private Q_SLOTS:
         float* const dout = apart + 16;
         float* const dsum = apart + 32;
         float* const dwork = apart + 48;
-        const TensorRef dbias_f32{dsum, DType::Float32, 1, 2};
+        const Tensor dbias_f32 = tensor(dsum, DType::Float32, 1, 2);
+        const Tensor x_f32 = tensor(dx, DType::Float32, 4, 2);
         const Workspace dbias_work{dwork, dbias_needed};
-        expect_error([&] { cast_dbias({dx, DType::Float16, 4, 2}, {dout, DType::BFloat16, 4, 2}, dbias_f32, dbias_work, nullptr); },
-                     "x has dtype float16", cast_dbias_call);
-        expect_error([&] { cast_dbias({dx, DType::Float32, 4, 2}, {dout, DType::BFloat16, 2, 4}, dbias_f32, dbias_work, nullptr); },
+        expect_error(
+            [&] { cast_dbias(tensor(dx, DType::Float16, 4, 2), tensor(dout, DType::BFloat16, 4, 2), dbias_f32, dbias_work, {}); },
+            "x has dtype float16", cast_dbias_call);
+        expect_error([&] { cast_dbias(x_f32, tensor(dout, DType::BFloat16, 2, 4), dbias_f32, dbias_work, {}); },
                      "out is [2, 4]; allowed: [4, 2]", cast_dbias_call);
-        expect_error([&] { cast_dbias({dx, DType::Float32, 4, 2}, {dx, DType::Float32, 4, 2}, dbias_f32, dbias_work, nullptr); },
-                     "x and out overlap", cast_dbias_call);
-        expect_error([&] { cast_dbias({dx, DType::Float32, 4, 2}, TensorRef{}, dbias_f32, {dwork, dbias_needed - 4}, nullptr); },
+        expect_error([&] { cast_dbias(x_f32, x_f32, dbias_f32, dbias_work, {}); }, "x and out overlap", cast_dbias_call);
+        expect_error([&] { cast_dbias(x_f32, Tensor{}, dbias_f32, {dwork, dbias_needed - 4}, {}); },
                      "workspace of " + std::to_string(dbias_needed - 4) + " bytes; needed: " + std::to_string(dbias_needed),
                      cast_dbias_call);
-        expect_error([&] { cast_dbias({dx, DType::Float32, 4, 2}, TensorRef{}, {nullptr, DType::Float32, 1, 2}, dbias_work, nullptr); },
+        expect_error([&] { cast_dbias(x_f32, Tensor{}, tensor(nullptr, DType::Float32, 1, 2), dbias_work, {}); },
                      "dbias is a null pointer", cast_dbias_call);
-        expect_error([&] { cast_dbias({dx, DType::Float32, 4, 2}, TensorRef{}, dbias_f32, {dsum, dbias_needed}, nullptr); },
-                     "dbias and the workspace overlap", cast_dbias_call);
-        cast_dbias({nullptr, DType::Float32, 0, 2}, TensorRef{}, {nullptr, DType::Float32, 1, 2}, Workspace{}, nullptr);  // nothing
+        expect_error([&] { cast_dbias(x_f32, Tensor{}, dbias_f32, {dsum, dbias_needed}, {}); }, "dbias and the workspace overlap",
+                     cast_dbias_call);
+        cast_dbias(tensor(nullptr, DType::Float32, 0, 2), Tensor{}, tensor(nullptr, DType::Float32, 1, 2), Workspace{}, {});  // nothing
 
         const std::string blocks = "tewb::kernels::block_cast_to_fp8";
+        const Tensor xb = tensor(f, DType::Float32, 4, 256);
         const auto block_out = [](void* data, float* scale_inv, Fp8Type type = Fp8Type::E4M3) {
-            BlockCastOutput o;
-            o.data = data;
-            o.scale_inv = scale_inv;
-            o.type = type;
-            return o;
+            return block_tensor(data, 4, 256, scale_inv, ScaleMode::Block1x128, type);
         };
-        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 3, true, block_out(f, f), nullptr); },
-                     "block_rows = 3; allowed: 1 (1x128 blocks) or 128 (128x128)", blocks);
-        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, block_out(f, nullptr), nullptr); },
-                     "scale_inv is a null pointer", blocks);
-        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, block_out(nullptr, f), nullptr); },
-                     "data is a null pointer", blocks);
-        expect_error([&] { block_cast_to_fp8(nullptr, DType::Float32, 4, 256, 128, false, block_out(f, f, Fp8Type::E5M2), nullptr); },
-                     "x is a null pointer", blocks);
-        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, block_out(f, reinterpret_cast<float*>(bytes + 2)),
-                                             nullptr); },
-                     "scale_inv is not 4-byte aligned", blocks);
-        expect_error([&] { block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, block_out(f, f, static_cast<Fp8Type>(3)), nullptr); },
-                     "unsupported FP8 type", blocks);
-        expect_error([&] { block_cast_to_fp8(f, DType::Float32, std::size_t{1} << 40, 2, 1, true, block_out(f, f), nullptr); },
-                     "allowed: each at most", blocks);
+        const auto cast = [&](const Tensor& x, const Tensor& out) { block_cast_to_fp8(x, out, true, Tensor{}, Workspace{}, {}); };
+        expect_error([&] { cast(xb, block_tensor(f, 4, 256, f, ScaleMode::Tensor)); },
+                     "out.scale_mode is per tensor; allowed: Block1x128 or Block128x128", blocks);
+        expect_error([&] { cast(xb, block_out(f, nullptr)); }, "out.scale_inv is a null pointer", blocks);
+        expect_error([&] { cast(xb, block_out(nullptr, f)); }, "out is a null pointer", blocks);
+        expect_error([&] { cast(tensor(nullptr, DType::Float32, 4, 256), block_out(f, f, Fp8Type::E5M2)); }, "x is a null pointer",
+                     blocks);
+        expect_error([&] { cast(xb, block_out(f, reinterpret_cast<float*>(bytes + 2))); }, "out.scale_inv is not 4-byte aligned",
+                     blocks);
+        expect_error([&] { cast(xb, tensor(f, DType::BFloat16, 4, 256)); }, "out.scale_mode is per tensor", blocks);
         expect_error(
             [&] {
-                BlockCastOutput o = block_out(f, f + 4);
-                o.transposed_scale_inv = f + 8;
-                block_cast_to_fp8(f, DType::Float32, 4, 256, 1, true, o, nullptr);
+                Tensor o = block_out(f, f);
+                o.dtype = DType::BFloat16;
+                cast(xb, o);
             },
-            "transposed and transposed_scale_inv come together", blocks);
-        block_cast_to_fp8(nullptr, DType::Float32, 0, 256, 1, true, BlockCastOutput{}, nullptr);  // empty
+            "out has dtype bfloat16; allowed: E4M3, E5M2", blocks);
+        expect_error(
+            [&] {
+                cast(tensor(f, DType::Float32, std::size_t{1} << 40, 2),
+                     block_tensor(f, std::size_t{1} << 40, 2, f, ScaleMode::Block1x128));
+            },
+            "allowed: each at most", blocks);
+        expect_error(
+            [&] {
+                Tensor o = block_out(f, f + 4);
+                o.transposed_scale_inv = f + 8;
+                cast(xb, o);
+            },
+            "out.transposed and out.transposed_scale_inv come together", blocks);
+        cast(tensor(nullptr, DType::Float32, 0, 256), block_tensor(nullptr, 0, 256, nullptr, ScaleMode::Block1x128));  // empty
         // The bias gradient: one partial row of cols floats per 128-row tile (at least one).
         QCOMPARE(block_cast_dbias_workspace_bytes(0, 5), std::size_t{1 * 5 * 4});
         QCOMPARE(block_cast_dbias_workspace_bytes(128, 768), std::size_t{1 * 768 * 4});
         QCOMPARE(block_cast_dbias_workspace_bytes(3072, 768), std::size_t{24 * 768 * 4});
-        const auto with_dbias = [&](float* dbias, void* workspace, std::size_t workspace_bytes) {
+        const auto with_dbias = [&](float* dbias_data, void* workspace, std::size_t workspace_bytes) {
             return [=] {
-                BlockCastOutput o = block_out(f, f + 4);
-                o.dbias = dbias;
-                o.dbias_workspace = workspace;
-                o.dbias_workspace_bytes = workspace_bytes;
-                block_cast_to_fp8(f, DType::Float32, 4, 2, 1, true, o, nullptr);
+                block_cast_to_fp8(tensor(f, DType::Float32, 4, 2), block_tensor(f, 4, 2, f + 4, ScaleMode::Block1x128), true,
+                                  tensor(dbias_data, DType::Float32, 1, 2), Workspace{workspace, workspace_bytes}, {});
             };
         };
         const std::size_t block_needed = block_cast_dbias_workspace_bytes(4, 2);
         expect_error(with_dbias(f + 2, f + 6, block_needed - 4),
-                     "dbias_workspace_bytes = 4; needed: 8 (block_cast_dbias_workspace_bytes)", blocks);
+                     "dbias_workspace of 4 bytes; needed: 8 (block_cast_dbias_workspace_bytes)", blocks);
         expect_error(with_dbias(f + 2, nullptr, block_needed), "dbias_workspace is a null pointer", blocks);
         expect_error(with_dbias(reinterpret_cast<float*>(bytes + 2), f + 6, block_needed), "dbias is not 4-byte aligned", blocks);
         expect_error(with_dbias(f + 6, f + 6, block_needed), "dbias and dbias_workspace are the same buffer", blocks);
 
         const std::string t = "tewb::kernels::transpose";
-        expect_error([&] { transpose(f, 3, 4, 4, f + 4, nullptr); }, "element_bytes = 3; allowed: 1, 2 or 4", t);
-        expect_error([&] { transpose(f, 4, 4, 4, f, nullptr); }, "not in place", t);
-        expect_error([&] { transpose(bytes + 2, 4, 1, 1, f, nullptr); }, "x is not 4-byte aligned", t);
-        expect_error([&] { transpose(nullptr, 2, 4, 4, f, nullptr); }, "x is a null pointer", t);
-        transpose(nullptr, 2, 0, 4, nullptr, nullptr);  // empty
+        expect_error([&] { transpose(tensor(f, DType::Int64, 4, 4), tensor(f + 4, DType::Int64, 4, 4), {}); },
+                     "x has dtype int64; allowed: one of 1, 2 or 4 bytes", t);
+        expect_error([&] { transpose(tensor(f, DType::Float32, 4, 4), tensor(f, DType::Float32, 4, 4), {}); }, "not in place", t);
+        expect_error([&] { transpose(tensor(bytes + 2, DType::Float32, 1, 1), tensor(f, DType::Float32, 1, 1), {}); },
+                     "x is not 4-byte aligned", t);
+        expect_error([&] { transpose(tensor(nullptr, DType::BFloat16, 4, 4), tensor(f, DType::BFloat16, 4, 4), {}); },
+                     "x is a null pointer", t);
+        expect_error([&] { transpose(tensor(f, DType::BFloat16, 4, 2), tensor(f + 4, DType::BFloat16, 4, 2), {}); },
+                     "out is [4, 2]; allowed: [2, 4]", t);
+        expect_error([&] { transpose(tensor(f, DType::BFloat16, 4, 2), tensor(f + 4, DType::Float16, 2, 4), {}); },
+                     "out has dtype float16; allowed: bfloat16, x's", t);
+        transpose(tensor(nullptr, DType::BFloat16, 0, 4), tensor(nullptr, DType::BFloat16, 4, 0), {});  // empty
     }
 
     void layerNormRejectsBadArguments() {

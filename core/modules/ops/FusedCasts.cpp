@@ -9,13 +9,11 @@
 #include "core/modules/ops/KernelTypes.h"
 #include "core/modules/ops/ReferenceOps.h"
 #include "tewb_kernels/amax.h"
-#include "tewb_kernels/host/cast.h"
-#include "tewb_kernels/host/cast_multi.h"
+#include "tewb_kernels/cast.h"
+#include "tewb_kernels/cast_multi.h"
 #include "tewb_kernels/host/recipe.h"
 
 #ifdef TEWB_FUSED_CUDA
-#include "tewb_kernels/cast.h"
-#include "tewb_kernels/cast_multi.h"
 #include "tewb_kernels/recipe.h"
 #endif
 
@@ -126,15 +124,15 @@ Fp8Tensor FusedOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer,
     Fp8Tensor out;
     out.dtype = dtype;
     out.data = at::empty(x.sizes(), x.options().dtype(to_scalar_type(dtype)));
-    const kernels::Fp8Type type = dtype;
+    kernels::Tensor cast = kernel_tensor(out.data);
+    cast.scale = scale.data_ptr<float>();
+    cast.amax = staging;
     if (with_transpose) {
         out.transposed = at::empty({x.size(1), x.size(0)}, out.data.options());
-        TEWB_KERNEL_V1(x, (Tensors{x, scale}), (Tensors{out.data, out.transposed}), cast_transpose_to_fp8, x.data_ptr(),
-                    kernel_dtype(x.scalar_type()), rows_of(x), cols_of(x), scale.data_ptr<float>(), out.data.data_ptr(),
-                    out.transposed.data_ptr(), type, staging);
+        cast.transposed = out.transposed.data_ptr();
+        TEWB_KERNEL(x, (Tensors{x, scale}), (Tensors{out.data, out.transposed}), cast_transpose_to_fp8, kernel_tensor(x), cast);
     } else {
-        TEWB_KERNEL_V1(x, (Tensors{x, scale}), Tensors{out.data}, cast_to_fp8, x.data_ptr(), kernel_dtype(x.scalar_type()),
-                    static_cast<std::size_t>(x.numel()), scale.data_ptr<float>(), out.data.data_ptr(), type, staging);
+        TEWB_KERNEL(x, (Tensors{x, scale}), Tensors{out.data}, cast_to_fp8, kernel_tensor(x), cast);
     }
     if (context.inspect()) inspect_tensor_cast(x, out.data, scale, quantizer);
     if (live) {
@@ -164,20 +162,20 @@ std::vector<Fp8Tensor> FusedOps::quantize_weights(const std::vector<WeightCast>&
     });
     if (!batched) return TeOps::quantize_weights(casts);
     std::vector<Fp8Tensor> out;
-    std::vector<kernels::CastTransposeItem> items;
+    std::vector<kernels::Tensor> sources;
+    std::vector<kernels::Tensor> targets;
     std::vector<at::Tensor> reads;
     std::vector<at::Tensor> writes;
     for (const WeightCast& c : casts) {
         Fp8Tensor q = empty_fp8(c.weight, c.quantizer);
-        const kernels::Fp8Output fp8 = fp8_output(q, c.quantizer);
-        items.push_back({c.weight.data_ptr(), kernel_dtype(c.weight.scalar_type()), rows_of(c.weight), cols_of(c.weight),
-                         fp8.scale, fp8.data, fp8.transposed, fp8.type, fp8.amax});
+        sources.push_back(kernel_tensor(c.weight));
+        targets.push_back(fp8_tensor(q, c.quantizer));
         reads.push_back(c.weight);
         writes.push_back(q.data);
         writes.push_back(q.transposed);
         out.push_back(std::move(q));
     }
-    TEWB_KERNEL_V1(casts.front().weight, reads, writes, cast_transpose_multi_to_fp8, items.data(), items.size());
+    TEWB_KERNEL(casts.front().weight, reads, writes, cast_transpose_multi_to_fp8, sources.data(), targets.data(), sources.size());
     for (std::size_t i = 0; i < out.size(); ++i) hand_out_live_scale_inv(out[i], casts[i].quantizer);
     return out;
 }
@@ -194,12 +192,11 @@ Fp8GradWithBias FusedOps::quantize_dbias(const at::Tensor& dy, const Fp8Quantize
     if (!delayed_kernel_cast(dy, quantizer)) return TeOps::quantize_dbias(dy, quantizer);
     const std::size_t rows = rows_of(dy);
     const std::size_t cols = cols_of(dy);
-    const std::size_t bytes = kernels::host::cast_transpose_dbias_workspace_bytes(rows, cols);
+    const std::size_t bytes = kernels::cast_transpose_dbias_workspace_bytes(rows, cols);
     Fp8GradWithBias r = empty_grad_with_bias(dy, quantizer);
     const at::Tensor workspace = byte_buffer(bytes, dy);
-    const kernels::Fp8Output fp8 = fp8_output(r.grad, quantizer);
-    TEWB_KERNEL_V1(dy, Tensors{dy}, (Tensors{r.grad.data, r.grad.transposed, r.bias_grad}), cast_transpose_dbias_to_fp8,
-                tensor_ref(dy), fp8, tensor_ref(r.bias_grad), workspace_ref(workspace));
+    TEWB_KERNEL(dy, Tensors{dy}, (Tensors{r.grad.data, r.grad.transposed, r.bias_grad}), cast_transpose_dbias_to_fp8,
+                kernel_tensor(dy), fp8_tensor(r.grad, quantizer), kernel_tensor(r.bias_grad), workspace_ref(workspace));
     hand_out_live_scale_inv(r.grad, quantizer);
     return r;
 }
@@ -215,10 +212,10 @@ GradWithBias FusedOps::cast_dbias(const at::Tensor& dy, at::ScalarType dtype) co
     GradWithBias r;
     r.grad = cast ? at::empty(dy.sizes(), dy.options().dtype(dtype)) : dy;
     r.bias_grad = at::empty({dy.size(1)}, dy.options().dtype(at::kFloat));
-    const at::Tensor workspace = byte_buffer(kernels::host::cast_dbias_workspace_bytes(rows_of(dy), cols_of(dy)), dy);
-    const kernels::TensorRef out = cast ? tensor_ref(r.grad) : kernels::TensorRef{};
+    const at::Tensor workspace = byte_buffer(kernels::cast_dbias_workspace_bytes(rows_of(dy), cols_of(dy)), dy);
+    const kernels::Tensor out = cast ? kernel_tensor(r.grad) : kernels::Tensor{};
     const std::vector<at::Tensor> writes = cast ? std::vector<at::Tensor>{r.grad, r.bias_grad} : std::vector<at::Tensor>{r.bias_grad};
-    TEWB_KERNEL_V1(dy, Tensors{dy}, writes, cast_dbias, tensor_ref(dy), out, tensor_ref(r.bias_grad), workspace_ref(workspace));
+    TEWB_KERNEL(dy, Tensors{dy}, writes, cast_dbias, kernel_tensor(dy), out, kernel_tensor(r.bias_grad), workspace_ref(workspace));
     return r;
 }
 
@@ -226,12 +223,14 @@ GradWithBias FusedOps::cast_dbias(const at::Tensor& dy, at::ScalarType dtype) co
 // multi-tensor launch per 64 weights.
 std::vector<Fp8Tensor> FusedOps::quantize_weight_blocks(const std::vector<WeightCast>& casts) const {
     std::vector<Fp8Tensor> out;
-    std::vector<kernels::BlockCastItem> items;
+    std::vector<kernels::Tensor> sources;
+    std::vector<kernels::Tensor> targets;
     std::vector<at::Tensor> reads;
     std::vector<at::Tensor> writes;
     for (const WeightCast& c : casts) {
         BlockCastSetup setup = block_cast_setup(c.weight, c.quantizer, /*with_transpose=*/true);
-        items.push_back({c.weight.data_ptr(), rows_of(c.weight), cols_of(c.weight), setup.cast});
+        sources.push_back(kernel_tensor(c.weight));
+        targets.push_back(setup.cast);
         reads.push_back(c.weight);
         for (const at::Tensor& t : {setup.out.data, setup.out.scale_inv, setup.out.transposed, setup.out.transposed_scale_inv}) {
             writes.push_back(t);
@@ -239,8 +238,8 @@ std::vector<Fp8Tensor> FusedOps::quantize_weight_blocks(const std::vector<Weight
         out.push_back(std::move(setup.out));
     }
     const at::Tensor& front = casts.front().weight;
-    TEWB_KERNEL_V1(front, reads, writes, block_cast_multi_to_fp8, items.data(), items.size(), kernel_dtype(front.scalar_type()),
-                kWeightBlock.rows, casts.front().quantizer.context->recipe().block_power_of_two);
+    TEWB_KERNEL(front, reads, writes, block_cast_multi_to_fp8, sources.data(), targets.data(), sources.size(),
+                casts.front().quantizer.context->recipe().block_power_of_two);
     return out;
 }
 
@@ -254,10 +253,9 @@ FusedOps::BlockCastSetup FusedOps::block_cast_setup(const at::Tensor& x, const F
     out.dtype = quantizer.dtype();
     out.data = at::empty({rows, cols}, x.options().dtype(to_scalar_type(out.dtype)));
     out.scale_inv = empty_block_scales(rows, cols, block, x.options());
-    kernels::BlockCastOutput cast;
-    cast.data = out.data.data_ptr();
+    kernels::Tensor cast = kernel_tensor(out.data);
     cast.scale_inv = out.scale_inv.data_ptr<float>();
-    cast.type = out.dtype;
+    cast.scale_mode = kernels::block_scale_mode(block.rows);
     if (with_transpose) {
         out.transposed = at::empty({cols, rows}, out.data.options());
         out.transposed_scale_inv = empty_block_scales(cols, rows, block, x.options());
@@ -279,22 +277,19 @@ Fp8Tensor FusedOps::quantize_blocks(const at::Tensor& x, const Fp8Quantizer& qua
     Fp8Context& context = *quantizer.context;
     BlockCastSetup setup = block_cast_setup(x, quantizer, with_transpose);
     Fp8Tensor& out = setup.out;
-    kernels::BlockCastOutput& cast = setup.cast;
     const at::Tensor& staging = setup.staging;
     const BlockShape block = setup.block;
     at::Tensor workspace;
+    kernels::Tensor bias_grad;
     if (dbias != nullptr) {
-        const std::size_t bytes = kernels::host::block_cast_dbias_workspace_bytes(rows_of(x), cols_of(x));
-        workspace = byte_buffer(bytes, x);
-        cast.dbias = dbias->data_ptr<float>();
-        cast.dbias_workspace = workspace.data_ptr();
-        cast.dbias_workspace_bytes = bytes;
+        workspace = byte_buffer(kernels::block_cast_dbias_workspace_bytes(rows_of(x), cols_of(x)), x);
+        bias_grad = kernel_tensor(*dbias);
     }
-    TEWB_KERNEL_V1(x, Tensors{x},
+    TEWB_KERNEL(x, Tensors{x},
                 (Tensors{out.data, out.scale_inv, out.transposed, out.transposed_scale_inv, staging,
                          dbias != nullptr ? *dbias : at::Tensor()}),
-                block_cast_to_fp8, x.data_ptr(), kernel_dtype(x.scalar_type()), rows_of(x), cols_of(x), block.rows,
-                context.recipe().block_power_of_two, cast);
+                block_cast_to_fp8, kernel_tensor(x), setup.cast, context.recipe().block_power_of_two, bias_grad,
+                workspace.defined() ? workspace_ref(workspace) : kernels::Workspace{});
     if (context.inspect()) inspect_block_cast(x, {out.data, out.scale_inv, block, out.dtype}, quantizer);
     return out;
 }

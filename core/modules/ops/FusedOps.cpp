@@ -129,6 +129,20 @@ kernels::Fp8Output FusedOps::fp8_output(Fp8Tensor& q, const Fp8Quantizer& quanti
     return out;
 }
 
+kernels::Tensor FusedOps::fp8_tensor(Fp8Tensor& q, const Fp8Quantizer& quantizer) {
+    Fp8Context& context = *quantizer.context;
+    kernels::Tensor out;
+    out.data = q.data.data_ptr();
+    out.dtype = kernels::fp8_dtype(q.dtype);
+    out.rows = static_cast<std::size_t>(q.data.size(0));
+    out.cols = static_cast<std::size_t>(q.data.size(1));
+    out.transposed = q.transposed.defined() ? q.transposed.data_ptr() : nullptr;
+    // The slot's live scale and staging entry: views into the context's state, valid for the launch.
+    out.scale = context.scale(quantizer.pass, quantizer.slot).data_ptr<float>();
+    out.amax = staging_entry(quantizer).data_ptr<float>();
+    return out;
+}
+
 }  // namespace fused_ops
 
 const TeOps& fused_host_ops() {

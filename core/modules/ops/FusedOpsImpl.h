@@ -20,11 +20,11 @@
 #include "core/ledger/Ledger.h"
 #include "core/modules/ops/Fallbacks.h"
 #include "core/modules/ops/TeOps.h"
-#include "tewb_kernels/block_cast_types.h"
 #include "tewb_kernels/fp8_output.h"
 #include "tewb_kernels/gemm_types.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
+#include "tewb_kernels/tensor.h"
 #include "tewb_kernels/tensor_ref.h"
 
 #ifdef TEWB_FUSED_CUDA
@@ -174,6 +174,9 @@ private:
     static Fp8GradWithBias empty_grad_with_bias(const at::Tensor& like, const Fp8Quantizer& quantizer);
     static at::Tensor staging_entry(const Fp8Quantizer& quantizer);
     static kernels::Fp8Output fp8_output(Fp8Tensor& q, const Fp8Quantizer& quantizer);
+    // q [rows, cols] as the kernels write it: its data and transposed copy (when it has one), the slot's live scale
+    // and staging entry (its amax).
+    static kernels::Tensor fp8_tensor(Fp8Tensor& q, const Fp8Quantizer& quantizer);
 
     // FusedNormActivation.cpp
     LayerNormGrads norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
@@ -203,7 +206,7 @@ private:
     // FusedCasts.cpp: Float8BlockScaling's casts.
     struct BlockCastSetup {
         Fp8Tensor out;
-        kernels::BlockCastOutput cast;
+        kernels::Tensor cast;
         at::Tensor staging;
         BlockShape block;
     };
