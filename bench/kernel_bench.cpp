@@ -159,8 +159,8 @@ int main(int argc, char** argv) {
         at::Tensor mean = at::empty({r}, cuda);
         at::Tensor rstd = at::empty({r}, cuda);
         const double fwd = time_ms([&] {
-            kernels::layer_norm_forward(tensor_ref(x), tensor_ref(gamma), tensor_ref(beta), 1e-5f, tensor_ref(out), nullptr,
-                                        mean.data_ptr<float>(), rstd.data_ptr<float>(), stream());
+            kernels::layer_norm_forward(kernel_tensor(x), kernel_tensor(gamma), kernel_tensor(beta), 1e-5f, kernel_tensor(out),
+                                        kernels::Tensor{}, kernel_tensor(mean), kernel_tensor(rstd), on_stream());
         });
         rows.push_back({"layer_norm_forward bf16", shape, fwd, 4.0 * r * h / (fwd * 1e6), "GB/s", bandwidth_target});
         at::Tensor dx = at::empty_like(x);
@@ -169,9 +169,9 @@ int main(int argc, char** argv) {
         const std::size_t bytes = kernels::layer_norm_backward_workspace_bytes(r, h);
         at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda.dtype(at::kByte));
         const double bwd = time_ms([&] {
-            kernels::layer_norm_backward(tensor_ref(out), tensor_ref(x), mean.data_ptr<float>(), rstd.data_ptr<float>(),
-                                         tensor_ref(gamma), tensor_ref(dx), tensor_ref(dgamma), tensor_ref(dbeta),
-                                         workspace_ref(workspace), stream());
+            kernels::layer_norm_backward(kernel_tensor(out), kernel_tensor(x), kernel_tensor(mean), kernel_tensor(rstd),
+                                         kernel_tensor(gamma), kernel_tensor(dx), kernel_tensor(dgamma), kernel_tensor(dbeta),
+                                         workspace_ref(workspace), on_stream());
         });
         rows.push_back({"layer_norm_backward bf16", shape, bwd, 6.0 * r * h / (bwd * 1e6), "GB/s", bandwidth_target});
         const at::Tensor scale = at::ones({1}, cuda);

@@ -15,17 +15,6 @@ namespace tewb::selftest {
 
 namespace {
 
-// An FP8 output of the casts: data [rows, cols] of `type`, its transposed copy when defined, scale and amax.
-kernels::Tensor fp8_out(const at::Tensor& data, const at::Tensor& transposed, const at::Tensor& scale, const at::Tensor& amax,
-                        kernels::Fp8Type type) {
-    kernels::Tensor out = kernels::input(data.data_ptr(), kernels::fp8_dtype(type), static_cast<std::size_t>(data.size(0)),
-                                         static_cast<std::size_t>(data.size(1)));
-    out.transposed = transposed.defined() ? transposed.data_ptr() : nullptr;
-    out.scale = scale.defined() ? scale.data_ptr<float>() : nullptr;
-    out.amax = amax.defined() ? amax.data_ptr<float>() : nullptr;
-    return out;
-}
-
 // Tensor-wide scales (delayed and current scaling): the cast, the cast with its transposed copy, and with the
 // column sums of a bias gradient, bit for bit against the reference cast.
 void tensor_casts(Checks& check) {

@@ -36,10 +36,9 @@ void layer_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std
     const float scale = kernels::fp8_max(kernels::Fp8Type::E4M3) / (want_amax * 1.25f);
     const at::Tensor scale_t = scalar(scale);
     at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
-    const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
-                                 kernels::Fp8Type::E4M3};
-    kernels::layer_norm_forward(tensor_ref(x), tensor_ref(gamma), tensor_ref(beta), eps, tensor_ref(out), &fp8,
-                                mean.data_ptr<float>(), rstd.data_ptr<float>(), stream());
+    kernels::layer_norm_forward(kernel_tensor(x), kernel_tensor(gamma), kernel_tensor(beta), eps, kernel_tensor(out),
+                                fp8_out(q, q_t, scale_t, amax, kernels::Fp8Type::E4M3), kernel_tensor(mean), kernel_tensor(rstd),
+                                kernel_stream());
     check.relative("layer_norm_forward", "out", shape, dtype, out, want, bound);
     check.relative("layer_norm_forward", "mean", shape, dtype, mean, want_mean.reshape({-1}), kFloat32Bound);
     check.relative("layer_norm_forward", "rstd", shape, dtype, rstd, want_rstd.reshape({-1}), kFloat32Bound);
@@ -57,8 +56,9 @@ void layer_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std
     const std::size_t bytes =
         kernels::layer_norm_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
     at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
-    kernels::layer_norm_backward(tensor_ref(dy), tensor_ref(x), mean.data_ptr<float>(), rstd.data_ptr<float>(), tensor_ref(gamma),
-                                 tensor_ref(dx), tensor_ref(dgamma), tensor_ref(dbeta), workspace_ref(workspace), stream());
+    kernels::layer_norm_backward(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(mean), kernel_tensor(rstd), kernel_tensor(gamma),
+                                 kernel_tensor(dx), kernel_tensor(dgamma), kernel_tensor(dbeta), workspace_ref(workspace),
+                                 kernel_stream());
     check.relative("layer_norm_backward", "dx", shape, dtype, dx, want_dx, bound);
     check.relative("layer_norm_backward", "dgamma", shape, dtype, dgamma, want_dgamma, bound);
     check.relative("layer_norm_backward", "dbeta", shape, dtype, dbeta, want_dbeta, bound);
@@ -86,9 +86,8 @@ void rms_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std::
     const float scale = kernels::fp8_max(kernels::Fp8Type::E4M3) / (want_amax * 1.25f);
     const at::Tensor scale_t = scalar(scale);
     at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
-    const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
-                                 kernels::Fp8Type::E4M3};
-    kernels::rms_norm_forward(tensor_ref(x), tensor_ref(gamma), eps, tensor_ref(out), &fp8, rstd.data_ptr<float>(), stream());
+    kernels::rms_norm_forward(kernel_tensor(x), kernel_tensor(gamma), eps, kernel_tensor(out),
+                              fp8_out(q, q_t, scale_t, amax, kernels::Fp8Type::E4M3), kernel_tensor(rstd), kernel_stream());
     check.relative("rms_norm_forward", "out", shape, dtype, out, want, bound);
     check.relative("rms_norm_forward", "rstd", shape, dtype, rstd, want_rstd.reshape({-1}), kFloat32Bound);
     check.relative("rms_norm_forward", "FP8 out", shape, dtype + " -> E4M3", dequantize(q, kernels::Fp8Type::E4M3, scale), want,
@@ -106,8 +105,8 @@ void rms_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std::
     const std::size_t bytes =
         kernels::rms_norm_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
     at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
-    kernels::rms_norm_backward(tensor_ref(dy), tensor_ref(x), rstd.data_ptr<float>(), tensor_ref(gamma), tensor_ref(dx),
-                               tensor_ref(dgamma), workspace_ref(workspace), stream());
+    kernels::rms_norm_backward(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(rstd), kernel_tensor(gamma), kernel_tensor(dx),
+                               kernel_tensor(dgamma), workspace_ref(workspace), kernel_stream());
     check.relative("rms_norm_backward", "dx", shape, dtype, dx, want_dx, bound);
     check.relative("rms_norm_backward", "dgamma", shape, dtype, dgamma, want_dgamma, bound);
 
@@ -115,8 +114,9 @@ void rms_norm_case(Checks& check, at::ScalarType io, at::ScalarType param, std::
     const at::Tensor dresidual = at::randn({rows, hidden}, cuda()).to(io);
     at::Tensor dx_add = poisoned({rows, hidden}, io);
     at::Tensor dgamma_add = poisoned({hidden}, param);
-    kernels::rms_norm_backward_add(tensor_ref(dy), tensor_ref(x), rstd.data_ptr<float>(), tensor_ref(gamma), tensor_ref(dx_add),
-                                   tensor_ref(dresidual), tensor_ref(dgamma_add), workspace_ref(workspace), stream());
+    kernels::rms_norm_backward_add(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(rstd), kernel_tensor(gamma),
+                                   kernel_tensor(dx_add), kernel_tensor(dresidual), kernel_tensor(dgamma_add), workspace_ref(workspace),
+                                   kernel_stream());
     check.relative("rms_norm_backward_add", "dx", shape, dtype, dx_add, want_dx + dresidual.to(at::kFloat), bound);
     check.relative("rms_norm_backward_add", "dgamma", shape, dtype, dgamma_add, want_dgamma, bound);
 }

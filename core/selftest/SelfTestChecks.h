@@ -117,6 +117,17 @@ inline cudaStream_t stream() {
     return at::cuda::getCurrentCUDAStream().stream();
 }
 
+// An FP8 output as the kernels take it: data [rows, cols] of `type`, its transposed copy when defined, scale and amax.
+inline kernels::Tensor fp8_out(const at::Tensor& data, const at::Tensor& transposed, const at::Tensor& scale, const at::Tensor& amax,
+                        kernels::Fp8Type type) {
+    kernels::Tensor out = kernels::input(data.data_ptr(), kernels::fp8_dtype(type), static_cast<std::size_t>(data.size(0)),
+                                         static_cast<std::size_t>(data.size(1)));
+    out.transposed = transposed.defined() ? transposed.data_ptr() : nullptr;
+    out.scale = scale.defined() ? scale.data_ptr<float>() : nullptr;
+    out.amax = amax.defined() ? amax.data_ptr<float>() : nullptr;
+    return out;
+}
+
 // The same stream as the kernels' entry points take it.
 inline kernels::Stream kernel_stream() {
     return kernels::Stream{stream()};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cast/cast_items.h"
+#include "common/arguments.h"
 #include "common/check.h"
 #include "common/column_sum.cuh"
 #include "common/column_sum.h"

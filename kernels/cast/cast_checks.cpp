@@ -46,10 +46,6 @@ void check_cast_transpose_outputs(const char* call, const Tensor& out) {
 
 }  // namespace
 
-Fp8Type fp8_type(const Tensor& out) {
-    return fp8_type_of(out.dtype).value_or(Fp8Type::E4M3);
-}
-
 int block_rows(const Tensor& out) {
     return out.scale_mode == ScaleMode::Block128x128 ? 128 : 1;
 }

@@ -1,6 +1,7 @@
 #include <string>
 
 #include "cast/cast_items.h"
+#include "common/arguments.h"
 #include "common/fail.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/cast_multi.h"

@@ -64,4 +64,27 @@ void check_fp8_output(std::string_view call, const Fp8Output& fp8) {
     if (fp8.amax != nullptr) check_buffer(call, fp8.amax, "fp8.amax", alignof(float));
 }
 
+Fp8Type fp8_type(const Tensor& t) {
+    return fp8_type_of(t.dtype).value_or(Fp8Type::E4M3);
+}
+
+Fp8Output fp8_output(std::string_view call, const Tensor& t, std::string_view name, std::size_t rows, std::size_t cols) {
+    if (t.data == nullptr) return {};
+    if (!is_fp8(t.dtype)) {
+        fail(call, std::string(name) + " has dtype " + std::string(to_string(t.dtype)) + "; allowed: E4M3, E5M2");
+    }
+    check_shape(call, t, name, rows, cols);
+    return {t.data, t.transposed, t.scale, t.amax, fp8_type(t)};
+}
+
+float* float_vector(std::string_view call, const Tensor& t, std::string_view name, std::size_t n) {
+    if (t.dtype != DType::Float32) {
+        fail(call, std::string(name) + " has dtype " + std::string(to_string(t.dtype)) + "; allowed: float32");
+    }
+    if (t.numel() != n) {
+        fail(call, std::string(name) + " has " + std::to_string(t.numel()) + " elements; allowed: " + std::to_string(n));
+    }
+    return static_cast<float*>(t.data);
+}
+
 }  // namespace tewb::kernels::detail

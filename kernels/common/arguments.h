@@ -24,6 +24,14 @@ void check_shape(std::string_view call, const ConstTensorRef& tensor, std::strin
 void check_shape(std::string_view call, const Tensor& tensor, std::string_view name, std::size_t rows, std::size_t cols);
 // `dtype` is `like`'s, the dtype of the tensor `like_name` ("<name> has dtype d; allowed: <like>, <like_name>'s").
 void check_same_dtype(std::string_view call, DType dtype, std::string_view name, DType like, std::string_view like_name);
+// An FP8 tensor's type (Fp8Type::E4M3 for a dtype that is not FP8: check it first).
+Fp8Type fp8_type(const Tensor& t);
+// An FP8 output given as a tensor (data null: not wanted, and nothing else is looked at) as the kernels take it;
+// a wanted one must be E4M3 or E5M2 ("<name> has dtype d; allowed: E4M3, E5M2") of [rows, cols].
+Fp8Output fp8_output(std::string_view call, const Tensor& t, std::string_view name, std::size_t rows, std::size_t cols);
+// A float32 vector of n elements the call reads or writes (a norm's saved statistics); its data, not checked for
+// null or alignment here.
+float* float_vector(std::string_view call, const Tensor& t, std::string_view name, std::size_t n);
 // An FP8 output: data and scale set, transposed (if any) distinct from data, amax aligned, known type.
 void check_fp8_output(std::string_view call, const Fp8Output& fp8);
 

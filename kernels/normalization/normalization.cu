@@ -19,7 +19,9 @@
 #include "normalization/layer_norm_dparams.cuh"
 #include "normalization/layer_norm_fast.cuh"
 #include "normalization/layer_norm_rule.h"
-#include "normalization/normalization_launch.h"
+#include "normalization/normalization_call.h"
+#include "common/stream.cuh"
+#include "tewb_kernels/normalization.h"
 
 namespace tewb::kernels::detail {
 
@@ -27,7 +29,6 @@ namespace {
 
 constexpr int kWarpsPerBlock = 4;
 constexpr int kColumnThreads = 256;
-constexpr int kMaxPartials = 256;  // partial rows of dgamma/dbeta: blocks of the backward
 constexpr int kMaxGridX = 2147483647;
 
 struct RowStatistics {
@@ -322,10 +323,6 @@ struct BackwardLaunch {
 
 }  // namespace
 
-int layer_norm_backward_chunks(std::size_t rows) {
-    return static_cast<int>(std::clamp<std::size_t>(rows, 1, kMaxPartials));
-}
-
 namespace {
 
 bool aligned16(const void* p) {
@@ -381,8 +378,6 @@ void dispatch_fast(DType x_dtype, const FastShape& shape, const F& f) {
     }
 }
 
-}  // namespace
-
 void launch_layer_norm_forward(const LayerNormForwardCall& a, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::layer_norm_forward";
     const void* x = a.x.data;
@@ -394,7 +389,7 @@ void launch_layer_norm_forward(const LayerNormForwardCall& a, cudaStream_t strea
     const std::size_t hidden = a.x.cols;
     void* out = a.out.data;
     const DType out_dtype = a.out.dtype;
-    const Fp8Output* fp8 = a.fp8;
+    const Fp8Output* fp8 = a.fp8.data != nullptr ? &a.fp8 : nullptr;
     auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
     auto* q_t = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr;
     const float* scale = fp8 != nullptr ? fp8->scale : nullptr;
@@ -434,7 +429,7 @@ void launch_layer_norm_backward(const LayerNormBackwardCall& a, cudaStream_t str
     void* dgamma = a.dgamma.data;
     void* dbeta = a.dbeta.data;
     const int h = static_cast<int>(hidden);
-    const int partials = layer_norm_backward_chunks(rows);
+    const int partials = norm_backward_chunks(rows);
     auto* partial = static_cast<float*>(a.workspace.data);
     const FastShape shape = fast_shape(x_dtype, hidden, {dy, x, gamma, dx, dresidual});
     if (shape.warps > 0) {
@@ -461,4 +456,31 @@ void launch_layer_norm_backward(const LayerNormBackwardCall& a, cudaStream_t str
     }
 }
 
+}  // namespace
+
 }  // namespace tewb::kernels::detail
+
+namespace tewb::kernels {
+
+void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, const Tensor& out,
+                        const Tensor& fp8, const Tensor& mean, const Tensor& rstd, Stream stream) {
+    const auto call = detail::layer_norm_forward_call("tewb::kernels::layer_norm_forward", x, gamma, beta, eps, out, fp8, mean, rstd);
+    if (call) detail::launch_layer_norm_forward(*call, detail::cuda_stream(stream));
+}
+
+void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
+                         const Tensor& dx, const Tensor& dgamma, const Tensor& dbeta, const Workspace& workspace, Stream stream) {
+    const auto call = detail::layer_norm_backward_call("tewb::kernels::layer_norm_backward", dy, x, mean, rstd, gamma, dx,
+                                                       Tensor{}, dgamma, dbeta, workspace);
+    if (call) detail::launch_layer_norm_backward(*call, detail::cuda_stream(stream));
+}
+
+void layer_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
+                             const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma, const Tensor& dbeta,
+                             const Workspace& workspace, Stream stream) {
+    const auto call = detail::layer_norm_backward_call("tewb::kernels::layer_norm_backward_add", dy, x, mean, rstd, gamma, dx,
+                                                       dresidual, dgamma, dbeta, workspace);
+    if (call) detail::launch_layer_norm_backward(*call, detail::cuda_stream(stream));
+}
+
+}  // namespace tewb::kernels

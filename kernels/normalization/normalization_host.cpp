@@ -13,15 +13,14 @@
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
 #include "normalization/layer_norm_rule.h"
-#include "normalization/normalization_arguments.h"
-#include "tewb_kernels/host/normalization.h"
+#include "normalization/normalization_call.h"
+#include "tewb_kernels/normalization.h"
 
 namespace tewb::kernels::host {
 
 namespace {
 
 // normalization.cu's constants.
-constexpr std::size_t kMaxPartials = 256;
 constexpr std::size_t kColumnThreads = 256;  // columns of a plain dgamma/dbeta block: its column tile
 constexpr int kWarpSize = 32;
 constexpr int kFinalWarps = 8;  // warps of layer_norm_dparams_final_kernel: the classes of layer_norm_dparams.cuh
@@ -102,12 +101,18 @@ std::vector<float> load_vector(const void* p, DType dtype, std::size_t n) {
 
 }  // namespace
 
-void layer_norm_forward(const ConstTensorRef& x_ref, const ConstTensorRef& gamma_ref, const ConstTensorRef& beta_ref, float eps,
-                        const TensorRef& out_ref, const Fp8Output* fp8, float* mean, float* rstd) {
-    if (!detail::check_layer_norm_forward_arguments("tewb::kernels::host::layer_norm_forward",
-                                                    {x_ref, gamma_ref, beta_ref, eps, out_ref, fp8, mean, rstd})) {
-        return;
-    }
+void layer_norm_forward(const Tensor& x_in, const Tensor& gamma_in, const Tensor& beta_in, float eps, const Tensor& out_in,
+                        const Tensor& fp8_in, const Tensor& mean_in, const Tensor& rstd_in, Stream) {
+    const auto call = detail::layer_norm_forward_call("tewb::kernels::host::layer_norm_forward", x_in, gamma_in, beta_in, eps,
+                                                      out_in, fp8_in, mean_in, rstd_in);
+    if (!call) return;
+    const Tensor& x_ref = call->x;
+    const Tensor& gamma_ref = call->gamma;
+    const Tensor& beta_ref = call->beta;
+    const Tensor& out_ref = call->out;
+    const Fp8Output* fp8 = call->fp8.data != nullptr ? &call->fp8 : nullptr;
+    float* mean = call->mean;
+    float* rstd = call->rstd;
     const void* x = x_ref.data;
     const DType x_dtype = x_ref.dtype;
     const void* gamma = gamma_ref.data;
@@ -158,10 +163,6 @@ void layer_norm_forward(const ConstTensorRef& x_ref, const ConstTensorRef& gamma
     // The transposed copy comes from the forward kernel's own launch on the GPU (banded, from shared memory).
     if (q_t != nullptr) detail::transpose_bytes(q, rows, hidden, q_t);
     detail::note_launch();
-}
-
-std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden) {
-    return 2 * std::clamp<std::size_t>(rows, 1, kMaxPartials) * hidden * sizeof(float);
 }
 
 namespace {
@@ -302,7 +303,7 @@ void backward(const LayerNormBackwardCall& a) {
     const RowOrder order = row_order(a.x.dtype, hidden, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data});
     const std::vector<float> gam = load_vector(a.gamma.data, a.gamma.dtype, hidden);
     auto* partial = static_cast<float*>(a.workspace.data);
-    const std::size_t partials = std::clamp<std::size_t>(rows, 1, kMaxPartials);
+    const std::size_t partials = static_cast<std::size_t>(detail::norm_backward_chunks(rows));
     backward_dx(a, order, gam);
     std::size_t written = partials;
     if (order.fast) {
@@ -324,25 +325,19 @@ void backward(const LayerNormBackwardCall& a) {
 
 }  // namespace
 
-void layer_norm_backward(const ConstTensorRef& dy, const ConstTensorRef& x, const float* mean, const float* rstd,
-                         const ConstTensorRef& gamma, const TensorRef& dx, const TensorRef& dgamma, const TensorRef& dbeta,
-                         const Workspace& workspace) {
-    const LayerNormBackwardCall call{dy, x, mean, rstd, gamma, dx, {}, dgamma, dbeta, workspace};
-    if (!detail::check_layer_norm_backward_arguments("tewb::kernels::host::layer_norm_backward", call,
-                                                     layer_norm_backward_workspace_bytes(x.rows, x.cols))) {
-        return;
-    }
-    backward(call);
+void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
+                         const Tensor& dx, const Tensor& dgamma, const Tensor& dbeta, const Workspace& workspace, Stream) {
+    const auto call = detail::layer_norm_backward_call("tewb::kernels::host::layer_norm_backward", dy, x, mean, rstd, gamma, dx,
+                                                       Tensor{}, dgamma, dbeta, workspace);
+    if (call) backward(*call);
 }
 
-void layer_norm_backward_add(const ConstTensorRef& dy, const ConstTensorRef& x, const float* mean, const float* rstd,
-                             const ConstTensorRef& gamma, const TensorRef& dx, const ConstTensorRef& dresidual,
-                             const TensorRef& dgamma, const TensorRef& dbeta, const Workspace& workspace) {
-    constexpr const char* name = "tewb::kernels::host::layer_norm_backward_add";
-    const LayerNormBackwardCall call{dy, x, mean, rstd, gamma, dx, dresidual, dgamma, dbeta, workspace};
-    if (!detail::check_layer_norm_backward_arguments(name, call, layer_norm_backward_workspace_bytes(x.rows, x.cols))) return;
-    detail::check_dresidual(name, call);
-    backward(call);
+void layer_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
+                             const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma, const Tensor& dbeta,
+                             const Workspace& workspace, Stream) {
+    const auto call = detail::layer_norm_backward_call("tewb::kernels::host::layer_norm_backward_add", dy, x, mean, rstd, gamma,
+                                                       dx, dresidual, dgamma, dbeta, workspace);
+    if (call) backward(*call);
 }
 
 }  // namespace tewb::kernels::host

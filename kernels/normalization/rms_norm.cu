@@ -15,7 +15,9 @@
 #include "common/column_sum_rule.h"
 #include "common/elementwise.cuh"
 #include "common/staged_transpose.cuh"
-#include "normalization/normalization_launch.h"
+#include "normalization/normalization_call.h"
+#include "common/stream.cuh"
+#include "tewb_kernels/normalization.h"
 
 namespace tewb::kernels::detail {
 
@@ -23,7 +25,6 @@ namespace {
 
 constexpr int kWarpsPerBlock = 4;
 constexpr int kColumnThreads = 256;
-constexpr int kMaxPartials = 256;  // dgamma's partial rows: chunks of rows
 constexpr int kMaxGridX = 2147483647;
 constexpr int kBandRows = 32;
 constexpr int kBandCols = 32;
@@ -166,14 +167,8 @@ unsigned row_blocks(std::size_t rows) {
     return static_cast<unsigned>(std::min<std::size_t>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock, kMaxGridX));
 }
 
-}  // namespace
-
-int rms_norm_backward_chunks(std::size_t rows) {
-    return static_cast<int>(std::clamp<std::size_t>(rows, 1, kMaxPartials));
-}
-
 void launch_rms_norm_forward(const RmsNormForwardCall& a, cudaStream_t stream) {
-    const Fp8Output* fp8 = a.fp8;
+    const Fp8Output* fp8 = a.fp8.data != nullptr ? &a.fp8 : nullptr;
     auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
     auto* q_t = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr;
     const float* scale = fp8 != nullptr ? fp8->scale : nullptr;
@@ -202,7 +197,7 @@ void launch_rms_norm_backward(const RmsNormBackwardCall& a, cudaStream_t stream)
                                                                                  a.rstd, a.gamma.data, a.gamma.dtype, rows,
                                                                                  hidden, a.dx.data, a.dresidual.data);
     check_last_launch(call);
-    const int chunks = rms_norm_backward_chunks(a.x.rows);
+    const int chunks = norm_backward_chunks(a.x.rows);
     auto* partial = static_cast<float*>(a.workspace.data);
     const std::size_t column_blocks = (a.x.cols + kColumnThreads - 1) / kColumnThreads;
     const bool in_kernel = column_sum_in_kernel(column_blocks);
@@ -213,4 +208,30 @@ void launch_rms_norm_backward(const RmsNormBackwardCall& a, cudaStream_t stream)
     if (!in_kernel) launch_column_sum(partial, chunks, a.x.cols, a.dgamma.data, a.gamma.dtype, stream, call);
 }
 
+}  // namespace
+
 }  // namespace tewb::kernels::detail
+
+namespace tewb::kernels {
+
+void rms_norm_forward(const Tensor& x, const Tensor& gamma, float eps, const Tensor& out, const Tensor& fp8, const Tensor& rstd,
+                      Stream stream) {
+    const auto call = detail::rms_norm_forward_call("tewb::kernels::rms_norm_forward", x, gamma, eps, out, fp8, rstd);
+    if (call) detail::launch_rms_norm_forward(*call, detail::cuda_stream(stream));
+}
+
+void rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                       const Tensor& dgamma, const Workspace& workspace, Stream stream) {
+    const auto call =
+        detail::rms_norm_backward_call("tewb::kernels::rms_norm_backward", dy, x, rstd, gamma, dx, Tensor{}, dgamma, workspace);
+    if (call) detail::launch_rms_norm_backward(*call, detail::cuda_stream(stream));
+}
+
+void rms_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                           const Tensor& dresidual, const Tensor& dgamma, const Workspace& workspace, Stream stream) {
+    const auto call = detail::rms_norm_backward_call("tewb::kernels::rms_norm_backward_add", dy, x, rstd, gamma, dx, dresidual,
+                                                     dgamma, workspace);
+    if (call) detail::launch_rms_norm_backward(*call, detail::cuda_stream(stream));
+}
+
+}  // namespace tewb::kernels

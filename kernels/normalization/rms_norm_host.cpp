@@ -12,15 +12,14 @@
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
-#include "normalization/normalization_arguments.h"
-#include "tewb_kernels/host/normalization.h"
+#include "normalization/normalization_call.h"
+#include "tewb_kernels/normalization.h"
 
 namespace tewb::kernels::host {
 
 namespace {
 
 // rms_norm.cu's constants.
-constexpr std::size_t kMaxPartials = 256;
 constexpr std::size_t kColumnThreads = 256;  // columns of a dgamma block: its column tile
 constexpr std::size_t kWarpSize = 32;
 
@@ -43,17 +42,21 @@ float warp_dot(const float* a, const float* b, std::size_t n) {
 }
 
 std::size_t partial_rows(std::size_t rows) {
-    return std::clamp<std::size_t>(rows, 1, kMaxPartials);
+    return static_cast<std::size_t>(detail::norm_backward_chunks(rows));
 }
 
 }  // namespace
 
-void rms_norm_forward(const ConstTensorRef& x_ref, const ConstTensorRef& gamma_ref, float eps, const TensorRef& out_ref,
-                      const Fp8Output* fp8, float* rstd) {
-    if (!detail::check_rms_norm_forward_arguments("tewb::kernels::host::rms_norm_forward",
-                                                  {x_ref, gamma_ref, eps, out_ref, fp8, rstd})) {
-        return;
-    }
+void rms_norm_forward(const Tensor& x_in, const Tensor& gamma_in, float eps, const Tensor& out_in, const Tensor& fp8_in,
+                      const Tensor& rstd_in, Stream) {
+    const auto call =
+        detail::rms_norm_forward_call("tewb::kernels::host::rms_norm_forward", x_in, gamma_in, eps, out_in, fp8_in, rstd_in);
+    if (!call) return;
+    const Tensor& x_ref = call->x;
+    const Tensor& gamma_ref = call->gamma;
+    const Tensor& out_ref = call->out;
+    const Fp8Output* fp8 = call->fp8.data != nullptr ? &call->fp8 : nullptr;
+    float* rstd = call->rstd;
     const std::size_t rows = x_ref.rows;
     const std::size_t hidden = x_ref.cols;
     auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
@@ -91,10 +94,6 @@ void rms_norm_forward(const ConstTensorRef& x_ref, const ConstTensorRef& gamma_r
         detail::transpose_bytes(q, rows, hidden, static_cast<std::uint8_t*>(fp8->transposed));
     }
     detail::note_launch();
-}
-
-std::size_t rms_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden) {
-    return partial_rows(rows) * hidden * sizeof(float);
 }
 
 namespace {
@@ -173,25 +172,18 @@ void backward(const RmsNormBackwardCall& a) {
 
 }  // namespace
 
-void rms_norm_backward(const ConstTensorRef& dy, const ConstTensorRef& x, const float* rstd, const ConstTensorRef& gamma,
-                       const TensorRef& dx, const TensorRef& dgamma, const Workspace& workspace) {
-    const RmsNormBackwardCall call{dy, x, rstd, gamma, dx, {}, dgamma, workspace};
-    if (!detail::check_rms_norm_backward_arguments("tewb::kernels::host::rms_norm_backward", call,
-                                                   rms_norm_backward_workspace_bytes(x.rows, x.cols))) {
-        return;
-    }
-    backward(call);
+void rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                       const Tensor& dgamma, const Workspace& workspace, Stream) {
+    const auto call = detail::rms_norm_backward_call("tewb::kernels::host::rms_norm_backward", dy, x, rstd, gamma, dx, Tensor{},
+                                                     dgamma, workspace);
+    if (call) backward(*call);
 }
 
-void rms_norm_backward_add(const ConstTensorRef& dy, const ConstTensorRef& x, const float* rstd, const ConstTensorRef& gamma,
-                           const TensorRef& dx, const ConstTensorRef& dresidual, const TensorRef& dgamma,
-                           const Workspace& workspace) {
-    const RmsNormBackwardCall call{dy, x, rstd, gamma, dx, dresidual, dgamma, workspace};
-    if (!detail::check_rms_norm_backward_arguments("tewb::kernels::host::rms_norm_backward_add", call,
-                                                   rms_norm_backward_workspace_bytes(x.rows, x.cols))) {
-        return;
-    }
-    backward(call);
+void rms_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                           const Tensor& dresidual, const Tensor& dgamma, const Workspace& workspace, Stream) {
+    const auto call = detail::rms_norm_backward_call("tewb::kernels::host::rms_norm_backward_add", dy, x, rstd, gamma, dx,
+                                                     dresidual, dgamma, workspace);
+    if (call) backward(*call);
 }
 
 }  // namespace tewb::kernels::host

@@ -15,19 +15,22 @@
 
 #include "common/host_numbers.h"
 #include "tewb_kernels/host/activation.h"
-#include "tewb_kernels/host/normalization.h"
+#include "tewb_kernels/normalization.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
 #include "host_tensor.h"
 #include "launch_checks.h"
+#include "norm_calls.h"
 
-using tewb::kernels::ConstTensorRef;
+using tewb::kernels::input;
+using tewb::kernels::Tensor;
 using tewb::kernels::DType;
 using tewb::kernels::Fp8Output;
 using tewb::kernels::Fp8Type;
 using tewb::kernels::KernelError;
 namespace host = tewb::kernels::host;
 namespace detail = tewb::kernels::detail;
+namespace calls = tewb::test::calls;
 
 using tewb::test::expect_refusal;
 using tewb::test::launches_of;
@@ -369,8 +372,8 @@ private Q_SLOTS:
         Buffer beta = random_tensor(DType::Float32, hidden, rng, 0.0f, 0.2f);
         Buffer out(DType::Float32, x.size());
         std::vector<float> mean(3), rstd(3);
-        host::layer_norm_forward({xt.data(), DType::Float32, 3, hidden}, {gamma.data(), DType::Float32, 1, hidden},
-                                 {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {out.data(), DType::Float32, 3, hidden},
+        calls::layer_norm_forward(input(xt.data(), DType::Float32, 3, hidden), input(gamma.data(), DType::Float32, 1, hidden),
+                                 input(beta.data(), DType::Float32, 1, hidden), 1e-5f, input(out.data(), DType::Float32, 3, hidden),
                                  nullptr, mean.data(), rstd.data());
         const LayerNormReference ref = layer_norm_reference(x, gamma.values(), beta.values(), 3, hidden, 1e-5f);
         for (std::size_t i = 0; i < x.size(); ++i) {
@@ -396,10 +399,10 @@ private Q_SLOTS:
                 std::vector<float> mean(rows), rstd(rows);
                 // out in float32 beside the FP8 output: each byte is the cast of the float y written beside it.
                 QCOMPARE(launches_of([&] {
-                             host::layer_norm_forward({x.data(), DType::BFloat16, rows, hidden},
-                                                      {gamma.data(), DType::Float32, 1, hidden},
-                                                      {beta.data(), DType::Float32, 1, hidden}, 1e-5f,
-                                                      {y32.data(), DType::Float32, rows, hidden}, &fp8, mean.data(), rstd.data());
+                             calls::layer_norm_forward(input(x.data(), DType::BFloat16, rows, hidden),
+                                                      input(gamma.data(), DType::Float32, 1, hidden),
+                                                      input(beta.data(), DType::Float32, 1, hidden), 1e-5f,
+                                                      input(y32.data(), DType::Float32, rows, hidden), &fp8, mean.data(), rstd.data());
                          }),
                          std::uint64_t{1});  // the transposed copy from the same launch
                 std::uint32_t max_bits = 0;
@@ -419,9 +422,9 @@ private Q_SLOTS:
                 float amax16 = 0.0f;
                 const Fp8Output fp8_16{data16.data(), nullptr, &scale, &amax16, type};
                 QCOMPARE(launches_of([&] {
-                             host::layer_norm_forward(
-                                 {x.data(), DType::BFloat16, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
-                                 {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {y16.data(), DType::BFloat16, rows, hidden},
+                             calls::layer_norm_forward(
+                                 input(x.data(), DType::BFloat16, rows, hidden), input(gamma.data(), DType::Float32, 1, hidden),
+                                 input(beta.data(), DType::Float32, 1, hidden), 1e-5f, input(y16.data(), DType::BFloat16, rows, hidden),
                                  &fp8_16, mean.data(), rstd.data());
                          }),
                          std::uint64_t{1});
@@ -467,10 +470,10 @@ private Q_SLOTS:
                 const std::string where = std::string(tewb::kernels::to_string(k.x_dtype)) + " hidden " + std::to_string(k.hidden) +
                                           " rows " + std::to_string(rows) + (k.shift != 0 ? " misaligned" : "");
                 QVERIFY2(launches_of([&] {
-                             host::layer_norm_forward({x.data(), k.x_dtype, rows, k.hidden},
-                                                      {gamma.data(), DType::Float32, 1, k.hidden},
-                                                      {beta.data(), DType::Float32, 1, k.hidden}, 1e-5f,
-                                                      {y.data(), DType::Float32, rows, k.hidden}, &fp8, mean.data(), rstd.data());
+                             calls::layer_norm_forward({x.data(), k.x_dtype, rows, k.hidden},
+                                                      input(gamma.data(), DType::Float32, 1, k.hidden),
+                                                      input(beta.data(), DType::Float32, 1, k.hidden), 1e-5f,
+                                                      input(y.data(), DType::Float32, rows, k.hidden), &fp8, mean.data(), rstd.data());
                          }) == 1,
                          where.c_str());
                 const LayerNormReference ref = layer_norm_reference(x.values(), gamma.values(), beta.values(), rows, k.hidden, 1e-5f);
@@ -489,9 +492,9 @@ private Q_SLOTS:
                 // mean and rstd as without the copy where the same kernel runs; 4352 and 8192 change kernels.
                 std::vector<float> mean_plain(rows), rstd_plain(rows);
                 Buffer y_plain(DType::Float32, n, k.shift);
-                host::layer_norm_forward({x.data(), k.x_dtype, rows, k.hidden}, {gamma.data(), DType::Float32, 1, k.hidden},
-                                         {beta.data(), DType::Float32, 1, k.hidden}, 1e-5f,
-                                         {y_plain.data(), DType::Float32, rows, k.hidden}, nullptr, mean_plain.data(),
+                calls::layer_norm_forward({x.data(), k.x_dtype, rows, k.hidden}, input(gamma.data(), DType::Float32, 1, k.hidden),
+                                         input(beta.data(), DType::Float32, 1, k.hidden), 1e-5f,
+                                         input(y_plain.data(), DType::Float32, rows, k.hidden), nullptr, mean_plain.data(),
                                          rstd_plain.data());
                 std::size_t differing = 0;
                 for (std::size_t r = 0; r < rows; ++r) {
@@ -522,8 +525,8 @@ private Q_SLOTS:
         const auto run = [&](float start) {
             float amax = start;
             const Fp8Output fp8{data.data(), nullptr, &scale, &amax, Fp8Type::E4M3};
-            host::layer_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
-                                     {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {nullptr, DType::Float32, rows, hidden},
+            calls::layer_norm_forward(input(x.data(), DType::Float32, rows, hidden), input(gamma.data(), DType::Float32, 1, hidden),
+                                     input(beta.data(), DType::Float32, 1, hidden), 1e-5f, input(nullptr, DType::Float32, rows, hidden),
                                      &fp8, mean.data(), rstd.data());
             return amax;
         };
@@ -537,8 +540,8 @@ private Q_SLOTS:
         Buffer zero(DType::Float32, hidden);
         float amax = 0.0f;
         const Fp8Output fp8{data.data(), nullptr, &scale, &amax, Fp8Type::E4M3};
-        host::layer_norm_forward({x.data(), DType::Float32, rows, hidden}, {zero.data(), DType::Float32, 1, hidden},
-                                 {zero.data(), DType::Float32, 1, hidden}, 1e-5f, {nullptr, DType::Float32, rows, hidden}, &fp8,
+        calls::layer_norm_forward(input(x.data(), DType::Float32, rows, hidden), input(zero.data(), DType::Float32, 1, hidden),
+                                 input(zero.data(), DType::Float32, 1, hidden), 1e-5f, input(nullptr, DType::Float32, rows, hidden), &fp8,
                                  mean.data(), rstd.data());
         QCOMPARE(detail::float_bits(amax), 0u);
         QVERIFY(std::all_of(data.begin(), data.end(), [](std::uint8_t b) { return b == 0; }));
@@ -558,8 +561,8 @@ private Q_SLOTS:
         float amax = 0.0f;
         const Fp8Output fp8{data.data(), nullptr, &scale, &amax, Fp8Type::E5M2};
         std::vector<float> mean(rows), rstd(rows);
-        host::layer_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
-                                 {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {out.data(), DType::BFloat16, rows, hidden},
+        calls::layer_norm_forward(input(x.data(), DType::Float32, rows, hidden), input(gamma.data(), DType::Float32, 1, hidden),
+                                 input(beta.data(), DType::Float32, 1, hidden), 1e-5f, input(out.data(), DType::BFloat16, rows, hidden),
                                  &fp8, mean.data(), rstd.data());
         for (std::size_t c = 0; c < hidden; ++c) {
             for (const std::size_t r : {1u, 2u}) {  // NaN, and inf (inf - inf): the whole row NaN
@@ -596,10 +599,10 @@ private Q_SLOTS:
     }
 
     void layerNormWorkspaceBytes() {
-        QCOMPARE(host::layer_norm_backward_workspace_bytes(0, 768), std::size_t{2 * 1 * 768 * 4});
-        QCOMPARE(host::layer_norm_backward_workspace_bytes(17, 7), std::size_t{2 * 17 * 7 * 4});
-        QCOMPARE(host::layer_norm_backward_workspace_bytes(256, 129), std::size_t{2 * 256 * 129 * 4});
-        QCOMPARE(host::layer_norm_backward_workspace_bytes(3072, 768), std::size_t{2 * 256 * 768 * 4});
+        QCOMPARE(tewb::kernels::layer_norm_backward_workspace_bytes(0, 768), std::size_t{2 * 1 * 768 * 4});
+        QCOMPARE(tewb::kernels::layer_norm_backward_workspace_bytes(17, 7), std::size_t{2 * 17 * 7 * 4});
+        QCOMPARE(tewb::kernels::layer_norm_backward_workspace_bytes(256, 129), std::size_t{2 * 256 * 129 * 4});
+        QCOMPARE(tewb::kernels::layer_norm_backward_workspace_bytes(3072, 768), std::size_t{2 * 256 * 768 * 4});
     }
 
     // The training shape takes the fast kernel for float32 and bfloat16 x: dx, the partial rows and their sums
@@ -620,26 +623,26 @@ private Q_SLOTS:
         Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f), beta(DType::Float32, hidden);
         Buffer y(type, rows * hidden);
         std::vector<float> mean(rows), rstd(rows);
-        host::layer_norm_forward({x.data(), type, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
-                                 {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {y.data(), type, rows, hidden}, nullptr,
+        calls::layer_norm_forward(input(x.data(), type, rows, hidden), input(gamma.data(), DType::Float32, 1, hidden),
+                                 input(beta.data(), DType::Float32, 1, hidden), 1e-5f, input(y.data(), type, rows, hidden), nullptr,
                                  mean.data(), rstd.data());
         Buffer dy = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f);
         Buffer dx(type, rows * hidden), dgamma(DType::Float32, hidden), dbeta(DType::Float32, hidden);
-        std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, hidden) / 4);
+        std::vector<float> workspace(tewb::kernels::layer_norm_backward_workspace_bytes(rows, hidden) / 4);
         QCOMPARE(launches_of([&] {
-                     host::layer_norm_backward({dy.data(), DType::BFloat16, rows, hidden}, {x.data(), type, rows, hidden},
-                                               mean.data(), rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
-                                               {dx.data(), type, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
-                                               {dbeta.data(), DType::Float32, 1, hidden},
+                     calls::layer_norm_backward(input(dy.data(), DType::BFloat16, rows, hidden), input(x.data(), type, rows, hidden),
+                                               mean.data(), rstd.data(), input(gamma.data(), DType::Float32, 1, hidden),
+                                               input(dx.data(), type, rows, hidden), input(dgamma.data(), DType::Float32, 1, hidden),
+                                               input(dbeta.data(), DType::Float32, 1, hidden),
                                                {workspace.data(), workspace.size() * 4});
                  }),
                  std::uint64_t{1});
         QCOMPARE(launches_of([&] {
-                     host::layer_norm_backward_add(
-                         {dy.data(), DType::BFloat16, rows, hidden}, {x.data(), type, rows, hidden}, mean.data(), rstd.data(),
-                         {gamma.data(), DType::Float32, 1, hidden}, {dx.data(), type, rows, hidden},
-                         {dx.data(), type, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
-                         {dbeta.data(), DType::Float32, 1, hidden}, {workspace.data(), workspace.size() * 4});
+                     calls::layer_norm_backward_add(
+                         input(dy.data(), DType::BFloat16, rows, hidden), input(x.data(), type, rows, hidden), mean.data(), rstd.data(),
+                         input(gamma.data(), DType::Float32, 1, hidden), input(dx.data(), type, rows, hidden),
+                         input(dx.data(), type, rows, hidden), input(dgamma.data(), DType::Float32, 1, hidden),
+                         input(dbeta.data(), DType::Float32, 1, hidden), {workspace.data(), workspace.size() * 4});
                  }),
                  std::uint64_t{1});
         // float32 x: 4 warps per row, one row per block; bfloat16 x: one warp per row, 4 rows per block.
@@ -681,16 +684,16 @@ private Q_SLOTS:
         Buffer gamma = random_tensor(DType::Float32, h, rng, 1.0f, 0.5f), beta(DType::Float32, h);
         Buffer y(DType::Float32, rows * h);
         std::vector<float> mean(rows), rstd(rows);
-        host::layer_norm_forward({x.data(), DType::Float32, rows, h}, {gamma.data(), DType::Float32, 1, h},
-                                 {beta.data(), DType::Float32, 1, h}, 1e-5f, {y.data(), DType::Float32, rows, h}, nullptr,
+        calls::layer_norm_forward(input(x.data(), DType::Float32, rows, h), input(gamma.data(), DType::Float32, 1, h),
+                                 input(beta.data(), DType::Float32, 1, h), 1e-5f, input(y.data(), DType::Float32, rows, h), nullptr,
                                  mean.data(), rstd.data());
         Buffer dx(DType::Float32, rows * h), dgamma(DType::Float32, h), dbeta(DType::Float32, h);
-        std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, h) / 4);
+        std::vector<float> workspace(tewb::kernels::layer_norm_backward_workspace_bytes(rows, h) / 4);
         QCOMPARE(launches_of([&] {
-                     host::layer_norm_backward({dy.data(), DType::Float32, rows, h}, {x.data(), DType::Float32, rows, h},
-                                               mean.data(), rstd.data(), {gamma.data(), DType::Float32, 1, h},
-                                               {dx.data(), DType::Float32, rows, h}, {dgamma.data(), DType::Float32, 1, h},
-                                               {dbeta.data(), DType::Float32, 1, h}, {workspace.data(), workspace.size() * 4});
+                     calls::layer_norm_backward(input(dy.data(), DType::Float32, rows, h), input(x.data(), DType::Float32, rows, h),
+                                               mean.data(), rstd.data(), input(gamma.data(), DType::Float32, 1, h),
+                                               input(dx.data(), DType::Float32, rows, h), input(dgamma.data(), DType::Float32, 1, h),
+                                               input(dbeta.data(), DType::Float32, 1, h), {workspace.data(), workspace.size() * 4});
                  }),
                  static_cast<std::uint64_t>(launches));
         std::vector<float> order_g, order_b;
@@ -710,8 +713,8 @@ private Q_SLOTS:
         const auto fwd = [&](const void* xp, DType x_dtype, std::size_t h, float eps, void* o, DType out_dtype,
                              const Fp8Output* fp8) {
             return [=, &gamma, &beta, &mean, &rstd] {
-                host::layer_norm_forward({xp, x_dtype, rows, h}, {gamma.data(), DType::Float32, 1, h},
-                                         {beta.data(), DType::Float32, 1, h}, eps, {o, out_dtype, rows, h}, fp8, mean.data(),
+                calls::layer_norm_forward(input(xp, x_dtype, rows, h), input(gamma.data(), DType::Float32, 1, h),
+                                         input(beta.data(), DType::Float32, 1, h), eps, input(o, out_dtype, rows, h), fp8, mean.data(),
                                          rstd.data());
             };
         };
@@ -737,30 +740,30 @@ private Q_SLOTS:
         expect_refusal(fwd(x.data(), DType::Float32, hidden, 1e-5f, nullptr, DType::Float32, &aliased), {forward, "same buffer"});
         expect_refusal(
             [&] {
-                host::layer_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
-                                         {beta.data(), DType::Float32, 1, hidden}, 1e-5f,
-                                         {out.data(), DType::Float32, rows, hidden}, nullptr, nullptr, rstd.data());
+                calls::layer_norm_forward(input(x.data(), DType::Float32, rows, hidden), input(gamma.data(), DType::Float32, 1, hidden),
+                                         input(beta.data(), DType::Float32, 1, hidden), 1e-5f,
+                                         input(out.data(), DType::Float32, rows, hidden), nullptr, nullptr, rstd.data());
             },
             {forward, "mean is a null pointer"});
         // rows = 0: nothing to do, nothing counted, pointers not looked at.
         QCOMPARE(launches_of([&] {
-                     host::layer_norm_forward({nullptr, DType::Float32, 0, hidden}, {nullptr, DType::Float32, 1, hidden},
-                                              {nullptr, DType::Float32, 1, hidden}, 1e-5f,
-                                              {out.data(), DType::Float32, 0, hidden}, nullptr, nullptr, nullptr);
+                     calls::layer_norm_forward(input(nullptr, DType::Float32, 0, hidden), input(nullptr, DType::Float32, 1, hidden),
+                                              input(nullptr, DType::Float32, 1, hidden), 1e-5f,
+                                              input(out.data(), DType::Float32, 0, hidden), nullptr, nullptr, nullptr);
                  }),
                  std::uint64_t{0});
 
         const char* backward = "tewb::kernels::host::layer_norm_backward";
         Buffer dy(DType::Float32, rows * hidden), dx(DType::Float32, rows * hidden), dgamma(DType::Float32, hidden),
             dbeta(DType::Float32, hidden);
-        const std::size_t needed = host::layer_norm_backward_workspace_bytes(rows, hidden);
+        const std::size_t needed = tewb::kernels::layer_norm_backward_workspace_bytes(rows, hidden);
         std::vector<float> workspace(needed / 4);
         const auto bwd = [&](const void* dyp, DType dy_dtype, void* dxp, std::size_t bytes) {
             return [=, &x, &mean, &rstd, &gamma, &dgamma, &dbeta, &workspace] {
-                host::layer_norm_backward({dyp, dy_dtype, rows, hidden}, {x.data(), DType::Float32, rows, hidden}, mean.data(),
-                                          rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
-                                          {dxp, DType::Float32, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
-                                          {dbeta.data(), DType::Float32, 1, hidden}, {workspace.data(), bytes});
+                calls::layer_norm_backward(input(dyp, dy_dtype, rows, hidden), input(x.data(), DType::Float32, rows, hidden), mean.data(),
+                                          rstd.data(), input(gamma.data(), DType::Float32, 1, hidden),
+                                          input(dxp, DType::Float32, rows, hidden), input(dgamma.data(), DType::Float32, 1, hidden),
+                                          input(dbeta.data(), DType::Float32, 1, hidden), {workspace.data(), bytes});
             };
         };
         expect_refusal(bwd(nullptr, DType::Float32, dx.data(), needed), {backward, "dy is a null pointer"});
@@ -772,10 +775,10 @@ private Q_SLOTS:
             bwd(dy.data(), DType::Float32, dx.data(), needed - 4),
             {backward, "workspace of " + std::to_string(needed - 4) + " bytes", "layer_norm_backward_workspace_bytes"});
         QCOMPARE(launches_of([&] {
-                     host::layer_norm_backward({nullptr, DType::Float32, 0, hidden}, {nullptr, DType::Float32, 0, hidden},
-                                               nullptr, nullptr, {nullptr, DType::Float32, 1, hidden},
-                                               {nullptr, DType::Float32, 0, hidden}, {nullptr, DType::Float32, 1, hidden},
-                                               {nullptr, DType::Float32, 1, hidden}, {nullptr, 0});
+                     calls::layer_norm_backward(input(nullptr, DType::Float32, 0, hidden), input(nullptr, DType::Float32, 0, hidden),
+                                               nullptr, nullptr, input(nullptr, DType::Float32, 1, hidden),
+                                               input(nullptr, DType::Float32, 0, hidden), input(nullptr, DType::Float32, 1, hidden),
+                                               input(nullptr, DType::Float32, 1, hidden), {nullptr, 0});
                  }),
                  std::uint64_t{0});
     }
@@ -1165,17 +1168,17 @@ private Q_SLOTS:
         Buffer gamma = random_tensor(DType::Float32, h, rng, 1.0f, 0.2f), beta(DType::Float32, h);
         Buffer y(type, rows * h);
         std::vector<float> mean(rows), rstd(rows);
-        host::layer_norm_forward({x.data(), type, rows, h}, {gamma.data(), DType::Float32, 1, h},
-                                 {beta.data(), DType::Float32, 1, h}, 1e-5f, {y.data(), type, rows, h}, nullptr, mean.data(),
+        calls::layer_norm_forward(input(x.data(), type, rows, h), input(gamma.data(), DType::Float32, 1, h),
+                                 input(beta.data(), DType::Float32, 1, h), 1e-5f, input(y.data(), type, rows, h), nullptr, mean.data(),
                                  rstd.data());
         Buffer dy = random_tensor(DType::BFloat16, rows * h, rng, 0.0f, 1.0f);
         Buffer skip = random_tensor(type, rows * h, rng, 0.0f, 3.0f);
-        std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, h) / 4);
+        std::vector<float> workspace(tewb::kernels::layer_norm_backward_workspace_bytes(rows, h) / 4);
         Buffer dx(type, rows * h), dgamma(DType::Float32, h), dbeta(DType::Float32, h);
         std::uint64_t before = tewb::kernels::launch_count();
-        host::layer_norm_backward({dy.data(), DType::BFloat16, rows, h}, {x.data(), type, rows, h}, mean.data(), rstd.data(),
-                                  {gamma.data(), DType::Float32, 1, h}, {dx.data(), type, rows, h},
-                                  {dgamma.data(), DType::Float32, 1, h}, {dbeta.data(), DType::Float32, 1, h},
+        calls::layer_norm_backward(input(dy.data(), DType::BFloat16, rows, h), input(x.data(), type, rows, h), mean.data(), rstd.data(),
+                                  input(gamma.data(), DType::Float32, 1, h), input(dx.data(), type, rows, h),
+                                  input(dgamma.data(), DType::Float32, 1, h), input(dbeta.data(), DType::Float32, 1, h),
                                   {workspace.data(), workspace.size() * 4});
         const std::uint64_t plain_launches = tewb::kernels::launch_count() - before;
         Buffer dx_add(type, rows * h), dgamma_add(DType::Float32, h), dbeta_add(DType::Float32, h);
@@ -1183,10 +1186,10 @@ private Q_SLOTS:
             for (std::size_t i = 0; i < rows * h; ++i) dx_add.set(i, skip.at(i));
         }
         before = tewb::kernels::launch_count();
-        host::layer_norm_backward_add({dy.data(), DType::BFloat16, rows, h}, {x.data(), type, rows, h}, mean.data(), rstd.data(),
-                                      {gamma.data(), DType::Float32, 1, h}, {dx_add.data(), type, rows, h},
-                                      {in_place ? dx_add.data() : skip.data(), type, rows, h},
-                                      {dgamma_add.data(), DType::Float32, 1, h}, {dbeta_add.data(), DType::Float32, 1, h},
+        calls::layer_norm_backward_add(input(dy.data(), DType::BFloat16, rows, h), input(x.data(), type, rows, h), mean.data(), rstd.data(),
+                                      input(gamma.data(), DType::Float32, 1, h), input(dx_add.data(), type, rows, h),
+                                      input(in_place ? dx_add.data() : skip.data(), type, rows, h),
+                                      input(dgamma_add.data(), DType::Float32, 1, h), input(dbeta_add.data(), DType::Float32, 1, h),
                                       {workspace.data(), workspace.size() * 4});
         QCOMPARE(tewb::kernels::launch_count() - before, plain_launches);
         QVERIFY(dgamma_add.values() == dgamma.values() && dbeta_add.values() == dbeta.values());
@@ -1202,10 +1205,10 @@ private Q_SLOTS:
         }
         Buffer misaligned(type, rows * h, 1);
         try {
-            host::layer_norm_backward_add({dy.data(), DType::BFloat16, rows, h}, {x.data(), type, rows, h}, mean.data(),
-                                          rstd.data(), {gamma.data(), DType::Float32, 1, h}, {dx_add.data(), type, rows, h},
-                                          {static_cast<const std::uint8_t*>(misaligned.data()) + 1, type, rows, h},
-                                          {dgamma_add.data(), DType::Float32, 1, h}, {dbeta_add.data(), DType::Float32, 1, h},
+            calls::layer_norm_backward_add(input(dy.data(), DType::BFloat16, rows, h), input(x.data(), type, rows, h), mean.data(),
+                                          rstd.data(), input(gamma.data(), DType::Float32, 1, h), input(dx_add.data(), type, rows, h),
+                                          input(static_cast<const std::uint8_t*>(misaligned.data()) + 1, type, rows, h),
+                                          input(dgamma_add.data(), DType::Float32, 1, h), input(dbeta_add.data(), DType::Float32, 1, h),
                                           {workspace.data(), workspace.size() * 4});
             QFAIL("a misaligned dresidual was accepted");
         } catch (const KernelError& e) {
@@ -1249,9 +1252,9 @@ private Q_SLOTS:
                     Buffer y32(DType::Float32, rows * hidden), y16(DType::BFloat16, rows * hidden);
                     std::vector<float> rstd(rows);
                     QCOMPARE(launches_of([&] {
-                                 host::rms_norm_forward({x.data(), DType::BFloat16, rows, hidden},
-                                                        {gamma.data(), DType::Float32, 1, hidden}, 1e-6f,
-                                                        {y32.data(), DType::Float32, rows, hidden}, &fp8, rstd.data());
+                                 calls::rms_norm_forward(input(x.data(), DType::BFloat16, rows, hidden),
+                                                        input(gamma.data(), DType::Float32, 1, hidden), 1e-6f,
+                                                        input(y32.data(), DType::Float32, rows, hidden), &fp8, rstd.data());
                              }),
                              std::uint64_t{1});  // the transposed copy from the same launch
                     std::uint32_t max_bits = 0;
@@ -1270,8 +1273,8 @@ private Q_SLOTS:
                     std::vector<std::uint8_t> data16(rows * hidden);
                     float amax16 = 0.0f;
                     const Fp8Output fp8_16{data16.data(), nullptr, &scale, &amax16, type};
-                    host::rms_norm_forward({x.data(), DType::BFloat16, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
-                                           1e-6f, {y16.data(), DType::BFloat16, rows, hidden}, &fp8_16, rstd.data());
+                    calls::rms_norm_forward(input(x.data(), DType::BFloat16, rows, hidden), input(gamma.data(), DType::Float32, 1, hidden),
+                                           1e-6f, input(y16.data(), DType::BFloat16, rows, hidden), &fp8_16, rstd.data());
                     for (std::size_t i = 0; i < rows * hidden; ++i) {
                         QCOMPARE(data16[i], data[i]);
                         QCOMPARE(detail::float_bits(y16.at(i)),
@@ -1281,8 +1284,8 @@ private Q_SLOTS:
                     // FP8 alone, amax combined with a larger value already there: that one is kept.
                     float big = 1.0e30f;
                     const Fp8Output fp8_only{data16.data(), nullptr, &scale, &big, type};
-                    host::rms_norm_forward({x.data(), DType::BFloat16, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
-                                           1e-6f, {nullptr, DType::Float32, rows, hidden}, &fp8_only, rstd.data());
+                    calls::rms_norm_forward(input(x.data(), DType::BFloat16, rows, hidden), input(gamma.data(), DType::Float32, 1, hidden),
+                                           1e-6f, input(nullptr, DType::Float32, rows, hidden), &fp8_only, rstd.data());
                     QCOMPARE(big, 1.0e30f);
                     QVERIFY(data16 == data);
                 }
@@ -1319,12 +1322,12 @@ private Q_SLOTS:
             Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.5f);
             Buffer dy = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
             Buffer y(DType::Float32, rows * hidden), dx(DType::Float32, rows * hidden), dgamma(DType::Float32, hidden);
-            std::vector<float> rstd(rows), workspace(host::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
-            host::rms_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
-                                   static_cast<float>(eps), {y.data(), DType::Float32, rows, hidden}, nullptr, rstd.data());
-            host::rms_norm_backward({dy.data(), DType::Float32, rows, hidden}, {x.data(), DType::Float32, rows, hidden},
-                                    rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
-                                    {dx.data(), DType::Float32, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
+            std::vector<float> rstd(rows), workspace(tewb::kernels::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
+            calls::rms_norm_forward(input(x.data(), DType::Float32, rows, hidden), input(gamma.data(), DType::Float32, 1, hidden),
+                                   static_cast<float>(eps), input(y.data(), DType::Float32, rows, hidden), nullptr, rstd.data());
+            calls::rms_norm_backward(input(dy.data(), DType::Float32, rows, hidden), input(x.data(), DType::Float32, rows, hidden),
+                                    rstd.data(), input(gamma.data(), DType::Float32, 1, hidden),
+                                    input(dx.data(), DType::Float32, rows, hidden), input(dgamma.data(), DType::Float32, 1, hidden),
                                     {workspace.data(), workspace.size() * 4});
             const std::vector<float> xf = x.values(), gf = gamma.values(), wf = dy.values();
             std::vector<double> xd(xf.begin(), xf.end()), gd(gf.begin(), gf.end()), wd(wf.begin(), wf.end());
@@ -1366,16 +1369,16 @@ private Q_SLOTS:
         Buffer x = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f);
         Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f);
         Buffer dy = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f);
-        std::vector<float> workspace(host::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
+        std::vector<float> workspace(tewb::kernels::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
         std::vector<std::uint32_t> first;
         for (int run = 0; run < 3; ++run) {
             Buffer y(DType::BFloat16, rows * hidden), dx(DType::BFloat16, rows * hidden), dgamma(DType::Float32, hidden);
             std::vector<float> rstd(rows);
-            host::rms_norm_forward({x.data(), DType::BFloat16, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden}, 1e-5f,
-                                   {y.data(), DType::BFloat16, rows, hidden}, nullptr, rstd.data());
-            host::rms_norm_backward({dy.data(), DType::BFloat16, rows, hidden}, {x.data(), DType::BFloat16, rows, hidden},
-                                    rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
-                                    {dx.data(), DType::BFloat16, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
+            calls::rms_norm_forward(input(x.data(), DType::BFloat16, rows, hidden), input(gamma.data(), DType::Float32, 1, hidden), 1e-5f,
+                                   input(y.data(), DType::BFloat16, rows, hidden), nullptr, rstd.data());
+            calls::rms_norm_backward(input(dy.data(), DType::BFloat16, rows, hidden), input(x.data(), DType::BFloat16, rows, hidden),
+                                    rstd.data(), input(gamma.data(), DType::Float32, 1, hidden),
+                                    input(dx.data(), DType::BFloat16, rows, hidden), input(dgamma.data(), DType::Float32, 1, hidden),
                                     {workspace.data(), workspace.size() * 4});
             std::vector<std::uint32_t> bits;
             for (std::size_t i = 0; i < rows * hidden; ++i) bits.push_back(y.bits(i));
@@ -1400,13 +1403,13 @@ private Q_SLOTS:
             Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.2f);
             Buffer dy = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
             Buffer dx(DType::Float32, rows * hidden), dgamma(DType::Float32, hidden);
-            std::vector<float> rstd(rows), workspace(host::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
-            host::rms_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden}, 1e-5f,
-                                   {dx.data(), DType::Float32, rows, hidden}, nullptr, rstd.data());
+            std::vector<float> rstd(rows), workspace(tewb::kernels::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
+            calls::rms_norm_forward(input(x.data(), DType::Float32, rows, hidden), input(gamma.data(), DType::Float32, 1, hidden), 1e-5f,
+                                   input(dx.data(), DType::Float32, rows, hidden), nullptr, rstd.data());
             const std::uint64_t launches = launches_of([&] {
-                host::rms_norm_backward({dy.data(), DType::Float32, rows, hidden}, {x.data(), DType::Float32, rows, hidden},
-                                        rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
-                                        {dx.data(), DType::Float32, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
+                calls::rms_norm_backward(input(dy.data(), DType::Float32, rows, hidden), input(x.data(), DType::Float32, rows, hidden),
+                                        rstd.data(), input(gamma.data(), DType::Float32, 1, hidden),
+                                        input(dx.data(), DType::Float32, rows, hidden), input(dgamma.data(), DType::Float32, 1, hidden),
                                         {workspace.data(), workspace.size() * 4});
             });
             QCOMPARE(launches, std::uint64_t{hidden > 2048u * 256u ? 3u : 2u});
@@ -1414,9 +1417,9 @@ private Q_SLOTS:
     }
 
     void rmsNormWorkspaceBytes() {
-        QCOMPARE(host::rms_norm_backward_workspace_bytes(0, 7), std::size_t{7 * 4});
-        QCOMPARE(host::rms_norm_backward_workspace_bytes(3, 5), std::size_t{3 * 5 * 4});
-        QCOMPARE(host::rms_norm_backward_workspace_bytes(3072, 768), std::size_t{256 * 768 * 4});
+        QCOMPARE(tewb::kernels::rms_norm_backward_workspace_bytes(0, 7), std::size_t{7 * 4});
+        QCOMPARE(tewb::kernels::rms_norm_backward_workspace_bytes(3, 5), std::size_t{3 * 5 * 4});
+        QCOMPARE(tewb::kernels::rms_norm_backward_workspace_bytes(3072, 768), std::size_t{256 * 768 * 4});
     }
 
     // rms_norm_backward_add: dx plus dresidual added in float32 before the store (float32 x: bit for bit the
@@ -1428,27 +1431,27 @@ private Q_SLOTS:
                 std::mt19937 rng(53);
                 Buffer x = random_tensor(type, rows * h, rng, 0.5f, 2.0f);
                 Buffer gamma = random_tensor(DType::Float32, h, rng, 1.0f, 0.2f);
-                std::vector<float> rstd(rows), workspace(host::rms_norm_backward_workspace_bytes(rows, h) / 4);
+                std::vector<float> rstd(rows), workspace(tewb::kernels::rms_norm_backward_workspace_bytes(rows, h) / 4);
                 Buffer y(type, rows * h);
-                host::rms_norm_forward({x.data(), type, rows, h}, {gamma.data(), DType::Float32, 1, h}, 1e-5f,
-                                       {y.data(), type, rows, h}, nullptr, rstd.data());
+                calls::rms_norm_forward(input(x.data(), type, rows, h), input(gamma.data(), DType::Float32, 1, h), 1e-5f,
+                                       input(y.data(), type, rows, h), nullptr, rstd.data());
                 Buffer dy = random_tensor(DType::BFloat16, rows * h, rng, 0.0f, 1.0f);
                 Buffer skip = random_tensor(type, rows * h, rng, 0.0f, 3.0f);
                 Buffer dx(type, rows * h), dgamma(DType::Float32, h), dx_add(type, rows * h), dgamma_add(DType::Float32, h);
-                const ConstTensorRef dy_ref{dy.data(), DType::BFloat16, rows, h};
-                const ConstTensorRef x_ref{x.data(), type, rows, h};
-                const ConstTensorRef gamma_ref{gamma.data(), DType::Float32, 1, h};
+                const Tensor dy_ref{dy.data(), DType::BFloat16, rows, h};
+                const Tensor x_ref{x.data(), type, rows, h};
+                const Tensor gamma_ref{gamma.data(), DType::Float32, 1, h};
                 const std::uint64_t plain = launches_of([&] {
-                    host::rms_norm_backward(dy_ref, x_ref, rstd.data(), gamma_ref, {dx.data(), type, rows, h},
-                                            {dgamma.data(), DType::Float32, 1, h}, {workspace.data(), workspace.size() * 4});
+                    calls::rms_norm_backward(dy_ref, x_ref, rstd.data(), gamma_ref, input(dx.data(), type, rows, h),
+                                            input(dgamma.data(), DType::Float32, 1, h), {workspace.data(), workspace.size() * 4});
                 });
                 if (in_place) {
                     for (std::size_t i = 0; i < rows * h; ++i) dx_add.set(i, skip.at(i));
                 }
                 const std::uint64_t added = launches_of([&] {
-                    host::rms_norm_backward_add(dy_ref, x_ref, rstd.data(), gamma_ref, {dx_add.data(), type, rows, h},
-                                                {in_place ? dx_add.data() : skip.data(), type, rows, h},
-                                                {dgamma_add.data(), DType::Float32, 1, h},
+                    calls::rms_norm_backward_add(dy_ref, x_ref, rstd.data(), gamma_ref, input(dx_add.data(), type, rows, h),
+                                                input(in_place ? dx_add.data() : skip.data(), type, rows, h),
+                                                input(dgamma_add.data(), DType::Float32, 1, h),
                                                 {workspace.data(), workspace.size() * 4});
                 });
                 QCOMPARE(added, plain);
@@ -1471,8 +1474,8 @@ private Q_SLOTS:
         Buffer gamma = from_values(DType::Float32, {1, 1, 1, 1, 1});
         Buffer y(DType::Float32, rows * hidden);
         std::vector<float> rstd(rows);
-        host::rms_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden}, 1e-5f,
-                               {y.data(), DType::Float32, rows, hidden}, nullptr, rstd.data());
+        calls::rms_norm_forward(input(x.data(), DType::Float32, rows, hidden), input(gamma.data(), DType::Float32, 1, hidden), 1e-5f,
+                               input(y.data(), DType::Float32, rows, hidden), nullptr, rstd.data());
         QVERIFY(std::isnan(rstd[0]));
         QCOMPARE(rstd[1], 0.0f);
         for (std::size_t c = 0; c < hidden; ++c) {
@@ -1489,12 +1492,12 @@ private Q_SLOTS:
     void rmsNormRefusals() {
         const std::size_t rows = 3, hidden = 8;
         Buffer x(DType::Float32, rows * hidden), gamma(DType::Float32, hidden), out(DType::Float32, rows * hidden);
-        std::vector<float> rstd(rows), workspace(host::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
+        std::vector<float> rstd(rows), workspace(tewb::kernels::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
         const char* forward = "tewb::kernels::host::rms_norm_forward";
         const auto fwd = [&](const void* xp, std::size_t gamma_hidden, float eps, float* r) {
             return [=, &gamma, &out] {
-                host::rms_norm_forward({xp, DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, gamma_hidden}, eps,
-                                       {out.data(), DType::Float32, rows, hidden}, nullptr, r);
+                calls::rms_norm_forward(input(xp, DType::Float32, rows, hidden), input(gamma.data(), DType::Float32, 1, gamma_hidden), eps,
+                                       input(out.data(), DType::Float32, rows, hidden), nullptr, r);
             };
         };
         expect_refusal(fwd(nullptr, hidden, 1e-5f, rstd.data()), {forward, "x is a null pointer"});
@@ -1505,24 +1508,24 @@ private Q_SLOTS:
         const char* backward = "tewb::kernels::host::rms_norm_backward";
         expect_refusal(
             [&] {
-                host::rms_norm_backward({x.data(), DType::Float32, rows, hidden}, {x.data(), DType::Float32, rows, hidden},
-                                        rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
-                                        {out.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
+                calls::rms_norm_backward(input(x.data(), DType::Float32, rows, hidden), input(x.data(), DType::Float32, rows, hidden),
+                                        rstd.data(), input(gamma.data(), DType::Float32, 1, hidden),
+                                        input(out.data(), DType::Float32, rows, hidden), input(gamma.data(), DType::Float32, 1, hidden),
                                         {workspace.data(), workspace.size() * 4 - 4});
             },
             {backward, "workspace of", "rms_norm_backward_workspace_bytes"});
         expect_refusal(
             [&] {
-                host::rms_norm_backward({x.data(), DType::Float32, rows, hidden}, {x.data(), DType::Float32, rows, hidden},
-                                        rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
-                                        {out.data(), DType::Float32, rows, hidden - 1}, {gamma.data(), DType::Float32, 1, hidden},
+                calls::rms_norm_backward(input(x.data(), DType::Float32, rows, hidden), input(x.data(), DType::Float32, rows, hidden),
+                                        rstd.data(), input(gamma.data(), DType::Float32, 1, hidden),
+                                        input(out.data(), DType::Float32, rows, hidden - 1), input(gamma.data(), DType::Float32, 1, hidden),
                                         {workspace.data(), workspace.size() * 4});
             },
             {backward, "dx is [3, 7]; allowed: [3, 8]"});
         // No rows: nothing checked past the shapes, nothing launched.
         QCOMPARE(launches_of([&] {
-                     host::rms_norm_forward({nullptr, DType::Float32, 0, hidden}, {nullptr, DType::Float32, 1, hidden}, 1e-5f,
-                                            {out.data(), DType::Float32, 0, hidden}, nullptr, nullptr);
+                     calls::rms_norm_forward(input(nullptr, DType::Float32, 0, hidden), input(nullptr, DType::Float32, 1, hidden), 1e-5f,
+                                            input(out.data(), DType::Float32, 0, hidden), nullptr, nullptr);
                  }),
                  std::uint64_t{0});
     }
@@ -1537,16 +1540,16 @@ private Q_SLOTS:
         std::vector<float> mean(rows), rstd(rows);
         QElapsedTimer timer;
         timer.start();
-        host::layer_norm_forward({x.data(), DType::Float32, rows, hidden}, {gamma.data(), DType::Float32, 1, hidden},
-                                 {beta.data(), DType::Float32, 1, hidden}, 1e-5f, {y.data(), DType::BFloat16, rows, hidden},
+        calls::layer_norm_forward(input(x.data(), DType::Float32, rows, hidden), input(gamma.data(), DType::Float32, 1, hidden),
+                                 input(beta.data(), DType::Float32, 1, hidden), 1e-5f, input(y.data(), DType::BFloat16, rows, hidden),
                                  nullptr, mean.data(), rstd.data());
         Buffer dy = random_tensor(DType::BFloat16, rows * hidden, rng, 0.0f, 1.0f), dx(DType::Float32, rows * hidden);
         Buffer dgamma(DType::Float32, hidden), dbeta(DType::Float32, hidden);
-        std::vector<float> workspace(host::layer_norm_backward_workspace_bytes(rows, hidden) / 4);
-        host::layer_norm_backward({dy.data(), DType::BFloat16, rows, hidden}, {x.data(), DType::Float32, rows, hidden},
-                                  mean.data(), rstd.data(), {gamma.data(), DType::Float32, 1, hidden},
-                                  {dx.data(), DType::Float32, rows, hidden}, {dgamma.data(), DType::Float32, 1, hidden},
-                                  {dbeta.data(), DType::Float32, 1, hidden}, {workspace.data(), workspace.size() * 4});
+        std::vector<float> workspace(tewb::kernels::layer_norm_backward_workspace_bytes(rows, hidden) / 4);
+        calls::layer_norm_backward(input(dy.data(), DType::BFloat16, rows, hidden), input(x.data(), DType::Float32, rows, hidden),
+                                  mean.data(), rstd.data(), input(gamma.data(), DType::Float32, 1, hidden),
+                                  input(dx.data(), DType::Float32, rows, hidden), input(dgamma.data(), DType::Float32, 1, hidden),
+                                  input(dbeta.data(), DType::Float32, 1, hidden), {workspace.data(), workspace.size() * 4});
         const qint64 layer_norm_ms = timer.restart();
         Buffer h = random_tensor(DType::BFloat16, rows * ffn, rng, 0.0f, 1.0f), hy(DType::BFloat16, rows * ffn);
         host::gelu_forward(h.data(), DType::BFloat16, rows, ffn, hy.data(), DType::BFloat16, nullptr);
@@ -1578,8 +1581,8 @@ private:
         std::vector<float> rstd(rows);
         const float eps = 1e-6f;
         QCOMPARE(launches_of([&] {
-                     host::rms_norm_forward({x.data(), x_dtype, rows, hidden}, {gamma.data(), param_dtype, 1, hidden}, eps,
-                                            {out.data(), out_dtype, rows, hidden}, nullptr, rstd.data());
+                     calls::rms_norm_forward(input(x.data(), x_dtype, rows, hidden), input(gamma.data(), param_dtype, 1, hidden), eps,
+                                            input(out.data(), out_dtype, rows, hidden), nullptr, rstd.data());
                  }),
                  std::uint64_t{1});
         const RmsNormReference ref = rms_norm_reference(x.values(), gamma.values(), rows, hidden, eps);
@@ -1606,15 +1609,15 @@ private:
         Buffer gamma = random_tensor(param_dtype, hidden, rng, 1.0f, 0.5f);
         Buffer y(DType::Float32, rows * hidden);
         std::vector<float> rstd(rows);
-        host::rms_norm_forward({x.data(), x_dtype, rows, hidden}, {gamma.data(), param_dtype, 1, hidden}, 1e-5f,
-                               {y.data(), DType::Float32, rows, hidden}, nullptr, rstd.data());
+        calls::rms_norm_forward(input(x.data(), x_dtype, rows, hidden), input(gamma.data(), param_dtype, 1, hidden), 1e-5f,
+                               input(y.data(), DType::Float32, rows, hidden), nullptr, rstd.data());
         Buffer dx(x_dtype, rows * hidden), dgamma(param_dtype, hidden);
-        const std::size_t bytes = host::rms_norm_backward_workspace_bytes(rows, hidden);
+        const std::size_t bytes = tewb::kernels::rms_norm_backward_workspace_bytes(rows, hidden);
         std::vector<float> workspace(bytes / 4);
         QCOMPARE(launches_of([&] {
-                     host::rms_norm_backward({dy.data(), dy_dtype, rows, hidden}, {x.data(), x_dtype, rows, hidden}, rstd.data(),
-                                             {gamma.data(), param_dtype, 1, hidden}, {dx.data(), x_dtype, rows, hidden},
-                                             {dgamma.data(), param_dtype, 1, hidden}, {workspace.data(), bytes});
+                     calls::rms_norm_backward(input(dy.data(), dy_dtype, rows, hidden), input(x.data(), x_dtype, rows, hidden), rstd.data(),
+                                             input(gamma.data(), param_dtype, 1, hidden), input(dx.data(), x_dtype, rows, hidden),
+                                             input(dgamma.data(), param_dtype, 1, hidden), {workspace.data(), bytes});
                  }),
                  std::uint64_t{2});  // dx, then dgamma's partial rows finished in place
         const std::vector<float> dyv = dy.values(), xv = x.values();
@@ -1652,8 +1655,8 @@ private:
         std::vector<float> mean(rows), rstd(rows);
         const float eps = 1e-5f;
         QCOMPARE(launches_of([&] {
-                     host::layer_norm_forward({x.data(), x_dtype, rows, hidden}, {gamma.data(), param_dtype, 1, hidden},
-                                              {beta.data(), param_dtype, 1, hidden}, eps, {out.data(), out_dtype, rows, hidden},
+                     calls::layer_norm_forward(input(x.data(), x_dtype, rows, hidden), input(gamma.data(), param_dtype, 1, hidden),
+                                              input(beta.data(), param_dtype, 1, hidden), eps, input(out.data(), out_dtype, rows, hidden),
                                               nullptr, mean.data(), rstd.data());
                  }),
                  std::uint64_t{1});
@@ -1687,21 +1690,21 @@ private:
         Buffer beta = random_tensor(param_dtype, hidden, rng, 0.0f, 0.5f);
         Buffer y(DType::Float32, rows * hidden);
         std::vector<float> mean(rows), rstd(rows);
-        host::layer_norm_forward({x.data(), x_dtype, rows, hidden}, {gamma.data(), param_dtype, 1, hidden},
-                                 {beta.data(), param_dtype, 1, hidden}, 1e-5f, {y.data(), DType::Float32, rows, hidden}, nullptr,
+        calls::layer_norm_forward(input(x.data(), x_dtype, rows, hidden), input(gamma.data(), param_dtype, 1, hidden),
+                                 input(beta.data(), param_dtype, 1, hidden), 1e-5f, input(y.data(), DType::Float32, rows, hidden), nullptr,
                                  mean.data(), rstd.data());
         Buffer dx(x_dtype, rows * hidden, shift), dgamma(param_dtype, hidden), dbeta(param_dtype, hidden);
-        const std::size_t bytes = host::layer_norm_backward_workspace_bytes(rows, hidden);
+        const std::size_t bytes = tewb::kernels::layer_norm_backward_workspace_bytes(rows, hidden);
         std::vector<float> workspace(bytes / 4);
         // The CUDA rule for the fast kernels: whole 16-byte vectors, aligned pointers, a row short enough.
         const std::size_t width = x_dtype == DType::Float32 ? 4 : 8;
         const bool fast = shift == 0 && hidden % width == 0 && hidden <= 32 * 8 * width * 4;
         const std::size_t groups = fast && hidden <= 32 * width * 4 ? 4 : 1;
         QCOMPARE(launches_of([&] {
-                     host::layer_norm_backward({dy.data(), dy_dtype, rows, hidden}, {x.data(), x_dtype, rows, hidden},
-                                               mean.data(), rstd.data(), {gamma.data(), param_dtype, 1, hidden},
-                                               {dx.data(), x_dtype, rows, hidden}, {dgamma.data(), param_dtype, 1, hidden},
-                                               {dbeta.data(), param_dtype, 1, hidden}, {workspace.data(), bytes});
+                     calls::layer_norm_backward(input(dy.data(), dy_dtype, rows, hidden), input(x.data(), x_dtype, rows, hidden),
+                                               mean.data(), rstd.data(), input(gamma.data(), param_dtype, 1, hidden),
+                                               input(dx.data(), x_dtype, rows, hidden), input(dgamma.data(), param_dtype, 1, hidden),
+                                               input(dbeta.data(), param_dtype, 1, hidden), {workspace.data(), bytes});
                  }),
                  std::uint64_t{fast ? 1u : 2u});  // fast: one launch; plain: dx, then the partial rows finished in place
         const std::vector<float> dyv = dy.values(), xv = x.values();

@@ -261,75 +261,89 @@ private Q_SLOTS:
     void layerNormRejectsBadArguments() {
         const std::string fwd = "tewb::kernels::layer_norm_forward";
         float* f = device_like;
-        const auto forward = [&](const void* x, DType x_dtype, std::size_t hidden, float eps, void* out, const Fp8Output* fp8,
+        const auto forward = [&](const void* x, DType x_dtype, std::size_t hidden, float eps, void* out, const Tensor& fp8,
                                  float* mean) {
             return [=] {
-                layer_norm_forward({x, x_dtype, 4, hidden}, {f, DType::Float32, 1, hidden}, {f, DType::Float32, 1, hidden}, eps,
-                                   {out, DType::BFloat16, 4, hidden}, fp8, mean, f, nullptr);
+                layer_norm_forward(tensor(x, x_dtype, 4, hidden), tensor(f, DType::Float32, 1, hidden),
+                                   tensor(f, DType::Float32, 1, hidden), eps, tensor(out, DType::BFloat16, 4, hidden), fp8,
+                                   tensor(mean, DType::Float32, 1, 4), tensor(f, DType::Float32, 1, 4), {});
             };
         };
-        expect_error(forward(f, DType::Float32, 8, 1e-5f, nullptr, nullptr, f), "no output", fwd);
-        expect_error(forward(f, DType::Float16, 8, 1e-5f, f, nullptr, f), "x has dtype float16; allowed: float32, bfloat16", fwd);
-        expect_error(forward(f, DType::Float32, 0, 1e-5f, f, nullptr, f), "hidden = 0", fwd);
-        expect_error(forward(f, DType::Float32, 8, 0.0f, f, nullptr, f), "eps = 0", fwd);
-        expect_error(forward(nullptr, DType::Float32, 8, 1e-5f, f, nullptr, f), "x is a null pointer", fwd);
-        expect_error(forward(f, DType::Float32, 8, 1e-5f, f, nullptr, nullptr), "mean is a null pointer", fwd);
-        Fp8Output fp8{f, f, nullptr, nullptr, Fp8Type::E4M3};
-        expect_error(forward(f, DType::Float32, 8, 1e-5f, nullptr, &fp8, f), "fp8.scale is a null pointer", fwd);
+        expect_error(forward(f, DType::Float32, 8, 1e-5f, nullptr, Tensor{}, f), "no output", fwd);
+        expect_error(forward(f, DType::Float16, 8, 1e-5f, f, Tensor{}, f), "x has dtype float16; allowed: float32, bfloat16", fwd);
+        expect_error(forward(f, DType::Float32, 0, 1e-5f, f, Tensor{}, f), "hidden = 0", fwd);
+        expect_error(forward(f, DType::Float32, 8, 0.0f, f, Tensor{}, f), "eps = 0", fwd);
+        expect_error(forward(nullptr, DType::Float32, 8, 1e-5f, f, Tensor{}, f), "x is a null pointer", fwd);
+        expect_error(forward(f, DType::Float32, 8, 1e-5f, f, Tensor{}, nullptr), "mean is a null pointer", fwd);
+        Tensor fp8 = fp8_tensor(f, 4, 8, nullptr, nullptr, f);
+        expect_error(forward(f, DType::Float32, 8, 1e-5f, nullptr, fp8, f), "fp8.scale is a null pointer", fwd);
         fp8.scale = f;
-        expect_error(forward(f, DType::Float32, 8, 1e-5f, nullptr, &fp8, f), "fp8.transposed and fp8.data are the same buffer", fwd);
+        expect_error(forward(f, DType::Float32, 8, 1e-5f, nullptr, fp8, f), "fp8.transposed and fp8.data are the same buffer", fwd);
+        expect_error(forward(f, DType::Float32, 8, 1e-5f, nullptr, tensor(f, DType::BFloat16, 4, 8), f),
+                     "fp8 has dtype bfloat16; allowed: E4M3, E5M2", fwd);
+        expect_error(forward(f, DType::Float32, 8, 1e-5f, nullptr, fp8_tensor(f, 4, 7, f), f), "fp8 is [4, 7]; allowed: [4, 8]", fwd);
+        expect_error(
+            [&] {
+                layer_norm_forward(tensor(f, DType::Float32, 4, 8), tensor(f, DType::Float32, 1, 8), tensor(f, DType::Float32, 1, 8),
+                                   1e-5f, tensor(f, DType::Float32, 4, 8), Tensor{}, tensor(f, DType::BFloat16, 1, 4),
+                                   tensor(f, DType::Float32, 1, 4), {});
+            },
+            "mean has dtype bfloat16; allowed: float32", fwd);
+        expect_error(
+            [&] {
+                layer_norm_forward(tensor(f, DType::Float32, 4, 8), tensor(f, DType::Float32, 1, 8), tensor(f, DType::Float32, 1, 8),
+                                   1e-5f, tensor(f, DType::Float32, 4, 8), Tensor{}, tensor(f, DType::Float32, 1, 4),
+                                   tensor(f, DType::Float32, 1, 3), {});
+            },
+            "rstd has 3 elements; allowed: 4", fwd);
 
         const std::string bwd = "tewb::kernels::layer_norm_backward";
         const std::size_t needed = layer_norm_backward_workspace_bytes(4, 8);
+        const Tensor stats = tensor(f, DType::Float32, 1, 4);
         QVERIFY(needed >= 2 * 8 * sizeof(float));
         expect_error(
             [&] {
-                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, f, f, {f, DType::Float32, 1, 8},
+                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, stats, stats, {f, DType::Float32, 1, 8},
                                     {f, DType::Float32, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 1, 8},
-                                    {f, needed - 4}, nullptr);
+                                    {f, needed - 4}, {});
             },
             "workspace of", bwd);
         expect_error(
             [&] {
-                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, f, f, {f, DType::Float32, 1, 8},
+                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, stats, stats, {f, DType::Float32, 1, 8},
                                     {nullptr, DType::Float32, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 1, 8},
-                                    {f, needed}, nullptr);
+                                    {f, needed}, {});
             },
             "dx is a null pointer", bwd);
         expect_error(
             [&] {
-                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, f, f, {f, DType::Float16, 1, 8},
-                                    {f, DType::Float32, 4, 8}, {f, DType::Float16, 1, 8}, {f, DType::Float16, 1, 8}, {f, needed},
-                                    nullptr);
+                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, stats, stats, {f, DType::Float16, 1, 8},
+                                    {f, DType::Float32, 4, 8}, {f, DType::Float16, 1, 8}, {f, DType::Float16, 1, 8}, {f, needed}, {});
             },
             "gamma has dtype float16", bwd);
         expect_error(
             [&] {
-                layer_norm_backward({f, DType::Float16, 4, 8}, {f, DType::Float32, 4, 8}, f, f, {f, DType::Float32, 1, 8},
-                                    {f, DType::Float32, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 1, 8}, {f, needed},
-                                    nullptr);
+                layer_norm_backward({f, DType::Float16, 4, 8}, {f, DType::Float32, 4, 8}, stats, stats, {f, DType::Float32, 1, 8},
+                                    {f, DType::Float32, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 1, 8}, {f, needed}, {});
             },
             "dy has dtype float16", bwd);
         // Each tensor carries its own dtype and shape: they must agree with x's and gamma's.
         expect_error(
             [&] {
-                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, f, f, {f, DType::Float32, 1, 8},
-                                    {f, DType::BFloat16, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 1, 8}, {f, needed},
-                                    nullptr);
+                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, stats, stats, {f, DType::Float32, 1, 8},
+                                    {f, DType::BFloat16, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 1, 8}, {f, needed}, {});
             },
             "dx has dtype bfloat16; allowed: float32, x's", bwd);
         expect_error(
             [&] {
-                layer_norm_backward({f, DType::Float32, 4, 7}, {f, DType::Float32, 4, 8}, f, f, {f, DType::Float32, 1, 8},
-                                    {f, DType::Float32, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 1, 8}, {f, needed},
-                                    nullptr);
+                layer_norm_backward({f, DType::Float32, 4, 7}, {f, DType::Float32, 4, 8}, stats, stats, {f, DType::Float32, 1, 8},
+                                    {f, DType::Float32, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 1, 8}, {f, needed}, {});
             },
             "dy is [4, 7]; allowed: [4, 8]", bwd);
         expect_error(
             [&] {
-                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, f, f, {f, DType::Float32, 1, 8},
-                                    {f, DType::Float32, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 8, 1}, {f, needed},
-                                    nullptr);
+                layer_norm_backward({f, DType::Float32, 4, 8}, {f, DType::Float32, 4, 8}, stats, stats, {f, DType::Float32, 1, 8},
+                                    {f, DType::Float32, 4, 8}, {f, DType::Float32, 1, 8}, {f, DType::Float32, 8, 1}, {f, needed}, {});
             },
             "dbeta is [8, 1]; allowed: [1, 8]", bwd);
     }
@@ -338,39 +352,42 @@ private Q_SLOTS:
         const std::string fwd = "tewb::kernels::rms_norm_forward";
         float* f = device_like;
         const auto forward = [&](const void* x, DType x_dtype, std::size_t hidden, std::size_t gamma_hidden, float eps, void* out,
-                                 const Fp8Output* fp8, float* rstd) {
+                                 const Tensor& fp8, float* rstd) {
             return [=] {
-                rms_norm_forward({x, x_dtype, 4, hidden}, {f, DType::Float32, 1, gamma_hidden}, eps,
-                                 {out, DType::BFloat16, 4, hidden}, fp8, rstd, nullptr);
+                rms_norm_forward(tensor(x, x_dtype, 4, hidden), tensor(f, DType::Float32, 1, gamma_hidden), eps,
+                                 tensor(out, DType::BFloat16, 4, hidden), fp8, tensor(rstd, DType::Float32, 1, 4), {});
             };
         };
-        expect_error(forward(f, DType::Float32, 8, 8, 1e-5f, nullptr, nullptr, f), "no output: out and fp8 are both null", fwd);
-        expect_error(forward(f, DType::Float16, 8, 8, 1e-5f, f, nullptr, f), "x has dtype float16; allowed: float32, bfloat16",
+        expect_error(forward(f, DType::Float32, 8, 8, 1e-5f, nullptr, Tensor{}, f), "no output: out and fp8 are both null", fwd);
+        expect_error(forward(f, DType::Float16, 8, 8, 1e-5f, f, Tensor{}, f), "x has dtype float16; allowed: float32, bfloat16",
                      fwd);
-        expect_error(forward(f, DType::Float32, 0, 0, 1e-5f, f, nullptr, f), "hidden = 0; allowed: 1 or more", fwd);
-        expect_error(forward(f, DType::Float32, 8, 8, 0.0f, f, nullptr, f), "eps = 0", fwd);
-        expect_error(forward(f, DType::Float32, 8, 8, -1.0f, f, nullptr, f), "allowed: a finite value above 0", fwd);
-        expect_error(forward(f, DType::Float32, 8, 8, std::numeric_limits<float>::infinity(), f, nullptr, f), "eps = inf", fwd);
-        expect_error(forward(f, DType::Float32, 8, 7, 1e-5f, f, nullptr, f), "gamma is [1, 7]; allowed: [1, 8]", fwd);
-        expect_error(forward(nullptr, DType::Float32, 8, 8, 1e-5f, f, nullptr, f), "x is a null pointer", fwd);
-        expect_error(forward(f, DType::Float32, 8, 8, 1e-5f, f, nullptr, nullptr), "rstd is a null pointer", fwd);
-        Fp8Output fp8{f, f, nullptr, nullptr, Fp8Type::E4M3};
-        expect_error(forward(f, DType::Float32, 8, 8, 1e-5f, nullptr, &fp8, f), "fp8.scale is a null pointer", fwd);
+        expect_error(forward(f, DType::Float32, 0, 0, 1e-5f, f, Tensor{}, f), "hidden = 0; allowed: 1 or more", fwd);
+        expect_error(forward(f, DType::Float32, 8, 8, 0.0f, f, Tensor{}, f), "eps = 0", fwd);
+        expect_error(forward(f, DType::Float32, 8, 8, -1.0f, f, Tensor{}, f), "allowed: a finite value above 0", fwd);
+        expect_error(forward(f, DType::Float32, 8, 8, std::numeric_limits<float>::infinity(), f, Tensor{}, f), "eps = inf", fwd);
+        expect_error(forward(f, DType::Float32, 8, 7, 1e-5f, f, Tensor{}, f), "gamma is [1, 7]; allowed: [1, 8]", fwd);
+        expect_error(forward(nullptr, DType::Float32, 8, 8, 1e-5f, f, Tensor{}, f), "x is a null pointer", fwd);
+        expect_error(forward(f, DType::Float32, 8, 8, 1e-5f, f, Tensor{}, nullptr), "rstd is a null pointer", fwd);
+        Tensor fp8 = fp8_tensor(f, 4, 8, nullptr, nullptr, f);
+        expect_error(forward(f, DType::Float32, 8, 8, 1e-5f, nullptr, fp8, f), "fp8.scale is a null pointer", fwd);
         fp8.scale = f;
-        expect_error(forward(f, DType::Float32, 8, 8, 1e-5f, nullptr, &fp8, f), "fp8.transposed and fp8.data are the same buffer",
+        expect_error(forward(f, DType::Float32, 8, 8, 1e-5f, nullptr, fp8, f), "fp8.transposed and fp8.data are the same buffer",
                      fwd);
 
         const std::string bwd = "tewb::kernels::rms_norm_backward";
         const std::size_t needed = rms_norm_backward_workspace_bytes(4, 8);
         QCOMPARE(needed, 4 * 8 * sizeof(float));
-        const auto backward = [&](ConstTensorRef dy, ConstTensorRef gamma, TensorRef dx, TensorRef dgamma, const float* rstd,
-                                  std::size_t bytes) {
-            return [=] { rms_norm_backward(dy, {f, DType::Float32, 4, 8}, rstd, gamma, dx, dgamma, {f, bytes}, nullptr); };
+        const auto backward = [&](Tensor dy, Tensor gamma, Tensor dx, Tensor dgamma, const float* rstd, std::size_t bytes) {
+            return [=] {
+                rms_norm_backward(dy, tensor(f, DType::Float32, 4, 8), tensor(rstd, DType::Float32, 1, 4), gamma, dx, dgamma,
+                                  {f, bytes}, {});
+            };
         };
-        const ConstTensorRef rows{f, DType::Float32, 4, 8};
-        const ConstTensorRef param{f, DType::Float32, 1, 8};
-        const TensorRef dx{f, DType::Float32, 4, 8};
-        const TensorRef dgamma{f, DType::Float32, 1, 8};
+        const Tensor rows = tensor(f, DType::Float32, 4, 8);
+        const Tensor param = tensor(f, DType::Float32, 1, 8);
+        const Tensor dx = tensor(f, DType::Float32, 4, 8);
+        const Tensor dgamma = tensor(f, DType::Float32, 1, 8);
+        const Tensor rstd = tensor(f, DType::Float32, 1, 4);
         expect_error(backward(rows, param, dx, dgamma, f, needed - 4), "workspace of", bwd);
         expect_error(backward(rows, param, {nullptr, DType::Float32, 4, 8}, dgamma, f, needed), "dx is a null pointer", bwd);
         expect_error(backward(rows, param, dx, dgamma, nullptr, needed), "rstd is a null pointer", bwd);
@@ -386,18 +403,18 @@ private Q_SLOTS:
         const std::string add = "tewb::kernels::rms_norm_backward_add";
         expect_error(
             [&] {
-                rms_norm_backward_add(rows, rows, f, param, dx, {f, DType::BFloat16, 4, 8}, dgamma, {f, needed}, nullptr);
+                rms_norm_backward_add(rows, rows, rstd, param, dx, {f, DType::BFloat16, 4, 8}, dgamma, {f, needed}, {});
             },
             "dresidual has dtype bfloat16; allowed: float32, x's", add);
         expect_error(
             [&] {
-                rms_norm_backward_add(rows, rows, f, param, dx, {f, DType::Float32, 4, 9}, dgamma, {f, needed}, nullptr);
+                rms_norm_backward_add(rows, rows, rstd, param, dx, {f, DType::Float32, 4, 9}, dgamma, {f, needed}, {});
             },
             "dresidual is [4, 9]; allowed: [4, 8]", add);
         // No rows: nothing to check past the shapes, nothing launched.
         const std::uint64_t before = launch_count();
-        rms_norm_forward({nullptr, DType::Float32, 0, 8}, {nullptr, DType::Float32, 1, 8}, 1e-5f, {f, DType::Float32, 0, 8},
-                         nullptr, nullptr, nullptr);
+        rms_norm_forward(tensor(nullptr, DType::Float32, 0, 8), tensor(nullptr, DType::Float32, 1, 8), 1e-5f,
+                         tensor(f, DType::Float32, 0, 8), Tensor{}, tensor(nullptr, DType::Float32, 1, 0), {});
         QCOMPARE(launch_count(), before);
     }
 

@@ -6,11 +6,10 @@
 #include "core/modules/ops/KernelTypes.h"
 #include "core/modules/ops/ReferenceOps.h"
 #include "tewb_kernels/host/activation.h"
-#include "tewb_kernels/host/normalization.h"
+#include "tewb_kernels/normalization.h"
 
 #ifdef TEWB_FUSED_CUDA
 #include "tewb_kernels/activation.h"
-#include "tewb_kernels/normalization.h"
 #endif
 
 namespace tewb::fused_ops {
@@ -30,9 +29,9 @@ LayerNormResult FusedOps::layer_norm_forward(const at::Tensor& x, const at::Tens
     r.out = at::empty({rows, hidden}, x.options().dtype(out_dtype));
     r.mean = at::empty({rows}, x.options().dtype(at::kFloat));
     r.rstd = at::empty({rows}, x.options().dtype(at::kFloat));
-    TEWB_KERNEL_V1(x, (Tensors{x, gamma, beta}), (Tensors{r.out, r.mean, r.rstd}), layer_norm_forward, tensor_ref(x),
-                tensor_ref(gamma), tensor_ref(beta), static_cast<float>(eps), tensor_ref(r.out), nullptr,
-                r.mean.data_ptr<float>(), r.rstd.data_ptr<float>());
+    TEWB_KERNEL(x, (Tensors{x, gamma, beta}), (Tensors{r.out, r.mean, r.rstd}), layer_norm_forward, kernel_tensor(x),
+                kernel_tensor(gamma), kernel_tensor(beta), static_cast<float>(eps), kernel_tensor(r.out), kernels::Tensor{},
+                kernel_tensor(r.mean), kernel_tensor(r.rstd));
     return r;
 }
 
@@ -75,17 +74,17 @@ LayerNormGrads FusedOps::norm_backward(const at::Tensor& dy, const at::Tensor& x
     g.dx = at::empty_like(x);
     g.dgamma = at::empty_like(gamma);
     g.dbeta = at::empty_like(gamma);
-    const std::size_t bytes = kernels::host::layer_norm_backward_workspace_bytes(rows, hidden);
+    const std::size_t bytes = kernels::layer_norm_backward_workspace_bytes(rows, hidden);
     const at::Tensor workspace = byte_buffer(bytes, x);
     if (add) {
-        TEWB_KERNEL_V1(x, (Tensors{dy, x, mean, rstd, gamma, dresidual}), (Tensors{g.dx, g.dgamma, g.dbeta}),
-                    layer_norm_backward_add, tensor_ref(dy), tensor_ref(x), mean.data_ptr<float>(), rstd.data_ptr<float>(),
-                    tensor_ref(gamma), tensor_ref(g.dx), tensor_ref(dresidual), tensor_ref(g.dgamma), tensor_ref(g.dbeta),
-                    workspace_ref(workspace));
+        TEWB_KERNEL(x, (Tensors{dy, x, mean, rstd, gamma, dresidual}), (Tensors{g.dx, g.dgamma, g.dbeta}),
+                    layer_norm_backward_add, kernel_tensor(dy), kernel_tensor(x), kernel_tensor(mean), kernel_tensor(rstd),
+                    kernel_tensor(gamma), kernel_tensor(g.dx), kernel_tensor(dresidual), kernel_tensor(g.dgamma),
+                    kernel_tensor(g.dbeta), workspace_ref(workspace));
     } else {
-        TEWB_KERNEL_V1(x, (Tensors{dy, x, mean, rstd, gamma}), (Tensors{g.dx, g.dgamma, g.dbeta}), layer_norm_backward,
-                    tensor_ref(dy), tensor_ref(x), mean.data_ptr<float>(), rstd.data_ptr<float>(), tensor_ref(gamma),
-                    tensor_ref(g.dx), tensor_ref(g.dgamma), tensor_ref(g.dbeta), workspace_ref(workspace));
+        TEWB_KERNEL(x, (Tensors{dy, x, mean, rstd, gamma}), (Tensors{g.dx, g.dgamma, g.dbeta}), layer_norm_backward,
+                    kernel_tensor(dy), kernel_tensor(x), kernel_tensor(mean), kernel_tensor(rstd), kernel_tensor(gamma),
+                    kernel_tensor(g.dx), kernel_tensor(g.dgamma), kernel_tensor(g.dbeta), workspace_ref(workspace));
     }
     return g;
 }
@@ -125,10 +124,9 @@ Fp8Tensor FusedOps::layer_norm_quantize(const at::Tensor& x, const at::Tensor& g
     ln.mean = at::empty({rows}, x.options().dtype(at::kFloat));
     ln.rstd = at::empty({rows}, x.options().dtype(at::kFloat));
     Fp8Tensor q = empty_fp8(x, quantizer);
-    const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
-    TEWB_KERNEL_V1(x, (Tensors{x, gamma, beta}), (Tensors{ln.out, ln.mean, ln.rstd, q.data, q.transposed}), layer_norm_forward,
-                tensor_ref(x), tensor_ref(gamma), tensor_ref(beta), static_cast<float>(eps), tensor_ref(ln.out), &fp8,
-                ln.mean.data_ptr<float>(), ln.rstd.data_ptr<float>());
+    TEWB_KERNEL(x, (Tensors{x, gamma, beta}), (Tensors{ln.out, ln.mean, ln.rstd, q.data, q.transposed}), layer_norm_forward,
+                kernel_tensor(x), kernel_tensor(gamma), kernel_tensor(beta), static_cast<float>(eps), kernel_tensor(ln.out),
+                fp8_tensor(q, quantizer), kernel_tensor(ln.mean), kernel_tensor(ln.rstd));
     hand_out_live_scale_inv(q, quantizer);
     return q;
 }

@@ -7,11 +7,10 @@
 #include "core/modules/ops/KernelTypes.h"
 #include "core/modules/ops/ReferenceOps.h"
 #include "tewb_kernels/host/activation.h"
-#include "tewb_kernels/host/normalization.h"
+#include "tewb_kernels/normalization.h"
 
 #ifdef TEWB_FUSED_CUDA
 #include "tewb_kernels/activation.h"
-#include "tewb_kernels/normalization.h"
 #endif
 
 namespace tewb::fused_ops {
@@ -37,8 +36,8 @@ RmsNormResult FusedOps::rms_norm_forward(const at::Tensor& x, const at::Tensor& 
     RmsNormResult r;
     r.out = at::empty({x.size(0), x.size(1)}, x.options().dtype(out_dtype));
     r.rstd = at::empty({x.size(0)}, x.options().dtype(at::kFloat));
-    TEWB_KERNEL_V1(x, (Tensors{x, gamma}), (Tensors{r.out, r.rstd}), rms_norm_forward, tensor_ref(x), tensor_ref(gamma),
-                static_cast<float>(eps), tensor_ref(r.out), nullptr, r.rstd.data_ptr<float>());
+    TEWB_KERNEL(x, (Tensors{x, gamma}), (Tensors{r.out, r.rstd}), rms_norm_forward, kernel_tensor(x), kernel_tensor(gamma),
+                static_cast<float>(eps), kernel_tensor(r.out), kernels::Tensor{}, kernel_tensor(r.rstd));
     return r;
 }
 
@@ -76,15 +75,16 @@ RmsNormGrads FusedOps::rms_backward(const at::Tensor& dy, const at::Tensor& x, c
     RmsNormGrads g;
     g.dx = at::empty_like(x);
     g.dgamma = at::empty_like(gamma);
-    const std::size_t bytes = kernels::host::rms_norm_backward_workspace_bytes(rows_of(x), cols_of(x));
+    const std::size_t bytes = kernels::rms_norm_backward_workspace_bytes(rows_of(x), cols_of(x));
     const at::Tensor workspace = byte_buffer(bytes, x);
     if (add) {
-        TEWB_KERNEL_V1(x, (Tensors{dy, x, rstd, gamma, dresidual}), (Tensors{g.dx, g.dgamma}), rms_norm_backward_add, tensor_ref(dy),
-                    tensor_ref(x), rstd.data_ptr<float>(), tensor_ref(gamma), tensor_ref(g.dx), tensor_ref(dresidual),
-                    tensor_ref(g.dgamma), workspace_ref(workspace));
+        TEWB_KERNEL(x, (Tensors{dy, x, rstd, gamma, dresidual}), (Tensors{g.dx, g.dgamma}), rms_norm_backward_add,
+                    kernel_tensor(dy), kernel_tensor(x), kernel_tensor(rstd), kernel_tensor(gamma), kernel_tensor(g.dx),
+                    kernel_tensor(dresidual), kernel_tensor(g.dgamma), workspace_ref(workspace));
     } else {
-        TEWB_KERNEL_V1(x, (Tensors{dy, x, rstd, gamma}), (Tensors{g.dx, g.dgamma}), rms_norm_backward, tensor_ref(dy), tensor_ref(x),
-                    rstd.data_ptr<float>(), tensor_ref(gamma), tensor_ref(g.dx), tensor_ref(g.dgamma), workspace_ref(workspace));
+        TEWB_KERNEL(x, (Tensors{dy, x, rstd, gamma}), (Tensors{g.dx, g.dgamma}), rms_norm_backward, kernel_tensor(dy),
+                    kernel_tensor(x), kernel_tensor(rstd), kernel_tensor(gamma), kernel_tensor(g.dx), kernel_tensor(g.dgamma),
+                    workspace_ref(workspace));
     }
     return g;
 }
@@ -99,9 +99,9 @@ Fp8Tensor FusedOps::rms_norm_quantize(const at::Tensor& x, const at::Tensor& gam
     rn.out = keep_output ? at::empty({x.size(0), x.size(1)}, x.options().dtype(out_dtype)) : at::Tensor();
     rn.rstd = at::empty({x.size(0)}, x.options().dtype(at::kFloat));
     Fp8Tensor q = empty_fp8(x, quantizer);
-    const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
-    TEWB_KERNEL_V1(x, (Tensors{x, gamma}), (Tensors{rn.out, rn.rstd, q.data, q.transposed}), rms_norm_forward, tensor_ref(x),
-                tensor_ref(gamma), static_cast<float>(eps), tensor_ref(rn.out), &fp8, rn.rstd.data_ptr<float>());
+    TEWB_KERNEL(x, (Tensors{x, gamma}), (Tensors{rn.out, rn.rstd, q.data, q.transposed}), rms_norm_forward, kernel_tensor(x),
+                kernel_tensor(gamma), static_cast<float>(eps), kernel_tensor(rn.out), fp8_tensor(q, quantizer),
+                kernel_tensor(rn.rstd));
     hand_out_live_scale_inv(q, quantizer);
     return q;
 }

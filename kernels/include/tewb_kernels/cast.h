@@ -98,8 +98,6 @@ void check_cast_dbias(const char* call, const Tensor& x, const Tensor& out, cons
 void check_transpose(const char* call, const Tensor& x, const Tensor& out);
 void check_block_cast(const char* call, const Tensor& x, const Tensor& out, const Tensor& dbias,
                       const Workspace& dbias_workspace);
-// The FP8 type of an output whose checks passed.
-Fp8Type fp8_type(const Tensor& out);
 // 1 for Block1x128, 128 for Block128x128.
 int block_rows(const Tensor& out);
 }  // namespace tewb::kernels::detail

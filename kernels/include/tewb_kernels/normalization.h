@@ -2,71 +2,95 @@
 
 #include <cstddef>
 
-#include <cuda_runtime_api.h>
+#include "tewb_kernels/entry_points.h"
+#include "tewb_kernels/tensor.h"
 
-#include "tewb_kernels/dtype.h"
-#include "tewb_kernels/fp8_output.h"
-#include "tewb_kernels/tensor_ref.h"
+// LayerNorm and RMSNorm over the last dimension of x [rows, hidden], float32 math. x and the high-precision outputs
+// are float32 or bfloat16; gamma (and beta) [1, hidden] float32 or bfloat16, one dtype; the saved statistics mean
+// and rstd are float32 with rows elements. A forward writes y to `out` (its own dtype, [rows, hidden]) when
+// out.data is set, and its FP8 form to `fp8` ([rows, hidden], E4M3 or E5M2: fp8(y · fp8.scale[0]); max |y|
+// combined into fp8.amax[0] when set; the transposed copy [hidden, rows] too when fp8.transposed is set) when
+// fp8.data is set: at least one of the two. rows == 0 does nothing. Backward passes take the saved statistics;
+// dy [rows, hidden] has its own dtype (under mixed precision x is the float32 residual stream while dy arrives in
+// bfloat16); dx has x's dtype and shape, dgamma and dbeta gamma's. Their dgamma/dbeta partial rows are added in
+// one fixed order whatever the schedule, so results do not depend on it; they use arrival counters that the launch
+// leaves zeroed (common/column_sum.cuh): not on two streams at once. The *_add passes add `dresidual` (x's dtype
+// and shape, aligned like x; data null: nothing) to dx after dx is computed in float32 and before it is stored: the
+// gradient x also gets through a skip connection; dresidual may be dx itself.
+//
+// Exactness of the host twins. LayerNorm's follow the kernel's float32 arithmetic and its summation order: the
+// row sums (mean, variance; the backward's sums of dy * gamma and dy * gamma * xhat) per thread in the kernel's column
+// ownership, then the warp's butterfly and the warps in order; dgamma/dbeta in the kernel's partial rows and
+// its fixed final order. Which GPU kernel (fast or plain) the order follows is decided by the CUDA rule from
+// hidden, x's dtype, the 16-byte alignment of the pointers given and (forward) whether the FP8 transposed
+// copy is asked for. It is still not bit for bit the GPU's
+// result: nvcc fuses multiply-adds (one rounding where the host has two) and the fast forward kernel takes
+// rsqrtf (2 ulp) where the host takes 1 / sqrt. Against a double-precision LayerNorm of the same inputs
+// (tst_host_normalization; measured worst about a quarter of each bound), with xhat = (x - mean) * rstd:
+//   forward, float32 out: |y - exact| <= 2^-21 * (|gamma| * (1 + |xhat| + rstd * mean|x|) + |beta|)
+//     (the last term is the float32 mean's error scaled by rstd: large for rows of near-constant x);
+//     mean within 2^-21 * mean|x|, rstd within 2^-21 relatively;
+//   backward, from the saved mean and rstd: |dx - exact| <= 2^-19 * rstd * (|dy * gamma| + mean|dy * gamma|
+//     + |xhat| * mean|dy * gamma * xhat|) (a difference with cancellation); dgamma, dbeta within 2^-20 of
+//     the sum over rows of their terms' magnitudes.
+// bfloat16 stores add their rounding (up to half a bfloat16 ulp). The CUDA kernels run the same float32
+// algorithm and are expected within the same bounds (not measured here: no GPU), so host and GPU should
+// agree to about twice them. The FP8 output is float_to_fp8 of the float32 y times scale[0] (before out's
+// rounding, as the kernel), amax the largest |y| combined into fp8.amax as the kernel's atomicMax on the
+// bits (larger kept, NaN wins). A NaN or inf in a row of x makes that row's y NaN (inf - inf in the variance).
+// RMSNorm's twins follow the kernels' float32 operations one
+// for one: the sum of squares per lane (column c to lane c % 32, fused multiply-adds as the kernel's
+// __fmaf_rn), the warp's butterfly, 1 / sqrt (correctly rounded on both); y = (x * rstd) * gamma; the
+// backward's sum of g * xhat the same way, dx = rstd * (g - xhat * mean) with each product rounded apart
+// (the kernel's __fmul_rn), dgamma's partial rows per chunk of rows (fused multiply-adds) summed from 0.0f in
+// chunk order. So host and GPU should agree bit for bit (not yet measured: no GPU). Against a
+// double-precision RMSNorm of the same inputs (tst_host_normalization), with xhat = x * rstd:
+//   forward: |y - exact| <= 2^-21 * |gamma| * (1 + |xhat|); rstd within 2^-21 relatively;
+//   backward, from the saved rstd: |dx - exact| <= 2^-19 * rstd * (|g| + |xhat| * mean|g * xhat|);
+//   dgamma within 2^-20 of the sum over rows of |dy * xhat|.
+// bfloat16 stores add their rounding. A NaN in a row of x makes that row's y and rstd NaN; an inf makes rstd 0,
+// so y is NaN where x is inf and 0 elsewhere in the row (as the kernel; not cleaned). Launch counts as the
+// CUDA path: forward 1; backward 2, 3 past 2048 column tiles of 256.
+TEWB_ENTRY_POINTS(
+// y = (x - mean) * rstd * gamma + beta with rstd = 1 / sqrt(var + eps) (biased variance); mean and rstd saved.
+// One launch (the FP8 transposed copy, when asked for, is written by the same kernel; with it, rows longer than
+// 4096 take the plain kernel, normalization/layer_norm_rule.h).
+void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, const Tensor& out,
+                        const Tensor& fp8, const Tensor& mean, const Tensor& rstd, Stream stream);
+
+// dx, dgamma and dbeta of the forward above. Launches: one where the fast kernel runs (x float32 with hidden a
+// multiple of 4 up to 4096, or bfloat16 with a multiple of 8 up to 8192; dy, x, gamma, dx 16-byte aligned): its
+// blocks write partial rows and the last ones to arrive add them into dgamma and dbeta (the fast kernel's first
+// min(partial rows, 8) rows of each then hold its 8 class sums, layer_norm_dparams.cuh). Two elsewhere (dx; the
+// partial rows, finished by the last block of each 256-column tile), three past 2048 such tiles
+// (common/column_sum_rule.h). The workspace holds the partial rows (layer_norm_backward_workspace_bytes).
+void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
+                         const Tensor& dx, const Tensor& dgamma, const Tensor& dbeta, const Workspace& workspace, Stream stream);
+void layer_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
+                             const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma, const Tensor& dbeta,
+                             const Workspace& workspace, Stream stream);
+
+// y = x * rstd * gamma with rstd = 1 / sqrt(mean(x^2) + eps); no mean is subtracted and there is no bias; rstd
+// saved. One launch: a warp per row; with the FP8 transposed copy, bands of 32 rows whose copy is written from
+// shared memory in the same launch.
+void rms_norm_forward(const Tensor& x, const Tensor& gamma, float eps, const Tensor& out, const Tensor& fp8, const Tensor& rstd,
+                      Stream stream);
+
+// dx and dgamma of rms_norm_forward: with g = dy * gamma and xhat = x * rstd, dx = rstd * (g - xhat * mean(g * xhat))
+// and dgamma = the column sums of dy * xhat. Launches: two (dx, a warp per row; dgamma's partial rows over chunks of
+// rows, row k of the workspace holding chunk k's sums, finished by the last block of each 256-column tile), three
+// past 2048 such tiles.
+void rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                       const Tensor& dgamma, const Workspace& workspace, Stream stream);
+void rms_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                           const Tensor& dresidual, const Tensor& dgamma, const Workspace& workspace, Stream stream);
+)
 
 namespace tewb::kernels {
 
-// LayerNorm over the last dimension of x [rows, hidden], float32 math: y = (x - mean) * rstd * gamma + beta
-// with rstd = 1 / sqrt(var + eps) (biased variance). x and the outputs are float32 or bfloat16; gamma and
-// beta [1, hidden] float32 or bfloat16, one dtype. Saves mean and rstd ([rows] float32) for the backward.
-// Writes y to `out` ([rows, hidden], its own dtype) when out.data is not null, and its FP8 form when fp8 is
-// not null (at least one of the two). Device pointers; rows == 0 does nothing.
-void layer_norm_forward(const ConstTensorRef& x, const ConstTensorRef& gamma, const ConstTensorRef& beta, float eps,
-                        const TensorRef& out, const Fp8Output* fp8, float* mean, float* rstd, cudaStream_t stream);
-
-// Scratch the backward needs for dgamma/dbeta's partial rows: 2 * min(max(rows, 1), 256) * hidden floats.
+// The backward passes' scratch for their partial rows: 2 * min(max(rows, 1), 256) * hidden floats (dgamma's and
+// dbeta's); RMSNorm's min(max(rows, 1), 256) * hidden (dgamma's).
 std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden);
-
-// dx (x's dtype and shape), dgamma and dbeta (gamma's dtype and shape, [1, hidden]) of the forward above, from
-// the saved mean and rstd. dy [rows, hidden] has its own dtype: under mixed precision x is the float32 residual
-// stream while dy arrives in bfloat16.
-// Launches: one where the fast kernel runs (x float32 with hidden a multiple of 4 up to 4096, or bfloat16
-// with a multiple of 8 up to 8192; dy, x, gamma, dx 16-byte aligned): its blocks write partial rows and the
-// last ones to arrive add them into dgamma and dbeta. Two elsewhere (dx; the partial rows, finished by the
-// last block of each 256-column tile), three past 2048 such tiles. The partial rows are added in one fixed
-// order whatever the schedule, so the results do not depend on it. Uses arrival counters that the launch
-// leaves zeroed (common/column_sum.cuh): not on two streams at once.
-void layer_norm_backward(const ConstTensorRef& dy, const ConstTensorRef& x, const float* mean, const float* rstd,
-                         const ConstTensorRef& gamma, const TensorRef& dx, const TensorRef& dgamma, const TensorRef& dbeta,
-                         const Workspace& workspace, cudaStream_t stream);
-
-// layer_norm_backward with `dresidual` (x's dtype and shape, aligned like x; data null: nothing) added to dx in
-// the same pass, after dx is computed in float32 and before it is stored: the gradient x also gets through a skip
-// connection, summed here instead of by a separate add. dresidual may be dx itself.
-void layer_norm_backward_add(const ConstTensorRef& dy, const ConstTensorRef& x, const float* mean, const float* rstd,
-                             const ConstTensorRef& gamma, const TensorRef& dx, const ConstTensorRef& dresidual,
-                             const TensorRef& dgamma, const TensorRef& dbeta, const Workspace& workspace, cudaStream_t stream);
-
-// RMSNorm over the last dimension of x [rows, hidden], float32 math: y = x * rstd * gamma with
-// rstd = 1 / sqrt(mean(x^2) + eps); no mean is subtracted and there is no bias. x and out float32 or bfloat16,
-// gamma [1, hidden] float32 or bfloat16. Saves rstd ([rows] float32) for the backward. Writes y to `out`
-// ([rows, hidden], its own dtype) when out.data is not null, and its FP8 form (amax, the transposed copy when
-// asked) when fp8 is not null (at least one of the two). Device pointers; rows == 0 does nothing.
-// One launch: a warp per row; with the FP8 transposed copy, bands of 32 rows whose copy is written from
-// shared memory in the same launch.
-void rms_norm_forward(const ConstTensorRef& x, const ConstTensorRef& gamma, float eps, const TensorRef& out, const Fp8Output* fp8,
-                      float* rstd, cudaStream_t stream);
-
-// Scratch the RMSNorm backward needs for dgamma's partial rows: min(max(rows, 1), 256) * hidden floats.
 std::size_t rms_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden);
-
-// dx (x's dtype and shape) and dgamma (gamma's dtype and shape) of rms_norm_forward, from the saved rstd:
-// with g = dy * gamma and xhat = x * rstd, dx = rstd * (g - xhat * mean(g * xhat)) and dgamma = the column sums
-// of dy * xhat. dy [rows, hidden] has its own dtype (float32 or bfloat16).
-// Launches: two (dx, a warp per row; dgamma's partial rows over chunks of rows, finished by the last block of
-// each 256-column tile in one fixed order), three past 2048 such tiles. Uses arrival counters that the launch
-// leaves zeroed (common/column_sum.cuh): not on two streams at once.
-void rms_norm_backward(const ConstTensorRef& dy, const ConstTensorRef& x, const float* rstd, const ConstTensorRef& gamma,
-                       const TensorRef& dx, const TensorRef& dgamma, const Workspace& workspace, cudaStream_t stream);
-
-// rms_norm_backward with `dresidual` (x's dtype and shape; data null: nothing) added to dx before it is
-// stored, as layer_norm_backward_add. dresidual may be dx itself.
-void rms_norm_backward_add(const ConstTensorRef& dy, const ConstTensorRef& x, const float* rstd, const ConstTensorRef& gamma,
-                           const TensorRef& dx, const ConstTensorRef& dresidual, const TensorRef& dgamma,
-                           const Workspace& workspace, cudaStream_t stream);
 
 }  // namespace tewb::kernels

@@ -1,13 +1,15 @@
-#include "normalization/normalization_arguments.h"
-
 #include <cmath>
 #include <string>
 #include <utility>
 
 #include "common/arguments.h"
 #include "common/fail.h"
+#include "normalization/normalization_call.h"
+#include "tewb_kernels/normalization.h"
 
 namespace tewb::kernels::detail {
+
+namespace {
 
 bool check_layer_norm_forward_arguments(const char* call, const LayerNormForwardCall& a) {
     const std::size_t rows = a.x.rows;
@@ -16,7 +18,7 @@ bool check_layer_norm_forward_arguments(const char* call, const LayerNormForward
     if (hidden == 0) fail(call, "hidden = 0; allowed: 1 or more");
     if (!(a.eps > 0.0f) || !std::isfinite(a.eps))
         fail(call, "eps = " + std::to_string(a.eps) + "; allowed: a finite value above 0");
-    if (a.out.data == nullptr && a.fp8 == nullptr) fail(call, "no output: out and fp8 are both null");
+    if (a.out.data == nullptr && a.fp8.data == nullptr) fail(call, "no output: out and fp8 are both null");
     check_float_or_bf16(call, a.x.dtype, "x");
     check_float_or_bf16(call, a.gamma.dtype, "gamma and beta");
     check_same_dtype(call, a.beta.dtype, "beta", a.gamma.dtype, "gamma");
@@ -29,7 +31,7 @@ bool check_layer_norm_forward_arguments(const char* call, const LayerNormForward
     check_buffer(call, a.gamma.data, "gamma", element_size(a.gamma.dtype));
     check_buffer(call, a.beta.data, "beta", element_size(a.gamma.dtype));
     if (a.out.data != nullptr) check_buffer(call, a.out.data, "out", element_size(a.out.dtype));
-    if (a.fp8 != nullptr) check_fp8_output(call, *a.fp8);
+    if (a.fp8.data != nullptr) check_fp8_output(call, a.fp8);
     check_buffer(call, a.mean, "mean", alignof(float));
     check_buffer(call, a.rstd, "rstd", alignof(float));
     return true;
@@ -46,11 +48,11 @@ bool check_layer_norm_backward_arguments(const char* call, const LayerNormBackwa
     check_float_or_bf16(call, a.gamma.dtype, "gamma");
     check_same_dtype(call, a.dgamma.dtype, "dgamma", a.gamma.dtype, "gamma");
     check_same_dtype(call, a.dbeta.dtype, "dbeta", a.gamma.dtype, "gamma");
-    for (const auto& [tensor, name] : {std::pair<ConstTensorRef, const char*>{a.dy, "dy"}, {a.dx, "dx"}}) {
+    for (const auto& [tensor, name] : {std::pair<Tensor, const char*>{a.dy, "dy"}, {a.dx, "dx"}}) {
         check_shape(call, tensor, name, rows, hidden);
     }
     for (const auto& [tensor, name] :
-         {std::pair<ConstTensorRef, const char*>{a.gamma, "gamma"}, {a.dgamma, "dgamma"}, {a.dbeta, "dbeta"}}) {
+         {std::pair<Tensor, const char*>{a.gamma, "gamma"}, {a.dgamma, "dgamma"}, {a.dbeta, "dbeta"}}) {
         check_shape(call, tensor, name, 1, hidden);
     }
     if (rows == 0) return false;
@@ -84,7 +86,7 @@ bool check_rms_norm_forward_arguments(const char* call, const RmsNormForwardCall
     if (hidden == 0) fail(call, "hidden = 0; allowed: 1 or more");
     if (!(a.eps > 0.0f) || !std::isfinite(a.eps))
         fail(call, "eps = " + std::to_string(a.eps) + "; allowed: a finite value above 0");
-    if (a.out.data == nullptr && a.fp8 == nullptr) fail(call, "no output: out and fp8 are both null");
+    if (a.out.data == nullptr && a.fp8.data == nullptr) fail(call, "no output: out and fp8 are both null");
     check_float_or_bf16(call, a.x.dtype, "x");
     check_float_or_bf16(call, a.gamma.dtype, "gamma");
     if (a.out.data != nullptr) check_float_or_bf16(call, a.out.dtype, "out");
@@ -94,7 +96,7 @@ bool check_rms_norm_forward_arguments(const char* call, const RmsNormForwardCall
     check_buffer(call, a.x.data, "x", element_size(a.x.dtype));
     check_buffer(call, a.gamma.data, "gamma", element_size(a.gamma.dtype));
     if (a.out.data != nullptr) check_buffer(call, a.out.data, "out", element_size(a.out.dtype));
-    if (a.fp8 != nullptr) check_fp8_output(call, *a.fp8);
+    if (a.fp8.data != nullptr) check_fp8_output(call, a.fp8);
     check_buffer(call, a.rstd, "rstd", alignof(float));
     return true;
 }
@@ -127,4 +129,69 @@ bool check_rms_norm_backward_arguments(const char* call, const RmsNormBackwardCa
     return true;
 }
 
+}  // namespace
+
+std::optional<LayerNormForwardCall> layer_norm_forward_call(const char* call, const Tensor& x, const Tensor& gamma,
+                                                            const Tensor& beta, float eps, const Tensor& out, const Tensor& fp8,
+                                                            const Tensor& mean, const Tensor& rstd) {
+    const LayerNormForwardCall a{x,
+                                 gamma,
+                                 beta,
+                                 eps,
+                                 out,
+                                 fp8_output(call, fp8, "fp8", x.rows, x.cols),
+                                 float_vector(call, mean, "mean", x.rows),
+                                 float_vector(call, rstd, "rstd", x.rows)};
+    if (!check_layer_norm_forward_arguments(call, a)) return std::nullopt;
+    return a;
+}
+
+std::optional<LayerNormBackwardCall> layer_norm_backward_call(const char* call, const Tensor& dy, const Tensor& x,
+                                                              const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
+                                                              const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma,
+                                                              const Tensor& dbeta, const Workspace& workspace) {
+    const LayerNormBackwardCall a{dy,
+                                  x,
+                                  float_vector(call, mean, "mean", x.rows),
+                                  float_vector(call, rstd, "rstd", x.rows),
+                                  gamma,
+                                  dx,
+                                  dresidual,
+                                  dgamma,
+                                  dbeta,
+                                  workspace};
+    if (!check_layer_norm_backward_arguments(call, a, layer_norm_backward_workspace_bytes(x.rows, x.cols))) return std::nullopt;
+    check_dresidual(call, a);
+    return a;
+}
+
+std::optional<RmsNormForwardCall> rms_norm_forward_call(const char* call, const Tensor& x, const Tensor& gamma, float eps,
+                                                        const Tensor& out, const Tensor& fp8, const Tensor& rstd) {
+    const RmsNormForwardCall a{x, gamma, eps, out, fp8_output(call, fp8, "fp8", x.rows, x.cols),
+                               float_vector(call, rstd, "rstd", x.rows)};
+    if (!check_rms_norm_forward_arguments(call, a)) return std::nullopt;
+    return a;
+}
+
+std::optional<RmsNormBackwardCall> rms_norm_backward_call(const char* call, const Tensor& dy, const Tensor& x,
+                                                          const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                                                          const Tensor& dresidual, const Tensor& dgamma,
+                                                          const Workspace& workspace) {
+    const RmsNormBackwardCall a{dy, x, float_vector(call, rstd, "rstd", x.rows), gamma, dx, dresidual, dgamma, workspace};
+    if (!check_rms_norm_backward_arguments(call, a, rms_norm_backward_workspace_bytes(x.rows, x.cols))) return std::nullopt;
+    return a;
+}
+
 }  // namespace tewb::kernels::detail
+
+namespace tewb::kernels {
+
+std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden) {
+    return 2 * static_cast<std::size_t>(detail::norm_backward_chunks(rows)) * hidden * sizeof(float);
+}
+
+std::size_t rms_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden) {
+    return static_cast<std::size_t>(detail::norm_backward_chunks(rows)) * hidden * sizeof(float);
+}
+
+}  // namespace tewb::kernels

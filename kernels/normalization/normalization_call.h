@@ -1,0 +1,85 @@
+#pragma once
+
+#include <cstddef>
+
+#include <algorithm>
+#include <optional>
+
+#include "tewb_kernels/fp8_output.h"
+#include "tewb_kernels/tensor.h"
+
+// One normalization call's checked arguments as the kernels (normalization.cu, rms_norm.cu) and their host twins
+// (normalization_host.cpp, rms_norm_host.cpp) work on them, and the rules that make them (normalization_checks.cpp):
+// each fails with KernelError "<call>: <what>" and gives nothing when there is no work (rows == 0), so an empty call
+// is refused or accepted the same way on both paths.
+namespace tewb::kernels::detail {
+
+// x gives [rows, hidden]; the FP8 output's data null: none; mean and rstd the statistics' float32 data.
+struct LayerNormForwardCall {
+    Tensor x;
+    Tensor gamma;
+    Tensor beta;
+    float eps = 0.0f;
+    Tensor out;  // data null: no high-precision output
+    Fp8Output fp8{};  // data null: no FP8 output
+    float* mean = nullptr;
+    float* rstd = nullptr;
+};
+
+struct LayerNormBackwardCall {
+    Tensor dy;
+    Tensor x;
+    const float* mean = nullptr;
+    const float* rstd = nullptr;
+    Tensor gamma;
+    Tensor dx;
+    Tensor dresidual;  // data null: nothing added to dx
+    Tensor dgamma;
+    Tensor dbeta;
+    Workspace workspace;
+};
+
+// Rows of partial dgamma (and dbeta) sums the backward passes write: min(max(rows, 1), 256).
+constexpr std::size_t kMaxNormPartials = 256;
+constexpr int norm_backward_chunks(std::size_t rows) {
+    return static_cast<int>(std::clamp<std::size_t>(rows, 1, kMaxNormPartials));
+}
+
+std::optional<LayerNormForwardCall> layer_norm_forward_call(const char* call, const Tensor& x, const Tensor& gamma,
+                                                            const Tensor& beta, float eps, const Tensor& out, const Tensor& fp8,
+                                                            const Tensor& mean, const Tensor& rstd);
+// dresidual: data null for layer_norm_backward (nothing to add).
+std::optional<LayerNormBackwardCall> layer_norm_backward_call(const char* call, const Tensor& dy, const Tensor& x,
+                                                              const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
+                                                              const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma,
+                                                              const Tensor& dbeta, const Workspace& workspace);
+
+// RMSNorm's calls (tewb_kernels/normalization.h's rms_norm_*).
+struct RmsNormForwardCall {
+    Tensor x;
+    Tensor gamma;
+    float eps = 0.0f;
+    Tensor out;  // data null: no high-precision output
+    Fp8Output fp8{};  // data null: no FP8 output
+    float* rstd = nullptr;
+};
+
+struct RmsNormBackwardCall {
+    Tensor dy;
+    Tensor x;
+    const float* rstd = nullptr;
+    Tensor gamma;
+    Tensor dx;
+    Tensor dresidual;  // data null: nothing added to dx
+    Tensor dgamma;
+    Workspace workspace;
+};
+
+std::optional<RmsNormForwardCall> rms_norm_forward_call(const char* call, const Tensor& x, const Tensor& gamma, float eps,
+                                                        const Tensor& out, const Tensor& fp8, const Tensor& rstd);
+std::optional<RmsNormBackwardCall> rms_norm_backward_call(const char* call, const Tensor& dy, const Tensor& x,
+                                                          const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                                                          const Tensor& dresidual, const Tensor& dgamma,
+                                                          const Workspace& workspace);
+
+}  // namespace tewb::kernels::detail

@@ -1,0 +1,65 @@
+#pragma once
+
+// The host norms (tewb_kernels/normalization.h) called as the normalization suite's cases are written: the saved
+// statistics as float buffers of x's rows, the FP8 output as its buffers; each call builds the tensors its entry
+// point takes.
+#include <cstddef>
+
+#include "tewb_kernels/fp8_output.h"
+#include "tewb_kernels/normalization.h"
+
+namespace tewb::test::calls {
+
+// The FP8 output's buffers as a tensor of x's shape (none when fp8 is null).
+inline kernels::Tensor fp8_of(const kernels::Fp8Output* fp8, const kernels::Tensor& x) {
+    if (fp8 == nullptr) return {};
+    const kernels::DType dtype =
+        fp8->type == kernels::Fp8Type::E4M3 || fp8->type == kernels::Fp8Type::E5M2 ? kernels::fp8_dtype(fp8->type) : kernels::DType::Int64;
+    kernels::Tensor t = kernels::input(fp8->data, dtype, x.rows, x.cols);
+    t.transposed = fp8->transposed;
+    t.scale = const_cast<float*>(fp8->scale);
+    t.amax = fp8->amax;
+    return t;
+}
+
+// A statistics buffer of x's rows.
+inline kernels::Tensor stats_of(const float* p, const kernels::Tensor& x) {
+    return kernels::input(p, kernels::DType::Float32, 1, x.rows);
+}
+
+inline void layer_norm_forward(const kernels::Tensor& x, const kernels::Tensor& gamma, const kernels::Tensor& beta, float eps,
+                               const kernels::Tensor& out, const kernels::Fp8Output* fp8, float* mean, float* rstd) {
+    kernels::host::layer_norm_forward(x, gamma, beta, eps, out, fp8_of(fp8, x), stats_of(mean, x), stats_of(rstd, x), {});
+}
+
+inline void layer_norm_backward(const kernels::Tensor& dy, const kernels::Tensor& x, const float* mean, const float* rstd,
+                                const kernels::Tensor& gamma, const kernels::Tensor& dx, const kernels::Tensor& dgamma,
+                                const kernels::Tensor& dbeta, const kernels::Workspace& workspace) {
+    kernels::host::layer_norm_backward(dy, x, stats_of(mean, x), stats_of(rstd, x), gamma, dx, dgamma, dbeta, workspace, {});
+}
+
+inline void layer_norm_backward_add(const kernels::Tensor& dy, const kernels::Tensor& x, const float* mean, const float* rstd,
+                                    const kernels::Tensor& gamma, const kernels::Tensor& dx, const kernels::Tensor& dresidual,
+                                    const kernels::Tensor& dgamma, const kernels::Tensor& dbeta,
+                                    const kernels::Workspace& workspace) {
+    kernels::host::layer_norm_backward_add(dy, x, stats_of(mean, x), stats_of(rstd, x), gamma, dx, dresidual, dgamma, dbeta,
+                                           workspace, {});
+}
+
+inline void rms_norm_forward(const kernels::Tensor& x, const kernels::Tensor& gamma, float eps, const kernels::Tensor& out,
+                             const kernels::Fp8Output* fp8, float* rstd) {
+    kernels::host::rms_norm_forward(x, gamma, eps, out, fp8_of(fp8, x), stats_of(rstd, x), {});
+}
+
+inline void rms_norm_backward(const kernels::Tensor& dy, const kernels::Tensor& x, const float* rstd, const kernels::Tensor& gamma,
+                              const kernels::Tensor& dx, const kernels::Tensor& dgamma, const kernels::Workspace& workspace) {
+    kernels::host::rms_norm_backward(dy, x, stats_of(rstd, x), gamma, dx, dgamma, workspace, {});
+}
+
+inline void rms_norm_backward_add(const kernels::Tensor& dy, const kernels::Tensor& x, const float* rstd,
+                                  const kernels::Tensor& gamma, const kernels::Tensor& dx, const kernels::Tensor& dresidual,
+                                  const kernels::Tensor& dgamma, const kernels::Workspace& workspace) {
+    kernels::host::rms_norm_backward_add(dy, x, stats_of(rstd, x), gamma, dx, dresidual, dgamma, workspace, {});
+}
+
+}  // namespace tewb::test::calls
