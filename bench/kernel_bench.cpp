@@ -104,8 +104,8 @@ void bias_gradient_levers(const kernels::GemmArgs& base, std::vector<Row>& rows)
     const double epilogue_ms = time_ms([&] { kernels::gemm(dgrad_epilogue, stream()); });
     const double ours_ms = time_ms([&] {
         kernels::gemm(dgrad, stream());
-        kernels::gelu_backward(tensor_ref(d_act), tensor_ref(pre), tensor_ref(dgelu), nullptr, tensor_ref(db1),
-                               workspace_ref(gelu_workspace), stream());
+        kernels::gelu_backward(kernel_tensor(d_act), kernel_tensor(pre), kernel_tensor(dgelu), kernels::Tensor{}, kernel_tensor(db1),
+                               workspace_ref(gelu_workspace), on_stream());
     });
     const std::string shape = std::to_string(tokens) + "x" + std::to_string(ffn) + "x" + std::to_string(hidden);
     rows.push_back({"dgrad + gelu_backward vs DGELU_BGRAD", shape, ours_ms, epilogue_ms / ours_ms, "x", 1.0});

@@ -129,8 +129,8 @@ void module_epilogues(Checks& check) {
         at::Tensor dbias = poisoned({ffn}, at::kFloat);
         const std::size_t bytes = kernels::gelu_backward_workspace_bytes(static_cast<std::size_t>(tokens), static_cast<std::size_t>(ffn));
         const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
-        kernels::gelu_backward(tensor_ref(d_act), tensor_ref(pre), tensor_ref(dgelu), nullptr, tensor_ref(dbias),
-                               workspace_ref(workspace), stream());
+        kernels::gelu_backward(kernel_tensor(d_act), kernel_tensor(pre), kernel_tensor(dgelu), kernels::Tensor{}, kernel_tensor(dbias),
+                               workspace_ref(workspace), kernel_stream());
         const at::Tensor want = at::gelu_backward(at::mm(dy.to(at::kFloat), w2.to(at::kFloat)), pre.to(at::kFloat), "tanh");
         const std::string shape = gemm_shape(tokens, ffn, hidden);
         check.relative("gemm + gelu_backward", "d", shape, "bfloat16, the modules' dgelu", dgelu, want, kBf16Bound);

@@ -134,10 +134,8 @@ void gelu_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t
     const float scale = kernels::fp8_max(kernels::Fp8Type::E4M3) / (std::max(want_amax, 1e-30f) * 1.25f);
     const at::Tensor scale_t = scalar(scale);
     at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
-    const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
-                                 kernels::Fp8Type::E4M3};
-    kernels::gelu_forward(x.data_ptr(), kernel_dtype(io), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols), out.data_ptr(),
-                          kernel_dtype(io), &fp8, stream());
+    kernels::gelu_forward(kernel_tensor(x), kernel_tensor(out), fp8_out(q, q_t, scale_t, amax, kernels::Fp8Type::E4M3),
+                          kernel_stream());
     check.relative("gelu_forward", "out", shape, dtype, out, want, bound);
     check.relative("gelu_forward", "FP8 out", shape, dtype + " -> E4M3", dequantize(q, kernels::Fp8Type::E4M3, scale), want,
                    kE4m3Bound);
@@ -156,10 +154,9 @@ void gelu_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t
     at::Tensor dbias = poisoned({cols}, at::kFloat);
     const std::size_t bytes = kernels::gelu_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
     at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
-    const kernels::Fp8Output dfp8{dq.data_ptr(), dq_t.data_ptr(), dscale_t.data_ptr<float>(), damax.data_ptr<float>(),
-                                  kernels::Fp8Type::E5M2};
-    kernels::gelu_backward(tensor_ref(dy), tensor_ref(x), tensor_ref(dx), &dfp8, tensor_ref(dbias), workspace_ref(workspace),
-                           stream());
+    kernels::gelu_backward(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(dx),
+                           fp8_out(dq, dq_t, dscale_t, damax, kernels::Fp8Type::E5M2), kernel_tensor(dbias),
+                           workspace_ref(workspace), kernel_stream());
     check.relative("gelu_backward", "dx", shape, dtype, dx, want_dx, bound);
     check.relative("gelu_backward", "FP8 dx", shape, dtype + " -> E5M2", dequantize(dq, kernels::Fp8Type::E5M2, dscale), want_dx,
                    kE5m2Bound);
@@ -183,9 +180,8 @@ void swiglu_forward_case(Checks& check, at::ScalarType io, std::int64_t rows, st
     const float scale = kernels::fp8_max(kernels::Fp8Type::E4M3) / (std::max(want_amax, 1e-30f) * 1.25f);
     const at::Tensor scale_t = scalar(scale);
     at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
-    const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
-                                 kernels::Fp8Type::E4M3};
-    kernels::swiglu_forward(tensor_ref(in), tensor_ref(out), &fp8, stream());
+    kernels::swiglu_forward(kernel_tensor(in), kernel_tensor(out), fp8_out(q, q_t, scale_t, amax, kernels::Fp8Type::E4M3),
+                            kernel_stream());
     check.relative("swiglu_forward", "out", shape, dtype, out, want, bound);
     check.relative("swiglu_forward", "FP8 out", shape, dtype + " -> E4M3", dequantize(q, kernels::Fp8Type::E4M3, scale), want,
                    kE4m3Bound);
@@ -212,9 +208,8 @@ void swiglu_backward_case(Checks& check, at::ScalarType io, std::int64_t rows, s
     const float scale = kernels::fp8_max(kernels::Fp8Type::E5M2) / (std::max(want_amax, 1e-30f) * 1.25f);
     const at::Tensor scale_t = scalar(scale);
     at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
-    const kernels::Fp8Output fp8{q.data_ptr(), q_t.data_ptr(), scale_t.data_ptr<float>(), amax.data_ptr<float>(),
-                                 kernels::Fp8Type::E5M2};
-    kernels::swiglu_backward(tensor_ref(dy), tensor_ref(in), tensor_ref(din), &fp8, stream());
+    kernels::swiglu_backward(kernel_tensor(dy), kernel_tensor(in), kernel_tensor(din),
+                             fp8_out(q, q_t, scale_t, amax, kernels::Fp8Type::E5M2), kernel_stream());
     check.relative("swiglu_backward", "din", shape, dtype, din, want, bound);
     check.relative("swiglu_backward", "FP8 din", shape, dtype + " -> E5M2", dequantize(q, kernels::Fp8Type::E5M2, scale), want,
                    kE5m2Bound);

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "activation/activation_launch.h"
+#include "activation/activation_call.h"
 #include "common/check.h"
 #include "common/column_sum.cuh"
 #include "common/column_sum.h"
 #include "common/elementwise.cuh"
+#include "common/stream.cuh"
+#include "tewb_kernels/activation.h"
 
 namespace tewb::kernels::detail {
 
@@ -18,8 +20,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 4096;
-constexpr int kRowsPerChunk = 32;
-constexpr int kMaxChunks = 1024;
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kCubic = 0.044715f;
 
@@ -186,12 +186,6 @@ void gelu_forward_transpose(const void* x, std::size_t rows, std::size_t cols, v
         static_cast<std::uint8_t*>(fp8.data), static_cast<std::uint8_t*>(fp8.transposed), fp8.scale, fp8.type, fp8.amax);
 }
 
-}  // namespace
-
-int gelu_backward_chunks(std::size_t rows) {
-    return static_cast<int>(std::clamp<std::size_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks));
-}
-
 void launch_gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::size_t cols, void* out, DType out_dtype,
                          const Fp8Output* fp8, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::gelu_forward";
@@ -216,10 +210,10 @@ void launch_gelu_backward(const GeluBackwardCall& a, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::gelu_backward";
     const std::size_t rows = a.x.rows;
     const std::size_t cols = a.x.cols;
-    const Fp8Output* fp8 = a.fp8;
+    const Fp8Output* fp8 = wanted(a.fp8);
     void* dbias = a.dbias.data;
     const DType dbias_dtype = a.dbias.dtype;
-    const int chunks = gelu_backward_chunks(rows);
+    const int chunks = static_cast<int>(gelu_backward_chunks(rows));
     const unsigned column_blocks = static_cast<unsigned>((cols + kThreads - 1) / kThreads);
     const bool in_kernel = column_sum_in_kernel(column_blocks);
     ColumnSumTarget target;
@@ -234,4 +228,24 @@ void launch_gelu_backward(const GeluBackwardCall& a, cudaStream_t stream) {
     if (dbias != nullptr && !in_kernel) launch_column_sum(target.partial, chunks, cols, dbias, dbias_dtype, stream, call);
 }
 
+}  // namespace
+
 }  // namespace tewb::kernels::detail
+
+namespace tewb::kernels {
+
+void gelu_forward(const Tensor& x, const Tensor& out, const Tensor& fp8, Stream stream) {
+    if (const auto a = detail::gelu_forward_call("tewb::kernels::gelu_forward", x, out, fp8)) {
+        detail::launch_gelu_forward(a->x.data, a->x.dtype, a->x.rows, a->x.cols, a->out.data, a->out.dtype,
+                                    detail::wanted(a->fp8), detail::cuda_stream(stream));
+    }
+}
+
+void gelu_backward(const Tensor& dy, const Tensor& x, const Tensor& dx, const Tensor& fp8, const Tensor& dbias,
+                   const Workspace& workspace, Stream stream) {
+    if (const auto a = detail::gelu_backward_call("tewb::kernels::gelu_backward", dy, x, dx, fp8, dbias, workspace)) {
+        detail::launch_gelu_backward(*a, detail::cuda_stream(stream));
+    }
+}
+
+}  // namespace tewb::kernels

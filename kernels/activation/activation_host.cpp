@@ -6,28 +6,26 @@
 #include <cstdint>
 #include <vector>
 
-#include "activation/activation_arguments.h"
+#include "activation/activation_call.h"
 #include "common/column_sum_rule.h"
 #include "common/fail.h"
 #include "common/gelu_math.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
-#include "tewb_kernels/host/activation.h"
+#include "tewb_kernels/activation.h"
 
 namespace tewb::kernels::host {
 
 namespace {
 
 // activation.cu's constants.
-constexpr std::size_t kRowsPerChunk = 32;
-constexpr std::size_t kMaxChunks = 1024;
 constexpr std::size_t kThreads = 256;  // the backward's block: one column tile of 256 columns
 
 using detail::gelu;
 using detail::gelu_derivative;
 
 std::size_t backward_chunks(std::size_t rows) {
-    return std::clamp<std::size_t>((rows + kRowsPerChunk - 1) / kRowsPerChunk, 1, kMaxChunks);
+    return detail::gelu_backward_chunks(rows);
 }
 
 void combine_amax(const Fp8Output* fp8, const std::atomic<std::uint32_t>& bits) {
@@ -38,11 +36,16 @@ void combine_amax(const Fp8Output* fp8, const std::atomic<std::uint32_t>& bits) 
 
 }  // namespace
 
-void gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::size_t cols, void* out, DType out_dtype,
-                  const Fp8Output* fp8) {
-    if (!detail::check_gelu_forward_arguments("tewb::kernels::host::gelu_forward", x, x_dtype, rows, cols, out, out_dtype, fp8)) {
-        return;
-    }
+void gelu_forward(const Tensor& x_in, const Tensor& out_in, const Tensor& fp8_in, Stream) {
+    const auto a = detail::gelu_forward_call("tewb::kernels::host::gelu_forward", x_in, out_in, fp8_in);
+    if (!a) return;
+    const void* x = a->x.data;
+    const DType x_dtype = a->x.dtype;
+    const std::size_t rows = a->x.rows;
+    const std::size_t cols = a->x.cols;
+    void* out = a->out.data;
+    const DType out_dtype = a->out.dtype;
+    const Fp8Output* fp8 = detail::wanted(a->fp8);
     auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
     const float s = q != nullptr ? *fp8->scale : 1.0f;
     const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
@@ -70,17 +73,17 @@ void gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::size_t co
     detail::note_launch();
 }
 
-std::size_t gelu_backward_workspace_bytes(std::size_t rows, std::size_t cols) {
-    return backward_chunks(rows) * cols * sizeof(float);
-}
-
-void gelu_backward(const ConstTensorRef& dy_ref, const ConstTensorRef& x_ref, const TensorRef& dx_ref, const Fp8Output* fp8,
-                   const TensorRef& dbias_ref, const Workspace& workspace) {
-    if (!detail::check_gelu_backward_arguments("tewb::kernels::host::gelu_backward",
-                                               {dy_ref, x_ref, dx_ref, fp8, dbias_ref, workspace},
-                                               gelu_backward_workspace_bytes(x_ref.rows, x_ref.cols))) {
-        return;
-    }
+void gelu_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor& dx_in, const Tensor& fp8_in, const Tensor& dbias_in,
+                   const Workspace& workspace_in, Stream) {
+    const auto a =
+        detail::gelu_backward_call("tewb::kernels::host::gelu_backward", dy_in, x_in, dx_in, fp8_in, dbias_in, workspace_in);
+    if (!a) return;
+    const Tensor& dy_ref = a->dy;
+    const Tensor& x_ref = a->x;
+    const Tensor& dx_ref = a->dx;
+    const Tensor& dbias_ref = a->dbias;
+    const Workspace& workspace = a->workspace;
+    const Fp8Output* fp8 = detail::wanted(a->fp8);
     const void* dy = dy_ref.data;
     const void* x = x_ref.data;
     const DType dtype = x_ref.dtype;

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "activation/swiglu_launch.h"
+#include "activation/activation_call.h"
 #include "common/check.h"
 #include "common/elementwise.cuh"
 #include "common/staged_transpose.cuh"
+#include "common/stream.cuh"
+#include "tewb_kernels/activation.h"
 
 namespace tewb::kernels::detail {
 
@@ -212,9 +214,7 @@ SwigluOutputs outputs(void* out, DType out_dtype, const Fp8Output* fp8) {
         fp8->type, fp8->amax};
 }
 
-}  // namespace
-
-void launch_swiglu_forward(const ConstTensorRef& in, const TensorRef& out, const Fp8Output* fp8, cudaStream_t stream) {
+void launch_swiglu_forward(const Tensor& in, const Tensor& out, const Fp8Output* fp8, cudaStream_t stream) {
     const std::size_t rows = in.rows;
     const std::size_t cols = in.cols / 2;
     const SwigluOutputs o = outputs(out.data, out.dtype, fp8);
@@ -232,7 +232,7 @@ void launch_swiglu_forward(const ConstTensorRef& in, const TensorRef& out, const
 void launch_swiglu_backward(const SwigluBackwardCall& a, cudaStream_t stream) {
     const std::size_t rows = a.in.rows;
     const std::size_t cols = a.in.cols / 2;
-    const SwigluOutputs o = outputs(a.din.data, a.in.dtype, a.fp8);
+    const SwigluOutputs o = outputs(a.din.data, a.in.dtype, wanted(a.fp8));
     const dim3 grid = tile_grid(rows, cols);
     if (a.in.dtype == DType::Float32) {
         swiglu_backward_kernel<float><<<grid, kTileThreads, 0, stream>>>(static_cast<const float*>(a.dy.data),
@@ -246,4 +246,22 @@ void launch_swiglu_backward(const SwigluBackwardCall& a, cudaStream_t stream) {
     check_last_launch("tewb::kernels::swiglu_backward");
 }
 
+}  // namespace
+
 }  // namespace tewb::kernels::detail
+
+namespace tewb::kernels {
+
+void swiglu_forward(const Tensor& in, const Tensor& out, const Tensor& fp8, Stream stream) {
+    if (const auto a = detail::swiglu_forward_call("tewb::kernels::swiglu_forward", in, out, fp8)) {
+        detail::launch_swiglu_forward(a->in, a->out, detail::wanted(a->fp8), detail::cuda_stream(stream));
+    }
+}
+
+void swiglu_backward(const Tensor& dy, const Tensor& in, const Tensor& din, const Tensor& fp8, Stream stream) {
+    if (const auto a = detail::swiglu_backward_call("tewb::kernels::swiglu_backward", dy, in, din, fp8)) {
+        detail::launch_swiglu_backward(*a, detail::cuda_stream(stream));
+    }
+}
+
+}  // namespace tewb::kernels

@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "activation/swiglu_arguments.h"
+#include "activation/activation_call.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
-#include "tewb_kernels/host/activation.h"
+#include "tewb_kernels/activation.h"
 
 namespace tewb::kernels::host {
 
@@ -46,8 +46,12 @@ std::uint32_t quantize_row(const float* v, std::size_t n, float s, Fp8Type type,
 
 }  // namespace
 
-void swiglu_forward(const ConstTensorRef& in, const TensorRef& out, const Fp8Output* fp8) {
-    if (!detail::check_swiglu_forward_arguments("tewb::kernels::host::swiglu_forward", in, out, fp8)) return;
+void swiglu_forward(const Tensor& in_arg, const Tensor& out_arg, const Tensor& fp8_arg, Stream) {
+    const auto a = detail::swiglu_forward_call("tewb::kernels::host::swiglu_forward", in_arg, out_arg, fp8_arg);
+    if (!a) return;
+    const Tensor& in = a->in;
+    const Tensor& out = a->out;
+    const Fp8Output* fp8 = detail::wanted(a->fp8);
     const std::size_t rows = in.rows;
     const std::size_t cols = in.cols / 2;
     auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
@@ -72,8 +76,13 @@ void swiglu_forward(const ConstTensorRef& in, const TensorRef& out, const Fp8Out
     detail::note_launch();
 }
 
-void swiglu_backward(const ConstTensorRef& dy, const ConstTensorRef& in, const TensorRef& din, const Fp8Output* fp8) {
-    if (!detail::check_swiglu_backward_arguments("tewb::kernels::host::swiglu_backward", {dy, in, din, fp8})) return;
+void swiglu_backward(const Tensor& dy_arg, const Tensor& in_arg, const Tensor& din_arg, const Tensor& fp8_arg, Stream) {
+    const auto a = detail::swiglu_backward_call("tewb::kernels::host::swiglu_backward", dy_arg, in_arg, din_arg, fp8_arg);
+    if (!a) return;
+    const Tensor& dy = a->dy;
+    const Tensor& in = a->in;
+    const Tensor& din = a->din;
+    const Fp8Output* fp8 = detail::wanted(a->fp8);
     const std::size_t rows = in.rows;
     const std::size_t cols = in.cols / 2;
     const DType dtype = in.dtype;

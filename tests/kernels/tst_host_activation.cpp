@@ -18,15 +18,16 @@
 #include "common/host_numbers.h"
 #include "host_tensor.h"
 #include "launch_checks.h"
-#include "tewb_kernels/host/activation.h"
+#include "norm_activation_calls.h"
+#include "tewb_kernels/activation.h"
 
-using tewb::kernels::ConstTensorRef;
 using tewb::kernels::DType;
 using tewb::kernels::Fp8Output;
 using tewb::kernels::Fp8Type;
-using tewb::kernels::TensorRef;
+using tewb::kernels::Tensor;
 namespace host = tewb::kernels::host;
 namespace detail = tewb::kernels::detail;
+namespace calls = tewb::test::calls;
 
 using tewb::test::expect_refusal;
 using tewb::test::launches_of;
@@ -44,12 +45,12 @@ using Shape = std::pair<std::size_t, std::size_t>;
 const std::vector<Shape> kShapes = {{1, 1},   {3, 7},   {2, 8},   {5, 24},    {17, 129},
                                     {1, 300}, {300, 1}, {65, 63}, {130, 100}, {64, 64}};
 
-ConstTensorRef cref(const Buffer& t, std::size_t rows, std::size_t cols) {
-    return {t.data(), t.dtype(), rows, cols};
+Tensor cref(const Buffer& t, std::size_t rows, std::size_t cols) {
+    return tewb::kernels::input(t.data(), t.dtype(), rows, cols);
 }
 
-TensorRef ref(Buffer& t, std::size_t rows, std::size_t cols) {
-    return {t.data(), t.dtype(), rows, cols};
+Tensor ref(Buffer& t, std::size_t rows, std::size_t cols) {
+    return tewb::kernels::input(t.data(), t.dtype(), rows, cols);
 }
 
 Buffer from_values(DType dtype, const std::vector<float>& v) {
@@ -179,7 +180,7 @@ private Q_SLOTS:
         const std::size_t n = gates.size();
         const Buffer in = from_values(DType::Float32, with_up_half(gates, rng));
         Buffer y(DType::Float32, n);
-        QCOMPARE(launches_of([&] { host::swiglu_forward(cref(in, 1, 2 * n), ref(y, 1, n), nullptr); }), std::uint64_t{1});
+        QCOMPARE(launches_of([&] { calls::swiglu_forward(cref(in, 1, 2 * n), ref(y, 1, n), nullptr); }), std::uint64_t{1});
         double worst = 0.0;
         for (std::size_t i = 0; i < n; ++i) {
             const double a = in.at(i), u = in.at(n + i);
@@ -200,7 +201,7 @@ private Q_SLOTS:
         std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
         for (std::size_t i = 0; i < n; ++i) dy.set(i, uniform(rng));
         Buffer din(DType::Float32, 2 * n);
-        QCOMPARE(launches_of([&] { host::swiglu_backward(cref(dy, 1, n), cref(in, 1, 2 * n), ref(din, 1, 2 * n), nullptr); }),
+        QCOMPARE(launches_of([&] { calls::swiglu_backward(cref(dy, 1, n), cref(in, 1, 2 * n), ref(din, 1, 2 * n), nullptr); }),
                  std::uint64_t{1});
         double worst_gate = 0.0, worst_up = 0.0;
         for (std::size_t i = 0; i < n; ++i) {
@@ -225,7 +226,7 @@ private Q_SLOTS:
         const Buffer in = random_tensor(DType::Float32, rows * 2 * cols, rng, 4.0f);
         const Buffer dy = random_tensor(DType::Float32, rows * cols, rng, 1.0f);
         Buffer din(DType::Float32, rows * 2 * cols);
-        host::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), ref(din, rows, 2 * cols), nullptr);
+        calls::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), ref(din, rows, 2 * cols), nullptr);
         for (std::size_t r = 0; r < rows; ++r) {
             for (std::size_t c = 0; c < cols; ++c) {
                 const std::size_t at = r * 2 * cols + c;
@@ -250,14 +251,14 @@ private Q_SLOTS:
         values.insert(values.end(), ups.begin(), ups.end());
         const Buffer in = from_values(DType::Float32, values);
         Buffer y(DType::Float32, 6), dy = from_values(DType::Float32, std::vector<float>(6, 1.0f)), din(DType::Float32, 12);
-        host::swiglu_forward(cref(in, 1, 12), ref(y, 1, 6), nullptr);
+        calls::swiglu_forward(cref(in, 1, 12), ref(y, 1, 6), nullptr);
         QVERIFY(std::isnan(y.at(0)));
         QCOMPARE(y.at(1), kInf);
         QVERIFY(std::isnan(y.at(2)));
         QCOMPARE(y.at(3), 0.0f);
         QCOMPARE(y.at(4), 0.0f);  // sigmoid underflows to 0
         QVERIFY(std::isnan(y.at(5)));
-        host::swiglu_backward(cref(dy, 1, 6), cref(in, 1, 12), ref(din, 1, 12), nullptr);
+        calls::swiglu_backward(cref(dy, 1, 6), cref(in, 1, 12), ref(din, 1, 12), nullptr);
         QVERIFY(std::isnan(din.at(0)));
         QVERIFY(std::isnan(din.at(1)));  // 1 + inf * (1 - 1): the gate's derivative at +-inf is NaN
         QVERIFY(std::isnan(din.at(2)));
@@ -280,12 +281,12 @@ private Q_SLOTS:
                     const Buffer in = swiglu_input(in_dtype, rows, cols, rng);
                     const Buffer in32 = from_values(DType::Float32, in.values());
                     Buffer y32(DType::Float32, rows * cols), out(out_dtype, rows * cols);
-                    host::swiglu_forward(cref(in32, rows, 2 * cols), ref(y32, rows, cols), nullptr);
+                    calls::swiglu_forward(cref(in32, rows, 2 * cols), ref(y32, rows, cols), nullptr);
                     const Fp8Type type = out_dtype == DType::Float32 ? Fp8Type::E4M3 : Fp8Type::E5M2;
                     const bool with_transposed = rows != 2;
                     Fp8Buffers b = fp8_buffers(rows * cols, 100.0f);
                     const Fp8Output fp8 = b.output(type, with_transposed);
-                    QCOMPARE(launches_of([&] { host::swiglu_forward(cref(in, rows, 2 * cols), ref(out, rows, cols), &fp8); }),
+                    QCOMPARE(launches_of([&] { calls::swiglu_forward(cref(in, rows, 2 * cols), ref(out, rows, cols), &fp8); }),
                              std::uint64_t{1});
                     const std::vector<float> y = y32.values();
                     for (std::size_t i = 0; i < rows * cols; ++i) {
@@ -306,12 +307,12 @@ private Q_SLOTS:
                 const Buffer dy = random_tensor(dtype, rows * cols, rng, 1.0f);
                 const Buffer in32 = from_values(DType::Float32, in.values()), dy32 = from_values(DType::Float32, dy.values());
                 Buffer g32(DType::Float32, rows * 2 * cols), din(dtype, rows * 2 * cols);
-                host::swiglu_backward(cref(dy32, rows, cols), cref(in32, rows, 2 * cols), ref(g32, rows, 2 * cols), nullptr);
+                calls::swiglu_backward(cref(dy32, rows, cols), cref(in32, rows, 2 * cols), ref(g32, rows, 2 * cols), nullptr);
                 const bool with_transposed = cols != 8;
                 Fp8Buffers b = fp8_buffers(rows * 2 * cols, 8.0f);
                 const Fp8Output fp8 = b.output(Fp8Type::E5M2, with_transposed);
                 QCOMPARE(launches_of([&] {
-                             host::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), ref(din, rows, 2 * cols),
+                             calls::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), ref(din, rows, 2 * cols),
                                                    &fp8);
                          }),
                          std::uint64_t{1});
@@ -331,19 +332,19 @@ private Q_SLOTS:
         Buffer in = random_tensor(DType::Float32, rows * 2 * cols, rng, 2.0f);
         const Buffer dy = random_tensor(DType::Float32, rows * cols, rng, 1.0f);
         Buffer y(DType::Float32, rows * cols), din(DType::Float32, rows * 2 * cols);
-        host::swiglu_forward(cref(in, rows, 2 * cols), ref(y, rows, cols), nullptr);
-        host::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), ref(din, rows, 2 * cols), nullptr);
+        calls::swiglu_forward(cref(in, rows, 2 * cols), ref(y, rows, cols), nullptr);
+        calls::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), ref(din, rows, 2 * cols), nullptr);
         std::vector<std::uint8_t> data(rows * 2 * cols);
         const float scale = 2.0f;
         const Fp8Output no_amax{data.data(), nullptr, &scale, nullptr, Fp8Type::E4M3};
         QCOMPARE(launches_of([&] {
-                     host::swiglu_forward(cref(in, rows, 2 * cols), {nullptr, DType::Float32, 0, 0}, &no_amax);
+                     calls::swiglu_forward(cref(in, rows, 2 * cols), {nullptr, DType::Float32, 0, 0}, &no_amax);
                  }),
                  std::uint64_t{1});
         for (std::size_t i = 0; i < rows * cols; ++i) QCOMPARE(data[i], detail::float_to_fp8(y.at(i) * scale, Fp8Type::E4M3));
         QCOMPARE(
             launches_of([&] {
-                host::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), {nullptr, DType::Float32, 0, 0}, &no_amax);
+                calls::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), {nullptr, DType::Float32, 0, 0}, &no_amax);
             }),
             std::uint64_t{1});
         for (std::size_t i = 0; i < rows * 2 * cols; ++i)
@@ -352,12 +353,12 @@ private Q_SLOTS:
         in.set(2 * cols + 3, kNaN);  // row 1's gate 3
         float amax = 0.0f;
         const Fp8Output with_amax{data.data(), nullptr, &scale, &amax, Fp8Type::E4M3};
-        host::swiglu_forward(cref(in, rows, 2 * cols), ref(y, rows, cols), &with_amax);
+        calls::swiglu_forward(cref(in, rows, 2 * cols), ref(y, rows, cols), &with_amax);
         QVERIFY(std::isnan(y.at(cols + 3)));
         QCOMPARE(data[cols + 3], std::uint8_t{0x7f});
         QVERIFY(std::isnan(amax));
         amax = 0.0f;
-        host::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), ref(din, rows, 2 * cols), &with_amax);
+        calls::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), ref(din, rows, 2 * cols), &with_amax);
         QVERIFY(std::isnan(din.at(2 * cols + 3)));
         QVERIFY(std::isnan(din.at(2 * cols + cols + 3)));
         QVERIFY(std::isfinite(din.at(0)));
@@ -369,78 +370,78 @@ private Q_SLOTS:
         Buffer in(DType::Float32, rows * 2 * cols), out(DType::Float32, rows * cols), dy(DType::Float32, rows * cols),
             din(DType::Float32, rows * 2 * cols), in16(DType::BFloat16, rows * 2 * cols);
         const char* forward = "tewb::kernels::host::swiglu_forward";
-        expect_refusal([&] { host::swiglu_forward(cref(in, rows, 2 * cols - 1), ref(out, rows, cols), nullptr); },
+        expect_refusal([&] { calls::swiglu_forward(cref(in, rows, 2 * cols - 1), ref(out, rows, cols), nullptr); },
                        {forward, "in is [3, 9]: an odd width", "[rows, 2 * cols]"});
-        expect_refusal([&] { host::swiglu_forward(cref(in, rows, 2 * cols), ref(out, rows, cols + 1), nullptr); },
+        expect_refusal([&] { calls::swiglu_forward(cref(in, rows, 2 * cols), ref(out, rows, cols + 1), nullptr); },
                        {forward, "out is [3, 6]; allowed: [3, 5]"});
         expect_refusal(
             [&] {
-                host::swiglu_forward(cref(in, rows, 2 * cols), {nullptr, DType::Float32, rows, cols}, nullptr);
+                calls::swiglu_forward(cref(in, rows, 2 * cols), {nullptr, DType::Float32, rows, cols}, nullptr);
             },
             {forward, "no output: out and fp8 are both null"});
         expect_refusal(
             [&] {
-                host::swiglu_forward({nullptr, DType::Float32, rows, 2 * cols}, ref(out, rows, cols), nullptr);
+                calls::swiglu_forward({nullptr, DType::Float32, rows, 2 * cols}, ref(out, rows, cols), nullptr);
             },
             {forward, "in is a null pointer"});
         expect_refusal(
             [&] {
-                host::swiglu_forward({in.data(), DType::Float16, rows, 2 * cols}, ref(out, rows, cols), nullptr);
+                calls::swiglu_forward({in.data(), DType::Float16, rows, 2 * cols}, ref(out, rows, cols), nullptr);
             },
             {forward, "in has dtype float16; allowed: float32, bfloat16"});
         expect_refusal(
             [&] {
-                host::swiglu_forward(cref(in, rows, 2 * cols), {static_cast<char*>(out.data()) + 2, DType::Float32, rows, cols},
+                calls::swiglu_forward(cref(in, rows, 2 * cols), {static_cast<char*>(out.data()) + 2, DType::Float32, rows, cols},
                                      nullptr);
             },
             {forward, "out is not 4-byte aligned"});
         const float scale = 1.0f;
         std::vector<std::uint8_t> data(rows * 2 * cols);
         const Fp8Output bad_type{data.data(), nullptr, &scale, nullptr, static_cast<Fp8Type>(7)};
-        expect_refusal([&] { host::swiglu_forward(cref(in, rows, 2 * cols), ref(out, rows, cols), &bad_type); },
-                       {forward, "unsupported FP8 type"});
+        expect_refusal([&] { calls::swiglu_forward(cref(in, rows, 2 * cols), ref(out, rows, cols), &bad_type); },
+                       {forward, "fp8 has dtype int64; allowed: E4M3, E5M2"});
         const Fp8Output same_buffer{data.data(), data.data(), &scale, nullptr, Fp8Type::E4M3};
-        expect_refusal([&] { host::swiglu_forward(cref(in, rows, 2 * cols), ref(out, rows, cols), &same_buffer); },
+        expect_refusal([&] { calls::swiglu_forward(cref(in, rows, 2 * cols), ref(out, rows, cols), &same_buffer); },
                        {forward, "fp8.transposed and fp8.data are the same buffer"});
         QCOMPARE(launches_of([&] {
-                     host::swiglu_forward({nullptr, DType::Float32, 0, 2 * cols}, ref(out, 0, cols), nullptr);
+                     calls::swiglu_forward({nullptr, DType::Float32, 0, 2 * cols}, ref(out, 0, cols), nullptr);
                  }),
                  std::uint64_t{0});
         QCOMPARE(launches_of([&] {
-                     host::swiglu_forward({nullptr, DType::Float32, rows, 0}, ref(out, rows, 0), nullptr);
+                     calls::swiglu_forward({nullptr, DType::Float32, rows, 0}, ref(out, rows, 0), nullptr);
                  }),
                  std::uint64_t{0});
 
         const char* backward = "tewb::kernels::host::swiglu_backward";
-        expect_refusal([&] { host::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), {nullptr}, nullptr); },
+        expect_refusal([&] { calls::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), {nullptr}, nullptr); },
                        {backward, "no output: din and fp8 are both null"});
-        expect_refusal([&] { host::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 7), ref(din, rows, 7), nullptr); },
+        expect_refusal([&] { calls::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 7), ref(din, rows, 7), nullptr); },
                        {backward, "in is [3, 7]: an odd width"});
         expect_refusal(
-            [&] { host::swiglu_backward(cref(dy, rows, cols + 1), cref(in, rows, 2 * cols), ref(din, rows, 2 * cols), nullptr); },
+            [&] { calls::swiglu_backward(cref(dy, rows, cols + 1), cref(in, rows, 2 * cols), ref(din, rows, 2 * cols), nullptr); },
             {backward, "dy is [3, 6]; allowed: [3, 5]"});
         expect_refusal(
-            [&] { host::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), ref(din, rows, cols), nullptr); },
+            [&] { calls::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), ref(din, rows, cols), nullptr); },
             {backward, "din is [3, 5]; allowed: [3, 10]"});
         expect_refusal(
-            [&] { host::swiglu_backward(cref(dy, rows, cols), cref(in16, rows, 2 * cols), ref(din, rows, 2 * cols), nullptr); },
+            [&] { calls::swiglu_backward(cref(dy, rows, cols), cref(in16, rows, 2 * cols), ref(din, rows, 2 * cols), nullptr); },
             {backward, "dy has dtype float32; allowed: bfloat16, in's"});
         expect_refusal(
             [&] {
-                host::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols),
+                calls::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols),
                                       {din.data(), DType::BFloat16, rows, 2 * cols}, nullptr);
             },
             {backward, "din has dtype bfloat16; allowed: float32, in's"});
         expect_refusal(
             [&] {
-                host::swiglu_backward({nullptr, DType::Float32, rows, cols}, cref(in, rows, 2 * cols), ref(din, rows, 2 * cols),
+                calls::swiglu_backward({nullptr, DType::Float32, rows, cols}, cref(in, rows, 2 * cols), ref(din, rows, 2 * cols),
                                       nullptr);
             },
             {backward, "dy is a null pointer"});
-        expect_refusal([&] { host::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), {nullptr}, &bad_type); },
-                       {backward, "unsupported FP8 type"});
+        expect_refusal([&] { calls::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), {nullptr}, &bad_type); },
+                       {backward, "fp8 has dtype int64; allowed: E4M3, E5M2"});
         QCOMPARE(launches_of([&] {
-                     host::swiglu_backward({nullptr, DType::Float32, 0, cols}, {nullptr, DType::Float32, 0, 2 * cols},
+                     calls::swiglu_backward({nullptr, DType::Float32, 0, cols}, {nullptr, DType::Float32, 0, 2 * cols},
                                            {din.data(), DType::Float32, 0, 2 * cols}, nullptr);
                  }),
                  std::uint64_t{0});

@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "common/host_numbers.h"
-#include "tewb_kernels/host/activation.h"
+#include "tewb_kernels/activation.h"
 #include "tewb_kernels/normalization.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
 #include "host_tensor.h"
 #include "launch_checks.h"
-#include "norm_calls.h"
+#include "norm_activation_calls.h"
 
 using tewb::kernels::input;
 using tewb::kernels::Tensor;
@@ -791,7 +791,7 @@ private Q_SLOTS:
         Buffer x = from_values(DType::Float32, inputs);
         Buffer y(DType::Float32, inputs.size());
         QCOMPARE(launches_of(
-                     [&] { host::gelu_forward(x.data(), DType::Float32, 1, inputs.size(), y.data(), DType::Float32, nullptr); }),
+                     [&] { calls::gelu_forward(x.data(), DType::Float32, 1, inputs.size(), y.data(), DType::Float32, nullptr); }),
                  std::uint64_t{1});
         double worst = 0.0;
         for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -804,7 +804,7 @@ private Q_SLOTS:
         // The special values by the kernel's formula: NaN stays NaN, +inf stays +inf, -inf gives 0.5 * -inf * 0 = NaN.
         Buffer special = from_values(DType::Float32, {kNaN, kInf, -kInf, 0.0f, -0.0f, 1e30f, -1e30f});
         Buffer out(DType::Float32, 7);
-        host::gelu_forward(special.data(), DType::Float32, 7, 1, out.data(), DType::Float32, nullptr);
+        calls::gelu_forward(special.data(), DType::Float32, 7, 1, out.data(), DType::Float32, nullptr);
         QVERIFY(std::isnan(out.at(0)));
         QCOMPARE(out.at(1), kInf);
         QVERIFY(std::isnan(out.at(2)));
@@ -821,13 +821,13 @@ private Q_SLOTS:
                 x.set(0, rows * cols > 1 ? 1.0e4f : 0.5f);
                 Buffer x32 = from_values(DType::Float32, x.values());
                 Buffer y32(DType::Float32, rows * cols), y16(DType::BFloat16, rows * cols);
-                host::gelu_forward(x32.data(), DType::Float32, rows, cols, y32.data(), DType::Float32, nullptr);
+                calls::gelu_forward(x32.data(), DType::Float32, rows, cols, y32.data(), DType::Float32, nullptr);
                 const float scale = 100.0f;
                 std::vector<std::uint8_t> data(rows * cols), transposed(rows * cols);
                 float amax = 0.0f;
                 const Fp8Output fp8{data.data(), transposed.data(), &scale, &amax, type};
                 QCOMPARE(launches_of([&] {
-                             host::gelu_forward(x.data(), DType::BFloat16, rows, cols, y16.data(), DType::BFloat16, &fp8);
+                             calls::gelu_forward(x.data(), DType::BFloat16, rows, cols, y16.data(), DType::BFloat16, &fp8);
                          }),
                          std::uint64_t{1});  // the transposed copy from the same launch
                 std::uint32_t max_bits = 0;
@@ -849,7 +849,7 @@ private Q_SLOTS:
         const float scale = 1.0f;
         float amax = 0.0f;
         const Fp8Output fp8{data.data(), nullptr, &scale, &amax, Fp8Type::E4M3};
-        QCOMPARE(launches_of([&] { host::gelu_forward(x.data(), DType::Float32, 1, 3, nullptr, DType::Float32, &fp8); }),
+        QCOMPARE(launches_of([&] { calls::gelu_forward(x.data(), DType::Float32, 1, 3, nullptr, DType::Float32, &fp8); }),
                  std::uint64_t{1});
         QCOMPARE(data[1], std::uint8_t{0x7f});
         QVERIFY(std::isnan(amax));
@@ -865,14 +865,14 @@ private Q_SLOTS:
                     const std::size_t n = rows * cols;
                     Buffer x = random_tensor(dtype, n, rng, 0.0f, 3.0f);
                     Buffer y32(DType::Float32, n);
-                    host::gelu_forward(x.data(), dtype, rows, cols, y32.data(), DType::Float32, nullptr);
+                    calls::gelu_forward(x.data(), dtype, rows, cols, y32.data(), DType::Float32, nullptr);
                     const float scale = 16.0f;
                     std::vector<std::uint8_t> data(n), transposed(n, 0xaa);
                     float amax = 0.0f;
                     const Fp8Output fp8{data.data(), transposed.data(), &scale, &amax, Fp8Type::E5M2};
                     Buffer out(dtype, n);
                     QCOMPARE(launches_of([&] {
-                                 host::gelu_forward(x.data(), dtype, rows, cols, with_out ? out.data() : nullptr, dtype, &fp8);
+                                 calls::gelu_forward(x.data(), dtype, rows, cols, with_out ? out.data() : nullptr, dtype, &fp8);
                              }),
                              std::uint64_t{1});
                     std::uint32_t max_bits = 0;
@@ -902,12 +902,12 @@ private Q_SLOTS:
             Buffer dy = random_tensor(DType::BFloat16, rows * cols, rng, 0.0f, 1.0f);
             Buffer dx(DType::Float32, rows * cols), dbias(DType::Float32, cols);
             Buffer x32 = from_values(DType::Float32, x.values()), dy32 = from_values(DType::Float32, dy.values());
-            host::gelu_backward({dy32.data(), DType::Float32, rows, cols}, {x32.data(), DType::Float32, rows, cols},
+            calls::gelu_backward({dy32.data(), DType::Float32, rows, cols}, {x32.data(), DType::Float32, rows, cols},
                                 {dx.data(), DType::Float32, rows, cols}, nullptr, {nullptr, DType::Float32, 1, cols},
                                 {nullptr, 0});
-            std::vector<float> workspace(host::gelu_backward_workspace_bytes(rows, cols) / 4);
+            std::vector<float> workspace(tewb::kernels::gelu_backward_workspace_bytes(rows, cols) / 4);
             QCOMPARE(launches_of([&] {
-                         host::gelu_backward({dy.data(), DType::BFloat16, rows, cols}, {x.data(), DType::BFloat16, rows, cols},
+                         calls::gelu_backward({dy.data(), DType::BFloat16, rows, cols}, {x.data(), DType::BFloat16, rows, cols},
                                              {nullptr, DType::BFloat16, rows, cols}, nullptr,
                                              {dbias.data(), DType::Float32, 1, cols}, {workspace.data(), workspace.size() * 4});
                      }),
@@ -926,7 +926,7 @@ private Q_SLOTS:
         Buffer dy = random_tensor(DType::Float32, inputs.size(), rng, 0.0f, 2.0f);
         Buffer dx(DType::Float32, inputs.size());
         QCOMPARE(launches_of([&] {
-                     host::gelu_backward({dy.data(), DType::Float32, 1, inputs.size()},
+                     calls::gelu_backward({dy.data(), DType::Float32, 1, inputs.size()},
                                          {x.data(), DType::Float32, 1, inputs.size()},
                                          {dx.data(), DType::Float32, 1, inputs.size()}, nullptr,
                                          {nullptr, DType::Float32, 1, inputs.size()}, {nullptr, 0});
@@ -963,11 +963,11 @@ private Q_SLOTS:
                     // The float32 dx the op computes, from a float32 run on the same values.
                     Buffer x32 = from_values(DType::Float32, x.values()), dy32 = from_values(DType::Float32, dy.values());
                     Buffer g32(DType::Float32, n);
-                    host::gelu_backward({dy32.data(), DType::Float32, rows, cols}, {x32.data(), DType::Float32, rows, cols},
+                    calls::gelu_backward({dy32.data(), DType::Float32, rows, cols}, {x32.data(), DType::Float32, rows, cols},
                                         {g32.data(), DType::Float32, rows, cols}, nullptr, {nullptr, DType::Float32, 1, cols},
                                         {nullptr, 0});
 
-                    const std::size_t bytes = host::gelu_backward_workspace_bytes(rows, cols);
+                    const std::size_t bytes = tewb::kernels::gelu_backward_workspace_bytes(rows, cols);
                     const std::size_t chunks = std::min<std::size_t>(std::max<std::size_t>((rows + 31) / 32, 1), 1024);
                     QCOMPARE(bytes, chunks * cols * sizeof(float));
                     std::vector<float> workspace(bytes / 4 + 1, kNaN);
@@ -977,7 +977,7 @@ private Q_SLOTS:
                     float amax = 0.0f;
                     const Fp8Output fp8{data.data(), transposed.data(), &scale, &amax, Fp8Type::E5M2};
                     QCOMPARE(launches_of([&] {
-                                 host::gelu_backward({dy.data(), dtype, rows, cols}, {x.data(), dtype, rows, cols},
+                                 calls::gelu_backward({dy.data(), dtype, rows, cols}, {x.data(), dtype, rows, cols},
                                                      {dx.data(), dtype, rows, cols}, &fp8, {dbias.data(), dbias_dtype, 1, cols},
                                                      {workspace.data(), bytes});
                              }),
@@ -1033,23 +1033,23 @@ private Q_SLOTS:
         Buffer x = random_tensor(DType::Float32, rows * cols, rng, 0.0f, 1.0f);
         Buffer dy = random_tensor(DType::Float32, rows * cols, rng, 0.0f, 1.0f);
         Buffer dx(DType::Float32, rows * cols);
-        host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+        calls::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
                             {dx.data(), DType::Float32, rows, cols}, nullptr, {nullptr, DType::Float32, 1, cols}, {nullptr, 0});
         // FP8 only, no transposed copy, no amax; dbias only.
         std::vector<std::uint8_t> data(rows * cols);
         const float scale = 2.0f;
         const Fp8Output fp8{data.data(), nullptr, &scale, nullptr, Fp8Type::E4M3};
         QCOMPARE(launches_of([&] {
-                     host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+                     calls::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
                                          {nullptr, DType::Float32, rows, cols}, &fp8, {nullptr, DType::Float32, 1, cols},
                                          {nullptr, 0});
                  }),
                  std::uint64_t{1});
         for (std::size_t i = 0; i < rows * cols; ++i) QCOMPARE(data[i], detail::float_to_fp8(dx.at(i) * scale, Fp8Type::E4M3));
         Buffer dbias(DType::Float32, cols);
-        std::vector<float> workspace(host::gelu_backward_workspace_bytes(rows, cols) / 4);
+        std::vector<float> workspace(tewb::kernels::gelu_backward_workspace_bytes(rows, cols) / 4);
         QCOMPARE(launches_of([&] {
-                     host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+                     calls::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
                                          {nullptr, DType::Float32, rows, cols}, nullptr, {dbias.data(), DType::Float32, 1, cols},
                                          {workspace.data(), workspace.size() * 4});
                  }),
@@ -1063,7 +1063,7 @@ private Q_SLOTS:
         x.set(7, kNaN);
         float amax = 0.0f;
         const Fp8Output with_amax{data.data(), nullptr, &scale, &amax, Fp8Type::E4M3};
-        host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+        calls::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
                             {dx.data(), DType::Float32, rows, cols}, &with_amax, {dbias.data(), DType::Float32, 1, cols},
                             {workspace.data(), workspace.size() * 4});
         QVERIFY(std::isnan(dx.at(7)));
@@ -1078,50 +1078,50 @@ private Q_SLOTS:
         Buffer x(DType::Float32, rows * cols), out(DType::Float32, rows * cols), dy(DType::Float32, rows * cols),
             dbias(DType::Float32, cols);
         const char* forward = "tewb::kernels::host::gelu_forward";
-        expect_refusal([&] { host::gelu_forward(nullptr, DType::Float32, rows, cols, out.data(), DType::Float32, nullptr); },
+        expect_refusal([&] { calls::gelu_forward(nullptr, DType::Float32, rows, cols, out.data(), DType::Float32, nullptr); },
                        {forward, "x is a null pointer"});
-        expect_refusal([&] { host::gelu_forward(x.data(), DType::Float16, rows, cols, out.data(), DType::Float32, nullptr); },
+        expect_refusal([&] { calls::gelu_forward(x.data(), DType::Float16, rows, cols, out.data(), DType::Float32, nullptr); },
                        {forward, "x has dtype float16"});
-        expect_refusal([&] { host::gelu_forward(x.data(), DType::Float32, rows, cols, nullptr, DType::Float32, nullptr); },
+        expect_refusal([&] { calls::gelu_forward(x.data(), DType::Float32, rows, cols, nullptr, DType::Float32, nullptr); },
                        {forward, "no output"});
         expect_refusal(
             [&] {
-                host::gelu_forward(x.data(), DType::Float32, rows, cols, static_cast<char*>(out.data()) + 2, DType::Float32,
+                calls::gelu_forward(x.data(), DType::Float32, rows, cols, static_cast<char*>(out.data()) + 2, DType::Float32,
                                    nullptr);
             },
             {forward, "out is not 4-byte aligned"});
-        QCOMPARE(launches_of([&] { host::gelu_forward(nullptr, DType::Float32, 0, cols, out.data(), DType::Float32, nullptr); }),
+        QCOMPARE(launches_of([&] { calls::gelu_forward(nullptr, DType::Float32, 0, cols, out.data(), DType::Float32, nullptr); }),
                  std::uint64_t{0});
-        QCOMPARE(launches_of([&] { host::gelu_forward(nullptr, DType::Float32, rows, 0, out.data(), DType::Float32, nullptr); }),
+        QCOMPARE(launches_of([&] { calls::gelu_forward(nullptr, DType::Float32, rows, 0, out.data(), DType::Float32, nullptr); }),
                  std::uint64_t{0});
 
         const char* backward = "tewb::kernels::host::gelu_backward";
-        const std::size_t needed = host::gelu_backward_workspace_bytes(rows, cols);
+        const std::size_t needed = tewb::kernels::gelu_backward_workspace_bytes(rows, cols);
         std::vector<float> workspace(needed / 4);
         expect_refusal(
             [&] {
-                host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+                calls::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
                                     {nullptr, DType::Float32, rows, cols}, nullptr, {nullptr, DType::Float32, 1, cols},
                                     {nullptr, 0});
             },
             {backward, "no output"});
         expect_refusal(
             [&] {
-                host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+                calls::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
                                     {nullptr, DType::Float32, rows, cols}, nullptr, {dbias.data(), DType::Float32, 1, cols},
                                     {workspace.data(), needed - 1});
             },
             {backward, "workspace of " + std::to_string(needed - 1) + " bytes", "gelu_backward_workspace_bytes"});
         expect_refusal(
             [&] {
-                host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+                calls::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
                                     {nullptr, DType::Float32, rows, cols}, nullptr, {dbias.data(), DType::Float16, 1, cols},
                                     {workspace.data(), needed});
             },
             {backward, "dbias has dtype float16"});
         expect_refusal(
             [&] {
-                host::gelu_backward(
+                calls::gelu_backward(
                     {dy.data(), DType::BFloat16, rows, cols}, {static_cast<char*>(x.data()) + 1, DType::BFloat16, rows, cols},
                     {out.data(), DType::BFloat16, rows, cols}, nullptr, {nullptr, DType::Float32, 1, cols}, {nullptr, 0});
             },
@@ -1131,15 +1131,15 @@ private Q_SLOTS:
         const Fp8Output bad_type{data.data(), nullptr, &scale, nullptr, static_cast<Fp8Type>(7)};
         expect_refusal(
             [&] {
-                host::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
+                calls::gelu_backward({dy.data(), DType::Float32, rows, cols}, {x.data(), DType::Float32, rows, cols},
                                     {nullptr, DType::Float32, rows, cols}, &bad_type, {nullptr, DType::Float32, 1, cols},
                                     {nullptr, 0});
             },
-            {backward, "unsupported FP8 type"});
-        QCOMPARE(host::gelu_backward_workspace_bytes(0, 7), std::size_t{7 * 4});
-        QCOMPARE(host::gelu_backward_workspace_bytes(33, 7), std::size_t{2 * 7 * 4});
-        QCOMPARE(host::gelu_backward_workspace_bytes(3072, 3072), std::size_t{96 * 3072 * 4});
-        QCOMPARE(host::gelu_backward_workspace_bytes(100000, 3), std::size_t{1024 * 3 * 4});
+            {backward, "fp8 has dtype int64; allowed: E4M3, E5M2"});
+        QCOMPARE(tewb::kernels::gelu_backward_workspace_bytes(0, 7), std::size_t{7 * 4});
+        QCOMPARE(tewb::kernels::gelu_backward_workspace_bytes(33, 7), std::size_t{2 * 7 * 4});
+        QCOMPARE(tewb::kernels::gelu_backward_workspace_bytes(3072, 3072), std::size_t{96 * 3072 * 4});
+        QCOMPARE(tewb::kernels::gelu_backward_workspace_bytes(100000, 3), std::size_t{1024 * 3 * 4});
     }
 
     // layer_norm_backward_add: dx is layer_norm_backward's dx plus dresidual, added in float32 before the store
@@ -1552,10 +1552,10 @@ private Q_SLOTS:
                                   input(dbeta.data(), DType::Float32, 1, hidden), {workspace.data(), workspace.size() * 4});
         const qint64 layer_norm_ms = timer.restart();
         Buffer h = random_tensor(DType::BFloat16, rows * ffn, rng, 0.0f, 1.0f), hy(DType::BFloat16, rows * ffn);
-        host::gelu_forward(h.data(), DType::BFloat16, rows, ffn, hy.data(), DType::BFloat16, nullptr);
+        calls::gelu_forward(h.data(), DType::BFloat16, rows, ffn, hy.data(), DType::BFloat16, nullptr);
         Buffer dh(DType::BFloat16, rows * ffn), dbias(DType::Float32, ffn);
-        std::vector<float> gelu_workspace(host::gelu_backward_workspace_bytes(rows, ffn) / 4);
-        host::gelu_backward({hy.data(), DType::BFloat16, rows, ffn}, {h.data(), DType::BFloat16, rows, ffn},
+        std::vector<float> gelu_workspace(tewb::kernels::gelu_backward_workspace_bytes(rows, ffn) / 4);
+        calls::gelu_backward({hy.data(), DType::BFloat16, rows, ffn}, {h.data(), DType::BFloat16, rows, ffn},
                             {dh.data(), DType::BFloat16, rows, ffn}, nullptr, {dbias.data(), DType::Float32, 1, ffn},
                             {gelu_workspace.data(), gelu_workspace.size() * 4});
         const qint64 gelu_ms = timer.elapsed();

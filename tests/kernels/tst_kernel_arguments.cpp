@@ -421,38 +421,38 @@ private Q_SLOTS:
     void geluRejectsBadArguments() {
         const std::string fwd = "tewb::kernels::gelu_forward";
         float* f = device_like;
-        expect_error([&] { gelu_forward(f, DType::Float32, 2, 4, nullptr, DType::Float32, nullptr, nullptr); }, "no output", fwd);
-        expect_error([&] { gelu_forward(f, DType::Float16, 2, 4, f, DType::Float32, nullptr, nullptr); }, "x has dtype float16", fwd);
-        expect_error([&] { gelu_forward(nullptr, DType::Float32, 2, 4, f, DType::Float32, nullptr, nullptr); }, "x is a null pointer",
-                     fwd);
-        const Fp8Output bad{f, nullptr, f, f, static_cast<Fp8Type>(5)};
-        expect_error([&] { gelu_forward(f, DType::Float32, 2, 4, nullptr, DType::Float32, &bad, nullptr); }, "unsupported FP8 type",
+        const Tensor x = tensor(f, DType::Float32, 2, 4);
+        expect_error([&] { gelu_forward(x, Tensor{}, Tensor{}, {}); }, "no output", fwd);
+        expect_error([&] { gelu_forward(tensor(f, DType::Float16, 2, 4), x, Tensor{}, {}); }, "x has dtype float16", fwd);
+        expect_error([&] { gelu_forward(tensor(nullptr, DType::Float32, 2, 4), x, Tensor{}, {}); }, "x is a null pointer", fwd);
+        expect_error([&] { gelu_forward(x, tensor(f, DType::Float32, 4, 2), Tensor{}, {}); }, "out is [4, 2]; allowed: [2, 4]", fwd);
+        expect_error([&] { gelu_forward(x, Tensor{}, tensor(f, DType::Float32, 2, 4), {}); }, "fp8 has dtype float32; allowed: E4M3",
                      fwd);
 
         const std::string bwd = "tewb::kernels::gelu_backward";
         const std::size_t needed = gelu_backward_workspace_bytes(2, 4);
         expect_error(
             [&] {
-                gelu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 4}, {nullptr, DType::Float32, 2, 4}, nullptr,
-                              {nullptr, DType::Float32, 1, 4}, {nullptr, 0}, nullptr);
+                gelu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 4}, {nullptr, DType::Float32, 2, 4}, Tensor{},
+                              {nullptr, DType::Float32, 1, 4}, {nullptr, 0}, {});
             },
             "no output", bwd);
         expect_error(
             [&] {
-                gelu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 4}, {nullptr, DType::Float32, 2, 4}, nullptr,
-                              {f, DType::Float32, 1, 4}, {f, needed - 1}, nullptr);
+                gelu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 4}, {nullptr, DType::Float32, 2, 4}, Tensor{},
+                              {f, DType::Float32, 1, 4}, {f, needed - 1}, {});
             },
             "workspace of", bwd);
         expect_error(
             [&] {
-                gelu_backward({f, DType::BFloat16, 2, 4}, {nullptr, DType::BFloat16, 2, 4}, {f, DType::BFloat16, 2, 4}, nullptr,
-                              {nullptr, DType::Float32, 1, 4}, {nullptr, 0}, nullptr);
+                gelu_backward({f, DType::BFloat16, 2, 4}, {nullptr, DType::BFloat16, 2, 4}, {f, DType::BFloat16, 2, 4}, Tensor{},
+                              {nullptr, DType::Float32, 1, 4}, {nullptr, 0}, {});
             },
             "x is a null pointer", bwd);
         expect_error(
             [&] {
-                gelu_backward({f, DType::BFloat16, 2, 4}, {f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 4}, nullptr,
-                              {nullptr, DType::Float32, 1, 4}, {nullptr, 0}, nullptr);
+                gelu_backward({f, DType::BFloat16, 2, 4}, {f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 4}, Tensor{},
+                              {nullptr, DType::Float32, 1, 4}, {nullptr, 0}, {});
             },
             "dy has dtype bfloat16; allowed: float32, x's", bwd);
     }
@@ -462,77 +462,81 @@ private Q_SLOTS:
         float* f = device_like;
         expect_error(
             [&] {
-                swiglu_forward({f, DType::Float32, 2, 8}, {nullptr, DType::Float32, 2, 4}, nullptr, nullptr);
+                swiglu_forward({f, DType::Float32, 2, 8}, {nullptr, DType::Float32, 2, 4}, Tensor{}, {});
             },
             "no output: out and fp8 are both null", fwd);
         expect_error(
             [&] {
-                swiglu_forward({f, DType::Float32, 2, 7}, {f, DType::Float32, 2, 4}, nullptr, nullptr);
+                swiglu_forward({f, DType::Float32, 2, 7}, {f, DType::Float32, 2, 4}, Tensor{}, {});
             },
             "in is [2, 7]: an odd width", fwd);
         expect_error(
             [&] {
-                swiglu_forward({f, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, nullptr, nullptr);
+                swiglu_forward({f, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, Tensor{}, {});
             },
             "out is [2, 8]; allowed: [2, 4]", fwd);
         expect_error(
             [&] {
-                swiglu_forward({f, DType::Float16, 2, 8}, {f, DType::Float32, 2, 4}, nullptr, nullptr);
+                swiglu_forward({f, DType::Float16, 2, 8}, {f, DType::Float32, 2, 4}, Tensor{}, {});
             },
             "in has dtype float16", fwd);
         expect_error(
             [&] {
-                swiglu_forward({nullptr, DType::BFloat16, 2, 8}, {f, DType::BFloat16, 2, 4}, nullptr, nullptr);
+                swiglu_forward({nullptr, DType::BFloat16, 2, 8}, {f, DType::BFloat16, 2, 4}, Tensor{}, {});
             },
             "in is a null pointer", fwd);
-        const Fp8Output bad{f, nullptr, f, f, static_cast<Fp8Type>(5)};
         expect_error(
             [&] {
-                swiglu_forward({f, DType::Float32, 2, 8}, {nullptr, DType::Float32, 2, 4}, &bad, nullptr);
+                swiglu_forward({f, DType::Float32, 2, 8}, {nullptr, DType::Float32, 2, 4}, tensor(f, DType::BFloat16, 2, 4), {});
             },
-            "unsupported FP8 type", fwd);
+            "fp8 has dtype bfloat16; allowed: E4M3, E5M2", fwd);
+        expect_error(
+            [&] {
+                swiglu_forward({f, DType::Float32, 2, 8}, {nullptr, DType::Float32, 2, 4}, fp8_tensor(f, 2, 8, f), {});
+            },
+            "fp8 is [2, 8]; allowed: [2, 4]", fwd);
 
         const std::string bwd = "tewb::kernels::swiglu_backward";
         expect_error(
             [&] {
-                swiglu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 8}, {nullptr, DType::Float32, 2, 8}, nullptr,
-                                nullptr);
+                swiglu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 8}, {nullptr, DType::Float32, 2, 8}, Tensor{},
+                                {});
             },
             "no output: din and fp8 are both null", bwd);
         expect_error(
             [&] {
-                swiglu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 9}, {f, DType::Float32, 2, 9}, nullptr,
-                                nullptr);
+                swiglu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 9}, {f, DType::Float32, 2, 9}, Tensor{},
+                                {});
             },
             "an odd width", bwd);
         expect_error(
             [&] {
-                swiglu_backward({f, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, nullptr,
-                                nullptr);
+                swiglu_backward({f, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, Tensor{},
+                                {});
             },
             "dy is [2, 8]; allowed: [2, 4]", bwd);
         expect_error(
             [&] {
-                swiglu_backward({f, DType::BFloat16, 2, 4}, {f, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, nullptr,
-                                nullptr);
+                swiglu_backward({f, DType::BFloat16, 2, 4}, {f, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, Tensor{},
+                                {});
             },
             "dy has dtype bfloat16; allowed: float32, in's", bwd);
         expect_error(
             [&] {
-                swiglu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 8}, {f, DType::BFloat16, 2, 8}, nullptr,
-                                nullptr);
+                swiglu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 8}, {f, DType::BFloat16, 2, 8}, Tensor{},
+                                {});
             },
             "din has dtype bfloat16; allowed: float32, in's", bwd);
         expect_error(
             [&] {
-                swiglu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 8}, {f, DType::Float32, 4, 4}, nullptr,
-                                nullptr);
+                swiglu_backward({f, DType::Float32, 2, 4}, {f, DType::Float32, 2, 8}, {f, DType::Float32, 4, 4}, Tensor{},
+                                {});
             },
             "din is [4, 4]; allowed: [2, 8]", bwd);
         expect_error(
             [&] {
-                swiglu_backward({f, DType::Float32, 2, 4}, {nullptr, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, nullptr,
-                                nullptr);
+                swiglu_backward({f, DType::Float32, 2, 4}, {nullptr, DType::Float32, 2, 8}, {f, DType::Float32, 2, 8}, Tensor{},
+                                {});
             },
             "in is a null pointer", bwd);
     }

@@ -14,15 +14,14 @@
 #include "core/modules/ops/ParameterCopies.h"
 #include "core/modules/ops/ReferenceOps.h"
 #include "core/ledger/GemmJournal.h"
+#include "tewb_kernels/activation.h"
 #include "tewb_kernels/gemm_rules.h"
-#include "tewb_kernels/host/activation.h"
 #include "tewb_kernels/host/gemm.h"
 
 #ifdef TEWB_FUSED_CUDA
 #include <map>
 #include <utility>
 
-#include "tewb_kernels/activation.h"
 #include "tewb_kernels/gemm.h"
 #endif
 
@@ -343,9 +342,9 @@ GradWithBias FusedOps::gemm_dgelu(const at::Tensor& dy, const at::Tensor& weight
     GradWithBias r;
     r.grad = at::empty_like(pre);
     r.bias_grad = at::empty({pre.size(1)}, pre.options().dtype(at::kFloat));
-    const at::Tensor workspace = byte_buffer(kernels::host::gelu_backward_workspace_bytes(rows_of(pre), cols_of(pre)), pre);
-    TEWB_KERNEL_V1(pre, (Tensors{d_act, pre}), (Tensors{r.grad, r.bias_grad}), gelu_backward, tensor_ref(d_act), tensor_ref(pre),
-                tensor_ref(r.grad), nullptr, tensor_ref(r.bias_grad), workspace_ref(workspace));
+    const at::Tensor workspace = byte_buffer(kernels::gelu_backward_workspace_bytes(rows_of(pre), cols_of(pre)), pre);
+    TEWB_KERNEL(pre, (Tensors{d_act, pre}), (Tensors{r.grad, r.bias_grad}), gelu_backward, kernel_tensor(d_act), kernel_tensor(pre),
+                kernel_tensor(r.grad), kernels::Tensor{}, kernel_tensor(r.bias_grad), workspace_ref(workspace));
     return r;
 }
 

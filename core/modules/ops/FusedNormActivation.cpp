@@ -5,12 +5,9 @@
 #include "core/modules/ops/FusedOpsImpl.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "core/modules/ops/ReferenceOps.h"
-#include "tewb_kernels/host/activation.h"
+#include "tewb_kernels/activation.h"
 #include "tewb_kernels/normalization.h"
 
-#ifdef TEWB_FUSED_CUDA
-#include "tewb_kernels/activation.h"
-#endif
 
 namespace tewb::fused_ops {
 
@@ -94,8 +91,7 @@ at::Tensor FusedOps::gelu_forward(const at::Tensor& x) const {
         return fall_back("gelu_forward", *m, [&] { return reference_ops().gelu_forward(x); });
     }
     at::Tensor y = at::empty_like(x);
-    TEWB_KERNEL_V1(x, Tensors{x}, Tensors{y}, gelu_forward, x.data_ptr(), kernel_dtype(x.scalar_type()), rows_of(x), cols_of(x),
-                y.data_ptr(), kernel_dtype(x.scalar_type()), nullptr);
+    TEWB_KERNEL(x, Tensors{x}, Tensors{y}, gelu_forward, kernel_tensor(x), kernel_tensor(y), kernels::Tensor{});
     return y;
 }
 
@@ -105,8 +101,8 @@ at::Tensor FusedOps::gelu_backward(const at::Tensor& dy, const at::Tensor& x) co
     if (!m && (dy.sizes() != x.sizes() || dy.scalar_type() != x.scalar_type())) m = "dy and x differ in shape or dtype";
     if (m) return fall_back("gelu_backward", *m, [&] { return reference_ops().gelu_backward(dy, x); });
     at::Tensor dx = at::empty_like(x);
-    TEWB_KERNEL_V1(x, (Tensors{dy, x}), Tensors{dx}, gelu_backward, tensor_ref(dy), tensor_ref(x), tensor_ref(dx), nullptr,
-                kernels::TensorRef{}, kernels::Workspace{});
+    TEWB_KERNEL(x, (Tensors{dy, x}), Tensors{dx}, gelu_backward, kernel_tensor(dy), kernel_tensor(x), kernel_tensor(dx), kernels::Tensor{},
+                kernels::Tensor{}, kernels::Workspace{});
     return dx;
 }
 
@@ -135,9 +131,8 @@ Fp8Tensor FusedOps::layer_norm_quantize(const at::Tensor& x, const at::Tensor& g
 Fp8Tensor FusedOps::gelu_quantize(const at::Tensor& x, const Fp8Quantizer& quantizer) const {
     if (!delayed_kernel_cast(x, quantizer)) return TeOps::gelu_quantize(x, quantizer);
     Fp8Tensor q = empty_fp8(x, quantizer);
-    const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
-    TEWB_KERNEL_V1(x, Tensors{x}, (Tensors{q.data, q.transposed}), gelu_forward, x.data_ptr(), kernel_dtype(x.scalar_type()),
-                rows_of(x), cols_of(x), nullptr, kernel_dtype(x.scalar_type()), &fp8);
+    const kernels::Tensor fp8 = fp8_tensor(q, quantizer);
+    TEWB_KERNEL(x, Tensors{x}, (Tensors{q.data, q.transposed}), gelu_forward, kernel_tensor(x), kernels::Tensor{}, fp8);
     hand_out_live_scale_inv(q, quantizer);
     return q;
 }
@@ -152,23 +147,23 @@ Fp8GradWithBias FusedOps::gelu_backward_quantize(const at::Tensor& dy, const at:
     if (fits && quantizer.context->recipe().scaling == ScalingKind::Block) {
         const std::size_t rows = rows_of(x);
         const std::size_t cols = cols_of(x);
-        const std::size_t bytes = kernels::host::gelu_backward_workspace_bytes(rows, cols);
+        const std::size_t bytes = kernels::gelu_backward_workspace_bytes(rows, cols);
         const at::Tensor workspace = byte_buffer(bytes, x);
         const at::Tensor dx = at::empty_like(x);
         at::Tensor bias_grad = at::empty({x.size(1)}, x.options().dtype(at::kFloat));
-        TEWB_KERNEL_V1(x, (Tensors{dy, x}), (Tensors{dx, bias_grad}), gelu_backward, tensor_ref(dy), tensor_ref(x), tensor_ref(dx),
-                    nullptr, tensor_ref(bias_grad), workspace_ref(workspace));
+        TEWB_KERNEL(x, (Tensors{dy, x}), (Tensors{dx, bias_grad}), gelu_backward, kernel_tensor(dy), kernel_tensor(x),
+                    kernel_tensor(dx), kernels::Tensor{}, kernel_tensor(bias_grad), workspace_ref(workspace));
         return {quantize_blocks(dx, quantizer, /*with_transpose=*/true), bias_grad};
     }
     if (!fits || !delayed_kernel_cast(x, quantizer)) return TeOps::gelu_backward_quantize(dy, x, quantizer);
     const std::size_t rows = rows_of(x);
     const std::size_t cols = cols_of(x);
-    const std::size_t bytes = kernels::host::gelu_backward_workspace_bytes(rows, cols);
+    const std::size_t bytes = kernels::gelu_backward_workspace_bytes(rows, cols);
     Fp8GradWithBias r = empty_grad_with_bias(x, quantizer);
     const at::Tensor workspace = byte_buffer(bytes, x);
-    const kernels::Fp8Output fp8 = fp8_output(r.grad, quantizer);
-    TEWB_KERNEL_V1(x, (Tensors{dy, x}), (Tensors{r.grad.data, r.grad.transposed, r.bias_grad}), gelu_backward, tensor_ref(dy),
-                tensor_ref(x), kernels::TensorRef{}, &fp8, tensor_ref(r.bias_grad), workspace_ref(workspace));
+    const kernels::Tensor fp8 = fp8_tensor(r.grad, quantizer);
+    TEWB_KERNEL(x, (Tensors{dy, x}), (Tensors{r.grad.data, r.grad.transposed, r.bias_grad}), gelu_backward, kernel_tensor(dy),
+                kernel_tensor(x), kernels::Tensor{}, fp8, kernel_tensor(r.bias_grad), workspace_ref(workspace));
     hand_out_live_scale_inv(r.grad, quantizer);
     return r;
 }

@@ -6,12 +6,9 @@
 #include "core/modules/ops/FusedOpsImpl.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "core/modules/ops/ReferenceOps.h"
-#include "tewb_kernels/host/activation.h"
+#include "tewb_kernels/activation.h"
 #include "tewb_kernels/normalization.h"
 
-#ifdef TEWB_FUSED_CUDA
-#include "tewb_kernels/activation.h"
-#endif
 
 namespace tewb::fused_ops {
 
@@ -111,7 +108,7 @@ at::Tensor FusedOps::swiglu_forward(const at::Tensor& in) const {
     if (!m) m = swiglu_width_misfit(in);
     if (m) return fall_back("swiglu_forward", *m, [&] { return reference_ops().swiglu_forward(in); });
     at::Tensor y = at::empty({in.size(0), in.size(1) / 2}, in.options());
-    TEWB_KERNEL_V1(in, Tensors{in}, Tensors{y}, swiglu_forward, tensor_ref(in), tensor_ref(y), nullptr);
+    TEWB_KERNEL(in, Tensors{in}, Tensors{y}, swiglu_forward, kernel_tensor(in), kernel_tensor(y), kernels::Tensor{});
     return y;
 }
 
@@ -130,7 +127,8 @@ at::Tensor FusedOps::swiglu_backward(const at::Tensor& dy, const at::Tensor& in)
         return fall_back("swiglu_backward", *m, [&] { return reference_ops().swiglu_backward(dy, in); });
     }
     at::Tensor din = at::empty_like(in);
-    TEWB_KERNEL_V1(in, (Tensors{dy, in}), Tensors{din}, swiglu_backward, tensor_ref(dy), tensor_ref(in), tensor_ref(din), nullptr);
+    TEWB_KERNEL(in, (Tensors{dy, in}), Tensors{din}, swiglu_backward, kernel_tensor(dy), kernel_tensor(in), kernel_tensor(din),
+                kernels::Tensor{});
     return din;
 }
 
@@ -143,8 +141,8 @@ Fp8Tensor FusedOps::swiglu_quantize(const at::Tensor& in, const Fp8Quantizer& qu
     q.dtype = quantizer.dtype();
     q.data = at::empty({rows, cols}, in.options().dtype(to_scalar_type(q.dtype)));
     q.transposed = at::empty({cols, rows}, q.data.options());
-    const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
-    TEWB_KERNEL_V1(in, Tensors{in}, (Tensors{q.data, q.transposed}), swiglu_forward, tensor_ref(in), kernels::TensorRef{}, &fp8);
+    const kernels::Tensor fp8 = fp8_tensor(q, quantizer);
+    TEWB_KERNEL(in, Tensors{in}, (Tensors{q.data, q.transposed}), swiglu_forward, kernel_tensor(in), kernels::Tensor{}, fp8);
     hand_out_live_scale_inv(q, quantizer);
     return q;
 }
@@ -156,9 +154,9 @@ Fp8Tensor FusedOps::swiglu_backward_quantize(const at::Tensor& dy, const at::Ten
         return TeOps::swiglu_backward_quantize(dy, in, quantizer);
     }
     Fp8Tensor q = empty_fp8(in, quantizer);
-    const kernels::Fp8Output fp8 = fp8_output(q, quantizer);
-    TEWB_KERNEL_V1(in, (Tensors{dy, in}), (Tensors{q.data, q.transposed}), swiglu_backward, tensor_ref(dy), tensor_ref(in),
-                kernels::TensorRef{}, &fp8);
+    const kernels::Tensor fp8 = fp8_tensor(q, quantizer);
+    TEWB_KERNEL(in, (Tensors{dy, in}), (Tensors{q.data, q.transposed}), swiglu_backward, kernel_tensor(dy), kernel_tensor(in),
+                kernels::Tensor{}, fp8);
     hand_out_live_scale_inv(q, quantizer);
     return q;
 }

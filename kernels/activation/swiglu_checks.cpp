@@ -1,7 +1,6 @@
-#include "activation/swiglu_arguments.h"
-
 #include <string>
 
+#include "activation/activation_call.h"
 #include "common/arguments.h"
 #include "common/fail.h"
 
@@ -10,7 +9,7 @@ namespace tewb::kernels::detail {
 namespace {
 
 // in is [rows, 2 * cols]: its two halves side by side.
-void check_halves(const char* call, const ConstTensorRef& in) {
+void check_halves(const char* call, const Tensor& in) {
     check_dims(call, in.rows, in.cols);
     if (in.cols % 2 != 0) {
         fail(call, "in is [" + std::to_string(in.rows) + ", " + std::to_string(in.cols) +
@@ -21,25 +20,28 @@ void check_halves(const char* call, const ConstTensorRef& in) {
 
 }  // namespace
 
-bool check_swiglu_forward_arguments(const char* call, const ConstTensorRef& in, const TensorRef& out, const Fp8Output* fp8) {
-    if (out.data == nullptr && fp8 == nullptr) fail(call, "no output: out and fp8 are both null");
+std::optional<SwigluForwardCall> swiglu_forward_call(const char* call, const Tensor& in, const Tensor& out, const Tensor& fp8) {
     check_halves(call, in);
     const std::size_t rows = in.rows;
     const std::size_t cols = in.cols / 2;
+    const SwigluForwardCall a{in, out, fp8_output(call, fp8, "fp8", rows, cols)};
+    if (out.data == nullptr && a.fp8.data == nullptr) fail(call, "no output: out and fp8 are both null");
     if (out.data != nullptr) {
         check_float_or_bf16(call, out.dtype, "out");
         check_shape(call, out, "out", rows, cols);
     }
-    if (rows == 0 || cols == 0) return false;
+    if (rows == 0 || cols == 0) return std::nullopt;
     check_buffer(call, in.data, "in", element_size(in.dtype));
     if (out.data != nullptr) check_buffer(call, out.data, "out", element_size(out.dtype));
-    if (fp8 != nullptr) check_fp8_output(call, *fp8);
-    return true;
+    if (a.fp8.data != nullptr) check_fp8_output(call, a.fp8);
+    return a;
 }
 
-bool check_swiglu_backward_arguments(const char* call, const SwigluBackwardCall& a) {
-    if (a.din.data == nullptr && a.fp8 == nullptr) fail(call, "no output: din and fp8 are both null");
-    check_halves(call, a.in);
+std::optional<SwigluBackwardCall> swiglu_backward_call(const char* call, const Tensor& dy, const Tensor& in, const Tensor& din,
+                                                       const Tensor& fp8) {
+    check_halves(call, in);
+    const SwigluBackwardCall a{dy, in, din, fp8_output(call, fp8, "fp8", in.rows, in.cols)};
+    if (a.din.data == nullptr && a.fp8.data == nullptr) fail(call, "no output: din and fp8 are both null");
     const std::size_t rows = a.in.rows;
     const std::size_t cols = a.in.cols / 2;
     const DType dtype = a.in.dtype;
@@ -49,12 +51,12 @@ bool check_swiglu_backward_arguments(const char* call, const SwigluBackwardCall&
         check_same_dtype(call, a.din.dtype, "din", dtype, "in");
         check_shape(call, a.din, "din", rows, 2 * cols);
     }
-    if (rows == 0 || cols == 0) return false;
+    if (rows == 0 || cols == 0) return std::nullopt;
     check_buffer(call, a.dy.data, "dy", element_size(dtype));
     check_buffer(call, a.in.data, "in", element_size(dtype));
     if (a.din.data != nullptr) check_buffer(call, a.din.data, "din", element_size(dtype));
-    if (a.fp8 != nullptr) check_fp8_output(call, *a.fp8);
-    return true;
+    if (a.fp8.data != nullptr) check_fp8_output(call, a.fp8);
+    return a;
 }
 
 }  // namespace tewb::kernels::detail

@@ -1,0 +1,67 @@
+#pragma once
+
+// One activation call's checked arguments as the kernels (activation.cu, swiglu.cu) and their host twins
+// (activation_host.cpp, swiglu_host.cpp) work on them, and the rules that make them (activation_checks.cpp,
+// swiglu_checks.cpp): each fails with KernelError "<call>: <what>" and gives nothing when there is no work (rows or
+// cols 0), so an empty call is refused or accepted the same way on both paths.
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+
+#include "tewb_kernels/fp8_output.h"
+#include "tewb_kernels/tensor.h"
+
+namespace tewb::kernels::detail {
+
+// An FP8 output that is wanted (data set), or null.
+inline const Fp8Output* wanted(const Fp8Output& fp8) {
+    return fp8.data != nullptr ? &fp8 : nullptr;
+}
+
+// x gives [rows, cols]; out.data null: no high-precision output; fp8.data null: no FP8 output.
+struct GeluForwardCall {
+    Tensor x;
+    Tensor out;
+    Fp8Output fp8{};
+};
+
+// x gives [rows, cols] and the dtype of dy and dx.
+struct GeluBackwardCall {
+    Tensor dy;
+    Tensor x;
+    Tensor dx;  // data null: not wanted
+    Fp8Output fp8{};
+    Tensor dbias;  // data null: not wanted
+    Workspace workspace;
+};
+
+// The backward's dbias partial rows: chunks of 32 rows, at most 1024 (the workspace holds chunks * cols floats).
+constexpr std::size_t kGeluRowsPerChunk = 32;
+constexpr std::size_t kGeluMaxChunks = 1024;
+constexpr std::size_t gelu_backward_chunks(std::size_t rows) {
+    return std::clamp<std::size_t>((rows + kGeluRowsPerChunk - 1) / kGeluRowsPerChunk, 1, kGeluMaxChunks);
+}
+
+std::optional<GeluForwardCall> gelu_forward_call(const char* call, const Tensor& x, const Tensor& out, const Tensor& fp8);
+std::optional<GeluBackwardCall> gelu_backward_call(const char* call, const Tensor& dy, const Tensor& x, const Tensor& dx,
+                                                   const Tensor& fp8, const Tensor& dbias, const Workspace& workspace);
+
+// in is [rows, 2 * cols]: the gate's cols columns then the up projection's.
+struct SwigluForwardCall {
+    Tensor in;
+    Tensor out;  // data null: not wanted
+    Fp8Output fp8{};
+};
+
+struct SwigluBackwardCall {
+    Tensor dy;
+    Tensor in;
+    Tensor din;  // data null: not wanted
+    Fp8Output fp8{};
+};
+
+std::optional<SwigluForwardCall> swiglu_forward_call(const char* call, const Tensor& in, const Tensor& out, const Tensor& fp8);
+std::optional<SwigluBackwardCall> swiglu_backward_call(const char* call, const Tensor& dy, const Tensor& in, const Tensor& din,
+                                                       const Tensor& fp8);
+
+}  // namespace tewb::kernels::detail
