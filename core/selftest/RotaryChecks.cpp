@@ -23,9 +23,9 @@ struct RotaryCase {
     std::int64_t offset;  // elements x and y start past a 16-byte boundary (the pair-at-a-time path)
 };
 
-kernels::TensorRef matrix(const at::Tensor& t) {
-    return {t.data_ptr(), kernel_dtype(t.scalar_type()), static_cast<std::size_t>(t.size(0) * t.size(1)),
-            static_cast<std::size_t>(t.size(2) * t.size(3))};
+kernels::Tensor matrix(const at::Tensor& t) {
+    return kernels::input(t.data_ptr(), kernel_dtype(t.scalar_type()), static_cast<std::size_t>(t.size(0) * t.size(1)),
+                          static_cast<std::size_t>(t.size(2) * t.size(3)));
 }
 
 // A [batch, seq, heads, head_dim] tensor of `io` starting `offset` elements into its own buffer, filled with NaN.
@@ -38,7 +38,7 @@ at::Tensor run_kernel(const at::Tensor& x, const RotaryTables& t, const RotaryCa
     at::Tensor y = shifted(c, x.scalar_type());
     const kernels::RotaryHeads heads{static_cast<std::size_t>(c.seq), static_cast<std::size_t>(c.heads),
                                      static_cast<std::size_t>(c.rotated), inverse};
-    kernels::rotary(matrix(x), tensor_ref(t.cos), tensor_ref(t.sin), heads, matrix(y), stream());
+    kernels::rotary(matrix(x), kernel_tensor(t.cos), kernel_tensor(t.sin), heads, matrix(y), kernel_stream());
     return y;
 }
 

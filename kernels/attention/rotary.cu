@@ -7,9 +7,10 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "attention/rotary_launch.h"
+#include "attention/rotary_call.h"
 #include "common/check.h"
 #include "common/elementwise.cuh"
+#include "common/stream.cuh"
 
 namespace tewb::kernels::detail {
 
@@ -109,8 +110,6 @@ bool aligned16(const void* p) {
     return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
 
-}  // namespace
-
 void launch_rotary(const RotaryCall& a, cudaStream_t stream) {
     const std::size_t half = a.x.cols / a.heads.heads / 2;
     const RotaryGeometry g{0, 0, a.heads.heads, a.heads.rotated_heads, a.heads.seq, half, a.heads.inverse ? -1.0f : 1.0f};
@@ -131,4 +130,16 @@ void launch_rotary(const RotaryCall& a, cudaStream_t stream) {
     check_last_launch("tewb::kernels::rotary");
 }
 
+}  // namespace
+
 }  // namespace tewb::kernels::detail
+
+namespace tewb::kernels {
+
+void rotary(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryHeads& heads, const Tensor& y, Stream stream) {
+    if (const auto a = detail::rotary_call("tewb::kernels::rotary", x, cos, sin, heads, y)) {
+        detail::launch_rotary(*a, detail::cuda_stream(stream));
+    }
+}
+
+}  // namespace tewb::kernels

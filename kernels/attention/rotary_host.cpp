@@ -4,10 +4,10 @@
 #include <cstring>
 #include <vector>
 
-#include "attention/rotary_arguments.h"
+#include "attention/rotary_call.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
-#include "tewb_kernels/host/rotary.h"
+#include "tewb_kernels/rotary.h"
 
 namespace tewb::kernels::host {
 
@@ -25,10 +25,8 @@ void turn(const float* a, const float* b, const float* c, const float* s, std::s
 
 }  // namespace
 
-void rotary(const ConstTensorRef& x, const ConstTensorRef& cos, const ConstTensorRef& sin, const RotaryHeads& heads,
-            const TensorRef& y) {
-    const detail::RotaryCall call{x, cos, sin, heads, y};
-    if (!detail::check_rotary_arguments("tewb::kernels::host::rotary", call)) return;
+void rotary(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryHeads& heads, const Tensor& y, Stream) {
+    if (!detail::rotary_call("tewb::kernels::host::rotary", x, cos, sin, heads, y)) return;
     const std::size_t rows = x.rows;
     const std::size_t cols = x.cols;
     const std::size_t head_dim = cols / heads.heads;

@@ -16,12 +16,12 @@
 #include "common/host_numbers.h"
 #include "host_tensor.h"
 #include "launch_checks.h"
-#include "tewb_kernels/host/rotary.h"
+#include "tewb_kernels/rotary.h"
 
-using tewb::kernels::ConstTensorRef;
 using tewb::kernels::DType;
 using tewb::kernels::RotaryHeads;
-using tewb::kernels::TensorRef;
+using tewb::kernels::Tensor;
+using tewb::kernels::input;
 namespace host = tewb::kernels::host;
 namespace detail = tewb::kernels::detail;
 
@@ -66,20 +66,20 @@ Tables tables(std::size_t rows, std::size_t head_dim) {
     return t;
 }
 
-ConstTensorRef cos_ref(const Tables& t) {
-    return {t.cos.data(), DType::Float32, t.rows, t.half};
+Tensor cos_ref(const Tables& t) {
+    return input(t.cos.data(), DType::Float32, t.rows, t.half);
 }
 
-ConstTensorRef sin_ref(const Tables& t) {
-    return {t.sin.data(), DType::Float32, t.rows, t.half};
+Tensor sin_ref(const Tables& t) {
+    return input(t.sin.data(), DType::Float32, t.rows, t.half);
 }
 
-ConstTensorRef cref(const Buffer& t, const Layout& l) {
-    return {t.data(), t.dtype(), l.rows(), l.cols()};
+Tensor cref(const Buffer& t, const Layout& l) {
+    return input(t.data(), t.dtype(), l.rows(), l.cols());
 }
 
-TensorRef ref(Buffer& t, const Layout& l) {
-    return {t.data(), t.dtype(), l.rows(), l.cols()};
+Tensor ref(Buffer& t, const Layout& l) {
+    return input(t.data(), t.dtype(), l.rows(), l.cols());
 }
 
 RotaryHeads heads_of(const Layout& l, bool inverse) {
@@ -142,7 +142,7 @@ private Q_SLOTS:
             const Buffer x = random_tensor(type, l.count(), rng);
             Buffer y(type, l.count());
             const Tables t = tables(l.seq + 2, l.head_dim);
-            QCOMPARE(launches_of([&] { host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, inverse), ref(y, l)); }),
+            QCOMPARE(launches_of([&] { host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, inverse), ref(y, l), {}); }),
                      std::uint64_t{1});
             const double sign = inverse ? -1.0 : 1.0;
             for_each_rotated(l, [&](std::size_t e, std::size_t ti, bool first) {
@@ -174,7 +174,7 @@ private Q_SLOTS:
         const Buffer x = random_tensor(DType::BFloat16, l.count(), rng);
         Buffer y(DType::BFloat16, l.count());
         const Tables t = tables(l.seq, l.head_dim);
-        host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l));
+        host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l), {});
         for_each_rotated(l, [&](std::size_t e, std::size_t ti, bool first) {
             const float self = x.at(e);
             const float partner = x.at(first ? e + l.half() : e - l.half());
@@ -191,8 +191,8 @@ private Q_SLOTS:
             const Buffer x = random_tensor(DType::Float32, l.count(), rng);
             Buffer y(DType::Float32, l.count()), back(DType::Float32, l.count());
             const Tables t = tables(l.seq, l.head_dim);
-            host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l));
-            host::rotary(cref(y, l), cos_ref(t), sin_ref(t), heads_of(l, true), ref(back, l));
+            host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l), {});
+            host::rotary(cref(y, l), cos_ref(t), sin_ref(t), heads_of(l, true), ref(back, l), {});
             for_each_rotated(l, [&](std::size_t e, std::size_t, bool first) {
                 const double pair = std::fabs(x.at(e)) + std::fabs(x.at(first ? e + l.half() : e - l.half()));
                 const double tol = std::ldexp(pair, -20) + std::ldexp(1.0, -140);
@@ -217,7 +217,7 @@ private Q_SLOTS:
                 }
             }
             const Tables t = tables(l.seq, l.head_dim);
-            host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l));
+            host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l), {});
             for (std::size_t r = 0; r < l.rows(); ++r) {
                 for (std::size_t e = r * l.cols() + l.head_dim; e < (r + 1) * l.cols(); ++e) QCOMPARE(y.bits(e), x.bits(e));
             }
@@ -236,8 +236,8 @@ private Q_SLOTS:
             longer.cos[i] = std::numeric_limits<float>::quiet_NaN();
             longer.sin[i] = std::numeric_limits<float>::quiet_NaN();
         }
-        host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l));
-        host::rotary(cref(x, l), cos_ref(longer), sin_ref(longer), heads_of(l, false), ref(poisoned_y, l));
+        host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l), {});
+        host::rotary(cref(x, l), cos_ref(longer), sin_ref(longer), heads_of(l, false), ref(poisoned_y, l), {});
         for (std::size_t e = 0; e < l.count(); ++e) QCOMPARE(poisoned_y.bits(e), y.bits(e));
     }
 
@@ -245,7 +245,7 @@ private Q_SLOTS:
         const Layout l{0, 4, 2, 2, 8};
         const Tables t = tables(4, 8);
         Buffer x(DType::Float32, 1), y(DType::Float32, 1);
-        QCOMPARE(launches_of([&] { host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l)); }),
+        QCOMPARE(launches_of([&] { host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l), {}); }),
                  std::uint64_t{0});
     }
 
@@ -253,8 +253,8 @@ private Q_SLOTS:
         const Layout l{2, 4, 3, 2, 8};
         const Tables t = tables(4, 8);
         Buffer x(DType::Float32, l.count()), y(DType::Float32, l.count());
-        const auto call = [&](ConstTensorRef xr, ConstTensorRef c, ConstTensorRef s, RotaryHeads h, TensorRef yr) {
-            return [=] { host::rotary(xr, c, s, h, yr); };
+        const auto call = [&](Tensor xr, Tensor c, Tensor s, RotaryHeads h, Tensor yr) {
+            return [=] { host::rotary(xr, c, s, h, yr, {}); };
         };
         const std::string entry = "tewb::kernels::host::rotary: ";
         const RotaryHeads h = heads_of(l, false);
@@ -262,9 +262,9 @@ private Q_SLOTS:
                        {entry, "head_dim = 7", "odd"});
         expect_refusal(call(cref(x, l), cos_ref(t), sin_ref(t), {4, 3, 4, false}, ref(y, l)),
                        {entry, "rotated_heads = 4; allowed: 0 to heads = 3"});
-        expect_refusal(call(cref(x, l), {t.cos.data(), DType::Float32, 3, 4}, sin_ref(t), h, ref(y, l)),
+        expect_refusal(call(cref(x, l), input(t.cos.data(), DType::Float32, 3, 4), sin_ref(t), h, ref(y, l)),
                        {entry, "cos is [3, 4]; allowed: [at least seq = 4, head_dim / 2 = 4]"});
-        expect_refusal(call(cref(x, l), cos_ref(t), {t.sin.data(), DType::BFloat16, 4, 4}, h, ref(y, l)),
+        expect_refusal(call(cref(x, l), cos_ref(t), input(t.sin.data(), DType::BFloat16, 4, 4), h, ref(y, l)),
                        {entry, "sin has dtype bfloat16; allowed: float32"});
         expect_refusal(call({x.data(), DType::Float32, 7, 24}, cos_ref(t), sin_ref(t), h, {y.data(), DType::Float32, 7, 24}),
                        {entry, "7 rows are not whole sequences of seq = 4"});

@@ -545,10 +545,10 @@ private Q_SLOTS:
         const std::string entry = "tewb::kernels::rotary";
         alignas(16) static float other[8];  // never dereferenced either: y, apart from device_like
         float* f = device_like;
-        const ConstTensorRef table{f, DType::Float32, 2, 2};  // [seq, head_dim / 2] of x [2, 4] with one head
+        const Tensor table{f, DType::Float32, 2, 2};  // [seq, head_dim / 2] of x [2, 4] with one head
         const RotaryHeads one_head{2, 1, 1, false};
-        const auto call = [&](ConstTensorRef x, ConstTensorRef cos, ConstTensorRef sin, RotaryHeads heads, TensorRef y) {
-            return [=] { rotary(x, cos, sin, heads, y, nullptr); };
+        const auto call = [&](Tensor x, Tensor cos, Tensor sin, RotaryHeads heads, Tensor y) {
+            return [=] { rotary(x, cos, sin, heads, y, {}); };
         };
         expect_error(call({f, DType::Float32, 2, 6}, {f, DType::Float32, 2, 3}, {f, DType::Float32, 2, 3}, {2, 2, 2, false},
                           {other, DType::Float32, 2, 6}),

@@ -5,20 +5,16 @@
 
 #include "core/modules/ops/FusedOpsImpl.h"
 #include "core/modules/ops/KernelTypes.h"
-#include "tewb_kernels/host/rotary.h"
-
-#ifdef TEWB_FUSED_CUDA
 #include "tewb_kernels/rotary.h"
-#endif
 
 namespace tewb::fused_ops {
 
 namespace {
 
 // t [batch, seq, heads, head_dim] as the kernel's matrix [batch * seq, heads * head_dim].
-kernels::TensorRef heads_matrix(const at::Tensor& t) {
-    return {t.data_ptr(), kernel_dtype(t.scalar_type()), static_cast<std::size_t>(t.size(0) * t.size(1)),
-            static_cast<std::size_t>(t.size(2) * t.size(3))};
+kernels::Tensor heads_matrix(const at::Tensor& t) {
+    return kernels::input(t.data_ptr(), kernel_dtype(t.scalar_type()), static_cast<std::size_t>(t.size(0) * t.size(1)),
+                          static_cast<std::size_t>(t.size(2) * t.size(3)));
 }
 
 Misfit table_misfit(const at::Tensor& t, const char* what, const at::Tensor& x) {
@@ -52,8 +48,8 @@ at::Tensor FusedOps::rotary(const at::Tensor& x, const at::Tensor& cos, const at
     // The rows of the tables this call reads, for the ledger's bytes.
     const at::Tensor cos_read = cos.narrow(0, 0, x.size(1));
     const at::Tensor sin_read = sin.narrow(0, 0, x.size(1));
-    TEWB_KERNEL_V1(x, (Tensors{x, cos_read, sin_read}), Tensors{y}, rotary, heads_matrix(x), tensor_ref(cos), tensor_ref(sin), heads,
-                heads_matrix(y));
+    TEWB_KERNEL(x, (Tensors{x, cos_read, sin_read}), Tensors{y}, rotary, heads_matrix(x), kernel_tensor(cos), kernel_tensor(sin),
+                heads, heads_matrix(y));
     return y;
 }
 

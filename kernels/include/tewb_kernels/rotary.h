@@ -1,12 +1,24 @@
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include <cstddef>
 
-#include "tewb_kernels/rotary_types.h"
-#include "tewb_kernels/tensor_ref.h"
+#include "tewb_kernels/entry_points.h"
+#include "tewb_kernels/tensor.h"
 
 namespace tewb::kernels {
 
+// x and y are [batch, seq, heads, head_dim] row-major, handed over as the matrix [batch * seq, heads * head_dim]
+// (the tensors' rows and cols): these say where the sequence and the heads split that matrix.
+struct RotaryHeads {
+    std::size_t seq = 0;            // positions per sequence: rows = batch * seq, row r at position r % seq
+    std::size_t heads = 0;          // heads per position: cols = heads * head_dim, head_dim even
+    std::size_t rotated_heads = 0;  // the first rotated_heads heads turn, the rest are copied (0 .. heads)
+    bool inverse = false;           // turn by −θ (sin negated): the backward of the forward
+};
+
+}  // namespace tewb::kernels
+
+TEWB_ENTRY_POINTS(
 // Rotary position embeddings (RoFormer) in Llama's rotate-half layout, Transformer Engine's fused_rope: over x
 // [batch, seq, heads, head_dim] (float32 or bfloat16, as the matrix [batch * seq, heads * head_dim], see
 // RotaryHeads), with half = head_dim / 2, each of the first rotated_heads heads of the row at position p turns
@@ -20,7 +32,12 @@ namespace tewb::kernels {
 // y has x's dtype and shape and may not overlap x, cos or sin. One launch: a thread takes 16 / sizeof(x)
 // consecutive pairs of one head with 16-byte loads and stores where half is a multiple of that and x and y are
 // 16-byte aligned, one pair elsewhere. Device pointers; no rows does nothing.
-void rotary(const ConstTensorRef& x, const ConstTensorRef& cos, const ConstTensorRef& sin, const RotaryHeads& heads,
-            const TensorRef& y, cudaStream_t stream);
-
-}  // namespace tewb::kernels
+// The host twin: rotary.cu's float32 operations one for one (a product rounded, then one fused multiply-add,
+// std::fma for __fmaf_rn; the host library is built without contraction): bit for bit the CUDA kernel's
+// result by construction (not measured: it has not run on a GPU), except a float32 NaN's payload (the GPU's
+// arithmetic returns the canonical NaN, x86 keeps the input's; bfloat16 stores agree). Against the rotation in double precision
+// (tst_host_rotary) each output is within 2^-23 · (|x_i · c| + 2 · |x_{i+half} · s|) + 2^-148 (one rounding of
+// the product, one of the fma, twice over; the last term for subnormal products); bfloat16 stores add half a
+// bfloat16 ulp; copied heads are their input's bits.
+void rotary(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryHeads& heads, const Tensor& y, Stream stream);
+)

@@ -1,8 +1,7 @@
-#include "attention/rotary_arguments.h"
-
 #include <cstdint>
 #include <string>
 
+#include "attention/rotary_call.h"
 #include "common/arguments.h"
 #include "common/fail.h"
 
@@ -10,12 +9,12 @@ namespace tewb::kernels::detail {
 
 namespace {
 
-std::string shape_of(const ConstTensorRef& t) {
+std::string shape_of(const Tensor& t) {
     return "[" + std::to_string(t.rows) + ", " + std::to_string(t.cols) + "]";
 }
 
 // x [batch * seq, heads * head_dim] split as RotaryHeads says: whole sequences, whole heads, an even head_dim.
-void check_layout(const char* call, const ConstTensorRef& x, const RotaryHeads& h) {
+void check_layout(const char* call, const Tensor& x, const RotaryHeads& h) {
     check_dims(call, x.rows, x.cols);
     if (h.seq == 0) fail(call, "seq = 0; allowed: at least 1");
     if (h.heads == 0) fail(call, "heads = 0; allowed: at least 1");
@@ -38,7 +37,7 @@ void check_layout(const char* call, const ConstTensorRef& x, const RotaryHeads& 
 }
 
 // cos or sin: float32 [seq_table >= seq, head_dim / 2].
-void check_table(const char* call, const ConstTensorRef& t, const char* name, std::size_t seq, std::size_t half) {
+void check_table(const char* call, const Tensor& t, const char* name, std::size_t seq, std::size_t half) {
     if (t.dtype != DType::Float32) {
         fail(call, std::string(name) + " has dtype " + std::string(to_string(t.dtype)) + "; allowed: float32");
     }
@@ -54,13 +53,15 @@ bool overlaps(const void* a, std::size_t a_bytes, const void* b, std::size_t b_b
     return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
 }
 
-std::size_t bytes_of(const ConstTensorRef& t) {
+std::size_t bytes_of(const Tensor& t) {
     return t.rows * t.cols * element_size(t.dtype);
 }
 
 }  // namespace
 
-bool check_rotary_arguments(const char* call, const RotaryCall& a) {
+std::optional<RotaryCall> rotary_call(const char* call, const Tensor& x, const Tensor& cos, const Tensor& sin,
+                                      const RotaryHeads& heads, const Tensor& y) {
+    const RotaryCall a{x, cos, sin, heads, y};
     check_layout(call, a.x, a.heads);
     check_float_or_bf16(call, a.x.dtype, "x");
     check_same_dtype(call, a.y.dtype, "y", a.x.dtype, "x");
@@ -68,7 +69,7 @@ bool check_rotary_arguments(const char* call, const RotaryCall& a) {
     const std::size_t half = a.x.cols / a.heads.heads / 2;
     check_table(call, a.cos, "cos", a.heads.seq, half);
     check_table(call, a.sin, "sin", a.heads.seq, half);
-    if (a.x.rows == 0 || a.x.cols == 0) return false;
+    if (a.x.rows == 0 || a.x.cols == 0) return std::nullopt;
     check_buffer(call, a.x.data, "x", element_size(a.x.dtype));
     check_buffer(call, a.y.data, "y", element_size(a.x.dtype));
     check_buffer(call, a.cos.data, "cos", alignof(float));
@@ -77,7 +78,7 @@ bool check_rotary_arguments(const char* call, const RotaryCall& a) {
     if (overlaps(a.y.data, y_bytes, a.x.data, bytes_of(a.x))) fail(call, "y overlaps x; allowed: a separate output");
     if (overlaps(a.y.data, y_bytes, a.cos.data, bytes_of(a.cos))) fail(call, "y overlaps cos; allowed: a separate output");
     if (overlaps(a.y.data, y_bytes, a.sin.data, bytes_of(a.sin))) fail(call, "y overlaps sin; allowed: a separate output");
-    return true;
+    return a;
 }
 
 }  // namespace tewb::kernels::detail
