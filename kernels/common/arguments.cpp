@@ -64,6 +64,13 @@ void check_fp8_output(std::string_view call, const Fp8Output& fp8) {
     if (fp8.amax != nullptr) check_buffer(call, fp8.amax, "fp8.amax", alignof(float));
 }
 
+TokensRef token_rows(std::string_view call, const Tensor& tokens, std::string_view name) {
+    if (tokens.dtype != DType::Int64) {
+        fail(call, std::string(name) + " has dtype " + std::string(to_string(tokens.dtype)) + "; allowed: int64");
+    }
+    return {static_cast<const std::int64_t*>(tokens.data), tokens.rows, tokens.cols, tokens.stride()};
+}
+
 Fp8Type fp8_type(const Tensor& t) {
     return fp8_type_of(t.dtype).value_or(Fp8Type::E4M3);
 }

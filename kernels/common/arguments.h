@@ -5,6 +5,7 @@
 
 #include "tewb_kernels/dtype.h"
 #include "tewb_kernels/fp8_output.h"
+#include "common/tokens.h"
 #include "tewb_kernels/tensor_ref.h"
 
 // Host-side argument checks shared by the entry points: each fails with KernelError "<call>: <what>".
@@ -32,6 +33,8 @@ Fp8Output fp8_output(std::string_view call, const Tensor& t, std::string_view na
 // A float32 vector of n elements the call reads or writes (a norm's saved statistics); its data, not checked for
 // null or alignment here.
 float* float_vector(std::string_view call, const Tensor& t, std::string_view name, std::size_t n);
+// An int64 tokens tensor [batch, seq] ("<name> has dtype d; allowed: int64") as the kernels walk it.
+TokensRef token_rows(std::string_view call, const Tensor& tokens, std::string_view name);
 // An FP8 output: data and scale set, transposed (if any) distinct from data, amax aligned, known type.
 void check_fp8_output(std::string_view call, const Fp8Output& fp8);
 

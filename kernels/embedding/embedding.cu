@@ -10,8 +10,10 @@
 
 #include "common/check.h"
 #include "common/elementwise.cuh"
-#include "embedding/embedding_arguments.h"
-#include "embedding/embedding_launch.h"
+#include "common/arguments.h"
+#include "common/stream.cuh"
+#include "embedding/embedding_call.h"
+#include "tewb_kernels/embedding.h"
 
 namespace tewb::kernels::detail {
 
@@ -136,10 +138,8 @@ bool aligned16(const void* p) {
     return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
 
-}  // namespace
-
-void launch_embedding_forward(const TokensRef& tokens, const ConstTensorRef& table_ref, const ConstTensorRef& positions_ref,
-                              const TensorRef& out_ref, cudaStream_t stream) {
+void launch_embedding_forward(const TokensRef& tokens, const Tensor& table_ref, const Tensor& positions_ref,
+                              const Tensor& out_ref, cudaStream_t stream) {
     const void* table = table_ref.data;
     const void* positions = positions_ref.data;
     void* out = out_ref.data;
@@ -159,8 +159,8 @@ void launch_embedding_forward(const TokensRef& tokens, const ConstTensorRef& tab
     check_last_launch("tewb::kernels::embedding_forward");
 }
 
-void launch_embedding_backward(const TokensRef& tokens, const ConstTensorRef& dy, const TensorRef& dtable_ref,
-                               const TensorRef& dpositions_ref, cudaStream_t stream) {
+void launch_embedding_backward(const TokensRef& tokens, const Tensor& dy, const Tensor& dtable_ref,
+                               const Tensor& dpositions_ref, cudaStream_t stream) {
     const std::size_t batch = tokens.batch;
     const std::size_t seq = tokens.seq;
     const std::size_t hidden = dy.cols;
@@ -177,4 +177,26 @@ void launch_embedding_backward(const TokensRef& tokens, const ConstTensorRef& dy
     check_last_launch("tewb::kernels::embedding_backward");
 }
 
+}  // namespace
+
 }  // namespace tewb::kernels::detail
+
+namespace tewb::kernels {
+
+void embedding_forward(const Tensor& tokens, const Tensor& table, const Tensor& positions, const Tensor& out, Stream stream) {
+    constexpr const char* call = "tewb::kernels::embedding_forward";
+    const detail::TokensRef t = detail::token_rows(call, tokens, "tokens");
+    if (detail::check_embedding_forward_arguments(call, t, table, positions, out)) {
+        detail::launch_embedding_forward(t, table, positions, out, detail::cuda_stream(stream));
+    }
+}
+
+void embedding_backward(const Tensor& tokens, const Tensor& dy, const Tensor& dtable, const Tensor& dpositions, Stream stream) {
+    constexpr const char* call = "tewb::kernels::embedding_backward";
+    const detail::TokensRef t = detail::token_rows(call, tokens, "tokens");
+    if (detail::check_embedding_backward_arguments(call, t, dy, dtable, dpositions)) {
+        detail::launch_embedding_backward(t, dy, dtable, dpositions, detail::cuda_stream(stream));
+    }
+}
+
+}  // namespace tewb::kernels

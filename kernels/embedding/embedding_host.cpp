@@ -4,11 +4,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/arguments.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
-#include "embedding/embedding_arguments.h"
-#include "tewb_kernels/host/embedding.h"
+#include "embedding/embedding_call.h"
+#include "tewb_kernels/embedding.h"
 
 namespace tewb::kernels::host {
 
@@ -23,12 +24,11 @@ std::int64_t token_of(const std::int64_t* tokens, std::size_t token_row_stride, 
 
 }  // namespace
 
-void embedding_forward(const TokensRef& tokens_ref, const ConstTensorRef& table_ref, const ConstTensorRef& positions_ref,
-                       const TensorRef& out_ref) {
-    if (!detail::check_embedding_forward_arguments("tewb::kernels::host::embedding_forward", tokens_ref, table_ref, positions_ref,
-                                                   out_ref)) {
-        return;
-    }
+void embedding_forward(const Tensor& tokens_in, const Tensor& table_ref, const Tensor& positions_ref, const Tensor& out_ref,
+                       Stream) {
+    constexpr const char* call = "tewb::kernels::host::embedding_forward";
+    const detail::TokensRef tokens_ref = detail::token_rows(call, tokens_in, "tokens");
+    if (!detail::check_embedding_forward_arguments(call, tokens_ref, table_ref, positions_ref, out_ref)) return;
     const std::int64_t* tokens = tokens_ref.data;
     const std::size_t token_row_stride = tokens_ref.row_stride;
     const std::size_t seq = tokens_ref.seq;
@@ -57,12 +57,11 @@ void embedding_forward(const TokensRef& tokens_ref, const ConstTensorRef& table_
     detail::note_launch();
 }
 
-void embedding_backward(const TokensRef& tokens_ref, const ConstTensorRef& dy_ref, const TensorRef& dtable_ref,
-                        const TensorRef& dpositions_ref) {
-    if (!detail::check_embedding_backward_arguments("tewb::kernels::host::embedding_backward", tokens_ref, dy_ref, dtable_ref,
-                                                    dpositions_ref)) {
-        return;
-    }
+void embedding_backward(const Tensor& tokens_in, const Tensor& dy_ref, const Tensor& dtable_ref, const Tensor& dpositions_ref,
+                        Stream) {
+    constexpr const char* call = "tewb::kernels::host::embedding_backward";
+    const detail::TokensRef tokens_ref = detail::token_rows(call, tokens_in, "tokens");
+    if (!detail::check_embedding_backward_arguments(call, tokens_ref, dy_ref, dtable_ref, dpositions_ref)) return;
     const std::int64_t* tokens = tokens_ref.data;
     const std::size_t token_row_stride = tokens_ref.row_stride;
     const std::size_t batch = tokens_ref.batch;

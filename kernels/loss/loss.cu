@@ -15,8 +15,10 @@
 
 #include "common/check.h"
 #include "common/elementwise.cuh"
-#include "loss/loss_launch.h"
+#include "common/stream.cuh"
+#include "loss/loss_call.h"
 #include "loss/loss_rule.h"
+#include "tewb_kernels/loss.h"
 
 namespace tewb::kernels::detail {
 
@@ -346,9 +348,7 @@ void backward_to(DType dlogits_dtype, const void* logits, std::size_t rows, std:
     }
 }
 
-}  // namespace
-
-void launch_cross_entropy_forward(const ConstTensorRef& logits, const TokensRef& targets, float* lse, float* loss,
+void launch_cross_entropy_forward(const Tensor& logits, const TokensRef& targets, float* lse, float* loss,
                                   double* partial, cudaStream_t stream) {
     if (logits.dtype == DType::Float32) {
         forward_with(static_cast<const float*>(logits.data), logits.rows, logits.cols, targets.data, targets.seq,
@@ -360,7 +360,7 @@ void launch_cross_entropy_forward(const ConstTensorRef& logits, const TokensRef&
     check_last_launch("tewb::kernels::cross_entropy_forward");
 }
 
-void launch_cross_entropy_forward_with_grad(const TensorRef& logits, const TokensRef& targets, float* lse, float* loss,
+void launch_cross_entropy_forward_with_grad(const Tensor& logits, const TokensRef& targets, float* lse, float* loss,
                                             double* partial, cudaStream_t stream) {
     if (logits.dtype == DType::Float32) {
         forward_with(static_cast<float*>(logits.data), logits.rows, logits.cols, targets.data, targets.seq, targets.row_stride,
@@ -372,8 +372,8 @@ void launch_cross_entropy_forward_with_grad(const TensorRef& logits, const Token
     check_last_launch("tewb::kernels::cross_entropy_forward_with_grad");
 }
 
-void launch_cross_entropy_backward(const ConstTensorRef& logits, const TokensRef& targets, const float* lse,
-                                   const float* grad_loss, const TensorRef& dlogits, cudaStream_t stream) {
+void launch_cross_entropy_backward(const Tensor& logits, const TokensRef& targets, const float* lse,
+                                   const float* grad_loss, const Tensor& dlogits, cudaStream_t stream) {
     if (logits.dtype == DType::Float32) {
         backward_to<float>(dlogits.dtype, logits.data, logits.rows, logits.cols, targets.data, targets.seq, targets.row_stride,
                            lse, grad_loss, dlogits.data, stream);
@@ -384,4 +384,33 @@ void launch_cross_entropy_backward(const ConstTensorRef& logits, const TokensRef
     check_last_launch("tewb::kernels::cross_entropy_backward");
 }
 
+}  // namespace
+
 }  // namespace tewb::kernels::detail
+
+namespace tewb::kernels {
+
+void cross_entropy_forward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& loss,
+                           const Workspace& workspace, Stream stream) {
+    const auto a = detail::cross_entropy_forward_call("tewb::kernels::cross_entropy_forward", logits, targets, lse, loss, workspace,
+                                                      /*with_grad=*/false);
+    detail::launch_cross_entropy_forward(a.logits, a.targets, a.lse, a.loss, static_cast<double*>(a.workspace.data),
+                                         detail::cuda_stream(stream));
+}
+
+void cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_loss,
+                            const Tensor& dlogits, Stream stream) {
+    const auto a =
+        detail::cross_entropy_backward_call("tewb::kernels::cross_entropy_backward", logits, targets, lse, grad_loss, dlogits);
+    detail::launch_cross_entropy_backward(a.logits, a.targets, a.lse, a.grad_loss, a.dlogits, detail::cuda_stream(stream));
+}
+
+void cross_entropy_forward_with_grad(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& loss,
+                                     const Workspace& workspace, Stream stream) {
+    const auto a = detail::cross_entropy_forward_call("tewb::kernels::cross_entropy_forward_with_grad", logits, targets, lse, loss,
+                                                      workspace, /*with_grad=*/true);
+    detail::launch_cross_entropy_forward_with_grad(a.logits, a.targets, a.lse, a.loss, static_cast<double*>(a.workspace.data),
+                                                   detail::cuda_stream(stream));
+}
+
+}  // namespace tewb::kernels

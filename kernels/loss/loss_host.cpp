@@ -10,9 +10,9 @@
 
 #include "common/fail.h"
 #include "common/host_loops.h"
-#include "loss/loss_arguments.h"
+#include "loss/loss_call.h"
 #include "loss/loss_rule.h"
-#include "tewb_kernels/host/loss.h"
+#include "tewb_kernels/loss.h"
 
 namespace tewb::kernels::host {
 
@@ -132,39 +132,34 @@ float per_row(float grad_loss, std::size_t rows) {
 
 }  // namespace
 
-void cross_entropy_forward(const ConstTensorRef& logits, const TokensRef& targets, float* lse, float* loss,
-                           const Workspace& workspace) {
-    detail::check_cross_entropy_forward_arguments("tewb::kernels::host::cross_entropy_forward", logits, targets, lse, loss,
-                                                  workspace, cross_entropy_forward_workspace_bytes(logits.rows, logits.cols));
-    forward_rows(logits.data, logits.dtype, logits.rows, logits.cols, targets.data, targets.seq, targets.row_stride, lse, loss,
-                 workspace.data);
+void cross_entropy_forward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& loss,
+                           const Workspace& workspace, Stream) {
+    const auto a = detail::cross_entropy_forward_call("tewb::kernels::host::cross_entropy_forward", logits, targets, lse, loss,
+                                                      workspace, /*with_grad=*/false);
+    forward_rows(a.logits.data, a.logits.dtype, a.logits.rows, a.logits.cols, a.targets.data, a.targets.seq, a.targets.row_stride,
+                 a.lse, a.loss, a.workspace.data);
     detail::note_launch();
 }
 
-std::size_t cross_entropy_forward_workspace_bytes(std::size_t rows, std::size_t /*vocab*/) {
-    return detail::cross_entropy_blocks(rows) * sizeof(double);
-}
-
-void cross_entropy_backward(const ConstTensorRef& logits, const TokensRef& targets, const float* lse, const float* grad_loss,
-                            const TensorRef& dlogits) {
-    detail::check_cross_entropy_backward_arguments("tewb::kernels::host::cross_entropy_backward", logits, targets, lse, grad_loss,
-                                                   dlogits);
-    write_gradient(logits.data, logits.dtype, logits.rows, logits.cols, targets.data, targets.seq, targets.row_stride, lse,
-                   per_row(*grad_loss, logits.rows), dlogits.data, dlogits.dtype);
+void cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_loss,
+                            const Tensor& dlogits, Stream) {
+    const auto a = detail::cross_entropy_backward_call("tewb::kernels::host::cross_entropy_backward", logits, targets, lse,
+                                                       grad_loss, dlogits);
+    write_gradient(a.logits.data, a.logits.dtype, a.logits.rows, a.logits.cols, a.targets.data, a.targets.seq,
+                   a.targets.row_stride, a.lse, per_row(*a.grad_loss, a.logits.rows), a.dlogits.data, a.dlogits.dtype);
     detail::note_launch();
 }
 
 // As the kernel: the forward, then each row overwritten by the backward's row routine with grad_loss 1 (the
 // kernel does a row's gradient right after its lse; the rows are independent, so the values are the same).
-void cross_entropy_forward_with_grad(const TensorRef& logits, const TokensRef& targets, float* lse, float* loss,
-                                     const Workspace& workspace) {
-    detail::check_cross_entropy_forward_with_grad_arguments("tewb::kernels::host::cross_entropy_forward_with_grad", logits,
-                                                            targets, lse, loss, workspace,
-                                                            cross_entropy_forward_workspace_bytes(logits.rows, logits.cols));
-    forward_rows(logits.data, logits.dtype, logits.rows, logits.cols, targets.data, targets.seq, targets.row_stride, lse, loss,
-                 workspace.data);
-    write_gradient(logits.data, logits.dtype, logits.rows, logits.cols, targets.data, targets.seq, targets.row_stride, lse,
-                   per_row(1.0f, logits.rows), logits.data, logits.dtype);
+void cross_entropy_forward_with_grad(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& loss,
+                                     const Workspace& workspace, Stream) {
+    const auto a = detail::cross_entropy_forward_call("tewb::kernels::host::cross_entropy_forward_with_grad", logits, targets, lse,
+                                                      loss, workspace, /*with_grad=*/true);
+    forward_rows(a.logits.data, a.logits.dtype, a.logits.rows, a.logits.cols, a.targets.data, a.targets.seq, a.targets.row_stride,
+                 a.lse, a.loss, a.workspace.data);
+    write_gradient(a.logits.data, a.logits.dtype, a.logits.rows, a.logits.cols, a.targets.data, a.targets.seq, a.targets.row_stride,
+                   a.lse, per_row(1.0f, a.logits.rows), a.logits.data, a.logits.dtype);
     detail::note_launch();
 }
 

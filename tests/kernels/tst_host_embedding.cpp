@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/host_numbers.h"
-#include "tewb_kernels/host/embedding.h"
+#include "tewb_kernels/embedding.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
 #include "host_tensor.h"
@@ -20,7 +20,8 @@
 
 using tewb::kernels::DType;
 using tewb::kernels::KernelError;
-using tewb::kernels::TokensRef;
+using tewb::kernels::input;
+using tewb::kernels::Tensor;
 namespace host = tewb::kernels::host;
 namespace detail = tewb::kernels::detail;
 
@@ -30,6 +31,13 @@ using tewb::test::launches_of;
 namespace {
 
 using Buffer = tewb::test::HostTensor;
+
+// int64 token ids [batch, seq] whose rows are `stride` elements apart.
+Tensor tokens_of(const std::int64_t* data, std::size_t batch, std::size_t seq, std::size_t stride) {
+    Tensor t = input(data, DType::Int64, batch, seq);
+    t.row_stride = stride;
+    return t;
+}
 
 Buffer random_tensor(DType dtype, std::size_t count, std::mt19937& rng, float spread = 1.0f) {
     Buffer t(dtype, count);
@@ -89,9 +97,9 @@ private Q_SLOTS:
                 const Buffer table = random_tensor(dtype, shape.vocab * hidden, rng);
                 const Buffer positions = random_tensor(dtype, shape.seq * hidden, rng, 0.1f);
                 Buffer out(dtype, shape.rows() * hidden);
-                host::embedding_forward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
-                                        {table.data(), dtype, shape.vocab, hidden}, {positions.data(), dtype, shape.seq, hidden},
-                                        {out.data(), dtype, shape.batch * shape.seq, hidden});
+                host::embedding_forward(tokens_of(tokens.data(), shape.batch, shape.seq, shape.stride),
+                                        input(table.data(), dtype, shape.vocab, hidden), input(positions.data(), dtype, shape.seq, hidden),
+                                        input(out.data(), dtype, shape.batch * shape.seq, hidden), {});
                 const Buffer want = forward_reference(shape, tokens, table, positions);
                 for (std::size_t i = 0; i < shape.rows() * hidden; ++i) {
                     QVERIFY2(out.bits(i) == want.bits(i), ("dtype " + std::string(tewb::kernels::to_string(dtype)) + " hidden " +
@@ -112,10 +120,10 @@ private Q_SLOTS:
             const Buffer table = random_tensor(DType::Float32, shape.vocab * shape.hidden, rng);
             const Buffer positions = random_tensor(DType::Float32, shape.seq * shape.hidden, rng);
             Buffer out(DType::Float32, shape.rows() * shape.hidden);
-            host::embedding_forward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
-                                    {table.data(), DType::Float32, shape.vocab, shape.hidden},
-                                    {positions.data(), DType::Float32, shape.seq, shape.hidden},
-                                    {out.data(), DType::Float32, shape.batch * shape.seq, shape.hidden});
+            host::embedding_forward(tokens_of(tokens.data(), shape.batch, shape.seq, shape.stride),
+                                    input(table.data(), DType::Float32, shape.vocab, shape.hidden),
+                                    input(positions.data(), DType::Float32, shape.seq, shape.hidden),
+                                    input(out.data(), DType::Float32, shape.batch * shape.seq, shape.hidden), {});
             for (std::size_t b = 0; b < shape.batch; ++b) {
                 for (std::size_t s = 0; s < shape.seq; ++s) {
                     const auto token = static_cast<std::size_t>(tokens[b * shape.stride + s]);
@@ -128,10 +136,10 @@ private Q_SLOTS:
             // The backward reads the same tokens: each row's dy lands in its token's row of dtable.
             const Buffer dy = random_tensor(DType::Float32, shape.rows() * shape.hidden, rng);
             Buffer dtable(DType::Float32, shape.vocab * shape.hidden);
-            host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
-                                     {dy.data(), DType::Float32, shape.batch * shape.seq, shape.hidden},
-                                     {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
-                                     {nullptr, DType::Float32, shape.seq, shape.hidden});
+            host::embedding_backward(tokens_of(tokens.data(), shape.batch, shape.seq, shape.stride),
+                                     input(dy.data(), DType::Float32, shape.batch * shape.seq, shape.hidden),
+                                     input(dtable.floats(), DType::Float32, shape.vocab, shape.hidden),
+                                     input(nullptr, DType::Float32, shape.seq, shape.hidden), {});
             std::vector<float> want(shape.vocab * shape.hidden, 0.0f);
             for (std::size_t r = 0; r < shape.rows(); ++r) {
                 const auto token = static_cast<std::size_t>(shape.token(tokens, r));
@@ -152,10 +160,10 @@ private Q_SLOTS:
                 Buffer dtable(DType::Float32, shape.vocab * shape.hidden);
                 Buffer dpositions(dpositions_dtype, shape.seq * shape.hidden);
                 QCOMPARE(launches_of([&] {
-                             host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
-                                                      {dy.data(), dy_dtype, shape.batch * shape.seq, shape.hidden},
-                                                      {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
-                                                      {dpositions.data(), dpositions_dtype, shape.seq, shape.hidden});
+                             host::embedding_backward(tokens_of(tokens.data(), shape.batch, shape.seq, shape.stride),
+                                                      input(dy.data(), dy_dtype, shape.batch * shape.seq, shape.hidden),
+                                                      input(dtable.floats(), DType::Float32, shape.vocab, shape.hidden),
+                                                      input(dpositions.data(), dpositions_dtype, shape.seq, shape.hidden), {});
                          }),
                          std::uint64_t{1});
                 check_dtable(shape, tokens, dy, std::vector<float>(shape.vocab * shape.hidden, 0.0f), dtable);
@@ -171,10 +179,10 @@ private Q_SLOTS:
         std::vector<std::int64_t> tokens(shape.batch * shape.stride, 2);
         const Buffer dy = random_tensor(DType::Float32, shape.rows() * shape.hidden, rng);
         Buffer dtable(DType::Float32, shape.vocab * shape.hidden);
-        host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
-                                 {dy.data(), DType::Float32, shape.batch * shape.seq, shape.hidden},
-                                 {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
-                                 {nullptr, DType::Float32, shape.seq, shape.hidden});
+        host::embedding_backward(tokens_of(tokens.data(), shape.batch, shape.seq, shape.stride),
+                                 input(dy.data(), DType::Float32, shape.batch * shape.seq, shape.hidden),
+                                 input(dtable.floats(), DType::Float32, shape.vocab, shape.hidden),
+                                 input(nullptr, DType::Float32, shape.seq, shape.hidden), {});
         for (std::size_t c = 0; c < shape.hidden; ++c) {
             float sum = 0.0f;
             for (std::size_t r = 0; r < shape.rows(); ++r) sum += dy.at(r * shape.hidden + c);
@@ -197,10 +205,10 @@ private Q_SLOTS:
             Buffer dtable = random_tensor(DType::Float32, shape.vocab * shape.hidden, rng, 3.0f);
             std::vector<float> before(shape.vocab * shape.hidden);
             for (std::size_t i = 0; i < before.size(); ++i) before[i] = dtable.at(i);
-            host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
-                                     {dy.data(), dy_dtype, shape.batch * shape.seq, shape.hidden},
-                                     {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
-                                     {nullptr, DType::Float32, shape.seq, shape.hidden});
+            host::embedding_backward(tokens_of(tokens.data(), shape.batch, shape.seq, shape.stride),
+                                     input(dy.data(), dy_dtype, shape.batch * shape.seq, shape.hidden),
+                                     input(dtable.floats(), DType::Float32, shape.vocab, shape.hidden),
+                                     input(nullptr, DType::Float32, shape.seq, shape.hidden), {});
             check_dtable(shape, tokens, dy, before, dtable);
         }
     }
@@ -216,10 +224,10 @@ private Q_SLOTS:
                 const Buffer table = random_tensor(dtype, shape.vocab * shape.hidden, rng);
                 const Buffer positions = random_tensor(dtype, shape.seq * shape.hidden, rng);
                 Buffer out(dtype, shape.rows() * shape.hidden);
-                host::embedding_forward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
-                                        {table.data(), dtype, shape.vocab, shape.hidden},
-                                        {positions.data(), dtype, shape.seq, shape.hidden},
-                                        {out.data(), dtype, shape.batch * shape.seq, shape.hidden});
+                host::embedding_forward(tokens_of(tokens.data(), shape.batch, shape.seq, shape.stride),
+                                        input(table.data(), dtype, shape.vocab, shape.hidden),
+                                        input(positions.data(), dtype, shape.seq, shape.hidden),
+                                        input(out.data(), dtype, shape.batch * shape.seq, shape.hidden), {});
                 const std::uint32_t nan_bits = dtype == DType::Float32 ? 0x7fc00000u : 0x7fffu;
                 const Buffer want = forward_reference(shape, tokens, table, positions);
                 for (std::size_t r = 0; r < shape.rows(); ++r) {
@@ -237,10 +245,10 @@ private Q_SLOTS:
                 const Buffer dy = random_tensor(dtype, shape.rows() * shape.hidden, rng);
                 Buffer dtable(DType::Float32, shape.vocab * shape.hidden);
                 Buffer dpositions(DType::Float32, shape.seq * shape.hidden);
-                host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
-                                         {dy.data(), dtype, shape.batch * shape.seq, shape.hidden},
-                                         {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
-                                         {dpositions.data(), DType::Float32, shape.seq, shape.hidden});
+                host::embedding_backward(tokens_of(tokens.data(), shape.batch, shape.seq, shape.stride),
+                                         input(dy.data(), dtype, shape.batch * shape.seq, shape.hidden),
+                                         input(dtable.floats(), DType::Float32, shape.vocab, shape.hidden),
+                                         input(dpositions.data(), DType::Float32, shape.seq, shape.hidden), {});
                 check_dtable(shape, tokens, dy, std::vector<float>(shape.vocab * shape.hidden, 0.0f), dtable);
                 check_dpositions(shape, dy, dpositions);
                 for (std::size_t i = 0; i < shape.vocab * shape.hidden; ++i) QVERIFY(std::isfinite(dtable.at(i)));
@@ -257,10 +265,10 @@ private Q_SLOTS:
         // dpositions null: dtable only.
         Buffer dtable(DType::Float32, shape.vocab * shape.hidden);
         QCOMPARE(launches_of([&] {
-                     host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
-                                              {dy.data(), DType::BFloat16, shape.batch * shape.seq, shape.hidden},
-                                              {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
-                                              {nullptr, DType::Float32, shape.seq, shape.hidden});
+                     host::embedding_backward(tokens_of(tokens.data(), shape.batch, shape.seq, shape.stride),
+                                              input(dy.data(), DType::BFloat16, shape.batch * shape.seq, shape.hidden),
+                                              input(dtable.floats(), DType::Float32, shape.vocab, shape.hidden),
+                                              input(nullptr, DType::Float32, shape.seq, shape.hidden), {});
                  }),
                  std::uint64_t{1});
         check_dtable(shape, tokens, dy, std::vector<float>(shape.vocab * shape.hidden, 0.0f), dtable);
@@ -268,10 +276,10 @@ private Q_SLOTS:
         // dtable null: dpositions only, written over whatever it held.
         Buffer dpositions = random_tensor(DType::BFloat16, shape.seq * shape.hidden, rng, 100.0f);
         QCOMPARE(launches_of([&] {
-                     host::embedding_backward(TokensRef{tokens.data(), shape.batch, shape.seq, shape.stride},
-                                              {dy.data(), DType::BFloat16, shape.batch * shape.seq, shape.hidden},
-                                              {nullptr, DType::Float32, shape.vocab, shape.hidden},
-                                              {dpositions.data(), DType::BFloat16, shape.seq, shape.hidden});
+                     host::embedding_backward(tokens_of(tokens.data(), shape.batch, shape.seq, shape.stride),
+                                              input(dy.data(), DType::BFloat16, shape.batch * shape.seq, shape.hidden),
+                                              input(nullptr, DType::Float32, shape.vocab, shape.hidden),
+                                              input(dpositions.data(), DType::BFloat16, shape.seq, shape.hidden), {});
                  }),
                  std::uint64_t{1});
         check_dpositions(shape, dy, dpositions);
@@ -279,10 +287,10 @@ private Q_SLOTS:
         // batch 0 with dpositions: the sum over no rows, zeros written (one launch); tokens and dy may be null.
         Buffer zeros = random_tensor(DType::Float32, shape.seq * shape.hidden, rng);
         QCOMPARE(launches_of([&] {
-                     host::embedding_backward(TokensRef{nullptr, 0, shape.seq, shape.stride},
-                                              {nullptr, DType::Float32, 0 * shape.seq, shape.hidden},
-                                              {dtable.floats(), DType::Float32, shape.vocab, shape.hidden},
-                                              {zeros.data(), DType::Float32, shape.seq, shape.hidden});
+                     host::embedding_backward(tokens_of(nullptr, 0, shape.seq, shape.stride),
+                                              input(nullptr, DType::Float32, 0 * shape.seq, shape.hidden),
+                                              input(dtable.floats(), DType::Float32, shape.vocab, shape.hidden),
+                                              input(zeros.data(), DType::Float32, shape.seq, shape.hidden), {});
                  }),
                  std::uint64_t{1});
         for (std::size_t i = 0; i < shape.seq * shape.hidden; ++i) QCOMPARE(zeros.bits(i), std::uint32_t{0});
@@ -300,17 +308,17 @@ private Q_SLOTS:
         Buffer dpositions(DType::Float32, shape.seq * shape.hidden);
         const auto forward = [&](std::size_t batch, std::size_t seq) {
             return launches_of([&] {
-                host::embedding_forward(TokensRef{tokens.data(), batch, seq, shape.stride},
-                                        {table.data(), DType::Float32, shape.vocab, shape.hidden},
-                                        {positions.data(), DType::Float32, seq, shape.hidden},
-                                        {out.data(), DType::Float32, batch * seq, shape.hidden});
+                host::embedding_forward(tokens_of(tokens.data(), batch, seq, shape.stride),
+                                        input(table.data(), DType::Float32, shape.vocab, shape.hidden),
+                                        input(positions.data(), DType::Float32, seq, shape.hidden),
+                                        input(out.data(), DType::Float32, batch * seq, shape.hidden), {});
             });
         };
         const auto backward = [&](std::size_t batch, std::size_t seq, float* to_table, void* to_positions) {
             return launches_of([&] {
                 host::embedding_backward(
-                    TokensRef{tokens.data(), batch, seq, shape.stride}, {dy.data(), DType::Float32, batch * seq, shape.hidden},
-                    {to_table, DType::Float32, shape.vocab, shape.hidden}, {to_positions, DType::Float32, seq, shape.hidden});
+                    tokens_of(tokens.data(), batch, seq, shape.stride), input(dy.data(), DType::Float32, batch * seq, shape.hidden),
+                    input(to_table, DType::Float32, shape.vocab, shape.hidden), input(to_positions, DType::Float32, seq, shape.hidden), {});
             });
         };
         QCOMPARE(forward(shape.batch, shape.seq), std::uint64_t{1});
@@ -348,8 +356,8 @@ private Q_SLOTS:
                            DType::Float32, shape.vocab, shape.hidden, out.data()};
         const auto forward = [](Forward f) {
             return [f] {
-                host::embedding_forward(TokensRef{f.tokens, f.batch, f.seq, f.stride}, {f.table, f.dtype, f.vocab, f.hidden},
-                                        {f.positions, f.dtype, f.seq, f.hidden}, {f.out, f.dtype, f.batch * f.seq, f.hidden});
+                host::embedding_forward(tokens_of(f.tokens, f.batch, f.seq, f.stride), input(f.table, f.dtype, f.vocab, f.hidden),
+                                        input(f.positions, f.dtype, f.seq, f.hidden), input(f.out, f.dtype, f.batch * f.seq, f.hidden), {});
             };
         };
         const std::string fwd = "tewb::kernels::host::embedding_forward: ";
@@ -375,19 +383,19 @@ private Q_SLOTS:
                        }),
                        {fwd, "batch = 1048576, seq = 4096", "batch * seq at most 2147483647"});
         // Each tensor carries its dtype and shape: positions and out must agree with the table and the tokens.
-        const TokensRef all_tokens{tokens.data(), shape.batch, shape.seq, shape.stride};
+        const Tensor all_tokens = tokens_of(tokens.data(), shape.batch, shape.seq, shape.stride);
         expect_refusal(
             [&] {
-                host::embedding_forward(all_tokens, {table.data(), DType::Float32, shape.vocab, shape.hidden},
-                                        {positions.data(), DType::BFloat16, shape.seq, shape.hidden},
-                                        {out.data(), DType::Float32, shape.rows(), shape.hidden});
+                host::embedding_forward(all_tokens, input(table.data(), DType::Float32, shape.vocab, shape.hidden),
+                                        input(positions.data(), DType::BFloat16, shape.seq, shape.hidden),
+                                        input(out.data(), DType::Float32, shape.rows(), shape.hidden), {});
             },
             {fwd, "positions has dtype bfloat16; allowed: float32, table's"});
         expect_refusal(
             [&] {
-                host::embedding_forward(all_tokens, {table.data(), DType::Float32, shape.vocab, shape.hidden},
-                                        {positions.data(), DType::Float32, shape.seq, shape.hidden},
-                                        {out.data(), DType::Float32, shape.rows() - 1, shape.hidden});
+                host::embedding_forward(all_tokens, input(table.data(), DType::Float32, shape.vocab, shape.hidden),
+                                        input(positions.data(), DType::Float32, shape.seq, shape.hidden),
+                                        input(out.data(), DType::Float32, shape.rows() - 1, shape.hidden), {});
             },
             {fwd, "out is [5, 8]; allowed: [6, 8]"});
 
@@ -395,10 +403,10 @@ private Q_SLOTS:
         const auto backward = [&](const std::int64_t* t, std::size_t stride, const void* d, DType dy_dtype, float* to_table,
                                   void* to_positions, DType dpositions_dtype) {
             return [=] {
-                host::embedding_backward(TokensRef{t, shape.batch, shape.seq, stride},
-                                         {d, dy_dtype, shape.batch * shape.seq, shape.hidden},
-                                         {to_table, DType::Float32, shape.vocab, shape.hidden},
-                                         {to_positions, dpositions_dtype, shape.seq, shape.hidden});
+                host::embedding_backward(tokens_of(t, shape.batch, shape.seq, stride),
+                                         input(d, dy_dtype, shape.batch * shape.seq, shape.hidden),
+                                         input(to_table, DType::Float32, shape.vocab, shape.hidden),
+                                         input(to_positions, dpositions_dtype, shape.seq, shape.hidden), {});
             };
         };
         expect_refusal(backward(tokens.data(), shape.stride, dy.data(), DType::Float32, nullptr, nullptr, DType::Float32),

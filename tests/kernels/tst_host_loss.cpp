@@ -16,14 +16,17 @@
 #include <vector>
 
 #include "common/host_numbers.h"
-#include "tewb_kernels/host/loss.h"
+#include "tewb_kernels/loss.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
 #include "host_tensor.h"
 #include "launch_checks.h"
+#include "loss_calls.h"
 
 using tewb::kernels::DType;
 using tewb::kernels::KernelError;
+using tewb::kernels::input;
+namespace calls = tewb::test::calls;
 namespace host = tewb::kernels::host;
 namespace detail = tewb::kernels::detail;
 
@@ -38,8 +41,10 @@ const float kNaN = std::numeric_limits<float>::quiet_NaN();
 using Buffer = tewb::test::HostTensor;
 
 // The targets of `rows` rows of logits: [rows / seq, seq], row_stride apart (seq 0, which the kernels refuse: none).
-tewb::kernels::TokensRef targets_of(const std::int64_t* data, std::size_t rows, std::size_t seq, std::size_t row_stride) {
-    return {data, seq == 0 ? 0 : rows / seq, seq, row_stride};
+tewb::kernels::Tensor targets_of(const std::int64_t* data, std::size_t rows, std::size_t seq, std::size_t row_stride) {
+    tewb::kernels::Tensor t = tewb::kernels::input(data, DType::Int64, seq == 0 ? 0 : rows / seq, seq);
+    t.row_stride = row_stride;
+    return t;
 }
 
 // A token tensor [batch, stride] whose first seq columns of each sequence are the rows' targets; the columns
@@ -164,9 +169,9 @@ struct ForwardRun {
 
 ForwardRun run_forward(const Buffer& logits, std::size_t rows, std::size_t vocab, const Targets& targets) {
     ForwardRun run{std::vector<float>(rows, kNaN)};
-    const std::size_t bytes = host::cross_entropy_forward_workspace_bytes(rows, vocab);
+    const std::size_t bytes = tewb::kernels::cross_entropy_forward_workspace_bytes(rows, vocab);
     run.partial.assign(bytes / sizeof(double), -1.0);
-    host::cross_entropy_forward({logits.data(), logits.dtype(), rows, vocab},
+    calls::cross_entropy_forward(input(logits.data(), logits.dtype(), rows, vocab),
                                 targets_of(targets.tokens.data(), rows, targets.seq, targets.stride), run.lse.data(), &run.loss,
                                 {run.partial.data(), bytes});
     return run;
@@ -304,9 +309,9 @@ private Q_SLOTS:
                         const Targets targets = random_targets(c.rows, c.vocab, c.seq, c.stride, rng);
                         const ForwardRun forward = run_forward(logits, c.rows, c.vocab, targets);
                         Buffer dlogits(out, c.rows * c.vocab, c.shift);
-                        host::cross_entropy_backward({logits.data(), in, c.rows, c.vocab},
+                        calls::cross_entropy_backward(input(logits.data(), in, c.rows, c.vocab),
                                                      targets_of(targets.tokens.data(), c.rows, targets.seq, targets.stride),
-                                                     forward.lse.data(), &grad_loss, {dlogits.data(), out, c.rows, c.vocab});
+                                                     forward.lse.data(), &grad_loss, input(dlogits.data(), out, c.rows, c.vocab));
                         const BackwardReference ref =
                             backward_reference(logits.values(), forward.lse, c.rows, c.vocab, targets, grad_loss, out);
                         for (std::size_t i = 0; i < c.rows * c.vocab; ++i) {
@@ -342,13 +347,13 @@ private Q_SLOTS:
                 const ForwardRun forward = run_forward(logits, rows, vocab, targets);
                 const float grad_loss = 1.75f;
                 Buffer separate(dtype, rows * vocab);
-                host::cross_entropy_backward({logits.data(), dtype, rows, vocab}, targets_of(targets.tokens.data(), rows, 3, 4),
-                                             forward.lse.data(), &grad_loss, {separate.data(), dtype, rows, vocab});
+                calls::cross_entropy_backward(input(logits.data(), dtype, rows, vocab), targets_of(targets.tokens.data(), rows, 3, 4),
+                                             forward.lse.data(), &grad_loss, input(separate.data(), dtype, rows, vocab));
                 Buffer in_place = logits;
                 QCOMPARE(launches_of([&] {
-                             host::cross_entropy_backward({in_place.data(), dtype, rows, vocab},
+                             calls::cross_entropy_backward(input(in_place.data(), dtype, rows, vocab),
                                                           targets_of(targets.tokens.data(), rows, 3, 4), forward.lse.data(),
-                                                          &grad_loss, {in_place.data(), dtype, rows, vocab});
+                                                          &grad_loss, input(in_place.data(), dtype, rows, vocab));
                          }),
                          std::uint64_t{1});
                 for (std::size_t i = 0; i < rows * vocab; ++i) QVERIFY(same_bits(in_place.at(i), separate.at(i)));
@@ -374,11 +379,11 @@ private Q_SLOTS:
 
         const float grad_loss = 1.0f;
         Buffer dlogits(DType::BFloat16, rows * vocab);
-        host::cross_entropy_backward({logits.data(), DType::Float32, rows, vocab}, targets_of(targets.tokens.data(), rows, 3, 4),
-                                     run.lse.data(), &grad_loss, {dlogits.data(), DType::BFloat16, rows, vocab});
+        calls::cross_entropy_backward(input(logits.data(), DType::Float32, rows, vocab), targets_of(targets.tokens.data(), rows, 3, 4),
+                                     run.lse.data(), &grad_loss, input(dlogits.data(), DType::BFloat16, rows, vocab));
         Buffer good_dlogits(DType::BFloat16, rows * vocab);
-        host::cross_entropy_backward({logits.data(), DType::Float32, rows, vocab}, targets_of(good.tokens.data(), rows, 3, 4),
-                                     run.lse.data(), &grad_loss, {good_dlogits.data(), DType::BFloat16, rows, vocab});
+        calls::cross_entropy_backward(input(logits.data(), DType::Float32, rows, vocab), targets_of(good.tokens.data(), rows, 3, 4),
+                                     run.lse.data(), &grad_loss, input(good_dlogits.data(), DType::BFloat16, rows, vocab));
         for (std::size_t r = 0; r < rows; ++r) {
             const bool bad = r == 1 || r == 3 || r == 4;
             for (std::size_t c = 0; c < vocab; ++c) {
@@ -400,12 +405,12 @@ private Q_SLOTS:
         float loss = 0.0f;
         const float grad = 1.0f;
         std::vector<double> workspace(8);
-        const std::size_t bytes = host::cross_entropy_forward_workspace_bytes(rows, vocab);
+        const std::size_t bytes = tewb::kernels::cross_entropy_forward_workspace_bytes(rows, vocab);
         const char* fwd = "tewb::kernels::host::cross_entropy_forward";
         const char* bwd = "tewb::kernels::host::cross_entropy_backward";
         const auto forward = [&](const void* x, DType dtype, std::size_t r, std::size_t v, const std::int64_t* t, std::size_t seq,
                                  std::size_t stride, float* l, float* out, void* ws, std::size_t ws_bytes) {
-            return [=] { host::cross_entropy_forward({x, dtype, r, v}, targets_of(t, r, seq, stride), l, out, {ws, ws_bytes}); };
+            return [=] { calls::cross_entropy_forward(input(x, dtype, r, v), targets_of(t, r, seq, stride), l, out, {ws, ws_bytes}); };
         };
         float* lp = lse.data();
         float* outp = &loss;
@@ -417,7 +422,8 @@ private Q_SLOTS:
                        {fwd, "targets is a null pointer"});
         expect_refusal(
             [&] {
-                host::cross_entropy_forward({logits.data(), DType::Float32, rows, vocab}, {tp, 2, 4, 4}, lp, outp, {ws, bytes});
+                calls::cross_entropy_forward(input(logits.data(), DType::Float32, rows, vocab), targets_of(tp, 8, 4, 4), lp, outp,
+                                             {ws, bytes});
             },
             {fwd, "targets are [2, 4]; allowed: [1, 4] (one target per row of logits)"});
         expect_refusal(forward(logits.data(), DType::Float32, rows, vocab, tp, 4, 4, nullptr, outp, ws, bytes),
@@ -457,7 +463,7 @@ private Q_SLOTS:
         Buffer dlogits(DType::Float32, rows * vocab);
         const auto backward = [&](const void* x, DType in, std::size_t r, std::size_t v, const std::int64_t* t, const float* l,
                                   const float* g, void* d, DType out) {
-            return [=] { host::cross_entropy_backward({x, in, r, v}, targets_of(t, r, 4, 4), l, g, {d, out, r, v}); };
+            return [=] { calls::cross_entropy_backward(input(x, in, r, v), targets_of(t, r, 4, 4), l, g, input(d, out, r, v)); };
         };
         void* dp = dlogits.data();
         expect_refusal(backward(nullptr, DType::Float32, rows, vocab, tp, lp, &grad, dp, DType::Float32),
@@ -501,16 +507,16 @@ private Q_SLOTS:
                 const ForwardRun forward = run_forward(logits, c.rows, c.vocab, targets);
                 const float one = 1.0f;
                 Buffer separate = logits;
-                host::cross_entropy_backward({separate.data(), dtype, c.rows, c.vocab},
+                calls::cross_entropy_backward(input(separate.data(), dtype, c.rows, c.vocab),
                                              targets_of(targets.tokens.data(), c.rows, c.seq, c.stride), forward.lse.data(), &one,
-                                             {separate.data(), dtype, c.rows, c.vocab});
+                                             input(separate.data(), dtype, c.rows, c.vocab));
 
                 Buffer fused = logits;
                 ForwardRun run{std::vector<float>(c.rows, kNaN)};
-                const std::size_t bytes = host::cross_entropy_forward_workspace_bytes(c.rows, c.vocab);
+                const std::size_t bytes = tewb::kernels::cross_entropy_forward_workspace_bytes(c.rows, c.vocab);
                 run.partial.assign(bytes / sizeof(double), -1.0);
                 QCOMPARE(launches_of([&] {
-                             host::cross_entropy_forward_with_grad({fused.data(), dtype, c.rows, c.vocab},
+                             calls::cross_entropy_forward_with_grad(input(fused.data(), dtype, c.rows, c.vocab),
                                                                    targets_of(targets.tokens.data(), c.rows, c.seq, c.stride),
                                                                    run.lse.data(), &run.loss, {run.partial.data(), bytes});
                          }),
@@ -542,14 +548,14 @@ private Q_SLOTS:
             targets.at(4) = static_cast<std::int64_t>(vocab);
             std::vector<float> lse(rows), good_lse(rows);
             float loss = 0.0f, good_loss = 0.0f;
-            const std::size_t bytes = host::cross_entropy_forward_workspace_bytes(rows, vocab);
+            const std::size_t bytes = tewb::kernels::cross_entropy_forward_workspace_bytes(rows, vocab);
             std::vector<double> workspace(bytes / sizeof(double));
             Buffer fused = logits;
-            host::cross_entropy_forward_with_grad({fused.data(), dtype, rows, vocab},
+            calls::cross_entropy_forward_with_grad(input(fused.data(), dtype, rows, vocab),
                                                   targets_of(targets.tokens.data(), rows, 3, 4), lse.data(), &loss,
                                                   {workspace.data(), bytes});
             Buffer good_fused = logits;
-            host::cross_entropy_forward_with_grad({good_fused.data(), dtype, rows, vocab},
+            calls::cross_entropy_forward_with_grad(input(good_fused.data(), dtype, rows, vocab),
                                                   targets_of(good.tokens.data(), rows, 3, 4), good_lse.data(), &good_loss,
                                                   {workspace.data(), bytes});
             QVERIFY(std::isnan(loss));
@@ -576,12 +582,12 @@ private Q_SLOTS:
         std::vector<float> lse(rows);
         float loss = 0.0f;
         std::vector<double> workspace(8);
-        const std::size_t bytes = host::cross_entropy_forward_workspace_bytes(rows, vocab);
+        const std::size_t bytes = tewb::kernels::cross_entropy_forward_workspace_bytes(rows, vocab);
         const char* call = "tewb::kernels::host::cross_entropy_forward_with_grad";
         const auto fused = [&](void* x, DType dtype, std::size_t r, std::size_t v, const std::int64_t* t, std::size_t seq,
                                std::size_t stride, float* l, float* out, void* ws, std::size_t ws_bytes) {
             return [=] {
-                host::cross_entropy_forward_with_grad({x, dtype, r, v}, targets_of(t, r, seq, stride), l, out, {ws, ws_bytes});
+                calls::cross_entropy_forward_with_grad(input(x, dtype, r, v), targets_of(t, r, seq, stride), l, out, {ws, ws_bytes});
             };
         };
         void* xp = logits.data();
@@ -622,9 +628,9 @@ private Q_SLOTS:
     }
 
     void launchCountsAndWorkspace() {
-        QCOMPARE(host::cross_entropy_forward_workspace_bytes(1, 8192), sizeof(double));
-        QCOMPARE(host::cross_entropy_forward_workspace_bytes(1000, 8192), 1000 * sizeof(double));
-        QCOMPARE(host::cross_entropy_forward_workspace_bytes(100000, 8192), 1024 * sizeof(double));
+        QCOMPARE(tewb::kernels::cross_entropy_forward_workspace_bytes(1, 8192), sizeof(double));
+        QCOMPARE(tewb::kernels::cross_entropy_forward_workspace_bytes(1000, 8192), 1000 * sizeof(double));
+        QCOMPARE(tewb::kernels::cross_entropy_forward_workspace_bytes(100000, 8192), 1024 * sizeof(double));
         std::mt19937 rng(1);
         const std::size_t rows = 2048, vocab = 128;
         const Buffer logits = random_logits(DType::BFloat16, rows, vocab, rng);
@@ -634,9 +640,9 @@ private Q_SLOTS:
         const float grad = 1.0f;
         Buffer dlogits(DType::BFloat16, rows * vocab);
         QCOMPARE(launches_of([&] {
-                     host::cross_entropy_backward({logits.data(), DType::BFloat16, rows, vocab},
+                     calls::cross_entropy_backward(input(logits.data(), DType::BFloat16, rows, vocab),
                                                   targets_of(targets.tokens.data(), rows, 512, 513), run.lse.data(), &grad,
-                                                  {dlogits.data(), DType::BFloat16, rows, vocab});
+                                                  input(dlogits.data(), DType::BFloat16, rows, vocab));
                  }),
                  std::uint64_t{1});
     }

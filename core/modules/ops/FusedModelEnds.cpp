@@ -8,23 +8,22 @@
 #include "core/modules/ops/FusedOpsImpl.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "core/modules/ops/ReferenceOps.h"
+#include "tewb_kernels/embedding.h"
 #include "tewb_kernels/host/adamw.h"
-#include "tewb_kernels/host/embedding.h"
-#include "tewb_kernels/host/loss.h"
+#include "tewb_kernels/loss.h"
 
 #ifdef TEWB_FUSED_CUDA
 #include "tewb_kernels/adamw.h"
-#include "tewb_kernels/embedding.h"
-#include "tewb_kernels/loss.h"
 #endif
 
 namespace tewb::fused_ops {
 
 // int64 [batch, seq] token ids as the kernels take them. The distance between the rows: LibTorch leaves a
 // single row's stride free (an expand can make it 0), the kernels take seq then.
-kernels::TokensRef FusedOps::tokens_ref(const at::Tensor& t) {
-    return {t.data_ptr<std::int64_t>(), rows_of(t), cols_of(t),
-            static_cast<std::size_t>(t.size(0) > 1 ? t.stride(0) : t.size(1))};
+kernels::Tensor FusedOps::tokens_tensor(const at::Tensor& t) {
+    kernels::Tensor tokens = kernels::input(t.data_ptr<std::int64_t>(), kernels::DType::Int64, rows_of(t), cols_of(t));
+    tokens.row_stride = static_cast<std::size_t>(t.size(0) > 1 ? t.stride(0) : t.size(1));
+    return tokens;
 }
 
 // int64 [batch, seq] token ids whose rows may be apart (a narrow of the trainer's [batch, seq + 1] batch).
@@ -52,8 +51,8 @@ at::Tensor FusedOps::embedding_forward(const at::Tensor& table, const at::Tensor
         return fall_back("embedding_forward", *m, [&] { return reference_ops().embedding_forward(table, positions, tokens); });
     }
     at::Tensor out = at::empty({tokens.size(0) * tokens.size(1), table.size(1)}, table.options());
-    TEWB_KERNEL_V1(table, (Tensors{tokens, table, positions}), Tensors{out}, embedding_forward, tokens_ref(tokens),
-                tensor_ref(table), tensor_ref(positions), tensor_ref(out));
+    TEWB_KERNEL(table, (Tensors{tokens, table, positions}), Tensors{out}, embedding_forward, tokens_tensor(tokens),
+                kernel_tensor(table), kernel_tensor(positions), kernel_tensor(out));
     return out;
 }
 
@@ -75,8 +74,8 @@ at::Tensor FusedOps::embedding_backward(const at::Tensor& dy, const at::Tensor& 
                          [&] { return reference_ops().embedding_backward(dy, tokens, dtable, positions_dtype); });
     }
     const at::Tensor dpositions = positions ? at::empty({tokens.size(1), dy.size(1)}, dy.options().dtype(positions_dtype)) : at::Tensor();
-    TEWB_KERNEL_V1(dy, (Tensors{tokens, dy, dtable}), (Tensors{dtable, dpositions}), embedding_backward, tokens_ref(tokens),
-                tensor_ref(dy), tensor_ref(dtable), tensor_ref(dpositions));
+    TEWB_KERNEL(dy, (Tensors{tokens, dy, dtable}), (Tensors{dtable, dpositions}), embedding_backward, tokens_tensor(tokens),
+                kernel_tensor(dy), kernel_tensor(dtable), kernel_tensor(dpositions));
     return dpositions;
 }
 
@@ -91,9 +90,9 @@ at::Tensor FusedOps::cross_entropy_with_grad(at::Tensor& logits, const at::Tenso
     at::Tensor loss = at::empty({}, logits.options().dtype(at::kFloat));
     at::Tensor lse = at::empty({logits.size(0)}, logits.options().dtype(at::kFloat));
     const at::Tensor workspace =
-        byte_buffer(kernels::host::cross_entropy_forward_workspace_bytes(rows_of(logits), cols_of(logits)), logits);
-    TEWB_KERNEL_V1(logits, (Tensors{logits, targets}), (Tensors{logits, loss}), cross_entropy_forward_with_grad, tensor_ref(logits),
-                tokens_ref(targets), lse.data_ptr<float>(), loss.data_ptr<float>(), workspace_ref(workspace));
+        byte_buffer(kernels::cross_entropy_forward_workspace_bytes(rows_of(logits), cols_of(logits)), logits);
+    TEWB_KERNEL(logits, (Tensors{logits, targets}), (Tensors{logits, loss}), cross_entropy_forward_with_grad, kernel_tensor(logits),
+                tokens_tensor(targets), kernel_tensor(lse), kernel_tensor(loss), workspace_ref(workspace));
     return loss;
 }
 

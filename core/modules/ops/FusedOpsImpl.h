@@ -216,7 +216,8 @@ private:
                               const at::Tensor* dbias = nullptr) const;
 
     // FusedModelEnds.cpp
-    static kernels::TokensRef tokens_ref(const at::Tensor& t);
+    // int64 token ids [batch, seq], their rows t.stride(0) apart.
+    static kernels::Tensor tokens_tensor(const at::Tensor& t);
     Misfit tokens_misfit(const at::Tensor& t, const char* what) const;
 
     template <typename Call>

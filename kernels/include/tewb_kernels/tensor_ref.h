@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 
 #include "tewb_kernels/dtype.h"
 #include "tewb_kernels/tensor.h"
@@ -28,15 +27,6 @@ struct TensorRef {
     std::size_t cols = 0;
 
     operator ConstTensorRef() const { return {data, dtype, rows, cols}; }
-};
-
-// int64 token ids [batch, seq] whose rows are row_stride elements apart (row_stride >= seq): row b's ids start
-// at data + b * row_stride. A narrow() of a trainer's [batch, seq + 1] batch has row_stride seq + 1.
-struct TokensRef {
-    const std::int64_t* data = nullptr;
-    std::size_t batch = 0;
-    std::size_t seq = 0;
-    std::size_t row_stride = 0;
 };
 
 }  // namespace tewb::kernels

@@ -1,10 +1,9 @@
-#include "embedding/embedding_arguments.h"
-
 #include <limits>
 #include <string>
 
 #include "common/arguments.h"
 #include "common/fail.h"
+#include "embedding/embedding_call.h"
 
 namespace tewb::kernels::detail {
 
@@ -32,8 +31,8 @@ void check_sizes(const char* call, std::size_t token_row_stride, std::size_t bat
 
 }  // namespace
 
-bool check_embedding_forward_arguments(const char* call, const TokensRef& tokens, const ConstTensorRef& table,
-                                       const ConstTensorRef& positions, const TensorRef& out) {
+bool check_embedding_forward_arguments(const char* call, const TokensRef& tokens, const Tensor& table,
+                                       const Tensor& positions, const Tensor& out) {
     const std::size_t hidden = table.cols;
     const DType dtype = table.dtype;
     check_sizes(call, tokens.row_stride, tokens.batch, tokens.seq, table.rows, hidden);
@@ -50,8 +49,8 @@ bool check_embedding_forward_arguments(const char* call, const TokensRef& tokens
     return true;
 }
 
-bool check_embedding_backward_arguments(const char* call, const TokensRef& tokens, const ConstTensorRef& dy,
-                                        const TensorRef& dtable, const TensorRef& dpositions) {
+bool check_embedding_backward_arguments(const char* call, const TokensRef& tokens, const Tensor& dy,
+                                        const Tensor& dtable, const Tensor& dpositions) {
     const std::size_t batch = tokens.batch;
     const std::size_t seq = tokens.seq;
     const std::size_t hidden = dy.cols;

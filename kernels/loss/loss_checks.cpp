@@ -1,18 +1,19 @@
-#include "loss/loss_arguments.h"
-
 #include <cstdint>
 #include <limits>
 #include <string>
 
 #include "common/arguments.h"
 #include "common/fail.h"
+#include "loss/loss_call.h"
+#include "loss/loss_rule.h"
+#include "tewb_kernels/loss.h"
 
 namespace tewb::kernels::detail {
 
 namespace {
 
 // What forward and backward share: the shape, the logits and the targets.
-void check_logits_and_targets(const char* call, const ConstTensorRef& logits_ref, const TokensRef& targets_ref) {
+void check_logits_and_targets(const char* call, const Tensor& logits_ref, const TokensRef& targets_ref) {
     const void* logits = logits_ref.data;
     const DType logits_dtype = logits_ref.dtype;
     const std::size_t rows = logits_ref.rows;
@@ -54,9 +55,7 @@ bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_by
     return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
 }
 
-}  // namespace
-
-void check_cross_entropy_forward_arguments(const char* call, const ConstTensorRef& logits, const TokensRef& targets,
+void check_cross_entropy_forward_arguments(const char* call, const Tensor& logits, const TokensRef& targets,
                                            const float* lse, const float* loss, const Workspace& workspace,
                                            std::size_t needed_workspace) {
     check_logits_and_targets(call, logits, targets);
@@ -66,7 +65,7 @@ void check_cross_entropy_forward_arguments(const char* call, const ConstTensorRe
     check_buffer(call, workspace.data, "workspace", alignof(double));  // the partial sums are doubles
 }
 
-void check_cross_entropy_forward_with_grad_arguments(const char* call, const ConstTensorRef& logits_ref,
+void check_cross_entropy_forward_with_grad_arguments(const char* call, const Tensor& logits_ref,
                                                      const TokensRef& targets_ref, const float* lse, const float* loss,
                                                      const Workspace& workspace_ref, std::size_t needed_workspace) {
     check_cross_entropy_forward_arguments(call, logits_ref, targets_ref, lse, loss, workspace_ref, needed_workspace);
@@ -89,8 +88,8 @@ void check_cross_entropy_forward_with_grad_arguments(const char* call, const Con
     refuse_overlap(workspace, needed_workspace, "workspace");
 }
 
-void check_cross_entropy_backward_arguments(const char* call, const ConstTensorRef& logits_ref, const TokensRef& targets,
-                                            const float* lse, const float* grad_loss, const TensorRef& dlogits_ref) {
+void check_cross_entropy_backward_arguments(const char* call, const Tensor& logits_ref, const TokensRef& targets,
+                                            const float* lse, const float* grad_loss, const Tensor& dlogits_ref) {
     check_logits_and_targets(call, logits_ref, targets);
     const void* logits = logits_ref.data;
     const DType logits_dtype = logits_ref.dtype;
@@ -116,4 +115,35 @@ void check_cross_entropy_backward_arguments(const char* call, const ConstTensorR
     }
 }
 
+}  // namespace
+
+CrossEntropyForwardCall cross_entropy_forward_call(const char* call, const Tensor& logits, const Tensor& targets, const Tensor& lse,
+                                                   const Tensor& loss, const Workspace& workspace, bool with_grad) {
+    const CrossEntropyForwardCall a{logits, token_rows(call, targets, "targets"), float_vector(call, lse, "lse", logits.rows),
+                                    float_vector(call, loss, "loss", 1), workspace};
+    const std::size_t needed = cross_entropy_forward_workspace_bytes(logits.rows, logits.cols);
+    if (with_grad) {
+        check_cross_entropy_forward_with_grad_arguments(call, a.logits, a.targets, a.lse, a.loss, a.workspace, needed);
+    } else {
+        check_cross_entropy_forward_arguments(call, a.logits, a.targets, a.lse, a.loss, a.workspace, needed);
+    }
+    return a;
+}
+
+CrossEntropyBackwardCall cross_entropy_backward_call(const char* call, const Tensor& logits, const Tensor& targets,
+                                                     const Tensor& lse, const Tensor& grad_loss, const Tensor& dlogits) {
+    const CrossEntropyBackwardCall a{logits, token_rows(call, targets, "targets"), float_vector(call, lse, "lse", logits.rows),
+                                     float_vector(call, grad_loss, "grad_loss", 1), dlogits};
+    check_cross_entropy_backward_arguments(call, a.logits, a.targets, a.lse, a.grad_loss, a.dlogits);
+    return a;
+}
+
 }  // namespace tewb::kernels::detail
+
+namespace tewb::kernels {
+
+std::size_t cross_entropy_forward_workspace_bytes(std::size_t rows, std::size_t /*vocab*/) {
+    return detail::cross_entropy_blocks(rows) * sizeof(double);
+}
+
+}  // namespace tewb::kernels
