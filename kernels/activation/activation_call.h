@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <optional>
 
-#include "tewb_kernels/fp8_output.h"
+#include "common/fp8_output.h"
 #include "tewb_kernels/tensor.h"
 
 namespace tewb::kernels::detail {

@@ -16,6 +16,8 @@
 
 namespace tewb::kernels::host {
 
+using detail::Fp8Output;
+
 namespace {
 
 // activation.cu's constants.

@@ -13,6 +13,8 @@
 
 namespace tewb::kernels::host {
 
+using detail::Fp8Output;
+
 namespace {
 
 float sigmoid(float a) {

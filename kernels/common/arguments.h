@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "tewb_kernels/dtype.h"
-#include "tewb_kernels/fp8_output.h"
+#include "common/fp8_output.h"
 #include "common/tokens.h"
 #include "tewb_kernels/tensor_ref.h"
 

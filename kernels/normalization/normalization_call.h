@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "tewb_kernels/fp8_output.h"
+#include "common/fp8_output.h"
 #include "tewb_kernels/tensor.h"
 
 // One normalization call's checked arguments as the kernels (normalization.cu, rms_norm.cu) and their host twins

@@ -18,6 +18,8 @@
 
 namespace tewb::kernels::host {
 
+using detail::Fp8Output;
+
 namespace {
 
 // normalization.cu's constants.

@@ -17,6 +17,8 @@
 
 namespace tewb::kernels::host {
 
+using detail::Fp8Output;
+
 namespace {
 
 // rms_norm.cu's constants.

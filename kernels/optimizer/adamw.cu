@@ -14,8 +14,9 @@
 
 #include "common/check.h"
 #include "common/elementwise.cuh"
-#include "optimizer/adamw_arguments.h"
-#include "optimizer/adamw_launch.h"
+#include "common/arguments.h"
+#include "common/stream.cuh"
+#include "optimizer/adamw_call.h"
 #include "optimizer/adamw_math.h"
 
 namespace tewb::kernels::detail {
@@ -253,8 +254,6 @@ __global__ void __launch_bounds__(kThreads) adamw_kernel(const __grid_constant__
     if (batch.advances_step) advance_step(batch.step, t);
 }
 
-}  // namespace
-
 void launch_adamw(const std::vector<AdamWTensor>& work, float* step, const AdamWScalars& scalars, cudaStream_t stream,
                   std::string_view call) {
     const auto ranges = adamw_launch_ranges(work.size());
@@ -289,4 +288,20 @@ void launch_adamw(const std::vector<AdamWTensor>& work, float* step, const AdamW
     }
 }
 
+}  // namespace
+
 }  // namespace tewb::kernels::detail
+
+namespace tewb::kernels {
+
+void adamw_step(const AdamWParameter* parameters, std::size_t count, const Tensor& step, double lr, double beta1, double beta2,
+                double weight_decay, double eps, Stream stream) {
+    constexpr const char* call = "tewb::kernels::adamw_step";
+    float* step_value = detail::float_vector(call, step, "step", 1);
+    const std::vector<detail::AdamWTensor> work =
+        detail::checked_adamw_tensors(call, parameters, count, step_value, lr, beta1, beta2, weight_decay, eps);
+    detail::launch_adamw(work, step_value, detail::adamw_scalars(lr, beta1, beta2, weight_decay, eps), detail::cuda_stream(stream),
+                         call);
+}
+
+}  // namespace tewb::kernels

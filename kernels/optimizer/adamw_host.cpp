@@ -4,16 +4,19 @@
 #include <cstring>
 #include <vector>
 
+#include "common/arguments.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
-#include "optimizer/adamw_arguments.h"
+#include "optimizer/adamw_call.h"
 #include "optimizer/adamw_math.h"
-#include "tewb_kernels/host/adamw.h"
+#include "tewb_kernels/adamw.h"
 
 namespace tewb::kernels::host {
 
 namespace {
+
+using detail::AdamWTensor;
 
 void update_tensor(const AdamWTensor& t, const detail::AdamWCoefficients& c) {
     auto* copy = static_cast<std::uint16_t*>(t.param_bf16);
@@ -52,10 +55,12 @@ void cast_tensor(const AdamWTensor& t) {
 
 }  // namespace
 
-void adamw_step(const AdamWTensor* tensors, std::size_t count, float* step, double lr, double beta1, double beta2,
-                double weight_decay, double eps) {
+void adamw_step(const AdamWParameter* parameters, std::size_t count, const Tensor& step_tensor, double lr, double beta1,
+                double beta2, double weight_decay, double eps, Stream) {
+    constexpr const char* call = "tewb::kernels::host::adamw_step";
+    float* step = detail::float_vector(call, step_tensor, "step", 1);
     const std::vector<AdamWTensor> work =
-        detail::checked_adamw_tensors("tewb::kernels::host::adamw_step", tensors, count, step, lr, beta1, beta2, weight_decay, eps);
+        detail::checked_adamw_tensors(call, parameters, count, step, lr, beta1, beta2, weight_decay, eps);
     const float t = *step + 1.0f;
     const detail::AdamWCoefficients c = detail::adamw_coefficients(detail::adamw_scalars(lr, beta1, beta2, weight_decay, eps), t);
     for (const AdamWTensor& tensor : work) {

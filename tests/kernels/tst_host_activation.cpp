@@ -22,7 +22,7 @@
 #include "tewb_kernels/activation.h"
 
 using tewb::kernels::DType;
-using tewb::kernels::Fp8Output;
+using tewb::kernels::detail::Fp8Output;
 using tewb::kernels::Fp8Type;
 using tewb::kernels::Tensor;
 namespace host = tewb::kernels::host;

@@ -25,7 +25,7 @@
 using tewb::kernels::input;
 using tewb::kernels::Tensor;
 using tewb::kernels::DType;
-using tewb::kernels::Fp8Output;
+using tewb::kernels::detail::Fp8Output;
 using tewb::kernels::Fp8Type;
 using tewb::kernels::KernelError;
 namespace host = tewb::kernels::host;

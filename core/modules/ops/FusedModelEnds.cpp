@@ -8,13 +8,10 @@
 #include "core/modules/ops/FusedOpsImpl.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "core/modules/ops/ReferenceOps.h"
+#include "tewb_kernels/adamw.h"
 #include "tewb_kernels/embedding.h"
-#include "tewb_kernels/host/adamw.h"
 #include "tewb_kernels/loss.h"
 
-#ifdef TEWB_FUSED_CUDA
-#include "tewb_kernels/adamw.h"
-#endif
 
 namespace tewb::fused_ops {
 
@@ -114,7 +111,7 @@ std::vector<Fp8Tensor> FusedOps::adamw_step(at::TensorList params, at::TensorLis
         m = "the step is not one float32 on this implementation's device";
     }
     std::vector<at::Tensor> reads, writes{step};
-    std::vector<kernels::AdamWTensor> table;
+    std::vector<kernels::AdamWParameter> table;
     for (std::size_t i = 0; !m && i < params.size(); ++i) {
         const at::Tensor* parts[] = {&params[i], &grads[i], &exp_avg[i], &exp_avg_sq[i]};
         for (const at::Tensor* t : parts) {
@@ -131,9 +128,8 @@ std::vector<Fp8Tensor> FusedOps::adamw_step(at::TensorList params, at::TensorLis
             m = "parameter " + std::to_string(i) + "'s copy is not a contiguous bfloat16 tensor of its shape";
         }
         if (m) break;
-        table.push_back({params[i].data_ptr<float>(), grads[i].data_ptr<float>(), exp_avg[i].data_ptr<float>(),
-                         exp_avg_sq[i].data_ptr<float>(), copy.defined() ? copy.data_ptr() : nullptr,
-                         static_cast<std::size_t>(params[i].numel())});
+        table.push_back({kernel_tensor(params[i]), kernel_tensor(grads[i]), kernel_tensor(exp_avg[i]), kernel_tensor(exp_avg_sq[i]),
+                         kernel_tensor(copy), kernels::Tensor{}});
         reads.insert(reads.end(), {params[i], grads[i], exp_avg[i], exp_avg_sq[i]});
         writes.insert(writes.end(), {params[i], exp_avg[i], exp_avg_sq[i]});
         if (copy.defined()) writes.push_back(copy);
@@ -149,18 +145,16 @@ std::vector<Fp8Tensor> FusedOps::adamw_step(at::TensorList params, at::TensorLis
     std::vector<std::size_t> cast_after;
     for (std::size_t i = 0; i < fp8.size(); ++i) {
         const at::Tensor& weight = params[fp8[i].param];
-        kernels::AdamWTensor& entry = table[fp8[i].param];
+        kernels::AdamWParameter& entry = table[fp8[i].param];
         if (!delayed_kernel_cast(weight, fp8[i].quantizer) || entry.fp8.data != nullptr) {
             cast_after.push_back(i);
             continue;
         }
         out[i] = empty_fp8(weight, fp8[i].quantizer);
-        entry.fp8 = fp8_output(out[i], fp8[i].quantizer);
-        entry.rows = rows_of(weight);
-        entry.cols = cols_of(weight);
+        entry.fp8 = fp8_tensor(out[i], fp8[i].quantizer);
         writes.insert(writes.end(), {out[i].data, out[i].transposed});
     }
-    TEWB_KERNEL_V1(step, reads, writes, adamw_step, table.data(), table.size(), step.data_ptr<float>(), hyper.lr, hyper.beta1,
+    TEWB_KERNEL(step, reads, writes, adamw_step, table.data(), table.size(), kernel_tensor(step), hyper.lr, hyper.beta1,
                 hyper.beta2, hyper.weight_decay, hyper.eps);
     for (std::size_t i = 0; i < fp8.size(); ++i) {
         if (out[i].data.defined()) hand_out_live_scale_inv(out[i], fp8[i].quantizer);

@@ -117,18 +117,6 @@ at::Tensor FusedOps::staging_entry(const Fp8Quantizer& quantizer) {
     return quantizer.context->history(quantizer.pass).select(0, quantizer.slot).select(0, 0);
 }
 
-kernels::Fp8Output FusedOps::fp8_output(Fp8Tensor& q, const Fp8Quantizer& quantizer) {
-    Fp8Context& context = *quantizer.context;
-    kernels::Fp8Output out;
-    out.data = q.data.data_ptr();
-    out.transposed = q.transposed.data_ptr();
-    // The slot's live scale and staging entry: views into the context's state, valid for the launch.
-    out.scale = context.scale(quantizer.pass, quantizer.slot).data_ptr<float>();
-    out.amax = staging_entry(quantizer).data_ptr<float>();
-    out.type = q.dtype;
-    return out;
-}
-
 kernels::Tensor FusedOps::fp8_tensor(Fp8Tensor& q, const Fp8Quantizer& quantizer) {
     Fp8Context& context = *quantizer.context;
     kernels::Tensor out;

@@ -20,7 +20,6 @@
 #include "core/ledger/Ledger.h"
 #include "core/modules/ops/Fallbacks.h"
 #include "core/modules/ops/TeOps.h"
-#include "tewb_kernels/fp8_output.h"
 #include "tewb_kernels/gemm_types.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
@@ -173,7 +172,6 @@ private:
     static Fp8Tensor empty_fp8(const at::Tensor& x, const Fp8Quantizer& quantizer);
     static Fp8GradWithBias empty_grad_with_bias(const at::Tensor& like, const Fp8Quantizer& quantizer);
     static at::Tensor staging_entry(const Fp8Quantizer& quantizer);
-    static kernels::Fp8Output fp8_output(Fp8Tensor& q, const Fp8Quantizer& quantizer);
     // q [rows, cols] as the kernels write it: its data and transposed copy (when it has one), the slot's live scale
     // and staging entry (its amax).
     static kernels::Tensor fp8_tensor(Fp8Tensor& q, const Fp8Quantizer& quantizer);

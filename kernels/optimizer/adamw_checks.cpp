@@ -1,5 +1,3 @@
-#include "optimizer/adamw_arguments.h"
-
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -9,6 +7,7 @@
 
 #include "common/arguments.h"
 #include "common/fail.h"
+#include "optimizer/adamw_call.h"
 
 namespace tewb::kernels::detail {
 
@@ -80,11 +79,37 @@ void check_tensor(const std::string& call, const AdamWTensor& t) {
     }
 }
 
+// A parameter's tensors as the kernel takes them: each of float32 (param_bf16 bfloat16, fp8 E4M3 or E5M2) with param's
+// number of elements (fp8 param's shape).
+AdamWTensor adamw_tensor(const std::string& call, const AdamWParameter& p) {
+    const std::size_t numel = p.param.numel();
+    const std::pair<const Tensor*, const char*> floats[] = {
+        {&p.param, "param"}, {&p.grad, "grad"}, {&p.exp_avg, "exp_avg"}, {&p.exp_avg_sq, "exp_avg_sq"}};
+    for (const auto& [tensor, name] : floats) float_vector(call, *tensor, name, numel);
+    if (p.param_bf16.data != nullptr) {
+        check_same_dtype(call, p.param_bf16.dtype, "param_bf16", DType::BFloat16, "a bfloat16 copy");
+        if (p.param_bf16.numel() != numel) {
+            fail(call, "param_bf16 has " + std::to_string(p.param_bf16.numel()) + " elements; allowed: " + std::to_string(numel) +
+                           ", param's");
+        }
+    }
+    return {static_cast<float*>(p.param.data),
+            static_cast<const float*>(p.grad.data),
+            static_cast<float*>(p.exp_avg.data),
+            static_cast<float*>(p.exp_avg_sq.data),
+            p.param_bf16.data,
+            numel,
+            fp8_output(call, p.fp8, "fp8", p.param.rows, p.param.cols),
+            p.param.rows,
+            p.param.cols};
+}
+
 }  // namespace
 
-std::vector<AdamWTensor> checked_adamw_tensors(const char* call, const AdamWTensor* tensors, std::size_t count, const float* step,
-                                               double lr, double beta1, double beta2, double weight_decay, double eps) {
-    if (count > 0 && tensors == nullptr) fail(call, "tensors is null with count " + std::to_string(count));
+std::vector<AdamWTensor> checked_adamw_tensors(const char* call, const AdamWParameter* parameters, std::size_t count,
+                                               const float* step, double lr, double beta1, double beta2, double weight_decay,
+                                               double eps) {
+    if (count > 0 && parameters == nullptr) fail(call, "parameters is null with count " + std::to_string(count));
     check_buffer(call, step, "step", alignof(float));
     constexpr double kFloatMax = std::numeric_limits<float>::max();
     check_scalar(call, "lr", lr, kFloatMax, false, "0 <= lr, finite in float32");
@@ -95,9 +120,10 @@ std::vector<AdamWTensor> checked_adamw_tensors(const char* call, const AdamWTens
     std::vector<AdamWTensor> work;
     work.reserve(count);
     for (std::size_t i = 0; i < count; ++i) {
-        if (tensors[i].numel == 0) continue;
-        check_tensor(std::string(call) + " (tensor " + std::to_string(i) + ")", tensors[i]);
-        work.push_back(tensors[i]);
+        if (parameters[i].param.numel() == 0) continue;
+        const std::string tensor_call = std::string(call) + " (tensor " + std::to_string(i) + ")";
+        work.push_back(adamw_tensor(tensor_call, parameters[i]));
+        check_tensor(tensor_call, work.back());
     }
     return work;
 }

@@ -2,9 +2,9 @@
 
 #include "tewb_kernels/fp8_type.h"
 
-namespace tewb::kernels {
+namespace tewb::kernels::detail {
 
-// Where an op writes its result as FP8 (instead of, or besides, a high-precision copy): `data` gets
+// An FP8 output as the kernels write it, made from a checked FP8 tensor (common/arguments.h's fp8_output): `data` gets
 // fp8(y * scale[0]) in the op's [rows, cols] layout and, when not null, `transposed` the same values as
 // [cols, rows]; max |y| is combined into amax[0] when amax is not null (the rules of cast_to_fp8).
 struct Fp8Output {
@@ -15,4 +15,4 @@ struct Fp8Output {
     Fp8Type type = Fp8Type::E4M3;
 };
 
-}  // namespace tewb::kernels
+}  // namespace tewb::kernels::detail
