@@ -2,7 +2,8 @@
 // row read once (twice for max) and written once; the launch, not the traffic, is the cost at MiniGPT's
 // ~150 slots.
 #include "common/check.h"
-#include "recipe/recipe_launch.h"
+#include "common/stream.cuh"
+#include "recipe/recipe_call.h"
 #include "recipe/recipe_math.h"
 
 namespace tewb::kernels::detail {
@@ -33,7 +34,7 @@ __device__ float block_window_max(float value) {
 }
 
 __global__ void update_scaling_kernel(float* __restrict__ history, float* __restrict__ scale, float* __restrict__ scale_inv,
-                                      int history_len, float numerator, ScalingRule rule, ScaleUpdateRecord record,
+                                      int history_len, float numerator, ScalingRule rule, RecordPointers record,
                                       SlotStrides strides) {
     const int slot_index = blockIdx.x;
     float* h = history + static_cast<long long>(slot_index) * strides.history;
@@ -86,19 +87,35 @@ __global__ void current_scale_kernel(const float* __restrict__ amax, float numer
     current_scale_values(*amax, numerator, scale, scale_inv, staging);
 }
 
-}  // namespace
-
 void launch_current_scale(const float* amax, float numerator, float* scale, float* scale_inv, float* staging,
                           cudaStream_t stream) {
     current_scale_kernel<<<1, 1, 0, stream>>>(amax, numerator, scale, scale_inv, staging);
     check_last_launch("tewb::kernels::current_scale");
 }
 
-void launch_update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
-                           ScalingRule rule, const ScaleUpdateRecord& record, const SlotStrides& strides, cudaStream_t stream) {
-    update_scaling_kernel<<<slots, kThreads, 0, stream>>>(history, scale, scale_inv, history_len, numerator, rule, record,
-                                                          strides);
+void launch_update_scaling(const ScaleUpdateCall& a, cudaStream_t stream) {
+    update_scaling_kernel<<<a.slots, kThreads, 0, stream>>>(a.history, a.scale, a.scale_inv, a.history_len, a.numerator, a.rule,
+                                                            a.record, a.strides);
     check_last_launch("tewb::kernels::update_scaling");
 }
 
+}  // namespace
+
 }  // namespace tewb::kernels::detail
+
+namespace tewb::kernels {
+
+void update_scaling(const Tensor& history, const Tensor& scale, const Tensor& scale_inv, float numerator, ScalingRule rule,
+                    const ScaleUpdateRecord& record, Stream stream) {
+    const auto a =
+        detail::scale_update_call("tewb::kernels::update_scaling", history, scale, scale_inv, numerator, rule, record);
+    if (a) detail::launch_update_scaling(*a, detail::cuda_stream(stream));
+}
+
+void current_scale(const Tensor& amax, float numerator, const Tensor& scale, const Tensor& scale_inv, const Tensor& staging,
+                   Stream stream) {
+    const auto a = detail::current_scale_call("tewb::kernels::current_scale", amax, numerator, scale, scale_inv, staging);
+    detail::launch_current_scale(a.amax, a.numerator, a.scale, a.scale_inv, a.staging, detail::cuda_stream(stream));
+}
+
+}  // namespace tewb::kernels

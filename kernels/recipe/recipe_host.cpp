@@ -1,17 +1,26 @@
 #include <cstddef>
 
 #include "common/fail.h"
-#include "recipe/recipe_arguments.h"
+#include "recipe/recipe_call.h"
 #include "recipe/recipe_math.h"
-#include "tewb_kernels/host/recipe.h"
+#include "tewb_kernels/recipe.h"
 
 namespace tewb::kernels::host {
 
-void update_scaling(float* history, float* scale, float* scale_inv, int slots, int history_len, float numerator,
-                    ScalingRule rule, const ScaleUpdateRecord& record, const SlotStrides& strides) {
-    const SlotStrides resolved = detail::check_recipe_arguments("tewb::kernels::host::update_scaling", history, scale,
-                                                                scale_inv, slots, history_len, numerator, rule, record, strides);
-    if (slots == 0) return;
+void update_scaling(const Tensor& history_in, const Tensor& scale_in, const Tensor& scale_inv_in, float numerator_in,
+                    ScalingRule rule_in, const ScaleUpdateRecord& record_in, Stream) {
+    const auto a = detail::scale_update_call("tewb::kernels::host::update_scaling", history_in, scale_in, scale_inv_in,
+                                             numerator_in, rule_in, record_in);
+    if (!a) return;
+    float* history = a->history;
+    float* scale = a->scale;
+    float* scale_inv = a->scale_inv;
+    const int slots = a->slots;
+    const int history_len = a->history_len;
+    const float numerator = a->numerator;
+    const ScalingRule rule = a->rule;
+    const detail::RecordPointers& record = a->record;
+    const detail::SlotStrides& resolved = a->strides;
     for (int slot = 0; slot < slots; ++slot) {
         float* h = history + static_cast<std::ptrdiff_t>(slot) * resolved.history;
         const std::ptrdiff_t s = static_cast<std::ptrdiff_t>(slot) * resolved.scale;
@@ -41,9 +50,10 @@ void update_scaling(float* history, float* scale, float* scale_inv, int slots, i
     detail::note_launch();
 }
 
-void current_scale(const float* amax, float numerator, float* scale, float* scale_inv, float* staging) {
-    detail::check_current_scale_arguments("tewb::kernels::host::current_scale", amax, numerator, scale, scale_inv, staging);
-    detail::current_scale_values(*amax, numerator, scale, scale_inv, staging);
+void current_scale(const Tensor& amax, float numerator, const Tensor& scale, const Tensor& scale_inv, const Tensor& staging,
+                   Stream) {
+    const auto a = detail::current_scale_call("tewb::kernels::host::current_scale", amax, numerator, scale, scale_inv, staging);
+    detail::current_scale_values(*a.amax, a.numerator, a.scale, a.scale_inv, a.staging);
     detail::note_launch();
 }
 

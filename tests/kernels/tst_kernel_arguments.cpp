@@ -11,6 +11,7 @@
 #include "tewb_kernels/device_query.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
+#include "recipe_calls.h"
 #include "tewb_kernels/recipe.h"
 #include "tewb_kernels/rotary.h"
 
@@ -19,6 +20,8 @@ using tewb::test::block_tensor;
 using tewb::test::fp8_tensor;
 using tewb::test::tensor;
 using tewb::test::with_amax;
+namespace calls = tewb::test::calls;
+constexpr calls::UpdateScaling kernels_update_scaling = tewb::kernels::update_scaling;
 
 namespace {
 
@@ -65,8 +68,8 @@ private Q_SLOTS:
     }
     void updateScalingRejectsBadArguments() {
         const std::string entry = "tewb::kernels::update_scaling";
-        const auto update = [](float* h, float* s, float* si, int slots, int len, float numerator, ScalingRule rule) {
-            return [=] { update_scaling(h, s, si, slots, len, numerator, rule, ScaleUpdateRecord{}, SlotStrides{}, nullptr); };
+        const auto update = [](float* h, float* s, float* si, std::size_t slots, std::size_t len, float numerator, ScalingRule rule) {
+            return [=] { calls::update_scaling(kernels_update_scaling, h, s, si, slots, len, numerator, rule); };
         };
         float* f = device_like;
         expect_error(update(nullptr, f, f, 3, 16, 448.0f, ScalingRule::DelayedMax), "history is a null pointer", entry);
@@ -75,28 +78,43 @@ private Q_SLOTS:
         auto* bytes = reinterpret_cast<char*>(device_like);
         expect_error(update(reinterpret_cast<float*>(bytes + 1), f, f, 3, 16, 448.0f, ScalingRule::DelayedMax),
                      "history is not 4-byte aligned", entry);
-        expect_error(update(f, f, f, -1, 16, 448.0f, ScalingRule::DelayedMax), "slots = -1", entry);
+        expect_error(update(f, f, f, std::size_t{1} << 31, 16, 448.0f, ScalingRule::DelayedMax), "allowed: each at most", entry);
         expect_error(update(f, f, f, 3, 0, 448.0f, ScalingRule::DelayedMax), "history_len = 0; allowed: 1 to 65536", entry);
         expect_error(update(f, f, f, 3, 65537, 448.0f, ScalingRule::DelayedMax), "history_len = 65537", entry);
         expect_error(update(f, f, f, 3, 16, 0.0f, ScalingRule::DelayedMax), "numerator", entry);
         expect_error(update(f, f, f, 3, 16, std::numeric_limits<float>::infinity(), ScalingRule::DelayedMax), "numerator",
                      entry);
         expect_error(update(f, f, f, 3, 16, 448.0f, static_cast<ScalingRule>(9)), "unknown scaling rule", entry);
-        ScaleUpdateRecord narrow;
-        narrow.statistics = f;
-        narrow.statistics_stride = 1;
-        expect_error([&] { update_scaling(f, f + 4, f + 8, 3, 1, 448.0f, ScalingRule::DelayedMax, narrow, SlotStrides{}, nullptr); },
+        // Each tensor carries its shape and row stride: scales are [slots, 1] of one stride, statistics [slots, 2+].
+        const Tensor history = tensor(f, DType::Float32, 3, 1);
+        const auto scales = [&](float* p, std::size_t rows, std::size_t cols, std::size_t stride) {
+            Tensor t = tensor(p, DType::Float32, rows, cols);
+            t.row_stride = stride;
+            return t;
+        };
+        expect_error([&] { update_scaling(history, scales(f + 4, 1, 3, 0), scales(f + 8, 3, 1, 0), 448.0f, ScalingRule::DelayedMax,
+                                          ScaleUpdateRecord{}, {}); },
+                     "scale is [1, 3]; allowed: [3, 1], one value per slot", entry);
+        expect_error([&] { update_scaling(history, scales(f + 4, 3, 1, 2), scales(f + 8, 3, 1, 1), 448.0f, ScalingRule::DelayedMax,
+                                          ScaleUpdateRecord{}, {}); },
+                     "scale_inv's row stride is 1; allowed: scale's, 2", entry);
+        expect_error([&] { update_scaling(history, scales(f + 4, 3, 1, 0), tensor(f + 8, DType::BFloat16, 3, 1), 448.0f,
+                                          ScalingRule::DelayedMax, ScaleUpdateRecord{}, {}); },
+                     "scale_inv has dtype bfloat16; allowed: float32", entry);
+        expect_error([&] { update_scaling(history, scales(f + 4, 3, 1, 0), scales(f + 8, 3, 1, 0), 448.0f, ScalingRule::DelayedMax,
+                                          ScaleUpdateRecord{scales(f, 3, 1, 0), Tensor{}}, {}); },
+                     "statistics is float32 [3, 1]; allowed: float32 [3, 2 or more]", entry);
+        expect_error([&] { calls::update_scaling(kernels_update_scaling, f, f + 4, f + 8, 3, 1, 448.0f, ScalingRule::DelayedMax,
+                                                 calls::SlotRecord{f, 1, nullptr}); },
                      "statistics_stride = 1; allowed: 2 or more", entry);
-        ScaleUpdateRecord same;
-        same.kept_scale_inv = f + 8;
-        expect_error([&] { update_scaling(f, f + 4, f + 8, 3, 1, 448.0f, ScalingRule::DelayedMax, same, SlotStrides{}, nullptr); },
+        expect_error([&] { calls::update_scaling(kernels_update_scaling, f, f + 4, f + 8, 3, 1, 448.0f, ScalingRule::DelayedMax,
+                                                 calls::SlotRecord{nullptr, 0, f + 8}); },
                      "kept_scale_inv and scale_inv are the same buffer", entry);
-        ScaleUpdateRecord odd;
-        odd.kept_scale_inv = reinterpret_cast<float*>(bytes + 2);
-        expect_error([&] { update_scaling(f, f + 4, f + 8, 3, 1, 448.0f, ScalingRule::BlockExact, odd, SlotStrides{}, nullptr); },
+        expect_error([&] { calls::update_scaling(kernels_update_scaling, f, f + 4, f + 8, 3, 1, 448.0f, ScalingRule::BlockExact,
+                                                 calls::SlotRecord{nullptr, 0, reinterpret_cast<float*>(bytes + 2)}); },
                      "kept_scale_inv is not 4-byte aligned", entry);
         // No slots: nothing to check or launch.
-        update_scaling(nullptr, nullptr, nullptr, 0, 16, 448.0f, ScalingRule::DelayedMax, ScaleUpdateRecord{}, SlotStrides{}, nullptr);
+        calls::update_scaling(kernels_update_scaling, nullptr, nullptr, nullptr, 0, 16, 448.0f, ScalingRule::DelayedMax);
     }
 
     void castRejectsBadArguments() {

@@ -11,10 +11,12 @@
 
 #include "core/fp8/Fp8State.h"
 #include "core/fp8/ScaleUpdate.h"
-#include "tewb_kernels/host/recipe.h"
+#include "recipe_calls.h"
+#include "tewb_kernels/recipe.h"
 #include "tewb_kernels/kernel_error.h"
 
 using namespace tewb;
+namespace calls = tewb::test::calls;
 
 namespace {
 
@@ -75,14 +77,11 @@ private Q_SLOTS:
                                     const at::Tensor kept_before = context->scale_invs(pass).contiguous().clone();
                                     at::Tensor statistics = at::full({slots, 3}, -1.0f);
                                     at::Tensor kept = at::full({slots}, -1.0f);
-                                    kernels::ScaleUpdateRecord record;
-                                    record.statistics = statistics.data_ptr<float>();
-                                    record.statistics_stride = 3;
-                                    record.kept_scale_inv = kept.data_ptr<float>();
+                                    const calls::SlotRecord record{statistics.data_ptr<float>(), 3, kept.data_ptr<float>()};
                                     context->update(pass);
-                                    kernels::host::update_scaling(history.data_ptr<float>(), scale.data_ptr<float>(),
-                                                                  scale_inv.data_ptr<float>(), slots, len, numerator,
-                                                                  rule_for(recipe), record, kernels::SlotStrides{});
+                                    calls::update_scaling(kernels::host::update_scaling, history.data_ptr<float>(),
+                                                          scale.data_ptr<float>(), scale_inv.data_ptr<float>(), slots, len,
+                                                          numerator, rule_for(recipe), record);
                                     const at::Tensor core_statistics = context->slot_statistics(pass);
                                     QVERIFY(std::memcmp(statistics.narrow(1, 0, 2).contiguous().data_ptr<float>(),
                                                         core_statistics.narrow(1, 0, 2).contiguous().data_ptr<float>(),
@@ -121,7 +120,7 @@ private Q_SLOTS:
             for (const auto rule : {kernels::ScalingRule::DelayedMax, kernels::ScalingRule::DelayedMostRecent,
                                     kernels::ScalingRule::Current, kernels::ScalingRule::BlockPowerOfTwo,
                                     kernels::ScalingRule::BlockExact}) {
-                const kernels::SlotStrides strides{len + 5, 64};
+                const calls::SlotStrides strides{len + 5, 64};
                 std::vector<float> history(static_cast<std::size_t>(slots * len)), scale(slots), scale_inv(slots), kept(slots);
                 std::vector<float> history_s(static_cast<std::size_t>(slots * strides.history), pad);
                 std::vector<float> scale_s(static_cast<std::size_t>(slots * strides.scale), pad);
@@ -134,13 +133,10 @@ private Q_SLOTS:
                     scale_inv[s] = scale_inv_s[s * strides.scale] = 1.0f / scale[s];
                 }
                 for (int step = 0; step < 3; ++step) {
-                    kernels::ScaleUpdateRecord packed_record, strided_record;
-                    packed_record.kept_scale_inv = kept.data();
-                    strided_record.kept_scale_inv = kept_s.data();
-                    kernels::host::update_scaling(history.data(), scale.data(), scale_inv.data(), slots, len, 448.0f, rule,
-                                                  packed_record, kernels::SlotStrides{});
-                    kernels::host::update_scaling(history_s.data(), scale_s.data(), scale_inv_s.data(), slots, len, 448.0f,
-                                                  rule, strided_record, strides);
+                    calls::update_scaling(kernels::host::update_scaling, history.data(), scale.data(), scale_inv.data(), slots,
+                                          len, 448.0f, rule, calls::SlotRecord{nullptr, 0, kept.data()});
+                    calls::update_scaling(kernels::host::update_scaling, history_s.data(), scale_s.data(), scale_inv_s.data(),
+                                          slots, len, 448.0f, rule, calls::SlotRecord{nullptr, 0, kept_s.data()}, strides);
                     for (int s = 0; s < slots; ++s) {
                         for (int i = 0; i < strides.history; ++i) {
                             const float got = history_s[s * strides.history + i];
@@ -160,9 +156,8 @@ private Q_SLOTS:
         // A history stride below the row's length would overlap rows: refused, naming the value.
         std::vector<float> h(64), sc(4), si(4);
         QVERIFY_THROWS_EXCEPTION(kernels::KernelError,
-                                 kernels::host::update_scaling(h.data(), sc.data(), si.data(), 2, 16, 448.0f,
-                                                               kernels::ScalingRule::DelayedMax, kernels::ScaleUpdateRecord{},
-                                                               kernels::SlotStrides{8, 1}));
+                                 calls::update_scaling(kernels::host::update_scaling, h.data(), sc.data(), si.data(), 2, 16,
+                                                       448.0f, kernels::ScalingRule::DelayedMax, {}, calls::SlotStrides{8, 1}));
     }
 };
 

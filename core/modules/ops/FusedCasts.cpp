@@ -11,11 +11,7 @@
 #include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/cast_multi.h"
-#include "tewb_kernels/host/recipe.h"
-
-#ifdef TEWB_FUSED_CUDA
 #include "tewb_kernels/recipe.h"
-#endif
 
 namespace tewb::fused_ops {
 
@@ -75,17 +71,18 @@ void FusedOps::update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor
         });
         return;
     }
+    // The rows as the kernel takes them: history [slots, L] and the scales [slots, 1], each with its row stride.
+    const auto rows = [](const at::Tensor& t, std::int64_t cols) {
+        kernels::Tensor k = kernels::input(t.data_ptr(), kernels::DType::Float32, static_cast<std::size_t>(t.size(0)),
+                                           static_cast<std::size_t>(cols));
+        k.row_stride = static_cast<std::size_t>(t.stride(0));
+        return k;
+    };
     kernels::ScaleUpdateRecord written;
-    if (statistics.defined()) {
-        written.statistics = statistics.data_ptr<float>();
-        written.statistics_stride = static_cast<int>(statistics.stride(0));
-    }
-    if (kept.defined()) written.kept_scale_inv = kept.data_ptr<float>();
-    const kernels::ScalingRule rule = scaling_rule(recipe);
-    const kernels::SlotStrides strides{static_cast<int>(history.stride(0)), static_cast<int>(scale.stride(0))};
-    TEWB_KERNEL_V1(history, (Tensors{history, scale, scale_inv}), (Tensors{history, scale, scale_inv}), update_scaling,
-                history.data_ptr<float>(), scale.data_ptr<float>(), scale_inv.data_ptr<float>(),
-                static_cast<int>(history.size(0)), static_cast<int>(history.size(1)), numerator, rule, written, strides);
+    if (statistics.defined()) written.statistics = rows(statistics, statistics.size(1));
+    if (kept.defined()) written.kept_scale_inv = rows(kept, 1);
+    TEWB_KERNEL(history, (Tensors{history, scale, scale_inv}), (Tensors{history, scale, scale_inv}), update_scaling,
+                rows(history, history.size(1)), rows(scale, 1), rows(scale_inv, 1), numerator, scaling_rule(recipe), written);
 }
 
 // The cast kernels for every recipe: delayed scaling casts with the slot's scale and combine x's amax
@@ -117,9 +114,8 @@ Fp8Tensor FusedOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer,
                                     : scale_numerator(fp8_max(dtype), context.recipe().margin);
         own_scale_inv = at::empty({}, amax.options());
         const at::Tensor slot_amax = staging_entry(quantizer);
-        TEWB_KERNEL_V1(x, (Tensors{amax, slot_amax}), (Tensors{scale, own_scale_inv, slot_amax}), current_scale,
-                    amax.data_ptr<float>(), numerator, scale.data_ptr<float>(), own_scale_inv.data_ptr<float>(),
-                    slot_amax.data_ptr<float>());
+        TEWB_KERNEL(x, (Tensors{amax, slot_amax}), (Tensors{scale, own_scale_inv, slot_amax}), current_scale, kernel_tensor(amax),
+                    numerator, kernel_tensor(scale), kernel_tensor(own_scale_inv), kernel_tensor(slot_amax));
     }
     Fp8Tensor out;
     out.dtype = dtype;
