@@ -29,15 +29,11 @@ void check_dims(std::string_view call, std::size_t rows, std::size_t cols) {
     }
 }
 
-void check_shape(std::string_view call, const ConstTensorRef& tensor, std::string_view name, std::size_t rows, std::size_t cols) {
+void check_shape(std::string_view call, const Tensor& tensor, std::string_view name, std::size_t rows, std::size_t cols) {
     if (tensor.rows != rows || tensor.cols != cols) {
         fail(call, std::string(name) + " is [" + std::to_string(tensor.rows) + ", " + std::to_string(tensor.cols) +
                        "]; allowed: [" + std::to_string(rows) + ", " + std::to_string(cols) + "]");
     }
-}
-
-void check_shape(std::string_view call, const Tensor& tensor, std::string_view name, std::size_t rows, std::size_t cols) {
-    check_shape(call, ConstTensorRef{tensor.data, tensor.dtype, tensor.rows, tensor.cols}, name, rows, cols);
 }
 
 void check_same_dtype(std::string_view call, DType dtype, std::string_view name, DType like, std::string_view like_name) {

@@ -6,7 +6,7 @@
 #include "tewb_kernels/dtype.h"
 #include "common/fp8_output.h"
 #include "common/tokens.h"
-#include "tewb_kernels/tensor_ref.h"
+#include "tewb_kernels/tensor.h"
 
 // Host-side argument checks shared by the entry points: each fails with KernelError "<call>: <what>".
 namespace tewb::kernels::detail {
@@ -21,7 +21,6 @@ void check_dims(std::string_view call, std::size_t rows, std::size_t cols);
 void check_workspace(std::string_view call, const void* workspace, std::size_t workspace_bytes, std::size_t needed,
                      std::string_view size_function);
 // `tensor` has the shape [rows, cols] the call's other arguments give it ("<name> is [r, c]; allowed: [rows, cols]").
-void check_shape(std::string_view call, const ConstTensorRef& tensor, std::string_view name, std::size_t rows, std::size_t cols);
 void check_shape(std::string_view call, const Tensor& tensor, std::string_view name, std::size_t rows, std::size_t cols);
 // `dtype` is `like`'s, the dtype of the tensor `like_name` ("<name> has dtype d; allowed: <like>, <like_name>'s").
 void check_same_dtype(std::string_view call, DType dtype, std::string_view name, DType like, std::string_view like_name);

@@ -18,8 +18,7 @@
 
 #include "common/host_numbers.h"
 #include "optimizer/adamw_math.h"
-#include "optimizer/adamw_call.h"
-#include "tewb_kernels/adamw.h"
+#include "adamw_calls.h"
 #include "tewb_kernels/cast_multi.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
@@ -28,37 +27,9 @@ using namespace tewb::kernels;
 
 namespace {
 
-// A parameter's buffers as the cases below spoil them (the kernels' own view of a checked parameter,
-// optimizer/adamw_call.h), and the step over a list of them: each made the tensors adamw_step takes (param of
-// [rows, cols] where an FP8 output is set, [1, numel] otherwise; the other tensors [1, numel]).
 using AdamWTensor = tewb::kernels::detail::AdamWTensor;
 using tewb::kernels::detail::Fp8Output;
-
-Tensor fp8_tensor_of(const AdamWTensor& t) {
-    if (t.fp8.data == nullptr) return {};
-    const bool known = t.fp8.type == Fp8Type::E4M3 || t.fp8.type == Fp8Type::E5M2;
-    Tensor out = input(t.fp8.data, known ? fp8_dtype(t.fp8.type) : DType::Int64, t.rows, t.cols);
-    out.transposed = t.fp8.transposed;
-    out.scale = const_cast<float*>(t.fp8.scale);
-    out.amax = t.fp8.amax;
-    return out;
-}
-
-void adamw(const AdamWTensor* list, std::size_t count, float* step_value, double lr, double beta1, double beta2,
-           double weight_decay, double eps) {
-    std::vector<AdamWParameter> parameters;
-    for (std::size_t i = 0; list != nullptr && i < count; ++i) {
-        const AdamWTensor& t = list[i];
-        const bool fp8 = t.fp8.data != nullptr;
-        parameters.push_back({input(t.param, DType::Float32, fp8 ? t.rows : 1, fp8 ? t.cols : t.numel),
-                              input(t.grad, DType::Float32, 1, t.numel), input(t.exp_avg, DType::Float32, 1, t.numel),
-                              input(t.exp_avg_sq, DType::Float32, 1, t.numel),
-                              t.param_bf16 != nullptr ? input(t.param_bf16, DType::BFloat16, 1, t.numel) : Tensor{},
-                              fp8_tensor_of(t)});
-    }
-    host::adamw_step(list == nullptr || count == 0 ? nullptr : parameters.data(), count, input(step_value, DType::Float32, 1, 1), lr, beta1, beta2,
-                     weight_decay, eps, {});
-}
+using tewb::test::calls::adamw;
 
 constexpr std::uint16_t kUntouched = 0xdeadu;
 constexpr std::uint8_t kUntouchedByte = 0xa5u;

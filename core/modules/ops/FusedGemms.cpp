@@ -153,7 +153,7 @@ Misfit FusedOps::run_gemm(const char* op, kernels::GemmArgs g, const at::Tensor&
     }
 #endif
     try {
-        TEWB_KERNEL_V1(where, reads, writes, gemm, g);
+        TEWB_GEMM_KERNEL(where, reads, writes, gemm, g);
         return std::nullopt;
     } catch (const kernels::GemmRefused& refused) {
         // The call's description (types, shape, epilogue, every pointer's alignment) goes into the run record.

@@ -24,7 +24,6 @@
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
 #include "tewb_kernels/tensor.h"
-#include "tewb_kernels/tensor_ref.h"
 
 #ifdef TEWB_FUSED_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -34,18 +33,19 @@
 // One argument list for both implementations of a kernel (declared once, tewb_kernels/entry_points.h): the host
 // twin over CPU tensors, the CUDA one on LibTorch's current stream over CUDA tensors. `where` picks; `reads` and
 // `writes` are the tensors the call reads and writes, for the launch ledger's bytes. The file using it includes
-// the kernel's header (tewb_kernels/<op>.h).
+// the kernel's header (tewb_kernels/<op>.h). TEWB_GEMM_KERNEL is the GEMM's, whose entry points still take GemmArgs
+// and their own stream argument (the one family not yet on kernel tensors).
 #ifdef TEWB_FUSED_CUDA
 #define TEWB_KERNEL(where, reads, writes, fn, ...)                                                           \
     run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__, kernels::Stream{}); }, \
                [&](cudaStream_t stream) { kernels::fn(__VA_ARGS__, kernels::Stream{stream}); })
-#define TEWB_KERNEL_V1(where, reads, writes, fn, ...)                                                 \
+#define TEWB_GEMM_KERNEL(where, reads, writes, fn, ...)                                                 \
     run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__); },           \
                [&](cudaStream_t stream) { kernels::fn(__VA_ARGS__, stream); })
 #else
 #define TEWB_KERNEL(where, reads, writes, fn, ...) \
     run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__, kernels::Stream{}); })
-#define TEWB_KERNEL_V1(where, reads, writes, fn, ...) \
+#define TEWB_GEMM_KERNEL(where, reads, writes, fn, ...) \
     run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__); })
 #endif
 

@@ -39,13 +39,6 @@ kernels::GemmType gemm_type(kernels::Fp8Type type) {
     return type == kernels::Fp8Type::E4M3 ? kernels::GemmType::E4M3 : kernels::GemmType::E5M2;
 }
 
-kernels::TensorRef tensor_ref(const at::Tensor& t) {
-    if (!t.defined()) return {};
-    const bool matrix = t.dim() == 2;
-    return {t.data_ptr(), kernel_dtype(t.scalar_type()), matrix ? static_cast<std::size_t>(t.size(0)) : 1,
-            static_cast<std::size_t>(matrix ? t.size(1) : t.numel())};
-}
-
 kernels::Tensor kernel_tensor(const at::Tensor& t) {
     if (!t.defined()) return {};
     const bool matrix = t.dim() == 2;

@@ -8,7 +8,6 @@
 #include "tewb_kernels/fp8_type.h"
 #include "tewb_kernels/gemm_types.h"
 #include "tewb_kernels/tensor.h"
-#include "tewb_kernels/tensor_ref.h"
 
 namespace tewb {
 
@@ -21,7 +20,6 @@ kernels::GemmType gemm_type(kernels::Fp8Type type);       // an FP8 GEMM operand
 
 // A tensor as the kernels take it: [rows, cols] for a 2-D one, [1, n] for one of another rank (a vector); an
 // undefined tensor has no data (an output not wanted).
-kernels::TensorRef tensor_ref(const at::Tensor& t);
 kernels::Tensor kernel_tensor(const at::Tensor& t);
 // A byte tensor as a kernel's workspace.
 kernels::Workspace workspace_ref(const at::Tensor& bytes);
