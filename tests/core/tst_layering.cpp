@@ -117,6 +117,28 @@ private Q_SLOTS:
             "kernels", QRegularExpression("^\\s*#\\s*include\\s*[<\"](torch/|ATen/|c10/|caffe2/|Q[A-Za-z]+|qt[a-z]*/)"));
         QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
     }
+    // Each op's entry points are declared once for both implementations (TEWB_ENTRY_POINTS, tewb_kernels/entry_points.h)
+    // and take an opaque Stream, so no public header but the GEMM's, the one family still on its own arguments, declares
+    // host twins apart or needs a CUDA header.
+    void kernelEntryPointsAreDeclaredOnce() {
+        QStringList found;
+        static const QRegularExpression apart("namespace\\s+tewb::kernels::host|\\bcudaStream_t\\b|#\\s*include\\s*<(cuda|cublas)");
+        QDirIterator it(QStringLiteral(TEWB_SOURCE_DIR "/kernels/include/tewb_kernels"), {"*.h"}, QDir::Files,
+                        QDirIterator::Subdirectories);
+        int headers = 0;
+        while (it.hasNext()) {
+            const QString path = it.next();
+            // entry_points.h is where both namespaces are opened, once.
+            if (path.endsWith(QStringLiteral("/gemm.h")) || path.endsWith(QStringLiteral("/entry_points.h"))) continue;
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            ++headers;
+            const QString text = QString::fromUtf8(file.readAll());
+            if (const QRegularExpressionMatch m = apart.match(text); m.hasMatch()) found << path + ": " + m.captured(0);
+        }
+        QVERIFY2(headers >= 12, "the kernels' public headers were not found");
+        QVERIFY2(found.isEmpty(), qPrintable(found.join('\n')));
+    }
     void uiHasNoKernelsAndNoTensors() {
         const QStringList v =
             violations("ui", QRegularExpression("^\\s*#\\s*include\\s*[<\"](kernels/|tewb_kernels/|torch/|ATen/|c10/)"));

@@ -58,7 +58,7 @@ inline Tensor input(const void* data, DType dtype, std::size_t rows, std::size_t
     return t;
 }
 
-// Where a call runs: a CUDA stream (cudaStream_t) for the CUDA entry points, opaque so that no header needs CUDA;
+// Where a call runs: a CUDA stream handle for the CUDA entry points, opaque so that no header needs CUDA;
 // the host twins run on the calling thread and do not look at it.
 struct Stream {
     void* handle = nullptr;
