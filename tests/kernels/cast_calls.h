@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "cast/cast_items.h"
+#include "common/fp8_output.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/cast_multi.h"
 
@@ -16,14 +17,8 @@ using kernels::Tensor;
 // A block cast's outputs as buffers (the kernels' own view of them, cast/cast_items.h).
 using BlockCastOutput = kernels::detail::BlockCastOutput;
 
-// An FP8 output's buffers: data, its transposed copy, scale, amax.
-struct Fp8Out {
-    void* data = nullptr;
-    void* transposed = nullptr;
-    const float* scale = nullptr;
-    float* amax = nullptr;
-    Fp8Type type = Fp8Type::E4M3;
-};
+// An FP8 output's buffers: data, its transposed copy, scale, amax and type (the kernels' own view of one).
+using Fp8Out = kernels::detail::Fp8Output;
 
 // A high-precision tensor's buffer and shape.
 struct Buffer2d {
