@@ -32,18 +32,18 @@
 
 using namespace tewb;
 using kernels::GemmArgs;
-using kernels::GemmType;
+using kernels::DType;
 
 namespace {
 
 constexpr int kExitUsage = 2;
 constexpr int kExitNoGpu = 77;
 
-GemmType type_named(const std::string& name) {
-    if (name == "float32") return GemmType::Float32;
-    if (name == "bfloat16") return GemmType::BFloat16;
-    if (name == "E4M3") return GemmType::E4M3;
-    return GemmType::E5M2;  // the journal reader allowed only these four
+DType type_named(const std::string& name) {
+    if (name == "float32") return DType::Float32;
+    if (name == "bfloat16") return DType::BFloat16;
+    if (name == "E4M3") return DType::Float8E4M3;
+    return DType::Float8E5M2;  // the journal reader allowed only these four
 }
 
 kernels::ScaleMode mode_named(const std::string& name) {
@@ -60,13 +60,13 @@ kernels::Epilogue epilogue_named(const std::string& name) {
     return kernels::Epilogue::None;
 }
 
-std::size_t element_bytes(GemmType t) {
-    return t == GemmType::Float32 ? 4 : t == GemmType::BFloat16 ? 2 : 1;
+std::size_t element_bytes(DType t) {
+    return t == DType::Float32 ? 4 : t == DType::BFloat16 ? 2 : 1;
 }
 
 // The bytes each pointer of an entry addresses (an upper bound where the layout pads).
 std::size_t bytes_of(const std::string& name, const GemmJournalEntry& e, const GemmArgs& g) {
-    const GemmType side = kernels::is_fp8(g.d_type) ? GemmType::BFloat16 : g.d_type;
+    const DType side = kernels::is_fp8(g.d_type) ? DType::BFloat16 : g.d_type;
     if (name == "a") return e.m * e.k * element_bytes(g.a.type);
     if (name == "b") return e.n * e.k * element_bytes(g.b.type);
     if (name == "d" || name == "c") return e.m * e.n * element_bytes(g.d_type);

@@ -86,10 +86,10 @@ void bias_gradient_levers(const kernels::GemmArgs& base, std::vector<Row>& rows)
                                    const at::Tensor& b, bool b_transposed, at::Tensor& d) {
         kernels::GemmArgs g = base;
         g.m = static_cast<std::size_t>(m), g.n = static_cast<std::size_t>(n), g.k = static_cast<std::size_t>(k);
-        g.a = {a.data_ptr(), kernels::GemmType::BFloat16, nullptr, a_transposed};
-        g.b = {b.data_ptr(), kernels::GemmType::BFloat16, nullptr, b_transposed};
+        g.a = {a.data_ptr(), kernels::DType::BFloat16, nullptr, a_transposed};
+        g.b = {b.data_ptr(), kernels::DType::BFloat16, nullptr, b_transposed};
         g.d = d.data_ptr();
-        g.d_type = d.scalar_type() == at::kFloat ? kernels::GemmType::Float32 : kernels::GemmType::BFloat16;
+        g.d_type = d.scalar_type() == at::kFloat ? kernels::DType::Float32 : kernels::DType::BFloat16;
         return g;
     };
     const kernels::GemmArgs dgrad = bf16_gemm(tokens, ffn, hidden, dy, false, w2, true, d_act);  // w2 [hidden, ffn] as stored
@@ -219,8 +219,8 @@ int main(int argc, char** argv) {
     at::Tensor d = at::empty({n, n}, cuda.dtype(at::kBFloat16));
     kernels::GemmArgs g;
     g.m = g.n = g.k = static_cast<std::size_t>(n);
-    g.a = {a16.data_ptr(), kernels::GemmType::BFloat16, nullptr};
-    g.b = {b16.data_ptr(), kernels::GemmType::BFloat16, nullptr};
+    g.a = {a16.data_ptr(), kernels::DType::BFloat16, nullptr};
+    g.b = {b16.data_ptr(), kernels::DType::BFloat16, nullptr};
     g.d = d.data_ptr();
     const at::Tensor workspace =
         at::empty({static_cast<std::int64_t>(kernels::gemm_workspace_bytes(at::cuda::current_device()))}, cuda.dtype(at::kByte));
@@ -238,8 +238,8 @@ int main(int argc, char** argv) {
         s.m = static_cast<std::size_t>(m);
         s.n = static_cast<std::size_t>(nn);
         s.k = static_cast<std::size_t>(k);
-        s.a = {a.data_ptr(), kernels::GemmType::BFloat16, nullptr};
-        s.b = {b.data_ptr(), kernels::GemmType::BFloat16, nullptr};
+        s.a = {a.data_ptr(), kernels::DType::BFloat16, nullptr};
+        s.b = {b.data_ptr(), kernels::DType::BFloat16, nullptr};
         s.d = out.data_ptr();
         const std::string shape = std::to_string(m) + "x" + std::to_string(nn) + "x" + std::to_string(k);
         const double shape_flops = 2.0 * static_cast<double>(m * nn * k);
@@ -266,8 +266,8 @@ int main(int argc, char** argv) {
     const at::Tensor a8 = a16.clamp(-448, 448).to(at::kFloat8_e4m3fn);
     const at::Tensor b8 = b16.clamp(-448, 448).to(at::kFloat8_e4m3fn);
     const at::Tensor one = at::ones({1}, cuda);
-    g.a = {a8.data_ptr(), kernels::GemmType::E4M3, one.data_ptr<float>()};
-    g.b = {b8.data_ptr(), kernels::GemmType::E4M3, one.data_ptr<float>()};
+    g.a = {a8.data_ptr(), kernels::DType::Float8E4M3, one.data_ptr<float>()};
+    g.b = {b8.data_ptr(), kernels::DType::Float8E4M3, one.data_ptr<float>()};
     g.accumulation = kernels::Accumulation::Fast;
     const double fp8_ms = time_ms([&] { kernels::gemm(g, stream()); });
     rows.push_back({"gemm fp8 E4M3 (fast accumulation)", "4096x4096x4096", fp8_ms, flops / (fp8_ms * 1e9), "TFLOP/s", 1.3 * bf16_tflops});

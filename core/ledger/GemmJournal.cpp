@@ -167,8 +167,8 @@ GemmJournal read_gemm_journal(const std::string& text, const std::string& where)
         e.m = r.count("m", 0);
         e.n = r.count("n", 0);
         e.k = r.count("k", 1);
-        const auto types = {kernels::gemm_type_name(kernels::GemmType::Float32), kernels::gemm_type_name(kernels::GemmType::BFloat16),
-                            kernels::gemm_type_name(kernels::GemmType::E4M3), kernels::gemm_type_name(kernels::GemmType::E5M2)};
+        const auto types = {kernels::to_string(kernels::DType::Float32).data(), kernels::to_string(kernels::DType::BFloat16).data(),
+                            kernels::to_string(kernels::DType::Float8E4M3).data(), kernels::to_string(kernels::DType::Float8E5M2).data()};
         e.a_type = r.text("a_type", types);
         e.b_type = r.text("b_type", types);
         e.d_type = r.text("d_type", types);

@@ -16,7 +16,7 @@ namespace tewb::selftest {
 
 namespace {
 
-kernels::GemmArgs gemm_args(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d, kernels::GemmType type) {
+kernels::GemmArgs gemm_args(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d, kernels::DType type) {
     kernels::GemmArgs g;
     g.m = static_cast<std::size_t>(a.size(0));
     g.n = static_cast<std::size_t>(b.size(0));
@@ -75,8 +75,8 @@ kernels::GemmArgs fp8_gemm_args(const Fp8Operands& o, kernels::Fp8Type a_type, v
     g.m = static_cast<std::size_t>(o.a8.size(0));
     g.n = static_cast<std::size_t>(o.b8.size(0));
     g.k = static_cast<std::size_t>(o.a8.size(1));
-    g.a = {o.a8.data_ptr(), gemm_type(a_type), o.a_inv.data_ptr<float>()};
-    g.b = {o.b8.data_ptr(), kernels::GemmType::E4M3, o.b_inv.data_ptr<float>()};
+    g.a = {o.a8.data_ptr(), kernel_dtype(a_type), o.a_inv.data_ptr<float>()};
+    g.b = {o.b8.data_ptr(), kernels::DType::Float8E4M3, o.b_inv.data_ptr<float>()};
     g.d = d;
     return g;
 }
@@ -88,10 +88,10 @@ kernels::GemmArgs bf16_args(std::int64_t m, std::int64_t n, std::int64_t k, cons
     g.m = static_cast<std::size_t>(m);
     g.n = static_cast<std::size_t>(n);
     g.k = static_cast<std::size_t>(k);
-    g.a = {a.data_ptr(), kernels::GemmType::BFloat16, nullptr, a_transposed};
-    g.b = {b.data_ptr(), kernels::GemmType::BFloat16, nullptr, b_transposed};
+    g.a = {a.data_ptr(), kernels::DType::BFloat16, nullptr, a_transposed};
+    g.b = {b.data_ptr(), kernels::DType::BFloat16, nullptr, b_transposed};
     g.d = d.data_ptr();
-    g.d_type = gemm_type(d.scalar_type());
+    g.d_type = kernel_dtype(d.scalar_type());
     return g;
 }
 
@@ -161,7 +161,7 @@ void plain_gemms(Checks& check) {
             const at::Tensor a = at::randn({m, k}, cuda()).to(at::kBFloat16);
             const at::Tensor b = at::randn({n, k}, cuda()).to(at::kBFloat16);
             at::Tensor d = poisoned({m, n}, at::kBFloat16);
-            run_gemm(gemm_args(a, b, d, kernels::GemmType::BFloat16));
+            run_gemm(gemm_args(a, b, d, kernels::DType::BFloat16));
             check.relative("gemm", "d", gemm_shape(m, n, k), "bfloat16", d, at::mm(a.to(at::kFloat), b.to(at::kFloat).t()), kBf16Bound);
         });
     }
@@ -175,9 +175,9 @@ void plain_gemms(Checks& check) {
             const at::Tensor a_stored = ta ? a.t().contiguous() : a;
             const at::Tensor b_stored = tb ? b.t().contiguous() : b;
             at::Tensor d = poisoned({3072, 768}, at::kBFloat16);
-            kernels::GemmArgs g = gemm_args(a, b, d, kernels::GemmType::BFloat16);
-            g.a = {a_stored.data_ptr(), kernels::GemmType::BFloat16, nullptr, ta};
-            g.b = {b_stored.data_ptr(), kernels::GemmType::BFloat16, nullptr, tb};
+            kernels::GemmArgs g = gemm_args(a, b, d, kernels::DType::BFloat16);
+            g.a = {a_stored.data_ptr(), kernels::DType::BFloat16, nullptr, ta};
+            g.b = {b_stored.data_ptr(), kernels::DType::BFloat16, nullptr, tb};
             run_gemm(g);
             check.relative("gemm", "d", "3072x768x768", dtype, d, at::mm(a.to(at::kFloat), b.to(at::kFloat).t()), kBf16Bound);
         });
@@ -192,8 +192,8 @@ void plain_gemms(Checks& check) {
             const at::Tensor b = at::randn({2304, 768}, cuda()).to(at::kBFloat16);
             const at::Tensor residual = at::randn({3072, 2304}, cuda());
             at::Tensor d = in_place ? residual.clone() : poisoned({3072, 2304}, at::kFloat);
-            kernels::GemmArgs g = gemm_args(a, b, d, kernels::GemmType::BFloat16);
-            g.d_type = kernels::GemmType::Float32;
+            kernels::GemmArgs g = gemm_args(a, b, d, kernels::DType::BFloat16);
+            g.d_type = kernels::DType::Float32;
             g.c = in_place ? d.data_ptr() : residual.data_ptr();
             run_gemm(g);
             check.relative("gemm", "d", "3072x2304x768", dtype, d, residual + at::mm(a.to(at::kFloat), b.to(at::kFloat).t()),
@@ -207,7 +207,7 @@ void plain_gemms(Checks& check) {
             const at::Tensor a = offset_matrix(at::randn({3072, 768}, cuda()).to(at::kBFloat16), offset);
             const at::Tensor b = offset_matrix(at::randn({768, 768}, cuda()).to(at::kBFloat16), offset);
             at::Tensor d = offset_matrix(poisoned({3072, 768}, at::kBFloat16), offset);
-            run_gemm(gemm_args(a, b, d, kernels::GemmType::BFloat16));
+            run_gemm(gemm_args(a, b, d, kernels::DType::BFloat16));
             check.relative("gemm", "d", "3072x768x768", dtype, d, at::mm(a.to(at::kFloat), b.to(at::kFloat).t()), kBf16Bound);
         });
     }
@@ -236,7 +236,7 @@ void fp8_gemms(Checks& check) {
         const Fp8Operands o = fp8_operands(768, 768, 3072, kernels::Fp8Type::E5M2);
         at::Tensor d = poisoned({768, 768}, at::kFloat);
         kernels::GemmArgs g = fp8_gemm_args(o, kernels::Fp8Type::E5M2, d.data_ptr());
-        g.d_type = kernels::GemmType::Float32;
+        g.d_type = kernels::DType::Float32;
         run_gemm(g);
         check.relative("gemm", "d (wgrad)", "768x768x3072", "E5M2 x E4M3 -> float32", d, o.product, kFloat32Bound * 100);
     });
@@ -246,7 +246,7 @@ void fp8_gemms(Checks& check) {
         const at::Tensor bias = at::randn({768}, cuda()).to(at::kBFloat16);
         at::Tensor d = poisoned({3072, 768}, at::kFloat);
         kernels::GemmArgs g = fp8_gemm_args(o, kernels::Fp8Type::E4M3, d.data_ptr());
-        g.d_type = kernels::GemmType::Float32;
+        g.d_type = kernels::DType::Float32;
         g.epilogue = kernels::Epilogue::Bias;
         g.bias = bias.data_ptr();
         run_gemm(g);
@@ -262,7 +262,7 @@ void fp8_gemms(Checks& check) {
         at::Tensor d = poisoned_fp8({3072, 768});
         at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
         kernels::GemmArgs g = fp8_gemm_args(o, kernels::Fp8Type::E4M3, d.data_ptr());
-        g.d_type = kernels::GemmType::E4M3;
+        g.d_type = kernels::DType::Float8E4M3;
         g.d_scale = d_scale_t.data_ptr<float>();
         g.d_amax = amax.data_ptr<float>();
         run_gemm(g);
@@ -323,10 +323,10 @@ void block_gemms(Checks& check) {
             g.m = static_cast<std::size_t>(c.m);
             g.n = static_cast<std::size_t>(c.n);
             g.k = static_cast<std::size_t>(c.k);
-            g.a = {a.data.data_ptr(), kernels::GemmType::E4M3, a_scales.data_ptr<float>(), false, mode(c.a_block)};
-            g.b = {b.data.data_ptr(), kernels::GemmType::E4M3, b_scales.data_ptr<float>(), false, mode(c.b_block)};
+            g.a = {a.data.data_ptr(), kernels::DType::Float8E4M3, a_scales.data_ptr<float>(), false, mode(c.a_block)};
+            g.b = {b.data.data_ptr(), kernels::DType::Float8E4M3, b_scales.data_ptr<float>(), false, mode(c.b_block)};
             g.d = d.data_ptr();
-            g.d_type = gemm_type(c.out);
+            g.d_type = kernel_dtype(c.out);
             if (c.bias) {
                 g.epilogue = kernels::Epilogue::Bias;
                 g.bias = bias.data_ptr();
@@ -352,7 +352,7 @@ void gemm_epilogues(Checks& check) {
     bool aux_written = false;
     check.attempt("gemm GELU_AUX_BIAS", shape, "bfloat16", [&] {
         at::Tensor d = poisoned({m, n}, at::kBFloat16);
-        kernels::GemmArgs g = gemm_args(a, b, d, kernels::GemmType::BFloat16);
+        kernels::GemmArgs g = gemm_args(a, b, d, kernels::DType::BFloat16);
         g.epilogue = kernels::Epilogue::GeluAuxBias;
         g.bias = bias.data_ptr();
         g.aux = aux.data_ptr();
@@ -366,7 +366,7 @@ void gemm_epilogues(Checks& check) {
         check.attempt("gemm DGELU_BGRAD", shape, "bfloat16", [&] {
             at::Tensor dgelu = poisoned({m, n}, at::kBFloat16);
             at::Tensor dbias = poisoned({n}, at::kBFloat16);
-            kernels::GemmArgs g = gemm_args(a, b, dgelu, kernels::GemmType::BFloat16);
+            kernels::GemmArgs g = gemm_args(a, b, dgelu, kernels::DType::BFloat16);
             g.epilogue = kernels::Epilogue::DGeluBGrad;
             g.aux = aux.data_ptr();
             g.aux_ld = static_cast<std::size_t>(n);
@@ -381,8 +381,8 @@ void gemm_epilogues(Checks& check) {
         at::Tensor plain = poisoned({m, n}, at::kBFloat16);
         at::Tensor row_sums = poisoned({m}, at::kBFloat16);
         const at::Tensor a_t = a.t().contiguous();  // the wgrad's dy as it is: [tokens, out]
-        kernels::GemmArgs g = gemm_args(a, b, plain, kernels::GemmType::BFloat16);
-        g.a = {a_t.data_ptr(), kernels::GemmType::BFloat16, nullptr, true};
+        kernels::GemmArgs g = gemm_args(a, b, plain, kernels::DType::BFloat16);
+        g.a = {a_t.data_ptr(), kernels::DType::BFloat16, nullptr, true};
         g.epilogue = kernels::Epilogue::BGradB;
         g.bias_grad = row_sums.data_ptr();
         run_gemm(g);

@@ -26,14 +26,14 @@ namespace {
 
 constexpr const char* kCall = "tewb::kernels::gemm";
 
-cudaDataType_t cuda_type(GemmType t) {
+cudaDataType_t cuda_type(DType t) {
     switch (t) {
-        case GemmType::Float32: return CUDA_R_32F;
-        case GemmType::BFloat16: return CUDA_R_16BF;
-        case GemmType::E4M3: return CUDA_R_8F_E4M3;
-        case GemmType::E5M2: return CUDA_R_8F_E5M2;
+        case DType::Float32: return CUDA_R_32F;
+        case DType::BFloat16: return CUDA_R_16BF;
+        case DType::Float8E4M3: return CUDA_R_8F_E4M3;
+        case DType::Float8E5M2: return CUDA_R_8F_E5M2;
+        default: return CUDA_R_32F;  // not an element type the GEMM takes: the rule table refused it
     }
-    return CUDA_R_32F;
 }
 
 cublasLtEpilogue_t cublas_epilogue(Epilogue e) {
@@ -65,8 +65,8 @@ std::int32_t cublas_scale_mode(ScaleMode m) {
 }
 
 // Aux and the bias gradient are in D's precision, bfloat16 where D is FP8.
-GemmType side_type(const GemmArgs& g) {
-    return is_fp8(g.d_type) ? GemmType::BFloat16 : g.d_type;
+DType side_type(const GemmArgs& g) {
+    return is_fp8(g.d_type) ? DType::BFloat16 : g.d_type;
 }
 
 // Per device: the handle, made on first use and kept for the process (it holds no stream, so streams
@@ -96,7 +96,7 @@ struct Plan {
 struct PlanKey {
     int device = 0;
     std::size_t m = 0, n = 0, k = 0;
-    GemmType a_type{}, b_type{}, d_type{}, bias_type{};
+    DType a_type{}, b_type{}, d_type{}, bias_type{};
     Epilogue epilogue{};
     Accumulation accumulation{};
     std::size_t aux_ld = 0;
@@ -342,7 +342,7 @@ Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
     set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, cublas_epilogue(g.epilogue), "set EPILOGUE");
     // The bias is of the caller's bias_type (the rule table allows d_type, or bfloat16 for FP8 operands);
     // the bias gradient is in D's precision.
-    const GemmType side = side_type(g);
+    const DType side = side_type(g);
     const bool bias_in = g.epilogue == Epilogue::Bias || g.epilogue == Epilogue::GeluAuxBias;
     if (g.epilogue != Epilogue::None) {
         set(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(bias_in ? g.bias_type : side), "set BIAS_DATA_TYPE");
@@ -451,10 +451,10 @@ bool block_probe_runs(int device) {
         ProbeBuffer b_scales(sizeof(float) * block_scale_entries(ScaleMode::Block128x128, n, n));
         GemmArgs probe;
         probe.m = probe.n = probe.k = n;
-        probe.a = {a.p, GemmType::E4M3, static_cast<const float*>(a_scales.p), false, ScaleMode::Block1x128};
-        probe.b = {b.p, GemmType::E4M3, static_cast<const float*>(b_scales.p), false, ScaleMode::Block128x128};
+        probe.a = {a.p, DType::Float8E4M3, static_cast<const float*>(a_scales.p), false, ScaleMode::Block1x128};
+        probe.b = {b.p, DType::Float8E4M3, static_cast<const float*>(b_scales.p), false, ScaleMode::Block128x128};
         probe.d = d.p;
-        probe.d_type = GemmType::BFloat16;
+        probe.d_type = DType::BFloat16;
         probe.workspace = workspace.p;
         probe.workspace_bytes = workspace_bytes;
         DeviceResources& r = resources(device);

@@ -26,13 +26,13 @@ constexpr std::size_t kWorkPerThread = std::size_t{1} << 22;  // multiply-adds b
 using detail::gelu;
 using detail::gelu_derivative;
 
-Fp8Type fp8_type(GemmType t) {
-    return t == GemmType::E5M2 ? Fp8Type::E5M2 : Fp8Type::E4M3;
+Fp8Type fp8_type(DType t) {
+    return t == DType::Float8E5M2 ? Fp8Type::E5M2 : Fp8Type::E4M3;
 }
 
 // Float32 or bfloat16 as the host number helpers name them.
-DType wide_dtype(GemmType t) {
-    return t == GemmType::Float32 ? DType::Float32 : DType::BFloat16;
+DType wide_dtype(DType t) {
+    return t == DType::Float32 ? DType::Float32 : DType::BFloat16;
 }
 
 std::size_t round_up(std::size_t x, std::size_t to) {
@@ -110,7 +110,7 @@ public:
         : g_(g),
           a_(k_contiguous(g.a, g.m, g.k)),
           b_(k_contiguous(g.b, g.n, g.k)),
-          side_(is_fp8(g.d_type) ? GemmType::BFloat16 : g.d_type),
+          side_(is_fp8(g.d_type) ? DType::BFloat16 : g.d_type),
           chunks_((g.m + kRowsPerChunk - 1) / kRowsPerChunk) {
         if (g.epilogue == Epilogue::Bias || g.epilogue == Epilogue::GeluAuxBias) {
             bias_.resize(g.n);
@@ -213,7 +213,7 @@ private:
     const GemmArgs& g_;
     const std::vector<float> a_;
     const std::vector<float> b_;
-    const GemmType side_;  // aux and bias_grad: d's type, bfloat16 where d is FP8
+    const DType side_;  // aux and bias_grad: d's type, bfloat16 where d is FP8
     const std::size_t chunks_;
     std::vector<float> bias_;
     std::vector<float> column_sums_;  // DGeluBGrad: per chunk of rows, summed in chunk order at the end

@@ -32,8 +32,8 @@ bool is_block(ScaleMode m) {
     return m != ScaleMode::Tensor;
 }
 
-bool known(GemmType t) {
-    return t == GemmType::Float32 || t == GemmType::BFloat16 || t == GemmType::E4M3 || t == GemmType::E5M2;
+bool known(DType t) {
+    return t == DType::Float32 || t == DType::BFloat16 || t == DType::Float8E4M3 || t == DType::Float8E5M2;
 }
 
 bool known(ScaleMode m) {
@@ -94,7 +94,7 @@ std::optional<GemmRefusal> block_refusal(const GemmArgs& g) {
     }
     if (is_fp8(g.d_type)) {
         return refuse(GemmRule::BlockFp8Output, std::string("block-scaled FP8 GEMMs write float32 or bfloat16 (got d_type = ") +
-                                                    gemm_type_name(g.d_type) + "); allowed d types: float32, bfloat16");
+                                                    to_string(g.d_type).data() + "); allowed d types: float32, bfloat16");
     }
     if (g.epilogue != Epilogue::None && g.epilogue != Epilogue::Bias) {
         return refuse(GemmRule::BlockEpilogue, std::string("block-scaled FP8 GEMMs take no epilogue but bias (got ") +
@@ -235,8 +235,8 @@ std::string describe_gemm(const GemmArgs& g) {
     const auto mode = [](ScaleMode m) {
         return m == ScaleMode::Block1x128 ? "1x128" : m == ScaleMode::Block128x128 ? "128x128" : "tensor";
     };
-    std::string text = std::string(gemm_type_name(g.a.type)) + " x " + gemm_type_name(g.b.type) + " -> " +
-                       gemm_type_name(g.d_type) + ", m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) +
+    std::string text = std::string(to_string(g.a.type).data()) + " x " + to_string(g.b.type).data() + " -> " +
+                       to_string(g.d_type).data() + ", m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) +
                        ", k = " + std::to_string(g.k);
     const bool fp8 = is_fp8(g.a.type);
     if (fp8) text += std::string(", scales ") + mode(g.a.scale_mode) + " x " + mode(g.b.scale_mode);
@@ -266,20 +266,20 @@ bool gemm_can_be_timed(const GemmArgs& g) {
 
 GemmCOperand gemm_c_operand(const GemmArgs& g) {
     if (g.c != nullptr) return {g.c, g.d_type};
-    if (is_fp8(g.d_type)) return {nullptr, GemmType::BFloat16};
+    if (is_fp8(g.d_type)) return {nullptr, DType::BFloat16};
     return {g.d, g.d_type};
 }
 
 std::optional<GemmRefusal> gemm_c_refusal(const GemmArgs& g, const GemmCOperand& c) {
-    const GemmType allowed = is_fp8(g.d_type) ? GemmType::BFloat16 : g.d_type;
+    const DType allowed = is_fp8(g.d_type) ? DType::BFloat16 : g.d_type;
     if (c.type != allowed) {
-        return refuse(GemmRule::COperandLayout, std::string("C in ") + gemm_type_name(c.type) + " with a " + gemm_type_name(g.d_type) +
-                                                    " output; allowed: C in " + gemm_type_name(allowed) +
+        return refuse(GemmRule::COperandLayout, std::string("C in ") + to_string(c.type).data() + " with a " + to_string(g.d_type).data() +
+                                                    " output; allowed: C in " + to_string(allowed).data() +
                                                     " (D's type, bfloat16 for an FP8 output)");
     }
     if (c.data != nullptr && c.data == g.d && c.type != g.d_type) {
         return refuse(GemmRule::COperandLayout, std::string("C would share d's address (") + address(g.d) + ") as " +
-                                                    gemm_type_name(c.type) + " while D is " + gemm_type_name(g.d_type) +
+                                                    to_string(c.type).data() + " while D is " + to_string(g.d_type).data() +
                                                     "; cuBLASLt needs C and D at one address to share one layout (status 7 "
                                                     "on the H200); allowed: no C pointer for an FP8 output");
     }
@@ -292,8 +292,9 @@ namespace {
 
 std::optional<GemmRefusal> unknown_value_refusal(const GemmArgs& g) {
     if (!known(g.a.type) || !known(g.b.type) || !known(g.d_type) || !known(g.bias_type)) {
-        return refuse(GemmRule::UnknownValue, "unknown GemmType in a.type, b.type, d_type or bias_type; allowed: Float32, "
-                                              "BFloat16, E4M3, E5M2");
+        return refuse(GemmRule::UnknownValue, std::string("a.type, b.type, d_type, bias_type are ") + to_string(g.a.type).data() +
+                                                  ", " + to_string(g.b.type).data() + ", " + to_string(g.d_type).data() + ", " +
+                                                  to_string(g.bias_type).data() + "; each allowed: float32, bfloat16, E4M3, E5M2");
     }
     if (!known(g.a.scale_mode) || !known(g.b.scale_mode)) {
         return refuse(GemmRule::UnknownValue, "unknown ScaleMode; allowed: Tensor, Block1x128, Block128x128");
@@ -317,18 +318,18 @@ std::optional<GemmRefusal> size_refusal(const GemmArgs& g) {
 // Which operand and output types combine, in which layout and with which scale modes.
 std::optional<GemmRefusal> type_refusal(const GemmArgs& g, bool fp8) {
     if (is_fp8(g.a.type) != is_fp8(g.b.type) || (!fp8 && g.a.type != g.b.type)) {
-        return refuse(GemmRule::OperandTypesMix, std::string("operand types ") + gemm_type_name(g.a.type) + " and " + gemm_type_name(g.b.type) +
+        return refuse(GemmRule::OperandTypesMix, std::string("operand types ") + to_string(g.a.type).data() + " and " + to_string(g.b.type).data() +
                                                      " do not mix; allowed: both float32, both bfloat16, or both FP8");
     }
-    if (g.a.type == GemmType::E5M2 && g.b.type == GemmType::E5M2) {
+    if (g.a.type == DType::Float8E5M2 && g.b.type == DType::Float8E5M2) {
         return refuse(GemmRule::E5M2TimesE5M2, "E5M2 x E5M2 has no FP8 GEMM; allowed: E4M3 x E4M3, E4M3 x E5M2");
     }
     if (is_fp8(g.d_type) && !fp8) {
-        return refuse(GemmRule::Fp8OutputNeedsFp8Operands, std::string("an FP8 output needs FP8 operands (got ") + gemm_type_name(g.a.type) +
-                                                               " -> " + gemm_type_name(g.d_type) + "); allowed for " + gemm_type_name(g.a.type) +
+        return refuse(GemmRule::Fp8OutputNeedsFp8Operands, std::string("an FP8 output needs FP8 operands (got ") + to_string(g.a.type).data() +
+                                                               " -> " + to_string(g.d_type).data() + "); allowed for " + to_string(g.a.type).data() +
                                                                ": float32 or bfloat16 output");
     }
-    if (g.d_type == GemmType::E5M2 && g.a.type != GemmType::E5M2 && g.b.type != GemmType::E5M2) {
+    if (g.d_type == DType::Float8E5M2 && g.a.type != DType::Float8E5M2 && g.b.type != DType::Float8E5M2) {
         return refuse(GemmRule::E5M2OutputNeedsE5M2Operand,
                       "E4M3 x E4M3 has no E5M2 output in cuBLASLt; allowed for E4M3 x E4M3: E4M3, bfloat16 or float32 output");
     }
@@ -384,11 +385,11 @@ std::optional<GemmRefusal> null_operand_refusal(const GemmArgs& g) {
 // The epilogue's bias type and the epilogues cuBLASLt refuses for these operands.
 std::optional<GemmRefusal> epilogue_refusal(const GemmArgs& g, bool fp8) {
     if (needs_bias(g.epilogue)) {
-        const GemmType allowed = fp8 ? GemmType::BFloat16 : g.d_type;
+        const DType allowed = fp8 ? DType::BFloat16 : g.d_type;
         if (g.bias_type != allowed) {
             return refuse(GemmRule::BiasType,
-                          std::string("bias_type = ") + gemm_type_name(g.bias_type) + " with " + gemm_type_name(g.a.type) + " operands and a " +
-                              gemm_type_name(g.d_type) + " output; allowed: " + gemm_type_name(allowed) +
+                          std::string("bias_type = ") + to_string(g.bias_type).data() + " with " + to_string(g.a.type).data() + " operands and a " +
+                              to_string(g.d_type).data() + " output; allowed: " + to_string(allowed).data() +
                               (fp8 ? " (cuBLASLt's FP8 kernels take a bfloat16 bias only: a float32 one found no algorithm "
                                      "on the H200, status 15)"
                                    : " (the bias is in d's type)"));

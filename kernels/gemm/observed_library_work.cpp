@@ -35,9 +35,9 @@ Epilogue epilogue_from(std::string_view text, std::size_t number, std::string_vi
     bad_line(number, line, "unknown epilogue (allowed: none, BIAS, GELU_AUX_BIAS, DGELU_BGRAD, BGRADB)");
 }
 
-GemmType operands_from(std::string_view text, std::size_t number, std::string_view line) {
-    for (GemmType t : {GemmType::Float32, GemmType::BFloat16, GemmType::E4M3, GemmType::E5M2}) {
-        if (text == gemm_type_name(t)) return t;
+DType operands_from(std::string_view text, std::size_t number, std::string_view line) {
+    for (DType t : {DType::Float32, DType::BFloat16, DType::Float8E4M3, DType::Float8E5M2}) {
+        if (text == to_string(t).data()) return t;
     }
     bad_line(number, line, "unknown operand type (allowed: float32, bfloat16, E4M3, E5M2)");
 }
@@ -81,14 +81,14 @@ std::vector<ObservedGemmRow> parse_observed_gemm_work(std::string_view text) {
     return rows;
 }
 
-std::optional<ObservedLibraryWork> observed_gemm_work(Epilogue epilogue, GemmType operands) {
+std::optional<ObservedLibraryWork> observed_gemm_work(Epilogue epilogue, DType operands) {
     for (const ObservedGemmRow& row : table()) {
         if (row.epilogue == epilogue && row.operands == operands) return row.work;
     }
     return std::nullopt;
 }
 
-void note_gemm_library_work(Epilogue epilogue, GemmType operands) {
+void note_gemm_library_work(Epilogue epilogue, DType operands) {
     if (const auto work = observed_gemm_work(epilogue, operands)) {
         note_library_work(work->helper_kernels, work->memsets);
     } else {

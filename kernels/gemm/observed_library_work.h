@@ -18,18 +18,18 @@ struct ObservedLibraryWork {
 };
 
 // The table's entry for this epilogue and operand type; none when no GPU run observed it.
-std::optional<ObservedLibraryWork> observed_gemm_work(Epilogue epilogue, GemmType operands);
+std::optional<ObservedLibraryWork> observed_gemm_work(Epilogue epilogue, DType operands);
 
 // Parses the table's text: one "epilogue,operands,helper_kernels,memsets,memsets_inferred" line per entry, "#"
 // comments and blank lines skipped. Throws std::invalid_argument naming the line for anything else.
 struct ObservedGemmRow {
     Epilogue epilogue = Epilogue::None;
-    GemmType operands = GemmType::BFloat16;
+    DType operands = DType::BFloat16;
     ObservedLibraryWork work;
 };
 std::vector<ObservedGemmRow> parse_observed_gemm_work(std::string_view text);
 
 // Counts one call's observed work (or that it was not observed) in the launch tally.
-void note_gemm_library_work(Epilogue epilogue, GemmType operands);
+void note_gemm_library_work(Epilogue epilogue, DType operands);
 
 }  // namespace tewb::kernels::detail

@@ -37,17 +37,17 @@ private:
     std::vector<unsigned char> storage_;
 };
 
-Fp8Type fp8(GemmType t) {
-    return t == GemmType::E5M2 ? Fp8Type::E5M2 : Fp8Type::E4M3;
+Fp8Type fp8(DType t) {
+    return t == DType::Float8E5M2 ? Fp8Type::E5M2 : Fp8Type::E4M3;
 }
 
-std::size_t size_of(GemmType t) {
-    return t == GemmType::Float32 ? 4 : t == GemmType::BFloat16 ? 2 : 1;
+std::size_t size_of(DType t) {
+    return t == DType::Float32 ? 4 : t == DType::BFloat16 ? 2 : 1;
 }
 
 // Stores v in a float32 / bfloat16 buffer and returns the value stored.
-double put(unsigned char* p, GemmType t, std::size_t i, float v) {
-    if (t == GemmType::Float32) {
+double put(unsigned char* p, DType t, std::size_t i, float v) {
+    if (t == DType::Float32) {
         std::memcpy(p + 4 * i, &v, 4);
         return v;
     }
@@ -56,8 +56,8 @@ double put(unsigned char* p, GemmType t, std::size_t i, float v) {
     return hn::bf16_to_float(h);
 }
 
-double get(unsigned char* p, GemmType t, std::size_t i) {
-    if (t == GemmType::Float32) {
+double get(unsigned char* p, DType t, std::size_t i) {
+    if (t == DType::Float32) {
         float v = 0;
         std::memcpy(&v, p + 4 * i, 4);
         return v;
@@ -79,7 +79,7 @@ double gelu_derivative(double x) {
 
 // An operand of logical shape [rows, k], stored as the GEMM reads it, with its exact values (scales applied).
 struct Operand {
-    GemmType type = GemmType::Float32;
+    DType type = DType::Float32;
     std::size_t rows = 0, k = 0;
     bool transposed = false;
     ScaleMode mode = ScaleMode::Tensor;
@@ -90,7 +90,7 @@ struct Operand {
     GemmOperand view() { return {data.bytes(), type, is_fp8(type) ? scales.floats() : nullptr, transposed, mode}; }
 };
 
-Operand make_operand(GemmType type, std::size_t rows, std::size_t k, bool transposed, ScaleMode mode, std::mt19937& rng) {
+Operand make_operand(DType type, std::size_t rows, std::size_t k, bool transposed, ScaleMode mode, std::mt19937& rng) {
     Operand op;
     op.type = type;
     op.rows = rows;
@@ -142,9 +142,9 @@ Operand make_operand(GemmType type, std::size_t rows, std::size_t k, bool transp
 // One GEMM case: its buffers, the call's arguments and the double reference.
 struct Case {
     std::size_t m = 0, n = 0, k = 0;
-    GemmType operand_type = GemmType::Float32;
-    GemmType b_type = GemmType::Float32;
-    GemmType d_type = GemmType::Float32;
+    DType operand_type = DType::Float32;
+    DType b_type = DType::Float32;
+    DType d_type = DType::Float32;
     Epilogue epilogue = Epilogue::None;
     bool a_transposed = false, b_transposed = false;
     ScaleMode a_mode = ScaleMode::Tensor, b_mode = ScaleMode::Tensor;
@@ -167,8 +167,8 @@ bool close(const Case& c, const char* what, std::size_t index, double got, doubl
 }
 
 // The output type's relative rounding: one unit in the last place.
-double ulp(GemmType t) {
-    return t == GemmType::Float32 ? std::ldexp(1.0, -23) : std::ldexp(1.0, -7);
+double ulp(DType t) {
+    return t == DType::Float32 ? std::ldexp(1.0, -23) : std::ldexp(1.0, -7);
 }
 
 // Runs the case on the host and checks d and every epilogue output against the reference.
@@ -177,8 +177,8 @@ bool run_and_check(const Case& c) {
     Operand a = make_operand(c.operand_type, c.m, c.k, c.a_transposed, c.a_mode, rng);
     Operand b = make_operand(c.b_type, c.n, c.k, c.b_transposed, c.b_mode, rng);
     const bool fp8_in = is_fp8(c.operand_type);
-    const GemmType side = is_fp8(c.d_type) ? GemmType::BFloat16 : c.d_type;
-    const GemmType bias_type = fp8_in ? GemmType::BFloat16 : c.d_type;
+    const DType side = is_fp8(c.d_type) ? DType::BFloat16 : c.d_type;
+    const DType bias_type = fp8_in ? DType::BFloat16 : c.d_type;
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
 
     GemmArgs g;
@@ -310,16 +310,16 @@ struct RuleBuffers {
         GemmArgs g;
         g.m = g.n = 64;
         g.k = 128;
-        g.a = {a.bytes(), GemmType::E4M3, scales.floats()};
-        g.b = {b.bytes(), GemmType::E4M3, scales.floats() + 4};
+        g.a = {a.bytes(), DType::Float8E4M3, scales.floats()};
+        g.b = {b.bytes(), DType::Float8E4M3, scales.floats() + 4};
         g.d = d.bytes();
-        g.d_type = GemmType::BFloat16;
+        g.d_type = DType::BFloat16;
         return g;
     }
     GemmArgs bf16() {
         GemmArgs g = fp8();
-        g.a = {a.bytes(), GemmType::BFloat16};
-        g.b = {b.bytes(), GemmType::BFloat16};
+        g.a = {a.bytes(), DType::BFloat16};
+        g.b = {b.bytes(), DType::BFloat16};
         return g;
     }
     GemmArgs block() {
@@ -343,7 +343,7 @@ class TestHostGemm : public QObject {
 private Q_SLOTS:
     void highPrecisionEveryEpilogueAndLayout() {
         unsigned seed = 10;
-        for (const GemmType type : {GemmType::Float32, GemmType::BFloat16}) {
+        for (const DType type : {DType::Float32, DType::BFloat16}) {
             for (const Epilogue e : {Epilogue::None, Epilogue::Bias, Epilogue::GeluAuxBias, Epilogue::DGeluBGrad, Epilogue::BGradB}) {
                 for (const bool a_t : {false, true}) {
                     for (const bool b_t : {false, true}) {
@@ -370,11 +370,11 @@ private Q_SLOTS:
         c.m = 130;
         c.n = 67;
         c.k = 1027;
-        c.operand_type = c.b_type = GemmType::BFloat16;
-        c.d_type = GemmType::BFloat16;
+        c.operand_type = c.b_type = DType::BFloat16;
+        c.d_type = DType::BFloat16;
         c.epilogue = Epilogue::DGeluBGrad;
         QVERIFY(run_and_check(c));
-        c.operand_type = c.b_type = c.d_type = GemmType::Float32;
+        c.operand_type = c.b_type = c.d_type = DType::Float32;
         c.epilogue = Epilogue::Bias;
         c.b_transposed = true;
         QVERIFY(run_and_check(c));
@@ -382,11 +382,11 @@ private Q_SLOTS:
 
     void fp8TensorScaledEveryOutputType() {
         unsigned seed = 100;
-        const std::pair<GemmType, GemmType> pairs[] = {
-            {GemmType::E4M3, GemmType::E4M3}, {GemmType::E4M3, GemmType::E5M2}, {GemmType::E5M2, GemmType::E4M3}};
+        const std::pair<DType, DType> pairs[] = {
+            {DType::Float8E4M3, DType::Float8E4M3}, {DType::Float8E4M3, DType::Float8E5M2}, {DType::Float8E5M2, DType::Float8E4M3}};
         for (const auto& [a_type, b_type] : pairs) {
-            for (const GemmType d_type : {GemmType::Float32, GemmType::BFloat16, GemmType::E4M3, GemmType::E5M2}) {
-                if (d_type == GemmType::E5M2 && a_type != GemmType::E5M2 && b_type != GemmType::E5M2) continue;
+            for (const DType d_type : {DType::Float32, DType::BFloat16, DType::Float8E4M3, DType::Float8E5M2}) {
+                if (d_type == DType::Float8E5M2 && a_type != DType::Float8E5M2 && b_type != DType::Float8E5M2) continue;
                 for (const Epilogue e : {Epilogue::None, Epilogue::Bias, Epilogue::GeluAuxBias}) {
                     if (is_fp8(d_type) && e == Epilogue::GeluAuxBias) continue;
                     Case c;
@@ -412,14 +412,14 @@ private Q_SLOTS:
                                                          {ScaleMode::Block1x128, ScaleMode::Block1x128}};
         unsigned seed = 200;
         for (const auto& [a_mode, b_mode] : modes) {
-            for (const GemmType d_type : {GemmType::Float32, GemmType::BFloat16}) {
+            for (const DType d_type : {DType::Float32, DType::BFloat16}) {
                 for (const Epilogue e : {Epilogue::None, Epilogue::Bias}) {
                     Case c;
                     c.m = 144;
                     c.n = 272;
                     c.k = 384;
-                    c.operand_type = GemmType::E4M3;
-                    c.b_type = GemmType::E4M3;
+                    c.operand_type = DType::Float8E4M3;
+                    c.b_type = DType::Float8E4M3;
                     c.d_type = d_type;
                     c.epilogue = e;
                     c.a_mode = a_mode;
@@ -433,8 +433,8 @@ private Q_SLOTS:
         wgrad.m = 32;
         wgrad.n = 16;
         wgrad.k = 256;
-        wgrad.operand_type = GemmType::E4M3;
-        wgrad.b_type = GemmType::E5M2;
+        wgrad.operand_type = DType::Float8E4M3;
+        wgrad.b_type = DType::Float8E5M2;
         wgrad.a_mode = wgrad.b_mode = ScaleMode::Block1x128;
         QVERIFY(run_and_check(wgrad));
     }
@@ -444,8 +444,8 @@ private Q_SLOTS:
     void resultDoesNotDependOnTheSplit() {
         std::mt19937 rng(7);
         const std::size_t m = 512, n = 96, k = 200;
-        Operand a = make_operand(GemmType::BFloat16, m, k, false, ScaleMode::Tensor, rng);
-        Operand b = make_operand(GemmType::BFloat16, n, k, false, ScaleMode::Tensor, rng);
+        Operand a = make_operand(DType::BFloat16, m, k, false, ScaleMode::Tensor, rng);
+        Operand b = make_operand(DType::BFloat16, n, k, false, ScaleMode::Tensor, rng);
         Buffer whole(m * n * 4), slice(32 * n * 4);
         GemmArgs g;
         g.m = m;
@@ -454,7 +454,7 @@ private Q_SLOTS:
         g.a = a.view();
         g.b = b.view();
         g.d = whole.bytes();
-        g.d_type = GemmType::Float32;
+        g.d_type = DType::Float32;
         host::gemm(g);
         for (const std::size_t first : {std::size_t{0}, std::size_t{33}, std::size_t{480}}) {
             GemmArgs part = g;
@@ -478,15 +478,15 @@ private Q_SLOTS:
             std::function<GemmArgs(RuleBuffers&)> args;
         };
         const std::vector<RuleCase> cases = {
-            {"unknown type", GemmRule::UnknownValue, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = static_cast<GemmType>(9); return g; }},
+            {"unknown type", GemmRule::UnknownValue, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = static_cast<DType>(9); return g; }},
             {"unknown epilogue", GemmRule::UnknownValue, [](RuleBuffers& r) { auto g = r.fp8(); g.epilogue = static_cast<Epilogue>(9); return g; }},
             {"k = 0", GemmRule::EmptyK, [](RuleBuffers& r) { auto g = r.bf16(); g.k = 0; return g; }},
             {"m over 32 bits", GemmRule::SizeOver32Bits, [](RuleBuffers& r) { auto g = r.bf16(); g.m = std::size_t{1} << 31; return g; }},
-            {"types mix", GemmRule::OperandTypesMix, [](RuleBuffers& r) { auto g = r.fp8(); g.b.type = GemmType::BFloat16; return g; }},
-            {"float32 x bfloat16", GemmRule::OperandTypesMix, [](RuleBuffers& r) { auto g = r.bf16(); g.a.type = GemmType::Float32; return g; }},
-            {"E5M2 x E5M2", GemmRule::E5M2TimesE5M2, [](RuleBuffers& r) { auto g = r.fp8(); g.a.type = g.b.type = GemmType::E5M2; return g; }},
-            {"FP8 d from bfloat16", GemmRule::Fp8OutputNeedsFp8Operands, [](RuleBuffers& r) { auto g = r.bf16(); g.d_type = GemmType::E4M3; return g; }},
-            {"E5M2 d from E4M3", GemmRule::E5M2OutputNeedsE5M2Operand, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = GemmType::E5M2; g.d_scale = r.scales.floats(); return g; }},
+            {"types mix", GemmRule::OperandTypesMix, [](RuleBuffers& r) { auto g = r.fp8(); g.b.type = DType::BFloat16; return g; }},
+            {"float32 x bfloat16", GemmRule::OperandTypesMix, [](RuleBuffers& r) { auto g = r.bf16(); g.a.type = DType::Float32; return g; }},
+            {"E5M2 x E5M2", GemmRule::E5M2TimesE5M2, [](RuleBuffers& r) { auto g = r.fp8(); g.a.type = g.b.type = DType::Float8E5M2; return g; }},
+            {"FP8 d from bfloat16", GemmRule::Fp8OutputNeedsFp8Operands, [](RuleBuffers& r) { auto g = r.bf16(); g.d_type = DType::Float8E4M3; return g; }},
+            {"E5M2 d from E4M3", GemmRule::E5M2OutputNeedsE5M2Operand, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = DType::Float8E5M2; g.d_scale = r.scales.floats(); return g; }},
             {"FP8 a transposed", GemmRule::Fp8OperandTransposed, [](RuleBuffers& r) { auto g = r.fp8(); g.a.transposed = true; return g; }},
             {"FP8 b transposed", GemmRule::Fp8OperandTransposed, [](RuleBuffers& r) { auto g = r.fp8(); g.b.transposed = true; return g; }},
             {"block scale on bfloat16", GemmRule::BlockScaleNeedsFp8, [](RuleBuffers& r) { auto g = r.bf16(); g.a.scale_mode = ScaleMode::Block1x128; return g; }},
@@ -494,13 +494,13 @@ private Q_SLOTS:
             {"128x128 twice", GemmRule::Block128x128Twice, [](RuleBuffers& r) { auto g = r.block(); g.a.scale_mode = ScaleMode::Block128x128; return g; }},
             {"block k = 80", GemmRule::BlockKNotMultipleOf128, [](RuleBuffers& r) { auto g = r.block(); g.k = 80; return g; }},
             {"block fast", GemmRule::BlockNeedsSplitAccumulation, [](RuleBuffers& r) { auto g = r.block(); g.accumulation = Accumulation::Fast; return g; }},
-            {"block FP8 d", GemmRule::BlockFp8Output, [](RuleBuffers& r) { auto g = r.block(); g.d_type = GemmType::E4M3; g.d_scale = r.scales.floats(); return g; }},
+            {"block FP8 d", GemmRule::BlockFp8Output, [](RuleBuffers& r) { auto g = r.block(); g.d_type = DType::Float8E4M3; g.d_scale = r.scales.floats(); return g; }},
             {"block GELU", GemmRule::BlockEpilogue, [](RuleBuffers& r) { auto g = r.block(); g.epilogue = Epilogue::GeluAuxBias; return g; }},
             {"FP8 m = 40", GemmRule::Fp8ShapeNotMultipleOf16, [](RuleBuffers& r) { auto g = r.fp8(); g.m = 40; return g; }},
             {"FP8 k = 72", GemmRule::Fp8ShapeNotMultipleOf16, [](RuleBuffers& r) { auto g = r.fp8(); g.k = 72; return g; }},
             {"no scale_inv", GemmRule::Fp8ScaleInvMissing, [](RuleBuffers& r) { auto g = r.fp8(); g.b.scale_inv = nullptr; return g; }},
-            {"FP8 d without d_scale", GemmRule::Fp8OutputScaleMissing, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = GemmType::E4M3; return g; }},
-            {"FP8 d with GELU", GemmRule::Fp8OutputEpilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = GemmType::E4M3; g.d_scale = r.scales.floats(); g.epilogue = Epilogue::GeluAuxBias; return g; }},
+            {"FP8 d without d_scale", GemmRule::Fp8OutputScaleMissing, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = DType::Float8E4M3; return g; }},
+            {"FP8 d with GELU", GemmRule::Fp8OutputEpilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = DType::Float8E4M3; g.d_scale = r.scales.floats(); g.epilogue = Epilogue::GeluAuxBias; return g; }},
             {"null d", GemmRule::NullOperand, [](RuleBuffers& r) { auto g = r.bf16(); g.d = nullptr; return g; }},
             {"bias missing", GemmRule::EpilogueBufferMissing, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::Bias; return g; }},
             {"aux missing", GemmRule::EpilogueBufferMissing, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::GeluAuxBias; g.bias = r.bias.bytes(); return g; }},
@@ -511,17 +511,17 @@ private Q_SLOTS:
             {"a.scale_inv misaligned (2-byte aligned only)", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.a.scale_inv = offset(g.a.scale_inv, 2); return g; }},
             {"b.scale_inv misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.b.scale_inv = offset(g.b.scale_inv, 1); return g; }},
             {"block scale misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.block(); g.b.scale_inv = offset(g.b.scale_inv, 4); return g; }},
-            {"d_scale misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = GemmType::E4M3; g.d_scale = offset(r.scales.floats(), 2); return g; }},
-            {"d_amax misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = GemmType::E4M3; g.d_scale = r.scales.floats(); g.d_amax = offset(r.small.floats(), 2); return g; }},
+            {"d_scale misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = DType::Float8E4M3; g.d_scale = offset(r.scales.floats(), 2); return g; }},
+            {"d_amax misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = DType::Float8E4M3; g.d_scale = r.scales.floats(); g.d_amax = offset(r.small.floats(), 2); return g; }},
             {"bias misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::Bias; g.bias = offset(r.bias.bytes(), 2); return g; }},
             {"aux misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::GeluAuxBias; g.bias = r.bias.bytes(); g.aux = offset(r.aux.bytes(), 8); g.aux_ld = 64; return g; }},
             {"bias_grad misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.a.transposed = true; g.epilogue = Epilogue::BGradB; g.bias_grad = offset(r.bias_grad.bytes(), 4); return g; }},
-            {"H200 1: FP8 with a float32 bias", GemmRule::BiasType, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = GemmType::Float32; g.epilogue = Epilogue::Bias; g.bias = r.bias.bytes(); g.bias_type = GemmType::Float32; return g; }},
-            {"bfloat16 bias with float32 d", GemmRule::BiasType, [](RuleBuffers& r) { auto g = r.bf16(); g.a.type = g.b.type = GemmType::Float32; g.d_type = GemmType::Float32; g.epilogue = Epilogue::Bias; g.bias = r.bias.bytes(); g.bias_type = GemmType::BFloat16; return g; }},
+            {"H200 1: FP8 with a float32 bias", GemmRule::BiasType, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = DType::Float32; g.epilogue = Epilogue::Bias; g.bias = r.bias.bytes(); g.bias_type = DType::Float32; return g; }},
+            {"bfloat16 bias with float32 d", GemmRule::BiasType, [](RuleBuffers& r) { auto g = r.bf16(); g.a.type = g.b.type = DType::Float32; g.d_type = DType::Float32; g.epilogue = Epilogue::Bias; g.bias = r.bias.bytes(); g.bias_type = DType::BFloat16; return g; }},
             {"FP8 DGELU_BGRAD", GemmRule::Fp8Epilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.epilogue = Epilogue::DGeluBGrad; g.aux = r.aux.bytes(); g.aux_ld = 64; g.bias_grad = r.bias_grad.bytes(); return g; }},
             {"FP8 BGRADB", GemmRule::Fp8Epilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.epilogue = Epilogue::BGradB; g.bias_grad = r.bias_grad.bytes(); return g; }},
             {"H200 3: BGRADB with a as stored [m, k]", GemmRule::BGradBNeedsTransposedA, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::BGradB; g.bias_grad = r.bias_grad.bytes(); return g; }},
-            {"c with an FP8 d", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = GemmType::E4M3; g.d_scale = r.scales.floats(); g.c = r.aux.bytes(); return g; }},
+            {"c with an FP8 d", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = DType::Float8E4M3; g.d_scale = r.scales.floats(); g.c = r.aux.bytes(); return g; }},
             {"c with block scales", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.block(); g.c = r.aux.bytes(); return g; }},
             {"c with GELU", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::GeluAuxBias; g.bias = r.bias.bytes(); g.aux = r.aux.bytes(); g.aux_ld = 64; g.c = r.d.bytes(); return g; }},
             {"c misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.c = offset(r.aux.bytes(), 8); return g; }},
@@ -579,7 +579,7 @@ private Q_SLOTS:
             QVERIFY(refusal.has_value());
             QVERIFY2(refusal->message.find("b.scale_inv (0x") != std::string::npos, refusal->message.c_str());
             g = buffers.fp8();
-            g.d_type = GemmType::E4M3;
+            g.d_type = DType::Float8E4M3;
             g.d_scale = offset(buffers.scales.floats(), bytes);
             refusal = gemm_refusal(g, GemmTarget{});
             QVERIFY(refusal.has_value());
@@ -594,10 +594,10 @@ private Q_SLOTS:
         g.a.scale_inv = offset(g.a.scale_inv, 16);
         QVERIFY(!gemm_refusal(g, GemmTarget{}));
         g = buffers.fp8();
-        g.d_type = GemmType::Float32;
+        g.d_type = DType::Float32;
         g.epilogue = Epilogue::Bias;
         g.bias = buffers.bias.bytes();
-        g.bias_type = GemmType::Float32;
+        g.bias_type = DType::Float32;
         const std::string bias = gemm_refusal(g, GemmTarget{})->message;
         QVERIFY2(bias.find("bias_type = float32") != std::string::npos && bias.find("allowed: bfloat16") != std::string::npos,
                  bias.c_str());
@@ -609,21 +609,21 @@ private Q_SLOTS:
     void cOperandRule() {
         RuleBuffers buffers;
         GemmArgs g = buffers.fp8();
-        g.d_type = GemmType::E4M3;
+        g.d_type = DType::Float8E4M3;
         g.d_scale = buffers.scales.floats();
         const GemmCOperand chosen = gemm_c_operand(g);
         QVERIFY(chosen.data == nullptr);
-        QCOMPARE(chosen.type, GemmType::BFloat16);
+        QCOMPARE(chosen.type, DType::BFloat16);
         QVERIFY(!gemm_c_refusal(g, chosen));
-        const auto shared = gemm_c_refusal(g, GemmCOperand{g.d, GemmType::BFloat16});
+        const auto shared = gemm_c_refusal(g, GemmCOperand{g.d, DType::BFloat16});
         QVERIFY(shared.has_value());
         QCOMPARE(shared->rule, GemmRule::COperandLayout);
         QVERIFY(shared->message.find("status 7") != std::string::npos);
-        QCOMPARE(gemm_c_refusal(g, GemmCOperand{nullptr, GemmType::E4M3})->rule, GemmRule::COperandLayout);
+        QCOMPARE(gemm_c_refusal(g, GemmCOperand{nullptr, DType::Float8E4M3})->rule, GemmRule::COperandLayout);
         g = buffers.bf16();
         QVERIFY(gemm_c_operand(g).data == g.d);
         QVERIFY(!gemm_c_refusal(g, gemm_c_operand(g)));
-        QCOMPARE(gemm_c_refusal(g, GemmCOperand{g.d, GemmType::Float32})->rule, GemmRule::COperandLayout);
+        QCOMPARE(gemm_c_refusal(g, GemmCOperand{g.d, DType::Float32})->rule, GemmRule::COperandLayout);
     }
 
     void computeCapabilityRulesOnDeviceTargets() {
@@ -649,23 +649,23 @@ private Q_SLOTS:
         QTest::addColumn<int>("operands");
         QTest::addColumn<int>("output");
         QTest::addColumn<bool>("in_place");
-        QTest::newRow("float32") << int(GemmType::Float32) << int(GemmType::Float32) << false;
-        QTest::newRow("bfloat16 -> float32 (te BF16's residual)") << int(GemmType::BFloat16) << int(GemmType::Float32) << false;
-        QTest::newRow("bfloat16 -> bfloat16, c = d") << int(GemmType::BFloat16) << int(GemmType::BFloat16) << true;
-        QTest::newRow("E4M3 -> float32 (te FP8's residual)") << int(GemmType::E4M3) << int(GemmType::Float32) << false;
-        QTest::newRow("E4M3 -> float32, c = d") << int(GemmType::E4M3) << int(GemmType::Float32) << true;
+        QTest::newRow("float32") << int(DType::Float32) << int(DType::Float32) << false;
+        QTest::newRow("bfloat16 -> float32 (te BF16's residual)") << int(DType::BFloat16) << int(DType::Float32) << false;
+        QTest::newRow("bfloat16 -> bfloat16, c = d") << int(DType::BFloat16) << int(DType::BFloat16) << true;
+        QTest::newRow("E4M3 -> float32 (te FP8's residual)") << int(DType::Float8E4M3) << int(DType::Float32) << false;
+        QTest::newRow("E4M3 -> float32, c = d") << int(DType::Float8E4M3) << int(DType::Float32) << true;
     }
     void accumulatesOntoC() {
         QFETCH(int, operands);
         QFETCH(int, output);
         QFETCH(bool, in_place);
-        const auto type = static_cast<GemmType>(operands);
-        const auto d_type = static_cast<GemmType>(output);
+        const auto type = static_cast<DType>(operands);
+        const auto d_type = static_cast<DType>(output);
         constexpr std::size_t m = 48, n = 32, k = 64;
         std::mt19937 rng(5);
         Operand a = make_operand(type, m, k, false, ScaleMode::Tensor, rng);
         Operand b = make_operand(type, n, k, false, ScaleMode::Tensor, rng);
-        const GemmType bias_type = is_fp8(type) ? GemmType::BFloat16 : d_type;
+        const DType bias_type = is_fp8(type) ? DType::BFloat16 : d_type;
         Buffer bias(n * 4), c(m * n * 4), d(m * n * 4);
         std::uniform_real_distribution<float> uniform(-4.0f, 4.0f);
         std::vector<double> bias_value(n), c_value(m * n);
@@ -721,13 +721,13 @@ private Q_SLOTS:
     // What cuBLASLt runs beside a matmul, from the observed data (gemm/observed_library_work.csv): the host twin
     // counts it as the GPU runs it; an epilogue and operand type no GPU run observed is counted as not known.
     void libraryWorkAsObserved() {
-        const auto bgradb = detail::observed_gemm_work(Epilogue::BGradB, GemmType::BFloat16);
+        const auto bgradb = detail::observed_gemm_work(Epilogue::BGradB, DType::BFloat16);
         QVERIFY(bgradb && bgradb->helper_kernels == 1 && bgradb->memsets == 1 && bgradb->memsets_inferred);
-        const auto dgelu = detail::observed_gemm_work(Epilogue::DGeluBGrad, GemmType::BFloat16);
+        const auto dgelu = detail::observed_gemm_work(Epilogue::DGeluBGrad, DType::BFloat16);
         QVERIFY(dgelu && dgelu->helper_kernels == 1);
-        const auto plain = detail::observed_gemm_work(Epilogue::None, GemmType::BFloat16);
+        const auto plain = detail::observed_gemm_work(Epilogue::None, DType::BFloat16);
         QVERIFY(plain && plain->helper_kernels == 0 && plain->memsets == 0);
-        QVERIFY(!detail::observed_gemm_work(Epilogue::None, GemmType::E4M3).has_value());
+        QVERIFY(!detail::observed_gemm_work(Epilogue::None, DType::Float8E4M3).has_value());
 
         RuleBuffers buffers;
         GemmArgs g = buffers.bf16();
@@ -737,8 +737,8 @@ private Q_SLOTS:
         host::gemm(g);
         QCOMPARE(launch_tally() - before, (LaunchTally{1, 0, 0, 0}));
         before = launch_tally();
-        detail::note_gemm_library_work(Epilogue::BGradB, GemmType::BFloat16);
-        detail::note_gemm_library_work(Epilogue::Bias, GemmType::E4M3);
+        detail::note_gemm_library_work(Epilogue::BGradB, DType::BFloat16);
+        detail::note_gemm_library_work(Epilogue::Bias, DType::Float8E4M3);
         QCOMPARE(launch_tally() - before, (LaunchTally{0, 1, 1, 1}));
     }
 
@@ -796,8 +796,8 @@ private Q_SLOTS:
     void trainingShape() {
         std::mt19937 rng(3);
         const std::size_t m = 3072, n = 2304, k = 768;
-        Operand a = make_operand(GemmType::BFloat16, m, k, false, ScaleMode::Tensor, rng);
-        Operand b = make_operand(GemmType::BFloat16, n, k, true, ScaleMode::Tensor, rng);
+        Operand a = make_operand(DType::BFloat16, m, k, false, ScaleMode::Tensor, rng);
+        Operand b = make_operand(DType::BFloat16, n, k, true, ScaleMode::Tensor, rng);
         Buffer d(m * n * 2);
         GemmArgs g;
         g.m = m;
@@ -806,7 +806,7 @@ private Q_SLOTS:
         g.a = a.view();
         g.b = b.view();
         g.d = d.bytes();
-        g.d_type = GemmType::BFloat16;
+        g.d_type = DType::BFloat16;
         const auto start = std::chrono::steady_clock::now();
         host::gemm(g);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -818,7 +818,7 @@ private Q_SLOTS:
                 want += a.value[i * k + p] * b.value[j * k + p];
                 magnitude += std::fabs(a.value[i * k + p] * b.value[j * k + p]);
             }
-            const double got = get(d.bytes(), GemmType::BFloat16, i * n + j);
+            const double got = get(d.bytes(), DType::BFloat16, i * n + j);
             QVERIFY2(std::fabs(got - want) <= std::ldexp(double(k), -22) * magnitude + std::ldexp(std::fabs(want), -7),
                      qPrintable(QStringLiteral("d[%1, %2] = %3, reference %4").arg(i).arg(j).arg(got).arg(want)));
         }

@@ -596,8 +596,8 @@ private Q_SLOTS:
         ok.m = 32;
         ok.n = 32;
         ok.k = 32;
-        ok.a = {device_like, GemmType::E4M3, device_like};
-        ok.b = {device_like, GemmType::E4M3, device_like};
+        ok.a = {device_like, DType::Float8E4M3, device_like};
+        ok.b = {device_like, DType::Float8E4M3, device_like};
         ok.d = device_like;
         const auto bad = [&](const std::function<void(GemmArgs&)>& change, const std::string& part) {
             GemmArgs g = ok;
@@ -606,11 +606,11 @@ private Q_SLOTS:
         };
         bad([](GemmArgs& g) { g.m = 97; }, "FP8 GEMMs need m, n and k to be multiples of 16 (got m = 97");
         bad([](GemmArgs& g) { g.k = 0; }, "k = 0");
-        bad([](GemmArgs& g) { g.a.type = GemmType::E5M2; g.b.type = GemmType::E5M2; }, "E5M2 x E5M2");
-        bad([](GemmArgs& g) { g.a.type = GemmType::BFloat16; }, "do not mix");
+        bad([](GemmArgs& g) { g.a.type = DType::Float8E5M2; g.b.type = DType::Float8E5M2; }, "E5M2 x E5M2");
+        bad([](GemmArgs& g) { g.a.type = DType::BFloat16; }, "do not mix");
         bad([](GemmArgs& g) { g.b.scale_inv = nullptr; }, "scale_inv pointers");
-        bad([](GemmArgs& g) { g.d_type = GemmType::E4M3; }, "an FP8 output needs d_scale");
-        bad([](GemmArgs& g) { g.a = {device_like, GemmType::BFloat16, nullptr}; g.b = g.a; g.d_type = GemmType::E4M3; },
+        bad([](GemmArgs& g) { g.d_type = DType::Float8E4M3; }, "an FP8 output needs d_scale");
+        bad([](GemmArgs& g) { g.a = {device_like, DType::BFloat16, nullptr}; g.b = g.a; g.d_type = DType::Float8E4M3; },
             "an FP8 output needs FP8 operands");
         bad([](GemmArgs& g) { g.d = nullptr; }, "a, b and d must not be null");
         bad([](GemmArgs& g) { g.a.data = reinterpret_cast<const char*>(device_like) + 4; }, "16-byte aligned");
@@ -619,13 +619,13 @@ private Q_SLOTS:
             "aux_ld = 20; allowed: at least n = 32 and a multiple of 8");
         bad([](GemmArgs& g) { g.epilogue = Epilogue::DGeluBGrad; g.aux = device_like; g.aux_ld = 32; }, "needs a 16-byte aligned bias_grad");
         bad([](GemmArgs& g) { g.epilogue = Epilogue::BGradB; }, "the BGRADB epilogue needs");
-        bad([](GemmArgs& g) { g.a.type = g.b.type = GemmType::BFloat16; g.a.scale_inv = g.b.scale_inv = nullptr;
+        bad([](GemmArgs& g) { g.a.type = g.b.type = DType::BFloat16; g.a.scale_inv = g.b.scale_inv = nullptr;
                               g.epilogue = Epilogue::BGradB; g.bias_grad = device_like; },
             "needs a stored transposed");
-        bad([](GemmArgs& g) { g.d_type = GemmType::E5M2; g.d_scale = device_like; }, "E4M3 x E4M3 has no E5M2 output");
+        bad([](GemmArgs& g) { g.d_type = DType::Float8E5M2; g.d_scale = device_like; }, "E4M3 x E4M3 has no E5M2 output");
         bad([](GemmArgs& g) { g.a.transposed = true; }, "FP8 operands must be K-contiguous");
         bad([](GemmArgs& g) { g.workspace_bytes = 1024; }, "the workspace must be 256-byte aligned");
-        bad([](GemmArgs& g) { g.d_type = GemmType::E4M3; g.d_scale = device_like; g.epilogue = Epilogue::BGradB; g.bias_grad = device_like; },
+        bad([](GemmArgs& g) { g.d_type = DType::Float8E4M3; g.d_scale = device_like; g.epilogue = Epilogue::BGradB; g.bias_grad = device_like; },
             "an FP8 output takes no epilogue but bias");
         QCOMPARE(gemm_cache_size(), std::size_t{0});  // nothing reached cuBLASLt
     }
@@ -636,8 +636,8 @@ private Q_SLOTS:
         ok.m = 256;
         ok.n = 128;
         ok.k = 384;
-        ok.a = {device_like, GemmType::E4M3, device_like, false, ScaleMode::Block1x128};
-        ok.b = {device_like, GemmType::E4M3, device_like, false, ScaleMode::Block128x128};
+        ok.a = {device_like, DType::Float8E4M3, device_like, false, ScaleMode::Block1x128};
+        ok.b = {device_like, DType::Float8E4M3, device_like, false, ScaleMode::Block128x128};
         ok.d = device_like;
         const auto bad = [&](const std::function<void(GemmArgs&)>& change, const std::string& part) {
             GemmArgs g = ok;
@@ -648,10 +648,10 @@ private Q_SLOTS:
         bad([](GemmArgs& g) { g.b.scale_mode = ScaleMode::Tensor; }, "block-scaled and tensor-scaled operands do not mix");
         bad([](GemmArgs& g) { g.a.scale_mode = ScaleMode::Block128x128; }, "128x128 x 128x128 block scales have no cuBLASLt kernel");
         bad([](GemmArgs& g) { g.accumulation = Accumulation::Fast; }, "accumulate split only");
-        bad([](GemmArgs& g) { g.d_type = GemmType::E4M3; g.d_scale = device_like; }, "write float32 or bfloat16");
+        bad([](GemmArgs& g) { g.d_type = DType::Float8E4M3; g.d_scale = device_like; }, "write float32 or bfloat16");
         bad([](GemmArgs& g) { g.epilogue = Epilogue::GeluAuxBias; g.bias = device_like; g.aux = device_like; g.aux_ld = 128; },
             "take no epilogue but bias");
-        bad([](GemmArgs& g) { g.a.type = g.b.type = GemmType::BFloat16; }, "block scale modes apply to FP8 operands only");
+        bad([](GemmArgs& g) { g.a.type = g.b.type = DType::BFloat16; }, "block scale modes apply to FP8 operands only");
         QCOMPARE(gemm_cache_size(), std::size_t{0});
     }
 

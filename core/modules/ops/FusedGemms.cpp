@@ -88,10 +88,10 @@ GemmJournalEntry journal_entry(const char* op, const kernels::GemmArgs& g) {
     e.m = g.m;
     e.n = g.n;
     e.k = g.k;
-    e.a_type = kernels::gemm_type_name(g.a.type);
-    e.b_type = kernels::gemm_type_name(g.b.type);
-    e.d_type = kernels::gemm_type_name(g.d_type);
-    e.bias_type = kernels::gemm_type_name(g.bias_type);
+    e.a_type = kernels::to_string(g.a.type).data();
+    e.b_type = kernels::to_string(g.b.type).data();
+    e.d_type = kernels::to_string(g.d_type).data();
+    e.bias_type = kernels::to_string(g.bias_type).data();
     e.a_transposed = g.a.transposed;
     e.b_transposed = g.b.transposed;
     const bool fp8 = kernels::is_fp8(g.a.type);
@@ -134,10 +134,10 @@ kernels::GemmArgs FusedOps::hp_args(const at::Tensor& a, bool a_transposed, cons
     g.m = static_cast<std::size_t>(d.size(0));
     g.n = static_cast<std::size_t>(d.size(1));
     g.k = static_cast<std::size_t>(a_transposed ? a.size(0) : a.size(1));
-    g.a = {a.data_ptr(), gemm_type(a.scalar_type()), nullptr, a_transposed};
-    g.b = {b.data_ptr(), gemm_type(b.scalar_type()), nullptr, b_transposed};
+    g.a = {a.data_ptr(), kernel_dtype(a.scalar_type()), nullptr, a_transposed};
+    g.b = {b.data_ptr(), kernel_dtype(b.scalar_type()), nullptr, b_transposed};
     g.d = d.data_ptr();
-    g.d_type = gemm_type(out_dtype);
+    g.d_type = kernel_dtype(out_dtype);
     return g;
 }
 
@@ -193,7 +193,7 @@ at::Tensor FusedOps::hp_gemm(const char* op, const at::Tensor& a, const at::Tens
         bias_c = parameter_copy(*bias, out_dtype).contiguous();
         g.epilogue = kernels::Epilogue::Bias;
         g.bias = bias_c.data_ptr();
-        g.bias_type = gemm_type(out_dtype);
+        g.bias_type = kernel_dtype(out_dtype);
     }
     if (residual.defined()) g.c = residual.data_ptr();
     if (Misfit refused = run_gemm(op, g, a, Tensors{a, b, bias_c, residual}, Tensors{d})) return fall_back(op, *refused, reference);
@@ -245,10 +245,10 @@ at::Tensor FusedOps::fp8_gemm_into(const char* op, const at::Tensor& a, const at
     g.m = rows_of(a);
     g.n = rows_of(b);
     g.k = cols_of(a);
-    g.a = {a.data_ptr(), gemm_type(a.scalar_type()), a_scales.data_ptr<float>(), false, a_mode};
-    g.b = {b.data_ptr(), gemm_type(b.scalar_type()), b_scales.data_ptr<float>(), false, b_mode};
+    g.a = {a.data_ptr(), kernel_dtype(a.scalar_type()), a_scales.data_ptr<float>(), false, a_mode};
+    g.b = {b.data_ptr(), kernel_dtype(b.scalar_type()), b_scales.data_ptr<float>(), false, b_mode};
     g.d = d.data_ptr();
-    g.d_type = gemm_type(out_dtype);
+    g.d_type = kernel_dtype(out_dtype);
     g.accumulation = accumulation == Accumulation::Fast && !blocks ? kernels::Accumulation::Fast : kernels::Accumulation::Split;
     at::Tensor bias_c;
     if (bias && bias->defined()) {
@@ -256,7 +256,7 @@ at::Tensor FusedOps::fp8_gemm_into(const char* op, const at::Tensor& a, const at
         bias_c = parameter_copy(*bias, at::kBFloat16).contiguous();
         g.epilogue = kernels::Epilogue::Bias;
         g.bias = bias_c.data_ptr();
-        g.bias_type = kernels::GemmType::BFloat16;
+        g.bias_type = kernels::DType::BFloat16;
     }
     if (residual.defined()) g.c = residual.data_ptr();
     if (Misfit refused = run_gemm(op, g, a, Tensors{a, b, a_scales, b_scales, bias_c, residual}, Tensors{d})) {
@@ -317,7 +317,7 @@ GeluGemmResult FusedOps::gemm_gelu(const at::Tensor& x, const at::Tensor& weight
     kernels::GemmArgs g = hp_args(x, false, weight, false, r.activation, out_dtype);
     g.epilogue = kernels::Epilogue::GeluAuxBias;
     g.bias = bias_c.data_ptr();
-    g.bias_type = gemm_type(out_dtype);
+    g.bias_type = kernel_dtype(out_dtype);
     g.aux = r.pre.data_ptr();
     g.aux_ld = static_cast<std::size_t>(weight.size(0));
     if (Misfit refused = run_gemm("gemm_gelu", g, x, Tensors{x, weight, bias_c}, Tensors{r.activation, r.pre})) {

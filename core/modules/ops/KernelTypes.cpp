@@ -25,18 +25,8 @@ kernels::DType kernel_dtype(at::ScalarType type) {
     }
 }
 
-kernels::GemmType gemm_type(at::ScalarType type) {
-    switch (type) {
-        case at::kFloat: return kernels::GemmType::Float32;
-        case at::kBFloat16: return kernels::GemmType::BFloat16;
-        case at::kFloat8_e4m3fn: return kernels::GemmType::E4M3;
-        case at::kFloat8_e5m2: return kernels::GemmType::E5M2;
-        default: unsupported("gemm_type", type);
-    }
-}
-
-kernels::GemmType gemm_type(kernels::Fp8Type type) {
-    return type == kernels::Fp8Type::E4M3 ? kernels::GemmType::E4M3 : kernels::GemmType::E5M2;
+kernels::DType kernel_dtype(kernels::Fp8Type type) {
+    return kernels::fp8_dtype(type);
 }
 
 kernels::Tensor kernel_tensor(const at::Tensor& t) {

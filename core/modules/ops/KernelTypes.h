@@ -15,8 +15,7 @@ namespace tewb {
 // self-test. A type the kernels do not take throws std::invalid_argument naming it, never maps to
 // something else.
 kernels::DType kernel_dtype(at::ScalarType type);  // float32, bfloat16, float16, float8 e4m3fn/e5m2, int64
-kernels::GemmType gemm_type(at::ScalarType type);        // float32, bfloat16, float8 e4m3fn, float8 e5m2
-kernels::GemmType gemm_type(kernels::Fp8Type type);       // an FP8 GEMM operand's type
+kernels::DType kernel_dtype(kernels::Fp8Type type);  // an FP8 format's element type
 
 // A tensor as the kernels take it: [rows, cols] for a 2-D one, [1, n] for one of another rank (a vector); an
 // undefined tensor has no data (an output not wanted).

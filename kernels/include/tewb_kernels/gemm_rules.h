@@ -74,7 +74,7 @@ std::optional<GemmRefusal> gemm_refusal(const GemmArgs& args, const GemmTarget& 
 // refused that with status 7).
 struct GemmCOperand {
     const void* data = nullptr;
-    GemmType type = GemmType::BFloat16;
+    DType type = DType::BFloat16;
 };
 GemmCOperand gemm_c_operand(const GemmArgs& args);
 

@@ -10,22 +10,8 @@
 // (host/gemm.h); no CUDA here.
 namespace tewb::kernels {
 
-enum class GemmType { Float32, BFloat16, E4M3, E5M2 };
-
-constexpr bool is_fp8(GemmType t) {
-    return t == GemmType::E4M3 || t == GemmType::E5M2;
-}
-
-// "float32", "bfloat16", "E4M3", "E5M2": how messages name a type (the names of dtype.h and fp8_type.h).
-constexpr const char* gemm_type_name(GemmType t) {
-    switch (t) {
-        case GemmType::Float32: return to_string(DType::Float32).data();
-        case GemmType::BFloat16: return to_string(DType::BFloat16).data();
-        case GemmType::E4M3: return fp8_type_name(Fp8Type::E4M3);
-        case GemmType::E5M2: return fp8_type_name(Fp8Type::E5M2);
-    }
-    return "unknown";
-}
+// Element types (dtype.h's DType): operands float32, bfloat16, E4M3 or E5M2; the rule table (gemm_rules.h) refuses
+// the others.
 
 // What runs after the product, in row-major terms (d is [m, n]):
 //   None        d = a·bᵀ
@@ -53,7 +39,7 @@ enum class Accumulation { Fast, Split };
 
 struct GemmOperand {
     const void* data = nullptr;
-    GemmType type = GemmType::BFloat16;
+    DType type = DType::BFloat16;
     const float* scale_inv = nullptr;  // FP8 operands: the dequantization factor(s), device memory (see ScaleMode)
     // The operand is stored as its transpose: a as [k, m], b as [k, n], row-major (a backward's dy or x
     // as they are, no copy). Float32 and bfloat16 only: FP8 tensor cores take the K-contiguous layout.
@@ -87,14 +73,14 @@ struct GemmArgs {
     GemmOperand a;
     GemmOperand b;
     void* d = nullptr;
-    GemmType d_type = GemmType::BFloat16;
+    DType d_type = DType::BFloat16;
     const float* d_scale = nullptr;
     float* d_amax = nullptr;
     Epilogue epilogue = Epilogue::None;
     const void* bias = nullptr;      // Bias, GeluAuxBias: [n], of bias_type
     // The bias's dtype: d_type for float32 and bfloat16 operands, bfloat16 for FP8 operands (cuBLASLt's FP8
     // kernels take no other: a float32 bias found no algorithm on the H200). gemm_rules.h refuses the rest.
-    GemmType bias_type = GemmType::BFloat16;
+    DType bias_type = DType::BFloat16;
     void* bias_grad = nullptr;       // DGeluBGrad: [n]; BGradB: [m] (needs a.transposed); d_type
     void* aux = nullptr;             // GeluAuxBias (written), DGeluBGrad (read): [m, aux_ld], d_type (bfloat16 for FP8 d)
     // When set, the product is accumulated onto it: d = a·bᵀ (+ bias) + c, c [m, n] row-major in d's type (cuBLASLt's
