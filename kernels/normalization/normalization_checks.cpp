@@ -11,6 +11,19 @@ namespace tewb::kernels::detail {
 
 namespace {
 
+// What both norms' backward passes check first: x's shape, then the dtypes of dy, x and dx (one), gamma and dgamma
+// (one).
+void check_backward_types(const char* call, const Tensor& dy, const Tensor& x, const Tensor& dx, const Tensor& gamma,
+                          const Tensor& dgamma) {
+    check_dims(call, x.rows, x.cols);
+    if (x.cols == 0) fail(call, "hidden = 0; allowed: 1 or more");
+    check_float_or_bf16(call, x.dtype, "x and dx");
+    check_same_dtype(call, dx.dtype, "dx", x.dtype, "x");
+    check_float_or_bf16(call, dy.dtype, "dy");
+    check_float_or_bf16(call, gamma.dtype, "gamma");
+    check_same_dtype(call, dgamma.dtype, "dgamma", gamma.dtype, "gamma");
+}
+
 bool check_layer_norm_forward_arguments(const char* call, const LayerNormForwardCall& a) {
     const std::size_t rows = a.x.rows;
     const std::size_t hidden = a.x.cols;
@@ -40,13 +53,7 @@ bool check_layer_norm_forward_arguments(const char* call, const LayerNormForward
 bool check_layer_norm_backward_arguments(const char* call, const LayerNormBackwardCall& a, std::size_t needed_workspace) {
     const std::size_t rows = a.x.rows;
     const std::size_t hidden = a.x.cols;
-    check_dims(call, rows, hidden);
-    if (hidden == 0) fail(call, "hidden = 0; allowed: 1 or more");
-    check_float_or_bf16(call, a.x.dtype, "x and dx");
-    check_same_dtype(call, a.dx.dtype, "dx", a.x.dtype, "x");
-    check_float_or_bf16(call, a.dy.dtype, "dy");
-    check_float_or_bf16(call, a.gamma.dtype, "gamma");
-    check_same_dtype(call, a.dgamma.dtype, "dgamma", a.gamma.dtype, "gamma");
+    check_backward_types(call, a.dy, a.x, a.dx, a.gamma, a.dgamma);
     check_same_dtype(call, a.dbeta.dtype, "dbeta", a.gamma.dtype, "gamma");
     for (const auto& [tensor, name] : {std::pair<Tensor, const char*>{a.dy, "dy"}, {a.dx, "dx"}}) {
         check_shape(call, tensor, name, rows, hidden);
@@ -104,13 +111,7 @@ bool check_rms_norm_forward_arguments(const char* call, const RmsNormForwardCall
 bool check_rms_norm_backward_arguments(const char* call, const RmsNormBackwardCall& a, std::size_t needed_workspace) {
     const std::size_t rows = a.x.rows;
     const std::size_t hidden = a.x.cols;
-    check_dims(call, rows, hidden);
-    if (hidden == 0) fail(call, "hidden = 0; allowed: 1 or more");
-    check_float_or_bf16(call, a.x.dtype, "x and dx");
-    check_same_dtype(call, a.dx.dtype, "dx", a.x.dtype, "x");
-    check_float_or_bf16(call, a.dy.dtype, "dy");
-    check_float_or_bf16(call, a.gamma.dtype, "gamma");
-    check_same_dtype(call, a.dgamma.dtype, "dgamma", a.gamma.dtype, "gamma");
+    check_backward_types(call, a.dy, a.x, a.dx, a.gamma, a.dgamma);
     if (a.dresidual.data != nullptr) check_same_dtype(call, a.dresidual.dtype, "dresidual", a.x.dtype, "x");
     check_shape(call, a.dy, "dy", rows, hidden);
     check_shape(call, a.dx, "dx", rows, hidden);
