@@ -31,7 +31,7 @@
 #endif
 
 using namespace tewb;
-using kernels::GemmArgs;
+using kernels::GemmCall;
 using kernels::DType;
 
 namespace {
@@ -64,13 +64,22 @@ std::size_t element_bytes(DType t) {
     return t == DType::Float32 ? 4 : t == DType::BFloat16 ? 2 : 1;
 }
 
+// A tensor of the entry's, [rows, cols] in `dtype`, its data placed afterwards.
+kernels::Tensor shaped(DType dtype, std::size_t rows, std::size_t cols) {
+    kernels::Tensor t;
+    t.dtype = dtype;
+    t.rows = rows;
+    t.cols = cols;
+    return t;
+}
+
 // The bytes each pointer of an entry addresses (an upper bound where the layout pads).
-std::size_t bytes_of(const std::string& name, const GemmJournalEntry& e, const GemmArgs& g) {
-    const DType side = kernels::is_fp8(g.d_type) ? DType::BFloat16 : g.d_type;
-    if (name == "a") return e.m * e.k * element_bytes(g.a.type);
-    if (name == "b") return e.n * e.k * element_bytes(g.b.type);
-    if (name == "d" || name == "c") return e.m * e.n * element_bytes(g.d_type);
-    if (name == "bias") return e.n * element_bytes(g.bias_type);
+std::size_t bytes_of(const std::string& name, const GemmJournalEntry& e, const GemmCall& g) {
+    const DType side = kernels::is_fp8(g.d.dtype) ? DType::BFloat16 : g.d.dtype;
+    if (name == "a") return e.m * e.k * element_bytes(g.a.dtype);
+    if (name == "b") return e.n * e.k * element_bytes(g.b.dtype);
+    if (name == "d" || name == "c") return e.m * e.n * element_bytes(g.d.dtype);
+    if (name == "bias") return e.n * element_bytes(g.epilogue.bias.dtype);
     if (name == "aux") return e.m * std::max<std::uint64_t>(e.aux_ld, e.n) * element_bytes(side);
     if (name == "bias_grad") return std::max(e.m, e.n) * element_bytes(side);
     if (name == "a.scale_inv") return 4 * kernels::block_scale_entries(g.a.scale_mode, e.m, e.k);
@@ -78,37 +87,45 @@ std::size_t bytes_of(const std::string& name, const GemmJournalEntry& e, const G
     return 4;  // d_scale, d_amax
 }
 
-// The entry's arguments with every pointer placed by `place(name, bytes, alignment)`.
+// The entry's call: every tensor shaped from m, n and k as the entry's layout stores it (a [m, k] or, transposed,
+// [k, m]; b [n, k] or [k, n]; d and c [m, n]; the bias [1, n]; aux [m, n] with the row stride aux_ld; bias_grad
+// [1, m] for BGRADB, else [1, n]; aux, bias_grad and c in d's dtype, bfloat16 for an FP8 d), and every pointer the
+// entry passed placed by `place(name, bytes, alignment)` (the rest stay null).
 template <typename Place>
-GemmArgs args_of(const GemmJournalEntry& e, Place&& place) {
-    GemmArgs g;
-    g.m = e.m;
-    g.n = e.n;
-    g.k = e.k;
-    g.a.type = type_named(e.a_type);
-    g.b.type = type_named(e.b_type);
-    g.d_type = type_named(e.d_type);
-    g.bias_type = type_named(e.bias_type);
-    g.a.transposed = e.a_transposed;
-    g.b.transposed = e.b_transposed;
+GemmCall call_of(const GemmJournalEntry& e, Place&& place) {
+    GemmCall g;
+    g.options.a_transposed = e.a_transposed;
+    g.options.b_transposed = e.b_transposed;
+    g.options.epilogue = epilogue_named(e.epilogue);
+    g.options.accumulation = e.accumulation == "fast" ? kernels::Accumulation::Fast : kernels::Accumulation::Split;
+    const DType a_type = type_named(e.a_type);
+    const DType b_type = type_named(e.b_type);
+    const DType d_type = type_named(e.d_type);
+    const DType side = kernels::is_fp8(d_type) ? DType::BFloat16 : d_type;
+    g.a = e.a_transposed ? shaped(a_type, e.k, e.m) : shaped(a_type, e.m, e.k);
     g.a.scale_mode = mode_named(e.a_scales);
+    g.b = e.b_transposed ? shaped(b_type, e.k, e.n) : shaped(b_type, e.n, e.k);
     g.b.scale_mode = mode_named(e.b_scales);
-    g.epilogue = epilogue_named(e.epilogue);
-    g.accumulation = e.accumulation == "fast" ? kernels::Accumulation::Fast : kernels::Accumulation::Split;
-    g.aux_ld = e.aux_ld;
+    g.d = shaped(d_type, e.m, e.n);
+    // The bias's dtype is what the call set (looked at only with a bias epilogue).
+    g.epilogue.bias = shaped(type_named(e.bias_type), 1, e.n);
+    g.epilogue.aux = shaped(side, e.m, e.n);
+    g.epilogue.aux.row_stride = e.aux_ld == 0 ? e.n : e.aux_ld;
+    g.epilogue.bias_grad = shaped(side, 1, g.options.epilogue == kernels::Epilogue::BGradB ? e.m : e.n);
+    g.epilogue.c = shaped(d_type, e.m, e.n);
     for (const auto& [name, alignment] : e.alignment) {
         void* p = place(name, bytes_of(name, e, g), alignment);
         if (name == "a") g.a.data = p;
         else if (name == "b") g.b.data = p;
-        else if (name == "d") g.d = p;
-        else if (name == "c") g.c = p;
-        else if (name == "bias") g.bias = p;
-        else if (name == "aux") g.aux = p;
-        else if (name == "bias_grad") g.bias_grad = p;
-        else if (name == "a.scale_inv") g.a.scale_inv = static_cast<const float*>(p);
-        else if (name == "b.scale_inv") g.b.scale_inv = static_cast<const float*>(p);
-        else if (name == "d_scale") g.d_scale = static_cast<const float*>(p);
-        else if (name == "d_amax") g.d_amax = static_cast<float*>(p);
+        else if (name == "d") g.d.data = p;
+        else if (name == "c") g.epilogue.c.data = p;
+        else if (name == "bias") g.epilogue.bias.data = p;
+        else if (name == "aux") g.epilogue.aux.data = p;
+        else if (name == "bias_grad") g.epilogue.bias_grad.data = p;
+        else if (name == "a.scale_inv") g.a.scale_inv = static_cast<float*>(p);
+        else if (name == "b.scale_inv") g.b.scale_inv = static_cast<float*>(p);
+        else if (name == "d_scale") g.d.scale = static_cast<float*>(p);
+        else if (name == "d_amax") g.d.amax = static_cast<float*>(p);
     }
     return g;
 }
@@ -120,7 +137,7 @@ int check_rules(const std::vector<std::pair<std::string, GemmJournal>>& journals
         for (std::size_t i = 0; i < journal.gemms.size(); ++i) {
             const GemmJournalEntry& e = journal.gemms[i];
             std::uintptr_t next = std::uintptr_t{1} << 40;
-            const GemmArgs g = args_of(e, [&](const std::string&, std::size_t, std::uint32_t alignment) {
+            const GemmCall g = call_of(e, [&](const std::string&, std::size_t, std::uint32_t alignment) {
                 next += std::uintptr_t{1} << 30;
                 return reinterpret_cast<void*>(next + (alignment >= kJournalAlignment ? 0 : alignment));
             });
@@ -165,7 +182,7 @@ int replay_on_gpu(const std::vector<std::pair<std::string, GemmJournal>>& journa
             const GemmJournalEntry& e = journal.gemms[i];
             std::vector<void*> buffers;
             std::string allocation_error;
-            GemmArgs g = args_of(e, [&](const std::string& name, std::size_t bytes, std::uint32_t alignment) -> void* {
+            GemmCall g = call_of(e, [&](const std::string& name, std::size_t bytes, std::uint32_t alignment) -> void* {
                 void* base = nullptr;
                 if (cudaMalloc(&base, bytes + 512) != cudaSuccess) {
                     allocation_error = "cudaMalloc of " + std::to_string(bytes + 512) + " bytes for " + name + " failed";
@@ -179,15 +196,15 @@ int replay_on_gpu(const std::vector<std::pair<std::string, GemmJournal>>& journa
                 const std::uintptr_t aligned = (at + 511) / 512 * 512;
                 return reinterpret_cast<void*>(aligned + (alignment >= kJournalAlignment ? 0 : alignment));
             });
-            g.workspace = workspace;
-            g.workspace_bytes = workspace_bytes;
+            g.workspace.data = workspace;
+            g.workspace.bytes = workspace_bytes;
             ++total;
             std::string outcome;
             if (!allocation_error.empty()) {
                 outcome = allocation_error;
             } else {
                 try {
-                    kernels::gemm(g, stream);
+                    kernels::gemm(g.a, g.b, g.d, g.epilogue, g.options, g.workspace, kernels::Stream{stream});
                     const cudaError_t synced = cudaStreamSynchronize(stream);
                     if (synced != cudaSuccess) outcome = std::string("the GEMM failed on the device: ") + cudaGetErrorString(synced);
                 } catch (const kernels::GemmRefused& refused) {

@@ -39,6 +39,11 @@ kernels::Stream on_stream() {
     return kernels::Stream{stream()};
 }
 
+// The GEMM's CUDA entry point on one call's tensors, on that stream.
+void run_gemm(const kernels::GemmCall& g) {
+    kernels::gemm(g.a, g.b, g.d, g.epilogue, g.options, g.workspace, on_stream());
+}
+
 // The mean over kRepeats launches after kWarmup launches, in milliseconds.
 double time_ms(const std::function<void()>& launch) {
     for (int i = 0; i < kWarmup; ++i) launch();
@@ -66,7 +71,7 @@ struct Row {
 // cast_dbias then a plain wgrad, against the cast then a wgrad with BGRADB. The value is how many times faster the
 // modules' way is; the target, 1, is "not slower" (where a GPU shows less, the modules go back to the epilogue for
 // that work: docs/kernels.md, "Bias gradients without cuBLASLt's epilogues").
-void bias_gradient_levers(const kernels::GemmArgs& base, std::vector<Row>& rows) {
+void bias_gradient_levers(const kernels::GemmCall& base, std::vector<Row>& rows) {
     const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
     const std::int64_t tokens = 3072, hidden = 768, ffn = 3072;
     const at::Tensor dy32 = at::randn({tokens, hidden}, cuda) * 0.01;
@@ -81,48 +86,49 @@ void bias_gradient_levers(const kernels::GemmArgs& base, std::vector<Row>& rows)
     at::Tensor dw2 = at::empty({hidden, ffn}, cuda);
     at::Tensor db2 = at::empty({hidden}, cuda);
     at::Tensor dy_cast = at::empty({tokens, hidden}, cuda.dtype(at::kBFloat16));
-    // d [m, n] = a · bᵀ in bfloat16 operands, each as stored (`transposed`: [k, m] / [k, n]), on `base`'s workspace.
-    const auto bf16_gemm = [&base](std::int64_t m, std::int64_t n, std::int64_t k, const at::Tensor& a, bool a_transposed,
-                                   const at::Tensor& b, bool b_transposed, at::Tensor& d) {
-        kernels::GemmArgs g = base;
-        g.m = static_cast<std::size_t>(m), g.n = static_cast<std::size_t>(n), g.k = static_cast<std::size_t>(k);
-        g.a = {a.data_ptr(), kernels::DType::BFloat16, nullptr, a_transposed};
-        g.b = {b.data_ptr(), kernels::DType::BFloat16, nullptr, b_transposed};
-        g.d = d.data_ptr();
-        g.d_type = d.scalar_type() == at::kFloat ? kernels::DType::Float32 : kernels::DType::BFloat16;
+    // d [m, n] = a · bᵀ in bfloat16 operands, each as stored (`transposed`: a [k, m] / b [k, n]; m, n and k read from
+    // the tensors' shapes), on `base`'s workspace.
+    const auto bf16_gemm = [&base](const at::Tensor& a, bool a_transposed, const at::Tensor& b, bool b_transposed,
+                                   at::Tensor& d) {
+        kernels::GemmCall g = base;
+        g.a = kernel_tensor(a);
+        g.b = kernel_tensor(b);
+        g.options.a_transposed = a_transposed;
+        g.options.b_transposed = b_transposed;
+        g.d = kernel_tensor(d);
         return g;
     };
-    const kernels::GemmArgs dgrad = bf16_gemm(tokens, ffn, hidden, dy, false, w2, true, d_act);  // w2 [hidden, ffn] as stored
-    kernels::GemmArgs dgrad_epilogue = dgrad;
-    dgrad_epilogue.d = dgelu.data_ptr();
-    dgrad_epilogue.epilogue = kernels::Epilogue::DGeluBGrad;
-    dgrad_epilogue.aux = pre.data_ptr();
-    dgrad_epilogue.aux_ld = static_cast<std::size_t>(ffn);
-    dgrad_epilogue.bias_grad = db1_bf16.data_ptr();
+    const kernels::GemmCall dgrad = bf16_gemm(dy, false, w2, true, d_act);  // tokens x ffn x hidden; w2 [hidden, ffn] as stored
+    kernels::GemmCall dgrad_epilogue = dgrad;
+    dgrad_epilogue.d = kernel_tensor(dgelu);
+    dgrad_epilogue.options.epilogue = kernels::Epilogue::DGeluBGrad;
+    dgrad_epilogue.epilogue.aux = kernel_tensor(pre);
+    dgrad_epilogue.epilogue.aux.row_stride = static_cast<std::size_t>(ffn);
+    dgrad_epilogue.epilogue.bias_grad = kernel_tensor(db1_bf16);
     const std::size_t gelu_bytes = kernels::gelu_backward_workspace_bytes(tokens, ffn);
     const at::Tensor gelu_workspace = at::empty({static_cast<std::int64_t>(gelu_bytes)}, cuda.dtype(at::kByte));
-    const double epilogue_ms = time_ms([&] { kernels::gemm(dgrad_epilogue, stream()); });
+    const double epilogue_ms = time_ms([&] { run_gemm(dgrad_epilogue); });
     const double ours_ms = time_ms([&] {
-        kernels::gemm(dgrad, stream());
+        run_gemm(dgrad);
         kernels::gelu_backward(kernel_tensor(d_act), kernel_tensor(pre), kernel_tensor(dgelu), kernels::Tensor{}, kernel_tensor(db1),
                                workspace_ref(gelu_workspace), on_stream());
     });
     const std::string shape = std::to_string(tokens) + "x" + std::to_string(ffn) + "x" + std::to_string(hidden);
     rows.push_back({"dgrad + gelu_backward vs DGELU_BGRAD", shape, ours_ms, epilogue_ms / ours_ms, "x", 1.0});
 
-    const kernels::GemmArgs wgrad = bf16_gemm(hidden, ffn, tokens, dy_cast, true, act, true, dw2);  // dyᵀ · act, float32 out
-    kernels::GemmArgs wgrad_epilogue = wgrad;
-    wgrad_epilogue.epilogue = kernels::Epilogue::BGradB;
-    wgrad_epilogue.bias_grad = db2.data_ptr();
+    const kernels::GemmCall wgrad = bf16_gemm(dy_cast, true, act, true, dw2);  // hidden x ffn x tokens: dyᵀ · act, float32 out
+    kernels::GemmCall wgrad_epilogue = wgrad;
+    wgrad_epilogue.options.epilogue = kernels::Epilogue::BGradB;
+    wgrad_epilogue.epilogue.bias_grad = kernel_tensor(db2);
     const std::size_t sums_bytes = kernels::cast_dbias_workspace_bytes(tokens, hidden);
     const at::Tensor sums_workspace = at::empty({static_cast<std::int64_t>(sums_bytes)}, cuda.dtype(at::kByte));
     const double bgradb_ms = time_ms([&] {
         dy_cast.copy_(dy32);
-        kernels::gemm(wgrad_epilogue, stream());
+        run_gemm(wgrad_epilogue);
     });
     const double cast_dbias_ms = time_ms([&] {
         kernels::cast_dbias(kernel_tensor(dy32), kernel_tensor(dy_cast), kernel_tensor(db2), workspace_ref(sums_workspace), on_stream());
-        kernels::gemm(wgrad, stream());
+        run_gemm(wgrad);
     });
     const std::string wshape = std::to_string(hidden) + "x" + std::to_string(ffn) + "x" + std::to_string(tokens);
     rows.push_back({"cast_dbias + wgrad vs cast + BGRADB", wshape, cast_dbias_ms, bgradb_ms / cast_dbias_ms, "x", 1.0});
@@ -217,15 +223,13 @@ int main(int argc, char** argv) {
     const at::Tensor a16 = at::randn({n, n}, cuda).to(at::kBFloat16);
     const at::Tensor b16 = at::randn({n, n}, cuda).to(at::kBFloat16);
     at::Tensor d = at::empty({n, n}, cuda.dtype(at::kBFloat16));
-    kernels::GemmArgs g;
-    g.m = g.n = g.k = static_cast<std::size_t>(n);
-    g.a = {a16.data_ptr(), kernels::DType::BFloat16, nullptr};
-    g.b = {b16.data_ptr(), kernels::DType::BFloat16, nullptr};
-    g.d = d.data_ptr();
+    kernels::GemmCall g;
+    g.a = kernel_tensor(a16);
+    g.b = kernel_tensor(b16);
+    g.d = kernel_tensor(d);
     const at::Tensor workspace =
         at::empty({static_cast<std::int64_t>(kernels::gemm_workspace_bytes(at::cuda::current_device()))}, cuda.dtype(at::kByte));
-    g.workspace = workspace.data_ptr();
-    g.workspace_bytes = static_cast<std::size_t>(workspace.numel());
+    g.workspace = workspace_ref(workspace);
     // The seed's GEMM shapes (3072 tokens; qkv, proj and fc2, fc1) with the heuristic's first algorithm, then with the
     // plan timed on its candidates (gemm.h, set_gemm_autotune): the lever's target is never slower than the first.
     const bool autotune = kernels::gemm_autotune();
@@ -234,21 +238,18 @@ int main(int argc, char** argv) {
         const at::Tensor a = at::randn({m, k}, cuda).to(at::kBFloat16);
         const at::Tensor b = at::randn({nn, k}, cuda).to(at::kBFloat16);
         at::Tensor out = at::empty({m, nn}, cuda.dtype(at::kBFloat16));
-        kernels::GemmArgs s = g;
-        s.m = static_cast<std::size_t>(m);
-        s.n = static_cast<std::size_t>(nn);
-        s.k = static_cast<std::size_t>(k);
-        s.a = {a.data_ptr(), kernels::DType::BFloat16, nullptr};
-        s.b = {b.data_ptr(), kernels::DType::BFloat16, nullptr};
-        s.d = out.data_ptr();
+        kernels::GemmCall s = g;
+        s.a = kernel_tensor(a);
+        s.b = kernel_tensor(b);
+        s.d = kernel_tensor(out);
         const std::string shape = std::to_string(m) + "x" + std::to_string(nn) + "x" + std::to_string(k);
         const double shape_flops = 2.0 * static_cast<double>(m * nn * k);
         kernels::gemm_forget_plans();
         kernels::set_gemm_autotune(false);
-        const double first_ms = time_ms([&] { kernels::gemm(s, stream()); });
+        const double first_ms = time_ms([&] { run_gemm(s); });
         kernels::gemm_forget_plans();
         kernels::set_gemm_autotune(true);
-        const double tuned_ms = time_ms([&] { kernels::gemm(s, stream()); });
+        const double tuned_ms = time_ms([&] { run_gemm(s); });
         rows.push_back({"gemm bf16, heuristic's first", shape, first_ms, shape_flops / (first_ms * 1e9), "TFLOP/s", 0});
         rows.push_back({"gemm bf16, autotuned", shape, tuned_ms, shape_flops / (tuned_ms * 1e9), "TFLOP/s",
                         shape_flops / (first_ms * 1e9)});
@@ -260,16 +261,18 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {  // an epilogue cuBLASLt refuses: the other rows still count
         std::printf("bias-gradient levers not timed: %s\n", e.what());
     }
-    const double bf16_ms = time_ms([&] { kernels::gemm(g, stream()); });
+    const double bf16_ms = time_ms([&] { run_gemm(g); });
     const double bf16_tflops = flops / (bf16_ms * 1e9);
     rows.push_back({"gemm bf16", "4096x4096x4096", bf16_ms, bf16_tflops, "TFLOP/s", 0});
     const at::Tensor a8 = a16.clamp(-448, 448).to(at::kFloat8_e4m3fn);
     const at::Tensor b8 = b16.clamp(-448, 448).to(at::kFloat8_e4m3fn);
     const at::Tensor one = at::ones({1}, cuda);
-    g.a = {a8.data_ptr(), kernels::DType::Float8E4M3, one.data_ptr<float>()};
-    g.b = {b8.data_ptr(), kernels::DType::Float8E4M3, one.data_ptr<float>()};
-    g.accumulation = kernels::Accumulation::Fast;
-    const double fp8_ms = time_ms([&] { kernels::gemm(g, stream()); });
+    g.a = kernel_tensor(a8);
+    g.a.scale_inv = one.data_ptr<float>();
+    g.b = kernel_tensor(b8);
+    g.b.scale_inv = one.data_ptr<float>();
+    g.options.accumulation = kernels::Accumulation::Fast;
+    const double fp8_ms = time_ms([&] { run_gemm(g); });
     rows.push_back({"gemm fp8 E4M3 (fast accumulation)", "4096x4096x4096", fp8_ms, flops / (fp8_ms * 1e9), "TFLOP/s", 1.3 * bf16_tflops});
 
     std::printf("%-38s %-16s %10s %12s %12s  %s\n", "kernel", "shape", "ms", "achieved", "target", "");

@@ -16,24 +16,32 @@ namespace tewb::selftest {
 
 namespace {
 
-kernels::GemmArgs gemm_args(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d, kernels::DType type) {
-    kernels::GemmArgs g;
-    g.m = static_cast<std::size_t>(a.size(0));
-    g.n = static_cast<std::size_t>(b.size(0));
-    g.k = static_cast<std::size_t>(a.size(1));
-    g.a = {a.data_ptr(), type, nullptr};
-    g.b = {b.data_ptr(), type, nullptr};
-    g.d = d.data_ptr();
+// d [m, n] = a [m, k] · b [n, k]ᵀ in float32 or bfloat16, each tensor's dtype and shape its own (an operand stored
+// transposed, [k, m] or [k, n], says so in the call's options).
+kernels::GemmCall gemm_call(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d) {
+    kernels::GemmCall g;
+    g.a = kernel_tensor(a);
+    g.b = kernel_tensor(b);
+    g.d = kernel_tensor(d);
     return g;
 }
 
 // The kernels' GEMM with a workspace from LibTorch's allocator, as FusedOps gives it.
-void run_gemm(kernels::GemmArgs g) {
+void run_gemm(kernels::GemmCall g) {
     const at::Tensor workspace =
         at::empty({static_cast<std::int64_t>(kernels::gemm_workspace_bytes(at::cuda::current_device()))}, cuda().dtype(at::kByte));
-    g.workspace = workspace.data_ptr();
-    g.workspace_bytes = static_cast<std::size_t>(workspace.numel());
-    kernels::gemm(g, stream());
+    g.workspace = workspace_ref(workspace);
+    kernels::gemm(g.a, g.b, g.d, g.epilogue, g.options, g.workspace, kernel_stream());
+}
+
+// An FP8 operand as the GEMM takes it: `bytes` [rows, cols] read as `dtype`, with its scale_inv in `mode`'s layout.
+kernels::Tensor fp8_operand(const at::Tensor& bytes, kernels::DType dtype, const at::Tensor& scale_inv,
+                            kernels::ScaleMode mode = kernels::ScaleMode::Tensor) {
+    kernels::Tensor t =
+        kernels::input(bytes.data_ptr(), dtype, static_cast<std::size_t>(bytes.size(0)), static_cast<std::size_t>(bytes.size(1)));
+    t.scale_inv = scale_inv.data_ptr<float>();
+    t.scale_mode = mode;
+    return t;
 }
 
 std::string gemm_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -70,28 +78,20 @@ Fp8Operands fp8_operands(std::int64_t m, std::int64_t n, std::int64_t k, kernels
     return o;
 }
 
-kernels::GemmArgs fp8_gemm_args(const Fp8Operands& o, kernels::Fp8Type a_type, void* d) {
-    kernels::GemmArgs g;
-    g.m = static_cast<std::size_t>(o.a8.size(0));
-    g.n = static_cast<std::size_t>(o.b8.size(0));
-    g.k = static_cast<std::size_t>(o.a8.size(1));
-    g.a = {o.a8.data_ptr(), kernel_dtype(a_type), o.a_inv.data_ptr<float>()};
-    g.b = {o.b8.data_ptr(), kernels::DType::Float8E4M3, o.b_inv.data_ptr<float>()};
+// The FP8 operands' GEMM into d (its dtype, shape and, for an FP8 d, scale and amax its own).
+kernels::GemmCall fp8_call(const Fp8Operands& o, kernels::Fp8Type a_type, const kernels::Tensor& d) {
+    kernels::GemmCall g;
+    g.a = fp8_operand(o.a8, kernel_dtype(a_type), o.a_inv);
+    g.b = fp8_operand(o.b8, kernels::DType::Float8E4M3, o.b_inv);
     g.d = d;
     return g;
 }
 
-// d [m, n] = a · bᵀ in bfloat16 operands, each as stored (`transposed`: [k, m] / [k, n]).
-kernels::GemmArgs bf16_args(std::int64_t m, std::int64_t n, std::int64_t k, const at::Tensor& a, bool a_transposed,
-                            const at::Tensor& b, bool b_transposed, at::Tensor& d) {
-    kernels::GemmArgs g;
-    g.m = static_cast<std::size_t>(m);
-    g.n = static_cast<std::size_t>(n);
-    g.k = static_cast<std::size_t>(k);
-    g.a = {a.data_ptr(), kernels::DType::BFloat16, nullptr, a_transposed};
-    g.b = {b.data_ptr(), kernels::DType::BFloat16, nullptr, b_transposed};
-    g.d = d.data_ptr();
-    g.d_type = kernel_dtype(d.scalar_type());
+// d [m, n] = a · bᵀ in bfloat16 operands, each as stored (`transposed`: a [k, m] / b [k, n]).
+kernels::GemmCall bf16_call(const at::Tensor& a, bool a_transposed, const at::Tensor& b, bool b_transposed, const at::Tensor& d) {
+    kernels::GemmCall g = gemm_call(a, b, d);
+    g.options.a_transposed = a_transposed;
+    g.options.b_transposed = b_transposed;
     return g;
 }
 
@@ -111,11 +111,10 @@ void module_epilogues(Checks& check) {
     check.attempt("gemm DGELU_BGRAD", gemm_shape(tokens, ffn, hidden), "bfloat16, b = the weight as stored", [&] {
         at::Tensor d = poisoned({tokens, ffn}, at::kBFloat16);
         at::Tensor dbias = poisoned({ffn}, at::kBFloat16);
-        kernels::GemmArgs g = bf16_args(tokens, ffn, hidden, dy, false, w2, true, d);  // w2 [hidden, ffn] = w2ᵀ stored transposed
-        g.epilogue = kernels::Epilogue::DGeluBGrad;
-        g.aux = pre.data_ptr();
-        g.aux_ld = static_cast<std::size_t>(ffn);
-        g.bias_grad = dbias.data_ptr();
+        kernels::GemmCall g = bf16_call(dy, false, w2, true, d);  // w2 [hidden, ffn] = w2ᵀ stored transposed
+        g.options.epilogue = kernels::Epilogue::DGeluBGrad;
+        g.epilogue.aux = kernel_tensor(pre);  // [tokens, ffn], row stride ffn
+        g.epilogue.bias_grad = kernel_tensor(dbias);
         run_gemm(g);
         const at::Tensor want = at::gelu_backward(at::mm(dy.to(at::kFloat), w2.to(at::kFloat)), pre.to(at::kFloat), "tanh");
         const std::string shape = gemm_shape(tokens, ffn, hidden);
@@ -124,7 +123,7 @@ void module_epilogues(Checks& check) {
     });
     check.attempt("gemm + gelu_backward", gemm_shape(tokens, ffn, hidden), "bfloat16, the modules' dgelu", [&] {
         at::Tensor d_act = poisoned({tokens, ffn}, at::kBFloat16);
-        run_gemm(bf16_args(tokens, ffn, hidden, dy, false, w2, true, d_act));
+        run_gemm(bf16_call(dy, false, w2, true, d_act));
         at::Tensor dgelu = poisoned({tokens, ffn}, at::kBFloat16);
         at::Tensor dbias = poisoned({ffn}, at::kFloat);
         const std::size_t bytes = kernels::gelu_backward_workspace_bytes(static_cast<std::size_t>(tokens), static_cast<std::size_t>(ffn));
@@ -140,9 +139,9 @@ void module_epilogues(Checks& check) {
         const at::Tensor act = (at::randn({tokens, ffn}, cuda())).to(at::kBFloat16);
         at::Tensor dw = poisoned({hidden, ffn}, at::kFloat);
         at::Tensor db = poisoned({hidden}, at::kFloat);
-        kernels::GemmArgs g = bf16_args(hidden, ffn, tokens, dy, true, act, true, dw);  // dyᵀ and actᵀ stored as dy and act
-        g.epilogue = kernels::Epilogue::BGradB;
-        g.bias_grad = db.data_ptr();
+        kernels::GemmCall g = bf16_call(dy, true, act, true, dw);  // dyᵀ and actᵀ stored as dy and act
+        g.options.epilogue = kernels::Epilogue::BGradB;
+        g.epilogue.bias_grad = kernel_tensor(db);
         run_gemm(g);
         const std::string shape = gemm_shape(hidden, ffn, tokens);
         const std::string dtype = "bfloat16 -> float32, a and b as stored (wgrad)";
@@ -161,7 +160,7 @@ void plain_gemms(Checks& check) {
             const at::Tensor a = at::randn({m, k}, cuda()).to(at::kBFloat16);
             const at::Tensor b = at::randn({n, k}, cuda()).to(at::kBFloat16);
             at::Tensor d = poisoned({m, n}, at::kBFloat16);
-            run_gemm(gemm_args(a, b, d, kernels::DType::BFloat16));
+            run_gemm(gemm_call(a, b, d));
             check.relative("gemm", "d", gemm_shape(m, n, k), "bfloat16", d, at::mm(a.to(at::kFloat), b.to(at::kFloat).t()), kBf16Bound);
         });
     }
@@ -175,10 +174,7 @@ void plain_gemms(Checks& check) {
             const at::Tensor a_stored = ta ? a.t().contiguous() : a;
             const at::Tensor b_stored = tb ? b.t().contiguous() : b;
             at::Tensor d = poisoned({3072, 768}, at::kBFloat16);
-            kernels::GemmArgs g = gemm_args(a, b, d, kernels::DType::BFloat16);
-            g.a = {a_stored.data_ptr(), kernels::DType::BFloat16, nullptr, ta};
-            g.b = {b_stored.data_ptr(), kernels::DType::BFloat16, nullptr, tb};
-            run_gemm(g);
+            run_gemm(bf16_call(a_stored, ta, b_stored, tb, d));
             check.relative("gemm", "d", "3072x768x768", dtype, d, at::mm(a.to(at::kFloat), b.to(at::kFloat).t()), kBf16Bound);
         });
     }
@@ -192,9 +188,8 @@ void plain_gemms(Checks& check) {
             const at::Tensor b = at::randn({2304, 768}, cuda()).to(at::kBFloat16);
             const at::Tensor residual = at::randn({3072, 2304}, cuda());
             at::Tensor d = in_place ? residual.clone() : poisoned({3072, 2304}, at::kFloat);
-            kernels::GemmArgs g = gemm_args(a, b, d, kernels::DType::BFloat16);
-            g.d_type = kernels::DType::Float32;
-            g.c = in_place ? d.data_ptr() : residual.data_ptr();
+            kernels::GemmCall g = gemm_call(a, b, d);  // d float32
+            g.epilogue.c = kernel_tensor(in_place ? d : residual);
             run_gemm(g);
             check.relative("gemm", "d", "3072x2304x768", dtype, d, residual + at::mm(a.to(at::kFloat), b.to(at::kFloat).t()),
                            kBf16Bound);
@@ -207,7 +202,7 @@ void plain_gemms(Checks& check) {
             const at::Tensor a = offset_matrix(at::randn({3072, 768}, cuda()).to(at::kBFloat16), offset);
             const at::Tensor b = offset_matrix(at::randn({768, 768}, cuda()).to(at::kBFloat16), offset);
             at::Tensor d = offset_matrix(poisoned({3072, 768}, at::kBFloat16), offset);
-            run_gemm(gemm_args(a, b, d, kernels::DType::BFloat16));
+            run_gemm(gemm_call(a, b, d));
             check.relative("gemm", "d", "3072x768x768", dtype, d, at::mm(a.to(at::kFloat), b.to(at::kFloat).t()), kBf16Bound);
         });
     }
@@ -222,10 +217,10 @@ void fp8_gemms(Checks& check) {
             const Fp8Operands o = fp8_operands(3072, 768, 768, a_type);
             const at::Tensor bias = at::randn({768}, cuda()).to(at::kBFloat16);
             at::Tensor d = poisoned({3072, 768}, at::kBFloat16);
-            kernels::GemmArgs g = fp8_gemm_args(o, a_type, d.data_ptr());
-            g.epilogue = kernels::Epilogue::Bias;
-            g.bias = bias.data_ptr();
-            g.accumulation = backward ? kernels::Accumulation::Split : kernels::Accumulation::Fast;
+            kernels::GemmCall g = fp8_call(o, a_type, kernel_tensor(d));
+            g.options.epilogue = kernels::Epilogue::Bias;
+            g.epilogue.bias = kernel_tensor(bias);
+            g.options.accumulation = backward ? kernels::Accumulation::Split : kernels::Accumulation::Fast;
             run_gemm(g);
             check.relative("gemm", backward ? "d (split accumulation)" : "d (fast accumulation)", "3072x768x768", dtype, d,
                            o.product + bias.to(at::kFloat), kBf16Bound);
@@ -235,9 +230,7 @@ void fp8_gemms(Checks& check) {
     check.attempt("gemm", "768x768x3072", "E5M2 x E4M3 -> float32", [&] {
         const Fp8Operands o = fp8_operands(768, 768, 3072, kernels::Fp8Type::E5M2);
         at::Tensor d = poisoned({768, 768}, at::kFloat);
-        kernels::GemmArgs g = fp8_gemm_args(o, kernels::Fp8Type::E5M2, d.data_ptr());
-        g.d_type = kernels::DType::Float32;
-        run_gemm(g);
+        run_gemm(fp8_call(o, kernels::Fp8Type::E5M2, kernel_tensor(d)));  // d float32
         check.relative("gemm", "d (wgrad)", "768x768x3072", "E5M2 x E4M3 -> float32", d, o.product, kFloat32Bound * 100);
     });
     // Float32 output with a bias (BF16, the only bias type cuBLASLt's FP8 kernels take).
@@ -245,10 +238,9 @@ void fp8_gemms(Checks& check) {
         const Fp8Operands o = fp8_operands(3072, 768, 768, kernels::Fp8Type::E4M3);
         const at::Tensor bias = at::randn({768}, cuda()).to(at::kBFloat16);
         at::Tensor d = poisoned({3072, 768}, at::kFloat);
-        kernels::GemmArgs g = fp8_gemm_args(o, kernels::Fp8Type::E4M3, d.data_ptr());
-        g.d_type = kernels::DType::Float32;
-        g.epilogue = kernels::Epilogue::Bias;
-        g.bias = bias.data_ptr();
+        kernels::GemmCall g = fp8_call(o, kernels::Fp8Type::E4M3, kernel_tensor(d));  // d float32
+        g.options.epilogue = kernels::Epilogue::Bias;
+        g.epilogue.bias = kernel_tensor(bias);
         run_gemm(g);
         check.relative("gemm", "d", "3072x768x768", "E4M3 x E4M3 -> float32, bias", d, o.product + bias.to(at::kFloat),
                        kFloat32Bound * 100);
@@ -261,11 +253,7 @@ void fp8_gemms(Checks& check) {
         const at::Tensor d_scale_t = scalar(d_scale);
         at::Tensor d = poisoned_fp8({3072, 768});
         at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
-        kernels::GemmArgs g = fp8_gemm_args(o, kernels::Fp8Type::E4M3, d.data_ptr());
-        g.d_type = kernels::DType::Float8E4M3;
-        g.d_scale = d_scale_t.data_ptr<float>();
-        g.d_amax = amax.data_ptr<float>();
-        run_gemm(g);
+        run_gemm(fp8_call(o, kernels::Fp8Type::E4M3, fp8_out(d, at::Tensor(), d_scale_t, amax, kernels::Fp8Type::E4M3)));
         check.relative("gemm", "FP8 d", "3072x768x768", "E4M3 x E4M3 -> E4M3", dequantize(d, kernels::Fp8Type::E4M3, d_scale),
                        o.product, kE4m3Bound);
         check.amax("gemm", "3072x768x768", "E4M3 x E4M3 -> E4M3", amax, want_amax, kComputedAmaxBound * 10);
@@ -277,7 +265,7 @@ void fp8_gemms(Checks& check) {
         shifted.a8 = offset_matrix(o.a8, 16);
         shifted.b8 = offset_matrix(o.b8, 16);
         at::Tensor d = offset_matrix(poisoned({3072, 768}, at::kBFloat16), 16);
-        run_gemm(fp8_gemm_args(shifted, kernels::Fp8Type::E4M3, d.data_ptr()));
+        run_gemm(fp8_call(shifted, kernels::Fp8Type::E4M3, kernel_tensor(d)));
         check.relative("gemm", "d", "3072x768x768", "E4M3 x E4M3 -> bfloat16, pointers at +16 bytes", d, o.product, kBf16Bound);
     });
 }
@@ -319,17 +307,13 @@ void block_gemms(Checks& check) {
             };
             const at::Tensor bias = at::randn({c.n}, cuda()).to(at::kBFloat16);
             at::Tensor d = poisoned({c.m, c.n}, c.out);
-            kernels::GemmArgs g;
-            g.m = static_cast<std::size_t>(c.m);
-            g.n = static_cast<std::size_t>(c.n);
-            g.k = static_cast<std::size_t>(c.k);
-            g.a = {a.data.data_ptr(), kernels::DType::Float8E4M3, a_scales.data_ptr<float>(), false, mode(c.a_block)};
-            g.b = {b.data.data_ptr(), kernels::DType::Float8E4M3, b_scales.data_ptr<float>(), false, mode(c.b_block)};
-            g.d = d.data_ptr();
-            g.d_type = kernel_dtype(c.out);
+            kernels::GemmCall g;
+            g.a = fp8_operand(a.data, kernels::DType::Float8E4M3, a_scales, mode(c.a_block));  // [m, k]
+            g.b = fp8_operand(b.data, kernels::DType::Float8E4M3, b_scales, mode(c.b_block));  // [n, k]
+            g.d = kernel_tensor(d);
             if (c.bias) {
-                g.epilogue = kernels::Epilogue::Bias;
-                g.bias = bias.data_ptr();
+                g.options.epilogue = kernels::Epilogue::Bias;
+                g.epilogue.bias = kernel_tensor(bias);
             }
             run_gemm(g);
             at::Tensor want = block_gemm_reference(a, b);
@@ -352,11 +336,10 @@ void gemm_epilogues(Checks& check) {
     bool aux_written = false;
     check.attempt("gemm GELU_AUX_BIAS", shape, "bfloat16", [&] {
         at::Tensor d = poisoned({m, n}, at::kBFloat16);
-        kernels::GemmArgs g = gemm_args(a, b, d, kernels::DType::BFloat16);
-        g.epilogue = kernels::Epilogue::GeluAuxBias;
-        g.bias = bias.data_ptr();
-        g.aux = aux.data_ptr();
-        g.aux_ld = static_cast<std::size_t>(n);
+        kernels::GemmCall g = gemm_call(a, b, d);
+        g.options.epilogue = kernels::Epilogue::GeluAuxBias;
+        g.epilogue.bias = kernel_tensor(bias);
+        g.epilogue.aux = kernel_tensor(aux);  // [m, n], row stride n
         run_gemm(g);
         aux_written = true;
         check.relative("gemm GELU_AUX_BIAS", "aux", shape, "bfloat16", aux, pre, kBf16Bound);
@@ -366,11 +349,10 @@ void gemm_epilogues(Checks& check) {
         check.attempt("gemm DGELU_BGRAD", shape, "bfloat16", [&] {
             at::Tensor dgelu = poisoned({m, n}, at::kBFloat16);
             at::Tensor dbias = poisoned({n}, at::kBFloat16);
-            kernels::GemmArgs g = gemm_args(a, b, dgelu, kernels::DType::BFloat16);
-            g.epilogue = kernels::Epilogue::DGeluBGrad;
-            g.aux = aux.data_ptr();
-            g.aux_ld = static_cast<std::size_t>(n);
-            g.bias_grad = dbias.data_ptr();
+            kernels::GemmCall g = gemm_call(a, b, dgelu);
+            g.options.epilogue = kernels::Epilogue::DGeluBGrad;
+            g.epilogue.aux = kernel_tensor(aux);  // [m, n], row stride n
+            g.epilogue.bias_grad = kernel_tensor(dbias);
             run_gemm(g);
             const at::Tensor want_dgelu = at::gelu_backward(product, aux.to(at::kFloat), "tanh");
             check.relative("gemm DGELU_BGRAD", "d", shape, "bfloat16", dgelu, want_dgelu, kBf16Bound);
@@ -381,10 +363,9 @@ void gemm_epilogues(Checks& check) {
         at::Tensor plain = poisoned({m, n}, at::kBFloat16);
         at::Tensor row_sums = poisoned({m}, at::kBFloat16);
         const at::Tensor a_t = a.t().contiguous();  // the wgrad's dy as it is: [tokens, out]
-        kernels::GemmArgs g = gemm_args(a, b, plain, kernels::DType::BFloat16);
-        g.a = {a_t.data_ptr(), kernels::DType::BFloat16, nullptr, true};
-        g.epilogue = kernels::Epilogue::BGradB;
-        g.bias_grad = row_sums.data_ptr();
+        kernels::GemmCall g = bf16_call(a_t, true, b, false, plain);
+        g.options.epilogue = kernels::Epilogue::BGradB;
+        g.epilogue.bias_grad = kernel_tensor(row_sums);
         run_gemm(g);
         check.relative("gemm BGRADB", "d", shape, "bfloat16, a stored transposed", plain, product, kBf16Bound);
         check.relative("gemm BGRADB", "bias_grad", shape, "bfloat16, a stored transposed", row_sums, a.to(at::kFloat).sum(1),

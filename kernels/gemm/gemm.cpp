@@ -15,6 +15,7 @@
 #include <cublasLt.h>
 
 #include "common/check.h"
+#include "common/stream.cuh"
 #include "gemm/observed_library_work.h"
 #include "tewb_kernels/gemm.h"
 #include "tewb_kernels/gemm_rules.h"
@@ -65,8 +66,8 @@ std::int32_t cublas_scale_mode(ScaleMode m) {
 }
 
 // Aux and the bias gradient are in D's precision, bfloat16 where D is FP8.
-DType side_type(const GemmArgs& g) {
-    return is_fp8(g.d_type) ? DType::BFloat16 : g.d_type;
+DType side_type(const GemmCall& g) {
+    return is_fp8(g.d.dtype) ? DType::BFloat16 : g.d.dtype;
 }
 
 // Per device: the handle, made on first use and kept for the process (it holds no stream, so streams
@@ -111,36 +112,36 @@ struct PlanKey {
     auto operator<=>(const PlanKey&) const = default;
 };
 
-PlanKey plan_key(const GemmArgs& g, int device) {
+PlanKey plan_key(const GemmCall& g, int device) {
     PlanKey key;
     key.device = device;
-    key.m = g.m;
-    key.n = g.n;
-    key.k = g.k;
-    key.a_type = g.a.type;
-    key.b_type = g.b.type;
-    key.d_type = g.d_type;
-    key.bias_type = g.bias_type;
-    key.epilogue = g.epilogue;
-    key.accumulation = g.accumulation;
-    key.aux_ld = g.aux_ld;
-    key.d_amax = g.d_amax != nullptr;
-    key.a_transposed = g.a.transposed;
-    key.b_transposed = g.b.transposed;
+    key.m = g.m();
+    key.n = g.n();
+    key.k = g.k();
+    key.a_type = g.a.dtype;
+    key.b_type = g.b.dtype;
+    key.d_type = g.d.dtype;
+    key.bias_type = g.epilogue.bias.dtype;
+    key.epilogue = g.options.epilogue;
+    key.accumulation = g.options.accumulation;
+    key.aux_ld = g.epilogue.aux.stride();
+    key.d_amax = g.d.amax != nullptr;
+    key.a_transposed = g.options.a_transposed;
+    key.b_transposed = g.options.b_transposed;
     key.a_scale_mode = g.a.scale_mode;
     key.b_scale_mode = g.b.scale_mode;
     key.align_a = alignment_of(g.a.data);
     key.align_b = alignment_of(g.b.data);
     key.align_c = alignment_of(gemm_c_operand(g).data);
-    key.align_d = alignment_of(g.d);
-    key.align_bias = alignment_of(g.bias);
-    key.align_aux = alignment_of(g.aux);
-    key.align_bias_grad = alignment_of(g.bias_grad);
+    key.align_d = alignment_of(g.d.data);
+    key.align_bias = alignment_of(g.epilogue.bias.data);
+    key.align_aux = alignment_of(g.epilogue.aux.data);
+    key.align_bias_grad = alignment_of(g.epilogue.bias_grad.data);
     key.align_a_scale = alignment_of(g.a.scale_inv);
     key.align_b_scale = alignment_of(g.b.scale_inv);
-    key.align_d_scale = alignment_of(g.d_scale);
-    key.align_d_amax = alignment_of(g.d_amax);
-    key.workspace_bytes = g.workspace_bytes;
+    key.align_d_scale = alignment_of(g.d.scale);
+    key.align_d_amax = alignment_of(g.d.amax);
+    key.workspace_bytes = g.workspace.bytes;
     return key;
 }
 
@@ -193,28 +194,30 @@ void set(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, co
 
 // The call's pointers on the descriptor: before the heuristic (it looks at their alignment) and before
 // every matmul with a cached plan (the plan's key holds their alignments, not their addresses).
-void set_pointers(const Plan& p, const GemmArgs& g) {
-    if (is_fp8(g.a.type)) {
+void set_pointers(const Plan& p, const GemmCall& g) {
+    if (is_fp8(g.a.dtype)) {
         // cuBLASLt's A is our b, its B our a.
         set(p.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, g.b.scale_inv, "set A_SCALE_POINTER");
         set(p.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, g.a.scale_inv, "set B_SCALE_POINTER");
     }
-    if (is_fp8(g.d_type)) {
-        set(p.desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, g.d_scale, "set D_SCALE_POINTER");
-        set(p.desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, g.d_amax, "set AMAX_D_POINTER");
+    if (is_fp8(g.d.dtype)) {
+        set(p.desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, g.d.scale, "set D_SCALE_POINTER");
+        set(p.desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, g.d.amax, "set AMAX_D_POINTER");
     }
-    switch (g.epilogue) {
+    switch (g.options.epilogue) {
         case Epilogue::None: break;
-        case Epilogue::Bias: set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias, "set BIAS_POINTER"); break;
+        case Epilogue::Bias: set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.epilogue.bias.data, "set BIAS_POINTER"); break;
         case Epilogue::GeluAuxBias:
-            set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias, "set BIAS_POINTER");
-            set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux, "set EPILOGUE_AUX_POINTER");
+            set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.epilogue.bias.data, "set BIAS_POINTER");
+            set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.epilogue.aux.data, "set EPILOGUE_AUX_POINTER");
             break;
         case Epilogue::DGeluBGrad:
-            set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias_grad, "set BIAS_POINTER (gradient)");
-            set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux, "set EPILOGUE_AUX_POINTER");
+            set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.epilogue.bias_grad.data, "set BIAS_POINTER (gradient)");
+            set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.epilogue.aux.data, "set EPILOGUE_AUX_POINTER");
             break;
-        case Epilogue::BGradB: set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias_grad, "set BIAS_POINTER (gradient)"); break;
+        case Epilogue::BGradB:
+            set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.epilogue.bias_grad.data, "set BIAS_POINTER (gradient)");
+            break;
     }
 }
 
@@ -225,7 +228,7 @@ void set_pointers(const Plan& p, const GemmArgs& g) {
     throw_gemm_refused(kCall, refusal);
 }
 
-[[noreturn]] void refuse_no_algorithm(const PlanKey& key, const GemmArgs& g, const char* why) {
+[[noreturn]] void refuse_no_algorithm(const PlanKey& key, const GemmCall& g, const char* why) {
     refuse(key, GemmRule::NoAlgorithm, "cuBLASLt has no algorithm for " + describe_gemm(g) + " on this GPU (" + why + ")");
 }
 
@@ -268,7 +271,7 @@ std::vector<cublasLtMatmulAlgo_t> same_launch_shape(const std::vector<cublasLtMa
 // capture another thread runs is not invalidated by the host's wait. A candidate cuBLASLt refuses (a host-side
 // check: nothing queued) is skipped; a CUDA error while timing is a fault of the device and is thrown.
 template <typename Matmul>
-void tune(Plan& p, const GemmArgs& g, cudaStream_t stream, const Matmul& matmul) {
+void tune(Plan& p, const GemmCall& g, cudaStream_t stream, const Matmul& matmul) {
     if (p.candidates.size() < 2 || !autotune_flag().load() || !gemm_can_be_timed(g)) {
         p.tuned = true;
         return;
@@ -321,67 +324,73 @@ void tune(Plan& p, const GemmArgs& g, cudaStream_t stream, const Matmul& matmul)
     p.tuned = true;
 }
 
-Plan& plan_for(const GemmArgs& g, int device, DeviceResources& r) {
+Plan& plan_for(const GemmCall& g, int device, DeviceResources& r) {
     const PlanKey key = plan_key(g, device);
     if (const auto found = state().plans.find(key); found != state().plans.end()) return *found->second;
     if (const auto known = state().refused.find(key); known != state().refused.end()) throw_gemm_refused(kCall, known->second);
     auto p = std::make_unique<Plan>();
     detail::check_cublas(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), kCall, "cublasLtMatmulDescCreate");
-    set(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, g.b.transposed ? CUBLAS_OP_N : CUBLAS_OP_T, "set TRANSA");
-    set(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, g.a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, "set TRANSB");
-    const bool fp8 = is_fp8(g.a.type);
+    set(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, g.options.b_transposed ? CUBLAS_OP_N : CUBLAS_OP_T, "set TRANSA");
+    set(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, g.options.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, "set TRANSB");
+    const bool fp8 = is_fp8(g.a.dtype);
     if (fp8) {
-        set(p->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, static_cast<std::int8_t>(g.accumulation == Accumulation::Fast ? 1 : 0),
-            "set FAST_ACCUM");
+        set(p->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+            static_cast<std::int8_t>(g.options.accumulation == Accumulation::Fast ? 1 : 0), "set FAST_ACCUM");
         // cuBLASLt's A is our b, its B our a.
         if (is_block(g.a.scale_mode)) {
             set(p->desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, cublas_scale_mode(g.b.scale_mode), "set A_SCALE_MODE");
             set(p->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, cublas_scale_mode(g.a.scale_mode), "set B_SCALE_MODE");
         }
     }
-    set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, cublas_epilogue(g.epilogue), "set EPILOGUE");
-    // The bias is of the caller's bias_type (the rule table allows d_type, or bfloat16 for FP8 operands);
+    set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, cublas_epilogue(g.options.epilogue), "set EPILOGUE");
+    // The bias is in its own dtype (the rule table allows d's, or bfloat16 for FP8 operands);
     // the bias gradient is in D's precision.
     const DType side = side_type(g);
-    const bool bias_in = g.epilogue == Epilogue::Bias || g.epilogue == Epilogue::GeluAuxBias;
-    if (g.epilogue != Epilogue::None) {
-        set(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(bias_in ? g.bias_type : side), "set BIAS_DATA_TYPE");
+    const bool bias_in = g.options.epilogue == Epilogue::Bias || g.options.epilogue == Epilogue::GeluAuxBias;
+    if (g.options.epilogue != Epilogue::None) {
+        set(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(bias_in ? g.epilogue.bias.dtype : side),
+            "set BIAS_DATA_TYPE");
     }
-    if (g.epilogue == Epilogue::GeluAuxBias || g.epilogue == Epilogue::DGeluBGrad) {
-        set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(g.aux_ld), "set EPILOGUE_AUX_LD");
+    if (g.options.epilogue == Epilogue::GeluAuxBias || g.options.epilogue == Epilogue::DGeluBGrad) {
+        set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(g.epilogue.aux.stride()),
+            "set EPILOGUE_AUX_LD");
         set(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, cuda_type(side), "set EPILOGUE_AUX_DATA_TYPE");
     }
     set_pointers(*p, g);
-    const auto rows = static_cast<std::uint64_t>(g.n);
-    const auto cols = static_cast<std::uint64_t>(g.m);
-    const auto inner = static_cast<std::uint64_t>(g.k);
+    const auto rows = static_cast<std::uint64_t>(g.n());
+    const auto cols = static_cast<std::uint64_t>(g.m());
+    const auto inner = static_cast<std::uint64_t>(g.k());
     // Column-major layouts: A (our b) is k x n with op T, or n x k with op N when b is stored transposed;
     // B (our a) is k x m with op N, or m x k with op T.
-    if (g.b.transposed) {
-        detail::check_cublas(cublasLtMatrixLayoutCreate(&p->a, cuda_type(g.b.type), rows, inner, static_cast<std::int64_t>(rows)),
-                             kCall, "cublasLtMatrixLayoutCreate(A)");
+    if (g.options.b_transposed) {
+        detail::check_cublas(
+            cublasLtMatrixLayoutCreate(&p->a, cuda_type(g.b.dtype), rows, inner, static_cast<std::int64_t>(rows)), kCall,
+            "cublasLtMatrixLayoutCreate(A)");
     } else {
-        detail::check_cublas(cublasLtMatrixLayoutCreate(&p->a, cuda_type(g.b.type), inner, rows, static_cast<std::int64_t>(inner)),
-                             kCall, "cublasLtMatrixLayoutCreate(A)");
+        detail::check_cublas(
+            cublasLtMatrixLayoutCreate(&p->a, cuda_type(g.b.dtype), inner, rows, static_cast<std::int64_t>(inner)), kCall,
+            "cublasLtMatrixLayoutCreate(A)");
     }
-    if (g.a.transposed) {
-        detail::check_cublas(cublasLtMatrixLayoutCreate(&p->b, cuda_type(g.a.type), cols, inner, static_cast<std::int64_t>(cols)),
-                             kCall, "cublasLtMatrixLayoutCreate(B)");
+    if (g.options.a_transposed) {
+        detail::check_cublas(
+            cublasLtMatrixLayoutCreate(&p->b, cuda_type(g.a.dtype), cols, inner, static_cast<std::int64_t>(cols)), kCall,
+            "cublasLtMatrixLayoutCreate(B)");
     } else {
-        detail::check_cublas(cublasLtMatrixLayoutCreate(&p->b, cuda_type(g.a.type), inner, cols, static_cast<std::int64_t>(inner)),
-                             kCall, "cublasLtMatrixLayoutCreate(B)");
+        detail::check_cublas(
+            cublasLtMatrixLayoutCreate(&p->b, cuda_type(g.a.dtype), inner, cols, static_cast<std::int64_t>(inner)), kCall,
+            "cublasLtMatrixLayoutCreate(B)");
     }
-    // C is read (beta = 1) when the call accumulates (args.c); else never read (beta = 0), but it must describe a
+    // C is read (beta = 1) when the call accumulates (its c); else never read (beta = 0), but it must describe a
     // valid matrix: the rule table's choice (gemm_c_operand).
     const GemmCOperand c = gemm_c_operand(g);
     detail::check_cublas(cublasLtMatrixLayoutCreate(&p->c, cuda_type(c.type), rows, cols, static_cast<std::int64_t>(rows)), kCall,
                          "cublasLtMatrixLayoutCreate(C)");
-    detail::check_cublas(cublasLtMatrixLayoutCreate(&p->d, cuda_type(g.d_type), rows, cols, static_cast<std::int64_t>(rows)), kCall,
-                         "cublasLtMatrixLayoutCreate(D)");
+    detail::check_cublas(cublasLtMatrixLayoutCreate(&p->d, cuda_type(g.d.dtype), rows, cols, static_cast<std::int64_t>(rows)),
+                         kCall, "cublasLtMatrixLayoutCreate(D)");
 
     cublasLtMatmulPreference_t preference = nullptr;
     detail::check_cublas(cublasLtMatmulPreferenceCreate(&preference), kCall, "cublasLtMatmulPreferenceCreate");
-    const std::uint64_t workspace = g.workspace_bytes;
+    const std::uint64_t workspace = g.workspace.bytes;
     cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                                  &workspace, sizeof workspace);
     // Only algorithms that work at these pointers' alignment (C: its own, 256 when there is none).
@@ -449,14 +458,15 @@ bool block_probe_runs(int device) {
         ProbeBuffer a(n * n), b(n * n), d(n * n * 2), workspace(workspace_bytes);
         ProbeBuffer a_scales(sizeof(float) * block_scale_entries(ScaleMode::Block1x128, n, n));
         ProbeBuffer b_scales(sizeof(float) * block_scale_entries(ScaleMode::Block128x128, n, n));
-        GemmArgs probe;
-        probe.m = probe.n = probe.k = n;
-        probe.a = {a.p, DType::Float8E4M3, static_cast<const float*>(a_scales.p), false, ScaleMode::Block1x128};
-        probe.b = {b.p, DType::Float8E4M3, static_cast<const float*>(b_scales.p), false, ScaleMode::Block128x128};
-        probe.d = d.p;
-        probe.d_type = DType::BFloat16;
-        probe.workspace = workspace.p;
-        probe.workspace_bytes = workspace_bytes;
+        GemmCall probe;
+        probe.a = {a.p, DType::Float8E4M3, n, n};
+        probe.a.scale_inv = static_cast<float*>(a_scales.p);
+        probe.a.scale_mode = ScaleMode::Block1x128;
+        probe.b = {b.p, DType::Float8E4M3, n, n};
+        probe.b.scale_inv = static_cast<float*>(b_scales.p);
+        probe.b.scale_mode = ScaleMode::Block128x128;
+        probe.d = {d.p, DType::BFloat16, n, n};
+        probe.workspace = {workspace.p, workspace_bytes};
         DeviceResources& r = resources(device);
         Plan& p = plan_for(probe, device, r);
         set_pointers(p, probe);
@@ -497,21 +507,24 @@ std::size_t gemm_workspace_bytes(int device) {
     return static_cast<std::size_t>(compute_capability_major(device) >= 9 ? 32 : 4) << 20;
 }
 
-void gemm(const GemmArgs& g, cudaStream_t stream) {
+void gemm(const Tensor& a, const Tensor& b, const Tensor& d, const GemmEpilogueTensors& epilogue, const GemmOptions& options,
+          const Workspace& workspace, Stream on) {
+    const GemmCall g{a, b, d, epilogue, options, workspace};
+    const cudaStream_t stream = detail::cuda_stream(on);
     // The host target first: every rule but the compute-capability ones, without touching CUDA.
     if (const auto refusal = gemm_refusal(g, GemmTarget{})) throw_gemm_refused(kCall, *refusal);
-    if (g.m == 0 || g.n == 0) return;
+    if (g.m() == 0 || g.n() == 0) return;
     int device = 0;
     detail::check_cuda(cudaGetDevice(&device), kCall, "cudaGetDevice");
     const std::lock_guard<std::mutex> lock(state().mutex);
     if (const auto refusal = gemm_refusal(g, device_target(device))) throw_gemm_refused(kCall, *refusal);
     DeviceResources& r = resources(device);
     const float alpha = 1.0f;
-    const float beta = g.c != nullptr ? 1.0f : 0.0f;
+    const float beta = g.epilogue.c.data != nullptr ? 1.0f : 0.0f;
     const void* c = gemm_c_operand(g).data;
     const auto matmul = [&](const Plan& p) {
-        return cublasLtMatmul(r.handle, p.desc, &alpha, g.b.data, p.a, g.a.data, p.b, &beta, c, p.c, g.d, p.d, &p.algo,
-                              g.workspace, g.workspace_bytes, stream);
+        return cublasLtMatmul(r.handle, p.desc, &alpha, g.b.data, p.a, g.a.data, p.b, &beta, c, p.c, g.d.data, p.d, &p.algo,
+                              g.workspace.data, g.workspace.bytes, stream);
     };
     Plan* p = &plan_for(g, device, r);
     set_pointers(*p, g);
@@ -537,7 +550,7 @@ void gemm(const GemmArgs& g, cudaStream_t stream) {
     }
     detail::check_cublas(status, kCall, "cublasLtMatmul");
     detail::note_launch();
-    detail::note_gemm_library_work(g.epilogue, g.a.type);
+    detail::note_gemm_library_work(g.options.epilogue, g.a.dtype);
 }
 
 void set_gemm_autotune(bool on) {

@@ -1,4 +1,4 @@
-#include "tewb_kernels/host/gemm.h"
+#include "tewb_kernels/gemm.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,6 +12,7 @@
 #include "common/host_numbers.h"
 #include "common/uninstrumented.h"
 #include "gemm/observed_library_work.h"
+#include "tewb_kernels/gemm_rules.h"
 
 namespace tewb::kernels::host {
 
@@ -39,11 +40,12 @@ std::size_t round_up(std::size_t x, std::size_t to) {
     return (x + to - 1) / to * to;
 }
 
-// The operand's value at (row, column) of its logical [rows, k] shape, scale included.
-float element(const GemmOperand& op, std::size_t rows, std::size_t k, std::size_t row, std::size_t column) {
-    const std::size_t index = op.transposed ? column * rows + row : row * k + column;
-    if (!is_fp8(op.type)) return detail::load(op.data, wide_dtype(op.type), index);
-    const float value = detail::fp8_to_float(static_cast<const std::uint8_t*>(op.data)[index], fp8_type(op.type));
+// The operand's value at (row, column) of its logical [rows, k] shape (stored [k, rows] when `transposed`), scale
+// included.
+float element(const Tensor& op, bool transposed, std::size_t rows, std::size_t k, std::size_t row, std::size_t column) {
+    const std::size_t index = transposed ? column * rows + row : row * k + column;
+    if (!is_fp8(op.dtype)) return detail::load(op.data, wide_dtype(op.dtype), index);
+    const float value = detail::fp8_to_float(static_cast<const std::uint8_t*>(op.data)[index], fp8_type(op.dtype));
     switch (op.scale_mode) {
         case ScaleMode::Tensor: return value * op.scale_inv[0];
         case ScaleMode::Block1x128: return value * op.scale_inv[column / 128 * round_up(rows, 4) + row];
@@ -53,15 +55,15 @@ float element(const GemmOperand& op, std::size_t rows, std::size_t k, std::size_
 }
 
 // The operand decoded to float32 as [rows, k], k contiguous: the layout the dot products stream over.
-std::vector<float> k_contiguous(const GemmOperand& op, std::size_t rows, std::size_t k) {
+std::vector<float> k_contiguous(const Tensor& op, bool transposed, std::size_t rows, std::size_t k) {
     std::vector<float> out(rows * k);
-    if (op.transposed) {  // read the source in its own order
+    if (transposed) {  // read the source in its own order
         for (std::size_t column = 0; column < k; ++column) {
-            for (std::size_t row = 0; row < rows; ++row) out[row * k + column] = element(op, rows, k, row, column);
+            for (std::size_t row = 0; row < rows; ++row) out[row * k + column] = element(op, true, rows, k, row, column);
         }
     } else {
         for (std::size_t row = 0; row < rows; ++row) {
-            for (std::size_t column = 0; column < k; ++column) out[row * k + column] = element(op, rows, k, row, column);
+            for (std::size_t column = 0; column < k; ++column) out[row * k + column] = element(op, false, rows, k, row, column);
         }
     }
     return out;
@@ -106,23 +108,30 @@ TEWB_UNINSTRUMENTED float row_sum(const float* x, std::size_t k) {
 
 class HostGemm {
 public:
-    explicit HostGemm(const GemmArgs& g)
+    explicit HostGemm(const GemmCall& g)
         : g_(g),
-          a_(k_contiguous(g.a, g.m, g.k)),
-          b_(k_contiguous(g.b, g.n, g.k)),
-          side_(is_fp8(g.d_type) ? DType::BFloat16 : g.d_type),
-          chunks_((g.m + kRowsPerChunk - 1) / kRowsPerChunk) {
-        if (g.epilogue == Epilogue::Bias || g.epilogue == Epilogue::GeluAuxBias) {
-            bias_.resize(g.n);
-            for (std::size_t j = 0; j < g.n; ++j) bias_[j] = detail::load(g.bias, wide_dtype(g.bias_type), j);
+          m_(g.m()),
+          n_(g.n()),
+          k_(g.k()),
+          epilogue_(g.options.epilogue),
+          a_(k_contiguous(g.a, g.options.a_transposed, m_, k_)),
+          b_(k_contiguous(g.b, g.options.b_transposed, n_, k_)),
+          side_(is_fp8(g.d.dtype) ? DType::BFloat16 : g.d.dtype),
+          aux_ld_(g.epilogue.aux.stride()),
+          chunks_((m_ + kRowsPerChunk - 1) / kRowsPerChunk) {
+        if (epilogue_ == Epilogue::Bias || epilogue_ == Epilogue::GeluAuxBias) {
+            bias_.resize(n_);
+            for (std::size_t j = 0; j < n_; ++j)
+                bias_[j] = detail::load(g.epilogue.bias.data, wide_dtype(g.epilogue.bias.dtype), j);
         }
-        if (a_.size() != g.m * g.k || b_.size() != g.n * g.k) detail::fail(kCall, "internal: the k-contiguous copies have the wrong size");
-        if (g.epilogue == Epilogue::DGeluBGrad) column_sums_.assign(chunks_ * g.n, 0.0f);
-        if (is_fp8(g.d_type)) d_scale_ = g.d_scale[0];
+        if (a_.size() != m_ * k_ || b_.size() != n_ * k_)
+            detail::fail(kCall, "internal: the k-contiguous copies have the wrong size");
+        if (epilogue_ == Epilogue::DGeluBGrad) column_sums_.assign(chunks_ * n_, 0.0f);
+        if (is_fp8(g.d.dtype)) d_scale_ = g.d.scale[0];
     }
 
     void run() {
-        const std::size_t work = g_.m * g_.n * g_.k;
+        const std::size_t work = m_ * n_ * k_;
         const std::size_t hardware = std::max(1u, std::thread::hardware_concurrency());
         const std::size_t threads = std::min({hardware, chunks_, std::max<std::size_t>(1, work / kWorkPerThread)});
         if (threads <= 1) {
@@ -143,26 +152,26 @@ private:
         std::uint32_t amax_bits = 0;
         for (std::size_t chunk = first; chunk < last; ++chunk) {
             const std::size_t row_begin = chunk * kRowsPerChunk;
-            const std::size_t row_end = std::min(g_.m, row_begin + kRowsPerChunk);
-            for (std::size_t block = 0; block < g_.n; block += kColumnBlock) {
-                const std::size_t block_end = std::min(g_.n, block + kColumnBlock);
+            const std::size_t row_end = std::min(m_, row_begin + kRowsPerChunk);
+            for (std::size_t block = 0; block < n_; block += kColumnBlock) {
+                const std::size_t block_end = std::min(n_, block + kColumnBlock);
                 for (std::size_t i = row_begin; i < row_end; ++i) {
-                    const float* x = a_.data() + i * g_.k;
+                    const float* x = a_.data() + i * k_;
                     std::size_t j = block;
                     float sums[4];
                     for (; j + 4 <= block_end; j += 4) {
-                        dot_rows<4>(x, b_.data() + j * g_.k, g_.k, sums);
+                        dot_rows<4>(x, b_.data() + j * k_, k_, sums);
                         for (std::size_t r = 0; r < 4; ++r) amax_bits = std::max(amax_bits, write(chunk, i, j + r, sums[r]));
                     }
                     for (; j < block_end; ++j) {
-                        dot_rows<1>(x, b_.data() + j * g_.k, g_.k, sums);
+                        dot_rows<1>(x, b_.data() + j * k_, k_, sums);
                         amax_bits = std::max(amax_bits, write(chunk, i, j, sums[0]));
                     }
                 }
             }
-            if (g_.epilogue == Epilogue::BGradB) {
+            if (epilogue_ == Epilogue::BGradB) {
                 for (std::size_t i = row_begin; i < row_end; ++i) {
-                    detail::store(g_.bias_grad, wide_dtype(side_), i, row_sum(a_.data() + i * g_.k, g_.k));
+                    detail::store(g_.epilogue.bias_grad.data, wide_dtype(side_), i, row_sum(a_.data() + i * k_, k_));
                 }
             }
         }
@@ -174,46 +183,51 @@ private:
     // d[i, j] from the product: the epilogue, the output's type; returns |value|'s bits for the FP8 amax.
     std::uint32_t write(std::size_t chunk, std::size_t i, std::size_t j, float product) {
         float value = product;
-        switch (g_.epilogue) {
+        switch (epilogue_) {
             case Epilogue::None:
             case Epilogue::BGradB: break;
             case Epilogue::Bias: value = product + bias_[j]; break;
             case Epilogue::GeluAuxBias: {
                 const float pre = product + bias_[j];
-                detail::store(g_.aux, wide_dtype(side_), i * g_.aux_ld + j, pre);
+                detail::store(g_.epilogue.aux.data, wide_dtype(side_), i * aux_ld_ + j, pre);
                 value = gelu(pre);
                 break;
             }
             case Epilogue::DGeluBGrad:
-                value = product * gelu_derivative(detail::load(g_.aux, wide_dtype(side_), i * g_.aux_ld + j));
-                column_sums_[chunk * g_.n + j] += value;
+                value = product * gelu_derivative(detail::load(g_.epilogue.aux.data, wide_dtype(side_), i * aux_ld_ + j));
+                column_sums_[chunk * n_ + j] += value;
                 break;
         }
-        const std::size_t index = i * g_.n + j;
-        if (g_.c != nullptr) value += detail::load(g_.c, wide_dtype(g_.d_type), index);  // c may be d: read before the write
-        if (!is_fp8(g_.d_type)) {
-            detail::store(g_.d, wide_dtype(g_.d_type), index, value);
+        const std::size_t index = i * n_ + j;
+        const Tensor& d = g_.d;
+        const Tensor& c = g_.epilogue.c;
+        if (c.data != nullptr) value += detail::load(c.data, wide_dtype(c.dtype), index);  // c may be d: read before the write
+        if (!is_fp8(d.dtype)) {
+            detail::store(d.data, wide_dtype(d.dtype), index, value);
             return 0;
         }
-        static_cast<std::uint8_t*>(g_.d)[index] = detail::float_to_fp8(value * d_scale_, fp8_type(g_.d_type));
+        static_cast<std::uint8_t*>(d.data)[index] = detail::float_to_fp8(value * d_scale_, fp8_type(d.dtype));
         return detail::abs_bits(value);
     }
 
     void finish() {
-        if (g_.epilogue == Epilogue::DGeluBGrad) {
-            for (std::size_t j = 0; j < g_.n; ++j) {
+        if (epilogue_ == Epilogue::DGeluBGrad) {
+            for (std::size_t j = 0; j < n_; ++j) {
                 float sum = 0.0f;
-                for (std::size_t chunk = 0; chunk < chunks_; ++chunk) sum += column_sums_[chunk * g_.n + j];
-                detail::store(g_.bias_grad, wide_dtype(side_), j, sum);
+                for (std::size_t chunk = 0; chunk < chunks_; ++chunk) sum += column_sums_[chunk * n_ + j];
+                detail::store(g_.epilogue.bias_grad.data, wide_dtype(side_), j, sum);
             }
         }
-        if (is_fp8(g_.d_type) && g_.d_amax != nullptr) g_.d_amax[0] = detail::bits_float(amax_bits_.load());
+        if (is_fp8(g_.d.dtype) && g_.d.amax != nullptr) g_.d.amax[0] = detail::bits_float(amax_bits_.load());
     }
 
-    const GemmArgs& g_;
+    const GemmCall& g_;
+    const std::size_t m_, n_, k_;
+    const Epilogue epilogue_;
     const std::vector<float> a_;
     const std::vector<float> b_;
     const DType side_;  // aux and bias_grad: d's type, bfloat16 where d is FP8
+    const std::size_t aux_ld_;
     const std::size_t chunks_;
     std::vector<float> bias_;
     std::vector<float> column_sums_;  // DGeluBGrad: per chunk of rows, summed in chunk order at the end
@@ -223,12 +237,14 @@ private:
 
 }  // namespace
 
-void gemm(const GemmArgs& args) {
-    if (const auto refusal = gemm_refusal(args, GemmTarget{})) throw_gemm_refused(kCall, *refusal);
-    if (args.m == 0 || args.n == 0) return;
-    HostGemm(args).run();
+void gemm(const Tensor& a, const Tensor& b, const Tensor& d, const GemmEpilogueTensors& epilogue, const GemmOptions& options,
+          const Workspace& workspace, Stream) {
+    const GemmCall call{a, b, d, epilogue, options, workspace};
+    if (const auto refusal = gemm_refusal(call, GemmTarget{})) throw_gemm_refused(kCall, *refusal);
+    if (call.m() == 0 || call.n() == 0) return;
+    HostGemm(call).run();
     detail::note_launch();
-    detail::note_gemm_library_work(args.epilogue, args.a.type);
+    detail::note_gemm_library_work(options.epilogue, a.dtype);
 }
 
 }  // namespace tewb::kernels::host

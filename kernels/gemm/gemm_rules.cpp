@@ -75,7 +75,7 @@ bool needs_bias_grad(Epilogue e) {
     return e == Epilogue::DGeluBGrad || e == Epilogue::BGradB;
 }
 
-std::optional<GemmRefusal> block_refusal(const GemmArgs& g) {
+std::optional<GemmRefusal> block_refusal(const GemmCall& g) {
     if (!is_block(g.a.scale_mode) || !is_block(g.b.scale_mode)) {
         return refuse(GemmRule::BlockAndTensorScaleMix,
                       "block-scaled and tensor-scaled operands do not mix; allowed: both operands per tensor, or both per block");
@@ -84,21 +84,22 @@ std::optional<GemmRefusal> block_refusal(const GemmArgs& g) {
         return refuse(GemmRule::Block128x128Twice, "128x128 x 128x128 block scales have no cuBLASLt kernel; allowed: 1x128 x "
                                                    "128x128, 128x128 x 1x128, 1x128 x 1x128");
     }
-    if (g.k % 128 != 0) {
-        return refuse(GemmRule::BlockKNotMultipleOf128, "block-scaled FP8 GEMMs need k to be a multiple of 128 (got k = " +
-                                                            std::to_string(g.k) + "); pad the operands or use per-tensor scaling");
+    if (g.k() % 128 != 0) {
+        return refuse(GemmRule::BlockKNotMultipleOf128,
+                      "block-scaled FP8 GEMMs need k to be a multiple of 128 (got k = " + std::to_string(g.k()) +
+                          "); pad the operands or use per-tensor scaling");
     }
-    if (g.accumulation != Accumulation::Split) {
+    if (g.options.accumulation != Accumulation::Split) {
         return refuse(GemmRule::BlockNeedsSplitAccumulation,
                       "block-scaled FP8 GEMMs accumulate split only; allowed: Accumulation::Split");
     }
-    if (is_fp8(g.d_type)) {
+    if (is_fp8(g.d.dtype)) {
         return refuse(GemmRule::BlockFp8Output, std::string("block-scaled FP8 GEMMs write float32 or bfloat16 (got d_type = ") +
-                                                    to_string(g.d_type).data() + "); allowed d types: float32, bfloat16");
+                                                    to_string(g.d.dtype).data() + "); allowed d types: float32, bfloat16");
     }
-    if (g.epilogue != Epilogue::None && g.epilogue != Epilogue::Bias) {
+    if (g.options.epilogue != Epilogue::None && g.options.epilogue != Epilogue::Bias) {
         return refuse(GemmRule::BlockEpilogue, std::string("block-scaled FP8 GEMMs take no epilogue but bias (got ") +
-                                                   name(g.epilogue) + "); allowed: none, bias");
+                                                   name(g.options.epilogue) + "); allowed: none, bias");
     }
     return std::nullopt;
 }
@@ -117,7 +118,7 @@ std::optional<GemmRefusal> misaligned(const char* what, const void* p, std::uint
 // scale_inv sat 4 bytes into a packed float array, after its heuristic and cublasLtMatmulAlgoCheck had accepted
 // it; the same call with the scale copied to an aligned slot ran. The FP8 state keeps each scale in its own
 // 256-byte slot (core/fp8/Fp8State.h).
-std::optional<GemmRefusal> alignment_refusal(const GemmArgs& g, bool fp8) {
+std::optional<GemmRefusal> alignment_refusal(const GemmCall& g, bool fp8) {
     struct Used {
         const char* what;
         const void* pointer;
@@ -127,46 +128,47 @@ std::optional<GemmRefusal> alignment_refusal(const GemmArgs& g, bool fp8) {
     int count = 0;
     used[count++] = {"a", g.a.data, kAlignment};
     used[count++] = {"b", g.b.data, kAlignment};
-    used[count++] = {"d", g.d, kAlignment};
+    used[count++] = {"d", g.d.data, kAlignment};
     if (fp8) {
         used[count++] = {"a.scale_inv", g.a.scale_inv, kAlignment};
         used[count++] = {"b.scale_inv", g.b.scale_inv, kAlignment};
     }
-    if (is_fp8(g.d_type)) {
-        used[count++] = {"d_scale", g.d_scale, kAlignment};
-        if (g.d_amax != nullptr) used[count++] = {"d_amax", g.d_amax, kAlignment};
+    if (is_fp8(g.d.dtype)) {
+        used[count++] = {"d_scale", g.d.scale, kAlignment};
+        if (g.d.amax != nullptr) used[count++] = {"d_amax", g.d.amax, kAlignment};
     }
-    if (needs_bias(g.epilogue)) used[count++] = {"bias", g.bias, kAlignment};
-    if (needs_aux(g.epilogue)) used[count++] = {"aux", g.aux, kAlignment};
-    if (needs_bias_grad(g.epilogue)) used[count++] = {"bias_grad", g.bias_grad, kAlignment};
-    if (g.c != nullptr) used[count++] = {"c", g.c, kAlignment};
+    if (needs_bias(g.options.epilogue)) used[count++] = {"bias", g.epilogue.bias.data, kAlignment};
+    if (needs_aux(g.options.epilogue)) used[count++] = {"aux", g.epilogue.aux.data, kAlignment};
+    if (needs_bias_grad(g.options.epilogue)) used[count++] = {"bias_grad", g.epilogue.bias_grad.data, kAlignment};
+    if (g.epilogue.c.data != nullptr) used[count++] = {"c", g.epilogue.c.data, kAlignment};
     for (int i = 0; i < count; ++i) {
         if (auto refusal = misaligned(used[i].what, used[i].pointer, used[i].alignment)) return refusal;
     }
     return std::nullopt;
 }
 
-std::optional<GemmRefusal> epilogue_buffer_refusal(const GemmArgs& g) {
-    const std::string epilogue = std::string("the ") + name(g.epilogue) + " epilogue needs ";
-    if (g.epilogue == Epilogue::Bias && g.bias == nullptr) {
+std::optional<GemmRefusal> epilogue_buffer_refusal(const GemmCall& g) {
+    const std::string epilogue = std::string("the ") + name(g.options.epilogue) + " epilogue needs ";
+    if (g.options.epilogue == Epilogue::Bias && g.epilogue.bias.data == nullptr) {
         return refuse(GemmRule::EpilogueBufferMissing, "the bias epilogue needs a 16-byte aligned bias ([n]); got none");
     }
-    if (g.epilogue == Epilogue::GeluAuxBias && g.bias == nullptr) {
+    if (g.options.epilogue == Epilogue::GeluAuxBias && g.epilogue.bias.data == nullptr) {
         return refuse(GemmRule::EpilogueBufferMissing, epilogue + "a 16-byte aligned bias ([n]); got none");
     }
-    if (needs_aux(g.epilogue)) {
-        if (g.aux == nullptr) {
+    if (needs_aux(g.options.epilogue)) {
+        if (g.epilogue.aux.data == nullptr) {
             return refuse(GemmRule::EpilogueBufferMissing,
-                          epilogue + "a 16-byte aligned aux buffer ([m, aux_ld], GELU's input); got none");
+                          epilogue + "a 16-byte aligned aux tensor ([m, n], GELU's input); got none");
         }
-        if (g.aux_ld < g.n || g.aux_ld % 8 != 0) {
-            return refuse(GemmRule::AuxLeadingDimension, "aux_ld = " + std::to_string(g.aux_ld) + "; allowed: at least n = " +
-                                                             std::to_string(g.n) + " and a multiple of 8");
+        if (g.epilogue.aux.stride() < g.n() || g.epilogue.aux.stride() % 8 != 0) {
+            return refuse(GemmRule::AuxLeadingDimension,
+                          "aux's row stride (cuBLASLt's aux_ld) is " + std::to_string(g.epilogue.aux.stride()) +
+                              "; allowed: at least n = " + std::to_string(g.n()) + " and a multiple of 8");
         }
     }
-    if (needs_bias_grad(g.epilogue) && g.bias_grad == nullptr) {
-        return refuse(GemmRule::EpilogueBufferMissing,
-                      epilogue + "a 16-byte aligned bias_grad ([" + (g.epilogue == Epilogue::BGradB ? "m" : "n") + "]); got none");
+    if (needs_bias_grad(g.options.epilogue) && g.epilogue.bias_grad.data == nullptr) {
+        return refuse(GemmRule::EpilogueBufferMissing, epilogue + "a 16-byte aligned bias_grad ([" +
+                                                           (g.options.epilogue == Epilogue::BGradB ? "m" : "n") + "]); got none");
     }
     return std::nullopt;
 }
@@ -176,6 +178,7 @@ std::optional<GemmRefusal> epilogue_buffer_refusal(const GemmArgs& g) {
 std::string_view to_string(GemmRule rule) {
     switch (rule) {
         case GemmRule::UnknownValue: return "UnknownValue";
+        case GemmRule::TensorShape: return "TensorShape";
         case GemmRule::EmptyK: return "EmptyK";
         case GemmRule::SizeOver32Bits: return "SizeOver32Bits";
         case GemmRule::OperandTypesMix: return "OperandTypesMix";
@@ -199,6 +202,7 @@ std::string_view to_string(GemmRule rule) {
         case GemmRule::AuxLeadingDimension: return "AuxLeadingDimension";
         case GemmRule::Misaligned: return "Misaligned";
         case GemmRule::BiasType: return "BiasType";
+        case GemmRule::EpilogueTensorType: return "EpilogueTensorType";
         case GemmRule::Fp8Epilogue: return "Fp8Epilogue";
         case GemmRule::BGradBNeedsTransposedA: return "BGradBNeedsTransposedA";
         case GemmRule::COperandLayout: return "COperandLayout";
@@ -230,56 +234,62 @@ std::uint32_t pointer_alignment(const void* pointer) {
     return a;
 }
 
-std::string describe_gemm(const GemmArgs& g) {
+std::string describe_gemm(const GemmCall& g) {
     const auto alignment = [](const void* p) { return std::to_string(pointer_alignment(p)); };
     const auto mode = [](ScaleMode m) {
         return m == ScaleMode::Block1x128 ? "1x128" : m == ScaleMode::Block128x128 ? "128x128" : "tensor";
     };
-    std::string text = std::string(to_string(g.a.type).data()) + " x " + to_string(g.b.type).data() + " -> " +
-                       to_string(g.d_type).data() + ", m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) +
-                       ", k = " + std::to_string(g.k);
-    const bool fp8 = is_fp8(g.a.type);
+    std::string text = std::string(to_string(g.a.dtype).data()) + " x " + to_string(g.b.dtype).data() + " -> " +
+                       to_string(g.d.dtype).data() + ", m = " + std::to_string(g.m()) + ", n = " + std::to_string(g.n()) +
+                       ", k = " + std::to_string(g.k());
+    const bool fp8 = is_fp8(g.a.dtype);
     if (fp8) text += std::string(", scales ") + mode(g.a.scale_mode) + " x " + mode(g.b.scale_mode);
-    if (g.a.transposed || g.b.transposed) {
-        text += std::string(", stored transposed: ") + (g.a.transposed ? (g.b.transposed ? "a, b" : "a") : "b");
+    if (g.options.a_transposed || g.options.b_transposed) {
+        text += std::string(", stored transposed: ") + (g.options.a_transposed ? (g.options.b_transposed ? "a, b" : "a") : "b");
     }
-    text += std::string(", epilogue ") + name(g.epilogue);
-    if (g.c != nullptr) text += ", accumulating onto c";
-    text += "; alignment (bytes): a " + alignment(g.a.data) + ", b " + alignment(g.b.data) + ", d " + alignment(g.d);
-    const std::pair<const char*, const void*> others[] = {
-        {"a.scale_inv", fp8 ? g.a.scale_inv : nullptr}, {"b.scale_inv", fp8 ? g.b.scale_inv : nullptr},
-        {"d_scale", is_fp8(g.d_type) ? g.d_scale : nullptr}, {"d_amax", g.d_amax}, {"bias", g.bias}, {"aux", g.aux},
-        {"bias_grad", g.bias_grad}, {"c", g.c}, {"workspace", g.workspace}};
+    text += std::string(", epilogue ") + name(g.options.epilogue);
+    if (g.epilogue.c.data != nullptr) text += ", accumulating onto c";
+    text += "; alignment (bytes): a " + alignment(g.a.data) + ", b " + alignment(g.b.data) + ", d " + alignment(g.d.data);
+    const std::pair<const char*, const void*> others[] = {{"a.scale_inv", fp8 ? g.a.scale_inv : nullptr},
+                                                          {"b.scale_inv", fp8 ? g.b.scale_inv : nullptr},
+                                                          {"d_scale", is_fp8(g.d.dtype) ? g.d.scale : nullptr},
+                                                          {"d_amax", g.d.amax},
+                                                          {"bias", g.epilogue.bias.data},
+                                                          {"aux", g.epilogue.aux.data},
+                                                          {"bias_grad", g.epilogue.bias_grad.data},
+                                                          {"c", g.epilogue.c.data},
+                                                          {"workspace", g.workspace.data}};
     for (const auto& [what, pointer] : others) {
         if (pointer != nullptr) text += std::string(", ") + what + " " + alignment(pointer);
     }
     return text;
 }
 
-bool gemm_can_be_timed(const GemmArgs& g) {
-    const void* reads[] = {g.c, g.a.data, g.b.data, g.aux, g.bias};
+bool gemm_can_be_timed(const GemmCall& g) {
+    const void* reads[] = {g.epilogue.c.data, g.a.data, g.b.data, g.epilogue.aux.data, g.epilogue.bias.data};
     for (const void* read : reads) {
-        if (read != nullptr && read == g.d) return false;
+        if (read != nullptr && read == g.d.data) return false;
     }
-    return g.bias_grad == nullptr || (g.bias_grad != g.a.data && g.bias_grad != g.b.data);
+    return g.epilogue.bias_grad.data == nullptr ||
+           (g.epilogue.bias_grad.data != g.a.data && g.epilogue.bias_grad.data != g.b.data);
 }
 
-GemmCOperand gemm_c_operand(const GemmArgs& g) {
-    if (g.c != nullptr) return {g.c, g.d_type};
-    if (is_fp8(g.d_type)) return {nullptr, DType::BFloat16};
-    return {g.d, g.d_type};
+GemmCOperand gemm_c_operand(const GemmCall& g) {
+    if (g.epilogue.c.data != nullptr) return {g.epilogue.c.data, g.epilogue.c.dtype};
+    if (is_fp8(g.d.dtype)) return {nullptr, DType::BFloat16};
+    return {g.d.data, g.d.dtype};
 }
 
-std::optional<GemmRefusal> gemm_c_refusal(const GemmArgs& g, const GemmCOperand& c) {
-    const DType allowed = is_fp8(g.d_type) ? DType::BFloat16 : g.d_type;
+std::optional<GemmRefusal> gemm_c_refusal(const GemmCall& g, const GemmCOperand& c) {
+    const DType allowed = is_fp8(g.d.dtype) ? DType::BFloat16 : g.d.dtype;
     if (c.type != allowed) {
-        return refuse(GemmRule::COperandLayout, std::string("C in ") + to_string(c.type).data() + " with a " + to_string(g.d_type).data() +
-                                                    " output; allowed: C in " + to_string(allowed).data() +
-                                                    " (D's type, bfloat16 for an FP8 output)");
+        return refuse(GemmRule::COperandLayout, std::string("C in ") + to_string(c.type).data() + " with a " +
+                                                    to_string(g.d.dtype).data() + " output; allowed: C in " +
+                                                    to_string(allowed).data() + " (D's type, bfloat16 for an FP8 output)");
     }
-    if (c.data != nullptr && c.data == g.d && c.type != g.d_type) {
-        return refuse(GemmRule::COperandLayout, std::string("C would share d's address (") + address(g.d) + ") as " +
-                                                    to_string(c.type).data() + " while D is " + to_string(g.d_type).data() +
+    if (c.data != nullptr && c.data == g.d.data && c.type != g.d.dtype) {
+        return refuse(GemmRule::COperandLayout, std::string("C would share d's address (") + address(g.d.data) + ") as " +
+                                                    to_string(c.type).data() + " while D is " + to_string(g.d.dtype).data() +
                                                     "; cuBLASLt needs C and D at one address to share one layout (status 7 "
                                                     "on the H200); allowed: no C pointer for an FP8 output");
     }
@@ -290,54 +300,119 @@ namespace {
 
 // The rules of gemm_refusal, each group in the order gemm_refusal applies them.
 
-std::optional<GemmRefusal> unknown_value_refusal(const GemmArgs& g) {
-    if (!known(g.a.type) || !known(g.b.type) || !known(g.d_type) || !known(g.bias_type)) {
-        return refuse(GemmRule::UnknownValue, std::string("a.type, b.type, d_type, bias_type are ") + to_string(g.a.type).data() +
-                                                  ", " + to_string(g.b.type).data() + ", " + to_string(g.d_type).data() + ", " +
-                                                  to_string(g.bias_type).data() + "; each allowed: float32, bfloat16, E4M3, E5M2");
+std::optional<GemmRefusal> unknown_value_refusal(const GemmCall& g) {
+    const DType bias = needs_bias(g.options.epilogue) ? g.epilogue.bias.dtype : DType::BFloat16;
+    if (!known(g.a.dtype) || !known(g.b.dtype) || !known(g.d.dtype) || !known(bias)) {
+        return refuse(GemmRule::UnknownValue, std::string("a, b, d and bias have dtypes ") + to_string(g.a.dtype).data() + ", " +
+                                                  to_string(g.b.dtype).data() + ", " + to_string(g.d.dtype).data() + ", " +
+                                                  to_string(bias).data() + "; each allowed: float32, bfloat16, E4M3, E5M2");
     }
     if (!known(g.a.scale_mode) || !known(g.b.scale_mode)) {
         return refuse(GemmRule::UnknownValue, "unknown ScaleMode; allowed: Tensor, Block1x128, Block128x128");
     }
-    if (!known(g.epilogue)) {
+    if (!known(g.options.epilogue)) {
         return refuse(GemmRule::UnknownValue, "unknown epilogue; allowed: None, Bias, GeluAuxBias, DGeluBGrad, BGradB");
     }
-    if (!known(g.accumulation)) return refuse(GemmRule::UnknownValue, "unknown accumulation; allowed: Fast, Split");
+    if (!known(g.options.accumulation)) return refuse(GemmRule::UnknownValue, "unknown accumulation; allowed: Fast, Split");
     return std::nullopt;
 }
 
-std::optional<GemmRefusal> size_refusal(const GemmArgs& g) {
-    if (g.k == 0) return refuse(GemmRule::EmptyK, "k = 0; allowed: 1 or more");
-    if (g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX) {
-        return refuse(GemmRule::SizeOver32Bits, "m = " + std::to_string(g.m) + ", n = " + std::to_string(g.n) + ", k = " +
-                                                    std::to_string(g.k) + ": m, n and k must each fit in 32 bits");
+std::string shape(std::size_t rows, std::size_t cols) {
+    std::string text = "[";
+    text.append(std::to_string(rows)).append(", ").append(std::to_string(cols)).append("]");
+    return text;
+}
+
+std::string shape(const Tensor& t) {
+    return shape(t.rows, t.cols);
+}
+
+// The shapes the tensors give m, n and k must agree; the GEMM reads a, b, d and c as contiguous row-major matrices.
+std::optional<GemmRefusal> tensor_shape_refusal(const GemmCall& g) {
+    if (g.b_k() != g.k()) {
+        const bool a_t = g.options.a_transposed;
+        const bool b_t = g.options.b_transposed;
+        const std::string stored =
+            a_t || b_t ? std::string(" (stored transposed: ") + (a_t ? (b_t ? "a, b" : "a") : "b") + ")" : "";
+        return refuse(GemmRule::TensorShape, "a is " + shape(g.a) + " and b " + shape(g.b) + stored + ": a's k is " +
+                                                 std::to_string(g.k()) + ", b's " + std::to_string(g.b_k()) +
+                                                 "; allowed: the same k");
+    }
+    const std::string mn = shape(g.m(), g.n());
+    if (g.d.rows != g.m() || g.d.cols != g.n()) {
+        return refuse(GemmRule::TensorShape, "d is " + shape(g.d) + "; allowed: [m, n] = " + mn);
+    }
+    if (g.epilogue.c.data != nullptr && (g.epilogue.c.rows != g.m() || g.epilogue.c.cols != g.n())) {
+        return refuse(GemmRule::TensorShape, "c is " + shape(g.epilogue.c) + "; allowed: [m, n] = " + mn);
+    }
+    const std::pair<const char*, const Tensor*> contiguous[] = {{"a", &g.a},
+                                                                {"b", &g.b},
+                                                                {"d", &g.d},
+                                                                {"c", &g.epilogue.c},
+                                                                {"bias", &g.epilogue.bias},
+                                                                {"bias_grad", &g.epilogue.bias_grad}};
+    for (const auto& [what, t] : contiguous) {
+        if (t->stride() != t->cols) {
+            return refuse(GemmRule::TensorShape, std::string(what) + " has a row stride of " + std::to_string(t->stride()) +
+                                                     " elements for " + std::to_string(t->cols) +
+                                                     " columns; allowed: contiguous rows (row_stride 0 or cols)");
+        }
+    }
+    const Epilogue e = g.options.epilogue;
+    if (needs_bias(e) && g.epilogue.bias.data != nullptr && g.epilogue.bias.numel() != g.n()) {
+        return refuse(GemmRule::TensorShape,
+                      "bias has " + std::to_string(g.epilogue.bias.numel()) + " elements; allowed: n = " + std::to_string(g.n()));
+    }
+    if (needs_bias_grad(e) && g.epilogue.bias_grad.data != nullptr) {
+        const std::size_t want = e == Epilogue::BGradB ? g.m() : g.n();
+        if (g.epilogue.bias_grad.numel() != want) {
+            return refuse(GemmRule::TensorShape, "bias_grad has " + std::to_string(g.epilogue.bias_grad.numel()) +
+                                                     " elements; allowed: " + (e == Epilogue::BGradB ? "m = " : "n = ") +
+                                                     std::to_string(want));
+        }
+    }
+    if (needs_aux(e) && g.epilogue.aux.data != nullptr && (g.epilogue.aux.rows != g.m() || g.epilogue.aux.cols != g.n())) {
+        return refuse(GemmRule::TensorShape, "aux is " + shape(g.epilogue.aux) + "; allowed: [m, n] = " + mn +
+                                                 " (with any row stride the AuxLeadingDimension rule allows)");
+    }
+    return std::nullopt;
+}
+
+std::optional<GemmRefusal> size_refusal(const GemmCall& g) {
+    if (g.k() == 0) return refuse(GemmRule::EmptyK, "k = 0; allowed: 1 or more");
+    if (g.m() > INT32_MAX || g.n() > INT32_MAX || g.k() > INT32_MAX) {
+        return refuse(GemmRule::SizeOver32Bits, "m = " + std::to_string(g.m()) + ", n = " + std::to_string(g.n()) +
+                                                    ", k = " + std::to_string(g.k()) + ": m, n and k must each fit in 32 bits");
     }
     return std::nullopt;
 }
 
 // Which operand and output types combine, in which layout and with which scale modes.
-std::optional<GemmRefusal> type_refusal(const GemmArgs& g, bool fp8) {
-    if (is_fp8(g.a.type) != is_fp8(g.b.type) || (!fp8 && g.a.type != g.b.type)) {
-        return refuse(GemmRule::OperandTypesMix, std::string("operand types ") + to_string(g.a.type).data() + " and " + to_string(g.b.type).data() +
+std::optional<GemmRefusal> type_refusal(const GemmCall& g, bool fp8) {
+    if (is_fp8(g.a.dtype) != is_fp8(g.b.dtype) || (!fp8 && g.a.dtype != g.b.dtype)) {
+        return refuse(GemmRule::OperandTypesMix, std::string("operand types ") + to_string(g.a.dtype).data() + " and " +
+                                                     to_string(g.b.dtype).data() +
                                                      " do not mix; allowed: both float32, both bfloat16, or both FP8");
     }
-    if (g.a.type == DType::Float8E5M2 && g.b.type == DType::Float8E5M2) {
+    if (g.a.dtype == DType::Float8E5M2 && g.b.dtype == DType::Float8E5M2) {
         return refuse(GemmRule::E5M2TimesE5M2, "E5M2 x E5M2 has no FP8 GEMM; allowed: E4M3 x E4M3, E4M3 x E5M2");
     }
-    if (is_fp8(g.d_type) && !fp8) {
-        return refuse(GemmRule::Fp8OutputNeedsFp8Operands, std::string("an FP8 output needs FP8 operands (got ") + to_string(g.a.type).data() +
-                                                               " -> " + to_string(g.d_type).data() + "); allowed for " + to_string(g.a.type).data() +
-                                                               ": float32 or bfloat16 output");
+    if (is_fp8(g.d.dtype) && !fp8) {
+        return refuse(GemmRule::Fp8OutputNeedsFp8Operands, std::string("an FP8 output needs FP8 operands (got ") +
+                                                               to_string(g.a.dtype).data() + " -> " +
+                                                               to_string(g.d.dtype).data() + "); allowed for " +
+                                                               to_string(g.a.dtype).data() + ": float32 or bfloat16 output");
     }
-    if (g.d_type == DType::Float8E5M2 && g.a.type != DType::Float8E5M2 && g.b.type != DType::Float8E5M2) {
+    if (g.d.dtype == DType::Float8E5M2 && g.a.dtype != DType::Float8E5M2 && g.b.dtype != DType::Float8E5M2) {
         return refuse(GemmRule::E5M2OutputNeedsE5M2Operand,
                       "E4M3 x E4M3 has no E5M2 output in cuBLASLt; allowed for E4M3 x E4M3: E4M3, bfloat16 or float32 output");
     }
-    if (fp8 && (g.a.transposed || g.b.transposed)) {
-        return refuse(GemmRule::Fp8OperandTransposed, std::string("FP8 operands must be K-contiguous (transposed = false; got ") +
-                                                          (g.a.transposed ? "a" : "b") +
-                                                          " transposed): FP8 tensor cores take the TN layout only; pass the "
-                                                          "FP8 transposed copy instead");
+    if (fp8 && (g.options.a_transposed || g.options.b_transposed)) {
+        return refuse(GemmRule::Fp8OperandTransposed,
+                      std::string("FP8 operands must be K-contiguous (options.a_transposed and b_transposed false; got ") +
+                          (g.options.a_transposed ? "a" : "b") +
+                          " transposed): FP8 tensor cores take the TN layout only; pass the "
+                          "FP8 transposed copy instead");
     }
     if (!fp8 && (is_block(g.a.scale_mode) || is_block(g.b.scale_mode))) {
         return refuse(GemmRule::BlockScaleNeedsFp8,
@@ -350,32 +425,32 @@ std::optional<GemmRefusal> type_refusal(const GemmArgs& g, bool fp8) {
 }
 
 // FP8 operands' shapes and scales, an FP8 output's scale and epilogue.
-std::optional<GemmRefusal> fp8_refusal(const GemmArgs& g, bool fp8) {
+std::optional<GemmRefusal> fp8_refusal(const GemmCall& g, bool fp8) {
     if (fp8) {
-        if (g.m % 16 != 0 || g.n % 16 != 0 || g.k % 16 != 0) {
+        if (g.m() % 16 != 0 || g.n() % 16 != 0 || g.k() % 16 != 0) {
             return refuse(GemmRule::Fp8ShapeNotMultipleOf16,
-                          "FP8 GEMMs need m, n and k to be multiples of 16 (got m = " + std::to_string(g.m) + ", n = " +
-                              std::to_string(g.n) + ", k = " + std::to_string(g.k) + "); pad the operands or use bfloat16");
+                          "FP8 GEMMs need m, n and k to be multiples of 16 (got m = " + std::to_string(g.m()) + ", n = " +
+                              std::to_string(g.n()) + ", k = " + std::to_string(g.k()) + "); pad the operands or use bfloat16");
         }
         if (g.a.scale_inv == nullptr || g.b.scale_inv == nullptr) {
             return refuse(GemmRule::Fp8ScaleInvMissing, std::string("FP8 operands need their scale_inv pointers (") +
                                                             (g.a.scale_inv == nullptr ? "a" : "b") + ".scale_inv is null)");
         }
     }
-    if (is_fp8(g.d_type)) {
-        if (g.d_scale == nullptr) {
-            return refuse(GemmRule::Fp8OutputScaleMissing, "an FP8 output needs d_scale (the quantization scale, one float32)");
+    if (is_fp8(g.d.dtype)) {
+        if (g.d.scale == nullptr) {
+            return refuse(GemmRule::Fp8OutputScaleMissing, "an FP8 output needs d.scale (the quantization scale, one float32)");
         }
-        if (g.epilogue != Epilogue::None && g.epilogue != Epilogue::Bias) {
+        if (g.options.epilogue != Epilogue::None && g.options.epilogue != Epilogue::Bias) {
             return refuse(GemmRule::Fp8OutputEpilogue, std::string("an FP8 output takes no epilogue but bias (got ") +
-                                                           name(g.epilogue) + "); allowed with FP8 d: none, bias");
+                                                           name(g.options.epilogue) + "); allowed with FP8 d: none, bias");
         }
     }
     return std::nullopt;
 }
 
-std::optional<GemmRefusal> null_operand_refusal(const GemmArgs& g) {
-    if (g.a.data == nullptr || g.b.data == nullptr || g.d == nullptr) {
+std::optional<GemmRefusal> null_operand_refusal(const GemmCall& g) {
+    if (g.a.data == nullptr || g.b.data == nullptr || g.d.data == nullptr) {
         return refuse(GemmRule::NullOperand, std::string("a, b and d must not be null (") +
                                                  (g.a.data == nullptr ? "a" : g.b.data == nullptr ? "b" : "d") + " is)");
     }
@@ -383,58 +458,72 @@ std::optional<GemmRefusal> null_operand_refusal(const GemmArgs& g) {
 }
 
 // The epilogue's bias type and the epilogues cuBLASLt refuses for these operands.
-std::optional<GemmRefusal> epilogue_refusal(const GemmArgs& g, bool fp8) {
-    if (needs_bias(g.epilogue)) {
-        const DType allowed = fp8 ? DType::BFloat16 : g.d_type;
-        if (g.bias_type != allowed) {
+std::optional<GemmRefusal> epilogue_refusal(const GemmCall& g, bool fp8) {
+    if (needs_bias(g.options.epilogue)) {
+        const DType allowed = fp8 ? DType::BFloat16 : g.d.dtype;
+        if (g.epilogue.bias.dtype != allowed) {
             return refuse(GemmRule::BiasType,
-                          std::string("bias_type = ") + to_string(g.bias_type).data() + " with " + to_string(g.a.type).data() + " operands and a " +
-                              to_string(g.d_type).data() + " output; allowed: " + to_string(allowed).data() +
+                          std::string("bias has dtype ") + to_string(g.epilogue.bias.dtype).data() + " with " +
+                              to_string(g.a.dtype).data() + " operands and a " + to_string(g.d.dtype).data() +
+                              " output; allowed: " + to_string(allowed).data() +
                               (fp8 ? " (cuBLASLt's FP8 kernels take a bfloat16 bias only: a float32 one found no algorithm "
                                      "on the H200, status 15)"
                                    : " (the bias is in d's type)"));
         }
     }
-    if (fp8 && (g.epilogue == Epilogue::DGeluBGrad || g.epilogue == Epilogue::BGradB)) {
-        return refuse(GemmRule::Fp8Epilogue, std::string("FP8 operands take no ") + name(g.epilogue) +
+    if (fp8 && (g.options.epilogue == Epilogue::DGeluBGrad || g.options.epilogue == Epilogue::BGradB)) {
+        return refuse(GemmRule::Fp8Epilogue, std::string("FP8 operands take no ") + name(g.options.epilogue) +
                                                  " epilogue (cuBLASLt documents no gradient epilogue for FP8 GEMMs); allowed "
                                                  "with FP8 operands: none, bias, GELU_AUX_BIAS");
     }
-    if (g.epilogue == Epilogue::BGradB && !g.a.transposed) {
+    if (g.options.epilogue == Epilogue::BGradB && !g.options.a_transposed) {
         return refuse(GemmRule::BGradBNeedsTransposedA,
-                      "the BGRADB epilogue sums a over k and needs a stored transposed ([k, m], a.transposed = true); "
+                      "the BGRADB epilogue sums a over k and needs a stored transposed ([k, m], options.a_transposed = true); "
                       "cuBLASLt has no algorithm otherwise (status 15 on the H200)");
+    }
+    const DType side = is_fp8(g.d.dtype) ? DType::BFloat16 : g.d.dtype;
+    const std::pair<const char*, const Tensor*> side_tensors[] = {
+        {"aux", needs_aux(g.options.epilogue) ? &g.epilogue.aux : nullptr},
+        {"bias_grad", needs_bias_grad(g.options.epilogue) ? &g.epilogue.bias_grad : nullptr}};
+    for (const auto& [what, t] : side_tensors) {
+        if (t != nullptr && t->dtype != side) {
+            return refuse(GemmRule::EpilogueTensorType, std::string(what) + " has dtype " + to_string(t->dtype).data() +
+                                                            " with a " + to_string(g.d.dtype).data() + " output; allowed: " +
+                                                            to_string(side).data() + " (d's type, bfloat16 for an FP8 d)");
+        }
     }
     return std::nullopt;
 }
 
-std::optional<GemmRefusal> accumulate_refusal(const GemmArgs& g) {
-    if (g.c == nullptr) return std::nullopt;
+std::optional<GemmRefusal> accumulate_refusal(const GemmCall& g) {
+    if (g.epilogue.c.data == nullptr) return std::nullopt;
     // Unverified on a GPU beyond these: cuBLASLt documents C for the high-precision and per-tensor FP8 kernels
     // with a float32 or 16-bit D; nothing here needs it with an FP8 D, block scales or a gradient epilogue.
-    if (is_fp8(g.d_type) || is_block(g.a.scale_mode) || (g.epilogue != Epilogue::None && g.epilogue != Epilogue::Bias)) {
+    if (is_fp8(g.d.dtype) || is_block(g.a.scale_mode) ||
+        (g.options.epilogue != Epilogue::None && g.options.epilogue != Epilogue::Bias)) {
         return refuse(GemmRule::AccumulateUse,
                       std::string("c (accumulating d += a·bᵀ) with ") +
-                          (is_fp8(g.d_type)           ? std::string("an FP8 output")
+                          (is_fp8(g.d.dtype)          ? std::string("an FP8 output")
                            : is_block(g.a.scale_mode) ? std::string("block-scaled operands")
-                                                      : std::string("the ") + name(g.epilogue) + " epilogue") +
+                                                      : std::string("the ") + name(g.options.epilogue) + " epilogue") +
                           "; allowed: a float32 or bfloat16 output, per-tensor scales, epilogue none or bias");
     }
     return std::nullopt;
 }
 
-std::optional<GemmRefusal> workspace_refusal(const GemmArgs& g) {
-    if (g.workspace_bytes != 0 && (g.workspace == nullptr || reinterpret_cast<std::uintptr_t>(g.workspace) % 256 != 0)) {
-        return refuse(GemmRule::Workspace, "workspace = " + address(g.workspace) + " with workspace_bytes = " +
-                                               std::to_string(g.workspace_bytes) +
+std::optional<GemmRefusal> workspace_refusal(const GemmCall& g) {
+    if (g.workspace.bytes != 0 &&
+        (g.workspace.data == nullptr || reinterpret_cast<std::uintptr_t>(g.workspace.data) % 256 != 0)) {
+        return refuse(GemmRule::Workspace, "workspace.data = " + address(g.workspace.data) +
+                                               " with workspace.bytes = " + std::to_string(g.workspace.bytes) +
                                                ": the workspace must be 256-byte aligned device memory (or none: "
-                                               "workspace_bytes = 0)");
+                                               "workspace.bytes = 0)");
     }
     return std::nullopt;
 }
 
 // What the GPU's compute capability allows (not applied on the host target).
-std::optional<GemmRefusal> compute_capability_refusal(const GemmArgs& g, bool fp8, const GemmTarget& target) {
+std::optional<GemmRefusal> compute_capability_refusal(const GemmCall& g, bool fp8, const GemmTarget& target) {
     if (target.host) return std::nullopt;
     const int cc = target.cc_major * 10 + target.cc_minor;
     const std::string this_gpu = std::to_string(target.cc_major) + "." + std::to_string(target.cc_minor);
@@ -453,13 +542,14 @@ std::optional<GemmRefusal> compute_capability_refusal(const GemmArgs& g, bool fp
 
 }  // namespace
 
-std::optional<GemmRefusal> gemm_refusal(const GemmArgs& g, const GemmTarget& target) {
+std::optional<GemmRefusal> gemm_refusal(const GemmCall& g, const GemmTarget& target) {
     if (auto refusal = unknown_value_refusal(g)) return refusal;
-    const bool fp8 = is_fp8(g.a.type) || is_fp8(g.b.type);
+    const bool fp8 = is_fp8(g.a.dtype) || is_fp8(g.b.dtype);
+    if (auto refusal = null_operand_refusal(g)) return refusal;
+    if (auto refusal = tensor_shape_refusal(g)) return refusal;
     if (auto refusal = size_refusal(g)) return refusal;
     if (auto refusal = type_refusal(g, fp8)) return refusal;
     if (auto refusal = fp8_refusal(g, fp8)) return refusal;
-    if (auto refusal = null_operand_refusal(g)) return refusal;
     if (auto refusal = epilogue_buffer_refusal(g)) return refusal;
     if (auto refusal = alignment_refusal(g, fp8)) return refusal;
     if (auto refusal = epilogue_refusal(g, fp8)) return refusal;

@@ -10,15 +10,20 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/host_numbers.h"
 #include "gemm/observed_library_work.h"
+#include "gemm_calls.h"
+#include "kernel_tensors.h"
+#include "tewb_kernels/gemm.h"
 #include "tewb_kernels/gemm_rules.h"
-#include "tewb_kernels/host/gemm.h"
 #include "tewb_kernels/launch_count.h"
 
 using namespace tewb::kernels;
+using tewb::test::tensor;
+namespace calls = tewb::test::calls;
 namespace hn = tewb::kernels::detail;
 
 namespace {
@@ -87,7 +92,13 @@ struct Operand {
     Buffer scales;
     std::vector<double> value;  // [rows, k]
 
-    GemmOperand view() { return {data.bytes(), type, is_fp8(type) ? scales.floats() : nullptr, transposed, mode}; }
+    // As stored: [rows, k], or [k, rows] when transposed (the call's options.a_transposed / b_transposed say which).
+    Tensor view() {
+        Tensor t = tensor(data.bytes(), type, transposed ? k : rows, transposed ? rows : k);
+        if (is_fp8(type)) t.scale_inv = scales.floats();
+        t.scale_mode = mode;
+        return t;
+    }
 };
 
 Operand make_operand(DType type, std::size_t rows, std::size_t k, bool transposed, ScaleMode mode, std::mt19937& rng) {
@@ -181,38 +192,35 @@ bool run_and_check(const Case& c) {
     const DType bias_type = fp8_in ? DType::BFloat16 : c.d_type;
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
 
-    GemmArgs g;
-    g.m = c.m;
-    g.n = c.n;
-    g.k = c.k;
+    GemmCall g;
     g.a = a.view();
     g.b = b.view();
+    g.options.a_transposed = c.a_transposed;
+    g.options.b_transposed = c.b_transposed;
+    g.options.epilogue = c.epilogue;
     Buffer d(c.m * c.n * size_of(c.d_type));
-    g.d = d.bytes();
-    g.d_type = c.d_type;
-    g.epilogue = c.epilogue;
+    g.d = tensor(d.bytes(), c.d_type, c.m, c.n);
     Buffer d_scale(4), d_amax(4);
     const float output_scale = 0.75f / 1024.0f;  // keeps most FP8 outputs inside E4M3's range
     if (is_fp8(c.d_type)) {
         d_scale.floats()[0] = output_scale;
         d_amax.floats()[0] = -1.0f;
-        g.d_scale = d_scale.floats();
-        g.d_amax = d_amax.floats();
+        g.d.scale = d_scale.floats();
+        g.d.amax = d_amax.floats();
     }
     Buffer bias(c.n * 2 * 4);
     std::vector<double> bias_value;
     bias_value.resize(c.n);
     if (c.epilogue == Epilogue::Bias || c.epilogue == Epilogue::GeluAuxBias) {
         for (std::size_t j = 0; j < c.n; ++j) bias_value[j] = put(bias.bytes(), bias_type, j, uniform(rng));
-        g.bias = bias.bytes();
-        g.bias_type = bias_type;
+        g.epilogue.bias = tensor(bias.bytes(), bias_type, 1, c.n);
     }
     const std::size_t aux_ld = (c.n + 7) / 8 * 8 + 8;
     Buffer aux(c.m * aux_ld * 4);
     std::vector<double> aux_in(c.m * c.n, 0.0);
     if (c.epilogue == Epilogue::GeluAuxBias || c.epilogue == Epilogue::DGeluBGrad) {
-        g.aux = aux.bytes();
-        g.aux_ld = aux_ld;
+        g.epilogue.aux = tensor(aux.bytes(), side, c.m, c.n);
+        g.epilogue.aux.row_stride = aux_ld;
         if (c.epilogue == Epilogue::DGeluBGrad) {
             for (std::size_t i = 0; i < c.m; ++i) {
                 for (std::size_t j = 0; j < c.n; ++j) aux_in[i * c.n + j] = put(aux.bytes(), side, i * aux_ld + j, 3.0f * uniform(rng));
@@ -220,10 +228,12 @@ bool run_and_check(const Case& c) {
         }
     }
     Buffer bias_grad(std::max(c.m, c.n) * 4);
-    if (c.epilogue == Epilogue::DGeluBGrad || c.epilogue == Epilogue::BGradB) g.bias_grad = bias_grad.bytes();
+    if (c.epilogue == Epilogue::DGeluBGrad || c.epilogue == Epilogue::BGradB) {
+        g.epilogue.bias_grad = tensor(bias_grad.bytes(), side, 1, c.epilogue == Epilogue::BGradB ? c.m : c.n);
+    }
 
     const std::uint64_t launches = launch_count();
-    host::gemm(g);
+    calls::host_gemm(g);
     if (launch_count() != launches + 1) {
         QTest::qFail("not one launch counted", __FILE__, __LINE__);
         return false;
@@ -301,33 +311,40 @@ bool run_and_check(const Case& c) {
     return true;
 }
 
-// A valid FP8 call over real buffers, for the rule cases to break one field at a time.
+// A valid FP8 call (m = n = 64, k = 128) over real buffers, for the rule cases to break one field at a time.
 struct RuleBuffers {
     Buffer a{64 * 256}, b{64 * 256}, d{64 * 64 * 4}, scales{4096}, bias{1024}, aux{64 * 64 * 4}, bias_grad{1024}, small{64};
     Buffer workspace{1024};
 
-    GemmArgs fp8() {
-        GemmArgs g;
-        g.m = g.n = 64;
-        g.k = 128;
-        g.a = {a.bytes(), DType::Float8E4M3, scales.floats()};
-        g.b = {b.bytes(), DType::Float8E4M3, scales.floats() + 4};
-        g.d = d.bytes();
-        g.d_type = DType::BFloat16;
+    GemmCall fp8() {
+        GemmCall g;
+        g.a = tensor(a.bytes(), DType::Float8E4M3, 64, 128);
+        g.a.scale_inv = scales.floats();
+        g.b = tensor(b.bytes(), DType::Float8E4M3, 64, 128);
+        g.b.scale_inv = scales.floats() + 4;
+        g.d = tensor(d.bytes(), DType::BFloat16, 64, 64);
         return g;
     }
-    GemmArgs bf16() {
-        GemmArgs g = fp8();
-        g.a = {a.bytes(), DType::BFloat16};
-        g.b = {b.bytes(), DType::BFloat16};
+    GemmCall bf16() {
+        GemmCall g = fp8();
+        g.a = tensor(a.bytes(), DType::BFloat16, 64, 128);
+        g.b = tensor(b.bytes(), DType::BFloat16, 64, 128);
         return g;
     }
-    GemmArgs block() {
-        GemmArgs g = fp8();
+    GemmCall block() {
+        GemmCall g = fp8();
         g.a.scale_mode = ScaleMode::Block1x128;
         g.b.scale_mode = ScaleMode::Block128x128;
         return g;
     }
+    // The epilogue's tensors in the shapes these calls take, in their d's bfloat16 unless told.
+    Tensor bias_vector(DType type = DType::BFloat16) { return tensor(bias.bytes(), type, 1, 64); }
+    Tensor aux_matrix(std::size_t row_stride = 64, DType type = DType::BFloat16) {
+        Tensor t = tensor(aux.bytes(), type, 64, 64);
+        t.row_stride = row_stride;
+        return t;
+    }
+    Tensor bias_grad_vector(DType type = DType::BFloat16) { return tensor(bias_grad.bytes(), type, 1, 64); }
 };
 
 template <typename T>
@@ -447,22 +464,18 @@ private Q_SLOTS:
         Operand a = make_operand(DType::BFloat16, m, k, false, ScaleMode::Tensor, rng);
         Operand b = make_operand(DType::BFloat16, n, k, false, ScaleMode::Tensor, rng);
         Buffer whole(m * n * 4), slice(32 * n * 4);
-        GemmArgs g;
-        g.m = m;
-        g.n = n;
-        g.k = k;
+        GemmCall g;
         g.a = a.view();
         g.b = b.view();
-        g.d = whole.bytes();
-        g.d_type = DType::Float32;
-        host::gemm(g);
+        g.d = tensor(whole.bytes(), DType::Float32, m, n);
+        calls::host_gemm(g);
         for (const std::size_t first : {std::size_t{0}, std::size_t{33}, std::size_t{480}}) {
-            GemmArgs part = g;
-            part.m = 32;
+            GemmCall part = g;
             part.a.data = a.data.bytes() + first * k * 2;
-            part.d = slice.bytes();
+            part.a.rows = 32;
+            part.d = tensor(slice.bytes(), DType::Float32, 32, n);
             if (reinterpret_cast<std::uintptr_t>(part.a.data) % 16 != 0) continue;  // 33 rows of 400 bytes: misaligned
-            host::gemm(part);
+            calls::host_gemm(part);
             QVERIFY(std::memcmp(slice.bytes(), whole.bytes() + first * n * 4, 32 * n * 4) == 0);
         }
     }
@@ -475,68 +488,79 @@ private Q_SLOTS:
         struct RuleCase {
             const char* name;
             GemmRule rule;
-            std::function<GemmArgs(RuleBuffers&)> args;
+            std::function<GemmCall(RuleBuffers&)> args;
         };
         const std::vector<RuleCase> cases = {
-            {"unknown type", GemmRule::UnknownValue, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = static_cast<DType>(9); return g; }},
-            {"unknown epilogue", GemmRule::UnknownValue, [](RuleBuffers& r) { auto g = r.fp8(); g.epilogue = static_cast<Epilogue>(9); return g; }},
-            {"k = 0", GemmRule::EmptyK, [](RuleBuffers& r) { auto g = r.bf16(); g.k = 0; return g; }},
-            {"m over 32 bits", GemmRule::SizeOver32Bits, [](RuleBuffers& r) { auto g = r.bf16(); g.m = std::size_t{1} << 31; return g; }},
-            {"types mix", GemmRule::OperandTypesMix, [](RuleBuffers& r) { auto g = r.fp8(); g.b.type = DType::BFloat16; return g; }},
-            {"float32 x bfloat16", GemmRule::OperandTypesMix, [](RuleBuffers& r) { auto g = r.bf16(); g.a.type = DType::Float32; return g; }},
-            {"E5M2 x E5M2", GemmRule::E5M2TimesE5M2, [](RuleBuffers& r) { auto g = r.fp8(); g.a.type = g.b.type = DType::Float8E5M2; return g; }},
-            {"FP8 d from bfloat16", GemmRule::Fp8OutputNeedsFp8Operands, [](RuleBuffers& r) { auto g = r.bf16(); g.d_type = DType::Float8E4M3; return g; }},
-            {"E5M2 d from E4M3", GemmRule::E5M2OutputNeedsE5M2Operand, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = DType::Float8E5M2; g.d_scale = r.scales.floats(); return g; }},
-            {"FP8 a transposed", GemmRule::Fp8OperandTransposed, [](RuleBuffers& r) { auto g = r.fp8(); g.a.transposed = true; return g; }},
-            {"FP8 b transposed", GemmRule::Fp8OperandTransposed, [](RuleBuffers& r) { auto g = r.fp8(); g.b.transposed = true; return g; }},
+            {"unknown type", GemmRule::UnknownValue, [](RuleBuffers& r) { auto g = r.fp8(); g.d.dtype = static_cast<DType>(9); return g; }},
+            {"unknown epilogue", GemmRule::UnknownValue, [](RuleBuffers& r) { auto g = r.fp8(); g.options.epilogue = static_cast<Epilogue>(9); return g; }},
+            {"b's k not a's", GemmRule::TensorShape, [](RuleBuffers& r) { auto g = r.bf16(); g.b.cols = 64; return g; }},
+            {"b stored transposed without its shape", GemmRule::TensorShape, [](RuleBuffers& r) { auto g = r.bf16(); g.options.b_transposed = true; return g; }},
+            {"d not [m, n]", GemmRule::TensorShape, [](RuleBuffers& r) { auto g = r.bf16(); g.d.rows = 32; return g; }},
+            {"c not [m, n]", GemmRule::TensorShape, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue.c = tensor(r.aux.bytes(), DType::BFloat16, 64, 32); return g; }},
+            {"a strided", GemmRule::TensorShape, [](RuleBuffers& r) { auto g = r.bf16(); g.a.row_stride = 256; return g; }},
+            {"bias strided", GemmRule::TensorShape, [](RuleBuffers& r) { auto g = r.bf16(); g.options.epilogue = Epilogue::Bias; g.epilogue.bias = tensor(r.bias.bytes(), DType::BFloat16, 2, 32); g.epilogue.bias.row_stride = 64; return g; }},
+            {"bias of n + 1 elements", GemmRule::TensorShape, [](RuleBuffers& r) { auto g = r.bf16(); g.options.epilogue = Epilogue::Bias; g.epilogue.bias = tensor(r.bias.bytes(), DType::BFloat16, 1, 65); return g; }},
+            {"k = 0", GemmRule::EmptyK, [](RuleBuffers& r) { auto g = r.bf16(); g.a.cols = g.b.cols = 0; return g; }},
+            {"m over 32 bits", GemmRule::SizeOver32Bits, [](RuleBuffers& r) { auto g = r.bf16(); g.a.rows = g.d.rows = std::size_t{1} << 31; return g; }},
+            {"types mix", GemmRule::OperandTypesMix, [](RuleBuffers& r) { auto g = r.fp8(); g.b.dtype = DType::BFloat16; return g; }},
+            {"float32 x bfloat16", GemmRule::OperandTypesMix, [](RuleBuffers& r) { auto g = r.bf16(); g.a.dtype = DType::Float32; return g; }},
+            {"E5M2 x E5M2", GemmRule::E5M2TimesE5M2, [](RuleBuffers& r) { auto g = r.fp8(); g.a.dtype = g.b.dtype = DType::Float8E5M2; return g; }},
+            {"FP8 d from bfloat16", GemmRule::Fp8OutputNeedsFp8Operands, [](RuleBuffers& r) { auto g = r.bf16(); g.d.dtype = DType::Float8E4M3; return g; }},
+            {"E5M2 d from E4M3", GemmRule::E5M2OutputNeedsE5M2Operand, [](RuleBuffers& r) { auto g = r.fp8(); g.d.dtype = DType::Float8E5M2; g.d.scale = r.scales.floats(); return g; }},
+            {"FP8 a transposed", GemmRule::Fp8OperandTransposed, [](RuleBuffers& r) { auto g = r.fp8(); g.options.a_transposed = true; std::swap(g.a.rows, g.a.cols); return g; }},
+            {"FP8 b transposed", GemmRule::Fp8OperandTransposed, [](RuleBuffers& r) { auto g = r.fp8(); g.options.b_transposed = true; std::swap(g.b.rows, g.b.cols); return g; }},
             {"block scale on bfloat16", GemmRule::BlockScaleNeedsFp8, [](RuleBuffers& r) { auto g = r.bf16(); g.a.scale_mode = ScaleMode::Block1x128; return g; }},
             {"block x tensor", GemmRule::BlockAndTensorScaleMix, [](RuleBuffers& r) { auto g = r.block(); g.b.scale_mode = ScaleMode::Tensor; return g; }},
             {"128x128 twice", GemmRule::Block128x128Twice, [](RuleBuffers& r) { auto g = r.block(); g.a.scale_mode = ScaleMode::Block128x128; return g; }},
-            {"block k = 80", GemmRule::BlockKNotMultipleOf128, [](RuleBuffers& r) { auto g = r.block(); g.k = 80; return g; }},
-            {"block fast", GemmRule::BlockNeedsSplitAccumulation, [](RuleBuffers& r) { auto g = r.block(); g.accumulation = Accumulation::Fast; return g; }},
-            {"block FP8 d", GemmRule::BlockFp8Output, [](RuleBuffers& r) { auto g = r.block(); g.d_type = DType::Float8E4M3; g.d_scale = r.scales.floats(); return g; }},
-            {"block GELU", GemmRule::BlockEpilogue, [](RuleBuffers& r) { auto g = r.block(); g.epilogue = Epilogue::GeluAuxBias; return g; }},
-            {"FP8 m = 40", GemmRule::Fp8ShapeNotMultipleOf16, [](RuleBuffers& r) { auto g = r.fp8(); g.m = 40; return g; }},
-            {"FP8 k = 72", GemmRule::Fp8ShapeNotMultipleOf16, [](RuleBuffers& r) { auto g = r.fp8(); g.k = 72; return g; }},
+            {"block k = 80", GemmRule::BlockKNotMultipleOf128, [](RuleBuffers& r) { auto g = r.block(); g.a.cols = g.b.cols = 80; return g; }},
+            {"block fast", GemmRule::BlockNeedsSplitAccumulation, [](RuleBuffers& r) { auto g = r.block(); g.options.accumulation = Accumulation::Fast; return g; }},
+            {"block FP8 d", GemmRule::BlockFp8Output, [](RuleBuffers& r) { auto g = r.block(); g.d.dtype = DType::Float8E4M3; g.d.scale = r.scales.floats(); return g; }},
+            {"block GELU", GemmRule::BlockEpilogue, [](RuleBuffers& r) { auto g = r.block(); g.options.epilogue = Epilogue::GeluAuxBias; return g; }},
+            {"FP8 m = 40", GemmRule::Fp8ShapeNotMultipleOf16, [](RuleBuffers& r) { auto g = r.fp8(); g.a.rows = g.d.rows = 40; return g; }},
+            {"FP8 k = 72", GemmRule::Fp8ShapeNotMultipleOf16, [](RuleBuffers& r) { auto g = r.fp8(); g.a.cols = g.b.cols = 72; return g; }},
             {"no scale_inv", GemmRule::Fp8ScaleInvMissing, [](RuleBuffers& r) { auto g = r.fp8(); g.b.scale_inv = nullptr; return g; }},
-            {"FP8 d without d_scale", GemmRule::Fp8OutputScaleMissing, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = DType::Float8E4M3; return g; }},
-            {"FP8 d with GELU", GemmRule::Fp8OutputEpilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = DType::Float8E4M3; g.d_scale = r.scales.floats(); g.epilogue = Epilogue::GeluAuxBias; return g; }},
-            {"null d", GemmRule::NullOperand, [](RuleBuffers& r) { auto g = r.bf16(); g.d = nullptr; return g; }},
-            {"bias missing", GemmRule::EpilogueBufferMissing, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::Bias; return g; }},
-            {"aux missing", GemmRule::EpilogueBufferMissing, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::GeluAuxBias; g.bias = r.bias.bytes(); return g; }},
-            {"bias_grad missing", GemmRule::EpilogueBufferMissing, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::DGeluBGrad; g.aux = r.aux.bytes(); g.aux_ld = 64; return g; }},
-            {"aux_ld < n", GemmRule::AuxLeadingDimension, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::DGeluBGrad; g.aux = r.aux.bytes(); g.aux_ld = 56; g.bias_grad = r.bias_grad.bytes(); return g; }},
-            {"aux_ld not a multiple of 8", GemmRule::AuxLeadingDimension, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::DGeluBGrad; g.aux = r.aux.bytes(); g.aux_ld = 65; g.bias_grad = r.bias_grad.bytes(); return g; }},
+            {"FP8 d without d_scale", GemmRule::Fp8OutputScaleMissing, [](RuleBuffers& r) { auto g = r.fp8(); g.d.dtype = DType::Float8E4M3; return g; }},
+            {"FP8 d with GELU", GemmRule::Fp8OutputEpilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.d.dtype = DType::Float8E4M3; g.d.scale = r.scales.floats(); g.options.epilogue = Epilogue::GeluAuxBias; return g; }},
+            {"null d", GemmRule::NullOperand, [](RuleBuffers& r) { auto g = r.bf16(); g.d.data = nullptr; return g; }},
+            {"a not given (null, [0, 0])", GemmRule::NullOperand, [](RuleBuffers& r) { auto g = r.bf16(); g.a = {}; return g; }},
+            {"bias missing", GemmRule::EpilogueBufferMissing, [](RuleBuffers& r) { auto g = r.bf16(); g.options.epilogue = Epilogue::Bias; return g; }},
+            {"aux missing", GemmRule::EpilogueBufferMissing, [](RuleBuffers& r) { auto g = r.bf16(); g.options.epilogue = Epilogue::GeluAuxBias; g.epilogue.bias = r.bias_vector(); return g; }},
+            {"bias_grad missing", GemmRule::EpilogueBufferMissing, [](RuleBuffers& r) { auto g = r.bf16(); g.options.epilogue = Epilogue::DGeluBGrad; g.epilogue.aux = r.aux_matrix(); return g; }},
+            {"aux_ld < n", GemmRule::AuxLeadingDimension, [](RuleBuffers& r) { auto g = r.bf16(); g.options.epilogue = Epilogue::DGeluBGrad; g.epilogue.aux = r.aux_matrix(56); g.epilogue.bias_grad = r.bias_grad_vector(); return g; }},
+            {"aux_ld not a multiple of 8", GemmRule::AuxLeadingDimension, [](RuleBuffers& r) { auto g = r.bf16(); g.options.epilogue = Epilogue::DGeluBGrad; g.epilogue.aux = r.aux_matrix(65); g.epilogue.bias_grad = r.bias_grad_vector(); return g; }},
             {"a misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.a.data = offset(g.a.data, 8); return g; }},
             {"a.scale_inv misaligned (2-byte aligned only)", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.a.scale_inv = offset(g.a.scale_inv, 2); return g; }},
             {"b.scale_inv misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.b.scale_inv = offset(g.b.scale_inv, 1); return g; }},
             {"block scale misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.block(); g.b.scale_inv = offset(g.b.scale_inv, 4); return g; }},
-            {"d_scale misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = DType::Float8E4M3; g.d_scale = offset(r.scales.floats(), 2); return g; }},
-            {"d_amax misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = DType::Float8E4M3; g.d_scale = r.scales.floats(); g.d_amax = offset(r.small.floats(), 2); return g; }},
-            {"bias misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::Bias; g.bias = offset(r.bias.bytes(), 2); return g; }},
-            {"aux misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::GeluAuxBias; g.bias = r.bias.bytes(); g.aux = offset(r.aux.bytes(), 8); g.aux_ld = 64; return g; }},
-            {"bias_grad misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.a.transposed = true; g.epilogue = Epilogue::BGradB; g.bias_grad = offset(r.bias_grad.bytes(), 4); return g; }},
-            {"H200 1: FP8 with a float32 bias", GemmRule::BiasType, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = DType::Float32; g.epilogue = Epilogue::Bias; g.bias = r.bias.bytes(); g.bias_type = DType::Float32; return g; }},
-            {"bfloat16 bias with float32 d", GemmRule::BiasType, [](RuleBuffers& r) { auto g = r.bf16(); g.a.type = g.b.type = DType::Float32; g.d_type = DType::Float32; g.epilogue = Epilogue::Bias; g.bias = r.bias.bytes(); g.bias_type = DType::BFloat16; return g; }},
-            {"FP8 DGELU_BGRAD", GemmRule::Fp8Epilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.epilogue = Epilogue::DGeluBGrad; g.aux = r.aux.bytes(); g.aux_ld = 64; g.bias_grad = r.bias_grad.bytes(); return g; }},
-            {"FP8 BGRADB", GemmRule::Fp8Epilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.epilogue = Epilogue::BGradB; g.bias_grad = r.bias_grad.bytes(); return g; }},
-            {"H200 3: BGRADB with a as stored [m, k]", GemmRule::BGradBNeedsTransposedA, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::BGradB; g.bias_grad = r.bias_grad.bytes(); return g; }},
-            {"c with an FP8 d", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.fp8(); g.d_type = DType::Float8E4M3; g.d_scale = r.scales.floats(); g.c = r.aux.bytes(); return g; }},
-            {"c with block scales", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.block(); g.c = r.aux.bytes(); return g; }},
-            {"c with GELU", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue = Epilogue::GeluAuxBias; g.bias = r.bias.bytes(); g.aux = r.aux.bytes(); g.aux_ld = 64; g.c = r.d.bytes(); return g; }},
-            {"c misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.c = offset(r.aux.bytes(), 8); return g; }},
-            {"workspace misaligned", GemmRule::Workspace, [](RuleBuffers& r) { auto g = r.bf16(); g.workspace = offset(r.workspace.bytes(), 16); g.workspace_bytes = 512; return g; }},
-            {"workspace bytes without memory", GemmRule::Workspace, [](RuleBuffers& r) { auto g = r.bf16(); g.workspace_bytes = 512; return g; }},
+            {"d_scale misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.d.dtype = DType::Float8E4M3; g.d.scale = offset(r.scales.floats(), 2); return g; }},
+            {"d_amax misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.fp8(); g.d.dtype = DType::Float8E4M3; g.d.scale = r.scales.floats(); g.d.amax = offset(r.small.floats(), 2); return g; }},
+            {"bias misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.options.epilogue = Epilogue::Bias; g.epilogue.bias = r.bias_vector(); g.epilogue.bias.data = offset(r.bias.bytes(), 2); return g; }},
+            {"aux misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.options.epilogue = Epilogue::GeluAuxBias; g.epilogue.bias = r.bias_vector(); g.epilogue.aux = r.aux_matrix(); g.epilogue.aux.data = offset(r.aux.bytes(), 8); return g; }},
+            {"bias_grad misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.options.a_transposed = true; std::swap(g.a.rows, g.a.cols); g.options.epilogue = Epilogue::BGradB; g.epilogue.bias_grad = r.bias_grad_vector(); g.epilogue.bias_grad.data = offset(r.bias_grad.bytes(), 4); return g; }},
+            {"H200 1: FP8 with a float32 bias", GemmRule::BiasType, [](RuleBuffers& r) { auto g = r.fp8(); g.d.dtype = DType::Float32; g.options.epilogue = Epilogue::Bias; g.epilogue.bias = r.bias_vector(DType::Float32); return g; }},
+            {"bfloat16 bias with float32 d", GemmRule::BiasType, [](RuleBuffers& r) { auto g = r.bf16(); g.a.dtype = g.b.dtype = DType::Float32; g.d.dtype = DType::Float32; g.options.epilogue = Epilogue::Bias; g.epilogue.bias = r.bias_vector(); return g; }},
+            {"float32 aux with a bfloat16 d", GemmRule::EpilogueTensorType, [](RuleBuffers& r) { auto g = r.bf16(); g.options.epilogue = Epilogue::GeluAuxBias; g.epilogue.bias = r.bias_vector(); g.epilogue.aux = r.aux_matrix(64, DType::Float32); return g; }},
+            {"E4M3 aux with FP8 operands", GemmRule::EpilogueTensorType, [](RuleBuffers& r) { auto g = r.fp8(); g.options.epilogue = Epilogue::GeluAuxBias; g.epilogue.bias = r.bias_vector(); g.epilogue.aux = r.aux_matrix(64, DType::Float8E4M3); return g; }},
+            {"float32 bias_grad with a bfloat16 d", GemmRule::EpilogueTensorType, [](RuleBuffers& r) { auto g = r.bf16(); g.options.epilogue = Epilogue::DGeluBGrad; g.epilogue.aux = r.aux_matrix(); g.epilogue.bias_grad = r.bias_grad_vector(DType::Float32); return g; }},
+            {"FP8 DGELU_BGRAD", GemmRule::Fp8Epilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.options.epilogue = Epilogue::DGeluBGrad; g.epilogue.aux = r.aux_matrix(); g.epilogue.bias_grad = r.bias_grad_vector(); return g; }},
+            {"FP8 BGRADB", GemmRule::Fp8Epilogue, [](RuleBuffers& r) { auto g = r.fp8(); g.options.epilogue = Epilogue::BGradB; g.epilogue.bias_grad = r.bias_grad_vector(); return g; }},
+            {"H200 3: BGRADB with a as stored [m, k]", GemmRule::BGradBNeedsTransposedA, [](RuleBuffers& r) { auto g = r.bf16(); g.options.epilogue = Epilogue::BGradB; g.epilogue.bias_grad = r.bias_grad_vector(); return g; }},
+            {"c with an FP8 d", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.fp8(); g.d.dtype = DType::Float8E4M3; g.d.scale = r.scales.floats(); g.epilogue.c = tensor(r.aux.bytes(), DType::Float8E4M3, 64, 64); return g; }},
+            {"c with block scales", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.block(); g.epilogue.c = tensor(r.aux.bytes(), DType::BFloat16, 64, 64); return g; }},
+            {"c with GELU", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.bf16(); g.options.epilogue = Epilogue::GeluAuxBias; g.epilogue.bias = r.bias_vector(); g.epilogue.aux = r.aux_matrix(); g.epilogue.c = g.d; return g; }},
+            {"c misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue.c = tensor(offset(r.aux.bytes(), 8), DType::BFloat16, 64, 64); return g; }},
+            {"workspace misaligned", GemmRule::Workspace, [](RuleBuffers& r) { auto g = r.bf16(); g.workspace = {offset(r.workspace.bytes(), 16), 512}; return g; }},
+            {"workspace bytes without memory", GemmRule::Workspace, [](RuleBuffers& r) { auto g = r.bf16(); g.workspace.bytes = 512; return g; }},
         };
         const std::uint64_t launches = launch_count();
         for (const RuleCase& rule_case : cases) {
-            const GemmArgs g = rule_case.args(buffers);
+            const GemmCall g = rule_case.args(buffers);
             const auto refusal = gemm_refusal(g, GemmTarget{});
             QVERIFY2(refusal.has_value(), rule_case.name);
             QVERIFY2(refusal->rule == rule_case.rule,
                      qPrintable(QStringLiteral("%1: got %2 (%3)").arg(rule_case.name).arg(QString::fromUtf8(to_string(refusal->rule).data(), int(to_string(refusal->rule).size()))).arg(QString::fromStdString(refusal->message))));
             try {
-                host::gemm(g);
+                calls::host_gemm(g);
                 QFAIL(qPrintable(QStringLiteral("%1: no error").arg(rule_case.name)));
             } catch (const GemmRefused& e) {
                 QCOMPARE(e.rule(), rule_case.rule);
@@ -548,7 +572,7 @@ private Q_SLOTS:
         QCOMPARE(launch_count(), launches);  // nothing refused ran
         // Callers may catch the base class; the typed rule travels with it.
         try {
-            host::gemm(cases.front().args(buffers));
+            calls::host_gemm(cases.front().args(buffers));
             QFAIL("no error");
         } catch (const KernelError& e) {
             QVERIFY(dynamic_cast<const GemmRefused*>(&e) != nullptr);
@@ -557,9 +581,13 @@ private Q_SLOTS:
 
     void messagesNameTheValue() {
         RuleBuffers buffers;
-        GemmArgs g = buffers.fp8();
-        g.m = 40;
+        GemmCall g = buffers.fp8();
+        g.a.rows = g.d.rows = 40;
         QVERIFY(gemm_refusal(g, GemmTarget{})->message.find("got m = 40, n = 64, k = 128") != std::string::npos);
+        g = buffers.bf16();
+        g.b.cols = 64;
+        const std::string shapes = gemm_refusal(g, GemmTarget{})->message;
+        QVERIFY2(shapes.find("a is [64, 128] and b [64, 64]: a's k is 128, b's 64") != std::string::npos, shapes.c_str());
         g = buffers.fp8();
         g.a.scale_inv = offset(g.a.scale_inv, 2);
         QVERIFY(gemm_refusal(g, GemmTarget{})->message.find("a.scale_inv (0x") != std::string::npos);
@@ -579,13 +607,13 @@ private Q_SLOTS:
             QVERIFY(refusal.has_value());
             QVERIFY2(refusal->message.find("b.scale_inv (0x") != std::string::npos, refusal->message.c_str());
             g = buffers.fp8();
-            g.d_type = DType::Float8E4M3;
-            g.d_scale = offset(buffers.scales.floats(), bytes);
+            g.d.dtype = DType::Float8E4M3;
+            g.d.scale = offset(buffers.scales.floats(), bytes);
             refusal = gemm_refusal(g, GemmTarget{});
             QVERIFY(refusal.has_value());
             QVERIFY2(refusal->message.find("d_scale (0x") != std::string::npos, refusal->message.c_str());
-            g.d_scale = buffers.scales.floats();
-            g.d_amax = offset(buffers.scales.floats() + 4, bytes);
+            g.d.scale = buffers.scales.floats();
+            g.d.amax = offset(buffers.scales.floats() + 4, bytes);
             refusal = gemm_refusal(g, GemmTarget{});
             QVERIFY(refusal.has_value());
             QVERIFY2(refusal->message.find("d_amax (0x") != std::string::npos, refusal->message.c_str());
@@ -594,12 +622,11 @@ private Q_SLOTS:
         g.a.scale_inv = offset(g.a.scale_inv, 16);
         QVERIFY(!gemm_refusal(g, GemmTarget{}));
         g = buffers.fp8();
-        g.d_type = DType::Float32;
-        g.epilogue = Epilogue::Bias;
-        g.bias = buffers.bias.bytes();
-        g.bias_type = DType::Float32;
+        g.d.dtype = DType::Float32;
+        g.options.epilogue = Epilogue::Bias;
+        g.epilogue.bias = buffers.bias_vector(DType::Float32);
         const std::string bias = gemm_refusal(g, GemmTarget{})->message;
-        QVERIFY2(bias.find("bias_type = float32") != std::string::npos && bias.find("allowed: bfloat16") != std::string::npos,
+        QVERIFY2(bias.find("bias has dtype float32") != std::string::npos && bias.find("allowed: bfloat16") != std::string::npos,
                  bias.c_str());
         QCOMPARE(std::string(to_string(GemmRule::NoAlgorithm)), std::string("NoAlgorithm"));
     }
@@ -608,22 +635,22 @@ private Q_SLOTS:
     // comes from gemm_c_operand, which passes none for an FP8 output; other choices are refused.
     void cOperandRule() {
         RuleBuffers buffers;
-        GemmArgs g = buffers.fp8();
-        g.d_type = DType::Float8E4M3;
-        g.d_scale = buffers.scales.floats();
+        GemmCall g = buffers.fp8();
+        g.d.dtype = DType::Float8E4M3;
+        g.d.scale = buffers.scales.floats();
         const GemmCOperand chosen = gemm_c_operand(g);
         QVERIFY(chosen.data == nullptr);
         QCOMPARE(chosen.type, DType::BFloat16);
         QVERIFY(!gemm_c_refusal(g, chosen));
-        const auto shared = gemm_c_refusal(g, GemmCOperand{g.d, DType::BFloat16});
+        const auto shared = gemm_c_refusal(g, GemmCOperand{g.d.data, DType::BFloat16});
         QVERIFY(shared.has_value());
         QCOMPARE(shared->rule, GemmRule::COperandLayout);
         QVERIFY(shared->message.find("status 7") != std::string::npos);
         QCOMPARE(gemm_c_refusal(g, GemmCOperand{nullptr, DType::Float8E4M3})->rule, GemmRule::COperandLayout);
         g = buffers.bf16();
-        QVERIFY(gemm_c_operand(g).data == g.d);
+        QVERIFY(gemm_c_operand(g).data == g.d.data);
         QVERIFY(!gemm_c_refusal(g, gemm_c_operand(g)));
-        QCOMPARE(gemm_c_refusal(g, GemmCOperand{g.d, DType::Float32})->rule, GemmRule::COperandLayout);
+        QCOMPARE(gemm_c_refusal(g, GemmCOperand{g.d.data, DType::Float32})->rule, GemmRule::COperandLayout);
     }
 
     void computeCapabilityRulesOnDeviceTargets() {
@@ -638,8 +665,8 @@ private Q_SLOTS:
         QVERIFY(!gemm_refusal(buffers.bf16(), device(7, 0)));
         QVERIFY(!gemm_refusal(buffers.block(), GemmTarget{}));  // the host has no compute capability
         // Other rules come first, on the host target already: a refusal is found on the CPU.
-        GemmArgs g = buffers.fp8();
-        g.m = 40;
+        GemmCall g = buffers.fp8();
+        g.a.rows = g.d.rows = 40;
         QCOMPARE(gemm_refusal(g, device(8, 0))->rule, GemmRule::Fp8ShapeNotMultipleOf16);
     }
 
@@ -672,21 +699,16 @@ private Q_SLOTS:
         for (std::size_t j = 0; j < n; ++j) bias_value[j] = put(bias.bytes(), bias_type, j, uniform(rng));
         Buffer& residual = in_place ? d : c;
         for (std::size_t i = 0; i < m * n; ++i) c_value[i] = put(residual.bytes(), d_type, i, uniform(rng));
-        GemmArgs g;
-        g.m = m;
-        g.n = n;
-        g.k = k;
+        GemmCall g;
         g.a = a.view();
         g.b = b.view();
-        g.d = d.bytes();
-        g.d_type = d_type;
-        g.epilogue = Epilogue::Bias;
-        g.bias = bias.bytes();
-        g.bias_type = bias_type;
-        g.c = residual.bytes();
+        g.d = tensor(d.bytes(), d_type, m, n);
+        g.options.epilogue = Epilogue::Bias;
+        g.epilogue.bias = tensor(bias.bytes(), bias_type, 1, n);
+        g.epilogue.c = tensor(residual.bytes(), d_type, m, n);
         QVERIFY2(!gemm_refusal(g, GemmTarget{}), gemm_refusal(g, GemmTarget{})->message.c_str());
         const std::uint64_t before = launch_count();
-        host::gemm(g);
+        calls::host_gemm(g);
         QCOMPARE(launch_count(), before + 1);
         for (std::size_t i = 0; i < m; ++i) {
             for (std::size_t j = 0; j < n; ++j) {
@@ -706,15 +728,15 @@ private Q_SLOTS:
 
     void launchCountOnePerCall() {
         RuleBuffers buffers;
-        GemmArgs g = buffers.bf16();
+        GemmCall g = buffers.bf16();
         std::memset(buffers.a.bytes(), 0, 64 * 128 * 2);
         std::memset(buffers.b.bytes(), 0, 64 * 128 * 2);
         const std::uint64_t before = launch_count();
-        host::gemm(g);
-        host::gemm(g);
+        calls::host_gemm(g);
+        calls::host_gemm(g);
         QCOMPARE(launch_count(), before + 2);
-        g.m = 0;  // nothing to compute: no launch, as on the GPU
-        host::gemm(g);
+        g.a.rows = g.d.rows = 0;  // nothing to compute: no launch, as on the GPU
+        calls::host_gemm(g);
         QCOMPARE(launch_count(), before + 2);
     }
 
@@ -730,11 +752,11 @@ private Q_SLOTS:
         QVERIFY(!detail::observed_gemm_work(Epilogue::None, DType::Float8E4M3).has_value());
 
         RuleBuffers buffers;
-        GemmArgs g = buffers.bf16();
+        GemmCall g = buffers.bf16();
         std::memset(buffers.a.bytes(), 0, 64 * 128 * 2);
         std::memset(buffers.b.bytes(), 0, 64 * 128 * 2);
         LaunchTally before = launch_tally();
-        host::gemm(g);
+        calls::host_gemm(g);
         QCOMPARE(launch_tally() - before, (LaunchTally{1, 0, 0, 0}));
         before = launch_tally();
         detail::note_gemm_library_work(Epilogue::BGradB, DType::BFloat16);
@@ -745,28 +767,28 @@ private Q_SLOTS:
     // A plan may be timed on a call (its candidates run several times) only when that leaves what one run does.
     void onlyCallsThatDoNotReadTheirOutputAreTimed() {
         Buffer a(64), b(64), c(64), d(64), aux(64), bias(64), bias_grad(64);
-        GemmArgs g;
+        GemmCall g;
         g.a.data = a.bytes();
         g.b.data = b.bytes();
-        g.d = d.bytes();
+        g.d.data = d.bytes();
         QVERIFY(gemm_can_be_timed(g));
-        g.c = c.bytes();  // d = a·bᵀ + c, c elsewhere: the same d every time
+        g.epilogue.c.data = c.bytes();  // d = a·bᵀ + c, c elsewhere: the same d every time
         QVERIFY(gemm_can_be_timed(g));
-        g.c = d.bytes();  // accumulated onto d itself: once per run
+        g.epilogue.c.data = d.bytes();  // accumulated onto d itself: once per run
         QVERIFY(!gemm_can_be_timed(g));
-        g.c = nullptr;
-        g.aux = aux.bytes();
-        g.bias = bias.bytes();
-        g.bias_grad = bias_grad.bytes();
+        g.epilogue.c.data = nullptr;
+        g.epilogue.aux.data = aux.bytes();
+        g.epilogue.bias.data = bias.bytes();
+        g.epilogue.bias_grad.data = bias_grad.bytes();
         QVERIFY(gemm_can_be_timed(g));
         for (void* alias : {static_cast<void*>(a.bytes()), static_cast<void*>(b.bytes()), static_cast<void*>(aux.bytes()),
                             static_cast<void*>(bias.bytes())}) {
-            GemmArgs reads_d = g;
-            reads_d.d = alias;
+            GemmCall reads_d = g;
+            reads_d.d.data = alias;
             QVERIFY(!gemm_can_be_timed(reads_d));
         }
-        GemmArgs overwrites_input = g;
-        overwrites_input.bias_grad = a.bytes();
+        GemmCall overwrites_input = g;
+        overwrites_input.epilogue.bias_grad.data = a.bytes();
         QVERIFY(!gemm_can_be_timed(overwrites_input));
     }
 
@@ -799,16 +821,13 @@ private Q_SLOTS:
         Operand a = make_operand(DType::BFloat16, m, k, false, ScaleMode::Tensor, rng);
         Operand b = make_operand(DType::BFloat16, n, k, true, ScaleMode::Tensor, rng);
         Buffer d(m * n * 2);
-        GemmArgs g;
-        g.m = m;
-        g.n = n;
-        g.k = k;
+        GemmCall g;
         g.a = a.view();
         g.b = b.view();
-        g.d = d.bytes();
-        g.d_type = DType::BFloat16;
+        g.options.b_transposed = true;
+        g.d = tensor(d.bytes(), DType::BFloat16, m, n);
         const auto start = std::chrono::steady_clock::now();
-        host::gemm(g);
+        calls::host_gemm(g);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         qInfo("host GEMM %zux%zux%zu bfloat16: %.3f s, %.2f GFLOP/s", m, n, k, seconds, 2e-9 * m * n * k / seconds);
         for (std::size_t sample = 0; sample < 200; ++sample) {

@@ -6,6 +6,7 @@
 #include "tewb_kernels/amax.h"
 #include "kernel_tensors.h"
 #include "tewb_kernels/cast.h"
+#include "gemm_calls.h"
 #include "tewb_kernels/gemm.h"
 #include "tewb_kernels/normalization.h"
 #include "tewb_kernels/device_query.h"
@@ -592,66 +593,76 @@ private Q_SLOTS:
 
     void gemmRejectsBadArguments() {
         const std::string entry = "tewb::kernels::gemm";
-        GemmArgs ok;
-        ok.m = 32;
-        ok.n = 32;
-        ok.k = 32;
-        ok.a = {device_like, DType::Float8E4M3, device_like};
-        ok.b = {device_like, DType::Float8E4M3, device_like};
-        ok.d = device_like;
-        const auto bad = [&](const std::function<void(GemmArgs&)>& change, const std::string& part) {
-            GemmArgs g = ok;
+        GemmCall ok;  // E4M3 x E4M3 -> bfloat16, m = n = k = 32
+        ok.a = tensor(device_like, DType::Float8E4M3, 32, 32);  // [m, k]
+        ok.a.scale_inv = device_like;
+        ok.b = tensor(device_like, DType::Float8E4M3, 32, 32);  // [n, k]
+        ok.b.scale_inv = device_like;
+        ok.d = tensor(device_like, DType::BFloat16, 32, 32);    // [m, n]
+        const auto bad = [&](const std::function<void(GemmCall&)>& change, const std::string& part) {
+            GemmCall g = ok;
             change(g);
-            expect_error([g] { gemm(g, nullptr); }, part, entry);
+            expect_error([g] { calls::cuda_gemm(g); }, part, entry);
         };
-        bad([](GemmArgs& g) { g.m = 97; }, "FP8 GEMMs need m, n and k to be multiples of 16 (got m = 97");
-        bad([](GemmArgs& g) { g.k = 0; }, "k = 0");
-        bad([](GemmArgs& g) { g.a.type = DType::Float8E5M2; g.b.type = DType::Float8E5M2; }, "E5M2 x E5M2");
-        bad([](GemmArgs& g) { g.a.type = DType::BFloat16; }, "do not mix");
-        bad([](GemmArgs& g) { g.b.scale_inv = nullptr; }, "scale_inv pointers");
-        bad([](GemmArgs& g) { g.d_type = DType::Float8E4M3; }, "an FP8 output needs d_scale");
-        bad([](GemmArgs& g) { g.a = {device_like, DType::BFloat16, nullptr}; g.b = g.a; g.d_type = DType::Float8E4M3; },
+        bad([](GemmCall& g) { g.b.cols = 48; }, "a is [32, 32] and b [32, 48]: a's k is 32, b's 48; allowed: the same k");
+        bad([](GemmCall& g) { g.a.rows = g.d.rows = 97; }, "FP8 GEMMs need m, n and k to be multiples of 16 (got m = 97");
+        bad([](GemmCall& g) { g.a.cols = g.b.cols = 0; }, "k = 0");
+        bad([](GemmCall& g) { g.a.dtype = DType::Float8E5M2; g.b.dtype = DType::Float8E5M2; }, "E5M2 x E5M2");
+        bad([](GemmCall& g) { g.a.dtype = DType::BFloat16; }, "do not mix");
+        bad([](GemmCall& g) { g.b.scale_inv = nullptr; }, "scale_inv pointers");
+        bad([](GemmCall& g) { g.d.dtype = DType::Float8E4M3; }, "an FP8 output needs d.scale");
+        bad([](GemmCall& g) { g.a = tensor(device_like, DType::BFloat16, 32, 32); g.b = g.a; g.d.dtype = DType::Float8E4M3; },
             "an FP8 output needs FP8 operands");
-        bad([](GemmArgs& g) { g.d = nullptr; }, "a, b and d must not be null");
-        bad([](GemmArgs& g) { g.a.data = reinterpret_cast<const char*>(device_like) + 4; }, "16-byte aligned");
-        bad([](GemmArgs& g) { g.epilogue = Epilogue::Bias; }, "the bias epilogue needs");
-        bad([](GemmArgs& g) { g.epilogue = Epilogue::GeluAuxBias; g.bias = device_like; g.aux = device_like; g.aux_ld = 20; },
-            "aux_ld = 20; allowed: at least n = 32 and a multiple of 8");
-        bad([](GemmArgs& g) { g.epilogue = Epilogue::DGeluBGrad; g.aux = device_like; g.aux_ld = 32; }, "needs a 16-byte aligned bias_grad");
-        bad([](GemmArgs& g) { g.epilogue = Epilogue::BGradB; }, "the BGRADB epilogue needs");
-        bad([](GemmArgs& g) { g.a.type = g.b.type = DType::BFloat16; g.a.scale_inv = g.b.scale_inv = nullptr;
-                              g.epilogue = Epilogue::BGradB; g.bias_grad = device_like; },
+        bad([](GemmCall& g) { g.d.data = nullptr; }, "a, b and d must not be null");
+        bad([](GemmCall& g) { g.a.data = reinterpret_cast<char*>(device_like) + 4; }, "16-byte aligned");
+        bad([](GemmCall& g) { g.options.epilogue = Epilogue::Bias; }, "the bias epilogue needs");
+        bad([](GemmCall& g) { g.options.epilogue = Epilogue::GeluAuxBias;
+                              g.epilogue.bias = tensor(device_like, DType::BFloat16, 1, 32);
+                              g.epilogue.aux = tensor(device_like, DType::BFloat16, 32, 32); g.epilogue.aux.row_stride = 20; },
+            "aux's row stride (cuBLASLt's aux_ld) is 20; allowed: at least n = 32 and a multiple of 8");
+        bad([](GemmCall& g) { g.options.epilogue = Epilogue::GeluAuxBias;
+                              g.epilogue.bias = tensor(device_like, DType::BFloat16, 1, 32);
+                              g.epilogue.aux = tensor(device_like, DType::Float32, 32, 32); },
+            "aux has dtype float32 with a bfloat16 output; allowed: bfloat16");
+        bad([](GemmCall& g) { g.options.epilogue = Epilogue::DGeluBGrad;
+                              g.epilogue.aux = tensor(device_like, DType::BFloat16, 32, 32); g.epilogue.aux.row_stride = 32; },
+            "needs a 16-byte aligned bias_grad");
+        bad([](GemmCall& g) { g.options.epilogue = Epilogue::BGradB; }, "the BGRADB epilogue needs");
+        bad([](GemmCall& g) { g.a.dtype = g.b.dtype = DType::BFloat16; g.a.scale_inv = g.b.scale_inv = nullptr;
+                              g.options.epilogue = Epilogue::BGradB;
+                              g.epilogue.bias_grad = tensor(device_like, DType::BFloat16, 1, 32); },  // [1, m]
             "needs a stored transposed");
-        bad([](GemmArgs& g) { g.d_type = DType::Float8E5M2; g.d_scale = device_like; }, "E4M3 x E4M3 has no E5M2 output");
-        bad([](GemmArgs& g) { g.a.transposed = true; }, "FP8 operands must be K-contiguous");
-        bad([](GemmArgs& g) { g.workspace_bytes = 1024; }, "the workspace must be 256-byte aligned");
-        bad([](GemmArgs& g) { g.d_type = DType::Float8E4M3; g.d_scale = device_like; g.epilogue = Epilogue::BGradB; g.bias_grad = device_like; },
+        bad([](GemmCall& g) { g.d.dtype = DType::Float8E5M2; g.d.scale = device_like; }, "E4M3 x E4M3 has no E5M2 output");
+        bad([](GemmCall& g) { g.options.a_transposed = true; }, "FP8 operands must be K-contiguous");  // a [k, m], k = m
+        bad([](GemmCall& g) { g.workspace.bytes = 1024; }, "with workspace.bytes = 1024: the workspace must be 256-byte aligned");
+        bad([](GemmCall& g) { g.d.dtype = DType::Float8E4M3; g.d.scale = device_like; g.options.epilogue = Epilogue::BGradB;
+                              g.epilogue.bias_grad = tensor(device_like, DType::BFloat16, 1, 32); },
             "an FP8 output takes no epilogue but bias");
         QCOMPARE(gemm_cache_size(), std::size_t{0});  // nothing reached cuBLASLt
     }
 
     void blockScaledGemmRejectsBadArguments() {
         const std::string entry = "tewb::kernels::gemm";
-        GemmArgs ok;
-        ok.m = 256;
-        ok.n = 128;
-        ok.k = 384;
-        ok.a = {device_like, DType::Float8E4M3, device_like, false, ScaleMode::Block1x128};
-        ok.b = {device_like, DType::Float8E4M3, device_like, false, ScaleMode::Block128x128};
-        ok.d = device_like;
-        const auto bad = [&](const std::function<void(GemmArgs&)>& change, const std::string& part) {
-            GemmArgs g = ok;
+        GemmCall ok;  // E4M3 1x128 x 128x128 -> bfloat16, m = 256, n = 128, k = 384
+        ok.a = block_tensor(device_like, 256, 384, device_like, ScaleMode::Block1x128);    // [m, k]
+        ok.b = block_tensor(device_like, 128, 384, device_like, ScaleMode::Block128x128);  // [n, k]
+        ok.d = tensor(device_like, DType::BFloat16, 256, 128);                              // [m, n]
+        const auto bad = [&](const std::function<void(GemmCall&)>& change, const std::string& part) {
+            GemmCall g = ok;
             change(g);
-            expect_error([g] { gemm(g, nullptr); }, part, entry);
+            expect_error([g] { calls::cuda_gemm(g); }, part, entry);
         };
-        bad([](GemmArgs& g) { g.k = 320; }, "need k to be a multiple of 128 (got k = 320)");
-        bad([](GemmArgs& g) { g.b.scale_mode = ScaleMode::Tensor; }, "block-scaled and tensor-scaled operands do not mix");
-        bad([](GemmArgs& g) { g.a.scale_mode = ScaleMode::Block128x128; }, "128x128 x 128x128 block scales have no cuBLASLt kernel");
-        bad([](GemmArgs& g) { g.accumulation = Accumulation::Fast; }, "accumulate split only");
-        bad([](GemmArgs& g) { g.d_type = DType::Float8E4M3; g.d_scale = device_like; }, "write float32 or bfloat16");
-        bad([](GemmArgs& g) { g.epilogue = Epilogue::GeluAuxBias; g.bias = device_like; g.aux = device_like; g.aux_ld = 128; },
+        bad([](GemmCall& g) { g.a.cols = g.b.cols = 320; }, "need k to be a multiple of 128 (got k = 320)");
+        bad([](GemmCall& g) { g.b.scale_mode = ScaleMode::Tensor; }, "block-scaled and tensor-scaled operands do not mix");
+        bad([](GemmCall& g) { g.a.scale_mode = ScaleMode::Block128x128; },
+            "128x128 x 128x128 block scales have no cuBLASLt kernel");
+        bad([](GemmCall& g) { g.options.accumulation = Accumulation::Fast; }, "accumulate split only");
+        bad([](GemmCall& g) { g.d.dtype = DType::Float8E4M3; g.d.scale = device_like; }, "write float32 or bfloat16");
+        bad([](GemmCall& g) { g.options.epilogue = Epilogue::GeluAuxBias;
+                              g.epilogue.bias = tensor(device_like, DType::BFloat16, 1, 128);
+                              g.epilogue.aux = tensor(device_like, DType::BFloat16, 256, 128); g.epilogue.aux.row_stride = 128; },
             "take no epilogue but bias");
-        bad([](GemmArgs& g) { g.a.type = g.b.type = DType::BFloat16; }, "block scale modes apply to FP8 operands only");
+        bad([](GemmCall& g) { g.a.dtype = g.b.dtype = DType::BFloat16; }, "block scale modes apply to FP8 operands only");
         QCOMPARE(gemm_cache_size(), std::size_t{0});
     }
 

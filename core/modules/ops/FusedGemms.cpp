@@ -9,20 +9,18 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 
+#include "core/ledger/GemmJournal.h"
 #include "core/modules/ops/FusedOpsImpl.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "core/modules/ops/ParameterCopies.h"
 #include "core/modules/ops/ReferenceOps.h"
-#include "core/ledger/GemmJournal.h"
 #include "tewb_kernels/activation.h"
+#include "tewb_kernels/gemm.h"
 #include "tewb_kernels/gemm_rules.h"
-#include "tewb_kernels/host/gemm.h"
 
 #ifdef TEWB_FUSED_CUDA
 #include <map>
 #include <utility>
-
-#include "tewb_kernels/gemm.h"
 #endif
 
 namespace tewb::fused_ops {
@@ -82,30 +80,39 @@ const char* scale_mode_name(kernels::ScaleMode m) {
 }
 
 // The call as the GEMM journal keeps it: everything but the addresses, and each pointer's alignment.
-GemmJournalEntry journal_entry(const char* op, const kernels::GemmArgs& g) {
+GemmJournalEntry journal_entry(const char* op, const kernels::GemmCall& g) {
     GemmJournalEntry e;
     e.op = op;
-    e.m = g.m;
-    e.n = g.n;
-    e.k = g.k;
-    e.a_type = kernels::to_string(g.a.type).data();
-    e.b_type = kernels::to_string(g.b.type).data();
-    e.d_type = kernels::to_string(g.d_type).data();
-    e.bias_type = kernels::to_string(g.bias_type).data();
-    e.a_transposed = g.a.transposed;
-    e.b_transposed = g.b.transposed;
-    const bool fp8 = kernels::is_fp8(g.a.type);
+    e.m = g.m();
+    e.n = g.n();
+    e.k = g.k();
+    e.a_type = kernels::to_string(g.a.dtype).data();
+    e.b_type = kernels::to_string(g.b.dtype).data();
+    e.d_type = kernels::to_string(g.d.dtype).data();
+    // Without a bias the field says bfloat16, as journals always have (it is read only with a bias epilogue).
+    e.bias_type = kernels::to_string(g.epilogue.bias.data != nullptr ? g.epilogue.bias.dtype : kernels::DType::BFloat16).data();
+    e.a_transposed = g.options.a_transposed;
+    e.b_transposed = g.options.b_transposed;
+    const bool fp8 = kernels::is_fp8(g.a.dtype);
     if (fp8) {
         e.a_scales = scale_mode_name(g.a.scale_mode);
         e.b_scales = scale_mode_name(g.b.scale_mode);
     }
-    e.epilogue = kernels::epilogue_name(g.epilogue);
-    e.accumulation = g.accumulation == kernels::Accumulation::Fast ? "fast" : "split";
-    e.aux_ld = g.aux_ld;
-    const std::pair<const char*, const void*> pointers[] = {
-        {"a", g.a.data}, {"b", g.b.data}, {"d", g.d}, {"c", g.c}, {"bias", g.bias}, {"aux", g.aux}, {"bias_grad", g.bias_grad},
-        {"a.scale_inv", fp8 ? g.a.scale_inv : nullptr}, {"b.scale_inv", fp8 ? g.b.scale_inv : nullptr},
-        {"d_scale", kernels::is_fp8(g.d_type) ? g.d_scale : nullptr}, {"d_amax", g.d_amax}};
+    e.epilogue = kernels::epilogue_name(g.options.epilogue);
+    e.accumulation = g.options.accumulation == kernels::Accumulation::Fast ? "fast" : "split";
+    e.aux_ld = g.epilogue.aux.data != nullptr ? g.epilogue.aux.stride() : 0;
+    const kernels::GemmEpilogueTensors& x = g.epilogue;
+    const std::pair<const char*, const void*> pointers[] = {{"a", g.a.data},
+                                                            {"b", g.b.data},
+                                                            {"d", g.d.data},
+                                                            {"c", x.c.data},
+                                                            {"bias", x.bias.data},
+                                                            {"aux", x.aux.data},
+                                                            {"bias_grad", x.bias_grad.data},
+                                                            {"a.scale_inv", fp8 ? g.a.scale_inv : nullptr},
+                                                            {"b.scale_inv", fp8 ? g.b.scale_inv : nullptr},
+                                                            {"d_scale", kernels::is_fp8(g.d.dtype) ? g.d.scale : nullptr},
+                                                            {"d_amax", g.d.amax}};
     for (const auto& [name, pointer] : pointers) {
         if (pointer != nullptr) e.alignment[name] = std::min(kernels::pointer_alignment(pointer), kJournalAlignment);
     }
@@ -127,33 +134,30 @@ void FusedOps::refuse_epilogue(kernels::Epilogue e) {
     }
 }
 
-// d [m, n] = a · bᵀ with a [m, k] (or stored [k, m] when `a_transposed`) and b [n, k] (or [k, n]).
-kernels::GemmArgs FusedOps::hp_args(const at::Tensor& a, bool a_transposed, const at::Tensor& b, bool b_transposed,
-                                    const at::Tensor& d, at::ScalarType out_dtype) {
-    kernels::GemmArgs g;
-    g.m = static_cast<std::size_t>(d.size(0));
-    g.n = static_cast<std::size_t>(d.size(1));
-    g.k = static_cast<std::size_t>(a_transposed ? a.size(0) : a.size(1));
-    g.a = {a.data_ptr(), kernel_dtype(a.scalar_type()), nullptr, a_transposed};
-    g.b = {b.data_ptr(), kernel_dtype(b.scalar_type()), nullptr, b_transposed};
-    g.d = d.data_ptr();
-    g.d_type = kernel_dtype(out_dtype);
+// d [m, n] = a · bᵀ with a [m, k] (or stored [k, m] when `a_transposed`) and b [n, k] (or [k, n]), each as stored.
+kernels::GemmCall FusedOps::gemm_call(const at::Tensor& a, bool a_transposed, const at::Tensor& b, bool b_transposed,
+                                      const at::Tensor& d) {
+    kernels::GemmCall g;
+    g.a = kernel_tensor(a);
+    g.b = kernel_tensor(b);
+    g.d = kernel_tensor(d);
+    g.options.a_transposed = a_transposed;
+    g.options.b_transposed = b_transposed;
     return g;
 }
 
 // The GEMM on this implementation's device; a refusal by the rule table (or cuBLASLt finding no
 // algorithm) is returned as the reason, any other failure is an error.
-Misfit FusedOps::run_gemm(const char* op, kernels::GemmArgs g, const at::Tensor& where, Tensors reads, Tensors writes) const {
+Misfit FusedOps::run_gemm(const char* op, kernels::GemmCall g, const at::Tensor& where, Tensors reads, Tensors writes) const {
     if (gemm_journal_open()) note_gemm(journal_entry(op, g));
 #ifdef TEWB_FUSED_CUDA
     if (!where.is_cpu()) {
         const at::Tensor& workspace = gemm_workspace(where);
-        g.workspace = workspace.data_ptr();
-        g.workspace_bytes = static_cast<std::size_t>(workspace.numel());
+        g.workspace = {workspace.data_ptr(), static_cast<std::size_t>(workspace.numel())};
     }
 #endif
     try {
-        TEWB_GEMM_KERNEL(where, reads, writes, gemm, g);
+        TEWB_KERNEL(where, reads, writes, gemm, g.a, g.b, g.d, g.epilogue, g.options, g.workspace);
         return std::nullopt;
     } catch (const kernels::GemmRefused& refused) {
         // The call's description (types, shape, epilogue, every pointer's alignment) goes into the run record.
@@ -185,17 +189,16 @@ at::Tensor FusedOps::hp_gemm(const char* op, const at::Tensor& a, const at::Tens
         m = "the output dtype is neither the operands' nor float32";
     if (m) return fall_back(op, *m, reference);
     at::Tensor d = at::empty({a.size(0), b.size(0)}, a.options().dtype(out_dtype));
-    // hp_args takes the operands as stored.
-    kernels::GemmArgs g = hp_args(a_layout.transposed ? a.t() : a, a_layout.transposed, b_layout.transposed ? b.t() : b,
-                                  b_layout.transposed, d, out_dtype);
+    // gemm_call takes the operands as stored.
+    kernels::GemmCall g =
+        gemm_call(a_layout.transposed ? a.t() : a, a_layout.transposed, b_layout.transposed ? b.t() : b, b_layout.transposed, d);
     at::Tensor bias_c;
     if (bias && bias->defined()) {
         bias_c = parameter_copy(*bias, out_dtype).contiguous();
-        g.epilogue = kernels::Epilogue::Bias;
-        g.bias = bias_c.data_ptr();
-        g.bias_type = kernel_dtype(out_dtype);
+        g.options.epilogue = kernels::Epilogue::Bias;
+        g.epilogue.bias = kernel_tensor(bias_c);
     }
-    if (residual.defined()) g.c = residual.data_ptr();
+    if (residual.defined()) g.epilogue.c = kernel_tensor(residual);
     if (Misfit refused = run_gemm(op, g, a, Tensors{a, b, bias_c, residual}, Tensors{d})) return fall_back(op, *refused, reference);
     return d;
 }
@@ -241,24 +244,21 @@ at::Tensor FusedOps::fp8_gemm_into(const char* op, const at::Tensor& a, const at
         return fall_back(op, "a scale_inv is not float32", reference);
     }
     at::Tensor d = at::empty({a.size(0), b.size(0)}, a.options().dtype(out_dtype));
-    kernels::GemmArgs g;
-    g.m = rows_of(a);
-    g.n = rows_of(b);
-    g.k = cols_of(a);
-    g.a = {a.data_ptr(), kernel_dtype(a.scalar_type()), a_scales.data_ptr<float>(), false, a_mode};
-    g.b = {b.data_ptr(), kernel_dtype(b.scalar_type()), b_scales.data_ptr<float>(), false, b_mode};
-    g.d = d.data_ptr();
-    g.d_type = kernel_dtype(out_dtype);
-    g.accumulation = accumulation == Accumulation::Fast && !blocks ? kernels::Accumulation::Fast : kernels::Accumulation::Split;
+    kernels::GemmCall g = gemm_call(a, false, b, false, d);
+    g.a.scale_inv = a_scales.data_ptr<float>();
+    g.a.scale_mode = a_mode;
+    g.b.scale_inv = b_scales.data_ptr<float>();
+    g.b.scale_mode = b_mode;
+    g.options.accumulation =
+        accumulation == Accumulation::Fast && !blocks ? kernels::Accumulation::Fast : kernels::Accumulation::Split;
     at::Tensor bias_c;
     if (bias && bias->defined()) {
         // cuBLASLt's FP8 kernels take the bias in bfloat16 only (the H200 refused float32).
         bias_c = parameter_copy(*bias, at::kBFloat16).contiguous();
-        g.epilogue = kernels::Epilogue::Bias;
-        g.bias = bias_c.data_ptr();
-        g.bias_type = kernels::DType::BFloat16;
+        g.options.epilogue = kernels::Epilogue::Bias;
+        g.epilogue.bias = kernel_tensor(bias_c);
     }
-    if (residual.defined()) g.c = residual.data_ptr();
+    if (residual.defined()) g.epilogue.c = kernel_tensor(residual);
     if (Misfit refused = run_gemm(op, g, a, Tensors{a, b, a_scales, b_scales, bias_c, residual}, Tensors{d})) {
         return fall_back(op, *refused, reference);
     }
@@ -314,14 +314,12 @@ GeluGemmResult FusedOps::gemm_gelu(const at::Tensor& x, const at::Tensor& weight
     r.activation = at::empty({x.size(0), weight.size(0)}, x.options().dtype(out_dtype));
     r.pre = at::empty_like(r.activation);
     const at::Tensor bias_c = parameter_copy(bias, out_dtype).contiguous();
-    kernels::GemmArgs g = hp_args(x, false, weight, false, r.activation, out_dtype);
-    g.epilogue = kernels::Epilogue::GeluAuxBias;
-    g.bias = bias_c.data_ptr();
-    g.bias_type = kernel_dtype(out_dtype);
-    g.aux = r.pre.data_ptr();
-    g.aux_ld = static_cast<std::size_t>(weight.size(0));
+    kernels::GemmCall g = gemm_call(x, false, weight, false, r.activation);
+    g.options.epilogue = kernels::Epilogue::GeluAuxBias;
+    g.epilogue.bias = kernel_tensor(bias_c);
+    g.epilogue.aux = kernel_tensor(r.pre);
     if (Misfit refused = run_gemm("gemm_gelu", g, x, Tensors{x, weight, bias_c}, Tensors{r.activation, r.pre})) {
-        refuse_epilogue(g.epilogue);
+        refuse_epilogue(g.options.epilogue);
         return composed("gemm_gelu", [&] { return TeOps::gemm_gelu(x, weight, bias, out_dtype); });
     }
     return r;
@@ -359,15 +357,14 @@ GradWithBias FusedOps::wgrad_gemm(const at::Tensor& dy, const at::Tensor& x, at:
     }
     GradWithBias r;
     r.grad = at::empty({dy.size(1), x.size(1)}, dy.options().dtype(out_dtype));
-    kernels::GemmArgs g = hp_args(dy, true, x, true, r.grad, out_dtype);
-    g.k = rows_of(dy);
+    kernels::GemmCall g = gemm_call(dy, true, x, true, r.grad);
     if (with_bias) {
         r.bias_grad = at::empty({dy.size(1)}, dy.options().dtype(out_dtype));
-        g.epilogue = kernels::Epilogue::BGradB;
-        g.bias_grad = r.bias_grad.data_ptr();
+        g.options.epilogue = kernels::Epilogue::BGradB;
+        g.epilogue.bias_grad = kernel_tensor(r.bias_grad);
     }
     if (Misfit refused = run_gemm("wgrad_gemm", g, dy, Tensors{dy, x}, Tensors{r.grad, r.bias_grad})) {
-        if (with_bias) refuse_epilogue(g.epilogue);
+        if (with_bias) refuse_epilogue(g.options.epilogue);
         return composed("wgrad_gemm", [&] { return TeOps::wgrad_gemm(dy, x, out_dtype, with_bias); });
     }
     return r;

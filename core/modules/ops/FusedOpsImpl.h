@@ -33,20 +33,14 @@
 // One argument list for both implementations of a kernel (declared once, tewb_kernels/entry_points.h): the host
 // twin over CPU tensors, the CUDA one on LibTorch's current stream over CUDA tensors. `where` picks; `reads` and
 // `writes` are the tensors the call reads and writes, for the launch ledger's bytes. The file using it includes
-// the kernel's header (tewb_kernels/<op>.h). TEWB_GEMM_KERNEL is the GEMM's, whose entry points still take GemmArgs
-// and their own stream argument (the one family not yet on kernel tensors).
+// the kernel's header (tewb_kernels/<op>.h).
 #ifdef TEWB_FUSED_CUDA
 #define TEWB_KERNEL(where, reads, writes, fn, ...)                                                           \
     run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__, kernels::Stream{}); }, \
                [&](cudaStream_t stream) { kernels::fn(__VA_ARGS__, kernels::Stream{stream}); })
-#define TEWB_GEMM_KERNEL(where, reads, writes, fn, ...)                                                 \
-    run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__); },           \
-               [&](cudaStream_t stream) { kernels::fn(__VA_ARGS__, stream); })
 #else
 #define TEWB_KERNEL(where, reads, writes, fn, ...) \
     run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__, kernels::Stream{}); })
-#define TEWB_GEMM_KERNEL(where, reads, writes, fn, ...) \
-    run_kernel("tewb::" #fn, where, reads, writes, [&] { kernels::host::fn(__VA_ARGS__); })
 #endif
 
 namespace tewb::fused_ops {
@@ -195,11 +189,11 @@ private:
                              const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
                              Accumulation accumulation, const at::Tensor& residual, Reference&& reference) const;
     // Runs the GEMM (noting it in an open GEMM journal, core/ledger/GemmJournal.h); a refusal is the Misfit.
-    Misfit run_gemm(const char* op, kernels::GemmArgs g, const at::Tensor& where, Tensors reads, Tensors writes) const;
+    Misfit run_gemm(const char* op, kernels::GemmCall g, const at::Tensor& where, Tensors reads, Tensors writes) const;
     static bool epilogue_refused(kernels::Epilogue e);
     static void refuse_epilogue(kernels::Epilogue e);
-    static kernels::GemmArgs hp_args(const at::Tensor& a, bool a_transposed, const at::Tensor& b, bool b_transposed,
-                                     const at::Tensor& d, at::ScalarType out_dtype);
+    static kernels::GemmCall gemm_call(const at::Tensor& a, bool a_transposed, const at::Tensor& b, bool b_transposed,
+                                       const at::Tensor& d);
 
     // FusedCasts.cpp: Float8BlockScaling's casts.
     struct BlockCastSetup {
