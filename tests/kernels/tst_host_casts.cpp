@@ -1112,7 +1112,7 @@ private Q_SLOTS:
         auto* odd = reinterpret_cast<char*>(f) + 1;
         auto* two = reinterpret_cast<float*>(reinterpret_cast<char*>(f) + 2);
         const Fp8Type bad_type = static_cast<Fp8Type>(3);
-        const DType bad_dtype = static_cast<DType>(7);
+        const DType bad_dtype = static_cast<DType>(42);
 
         const std::string cast = "cast_to_fp8";
         expect_error([&] { calls::cast_to_fp8(f, DType::BFloat16, 8, nullptr, bytes, Fp8Type::E4M3, f); }, cast,

@@ -5,12 +5,14 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp4.h>
 #include <cuda_fp8.h>
 
 #include <cstdint>
 #include <cstring>
 
 #include "common/host_numbers.h"
+#include "mx/mx_math.h"
 
 using namespace tewb::kernels;
 
@@ -96,6 +98,33 @@ private Q_SLOTS:
             r.x = static_cast<unsigned short>(h);
             QVERIFY2(same(detail::fp16_to_float(static_cast<std::uint16_t>(h)), __half2float(__half(r))), qPrintable(QString::number(h)));
             QVERIFY(same(detail::bf16_to_float(static_cast<std::uint16_t>(h)), __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(h)))));
+        }
+    }
+
+    // The microscaling formats' element codes (kernels/mx/mx_math.h): E2M1 rounded to nearest as CUDA's
+    // __nv_cvt_float_to_fp4 (the definition cuBLASLt's NVFP4 data follows), every E2M1 and E8M0 code decoded as CUDA does.
+    void e2m1AndE8m0MatchCuda() {
+        std::uint64_t checked = 0;
+        for_each_pattern([&](std::uint32_t u) {
+            const float f = detail::bits_float(u);
+            const auto want = static_cast<std::uint8_t>(__nv_cvt_float_to_fp4(f, __NV_E2M1, cudaRoundNearest));
+            const std::uint8_t got = detail::mx::e2m1_nearest(f);
+            if (got != want) {
+                QFAIL(qPrintable(QStringLiteral("float bits 0x%1 to E2M1: got 0x%2, CUDA 0x%3")
+                                     .arg(u, 8, 16, QLatin1Char('0'))
+                                     .arg(got, 1, 16)
+                                     .arg(want, 1, 16)));
+            }
+            ++checked;
+        });
+        qInfo("%llu float32 patterns checked against E2M1", static_cast<unsigned long long>(checked));
+        for (int code = 0; code < 16; ++code) {
+            const float want = __half2float(__half(__nv_cvt_fp4_to_halfraw(static_cast<__nv_fp4_storage_t>(code), __NV_E2M1)));
+            QVERIFY2(same(detail::mx::e2m1_value(static_cast<std::uint8_t>(code)), want), qPrintable(QString::number(code)));
+        }
+        for (int code = 0; code < 256; ++code) {
+            const float want = __bfloat162float(__nv_bfloat16(__nv_cvt_e8m0_to_bf16raw(static_cast<__nv_fp8_storage_t>(code))));
+            QVERIFY2(same(detail::mx::e8m0_value(static_cast<std::uint8_t>(code)), want), qPrintable(QString::number(code)));
         }
     }
 

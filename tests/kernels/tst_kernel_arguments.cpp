@@ -12,6 +12,7 @@
 #include "tewb_kernels/device_query.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
+#include "tewb_kernels/mx.h"
 #include "recipe_calls.h"
 #include "tewb_kernels/recipe.h"
 #include "tewb_kernels/rotary.h"
@@ -134,7 +135,7 @@ private Q_SLOTS:
                      "out.scale is not 4-byte aligned", entry);
         expect_error([&] { cast_to_fp8(x32, fp8_tensor(f, 1, 8, f, reinterpret_cast<float*>(bytes + 1)), {}); },
                      "out.amax is not 4-byte aligned", entry);
-        expect_error([&] { cast_to_fp8(tensor(f, static_cast<DType>(7), 1, 8), fp8_tensor(f, 1, 8, f, f), {}); },
+        expect_error([&] { cast_to_fp8(tensor(f, static_cast<DType>(42), 1, 8), fp8_tensor(f, 1, 8, f, f), {}); },
                      "x has dtype unknown; allowed: float32, bfloat16, float16", entry);
         expect_error([&] { cast_to_fp8(x32, tensor(f, DType::Float32, 1, 8), {}); }, "out has dtype float32; allowed: E4M3, E5M2",
                      entry);
@@ -591,6 +592,17 @@ private Q_SLOTS:
                      "3 rows are not whole sequences of seq = 2", entry);
     }
 
+    // The microscaling casts share their checks with the host twins (tst_host_mx has the rest): refused before any launch.
+    void microscalingCastsRejectBadArguments() {
+        Tensor x = tensor(device_like, DType::Float32, 2, 32);
+        const Tensor scales = tensor(device_like, DType::Float8E8M0, 128, 4);
+        expect_error([&] { mxfp8_cast(x, tensor(device_like, DType::Float32, 2, 32), scales, {}, {}, {}); },
+                     "out has dtype float32; allowed: E4M3, E5M2", "tewb::kernels::mxfp8_cast");
+        expect_error([&] { nvfp4_cast(x, tensor(device_like, DType::Float4E2M1x2, 2, 16), scales, {}, {}, {}, {}); },
+                     "x.amax is a null pointer", "tewb::kernels::nvfp4_cast");
+        expect_error([&] { hadamard16(tensor(device_like, DType::Float32, 1, 8), tensor(device_like, DType::Float32, 1, 8), 0, {}); },
+                     "x has 8 columns; allowed: a multiple of 16", "tewb::kernels::hadamard16");
+    }
     void gemmRejectsBadArguments() {
         const std::string entry = "tewb::kernels::gemm";
         GemmCall ok;  // E4M3 x E4M3 -> bfloat16, m = n = k = 32

@@ -9,8 +9,10 @@
 
 namespace tewb::kernels {
 
-// Every element type a kernel tensor (tensor.h) holds: the high-precision ones, the FP8 ones and token ids.
-enum class DType { Float32, BFloat16, Float16, Float8E4M3, Float8E5M2, Int64 };
+// Every element type a kernel tensor (tensor.h) holds: the high-precision ones, the FP8 ones, token ids, and the
+// microscaling formats' (mx.h): E8M0 scales (2^(code - 127), one byte) and E2M1 values packed two to a byte (a
+// tensor of E2M1x2 is shaped in bytes: [rows, ceil(values per row / 2)]).
+enum class DType { Float32, BFloat16, Float16, Float8E4M3, Float8E5M2, Int64, Float8E8M0, Float4E2M1x2 };
 
 // The element types' names (as messages and reports write them; the FP8 ones are fp8_type.h's) and sizes in
 // bytes, in DType's order: the one table the kernels and core read. The names are string literals, so
@@ -19,9 +21,14 @@ struct DTypeInfo {
     std::string_view name;
     std::size_t bytes;
 };
-inline constexpr DTypeInfo kDTypeTable[] = {{"float32", 4}, {"bfloat16", 2},
-                                            {"float16", 2}, {kFp8TypeNames[0].name, 1},
-                                            {kFp8TypeNames[1].name, 1}, {"int64", 8}};
+inline constexpr DTypeInfo kDTypeTable[] = {{"float32", 4},
+                                            {"bfloat16", 2},
+                                            {"float16", 2},
+                                            {kFp8TypeNames[0].name, 1},
+                                            {kFp8TypeNames[1].name, 1},
+                                            {"int64", 8},
+                                            {"E8M0", 1},
+                                            {"E2M1x2", 1}};
 
 // A value outside the enum reads as {"unknown", 2} (an argument check reports it by name).
 constexpr DTypeInfo dtype_info(DType dtype) {
