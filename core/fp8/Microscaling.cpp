@@ -1,0 +1,190 @@
+#include "core/fp8/Microscaling.h"
+
+#include <cfloat>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "core/common/Error.h"
+#include "core/fp8/Fp8Tensor.h"
+#include "tewb_kernels/mx.h"
+
+namespace tewb {
+
+namespace {
+
+std::int64_t blocks_of(std::int64_t n, std::int64_t block) {
+    return (n + block - 1) / block;
+}
+
+void check_2d(const at::Tensor& x, const char* what) {
+    if (x.dim() != 2) {
+        throw ConfigError(std::string(what) + ": a " + std::to_string(x.dim()) + "-D tensor; allowed: 2-D (rows × columns)");
+    }
+}
+
+// Each block's value over its elements, cropped to `cols`.
+at::Tensor expand_columns(const at::Tensor& per_block, std::int64_t block, std::int64_t cols) {
+    return per_block.repeat_interleave(block, 1).narrow(1, 0, cols);
+}
+
+// max |x| per `block` consecutive values of a row ([rows, ceil(cols / block)]; a NaN wins, as in the kernels).
+at::Tensor row_block_amax(const at::Tensor& xf, std::int64_t block) {
+    const std::int64_t rows = xf.size(0);
+    const std::int64_t blocks = blocks_of(xf.size(1), block);
+    const at::Tensor padded = at::constant_pad_nd(xf.abs(), {0, blocks * block - xf.size(1)}, 0.0);
+    return padded.reshape({rows, blocks, block}).amax(-1);
+}
+
+// max |x| per 16 × 16 tile, repeated for each of the tile's rows ([rows, ceil(cols / 16)]).
+at::Tensor tile_amax(const at::Tensor& xf) {
+    const std::int64_t rows = xf.size(0);
+    const std::int64_t row_tiles = blocks_of(rows, kNvfp4Block);
+    const std::int64_t col_tiles = blocks_of(xf.size(1), kNvfp4Block);
+    const at::Tensor padded =
+        at::constant_pad_nd(xf.abs(), {0, col_tiles * kNvfp4Block - xf.size(1), 0, row_tiles * kNvfp4Block - rows}, 0.0);
+    const at::Tensor tiles = padded.reshape({row_tiles, kNvfp4Block, col_tiles, kNvfp4Block}).amax({1, 3});
+    return tiles.repeat_interleave(kNvfp4Block, 0).narrow(0, 0, rows);
+}
+
+// 2^(code - 127) for E8M0 codes (0xFF: NaN), float32.
+at::Tensor e8m0_values(const at::Tensor& codes) {
+    const at::Tensor exponent = codes.to(at::kDouble) - 127.0;
+    const at::Tensor value = at::pow(2.0, exponent).to(at::kFloat);
+    return at::where(codes.eq(255), at::full_like(value, NAN), value);
+}
+
+// The OCP shared-scale codes of a block amax: floor(log2 m) - emax clamped to [-127, 127], 0 for zero, 0xFF otherwise.
+at::Tensor mxfp8_codes(const at::Tensor& amax, int emax) {
+    const auto [mantissa, exponent] = at::frexp(amax);  // m = f · 2^e, f in [0.5, 1): floor(log2 m) = e - 1
+    at::Tensor code = (exponent.to(at::kInt) - 1 - emax).clamp(-127, 127) + 127;
+    code = at::where(amax.eq(0), at::zeros_like(code), code);
+    return at::where(amax.isfinite().logical_not(), at::full_like(code, 255), code);
+}
+
+}  // namespace
+
+MxQuantized mxfp8_quantize(const at::Tensor& x, Fp8Dtype dtype) {
+    check_2d(x, "MXFP8 quantization");
+    const at::Tensor xf = x.to(at::kFloat);
+    const at::Tensor codes = mxfp8_codes(row_block_amax(xf, kMxfp8Block), dtype == Fp8Dtype::E4M3 ? 8 : 15);
+    // 1 / X = 2^(127 - code): exact in float32 for codes 0..253; NaN for a NaN block.
+    const at::Tensor factor = e8m0_values(at::where(codes.eq(255), codes, 254 - codes));
+    const float max = fp8_max(dtype);
+    MxQuantized q;
+    q.format = MxFormat::Mxfp8;
+    q.dtype = dtype;
+    q.block_scale = e8m0_values(codes);
+    q.data = (xf * expand_columns(factor, kMxfp8Block, xf.size(1))).clamp(-max, max).to(to_scalar_type(dtype));
+    return q;
+}
+
+MxQuantized nvfp4_quantize(const at::Tensor& x, const at::Tensor& amax, bool tiles_16x16) {
+    check_2d(x, "NVFP4 quantization");
+    const at::Tensor xf = x.to(at::kFloat);
+    const at::Tensor a = amax.to(at::kFloat).reshape({});
+    at::Tensor s_enc = at::full({}, 2688.0f, a.options()) / a;
+    s_enc = at::where(s_enc.isnan(), at::full_like(s_enc, FLT_MAX), s_enc.clamp_max(FLT_MAX));
+    s_enc = at::where(a.eq(0) | s_enc.eq(0), at::ones_like(s_enc), s_enc);
+    const at::Tensor s_dec = at::ones_like(s_enc) / s_enc;
+    const at::Tensor block_amax = tiles_16x16 ? tile_amax(xf) : row_block_amax(xf, kNvfp4Block);
+    const at::Tensor per_value = s_enc * (1.0f / 6.0f);
+    // E4M3 with saturation (LibTorch's cast turns out-of-range values into NaN): clamp first; a NaN stays NaN.
+    const at::Tensor scale = (block_amax * per_value).clamp(-448.0, 448.0).to(at::kFloat8_e4m3fn).to(at::kFloat);
+    at::Tensor factor = at::ones_like(scale) / (scale * s_dec);
+    factor = at::where(factor.isnan(), factor, factor.clamp_max(FLT_MAX));
+    MxQuantized q;
+    q.format = MxFormat::Nvfp4;
+    q.block_scale = scale;
+    q.tensor_scale_inv = s_dec;
+    q.data = e2m1_codes(xf * expand_columns(factor, kNvfp4Block, xf.size(1)));
+    return q;
+}
+
+at::Tensor e2m1_codes(const at::Tensor& values) {
+    const at::Tensor a = values.abs();
+    // Thresholds between neighbours, each tie going to the even code: 0.25 -> 0, 0.75 -> 1.0, 1.25 -> 1.0, 1.75 -> 2,
+    // 2.5 -> 2, 3.5 -> 4, 5 -> 4.
+    at::Tensor code = a.gt(0.25).to(at::kByte) + a.ge(0.75).to(at::kByte) + a.gt(1.25).to(at::kByte) + a.ge(1.75).to(at::kByte) +
+                      a.gt(2.5).to(at::kByte) + a.ge(3.5).to(at::kByte) + a.gt(5.0).to(at::kByte);
+    code = code + values.signbit().to(at::kByte) * 8;
+    return at::where(values.isnan(), at::full_like(code, 7), code);
+}
+
+at::Tensor e2m1_values(const at::Tensor& codes) {
+    const at::Tensor table = at::tensor(std::vector<float>{0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f, -1.0f, -1.5f,
+                                                           -2.0f, -3.0f, -4.0f, -6.0f})
+                                 .to(codes.device());
+    return table.index({codes.to(at::kLong)});
+}
+
+at::Tensor mx_dequantize(const MxQuantized& q) {
+    const std::int64_t block = q.format == MxFormat::Mxfp8 ? kMxfp8Block : kNvfp4Block;
+    const at::Tensor values = q.format == MxFormat::Mxfp8 ? q.data.to(at::kFloat) : e2m1_values(q.data);
+    at::Tensor out = values * expand_columns(q.block_scale, block, values.size(1));
+    if (q.tensor_scale_inv.defined()) out = out * q.tensor_scale_inv;
+    return out;
+}
+
+at::Tensor mx_gemm_reference(const MxQuantized& a, const MxQuantized& b) {
+    const auto blockwise = [](const MxQuantized& q) {
+        const std::int64_t block = q.format == MxFormat::Mxfp8 ? kMxfp8Block : kNvfp4Block;
+        const at::Tensor values = q.format == MxFormat::Mxfp8 ? q.data.to(at::kFloat) : e2m1_values(q.data);
+        return values * expand_columns(q.block_scale, block, values.size(1));
+    };
+    at::Tensor out = at::mm(blockwise(a), blockwise(b).t());
+    if (a.tensor_scale_inv.defined() && b.tensor_scale_inv.defined()) out = out * (a.tensor_scale_inv * b.tensor_scale_inv);
+    return out;
+}
+
+at::Tensor hadamard16_reference(const at::Tensor& x, std::uint16_t signs) {
+    check_2d(x, "Hadamard transform");
+    if (x.size(1) % 16 != 0) {
+        throw ConfigError("Hadamard transform: " + std::to_string(x.size(1)) + " columns; allowed: a multiple of 16");
+    }
+    const at::Tensor runs = x.to(at::kFloat).reshape({x.size(0), x.size(1) / 16, 16});
+    std::vector<at::Tensor> outputs;
+    for (int j = 0; j < 16; ++j) {
+        at::Tensor sum = at::zeros({x.size(0), x.size(1) / 16}, runs.options());
+        for (int i = 0; i < 16; ++i) {
+            const int parity = __builtin_popcount(static_cast<unsigned>(i & j)) & 1;
+            const int sign_bit = (signs >> i) & 1;
+            // sum ± x_i, one rounding each, in the kernel's order (x · 1 and x · -1 are exact).
+            sum.add_(runs.select(2, i), (parity ^ sign_bit) != 0 ? -1.0 : 1.0);
+        }
+        outputs.push_back(sum * 0.25f);
+    }
+    return at::stack(outputs, 2).reshape({x.size(0), x.size(1)});
+}
+
+MxQuantized mx_from_kernel_layout(MxFormat format, Fp8Dtype dtype, const at::Tensor& bytes, const at::Tensor& scales,
+                                  std::int64_t rows, std::int64_t cols, const at::Tensor& s_dec) {
+    const std::int64_t block = format == MxFormat::Mxfp8 ? kMxfp8Block : kNvfp4Block;
+    const std::int64_t blocks = blocks_of(cols, block);
+    const auto scale_cols = kernels::mx_scale_cols(static_cast<std::size_t>(cols), static_cast<std::size_t>(block));
+    std::vector<std::int64_t> offsets(static_cast<std::size_t>(rows * blocks));
+    for (std::int64_t r = 0; r < rows; ++r) {
+        for (std::int64_t b = 0; b < blocks; ++b) {
+            offsets[static_cast<std::size_t>(r * blocks + b)] = static_cast<std::int64_t>(
+                kernels::mx_scale_offset(static_cast<std::size_t>(r), static_cast<std::size_t>(b), scale_cols));
+        }
+    }
+    const at::Tensor index = at::tensor(offsets).to(scales.device());
+    const at::Tensor codes = scales.reshape({-1}).index_select(0, index).reshape({rows, blocks});
+    MxQuantized q;
+    q.format = format;
+    q.dtype = dtype;
+    if (format == MxFormat::Mxfp8) {
+        q.data = bytes.view(to_scalar_type(dtype));
+        q.block_scale = e8m0_values(codes);
+    } else {
+        const at::Tensor pairs = at::stack({bytes.bitwise_and(15), bytes.bitwise_right_shift(4)}, 2);
+        q.data = pairs.reshape({rows, -1}).narrow(1, 0, cols).contiguous();
+        q.block_scale = codes.view(at::kFloat8_e4m3fn).to(at::kFloat);
+        q.tensor_scale_inv = s_dec.reshape({});
+    }
+    return q;
+}
+
+}  // namespace tewb
