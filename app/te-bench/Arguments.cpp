@@ -263,7 +263,7 @@ void define_training_commands(CLI::App& app, Commands& c) {
 void define_recipe_command(CLI::App& app, Commands& c) {
     c.recipe = app.add_subcommand("recipe",
                                   "replay the FP8 scale-update rule on a sequence of amaxes: the scale each step would use");
-    c.recipe->add_option("--recipe", c.replay_recipe, "delayed | current | block (explained: no history) (default delayed)")
+    c.recipe->add_option("--recipe", c.replay_recipe, "delayed | current | block (explained: no history) | mxfp8 | nvfp4 (no history: each amax's block or tensor scale) (default delayed)")
         ->type_name("NAME");
     c.recipe->add_option("--dtype", c.replay_dtype,
                          "the replayed cast's FP8 type: e4m3 (max 448) | e5m2 (max 57344) (default e4m3)")

@@ -43,6 +43,11 @@ int run_recipe(const Commands& c) {
         if (replay.scaling != ScalingKind::Delayed) throw ConfigError("--calibrate-first-step goes with --recipe delayed");
     }
     replay.amaxes = parse_amax_list("--amax", c.replay_amax);
+    if (is_microscaling(replay.scaling)) {
+        if (replay.amaxes.empty()) throw ConfigError("--amax: empty; allowed: one or more amax values");
+        std::cout << microscaling_replay_text(replay, c.replay_json);
+        return 0;
+    }
     if (replay.scaling == ScalingKind::Block) {
         // Nothing to replay: a block's scale depends on that block alone, in this step alone.
         std::cout << block_scaling_explanation(c.replay_json);

@@ -24,6 +24,10 @@ GraphDecision decide_cuda_graph(const RunConfig& resolved, bool cuda_build, bool
         return {false, "no CUDA graph: with first-step calibration the capture needs two eager warm-up steps (the calibrating "
                        "one and a full fused step; --warmup " + std::to_string(resolved.warmup) + ")"};
     }
+    if (resolved.backend == Backend::Te && resolved.precision == Precision::Fp8 && is_microscaling(resolved.fp8.scaling)) {
+        return {false, "no CUDA graph: the microscaling recipes are emulated on the reference ops, whose stochastic rounding "
+                       "and amax-dependent scales go through the host"};
+    }
     if (resolved.iters < 1) return {false, "no CUDA graph: no timed steps to replay (--iters 0)"};
     if (resolved.dist.enabled()) {
         return {false, "no CUDA graph: data-parallel steps run eagerly (the gradient buckets start their all-reduce from "

@@ -251,6 +251,11 @@ std::vector<ConfigProblem> find_problems(const RunConfig& c) {
                                            ": chooses the code of the te backend's modules and the torch backend has none; "
                                            "allowed with torch: auto (or --backend te)"});
     }
+    if (c.precision == Precision::Fp8 && is_microscaling(c.fp8.scaling) && c.te_impl == TeImpl::Fused) {
+        problems.push_back({"te-impl", "--te-impl fused with --recipe " + std::string(to_string(c.fp8.scaling)) +
+                                           ": the fused kernels do not run the microscaling recipes yet (they are emulated on "
+                                           "the reference ops on every device); allowed: auto or reference"});
+    }
     if (c.precision == Precision::Fp8 && c.backend == Backend::Torch) {
         problems.push_back({"precision",
                             "--precision fp8: the torch backend has no FP8 path; allowed with torch: fp32|bf16 "

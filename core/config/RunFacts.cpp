@@ -27,6 +27,8 @@ RunFacts run_facts(const RunConfig& config, const DeviceInfo& device) {
     facts.block_gemms_native = cuda && device.block_fp8_gemms;
     if (config.backend == Backend::Te) {
         facts.te_ops = choose_ops(config.te_impl, device.fused_cuda_kernels, cuda, cuda ? device.compute_capability : std::nullopt);
+        // The microscaling recipes run on the reference ops, emulated (validation refuses --te-impl fused with them).
+        if (facts.precision == Precision::Fp8 && is_microscaling(config.fp8.scaling)) facts.te_ops = OpsKind::Reference;
         facts.fp8_emulated = facts.precision == Precision::Fp8 &&
                              fp8_gemms_emulated(*facts.te_ops, config.fp8.scaling, facts.block_gemms_native);
     }

@@ -31,7 +31,7 @@ SettingValue name_of(E value) {
 // The rows, in the reproducing command line's order. Valid ranges are validation's (RunConfig.cpp reads them
 // here); stored ranges are what records have always been read with.
 // (Read through functions only, never from another file's static initialisation.)
-const std::array<RunSetting, 37> kSettings{{
+const std::array<RunSetting, 39> kSettings{{
     {.id = "device", .flag = "--device", .section = SettingSection::Config, .json_key = "device", .label = "Device",
      .kind = SettingKind::Choice, .use = SettingUse::Always,
      .help = "auto | cpu | cuda",
@@ -189,14 +189,16 @@ const std::array<RunSetting, 37> kSettings{{
     {.id = "recipe", .flag = "--recipe", .section = SettingSection::Fp8, .json_key = "recipe", .label = "Scaling",
      .kind = SettingKind::Choice, .use = SettingUse::Fp8,
      .help = "FP8 scaling: delayed | current | block (1x128 / 128x128 block scales, E4M3 unless "
-         "--fp8-format; real block-scaled GEMMs on Hopper, emulated elsewhere)",
+         "--fp8-format; real block-scaled GEMMs on Hopper, emulated elsewhere) | mxfp8 (Blackwell's MXFP8: a power-of-two "
+         "scale per 32 values, E4M3 unless --fp8-format; emulated) | nvfp4 (Blackwell's NVFP4: 4-bit E2M1 values, an E4M3 "
+         "scale per 16, 16x16 for weights; emulated)",
      .value_name = "NAME",
      .get = [](const RunConfig& c) { return name_of(c.fp8.scaling); },
      .set = [](RunConfig& c, const SettingValue& v, std::string_view at) { c.fp8.scaling = parse_name<ScalingKind>(at, name(v)); }},
     {.id = "fp8-format", .flag = "--fp8-format", .section = SettingSection::Fp8, .json_key = "format", .label = "Format",
      .kind = SettingKind::Choice, .use = SettingUse::Fp8,
      .help = "hybrid (E4M3 forward, E5M2 gradients) | e4m3",
-     .default_words = "default hybrid; e4m3 with --recipe block",
+     .default_words = "default hybrid; e4m3 with --recipe block or mxfp8; not used by nvfp4",
      .value_name = "NAME",
      .get = [](const RunConfig& c) { return name_of(c.fp8.format); },
      .set = [](RunConfig& c, const SettingValue& v, std::string_view at) { c.fp8.format = parse_recipe_format(at, name(v)); }},
@@ -228,6 +230,21 @@ const std::array<RunSetting, 37> kSettings{{
      .value_name = "pow2|exact",
      .get = [](const RunConfig& c) -> SettingValue { return c.fp8.block_power_of_two; },
      .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.fp8.block_power_of_two = truth(v); }},
+    {.id = "nvfp4-stochastic-rounding", .flag = "--nvfp4-stochastic-rounding", .section = SettingSection::Fp8,
+     .json_key = "nvfp4_stochastic_rounding", .label = "NVFP4 stochastic rounding", .kind = SettingKind::Switch,
+     .use = SettingUse::Nvfp4, .when_absent = SettingValue{true},
+     .help = "with --recipe nvfp4: on: gradients rounded stochastically (seeded, reproducible); off: to nearest",
+     .value_name = "on|off",
+     .get = [](const RunConfig& c) -> SettingValue { return c.fp8.nvfp4_stochastic_rounding; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.fp8.nvfp4_stochastic_rounding = truth(v); }},
+    {.id = "nvfp4-hadamard", .flag = "--nvfp4-hadamard", .section = SettingSection::Fp8, .json_key = "nvfp4_hadamard",
+     .label = "NVFP4 Hadamard transform", .kind = SettingKind::Switch, .use = SettingUse::Nvfp4,
+     .when_absent = SettingValue{true},
+     .help = "with --recipe nvfp4: on: the weight-gradient GEMM's inputs pass through the 16-point random Hadamard "
+         "transform before their cast; off: cast as they are",
+     .value_name = "on|off",
+     .get = [](const RunConfig& c) -> SettingValue { return c.fp8.nvfp4_hadamard; },
+     .set = [](RunConfig& c, const SettingValue& v, std::string_view) { c.fp8.nvfp4_hadamard = truth(v); }},
     {.id = "calibrate-first-step", .flag = "--calibrate-first-step", .section = SettingSection::Fp8,
      .json_key = "calibrate_first_step", .label = "Calibrate first step", .kind = SettingKind::Switch,
      .use = SettingUse::DelayedFp8,
@@ -351,9 +368,12 @@ std::optional<std::string> given_setting_problem(const RunSetting& s, const RunC
     case SettingUse::BlockFp8:
         if (config.fp8.scaling != ScalingKind::Block) return std::string(s.flag) + " goes with --recipe block";
         break;
+    case SettingUse::Nvfp4:
+        if (config.fp8.scaling != ScalingKind::Nvfp4) return std::string(s.flag) + " goes with --recipe nvfp4";
+        break;
     case SettingUse::DelayedFp8:
         if (config.fp8.scaling != ScalingKind::Delayed) {
-            return std::string(s.flag) + " goes with --recipe delayed (current and block scaling have no first-step scale to "
+            return std::string(s.flag) + " goes with --recipe delayed (current, block and the microscaling recipes have no first-step scale to "
                                          "calibrate)";
         }
         break;
@@ -490,6 +510,8 @@ bool setting_in_command_line(const RunSetting& s, const RunConfig& config) {
         return fp8 && config.fp8.scaling == ScalingKind::Delayed;
     case SettingUse::BlockFp8:
         return fp8 && config.fp8.scaling == ScalingKind::Block;
+    case SettingUse::Nvfp4:
+        return fp8 && config.fp8.scaling == ScalingKind::Nvfp4;
     case SettingUse::DataParallel:
         return config.dist.enabled();
     case SettingUse::NotDefault:

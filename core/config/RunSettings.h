@@ -39,6 +39,7 @@ enum class SettingUse {
     Fp8,          // FP8 runs
     DelayedFp8,   // FP8 runs under delayed scaling
     BlockFp8,     // FP8 runs under block scaling
+    Nvfp4,        // FP8-precision runs under the NVFP4 recipe
     DataParallel, // data-parallel jobs
     NotDefault,   // only when it differs from a fresh RunConfig's value (and, for Presence, when set)
     Llama,        // llama runs, when it differs from a fresh RunConfig's value (0: the automatic size); the

@@ -107,6 +107,14 @@ public:
     bool calibrating(Fp8Pass pass) const;
     std::uint64_t weight_casts() const { return weight_casts_; }
     void note_weight_cast() { ++weight_casts_; }
+    // NVFP4's stochastic rounding: `count` positions of the state's random stream (seed kRandomSeed, Philox: a run's
+    // casts draw in the order they run, so a run's bits repeat in the next run of the same configuration).
+    static constexpr std::uint64_t kRandomSeed = 0x7E3B5EEDull;
+    std::uint64_t draw_random(std::uint64_t count) {
+        const std::uint64_t first = random_drawn_;
+        random_drawn_ += count;
+        return first;
+    }
 
     // The slots our modules cast into (per GEMM: input, weight, grad-output) with their dtypes under
     // `recipe`, in a fixed order (known before the first step), and their values from the latest
@@ -154,6 +162,7 @@ private:
     std::uint64_t generation_ = 0;
     std::uint64_t updates_[2] = {0, 0};  // per pass (forward, backward) since the state was (re)started
     std::uint64_t weight_casts_ = 0;
+    std::uint64_t random_drawn_ = 0;
     std::atomic<bool> backward_update_queued_{false};
     double inspection_ms_ = 0;
 };

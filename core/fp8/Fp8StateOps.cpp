@@ -18,6 +18,7 @@
 #include <ATen/ops/zeros_like.h>
 
 #include "core/fp8/BlockScaling.h"
+#include "core/fp8/Microscaling.h"
 
 namespace tewb {
 
@@ -53,6 +54,12 @@ void update_scaling_reference(at::Tensor& history, at::Tensor& scale, at::Tensor
     if (record.kept_scale_inv.defined()) record.kept_scale_inv.copy_(scale_inv);
     if (block) {
         scale.copy_(block_statistics_scale(staged, numerator, recipe.block_power_of_two));
+        if (record.statistics.defined()) record.statistics.select(1, 1).copy_(scale);
+    }
+    if (is_microscaling(recipe.scaling)) {  // what the block holding the amax (MXFP8) or the tensor (NVFP4) was scaled by
+        const MxFormat format = recipe.scaling == ScalingKind::Mxfp8 ? MxFormat::Mxfp8 : MxFormat::Nvfp4;
+        const Fp8Dtype dtype = numerator > fp8_max(Fp8Dtype::E4M3) ? Fp8Dtype::E5M2 : Fp8Dtype::E4M3;
+        scale.copy_(mx_statistics_scale(staged, format, dtype));
         if (record.statistics.defined()) record.statistics.select(1, 1).copy_(scale);
     }
     if (recipe.scaling != ScalingKind::Delayed) {  // current and block scaling keep no history

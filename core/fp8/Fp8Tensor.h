@@ -2,7 +2,10 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <optional>
+
 #include "core/fp8/Fp8Format.h"
+#include "core/fp8/Microscaling.h"
 
 namespace tewb {
 
@@ -20,6 +23,13 @@ struct Fp8Tensor {
     // scale_inv instead of launching a reciprocal): where the same value is found after the pass's next
     // scale update (Fp8Context::live_scale_inv). Undefined where scale_inv is the cast's own tensor.
     at::Tensor scale_inv_after_update;
+    // The microscaling recipes (core/fp8/Microscaling.h): which format this is. scale_inv and transposed_scale_inv then
+    // hold each block's scale value ([rows, blocks] float32), data (and transposed) NVFP4's E2M1 codes as uint8, and
+    // tensor_scale_inv / transposed_tensor_scale_inv NVFP4's tensor scales (each copy its own: the transposed copy may
+    // have passed through the Hadamard transform first).
+    std::optional<MxFormat> mx;
+    at::Tensor tensor_scale_inv;
+    at::Tensor transposed_tensor_scale_inv;
 
     // The scales that go with `transposed`: its own under block scaling, else the tensor's.
     const at::Tensor& transposed_scale() const { return transposed_scale_inv.defined() ? transposed_scale_inv : scale_inv; }

@@ -102,6 +102,48 @@ MxQuantized nvfp4_quantize(const at::Tensor& x, const at::Tensor& amax, bool til
     return q;
 }
 
+MxQuantized nvfp4_quantize_stochastic(const at::Tensor& x, const at::Tensor& amax, bool tiles_16x16, std::uint64_t seed,
+                                      std::uint64_t offset) {
+    check_2d(x, "NVFP4 quantization");
+    const std::int64_t rows = x.size(0), cols = x.size(1);
+    const at::Tensor xf = x.to(at::kCPU).to(at::kFloat).contiguous();
+    at::Tensor a = amax.to(at::kCPU).to(at::kFloat).reshape({1}).contiguous();
+    at::Tensor bytes = at::zeros({rows, (cols + 1) / 2}, at::kByte);
+    at::Tensor scales = at::zeros({static_cast<std::int64_t>(kernels::mx_scale_rows(static_cast<std::size_t>(rows))),
+                                   static_cast<std::int64_t>(kernels::mx_scale_cols(static_cast<std::size_t>(cols), kNvfp4Block))},
+                                  at::kByte);
+    at::Tensor s_dec = at::zeros({1});
+    kernels::Tensor in = kernels::input(xf.data_ptr(), kernels::DType::Float32, static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+    in.amax = a.data_ptr<float>();
+    kernels::Tensor out = kernels::input(bytes.data_ptr(), kernels::DType::Float4E2M1x2, static_cast<std::size_t>(rows),
+                                         static_cast<std::size_t>(bytes.size(1)));
+    out.scale_inv = s_dec.data_ptr<float>();
+    const kernels::Tensor scale_tensor = kernels::input(scales.data_ptr(), kernels::DType::Float8E4M3, static_cast<std::size_t>(scales.size(0)),
+                                                        static_cast<std::size_t>(scales.size(1)));
+    kernels::Nvfp4Cast options;
+    options.tiles_16x16 = tiles_16x16;
+    options.stochastic_rounding = true;
+    options.seed = seed;
+    options.offset = offset;
+    kernels::host::nvfp4_cast(in, out, scale_tensor, {}, {}, options, {});
+    MxQuantized q = mx_from_kernel_layout(MxFormat::Nvfp4, Fp8Dtype::E4M3, bytes, scales, rows, cols, s_dec);
+    q.data = q.data.to(x.device());
+    q.block_scale = q.block_scale.to(x.device());
+    q.tensor_scale_inv = q.tensor_scale_inv.to(x.device());
+    return q;
+}
+
+at::Tensor mx_statistics_scale(const at::Tensor& amax, MxFormat format, Fp8Dtype dtype) {
+    const at::Tensor a = amax.to(at::kFloat);
+    if (format == MxFormat::Mxfp8) {
+        const at::Tensor codes = mxfp8_codes(a, dtype == Fp8Dtype::E4M3 ? 8 : 15);
+        return e8m0_values(at::where(codes.eq(255), codes, 254 - codes));
+    }
+    at::Tensor s_enc = at::full_like(a, 2688.0f) / a;
+    s_enc = at::where(s_enc.isnan(), at::full_like(s_enc, FLT_MAX), s_enc.clamp_max(FLT_MAX));
+    return at::where(a.eq(0) | s_enc.eq(0), at::ones_like(s_enc), s_enc);
+}
+
 at::Tensor e2m1_codes(const at::Tensor& values) {
     const at::Tensor a = values.abs();
     // Thresholds between neighbours, each tie going to the even code: 0.25 -> 0, 0.75 -> 1.0, 1.25 -> 1.0, 1.75 -> 2,

@@ -37,12 +37,20 @@ MxQuantized mxfp8_quantize(const at::Tensor& x, Fp8Dtype dtype);
 // Round to nearest even; `amax` is max |x| of the tensor (a float32 scalar tensor, as abs_max leaves it). Stochastic
 // rounding is the kernels' (its random stream is theirs; tst_microscaling holds the two to the same statistics).
 MxQuantized nvfp4_quantize(const at::Tensor& x, const at::Tensor& amax, bool tiles_16x16);
+// The same with stochastic rounding from the kernels' seeded stream (tewb_kernels/mx.h, Nvfp4Cast: the value at index i
+// draws position offset + i), through their host implementation (x copied to the CPU and back where it is elsewhere).
+MxQuantized nvfp4_quantize_stochastic(const at::Tensor& x, const at::Tensor& amax, bool tiles_16x16, std::uint64_t seed,
+                                      std::uint64_t offset);
 
 // The values in float32: data · block scale (· s_dec), each product exact but the last.
 at::Tensor mx_dequantize(const MxQuantized& q);
 // a [M, K] times b [N, K] transposed as a block-scaled GEMM computes it, emulated: the products of the blockwise
 // dequantized values summed in float32, then NVFP4's two tensor scales applied once (cuBLASLt's alpha).
 at::Tensor mx_gemm_reference(const MxQuantized& a, const MxQuantized& b);
+
+// The scale a slot's statistics show for a microscaling cast, from the tensor's amax: MXFP8's 1 / X of the block holding
+// the amax, NVFP4's tensor scale s_enc (float32, the amax's shape).
+at::Tensor mx_statistics_scale(const at::Tensor& amax, MxFormat format, Fp8Dtype dtype);
 
 // E2M1: the codes of float32 values rounded to nearest even (saturating at 6, NaN to +6, the sign kept), and back.
 at::Tensor e2m1_codes(const at::Tensor& values);

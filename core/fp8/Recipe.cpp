@@ -24,18 +24,18 @@ std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe, std::st
         const std::string kind(to_string(recipe.scaling));
         problems.push_back({"margin", "--margin " + std::to_string(recipe.margin) + ": " + kind +
                                           " scaling has no margin (scale = fp8_max / amax of the " +
-                                          (recipe.scaling == ScalingKind::Block ? "block" : "tensor") +
+                                          (recipe.scaling == ScalingKind::Current ? "tensor" : "block") +
                                           "); allowed with --recipe " + kind + ": 0"});
     }
     return problems;
 }
 
 RecipeFormat default_recipe_format(ScalingKind scaling) {
-    return scaling == ScalingKind::Block ? RecipeFormat::E4M3 : RecipeFormat::Hybrid;
+    return scaling == ScalingKind::Block || is_microscaling(scaling) ? RecipeFormat::E4M3 : RecipeFormat::Hybrid;
 }
 
 bool fp8_gemms_emulated(OpsKind kind, ScalingKind scaling, bool block_gemms_native) {
-    return kind != OpsKind::FusedCuda || (scaling == ScalingKind::Block && !block_gemms_native);
+    return kind != OpsKind::FusedCuda || is_microscaling(scaling) || (scaling == ScalingKind::Block && !block_gemms_native);
 }
 
 }  // namespace tewb

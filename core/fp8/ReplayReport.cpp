@@ -1,6 +1,7 @@
 #include "core/fp8/ReplayReport.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <sstream>
 
@@ -109,6 +110,70 @@ std::string block_scaling_explanation(bool json) {
         "--inspect-fp8 (the what-if columns).";
     if (json) return nlohmann::json{{"recipe", "block"}, {"history", false}, {"explanation", text}}.dump(2) + "\n";
     return text + "\n";
+}
+
+namespace {
+
+// MXFP8's E8M0 code for a block whose largest |v| is `amax` (the OCP rule: floor(log2 amax) - emax, clamped to
+// [-127, 127]; 0 for zeros; 0xFF for inf or NaN), as the kernels compute it (tewb_kernels/mx.h).
+int mxfp8_code(float amax, Fp8Dtype dtype) {
+    if (!std::isfinite(amax)) return 255;
+    if (amax == 0.0f) return 0;
+    int exponent = 0;
+    std::frexp(amax, &exponent);
+    return std::clamp(exponent - 1 - (dtype == Fp8Dtype::E4M3 ? 8 : 15), -127, 127) + 127;
+}
+
+// NVFP4's tensor scale for a tensor whose amax is `amax` (Transformer Engine's rule, in float32).
+float nvfp4_tensor_scale(float amax) {
+    float s = 2688.0f / amax;
+    s = std::isnan(s) ? FLT_MAX : std::min(s, FLT_MAX);
+    if (amax == 0.0f || s == 0.0f) s = 1.0f;
+    return s;
+}
+
+}  // namespace
+
+std::string microscaling_replay_text(const RecipeReplay& replay, bool json) {
+    const bool mxfp8 = replay.scaling == ScalingKind::Mxfp8;
+    const std::string recipe = mxfp8 ? "mxfp8" : "nvfp4";
+    const std::string explanation =
+        mxfp8 ? "MXFP8 (OCP Microscaling) has no amax history: every cast gives each run of 32 values of a row its own "
+                "power-of-two scale X = 2^(floor(log2 amax) - emax) (emax 8 for E4M3, 15 for E5M2), stored as an E8M0 "
+                "byte; values are v / X rounded to the FP8 type, so a block's largest values above 448 · X saturate. "
+                "Below: the scale of a block whose largest |v| is each amax."
+              : "NVFP4 has no amax history: every cast takes its tensor's amax for a float32 tensor scale s_enc = "
+                "448 · 6 / amax, gives each run of 16 values (16 x 16 tiles for weights) an E4M3 scale from its own "
+                "amax, and rounds values to the 4-bit E2M1 grid (0, 0.5, 1, 1.5, 2, 3, 4, 6). Below: the tensor scale "
+                "of a tensor whose amax is each amax.";
+    Json steps = Json::array();
+    const std::vector<std::string> headers = mxfp8 ? std::vector<std::string>{"step", "amax", "E8M0 code", "X", "values times"}
+                                                   : std::vector<std::string>{"step", "amax", "s_enc", "s_dec"};
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t i = 0; i < replay.amaxes.size(); ++i) {
+        const float amax = replay.amaxes[i];
+        const int step = static_cast<int>(i) + 1;
+        if (mxfp8) {
+            const int code = mxfp8_code(amax, replay.dtype);
+            const float x = code == 255 ? NAN : std::ldexp(1.0f, code - 127);
+            const float factor = code == 255 ? NAN : std::ldexp(1.0f, 127 - code);
+            steps.push_back({{"step", step}, {"amax", value(amax)}, {"e8m0_code", code}, {"scale_x", value(x)},
+                             {"values_times", value(factor)}});
+            rows.push_back({std::to_string(step), text(amax), std::to_string(code), text(x), text(factor)});
+        } else {
+            const float s_enc = nvfp4_tensor_scale(amax);
+            const float s_dec = 1.0f / s_enc;
+            steps.push_back({{"step", step}, {"amax", value(amax)}, {"s_enc", value(s_enc)}, {"s_dec", value(s_dec)}});
+            rows.push_back({std::to_string(step), text(amax), text(s_enc), text(s_dec)});
+        }
+    }
+    if (json) {
+        Json out{{"recipe", recipe}, {"history", false}, {"explanation", explanation}};
+        if (mxfp8) out["dtype"] = std::string(to_string(replay.dtype));
+        out["steps"] = steps;
+        return out.dump(2) + "\n";
+    }
+    return explanation + "\n\n" + render_text_table(headers, rows);
 }
 
 }  // namespace tewb

@@ -35,4 +35,10 @@ std::string replay_table_text(const RecipeReplay& replay, const std::vector<Reci
 // "history": false, "explanation": …} with `json`.
 std::string block_scaling_explanation(bool json);
 
+// What the playground says for --recipe mxfp8 or nvfp4: no history either, the rule, and for each amax what a cast
+// would scale by: MXFP8 the E8M0 scale of the block holding that amax (code, 2^e and what its values are multiplied
+// by, the OCP rule for `dtype`), NVFP4 the tensor scale s_enc and s_dec of a tensor with that amax. As a table, or
+// as {"recipe", "history": false, "explanation", "steps": [{"step", "amax", ...}]} with `json`.
+std::string microscaling_replay_text(const RecipeReplay& replay, bool json);
+
 }  // namespace tewb

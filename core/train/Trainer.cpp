@@ -515,6 +515,12 @@ std::string implementation_text(const ResolvedRun& run, const TeOps& ops) {
             if (c.fp8.scaling == ScalingKind::Block) {
                 out << ", 1x128 / 128x128 blocks, " << (c.fp8.block_power_of_two ? "power-of-two" : "exact") << " scales";
             }
+            if (c.fp8.scaling == ScalingKind::Mxfp8) out << ", 1x32 blocks, E8M0 scales (OCP rule)";
+            if (c.fp8.scaling == ScalingKind::Nvfp4) {
+                out << ", E2M1 values, E4M3 scales per 1x16 (16x16 for weights) and a float32 tensor scale, stochastic rounding "
+                    << (c.fp8.nvfp4_stochastic_rounding ? "on" : "off") << ", Hadamard transform "
+                    << (c.fp8.nvfp4_hadamard ? "on" : "off");
+            }
             if (c.fp8.scaling == ScalingKind::Delayed) {
                 out << ", history " << c.fp8.amax_history_len << ", " << to_string(c.fp8.algo) << ", margin " << c.fp8.margin;
                 if (c.fp8.calibrate_first_step) out << ", first step calibrated";

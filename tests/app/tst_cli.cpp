@@ -102,6 +102,14 @@ private Q_SLOTS:
                                        << "--calibrate-first-step 'yes': unknown value; allowed: on|off";
         QTest::newRow("calibrate with current") << te_fp8 + QStringList{"--recipe", "current", "--calibrate-first-step", "on"}
                                                 << "--calibrate-first-step goes with --recipe delayed";
+        QTest::newRow("nvfp4 switch with mxfp8") << te_fp8 + QStringList{"--recipe", "mxfp8", "--nvfp4-hadamard", "off"}
+                                                 << "--nvfp4-hadamard goes with --recipe nvfp4";
+        QTest::newRow("nvfp4 rounding word") << te_fp8 + QStringList{"--recipe", "nvfp4", "--nvfp4-stochastic-rounding", "sr"}
+                                             << "--nvfp4-stochastic-rounding 'sr': unknown value; allowed: on|off";
+        QTest::newRow("fused mxfp8") << te_fp8 + QStringList{"--recipe", "mxfp8", "--te-impl", "fused"}
+                                     << "--te-impl fused with --recipe mxfp8: the fused kernels do not run the microscaling";
+        QTest::newRow("margin with nvfp4") << te_fp8 + QStringList{"--recipe", "nvfp4", "--margin", "2"}
+                                           << "nvfp4 scaling has no margin";
         QTest::newRow("calibrate without fp8") << QStringList{"run", "--calibrate-first-step", "off"}
                                                << "FP8 settings need --precision fp8";
         QTest::newRow("playground calibrate current") << QStringList{"recipe", "--recipe", "current", "--amax", "1",

@@ -45,6 +45,9 @@ std::vector<std::string> context_for(const RunSetting& s) {
     case SettingUse::BlockFp8:
         add({"--backend", "te", "--precision", "fp8", "--recipe", "block"});
         break;
+    case SettingUse::Nvfp4:
+        add({"--backend", "te", "--precision", "fp8", "--recipe", "nvfp4"});
+        break;
     case SettingUse::DataParallel:
         if (s.id != "nproc") add({"--nproc", "2"});
         break;

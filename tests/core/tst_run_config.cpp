@@ -629,6 +629,9 @@ private Q_SLOTS:
         no(calibrated, true, false, "two eager warm-up steps");
         calibrated.warmup = 2;
         QVERIFY(decide_cuda_graph(calibrated, true, false).use);
+        RunConfig microscaling = calibrated;
+        microscaling.fp8.scaling = ScalingKind::Nvfp4;
+        no(microscaling, true, false, "the microscaling recipes are emulated on the reference ops");
 
         QVERIFY(parse_on_off("--cuda-graph", "on"));
         QVERIFY(!parse_on_off("--cuda-graph", "off"));

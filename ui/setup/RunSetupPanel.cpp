@@ -218,7 +218,9 @@ QWidget* RunSetupPanel::buildFp8Group() {
     scaling_ = combo(fp8Box, QStringLiteral("recipe"),
                      {{tr("delayed (amax history)"), static_cast<int>(ScalingKind::Delayed)},
                       {tr("current (this tensor's amax)"), static_cast<int>(ScalingKind::Current)},
-                      {tr("block (1×128 / 128×128 block scales)"), static_cast<int>(ScalingKind::Block)}},
+                      {tr("block (1×128 / 128×128 block scales)"), static_cast<int>(ScalingKind::Block)},
+                      {tr("MXFP8 (1×32 scales, emulated)"), static_cast<int>(ScalingKind::Mxfp8)},
+                      {tr("NVFP4 (4-bit, emulated)"), static_cast<int>(ScalingKind::Nvfp4)}},
                      tr("Delayed scaling derives each scale from earlier steps' amax history"));
     nameItems<ScalingKind>(scaling_);
     format_ = combo(fp8Box, QStringLiteral("fp8Format"),
@@ -366,11 +368,13 @@ void RunSetupPanel::connectFields() {
     });
     connect(blockPow2_, &QCheckBox::toggled, this, edited);
     connect(calibrate_, &QCheckBox::toggled, this, edited);
-    // Picking block scaling picks its own default format (core's default_recipe_format: E4M3, as Float8BlockScaling);
-    // the user may change it back. Leaving block scaling keeps the format chosen.
+    // Picking block or MXFP8 scaling picks its own default format (core's default_recipe_format: E4M3, as Transformer
+    // Engine's recipes); the user may change it back. Leaving them keeps the format chosen.
     connect(scaling_, &QComboBox::activated, this, [this] {
         const ScalingKind scaling = current<ScalingKind>(scaling_);
-        if (scaling == ScalingKind::Block) selectData(format_, static_cast<int>(default_recipe_format(scaling)));
+        if (scaling == ScalingKind::Block || scaling == ScalingKind::Mxfp8) {
+            selectData(format_, static_cast<int>(default_recipe_format(scaling)));
+        }
     });
     connect(cudaGraph_, &QCheckBox::toggled, this, edited);
     connectModelAndDataFields(edited);

@@ -31,6 +31,15 @@ Fp8Tensor cached_fp8_weight(const GemmPlan& plan, const at::Tensor& weight) {
     return cache.value;
 }
 
+// The two microscaling operands a GEMM takes from a quantized tensor: its rows as cast, or its transposed copy.
+TeOps::MxOperand rowwise(const Fp8Tensor& t) {
+    return {*t.mx, t.data, t.scale_inv, t.tensor_scale_inv, t.dtype};
+}
+
+TeOps::MxOperand columnwise(const Fp8Tensor& t) {
+    return {*t.mx, t.transposed, t.transposed_scale_inv, t.transposed_tensor_scale_inv, t.dtype};
+}
+
 }  // namespace
 
 at::ScalarType compute_dtype_for(const at::Tensor& x) {
@@ -80,6 +89,14 @@ at::Tensor gemm_forward_quantized(const GemmPlan& plan, const Fp8Tensor& xq, con
     saved.weight_dtype = weight.scalar_type();
     saved.bias_dtype = bias.defined() ? bias.scalar_type() : weight.scalar_type();
     const Fp8Tensor wq = cached_fp8_weight(plan, weight);
+    if (xq.mx) {  // the microscaling recipes: emulated GEMMs, the residual added after
+        const at::Tensor product = plan.ops->mx_gemm(rowwise(xq), rowwise(wq), optional_bias(bias), plan.compute_dtype);
+        saved.input_fp8 = xq;
+        saved.input_fp8.data = at::Tensor();
+        saved.weight_fp8 = wq;
+        saved.weight_fp8.data = at::Tensor();
+        return residual.defined() ? residual + product : product;
+    }
     const at::Tensor y = residual.defined()
                              ? plan.ops->fp8_gemm_add(xq.data, xq.scale_inv, wq.data, wq.scale_inv, optional_bias(bias),
                                                       plan.compute_dtype, Accumulation::Fast, residual)
@@ -124,6 +141,12 @@ GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::
 GemmGrads gemm_backward_quantized(const GemmPlan& plan, const SavedGemm& saved, const Fp8Tensor& gq, const at::Tensor& bias_grad) {
     GemmGrads grads;
     if (saved.has_bias) grads.db = bias_grad.to(saved.bias_dtype);
+    if (gq.mx) {
+        grads.dx = plan.ops->mx_gemm(rowwise(gq), columnwise(saved.weight_fp8), std::nullopt, plan.compute_dtype);
+        grads.dw = plan.ops->mx_gemm(columnwise(gq), columnwise(saved.input_fp8), std::nullopt, at::kFloat).to(saved.weight_dtype);
+        plan.fp8->grad_output.context->request_backward_update();
+        return grads;
+    }
     grads.dx = plan.ops->fp8_gemm(gq.data, gq.scale_inv, saved.weight_fp8.transposed, saved.weight_fp8.transposed_scale(),
                                   std::nullopt, plan.compute_dtype, Accumulation::Split);
     grads.dw = plan.ops->fp8_gemm(gq.transposed, gq.transposed_scale(), saved.input_fp8.transposed, saved.input_fp8.transposed_scale(),

@@ -11,7 +11,9 @@
 #include <ATen/ops/reciprocal.h>
 
 #include "core/fp8/BlockScaling.h"
+#include "core/fp8/Microscaling.h"
 #include "core/fp8/ScaleUpdate.h"
+#include "tewb_kernels/mx.h"
 
 namespace tewb {
 
@@ -24,6 +26,10 @@ at::Tensor dequantized_operand(const at::Tensor& data, const at::Tensor& scale_i
 }
 
 at::Tensor Fp8Tensor::dequantize() const {
+    if (mx) {
+        const at::Tensor as_2d = data.dim() == 2 ? data : data.reshape({-1, data.size(-1)});
+        return mx_dequantize({*mx, as_2d, scale_inv, tensor_scale_inv, dtype}).reshape(data.sizes());
+    }
     if (scale_inv.numel() > 1) return dequantized_operand(data.dim() == 2 ? data : data.reshape({-1, data.size(-1)}), scale_inv)
                                           .reshape(data.sizes());
     return data.to(at::kFloat) * scale_inv;
@@ -161,8 +167,83 @@ at::Tensor dequantized_operand(const at::Tensor& data, const at::Tensor& scale_i
 
 }  // namespace
 
+namespace {
+
+// The microscaling inspection: saturated values (beyond the element format's largest after scaling), values cast to
+// 0, the cast's error, and what current and block FP8 scaling would have made of the same tensor.
+void inspect_microscaling_cast(const at::Tensor& x, const MxQuantized& q, const Fp8Quantizer& quantizer) {
+    Fp8Context& context = *quantizer.context;
+    const auto started = std::chrono::steady_clock::now();
+    const at::Tensor xf = (x.dim() == 2 ? x : x.reshape({-1, x.size(-1)})).to(at::kFloat);
+    const at::Tensor back = mx_dequantize(q);
+    const at::Tensor codes = q.format == MxFormat::Mxfp8 ? q.data.to(at::kFloat).abs() : e2m1_values(q.data).abs();
+    const float largest = q.format == MxFormat::Mxfp8 ? fp8_max(q.dtype) : 6.0f;
+    const at::Tensor saturated = ((codes >= largest) & (back.abs() < xf.abs())).sum().to(at::kDouble);
+    const at::Tensor underflow = (codes.eq(0) & (xf != 0)).sum().to(at::kDouble);
+    context.count(quantizer.pass, quantizer.slot, saturated, underflow, x.numel());
+    const auto squared_error = [&](const at::Tensor& approx) { return (approx - xf).to(at::kDouble).pow(2).sum(); };
+    const BlockShape block = Fp8Context::role_of(quantizer.pass, quantizer.slot) == SlotRole::Weight ? kWeightBlock : kActivationBlock;
+    context.count_errors(quantizer.pass, quantizer.slot,
+                         {squared_error(back), xf.to(at::kDouble).pow(2).sum(), squared_error(tensor_quantize_dequantize(xf, Fp8Dtype::E4M3)),
+                          squared_error(block_dequantize(block_quantize(xf, block, Fp8Dtype::E4M3)))});
+    if (x.is_cpu()) {
+        context.add_inspection_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+    }
+}
+
+// One microscaling cast of a 2-D tensor: MXFP8, or NVFP4 with 16 × 16 tiles for weights, stochastic rounding for
+// gradients (when on) and, for the transposed copy of an input or a gradient (the weight-gradient GEMM's operands),
+// the Hadamard transform along its rows first (when on and the rows are whole runs of 16; its own tensor amax).
+MxQuantized microscaling_cast(const at::Tensor& x, const at::Tensor& amax, const Fp8Quantizer& quantizer, bool transposed,
+                              const Fp8StateOps& state_ops) {
+    Fp8Context& context = *quantizer.context;
+    const Fp8Recipe& recipe = context.recipe();
+    if (recipe.scaling == ScalingKind::Mxfp8) return mxfp8_quantize(x, quantizer.dtype());
+    const SlotRole role = Fp8Context::role_of(quantizer.pass, quantizer.slot);
+    const bool tiles = role == SlotRole::Weight;
+    at::Tensor source = x;
+    at::Tensor source_amax = amax;
+    if (transposed && role != SlotRole::Weight && recipe.nvfp4_hadamard && x.size(1) % 16 == 0) {
+        source = hadamard16_reference(x, kernels::kHadamardSigns).to(x.scalar_type());
+        source_amax = state_ops.abs_max(source);
+    }
+    if (role == SlotRole::GradOutput && recipe.nvfp4_stochastic_rounding) {
+        const std::uint64_t offset = context.draw_random(static_cast<std::uint64_t>(source.numel()));
+        return nvfp4_quantize_stochastic(source, source_amax, tiles, Fp8Context::kRandomSeed, offset);
+    }
+    return nvfp4_quantize(source, source_amax, tiles);
+}
+
+// The microscaling recipes: the tensor's amax recorded for the statistics, the data cast along its rows and, when
+// asked, the transposed copy cast along its own rows (each copy blocked along the dimension its GEMM reduces).
+Fp8Tensor quantize_microscaling(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
+                                const Fp8StateOps& state_ops) {
+    Fp8Context& context = *quantizer.context;
+    const at::Tensor as_2d = x.dim() == 2 ? x : x.reshape({-1, x.size(-1)});
+    const at::Tensor amax = state_ops.abs_max(x);
+    context.record_amax(quantizer.pass, quantizer.slot, amax);
+    const MxQuantized q = microscaling_cast(as_2d, amax, quantizer, false, state_ops);
+    Fp8Tensor out;
+    out.dtype = quantizer.dtype();
+    out.mx = q.format;
+    out.data = q.data.reshape(x.sizes());
+    out.scale_inv = q.block_scale;
+    out.tensor_scale_inv = q.tensor_scale_inv;
+    if (with_transpose) {
+        const MxQuantized t = microscaling_cast(as_2d.t(), amax, quantizer, true, state_ops);
+        out.transposed = t.data;
+        out.transposed_scale_inv = t.block_scale;
+        out.transposed_tensor_scale_inv = t.tensor_scale_inv;
+    }
+    if (context.inspect()) inspect_microscaling_cast(x, q, quantizer);
+    return out;
+}
+
+}  // namespace
+
 Fp8Tensor quantize_reference(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
                              const Fp8StateOps& state_ops) {
+    if (is_microscaling(quantizer.context->recipe().scaling)) return quantize_microscaling(x, quantizer, with_transpose, state_ops);
     if (quantizer.context->recipe().scaling == ScalingKind::Block) return quantize_blocks(x, quantizer, with_transpose, state_ops);
     Fp8Context& context = *quantizer.context;
     const Fp8Dtype dtype = quantizer.dtype();

@@ -34,6 +34,17 @@ LayerNormGrads TeOps::layer_norm_backward_add(const at::Tensor& dy, const at::Te
     return g;
 }
 
+at::Tensor TeOps::mx_gemm(const MxOperand& a, const MxOperand& b, const std::optional<at::Tensor>& bias,
+                          at::ScalarType out_dtype) const {
+    const auto quantized = [](const MxOperand& o) {
+        return MxQuantized{o.format, o.data.dim() == 2 ? o.data : o.data.reshape({-1, o.data.size(-1)}), o.block_scale,
+                           o.tensor_scale_inv, o.dtype};
+    };
+    at::Tensor out = mx_gemm_reference(quantized(a), quantized(b));
+    if (bias) out = out + bias->to(at::kFloat);
+    return out.to(out_dtype);
+}
+
 at::Tensor TeOps::gemm_add(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
                            at::ScalarType product_dtype, const at::Tensor& residual) const {
     return residual + gemm(a, b, bias, product_dtype);

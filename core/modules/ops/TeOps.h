@@ -160,6 +160,19 @@ public:
                                 const at::Tensor& b_scale_inv, const std::optional<at::Tensor>& bias, at::ScalarType out_dtype,
                                 Accumulation accumulation) const = 0;
 
+    // a [m, k] · b [n, k]ᵀ of microscaling operands (Fp8Tensor::mx; the GEMM's k is both operands' rows), emulated
+    // in every implementation today: the blockwise values' products summed in float32, NVFP4's tensor scales applied
+    // once (core/fp8/Microscaling.h, mx_gemm_reference), bias added in float32, result in out_dtype.
+    struct MxOperand {
+        MxFormat format = MxFormat::Mxfp8;
+        at::Tensor data;
+        at::Tensor block_scale;
+        at::Tensor tensor_scale_inv;
+        Fp8Dtype dtype = Fp8Dtype::E4M3;
+    };
+    virtual at::Tensor mx_gemm(const MxOperand& a, const MxOperand& b, const std::optional<at::Tensor>& bias,
+                               at::ScalarType out_dtype) const;
+
     // A GEMM whose output is added to `residual` (the residual stream, its dtype the result's): residual + gemm(a,
     // b, bias, product_dtype) and the FP8 counterpart. This default computes the product in product_dtype and adds
     // it (LibTorch's add); the fused ops accumulate onto the residual in the GEMM itself (cuBLASLt's C, beta = 1),
