@@ -3,7 +3,7 @@
 # on the license texts of /usr/share/common-licenses (bytes), quick sizes, lr 3e-4, batch 8, seeds 1-3, for gpt and
 # llama, BF16 against FP8 delayed, FP8 block, MXFP8 and NVFP4 with each of its options on and off (all emulated on a
 # CPU). Prints a Markdown table: each recipe's loss minus BF16's per seed, and the spread (max - min) over seeds.
-# Usage: bench/microscaling_quality.sh [TE_BENCH] (default build/default/app/te-bench). About 10 minutes on 2 cores.
+# Usage: bench/microscaling_quality.sh [TE_BENCH] (default build/default/app/te-bench). About 15 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bench=${1:-build/default/app/te-bench}

@@ -26,6 +26,7 @@ std::string describe_device(const DeviceInfo& d, const Capability& cap) {
     for (const std::string& reason : cap.reasons()) {
         out << "  " << reason << "\n";
     }
+    out << "  " << cap.microscaling_reason << "\n";
     if (d.has_gpu()) {
         out << "GPU: " << d.gpu_name << " (compute capability " << d.compute_capability->to_string() << ", " << d.sm_count
             << " SMs";

@@ -21,6 +21,7 @@ Capability classify(std::optional<ComputeCapability> cc, std::string_view no_gpu
         result.te_reason = "Not TE capable: no usable GPU (" + why + ")";
         result.fp8_reason = "Not FP8 capable: no usable GPU";
         result.fallback_reason = "Fallback: runs use plain LibTorch on the CPU because " + why;
+        result.microscaling_reason = "MXFP8 and NVFP4: emulated here (their native GEMMs need compute capability 10.x)";
         return result;
     }
     const std::string cc_text = "compute capability " + cc->to_string();
@@ -31,6 +32,11 @@ Capability classify(std::optional<ComputeCapability> cc, std::string_view no_gpu
     result.fp8_reason = result.fp8_capable
                             ? "FP8 capable: " + cc_text + " >= 8.9 has FP8 tensor cores"
                             : "Not FP8 capable: " + cc_text + " < 8.9 (FP8 tensor cores need Ada, Hopper or newer)";
+    result.microscaling_reason =
+        runs_microscaling_gemms(*cc)
+            ? "MXFP8 and NVFP4: " + cc_text + " runs their GEMMs natively; this workbench still emulates them (its native "
+                                              "path is in the GEMM's rule table, not yet run on such a GPU)"
+            : "MXFP8 and NVFP4: emulated here (" + cc_text + "; their native GEMMs need 10.x)";
     if (result.fp8_capable) {
         result.mode = Mode::Fp8;
     } else if (result.te_capable) {

@@ -22,6 +22,9 @@ struct Capability {
     std::string te_reason;
     std::string fp8_reason;
     std::string fallback_reason;  // empty when not in fallback
+    // Blackwell's microscaling formats (MXFP8, NVFP4): whether this GPU runs their GEMMs natively; the recipes emulate
+    // them on every machine (docs/fp8.md, "Microscaling recipes"). Not one of the badges' reasons.
+    std::string microscaling_reason;
 
     std::vector<std::string> reasons() const;
 };
@@ -42,6 +45,11 @@ constexpr bool runs_fp8_gemms(ComputeCapability cc) {
 // (DeviceInfo::block_fp8_gemms), and on such a GPU their absence is itself a self-test failure.
 constexpr bool may_run_block_gemms(ComputeCapability cc) {
     return cc.major == 9;
+}
+// Blackwell (10.x): cuBLASLt's MXFP8 and NVFP4 GEMMs (VEC32_UE8M0, VEC16_UE4M3); the kernels' GEMM rule table says the
+// same (MxNeedsCC10).
+constexpr bool runs_microscaling_gemms(ComputeCapability cc) {
+    return cc.major == 10;
 }
 
 // Pure: the same inputs always give the same answer. `no_gpu_reason` is used when `cc` is empty.

@@ -33,6 +33,7 @@ cudaDataType_t cuda_type(DType t) {
         case DType::BFloat16: return CUDA_R_16BF;
         case DType::Float8E4M3: return CUDA_R_8F_E4M3;
         case DType::Float8E5M2: return CUDA_R_8F_E5M2;
+        case DType::Float4E2M1x2: return CUDA_R_4F_E2M1;  // the layouts count values, not bytes (GemmCall::k)
         default: return CUDA_R_32F;  // not an element type the GEMM takes: the rule table refused it
     }
 }
@@ -52,6 +53,7 @@ std::uint32_t alignment_of(const void* p) {
     return pointer_alignment(p);  // gemm_rules.h: up to 256, 256 for null (nothing to align)
 }
 
+// Every mode that is not one float32 per tensor: Float8BlockScaling's and the microscaling ones.
 bool is_block(ScaleMode m) {
     return m != ScaleMode::Tensor;
 }
@@ -61,6 +63,8 @@ std::int32_t cublas_scale_mode(ScaleMode m) {
         case ScaleMode::Tensor: return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
         case ScaleMode::Block1x128: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
         case ScaleMode::Block128x128: return CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+        case ScaleMode::Mxfp8Block32: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0;
+        case ScaleMode::Nvfp4Block16: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3;
     }
     return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
 }
@@ -74,6 +78,7 @@ DType side_type(const GemmCall& g) {
 // share it; workspaces are the callers', one per stream).
 struct DeviceResources {
     cublasLtHandle_t handle = nullptr;
+    float* constants = nullptr;  // device memory holding 0 and 1: beta when alpha is read from the device
 };
 
 // Per shape, types and epilogue: descriptors and the algorithm cuBLASLt's heuristic picked.
@@ -102,6 +107,7 @@ struct PlanKey {
     Accumulation accumulation{};
     std::size_t aux_ld = 0;
     bool d_amax = false;
+    bool alpha = false;  // alpha read from memory (the device pointer mode)
     bool a_transposed = false, b_transposed = false;
     ScaleMode a_scale_mode{}, b_scale_mode{};
     std::uint32_t align_a = 0, align_b = 0, align_c = 0, align_d = 0;
@@ -126,6 +132,7 @@ PlanKey plan_key(const GemmCall& g, int device) {
     key.accumulation = g.options.accumulation;
     key.aux_ld = g.epilogue.aux.stride();
     key.d_amax = g.d.amax != nullptr;
+    key.alpha = g.options.alpha != nullptr;
     key.a_transposed = g.options.a_transposed;
     key.b_transposed = g.options.b_transposed;
     key.a_scale_mode = g.a.scale_mode;
@@ -167,6 +174,19 @@ DeviceResources& resources(int device) {
     return r;
 }
 
+// Under state().mutex: 0 and 1 in device memory, made on first use (only calls with alpha in device memory need them;
+// the microscaling recipes that pass one never capture CUDA graphs).
+const float* device_constants(DeviceResources& r) {
+    if (r.constants == nullptr) {
+        const float values[2] = {0.0f, 1.0f};
+        void* memory = nullptr;
+        detail::check_cuda(cudaMalloc(&memory, sizeof values), kCall, "cudaMalloc (GEMM constants)");
+        detail::check_cuda(cudaMemcpy(memory, values, sizeof values, cudaMemcpyHostToDevice), kCall, "cudaMemcpy (GEMM constants)");
+        r.constants = static_cast<float*>(memory);
+    }
+    return r.constants;
+}
+
 int compute_capability_major(int device) {
     int major = 0;
     detail::check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), kCall,
@@ -195,7 +215,7 @@ void set(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, co
 // The call's pointers on the descriptor: before the heuristic (it looks at their alignment) and before
 // every matmul with a cached plan (the plan's key holds their alignments, not their addresses).
 void set_pointers(const Plan& p, const GemmCall& g) {
-    if (is_fp8(g.a.dtype)) {
+    if (is_fp8(g.a.dtype) || g.a.dtype == DType::Float4E2M1x2) {
         // cuBLASLt's A is our b, its B our a.
         set(p.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, g.b.scale_inv, "set A_SCALE_POINTER");
         set(p.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, g.a.scale_inv, "set B_SCALE_POINTER");
@@ -332,7 +352,9 @@ Plan& plan_for(const GemmCall& g, int device, DeviceResources& r) {
     detail::check_cublas(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), kCall, "cublasLtMatmulDescCreate");
     set(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, g.options.b_transposed ? CUBLAS_OP_N : CUBLAS_OP_T, "set TRANSA");
     set(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, g.options.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, "set TRANSB");
-    const bool fp8 = is_fp8(g.a.dtype);
+    const bool fp8 = is_fp8(g.a.dtype) || g.a.dtype == DType::Float4E2M1x2;
+    // alpha read from device memory: then beta is too (the device's constants below).
+    if (g.options.alpha != nullptr) set(p->desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, CUBLASLT_POINTER_MODE_DEVICE, "set POINTER_MODE");
     if (fp8) {
         set(p->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
             static_cast<std::int8_t>(g.options.accumulation == Accumulation::Fast ? 1 : 0), "set FAST_ACCUM");
@@ -519,11 +541,14 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& d, const GemmEpilogueT
     const std::lock_guard<std::mutex> lock(state().mutex);
     if (const auto refusal = gemm_refusal(g, device_target(device))) throw_gemm_refused(kCall, *refusal);
     DeviceResources& r = resources(device);
-    const float alpha = 1.0f;
-    const float beta = g.epilogue.c.data != nullptr ? 1.0f : 0.0f;
+    const float host_alpha = 1.0f;
+    const float host_beta = g.epilogue.c.data != nullptr ? 1.0f : 0.0f;
+    // With alpha in device memory cuBLASLt reads beta there too: the device's constant 0 or 1.
+    const void* alpha = g.options.alpha != nullptr ? static_cast<const void*>(g.options.alpha) : &host_alpha;
+    const void* beta = g.options.alpha != nullptr ? static_cast<const void*>(device_constants(r) + (host_beta != 0.0f ? 1 : 0)) : &host_beta;
     const void* c = gemm_c_operand(g).data;
     const auto matmul = [&](const Plan& p) {
-        return cublasLtMatmul(r.handle, p.desc, &alpha, g.b.data, p.a, g.a.data, p.b, &beta, c, p.c, g.d.data, p.d, &p.algo,
+        return cublasLtMatmul(r.handle, p.desc, alpha, g.b.data, p.a, g.a.data, p.b, beta, c, p.c, g.d.data, p.d, &p.algo,
                               g.workspace.data, g.workspace.bytes, stream);
     };
     Plan* p = &plan_for(g, device, r);

@@ -12,7 +12,9 @@
 #include "common/host_numbers.h"
 #include "common/uninstrumented.h"
 #include "gemm/observed_library_work.h"
+#include "mx/mx_math.h"
 #include "tewb_kernels/gemm_rules.h"
+#include "tewb_kernels/mx.h"
 
 namespace tewb::kernels::host {
 
@@ -44,12 +46,22 @@ std::size_t round_up(std::size_t x, std::size_t to) {
 // included.
 float element(const Tensor& op, bool transposed, std::size_t rows, std::size_t k, std::size_t row, std::size_t column) {
     const std::size_t index = transposed ? column * rows + row : row * k + column;
+    const auto* scale_bytes = reinterpret_cast<const std::uint8_t*>(op.scale_inv);
+    if (op.dtype == DType::Float4E2M1x2) {  // NVFP4: the value times its E4M3 block scale (the tensor scales are alpha)
+        const std::uint8_t pair = static_cast<const std::uint8_t*>(op.data)[index / 2];
+        const float value = detail::mx::e2m1_value(static_cast<std::uint8_t>(index % 2 == 0 ? pair & 15u : pair >> 4));
+        const std::size_t at = mx_scale_offset(row, column / kNvfp4BlockSize, mx_scale_cols(k, kNvfp4BlockSize));
+        return value * detail::fp8_to_float(scale_bytes[at], Fp8Type::E4M3);
+    }
     if (!is_fp8(op.dtype)) return detail::load(op.data, wide_dtype(op.dtype), index);
     const float value = detail::fp8_to_float(static_cast<const std::uint8_t*>(op.data)[index], fp8_type(op.dtype));
     switch (op.scale_mode) {
         case ScaleMode::Tensor: return value * op.scale_inv[0];
         case ScaleMode::Block1x128: return value * op.scale_inv[column / 128 * round_up(rows, 4) + row];
         case ScaleMode::Block128x128: return value * op.scale_inv[row / 128 * round_up(k / 128, 4) + column / 128];
+        case ScaleMode::Mxfp8Block32:
+            return value * detail::mx::e8m0_value(scale_bytes[mx_scale_offset(row, column / kMxfp8BlockSize, mx_scale_cols(k, kMxfp8BlockSize))]);
+        case ScaleMode::Nvfp4Block16: break;  // E2M1x2 data only: above
     }
     return value;
 }
@@ -128,6 +140,7 @@ public:
             detail::fail(kCall, "internal: the k-contiguous copies have the wrong size");
         if (epilogue_ == Epilogue::DGeluBGrad) column_sums_.assign(chunks_ * n_, 0.0f);
         if (is_fp8(g.d.dtype)) d_scale_ = g.d.scale[0];
+        if (g.options.alpha != nullptr) alpha_ = g.options.alpha[0];
     }
 
     void run() {
@@ -181,7 +194,8 @@ private:
     }
 
     // d[i, j] from the product: the epilogue, the output's type; returns |value|'s bits for the FP8 amax.
-    std::uint32_t write(std::size_t chunk, std::size_t i, std::size_t j, float product) {
+    std::uint32_t write(std::size_t chunk, std::size_t i, std::size_t j, float sum) {
+        const float product = g_.options.alpha != nullptr ? sum * alpha_ : sum;  // cuBLASLt's alpha, before the epilogue
         float value = product;
         switch (epilogue_) {
             case Epilogue::None:
@@ -232,6 +246,7 @@ private:
     std::vector<float> bias_;
     std::vector<float> column_sums_;  // DGeluBGrad: per chunk of rows, summed in chunk order at the end
     float d_scale_ = 1.0f;
+    float alpha_ = 1.0f;
     std::atomic<std::uint32_t> amax_bits_{0};
 };
 

@@ -22,22 +22,30 @@
 #include <cstdio>
 #include <utility>
 
+#include "tewb_kernels/mx.h"
+
 namespace tewb::kernels {
 
 namespace {
 
 constexpr std::uintptr_t kAlignment = 16;
 
+// Float8BlockScaling's modes (the microscaling ones are is_mx).
 bool is_block(ScaleMode m) {
-    return m != ScaleMode::Tensor;
+    return m == ScaleMode::Block1x128 || m == ScaleMode::Block128x128;
+}
+
+bool is_mx(ScaleMode m) {
+    return m == ScaleMode::Mxfp8Block32 || m == ScaleMode::Nvfp4Block16;
 }
 
 bool known(DType t) {
-    return t == DType::Float32 || t == DType::BFloat16 || t == DType::Float8E4M3 || t == DType::Float8E5M2;
+    return t == DType::Float32 || t == DType::BFloat16 || t == DType::Float8E4M3 || t == DType::Float8E5M2 ||
+           t == DType::Float4E2M1x2;
 }
 
 bool known(ScaleMode m) {
-    return m == ScaleMode::Tensor || m == ScaleMode::Block1x128 || m == ScaleMode::Block128x128;
+    return m == ScaleMode::Tensor || m == ScaleMode::Block1x128 || m == ScaleMode::Block128x128 || is_mx(m);
 }
 
 bool known(Epilogue e) {
@@ -124,7 +132,7 @@ std::optional<GemmRefusal> alignment_refusal(const GemmCall& g, bool fp8) {
         const void* pointer;
         std::uintptr_t alignment;
     };
-    Used used[10];
+    Used used[11];
     int count = 0;
     used[count++] = {"a", g.a.data, kAlignment};
     used[count++] = {"b", g.b.data, kAlignment};
@@ -141,6 +149,7 @@ std::optional<GemmRefusal> alignment_refusal(const GemmCall& g, bool fp8) {
     if (needs_aux(g.options.epilogue)) used[count++] = {"aux", g.epilogue.aux.data, kAlignment};
     if (needs_bias_grad(g.options.epilogue)) used[count++] = {"bias_grad", g.epilogue.bias_grad.data, kAlignment};
     if (g.epilogue.c.data != nullptr) used[count++] = {"c", g.epilogue.c.data, kAlignment};
+    if (g.options.alpha != nullptr) used[count++] = {"alpha", g.options.alpha, kAlignment};
     for (int i = 0; i < count; ++i) {
         if (auto refusal = misaligned(used[i].what, used[i].pointer, used[i].alignment)) return refusal;
     }
@@ -193,6 +202,12 @@ std::string_view to_string(GemmRule rule) {
         case GemmRule::BlockNeedsSplitAccumulation: return "BlockNeedsSplitAccumulation";
         case GemmRule::BlockFp8Output: return "BlockFp8Output";
         case GemmRule::BlockEpilogue: return "BlockEpilogue";
+        case GemmRule::MxScaleModeMix: return "MxScaleModeMix";
+        case GemmRule::MxOperandType: return "MxOperandType";
+        case GemmRule::MxKNotMultipleOf32: return "MxKNotMultipleOf32";
+        case GemmRule::MxOutput: return "MxOutput";
+        case GemmRule::MxEpilogue: return "MxEpilogue";
+        case GemmRule::AlphaUse: return "AlphaUse";
         case GemmRule::Fp8ShapeNotMultipleOf16: return "Fp8ShapeNotMultipleOf16";
         case GemmRule::Fp8ScaleInvMissing: return "Fp8ScaleInvMissing";
         case GemmRule::Fp8OutputScaleMissing: return "Fp8OutputScaleMissing";
@@ -210,6 +225,7 @@ std::string_view to_string(GemmRule rule) {
         case GemmRule::Workspace: return "Workspace";
         case GemmRule::Fp8NeedsCC89: return "Fp8NeedsCC89";
         case GemmRule::BlockScalingNeedsCC9x: return "BlockScalingNeedsCC9x";
+        case GemmRule::MxNeedsCC10: return "MxNeedsCC10";
         case GemmRule::NoAlgorithm: return "NoAlgorithm";
         case GemmRule::MatmulRefused: return "MatmulRefused";
     }
@@ -223,6 +239,8 @@ std::size_t block_scale_entries(ScaleMode mode, std::size_t rows, std::size_t k)
         case ScaleMode::Tensor: return 1;
         case ScaleMode::Block1x128: return k_blocks * round_up_4(rows);
         case ScaleMode::Block128x128: return (rows + 127) / 128 * round_up_4(k_blocks);
+        case ScaleMode::Mxfp8Block32: return mx_scale_rows(rows) * mx_scale_cols(k, kMxfp8BlockSize);
+        case ScaleMode::Nvfp4Block16: return mx_scale_rows(rows) * mx_scale_cols(k, kNvfp4BlockSize);
     }
     return 1;
 }
@@ -237,12 +255,16 @@ std::uint32_t pointer_alignment(const void* pointer) {
 std::string describe_gemm(const GemmCall& g) {
     const auto alignment = [](const void* p) { return std::to_string(pointer_alignment(p)); };
     const auto mode = [](ScaleMode m) {
-        return m == ScaleMode::Block1x128 ? "1x128" : m == ScaleMode::Block128x128 ? "128x128" : "tensor";
+        return m == ScaleMode::Block1x128     ? "1x128"
+               : m == ScaleMode::Block128x128 ? "128x128"
+               : m == ScaleMode::Mxfp8Block32 ? "MXFP8 1x32"
+               : m == ScaleMode::Nvfp4Block16 ? "NVFP4 1x16"
+                                              : "tensor";
     };
     std::string text = std::string(to_string(g.a.dtype).data()) + " x " + to_string(g.b.dtype).data() + " -> " +
                        to_string(g.d.dtype).data() + ", m = " + std::to_string(g.m()) + ", n = " + std::to_string(g.n()) +
                        ", k = " + std::to_string(g.k());
-    const bool fp8 = is_fp8(g.a.dtype);
+    const bool fp8 = is_fp8(g.a.dtype) || g.a.dtype == DType::Float4E2M1x2;
     if (fp8) text += std::string(", scales ") + mode(g.a.scale_mode) + " x " + mode(g.b.scale_mode);
     if (g.options.a_transposed || g.options.b_transposed) {
         text += std::string(", stored transposed: ") + (g.options.a_transposed ? (g.options.b_transposed ? "a, b" : "a") : "b");
@@ -387,13 +409,53 @@ std::optional<GemmRefusal> size_refusal(const GemmCall& g) {
     return std::nullopt;
 }
 
+// Microscaling operands: both in one mode on the data it takes, k whole blocks, a float32 or bfloat16 output, no epilogue
+// but bias and no c; alpha only with them.
+std::optional<GemmRefusal> mx_refusal(const GemmCall& g) {
+    const bool a_mx = is_mx(g.a.scale_mode);
+    const bool b_mx = is_mx(g.b.scale_mode);
+    if (g.options.alpha != nullptr && !a_mx) {
+        return refuse(GemmRule::AlphaUse, "alpha is set with operands that are not microscaled; allowed: alpha with MXFP8 or "
+                                          "NVFP4 operands (NVFP4's tensor scales), none otherwise");
+    }
+    const bool fp4 = g.a.dtype == DType::Float4E2M1x2;
+    if (!a_mx && !b_mx && !fp4) return std::nullopt;
+    if (a_mx != b_mx || g.a.scale_mode != g.b.scale_mode) {
+        return refuse(GemmRule::MxScaleModeMix, "microscaling scales on one operand and not the other (or MXFP8 with NVFP4); "
+                                                "allowed: both operands Mxfp8Block32 or both Nvfp4Block16");
+    }
+    const bool nvfp4 = g.a.scale_mode == ScaleMode::Nvfp4Block16;
+    if (nvfp4 != fp4 || (!nvfp4 && !is_fp8(g.a.dtype))) {
+        return refuse(GemmRule::MxOperandType, std::string("operands of ") + to_string(g.a.dtype).data() +
+                                                   (a_mx ? (nvfp4 ? " with NVFP4 scales" : " with MXFP8 scales") : " without their scales") +
+                                                   "; allowed: E4M3 or E5M2 with ScaleMode::Mxfp8Block32, E2M1x2 with "
+                                                   "ScaleMode::Nvfp4Block16");
+    }
+    if (g.k() % 32 != 0) {
+        return refuse(GemmRule::MxKNotMultipleOf32, "microscaling GEMMs need k to be a multiple of 32 (got k = " +
+                                                        std::to_string(g.k()) + "); pad the operands");
+    }
+    if (g.d.dtype != DType::Float32 && g.d.dtype != DType::BFloat16) {
+        return refuse(GemmRule::MxOutput, std::string("microscaling GEMMs write float32 or bfloat16 here (got ") +
+                                              to_string(g.d.dtype).data() + ")");
+    }
+    if ((g.options.epilogue != Epilogue::None && g.options.epilogue != Epilogue::Bias) || g.epilogue.c.data != nullptr) {
+        return refuse(GemmRule::MxEpilogue, std::string("microscaling GEMMs take no epilogue but bias and no c (got ") +
+                                                epilogue_name(g.options.epilogue) + (g.epilogue.c.data != nullptr ? ", c" : "") +
+                                                "); allowed: none, bias");
+    }
+    return std::nullopt;
+}
+
 // Which operand and output types combine, in which layout and with which scale modes.
 std::optional<GemmRefusal> type_refusal(const GemmCall& g, bool fp8) {
-    if (is_fp8(g.a.dtype) != is_fp8(g.b.dtype) || (!fp8 && g.a.dtype != g.b.dtype)) {
+    const bool fp4 = g.a.dtype == DType::Float4E2M1x2 || g.b.dtype == DType::Float4E2M1x2;
+    if (is_fp8(g.a.dtype) != is_fp8(g.b.dtype) || (!is_fp8(g.a.dtype) && g.a.dtype != g.b.dtype) || (fp4 && g.a.dtype != g.b.dtype)) {
         return refuse(GemmRule::OperandTypesMix, std::string("operand types ") + to_string(g.a.dtype).data() + " and " +
                                                      to_string(g.b.dtype).data() +
-                                                     " do not mix; allowed: both float32, both bfloat16, or both FP8");
+                                                     " do not mix; allowed: both float32, both bfloat16, both FP8 or both E2M1x2");
     }
+    if (auto refusal = mx_refusal(g)) return refusal;
     if (g.a.dtype == DType::Float8E5M2 && g.b.dtype == DType::Float8E5M2) {
         return refuse(GemmRule::E5M2TimesE5M2, "E5M2 x E5M2 has no FP8 GEMM; allowed: E4M3 x E4M3, E4M3 x E5M2");
     }
@@ -537,6 +599,11 @@ std::optional<GemmRefusal> compute_capability_refusal(const GemmCall& g, bool fp
                       "this GPU has " +
                           this_gpu + " (use per-tensor scaling)");
     }
+    // Unverified on a GPU: Transformer Engine runs both formats' GEMMs on 10.x and turns MXFP8 off from 12.0 on.
+    if (is_mx(g.a.scale_mode) && target.cc_major != 10) {
+        return refuse(GemmRule::MxNeedsCC10, "MXFP8 and NVFP4 GEMMs run on compute capability 10.x (Blackwell) only; this GPU has " +
+                                                 this_gpu + " (the recipes emulate them elsewhere)");
+    }
     return std::nullopt;
 }
 
@@ -544,7 +611,8 @@ std::optional<GemmRefusal> compute_capability_refusal(const GemmCall& g, bool fp
 
 std::optional<GemmRefusal> gemm_refusal(const GemmCall& g, const GemmTarget& target) {
     if (auto refusal = unknown_value_refusal(g)) return refusal;
-    const bool fp8 = is_fp8(g.a.dtype) || is_fp8(g.b.dtype);
+    // Quantized operands (FP8, or NVFP4's E2M1 pairs): the TN layout, scale_invs, a bfloat16 bias, no gradient epilogue.
+    const bool fp8 = is_fp8(g.a.dtype) || is_fp8(g.b.dtype) || g.a.dtype == DType::Float4E2M1x2 || g.b.dtype == DType::Float4E2M1x2;
     if (auto refusal = null_operand_refusal(g)) return refusal;
     if (auto refusal = tensor_shape_refusal(g)) return refusal;
     if (auto refusal = size_refusal(g)) return refusal;

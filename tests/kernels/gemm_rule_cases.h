@@ -56,6 +56,22 @@ struct RuleBuffers {
         g.b.scale_mode = ScaleMode::Block128x128;
         return g;
     }
+    // MXFP8 (E4M3 with E8M0 scales per 32, the bytes in `scales`) and NVFP4 (E2M1 pairs: [64, 64] bytes hold k = 128).
+    GemmCall mx() {
+        GemmCall g = fp8();
+        g.a.scale_mode = g.b.scale_mode = ScaleMode::Mxfp8Block32;
+        return g;
+    }
+    GemmCall nvfp4() {
+        GemmCall g = fp8();
+        g.a = tensor(a.bytes(), DType::Float4E2M1x2, 64, 64);
+        g.b = tensor(b.bytes(), DType::Float4E2M1x2, 64, 64);
+        g.a.scale_inv = scales.floats();
+        g.b.scale_inv = scales.floats() + 4;
+        g.a.scale_mode = g.b.scale_mode = ScaleMode::Nvfp4Block16;
+        g.options.alpha = small.floats();
+        return g;
+    }
     // The epilogue's tensors in the shapes these calls take, in their d's bfloat16 unless told.
     Tensor bias_vector(DType type = DType::BFloat16) { return tensor(bias.bytes(), type, 1, 64); }
     Tensor aux_matrix(std::size_t row_stride = 64, DType type = DType::BFloat16) {
@@ -137,6 +153,18 @@ inline std::vector<RuleCase> gemm_rule_cases() {
         {"c with an FP8 d", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.fp8(); g.d.dtype = DType::Float8E4M3; g.d.scale = r.scales.floats(); g.epilogue.c = tensor(r.aux.bytes(), DType::Float8E4M3, 64, 64); return g; }},
         {"c with block scales", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.block(); g.epilogue.c = tensor(r.aux.bytes(), DType::BFloat16, 64, 64); return g; }},
         {"c with GELU", GemmRule::AccumulateUse, [](RuleBuffers& r) { auto g = r.bf16(); g.options.epilogue = Epilogue::GeluAuxBias; g.epilogue.bias = r.bias_vector(); g.epilogue.aux = r.aux_matrix(); g.epilogue.c = g.d; return g; }},
+        {"MXFP8 scales on one operand", GemmRule::MxScaleModeMix, [](RuleBuffers& r) { auto g = r.mx(); g.b.scale_mode = ScaleMode::Tensor; return g; }},
+        {"MXFP8 x NVFP4 scales", GemmRule::MxScaleModeMix, [](RuleBuffers& r) { auto g = r.mx(); g.b.scale_mode = ScaleMode::Nvfp4Block16; return g; }},
+        {"NVFP4 scales on E4M3", GemmRule::MxOperandType, [](RuleBuffers& r) { auto g = r.mx(); g.a.scale_mode = g.b.scale_mode = ScaleMode::Nvfp4Block16; return g; }},
+        {"MXFP8 scales on bfloat16", GemmRule::MxOperandType, [](RuleBuffers& r) { auto g = r.bf16(); g.a.scale_mode = g.b.scale_mode = ScaleMode::Mxfp8Block32; return g; }},
+        {"E2M1 without its scales", GemmRule::MxOperandType, [](RuleBuffers& r) { auto g = r.nvfp4(); g.a.scale_mode = g.b.scale_mode = ScaleMode::Tensor; g.options.alpha = nullptr; return g; }},
+        {"E2M1 x E4M3", GemmRule::OperandTypesMix, [](RuleBuffers& r) { auto g = r.nvfp4(); g.b = r.fp8().b; return g; }},
+        {"MXFP8 k = 48", GemmRule::MxKNotMultipleOf32, [](RuleBuffers& r) { auto g = r.mx(); g.a.cols = g.b.cols = 48; return g; }},
+        {"MXFP8 to E4M3", GemmRule::MxOutput, [](RuleBuffers& r) { auto g = r.mx(); g.d.dtype = DType::Float8E4M3; g.d.scale = r.scales.floats(); return g; }},
+        {"NVFP4 with GELU", GemmRule::MxEpilogue, [](RuleBuffers& r) { auto g = r.nvfp4(); g.options.epilogue = Epilogue::GeluAuxBias; g.epilogue.bias = r.bias_vector(); g.epilogue.aux = r.aux_matrix(); return g; }},
+        {"MXFP8 onto c", GemmRule::MxEpilogue, [](RuleBuffers& r) { auto g = r.mx(); g.epilogue.c = tensor(r.aux.bytes(), DType::BFloat16, 64, 64); return g; }},
+        {"alpha with FP8", GemmRule::AlphaUse, [](RuleBuffers& r) { auto g = r.fp8(); g.options.alpha = r.small.floats(); return g; }},
+        {"alpha misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.nvfp4(); g.options.alpha = offset(r.small.floats(), 4); return g; }},
         {"c misaligned", GemmRule::Misaligned, [](RuleBuffers& r) { auto g = r.bf16(); g.epilogue.c = tensor(offset(r.aux.bytes(), 8), DType::BFloat16, 64, 64); return g; }},
         {"workspace misaligned", GemmRule::Workspace, [](RuleBuffers& r) { auto g = r.bf16(); g.workspace = {offset(r.workspace.bytes(), 16), 512}; return g; }},
         {"workspace bytes without memory", GemmRule::Workspace, [](RuleBuffers& r) { auto g = r.bf16(); g.workspace.bytes = 512; return g; }},

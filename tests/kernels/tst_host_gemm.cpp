@@ -551,6 +551,12 @@ private Q_SLOTS:
         QCOMPARE(gemm_refusal(buffers.block(), device(10, 0))->rule, GemmRule::BlockScalingNeedsCC9x);
         QVERIFY(!gemm_refusal(buffers.bf16(), device(7, 0)));
         QVERIFY(!gemm_refusal(buffers.block(), GemmTarget{}));  // the host has no compute capability
+        for (const GemmCall& mx : {buffers.mx(), buffers.nvfp4()}) {
+            QVERIFY(!gemm_refusal(mx, GemmTarget{}));
+            QVERIFY(!gemm_refusal(mx, device(10, 0)));
+            QCOMPARE(gemm_refusal(mx, device(9, 0))->rule, GemmRule::MxNeedsCC10);
+            QCOMPARE(gemm_refusal(mx, device(12, 0))->rule, GemmRule::MxNeedsCC10);
+        }
         // Other rules come first, on the host target already: a refusal is found on the CPU.
         GemmCall g = buffers.fp8();
         g.a.rows = g.d.rows = 40;

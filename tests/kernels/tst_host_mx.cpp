@@ -13,8 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "gemm_calls.h"
 #include "kernel_tensors.h"
 #include "mx/mx_math.h"
+#include "common/host_numbers.h"
+#include "tewb_kernels/gemm_rules.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
 #include "tewb_kernels/mx.h"
@@ -518,6 +521,81 @@ private Q_SLOTS:
         host::hadamard16(tensor(ones.data(), DType::Float32, 1, 16), tensor(bf16.data(), DType::BFloat16, 1, 16), 0, {});
         QCOMPARE(int(bf16[0]), 0x4080);  // j = 0: (Σ x_i) / 4 = 4
         QCOMPARE(int(bf16[5]), 0);       // every other row of H sums to 0
+    }
+
+    // The GEMM's microscaling modes (compute capability 10.x natively; its host twin everywhere) on operands exactly as
+    // the casts leave them: d = alpha · Σ_k a·b over the decoded values (E8M0 or E4M3 block scale times the element),
+    // against a double sum of the same values within float32 accumulation's bound.
+    void gemmTakesTheCastsOutputs_data() {
+        QTest::addColumn<bool>("nvfp4");
+        QTest::newRow("MXFP8 E4M3") << false;
+        QTest::newRow("NVFP4") << true;
+    }
+    void gemmTakesTheCastsOutputs() {
+        QFETCH(bool, nvfp4);
+        const std::size_t m = 32, n = 48, k = 96;
+        const Input a = random_input(m, k, 31u, 3.0f);
+        const Input b = random_input(n, k, 37u, 3.0f);
+        const auto cast = [&](const Input& in, std::vector<std::uint8_t>& data, std::vector<std::uint8_t>& scales, float& s_dec) {
+            if (nvfp4) {
+                const Nvfp4Run run = run_nvfp4(in, {}, false, abs_max_of(in));
+                data = run.buffers.data;
+                scales = run.buffers.scales;
+                s_dec = run.s_dec;
+            } else {
+                const MxBuffers run = run_mxfp8(in, Fp8Type::E4M3, false);
+                data = run.data;
+                scales = run.scales;
+            }
+        };
+        std::vector<std::uint8_t> a_data, a_scales, b_data, b_scales;
+        float a_dec = 1, b_dec = 1;
+        cast(a, a_data, a_scales, a_dec);
+        cast(b, b_data, b_scales, b_dec);
+        const DType dtype = nvfp4 ? DType::Float4E2M1x2 : DType::Float8E4M3;
+        const ScaleMode mode = nvfp4 ? ScaleMode::Nvfp4Block16 : ScaleMode::Mxfp8Block32;
+        const std::size_t cols = nvfp4 ? k / 2 : k;
+        GemmCall g;
+        g.a = tensor(a_data.data(), dtype, m, cols);
+        g.b = tensor(b_data.data(), dtype, n, cols);
+        g.a.scale_inv = reinterpret_cast<float*>(a_scales.data());
+        g.b.scale_inv = reinterpret_cast<float*>(b_scales.data());
+        g.a.scale_mode = g.b.scale_mode = mode;
+        alignas(16) float alpha = a_dec * b_dec;
+        if (nvfp4) g.options.alpha = &alpha;
+        std::vector<float> d(m * n);
+        g.d = tensor(d.data(), DType::Float32, m, n);
+        QVERIFY(!gemm_refusal(g, GemmTarget{}));
+        const std::uint64_t launches = launch_count();
+        tewb::test::calls::host_gemm(g);
+        QCOMPARE(launch_count(), launches + 1);
+        // Each element decoded from the definitions: E8M0 2^(code - 127) or the E4M3 scale, times the value.
+        const auto value = [&](const std::vector<std::uint8_t>& data, const std::vector<std::uint8_t>& scales, std::size_t row,
+                               std::size_t col) {
+            const std::size_t block = nvfp4 ? 16 : 32;
+            const std::uint8_t scale = scales[mx_scale_offset(row, col / block, mx_scale_cols(k, block))];
+            if (nvfp4) {
+                const std::uint8_t pair = data[row * (k / 2) + col / 2];
+                const double element = detail::mx::e2m1_value(static_cast<std::uint8_t>(col % 2 == 0 ? pair & 15 : pair >> 4));
+                return element * fp8_code_value(scale, true);
+            }
+            return fp8_code_value(data[row * k + col], true) * std::ldexp(1.0, scale - 127);
+        };
+        for (std::size_t i = 0; i < m; ++i) {
+            for (std::size_t j = 0; j < n; ++j) {
+                double sum = 0, magnitude = 0;
+                for (std::size_t p = 0; p < k; ++p) {
+                    const double term = value(a_data, a_scales, i, p) * value(b_data, b_scales, j, p);
+                    sum += term;
+                    magnitude += std::fabs(term);
+                }
+                const double want = sum * (nvfp4 ? static_cast<double>(alpha) : 1.0);
+                const double bound = (std::ldexp(double(k) + 8, -23) * magnitude + std::ldexp(1.0, -23) * std::fabs(sum)) *
+                                         (nvfp4 ? alpha : 1.0f) + 1e-30;
+                QVERIFY2(std::fabs(d[i * n + j] - want) <= bound,
+                         qPrintable(QStringLiteral("d[%1, %2] = %3, want %4").arg(i).arg(j).arg(d[i * n + j]).arg(want)));
+            }
+        }
     }
 
     void argumentsAreChecked() {

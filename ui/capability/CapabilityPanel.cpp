@@ -55,6 +55,7 @@ CapabilityPanel::CapabilityPanel(QWidget* parent) : QWidget(parent) {
     cublasLt_ = addFact(tr("cuBLASLt"), QStringLiteral("cublasLt"));
     libtorch_ = addFact(tr("LibTorch"), QStringLiteral("libtorch"));
     cpu_ = addFact(tr("CPU"), QStringLiteral("cpu"));
+    microscaling_ = addFact(tr("MXFP8, NVFP4"), QStringLiteral("microscaling"));
     layout->addWidget(factBox);
     selfTest_ = new QPushButton(tr("Run self-test"), this);
     selfTest_->setObjectName(QStringLiteral("selfTest"));
@@ -130,6 +131,8 @@ void CapabilityPanel::showDevice(const DeviceInfo& d, const Capability& cap) {
     cublasLt_->setText(orDash(d.cublaslt_version));
     libtorch_->setText(orDash(d.libtorch_version));
     cpu_->setText(tr("%1 (%2 threads)").arg(QString::fromStdString(d.cpu_model)).arg(d.cpu_threads));
+    microscaling_->setText(QString::fromStdString(cap.microscaling_reason));
+    microscaling_->setWordWrap(true);
     selfTest_->setEnabled(cap.te_capable);
     selfTest_->setToolTip(cap.te_capable ? tr("Check every fused kernel against its reference on this GPU (te-bench selftest)")
                                          : tr("The fused kernels need a GPU of compute capability 8.0 or newer: %1")

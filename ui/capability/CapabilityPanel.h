@@ -44,6 +44,7 @@ private:
     QLabel* cublasLt_;
     QLabel* libtorch_;
     QLabel* cpu_;
+    QLabel* microscaling_ = nullptr;
     QPushButton* selfTest_;
     QFormLayout* facts_;
     QVBoxLayout* badges_;

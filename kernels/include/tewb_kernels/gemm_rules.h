@@ -30,6 +30,12 @@ enum class GemmRule {
     BlockNeedsSplitAccumulation,
     BlockFp8Output,              // block-scaled GEMMs write float32 or bfloat16
     BlockEpilogue,               // block-scaled GEMMs take no epilogue but bias
+    MxScaleModeMix,              // a microscaling mode on one operand only, or MXFP8 with NVFP4
+    MxOperandType,               // MXFP8 scales on data not E4M3/E5M2, NVFP4 scales on data not E2M1x2, or E2M1x2 without them
+    MxKNotMultipleOf32,          // microscaling GEMMs: k a multiple of 32
+    MxOutput,                    // microscaling GEMMs write float32 or bfloat16
+    MxEpilogue,                  // microscaling GEMMs take no epilogue but bias, and no c
+    AlphaUse,                    // alpha without microscaling operands
     Fp8ShapeNotMultipleOf16,
     Fp8ScaleInvMissing,
     Fp8OutputScaleMissing,       // FP8 d without d.scale
@@ -47,6 +53,7 @@ enum class GemmRule {
     Workspace,                   // workspace bytes > 0 without 256-byte aligned memory
     Fp8NeedsCC89,                // device target: FP8 below compute capability 8.9
     BlockScalingNeedsCC9x,       // device target: block scaling off Hopper
+    MxNeedsCC10,                 // device target: microscaling off compute capability 10.x
     NoAlgorithm,                 // cuBLASLt's heuristic found none (or said CUBLAS_STATUS_NOT_SUPPORTED)
     MatmulRefused,               // device target: cublasLtMatmul refused a call its heuristic accepted (status 15 or 7)
 };

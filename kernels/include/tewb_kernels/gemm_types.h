@@ -46,6 +46,9 @@ struct GemmOptions {
     // the K-contiguous layout (pass the FP8 tensor's transposed copy as a tensor of its own instead).
     bool a_transposed = false;
     bool b_transposed = false;
+    // When set, the product is multiplied by alpha[0] before the epilogue (cuBLASLt's alpha, read from memory:
+    // NVFP4's two tensor scales s_dec_a · s_dec_b). Microscaling operands only; a 16-byte aligned float32.
+    const float* alpha = nullptr;
 };
 
 // The tensors the product's epilogue reads or writes; one the call does not use has null data and is not looked at.
@@ -94,11 +97,13 @@ struct GemmCall {
     GemmOptions options;
     Workspace workspace;
 
+    // E2M1x2 data holds two values a byte: its k is twice its columns.
     std::size_t m() const { return options.a_transposed ? a.cols : a.rows; }
-    std::size_t k() const { return options.a_transposed ? a.rows : a.cols; }
+    std::size_t k() const { return options.a_transposed ? a.rows : a.cols * values_per_byte(a.dtype); }
     std::size_t n() const { return options.b_transposed ? b.cols : b.rows; }
     // k as b's shape says it (the TensorShape rule refuses a call where it is not k()).
-    std::size_t b_k() const { return options.b_transposed ? b.rows : b.cols; }
+    std::size_t b_k() const { return options.b_transposed ? b.rows : b.cols * values_per_byte(b.dtype); }
+    static std::size_t values_per_byte(DType t) { return t == DType::Float4E2M1x2 ? 2 : 1; }
 };
 
 }  // namespace tewb::kernels

@@ -13,8 +13,13 @@ namespace tewb::kernels {
 //                 row index contiguous (entry [kb][r] at kb · round_up(rows, 4) + r; padding unread);
 //   Block128x128  one per 128 × 128 tile: [ceil(rows / 128)][round_up(k / 128, 4)], the k-block index
 //                 contiguous.
-// block_scale_entries (gemm_rules.cpp) gives the float32 count either needs.
-enum class ScaleMode { Tensor, Block1x128, Block128x128 };
+// block_scale_entries (gemm_rules.cpp) gives the float32 count either needs. The microscaling modes (mx.h; cuBLASLt's
+// VEC32_UE8M0 and VEC16_UE4M3, compute capability 10.x) hold bytes, not float32 (scale_inv points at them all the
+// same), in mx.h's layout for a tensor of `rows` rows and k values a row:
+//   Mxfp8Block32  one E8M0 scale per 32 values of a row (MXFP8: E4M3 or E5M2 data);
+//   Nvfp4Block16  one E4M3 scale per 16 values of a row (NVFP4: E2M1x2 data; its tensor scales go into the GEMM's
+//                 alpha); block_scale_entries counts their bytes.
+enum class ScaleMode { Tensor, Block1x128, Block128x128, Mxfp8Block32, Nvfp4Block16 };
 
 std::size_t block_scale_entries(ScaleMode mode, std::size_t rows, std::size_t k);
 
