@@ -4,15 +4,7 @@
 // round the same way: integer work on float bits, IEEE products and quotients that feed no addition (nothing for a
 // compiler to contract), and the FP8 conversions each side already has (CUDA's on the device, host_numbers.h's
 // definition of it on the host) passed in by the caller.
-#if defined(__CUDACC__)
-#ifndef TEWB_HOST_DEVICE
-#define TEWB_HOST_DEVICE __host__ __device__
-#endif
-#else
-#ifndef TEWB_HOST_DEVICE
-#define TEWB_HOST_DEVICE
-#endif
-#endif
+#include "common/host_device.h"
 
 #include <cstdint>
 #include <cstring>

@@ -4,15 +4,7 @@
 // way. Every rounding is spelled out: the fused multiply-adds are explicit (fmaf / std::fma) and no plain
 // product feeds an addition, so neither nvcc's nor a host compiler's contraction can change a result (and
 // there is no fast math in this library: IEEE division and square root).
-#if defined(__CUDACC__)
-#ifndef TEWB_HOST_DEVICE
-#define TEWB_HOST_DEVICE __host__ __device__
-#endif
-#else
-#ifndef TEWB_HOST_DEVICE
-#define TEWB_HOST_DEVICE
-#endif
-#endif
+#include "common/host_device.h"
 
 #if !defined(__CUDA_ARCH__)
 #include <cmath>

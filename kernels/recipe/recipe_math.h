@@ -2,11 +2,7 @@
 
 // The arithmetic of one slot's scale update, shared by the kernel and its host reference so both round
 // the same way (IEEE division; no fast math anywhere in this library).
-#if defined(__CUDACC__)
-#define TEWB_HOST_DEVICE __host__ __device__
-#else
-#define TEWB_HOST_DEVICE
-#endif
+#include "common/host_device.h"
 
 #if !defined(__CUDA_ARCH__)
 #include <cstring>
