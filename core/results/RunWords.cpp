@@ -33,11 +33,15 @@ std::string emulated_headline(const std::string& name) {
     return name + " ran with its FP8 GEMMs emulated, so its step time is the emulation's cost, not FP8's speed";
 }
 
-std::string emulated_break_even_sentence(const std::string& precision_label) {
-    return precision_label +
-           ": its FP8 GEMMs are emulated here (in higher precision), so its times are the emulation's cost, not FP8's "
-           "speed; no break-even is stated. Run the sweep on a GPU of compute capability " + kFp8Minimum.to_string() +
-           " or newer to measure FP8.";
+std::string emulated_break_even_sentence(const std::string& precision_label, bool microscaling) {
+    const std::string cost = precision_label +
+                             ": its FP8 GEMMs are emulated here (in higher precision), so its times are the emulation's cost, "
+                             "not FP8's speed; no break-even is stated.";
+    if (microscaling) {
+        return cost + " MXFP8 and NVFP4 run natively only on compute capability 10.x (Blackwell), which this workbench "
+                      "emulates too: compare these runs by their loss, not their time.";
+    }
+    return cost + " Run the sweep on a GPU of compute capability " + kFp8Minimum.to_string() + " or newer to measure FP8.";
 }
 
 std::string emulated_baseline_refusal() {

@@ -33,7 +33,8 @@ std::string_view fp8_casts_emulated_clause(bool fp8_emulated);
 // time is the emulation's cost, not FP8's speed".
 std::string emulated_headline(const std::string& name);
 // The sweep's verdict for a precision whose FP8 GEMMs were emulated at some size (no break-even is stated).
-std::string emulated_break_even_sentence(const std::string& precision_label);
+// `microscaling`: the runs used MXFP8 or NVFP4, whose native GEMMs need compute capability 10.x.
+std::string emulated_break_even_sentence(const std::string& precision_label, bool microscaling = false);
 // Why an emulated run cannot be the baseline of a speedup.
 std::string emulated_baseline_refusal();
 // Appended to the report's sentence on FP8's validation loss: where the FP8 was emulated (on the CPU, or its

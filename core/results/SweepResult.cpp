@@ -78,6 +78,9 @@ SweepResult analyze_sweep(const std::vector<SweepRun>& plan, const std::vector<s
             result.precisions.push_back(run.config.precision);
         }
         if (run.skip_reason && run.repeat == 1) result.skipped.push_back(run.config.name + ": " + *run.skip_reason);
+        if (!run.baseline && run.config.precision == Precision::Fp8 && is_microscaling(run.config.fp8.scaling)) {
+            result.microscaling = true;
+        }
         if (i < records.size() && records[i]) {
             const RunRecord& r = *records[i];
             result.device = r.environment.device.has_gpu() ? r.environment.device.gpu_name : "CPU";
@@ -216,7 +219,7 @@ std::vector<std::string> SweepResult::break_even_statements() const {
         const std::string name = precision_label(precisions[p], emulated);
         if (emulated) {
             // The emulation's cost is not FP8's speed: no break-even, no "pays", no "slower".
-            out.push_back(emulated_break_even_sentence(name));
+            out.push_back(emulated_break_even_sentence(name, microscaling && precisions[p] == Precision::Fp8));
             continue;
         }
         if (measured.empty()) {

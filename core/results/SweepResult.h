@@ -73,6 +73,9 @@ struct SweepResult {
     // nothing when the largest such size does not pay.
     std::optional<std::size_t> break_even_point(std::size_t precision) const;
     int repeats = 1;  // per configuration and size, as planned
+    // The FP8 runs used a microscaling recipe (MXFP8, NVFP4): emulated on every GPU this workbench drives, so their
+    // statements say where they would run natively instead of asking for an FP8 GPU.
+    bool microscaling = false;
 };
 
 // `records[i]` is the run of `plan[i]`, or nothing when it was skipped or not run.

@@ -521,6 +521,22 @@ private Q_SLOTS:
         const SweepResult sweep = analyze_sweep(plan, records);
         const std::string said = sweep.break_even_statements()[0];
         QVERIFY2(said.find("pays") == std::string::npos && said.find("no break-even is stated") != std::string::npos, said.c_str());
+        QVERIFY2(said.find("compute capability 8.9") != std::string::npos, said.c_str());
+        // A microscaling sweep is not told to find an FP8 GPU: its formats run natively on 10.x only.
+        SweepSpec nvfp4 = spec;
+        nvfp4.base.fp8.scaling = ScalingKind::Nvfp4;
+        const std::vector<SweepRun> nvfp4_plan = plan_sweep(nvfp4, cpu_device());
+        std::vector<std::optional<RunRecord>> nvfp4_records;
+        for (const SweepRun& run : nvfp4_plan) {
+            RunRecord r = timed_run(run.config.name, {3.0});
+            r.config = run.config;
+            r.execution.fp8_emulated = run.config.precision == Precision::Fp8;
+            nvfp4_records.push_back(r);
+        }
+        const std::string nvfp4_said = analyze_sweep(nvfp4_plan, nvfp4_records).break_even_statements()[0];
+        QVERIFY2(nvfp4_said.find("compute capability 10.x") != std::string::npos &&
+                     nvfp4_said.find("compute capability 8.9") == std::string::npos,
+                 nvfp4_said.c_str());
         const std::string table = render_sweep_table(sweep);
         QVERIFY2(table.find("2.00x") == std::string::npos && table.find("emulated") != std::string::npos, table.c_str());
         const std::string sweep_csv = sweep_csv_text(sweep);
