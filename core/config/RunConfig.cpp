@@ -251,11 +251,6 @@ std::vector<ConfigProblem> find_problems(const RunConfig& c) {
                                            ": chooses the code of the te backend's modules and the torch backend has none; "
                                            "allowed with torch: auto (or --backend te)"});
     }
-    if (c.precision == Precision::Fp8 && is_microscaling(c.fp8.scaling) && c.te_impl == TeImpl::Fused) {
-        problems.push_back({"te-impl", "--te-impl fused with --recipe " + std::string(to_string(c.fp8.scaling)) +
-                                           ": the fused kernels do not run the microscaling recipes yet (they are emulated on "
-                                           "the reference ops on every device); allowed: auto or reference"});
-    }
     if (c.precision == Precision::Fp8 && c.backend == Backend::Torch) {
         problems.push_back({"precision",
                             "--precision fp8: the torch backend has no FP8 path; allowed with torch: fp32|bf16 "
@@ -351,8 +346,11 @@ RunConfig resolve(const RunConfig& config, const DeviceInfo& device, MemoryScope
         }
     }
     if (resolved.name.empty()) {
+        // A recipe other than the default one is part of the name: runs that differ only in it stay apart in tables.
+        const bool recipe = resolved.precision == Precision::Fp8 && resolved.fp8.scaling != ScalingKind::Delayed;
         resolved.name = std::string(resolved.model.arch == Arch::Llama ? "llama " : "") +
                         std::string(to_string(resolved.backend)) + " " + std::string(to_string(resolved.precision)) + " " +
+                        (recipe ? std::string(to_string(resolved.fp8.scaling)) + " " : std::string()) +
                         std::string(to_string(resolved.device));
         if (resolved.dist.enabled()) {
             resolved.name += " x" + std::to_string(resolved.dist.nproc) + " " + std::string(to_string(resolved.dist.backend));

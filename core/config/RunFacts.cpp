@@ -27,8 +27,11 @@ RunFacts run_facts(const RunConfig& config, const DeviceInfo& device) {
     facts.block_gemms_native = cuda && device.block_fp8_gemms;
     if (config.backend == Backend::Te) {
         facts.te_ops = choose_ops(config.te_impl, device.fused_cuda_kernels, cuda, cuda ? device.compute_capability : std::nullopt);
-        // The microscaling recipes run on the reference ops, emulated (validation refuses --te-impl fused with them).
-        if (facts.precision == Precision::Fp8 && is_microscaling(config.fp8.scaling)) facts.te_ops = OpsKind::Reference;
+        // The microscaling recipes run on the reference ops unless --te-impl fused asks for their cast kernels: those
+        // have not yet run on a GPU (their self-test rows wait for one), so `auto` does not pick them.
+        if (facts.precision == Precision::Fp8 && is_microscaling(config.fp8.scaling) && config.te_impl == TeImpl::Auto) {
+            facts.te_ops = OpsKind::Reference;
+        }
         facts.fp8_emulated = facts.precision == Precision::Fp8 &&
                              fp8_gemms_emulated(*facts.te_ops, config.fp8.scaling, facts.block_gemms_native);
     }

@@ -11,6 +11,9 @@
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/frexp.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/logical_not.h>
 #include <ATen/ops/full_like.h>
 #include <ATen/ops/isinf.h>
 #include <ATen/ops/isfinite.h>
@@ -21,6 +24,7 @@
 #include <ATen/ops/where.h>
 
 #include "core/common/Error.h"
+#include "core/fp8/Fp8Stats.h"
 #include "core/fp8/Fp8Tensor.h"
 
 namespace tewb {
@@ -37,6 +41,29 @@ std::int64_t round_up_4(std::int64_t n) {
 
 
 }  // namespace
+
+at::Tensor block_abs_max(const at::Tensor& x, BlockShape block) {
+    const std::int64_t rows = x.size(0);
+    const std::int64_t cols = x.size(1);
+    const std::int64_t row_blocks = blocks_of(rows, block.rows);
+    const std::int64_t col_blocks = blocks_of(cols, block.cols);
+    // Zeros pad the last blocks up to full size: they do not change any block's amax.
+    const at::Tensor magnitude = x.to(at::kFloat).abs();
+    const bool whole = rows == row_blocks * block.rows && cols == col_blocks * block.cols;
+    const at::Tensor padded =
+        whole ? magnitude : at::constant_pad_nd(magnitude, {0, col_blocks * block.cols - cols, 0, row_blocks * block.rows - rows}, 0.0);
+    if (block.rows == 1) return padded.reshape({row_blocks, col_blocks, block.cols}).amax(2);
+    return padded.reshape({row_blocks, block.rows, col_blocks, block.cols}).amax({1, 3});
+}
+
+at::Tensor block_scale_bins(const at::Tensor& factor, const at::Tensor& block_amax) {
+    // factor = f · 2^e with f in [0.5, 1): floor(log2 factor) = e − 1, exact for every positive float.
+    const at::Tensor exponent = std::get<1>(at::frexp(factor.to(at::kFloat))).to(at::kLong) - 1;
+    const at::Tensor bin = (exponent - Fp8ScaleHistogram::kLowestExponent).clamp(0, Fp8ScaleHistogram::kBins - 1);
+    const at::Tensor empty = block_amax.eq(0) | block_amax.isfinite().logical_not() | (factor > 0).logical_not() |
+                             factor.isfinite().logical_not();
+    return at::where(empty, at::full_like(bin, Fp8ScaleHistogram::kBins), bin);
+}
 
 at::Tensor expand_blocks(const at::Tensor& per_block, BlockShape block, std::int64_t rows, std::int64_t cols) {
     return per_block.repeat_interleave(block.rows, 0).repeat_interleave(block.cols, 1).narrow(0, 0, rows).narrow(1, 0, cols);
@@ -56,13 +83,8 @@ BlockQuantized block_quantize(const at::Tensor& x, BlockShape block, Fp8Dtype dt
     if (block.rows < 1 || block.cols < 1) throw ConfigError("block quantization: a block needs at least one row and column");
     const std::int64_t rows = x.size(0);
     const std::int64_t cols = x.size(1);
-    const std::int64_t row_blocks = blocks_of(rows, block.rows);
-    const std::int64_t col_blocks = blocks_of(cols, block.cols);
     const at::Tensor xf = x.to(at::kFloat);
-    // Zeros pad the last blocks up to full size: they do not change any block's amax.
-    const at::Tensor padded =
-        at::constant_pad_nd(xf.abs(), {0, col_blocks * block.cols - cols, 0, row_blocks * block.rows - rows}, 0.0);
-    const at::Tensor amax = padded.reshape({row_blocks, block.rows, col_blocks, block.cols}).amax({1, 3});
+    const at::Tensor amax = block_abs_max(xf, block);
     const float max = fp8_max(dtype);
     at::Tensor scale = current_scale_tensor(amax, max);  // the per-tensor rule per block
     if (power_of_two) scale = power_of_two_at_or_below(scale);  // 1 stays 1

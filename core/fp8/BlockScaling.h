@@ -59,6 +59,16 @@ at::Tensor empty_block_scales(std::int64_t rows, std::int64_t cols, BlockShape b
 // kernel's block rules (tewb_kernels/recipe_rule.h) compute the same at the scale update.
 at::Tensor block_statistics_scale(const at::Tensor& amax, float fp8_max, bool power_of_two);
 
+// max |x| per block of x [rows, cols] in float32, [ceil(rows / block.rows), ceil(cols / block.cols)] (the last blocks
+// of a row or column are shorter; a NaN wins).
+at::Tensor block_abs_max(const at::Tensor& x, BlockShape block);
+
+// The inspector's histogram bins (Fp8ScaleHistogram) of blocks: for each block's `factor` (what its stored values are
+// multiplied by on the way back) the bin of floor(log2 factor) from Fp8ScaleHistogram::kLowestExponent, clamped to
+// the end bins; Fp8ScaleHistogram::kBins for a block whose `block_amax` is 0 or not finite (it has no scale). int64,
+// the shape of `factor`; no device sync.
+at::Tensor block_scale_bins(const at::Tensor& factor, const at::Tensor& block_amax);
+
 // Each block's value (e.g. its scale) repeated over the block's elements, cropped to rows × cols.
 at::Tensor expand_blocks(const at::Tensor& per_block, BlockShape block, std::int64_t rows, std::int64_t cols);
 

@@ -6,6 +6,7 @@
 
 #include <ATen/ops/cat.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/index_add.h>
 #include <ATen/ops/maximum.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/tensor.h>
@@ -76,7 +77,8 @@ void Fp8Context::prepare(const Fp8Recipe& recipe, bool inspect, const c10::Devic
         bank.scale_inv = slotted(slots[b], 1.0f, device);
         for (at::Tensor& kept : bank.kept) kept = slotted(slots[b], 1.0f, device);
         bank.next_kept = 0;
-        bank.counters = at::zeros({slots[b], 7}, float_on(device).dtype(at::kDouble));
+        bank.counters = at::zeros({slots[b], kCounters}, float_on(device).dtype(at::kDouble));
+        bank.scale_bins = at::Tensor();  // sized by the first count_block_scales
         bank.last = at::zeros({slots[b], kStatisticsColumns}, float_on(device));
         bank.last.select(1, 1).fill_(1.0);
         bank.last.narrow(1, 2, kStatisticsColumns - 2).fill_(kNan);
@@ -141,8 +143,44 @@ void Fp8Context::count_errors(Fp8Pass pass, int slot, const CastErrors& errors) 
     at::Tensor row = bank(pass).counters.select(0, slot);
     row.select(0, 3).add_(errors.error);
     row.select(0, 4).add_(errors.signal);
-    row.select(0, 5).add_(errors.current_error);
-    row.select(0, 6).add_(errors.block_error);
+    for (std::size_t w = 0; w < kWhatIfCount; ++w) row.select(0, 5 + static_cast<std::int64_t>(w)).add_(errors.what_if[w]);
+}
+
+void Fp8Context::count_block_scales(Fp8Pass pass, int slot, const at::Tensor& bins) {
+    check_prepared("count_block_scales");
+    const LedgerScope scope("fp8_amax");
+    Bank& b = bank(pass);
+    if (!b.scale_bins.defined()) {
+        b.scale_bins = at::zeros({b.counters.size(0), Fp8ScaleHistogram::kBins + 1}, b.counters.options());
+    }
+    const at::Tensor flat = bins.reshape({-1});
+    b.scale_bins.select(0, slot).index_add_(0, flat, at::ones({flat.numel()}, b.counters.options()));
+}
+
+std::vector<Fp8ScaleHistogram> Fp8Context::block_scale_histograms() const {
+    if (!prepared_ || (!forward_.scale_bins.defined() && !backward_.scale_bins.defined())) return {};
+    const auto bins_of = [](const Bank& bank) {
+        return bank.scale_bins.defined() ? bank.scale_bins
+                                         : at::zeros({bank.counters.size(0), Fp8ScaleHistogram::kBins + 1}, bank.counters.options());
+    };
+    const at::Tensor all = at::cat({bins_of(forward_), bins_of(backward_)}, 0)
+                               .index_select(0, statistics_rows_)
+                               .to(at::kCPU)
+                               .to(at::kLong)
+                               .contiguous();
+    std::vector<Fp8ScaleHistogram> out(static_cast<std::size_t>(all.size(0)));
+    const std::int64_t* values = all.data_ptr<std::int64_t>();
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        const std::int64_t* row = values + static_cast<std::int64_t>(i) * (Fp8ScaleHistogram::kBins + 1);
+        Fp8ScaleHistogram& h = out[i];
+        h.empty_blocks = row[Fp8ScaleHistogram::kBins];
+        int first = 0, last = Fp8ScaleHistogram::kBins - 1;
+        while (first <= last && row[first] == 0) ++first;
+        while (last >= first && row[last] == 0) --last;
+        h.lowest_exponent = first <= last ? Fp8ScaleHistogram::kLowestExponent + first : 0;
+        h.counts.assign(row + first, row + last + 1);
+    }
+    return out;
 }
 
 SlotRole Fp8Context::role_of(Fp8Pass pass, int slot) {
@@ -172,10 +210,10 @@ void Fp8Context::update(Fp8Pass pass) {
         b.last.select(1, 2).copy_(at::where(seen, b.counters.select(1, 0) / elements, nan));
         b.last.select(1, 3).copy_(at::where(seen, b.counters.select(1, 1) / elements, nan));
         const at::Tensor signal = b.counters.select(1, 4);
-        // Counters 3, 5, 6 (this cast, current, block) over the signal (counter 4) → columns 4, 5, 6.
-        const int errors[] = {3, 5, 6};
-        for (int column = 0; column < 3; ++column) {
-            b.last.select(1, 4 + column).copy_(at::where(seen, b.counters.select(1, errors[column]) / signal, nan));
+        // Counter 3 (this cast) and 5… (the what-ifs) over the signal (counter 4) → columns 4….
+        for (int column = 4; column < kStatisticsColumns; ++column) {
+            const int counter = column == 4 ? 3 : column;
+            b.last.select(1, column).copy_(at::where(seen, b.counters.select(1, counter) / signal, nan));
         }
         b.counters.zero_();
     }
@@ -187,6 +225,7 @@ void Fp8Context::update(Fp8Pass pass) {
     // their tensor's amax.
     UpdateRecord record;
     record.statistics = b.last;
+    record.dtype = dtype(pass);
     const bool block = recipe_.scaling == ScalingKind::Block;
     if (recipe_.scaling == ScalingKind::Delayed) {
         record.kept_scale_inv = b.kept[b.next_kept];
@@ -246,8 +285,10 @@ std::vector<Fp8SlotSample> Fp8Context::read_statistics(const float* values, std:
         if (!std::isnan(row[2])) sample.saturated = row[2];
         if (!std::isnan(row[3])) sample.underflow = row[3];
         if (!std::isnan(row[4])) sample.rel_mse = row[4];
-        if (!std::isnan(row[5])) sample.current_rel_mse = row[5];
-        if (!std::isnan(row[6])) sample.block_rel_mse = row[6];
+        for (std::size_t w = 0; w < kWhatIfCount; ++w) {
+            const float value = row[5 + w];
+            if (!std::isnan(value)) sample.what_if_rel_mse[w] = value;
+        }
     }
     return samples;
 }

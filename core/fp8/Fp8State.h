@@ -1,8 +1,8 @@
 #pragma once
 
-#include <functional>
-
+#include <array>
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -77,12 +77,17 @@ public:
     // Inspection: the squared errors of this cast (as cast, and under the what-if recipes) and Σx², all
     // float64 scalars on the state's device.
     struct CastErrors {
-        at::Tensor error;          // Σ (dequantized − x)²
-        at::Tensor signal;         // Σ x²
-        at::Tensor current_error;  // the same under current scaling
-        at::Tensor block_error;    // the same under block scaling
+        at::Tensor error;                                // Σ (dequantized − x)²
+        at::Tensor signal;                               // Σ x²
+        std::array<at::Tensor, kWhatIfCount> what_if;    // the same under each what-if recipe (kWhatIfs' order)
     };
     void count_errors(Fp8Pass pass, int slot, const CastErrors& errors);
+    // Inspection under a recipe with block scales: one bin index per block of a cast (block_scale_bins), added to
+    // the slot's histogram of the run.
+    void count_block_scales(Fp8Pass pass, int slot, const at::Tensor& bins);
+    // Every statistics slot's histogram (quantized_slots' order) since the state was sized; empty unless this
+    // state inspected a recipe with block scales. Copies to the host (a device sync): call after the last step.
+    std::vector<Fp8ScaleHistogram> block_scale_histograms() const;
     // Host time spent inspecting (measured where the tensors are on the CPU; asynchronous CUDA work is not
     // timed), since the last call.
     void add_inspection_ms(double ms) { inspection_ms_ += ms; }
@@ -119,9 +124,9 @@ public:
     // The slots our modules cast into (per GEMM: input, weight, grad-output) with their dtypes under
     // `recipe`, in a fixed order (known before the first step), and their values from the latest
     // updates: [statistics_rows(), kStatisticsColumns] float32 on the state's device with columns amax,
-    // scale used, saturated fraction, underflow fraction, relative MSE, current-scaling relative MSE,
-    // block-scaling relative MSE (all but the first two NaN unless inspecting).
-    static constexpr int kStatisticsColumns = 7;
+    // scale used, saturated fraction, underflow fraction, relative MSE, then the relative MSE under each what-if
+    // recipe in kWhatIfs' order (all but the first two NaN unless inspecting).
+    static constexpr int kStatisticsColumns = 5 + static_cast<int>(kWhatIfCount);
     std::vector<Fp8SlotInfo> quantized_slots(const Fp8Recipe& recipe) const;
     at::Tensor statistics() const;
     std::int64_t statistics_rows() const;
@@ -136,14 +141,16 @@ public:
     const at::Tensor& slot_statistics(Fp8Pass pass) const { return bank(pass).last; }
 
 private:
+    static constexpr int kCounters = 5 + static_cast<int>(kWhatIfCount);
     struct Bank {
         at::Tensor history;    // [slots, L]
         at::Tensor scale;      // [slots]
         at::Tensor scale_inv;  // [slots]
         at::Tensor kept[2];    // [slots] each: scale_inv as it was before an update (live_scale_inv)
         int next_kept = 0;     // the one the next update fills
-        at::Tensor counters;   // [slots, 7] float64: saturated, underflow, elements cast, error, signal,
-                               // current-scaling error, block-scaling error
+        at::Tensor counters;   // [slots, kCounters] float64: saturated, underflow, elements cast, error, signal,
+                               // then each what-if recipe's error
+        at::Tensor scale_bins;  // [slots, kBins + 1] float64: block scales per binade, then blocks without a scale
         at::Tensor last;       // [slots, kStatisticsColumns]: the statistics columns, written by update()
     };
     Bank& bank(Fp8Pass pass) { return pass == Fp8Pass::Forward ? forward_ : backward_; }

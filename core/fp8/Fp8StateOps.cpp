@@ -58,8 +58,7 @@ void update_scaling_reference(at::Tensor& history, at::Tensor& scale, at::Tensor
     }
     if (is_microscaling(recipe.scaling)) {  // what the block holding the amax (MXFP8) or the tensor (NVFP4) was scaled by
         const MxFormat format = recipe.scaling == ScalingKind::Mxfp8 ? MxFormat::Mxfp8 : MxFormat::Nvfp4;
-        const Fp8Dtype dtype = numerator > fp8_max(Fp8Dtype::E4M3) ? Fp8Dtype::E5M2 : Fp8Dtype::E4M3;
-        scale.copy_(mx_statistics_scale(staged, format, dtype));
+        scale.copy_(mx_statistics_scale(staged, format, record.dtype));
         if (record.statistics.defined()) record.statistics.select(1, 1).copy_(scale);
     }
     if (recipe.scaling != ScalingKind::Delayed) {  // current and block scaling keep no history

@@ -2,6 +2,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "core/fp8/Fp8Format.h"
 #include "core/fp8/Recipe.h"
 
 namespace tewb {
@@ -17,6 +18,7 @@ struct UpdateRecord {
     // casts used (block scaling: the new scale, the casts kept their own block scales).
     at::Tensor statistics;
     at::Tensor kept_scale_inv;  // [slots] float32: <- scale_inv before the update
+    Fp8Dtype dtype = Fp8Dtype::E4M3;  // the pass's element type (the microscaling recipes' statistics scale needs it)
 };
 
 class Fp8StateOps {

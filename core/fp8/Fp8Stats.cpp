@@ -1,6 +1,7 @@
 #include "core/fp8/Fp8Stats.h"
 
 #include <cmath>
+#include <numeric>
 
 #include "core/common/Choice.h"
 
@@ -10,5 +11,22 @@ double snr_db(double rel_mse) {
     return -10.0 * std::log10(rel_mse);
 }
 
+std::string_view what_if_title(WhatIf what_if) {
+    switch (what_if) {
+        case WhatIf::Current: return "current scaling";
+        case WhatIf::Block: return "block scaling";
+        case WhatIf::Mxfp8: return "MXFP8";
+        case WhatIf::Nvfp4: return "NVFP4";
+    }
+    return "?";
+}
+
+std::string_view what_if_column(WhatIf what_if) {
+    return what_if == WhatIf::Current || what_if == WhatIf::Block ? to_string(what_if) : what_if_title(what_if);
+}
+
+std::int64_t Fp8ScaleHistogram::blocks() const {
+    return std::accumulate(counts.begin(), counts.end(), empty_blocks);
+}
 
 }  // namespace tewb

@@ -3,6 +3,7 @@
 #include "core/common/TextCheck.h"
 #include "core/common/TextTable.h"
 #include "core/results/Comparability.h"
+#include "core/results/RunWords.h"
 
 namespace tewb {
 
@@ -13,6 +14,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunRecord>& runs, std:
         ComparisonRow row;
         row.run = &run;
         row.emulated = run.execution.fp8_emulated;
+        row.emulated_format_memory =
+            row.emulated && run.config.precision == Precision::Fp8 && is_microscaling(run.config.fp8.scaling);
         if (base != nullptr) {
             row.not_comparable = speedup_obstacles(run, *base);
             if (!row.not_comparable.empty()) {
@@ -26,7 +29,7 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunRecord>& runs, std:
             if (base->summary.mean_ms && run.summary.mean_ms && *run.summary.mean_ms > 0) {
                 row.speedup = *base->summary.mean_ms / *run.summary.mean_ms * tokens;
             }
-            if (base->summary.peak_mem_bytes > 0 && run.summary.peak_mem_bytes > 0) {
+            if (base->summary.peak_mem_bytes > 0 && run.summary.peak_mem_bytes > 0 && !row.emulated_format_memory) {
                 row.memory_ratio =
                     static_cast<double>(run.summary.peak_mem_bytes) / static_cast<double>(base->summary.peak_mem_bytes);
             }
@@ -70,6 +73,10 @@ std::string render_comparability_notes(const std::vector<ComparisonRow>& rows) {
     for (const ComparisonRow& row : rows) {
         if (row.not_comparable.empty()) continue;
         text += "no speedup: " + display_name(*row.run) + ": " + not_comparable_words(row.not_comparable) + "\n";
+    }
+    for (const ComparisonRow& row : rows) {
+        if (!row.emulated_format_memory || !row.not_comparable.empty()) continue;
+        text += "no memory ratio: " + display_name(*row.run) + ": " + emulated_format_memory_reason() + "\n";
     }
     for (const ComparisonRow& row : rows) {
         if (row.per_token) {

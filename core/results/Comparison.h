@@ -17,6 +17,9 @@ struct ComparisonRow {
     std::optional<double> speedup;
     std::optional<double> memory_ratio;
     bool emulated = false;
+    // MXFP8 or NVFP4 emulated: the run's memory holds the emulation's copies (a byte per value, float32 block scales),
+    // not the format's bytes, so it has no memory ratio either (a note under the table says why).
+    bool emulated_format_memory = false;
     bool noisy = false;  // this run's or the baseline's measurement was noisy: the ratio is not clean evidence
     // Why the run has no speedup and no memory ratio against the baseline (Comparability.h); empty when it has them.
     std::vector<std::string> not_comparable;
@@ -25,8 +28,9 @@ struct ComparisonRow {
 
 std::vector<ComparisonRow> compare_runs(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
 
-// Under a run table: per run without a speedup "no speedup: <name>: not comparable: <why>", and a line saying that
-// runs of another process count compare per token when one does. Empty when there is nothing to say.
+// Under a run table: per run without a speedup "no speedup: <name>: not comparable: <why>", per emulated MXFP8 or
+// NVFP4 run why it has no memory ratio, and a line saying that runs of another process count compare per token when
+// one does. Empty when there is nothing to say.
 std::string render_comparability_notes(const std::vector<ComparisonRow>& rows);
 
 // Plain-text table for terminals: one row per run with the summary, speedup and memory ratio.

@@ -162,8 +162,9 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
 }
 
 void write_fp8_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
-    out << "run_id,run_name,step,phase,module,slot,dtype,amax,scale,saturated_fraction,underflow_fraction,rel_mse,snr_db,"
-           "current_rel_mse,current_snr_db,block_rel_mse,block_snr_db\n";
+    out << "run_id,run_name,step,phase,module,slot,dtype,amax,scale,saturated_fraction,underflow_fraction,rel_mse,snr_db";
+    for (const WhatIf w : kWhatIfs) out << ',' << to_string(w) << "_rel_mse," << to_string(w) << "_snr_db";
+    out << '\n';
     const auto snr = [](const std::optional<float>& rel_mse) {
         return rel_mse ? csv_number(std::optional<double>(snr_db(*rel_mse))) : std::string();
     };
@@ -176,11 +177,29 @@ void write_fp8_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
                 out << prefix << s.step << ',' << csv_field(to_string(s.phase)) << ',' << csv_field(slot.module) << ','
                     << csv_field(to_string(slot.role)) << ',' << csv_field(to_string(slot.dtype)) << ','
                     << csv_number(sample.amax) << ',' << csv_number(sample.scale) << ',' << csv_number(sample.saturated) << ','
-                    << csv_number(sample.underflow) << ','
-                    << csv_number(sample.rel_mse) << ',' << snr(sample.rel_mse) << ',' << csv_number(sample.current_rel_mse) << ','
-                    << snr(sample.current_rel_mse) << ',' << csv_number(sample.block_rel_mse) << ',' << snr(sample.block_rel_mse)
-                    << '\n';
+                    << csv_number(sample.underflow) << ',' << csv_number(sample.rel_mse) << ',' << snr(sample.rel_mse);
+                for (const WhatIf w : kWhatIfs) out << ',' << csv_number(sample.what_if(w)) << ',' << snr(sample.what_if(w));
+                out << '\n';
             }
+        }
+    }
+}
+
+// One row per binade of each slot's histogram (the binades between a slot's lowest and highest used, zeros
+// included), and one row per slot for its blocks without a scale (binade empty).
+void write_block_scales_csv(std::ostream& out, const std::vector<RunRecord>& runs) {
+    out << "run_id,run_name,module,slot,dtype,scale_binade_log2,blocks\n";
+    for (const RunRecord& run : runs) {
+        const std::string prefix = csv_field(run.id) + "," + csv_field(display_name(run)) + ",";
+        for (std::size_t i = 0; i < run.fp8_block_scales.size() && i < run.fp8_slots.size(); ++i) {
+            const Fp8SlotInfo& slot = run.fp8_slots[i];
+            const std::string where = prefix + csv_field(slot.module) + "," + csv_field(to_string(slot.role)) + "," +
+                                      csv_field(to_string(slot.dtype)) + ",";
+            const Fp8ScaleHistogram& h = run.fp8_block_scales[i];
+            for (std::size_t b = 0; b < h.counts.size(); ++b) {
+                out << where << h.lowest_exponent + static_cast<int>(b) << ',' << h.counts[b] << '\n';
+            }
+            out << where << ',' << h.empty_blocks << '\n';
         }
     }
 }
@@ -194,6 +213,12 @@ std::string steps_csv_text(const std::vector<RunRecord>& runs) {
 std::string summary_csv_text(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline) {
     std::ostringstream out;
     write_summary_csv(out, runs, baseline);
+    return out.str();
+}
+
+std::string block_scales_csv_text(const std::vector<RunRecord>& runs) {
+    std::ostringstream out;
+    write_block_scales_csv(out, runs);
     return out.str();
 }
 

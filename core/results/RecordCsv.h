@@ -19,14 +19,19 @@ void write_summary_csv(std::ostream& out, const std::vector<RunRecord>& runs, st
 
 // FP8 statistics, long format: one row per run, step and FP8 slot (module, slot role, dtype): the amax
 // recorded, the scale used and, when the run inspected its casts, the saturated and underflowed
-// fractions, the relative MSE and SNR (dB) of the cast, and what current and block scaling would have
-// given on the same tensors (empty otherwise). Runs without FP8 contribute no rows.
+// fractions, the relative MSE and SNR (dB) of the cast, and what each what-if recipe (current, block, MXFP8,
+// NVFP4) would have given on the same tensors (empty otherwise). Runs without FP8 contribute no rows.
 void write_fp8_csv(std::ostream& out, const std::vector<RunRecord>& runs);
+// The block scales' histograms of inspected block, MXFP8 and NVFP4 runs (RunRecord::fp8_block_scales): per run and
+// slot one row per binade (scale_binade_log2 = e for scales in [2^e, 2^(e+1))) and one with an empty binade for the
+// blocks without a scale. Other runs contribute no rows.
+void write_block_scales_csv(std::ostream& out, const std::vector<RunRecord>& runs);
 
 // The same as text.
 std::string steps_csv_text(const std::vector<RunRecord>& runs);
 std::string summary_csv_text(const std::vector<RunRecord>& runs, std::optional<std::size_t> baseline);
 std::string fp8_csv_text(const std::vector<RunRecord>& runs);
+std::string block_scales_csv_text(const std::vector<RunRecord>& runs);
 
 // A text cell (a name, label, message, kernel name; never a number) as an RFC 4180 field: a text that begins
 // with =, +, -, @, a tab or a carriage return gets a leading ' so that a spreadsheet shows it instead of

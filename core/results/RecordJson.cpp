@@ -72,17 +72,18 @@ json fp8_samples_json(const std::vector<Fp8SlotSample>& samples) {
         out["underflow"] = std::move(underflow);
     }
     // The quantization errors (inspection): written when every slot has them this step.
-    const auto errors = [&](const char* key, std::optional<float> Fp8SlotSample::*field) {
+    const auto errors = [&](const std::string& key, const auto& field) {
         json values = json::array();
         for (const Fp8SlotSample& s : samples) {
-            if (!(s.*field)) return;
-            values.push_back(float_number(*(s.*field)));
+            if (!field(s)) return;
+            values.push_back(float_number(*field(s)));
         }
         if (!samples.empty()) out[key] = std::move(values);
     };
-    errors("rel_mse", &Fp8SlotSample::rel_mse);
-    errors("current_rel_mse", &Fp8SlotSample::current_rel_mse);
-    errors("block_rel_mse", &Fp8SlotSample::block_rel_mse);
+    errors("rel_mse", [](const Fp8SlotSample& s) { return s.rel_mse; });
+    for (const WhatIf w : kWhatIfs) {
+        errors(std::string(to_string(w)) + "_rel_mse", [w](const Fp8SlotSample& s) { return s.what_if(w); });
+    }
     return out;
 }
 
@@ -297,6 +298,13 @@ json to_json(const RunRecord& record) {
         fp8_slots.push_back(
             {{"module", slot.module}, {"slot", std::string(to_string(slot.role))}, {"dtype", std::string(to_string(slot.dtype))}});
     }
+    json block_scales = nullptr;
+    if (!record.fp8_block_scales.empty()) {
+        block_scales = json::array();
+        for (const Fp8ScaleHistogram& h : record.fp8_block_scales) {
+            block_scales.push_back({{"lowest_exponent", h.lowest_exponent}, {"counts", h.counts}, {"empty_blocks", h.empty_blocks}});
+        }
+    }
     const Environment& env = record.environment;
     const Execution& exe = record.execution;
     return json{
@@ -345,6 +353,7 @@ json to_json(const RunRecord& record) {
                                                        {"sum_squares", number(exe.weights_digest->sum_squares)}}
                                                 : json(nullptr)}}},
         {"fp8_slots", std::move(fp8_slots)},
+        {"fp8_block_scales", std::move(block_scales)},
         {"steps", std::move(steps)},
         {"summary", to_json(record.summary)},
         {"repeat", record.repeat ? json{{"group", record.repeat->group}, {"index", record.repeat->index},

@@ -1,5 +1,6 @@
 #include "core/results/RecordJson.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -99,6 +100,16 @@ public:
         std::vector<double> out;
         const json& values = array(key);
         for (std::size_t i = 0; i < values.size(); ++i) out.push_back(real_value(values[i], at(key) + "[" + std::to_string(i) + "]"));
+        return out;
+    }
+
+    std::vector<std::int64_t> integers(const char* key, std::int64_t min, std::int64_t max) const {
+        std::vector<std::int64_t> out;
+        const json& values = array(key);
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            const json wrapped{{"v", values[i]}};
+            out.push_back(Reader(wrapped, at(key) + "[" + std::to_string(i) + "]", source_).integer("v", min, max));
+        }
         return out;
     }
 
@@ -246,10 +257,13 @@ std::vector<Fp8SlotSample> read_fp8_samples(const Reader& r, std::size_t slots) 
     std::vector<float> saturated, underflow;
     if (r.has("saturated")) saturated = read_floats(r, "saturated", slots);
     if (r.has("underflow")) underflow = read_floats(r, "underflow", slots);
-    std::vector<float> rel_mse, current, block;
+    std::vector<float> rel_mse;
     if (r.has("rel_mse")) rel_mse = read_floats(r, "rel_mse", slots);
-    if (r.has("current_rel_mse")) current = read_floats(r, "current_rel_mse", slots);
-    if (r.has("block_rel_mse")) block = read_floats(r, "block_rel_mse", slots);
+    std::array<std::vector<float>, kWhatIfCount> what_if;
+    for (std::size_t w = 0; w < kWhatIfCount; ++w) {
+        const std::string key = std::string(to_string(kWhatIfs[w])) + "_rel_mse";
+        if (r.has(key.c_str())) what_if[w] = read_floats(r, key.c_str(), slots);
+    }
     std::vector<Fp8SlotSample> samples(slots);
     for (std::size_t i = 0; i < slots; ++i) {
         samples[i].amax = amax[i];
@@ -257,10 +271,35 @@ std::vector<Fp8SlotSample> read_fp8_samples(const Reader& r, std::size_t slots) 
         if (!saturated.empty()) samples[i].saturated = saturated[i];
         if (!underflow.empty()) samples[i].underflow = underflow[i];
         if (!rel_mse.empty()) samples[i].rel_mse = rel_mse[i];
-        if (!current.empty()) samples[i].current_rel_mse = current[i];
-        if (!block.empty()) samples[i].block_rel_mse = block[i];
+        for (std::size_t w = 0; w < kWhatIfCount; ++w) {
+            if (!what_if[w].empty()) samples[i].what_if_rel_mse[w] = what_if[w][i];
+        }
     }
     return samples;
+}
+
+// The block scales' histograms of an inspected run: one per FP8 slot, each inside the bins' range.
+std::vector<Fp8ScaleHistogram> read_block_scales(const Reader& r, std::size_t slots) {
+    const std::vector<Reader> entries = r.objects("fp8_block_scales");
+    if (entries.size() != slots) {
+        r.fail(r.at("fp8_block_scales"),
+               std::to_string(entries.size()) + " histograms; expected one per FP8 slot (" + std::to_string(slots) + ")");
+    }
+    constexpr int lowest = Fp8ScaleHistogram::kLowestExponent;
+    constexpr int highest = lowest + Fp8ScaleHistogram::kBins - 1;
+    std::vector<Fp8ScaleHistogram> out;
+    for (const Reader& e : entries) {
+        Fp8ScaleHistogram h;
+        h.lowest_exponent = static_cast<int>(e.integer("lowest_exponent", lowest, highest));
+        h.counts = e.integers("counts", 0, kInt64Max);
+        h.empty_blocks = e.integer("empty_blocks", 0, kInt64Max);
+        if (h.lowest_exponent + static_cast<std::int64_t>(h.counts.size()) - 1 > highest) {
+            e.fail(e.at("counts"), std::to_string(h.counts.size()) + " binades from 2^" + std::to_string(h.lowest_exponent) +
+                                       " reach past 2^" + std::to_string(highest) + ", the last bin");
+        }
+        out.push_back(std::move(h));
+    }
+    return out;
 }
 
 StepBreakdown read_breakdown(const Reader& r) {
@@ -514,6 +553,7 @@ void read_slots_and_steps(const Reader& r, RunRecord& record) {
         previous = step.step;
         record.steps.push_back(step);
     }
+    if (r.has("fp8_block_scales")) record.fp8_block_scales = read_block_scales(r, record.fp8_slots.size());
 }
 
 DataFileInfo read_data_file(const Reader& r) {

@@ -39,7 +39,10 @@ std::string_view unfinished_mark(RunStatus status) {
 }
 
 std::string display_name(const RunRecord& record) {
-    return display_name(record.config.name, record.execution.fp8_emulated);
+    const ScalingKind scaling = record.config.fp8.scaling;
+    const bool microscaling = record.config.precision == Precision::Fp8 && is_microscaling(scaling);
+    return display_name(record.config.name, record.execution.fp8_emulated,
+                        !microscaling ? "FP8" : scaling == ScalingKind::Mxfp8 ? "MXFP8" : "NVFP4");
 }
 
 std::string make_run_id() {

@@ -272,6 +272,8 @@ struct RunRecord {
     Execution execution;
     std::vector<StepMetrics> steps;
     std::vector<Fp8SlotInfo> fp8_slots;  // FP8 runs: the slots each step's `fp8` samples describe
+    // Inspected runs of a recipe with block scales: one histogram per fp8_slots entry, same order (else empty).
+    std::vector<Fp8ScaleHistogram> fp8_block_scales;
     RunSummary summary;
     RunStatus status = RunStatus::Running;
     std::optional<ErrorKind> error_kind;  // failed runs (mark_failed)

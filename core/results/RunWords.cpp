@@ -4,9 +4,9 @@
 
 namespace tewb {
 
-std::string display_name(const std::string& name, bool fp8_emulated) {
+std::string display_name(const std::string& name, bool fp8_emulated, std::string_view format) {
     if (!fp8_emulated || name.find("emulated") != std::string::npos) return name;
-    return name + " (emulated FP8)";
+    return name + " (emulated " + std::string(format) + ")";
 }
 
 std::string precision_label(std::string_view precision, bool fp8_emulated) {
@@ -15,6 +15,10 @@ std::string precision_label(std::string_view precision, bool fp8_emulated) {
 
 std::string emulated_speedup_reason() {
     return "FP8 GEMMs emulated in higher precision: this ratio is the emulation's cost and not FP8's speed";
+}
+
+std::string emulated_format_memory_reason() {
+    return "emulated: its memory holds the emulation's copies (a byte per value, float32 block scales), not the format's bytes";
 }
 
 std::string fp8_implementation_words(bool fp8_emulated) {

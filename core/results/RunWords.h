@@ -9,9 +9,9 @@
 namespace tewb {
 
 // The name a run is shown and exported under: its configured name, with " (emulated FP8)" added when its FP8 GEMMs
-// were emulated, so no table, legend or CSV can show an emulated run as if it were FP8 speed. Unchanged when the
-// name already says "emulated".
-std::string display_name(const std::string& name, bool fp8_emulated);
+// were emulated ("(emulated MXFP8)", "(emulated NVFP4)" for Blackwell's formats: `format`), so no table, legend or CSV
+// can show an emulated run as if it were that format's speed. Unchanged when the name already says "emulated".
+std::string display_name(const std::string& name, bool fp8_emulated, std::string_view format = "FP8");
 // A precision as tables show it: "fp8", or "fp8 (emulated)". `precision` is the text to show ("fp8", "FP8").
 std::string precision_label(std::string_view precision, bool fp8_emulated);
 // What a speedup cell says instead of a ratio when the run's FP8 GEMMs were emulated: the ratio is then the
@@ -20,6 +20,9 @@ inline constexpr std::string_view kEmulatedSpeedup = "emulated";
 // The reason, for tooltips, CSV notes and reports (no comma, so a CSV cell needs no quotes): "FP8 GEMMs
 // emulated in higher precision: this ratio is the emulation's cost and not FP8's speed".
 std::string emulated_speedup_reason();
+// Why an emulated MXFP8 or NVFP4 run has no memory ratio: "emulated: its memory holds the emulation's copies (a byte
+// per value, float32 block scales), not the format's bytes".
+std::string emulated_format_memory_reason();
 // The report's label for such a run among "what to know before trusting its numbers": "emulated FP8".
 inline constexpr std::string_view kEmulatedFp8Label = "emulated FP8";
 

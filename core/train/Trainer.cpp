@@ -319,6 +319,7 @@ private:
             record_.execution.fused_launches_per_step =
                 static_cast<double>(ops_.kernel_launches() - s.launches_at_timed_start) / timed;
         }
+        if (s.fp8_state && config_.inspect_fp8) record_.fp8_block_scales = s.fp8_state->block_scale_histograms();
         if (s.fp8_state && config_.inspect_fp8 && device_.is_cpu() && timed > 0) {
             record_.execution.fp8_inspection_ms = s.fp8_state->take_inspection_ms() / timed;
         }

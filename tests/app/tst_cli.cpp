@@ -106,8 +106,6 @@ private Q_SLOTS:
                                                  << "--nvfp4-hadamard goes with --recipe nvfp4";
         QTest::newRow("nvfp4 rounding word") << te_fp8 + QStringList{"--recipe", "nvfp4", "--nvfp4-stochastic-rounding", "sr"}
                                              << "--nvfp4-stochastic-rounding 'sr': unknown value; allowed: on|off";
-        QTest::newRow("fused mxfp8") << te_fp8 + QStringList{"--recipe", "mxfp8", "--te-impl", "fused"}
-                                     << "--te-impl fused with --recipe mxfp8: the fused kernels do not run the microscaling";
         QTest::newRow("margin with nvfp4") << te_fp8 + QStringList{"--recipe", "nvfp4", "--margin", "2"}
                                            << "nvfp4 scaling has no margin";
         QTest::newRow("calibrate without fp8") << QStringList{"run", "--calibrate-first-step", "off"}
@@ -673,12 +671,16 @@ private Q_SLOTS:
         const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 1 + 3 * static_cast<int>(slots));
         QCOMPARE(lines[0], QStringLiteral("run_id,run_name,step,phase,module,slot,dtype,amax,scale,saturated_fraction,underflow_fraction,"
-                                          "rel_mse,snr_db,current_rel_mse,current_snr_db,block_rel_mse,block_snr_db"));
+                                          "rel_mse,snr_db,current_rel_mse,current_snr_db,block_rel_mse,block_snr_db,"
+                                          "mxfp8_rel_mse,mxfp8_snr_db,nvfp4_rel_mse,nvfp4_snr_db"));
         // Inspected: every slot's quantization error and the what-if errors, in the record and the CSV.
         QCOMPARE(record["steps"][2]["fp8"]["rel_mse"].size(), slots);
-        QCOMPARE(record["steps"][2]["fp8"]["block_rel_mse"].size(), slots);
+        for (const char* what_if : {"current_rel_mse", "block_rel_mse", "mxfp8_rel_mse", "nvfp4_rel_mse"}) {
+            QCOMPARE(record["steps"][2]["fp8"][what_if].size(), slots);
+        }
+        QVERIFY(record["fp8_block_scales"].is_null());  // delayed scaling: one scale per tensor
         QVERIFY(record["execution"]["fp8_inspection_ms"].get<double>() > 0);
-        QVERIFY2(lines[1].split(',').size() == 17 && !lines[1].endsWith(QLatin1Char(',')), qPrintable(lines[1]));
+        QVERIFY2(lines[1].split(',').size() == 21 && !lines[1].endsWith(QLatin1Char(',')), qPrintable(lines[1]));
         QVERIFY2(lines[1].contains(QStringLiteral(",1,warmup,blocks_0.qkv,input,e4m3,")), qPrintable(lines[1]));
 
         // The stored run is labelled as emulated in the history too, and exports its FP8 statistics.

@@ -655,58 +655,6 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(ConfigError, block_gemm_reference(qa, block_quantize(at::zeros({4, 100}), kWeightBlock, Fp8Dtype::E4M3)));
     }
 
-    // The inspector's quantization errors, checked against sums computed here, and its what-if values
-    // against running that recipe (current scaling) or quantizing by hand (block scaling).
-    void inspectorErrorsAndWhatIf() {
-        at::manual_seed(9);
-        const at::Tensor x = at::randn({40, 300}) * 3.0;
-        const auto context = one_gemm_context(Fp8Recipe::seed_defaults(), /*inspect=*/true);
-        // The delayed scale of step 2 comes from step 1's amax; use a different tensor in step 1.
-        const Fp8Quantizer input{context, Fp8Pass::Forward, 0};
-        reference_ops().quantize(x * 0.25, input, false);
-        context->update(Fp8Pass::Forward);
-        const float scale = context->scales(Fp8Pass::Forward)[0].item<float>();
-        reference_ops().quantize(x, input, false);
-        context->update(Fp8Pass::Forward);
-        const std::vector<Fp8SlotSample> samples =
-            Fp8Context::read_statistics(context->statistics().contiguous().data_ptr<float>(), context->statistics_rows());
-        const Fp8SlotSample& got = samples[0];  // the input slot
-        QVERIFY(got.rel_mse && got.current_rel_mse && got.block_rel_mse);
-        const at::Tensor xd = x.to(at::kDouble);
-        const double signal = xd.pow(2).sum().item<double>();
-        // As cast: x · scale, clamped, E4M3, back over the scale.
-        const at::Tensor cast = (x * scale).clamp(-448, 448).to(at::kFloat8_e4m3fn).to(at::kDouble) / scale;
-        const double expected = (cast - xd).pow(2).sum().item<double>() / signal;
-        QVERIFY2(std::abs(*got.rel_mse - expected) <= 1e-5 * expected, qPrintable(QStringLiteral("%1 vs %2").arg(*got.rel_mse).arg(expected)));
-        // What-if current scaling = one step of the current recipe on the same tensor.
-        Fp8Recipe current = Fp8Recipe::seed_defaults();
-        current.scaling = ScalingKind::Current;
-        const auto other = one_gemm_context(current);
-        const at::Tensor current_back = reference_ops().quantize(x, Fp8Quantizer{other, Fp8Pass::Forward, 0}, false).dequantize();
-        const double current_expected = (current_back.to(at::kDouble) - xd).pow(2).sum().item<double>() / signal;
-        QVERIFY2(std::abs(*got.current_rel_mse - current_expected) <= 1e-5 * current_expected,
-                 qPrintable(QStringLiteral("%1 vs %2").arg(*got.current_rel_mse).arg(current_expected)));
-        // What-if block scaling: 1×128 blocks along each row, power-of-two scales, E4M3, by hand.
-        double block_error = 0;
-        for (int r = 0; r < 40; ++r) {
-            for (int c0 = 0; c0 < 300; c0 += 128) {
-                const at::Tensor part = x[r].narrow(0, c0, std::min(128, 300 - c0));
-                const float amax = part.abs().max().item<float>();
-                const float block_scale = std::exp2(std::floor(std::log2(448.0f / amax)));
-                const at::Tensor back = (part * block_scale).clamp(-448, 448).to(at::kFloat8_e4m3fn).to(at::kDouble) / block_scale;
-                block_error += (back - part.to(at::kDouble)).pow(2).sum().item<double>();
-            }
-        }
-        QVERIFY2(std::abs(*got.block_rel_mse - block_error / signal) <= 1e-5 * block_error / signal,
-                 qPrintable(QStringLiteral("%1 vs %2").arg(*got.block_rel_mse).arg(block_error / signal)));
-        QCOMPARE(snr_db(0.001), 30.0);
-        // Without inspection there are no errors.
-        const auto plain = one_gemm_context(Fp8Recipe::seed_defaults());
-        reference_ops().quantize(x, Fp8Quantizer{plain, Fp8Pass::Forward, 0}, false);
-        plain->update(Fp8Pass::Forward);
-        QVERIFY(!Fp8Context::read_statistics(plain->statistics().contiguous().data_ptr<float>(), 1)[0].rel_mse);
-    }
-
     void amaxListParsing() {
         const std::vector<float> values = parse_amax_list("--amax", "3.5,0,1e-40,inf,nan,-0,1e-50");
         QCOMPARE(values.size(), std::size_t{7});

@@ -255,6 +255,98 @@ private Q_SLOTS:
         if (config.precision == Precision::Fp8) check_graph_shaped_order(trainer_, config, fused);
     }
 
+    // Blackwell's formats on the fused path: the cast kernels (host twins here) give the reference casts' bits, both
+    // copies, NVFP4's stochastic rounding (its draws in the same order) and Hadamard-transformed copy included, in the
+    // launches the ledger counts (a cast kernel counts one launch per copy it writes): MXFP8 two, NVFP4 the amax and
+    // two, or with the Hadamard transform the amax, the rows, the transform, its amax and its copy.
+    void microscalingCastsMatchTheReference_data() {
+        QTest::addColumn<int>("scaling");
+        QTest::addColumn<int>("slot");  // backward 0: a gradient; forward 1: a weight
+        QTest::addColumn<bool>("hadamard");
+        QTest::addColumn<int>("launches");
+        QTest::newRow("mxfp8 gradient") << int(ScalingKind::Mxfp8) << 0 << true << 2;
+        QTest::newRow("mxfp8 weight") << int(ScalingKind::Mxfp8) << 1 << true << 2;
+        QTest::newRow("nvfp4 gradient (stochastic, Hadamard)") << int(ScalingKind::Nvfp4) << 0 << true << 5;
+        QTest::newRow("nvfp4 gradient (stochastic)") << int(ScalingKind::Nvfp4) << 0 << false << 3;
+        QTest::newRow("nvfp4 weight (16x16 tiles)") << int(ScalingKind::Nvfp4) << 1 << true << 3;
+    }
+    void microscalingCastsMatchTheReference() {
+        QFETCH(int, scaling);
+        QFETCH(int, slot);
+        QFETCH(bool, hadamard);
+        QFETCH(int, launches);
+        Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+        recipe.nvfp4_hadamard = hadamard;
+        recipe.scaling = static_cast<ScalingKind>(scaling);
+        recipe.format = RecipeFormat::E4M3;
+        recipe.margin = 0;
+        const Fp8Pass pass = slot == 0 ? Fp8Pass::Backward : Fp8Pass::Forward;
+        at::manual_seed(21);
+        const at::Tensor x = (at::randn({64, 80}) * 3).to(at::kBFloat16);
+        const auto cast = [&](const TeOps& ops) {
+            auto context = std::make_shared<Fp8Context>();
+            context->add_gemm("g");
+            context->prepare(recipe, false, c10::Device(c10::kCPU), ops);
+            context->draw_random(1000);  // a stream already in use
+            ops.quantize(x, Fp8Quantizer{context, pass, slot}, false);  // a first cast draws too
+            const std::uint64_t before = ops.kernel_launches();
+            Fp8Tensor q = ops.quantize(x, Fp8Quantizer{context, pass, slot}, true);
+            const std::uint64_t used = ops.kernel_launches() - before;
+            context->update(pass);
+            return std::tuple{q, used, context->history(pass).select(1, 0).clone()};
+        };
+        const auto [want, unused, want_history] = cast(reference_ops());
+        const auto [got, used, got_history] = cast(fused_host_ops());
+        QCOMPARE(static_cast<int>(used), launches);
+        QVERIFY(got.mx && *got.mx == *want.mx);
+        QVERIFY(at::equal(got.data.to(at::kFloat), want.data.to(at::kFloat)));
+        QVERIFY(at::equal(got.scale_inv, want.scale_inv));
+        QVERIFY(at::equal(got.transposed.to(at::kFloat), want.transposed.to(at::kFloat)));
+        QVERIFY(at::equal(got.transposed_scale_inv, want.transposed_scale_inv));
+        if (recipe.scaling == ScalingKind::Nvfp4) {
+            QVERIFY(at::equal(got.tensor_scale_inv, want.tensor_scale_inv));
+            QVERIFY(at::equal(got.transposed_tensor_scale_inv, want.transposed_tensor_scale_inv));
+        }
+        QVERIFY(at::equal(got_history, want_history));  // the slots' amaxes
+    }
+
+    // Both formats train on the fused path (--te-impl fused: the casts on the kernels, the GEMMs emulated) as on the
+    // reference (within the bound of the rows below: the fused norms round differently, so the tensors cast differ in
+    // their last bits), labelled emulated, with no fallback, inspected alike.
+    void microscalingTrainsOnTheFusedPath_data() {
+        QTest::addColumn<int>("scaling");
+        QTest::newRow("mxfp8") << int(ScalingKind::Mxfp8);
+        QTest::newRow("nvfp4") << int(ScalingKind::Nvfp4);
+    }
+    void microscalingTrainsOnTheFusedPath() {
+        QFETCH(int, scaling);
+        RunConfig config = quick(Precision::Fp8);
+        config.fp8.scaling = static_cast<ScalingKind>(scaling);
+        config.fp8.format = RecipeFormat::E4M3;
+        config.fp8.margin = 0;
+        config.iters = kUnderAsan ? 2 : 8;
+        config.inspect_fp8 = true;
+        config.te_impl = TeImpl::Reference;
+        const RunRecord reference = trainer_.run(config);
+        config.te_impl = TeImpl::Fused;
+        const RunRecord fused = trainer_.run(config);
+        QVERIFY2(fused.status == RunStatus::Finished, fused.message.c_str());
+        QCOMPARE(fused.execution.te_impl, std::string("fused-host"));
+        QVERIFY(fused.execution.fp8_emulated);
+        for (const Fallback& f : fused.execution.fallbacks) qWarning("fallback: %s: %s (%lld)", f.op.c_str(), f.reason.c_str(), static_cast<long long>(f.count));
+        QVERIFY(fused.execution.fallbacks.empty());
+        QVERIFY(fused.execution.fused_launches_per_step && *fused.execution.fused_launches_per_step > 0);
+        double worst = 0;
+        for (std::size_t i = 0; i < fused.steps.size(); ++i) {
+            QVERIFY(std::isfinite(fused.steps[i].loss));
+            worst = std::max(worst, std::abs(fused.steps[i].loss - reference.steps[i].loss) / std::abs(reference.steps[i].loss));
+        }
+        QVERIFY2(worst <= 2e-2, qPrintable(QStringLiteral("relative loss difference %1").arg(worst)));
+        // Inspected on both paths alike: every slot's error and what-ifs, and the block scales' histograms.
+        for (const Fp8SlotSample& sample : fused.steps.back().fp8) QVERIFY(sample.rel_mse && sample.what_if(WhatIf::Nvfp4));
+        QCOMPARE(fused.fp8_block_scales.size(), fused.fp8_slots.size());
+    }
+
     // The fused path's orchestration (FusedOps) over the host kernels trains as the reference does: BF16
     // within 1e-3 relative of the reference's losses, FP8 (every recipe, with and without inspection)
     // within 2e-2 (the casts are the same, but a GEMM summed in another order can move an element across a

@@ -481,6 +481,41 @@ private Q_SLOTS:
         }
     }
 
+    // Blackwell's formats emulated say which format in their name, and have no memory ratio (their memory holds the
+    // emulation's copies); a default name carries a recipe other than delayed scaling.
+    void emulatedMicroscalingRunsNameTheirFormatAndHaveNoMemoryRatio() {
+        const RunRecord base = timed_run("torch bf16 (baseline)", {10, 10.2, 9.8});
+        RunRecord mxfp8 = timed_run("te fp8 mxfp8 cpu", {5, 6});
+        mxfp8.config.precision = Precision::Fp8;
+        mxfp8.config.fp8.scaling = ScalingKind::Mxfp8;
+        mxfp8.execution.fp8_emulated = true;
+        RunRecord nvfp4 = mxfp8;
+        nvfp4.config.name = "te fp8 nvfp4 cpu";
+        nvfp4.config.fp8.scaling = ScalingKind::Nvfp4;
+        QCOMPARE(display_name(mxfp8), std::string("te fp8 mxfp8 cpu (emulated MXFP8)"));
+        QCOMPARE(display_name(nvfp4), std::string("te fp8 nvfp4 cpu (emulated NVFP4)"));
+        const std::vector<RunRecord> runs{base, mxfp8, nvfp4};
+        const std::vector<ComparisonRow> rows = compare_runs(runs, 0);
+        QVERIFY(rows[1].emulated_format_memory && !rows[1].memory_ratio && rows[1].speedup);
+        const std::string table = render_summary_table(runs, 0);
+        QVERIFY2(table.find("no memory ratio: te fp8 nvfp4 cpu (emulated NVFP4): emulated: its memory holds") != std::string::npos,
+                 table.c_str());
+        RunRecord fp8 = base;
+        fp8.config.precision = Precision::Fp8;
+        QVERIFY(!compare_runs({base, fp8}, 0)[1].emulated_format_memory);  // FP8 emulated: its casts are the format's bytes
+
+        RunConfig config = make_preset(Preset::QuickCpu);
+        config.backend = Backend::Te;
+        config.precision = Precision::Fp8;
+        config.fp8.margin = 0;
+        QCOMPARE(resolve(config, DeviceInfo{}).name, std::string("te fp8 cpu"));
+        config.fp8.scaling = ScalingKind::Nvfp4;
+        QCOMPARE(resolve(config, DeviceInfo{}).name, std::string("te fp8 nvfp4 cpu"));
+        config.fp8.scaling = ScalingKind::Block;
+        config.fp8.format = RecipeFormat::E4M3;
+        QCOMPARE(resolve(config, DeviceInfo{}).name, std::string("te fp8 block cpu"));
+    }
+
     // An emulated run's step time is the emulation's cost: no table, CSV file, headline or sweep statement
     // shows its ratio to the baseline as a speedup, even when it is the fastest run.
     void emulatedRunsAreNeverASpeedup() {

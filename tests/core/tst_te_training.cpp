@@ -272,11 +272,16 @@ private Q_SLOTS:
                 std::frexp(448.0f / s.amax, &exponent);
                 QCOMPARE(s.scale, std::ldexp(1.0f, exponent - 1));  // the amax block's scale: the power of two below
                 QCOMPARE(*s.saturated, 0.0f);  // every block maps its own amax below 448
-                QCOMPARE(*s.rel_mse, *s.block_rel_mse);  // as cast is block scaling
+                QCOMPARE(*s.rel_mse, *s.what_if(WhatIf::Block));  // as cast is block scaling
             }
         }
+        // The block scales' histograms: one per slot; a step casts each weight's 128 × 128 tiles, each activation's
+        // 1 × 128 blocks once.
+        QCOMPARE(record.fp8_block_scales.size(), record.fp8_slots.size());
+        for (const Fp8ScaleHistogram& h : record.fp8_block_scales) QVERIFY(h.blocks() > 0 && h.blocks() % record.steps.size() == 0);
         const RunRecord back = record_from_json_text(record_to_json_text(record), "test");
         QCOMPARE(back.config.fp8, record.config.fp8);
+        QCOMPARE(back.fp8_block_scales, record.fp8_block_scales);
         RunConfig exact = config;
         exact.fp8.block_power_of_two = false;
         exact.iters = 3;
@@ -336,6 +341,31 @@ private Q_SLOTS:
         }
         const RunRecord back = record_from_json_text(record_to_json_text(record), "test");
         QCOMPARE(back.config.fp8, record.config.fp8);
+    }
+
+    // An inspected microscaling run: its casts of inputs are the what-if of its own format (MXFP8 for both
+    // slots of the forward, NVFP4's rows rounded to nearest for inputs), and every slot has a block-scale histogram.
+    void microscalingRunsInspected() {
+        for (const ScalingKind scaling : {ScalingKind::Mxfp8, ScalingKind::Nvfp4}) {
+            RunConfig config = quick(Backend::Te, Precision::Fp8, 1, 2);
+            config.fp8.scaling = scaling;
+            config.fp8.format = RecipeFormat::E4M3;
+            config.inspect_fp8 = true;
+            const RunRecord record = trainer_.run(config);
+            QCOMPARE(record.status, RunStatus::Finished);
+            const WhatIf own = scaling == ScalingKind::Mxfp8 ? WhatIf::Mxfp8 : WhatIf::Nvfp4;
+            for (const StepMetrics& step : record.steps) {
+                for (std::size_t i = 0; i < step.fp8.size(); ++i) {
+                    const Fp8SlotSample& s = step.fp8[i];
+                    QVERIFY(s.rel_mse && s.saturated && s.underflow);
+                    for (const WhatIf w : kWhatIfs) QVERIFY(s.what_if(w));
+                    if (record.fp8_slots[i].role == SlotRole::Input) QCOMPARE(*s.rel_mse, *s.what_if(own));
+                }
+            }
+            QCOMPARE(record.fp8_block_scales.size(), record.fp8_slots.size());
+            for (const Fp8ScaleHistogram& h : record.fp8_block_scales) QVERIFY(h.blocks() > 0);
+            QVERIFY(render_fp8_summary(record).find("block scales over the run") != std::string::npos);
+        }
     }
 
     // The run's choice of ops is made once, before any work, and the record says which ran.

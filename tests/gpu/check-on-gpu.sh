@@ -128,6 +128,16 @@ echo "== te-bench run: te FP8 with current scaling ($preset preset; the scale of
 stage 150 "$bench" run --preset "$preset" --backend te --precision fp8 --recipe current --device cuda --no-store \
   --json "$out/current.json" 2>> "$out/compare.log" || status=1
 
+# Blackwell's formats emulated on this GPU: their casts on the CUDA kernels (--te-impl fused; never run on a GPU before
+# 2026-12-06) against the reference's LibTorch casts, a few steps each; the losses should agree within a few 1e-3.
+for recipe in mxfp8 nvfp4; do
+  for impl in fused reference; do
+    echo "== te-bench run: te FP8 $recipe, emulated, --te-impl $impl ($preset preset, 5 steps)"
+    stage 90 "$bench" run --preset "$preset" --backend te --precision fp8 --recipe "$recipe" --te-impl "$impl" --device cuda \
+      --warmup 2 --iters 5 --no-store --json "$out/$recipe-$impl.json" 2>> "$out/compare.log" || status=1
+  done
+done
+
 echo "== te-bench run: te FP8 with its first step at scale 1, as Transformer Engine ($preset preset): what calibration changes"
 stage 120 "$bench" run --preset "$preset" --backend te --precision fp8 --calibrate-first-step off --device cuda --no-store \
   --json "$out/uncalibrated.json" 2>> "$out/compare.log" || status=1

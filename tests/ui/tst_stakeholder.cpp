@@ -21,6 +21,7 @@
 #include "core/common/Error.h"
 #include "core/results/ReportText.h"
 #include "core/results/RunGroups.h"
+#include "ui/charts/BlockScaleHistogram.h"
 #include "ui/charts/ChartsPanel.h"
 #include "ui/charts/Fp8Inspector.h"
 #include "ui/charts/MetricChartView.h"
@@ -475,13 +476,41 @@ private Q_SLOTS:
         QTableWidget* table = inspector.whatIfTable();
         QCOMPARE(table->rowCount(), 2);
         QCOMPARE(table->item(0, 4)->text(), QStringLiteral("50.0"));  // −10·log10(1e-5)
-        QCOMPARE(table->item(0, 6)->text(), QStringLiteral("block scaling"));
-        QCOMPARE(table->item(1, 6)->text(), QStringLiteral("this recipe"));
+        QCOMPARE(table->columnCount(), 9);  // slot, dtype, SNR, 4 what-ifs, worst saturated, least error
+        QCOMPARE(table->horizontalHeaderItem(5)->text(), QStringLiteral("what-if MXFP8 dB"));
+        QCOMPARE(table->item(0, 5)->text(), QStringLiteral("–"));  // a record without the microscaling what-ifs
+        QCOMPARE(table->item(0, 8)->text(), QStringLiteral("block scaling"));
+        QCOMPARE(table->item(1, 8)->text(), QStringLiteral("this recipe"));
+        QVERIFY(inspector.blockScales()->isHidden());  // delayed scaling: no block scales
         // Clicking a row picks that slot.
         QSignalSpy picked(&inspector, &Fp8Inspector::slotPicked);
         Q_EMIT table->cellClicked(1, 0);
         QCOMPARE(picked.size(), 1);
         QCOMPARE(picked.front().front().value<Fp8SlotKey>().role, SlotRole::GradOutput);
+
+        // A block-scaled run with its histograms: the picked slot's is shown, and MXFP8 wins slot 0 where it erred least.
+        RunRecord block = r;
+        block.id = "block-run";
+        block.config.name = "te fp8 block";
+        block.config.fp8.scaling = ScalingKind::Block;
+        for (StepMetrics& s : block.steps) s.fp8[0].what_if(WhatIf::Mxfp8) = 1e-6f;
+        block.fp8_block_scales = {Fp8ScaleHistogram{-9, {5, 20, 3}, 2}, Fp8ScaleHistogram{-20, {7}, 0}};
+        runs.add(block);
+        inspector.runPicker()->setCurrentIndex(1);
+        QCOMPARE(inspector.runPicker()->currentText(), QStringLiteral("te fp8 block"));
+        QVERIFY(!inspector.blockScales()->isHidden());
+        QCOMPARE(table->item(0, 5)->text(), QStringLiteral("60.0"));
+        QCOMPARE(table->item(0, 8)->text(), QStringLiteral("MXFP8"));
+        QCOMPARE(inspector.blockScales()->histogram(), block.fp8_block_scales[1]);  // the slot picked before stays picked
+        Q_EMIT inspector.heatMap()->slotClicked(0);
+        QCOMPARE(inspector.blockScales()->histogram(), block.fp8_block_scales[0]);
+        QCOMPARE(inspector.blockScales()->title(), QStringLiteral("blocks_0.fc1 · input"));
+        BlockScaleHistogram* bars = inspector.blockScales();
+        bars->resize(600, 200);
+        QCOMPARE(bars->binadeAt(QPoint(64 + 3, 100)), std::optional<int>(-9));  // the first bar
+        QCOMPARE(bars->binadeAt(QPoint(600 - 14, 100)), std::optional<int>(-7));  // the last
+        QCOMPARE(bars->binadeAt(QPoint(10, 100)), std::nullopt);  // the axis labels
+        QVERIFY(test::distinct_colours(bars->render(QSize(600, 200))) >= 2);
     }
 
     // The run-setup form fits its pane at 1280×800: no field is cut at the right edge (the pane has no

@@ -17,6 +17,7 @@
 #include <QVBoxLayout>
 
 #include "core/common/TextTable.h"
+#include "ui/charts/BlockScaleHistogram.h"
 #include "ui/runs/RunCollection.h"
 
 namespace tewb::ui {
@@ -219,8 +220,9 @@ Fp8Inspector::Fp8Inspector(RunCollection* runs, QWidget* parent) : QWidget(paren
     row->addWidget(new QLabel(tr("colour:"), this));
     metricBox_ = new QComboBox(this);
     metricBox_->setObjectName(QStringLiteral("fp8InspectorMetric"));
-    for (const Fp8Metric m : {Fp8Metric::SnrDb, Fp8Metric::CurrentSnrDb, Fp8Metric::BlockSnrDb, Fp8Metric::Saturated,
-                              Fp8Metric::Underflow, Fp8Metric::Amax, Fp8Metric::Scale}) {
+    for (const Fp8Metric m : {Fp8Metric::SnrDb, Fp8Metric::CurrentSnrDb, Fp8Metric::BlockSnrDb, Fp8Metric::Mxfp8SnrDb,
+                              Fp8Metric::Nvfp4SnrDb, Fp8Metric::Saturated, Fp8Metric::Underflow, Fp8Metric::Amax,
+                              Fp8Metric::Scale}) {
         metricBox_->addItem(QString::fromUtf8(to_string(m).data()), static_cast<int>(m));
     }
     row->addWidget(metricBox_);
@@ -244,11 +246,14 @@ Fp8Inspector::Fp8Inspector(RunCollection* runs, QWidget* parent) : QWidget(paren
     table_->verticalHeader()->hide();
     // The what-if table keeps its header and a few rows whatever the map needs (at 1024×700 the map took all but
     // one row); neither side collapses.
+    scales_ = new BlockScaleHistogram(split);
     split->addWidget(heatScroll_);
     split->addWidget(table_);
+    split->addWidget(scales_);
     split->setChildrenCollapsible(false);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    split->setStretchFactor(2, 2);
     layout->addWidget(split, 1);
 
     connect(runBox_, &QComboBox::currentIndexChanged, this, &Fp8Inspector::updateView);
@@ -259,15 +264,35 @@ Fp8Inspector::Fp8Inspector(RunCollection* runs, QWidget* parent) : QWidget(paren
         const RunCollection::Entry* e = runs_->find(key);
         if (e && e->record.status != RunStatus::Running) updateRuns();  // a finished run: its full map
     });
-    const auto pick = [this](int row) {
-        const RunRecord* r = currentRecord();
-        if (!r || row < 0 || row >= static_cast<int>(r->fp8_slots.size())) return;
-        const Fp8SlotInfo& info = r->fp8_slots[static_cast<std::size_t>(row)];
-        Q_EMIT slotPicked(Fp8SlotKey{info.module, info.role});
-    };
-    connect(heatMap_, &Fp8HeatMap::slotClicked, this, pick);
-    connect(table_, &QTableWidget::cellClicked, this, [pick](int row, int) { pick(row); });
+    connect(heatMap_, &Fp8HeatMap::slotClicked, this, &Fp8Inspector::pickSlot);
+    connect(table_, &QTableWidget::cellClicked, this, [this](int row, int) { pickSlot(row); });
     updateRuns();
+}
+
+void Fp8Inspector::pickSlot(int row) {
+    const RunRecord* r = currentRecord();
+    if (!r || row < 0 || row >= static_cast<int>(r->fp8_slots.size())) return;
+    pickedRow_ = row;
+    updateBlockScales();
+    const Fp8SlotInfo& info = r->fp8_slots[static_cast<std::size_t>(row)];
+    Q_EMIT slotPicked(Fp8SlotKey{info.module, info.role});
+}
+
+// The picked slot's block scales where the run has them; hidden for runs without (one scale per tensor, or not
+// inspected).
+void Fp8Inspector::updateBlockScales() {
+    const RunRecord* r = currentRecord();
+    const bool shown = r && !r->fp8_block_scales.empty() && !r->fp8_slots.empty();
+    scales_->setVisible(shown);
+    if (!shown) {
+        scales_->show(std::nullopt, QString());
+        return;
+    }
+    const std::size_t row = static_cast<std::size_t>(
+        std::clamp(pickedRow_, 0, static_cast<int>(std::min(r->fp8_slots.size(), r->fp8_block_scales.size())) - 1));
+    const Fp8SlotInfo& info = r->fp8_slots[row];
+    scales_->show(r->fp8_block_scales[row], QStringLiteral("%1 · %2").arg(QString::fromStdString(info.module),
+                                                                        QString::fromUtf8(to_string(info.role).data())));
 }
 
 const RunRecord* Fp8Inspector::currentRecord() const {
@@ -314,8 +339,11 @@ void Fp8Inspector::updateView() {
                           "the run setup (or te-bench --inspect-fp8) for saturation, underflow, quantization SNR and the "
                           "what-if recipes."));
     } else {
-        QString text = tr("What-if columns: the error current scaling and block scaling (1×128, weights 128×128, E4M3, "
-                          "power-of-two scales) would have made on the same tensors; computed, not trained with.");
+        QString text = tr("What-if columns: the error current scaling, block scaling (1×128, weights 128×128, E4M3, "
+                          "power-of-two scales), MXFP8 (E4M3, a power-of-two scale per 32 values) and NVFP4 (E2M1, an E4M3 "
+                          "scale per 16 values, weights 16×16, and a tensor scale) would have made on the same tensors; "
+                          "computed, not trained with.");
+        if (!r->fp8_block_scales.empty()) text += tr(" Below the table: the block scales of the slot you click.");
         if (r->execution.fp8_inspection_ms && r->summary.mean_ms) {
             text += tr(" Inspection cost %1 ms of %2 ms per step.")
                         .arg(QString::number(*r->execution.fp8_inspection_ms, 'f', 1), QString::number(*r->summary.mean_ms, 'f', 1));
@@ -323,8 +351,9 @@ void Fp8Inspector::updateView() {
         note_->setText(text);
     }
     const std::vector<Fp8SlotDigest> digests = r ? fp8_slot_digests(*r) : std::vector<Fp8SlotDigest>{};
-    const QStringList header{tr("slot"), tr("dtype"), tr("SNR dB"), tr("what-if current dB"), tr("what-if block dB"),
-                             tr("worst saturated %"), tr("least error")};
+    QStringList header{tr("slot"), tr("dtype"), tr("SNR dB")};
+    for (const WhatIf w : kWhatIfs) header << tr("what-if %1 dB").arg(QString::fromUtf8(what_if_column(w).data()));
+    header << tr("worst saturated %") << tr("least error");
     table_->clear();
     table_->setColumnCount(static_cast<int>(header.size()));
     table_->setHorizontalHeaderLabels(header);
@@ -334,17 +363,17 @@ void Fp8Inspector::updateView() {
     table_->setRowCount(static_cast<int>(digests.size()));
     for (std::size_t i = 0; i < digests.size(); ++i) {
         const Fp8SlotDigest& d = digests[i];
-        const QString cells[] = {QStringLiteral("%1 · %2").arg(QString::fromStdString(d.slot.module),
-                                                               QString::fromUtf8(to_string(d.slot.role).data())),
-                                 QString::fromUtf8(to_string(d.slot.dtype).data()), number_text(d.snr_db),
-                                 number_text(d.current_snr_db), number_text(d.block_snr_db),
-                                 d.worst_saturated ? number_text(100.0 * *d.worst_saturated, 3) : QStringLiteral("–"),
-                                 d.best.empty() ? QStringLiteral("–") : QString::fromStdString(d.best)};
+        QStringList cells{QStringLiteral("%1 · %2").arg(QString::fromStdString(d.slot.module), QString::fromUtf8(to_string(d.slot.role).data())),
+                          QString::fromUtf8(to_string(d.slot.dtype).data()), number_text(d.snr_db)};
+        for (const std::optional<double>& what_if : d.what_if_snr_db) cells << number_text(what_if);
+        cells << (d.worst_saturated ? number_text(100.0 * *d.worst_saturated, 3) : QStringLiteral("–"))
+              << (d.best.empty() ? QStringLiteral("–") : QString::fromStdString(d.best));
         for (int c = 0; c < static_cast<int>(header.size()); ++c) {
             table_->setItem(static_cast<int>(i), c, new QTableWidgetItem(cells[c]));
         }
     }
     table_->resizeColumnsToContents();
+    updateBlockScales();
 }
 
 }  // namespace tewb::ui

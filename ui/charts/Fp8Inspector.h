@@ -16,6 +16,7 @@ class QTableWidget;
 
 namespace tewb::ui {
 
+class BlockScaleHistogram;
 class RunCollection;
 
 // The heat map of one FP8 run: a row per cast slot, a column per step, each cell coloured by the chosen
@@ -67,10 +68,10 @@ private:
     QString metricName_;
 };
 
-// The FP8 inspector under the FP8 charts: run and metric pickers, the heat map, and the what-if table
-// (per slot: median SNR as cast and under current and block scaling, worst saturation, which recipe would
-// have erred least; core's fp8_slot_digests). Clicking a heat-map row or a table row picks that slot in
-// the FP8 charts.
+// The FP8 inspector under the FP8 charts: run and metric pickers, the heat map, the what-if table (per slot:
+// median SNR as cast and under current, block, MXFP8 and NVFP4 scaling, worst saturation, which recipe would have
+// erred least; core's fp8_slot_digests) and, for inspected runs of a recipe with block scales, the block scales'
+// histogram of the picked slot. Clicking a heat-map row or a table row picks that slot here and in the FP8 charts.
 class Fp8Inspector : public QWidget {
     Q_OBJECT
 
@@ -80,6 +81,9 @@ public:
     QComboBox* runPicker() const { return runBox_; }
     QComboBox* metricPicker() const { return metricBox_; }
     QTableWidget* whatIfTable() const { return table_; }
+    BlockScaleHistogram* blockScales() const { return scales_; }
+    // Picks the slot in row `row` of the run's slots (as a click on the map or the table does).
+    void pickSlot(int row);
 
 Q_SIGNALS:
     void slotPicked(Fp8SlotKey slot);
@@ -87,6 +91,7 @@ Q_SIGNALS:
 private:
     void updateRuns();
     void updateView();
+    void updateBlockScales();
     const RunRecord* currentRecord() const;
 
     RunCollection* runs_;
@@ -96,6 +101,8 @@ private:
     Fp8HeatMap* heatMap_;
     QScrollArea* heatScroll_;
     QTableWidget* table_;
+    BlockScaleHistogram* scales_;
+    int pickedRow_ = 0;
     std::vector<int> keys_;  // the runs with FP8 statistics, in the picker's order
 };
 

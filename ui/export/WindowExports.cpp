@@ -22,6 +22,13 @@ bool has_fp8_statistics(const RunCollection& runs) {
     return false;
 }
 
+bool has_block_scales(const RunCollection& runs) {
+    for (const RunCollection::Entry& e : runs.entries()) {
+        if (!e.record.fp8_block_scales.empty()) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 void export_dashboard_png(const ExportSources& sources, const std::filesystem::path& path) {
@@ -48,6 +55,10 @@ void export_fp8_csv(const ExportSources& sources, const std::filesystem::path& p
     write_file_atomically(path, fp8_csv_text(sources.runs.records()));
 }
 
+void export_block_scales_csv(const ExportSources& sources, const std::filesystem::path& path) {
+    write_file_atomically(path, block_scales_csv_text(sources.runs.records()));
+}
+
 void export_json(const ExportSources& sources, const std::filesystem::path& path) {
     if (sources.runs.empty()) throw DataError(path.string() + ": there are no runs to write");
     write_file_atomically(path, records_to_json_text(sources.runs.records()));
@@ -68,7 +79,8 @@ QStringList export_all_file_names() {
     return {QStringLiteral("window.png"),     QStringLiteral("dashboard.png"), QStringLiteral("loss.png"),
             QStringLiteral("step_ms.png"),    QStringLiteral("memory.png"),    QStringLiteral("fp8_amax.png"),
             QStringLiteral("fp8_scale.png"),  QStringLiteral("fp8_heatmap.png"), QStringLiteral("steps.csv"),
-            QStringLiteral("comparison.csv"), QStringLiteral("fp8.csv"),       QStringLiteral("runs.json")};
+            QStringLiteral("comparison.csv"), QStringLiteral("fp8.csv"),       QStringLiteral("fp8_block_scales.csv"),
+            QStringLiteral("runs.json")};
 }
 
 void export_all(const ExportSources& sources, const QImage& window, const std::filesystem::path& directory) {
@@ -78,6 +90,7 @@ void export_all(const ExportSources& sources, const QImage& window, const std::f
     export_steps_csv(sources, directory / "steps.csv");
     export_comparison_csv(sources, directory / "comparison.csv");
     if (has_fp8_statistics(sources.runs)) export_fp8_csv(sources, directory / "fp8.csv");
+    if (has_block_scales(sources.runs)) export_block_scales_csv(sources, directory / "fp8_block_scales.csv");
     if (!sources.runs.empty()) export_json(sources, directory / "runs.json");
 }
 

@@ -40,12 +40,13 @@ void export_chart_pngs(const ExportSources& sources, const std::filesystem::path
 void export_steps_csv(const ExportSources& sources, const std::filesystem::path& path);
 void export_comparison_csv(const ExportSources& sources, const std::filesystem::path& path);
 void export_fp8_csv(const ExportSources& sources, const std::filesystem::path& path);
+void export_block_scales_csv(const ExportSources& sources, const std::filesystem::path& path);
 void export_json(const ExportSources& sources, const std::filesystem::path& path);  // refuses when there are no runs
 // Every run shown as TensorBoard event files under `directory` (core's write_tensorboard); refuses when there are none.
 std::vector<std::filesystem::path> export_tensorboard(const ExportSources& sources, const std::filesystem::path& directory);
 
-// Every file export_all may write (fp8.csv and the FP8 charts only with FP8 statistics, runs.json only with
-// runs), for the checks before a demo trains.
+// Every file export_all may write (fp8.csv and the FP8 charts only with FP8 statistics, fp8_block_scales.csv only
+// with block-scale histograms, runs.json only with runs), for the checks before a demo trains.
 QStringList export_all_file_names();
 // `window` (the window as it looks) as window.png, then the dashboard, the charts, the CSVs and the records,
 // into `directory`, which must exist; stops at the first failure.

@@ -8,6 +8,7 @@
 #include <QImage>
 #include <QPageLayout>
 #include <QPageSize>
+#include <QPainter>
 #include <QPdfWriter>
 #include <QTextDocument>
 #include <QUrl>
@@ -18,6 +19,7 @@
 #include "core/results/Fp8Summary.h"
 #include "core/results/ReportText.h"
 #include "core/results/RunGroups.h"
+#include "ui/charts/BlockScaleHistogram.h"
 #include "ui/charts/Fp8Inspector.h"
 #include "ui/charts/MetricPlot.h"
 #include "ui/common/Theme.h"
@@ -126,7 +128,35 @@ QString heatMapFigure(const RunRecord& r, const QString& name, ReportContent& re
         .arg(figure_caption_prefix(figure), esc(display_name(r)));
 }
 
-// The FP8 digest of each FP8 run, and for an inspected run the heat map of its casts' SNR (slot × step).
+// An inspected block-scaled run's block scales per slot role (its slots' histograms added together), one above the
+// other, as a figure.
+QString blockScalesFigure(const RunRecord& r, const QString& name, ReportContent& report, int figure) {
+    constexpr int kWidth = 1000;
+    constexpr int kPanel = 170;
+    const SlotRole roles[] = {SlotRole::Input, SlotRole::Weight, SlotRole::GradOutput};
+    QImage image(QSize(kWidth, kPanel * 3) * 2, QImage::Format_ARGB32_Premultiplied);
+    {
+        QPainter painter(&image);
+        BlockScaleHistogram panel;
+        panel.setPalette(light_palette());
+        for (int i = 0; i < 3; ++i) {
+            panel.show(merged_block_scales(r, roles[i]), QStringLiteral("all %1 slots").arg(QString::fromUtf8(to_string(roles[i]).data())));
+            painter.drawImage(QPoint(0, i * kPanel * 2), panel.render(QSize(kWidth, kPanel), 2.0));
+        }
+    }
+    report.images.emplace_back(name, image);
+    return QStringLiteral("<p><b>%1</b></p><p><img src=\"%2\" width=\"%3\" height=\"%4\"></p>"
+                          "<p><i>%5 how many blocks of %6's casts had their scale (the factor a block's stored values are "
+                          "multiplied by) in each binade 2^e … 2^(e+1), over every step, for its input, weight and "
+                          "grad-output slots; blocks whose values were all zero have no scale and are counted apart.</i></p>")
+        .arg(figure_heading_text(figure, QStringLiteral("Block scales, %1").arg(esc(display_name(r)))), name)
+        .arg(kWidth)
+        .arg(kPanel * 3)
+        .arg(figure_caption_prefix(figure), esc(display_name(r)));
+}
+
+// The FP8 digest of each FP8 run, and for an inspected run the heat map of its casts' SNR (slot × step) and, under
+// a recipe with block scales, its block scales' histograms.
 QString fp8Section(const std::vector<RunRecord>& records, ReportContent& report, int& figure) {
     QString html;
     for (std::size_t i = 0; i < records.size(); ++i) {
@@ -137,6 +167,9 @@ QString fp8Section(const std::vector<RunRecord>& records, ReportContent& report,
             return std::any_of(s.fp8.begin(), s.fp8.end(), [](const Fp8SlotSample& x) { return x.rel_mse.has_value(); });
         });
         if (inspected) html += heatMapFigure(r, QStringLiteral("fp8-heatmap-%1.png").arg(i), report, ++figure);
+        if (!r.fp8_block_scales.empty()) {
+            html += blockScalesFigure(r, QStringLiteral("fp8-block-scales-%1.png").arg(i), report, ++figure);
+        }
     }
     return html.isEmpty() ? html : QStringLiteral("<h2>FP8 digest</h2>") + html;
 }

@@ -149,6 +149,7 @@ void ComparisonModel::recompute() {
         row.speedup = compared[i].speedup;
         row.memory_ratio = compared[i].memory_ratio;
         row.emulated = compared[i].emulated;
+        row.emulated_format_memory = compared[i].emulated_format_memory;
         row.noisy = compared[i].noisy;
         row.not_comparable = compared[i].not_comparable;
         row.per_token = compared[i].per_token;
@@ -320,6 +321,9 @@ QVariant ComparisonModel::toolTip(const RunRecord& r, const Row& c, int column) 
     if (column == Speedup && c.per_token && c.speedup) {
         return tr("Tokens per second against the baseline's: the two ran on different numbers of processes, so a "
                   "step holds different numbers of tokens.");
+    }
+    if (column == MemoryRatio && c.emulated_format_memory) {
+        return tr("No memory ratio: %1.").arg(QString::fromStdString(emulated_format_memory_reason()));
     }
     if (column == Speedup && c.emulated && c.speedup) {
         return tr("Measured ratio %1×, not a speedup: %2.")

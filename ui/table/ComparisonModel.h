@@ -55,6 +55,7 @@ private:
         RunSummary summary;
         std::optional<double> speedup;
         std::optional<double> memory_ratio;
+        bool emulated_format_memory = false;  // MXFP8 or NVFP4 emulated: no memory ratio (core's ComparisonRow)
         // The run's group (core's group_runs: its repeats, or the run alone): spread and intervals.
         std::string spread;
         std::optional<Interval> speedup_ci;

@@ -48,6 +48,12 @@ at::Tensor FusedOps::abs_max(const at::Tensor& x) const {
 // shared by scale, scale_inv and the kept scale_invs.
 void FusedOps::update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe,
                               float numerator, const UpdateRecord& record) const {
+    // The microscaling recipes keep no scale of their own: the update only records each slot's amax and the scale the
+    // statistics show, a few tensor ops per pass that the recipe kernel has no rule for (not a fallback).
+    if (is_microscaling(recipe.scaling)) {
+        update_scaling_reference(history, scale, scale_inv, recipe, numerator, record);
+        return;
+    }
     Misfit m = device_misfit(history, "the amax history");
     const at::Tensor& kept = record.kept_scale_inv;
     if (!m && (history.dim() != 2 || history.stride(1) != 1 || scale.dim() != 1 || scale_inv.dim() != 1 ||
@@ -96,6 +102,7 @@ Fp8Tensor FusedOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer,
     }
     Fp8Context& context = *quantizer.context;
     if (context.recipe().scaling == ScalingKind::Block) return quantize_blocks(x, quantizer, with_transpose);
+    if (is_microscaling(context.recipe().scaling)) return quantize_microscaling(x, quantizer, with_transpose);
     const Fp8Dtype dtype = quantizer.dtype();
     const bool live = context.recipe().scaling == ScalingKind::Delayed && !context.calibrating(quantizer.pass);
     // The slot's own scale (its aligned slot in the FP8 state) is what the cast reads, in every recipe.

@@ -2,7 +2,7 @@
 
 // The class behind fused_host_ops() / fused_cuda_ops() (FusedOps.h), shared by the files that implement it
 // (one concern each): FusedOps.cpp (operand checks, launching, FP8 outputs), FusedGemms.cpp,
-// FusedNormActivation.cpp, FusedRmsNormSwiglu.cpp, FusedRotary.cpp, FusedCasts.cpp, FusedModelEnds.cpp
+// FusedNormActivation.cpp, FusedRmsNormSwiglu.cpp, FusedRotary.cpp, FusedCasts.cpp, FusedMicroscaling.cpp, FusedModelEnds.cpp
 // (embedding, loss, optimizer). Internal to
 // core/modules/ops.
 
@@ -194,6 +194,9 @@ private:
     static void refuse_epilogue(kernels::Epilogue e);
     static kernels::GemmCall gemm_call(const at::Tensor& a, bool a_transposed, const at::Tensor& b, bool b_transposed,
                                        const at::Tensor& d);
+
+    // FusedMicroscaling.cpp: MXFP8 and NVFP4.
+    Fp8Tensor quantize_microscaling(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const;
 
     // FusedCasts.cpp: Float8BlockScaling's casts.
     struct BlockCastSetup {

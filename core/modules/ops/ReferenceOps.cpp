@@ -11,6 +11,7 @@
 #include <ATen/ops/reciprocal.h>
 
 #include "core/fp8/BlockScaling.h"
+#include "core/fp8/Inspection.h"
 #include "core/fp8/Microscaling.h"
 #include "core/fp8/ScaleUpdate.h"
 #include "tewb_kernels/mx.h"
@@ -89,44 +90,85 @@ Fp8Tensor ReferenceOps::quantize(const at::Tensor& x, const Fp8Quantizer& quanti
     return quantize_reference(x, quantizer, with_transpose, *this);
 }
 
+namespace {
+
+// Σ (approx − x)², summed in float32 (LibTorch's pairwise sums: about 1e-6 relative at these sizes, far inside what
+// an SNR in dB shows) and handed over as a float64 counter.
+at::Tensor squared_error(const at::Tensor& approx, const at::Tensor& xf) {
+    return (approx - xf).square().sum().to(at::kDouble);
+}
+
+// What the cast erred (`back`: its values dequantized) and what each what-if recipe would have erred on the same
+// tensor, added to the slot's counters.
+void count_cast_errors(const at::Tensor& xf, const at::Tensor& back, const Fp8Quantizer& quantizer) {
+    const at::Tensor as_2d = xf.dim() == 2 ? xf : xf.reshape({-1, xf.size(-1)});
+    const SlotRole role = Fp8Context::role_of(quantizer.pass, quantizer.slot);
+    Fp8Context::CastErrors errors{squared_error(back, xf), xf.square().sum().to(at::kDouble), {}};
+    for (std::size_t w = 0; w < kWhatIfCount; ++w) {
+        errors.what_if[w] = squared_error(what_if_round_trip(as_2d, kWhatIfs[w], role, quantizer.dtype()), as_2d);
+    }
+    quantizer.context->count_errors(quantizer.pass, quantizer.slot, errors);
+}
+
+// Host time of an inspection where its tensors are on the CPU (asynchronous CUDA work is not timed).
+class InspectionTimer {
+public:
+    InspectionTimer(const at::Tensor& x, Fp8Context& context) : on_cpu_(x.is_cpu()), context_(context) {}
+    ~InspectionTimer() {
+        if (on_cpu_) {
+            context_.add_inspection_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started_).count());
+        }
+    }
+    InspectionTimer(const InspectionTimer&) = delete;
+    InspectionTimer& operator=(const InspectionTimer&) = delete;
+
+private:
+    bool on_cpu_;
+    Fp8Context& context_;
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
 void inspect_tensor_cast(const at::Tensor& x, const at::Tensor& data, const at::Tensor& scale, const Fp8Quantizer& quantizer) {
     Fp8Context& context = *quantizer.context;
+    const InspectionTimer timer(x, context);
     const Fp8Dtype dtype = quantizer.dtype();
-    const auto started = std::chrono::steady_clock::now();
     const at::Tensor xf = x.to(at::kFloat);
     const at::Tensor scaled = xf * scale;
     const at::Tensor saturated = (scaled.abs() > fp8_saturation_threshold(dtype)).sum().to(at::kDouble);
     const at::Tensor underflow = ((data.to(at::kFloat) == 0) & (x != 0)).sum().to(at::kDouble);
     context.count(quantizer.pass, quantizer.slot, saturated, underflow, x.numel());
-    // The cast's error, and what current and block scaling would have made of the same tensor.
-    const auto squared_error = [&](const at::Tensor& approx) { return (approx - xf).to(at::kDouble).pow(2).sum(); };
-    const at::Tensor as_2d = xf.dim() == 2 ? xf : xf.reshape({-1, xf.size(-1)});
-    const BlockShape block = Fp8Context::role_of(quantizer.pass, quantizer.slot) == SlotRole::Weight ? kWeightBlock : kActivationBlock;
-    context.count_errors(quantizer.pass, quantizer.slot,
-                         {squared_error(data.to(at::kFloat) / scale), xf.to(at::kDouble).pow(2).sum(),
-                          squared_error(tensor_quantize_dequantize(xf, dtype)),
-                          squared_error(block_dequantize(block_quantize(as_2d, block, Fp8Dtype::E4M3)).reshape(xf.sizes()))});
-    if (x.is_cpu()) {
-        context.add_inspection_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-    }
+    count_cast_errors(xf, data.to(at::kFloat) / scale, quantizer);
 }
 
 void inspect_block_cast(const at::Tensor& x, const BlockQuantized& q, const Fp8Quantizer& quantizer) {
     Fp8Context& context = *quantizer.context;
-    const auto started = std::chrono::steady_clock::now();
+    const InspectionTimer timer(x, context);
     const at::Tensor xf = (x.dim() == 2 ? x : x.reshape({-1, x.size(-1)})).to(at::kFloat);
-    const at::Tensor back = block_dequantize(q);
     const at::Tensor scaled = xf * expand_blocks(at::reciprocal(q.scale_inv), q.block, xf.size(0), xf.size(1));
     const at::Tensor saturated = (scaled.abs() > fp8_saturation_threshold(q.dtype)).sum().to(at::kDouble);
     const at::Tensor underflow = ((q.data.to(at::kFloat) == 0) & (xf != 0)).sum().to(at::kDouble);
     context.count(quantizer.pass, quantizer.slot, saturated, underflow, x.numel());
-    const auto squared_error = [&](const at::Tensor& approx) { return (approx - xf).to(at::kDouble).pow(2).sum(); };
-    const at::Tensor error = squared_error(back);
-    context.count_errors(quantizer.pass, quantizer.slot,
-                         {error, xf.to(at::kDouble).pow(2).sum(), squared_error(tensor_quantize_dequantize(xf, q.dtype)), error});
-    if (x.is_cpu()) {
-        context.add_inspection_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-    }
+    count_cast_errors(xf, block_dequantize(q), quantizer);
+    context.count_block_scales(quantizer.pass, quantizer.slot, block_scale_bins_of(q, xf));
+}
+
+// The microscaling inspection: saturated values (beyond the element format's largest after scaling), values cast to
+// 0, the cast's error and the what-if recipes', and the block scales' histogram.
+void inspect_microscaling_cast(const at::Tensor& x, const MxQuantized& q, const Fp8Quantizer& quantizer) {
+    Fp8Context& context = *quantizer.context;
+    const InspectionTimer timer(x, context);
+    const at::Tensor xf = (x.dim() == 2 ? x : x.reshape({-1, x.size(-1)})).to(at::kFloat);
+    const at::Tensor back = mx_dequantize(q);
+    const at::Tensor codes = q.format == MxFormat::Mxfp8 ? q.data.to(at::kFloat).abs() : e2m1_values(q.data).abs();
+    const float largest = q.format == MxFormat::Mxfp8 ? fp8_max(q.dtype) : 6.0f;
+    const at::Tensor saturated = ((codes >= largest) & (back.abs() < xf.abs())).sum().to(at::kDouble);
+    const at::Tensor underflow = (codes.eq(0) & (xf != 0)).sum().to(at::kDouble);
+    context.count(quantizer.pass, quantizer.slot, saturated, underflow, x.numel());
+    count_cast_errors(xf, back, quantizer);
+    const bool tiles = q.format == MxFormat::Nvfp4 && Fp8Context::role_of(quantizer.pass, quantizer.slot) == SlotRole::Weight;
+    context.count_block_scales(quantizer.pass, quantizer.slot, block_scale_bins_of(q, xf, tiles));
 }
 
 namespace {
@@ -168,28 +210,6 @@ at::Tensor dequantized_operand(const at::Tensor& data, const at::Tensor& scale_i
 }  // namespace
 
 namespace {
-
-// The microscaling inspection: saturated values (beyond the element format's largest after scaling), values cast to
-// 0, the cast's error, and what current and block FP8 scaling would have made of the same tensor.
-void inspect_microscaling_cast(const at::Tensor& x, const MxQuantized& q, const Fp8Quantizer& quantizer) {
-    Fp8Context& context = *quantizer.context;
-    const auto started = std::chrono::steady_clock::now();
-    const at::Tensor xf = (x.dim() == 2 ? x : x.reshape({-1, x.size(-1)})).to(at::kFloat);
-    const at::Tensor back = mx_dequantize(q);
-    const at::Tensor codes = q.format == MxFormat::Mxfp8 ? q.data.to(at::kFloat).abs() : e2m1_values(q.data).abs();
-    const float largest = q.format == MxFormat::Mxfp8 ? fp8_max(q.dtype) : 6.0f;
-    const at::Tensor saturated = ((codes >= largest) & (back.abs() < xf.abs())).sum().to(at::kDouble);
-    const at::Tensor underflow = (codes.eq(0) & (xf != 0)).sum().to(at::kDouble);
-    context.count(quantizer.pass, quantizer.slot, saturated, underflow, x.numel());
-    const auto squared_error = [&](const at::Tensor& approx) { return (approx - xf).to(at::kDouble).pow(2).sum(); };
-    const BlockShape block = Fp8Context::role_of(quantizer.pass, quantizer.slot) == SlotRole::Weight ? kWeightBlock : kActivationBlock;
-    context.count_errors(quantizer.pass, quantizer.slot,
-                         {squared_error(back), xf.to(at::kDouble).pow(2).sum(), squared_error(tensor_quantize_dequantize(xf, Fp8Dtype::E4M3)),
-                          squared_error(block_dequantize(block_quantize(xf, block, Fp8Dtype::E4M3)))});
-    if (x.is_cpu()) {
-        context.add_inspection_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-    }
-}
 
 // One microscaling cast of a 2-D tensor: MXFP8, or NVFP4 with 16 × 16 tiles for weights, stochastic rounding for
 // gradients (when on) and, for the transposed copy of an input or a gradient (the weight-gradient GEMM's operands),

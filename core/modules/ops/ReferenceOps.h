@@ -38,10 +38,11 @@ const TeOps& reference_ops();
 Fp8Tensor quantize_reference(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
                              const Fp8StateOps& state_ops);
 
-// --inspect-fp8's statistics of one cast (saturated and underflowed elements, the cast's error and what
-// current and block scaling would have made of x), shared by both ops so that they count alike: a
-// per-tensor cast of x into `data` with `scale`, and a block cast.
+// --inspect-fp8's statistics of one cast (saturated and underflowed elements, the cast's error, what each what-if
+// recipe would have made of x, and a block-scaled cast's block scales), shared by both ops so that they count alike:
+// a per-tensor cast of x into `data` with `scale`, a block cast and a microscaling cast (in the reference's plain form).
 void inspect_tensor_cast(const at::Tensor& x, const at::Tensor& data, const at::Tensor& scale, const Fp8Quantizer& quantizer);
 void inspect_block_cast(const at::Tensor& x, const BlockQuantized& q, const Fp8Quantizer& quantizer);
+void inspect_microscaling_cast(const at::Tensor& x, const MxQuantized& q, const Fp8Quantizer& quantizer);
 
 }  // namespace tewb
