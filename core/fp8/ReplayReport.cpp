@@ -10,6 +10,7 @@
 #include "core/common/Error.h"
 #include "core/common/NumberText.h"
 #include "core/common/TextTable.h"
+#include "tewb_kernels/mx_rules.h"
 
 namespace tewb {
 
@@ -112,28 +113,6 @@ std::string block_scaling_explanation(bool json) {
     return text + "\n";
 }
 
-namespace {
-
-// MXFP8's E8M0 code for a block whose largest |v| is `amax` (the OCP rule: floor(log2 amax) - emax, clamped to
-// [-127, 127]; 0 for zeros; 0xFF for inf or NaN), as the kernels compute it (tewb_kernels/mx.h).
-int mxfp8_code(float amax, Fp8Dtype dtype) {
-    if (!std::isfinite(amax)) return 255;
-    if (amax == 0.0f) return 0;
-    int exponent = 0;
-    std::frexp(amax, &exponent);
-    return std::clamp(exponent - 1 - (dtype == Fp8Dtype::E4M3 ? 8 : 15), -127, 127) + 127;
-}
-
-// NVFP4's tensor scale for a tensor whose amax is `amax` (Transformer Engine's rule, in float32).
-float nvfp4_tensor_scale(float amax) {
-    float s = 2688.0f / amax;
-    s = std::isnan(s) ? FLT_MAX : std::min(s, FLT_MAX);
-    if (amax == 0.0f || s == 0.0f) s = 1.0f;
-    return s;
-}
-
-}  // namespace
-
 std::string microscaling_replay_text(const RecipeReplay& replay, bool json) {
     const bool mxfp8 = replay.scaling == ScalingKind::Mxfp8;
     const std::string recipe = mxfp8 ? "mxfp8" : "nvfp4";
@@ -154,14 +133,15 @@ std::string microscaling_replay_text(const RecipeReplay& replay, bool json) {
         const float amax = replay.amaxes[i];
         const int step = static_cast<int>(i) + 1;
         if (mxfp8) {
-            const int code = mxfp8_code(amax, replay.dtype);
+            // The kernels' rule itself (tewb_kernels/mx_rules.h): amax is never negative here.
+            const int code = kernels::mx_rules::mxfp8_scale_code(kernels::mx_rules::abs_bits(amax), replay.dtype == Fp8Dtype::E4M3 ? 8 : 15);
             const float x = code == 255 ? NAN : std::ldexp(1.0f, code - 127);
             const float factor = code == 255 ? NAN : std::ldexp(1.0f, 127 - code);
             steps.push_back({{"step", step}, {"amax", value(amax)}, {"e8m0_code", code}, {"scale_x", value(x)},
                              {"values_times", value(factor)}});
             rows.push_back({std::to_string(step), text(amax), std::to_string(code), text(x), text(factor)});
         } else {
-            const float s_enc = nvfp4_tensor_scale(amax);
+            const float s_enc = kernels::mx_rules::nvfp4_encode_scale(amax);
             const float s_dec = 1.0f / s_enc;
             steps.push_back({{"step", step}, {"amax", value(amax)}, {"s_enc", value(s_enc)}, {"s_dec", value(s_dec)}});
             rows.push_back({std::to_string(step), text(amax), text(s_enc), text(s_dec)});

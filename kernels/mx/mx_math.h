@@ -4,65 +4,25 @@
 // round the same way: integer work on float bits, IEEE products and quotients that feed no addition (nothing for a
 // compiler to contract), and the FP8 conversions each side already has (CUDA's on the device, host_numbers.h's
 // definition of it on the host) passed in by the caller.
-#include "common/host_device.h"
+#include "tewb_kernels/host_device.h"
+#include "tewb_kernels/mx_rules.h"
 
 #include <cstdint>
-#include <cstring>
 
 namespace tewb::kernels::detail::mx {
 
-TEWB_HOST_DEVICE inline std::uint32_t bits_of(float v) {
-    std::uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    return u;
-}
-
-TEWB_HOST_DEVICE inline float float_of(std::uint32_t u) {
-    float v;
-    memcpy(&v, &u, sizeof v);
-    return v;
-}
-
-// |v|'s bits: for non-negative floats integer order is float order, and a NaN orders above every number.
-TEWB_HOST_DEVICE inline std::uint32_t abs_bits(float v) {
-    return bits_of(v) & 0x7fffffffu;
-}
-
-inline constexpr std::uint8_t kE8M0Nan = 0xff;
-
-// 2^(code - 127); code 0 is 2^-127 (a float32 subnormal), 0xFF is NaN.
-TEWB_HOST_DEVICE inline float e8m0_value(std::uint8_t code) {
-    if (code == kE8M0Nan) return float_of(0x7fc00000u);
-    if (code == 0) return float_of(0x00400000u);
-    return float_of(static_cast<std::uint32_t>(code) << 23);
-}
-
-// floor(log2 m) for a finite m > 0, from its bits (subnormals included).
-TEWB_HOST_DEVICE inline int floor_log2(std::uint32_t m_bits) {
-    const int exponent = static_cast<int>(m_bits >> 23);
-    if (exponent > 0) return exponent - 127;
-    int top = 22;
-    while (top > 0 && (m_bits & (1u << top)) == 0) --top;
-    return top - 149;
-}
-
-// The OCP shared scale of a block whose largest |v| has bits `amax_bits` (abs_bits; a NaN or an infinity gives
-// 0xFF), for elements whose largest power of two is 2^emax: 2^(floor(log2 m) - emax), the exponent clamped to
-// [-127, 127]; a block of zeros gets code 0.
-TEWB_HOST_DEVICE inline std::uint8_t mxfp8_scale_code(std::uint32_t amax_bits, int emax) {
-    if (amax_bits >= 0x7f800000u) return kE8M0Nan;
-    if (amax_bits == 0) return 0;
-    int exponent = floor_log2(amax_bits) - emax;
-    if (exponent < -127) exponent = -127;
-    if (exponent > 127) exponent = 127;
-    return static_cast<std::uint8_t>(exponent + 127);
-}
-
-// What a value is multiplied by before its FP8 cast: 1 / X = 2^(127 - code) for code 0..253 (exact), NaN for 0xFF.
-TEWB_HOST_DEVICE inline float mxfp8_encode_factor(std::uint8_t code) {
-    if (code == kE8M0Nan) return float_of(0x7fc00000u);
-    return float_of(static_cast<std::uint32_t>(254 - code) << 23);
-}
+// The scale rules, public for host code that explains them (te-bench recipe); declared here by name, so that they
+// win over any like-named helper of an enclosing namespace.
+using mx_rules::abs_bits;
+using mx_rules::bits_of;
+using mx_rules::e8m0_value;
+using mx_rules::float_of;
+using mx_rules::floor_log2;
+using mx_rules::is_nan;
+using mx_rules::kE8M0Nan;
+using mx_rules::mxfp8_encode_factor;
+using mx_rules::mxfp8_scale_code;
+using mx_rules::nvfp4_encode_scale;
 
 // E2M1: sign in bit 3, then two exponent bits and one mantissa bit; codes 0..7 are these magnitudes.
 TEWB_HOST_DEVICE inline float e2m1_magnitude(std::uint8_t code) {
@@ -81,10 +41,6 @@ TEWB_HOST_DEVICE inline float e2m1_magnitude(std::uint8_t code) {
 TEWB_HOST_DEVICE inline float e2m1_value(std::uint8_t code) {
     const float m = e2m1_magnitude(code);
     return (code & 8u) != 0 ? -m : m;
-}
-
-TEWB_HOST_DEVICE inline bool is_nan(float v) {
-    return abs_bits(v) > 0x7f800000u;
 }
 
 TEWB_HOST_DEVICE inline std::uint8_t with_sign(float v, std::uint8_t magnitude_code) {
@@ -150,16 +106,6 @@ TEWB_HOST_DEVICE inline std::uint32_t random_bits(std::uint64_t seed, std::uint6
     const Philox4 counter{{static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), 0u, 0u}};
     const Philox4 out = philox4x32_10(counter, static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
     return out.v[index % 4];
-}
-
-// NVFP4's tensor scale: s_enc = min(448 · 6 / amax, FLT_MAX), 1 where amax is 0 or s_enc is 0 (a NaN amax: FLT_MAX,
-// as fminf returns the number).
-TEWB_HOST_DEVICE inline float nvfp4_encode_scale(float amax) {
-    const float flt_max = float_of(0x7f7fffffu);
-    float s = 2688.0f / amax;
-    s = is_nan(s) ? flt_max : (s < flt_max ? s : flt_max);
-    if (amax == 0.0f || s == 0.0f) s = 1.0f;
-    return s;
 }
 
 // What a block's values are multiplied by before their E2M1 cast: min(1 / (sf · s_dec), FLT_MAX), with sf the block

@@ -4,7 +4,7 @@
 // way. Every rounding is spelled out: the fused multiply-adds are explicit (fmaf / std::fma) and no plain
 // product feeds an addition, so neither nvcc's nor a host compiler's contraction can change a result (and
 // there is no fast math in this library: IEEE division and square root).
-#include "common/host_device.h"
+#include "tewb_kernels/host_device.h"
 
 #if !defined(__CUDA_ARCH__)
 #include <cmath>

@@ -2,7 +2,7 @@
 
 // The arithmetic of one slot's scale update, shared by the kernel and its host reference so both round
 // the same way (IEEE division; no fast math anywhere in this library).
-#include "common/host_device.h"
+#include "tewb_kernels/host_device.h"
 
 #if !defined(__CUDA_ARCH__)
 #include <cstring>
