@@ -25,8 +25,8 @@ GraphDecision decide_cuda_graph(const RunConfig& resolved, bool cuda_build, bool
                        "one and a full fused step; --warmup " + std::to_string(resolved.warmup) + ")"};
     }
     if (resolved.backend == Backend::Te && resolved.precision == Precision::Fp8 && is_microscaling(resolved.fp8.scaling)) {
-        return {false, "no CUDA graph: the microscaling recipes are emulated on the reference ops, whose stochastic rounding "
-                       "and amax-dependent scales go through the host"};
+        return {false, "no CUDA graph: the microscaling recipes are emulated, and their stochastic rounding draws from a "
+                       "random stream whose position the host advances each cast (a replay would repeat one step's bits)"};
     }
     if (resolved.iters < 1) return {false, "no CUDA graph: no timed steps to replay (--iters 0)"};
     if (resolved.dist.enabled()) {

@@ -58,6 +58,11 @@ void Fp8Context::prepare(const Fp8Recipe& recipe, bool inspect, const c10::Devic
     const bool same_shape = prepared_ && forward_.history.size(1) == recipe.amax_history_len &&
                             forward_.history.device() == device;
     const bool stops_inspecting = prepared_ && inspect_ && !inspect;
+    // The block scales' histogram describes one recipe's inspected casts: it starts again with another recipe or a
+    // new stretch of inspection.
+    if (prepared_ && (!(recipe == recipe_) || (inspect && !inspect_))) {
+        for (Bank* bank : {&forward_, &backward_}) bank->scale_bins = at::Tensor();
+    }
     recipe_ = recipe;
     inspect_ = inspect;
     if (same_shape) {

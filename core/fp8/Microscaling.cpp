@@ -155,10 +155,15 @@ at::Tensor e2m1_codes(const at::Tensor& values) {
 }
 
 at::Tensor e2m1_values(const at::Tensor& codes) {
-    const at::Tensor table = at::tensor(std::vector<float>{0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f, -1.0f, -1.5f,
-                                                           -2.0f, -3.0f, -4.0f, -6.0f})
-                                 .to(codes.device());
-    return table.index({codes.to(at::kLong)});
+    // From the code's bits where the codes are (a table from the host would be a copy, and a device sync, per call):
+    // magnitudes 0, 0.5 for codes 0, 1 and (1 + m / 2) · 2^(e − 1) above, with e the two exponent bits and m the
+    // mantissa bit; bit 3 the sign (a negative zero stays -0).
+    const at::Tensor c = codes.to(at::kInt);
+    const at::Tensor exponent = c.bitwise_and(7).bitwise_right_shift(1);
+    const at::Tensor half = c.bitwise_and(1).to(at::kFloat) * 0.5f;
+    const at::Tensor power = at::ones_like(exponent).bitwise_left_shift((exponent - 1).clamp_min(0)).to(at::kFloat);
+    const at::Tensor magnitude = at::where(exponent.eq(0), half, (half + 1.0f) * power);
+    return at::where(c.bitwise_and(8).ne(0), -magnitude, magnitude);
 }
 
 at::Tensor mx_dequantize(const MxQuantized& q) {

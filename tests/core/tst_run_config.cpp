@@ -631,7 +631,7 @@ private Q_SLOTS:
         QVERIFY(decide_cuda_graph(calibrated, true, false).use);
         RunConfig microscaling = calibrated;
         microscaling.fp8.scaling = ScalingKind::Nvfp4;
-        no(microscaling, true, false, "the microscaling recipes are emulated on the reference ops");
+        no(microscaling, true, false, "the microscaling recipes are emulated, and their stochastic rounding draws");
 
         QVERIFY(parse_on_off("--cuda-graph", "on"));
         QVERIFY(!parse_on_off("--cuda-graph", "off"));

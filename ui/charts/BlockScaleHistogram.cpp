@@ -74,7 +74,9 @@ void BlockScaleHistogram::paint(QPainter& painter, QSize size) const {
     const double width = area.width() / static_cast<double>(h.counts.size());
     const QColor bar = palette().color(QPalette::Highlight);
     for (std::size_t i = 0; i < h.counts.size(); ++i) {
-        const double height = most > 0 ? area.height() * static_cast<double>(h.counts[i]) / static_cast<double>(most) : 0.0;
+        // A binade with any block stays visible (2 px) however tall the largest bar is.
+        const double share = most > 0 ? area.height() * static_cast<double>(h.counts[i]) / static_cast<double>(most) : 0.0;
+        const double height = h.counts[i] > 0 ? std::max(2.0, share) : 0.0;
         painter.fillRect(QRectF(area.left() + i * width + 1, area.bottom() - height, std::max(1.0, width - 2), height), bar);
     }
     painter.drawLine(area.bottomLeft(), area.bottomRight());

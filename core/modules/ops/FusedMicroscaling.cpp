@@ -76,7 +76,7 @@ Fp8Tensor FusedOps::quantize_microscaling(const at::Tensor& x, const Fp8Quantize
         }
         kernels::Tensor target = kernel_tensor(data);
         target.amax = staging.data_ptr<float>();
-        TEWB_KERNEL(x, Tensors{x}, (Tensors{data, scales, data_t, scales_t, staging}), mxfp8_cast, kernel_tensor(x), target,
+        TEWB_KERNEL(x, (Tensors{x, staging}), (Tensors{data, scales, data_t, scales_t, staging}), mxfp8_cast, kernel_tensor(x), target,
                     bytes_as(scales, kernels::DType::Float8E8M0), kernel_tensor(data_t),
                     bytes_as(scales_t, kernels::DType::Float8E8M0));
         q = mx_from_kernel_layout(MxFormat::Mxfp8, out.dtype, data, scales, rows, cols, {});

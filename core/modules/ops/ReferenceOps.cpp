@@ -1,6 +1,7 @@
 #include "core/modules/ops/ReferenceOps.h"
 
 #include <chrono>
+#include <limits>
 
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/gelu.h>
@@ -93,9 +94,10 @@ Fp8Tensor ReferenceOps::quantize(const at::Tensor& x, const Fp8Quantizer& quanti
 namespace {
 
 // Σ (approx − x)², summed in float32 (LibTorch's pairwise sums: about 1e-6 relative at these sizes, far inside what
-// an SNR in dB shows) and handed over as a float64 counter.
-at::Tensor squared_error(const at::Tensor& approx, const at::Tensor& xf) {
-    return (approx - xf).square().sum().to(at::kDouble);
+// an SNR in dB shows) and handed over as a float64 counter. `unit` divides both first: a relative error does not change
+// under scaling, and values of order 1 neither overflow nor underflow when squared in float32.
+at::Tensor squared_error(const at::Tensor& approx, const at::Tensor& xf, const at::Tensor& unit) {
+    return ((approx - xf) / unit).square().sum().to(at::kDouble);
 }
 
 // What the cast erred (`back`: its values dequantized) and what each what-if recipe would have erred on the same
@@ -103,9 +105,10 @@ at::Tensor squared_error(const at::Tensor& approx, const at::Tensor& xf) {
 void count_cast_errors(const at::Tensor& xf, const at::Tensor& back, const Fp8Quantizer& quantizer) {
     const at::Tensor as_2d = xf.dim() == 2 ? xf : xf.reshape({-1, xf.size(-1)});
     const SlotRole role = Fp8Context::role_of(quantizer.pass, quantizer.slot);
-    Fp8Context::CastErrors errors{squared_error(back, xf), xf.square().sum().to(at::kDouble), {}};
+    const at::Tensor unit = xf.abs().amax().clamp_min(std::numeric_limits<float>::min());  // on the device: no sync
+    Fp8Context::CastErrors errors{squared_error(back, xf, unit), (xf / unit).square().sum().to(at::kDouble), {}};
     for (std::size_t w = 0; w < kWhatIfCount; ++w) {
-        errors.what_if[w] = squared_error(what_if_round_trip(as_2d, kWhatIfs[w], role, quantizer.dtype()), as_2d);
+        errors.what_if[w] = squared_error(what_if_round_trip(as_2d, kWhatIfs[w], role, quantizer.dtype()), as_2d, unit);
     }
     quantizer.context->count_errors(quantizer.pass, quantizer.slot, errors);
 }
