@@ -14,9 +14,9 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunRecord>& runs, std:
         ComparisonRow row;
         row.run = &run;
         row.emulated = run.execution.fp8_emulated;
-        row.emulated_format_memory =
-            row.emulated && run.config.precision == Precision::Fp8 && is_microscaling(run.config.fp8.scaling);
         if (base != nullptr) {
+            row.emulated_format_memory =
+                row.emulated && run.config.precision == Precision::Fp8 && is_microscaling(run.config.fp8.scaling);
             row.not_comparable = speedup_obstacles(run, *base);
             if (!row.not_comparable.empty()) {
                 rows.push_back(row);

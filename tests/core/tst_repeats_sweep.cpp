@@ -503,6 +503,7 @@ private Q_SLOTS:
         RunRecord fp8 = base;
         fp8.config.precision = Precision::Fp8;
         QVERIFY(!compare_runs({base, fp8}, 0)[1].emulated_format_memory);  // FP8 emulated: its casts are the format's bytes
+        QVERIFY(render_summary_table({nvfp4}, std::nullopt).find("no memory ratio") == std::string::npos);  // no baseline
 
         RunConfig config = make_preset(Preset::QuickCpu);
         config.backend = Backend::Te;
