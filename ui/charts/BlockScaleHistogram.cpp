@@ -8,6 +8,8 @@
 #include <QPainter>
 #include <QToolTip>
 
+#include "ui/charts/PaintedImage.h"
+
 namespace tewb::ui {
 
 namespace {
@@ -106,11 +108,7 @@ void BlockScaleHistogram::paintEvent(QPaintEvent*) {
 }
 
 QImage BlockScaleHistogram::render(QSize size, qreal scale) const {
-    QImage image(size * scale, QImage::Format_ARGB32_Premultiplied);
-    QPainter painter(&image);
-    painter.scale(scale, scale);
-    paint(painter, size);
-    return image;
+    return painted_image(size, scale, [&](QPainter& painter) { paint(painter, size); });
 }
 
 void BlockScaleHistogram::mouseMoveEvent(QMouseEvent* event) {

@@ -18,6 +18,7 @@
 
 #include "core/common/TextTable.h"
 #include "ui/charts/BlockScaleHistogram.h"
+#include "ui/charts/PaintedImage.h"
 #include "ui/runs/RunCollection.h"
 
 namespace tewb::ui {
@@ -173,11 +174,7 @@ void Fp8HeatMap::paintEvent(QPaintEvent*) {
 }
 
 QImage Fp8HeatMap::render(QSize size, qreal scale) const {
-    QImage image(size * scale, QImage::Format_ARGB32_Premultiplied);
-    QPainter painter(&image);
-    painter.scale(scale, scale);
-    paintMap(painter, size);
-    return image;
+    return painted_image(size, scale, [&](QPainter& painter) { paintMap(painter, size); });
 }
 
 std::optional<std::pair<int, int>> Fp8HeatMap::cellAt(QPoint p) const {

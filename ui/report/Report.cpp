@@ -108,6 +108,15 @@ QString runsSection(const RunCollection& runs, const std::vector<RunRecord>& rec
     return html;
 }
 
+// A figure of the report: its heading, the image `name` at width × height and the caption's text after "Figure N:".
+QString imageFigure(int figure, const QString& heading, const QString& name, int width, int height, const QString& caption) {
+    return QStringLiteral("<p><b>%1</b></p><p><img src=\"%2\" width=\"%3\" height=\"%4\"></p><p><i>%5 %6</i></p>")
+        .arg(figure_heading_text(figure, heading), name)
+        .arg(width)
+        .arg(height)
+        .arg(figure_caption_prefix(figure), caption);
+}
+
 // One FP8 run's heat map of its casts' SNR as a figure: every slot labelled where a page's height allows
 // (the map says when only some rows are), on paper colours whatever the window's theme.
 QString heatMapFigure(const RunRecord& r, const QString& name, ReportContent& report, int figure) {
@@ -118,14 +127,11 @@ QString heatMapFigure(const RunRecord& r, const QString& name, ReportContent& re
     map.show(&r, Fp8Metric::SnrDb);
     const int height = std::min(map.fullHeight(), kTallest);
     report.images.emplace_back(name, map.render(QSize(kWidth, height), 2.0));
-    return QStringLiteral("<p><b>%1</b></p><p><img src=\"%2\" width=\"%3\" height=\"%4\"></p>"
-                          "<p><i>%5 quantization SNR in dB of each FP8 cast of %6 (rows: module · role; "
-                          "columns: steps), dark blue low, yellow high, over the range printed beside the colour bar; "
-                          "grey: no value.</i></p>")
-        .arg(figure_heading_text(figure, QStringLiteral("FP8 quantization SNR, %1").arg(esc(display_name(r)))), name)
-        .arg(kWidth)
-        .arg(height)
-        .arg(figure_caption_prefix(figure), esc(display_name(r)));
+    return imageFigure(figure, QStringLiteral("FP8 quantization SNR, %1").arg(esc(display_name(r))), name, kWidth, height,
+                       QStringLiteral("quantization SNR in dB of each FP8 cast of %1 (rows: module · role; columns: steps), "
+                                      "dark blue low, yellow high, over the range printed beside the colour bar; grey: no "
+                                      "value.")
+                           .arg(esc(display_name(r))));
 }
 
 // An inspected block-scaled run's block scales per slot role (its slots' histograms added together), one above the
@@ -145,14 +151,12 @@ QString blockScalesFigure(const RunRecord& r, const QString& name, ReportContent
         }
     }
     report.images.emplace_back(name, image);
-    return QStringLiteral("<p><b>%1</b></p><p><img src=\"%2\" width=\"%3\" height=\"%4\"></p>"
-                          "<p><i>%5 how many blocks of %6's casts had their scale (the factor a block's stored values are "
-                          "multiplied by) in each binade 2^e … 2^(e+1), over every step, for its input, weight and "
-                          "grad-output slots; blocks whose values were all zero have no scale and are counted apart.</i></p>")
-        .arg(figure_heading_text(figure, QStringLiteral("Block scales, %1").arg(esc(display_name(r)))), name)
-        .arg(kWidth)
-        .arg(kPanel * 3)
-        .arg(figure_caption_prefix(figure), esc(display_name(r)));
+    return imageFigure(figure, QStringLiteral("Block scales, %1").arg(esc(display_name(r))), name, kWidth, kPanel * 3,
+                       QStringLiteral("how many blocks of %1's casts had their scale (the factor a block's stored values are "
+                                      "multiplied by) in each binade 2^e … 2^(e+1), over every step, for its input, weight "
+                                      "and grad-output slots; blocks whose values were all zero have no scale and are "
+                                      "counted apart.")
+                           .arg(esc(display_name(r))));
 }
 
 // The FP8 digest of each FP8 run, and for an inspected run the heat map of its casts' SNR (slot × step) and, under
