@@ -43,6 +43,7 @@ int run_recipe(const Commands& c) {
         if (replay.scaling != ScalingKind::Delayed) throw ConfigError("--calibrate-first-step goes with --recipe delayed");
     }
     replay.amaxes = parse_amax_list("--amax", c.replay_amax);
+    validate(replay, history.flag);  // every recipe: a margin where it has none is refused as run refuses it
     if (is_microscaling(replay.scaling)) {
         if (replay.amaxes.empty()) throw ConfigError("--amax: empty; allowed: one or more amax values");
         std::cout << microscaling_replay_text(replay, c.replay_json);
@@ -53,7 +54,6 @@ int run_recipe(const Commands& c) {
         std::cout << block_scaling_explanation(c.replay_json);
         return 0;
     }
-    validate(replay, history.flag);
     const std::vector<RecipeReplayStep> steps =
         replay_recipe(replay.scaling, replay.dtype, replay.history_len, replay.algo, replay.margin, replay.amaxes,
                       replay.calibrate_first_step);

@@ -1,7 +1,7 @@
 #include "core/fp8/Fp8Stats.h"
 
 #include <cmath>
-#include <numeric>
+#include <limits>
 
 #include "core/common/Choice.h"
 
@@ -26,7 +26,11 @@ std::string_view what_if_column(WhatIf what_if) {
 }
 
 std::int64_t Fp8ScaleHistogram::blocks() const {
-    return std::accumulate(counts.begin(), counts.end(), empty_blocks);
+    std::int64_t sum = empty_blocks;
+    for (const std::int64_t c : counts) {
+        if (__builtin_add_overflow(sum, c, &sum)) return std::numeric_limits<std::int64_t>::max();  // saturates
+    }
+    return sum;
 }
 
 }  // namespace tewb

@@ -27,6 +27,12 @@ std::vector<ConfigProblem> find_recipe_problems(const Fp8Recipe& recipe, std::st
                                           (recipe.scaling == ScalingKind::Current ? "tensor" : "block") +
                                           "); allowed with --recipe " + kind + ": 0"});
     }
+    if (recipe.scaling == ScalingKind::Nvfp4 && recipe.format != RecipeFormat::E4M3) {
+        problems.push_back({"fp8-format", "--fp8-format " + std::string(to_string(recipe.format)) +
+                                              " with --recipe nvfp4: NVFP4 has one element format (E2M1, with E4M3 "
+                                              "block scales) for every tensor; allowed with --recipe nvfp4: e4m3 (the "
+                                              "default)"});
+    }
     return problems;
 }
 

@@ -36,6 +36,7 @@ std::string text(float x) {
 void validate(const RecipeReplay& replay, std::string_view history_flag) {
     Fp8Recipe recipe;
     recipe.scaling = replay.scaling;
+    recipe.format = default_recipe_format(replay.scaling);
     recipe.amax_history_len = replay.history_len;
     recipe.algo = replay.algo;
     recipe.margin = replay.margin;

@@ -222,9 +222,14 @@ Fp8ScaleHistogram merged_block_scales(const RunRecord& record, SlotRole role) {
         const Fp8ScaleHistogram& h = record.fp8_block_scales[i];
         for (std::size_t b = 0; b < h.counts.size(); ++b) {
             const auto bin = static_cast<std::size_t>(h.lowest_exponent - Fp8ScaleHistogram::kLowestExponent) + b;
-            if (bin < counts.size()) counts[bin] += h.counts[b];
+            // Saturating: an imported record's counts are bounded (RecordJson), but not the number of its slots.
+            if (bin < counts.size() && __builtin_add_overflow(counts[bin], h.counts[b], &counts[bin])) {
+                counts[bin] = std::numeric_limits<std::int64_t>::max();
+            }
         }
-        merged.empty_blocks += h.empty_blocks;
+        if (__builtin_add_overflow(merged.empty_blocks, h.empty_blocks, &merged.empty_blocks)) {
+            merged.empty_blocks = std::numeric_limits<std::int64_t>::max();
+        }
     }
     const auto first = std::find_if(counts.begin(), counts.end(), [](std::int64_t c) { return c > 0; });
     const auto last = std::find_if(counts.rbegin(), counts.rend(), [](std::int64_t c) { return c > 0; }).base();

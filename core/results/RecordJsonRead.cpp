@@ -63,19 +63,7 @@ public:
     }
 
     std::int64_t integer(const char* key, std::int64_t min, std::int64_t max) const {
-        const json& value = get(key);
-        if (!value.is_number_integer()) {
-            fail(at(key), "expected a whole number, found " + std::string(value.type_name()));
-        }
-        if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
-            fail(at(key), "out of range; allowed: " + std::to_string(min) + " to " + std::to_string(max));
-        }
-        const auto result = value.get<std::int64_t>();
-        if (result < min || result > max) {
-            fail(at(key),
-                 std::to_string(result) + " is out of range; allowed: " + std::to_string(min) + " to " + std::to_string(max));
-        }
-        return result;
+        return integer_value(get(key), at(key), min, max);
     }
 
     bool boolean(const char* key) const {
@@ -107,8 +95,7 @@ public:
         std::vector<std::int64_t> out;
         const json& values = array(key);
         for (std::size_t i = 0; i < values.size(); ++i) {
-            const json wrapped{{"v", values[i]}};
-            out.push_back(Reader(wrapped, at(key) + "[" + std::to_string(i) + "]", source_).integer("v", min, max));
+            out.push_back(integer_value(values[i], at(key) + "[" + std::to_string(i) + "]", min, max));
         }
         return out;
     }
@@ -144,6 +131,27 @@ public:
     std::string_view source() const { return source_; }
 
 private:
+    // A whole number in [min, max]; one too large for 64 bits (which the parser keeps as a floating-point number) is
+    // out of range too, and the message names the value.
+    std::int64_t integer_value(const json& value, const std::string& where, std::int64_t min, std::int64_t max) const {
+        const std::string allowed = "; allowed: " + std::to_string(min) + " to " + std::to_string(max);
+        if (value.is_number_float() && std::isfinite(value.get<double>()) && value.get<double>() == std::floor(value.get<double>()) &&
+            std::abs(value.get<double>()) >= 9.2e18) {
+            fail(where, value.dump() + " is out of range" + allowed);
+        }
+        if (!value.is_number_integer()) {
+            fail(where, "expected a whole number, found " + std::string(value.type_name()));
+        }
+        if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
+            fail(where, std::to_string(value.get<std::uint64_t>()) + " is out of range" + allowed);
+        }
+        const auto result = value.get<std::int64_t>();
+        if (result < min || result > max) {
+            fail(where, std::to_string(result) + " is out of range" + allowed);
+        }
+        return result;
+    }
+
     double real_value(const json& value, const std::string& where) const {
         if (value.is_number()) {
             return value.get<double>();
@@ -278,7 +286,9 @@ std::vector<Fp8SlotSample> read_fp8_samples(const Reader& r, std::size_t slots) 
     return samples;
 }
 
-// The block scales' histograms of an inspected run: one per FP8 slot, each inside the bins' range.
+// The block scales' histograms of an inspected run: one per FP8 slot, each inside the bins' range and with at most
+// kMaxBlocks blocks (2^50: far more than any run casts, and small enough that a role's slots add up without overflow).
+constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 50;
 std::vector<Fp8ScaleHistogram> read_block_scales(const Reader& r, std::size_t slots) {
     const std::vector<Reader> entries = r.objects("fp8_block_scales");
     if (entries.size() != slots) {
@@ -291,8 +301,12 @@ std::vector<Fp8ScaleHistogram> read_block_scales(const Reader& r, std::size_t sl
     for (const Reader& e : entries) {
         Fp8ScaleHistogram h;
         h.lowest_exponent = static_cast<int>(e.integer("lowest_exponent", lowest, highest));
-        h.counts = e.integers("counts", 0, kInt64Max);
-        h.empty_blocks = e.integer("empty_blocks", 0, kInt64Max);
+        h.counts = e.integers("counts", 0, kMaxBlocks);
+        h.empty_blocks = e.integer("empty_blocks", 0, kMaxBlocks);
+        if (h.blocks() > kMaxBlocks) {
+            e.fail(e.at("counts"), std::to_string(h.blocks()) + " blocks in all; allowed: at most " + std::to_string(kMaxBlocks) +
+                                       " (more than any run casts)");
+        }
         if (h.lowest_exponent + static_cast<std::int64_t>(h.counts.size()) - 1 > highest) {
             e.fail(e.at("counts"), std::to_string(h.counts.size()) + " binades from 2^" + std::to_string(h.lowest_exponent) +
                                        " reach past 2^" + std::to_string(highest) + ", the last bin");

@@ -121,6 +121,14 @@ std::optional<std::string> import_problem(const RunRecord& record) {
     for (const ConfigProblem& problem : find_problems(record.config)) {
         if (problem.field != "name") return "$.config: " + problem.message;
     }
+    const ScalingKind scaling = record.config.fp8.scaling;
+    if (!record.fp8_block_scales.empty() &&
+        (record.config.precision != Precision::Fp8 || !record.config.inspect_fp8 ||
+         !(scaling == ScalingKind::Block || is_microscaling(scaling)))) {
+        return "$.fp8_block_scales: only an inspected FP8 run of block, MXFP8 or NVFP4 scaling has block-scale histograms; "
+               "this run's config says " + std::string(to_string(record.config.precision)) + ", recipe " +
+               std::string(to_string(scaling)) + ", inspect " + (record.config.inspect_fp8 ? "on" : "off");
+    }
     for (std::size_t i = 0; i < record.steps.size(); ++i) {
         const StepMetrics& s = record.steps[i];
         if (!is_duration(s.step_ms) || !is_duration(s.elapsed_ms) || !(s.tokens_per_s >= 0) || !is_breakdown(s.breakdown)) {

@@ -106,6 +106,12 @@ private Q_SLOTS:
                                                  << "--nvfp4-hadamard goes with --recipe nvfp4";
         QTest::newRow("nvfp4 rounding word") << te_fp8 + QStringList{"--recipe", "nvfp4", "--nvfp4-stochastic-rounding", "sr"}
                                              << "--nvfp4-stochastic-rounding 'sr': unknown value; allowed: on|off";
+        QTest::newRow("hybrid with nvfp4") << te_fp8 + QStringList{"--recipe", "nvfp4", "--fp8-format", "hybrid"}
+                                           << "--fp8-format hybrid with --recipe nvfp4: NVFP4 has one element format";
+        QTest::newRow("playground margin with mxfp8") << QStringList{"recipe", "--recipe", "mxfp8", "--margin", "5", "--amax", "1"}
+                                                      << "--margin 5: mxfp8 scaling has no margin";
+        QTest::newRow("playground margin with block") << QStringList{"recipe", "--recipe", "block", "--margin", "1", "--amax", "1"}
+                                                      << "--margin 1: block scaling has no margin";
         QTest::newRow("margin with nvfp4") << te_fp8 + QStringList{"--recipe", "nvfp4", "--margin", "2"}
                                            << "nvfp4 scaling has no margin";
         QTest::newRow("calibrate without fp8") << QStringList{"run", "--calibrate-first-step", "off"}

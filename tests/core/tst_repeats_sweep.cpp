@@ -511,6 +511,7 @@ private Q_SLOTS:
         config.fp8.margin = 0;
         QCOMPARE(resolve(config, DeviceInfo{}).name, std::string("te fp8 cpu"));
         config.fp8.scaling = ScalingKind::Nvfp4;
+        config.fp8.format = RecipeFormat::E4M3;
         QCOMPARE(resolve(config, DeviceInfo{}).name, std::string("te fp8 nvfp4 cpu"));
         config.fp8.scaling = ScalingKind::Block;
         config.fp8.format = RecipeFormat::E4M3;
@@ -561,6 +562,7 @@ private Q_SLOTS:
         // A microscaling sweep is not told to find an FP8 GPU: its formats run natively on 10.x only.
         SweepSpec nvfp4 = spec;
         nvfp4.base.fp8.scaling = ScalingKind::Nvfp4;
+        nvfp4.base.fp8.format = RecipeFormat::E4M3;  // NVFP4's one format (te-bench's default for it)
         const std::vector<SweepRun> nvfp4_plan = plan_sweep(nvfp4, cpu_device());
         std::vector<std::optional<RunRecord>> nvfp4_records;
         for (const SweepRun& run : nvfp4_plan) {

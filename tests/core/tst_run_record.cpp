@@ -624,6 +624,51 @@ private Q_SLOTS:
         expect_rejected(j, "allowed: out_of_memory|numerics|runtime|distributed");
     }
 
+    // The block scales' histograms of an inspected block-scaled run: read back as written, and refused with the value
+    // and the rule when out of range, too large in sum, or on a run that cannot have them.
+    void blockScaleHistogramsAreCheckedOnImport() {
+        RunRecord r = sample_record();
+        r.config.backend = Backend::Te;
+        r.config.precision = Precision::Fp8;
+        r.config.fp8.scaling = ScalingKind::Mxfp8;
+        r.config.fp8.format = RecipeFormat::E4M3;
+        r.config.fp8.margin = 0;
+        r.config.inspect_fp8 = true;
+        r.fp8_slots = {{"blocks_0.qkv", SlotRole::Input, Fp8Dtype::E4M3}, {"blocks_0.qkv", SlotRole::Weight, Fp8Dtype::E4M3}};
+        for (StepMetrics& step : r.steps) step.fp8.assign(2, Fp8SlotSample{1.0f, 2.0f});
+        r.fp8_block_scales = {Fp8ScaleHistogram{-9, {3, 0, 5}, 1}, Fp8ScaleHistogram{0, {}, 0}};
+        const json good = to_json(r);
+        QCOMPARE(record_from_json(good, "good.json").fp8_block_scales, r.fp8_block_scales);
+        QVERIFY(!import_problem(r));
+        json j = good;
+        j["fp8_block_scales"][0]["counts"][1] = -1;
+        expect_rejected(j, "$.fp8_block_scales[0].counts[1]: -1 is out of range; allowed: 0 to 1125899906842624");
+        j = good;
+        j["fp8_block_scales"][0]["counts"][1] = 18446744073709551615ull;
+        expect_rejected(j, "$.fp8_block_scales[0].counts[1]: 18446744073709551615 is out of range");
+        j = json::parse(good.dump());
+        j["fp8_block_scales"][0]["empty_blocks"] = 3.6893488147419103e19;  // 2^65, beyond 64 bits
+        expect_rejected(j, "$.fp8_block_scales[0].empty_blocks: 3.6893488147419103e+19 is out of range");
+        j = good;
+        j["fp8_block_scales"][0]["counts"] = json::array({1ll << 50, 1ll << 50});
+        expect_rejected(j, "$.fp8_block_scales[0].counts: 2251799813685249 blocks in all; allowed: at most 1125899906842624");
+        j = good;
+        j["fp8_block_scales"][0]["lowest_exponent"] = 127;
+        expect_rejected(j, "3 binades from 2^127 reach past 2^127");
+        j = good;
+        j["fp8_block_scales"][0]["lowest_exponent"] = 128;
+        expect_rejected(j, "lowest_exponent: 128 is out of range; allowed: -128 to 127");
+        j = good;
+        j["fp8_block_scales"].erase(1);
+        expect_rejected(j, "1 histograms; expected one per FP8 slot (2)");
+        RunRecord plain = r;
+        plain.config.inspect_fp8 = false;
+        QVERIFY(import_problem(plain) && import_problem(plain)->find("$.fp8_block_scales: only an inspected FP8 run") == 0);
+        plain = r;
+        plain.config.fp8.scaling = ScalingKind::Delayed;
+        QVERIFY(import_problem(plain) && import_problem(plain)->find("recipe delayed") != std::string::npos);
+    }
+
     // A failed run is built one way (mark_failed), and its kind survives the record's JSON.
     void failedRunsCarryTheirKind() {
         for (const ErrorKind kind : {ErrorKind::OutOfMemory, ErrorKind::Numerics, ErrorKind::Runtime, ErrorKind::Distributed}) {

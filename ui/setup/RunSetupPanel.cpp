@@ -368,11 +368,12 @@ void RunSetupPanel::connectFields() {
     });
     connect(blockPow2_, &QCheckBox::toggled, this, edited);
     connect(calibrate_, &QCheckBox::toggled, this, edited);
-    // Picking block or MXFP8 scaling picks its own default format (core's default_recipe_format: E4M3, as Transformer
-    // Engine's recipes); the user may change it back. Leaving them keeps the format chosen.
+    // Picking block, MXFP8 or NVFP4 scaling picks its own default format (core's default_recipe_format: E4M3, as
+    // Transformer Engine's recipes); the user may change it back (NVFP4 then says it has one format). Leaving them
+    // keeps the format chosen.
     connect(scaling_, &QComboBox::activated, this, [this] {
         const ScalingKind scaling = current<ScalingKind>(scaling_);
-        if (scaling == ScalingKind::Block || scaling == ScalingKind::Mxfp8) {
+        if (scaling == ScalingKind::Block || is_microscaling(scaling)) {
             selectData(format_, static_cast<int>(default_recipe_format(scaling)));
         }
     });
