@@ -71,6 +71,57 @@ struct Row {
 // cast_dbias then a plain wgrad, against the cast then a wgrad with BGRADB. The value is how many times faster the
 // modules' way is; the target, 1, is "not slower" (where a GPU shows less, the modules go back to the epilogue for
 // that work: docs/kernels.md, "Bias gradients without cuBLASLt's epilogues").
+// qkv's output gradient at the seed's attention (3072 tokens, 12 heads of 64): the stacked casts read dq, dk and dv
+// where they lie, against LibTorch's stack and then the dense cast (docs/kernels.md, "The qkv gradient without a
+// stack"). The value is how many times faster the stacked pass is; the target, 1, is "not slower".
+void stacked_cast_levers(std::vector<Row>& rows) {
+    const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+    const std::int64_t batch = 32, seq = 96, heads = 12, head_dim = 64;
+    const std::int64_t tokens = batch * seq, width = heads * head_dim;
+    std::vector<at::Tensor> parts;
+    std::vector<kernels::Tensor> refs;
+    for (int p = 0; p < 3; ++p) {
+        parts.push_back(at::randn({batch, seq, heads, head_dim}, cuda).to(at::kBFloat16));
+        refs.push_back(kernels::input(parts.back().data_ptr(), kernels::DType::BFloat16, tokens, width));
+    }
+    at::Tensor stacked = at::empty({tokens, 3 * width}, cuda.dtype(at::kBFloat16));
+    at::Tensor dbias = at::empty({3 * width}, cuda);
+    const auto r = static_cast<std::size_t>(tokens);
+    const auto c = static_cast<std::size_t>(3 * width);
+    const at::Tensor sums_workspace =
+        at::empty({static_cast<std::int64_t>(kernels::cast_dbias_workspace_bytes(r, c))}, cuda.dtype(at::kByte));
+    const double dense_ms = time_ms([&] {
+        const at::Tensor dy = at::stack(parts, 2).reshape({tokens, 3 * width});
+        kernels::cast_dbias(kernel_tensor(dy), kernels::Tensor{}, kernel_tensor(dbias), workspace_ref(sums_workspace), on_stream());
+    });
+    const double stacked_ms = time_ms([&] {
+        kernels::stacked_cast_dbias(refs.data(), 3, kernel_tensor(stacked), kernel_tensor(dbias), workspace_ref(sums_workspace),
+                                    on_stream());
+    });
+    const std::string shape = "3x" + std::to_string(tokens) + "x" + std::to_string(width);
+    rows.push_back({"stacked_cast_dbias vs stack + cast_dbias", shape, stacked_ms, dense_ms / stacked_ms, "x", 1.0});
+
+    const at::Tensor scale = at::ones({1}, cuda);
+    at::Tensor amax = at::zeros({1}, cuda);
+    at::Tensor q = at::empty({tokens, 3 * width}, cuda.dtype(at::kByte));
+    at::Tensor q_t = at::empty({3 * width, tokens}, cuda.dtype(at::kByte));
+    kernels::Tensor fp8 = kernels::input(q.data_ptr(), kernels::DType::Float8E4M3, r, c);
+    fp8.transposed = q_t.data_ptr();
+    fp8.scale = scale.data_ptr<float>();
+    fp8.amax = amax.data_ptr<float>();
+    const at::Tensor fp8_workspace =
+        at::empty({static_cast<std::int64_t>(kernels::cast_transpose_dbias_workspace_bytes(r, c))}, cuda.dtype(at::kByte));
+    const double dense_fp8_ms = time_ms([&] {
+        const at::Tensor dy = at::stack(parts, 2).reshape({tokens, 3 * width});
+        kernels::cast_transpose_dbias_to_fp8(kernel_tensor(dy), fp8, kernel_tensor(dbias), workspace_ref(fp8_workspace), on_stream());
+    });
+    const double stacked_fp8_ms = time_ms([&] {
+        kernels::stacked_cast_transpose_dbias_to_fp8(refs.data(), 3, fp8, kernel_tensor(dbias), workspace_ref(fp8_workspace), on_stream());
+    });
+    rows.push_back({"stacked_cast_transpose_dbias_to_fp8 vs stack + cast", shape, stacked_fp8_ms, dense_fp8_ms / stacked_fp8_ms, "x",
+                    1.0});
+}
+
 void bias_gradient_levers(const kernels::GemmCall& base, std::vector<Row>& rows) {
     const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
     const std::int64_t tokens = 3072, hidden = 768, ffn = 3072;
@@ -260,6 +311,11 @@ int main(int argc, char** argv) {
         bias_gradient_levers(g, rows);
     } catch (const std::exception& e) {  // an epilogue cuBLASLt refuses: the other rows still count
         std::printf("bias-gradient levers not timed: %s\n", e.what());
+    }
+    try {
+        stacked_cast_levers(rows);
+    } catch (const std::exception& e) {
+        std::printf("stacked-cast levers not timed: %s\n", e.what());
     }
     const double bf16_ms = time_ms([&] { run_gemm(g); });
     const double bf16_tflops = flops / (bf16_ms * 1e9);

@@ -82,13 +82,30 @@ std::vector<RunRecord> train_repeated(const Trainer& trainer, const std::vector<
     return runs;
 }
 
-// `run --ledger`: the first layer's rows per module, the rows outside the layers, and the totals.
+// Whether two layers' rows name the same ops with the same calls and launches.
+bool same_layer_ops(const Ledger& ledger, int a, int b) {
+    const auto ops = [&](int layer) {
+        std::vector<std::tuple<std::string, std::string, std::uint64_t, std::uint64_t>> rows;
+        for (const LedgerRow& r : ledger.rows) {
+            if (r.layer == layer) rows.emplace_back(r.scope, r.op, r.calls, r.launches);
+        }
+        return rows;
+    };
+    return ops(a) == ops(b);
+}
+
+// `run --ledger`: the last layer's rows per module (a layer as every layer after the first is: on te's fused path
+// the first has no Linear before it to hand its LayerNorm's gradient to), the rows outside the layers, and the totals.
 std::string ledger_report(const RunRecord& run, bool named) {
     if (!run.execution.ledger) return "\nno launch ledger: the run ended before its measured step\n";
     const Ledger& ledger = *run.execution.ledger;
-    std::string out = "\nlaunch ledger" + (named ? " of " + printable_text(display_name(run)) : std::string()) + ", layer 0 of " +
-                      std::to_string(ledger.layers) + " (every layer's rows are the same shape):\n";
-    out += ledger_layer_table(ledger, 0);
+    const int shown = std::max(ledger.layers - 1, 0);
+    const std::string note = same_layer_ops(ledger, 0, shown)
+                                 ? "every layer's rows are the same shape"
+                                 : "every layer after the first has these rows; the first's differ in op, not in launches";
+    std::string out = "\nlaunch ledger" + (named ? " of " + printable_text(display_name(run)) : std::string()) + ", layer " +
+                      std::to_string(shown) + " of " + std::to_string(ledger.layers) + " (" + note + "):\n";
+    out += ledger_layer_table(ledger, shown);
     out += "outside the layers:\n" + ledger_outside_table(ledger);
     out += "(* launch count not known: at least one launch per call counted)\n";
     return out + ledger_totals_text(run, false);

@@ -28,12 +28,14 @@ torch::Tensor MiniGptTe::hidden_states(const torch::Tensor& tokens, const std::s
         x = apply_embedding(wte_, position_embeddings(wpe_, tokens.size(1)), tokens, ops, tied)
                 .view({tokens.size(0), tokens.size(1), shape_.hidden});
     }
+    // Each block's fc2 gets its output gradient cast and summed by the next LayerNorm (GradientHandOver).
+    std::shared_ptr<GradientHandOver> carry;
     for (std::size_t i = 0; i < blocks_.size(); ++i) {
         const LedgerScope layer("layer", static_cast<int>(i));
-        x = blocks_[i]->forward(x);
+        x = blocks_[i]->forward(x, nullptr, &carry);
     }
     const LedgerScope scope("head");
-    return ln_f_->forward(x).reshape({-1, shape_.hidden});
+    return ln_f_->forward(x, carry).reshape({-1, shape_.hidden});
 }
 
 }  // namespace tewb

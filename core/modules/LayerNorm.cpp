@@ -12,11 +12,11 @@ LayerNorm::LayerNorm(std::string name, std::int64_t hidden, ParameterInit& init,
     bias_ = register_parameter("bias", init.zeros({hidden}));
 }
 
-at::Tensor LayerNorm::forward(const at::Tensor& x) {
+at::Tensor LayerNorm::forward(const at::Tensor& x, const std::shared_ptr<GradientHandOver>& input_grad) {
     check_features(name_, x, weight_.size(0));
     const at::Tensor rows = x.reshape({-1, x.size(-1)});
     const LayerNormPlan plan{&ops_in_force(x.device()), compute_dtype_for(x), eps_};
-    return apply_layer_norm(rows, weight_, bias_, plan).view(x.sizes());
+    return apply_layer_norm(rows, weight_, bias_, plan, input_grad).view(x.sizes());
 }
 
 }  // namespace tewb

@@ -1,11 +1,13 @@
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include <torch/nn/module.h>
 
 namespace tewb {
 
+class GradientHandOver;
 class ParameterInit;
 
 constexpr double kLayerNormEps = 1e-5;
@@ -16,7 +18,8 @@ class LayerNorm : public torch::nn::Module {
 public:
     LayerNorm(std::string name, std::int64_t hidden, ParameterInit& init, double eps = kLayerNormEps);
 
-    at::Tensor forward(const at::Tensor& x);
+    // `input_grad`: dx handed to the Linear that made x, with its cast and sums, where it asked (GradientHandOver).
+    at::Tensor forward(const at::Tensor& x, const std::shared_ptr<GradientHandOver>& input_grad = nullptr);
 
     const at::Tensor& weight() const { return weight_; }
     const at::Tensor& bias() const { return bias_; }

@@ -36,7 +36,15 @@ public:
     std::pair<at::Tensor, at::Tensor> forward_with_layernorm_output(const at::Tensor& x);
     // Also returns x (as a view) for a skip connection taken around the module: the gradient that reaches
     // x through it comes back to this module, whose LayerNorm backward adds it to dx (no separate sum).
-    std::pair<at::Tensor, at::Tensor> forward_keeping_input(const at::Tensor& x);
+    // `input_grad` (here and below): dx handed to the Linear that made x, where it asked (GradientHandOver).
+    std::pair<at::Tensor, at::Tensor> forward_keeping_input(const at::Tensor& x,
+                                                            const std::shared_ptr<GradientHandOver>& input_grad = nullptr);
+    // forward_keeping_input for an attention's projection of `heads` heads (out_features = 3 · heads · head_dim) over x
+    // [batch, seq, in]: {q, k, v, x}, q, k and v [batch, seq, heads, head_dim] views of the output (HeadSplit: the
+    // backward stacks and casts their gradients in one pass). Views made in a custom autograd function: an in-place op
+    // on them (or on views of them) is refused by autograd.
+    std::vector<at::Tensor> forward_heads_keeping_input(const at::Tensor& x, std::int64_t heads,
+                                                        const std::shared_ptr<GradientHandOver>& input_grad = nullptr);
 
     const at::Tensor& layer_norm_weight() const { return ln_weight_; }
     const at::Tensor& layer_norm_bias() const { return ln_bias_; }
@@ -44,7 +52,8 @@ public:
     const at::Tensor& bias() const { return bias_; }
 
 private:
-    std::vector<at::Tensor> run(const at::Tensor& x, bool layernorm_output, bool input_output = false);
+    std::vector<at::Tensor> run(const at::Tensor& x, bool layernorm_output, bool input_output = false, std::int64_t heads = 0,
+                                const std::shared_ptr<GradientHandOver>& input_grad = nullptr);
 
     std::string name_;
     double eps_;

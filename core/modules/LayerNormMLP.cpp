@@ -24,7 +24,8 @@ LayerNormMLP::LayerNormMLP(std::string name, const Options& options, ParameterIn
     fc2_slots_ = fp8_->add_gemm(name_ + ".fc2");
 }
 
-at::Tensor LayerNormMLP::forward(const at::Tensor& x, const at::Tensor& residual) {
+at::Tensor LayerNormMLP::forward(const at::Tensor& x, const at::Tensor& residual, const std::shared_ptr<GradientHandOver>& input_grad,
+                                 const std::shared_ptr<GradientHandOver>& output_grad) {
     check_features(name_, x, ln_weight_.size(0));
     if (residual.defined() && residual.sizes() != x.sizes()) {
         throw ConfigError(name_ + ": the residual's shape " + c10::str(residual.sizes()) + " is not the input's " + c10::str(x.sizes()));
@@ -38,7 +39,7 @@ at::Tensor LayerNormMLP::forward(const at::Tensor& x, const at::Tensor& residual
                                      : residual.is_same(x) ? rows
                                                            : residual.reshape({-1, x.size(-1)});
     return apply_layer_norm_mlp(rows, ln_weight_, ln_bias_, fc1_weight_, fc1_bias_, fc2_weight_, fc2_bias_, norm, fc1, fc2,
-                                residual_rows, activation_)
+                                residual_rows, activation_, input_grad, output_grad)
         .view(x.sizes());
 }
 

@@ -12,6 +12,7 @@
 
 namespace tewb {
 
+class GradientHandOver;
 class ParameterInit;
 
 // LayerNorm → fc1 → GELU (tanh) → fc2 in one autograd function (te.LayerNormMLP): two GEMMs, so six
@@ -35,7 +36,10 @@ public:
     LayerNormMLP(std::string name, const Options& options, ParameterInit& init, std::shared_ptr<Fp8Context> fp8 = nullptr);
 
     // With a `residual` (x's shape): residual + MLP(x), added in fc2's GEMM where the ops can (Linear::forward).
-    at::Tensor forward(const at::Tensor& x, const at::Tensor& residual = {});
+    // `input_grad`: its LayerNorm's dx handed to the Linear that made x; `output_grad`: fc2's output gradient handed
+    // over by the LayerNorm the output feeds (GradientHandOver).
+    at::Tensor forward(const at::Tensor& x, const at::Tensor& residual = {}, const std::shared_ptr<GradientHandOver>& input_grad = nullptr,
+                       const std::shared_ptr<GradientHandOver>& output_grad = nullptr);
 
     const at::Tensor& layer_norm_weight() const { return ln_weight_; }
     const at::Tensor& layer_norm_bias() const { return ln_bias_; }

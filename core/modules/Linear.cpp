@@ -22,7 +22,7 @@ Linear::Linear(std::string name, const Options& options, ParameterInit& init, st
     slots_ = fp8_->add_gemm(name_);
 }
 
-at::Tensor Linear::forward(const at::Tensor& x, const at::Tensor& residual) {
+at::Tensor Linear::forward(const at::Tensor& x, const at::Tensor& residual, const std::shared_ptr<GradientHandOver>& output_grad) {
     check_features(name_, x, weight_.size(1));
     const at::Tensor rows = x.reshape({-1, x.size(-1)});
     std::vector<std::int64_t> shape(x.sizes().begin(), x.sizes().end());
@@ -35,7 +35,7 @@ at::Tensor Linear::forward(const at::Tensor& x, const at::Tensor& residual) {
         }
         residual_rows = residual.reshape({-1, weight_.size(0)});
     }
-    const at::Tensor y = apply_linear(rows, weight_, bias_, plan_gemm(rows, fp8_, slots_, weight_cache_), residual_rows);
+    const at::Tensor y = apply_linear(rows, weight_, bias_, plan_gemm(rows, fp8_, slots_, weight_cache_), residual_rows, output_grad);
     return y.view(shape);
 }
 

@@ -10,6 +10,7 @@
 
 namespace tewb {
 
+class GradientHandOver;
 class ParameterInit;
 
 // y = x · Wᵀ + b over the last dimension (Transformer Engine's te.Linear). Inside an enabled Fp8Scope
@@ -29,7 +30,9 @@ public:
 
     // With a `residual` (the output's shape): residual + x · Wᵀ + b in the residual's dtype, the add done in the
     // GEMM where the ops can (a transformer block's skip connection, as Transformer Engine folds it).
-    at::Tensor forward(const at::Tensor& x, const at::Tensor& residual = {});
+    // `output_grad`: the output's gradient may come already cast by the LayerNorm it feeds (GradientHandOver).
+    at::Tensor forward(const at::Tensor& x, const at::Tensor& residual = {},
+                       const std::shared_ptr<GradientHandOver>& output_grad = nullptr);
 
     const at::Tensor& weight() const { return weight_; }
     const at::Tensor& bias() const { return bias_; }

@@ -66,6 +66,13 @@ at::Tensor TransformerLayer::rotate(const at::Tensor& qkv, const RotaryAngles& r
     return apply_rotary_embedding(heads, rotary.cos, rotary.sin, heads_ + kv_heads_, ops_in_force(qkv.device()));
 }
 
+// q, k, v [batch, seq, heads, d] → the attention's output [batch, seq, hidden].
+at::Tensor TransformerLayer::attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) const {
+    const at::Tensor y =
+        at::scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), {}, 0.0, /*is_causal=*/true);
+    return y.transpose(1, 2).reshape({q.size(0), q.size(1), hidden_});
+}
+
 // qkv [batch, seq, (heads + 2 · kv) · d], or its rotated heads [batch, seq, heads + 2 · kv, d] → the attention's
 // output [batch, seq, hidden].
 at::Tensor TransformerLayer::attention(const at::Tensor& qkv) const {
@@ -78,9 +85,7 @@ at::Tensor TransformerLayer::attention(const at::Tensor& qkv) const {
         // backward stacks their gradients into one tensor of the projection's layout (one write), where
         // indexing would give each a zero-filled copy and sum the three.
         const std::vector<at::Tensor> parts = qkv.view({batch, seq, 3, heads_, d}).unbind(2);
-        y = at::scaled_dot_product_attention(parts[0].transpose(1, 2), parts[1].transpose(1, 2), parts[2].transpose(1, 2), {},
-                                             0.0, /*is_causal=*/true);
-        return y.transpose(1, 2).reshape({batch, seq, hidden_});
+        return attention(parts[0], parts[1], parts[2]);
     }
     const at::Tensor heads = qkv.view({batch, seq, heads_ + 2 * kv_heads_, d});
     // As unbind above: split's backward concatenates the three gradients into one tensor of the view's layout.
@@ -90,7 +95,7 @@ at::Tensor TransformerLayer::attention(const at::Tensor& qkv) const {
     return y.transpose(1, 2).reshape({batch, seq, hidden_});
 }
 
-at::Tensor TransformerLayer::forward(const at::Tensor& x, const RotaryAngles* rotary) {
+at::Tensor TransformerLayer::forward(const at::Tensor& x, const RotaryAngles* rotary, std::shared_ptr<GradientHandOver>* carry) {
     if (x.dim() != 3 || x.size(2) != hidden_) {
         throw ConfigError(name_ + ": input must be [batch, seq, " + std::to_string(hidden_) + "]");
     }
@@ -109,24 +114,40 @@ at::Tensor TransformerLayer::forward(const at::Tensor& x, const RotaryAngles* ro
     // gradients are summed into the normalization backwards (qkv's for the first, the MLP's own for the second): the
     // autograd engine adds nothing.
     at::Tensor qkv, skip, attention_out, h;
-    {
-        const LedgerScope scope("qkv");
-        std::tie(qkv, skip) = qkv_->forward_keeping_input(x);
-    }
-    if (rotary != nullptr) {
-        const LedgerScope scope("rotary");
-        qkv = rotate(qkv, *rotary);
-    }
-    {
+    const std::shared_ptr<GradientHandOver> into_block = carry != nullptr ? *carry : nullptr;
+    if (rotary == nullptr && kv_heads_ == heads_) {
+        // The projection hands out q, k and v itself, so its backward stacks their gradients and casts them in one pass.
+        std::vector<at::Tensor> heads;
+        {
+            const LedgerScope scope("qkv");
+            heads = qkv_->forward_heads_keeping_input(x, heads_, into_block);
+        }
+        skip = heads[3];
+        const LedgerScope scope("attention");
+        attention_out = attention(heads[0], heads[1], heads[2]);
+    } else {
+        {
+            const LedgerScope scope("qkv");
+            std::tie(qkv, skip) = qkv_->forward_keeping_input(x, into_block);
+        }
+        if (rotary != nullptr) {
+            const LedgerScope scope("rotary");
+            qkv = rotate(qkv, *rotary);
+        }
         const LedgerScope scope("attention");
         attention_out = attention(qkv);
     }
+    // proj's output gradient comes from the MLP's LayerNorm backward, fc2's from the next LayerNorm's: each hands it on
+    // cast and summed.
+    const auto into_mlp = std::make_shared<GradientHandOver>();
     {
         const LedgerScope scope("proj");
-        h = proj_->forward(attention_out, skip);
+        h = proj_->forward(attention_out, skip, into_mlp);
     }
     const LedgerScope scope("mlp");
-    return mlp_->forward(h, h);
+    const auto out_of_block = std::make_shared<GradientHandOver>();
+    if (carry != nullptr) *carry = out_of_block;
+    return mlp_->forward(h, h, into_mlp, out_of_block);
 }
 
 }  // namespace tewb

@@ -48,7 +48,10 @@ public:
 
     // x: [batch, seq, hidden] → same shape. With `rotary`, the queries and keys are turned by its angles first
     // (apply_rotary_embedding, one call over q's and k's heads).
-    at::Tensor forward(const at::Tensor& x, const RotaryAngles* rotary = nullptr);
+    // `carry` (may be null): in, the hand-over of the Linear that made x (the block before's fc2), delivered by this
+    // block's first LayerNorm; out, a fresh one for this block's fc2, for the LayerNorm that takes its output
+    // (GradientHandOver).
+    at::Tensor forward(const at::Tensor& x, const RotaryAngles* rotary = nullptr, std::shared_ptr<GradientHandOver>* carry = nullptr);
 
     LayerNormLinear& qkv() { return *qkv_; }
     Linear& proj() { return *proj_; }
@@ -57,6 +60,7 @@ public:
 private:
     at::Tensor rotate(const at::Tensor& qkv, const RotaryAngles& rotary) const;
     at::Tensor attention(const at::Tensor& qkv) const;
+    at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) const;
 
     std::string name_;
     std::int64_t hidden_;

@@ -7,6 +7,8 @@
 
 #include <vector>
 
+#include <ATen/ops/stack.h>
+
 #include "core/fp8/BlockScaling.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "tewb_kernels/cast.h"
@@ -183,6 +185,99 @@ void transposes(Checks& check) {
     }
 }
 
+// The stacked casts (the qkv projection's gradient from the attention's dq, dk and dv where they lie): each the dense
+// call on the stacked tensor bit for bit (the copy, the FP8 copy and its transposed copy, amax, the sums), with the
+// parts as the attention's backward may leave them: views of one [batch, seq, 3, heads, head_dim] buffer (row stride
+// 3 · heads · head_dim), three separate tensors, and a row stride that breaks 16-byte alignment (the plain kernels).
+void stacked_casts(Checks& check) {
+    struct Case {
+        std::int64_t batch, seq, heads, head_dim;
+        int layout;  // 0: separate tensors; 1: views of one [batch, seq, 3, heads, head_dim]; 2: a row stride of width + 1
+    };
+    // {2, 12, 3, 8, 2}: 24 rows, so the dense call takes the wide kernel and the stacked one (odd stride) the plain one.
+    const Case cases[] = {{32, 96, 12, 64, 0}, {32, 96, 12, 64, 1}, {2, 12, 3, 8, 2}, {4, 33, 2, 5, 0}};
+    for (const at::ScalarType input : {at::kBFloat16, at::kFloat}) {
+        for (const Case& k : cases) {
+            const std::int64_t rows = k.batch * k.seq;
+            const std::int64_t width = k.heads * k.head_dim;
+            const std::string shape = "3 x " + shape_text(rows, width);
+            const std::string dtype = dtype_name(input) + (k.layout == 1 ? ", views of one buffer" : k.layout == 2 ? ", odd row stride" : "");
+            check.attempt("stacked_cast_dbias", shape, dtype, [&] {
+                std::vector<at::Tensor> parts;
+                if (k.layout == 1) {
+                    const at::Tensor all = (at::randn({k.batch, k.seq, 3, k.heads, k.head_dim}, cuda()) * 4).to(input);
+                    parts = all.unbind(2);
+                } else {
+                    const std::int64_t stride = k.layout == 2 ? width + 1 : width;
+                    for (int p = 0; p < 3; ++p) {
+                        const at::Tensor rows_of = (at::randn({rows, stride}, cuda()) * 4).to(input);
+                        parts.push_back(rows_of.narrow(1, 0, width).view({k.batch, k.seq, k.heads, k.head_dim}));
+                    }
+                }
+                const at::Tensor dense = at::stack(parts, 2).reshape({rows, 3 * width});
+                std::vector<kernels::Tensor> refs;
+                for (const at::Tensor& part : parts) {
+                    kernels::Tensor t = kernels::input(part.data_ptr(), kernel_dtype(input), static_cast<std::size_t>(rows),
+                                                       static_cast<std::size_t>(width));
+                    t.row_stride = static_cast<std::size_t>(part.stride(1));
+                    refs.push_back(t);
+                }
+                const auto r = static_cast<std::size_t>(rows);
+                const auto c = static_cast<std::size_t>(3 * width);
+                const auto workspace = [&](std::size_t bytes) { return at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte)); };
+
+                at::Tensor want = poisoned({rows, 3 * width}, at::kBFloat16);
+                at::Tensor got = poisoned({rows, 3 * width}, at::kBFloat16);
+                at::Tensor want_dbias = poisoned({3 * width}, at::kFloat);
+                at::Tensor got_dbias = poisoned({3 * width}, at::kFloat);
+                const at::Tensor ws = workspace(kernels::cast_dbias_workspace_bytes(r, c));
+                kernels::cast_dbias(kernel_tensor(dense), kernel_tensor(want), kernel_tensor(want_dbias), workspace_ref(ws), kernel_stream());
+                kernels::stacked_cast_dbias(refs.data(), 3, kernel_tensor(got), kernel_tensor(got_dbias), workspace_ref(ws), kernel_stream());
+                check.exact("stacked_cast_dbias", "out = the dense cast's", shape, dtype, got, want);
+                check.exact("stacked_cast_dbias", "dbias bits = the dense cast's", shape, dtype, got_dbias.view(at::kInt),
+                            want_dbias.view(at::kInt));
+
+                want_dbias = poisoned({3 * width}, at::kFloat);  // the FP8 stage must write its own sums
+                got_dbias = poisoned({3 * width}, at::kFloat);
+                const at::Tensor scale = scalar(8.0f);
+                at::Tensor want_q = poisoned_fp8({rows, 3 * width});
+                at::Tensor want_t = poisoned_fp8({3 * width, rows});
+                at::Tensor got_q = poisoned_fp8({rows, 3 * width});
+                at::Tensor got_t = poisoned_fp8({3 * width, rows});
+                at::Tensor want_amax = at::zeros({1}, cuda().dtype(at::kFloat));
+                at::Tensor got_amax = at::zeros({1}, cuda().dtype(at::kFloat));
+                const at::Tensor ws8 = workspace(kernels::cast_transpose_dbias_workspace_bytes(r, c));
+                kernels::cast_transpose_dbias_to_fp8(kernel_tensor(dense), fp8_out(want_q, want_t, scale, want_amax, kernels::Fp8Type::E4M3),
+                                                     kernel_tensor(want_dbias), workspace_ref(ws8), kernel_stream());
+                kernels::stacked_cast_transpose_dbias_to_fp8(refs.data(), 3, fp8_out(got_q, got_t, scale, got_amax, kernels::Fp8Type::E4M3),
+                                                             kernel_tensor(got_dbias), workspace_ref(ws8), kernel_stream());
+                check.exact("stacked_cast_transpose_dbias_to_fp8", "out = the dense cast's", shape, dtype, got_q, want_q);
+                check.exact("stacked_cast_transpose_dbias_to_fp8", "out_t = the dense cast's", shape, dtype, got_t, want_t);
+                check.exact("stacked_cast_transpose_dbias_to_fp8", "amax = the dense cast's", shape, dtype, got_amax, want_amax);
+                // Without sums (a projection without a bias): the dense cast + transpose's bytes.
+                at::Tensor plain_q = poisoned_fp8({rows, 3 * width});
+                at::Tensor plain_t = poisoned_fp8({3 * width, rows});
+                at::Tensor plain_amax = at::zeros({1}, cuda().dtype(at::kFloat));
+                kernels::stacked_cast_transpose_dbias_to_fp8(refs.data(), 3, fp8_out(plain_q, plain_t, scale, plain_amax, kernels::Fp8Type::E4M3),
+                                                             kernels::Tensor{}, kernels::Workspace{}, kernel_stream());
+                check.exact("stacked_cast_transpose_dbias_to_fp8", "out, no sums", shape, dtype, plain_q, want_q);
+                check.exact("stacked_cast_transpose_dbias_to_fp8", "out_t, no sums", shape, dtype, plain_t, want_t);
+                check.exact("stacked_cast_transpose_dbias_to_fp8", "amax, no sums", shape, dtype, plain_amax, want_amax);
+                // The dense x is 16-byte aligned; parts that are not take the plain kernel, whose sums run in another
+                // order: bit for bit only where both take the same kernel, else within float32's bound.
+                const bool same_kernel = k.layout != 2 && width % (16 / static_cast<std::int64_t>(at::elementSize(input))) == 0;
+                if (same_kernel) {
+                    check.exact("stacked_cast_transpose_dbias_to_fp8", "dbias bits = the dense cast's", shape, dtype,
+                                got_dbias.view(at::kInt), want_dbias.view(at::kInt));
+                } else {
+                    check.relative("stacked_cast_transpose_dbias_to_fp8", "dbias", shape, dtype, got_dbias,
+                                   dense.to(at::kDouble).sum(0).to(at::kFloat), kFloat32Bound);
+                }
+            });
+        }
+    }
+}
+
 }  // namespace
 
 void casts(Checks& check) {
@@ -190,6 +285,7 @@ void casts(Checks& check) {
     bias_gradient_casts(check);
     block_casts(check);
     transposes(check);
+    stacked_casts(check);
 }
 
 }  // namespace tewb::selftest

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cast/cast_items.h"
+#include "cast/row_sources.h"
 #include "common/arguments.h"
 #include "common/check.h"
 #include "common/column_sum.cuh"
@@ -45,9 +46,10 @@ __global__ void cast_kernel(const T* __restrict__ x, std::size_t n, const float*
 }
 
 // kDbias: also the column sums of x over the rows this block walks, into dbias.partial[blockIdx.y, :], and
-// the last block of a column tile finishes the tile's sums (column_sum.cuh) unless dbias.out is null.
-template <typename T, bool kDbias>
-__global__ void cast_transpose_kernel(const T* __restrict__ x, int rows, int cols, const float* __restrict__ scale,
+// the last block of a column tile finishes the tile's sums (column_sum.cuh) unless dbias.out is null. x: a DenseRows or
+// StackedRows (row_sources.h).
+template <typename Source, bool kDbias>
+__global__ void cast_transpose_kernel(const Source x, int rows, int cols, const float* __restrict__ scale,
                                       std::uint8_t* __restrict__ out, std::uint8_t* __restrict__ out_t, Fp8Type type,
                                       float* amax, ColumnSumTarget dbias) {
     __shared__ std::uint8_t tile[kTile][kTile + 1];
@@ -62,7 +64,7 @@ __global__ void cast_transpose_kernel(const T* __restrict__ x, int rows, int col
             const int r = r0 + j;
             if (r < rows && c < cols) {
                 const std::size_t at = static_cast<std::size_t>(r) * cols + c;
-                const float v = to_float(x[at]);
+                const float v = to_float(*x.at(r, c));
                 local = max(local, abs_bits(v));
                 if constexpr (kDbias) column_sum += v;
                 const std::uint8_t q = fp8_from_float(v * s, type);
@@ -100,11 +102,12 @@ __global__ void cast_transpose_kernel(const T* __restrict__ x, int rows, int col
 constexpr int kWideTile = 64;
 constexpr int kWideThreads = 256;
 
-template <typename T, bool kDbias>
+template <typename Source, bool kDbias>
 __global__ void __launch_bounds__(kWideThreads)
-    cast_transpose_wide_kernel(const T* __restrict__ x, int rows, int cols, const float* __restrict__ scale,
+    cast_transpose_wide_kernel(const Source x, int rows, int cols, const float* __restrict__ scale,
                                std::uint8_t* __restrict__ out, std::uint8_t* __restrict__ out_t, Fp8Type type, float* amax,
                                ColumnSumTarget dbias) {
+    using T = typename Source::Element;
     constexpr int W = 16 / static_cast<int>(sizeof(T));
     constexpr int kVecsPerRow = kWideTile / W;
     constexpr int kRowsPerPass = kWideThreads / kVecsPerRow;
@@ -123,7 +126,7 @@ __global__ void __launch_bounds__(kWideThreads)
             const int r = r0 + j;
             if (r < rows && c < cols) {
                 const std::size_t at = static_cast<std::size_t>(r) * cols + c;
-                const uint4 raw = *reinterpret_cast<const uint4*>(x + at);
+                const uint4 raw = *reinterpret_cast<const uint4*>(x.at(r, c));
                 const T* v = reinterpret_cast<const T*>(&raw);
                 std::uint8_t q[W];
 #pragma unroll
@@ -214,34 +217,55 @@ bool aligned(const void* p, std::size_t bytes) {
     return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
-// Launches the cast + transpose and returns its grid. With dbias.partial set, the kernel also leaves the column
-// sums: finished in this launch where the grid's column tiles fit the arrival counters (dbias.out is cleared
-// otherwise: the caller then sums the grid.y partial rows with launch_column_sum).
-template <typename T>
-dim3 cast_transpose_typed(const void* x, std::size_t rows, std::size_t cols, const float* scale, void* out, void* out_t,
-                          Fp8Type type, float* amax, ColumnSumTarget dbias, cudaStream_t stream) {
+// Launches the cast + transpose of x read through `source` and returns its grid; `x_fits`: x's rows may be read 16 bytes
+// at a time (every row start 16-byte aligned). With dbias.partial set, the kernel also leaves the column sums: finished
+// in this launch where the grid's column tiles fit the arrival counters (dbias.out is cleared otherwise: the caller then
+// sums the grid.y partial rows with launch_column_sum).
+template <typename Source>
+dim3 cast_transpose_typed(const Source& source, bool x_fits, std::size_t rows, std::size_t cols, const float* scale, void* out,
+                          void* out_t, Fp8Type type, float* amax, ColumnSumTarget dbias, cudaStream_t stream) {
+    using T = typename Source::Element;
     constexpr std::size_t W = 16 / sizeof(T);
     const bool with_dbias = dbias.partial != nullptr;
     const std::size_t max_y = with_dbias ? kDbiasMaxChunks : kMaxGridY;
     const auto launch = [&](auto kernel, dim3 grid, dim3 block) {
         if (!column_sum_in_kernel(grid.x)) dbias.out = nullptr;
-        kernel<<<grid, block, 0, stream>>>(static_cast<const T*>(x), static_cast<int>(rows), static_cast<int>(cols), scale,
+        kernel<<<grid, block, 0, stream>>>(source, static_cast<int>(rows), static_cast<int>(cols), scale,
                                            static_cast<std::uint8_t*>(out), static_cast<std::uint8_t*>(out_t), type, amax, dbias);
         return grid;
     };
     if constexpr (sizeof(T) != 2 || std::is_same_v<T, __nv_bfloat16>) {
-        const bool fits = rows % 8 == 0 && cols % W == 0 && aligned(x, 16) && aligned(out, W) && aligned(out_t, 8);
+        const bool fits = rows % 8 == 0 && cols % W == 0 && x_fits && aligned(out, W) && aligned(out_t, 8);
         if (fits) {
             const dim3 grid(static_cast<unsigned>((cols + kWideTile - 1) / kWideTile),
                             static_cast<unsigned>(std::min<std::size_t>((rows + kWideTile - 1) / kWideTile, max_y)));
-            return with_dbias ? launch(cast_transpose_wide_kernel<T, true>, grid, dim3(kWideThreads))
-                              : launch(cast_transpose_wide_kernel<T, false>, grid, dim3(kWideThreads));
+            return with_dbias ? launch(cast_transpose_wide_kernel<Source, true>, grid, dim3(kWideThreads))
+                              : launch(cast_transpose_wide_kernel<Source, false>, grid, dim3(kWideThreads));
         }
     }
     const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile),
                     static_cast<unsigned>(std::min<std::size_t>((rows + kTile - 1) / kTile, max_y)));
-    return with_dbias ? launch(cast_transpose_kernel<T, true>, grid, dim3(kTile, kTileRows))
-                      : launch(cast_transpose_kernel<T, false>, grid, dim3(kTile, kTileRows));
+    return with_dbias ? launch(cast_transpose_kernel<Source, true>, grid, dim3(kTile, kTileRows))
+                      : launch(cast_transpose_kernel<Source, false>, grid, dim3(kTile, kTileRows));
+}
+
+// Either input layout: x dense (parts null), or `count` parts side by side (x then gives only the shape and dtype).
+template <typename T>
+dim3 cast_transpose_from(const Tensor& x, const Tensor* parts, std::size_t count, const float* scale, void* out, void* out_t,
+                         Fp8Type type, float* amax, const ColumnSumTarget& dbias, cudaStream_t stream) {
+    if (parts == nullptr) {
+        const DenseRows<T> source{static_cast<const T*>(x.data), x.cols};
+        return cast_transpose_typed(source, aligned(x.data, 16), x.rows, x.cols, scale, out, out_t, type, amax, dbias, stream);
+    }
+    StackedRows<T> source;
+    source.part_cols = static_cast<int>(parts[0].cols);
+    for (std::size_t p = 0; p < count; ++p) {
+        source.part[p] = static_cast<const T*>(parts[p].data);
+        source.stride[p] = parts[p].stride();
+    }
+    // A 16-byte read must stay inside one part.
+    const bool fits = stacked_parts_aligned(parts, count, 16) && parts[0].cols % (16 / sizeof(T)) == 0;
+    return cast_transpose_typed(source, fits, x.rows, x.cols, scale, out, out_t, type, amax, dbias, stream);
 }
 
 template <typename E>
@@ -250,13 +274,26 @@ void transpose_typed(const void* x, std::size_t rows, std::size_t cols, void* ou
         static_cast<const E*>(x), static_cast<int>(rows), static_cast<int>(cols), static_cast<E*>(out));
 }
 
-dim3 cast_transpose_any(const void* x, DType dtype, std::size_t rows, std::size_t cols, const float* scale, void* out,
-                        void* out_t, Fp8Type type, float* amax, const ColumnSumTarget& dbias, cudaStream_t stream) {
-    switch (dtype) {
+dim3 cast_transpose_any(const Tensor& x, const Tensor* parts, std::size_t count, const float* scale, void* out, void* out_t,
+                        Fp8Type type, float* amax, const ColumnSumTarget& dbias, cudaStream_t stream) {
+    switch (x.dtype) {
         case DType::BFloat16:
-            return cast_transpose_typed<__nv_bfloat16>(x, rows, cols, scale, out, out_t, type, amax, dbias, stream);
-        case DType::Float16: return cast_transpose_typed<__half>(x, rows, cols, scale, out, out_t, type, amax, dbias, stream);
-        default: return cast_transpose_typed<float>(x, rows, cols, scale, out, out_t, type, amax, dbias, stream);
+            return cast_transpose_from<__nv_bfloat16>(x, parts, count, scale, out, out_t, type, amax, dbias, stream);
+        case DType::Float16: return cast_transpose_from<__half>(x, parts, count, scale, out, out_t, type, amax, dbias, stream);
+        default: return cast_transpose_from<float>(x, parts, count, scale, out, out_t, type, amax, dbias, stream);
+    }
+}
+
+// cast_transpose_dbias_to_fp8 of x, dense or in parts; without dbias.data the sums are not made.
+void launch_cast_transpose_dbias(const char* call, const Tensor& x, const Tensor* parts, std::size_t count, const Tensor& out,
+                                 const Tensor& dbias, const Workspace& workspace, cudaStream_t stream) {
+    const bool sums = dbias.data != nullptr;
+    const ColumnSumTarget target = sums ? ColumnSumTarget{static_cast<float*>(workspace.data), dbias.data, dbias.dtype} : ColumnSumTarget{};
+    const dim3 grid =
+        cast_transpose_any(x, parts, count, out.scale, out.data, out.transposed, fp8_type(out), out.amax, target, stream);
+    check_last_launch(call);
+    if (sums && !column_sum_in_kernel(grid.x)) {
+        launch_column_sum(target.partial, static_cast<int>(grid.y), x.cols, dbias.data, dbias.dtype, stream, call);
     }
 }
 
@@ -287,8 +324,8 @@ void cast_transpose_to_fp8(const Tensor& x, const Tensor& out, Stream on) {
     constexpr const char* call = "tewb::kernels::cast_transpose_to_fp8";
     check_cast_transpose(call, x, out);
     if (x.rows == 0 || x.cols == 0) return;
-    cast_transpose_any(x.data, x.dtype, x.rows, x.cols, out.scale, out.data, out.transposed, fp8_type(out), out.amax,
-                       ColumnSumTarget{}, cuda_stream(on));
+    cast_transpose_any(x, nullptr, 0, out.scale, out.data, out.transposed, fp8_type(out), out.amax, ColumnSumTarget{},
+                       cuda_stream(on));
     check_last_launch(call);
 }
 
@@ -298,14 +335,16 @@ void cast_transpose_dbias_to_fp8(const Tensor& x, const Tensor& out, const Tenso
     constexpr const char* call = "tewb::kernels::cast_transpose_dbias_to_fp8";
     check_cast_transpose_dbias(call, x, out, dbias, workspace);
     if (x.rows == 0 || x.cols == 0) return;
-    const cudaStream_t stream = cuda_stream(on);
-    const ColumnSumTarget target{static_cast<float*>(workspace.data), dbias.data, dbias.dtype};
-    const dim3 grid = cast_transpose_any(x.data, x.dtype, x.rows, x.cols, out.scale, out.data, out.transposed, fp8_type(out),
-                                         out.amax, target, stream);
-    check_last_launch(call);
-    if (!column_sum_in_kernel(grid.x)) {
-        launch_column_sum(target.partial, static_cast<int>(grid.y), x.cols, dbias.data, dbias.dtype, stream, call);
-    }
+    launch_cast_transpose_dbias(call, x, nullptr, 0, out, dbias, workspace, cuda_stream(on));
+}
+
+void stacked_cast_transpose_dbias_to_fp8(const Tensor* parts, std::size_t count, const Tensor& out, const Tensor& dbias,
+                                         const Workspace& workspace, Stream on) {
+    using namespace detail;
+    constexpr const char* call = "tewb::kernels::stacked_cast_transpose_dbias_to_fp8";
+    const Tensor x = check_stacked_cast_transpose_dbias(call, parts, count, out, dbias, workspace);
+    if (x.rows == 0 || x.cols == 0) return;
+    launch_cast_transpose_dbias(call, x, parts, count, out, dbias, workspace, cuda_stream(on));
 }
 
 void transpose(const Tensor& x, const Tensor& out, Stream on) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "cast/cast_dbias_geometry.h"
+#include "cast/row_sources.h"
 #include "common/check.h"
 #include "common/column_sum.cuh"
 #include "common/column_sum.h"
@@ -48,10 +49,11 @@ __device__ inline void store1(__nv_bfloat16* p, float v) {
 // Block (tile, chunk) walks the row groups g = chunk, chunk + chunks, ... (8 rows each, row g * 8 + y for
 // thread row y), each thread summing its 4 columns over its rows in order; the chunk's partial row is then
 // 0 + thread row 0 + ... + thread row 7, and the tile's last block adds the chunks in order (column_sum.cuh).
-// kVector: 16- or 8-byte accesses (cols % 4 == 0 and aligned pointers); the sums are the same either way.
-template <typename In, typename Out, bool kWrite, bool kVector>
+// kVector: 16- or 8-byte accesses (cols % 4 == 0 and aligned pointers); the sums are the same either way. x: a
+// DenseRows or StackedRows (row_sources.h).
+template <typename Source, typename Out, bool kWrite, bool kVector>
 __global__ void __launch_bounds__(kLanes* kGroups)
-    cast_dbias_kernel(const In* __restrict__ x, int rows, int cols, Out* __restrict__ out, ColumnSumTarget dbias) {
+    cast_dbias_kernel(const Source x, int rows, int cols, Out* __restrict__ out, ColumnSumTarget dbias) {
     const int c0 = static_cast<int>(blockIdx.x) * kTileCols;
     const int c = c0 + static_cast<int>(threadIdx.x) * kPerLane;
     const int groups = (rows + kGroups - 1) / kGroups;
@@ -62,7 +64,7 @@ __global__ void __launch_bounds__(kLanes* kGroups)
         const std::size_t at = static_cast<std::size_t>(r) * cols + c;
         if constexpr (kVector) {
             float v[kPerLane];
-            load4(x + at, v);
+            load4(x.at(r, c), v);
 #pragma unroll
             for (int i = 0; i < kPerLane; ++i) sums[i] += v[i];
             if constexpr (kWrite) store4(out + at, v);
@@ -70,7 +72,7 @@ __global__ void __launch_bounds__(kLanes* kGroups)
 #pragma unroll
             for (int i = 0; i < kPerLane; ++i) {
                 if (c + i >= cols) break;
-                const float v = to_float(x[at + i]);
+                const float v = to_float(*x.at(r, c + i));
                 sums[i] += v;
                 if constexpr (kWrite) store1(out + at + i, v);
             }
@@ -93,32 +95,68 @@ bool aligned(const void* p, std::size_t bytes) {
     return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
-template <typename In, typename Out>
-void cast_dbias_typed(const Tensor& x, const Tensor& out, const ColumnSumTarget& target, dim3 grid,
-                      cudaStream_t stream) {
+// The launch for x read through `source`; `vector`: x's rows may be read 4 elements at a time (cols % 4 == 0, every
+// row start aligned to 4 elements).
+template <typename Source, typename Out>
+void cast_dbias_typed(const Source& source, bool x_vector, std::size_t rows, std::size_t cols, const Tensor& out,
+                      const ColumnSumTarget& target, dim3 grid, cudaStream_t stream) {
     const dim3 block(kLanes, kGroups);
-    const auto* in = static_cast<const In*>(x.data);
     auto* o = static_cast<Out*>(out.data);
-    const int rows = static_cast<int>(x.rows);
-    const int cols = static_cast<int>(x.cols);
+    const int r = static_cast<int>(rows);
+    const int c = static_cast<int>(cols);
     const bool write = out.data != nullptr;
-    const bool vector =
-        cols % kPerLane == 0 && aligned(x.data, kPerLane * sizeof(In)) && (!write || aligned(out.data, kPerLane * sizeof(Out)));
-    if (write && vector) cast_dbias_kernel<In, Out, true, true><<<grid, block, 0, stream>>>(in, rows, cols, o, target);
-    if (write && !vector) cast_dbias_kernel<In, Out, true, false><<<grid, block, 0, stream>>>(in, rows, cols, o, target);
-    if (!write && vector) cast_dbias_kernel<In, Out, false, true><<<grid, block, 0, stream>>>(in, rows, cols, o, target);
-    if (!write && !vector) cast_dbias_kernel<In, Out, false, false><<<grid, block, 0, stream>>>(in, rows, cols, o, target);
+    const bool vector = x_vector && cols % kPerLane == 0 && (!write || aligned(out.data, kPerLane * sizeof(Out)));
+    if (write && vector) cast_dbias_kernel<Source, Out, true, true><<<grid, block, 0, stream>>>(source, r, c, o, target);
+    if (write && !vector) cast_dbias_kernel<Source, Out, true, false><<<grid, block, 0, stream>>>(source, r, c, o, target);
+    if (!write && vector) cast_dbias_kernel<Source, Out, false, true><<<grid, block, 0, stream>>>(source, r, c, o, target);
+    if (!write && !vector) cast_dbias_kernel<Source, Out, false, false><<<grid, block, 0, stream>>>(source, r, c, o, target);
 }
 
-template <typename In>
-void cast_dbias_from(const Tensor& x, const Tensor& out, const ColumnSumTarget& target, dim3 grid,
-                     cudaStream_t stream) {
+template <typename Source>
+void cast_dbias_from(const Source& source, bool x_vector, std::size_t rows, std::size_t cols, const Tensor& out,
+                     const ColumnSumTarget& target, dim3 grid, cudaStream_t stream) {
     // Without `out` the output type is never touched; float32 stands in.
     if (out.data != nullptr && out.dtype == DType::BFloat16) {
-        cast_dbias_typed<In, __nv_bfloat16>(x, out, target, grid, stream);
+        cast_dbias_typed<Source, __nv_bfloat16>(source, x_vector, rows, cols, out, target, grid, stream);
     } else {
-        cast_dbias_typed<In, float>(x, out, target, grid, stream);
+        cast_dbias_typed<Source, float>(source, x_vector, rows, cols, out, target, grid, stream);
     }
+}
+
+// Either input layout: x dense, or `count` parts side by side (x then describes only the shape and dtype).
+template <typename In>
+void cast_dbias_any(const Tensor& x, const Tensor* parts, std::size_t count, const Tensor& out, const ColumnSumTarget& target,
+                    dim3 grid, cudaStream_t stream) {
+    if (parts == nullptr) {
+        const DenseRows<In> source{static_cast<const In*>(x.data), x.cols};
+        cast_dbias_from(source, aligned(x.data, kPerLane * sizeof(In)), x.rows, x.cols, out, target, grid, stream);
+        return;
+    }
+    StackedRows<In> source;
+    source.part_cols = static_cast<int>(parts[0].cols);
+    for (std::size_t p = 0; p < count; ++p) {
+        source.part[p] = static_cast<const In*>(parts[p].data);
+        source.stride[p] = parts[p].stride();
+    }
+    const bool vector = stacked_parts_aligned(parts, count, kPerLane * sizeof(In)) && parts[0].cols % kPerLane == 0;
+    cast_dbias_from(source, vector, x.rows, x.cols, out, target, grid, stream);
+}
+
+void launch_cast_dbias(const char* call, const Tensor& x, const Tensor* parts, std::size_t count, const Tensor& out,
+                       const Tensor& dbias, const Workspace& workspace, Stream on) {
+    const cudaStream_t stream = cuda_stream(on);
+    const std::size_t tiles = geometry::column_tiles(x.cols);
+    const int chunks = static_cast<int>(geometry::chunks(x.rows));
+    const bool in_kernel = column_sum_in_kernel(tiles);
+    const ColumnSumTarget target{static_cast<float*>(workspace.data), in_kernel ? dbias.data : nullptr, dbias.dtype};
+    const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks));
+    if (x.dtype == DType::BFloat16) {
+        cast_dbias_any<__nv_bfloat16>(x, parts, count, out, target, grid, stream);
+    } else {
+        cast_dbias_any<float>(x, parts, count, out, target, grid, stream);
+    }
+    check_last_launch(call);
+    if (!in_kernel) launch_column_sum(target.partial, chunks, x.cols, dbias.data, dbias.dtype, stream, call);
 }
 
 }  // namespace
@@ -132,19 +170,16 @@ void cast_dbias(const Tensor& x, const Tensor& out, const Tensor& dbias, const W
     constexpr const char* call = "tewb::kernels::cast_dbias";
     check_cast_dbias(call, x, out, dbias, workspace);
     if (x.rows == 0 || x.cols == 0) return;
-    const cudaStream_t stream = cuda_stream(on);
-    const std::size_t tiles = geometry::column_tiles(x.cols);
-    const int chunks = static_cast<int>(geometry::chunks(x.rows));
-    const bool in_kernel = column_sum_in_kernel(tiles);
-    const ColumnSumTarget target{static_cast<float*>(workspace.data), in_kernel ? dbias.data : nullptr, dbias.dtype};
-    const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks));
-    if (x.dtype == DType::BFloat16) {
-        cast_dbias_from<__nv_bfloat16>(x, out, target, grid, stream);
-    } else {
-        cast_dbias_from<float>(x, out, target, grid, stream);
-    }
-    check_last_launch(call);
-    if (!in_kernel) launch_column_sum(target.partial, chunks, x.cols, dbias.data, dbias.dtype, stream, call);
+    launch_cast_dbias(call, x, nullptr, 0, out, dbias, workspace, on);
+}
+
+void stacked_cast_dbias(const Tensor* parts, std::size_t count, const Tensor& out, const Tensor& dbias, const Workspace& workspace,
+                        Stream on) {
+    using namespace detail;
+    constexpr const char* call = "tewb::kernels::stacked_cast_dbias";
+    const Tensor x = check_stacked_cast_dbias(call, parts, count, out, dbias, workspace);
+    if (x.rows == 0 || x.cols == 0) return;
+    launch_cast_dbias(call, x, parts, count, out, dbias, workspace, on);
 }
 
 }  // namespace tewb::kernels

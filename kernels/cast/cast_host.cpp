@@ -179,12 +179,13 @@ struct DbiasOrder {
     std::size_t chunks = 1;
 };
 
-DbiasOrder dbias_order(const void* x, DType dtype, std::size_t rows, std::size_t cols, const void* out, const void* out_t) {
+// `x_fits`: the rows of x (or of every part of a stacked x) start 16-byte aligned and a 16-byte read stays in one part.
+DbiasOrder dbias_order(bool x_fits, DType dtype, std::size_t rows, std::size_t cols, const void* out, const void* out_t) {
     const auto aligned = [](const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
     DbiasOrder order;
     // The vectorised kernel reads 16 bytes of a row per thread; it exists for float32 and bfloat16 only.
     const std::size_t per_vector = 16 / element_size(dtype);
-    const bool wide = dtype != DType::Float16 && rows % 8 == 0 && cols % per_vector == 0 && aligned(x, 16) &&
+    const bool wide = dtype != DType::Float16 && rows % 8 == 0 && cols % per_vector == 0 && x_fits &&
                       aligned(out, per_vector) && aligned(out_t, 8);
     if (wide) {
         order.tile = kWideTile;
@@ -415,17 +416,23 @@ void cast_transpose_to_fp8(const Tensor& x_in, const Tensor& out_in, Stream) {
     detail::note_launch();
 }
 
-void cast_transpose_dbias_to_fp8(const Tensor& x_ref, const Tensor& out, const Tensor& dbias, const Workspace& workspace,
-                                 Stream) {
-    detail::check_cast_transpose_dbias("tewb::kernels::host::cast_transpose_dbias_to_fp8", x_ref, out, dbias, workspace);
+namespace {
+
+// cast_transpose_dbias_to_fp8 without its checks, for x dense (its dbias null: no sums, one launch); `x_fits` as the
+// kernel judges it from the pointers it reads (dbias_order).
+void cast_transpose_dbias_dense(const Tensor& x_ref, bool x_fits, const Tensor& out, const Tensor& dbias,
+                                const Workspace& workspace) {
     const void* x = x_ref.data;
     const DType dtype = x_ref.dtype;
     const std::size_t rows = x_ref.rows;
     const std::size_t cols = x_ref.cols;
-    if (rows == 0 || cols == 0) return;
-    const DbiasOrder order = dbias_order(x, dtype, rows, cols, out.data, out.transposed);
-    auto* partial = static_cast<float*>(workspace.data);
     combine_amax(out.amax, cast_transpose_all(x, dtype, rows, cols, *out.scale, out.data, out.transposed, detail::fp8_type(out)));
+    if (dbias.data == nullptr) {
+        detail::note_launch();
+        return;
+    }
+    const DbiasOrder order = dbias_order(x_fits, dtype, rows, cols, out.data, out.transposed);
+    auto* partial = static_cast<float*>(workspace.data);
     with_dtype(dtype, [&](auto tag) {
         constexpr DType kType = decltype(tag)::value;
         const std::size_t rows_per_chunk = (rows + order.chunks - 1) / order.chunks;
@@ -442,6 +449,25 @@ void cast_transpose_dbias_to_fp8(const Tensor& x_ref, const Tensor& out, const T
     sum_partial_rows(partial, order.chunks, cols, dbias.data, dbias.dtype);
     // The kernel's grid has a column tile per `order.tile` columns (its tiles are square).
     note_launches(detail::column_sum_launches((cols + order.tile - 1) / order.tile));
+}
+
+}  // namespace
+
+void cast_transpose_dbias_to_fp8(const Tensor& x, const Tensor& out, const Tensor& dbias, const Workspace& workspace,
+                                 Stream) {
+    detail::check_cast_transpose_dbias("tewb::kernels::host::cast_transpose_dbias_to_fp8", x, out, dbias, workspace);
+    if (x.rows == 0 || x.cols == 0) return;
+    cast_transpose_dbias_dense(x, reinterpret_cast<std::uintptr_t>(x.data) % 16 == 0, out, dbias, workspace);
+}
+
+void stacked_cast_transpose_dbias_to_fp8(const Tensor* parts, std::size_t count, const Tensor& out, const Tensor& dbias,
+                                         const Workspace& workspace, Stream) {
+    const Tensor shape = detail::check_stacked_cast_transpose_dbias("tewb::kernels::host::stacked_cast_transpose_dbias_to_fp8",
+                                                                    parts, count, out, dbias, workspace);
+    if (shape.rows == 0 || shape.cols == 0) return;
+    const std::vector<unsigned char> gathered = detail::gather_stacked(parts, count);
+    const bool fits = detail::stacked_parts_aligned(parts, count, 16) && parts[0].cols % (16 / element_size(shape.dtype)) == 0;
+    cast_transpose_dbias_dense(input(gathered.data(), shape.dtype, shape.rows, shape.cols), fits, out, dbias, workspace);
 }
 
 void transpose(const Tensor& x_in, const Tensor& out_in, Stream) {

@@ -76,6 +76,10 @@ std::size_t block_multi_tiles(const BlockCastItem& item);
 std::vector<std::pair<std::size_t, std::size_t>> multi_launches(const std::vector<CastTransposeItem>& work);
 std::vector<std::pair<std::size_t, std::size_t>> block_multi_launches(const std::vector<BlockCastItem>& work);
 
+// The stacked casts' host twins: the parts' rows side by side as one dense [rows, count · cols] matrix in their dtype
+// (the parts checked first).
+std::vector<unsigned char> gather_stacked(const Tensor* parts, std::size_t count);
+
 // host::block_cast_to_fp8's work without its argument checks or its launch count: for the multi-tensor cast's
 // items (cast_multi_host.cpp), which count their own launches.
 void host_block_cast(const void* x, DType dtype, std::size_t rows, std::size_t cols, int block_rows, bool power_of_two,

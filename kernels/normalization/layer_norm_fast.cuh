@@ -274,14 +274,27 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
     combine_block_amax(local, amax);
 }
 
+// A float as a T holds it (bfloat16: rounded to nearest even).
+template <typename T>
+__device__ inline float as_stored(float v) {
+    if constexpr (sizeof(T) == 4) {
+        return v;
+    } else {
+        return __bfloat162float(__float2bfloat16(v));
+    }
+}
+
 // dx of every row the block handles, and the block's partial dgamma (partial[blockIdx.x]) and dbeta
 // (partial[gridDim.x + blockIdx.x]) over those rows; dgamma and dbeta themselves finished by class
-// (finish_dparams_by_class, dparams.partials == gridDim.x) unless dparams.dgamma is null.
-template <typename T, int VECS, int WARPS>
+// (finish_dparams_by_class, dparams.partials == gridDim.x) unless dparams.dgamma is null. kCast: dx is also a
+// Linear's output gradient (layer_norm_backward_cast_dbias): its copy in cast_dtype to cast_out (data null: none)
+// and its column sums (of dx as stored) as a third partial row (partial[2 · gridDim.x + blockIdx.x]), finished
+// into dparams.dsum with the others.
+template <typename T, int VECS, int WARPS, bool kCast>
 __global__ void __launch_bounds__(kThreads<WARPS>)
     layer_norm_backward(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, const float* __restrict__ mean,
                         const float* __restrict__ rstd, const void* __restrict__ gamma, DType param_dtype, int rows, int hidden,
-                        T* dx, const T* dresidual, DparamsTarget dparams) {
+                        T* dx, const T* dresidual, DparamsTarget dparams, void* cast_out, DType cast_dtype) {
     constexpr int W = kWidth<T>;
     constexpr int kGroupThreads = 32 * WARPS;
     constexpr int kGroupCount = kGroups<WARPS>;
@@ -289,6 +302,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
     const int t = threadIdx.x % kGroupThreads;
     float dgamma[VECS][W] = {};
     float dbeta[VECS][W] = {};
+    float dsum[kCast ? VECS : 1][W] = {};
     float g[VECS][W];
 #pragma unroll
     for (int k = 0; k < VECS; ++k) {
@@ -336,12 +350,21 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
                     for (int j = 0; j < W; ++j) out[j] += skip[j];
                 }
                 store_any<W>(dx, dtype_of<T>(), base + c, out);
+                if constexpr (kCast) {
+#pragma unroll
+                    for (int j = 0; j < W; ++j) {
+                        out[j] = as_stored<T>(out[j]);
+                        dsum[k][j] += out[j];
+                    }
+                    if (cast_out != nullptr) store_any<W>(cast_out, cast_dtype, base + c, out);
+                }
             }
         }
     }
     // One partial row per block: the groups of a block add theirs through shared memory, group by group.
     float* dgamma_row = dparams.partial + static_cast<std::size_t>(blockIdx.x) * hidden;
     float* dbeta_row = dparams.partial + static_cast<std::size_t>(gridDim.x + blockIdx.x) * hidden;
+    float* dsum_row = dparams.partial + static_cast<std::size_t>(2 * gridDim.x + blockIdx.x) * hidden;
     if constexpr (kGroupCount == 1) {
 #pragma unroll
         for (int k = 0; k < VECS; ++k) {
@@ -351,11 +374,12 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
                 for (int j = 0; j < W; ++j) {
                     dgamma_row[c + j] = dgamma[k][j];
                     dbeta_row[c + j] = dbeta[k][j];
+                    if constexpr (kCast) dsum_row[c + j] = dsum[k][j];
                 }
             }
         }
     } else {
-        extern __shared__ float sums[];  // [2][hidden]
+        extern __shared__ float sums[];  // [2][hidden], [3][hidden] with kCast
         for (int g2 = 0; g2 < kGroupCount; ++g2) {
             if (group == g2) {
 #pragma unroll
@@ -366,6 +390,9 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
                         for (int j = 0; j < W; ++j) {
                             sums[c + j] = (g2 == 0 ? 0.0f : sums[c + j]) + dgamma[k][j];
                             sums[hidden + c + j] = (g2 == 0 ? 0.0f : sums[hidden + c + j]) + dbeta[k][j];
+                            if constexpr (kCast) {
+                                sums[2 * hidden + c + j] = (g2 == 0 ? 0.0f : sums[2 * hidden + c + j]) + dsum[k][j];
+                            }
                         }
                     }
                 }
@@ -375,6 +402,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
         for (int c = threadIdx.x; c < hidden; c += blockDim.x) {
             dgamma_row[c] = sums[c];
             dbeta_row[c] = sums[hidden + c];
+            if constexpr (kCast) dsum_row[c] = sums[2 * hidden + c];
         }
     }
     finish_dparams_by_class(dparams, hidden, static_cast<int>(blockIdx.x));

@@ -21,6 +21,7 @@
 #include "normalization/layer_norm_rule.h"
 #include "normalization/normalization_call.h"
 #include "common/stream.cuh"
+#include "tewb_kernels/cast.h"
 #include "tewb_kernels/normalization.h"
 
 namespace tewb::kernels::detail {
@@ -306,6 +307,10 @@ struct BackwardLaunch {
     void* dgamma;
     void* dbeta;
     cudaStream_t stream;
+    // layer_norm_backward_cast_dbias: dx's copy (null: none) and its column sums (null: not this entry point).
+    void* cast_out = nullptr;
+    DType cast_dtype = DType::Float32;
+    float* dsum = nullptr;
 
     template <typename T, int VECS, int WARPS>
     void operator()() const {
@@ -313,11 +318,19 @@ struct BackwardLaunch {
         // One block per partial row: the blocks launched are the partial rows written and summed.
         const int blocks =
             static_cast<int>(std::min<std::size_t>((rows + groups - 1) / groups, static_cast<std::size_t>(partials)));
-        const std::size_t shared = groups > 1 ? 2 * hidden * sizeof(float) : 0;
-        fast::layer_norm_backward<T, VECS, WARPS><<<static_cast<unsigned>(blocks), fast::kThreads<WARPS>, shared, stream>>>(
-            dy, dy_dtype, static_cast<const T*>(x), mean, rstd, gamma, param_dtype, static_cast<int>(rows),
-            static_cast<int>(hidden), static_cast<T*>(dx), static_cast<const T*>(dresidual),
-            DparamsTarget{partial, blocks, dgamma, dbeta, param_dtype});
+        const bool cast = dsum != nullptr;
+        const std::size_t shared = groups > 1 ? (cast ? 3 : 2) * hidden * sizeof(float) : 0;
+        const DparamsTarget target{partial, blocks, dgamma, dbeta, param_dtype, dsum};
+        const auto launch = [&](auto kernel) {
+            kernel<<<static_cast<unsigned>(blocks), fast::kThreads<WARPS>, shared, stream>>>(
+                dy, dy_dtype, static_cast<const T*>(x), mean, rstd, gamma, param_dtype, static_cast<int>(rows),
+                static_cast<int>(hidden), static_cast<T*>(dx), static_cast<const T*>(dresidual), target, cast_out, cast_dtype);
+        };
+        if (cast) {
+            launch(fast::layer_norm_backward<T, VECS, WARPS, true>);
+        } else {
+            launch(fast::layer_norm_backward<T, VECS, WARPS, false>);
+        }
     }
 };
 
@@ -456,6 +469,32 @@ void launch_layer_norm_backward(const LayerNormBackwardCall& a, cudaStream_t str
     }
 }
 
+// The backward with dx's copy and column sums: one fast launch where it fits, else the plain backward and then
+// cast_dbias over dx, its workspace after the backward's partial rows.
+void launch_layer_norm_backward_cast_dbias(const LayerNormBackwardCastCall& c, cudaStream_t stream) {
+    constexpr const char* call = "tewb::kernels::layer_norm_backward_cast_dbias";
+    const LayerNormBackwardCall& a = c.norm;
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    const int partials = norm_backward_chunks(rows);
+    auto* partial = static_cast<float*>(a.workspace.data);
+    const FastShape shape = fast_shape(a.x.dtype, hidden, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data, c.grad.data});
+    if (shape.warps > 0) {
+        BackwardLaunch launch{a.dy.data, a.dy.dtype, a.x.data,     a.mean,       a.rstd,       a.gamma.data, a.gamma.dtype, rows, hidden,
+                              a.dx.data, a.dresidual.data, partial, partials, a.dgamma.data, a.dbeta.data, stream};
+        launch.cast_out = c.grad.data;
+        launch.cast_dtype = c.grad.dtype;
+        launch.dsum = static_cast<float*>(c.dbias.data);
+        dispatch_fast(a.x.dtype, shape, launch);
+        check_last_launch(call);
+        return;
+    }
+    launch_layer_norm_backward(a, stream);
+    const std::size_t used = 2 * static_cast<std::size_t>(partials) * hidden * sizeof(float);
+    const Workspace rest{static_cast<unsigned char*>(a.workspace.data) + used, a.workspace.bytes - used};
+    kernels::cast_dbias(input(a.dx.data, a.x.dtype, rows, hidden), c.grad, c.dbias, rest, Stream{stream});
+}
+
 }  // namespace
 
 }  // namespace tewb::kernels::detail
@@ -473,6 +512,14 @@ void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& mean, 
     const auto call = detail::layer_norm_backward_call("tewb::kernels::layer_norm_backward", dy, x, mean, rstd, gamma, dx,
                                                        Tensor{}, dgamma, dbeta, workspace);
     if (call) detail::launch_layer_norm_backward(*call, detail::cuda_stream(stream));
+}
+
+void layer_norm_backward_cast_dbias(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
+                                    const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma, const Tensor& dbeta,
+                                    const Tensor& grad, const Tensor& dbias, const Workspace& workspace, Stream stream) {
+    const auto call = detail::layer_norm_backward_cast_call("tewb::kernels::layer_norm_backward_cast_dbias", dy, x, mean, rstd,
+                                                            gamma, dx, dresidual, dgamma, dbeta, grad, dbias, workspace);
+    if (call) detail::launch_layer_norm_backward_cast_dbias(*call, detail::cuda_stream(stream));
 }
 
 void layer_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,

@@ -54,6 +54,20 @@ std::optional<LayerNormBackwardCall> layer_norm_backward_call(const char* call, 
                                                               const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma,
                                                               const Tensor& dbeta, const Workspace& workspace);
 
+// layer_norm_backward_cast_dbias's: the backward's own arguments (norm; its workspace the larger one), dx's copy for
+// the Linear's GEMMs (grad; data null: none) and dx's column sums (dbias, float32 [1, hidden]).
+struct LayerNormBackwardCastCall {
+    LayerNormBackwardCall norm;
+    Tensor grad;
+    Tensor dbias;
+};
+
+std::optional<LayerNormBackwardCastCall> layer_norm_backward_cast_call(const char* call, const Tensor& dy, const Tensor& x,
+                                                                       const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
+                                                                       const Tensor& dx, const Tensor& dresidual,
+                                                                       const Tensor& dgamma, const Tensor& dbeta, const Tensor& grad,
+                                                                       const Tensor& dbias, const Workspace& workspace);
+
 // RMSNorm's calls (tewb_kernels/normalization.h's rms_norm_*).
 struct RmsNormForwardCall {
     Tensor x;

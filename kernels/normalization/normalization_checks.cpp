@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -50,7 +51,8 @@ bool check_layer_norm_forward_arguments(const char* call, const LayerNormForward
     return true;
 }
 
-bool check_layer_norm_backward_arguments(const char* call, const LayerNormBackwardCall& a, std::size_t needed_workspace) {
+bool check_layer_norm_backward_arguments(const char* call, const LayerNormBackwardCall& a, std::size_t needed_workspace,
+                                         const char* size_function = "layer_norm_backward_workspace_bytes") {
     const std::size_t rows = a.x.rows;
     const std::size_t hidden = a.x.cols;
     check_backward_types(call, a.dy, a.x, a.dx, a.gamma, a.dgamma);
@@ -75,7 +77,7 @@ bool check_layer_norm_backward_arguments(const char* call, const LayerNormBackwa
                                         std::pair<const void*, const char*>{a.dbeta.data, "dbeta"}}) {
         check_buffer(call, pointer, name, element_size(a.gamma.dtype));
     }
-    check_workspace(call, a.workspace.data, a.workspace.bytes, needed_workspace, "layer_norm_backward_workspace_bytes");
+    check_workspace(call, a.workspace.data, a.workspace.bytes, needed_workspace, size_function);
     return true;
 }
 
@@ -166,6 +168,50 @@ std::optional<LayerNormBackwardCall> layer_norm_backward_call(const char* call, 
     return a;
 }
 
+std::optional<LayerNormBackwardCastCall> layer_norm_backward_cast_call(const char* call, const Tensor& dy, const Tensor& x,
+                                                                       const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
+                                                                       const Tensor& dx, const Tensor& dresidual,
+                                                                       const Tensor& dgamma, const Tensor& dbeta, const Tensor& grad,
+                                                                       const Tensor& dbias, const Workspace& workspace) {
+    const LayerNormBackwardCastCall a{{dy, x, float_vector(call, mean, "mean", x.rows), float_vector(call, rstd, "rstd", x.rows), gamma,
+                                       dx, dresidual, dgamma, dbeta, workspace},
+                                      grad,
+                                      dbias};
+    const std::size_t rows = x.rows;
+    const std::size_t hidden = x.cols;
+    if (grad.data != nullptr) {
+        check_float_or_bf16(call, grad.dtype, "grad");
+        check_shape(call, grad, "grad", rows, hidden);
+    }
+    if (dbias.dtype != DType::Float32) fail(call, "dbias has dtype " + std::string(to_string(dbias.dtype)) + "; allowed: float32");
+    check_shape(call, dbias, "dbias", 1, hidden);
+    if (!check_layer_norm_backward_arguments(call, a.norm, layer_norm_backward_cast_dbias_workspace_bytes(rows, hidden),
+                                             "layer_norm_backward_cast_dbias_workspace_bytes")) {
+        return std::nullopt;
+    }
+    check_dresidual(call, a.norm);
+    check_buffer(call, dbias.data, "dbias", alignof(float));
+    const auto bytes = [&](const Tensor& t) { return t.rows * t.cols * element_size(t.dtype); };
+    const auto overlap = [](const void* a_data, std::size_t a_bytes, const void* b_data, std::size_t b_bytes) {
+        const auto a0 = reinterpret_cast<std::uintptr_t>(a_data);
+        const auto b0 = reinterpret_cast<std::uintptr_t>(b_data);
+        return a_data != nullptr && b_data != nullptr && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+    };
+    const std::pair<Tensor, const char*> inputs[] = {{dy, "dy"}, {x, "x"}, {dx, "dx"}, {dresidual, "dresidual"}};
+    if (grad.data != nullptr) {
+        check_buffer(call, grad.data, "grad", element_size(grad.dtype));
+        for (const auto& [t, name] : inputs) {
+            if (overlap(grad.data, bytes(grad), t.data, bytes(t))) fail(call, std::string("grad and ") + name + " overlap");
+        }
+    }
+    for (const auto& [t, name] : inputs) {
+        if (overlap(dbias.data, bytes(dbias), t.data, bytes(t))) fail(call, std::string("dbias and ") + name + " overlap");
+    }
+    if (overlap(dbias.data, bytes(dbias), grad.data, grad.data != nullptr ? bytes(grad) : 0)) fail(call, "dbias and grad overlap");
+    if (overlap(dbias.data, bytes(dbias), workspace.data, workspace.bytes)) fail(call, "dbias and the workspace overlap");
+    return a;
+}
+
 std::optional<RmsNormForwardCall> rms_norm_forward_call(const char* call, const Tensor& x, const Tensor& gamma, float eps,
                                                         const Tensor& out, const Tensor& fp8, const Tensor& rstd) {
     const RmsNormForwardCall a{x, gamma, eps, out, fp8_output(call, fp8, "fp8", x.rows, x.cols),
@@ -189,6 +235,11 @@ namespace tewb::kernels {
 
 std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden) {
     return 2 * static_cast<std::size_t>(detail::norm_backward_chunks(rows)) * hidden * sizeof(float);
+}
+
+std::size_t layer_norm_backward_cast_dbias_workspace_bytes(std::size_t rows, std::size_t hidden) {
+    // Three sets of partial rows on the fast kernel; the plain path's two, then cast_dbias's (at most as many rows).
+    return 3 * static_cast<std::size_t>(detail::norm_backward_chunks(rows)) * hidden * sizeof(float);
 }
 
 std::size_t rms_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden) {

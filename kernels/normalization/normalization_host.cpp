@@ -14,6 +14,7 @@
 #include "common/host_numbers.h"
 #include "normalization/layer_norm_rule.h"
 #include "normalization/normalization_call.h"
+#include "tewb_kernels/cast.h"
 #include "tewb_kernels/normalization.h"
 
 namespace tewb::kernels::host {
@@ -205,22 +206,27 @@ void backward_dx(const LayerNormBackwardCall& a, const RowOrder& order, const st
 
 // Stage 1 of the fast kernel: one partial row of dgamma (partial[k]) and dbeta (partial[written + k]) per
 // block; block k's group i takes rows k * groups + i + n * written * groups, and the groups' sums are added in
-// order (through shared memory, starting from 0, where a block has several). Returns the rows written.
-std::size_t fast_partial_rows(const LayerNormBackwardCall& a, const RowOrder& order, std::size_t partials, float* partial) {
+// order (through shared memory, starting from 0, where a block has several). With `dsum`, a third partial row
+// (partial[2 * written + k]) of dx's column sums as stored (layer_norm_backward_cast_dbias). Returns the rows written.
+std::size_t fast_partial_rows(const LayerNormBackwardCall& a, const RowOrder& order, std::size_t partials, float* partial,
+                              bool dsum = false) {
     const std::size_t rows = a.x.rows;
     const std::size_t hidden = a.x.cols;
     const auto groups = static_cast<std::size_t>(order.groups);
     const std::size_t written = std::min((rows + groups - 1) / groups, partials);
     detail::parallel_for(written, (rows / written + 1) * hidden * 2, [&](std::size_t first, std::size_t last) {
-        std::vector<float> d(hidden), xs(hidden), group_g(hidden), group_b(hidden);
+        std::vector<float> d(hidden), xs(hidden), dx(hidden), group_g(hidden), group_b(hidden), group_s(hidden);
         for (std::size_t k = first; k < last; ++k) {
             float* dgamma_row = partial + k * hidden;
             float* dbeta_row = partial + (written + k) * hidden;
+            float* dsum_row = partial + (2 * written + k) * hidden;
             std::fill_n(dgamma_row, hidden, 0.0f);
             std::fill_n(dbeta_row, hidden, 0.0f);
+            if (dsum) std::fill_n(dsum_row, hidden, 0.0f);
             for (std::size_t group = 0; group < groups; ++group) {
                 std::fill(group_g.begin(), group_g.end(), 0.0f);
                 std::fill(group_b.begin(), group_b.end(), 0.0f);
+                std::fill(group_s.begin(), group_s.end(), 0.0f);
                 for (std::size_t row = k * groups + group; row < rows; row += written * groups) {
                     detail::load_floats(a.dy.data, a.dy.dtype, row * hidden, hidden, d.data());
                     detail::load_floats(a.x.data, a.x.dtype, row * hidden, hidden, xs.data());
@@ -230,10 +236,17 @@ std::size_t fast_partial_rows(const LayerNormBackwardCall& a, const RowOrder& or
                         group_g[c] += d[c] * ((xs[c] - mu) * r);
                         group_b[c] += d[c];
                     }
+                    if (dsum) {
+                        detail::load_floats(a.dx.data, a.x.dtype, row * hidden, hidden, dx.data());
+                        for (std::size_t c = 0; c < hidden; ++c) group_s[c] += dx[c];
+                    }
                 }
                 for (std::size_t c = 0; c < hidden; ++c) {
                     dgamma_row[c] += group_g[c];
                     dbeta_row[c] += group_b[c];
+                }
+                if (dsum) {
+                    for (std::size_t c = 0; c < hidden; ++c) dsum_row[c] += group_s[c];
                 }
             }
         }
@@ -270,31 +283,37 @@ void plain_partial_rows(const LayerNormBackwardCall& a, std::size_t partials, fl
 
 // The final order (layer_norm_dparams_final_kernel, and layer_norm_dparams.cuh in the producing launch):
 // sum w of 8 adds partial rows w, w + 8, ..., then the 8 sums in order. The fast kernel's class finishers
-// leave their sums in partial rows w (and written + w).
-void finish_dparams(const LayerNormBackwardCall& a, bool fast, std::size_t written, float* partial) {
+// leave their sums in partial rows w (and written + w). `sets`: the sums of the partial rows (2: dgamma and dbeta;
+// 3: with dx's column sums, stored to `dsum` as float32).
+void finish_dparams(const LayerNormBackwardCall& a, bool fast, std::size_t written, float* partial, int sets = 2,
+                    void* dsum = nullptr) {
     const std::size_t hidden = a.x.cols;
-    std::vector<float> warp_g(kFinalWarps * hidden, 0.0f), warp_b(kFinalWarps * hidden, 0.0f);
-    for (std::size_t w = 0; w < kFinalWarps; ++w) {
-        for (std::size_t k = w; k < written; k += kFinalWarps) {
-            for (std::size_t c = 0; c < hidden; ++c) {
-                warp_g[w * hidden + c] += partial[k * hidden + c];
-                warp_b[w * hidden + c] += partial[(written + k) * hidden + c];
+    const auto n = static_cast<std::size_t>(sets);
+    std::vector<float> warp(n * kFinalWarps * hidden, 0.0f);
+    for (std::size_t s = 0; s < n; ++s) {
+        for (std::size_t w = 0; w < kFinalWarps; ++w) {
+            for (std::size_t k = w; k < written; k += kFinalWarps) {
+                for (std::size_t c = 0; c < hidden; ++c) {
+                    warp[(s * kFinalWarps + w) * hidden + c] += partial[(s * written + k) * hidden + c];
+                }
             }
         }
     }
-    std::vector<float> total_g(hidden, 0.0f), total_b(hidden, 0.0f);
-    for (std::size_t w = 0; w < kFinalWarps; ++w) {
-        for (std::size_t c = 0; c < hidden; ++c) {
-            total_g[c] += warp_g[w * hidden + c];
-            total_b[c] += warp_b[w * hidden + c];
+    std::vector<float> total(n * hidden, 0.0f);
+    for (std::size_t s = 0; s < n; ++s) {
+        for (std::size_t w = 0; w < kFinalWarps; ++w) {
+            for (std::size_t c = 0; c < hidden; ++c) total[s * hidden + c] += warp[(s * kFinalWarps + w) * hidden + c];
         }
     }
-    detail::store_floats(a.dgamma.data, a.gamma.dtype, 0, hidden, total_g.data());
-    detail::store_floats(a.dbeta.data, a.gamma.dtype, 0, hidden, total_b.data());
+    detail::store_floats(a.dgamma.data, a.gamma.dtype, 0, hidden, total.data());
+    detail::store_floats(a.dbeta.data, a.gamma.dtype, 0, hidden, total.data() + hidden);
+    if (n == 3) detail::store_floats(dsum, DType::Float32, 0, hidden, total.data() + 2 * hidden);
     if (!fast) return;
-    for (std::size_t w = 0; w < std::min<std::size_t>(written, kFinalWarps); ++w) {
-        std::copy_n(warp_g.begin() + static_cast<std::ptrdiff_t>(w * hidden), hidden, partial + w * hidden);
-        std::copy_n(warp_b.begin() + static_cast<std::ptrdiff_t>(w * hidden), hidden, partial + (written + w) * hidden);
+    for (std::size_t s = 0; s < n; ++s) {
+        for (std::size_t w = 0; w < std::min<std::size_t>(written, kFinalWarps); ++w) {
+            std::copy_n(warp.begin() + static_cast<std::ptrdiff_t>((s * kFinalWarps + w) * hidden), hidden,
+                        partial + (s * written + w) * hidden);
+        }
     }
 }
 
@@ -325,7 +344,46 @@ void backward(const LayerNormBackwardCall& a) {
     for (int launch = 0; launch < launches; ++launch) detail::note_launch();
 }
 
+// layer_norm_backward_cast_dbias's work after its checks: on the fast kernel's order one launch with the third sum
+// and dx's copy; elsewhere the backward and then cast_dbias over dx (whose host twin gives its order and launches).
+void backward_cast_dbias(const detail::LayerNormBackwardCastCall& call) {
+    const LayerNormBackwardCall& a = call.norm;
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    const RowOrder order =
+        row_order(a.x.dtype, hidden, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data, call.grad.data});
+    const std::size_t partials = static_cast<std::size_t>(detail::norm_backward_chunks(rows));
+    if (!order.fast) {
+        backward(a);
+        const std::size_t used = 2 * partials * hidden * sizeof(float);
+        const Workspace rest{static_cast<unsigned char*>(a.workspace.data) + used, a.workspace.bytes - used};
+        host::cast_dbias(input(a.dx.data, a.x.dtype, rows, hidden), call.grad, call.dbias, rest, Stream{});
+        return;
+    }
+    const std::vector<float> gam = load_vector(a.gamma.data, a.gamma.dtype, hidden);
+    auto* partial = static_cast<float*>(a.workspace.data);
+    backward_dx(a, order, gam);
+    const std::size_t written = fast_partial_rows(a, order, partials, partial, /*dsum=*/true);
+    finish_dparams(a, true, written, partial, 3, call.dbias.data);
+    if (call.grad.data != nullptr) {  // dx as stored, in grad's dtype
+        std::vector<float> row(hidden);
+        for (std::size_t r = 0; r < rows; ++r) {
+            detail::load_floats(a.dx.data, a.x.dtype, r * hidden, hidden, row.data());
+            detail::store_floats(call.grad.data, call.grad.dtype, r * hidden, hidden, row.data());
+        }
+    }
+    detail::note_launch();
+}
+
 }  // namespace
+
+void layer_norm_backward_cast_dbias(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
+                                    const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma, const Tensor& dbeta,
+                                    const Tensor& grad, const Tensor& dbias, const Workspace& workspace, Stream) {
+    const auto call = detail::layer_norm_backward_cast_call("tewb::kernels::host::layer_norm_backward_cast_dbias", dy, x, mean, rstd,
+                                                            gamma, dx, dresidual, dgamma, dbeta, grad, dbias, workspace);
+    if (call) backward_cast_dbias(*call);
+}
 
 void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
                          const Tensor& dx, const Tensor& dgamma, const Tensor& dbeta, const Workspace& workspace, Stream) {

@@ -304,7 +304,7 @@ private Q_SLOTS:
                                 "--layers", "2", "--hidden", "64", "--heads", "2", "--seq", "16", "--batch", "2", "--warmup",
                                 "1", "--iters", "1", "--no-store", "--ledger", "--json", json_path});
         QCOMPARE(r.exit_code, 0);
-        for (const char* expected : {"launch ledger", "layer 0 of 2", "module", "op", "launches", "bytes read", "bytes written",
+        for (const char* expected : {"launch ledger", "layer 1 of 2", "module", "op", "launches", "bytes read", "bytes written",
                                      "qkv", "attention", "aten::", "outside the layers:", "optimizer", "per step",
                                      "per layer (mean over 2 layers)", "saved for backward",
                                      "measured on eager step 1 (the last warm-up step)"}) {

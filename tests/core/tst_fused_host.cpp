@@ -11,6 +11,7 @@
 #include "../helpers/Sanitizers.h"
 #include "core/device/DeviceInfo.h"
 #include "core/fp8/Fp8State.h"
+#include "core/modules/autograd/Functions.h"
 #include "core/modules/ops/Fallbacks.h"
 #include "core/modules/ops/FusedOps.h"
 #include "core/modules/ops/ReferenceOps.h"
@@ -326,6 +327,125 @@ private Q_SLOTS:
             QVERIFY(same(got.transposed_tensor_scale_inv, want.transposed_tensor_scale_inv));
         }
         QVERIFY(same(got_history, want_history));  // the slots' amaxes
+    }
+
+    // A Linear takes what a LayerNorm delivered only for the very gradient it gets, unchanged, and once: a view of it
+    // (as the engine hands it on) is taken; another tensor, the same one written in place since, or a second take get
+    // nothing, and the Linear then casts as it would have.
+    void gradientHandOverTakesOnlyTheDeliveredGradient() {
+        const at::Tensor dx = at::randn({6, 8});
+        const auto delivered = [&](GradientHandOver& h) { h.deliver(dx, GradWithBias{dx.to(at::kBFloat16), dx.sum(0)}); };
+        GradientHandOver h;
+        QVERIFY(!h.take(dx));  // nothing delivered
+        delivered(h);
+        const std::optional<GradWithBias> got = h.take(dx.view({2, 3, 8}));
+        QVERIFY(got && got->grad.scalar_type() == at::kBFloat16 && at::equal(got->bias_grad, dx.sum(0)));
+        QVERIFY(!h.take(dx));  // once
+        delivered(h);
+        QVERIFY(!h.take(dx.clone()));  // another tensor of the same values
+        delivered(h);
+        QVERIFY(!h.take(dx.narrow(0, 0, 3)));  // part of it
+        delivered(h);
+        at::Tensor same = dx;
+        same.add_(1.0);  // an in-place accumulation after the delivery
+        QVERIFY(!h.take(dx));
+    }
+
+    // The hand-overs at work in a MiniGPT step on the fused path: every Linear that feeds a LayerNorm (proj, fc2) gets
+    // its gradient from that LayerNorm's pass (layer_norm_backward_cast_dbias), no cast_dbias runs, and the qkv gradient
+    // comes from the stacked cast.
+    void handOversReplaceTheLinearsCasts() {
+        RunConfig config = make_preset(Preset::QuickCpu);
+        config.backend = Backend::Te;
+        config.precision = Precision::Bf16;
+        config.model = ModelShape{3, 64, 4, 16, 128};
+        config.batch = 2;
+        config.warmup = 2;  // the ledger's step is the last warm-up step
+        config.iters = 1;
+        config.te_impl = TeImpl::Fused;
+        const RunRecord run = trainer_.run(config);
+        QVERIFY2(run.status == RunStatus::Finished, run.message.c_str());
+        QVERIFY(run.execution.ledger.has_value());
+        int cast_dbias = 0, handed = 0, stacked = 0;
+        for (const auto& row : run.execution.ledger->rows) {
+            if (row.op == "tewb::cast_dbias") cast_dbias += static_cast<int>(row.calls);
+            if (row.op == "tewb::layer_norm_backward_cast_dbias") handed += static_cast<int>(row.calls);
+            if (row.op == "tewb::stacked_cast_dbias") stacked += static_cast<int>(row.calls);
+        }
+        QCOMPARE(cast_dbias, 0);
+        QVERIFY2(handed >= 1 && stacked >= 1, qPrintable(QStringLiteral("%1 hand-overs, %2 stacked").arg(handed).arg(stacked)));
+    }
+
+    // qkv's output gradient from the attention's dq, dk and dv in one pass (stacked_cast_dbias,
+    // stacked_cast_transpose_dbias_to_fp8) against the ops' own stack-then-cast (the TeOps default over the same fused
+    // casts): the same bytes, bias gradient and amax included, in one launch; dq, dk and dv as the CPU's attention
+    // leaves them (contiguous), as views of one buffer, and of a width the vectorised kernels do not take.
+    void stackedHeadsGradientIsTheStackAndCast_data() {
+        QTest::addColumn<bool>("fp8");
+        QTest::addColumn<bool>("bias");
+        QTest::addColumn<bool>("views");
+        QTest::addColumn<int>("head_dim");
+        QTest::addColumn<int>("dtype");
+        QTest::newRow("bf16") << false << true << false << 64 << int(at::kBFloat16);
+        QTest::newRow("bf16, views of one buffer") << false << true << true << 64 << int(at::kBFloat16);
+        QTest::newRow("float32, no bias") << false << false << false << 64 << int(at::kFloat);
+        QTest::newRow("fp8 delayed") << true << true << false << 64 << int(at::kBFloat16);
+        QTest::newRow("fp8 delayed, views, no bias") << true << false << true << 64 << int(at::kBFloat16);
+        QTest::newRow("fp8 delayed, head_dim 5") << true << true << false << 5 << int(at::kBFloat16);
+    }
+    void stackedHeadsGradientIsTheStackAndCast() {
+        QFETCH(bool, fp8);
+        QFETCH(bool, bias);
+        QFETCH(bool, views);
+        QFETCH(int, head_dim);
+        QFETCH(int, dtype);
+        const auto type = static_cast<at::ScalarType>(dtype);
+        const std::int64_t batch = 4, seq = 24, heads = 3;
+        at::manual_seed(5);
+        std::vector<at::Tensor> parts;
+        if (views) {
+            parts = (at::randn({batch, seq, 3, heads, head_dim}) * 2).to(type).unbind(2);
+        } else {
+            for (int p = 0; p < 3; ++p) parts.push_back((at::randn({batch, seq, heads, head_dim}) * 2).to(type));
+        }
+        parts[1][0][0][0][1] = 40.0;  // the amax, in k's part
+        const TeOps& ops = fused_host_ops();
+        const auto same = [](const at::Tensor& a, const at::Tensor& b) {
+            return a.defined() == b.defined() &&
+                   (!a.defined() || (a.sizes() == b.sizes() && at::equal(a.contiguous().view(at::kByte), b.contiguous().view(at::kByte))));
+        };
+        if (!fp8) {
+            const GradWithBias want = ops.TeOps::stack_heads_dbias(parts[0], parts[1], parts[2], at::kBFloat16, bias);
+            const std::uint64_t before = ops.kernel_launches();
+            const GradWithBias got = ops.stack_heads_dbias(parts[0], parts[1], parts[2], at::kBFloat16, bias);
+            QCOMPARE(ops.kernel_launches() - before, std::uint64_t{1});
+            QVERIFY(same(got.grad, want.grad));
+            QVERIFY(same(got.bias_grad, want.bias_grad));
+            return;
+        }
+        const auto cast = [&](bool stacked) {
+            auto context = std::make_shared<Fp8Context>();
+            context->add_gemm("qkv");
+            Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+            recipe.scaling = ScalingKind::Delayed;
+            context->prepare(recipe, false, c10::Device(c10::kCPU), ops);
+            context->update(Fp8Pass::Backward);  // past the calibrating first pass: the delayed cast proper
+            const Fp8Quantizer q{context, Fp8Pass::Backward, 0};
+            const std::uint64_t before = ops.kernel_launches();
+            Fp8GradWithBias r = stacked ? ops.stack_heads_quantize_dbias(parts[0], parts[1], parts[2], q, bias)
+                                        : ops.TeOps::stack_heads_quantize_dbias(parts[0], parts[1], parts[2], q, bias);
+            const std::uint64_t used = ops.kernel_launches() - before;
+            return std::tuple{r, used, context->history(Fp8Pass::Backward).select(1, 0).clone()};
+        };
+        const auto [want, want_launches, want_history] = cast(false);
+        const auto [got, got_launches, got_history] = cast(true);
+        QCOMPARE(got_launches, std::uint64_t{1});
+        QCOMPARE(want_launches, std::uint64_t{1});
+        QVERIFY(same(got.grad.data, want.grad.data));
+        QVERIFY(same(got.grad.transposed, want.grad.transposed));
+        QVERIFY(same(got.bias_grad, want.bias_grad));
+        QVERIFY(same(got_history, want_history));
+        QCOMPARE(got_history[0].item<float>(), 40.0f);
     }
 
     // Both formats train on the fused path (--te-impl fused: the casts on the kernels, the GEMMs emulated) as on the

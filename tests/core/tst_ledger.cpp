@@ -86,6 +86,14 @@ std::vector<RowKey> layer_rows(const Ledger& ledger, int layer) {
     return rows;
 }
 
+std::map<std::string, std::uint64_t> launches_by_scope(const Ledger& ledger, int layer) {
+    std::map<std::string, std::uint64_t> launches;
+    for (const LedgerRow& r : ledger.rows) {
+        if (r.layer == layer) launches[r.scope] += r.launches;
+    }
+    return launches;
+}
+
 QString describe(const std::vector<LedgerEntry>& rows) {
     QStringList lines;
     for (const LedgerEntry& e : rows) {
@@ -375,13 +383,16 @@ private Q_SLOTS:
         QCOMPARE(ledger.launches_per_layer, static_cast<double>(layer_launches) / config.model.layers);
         QCOMPARE(ledger.bytes_per_layer, static_cast<double>(layer_bytes) / config.model.layers);
 
-        // Every layer launches, and its rows are the first layer's.
+        // Every layer launches as many times per module as the first; the layers after the first have the same rows
+        // (the first's qkv LayerNorm backward has no Linear before it to hand its gradient to: another op of the same
+        // launches on te's fused path, GradientHandOver).
         QCOMPARE(ledger.saved_bytes_by_layer.size(), static_cast<std::size_t>(config.model.layers));
         for (int layer = 0; layer < config.model.layers; ++layer) {
             std::uint64_t in_layer = 0;
             for (const LedgerRow& r : ledger.rows) in_layer += r.layer == layer ? r.launches : 0;
             QVERIFY2(in_layer > 0, qPrintable(QString::number(layer)));
-            QVERIFY2(layer_rows(ledger, layer) == layer_rows(ledger, 0), qPrintable(QString::number(layer)));
+            QVERIFY2(launches_by_scope(ledger, layer) == launches_by_scope(ledger, 0), qPrintable(QString::number(layer)));
+            if (layer > 1) QVERIFY2(layer_rows(ledger, layer) == layer_rows(ledger, 1), qPrintable(QString::number(layer)));
             QVERIFY(ledger.saved_bytes_by_layer[layer] > 0);
             QCOMPARE(ledger.saved_bytes_by_layer[layer], ledger.saved_bytes_by_layer[0]);
         }
@@ -425,12 +436,17 @@ private Q_SLOTS:
         const Arch gpt = Arch::Gpt;
         // torch: LayerNorm's backward is two kernels on CUDA (observed), per layer twice and once outside.
         QTest::newRow("torch bf16") << Backend::Torch << Precision::Bf16 << ScalingKind::Delayed << 47.0 << 42.0 << 0.0 << gpt;
-        // te BF16: 25 kernels; no cuBLASLt bias-gradient epilogue, so no helper kernels or memsets (was 32: 22 kernels, a
-        // helper and a memset beside each BGRADB and DGELU_BGRAD GEMM, two casts of the float32 output gradient; now
-        // cast_dbias x3 and the GELU backward kernel do that work).
-        QTest::newRow("te bf16") << Backend::Te << Precision::Bf16 << ScalingKind::Delayed << 25.0 << 9.0 << 260.0 << gpt;
-        // FP8 GEMMs take no gradient epilogue; what cuBLASLt runs beside them is not observed yet (rows not known).
-        QTest::newRow("te fp8 delayed") << Backend::Te << Precision::Fp8 << ScalingKind::Delayed << 27.0 << 11.0 << 300.0 << gpt;
+        // te BF16: 22 kernels; no cuBLASLt bias-gradient epilogue, so no helper kernels or memsets (was 32: 22 kernels, a
+        // helper and a memset beside each BGRADB and DGELU_BGRAD GEMM, two casts of the float32 output gradient; then 25
+        // with cast_dbias x3 and the GELU backward kernel doing that work). 24 since qkv's stacks dq, dk and dv and sums
+        // its bias gradient in one pass (stacked_cast_dbias, where autograd's stack and a cast_dbias were two); 22 since
+        // proj's and fc2's gradients come cast and summed from the LayerNorm backwards that compute them
+        // (layer_norm_backward_cast_dbias, GradientHandOver), where each took a cast_dbias of its own.
+        QTest::newRow("te bf16") << Backend::Te << Precision::Bf16 << ScalingKind::Delayed << 22.0 << 9.0 << 260.0 << gpt;
+        // FP8 GEMMs take no gradient epilogue; what cuBLASLt runs beside them is not observed yet (rows not known). 26
+        // since qkv's FP8 gradient is cast from dq, dk and dv where they lie (stacked_cast_transpose_dbias_to_fp8; was 27:
+        // a stack, then cast_transpose_dbias_to_fp8). Block scaling keeps the stack and its block cast.
+        QTest::newRow("te fp8 delayed") << Backend::Te << Precision::Fp8 << ScalingKind::Delayed << 26.0 << 11.0 << 300.0 << gpt;
         QTest::newRow("te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 33.0 << 12.0 << 0.0 << gpt;
         // The llama-seed preset's layer (12 query heads over 4 key/value heads, SwiGLU of 2048, rotary): today's figures.
         // Beyond the gpt layer's: the rotary forward and inverse, SwiGLU's two passes (GELU's ride in GEMM epilogues),

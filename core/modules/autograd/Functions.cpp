@@ -80,16 +80,31 @@ struct LinearState {
     SavedGemm gemm;
     at::ScalarType input_dtype = at::kFloat;
     bool has_residual = false;
+    std::shared_ptr<GradientHandOver> output_grad;
 };
+
+// A high-precision GEMM's backward from its output gradient already cast (and summed) by the next LayerNorm.
+GemmGrads gemm_backward_handed_over(const GemmPlan& plan, const SavedGemm& saved, const GradWithBias& d) {
+    GemmGrads g = gemm_weight_grads(plan, saved, d.grad, d.bias_grad);
+    g.dx = gemm_dgrad(plan, saved, d.grad);
+    return g;
+}
+
+// The Linear's side of a GradientHandOver: asks for its output gradient's cast where it runs in high precision.
+void ask_for_output_grad(const std::shared_ptr<GradientHandOver>& output_grad, const GemmPlan& plan, bool has_bias) {
+    if (output_grad && !plan.fp8) output_grad->ask({plan.compute_dtype, has_bias});
+}
 
 struct LinearFunction : torch::autograd::Function<LinearFunction> {
     template <typename... Residual>
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight, const MaybeTensor& bias_in,
-                              const GemmPlan& plan, const Residual&... residual_arg) {
+                              const GemmPlan& plan, const std::shared_ptr<GradientHandOver>& output_grad,
+                              const Residual&... residual_arg) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const at::Tensor bias = present(bias_in);
         const at::Tensor residual = residual_of(residual_arg...);
-        LinearState state{plan, {}, x.scalar_type(), residual.defined()};
+        LinearState state{plan, {}, x.scalar_type(), residual.defined(), output_grad};
+        ask_for_output_grad(output_grad, plan, bias.defined());
         at::Tensor y = gemm_forward(plan, x.to(plan.compute_dtype), weight, bias, state.gemm, residual);
         keep(ctx, std::move(state));
         return y;
@@ -100,8 +115,10 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const LinearState state = take<LinearState>(ctx, "Linear");
-        const GemmGrads g = gemm_backward(state.plan, state.gemm, grads[0]);
-        variable_list out{g.dx.to(state.input_dtype), g.dw, g.db, at::Tensor()};
+        const std::optional<GradWithBias> handed = state.output_grad ? state.output_grad->take(grads[0]) : std::nullopt;
+        const GemmGrads g = handed ? gemm_backward_handed_over(state.plan, state.gemm, *handed)
+                                   : gemm_backward(state.plan, state.gemm, grads[0]);
+        variable_list out{g.dx.to(state.input_dtype), g.dw, g.db, at::Tensor(), at::Tensor()};
         if (state.has_residual) out.push_back(grads[0]);
         return out;
     }
@@ -138,7 +155,19 @@ Fp8Tensor normalize_quantized(const LayerNormPlan& plan, const at::Tensor& x, co
 
 // With a defined `dresidual` (the gradient x also gets through a skip connection), dx includes it, summed in the
 // normalization's pass (TeOps::layer_norm_backward_add, rms_norm_backward_add) rather than by the autograd engine.
-LayerNormGrads norm_backward(const NormState& s, const at::Tensor& dy, const at::Tensor& dresidual = {}) {
+// With an `input_grad` the Linear that made x asked on, a LayerNorm's dx is delivered to it with its cast and sums
+// (TeOps::layer_norm_backward_cast) by the fused ops, whose pass makes them; the reference's would be the same ops in
+// another module's place, so its Linear casts for itself, as RMSNorm's (no such pass) does.
+LayerNormGrads norm_backward(const NormState& s, const at::Tensor& dy, const at::Tensor& dresidual = {},
+                             GradientHandOver* input_grad = nullptr) {
+    if (input_grad != nullptr && input_grad->request() && s.plan.normalization == Normalization::LayerNorm &&
+        !s.plan.ops->is_reference()) {
+        const GradientHandOver::Request& request = *input_grad->request();
+        LayerNormGradsWithCast r =
+            s.plan.ops->layer_norm_backward_cast(dy, s.x, s.mean, s.rstd, s.gamma, dresidual, request.dtype, request.bias_grad);
+        input_grad->deliver(r.norm.dx, std::move(r.cast));
+        return std::move(r.norm);
+    }
     if (s.plan.normalization == Normalization::RmsNorm) {
         RmsNormGrads g = dresidual.defined() ? s.plan.ops->rms_norm_backward_add(dy, s.x, s.rstd, s.gamma, dresidual)
                                              : s.plan.ops->rms_norm_backward(dy, s.x, s.rstd, s.gamma);
@@ -148,20 +177,25 @@ LayerNormGrads norm_backward(const NormState& s, const at::Tensor& dy, const at:
     return s.plan.ops->layer_norm_backward(dy, s.x, s.mean, s.rstd, s.gamma);
 }
 
+struct LayerNormState {
+    NormState norm;
+    std::shared_ptr<GradientHandOver> input_grad;
+};
+
 struct LayerNormFunction : torch::autograd::Function<LayerNormFunction> {
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const MaybeTensor& beta,
-                              const LayerNormPlan& plan) {
+                              const LayerNormPlan& plan, const std::shared_ptr<GradientHandOver>& input_grad) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const LayerNormResult ln = normalize(plan, x, gamma, present(beta), plan.compute_dtype);
-        keep(ctx, norm_state(plan, x, gamma, ln));
+        keep(ctx, LayerNormState{norm_state(plan, x, gamma, ln), input_grad});
         return ln.out;
     }
 
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
-        const NormState state = take<NormState>(ctx, "LayerNorm");
-        const LayerNormGrads g = norm_backward(state, grads[0]);
-        return {g.dx, g.dgamma, g.dbeta, at::Tensor()};
+        const LayerNormState state = take<LayerNormState>(ctx, "LayerNorm");
+        const LayerNormGrads g = norm_backward(state.norm, grads[0], at::Tensor(), state.input_grad.get());
+        return {g.dx, g.dgamma, g.dbeta, at::Tensor(), at::Tensor()};
     }
 };
 
@@ -171,7 +205,23 @@ struct LayerNormLinearState {
     SavedGemm gemm;
     bool layernorm_output = false;
     bool input_output = false;
+    HeadSplit split;
+    std::shared_ptr<GradientHandOver> input_grad;
 };
+
+// The projection's backward from the attention's dq, dk and dv (HeadSplit): one pass stacks and casts them (FP8: the
+// grad-output slot's cast with its transposed copy; else the GEMMs' dtype) and sums the bias gradient, then the GEMMs.
+GemmGrads split_heads_backward(const LayerNormLinearState& s, const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv) {
+    const GemmPlan& plan = s.plan;
+    if (plan.fp8) {
+        const Fp8GradWithBias d = plan.ops->stack_heads_quantize_dbias(dq, dk, dv, plan.fp8->grad_output, s.gemm.has_bias);
+        return gemm_backward_quantized(plan, s.gemm, d.grad, d.bias_grad);
+    }
+    const GradWithBias d = plan.ops->stack_heads_dbias(dq, dk, dv, plan.compute_dtype, s.gemm.has_bias);
+    GemmGrads g = gemm_weight_grads(plan, s.gemm, d.grad, d.bias_grad);
+    g.dx = gemm_dgrad(plan, s.gemm, d.grad);
+    return g;
+}
 
 // Returns {y}, then LayerNorm's output with `layernorm_output`, then x itself with `input_output` (for a skip
 // connection: the gradient it gets comes back to this function, which adds it in the LayerNorm backward). In
@@ -180,13 +230,14 @@ struct LayerNormLinearState {
 struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFunction> {
     static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const MaybeTensor& beta_in,
                                  const at::Tensor& weight, const MaybeTensor& bias_in, const LayerNormPlan& norm,
-                                 const GemmPlan& plan, bool layernorm_output, bool input_output) {
+                                 const GemmPlan& plan, bool layernorm_output, bool input_output, const HeadSplit& split,
+                                 const std::shared_ptr<GradientHandOver>& input_grad) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const at::Tensor beta = present(beta_in);
         const at::Tensor bias = present(bias_in);
         LayerNormResult ln;
         at::Tensor y;
-        LayerNormLinearState state{{}, plan, {}, layernorm_output, input_output};
+        LayerNormLinearState state{{}, plan, {}, layernorm_output, input_output, split, input_grad};
         if (plan.fp8) {
             const Fp8Tensor xq = normalize_quantized(norm, x, gamma, beta, plan.compute_dtype, plan.fp8->input, layernorm_output, ln);
             y = gemm_forward_quantized(plan, xq, weight, bias, state.gemm);
@@ -196,7 +247,12 @@ struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFuncti
         }
         state.norm = norm_state(norm, x, gamma, ln);
         keep(ctx, std::move(state));
-        variable_list out{y};
+        variable_list out;
+        if (split.active()) {
+            out = y.view({split.batch, split.seq, 3, split.heads, split.head_dim}).unbind(2);
+        } else {
+            out.push_back(y);
+        }
         if (layernorm_output) out.push_back(ln.out);
         if (input_output) out.push_back(x);  // returned as it is: autograd makes it a view whose gradient comes here
         return out;
@@ -205,15 +261,18 @@ struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFuncti
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const LayerNormLinearState state = take<LayerNormLinearState>(ctx, "LayerNormLinear");
-        const GemmGrads g = gemm_backward(state.plan, state.gemm, grads[0]);
+        const std::size_t outputs = state.split.active() ? 3 : 1;
+        const GemmGrads g = state.split.active() ? split_heads_backward(state, grads[0], grads[1], grads[2])
+                                                 : gemm_backward(state.plan, state.gemm, grads[0]);
         at::Tensor d_ln = g.dx;
-        if (state.layernorm_output && grads[1].defined()) {
-            d_ln = d_ln + grads[1].to(d_ln.scalar_type());
+        if (state.layernorm_output && grads[outputs].defined()) {
+            d_ln = d_ln + grads[outputs].to(d_ln.scalar_type());
         }
-        const std::size_t skip = state.layernorm_output ? 2 : 1;
+        const std::size_t skip = outputs + (state.layernorm_output ? 1 : 0);
         const at::Tensor dresidual = state.input_output && grads.size() > skip ? grads[skip] : at::Tensor();
-        const LayerNormGrads n = norm_backward(state.norm, d_ln, dresidual);
-        return {n.dx, n.dgamma, n.dbeta, g.dw, g.db, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+        const LayerNormGrads n = norm_backward(state.norm, d_ln, dresidual, state.input_grad.get());
+        return {n.dx,         n.dgamma,     n.dbeta,      g.dw,         g.db,        at::Tensor(),
+                at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
 
@@ -225,6 +284,7 @@ struct LayerNormMlpState {
     bool has_residual = false;
     bool input_is_residual = false;
     Activation activation = Activation::Gelu;
+    std::shared_ptr<GradientHandOver> input_grad, output_grad;
 };
 
 // The MLP's GEMMs and activation after its normalization, FP8: fc1 reads the normalization's FP8 output; one
@@ -273,12 +333,15 @@ std::pair<GemmGrads, GemmGrads> mlp_backward_fp8(const LayerNormMlpState& s, con
 // pass after fc2's dgrad (gemm_dgelu); SwiGLU's backward is its own pass between the GEMMs.
 std::pair<GemmGrads, GemmGrads> mlp_backward_hp(const LayerNormMlpState& s, const at::Tensor& dy) {
     const GemmPlan& fc1 = s.fc1_plan;
+    // fc2's output gradient as the next LayerNorm handed it over (cast and summed), else cast here.
+    const std::optional<GradWithBias> handed = s.output_grad ? s.output_grad->take(dy) : std::nullopt;
     if (s.activation == Activation::Swiglu) {
-        GemmGrads g2 = gemm_backward(s.fc2_plan, s.fc2, dy);
+        GemmGrads g2 = handed ? gemm_backward_handed_over(s.fc2_plan, s.fc2, *handed) : gemm_backward(s.fc2_plan, s.fc2, dy);
         return {gemm_backward(fc1, s.fc1, fc1.ops->swiglu_backward(g2.dx, s.fc1_out)), std::move(g2)};
     }
-    const GradWithBias d2 = s.fc2.has_bias ? s.fc2_plan.ops->cast_dbias(dy, s.fc2_plan.compute_dtype)
-                                           : GradWithBias{dy.to(s.fc2_plan.compute_dtype), at::Tensor()};
+    const GradWithBias d2 = handed                ? *handed
+                            : s.fc2.has_bias ? s.fc2_plan.ops->cast_dbias(dy, s.fc2_plan.compute_dtype)
+                                             : GradWithBias{dy.to(s.fc2_plan.compute_dtype), at::Tensor()};
     GemmGrads g2 = gemm_weight_grads(s.fc2_plan, s.fc2, d2.grad, d2.bias_grad);
     const GradWithBias d = fc1.ops->gemm_dgelu(d2.grad, s.fc2.weight, s.fc1_out, fc1.compute_dtype);
     GemmGrads g1 = gemm_weight_grads(fc1, s.fc1, d.grad, s.fc1.has_bias ? d.bias_grad : at::Tensor());
@@ -298,13 +361,16 @@ struct LayerNormMlpFunction : torch::autograd::Function<LayerNormMlpFunction> {
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const MaybeTensor& beta_in,
                               const at::Tensor& fc1_weight, const MaybeTensor& fc1_bias_in, const at::Tensor& fc2_weight,
                               const MaybeTensor& fc2_bias_in, const LayerNormPlan& norm, const GemmPlan& fc1,
-                              const GemmPlan& fc2, Activation activation, bool input_is_residual, const Residual&... residual_arg) {
+                              const GemmPlan& fc2, Activation activation, bool input_is_residual,
+                              const std::shared_ptr<GradientHandOver>& input_grad, const std::shared_ptr<GradientHandOver>& output_grad,
+                              const Residual&... residual_arg) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const at::Tensor beta = present(beta_in);
         const at::Tensor fc1_bias = present(fc1_bias_in);
         const at::Tensor fc2_bias = present(fc2_bias_in);
         const at::Tensor residual = input_is_residual ? x : residual_of(residual_arg...);
-        LayerNormMlpState state{{}, fc1, fc2, {}, {}, {}, sizeof...(Residual) > 0, input_is_residual, activation};
+        LayerNormMlpState state{{}, fc1, fc2, {}, {}, {}, sizeof...(Residual) > 0, input_is_residual, activation, input_grad, output_grad};
+        ask_for_output_grad(output_grad, fc2, fc2_bias.defined());
         LayerNormResult ln;
         at::Tensor y;
         if (fc1.fp8 && fc2.fp8) {
@@ -326,9 +392,10 @@ struct LayerNormMlpFunction : torch::autograd::Function<LayerNormMlpFunction> {
         // Both take the output gradient as it comes and cast it in a pass that also does other work.
         const auto [g1, g2] = fp8 ? mlp_backward_fp8(s, grads[0]) : mlp_backward_hp(s, grads[0]);
         // The input as the residual: the output gradient reaches x through the skip too, added in the normalization's pass.
-        const LayerNormGrads n = norm_backward(s.norm, g1.dx, s.input_is_residual ? grads[0] : at::Tensor());
-        variable_list out{n.dx,         n.dgamma,     n.dbeta,      g1.dw,        g1.db,       g2.dw,
-                          g2.db,        at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+        const LayerNormGrads n =
+            norm_backward(s.norm, g1.dx, s.input_is_residual ? grads[0] : at::Tensor(), s.input_grad.get());
+        variable_list out{n.dx,         n.dgamma,     n.dbeta,      g1.dw,        g1.db,        g2.dw,       g2.db,
+                          at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
         if (s.has_residual) out.push_back(grads[0]);
         return out;
     }
@@ -459,36 +526,67 @@ const at::Tensor& unit_loss_gradient(const c10::Device& device) {
 }
 
 at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const GemmPlan& plan,
-                        const at::Tensor& residual) {
-    if (residual.defined()) return LinearFunction::apply(x, weight, maybe(bias), plan, residual);
-    return LinearFunction::apply(x, weight, maybe(bias), plan);
+                        const at::Tensor& residual, const std::shared_ptr<GradientHandOver>& output_grad) {
+    if (residual.defined()) return LinearFunction::apply(x, weight, maybe(bias), plan, output_grad, residual);
+    return LinearFunction::apply(x, weight, maybe(bias), plan, output_grad);
 }
 
-at::Tensor apply_layer_norm(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const LayerNormPlan& plan) {
-    return LayerNormFunction::apply(x, gamma, maybe(beta), plan);
+at::Tensor apply_layer_norm(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const LayerNormPlan& plan,
+                            const std::shared_ptr<GradientHandOver>& input_grad) {
+    return LayerNormFunction::apply(x, gamma, maybe(beta), plan, input_grad);
+}
+
+void GradientHandOver::deliver(const at::Tensor& dx, GradWithBias cast) {
+    delivered_ = std::move(cast);
+    data_ = dx.data_ptr();
+    numel_ = dx.numel();
+    version_ = dx._version();
+}
+
+std::optional<GradWithBias> GradientHandOver::take(const at::Tensor& dy) {
+    if (!delivered_) return std::nullopt;
+    std::optional<GradWithBias> handed = std::move(delivered_);
+    delivered_.reset();
+    // The very gradient delivered, unchanged: the same memory (a view of it, as the engine hands it on), every element,
+    // row-major, and its version counter (shared by views) where it was (no in-place accumulation since).
+    if (!dy.defined() || dy.data_ptr() != data_ || dy.numel() != numel_ || !dy.is_contiguous() || dy._version() != version_) {
+        return std::nullopt;
+    }
+    return handed;
 }
 
 std::vector<at::Tensor> apply_layer_norm_linear(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                                                 const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
-                                                const GemmPlan& gemm, bool layernorm_output, bool input_output) {
-    return LayerNormLinearFunction::apply(x, gamma, maybe(beta), weight, maybe(bias), norm, gemm, layernorm_output, input_output);
+                                                const GemmPlan& gemm, bool layernorm_output, bool input_output,
+                                                const HeadSplit& split, const std::shared_ptr<GradientHandOver>& input_grad) {
+    if (split.active() && (x.dim() != 2 || x.size(0) != split.batch * split.seq || weight.size(0) != 3 * split.heads * split.head_dim)) {
+        throw std::invalid_argument("apply_layer_norm_linear: the head split [" + std::to_string(split.batch) + ", " +
+                                    std::to_string(split.seq) + ", 3, " + std::to_string(split.heads) + ", " +
+                                    std::to_string(split.head_dim) + "] does not fit the rows and the output features");
+    }
+    return LayerNormLinearFunction::apply(x, gamma, maybe(beta), weight, maybe(bias), norm, gemm, layernorm_output, input_output,
+                                          split, input_grad);
 }
 
 at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const at::Tensor& fc1_weight,
                                 const at::Tensor& fc1_bias, const at::Tensor& fc2_weight, const at::Tensor& fc2_bias,
                                 const LayerNormPlan& norm, const GemmPlan& fc1, const GemmPlan& fc2, const at::Tensor& residual,
-                                Activation activation) {
+                                Activation activation, const std::shared_ptr<GradientHandOver>& input_grad,
+                                const std::shared_ptr<GradientHandOver>& output_grad) {
     // x itself as the residual: one input, and its two gradients summed in the LayerNorm backward.
     const MaybeTensor b = maybe(beta);
     const MaybeTensor b1 = maybe(fc1_bias);
     const MaybeTensor b2 = maybe(fc2_bias);
     if (residual.defined() && residual.is_same(x)) {
-        return LayerNormMlpFunction::apply(x, gamma, b, fc1_weight, b1, fc2_weight, b2, norm, fc1, fc2, activation, true);
+        return LayerNormMlpFunction::apply(x, gamma, b, fc1_weight, b1, fc2_weight, b2, norm, fc1, fc2, activation, true, input_grad,
+                                           output_grad);
     }
     if (residual.defined()) {
-        return LayerNormMlpFunction::apply(x, gamma, b, fc1_weight, b1, fc2_weight, b2, norm, fc1, fc2, activation, false, residual);
+        return LayerNormMlpFunction::apply(x, gamma, b, fc1_weight, b1, fc2_weight, b2, norm, fc1, fc2, activation, false, input_grad,
+                                           output_grad, residual);
     }
-    return LayerNormMlpFunction::apply(x, gamma, b, fc1_weight, b1, fc2_weight, b2, norm, fc1, fc2, activation, false);
+    return LayerNormMlpFunction::apply(x, gamma, b, fc1_weight, b1, fc2_weight, b2, norm, fc1, fc2, activation, false, input_grad,
+                                       output_grad);
 }
 
 at::Tensor apply_rotary_embedding(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,

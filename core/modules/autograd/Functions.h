@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -14,6 +16,35 @@ namespace tewb {
 // the plans carry (reference or fused) runs forward and backward. Inputs are 2-D ([tokens, features]);
 // a function returns its outputs in the plan's compute dtype and the gradients in each input's dtype.
 
+// The output gradient of a Linear whose output goes through a skip connection straight into a LayerNorm (a block's
+// proj into its MLP's LayerNorm, fc2 into the next block's or the head's): that LayerNorm's backward computes the
+// gradient (its dx, the skip's share included), so it also writes what the Linear's backward needs of it, its copy in
+// the GEMMs' dtype and its column sums (the bias gradient), in its own pass (TeOps::layer_norm_backward_cast), and the
+// Linear's backward takes them instead of casting the gradient again (a cast_dbias launch fewer per Linear). Made fresh
+// for each forward and given to both: the Linear's forward asks (high precision only), the LayerNorm's backward
+// delivers, and the Linear's backward takes what was delivered only for the very gradient it gets (the same memory,
+// not written since); otherwise it computes as it would have, so a hand-over that does not happen changes nothing.
+class GradientHandOver {
+public:
+    struct Request {
+        at::ScalarType dtype = at::kFloat;  // the GEMMs' dtype
+        bool bias_grad = false;
+    };
+    void ask(const Request& request) { request_ = request; }
+    const std::optional<Request>& request() const { return request_; }
+    // dx, and what the request asked of it (computed from dx as stored).
+    void deliver(const at::Tensor& dx, GradWithBias cast);
+    // What was delivered for dy, once; nothing when dy is not the delivered gradient as it was delivered.
+    std::optional<GradWithBias> take(const at::Tensor& dy);
+
+private:
+    std::optional<Request> request_;
+    std::optional<GradWithBias> delivered_;
+    const void* data_ = nullptr;
+    std::int64_t numel_ = 0;
+    std::uint32_t version_ = 0;
+};
+
 // LayerNorm (gamma, beta) or RMSNorm (gamma only: beta is undefined and gets no gradient).
 struct LayerNormPlan {
     const TeOps* ops = nullptr;
@@ -24,25 +55,46 @@ struct LayerNormPlan {
 
 // With a `residual` ([rows, out]): residual + x · Wᵀ + b in the residual's dtype (the add in the GEMM where the ops
 // can), and the residual's gradient is the output's, as it comes.
+// With `output_grad`, the output gradient may come from the next LayerNorm's backward already cast (GradientHandOver).
 at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const GemmPlan& plan,
-                        const at::Tensor& residual = {});
+                        const at::Tensor& residual = {}, const std::shared_ptr<GradientHandOver>& output_grad = nullptr);
 
-at::Tensor apply_layer_norm(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const LayerNormPlan& plan);
+// With `input_grad`, the backward delivers dx to the Linear that made x (GradientHandOver), where it asked.
+at::Tensor apply_layer_norm(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const LayerNormPlan& plan,
+                            const std::shared_ptr<GradientHandOver>& input_grad = nullptr);
 
-// Returns {output}, then the layernorm output with `layernorm_output` (differentiable too; without it an FP8
-// forward never writes the LayerNorm's high-precision output), then x itself with `input_output`: a skip
-// connection taken from it sends its gradient back here, and the LayerNorm backward adds it to dx.
+// An attention's q, k and v as three outputs of the projection that makes them: its output [batch · seq, 3 · heads ·
+// head_dim] returned as three [batch, seq, heads, head_dim] views, so that its backward gets their gradients as the
+// attention's backward leaves them and stacks and casts them in one pass (TeOps::stack_heads_dbias,
+// stack_heads_quantize_dbias) instead of autograd's stack and then a cast. Not active while heads is 0.
+struct HeadSplit {
+    std::int64_t batch = 0;
+    std::int64_t seq = 0;
+    std::int64_t heads = 0;
+    std::int64_t head_dim = 0;
+    bool active() const { return heads > 0; }
+};
+
+// Returns {output} (or {q, k, v} with an active `split`), then the layernorm output with `layernorm_output`
+// (differentiable too; without it an FP8 forward never writes the LayerNorm's high-precision output), then x itself
+// with `input_output`: a skip connection taken from it sends its gradient back here, and the LayerNorm backward adds
+// it to dx.
 std::vector<at::Tensor> apply_layer_norm_linear(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                                                 const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
-                                                const GemmPlan& gemm, bool layernorm_output, bool input_output = false);
+                                                const GemmPlan& gemm, bool layernorm_output, bool input_output = false,
+                                                const HeadSplit& split = {},
+                                                const std::shared_ptr<GradientHandOver>& input_grad = nullptr);
 
 // LayerNorm → fc1 → GELU (tanh) → fc2, plus `residual` when given (as apply_linear adds it, in fc2). A residual
-// that is x itself gets its two gradients summed in the LayerNorm backward. With Activation::Swiglu fc1's output is
+// that is x itself gets its two gradients summed in the LayerNorm backward. `input_grad`: the LayerNorm's dx handed to
+// the Linear that made x; `output_grad`: fc2's output gradient handed over by the next LayerNorm (GradientHandOver). With Activation::Swiglu fc1's output is
 // [rows, 2 · ffn] = [gate | up] and fc2 reads silu(gate) · up (TeOps::swiglu_forward); either bias may be undefined.
 at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const at::Tensor& fc1_weight,
                                 const at::Tensor& fc1_bias, const at::Tensor& fc2_weight, const at::Tensor& fc2_bias,
                                 const LayerNormPlan& norm, const GemmPlan& fc1, const GemmPlan& fc2,
-                                const at::Tensor& residual = {}, Activation activation = Activation::Gelu);
+                                const at::Tensor& residual = {}, Activation activation = Activation::Gelu,
+                                const std::shared_ptr<GradientHandOver>& input_grad = nullptr,
+                                const std::shared_ptr<GradientHandOver>& output_grad = nullptr);
 
 // Rotary position embeddings (TeOps::rotary) over x [batch, seq, heads, head_dim], contiguous: the first
 // `rotated_heads` heads turned by the tables' angles (cos, sin float32 [seq, head_dim / 2] on x's device), the rest

@@ -222,6 +222,109 @@ GradWithBias FusedOps::cast_dbias(const at::Tensor& dy, at::ScalarType dtype) co
     return r;
 }
 
+namespace {
+
+// The elements between two tokens' rows of t [batch, seq, heads, head_dim] read as [batch · seq, heads · head_dim]:
+// each token's heads · head_dim values contiguous and the tokens one stride apart (at least a row), as the attention's
+// backward leaves them; nothing where they are not (an expanded gradient, a transposed one).
+std::optional<std::int64_t> token_row_stride(const at::Tensor& t) {
+    const std::int64_t width = t.size(2) * t.size(3);
+    if (t.stride(3) != 1 || (t.size(2) > 1 && t.stride(2) != t.size(3))) return std::nullopt;
+    const std::int64_t tokens = t.size(0) * t.size(1);
+    if (tokens == 1) return width;
+    // One token per batch row: the batch stride is the row stride; else the seq stride, the batches one seq apart.
+    const std::int64_t stride = t.size(1) == 1 ? t.stride(0) : t.stride(1);
+    if (t.size(1) > 1 && t.size(0) > 1 && t.stride(0) != t.size(1) * stride) return std::nullopt;
+    if (stride < width) return std::nullopt;
+    return stride;
+}
+
+// Why dq, dk and dv cannot be read where they lie by the stacked casts: each must be [batch, seq, heads, head_dim] of
+// one shape and dtype (float32 or bfloat16), non-empty, with token rows as token_row_stride reads them.
+std::optional<std::string> heads_misfit(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv) {
+    for (const at::Tensor* t : {&dq, &dk, &dv}) {
+        if (t->dim() != 4 || t->sizes() != dq.sizes() || t->scalar_type() != dq.scalar_type() || t->device() != dq.device()) {
+            return std::string("dq, dk and dv are not [batch, seq, heads, head_dim] of one shape, dtype and device");
+        }
+        if (t->numel() == 0) return std::string("dq, dk and dv are empty");
+        if (!token_row_stride(*t)) {
+            return std::string("a token's heads are not contiguous in dq, dk or dv, or its tokens not one row stride apart");
+        }
+    }
+    if (!float_or_bf16(dq.scalar_type())) {
+        return "dq is " + std::string(c10::toString(dq.scalar_type())) + " (the kernels take float32, bfloat16)";
+    }
+    return std::nullopt;
+}
+
+// One of them as the kernels' part: [batch · seq, heads · head_dim], its tokens token_row_stride apart (heads_misfit
+// found them fit).
+kernels::Tensor head_rows(const at::Tensor& t) {
+    kernels::Tensor k = kernels::input(t.data_ptr(), kernel_dtype(t.scalar_type()), static_cast<std::size_t>(t.size(0) * t.size(1)),
+                                       static_cast<std::size_t>(t.size(2) * t.size(3)));
+    k.row_stride = static_cast<std::size_t>(*token_row_stride(t));
+    return k;
+}
+
+}  // namespace
+
+GradWithBias FusedOps::stack_heads_dbias(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv, at::ScalarType dtype,
+                                         bool with_bias_grad) const {
+    Misfit m = device_misfit(dq, "dq");
+    if (!m) m = heads_misfit(dq, dk, dv);
+    if (!m && !float_or_bf16(dtype)) {
+        m = "the GEMMs' dtype is " + std::string(c10::toString(dtype)) + " (the kernel writes float32, bfloat16)";
+    }
+    if (m) return fall_back("stack_heads_dbias", *m, [&] { return TeOps::stack_heads_dbias(dq, dk, dv, dtype, with_bias_grad); });
+    const std::int64_t rows = dq.size(0) * dq.size(1);
+    const std::int64_t cols = 3 * dq.size(2) * dq.size(3);
+    GradWithBias r;
+    r.grad = at::empty({rows, cols}, dq.options().dtype(dtype));
+    // The kernel always sums; without a bias the sums go to scratch (the same launch, a row of floats more).
+    r.bias_grad = at::empty({cols}, dq.options().dtype(at::kFloat));
+    const at::Tensor workspace = byte_buffer(kernels::cast_dbias_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols)), dq);
+    const kernels::Tensor parts[] = {head_rows(dq), head_rows(dk), head_rows(dv)};
+    TEWB_KERNEL(dq, (Tensors{dq, dk, dv}), (Tensors{r.grad, r.bias_grad}), stacked_cast_dbias, parts, 3, kernel_tensor(r.grad),
+                kernel_tensor(r.bias_grad), workspace_ref(workspace));
+    if (!with_bias_grad) r.bias_grad = at::Tensor();
+    return r;
+}
+
+Fp8GradWithBias FusedOps::stack_heads_quantize_dbias(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv,
+                                                     const Fp8Quantizer& quantizer, bool with_bias_grad) const {
+    // Delayed scaling only (its scale is known before the pass); the other recipes stack and cast as the default does.
+    Misfit m = device_misfit(dq, "dq");
+    if (!m) m = heads_misfit(dq, dk, dv);
+    const Fp8Context& context = *quantizer.context;
+    if (m || context.recipe().scaling != ScalingKind::Delayed || context.inspect() || context.calibrating(quantizer.pass)) {
+        if (m) {
+            return fall_back("stack_heads_quantize_dbias", *m,
+                             [&] { return TeOps::stack_heads_quantize_dbias(dq, dk, dv, quantizer, with_bias_grad); });
+        }
+        return TeOps::stack_heads_quantize_dbias(dq, dk, dv, quantizer, with_bias_grad);
+    }
+    const std::int64_t rows = dq.size(0) * dq.size(1);
+    const std::int64_t cols = 3 * dq.size(2) * dq.size(3);
+    Fp8GradWithBias r;
+    r.grad.dtype = quantizer.dtype();
+    r.grad.data = at::empty({rows, cols}, dq.options().dtype(to_scalar_type(r.grad.dtype)));
+    r.grad.transposed = at::empty({cols, rows}, r.grad.data.options());
+    at::Tensor workspace;
+    kernels::Tensor dbias;
+    if (with_bias_grad) {
+        r.bias_grad = at::empty({cols}, dq.options().dtype(at::kFloat));
+        workspace = byte_buffer(kernels::cast_transpose_dbias_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols)), dq);
+        dbias = kernel_tensor(r.bias_grad);
+    }
+    const kernels::Tensor parts[] = {head_rows(dq), head_rows(dk), head_rows(dv)};
+    const std::vector<at::Tensor> writes =
+        with_bias_grad ? std::vector<at::Tensor>{r.grad.data, r.grad.transposed, r.bias_grad} : std::vector<at::Tensor>{r.grad.data, r.grad.transposed};
+    TEWB_KERNEL(dq, (Tensors{dq, dk, dv}), writes, stacked_cast_transpose_dbias_to_fp8, parts, 3, fp8_tensor(r.grad, quantizer), dbias,
+                workspace.defined() ? workspace_ref(workspace) : kernels::Workspace{});
+    hand_out_live_scale_inv(r.grad, quantizer);
+    return r;
+}
+
 // Block scaling: every weight's 128 x 128 block cast (data, transposed copy, both scale arrays, amax) in one
 // multi-tensor launch per 64 weights.
 std::vector<Fp8Tensor> FusedOps::quantize_weight_blocks(const std::vector<WeightCast>& casts) const {

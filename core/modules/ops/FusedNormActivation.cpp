@@ -46,20 +46,59 @@ LayerNormGrads FusedOps::layer_norm_backward_add(const at::Tensor& dy, const at:
 
 // dy may differ from x in dtype: a float32 residual stream with a bfloat16 gradient under autocast.
 // dresidual, when defined, is added to dx in the kernel.
-LayerNormGrads FusedOps::norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
-                                       const at::Tensor& gamma, const at::Tensor& dresidual) const {
-    const bool add = dresidual.defined();
-    const char* op = add ? "layer_norm_backward_add" : "layer_norm_backward";
+Misfit FusedOps::norm_backward_misfit(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+                                      const at::Tensor& gamma, const at::Tensor& dresidual) const {
     Misfit m = matrix_misfit(x, "x");
     if (!m) m = matrix_misfit(dy, "dy");
     if (!m && dy.sizes() != x.sizes()) m = "dy and x differ in shape";
     if (!m) m = params_misfit(gamma, gamma, x);
     if (!m && (!stats_fit(mean, x) || !stats_fit(rstd, x))) m = "mean or rstd is not float32 [rows] on x's device";
-    if (!m && add &&
+    if (!m && dresidual.defined() &&
         (matrix_misfit(dresidual, "dresidual") || dresidual.sizes() != x.sizes() || dresidual.scalar_type() != x.scalar_type())) {
         m = "dresidual is not a row-major matrix of x's shape and dtype on x's device";
     }
+    return m;
+}
+
+// dx as a Linear's output gradient too: its copy in the GEMMs' dtype (none where dx has it) and its column sums from
+// the backward's own pass.
+LayerNormGradsWithCast FusedOps::layer_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
+                                                          const at::Tensor& rstd, const at::Tensor& gamma, const at::Tensor& dresidual,
+                                                          at::ScalarType dtype, bool with_bias_grad) const {
+    Misfit m = norm_backward_misfit(dy, x, mean, rstd, gamma, dresidual);
+    if (!m && !float_or_bf16(dtype)) {
+        m = "the GEMMs' dtype is " + std::string(c10::toString(dtype)) + " (the kernel writes float32, bfloat16)";
+    }
     if (m) {
+        return fall_back("layer_norm_backward_cast_dbias", *m, [&] {
+            return reference_ops().layer_norm_backward_cast(dy, x, mean, rstd, gamma, dresidual, dtype, with_bias_grad);
+        });
+    }
+    const std::size_t rows = rows_of(x);
+    const std::size_t hidden = cols_of(x);
+    const bool copy = dtype != x.scalar_type();
+    LayerNormGradsWithCast r;
+    r.norm.dx = at::empty_like(x);
+    r.norm.dgamma = at::empty_like(gamma);
+    r.norm.dbeta = at::empty_like(gamma);
+    r.cast.grad = copy ? at::empty(x.sizes(), x.options().dtype(dtype)) : r.norm.dx;
+    // The kernel always sums; without a bias the sums are dropped (the same launch, a row of floats more).
+    r.cast.bias_grad = at::empty({x.size(1)}, x.options().dtype(at::kFloat));
+    const at::Tensor workspace = byte_buffer(kernels::layer_norm_backward_cast_dbias_workspace_bytes(rows, hidden), x);
+    const at::Tensor grad = copy ? r.cast.grad : at::Tensor();
+    TEWB_KERNEL(x, (Tensors{dy, x, mean, rstd, gamma, dresidual}), (Tensors{r.norm.dx, r.norm.dgamma, r.norm.dbeta, grad, r.cast.bias_grad}),
+                layer_norm_backward_cast_dbias, kernel_tensor(dy), kernel_tensor(x), kernel_tensor(mean), kernel_tensor(rstd),
+                kernel_tensor(gamma), kernel_tensor(r.norm.dx), kernel_tensor(dresidual), kernel_tensor(r.norm.dgamma),
+                kernel_tensor(r.norm.dbeta), kernel_tensor(grad), kernel_tensor(r.cast.bias_grad), workspace_ref(workspace));
+    if (!with_bias_grad) r.cast.bias_grad = at::Tensor();
+    return r;
+}
+
+LayerNormGrads FusedOps::norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+                                       const at::Tensor& gamma, const at::Tensor& dresidual) const {
+    const bool add = dresidual.defined();
+    const char* op = add ? "layer_norm_backward_add" : "layer_norm_backward";
+    if (Misfit m = norm_backward_misfit(dy, x, mean, rstd, gamma, dresidual)) {
         return fall_back(op, *m, [&] {
             return add ? reference_ops().layer_norm_backward_add(dy, x, mean, rstd, gamma, dresidual)
                        : reference_ops().layer_norm_backward(dy, x, mean, rstd, gamma);

@@ -89,6 +89,10 @@ public:
     std::vector<Fp8Tensor> quantize_weights(const std::vector<WeightCast>& casts) const override;
     Fp8GradWithBias quantize_dbias(const at::Tensor& dy, const Fp8Quantizer& quantizer) const override;
     GradWithBias cast_dbias(const at::Tensor& dy, at::ScalarType dtype) const override;
+    GradWithBias stack_heads_dbias(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv, at::ScalarType dtype,
+                                   bool with_bias_grad) const override;
+    Fp8GradWithBias stack_heads_quantize_dbias(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv,
+                                               const Fp8Quantizer& quantizer, bool with_bias_grad) const override;
 
     // FusedNormActivation.cpp
     LayerNormResult layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
@@ -98,6 +102,9 @@ public:
     LayerNormGrads layer_norm_backward_add(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
                                            const at::Tensor& rstd, const at::Tensor& gamma,
                                            const at::Tensor& dresidual) const override;
+    LayerNormGradsWithCast layer_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
+                                                    const at::Tensor& rstd, const at::Tensor& gamma, const at::Tensor& dresidual,
+                                                    at::ScalarType dtype, bool with_bias_grad) const override;
     at::Tensor gelu_forward(const at::Tensor& x) const override;
     at::Tensor gelu_backward(const at::Tensor& dy, const at::Tensor& x) const override;
     Fp8Tensor layer_norm_quantize(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
@@ -171,6 +178,8 @@ private:
     static kernels::Tensor fp8_tensor(Fp8Tensor& q, const Fp8Quantizer& quantizer);
 
     // FusedNormActivation.cpp
+    Misfit norm_backward_misfit(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+                                const at::Tensor& gamma, const at::Tensor& dresidual) const;
     LayerNormGrads norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
                                  const at::Tensor& gamma, const at::Tensor& dresidual) const;
 

@@ -7,6 +7,7 @@
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/log_softmax.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
@@ -87,8 +88,40 @@ GradWithBias TeOps::gemm_dgelu(const at::Tensor& dy, const at::Tensor& weight, c
     return {grad, bias_grad(grad)};
 }
 
+LayerNormGradsWithCast TeOps::layer_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
+                                                       const at::Tensor& rstd, const at::Tensor& gamma, const at::Tensor& dresidual,
+                                                       at::ScalarType dtype, bool with_bias_grad) const {
+    LayerNormGradsWithCast r;
+    r.norm = dresidual.defined() ? layer_norm_backward_add(dy, x, mean, rstd, gamma, dresidual)
+                                 : layer_norm_backward(dy, x, mean, rstd, gamma);
+    r.cast = with_bias_grad ? cast_dbias(r.norm.dx, dtype) : GradWithBias{r.norm.dx.to(dtype), at::Tensor()};
+    return r;
+}
+
 GradWithBias TeOps::cast_dbias(const at::Tensor& dy, at::ScalarType dtype) const {
     return {dy.to(dtype), bias_grad(dy)};
+}
+
+namespace {
+
+// dq, dk and dv [batch, seq, heads, head_dim] side by side per token: [batch · seq, 3 · heads · head_dim].
+at::Tensor stacked_heads(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv) {
+    return at::stack({dq, dk, dv}, 2).reshape({dq.size(0) * dq.size(1), 3 * dq.size(2) * dq.size(3)});
+}
+
+}  // namespace
+
+GradWithBias TeOps::stack_heads_dbias(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv, at::ScalarType dtype,
+                                      bool with_bias_grad) const {
+    const at::Tensor dy = stacked_heads(dq, dk, dv);
+    return with_bias_grad ? cast_dbias(dy, dtype) : GradWithBias{dy.to(dtype), at::Tensor()};
+}
+
+Fp8GradWithBias TeOps::stack_heads_quantize_dbias(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv,
+                                                  const Fp8Quantizer& quantizer, bool with_bias_grad) const {
+    const at::Tensor dy = stacked_heads(dq, dk, dv);
+    if (with_bias_grad) return quantize_dbias(dy, quantizer);
+    return {quantize(dy, quantizer, /*with_transpose=*/true), at::Tensor()};
 }
 
 GradWithBias TeOps::wgrad_gemm(const at::Tensor& dy, const at::Tensor& x, at::ScalarType out_dtype, bool with_bias) const {

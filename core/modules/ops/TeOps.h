@@ -48,6 +48,13 @@ struct GradWithBias {
     at::Tensor bias_grad;  // float32 unless stated
 };
 
+// A LayerNorm backward whose dx is also a Linear's output gradient (TeOps::layer_norm_backward_cast): the norm's
+// gradients, and that gradient in the Linear's GEMMs' dtype with its column sums.
+struct LayerNormGradsWithCast {
+    LayerNormGrads norm;
+    GradWithBias cast;  // grad: dx itself where it already has the dtype; bias_grad: undefined unless asked for
+};
+
 // One weight's FP8 cast (with its transposed copy) with its own quantizer: quantize_weights takes several.
 struct WeightCast {
     at::Tensor weight;
@@ -105,6 +112,15 @@ public:
     // after; the fused ops add it in the kernel.
     virtual LayerNormGrads layer_norm_backward_add(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
                                                    const at::Tensor& rstd, const at::Tensor& gamma, const at::Tensor& dresidual) const;
+    // layer_norm_backward (dresidual undefined) or layer_norm_backward_add whose dx is also the output gradient of the
+    // Linear that made x (its output went through a skip connection into this LayerNorm: GradientHandOver): that
+    // gradient in `dtype` too and, with `with_bias_grad`, its column sums in float32 (the Linear's bias gradient). This
+    // default runs the backward, then cast_dbias (or a cast); the fused ops write both from the backward's own pass
+    // (layer_norm_backward_cast_dbias), where the Linear's backward took a cast_dbias launch of its own.
+    virtual LayerNormGradsWithCast layer_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
+                                                            const at::Tensor& rstd, const at::Tensor& gamma,
+                                                            const at::Tensor& dresidual, at::ScalarType dtype,
+                                                            bool with_bias_grad) const;
 
     // GELU, tanh form; the result and the gradient in x's dtype.
     virtual at::Tensor gelu_forward(const at::Tensor& x) const = 0;
@@ -208,6 +224,18 @@ public:
     // float32 (the bias gradient), from one read of dy (fused: the cast_dbias kernel, in place of a cast and
     // cuBLASLt's BGRADB helper kernel and memset).
     virtual GradWithBias cast_dbias(const at::Tensor& dy, at::ScalarType dtype) const;
+    // The qkv projection's output gradient from the attention's input gradients dq, dk and dv, as its backward leaves
+    // them (each [batch, seq, heads, head_dim], one shape and dtype): [batch · seq, 3 · heads · head_dim], q's columns
+    // first, in `dtype`, and with `with_bias_grad` its column sums in float32 (the projection's bias gradient). This
+    // default stacks them (LibTorch's stack) and then casts (cast_dbias); the fused ops read the three where they lie
+    // and write the stacked copy and the sums in one pass (stacked_cast_dbias), where a stack and a cast were two.
+    virtual GradWithBias stack_heads_dbias(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv, at::ScalarType dtype,
+                                           bool with_bias_grad) const;
+    // The same gradient for an FP8 backward: cast with the quantizer, with its transposed copy (and its column sums with
+    // `with_bias_grad`), as quantize_dbias (or quantize) casts a stacked one; fused under delayed scaling: one pass
+    // (stacked_cast_transpose_dbias_to_fp8), no high-precision copy written at all.
+    virtual Fp8GradWithBias stack_heads_quantize_dbias(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv,
+                                                       const Fp8Quantizer& quantizer, bool with_bias_grad) const;
     // High precision dgrad through GELU: (dy · w) ⊙ gelu'(pre) in out_dtype and its column sums in float32 (fc1's
     // bias gradient; fused: a plain GEMM, then the GELU backward kernel sums them as it writes, in place of
     // cuBLASLt's DGELU_BGRAD epilogue with its helper kernel and memset). w is [out, in] as stored.

@@ -47,6 +47,20 @@ void cast_transpose_dbias_to_fp8(const Tensor& x, const Tensor& out, const Tenso
 // 2048 tiles of 128 columns (common/column_sum_rule.h).
 void cast_dbias(const Tensor& x, const Tensor& out, const Tensor& dbias, const Workspace& workspace, Stream stream);
 
+// The stacked casts: the qkv projection's output gradient from the attention's dq, dk and dv as they come, with no
+// stack in between. `parts` are `count` (1 to 3) tensors of one dtype and one shape [rows, cols], each row
+// Tensor::row_stride elements after the one before (0: cols), read as the columns of one x [rows, count · cols] side by
+// side (parts[0]'s first); they must not overlap the outputs. stacked_cast_dbias is cast_dbias of that x with out
+// required (the stacked copy the GEMMs read); stacked_cast_transpose_dbias_to_fp8 is cast_transpose_dbias_to_fp8 of it,
+// with dbias.data null meaning no sums (then the workspace is not looked at). The results are those of the dense call
+// on x bit for bit, the kernel chosen as for x with x's alignment replaced by every part's (its data and its row
+// stride in bytes) and the vector not crossing a part (cols a multiple of its elements). One launch each (two where the
+// dense call takes two), in place of a stack and a cast.
+void stacked_cast_dbias(const Tensor* parts, std::size_t count, const Tensor& out, const Tensor& dbias, const Workspace& workspace,
+                        Stream stream);
+void stacked_cast_transpose_dbias_to_fp8(const Tensor* parts, std::size_t count, const Tensor& out, const Tensor& dbias,
+                                         const Workspace& workspace, Stream stream);
+
 // out [cols, rows] = the transpose of x [rows, cols], copied as bits; out.dtype is x's, of 1, 2 or 4 bytes. One
 // launch.
 void transpose(const Tensor& x, const Tensor& out, Stream stream);
@@ -96,6 +110,13 @@ void check_cast_transpose_dbias(const char* call, const Tensor& x, const Tensor&
                                 const Workspace& workspace);
 void check_cast_dbias(const char* call, const Tensor& x, const Tensor& out, const Tensor& dbias, const Workspace& workspace);
 void check_transpose(const char* call, const Tensor& x, const Tensor& out);
+// The stacked casts' checks; each returns x as the dense call would see it (shape and dtype; data is parts[0]'s).
+Tensor check_stacked_cast_dbias(const char* call, const Tensor* parts, std::size_t count, const Tensor& out, const Tensor& dbias,
+                                const Workspace& workspace);
+Tensor check_stacked_cast_transpose_dbias(const char* call, const Tensor* parts, std::size_t count, const Tensor& out,
+                                          const Tensor& dbias, const Workspace& workspace);
+// Every part's data and row start aligned to `bytes` (its row stride in bytes a multiple of it).
+bool stacked_parts_aligned(const Tensor* parts, std::size_t count, std::size_t bytes);
 void check_block_cast(const char* call, const Tensor& x, const Tensor& out, const Tensor& dbias,
                       const Workspace& dbias_workspace);
 // 1 for Block1x128, 128 for Block128x128.

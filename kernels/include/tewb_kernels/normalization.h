@@ -70,6 +70,17 @@ void layer_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& me
                              const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma, const Tensor& dbeta,
                              const Workspace& workspace, Stream stream);
 
+// layer_norm_backward_add whose dx is also the output gradient of the Linear that made x (its output went through a
+// skip connection into this LayerNorm; dresidual may be null, as for a model's last LayerNorm): from the same pass,
+// grad ([rows, hidden], float32 or bfloat16; data null: no copy) gets dx's copy for that Linear's GEMMs and dbias
+// ([1, hidden] float32) dx's column sums (of dx as stored): its bias gradient, in place of a cast_dbias launch. On the
+// fast kernel one launch, the sums a third set of partial rows finished as dgamma's are (the same order); elsewhere
+// layer_norm_backward_add's launches and then cast_dbias over dx (its order, cast.h). grad and dbias must not overlap
+// dy, x, dx, dresidual or each other. Workspace: layer_norm_backward_cast_dbias_workspace_bytes.
+void layer_norm_backward_cast_dbias(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
+                                    const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma, const Tensor& dbeta,
+                                    const Tensor& grad, const Tensor& dbias, const Workspace& workspace, Stream stream);
+
 // y = x * rstd * gamma with rstd = 1 / sqrt(mean(x^2) + eps); no mean is subtracted and there is no bias; rstd
 // saved. One launch: a warp per row; with the FP8 transposed copy, bands of 32 rows whose copy is written from
 // shared memory in the same launch.
@@ -91,6 +102,8 @@ namespace tewb::kernels {
 // The backward passes' scratch for their partial rows: 2 * min(max(rows, 1), 256) * hidden floats (dgamma's and
 // dbeta's); RMSNorm's min(max(rows, 1), 256) * hidden (dgamma's).
 std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden);
+// layer_norm_backward_cast_dbias's: 3 * min(max(rows, 1), 256) * hidden floats.
+std::size_t layer_norm_backward_cast_dbias_workspace_bytes(std::size_t rows, std::size_t hidden);
 std::size_t rms_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden);
 
 }  // namespace tewb::kernels
