@@ -122,6 +122,70 @@ void stacked_cast_levers(std::vector<Row>& rows) {
                     1.0});
 }
 
+// proj's and fc2's output gradient at the seed's residual stream (3072 x 768, float32 x, bfloat16 dy): the LayerNorm
+// backward that writes the Linear's copy (or FP8 cast) and bias gradient itself, against layer_norm_backward_add and then
+// the Linear's own cast (docs/kernels.md, "Gradients handed over cast"). The value is how many times faster; the
+// target, 1, is "not slower".
+void layer_norm_handover_levers(std::vector<Row>& rows) {
+    const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+    const std::int64_t r = 3072, h = 768;
+    const auto ur = static_cast<std::size_t>(r);
+    const auto uh = static_cast<std::size_t>(h);
+    const at::Tensor x = at::randn({r, h}, cuda);
+    const at::Tensor dy = at::randn({r, h}, cuda).to(at::kBFloat16);
+    const at::Tensor dresidual = at::randn({r, h}, cuda);
+    const at::Tensor gamma = at::ones({h}, cuda);
+    const at::Tensor mean = at::zeros({r}, cuda);
+    const at::Tensor rstd = at::ones({r}, cuda);
+    at::Tensor dx = at::empty({r, h}, cuda);
+    at::Tensor dgamma = at::empty({h}, cuda);
+    at::Tensor dbeta = at::empty({h}, cuda);
+    at::Tensor grad = at::empty({r, h}, cuda.dtype(at::kBFloat16));
+    at::Tensor dbias = at::empty({h}, cuda);
+    const auto bytes = [&](std::size_t n) { return at::empty({static_cast<std::int64_t>(n)}, cuda.dtype(at::kByte)); };
+    const at::Tensor ws = bytes(kernels::layer_norm_backward_cast_dbias_workspace_bytes(ur, uh));
+    const at::Tensor sums_ws = bytes(kernels::cast_dbias_workspace_bytes(ur, uh));
+    const at::Tensor fp8_ws = bytes(kernels::cast_transpose_dbias_workspace_bytes(ur, uh));
+    const auto backward = [&] {
+        kernels::layer_norm_backward_add(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(mean), kernel_tensor(rstd),
+                                         kernel_tensor(gamma), kernel_tensor(dx), kernel_tensor(dresidual), kernel_tensor(dgamma),
+                                         kernel_tensor(dbeta), workspace_ref(ws), on_stream());
+    };
+    const double separate_ms = time_ms([&] {
+        backward();
+        kernels::cast_dbias(kernel_tensor(dx), kernel_tensor(grad), kernel_tensor(dbias), workspace_ref(sums_ws), on_stream());
+    });
+    const double handed_ms = time_ms([&] {
+        kernels::layer_norm_backward_cast_dbias(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(mean), kernel_tensor(rstd),
+                                                kernel_tensor(gamma), kernel_tensor(dx), kernel_tensor(dresidual), kernel_tensor(dgamma),
+                                                kernel_tensor(dbeta), kernel_tensor(grad), kernel_tensor(dbias), workspace_ref(ws),
+                                                on_stream());
+    });
+    const std::string shape = std::to_string(r) + "x" + std::to_string(h);
+    rows.push_back({"layer_norm_backward_cast_dbias vs backward + cast_dbias", shape, handed_ms, separate_ms / handed_ms, "x", 1.0});
+
+    const at::Tensor scale = at::ones({1}, cuda);
+    at::Tensor amax = at::zeros({1}, cuda);
+    at::Tensor q = at::empty({r, h}, cuda.dtype(at::kByte));
+    at::Tensor q_t = at::empty({h, r}, cuda.dtype(at::kByte));
+    kernels::Tensor fp8 = kernels::input(q.data_ptr(), kernels::DType::Float8E5M2, ur, uh);
+    fp8.transposed = q_t.data_ptr();
+    fp8.scale = scale.data_ptr<float>();
+    fp8.amax = amax.data_ptr<float>();
+    const double separate_fp8_ms = time_ms([&] {
+        backward();
+        kernels::cast_transpose_dbias_to_fp8(kernel_tensor(dx), fp8, kernel_tensor(dbias), workspace_ref(fp8_ws), on_stream());
+    });
+    const double handed_fp8_ms = time_ms([&] {
+        kernels::layer_norm_backward_quantize_dbias(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(mean), kernel_tensor(rstd),
+                                                    kernel_tensor(gamma), kernel_tensor(dx), kernel_tensor(dresidual),
+                                                    kernel_tensor(dgamma), kernel_tensor(dbeta), fp8, kernel_tensor(dbias),
+                                                    workspace_ref(ws), on_stream());
+    });
+    rows.push_back({"layer_norm_backward_quantize_dbias vs backward + cast", shape, handed_fp8_ms, separate_fp8_ms / handed_fp8_ms, "x",
+                    1.0});
+}
+
 void bias_gradient_levers(const kernels::GemmCall& base, std::vector<Row>& rows) {
     const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
     const std::int64_t tokens = 3072, hidden = 768, ffn = 3072;
@@ -314,8 +378,9 @@ int main(int argc, char** argv) {
     }
     try {
         stacked_cast_levers(rows);
+        layer_norm_handover_levers(rows);
     } catch (const std::exception& e) {
-        std::printf("stacked-cast levers not timed: %s\n", e.what());
+        std::printf("hand-over levers not timed: %s\n", e.what());
     }
     const double bf16_ms = time_ms([&] { run_gemm(g); });
     const double bf16_tflops = flops / (bf16_ms * 1e9);

@@ -98,6 +98,7 @@ void Fp8Context::prepare(const Fp8Recipe& recipe, bool inspect, const c10::Devic
     updates_[0] = updates_[1] = 0;
     prepared_ = true;
     ++generation_;
+    ++scale_changes_;
 }
 
 Fp8Dtype Fp8Context::dtype(Fp8Pass pass) const {
@@ -239,6 +240,7 @@ void Fp8Context::update(Fp8Pass pass) {
     ops_->update_scaling(b.history, b.scale, b.scale_inv, recipe_,
                          block ? fp8_max(dtype(pass)) : scale_numerator(fp8_max(dtype(pass)), recipe_.margin), record);
     ++updates_[pass == Fp8Pass::Forward ? 0 : 1];
+    ++scale_changes_;
     if (pass == Fp8Pass::Forward) {
         ++generation_;
     }

@@ -106,6 +106,9 @@ public:
     // Called from backward nodes: runs update(Backward) once when the whole backward pass has finished.
     void request_backward_update();
     std::uint64_t generation() const { return generation_; }
+    // Counts every update of either pass and every restart, never going back: a cast made with a slot's scale and
+    // used later is still that scale's while this has not moved (GradientHandOver).
+    std::uint64_t scale_changes() const { return scale_changes_; }
     // True while the pass's casts calibrate their own scale (Fp8Recipe::calibrate_first_step): delayed
     // scaling with calibration on, and no update of the pass since the state was (re)started. Known on the
     // host, so deciding costs no device sync.
@@ -167,6 +170,7 @@ private:
     Bank forward_;
     Bank backward_;
     std::uint64_t generation_ = 0;
+    std::uint64_t scale_changes_ = 0;
     std::uint64_t updates_[2] = {0, 0};  // per pass (forward, backward) since the state was (re)started
     std::uint64_t weight_casts_ = 0;
     std::uint64_t random_drawn_ = 0;

@@ -9,6 +9,7 @@
 
 #include "core/modules/ops/KernelTypes.h"
 #include "tewb_kernels/activation.h"
+#include "tewb_kernels/cast.h"
 #include "tewb_kernels/normalization.h"
 
 namespace tewb::selftest {
@@ -217,6 +218,83 @@ void swiglu_backward_case(Checks& check, at::ScalarType io, std::int64_t rows, s
     check.amax("swiglu_backward", shape, dtype + " -> E5M2", amax, want_amax, kComputedAmaxBound);
 }
 
+// The LayerNorm backwards that hand a Linear its gradient (docs/kernels.md, "Gradients handed over cast"), against the
+// same GPU's layer_norm_backward_add followed by the Linear's own cast: dx bit for bit; the bfloat16 copy, the FP8
+// bytes, their transposed copy and amax bit for bit those of cast_dbias / cast_transpose_dbias_to_fp8 over that dx;
+// the sums (another order) within float32's bound, and dgamma and dbeta exact where the order is the same kernel's
+// (the copy form) and within the bound where the FP8 form's bands change it.
+void layer_norm_handover_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t hidden) {
+    const std::string shape = shape_text(rows, hidden);
+    const std::string dtype = dtype_name(io) + ", bfloat16 dy";
+    const auto r = static_cast<std::size_t>(rows);
+    const auto h = static_cast<std::size_t>(hidden);
+    const at::Tensor x = (at::randn({rows, hidden}, cuda()) * 3 + 0.5).to(io);
+    const at::Tensor gamma = at::randn({hidden}, cuda()) * 0.5 + 1;
+    auto [unused, mean, rstd] = at::native_layer_norm(x.to(at::kFloat), {hidden}, gamma, at::zeros_like(gamma), 1e-5);
+    mean = mean.reshape({-1}).contiguous();
+    rstd = rstd.reshape({-1}).contiguous();
+    const at::Tensor dy = at::randn({rows, hidden}, cuda()).to(at::kBFloat16);
+    const at::Tensor dresidual = at::randn({rows, hidden}, cuda()).to(io);
+    const auto bytes = [](std::size_t n) { return at::empty({static_cast<std::int64_t>(n)}, cuda().dtype(at::kByte)); };
+    const at::Tensor ws = bytes(kernels::layer_norm_backward_cast_dbias_workspace_bytes(r, h));
+    // The Linear's own way: the backward, then its cast of dx.
+    at::Tensor want_dx = poisoned({rows, hidden}, io);
+    at::Tensor want_dgamma = poisoned({hidden}, at::kFloat);
+    at::Tensor want_dbeta = poisoned({hidden}, at::kFloat);
+    kernels::layer_norm_backward_add(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(mean), kernel_tensor(rstd), kernel_tensor(gamma),
+                                     kernel_tensor(want_dx), kernel_tensor(dresidual), kernel_tensor(want_dgamma),
+                                     kernel_tensor(want_dbeta), workspace_ref(ws), kernel_stream());
+    const at::Tensor want_sums = want_dx.to(at::kDouble).sum(0).to(at::kFloat);
+
+    check.attempt("layer_norm_backward_cast_dbias", shape, dtype, [&] {
+        at::Tensor dx = poisoned({rows, hidden}, io);
+        at::Tensor dgamma = poisoned({hidden}, at::kFloat);
+        at::Tensor dbeta = poisoned({hidden}, at::kFloat);
+        at::Tensor grad = poisoned({rows, hidden}, at::kBFloat16);
+        at::Tensor dbias = poisoned({hidden}, at::kFloat);
+        kernels::layer_norm_backward_cast_dbias(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(mean), kernel_tensor(rstd),
+                                                kernel_tensor(gamma), kernel_tensor(dx), kernel_tensor(dresidual), kernel_tensor(dgamma),
+                                                kernel_tensor(dbeta), kernel_tensor(grad), kernel_tensor(dbias), workspace_ref(ws),
+                                                kernel_stream());
+        check.exact("layer_norm_backward_cast_dbias", "dx = layer_norm_backward_add's", shape, dtype, dx, want_dx);
+        check.exact("layer_norm_backward_cast_dbias", "dgamma = layer_norm_backward_add's", shape, dtype, dgamma, want_dgamma);
+        check.exact("layer_norm_backward_cast_dbias", "dbeta = layer_norm_backward_add's", shape, dtype, dbeta, want_dbeta);
+        check.exact("layer_norm_backward_cast_dbias", "copy = dx in bfloat16", shape, dtype, grad, want_dx.to(at::kBFloat16));
+        check.relative("layer_norm_backward_cast_dbias", "dbias", shape, dtype, dbias, want_sums, kFloat32Bound);
+    });
+
+    check.attempt("layer_norm_backward_quantize_dbias", shape, dtype + " -> E5M2", [&] {
+        const kernels::Fp8Type type = kernels::Fp8Type::E5M2;
+        const at::Tensor scale = scalar(64.0f);
+        at::Tensor dx = poisoned({rows, hidden}, io);
+        at::Tensor dgamma = poisoned({hidden}, at::kFloat);
+        at::Tensor dbeta = poisoned({hidden}, at::kFloat);
+        at::Tensor q = poisoned_fp8({rows, hidden});
+        at::Tensor q_t = poisoned_fp8({hidden, rows});
+        at::Tensor amax = at::zeros({1}, cuda().dtype(at::kFloat));
+        at::Tensor dbias = poisoned({hidden}, at::kFloat);
+        kernels::layer_norm_backward_quantize_dbias(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(mean), kernel_tensor(rstd),
+                                                    kernel_tensor(gamma), kernel_tensor(dx), kernel_tensor(dresidual),
+                                                    kernel_tensor(dgamma), kernel_tensor(dbeta), fp8_out(q, q_t, scale, amax, type),
+                                                    kernel_tensor(dbias), workspace_ref(ws), kernel_stream());
+        check.exact("layer_norm_backward_quantize_dbias", "dx = layer_norm_backward_add's", shape, dtype, dx, want_dx);
+        // Its FP8 bytes: those of the Linear's own cast of the dx it wrote.
+        at::Tensor want_q = poisoned_fp8({rows, hidden});
+        at::Tensor want_t = poisoned_fp8({hidden, rows});
+        at::Tensor want_amax = at::zeros({1}, cuda().dtype(at::kFloat));
+        at::Tensor sums = poisoned({hidden}, at::kFloat);
+        const at::Tensor cast_ws = bytes(kernels::cast_transpose_dbias_workspace_bytes(r, h));
+        kernels::cast_transpose_dbias_to_fp8(kernel_tensor(dx), fp8_out(want_q, want_t, scale, want_amax, type), kernel_tensor(sums),
+                                             workspace_ref(cast_ws), kernel_stream());
+        check.exact("layer_norm_backward_quantize_dbias", "FP8 = cast_transpose_dbias_to_fp8's", shape, dtype, q, want_q);
+        check.exact("layer_norm_backward_quantize_dbias", "FP8 transposed", shape, dtype, q_t, want_t);
+        check.exact("layer_norm_backward_quantize_dbias", "amax", shape, dtype, amax, want_amax);
+        check.relative("layer_norm_backward_quantize_dbias", "dgamma", shape, dtype, dgamma, want_dgamma, kFloat32Bound);
+        check.relative("layer_norm_backward_quantize_dbias", "dbeta", shape, dtype, dbeta, want_dbeta, kFloat32Bound);
+        check.relative("layer_norm_backward_quantize_dbias", "dbias", shape, dtype, dbias, want_sums, kFloat32Bound);
+    });
+}
+
 }  // namespace
 
 void layer_norms(Checks& check) {
@@ -239,6 +317,16 @@ void layer_norms(Checks& check) {
         check.attempt("layer_norm", shape_text(rows, hidden), "float32, bfloat16 dy", [&, rows = rows, hidden = hidden] {
             layer_norm_case(check, at::kFloat, at::kFloat, rows, hidden, at::kBFloat16);
         });
+    }
+    // The hand-over forms: the seed's residual stream (3072 x 768 float32: one 4-warp row a block, bands of 8),
+    // bfloat16 rows (4 a block) with a partial last band, bands of 16 (4 one-warp groups sharing memory with the
+    // stage; one 4-warp group) and of 32, a row the plain path takes (98), and one past the FP8 form's banded limit
+    // of 2048 (4096: the plain composition).
+    for (const auto& [io, rows, hidden] : {std::tuple{at::kFloat, 3072, 768}, std::tuple{at::kBFloat16, 1030, 768},
+                                           std::tuple{at::kBFloat16, 4224, 1024}, std::tuple{at::kFloat, 4224, 1024},
+                                           std::tuple{at::kFloat, 8448, 512}, std::tuple{at::kFloat, 1030, 98},
+                                           std::tuple{at::kFloat, 512, 4096}}) {
+        layer_norm_handover_case(check, io, rows, hidden);
     }
     // RMSNorm (the Llama blocks' norm): the seed's shape (32 x 96 tokens, hidden 768), one row, and a hidden of 33
     // (rows not in whole 16-byte vectors; a band of 32 rows only partly filled).

@@ -284,84 +284,91 @@ __device__ inline float as_stored(float v) {
     }
 }
 
-// dx of every row the block handles, and the block's partial dgamma (partial[blockIdx.x]) and dbeta
-// (partial[gridDim.x + blockIdx.x]) over those rows; dgamma and dbeta themselves finished by class
-// (finish_dparams_by_class, dparams.partials == gridDim.x) unless dparams.dgamma is null. kCast: dx is also a
-// Linear's output gradient (layer_norm_backward_cast_dbias): its copy in cast_dtype to cast_out (data null: none)
-// and its column sums (of dx as stored) as a third partial row (partial[2 · gridDim.x + blockIdx.x]), finished
-// into dparams.dsum with the others.
-template <typename T, int VECS, int WARPS, bool kCast>
-__global__ void __launch_bounds__(kThreads<WARPS>)
-    layer_norm_backward(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, const float* __restrict__ mean,
-                        const float* __restrict__ rstd, const void* __restrict__ gamma, DType param_dtype, int rows, int hidden,
-                        T* dx, const T* dresidual, DparamsTarget dparams, void* cast_out, DType cast_dtype) {
+// The backward's per-thread state: the thread's gamma and its running dgamma, dbeta and (kSum) dx column sums.
+template <typename T, int VECS, bool kSum>
+struct BackwardSums {
+    float g[VECS][kWidth<T>];
+    float dgamma[VECS][kWidth<T>] = {};
+    float dbeta[VECS][kWidth<T>] = {};
+    float dsum[kSum ? VECS : 1][kWidth<T>] = {};
+};
+
+template <typename T, int VECS, int WARPS, bool kSum>
+__device__ __forceinline__ void load_gamma(const void* gamma, DType param_dtype, int hidden, int t, BackwardSums<T, VECS, kSum>& s) {
+    constexpr int W = kWidth<T>;
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        const int c = (k * 32 * WARPS + t) * W;
+        if (c < hidden) load_any<W>(gamma, param_dtype, c, s.g[k]);
+    }
+}
+
+// Row `row` by its group's thread t: dx of the thread's columns (dresidual added: the skip connection's gradient,
+// before the store; it may alias dx) stored to dx; dgamma, dbeta and (kSum) the column sums of dx as stored
+// accumulate; then sink(k, c, v) gets each vector of dx as stored in T as soon as it is stored (so no row of them
+// stays live in registers). With WARPS > 1 every thread of the block calls it (group_sum synchronizes).
+template <typename T, int VECS, int WARPS, bool kSum, typename Sink>
+__device__ __forceinline__ void backward_row(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, float mu, float r,
+                                             int hidden, std::size_t base, int t, T* dx, const T* dresidual,
+                                             BackwardSums<T, VECS, kSum>& s, const Sink& sink) {
     constexpr int W = kWidth<T>;
     constexpr int kGroupThreads = 32 * WARPS;
-    constexpr int kGroupCount = kGroups<WARPS>;
-    const int group = threadIdx.x / kGroupThreads;
-    const int t = threadIdx.x % kGroupThreads;
-    float dgamma[VECS][W] = {};
-    float dbeta[VECS][W] = {};
-    float dsum[kCast ? VECS : 1][W] = {};
-    float g[VECS][W];
+    float xhat[VECS][W];
+    float d[VECS][W];
+    float sum_g = 0.0f;
+    float sum_gx = 0.0f;
 #pragma unroll
     for (int k = 0; k < VECS; ++k) {
         const int c = (k * kGroupThreads + t) * W;
-        if (c < hidden) load_any<W>(gamma, param_dtype, c, g[k]);
-    }
-    for (int row = blockIdx.x * kGroupCount + group; row < rows; row += gridDim.x * kGroupCount) {
-        const std::size_t base = static_cast<std::size_t>(row) * hidden;
-        const float mu = mean[row];
-        const float r = rstd[row];
-        float xhat[VECS][W];
-        float d[VECS][W];
-        float sum_g = 0.0f;
-        float sum_gx = 0.0f;
+        if (c < hidden) {
+            load_any<W>(x, dtype_of<T>(), base + c, xhat[k]);
+            load_any<W>(dy, dy_dtype, base + c, d[k]);
 #pragma unroll
-        for (int k = 0; k < VECS; ++k) {
-            const int c = (k * kGroupThreads + t) * W;
-            if (c < hidden) {
-                load_any<W>(x, dtype_of<T>(), base + c, xhat[k]);
-                load_any<W>(dy, dy_dtype, base + c, d[k]);
-#pragma unroll
-                for (int j = 0; j < W; ++j) {
-                    xhat[k][j] = (xhat[k][j] - mu) * r;
-                    const float gj = d[k][j] * g[k][j];
-                    sum_g += gj;
-                    sum_gx += gj * xhat[k][j];
-                    dgamma[k][j] += d[k][j] * xhat[k][j];
-                    dbeta[k][j] += d[k][j];
-                }
-            }
-        }
-        const float mean_g = group_sum<WARPS>(sum_g) / hidden;
-        const float mean_gx = group_sum<WARPS>(sum_gx) / hidden;
-#pragma unroll
-        for (int k = 0; k < VECS; ++k) {
-            const int c = (k * kGroupThreads + t) * W;
-            if (c < hidden) {
-                float out[W];
-#pragma unroll
-                for (int j = 0; j < W; ++j) out[j] = r * (d[k][j] * g[k][j] - mean_g - xhat[k][j] * mean_gx);
-                if (dresidual != nullptr) {  // the skip connection's gradient, added before the store (may alias dx)
-                    float skip[W];
-                    load_any<W>(dresidual, dtype_of<T>(), base + c, skip);
-#pragma unroll
-                    for (int j = 0; j < W; ++j) out[j] += skip[j];
-                }
-                store_any<W>(dx, dtype_of<T>(), base + c, out);
-                if constexpr (kCast) {
-#pragma unroll
-                    for (int j = 0; j < W; ++j) {
-                        out[j] = as_stored<T>(out[j]);
-                        dsum[k][j] += out[j];
-                    }
-                    if (cast_out != nullptr) store_any<W>(cast_out, cast_dtype, base + c, out);
-                }
+            for (int j = 0; j < W; ++j) {
+                xhat[k][j] = (xhat[k][j] - mu) * r;
+                const float gj = d[k][j] * s.g[k][j];
+                sum_g += gj;
+                sum_gx += gj * xhat[k][j];
+                s.dgamma[k][j] += d[k][j] * xhat[k][j];
+                s.dbeta[k][j] += d[k][j];
             }
         }
     }
-    // One partial row per block: the groups of a block add theirs through shared memory, group by group.
+    const float mean_g = group_sum<WARPS>(sum_g) / hidden;
+    const float mean_gx = group_sum<WARPS>(sum_gx) / hidden;
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        const int c = (k * kGroupThreads + t) * W;
+        if (c < hidden) {
+            float out[W];
+#pragma unroll
+            for (int j = 0; j < W; ++j) out[j] = r * (d[k][j] * s.g[k][j] - mean_g - xhat[k][j] * mean_gx);
+            if (dresidual != nullptr) {
+                float skip[W];
+                load_any<W>(dresidual, dtype_of<T>(), base + c, skip);
+#pragma unroll
+                for (int j = 0; j < W; ++j) out[j] += skip[j];
+            }
+            store_any<W>(dx, dtype_of<T>(), base + c, out);
+#pragma unroll
+            for (int j = 0; j < W; ++j) {
+                out[j] = as_stored<T>(out[j]);
+                if constexpr (kSum) s.dsum[k][j] += out[j];
+            }
+            sink(k, c, out);
+        }
+    }
+}
+
+// The block's partial rows (dgamma's partial[blockIdx.x], dbeta's partial[gridDim.x + blockIdx.x], kSum: the dx
+// sums' partial[2 · gridDim.x + blockIdx.x]): the groups of a block add theirs through shared memory (`sums`, [2 or
+// 3][hidden] floats), group by group from 0; then dgamma, dbeta (and dsum) finished by class (finish_dparams_by_class).
+template <typename T, int VECS, int WARPS, bool kSum>
+__device__ __forceinline__ void write_partial_rows(const BackwardSums<T, VECS, kSum>& s, int hidden, int group, int t, float* sums,
+                                                   const DparamsTarget& dparams) {
+    constexpr int W = kWidth<T>;
+    constexpr int kGroupThreads = 32 * WARPS;
+    constexpr int kGroupCount = kGroups<WARPS>;
     float* dgamma_row = dparams.partial + static_cast<std::size_t>(blockIdx.x) * hidden;
     float* dbeta_row = dparams.partial + static_cast<std::size_t>(gridDim.x + blockIdx.x) * hidden;
     float* dsum_row = dparams.partial + static_cast<std::size_t>(2 * gridDim.x + blockIdx.x) * hidden;
@@ -372,14 +379,13 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
             if (c < hidden) {
 #pragma unroll
                 for (int j = 0; j < W; ++j) {
-                    dgamma_row[c + j] = dgamma[k][j];
-                    dbeta_row[c + j] = dbeta[k][j];
-                    if constexpr (kCast) dsum_row[c + j] = dsum[k][j];
+                    dgamma_row[c + j] = s.dgamma[k][j];
+                    dbeta_row[c + j] = s.dbeta[k][j];
+                    if constexpr (kSum) dsum_row[c + j] = s.dsum[k][j];
                 }
             }
         }
     } else {
-        extern __shared__ float sums[];  // [2][hidden], [3][hidden] with kCast
         for (int g2 = 0; g2 < kGroupCount; ++g2) {
             if (group == g2) {
 #pragma unroll
@@ -388,10 +394,10 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
                     if (c < hidden) {
 #pragma unroll
                         for (int j = 0; j < W; ++j) {
-                            sums[c + j] = (g2 == 0 ? 0.0f : sums[c + j]) + dgamma[k][j];
-                            sums[hidden + c + j] = (g2 == 0 ? 0.0f : sums[hidden + c + j]) + dbeta[k][j];
-                            if constexpr (kCast) {
-                                sums[2 * hidden + c + j] = (g2 == 0 ? 0.0f : sums[2 * hidden + c + j]) + dsum[k][j];
+                            sums[c + j] = (g2 == 0 ? 0.0f : sums[c + j]) + s.dgamma[k][j];
+                            sums[hidden + c + j] = (g2 == 0 ? 0.0f : sums[hidden + c + j]) + s.dbeta[k][j];
+                            if constexpr (kSum) {
+                                sums[2 * hidden + c + j] = (g2 == 0 ? 0.0f : sums[2 * hidden + c + j]) + s.dsum[k][j];
                             }
                         }
                     }
@@ -402,10 +408,104 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
         for (int c = threadIdx.x; c < hidden; c += blockDim.x) {
             dgamma_row[c] = sums[c];
             dbeta_row[c] = sums[hidden + c];
-            if constexpr (kCast) dsum_row[c] = sums[2 * hidden + c];
+            if constexpr (kSum) dsum_row[c] = sums[2 * hidden + c];
         }
     }
     finish_dparams_by_class(dparams, hidden, static_cast<int>(blockIdx.x));
+}
+
+// dx of every row the block handles (rows blockIdx.x · groups + group, + gridDim.x · groups, ...), and the block's
+// partial dgamma and dbeta over those rows, finished by class (dparams.partials == gridDim.x) unless dparams.dgamma is
+// null. kCast: dx is also a Linear's output gradient (layer_norm_backward_cast_dbias): its copy (as stored) in
+// cast_dtype to cast_out (null: none) and its column sums, finished into dparams.dsum with the others.
+template <typename T, int VECS, int WARPS, bool kCast>
+__global__ void __launch_bounds__(kThreads<WARPS>)
+    layer_norm_backward(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, const float* __restrict__ mean,
+                        const float* __restrict__ rstd, const void* __restrict__ gamma, DType param_dtype, int rows, int hidden,
+                        T* dx, const T* dresidual, DparamsTarget dparams, void* cast_out, DType cast_dtype) {
+    constexpr int W = kWidth<T>;
+    constexpr int kGroupThreads = 32 * WARPS;
+    constexpr int kGroupCount = kGroups<WARPS>;
+    extern __shared__ float sums[];  // [2 or 3][hidden], with several groups
+    const int group = threadIdx.x / kGroupThreads;
+    const int t = threadIdx.x % kGroupThreads;
+    BackwardSums<T, VECS, kCast> s;
+    load_gamma<T, VECS, WARPS>(gamma, param_dtype, hidden, t, s);
+    for (int row = blockIdx.x * kGroupCount + group; row < rows; row += gridDim.x * kGroupCount) {
+        const std::size_t base = static_cast<std::size_t>(row) * hidden;
+        backward_row<T, VECS, WARPS>(dy, dy_dtype, x, mean[row], rstd[row], hidden, base, t, dx, dresidual, s,
+                                     [&](int, int c, const float (&v)[W]) {
+                                         if constexpr (kCast) {
+                                             if (cast_out != nullptr) store_any<W>(cast_out, cast_dtype, base + c, v);
+                                         }
+                                     });
+    }
+    write_partial_rows<T, VECS, WARPS>(s, hidden, group, t, sums, dparams);
+}
+
+// The backward whose dx is an FP8 Linear's output gradient (layer_norm_backward_quantize_dbias): beside dx, q = fp8(dx
+// as stored · scale[0]) [rows, hidden], its transposed copy q_t [hidden, rows], max |dx| combined into amax (when set)
+// and dx's column sums, finished into dparams.dsum. The block takes bands of band_rows consecutive rows (bands
+// blockIdx.x, + gridDim.x, ...; band_rows a multiple of 8), its groups the band's rows (row r0 + i by group i %
+// groups), and stages the band's FP8 bytes in shared memory ([band_rows][pitch] bytes after the partial sums' [3][hidden]
+// floats where the block has several groups), from which the band's columns go to q_t as runs of band_rows bytes.
+template <typename T, int VECS, int WARPS>
+__global__ void __launch_bounds__(kThreads<WARPS>)
+    layer_norm_backward_quantized(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, const float* __restrict__ mean,
+                                  const float* __restrict__ rstd, const void* __restrict__ gamma, DType param_dtype, int rows,
+                                  int hidden, T* dx, const T* dresidual, DparamsTarget dparams, std::uint8_t* __restrict__ q,
+                                  std::uint8_t* __restrict__ q_t, const float* scale, Fp8Type type, float* amax, int band_rows,
+                                  int pitch) {
+    constexpr int W = kWidth<T>;
+    constexpr int kGroupThreads = 32 * WARPS;
+    constexpr int kGroupCount = kGroups<WARPS>;
+    extern __shared__ __align__(16) float shared[];
+    float* sums = shared;  // [3][hidden] with several groups
+    std::uint8_t* stage = reinterpret_cast<std::uint8_t*>(shared + (kGroupCount > 1 ? 3 * hidden : 0));
+    const int group = threadIdx.x / kGroupThreads;
+    const int t = threadIdx.x % kGroupThreads;
+    const float sc = *scale;
+    unsigned local = 0;
+    BackwardSums<T, VECS, true> s;
+    load_gamma<T, VECS, WARPS>(gamma, param_dtype, hidden, t, s);
+    const int bands = (rows + band_rows - 1) / band_rows;
+    for (int band = blockIdx.x; band < bands; band += gridDim.x) {
+        const int r0 = band * band_rows;
+        // With WARPS > 1 the block is one group: the loop's end is uniform across it.
+        for (int i = group; i < band_rows && r0 + i < rows; i += kGroupCount) {
+            const int row = r0 + i;
+            const std::size_t base = static_cast<std::size_t>(row) * hidden;
+            std::uint8_t* stage_row = stage + static_cast<std::size_t>(i) * pitch;
+            backward_row<T, VECS, WARPS>(dy, dy_dtype, x, mean[row], rstd[row], hidden, base, t, dx, dresidual, s,
+                                         [&](int, int c, const float (&v)[W]) {
+                                             std::uint32_t words[W / 4];  // the FP8 bytes, 4 to a word
+#pragma unroll
+                                             for (int w = 0; w < W / 4; ++w) {
+                                                 words[w] = 0u;
+#pragma unroll
+                                                 for (int b = 0; b < 4; ++b) {
+                                                     const float e = v[4 * w + b];
+                                                     words[w] |= static_cast<std::uint32_t>(fp8_from_float(e * sc, type)) << (8 * b);
+                                                     local = max(local, abs_bits(e));
+                                                 }
+                                             }
+                                             if constexpr (W == 8) {
+                                                 *reinterpret_cast<uint2*>(q + base + c) = make_uint2(words[0], words[1]);
+                                             } else {
+                                                 *reinterpret_cast<std::uint32_t*>(q + base + c) = words[0];
+                                             }
+#pragma unroll
+                                             for (int w = 0; w < W / 4; ++w) {
+                                                 *reinterpret_cast<std::uint32_t*>(stage_row + c + 4 * w) = words[w];
+                                             }
+                                         });
+        }
+        __syncthreads();
+        write_staged_transpose(stage, pitch, band_rows, hidden, q_t, rows, r0, 0);
+        __syncthreads();  // the stage is refilled by the next band
+    }
+    combine_block_amax(local, amax);
+    write_partial_rows<T, VECS, WARPS>(s, hidden, group, t, sums, dparams);
 }
 
 }  // namespace tewb::kernels::detail::fast

@@ -17,4 +17,21 @@ constexpr bool layer_norm_fast_allows_transposed(std::size_t hidden, bool transp
     return !transposed || hidden <= kLayerNormFastTransposedMaxHidden;
 }
 
+// The backward that also writes an FP8 Linear's gradient (layer_norm_backward_quantize_dbias) runs on the fast kernel
+// in bands of rows whose FP8 bytes it stages for the transposed copy (beside its partial sums in shared memory where a
+// block has several row groups, hidden <= 1024): for rows of at most this many elements, so that the stage of a band
+// (and the sums) stay well inside the 48 KiB a launch gets without opting in.
+inline constexpr std::size_t kLayerNormBackwardFp8MaxHidden = 2048;
+
+// Its band: 32 rows where the grid keeps at least 264 bands (two blocks per SM of a 132-SM GPU) and the stage fits
+// 24 KiB, else 16, else 8. The band decides which rows each block sums (so the order of dgamma's, dbeta's and the dx
+// sums' float32 additions): the host twin follows it.
+constexpr int layer_norm_backward_band_rows(std::size_t rows, std::size_t hidden) {
+    const std::size_t pitch = (hidden + 15) / 16 * 16 + 4;  // staged_transpose_pitch
+    for (const std::size_t band : {std::size_t{32}, std::size_t{16}}) {
+        if (band * pitch <= 24 * 1024 && (rows + band - 1) / band >= 264) return static_cast<int>(band);
+    }
+    return 8;
+}
+
 }  // namespace tewb::kernels::detail

@@ -334,6 +334,34 @@ struct BackwardLaunch {
     }
 };
 
+// The banded FP8 backward (layer_norm_backward_quantized): one block per partial row, bands of
+// layer_norm_backward_band_rows rows, its stage after the partial sums in dynamic shared memory.
+struct QuantizedBackwardLaunch {
+    const LayerNormBackwardQuantizeCall& c;
+    int partials;
+    cudaStream_t stream;
+
+    template <typename T, int VECS, int WARPS>
+    void operator()() const {
+        const LayerNormBackwardCall& a = c.norm;
+        const std::size_t rows = a.x.rows;
+        const std::size_t hidden = a.x.cols;
+        constexpr int groups = fast::kGroups<WARPS>;
+        const int band = layer_norm_backward_band_rows(rows, hidden);
+        const int pitch = staged_transpose_pitch(static_cast<int>(hidden));
+        const std::size_t bands = (rows + static_cast<std::size_t>(band) - 1) / static_cast<std::size_t>(band);
+        const int blocks = static_cast<int>(std::min<std::size_t>(bands, static_cast<std::size_t>(partials)));
+        const std::size_t shared = (groups > 1 ? 3 * hidden * sizeof(float) : 0) + static_cast<std::size_t>(band) * pitch;
+        const DparamsTarget target{static_cast<float*>(a.workspace.data), blocks, a.dgamma.data, a.dbeta.data, a.gamma.dtype,
+                                   static_cast<float*>(c.dbias.data)};
+        fast::layer_norm_backward_quantized<T, VECS, WARPS><<<static_cast<unsigned>(blocks), fast::kThreads<WARPS>, shared, stream>>>(
+            a.dy.data, a.dy.dtype, static_cast<const T*>(a.x.data), a.mean, a.rstd, a.gamma.data, a.gamma.dtype, static_cast<int>(rows),
+            static_cast<int>(hidden), static_cast<T*>(a.dx.data), static_cast<const T*>(a.dresidual.data), target,
+            static_cast<std::uint8_t*>(c.fp8.data), static_cast<std::uint8_t*>(c.fp8.transposed), c.fp8.scale, c.fp8.type, c.fp8.amax,
+            band, pitch);
+    }
+};
+
 }  // namespace
 
 namespace {
@@ -495,11 +523,45 @@ void launch_layer_norm_backward_cast_dbias(const LayerNormBackwardCastCall& c, c
     kernels::cast_dbias(input(a.dx.data, a.x.dtype, rows, hidden), c.grad, c.dbias, rest, Stream{stream});
 }
 
+// The FP8 form: one banded launch where the fast kernel fits and rows are at most kLayerNormBackwardFp8MaxHidden long,
+// else the plain backward and then cast_transpose_dbias_to_fp8 over dx, its workspace after the backward's rows.
+void launch_layer_norm_backward_quantize_dbias(const LayerNormBackwardQuantizeCall& c, cudaStream_t stream) {
+    constexpr const char* call = "tewb::kernels::layer_norm_backward_quantize_dbias";
+    const LayerNormBackwardCall& a = c.norm;
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    const int partials = norm_backward_chunks(rows);
+    FastShape shape = fast_shape(a.x.dtype, hidden, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data, c.fp8.data});
+    if (hidden > kLayerNormBackwardFp8MaxHidden) shape = FastShape{};
+    if (shape.warps > 0) {
+        dispatch_fast(a.x.dtype, shape, QuantizedBackwardLaunch{c, partials, stream});
+        check_last_launch(call);
+        return;
+    }
+    launch_layer_norm_backward(a, stream);
+    const std::size_t used = 2 * static_cast<std::size_t>(partials) * hidden * sizeof(float);
+    const Workspace rest{static_cast<unsigned char*>(a.workspace.data) + used, a.workspace.bytes - used};
+    Tensor fp8 = input(c.fp8.data, fp8_dtype(c.fp8.type), rows, hidden);
+    fp8.transposed = c.fp8.transposed;
+    fp8.scale = const_cast<float*>(c.fp8.scale);
+    fp8.amax = c.fp8.amax;
+    kernels::cast_transpose_dbias_to_fp8(input(a.dx.data, a.x.dtype, rows, hidden), fp8, c.dbias, rest, Stream{stream});
+}
+
 }  // namespace
 
 }  // namespace tewb::kernels::detail
 
 namespace tewb::kernels {
+
+void layer_norm_backward_quantize_dbias(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                        const Tensor& gamma, const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma,
+                                        const Tensor& dbeta, const Tensor& fp8, const Tensor& dbias, const Workspace& workspace,
+                                        Stream stream) {
+    const auto call = detail::layer_norm_backward_quantize_call("tewb::kernels::layer_norm_backward_quantize_dbias", dy, x, mean,
+                                                                rstd, gamma, dx, dresidual, dgamma, dbeta, fp8, dbias, workspace);
+    if (call) detail::launch_layer_norm_backward_quantize_dbias(*call, detail::cuda_stream(stream));
+}
 
 void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, const Tensor& out,
                         const Tensor& fp8, const Tensor& mean, const Tensor& rstd, Stream stream) {

@@ -68,6 +68,18 @@ std::optional<LayerNormBackwardCastCall> layer_norm_backward_cast_call(const cha
                                                                        const Tensor& dgamma, const Tensor& dbeta, const Tensor& grad,
                                                                        const Tensor& dbias, const Workspace& workspace);
 
+// layer_norm_backward_quantize_dbias's: the backward's arguments, the FP8 gradient (data and transposed required) and
+// dx's column sums (dbias, float32 [1, hidden]).
+struct LayerNormBackwardQuantizeCall {
+    LayerNormBackwardCall norm;
+    Fp8Output fp8;
+    Tensor dbias;
+};
+
+std::optional<LayerNormBackwardQuantizeCall> layer_norm_backward_quantize_call(
+    const char* call, const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+    const Tensor& dresidual, const Tensor& dgamma, const Tensor& dbeta, const Tensor& fp8, const Tensor& dbias, const Workspace& workspace);
+
 // RMSNorm's calls (tewb_kernels/normalization.h's rms_norm_*).
 struct RmsNormForwardCall {
     Tensor x;

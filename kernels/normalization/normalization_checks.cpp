@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -209,6 +210,54 @@ std::optional<LayerNormBackwardCastCall> layer_norm_backward_cast_call(const cha
     }
     if (overlap(dbias.data, bytes(dbias), grad.data, grad.data != nullptr ? bytes(grad) : 0)) fail(call, "dbias and grad overlap");
     if (overlap(dbias.data, bytes(dbias), workspace.data, workspace.bytes)) fail(call, "dbias and the workspace overlap");
+    return a;
+}
+
+std::optional<LayerNormBackwardQuantizeCall> layer_norm_backward_quantize_call(
+    const char* call, const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+    const Tensor& dresidual, const Tensor& dgamma, const Tensor& dbeta, const Tensor& fp8, const Tensor& dbias, const Workspace& workspace) {
+    const std::size_t rows = x.rows;
+    const std::size_t hidden = x.cols;
+    if (fp8.data == nullptr) fail(call, "fp8 is null (the FP8 gradient is required)");
+    const LayerNormBackwardQuantizeCall a{{dy, x, float_vector(call, mean, "mean", x.rows), float_vector(call, rstd, "rstd", x.rows),
+                                           gamma, dx, dresidual, dgamma, dbeta, workspace},
+                                          fp8_output(call, fp8, "fp8", rows, hidden),
+                                          dbias};
+    if (dbias.dtype != DType::Float32) fail(call, "dbias has dtype " + std::string(to_string(dbias.dtype)) + "; allowed: float32");
+    check_shape(call, dbias, "dbias", 1, hidden);
+    if (!check_layer_norm_backward_arguments(call, a.norm, layer_norm_backward_cast_dbias_workspace_bytes(rows, hidden),
+                                             "layer_norm_backward_cast_dbias_workspace_bytes")) {
+        return std::nullopt;
+    }
+    check_dresidual(call, a.norm);
+    if (a.fp8.transposed == nullptr) fail(call, "fp8.transposed is null (the FP8 Linear's wgrad reads it)");
+    check_fp8_output(call, a.fp8);
+    if (a.fp8.scale == nullptr) fail(call, "fp8.scale is null");
+    check_buffer(call, dbias.data, "dbias", alignof(float));
+    const auto overlap = [](const void* a_data, std::size_t a_bytes, const void* b_data, std::size_t b_bytes) {
+        const auto a0 = reinterpret_cast<std::uintptr_t>(a_data);
+        const auto b0 = reinterpret_cast<std::uintptr_t>(b_data);
+        return a_data != nullptr && b_data != nullptr && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+    };
+    const auto bytes = [](const Tensor& t) { return t.rows * t.cols * element_size(t.dtype); };
+    // The banded kernel's band count (rows + band - 1) / band in an int.
+    if (rows > static_cast<std::size_t>(std::numeric_limits<int>::max()) - 32) {
+        fail(call, "rows = " + std::to_string(rows) + "; allowed: at most 2^31 - 33");
+    }
+    const std::size_t n = rows * hidden;
+    if (overlap(a.fp8.data, n, a.fp8.transposed, n)) fail(call, "fp8 and fp8.transposed overlap");
+    const std::pair<Tensor, const char*> others[] = {{dy, "dy"},         {x, "x"},         {dx, "dx"}, {dresidual, "dresidual"},
+                                                     {dgamma, "dgamma"}, {dbeta, "dbeta"}, {dbias, "dbias"}};
+    for (const auto& [t, name] : others) {
+        if (overlap(a.fp8.data, n, t.data, bytes(t))) fail(call, std::string("fp8 and ") + name + " overlap");
+        if (overlap(a.fp8.transposed, n, t.data, bytes(t))) fail(call, std::string("fp8.transposed and ") + name + " overlap");
+        if (t.data != dbias.data && overlap(dbias.data, hidden * 4, t.data, bytes(t))) {
+            fail(call, std::string("dbias and ") + name + " overlap");
+        }
+    }
+    if (overlap(a.fp8.data, n, workspace.data, workspace.bytes)) fail(call, "fp8 and the workspace overlap");
+    if (overlap(a.fp8.transposed, n, workspace.data, workspace.bytes)) fail(call, "fp8.transposed and the workspace overlap");
+    if (overlap(dbias.data, hidden * 4, workspace.data, workspace.bytes)) fail(call, "dbias and the workspace overlap");
     return a;
 }
 

@@ -254,6 +254,51 @@ std::size_t fast_partial_rows(const LayerNormBackwardCall& a, const RowOrder& or
     return written;
 }
 
+// Stage 1 of the banded FP8 kernel (layer_norm_backward_quantized): block k of min(bands, partials) takes bands k,
+// k + blocks, ... of band_rows rows and its group i the band's rows r0 + i, r0 + i + groups, ...; each group sums its
+// rows in that order from 0 and the block adds its groups in order. Three partial rows per block: dgamma's
+// (partial[k]), dbeta's (partial[blocks + k]) and dx's as stored (partial[2 * blocks + k]). Returns the blocks.
+std::size_t banded_partial_rows(const LayerNormBackwardCall& a, const RowOrder& order, std::size_t partials, std::size_t band_rows,
+                                float* partial) {
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    const auto groups = static_cast<std::size_t>(order.groups);
+    const std::size_t bands = (rows + band_rows - 1) / band_rows;
+    const std::size_t blocks = std::min(bands, partials);
+    detail::parallel_for(blocks, (rows / blocks + 1) * hidden * 3, [&](std::size_t first, std::size_t last) {
+        std::vector<float> d(hidden), xs(hidden), dx(hidden), group_g(hidden), group_b(hidden), group_s(hidden);
+        for (std::size_t k = first; k < last; ++k) {
+            float* rows_of[3] = {partial + k * hidden, partial + (blocks + k) * hidden, partial + (2 * blocks + k) * hidden};
+            for (float* row : rows_of) std::fill_n(row, hidden, 0.0f);
+            for (std::size_t group = 0; group < groups; ++group) {
+                std::fill(group_g.begin(), group_g.end(), 0.0f);
+                std::fill(group_b.begin(), group_b.end(), 0.0f);
+                std::fill(group_s.begin(), group_s.end(), 0.0f);
+                for (std::size_t band = k; band < bands; band += blocks) {
+                    for (std::size_t row = band * band_rows + group; row < std::min(rows, (band + 1) * band_rows); row += groups) {
+                        detail::load_floats(a.dy.data, a.dy.dtype, row * hidden, hidden, d.data());
+                        detail::load_floats(a.x.data, a.x.dtype, row * hidden, hidden, xs.data());
+                        detail::load_floats(a.dx.data, a.x.dtype, row * hidden, hidden, dx.data());
+                        const float mu = a.mean[row];
+                        const float r = a.rstd[row];
+                        for (std::size_t c = 0; c < hidden; ++c) {
+                            group_g[c] += d[c] * ((xs[c] - mu) * r);
+                            group_b[c] += d[c];
+                            group_s[c] += dx[c];
+                        }
+                    }
+                }
+                for (std::size_t c = 0; c < hidden; ++c) {
+                    rows_of[0][c] += group_g[c];
+                    rows_of[1][c] += group_b[c];
+                    rows_of[2][c] += group_s[c];
+                }
+            }
+        }
+    });
+    return blocks;
+}
+
 // Stage 1 of the plain kernels (layer_norm_dparams_partial_kernel): chunk k sums rows
 // [k * per_chunk, (k + 1) * per_chunk) in order.
 void plain_partial_rows(const LayerNormBackwardCall& a, std::size_t partials, float* partial) {
@@ -375,7 +420,60 @@ void backward_cast_dbias(const detail::LayerNormBackwardCastCall& call) {
     detail::note_launch();
 }
 
+// layer_norm_backward_quantize_dbias's work after its checks: on the banded kernel's order one launch (dx, the three
+// sums, dx's FP8 bytes as cast_transpose_to_fp8 writes them, their transpose and amax); elsewhere the backward and then
+// cast_transpose_dbias_to_fp8 over dx (whose host twin gives its order and launches).
+void backward_quantize_dbias(const detail::LayerNormBackwardQuantizeCall& call) {
+    const LayerNormBackwardCall& a = call.norm;
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    RowOrder order = row_order(a.x.dtype, hidden, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data, call.fp8.data});
+    if (hidden > detail::kLayerNormBackwardFp8MaxHidden) order = RowOrder{};
+    const std::size_t partials = static_cast<std::size_t>(detail::norm_backward_chunks(rows));
+    Tensor fp8 = input(call.fp8.data, fp8_dtype(call.fp8.type), rows, hidden);
+    fp8.transposed = call.fp8.transposed;
+    fp8.scale = const_cast<float*>(call.fp8.scale);
+    fp8.amax = call.fp8.amax;
+    if (!order.fast) {
+        backward(a);
+        const std::size_t used = 2 * partials * hidden * sizeof(float);
+        const Workspace rest{static_cast<unsigned char*>(a.workspace.data) + used, a.workspace.bytes - used};
+        host::cast_transpose_dbias_to_fp8(input(a.dx.data, a.x.dtype, rows, hidden), fp8, call.dbias, rest, Stream{});
+        return;
+    }
+    const std::vector<float> gam = load_vector(a.gamma.data, a.gamma.dtype, hidden);
+    auto* partial = static_cast<float*>(a.workspace.data);
+    backward_dx(a, order, gam);
+    const std::size_t band = static_cast<std::size_t>(detail::layer_norm_backward_band_rows(rows, hidden));
+    const std::size_t blocks = banded_partial_rows(a, order, partials, band, partial);
+    finish_dparams(a, true, blocks, partial, 3, call.dbias.data);
+    // dx as stored, cast as cast_transpose_to_fp8 casts it, with its amax and transposed copy.
+    auto* q = static_cast<std::uint8_t*>(call.fp8.data);
+    const float s = *call.fp8.scale;
+    std::uint32_t local = 0;
+    std::vector<float> row(hidden);
+    for (std::size_t r = 0; r < rows; ++r) {
+        detail::load_floats(a.dx.data, a.x.dtype, r * hidden, hidden, row.data());
+        for (std::size_t c = 0; c < hidden; ++c) {
+            q[r * hidden + c] = detail::float_to_fp8(row[c] * s, call.fp8.type);
+            local = std::max(local, detail::abs_bits(row[c]));
+        }
+    }
+    if (call.fp8.amax != nullptr) *call.fp8.amax = detail::bits_float(std::max(detail::float_bits(*call.fp8.amax), local));
+    detail::transpose_bytes(q, rows, hidden, static_cast<std::uint8_t*>(call.fp8.transposed));
+    detail::note_launch();
+}
+
 }  // namespace
+
+void layer_norm_backward_quantize_dbias(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                        const Tensor& gamma, const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma,
+                                        const Tensor& dbeta, const Tensor& fp8, const Tensor& dbias, const Workspace& workspace,
+                                        Stream) {
+    const auto call = detail::layer_norm_backward_quantize_call("tewb::kernels::host::layer_norm_backward_quantize_dbias", dy, x,
+                                                                mean, rstd, gamma, dx, dresidual, dgamma, dbeta, fp8, dbias, workspace);
+    if (call) backward_quantize_dbias(*call);
+}
 
 void layer_norm_backward_cast_dbias(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
                                     const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma, const Tensor& dbeta,

@@ -329,16 +329,51 @@ private Q_SLOTS:
         QVERIFY(same(got_history, want_history));  // the slots' amaxes
     }
 
+    // Gradients in layouts the stacked casts must not misread: an expanded one (every token the same memory) and a
+    // transposed one falls back (reported), one token in a batch row reads its batch stride; each the stack-and-cast's
+    // values.
+    void stackedHeadsOddLayoutsReadRightOrFallBack_data() {
+        QTest::addColumn<int>("layout");
+        QTest::addColumn<bool>("falls_back");
+        QTest::newRow("expanded over tokens") << 0 << true;
+        QTest::newRow("heads transposed") << 1 << true;
+        QTest::newRow("one token a batch row (seq 1)") << 2 << false;
+        QTest::newRow("one token in all") << 3 << false;
+    }
+    void stackedHeadsOddLayoutsReadRightOrFallBack() {
+        QFETCH(int, layout);
+        QFETCH(bool, falls_back);
+        const std::int64_t heads = 3, d = 8;
+        at::manual_seed(9);
+        std::vector<at::Tensor> parts;
+        for (int p = 0; p < 3; ++p) {
+            switch (layout) {
+                case 0: parts.push_back(at::randn({1, 1, heads, d}).expand({4, 5, heads, d})); break;
+                case 1: parts.push_back(at::randn({4, heads, 5, d}).transpose(1, 2)); break;
+                case 2: parts.push_back(at::randn({4, 1, 3, heads, d}).select(2, p)); break;
+                default: parts.push_back(at::randn({1, heads, 1, d}).transpose(1, 2)); break;
+            }
+        }
+        const TeOps& ops = fused_host_ops();
+        const GradWithBias want = ops.TeOps::stack_heads_dbias(parts[0], parts[1], parts[2], at::kFloat, true);
+        clear_fallbacks();
+        const GradWithBias got = ops.stack_heads_dbias(parts[0], parts[1], parts[2], at::kFloat, true);
+        QCOMPARE(!fallbacks_noted().empty(), falls_back);
+        clear_fallbacks();
+        QVERIFY(at::equal(got.grad, want.grad));
+        QVERIFY(at::equal(got.bias_grad, want.bias_grad));
+    }
+
     // A Linear takes what a LayerNorm delivered only for the very gradient it gets, unchanged, and once: a view of it
     // (as the engine hands it on) is taken; another tensor, the same one written in place since, or a second take get
     // nothing, and the Linear then casts as it would have.
     void gradientHandOverTakesOnlyTheDeliveredGradient() {
         const at::Tensor dx = at::randn({6, 8});
-        const auto delivered = [&](GradientHandOver& h) { h.deliver(dx, GradWithBias{dx.to(at::kBFloat16), dx.sum(0)}); };
+        const auto delivered = [&](GradientHandOver& h) { h.deliver(dx, {dx.to(at::kBFloat16), Fp8Tensor(), dx.sum(0)}); };
         GradientHandOver h;
         QVERIFY(!h.take(dx));  // nothing delivered
         delivered(h);
-        const std::optional<GradWithBias> got = h.take(dx.view({2, 3, 8}));
+        const std::optional<GradientHandOver::Handed> got = h.take(dx.view({2, 3, 8}));
         QVERIFY(got && got->grad.scalar_type() == at::kBFloat16 && at::equal(got->bias_grad, dx.sum(0)));
         QVERIFY(!h.take(dx));  // once
         delivered(h);
@@ -346,18 +381,39 @@ private Q_SLOTS:
         delivered(h);
         QVERIFY(!h.take(dx.narrow(0, 0, 3)));  // part of it
         delivered(h);
+        QVERIFY(!h.take(at::from_blob(dx.data_ptr(), dx.sizes(), dx.options())));  // its memory, not its storage
+        delivered(h);
         at::Tensor same = dx;
         same.add_(1.0);  // an in-place accumulation after the delivery
         QVERIFY(!h.take(dx));
+
+        // An FP8 cast is taken only while its slot's scale is the one it was cast with.
+        auto context = std::make_shared<Fp8Context>();
+        context->add_gemm("g");
+        context->prepare(Fp8Recipe::seed_defaults(), false, c10::Device(c10::kCPU), fused_host_ops());
+        GradientHandOver fp8;
+        fp8.ask({at::kFloat, Fp8Quantizer{context, Fp8Pass::Backward, 0}, true});
+        const auto deliver_fp8 = [&] { fp8.deliver(dx, {at::Tensor(), Fp8Tensor(), dx.sum(0)}); };
+        deliver_fp8();
+        QVERIFY(fp8.take(dx));
+        deliver_fp8();
+        context->update(Fp8Pass::Backward);
+        QVERIFY(!fp8.take(dx));
     }
 
     // The hand-overs at work in a MiniGPT step on the fused path: every Linear that feeds a LayerNorm (proj, fc2) gets
-    // its gradient from that LayerNorm's pass (layer_norm_backward_cast_dbias), no cast_dbias runs, and the qkv gradient
-    // comes from the stacked cast.
+    // its gradient from that LayerNorm's pass (layer_norm_backward_cast_dbias; FP8 under delayed scaling:
+    // layer_norm_backward_quantize_dbias), no cast of its own runs, and the qkv gradient comes from the stacked cast.
+    void handOversReplaceTheLinearsCasts_data() {
+        QTest::addColumn<bool>("fp8");
+        QTest::newRow("bf16") << false;
+        QTest::newRow("fp8 delayed") << true;
+    }
     void handOversReplaceTheLinearsCasts() {
+        QFETCH(bool, fp8);
         RunConfig config = make_preset(Preset::QuickCpu);
         config.backend = Backend::Te;
-        config.precision = Precision::Bf16;
+        config.precision = fp8 ? Precision::Fp8 : Precision::Bf16;
         config.model = ModelShape{3, 64, 4, 16, 128};
         config.batch = 2;
         config.warmup = 2;  // the ledger's step is the last warm-up step
@@ -366,14 +422,20 @@ private Q_SLOTS:
         const RunRecord run = trainer_.run(config);
         QVERIFY2(run.status == RunStatus::Finished, run.message.c_str());
         QVERIFY(run.execution.ledger.has_value());
-        int cast_dbias = 0, handed = 0, stacked = 0;
+        QVERIFY(run.execution.fallbacks.empty());
+        const std::string own_cast = fp8 ? "tewb::cast_transpose_dbias_to_fp8" : "tewb::cast_dbias";
+        const std::string handing = fp8 ? "tewb::layer_norm_backward_quantize_dbias" : "tewb::layer_norm_backward_cast_dbias";
+        const std::string stacking = fp8 ? "tewb::stacked_cast_transpose_dbias_to_fp8" : "tewb::stacked_cast_dbias";
+        int own = 0, handed = 0, stacked = 0;
         for (const auto& row : run.execution.ledger->rows) {
-            if (row.op == "tewb::cast_dbias") cast_dbias += static_cast<int>(row.calls);
-            if (row.op == "tewb::layer_norm_backward_cast_dbias") handed += static_cast<int>(row.calls);
-            if (row.op == "tewb::stacked_cast_dbias") stacked += static_cast<int>(row.calls);
+            if (row.op == own_cast) own += static_cast<int>(row.calls);
+            if (row.op == handing) handed += static_cast<int>(row.calls);
+            if (row.op == stacking) stacked += static_cast<int>(row.calls);
         }
-        QCOMPARE(cast_dbias, 0);
-        QVERIFY2(handed >= 1 && stacked >= 1, qPrintable(QStringLiteral("%1 hand-overs, %2 stacked").arg(handed).arg(stacked)));
+        // 3 layers: each proj's and fc2's gradient handed over (the last fc2's by the head's LayerNorm), each qkv's stacked.
+        QCOMPARE(own, 0);
+        QCOMPARE(handed, 2 * config.model.layers);
+        QCOMPARE(stacked, config.model.layers);
     }
 
     // qkv's output gradient from the attention's dq, dk and dv in one pass (stacked_cast_dbias,

@@ -424,7 +424,7 @@ private Q_SLOTS:
     // today's figures as ceilings, so a change that adds a launch fails here; a lever that removes launches lowers its
     // ceiling in the same change (docs/benchmarks.md, "Levers of the speed issue"). The issue's targets are per step
     // at the seed preset's 12 layers (te BF16 <= 260, te FP8 <= 300 kernels + memsets): printed with the distance to
-    // them, asserted once the levers that reach them land.
+    // them, and asserted once the levers that reach them land (te FP8's, 299, since 2026-12-06).
     void launchCeilingsAtTheSeedLayerShape_data() {
         QTest::addColumn<Backend>("backend");
         QTest::addColumn<Precision>("precision");
@@ -443,10 +443,11 @@ private Q_SLOTS:
         // proj's and fc2's gradients come cast and summed from the LayerNorm backwards that compute them
         // (layer_norm_backward_cast_dbias, GradientHandOver), where each took a cast_dbias of its own.
         QTest::newRow("te bf16") << Backend::Te << Precision::Bf16 << ScalingKind::Delayed << 22.0 << 9.0 << 260.0 << gpt;
-        // FP8 GEMMs take no gradient epilogue; what cuBLASLt runs beside them is not observed yet (rows not known). 26
+        // FP8 GEMMs take no gradient epilogue; what cuBLASLt runs beside them is not observed yet (rows not known). 24
         // since qkv's FP8 gradient is cast from dq, dk and dv where they lie (stacked_cast_transpose_dbias_to_fp8; was 27:
-        // a stack, then cast_transpose_dbias_to_fp8). Block scaling keeps the stack and its block cast.
-        QTest::newRow("te fp8 delayed") << Backend::Te << Precision::Fp8 << ScalingKind::Delayed << 26.0 << 11.0 << 300.0 << gpt;
+        // a stack, then cast_transpose_dbias_to_fp8) and proj's and fc2's by the LayerNorm backwards that compute them
+        // (layer_norm_backward_quantize_dbias). Block scaling keeps the stack and its casts.
+        QTest::newRow("te fp8 delayed") << Backend::Te << Precision::Fp8 << ScalingKind::Delayed << 24.0 << 11.0 << 300.0 << gpt;
         QTest::newRow("te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 33.0 << 12.0 << 0.0 << gpt;
         // The llama-seed preset's layer (12 query heads over 4 key/value heads, SwiGLU of 2048, rotary): today's figures.
         // Beyond the gpt layer's: the rotary forward and inverse, SwiGLU's two passes (GELU's ride in GEMM epilogues),
@@ -494,6 +495,10 @@ private Q_SLOTS:
         qInfo("%s", qPrintable(figures));
         QVERIFY2(per_layer <= layer_ceiling, qPrintable(figures + "\n" + describe(ledger.rows)));
         QVERIFY2(outside <= outside_ceiling, qPrintable(figures + "\n" + describe(ledger.rows)));
+        // A target the levers have met is held from then on (te FP8 delayed since 2026-12-06).
+        if (precision == Precision::Fp8 && recipe == ScalingKind::Delayed && arch == Arch::Gpt) {
+            QVERIFY2(seed_step <= step_target, qPrintable(figures));
+        }
     }
 
     // The GPU's other work in rows of their own, from the observed data. te BF16 runs no GEMM with a bias-gradient
@@ -654,7 +659,10 @@ private Q_SLOTS:
         std::uint64_t adding_norms = 0;
         for (const LedgerEntry& e : ledger.rows) {
             if (e.layer < 0 && e.scope == "other" && (e.op == "aten::add" || e.op == "aten::add_")) engine_adds += e.calls;
-            if (e.layer >= 0 && e.op == "tewb::layer_norm_backward_add") adding_norms += e.calls;
+            // The LayerNorm backwards that hand a Linear its FP8 gradient add the skip's gradient too.
+            if (e.layer >= 0 && (e.op == "tewb::layer_norm_backward_add" || e.op == "tewb::layer_norm_backward_quantize_dbias")) {
+                adding_norms += e.calls;
+            }
         }
         QVERIFY2(engine_adds <= 1, qPrintable(describe(ledger.rows)));
         QCOMPARE(adding_norms, static_cast<std::uint64_t>(2 * config.model.layers));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/host_numbers.h"
+#include "normalization/layer_norm_rule.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/normalization.h"
@@ -169,6 +170,37 @@ std::vector<float> fast_column_sums(const std::vector<float>& dx, std::size_t ro
             std::vector<float> acc(hidden, 0.0f);
             for (std::size_t r = k * groups + group; r < rows; r += blocks * groups) {
                 for (std::size_t c = 0; c < hidden; ++c) acc[c] += dx[r * hidden + c];
+            }
+            for (std::size_t c = 0; c < hidden; ++c) partial[k][c] = groups == 1 ? acc[c] : partial[k][c] + acc[c];
+        }
+    }
+    std::vector<float> total(hidden, 0.0f);
+    for (std::size_t c = 0; c < hidden; ++c) {
+        float classes[8] = {};
+        for (std::size_t w = 0; w < 8; ++w) {
+            for (std::size_t k = w; k < blocks; k += 8) classes[w] += partial[k][c];
+        }
+        for (const float v : classes) total[c] += v;
+    }
+    return total;
+}
+
+// The banded FP8 kernel's order (layer_norm_fast.cuh, layer_norm_backward_quantized), re-derived for one sum (term
+// given per element): block k of min(bands, 256) takes bands k, k + blocks, ...; its group i the band's rows r0 + i,
+// + groups, ...; each group sums from 0 in that order, the block adds its groups in order (a lone group's sum as it
+// is), then per column 8 class sums added in order.
+std::vector<float> banded_column_sums(const std::function<float(std::size_t, std::size_t)>& term, std::size_t rows, std::size_t hidden,
+                                      std::size_t groups, std::size_t band) {
+    const std::size_t bands = (rows + band - 1) / band;
+    const std::size_t blocks = std::min(bands, std::min<std::size_t>(std::max<std::size_t>(rows, 1), 256));
+    std::vector<std::vector<float>> partial(blocks, std::vector<float>(hidden, 0.0f));
+    for (std::size_t k = 0; k < blocks; ++k) {
+        for (std::size_t group = 0; group < groups; ++group) {
+            std::vector<float> acc(hidden, 0.0f);
+            for (std::size_t b = k; b < bands; b += blocks) {
+                for (std::size_t r = b * band + group; r < std::min(rows, (b + 1) * band); r += groups) {
+                    for (std::size_t c = 0; c < hidden; ++c) acc[c] += term(r, c);
+                }
             }
             for (std::size_t c = 0; c < hidden; ++c) partial[k][c] = groups == 1 ? acc[c] : partial[k][c] + acc[c];
         }
@@ -349,6 +381,94 @@ private Q_SLOTS:
         QVERIFY(same_bytes(dbias.data, want.data(), h * 4));
     }
 
+    // The FP8 form: dx byte for byte layer_norm_backward_add's, its FP8 bytes, transposed copy and amax
+    // cast_transpose_to_fp8's of dx, and dgamma, dbeta and dx's column sums in the banded kernel's order (one launch);
+    // on the plain path (hidden 98) the backward's two launches and cast_transpose_dbias_to_fp8's.
+    void layerNormBackwardQuantizedHandsTheFp8Linear_data() {
+        QTest::addColumn<int>("x_dtype");
+        QTest::addColumn<int>("hidden");
+        QTest::addColumn<bool>("residual");
+        QTest::addColumn<int>("rows_in");
+        QTest::newRow("float32 x (proj, fc2)") << int(DType::Float32) << 768 << true << 1030;
+        QTest::newRow("float32 x, no residual (the head's)") << int(DType::Float32) << 768 << false << 1030;
+        QTest::newRow("bf16 x, 4 rows a block") << int(DType::BFloat16) << 768 << true << 1030;
+        QTest::newRow("bf16 x, bands of 16") << int(DType::BFloat16) << 1024 << true << 4224;
+        QTest::newRow("float32 x, bands of 32, 4 groups") << int(DType::Float32) << 512 << true << 8448;
+        QTest::newRow("plain path, hidden 98") << int(DType::Float32) << 98 << true << 1030;
+    }
+    void layerNormBackwardQuantizedHandsTheFp8Linear() {
+        QFETCH(int, x_dtype);
+        QFETCH(int, hidden);
+        QFETCH(bool, residual);
+        QFETCH(int, rows_in);
+        const auto xt = static_cast<DType>(x_dtype);
+        const std::size_t rows = static_cast<std::size_t>(rows_in), h = static_cast<std::size_t>(hidden);
+        const NormInputs in(rows, h, xt, 97);
+        const Tensor gamma = input(in.gamma.data, DType::Float32, 1, h);
+        const Tensor dresidual = residual ? in.tensor(in.dresidual, xt) : Tensor{};
+        Aligned want_dx(rows * h * 4), want_dgamma(h * 4), want_dbeta(h * 4), want_ws(tewb::kernels::layer_norm_backward_workspace_bytes(rows, h));
+        host::layer_norm_backward_add(in.tensor(in.dy, DType::BFloat16), in.tensor(in.x, xt), in.vector_of(in.mean.data()),
+                                      in.vector_of(in.rstd.data()), gamma, in.tensor(want_dx, xt), dresidual,
+                                      input(want_dgamma.data, DType::Float32, 1, h), input(want_dbeta.data, DType::Float32, 1, h),
+                                      {want_ws.data, want_ws.storage.size() - 512}, {});
+        const std::size_t ws_bytes = tewb::kernels::layer_norm_backward_cast_dbias_workspace_bytes(rows, h);
+        Aligned dx(rows * h * 4), dgamma(h * 4), dbeta(h * 4), q(rows * h), q_t(rows * h), dbias(h * 4), ws(ws_bytes);
+        float scale = 24.0f, amax = 0.0f;
+        Tensor fp8 = input(q.data, DType::Float8E5M2, rows, h);
+        fp8.transposed = q_t.data;
+        fp8.scale = &scale;
+        fp8.amax = &amax;
+        const std::uint64_t launches = launch_count();
+        host::layer_norm_backward_quantize_dbias(in.tensor(in.dy, DType::BFloat16), in.tensor(in.x, xt), in.vector_of(in.mean.data()),
+                                                 in.vector_of(in.rstd.data()), gamma, in.tensor(dx, xt), dresidual,
+                                                 input(dgamma.data, DType::Float32, 1, h), input(dbeta.data, DType::Float32, 1, h), fp8,
+                                                 input(dbias.data, DType::Float32, 1, h), {ws.data, ws_bytes}, {});
+        const bool fast = h % 4 == 0;
+        QCOMPARE(launch_count() - launches, std::uint64_t{fast ? 1u : 3u});
+        QVERIFY(same_bytes(dx.data, want_dx.data, rows * h * (xt == DType::Float32 ? 4 : 2)));
+        // The FP8 bytes: cast_transpose_to_fp8's of dx as stored.
+        Aligned want_q(rows * h), want_t(rows * h);
+        float want_amax = 0.0f;
+        Tensor want_fp8 = input(want_q.data, DType::Float8E5M2, rows, h);
+        want_fp8.transposed = want_t.data;
+        want_fp8.scale = &scale;
+        want_fp8.amax = &want_amax;
+        host::cast_transpose_to_fp8(input(dx.data, xt, rows, h), want_fp8, {});
+        QVERIFY(same_bytes(q.data, want_q.data, rows * h));
+        QVERIFY(same_bytes(q_t.data, want_t.data, rows * h));
+        QVERIFY(same_bytes(&amax, &want_amax, 4));
+        if (!fast) {
+            QVERIFY(same_bytes(dgamma.data, want_dgamma.data, h * 4));
+            QVERIFY(same_bytes(dbeta.data, want_dbeta.data, h * 4));
+            Aligned sums(h * 4), scratch(cast_transpose_dbias_workspace_bytes(rows, h)), q2(rows * h), t2(rows * h);
+            Tensor again = want_fp8;
+            again.data = q2.data;
+            again.transposed = t2.data;
+            float amax2 = 0.0f;
+            again.amax = &amax2;
+            host::cast_transpose_dbias_to_fp8(input(dx.data, xt, rows, h), again, input(sums.data, DType::Float32, 1, h),
+                                              {scratch.data, scratch.storage.size() - 512}, {});
+            QVERIFY(same_bytes(dbias.data, sums.data, h * 4));
+            return;
+        }
+        // float32 rows of 768: 4 warps a row, one group a block; rows of 512 and bfloat16 rows: one-warp rows, 4 a block.
+        const std::size_t groups = xt == DType::Float32 && h == 768 ? 1 : 4;
+        const std::size_t band = static_cast<std::size_t>(tewb::kernels::detail::layer_norm_backward_band_rows(rows, h));
+        QCOMPARE(band, std::size_t{rows == 4224 ? 16u : rows == 8448 ? 32u : 8u});
+        const auto at = [&](const Aligned& a, DType dtype, std::size_t r, std::size_t c) {
+            return tewb::kernels::detail::load(a.data, dtype, r * h + c);
+        };
+        const std::vector<float> want_g = banded_column_sums(
+            [&](std::size_t r, std::size_t c) { return at(in.dy, DType::BFloat16, r, c) * ((at(in.x, xt, r, c) - in.mean[r]) * in.rstd[r]); },
+            rows, h, groups, band);
+        const std::vector<float> want_b = banded_column_sums([&](std::size_t r, std::size_t c) { return at(in.dy, DType::BFloat16, r, c); },
+                                                             rows, h, groups, band);
+        const std::vector<float> want_s = banded_column_sums([&](std::size_t r, std::size_t c) { return at(dx, xt, r, c); }, rows, h, groups, band);
+        QVERIFY(same_bytes(dgamma.data, want_g.data(), h * 4));
+        QVERIFY(same_bytes(dbeta.data, want_b.data(), h * 4));
+        QVERIFY(same_bytes(dbias.data, want_s.data(), h * 4));
+    }
+
     void layerNormBackwardCastRefusals() {
         const std::size_t rows = 8, h = 64;
         const NormInputs in(rows, h, DType::Float32, 3);
@@ -373,6 +493,30 @@ private Q_SLOTS:
         expect_refused([&] { call(good_grad, good_dbias, tewb::kernels::layer_norm_backward_workspace_bytes(rows, h)); }, entry,
                        "layer_norm_backward_cast_dbias_workspace_bytes");
         expect_refused([&] { call(good_grad, input(grad.data, DType::Float32, 1, h), enough); }, entry, "dbias and grad overlap");
+
+        const std::string fp8_entry = "tewb::kernels::host::layer_norm_backward_quantize_dbias";
+        Aligned q(rows * h), q_t(rows * h);
+        float scale = 1.0f;
+        Tensor fp8 = input(q.data, DType::Float8E4M3, rows, h);
+        fp8.transposed = q_t.data;
+        fp8.scale = &scale;
+        const auto quantize = [&](const Tensor& f, const Tensor& d, std::size_t ws_bytes) {
+            host::layer_norm_backward_quantize_dbias(in.tensor(in.dy, DType::BFloat16), in.tensor(in.x, DType::Float32),
+                                                     in.vector_of(in.mean.data()), in.vector_of(in.rstd.data()), gamma,
+                                                     in.tensor(dx, DType::Float32), Tensor{}, input(dgamma.data, DType::Float32, 1, h),
+                                                     input(dbeta.data, DType::Float32, 1, h), f, d, {ws.data, ws_bytes}, {});
+        };
+        expect_refused([&] { quantize(Tensor{}, good_dbias, enough); }, fp8_entry, "fp8 is null");
+        Tensor no_t = fp8;
+        no_t.transposed = nullptr;
+        expect_refused([&] { quantize(no_t, good_dbias, enough); }, fp8_entry, "fp8.transposed is null");
+        Tensor wrong = fp8;
+        wrong.dtype = DType::BFloat16;
+        expect_refused([&] { quantize(wrong, good_dbias, enough); }, fp8_entry, "fp8 has dtype bfloat16; allowed: E4M3, E5M2");
+        Tensor over = fp8;
+        over.transposed = dx.data;
+        expect_refused([&] { quantize(over, good_dbias, enough); }, fp8_entry, "fp8.transposed and dx overlap");
+        expect_refused([&] { quantize(fp8, good_dbias, 16); }, fp8_entry, "layer_norm_backward_cast_dbias_workspace_bytes");
     }
 
     void badPartsAreRefusedWithTheReason() {

@@ -83,16 +83,20 @@ struct LinearState {
     std::shared_ptr<GradientHandOver> output_grad;
 };
 
-// A high-precision GEMM's backward from its output gradient already cast (and summed) by the next LayerNorm.
-GemmGrads gemm_backward_handed_over(const GemmPlan& plan, const SavedGemm& saved, const GradWithBias& d) {
+// A GEMM's backward from its output gradient already cast (and summed) by the next LayerNorm.
+GemmGrads gemm_backward_handed_over(const GemmPlan& plan, const SavedGemm& saved, const GradientHandOver::Handed& d) {
+    if (plan.fp8) return gemm_backward_quantized(plan, saved, d.grad_fp8, d.bias_grad);
     GemmGrads g = gemm_weight_grads(plan, saved, d.grad, d.bias_grad);
     g.dx = gemm_dgrad(plan, saved, d.grad);
     return g;
 }
 
-// The Linear's side of a GradientHandOver: asks for its output gradient's cast where it runs in high precision.
+// The Linear's side of a GradientHandOver: asks for its output gradient's cast (an FP8 backward: with its slot).
 void ask_for_output_grad(const std::shared_ptr<GradientHandOver>& output_grad, const GemmPlan& plan, bool has_bias) {
-    if (output_grad && !plan.fp8) output_grad->ask({plan.compute_dtype, has_bias});
+    if (!output_grad) return;
+    GradientHandOver::Request request{plan.compute_dtype, std::nullopt, has_bias};
+    if (plan.fp8) request.fp8 = plan.fp8->grad_output;
+    output_grad->ask(request);
 }
 
 struct LinearFunction : torch::autograd::Function<LinearFunction> {
@@ -115,7 +119,8 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const LinearState state = take<LinearState>(ctx, "Linear");
-        const std::optional<GradWithBias> handed = state.output_grad ? state.output_grad->take(grads[0]) : std::nullopt;
+        const std::optional<GradientHandOver::Handed> handed =
+            state.output_grad ? state.output_grad->take(grads[0]) : std::nullopt;
         const GemmGrads g = handed ? gemm_backward_handed_over(state.plan, state.gemm, *handed)
                                    : gemm_backward(state.plan, state.gemm, grads[0]);
         variable_list out{g.dx.to(state.input_dtype), g.dw, g.db, at::Tensor(), at::Tensor()};
@@ -155,19 +160,31 @@ Fp8Tensor normalize_quantized(const LayerNormPlan& plan, const at::Tensor& x, co
 
 // With a defined `dresidual` (the gradient x also gets through a skip connection), dx includes it, summed in the
 // normalization's pass (TeOps::layer_norm_backward_add, rms_norm_backward_add) rather than by the autograd engine.
-// With an `input_grad` the Linear that made x asked on, a LayerNorm's dx is delivered to it with its cast and sums
-// (TeOps::layer_norm_backward_cast) by the fused ops, whose pass makes them; the reference's would be the same ops in
-// another module's place, so its Linear casts for itself, as RMSNorm's (no such pass) does.
+// A LayerNorm's backward that delivers its dx to the Linear that made x (GradientHandOver), where that Linear asked
+// and the ops have a pass that casts it (TeOps::layer_norm_backward_cast, layer_norm_backward_quantize); nothing
+// otherwise (RMSNorm has none).
+std::optional<LayerNormGrads> delivering_norm_backward(const NormState& s, const at::Tensor& dy, const at::Tensor& dresidual,
+                                                       GradientHandOver* input_grad) {
+    if (input_grad == nullptr || !input_grad->request() || s.plan.normalization != Normalization::LayerNorm) return std::nullopt;
+    const GradientHandOver::Request& request = *input_grad->request();
+    const TeOps& ops = *s.plan.ops;
+    if (request.fp8) {
+        std::optional<LayerNormGradsWithFp8> r =
+            ops.layer_norm_backward_quantize(dy, s.x, s.mean, s.rstd, s.gamma, dresidual, *request.fp8, request.bias_grad);
+        if (!r) return std::nullopt;
+        input_grad->deliver(r->norm.dx, {at::Tensor(), std::move(r->fp8.grad), std::move(r->fp8.bias_grad)});
+        return std::move(r->norm);
+    }
+    std::optional<LayerNormGradsWithCast> r =
+        ops.layer_norm_backward_cast(dy, s.x, s.mean, s.rstd, s.gamma, dresidual, request.dtype, request.bias_grad);
+    if (!r) return std::nullopt;
+    input_grad->deliver(r->norm.dx, {std::move(r->cast.grad), Fp8Tensor(), std::move(r->cast.bias_grad)});
+    return std::move(r->norm);
+}
+
 LayerNormGrads norm_backward(const NormState& s, const at::Tensor& dy, const at::Tensor& dresidual = {},
                              GradientHandOver* input_grad = nullptr) {
-    if (input_grad != nullptr && input_grad->request() && s.plan.normalization == Normalization::LayerNorm &&
-        !s.plan.ops->is_reference()) {
-        const GradientHandOver::Request& request = *input_grad->request();
-        LayerNormGradsWithCast r =
-            s.plan.ops->layer_norm_backward_cast(dy, s.x, s.mean, s.rstd, s.gamma, dresidual, request.dtype, request.bias_grad);
-        input_grad->deliver(r.norm.dx, std::move(r.cast));
-        return std::move(r.norm);
-    }
+    if (std::optional<LayerNormGrads> delivered = delivering_norm_backward(s, dy, dresidual, input_grad)) return std::move(*delivered);
     if (s.plan.normalization == Normalization::RmsNorm) {
         RmsNormGrads g = dresidual.defined() ? s.plan.ops->rms_norm_backward_add(dy, s.x, s.rstd, s.gamma, dresidual)
                                              : s.plan.ops->rms_norm_backward(dy, s.x, s.rstd, s.gamma);
@@ -318,7 +335,9 @@ at::Tensor mlp_forward_hp(LayerNormMlpState& state, const at::Tensor& ln_out, co
 // its column sums instead (quantize_dbias).
 std::pair<GemmGrads, GemmGrads> mlp_backward_fp8(const LayerNormMlpState& s, const at::Tensor& dy) {
     const GemmPlan& fc1 = s.fc1_plan;
-    GemmGrads g2 = gemm_backward(s.fc2_plan, s.fc2, dy);
+    // fc2's FP8 output gradient as the next LayerNorm handed it over, else cast here.
+    const std::optional<GradientHandOver::Handed> handed = s.output_grad ? s.output_grad->take(dy) : std::nullopt;
+    GemmGrads g2 = handed ? gemm_backward_handed_over(s.fc2_plan, s.fc2, *handed) : gemm_backward(s.fc2_plan, s.fc2, dy);
     if (s.activation == Activation::Gelu) {
         const Fp8GradWithBias d = fc1.ops->gelu_backward_quantize(g2.dx, s.fc1_out, fc1.fp8->grad_output);
         return {gemm_backward_quantized(fc1, s.fc1, d.grad, d.bias_grad), std::move(g2)};
@@ -334,12 +353,12 @@ std::pair<GemmGrads, GemmGrads> mlp_backward_fp8(const LayerNormMlpState& s, con
 std::pair<GemmGrads, GemmGrads> mlp_backward_hp(const LayerNormMlpState& s, const at::Tensor& dy) {
     const GemmPlan& fc1 = s.fc1_plan;
     // fc2's output gradient as the next LayerNorm handed it over (cast and summed), else cast here.
-    const std::optional<GradWithBias> handed = s.output_grad ? s.output_grad->take(dy) : std::nullopt;
+    const std::optional<GradientHandOver::Handed> handed = s.output_grad ? s.output_grad->take(dy) : std::nullopt;
     if (s.activation == Activation::Swiglu) {
         GemmGrads g2 = handed ? gemm_backward_handed_over(s.fc2_plan, s.fc2, *handed) : gemm_backward(s.fc2_plan, s.fc2, dy);
         return {gemm_backward(fc1, s.fc1, fc1.ops->swiglu_backward(g2.dx, s.fc1_out)), std::move(g2)};
     }
-    const GradWithBias d2 = handed                ? *handed
+    const GradWithBias d2 = handed           ? GradWithBias{handed->grad, handed->bias_grad}
                             : s.fc2.has_bias ? s.fc2_plan.ops->cast_dbias(dy, s.fc2_plan.compute_dtype)
                                              : GradWithBias{dy.to(s.fc2_plan.compute_dtype), at::Tensor()};
     GemmGrads g2 = gemm_weight_grads(s.fc2_plan, s.fc2, d2.grad, d2.bias_grad);
@@ -536,22 +555,27 @@ at::Tensor apply_layer_norm(const at::Tensor& x, const at::Tensor& gamma, const 
     return LayerNormFunction::apply(x, gamma, maybe(beta), plan, input_grad);
 }
 
-void GradientHandOver::deliver(const at::Tensor& dx, GradWithBias cast) {
-    delivered_ = std::move(cast);
-    data_ = dx.data_ptr();
-    numel_ = dx.numel();
+void GradientHandOver::deliver(const at::Tensor& dx, Handed handed) {
+    delivered_ = std::move(handed);
+    dx_ = dx;
     version_ = dx._version();
+    if (request_ && request_->fp8) scale_changes_ = request_->fp8->context->scale_changes();
 }
 
-std::optional<GradWithBias> GradientHandOver::take(const at::Tensor& dy) {
+std::optional<GradientHandOver::Handed> GradientHandOver::take(const at::Tensor& dy) {
     if (!delivered_) return std::nullopt;
-    std::optional<GradWithBias> handed = std::move(delivered_);
+    std::optional<Handed> handed = std::move(delivered_);
     delivered_.reset();
-    // The very gradient delivered, unchanged: the same memory (a view of it, as the engine hands it on), every element,
-    // row-major, and its version counter (shared by views) where it was (no in-place accumulation since).
-    if (!dy.defined() || dy.data_ptr() != data_ || dy.numel() != numel_ || !dy.is_contiguous() || dy._version() != version_) {
+    const at::Tensor dx = std::move(dx_);
+    dx_ = at::Tensor();
+    // The very gradient delivered, unchanged: the same storage and memory (a view of it, as the engine hands it on),
+    // every element, row-major, and its version counter (shared by views) where it was (no in-place accumulation
+    // since); an FP8 cast only while its slot's scale has not changed.
+    if (!dy.defined() || !dy.storage().is_alias_of(dx.storage()) || dy.data_ptr() != dx.data_ptr() || dy.numel() != dx.numel() ||
+        !dy.is_contiguous() || dy._version() != version_) {
         return std::nullopt;
     }
+    if (request_ && request_->fp8 && request_->fp8->context->scale_changes() != scale_changes_) return std::nullopt;
     return handed;
 }
 

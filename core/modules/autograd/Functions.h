@@ -19,30 +19,41 @@ namespace tewb {
 // The output gradient of a Linear whose output goes through a skip connection straight into a LayerNorm (a block's
 // proj into its MLP's LayerNorm, fc2 into the next block's or the head's): that LayerNorm's backward computes the
 // gradient (its dx, the skip's share included), so it also writes what the Linear's backward needs of it, its copy in
-// the GEMMs' dtype and its column sums (the bias gradient), in its own pass (TeOps::layer_norm_backward_cast), and the
-// Linear's backward takes them instead of casting the gradient again (a cast_dbias launch fewer per Linear). Made fresh
-// for each forward and given to both: the Linear's forward asks (high precision only), the LayerNorm's backward
-// delivers, and the Linear's backward takes what was delivered only for the very gradient it gets (the same memory,
-// not written since); otherwise it computes as it would have, so a hand-over that does not happen changes nothing.
+// the GEMMs' dtype or its FP8 cast with the transposed copy, and its column sums (the bias gradient), in its own pass
+// (TeOps::layer_norm_backward_cast, layer_norm_backward_quantize), and the Linear's backward takes them instead of
+// casting the gradient again (a cast launch fewer per Linear). Made fresh for each forward and given to both: the
+// Linear's forward asks, the LayerNorm's backward delivers where its ops have such a pass, and the Linear's backward
+// takes what was delivered only for the very gradient it gets (the same storage and memory, not written since) and, in
+// FP8, while the slot's scale is the one it was cast with; otherwise it casts as it would have, so a hand-over that
+// does not happen changes no gradient. (An FP8 delivery that is not taken has still recorded its amax in the slot, so
+// the slot's next scale follows the larger of the two; in the trainer every delivery is taken: tst_fused_host
+// handOversReplaceTheLinearsCasts counts no cast of the Linears' own.)
 class GradientHandOver {
 public:
     struct Request {
-        at::ScalarType dtype = at::kFloat;  // the GEMMs' dtype
+        at::ScalarType dtype = at::kFloat;  // the GEMMs' dtype (high precision)
+        std::optional<Fp8Quantizer> fp8;    // an FP8 backward: its grad-output slot
         bool bias_grad = false;
+    };
+    // What a Linear takes: the gradient in its GEMMs' dtype (high precision) or its FP8 cast, and the bias gradient.
+    struct Handed {
+        at::Tensor grad;
+        Fp8Tensor grad_fp8;
+        at::Tensor bias_grad;
     };
     void ask(const Request& request) { request_ = request; }
     const std::optional<Request>& request() const { return request_; }
     // dx, and what the request asked of it (computed from dx as stored).
-    void deliver(const at::Tensor& dx, GradWithBias cast);
+    void deliver(const at::Tensor& dx, Handed handed);
     // What was delivered for dy, once; nothing when dy is not the delivered gradient as it was delivered.
-    std::optional<GradWithBias> take(const at::Tensor& dy);
+    std::optional<Handed> take(const at::Tensor& dy);
 
 private:
     std::optional<Request> request_;
-    std::optional<GradWithBias> delivered_;
-    const void* data_ = nullptr;
-    std::int64_t numel_ = 0;
+    std::optional<Handed> delivered_;
+    at::Tensor dx_;  // kept, so that its memory is not another tensor's by the time a gradient is compared with it
     std::uint32_t version_ = 0;
+    std::uint64_t scale_changes_ = 0;
 };
 
 // LayerNorm (gamma, beta) or RMSNorm (gamma only: beta is undefined and gets no gradient).

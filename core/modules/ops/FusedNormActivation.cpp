@@ -61,19 +61,12 @@ Misfit FusedOps::norm_backward_misfit(const at::Tensor& dy, const at::Tensor& x,
 }
 
 // dx as a Linear's output gradient too: its copy in the GEMMs' dtype (none where dx has it) and its column sums from
-// the backward's own pass.
-LayerNormGradsWithCast FusedOps::layer_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
-                                                          const at::Tensor& rstd, const at::Tensor& gamma, const at::Tensor& dresidual,
-                                                          at::ScalarType dtype, bool with_bias_grad) const {
-    Misfit m = norm_backward_misfit(dy, x, mean, rstd, gamma, dresidual);
-    if (!m && !float_or_bf16(dtype)) {
-        m = "the GEMMs' dtype is " + std::string(c10::toString(dtype)) + " (the kernel writes float32, bfloat16)";
-    }
-    if (m) {
-        return fall_back("layer_norm_backward_cast_dbias", *m, [&] {
-            return reference_ops().layer_norm_backward_cast(dy, x, mean, rstd, gamma, dresidual, dtype, with_bias_grad);
-        });
-    }
+// the backward's own pass. Operands the kernel does not take: nothing (not a fallback: the Linear casts as it did).
+std::optional<LayerNormGradsWithCast> FusedOps::layer_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x,
+                                                                         const at::Tensor& mean, const at::Tensor& rstd,
+                                                                         const at::Tensor& gamma, const at::Tensor& dresidual,
+                                                                         at::ScalarType dtype, bool with_bias_grad) const {
+    if (norm_backward_misfit(dy, x, mean, rstd, gamma, dresidual) || !float_or_bf16(dtype)) return std::nullopt;
     const std::size_t rows = rows_of(x);
     const std::size_t hidden = cols_of(x);
     const bool copy = dtype != x.scalar_type();
@@ -91,6 +84,32 @@ LayerNormGradsWithCast FusedOps::layer_norm_backward_cast(const at::Tensor& dy, 
                 kernel_tensor(gamma), kernel_tensor(r.norm.dx), kernel_tensor(dresidual), kernel_tensor(r.norm.dgamma),
                 kernel_tensor(r.norm.dbeta), kernel_tensor(grad), kernel_tensor(r.cast.bias_grad), workspace_ref(workspace));
     if (!with_bias_grad) r.cast.bias_grad = at::Tensor();
+    return r;
+}
+
+// dx as an FP8 Linear's output gradient too, under delayed scaling (the slot's scale known before the pass): its FP8
+// copy, transposed copy and amax and its column sums from the backward's own pass.
+std::optional<LayerNormGradsWithFp8> FusedOps::layer_norm_backward_quantize(const at::Tensor& dy, const at::Tensor& x,
+                                                                            const at::Tensor& mean, const at::Tensor& rstd,
+                                                                            const at::Tensor& gamma, const at::Tensor& dresidual,
+                                                                            const Fp8Quantizer& quantizer, bool with_bias_grad) const {
+    if (norm_backward_misfit(dy, x, mean, rstd, gamma, dresidual) || !delayed_kernel_cast(x, quantizer)) return std::nullopt;
+    const std::size_t rows = rows_of(x);
+    const std::size_t hidden = cols_of(x);
+    LayerNormGradsWithFp8 r;
+    r.norm.dx = at::empty_like(x);
+    r.norm.dgamma = at::empty_like(gamma);
+    r.norm.dbeta = at::empty_like(gamma);
+    r.fp8.grad = empty_fp8(x, quantizer);
+    r.fp8.bias_grad = at::empty({x.size(1)}, x.options().dtype(at::kFloat));
+    const at::Tensor workspace = byte_buffer(kernels::layer_norm_backward_cast_dbias_workspace_bytes(rows, hidden), x);
+    TEWB_KERNEL(x, (Tensors{dy, x, mean, rstd, gamma, dresidual}),
+                (Tensors{r.norm.dx, r.norm.dgamma, r.norm.dbeta, r.fp8.grad.data, r.fp8.grad.transposed, r.fp8.bias_grad}),
+                layer_norm_backward_quantize_dbias, kernel_tensor(dy), kernel_tensor(x), kernel_tensor(mean), kernel_tensor(rstd),
+                kernel_tensor(gamma), kernel_tensor(r.norm.dx), kernel_tensor(dresidual), kernel_tensor(r.norm.dgamma),
+                kernel_tensor(r.norm.dbeta), fp8_tensor(r.fp8.grad, quantizer), kernel_tensor(r.fp8.bias_grad), workspace_ref(workspace));
+    hand_out_live_scale_inv(r.fp8.grad, quantizer);
+    if (!with_bias_grad) r.fp8.bias_grad = at::Tensor();
     return r;
 }
 

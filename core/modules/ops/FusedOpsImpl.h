@@ -102,9 +102,14 @@ public:
     LayerNormGrads layer_norm_backward_add(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
                                            const at::Tensor& rstd, const at::Tensor& gamma,
                                            const at::Tensor& dresidual) const override;
-    LayerNormGradsWithCast layer_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
-                                                    const at::Tensor& rstd, const at::Tensor& gamma, const at::Tensor& dresidual,
-                                                    at::ScalarType dtype, bool with_bias_grad) const override;
+    std::optional<LayerNormGradsWithCast> layer_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
+                                                                   const at::Tensor& rstd, const at::Tensor& gamma,
+                                                                   const at::Tensor& dresidual, at::ScalarType dtype,
+                                                                   bool with_bias_grad) const override;
+    std::optional<LayerNormGradsWithFp8> layer_norm_backward_quantize(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
+                                                                      const at::Tensor& rstd, const at::Tensor& gamma,
+                                                                      const at::Tensor& dresidual, const Fp8Quantizer& quantizer,
+                                                                      bool with_bias_grad) const override;
     at::Tensor gelu_forward(const at::Tensor& x) const override;
     at::Tensor gelu_backward(const at::Tensor& dy, const at::Tensor& x) const override;
     Fp8Tensor layer_norm_quantize(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,

@@ -88,14 +88,16 @@ GradWithBias TeOps::gemm_dgelu(const at::Tensor& dy, const at::Tensor& weight, c
     return {grad, bias_grad(grad)};
 }
 
-LayerNormGradsWithCast TeOps::layer_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
-                                                       const at::Tensor& rstd, const at::Tensor& gamma, const at::Tensor& dresidual,
-                                                       at::ScalarType dtype, bool with_bias_grad) const {
-    LayerNormGradsWithCast r;
-    r.norm = dresidual.defined() ? layer_norm_backward_add(dy, x, mean, rstd, gamma, dresidual)
-                                 : layer_norm_backward(dy, x, mean, rstd, gamma);
-    r.cast = with_bias_grad ? cast_dbias(r.norm.dx, dtype) : GradWithBias{r.norm.dx.to(dtype), at::Tensor()};
-    return r;
+std::optional<LayerNormGradsWithCast> TeOps::layer_norm_backward_cast(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                                                      const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                                                      at::ScalarType, bool) const {
+    return std::nullopt;
+}
+
+std::optional<LayerNormGradsWithFp8> TeOps::layer_norm_backward_quantize(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                                                         const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                                                         const Fp8Quantizer&, bool) const {
+    return std::nullopt;
 }
 
 GradWithBias TeOps::cast_dbias(const at::Tensor& dy, at::ScalarType dtype) const {

@@ -48,13 +48,6 @@ struct GradWithBias {
     at::Tensor bias_grad;  // float32 unless stated
 };
 
-// A LayerNorm backward whose dx is also a Linear's output gradient (TeOps::layer_norm_backward_cast): the norm's
-// gradients, and that gradient in the Linear's GEMMs' dtype with its column sums.
-struct LayerNormGradsWithCast {
-    LayerNormGrads norm;
-    GradWithBias cast;  // grad: dx itself where it already has the dtype; bias_grad: undefined unless asked for
-};
-
 // One weight's FP8 cast (with its transposed copy) with its own quantizer: quantize_weights takes several.
 struct WeightCast {
     at::Tensor weight;
@@ -64,6 +57,19 @@ struct WeightCast {
 struct Fp8GradWithBias {
     Fp8Tensor grad;        // with its transposed copy
     at::Tensor bias_grad;  // float32
+};
+
+// A LayerNorm backward whose dx is also a Linear's output gradient (TeOps::layer_norm_backward_cast): the norm's
+// gradients, and that gradient in the Linear's GEMMs' dtype with its column sums.
+struct LayerNormGradsWithCast {
+    LayerNormGrads norm;
+    GradWithBias cast;  // grad: dx itself where it already has the dtype; bias_grad: undefined unless asked for
+};
+
+// The same for an FP8 Linear (TeOps::layer_norm_backward_quantize): dx cast with its grad-output quantizer.
+struct LayerNormGradsWithFp8 {
+    LayerNormGrads norm;
+    Fp8GradWithBias fp8;  // with its transposed copy; bias_grad undefined unless asked for
 };
 
 // A weight whose FP8 copy (with its transposed copy) an AdamW step writes from the parameter's new value:
@@ -114,13 +120,21 @@ public:
                                                    const at::Tensor& rstd, const at::Tensor& gamma, const at::Tensor& dresidual) const;
     // layer_norm_backward (dresidual undefined) or layer_norm_backward_add whose dx is also the output gradient of the
     // Linear that made x (its output went through a skip connection into this LayerNorm: GradientHandOver): that
-    // gradient in `dtype` too and, with `with_bias_grad`, its column sums in float32 (the Linear's bias gradient). This
-    // default runs the backward, then cast_dbias (or a cast); the fused ops write both from the backward's own pass
-    // (layer_norm_backward_cast_dbias), where the Linear's backward took a cast_dbias launch of its own.
-    virtual LayerNormGradsWithCast layer_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& mean,
-                                                            const at::Tensor& rstd, const at::Tensor& gamma,
-                                                            const at::Tensor& dresidual, at::ScalarType dtype,
-                                                            bool with_bias_grad) const;
+    // gradient in `dtype` too and, with `with_bias_grad`, its column sums in float32 (the Linear's bias gradient), from
+    // the backward's own pass (fused: layer_norm_backward_cast_dbias), where the Linear's backward took a cast_dbias
+    // launch of its own. Nothing where an implementation has no such pass for these operands (this default, so the
+    // reference: it would only move the same ops into another module); the Linear then casts for itself.
+    virtual std::optional<LayerNormGradsWithCast> layer_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x,
+                                                                           const at::Tensor& mean, const at::Tensor& rstd,
+                                                                           const at::Tensor& gamma, const at::Tensor& dresidual,
+                                                                           at::ScalarType dtype, bool with_bias_grad) const;
+    // The same for a Linear whose backward runs in FP8: dx cast with the Linear's grad-output quantizer, with its
+    // transposed copy and amax (fused under delayed scaling: layer_norm_backward_quantize_dbias, in place of the Linear's
+    // cast_transpose_dbias_to_fp8). Nothing where there is no such pass (this default; other recipes).
+    virtual std::optional<LayerNormGradsWithFp8> layer_norm_backward_quantize(const at::Tensor& dy, const at::Tensor& x,
+                                                                              const at::Tensor& mean, const at::Tensor& rstd,
+                                                                              const at::Tensor& gamma, const at::Tensor& dresidual,
+                                                                              const Fp8Quantizer& quantizer, bool with_bias_grad) const;
 
     // GELU, tanh form; the result and the gradient in x's dtype.
     virtual at::Tensor gelu_forward(const at::Tensor& x) const = 0;

@@ -81,6 +81,18 @@ void layer_norm_backward_cast_dbias(const Tensor& dy, const Tensor& x, const Ten
                                     const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma, const Tensor& dbeta,
                                     const Tensor& grad, const Tensor& dbias, const Workspace& workspace, Stream stream);
 
+// The same for a Linear whose backward runs in FP8: fp8 ([rows, hidden], E4M3 or E5M2, with fp8.transposed [hidden,
+// rows] and fp8.scale required; fp8.amax optional) gets dx as stored, cast as cast_transpose_to_fp8 casts it (the same
+// bytes), and dbias dx's column sums. One launch on the fast kernel for rows of at most 2048 elements: it takes bands
+// of consecutive rows (normalization/layer_norm_rule.h; the band decides which rows each block sums, so the sums'
+// order, different from layer_norm_backward_add's) and writes the transposed copy from a shared-memory stage.
+// Elsewhere layer_norm_backward_add's launches and then cast_transpose_dbias_to_fp8 over dx (its order). Workspace:
+// layer_norm_backward_cast_dbias_workspace_bytes.
+void layer_norm_backward_quantize_dbias(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                        const Tensor& gamma, const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma,
+                                        const Tensor& dbeta, const Tensor& fp8, const Tensor& dbias, const Workspace& workspace,
+                                        Stream stream);
+
 // y = x * rstd * gamma with rstd = 1 / sqrt(mean(x^2) + eps); no mean is subtracted and there is no bias; rstd
 // saved. One launch: a warp per row; with the FP8 transposed copy, bands of 32 rows whose copy is written from
 // shared memory in the same launch.
@@ -102,7 +114,7 @@ namespace tewb::kernels {
 // The backward passes' scratch for their partial rows: 2 * min(max(rows, 1), 256) * hidden floats (dgamma's and
 // dbeta's); RMSNorm's min(max(rows, 1), 256) * hidden (dgamma's).
 std::size_t layer_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden);
-// layer_norm_backward_cast_dbias's: 3 * min(max(rows, 1), 256) * hidden floats.
+// layer_norm_backward_cast_dbias's and layer_norm_backward_quantize_dbias's: 3 * min(max(rows, 1), 256) * hidden floats.
 std::size_t layer_norm_backward_cast_dbias_workspace_bytes(std::size_t rows, std::size_t hidden);
 std::size_t rms_norm_backward_workspace_bytes(std::size_t rows, std::size_t hidden);
 
