@@ -518,9 +518,7 @@ void launch_layer_norm_backward_cast_dbias(const LayerNormBackwardCastCall& c, c
         return;
     }
     launch_layer_norm_backward(a, stream);
-    const std::size_t used = 2 * static_cast<std::size_t>(partials) * hidden * sizeof(float);
-    const Workspace rest{static_cast<unsigned char*>(a.workspace.data) + used, a.workspace.bytes - used};
-    kernels::cast_dbias(input(a.dx.data, a.x.dtype, rows, hidden), c.grad, c.dbias, rest, Stream{stream});
+    kernels::cast_dbias(input(a.dx.data, a.x.dtype, rows, hidden), c.grad, c.dbias, after_backward_rows(a), Stream{stream});
 }
 
 // The FP8 form: one banded launch where the fast kernel fits and rows are at most kLayerNormBackwardFp8MaxHidden long,
@@ -539,13 +537,8 @@ void launch_layer_norm_backward_quantize_dbias(const LayerNormBackwardQuantizeCa
         return;
     }
     launch_layer_norm_backward(a, stream);
-    const std::size_t used = 2 * static_cast<std::size_t>(partials) * hidden * sizeof(float);
-    const Workspace rest{static_cast<unsigned char*>(a.workspace.data) + used, a.workspace.bytes - used};
-    Tensor fp8 = input(c.fp8.data, fp8_dtype(c.fp8.type), rows, hidden);
-    fp8.transposed = c.fp8.transposed;
-    fp8.scale = const_cast<float*>(c.fp8.scale);
-    fp8.amax = c.fp8.amax;
-    kernels::cast_transpose_dbias_to_fp8(input(a.dx.data, a.x.dtype, rows, hidden), fp8, c.dbias, rest, Stream{stream});
+    kernels::cast_transpose_dbias_to_fp8(input(a.dx.data, a.x.dtype, rows, hidden), fp8_output_tensor(c.fp8, rows, hidden), c.dbias,
+                                         after_backward_rows(a), Stream{stream});
 }
 
 }  // namespace

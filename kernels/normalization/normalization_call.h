@@ -80,6 +80,11 @@ std::optional<LayerNormBackwardQuantizeCall> layer_norm_backward_quantize_call(
     const char* call, const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
     const Tensor& dresidual, const Tensor& dgamma, const Tensor& dbeta, const Tensor& fp8, const Tensor& dbias, const Workspace& workspace);
 
+// The hand-over forms' plain path: the workspace after the backward's own partial rows (for the Linear's cast), and
+// the FP8 output as a tensor again (for cast_transpose_dbias_to_fp8).
+Workspace after_backward_rows(const LayerNormBackwardCall& a);
+Tensor fp8_output_tensor(const Fp8Output& fp8, std::size_t rows, std::size_t cols);
+
 // RMSNorm's calls (tewb_kernels/normalization.h's rms_norm_*).
 struct RmsNormForwardCall {
     Tensor x;

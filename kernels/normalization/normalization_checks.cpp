@@ -89,6 +89,32 @@ void check_dresidual(const char* call, const LayerNormBackwardCall& a) {
     check_buffer(call, a.dresidual.data, "dresidual", element_size(a.x.dtype));
 }
 
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte (a null pointer shares none).
+bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+    const auto a0 = reinterpret_cast<std::uintptr_t>(a);
+    const auto b0 = reinterpret_cast<std::uintptr_t>(b);
+    return a != nullptr && b != nullptr && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+}
+
+std::size_t bytes(const Tensor& t) {
+    return t.rows * t.cols * element_size(t.dtype);
+}
+
+// The hand-over forms' shared part: the backward's own arguments with their larger workspace, and dbias (float32
+// [1, hidden]). False when there are no rows.
+bool check_handover_backward(const char* call, const LayerNormBackwardCall& a, const Tensor& dbias) {
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    if (dbias.dtype != DType::Float32) fail(call, "dbias has dtype " + std::string(to_string(dbias.dtype)) + "; allowed: float32");
+    check_shape(call, dbias, "dbias", 1, hidden);
+    if (!check_layer_norm_backward_arguments(call, a, layer_norm_backward_cast_dbias_workspace_bytes(rows, hidden),
+                                             "layer_norm_backward_cast_dbias_workspace_bytes")) {
+        return false;
+    }
+    check_dresidual(call, a);
+    return true;
+}
+
 bool check_rms_norm_forward_arguments(const char* call, const RmsNormForwardCall& a) {
     const std::size_t rows = a.x.rows;
     const std::size_t hidden = a.x.cols;
@@ -184,20 +210,8 @@ std::optional<LayerNormBackwardCastCall> layer_norm_backward_cast_call(const cha
         check_float_or_bf16(call, grad.dtype, "grad");
         check_shape(call, grad, "grad", rows, hidden);
     }
-    if (dbias.dtype != DType::Float32) fail(call, "dbias has dtype " + std::string(to_string(dbias.dtype)) + "; allowed: float32");
-    check_shape(call, dbias, "dbias", 1, hidden);
-    if (!check_layer_norm_backward_arguments(call, a.norm, layer_norm_backward_cast_dbias_workspace_bytes(rows, hidden),
-                                             "layer_norm_backward_cast_dbias_workspace_bytes")) {
-        return std::nullopt;
-    }
-    check_dresidual(call, a.norm);
+    if (!check_handover_backward(call, a.norm, dbias)) return std::nullopt;
     check_buffer(call, dbias.data, "dbias", alignof(float));
-    const auto bytes = [&](const Tensor& t) { return t.rows * t.cols * element_size(t.dtype); };
-    const auto overlap = [](const void* a_data, std::size_t a_bytes, const void* b_data, std::size_t b_bytes) {
-        const auto a0 = reinterpret_cast<std::uintptr_t>(a_data);
-        const auto b0 = reinterpret_cast<std::uintptr_t>(b_data);
-        return a_data != nullptr && b_data != nullptr && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
-    };
     const std::pair<Tensor, const char*> inputs[] = {{dy, "dy"}, {x, "x"}, {dx, "dx"}, {dresidual, "dresidual"}};
     if (grad.data != nullptr) {
         check_buffer(call, grad.data, "grad", element_size(grad.dtype));
@@ -223,23 +237,11 @@ std::optional<LayerNormBackwardQuantizeCall> layer_norm_backward_quantize_call(
                                            gamma, dx, dresidual, dgamma, dbeta, workspace},
                                           fp8_output(call, fp8, "fp8", rows, hidden),
                                           dbias};
-    if (dbias.dtype != DType::Float32) fail(call, "dbias has dtype " + std::string(to_string(dbias.dtype)) + "; allowed: float32");
-    check_shape(call, dbias, "dbias", 1, hidden);
-    if (!check_layer_norm_backward_arguments(call, a.norm, layer_norm_backward_cast_dbias_workspace_bytes(rows, hidden),
-                                             "layer_norm_backward_cast_dbias_workspace_bytes")) {
-        return std::nullopt;
-    }
-    check_dresidual(call, a.norm);
+    if (!check_handover_backward(call, a.norm, dbias)) return std::nullopt;
     if (a.fp8.transposed == nullptr) fail(call, "fp8.transposed is null (the FP8 Linear's wgrad reads it)");
     check_fp8_output(call, a.fp8);
     if (a.fp8.scale == nullptr) fail(call, "fp8.scale is null");
     check_buffer(call, dbias.data, "dbias", alignof(float));
-    const auto overlap = [](const void* a_data, std::size_t a_bytes, const void* b_data, std::size_t b_bytes) {
-        const auto a0 = reinterpret_cast<std::uintptr_t>(a_data);
-        const auto b0 = reinterpret_cast<std::uintptr_t>(b_data);
-        return a_data != nullptr && b_data != nullptr && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
-    };
-    const auto bytes = [](const Tensor& t) { return t.rows * t.cols * element_size(t.dtype); };
     // The banded kernel's band count (rows + band - 1) / band in an int.
     if (rows > static_cast<std::size_t>(std::numeric_limits<int>::max()) - 32) {
         fail(call, "rows = " + std::to_string(rows) + "; allowed: at most 2^31 - 33");
@@ -276,6 +278,19 @@ std::optional<RmsNormBackwardCall> rms_norm_backward_call(const char* call, cons
     const RmsNormBackwardCall a{dy, x, float_vector(call, rstd, "rstd", x.rows), gamma, dx, dresidual, dgamma, workspace};
     if (!check_rms_norm_backward_arguments(call, a, rms_norm_backward_workspace_bytes(x.rows, x.cols))) return std::nullopt;
     return a;
+}
+
+Workspace after_backward_rows(const LayerNormBackwardCall& a) {
+    const std::size_t used = 2 * static_cast<std::size_t>(norm_backward_chunks(a.x.rows)) * a.x.cols * sizeof(float);
+    return {static_cast<unsigned char*>(a.workspace.data) + used, a.workspace.bytes - used};
+}
+
+Tensor fp8_output_tensor(const Fp8Output& fp8, std::size_t rows, std::size_t cols) {
+    Tensor t = input(fp8.data, fp8_dtype(fp8.type), rows, cols);
+    t.transposed = fp8.transposed;
+    t.scale = const_cast<float*>(fp8.scale);
+    t.amax = fp8.amax;
+    return t;
 }
 
 }  // namespace tewb::kernels::detail

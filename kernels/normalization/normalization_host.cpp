@@ -400,9 +400,7 @@ void backward_cast_dbias(const detail::LayerNormBackwardCastCall& call) {
     const std::size_t partials = static_cast<std::size_t>(detail::norm_backward_chunks(rows));
     if (!order.fast) {
         backward(a);
-        const std::size_t used = 2 * partials * hidden * sizeof(float);
-        const Workspace rest{static_cast<unsigned char*>(a.workspace.data) + used, a.workspace.bytes - used};
-        host::cast_dbias(input(a.dx.data, a.x.dtype, rows, hidden), call.grad, call.dbias, rest, Stream{});
+        host::cast_dbias(input(a.dx.data, a.x.dtype, rows, hidden), call.grad, call.dbias, detail::after_backward_rows(a), Stream{});
         return;
     }
     const std::vector<float> gam = load_vector(a.gamma.data, a.gamma.dtype, hidden);
@@ -430,15 +428,10 @@ void backward_quantize_dbias(const detail::LayerNormBackwardQuantizeCall& call) 
     RowOrder order = row_order(a.x.dtype, hidden, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data, call.fp8.data});
     if (hidden > detail::kLayerNormBackwardFp8MaxHidden) order = RowOrder{};
     const std::size_t partials = static_cast<std::size_t>(detail::norm_backward_chunks(rows));
-    Tensor fp8 = input(call.fp8.data, fp8_dtype(call.fp8.type), rows, hidden);
-    fp8.transposed = call.fp8.transposed;
-    fp8.scale = const_cast<float*>(call.fp8.scale);
-    fp8.amax = call.fp8.amax;
     if (!order.fast) {
         backward(a);
-        const std::size_t used = 2 * partials * hidden * sizeof(float);
-        const Workspace rest{static_cast<unsigned char*>(a.workspace.data) + used, a.workspace.bytes - used};
-        host::cast_transpose_dbias_to_fp8(input(a.dx.data, a.x.dtype, rows, hidden), fp8, call.dbias, rest, Stream{});
+        host::cast_transpose_dbias_to_fp8(input(a.dx.data, a.x.dtype, rows, hidden), detail::fp8_output_tensor(call.fp8, rows, hidden),
+                                          call.dbias, detail::after_backward_rows(a), Stream{});
         return;
     }
     const std::vector<float> gam = load_vector(a.gamma.data, a.gamma.dtype, hidden);
