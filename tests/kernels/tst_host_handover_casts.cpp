@@ -159,6 +159,20 @@ struct NormInputs {
     Tensor vector_of(const float* v) const { return input(v, DType::Float32, 1, rows); }
 };
 
+// The by-class finish of the LayerNorm backward's partial rows (layer_norm_dparams.cuh): per column, 8 class sums
+// (partial rows w, w + 8, ...) from 0, then the classes added in order.
+std::vector<float> class_finish(const std::vector<std::vector<float>>& partial, std::size_t hidden) {
+    std::vector<float> total(hidden, 0.0f);
+    for (std::size_t c = 0; c < hidden; ++c) {
+        float classes[8] = {};
+        for (std::size_t w = 0; w < 8; ++w) {
+            for (std::size_t k = w; k < partial.size(); k += 8) classes[w] += partial[k][c];
+        }
+        for (const float v : classes) total[c] += v;
+    }
+    return total;
+}
+
 // The fast kernel's order for dx's column sums (layer_norm_fast.cuh, layer_norm_dparams.cuh), re-derived: block k of
 // min(ceil(rows / groups), 256) blocks, its group i summing rows k · groups + i, + blocks · groups, ... in order from
 // 0; the block's groups added in order; then per column 8 class sums (partial rows w, w + 8, ...) added in order.
@@ -174,15 +188,7 @@ std::vector<float> fast_column_sums(const std::vector<float>& dx, std::size_t ro
             for (std::size_t c = 0; c < hidden; ++c) partial[k][c] = groups == 1 ? acc[c] : partial[k][c] + acc[c];
         }
     }
-    std::vector<float> total(hidden, 0.0f);
-    for (std::size_t c = 0; c < hidden; ++c) {
-        float classes[8] = {};
-        for (std::size_t w = 0; w < 8; ++w) {
-            for (std::size_t k = w; k < blocks; k += 8) classes[w] += partial[k][c];
-        }
-        for (const float v : classes) total[c] += v;
-    }
-    return total;
+    return class_finish(partial, hidden);
 }
 
 // The banded FP8 kernel's order (layer_norm_fast.cuh, layer_norm_backward_quantized), re-derived for one sum (term
@@ -205,15 +211,7 @@ std::vector<float> banded_column_sums(const std::function<float(std::size_t, std
             for (std::size_t c = 0; c < hidden; ++c) partial[k][c] = groups == 1 ? acc[c] : partial[k][c] + acc[c];
         }
     }
-    std::vector<float> total(hidden, 0.0f);
-    for (std::size_t c = 0; c < hidden; ++c) {
-        float classes[8] = {};
-        for (std::size_t w = 0; w < 8; ++w) {
-            for (std::size_t k = w; k < blocks; k += 8) classes[w] += partial[k][c];
-        }
-        for (const float v : classes) total[c] += v;
-    }
-    return total;
+    return class_finish(partial, hidden);
 }
 
 }  // namespace
