@@ -14,11 +14,13 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <torch/autograd.h>
 #include <nlohmann/json.hpp>
 
 #include "core/device/DeviceInfo.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "tewb_kernels/activation.h"
+#include "tewb_kernels/attention.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/gemm.h"
 #include "tewb_kernels/normalization.h"
@@ -251,6 +253,58 @@ void bias_gradient_levers(const kernels::GemmCall& base, std::vector<Row>& rows)
 
 }  // namespace
 
+// The seed's attention (32 sequences of 96, 12 heads of 64, q, k and v views of the fused projection's output): the
+// project's kernels (kernels/attention: one launch each way, the gradients written in the projection's layout)
+// against LibTorch's scaled_dot_product_attention as the dispatcher picks it, forward, and forward with backward through
+// autograd (its gradient of the projection's output included, as the modules need it). The value is how many times
+// faster the project's kernels are; the target, 1, is "not slower" (where a GPU shows less, TeOps::owns_attention
+// should hand the attention back to LibTorch: docs/kernels.md, "Attention").
+void attention_levers(std::vector<Row>& rows) {
+    const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+    const std::int64_t batch = 32, seq = 96, heads = 12, head_dim = 64, width = heads * head_dim;
+    const std::size_t tokens = static_cast<std::size_t>(batch * seq);
+    const at::Tensor qkv = at::randn({batch, seq, 3, heads, head_dim}, cuda).to(at::kBFloat16).requires_grad_(true);
+    const at::Tensor d_out = at::randn({batch, seq, width}, cuda).to(at::kBFloat16);
+    const float scale = 1.0f / 8.0f;
+    auto part = [&](const at::Tensor& t, int i) {
+        kernels::Tensor m = kernels::input(t.data_ptr<at::BFloat16>() + i * width, kernels::DType::BFloat16, tokens,
+                                           static_cast<std::size_t>(width));
+        m.row_stride = static_cast<std::size_t>(3 * width);
+        return m;
+    };
+    at::Tensor out = at::empty({batch * seq, width}, cuda.dtype(at::kBFloat16));
+    at::Tensor lse = at::empty({batch * heads, seq}, cuda);
+    at::Tensor grads = at::empty(qkv.sizes(), cuda.dtype(at::kBFloat16));
+    const kernels::AttentionHeads h{static_cast<std::size_t>(seq), static_cast<std::size_t>(heads), scale};
+    const at::Tensor in = qkv.detach();
+    auto forward = [&] {
+        kernels::attention_forward(part(in, 0), part(in, 1), part(in, 2), h, kernel_tensor(out), kernel_tensor(lse), on_stream());
+    };
+    const double own_forward_ms = time_ms(forward);
+    const double own_both_ms = time_ms([&] {
+        forward();
+        kernels::attention_backward(part(in, 0), part(in, 1), part(in, 2), kernel_tensor(out), kernel_tensor(d_out.view({-1, width})),
+                                    kernel_tensor(lse), h, part(grads, 0), part(grads, 1), part(grads, 2), on_stream());
+    });
+    auto sdpa = [&](const at::Tensor& x) {
+        const std::vector<at::Tensor> p = x.unbind(2);
+        return at::scaled_dot_product_attention(p[0].transpose(1, 2), p[1].transpose(1, 2), p[2].transpose(1, 2), {}, 0.0, true,
+                                                scale);
+    };
+    double sdpa_forward_ms = 0;
+    {
+        const at::NoGradGuard no_grad;
+        sdpa_forward_ms = time_ms([&] { (void)sdpa(in); });
+    }
+    const double sdpa_both_ms = time_ms([&] {
+        const at::Tensor y = sdpa(qkv).transpose(1, 2).reshape({batch, seq, width});
+        (void)torch::autograd::grad({y}, {qkv}, {d_out});
+    });
+    const std::string shape = std::to_string(batch) + "x" + std::to_string(seq) + ", 12x64";
+    rows.push_back({"attention_forward vs sdpa", shape, own_forward_ms, sdpa_forward_ms / own_forward_ms, "x", 1.0});
+    rows.push_back({"attention fwd+bwd vs sdpa + autograd", shape, own_both_ms, sdpa_both_ms / own_both_ms, "x", 1.0});
+}
+
 int main(int argc, char** argv) {
     const std::string json_path = argc == 3 && std::string(argv[1]) == "--json" ? argv[2] : "";
     const DeviceInfo device = detect_device();
@@ -381,6 +435,11 @@ int main(int argc, char** argv) {
         layer_norm_handover_levers(rows);
     } catch (const std::exception& e) {
         std::printf("hand-over levers not timed: %s\n", e.what());
+    }
+    try {
+        attention_levers(rows);
+    } catch (const std::exception& e) {
+        std::printf("attention not timed: %s\n", e.what());
     }
     const double bf16_ms = time_ms([&] { run_gemm(g); });
     const double bf16_tflops = flops / (bf16_ms * 1e9);

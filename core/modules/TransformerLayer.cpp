@@ -1,5 +1,6 @@
 #include "core/modules/TransformerLayer.h"
 
+#include <cmath>
 #include <tuple>
 #include <vector>
 
@@ -68,6 +69,9 @@ at::Tensor TransformerLayer::rotate(const at::Tensor& qkv, const RotaryAngles& r
 
 // q, k, v [batch, seq, heads, d] → the attention's output [batch, seq, hidden].
 at::Tensor TransformerLayer::attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) const {
+    // The ops' own attention where they have one for this shape (one launch each way), else LibTorch's backends.
+    const TeOps& ops = ops_in_force(q.device());
+    if (ops.owns_attention(q, k, v)) return apply_attention(q, k, v, 1.0 / std::sqrt(static_cast<double>(q.size(3))), ops);
     const at::Tensor y =
         at::scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), {}, 0.0, /*is_causal=*/true);
     return y.transpose(1, 2).reshape({q.size(0), q.size(1), hidden_});
@@ -90,6 +94,7 @@ at::Tensor TransformerLayer::attention(const at::Tensor& qkv) const {
     const at::Tensor heads = qkv.view({batch, seq, heads_ + 2 * kv_heads_, d});
     // As unbind above: split's backward concatenates the three gradients into one tensor of the view's layout.
     const std::vector<at::Tensor> parts = heads.split_with_sizes({heads_, kv_heads_, kv_heads_}, 2);
+    if (kv_heads_ == heads_) return attention(parts[0], parts[1], parts[2]);
     y = at::scaled_dot_product_attention(parts[0].transpose(1, 2), parts[1].transpose(1, 2), parts[2].transpose(1, 2), {}, 0.0,
                                          /*is_causal=*/true, std::nullopt, /*enable_gqa=*/kv_heads_ < heads_);
     return y.transpose(1, 2).reshape({batch, seq, hidden_});

@@ -195,10 +195,12 @@ struct Execution {
     std::optional<std::uint64_t> graph_pool_bytes;
     // Eager runs on the fused ops: launches per timed step of this project's kernels (casts, LayerNorm,
     // GELU, the FP8 scale update, cuBLASLt GEMMs through the wrapper, and for the te model its embedding, loss and
-    // AdamW), counted by the kernels library; LibTorch's own launches (attention) are not in it.
+    // AdamW, and the attention where execution.attention_backend is "tewb"), counted by the kernels library;
+    // LibTorch's own launches (its attention elsewhere) are not in it.
     std::optional<double> fused_launches_per_step;
     // LibTorch's scaled_dot_product_attention backend the attention ran on ("flash", "efficient", "cudnn",
-    // "math", ...; model/AttentionBackend.h); empty in records from before it was recorded.
+    // "math", ...; model/AttentionBackend.h), or "tewb" where a te run's fused ops ran it on the project's own
+    // kernels (kernels/attention); empty in records from before it was recorded.
     std::string attention_backend;
     std::optional<DistExecution> dist;
     // The weights after the last step, in three numbers (float64 sums over every parameter: of the values,

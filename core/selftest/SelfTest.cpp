@@ -39,6 +39,7 @@ SelfTestReport run_self_test([[maybe_unused]] const DeviceInfo& device) {
         gelus(check);
         swiglus(check);
         rotaries(check);
+        attentions(check);
         microscaling(check);
         plain_gemms(check);
         const bool fp8 = runs_fp8_gemms(*device.compute_capability);  // cuBLASLt's FP8 GEMMs

@@ -166,6 +166,7 @@ void layer_norms(Checks& check);                  // NormActivationChecks.cpp
 void gelus(Checks& check);                        // NormActivationChecks.cpp
 void swiglus(Checks& check);                      // NormActivationChecks.cpp
 void rotaries(Checks& check);                     // RotaryChecks.cpp
+void attentions(Checks& check);                   // AttentionChecks.cpp
 void microscaling(Checks& check);                 // MxChecks.cpp
 void plain_gemms(Checks& check);                  // GemmChecks.cpp
 void fp8_gemms(Checks& check);                    // GemmChecks.cpp

@@ -561,7 +561,8 @@ RunRecord run_header(const ResolvedRun& run, const DeviceInfo& device, const TeO
     const bool bf16 = facts.compute == ComputeDtype::BFloat16;
     execution.attention_backend = attention_backend(resolved.model, resolved.batch, bf16 ? at::kBFloat16 : at::kFloat,
                                                     cuda ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(run.device_index))
-                                                         : c10::Device(c10::kCPU));
+                                                         : c10::Device(c10::kCPU),
+                                                    run.config.backend == Backend::Te ? &ops : nullptr);
     if (cuda) {
         if (const auto peak = find_peak_throughput(device.gpu_name)) {
             const double value = resolved.precision == Precision::Fp32 ? peak->fp32_tflops : peak->bf16_tflops;

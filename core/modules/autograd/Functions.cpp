@@ -443,6 +443,30 @@ struct RotaryFunction : torch::autograd::Function<RotaryFunction> {
     }
 };
 
+struct AttentionState {
+    const TeOps* ops = nullptr;
+    at::Tensor q, k, v;
+    AttentionResult forward;  // out detached: a saved output would hold its own node alive
+    double scale = 1.0;
+};
+
+struct AttentionFunction : torch::autograd::Function<AttentionFunction> {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale,
+                              const TeOps* ops) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        AttentionResult r = ops->attention_forward(q, k, v, scale);
+        keep(ctx, AttentionState{ops, q, k, v, {r.out.detach(), r.lse}, scale});
+        return r.out;
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        const AttentionState s = take<AttentionState>(ctx, "Attention");
+        const AttentionGrads g = s.ops->attention_backward(s.q, s.k, s.v, s.forward, grads[0], s.scale);
+        return {g.dq, g.dk, g.dv, at::Tensor(), at::Tensor()};
+    }
+};
+
 struct EmbeddingState {
     const TeOps* ops = nullptr;
     at::Tensor tokens;
@@ -611,6 +635,10 @@ at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, co
     }
     return LayerNormMlpFunction::apply(x, gamma, b, fc1_weight, b1, fc2_weight, b2, norm, fc1, fc2, activation, false, input_grad,
                                        output_grad);
+}
+
+at::Tensor apply_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale, const TeOps& ops) {
+    return AttentionFunction::apply(q, k, v, scale, &ops);
 }
 
 at::Tensor apply_rotary_embedding(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,

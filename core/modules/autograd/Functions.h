@@ -113,6 +113,11 @@ at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, co
 at::Tensor apply_rotary_embedding(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
                                   const TeOps& ops);
 
+// Causal attention over q, k, v [batch, seq, heads, head_dim] by ops that own it (TeOps::owns_attention): the output
+// [batch, seq, heads · head_dim]; the backward is one call of the ops' attention_backward, whose q, k and v gradients
+// are views of one tensor in the qkv projection's layout.
+at::Tensor apply_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale, const TeOps& ops);
+
 // The model's two ends. A token table tied between the embedding and the head gets its gradient from both; the
 // head's backward (which runs first) hands its weight gradient over here instead of to the engine, and the
 // embedding's backward adds its rows into that tensor and returns it as the table's gradient from both, so the

@@ -2,7 +2,7 @@
 
 // The class behind fused_host_ops() / fused_cuda_ops() (FusedOps.h), shared by the files that implement it
 // (one concern each): FusedOps.cpp (operand checks, launching, FP8 outputs), FusedGemms.cpp,
-// FusedNormActivation.cpp, FusedRmsNormSwiglu.cpp, FusedRotary.cpp, FusedCasts.cpp, FusedMicroscaling.cpp, FusedModelEnds.cpp
+// FusedNormActivation.cpp, FusedRmsNormSwiglu.cpp, FusedRotary.cpp, FusedAttention.cpp, FusedCasts.cpp, FusedMicroscaling.cpp, FusedModelEnds.cpp
 // (embedding, loss, optimizer). Internal to
 // core/modules/ops.
 
@@ -135,6 +135,12 @@ public:
     // FusedRotary.cpp
     at::Tensor rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
                       bool inverse) const override;
+
+    // FusedAttention.cpp
+    bool owns_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) const override;
+    AttentionResult attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) const override;
+    AttentionGrads attention_backward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const AttentionResult& forward,
+                                      const at::Tensor& d_out, double scale) const override;
 
     // FusedGemms.cpp
     at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,

@@ -74,6 +74,19 @@ struct LayerNormGradsWithFp8 {
 
 // A weight whose FP8 copy (with its transposed copy) an AdamW step writes from the parameter's new value:
 // params[param] cast with `quantizer`, as quantize_weights would cast it in the next forward.
+// The causal attention's output [batch, seq, heads · head_dim] and the logsumexp of each query's scaled scores
+// (float32 [batch · heads, seq]), which its backward reads.
+struct AttentionResult {
+    at::Tensor out;
+    at::Tensor lse;
+};
+
+// q's, k's and v's gradients, each [batch, seq, heads, head_dim]: three views of one [batch · seq, 3 · heads ·
+// head_dim] tensor (the qkv projection's layout), q's columns first.
+struct AttentionGrads {
+    at::Tensor dq, dk, dv;
+};
+
 struct OptimizerFp8Cast {
     std::size_t param = 0;
     Fp8Quantizer quantizer;
@@ -170,6 +183,17 @@ public:
     // backward of the forward.
     virtual at::Tensor rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
                               bool inverse) const;
+    // Whether these ops run the causal attention of q, k, v themselves (attention_forward below): q, k and v
+    // [batch, seq, heads, head_dim] of one shape, dtype and device, each with its tokens one stride apart (views of a
+    // fused projection are). The default does not: the modules call LibTorch's scaled_dot_product_attention. The fused
+    // ops do for bfloat16 on their device where kernels/attention's rule (attention_refusal: short sequences, head_dim
+    // a multiple of 16) takes the shape: one launch forward, one backward, where LibTorch's backends take 3 to 5.
+    virtual bool owns_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) const;
+    // Causal softmax(q kᵀ · scale) v (only where owns_attention).
+    virtual AttentionResult attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) const;
+    // Its backward from the output gradient d_out ([batch, seq, heads · head_dim]) and what the forward saved.
+    virtual AttentionGrads attention_backward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                              const AttentionResult& forward, const at::Tensor& d_out, double scale) const;
 
     // High precision: a and b in the same dtype, float32 accumulation, result in out_dtype.
     virtual at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,

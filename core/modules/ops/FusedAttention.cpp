@@ -1,0 +1,87 @@
+// The fused ops' causal attention (FusedOpsImpl.h): kernels/attention's forward and backward, one launch each, over
+// q, k and v where they lie (views of the fused qkv projection) and the gradients written in the projection's layout.
+#include <string>
+
+#include <ATen/ops/empty.h>
+
+#include "core/modules/ops/FusedOpsImpl.h"
+#include "core/modules/ops/KernelTypes.h"
+#include "tewb_kernels/attention.h"
+
+namespace tewb::fused_ops {
+
+namespace {
+
+// The elements between two tokens' rows of t [batch, seq, heads, d]; nothing when each token's heads are not one
+// contiguous row or the tokens are not one stride apart.
+std::optional<std::int64_t> token_stride(const at::Tensor& t) {
+    if (t.dim() != 4) return std::nullopt;
+    const std::int64_t batch = t.size(0), seq = t.size(1), heads = t.size(2), d = t.size(3);
+    if ((d > 1 && t.stride(3) != 1) || (heads > 1 && t.stride(2) != d)) return std::nullopt;
+    const std::int64_t cols = heads * d;
+    std::int64_t stride = cols;
+    if (seq > 1) {
+        stride = t.stride(1);
+        if (batch > 1 && t.stride(0) != seq * stride) return std::nullopt;
+    } else if (batch > 1) {
+        stride = t.stride(0);
+    }
+    if (stride < cols) return std::nullopt;
+    return stride;
+}
+
+// t [batch, seq, heads, d] as the kernels' matrix [batch · seq, heads · d] with its token stride.
+kernels::Tensor token_matrix(const at::Tensor& t) {
+    kernels::Tensor m = kernels::input(t.data_ptr(), kernel_dtype(t.scalar_type()), static_cast<std::size_t>(t.size(0) * t.size(1)),
+                                       static_cast<std::size_t>(t.size(2) * t.size(3)));
+    m.row_stride = static_cast<std::size_t>(token_stride(t).value_or(0));
+    return m;
+}
+
+kernels::AttentionHeads heads_of(const at::Tensor& q, double scale) {
+    return {static_cast<std::size_t>(q.size(1)), static_cast<std::size_t>(q.size(2)), static_cast<float>(scale)};
+}
+
+}  // namespace
+
+bool FusedOps::owns_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) const {
+    for (const at::Tensor* t : {&q, &k, &v}) {
+        if (device_misfit(*t, "t") || t->device() != q.device() || t->scalar_type() != at::kBFloat16) return false;
+        if (t->sizes() != q.sizes() || !token_stride(*t)) return false;
+    }
+    if (q.numel() == 0) return false;
+    return !kernels::attention_refusal(static_cast<std::size_t>(q.size(1)), static_cast<std::size_t>(q.size(3)));
+}
+
+AttentionResult FusedOps::attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) const {
+    if (!owns_attention(q, k, v)) {
+        return fall_back("attention_forward", "q, k, v do not fit kernels/attention (owns_attention)",
+                         [&] { return TeOps::attention_forward(q, k, v, scale); });
+    }
+    const std::int64_t batch = q.size(0), seq = q.size(1), cols = q.size(2) * q.size(3);
+    const at::Tensor out = at::empty({batch, seq, cols}, q.options());
+    const at::Tensor lse = at::empty({batch * q.size(2), seq}, q.options().dtype(at::kFloat));
+    TEWB_KERNEL(q, (Tensors{q, k, v}), (Tensors{out, lse}), attention_forward, token_matrix(q), token_matrix(k), token_matrix(v),
+                heads_of(q, scale), kernel_tensor(out.view({batch * seq, cols})), kernel_tensor(lse));
+    return {out, lse};
+}
+
+AttentionGrads FusedOps::attention_backward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                            const AttentionResult& forward, const at::Tensor& d_out, double scale) const {
+    const std::int64_t batch = q.size(0), seq = q.size(1), heads = q.size(2), d = q.size(3);
+    const at::Tensor dy = d_out.reshape({batch * seq, heads * d}).contiguous();
+    if (!owns_attention(q, k, v) || dy.scalar_type() != at::kBFloat16 || device_misfit(dy, "d_out") ||
+        forward.out.scalar_type() != at::kBFloat16 || !forward.out.is_contiguous() || !forward.lse.is_contiguous()) {
+        return fall_back("attention_backward", "q, k, v, the output or its gradient do not fit kernels/attention",
+                         [&] { return TeOps::attention_backward(q, k, v, forward, d_out, scale); });
+    }
+    // The qkv projection's gradient layout: each token's q, k and v gradients side by side.
+    const at::Tensor stacked = at::empty({batch, seq, 3, heads, d}, q.options());
+    const AttentionGrads g{stacked.select(2, 0), stacked.select(2, 1), stacked.select(2, 2)};
+    TEWB_KERNEL(q, (Tensors{q, k, v, forward.out, dy, forward.lse}), Tensors{stacked}, attention_backward, token_matrix(q),
+                token_matrix(k), token_matrix(v), kernel_tensor(forward.out.view({batch * seq, heads * d})), kernel_tensor(dy),
+                kernel_tensor(forward.lse), heads_of(q, scale), token_matrix(g.dq), token_matrix(g.dk), token_matrix(g.dv));
+    return g;
+}
+
+}  // namespace tewb::fused_ops

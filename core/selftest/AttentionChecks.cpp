@@ -1,0 +1,119 @@
+#ifdef TEWB_FUSED_CUDA
+
+// The causal attention's kernels (kernels/attention) against their host twin on copies of the same inputs and against
+// the reference ops' float32 composition (TeOps::attention_*, LibTorch on the GPU), forward and backward; outputs
+// poisoned first, so an element a kernel never wrote fails.
+
+#include "core/selftest/SelfTestChecks.h"
+
+#include <array>
+#include <cmath>
+
+#include "core/modules/ops/KernelTypes.h"
+#include "core/modules/ops/ReferenceOps.h"
+#include "tewb_kernels/attention.h"
+
+namespace tewb::selftest {
+
+namespace {
+
+struct AttentionCase {
+    std::int64_t batch, seq, heads, head_dim;
+    std::int64_t offset;  // elements the qkv buffer starts past a 16-byte boundary (the element-wise loads and stores)
+};
+
+// t [batch, seq, heads, d] as the kernels' matrix [batch · seq, heads · d] with its token stride.
+kernels::Tensor token_matrix(const at::Tensor& t) {
+    kernels::Tensor m = kernels::input(t.data_ptr(), kernel_dtype(t.scalar_type()), static_cast<std::size_t>(t.size(0) * t.size(1)),
+                                       static_cast<std::size_t>(t.size(2) * t.size(3)));
+    m.row_stride = static_cast<std::size_t>(t.size(1) > 1 ? t.stride(1) : t.stride(0));
+    return m;
+}
+
+// Three [batch, seq, heads, d] views of one [batch, seq, 3, heads, d] buffer (the fused projection's layout) that
+// starts `offset` elements in, on `device`, filled with `fill` or NaN.
+std::array<at::Tensor, 3> stacked(const AttentionCase& c, const at::TensorOptions& options, const at::Tensor& fill = {}) {
+    const std::int64_t n = c.batch * c.seq * 3 * c.heads * c.head_dim;
+    at::Tensor buffer = at::full({n + c.offset}, NAN, options.dtype(at::kBFloat16)).narrow(0, c.offset, n);
+    buffer = buffer.view({c.batch, c.seq, 3, c.heads, c.head_dim});
+    if (fill.defined()) buffer.copy_(fill);
+    return {buffer.select(2, 0), buffer.select(2, 1), buffer.select(2, 2)};
+}
+
+struct Outputs {
+    at::Tensor out, lse;
+    std::array<at::Tensor, 3> grads;
+};
+
+// Both kernels over q, k, v (views of `qkv`) and d_out, on qkv's device: the CUDA entry points or the host twins.
+Outputs run(const AttentionCase& c, const at::Tensor& qkv, const at::Tensor& d_out, float scale, bool host) {
+    const at::TensorOptions options = qkv.options();
+    const std::array<at::Tensor, 3> in = stacked(c, options, qkv);
+    Outputs r;
+    r.out = at::full({c.batch * c.seq, c.heads * c.head_dim}, NAN, options);
+    r.lse = at::full({c.batch * c.heads, c.seq}, NAN, options.dtype(at::kFloat));
+    r.grads = stacked(c, options);
+    const kernels::AttentionHeads heads{static_cast<std::size_t>(c.seq), static_cast<std::size_t>(c.heads), scale};
+    const kernels::Tensor dy = kernel_tensor(d_out);
+    if (host) {
+        kernels::host::attention_forward(token_matrix(in[0]), token_matrix(in[1]), token_matrix(in[2]), heads,
+                                         kernel_tensor(r.out), kernel_tensor(r.lse), kernels::Stream{});
+        kernels::host::attention_backward(token_matrix(in[0]), token_matrix(in[1]), token_matrix(in[2]), kernel_tensor(r.out),
+                                          dy, kernel_tensor(r.lse), heads, token_matrix(r.grads[0]), token_matrix(r.grads[1]),
+                                          token_matrix(r.grads[2]), kernels::Stream{});
+    } else {
+        kernels::attention_forward(token_matrix(in[0]), token_matrix(in[1]), token_matrix(in[2]), heads, kernel_tensor(r.out),
+                                   kernel_tensor(r.lse), kernel_stream());
+        kernels::attention_backward(token_matrix(in[0]), token_matrix(in[1]), token_matrix(in[2]), kernel_tensor(r.out), dy,
+                                    kernel_tensor(r.lse), heads, token_matrix(r.grads[0]), token_matrix(r.grads[1]),
+                                    token_matrix(r.grads[2]), kernel_stream());
+    }
+    return r;
+}
+
+void attention_case(Checks& check, const AttentionCase& c) {
+    const std::string shape = std::to_string(c.batch) + "x" + std::to_string(c.seq) + ", " + std::to_string(c.heads) + "x" +
+                              std::to_string(c.head_dim);
+    const std::string dtype = c.offset == 0 ? "BF16" : "BF16, unaligned";
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    const at::Tensor qkv = at::randn({c.batch, c.seq, 3, c.heads, c.head_dim}, cuda()).to(at::kBFloat16);
+    const at::Tensor d_out = at::randn({c.batch * c.seq, c.heads * c.head_dim}, cuda()).to(at::kBFloat16);
+    const Outputs gpu = run(c, qkv, d_out, scale, false);
+    const Outputs host = run(c, qkv.cpu(), d_out.cpu(), scale, true);
+    // The twin rounds at the same points; only the tensor cores' order of summing differs.
+    check.relative("attention_forward", "o vs host twin", shape, dtype, gpu.out.cpu(), host.out, kBf16Bound);
+    check.relative("attention_forward", "lse vs host twin", shape, dtype, gpu.lse.cpu(), host.lse, kFloat32Bound);
+    const char* names[] = {"dq", "dk", "dv"};
+    for (int i = 0; i < 3; ++i) {
+        check.relative("attention_backward", std::string(names[i]) + " vs host twin", shape, dtype, gpu.grads[i].cpu(),
+                       host.grads[i], kBf16Bound);
+    }
+    // The float32 reference (no bfloat16 rounding of P or dS). One-token sequences have dq = dk = 0 in exact math, so
+    // only their o and dv are compared there.
+    const std::array<at::Tensor, 3> in = stacked(c, cuda(), qkv);
+    const AttentionResult ref = reference_ops().attention_forward(in[0], in[1], in[2], scale);
+    check.relative("attention_forward", "o vs float32 reference", shape, dtype, gpu.out, ref.out.reshape_as(gpu.out), kBf16Bound);
+    const AttentionGrads ref_g =
+        reference_ops().attention_backward(in[0], in[1], in[2], ref, d_out.view({c.batch, c.seq, -1}), scale);
+    const at::Tensor want[] = {ref_g.dq, ref_g.dk, ref_g.dv};
+    for (int i = c.seq == 1 ? 2 : 0; i < 3; ++i) {
+        check.relative("attention_backward", std::string(names[i]) + " vs float32 reference", shape, dtype, gpu.grads[i],
+                       want[i], kBf16Bound);
+    }
+}
+
+}  // namespace
+
+// The seed's attention (32 sequences of 96, 12 heads of 64), an odd length, one token, the longest sequences the rule
+// takes at head_dim 64 and 16, the widest head, and the element-wise path (the buffer one element past alignment).
+void attentions(Checks& check) {
+    const AttentionCase cases[] = {{32, 96, 12, 64, 0}, {3, 17, 2, 16, 0}, {2, 1, 3, 32, 0},  {2, 128, 2, 64, 0},
+                                   {1, 176, 2, 16, 0}, {2, 80, 2, 128, 0}, {2, 33, 3, 32, 1}};
+    for (const AttentionCase& c : cases) {
+        check.attempt("attention", std::to_string(c.batch) + "x" + std::to_string(c.seq), "BF16", [&] { attention_case(check, c); });
+    }
+}
+
+}  // namespace tewb::selftest
+
+#endif  // TEWB_FUSED_CUDA

@@ -1,0 +1,424 @@
+// Causal attention for short sequences: one block of 4 warps per (sequence, head) holds the whole sequence in shared
+// memory, so the forward and the backward are one launch each with no float32 accumulator in global memory (cuDNN's
+// and FlashAttention's backward run a pre-pass for delta, a memset and a conversion of dq besides the kernel). The
+// products run on the tensor cores (nvcuda::wmma, 16 × 16 × 16 bfloat16 tiles, float32 sums); the softmax,
+// the masks and the roundings in float32 as attention.h writes them. Rows past seq are zero in shared memory and
+// never stored; the tiles above the diagonal are never computed.
+#include <mma.h>
+
+#include <cstdint>
+#include <mutex>
+#include <set>
+
+#include "attention/attention_call.h"
+#include "common/check.h"
+#include "common/elementwise.cuh"
+#include "common/stream.cuh"
+
+namespace tewb::kernels::detail {
+
+namespace {
+
+using namespace nvcuda;
+using bf16 = __nv_bfloat16;
+
+constexpr int kTile = static_cast<int>(kAttentionTile);
+constexpr int kThreads = 32 * kAttentionWarps;
+constexpr int kMaxPerLane = static_cast<int>((kAttentionMaxSeq + 31) / 32);
+
+using Accumulator = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
+using RowA = wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major>;
+using ColA = wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::col_major>;
+using RowB = wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::row_major>;
+using ColB = wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::col_major>;
+
+// A matrix's rows as the kernels read them (HeadRows with the element type) and whether 16-byte accesses line up.
+struct Rows {
+    bf16* data;
+    std::size_t stride;
+    bool vector;
+};
+
+struct Geometry {
+    int batch, seq, heads, head_dim, padded_seq;
+    float scale;
+};
+
+__device__ inline float warp_max(float v) {
+    for (int offset = 16; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    return v;
+}
+
+// The first element of row i of head h of sequence b.
+__device__ inline std::size_t row_start(const Rows& m, const Geometry& g, int b, int h, int i) {
+    return (static_cast<std::size_t>(b) * g.seq + i) * m.stride + static_cast<std::size_t>(h) * g.head_dim;
+}
+
+// Shared matrices' rows are padded (kAttentionPadBf16 / kAttentionPadFloat elements) so that the tensor cores'
+// loads of 8 rows do not all fall into the same banks.
+__device__ inline int head_ld(const Geometry& g) {
+    return g.head_dim + static_cast<int>(kAttentionPadBf16);
+}
+
+// The sequence's rows of one head into shared memory [padded_seq, head_ld], rows past seq zero. All threads.
+__device__ void load_head(const Rows& m, const Geometry& g, int b, int h, bf16* out) {
+    const int chunks = g.head_dim / 8;  // 16-byte chunks of a row (head_dim is a multiple of 16)
+    for (int idx = threadIdx.x; idx < g.padded_seq * chunks; idx += blockDim.x) {
+        const int i = idx / chunks;
+        const int c = idx % chunks * 8;
+        uint4 value = make_uint4(0, 0, 0, 0);
+        if (i < g.seq) {
+            const bf16* src = m.data + row_start(m, g, b, h, i) + c;
+            if (m.vector) {
+                value = *reinterpret_cast<const uint4*>(src);
+            } else {
+                alignas(16) bf16 e[8];
+#pragma unroll
+                for (int t = 0; t < 8; ++t) e[t] = src[t];
+                value = *reinterpret_cast<const uint4*>(e);
+            }
+        }
+        *reinterpret_cast<uint4*>(out + i * head_ld(g) + c) = value;
+    }
+}
+
+// A warp's 16 × 16 float32 tile (stage, leading dimension 16) times `factor`, rounded to bfloat16, into rows
+// row0.. and columns col0.. of one head of m; rows past seq are not stored. Each lane: 8 consecutive columns of a row.
+__device__ void store_tile(const float* stage, float factor, const Rows& m, const Geometry& g, int b, int h, int row0, int col0) {
+    const int lane = threadIdx.x % 32;
+    const int r = lane / 2;
+    const int c = lane % 2 * 8;
+    if (row0 + r >= g.seq) return;
+    float v[8];
+#pragma unroll
+    for (int t = 0; t < 8; ++t) v[t] = stage[r * kTile + c + t] * factor;
+    bf16* dst = m.data + row_start(m, g, b, h, row0 + r) + col0 + c;
+    if (m.vector) {
+        *reinterpret_cast<uint4*>(dst) = pack(v);
+    } else {
+#pragma unroll
+        for (int t = 0; t < 8; ++t) dst[t] = __float2bfloat16(v[t]);
+    }
+}
+
+// A finished accumulator through the warp's stage tile into m (all lanes of the warp).
+__device__ void store_accumulator(const Accumulator& acc, float* stage, float factor, const Rows& m, const Geometry& g, int b,
+                                  int h, int row0, int col0) {
+    wmma::store_matrix_sync(stage, acc, kTile, wmma::mem_row_major);
+    __syncwarp();
+    store_tile(stage, factor, m, g, b, h, row0, col0);
+    __syncwarp();
+}
+
+// S tile (rb, kb) = a[rb] · b[kb]ᵀ over head_dim: a and b [padded_seq, head_dim] bfloat16 in shared memory, rows
+// ld elements apart.
+__device__ void scores_tile(const bf16* a, const bf16* bm, int head_dim, int ld, int rb, int kb, Accumulator& acc) {
+    wmma::fill_fragment(acc, 0.0f);
+    for (int dt = 0; dt < head_dim / kTile; ++dt) {
+        RowA fa;
+        ColB fb;
+        wmma::load_matrix_sync(fa, a + rb * kTile * ld + dt * kTile, ld);
+        wmma::load_matrix_sync(fb, bm + kb * kTile * ld + dt * kTile, ld);
+        wmma::mma_sync(acc, fa, fb, acc);
+    }
+}
+
+struct ForwardArgs {
+    Geometry g;
+    Rows q, k, v, o;
+    float* lse;
+    AttentionForwardSmem smem;
+};
+
+__global__ void __launch_bounds__(kThreads) attention_forward_kernel(ForwardArgs a) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    const Geometry& g = a.g;
+    const int b = blockIdx.x / g.heads;
+    const int h = blockIdx.x % g.heads;
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    auto* qs = reinterpret_cast<bf16*>(smem + a.smem.q);
+    auto* ks = reinterpret_cast<bf16*>(smem + a.smem.k);
+    auto* vs = reinterpret_cast<bf16*>(smem + a.smem.v);
+    auto* scores = reinterpret_cast<float*>(smem + a.smem.scores + warp * a.smem.scores_bytes);
+    auto* stage = reinterpret_cast<float*>(smem + a.smem.stage) + warp * kTile * kTile;
+    load_head(a.q, g, b, h, qs);
+    load_head(a.k, g, b, h, ks);
+    load_head(a.v, g, b, h, vs);
+    __syncthreads();
+
+    const int blocks = g.padded_seq / kTile;
+    const int ld = head_ld(g);
+    const int lds = g.padded_seq + static_cast<int>(kAttentionPadFloat);  // a score row's floats
+    // A warp takes whole row blocks (the softmax needs a row's every score), the longest first.
+    for (int item = warp; item < blocks; item += kAttentionWarps) {
+        const int rb = blocks - 1 - item;
+        for (int kb = 0; kb <= rb; ++kb) {
+            Accumulator acc;
+            scores_tile(qs, ks, g.head_dim, ld, rb, kb, acc);
+            wmma::store_matrix_sync(scores + kb * kTile, acc, lds, wmma::mem_row_major);
+        }
+        __syncwarp();
+        const int cols = (rb + 1) * kTile;
+        for (int r = 0; r < kTile; ++r) {
+            const int i = rb * kTile + r;
+            float* row = scores + r * lds;
+            float s[kMaxPerLane];
+            float m = -INFINITY;
+#pragma unroll
+            for (int t = 0; t < kMaxPerLane; ++t) {
+                const int j = lane + 32 * t;
+                const bool valid = j < cols && j <= i && i < g.seq;
+                s[t] = valid ? __fmul_rn(row[j], g.scale) : -INFINITY;
+                m = fmaxf(m, s[t]);
+            }
+            m = warp_max(m);
+            float l = 0.0f;
+#pragma unroll
+            for (int t = 0; t < kMaxPerLane; ++t) {
+                s[t] = s[t] == -INFINITY ? 0.0f : expf(s[t] - m);
+                l += s[t];
+            }
+            l = warp_sum(l);
+            __syncwarp();  // every lane has read the row's floats: P (bfloat16) goes over them
+            auto* p = reinterpret_cast<bf16*>(row);
+#pragma unroll
+            for (int t = 0; t < kMaxPerLane; ++t) {
+                const int j = lane + 32 * t;
+                if (j < cols) p[j] = __float2bfloat16(i < g.seq ? s[t] / l : 0.0f);
+            }
+            if (lane == 0 && i < g.seq) a.lse[static_cast<std::size_t>(blockIdx.x) * g.seq + i] = m + logf(l);
+        }
+        __syncwarp();
+        // o[rb] = P[rb] · v, P read as bfloat16 rows of 2 · lds elements (its float rows' first halves).
+        const auto* p = reinterpret_cast<const bf16*>(scores);
+        for (int dt = 0; dt < g.head_dim / kTile; ++dt) {
+            Accumulator acc;
+            wmma::fill_fragment(acc, 0.0f);
+            for (int kb = 0; kb <= rb; ++kb) {
+                RowA fa;
+                RowB fb;
+                wmma::load_matrix_sync(fa, p + kb * kTile, 2 * lds);
+                wmma::load_matrix_sync(fb, vs + kb * kTile * ld + dt * kTile, ld);
+                wmma::mma_sync(acc, fa, fb, acc);
+            }
+            store_accumulator(acc, stage, 1.0f, a.o, g, b, h, rb * kTile, dt * kTile);  // ends with __syncwarp
+        }
+    }
+}
+
+struct BackwardArgs {
+    Geometry g;
+    Rows q, k, v, o, d_o, dq, dk, dv;
+    const float* lse;
+    AttentionBackwardSmem smem;
+};
+
+// The triangle's tiles (rb, kb), kb <= rb, numbered row by row.
+__device__ inline void triangle_tile(int t, int& rb, int& kb) {
+    rb = static_cast<int>((sqrtf(8.0f * t + 1.0f) - 1.0f) * 0.5f);
+    while (rb * (rb + 1) / 2 > t) --rb;
+    while ((rb + 1) * (rb + 2) / 2 <= t) ++rb;
+    kb = t - rb * (rb + 1) / 2;
+}
+
+__global__ void __launch_bounds__(kThreads) attention_backward_kernel(BackwardArgs a) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    const Geometry& g = a.g;
+    const int b = blockIdx.x / g.heads;
+    const int h = blockIdx.x % g.heads;
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const int sp = g.padded_seq;
+    const int D = g.head_dim;
+    const int ld = head_ld(g);
+    const int ldp = sp + static_cast<int>(kAttentionPadBf16);  // P's rows
+    auto* as = reinterpret_cast<bf16*>(smem + a.smem.a);
+    auto* ks = reinterpret_cast<bf16*>(smem + a.smem.k);
+    auto* dos = reinterpret_cast<bf16*>(smem + a.smem.d_o);
+    auto* ps = reinterpret_cast<bf16*>(smem + a.smem.p);
+    auto* lse = reinterpret_cast<float*>(smem + a.smem.lse);
+    auto* delta = reinterpret_cast<float*>(smem + a.smem.delta);
+    auto* stage = reinterpret_cast<float*>(smem + a.smem.stage) + warp * kTile * kTile;
+    load_head(a.q, g, b, h, as);
+    load_head(a.k, g, b, h, ks);
+    load_head(a.d_o, g, b, h, dos);
+    __syncthreads();
+    // delta_i = Σ_d d_o · o, a warp per row (d_o from shared memory, o from global).
+    for (int i = warp; i < sp; i += kAttentionWarps) {
+        float sum = 0.0f;
+        if (i < g.seq) {
+            const bf16* o_row = a.o.data + row_start(a.o, g, b, h, i);
+            for (int d = lane; d < D; d += 32) sum += __bfloat162float(dos[i * ld + d]) * __bfloat162float(o_row[d]);
+        }
+        sum = warp_sum(sum);
+        if (lane == 0) {
+            delta[i] = sum;
+            lse[i] = i < g.seq ? a.lse[static_cast<std::size_t>(blockIdx.x) * g.seq + i] : 0.0f;
+        }
+    }
+    __syncthreads();
+
+    const int blocks = sp / kTile;
+    const int triangle = blocks * (blocks + 1) / 2;
+    const int d_tiles = D / kTile;
+    const int r = lane / 2;
+    const int c = lane % 2 * 8;
+    // 1. P = bfloat16(exp(q kᵀ · scale − lse)) on the causal triangle (0 above the diagonal and past seq).
+    for (int t = warp; t < triangle; t += kAttentionWarps) {
+        int rb, kb;
+        triangle_tile(t, rb, kb);
+        Accumulator acc;
+        scores_tile(as, ks, D, ld, rb, kb, acc);
+        wmma::store_matrix_sync(stage, acc, kTile, wmma::mem_row_major);
+        __syncwarp();
+        const int i = rb * kTile + r;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+            const int j = kb * kTile + c + e;
+            const float p = i < g.seq && j <= i ? expf(__fmul_rn(stage[r * kTile + c + e], g.scale) - lse[i]) : 0.0f;
+            ps[i * ldp + j] = __float2bfloat16(p);
+        }
+        __syncwarp();
+    }
+    __syncthreads();
+    // 2. dv[kb] = Σ_{rb >= kb} P[rb, kb]ᵀ d_o[rb], the longest sums first.
+    for (int item = warp; item < blocks * d_tiles; item += kAttentionWarps) {
+        const int kb = item / d_tiles;
+        const int dt = item % d_tiles;
+        Accumulator acc;
+        wmma::fill_fragment(acc, 0.0f);
+        for (int rb = kb; rb < blocks; ++rb) {
+            ColA fa;
+            RowB fb;
+            wmma::load_matrix_sync(fa, ps + rb * kTile * ldp + kb * kTile, ldp);
+            wmma::load_matrix_sync(fb, dos + rb * kTile * ld + dt * kTile, ld);
+            wmma::mma_sync(acc, fa, fb, acc);
+        }
+        store_accumulator(acc, stage, 1.0f, a.dv, g, b, h, kb * kTile, dt * kTile);
+    }
+    __syncthreads();
+    load_head(a.v, g, b, h, as);
+    __syncthreads();
+    // 3. dS = bfloat16(P · (d_o vᵀ − delta)) over P, tile by tile.
+    for (int t = warp; t < triangle; t += kAttentionWarps) {
+        int rb, kb;
+        triangle_tile(t, rb, kb);
+        Accumulator acc;
+        scores_tile(dos, as, D, ld, rb, kb, acc);
+        wmma::store_matrix_sync(stage, acc, kTile, wmma::mem_row_major);
+        __syncwarp();
+        const int i = rb * kTile + r;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+            const int j = kb * kTile + c + e;
+            bf16& cell = ps[i * ldp + j];
+            cell = __float2bfloat16(__bfloat162float(cell) * (stage[r * kTile + c + e] - delta[i]));
+        }
+        __syncwarp();
+    }
+    __syncthreads();
+    load_head(a.q, g, b, h, as);
+    __syncthreads();
+    // 4. dq[rb] = scale · Σ_{kb <= rb} dS[rb, kb] k[kb] and dk[kb] = scale · Σ_{rb >= kb} dS[rb, kb]ᵀ q[rb],
+    // alternating, the longest sums first.
+    const int outputs = blocks * d_tiles;
+    for (int item = warp; item < 2 * outputs; item += kAttentionWarps) {
+        const int n = item / 2;
+        const int dt = n % d_tiles;
+        Accumulator acc;
+        wmma::fill_fragment(acc, 0.0f);
+        if (item % 2 == 0) {
+            const int rb = blocks - 1 - n / d_tiles;
+            for (int kb = 0; kb <= rb; ++kb) {
+                RowA fa;
+                RowB fb;
+                wmma::load_matrix_sync(fa, ps + rb * kTile * ldp + kb * kTile, ldp);
+                wmma::load_matrix_sync(fb, ks + kb * kTile * ld + dt * kTile, ld);
+                wmma::mma_sync(acc, fa, fb, acc);
+            }
+            store_accumulator(acc, stage, g.scale, a.dq, g, b, h, rb * kTile, dt * kTile);
+        } else {
+            const int kb = n / d_tiles;
+            for (int rb = kb; rb < blocks; ++rb) {
+                ColA fa;
+                RowB fb;
+                wmma::load_matrix_sync(fa, ps + rb * kTile * ldp + kb * kTile, ldp);
+                wmma::load_matrix_sync(fb, as + rb * kTile * ld + dt * kTile, ld);
+                wmma::mma_sync(acc, fa, fb, acc);
+            }
+            store_accumulator(acc, stage, g.scale, a.dk, g, b, h, kb * kTile, dt * kTile);
+        }
+    }
+}
+
+Geometry geometry_of(const AttentionGeometry& g) {
+    return {static_cast<int>(g.batch), static_cast<int>(g.seq), static_cast<int>(g.heads), static_cast<int>(g.head_dim),
+            static_cast<int>(g.padded_seq), g.scale};
+}
+
+// 16-byte loads and stores where the head's rows start 16 bytes apart and the matrix does.
+Rows rows_of(const HeadRows& m) {
+    const bool vector = reinterpret_cast<std::uintptr_t>(m.data) % 16 == 0 && m.stride % 8 == 0;
+    return {static_cast<bf16*>(m.data), m.stride, vector};
+}
+
+// The kernels' dynamic shared memory limit, raised once per device to the rule's limit and never lowered: the
+// attribute belongs to the kernel for the whole process, so setting each call's own size would let a smaller call
+// shrink it under a larger one launched from another thread (or replayed from a CUDA graph).
+template <typename Kernel>
+void allow_shared_bytes(Kernel kernel, std::size_t bytes, const char* call) {
+    if (bytes <= 48 * 1024) return;
+    static std::mutex mutex;
+    static std::set<int> raised;
+    int device = 0;
+    check_cuda(cudaGetDevice(&device), call, "cudaGetDevice");
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (raised.count(device) != 0) return;
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(kAttentionSharedBytesLimit)),
+               call, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+    raised.insert(device);
+}
+
+unsigned blocks_of(const AttentionGeometry& g) {
+    return static_cast<unsigned>(g.batch * g.heads);
+}
+
+}  // namespace
+
+}  // namespace tewb::kernels::detail
+
+namespace tewb::kernels {
+
+void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionHeads& heads, const Tensor& o,
+                       const Tensor& lse, Stream stream) {
+    constexpr const char* kCall = "tewb::kernels::attention_forward";
+    const auto a = detail::attention_forward_call(kCall, q, k, v, heads, o, lse);
+    if (!a) return;
+    const detail::ForwardArgs args{detail::geometry_of(a->g), detail::rows_of(a->q), detail::rows_of(a->k),
+                                   detail::rows_of(a->v),      detail::rows_of(a->o), a->lse,
+                                   detail::attention_forward_smem(a->g.seq, a->g.head_dim)};
+    detail::allow_shared_bytes(detail::attention_forward_kernel, args.smem.total, kCall);
+    detail::attention_forward_kernel<<<detail::blocks_of(a->g), detail::kThreads, args.smem.total, detail::cuda_stream(stream)>>>(
+        args);
+    detail::check_last_launch(kCall);
+}
+
+void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o,
+                        const Tensor& lse, const AttentionHeads& heads, const Tensor& dq, const Tensor& dk,
+                        const Tensor& dv, Stream stream) {
+    constexpr const char* kCall = "tewb::kernels::attention_backward";
+    const auto a = detail::attention_backward_call(kCall, q, k, v, o, d_o, lse, heads, dq, dk, dv);
+    if (!a) return;
+    const detail::BackwardArgs args{detail::geometry_of(a->g), detail::rows_of(a->q),   detail::rows_of(a->k),
+                                    detail::rows_of(a->v),      detail::rows_of(a->o),   detail::rows_of(a->d_o),
+                                    detail::rows_of(a->dq),     detail::rows_of(a->dk),  detail::rows_of(a->dv),
+                                    a->lse,                     detail::attention_backward_smem(a->g.seq, a->g.head_dim)};
+    detail::allow_shared_bytes(detail::attention_backward_kernel, args.smem.total, kCall);
+    detail::attention_backward_kernel<<<detail::blocks_of(a->g), detail::kThreads, args.smem.total,
+                                        detail::cuda_stream(stream)>>>(args);
+    detail::check_last_launch(kCall);
+}
+
+}  // namespace tewb::kernels

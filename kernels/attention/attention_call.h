@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include "tewb_kernels/attention.h"
+
+// The attention calls' checked arguments as the kernels (attention.cu) and their host twin (attention_host.cpp) work
+// on them, and the rules that make them (attention_checks.cpp): they fail with KernelError "<call>: <what>" and give
+// nothing when there are no rows.
+namespace tewb::kernels::detail {
+
+// Where the rows of one (sequence, head) start in a [batch * seq, heads * head_dim] matrix: element (i, d) of
+// sequence b, head h is at data + (b · seq + i) · stride + h · head_dim + d.
+struct HeadRows {
+    void* data = nullptr;
+    std::size_t stride = 0;
+};
+
+// What both kernels share: the split of the matrices and the block's shape.
+struct AttentionGeometry {
+    std::size_t batch = 0;
+    std::size_t seq = 0;
+    std::size_t heads = 0;
+    std::size_t head_dim = 0;
+    std::size_t padded_seq = 0;  // seq rounded up to whole 16-row tiles
+    float scale = 0.0f;
+};
+
+struct AttentionForwardCall {
+    AttentionGeometry g;
+    HeadRows q, k, v, o;
+    float* lse = nullptr;
+};
+
+struct AttentionBackwardCall {
+    AttentionGeometry g;
+    HeadRows q, k, v, o, d_o, dq, dk, dv;
+    const float* lse = nullptr;
+};
+
+std::optional<AttentionForwardCall> attention_forward_call(const char* call, const Tensor& q, const Tensor& k, const Tensor& v,
+                                                           const AttentionHeads& heads, const Tensor& o, const Tensor& lse);
+std::optional<AttentionBackwardCall> attention_backward_call(const char* call, const Tensor& q, const Tensor& k,
+                                                             const Tensor& v, const Tensor& o, const Tensor& d_o,
+                                                             const Tensor& lse, const AttentionHeads& heads,
+                                                             const Tensor& dq, const Tensor& dk, const Tensor& dv);
+
+// The shared memory of one block, region by region (the kernels carve it in this order; each region 128-byte
+// aligned). 4 warps a block.
+constexpr int kAttentionWarps = 4;
+constexpr std::size_t kAttentionTile = 16;
+// Padding of each shared row (elements): rows of 2 · head_dim bytes are a multiple of 128 bytes apart, so the eight
+// rows a tensor-core load reads at once would share their banks.
+constexpr std::size_t kAttentionPadBf16 = 8;
+constexpr std::size_t kAttentionPadFloat = 4;
+struct AttentionForwardSmem {
+    std::size_t q, k, v;   // [padded_seq, head_dim + pad] bfloat16 each
+    std::size_t scores;    // per warp: [16, padded_seq + pad] float32 (the softmax's row block; P in bfloat16 over it)
+    std::size_t scores_bytes;
+    std::size_t stage;     // per warp: one 16 × 16 float32 tile on its way to global memory
+    std::size_t total;
+};
+struct AttentionBackwardSmem {
+    std::size_t a;         // [padded_seq, head_dim + pad] bfloat16: q, then v, then q again
+    std::size_t k, d_o;    // [padded_seq, head_dim + pad] bfloat16
+    std::size_t p;         // [padded_seq, padded_seq + pad] bfloat16: P, then dS
+    std::size_t lse, delta;  // [padded_seq] float32
+    std::size_t stage;     // per warp: one 16 × 16 float32 tile
+    std::size_t total;
+};
+AttentionForwardSmem attention_forward_smem(std::size_t seq, std::size_t head_dim);
+AttentionBackwardSmem attention_backward_smem(std::size_t seq, std::size_t head_dim);
+
+}  // namespace tewb::kernels::detail

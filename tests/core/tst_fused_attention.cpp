@@ -1,0 +1,291 @@
+// The fused ops' causal attention (FusedOps::attention_* over the host kernels, kernels/attention) against LibTorch's
+// scaled_dot_product_attention in float64 on the same bfloat16 inputs and against the float32 reference (TeOps):
+// within bfloat16's bound, forward and backward, q, k and v as views of a fused projection or contiguous; one launch
+// each way, the gradients in the projection's layout; which shapes the ops own; the kernels' argument checks; and a
+// layer's training step with it against the layer with LibTorch's attention.
+#include <QtTest>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include <ATen/ATen.h>
+#include <torch/autograd.h>
+
+#include "core/ledger/Ledger.h"
+#include "core/modules/ops/Fallbacks.h"
+#include "core/modules/ops/FusedOps.h"
+#include "core/modules/ops/ReferenceOps.h"
+#include "tewb_kernels/attention.h"
+#include "tewb_kernels/kernel_error.h"
+
+using namespace tewb;
+
+namespace {
+
+struct Shape {
+    std::int64_t batch, seq, heads, head_dim;
+};
+
+// The seed's attention (two sequences of it), an odd length, one token, the longest sequence at head_dim 64, the
+// widest head, and the longest sequence the rule takes at head_dim 16.
+const Shape kShapes[] = {{2, 96, 12, 64}, {3, 17, 2, 16}, {2, 1, 3, 32}, {1, 128, 2, 64}, {2, 80, 1, 128}, {1, 160, 2, 32}};
+
+struct Inputs {
+    at::Tensor q, k, v;
+};
+
+// q, k, v as the fused projection hands them out (views of one [batch, seq, 3, heads, d] tensor) or contiguous.
+Inputs make_inputs(const Shape& s, bool projection_views) {
+    if (projection_views) {
+        const at::Tensor qkv = at::randn({s.batch, s.seq, 3, s.heads, s.head_dim}).to(at::kBFloat16);
+        return {qkv.select(2, 0), qkv.select(2, 1), qkv.select(2, 2)};
+    }
+    return {at::randn({s.batch, s.seq, s.heads, s.head_dim}).to(at::kBFloat16),
+            at::randn({s.batch, s.seq, s.heads, s.head_dim}).to(at::kBFloat16),
+            at::randn({s.batch, s.seq, s.heads, s.head_dim}).to(at::kBFloat16)};
+}
+
+// ‖got − want‖ / ‖want‖, or over `scale_like`'s norm where that is larger: a gradient that is zero in exact math
+// (dq and dk of one-token sequences: the softmax of one score is 1 whatever the score) is measured against the
+// size of the others.
+double relative_error(const at::Tensor& got, const at::Tensor& want, const at::Tensor& scale_like = {}) {
+    const at::Tensor w = want.to(at::kDouble);
+    double norm = w.norm().item<double>();
+    if (scale_like.defined()) norm = std::max(norm, scale_like.to(at::kDouble).norm().item<double>());
+    return (got.to(at::kDouble) - w).norm().item<double>() / std::max(norm, 1e-30);
+}
+
+// LibTorch's attention in float64 over the same values: the output [batch, seq, heads · d], the logsumexp
+// [batch · heads, seq] and the gradients for d_out.
+struct Exact {
+    at::Tensor out, lse, dq, dk, dv;
+};
+
+Exact exact(const Inputs& in, const at::Tensor& d_out, double scale) {
+    const std::int64_t batch = in.q.size(0), seq = in.q.size(1), heads = in.q.size(2), d = in.q.size(3);
+    at::Tensor q = in.q.to(at::kDouble).transpose(1, 2).detach().requires_grad_(true);
+    at::Tensor k = in.k.to(at::kDouble).transpose(1, 2).detach().requires_grad_(true);
+    at::Tensor v = in.v.to(at::kDouble).transpose(1, 2).detach().requires_grad_(true);
+    const at::Tensor y = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, scale);
+    const at::Tensor out = y.transpose(1, 2).reshape({batch, seq, heads * d});
+    torch::autograd::backward({out}, {d_out.to(at::kDouble)});
+    const at::Tensor scores = at::matmul(q.detach(), k.detach().transpose(2, 3)) * scale;
+    const at::Tensor future = at::ones({seq, seq}, at::kBool).triu(1);
+    const at::Tensor lse = at::logsumexp(scores.masked_fill(future, -INFINITY), {3}).reshape({batch * heads, seq});
+    return {out.detach(), lse, q.grad().transpose(1, 2), k.grad().transpose(1, 2), v.grad().transpose(1, 2)};
+}
+
+// KERNELS.md's bound for bfloat16 outputs.
+constexpr double kBf16Bound = 1e-2;
+
+}  // namespace
+
+class TestFusedAttention : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init() { clear_fallbacks(); }
+
+    void fusedAgainstLibTorch_data() {
+        QTest::addColumn<bool>("views");
+        QTest::newRow("projection views") << true;
+        QTest::newRow("contiguous") << false;
+    }
+
+    void fusedAgainstLibTorch() {
+        QFETCH(bool, views);
+        at::manual_seed(83);
+        const TeOps& fused = fused_host_ops();
+        for (const Shape& s : kShapes) {
+            const std::string where = "[" + std::to_string(s.batch) + ", " + std::to_string(s.seq) + ", " +
+                                      std::to_string(s.heads) + ", " + std::to_string(s.head_dim) + "]";
+            const Inputs in = make_inputs(s, views);
+            const double scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim));
+            QVERIFY2(fused.owns_attention(in.q, in.k, in.v), where.c_str());
+            const at::Tensor d_out = at::randn({s.batch, s.seq, s.heads * s.head_dim}).to(at::kBFloat16);
+            const Exact want = exact(in, d_out, scale);
+
+            const std::uint64_t before = fused.kernel_launches();
+            const AttentionResult r = fused.attention_forward(in.q, in.k, in.v, scale);
+            QCOMPARE(fused.kernel_launches() - before, std::uint64_t{1});
+            QCOMPARE(r.out.scalar_type(), at::kBFloat16);
+            QCOMPARE(r.out.sizes(), want.out.sizes());
+            QVERIFY2(relative_error(r.out, want.out) < kBf16Bound, (where + " out").c_str());
+            // The logsumexp is float32 math on exact products: within float32 rounding of the float64 one.
+            QVERIFY2((r.lse.to(at::kDouble) - want.lse).abs().max().item<double>() < 1e-4, (where + " lse").c_str());
+
+            const AttentionGrads g = fused.attention_backward(in.q, in.k, in.v, r, d_out, scale);
+            QCOMPARE(fused.kernel_launches() - before, std::uint64_t{2});
+            QVERIFY2(relative_error(g.dq, want.dq, want.dv) < kBf16Bound, (where + " dq").c_str());
+            QVERIFY2(relative_error(g.dk, want.dk, want.dv) < kBf16Bound, (where + " dk").c_str());
+            QVERIFY2(relative_error(g.dv, want.dv) < kBf16Bound, (where + " dv").c_str());
+            // The projection's layout: the three gradients side by side in one tensor, q's first.
+            QCOMPARE(g.dk.data_ptr<at::BFloat16>() - g.dq.data_ptr<at::BFloat16>(), s.heads * s.head_dim);
+            QCOMPARE(g.dv.data_ptr<at::BFloat16>() - g.dk.data_ptr<at::BFloat16>(), s.heads * s.head_dim);
+            QCOMPARE(g.dq.stride(1), 3 * s.heads * s.head_dim);
+
+            // The float32 reference (TeOps' default) within the same bound of the float64 one: the kernels and the
+            // reference disagree only by the bfloat16 roundings of P, dS and the outputs.
+            const AttentionResult ref = reference_ops().attention_forward(in.q, in.k, in.v, scale);
+            QVERIFY2(relative_error(ref.out, want.out) < kBf16Bound, (where + " reference out").c_str());
+            const AttentionGrads ref_g = reference_ops().attention_backward(in.q, in.k, in.v, ref, d_out, scale);
+            QVERIFY2(relative_error(ref_g.dq, want.dq, want.dv) < kBf16Bound, (where + " reference dq").c_str());
+        }
+        QVERIFY(fallbacks_noted().empty());
+    }
+
+    // A row of the causal mask reads only the keys up to it: changing the last token changes no earlier output.
+    void causal() {
+        at::manual_seed(89);
+        const Inputs in = make_inputs({1, 33, 2, 16}, true);
+        const AttentionResult before = fused_host_ops().attention_forward(in.q, in.k, in.v, 0.25);
+        in.k.select(1, 32).normal_();
+        in.v.select(1, 32).normal_();
+        const AttentionResult after = fused_host_ops().attention_forward(in.q, in.k, in.v, 0.25);
+        QVERIFY(at::equal(before.out.narrow(1, 0, 32), after.out.narrow(1, 0, 32)));
+        QVERIFY(!at::equal(before.out.select(1, 32), after.out.select(1, 32)));
+    }
+
+    // What the kernels take: bfloat16 of one shape on the ops' device, tokens one stride apart, the rule's shapes.
+    void ownsOnlyWhatTheKernelsTake() {
+        const TeOps& fused = fused_host_ops();
+        const Inputs in = make_inputs({2, 96, 12, 64}, true);
+        QVERIFY(fused.owns_attention(in.q, in.k, in.v));
+        QVERIFY(!reference_ops().owns_attention(in.q, in.k, in.v));
+        QVERIFY(!fused.owns_attention(in.q.to(at::kFloat), in.k.to(at::kFloat), in.v.to(at::kFloat)));
+        // Heads first ([batch, heads, seq, d] transposed back): each token's heads are not one row.
+        const at::Tensor heads_first = at::randn({2, 12, 96, 64}).to(at::kBFloat16).transpose(1, 2);
+        QVERIFY(!fused.owns_attention(heads_first, heads_first, heads_first));
+        // Fewer key/value heads (grouped queries): LibTorch's enable_gqa.
+        QVERIFY(!fused.owns_attention(in.q, in.k.narrow(2, 0, 4), in.v.narrow(2, 0, 4)));
+        const Inputs long_seq = make_inputs({1, 129, 2, 64}, false);
+        QVERIFY(!fused.owns_attention(long_seq.q, long_seq.k, long_seq.v));
+        const Inputs odd_head = make_inputs({1, 8, 2, 24}, false);
+        QVERIFY(!fused.owns_attention(odd_head.q, odd_head.k, odd_head.v));
+        const Inputs empty = make_inputs({0, 8, 2, 16}, false);
+        QVERIFY(!fused.owns_attention(empty.q, empty.k, empty.v));
+    }
+
+    // The rule's numbers: the shared memory one block needs, and the shapes past 99 KiB refused with the reason.
+    void theRule() {
+        QCOMPARE(kernels::attention_forward_shared_bytes(96, 64), std::size_t{71168});
+        QCOMPARE(kernels::attention_backward_shared_bytes(96, 64), std::size_t{66304});
+        QCOMPARE(kernels::attention_forward_shared_bytes(128, 64), std::size_t{93184});
+        QCOMPARE(kernels::attention_backward_shared_bytes(128, 64), std::size_t{95232});
+        QVERIFY(kernels::attention_refusal(144, 64));
+        QVERIFY(!kernels::attention_refusal(kernels::kAttentionMaxSeq, 16));
+        QVERIFY(kernels::attention_refusal(kernels::kAttentionMaxSeq + 16, 16));
+        QVERIFY(!kernels::attention_refusal(96, 64));
+        QVERIFY(!kernels::attention_refusal(1, 16));
+        QVERIFY(!kernels::attention_refusal(80, 128));
+        const auto wide = kernels::attention_refusal(96, 128);
+        QVERIFY(wide && wide->find("108032 bytes of shared memory") != std::string::npos);
+        const auto odd = kernels::attention_refusal(96, 24);
+        QVERIFY(odd && odd->find("multiple of 16") != std::string::npos);
+        const auto long_seq = kernels::attention_refusal(177, 16);
+        QVERIFY(long_seq && long_seq->find("at most 176") != std::string::npos);
+    }
+
+    // The kernels' checks: each bad argument refused by name with what is allowed, before anything is written.
+    void badArgumentsAreRefused_data() {
+        QTest::addColumn<int>("which");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("float32 q") << 0 << "q has dtype float32; allowed: bfloat16";
+        QTest::newRow("rows not whole sequences") << 1 << "are not whole sequences of seq = 7";
+        QTest::newRow("lse shape") << 2 << "lse is [4, 8]; allowed: [8, 8]";
+        QTest::newRow("o over q") << 3 << "o overlaps q";
+        QTest::newRow("scale") << 4 << "scale = 0.000000; allowed: a finite number above 0";
+        QTest::newRow("dq over dk") << 5 << "dq overlaps dk";
+        QTest::newRow("head_dim") << 6 << "head_dim = 8; allowed: a multiple of 16";
+        QTest::newRow("dv over lse") << 7 << "dv overlaps lse";
+    }
+
+    void badArgumentsAreRefused() {
+        QFETCH(int, which);
+        QFETCH(QString, message);
+        // Two sequences of 8 of 4 heads of 16: [16, 64] matrices; lse [8, 8].
+        const std::size_t rows = 16, cols = 64;
+        std::vector<std::uint16_t> q(rows * cols), k(rows * cols), v(rows * cols), o(rows * cols), dq(rows * 3 * cols);
+        std::vector<float> lse(8 * 8), q32(rows * cols);
+        auto matrix = [&](void* data) { return kernels::input(data, kernels::DType::BFloat16, rows, cols); };
+        kernels::Tensor tq = matrix(q.data()), tk = matrix(k.data()), tv = matrix(v.data()), to = matrix(o.data());
+        kernels::Tensor tlse = kernels::input(lse.data(), kernels::DType::Float32, 8, 8);
+        kernels::AttentionHeads heads{8, 4, 0.25f};
+        // The gradients as three narrows of one [16, 192]: apart, though their spans interleave.
+        kernels::Tensor tdq = matrix(dq.data()), tdk = matrix(dq.data() + cols), tdv = matrix(dq.data() + 2 * cols);
+        tdq.row_stride = tdk.row_stride = tdv.row_stride = 3 * cols;
+        if (which == 0) tq = kernels::input(q32.data(), kernels::DType::Float32, rows, cols);
+        if (which == 1) heads.seq = 7;
+        if (which == 2) tlse.rows = 4;
+        if (which == 3) to = matrix(q.data());
+        if (which == 4) heads.scale = 0.0f;
+        if (which == 5) tdk = tdq;
+        if (which == 6) heads.heads = 8;
+        if (which == 7) tdv = kernels::input(lse.data(), kernels::DType::BFloat16, rows, cols / 4);
+        const bool backward = which >= 5;
+        if (which == 7) {
+            // A [16, 16] bfloat16 dv over lse's bytes: shaped right for heads of 16 only, so the heads follow.
+            heads.heads = 1;
+            tq.cols = tk.cols = tv.cols = to.cols = tdq.cols = tdk.cols = 16;
+            tlse.rows = 2;
+        }
+        try {
+            if (backward) {
+                kernels::host::attention_backward(tq, tk, tv, to, to, tlse, heads, tdq, tdk, tdv, kernels::Stream{});
+            } else {
+                kernels::host::attention_forward(tq, tk, tv, heads, to, tlse, kernels::Stream{});
+            }
+            QFAIL("accepted");
+        } catch (const kernels::KernelError& e) {
+            QVERIFY2(QString(e.what()).contains(message), e.what());
+            QVERIFY2(QString(e.what()).startsWith(backward ? "tewb::kernels::host::attention_backward: "
+                                                           : "tewb::kernels::host::attention_forward: "),
+                     e.what());
+        }
+        if (which < 5) return;
+        // The same three narrows, apart, are accepted.
+        if (which == 5) {
+            tdk = matrix(dq.data() + cols);
+            tdk.row_stride = 3 * cols;
+            kernels::host::attention_backward(tq, tk, tv, to, to, tlse, kernels::AttentionHeads{8, 4, 0.25f}, tdq, tdk, tdv,
+                                              kernels::Stream{});
+        }
+    }
+
+    // The ledger: one row each way of one known launch, reading q, k, v (and o, d_out, lse) and writing o and lse (the
+    // three gradients); LibTorch's attention on the CPU counts 1 and 3 launches (unknown) in their place.
+    void ledgerRows() {
+        const Inputs in = make_inputs({2, 16, 2, 16}, true);
+        const at::Tensor d_out = at::randn({2, 16, 32}).to(at::kBFloat16);
+        LedgerRecording recording(false, 0);
+        {
+            const LedgerScope scope("fused");
+            const AttentionResult r = fused_host_ops().attention_forward(in.q, in.k, in.v, 0.25);
+            (void)fused_host_ops().attention_backward(in.q, in.k, in.v, r, d_out, 0.25);
+        }
+        const LedgerMeasurement m = recording.finish();
+        const std::uint64_t matrix = 2 * 16 * 32 * 2;
+        const std::uint64_t lse = 2 * 2 * 16 * 4;
+        int seen = 0;
+        for (const LedgerEntry& e : m.rows) {
+            if (e.scope != "fused") continue;
+            QCOMPARE(e.calls, std::uint64_t{1});
+            QCOMPARE(e.launches, std::uint64_t{1});
+            QVERIFY(e.launches_known);
+            if (e.op == "tewb::attention_forward") {
+                QCOMPARE(e.bytes_read, 3 * matrix);
+                QCOMPARE(e.bytes_written, matrix + lse);
+                ++seen;
+            } else if (e.op == "tewb::attention_backward") {
+                QCOMPARE(e.bytes_read, 5 * matrix + lse);
+                QCOMPARE(e.bytes_written, 3 * matrix);
+                ++seen;
+            }
+        }
+        QCOMPARE(seen, 2);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFusedAttention)
+#include "tst_fused_attention.moc"
