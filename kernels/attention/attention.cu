@@ -6,9 +6,10 @@
 // never stored; the tiles above the diagonal are never computed.
 #include <mma.h>
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
-#include <set>
 
 #include "attention/attention_call.h"
 #include "common/check.h"
@@ -365,20 +366,23 @@ Rows rows_of(const HeadRows& m) {
 
 // The kernels' dynamic shared memory limit, raised once per device to the rule's limit and never lowered: the
 // attribute belongs to the kernel for the whole process, so setting each call's own size would let a smaller call
-// shrink it under a larger one launched from another thread (or replayed from a CUDA graph).
+// shrink it under a larger one launched from another thread (or replayed from a CUDA graph). After the first call on
+// a device, one atomic load.
 template <typename Kernel>
 void allow_shared_bytes(Kernel kernel, std::size_t bytes, const char* call) {
     if (bytes <= 48 * 1024) return;
+    constexpr int kDevices = 64;
+    static std::array<std::atomic<bool>, kDevices> raised{};
     static std::mutex mutex;
-    static std::set<int> raised;
     int device = 0;
     check_cuda(cudaGetDevice(&device), call, "cudaGetDevice");
+    const bool tracked = device >= 0 && device < kDevices;
+    if (tracked && raised[static_cast<std::size_t>(device)].load(std::memory_order_acquire)) return;
     const std::lock_guard<std::mutex> lock(mutex);
-    if (raised.count(device) != 0) return;
     check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(kAttentionSharedBytesLimit)),
                call, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-    raised.insert(device);
+    if (tracked) raised[static_cast<std::size_t>(device)].store(true, std::memory_order_release);
 }
 
 unsigned blocks_of(const AttentionGeometry& g) {

@@ -97,7 +97,7 @@ namespace detail {
 namespace {
 
 std::string shape_of(const Tensor& t) {
-    return "[" + std::to_string(t.rows) + ", " + std::to_string(t.cols) + "]";
+    return std::string("[") + std::to_string(t.rows) + ", " + std::to_string(t.cols) + "]";
 }
 
 // The bytes from a matrix's first element to one past its last.

@@ -445,24 +445,32 @@ struct RotaryFunction : torch::autograd::Function<RotaryFunction> {
 
 struct AttentionState {
     const TeOps* ops = nullptr;
-    at::Tensor q, k, v;
-    AttentionResult forward;  // out detached: a saved output would hold its own node alive
+    at::Tensor lse;
     double scale = 1.0;
 };
 
+// q, k, v and the output go through save_for_backward (unlike the other functions' capsules): the backward reads all
+// four again, so an in-place change of any of them after the forward is the engine's error, not a wrong gradient (the
+// engine keeps the saved output without its node, so no cycle forms).
 struct AttentionFunction : torch::autograd::Function<AttentionFunction> {
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale,
                               const TeOps* ops) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         AttentionResult r = ops->attention_forward(q, k, v, scale);
-        keep(ctx, AttentionState{ops, q, k, v, {r.out.detach(), r.lse}, scale});
+        keep(ctx, AttentionState{ops, r.lse, scale});
+        ctx->save_for_backward({q, k, v, r.out});
         return r.out;
     }
 
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        if (at::GradMode::is_enabled()) {
+            throw std::logic_error("Attention: a backward that builds a graph (create_graph) is not supported: its "
+                                   "gradients would be constants to a second backward");
+        }
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const AttentionState s = take<AttentionState>(ctx, "Attention");
-        const AttentionGrads g = s.ops->attention_backward(s.q, s.k, s.v, s.forward, grads[0], s.scale);
+        const variable_list saved = ctx->get_saved_variables();
+        const AttentionGrads g = s.ops->attention_backward(saved[0], saved[1], saved[2], {saved[3], s.lse}, grads[0], s.scale);
         return {g.dq, g.dk, g.dv, at::Tensor(), at::Tensor()};
     }
 };

@@ -1,5 +1,7 @@
 // The fused ops' causal attention (FusedOpsImpl.h): kernels/attention's forward and backward, one launch each, over
 // q, k and v where they lie (views of the fused qkv projection) and the gradients written in the projection's layout.
+#include <climits>
+#include <cstdint>
 #include <string>
 
 #include <ATen/ops/empty.h>
@@ -12,29 +14,11 @@ namespace tewb::fused_ops {
 
 namespace {
 
-// The elements between two tokens' rows of t [batch, seq, heads, d]; nothing when each token's heads are not one
-// contiguous row or the tokens are not one stride apart.
-std::optional<std::int64_t> token_stride(const at::Tensor& t) {
-    if (t.dim() != 4) return std::nullopt;
-    const std::int64_t batch = t.size(0), seq = t.size(1), heads = t.size(2), d = t.size(3);
-    if ((d > 1 && t.stride(3) != 1) || (heads > 1 && t.stride(2) != d)) return std::nullopt;
-    const std::int64_t cols = heads * d;
-    std::int64_t stride = cols;
-    if (seq > 1) {
-        stride = t.stride(1);
-        if (batch > 1 && t.stride(0) != seq * stride) return std::nullopt;
-    } else if (batch > 1) {
-        stride = t.stride(0);
-    }
-    if (stride < cols) return std::nullopt;
-    return stride;
-}
-
 // t [batch, seq, heads, d] as the kernels' matrix [batch · seq, heads · d] with its token stride.
 kernels::Tensor token_matrix(const at::Tensor& t) {
     kernels::Tensor m = kernels::input(t.data_ptr(), kernel_dtype(t.scalar_type()), static_cast<std::size_t>(t.size(0) * t.size(1)),
                                        static_cast<std::size_t>(t.size(2) * t.size(3)));
-    m.row_stride = static_cast<std::size_t>(token_stride(t).value_or(0));
+    m.row_stride = static_cast<std::size_t>(token_row_stride(t).value_or(0));
     return m;
 }
 
@@ -45,11 +29,16 @@ kernels::AttentionHeads heads_of(const at::Tensor& q, double scale) {
 }  // namespace
 
 bool FusedOps::owns_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) const {
+    if (q.dim() != 4 || q.numel() == 0) return false;
     for (const at::Tensor* t : {&q, &k, &v}) {
         if (device_misfit(*t, "t") || t->device() != q.device() || t->scalar_type() != at::kBFloat16) return false;
-        if (t->sizes() != q.sizes() || !token_stride(*t)) return false;
+        if (t->sizes() != q.sizes()) return false;
+        // The kernels' checks: row strides and rows in 32 bits.
+        const std::optional<std::int64_t> stride = token_row_stride(*t);
+        if (!stride || *stride > INT32_MAX) return false;
     }
-    if (q.numel() == 0) return false;
+    // The grid's blocks (one per sequence and head) and the matrices' rows in 32 bits, as the kernels count them.
+    if (q.size(0) * q.size(1) > INT32_MAX || q.size(0) * q.size(2) > INT32_MAX) return false;
     return !kernels::attention_refusal(static_cast<std::size_t>(q.size(1)), static_cast<std::size_t>(q.size(3)));
 }
 

@@ -1,6 +1,8 @@
 // The fused ops' FP8 casts and FP8 state (FusedOpsImpl.h): amax, the recipe's scale update, per-tensor casts
 // (one by one and many weights in one launch) and Float8BlockScaling's block casts.
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 
 #include <ATen/ops/empty.h>
 
@@ -222,11 +224,6 @@ GradWithBias FusedOps::cast_dbias(const at::Tensor& dy, at::ScalarType dtype) co
     return r;
 }
 
-namespace {
-
-// The elements between two tokens' rows of t [batch, seq, heads, head_dim] read as [batch · seq, heads · head_dim]:
-// each token's heads · head_dim values contiguous and the tokens one stride apart (at least a row), as the attention's
-// backward leaves them; nothing where they are not (an expanded gradient, a transposed one).
 std::optional<std::int64_t> token_row_stride(const at::Tensor& t) {
     const std::int64_t width = t.size(2) * t.size(3);
     if (t.stride(3) != 1 || (t.size(2) > 1 && t.stride(2) != t.size(3))) return std::nullopt;
@@ -238,6 +235,8 @@ std::optional<std::int64_t> token_row_stride(const at::Tensor& t) {
     if (stride < width) return std::nullopt;
     return stride;
 }
+
+namespace {
 
 // Why dq, dk and dv cannot be read where they lie by the stacked casts: each must be [batch, seq, heads, head_dim] of
 // one shape and dtype (float32 or bfloat16), non-empty, with token rows as token_row_stride reads them.
@@ -255,6 +254,22 @@ std::optional<std::string> heads_misfit(const at::Tensor& dq, const at::Tensor& 
         return "dq is " + std::string(c10::toString(dq.scalar_type())) + " (the kernels take float32, bfloat16)";
     }
     return std::nullopt;
+}
+
+// dq, dk and dv (heads_misfit found them fit) as the one contiguous [batch · seq, 3 · width] matrix they are views of,
+// side by side in that order; nothing when they are not.
+std::optional<at::Tensor> stacked_whole(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv) {
+    const std::int64_t width = dq.size(2) * dq.size(3);
+    const std::int64_t rows = dq.size(0) * dq.size(1);
+    const auto* base = static_cast<const std::uint8_t*>(dq.data_ptr());
+    const auto bytes = static_cast<std::ptrdiff_t>(width * static_cast<std::int64_t>(dq.element_size()));
+    const bool adjacent = dk.data_ptr() == base + bytes && dv.data_ptr() == base + 2 * bytes &&
+                          dk.storage().is_alias_of(dq.storage()) && dv.storage().is_alias_of(dq.storage());
+    for (const at::Tensor* t : {&dq, &dk, &dv}) {
+        if (rows > 1 && token_row_stride(*t) != 3 * width) return std::nullopt;
+    }
+    if (!adjacent) return std::nullopt;
+    return dq.as_strided({rows, 3 * width}, {3 * width, 1});
 }
 
 // One of them as the kernels' part: [batch · seq, heads · head_dim], its tokens token_row_stride apart (heads_misfit
@@ -278,6 +293,16 @@ GradWithBias FusedOps::stack_heads_dbias(const at::Tensor& dq, const at::Tensor&
     if (m) return fall_back("stack_heads_dbias", *m, [&] { return TeOps::stack_heads_dbias(dq, dk, dv, dtype, with_bias_grad); });
     const std::int64_t rows = dq.size(0) * dq.size(1);
     const std::int64_t cols = 3 * dq.size(2) * dq.size(3);
+    // Already stacked (the attention kernels' backward writes dq, dk and dv side by side in one [rows, 3 · width]):
+    // nothing to copy; the cast, if any, and the sums in one cast_dbias, or no launch at all.
+    if (const std::optional<at::Tensor> whole = stacked_whole(dq, dk, dv)) {
+        if (with_bias_grad || dtype != dq.scalar_type()) {
+            GradWithBias r = cast_dbias(*whole, dtype);
+            if (!with_bias_grad) r.bias_grad = at::Tensor();
+            return r;
+        }
+        return {*whole, at::Tensor()};
+    }
     GradWithBias r;
     r.grad = at::empty({rows, cols}, dq.options().dtype(dtype));
     // The kernel always sums; without a bias the sums go to scratch (the same launch, a row of floats more).

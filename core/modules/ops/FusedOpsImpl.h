@@ -61,6 +61,12 @@ inline std::size_t cols_of(const at::Tensor& t) {
     return static_cast<std::size_t>(t.size(1));
 }
 
+// The elements between two tokens' rows of t [batch, seq, heads, head_dim] read as [batch · seq, heads · head_dim]:
+// each token's heads · head_dim values contiguous and the tokens one stride apart (at least a row), as the fused
+// projection hands q, k and v out and the attention's backward leaves their gradients; nothing where they are not (an
+// expanded tensor, a transposed one). FusedCasts.cpp.
+std::optional<std::int64_t> token_row_stride(const at::Tensor& t);
+
 // A byte buffer of `bytes` on `like`'s device (a kernel's workspace).
 at::Tensor byte_buffer(std::size_t bytes, const at::Tensor& like);
 

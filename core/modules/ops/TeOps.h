@@ -72,8 +72,6 @@ struct LayerNormGradsWithFp8 {
     Fp8GradWithBias fp8;  // with its transposed copy; bias_grad undefined unless asked for
 };
 
-// A weight whose FP8 copy (with its transposed copy) an AdamW step writes from the parameter's new value:
-// params[param] cast with `quantizer`, as quantize_weights would cast it in the next forward.
 // The causal attention's output [batch, seq, heads · head_dim] and the logsumexp of each query's scaled scores
 // (float32 [batch · heads, seq]), which its backward reads.
 struct AttentionResult {
@@ -87,6 +85,8 @@ struct AttentionGrads {
     at::Tensor dq, dk, dv;
 };
 
+// A weight whose FP8 copy (with its transposed copy) an AdamW step writes from the parameter's new value:
+// params[param] cast with `quantizer`, as quantize_weights would cast it in the next forward.
 struct OptimizerFp8Cast {
     std::size_t param = 0;
     Fp8Quantizer quantizer;

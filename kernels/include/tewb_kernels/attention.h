@@ -21,9 +21,10 @@ struct AttentionHeads {
 // One thread block holds a whole sequence of one head in shared memory, so the kernels take short sequences only:
 // these say which. The limit is the opt-in shared memory of one block on compute capability 8.6 and 8.9 (99 KiB),
 // the least of the GPUs the fused path runs on (8.0: 163 KiB, 9.0: 227 KiB), so one rule holds on all of them. The
-// backward's need grows with seq² (P), so it decides: seq <= 128 at head_dim 64 (the seed's 96 fits), <= 80 at 128,
-// <= 176 at 16 (kAttentionMaxSeq, the longest any head_dim fits). A call takes the larger of the two needs, so a
-// forward alone is held to what its backward will need.
+// backward's need grows with seq² (P), the forward's with seq · head_dim (its per-warp scores beside q, k and v);
+// together: seq <= 128 at head_dim 64 (the seed's 96 fits), <= 80 at 128 (the forward decides there), <= 176 at 16
+// (kAttentionMaxSeq, the longest any head_dim fits). A call takes the larger of the two needs, so a forward alone is
+// held to what its backward will need.
 constexpr std::size_t kAttentionSharedBytesLimit = 99 * 1024;
 constexpr std::size_t kAttentionMaxSeq = 176;
 constexpr std::size_t kAttentionHeadDimMultiple = 16;
