@@ -124,6 +124,60 @@ __device__ void scores_tile(const bf16* a, const bf16* bm, int head_dim, int ld,
     }
 }
 
+// The triangle's tiles (rb, kb), kb <= rb, numbered row by row.
+__device__ inline void triangle_tile(int t, int& rb, int& kb) {
+    rb = static_cast<int>((sqrtf(8.0f * t + 1.0f) - 1.0f) * 0.5f);
+    while (rb * (rb + 1) / 2 > t) --rb;
+    while ((rb + 1) * (rb + 2) / 2 <= t) ++rb;
+    kb = t - rb * (rb + 1) / 2;
+}
+
+// acc = Σ_{kb = 0}^{last} A[:, kb] · x[kb, dt]: A a row block of 16 rows, row-major with rows lda apart (its column
+// tiles side by side), x [padded_seq, head_dim] in shared memory with rows ld apart.
+__device__ void sum_row_tiles(const bf16* a, int lda, const bf16* x, int ld, int last, int dt, Accumulator& acc) {
+    wmma::fill_fragment(acc, 0.0f);
+    for (int kb = 0; kb <= last; ++kb) {
+        RowA fa;
+        RowB fb;
+        wmma::load_matrix_sync(fa, a + kb * kTile, lda);
+        wmma::load_matrix_sync(fb, x + kb * kTile * ld + dt * kTile, ld);
+        wmma::mma_sync(acc, fa, fb, acc);
+    }
+}
+
+// acc = Σ_{rb = kb}^{blocks − 1} P[rb, kb]ᵀ · x[rb, dt]: P [padded_seq, padded_seq] row-major with rows ldp apart, read
+// transposed tile by tile (the keys' side of the causal triangle).
+__device__ void sum_column_tiles(const bf16* p, int ldp, const bf16* x, int ld, int kb, int blocks, int dt, Accumulator& acc) {
+    wmma::fill_fragment(acc, 0.0f);
+    for (int rb = kb; rb < blocks; ++rb) {
+        ColA fa;
+        RowB fb;
+        wmma::load_matrix_sync(fa, p + rb * kTile * ldp + kb * kTile, ldp);
+        wmma::load_matrix_sync(fb, x + rb * kTile * ld + dt * kTile, ld);
+        wmma::mma_sync(acc, fa, fb, acc);
+    }
+}
+
+// The warp's tiles (rb, kb <= rb) of the causal triangle, round robin over the block's warps: s = a[rb] · b[kb]ᵀ through
+// the warp's stage tile, then cell(i, j, s) for each of the 8 elements a lane holds (query i, key j).
+template <typename Cell>
+__device__ void for_triangle_tiles(const bf16* a, const bf16* bm, int head_dim, int ld, int blocks, float* stage, Cell&& cell) {
+    const int lane = threadIdx.x % 32;
+    const int r = lane / 2;
+    const int c = lane % 2 * 8;
+    for (int t = threadIdx.x / 32; t < blocks * (blocks + 1) / 2; t += kAttentionWarps) {
+        int rb, kb;
+        triangle_tile(t, rb, kb);
+        Accumulator acc;
+        scores_tile(a, bm, head_dim, ld, rb, kb, acc);
+        wmma::store_matrix_sync(stage, acc, kTile, wmma::mem_row_major);
+        __syncwarp();
+#pragma unroll
+        for (int e = 0; e < 8; ++e) cell(rb * kTile + r, kb * kTile + c + e, stage[r * kTile + c + e]);
+        __syncwarp();
+    }
+}
+
 struct ForwardArgs {
     Geometry g;
     Rows q, k, v, o;
@@ -195,14 +249,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(ForwardArgs
         const auto* p = reinterpret_cast<const bf16*>(scores);
         for (int dt = 0; dt < g.head_dim / kTile; ++dt) {
             Accumulator acc;
-            wmma::fill_fragment(acc, 0.0f);
-            for (int kb = 0; kb <= rb; ++kb) {
-                RowA fa;
-                RowB fb;
-                wmma::load_matrix_sync(fa, p + kb * kTile, 2 * lds);
-                wmma::load_matrix_sync(fb, vs + kb * kTile * ld + dt * kTile, ld);
-                wmma::mma_sync(acc, fa, fb, acc);
-            }
+            sum_row_tiles(p, 2 * lds, vs, ld, rb, dt, acc);
             store_accumulator(acc, stage, 1.0f, a.o, g, b, h, rb * kTile, dt * kTile);  // ends with __syncwarp
         }
     }
@@ -214,14 +261,6 @@ struct BackwardArgs {
     const float* lse;
     AttentionBackwardSmem smem;
 };
-
-// The triangle's tiles (rb, kb), kb <= rb, numbered row by row.
-__device__ inline void triangle_tile(int t, int& rb, int& kb) {
-    rb = static_cast<int>((sqrtf(8.0f * t + 1.0f) - 1.0f) * 0.5f);
-    while (rb * (rb + 1) / 2 > t) --rb;
-    while ((rb + 1) * (rb + 2) / 2 <= t) ++rb;
-    kb = t - rb * (rb + 1) / 2;
-}
 
 __global__ void __launch_bounds__(kThreads) attention_backward_kernel(BackwardArgs a) {
     extern __shared__ __align__(128) unsigned char smem[];
@@ -261,63 +300,29 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(BackwardAr
     __syncthreads();
 
     const int blocks = sp / kTile;
-    const int triangle = blocks * (blocks + 1) / 2;
     const int d_tiles = D / kTile;
-    const int r = lane / 2;
-    const int c = lane % 2 * 8;
     // 1. P = bfloat16(exp(q kᵀ · scale − lse)) on the causal triangle (0 above the diagonal and past seq).
-    for (int t = warp; t < triangle; t += kAttentionWarps) {
-        int rb, kb;
-        triangle_tile(t, rb, kb);
-        Accumulator acc;
-        scores_tile(as, ks, D, ld, rb, kb, acc);
-        wmma::store_matrix_sync(stage, acc, kTile, wmma::mem_row_major);
-        __syncwarp();
-        const int i = rb * kTile + r;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-            const int j = kb * kTile + c + e;
-            const float p = i < g.seq && j <= i ? expf(__fmul_rn(stage[r * kTile + c + e], g.scale) - lse[i]) : 0.0f;
-            ps[i * ldp + j] = __float2bfloat16(p);
-        }
-        __syncwarp();
-    }
+    for_triangle_tiles(as, ks, D, ld, blocks, stage, [&](int i, int j, float s) {
+        const float p = i < g.seq && j <= i ? expf(__fmul_rn(s, g.scale) - lse[i]) : 0.0f;
+        ps[i * ldp + j] = __float2bfloat16(p);
+    });
     __syncthreads();
     // 2. dv[kb] = Σ_{rb >= kb} P[rb, kb]ᵀ d_o[rb], the longest sums first.
     for (int item = warp; item < blocks * d_tiles; item += kAttentionWarps) {
         const int kb = item / d_tiles;
         const int dt = item % d_tiles;
         Accumulator acc;
-        wmma::fill_fragment(acc, 0.0f);
-        for (int rb = kb; rb < blocks; ++rb) {
-            ColA fa;
-            RowB fb;
-            wmma::load_matrix_sync(fa, ps + rb * kTile * ldp + kb * kTile, ldp);
-            wmma::load_matrix_sync(fb, dos + rb * kTile * ld + dt * kTile, ld);
-            wmma::mma_sync(acc, fa, fb, acc);
-        }
+        sum_column_tiles(ps, ldp, dos, ld, kb, blocks, dt, acc);
         store_accumulator(acc, stage, 1.0f, a.dv, g, b, h, kb * kTile, dt * kTile);
     }
     __syncthreads();
     load_head(a.v, g, b, h, as);
     __syncthreads();
     // 3. dS = bfloat16(P · (d_o vᵀ − delta)) over P, tile by tile.
-    for (int t = warp; t < triangle; t += kAttentionWarps) {
-        int rb, kb;
-        triangle_tile(t, rb, kb);
-        Accumulator acc;
-        scores_tile(dos, as, D, ld, rb, kb, acc);
-        wmma::store_matrix_sync(stage, acc, kTile, wmma::mem_row_major);
-        __syncwarp();
-        const int i = rb * kTile + r;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-            const int j = kb * kTile + c + e;
-            bf16& cell = ps[i * ldp + j];
-            cell = __float2bfloat16(__bfloat162float(cell) * (stage[r * kTile + c + e] - delta[i]));
-        }
-        __syncwarp();
-    }
+    for_triangle_tiles(dos, as, D, ld, blocks, stage, [&](int i, int j, float dp) {
+        bf16& cell = ps[i * ldp + j];
+        cell = __float2bfloat16(__bfloat162float(cell) * (dp - delta[i]));
+    });
     __syncthreads();
     load_head(a.q, g, b, h, as);
     __syncthreads();
@@ -328,26 +333,13 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(BackwardAr
         const int n = item / 2;
         const int dt = n % d_tiles;
         Accumulator acc;
-        wmma::fill_fragment(acc, 0.0f);
         if (item % 2 == 0) {
             const int rb = blocks - 1 - n / d_tiles;
-            for (int kb = 0; kb <= rb; ++kb) {
-                RowA fa;
-                RowB fb;
-                wmma::load_matrix_sync(fa, ps + rb * kTile * ldp + kb * kTile, ldp);
-                wmma::load_matrix_sync(fb, ks + kb * kTile * ld + dt * kTile, ld);
-                wmma::mma_sync(acc, fa, fb, acc);
-            }
+            sum_row_tiles(ps + rb * kTile * ldp, ldp, ks, ld, rb, dt, acc);
             store_accumulator(acc, stage, g.scale, a.dq, g, b, h, rb * kTile, dt * kTile);
         } else {
             const int kb = n / d_tiles;
-            for (int rb = kb; rb < blocks; ++rb) {
-                ColA fa;
-                RowB fb;
-                wmma::load_matrix_sync(fa, ps + rb * kTile * ldp + kb * kTile, ldp);
-                wmma::load_matrix_sync(fb, as + rb * kTile * ld + dt * kTile, ld);
-                wmma::mma_sync(acc, fa, fb, acc);
-            }
+            sum_column_tiles(ps, ldp, as, ld, kb, blocks, dt, acc);
             store_accumulator(acc, stage, g.scale, a.dk, g, b, h, kb * kTile, dt * kTile);
         }
     }
