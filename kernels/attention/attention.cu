@@ -307,6 +307,7 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(BackwardAr
         ps[i * ldp + j] = __float2bfloat16(p);
     });
     __syncthreads();
+    load_head(a.v, g, b, h, as);  // v over q, while phase 2 (which reads neither) runs
     // 2. dv[kb] = Σ_{rb >= kb} P[rb, kb]ᵀ d_o[rb], the longest sums first.
     for (int item = warp; item < blocks * d_tiles; item += kAttentionWarps) {
         const int kb = item / d_tiles;
@@ -315,8 +316,6 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(BackwardAr
         sum_column_tiles(ps, ldp, dos, ld, kb, blocks, dt, acc);
         store_accumulator(acc, stage, 1.0f, a.dv, g, b, h, kb * kTile, dt * kTile);
     }
-    __syncthreads();
-    load_head(a.v, g, b, h, as);
     __syncthreads();
     // 3. dS = bfloat16(P · (d_o vᵀ − delta)) over P, tile by tile.
     for_triangle_tiles(dos, as, D, ld, blocks, stage, [&](int i, int j, float dp) {
@@ -377,6 +376,13 @@ void allow_shared_bytes(Kernel kernel, std::size_t bytes, const char* call) {
     if (tracked) raised[static_cast<std::size_t>(device)].store(true, std::memory_order_release);
 }
 
+// The one launch statement of both kernels (tests/kernels/tst_attention_emulated runs this file on the CPU and puts its
+// own launch in this line's place).
+template <typename Args>
+void launch(void (*kernel)(Args), unsigned blocks, std::size_t shared_bytes, cudaStream_t stream, const Args& args) {
+    kernel<<<blocks, kThreads, shared_bytes, stream>>>(args);
+}
+
 unsigned blocks_of(const AttentionGeometry& g) {
     return static_cast<unsigned>(g.batch * g.heads);
 }
@@ -396,8 +402,7 @@ void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, const 
                                    detail::rows_of(a->v),      detail::rows_of(a->o), a->lse,
                                    detail::attention_forward_smem(a->g.seq, a->g.head_dim)};
     detail::allow_shared_bytes(detail::attention_forward_kernel, args.smem.total, kCall);
-    detail::attention_forward_kernel<<<detail::blocks_of(a->g), detail::kThreads, args.smem.total, detail::cuda_stream(stream)>>>(
-        args);
+    detail::launch(detail::attention_forward_kernel, detail::blocks_of(a->g), args.smem.total, detail::cuda_stream(stream), args);
     detail::check_last_launch(kCall);
 }
 
@@ -412,8 +417,7 @@ void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const
                                     detail::rows_of(a->dq),     detail::rows_of(a->dk),  detail::rows_of(a->dv),
                                     a->lse,                     detail::attention_backward_smem(a->g.seq, a->g.head_dim)};
     detail::allow_shared_bytes(detail::attention_backward_kernel, args.smem.total, kCall);
-    detail::attention_backward_kernel<<<detail::blocks_of(a->g), detail::kThreads, args.smem.total,
-                                        detail::cuda_stream(stream)>>>(args);
+    detail::launch(detail::attention_backward_kernel, detail::blocks_of(a->g), args.smem.total, detail::cuda_stream(stream), args);
     detail::check_last_launch(kCall);
 }
 

@@ -1,0 +1,9 @@
+#pragma once
+// Declared for common/elementwise.cuh only; the emulated kernels use no float16.
+#include "emulated_cuda.h"
+
+struct __half {
+    std::uint16_t x;
+};
+float __half2float(__half);
+__half __float2half(float);

@@ -1,0 +1,176 @@
+// kernels/attention/attention.cu run on the CPU (tests/kernels/emulated_cuda: a block of std::threads, wmma tiles summed
+// in order) against its host twin on the same inputs: the kernels' indexing, masks, padding, shared-memory layout and
+// synchronisation, checked without a GPU. Not the tensor cores' rounding (the emulated sums run in the twin's order, so
+// most outputs agree bit for bit; a warp's shuffled sums of l and delta differ from the twin's by a float ulp, which can
+// move a bfloat16 rounding). Outputs and shared memory start as NaN, so an element never written fails, and guards
+// around every output catch a write outside it. `tst_attention_emulated sweep` runs every sequence length around the
+// tile edges at every head width the rule takes (126 cases, minutes).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/host_numbers.h"
+#include "tewb_kernels/attention.h"
+
+using namespace tewb::kernels;
+using detail::bf16_to_float;
+using detail::float_to_bf16;
+
+namespace {
+
+constexpr std::uint16_t kPoison16 = 0xffc1;  // NaNs no conversion writes
+constexpr std::uint32_t kPoison32 = 0xffc0deadu;
+constexpr std::size_t kGuard = 64;
+
+// n elements starting `offset` elements past a 64-byte boundary, with kGuard elements of `fill` on each side.
+template <typename T>
+struct Buffer {
+    std::vector<T> store;
+    std::size_t first;
+    Buffer(std::size_t n, std::size_t offset, T fill) : store(n + offset + 2 * kGuard + 64 / sizeof(T), fill) {
+        const auto address = reinterpret_cast<std::uintptr_t>(store.data());
+        first = (64 - address % 64) % 64 / sizeof(T) + kGuard + offset;
+    }
+    T* data() { return store.data() + first; }
+};
+
+struct Case {
+    std::size_t batch, seq, heads, head_dim;
+    std::size_t offset;        // elements every buffer starts past alignment (1: the element-wise loads and stores)
+    std::size_t stride_extra;  // elements added to the fused buffers' row stride
+};
+
+int failures = 0;
+
+// The relative norm error over the (got, want) pairs `get` yields, against want's norm or `floor` where that is larger
+// (one-token sequences: dq and dk are zero in exact math, so their rounding is measured against dv's size), counting
+// NaNs (never written) as failures.
+template <typename Get>
+void compare(const char* what, const Case& c, std::size_t count, Get&& get, double bound, double floor = 0) {
+    double num = 0, den = 0;
+    std::size_t unwritten = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        const auto [got, want] = get(i);
+        if (std::isnan(got)) {
+            ++unwritten;
+            continue;
+        }
+        num += (double(got) - want) * (double(got) - want);
+        den += double(want) * want;
+    }
+    const double error = std::sqrt(num / std::max({den, floor * floor, 1e-30}));
+    if (unwritten == 0 && error <= bound) return;
+    ++failures;
+    std::printf("FAIL (batch %zu, seq %zu, heads %zu, head_dim %zu, offset %zu, stride +%zu) %s: relative error %.3e "
+                "(bound %.0e), %zu never written\n",
+                c.batch, c.seq, c.heads, c.head_dim, c.offset, c.stride_extra, what, error, bound, unwritten);
+}
+
+template <typename T>
+void check_guards(const char* what, const Case& c, Buffer<T>& b, std::size_t n, T fill) {
+    for (std::size_t i = 0; i < kGuard; ++i) {
+        if (std::memcmp(&b.data()[-1 - static_cast<std::ptrdiff_t>(i)], &fill, sizeof(T)) != 0 ||
+            std::memcmp(&b.data()[n + i], &fill, sizeof(T)) != 0) {
+            ++failures;
+            std::printf("FAIL (batch %zu, seq %zu) %s: written outside it\n", c.batch, c.seq, what);
+            return;
+        }
+    }
+}
+
+Tensor matrix(void* data, DType dtype, std::size_t rows, std::size_t cols, std::size_t stride) {
+    Tensor t = input(data, dtype, rows, cols);
+    t.row_stride = stride;
+    return t;
+}
+
+float as_float(std::uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
+void run(const Case& c, std::mt19937& rng) {
+    const std::size_t tokens = c.batch * c.seq, hidden = c.heads * c.head_dim, wide = 3 * hidden + c.stride_extra;
+    const std::size_t lse_count = c.batch * c.heads * c.seq;
+    std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+    Buffer<std::uint16_t> qkv(tokens * wide, c.offset, 0), d_out(tokens * hidden, c.offset, 0);
+    for (std::size_t i = 0; i < tokens * wide; ++i) qkv.data()[i] = float_to_bf16(uniform(rng));
+    for (std::size_t i = 0; i < tokens * hidden; ++i) d_out.data()[i] = float_to_bf16(uniform(rng) / 2);
+    const Tensor q = matrix(qkv.data(), DType::BFloat16, tokens, hidden, wide);
+    const Tensor k = matrix(qkv.data() + hidden, DType::BFloat16, tokens, hidden, wide);
+    const Tensor v = matrix(qkv.data() + 2 * hidden, DType::BFloat16, tokens, hidden, wide);
+    const Tensor dy = matrix(d_out.data(), DType::BFloat16, tokens, hidden, hidden);
+    const AttentionHeads heads{c.seq, c.heads, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+
+    Buffer<std::uint16_t> o(tokens * hidden, c.offset, kPoison16), o_twin(tokens * hidden, c.offset, kPoison16);
+    Buffer<std::uint32_t> lse(lse_count, 0, kPoison32), lse_twin(lse_count, 0, kPoison32);
+    const auto o_of = [&](Buffer<std::uint16_t>& b) { return matrix(b.data(), DType::BFloat16, tokens, hidden, hidden); };
+    const auto lse_of = [&](Buffer<std::uint32_t>& b) { return matrix(b.data(), DType::Float32, c.batch * c.heads, c.seq, c.seq); };
+    attention_forward(q, k, v, heads, o_of(o), lse_of(lse), Stream{});
+    host::attention_forward(q, k, v, heads, o_of(o_twin), lse_of(lse_twin), Stream{});
+    compare("o", c, tokens * hidden, [&](std::size_t i) {
+        return std::pair{bf16_to_float(o.data()[i]), bf16_to_float(o_twin.data()[i])};
+    }, 1e-2);
+    compare("lse", c, lse_count, [&](std::size_t i) { return std::pair{as_float(lse.data()[i]), as_float(lse_twin.data()[i])}; },
+            1e-5);
+    check_guards("o", c, o, tokens * hidden, kPoison16);
+    check_guards("lse", c, lse, lse_count, kPoison32);
+
+    // The backward on the twin's forward for both, so that only the backward differs.
+    Buffer<std::uint16_t> grads(tokens * wide, c.offset, kPoison16), grads_twin(tokens * wide, c.offset, kPoison16);
+    const auto part = [&](Buffer<std::uint16_t>& b, std::size_t which) {
+        return matrix(b.data() + which * hidden, DType::BFloat16, tokens, hidden, wide);
+    };
+    attention_backward(q, k, v, o_of(o_twin), dy, lse_of(lse_twin), heads, part(grads, 0), part(grads, 1), part(grads, 2), Stream{});
+    host::attention_backward(q, k, v, o_of(o_twin), dy, lse_of(lse_twin), heads, part(grads_twin, 0), part(grads_twin, 1),
+                             part(grads_twin, 2), Stream{});
+    const auto at = [&](std::size_t which, std::size_t i) { return i / hidden * wide + which * hidden + i % hidden; };
+    double dv_norm = 0;
+    for (std::size_t i = 0; i < tokens * hidden; ++i) dv_norm += std::pow(bf16_to_float(grads_twin.data()[at(2, i)]), 2.0);
+    const char* names[] = {"dq", "dk", "dv"};
+    for (std::size_t which = 0; which < 3; ++which) {
+        compare(names[which], c, tokens * hidden, [&](std::size_t i) {
+            return std::pair{bf16_to_float(grads.data()[at(which, i)]), bf16_to_float(grads_twin.data()[at(which, i)])};
+        }, 1e-2, c.seq == 1 ? std::sqrt(dv_norm) : 0.0);
+    }
+    // Between the rows, the padding of a wider stride stays untouched.
+    for (std::size_t r = 0; r < tokens && c.stride_extra > 0; ++r) {
+        for (std::size_t e = 3 * hidden; e < wide; ++e) {
+            if (grads.data()[r * wide + e] != kPoison16) {
+                ++failures;
+                std::printf("FAIL (batch %zu, seq %zu) gradients: the row stride's padding was written\n", c.batch, c.seq);
+                return;
+            }
+        }
+    }
+    check_guards("gradients", c, grads, tokens * wide, kPoison16);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // The seed's head width at seq 96, an odd length, one token, the longest sequences the rule takes at head_dim 64
+    // and 16, the widest head, and the element-wise paths (every buffer one element past alignment; a row stride that
+    // is not a multiple of 8 elements).
+    std::vector<Case> cases = {{1, 96, 2, 64, 0, 0}, {3, 17, 2, 16, 0, 0}, {2, 1, 3, 32, 0, 0}, {1, 128, 1, 64, 0, 0},
+                               {1, 80, 1, 128, 0, 0}, {1, 176, 1, 16, 0, 0}, {2, 33, 2, 32, 0, 0}, {2, 33, 1, 32, 1, 0},
+                               {3, 17, 1, 16, 1, 0},  {1, 80, 1, 128, 1, 0}, {1, 33, 2, 32, 0, 1}};
+    if (argc > 1 && std::string(argv[1]) == "sweep") {
+        cases.clear();
+        for (std::size_t seq : {1, 2, 7, 15, 16, 17, 31, 32, 47, 48, 49, 63, 64, 65, 95, 111, 112, 113, 127, 128, 129, 160, 175, 176}) {
+            for (std::size_t head_dim : {16, 32, 48, 64, 96, 128, 256}) {
+                if (!attention_refusal(seq, head_dim)) cases.push_back({1, seq, 2, head_dim, seq % 2, 0});
+            }
+        }
+    }
+    std::mt19937 rng(20261206);
+    for (const Case& c : cases) run(c, rng);
+    std::printf("%zu cases, %d failing checks\n", cases.size(), failures);
+    return failures == 0 ? 0 : 1;
+}
