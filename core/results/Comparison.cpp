@@ -145,6 +145,20 @@ std::string render_quality_notes(const std::vector<RunRecord>& runs) {
     return out;
 }
 
+namespace {
+
+// On the CPU a rank computes with its share of the cores and the 1-process run with all of them, which the
+// efficiency includes: "; 2 CPU threads in the 1-process run, 1 in each rank". Empty where either is unknown.
+std::string threads_compared(const RunRecord& job) {
+    const int baseline = job.execution.dist ? job.execution.dist->baseline_threads : 0;
+    const int rank = job.execution.quality ? job.execution.quality->threads : 0;
+    if (job.execution.device != "cpu" || baseline <= 0 || rank <= 0) return {};
+    return "; " + std::to_string(baseline) + (baseline == 1 ? " CPU thread" : " CPU threads") + " in the 1-process run, " +
+           std::to_string(rank) + " in each rank";
+}
+
+}  // namespace
+
 std::string render_job_summary(const RunRecord& run) {
     if (!run.execution.dist) return {};
     const DistExecution& d = *run.execution.dist;
@@ -159,7 +173,7 @@ std::string render_job_summary(const RunRecord& run) {
     if (run.summary.tokens_per_s) out += "  tokens/s for the whole job: " + format_fixed(run.summary.tokens_per_s, 0) + "\n";
     if (d.scaling_efficiency) {
         out += "  scaling efficiency: " + format_fixed(*d.scaling_efficiency * 100.0, 1, "%") +
-               " (the 1-process run's median ms per step over the job's, same batch per process)\n";
+               " (the 1-process run's median ms per step over the job's, same batch per process" + threads_compared(run) + ")\n";
         if (*d.scaling_efficiency > 1.0) out += "  " + scaling_above_perfect_words() + "\n";
         if (scaling_is_noisy(run)) out += "  " + scaling_noisy_words(run) + "\n";
     } else {

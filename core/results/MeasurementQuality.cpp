@@ -72,6 +72,7 @@ std::string quality_details_text(const std::optional<MeasurementQuality>& q) {
     parts.push_back(q->cv ? "step times' CV " + percent(*q->cv) : "step times' CV not measured (fewer than 2 timed steps)");
     if (q->others_cpu_cores) parts.push_back("other processes " + format_fixed(q->others_cpu_cores, 2) + " cores busy");
     if (q->load_average) parts.push_back("load average " + format_fixed(q->load_average, 2) + " on " + cores_words(q->cores));
+    if (q->threads > 0) parts.push_back(std::to_string(q->threads) + (q->threads == 1 ? " LibTorch thread" : " LibTorch threads"));
     if (!q->machine_note.empty()) parts.push_back("machine load: " + q->machine_note);
     if (!q->gpu_applies) {
         parts.push_back("GPU contention: does not apply (a CPU run)");

@@ -19,6 +19,9 @@ struct MeasurementQuality {
     std::optional<double> load_average;
     int cores = 0;
     std::string machine_note;
+    // LibTorch's intra-op threads the run computed with (a CPU run's own share of the cores; a data-parallel
+    // rank takes cores / N); 0 in records from before it was kept.
+    int threads = 0;
     // The GPU (NVML, sampled at the start and the end of the timed steps) on CUDA runs. `gpu_applies` is false on
     // the CPU; `gpu_measured` false where NVML did not answer, `gpu_note` saying why (or that it does not apply).
     bool gpu_applies = false;

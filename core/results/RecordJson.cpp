@@ -110,7 +110,8 @@ json dist_json(const DistExecution& d) {
                 {"rank_mean_ms", numbers(d.rank_mean_ms)},
                 {"scaling_efficiency", optional_number(d.scaling_efficiency)},
                 {"baseline_run_id", optional_text(d.baseline_run_id)},
-                {"baseline_noisy", d.baseline_noisy}};
+                {"baseline_noisy", d.baseline_noisy},
+                {"baseline_threads", d.baseline_threads}};
 }
 
 json optional_clock(const std::optional<unsigned>& mhz) {
@@ -122,6 +123,7 @@ json quality_json(const MeasurementQuality& q) {
                 {"others_cpu_cores", optional_number(q.others_cpu_cores)},
                 {"load_average", optional_number(q.load_average)},
                 {"cores", q.cores},
+                {"threads", q.threads},
                 {"machine_note", optional_text(q.machine_note)},
                 {"gpu_applies", q.gpu_applies},
                 {"gpu_measured", q.gpu_measured},

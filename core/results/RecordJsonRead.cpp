@@ -424,6 +424,7 @@ DistExecution read_dist(const Reader& r) {
     d.scaling_efficiency = r.optional_real("scaling_efficiency");
     d.baseline_run_id = r.optional_text("baseline_run_id");
     d.baseline_noisy = r.has("baseline_noisy") && r.boolean("baseline_noisy");
+    d.baseline_threads = r.has("baseline_threads") ? static_cast<int>(r.integer("baseline_threads", 0, kIntMax)) : 0;
     return d;
 }
 
@@ -442,6 +443,7 @@ MeasurementQuality read_quality(const Reader& r) {
     q.others_cpu_cores = figure("others_cpu_cores");
     q.load_average = figure("load_average");
     q.cores = static_cast<int>(r.integer("cores", 0, kIntMax));
+    q.threads = r.has("threads") ? static_cast<int>(r.integer("threads", 0, kIntMax)) : 0;  // absent in older records
     q.machine_note = r.optional_text("machine_note");
     q.gpu_applies = r.boolean("gpu_applies");
     q.gpu_measured = r.boolean("gpu_measured");

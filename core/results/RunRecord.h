@@ -88,6 +88,7 @@ struct DistExecution {
     std::optional<double> scaling_efficiency;   // the 1-process run's mean ms / this job's (same per-rank batch)
     std::string baseline_run_id;                // that 1-process run, when measured
     bool baseline_noisy = false;                // that run's measurement was noisy (MeasurementQuality)
+    int baseline_threads = 0;                   // that run's LibTorch threads (0: not known, an older record)
 
     friend bool operator==(const DistExecution&, const DistExecution&) = default;
 };

@@ -79,6 +79,7 @@ void add_scaling_efficiency(RunRecord& job, const RunRecord& reference) {
         job.execution.dist->scaling_efficiency = *reference.summary.median_ms / *job.summary.median_ms;
         job.execution.dist->baseline_run_id = reference.id;
         job.execution.dist->baseline_noisy = is_noisy(reference.execution.quality);
+        job.execution.dist->baseline_threads = reference.execution.quality ? reference.execution.quality->threads : 0;
     }
 }
 

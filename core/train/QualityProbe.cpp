@@ -8,6 +8,7 @@
 #endif
 
 #include "core/common/Statistics.h"
+#include "core/train/CpuThreads.h"
 
 namespace tewb {
 
@@ -85,6 +86,7 @@ MeasurementQuality QualityProbe::quality(const std::vector<StepMetrics>& steps, 
     }
     q.cv = coefficient_of_variation(timed);
     q.cores = online_cores();
+    q.threads = cpu_threads();
     if (!stopped_) {
         q.machine_note = "no timed step ran";
     } else if (!cpu_start_.value || !cpu_stop_.value) {

@@ -23,6 +23,7 @@
 #include "core/results/Comparison.h"
 #include "core/results/RecordJson.h"
 #include "core/results/ReportText.h"
+#include "core/train/CpuThreads.h"
 #include "core/train/DataParallelJob.h"
 #include "core/train/Trainer.h"
 
@@ -477,6 +478,19 @@ private Q_SLOTS:
         QVERIFY(job.execution.quality && result.reference->execution.quality);
         QCOMPARE(job.execution.dist->baseline_noisy, result.reference->execution.quality->noisy);
         QCOMPARE(tewb::scaling_is_noisy(job), job.execution.quality->noisy || result.reference->execution.quality->noisy);
+        // The 1-process run computes with the threads a plain run in the same process has (issue 48: it is a plain
+        // run, not one slowed by the job); each rank with its share of the cores. Both are in the records.
+        tewb::RunConfig plain_config = config;
+        plain_config.dist = tewb::DistSettings{};
+        plain_config.name += " (plain)";
+        const tewb::RunRecord plain = tewb::Trainer(device).run(plain_config, {}, &cancel);
+        QVERIFY(plain.execution.quality && plain.execution.quality->threads > 0);
+        QCOMPARE(result.reference->execution.quality->threads, plain.execution.quality->threads);
+        QCOMPARE(job.execution.dist->baseline_threads, plain.execution.quality->threads);
+        QCOMPARE(job.execution.quality->threads, std::max(1, tewb::hardware_threads() / 2));
+        QVERIFY2(tewb::render_job_summary(job).find(std::to_string(plain.execution.quality->threads) + " CPU thread") !=
+                     std::string::npos,
+                 tewb::render_job_summary(job).c_str());
         // The ranks' lines went to the file asked for; the job's own lines to the hook, in order.
         QVERIFY2(ranks_said.contains("rank 0: training") && ranks_said.contains("rank 1: training"), qPrintable(ranks_said));
         QCOMPARE(lines.size(), std::size_t{4});

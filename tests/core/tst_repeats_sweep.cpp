@@ -592,6 +592,17 @@ private Q_SLOTS:
         std::string text = render_job_summary(job);
         QVERIFY2(text.find("scaling efficiency: 93.0% (the 1-process run's median ms per step") != std::string::npos, text.c_str());
         QVERIFY(text.find("above 100 %") == std::string::npos);
+        QVERIFY2(text.find("same batch per process)\n") != std::string::npos, text.c_str());  // threads not known
+        // On the CPU the efficiency includes the threads each side computed with, so the summary names them.
+        job.execution.device = "cpu";
+        job.execution.dist->baseline_threads = 8;
+        job.execution.quality = MeasurementQuality{};
+        job.execution.quality->threads = 4;
+        text = render_job_summary(job);
+        QVERIFY2(text.find("same batch per process; 8 CPU threads in the 1-process run, 4 in each rank)\n") != std::string::npos,
+                 text.c_str());
+        job.execution.device = "cuda:0";  // a GPU job: its host threads are not what it computes with
+        QVERIFY(render_job_summary(job).find("CPU thread") == std::string::npos);
         job.execution.dist->scaling_efficiency = 24.81;
         text = render_job_summary(job);
         QVERIFY2(text.find("scaling efficiency: 2481.0%") != std::string::npos, text.c_str());

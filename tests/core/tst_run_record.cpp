@@ -295,6 +295,7 @@ private Q_SLOTS:
         q.others_cpu_cores = 1.3;
         q.load_average = 5.25;
         q.cores = 4;
+        q.threads = 3;
         q.gpu_applies = true;
         q.gpu_measured = true;
         q.gpu_other_processes = 2;
@@ -306,9 +307,14 @@ private Q_SLOTS:
         measured.execution.quality = q;
         measured.execution.dist = DistExecution{};
         measured.execution.dist->baseline_noisy = true;
+        measured.execution.dist->baseline_threads = 4;
         const RunRecord back = record_from_json_text(record_to_json_text(measured), "memory");
         QCOMPARE(back.execution, measured.execution);
         QVERIFY(back.execution.dist->baseline_noisy);
+        QCOMPARE(back.execution.dist->baseline_threads, 4);
+        QCOMPARE(back.execution.quality->threads, 3);
+        QVERIFY2(quality_details_text(back.execution.quality).find("; 3 LibTorch threads;") != std::string::npos,
+                 quality_details_text(back.execution.quality).c_str());
 
         MeasurementQuality unmeasured;  // a CPU run whose machine could not be read
         unmeasured.machine_note = "/proc/stat cannot be read (not Linux, or /proc not mounted)";
@@ -319,9 +325,16 @@ private Q_SLOTS:
         json old = to_json(measured);
         old["execution"].erase("quality");
         old["execution"]["dist"].erase("baseline_noisy");
+        old["execution"]["dist"].erase("baseline_threads");
         const RunRecord old_back = record_from_json(old, "old.json");
         QVERIFY(!old_back.execution.quality);
         QVERIFY(!old_back.execution.dist->baseline_noisy);
+        QCOMPARE(old_back.execution.dist->baseline_threads, 0);  // not known
+        json old_quality = to_json(measured);
+        old_quality["execution"]["quality"].erase("threads");
+        QCOMPARE(record_from_json(old_quality, "old.json").execution.quality->threads, 0);
+        QVERIFY(quality_details_text(record_from_json(old_quality, "old.json").execution.quality).find("LibTorch thread") ==
+                std::string::npos);
         QVERIFY(!is_noisy(old_back.execution.quality));
         QVERIFY(quality_details_text(old_back.execution.quality).find("not known to be clean") != std::string::npos);
 
