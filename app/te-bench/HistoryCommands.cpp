@@ -38,7 +38,7 @@ int run_history_list(const Commands& c, RunStore& store) {
     }
     std::vector<std::vector<std::string>> rows;
     for (const StoredRun& r : runs) {
-        rows.push_back({std::to_string(r.id), r.created_at, display_name(r.name, r.fp8_emulated), r.backend,
+        rows.push_back({std::to_string(r.id), r.created_at, display_name(r), r.backend,
                         precision_label(r.precision, r.fp8_emulated), r.device, r.status,
                         std::to_string(r.steps), format_fixed(r.median_ms, 2), format_fixed(r.final_loss, 4),
                         r.peak_mem_bytes > 0 ? format_bytes(r.peak_mem_bytes) : "-"});

@@ -38,11 +38,17 @@ std::string_view unfinished_mark(RunStatus status) {
     return {};
 }
 
+std::string_view emulated_format(Precision precision, ScalingKind scaling) {
+    if (precision != Precision::Fp8 || !is_microscaling(scaling)) return "FP8";
+    return scaling == ScalingKind::Mxfp8 ? "MXFP8" : "NVFP4";
+}
+
+std::string display_name(const RunConfig& config, bool fp8_emulated) {
+    return display_name(config.name, fp8_emulated, emulated_format(config.precision, config.fp8.scaling));
+}
+
 std::string display_name(const RunRecord& record) {
-    const ScalingKind scaling = record.config.fp8.scaling;
-    const bool microscaling = record.config.precision == Precision::Fp8 && is_microscaling(scaling);
-    return display_name(record.config.name, record.execution.fp8_emulated,
-                        !microscaling ? "FP8" : scaling == ScalingKind::Mxfp8 ? "MXFP8" : "NVFP4");
+    return display_name(record.config, record.execution.fp8_emulated);
 }
 
 std::string make_run_id() {

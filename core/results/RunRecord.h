@@ -320,6 +320,11 @@ std::optional<std::string> import_problem(const RunRecord& record);
 
 // display_name(name, emulated) and the other words for emulated runs: core/results/RunWords.h.
 std::string display_name(const RunRecord& record);
+// The same for a run not yet trained (a queued one) or known by its store row: its configured name with the
+// emulated format ("FP8", "MXFP8", "NVFP4") its settings give.
+std::string display_name(const RunConfig& config, bool fp8_emulated);
+// What an emulated run's name calls its format: "MXFP8" or "NVFP4" for those recipes of an FP8 run, else "FP8".
+std::string_view emulated_format(Precision precision, ScalingKind scaling);
 // What a legend adds to a run's name when the run ended without finishing, so that its partial lines are not
 // read as a finished run's: " (cancelled)" or " (failed)"; empty for a finished or running run.
 std::string_view unfinished_mark(RunStatus status);

@@ -11,6 +11,7 @@
 #include "core/common/Error.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/RecordJson.h"
+#include "core/results/RunWords.h"
 
 namespace tewb {
 
@@ -351,13 +352,21 @@ std::int64_t RunStore::insert(const RunRecord& record) {
     }
 }
 
+std::string display_name(const StoredRun& run) {
+    return display_name(run.name, run.fp8_emulated, run.emulated_format);
+}
+
 std::vector<StoredRun> RunStore::list() const {
     if (db_ == nullptr) return {};
-    // A version-1 store opened read-only keeps its old table: no run in it is FP8.
+    // A version-1 store opened read-only keeps its old table: no run in it is FP8. Only an emulated run's record
+    // is looked into, for its recipe (MXFP8 and NVFP4 runs are named by format); a damaged one reads as FP8.
     Statement stmt(db_, schema_version_ >= 2 ? R"(SELECT id, run_id, created_at, name, backend, precision, device, status, steps, median_ms,
-                                  final_loss, peak_mem_bytes, fp8_emulated FROM runs ORDER BY id DESC)"
+                                  final_loss, peak_mem_bytes, fp8_emulated,
+                                  CASE WHEN fp8_emulated AND json_valid(record_json)
+                                       THEN json_extract(record_json, '$.config.fp8.recipe') END
+                                  FROM runs ORDER BY id DESC)"
                                              : R"(SELECT id, run_id, created_at, name, backend, precision, device, status, steps, median_ms,
-                                  final_loss, peak_mem_bytes, 0 FROM runs ORDER BY id DESC)",
+                                  final_loss, peak_mem_bytes, 0, NULL FROM runs ORDER BY id DESC)",
                    *this);
     std::vector<StoredRun> runs;
     int rc = 0;
@@ -376,6 +385,10 @@ std::vector<StoredRun> RunStore::list() const {
         run.final_loss = column_real(stmt.get(), 10);
         run.peak_mem_bytes = static_cast<std::uint64_t>(sqlite3_column_int64(stmt.get(), 11));
         run.fp8_emulated = sqlite3_column_int(stmt.get(), 12) != 0;
+        const std::string recipe = column_text(stmt.get(), 13);
+        for (const ScalingKind scaling : {ScalingKind::Mxfp8, ScalingKind::Nvfp4}) {
+            if (recipe == to_string(scaling)) run.emulated_format = std::string(emulated_format(Precision::Fp8, scaling));
+        }
         runs.push_back(std::move(run));
     }
     if (rc != SQLITE_DONE) {

@@ -39,7 +39,12 @@ struct StoredRun {
     std::optional<double> final_loss;
     std::uint64_t peak_mem_bytes = 0;
     bool fp8_emulated = false;  // FP8 casts real, GEMMs emulated: the timings are not FP8 speed
+    // What an emulated run's name calls its format (RunRecord.h's emulated_format): "FP8", "MXFP8", "NVFP4".
+    std::string emulated_format = "FP8";
 };
+
+// The name a store row is shown under: as display_name(record) shows the record.
+std::string display_name(const StoredRun& run);
 
 // SQLite database of run records shared by te-bench and te-workbench. Each save is one transaction
 // (write-ahead log, synchronous=FULL), so a process killed at any moment leaves every run saved before

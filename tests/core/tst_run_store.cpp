@@ -168,6 +168,48 @@ private Q_SLOTS:
         QCOMPARE(integrity(path), std::string("ok"));
     }
 
+    // The list names an emulated run as its record does: by format for Blackwell's recipes ("(emulated MXFP8)",
+    // "(emulated NVFP4)"), FP8 otherwise; a row whose record cannot be read still lists (as FP8).
+    void listedEmulatedRunsAreNamedByFormat() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("runs.sqlite3");
+        RunStore store(path.toStdString());
+        std::vector<RunRecord> records;
+        for (const ScalingKind scaling : {ScalingKind::Delayed, ScalingKind::Mxfp8, ScalingKind::Nvfp4, ScalingKind::Block}) {
+            RunRecord r = make_record("te fp8 " + std::string(to_string(scaling)));
+            r.config.precision = Precision::Fp8;
+            r.config.fp8.scaling = scaling;
+            r.execution.fp8_emulated = true;
+            store.save(r);
+            records.push_back(r);
+        }
+        RunRecord plain = make_record("plain");
+        plain.config.fp8.scaling = ScalingKind::Mxfp8;  // not an FP8 run: the recipe says nothing
+        store.save(plain);
+        records.push_back(plain);
+        std::vector<StoredRun> runs = store.list();
+        QCOMPARE(runs.size(), records.size());
+        for (std::size_t i = 0; i < records.size(); ++i) {
+            const StoredRun& row = runs[records.size() - 1 - i];  // newest first
+            QCOMPARE(display_name(row), display_name(records[i]));
+        }
+        QCOMPARE(display_name(runs[2]), std::string("te fp8 nvfp4 (emulated NVFP4)"));
+        QCOMPARE(display_name(runs[3]), std::string("te fp8 mxfp8 (emulated MXFP8)"));
+        QCOMPARE(display_name(runs[4]), std::string("te fp8 delayed (emulated FP8)"));
+        QCOMPARE(display_name(runs[0]), std::string("plain"));
+        {
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+            QCOMPARE(sqlite3_exec(db, "UPDATE runs SET record_json = '{not json' WHERE name = 'te fp8 mxfp8'", nullptr, nullptr,
+                                  nullptr),
+                     SQLITE_OK);
+            sqlite3_close(db);
+        }
+        runs = store.list();
+        QCOMPARE(runs.size(), records.size());
+        QCOMPARE(display_name(runs[3]), std::string("te fp8 mxfp8 (emulated FP8)"));
+    }
+
     void savingTheSameRunAgainReplacesIt() {
         QTemporaryDir dir;
         RunStore store(dir.filePath("runs.sqlite3").toStdString());

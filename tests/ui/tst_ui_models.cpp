@@ -129,6 +129,24 @@ private Q_SLOTS:
             QVERIFY2(name.contains(QStringLiteral("emulated FP8")) == c.emulated, qPrintable(name));
             QCOMPARE(controller.queue()->items().front().fp8_emulated, c.emulated);
         }
+        // Blackwell's recipes are emulated below compute capability 10.0, and their queued names say which format.
+        for (const ScalingKind scaling : {ScalingKind::Mxfp8, ScalingKind::Nvfp4}) {
+            RunCollection runs;
+            RunController controller(&runs);
+            controller.setDevice(hopper);
+            RunConfig config = make_preset(Preset::QuickCpu);
+            config.device = DeviceKind::Auto;
+            config.backend = Backend::Te;
+            config.precision = Precision::Fp8;
+            config.fp8.scaling = scaling;
+            config.fp8.format = default_recipe_format(scaling);
+            config.name = "queued";
+            const std::optional<QString> refused = controller.enqueue(config);
+            QVERIFY2(!refused, refused ? qPrintable(*refused) : "");
+            const QString name = controller.queue()->data(controller.queue()->index(0, RunQueueModel::Name)).toString();
+            QCOMPARE(name, scaling == ScalingKind::Mxfp8 ? QStringLiteral("queued (emulated MXFP8)")
+                                                         : QStringLiteral("queued (emulated NVFP4)"));
+        }
     }
 
     // A run queued under a name the dashboard or the queue already has gets the smallest free number; the repeats

@@ -46,7 +46,7 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
         switch (index.column()) {
             case Id: return QVariant::fromValue<qint64>(r.id);
             case Created: return QString::fromStdString(r.created_at);
-            case Name: return QString::fromStdString(display_name(r.name, r.fp8_emulated));
+            case Name: return QString::fromStdString(display_name(r));
             case Backend: return QString::fromStdString(r.backend);
             case Precision: return QString::fromStdString(precision_label(r.precision, r.fp8_emulated));
             case Device: return QString::fromStdString(r.device);
@@ -60,7 +60,7 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
     }
     if (role == Qt::ToolTipRole && index.column() == Name) {
         return tr("%1\n%2 %3 on %4, %n step(s), %5", nullptr, r.steps)
-            .arg(QString::fromStdString(display_name(r.name, r.fp8_emulated)), QString::fromStdString(r.backend),
+            .arg(QString::fromStdString(display_name(r)), QString::fromStdString(r.backend),
                  QString::fromStdString(precision_label(r.precision, r.fp8_emulated)), QString::fromStdString(r.device),
                  QString::fromStdString(r.status));
     }

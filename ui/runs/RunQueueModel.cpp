@@ -62,7 +62,7 @@ QVariant RunQueueModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
             case Name: {
-                QString name = QString::fromStdString(display_name(it.config.name, it.fp8_emulated));
+                QString name = QString::fromStdString(display_name(it.config, it.fp8_emulated));
                 if (!it.sweep.isEmpty()) name = tr("%1 · %2").arg(it.sweep, name);
                 return it.repeat ? tr("%1 #%2/%3").arg(name).arg(it.repeat->index).arg(it.repeat->count) : name;
             }
