@@ -63,7 +63,7 @@ public:
     Nvml& operator=(const Nvml&) = delete;
 
     const std::string& failure() const { return failure_; }
-    GpuContention read(const std::string& pci_bus_id) const;
+    GpuContention read(const std::string& pci_bus_id, const std::vector<int>& also_ours) const;
 
 private:
     std::string load();
@@ -187,20 +187,6 @@ NvmlReturn Nvml::list_processes(NvmlDevice device, std::vector<unsigned>& pids) 
     return status;
 }
 
-// Every pid this process has, one per PID namespace /proc can see (NSpid), and getpid() where there is no /proc.
-std::vector<unsigned> own_pids() {
-    std::vector<unsigned> pids{static_cast<unsigned>(::getpid())};
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("NSpid:", 0) != 0) continue;
-        std::istringstream fields(line.substr(6));
-        unsigned pid = 0;
-        while (fields >> pid) pids.push_back(pid);
-        break;
-    }
-    return pids;
-}
 
 // The initial PID namespace has a fixed inode (PROC_PID_INIT_INO in the kernel).
 bool in_other_pid_namespace() {
@@ -210,7 +196,7 @@ bool in_other_pid_namespace() {
     return std::string(target.data(), static_cast<std::size_t>(length)) != "pid:[4026531836]";
 }
 
-GpuContention Nvml::read(const std::string& pci_bus_id) const {
+GpuContention Nvml::read(const std::string& pci_bus_id, const std::vector<int>& also_ours) const {
     GpuContention out;
     NvmlDevice device = nullptr;
     NvmlReturn status = handle_by_bus_id_(pci_bus_id.c_str(), &device);
@@ -231,7 +217,9 @@ GpuContention Nvml::read(const std::string& pci_bus_id) const {
         return out;
     }
     out.available = true;
-    out.other_processes = count_other_processes(pids, own_pids(), in_other_pid_namespace());
+    std::vector<std::vector<unsigned>> ours{pids_of_process(static_cast<int>(::getpid()))};
+    for (const int pid : also_ours) ours.push_back(pids_of_process(pid));
+    out.other_processes = count_other_processes(pids, ours, in_other_pid_namespace());
     out.throttle_reasons = decode_clock_event_reasons(mask);
     unsigned int mhz = 0;
     if (clock_(device, kNvmlClockSm, &mhz) == kNvmlSuccess) out.sm_clock_mhz = mhz;
@@ -255,7 +243,21 @@ std::string hex(std::uint64_t value) {
 
 }  // namespace
 
-GpuContention read_gpu_contention(const std::string& pci_bus_id) {
+std::vector<unsigned> pids_of_process(int pid) {
+    std::vector<unsigned> pids{static_cast<unsigned>(pid)};
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("NSpid:", 0) != 0) continue;
+        std::istringstream fields(line.substr(6));
+        unsigned each = 0;
+        while (fields >> each) pids.push_back(each);
+        break;
+    }
+    return pids;
+}
+
+GpuContention read_gpu_contention(const std::string& pci_bus_id, const std::vector<int>& also_ours) {
     if (pci_bus_id.empty()) {
         GpuContention out;
         out.unavailable_reason = "no PCI bus id given for the GPU";
@@ -267,7 +269,7 @@ GpuContention read_gpu_contention(const std::string& pci_bus_id) {
         out.unavailable_reason = nvml.failure();
         return out;
     }
-    return nvml.read(pci_bus_id);
+    return nvml.read(pci_bus_id, also_ours);
 }
 
 std::span<const ClockEventReason> clock_event_reasons() { return kReasons; }
@@ -297,16 +299,25 @@ bool throttle_reason_is_benign(const std::string& reason) {
 std::vector<unsigned> process_ids(std::span<const NvmlProcessInfoV1> infos) { return pids_of(infos); }
 std::vector<unsigned> process_ids(std::span<const NvmlProcessInfoV2> infos) { return pids_of(infos); }
 
-int count_other_processes(const std::vector<unsigned>& listed, const std::vector<unsigned>& own,
+int count_other_processes(const std::vector<unsigned>& listed, const std::vector<std::vector<unsigned>>& own,
                           bool other_pid_namespace) {
     std::vector<unsigned> distinct = listed;
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-    const auto is_own = [&own](unsigned pid) { return std::find(own.begin(), own.end(), pid) != own.end(); };
-    const auto others = std::count_if(distinct.begin(), distinct.end(), [&](unsigned pid) { return !is_own(pid); });
-    const bool matched = others != static_cast<std::ptrdiff_t>(distinct.size());
-    if (!matched && other_pid_namespace && others > 0) return static_cast<int>(others - 1);
-    return static_cast<int>(others);
+    const auto owns = [](const std::vector<unsigned>& pids, unsigned pid) {
+        return std::find(pids.begin(), pids.end(), pid) != pids.end();
+    };
+    const auto is_ours = [&](unsigned pid) {
+        return std::any_of(own.begin(), own.end(), [&](const std::vector<unsigned>& process) { return owns(process, pid); });
+    };
+    auto others = static_cast<int>(std::count_if(distinct.begin(), distinct.end(), [&](unsigned pid) { return !is_ours(pid); }));
+    if (other_pid_namespace) {
+        const auto unmatched = static_cast<int>(std::count_if(own.begin(), own.end(), [&](const std::vector<unsigned>& process) {
+            return std::none_of(distinct.begin(), distinct.end(), [&](unsigned pid) { return owns(process, pid); });
+        }));
+        others -= std::min(others, unmatched);
+    }
+    return others;
 }
 
 }  // namespace tewb

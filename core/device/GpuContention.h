@@ -13,7 +13,7 @@ namespace tewb {
 struct GpuContention {
     bool available = false;          // NVML answered
     std::string unavailable_reason;  // e.g. "libnvidia-ml.so.1 not found (no NVIDIA driver)"
-    int other_processes = 0;         // compute processes on the device other than this one
+    int other_processes = 0;         // compute processes on the device other than this one (and its job's launcher)
     std::vector<std::string> throttle_reasons;  // active clock-event reasons, in words
     std::optional<unsigned> sm_clock_mhz;
     std::optional<unsigned> max_sm_clock_mhz;
@@ -22,7 +22,13 @@ struct GpuContention {
 // `pci_bus_id` as CUDA gives it ("0000:1b:00.0"). Never throws; NVML is started once per process, on the
 // first call, and shut down at exit. The clocks stay empty where the device does not report them; a failed
 // process or clock-event query makes the whole answer unavailable, so a zero is never a guess.
-GpuContention read_gpu_contention(const std::string& pci_bus_id);
+// `also_ours`: processes that hold a context on the device without computing during the measurement and are not
+// other work (a data-parallel rank's launcher, idle while its ranks train), by process id in this PID namespace.
+GpuContention read_gpu_contention(const std::string& pci_bus_id, const std::vector<int>& also_ours = {});
+
+// Every pid the process `pid` has, one per PID namespace /proc can see (its NSpid line), or just `pid` where /proc
+// does not say.
+std::vector<unsigned> pids_of_process(int pid);
 
 // Whether a reason from GpuContention::throttle_reasons is part of normal operation (GPU idle, application
 // clocks setting, display clock setting) rather than a disturbance of the measurement.
@@ -57,10 +63,10 @@ struct NvmlProcessInfoV2 {
 std::vector<unsigned> process_ids(std::span<const NvmlProcessInfoV1> infos);
 std::vector<unsigned> process_ids(std::span<const NvmlProcessInfoV2> infos);
 
-// Distinct processes in `listed` other than this one (`own`: every pid this process has, one per PID
-// namespace). NVML lists host PIDs: inside a container's own PID namespace none of them is ours, so when
-// `other_pid_namespace` and no listed pid matched, one of them is taken to be this process.
-int count_other_processes(const std::vector<unsigned>& listed, const std::vector<unsigned>& own,
+// Distinct processes in `listed` other than ours (`own`: each of our processes, this one first, by every pid it has,
+// one per PID namespace). NVML lists host PIDs: inside a container's own PID namespace none of them is ours, so when
+// `other_pid_namespace`, each of our processes that no listed pid matched is taken to be one of the listed.
+int count_other_processes(const std::vector<unsigned>& listed, const std::vector<std::vector<unsigned>>& own,
                           bool other_pid_namespace);
 
 }  // namespace tewb

@@ -58,8 +58,9 @@ struct RankLaunch {
 };
 
 // The variables that place a process in a job: set for each rank, whatever the launcher's environment says.
-constexpr std::array<std::string_view, 7> kJobVariables = {"RANK",        "LOCAL_RANK",  "WORLD_SIZE",      "MASTER_ADDR",
-                                                           "MASTER_PORT", "TEWB_JOB_ID", kRankRecordVariable};
+constexpr std::array<std::string_view, 9> kJobVariables = {"RANK",        "LOCAL_RANK",        "WORLD_SIZE",         "MASTER_ADDR",
+                                                           "MASTER_PORT", "TEWB_JOB_ID",       kRankRecordVariable,  "TEWB_LAUNCHER_PID",
+                                                           "TEWB_LAUNCHER_GPUS"};
 
 // A job id no other job on this machine has: this launcher's process id, the clock and a random number.
 std::string new_job_id() {
@@ -79,6 +80,9 @@ std::vector<RankLaunch> prepare_ranks(const LocalJob& job) {
     }
     const std::string master_addr = "MASTER_ADDR=127.0.0.1";
     const std::string job_id = "TEWB_JOB_ID=" + new_job_id();
+    const std::string launcher_pid = "TEWB_LAUNCHER_PID=" + std::to_string(::getpid());
+    std::string launcher_gpus = "TEWB_LAUNCHER_GPUS=";
+    for (std::size_t i = 0; i < job.launcher_gpus.size(); ++i) launcher_gpus += (i ? "," : "") + std::to_string(job.launcher_gpus[i]);
     std::vector<RankLaunch> ranks(static_cast<std::size_t>(job.nproc));
     for (int rank = 0; rank < job.nproc; ++rank) {
         RankLaunch& r = ranks[static_cast<std::size_t>(rank)];
@@ -89,6 +93,8 @@ std::vector<RankLaunch> prepare_ranks(const LocalJob& job) {
         r.environment.push_back(master_addr);
         r.environment.push_back("MASTER_PORT=" + std::to_string(job.master_port));
         r.environment.push_back(job_id);
+        r.environment.push_back(launcher_pid);
+        r.environment.push_back(launcher_gpus);
         r.environment.push_back(std::string(kRankRecordVariable) + "=" + job.record_path);
         for (std::string& e : r.environment) r.envp.push_back(e.data());
         r.envp.push_back(nullptr);

@@ -23,7 +23,8 @@ struct RankCommand {
 
 // A data-parallel job on one machine: N processes of `command`, each told its place in the job the way
 // torchrun tells it (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR=127.0.0.1, MASTER_PORT), plus
-// TEWB_DIST_RECORD, where rank 0 writes the job's record instead of storing it. The workers die with the
+// TEWB_DIST_RECORD, where rank 0 writes the job's record instead of storing it, and TEWB_JOB_ID,
+// TEWB_LAUNCHER_PID and TEWB_LAUNCHER_GPUS (core/dist/WorkerEnv.h). The workers die with the
 // launcher's thread (PR_SET_PDEATHSIG).
 //
 // The job ends as soon as any rank ends badly, in whatever phase (start-up, rendezvous, training,
@@ -36,6 +37,10 @@ struct LocalJob {
     int master_port = 0;  // 0: a free port is picked
     std::string record_path;
     RankCommand command;
+    // The CUDA devices this launcher holds a context on (cuda_devices_with_context, core/train/QualityProbe.h),
+    // passed to the ranks with its pid (TEWB_LAUNCHER_GPUS, TEWB_LAUNCHER_PID): it waits while they train, so
+    // their measurements do not count it as other work on their GPU.
+    std::vector<int> launcher_gpus;
 };
 
 inline constexpr std::chrono::seconds kStopGrace{3};

@@ -1,10 +1,13 @@
 #include "core/dist/WorkerEnv.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
 #include <string>
 #include <string_view>
+
+#include <unistd.h>
 
 #include "core/common/Error.h"
 
@@ -77,7 +80,29 @@ std::optional<WorkerEnv> worker_env_from(const std::function<const char*(const c
             break;
         }
     }
+    if (const char* pid = getenv("TEWB_LAUNCHER_PID"); pid != nullptr) {
+        env.launcher_pid = whole_number("TEWB_LAUNCHER_PID", pid, 1, std::numeric_limits<int>::max());
+    }
+    if (const char* gpus = getenv("TEWB_LAUNCHER_GPUS"); gpus != nullptr) {
+        const std::string list = gpus;
+        for (std::size_t start = 0; !list.empty() && start <= list.size();) {
+            const std::size_t comma = std::min(list.find(',', start), list.size());
+            const std::string one = list.substr(start, comma - start);
+            if (one.empty()) {
+                throw ConfigError("environment variable TEWB_LAUNCHER_GPUS '" + list +
+                                  "': an empty item; allowed: CUDA device numbers separated by commas, or nothing");
+            }
+            env.launcher_gpus.push_back(whole_number("TEWB_LAUNCHER_GPUS", one.c_str(), 0, 1023));
+            start = comma + 1;
+        }
+    }
     return env;
+}
+
+std::vector<int> idle_job_processes_on(const WorkerEnv& env, int cuda_device) {
+    if (!env.launcher_pid || *env.launcher_pid != static_cast<int>(::getppid())) return {};
+    const bool holds = std::find(env.launcher_gpus.begin(), env.launcher_gpus.end(), cuda_device) != env.launcher_gpus.end();
+    return holds ? std::vector<int>{*env.launcher_pid} : std::vector<int>{};
 }
 
 std::optional<WorkerEnv> worker_env() {

@@ -3,6 +3,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tewb {
 
@@ -18,6 +19,11 @@ struct WorkerEnv {
     // torchrun's TORCHELASTIC_RUN_ID; empty when neither is set. A rank checks it against the rendezvous it
     // reaches, so a job never joins another one that holds the same port.
     std::string job_id;
+    // The process that started this one and waits while the job trains (`te-bench run --nproc`, the workbench):
+    // its pid (TEWB_LAUNCHER_PID) and the CUDA devices it holds a context on (TEWB_LAUNCHER_GPUS: "0" or "0,1";
+    // empty: none), left there by the 1-process run it trained first. Unset under other launchers.
+    std::optional<int> launcher_pid;
+    std::vector<int> launcher_gpus;
 };
 
 // A worker when WORLD_SIZE is set: RANK is then required, LOCAL_RANK defaults to RANK, MASTER_ADDR to
@@ -26,5 +32,10 @@ struct WorkerEnv {
 // WORLD_SIZE. A malformed value throws ConfigError naming the variable, its value, why and what is allowed.
 std::optional<WorkerEnv> worker_env_from(const std::function<const char*(const char*)>& getenv);
 std::optional<WorkerEnv> worker_env();  // from this process's environment
+
+// The processes that hold a context on CUDA device `cuda_device` for this job without computing there while it
+// trains: the launcher, when it says it holds one there and it is this process's parent (a variable inherited
+// from elsewhere names no one). A rank's measurement does not count them as other work on its GPU.
+std::vector<int> idle_job_processes_on(const WorkerEnv& env, int cuda_device);
 
 }  // namespace tewb

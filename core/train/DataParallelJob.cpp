@@ -13,6 +13,7 @@
 #include "core/results/RecordJson.h"
 #include "core/results/ReportText.h"
 #include "core/results/Summary.h"
+#include "core/train/QualityProbe.h"
 #include "core/train/Trainer.h"
 
 namespace tewb {
@@ -110,6 +111,10 @@ DataParallelJobResult run_data_parallel_job(const DataParallelJobRequest& reques
     job.nproc = resolved.config.dist.nproc;
     job.master_port = request.master_port > 0 ? request.master_port : free_local_port();
     job.command = request.ranks;
+    job.launcher_gpus = cuda_devices_with_context();  // the 1-process run's, kept while the ranks train
+    // What that run's caching allocator still holds goes back to the GPU: rank 0 trains on the same device and
+    // needs as much again (on a GPU with less than twice the run's peak, it would run out of memory).
+    if (!job.launcher_gpus.empty()) release_cached_gpu_memory();
     say(hooks, "data-parallel job: " + std::to_string(job.nproc) + " processes, " +
                    std::string(to_string(resolved.config.dist.backend)) +
                    ", rendezvous at 127.0.0.1:" + std::to_string(job.master_port));

@@ -5,6 +5,7 @@
 
 #ifdef TEWB_TORCH_HAS_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAFunctions.h>
 #endif
 
 #include "core/common/Statistics.h"
@@ -22,6 +23,17 @@ std::string cuda_pci_bus_id([[maybe_unused]] int device_index) {
 #else
     return {};
 #endif
+}
+
+std::vector<int> cuda_devices_with_context() {
+    std::vector<int> devices;
+#ifdef TEWB_TORCH_HAS_CUDA
+    const int count = static_cast<int>(c10::cuda::device_count());
+    for (int d = 0; d < count; ++d) {
+        if (c10::cuda::hasPrimaryContext(static_cast<c10::DeviceIndex>(d))) devices.push_back(d);
+    }
+#endif
+    return devices;
 }
 
 void add_gpu_samples(MeasurementQuality& q, const std::vector<GpuContention>& samples) {
@@ -48,7 +60,8 @@ void add_gpu_samples(MeasurementQuality& q, const std::vector<GpuContention>& sa
     q.max_sm_clock_mhz = samples.back().max_sm_clock_mhz;
 }
 
-QualityProbe::QualityProbe(std::optional<int> cuda_device) : cuda_device_(cuda_device) {
+QualityProbe::QualityProbe(std::optional<int> cuda_device, std::vector<int> idle_job_processes)
+    : cuda_device_(cuda_device), idle_job_processes_(std::move(idle_job_processes)) {
     if (cuda_device_) {
         pci_bus_id_ = cuda_pci_bus_id(*cuda_device_);
         read_gpu_contention(pci_bus_id_);  // NVML starts on its first call: here, not in the timed steps' window
@@ -58,7 +71,7 @@ QualityProbe::QualityProbe(std::optional<int> cuda_device) : cuda_device_(cuda_d
 void QualityProbe::start() {
     if (started_) return;
     started_ = true;
-    if (cuda_device_) gpu_.push_back(read_gpu_contention(pci_bus_id_));
+    if (cuda_device_) gpu_.push_back(read_gpu_contention(pci_bus_id_, idle_job_processes_));
     cpu_start_ = read_cpu_snapshot();
     start_time_ = Clock::now();
 }
@@ -69,7 +82,7 @@ void QualityProbe::stop() {
     stop_time_ = Clock::now();
     cpu_stop_ = read_cpu_snapshot();
     load_ = read_load_average();
-    if (cuda_device_) gpu_.push_back(read_gpu_contention(pci_bus_id_));
+    if (cuda_device_) gpu_.push_back(read_gpu_contention(pci_bus_id_, idle_job_processes_));
 }
 
 std::uint64_t QualityProbe::own_jiffies() const {

@@ -19,7 +19,9 @@ namespace tewb {
 class QualityProbe {
 public:
     // `cuda_device`: the run's CUDA device index; nothing on the CPU (GPU contention does not apply).
-    explicit QualityProbe(std::optional<int> cuda_device);
+    // `idle_job_processes`: processes of the run's own job that hold a context on that device without computing
+    // while it trains (a rank's launcher: idle_job_processes_on in core/dist/WorkerEnv.h), not counted as others.
+    explicit QualityProbe(std::optional<int> cuda_device, std::vector<int> idle_job_processes = {});
 
     void start();
     void stop();
@@ -36,6 +38,7 @@ private:
     using Clock = std::chrono::steady_clock;
 
     std::optional<int> cuda_device_;
+    std::vector<int> idle_job_processes_;
     std::string pci_bus_id_;
     bool started_ = false;
     bool stopped_ = false;
@@ -50,6 +53,10 @@ private:
 // The PCI bus id NVML finds a CUDA device by ("0000:1b:00.0"), from its CUDA properties; empty in a build
 // without CUDA LibTorch.
 std::string cuda_pci_bus_id(int device_index);
+
+// The CUDA devices this process holds a (primary) context on, which NVML lists it on: where its runs trained. A
+// data-parallel launcher tells its ranks (TEWB_LAUNCHER_GPUS). Empty without CUDA LibTorch or a GPU.
+std::vector<int> cuda_devices_with_context();
 
 // Two NVML samples as the record keeps them: the most other processes seen, the union of the reasons (in
 // order of first appearance), the clocks of the last sample; unmeasured (with the first sample's reason) when

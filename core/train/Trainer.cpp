@@ -198,7 +198,9 @@ private:
         s.optimizer->set_write_fp8_copies(s.graph == nullptr && !callbacks_.graph_shaped_steps);
         s.timer = make_step_timer(device_, config_.total_steps(), s.fp8_state ? s.fp8_state->statistics_rows() : 0);
         s.timer->reset_peak_memory();
-        s.probe = std::make_unique<QualityProbe>(device_.is_cuda() ? std::optional<int>(device_.index()) : std::nullopt);
+        s.probe = device_.is_cuda() ? std::make_unique<QualityProbe>(device_.index(), job_ ? idle_job_processes_on(job_->env, device_.index())
+                                                                                           : std::vector<int>{})
+                                    : std::make_unique<QualityProbe>(std::nullopt);
         start_ = Clock::now();
     }
 
@@ -487,14 +489,6 @@ private:
     Clock::time_point start_;
 };
 
-void empty_gpu_cache([[maybe_unused]] bool cuda) {
-#ifdef TEWB_TORCH_HAS_CUDA
-    if (cuda) {
-        c10::cuda::CUDACachingAllocator::emptyCache();
-    }
-#endif
-}
-
 // The run's ops, as its facts decided (a torch run's modules use none: it gets the reference): carried
 // (OpsScope) to every module of the run.
 const TeOps& ops_for_run(const RunFacts& facts) {
@@ -577,6 +571,12 @@ RunRecord run_header(const ResolvedRun& run, const DeviceInfo& device, const TeO
 
 }  // namespace
 
+void release_cached_gpu_memory() {
+#ifdef TEWB_TORCH_HAS_CUDA
+    c10::cuda::CUDACachingAllocator::emptyCache();
+#endif
+}
+
 RunRecord make_run_header(const ResolvedRun& run, const DeviceInfo& device) {
     return run_header(run, device, ops_for_run(run.facts));
 }
@@ -655,7 +655,7 @@ RunRecord Trainer::run_impl(const ResolvedRun& run, const TrainerCallbacks& call
     const bool cuda = facts.device == DeviceKind::Cuda;
     const auto fail = [&](ErrorKind kind, const std::string& message) {
         mark_failed(record, kind, message);
-        empty_gpu_cache(cuda);
+        if (cuda) release_cached_gpu_memory();
     };
     bool announced = false;
     clear_fallbacks();

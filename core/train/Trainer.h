@@ -71,4 +71,9 @@ private:
 // The record a run starts from: config, environment, execution.
 RunRecord make_run_header(const ResolvedRun& run, const DeviceInfo& device);
 
+// Gives the memory LibTorch's CUDA caching allocator holds unused back to the driver, on every device: after a
+// failed run, and before a data-parallel job's ranks start on the GPU the 1-process run used. Nothing without CUDA
+// LibTorch.
+void release_cached_gpu_memory();
+
 }  // namespace tewb

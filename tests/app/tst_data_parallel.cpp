@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -20,6 +21,7 @@
 #include "../helpers/ChildProcess.h"
 #include "../helpers/Loopback.h"
 #include "core/device/DeviceInfo.h"
+#include "core/dist/WorkerEnv.h"
 #include "core/results/Comparison.h"
 #include "core/results/RecordJson.h"
 #include "core/results/ReportText.h"
@@ -556,6 +558,46 @@ private Q_SLOTS:
         QVERIFY2(result.job->message.find("cancelled before the job's first step") != std::string::npos, result.job->message.c_str());
         QVERIFY(result.job->steps.empty());
         QVERIFY(no_worker_left(QString::fromStdString(config.name)));
+    }
+
+    // Each rank is told who launched it and on which GPUs the launcher holds a context (none on this machine), so
+    // its measurement does not count an idle launcher as other work on its GPU; a rank trusts the variables only
+    // when they name its parent.
+    void ranksKnowTheirIdleLauncher() {
+        const QString written = dir_.filePath("launcher-RANK.txt");
+        tewb::DataParallelJobRequest request = core_job(
+            unique_name("core-launcher"), "/usr/bin/python3",
+            {"python3", "-S", "-c",
+             "import os, sys\nopen(sys.argv[1].replace('RANK', os.environ['RANK']), 'w').write('%s %d %s' % (os.environ['TEWB_LAUNCHER_PID'], "
+             "os.getppid(), os.environ['TEWB_LAUNCHER_GPUS']))\n",
+             written.toStdString()});
+        std::atomic<bool> cancel{false};
+        const tewb::DataParallelJobResult result = tewb::run_data_parallel_job(request, tewb::detect_device(), {}, cancel);
+        QVERIFY(result.job);  // failed: the ranks wrote no record; what they were told is the point here
+        const QString expected = QString::number(::getpid()) + " " + QString::number(::getpid()) + " ";
+        for (const char* rank : {"0", "1"}) {
+            QFile file(QString(written).replace(QStringLiteral("RANK"), QLatin1String(rank)));
+            QVERIFY2(file.open(QIODevice::ReadOnly), rank);
+            QCOMPARE(QString::fromUtf8(file.readAll()), expected);
+        }
+        const auto env_of = [](std::map<std::string, std::string> variables) {
+            return tewb::worker_env_from([variables](const char* name) -> const char* {
+                const auto it = variables.find(name);
+                return it == variables.end() ? nullptr : it->second.c_str();
+            });
+        };
+        const std::string parent = std::to_string(::getppid());
+        const auto launched = env_of({{"WORLD_SIZE", "2"}, {"RANK", "1"}, {"TEWB_LAUNCHER_PID", parent}, {"TEWB_LAUNCHER_GPUS", "0,3"}});
+        QVERIFY(launched && launched->launcher_pid == ::getppid());
+        QCOMPARE(launched->launcher_gpus, (std::vector<int>{0, 3}));
+        QCOMPARE(tewb::idle_job_processes_on(*launched, 3), (std::vector<int>{::getppid()}));
+        QVERIFY(tewb::idle_job_processes_on(*launched, 1).empty());  // no context there: nothing to leave out
+        const auto inherited = env_of({{"WORLD_SIZE", "2"}, {"RANK", "1"}, {"TEWB_LAUNCHER_PID", std::to_string(::getpid())},
+                                       {"TEWB_LAUNCHER_GPUS", "0"}});
+        QVERIFY(inherited && tewb::idle_job_processes_on(*inherited, 0).empty());  // not our parent: names no one
+        const auto torchrun = env_of({{"WORLD_SIZE", "2"}, {"RANK", "1"}});
+        QVERIFY(torchrun && !torchrun->launcher_pid && tewb::idle_job_processes_on(*torchrun, 0).empty());
+        QVERIFY(env_of({{"WORLD_SIZE", "2"}, {"RANK", "1"}, {"TEWB_LAUNCHER_GPUS", ""}})->launcher_gpus.empty());
     }
 
     // Ranks that end badly: the job's record is the job's header made failed (mark_failed, distributed) with

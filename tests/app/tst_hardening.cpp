@@ -1136,13 +1136,21 @@ private Q_SLOTS:
                                                  << "environment variable RANK '0': set but WORLD_SIZE is not";
         QTest::newRow("LOCAL_RANK without WORLD_SIZE") << QStringList{"LOCAL_RANK=1"} << none
                                                        << "environment variable LOCAL_RANK '1': set but WORLD_SIZE is not";
+        QTest::newRow("TEWB_LAUNCHER_PID 0") << QStringList{"WORLD_SIZE=1", "RANK=0", "TEWB_LAUNCHER_PID=0"} << none
+                                             << "environment variable TEWB_LAUNCHER_PID '0': too small; allowed: a whole number from 1 to";
+        QTest::newRow("TEWB_LAUNCHER_GPUS text") << QStringList{"WORLD_SIZE=1", "RANK=0", "TEWB_LAUNCHER_GPUS=0,gpu1"} << none
+                                                 << "environment variable TEWB_LAUNCHER_GPUS 'gpu1': not a whole number; allowed: a whole "
+                                                    "number from 0 to 1023";
+        QTest::newRow("TEWB_LAUNCHER_GPUS empty item") << QStringList{"WORLD_SIZE=1", "RANK=0", "TEWB_LAUNCHER_GPUS=0,,1"} << none
+                                                       << "environment variable TEWB_LAUNCHER_GPUS '0,,1': an empty item";
     }
     void launcherEnvironmentIsCheckedUpFront() {
         QFETCH(QStringList, variables);
         QFETCH(QStringList, flags);
         QFETCH(QString, expected);
         ChildOptions options;
-        for (const char* name : {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"}) {
+        for (const char* name : {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "TEWB_LAUNCHER_PID",
+                                 "TEWB_LAUNCHER_GPUS"}) {
             options.env.remove(QString::fromLatin1(name));
         }
         for (const QString& variable : variables) options.env.insert(variable.section('=', 0, 0), variable.section('=', 1));

@@ -180,18 +180,38 @@ private Q_SLOTS:
 
     void otherProcessesExcludeOurs() {
         const unsigned self = static_cast<unsigned>(::getpid());
-        QCOMPARE(count_other_processes({}, {self}, false), 0);
-        QCOMPARE(count_other_processes({self}, {self}, false), 0);
-        QCOMPARE(count_other_processes({self, 7, 9}, {self}, false), 2);
-        QCOMPARE(count_other_processes({7, 9}, {self}, false), 2);
+        using Ours = std::vector<std::vector<unsigned>>;
+        QCOMPARE(count_other_processes({}, Ours{{self}}, false), 0);
+        QCOMPARE(count_other_processes({self}, Ours{{self}}, false), 0);
+        QCOMPARE(count_other_processes({self, 7, 9}, Ours{{self}}, false), 2);
+        QCOMPARE(count_other_processes({7, 9}, Ours{{self}}, false), 2);
         // One process listed once per MIG instance it uses is still one process.
-        QCOMPARE(count_other_processes({7, 7, self, self}, {self}, false), 1);
+        QCOMPARE(count_other_processes({7, 7, self, self}, Ours{{self}}, false), 1);
         // Inside a container NVML's host pid of ours matches none of our pids: one listed process is us.
-        QCOMPARE(count_other_processes({50123}, {self, 1}, true), 0);
-        QCOMPARE(count_other_processes({50123, 50200}, {self, 1}, true), 1);
+        QCOMPARE(count_other_processes({50123}, Ours{{self, 1}}, true), 0);
+        QCOMPARE(count_other_processes({50123, 50200}, Ours{{self, 1}}, true), 1);
         // ...unless a listed pid does match (a container sharing the host's PID namespace view).
-        QCOMPARE(count_other_processes({50123, self}, {50123, self}, true), 0);
-        QCOMPARE(count_other_processes({50200, self}, {50123, self}, true), 1);
+        QCOMPARE(count_other_processes({50123, self}, Ours{{50123, self}}, true), 0);
+        QCOMPARE(count_other_processes({50200, self}, Ours{{50123, self}}, true), 1);
+        // A data-parallel rank's idle launcher (it holds the context of the 1-process run it trained) is not other
+        // work: excluded by its pid where NVML's match ours (the H200's one-process NCCL job said "1 other process").
+        const unsigned launcher = 4242;
+        QCOMPARE(count_other_processes({launcher, self}, Ours{{self}, {launcher}}, false), 0);
+        QCOMPARE(count_other_processes({launcher, self, 9}, Ours{{self}, {launcher}}, false), 1);
+        QCOMPARE(count_other_processes({self}, Ours{{self}, {launcher}}, false), 0);  // one without a context here
+        // In a container each of our processes that no listed pid matched stands for one listed process; never
+        // fewer than none.
+        QCOMPARE(count_other_processes({61000, 61001}, Ours{{self, 1}, {launcher, 1}}, true), 0);
+        QCOMPARE(count_other_processes({61000, 61001, 61002}, Ours{{self, 1}, {launcher, 1}}, true), 1);
+        QCOMPARE(count_other_processes({61000}, Ours{{self, 1}, {launcher, 1}}, true), 0);
+    }
+
+    // A process's pids, one per PID namespace /proc shows; a process /proc does not know is just its number.
+    void pidsOfAProcess() {
+        const std::vector<unsigned> mine = pids_of_process(static_cast<int>(::getpid()));
+        QVERIFY(!mine.empty() && mine.front() == static_cast<unsigned>(::getpid()));
+        QVERIFY(std::find(mine.begin() + 1, mine.end(), static_cast<unsigned>(::getpid())) != mine.end());  // NSpid's last
+        QCOMPARE(pids_of_process(2147483646), (std::vector<unsigned>{2147483646u}));
     }
 
     void cudaVersionFormatting() {
