@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 
 #ifdef TEWB_TORCH_HAS_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -30,7 +31,12 @@ std::vector<int> cuda_devices_with_context() {
 #ifdef TEWB_TORCH_HAS_CUDA
     const int count = static_cast<int>(c10::cuda::device_count());
     for (int d = 0; d < count; ++d) {
-        if (c10::cuda::hasPrimaryContext(static_cast<c10::DeviceIndex>(d))) devices.push_back(d);
+        try {
+            if (c10::cuda::hasPrimaryContext(static_cast<c10::DeviceIndex>(d))) devices.push_back(d);
+        } catch (const std::exception&) {
+            // LibTorch answers through its CUDA hooks; without them the device is left out (its launcher then counts
+            // as another process in the ranks' measurement, as before): never a reason to fail the job.
+        }
     }
 #endif
     return devices;
