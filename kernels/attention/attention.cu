@@ -205,9 +205,10 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(ForwardArgs
     const int blocks = g.padded_seq / kTile;
     const int ld = head_ld(g);
     const int lds = g.padded_seq + static_cast<int>(kAttentionPadFloat);  // a score row's floats
-    // A warp takes whole row blocks (the softmax needs a row's every score), the longest first.
-    for (int item = warp; item < blocks; item += kAttentionWarps) {
-        const int rb = blocks - 1 - item;
+    // A warp takes whole row blocks, dealt longest first and back and forth (attention_forward_row_block).
+    for (int round = 0;; ++round) {
+        const int rb = attention_forward_row_block(blocks, warp, round);
+        if (rb < 0) break;
         for (int kb = 0; kb <= rb; ++kb) {
             Accumulator acc;
             scores_tile(qs, ks, g.head_dim, ld, rb, kb, acc);

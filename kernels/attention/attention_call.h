@@ -50,6 +50,15 @@ std::optional<AttentionBackwardCall> attention_backward_call(const char* call, c
 // aligned). 4 warps a block.
 constexpr int kAttentionWarps = 4;
 constexpr std::size_t kAttentionTile = 16;
+// The forward's row blocks (whole ones: the softmax needs a row's every score) dealt to the warps longest first and
+// back and forth, warps 0 … 3, then 3 … 0, and so on: the row block `warp` takes in its `round`-th turn, or -1 when it
+// has no more. At the seed's seq 96 (6 row blocks of 1 … 6 tiles) the warps take 6, 5, 5 and 5 tiles; the longest-first
+// round robin before gave them 8, 6, 4 and 3, and the block waits for its slowest warp.
+constexpr int attention_forward_row_block(int blocks, int warp, int round) {
+    const int slot = round % 2 == 0 ? warp : kAttentionWarps - 1 - warp;
+    const int item = round * kAttentionWarps + slot;
+    return item < blocks ? blocks - 1 - item : -1;
+}
 // Padding of each shared row (elements): rows of 2 · head_dim bytes are a multiple of 128 bytes apart, so the eight
 // rows a tensor-core load reads at once would share their banks.
 constexpr std::size_t kAttentionPadBf16 = 8;

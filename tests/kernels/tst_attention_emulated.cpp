@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/attention_call.h"
 #include "common/host_numbers.h"
 #include "tewb_kernels/attention.h"
 
@@ -152,6 +153,44 @@ void run(const Case& c, std::mt19937& rng) {
     check_guards("gradients", c, grads, tokens * wide, kPoison16);
 }
 
+// The forward deals every row block to exactly one warp, and no warp's share of the triangle's tiles exceeds the
+// longest-first round robin's (the seed's 6 row blocks: 6 tiles at most instead of 8).
+void check_row_block_dealing() {
+    using detail::attention_forward_row_block;
+    using detail::kAttentionWarps;
+    for (int blocks = 1; blocks <= 11; ++blocks) {
+        std::vector<int> dealt(static_cast<std::size_t>(blocks), 0);
+        int most = 0, most_before = 0;
+        for (int warp = 0; warp < kAttentionWarps; ++warp) {
+            int tiles = 0, tiles_before = 0;
+            for (int round = 0;; ++round) {
+                const int rb = attention_forward_row_block(blocks, warp, round);
+                if (rb < 0) break;
+                if (rb >= blocks) {
+                    std::printf("FAIL dealing %d row blocks: warp %d got row block %d\n", blocks, warp, rb);
+                    ++failures;
+                    break;
+                }
+                ++dealt[static_cast<std::size_t>(rb)];
+                tiles += rb + 1;
+            }
+            for (int item = warp; item < blocks; item += kAttentionWarps) tiles_before += blocks - item;
+            most = std::max(most, tiles);
+            most_before = std::max(most_before, tiles_before);
+        }
+        for (int rb = 0; rb < blocks; ++rb) {
+            if (dealt[static_cast<std::size_t>(rb)] != 1) {
+                std::printf("FAIL dealing %d row blocks: row block %d dealt %d times\n", blocks, rb, dealt[static_cast<std::size_t>(rb)]);
+                ++failures;
+            }
+        }
+        if (most > most_before || (blocks == 6 && most != 6)) {
+            std::printf("FAIL dealing %d row blocks: the busiest warp has %d tiles (round robin: %d)\n", blocks, most, most_before);
+            ++failures;
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -169,6 +208,7 @@ int main(int argc, char** argv) {
             }
         }
     }
+    check_row_block_dealing();
     std::mt19937 rng(20261206);
     for (const Case& c : cases) run(c, rng);
     std::printf("%zu cases, %d failing checks\n", cases.size(), failures);
