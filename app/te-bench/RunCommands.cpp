@@ -155,7 +155,7 @@ int run_rank(const Commands& c, RunConfig requested, const WorkerEnv& env) {
     const bool reports = env.rank == 0 && record_path.empty();
     const bool own_files = record_path.empty();
     if (own_files) check_outputs(outputs_of(flags), store_to_protect(c.store_path));
-    const Trainer trainer(detect_device());
+    const Trainer trainer(detect_device(env.local_rank));  // this rank's GPU, and no context on the others
     // This rank's share only: the launcher (if ours) checked the whole job.
     const ResolvedRun run = resolve_run(requested, trainer.device(), RunPlace::rank(env.local_rank));
     const std::unique_ptr<RunStore> store = reports ? open_store_for_runs(flags.no_store, c.store_path) : nullptr;

@@ -285,7 +285,7 @@ int main(int argc, char** argv) {
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/te-workbench.svg")));
     QApplication::setDesktopFileName(QStringLiteral("te-workbench"));
 
-    tewb::ui::MainWindow window(&tewb::detect_device);
+    tewb::ui::MainWindow window([] { return tewb::detect_device(); });
     // A demo or a report must look the same whatever the last session left; an ordinary session
     // restores layout, theme and setup, and remembers them when the window closes.
     if (!arguments.plan && !arguments.report) window.rememberIn(std::make_unique<QSettings>());

@@ -54,14 +54,14 @@ std::string format_cuda_version(int version) {
     return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
 
-DeviceInfo detect_device() {
+DeviceInfo detect_device([[maybe_unused]] int device_index) {
     DeviceInfo info;
     info.libtorch_version = TORCH_VERSION;
     info.cpu_model = read_cpu_model();
     info.cpu_threads = static_cast<int>(std::thread::hardware_concurrency());
 
 #ifdef TEWB_HAVE_KERNELS
-    const kernels::CudaQuery query = kernels::query_cuda();
+    const kernels::CudaQuery query = kernels::query_cuda(device_index);
     info.cuda_runtime_version = format_cuda_version(query.runtime_version);
     if (query.cublaslt_version > 0) {
         const std::size_t v = query.cublaslt_version;  // e.g. 130100 -> 13.1.0
@@ -78,7 +78,9 @@ DeviceInfo detect_device() {
     }
     info.gpu_count = static_cast<int>(query.devices.size());
     if (!query.devices.empty()) {
-        const kernels::CudaDeviceProperties& gpu = query.devices.front();
+        const bool present = device_index >= 0 && device_index < static_cast<int>(query.devices.size());
+        const int described = present ? device_index : 0;  // a rank placed past the GPUs is refused when it resolves
+        const kernels::CudaDeviceProperties& gpu = query.devices[static_cast<std::size_t>(described)];
         info.gpu_name = gpu.name;
         info.compute_capability = ComputeCapability{gpu.compute_capability_major, gpu.compute_capability_minor};
         info.sm_count = gpu.sm_count;
@@ -88,7 +90,7 @@ DeviceInfo detect_device() {
         info.fused_cuda_kernels = true;
         if (may_run_block_gemms(*info.compute_capability)) {
             try {
-                info.block_fp8_gemms = kernels::block_gemm_supported(0);
+                info.block_fp8_gemms = present && kernels::block_gemm_supported(described);
             } catch (const std::exception&) {
                 info.block_fp8_gemms = false;  // detection never throws: no answer means no native block GEMMs
             }

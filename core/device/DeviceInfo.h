@@ -44,8 +44,10 @@ struct DeviceInfo {
     bool has_gpu() const { return compute_capability.has_value(); }
 };
 
-// Queries the CUDA runtime (through the kernels library) and the host. Never throws.
-DeviceInfo detect_device();
+// Queries the CUDA runtime (through the kernels library) and the host. Never throws. The GPU fields describe CUDA
+// device `device_index` (a data-parallel rank's LOCAL_RANK; device 0 elsewhere), the only one the query makes a
+// context on (free memory needs one): a rank on GPU 3 does not also sit on GPU 0.
+DeviceInfo detect_device(int device_index = 0);
 
 // "13.0" from 13000.
 std::string format_cuda_version(int version);

@@ -65,7 +65,8 @@ std::vector<unsigned> process_ids(std::span<const NvmlProcessInfoV2> infos);
 
 // Distinct processes in `listed` other than ours (`own`: each of our processes, this one first, by every pid it has,
 // one per PID namespace). NVML lists host PIDs: inside a container's own PID namespace none of them is ours, so when
-// `other_pid_namespace`, each of our processes that no listed pid matched is taken to be one of the listed.
+// `other_pid_namespace`, each of our processes that no listed pid matched is taken to be one of the listed (so each
+// of ours is named once, and only where it holds a context on the device).
 int count_other_processes(const std::vector<unsigned>& listed, const std::vector<std::vector<unsigned>>& own,
                           bool other_pid_namespace);
 

@@ -114,7 +114,14 @@ DataParallelJobResult run_data_parallel_job(const DataParallelJobRequest& reques
     job.launcher_gpus = cuda_devices_with_context();  // the 1-process run's, kept while the ranks train
     // What that run's caching allocator still holds goes back to the GPU: rank 0 trains on the same device and
     // needs as much again (on a GPU with less than twice the run's peak, it would run out of memory).
-    if (!job.launcher_gpus.empty()) release_cached_gpu_memory();
+    if (!job.launcher_gpus.empty()) {
+        try {
+            release_cached_gpu_memory();
+        } catch (const std::exception&) {
+            // Best effort: a 1-process run that ended in a sticky CUDA error makes this throw too; the ranks have
+            // their own contexts and may still train.
+        }
+    }
     say(hooks, "data-parallel job: " + std::to_string(job.nproc) + " processes, " +
                    std::string(to_string(resolved.config.dist.backend)) +
                    ", rendezvous at 127.0.0.1:" + std::to_string(job.master_port));

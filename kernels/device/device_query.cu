@@ -37,7 +37,7 @@ std::string loaded_library(const char* stem) {
 }
 }  // namespace
 
-CudaQuery query_cuda() {
+CudaQuery query_cuda(int context_device) {
     CudaQuery query;
     cudaRuntimeGetVersion(&query.runtime_version);
     query.cublaslt_version = cublasLtGetVersion();
@@ -53,8 +53,6 @@ CudaQuery query_cuda() {
         cudaGetLastError();  // clear the sticky-free error so later CUDA users start clean
         return query;
     }
-    int previous = 0;
-    cudaGetDevice(&previous);
     for (int index = 0; index < count; ++index) {
         cudaDeviceProp props{};
         cudaError_t status = cudaGetDeviceProperties(&props, index);
@@ -68,9 +66,10 @@ CudaQuery query_cuda() {
         device.compute_capability_minor = props.minor;
         device.sm_count = props.multiProcessorCount;
         device.memory_total_bytes = props.totalGlobalMem;
-        // Free memory needs a context on that device: only device 0 (the one runs use) gets one, so a
-        // query on a multi-GPU server does not claim memory on every GPU. A failure leaves 0 and says why.
-        if (index == 0 && cudaSetDevice(index) == cudaSuccess) {
+        // Only the device the process runs on gets a context (since CUDA 12 cudaSetDevice makes one at once), so a
+        // query on a multi-GPU server claims no memory on the other GPUs and a rank shows up on its own GPU only. A
+        // failure leaves 0 and says why.
+        if (index == context_device && cudaSetDevice(index) == cudaSuccess) {
             std::size_t free_bytes = 0;
             std::size_t total_bytes = 0;
             status = cudaMemGetInfo(&free_bytes, &total_bytes);
@@ -82,9 +81,6 @@ CudaQuery query_cuda() {
             }
         }
         query.devices.push_back(device);
-    }
-    if (count > 0) {
-        cudaSetDevice(previous);
     }
     return query;
 }

@@ -12,7 +12,7 @@ struct CudaDeviceProperties {
     int compute_capability_minor = 0;
     int sm_count = 0;
     std::size_t memory_total_bytes = 0;
-    std::size_t memory_free_bytes = 0;  // queried for device 0 only (it needs a context)
+    std::size_t memory_free_bytes = 0;  // queried for query_cuda's context_device only (it needs a context)
 };
 
 // What the CUDA runtime reports. Never throws: a missing driver, an old driver or no device leave
@@ -26,6 +26,9 @@ struct CudaQuery {
     std::string error;
 };
 
-CudaQuery query_cuda();
+// Free memory needs a context on its device, and NVML lists a process on every device it holds one on: only
+// `context_device` (the GPU the process will run on; a data-parallel rank's LOCAL_RANK) gets one, and is left the
+// current device. No context anywhere when `context_device` is not a device of this machine.
+CudaQuery query_cuda(int context_device = 0);
 
 }  // namespace tewb::kernels
