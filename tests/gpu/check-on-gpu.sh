@@ -364,6 +364,10 @@ try:
     overhead = job["summary"]["mean_ms"] / plain["summary"]["mean_ms"] - 1
     print(f"data parallel, 1 NCCL process vs none (eager): {100 * overhead:+.1f}% per step (target <= +3%)"
           f"  {'met' if overhead <= 0.03 else 'MISSED'}")
+    # The launcher holds the 1-process run's context and waits: the rank must not count it (TEWB_LAUNCHER_GPUS).
+    others = (job["execution"].get("quality") or {}).get("gpu_other_processes")
+    print(f"data parallel, other processes the rank saw on its GPU: {others} (expected 0: the launcher is the job's own)"
+          f"  {'met' if others == 0 else 'MISSED'}")
 except Exception as e:
     print("nccl1.json unreadable:", e)
 print("targets:")
