@@ -16,6 +16,7 @@
 
 #include "../helpers/ChildProcess.h"
 #include "../helpers/Loopback.h"
+#include "../helpers/SqlScript.h"
 #include "core/config/MemoryEstimate.h"
 #include "core/results/RecordJson.h"
 
@@ -452,10 +453,7 @@ private Q_SLOTS:
         } else if (what == "empty") {
             write_all(path, QByteArray());
         } else {
-            sqlite3* db = nullptr;
-            QCOMPARE(sqlite3_open(path.toLocal8Bit().constData(), &db), SQLITE_OK);
-            QCOMPARE(sqlite3_exec(db, "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('x');", nullptr, nullptr, nullptr), SQLITE_OK);
-            sqlite3_close(db);
+            QCOMPARE(run_sql(path.toStdString(), "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('x');"), std::string());
         }
         const QByteArray before = what == "proc" ? QByteArray() : read_all(path);
         const Result r = bench({"--store", path, "history", "list"});
@@ -878,13 +876,9 @@ private Q_SLOTS:
         const QString store = folder + "/runs.sqlite3";
         QCOMPARE(bench({"--store", store, "history", "import", record_file("for-refusing.json", record_)}).exit_code, 0);
         // The store opens, but refuses every new row: what a full disk does at the end of a run.
-        sqlite3* db = nullptr;
-        QCOMPARE(sqlite3_open(store.toLocal8Bit().constData(), &db), SQLITE_OK);
-        QCOMPARE(sqlite3_exec(db,
-                              "CREATE TRIGGER refuse BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
-                              nullptr, nullptr, nullptr),
-                 SQLITE_OK);
-        sqlite3_close(db);
+        QCOMPARE(run_sql(store.toStdString(),
+                         "CREATE TRIGGER refuse BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;"),
+                 std::string());
         const Result r =
             bench({"--store", store, "run", "--preset", "quick-cpu", "--warmup", "0", "--iters", "2", "--name", "unsaved"});
         QCOMPARE(r.exit_code, 3);
@@ -1330,12 +1324,8 @@ private Q_SLOTS:
         QCOMPARE(bench({"--store", store, "history", "import", record_file("damaged-src.json", json::array({record_, second}))})
                      .exit_code,
                  0);
-        sqlite3* db = nullptr;
-        QCOMPARE(sqlite3_open(store.toLocal8Bit().constData(), &db), SQLITE_OK);
-        QCOMPARE(sqlite3_exec(db, "UPDATE runs SET record_json = '{\"schema_version\": 5, broken' WHERE id = 1", nullptr, nullptr,
-                              nullptr),
-                 SQLITE_OK);
-        sqlite3_close(db);
+        QCOMPARE(run_sql(store.toStdString(), "UPDATE runs SET record_json = '{\"schema_version\": 5, broken' WHERE id = 1"),
+                 std::string());
         const Result list = bench({"--store", store, "history", "list"});  // its columns are intact
         QVERIFY2(list.exit_code == 0 && list.out.contains(QStringLiteral(" 1  ")), qPrintable(list.err));
         const QString named = QStringLiteral("run 1 is damaged (`te-bench history delete 1` removes it)");

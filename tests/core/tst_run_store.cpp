@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include "../helpers/SqlScript.h"
 #include "core/common/Error.h"
 #include "core/results/AtomicFile.h"
 #include "core/results/RecordImport.h"
@@ -197,14 +198,7 @@ private Q_SLOTS:
         QCOMPARE(display_name(runs[3]), std::string("te fp8 mxfp8 (emulated MXFP8)"));
         QCOMPARE(display_name(runs[4]), std::string("te fp8 delayed (emulated FP8)"));
         QCOMPARE(display_name(runs[0]), std::string("plain"));
-        {
-            sqlite3* db = nullptr;
-            QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
-            QCOMPARE(sqlite3_exec(db, "UPDATE runs SET record_json = '{not json' WHERE name = 'te fp8 mxfp8'", nullptr, nullptr,
-                                  nullptr),
-                     SQLITE_OK);
-            sqlite3_close(db);
-        }
+        QCOMPARE(run_sql(path.toStdString(), "UPDATE runs SET record_json = '{not json' WHERE name = 'te fp8 mxfp8'"), std::string());
         runs = store.list();
         QCOMPARE(runs.size(), records.size());
         QCOMPARE(display_name(runs[3]), std::string("te fp8 mxfp8 (emulated FP8)"));
@@ -227,11 +221,8 @@ private Q_SLOTS:
         const QString path = dir.filePath("runs.sqlite3");
         RunStore store(path.toStdString());
         store.save(make_record("first"));
-        sqlite3* db = nullptr;
-        QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
-        QCOMPARE(sqlite3_exec(db, "UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = 'runs'", nullptr, nullptr, nullptr),
-                 SQLITE_OK);
-        sqlite3_close(db);
+        QCOMPARE(run_sql(path.toStdString(), "UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = 'runs'"),
+                 std::string());
         try {
             store.save(make_record("second"));
             QFAIL("saved");
