@@ -145,19 +145,13 @@ std::string render_quality_notes(const std::vector<RunRecord>& runs) {
     return out;
 }
 
-namespace {
-
-// On the CPU a rank computes with its share of the cores and the 1-process run with all of them, which the
-// efficiency includes: "; 2 CPU threads in the 1-process run, 1 in each rank". Empty where either is unknown.
-std::string threads_compared(const RunRecord& job) {
+std::string scaling_threads_words(const RunRecord& job) {
     const int baseline = job.execution.dist ? job.execution.dist->baseline_threads : 0;
     const int rank = job.execution.quality ? job.execution.quality->threads : 0;
     if (job.execution.device != "cpu" || baseline <= 0 || rank <= 0) return {};
-    return "; " + std::to_string(baseline) + (baseline == 1 ? " CPU thread" : " CPU threads") + " in the 1-process run, " +
+    return std::to_string(baseline) + (baseline == 1 ? " CPU thread" : " CPU threads") + " in the 1-process run, " +
            std::to_string(rank) + " in each rank";
 }
-
-}  // namespace
 
 std::string render_job_summary(const RunRecord& run) {
     if (!run.execution.dist) return {};
@@ -172,8 +166,10 @@ std::string render_job_summary(const RunRecord& run) {
     out += "\n";
     if (run.summary.tokens_per_s) out += "  tokens/s for the whole job: " + format_fixed(run.summary.tokens_per_s, 0) + "\n";
     if (d.scaling_efficiency) {
+        const std::string threads = scaling_threads_words(run);
         out += "  scaling efficiency: " + format_fixed(*d.scaling_efficiency * 100.0, 1, "%") +
-               " (the 1-process run's median ms per step over the job's, same batch per process" + threads_compared(run) + ")\n";
+               " (the 1-process run's median ms per step over the job's, same batch per process" +
+               (threads.empty() ? std::string() : "; " + threads) + ")\n";
         if (*d.scaling_efficiency > 1.0) out += "  " + scaling_above_perfect_words() + "\n";
         if (scaling_is_noisy(run)) out += "  " + scaling_noisy_words(run) + "\n";
     } else {

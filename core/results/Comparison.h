@@ -51,6 +51,9 @@ std::string scaling_above_perfect_words();
 bool scaling_is_noisy(const RunRecord& job);
 // What that means, naming which run was noisy: not a result to quote either.
 std::string scaling_noisy_words(const RunRecord& job);
+// On the CPU a rank computes with its share of the cores and the 1-process run with all of them, which the efficiency
+// includes: "2 CPU threads in the 1-process run, 1 in each rank". Empty for a GPU job or where either count is unknown.
+std::string scaling_threads_words(const RunRecord& job);
 // The lines under a run table about measurement quality: per noisy run "noisy: <name>: <reasons>", one line
 // naming the runs whose quality was not recorded; empty when every run was measured and clean.
 std::string render_quality_notes(const std::vector<RunRecord>& runs);

@@ -305,6 +305,14 @@ private Q_SLOTS:
         QVERIFY2(scaling.contains(QStringLiteral(" efficient")) && scaling.contains(QStringLiteral("2 processes")), qPrintable(scaling));
         QCOMPARE(scaling.contains(QStringLiteral("above 100 %")), *job.execution.dist->scaling_efficiency > 1.0);
         QCOMPARE(table->data(table->index(0, ComparisonModel::Scaling)).toString(), QStringLiteral("–"));
+        // The tooltip says with how many threads each side computed (the efficiency includes it on the CPU).
+        const RunRecord& single = entries.front().record;
+        QVERIFY(single.execution.quality && job.execution.quality);
+        QCOMPARE(job.execution.dist->baseline_threads, single.execution.quality->threads);
+        const QString tip = table->data(table->index(1, ComparisonModel::Scaling), Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("Threads: %1 CPU thread").arg(single.execution.quality->threads)) &&
+                     tip.contains(QStringLiteral(" in the 1-process run, %1 in each rank.").arg(job.execution.quality->threads)),
+                 qPrintable(tip));
         // Processes and repeats do not mix.
         processes->setValue(2);
         setup->setRepeats(3);

@@ -380,6 +380,9 @@ QVariant ComparisonModel::toolTip(const RunRecord& r, const Row& c, int column) 
                          "run's median ms per step over the job's, with the same batch per process (100 % = perfect scaling).")
                           .arg(d.world_size)
                           .arg(QString::fromStdString(d.backend), ranks);
+        if (const std::string threads = scaling_threads_words(r); !threads.empty()) {
+            tip += QStringLiteral("\n") + tr("Threads: %1.").arg(QString::fromStdString(threads));
+        }
         if (d.scaling_efficiency && *d.scaling_efficiency > 1.0) {
             tip += QStringLiteral("\n") + QString::fromStdString(scaling_above_perfect_words()) + QStringLiteral(".");
         }
