@@ -17,6 +17,7 @@
 #include "core/results/Comparison.h"
 #include "core/results/ConfigDiff.h"
 #include "core/results/Fp8Summary.h"
+#include "core/results/MeasurementQuality.h"
 #include "core/results/RecordCsv.h"
 #include "core/results/RecordImport.h"
 #include "core/results/RecordJson.h"
@@ -57,7 +58,11 @@ int run_history_show(const Commands& c, RunStore& store) {
     } else {
         std::cout << render_summary_table({record}, std::nullopt) << validation_text({record}, std::nullopt)
                   << te_path_text(record, false) << render_fp8_summary(record)
-                  << ledger_totals_text(record, false) << kernel_profile_text(record, false);
+                  << ledger_totals_text(record, false) << kernel_profile_text(record, false) << render_job_summary(record);
+        // Every figure behind the table's cv cell (an older record's absence is already said under the table).
+        if (record.execution.quality) {
+            std::cout << printable_text("measurement quality: " + quality_details_text(record.execution.quality)) << "\n";
+        }
         if (!record.message.empty()) std::cout << "message: " << printable_text(record.message) << "\n";
     }
     return 0;

@@ -157,7 +157,7 @@ std::string render_job_summary(const RunRecord& run) {
     if (!run.execution.dist) return {};
     const DistExecution& d = *run.execution.dist;
     std::string out = "Data-parallel job: " + std::to_string(d.world_size) + (d.world_size == 1 ? " process" : " processes") +
-                      " over " + d.backend + ", " + std::to_string(d.buckets) + " gradient bucket" + (d.buckets == 1 ? "" : "s") +
+                      " over " + printable_text(d.backend) + ", " + std::to_string(d.buckets) + " gradient bucket" + (d.buckets == 1 ? "" : "s") +
                       " of up to " + format_fixed(d.bucket_mb, 1) + " MB (" + std::to_string(d.buckets_started_during_backward) +
                       " started during the backward), " + format_bytes(d.allreduce_bytes) + " all-reduced per step" +
                       (d.amax_reduction ? ", FP8 amaxes reduced over ranks" : "") + "\n";

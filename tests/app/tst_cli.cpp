@@ -517,7 +517,9 @@ private Q_SLOTS:
         QCOMPARE(shown.exit_code, 0);
         QVERIFY2(shown.out.contains(QStringLiteral("30.0% noisy")), qPrintable(shown.out));
         QVERIFY2(shown.out.contains(QStringLiteral(": step times vary by 30.0 % (CV; noisy above 10.0 %)")), qPrintable(shown.out));
+        QVERIFY2(shown.out.contains(QStringLiteral("measurement quality: Noisy: step times vary by 30.0 %")), qPrintable(shown.out));
         const Result old_shown = bench({"--store", store, "history", "show", "2"});
+        QVERIFY2(!old_shown.out.contains(QStringLiteral("measurement quality: ")), qPrintable(old_shown.out));
         QVERIFY2(old_shown.out.contains(QStringLiteral("measurement quality not recorded (older records, not known to be clean): old run")),
                  qPrintable(old_shown.out));
         const QString summary = dir_.filePath("quality-summary.csv");

@@ -232,6 +232,12 @@ private Q_SLOTS:
         QVERIFY(document.back()["summary"]["breakdown"].contains("communication_ms"));
         QVERIFY(document.front()["config"].find("dist") == document.front()["config"].end());  // a plain run
         QVERIFY2(r.err.contains("saved as run 1") && r.err.contains("saved as run 2"), qPrintable(r.err));
+        // The stored job shows its summary again, and how its figures were measured.
+        const Result shown = bench({"history", "show", "2"});
+        QVERIFY2(shown.exit_code == 0 && shown.out.contains(QStringLiteral("Data-parallel job: 2 processes over gloo")) &&
+                     shown.out.contains(QStringLiteral("scaling efficiency: ")) &&
+                     shown.out.contains(QStringLiteral("measurement quality: ")) && shown.out.contains(QStringLiteral("LibTorch thread")),
+                 qPrintable(shown.out + shown.err));
     }
 
     // FP8 with ranks fed different data: every rank uses the same scales, and they are the single-process

@@ -958,6 +958,12 @@ private Q_SLOTS:
         json crafted = record_;
         crafted["config"]["name"] = "evil\x1b[2J\n1  fake row";
         crafted["message"] = "\x1b]0;title\x07";
+        // Texts `history show` prints from a job's record and its measurement quality.
+        crafted["execution"]["dist"] = {{"world_size", 2}, {"backend", "gl\x1b[31moo"}, {"bucket_mb", 25.0}, {"buckets", 1},
+                                        {"amax_reduction", false}, {"buckets_started_during_backward", 1},
+                                        {"rank_mean_ms", {1.0, 1.0}}};
+        QVERIFY(crafted["execution"]["quality"].is_object());
+        crafted["execution"]["quality"]["machine_note"] = "\x1b[2J\n1  fake row";
         const std::string sql = "UPDATE runs SET name = ?1, record_json = ?2";
         sqlite3_stmt* stmt = nullptr;
         QCOMPARE(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK);
@@ -974,6 +980,10 @@ private Q_SLOTS:
             QVERIFY2(!r.out.contains(QChar(0x1b)) && !r.out.contains(QChar(0x07)), qPrintable(r.out));
             QVERIFY2(!r.out.contains(QStringLiteral("\n1  fake row")), qPrintable(r.out));
         }
+        const Result shown = bench({"--store", store, "history", "show", "1"});
+        QVERIFY2(shown.out.contains(QStringLiteral("Data-parallel job: 2 processes over gl")) &&
+                     shown.out.contains(QStringLiteral("measurement quality: ")),
+                 qPrintable(shown.out));  // the crafted texts were there to be printed
     }
 
     // ---- class: imports, each with a clear outcome, all or nothing ----
