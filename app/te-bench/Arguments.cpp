@@ -159,7 +159,7 @@ int repeat_from_flags(const RunFlags& f) {
     return n;
 }
 
-SweepSpec sweep_from_flags(const RunFlags& f, const std::string& precisions) {
+SweepSpec sweep_from_flags(const RunFlags& f, const std::string& precisions, const std::string& baseline) {
     RunFlags shared = f;  // the lists are the sweep's; everything else is a run flag
     for (const char* id : {"hidden", "batch", "seq", "backend"}) shared.settings.erase(id);
     SweepSpec spec;
@@ -171,7 +171,10 @@ SweepSpec sweep_from_flags(const RunFlags& f, const std::string& precisions) {
     if (f.given("seq")) spec.seq = parse_int_list("--seq", f.text("seq"));
     if (!precisions.empty()) spec.precisions = parse_precision_list("--precisions", precisions);
     if (f.given("backend")) spec.backend = parse_name<Backend>("--backend", f.text("backend"));
-    if (spec.backend == Backend::Te || f.given("te-impl")) spec.base.te_impl = te_impl_from_flags(f);
+    if (!baseline.empty()) spec.baseline_backend = parse_name<Backend>("--baseline", baseline);
+    if (spec.backend == Backend::Te || spec.baseline_backend == Backend::Te || f.given("te-impl")) {
+        spec.base.te_impl = te_impl_from_flags(f);
+    }
     spec.repeats = repeat_from_flags(f);
     return spec;
 }
@@ -239,6 +242,10 @@ void define_sweep_command(CLI::App& app, Commands& c) {
     c.sweep->add_option("--precisions", c.sweep_precisions, "precisions of --backend against the baseline (default bf16,fp8)")
         ->type_name("LIST");
     c.sweep->add_option("--backend", w.settings["backend"], "te | torch (default te)")->type_name("NAME");
+    c.sweep->add_option("--baseline", c.sweep_baseline,
+                        "the baseline's backend, at BF16 on a GPU (FP32 on the CPU): torch (default; what te gains over "
+                        "plain LibTorch) or te (with --precisions fp8: where FP8 pays over te's own BF16)")
+        ->type_name("NAME");
     c.sweep->add_option("--repeat", w.repeat,
                         "run each configuration N times at each size (1 to " + std::to_string(kMaxRepeats) +
                             "), alternating within the size; a size pays only where the speedup's 95% interval over the "

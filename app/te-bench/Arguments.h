@@ -66,6 +66,7 @@ struct Commands {
     CLI::App* sweep = nullptr;
     RunFlags sweep_flags;  // hidden, batch and seq are lists here
     std::string sweep_precisions;
+    std::string sweep_baseline;  // --baseline torch | te; empty: not given (torch)
 
     CLI::App* recipe = nullptr;
     std::string replay_recipe, replay_dtype, replay_history_len, replay_algo, replay_margin, replay_amax,
@@ -107,8 +108,8 @@ RunConfig config_from_flags(const RunFlags& f);
 TeImpl te_impl_from_flags(const RunFlags& f);
 // --repeat N: 1 when not given; throws ConfigError outside 1..kMaxRepeats.
 int repeat_from_flags(const RunFlags& f);
-// `sweep`: the grid and the shared settings; throws ConfigError naming the flag.
-SweepSpec sweep_from_flags(const RunFlags& f, const std::string& precisions);
+// `sweep`: the grid, the baseline's backend (empty: torch) and the shared settings; throws ConfigError naming the flag.
+SweepSpec sweep_from_flags(const RunFlags& f, const std::string& precisions, const std::string& baseline = {});
 // `run`: FP8 settings with a precision that is not fp8 would be silently ignored; throws instead.
 void check_fp8_flags_apply(const RunFlags& f, const RunConfig& c);
 

@@ -138,7 +138,7 @@ std::vector<OutputRequest> sweep_outputs(const RunFlags& flags) {
 
 SweepSpec check_sweep_command(const Commands& c) {
     const RunFlags& flags = c.sweep_flags;
-    SweepSpec spec = sweep_from_flags(flags, c.sweep_precisions);
+    SweepSpec spec = sweep_from_flags(flags, c.sweep_precisions, c.sweep_baseline);
     const bool fp8 = std::find(spec.precisions.begin(), spec.precisions.end(), Precision::Fp8) != spec.precisions.end();
     if (flags.fp8_flags_given() && !fp8) {
         throw ConfigError(fp8_recipe_flags() + ": FP8 settings need fp8 in --precisions");

@@ -90,19 +90,23 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device
     }
     for (const Precision p : spec.precisions) {
         if (p == Precision::Fp8 && spec.backend != Backend::Te) {
-            throw ConfigError("--precisions fp8 needs --backend te (the torch baseline has no FP8)");
+            throw ConfigError("--precisions fp8 needs --backend te (the torch backend has no FP8)");
         }
     }
-    if (spec.backend == Backend::Torch && spec.base.te_impl != TeImpl::Auto) {
+    if (spec.backend == Backend::Torch && spec.baseline_backend == Backend::Torch && spec.base.te_impl != TeImpl::Auto) {
         throw ConfigError("--te-impl " + std::string(to_string(spec.base.te_impl)) +
-                          ": applies to te runs and this sweep has none (--backend torch); allowed: auto, or --backend te");
+                          ": applies to te runs and this sweep has none (--backend torch, --baseline torch); allowed: "
+                          "auto, or --backend te");
     }
     const DeviceKind kind = run_device(spec.base.device, device);
     const bool cuda = kind == DeviceKind::Cuda;
     const Precision baseline = baseline_precision(kind);
-    if (spec.backend == Backend::Torch && spec.precisions.size() == 1 && spec.precisions.front() == baseline) {
-        throw ConfigError("--precisions " + std::string(to_string(baseline)) + " with --backend torch is the baseline "
-                          "itself on this device; add another precision or use --backend te");
+    if (spec.backend == spec.baseline_backend && spec.precisions.size() == 1 && spec.precisions.front() == baseline) {
+        const std::string backend(to_string(spec.backend));
+        throw ConfigError("--precisions " + std::string(to_string(baseline)) + " with --backend " + backend +
+                          " is the baseline itself on this device (--baseline " + backend + "); add another precision" +
+                          (spec.backend == Backend::Te ? std::string(", e.g. fp8,") : std::string(",")) +
+                          " or choose another --backend or --baseline");
     }
     std::vector<SweepRun> plan;
     for (const int h : hidden) {
@@ -139,9 +143,9 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, const DeviceInfo& device
                     plan.push_back(std::move(run));
                 };
                 for (repeat = 1; repeat <= spec.repeats; ++repeat) {
-                    add(Backend::Torch, baseline, true);
+                    add(spec.baseline_backend, baseline, true);
                     for (const Precision p : spec.precisions) {
-                        if (spec.backend == Backend::Torch && p == baseline) continue;  // that is the baseline
+                        if (spec.backend == spec.baseline_backend && p == baseline) continue;  // that is the baseline
                         add(spec.backend, p, false);
                     }
                 }

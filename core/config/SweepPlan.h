@@ -11,7 +11,7 @@
 namespace tewb {
 
 // Where does a precision start to pay? A grid of model sizes (hidden × batch × seq), each trained briefly
-// by the baseline (torch: BF16 on a GPU, FP32 on the CPU) and by `backend` in each precision.
+// by the baseline (`baseline_backend` at BF16 on a GPU, FP32 on the CPU) and by `backend` in each precision.
 struct SweepSpec {
     // layers, vocabulary, architecture (llama's kv heads, ffn, rope base), data, steps, learning rate, seed, FP8
     // recipe, device, graphs, te_impl (te runs)
@@ -21,6 +21,9 @@ struct SweepSpec {
     std::vector<int> seq;      // empty: base's
     std::vector<Precision> precisions{Precision::Bf16, Precision::Fp8};
     Backend backend = Backend::Te;
+    // torch: what a te precision gains over plain LibTorch; te: what FP8 gains over te's own BF16 (the question
+    // "does FP8 pay here", with the fused kernels on both sides).
+    Backend baseline_backend = Backend::Torch;
     // Runs of each configuration at each size (1 to kMaxRepeats), alternating within a size (baseline, then each
     // precision, then again), so a speedup rests on repeats and not on one run's steps.
     int repeats = 1;

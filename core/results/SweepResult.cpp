@@ -77,6 +77,9 @@ SweepResult analyze_sweep(const std::vector<SweepRun>& plan, const std::vector<s
                                  result.precisions.end()) {
             result.precisions.push_back(run.config.precision);
         }
+        if (run.baseline && result.baseline.empty()) {
+            result.baseline = std::string(to_string(run.config.backend)) + " " + std::string(to_string(run.config.precision));
+        }
         if (run.skip_reason && run.repeat == 1) result.skipped.push_back(run.config.name + ": " + *run.skip_reason);
         if (!run.baseline && run.config.precision == Precision::Fp8 && is_microscaling(run.config.fp8.scaling)) {
             result.microscaling = true;
@@ -281,7 +284,8 @@ std::optional<std::string> SweepResult::cut_short_statement() const {
 
 std::string render_sweep_table(const SweepResult& result) {
     if (result.precisions.empty()) return "Nothing to compare with the baseline.\n";
-    std::vector<std::string> header{"hidden", "batch", "seq", "GFLOP/step", "baseline ms"};
+    std::vector<std::string> header{"hidden", "batch", "seq", "GFLOP/step",
+                                    result.baseline.empty() ? "baseline ms" : "baseline " + result.baseline + " ms"};
     for (const Precision p : result.precisions) {
         bool emulated = false;
         for (const SweepCell& c : result.cells) emulated = emulated || (c.precision == p && c.emulated);
@@ -336,7 +340,7 @@ const char* verdict_name(SweepVerdict v) {
 std::string sweep_csv_text(const SweepResult& result) {
     std::ostringstream out;
     out << "hidden,batch,seq,flops_per_step,precision,ms,baseline_ms,speedup,fp8_emulated,note,noisy,noisy_reasons,"
-           "speedup_ci_lo,speedup_ci_hi,significant,verdict,basis\n";
+           "speedup_ci_lo,speedup_ci_hi,significant,verdict,basis,baseline\n";
     const auto number = [](const std::optional<double>& v) { return v ? format_fixed(v, 6) : std::string(); };
     for (std::size_t k = 0; k < result.points.size(); ++k) {
         for (std::size_t p = 0; p < result.precisions.size(); ++p) {
@@ -349,7 +353,7 @@ std::string sweep_csv_text(const SweepResult& result) {
                 << number(c.speedup_ci && !c.emulated ? std::optional<double>(c.speedup_ci->lo) : std::nullopt) << ','
                 << number(c.speedup_ci && !c.emulated ? std::optional<double>(c.speedup_ci->hi) : std::nullopt) << ','
                 << (c.significant() && !c.emulated ? "true" : "false") << ',' << verdict_name(c.verdict()) << ','
-                << csv_field(c.basis) << '\n';
+                << csv_field(c.basis) << ',' << csv_field(result.baseline) << '\n';
         }
     }
     return out.str();

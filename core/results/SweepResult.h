@@ -50,6 +50,7 @@ struct SweepResult {
     std::vector<std::string> skipped;  // "<run name>: <reason>"
     bool any_emulated = false;
     std::string device;              // where it ran, e.g. "NVIDIA H200" or "CPU"
+    std::string baseline;            // what every speedup is against: "torch bf16", "te bf16" (SweepSpec::baseline_backend)
     // Runs of the plan that were to run (not skipped), and how those ended: only finished runs give a time.
     std::size_t runs_to_run = 0;
     std::size_t runs_finished = 0;
@@ -83,8 +84,8 @@ SweepResult analyze_sweep(const std::vector<SweepRun>& plan, const std::vector<s
 
 std::string render_sweep_table(const SweepResult& result);
 // One row per size and precision: hidden, batch, seq, flops, precision, ms, baseline ms, speedup, emulated, note,
-// noisy, noisy_reasons, the speedup's 95% interval (lo, hi), significant, verdict (pays, slower, unclear, none) and
-// what the interval rests on.
+// noisy, noisy_reasons, the speedup's 95% interval (lo, hi), significant, verdict (pays, slower, unclear, none),
+// what the interval rests on, and the baseline ("te bf16").
 std::string sweep_csv_text(const SweepResult& result);
 
 }  // namespace tewb

@@ -776,6 +776,8 @@ private Q_SLOTS:
             {{"sweep", "--precisions", "fp16"}, "--precisions"},
             {{"sweep", "--backend", "torch", "--precisions", "fp8"}, "needs --backend te"},
             {{"sweep", "--precisions", "bf16", "--margin", "2"}, "FP8 settings need fp8"},
+            {{"sweep", "--baseline", "tensorrt"}, "--baseline"},
+            {{"sweep", "--baseline", "te", "--precisions", "fp32"}, "is the baseline itself on this device (--baseline te)"},
         };
         for (const auto& c : cases) {
             const Result refused = bench(c.args);

@@ -281,6 +281,57 @@ private Q_SLOTS:
         QCOMPARE(plan[2].config.name, std::string("sweep te fp8 cpu h64 b8 s32"));
     }
 
+    // --baseline te: each size's baseline is te in the device's baseline precision, so FP8 is measured against te's
+    // own BF16 on a GPU; that precision is not run twice, and asking for it alone is the baseline itself.
+    void sweepPlanAgainstATeBaseline() {
+        DeviceInfo gpu = cpu_device();
+        gpu.gpu_error.clear();
+        gpu.gpu_name = "Test GPU";
+        gpu.compute_capability = ComputeCapability{9, 0};
+        gpu.gpu_count = 1;
+        gpu.memory_total_bytes = 80ull << 30;
+        gpu.memory_free_bytes = 80ull << 30;
+        SweepSpec spec;
+        spec.base = make_preset(Preset::Seed);
+        spec.base.device = DeviceKind::Cuda;
+        spec.hidden = {768, 1024};
+        spec.precisions = {Precision::Bf16, Precision::Fp8};
+        spec.baseline_backend = Backend::Te;
+        std::vector<SweepRun> plan = plan_sweep(spec, gpu);
+        QCOMPARE(plan.size(), std::size_t{4});  // per size: te bf16 (the baseline), te fp8
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+            QCOMPARE(plan[i].baseline, i % 2 == 0);
+            QCOMPARE(plan[i].config.backend, Backend::Te);
+            QCOMPARE(plan[i].config.precision, i % 2 == 0 ? Precision::Bf16 : Precision::Fp8);
+        }
+        QCOMPARE(plan[0].config.name, std::string("sweep baseline te bf16 h768 b32 s96"));
+        spec.precisions = {Precision::Bf16};
+        try {
+            plan_sweep(spec, gpu);
+            QFAIL("te bf16 against a te bf16 baseline was planned");
+        } catch (const ConfigError& e) {
+            QVERIFY2(std::string(e.what()).find("the baseline itself on this device (--baseline te)") != std::string::npos, e.what());
+        }
+        // torch precisions against a te baseline: the baseline's te implementation is kept, the torch runs take none.
+        spec.backend = Backend::Torch;
+        spec.base.te_impl = TeImpl::Reference;
+        plan = plan_sweep(spec, gpu);
+        QCOMPARE(plan.size(), std::size_t{4});
+        QCOMPARE(plan[0].config.te_impl, TeImpl::Reference);
+        QCOMPARE(plan[1].config.backend, Backend::Torch);
+        QCOMPARE(plan[1].config.te_impl, TeImpl::Auto);
+        // On the CPU the baseline is FP32: te fp32 once, then each precision asked for.
+        SweepSpec cpu;
+        cpu.base = make_preset(Preset::QuickCpu);
+        cpu.hidden = {64};
+        cpu.precisions = {Precision::Fp32, Precision::Fp8};
+        cpu.baseline_backend = Backend::Te;
+        plan = plan_sweep(cpu, cpu_device());
+        QCOMPARE(plan.size(), std::size_t{2});
+        QCOMPARE(plan[0].config.name, std::string("sweep baseline te fp32 cpu h64 b8 s32"));
+        QCOMPARE(plan[1].config.precision, Precision::Fp8);
+    }
+
     void sweepPlanRefusesBadGridsAndSkipsWhatDoesNotFit() {
         SweepSpec spec;
         spec.base = make_preset(Preset::QuickCpu);
@@ -342,7 +393,12 @@ private Q_SLOTS:
         QVERIFY2(words.find("pays from hidden 128") != std::string::npos, words.c_str());
         const std::string csv = sweep_csv_text(result);
         QVERIFY(csv.find("128,8,32,") != std::string::npos);
-        QVERIFY2(csv.find(",true,pays,3 timed steps\n") != std::string::npos, csv.c_str());
+        // Every speedup says what it is against: the table's header, the CSV's last column.
+        QCOMPARE(result.baseline, std::string("torch fp32"));
+        QVERIFY2(render_sweep_table(result).find("baseline torch fp32 ms") != std::string::npos, render_sweep_table(result).c_str());
+        QVERIFY(csv.substr(0, csv.find('\n')).ends_with(",basis,baseline"));
+        QVERIFY(csv.find(",torch fp32\n") != std::string::npos);
+        QVERIFY2(csv.find(",true,pays,3 timed steps,torch fp32\n") != std::string::npos, csv.c_str());
         QVERIFY(render_sweep_table(result).find("1.50x [") != std::string::npos);
         // Never faster: said so, with the best size.
         std::vector<std::optional<RunRecord>> slow = records;

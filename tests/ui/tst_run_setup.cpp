@@ -61,10 +61,18 @@ private Q_SLOTS:
         QVERIFY(backend != nullptr && backend->count() == 2);  // te and torch
         RunConfig base = make_preset(Preset::QuickCpu);
         base.te_impl = TeImpl::Fused;
-        for (int i = 0; i < backend->count(); ++i) {
-            backend->setCurrentIndex(i);
-            const SweepSpec spec = sweep.spec(base);
-            QCOMPARE(spec.base.te_impl, spec.backend == Backend::Te ? TeImpl::Fused : TeImpl::Auto);
+        auto* baseline = sweep.findChild<QComboBox*>(QStringLiteral("sweepBaseline"));
+        QVERIFY(baseline != nullptr && baseline->count() == 2);  // torch (first: the default) and te
+        QCOMPARE(static_cast<Backend>(baseline->currentData().toInt()), Backend::Torch);
+        for (int b = 0; b < baseline->count(); ++b) {
+            baseline->setCurrentIndex(b);
+            for (int i = 0; i < backend->count(); ++i) {
+                backend->setCurrentIndex(i);
+                const SweepSpec spec = sweep.spec(base);
+                QCOMPARE(spec.baseline_backend, static_cast<Backend>(baseline->currentData().toInt()));
+                const bool any_te = spec.backend == Backend::Te || spec.baseline_backend == Backend::Te;
+                QCOMPARE(spec.base.te_impl, any_te ? TeImpl::Fused : TeImpl::Auto);
+            }
         }
     }
 

@@ -48,9 +48,10 @@ SweepPanel::SweepPanel(RunCollection* dashboard, RunCollection* sweepRuns, QWidg
     : QWidget(parent), runs_(sweepRuns), mirror_(new RunMirror(sweepRuns, dashboard, this)) {
     setObjectName(QStringLiteral("sweep"));
     auto* layout = new QVBoxLayout(this);
-    auto* intro = new QLabel(tr("Where does a precision start to pay? Each size is trained briefly by the baseline (torch "
-                                "BF16 on a GPU, FP32 on the CPU) and by the backend in each precision; the chart shows the "
-                                "speedup per size. Layers, vocabulary, device, seed and the FP8 recipe come from the run "
+    auto* intro = new QLabel(tr("Where does a precision start to pay? Each size is trained briefly by the baseline (its "
+                                "backend in BF16 on a GPU, FP32 on the CPU) and by the backend in each precision; the chart "
+                                "shows the speedup per size. A te baseline with FP8 alone asks where FP8 pays over te's own "
+                                "BF16. Layers, vocabulary, device, seed and the FP8 recipe come from the run "
                                 "setup; heads = hidden / 64."),
                              this);
     intro->setWordWrap(true);
@@ -69,6 +70,13 @@ SweepPanel::SweepPanel(RunCollection* dashboard, RunCollection* sweepRuns, QWidg
     backend_->setObjectName(QStringLiteral("sweepBackend"));
     backend_->addItem(tr("TE modules (te)"), static_cast<int>(Backend::Te));
     backend_->addItem(tr("LibTorch (torch)"), static_cast<int>(Backend::Torch));
+    baseline_ = new QComboBox(this);
+    baseline_->setObjectName(QStringLiteral("sweepBaseline"));
+    baseline_->addItem(tr("LibTorch (torch)"), static_cast<int>(Backend::Torch));
+    baseline_->addItem(tr("TE modules (te)"), static_cast<int>(Backend::Te));
+    baseline_->setToolTip(tr("The backend every size's speedup is measured against, in BF16 on a GPU (FP32 on the CPU). "
+                             "torch: what the TE modules gain over plain LibTorch. te: what FP8 gains over the TE modules' "
+                             "own BF16 (tick FP8 alone)."));
     auto* precisions = new QHBoxLayout;
     fp32_ = new QCheckBox(tr("FP32"), this);
     bf16_ = new QCheckBox(tr("BF16"), this);
@@ -94,6 +102,7 @@ SweepPanel::SweepPanel(RunCollection* dashboard, RunCollection* sweepRuns, QWidg
     form->addRow(tr("Batch sizes:"), batch_);
     form->addRow(tr("Sequence lengths:"), seq_);
     form->addRow(tr("Backend:"), backend_);
+    form->addRow(tr("Baseline:"), baseline_);
     form->addRow(tr("Precisions:"), precisions);
     form->addRow(tr("Warm-up steps per run:"), warmup_);
     form->addRow(tr("Timed steps per run:"), iters_);
@@ -197,8 +206,9 @@ SweepSpec SweepPanel::spec(const RunConfig& base) const {
     if (!batch_->text().trimmed().isEmpty()) spec.batch = parse_int_list("Batch sizes", batch_->text().trimmed().toStdString());
     if (!seq_->text().trimmed().isEmpty()) spec.seq = parse_int_list("Sequence lengths", seq_->text().trimmed().toStdString());
     spec.backend = static_cast<Backend>(backend_->currentData().toInt());
-    // The run setup's TE implementation is for te runs: a torch sweep takes none (the CLI refuses an explicit one).
-    if (spec.backend == Backend::Torch) spec.base.te_impl = TeImpl::Auto;
+    spec.baseline_backend = static_cast<Backend>(baseline_->currentData().toInt());
+    // The run setup's TE implementation is for te runs: a sweep without any takes none (the CLI refuses an explicit one).
+    if (spec.backend == Backend::Torch && spec.baseline_backend == Backend::Torch) spec.base.te_impl = TeImpl::Auto;
     spec.precisions.clear();
     for (const Precision p : {Precision::Fp32, Precision::Bf16, Precision::Fp8}) {
         if (precisionBox(p)->isChecked()) spec.precisions.push_back(p);
@@ -393,7 +403,8 @@ void SweepPanel::drawChart(const SweepResult& r) {
 }
 
 void SweepPanel::fillTable(const SweepResult& r) {
-    QStringList header{tr("hidden"), tr("batch"), tr("seq"), tr("GFLOP/step"), tr("baseline ms")};
+    QStringList header{tr("hidden"), tr("batch"), tr("seq"), tr("GFLOP/step"),
+                       r.baseline.empty() ? tr("baseline ms") : tr("baseline %1 ms").arg(QString::fromStdString(r.baseline))};
     for (const Precision p : r.precisions) {
         const QString name = QString::fromUtf8(to_string(p).data()).toUpper();
         header << tr("%1 ms").arg(name) << tr("%1 speedup").arg(name);

@@ -60,6 +60,7 @@ public:
     QSpinBox* repeatsField() const { return repeats_; }
     QChart* chart() const { return chart_; }
     QComboBox* backendField() const { return backend_; }
+    QComboBox* baselineField() const { return baseline_; }
     QCheckBox* precisionBox(Precision p) const;
     QLabel* statement() const { return statement_; }
     QTableWidget* table() const { return table_; }
@@ -95,6 +96,7 @@ private:
     QLineEdit* batch_;
     QLineEdit* seq_;
     QComboBox* backend_;
+    QComboBox* baseline_;
     QCheckBox* fp32_;
     QCheckBox* bf16_;
     QCheckBox* fp8_;
