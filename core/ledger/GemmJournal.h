@@ -19,8 +19,8 @@ struct GemmJournalEntry {
     std::string a_type, b_type, d_type;  // "float32", "bfloat16", "E4M3", "E5M2"
     std::string bias_type;               // the same names; what the call set, read only with a bias epilogue
     bool a_transposed = false, b_transposed = false;
-    std::string a_scales, b_scales;  // FP8 operands: "tensor", "1x128", "128x128" (a Blackwell run's microscaled
-                                     // "mxfp8-1x32", "nvfp4-1x16" are written, not yet read back); empty otherwise
+    std::string a_scales, b_scales;  // FP8 operands: "tensor", "1x128", "128x128"; empty otherwise (microscaled
+                                     // GEMMs are emulated, never issued, so no journal names their modes)
     std::string epilogue;            // "none", "BIAS", "GELU_AUX_BIAS", "DGELU_BGRAD", "BGRADB"
     std::string accumulation;        // "fast", "split"
     std::uint64_t aux_ld = 0;

@@ -330,7 +330,7 @@ std::optional<GemmRefusal> unknown_value_refusal(const GemmCall& g) {
                                                   to_string(bias).data() + "; each allowed: float32, bfloat16, E4M3, E5M2");
     }
     if (!known(g.a.scale_mode) || !known(g.b.scale_mode)) {
-        return refuse(GemmRule::UnknownValue, "unknown ScaleMode; allowed: Tensor, Block1x128, Block128x128");
+        return refuse(GemmRule::UnknownValue, "unknown ScaleMode; allowed: Tensor, Block1x128, Block128x128, Mxfp8Block32, Nvfp4Block16");
     }
     if (!known(g.options.epilogue)) {
         return refuse(GemmRule::UnknownValue, "unknown epilogue; allowed: None, Bias, GeluAuxBias, DGeluBGrad, BGradB");

@@ -75,8 +75,8 @@ const char* scale_mode_name(kernels::ScaleMode m) {
         case kernels::ScaleMode::Tensor: return "tensor";
         case kernels::ScaleMode::Block1x128: return "1x128";
         case kernels::ScaleMode::Block128x128: return "128x128";
-        // Microscaled GEMMs run natively only on compute capability 10.x; the fused path's MXFP8/NVFP4 runs
-        // multiply dequantized BF16, so these reach a journal only from a Blackwell run.
+        // Not issued today: every MXFP8/NVFP4 GEMM is emulated (TeOps::mx_gemm), none goes through cuBLASLt, so
+        // no journal holds these and the reader refuses them until a native microscaled GEMM writes them.
         case kernels::ScaleMode::Mxfp8Block32: return "mxfp8-1x32";
         case kernels::ScaleMode::Nvfp4Block16: return "nvfp4-1x16";
     }
