@@ -13,10 +13,14 @@ Code path (what one step runs; te-bench's torch backend runs the same ops, core/
 - Precision: "bf16" is torch.autocast(device_type=<device>, dtype=torch.bfloat16) around the forward and the
   loss, FP32 parameters and optimizer state (as core/train/AutocastScope.h): linears and attention in BF16 on
   BF16 copies of the weights (cast once per forward), LayerNorm, the residual stream and the loss in FP32.
-  "fp32": no autocast. Defaults: bf16 on cuda, fp32 on cpu.
+  "fp32": no autocast. Defaults: bf16 on cuda, fp32 on cpu. --weights bf16 (with bf16) is the other recipe
+  PyTorch scripts use: the model, its gradients and AdamW's state in bfloat16, no autocast; not te-bench's
+  recipe (its losses differ), a figure beside it to tell what the recipe costs.
 - Attention: F.scaled_dot_product_attention(is_causal=True) on q, k, v taken by unbind(2) from the fused QKV
   projection (no copy; its backward stacks the three gradients in one write); PyTorch picks the backend
-  (flash or cuDNN on Hopper for BF16, head size 64), nothing is forced.
+  (flash or cuDNN on Hopper for BF16, head size 64) unless --sdpa names one (torch.nn.attention.sdpa_kernel
+  around the step). The JSON's "attention_backend" says which ran: the aten op of one more step, traced by
+  torch.profiler after the timed ones (not in the statistics).
 - Optimizer: torch.optim.AdamW(fused=True) (aten::_fused_adamw_, on CUDA and CPU), zero_grad(set_to_none=True).
 - Data: the whole synthetic batch pool is built once, split into contiguous input and target tensors and moved to
   the device before the first step; a step only indexes a Python list.
@@ -177,6 +181,30 @@ def time_steps(train_step, warmup, iters, cuda):
     return times[warmup:] or times, losses, peak
 
 
+SDPA_OPS = (  # aten op of F.scaled_dot_product_attention -> the backend that ran it
+    ("_scaled_dot_product_cudnn_attention", "cudnn"),
+    ("_scaled_dot_product_flash_attention_for_cpu", "flash (cpu)"),
+    ("_scaled_dot_product_flash_attention", "flash"),
+    ("_scaled_dot_product_efficient_attention", "efficient"),
+    ("_scaled_dot_product_attention_math", "math"),
+)
+
+
+def attention_backend(train_step, k):
+    """Which SDPA backend one more step ran (after the timed ones): the aten op torch.profiler saw, or "unknown"."""
+    import warnings
+    from torch.profiler import ProfilerActivity, profile
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the profiler's note on cycles, meant for schedules
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            train_step(k)
+    names = {e.key for e in prof.key_averages()}
+    for op, backend in SDPA_OPS:
+        if any(name.endswith(op) for name in names):
+            return backend
+    return "unknown"
+
+
 def step_summary(timed, tokens_per_step, peak, final_loss):
     """The JSON summary te-bench's check reads: mean, median and p90 (linear interpolation) ms, tokens/s, peak, loss."""
     mean = statistics.fmean(timed)
@@ -193,17 +221,26 @@ def main():
     p.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--precision", choices=["fp32", "bf16"], default=None)
     p.add_argument("--compile", action="store_true", help="torch.compile the forward and the loss")
+    p.add_argument("--weights", choices=["fp32", "bf16"], default="fp32",
+                   help="fp32: FP32 master weights under BF16 autocast (te-bench's recipe); bf16: the model in bfloat16")
+    p.add_argument("--sdpa", choices=["auto", "flash", "cudnn", "efficient", "math"], default="auto",
+                   help="the attention backend (auto: PyTorch's choice)")
     for name, default in (("layers", 12), ("hidden", 768), ("heads", 12), ("seq", 96), ("vocab", 4096), ("batch", 32),
                           ("warmup", 10), ("iters", 30), ("seed", 1234)):
         p.add_argument("--" + name, type=int, default=default)
     p.add_argument("--lr", type=float, default=3e-4)
     a = p.parse_args()
     precision = a.precision or ("bf16" if a.device == "cuda" else "fp32")
+    if a.weights == "bf16" and precision != "bf16":
+        p.error(f"--weights bf16 needs --precision bf16 (got {precision})")
     device = torch.device(a.device)
 
     cuda = a.device == "cuda"
     bf16 = precision == "bf16"
     model = MiniGpt(a.layers, a.hidden, a.heads, a.seq, a.vocab, a.seed).to(device)
+    pure_bf16 = a.weights == "bf16"
+    if pure_bf16:
+        model = model.to(torch.bfloat16)
     # aten::_fused_adamw_ on CUDA and on the CPU (torch >= 2.4), the op te-bench's FusedAdamW calls on both.
     optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1, fused=True)
     batch_bytes = a.batch * (a.seq + 1) * 8
@@ -214,24 +251,38 @@ def main():
     targets = [data[i, :, 1:].contiguous().to(device) for i in range(pool)]
 
     def forward_loss(tokens, next_tokens):
-        with torch.autocast(device_type=a.device, dtype=torch.bfloat16, enabled=bf16):
+        with torch.autocast(device_type=a.device, dtype=torch.bfloat16, enabled=bf16 and not pure_bf16):
             logits = model(tokens)
             return F.cross_entropy(logits.reshape(-1, a.vocab), next_tokens.reshape(-1))
 
     loss_fn = torch.compile(forward_loss) if a.compile else forward_loss
 
-    def train_step(k):
+    def step(k):
         optimizer.zero_grad(set_to_none=True)
         loss = loss_fn(inputs[k % pool], targets[k % pool])
         loss.backward()
         optimizer.step()
         return loss
 
+    if a.sdpa == "auto":
+        train_step = step
+    else:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        chosen = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+                  "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}[a.sdpa]
+
+        def train_step(k):
+            with sdpa_kernel(chosen):
+                return step(k)
+
     timed, losses, peak = time_steps(train_step, a.warmup, a.iters, cuda)
+    ran = attention_backend(train_step, a.warmup + a.iters)
     print(json.dumps({
-        "implementation": "pytorch-python" + (" torch.compile" if a.compile else " eager"),
+        "implementation": "pytorch-python" + (" torch.compile" if a.compile else " eager") +
+                          (", bf16 weights" if pure_bf16 else "") + ("" if a.sdpa == "auto" else f", sdpa {a.sdpa}"),
         "torch_version": torch.__version__,
-        "device": a.device, "precision": precision,
+        "device": a.device, "precision": precision, "weights": a.weights,
+        "sdpa": a.sdpa, "attention_backend": ran,
         "summary": step_summary(timed, a.batch * a.seq, peak, losses[-1]),
         "losses": losses,
     }))

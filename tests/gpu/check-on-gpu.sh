@@ -194,6 +194,9 @@ wanted sweep-llama && tail -6 "$out/sweep-llama.txt" 2>/dev/null
 echo "== PyTorch reference (Python), $preset preset, BF16, eager and torch.compile"
 stage reference 180 python3 bench/minigpt_reference.py --precision bf16 "${sizes[@]}" > "$out/pytorch-eager.json" 2>> "$out/compare.log" || status=1
 stage reference 240 python3 bench/minigpt_reference.py --precision bf16 --compile "${sizes[@]}" > "$out/pytorch-compile.json" 2>> "$out/compare.log" || status=1
+# The other recipe PyTorch scripts use (the model in bfloat16, no autocast): what the recipe costs, beside it.
+stage reference 120 python3 bench/minigpt_reference.py --precision bf16 --weights bf16 "${sizes[@]}" > "$out/pytorch-eager-bf16-weights.json" \
+  2>> "$out/compare.log" || status=1
 
 echo "== te-bench run --nproc 1 over NCCL after the same run without it ($preset preset, eager both): the machinery's own cost"
 stage nccl 240 "$bench" run --preset "$preset" --device cuda --nproc 1 --dist-backend nccl --cuda-graph off --no-store \
@@ -283,11 +286,12 @@ try:
     rows.append(("te fp8, first step at scale 1 [te-bench]", s["median_ms"], s["mean_ms"], s["peak_mem_bytes"], s["final_loss"], s.get("mfu")))
 except Exception as e:
     print("uncalibrated.json unreadable:", e)
-for name in ("pytorch-eager", "pytorch-compile"):
+for name in ("pytorch-eager", "pytorch-compile", "pytorch-eager-bf16-weights"):
     try:
         r = json.load(open(os.path.join(out, name + ".json")))
         s = r["summary"]
         rows.append((r["implementation"], s["median_ms"], s["mean_ms"], s["peak_mem_bytes"], s["final_loss"], None))
+        print(f"{r['implementation']}: attention {r.get('attention_backend', 'not recorded')}")
     except Exception as e:
         print(name + ".json unreadable:", e)
 print(f"{'run':<52}{'median ms':>10}{'mean ms':>10}{'peak MiB':>10}{'loss':>8}{'MFU':>7}")
