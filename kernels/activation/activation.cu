@@ -2,7 +2,9 @@
 // Forward: elementwise, one read and one write per element; with the FP8 output's transposed copy, a tiled
 // kernel that writes it from shared memory in the same launch. Backward: one pass over dy and x in
 // row-chunk x column-tile blocks, each thread walking a column so the column sums for dbias stay in a
-// register; the last block of each column tile sums the chunks (column_sum.cuh), in the same launch.
+// register; the last block of each column tile sums the chunks (column_sum.cuh), in the same launch. With the
+// FP8 output's transposed copy, a tiled backward that stages the bytes in shared memory, so q_t is written in
+// whole 8-byte pieces rather than a byte per thread `rows` bytes apart.
 #include <algorithm>
 #include <cstdint>
 
@@ -175,6 +177,138 @@ __global__ void gelu_backward_kernel(const void* __restrict__ dy, const void* __
     if (q != nullptr) combine_block_amax(local, amax);
 }
 
+// The backward with the FP8 output's transposed copy, dy's and x's dtype fixed at compile time. A block takes 64
+// columns of one row chunk (the dbias partial row's rows, as gelu_backward_kernel's) in tiles of 32 rows: each
+// thread reads W elements of a row (16-byte vectors where the rows allow), writes dx and q there and leaves q's
+// bytes ([column][row]) and g ([row][column]) in shared memory; then each thread writes one 8-byte piece of q_t
+// (8 rows at one column; byte by byte where not whole or not 8-byte aligned), while threads 0..63 add their
+// column's g over the tile's rows in row order, so the partial row has the bits of gelu_backward_kernel and of
+// the host twin.
+constexpr int kGeluBackwardTileRows = 32;
+
+template <typename T>
+__device__ inline T from_float(float v);
+template <>
+__device__ inline float from_float<float>(float v) {
+    return v;
+}
+template <>
+__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+    return __float2bfloat16(v);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kGeluTileThreads)
+    gelu_backward_transpose_kernel(const T* __restrict__ dy, const T* __restrict__ x, int rows, int cols, int chunks, T* dx,
+                                   std::uint8_t* __restrict__ q, std::uint8_t* __restrict__ q_t, const float* __restrict__ scale,
+                                   Fp8Type type, float* amax, ColumnSumTarget dbias) {
+    constexpr int W = 16 / static_cast<int>(sizeof(T));
+    constexpr int kVecsPerRow = kGeluTile / W;
+    constexpr int kRowsPerPass = kGeluTileThreads / kVecsPerRow;
+    constexpr int R = kGeluBackwardTileRows;
+    constexpr int kPiecesPerColumn = R / 8;
+    static_assert(kGeluTile * kPiecesPerColumn == kGeluTileThreads, "one q_t piece per thread");
+    __shared__ __align__(8) std::uint8_t tile[kGeluTile][R + 8];  // [column][row]; + 8 keeps pieces 8-byte aligned
+    __shared__ float g_tile[R][kGeluTile + 1];
+    const float s = *scale;
+    unsigned local = 0;
+    float column_sum = 0.0f;
+    const int thread = static_cast<int>(threadIdx.x);
+    const int vec = thread % kVecsPerRow;
+    const int c0 = static_cast<int>(blockIdx.x) * kGeluTile;
+    const int c = c0 + vec * W;
+    const int n = min(W, cols - c);  // this thread's columns (W, fewer at the right edge, <= 0 past it)
+    const bool vector_in = cols % W == 0 && reinterpret_cast<std::uintptr_t>(dy) % 16 == 0 &&
+                           reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
+    const bool vector_dx = cols % W == 0 && reinterpret_cast<std::uintptr_t>(dx) % 16 == 0;
+    const bool vector_q = cols % W == 0 && reinterpret_cast<std::uintptr_t>(q) % W == 0;
+    const int rows_per_chunk = (rows + chunks - 1) / chunks;
+    const int first = static_cast<int>(blockIdx.y) * rows_per_chunk;
+    const int last = min(rows, first + rows_per_chunk);
+    for (int r0 = first; r0 < last; r0 += R) {
+        const int height = min(R, last - r0);
+#pragma unroll
+        for (int pass = 0; pass < R / kRowsPerPass; ++pass) {
+            const int j = pass * kRowsPerPass + thread / kVecsPerRow;
+            if (j < height && n > 0) {
+                const std::size_t at = static_cast<std::size_t>(r0 + j) * cols + c;
+                float d[W], g[W];
+                if (vector_in) {  // then n == W
+                    const uint4 raw_dy = *reinterpret_cast<const uint4*>(dy + at);
+                    const uint4 raw_x = *reinterpret_cast<const uint4*>(x + at);
+                    const T* vd = reinterpret_cast<const T*>(&raw_dy);
+                    const T* vx = reinterpret_cast<const T*>(&raw_x);
+#pragma unroll
+                    for (int i = 0; i < W; ++i) {
+                        d[i] = to_float(vd[i]);
+                        g[i] = to_float(vx[i]);
+                    }
+                } else {
+#pragma unroll
+                    for (int i = 0; i < W; ++i) {
+                        d[i] = i < n ? to_float(dy[at + i]) : 0.0f;
+                        g[i] = i < n ? to_float(x[at + i]) : 0.0f;
+                    }
+                }
+                alignas(16) T out[W];
+                alignas(8) std::uint8_t bytes[W];
+#pragma unroll
+                for (int i = 0; i < W; ++i) {
+                    g[i] = d[i] * gelu_derivative(g[i]);
+                    out[i] = from_float<T>(g[i]);
+                    bytes[i] = fp8_from_float(g[i] * s, type);
+                    if (i < n) {
+                        local = max(local, abs_bits(g[i]));
+                        tile[vec * W + i][j] = bytes[i];
+                        g_tile[j][vec * W + i] = g[i];
+                    }
+                }
+                if (dx != nullptr) {
+                    if (vector_dx) {
+                        *reinterpret_cast<uint4*>(dx + at) = *reinterpret_cast<const uint4*>(out);
+                    } else {
+                        for (int i = 0; i < n; ++i) dx[at + i] = out[i];
+                    }
+                }
+                if (vector_q) {
+                    if constexpr (W == 8) {
+                        *reinterpret_cast<uint2*>(q + at) = *reinterpret_cast<const uint2*>(bytes);
+                    } else {
+                        *reinterpret_cast<std::uint32_t*>(q + at) = *reinterpret_cast<const std::uint32_t*>(bytes);
+                    }
+                } else {
+                    for (int i = 0; i < n; ++i) q[at + i] = bytes[i];
+                }
+            }
+        }
+        __syncthreads();
+        {
+            const int col = thread / kPiecesPerColumn;
+            const int j0 = (thread % kPiecesPerColumn) * 8;
+            const int ct = c0 + col;
+            if (ct < cols && j0 < height) {
+                std::uint8_t* to = q_t + static_cast<std::size_t>(ct) * rows + r0 + j0;
+                if (j0 + 8 <= height && reinterpret_cast<std::uintptr_t>(to) % 8 == 0) {
+                    *reinterpret_cast<uint2*>(to) = *reinterpret_cast<const uint2*>(&tile[col][j0]);
+                } else {
+                    for (int i = 0; i < 8 && j0 + i < height; ++i) to[i] = tile[col][j0 + i];
+                }
+            }
+        }
+        if (thread < kGeluTile) {
+            for (int j = 0; j < height; ++j) column_sum += g_tile[j][thread];
+        }
+        __syncthreads();
+    }
+    if (dbias.partial != nullptr) {
+        if (thread < kGeluTile && c0 + thread < cols) {
+            dbias.partial[static_cast<std::size_t>(blockIdx.y) * cols + c0 + thread] = column_sum;
+        }
+        finish_column_sum(dbias, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.y), cols, c0, min(kGeluTile, cols - c0));
+    }
+    combine_block_amax(local, amax);
+}
+
 template <typename T>
 void gelu_forward_transpose(const void* x, std::size_t rows, std::size_t cols, void* out, DType out_dtype, const Fp8Output& fp8,
                             cudaStream_t stream) {
@@ -214,11 +348,32 @@ void launch_gelu_backward(const GeluBackwardCall& a, cudaStream_t stream) {
     void* dbias = a.dbias.data;
     const DType dbias_dtype = a.dbias.dtype;
     const int chunks = static_cast<int>(gelu_backward_chunks(rows));
-    const unsigned column_blocks = static_cast<unsigned>((cols + kThreads - 1) / kThreads);
+    const bool transposed = fp8 != nullptr && fp8->transposed != nullptr;
+    const std::size_t tile_columns = gelu_backward_column_tile(transposed);
+    static_assert(gelu_backward_column_tile(true) == kGeluTile && gelu_backward_column_tile(false) == kThreads);
+    const unsigned column_blocks = static_cast<unsigned>((cols + tile_columns - 1) / tile_columns);
     const bool in_kernel = column_sum_in_kernel(column_blocks);
     ColumnSumTarget target;
     if (dbias != nullptr)
         target = ColumnSumTarget{static_cast<float*>(a.workspace.data), in_kernel ? dbias : nullptr, dbias_dtype};
+    if (transposed) {
+        const dim3 grid(column_blocks, static_cast<unsigned>(chunks));
+        auto* q = static_cast<std::uint8_t*>(fp8->data);
+        auto* q_t = static_cast<std::uint8_t*>(fp8->transposed);
+        if (a.x.dtype == DType::Float32) {
+            gelu_backward_transpose_kernel<float><<<grid, kGeluTileThreads, 0, stream>>>(
+                static_cast<const float*>(a.dy.data), static_cast<const float*>(a.x.data), static_cast<int>(rows),
+                static_cast<int>(cols), chunks, static_cast<float*>(a.dx.data), q, q_t, fp8->scale, fp8->type, fp8->amax, target);
+        } else {
+            gelu_backward_transpose_kernel<__nv_bfloat16><<<grid, kGeluTileThreads, 0, stream>>>(
+                static_cast<const __nv_bfloat16*>(a.dy.data), static_cast<const __nv_bfloat16*>(a.x.data), static_cast<int>(rows),
+                static_cast<int>(cols), chunks, static_cast<__nv_bfloat16*>(a.dx.data), q, q_t, fp8->scale, fp8->type, fp8->amax,
+                target);
+        }
+        check_last_launch(call);
+        if (dbias != nullptr && !in_kernel) launch_column_sum(target.partial, chunks, cols, dbias, dbias_dtype, stream, call);
+        return;
+    }
     gelu_backward_kernel<<<dim3(column_blocks, static_cast<unsigned>(chunks)), kThreads, 0, stream>>>(
         a.dy.data, a.x.data, a.x.dtype, static_cast<int>(rows), static_cast<int>(cols), chunks, a.dx.data,
         fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr,

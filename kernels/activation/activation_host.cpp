@@ -20,9 +20,6 @@ using detail::Fp8Output;
 
 namespace {
 
-// activation.cu's constants.
-constexpr std::size_t kThreads = 256;  // the backward's block: one column tile of 256 columns
-
 using detail::gelu;
 using detail::gelu_derivative;
 
@@ -143,7 +140,8 @@ void gelu_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor& dx_in,
         for (std::size_t c = 0; c < cols; ++c) total[c] += partial[k * cols + c];
     }
     detail::store_floats(dbias, dbias_dtype, 0, cols, total.data());
-    const int launches = detail::column_sum_launches((cols + kThreads - 1) / kThreads);
+    const std::size_t tile = detail::gelu_backward_column_tile(q_t != nullptr);
+    const int launches = detail::column_sum_launches((cols + tile - 1) / tile);
     for (int i = 0; i < launches; ++i) detail::note_launch();
 }
 

@@ -26,9 +26,10 @@
 // kernel), amax the largest |result| combined into fp8.amax as the kernel's atomicMax on the bits (larger
 // kept, NaN wins).
 // Launches, on both: GELU forward one (with fp8.transposed, a tiled kernel writes the transposed copy in the same pass).
-// GELU backward one: the transposed FP8 copy is written in the same pass, and with dbias the last block of
-// each column tile sums the chunks (two launches where cols exceeds 2048 tiles of 256 columns,
-// common/column_sum_rule.h: the chunk sums then take a launch of their own). The partial column sums are left in
+// GELU backward one: the transposed FP8 copy is written in the same pass (a tiled kernel, 64 columns by 32 rows
+// through shared memory), and with dbias the last block of each column tile sums the chunks (two launches where cols
+// exceeds 2048 tiles of 256 columns, of 64 with the transposed copy, common/column_sum_rule.h: the chunk sums then
+// take a launch of their own). The partial column sums are left in
 // the workspace as the kernel leaves them. SwiGLU: one launch each (the transposed FP8 copy is written by the same
 // tiled kernel).
 // SwiGLU's twins follow swiglu.cu's float32 expressions in their order, sigmoid(a) = 1 / (1 + expf(-a)), with the host's

@@ -1,5 +1,5 @@
 #pragma once
-// Declared for common/elementwise.cuh only; the emulated kernels use no float16.
+// Declared for common/elementwise.cuh only; the emulated kernels take no float16 (its conversions abort).
 #include "emulated_cuda.h"
 
 struct __half {

@@ -1,5 +1,5 @@
 #pragma once
-// Declared for common/elementwise.cuh only; the emulated kernels write no FP8.
+// CUDA's FP8 conversion, defined in emulated_runtime.cpp as the host twins write it.
 #include "emulated_cuda.h"
 
 enum __nv_saturation_t { __NV_NOSAT, __NV_SATFINITE };

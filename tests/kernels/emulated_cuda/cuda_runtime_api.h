@@ -2,7 +2,10 @@
 // The runtime calls the kernel sources make, and the launch: blocks one after another, each as blockDim.x threads on a
 // fresh dynamic shared buffer of exactly the requested size, filled with 0xff bytes (NaN as bfloat16 and float32), so
 // a read of shared memory nothing wrote shows. A launch over 48 KiB without the kernel's raised limit, or over 99 KiB,
-// aborts, as a GPU of compute capability 8.6 or 8.9 would refuse it.
+// aborts, as a GPU of compute capability 8.6 or 8.9 would refuse it. `launch` takes one argument struct (attention.cu's
+// launch statement is replaced by it); `launcher(kernel, grid, block, shared, stream)(args...)` is what a
+// `kernel<<<grid, block, shared, stream>>>(args...)` statement becomes in the other emulated sources (tests/CMakeLists.txt
+// rewrites them), over a grid of x × y blocks of block.x threads.
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -18,37 +21,76 @@ namespace emulated {
 cudaError_t set_max_dynamic_shared(const void* kernel, int bytes);
 int max_dynamic_shared(const void* kernel);
 
-template <typename Args>
-void launch(void (*kernel)(Args), unsigned grid, unsigned threads, std::size_t shared_bytes, const Args& args) {
-    const int limit = max_dynamic_shared(reinterpret_cast<const void*>(kernel));
+// Runs `body()` as every thread of every block of the grid, blocks one after another. A kernel whose threads do not all
+// reach the same __syncthreads (one that returns early before one) hangs here; the emulated kernels have none.
+template <typename Body>
+void run_grid(const void* kernel, dim3 grid, unsigned threads, std::size_t shared_bytes, const Body& body) {
+    const int limit = max_dynamic_shared(kernel);
     if ((shared_bytes > 48 * 1024 && static_cast<int>(shared_bytes) > limit) || shared_bytes > 99 * 1024) {
         std::fprintf(stderr, "emulated launch: %zu bytes of dynamic shared memory, the kernel's limit %d (at most 99 KiB)\n",
                      shared_bytes, limit);
         std::abort();
     }
-    gridDim = {grid, 1, 1};
-    blockDim = {threads, 1, 1};
-    for (unsigned bx = 0; bx < grid; ++bx) {
-        struct Free {
-            void operator()(unsigned char* p) const { ::operator delete[](p, std::align_val_t(128)); }
-        };
-        const std::unique_ptr<unsigned char[], Free> shared(
-            static_cast<unsigned char*>(::operator new[](shared_bytes, std::align_val_t(128))));
-        std::memset(shared.get(), 0xff, shared_bytes);
-        Block block(static_cast<int>(threads));
-        std::vector<std::thread> pool;
-        pool.reserve(threads);
-        for (unsigned t = 0; t < threads; ++t) {
-            pool.emplace_back([&, t] {
-                threadIdx = {t, 0, 0};
-                blockIdx = {bx, 0, 0};
-                current_block = &block;
-                dynamic_shared = shared.get();
-                kernel(args);
-            });
-        }
-        for (std::thread& thread : pool) thread.join();
+    if (grid.z != 1 || threads == 0 || threads > 1024) {
+        std::fprintf(stderr, "emulated launch: grid z %u, %u threads: not emulated (z 1, 1 to 1024 threads)\n", grid.z, threads);
+        std::abort();
     }
+    gridDim = {grid.x, grid.y, 1};
+    blockDim = {threads, 1, 1};
+    struct Free {
+        void operator()(unsigned char* p) const { ::operator delete[](p, std::align_val_t(128)); }
+    };
+    const std::unique_ptr<unsigned char[], Free> shared(
+        static_cast<unsigned char*>(::operator new[](shared_bytes, std::align_val_t(128))));
+    // One thread per thread of a block, for the whole grid: each block starts on freshly poisoned shared memory once
+    // every thread has finished the block before it.
+    Block block(static_cast<int>(threads));
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    for (unsigned t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+            threadIdx = {t, 0, 0};
+            current_block = &block;
+            dynamic_shared = shared.get();
+            for (unsigned block_index = 0; block_index < grid.x * grid.y; ++block_index) {
+                if (shared_bytes > 0) {
+                    if (t == 0) std::memset(shared.get(), 0xff, shared_bytes);
+                    block.block.wait();
+                }
+                blockIdx = {block_index % grid.x, block_index / grid.x, 0};
+                body();
+                block.block.wait();
+            }
+        });
+    }
+    for (std::thread& thread : pool) thread.join();
+}
+
+template <typename Args>
+void launch(void (*kernel)(Args), unsigned grid, unsigned threads, std::size_t shared_bytes, const Args& args) {
+    run_grid(reinterpret_cast<const void*>(kernel), dim3(grid), threads, shared_bytes, [&] { kernel(args); });
+}
+
+template <typename... Params>
+struct Launcher {
+    void (*kernel)(Params...);
+    dim3 grid;
+    unsigned threads;
+    std::size_t shared_bytes;
+    template <typename... Args>
+    void operator()(const Args&... args) const {
+        run_grid(reinterpret_cast<const void*>(kernel), grid, threads, shared_bytes, [&] { kernel(args...); });
+    }
+};
+
+template <typename... Params>
+Launcher<Params...> launcher(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared_bytes = 0,
+                             cudaStream_t = nullptr) {
+    if (block.y != 1 || block.z != 1) {
+        std::fprintf(stderr, "emulated launch: a block of %u x %u x %u threads: not emulated (x only)\n", block.x, block.y, block.z);
+        std::abort();
+    }
+    return {kernel, grid, block.x, shared_bytes};
 }
 }  // namespace emulated
 

@@ -1,12 +1,14 @@
 #pragma once
 
-// The CUDA a kernel source needs to run on the CPU, for tests/kernels/tst_attention_emulated (no GPU needed): a block
-// is blockDim.x std::threads, __syncthreads and __syncwarp are barriers (a mutex and a condition variable, so
-// ThreadSanitizer sees their ordering), a shuffle goes through a per-warp exchange array. This directory comes first
-// on that test's include path, so the kernel's <mma.h>, <cuda_bf16.h>, <cuda_runtime_api.h> and the rest are these
-// stand-ins; only what attention.cu and the common headers it includes use is here.
+// The CUDA a kernel source needs to run on the CPU, for the tests/kernels/tst_*_emulated tests (no GPU needed): a
+// block is blockDim.x std::threads, __syncthreads and __syncwarp are barriers (C++20 atomic waits, so ThreadSanitizer
+// sees their ordering), a shuffle goes through a per-warp exchange array, blocks run one after another
+// (so a static `__shared__` array is the running block's, and atomics need no lock). This directory comes first on
+// those tests' include path, so the kernel's <mma.h>, <cuda_bf16.h>, <cuda_runtime_api.h> and the rest are these
+// stand-ins; only what the emulated sources (attention.cu, activation.cu, column_sum.cu) and the common headers they
+// include use is here.
 #include <cmath>
-#include <condition_variable>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -19,8 +21,8 @@
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
-#define __align__(n) alignas(n)
-#define __shared__ static  // reached only by common/elementwise.cuh's block amax, which the attention does not call
+#define __align__(n) __attribute__((aligned(n)))  // as CUDA defines it: anywhere among the decl-specifiers
+#define __shared__ static  // the running block's: blocks run one after another
 
 struct EmulatedDim3 {
     unsigned x = 0, y = 0, z = 0;
@@ -30,6 +32,13 @@ extern EmulatedDim3 blockDim, gridDim;
 
 struct alignas(16) uint4 {
     unsigned x, y, z, w;
+};
+struct alignas(8) uint2 {
+    unsigned x, y;
+};
+struct dim3 {
+    dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+    unsigned x, y, z;
 };
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) {
     return {x, y, z, w};
@@ -54,35 +63,48 @@ inline float __fmul_rn(float a, float b) {
 inline unsigned max(unsigned a, unsigned b) {
     return a > b ? a : b;
 }
+inline int min(int a, int b) {
+    return a < b ? a : b;
+}
+// One thread of the running block calls these at a time where the kernels call them (thread 0 of a block).
 inline unsigned atomicMax(unsigned* p, unsigned v) {
     const unsigned old = *p;
     if (v > old) *p = v;
     return old;
 }
+inline unsigned atomicAdd(unsigned* p, unsigned v) {
+    const unsigned old = *p;
+    *p = old + v;
+    return old;
+}
+inline void __threadfence() {}  // blocks run one after another: every earlier block's writes are done
+inline float __ldcg(const float* p) {
+    return *p;
+}
 
 namespace emulated {
 
+// A reusable barrier of n threads on C++20's atomic wait (a futex): the last to arrive resets the count and moves the
+// generation on (release), the others wait for that (acquire), so ThreadSanitizer sees the ordering. Blocks of 256
+// threads on two cores wake far faster than through a mutex and a condition variable.
 class Barrier {
 public:
     explicit Barrier(int n) : n_(n) {}
     void wait() {
-        std::unique_lock<std::mutex> lock(mutex_);
-        const unsigned long generation = generation_;
-        if (++count_ == n_) {
-            count_ = 0;
-            ++generation_;
-            released_.notify_all();
+        const unsigned generation = generation_.load(std::memory_order_acquire);
+        if (count_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
+            count_.store(0, std::memory_order_relaxed);
+            generation_.fetch_add(1, std::memory_order_release);
+            generation_.notify_all();
             return;
         }
-        released_.wait(lock, [&] { return generation_ != generation; });
+        while (generation_.load(std::memory_order_acquire) == generation) generation_.wait(generation, std::memory_order_acquire);
     }
 
 private:
-    std::mutex mutex_;
-    std::condition_variable released_;
     int n_;
-    int count_ = 0;
-    unsigned long generation_ = 0;
+    std::atomic<int> count_{0};
+    std::atomic<unsigned> generation_{0};
 };
 
 // One running block: its barrier, one per warp, and the warps' shuffle slots.

@@ -5,8 +5,25 @@
 #include <mutex>
 #include <string_view>
 
+#include "common/host_numbers.h"
+#include "cuda_fp16.h"
+#include "cuda_fp8.h"
 #include "cuda_runtime_api.h"
 #include "cublasLt.h"
+
+// CUDA's conversion, as the host twins write it (common/host_numbers.h; tst_host_numbers holds it to CUDA's, bit for bit).
+std::uint8_t __nv_cvt_float_to_fp8(float v, __nv_saturation_t, __nv_fp8_interpretation_t type) {
+    return tewb::kernels::detail::float_to_fp8(v, type == __NV_E4M3 ? tewb::kernels::Fp8Type::E4M3 : tewb::kernels::Fp8Type::E5M2);
+}
+// Referenced by common/elementwise.cuh's loads and stores of a dtype the emulated kernels never take.
+float __half2float(__half) {
+    std::fprintf(stderr, "emulated CUDA: float16 is not emulated\n");
+    std::abort();
+}
+__half __float2half(float) {
+    std::fprintf(stderr, "emulated CUDA: float16 is not emulated\n");
+    std::abort();
+}
 
 thread_local EmulatedDim3 threadIdx, blockIdx;
 EmulatedDim3 blockDim, gridDim;

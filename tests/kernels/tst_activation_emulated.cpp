@@ -1,0 +1,190 @@
+// kernels/activation/activation.cu's GELU backward (and forward) run on the CPU (tests/kernels/emulated_cuda: a block of std::threads,
+// blocks one after another) against its host twin on the same inputs: the column-walking kernel and the tiled kernel
+// that writes the FP8 output's transposed copy through shared memory, with and without dx and dbias, float32 and
+// bfloat16, aligned and not, at shapes around the tiles' edges (40 and 65 rows: chunks of 20 and 22 rows, starting off
+// the 8-row pieces) and past 32768 rows (a chunk of two tiles).
+// Both sides compute in float32 with the same libm and no fused multiply-adds, so every output must agree bit for
+// bit: dx, the FP8 bytes and their transposed copy, the bias gradient (the chunks' sums in the same order) and amax.
+// Outputs start as poison and are guarded on both sides, so an element never written or a write outside shows.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/host_numbers.h"
+#include "tewb_kernels/activation.h"
+
+using namespace tewb::kernels;
+using detail::float_to_bf16;
+
+namespace {
+
+constexpr std::size_t kGuard = 64;
+constexpr std::uint8_t kPoison = 0xa5;
+
+// `bytes` bytes starting `offset` bytes past a 64-byte boundary, with kGuard poison bytes on each side.
+struct Buffer {
+    std::vector<std::uint8_t> store;
+    std::size_t first;
+    std::size_t bytes;
+    Buffer(std::size_t n, std::size_t offset) : store(n + offset + 2 * kGuard + 64, kPoison), bytes(n) {
+        const auto address = reinterpret_cast<std::uintptr_t>(store.data());
+        first = (64 - address % 64) % 64 + kGuard + offset;
+    }
+    std::uint8_t* data() { return store.data() + first; }
+    bool guards_intact() const {
+        for (std::size_t i = 0; i < kGuard; ++i) {
+            if (store[first - 1 - i] != kPoison || store[first + bytes + i] != kPoison) return false;
+        }
+        return true;
+    }
+    bool same_as(const Buffer& other) const {
+        const std::uint8_t* a = store.data() + first;
+        const std::uint8_t* b = other.store.data() + other.first;
+        for (std::size_t i = 0; i < bytes; ++i) {
+            if (a[i] != b[i]) {
+                std::printf("  first difference at byte %zu of %zu: %02x against %02x\n", i, bytes, a[i], b[i]);
+                return false;
+            }
+        }
+        return true;
+    }
+};
+
+struct Case {
+    DType dtype;
+    std::size_t rows, cols;
+    bool dx, transposed, dbias;
+    DType dbias_dtype;
+    std::size_t offset;    // bytes every input and output starts past 64-byte alignment (the unvectorised paths)
+    std::size_t q_offset;  // bytes the FP8 outputs start past it (q_t's pieces not 8-byte aligned)
+};
+
+int failures = 0;
+int checks = 0;
+
+std::string describe(const Case& c) {
+    char text[200];
+    std::snprintf(text, sizeof text, "%s %zu x %zu, dx %d, transposed %d, dbias %d (%s), offset %zu, fp8 offset %zu",
+                  c.dtype == DType::Float32 ? "float32" : "bfloat16", c.rows, c.cols, c.dx, c.transposed, c.dbias,
+                  c.dbias_dtype == DType::Float32 ? "float32" : "bfloat16", c.offset, c.q_offset);
+    return text;
+}
+
+void expect(bool ok, const Case& c, const char* what) {
+    ++checks;
+    if (ok) return;
+    ++failures;
+    std::printf("FAIL (%s): %s\n", describe(c).c_str(), what);
+}
+
+// One side's outputs.
+struct Outputs {
+    Buffer dx, q, q_t, dbias, workspace;
+    float amax = 0.0f;
+    Outputs(const Case& c, std::size_t element)
+        : dx(c.rows * c.cols * element, c.offset),
+          q(c.rows * c.cols, c.q_offset),
+          q_t(c.rows * c.cols, c.q_offset),
+          dbias(c.cols * (c.dbias_dtype == DType::Float32 ? 4 : 2), c.offset),
+          workspace(gelu_backward_workspace_bytes(c.rows, c.cols), 0) {}
+};
+
+void run(const Case& c, std::mt19937& rng) {
+    const std::size_t element = c.dtype == DType::Float32 ? 4 : 2;
+    const std::size_t n = c.rows * c.cols;
+    Buffer dy(n * element, c.offset), x(n * element, c.offset);
+    std::uniform_real_distribution<float> uniform(-4.0f, 4.0f);
+    for (std::size_t i = 0; i < n; ++i) {
+        const float a = uniform(rng), b = uniform(rng) / 4;
+        if (c.dtype == DType::Float32) {
+            std::memcpy(x.data() + 4 * i, &a, 4);
+            std::memcpy(dy.data() + 4 * i, &b, 4);
+        } else {
+            const std::uint16_t ha = float_to_bf16(a), hb = float_to_bf16(b);
+            std::memcpy(x.data() + 2 * i, &ha, 2);
+            std::memcpy(dy.data() + 2 * i, &hb, 2);
+        }
+    }
+    const float scale = 37.5f;
+    Outputs gpu(c, element), twin(c, element);
+    const auto call = [&](Outputs& o, auto&& entry_point) {
+        const Tensor dx = c.dx ? input(o.dx.data(), c.dtype, c.rows, c.cols) : Tensor{};
+        Tensor fp8 = input(o.q.data(), DType::Float8E4M3, c.rows, c.cols);
+        fp8.scale = const_cast<float*>(&scale);
+        fp8.amax = &o.amax;
+        if (c.transposed) fp8.transposed = o.q_t.data();
+        const Tensor dbias = c.dbias ? input(o.dbias.data(), c.dbias_dtype, 1, c.cols) : Tensor{};
+        const Workspace workspace{c.dbias ? o.workspace.data() : nullptr, c.dbias ? o.workspace.bytes : 0};
+        entry_point(input(dy.data(), c.dtype, c.rows, c.cols), input(x.data(), c.dtype, c.rows, c.cols), dx, fp8, dbias,
+                    workspace, Stream{});
+    };
+    call(gpu, [](auto&&... a) { gelu_backward(a...); });
+    call(twin, [](auto&&... a) { host::gelu_backward(a...); });
+    expect(gpu.q.same_as(twin.q), c, "q differs from the host twin's");
+    expect(gpu.q.guards_intact(), c, "q written outside it");
+    if (c.transposed) {
+        expect(gpu.q_t.same_as(twin.q_t), c, "q_t differs from the host twin's (or was left unwritten)");
+        expect(gpu.q_t.guards_intact(), c, "q_t written outside it");
+    }
+    if (c.dx) {
+        expect(gpu.dx.same_as(twin.dx), c, "dx differs from the host twin's");
+        expect(gpu.dx.guards_intact(), c, "dx written outside it");
+    }
+    if (c.dbias) {
+        expect(gpu.dbias.same_as(twin.dbias), c, "dbias differs from the host twin's (the chunks' order)");
+        expect(gpu.dbias.guards_intact(), c, "dbias written outside it");
+    }
+    expect(std::memcmp(&gpu.amax, &twin.amax, 4) == 0 && gpu.amax > 0.0f, c, "amax differs from the host twin's");
+
+    // The forward on the same x (its FP8 output's transposed copy: the 64 x 64 tiled kernel; without it, elementwise),
+    // but for the tall case, which adds nothing to it.
+    if (c.rows > 4096) return;
+    Outputs forward_gpu(c, element), forward_twin(c, element);
+    const auto forward = [&](Outputs& o, auto&& entry_point) {
+        const Tensor out = c.dx ? input(o.dx.data(), c.dtype, c.rows, c.cols) : Tensor{};
+        Tensor fp8 = input(o.q.data(), DType::Float8E4M3, c.rows, c.cols);
+        fp8.scale = const_cast<float*>(&scale);
+        fp8.amax = &o.amax;
+        if (c.transposed) fp8.transposed = o.q_t.data();
+        entry_point(input(x.data(), c.dtype, c.rows, c.cols), out, fp8, Stream{});
+    };
+    forward(forward_gpu, [](auto&&... a) { gelu_forward(a...); });
+    forward(forward_twin, [](auto&&... a) { host::gelu_forward(a...); });
+    expect(forward_gpu.q.same_as(forward_twin.q) && forward_gpu.q.guards_intact(), c, "the forward's q differs or overran");
+    if (c.transposed) {
+        expect(forward_gpu.q_t.same_as(forward_twin.q_t) && forward_gpu.q_t.guards_intact(), c,
+               "the forward's q_t differs or overran");
+    }
+    if (c.dx) {
+        expect(forward_gpu.dx.same_as(forward_twin.dx) && forward_gpu.dx.guards_intact(), c, "the forward's out differs or overran");
+    }
+    expect(std::memcmp(&forward_gpu.amax, &forward_twin.amax, 4) == 0, c, "the forward's amax differs");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const bool small_only = argc > 1 && std::string(argv[1]) == "small";
+    std::mt19937 rng(20261206);
+    std::vector<Case> cases;
+    for (const DType dtype : {DType::BFloat16, DType::Float32}) {
+        const std::size_t element = dtype == DType::Float32 ? 4 : 2;
+        // Around the tiled kernel's 64 columns and 32 rows, its 8-row pieces and its vectors (8 bfloat16, 4 float32).
+        for (const auto& [rows, cols] : std::vector<std::pair<std::size_t, std::size_t>>{
+                 {1, 1}, {7, 5}, {32, 64}, {33, 64}, {40, 72}, {65, 130}, {96, 200}, {130, 64}}) {
+            cases.push_back({dtype, rows, cols, true, true, true, DType::Float32, 0, 0});
+            cases.push_back({dtype, rows, cols, false, true, true, DType::BFloat16, 0, 0});
+            cases.push_back({dtype, rows, cols, true, true, false, DType::Float32, element, 1});
+            cases.push_back({dtype, rows, cols, true, false, true, DType::Float32, 0, 0});  // the column-walking kernel
+        }
+    }
+    // Past 32768 rows a chunk holds more than 32 rows (33 here): the tiled kernel's second tile of a chunk. 1024 blocks
+    // of 256 threads take most of the test's time (`tst_activation_emulated small` leaves it out).
+    if (!small_only) cases.push_back({DType::BFloat16, 32800, 8, true, true, true, DType::Float32, 0, 0});
+    for (const Case& c : cases) run(c, rng);
+    std::printf("%d checks over %zu cases, %d failed\n", checks, cases.size(), failures);
+    return failures == 0 ? 0 : 1;
+}
