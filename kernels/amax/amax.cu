@@ -1,9 +1,13 @@
 // max |x| over a tensor. Bytes: n * element_size read once; no FLOPs to speak of, so the floor is the
 // read bandwidth. Works on the bit pattern of |x|: for non-negative IEEE floats integer order equals
-// float order, and a (positive) NaN orders above +inf, so NaN propagates without a branch.
+// float order, and a (positive) NaN orders above +inf, so NaN propagates without a branch. One launch, no memset:
+// the blocks combine into a scratch word of this translation unit, and the last block to arrive writes the result
+// and clears the scratch for the next launch (column_sum.cuh's arrival counter; the same rule: abs_max calls do not
+// run concurrently, as one training run issues them on one stream).
 #include <algorithm>
 
 #include "common/check.h"
+#include "common/column_sum.cuh"
 #include "common/elementwise.cuh"
 #include "common/stream.cuh"
 #include "tewb_kernels/amax.h"
@@ -14,6 +18,9 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 1024;
+constexpr int kAmaxCounter = 0;  // this translation unit's arrival counter (column_sum.cuh)
+
+static __device__ unsigned amax_scratch;  // zero at module load; the last block of each launch leaves it zero
 
 template <typename T>
 __global__ void abs_max_kernel(const T* __restrict__ x, std::size_t n, unsigned* __restrict__ amax_bits) {
@@ -38,15 +45,18 @@ __global__ void abs_max_kernel(const T* __restrict__ x, std::size_t n, unsigned*
             local = max(local, __shfl_xor_sync(0xffffffffu, local, offset));
         }
         if (lane == 0) {
-            atomicMax(amax_bits, local);
+            atomicMax(&amax_scratch, local);
         }
+    }
+    if (last_block_to_arrive(kAmaxCounter, static_cast<int>(gridDim.x)) && threadIdx.x == 0) {
+        *amax_bits = atomicExch(&amax_scratch, 0u);
     }
 }
 
 template <typename T>
 void launch_typed(const void* x, std::size_t n, float* amax_out, cudaStream_t stream) {
     const std::size_t wanted = (n + kThreads - 1) / kThreads;
-    const int blocks = static_cast<int>(std::min<std::size_t>(wanted, kMaxBlocks));
+    const int blocks = static_cast<int>(std::clamp<std::size_t>(wanted, 1, kMaxBlocks));  // no elements: one block writes 0
     abs_max_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(x), n, reinterpret_cast<unsigned*>(amax_out));
 }
 
@@ -61,11 +71,6 @@ void abs_max(const Tensor& x, Stream on) {
     detail::check_abs_max(call, x);
     const cudaStream_t stream = detail::cuda_stream(on);
     const std::size_t n = x.numel();
-    detail::check_cuda(cudaMemsetAsync(x.amax, 0, sizeof(float), stream), call, "cudaMemsetAsync(x.amax)");
-    detail::note_memset();
-    if (n == 0) {
-        return;
-    }
     switch (x.dtype) {
         case DType::BFloat16: detail::launch_typed<__nv_bfloat16>(x.data, n, x.amax, stream); break;
         case DType::Float16: detail::launch_typed<__half>(x.data, n, x.amax, stream); break;

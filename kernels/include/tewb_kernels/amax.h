@@ -8,7 +8,8 @@ TEWB_ENTRY_POINTS(
 // element size, data null only when it has no elements; x.amax required, 4-byte aligned. A NaN anywhere makes
 // the result NaN (the FP8 recipe must see it, not skip it); no elements give 0. Exact on both implementations: a
 // max does not depend on order (the host twin writes, for a NaN, the largest |x| bit pattern, as the kernel's
-// atomicMax leaves it). One memset (amax cleared) and, when x has elements, one launch.
+// atomicMax leaves it). One launch, no memset (the blocks combine in a scratch word the last block clears again, so
+// calls must not run concurrently: one stream, as a training run issues them); with no elements it writes 0.
 void abs_max(const Tensor& x, Stream stream);
 )
 

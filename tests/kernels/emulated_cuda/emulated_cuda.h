@@ -77,6 +77,11 @@ inline unsigned atomicAdd(unsigned* p, unsigned v) {
     *p = old + v;
     return old;
 }
+inline unsigned atomicExch(unsigned* p, unsigned v) {
+    const unsigned old = *p;
+    *p = v;
+    return old;
+}
 inline void __threadfence() {}  // blocks run one after another: every earlier block's writes are done
 inline float __ldcg(const float* p) {
     return *p;

@@ -1,4 +1,4 @@
-// kernels/activation/activation.cu's GELU backward (and forward) run on the CPU (tests/kernels/emulated_cuda: a block of std::threads,
+// kernels/activation/activation.cu's GELU backward (and forward), and kernels/amax/amax.cu, run on the CPU (tests/kernels/emulated_cuda: a block of std::threads,
 // blocks one after another) against its host twin on the same inputs: the column-walking kernel and the tiled kernel
 // that writes the FP8 output's transposed copy through shared memory, with and without dx and dbias, float32 and
 // bfloat16, aligned and not, at shapes around the tiles' edges (40 and 65 rows: chunks of 20 and 22 rows, starting off
@@ -15,6 +15,7 @@
 
 #include "common/host_numbers.h"
 #include "tewb_kernels/activation.h"
+#include "tewb_kernels/amax.h"
 
 using namespace tewb::kernels;
 using detail::float_to_bf16;
@@ -164,6 +165,45 @@ void run(const Case& c, std::mt19937& rng) {
     expect(std::memcmp(&forward_gpu.amax, &forward_twin.amax, 4) == 0, c, "the forward's amax differs");
 }
 
+// kernels/amax/amax.cu: one launch, no memset; the blocks combine in a scratch word the last block hands out and
+// clears, so a second call (and a call of no elements, which writes 0) must not see the first's maximum.
+void run_abs_max(std::mt19937& rng) {
+    std::uniform_real_distribution<float> uniform(-100.0f, 100.0f);
+    float previous = 0.0f;
+    // 70000 float32 values: 274 blocks arriving (the grid-stride walk past 1024 blocks is not emulated: too slow here).
+    for (const std::size_t n : {std::size_t{1}, std::size_t{255}, std::size_t{257}, std::size_t{5000}, std::size_t{70000},
+                                std::size_t{0}, std::size_t{3}}) {
+        for (const DType dtype : {DType::Float32, DType::BFloat16}) {
+            if (n == 70000 && dtype == DType::BFloat16) continue;
+            std::vector<std::uint8_t> bytes(n * (dtype == DType::Float32 ? 4 : 2) + 4);
+            // A later call's values are smaller, so a maximum left over from the call before shows.
+            const float reach = n == 3 ? 1e-3f : 1.0f;
+            for (std::size_t i = 0; i < n; ++i) {
+                const float v = uniform(rng) * reach;
+                if (dtype == DType::Float32) {
+                    std::memcpy(bytes.data() + 4 * i, &v, 4);
+                } else {
+                    const std::uint16_t h = float_to_bf16(v);
+                    std::memcpy(bytes.data() + 2 * i, &h, 2);
+                }
+            }
+            float gpu = previous, twin = -1.0f;
+            Tensor x = input(n > 0 ? bytes.data() : nullptr, dtype, 1, n);
+            x.amax = &gpu;
+            abs_max(x, Stream{});
+            x.amax = &twin;
+            host::abs_max(x, Stream{});
+            ++checks;
+            if (std::memcmp(&gpu, &twin, 4) != 0) {
+                ++failures;
+                std::printf("FAIL (abs_max of %zu %s values): %g against the host twin's %g\n", n,
+                            dtype == DType::Float32 ? "float32" : "bfloat16", gpu, twin);
+            }
+            previous = gpu;
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -182,9 +222,10 @@ int main(int argc, char** argv) {
         }
     }
     // Past 32768 rows a chunk holds more than 32 rows (33 here): the tiled kernel's second tile of a chunk. 1024 blocks
-    // of 256 threads take most of the test's time (`tst_activation_emulated small` leaves it out).
+    // of 256 threads take most of the test's time (`tst_kernels_emulated small` leaves it out).
     if (!small_only) cases.push_back({DType::BFloat16, 32800, 8, true, true, true, DType::Float32, 0, 0});
     for (const Case& c : cases) run(c, rng);
-    std::printf("%d checks over %zu cases, %d failed\n", checks, cases.size(), failures);
+    run_abs_max(rng);
+    std::printf("%d checks over %zu cases and 13 abs_max calls, %d failed\n", checks, cases.size(), failures);
     return failures == 0 ? 0 : 1;
 }
