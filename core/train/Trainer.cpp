@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <deque>
 #include <map>
 #include <new>
 #include <optional>
@@ -209,6 +210,14 @@ private:
         const bool cancel_here = cancel_ != nullptr && cancel_->load(std::memory_order_relaxed);
         if (job_) {
             cancel_asked_ = cancel_here;  // agreed on inside the step; every rank stops after the same one
+            // The agreed flag of the step before the last: its all-reduce finished before the last step's work, so
+            // reading it does not wait for the GPU (reading the last step's flag inside it made the host wait for the
+            // backward and the all-reduces before it could launch the optimizer). Every rank reads the same step's
+            // flag before the same step, so every rank still stops after the same one: two steps after the cancel.
+            while (agreed_cancels_.size() > 1) {
+                if (agreed_cancels_.front().item<float>() > 0) cancel_agreed_ = true;
+                agreed_cancels_.pop_front();
+            }
             if (cancel_agreed_) {
                 record_.status = RunStatus::Cancelled;
                 return true;
@@ -400,12 +409,12 @@ private:
     }
 
     // A job's loss is the mean over its ranks, and a cancel on any rank is every rank's: one all-reduce
-    // carries both (read on the host: data-parallel steps run eagerly).
+    // carries both (the flag read on the host two steps later, stop_before_step).
     at::Tensor agree_on_loss_and_cancel(const at::Tensor& loss) {
         const at::Tensor both = at::stack({loss.to(at::kFloat).reshape({}), at::scalar_tensor(cancel_asked_ ? 1.0f : 0.0f,
                                                                                               loss.options().dtype(at::kFloat))});
         const at::Tensor summed = mean_over_ranks(*job_, both);
-        if (summed[1].item<float>() > 0) cancel_agreed_ = true;
+        agreed_cancels_.push_back(summed[1]);  // read two steps later (stop_before_step), not here
         return summed[0].to(loss.scalar_type());
     }
 
@@ -485,6 +494,7 @@ private:
     std::map<int, double> val_losses_;  // evaluated steps (0-based) not reported yet (a GPU step is read one step late)
     bool cancel_asked_ = false;
     bool cancel_agreed_ = false;
+    std::deque<at::Tensor> agreed_cancels_;  // each step's agreed cancel flag (on the device) not read yet, oldest first
     at::Device device_;
     Clock::time_point start_;
 };

@@ -496,6 +496,16 @@ private Q_SLOTS:
         const tewb::RunRecord plain = tewb::Trainer(device).run(plain_config, {}, &cancel);
         QVERIFY(plain.execution.quality && plain.execution.quality->threads > 0);
         QCOMPARE(plain.execution.quality->threads, threads_before);
+        // A rank's step waits on the host for nothing a plain step does not (issue 44 §4): the agreed cancel flag is
+        // read two steps later, outside the step the ledger records, where it used to be read inside every step,
+        // before the optimizer. (On the CPU LibTorch's fused AdamW reads each parameter's step count: both have those.)
+        QVERIFY(job.execution.ledger && plain.execution.ledger);
+        const auto waits = [](const tewb::RunRecord& r) {
+            std::string text;
+            for (const tewb::LedgerRow& w : r.execution.ledger->host_waits) text += w.scope + ": " + w.op + " x" + std::to_string(w.calls) + "; ";
+            return text;
+        };
+        QCOMPARE(waits(job), waits(plain));
         QCOMPARE(result.reference->execution.quality->threads, threads_before);
         QCOMPARE(job.execution.dist->baseline_threads, threads_before);
         QCOMPARE(tewb::cpu_threads(), threads_before);  // the job left this process's threads as they were
