@@ -1,11 +1,19 @@
-// kernels/activation/activation.cu's GELU backward (and forward), and kernels/amax/amax.cu, run on the CPU (tests/kernels/emulated_cuda: a block of std::threads,
-// blocks one after another) against its host twin on the same inputs: the column-walking kernel and the tiled kernel
-// that writes the FP8 output's transposed copy through shared memory, with and without dx and dbias, float32 and
-// bfloat16, aligned and not, at shapes around the tiles' edges (40 and 65 rows: chunks of 20 and 22 rows, starting off
-// the 8-row pieces) and past 32768 rows (a chunk of two tiles).
-// Both sides compute in float32 with the same libm and no fused multiply-adds, so every output must agree bit for
-// bit: dx, the FP8 bytes and their transposed copy, the bias gradient (the chunks' sums in the same order) and amax.
-// Outputs start as poison and are guarded on both sides, so an element never written or a write outside shows.
+// CUDA sources run on the CPU (tests/kernels/emulated_cuda: a block of std::threads, blocks one after another) against
+// their host twins on the same inputs:
+//   - kernels/activation/activation.cu's GELU backward, the column-walking kernel and the tiled one that writes the FP8
+//     output's transposed copy through shared memory, with and without dx and dbias, float32 and bfloat16, aligned and
+//     not, at shapes around the tiles' edges (40 and 65 rows: chunks of 20 and 22 rows, starting off the 8-row pieces)
+//     and past 32768 rows (a chunk of two tiles); its forward on the same x;
+//   - kernels/amax/amax.cu (one launch, the scratch word cleared for the next call);
+//   - kernels/normalization: LayerNorm's and RMSNorm's forward (FP8, with and without the transposed copy) and backward
+//     (with dresidual; LayerNorm's hand-over forms cast_dbias and quantize_dbias), on the fast kernels (1, 4 and 8 warps
+//     a row, float32 and bfloat16) and the plain ones (ragged or unaligned rows), fewer and more than 256 partial rows;
+//   - kernels/cast (cast.cu, cast_dbias.cu): cast + transpose with and without dbias, cast_dbias, on the same x.
+// Both sides compute in float32 with the same libm and no fused multiply-adds (the emulation's rsqrtf is 1 / sqrt,
+// as the twins'), so every output must agree bit for bit: the high-precision outputs, the FP8 bytes and their
+// transposed copy, the statistics, every parameter and bias gradient (the partial sums in the kernels' order) and
+// amax. Outputs start as poison and are guarded on both sides, so an element never written or a write outside shows.
+// What it cannot check: speed, the GPU's own rounding (nvcc's fused multiply-adds, rsqrtf), real warp scheduling.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +24,8 @@
 #include "common/host_numbers.h"
 #include "tewb_kernels/activation.h"
 #include "tewb_kernels/amax.h"
+#include "tewb_kernels/cast.h"
+#include "tewb_kernels/normalization.h"
 
 using namespace tewb::kernels;
 using detail::float_to_bf16;
@@ -204,6 +214,208 @@ void run_abs_max(std::mt19937& rng) {
     }
 }
 
+// ---- kernels/normalization (LayerNorm and RMSNorm, the hand-over forms) and kernels/cast ----
+
+// One side's buffers for a normalization or cast call: every output starts as poison, guarded.
+struct NormOutputs {
+    Buffer out, q, q_t, mean, rstd, dx, dgamma, dbeta, grad, dbias, workspace;
+    float amax = 0.0f;
+    NormOutputs(std::size_t rows, std::size_t hidden, std::size_t x_element, std::size_t param_element, std::size_t offset,
+                std::size_t workspace_bytes)
+        : out(rows * hidden * x_element, offset),
+          q(rows * hidden, offset),
+          q_t(rows * hidden, offset),
+          mean(rows * 4, 0),
+          rstd(rows * 4, 0),
+          dx(rows * hidden * x_element, offset),
+          dgamma(hidden * param_element, offset),
+          dbeta(hidden * param_element, offset),
+          grad(rows * hidden * 2, offset),
+          dbias(hidden * 4, (offset + 3) / 4 * 4),  // float32: 4-byte aligned, not 16
+          workspace(workspace_bytes, 0) {}
+};
+
+struct NormCase {
+    DType x_dtype, dy_dtype, param_dtype;
+    std::size_t rows, hidden, offset;  // offset: bytes past 64-byte alignment of every tensor (not 16: the plain kernels)
+};
+
+std::string describe(const NormCase& c, const char* op) {
+    const auto name = [](DType t) { return t == DType::Float32 ? "float32" : "bfloat16"; };
+    char text[200];
+    std::snprintf(text, sizeof text, "%s: x %s, dy %s, gamma %s, %zu x %zu, offset %zu", op, name(c.x_dtype), name(c.dy_dtype),
+                  name(c.param_dtype), c.rows, c.hidden, c.offset);
+    return text;
+}
+
+void expect_same(const Buffer& gpu, const Buffer& twin, const std::string& where, const char* what) {
+    ++checks;
+    if (gpu.same_as(twin) && gpu.guards_intact()) return;
+    ++failures;
+    std::printf("FAIL (%s): %s differs from the host twin's or was written outside it\n", where.c_str(), what);
+}
+
+void fill(Buffer& b, DType dtype, std::size_t n, std::mt19937& rng, float lo, float hi) {
+    std::uniform_real_distribution<float> uniform(lo, hi);
+    for (std::size_t i = 0; i < n; ++i) {
+        const float v = uniform(rng);
+        if (dtype == DType::Float32) {
+            std::memcpy(b.data() + 4 * i, &v, 4);
+        } else {
+            const std::uint16_t h = float_to_bf16(v);
+            std::memcpy(b.data() + 2 * i, &h, 2);
+        }
+    }
+}
+
+std::size_t element_of(DType t) {
+    return t == DType::Float32 ? 4 : 2;
+}
+
+void run_norm(const NormCase& c, std::mt19937& rng) {
+    const std::size_t rows = c.rows, hidden = c.hidden, n = rows * hidden;
+    const std::size_t xe = element_of(c.x_dtype), pe = element_of(c.param_dtype);
+    Buffer x(n * xe, c.offset), dy(n * element_of(c.dy_dtype), c.offset), residual(n * xe, c.offset);
+    Buffer gamma(hidden * pe, c.offset), beta(hidden * pe, c.offset);
+    fill(x, c.x_dtype, n, rng, -3.0f, 3.0f);
+    fill(dy, c.dy_dtype, n, rng, -1.0f, 1.0f);
+    fill(residual, c.x_dtype, n, rng, -0.5f, 0.5f);
+    fill(gamma, c.param_dtype, hidden, rng, 0.5f, 1.5f);
+    fill(beta, c.param_dtype, hidden, rng, -0.2f, 0.2f);
+    const float scale = 11.0f, eps = 1e-5f;
+    const std::size_t workspace = std::max(layer_norm_backward_cast_dbias_workspace_bytes(rows, hidden),
+                                           rms_norm_backward_workspace_bytes(rows, hidden));
+    const auto tensor = [&](Buffer& b, DType t, std::size_t r, std::size_t cols) { return input(b.data(), t, r, cols); };
+    const auto fp8_of = [&](NormOutputs& o, bool transposed) {
+        Tensor t = input(o.q.data(), DType::Float8E4M3, rows, hidden);
+        t.scale = const_cast<float*>(&scale);
+        t.amax = &o.amax;
+        if (transposed) t.transposed = o.q_t.data();
+        return t;
+    };
+    const auto stats = [&](Buffer& b) { return input(b.data(), DType::Float32, 1, rows); };
+    // Runs `call(side, gpu)` on both sides and compares the listed outputs.
+    const auto both = [&](const char* op, auto&& call, std::initializer_list<Buffer NormOutputs::*> outputs, bool amax) {
+        NormOutputs gpu(rows, hidden, xe, pe, c.offset, workspace), twin(rows, hidden, xe, pe, c.offset, workspace);
+        call(gpu, true);
+        call(twin, false);
+        const std::string where = describe(c, op);
+        for (Buffer NormOutputs::*b : outputs) expect_same(gpu.*b, twin.*b, where, "an output");
+        if (amax) {
+            ++checks;
+            if (std::memcmp(&gpu.amax, &twin.amax, 4) != 0) {
+                ++failures;
+                std::printf("FAIL (%s): amax %g against the host twin's %g\n", where.c_str(), gpu.amax, twin.amax);
+            }
+        }
+    };
+    // The statistics the backward passes read: the twin's forward.
+    NormOutputs saved(rows, hidden, xe, pe, 0, 0);
+    host::layer_norm_forward(tensor(x, c.x_dtype, rows, hidden), tensor(gamma, c.param_dtype, 1, hidden),
+                             tensor(beta, c.param_dtype, 1, hidden), eps, tensor(saved.out, c.x_dtype, rows, hidden), Tensor{},
+                             stats(saved.mean), stats(saved.rstd), Stream{});
+
+    for (const bool transposed : {false, true}) {
+        both(transposed ? "layer_norm_forward, FP8 with its transposed copy" : "layer_norm_forward, FP8",
+             [&](NormOutputs& o, bool gpu) {
+                 const auto f = gpu ? &layer_norm_forward : &host::layer_norm_forward;
+                 f(tensor(x, c.x_dtype, rows, hidden), tensor(gamma, c.param_dtype, 1, hidden), tensor(beta, c.param_dtype, 1, hidden),
+                   eps, tensor(o.out, c.x_dtype, rows, hidden), fp8_of(o, transposed), stats(o.mean), stats(o.rstd), Stream{});
+             },
+             transposed ? std::initializer_list<Buffer NormOutputs::*>{&NormOutputs::out, &NormOutputs::q, &NormOutputs::q_t,
+                                                                       &NormOutputs::mean, &NormOutputs::rstd}
+                        : std::initializer_list<Buffer NormOutputs::*>{&NormOutputs::out, &NormOutputs::q, &NormOutputs::mean,
+                                                                       &NormOutputs::rstd},
+             true);
+    }
+    for (const bool add : {false, true}) {
+        both(add ? "layer_norm_backward_add" : "layer_norm_backward",
+             [&](NormOutputs& o, bool gpu) {
+                 const Workspace w{o.workspace.data(), o.workspace.bytes};
+                 const Tensor dres = add ? tensor(residual, c.x_dtype, rows, hidden) : Tensor{};
+                 const auto f = gpu ? &layer_norm_backward_add : &host::layer_norm_backward_add;
+                 f(tensor(dy, c.dy_dtype, rows, hidden), tensor(x, c.x_dtype, rows, hidden), stats(saved.mean), stats(saved.rstd),
+                   tensor(gamma, c.param_dtype, 1, hidden), tensor(o.dx, c.x_dtype, rows, hidden), dres,
+                   tensor(o.dgamma, c.param_dtype, 1, hidden), tensor(o.dbeta, c.param_dtype, 1, hidden), w, Stream{});
+             },
+             {&NormOutputs::dx, &NormOutputs::dgamma, &NormOutputs::dbeta}, false);
+    }
+    both("layer_norm_backward_cast_dbias",
+         [&](NormOutputs& o, bool gpu) {
+             const Workspace w{o.workspace.data(), o.workspace.bytes};
+             const auto f = gpu ? &layer_norm_backward_cast_dbias : &host::layer_norm_backward_cast_dbias;
+             f(tensor(dy, c.dy_dtype, rows, hidden), tensor(x, c.x_dtype, rows, hidden), stats(saved.mean), stats(saved.rstd),
+               tensor(gamma, c.param_dtype, 1, hidden), tensor(o.dx, c.x_dtype, rows, hidden), tensor(residual, c.x_dtype, rows, hidden),
+               tensor(o.dgamma, c.param_dtype, 1, hidden), tensor(o.dbeta, c.param_dtype, 1, hidden),
+               tensor(o.grad, DType::BFloat16, rows, hidden), tensor(o.dbias, DType::Float32, 1, hidden), w, Stream{});
+         },
+         {&NormOutputs::dx, &NormOutputs::dgamma, &NormOutputs::dbeta, &NormOutputs::grad, &NormOutputs::dbias}, false);
+    both("layer_norm_backward_quantize_dbias",
+         [&](NormOutputs& o, bool gpu) {
+             const Workspace w{o.workspace.data(), o.workspace.bytes};
+             const auto f = gpu ? &layer_norm_backward_quantize_dbias : &host::layer_norm_backward_quantize_dbias;
+             f(tensor(dy, c.dy_dtype, rows, hidden), tensor(x, c.x_dtype, rows, hidden), stats(saved.mean), stats(saved.rstd),
+               tensor(gamma, c.param_dtype, 1, hidden), tensor(o.dx, c.x_dtype, rows, hidden), tensor(residual, c.x_dtype, rows, hidden),
+               tensor(o.dgamma, c.param_dtype, 1, hidden), tensor(o.dbeta, c.param_dtype, 1, hidden), fp8_of(o, true),
+               tensor(o.dbias, DType::Float32, 1, hidden), w, Stream{});
+         },
+         {&NormOutputs::dx, &NormOutputs::dgamma, &NormOutputs::dbeta, &NormOutputs::q, &NormOutputs::q_t, &NormOutputs::dbias},
+         true);
+
+    // RMSNorm: the forward (its rstd saved for the backward), then the backward with and without dresidual.
+    NormOutputs rms_saved(rows, hidden, xe, pe, 0, 0);
+    host::rms_norm_forward(tensor(x, c.x_dtype, rows, hidden), tensor(gamma, c.param_dtype, 1, hidden), eps,
+                           tensor(rms_saved.out, c.x_dtype, rows, hidden), Tensor{}, stats(rms_saved.rstd), Stream{});
+    for (const bool transposed : {false, true}) {
+        both(transposed ? "rms_norm_forward, FP8 with its transposed copy" : "rms_norm_forward, FP8",
+             [&](NormOutputs& o, bool gpu) {
+                 const auto f = gpu ? &rms_norm_forward : &host::rms_norm_forward;
+                 f(tensor(x, c.x_dtype, rows, hidden), tensor(gamma, c.param_dtype, 1, hidden), eps,
+                   tensor(o.out, c.x_dtype, rows, hidden), fp8_of(o, transposed), stats(o.rstd), Stream{});
+             },
+             transposed ? std::initializer_list<Buffer NormOutputs::*>{&NormOutputs::out, &NormOutputs::q, &NormOutputs::q_t,
+                                                                       &NormOutputs::rstd}
+                        : std::initializer_list<Buffer NormOutputs::*>{&NormOutputs::out, &NormOutputs::q, &NormOutputs::rstd},
+             true);
+    }
+    for (const bool add : {false, true}) {
+        both(add ? "rms_norm_backward_add" : "rms_norm_backward",
+             [&](NormOutputs& o, bool gpu) {
+                 const Workspace w{o.workspace.data(), o.workspace.bytes};
+                 const Tensor dres = add ? tensor(residual, c.x_dtype, rows, hidden) : Tensor{};
+                 const auto f = gpu ? &rms_norm_backward_add : &host::rms_norm_backward_add;
+                 f(tensor(dy, c.dy_dtype, rows, hidden), tensor(x, c.x_dtype, rows, hidden), stats(rms_saved.rstd),
+                   tensor(gamma, c.param_dtype, 1, hidden), tensor(o.dx, c.x_dtype, rows, hidden), dres,
+                   tensor(o.dgamma, c.param_dtype, 1, hidden), w, Stream{});
+             },
+             {&NormOutputs::dx, &NormOutputs::dgamma}, false);
+    }
+
+    // The casts of x itself (cast.cu, cast_dbias.cu): cast + transpose with and without the bias gradient, and
+    // cast_dbias to bfloat16.
+    both("cast_transpose_to_fp8",
+         [&](NormOutputs& o, bool gpu) {
+             const auto f = gpu ? &cast_transpose_to_fp8 : &host::cast_transpose_to_fp8;
+             f(tensor(x, c.x_dtype, rows, hidden), fp8_of(o, true), Stream{});
+         },
+         {&NormOutputs::q, &NormOutputs::q_t}, true);
+    both("cast_transpose_dbias_to_fp8",
+         [&](NormOutputs& o, bool gpu) {
+             const Workspace w{o.workspace.data(), std::min(o.workspace.bytes, cast_transpose_dbias_workspace_bytes(rows, hidden))};
+             const auto f = gpu ? &cast_transpose_dbias_to_fp8 : &host::cast_transpose_dbias_to_fp8;
+             f(tensor(x, c.x_dtype, rows, hidden), fp8_of(o, true), tensor(o.dbias, DType::Float32, 1, hidden), w, Stream{});
+         },
+         {&NormOutputs::q, &NormOutputs::q_t, &NormOutputs::dbias}, true);
+    both("cast_dbias",
+         [&](NormOutputs& o, bool gpu) {
+             const Workspace w{o.workspace.data(), std::min(o.workspace.bytes, cast_dbias_workspace_bytes(rows, hidden))};
+             const auto f = gpu ? &cast_dbias : &host::cast_dbias;
+             f(tensor(x, c.x_dtype, rows, hidden), tensor(o.grad, DType::BFloat16, rows, hidden),
+               tensor(o.dbias, DType::Float32, 1, hidden), w, Stream{});
+         },
+         {&NormOutputs::grad, &NormOutputs::dbias}, false);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -226,6 +438,22 @@ int main(int argc, char** argv) {
     if (!small_only) cases.push_back({DType::BFloat16, 32800, 8, true, true, true, DType::Float32, 0, 0});
     for (const Case& c : cases) run(c, rng);
     run_abs_max(rng);
-    std::printf("%d checks over %zu cases and 13 abs_max calls, %d failed\n", checks, cases.size(), failures);
+    // LayerNorm, RMSNorm and the casts: the fast kernels (bfloat16 rows of 8s, float32 of 4s, aligned; 1, 4 and 8 warps a
+    // row), the plain ones (a ragged or unaligned row), partial rows fewer and more than 256, bands cut short.
+    std::vector<NormCase> norms;
+    for (const auto& [rows, hidden] : std::vector<std::pair<std::size_t, std::size_t>>{{1, 64}, {7, 72}, {33, 768}, {19, 100}}) {
+        norms.push_back({DType::BFloat16, DType::BFloat16, DType::Float32, rows, hidden, 0});
+        norms.push_back({DType::Float32, DType::BFloat16, DType::Float32, rows, hidden, 0});
+        norms.push_back({DType::BFloat16, DType::BFloat16, DType::BFloat16, rows, hidden, 2});  // unaligned: the plain kernels
+    }
+    norms.push_back({DType::BFloat16, DType::BFloat16, DType::Float32, 300, 64, 0});  // more rows than 256 partial rows
+    for (const std::size_t hidden : {std::size_t{1024}, std::size_t{4096}}) {         // 4 and 8 warps a row
+        norms.push_back({DType::BFloat16, DType::BFloat16, DType::Float32, hidden == 4096 ? 5u : 40u, hidden, 0});
+        norms.push_back({DType::Float32, DType::BFloat16, DType::Float32, hidden == 4096 ? 5u : 40u, hidden, 0});
+    }
+    norms.push_back({DType::Float32, DType::Float32, DType::BFloat16, 64, 256, 0});
+    for (const NormCase& c : norms) run_norm(c, rng);
+    std::printf("%d checks over %zu activation cases, 13 abs_max calls and %zu normalization and cast cases, %d failed\n", checks,
+                cases.size(), norms.size(), failures);
     return failures == 0 ? 0 : 1;
 }

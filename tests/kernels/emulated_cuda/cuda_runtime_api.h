@@ -5,7 +5,7 @@
 // aborts, as a GPU of compute capability 8.6 or 8.9 would refuse it. `launch` takes one argument struct (attention.cu's
 // launch statement is replaced by it); `launcher(kernel, grid, block, shared, stream)(args...)` is what a
 // `kernel<<<grid, block, shared, stream>>>(args...)` statement becomes in the other emulated sources (tests/CMakeLists.txt
-// rewrites them), over a grid of x × y blocks of block.x threads.
+// rewrites them), over a grid of x × y blocks of x × y threads (whole warps).
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -24,19 +24,21 @@ int max_dynamic_shared(const void* kernel);
 // Runs `body()` as every thread of every block of the grid, blocks one after another. A kernel whose threads do not all
 // reach the same __syncthreads (one that returns early before one) hangs here; the emulated kernels have none.
 template <typename Body>
-void run_grid(const void* kernel, dim3 grid, unsigned threads, std::size_t shared_bytes, const Body& body) {
+void run_grid(const void* kernel, dim3 grid, dim3 block_shape, std::size_t shared_bytes, const Body& body) {
+    const unsigned threads = block_shape.x * block_shape.y;
     const int limit = max_dynamic_shared(kernel);
     if ((shared_bytes > 48 * 1024 && static_cast<int>(shared_bytes) > limit) || shared_bytes > 99 * 1024) {
         std::fprintf(stderr, "emulated launch: %zu bytes of dynamic shared memory, the kernel's limit %d (at most 99 KiB)\n",
                      shared_bytes, limit);
         std::abort();
     }
-    if (grid.z != 1 || threads == 0 || threads > 1024) {
-        std::fprintf(stderr, "emulated launch: grid z %u, %u threads: not emulated (z 1, 1 to 1024 threads)\n", grid.z, threads);
+    if (grid.z != 1 || block_shape.z != 1 || threads == 0 || threads > 1024 || threads % 32 != 0) {
+        std::fprintf(stderr, "emulated launch: grid z %u, block %u x %u x %u: not emulated (z 1, whole warps, at most 1024 threads)\n",
+                     grid.z, block_shape.x, block_shape.y, block_shape.z);
         std::abort();
     }
     gridDim = {grid.x, grid.y, 1};
-    blockDim = {threads, 1, 1};
+    blockDim = {block_shape.x, block_shape.y, 1};
     struct Free {
         void operator()(unsigned char* p) const { ::operator delete[](p, std::align_val_t(128)); }
     };
@@ -49,7 +51,7 @@ void run_grid(const void* kernel, dim3 grid, unsigned threads, std::size_t share
     pool.reserve(threads);
     for (unsigned t = 0; t < threads; ++t) {
         pool.emplace_back([&, t] {
-            threadIdx = {t, 0, 0};
+            threadIdx = {t % block_shape.x, t / block_shape.x, 0};
             current_block = &block;
             dynamic_shared = shared.get();
             for (unsigned block_index = 0; block_index < grid.x * grid.y; ++block_index) {
@@ -68,29 +70,25 @@ void run_grid(const void* kernel, dim3 grid, unsigned threads, std::size_t share
 
 template <typename Args>
 void launch(void (*kernel)(Args), unsigned grid, unsigned threads, std::size_t shared_bytes, const Args& args) {
-    run_grid(reinterpret_cast<const void*>(kernel), dim3(grid), threads, shared_bytes, [&] { kernel(args); });
+    run_grid(reinterpret_cast<const void*>(kernel), dim3(grid), dim3(threads), shared_bytes, [&] { kernel(args); });
 }
 
 template <typename... Params>
 struct Launcher {
     void (*kernel)(Params...);
     dim3 grid;
-    unsigned threads;
+    dim3 block;
     std::size_t shared_bytes;
     template <typename... Args>
     void operator()(const Args&... args) const {
-        run_grid(reinterpret_cast<const void*>(kernel), grid, threads, shared_bytes, [&] { kernel(args...); });
+        run_grid(reinterpret_cast<const void*>(kernel), grid, block, shared_bytes, [&] { kernel(args...); });
     }
 };
 
 template <typename... Params>
 Launcher<Params...> launcher(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared_bytes = 0,
                              cudaStream_t = nullptr) {
-    if (block.y != 1 || block.z != 1) {
-        std::fprintf(stderr, "emulated launch: a block of %u x %u x %u threads: not emulated (x only)\n", block.x, block.y, block.z);
-        std::abort();
-    }
-    return {kernel, grid, block.x, shared_bytes};
+    return {kernel, grid, block, shared_bytes};
 }
 }  // namespace emulated
 

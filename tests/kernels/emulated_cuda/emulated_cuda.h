@@ -36,6 +36,9 @@ struct alignas(16) uint4 {
 struct alignas(8) uint2 {
     unsigned x, y;
 };
+inline uint2 make_uint2(unsigned x, unsigned y) {
+    return {x, y};
+}
 struct dim3 {
     dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
     unsigned x, y, z;
@@ -46,6 +49,12 @@ inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) {
 struct alignas(8) float2 {
     float x, y;
 };
+struct alignas(16) float4 {
+    float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) {
+    return {x, y, z, w};
+}
 
 inline unsigned __float_as_uint(float f) {
     unsigned u;
@@ -59,6 +68,13 @@ inline float __uint_as_float(unsigned u) {
 }
 inline float __fmul_rn(float a, float b) {
     return a * b;  // the test's sources are built without contraction
+}
+inline float __fmaf_rn(float a, float b, float c) {
+    return std::fma(a, b, c);
+}
+// 1 / sqrt correctly rounded, as the host twins take it: CUDA's rsqrtf (2 ulp) is not emulated.
+inline float rsqrtf(float v) {
+    return 1.0f / std::sqrt(v);
 }
 inline unsigned max(unsigned a, unsigned b) {
     return a > b ? a : b;
@@ -84,6 +100,9 @@ inline unsigned atomicExch(unsigned* p, unsigned v) {
 }
 inline void __threadfence() {}  // blocks run one after another: every earlier block's writes are done
 inline float __ldcg(const float* p) {
+    return *p;
+}
+inline float4 __ldcg(const float4* p) {
     return *p;
 }
 
@@ -126,22 +145,28 @@ extern thread_local unsigned char* dynamic_shared;  // the block's `extern __sha
 
 }  // namespace emulated
 
+// The thread's place in its block, x fastest: warps are 32 consecutive places (a 32 x 8 block's rows are warps).
+inline unsigned emulated_thread() {
+    return threadIdx.y * blockDim.x + threadIdx.x;
+}
+
 inline void __syncthreads() {
     emulated::current_block->block.wait();
 }
 inline void __syncwarp(unsigned = 0xffffffffu) {
-    emulated::current_block->warps[threadIdx.x / 32]->wait();
+    emulated::current_block->warps[emulated_thread() / 32]->wait();
 }
 
 template <typename T>
 T __shfl_xor_sync(unsigned, T v, int offset) {
     static_assert(sizeof(T) <= 8);
     emulated::Block& b = *emulated::current_block;
-    const unsigned lane = threadIdx.x % 32;
-    const unsigned warp = threadIdx.x / 32;
+    const unsigned thread = emulated_thread();
+    const unsigned lane = thread % 32;
+    const unsigned warp = thread / 32;
     std::uint64_t bits = 0;
     std::memcpy(&bits, &v, sizeof v);
-    b.slots[threadIdx.x] = bits;
+    b.slots[thread] = bits;
     b.warps[warp]->wait();
     bits = b.slots[warp * 32 + (lane ^ static_cast<unsigned>(offset))];
     b.warps[warp]->wait();  // no lane overwrites its slot before every lane has read
