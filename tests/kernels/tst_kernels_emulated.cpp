@@ -8,7 +8,8 @@
 //   - kernels/normalization: LayerNorm's and RMSNorm's forward (FP8, with and without the transposed copy) and backward
 //     (with dresidual; LayerNorm's hand-over forms cast_dbias and quantize_dbias), on the fast kernels (1, 4 and 8 warps
 //     a row, float32 and bfloat16) and the plain ones (ragged or unaligned rows), fewer and more than 256 partial rows;
-//   - kernels/cast (cast.cu, cast_dbias.cu): cast + transpose with and without dbias, cast_dbias, on the same x.
+//   - kernels/cast (cast.cu, cast_dbias.cu): cast + transpose with and without dbias, cast_dbias, on the same x; the
+//     stacked casts of qkv's gradient from three strided parts (stacked_cast_dbias, stacked_cast_transpose_dbias_to_fp8).
 // Both sides compute in float32 with the same libm and no fused multiply-adds (the emulation's rsqrtf is 1 / sqrt,
 // as the twins'), so every output must agree bit for bit: the high-precision outputs, the FP8 bytes and their
 // transposed copy, the statistics, every parameter and bias gradient (the partial sums in the kernels' order) and
@@ -416,6 +417,45 @@ void run_norm(const NormCase& c, std::mt19937& rng) {
          {&NormOutputs::grad, &NormOutputs::dbias}, false);
 }
 
+// The stacked casts (qkv's output gradient read from dq, dk and dv where they lie): three parts, each a [rows, cols] view
+// with a row stride into one buffer, as the attention writes them; `extra` elements pad each row of that buffer.
+void run_stacked(DType dtype, std::size_t rows, std::size_t cols, std::size_t extra, std::mt19937& rng) {
+    const std::size_t element = element_of(dtype), stride = 3 * cols + extra, wide = 3 * cols;
+    Buffer source(rows * stride * element, 0);
+    fill(source, dtype, rows * stride, rng, -2.0f, 2.0f);
+    Tensor parts[3];
+    for (int i = 0; i < 3; ++i) {
+        parts[i] = input(source.data() + i * cols * element, dtype, rows, cols);
+        parts[i].row_stride = stride;
+    }
+    const float scale = 5.0f;
+    char where[160];
+    std::snprintf(where, sizeof where, "stacked casts: %s, 3 parts of %zu x %zu, row stride %zu", dtype == DType::Float32 ? "float32" : "bfloat16",
+                  rows, cols, stride);
+    const std::size_t workspace = std::max(cast_dbias_workspace_bytes(rows, wide), cast_transpose_dbias_workspace_bytes(rows, wide));
+    NormOutputs gpu(rows, wide, element, 4, 0, workspace), twin(rows, wide, element, 4, 0, workspace);
+    for (NormOutputs* o : {&gpu, &twin}) {
+        const bool on_gpu = o == &gpu;
+        const Workspace w{o->workspace.data(), o->workspace.bytes};
+        (on_gpu ? &stacked_cast_dbias : &host::stacked_cast_dbias)(parts, 3, input(o->grad.data(), DType::BFloat16, rows, wide),
+                                                                   input(o->dgamma.data(), DType::Float32, 1, wide), w, Stream{});
+        Tensor fp8 = input(o->q.data(), DType::Float8E5M2, rows, wide);
+        fp8.transposed = o->q_t.data();
+        fp8.scale = const_cast<float*>(&scale);
+        fp8.amax = &o->amax;
+        (on_gpu ? &stacked_cast_transpose_dbias_to_fp8 : &host::stacked_cast_transpose_dbias_to_fp8)(
+            parts, 3, fp8, input(o->dbias.data(), DType::Float32, 1, wide), w, Stream{});
+    }
+    for (Buffer NormOutputs::*b : {&NormOutputs::grad, &NormOutputs::dgamma, &NormOutputs::q, &NormOutputs::q_t, &NormOutputs::dbias}) {
+        expect_same(gpu.*b, twin.*b, where, "an output");
+    }
+    ++checks;
+    if (std::memcmp(&gpu.amax, &twin.amax, 4) != 0) {
+        ++failures;
+        std::printf("FAIL (%s): amax %g against the host twin's %g\n", where, gpu.amax, twin.amax);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -453,7 +493,12 @@ int main(int argc, char** argv) {
     }
     norms.push_back({DType::Float32, DType::Float32, DType::BFloat16, 64, 256, 0});
     for (const NormCase& c : norms) run_norm(c, rng);
-    std::printf("%d checks over %zu activation cases, 13 abs_max calls and %zu normalization and cast cases, %d failed\n", checks,
-                cases.size(), norms.size(), failures);
+    // The seed's qkv gradient shape, narrower; a ragged width; float32 parts; a padded row stride.
+    run_stacked(DType::BFloat16, 96, 64, 0, rng);
+    run_stacked(DType::BFloat16, 33, 20, 0, rng);
+    run_stacked(DType::Float32, 40, 32, 0, rng);
+    run_stacked(DType::BFloat16, 64, 64, 8, rng);
+    std::printf("%d checks over %zu activation cases, 13 abs_max calls, %zu normalization and cast cases and 4 stacked casts, "
+                "%d failed\n", checks, cases.size(), norms.size(), failures);
     return failures == 0 ? 0 : 1;
 }
