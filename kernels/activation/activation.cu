@@ -148,9 +148,10 @@ __global__ void gelu_backward_kernel(const void* __restrict__ dy, const void* __
                                      int chunks, void* dx, std::uint8_t* q, std::uint8_t* q_t, const float* scale, Fp8Type type,
                                      float* amax, ColumnSumTarget dbias) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    const int rows_per_chunk = (rows + chunks - 1) / chunks;
-    const int first = blockIdx.y * rows_per_chunk;
-    const int last = min(rows, first + rows_per_chunk);
+    // In 64 bits: rows may come close to INT_MAX, where rows + chunks and first + rows_per_chunk would overflow.
+    const long long rows_per_chunk = (static_cast<long long>(rows) + chunks - 1) / chunks;
+    const int first = static_cast<int>(min(static_cast<long long>(rows), blockIdx.y * rows_per_chunk));
+    const int last = static_cast<int>(min(static_cast<long long>(rows), first + rows_per_chunk));
     const float s = q != nullptr ? *scale : 1.0f;
     unsigned local = 0;
     float column_sum = 0.0f;
@@ -222,11 +223,13 @@ __global__ void __launch_bounds__(kGeluTileThreads)
                            reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
     const bool vector_dx = cols % W == 0 && reinterpret_cast<std::uintptr_t>(dx) % 16 == 0;
     const bool vector_q = cols % W == 0 && reinterpret_cast<std::uintptr_t>(q) % W == 0;
-    const int rows_per_chunk = (rows + chunks - 1) / chunks;
-    const int first = static_cast<int>(blockIdx.y) * rows_per_chunk;
-    const int last = min(rows, first + rows_per_chunk);
-    for (int r0 = first; r0 < last; r0 += R) {
-        const int height = min(R, last - r0);
+    // In 64 bits: rows may come close to INT_MAX, where rows + chunks, first + rows_per_chunk and r0 + R would overflow.
+    const long long rows_per_chunk = (static_cast<long long>(rows) + chunks - 1) / chunks;
+    const long long first = min(static_cast<long long>(rows), blockIdx.y * rows_per_chunk);
+    const long long last = min(static_cast<long long>(rows), first + rows_per_chunk);
+    for (long long tile_start = first; tile_start < last; tile_start += R) {
+        const int r0 = static_cast<int>(tile_start);
+        const int height = static_cast<int>(min(static_cast<long long>(R), last - tile_start));
 #pragma unroll
         for (int pass = 0; pass < R / kRowsPerPass; ++pass) {
             const int j = pass * kRowsPerPass + thread / kVecsPerRow;

@@ -9,7 +9,8 @@
 //     (with dresidual; LayerNorm's hand-over forms cast_dbias and quantize_dbias), on the fast kernels (1, 4 and 8 warps
 //     a row, float32 and bfloat16) and the plain ones (ragged or unaligned rows), fewer and more than 256 partial rows;
 //   - kernels/cast (cast.cu, cast_dbias.cu): cast + transpose with and without dbias, cast_dbias, on the same x; the
-//     stacked casts of qkv's gradient from three strided parts (stacked_cast_dbias, stacked_cast_transpose_dbias_to_fp8).
+//     stacked casts of qkv's gradient from three strided parts (stacked_cast_dbias, stacked_cast_transpose_dbias_to_fp8);
+//   - kernels/activation/swiglu.cu: SwiGLU's forward and backward with their FP8 forms, with and without the transposed copy.
 // Both sides compute in float32 with the same libm and no fused multiply-adds (the emulation's rsqrtf is 1 / sqrt,
 // as the twins'), so every output must agree bit for bit: the high-precision outputs, the FP8 bytes and their
 // transposed copy, the statistics, every parameter and bias gradient (the partial sums in the kernels' order) and
@@ -456,6 +457,54 @@ void run_stacked(DType dtype, std::size_t rows, std::size_t cols, std::size_t ex
     }
 }
 
+// kernels/activation/swiglu.cu (llama's MLP activation): in [rows, 2 * cols] = [gate | up]; the forward's output and
+// FP8 form (with and without the transposed copy), the backward's din and its FP8 form with the transposed copy.
+void run_swiglu(DType dtype, std::size_t rows, std::size_t cols, std::size_t offset, std::mt19937& rng) {
+    const std::size_t element = element_of(dtype), wide = 2 * cols;
+    Buffer in(rows * wide * element, offset), dy(rows * cols * element, offset);
+    fill(in, dtype, rows * wide, rng, -4.0f, 4.0f);
+    fill(dy, dtype, rows * cols, rng, -1.0f, 1.0f);
+    const float scale = 3.0f;
+    char where[160];
+    std::snprintf(where, sizeof where, "swiglu: %s, %zu x %zu, offset %zu", dtype == DType::Float32 ? "float32" : "bfloat16", rows,
+                  cols, offset);
+    struct Side {
+        Buffer out, q, q_t, din, dq, dq_t;
+        float amax = 0.0f;
+        Side(std::size_t rows, std::size_t cols, std::size_t element, std::size_t offset)
+            : out(rows * cols * element, offset), q(rows * cols, offset), q_t(rows * cols, offset),
+              din(2 * rows * cols * element, offset), dq(2 * rows * cols, offset), dq_t(2 * rows * cols, offset) {}
+    };
+    for (const bool transposed : {false, true}) {
+        Side gpu(rows, cols, element, offset), twin(rows, cols, element, offset);
+        for (Side* o : {&gpu, &twin}) {
+            const bool on_gpu = o == &gpu;
+            Tensor fp8 = input(o->q.data(), DType::Float8E4M3, rows, cols);
+            if (transposed) fp8.transposed = o->q_t.data();
+            fp8.scale = const_cast<float*>(&scale);
+            fp8.amax = &o->amax;
+            (on_gpu ? &swiglu_forward : &host::swiglu_forward)(input(in.data(), dtype, rows, wide), input(o->out.data(), dtype, rows, cols),
+                                                               fp8, Stream{});
+            Tensor dfp8 = input(o->dq.data(), DType::Float8E5M2, rows, wide);
+            if (transposed) dfp8.transposed = o->dq_t.data();
+            dfp8.scale = const_cast<float*>(&scale);
+            (on_gpu ? &swiglu_backward : &host::swiglu_backward)(input(dy.data(), dtype, rows, cols), input(in.data(), dtype, rows, wide),
+                                                                 input(o->din.data(), dtype, rows, wide), dfp8, Stream{});
+        }
+        expect_same(gpu.out, twin.out, where, "the forward's out");
+        expect_same(gpu.q, twin.q, where, "the forward's FP8 bytes");
+        if (transposed) expect_same(gpu.q_t, twin.q_t, where, "the forward's transposed FP8 bytes");
+        expect_same(gpu.din, twin.din, where, "the backward's din");
+        expect_same(gpu.dq, twin.dq, where, "the backward's FP8 bytes");
+        if (transposed) expect_same(gpu.dq_t, twin.dq_t, where, "the backward's transposed FP8 bytes");
+        ++checks;
+        if (std::memcmp(&gpu.amax, &twin.amax, 4) != 0) {
+            ++failures;
+            std::printf("FAIL (%s): amax %g against the host twin's %g\n", where, gpu.amax, twin.amax);
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -498,7 +547,10 @@ int main(int argc, char** argv) {
     run_stacked(DType::BFloat16, 33, 20, 0, rng);
     run_stacked(DType::Float32, 40, 32, 0, rng);
     run_stacked(DType::BFloat16, 64, 64, 8, rng);
-    std::printf("%d checks over %zu activation cases, 13 abs_max calls, %zu normalization and cast cases and 4 stacked casts, "
-                "%d failed\n", checks, cases.size(), norms.size(), failures);
+    run_swiglu(DType::BFloat16, 40, 64, 0, rng);
+    run_swiglu(DType::Float32, 33, 24, 0, rng);
+    run_swiglu(DType::BFloat16, 19, 36, 2, rng);
+    std::printf("%d checks over %zu activation cases, 13 abs_max calls, %zu normalization and cast cases, 4 stacked casts and "
+                "3 SwiGLU cases, %d failed\n", checks, cases.size(), norms.size(), failures);
     return failures == 0 ? 0 : 1;
 }

@@ -82,6 +82,9 @@ inline unsigned max(unsigned a, unsigned b) {
 inline int min(int a, int b) {
     return a < b ? a : b;
 }
+inline long long min(long long a, long long b) {
+    return a < b ? a : b;
+}
 // One thread of the running block calls these at a time where the kernels call them (thread 0 of a block).
 inline unsigned atomicMax(unsigned* p, unsigned v) {
     const unsigned old = *p;
