@@ -21,6 +21,8 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
+#include "core/ledger/ObservedTorchOps.h"
+
 namespace tewb {
 
 // Where an op ran: the transformer layer (-1: none) and the path of scopes inside it (empty: "other"). Outside the
@@ -92,17 +94,13 @@ struct LaunchCount {
     }
 };
 
-// LibTorch operators whose GPU work a CUPTI trace showed in full: an NVIDIA H200, torch 2.11.0+cu130, cuDNN's
-// attention (the seed preset, one eager step, 2026-12-04). cuDNN's backward ran its kernel and two helpers per
-// call (compute_dot_do_o, convert_dq_to_16bits: 12 each for 12 calls); its memset (the float dQ accumulator the
-// conversion reads) is inferred, like cuBLASLt's (kernels/gemm/observed_library_work.csv). LayerNorm's backward
-// ran two kernels (the input gradient, then gamma and beta's).
-const std::unordered_map<std::string_view, LaunchCount>& observed_torch_ops() {
-    static const std::unordered_map<std::string_view, LaunchCount> ops = {
-        {"_scaled_dot_product_cudnn_attention", {1, 0, 0, 0, true}},
-        {"_scaled_dot_product_cudnn_attention_backward", {1, 2, 1, 0, true}},
-        {"native_layer_norm_backward", {2, 0, 0, 0, true}},
-    };
+// LibTorch operators whose GPU work a CUPTI trace showed in full (observed_torch_ops.csv), by name.
+const std::unordered_map<std::string_view, LaunchCount>& observed_ops() {
+    static const std::unordered_map<std::string_view, LaunchCount> ops = [] {
+        std::unordered_map<std::string_view, LaunchCount> table;
+        for (const ObservedTorchOp& o : observed_torch_ops()) table[o.op] = {o.kernels, o.helper_kernels, o.memsets, 0, true};
+        return table;
+    }();
     return ops;
 }
 
@@ -143,7 +141,7 @@ LaunchCount launches_of(std::string_view name, LaunchCount children, bool has_la
                         bool crosses_devices) {
     const std::string_view bare = bare_name(name);
     if (launch_free_ops().count(bare)) return {};
-    if (const auto observed = observed_torch_ops().find(bare); observed != observed_torch_ops().end()) return observed->second;
+    if (const auto observed = observed_ops().find(bare); observed != observed_ops().end()) return observed->second;
     // At least one launch per 320 chunks; the tensor-count limit may add more, so not known.
     if (multi_tensor_op(bare)) {
         return {std::max<std::uint64_t>(1, (chunks + kMultiTensorChunksPerLaunch - 1) / kMultiTensorChunksPerLaunch), 0, 0, 0,

@@ -13,7 +13,9 @@
 #include <ATen/ops/cross_entropy_loss.h>
 #include <torch/autograd.h>
 
+#include "core/common/Error.h"
 #include "core/ledger/Ledger.h"
+#include "core/ledger/ObservedTorchOps.h"
 #include "core/model/ByteMinimum.h"
 #include "core/model/MiniGpt.h"
 #include "core/modules/ops/OpsChoice.h"
@@ -507,6 +509,41 @@ private Q_SLOTS:
     // epilogue any more (its bias gradients come from cast_dbias and the GELU backward kernel), and its other
     // epilogues were observed to run nothing beside them: no helper or memset rows. FP8 GEMMs were never observed, so
     // FP8 layers have helper rows marked not known, with no launches.
+    // LibTorch's operators as the H200's trace showed them are data the ledger reads (core/ledger/observed_torch_ops.csv),
+    // checked line by line; LayerNorm's backward counts its two kernels in a torch run's ledger (the pinned 47 per layer
+    // of launchCountsAtTheSeedLayerShape rests on it).
+    void observedTorchOpsAreDataCheckedLineByLine_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("fields") << "native_layer_norm_backward,2,0,0\n" << "line 1 \"native_layer_norm_backward,2,0,0\": expected 5 fields";
+        QTest::newRow("namespace") << "# c\naten::add,1,0,0,no" << "line 2 \"aten::add,1,0,0,no\": the op is LibTorch's name without";
+        QTest::newRow("count") << "add,17,0,0,no" << "a count is not a whole number from 0 to 16";
+        QTest::newRow("nothing") << "add,0,0,0,no" << "an observed op runs something";
+        QTest::newRow("flag") << "add,1,0,0,maybe" << "memsets_inferred is yes or no";
+        QTest::newRow("twice") << "add,1,0,0,no\r\nadd,2,0,0,no" << "line 2 \"add,2,0,0,no\": a second entry for add";
+    }
+    void observedTorchOpsAreDataCheckedLineByLine() {
+        QFETCH(QString, text);
+        QFETCH(QString, message);
+        try {
+            parse_observed_torch_ops(text.toStdString());
+            QFAIL("accepted");
+        } catch (const DataError& e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(message), e.what());
+        }
+        const std::vector<ObservedTorchOp>& table = observed_torch_ops();
+        QCOMPARE(table.size(), std::size_t{3});
+        const auto find = [&](const std::string& op) {
+            for (const ObservedTorchOp& o : table) {
+                if (o.op == op) return o;
+            }
+            return ObservedTorchOp{};
+        };
+        QCOMPARE(find("native_layer_norm_backward").kernels, std::uint64_t{2});
+        const ObservedTorchOp cudnn = find("_scaled_dot_product_cudnn_attention_backward");
+        QVERIFY(cudnn.kernels == 1 && cudnn.helper_kernels == 2 && cudnn.memsets == 1 && cudnn.memsets_inferred);
+    }
+
     void helperKernelsAndMemsetsAreRowsOfTheirOwn_data() {
         QTest::addColumn<Precision>("precision");
         QTest::newRow("te bf16") << Precision::Bf16;

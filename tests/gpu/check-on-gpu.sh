@@ -370,7 +370,7 @@ for fname in ("compare.json", "block.json"):
 # kernels, memsets and copies (the operators' ranges on the GPU timeline kept apart), in total and op by op (the
 # profile attributes each launch to the outermost operator around it, as the ledger does). Target: within 3
 # launches per step for torch BF16, te BF16 and te FP8. A difference names the op whose ledger rule or observed
-# data (kernels/gemm/observed_library_work.csv, Ledger.cpp's observed_torch_ops) needs the GPU's figure.
+# data (kernels/gemm/observed_library_work.csv, core/ledger/observed_torch_ops.csv) needs the GPU's figure.
 print("CUPTI against the ledger, one eager step (target: within 3 launches per step; op by op where they differ):")
 for config in ("torch-bf16", "te-bf16", "te-fp8"):
     path = os.path.join(out, f"profile-{config}.json")
