@@ -51,6 +51,21 @@ __global__ void gelu_forward_kernel(const void* __restrict__ x, DType x_dtype, s
     if (q != nullptr) combine_block_amax(local, amax);
 }
 
+// A thread's n (<= W) FP8 bytes of a row at q: one W-byte store where `vector` (q + at W-byte aligned, n == W), byte by
+// byte elsewhere.
+template <int W>
+__device__ inline void store_fp8_piece(std::uint8_t* q, const std::uint8_t* bytes, int n, bool vector) {
+    if (vector) {
+        if constexpr (W == 8) {
+            *reinterpret_cast<uint2*>(q) = *reinterpret_cast<const uint2*>(bytes);
+        } else {
+            *reinterpret_cast<std::uint32_t*>(q) = *reinterpret_cast<const std::uint32_t*>(bytes);
+        }
+    } else {
+        for (int i = 0; i < n; ++i) q[i] = bytes[i];
+    }
+}
+
 // The forward with the FP8 output's transposed copy, x's dtype fixed at compile time: 64 x 64 tiles of x
 // (a block walks tile rows blockIdx.y, + gridDim.y, ...), x read in 16-byte vectors where the rows allow
 // (cols a multiple of W, x 16-byte aligned; element by element elsewhere), y in float32, q = fp8(y * scale)
@@ -105,15 +120,7 @@ __global__ void __launch_bounds__(kGeluTileThreads)
                 if (out != nullptr) {
                     for (int i = 0; i < n; ++i) store(out, out_dtype, at + i, y[i]);
                 }
-                if (vector_q) {
-                    if constexpr (W == 8) {
-                        *reinterpret_cast<uint2*>(q + at) = *reinterpret_cast<const uint2*>(bytes);
-                    } else {
-                        *reinterpret_cast<std::uint32_t*>(q + at) = *reinterpret_cast<const std::uint32_t*>(bytes);
-                    }
-                } else {
-                    for (int i = 0; i < n; ++i) q[at + i] = bytes[i];
-                }
+                store_fp8_piece<W>(q + at, bytes, n, vector_q);
             }
         }
         __syncthreads();
@@ -273,15 +280,7 @@ __global__ void __launch_bounds__(kGeluTileThreads)
                         for (int i = 0; i < n; ++i) dx[at + i] = out[i];
                     }
                 }
-                if (vector_q) {
-                    if constexpr (W == 8) {
-                        *reinterpret_cast<uint2*>(q + at) = *reinterpret_cast<const uint2*>(bytes);
-                    } else {
-                        *reinterpret_cast<std::uint32_t*>(q + at) = *reinterpret_cast<const std::uint32_t*>(bytes);
-                    }
-                } else {
-                    for (int i = 0; i < n; ++i) q[at + i] = bytes[i];
-                }
+                store_fp8_piece<W>(q + at, bytes, n, vector_q);
             }
         }
         __syncthreads();

@@ -67,6 +67,18 @@ DeviceInfo cpu_device() {
     return d;
 }
 
+// A GPU of compute capability 9.0 with `gib` GiB, all of it free.
+DeviceInfo hopper_with(std::uint64_t gib) {
+    DeviceInfo gpu = cpu_device();
+    gpu.gpu_error.clear();
+    gpu.gpu_name = "Test GPU";
+    gpu.compute_capability = ComputeCapability{9, 0};
+    gpu.gpu_count = 1;
+    gpu.memory_total_bytes = gib << 30;
+    gpu.memory_free_bytes = gib << 30;
+    return gpu;
+}
+
 }  // namespace
 
 class TestRepeatsSweep : public QObject {
@@ -284,13 +296,7 @@ private Q_SLOTS:
     // --baseline te: each size's baseline is te in the device's baseline precision, so FP8 is measured against te's
     // own BF16 on a GPU; that precision is not run twice, and asking for it alone is the baseline itself.
     void sweepPlanAgainstATeBaseline() {
-        DeviceInfo gpu = cpu_device();
-        gpu.gpu_error.clear();
-        gpu.gpu_name = "Test GPU";
-        gpu.compute_capability = ComputeCapability{9, 0};
-        gpu.gpu_count = 1;
-        gpu.memory_total_bytes = 80ull << 30;
-        gpu.memory_free_bytes = 80ull << 30;
+        const DeviceInfo gpu = hopper_with(80);
         SweepSpec spec;
         spec.base = make_preset(Preset::Seed);
         spec.base.device = DeviceKind::Cuda;
@@ -347,13 +353,7 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(ConfigError, parse_int_list("--hidden", "256,256"));
         QVERIFY_THROWS_EXCEPTION(ConfigError, parse_precision_list("--precisions", "bf16,auto"));
         // A GPU with 4 GiB free: the 4096-wide model is estimated not to fit and is skipped with the reason.
-        DeviceInfo gpu = cpu_device();
-        gpu.gpu_error.clear();
-        gpu.gpu_name = "Small GPU";
-        gpu.compute_capability = ComputeCapability{9, 0};
-        gpu.gpu_count = 1;
-        gpu.memory_total_bytes = 4ull << 30;
-        gpu.memory_free_bytes = 4ull << 30;
+        const DeviceInfo gpu = hopper_with(4);
         SweepSpec big;
         big.base = make_preset(Preset::Seed);
         big.hidden = {256, 4096};

@@ -257,6 +257,13 @@ void expect_same(const Buffer& gpu, const Buffer& twin, const std::string& where
     std::printf("FAIL (%s): %s differs from the host twin's or was written outside it\n", where.c_str(), what);
 }
 
+void expect_same_amax(float gpu, float twin, const std::string& where) {
+    ++checks;
+    if (std::memcmp(&gpu, &twin, 4) == 0) return;
+    ++failures;
+    std::printf("FAIL (%s): amax %g against the host twin's %g\n", where.c_str(), gpu, twin);
+}
+
 void fill(Buffer& b, DType dtype, std::size_t n, std::mt19937& rng, float lo, float hi) {
     std::uniform_real_distribution<float> uniform(lo, hi);
     for (std::size_t i = 0; i < n; ++i) {
@@ -303,13 +310,7 @@ void run_norm(const NormCase& c, std::mt19937& rng) {
         call(twin, false);
         const std::string where = describe(c, op);
         for (Buffer NormOutputs::*b : outputs) expect_same(gpu.*b, twin.*b, where, "an output");
-        if (amax) {
-            ++checks;
-            if (std::memcmp(&gpu.amax, &twin.amax, 4) != 0) {
-                ++failures;
-                std::printf("FAIL (%s): amax %g against the host twin's %g\n", where.c_str(), gpu.amax, twin.amax);
-            }
-        }
+        if (amax) expect_same_amax(gpu.amax, twin.amax, where);
     };
     // The statistics the backward passes read: the twin's forward.
     NormOutputs saved(rows, hidden, xe, pe, 0, 0);
@@ -450,11 +451,7 @@ void run_stacked(DType dtype, std::size_t rows, std::size_t cols, std::size_t ex
     for (Buffer NormOutputs::*b : {&NormOutputs::grad, &NormOutputs::dgamma, &NormOutputs::q, &NormOutputs::q_t, &NormOutputs::dbias}) {
         expect_same(gpu.*b, twin.*b, where, "an output");
     }
-    ++checks;
-    if (std::memcmp(&gpu.amax, &twin.amax, 4) != 0) {
-        ++failures;
-        std::printf("FAIL (%s): amax %g against the host twin's %g\n", where, gpu.amax, twin.amax);
-    }
+    expect_same_amax(gpu.amax, twin.amax, where);
 }
 
 // kernels/activation/swiglu.cu (llama's MLP activation): in [rows, 2 * cols] = [gate | up]; the forward's output and
@@ -497,11 +494,7 @@ void run_swiglu(DType dtype, std::size_t rows, std::size_t cols, std::size_t off
         expect_same(gpu.din, twin.din, where, "the backward's din");
         expect_same(gpu.dq, twin.dq, where, "the backward's FP8 bytes");
         if (transposed) expect_same(gpu.dq_t, twin.dq_t, where, "the backward's transposed FP8 bytes");
-        ++checks;
-        if (std::memcmp(&gpu.amax, &twin.amax, 4) != 0) {
-            ++failures;
-            std::printf("FAIL (%s): amax %g against the host twin's %g\n", where, gpu.amax, twin.amax);
-        }
+        expect_same_amax(gpu.amax, twin.amax, where);
     }
 }
 
