@@ -39,6 +39,7 @@ struct DparamsTarget {
     // The fast kernel only: a third sum (dx's column sums, a Linear's bias gradient: layer_norm_backward_cast_dbias),
     // float32 [hidden], its partial rows after dbeta's and finished in the same order. Null: two sums.
     float* dsum = nullptr;
+    // dbeta null (RMSNorm's backward on the fast kernel): one sum, dgamma's partial rows alone.
 };
 
 namespace dparams {
@@ -71,58 +72,55 @@ __device__ inline Vec zero() {
     }
 }
 
-// Class w's chain of each sum (dgamma, dbeta and, when `sums` is 3, dsum) into rows w, partials + w (and
-// 2 · partials + w): Vec float4 where the rows are 16-byte aligned (hidden a multiple of 4, the workspace aligned),
+// Class w's chain of each sum (dgamma, dbeta and, when kSums is 3, dsum) into rows w, partials + w (and
+// 2 · partials + w; kSums 1: dgamma's alone): Vec float4 where the rows are 16-byte aligned (hidden a multiple of 4, the workspace aligned),
 // float elsewhere; each of a float4's lanes is its own column's chain, so both give the same bits. Loads in batches
 // of kMembers (L2, never a stale L1 line: __ldcg) so that they overlap; the additions stay in order. A thread reads
 // its columns of row w before it overwrites them, and no other block reads class w's rows.
-template <typename Vec>
-__device__ inline void sum_class(float* partial, int partials, int hidden, int w, int sums) {
+// kSums a template parameter: the loads in flight are this launch's most registers (3 sums: 96 as float4), and the
+// backward's whole kernel is allocated for them.
+template <typename Vec, int kSums>
+__device__ inline void sum_class(float* partial, int partials, int hidden, int w) {
     constexpr int kLanes = static_cast<int>(sizeof(Vec) / sizeof(float));
     constexpr int kMembers = 8;
     const int vectors = hidden / kLanes;
     const auto row = [&](int k) { return reinterpret_cast<Vec*>(partial + static_cast<std::size_t>(k) * hidden); };
     for (int j = block_thread(); j < vectors; j += block_threads()) {
-        Vec acc[3] = {zero<Vec>(), zero<Vec>(), zero<Vec>()};
+        Vec acc[kSums];
+#pragma unroll
+        for (int s = 0; s < kSums; ++s) acc[s] = zero<Vec>();
         int k = w;
         for (; k + kDparamsClasses * (kMembers - 1) < partials; k += kDparamsClasses * kMembers) {
-            Vec v[3][kMembers];
+            Vec v[kSums][kMembers];
 #pragma unroll
-            for (int s = 0; s < 3; ++s) {
-                if (s < sums) {
+            for (int s = 0; s < kSums; ++s) {
 #pragma unroll
-                    for (int m = 0; m < kMembers; ++m) v[s][m] = __ldcg(row(s * partials + k + kDparamsClasses * m) + j);
-                }
+                for (int m = 0; m < kMembers; ++m) v[s][m] = __ldcg(row(s * partials + k + kDparamsClasses * m) + j);
             }
 #pragma unroll
-            for (int s = 0; s < 3; ++s) {
-                if (s < sums) {
+            for (int s = 0; s < kSums; ++s) {
 #pragma unroll
-                    for (int m = 0; m < kMembers; ++m) add(acc[s], v[s][m]);
-                }
+                for (int m = 0; m < kMembers; ++m) add(acc[s], v[s][m]);
             }
         }
         for (; k < partials; k += kDparamsClasses) {
 #pragma unroll
-            for (int s = 0; s < 3; ++s) {
-                if (s < sums) add(acc[s], __ldcg(row(s * partials + k) + j));
-            }
+            for (int s = 0; s < kSums; ++s) add(acc[s], __ldcg(row(s * partials + k) + j));
         }
 #pragma unroll
-        for (int s = 0; s < 3; ++s) {
-            if (s < sums) row(s * partials + w)[j] = acc[s];
-        }
+        for (int s = 0; s < kSums; ++s) row(s * partials + w)[j] = acc[s];
     }
 }
 
 }  // namespace dparams
 
 // The by-class finish (the fast kernel): called by every thread of block `block` (of target.partials, a
-// 1-D grid) after its threads wrote partial rows `block` and partials + `block` (and 2 · partials + `block` with
-// target.dsum) (it synchronizes; a uniform
-// branch around it is fine). Needs hidden a multiple of 4 for the 16-byte path (the fast kernel's rows
+// 1-D grid) after its threads wrote partial row `block` of each of its kSums sums: dgamma's (kSums 1: RMSNorm, dbeta
+// null), dbeta's at partials + `block` (2), dsum's at 2 · partials + `block` (3, target.dsum set). It synchronizes; a
+// uniform branch around it is fine. Needs hidden a multiple of 4 for the 16-byte path (the fast kernel's rows
 // are); falls back to float loads where the workspace is not 16-byte aligned. Leaves partial rows
 // w < min(partials, 8) (and partials + w) holding the class sums.
+template <int kSums>
 __device__ inline void finish_dparams_by_class(const DparamsTarget& target, int hidden, int block) {
     if (target.dgamma == nullptr) return;
     const int partials = target.partials;
@@ -130,11 +128,11 @@ __device__ inline void finish_dparams_by_class(const DparamsTarget& target, int 
     const int members = (partials - w + kDparamsClasses - 1) / kDparamsClasses;
     if (!last_block_to_arrive(w, members)) return;
     const bool aligned = hidden % 4 == 0 && reinterpret_cast<std::uintptr_t>(target.partial) % 16 == 0;
-    const int sums = target.dsum != nullptr ? 3 : 2;
+    constexpr int sums = kSums;
     if (aligned) {
-        dparams::sum_class<float4>(target.partial, partials, hidden, w, sums);
+        dparams::sum_class<float4, kSums>(target.partial, partials, hidden, w);
     } else {
-        dparams::sum_class<float>(target.partial, partials, hidden, w, sums);
+        dparams::sum_class<float, kSums>(target.partial, partials, hidden, w);
     }
     // Classes without a member (partials < 8) keep the final kernel's 0.0f sums: adding those is exact
     // (a sum that starts at +0.0f is never -0.0f), so they are left out.
@@ -148,7 +146,7 @@ __device__ inline void finish_dparams_by_class(const DparamsTarget& target, int 
         for (int v = 0; v < kDparamsClasses; ++v) {
             if (v < classes) {
                 g[v] = __ldcg(target.partial + static_cast<std::size_t>(v) * hidden + c);
-                b[v] = __ldcg(target.partial + static_cast<std::size_t>(partials + v) * hidden + c);
+                if (sums >= 2) b[v] = __ldcg(target.partial + static_cast<std::size_t>(partials + v) * hidden + c);
                 if (sums == 3) d[v] = __ldcg(target.partial + static_cast<std::size_t>(2 * partials + v) * hidden + c);
             }
         }
@@ -159,12 +157,12 @@ __device__ inline void finish_dparams_by_class(const DparamsTarget& target, int 
         for (int v = 0; v < kDparamsClasses; ++v) {
             if (v < classes) {
                 dgamma += g[v];
-                dbeta += b[v];
+                if (sums >= 2) dbeta += b[v];
                 if (sums == 3) dsum += d[v];
             }
         }
         store(target.dgamma, target.param_dtype, static_cast<std::size_t>(c), dgamma);
-        store(target.dbeta, target.param_dtype, static_cast<std::size_t>(c), dbeta);
+        if (sums >= 2) store(target.dbeta, target.param_dtype, static_cast<std::size_t>(c), dbeta);
         if (sums == 3) target.dsum[c] = dsum;
     }
 }

@@ -6,8 +6,8 @@
 // no second pass over x and dy), finished into dgamma and dbeta by the last blocks to arrive
 // (layer_norm_dparams.cuh) in the same launch. A row belongs to a group of WARPS warps; a thread owns the
 // same columns in every row: VECS vectors of W = 16 / sizeof(T) elements, column (v * 32 * WARPS + t) * W.
-// normalization.cu launches them where the shapes and pointers allow (layer_norm_fast_fits) and keeps the
-// plain kernels for the rest.
+// normalization.cu launches them where the shapes and pointers allow (fast_dispatch.cuh) and keeps the
+// plain kernels for the rest; rms_norm.cu launches the backward as RMSNorm's (kRms: no mean, no dbeta).
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -306,8 +306,10 @@ __device__ __forceinline__ void load_gamma(const void* gamma, DType param_dtype,
 // Row `row` by its group's thread t: dx of the thread's columns (dresidual added: the skip connection's gradient,
 // before the store; it may alias dx) stored to dx; dgamma, dbeta and (kSum) the column sums of dx as stored
 // accumulate; then sink(k, c, v) gets each vector of dx as stored in T as soon as it is stored (so no row of them
-// stays live in registers). With WARPS > 1 every thread of the block calls it (group_sum synchronizes).
-template <typename T, int VECS, int WARPS, bool kSum, typename Sink>
+// stays live in registers). kRms: RMSNorm's backward, dx = r · (dy · gamma - xhat · mean(dy · gamma · xhat)) with xhat
+// = x · r: LayerNorm's with mu = 0 and mean_g = 0 (x - 0 and v - 0 are exact), and no dbeta. With WARPS > 1 every
+// thread of the block calls it (group_sum synchronizes).
+template <typename T, int VECS, int WARPS, bool kSum, bool kRms, typename Sink>
 __device__ __forceinline__ void backward_row(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, float mu, float r,
                                              int hidden, std::size_t base, int t, T* dx, const T* dresidual,
                                              BackwardSums<T, VECS, kSum>& s, const Sink& sink) {
@@ -327,14 +329,15 @@ __device__ __forceinline__ void backward_row(const void* __restrict__ dy, DType 
             for (int j = 0; j < W; ++j) {
                 xhat[k][j] = (xhat[k][j] - mu) * r;
                 const float gj = d[k][j] * s.g[k][j];
-                sum_g += gj;
+                if constexpr (!kRms) sum_g += gj;
                 sum_gx += gj * xhat[k][j];
                 s.dgamma[k][j] += d[k][j] * xhat[k][j];
-                s.dbeta[k][j] += d[k][j];
+                if constexpr (!kRms) s.dbeta[k][j] += d[k][j];
             }
         }
     }
-    const float mean_g = group_sum<WARPS>(sum_g) / hidden;
+    float mean_g = 0.0f;
+    if constexpr (!kRms) mean_g = group_sum<WARPS>(sum_g) / hidden;
     const float mean_gx = group_sum<WARPS>(sum_gx) / hidden;
 #pragma unroll
     for (int k = 0; k < VECS; ++k) {
@@ -363,7 +366,8 @@ __device__ __forceinline__ void backward_row(const void* __restrict__ dy, DType 
 // The block's partial rows (dgamma's partial[blockIdx.x], dbeta's partial[gridDim.x + blockIdx.x], kSum: the dx
 // sums' partial[2 · gridDim.x + blockIdx.x]): the groups of a block add theirs through shared memory (`sums`, [2 or
 // 3][hidden] floats), group by group from 0; then dgamma, dbeta (and dsum) finished by class (finish_dparams_by_class).
-template <typename T, int VECS, int WARPS, bool kSum>
+// kRms: dgamma's row alone (sums [1][hidden]).
+template <typename T, int VECS, int WARPS, bool kSum, bool kRms>
 __device__ __forceinline__ void write_partial_rows(const BackwardSums<T, VECS, kSum>& s, int hidden, int group, int t, float* sums,
                                                    const DparamsTarget& dparams) {
     constexpr int W = kWidth<T>;
@@ -380,7 +384,7 @@ __device__ __forceinline__ void write_partial_rows(const BackwardSums<T, VECS, k
 #pragma unroll
                 for (int j = 0; j < W; ++j) {
                     dgamma_row[c + j] = s.dgamma[k][j];
-                    dbeta_row[c + j] = s.dbeta[k][j];
+                    if constexpr (!kRms) dbeta_row[c + j] = s.dbeta[k][j];
                     if constexpr (kSum) dsum_row[c + j] = s.dsum[k][j];
                 }
             }
@@ -395,7 +399,7 @@ __device__ __forceinline__ void write_partial_rows(const BackwardSums<T, VECS, k
 #pragma unroll
                         for (int j = 0; j < W; ++j) {
                             sums[c + j] = (g2 == 0 ? 0.0f : sums[c + j]) + s.dgamma[k][j];
-                            sums[hidden + c + j] = (g2 == 0 ? 0.0f : sums[hidden + c + j]) + s.dbeta[k][j];
+                            if constexpr (!kRms) sums[hidden + c + j] = (g2 == 0 ? 0.0f : sums[hidden + c + j]) + s.dbeta[k][j];
                             if constexpr (kSum) {
                                 sums[2 * hidden + c + j] = (g2 == 0 ? 0.0f : sums[2 * hidden + c + j]) + s.dsum[k][j];
                             }
@@ -407,18 +411,19 @@ __device__ __forceinline__ void write_partial_rows(const BackwardSums<T, VECS, k
         }
         for (int c = threadIdx.x; c < hidden; c += blockDim.x) {
             dgamma_row[c] = sums[c];
-            dbeta_row[c] = sums[hidden + c];
+            if constexpr (!kRms) dbeta_row[c] = sums[hidden + c];
             if constexpr (kSum) dsum_row[c] = sums[2 * hidden + c];
         }
     }
-    finish_dparams_by_class(dparams, hidden, static_cast<int>(blockIdx.x));
+    finish_dparams_by_class<kRms ? 1 : (kSum ? 3 : 2)>(dparams, hidden, static_cast<int>(blockIdx.x));
 }
 
 // dx of every row the block handles (rows blockIdx.x · groups + group, + gridDim.x · groups, ...), and the block's
 // partial dgamma and dbeta over those rows, finished by class (dparams.partials == gridDim.x) unless dparams.dgamma is
 // null. kCast: dx is also a Linear's output gradient (layer_norm_backward_cast_dbias): its copy (as stored) in
-// cast_dtype to cast_out (null: none) and its column sums, finished into dparams.dsum with the others.
-template <typename T, int VECS, int WARPS, bool kCast>
+// cast_dtype to cast_out (null: none) and its column sums, finished into dparams.dsum with the others. kRms: RMSNorm's
+// backward (mean unused, dparams.dbeta null: dgamma's partial rows only).
+template <typename T, int VECS, int WARPS, bool kCast, bool kRms = false>
 __global__ void __launch_bounds__(kThreads<WARPS>)
     layer_norm_backward(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, const float* __restrict__ mean,
                         const float* __restrict__ rstd, const void* __restrict__ gamma, DType param_dtype, int rows, int hidden,
@@ -426,21 +431,22 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
     constexpr int W = kWidth<T>;
     constexpr int kGroupThreads = 32 * WARPS;
     constexpr int kGroupCount = kGroups<WARPS>;
-    extern __shared__ float sums[];  // [2 or 3][hidden], with several groups
+    extern __shared__ float sums[];  // [1, 2 or 3][hidden], with several groups
     const int group = threadIdx.x / kGroupThreads;
     const int t = threadIdx.x % kGroupThreads;
     BackwardSums<T, VECS, kCast> s;
     load_gamma<T, VECS, WARPS>(gamma, param_dtype, hidden, t, s);
     for (int row = blockIdx.x * kGroupCount + group; row < rows; row += gridDim.x * kGroupCount) {
         const std::size_t base = static_cast<std::size_t>(row) * hidden;
-        backward_row<T, VECS, WARPS>(dy, dy_dtype, x, mean[row], rstd[row], hidden, base, t, dx, dresidual, s,
+        const float mu = kRms ? 0.0f : mean[row];
+        backward_row<T, VECS, WARPS, kCast, kRms>(dy, dy_dtype, x, mu, rstd[row], hidden, base, t, dx, dresidual, s,
                                      [&](int, int c, const float (&v)[W]) {
                                          if constexpr (kCast) {
                                              if (cast_out != nullptr) store_any<W>(cast_out, cast_dtype, base + c, v);
                                          }
                                      });
     }
-    write_partial_rows<T, VECS, WARPS>(s, hidden, group, t, sums, dparams);
+    write_partial_rows<T, VECS, WARPS, kCast, kRms>(s, hidden, group, t, sums, dparams);
 }
 
 // The backward whose dx is an FP8 Linear's output gradient (layer_norm_backward_quantize_dbias): beside dx, q = fp8(dx
@@ -476,7 +482,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
             const int row = r0 + i;
             const std::size_t base = static_cast<std::size_t>(row) * hidden;
             std::uint8_t* stage_row = stage + static_cast<std::size_t>(i) * pitch;
-            backward_row<T, VECS, WARPS>(dy, dy_dtype, x, mean[row], rstd[row], hidden, base, t, dx, dresidual, s,
+            backward_row<T, VECS, WARPS, true, false>(dy, dy_dtype, x, mean[row], rstd[row], hidden, base, t, dx, dresidual, s,
                                          [&](int, int c, const float (&v)[W]) {
                                              std::uint32_t words[W / 4];  // the FP8 bytes, 4 to a word
 #pragma unroll
@@ -505,7 +511,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
         __syncthreads();  // the stage is refilled by the next band
     }
     combine_block_amax(local, amax);
-    write_partial_rows<T, VECS, WARPS>(s, hidden, group, t, sums, dparams);
+    write_partial_rows<T, VECS, WARPS, true, false>(s, hidden, group, t, sums, dparams);
 }
 
 }  // namespace tewb::kernels::detail::fast

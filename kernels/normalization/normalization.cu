@@ -16,6 +16,7 @@
 #include "common/column_sum_rule.h"
 #include "common/elementwise.cuh"
 #include "common/staged_transpose.cuh"
+#include "normalization/fast_dispatch.cuh"
 #include "normalization/layer_norm_dparams.cuh"
 #include "normalization/layer_norm_fast.cuh"
 #include "normalization/layer_norm_rule.h"
@@ -365,59 +366,6 @@ struct QuantizedBackwardLaunch {
 }  // namespace
 
 namespace {
-
-bool aligned16(const void* p) {
-    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
-
-// The fast kernels' shape: threads per row (WARPS warps) and 16-byte vectors per thread (VECS), or 0
-// where the plain kernels must run (a row not in whole vectors, unaligned pointers, a row too long).
-struct FastShape {
-    int warps = 0;
-    int vecs = 0;
-};
-
-FastShape fast_shape(DType x_dtype, std::size_t hidden, std::initializer_list<const void*> pointers) {
-    const int width = x_dtype == DType::Float32 ? 4 : 8;
-    if (x_dtype == DType::Float16 || hidden % static_cast<std::size_t>(width) != 0) return {};
-    for (const void* p : pointers) {
-        if (p != nullptr && !aligned16(p)) return {};
-    }
-    for (const int warps : {1, 4, 8}) {
-        const std::size_t per_round = static_cast<std::size_t>(32 * warps * width);
-        const std::size_t vecs = (hidden + per_round - 1) / per_round;
-        if (vecs <= 4) return {warps, static_cast<int>(vecs)};
-    }
-    return {};
-}
-
-// Calls f.template operator()<T, VECS, WARPS>() for the shape.
-template <typename T, typename F>
-void dispatch_shape(const FastShape& shape, const F& f) {
-    const auto with_vecs = [&](auto warps) {
-        constexpr int W = decltype(warps)::value;
-        switch (shape.vecs) {
-            case 1: f.template operator()<T, 1, W>(); break;
-            case 2: f.template operator()<T, 2, W>(); break;
-            case 3: f.template operator()<T, 3, W>(); break;
-            default: f.template operator()<T, 4, W>(); break;
-        }
-    };
-    switch (shape.warps) {
-        case 1: with_vecs(std::integral_constant<int, 1>{}); break;
-        case 4: with_vecs(std::integral_constant<int, 4>{}); break;
-        default: with_vecs(std::integral_constant<int, 8>{}); break;
-    }
-}
-
-template <typename F>
-void dispatch_fast(DType x_dtype, const FastShape& shape, const F& f) {
-    if (x_dtype == DType::Float32) {
-        dispatch_shape<float>(shape, f);
-    } else {
-        dispatch_shape<__nv_bfloat16>(shape, f);
-    }
-}
 
 void launch_layer_norm_forward(const LayerNormForwardCall& a, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::layer_norm_forward";

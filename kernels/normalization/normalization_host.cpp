@@ -12,6 +12,7 @@
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
+#include "normalization/fast_backward_host.h"
 #include "normalization/layer_norm_rule.h"
 #include "normalization/normalization_call.h"
 #include "tewb_kernels/cast.h"
@@ -172,7 +173,8 @@ namespace {
 
 using detail::LayerNormBackwardCall;
 
-// dx, row by row (layer_norm_dx_kernel, or the fast kernel's dx part), with dresidual added when set.
+// dx, row by row (layer_norm_dx_kernel, or the fast kernel's dx part), with dresidual added when set. a.mean null:
+// RMSNorm's on the fast kernel (mu = 0, mean_g = 0: layer_norm_fast.cuh's kRms).
 void backward_dx(const LayerNormBackwardCall& a, const RowOrder& order, const std::vector<float>& gam) {
     const std::size_t rows = a.x.rows;
     const std::size_t hidden = a.x.cols;
@@ -185,14 +187,14 @@ void backward_dx(const LayerNormBackwardCall& a, const RowOrder& order, const st
             const std::size_t base = row * hidden;
             detail::load_floats(a.dy.data, a.dy.dtype, base, hidden, d.data());
             detail::load_floats(a.x.data, a.x.dtype, base, hidden, xs.data());
-            const float mu = a.mean[row];
+            const float mu = a.mean != nullptr ? a.mean[row] : 0.0f;
             const float r = a.rstd[row];
             for (std::size_t c = 0; c < hidden; ++c) {
                 g[c] = d[c] * gam[c];
                 xhat[c] = (xs[c] - mu) * r;
                 gx[c] = g[c] * xhat[c];
             }
-            const float mean_g = ordered_sum(g.data(), hidden, order, lanes.data()) / count;
+            const float mean_g = a.mean != nullptr ? ordered_sum(g.data(), hidden, order, lanes.data()) / count : 0.0f;
             const float mean_gx = ordered_sum(gx.data(), hidden, order, lanes.data()) / count;
             for (std::size_t c = 0; c < hidden; ++c) xs[c] = r * (g[c] - mean_g - xhat[c] * mean_gx);
             if (dresidual != nullptr) {  // the skip connection's gradient, added before the store (may alias dx)
@@ -207,21 +209,23 @@ void backward_dx(const LayerNormBackwardCall& a, const RowOrder& order, const st
 // Stage 1 of the fast kernel: one partial row of dgamma (partial[k]) and dbeta (partial[written + k]) per
 // block; block k's group i takes rows k * groups + i + n * written * groups, and the groups' sums are added in
 // order (through shared memory, starting from 0, where a block has several). With `dsum`, a third partial row
-// (partial[2 * written + k]) of dx's column sums as stored (layer_norm_backward_cast_dbias). Returns the rows written.
+// (partial[2 * written + k]) of dx's column sums as stored (layer_norm_backward_cast_dbias). a.dbeta's data null
+// (RMSNorm's backward; a.mean null too): dgamma's rows alone. Returns the rows written.
 std::size_t fast_partial_rows(const LayerNormBackwardCall& a, const RowOrder& order, std::size_t partials, float* partial,
                               bool dsum = false) {
     const std::size_t rows = a.x.rows;
     const std::size_t hidden = a.x.cols;
     const auto groups = static_cast<std::size_t>(order.groups);
     const std::size_t written = std::min((rows + groups - 1) / groups, partials);
+    const bool dbeta = a.dbeta.data != nullptr;
     detail::parallel_for(written, (rows / written + 1) * hidden * 2, [&](std::size_t first, std::size_t last) {
         std::vector<float> d(hidden), xs(hidden), dx(hidden), group_g(hidden), group_b(hidden), group_s(hidden);
         for (std::size_t k = first; k < last; ++k) {
             float* dgamma_row = partial + k * hidden;
-            float* dbeta_row = partial + (written + k) * hidden;
-            float* dsum_row = partial + (2 * written + k) * hidden;
+            float* dbeta_row = dbeta ? partial + (written + k) * hidden : nullptr;
+            float* dsum_row = dsum ? partial + (2 * written + k) * hidden : nullptr;
             std::fill_n(dgamma_row, hidden, 0.0f);
-            std::fill_n(dbeta_row, hidden, 0.0f);
+            if (dbeta) std::fill_n(dbeta_row, hidden, 0.0f);
             if (dsum) std::fill_n(dsum_row, hidden, 0.0f);
             for (std::size_t group = 0; group < groups; ++group) {
                 std::fill(group_g.begin(), group_g.end(), 0.0f);
@@ -230,7 +234,7 @@ std::size_t fast_partial_rows(const LayerNormBackwardCall& a, const RowOrder& or
                 for (std::size_t row = k * groups + group; row < rows; row += written * groups) {
                     detail::load_floats(a.dy.data, a.dy.dtype, row * hidden, hidden, d.data());
                     detail::load_floats(a.x.data, a.x.dtype, row * hidden, hidden, xs.data());
-                    const float mu = a.mean[row];
+                    const float mu = a.mean != nullptr ? a.mean[row] : 0.0f;
                     const float r = a.rstd[row];
                     for (std::size_t c = 0; c < hidden; ++c) {
                         group_g[c] += d[c] * ((xs[c] - mu) * r);
@@ -241,9 +245,9 @@ std::size_t fast_partial_rows(const LayerNormBackwardCall& a, const RowOrder& or
                         for (std::size_t c = 0; c < hidden; ++c) group_s[c] += dx[c];
                     }
                 }
-                for (std::size_t c = 0; c < hidden; ++c) {
-                    dgamma_row[c] += group_g[c];
-                    dbeta_row[c] += group_b[c];
+                for (std::size_t c = 0; c < hidden; ++c) dgamma_row[c] += group_g[c];
+                if (dbeta) {
+                    for (std::size_t c = 0; c < hidden; ++c) dbeta_row[c] += group_b[c];
                 }
                 if (dsum) {
                     for (std::size_t c = 0; c < hidden; ++c) dsum_row[c] += group_s[c];
@@ -328,8 +332,8 @@ void plain_partial_rows(const LayerNormBackwardCall& a, std::size_t partials, fl
 
 // The final order (layer_norm_dparams_final_kernel, and layer_norm_dparams.cuh in the producing launch):
 // sum w of 8 adds partial rows w, w + 8, ..., then the 8 sums in order. The fast kernel's class finishers
-// leave their sums in partial rows w (and written + w). `sets`: the sums of the partial rows (2: dgamma and dbeta;
-// 3: with dx's column sums, stored to `dsum` as float32).
+// leave their sums in partial rows w (and written + w). `sets`: the sums of the partial rows (1: dgamma alone, RMSNorm's;
+// 2: dgamma and dbeta; 3: with dx's column sums, stored to `dsum` as float32).
 void finish_dparams(const LayerNormBackwardCall& a, bool fast, std::size_t written, float* partial, int sets = 2,
                     void* dsum = nullptr) {
     const std::size_t hidden = a.x.cols;
@@ -351,7 +355,7 @@ void finish_dparams(const LayerNormBackwardCall& a, bool fast, std::size_t writt
         }
     }
     detail::store_floats(a.dgamma.data, a.gamma.dtype, 0, hidden, total.data());
-    detail::store_floats(a.dbeta.data, a.gamma.dtype, 0, hidden, total.data() + hidden);
+    if (n >= 2) detail::store_floats(a.dbeta.data, a.gamma.dtype, 0, hidden, total.data() + hidden);
     if (n == 3) detail::store_floats(dsum, DType::Float32, 0, hidden, total.data() + 2 * hidden);
     if (!fast) return;
     for (std::size_t s = 0; s < n; ++s) {
@@ -458,6 +462,22 @@ void backward_quantize_dbias(const detail::LayerNormBackwardQuantizeCall& call) 
 }
 
 }  // namespace
+
+bool rms_norm_backward_fast(const detail::RmsNormBackwardCall& call) {
+    const LayerNormBackwardCall a{call.dy, call.x, nullptr, call.rstd, call.gamma, call.dx, call.dresidual, call.dgamma, Tensor{},
+                                  call.workspace};
+    const std::size_t hidden = a.x.cols;
+    const RowOrder order = row_order(a.x.dtype, hidden, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data});
+    if (!order.fast) return false;
+    const std::vector<float> gam = load_vector(a.gamma.data, a.gamma.dtype, hidden);
+    auto* partial = static_cast<float*>(a.workspace.data);
+    backward_dx(a, order, gam);
+    const std::size_t written =
+        fast_partial_rows(a, order, static_cast<std::size_t>(detail::norm_backward_chunks(a.x.rows)), partial);
+    finish_dparams(a, true, written, partial, 1);
+    detail::note_launch();  // dx, dgamma's partial rows and their sum in one launch
+    return true;
+}
 
 void layer_norm_backward_quantize_dbias(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
                                         const Tensor& gamma, const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma,

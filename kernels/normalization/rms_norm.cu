@@ -1,11 +1,13 @@
-// RMSNorm forward and backward: the plain kernels of the LayerNorm (normalization.cu) without the mean and
-// the bias. One warp per row (4 rows per block of 128 threads); the forward's FP8 transposed copy from a
-// shared-memory stage in bands of 32 rows in the same launch (staged_transpose.cuh); dgamma's partial rows
-// over chunks of rows, finished by the last block of each 256-column tile (column_sum.cuh), or by
-// launch_column_sum past kColumnSumCounters tiles, in one fixed order.
-// The float32 operations are spelled out (__fmaf_rn where a multiply-add is fused, __fmul_rn where a product
-// must be rounded on its own) so that nvcc's contraction cannot move them away from the host twin
-// (rms_norm_host.cpp).
+// RMSNorm forward and backward. The backward runs on LayerNorm's fast kernel (layer_norm_fast.cuh, kRms: no mean,
+// no dbeta) where its shape rules hold (fast_dispatch.cuh): one read of dy and x, dgamma's partial rows kept in
+// registers and finished by the last blocks to arrive, one launch. Elsewhere, and for the forward, the plain kernels
+// of the LayerNorm (normalization.cu) without the mean and the bias: one warp per row (4 rows per block of 128
+// threads); the forward's FP8 transposed copy from a shared-memory stage in bands of 32 rows in the same launch
+// (staged_transpose.cuh); the plain backward's dx, then dgamma's partial rows over chunks of rows, finished by the
+// last block of each 256-column tile (column_sum.cuh), or by launch_column_sum past kColumnSumCounters tiles, in one
+// fixed order. The plain kernels spell out their float32 operations (__fmaf_rn where a multiply-add is fused,
+// __fmul_rn where a product must be rounded on its own) so that nvcc's contraction cannot move them away from the
+// host twin (rms_norm_host.cpp); the fast kernel is LayerNorm's, with its twin's order (normalization_host.cpp).
 #include <algorithm>
 #include <cstdint>
 
@@ -15,6 +17,9 @@
 #include "common/column_sum_rule.h"
 #include "common/elementwise.cuh"
 #include "common/staged_transpose.cuh"
+#include "normalization/fast_dispatch.cuh"
+#include "normalization/layer_norm_dparams.cuh"
+#include "normalization/layer_norm_fast.cuh"
 #include "normalization/normalization_call.h"
 #include "common/stream.cuh"
 #include "tewb_kernels/normalization.h"
@@ -189,8 +194,35 @@ void launch_rms_norm_forward(const RmsNormForwardCall& a, cudaStream_t stream) {
     check_last_launch("tewb::kernels::rms_norm_forward");
 }
 
+// The fast backward: one block per partial row (at most norm_backward_chunks), dgamma's rows alone.
+struct FastBackwardLaunch {
+    const RmsNormBackwardCall& a;
+    cudaStream_t stream;
+
+    template <typename T, int VECS, int WARPS>
+    void operator()() const {
+        constexpr int groups = fast::kGroups<WARPS>;
+        const std::size_t rows = a.x.rows;
+        const std::size_t hidden = a.x.cols;
+        const int blocks = static_cast<int>(
+            std::min<std::size_t>((rows + groups - 1) / groups, static_cast<std::size_t>(norm_backward_chunks(rows))));
+        const std::size_t shared = groups > 1 ? hidden * sizeof(float) : 0;
+        const DparamsTarget target{static_cast<float*>(a.workspace.data), blocks, a.dgamma.data, nullptr, a.gamma.dtype};
+        fast::layer_norm_backward<T, VECS, WARPS, false, true><<<static_cast<unsigned>(blocks), fast::kThreads<WARPS>, shared, stream>>>(
+            a.dy.data, a.dy.dtype, static_cast<const T*>(a.x.data), nullptr, a.rstd, a.gamma.data, a.gamma.dtype,
+            static_cast<int>(rows), static_cast<int>(hidden), static_cast<T*>(a.dx.data), static_cast<const T*>(a.dresidual.data),
+            target, nullptr, DType::Float32);
+    }
+};
+
 void launch_rms_norm_backward(const RmsNormBackwardCall& a, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::rms_norm_backward";
+    const FastShape shape = fast_shape(a.x.dtype, a.x.cols, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data});
+    if (shape.warps > 0) {
+        dispatch_fast(a.x.dtype, shape, FastBackwardLaunch{a, stream});
+        check_last_launch(call);
+        return;
+    }
     const int rows = static_cast<int>(a.x.rows);
     const int hidden = static_cast<int>(a.x.cols);
     rms_norm_dx_kernel<<<row_blocks(a.x.rows), kWarpsPerBlock * 32, 0, stream>>>(a.dy.data, a.dy.dtype, a.x.data, a.x.dtype,

@@ -1,6 +1,7 @@
 // RMSNorm on the host in the float32 operations of rms_norm.cu: a warp per row (column c summed by lane
 // c % 32, then the warp's butterfly), the kernel's explicit fused multiply-adds as std::fma and its
 // separately rounded products as plain products (the host build does not contract them: no FMA target).
+// The backward where rms_norm.cu runs it on LayerNorm's fast kernel: that kernel's twin (normalization_host.cpp).
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -12,6 +13,7 @@
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
+#include "normalization/fast_backward_host.h"
 #include "normalization/normalization_call.h"
 #include "tewb_kernels/normalization.h"
 
@@ -163,6 +165,7 @@ void backward_dgamma(const RmsNormBackwardCall& a) {
 }
 
 void backward(const RmsNormBackwardCall& a) {
+    if (rms_norm_backward_fast(a)) return;
     std::vector<float> gam(a.x.cols);
     detail::load_floats(a.gamma.data, a.gamma.dtype, 0, a.x.cols, gam.data());
     backward_dx(a, gam);

@@ -151,7 +151,7 @@ private Q_SLOTS:
 
         before = fused.kernel_launches();
         const RmsNormGrads fg = fused.rms_norm_backward(dy, x, f.rstd, gamma);
-        QCOMPARE(fused.kernel_launches() - before, std::uint64_t{2});
+        QCOMPARE(fused.kernel_launches() - before, std::uint64_t{1});  // LayerNorm's fast kernel: dx and dgamma in one
         const RmsNormGrads rg = ref.rms_norm_backward(dy, x, r.rstd, gamma);
         QVERIFY(relative_error(fg.dx, rg.dx) <= 1e-5 && relative_error(fg.dgamma, rg.dgamma) <= 1e-5);
         const at::Tensor dresidual = at::randn({64, 128});

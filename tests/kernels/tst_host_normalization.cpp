@@ -1394,8 +1394,9 @@ private Q_SLOTS:
     }
 
     void rmsNormBackwardLaunchesFollowTheColumnTiles() {
-        // dx, then dgamma's partial rows finished by the last block of each 256-column tile; past 2048 tiles the
-        // sums take a launch of their own.
+        // Hidden 768 (float32, aligned) takes LayerNorm's fast kernel: one launch. Longer rows the plain kernels: dx,
+        // then dgamma's partial rows finished by the last block of each 256-column tile; past 2048 tiles the sums take a
+        // launch of their own.
         for (const std::size_t hidden : {768u, 2048u * 256u, 2048u * 256u + 1u}) {
             const std::size_t rows = 2;
             std::mt19937 rng(47);
@@ -1412,7 +1413,7 @@ private Q_SLOTS:
                                         input(dx.data(), DType::Float32, rows, hidden), input(dgamma.data(), DType::Float32, 1, hidden),
                                         {workspace.data(), workspace.size() * 4});
             });
-            QCOMPARE(launches, std::uint64_t{hidden > 2048u * 256u ? 3u : 2u});
+            QCOMPARE(launches, std::uint64_t{hidden == 768u ? 1u : hidden > 2048u * 256u ? 3u : 2u});
         }
     }
 
@@ -1614,24 +1615,33 @@ private:
         Buffer dx(x_dtype, rows * hidden), dgamma(param_dtype, hidden);
         const std::size_t bytes = tewb::kernels::rms_norm_backward_workspace_bytes(rows, hidden);
         std::vector<float> workspace(bytes / 4);
+        // LayerNorm's fast-kernel rule (fast_dispatch.cuh; these buffers are aligned): one launch with its order;
+        // elsewhere the plain kernels, dx and then dgamma's partial rows finished in place.
+        const std::size_t width = x_dtype == DType::Float32 ? 4 : 8;
+        const bool fast = hidden % width == 0 && hidden <= 32 * 8 * width * 4;
+        const std::size_t groups = fast && hidden <= 32 * width * 4 ? 4 : 1;
         QCOMPARE(launches_of([&] {
                      calls::rms_norm_backward(input(dy.data(), dy_dtype, rows, hidden), input(x.data(), x_dtype, rows, hidden), rstd.data(),
                                              input(gamma.data(), param_dtype, 1, hidden), input(dx.data(), x_dtype, rows, hidden),
                                              input(dgamma.data(), param_dtype, 1, hidden), {workspace.data(), bytes});
                  }),
-                 std::uint64_t{2});  // dx, then dgamma's partial rows finished in place
+                 std::uint64_t{fast ? 1u : 2u});
         const std::vector<float> dyv = dy.values(), xv = x.values();
         const RmsNormBackwardReference ref = rms_norm_backward_reference(dyv, xv, rstd, gamma.values(), rows, hidden);
         const std::string where = std::string(" x ") + std::string(tewb::kernels::to_string(x_dtype)) + " dy " +
                                   std::string(tewb::kernels::to_string(dy_dtype)) + " params " +
-                                  std::string(tewb::kernels::to_string(param_dtype));
+                                  std::string(tewb::kernels::to_string(param_dtype)) + (fast ? " fast" : " plain");
         for (std::size_t i = 0; i < rows * hidden; ++i) {
             const double tol = ref.dx_tolerance[i] + store_error(x_dtype, ref.dx[i]);
             QVERIFY2(agrees(dx.at(i), ref.dx[i], tol),
                      (describe("rms dx", rows, hidden, i, dx.at(i), ref.dx[i], tol) + where).c_str());
             if (x_dtype == DType::Float32) worst_rms_dx_ = std::max(worst_rms_dx_, std::fabs(dx.at(i) - ref.dx[i]) / tol);
         }
-        const std::vector<float> order = rms_norm_dgamma_in_kernel_order(dyv, xv, rstd, rows, hidden);
+        std::vector<float> order = rms_norm_dgamma_in_kernel_order(dyv, xv, rstd, rows, hidden);
+        if (fast) {  // LayerNorm's order with mean 0 (xhat = (x - 0) · rstd); its dbeta unused
+            std::vector<float> unused;
+            layer_norm_dparams_in_kernel_order(dyv, xv, std::vector<float>(rows, 0.0f), rstd, rows, hidden, true, groups, order, unused);
+        }
         for (std::size_t c = 0; c < hidden; ++c) {
             const double tol = std::ldexp(ref.dgamma_magnitude[c], -20) + store_error(param_dtype, ref.dgamma[c]);
             QVERIFY2(agrees(dgamma.at(c), ref.dgamma[c], tol),
