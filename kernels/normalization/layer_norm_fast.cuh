@@ -15,6 +15,7 @@
 #include "common/elementwise.cuh"
 #include "common/staged_transpose.cuh"
 #include "normalization/layer_norm_dparams.cuh"
+#include "normalization/layer_norm_rule.h"
 
 namespace tewb::kernels::detail::fast {
 
@@ -303,28 +304,65 @@ __device__ __forceinline__ void load_gamma(const void* gamma, DType param_dtype,
     }
 }
 
-// Row `row` by its group's thread t: dx of the thread's columns (dresidual added: the skip connection's gradient,
-// before the store; it may alias dx) stored to dx; dgamma, dbeta and (kSum) the column sums of dx as stored
-// accumulate; then sink(k, c, v) gets each vector of dx as stored in T as soon as it is stored (so no row of them
-// stays live in registers). kRms: RMSNorm's backward, dx = r · (dy · gamma - xhat · mean(dy · gamma · xhat)) with xhat
-// = x · r: LayerNorm's with mu = 0 and mean_g = 0 (x - 0 and v - 0 are exact), and no dbeta. With WARPS > 1 every
-// thread of the block calls it (group_sum synchronizes).
-template <typename T, int VECS, int WARPS, bool kSum, bool kRms, typename Sink>
-__device__ __forceinline__ void backward_row(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, float mu, float r,
-                                             int hidden, std::size_t base, int t, T* dx, const T* dresidual,
-                                             BackwardSums<T, VECS, kSum>& s, const Sink& sink) {
+// One row's inputs as thread t of its group holds them: its columns of x and dy as floats, of dresidual (the skip
+// connection's gradient; kSkip and set) and the row's mean (0 where mean is null: RMSNorm) and rstd. Loads issued
+// together, so one memory latency per row; layer_norm_backward issues the next row's while it works on this one
+// (kPrefetch, which also takes dresidual ahead; without it dresidual is read when dx is written, keeping it out of the
+// registers held across the row's sums).
+template <typename T, int VECS>
+struct RowInputs {
+    float x[VECS][kWidth<T>];
+    float d[VECS][kWidth<T>];
+    float skip[VECS][kWidth<T>];
+    float mu;
+    float r;
+};
+
+template <typename T, int VECS, int WARPS, bool kSkip>
+__device__ __forceinline__ void load_row_inputs(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, const T* dresidual,
+                                                const float* __restrict__ mean, const float* __restrict__ rstd, int row, int hidden,
+                                                int t, RowInputs<T, VECS>& in) {
     constexpr int W = kWidth<T>;
     constexpr int kGroupThreads = 32 * WARPS;
-    float xhat[VECS][W];
-    float d[VECS][W];
+    const std::size_t base = static_cast<std::size_t>(row) * hidden;
+    in.mu = mean != nullptr ? mean[row] : 0.0f;
+    in.r = rstd[row];
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        const int c = (k * kGroupThreads + t) * W;
+        if (c < hidden) {
+            load_any<W>(x, dtype_of<T>(), base + c, in.x[k]);
+            load_any<W>(dy, dy_dtype, base + c, in.d[k]);
+            if constexpr (kSkip) {
+                if (dresidual != nullptr) load_any<W>(dresidual, dtype_of<T>(), base + c, in.skip[k]);
+            }
+        }
+    }
+}
+
+// Row `row` (at base = row · hidden) by its group's thread t from its loaded inputs: dx of the thread's columns
+// (dresidual added, the skip connection's gradient, before the store; it may alias dx: each thread reads its columns of
+// a row before it writes them) stored to dx; dgamma, dbeta and (kSum) the column sums of dx as stored accumulate; then
+// sink(k, c, v) gets each vector of dx as stored in T as soon as it is stored (so no row of them stays live in
+// registers). kRms: RMSNorm's backward, dx = r · (dy · gamma - xhat · mean(dy · gamma · xhat)) with xhat = x · r:
+// LayerNorm's with mu = 0 and mean_g = 0 (x - 0 and v - 0 are exact), and no dbeta. With WARPS > 1 every thread of the
+// block calls it (group_sum synchronizes). kSkipLoaded: dresidual's columns are in `in` (load_row_inputs with kSkip);
+// else read here.
+template <typename T, int VECS, int WARPS, bool kSum, bool kRms, bool kSkipLoaded, typename Sink>
+__device__ __forceinline__ void backward_row_loaded(RowInputs<T, VECS>& in, int hidden, std::size_t base, int t, T* dx,
+                                                    const T* dresidual, BackwardSums<T, VECS, kSum>& s, const Sink& sink) {
+    constexpr int W = kWidth<T>;
+    constexpr int kGroupThreads = 32 * WARPS;
+    float (&xhat)[VECS][W] = in.x;  // x, then xhat in place
+    const float (&d)[VECS][W] = in.d;
+    const float mu = in.mu;
+    const float r = in.r;
     float sum_g = 0.0f;
     float sum_gx = 0.0f;
 #pragma unroll
     for (int k = 0; k < VECS; ++k) {
         const int c = (k * kGroupThreads + t) * W;
         if (c < hidden) {
-            load_any<W>(x, dtype_of<T>(), base + c, xhat[k]);
-            load_any<W>(dy, dy_dtype, base + c, d[k]);
 #pragma unroll
             for (int j = 0; j < W; ++j) {
                 xhat[k][j] = (xhat[k][j] - mu) * r;
@@ -347,10 +385,9 @@ __device__ __forceinline__ void backward_row(const void* __restrict__ dy, DType 
 #pragma unroll
             for (int j = 0; j < W; ++j) out[j] = r * (d[k][j] * s.g[k][j] - mean_g - xhat[k][j] * mean_gx);
             if (dresidual != nullptr) {
-                float skip[W];
-                load_any<W>(dresidual, dtype_of<T>(), base + c, skip);
+                if constexpr (!kSkipLoaded) load_any<W>(dresidual, dtype_of<T>(), base + c, in.skip[k]);
 #pragma unroll
-                for (int j = 0; j < W; ++j) out[j] += skip[j];
+                for (int j = 0; j < W; ++j) out[j] += in.skip[k][j];
             }
             store_any<W>(dx, dtype_of<T>(), base + c, out);
 #pragma unroll
@@ -422,7 +459,10 @@ __device__ __forceinline__ void write_partial_rows(const BackwardSums<T, VECS, k
 // partial dgamma and dbeta over those rows, finished by class (dparams.partials == gridDim.x) unless dparams.dgamma is
 // null. kCast: dx is also a Linear's output gradient (layer_norm_backward_cast_dbias): its copy (as stored) in
 // cast_dtype to cast_out (null: none) and its column sums, finished into dparams.dsum with the others. kRms: RMSNorm's
-// backward (mean unused, dparams.dbeta null: dgamma's partial rows only).
+// backward (mean unused, dparams.dbeta null: dgamma's partial rows only). A thread loads its next row's inputs before
+// it works on the current one (kPrefetch: where the registers allow, layer_norm_backward_prefetches), so that a row's
+// memory latency overlaps the previous row's arithmetic and sums instead of following them; the arithmetic and its
+// order are the same either way.
 template <typename T, int VECS, int WARPS, bool kCast, bool kRms = false>
 __global__ void __launch_bounds__(kThreads<WARPS>)
     layer_norm_backward(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, const float* __restrict__ mean,
@@ -431,20 +471,42 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
     constexpr int W = kWidth<T>;
     constexpr int kGroupThreads = 32 * WARPS;
     constexpr int kGroupCount = kGroups<WARPS>;
+    constexpr bool kPrefetch = layer_norm_backward_prefetches(VECS, W, WARPS);
     extern __shared__ float sums[];  // [1, 2 or 3][hidden], with several groups
     const int group = threadIdx.x / kGroupThreads;
     const int t = threadIdx.x % kGroupThreads;
+    const float* row_mean = kRms ? nullptr : mean;
     BackwardSums<T, VECS, kCast> s;
     load_gamma<T, VECS, WARPS>(gamma, param_dtype, hidden, t, s);
-    for (int row = blockIdx.x * kGroupCount + group; row < rows; row += gridDim.x * kGroupCount) {
+    // 64-bit steps: rows near INT_MAX would wrap an int's row + stride.
+    const long long stride = static_cast<long long>(gridDim.x) * kGroupCount;
+    long long row = static_cast<long long>(blockIdx.x) * kGroupCount + group;
+    RowInputs<T, VECS> in;
+    if (row < rows) {
+        load_row_inputs<T, VECS, WARPS, kPrefetch>(dy, dy_dtype, x, dresidual, row_mean, rstd, static_cast<int>(row), hidden, t, in);
+    }
+    for (; row < rows; row += stride) {
+        const long long next = row + stride;
+        RowInputs<T, VECS> ahead;
+        if constexpr (kPrefetch) {
+            if (next < rows) {
+                load_row_inputs<T, VECS, WARPS, true>(dy, dy_dtype, x, dresidual, row_mean, rstd, static_cast<int>(next), hidden, t,
+                                                      ahead);
+            }
+        }
         const std::size_t base = static_cast<std::size_t>(row) * hidden;
-        const float mu = kRms ? 0.0f : mean[row];
-        backward_row<T, VECS, WARPS, kCast, kRms>(dy, dy_dtype, x, mu, rstd[row], hidden, base, t, dx, dresidual, s,
-                                     [&](int, int c, const float (&v)[W]) {
-                                         if constexpr (kCast) {
-                                             if (cast_out != nullptr) store_any<W>(cast_out, cast_dtype, base + c, v);
-                                         }
-                                     });
+        backward_row_loaded<T, VECS, WARPS, kCast, kRms, kPrefetch>(in, hidden, base, t, dx, dresidual, s, [&](int, int c, const float (&v)[W]) {
+            if constexpr (kCast) {
+                if (cast_out != nullptr) store_any<W>(cast_out, cast_dtype, base + c, v);
+            }
+        });
+        if (next < rows) {
+            if constexpr (kPrefetch) {
+                in = ahead;
+            } else {
+                load_row_inputs<T, VECS, WARPS, false>(dy, dy_dtype, x, dresidual, row_mean, rstd, static_cast<int>(next), hidden, t, in);
+            }
+        }
     }
     write_partial_rows<T, VECS, WARPS, kCast, kRms>(s, hidden, group, t, sums, dparams);
 }
@@ -482,7 +544,9 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
             const int row = r0 + i;
             const std::size_t base = static_cast<std::size_t>(row) * hidden;
             std::uint8_t* stage_row = stage + static_cast<std::size_t>(i) * pitch;
-            backward_row<T, VECS, WARPS, true, false>(dy, dy_dtype, x, mean[row], rstd[row], hidden, base, t, dx, dresidual, s,
+            RowInputs<T, VECS> in;
+            load_row_inputs<T, VECS, WARPS, false>(dy, dy_dtype, x, dresidual, mean, rstd, row, hidden, t, in);
+            backward_row_loaded<T, VECS, WARPS, true, false, false>(in, hidden, base, t, dx, dresidual, s,
                                          [&](int, int c, const float (&v)[W]) {
                                              std::uint32_t words[W / 4];  // the FP8 bytes, 4 to a word
 #pragma unroll

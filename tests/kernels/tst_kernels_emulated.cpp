@@ -529,6 +529,11 @@ int main(int argc, char** argv) {
         norms.push_back({DType::BFloat16, DType::BFloat16, DType::BFloat16, rows, hidden, 2});  // unaligned: the plain kernels
     }
     norms.push_back({DType::BFloat16, DType::BFloat16, DType::Float32, 300, 64, 0});  // more rows than 256 partial rows
+    // Several rows a thread where the backward loads the next row ahead (layer_norm_backward_prefetches): the seed's
+    // float32 residual stream's kernel (hidden 513..1024: 4 warps a row, 256 blocks of one row group), a short bfloat16
+    // row (4 groups of a warp).
+    norms.push_back({DType::Float32, DType::BFloat16, DType::Float32, 300, 520, 0});
+    norms.push_back({DType::BFloat16, DType::BFloat16, DType::Float32, 1100, 64, 0});
     for (const std::size_t hidden : {std::size_t{1024}, std::size_t{4096}}) {         // 4 and 8 warps a row
         norms.push_back({DType::BFloat16, DType::BFloat16, DType::Float32, hidden == 4096 ? 5u : 40u, hidden, 0});
         norms.push_back({DType::Float32, DType::BFloat16, DType::Float32, hidden == 4096 ? 5u : 40u, hidden, 0});
