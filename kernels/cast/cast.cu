@@ -97,10 +97,27 @@ __global__ void cast_transpose_kernel(const Source x, int rows, int cols, const 
 }
 
 // The vectorised cast + transpose: a 64 x 64 tile per step, x read in 16-byte vectors, `out` written in
-// W-byte pieces, the FP8 tile kept in shared memory and `out_t` written in 8-byte pieces (8 rows of x at
-// one column). For rows a multiple of 8, cols a multiple of W and aligned pointers (cast_transpose_fits).
+// W-byte pieces, the FP8 tile kept in shared memory (word stores) and `out_t` written in 8-byte pieces (8 rows of x at
+// one column): a thread reads an 8 x 4 block of the tile as 8 words and turns them into 4 pieces with byte permutes
+// (transpose_4x4), where 4 threads each loaded 8 single bytes with 4-way bank conflicts. For rows a multiple of 8,
+// cols a multiple of W and aligned pointers (cast_transpose_fits).
 constexpr int kWideTile = 64;
 constexpr int kWideThreads = 256;
+// 17 words a row: a warp's 32 word loads for out_t (8 column quads x 4 row parts of 8 rows, below) fall on 32 banks.
+constexpr int kWidePitch = kWideTile + 4;
+
+// Column k (0..3) of four rows' words a, b, c, d (byte k of each, row order) as one word.
+struct Columns4 {
+    std::uint32_t c[4];
+};
+__device__ inline Columns4 transpose_4x4(std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t d) {
+    const std::uint32_t ab01 = __byte_perm(a, b, 0x5140);  // a0 b0 a1 b1
+    const std::uint32_t cd01 = __byte_perm(c, d, 0x5140);
+    const std::uint32_t ab23 = __byte_perm(a, b, 0x7362);  // a2 b2 a3 b3
+    const std::uint32_t cd23 = __byte_perm(c, d, 0x7362);
+    return {{__byte_perm(ab01, cd01, 0x5410), __byte_perm(ab01, cd01, 0x7632), __byte_perm(ab23, cd23, 0x5410),
+             __byte_perm(ab23, cd23, 0x7632)}};
+}
 
 template <typename Source, bool kDbias>
 __global__ void __launch_bounds__(kWideThreads)
@@ -111,7 +128,7 @@ __global__ void __launch_bounds__(kWideThreads)
     constexpr int W = 16 / static_cast<int>(sizeof(T));
     constexpr int kVecsPerRow = kWideTile / W;
     constexpr int kRowsPerPass = kWideThreads / kVecsPerRow;
-    __shared__ std::uint8_t tile[kWideTile][kWideTile + 8];  // + 8: rows start on different banks
+    __shared__ __align__(4) std::uint8_t tile[kWideTile][kWidePitch];
     const float s = *scale;
     unsigned local = 0;
     float sums[W] = {};  // kDbias: this thread's W columns, summed over the rows it reads
@@ -128,36 +145,47 @@ __global__ void __launch_bounds__(kWideThreads)
                 const std::size_t at = static_cast<std::size_t>(r) * cols + c;
                 const uint4 raw = *reinterpret_cast<const uint4*>(x.at(r, c));
                 const T* v = reinterpret_cast<const T*>(&raw);
-                std::uint8_t q[W];
+                std::uint32_t words[W / 4] = {};  // the FP8 bytes, 4 to a word
 #pragma unroll
                 for (int i = 0; i < W; ++i) {
                     const float f = to_float(v[i]);
                     local = max(local, abs_bits(f));
                     if constexpr (kDbias) sums[i] += f;
-                    q[i] = fp8_from_float(f * s, type);
-                    tile[j][vec * W + i] = q[i];
+                    words[i / 4] |= static_cast<std::uint32_t>(fp8_from_float(f * s, type)) << (8 * (i % 4));
                 }
                 if constexpr (W == 8) {
-                    *reinterpret_cast<uint2*>(out + at) = *reinterpret_cast<const uint2*>(q);
+                    *reinterpret_cast<uint2*>(out + at) = make_uint2(words[0], words[1]);
                 } else {
-                    *reinterpret_cast<std::uint32_t*>(out + at) = *reinterpret_cast<const std::uint32_t*>(q);
+                    *reinterpret_cast<std::uint32_t*>(out + at) = words[0];
                 }
+#pragma unroll
+                for (int w = 0; w < W / 4; ++w) *reinterpret_cast<std::uint32_t*>(&tile[j][vec * W + 4 * w]) = words[w];
             }
         }
         __syncthreads();
-        // out_t: 64 columns of x, each 64 rows = 8 pieces of 8 bytes.
-#pragma unroll
-        for (int pass = 0; pass < kWideTile * 8 / kWideThreads; ++pass) {
-            const int piece = pass * kWideThreads + static_cast<int>(threadIdx.x);
-            const int col = piece / 8;  // column of the tile: a row of out_t
-            const int part = piece % 8;
-            const int ct = blockIdx.x * kWideTile + col;
+        // out_t: 64 columns of x, each 64 rows = 8 pieces of 8 bytes. Each of the first 128 threads takes the tile's
+        // columns 4 · quad .. + 3 at rows 8 · part .. + 7: 8 words, 4 pieces. Warp w holds quads 8 · (w % 2) .. + 7 and
+        // parts 4 · (w / 2) .. + 3 (lane l: quad + l % 8, part + l / 8): its word loads hit 32 banks (kWidePitch), and
+        // each store writes 32 consecutive bytes of 8 rows of out_t.
+        if (threadIdx.x < kWideTile / 4 * 8) {
+            const int warp = static_cast<int>(threadIdx.x) / 32;
+            const int lane = static_cast<int>(threadIdx.x) % 32;
+            const int quad = 8 * (warp % 2) + lane % 8;
+            const int part = 4 * (warp / 2) + lane / 8;
             const int rt = r0 + part * 8;
-            if (ct < cols && rt < rows) {
-                std::uint8_t bytes[8];
+            if (rt < rows) {
+                std::uint32_t w[8];
 #pragma unroll
-                for (int i = 0; i < 8; ++i) bytes[i] = tile[part * 8 + i][col];
-                *reinterpret_cast<uint2*>(out_t + static_cast<std::size_t>(ct) * rows + rt) = *reinterpret_cast<const uint2*>(bytes);
+                for (int i = 0; i < 8; ++i) w[i] = *reinterpret_cast<const std::uint32_t*>(&tile[part * 8 + i][quad * 4]);
+                const Columns4 lo = transpose_4x4(w[0], w[1], w[2], w[3]);
+                const Columns4 hi = transpose_4x4(w[4], w[5], w[6], w[7]);
+#pragma unroll
+                for (int k = 0; k < 4; ++k) {
+                    const int ct = blockIdx.x * kWideTile + quad * 4 + k;
+                    if (ct < cols) {
+                        *reinterpret_cast<uint2*>(out_t + static_cast<std::size_t>(ct) * rows + rt) = make_uint2(lo.c[k], hi.c[k]);
+                    }
+                }
             }
         }
         __syncthreads();

@@ -38,10 +38,12 @@ constexpr int layer_norm_backward_band_rows(std::size_t rows, std::size_t hidden
 // current one? That holds x, dy and dresidual of VECS vectors of W floats twice, so only where the kernel keeps three
 // or more blocks resident per SM (the grid's at most 256 blocks then all resident on a GPU of 86 or more SMs): blocks
 // of 128 threads (at most 4 warps a row) and at most 12 floats of a tensor per thread. ptxas, sm_90, 2026-12-06
-// (registers per thread without / with the prefetch; blocks per SM): float32 rows 513..2048 (4 warps, VECS 2: the
-// seed's float32 residual stream at hidden 768) 64 / 105 (8 / 4), with the cast 96 / 128 (5 / 4); VECS 3 92 / 142
-// (5 / 3); bfloat16 rows of at most 256 (VECS 1) 72 / 110 (7 / 4). Past it: bfloat16 VECS 3 (hidden 768) 162 / 255,
-// VECS 4 201 / 255 with 872 bytes spilled; float32 rows 2049..3072 (8 warps) 92 / 141, 2 blocks of 256 threads / 1.
+// (registers per thread without / with the prefetch; blocks per SM), LayerNorm without the cast: float32 rows
+// 513..1024 (4 warps, VECS 2: the seed's float32 residual stream at hidden 768) 64 / 105 (8 / 4), with the cast
+// 96 / 128 (5 / 4); float32 1025..1536 (VECS 3) 92 / 142 (5 / 3); bfloat16 rows of at most 256 (VECS 1) 72 / 110
+// (7 / 4). Left out: bfloat16 hidden 768 (1 warp, VECS 3) 162 / 255; bfloat16 VECS 4 201 / 255 with 872 bytes
+// spilled; float32 385..512 (1 warp, VECS 4) 116 / 178 (4 / 2); float32 2049..3072 (8 warps) 92 / 141, 2 blocks of 256
+// threads / 1.
 constexpr bool layer_norm_backward_prefetches(int vecs, int width, int warps) {
     return warps <= 4 && vecs * width <= 12;
 }

@@ -218,6 +218,8 @@ std::size_t fast_partial_rows(const LayerNormBackwardCall& a, const RowOrder& or
     const auto groups = static_cast<std::size_t>(order.groups);
     const std::size_t written = std::min((rows + groups - 1) / groups, partials);
     const bool dbeta = a.dbeta.data != nullptr;
+    // The kernel keeps dsum's rows after dbeta's (2 · written): RMSNorm (no dbeta) has no dsum.
+    if (dsum && !dbeta) detail::fail("tewb::kernels::host::layer_norm_backward", "dx's column sums without dbeta");
     detail::parallel_for(written, (rows / written + 1) * hidden * 2, [&](std::size_t first, std::size_t last) {
         std::vector<float> d(hidden), xs(hidden), dx(hidden), group_g(hidden), group_b(hidden), group_s(hidden);
         for (std::size_t k = first; k < last; ++k) {

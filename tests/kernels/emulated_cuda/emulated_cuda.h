@@ -66,6 +66,14 @@ inline float __uint_as_float(unsigned u) {
     std::memcpy(&f, &u, 4);
     return f;
 }
+// Byte i of the result is byte (s >> 4i) & 7 of the 8 bytes b:a (a's bytes 0..3, b's 4..7); the sign-replicating
+// mode (bit 3 of a selector) is not emulated.
+inline unsigned __byte_perm(unsigned a, unsigned b, unsigned s) {
+    const unsigned long long both = (static_cast<unsigned long long>(b) << 32) | a;
+    unsigned r = 0;
+    for (int i = 0; i < 4; ++i) r |= static_cast<unsigned>((both >> (8 * ((s >> (4 * i)) & 7u))) & 0xffu) << (8 * i);
+    return r;
+}
 inline float __fmul_rn(float a, float b) {
     return a * b;  // the test's sources are built without contraction
 }
