@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "activation/activation_call.h"
+#include "common/byte_transpose.cuh"
 #include "common/check.h"
 #include "common/column_sum.cuh"
 #include "common/column_sum.h"
@@ -69,9 +70,10 @@ __device__ inline void store_fp8_piece(std::uint8_t* q, const std::uint8_t* byte
 // The forward with the FP8 output's transposed copy, x's dtype fixed at compile time: 64 x 64 tiles of x
 // (a block walks tile rows blockIdx.y, + gridDim.y, ...), x read in 16-byte vectors where the rows allow
 // (cols a multiple of W, x 16-byte aligned; element by element elsewhere), y in float32, q = fp8(y * scale)
-// written in W-byte pieces where aligned (bytes elsewhere) and staged in shared memory, then q_t written as
-// 8-byte pieces (8 rows of x at one column) where the piece is whole and 8-byte aligned, byte by byte at
-// ragged edges. `out` (y in out_dtype) too when not null.
+// written in W-byte pieces where aligned (bytes elsewhere) and staged in shared memory (word stores), then q_t written
+// as 8-byte pieces (8 rows of x at one column) where the piece is whole and 8-byte aligned, byte by byte at ragged
+// edges: each of 128 threads reads an 8 x 4 block of the tile as words and makes 4 pieces of it with byte permutes
+// (common/byte_transpose.cuh). `out` (y in out_dtype) too when not null.
 constexpr int kGeluTile = 64;
 constexpr int kGeluTileThreads = 256;
 
@@ -83,7 +85,8 @@ __global__ void __launch_bounds__(kGeluTileThreads)
     constexpr int W = 16 / static_cast<int>(sizeof(T));
     constexpr int kVecsPerRow = kGeluTile / W;
     constexpr int kRowsPerPass = kGeluTileThreads / kVecsPerRow;
-    __shared__ std::uint8_t tile[kGeluTile][kGeluTile + 8];  // + 8: rows start on different banks
+    static_assert(kGeluTile == 64, "byte_transpose.cuh's tile");
+    __shared__ __align__(4) std::uint8_t tile[kGeluTile][kByteTilePitch];
     const float s = *scale;
     unsigned local = 0;
     const int vec = static_cast<int>(threadIdx.x) % kVecsPerRow;
@@ -114,8 +117,12 @@ __global__ void __launch_bounds__(kGeluTileThreads)
 #pragma unroll
                 for (int i = 0; i < W; ++i) {
                     bytes[i] = fp8_from_float(y[i] * s, type);
-                    tile[j][vec * W + i] = bytes[i];  // past the right edge: never read
                     if (i < n) local = max(local, abs_bits(y[i]));
+                }
+#pragma unroll
+                for (int w = 0; w < W / 4; ++w) {  // past the right edge: never written to q_t
+                    *reinterpret_cast<std::uint32_t*>(&tile[j][vec * W + 4 * w]) =
+                        *reinterpret_cast<const std::uint32_t*>(bytes + 4 * w);
                 }
                 if (out != nullptr) {
                     for (int i = 0; i < n; ++i) store(out, out_dtype, at + i, y[i]);
@@ -124,23 +131,25 @@ __global__ void __launch_bounds__(kGeluTileThreads)
             }
         }
         __syncthreads();
-        // q_t: the tile's 64 columns of x, each 64 rows = 8 pieces of 8 bytes.
+        // q_t: the tile's 64 columns of x, each 64 rows = 8 pieces of 8 bytes, 4 by each of the first 128 threads.
+        if (threadIdx.x < kGeluTile / 4 * 8) {
+            const TransposedBlock blk = transposed_block_of(static_cast<int>(threadIdx.x));
+            const int rt = r0 + blk.part * 8;
+            if (rt < rows) {
+                const Pieces4 p = transpose_8x4(&tile[0][0], blk);
 #pragma unroll
-        for (int pass = 0; pass < kGeluTile * 8 / kGeluTileThreads; ++pass) {
-            const int piece = pass * kGeluTileThreads + static_cast<int>(threadIdx.x);
-            const int col = piece / 8;  // column of the tile: a row of q_t
-            const int part = piece % 8;
-            const int ct = static_cast<int>(blockIdx.x) * kGeluTile + col;
-            const int rt = r0 + part * 8;
-            if (ct < cols && rt < rows) {
-                std::uint8_t* to = q_t + static_cast<std::size_t>(ct) * rows + rt;
-                if (rt + 8 <= rows && reinterpret_cast<std::uintptr_t>(to) % 8 == 0) {
-                    alignas(8) std::uint8_t bytes[8];
-#pragma unroll
-                    for (int i = 0; i < 8; ++i) bytes[i] = tile[part * 8 + i][col];
-                    *reinterpret_cast<uint2*>(to) = *reinterpret_cast<const uint2*>(bytes);
-                } else {
-                    for (int i = 0; i < 8 && rt + i < rows; ++i) to[i] = tile[part * 8 + i][col];
+                for (int k = 0; k < 4; ++k) {
+                    const int ct = static_cast<int>(blockIdx.x) * kGeluTile + blk.quad * 4 + k;
+                    if (ct < cols) {
+                        std::uint8_t* to = q_t + static_cast<std::size_t>(ct) * rows + rt;
+                        if (rt + 8 <= rows && reinterpret_cast<std::uintptr_t>(to) % 8 == 0) {
+                            *reinterpret_cast<uint2*>(to) = make_uint2(p.lo.c[k], p.hi.c[k]);
+                        } else {
+                            for (int i = 0; i < 8 && rt + i < rows; ++i) {
+                                to[i] = static_cast<std::uint8_t>((i < 4 ? p.lo.c[k] : p.hi.c[k]) >> (8 * (i % 4)));
+                            }
+                        }
+                    }
                 }
             }
         }

@@ -11,6 +11,7 @@
 #include "cast/cast_items.h"
 #include "cast/row_sources.h"
 #include "common/arguments.h"
+#include "common/byte_transpose.cuh"
 #include "common/check.h"
 #include "common/column_sum.cuh"
 #include "common/column_sum.h"
@@ -103,22 +104,6 @@ __global__ void cast_transpose_kernel(const Source x, int rows, int cols, const 
 // cols a multiple of W and aligned pointers (cast_transpose_fits).
 constexpr int kWideTile = 64;
 constexpr int kWideThreads = 256;
-// 17 words a row: a warp's 32 word loads for out_t (8 column quads x 4 row parts of 8 rows, below) fall on 32 banks.
-constexpr int kWidePitch = kWideTile + 4;
-
-// Column k (0..3) of four rows' words a, b, c, d (byte k of each, row order) as one word.
-struct Columns4 {
-    std::uint32_t c[4];
-};
-__device__ inline Columns4 transpose_4x4(std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t d) {
-    const std::uint32_t ab01 = __byte_perm(a, b, 0x5140);  // a0 b0 a1 b1
-    const std::uint32_t cd01 = __byte_perm(c, d, 0x5140);
-    const std::uint32_t ab23 = __byte_perm(a, b, 0x7362);  // a2 b2 a3 b3
-    const std::uint32_t cd23 = __byte_perm(c, d, 0x7362);
-    return {{__byte_perm(ab01, cd01, 0x5410), __byte_perm(ab01, cd01, 0x7632), __byte_perm(ab23, cd23, 0x5410),
-             __byte_perm(ab23, cd23, 0x7632)}};
-}
-
 template <typename Source, bool kDbias>
 __global__ void __launch_bounds__(kWideThreads)
     cast_transpose_wide_kernel(const Source x, int rows, int cols, const float* __restrict__ scale,
@@ -128,7 +113,8 @@ __global__ void __launch_bounds__(kWideThreads)
     constexpr int W = 16 / static_cast<int>(sizeof(T));
     constexpr int kVecsPerRow = kWideTile / W;
     constexpr int kRowsPerPass = kWideThreads / kVecsPerRow;
-    __shared__ __align__(4) std::uint8_t tile[kWideTile][kWidePitch];
+    static_assert(kWideTile == 64, "byte_transpose.cuh's tile");
+    __shared__ __align__(4) std::uint8_t tile[kWideTile][kByteTilePitch];
     const float s = *scale;
     unsigned local = 0;
     float sums[W] = {};  // kDbias: this thread's W columns, summed over the rows it reads
@@ -163,27 +149,18 @@ __global__ void __launch_bounds__(kWideThreads)
             }
         }
         __syncthreads();
-        // out_t: 64 columns of x, each 64 rows = 8 pieces of 8 bytes. Each of the first 128 threads takes the tile's
-        // columns 4 · quad .. + 3 at rows 8 · part .. + 7: 8 words, 4 pieces. Warp w holds quads 8 · (w % 2) .. + 7 and
-        // parts 4 · (w / 2) .. + 3 (lane l: quad + l % 8, part + l / 8): its word loads hit 32 banks (kWidePitch), and
-        // each store writes 32 consecutive bytes of 8 rows of out_t.
+        // out_t: 64 columns of x, each 64 rows = 8 pieces of 8 bytes, 4 pieces by each of the first 128 threads from
+        // an 8 x 4 block of the tile (byte_transpose.cuh); a store writes 32 consecutive bytes of 8 rows of out_t.
         if (threadIdx.x < kWideTile / 4 * 8) {
-            const int warp = static_cast<int>(threadIdx.x) / 32;
-            const int lane = static_cast<int>(threadIdx.x) % 32;
-            const int quad = 8 * (warp % 2) + lane % 8;
-            const int part = 4 * (warp / 2) + lane / 8;
-            const int rt = r0 + part * 8;
+            const TransposedBlock blk = transposed_block_of(static_cast<int>(threadIdx.x));
+            const int rt = r0 + blk.part * 8;
             if (rt < rows) {
-                std::uint32_t w[8];
-#pragma unroll
-                for (int i = 0; i < 8; ++i) w[i] = *reinterpret_cast<const std::uint32_t*>(&tile[part * 8 + i][quad * 4]);
-                const Columns4 lo = transpose_4x4(w[0], w[1], w[2], w[3]);
-                const Columns4 hi = transpose_4x4(w[4], w[5], w[6], w[7]);
+                const Pieces4 p = transpose_8x4(&tile[0][0], blk);
 #pragma unroll
                 for (int k = 0; k < 4; ++k) {
-                    const int ct = blockIdx.x * kWideTile + quad * 4 + k;
+                    const int ct = blockIdx.x * kWideTile + blk.quad * 4 + k;
                     if (ct < cols) {
-                        *reinterpret_cast<uint2*>(out_t + static_cast<std::size_t>(ct) * rows + rt) = make_uint2(lo.c[k], hi.c[k]);
+                        *reinterpret_cast<uint2*>(out_t + static_cast<std::size_t>(ct) * rows + rt) = make_uint2(p.lo.c[k], p.hi.c[k]);
                     }
                 }
             }
