@@ -145,9 +145,7 @@ __global__ void __launch_bounds__(kGeluTileThreads)
                         if (rt + 8 <= rows && reinterpret_cast<std::uintptr_t>(to) % 8 == 0) {
                             *reinterpret_cast<uint2*>(to) = make_uint2(p.lo.c[k], p.hi.c[k]);
                         } else {
-                            for (int i = 0; i < 8 && rt + i < rows; ++i) {
-                                to[i] = static_cast<std::uint8_t>((i < 4 ? p.lo.c[k] : p.hi.c[k]) >> (8 * (i % 4)));
-                            }
+                            for (int i = 0; i < 8 && rt + i < rows; ++i) to[i] = piece_byte(p, k, i);
                         }
                     }
                 }
@@ -197,10 +195,10 @@ __global__ void gelu_backward_kernel(const void* __restrict__ dy, const void* __
 // The backward with the FP8 output's transposed copy, dy's and x's dtype fixed at compile time. A block takes 64
 // columns of one row chunk (the dbias partial row's rows, as gelu_backward_kernel's) in tiles of 32 rows: each
 // thread reads W elements of a row (16-byte vectors where the rows allow), writes dx and q there and leaves q's
-// bytes ([column][row]) and g ([row][column]) in shared memory; then each thread writes one 8-byte piece of q_t
-// (8 rows at one column; byte by byte where not whole or not 8-byte aligned), while threads 0..63 add their
-// column's g over the tile's rows in row order, so the partial row has the bits of gelu_backward_kernel and of
-// the host twin.
+// bytes ([row][column], word stores) and g ([row][column]) in shared memory; then threads 64..127 each turn an 8 x 4
+// block of the bytes into 4 pieces of q_t (8 rows at one column, common/byte_transpose.cuh; byte by byte where not
+// whole or not 8-byte aligned), while threads 0..63 add their column's g over the tile's rows in row order, so the
+// partial row has the bits of gelu_backward_kernel and of the host twin.
 constexpr int kGeluBackwardTileRows = 32;
 
 template <typename T>
@@ -223,9 +221,9 @@ __global__ void __launch_bounds__(kGeluTileThreads)
     constexpr int kVecsPerRow = kGeluTile / W;
     constexpr int kRowsPerPass = kGeluTileThreads / kVecsPerRow;
     constexpr int R = kGeluBackwardTileRows;
-    constexpr int kPiecesPerColumn = R / 8;
-    static_assert(kGeluTile * kPiecesPerColumn == kGeluTileThreads, "one q_t piece per thread");
-    __shared__ __align__(8) std::uint8_t tile[kGeluTile][R + 8];  // [column][row]; + 8 keeps pieces 8-byte aligned
+    constexpr int kBlocks = kGeluTile / 4 * (R / 8);  // 8 x 4 blocks of the byte tile: 64
+    static_assert(kGeluTile == 64 && 2 * kBlocks <= kGeluTileThreads, "byte_transpose.cuh's tile; threads 64..127 free");
+    __shared__ __align__(4) std::uint8_t tile[R][kByteTilePitch];
     __shared__ float g_tile[R][kGeluTile + 1];
     const float s = *scale;
     unsigned local = 0;
@@ -278,9 +276,13 @@ __global__ void __launch_bounds__(kGeluTileThreads)
                     bytes[i] = fp8_from_float(g[i] * s, type);
                     if (i < n) {
                         local = max(local, abs_bits(g[i]));
-                        tile[vec * W + i][j] = bytes[i];
                         g_tile[j][vec * W + i] = g[i];
                     }
+                }
+#pragma unroll
+                for (int w = 0; w < W / 4; ++w) {  // past the right edge: never written to q_t
+                    *reinterpret_cast<std::uint32_t*>(&tile[j][vec * W + 4 * w]) =
+                        *reinterpret_cast<const std::uint32_t*>(bytes + 4 * w);
                 }
                 if (dx != nullptr) {
                     if (vector_dx) {
@@ -293,16 +295,22 @@ __global__ void __launch_bounds__(kGeluTileThreads)
             }
         }
         __syncthreads();
-        {
-            const int col = thread / kPiecesPerColumn;
-            const int j0 = (thread % kPiecesPerColumn) * 8;
-            const int ct = c0 + col;
-            if (ct < cols && j0 < height) {
-                std::uint8_t* to = q_t + static_cast<std::size_t>(ct) * rows + r0 + j0;
-                if (j0 + 8 <= height && reinterpret_cast<std::uintptr_t>(to) % 8 == 0) {
-                    *reinterpret_cast<uint2*>(to) = *reinterpret_cast<const uint2*>(&tile[col][j0]);
-                } else {
-                    for (int i = 0; i < 8 && j0 + i < height; ++i) to[i] = tile[col][j0 + i];
+        if (thread >= kGeluTile && thread < kGeluTile + kBlocks) {
+            const TransposedBlock blk = transposed_block_of(thread - kGeluTile);
+            const int j0 = blk.part * 8;
+            if (j0 < height) {
+                const Pieces4 p = transpose_8x4(&tile[0][0], blk);
+#pragma unroll
+                for (int k = 0; k < 4; ++k) {
+                    const int ct = c0 + blk.quad * 4 + k;
+                    if (ct < cols) {
+                        std::uint8_t* to = q_t + static_cast<std::size_t>(ct) * rows + r0 + j0;
+                        if (j0 + 8 <= height && reinterpret_cast<std::uintptr_t>(to) % 8 == 0) {
+                            *reinterpret_cast<uint2*>(to) = make_uint2(p.lo.c[k], p.hi.c[k]);
+                        } else {
+                            for (int i = 0; i < 8 && j0 + i < height; ++i) to[i] = piece_byte(p, k, i);
+                        }
+                    }
                 }
             }
         }

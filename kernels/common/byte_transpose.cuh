@@ -27,8 +27,9 @@ __device__ inline Columns4 transpose_4x4(std::uint32_t a, std::uint32_t b, std::
 // column quads x 4 row parts of 8 rows, transposed_block_of) fall on 32 different banks; rows 4-byte aligned.
 inline constexpr int kByteTilePitch = 64 + 4;
 
-// The 8 x 4 block a thread of the first 128 takes from a 64 x 64 tile: columns 4 · quad .. + 3 at rows 8 · part .. + 7.
-// Warp w holds quads 8 · (w % 2) .. + 7 and parts 4 · (w / 2) .. + 3 (lane l: + l % 8, + l / 8).
+// The 8 x 4 block thread `thread` (< 128, or < 64 for a tile of 32 rows) takes from a tile of 64 columns: columns
+// 4 · quad .. + 3 at rows 8 · part .. + 7. Warp w holds quads 8 · (w % 2) .. + 7 and parts 4 · (w / 2) .. + 3 (lane l:
+// + l % 8, + l / 8).
 struct TransposedBlock {
     int quad;
     int part;
@@ -52,6 +53,11 @@ __device__ inline Pieces4 transpose_8x4(const std::uint8_t* tile, TransposedBloc
 #pragma unroll
     for (int i = 0; i < 8; ++i) w[i] = *reinterpret_cast<const std::uint32_t*>(tile + (b.part * 8 + i) * kByteTilePitch + b.quad * 4);
     return {transpose_4x4(w[0], w[1], w[2], w[3]), transpose_4x4(w[4], w[5], w[6], w[7])};
+}
+
+// Byte i (row 8 · part + i) of piece k: for the byte-wise stores at a ragged end.
+__device__ inline std::uint8_t piece_byte(const Pieces4& p, int k, int i) {
+    return static_cast<std::uint8_t>((i < 4 ? p.lo.c[k] : p.hi.c[k]) >> (8 * (i % 4)));
 }
 
 }  // namespace tewb::kernels::detail
