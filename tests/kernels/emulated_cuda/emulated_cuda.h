@@ -66,8 +66,8 @@ inline float __uint_as_float(unsigned u) {
     std::memcpy(&f, &u, 4);
     return f;
 }
-// Byte i of the result is byte (s >> 4i) & 7 of the 8 bytes b:a (a's bytes 0..3, b's 4..7); the sign-replicating
-// mode (bit 3 of a selector) is not emulated.
+// Byte i of the result is byte (s >> 4i) & 7 of the 8 bytes b:a (a's bytes 0..3, b's 4..7), as CUDA's (bit 3 of a
+// selector nibble is ignored).
 inline unsigned __byte_perm(unsigned a, unsigned b, unsigned s) {
     const unsigned long long both = (static_cast<unsigned long long>(b) << 32) | a;
     unsigned r = 0;
