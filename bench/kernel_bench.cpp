@@ -349,6 +349,26 @@ int main(int argc, char** argv) {
                                          workspace_ref(workspace), on_stream());
         });
         rows.push_back({"layer_norm_backward bf16", shape, bwd, 6.0 * r * h / (bwd * 1e6), "GB/s", bandwidth_target});
+        if (h == 768) {
+            // What the te model runs at the seed's shape: the float32 residual stream's backward with the skip's gradient
+            // (layer_norm_backward_add; dy BF16, x, dresidual and dx float32), the kernel that loads its next row ahead
+            // (layer_norm_backward_prefetches). Reads 10 bytes an element, writes 4.
+            const at::Tensor x32 = x.to(at::kFloat);
+            const at::Tensor dresidual = at::randn({r, h}, cuda);
+            at::Tensor mean32 = at::empty({r}, cuda);
+            at::Tensor rstd32 = at::empty({r}, cuda);
+            at::Tensor y32 = at::empty({r, h}, cuda);
+            kernels::layer_norm_forward(kernel_tensor(x32), kernel_tensor(gamma), kernel_tensor(beta), 1e-5f, kernel_tensor(y32),
+                                        kernels::Tensor{}, kernel_tensor(mean32), kernel_tensor(rstd32), on_stream());
+            at::Tensor dx32 = at::empty_like(x32);
+            const double add = time_ms([&] {
+                kernels::layer_norm_backward_add(kernel_tensor(out), kernel_tensor(x32), kernel_tensor(mean32), kernel_tensor(rstd32),
+                                                 kernel_tensor(gamma), kernel_tensor(dx32), kernel_tensor(dresidual), kernel_tensor(dgamma),
+                                                 kernel_tensor(dbeta), workspace_ref(workspace), on_stream());
+            });
+            rows.push_back({"layer_norm_backward_add fp32 x, bf16 dy (the seed's residual stream)", shape, add, 14.0 * r * h / (add * 1e6),
+                            "GB/s", bandwidth_target});
+        }
         // RMSNorm (llama) at the same shape: reads dy and x, writes dx (gamma's gradient summed beside it).
         at::Tensor rms_out = at::empty_like(x);
         const double rms_fwd = time_ms([&] {
