@@ -98,8 +98,15 @@ __device__ inline void unpack(const uint4& u, float (&v)[4]) {
     v[3] = __uint_as_float(u.w);
 }
 
+// Through the four words (a bfloat16 is the top half of its float32): reading u as __nv_bfloat162 pairs let the
+// compiler split a 16-byte load from global memory into four 4-byte loads (PTX ld.global.v2.u16).
 __device__ inline void unpack(const uint4& u, float (&v)[8]) {
-    unpack_bf16x2<4>(reinterpret_cast<const __nv_bfloat162*>(&u), v);
+    const unsigned words[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        v[2 * i] = __uint_as_float(words[i] << 16);
+        v[2 * i + 1] = __uint_as_float(words[i] & 0xffff0000u);
+    }
 }
 
 __device__ inline uint4 pack(const float (&v)[4]) {
