@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -20,6 +21,7 @@
 #include "core/device/DeviceInfo.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "tewb_kernels/activation.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/attention.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/gemm.h"
@@ -186,6 +188,46 @@ void layer_norm_handover_levers(std::vector<Row>& rows) {
     });
     rows.push_back({"layer_norm_backward_quantize_dbias vs backward + cast", shape, handed_fp8_ms, separate_fp8_ms / handed_fp8_ms, "x",
                     1.0});
+}
+
+// Current scaling's step before each cast (abs_max_current_scale: the amax and the scale from it in one launch) at the
+// seed's output gradients under current scaling: fc1's (bfloat16, 3072 x 3072) and proj's or fc2's (the float32 residual
+// stream, 3072 x 768); reads 2 or 4 bytes an element, against the copy's bandwidth target. And every weight of the
+// seed's 12 layers (float32, 48 tensors) in one multi-tensor launch against a launch each; the target, 1, is "not slower".
+void current_scale_levers(std::vector<Row>& rows, double bandwidth_target) {
+    const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+    at::Tensor targets = at::zeros({4 * 64 * 48}, cuda);  // each tensor's scale, scale_inv, staging in slots of their own
+    const auto item = [&](const at::Tensor& x, int i) {
+        kernels::Tensor source = kernels::input(x.data_ptr(), kernel_dtype(x.scalar_type()), 1, static_cast<std::size_t>(x.numel()));
+        const auto slot = [&](int k) { return kernel_tensor(targets.narrow(0, (i * 4 + k) * 64, 1)); };
+        return kernels::CurrentScaleItem{source, 448.0f, slot(0), slot(1), slot(2)};
+    };
+    for (const auto& [r, h, dtype, what] : {std::tuple<std::int64_t, std::int64_t, at::ScalarType, const char*>{3072, 3072, at::kBFloat16, "bf16 (fc1's gradient)"},
+                                           {3072, 768, at::kFloat, "f32 (the residual stream's gradient)"}}) {
+        const at::Tensor x = at::randn({r, h}, cuda).to(dtype);
+        const kernels::CurrentScaleItem one = item(x, 0);
+        const double ms = time_ms([&] {
+            kernels::abs_max_current_scale(one.x, one.numerator, one.scale, one.scale_inv, one.staging, on_stream());
+        });
+        const double bytes = static_cast<double>(x.numel()) * static_cast<double>(x.element_size());
+        rows.push_back({std::string("abs_max_current_scale ") + what, std::to_string(r) + "x" + std::to_string(h), ms, bytes / (ms * 1e6),
+                        "GB/s", bandwidth_target});
+    }
+    std::vector<at::Tensor> weights;
+    std::vector<kernels::CurrentScaleItem> items;
+    for (int layer = 0; layer < 12; ++layer) {
+        for (const auto& [out, in] : {std::pair<std::int64_t, std::int64_t>{2304, 768}, {768, 768}, {3072, 768}, {768, 3072}}) {
+            weights.push_back(at::randn({out, in}, cuda) * 0.02);
+            items.push_back(item(weights.back(), static_cast<int>(items.size())));
+        }
+    }
+    const double each_ms = time_ms([&] {
+        for (const kernels::CurrentScaleItem& i : items) {
+            kernels::abs_max_current_scale(i.x, i.numerator, i.scale, i.scale_inv, i.staging, on_stream());
+        }
+    });
+    const double multi_ms = time_ms([&] { kernels::abs_max_current_scale_multi(items.data(), items.size(), on_stream()); });
+    rows.push_back({"abs_max_current_scale_multi vs one launch each", "48 seed weights", multi_ms, each_ms / multi_ms, "x", 1.0});
 }
 
 void bias_gradient_levers(const kernels::GemmCall& base, std::vector<Row>& rows) {
@@ -480,6 +522,11 @@ int main(int argc, char** argv) {
         layer_norm_handover_levers(rows);
     } catch (const std::exception& e) {
         std::printf("hand-over levers not timed: %s\n", e.what());
+    }
+    try {
+        current_scale_levers(rows, bandwidth_target);
+    } catch (const std::exception& e) {
+        std::printf("current-scaling levers not timed: %s\n", e.what());
     }
     try {
         attention_levers(rows);

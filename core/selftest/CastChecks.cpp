@@ -5,12 +5,15 @@
 
 #include "core/selftest/SelfTestChecks.h"
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include <ATen/ops/stack.h>
 
 #include "core/fp8/BlockScaling.h"
 #include "core/modules/ops/KernelTypes.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
 
 namespace tewb::selftest {
@@ -278,6 +281,101 @@ void stacked_casts(Checks& check) {
     }
 }
 
+// Current scaling's step before its cast, one launch (abs_max_current_scale): the amax against LibTorch's, the scale
+// against core's rule (current_scale_tensor) bit for bit, scale_inv = 1 / scale, and the staging entry the larger amax
+// with NaN winning. x starts 0, 1 or 3 elements past a 16-byte boundary (the kernel's head of single elements, then
+// 16-byte loads, then a tail), with an inf or NaN planted in the head, the middle or the tail. The multi-tensor form
+// (every weight in one launch) against the single calls, bit for bit, with an empty tensor among them.
+void current_scales(Checks& check) {
+    const auto bits = [](const at::Tensor& t) { return t.to(at::kFloat).view(at::kInt); };
+    // A NaN amax is NaN on both sides, whichever NaN: LibTorch's max and the kernel's largest bit pattern differ there.
+    const auto same_or_both_nan = [](const at::Tensor& got, const at::Tensor& want) {
+        return got.eq(want).logical_or(got.isnan().logical_and(want.isnan())).to(at::kInt);
+    };
+    const at::Tensor one = at::ones({1}, cuda().dtype(at::kInt));
+    const float kNan = std::numeric_limits<float>::quiet_NaN();
+    const float kInf = std::numeric_limits<float>::infinity();
+    for (const at::ScalarType input : {at::kBFloat16, at::kFloat}) {
+        for (const std::int64_t n : {std::int64_t{1}, std::int64_t{7}, std::int64_t{1000003}, std::int64_t{3072 * 3072}}) {
+            for (const std::int64_t offset : {std::int64_t{0}, std::int64_t{1}, std::int64_t{3}}) {
+                for (const float special : {0.0f, kInf, kNan}) {
+                    const std::string shape = std::to_string(n) + " at +" + std::to_string(offset);
+                    const std::string dtype = dtype_name(input) + (special == 0.0f ? "" : std::isnan(special) ? ", a NaN" : ", an inf");
+                    check.attempt("abs_max_current_scale", shape, dtype, [&, n = n, offset = offset, special = special] {
+                        at::Tensor buffer = (at::randn({n + 8}, cuda()) * 7).to(input);
+                        at::Tensor x = buffer.narrow(0, offset, n);
+                        if (special != 0.0f) {
+                            // The first element (in the head when x is off a 16-byte boundary), the middle and the last.
+                            for (const std::int64_t at_index : {std::int64_t{0}, n / 2, n - 1}) x[at_index] = special;
+                        }
+                        const at::Tensor want_amax = x.abs().max().to(at::kFloat).reshape({1});
+                        for (const kernels::Fp8Type type : {kernels::Fp8Type::E4M3, kernels::Fp8Type::E5M2}) {
+                            const float numerator = kernels::fp8_max(type);
+                            const at::Tensor want_scale = current_scale_tensor(want_amax, numerator);
+                            const at::Tensor staged = at::full({1}, 0.5f, cuda());
+                            const at::Tensor want_staging =
+                                at::where(at::isnan(want_amax), want_amax, at::maximum(staged, want_amax));
+                            at::Tensor amax = poisoned({1}, at::kFloat);
+                            at::Tensor scale = poisoned({1}, at::kFloat);
+                            at::Tensor scale_inv = poisoned({1}, at::kFloat);
+                            at::Tensor staging = staged.clone();
+                            kernels::Tensor source = kernels::input(x.data_ptr(), kernel_dtype(input), 1, static_cast<std::size_t>(n));
+                            source.amax = amax.data_ptr<float>();
+                            kernels::abs_max_current_scale(source, numerator, kernel_tensor(scale), kernel_tensor(scale_inv),
+                                                           kernel_tensor(staging), kernel_stream());
+                            const std::string type_dtype = dtype + " -> " + fp8_name(type);
+                            check.exact("abs_max_current_scale", "amax", shape, type_dtype, same_or_both_nan(amax, want_amax), one);
+                            check.exact("abs_max_current_scale", "scale", shape, type_dtype, bits(scale), bits(want_scale));
+                            check.exact("abs_max_current_scale", "scale_inv", shape, type_dtype, bits(scale_inv),
+                                        bits(at::reciprocal(want_scale)));
+                            check.exact("abs_max_current_scale", "staging", shape, type_dtype, same_or_both_nan(staging, want_staging),
+                                        one);
+                        }
+                    });
+                }
+            }
+        }
+    }
+    check.attempt("abs_max_current_scale_multi", "7 tensors", "float32, bfloat16", [&] {
+        // The seed's weight shapes, float32 as the optimizer keeps them, a bfloat16 one off a 16-byte boundary, an empty one.
+        std::vector<at::Tensor> xs = {at::randn({2304, 768}, cuda()),  at::randn({768, 768}, cuda()),
+                                      at::randn({3072, 768}, cuda()),  at::randn({768, 3072}, cuda()),
+                                      at::randn({5001}, cuda()).to(at::kBFloat16).narrow(0, 1, 5000), at::empty({0}, cuda()),
+                                      at::randn({33, 7}, cuda()) * 1e30};
+        std::vector<kernels::CurrentScaleItem> items;
+        std::vector<at::Tensor> alone, many;  // per tensor: amax, scale, scale_inv, staging
+        for (const at::Tensor& x : xs) {
+            kernels::Tensor source = kernels::input(x.data_ptr(), kernel_dtype(x.scalar_type()), 1, static_cast<std::size_t>(x.numel()));
+            at::Tensor a = at::full({4}, 0.25f, cuda());
+            at::Tensor m = a.clone();
+            source.amax = a.data_ptr<float>();
+            kernels::abs_max_current_scale(source, 448.0f, kernel_tensor(a.narrow(0, 1, 1)), kernel_tensor(a.narrow(0, 2, 1)),
+                                           kernel_tensor(a.narrow(0, 3, 1)), kernel_stream());
+            source.amax = m.data_ptr<float>();
+            items.push_back({source, 448.0f, kernel_tensor(m.narrow(0, 1, 1)), kernel_tensor(m.narrow(0, 2, 1)),
+                             kernel_tensor(m.narrow(0, 3, 1))});
+            alone.push_back(a);
+            many.push_back(m);
+        }
+        kernels::abs_max_current_scale_multi(items.data(), items.size(), kernel_stream());
+        check.exact("abs_max_current_scale_multi", "amax, scale, scale_inv, staging = each alone", "7 tensors", "float32, bfloat16",
+                    bits(at::stack(many)), bits(at::stack(alone)));
+        // Again with every value a thousand times smaller: a scratch word the first launch left set would show.
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+            xs[i].mul_(1e-3);
+            many[i].fill_(0.25f);
+            alone[i].fill_(0.25f);
+            kernels::Tensor source = items[i].x;
+            source.amax = alone[i].data_ptr<float>();
+            kernels::abs_max_current_scale(source, 448.0f, kernel_tensor(alone[i].narrow(0, 1, 1)), kernel_tensor(alone[i].narrow(0, 2, 1)),
+                                           kernel_tensor(alone[i].narrow(0, 3, 1)), kernel_stream());
+        }
+        kernels::abs_max_current_scale_multi(items.data(), items.size(), kernel_stream());
+        check.exact("abs_max_current_scale_multi", "the same, a second launch of smaller values", "7 tensors", "float32, bfloat16",
+                    bits(at::stack(many)), bits(at::stack(alone)));
+    });
+}
+
 }  // namespace
 
 void casts(Checks& check) {
@@ -286,6 +384,7 @@ void casts(Checks& check) {
     block_casts(check);
     transposes(check);
     stacked_casts(check);
+    current_scales(check);
 }
 
 }  // namespace tewb::selftest

@@ -52,4 +52,8 @@ struct CurrentScaleCall {
 CurrentScaleCall current_scale_call(const char* call, const Tensor& amax, float numerator, const Tensor& scale,
                                     const Tensor& scale_inv, const Tensor& staging);
 
+// The same checks without the amax (amax null in the result): what abs_max_current_scale (amax.h) writes through.
+CurrentScaleCall current_scale_targets(const char* call, float numerator, const Tensor& scale, const Tensor& scale_inv,
+                                      const Tensor& staging);
+
 }  // namespace tewb::kernels::detail

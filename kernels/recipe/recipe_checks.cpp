@@ -50,12 +50,11 @@ SlotStrides check_recipe_arguments(const char* call, const float* history, const
     return resolved;
 }
 
-void check_current_scale_arguments(const char* call, const float* amax, float numerator, const float* scale,
-                                   const float* scale_inv, const float* staging) {
+void check_current_scale_arguments(const char* call, float numerator, const float* scale, const float* scale_inv,
+                                   const float* staging) {
     if (!is_finite(numerator) || !(numerator > 0.0f)) {
         fail(call, "numerator = " + std::to_string(numerator) + "; allowed: a finite value above 0 (fp8_max / 2^margin)");
     }
-    check_buffer(call, amax, "amax", alignof(float));
     check_buffer(call, scale, "scale", alignof(float));
     check_buffer(call, scale_inv, "scale_inv", alignof(float));
     if (staging != nullptr) check_buffer(call, staging, "staging", alignof(float));
@@ -122,12 +121,20 @@ std::optional<ScaleUpdateCall> scale_update_call(const char* call, const Tensor&
     return a;
 }
 
+CurrentScaleCall current_scale_targets(const char* call, float numerator, const Tensor& scale, const Tensor& scale_inv,
+                                      const Tensor& staging) {
+    const CurrentScaleCall a{nullptr, numerator, float_vector(call, scale, "scale", 1), float_vector(call, scale_inv, "scale_inv", 1),
+                             staging.data != nullptr ? float_vector(call, staging, "staging", 1) : nullptr};
+    check_current_scale_arguments(call, numerator, a.scale, a.scale_inv, a.staging);
+    return a;
+}
+
 CurrentScaleCall current_scale_call(const char* call, const Tensor& amax, float numerator, const Tensor& scale,
                                     const Tensor& scale_inv, const Tensor& staging) {
-    const CurrentScaleCall a{float_vector(call, amax, "amax", 1), numerator, float_vector(call, scale, "scale", 1),
-                             float_vector(call, scale_inv, "scale_inv", 1),
-                             staging.data != nullptr ? float_vector(call, staging, "staging", 1) : nullptr};
-    check_current_scale_arguments(call, a.amax, numerator, a.scale, a.scale_inv, a.staging);
+    const float* source = float_vector(call, amax, "amax", 1);
+    check_buffer(call, source, "amax", alignof(float));
+    CurrentScaleCall a = current_scale_targets(call, numerator, scale, scale_inv, staging);
+    a.amax = source;
     return a;
 }
 

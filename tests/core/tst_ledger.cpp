@@ -453,7 +453,13 @@ private Q_SLOTS:
         // (layer_norm_backward_quantize_dbias). Block scaling keeps the stack and its casts. Both 2 fewer since the
         // attention is the project's own.
         QTest::newRow("te fp8 delayed") << Backend::Te << Precision::Fp8 << ScalingKind::Delayed << 22.0 << 11.0 << 300.0 << gpt;
-        QTest::newRow("te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 31.0 << 12.0 << 0.0 << gpt;
+        // Current scaling: a scale from the tensor's own amax before each cast (abs_max_current_scale, one launch where
+        // abs_max and current_scale were two), the output gradients cast and summed in one pass after it (no LibTorch sum),
+        // qkv's read as the one view the attention's backward leaves (no stack), every weight's scale and cast in one
+        // multi-tensor launch each (outside the layers; two per weight before). Was 49 per layer. Block scaling also casts
+        // qkv's gradient from that view since (was 31).
+        QTest::newRow("te fp8 current") << Backend::Te << Precision::Fp8 << ScalingKind::Current << 36.0 << 13.0 << 0.0 << gpt;
+        QTest::newRow("te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 30.0 << 12.0 << 0.0 << gpt;
         // The llama-seed preset's layer (12 query heads over 4 key/value heads, SwiGLU of 2048, rotary): today's figures.
         // Beyond the gpt layer's: the rotary forward and inverse, SwiGLU's two passes (GELU's ride in GEMM epilogues),
         // the q/k/v split's backward, and under FP8 the output-gradient casts a bias's dbias cast would have done. No
@@ -462,6 +468,8 @@ private Q_SLOTS:
         QTest::newRow("llama te bf16") << Backend::Te << Precision::Bf16 << ScalingKind::Delayed << 27.0 << 10.0 << 0.0
                                        << Arch::Llama;
         QTest::newRow("llama te fp8 delayed") << Backend::Te << Precision::Fp8 << ScalingKind::Delayed << 29.0 << 12.0 << 0.0
+                                              << Arch::Llama;
+        QTest::newRow("llama te fp8 current") << Backend::Te << Precision::Fp8 << ScalingKind::Current << 41.0 << 14.0 << 0.0
                                               << Arch::Llama;
         QTest::newRow("llama te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 35.0 << 13.0 << 0.0
                                             << Arch::Llama;

@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -24,6 +25,7 @@
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
+#include "tewb_kernels/recipe.h"
 
 using namespace tewb::kernels;
 using tewb::test::with_amax;
@@ -342,6 +344,11 @@ float reference_block_scale(float amax, Fp8Type type, bool power_of_two) {
     if (std::isinf(scale)) scale = FLT_MAX;
     if (power_of_two) scale = std::ldexp(1.0f, std::ilogb(scale));
     return scale;
+}
+
+// A float32 [1, 1] at p (a scale, scale_inv or staging entry); null: not given.
+Tensor scalar(float* p) {
+    return p != nullptr ? input(p, DType::Float32, 1, 1) : Tensor{};
 }
 
 void expect_error(const std::function<void()>& call, const std::string& entry, const std::string& part) {
@@ -1080,6 +1087,118 @@ private Q_SLOTS:
         amax = 7.0f;
         host::abs_max(with_amax(zeros.data(), DType::BFloat16, 9, &amax), {});
         QCOMPARE(bits_of(amax), 0u);
+    }
+
+    // Current scaling's step in one launch is abs_max then current_scale, bit for bit: the amax (x.amax optional), the
+    // scale (1 for an amax of 0, inf or NaN; FLT_MAX where numerator / amax overflows), scale_inv and the staging entry
+    // (the larger amax kept, NaN winning).
+    void absMaxCurrentScaleIsAbsMaxThenCurrentScale() {
+        std::uint32_t seed = 4000;
+        const float kNan = std::numeric_limits<float>::quiet_NaN();
+        for (DType dtype : kDTypes) {
+            for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{129}, std::size_t{5000}}) {
+                for (Specials specials : {Specials::None, Specials::Included}) {
+                    for (const float staged : {0.0f, 0.5f, 1e30f, kNan}) {
+                        for (const float numerator : {448.0f, 57344.0f, 3.5f}) {
+                            const Input x = make_input(dtype, n, seed++, specials);
+                            float want_amax = -1.0f, want[3] = {-1.0f, -1.0f, staged};
+                            host::abs_max(with_amax(n > 0 ? x.data() : nullptr, dtype, n, &want_amax), {});
+                            host::current_scale(with_amax(&want_amax, DType::Float32, 1, nullptr), numerator, scalar(&want[0]),
+                                                scalar(&want[1]), scalar(&want[2]), {});
+                            for (const bool with_amax_out : {true, false}) {
+                                float got_amax = -1.0f, got[3] = {-1.0f, -1.0f, staged};
+                                const std::uint64_t launches = launch_count();
+                                host::abs_max_current_scale(with_amax(n > 0 ? x.data() : nullptr, dtype, n, with_amax_out ? &got_amax : nullptr),
+                                                            numerator, scalar(&got[0]), scalar(&got[1]), scalar(&got[2]), {});
+                                QCOMPARE(launch_count(), launches + 1);
+                                const std::string what = describe(dtype) + " n=" + std::to_string(n) + " staged " +
+                                                         std::to_string(staged) + " numerator " + std::to_string(numerator);
+                                QVERIFY2(bits_of(got_amax) == bits_of(with_amax_out ? want_amax : -1.0f), what.c_str());
+                                for (int k = 0; k < 3; ++k) QVERIFY2(bits_of(got[k]) == bits_of(want[k]), what.c_str());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // The rule's edges, written out.
+        const auto scale_of = [](float value) {
+            float scale = 0.0f, scale_inv = 0.0f;
+            const float x[1] = {value};
+            host::abs_max_current_scale(with_amax(x, DType::Float32, 1, nullptr), 448.0f, scalar(&scale), scalar(&scale_inv),
+                                        Tensor{}, {});
+            return std::pair<float, float>{scale, scale_inv};
+        };
+        QCOMPARE(scale_of(0.0f).first, 1.0f);
+        QCOMPARE(scale_of(-std::numeric_limits<float>::infinity()).first, 1.0f);
+        QCOMPARE(scale_of(kNan).first, 1.0f);
+        QCOMPARE(scale_of(1e-40f).first, FLT_MAX);
+        QCOMPARE(scale_of(-2.0f).first, 224.0f);
+        QCOMPARE(scale_of(-2.0f).second, 1.0f / 224.0f);
+    }
+
+    // Many tensors: each one's results as abs_max_current_scale gives them alone, one launch per 64 tensors, empty
+    // tensors included (scale 1).
+    void absMaxCurrentScaleMultiIsEachAlone() {
+        constexpr std::size_t kCount = 130;
+        std::vector<Input> inputs;
+        std::vector<std::array<float, 4>> alone(kCount), many(kCount);  // amax, scale, scale_inv, staging
+        std::vector<CurrentScaleItem> items;
+        for (std::size_t i = 0; i < kCount; ++i) {
+            const DType dtype = kDTypes[i % 3];
+            const std::size_t n = i % 17 == 0 ? 0 : 1 + (i * 37) % 300;
+            inputs.push_back(make_input(dtype, n, static_cast<std::uint32_t>(5000 + i), i % 5 == 0 ? Specials::Included : Specials::None));
+            const void* data = n > 0 ? inputs.back().data() : nullptr;
+            const float numerator = i % 2 == 0 ? 448.0f : 57344.0f;
+            alone[i] = many[i] = {-1.0f, -1.0f, -1.0f, i % 7 == 0 ? 3.0f : 0.0f};
+            host::abs_max_current_scale(with_amax(data, dtype, n, &alone[i][0]), numerator, scalar(&alone[i][1]), scalar(&alone[i][2]),
+                                        scalar(&alone[i][3]), {});
+            items.push_back({with_amax(data, dtype, n, &many[i][0]), numerator, scalar(&many[i][1]), scalar(&many[i][2]),
+                             scalar(&many[i][3])});
+        }
+        const std::uint64_t launches = launch_count();
+        host::abs_max_current_scale_multi(items.data(), items.size(), {});
+        QCOMPARE(launch_count(), launches + 3);  // 64 + 64 + 2
+        for (std::size_t i = 0; i < kCount; ++i) {
+            for (int k = 0; k < 4; ++k) QVERIFY2(bits_of(many[i][k]) == bits_of(alone[i][k]), qPrintable(QString::number(i)));
+        }
+        QCOMPARE(many[17][1], 1.0f);  // empty: the scale of amax 0
+        host::abs_max_current_scale_multi(nullptr, 0, {});
+        QCOMPARE(launch_count(), launches + 3);
+    }
+
+    void absMaxCurrentScaleRefusals() {
+        alignas(16) float f[8] = {};
+        float scale = 0.0f, scale_inv = 0.0f, staging = 0.0f, amax = 0.0f;
+        const auto one = [&](const Tensor& x, float numerator, float* s, float* si) {
+            return [=, st = &staging] { host::abs_max_current_scale(x, numerator, scalar(s), scalar(si), scalar(st), {}); };
+        };
+        const std::string entry = "abs_max_current_scale";
+        expect_error(one(with_amax(f, DType::Float32, 8, nullptr), 0.0f, &scale, &scale_inv), entry,
+                     "numerator = 0.000000; allowed: a finite value above 0");
+        expect_error([&] { host::abs_max_current_scale(with_amax(f, DType::Float32, 8, nullptr), 448.0f, input(nullptr, DType::Float32, 1, 1),
+                                                       scalar(&scale_inv), Tensor{}, {}); },
+                     entry, "scale is a null pointer");
+        expect_error(one(with_amax(f, DType::Float32, 8, nullptr), 448.0f, &scale, &scale), entry,
+                     "scale and scale_inv are the same value");
+        expect_error(one(with_amax(f, DType::Float32, 8, &scale), 448.0f, &scale, &scale_inv), entry,
+                     "x.amax is also the scale or scale_inv it sets");
+        expect_error(one(with_amax(nullptr, DType::BFloat16, 8, &amax), 448.0f, &scale, &scale_inv), entry,
+                     "x is a null pointer but has 8 elements");
+        expect_error(one(with_amax(f, DType::Int64, 8, &amax), 448.0f, &scale, &scale_inv), entry, "x has dtype int64");
+        // Many: the tensor is named; two tensors writing one float are refused.
+        float other_scale = 0.0f, other_inv = 0.0f;
+        std::vector<CurrentScaleItem> items = {
+            {with_amax(f, DType::Float32, 8, nullptr), 448.0f, scalar(&scale), scalar(&scale_inv), scalar(&staging)},
+            {with_amax(f, DType::Float32, 8, nullptr), 448.0f, scalar(&other_scale), scalar(&other_inv), scalar(&staging)}};
+        const std::string multi = "abs_max_current_scale_multi";
+        expect_error([&] { host::abs_max_current_scale_multi(items.data(), items.size(), {}); }, multi,
+                     "tensors 0 and 1 write the same float");
+        items[1].staging = Tensor{};
+        items[1].numerator = -1.0f;
+        expect_error([&] { host::abs_max_current_scale_multi(items.data(), items.size(), {}); }, multi + " (tensor 1)",
+                     "numerator = -1.000000");
+        expect_error([&] { host::abs_max_current_scale_multi(nullptr, 2, {}); }, multi, "items is null with count 2");
     }
 
     void zeroSizesDoNothingAndLaunchNothing() {

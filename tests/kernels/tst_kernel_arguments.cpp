@@ -68,6 +68,19 @@ private Q_SLOTS:
     void absMaxRejectsUnknownDtype() {
         expect_error([] { abs_max(with_amax(device_like, static_cast<DType>(42), 4, device_like), {}); }, "x has dtype unknown");
     }
+    void absMaxCurrentScaleRejectsBadArguments() {
+        const Tensor one = input(device_like, DType::Float32, 1, 1);
+        const Tensor other = input(device_like + 1, DType::Float32, 1, 1);
+        expect_error([&] { abs_max_current_scale(with_amax(device_like, DType::Float32, 8, nullptr), 0.0f, one, other, Tensor{}, {}); },
+                     "numerator = 0.000000", "tewb::kernels::abs_max_current_scale");
+        expect_error([&] { abs_max_current_scale(with_amax(device_like, DType::Float32, 8, device_like), 448.0f, one, other, Tensor{}, {}); },
+                     "x.amax is also the scale or scale_inv it sets", "tewb::kernels::abs_max_current_scale");
+        const CurrentScaleItem items[] = {{with_amax(device_like, DType::Float32, 8, nullptr), 448.0f, one, other, Tensor{}},
+                                          {with_amax(device_like, DType::Float32, 8, nullptr), 448.0f, other,
+                                           input(device_like + 2, DType::Float32, 1, 1), Tensor{}}};
+        expect_error([&] { abs_max_current_scale_multi(items, 2, {}); }, "tensors 0 and 1 write the same float",
+                     "tewb::kernels::abs_max_current_scale_multi");
+    }
     void updateScalingRejectsBadArguments() {
         const std::string entry = "tewb::kernels::update_scaling";
         const auto update = [](float* h, float* s, float* si, std::size_t slots, std::size_t len, float numerator, ScalingRule rule) {

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "tewb_kernels/normalization.h"
 
 using namespace tewb::kernels;
+using detail::bf16_to_float;
 using detail::float_to_bf16;
 
 namespace {
@@ -212,6 +214,135 @@ void run_abs_max(std::mt19937& rng) {
                             dtype == DType::Float32 ? "float32" : "bfloat16", gpu, twin);
             }
             previous = gpu;
+        }
+    }
+}
+
+// Current scaling's step in one launch (abs_max_current_scale, one tensor and many): x read in 16-byte loads from its
+// first 16-byte boundary, the elements before it and after the last whole vector by the first threads; the last block
+// of each tensor writes its amax, scale, scale_inv and staging entry. Against the host twins bit for bit, at element
+// offsets that give every head and tail length, with an inf or NaN in the head, the body or the tail.
+struct ScaleRun {
+    float amax = -1.0f, scale = -1.0f, scale_inv = -1.0f, staging = 0.0f;
+};
+
+CurrentScaleItem scale_item(const Tensor& x, float numerator, ScaleRun& r) {
+    CurrentScaleItem item{x, numerator, input(&r.scale, DType::Float32, 1, 1), input(&r.scale_inv, DType::Float32, 1, 1),
+                          input(&r.staging, DType::Float32, 1, 1)};
+    item.x.amax = &r.amax;
+    return item;
+}
+
+bool same_run(const ScaleRun& a, const ScaleRun& b) {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+int abs_max_scale_calls = 0;
+
+void run_abs_max_current_scale(std::mt19937& rng) {
+    std::uniform_real_distribution<float> uniform(-3.0f, 3.0f);
+    const float kInf = std::numeric_limits<float>::infinity();
+    const float kNan = std::numeric_limits<float>::quiet_NaN();
+    // Values of x at an element offset into a 16-byte-aligned buffer, one `special` value at `at` (none when at >= n).
+    const auto fill = [&](Buffer& b, DType dtype, std::size_t n, std::size_t at, float special) {
+        for (std::size_t i = 0; i < n; ++i) {
+            const float v = i == at ? special : uniform(rng);
+            if (dtype == DType::Float32) {
+                std::memcpy(b.data() + 4 * i, &v, 4);
+            } else {
+                const std::uint16_t h = float_to_bf16(v);
+                std::memcpy(b.data() + 2 * i, &h, 2);
+            }
+        }
+    };
+    struct One {
+        DType dtype;
+        std::size_t n, offset_elements, at;
+        float special, staging;
+    };
+    std::vector<One> ones;
+    for (const std::size_t offset : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{7}}) {
+        ones.push_back({DType::BFloat16, 4100, offset, 5000, 0.0f, 0.0f});
+        ones.push_back({DType::Float32, 2051, offset, 5000, 0.0f, 0.25f});
+    }
+    ones.push_back({DType::BFloat16, 4100, 3, 4, kInf, 0.0f});      // the head's last element
+    ones.push_back({DType::BFloat16, 4100, 3, 4099, kNan, 0.0f});   // in the tail
+    ones.push_back({DType::Float32, 2051, 1, 1000, -kNan, 1.0f});   // in the body
+    ones.push_back({DType::Float32, 9000, 0, 9000, 0.0f, 100.0f});  // the staging entry keeps its larger amax
+    ones.push_back({DType::BFloat16, 5, 6, 9, 0.0f, 0.0f});         // head and tail only, no whole vector
+    ones.push_back({DType::Float32, 0, 0, 0, 0.0f, 2.0f});          // no elements: amax 0, scale 1
+    for (const One& o : ones) {
+        const std::size_t element = o.dtype == DType::Float32 ? 4 : 2;
+        Buffer b(o.n * element, o.offset_elements * element);
+        fill(b, o.dtype, o.n, o.at, o.special);
+        const Tensor x = input(o.n > 0 ? b.data() : nullptr, o.dtype, 1, o.n);
+        ScaleRun gpu, twin;
+        gpu.staging = twin.staging = o.staging;
+        abs_max_current_scale(x, 448.0f, input(&gpu.scale, DType::Float32, 1, 1), input(&gpu.scale_inv, DType::Float32, 1, 1),
+                              input(&gpu.staging, DType::Float32, 1, 1), Stream{});
+        host::abs_max_current_scale(x, 448.0f, input(&twin.scale, DType::Float32, 1, 1),
+                                    input(&twin.scale_inv, DType::Float32, 1, 1), input(&twin.staging, DType::Float32, 1, 1),
+                                    Stream{});
+        ++abs_max_scale_calls;
+        ++checks;
+        if (!same_run(gpu, twin)) {  // x.amax not set: both leave it at -1
+            ++failures;
+            std::printf("FAIL (abs_max_current_scale of %zu %s values at element offset %zu): scale %g, scale_inv %g, staging %g "
+                        "against the host twin's %g, %g, %g\n",
+                        o.n, o.dtype == DType::Float32 ? "float32" : "bfloat16", o.offset_elements, gpu.scale, gpu.scale_inv,
+                        gpu.staging, twin.scale, twin.scale_inv, twin.staging);
+        }
+    }
+    // Many tensors in one launch: mixed dtypes and offsets, an empty one, one without x.amax; twice, the second with
+    // smaller values, so a scratch word left set by the first would show.
+    for (int round = 0; round < 2; ++round) {
+        const float reach = round == 0 ? 1.0f : 1e-3f;
+        std::vector<One> many = {{DType::BFloat16, 3000, 5, 3000, 0.0f, 0.0f},
+                                 {DType::Float32, 1500, 3, 7, kInf * reach, 0.0f},
+                                 {DType::Float32, 0, 0, 0, 0.0f, 0.5f},
+                                 {DType::BFloat16, 70, 0, 69, -2.5f * reach, 0.0f},
+                                 {DType::Float32, 1033, 2, 1033, 0.0f, 0.0f}};
+        std::vector<Buffer> buffers;
+        for (const One& o : many) {
+            const std::size_t element = o.dtype == DType::Float32 ? 4 : 2;
+            buffers.emplace_back(o.n * element, o.offset_elements * element);
+        }
+        std::vector<ScaleRun> gpu(many.size()), twin(many.size());
+        std::vector<CurrentScaleItem> gpu_items, twin_items;
+        for (std::size_t i = 0; i < many.size(); ++i) {
+            const One& o = many[i];
+            fill(buffers[i], o.dtype, o.n, o.at, o.special);
+            for (std::size_t k = 0; k < o.n; ++k) {  // the later round's values are smaller
+                if (k == o.at) continue;
+                if (o.dtype == DType::Float32) {
+                    float v;
+                    std::memcpy(&v, buffers[i].data() + 4 * k, 4);
+                    v *= reach;
+                    std::memcpy(buffers[i].data() + 4 * k, &v, 4);
+                } else {
+                    std::uint16_t h;
+                    std::memcpy(&h, buffers[i].data() + 2 * k, 2);
+                    h = float_to_bf16(bf16_to_float(h) * reach);
+                    std::memcpy(buffers[i].data() + 2 * k, &h, 2);
+                }
+            }
+            const Tensor x = input(o.n > 0 ? buffers[i].data() : nullptr, o.dtype, 1, o.n);
+            gpu[i].staging = twin[i].staging = o.staging;
+            gpu_items.push_back(scale_item(x, 57344.0f, gpu[i]));
+            twin_items.push_back(scale_item(x, 57344.0f, twin[i]));
+            if (i == 3) gpu_items.back().x.amax = twin_items.back().x.amax = nullptr;
+        }
+        abs_max_current_scale_multi(gpu_items.data(), gpu_items.size(), Stream{});
+        host::abs_max_current_scale_multi(twin_items.data(), twin_items.size(), Stream{});
+        ++abs_max_scale_calls;
+        for (std::size_t i = 0; i < many.size(); ++i) {
+            ++checks;
+            if (!same_run(gpu[i], twin[i])) {
+                ++failures;
+                std::printf("FAIL (abs_max_current_scale_multi, round %d, tensor %zu): amax %g, scale %g, staging %g against the "
+                            "host twin's %g, %g, %g\n",
+                            round, i, gpu[i].amax, gpu[i].scale, gpu[i].staging, twin[i].amax, twin[i].scale, twin[i].staging);
+            }
         }
     }
 }
@@ -520,6 +651,7 @@ int main(int argc, char** argv) {
     if (!small_only) cases.push_back({DType::BFloat16, 32800, 8, true, true, true, DType::Float32, 0, 0});
     for (const Case& c : cases) run(c, rng);
     run_abs_max(rng);
+    run_abs_max_current_scale(rng);
     // LayerNorm, RMSNorm and the casts: the fast kernels (bfloat16 rows of 8s, float32 of 4s, aligned; 1, 4 and 8 warps a
     // row), the plain ones (a ragged or unaligned row), partial rows fewer and more than 256, bands cut short.
     std::vector<NormCase> norms;
@@ -548,7 +680,8 @@ int main(int argc, char** argv) {
     run_swiglu(DType::BFloat16, 40, 64, 0, rng);
     run_swiglu(DType::Float32, 33, 24, 0, rng);
     run_swiglu(DType::BFloat16, 19, 36, 2, rng);
-    std::printf("%d checks over %zu activation cases, 13 abs_max calls, %zu normalization and cast cases, 4 stacked casts and "
-                "3 SwiGLU cases, %d failed\n", checks, cases.size(), norms.size(), failures);
+    std::printf("%d checks over %zu activation cases, 13 abs_max and %d abs_max_current_scale calls, %zu normalization and cast "
+                "cases, 4 stacked casts and 3 SwiGLU cases, %d failed\n", checks, cases.size(), abs_max_scale_calls, norms.size(),
+                failures);
     return failures == 0 ? 0 : 1;
 }

@@ -114,17 +114,7 @@ Fp8Tensor FusedOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer,
     if (live) {
         staging = staging_entry(quantizer).data_ptr<float>();
     } else {
-        // amax, then scale, scale_inv and the slot's amax from it on the device (one launch each), then the cast:
-        // no LibTorch arithmetic and no host round trip per cast. The scale_inv is the cast's own: the GEMMs that
-        // read it may run after this slot's next cast.
-        const at::Tensor amax = abs_max(x);
-        const float numerator = context.recipe().scaling == ScalingKind::Current
-                                    ? fp8_max(dtype)
-                                    : scale_numerator(fp8_max(dtype), context.recipe().margin);
-        own_scale_inv = at::empty({}, amax.options());
-        const at::Tensor slot_amax = staging_entry(quantizer);
-        TEWB_KERNEL(x, (Tensors{amax, slot_amax}), (Tensors{scale, own_scale_inv, slot_amax}), current_scale, kernel_tensor(amax),
-                    numerator, kernel_tensor(scale), kernel_tensor(own_scale_inv), kernel_tensor(slot_amax));
+        own_scale_inv = fresh_scale(x, quantizer);
     }
     Fp8Tensor out;
     out.dtype = dtype;
@@ -148,6 +138,68 @@ Fp8Tensor FusedOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer,
     return out;
 }
 
+// Current scaling's (and a calibrating step's) scale from x itself: x's amax, and from it the slot's scale, a
+// scale_inv of the cast's own and the slot's staged amax, in one launch (abs_max_current_scale): no LibTorch arithmetic
+// and no host round trip per cast. The scale_inv is the cast's own because the GEMMs that read it may run after this
+// slot's next cast. x: float32 or bfloat16 (matrix_misfit found it fit).
+at::Tensor FusedOps::fresh_scale(const at::Tensor& x, const Fp8Quantizer& quantizer) const {
+    FreshScale f = fresh_scale_item(x, quantizer);
+    TEWB_KERNEL(x, (Tensors{x, f.slot_amax}), (Tensors{f.scale, f.own_scale_inv, f.slot_amax}), abs_max_current_scale, f.item.x,
+                f.item.numerator, f.item.scale, f.item.scale_inv, f.item.staging);
+    return f.own_scale_inv;
+}
+
+// x's fresh scale as the amax kernels take it (x gets no amax of its own: it goes into the scale and the staging entry),
+// with the tensors it writes.
+FusedOps::FreshScale FusedOps::fresh_scale_item(const at::Tensor& x, const Fp8Quantizer& quantizer) {
+    const Fp8Context& context = *quantizer.context;
+    const Fp8Dtype dtype = quantizer.dtype();
+    FreshScale f;
+    f.scale = context.scale(quantizer.pass, quantizer.slot);
+    f.own_scale_inv = at::empty({}, x.options().dtype(at::kFloat));
+    f.slot_amax = staging_entry(quantizer);
+    f.item.x = kernel_tensor(x);
+    f.item.numerator = context.recipe().scaling == ScalingKind::Current ? fp8_max(dtype)
+                                                                        : scale_numerator(fp8_max(dtype), context.recipe().margin);
+    f.item.scale = kernel_tensor(f.scale);
+    f.item.scale_inv = kernel_tensor(f.own_scale_inv);
+    f.item.staging = kernel_tensor(f.slot_amax);
+    return f;
+}
+
+// Current scaling (and a calibrating step): every weight's scale from its own amax in one multi-tensor launch, then
+// every weight cast with its scale in another (one each per 64 weights), where each weight took two launches.
+std::vector<Fp8Tensor> FusedOps::quantize_weights_fresh(const std::vector<WeightCast>& casts) const {
+    std::vector<FreshScale> scales;
+    std::vector<kernels::CurrentScaleItem> items;
+    std::vector<at::Tensor> scale_reads;
+    std::vector<at::Tensor> scale_writes;
+    for (const WeightCast& c : casts) {
+        scales.push_back(fresh_scale_item(c.weight, c.quantizer));
+        items.push_back(scales.back().item);
+        scale_reads.insert(scale_reads.end(), {c.weight, scales.back().slot_amax});
+        scale_writes.insert(scale_writes.end(), {scales.back().scale, scales.back().own_scale_inv, scales.back().slot_amax});
+    }
+    TEWB_KERNEL(casts.front().weight, scale_reads, scale_writes, abs_max_current_scale_multi, items.data(), items.size());
+    std::vector<Fp8Tensor> out;
+    std::vector<kernels::Tensor> sources;
+    std::vector<kernels::Tensor> targets;
+    std::vector<at::Tensor> reads;
+    std::vector<at::Tensor> writes;
+    for (std::size_t i = 0; i < casts.size(); ++i) {
+        Fp8Tensor q = empty_fp8(casts[i].weight, casts[i].quantizer);
+        sources.push_back(kernel_tensor(casts[i].weight));
+        targets.push_back(fp8_tensor(q, casts[i].quantizer));
+        targets.back().amax = nullptr;  // the staging entry has the weight's amax already
+        reads.insert(reads.end(), {casts[i].weight, scales[i].scale});
+        writes.insert(writes.end(), {q.data, q.transposed});
+        q.scale_inv = scales[i].own_scale_inv;
+        out.push_back(std::move(q));
+    }
+    TEWB_KERNEL(casts.front().weight, reads, writes, cast_transpose_multi_to_fp8, sources.data(), targets.data(), sources.size());
+    return out;
+}
+
 // Delayed scaling: every weight in one multi-tensor launch (one per 64 weights), each cast with its slot's
 // scale, its amax combined into its slot's staging entry and the slot's live scale_inv handed out, as
 // quantize gives them one by one. Other recipes, a calibrating step and inspection cast one by one.
@@ -162,6 +214,16 @@ std::vector<Fp8Tensor> FusedOps::quantize_weights(const std::vector<WeightCast>&
                context.recipe().block_power_of_two == casts.front().quantizer.context->recipe().block_power_of_two;
     });
     if (blocks) return quantize_weight_blocks(casts);
+    // One launch sets every weight's scale, so no two may share a slot (a weight kept past its parameter's
+    // replacement would): those cast one by one, each after the other.
+    std::vector<const float*> slots;
+    for (const WeightCast& c : casts) slots.push_back(staging_entry(c.quantizer).data_ptr<float>());
+    std::sort(slots.begin(), slots.end());
+    const bool fresh = !casts.empty() && std::adjacent_find(slots.begin(), slots.end()) == slots.end() &&
+                       std::all_of(casts.begin(), casts.end(), [&](const WeightCast& c) {
+                           return fresh_scale_cast(c.weight, c.quantizer) && alike(c);
+                       });
+    if (fresh) return quantize_weights_fresh(casts);
     const bool batched = !casts.empty() && std::all_of(casts.begin(), casts.end(), [&](const WeightCast& c) {
         return delayed_kernel_cast(c.weight, c.quantizer) && c.weight.device() == casts.front().weight.device();
     });
@@ -194,15 +256,25 @@ Fp8GradWithBias FusedOps::quantize_dbias(const at::Tensor& dy, const Fp8Quantize
         r.grad = quantize_blocks(dy, quantizer, /*with_transpose=*/true, &r.bias_grad);
         return r;
     }
-    if (!delayed_kernel_cast(dy, quantizer)) return TeOps::quantize_dbias(dy, quantizer);
+    // Delayed scaling casts with the slot's scale; current scaling and a calibrating step take dy's own first (one launch
+    // more), and the same pass then casts and sums where a cast and LibTorch's sum were two.
+    const bool fresh = !delayed_kernel_cast(dy, quantizer);
+    if (fresh && !fresh_scale_cast(dy, quantizer)) return TeOps::quantize_dbias(dy, quantizer);
     const std::size_t rows = rows_of(dy);
     const std::size_t cols = cols_of(dy);
     const std::size_t bytes = kernels::cast_transpose_dbias_workspace_bytes(rows, cols);
+    const at::Tensor own_scale_inv = fresh ? fresh_scale(dy, quantizer) : at::Tensor();
     Fp8GradWithBias r = empty_grad_with_bias(dy, quantizer);
     const at::Tensor workspace = byte_buffer(bytes, dy);
+    kernels::Tensor grad = fp8_tensor(r.grad, quantizer);
+    if (fresh) grad.amax = nullptr;  // the staging entry has dy's amax already
     TEWB_KERNEL(dy, Tensors{dy}, (Tensors{r.grad.data, r.grad.transposed, r.bias_grad}), cast_transpose_dbias_to_fp8,
-                kernel_tensor(dy), fp8_tensor(r.grad, quantizer), kernel_tensor(r.bias_grad), workspace_ref(workspace));
-    hand_out_live_scale_inv(r.grad, quantizer);
+                kernel_tensor(dy), grad, kernel_tensor(r.bias_grad), workspace_ref(workspace));
+    if (fresh) {
+        r.grad.scale_inv = own_scale_inv;
+    } else {
+        hand_out_live_scale_inv(r.grad, quantizer);
+    }
     return r;
 }
 
@@ -317,7 +389,9 @@ GradWithBias FusedOps::stack_heads_dbias(const at::Tensor& dq, const at::Tensor&
 
 Fp8GradWithBias FusedOps::stack_heads_quantize_dbias(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv,
                                                      const Fp8Quantizer& quantizer, bool with_bias_grad) const {
-    // Delayed scaling only (its scale is known before the pass); the other recipes stack and cast as the default does.
+    // Delayed scaling reads dq, dk and dv where they lie (its scale is known before the pass). The other recipes cast the
+    // stacked gradient as quantize_dbias and quantize do: where dq, dk and dv already lie side by side (the attention
+    // kernels' backward writes them so) as a view of it, without a stack.
     Misfit m = device_misfit(dq, "dq");
     if (!m) m = heads_misfit(dq, dk, dv);
     const Fp8Context& context = *quantizer.context;
@@ -325,6 +399,10 @@ Fp8GradWithBias FusedOps::stack_heads_quantize_dbias(const at::Tensor& dq, const
         if (m) {
             return fall_back("stack_heads_quantize_dbias", *m,
                              [&] { return TeOps::stack_heads_quantize_dbias(dq, dk, dv, quantizer, with_bias_grad); });
+        }
+        if (const std::optional<at::Tensor> whole = stacked_whole(dq, dk, dv)) {
+            if (with_bias_grad) return quantize_dbias(*whole, quantizer);
+            return {quantize(*whole, quantizer, /*with_transpose=*/true), at::Tensor()};
         }
         return TeOps::stack_heads_quantize_dbias(dq, dk, dv, quantizer, with_bias_grad);
     }

@@ -197,12 +197,14 @@ Fp8Tensor FusedOps::gelu_quantize(const at::Tensor& x, const Fp8Quantizer& quant
 
 // One pass over dy and GELU's input: the FP8 gradient, its transposed copy, its amax and fc1's bias
 // gradient (float32, two-stage reduction).
-// Block scaling: the GELU backward writes the gradient and fc1's bias gradient in one launch, the block cast
-// follows (its blocks need the whole gradient's amaxes first).
+// Block scaling, current scaling and a calibrating step: the GELU backward writes the gradient and fc1's bias gradient
+// in one launch, the cast follows (the block cast's blocks, or current scaling's scale, need the whole gradient's amax
+// first).
 Fp8GradWithBias FusedOps::gelu_backward_quantize(const at::Tensor& dy, const at::Tensor& x, const Fp8Quantizer& quantizer) const {
     const bool fits =
         !matrix_misfit(x, "x") && !matrix_misfit(dy, "dy") && dy.sizes() == x.sizes() && dy.scalar_type() == x.scalar_type();
-    if (fits && quantizer.context->recipe().scaling == ScalingKind::Block) {
+    const bool blocks = quantizer.context->recipe().scaling == ScalingKind::Block;
+    if (fits && (blocks || fresh_scale_cast(x, quantizer))) {
         const std::size_t rows = rows_of(x);
         const std::size_t cols = cols_of(x);
         const std::size_t bytes = kernels::gelu_backward_workspace_bytes(rows, cols);
@@ -211,7 +213,8 @@ Fp8GradWithBias FusedOps::gelu_backward_quantize(const at::Tensor& dy, const at:
         at::Tensor bias_grad = at::empty({x.size(1)}, x.options().dtype(at::kFloat));
         TEWB_KERNEL(x, (Tensors{dy, x}), (Tensors{dx, bias_grad}), gelu_backward, kernel_tensor(dy), kernel_tensor(x),
                     kernel_tensor(dx), kernels::Tensor{}, kernel_tensor(bias_grad), workspace_ref(workspace));
-        return {quantize_blocks(dx, quantizer, /*with_transpose=*/true), bias_grad};
+        return {blocks ? quantize_blocks(dx, quantizer, /*with_transpose=*/true) : quantize(dx, quantizer, /*with_transpose=*/true),
+                bias_grad};
     }
     if (!fits || !delayed_kernel_cast(x, quantizer)) return TeOps::gelu_backward_quantize(dy, x, quantizer);
     const std::size_t rows = rows_of(x);

@@ -82,6 +82,16 @@ bool FusedOps::delayed_kernel_cast(const at::Tensor& x, const Fp8Quantizer& quan
            !context.calibrating(quantizer.pass);
 }
 
+// Current scaling, or delayed scaling's calibrating step, into a cast kernel: the scale comes from x's own amax first
+// (fresh_scale), then the kernel casts with it as delayed scaling's does. Inspection composes the step from the
+// primitives instead.
+bool FusedOps::fresh_scale_cast(const at::Tensor& x, const Fp8Quantizer& quantizer) const {
+    const Fp8Context& context = *quantizer.context;
+    const ScalingKind scaling = context.recipe().scaling;
+    return !matrix_misfit(x, "x") && !context.inspect() &&
+           (scaling == ScalingKind::Current || (scaling == ScalingKind::Delayed && context.calibrating(quantizer.pass)));
+}
+
 // Two high-precision operands the GEMM takes as they are stored (same dtype, row-major, one device).
 bool FusedOps::hp_operands(const at::Tensor& a, const at::Tensor& b, bool same_k) const {
     return !matrix_misfit(a, "a") && !matrix_misfit(b, "b") && a.scalar_type() == b.scalar_type() && a.device() == b.device() &&

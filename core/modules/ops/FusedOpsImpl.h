@@ -20,6 +20,7 @@
 #include "core/ledger/Ledger.h"
 #include "core/modules/ops/Fallbacks.h"
 #include "core/modules/ops/TeOps.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/gemm_types.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
@@ -183,6 +184,17 @@ private:
     Misfit params_misfit(const at::Tensor& gamma, const at::Tensor& beta, const at::Tensor& x) const;
     bool stats_fit(const at::Tensor& s, const at::Tensor& x) const;
     bool delayed_kernel_cast(const at::Tensor& x, const Fp8Quantizer& quantizer) const;
+    bool fresh_scale_cast(const at::Tensor& x, const Fp8Quantizer& quantizer) const;
+    // The slot's scale from x's amax (current scaling, a calibrating step); returns the cast's own scale_inv.
+    at::Tensor fresh_scale(const at::Tensor& x, const Fp8Quantizer& quantizer) const;
+    struct FreshScale {
+        kernels::CurrentScaleItem item;
+        at::Tensor scale;
+        at::Tensor own_scale_inv;
+        at::Tensor slot_amax;
+    };
+    static FreshScale fresh_scale_item(const at::Tensor& x, const Fp8Quantizer& quantizer);
+    std::vector<Fp8Tensor> quantize_weights_fresh(const std::vector<WeightCast>& casts) const;
     bool hp_operands(const at::Tensor& a, const at::Tensor& b, bool same_k = true) const;
 
     // FusedOps.cpp: the FP8 outputs the kernels write.

@@ -7,3 +7,6 @@ struct __half {
 };
 float __half2float(__half);
 __half __float2half(float);
+inline __half __ushort_as_half(unsigned short bits) {
+    return __half{bits};
+}

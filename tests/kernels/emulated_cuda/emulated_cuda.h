@@ -21,6 +21,7 @@
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __grid_constant__
 #define __align__(n) __attribute__((aligned(n)))  // as CUDA defines it: anywhere among the decl-specifiers
 #define __shared__ static  // the running block's: blocks run one after another
 
