@@ -24,6 +24,7 @@
 #include "tewb_kernels/amax.h"
 #include "tewb_kernels/attention.h"
 #include "tewb_kernels/cast.h"
+#include "tewb_kernels/cast_multi.h"
 #include "tewb_kernels/gemm.h"
 #include "tewb_kernels/normalization.h"
 
@@ -193,7 +194,8 @@ void layer_norm_handover_levers(std::vector<Row>& rows) {
 // Current scaling's step before each cast (abs_max_current_scale: the amax and the scale from it in one launch) at the
 // seed's output gradients under current scaling: fc1's (bfloat16, 3072 x 3072) and proj's or fc2's (the float32 residual
 // stream, 3072 x 768); reads 2 or 4 bytes an element, against the copy's bandwidth target. And every weight of the
-// seed's 12 layers (float32, 48 tensors) in one multi-tensor launch against a launch each; the target, 1, is "not slower".
+// seed's 12 layers (float32, 48 tensors) in one multi-tensor launch against a launch each (the target, 1, is "not
+// slower"), and their FP8 casts in one multi-tensor launch against the copy's bandwidth target.
 void current_scale_levers(std::vector<Row>& rows, double bandwidth_target) {
     const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
     at::Tensor targets = at::zeros({4 * 64 * 48}, cuda);  // each tensor's scale, scale_inv, staging in slots of their own
@@ -228,6 +230,27 @@ void current_scale_levers(std::vector<Row>& rows, double bandwidth_target) {
     });
     const double multi_ms = time_ms([&] { kernels::abs_max_current_scale_multi(items.data(), items.size(), on_stream()); });
     rows.push_back({"abs_max_current_scale_multi vs one launch each", "48 seed weights", multi_ms, each_ms / multi_ms, "x", 1.0});
+    // Their FP8 copies with the transposed copies, as a CUDA graph run's forward makes them every step (and current
+    // scaling's after the launch above): 4 bytes read and 2 written an element.
+    std::vector<at::Tensor> copies;
+    std::vector<kernels::Tensor> sources;
+    std::vector<kernels::Tensor> outs;
+    double elements = 0;
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+        const at::Tensor& w = weights[i];
+        copies.push_back(at::empty(w.sizes(), cuda.dtype(at::kByte)));
+        copies.push_back(at::empty({w.size(1), w.size(0)}, cuda.dtype(at::kByte)));
+        sources.push_back(kernel_tensor(w));
+        kernels::Tensor o = kernels::input(copies[copies.size() - 2].data_ptr(), kernels::DType::Float8E4M3,
+                                           static_cast<std::size_t>(w.size(0)), static_cast<std::size_t>(w.size(1)));
+        o.transposed = copies.back().data_ptr();
+        o.scale = static_cast<float*>(items[i].scale.data);
+        outs.push_back(o);
+        elements += static_cast<double>(w.numel());
+    }
+    const double cast_ms = time_ms([&] { kernels::cast_transpose_multi_to_fp8(sources.data(), outs.data(), sources.size(), on_stream()); });
+    rows.push_back({"cast_transpose_multi_to_fp8 f32 -> E4M3", "48 seed weights", cast_ms, 6.0 * elements / (cast_ms * 1e6), "GB/s",
+                    bandwidth_target});
 }
 
 void bias_gradient_levers(const kernels::GemmCall& base, std::vector<Row>& rows) {

@@ -1,13 +1,16 @@
 // The multi-tensor cast + transpose: many tensors (a model's weights), each with its own scale, outputs and
 // amax, in one launch per kCastMultiItemsPerLaunch of them. The items travel in the kernel's parameters
-// (__grid_constant__: read where they are, not copied per thread; about 4 KiB of them, which needs CUDA 12.1);
-// each thread block takes one 64 x 64
-// tile of one item, found from the items' first tiles. Values as cast_transpose_to_fp8's: the same float32
-// product and conversion.
+// (__grid_constant__: read where they are, not copied per thread; about 4.6 KiB of them, which needs CUDA 12.1);
+// each thread block takes one 64 x 64 tile of one item, found from the items' first tiles. An item whose rows can be
+// read 16 bytes at a time (float32 or bfloat16, rows a multiple of 8, aligned: `wide`, as cast.cu's vectorised kernel
+// chooses) takes that kernel's tile (x in 16-byte vectors, out in 4- or 8-byte pieces, out_t in 8-byte pieces from
+// byte_transpose.cuh's 8 x 4 blocks); the others go element by element. Values as cast_transpose_to_fp8's: the same
+// float32 product and conversion.
 #include <cstdint>
 #include <vector>
 
 #include "cast/cast_items.h"
+#include "common/byte_transpose.cuh"
 #include "common/check.h"
 #include "common/elementwise.cuh"
 #include "common/stream.cuh"
@@ -20,7 +23,10 @@ namespace {
 using detail::abs_bits;
 using detail::combine_block_amax;
 using detail::fp8_from_float;
+using detail::kByteTilePitch;
 using detail::load;
+using detail::Pieces4;
+using detail::TransposedBlock;
 
 constexpr int kTile = static_cast<int>(detail::kCastMultiTile);
 constexpr int kThreads = 256;
@@ -39,21 +45,74 @@ struct DeviceItem {
     unsigned first_tile;
     DType dtype;
     Fp8Type type;
+    bool wide;
 };
 
 struct Batch {
     DeviceItem items[kCastMultiItemsPerLaunch];
     int count;
 };
-// 4104 bytes: beyond the classic 4 KiB of kernel parameters, within the 32764 CUDA 12.1 and later allow on
+// 4616 bytes: beyond the classic 4 KiB of kernel parameters, within the 32764 CUDA 12.1 and later allow on
 // Volta and newer (with a driver of r530 or later).
 static_assert(sizeof(Batch) <= 32764, "kernel parameters are limited to 32764 bytes");
 #if CUDART_VERSION < 12010
 #error "the multi-tensor casts pass more than 4 KiB of kernel parameters: CUDA 12.1 or later is needed"
 #endif
 
+// A wide item's tile [r0, r0 + 64) x [c0, c0 + 64): x in 16-byte vectors of T, each thread's FP8 bytes stored to out and
+// to the staged tile as words, then the first 128 threads write out_t's 8-byte pieces from the tile's 8 x 4 blocks.
+template <typename T>
+__device__ void wide_tile(const DeviceItem& item, int r0, int c0, float s, std::uint8_t (*staged)[kByteTilePitch], unsigned& local) {
+    constexpr int W = 16 / static_cast<int>(sizeof(T));
+    constexpr int kVecsPerRow = kTile / W;
+    constexpr int kVecRowsPerPass = kThreads / kVecsPerRow;
+    const int vec = static_cast<int>(threadIdx.x) % kVecsPerRow;
+    const int c = c0 + vec * W;
+    const T* x = static_cast<const T*>(item.x);
+#pragma unroll
+    for (int pass = 0; pass < kTile / kVecRowsPerPass; ++pass) {
+        const int j = pass * kVecRowsPerPass + static_cast<int>(threadIdx.x) / kVecsPerRow;
+        const int r = r0 + j;
+        if (r < item.rows && c < item.cols) {
+            const std::size_t at = static_cast<std::size_t>(r) * item.cols + c;
+            float v[W];
+            detail::unpack(*reinterpret_cast<const uint4*>(x + at), v);
+            std::uint32_t words[W / 4] = {};  // the FP8 bytes, 4 to a word
+#pragma unroll
+            for (int i = 0; i < W; ++i) {
+                local = max(local, abs_bits(v[i]));
+                words[i / 4] |= static_cast<std::uint32_t>(fp8_from_float(v[i] * s, item.type)) << (8 * (i % 4));
+            }
+            if constexpr (W == 8) {
+                *reinterpret_cast<uint2*>(item.out + at) = make_uint2(words[0], words[1]);
+            } else {
+                *reinterpret_cast<std::uint32_t*>(item.out + at) = words[0];
+            }
+#pragma unroll
+            for (int w = 0; w < W / 4; ++w) *reinterpret_cast<std::uint32_t*>(&staged[j][vec * W + 4 * w]) = words[w];
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x < kTile / 4 * 8) {
+        const TransposedBlock blk = detail::transposed_block_of(static_cast<int>(threadIdx.x));
+        const int rt = r0 + blk.part * 8;
+        if (rt < item.rows) {  // rows a multiple of 8: the block's 8 rows are x's
+            const Pieces4 p = detail::transpose_8x4(&staged[0][0], blk);
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const int ct = c0 + blk.quad * 4 + k;
+                if (ct < item.cols) {
+                    *reinterpret_cast<uint2*>(item.out_t + static_cast<std::size_t>(ct) * item.rows + rt) =
+                        make_uint2(p.lo.c[k], p.hi.c[k]);
+                }
+            }
+        }
+    }
+}
+
 __global__ void __launch_bounds__(kThreads) cast_transpose_multi_kernel(const __grid_constant__ Batch batch) {
-    __shared__ std::uint8_t staged[kTile][kTile + 4];  // + 4: the transposed reads spread over banks
+    // kByteTilePitch = 64 + 4: the transposed reads spread over banks (both paths).
+    __shared__ __align__(4) std::uint8_t staged[kTile][kByteTilePitch];
     int index = 0;
     while (index + 1 < batch.count && blockIdx.x >= batch.items[index + 1].first_tile) ++index;
     const DeviceItem& item = batch.items[index];
@@ -61,6 +120,16 @@ __global__ void __launch_bounds__(kThreads) cast_transpose_multi_kernel(const __
     const int r0 = static_cast<int>(tile / item.tiles_x) * kTile;
     const int c0 = static_cast<int>(tile % item.tiles_x) * kTile;
     const float s = *item.scale;
+    if (item.wide) {
+        unsigned local = 0;
+        if (item.dtype == DType::BFloat16) {
+            wide_tile<__nv_bfloat16>(item, r0, c0, s, staged, local);
+        } else {
+            wide_tile<float>(item, r0, c0, s, staged, local);
+        }
+        combine_block_amax(local, item.amax);
+        return;
+    }
     const int lane = static_cast<int>(threadIdx.x) % kLanesPerRow;
     const int c = c0 + lane * 4;
     const bool whole_words = item.cols % 4 == 0 && reinterpret_cast<std::uintptr_t>(item.out) % 4 == 0;
@@ -111,6 +180,17 @@ __global__ void __launch_bounds__(kThreads) cast_transpose_multi_kernel(const __
     combine_block_amax(local, item.amax);
 }
 
+bool aligned(const void* p, std::size_t bytes) {
+    return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+}
+
+// The item's rows read 16 bytes at a time and its outputs written in whole pieces (cast.cu's vectorised kernel's rule).
+bool wide(const detail::CastTransposeItem& w) {
+    if (w.dtype != DType::Float32 && w.dtype != DType::BFloat16) return false;
+    const std::size_t per = 16 / element_size(w.dtype);
+    return w.rows % 8 == 0 && w.cols % per == 0 && aligned(w.x, 16) && aligned(w.out, per) && aligned(w.out_t, 8);
+}
+
 }  // namespace
 
 void cast_transpose_multi_to_fp8(const Tensor* x, const Tensor* out, std::size_t count, Stream on) {
@@ -132,7 +212,8 @@ void cast_transpose_multi_to_fp8(const Tensor* x, const Tensor* out, std::size_t
                                           static_cast<int>((w.cols + kTile - 1) / kTile),
                                           tiles,
                                           w.dtype,
-                                          w.type};
+                                          w.type,
+                                          wide(w)};
             tiles += static_cast<unsigned>(detail::multi_tiles(w));
         }
         cast_transpose_multi_kernel<<<tiles, kThreads, 0, stream>>>(batch);

@@ -28,6 +28,7 @@
 #include "tewb_kernels/activation.h"
 #include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
+#include "tewb_kernels/cast_multi.h"
 #include "tewb_kernels/normalization.h"
 
 using namespace tewb::kernels;
@@ -585,6 +586,56 @@ void run_stacked(DType dtype, std::size_t rows, std::size_t cols, std::size_t ex
     expect_same_amax(gpu.amax, twin.amax, where);
 }
 
+// kernels/cast/cast_multi.cu (the weights' FP8 copies in one launch): items that take the vectorised tile (float32 and
+// bfloat16, rows a multiple of 8, aligned; tiles cut short at the right and bottom) and items that go element by
+// element (ragged rows, an unaligned x), one with a NaN, in one launch; each item's FP8 bytes, transposed bytes and
+// amax against the host twin.
+void run_cast_multi(std::mt19937& rng) {
+    struct Shape {
+        DType dtype;
+        std::size_t rows, cols, offset;
+    };
+    const Shape shapes[] = {{DType::Float32, 128, 96, 0}, {DType::BFloat16, 72, 136, 0}, {DType::Float32, 33, 20, 0},
+                            {DType::BFloat16, 64, 64, 2},  {DType::Float32, 8, 4, 0},     {DType::BFloat16, 16, 200, 0}};
+    constexpr std::size_t kItems = sizeof shapes / sizeof shapes[0];
+    std::vector<Buffer> xs;
+    for (const Shape& sh : shapes) {
+        xs.emplace_back(sh.rows * sh.cols * element_of(sh.dtype), sh.offset);
+        fill(xs.back(), sh.dtype, sh.rows * sh.cols, rng, -300.0f, 300.0f);
+    }
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::memcpy(xs[2].data() + 4 * 17, &nan, 4);
+    const float scales[kItems] = {0.5f, 1.5f, 2.0f, 0.25f, 1.0f, 3.0f};
+    struct Side {
+        std::vector<Buffer> q, q_t;
+        float amax[kItems] = {};
+    };
+    Side gpu, twin;
+    for (Side* side : {&gpu, &twin}) {
+        std::vector<Tensor> x, out;
+        for (std::size_t i = 0; i < kItems; ++i) {
+            const Shape& sh = shapes[i];
+            side->q.emplace_back(sh.rows * sh.cols, 0);
+            side->q_t.emplace_back(sh.rows * sh.cols, 0);
+            x.push_back(input(xs[i].data(), sh.dtype, sh.rows, sh.cols));
+            Tensor o = input(side->q[i].data(), i % 2 == 0 ? DType::Float8E4M3 : DType::Float8E5M2, sh.rows, sh.cols);
+            o.transposed = side->q_t[i].data();
+            o.scale = const_cast<float*>(&scales[i]);
+            o.amax = &side->amax[i];
+            out.push_back(o);
+        }
+        (side == &gpu ? &cast_transpose_multi_to_fp8 : &host::cast_transpose_multi_to_fp8)(x.data(), out.data(), kItems, Stream{});
+    }
+    for (std::size_t i = 0; i < kItems; ++i) {
+        char where[120];
+        std::snprintf(where, sizeof where, "cast_transpose_multi_to_fp8: item %zu, %s %zu x %zu at offset %zu", i,
+                      shapes[i].dtype == DType::Float32 ? "float32" : "bfloat16", shapes[i].rows, shapes[i].cols, shapes[i].offset);
+        expect_same(gpu.q[i], twin.q[i], where, "the FP8 bytes");
+        expect_same(gpu.q_t[i], twin.q_t[i], where, "the transposed FP8 bytes");
+        expect_same_amax(gpu.amax[i], twin.amax[i], where);
+    }
+}
+
 // kernels/activation/swiglu.cu (llama's MLP activation): in [rows, 2 * cols] = [gate | up]; the forward's output and
 // FP8 form (with and without the transposed copy), the backward's din and its FP8 form with the transposed copy.
 void run_swiglu(DType dtype, std::size_t rows, std::size_t cols, std::size_t offset, std::mt19937& rng) {
@@ -677,11 +728,12 @@ int main(int argc, char** argv) {
     run_stacked(DType::BFloat16, 33, 20, 0, rng);
     run_stacked(DType::Float32, 40, 32, 0, rng);
     run_stacked(DType::BFloat16, 64, 64, 8, rng);
+    run_cast_multi(rng);
     run_swiglu(DType::BFloat16, 40, 64, 0, rng);
     run_swiglu(DType::Float32, 33, 24, 0, rng);
     run_swiglu(DType::BFloat16, 19, 36, 2, rng);
     std::printf("%d checks over %zu activation cases, 13 abs_max and %d abs_max_current_scale calls, %zu normalization and cast "
-                "cases, 4 stacked casts and 3 SwiGLU cases, %d failed\n", checks, cases.size(), abs_max_scale_calls, norms.size(),
+                "cases, 4 stacked casts, a multi-tensor cast and 3 SwiGLU cases, %d failed\n", checks, cases.size(), abs_max_scale_calls, norms.size(),
                 failures);
     return failures == 0 ? 0 : 1;
 }

@@ -13,6 +13,8 @@
 
 #include "emulated_cuda.h"
 
+#define CUDART_VERSION 13000  // the toolkit the kernels are built with (cast_multi.cu asks for 12.1 or later)
+
 typedef enum { cudaSuccess = 0, cudaErrorInvalidValue = 1 } cudaError_t;
 typedef struct CUstream_st* cudaStream_t;
 typedef enum { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 } cudaFuncAttribute;
