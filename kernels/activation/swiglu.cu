@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(kTileThreads)
     constexpr int W = 16 / static_cast<int>(sizeof(T));
     constexpr int kVecsPerRow = kTile / W;
     constexpr int kRowsPerPass = kTileThreads / kVecsPerRow;
-    __shared__ std::uint8_t stage[kTile * kPitch];
+    __shared__ __align__(16) std::uint8_t stage[kTile * kPitch];
     const float s = o.q != nullptr ? *o.scale : 1.0f;
     unsigned local = 0;
     const int vec = static_cast<int>(threadIdx.x) % kVecsPerRow;
@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(kTileThreads)
     constexpr int W = 16 / static_cast<int>(sizeof(T));
     constexpr int kVecsPerRow = kTile / W;
     constexpr int kRowsPerPass = kTileThreads / kVecsPerRow;
-    __shared__ std::uint8_t stage[2][kTile * kPitch];  // the gate half's bytes, the up half's
+    __shared__ __align__(16) std::uint8_t stage[2][kTile * kPitch];  // the gate half's bytes, the up half's
     const float s = o.q != nullptr ? *o.scale : 1.0f;
     unsigned local = 0;
     T* din = static_cast<T*>(o.out);

@@ -2,41 +2,59 @@
 
 // The transposed FP8 copy written from a shared-memory stage: a producing kernel keeps the FP8 bytes of a
 // band of consecutive rows of its output and writes each column's run of bytes to the transposed copy in
-// 8-byte pieces, so the copy needs no launch (and no read of the output) of its own.
+// 8-byte pieces, so the copy needs no launch (and no read of the output) of its own. The stage is read back in words
+// and transposed in registers (byte_transpose.cuh), 2 loads a piece where a byte a load took 8.
 #include <cstddef>
 #include <cstdint>
 
+#include "common/byte_transpose.cuh"
+
 namespace tewb::kernels::detail {
 
-// stage: `band_rows` rows (a multiple of 8) of `pitch` bytes in shared memory, row i holding the bytes of
-// output row r0 + i, columns c0 .. c0 + width - 1 at stage[i * pitch + 0 .. width - 1]. Writes them to
-// q_t [cols, rows] (row-major: q_t[c * rows + r]); rows r0 + i >= rows are skipped (their stage bytes are
-// never read). A piece is 8 rows of one column: one 8-byte store where it is whole and its address 8-byte
-// aligned, byte stores at a ragged end or an unaligned address. The pieces of a column are taken by
-// neighbouring threads (one 32-byte sector per 4 of them); with pitch % 16 == 4 (staged_transpose_pitch) the
-// pieces 0-3 of a column read stage rows 8 banks apart, so a warp's reads do not conflict for bands of up to
-// 32 rows (2-way for 64). Every thread of the block calls it; the caller synchronizes before (the stage
+// stage: `band_rows` rows (a multiple of 8) of `pitch` bytes in shared memory (4-byte aligned; pitch from
+// staged_transpose_pitch), row i holding the bytes of output row r0 + i, columns c0 .. c0 + width - 1 at
+// stage[i * pitch + 0 .. width - 1]. Writes them to q_t [cols, rows] (row-major: q_t[c * rows + r]); rows r0 + i >= rows
+// are skipped (their stage bytes are never stored). A thread reads an 8 x 4 block of the stage (8 rows, 4 columns) as 8
+// words and turns it into 4 pieces (byte_transpose.cuh), each 8 rows of one column: one 8-byte store where it is whole
+// and its address 8-byte aligned, byte stores at a ragged end or an unaligned address. A warp takes 8 column quads x 4
+// row parts: its 32 word loads fall on 32 banks (pitch % 16 == 4: rows 8 apart are 8 banks apart), and each column's 4
+// pieces (one 32-byte sector of q_t) are stored by the same instruction. The stage may hold anything past `width` in a
+// row's last word. Every thread of the block (a multiple of 32) calls it; the caller synchronizes before (the stage
 // complete) and after (before the stage is refilled).
 __device__ inline void write_staged_transpose(const std::uint8_t* stage, int pitch, int band_rows, int width, std::uint8_t* q_t,
                                               int rows, int r0, int c0) {
     const int parts = band_rows / 8;
-    const int pieces = width * parts;
+    const int quads = (width + 3) / 4;
+    const int quad_groups = (quads + 7) / 8;
+    const int warp_tiles = quad_groups * ((parts + 3) / 4);
     const int threads = blockDim.x * blockDim.y * blockDim.z;
     const int thread = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
-    for (int piece = thread; piece < pieces; piece += threads) {
-        const int col = piece / parts;
-        const int part = piece % parts;
+    const int lane = thread % 32;
+    for (int tile = thread / 32; tile < warp_tiles; tile += threads / 32) {
+        const int quad = (tile % quad_groups) * 8 + lane % 8;
+        const int part = (tile / quad_groups) * 4 + lane / 8;
         const int rt = r0 + part * 8;
-        if (rt >= rows) continue;
-        const std::uint8_t* from = stage + part * 8 * pitch + col;
-        std::uint8_t* to = q_t + static_cast<std::size_t>(c0 + col) * rows + rt;
-        if (rt + 8 <= rows && reinterpret_cast<std::uintptr_t>(to) % 8 == 0) {
-            unsigned words[2] = {0u, 0u};
+        if (quad >= quads || part >= parts || rt >= rows) continue;
+        std::uint32_t w[8];
 #pragma unroll
-            for (int i = 0; i < 8; ++i) words[i / 4] |= static_cast<unsigned>(from[i * pitch]) << (8 * (i % 4));
-            *reinterpret_cast<uint2*>(to) = make_uint2(words[0], words[1]);
+        for (int i = 0; i < 8; ++i) w[i] = *reinterpret_cast<const std::uint32_t*>(stage + (part * 8 + i) * pitch + quad * 4);
+        const Pieces4 p{transpose_4x4(w[0], w[1], w[2], w[3]), transpose_4x4(w[4], w[5], w[6], w[7])};
+        std::uint8_t* to = q_t + static_cast<std::size_t>(c0 + quad * 4) * rows + rt;  // column quad * 4's piece
+        if (rt + 8 <= rows && rows % 8 == 0 && reinterpret_cast<std::uintptr_t>(q_t) % 8 == 0) {
+            // Every piece whole and 8-byte aligned (the common case).
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                if (quad * 4 + k < width) *reinterpret_cast<uint2*>(to + static_cast<std::size_t>(k) * rows) = make_uint2(p.lo.c[k], p.hi.c[k]);
+            }
         } else {
-            for (int i = 0; i < 8 && rt + i < rows; ++i) to[i] = from[i * pitch];
+#pragma unroll 1
+            for (int k = 0; k < 4 && quad * 4 + k < width; ++k, to += rows) {
+                if (rt + 8 <= rows && reinterpret_cast<std::uintptr_t>(to) % 8 == 0) {
+                    *reinterpret_cast<uint2*>(to) = make_uint2(p.lo.c[k], p.hi.c[k]);
+                } else {
+                    for (int i = 0; i < 8 && rt + i < rows; ++i) to[i] = piece_byte(p, k, i);
+                }
+            }
         }
     }
 }
