@@ -159,13 +159,12 @@ __global__ void __launch_bounds__(kGeluTileThreads)
 // dbias (dbias.partial not null): the block's column sums over its chunk into dbias.partial[blockIdx.y, :], and
 // the last block of a column tile finishes the tile's sums unless dbias.out is null (column_sum.cuh).
 __global__ void gelu_backward_kernel(const void* __restrict__ dy, const void* __restrict__ x, DType dtype, int rows, int cols,
-                                     int chunks, void* dx, std::uint8_t* q, std::uint8_t* q_t, const float* scale, Fp8Type type,
-                                     float* amax, ColumnSumTarget dbias) {
+                                     int rows_per_chunk, void* dx, std::uint8_t* q, std::uint8_t* q_t, const float* scale,
+                                     Fp8Type type, float* amax, ColumnSumTarget dbias) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    // In 64 bits: rows may come close to INT_MAX, where rows + chunks and first + rows_per_chunk would overflow.
-    const long long rows_per_chunk = (static_cast<long long>(rows) + chunks - 1) / chunks;
-    const int first = static_cast<int>(min(static_cast<long long>(rows), blockIdx.y * rows_per_chunk));
-    const int last = static_cast<int>(min(static_cast<long long>(rows), first + rows_per_chunk));
+    // In 64 bits: rows may come close to INT_MAX, where first + rows_per_chunk would overflow.
+    const int first = static_cast<int>(min(static_cast<long long>(rows), static_cast<long long>(blockIdx.y) * rows_per_chunk));
+    const int last = static_cast<int>(min(static_cast<long long>(rows), static_cast<long long>(first) + rows_per_chunk));
     const float s = q != nullptr ? *scale : 1.0f;
     unsigned local = 0;
     float column_sum = 0.0f;
@@ -216,7 +215,7 @@ template <typename T>
 // At least 6 blocks per SM: ptxas (sm_90) gave the BF16 form 48 registers (5 blocks) without the bound, 40 and no spill
 // with it; 8 blocks (32 registers) spill.
 __global__ void __launch_bounds__(kGeluTileThreads, 6)
-    gelu_backward_transpose_kernel(const T* __restrict__ dy, const T* __restrict__ x, int rows, int cols, int chunks, T* dx,
+    gelu_backward_transpose_kernel(const T* __restrict__ dy, const T* __restrict__ x, int rows, int cols, int rows_per_chunk, T* dx,
                                    std::uint8_t* __restrict__ q, std::uint8_t* __restrict__ q_t, const float* __restrict__ scale,
                                    Fp8Type type, float* amax, ColumnSumTarget dbias) {
     constexpr int W = 16 / static_cast<int>(sizeof(T));
@@ -240,9 +239,9 @@ __global__ void __launch_bounds__(kGeluTileThreads, 6)
                            reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
     const bool vector_dx = cols % W == 0 && reinterpret_cast<std::uintptr_t>(dx) % 16 == 0;
     const bool vector_q = cols % W == 0 && reinterpret_cast<std::uintptr_t>(q) % W == 0;
-    // In 64 bits: rows may come close to INT_MAX, where rows + chunks, first + rows_per_chunk and r0 + R would overflow.
-    const long long rows_per_chunk = (static_cast<long long>(rows) + chunks - 1) / chunks;
-    const long long first = min(static_cast<long long>(rows), blockIdx.y * rows_per_chunk);
+    // In 64 bits: rows may come close to INT_MAX, where first + rows_per_chunk and r0 + R would overflow. Chunks start on
+    // multiples of 8 rows (gelu_backward_rows_per_chunk), so q_t's pieces are whole and aligned where rows and q_t allow.
+    const long long first = min(static_cast<long long>(rows), static_cast<long long>(blockIdx.y) * rows_per_chunk);
     const long long last = min(static_cast<long long>(rows), first + rows_per_chunk);
     for (long long tile_start = first; tile_start < last; tile_start += R) {
         const int r0 = static_cast<int>(tile_start);
@@ -370,6 +369,7 @@ void launch_gelu_backward(const GeluBackwardCall& a, cudaStream_t stream) {
     void* dbias = a.dbias.data;
     const DType dbias_dtype = a.dbias.dtype;
     const int chunks = static_cast<int>(gelu_backward_chunks(rows));
+    const int rows_per_chunk = static_cast<int>(gelu_backward_rows_per_chunk(rows));
     const bool transposed = fp8 != nullptr && fp8->transposed != nullptr;
     const std::size_t tile_columns = gelu_backward_column_tile(transposed);
     static_assert(gelu_backward_column_tile(true) == kGeluTile && gelu_backward_column_tile(false) == kThreads);
@@ -385,19 +385,20 @@ void launch_gelu_backward(const GeluBackwardCall& a, cudaStream_t stream) {
         if (a.x.dtype == DType::Float32) {
             gelu_backward_transpose_kernel<float><<<grid, kGeluTileThreads, 0, stream>>>(
                 static_cast<const float*>(a.dy.data), static_cast<const float*>(a.x.data), static_cast<int>(rows),
-                static_cast<int>(cols), chunks, static_cast<float*>(a.dx.data), q, q_t, fp8->scale, fp8->type, fp8->amax, target);
+                static_cast<int>(cols), rows_per_chunk, static_cast<float*>(a.dx.data), q, q_t, fp8->scale, fp8->type, fp8->amax,
+                target);
         } else {
             gelu_backward_transpose_kernel<__nv_bfloat16><<<grid, kGeluTileThreads, 0, stream>>>(
                 static_cast<const __nv_bfloat16*>(a.dy.data), static_cast<const __nv_bfloat16*>(a.x.data), static_cast<int>(rows),
-                static_cast<int>(cols), chunks, static_cast<__nv_bfloat16*>(a.dx.data), q, q_t, fp8->scale, fp8->type, fp8->amax,
-                target);
+                static_cast<int>(cols), rows_per_chunk, static_cast<__nv_bfloat16*>(a.dx.data), q, q_t, fp8->scale, fp8->type,
+                fp8->amax, target);
         }
         check_last_launch(call);
         if (dbias != nullptr && !in_kernel) launch_column_sum(target.partial, chunks, cols, dbias, dbias_dtype, stream, call);
         return;
     }
     gelu_backward_kernel<<<dim3(column_blocks, static_cast<unsigned>(chunks)), kThreads, 0, stream>>>(
-        a.dy.data, a.x.data, a.x.dtype, static_cast<int>(rows), static_cast<int>(cols), chunks, a.dx.data,
+        a.dy.data, a.x.data, a.x.dtype, static_cast<int>(rows), static_cast<int>(cols), rows_per_chunk, a.dx.data,
         fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr,
         fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr, fp8 != nullptr ? fp8->scale : nullptr,
         fp8 != nullptr ? fp8->type : Fp8Type::E4M3, fp8 != nullptr ? fp8->amax : nullptr, target);

@@ -35,11 +35,19 @@ struct GeluBackwardCall {
     Workspace workspace;
 };
 
-// The backward's dbias partial rows: chunks of 32 rows, at most 1024 (the workspace holds chunks * cols floats).
+// The backward's dbias partial rows: chunks of about 32 rows, at most 1024 (the workspace holds chunks * cols floats).
+// A chunk's rows are a multiple of 8, so every chunk starts on an 8-row piece of the transposed FP8 copy (its stores
+// whole); the chunks are those that then have rows. Chunk k holds rows [k * rows_per_chunk, (k + 1) * rows_per_chunk).
 constexpr std::size_t kGeluRowsPerChunk = 32;
 constexpr std::size_t kGeluMaxChunks = 1024;
+constexpr std::size_t gelu_backward_rows_per_chunk(std::size_t rows) {
+    const std::size_t wanted = std::clamp<std::size_t>((rows + kGeluRowsPerChunk - 1) / kGeluRowsPerChunk, 1, kGeluMaxChunks);
+    const std::size_t per = (rows + wanted - 1) / wanted;
+    return std::max<std::size_t>(8, (per + 7) / 8 * 8);
+}
 constexpr std::size_t gelu_backward_chunks(std::size_t rows) {
-    return std::clamp<std::size_t>((rows + kGeluRowsPerChunk - 1) / kGeluRowsPerChunk, 1, kGeluMaxChunks);
+    const std::size_t per = gelu_backward_rows_per_chunk(rows);
+    return std::max<std::size_t>(1, (rows + per - 1) / per);
 }
 
 // The backward's column tile (a block's columns; the dbias arrival counters count these): 256 columns, one per

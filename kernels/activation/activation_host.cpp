@@ -97,7 +97,7 @@ void gelu_backward(const Tensor& dy_in, const Tensor& x_in, const Tensor& dx_in,
     const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
     auto* partial = dbias != nullptr ? static_cast<float*>(workspace.data) : nullptr;
     const std::size_t chunks = backward_chunks(rows);
-    const std::size_t per_chunk = (rows + chunks - 1) / chunks;
+    const std::size_t per_chunk = detail::gelu_backward_rows_per_chunk(rows);
     std::atomic<std::uint32_t> amax_bits{0};
 
     // Chunk k: rows [k * per_chunk, (k + 1) * per_chunk), each column's sum in row order (partial row k).

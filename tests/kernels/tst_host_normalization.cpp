@@ -968,7 +968,11 @@ private Q_SLOTS:
                                         {nullptr, 0});
 
                     const std::size_t bytes = tewb::kernels::gelu_backward_workspace_bytes(rows, cols);
-                    const std::size_t chunks = std::min<std::size_t>(std::max<std::size_t>((rows + 31) / 32, 1), 1024);
+                    // Chunks of about 32 rows, at most 1024 of them, each a multiple of 8 rows (so that the kernel's q_t
+                    // pieces start on 8-row boundaries); the chunks that then have rows.
+                    const std::size_t wanted = std::min<std::size_t>(std::max<std::size_t>((rows + 31) / 32, 1), 1024);
+                    const std::size_t per_chunk = std::max<std::size_t>(8, ((rows + wanted - 1) / wanted + 7) / 8 * 8);
+                    const std::size_t chunks = std::max<std::size_t>(1, (rows + per_chunk - 1) / per_chunk);
                     QCOMPARE(bytes, chunks * cols * sizeof(float));
                     std::vector<float> workspace(bytes / 4 + 1, kNaN);
                     Buffer dx(dtype, n), dbias(dbias_dtype, cols);
@@ -983,8 +987,7 @@ private Q_SLOTS:
                              }),
                              std::uint64_t{1});  // the chunk sums finished in the same launch
 
-                    // dbias: chunks of ceil(rows / chunks) rows, each summed in row order, then the chunks in order.
-                    const std::size_t per_chunk = (rows + chunks - 1) / chunks;
+                    // dbias: the chunks' rows each summed in row order, then the chunks in order.
                     std::vector<float> want(cols, 0.0f);
                     std::vector<double> exact(cols, 0.0), magnitude(cols, 0.0), term_error(cols, 0.0);
                     for (std::size_t k = 0; k < chunks; ++k) {
@@ -1139,7 +1142,9 @@ private Q_SLOTS:
         QCOMPARE(tewb::kernels::gelu_backward_workspace_bytes(0, 7), std::size_t{7 * 4});
         QCOMPARE(tewb::kernels::gelu_backward_workspace_bytes(33, 7), std::size_t{2 * 7 * 4});
         QCOMPARE(tewb::kernels::gelu_backward_workspace_bytes(3072, 3072), std::size_t{96 * 3072 * 4});
-        QCOMPARE(tewb::kernels::gelu_backward_workspace_bytes(100000, 3), std::size_t{1024 * 3 * 4});
+        // 1024 chunks of 98 rows would do, but a chunk's rows are a multiple of 8 (its q_t pieces whole): 962 of 104.
+        QCOMPARE(tewb::kernels::gelu_backward_workspace_bytes(100000, 3), std::size_t{962 * 3 * 4});
+        QCOMPARE(tewb::kernels::gelu_backward_workspace_bytes(40, 3), std::size_t{2 * 3 * 4});  // 24 + 16 rows
     }
 
     // layer_norm_backward_add: dx is layer_norm_backward's dx plus dresidual, added in float32 before the store

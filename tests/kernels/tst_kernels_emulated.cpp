@@ -2,7 +2,7 @@
 // their host twins on the same inputs:
 //   - kernels/activation/activation.cu's GELU backward, the column-walking kernel and the tiled one that writes the FP8
 //     output's transposed copy through shared memory, with and without dx and dbias, float32 and bfloat16, aligned and
-//     not, at shapes around the tiles' edges (40 and 65 rows: chunks of 20 and 22 rows, starting off the 8-row pieces)
+//     not, at shapes around the tiles' edges (40 and 65 rows: chunks of 24 rows, the last one short and, at 65, ragged)
 //     and past 32768 rows (a chunk of two tiles); its forward on the same x;
 //   - kernels/amax/amax.cu (one launch, the scratch word cleared for the next call);
 //   - kernels/normalization: LayerNorm's and RMSNorm's forward (FP8, with and without the transposed copy) and backward
@@ -697,8 +697,8 @@ int main(int argc, char** argv) {
             cases.push_back({dtype, rows, cols, true, false, true, DType::Float32, 0, 0});  // the column-walking kernel
         }
     }
-    // Past 32768 rows a chunk holds more than 32 rows (33 here): the tiled kernel's second tile of a chunk. 1024 blocks
-    // of 256 threads take most of the test's time (`tst_kernels_emulated small` leaves it out).
+    // Past 32768 rows a chunk holds more than 32 rows (40 here, 820 chunks): the tiled kernel's second tile of a chunk.
+    // 820 blocks of 256 threads take most of the test's time (`tst_kernels_emulated small` leaves it out).
     if (!small_only) cases.push_back({DType::BFloat16, 32800, 8, true, true, true, DType::Float32, 0, 0});
     for (const Case& c : cases) run(c, rng);
     run_abs_max(rng);

@@ -20,8 +20,8 @@
 // 3 * 0.044715 * x^2 overflows float32 (|x| above about 5e19: 0 * inf). The CUDA kernel is expected within
 // the same bounds (not measured here: no GPU), so host and GPU should agree to about twice them. bfloat16
 // stores add up to half a bfloat16 ulp. dbias sums the float32 dx values (before dx's rounding) in the
-// kernel's order: chunks of ceil(rows / chunks) rows, chunks = min(max(ceil(rows / 32), 1), 1024), each in
-// row order, then the chunks in order from 0; bit for bit that order over the host's own dx. The FP8 output
+// kernel's order: chunks of p rows (the last one shorter), p = ceil(rows / min(max(ceil(rows / 32), 1), 1024))
+// rounded up to a multiple of 8, as many chunks as have rows, each in row order, then the chunks in order from 0; bit for bit that order over the host's own dx. The FP8 output
 // is float_to_fp8 of the float32 result times scale[0] (before the high-precision store's rounding, as the
 // kernel), amax the largest |result| combined into fp8.amax as the kernel's atomicMax on the bits (larger
 // kept, NaN wins).
