@@ -494,6 +494,28 @@ int main(int argc, char** argv) {
         });
         rows.push_back({"gelu_backward bf16 -> E4M3 + transpose + dbias", shape, gb, (6.0 * r * h + 4.0 * h) / (gb * 1e6), "GB/s",
                         bandwidth_target});
+        // llama's MLP activation under FP8 (SwiGLU of width h: in [r, 2h]): the forward reads the gate and up halves and
+        // writes the FP8 output with its transposed copy (no high-precision copy); the backward reads dy and both halves
+        // and writes din's FP8 form with its transposed copy (fc1's dgrad and wgrad operands).
+        const at::Tensor gate_up = at::randn({r, 2 * h}, cuda).to(at::kBFloat16);
+        at::Tensor sq = at::empty({r, h}, cuda.dtype(at::kByte));
+        at::Tensor sq_t = at::empty({h, r}, cuda.dtype(at::kByte));
+        kernels::Tensor swiglu_fp8 = kernels::input(sq.data_ptr(), kernels::DType::Float8E4M3, r, h);
+        swiglu_fp8.transposed = sq_t.data_ptr();
+        swiglu_fp8.scale = scale.data_ptr<float>();
+        swiglu_fp8.amax = amax.data_ptr<float>();
+        const double sf = time_ms([&] { kernels::swiglu_forward(kernel_tensor(gate_up), kernels::Tensor{}, swiglu_fp8, on_stream()); });
+        rows.push_back({"swiglu_forward bf16 -> E4M3 + transpose", shape, sf, 6.0 * r * h / (sf * 1e6), "GB/s", bandwidth_target});
+        at::Tensor dq = at::empty({r, 2 * h}, cuda.dtype(at::kByte));
+        at::Tensor dq_t = at::empty({2 * h, r}, cuda.dtype(at::kByte));
+        kernels::Tensor swiglu_dfp8 = kernels::input(dq.data_ptr(), kernels::DType::Float8E5M2, r, 2 * h);
+        swiglu_dfp8.transposed = dq_t.data_ptr();
+        swiglu_dfp8.scale = scale.data_ptr<float>();
+        swiglu_dfp8.amax = amax.data_ptr<float>();
+        const double sb = time_ms([&] {
+            kernels::swiglu_backward(kernel_tensor(x), kernel_tensor(gate_up), kernels::Tensor{}, swiglu_dfp8, on_stream());
+        });
+        rows.push_back({"swiglu_backward bf16 -> E5M2 + transpose", shape, sb, 10.0 * r * h / (sb * 1e6), "GB/s", bandwidth_target});
     }
 
     const std::int64_t n = 4096;
