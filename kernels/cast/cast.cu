@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cast/cast_items.h"
+#include "cast/fp8_tile.cuh"
 #include "cast/row_sources.h"
 #include "common/arguments.h"
 #include "common/byte_transpose.cuh"
@@ -102,7 +103,7 @@ __global__ void cast_transpose_kernel(const Source x, int rows, int cols, const 
 // one column): a thread reads an 8 x 4 block of the tile as 8 words and turns them into 4 pieces with byte permutes
 // (transpose_4x4), where 4 threads each loaded 8 single bytes with 4-way bank conflicts. For rows a multiple of 8,
 // cols a multiple of W and aligned pointers (cast_transpose_fits).
-constexpr int kWideTile = 64;
+constexpr int kWideTile = kFp8Tile;
 constexpr int kWideThreads = 256;
 template <typename Source, bool kDbias>
 __global__ void __launch_bounds__(kWideThreads)
@@ -129,42 +130,17 @@ __global__ void __launch_bounds__(kWideThreads)
             const int r = r0 + j;
             if (r < rows && c < cols) {
                 const std::size_t at = static_cast<std::size_t>(r) * cols + c;
-                const uint4 raw = *reinterpret_cast<const uint4*>(x.at(r, c));
-                const T* v = reinterpret_cast<const T*>(&raw);
-                std::uint32_t words[W / 4] = {};  // the FP8 bytes, 4 to a word
+                float v[W];
+                unpack(*reinterpret_cast<const uint4*>(x.at(r, c)), v);
+                if constexpr (kDbias) {
 #pragma unroll
-                for (int i = 0; i < W; ++i) {
-                    const float f = to_float(v[i]);
-                    local = max(local, abs_bits(f));
-                    if constexpr (kDbias) sums[i] += f;
-                    words[i / 4] |= static_cast<std::uint32_t>(fp8_from_float(f * s, type)) << (8 * (i % 4));
+                    for (int i = 0; i < W; ++i) sums[i] += v[i];
                 }
-                if constexpr (W == 8) {
-                    *reinterpret_cast<uint2*>(out + at) = make_uint2(words[0], words[1]);
-                } else {
-                    *reinterpret_cast<std::uint32_t*>(out + at) = words[0];
-                }
-#pragma unroll
-                for (int w = 0; w < W / 4; ++w) *reinterpret_cast<std::uint32_t*>(&tile[j][vec * W + 4 * w]) = words[w];
+                store_fp8_vector<W>(v, s, type, out + at, &tile[j][vec * W], local);
             }
         }
         __syncthreads();
-        // out_t: 64 columns of x, each 64 rows = 8 pieces of 8 bytes, 4 pieces by each of the first 128 threads from
-        // an 8 x 4 block of the tile (byte_transpose.cuh); a store writes 32 consecutive bytes of 8 rows of out_t.
-        if (threadIdx.x < kWideTile / 4 * 8) {
-            const TransposedBlock blk = transposed_block_of(static_cast<int>(threadIdx.x));
-            const int rt = r0 + blk.part * 8;
-            if (rt < rows) {
-                const Pieces4 p = transpose_8x4(&tile[0][0], blk);
-#pragma unroll
-                for (int k = 0; k < 4; ++k) {
-                    const int ct = blockIdx.x * kWideTile + blk.quad * 4 + k;
-                    if (ct < cols) {
-                        *reinterpret_cast<uint2*>(out_t + static_cast<std::size_t>(ct) * rows + rt) = make_uint2(p.lo.c[k], p.hi.c[k]);
-                    }
-                }
-            }
-        }
+        store_tile_transposed(&tile[0][0], out_t, rows, cols, r0, static_cast<int>(blockIdx.x) * kWideTile);
         __syncthreads();
     }
     if constexpr (kDbias) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cast/cast_items.h"
+#include "cast/fp8_tile.cuh"
 #include "common/byte_transpose.cuh"
 #include "common/check.h"
 #include "common/elementwise.cuh"
@@ -25,8 +26,6 @@ using detail::combine_block_amax;
 using detail::fp8_from_float;
 using detail::kByteTilePitch;
 using detail::load;
-using detail::Pieces4;
-using detail::TransposedBlock;
 
 constexpr int kTile = static_cast<int>(detail::kCastMultiTile);
 constexpr int kThreads = 256;
@@ -77,37 +76,11 @@ __device__ void wide_tile(const DeviceItem& item, int r0, int c0, float s, std::
             const std::size_t at = static_cast<std::size_t>(r) * item.cols + c;
             float v[W];
             detail::unpack(*reinterpret_cast<const uint4*>(x + at), v);
-            std::uint32_t words[W / 4] = {};  // the FP8 bytes, 4 to a word
-#pragma unroll
-            for (int i = 0; i < W; ++i) {
-                local = max(local, abs_bits(v[i]));
-                words[i / 4] |= static_cast<std::uint32_t>(fp8_from_float(v[i] * s, item.type)) << (8 * (i % 4));
-            }
-            if constexpr (W == 8) {
-                *reinterpret_cast<uint2*>(item.out + at) = make_uint2(words[0], words[1]);
-            } else {
-                *reinterpret_cast<std::uint32_t*>(item.out + at) = words[0];
-            }
-#pragma unroll
-            for (int w = 0; w < W / 4; ++w) *reinterpret_cast<std::uint32_t*>(&staged[j][vec * W + 4 * w]) = words[w];
+            detail::store_fp8_vector<W>(v, s, item.type, item.out + at, &staged[j][vec * W], local);
         }
     }
     __syncthreads();
-    if (threadIdx.x < kTile / 4 * 8) {
-        const TransposedBlock blk = detail::transposed_block_of(static_cast<int>(threadIdx.x));
-        const int rt = r0 + blk.part * 8;
-        if (rt < item.rows) {  // rows a multiple of 8: the block's 8 rows are x's
-            const Pieces4 p = detail::transpose_8x4(&staged[0][0], blk);
-#pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                const int ct = c0 + blk.quad * 4 + k;
-                if (ct < item.cols) {
-                    *reinterpret_cast<uint2*>(item.out_t + static_cast<std::size_t>(ct) * item.rows + rt) =
-                        make_uint2(p.lo.c[k], p.hi.c[k]);
-                }
-            }
-        }
-    }
+    detail::store_tile_transposed(&staged[0][0], item.out_t, item.rows, item.cols, r0, c0);
 }
 
 __global__ void __launch_bounds__(kThreads) cast_transpose_multi_kernel(const __grid_constant__ Batch batch) {
