@@ -214,16 +214,17 @@ std::vector<Fp8Tensor> FusedOps::quantize_weights(const std::vector<WeightCast>&
                context.recipe().block_power_of_two == casts.front().quantizer.context->recipe().block_power_of_two;
     });
     if (blocks) return quantize_weight_blocks(casts);
-    // One launch sets every weight's scale, so no two may share a slot (a weight kept past its parameter's
-    // replacement would): those cast one by one, each after the other.
-    std::vector<const float*> slots;
-    for (const WeightCast& c : casts) slots.push_back(staging_entry(c.quantizer).data_ptr<float>());
-    std::sort(slots.begin(), slots.end());
-    const bool fresh = !casts.empty() && std::adjacent_find(slots.begin(), slots.end()) == slots.end() &&
-                       std::all_of(casts.begin(), casts.end(), [&](const WeightCast& c) {
-                           return fresh_scale_cast(c.weight, c.quantizer) && alike(c);
-                       });
-    if (fresh) return quantize_weights_fresh(casts);
+    const bool fresh = !casts.empty() && std::all_of(casts.begin(), casts.end(), [&](const WeightCast& c) {
+        return fresh_scale_cast(c.weight, c.quantizer) && alike(c);
+    });
+    if (fresh) {
+        // One launch sets every weight's scale, so no two may share a slot (a weight kept past its parameter's
+        // replacement would): those cast one by one, each after the other.
+        std::vector<const float*> slots;
+        for (const WeightCast& c : casts) slots.push_back(staging_entry(c.quantizer).data_ptr<float>());
+        std::sort(slots.begin(), slots.end());
+        if (std::adjacent_find(slots.begin(), slots.end()) == slots.end()) return quantize_weights_fresh(casts);
+    }
     const bool batched = !casts.empty() && std::all_of(casts.begin(), casts.end(), [&](const WeightCast& c) {
         return delayed_kernel_cast(c.weight, c.quantizer) && c.weight.device() == casts.front().weight.device();
     });
