@@ -460,6 +460,18 @@ int main(int argc, char** argv) {
             kernels::cast_transpose_to_fp8(kernel_tensor(x), fp8, on_stream());
         });
         rows.push_back({"cast_transpose_to_fp8 bf16 -> E4M3", shape, ct, 4.0 * r * h / (ct * 1e6), "GB/s", bandwidth_target});
+        if (h == 768) {
+            // llama's FP8 RMSNorm (rms_norm_quantize) at the seed's shape: the float32 residual stream normalised straight
+            // to FP8 with its transposed copy and amax (the fast kernel's banded form). Reads 4 bytes an element, writes 2.
+            const at::Tensor x32 = x.to(at::kFloat);
+            at::Tensor rstd32 = at::empty({r}, cuda);
+            const double rq = time_ms([&] {
+                kernels::rms_norm_forward(kernel_tensor(x32), kernel_tensor(gamma), 1e-5f, kernels::Tensor{}, fp8, kernel_tensor(rstd32),
+                                          on_stream());
+            });
+            rows.push_back({"rms_norm_forward fp32 x -> E4M3 + transposed (llama's FP8 RMSNorm)", shape, rq, 6.0 * r * h / (rq * 1e6),
+                            "GB/s", bandwidth_target});
+        }
         // Bytes as above plus the float32 bias gradient (the partial sums stay in L2 at these sizes).
         at::Tensor dbias = at::empty({h}, cuda);
         const std::size_t dbias_bytes = kernels::cast_transpose_dbias_workspace_bytes(r, h);

@@ -328,10 +328,14 @@ void layer_norms(Checks& check) {
                                            std::tuple{at::kFloat, 512, 4096}}) {
         layer_norm_handover_case(check, io, rows, hidden);
     }
-    // RMSNorm (the Llama blocks' norm): the seed's shape (32 x 96 tokens, hidden 768), one row, and a hidden of 33
-    // (rows not in whole 16-byte vectors; a band of 32 rows only partly filled).
+    // RMSNorm (the Llama blocks' norm) on LayerNorm's fast kernels: the seed's shape (32 x 96 tokens, hidden 768), one
+    // row, a block per row (3072: 8 warps for float32, 4 for bfloat16; 4096 over 16384 rows: bands of 64 for the
+    // transposed copy); on the plain kernels: hidden 33 and 770 (rows not in whole 16-byte vectors; a band of 32 rows
+    // only partly filled) and 8192 (past the fast forward's transposed limit of 4096; the backward still fast for
+    // bfloat16).
     for (const at::ScalarType io : {at::kFloat, at::kBFloat16}) {
-        for (const auto& [rows, hidden] : {Shape{1, 768}, Shape{7, 33}, Shape{3072, 768}}) {
+        for (const auto& [rows, hidden] : {Shape{1, 768}, Shape{7, 33}, Shape{3072, 768}, Shape{5, 3072}, Shape{64, 770},
+                                           Shape{16384, 4096}, Shape{9, 8192}}) {
             check.attempt("rms_norm", shape_text(rows, hidden), dtype_name(io),
                           [&, rows = rows, hidden = hidden] { rms_norm_case(check, io, at::kFloat, rows, hidden); });
         }

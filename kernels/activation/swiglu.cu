@@ -2,8 +2,9 @@
 // (the same 64 columns of the gate and of the up projection) and walks 64-row tiles (blockIdx.y, + gridDim.y,
 // ...). Each thread takes W = 16 / sizeof(T) consecutive columns of a row: 16-byte loads (and, backward,
 // stores of din) where cols is a multiple of W and the pointer is 16-byte aligned, element by element
-// elsewhere; FP8 bytes written in W-byte pieces where aligned. With a transposed FP8 copy the tile's bytes are
-// staged in shared memory and written column by column in 8-byte pieces (common/staged_transpose.cuh).
+// elsewhere (the forward's y too where it is stored in x's dtype); FP8 bytes written in W-byte pieces where aligned.
+// With a transposed FP8 copy the tile's bytes are staged in shared memory as words and written column by column in
+// 8-byte pieces (common/staged_transpose.cuh).
 #include <algorithm>
 #include <cstdint>
 
@@ -56,26 +57,39 @@ __device__ inline void store_piece(T* p, std::size_t at, int n, bool whole, cons
 }
 
 // fp8(v * s) of the W values into q[at ..] (one W-byte store when `whole`, else n bytes) and into this thread's
-// place in the stage row when stage_row is not null; returns the largest |v| of the n values as bits.
+// place in the stage row when stage_row is not null (W / 4 word stores: the place is 4-byte aligned, the pitch a
+// multiple of 4 and vec * W a multiple of 4; bytes past the right edge are never read); returns the largest |v| of
+// the n values as bits.
 template <int W>
 __device__ inline unsigned quantize_piece(const float (&v)[W], int n, float s, Fp8Type type, std::uint8_t* q, std::size_t at,
                                           bool whole, std::uint8_t* stage_row) {
-    alignas(8) std::uint8_t bytes[W];
+    std::uint32_t words[W / 4];  // the FP8 bytes, 4 to a word (byte i at bits 8 (i % 4) of word i / 4)
     unsigned local = 0;
 #pragma unroll
-    for (int i = 0; i < W; ++i) {
-        bytes[i] = fp8_from_float(v[i] * s, type);
-        if (stage_row != nullptr) stage_row[i] = bytes[i];  // past the right edge: never read
-        if (i < n) local = max(local, abs_bits(v[i]));
+    for (int w = 0; w < W / 4; ++w) {
+        words[w] = 0u;
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+            const int i = 4 * w + b;
+            words[w] |= static_cast<std::uint32_t>(fp8_from_float(v[i] * s, type)) << (8 * b);
+            if (i < n) local = max(local, abs_bits(v[i]));
+        }
+    }
+    if (stage_row != nullptr) {
+#pragma unroll
+        for (int w = 0; w < W / 4; ++w) *reinterpret_cast<std::uint32_t*>(stage_row + 4 * w) = words[w];
     }
     if (whole) {
         if constexpr (W == 8) {
-            *reinterpret_cast<uint2*>(q + at) = *reinterpret_cast<const uint2*>(bytes);
+            *reinterpret_cast<uint2*>(q + at) = make_uint2(words[0], words[1]);
         } else {
-            *reinterpret_cast<std::uint32_t*>(q + at) = *reinterpret_cast<const std::uint32_t*>(bytes);
+            *reinterpret_cast<std::uint32_t*>(q + at) = words[0];
         }
     } else {
-        for (int i = 0; i < n; ++i) q[at + i] = bytes[i];
+#pragma unroll
+        for (int i = 0; i < W; ++i) {
+            if (i < n) q[at + i] = static_cast<std::uint8_t>(words[i / 4] >> (8 * (i % 4)));
+        }
     }
     return local;
 }
@@ -107,6 +121,9 @@ __global__ void __launch_bounds__(kTileThreads)
     const int n = min(W, cols - c);  // this thread's columns (W, fewer at the right edge, <= 0 past it)
     const bool whole_in = cols % W == 0 && reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
     const bool whole_q = cols % W == 0 && reinterpret_cast<std::uintptr_t>(o.q) % W == 0;
+    // y in x's own dtype (every caller's) goes out in 16-byte stores where aligned.
+    const bool out_as_in = o.out_dtype == (sizeof(T) == 4 ? DType::Float32 : DType::BFloat16);
+    const bool whole_out = out_as_in && cols % W == 0 && reinterpret_cast<std::uintptr_t>(o.out) % 16 == 0;
     const std::size_t width = 2 * static_cast<std::size_t>(cols);
     const int tile_rows = static_cast<int>((static_cast<unsigned>(rows) + kTile - 1) / kTile);  // no wrap near INT_MAX
     for (int tile_row = blockIdx.y; tile_row < tile_rows; tile_row += gridDim.y) {
@@ -124,7 +141,11 @@ __global__ void __launch_bounds__(kTileThreads)
             for (int i = 0; i < W; ++i) y[i] = a[i] * sigmoid(a[i]) * u[i];
             const std::size_t out_at = static_cast<std::size_t>(r) * cols + c;
             if (o.out != nullptr) {
-                for (int i = 0; i < n; ++i) store(o.out, o.out_dtype, out_at + i, y[i]);
+                if (out_as_in) {
+                    store_piece<T, W>(static_cast<T*>(o.out), out_at, n, whole_out, y);
+                } else {
+                    for (int i = 0; i < n; ++i) store(o.out, o.out_dtype, out_at + i, y[i]);
+                }
             }
             if (o.q != nullptr) {
                 std::uint8_t* stage_row = o.q_t != nullptr ? stage + j * kPitch + vec * W : nullptr;

@@ -101,8 +101,10 @@ __device__ inline float group_sum(float v) {
 
 // Thread t's share of the row at `base` into registers (v), and the row's mean and rstd: the mean, then the
 // variance of v - mean (two passes over the registers, float32), rstd = rsqrt(variance + eps). Both forward
-// kernels start a row with it.
-template <typename T, int VECS, int WARPS>
+// kernels start a row with it. kRms (RMSNorm): mean 0 and no pass for it; the squares as fused multiply-adds
+// (__fmaf_rn, so that nvcc's contraction cannot differ from the host twin's std::fma) and rstd = 1 / sqrt(mean
+// square + eps), correctly rounded as RMSNorm's plain kernel and twin take it.
+template <typename T, int VECS, int WARPS, bool kRms = false>
 __device__ __forceinline__ void load_row(const T* __restrict__ x, std::size_t base, int hidden, float eps, int t,
                                          float (&v)[VECS][kWidth<T>], float& mean, float& rstd) {
     constexpr int W = kWidth<T>;
@@ -113,12 +115,27 @@ __device__ __forceinline__ void load_row(const T* __restrict__ x, std::size_t ba
         const int c = (k * kGroupThreads + t) * W;
         if (c < hidden) {
             load_any<W>(x, dtype_of<T>(), base + c, v[k]);
+            if constexpr (!kRms) {
 #pragma unroll
-            for (int j = 0; j < W; ++j) sum += v[k][j];
+                for (int j = 0; j < W; ++j) sum += v[k][j];
+            }
         }
     }
-    mean = group_sum<WARPS>(sum) / hidden;
     float squares = 0.0f;
+    if constexpr (kRms) {
+        mean = 0.0f;
+#pragma unroll
+        for (int k = 0; k < VECS; ++k) {
+            const int c = (k * kGroupThreads + t) * W;
+            if (c < hidden) {
+#pragma unroll
+                for (int j = 0; j < W; ++j) squares = __fmaf_rn(v[k][j], v[k][j], squares);
+            }
+        }
+        rstd = 1.0f / sqrtf(group_sum<WARPS>(squares) / hidden + eps);
+        return;
+    }
+    mean = group_sum<WARPS>(sum) / hidden;
 #pragma unroll
     for (int k = 0; k < VECS; ++k) {
         const int c = (k * kGroupThreads + t) * W;
@@ -134,20 +151,35 @@ __device__ __forceinline__ void load_row(const T* __restrict__ x, std::size_t ba
 }
 
 // y = (v - mean) · rstd · gamma + beta for the W columns from c, stored to out (at `at`) unless out is null:
-// both forward kernels' output step.
-template <int W>
+// both forward kernels' output step. kRms: y = (v · rstd) · gamma, each product rounded (RMSNorm has no mean and no
+// beta; beta is not read).
+template <int W, bool kRms = false>
 __device__ __forceinline__ void normalize(const float (&v)[W], float mean, float rstd, const void* __restrict__ gamma,
                                           const void* __restrict__ beta, DType param_dtype, int c, void* out, DType out_dtype,
                                           std::size_t at, float (&y)[W]) {
-    float g[W], b[W];
+    float g[W];
     load_any<W>(gamma, param_dtype, c, g);
-    load_any<W>(beta, param_dtype, c, b);
+    if constexpr (kRms) {
 #pragma unroll
-    for (int j = 0; j < W; ++j) y[j] = (v[j] - mean) * rstd * g[j] + b[j];
+        for (int j = 0; j < W; ++j) y[j] = __fmul_rn(v[j], rstd) * g[j];
+    } else {
+        float b[W];
+        load_any<W>(beta, param_dtype, c, b);
+#pragma unroll
+        for (int j = 0; j < W; ++j) y[j] = (v[j] - mean) * rstd * g[j] + b[j];
+    }
     if (out != nullptr) store_any<W>(out, out_dtype, at, y);
 }
 
-template <typename T, int VECS, int WARPS>
+// The row's saved statistics (RMSNorm saves no mean: mean_out null).
+__device__ __forceinline__ void save_statistics(int row, float mean, float rstd, float* __restrict__ mean_out,
+                                                float* __restrict__ rstd_out) {
+    if (mean_out != nullptr) mean_out[row] = mean;
+    rstd_out[row] = rstd;
+}
+
+// kRms: RMSNorm's forward (load_row's and normalize's kRms; beta and mean_out null).
+template <typename T, int VECS, int WARPS, bool kRms = false>
 __global__ void __launch_bounds__(kThreads<WARPS>)
     layer_norm_forward(const T* __restrict__ x, const void* __restrict__ gamma, const void* __restrict__ beta, DType param_dtype,
                        int rows, int hidden, float eps, void* out, DType out_dtype, std::uint8_t* q, const float* scale,
@@ -163,13 +195,13 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
         float v[VECS][W];
         float mean = 0.0f;
         float rstd = 0.0f;
-        load_row<T, VECS, WARPS>(x, base, hidden, eps, t, v, mean, rstd);
+        load_row<T, VECS, WARPS, kRms>(x, base, hidden, eps, t, v, mean, rstd);
 #pragma unroll
         for (int k = 0; k < VECS; ++k) {
             const int c = (k * kGroupThreads + t) * W;
             if (c < hidden) {
                 float y[W];
-                normalize<W>(v[k], mean, rstd, gamma, beta, param_dtype, c, out, out_dtype, base + c, y);
+                normalize<W, kRms>(v[k], mean, rstd, gamma, beta, param_dtype, c, out, out_dtype, base + c, y);
                 if (q != nullptr) {
                     std::uint8_t bytes[W];
 #pragma unroll
@@ -185,10 +217,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
                 }
             }
         }
-        if (t == 0) {
-            mean_out[row] = mean;
-            rstd_out[row] = rstd;
-        }
+        if (t == 0) save_statistics(row, mean, rstd, mean_out, rstd_out);
     }
     if (q != nullptr) combine_block_amax(local, amax);
 }
@@ -198,7 +227,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
 // stage[0, hidden). Only the FP8 writes differ from layer_norm_forward's loop body, which stays a loop of
 // its own: building that kernel on this function allocated its registers differently (up to 73 where it
 // takes 64). With WARPS > 1 every thread of the block calls it (group_sum synchronizes).
-template <typename T, int VECS, int WARPS>
+template <typename T, int VECS, int WARPS, bool kRms>
 __device__ inline void forward_row_staged(const T* __restrict__ x, const void* __restrict__ gamma, const void* __restrict__ beta,
                                           DType param_dtype, int row, int hidden, float eps, void* out, DType out_dtype,
                                           std::uint8_t* __restrict__ q, float s, Fp8Type type, unsigned& local,
@@ -209,13 +238,13 @@ __device__ inline void forward_row_staged(const T* __restrict__ x, const void* _
     float v[VECS][W];
     float mean = 0.0f;
     float rstd = 0.0f;
-    load_row<T, VECS, WARPS>(x, base, hidden, eps, t, v, mean, rstd);
+    load_row<T, VECS, WARPS, kRms>(x, base, hidden, eps, t, v, mean, rstd);
 #pragma unroll
     for (int k = 0; k < VECS; ++k) {
         const int c = (k * kGroupThreads + t) * W;
         if (c < hidden) {
             float y[W];
-            normalize<W>(v[k], mean, rstd, gamma, beta, param_dtype, c, out, out_dtype, base + c, y);
+            normalize<W, kRms>(v[k], mean, rstd, gamma, beta, param_dtype, c, out, out_dtype, base + c, y);
             std::uint32_t words[W / 4];  // the FP8 bytes, 4 to a word
 #pragma unroll
             for (int w = 0; w < W / 4; ++w) {
@@ -237,17 +266,15 @@ __device__ inline void forward_row_staged(const T* __restrict__ x, const void* _
             for (int w = 0; w < W / 4; ++w) *reinterpret_cast<std::uint32_t*>(stage + c + 4 * w) = words[w];
         }
     }
-    if (t == 0) {
-        mean_out[row] = mean;
-        rstd_out[row] = rstd;
-    }
+    if (t == 0) save_statistics(row, mean, rstd, mean_out, rstd_out);
 }
 
 // The forward with the FP8 output's transposed copy q_t [hidden, rows]: a block owns bands of band_rows
 // consecutive rows (a multiple of 8; bands blockIdx.x, + gridDim.x, ...), its groups take the band's rows
 // (forward_row_staged, the same arithmetic as layer_norm_forward) and stage their FP8 bytes in shared memory
-// (band_rows x pitch bytes, dynamic), from which the band's columns go to q_t as runs of band_rows bytes.
-template <typename T, int VECS, int WARPS>
+// (band_rows x pitch bytes, dynamic), from which the band's columns go to q_t as runs of band_rows bytes. kRms:
+// RMSNorm's (as layer_norm_forward's).
+template <typename T, int VECS, int WARPS, bool kRms = false>
 __global__ void __launch_bounds__(kThreads<WARPS>)
     layer_norm_forward_transposed(const T* __restrict__ x, const void* __restrict__ gamma, const void* __restrict__ beta,
                                   DType param_dtype, int rows, int hidden, float eps, void* out, DType out_dtype,
@@ -265,7 +292,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
         const int r0 = band * band_rows;
         // With WARPS > 1 the block is one group: the break below is uniform across it.
         for (int i = group; i < band_rows && r0 + i < rows; i += kGroups<WARPS>) {
-            forward_row_staged<T, VECS, WARPS>(x, gamma, beta, param_dtype, r0 + i, hidden, eps, out, out_dtype, q, s, type, local,
+            forward_row_staged<T, VECS, WARPS, kRms>(x, gamma, beta, param_dtype, r0 + i, hidden, eps, out, out_dtype, q, s, type, local,
                                                mean_out, rstd_out, fp8_stage + static_cast<std::size_t>(i) * pitch, t);
         }
         __syncthreads();

@@ -17,6 +17,7 @@
 #include "common/elementwise.cuh"
 #include "common/staged_transpose.cuh"
 #include "normalization/fast_dispatch.cuh"
+#include "normalization/fast_forward_launch.cuh"
 #include "normalization/layer_norm_dparams.cuh"
 #include "normalization/layer_norm_fast.cuh"
 #include "normalization/layer_norm_rule.h"
@@ -239,59 +240,6 @@ int row_blocks(std::size_t rows) {
     return static_cast<int>(std::min<std::size_t>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock, kMaxGridX));
 }
 
-// The fast transposed forward's band: the most rows (64, 32, 16) whose stage fits kStageBytes while the grid
-// keeps at least kBandsWanted blocks, else 8 (whose stage always fits: hidden <= 4096, layer_norm_rule.h).
-// Only the GPU's schedule depends on it: each row's arithmetic is the same for any band.
-constexpr std::size_t kStageBytes = 40 * 1024;
-constexpr std::size_t kBandsWanted = 264;  // two blocks per SM of a 132-SM GPU
-
-int fast_band_rows(std::size_t rows, std::size_t hidden) {
-    const auto pitch = static_cast<std::size_t>(staged_transpose_pitch(static_cast<int>(hidden)));
-    for (const std::size_t band : {64, 32, 16}) {
-        if (band * pitch <= kStageBytes && (rows + band - 1) / band >= kBandsWanted) return static_cast<int>(band);
-    }
-    return 8;
-}
-
-struct ForwardLaunch {
-    const void* x;
-    const void* gamma;
-    const void* beta;
-    DType param_dtype;
-    std::size_t rows, hidden;
-    float eps;
-    void* out;
-    DType out_dtype;
-    std::uint8_t* q;
-    std::uint8_t* q_t;  // the transposed copy, or null
-    const float* scale;
-    Fp8Type type;
-    float* amax;
-    float* mean;
-    float* rstd;
-    cudaStream_t stream;
-
-    template <typename T, int VECS, int WARPS>
-    void operator()() const {
-        if (q_t != nullptr) {
-            const int band = fast_band_rows(rows, hidden);
-            const int pitch = staged_transpose_pitch(static_cast<int>(hidden));
-            const std::size_t bands = (rows + static_cast<std::size_t>(band) - 1) / static_cast<std::size_t>(band);
-            const auto blocks = static_cast<unsigned>(std::min<std::size_t>(bands, kMaxGridX));
-            const std::size_t shared = static_cast<std::size_t>(band) * static_cast<std::size_t>(pitch);
-            fast::layer_norm_forward_transposed<T, VECS, WARPS><<<blocks, fast::kThreads<WARPS>, shared, stream>>>(
-                static_cast<const T*>(x), gamma, beta, param_dtype, static_cast<int>(rows), static_cast<int>(hidden), eps, out,
-                out_dtype, q, q_t, scale, type, amax, mean, rstd, band, pitch);
-            return;
-        }
-        constexpr int groups = fast::kGroups<WARPS>;
-        const auto blocks = static_cast<unsigned>(std::min<std::size_t>((rows + groups - 1) / groups, kMaxGridX));
-        fast::layer_norm_forward<T, VECS, WARPS><<<blocks, fast::kThreads<WARPS>, 0, stream>>>(
-            static_cast<const T*>(x), gamma, beta, param_dtype, static_cast<int>(rows), static_cast<int>(hidden), eps, out, out_dtype,
-            q, scale, type, amax, mean, rstd);
-    }
-};
-
 struct BackwardLaunch {
     const void* dy;
     DType dy_dtype;
@@ -388,8 +336,8 @@ void launch_layer_norm_forward(const LayerNormForwardCall& a, cudaStream_t strea
     if (!layer_norm_fast_allows_transposed(hidden, q_t != nullptr)) shape = FastShape{};
     if (shape.warps > 0) {
         dispatch_fast(x_dtype, shape,
-                      ForwardLaunch{x, gamma, beta, param_dtype, rows, hidden, a.eps, out, out_dtype, q, q_t, scale, type, amax,
-                                    a.mean, a.rstd, stream});
+                      FastForwardLaunch<false>{x, gamma, beta, param_dtype, rows, hidden, a.eps, out, out_dtype, q, q_t, scale,
+                                               type, amax, a.mean, a.rstd, stream});
     } else if (q_t != nullptr) {
         const auto bands = static_cast<unsigned>(std::min<std::size_t>((rows + kBandRows - 1) / kBandRows, kMaxGridX));
         layer_norm_forward_transposed_kernel<<<bands, kWarpsPerBlock * 32, 0, stream>>>(

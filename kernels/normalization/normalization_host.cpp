@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <vector>
 
@@ -12,9 +13,9 @@
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
-#include "normalization/fast_backward_host.h"
 #include "normalization/layer_norm_rule.h"
 #include "normalization/normalization_call.h"
+#include "normalization/rms_norm_fast_host.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/normalization.h"
 
@@ -75,18 +76,20 @@ float butterfly_sum(const float* lanes) {
     return v[0];
 }
 
-// The sum of terms[0, hidden) in the kernel's order; `lanes` is scratch of order.threads floats.
-float ordered_sum(const float* terms, std::size_t hidden, const RowOrder& order, float* lanes) {
+// The sum of terms[0, hidden) in the kernel's order, each term added to its thread's running sum by
+// add(sum, term); `lanes` is scratch of order.threads floats.
+template <typename Add>
+float ordered_fold(const float* terms, std::size_t hidden, const RowOrder& order, float* lanes, const Add& add) {
     const auto threads = static_cast<std::size_t>(order.threads);
     std::fill_n(lanes, threads, 0.0f);
     const std::size_t round = threads * order.width;
     for (std::size_t base = 0; base < hidden; base += round) {
         const std::size_t n = std::min(round, hidden - base);
         if (order.width == 1) {
-            for (std::size_t i = 0; i < n; ++i) lanes[i] += terms[base + i];
+            for (std::size_t i = 0; i < n; ++i) lanes[i] = add(lanes[i], terms[base + i]);
         } else {
             for (std::size_t t = 0; t * order.width < n; ++t) {
-                for (std::size_t j = 0; j < order.width; ++j) lanes[t] += terms[base + t * order.width + j];
+                for (std::size_t j = 0; j < order.width; ++j) lanes[t] = add(lanes[t], terms[base + t * order.width + j]);
             }
         }
     }
@@ -95,6 +98,10 @@ float ordered_sum(const float* terms, std::size_t hidden, const RowOrder& order,
     float total = 0.0f;  // group_sum: the warps' sums through shared memory, in order
     for (int w = 0; w < warps; ++w) total += butterfly_sum(lanes + static_cast<std::size_t>(w) * kWarpSize);
     return total;
+}
+
+float ordered_sum(const float* terms, std::size_t hidden, const RowOrder& order, float* lanes) {
+    return ordered_fold(terms, hidden, order, lanes, [](float sum, float term) { return sum + term; });
 }
 
 std::vector<float> load_vector(const void* p, DType dtype, std::size_t n) {
@@ -464,6 +471,21 @@ void backward_quantize_dbias(const detail::LayerNormBackwardQuantizeCall& call) 
 }
 
 }  // namespace
+
+std::function<float(const float* row)> rms_norm_forward_fast_rstd(const detail::RmsNormForwardCall& call) {
+    const detail::Fp8Output& fp8 = call.fp8;
+    const RowOrder order = row_order(call.x.dtype, call.x.cols, {call.x.data, call.gamma.data, call.out.data, fp8.data},
+                                     fp8.data != nullptr && fp8.transposed != nullptr);
+    if (!order.fast) return {};
+    const std::size_t hidden = call.x.cols;
+    const auto count = static_cast<float>(static_cast<int>(hidden));  // the kernel divides by its int hidden
+    const float eps = call.eps;
+    return [order, hidden, count, eps](const float* row) {
+        std::array<float, 8 * kWarpSize> lanes{};  // a row's threads: at most 8 warps
+        const float squares = ordered_fold(row, hidden, order, lanes.data(), [](float sum, float v) { return std::fma(v, v, sum); });
+        return 1.0f / std::sqrt(squares / count + eps);
+    };
+}
 
 bool rms_norm_backward_fast(const detail::RmsNormBackwardCall& call) {
     const LayerNormBackwardCall a{call.dy, call.x, nullptr, call.rstd, call.gamma, call.dx, call.dresidual, call.dgamma, Tensor{},

@@ -1,13 +1,17 @@
-// RMSNorm forward and backward. The backward runs on LayerNorm's fast kernel (layer_norm_fast.cuh, kRms: no mean,
-// no dbeta) where its shape rules hold (fast_dispatch.cuh): one read of dy and x, dgamma's partial rows kept in
-// registers and finished by the last blocks to arrive, one launch. Elsewhere, and for the forward, the plain kernels
-// of the LayerNorm (normalization.cu) without the mean and the bias: one warp per row (4 rows per block of 128
-// threads); the forward's FP8 transposed copy from a shared-memory stage in bands of 32 rows in the same launch
-// (staged_transpose.cuh); the plain backward's dx, then dgamma's partial rows over chunks of rows, finished by the
-// last block of each 256-column tile (column_sum.cuh), or by launch_column_sum past kColumnSumCounters tiles, in one
-// fixed order. The plain kernels spell out their float32 operations (__fmaf_rn where a multiply-add is fused,
-// __fmul_rn where a product must be rounded on its own) so that nvcc's contraction cannot move them away from the
-// host twin (rms_norm_host.cpp); the fast kernel is LayerNorm's, with its twin's order (normalization_host.cpp).
+// RMSNorm forward and backward. Both run on LayerNorm's fast kernels (layer_norm_fast.cuh, kRms: no mean, no beta,
+// no dbeta) where their shape rules hold (fast_dispatch.cuh; the forward with the FP8 transposed copy for rows of at
+// most 4096, layer_norm_rule.h): the forward reads a row once into registers (16-byte loads, the transposed copy from
+// a shared-memory stage of bands of rows in the same launch, fast_forward_launch.cuh); the backward reads dy and x
+// once, keeps dgamma's partial rows in registers and finishes them in the last blocks to arrive: one launch each.
+// Elsewhere the plain kernels of the LayerNorm (normalization.cu) without the mean and the bias: one warp per row (4
+// rows per block of 128 threads); the forward's FP8 transposed copy from a shared-memory stage in bands of 32 rows in
+// the same launch (staged_transpose.cuh); the plain backward's dx, then dgamma's partial rows over chunks of rows,
+// finished by the last block of each 256-column tile (column_sum.cuh), or by launch_column_sum past
+// kColumnSumCounters tiles, in one fixed order. The plain kernels and the fast forward spell out their float32
+// operations (__fmaf_rn where a multiply-add is fused, __fmul_rn where a product must be rounded on its own, 1 / sqrtf)
+// so that nvcc's contraction cannot move them away from the host twins (rms_norm_host.cpp for the plain kernels,
+// normalization_host.cpp for the fast ones, whose order they share with LayerNorm's); the fast backward is LayerNorm's
+// arithmetic, with its twin's order.
 #include <algorithm>
 #include <cstdint>
 
@@ -18,8 +22,10 @@
 #include "common/elementwise.cuh"
 #include "common/staged_transpose.cuh"
 #include "normalization/fast_dispatch.cuh"
+#include "normalization/fast_forward_launch.cuh"
 #include "normalization/layer_norm_dparams.cuh"
 #include "normalization/layer_norm_fast.cuh"
+#include "normalization/layer_norm_rule.h"
 #include "normalization/normalization_call.h"
 #include "common/stream.cuh"
 #include "tewb_kernels/normalization.h"
@@ -179,6 +185,15 @@ void launch_rms_norm_forward(const RmsNormForwardCall& a, cudaStream_t stream) {
     const float* scale = fp8 != nullptr ? fp8->scale : nullptr;
     const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
     float* amax = fp8 != nullptr ? fp8->amax : nullptr;
+    FastShape shape = fast_shape(a.x.dtype, a.x.cols, {a.x.data, a.gamma.data, a.out.data, q});
+    if (!layer_norm_fast_allows_transposed(a.x.cols, q_t != nullptr)) shape = FastShape{};
+    if (shape.warps > 0) {
+        dispatch_fast(a.x.dtype, shape,
+                      FastForwardLaunch<true>{a.x.data, a.gamma.data, nullptr, a.gamma.dtype, a.x.rows, a.x.cols, a.eps,
+                                              a.out.data, a.out.dtype, q, q_t, scale, type, amax, nullptr, a.rstd, stream});
+        check_last_launch("tewb::kernels::rms_norm_forward");
+        return;
+    }
     const int rows = static_cast<int>(a.x.rows);
     const int hidden = static_cast<int>(a.x.cols);
     if (q_t != nullptr) {

@@ -1,7 +1,8 @@
 // RMSNorm on the host in the float32 operations of rms_norm.cu: a warp per row (column c summed by lane
 // c % 32, then the warp's butterfly), the kernel's explicit fused multiply-adds as std::fma and its
 // separately rounded products as plain products (the host build does not contract them: no FMA target).
-// The backward where rms_norm.cu runs it on LayerNorm's fast kernel: that kernel's twin (normalization_host.cpp).
+// Where rms_norm.cu runs LayerNorm's fast kernels, their order (rms_norm_fast_host.h, normalization_host.cpp): the
+// forward's sum of squares, the whole backward.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -13,8 +14,8 @@
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
-#include "normalization/fast_backward_host.h"
 #include "normalization/normalization_call.h"
+#include "normalization/rms_norm_fast_host.h"
 #include "tewb_kernels/normalization.h"
 
 namespace tewb::kernels::host {
@@ -70,6 +71,7 @@ void rms_norm_forward(const Tensor& x_in, const Tensor& gamma_in, float eps, con
     detail::load_floats(gamma_ref.data, gamma_ref.dtype, 0, hidden, g.data());
     const auto count = static_cast<float>(static_cast<int>(hidden));  // the kernel divides by its int hidden
     std::atomic<std::uint32_t> amax_bits{0};
+    const auto fast_rstd = rms_norm_forward_fast_rstd(*call);
 
     detail::parallel_for(rows, hidden * 3, [&](std::size_t first, std::size_t last) {
         std::vector<float> xs(hidden), y(hidden);
@@ -77,7 +79,7 @@ void rms_norm_forward(const Tensor& x_in, const Tensor& gamma_in, float eps, con
         for (std::size_t row = first; row < last; ++row) {
             const std::size_t base = row * hidden;
             detail::load_floats(x_ref.data, x_ref.dtype, base, hidden, xs.data());
-            const float r = 1.0f / std::sqrt(warp_dot(xs.data(), xs.data(), hidden) / count + eps);
+            const float r = fast_rstd ? fast_rstd(xs.data()) : 1.0f / std::sqrt(warp_dot(xs.data(), xs.data(), hidden) / count + eps);
             for (std::size_t c = 0; c < hidden; ++c) y[c] = xs[c] * r * g[c];
             if (out_ref.data != nullptr) detail::store_floats(out_ref.data, out_ref.dtype, base, hidden, y.data());
             if (q != nullptr) {

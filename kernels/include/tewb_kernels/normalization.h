@@ -38,19 +38,21 @@
 // agree to about twice them. The FP8 output is float_to_fp8 of the float32 y times scale[0] (before out's
 // rounding, as the kernel), amax the largest |y| combined into fp8.amax as the kernel's atomicMax on the
 // bits (larger kept, NaN wins). A NaN or inf in a row of x makes that row's y NaN (inf - inf in the variance).
-// RMSNorm's twins follow the kernels' float32 operations one
-// for one: the sum of squares per lane (column c to lane c % 32, fused multiply-adds as the kernel's
-// __fmaf_rn), the warp's butterfly, 1 / sqrt (correctly rounded on both); y = (x * rstd) * gamma; the
-// backward's sum of g * xhat the same way, dx = rstd * (g - xhat * mean) with each product rounded apart
-// (the kernel's __fmul_rn), dgamma's partial rows per chunk of rows (fused multiply-adds) summed from 0.0f in
-// chunk order. So host and GPU should agree bit for bit (not yet measured: no GPU). Against a
+// RMSNorm's forward twin follows the kernels' float32 operations one
+// for one: the sum of squares as fused multiply-adds (the kernels' __fmaf_rn) per thread in the kernel's column
+// ownership (the plain kernel: column c to lane c % 32; the fast one: LayerNorm's fast order), the warp's
+// butterfly (and the warps in order), 1 / sqrt (correctly rounded on both); y = (x * rstd) * gamma. So host and
+// GPU should agree bit for bit (not yet measured: no GPU). The plain backward's twin the same way: the sum of
+// g * xhat per lane, dx = rstd * (g - xhat * mean) with each product rounded apart (the kernel's __fmul_rn),
+// dgamma's partial rows per chunk of rows (fused multiply-adds) summed from 0.0f in chunk order; the fast
+// backward's as LayerNorm's (its order; nvcc's fused multiply-adds not followed). Against a
 // double-precision RMSNorm of the same inputs (tst_host_normalization), with xhat = x * rstd:
 //   forward: |y - exact| <= 2^-21 * |gamma| * (1 + |xhat|); rstd within 2^-21 relatively;
 //   backward, from the saved rstd: |dx - exact| <= 2^-19 * rstd * (|g| + |xhat| * mean|g * xhat|);
 //   dgamma within 2^-20 of the sum over rows of |dy * xhat|.
 // bfloat16 stores add their rounding. A NaN in a row of x makes that row's y and rstd NaN; an inf makes rstd 0,
 // so y is NaN where x is inf and 0 elsewhere in the row (as the kernel; not cleaned). Launch counts as the
-// CUDA path: forward 1; backward 2, 3 past 2048 column tiles of 256.
+// CUDA path: forward 1; backward 1 on the fast kernel, else 2, 3 past 2048 column tiles of 256.
 TEWB_ENTRY_POINTS(
 // y = (x - mean) * rstd * gamma + beta with rstd = 1 / sqrt(var + eps) (biased variance); mean and rstd saved.
 // One launch (the FP8 transposed copy, when asked for, is written by the same kernel; with it, rows longer than
@@ -94,15 +96,17 @@ void layer_norm_backward_quantize_dbias(const Tensor& dy, const Tensor& x, const
                                         Stream stream);
 
 // y = x * rstd * gamma with rstd = 1 / sqrt(mean(x^2) + eps); no mean is subtracted and there is no bias; rstd
-// saved. One launch: a warp per row; with the FP8 transposed copy, bands of 32 rows whose copy is written from
-// shared memory in the same launch.
+// saved. One launch: LayerNorm's fast forward where its rules hold (the row read once, in registers; with the FP8
+// transposed copy rows of at most 4096, bands of 8 to 64 rows staged in shared memory), else a warp per row (with the
+// transposed copy, bands of 32 rows); either writes the copy from shared memory in the same launch.
 void rms_norm_forward(const Tensor& x, const Tensor& gamma, float eps, const Tensor& out, const Tensor& fp8, const Tensor& rstd,
                       Stream stream);
 
 // dx and dgamma of rms_norm_forward: with g = dy * gamma and xhat = x * rstd, dx = rstd * (g - xhat * mean(g * xhat))
-// and dgamma = the column sums of dy * xhat. Launches: two (dx, a warp per row; dgamma's partial rows over chunks of
-// rows, row k of the workspace holding chunk k's sums, finished by the last block of each 256-column tile), three
-// past 2048 such tiles.
+// and dgamma = the column sums of dy * xhat. Launches: one on LayerNorm's fast backward (its rules: whole 16-byte
+// vectors, aligned pointers, hidden <= 8192 bfloat16 / 4096 float32), else two (dx, a warp per row; dgamma's partial
+// rows over chunks of rows, row k of the workspace holding chunk k's sums, finished by the last block of each
+// 256-column tile), three past 2048 such tiles.
 void rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
                        const Tensor& dgamma, const Workspace& workspace, Stream stream);
 void rms_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,

@@ -1,0 +1,19 @@
+#pragma once
+
+// RMSNorm where rms_norm.cu runs it on LayerNorm's fast kernels (fast_dispatch.cuh's rule): the host twins' fast
+// parts live beside LayerNorm's (normalization_host.cpp), whose row order they share. Plain C++.
+#include <functional>
+
+#include "normalization/normalization_call.h"
+
+namespace tewb::kernels::host {
+
+// The forward's rstd of a row (its hidden floats) in the fast kernel's order; empty where that kernel would not run
+// (the plain kernel's order then: rms_norm_host.cpp). Safe to call from several threads at once.
+std::function<float(const float* row)> rms_norm_forward_fast_rstd(const detail::RmsNormForwardCall& call);
+
+// The backward's dx, dgamma and the launch noted in the fast kernel's order; false, with nothing done, where that kernel
+// would not run.
+bool rms_norm_backward_fast(const detail::RmsNormBackwardCall& call);
+
+}  // namespace tewb::kernels::host
