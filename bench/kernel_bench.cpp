@@ -189,6 +189,30 @@ void layer_norm_handover_levers(std::vector<Row>& rows) {
     });
     rows.push_back({"layer_norm_backward_quantize_dbias vs backward + cast", shape, handed_fp8_ms, separate_fp8_ms / handed_fp8_ms, "x",
                     1.0});
+
+    // The amax hand-off under current scaling (qkv's and fc1's inputs): the forward that also writes its output's scale,
+    // against the forward and then abs_max_current_scale over its output; the float32 residual stream to bfloat16 as te FP8
+    // runs it. Both write the same bits (the self-test's rows).
+    const at::Tensor beta = at::zeros({h}, cuda);
+    at::Tensor y = at::empty({r, h}, cuda.dtype(at::kBFloat16));
+    at::Tensor stats = at::empty({2, r}, cuda);
+    at::Tensor fresh = at::zeros({3}, cuda);
+    kernels::CurrentScaleTarget target;
+    target.numerator = 448.0f;
+    target.scale = kernel_tensor(fresh.narrow(0, 0, 1));
+    target.scale_inv = kernel_tensor(fresh.narrow(0, 1, 1));
+    target.staging = kernel_tensor(fresh.narrow(0, 2, 1));
+    const double forward_then_amax_ms = time_ms([&] {
+        kernels::layer_norm_forward(kernel_tensor(x), kernel_tensor(gamma), kernel_tensor(beta), 1e-5f, kernel_tensor(y),
+                                    kernels::Tensor{}, kernel_tensor(stats[0]), kernel_tensor(stats[1]), on_stream());
+        kernels::abs_max_current_scale(kernel_tensor(y), 448.0f, target.scale, target.scale_inv, target.staging, on_stream());
+    });
+    const double handoff_ms = time_ms([&] {
+        kernels::layer_norm_forward_current_scale(kernel_tensor(x), kernel_tensor(gamma), kernel_tensor(beta), 1e-5f, kernel_tensor(y),
+                                                  target, kernel_tensor(stats[0]), kernel_tensor(stats[1]), on_stream());
+    });
+    rows.push_back({"layer_norm_forward_current_scale vs forward + abs_max_current_scale", shape, handoff_ms,
+                    forward_then_amax_ms / handoff_ms, "x", 1.0});
 }
 
 // Current scaling's step before each cast (abs_max_current_scale: the amax and the scale from it in one launch) at the

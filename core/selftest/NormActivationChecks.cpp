@@ -9,6 +9,7 @@
 
 #include "core/modules/ops/KernelTypes.h"
 #include "tewb_kernels/activation.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/normalization.h"
 
@@ -295,6 +296,56 @@ void layer_norm_handover_case(Checks& check, at::ScalarType io, std::int64_t row
     });
 }
 
+// The amax hand-off (layer_norm_forward_current_scale, rms_norm_forward_current_scale): against the forward and then
+// abs_max_current_scale of its output on the same GPU, bit for bit (out, the statistics, scale, scale_inv, staging), twice:
+// the second call with gamma a thousand times smaller (a scratch word the first left set would keep its amax).
+void current_scale_handoff_case(Checks& check, bool rms, at::ScalarType io, at::ScalarType out_type, std::int64_t rows,
+                                std::int64_t hidden) {
+    constexpr float eps = 1e-5f;
+    const char* op = rms ? "rms_norm_forward_current_scale" : "layer_norm_forward_current_scale";
+    const std::string shape = shape_text(rows, hidden);
+    const std::string dtype = dtype_name(io) + " -> " + dtype_name(out_type);
+    const auto bits = [](const at::Tensor& t) { return t.to(at::kFloat).view(at::kInt); };
+    const at::Tensor x = (at::randn({rows, hidden}, cuda()) * 3 + 0.5).to(io);
+    const at::Tensor beta = at::randn({hidden}, cuda()) * 0.1;
+    for (const double gamma_size : {1.0, 1e-3}) {
+        const at::Tensor gamma = (at::randn({hidden}, cuda()) * 0.5 + 1) * gamma_size;
+        at::Tensor want_out = poisoned({rows, hidden}, out_type);
+        at::Tensor want_stats = poisoned({2, rows}, at::kFloat);
+        at::Tensor want = at::full({3}, 0.5f, cuda());  // scale, scale_inv, staging
+        if (rms) {
+            kernels::rms_norm_forward(kernel_tensor(x), kernel_tensor(gamma), eps, kernel_tensor(want_out), kernels::Tensor{},
+                                      kernel_tensor(want_stats[1]), kernel_stream());
+        } else {
+            kernels::layer_norm_forward(kernel_tensor(x), kernel_tensor(gamma), kernel_tensor(beta), eps, kernel_tensor(want_out),
+                                        kernels::Tensor{}, kernel_tensor(want_stats[0]), kernel_tensor(want_stats[1]), kernel_stream());
+        }
+        kernels::abs_max_current_scale(kernel_tensor(want_out), 448.0f, kernel_tensor(want.narrow(0, 0, 1)),
+                                       kernel_tensor(want.narrow(0, 1, 1)), kernel_tensor(want.narrow(0, 2, 1)), kernel_stream());
+        at::Tensor out = poisoned({rows, hidden}, out_type);
+        at::Tensor stats = poisoned({2, rows}, at::kFloat);
+        if (rms) stats[0].copy_(want_stats[0]);  // RMSNorm saves no mean
+        at::Tensor got = at::full({3}, 0.5f, cuda());
+        kernels::CurrentScaleTarget target;
+        target.numerator = 448.0f;
+        target.scale = kernel_tensor(got.narrow(0, 0, 1));
+        target.scale_inv = kernel_tensor(got.narrow(0, 1, 1));
+        target.staging = kernel_tensor(got.narrow(0, 2, 1));
+        if (rms) {
+            kernels::rms_norm_forward_current_scale(kernel_tensor(x), kernel_tensor(gamma), eps, kernel_tensor(out), target,
+                                                    kernel_tensor(stats[1]), kernel_stream());
+        } else {
+            kernels::layer_norm_forward_current_scale(kernel_tensor(x), kernel_tensor(gamma), kernel_tensor(beta), eps,
+                                                      kernel_tensor(out), target, kernel_tensor(stats[0]), kernel_tensor(stats[1]),
+                                                      kernel_stream());
+        }
+        const std::string round = gamma_size == 1.0 ? "" : ", second call, gamma / 1000";
+        check.exact(op, "out = the forward's", shape, dtype + round, bits(out), bits(want_out));
+        check.exact(op, "statistics = the forward's", shape, dtype + round, bits(stats), bits(want_stats));
+        check.exact(op, "scale, scale_inv, staging = abs_max_current_scale's of out", shape, dtype + round, bits(got), bits(want));
+    }
+}
+
 }  // namespace
 
 void layer_norms(Checks& check) {
@@ -342,6 +393,19 @@ void layer_norms(Checks& check) {
     }
     check.attempt("rms_norm", shape_text(3072, 768), "bfloat16, bfloat16 gamma",
                   [&] { rms_norm_case(check, at::kBFloat16, at::kBFloat16, 3072, 768); });
+    // The amax hand-off: the seed's float32 residual stream to a bfloat16 output (te FP8's LayerNorm inputs under current
+    // scaling), bfloat16 rows, the plain kernels (33, 770), a block per row over many rows (16384 x 4096).
+    for (const bool rms : {false, true}) {
+        for (const auto& [io, out_type, rows, hidden] :
+             {std::tuple{at::kFloat, at::kBFloat16, 3072, 768}, std::tuple{at::kBFloat16, at::kBFloat16, 3072, 768},
+              std::tuple{at::kFloat, at::kFloat, 7, 33}, std::tuple{at::kBFloat16, at::kBFloat16, 64, 770},
+              std::tuple{at::kBFloat16, at::kBFloat16, 16384, 4096}}) {
+            check.attempt(rms ? "rms_norm_forward_current_scale" : "layer_norm_forward_current_scale", shape_text(rows, hidden),
+                          dtype_name(io) + " -> " + dtype_name(out_type), [&, rms, io = io, out_type = out_type, rows = rows, hidden = hidden] {
+                              current_scale_handoff_case(check, rms, io, out_type, rows, hidden);
+                          });
+        }
+    }
 }
 
 void gelus(Checks& check) {

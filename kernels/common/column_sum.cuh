@@ -34,22 +34,27 @@ struct ColumnSumTarget {
 // written what the finishing block reads. True, in every thread, for the last of the `arrivals` blocks of
 // this launch that call it on `counter` (< kColumnSumCounters); that block then reads the others' writes
 // with __ldcg. The last block resets the counter for the next launch (no other block of this launch
-// touches it again).
-__device__ inline bool last_block_to_arrive(int counter, int arrivals) {
+// touches it again). last_block_to_arrive_on takes a counter of the caller's own (a static __device__ word,
+// zero at module load) instead of the column tiles' counter `counter`.
+__device__ inline bool last_block_to_arrive_on(unsigned* counter, int arrivals) {
     __shared__ bool last;
     const int thread = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
     // Release: this block's writes reach L2 (device scope) before its ticket is taken.
     __threadfence();
     __syncthreads();
     if (thread == 0) {
-        const unsigned ticket = atomicAdd(&column_tile_arrivals[counter], 1u);
+        const unsigned ticket = atomicAdd(counter, 1u);
         last = ticket == static_cast<unsigned>(arrivals - 1);
-        if (last) column_tile_arrivals[counter] = 0u;
+        if (last) *counter = 0u;
         // Acquire: the writes of the blocks that took the earlier tickets are read after this.
         __threadfence();
     }
     __syncthreads();
     return last;
+}
+
+__device__ inline bool last_block_to_arrive(int counter, int arrivals) {
+    return last_block_to_arrive_on(&column_tile_arrivals[counter], arrivals);
 }
 
 // Called by every thread of the block (it synchronizes; a uniform branch around it is fine), after the

@@ -45,6 +45,7 @@ struct FastForwardLaunch {
     float* mean;
     float* rstd;
     cudaStream_t stream;
+    CurrentScaleOut fresh{};  // scale null: none (no FP8 output then)
 
     template <typename T, int VECS, int WARPS>
     void operator()() const {
@@ -64,7 +65,7 @@ struct FastForwardLaunch {
         const auto blocks = static_cast<unsigned>(std::min<std::size_t>((rows + groups - 1) / groups, kMaxGridX));
         fast::layer_norm_forward<T, VECS, WARPS, kRms><<<blocks, fast::kThreads<WARPS>, 0, stream>>>(
             static_cast<const T*>(x), gamma, beta, param_dtype, static_cast<int>(rows), static_cast<int>(hidden), eps, out, out_dtype,
-            q, scale, type, amax, mean, rstd);
+            q, scale, type, amax, mean, rstd, fresh);
     }
 };
 

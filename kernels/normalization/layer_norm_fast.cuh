@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "amax/current_scale_epilogue.cuh"
 #include "common/elementwise.cuh"
 #include "common/staged_transpose.cuh"
 #include "normalization/layer_norm_dparams.cuh"
@@ -178,12 +179,14 @@ __device__ __forceinline__ void save_statistics(int row, float mean, float rstd,
     rstd_out[row] = rstd;
 }
 
-// kRms: RMSNorm's forward (load_row's and normalize's kRms; beta and mean_out null).
+// kRms: RMSNorm's forward (load_row's and normalize's kRms; beta and mean_out null). fresh.scale set (q null then):
+// current scaling's scale of out from the largest |y| as out stores it (current_scale_epilogue.cuh).
 template <typename T, int VECS, int WARPS, bool kRms = false>
 __global__ void __launch_bounds__(kThreads<WARPS>)
     layer_norm_forward(const T* __restrict__ x, const void* __restrict__ gamma, const void* __restrict__ beta, DType param_dtype,
                        int rows, int hidden, float eps, void* out, DType out_dtype, std::uint8_t* q, const float* scale,
-                       Fp8Type type, float* amax, float* __restrict__ mean_out, float* __restrict__ rstd_out) {
+                       Fp8Type type, float* amax, float* __restrict__ mean_out, float* __restrict__ rstd_out,
+                       CurrentScaleOut fresh) {
     constexpr int W = kWidth<T>;
     constexpr int kGroupThreads = 32 * WARPS;
     const int group = threadIdx.x / kGroupThreads;
@@ -214,12 +217,16 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
                     } else {
                         *reinterpret_cast<std::uint32_t*>(q + base + c) = *reinterpret_cast<const std::uint32_t*>(bytes);
                     }
+                } else if (fresh.scale != nullptr) {
+#pragma unroll
+                    for (int j = 0; j < W; ++j) local = max(local, abs_bits(as_stored_in(y[j], out_dtype)));
                 }
             }
         }
         if (t == 0) save_statistics(row, mean, rstd, mean_out, rstd_out);
     }
     if (q != nullptr) combine_block_amax(local, amax);
+    finish_current_scale(local, fresh);
 }
 
 // One row of layer_norm_forward_transposed by its group (thread t of kGroupThreads): layer_norm_forward's

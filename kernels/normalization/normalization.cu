@@ -14,6 +14,7 @@
 
 #include "common/check.h"
 #include "common/column_sum_rule.h"
+#include "amax/current_scale_epilogue.cuh"
 #include "common/elementwise.cuh"
 #include "common/staged_transpose.cuh"
 #include "normalization/fast_dispatch.cuh"
@@ -23,6 +24,7 @@
 #include "normalization/layer_norm_rule.h"
 #include "normalization/normalization_call.h"
 #include "common/stream.cuh"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/normalization.h"
 
@@ -54,10 +56,12 @@ __device__ inline RowStatistics warp_row_statistics(const void* __restrict__ x, 
     return {mean, 1.0f / sqrtf(warp_sum(squares) / hidden + eps)};
 }
 
+// fresh.scale set (q null then): current scaling's scale of out from the largest |y| as out stores it.
 __global__ void layer_norm_forward_kernel(const void* __restrict__ x, DType x_dtype, const void* __restrict__ gamma,
                                           const void* __restrict__ beta, DType param_dtype, int rows, int hidden, float eps,
                                           void* out, DType out_dtype, std::uint8_t* q, const float* scale, Fp8Type type,
-                                          float* amax, float* __restrict__ mean_out, float* __restrict__ rstd_out) {
+                                          float* amax, float* __restrict__ mean_out, float* __restrict__ rstd_out,
+                                          CurrentScaleOut fresh) {
     const int lane = threadIdx.x % 32;
     const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
     unsigned local = 0;
@@ -73,6 +77,8 @@ __global__ void layer_norm_forward_kernel(const void* __restrict__ x, DType x_dt
             if (q != nullptr) {
                 q[base + c] = fp8_from_float(y * s, type);
                 local = max(local, abs_bits(y));
+            } else if (fresh.scale != nullptr) {
+                local = max(local, abs_bits(as_stored_in(y, out_dtype)));
             }
         }
         if (lane == 0) {
@@ -81,6 +87,7 @@ __global__ void layer_norm_forward_kernel(const void* __restrict__ x, DType x_dt
         }
     }
     if (q != nullptr) combine_block_amax(local, amax);
+    finish_current_scale(local, fresh);
 }
 
 // The plain forward with the FP8 output's transposed copy q_t [hidden, rows]: a block of 4 warps owns bands
@@ -332,12 +339,13 @@ void launch_layer_norm_forward(const LayerNormForwardCall& a, cudaStream_t strea
     const float* scale = fp8 != nullptr ? fp8->scale : nullptr;
     const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
     float* amax = fp8 != nullptr ? fp8->amax : nullptr;
+    const CurrentScaleOut fresh{a.fresh.numerator, a.fresh.scale, a.fresh.scale_inv, a.fresh.staging};
     FastShape shape = fast_shape(x_dtype, hidden, {x, gamma, beta, out, q});
     if (!layer_norm_fast_allows_transposed(hidden, q_t != nullptr)) shape = FastShape{};
     if (shape.warps > 0) {
         dispatch_fast(x_dtype, shape,
                       FastForwardLaunch<false>{x, gamma, beta, param_dtype, rows, hidden, a.eps, out, out_dtype, q, q_t, scale,
-                                               type, amax, a.mean, a.rstd, stream});
+                                               type, amax, a.mean, a.rstd, stream, fresh});
     } else if (q_t != nullptr) {
         const auto bands = static_cast<unsigned>(std::min<std::size_t>((rows + kBandRows - 1) / kBandRows, kMaxGridX));
         layer_norm_forward_transposed_kernel<<<bands, kWarpsPerBlock * 32, 0, stream>>>(
@@ -346,7 +354,7 @@ void launch_layer_norm_forward(const LayerNormForwardCall& a, cudaStream_t strea
     } else {
         layer_norm_forward_kernel<<<row_blocks(rows), kWarpsPerBlock * 32, 0, stream>>>(
             x, x_dtype, gamma, beta, param_dtype, static_cast<int>(rows), static_cast<int>(hidden), a.eps, out, out_dtype, q,
-            scale, type, amax, a.mean, a.rstd);
+            scale, type, amax, a.mean, a.rstd, fresh);
     }
     check_last_launch(call);
 }
@@ -456,6 +464,17 @@ void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta
                         const Tensor& fp8, const Tensor& mean, const Tensor& rstd, Stream stream) {
     const auto call = detail::layer_norm_forward_call("tewb::kernels::layer_norm_forward", x, gamma, beta, eps, out, fp8, mean, rstd);
     if (call) detail::launch_layer_norm_forward(*call, detail::cuda_stream(stream));
+}
+
+void layer_norm_forward_current_scale(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, const Tensor& out,
+                                      const CurrentScaleTarget& target, const Tensor& mean, const Tensor& rstd, Stream stream) {
+    const auto call = detail::layer_norm_forward_current_scale_call("tewb::kernels::layer_norm_forward_current_scale", x, gamma,
+                                                                    beta, eps, out, target, mean, rstd);
+    if (call) {
+        detail::launch_layer_norm_forward(*call, detail::cuda_stream(stream));
+    } else {  // no rows: the scale of an empty tensor's amax, 0
+        abs_max_current_scale(out, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
 }
 
 void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,

@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "common/fp8_output.h"
+#include "recipe/recipe_call.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/tensor.h"
 
 // One normalization call's checked arguments as the kernels (normalization.cu, rms_norm.cu) and their host twins
@@ -24,6 +26,7 @@ struct LayerNormForwardCall {
     Fp8Output fp8{};  // data null: no FP8 output
     float* mean = nullptr;
     float* rstd = nullptr;
+    CurrentScaleCall fresh{};  // scale null: none (the *_current_scale form sets it; amax unused)
 };
 
 struct LayerNormBackwardCall {
@@ -48,6 +51,13 @@ constexpr int norm_backward_chunks(std::size_t rows) {
 std::optional<LayerNormForwardCall> layer_norm_forward_call(const char* call, const Tensor& x, const Tensor& gamma,
                                                             const Tensor& beta, float eps, const Tensor& out, const Tensor& fp8,
                                                             const Tensor& mean, const Tensor& rstd);
+// The *_current_scale forms: the forward's checks with out required and no FP8 output, and current scaling's targets
+// (current_scale_targets), none of which may lie in x, gamma, beta, out, mean or rstd. Nothing when rows == 0 (the
+// entry point then writes the scale of amax 0, as abs_max_current_scale of an empty tensor does).
+std::optional<LayerNormForwardCall> layer_norm_forward_current_scale_call(const char* call, const Tensor& x, const Tensor& gamma,
+                                                                          const Tensor& beta, float eps, const Tensor& out,
+                                                                          const CurrentScaleTarget& target, const Tensor& mean,
+                                                                          const Tensor& rstd);
 // dresidual: data null for layer_norm_backward (nothing to add).
 std::optional<LayerNormBackwardCall> layer_norm_backward_call(const char* call, const Tensor& dy, const Tensor& x,
                                                               const Tensor& mean, const Tensor& rstd, const Tensor& gamma,
@@ -93,6 +103,7 @@ struct RmsNormForwardCall {
     Tensor out;  // data null: no high-precision output
     Fp8Output fp8{};  // data null: no FP8 output
     float* rstd = nullptr;
+    CurrentScaleCall fresh{};  // scale null: none (the *_current_scale form sets it; amax unused)
 };
 
 struct RmsNormBackwardCall {
@@ -108,6 +119,9 @@ struct RmsNormBackwardCall {
 
 std::optional<RmsNormForwardCall> rms_norm_forward_call(const char* call, const Tensor& x, const Tensor& gamma, float eps,
                                                         const Tensor& out, const Tensor& fp8, const Tensor& rstd);
+std::optional<RmsNormForwardCall> rms_norm_forward_current_scale_call(const char* call, const Tensor& x, const Tensor& gamma,
+                                                                      float eps, const Tensor& out, const CurrentScaleTarget& target,
+                                                                      const Tensor& rstd);
 std::optional<RmsNormBackwardCall> rms_norm_backward_call(const char* call, const Tensor& dy, const Tensor& x,
                                                           const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
                                                           const Tensor& dresidual, const Tensor& dgamma,

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <utility>
@@ -260,6 +261,48 @@ std::optional<LayerNormBackwardQuantizeCall> layer_norm_backward_quantize_call(
     if (overlap(a.fp8.data, n, workspace.data, workspace.bytes)) fail(call, "fp8 and the workspace overlap");
     if (overlap(a.fp8.transposed, n, workspace.data, workspace.bytes)) fail(call, "fp8.transposed and the workspace overlap");
     if (overlap(dbias.data, hidden * 4, workspace.data, workspace.bytes)) fail(call, "dbias and the workspace overlap");
+    return a;
+}
+
+namespace {
+
+// current_scale_targets of `target`, and none of its floats in the call's tensors.
+CurrentScaleCall checked_target(const char* call, const CurrentScaleTarget& target, const Tensor& out,
+                                std::initializer_list<std::pair<Tensor, const char*>> tensors) {
+    if (out.data == nullptr && out.numel() > 0) fail(call, "out is null (the current-scale form keeps the output it scales)");
+    const CurrentScaleCall t = current_scale_targets(call, target.numerator, target.scale, target.scale_inv, target.staging);
+    const std::pair<const float*, const char*> targets[] = {{t.scale, "scale"}, {t.scale_inv, "scale_inv"}, {t.staging, "staging"}};
+    for (const auto& [p, target_name] : targets) {
+        if (p == nullptr) continue;
+        for (const auto& [tensor, name] : tensors) {
+            if (overlap(p, sizeof(float), tensor.data, bytes(tensor))) fail(call, std::string(target_name) + " lies in " + name);
+        }
+    }
+    if (t.staging != nullptr && (t.staging == t.scale || t.staging == t.scale_inv)) {
+        fail(call, "staging is also the scale or scale_inv; allowed: a float of its own");
+    }
+    return t;
+}
+
+}  // namespace
+
+std::optional<LayerNormForwardCall> layer_norm_forward_current_scale_call(const char* call, const Tensor& x, const Tensor& gamma,
+                                                                          const Tensor& beta, float eps, const Tensor& out,
+                                                                          const CurrentScaleTarget& target, const Tensor& mean,
+                                                                          const Tensor& rstd) {
+    const CurrentScaleCall t = checked_target(call, target, out, {{x, "x"}, {gamma, "gamma"}, {beta, "beta"}, {out, "out"},
+                                                                  {mean, "mean"}, {rstd, "rstd"}});
+    std::optional<LayerNormForwardCall> a = layer_norm_forward_call(call, x, gamma, beta, eps, out, Tensor{}, mean, rstd);
+    if (a) a->fresh = t;
+    return a;
+}
+
+std::optional<RmsNormForwardCall> rms_norm_forward_current_scale_call(const char* call, const Tensor& x, const Tensor& gamma,
+                                                                      float eps, const Tensor& out, const CurrentScaleTarget& target,
+                                                                      const Tensor& rstd) {
+    const CurrentScaleCall t = checked_target(call, target, out, {{x, "x"}, {gamma, "gamma"}, {out, "out"}, {rstd, "rstd"}});
+    std::optional<RmsNormForwardCall> a = rms_norm_forward_call(call, x, gamma, eps, out, Tensor{}, rstd);
+    if (a) a->fresh = t;
     return a;
 }
 

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "amax/current_scale_host.h"
 #include "common/column_sum_rule.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
@@ -16,6 +17,7 @@
 #include "normalization/layer_norm_rule.h"
 #include "normalization/normalization_call.h"
 #include "normalization/rms_norm_fast_host.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/normalization.h"
 
@@ -112,11 +114,11 @@ std::vector<float> load_vector(const void* p, DType dtype, std::size_t n) {
 
 }  // namespace
 
-void layer_norm_forward(const Tensor& x_in, const Tensor& gamma_in, const Tensor& beta_in, float eps, const Tensor& out_in,
-                        const Tensor& fp8_in, const Tensor& mean_in, const Tensor& rstd_in, Stream) {
-    const auto call = detail::layer_norm_forward_call("tewb::kernels::host::layer_norm_forward", x_in, gamma_in, beta_in, eps,
-                                                      out_in, fp8_in, mean_in, rstd_in);
-    if (!call) return;
+namespace {
+
+// Both forward entry points' work after their checks.
+void forward(const detail::LayerNormForwardCall* call) {
+    const float eps = call->eps;
     const Tensor& x_ref = call->x;
     const Tensor& gamma_ref = call->gamma;
     const Tensor& beta_ref = call->beta;
@@ -142,10 +144,12 @@ void layer_norm_forward(const Tensor& x_in, const Tensor& gamma_in, const Tensor
     const std::vector<float> b = load_vector(beta, param_dtype, hidden);
     const auto count = static_cast<float>(static_cast<int>(hidden));  // the kernel divides by its int hidden
     std::atomic<std::uint32_t> amax_bits{0};
+    detail::StoredAmax fresh_amax(call->fresh, out, out_dtype);
 
     detail::parallel_for(rows, hidden * 4, [&](std::size_t first, std::size_t last) {
         std::vector<float> xs(hidden), terms(hidden), y(hidden), lanes(static_cast<std::size_t>(order.threads));
         std::uint32_t local = 0;
+        std::uint32_t stored_local = 0;
         for (std::size_t row = first; row < last; ++row) {
             const std::size_t base = row * hidden;
             detail::load_floats(x, x_dtype, base, hidden, xs.data());
@@ -163,17 +167,40 @@ void layer_norm_forward(const Tensor& x_in, const Tensor& gamma_in, const Tensor
                     local = std::max(local, detail::abs_bits(y[c]));
                 }
             }
+            stored_local = std::max(stored_local, fresh_amax.of(base, hidden, y.data()));
             mean[row] = mu;
             rstd[row] = r;
         }
         detail::combine_bits_max(amax_bits, local);
+        fresh_amax.combine(stored_local);
     });
+    fresh_amax.apply();
     if (q != nullptr && fp8->amax != nullptr) {
         *fp8->amax = detail::bits_float(std::max(detail::float_bits(*fp8->amax), amax_bits.load()));
     }
     // The transposed copy comes from the forward kernel's own launch on the GPU (banded, from shared memory).
     if (q_t != nullptr) detail::transpose_bytes(q, rows, hidden, q_t);
     detail::note_launch();
+}
+
+}  // namespace
+
+void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, const Tensor& out, const Tensor& fp8,
+                        const Tensor& mean, const Tensor& rstd, Stream) {
+    const auto call =
+        detail::layer_norm_forward_call("tewb::kernels::host::layer_norm_forward", x, gamma, beta, eps, out, fp8, mean, rstd);
+    if (call) forward(&*call);
+}
+
+void layer_norm_forward_current_scale(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, const Tensor& out,
+                                      const CurrentScaleTarget& target, const Tensor& mean, const Tensor& rstd, Stream stream) {
+    const auto call = detail::layer_norm_forward_current_scale_call("tewb::kernels::host::layer_norm_forward_current_scale", x, gamma,
+                                                                    beta, eps, out, target, mean, rstd);
+    if (call) {
+        forward(&*call);
+    } else {  // no rows: the scale of an empty tensor's amax, 0
+        host::abs_max_current_scale(out, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
 }
 
 namespace {

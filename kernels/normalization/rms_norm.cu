@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "amax/current_scale_epilogue.cuh"
 #include "common/check.h"
 #include "common/column_sum.cuh"
 #include "common/column_sum.h"
@@ -28,6 +29,7 @@
 #include "normalization/layer_norm_rule.h"
 #include "normalization/normalization_call.h"
 #include "common/stream.cuh"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/normalization.h"
 
 namespace tewb::kernels::detail {
@@ -53,10 +55,11 @@ __device__ inline float warp_row_rstd(const void* __restrict__ x, DType x_dtype,
     return 1.0f / sqrtf(warp_sum(squares) / hidden + eps);
 }
 
+// fresh.scale set (q null then): current scaling's scale of out from the largest |y| as out stores it.
 __global__ void rms_norm_forward_kernel(const void* __restrict__ x, DType x_dtype, const void* __restrict__ gamma,
                                         DType param_dtype, int rows, int hidden, float eps, void* out, DType out_dtype,
                                         std::uint8_t* q, const float* scale, Fp8Type type, float* amax,
-                                        float* __restrict__ rstd_out) {
+                                        float* __restrict__ rstd_out, CurrentScaleOut fresh) {
     const int lane = threadIdx.x % 32;
     const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
     unsigned local = 0;
@@ -70,11 +73,14 @@ __global__ void rms_norm_forward_kernel(const void* __restrict__ x, DType x_dtyp
             if (q != nullptr) {
                 q[base + c] = fp8_from_float(y * s, type);
                 local = max(local, abs_bits(y));
+            } else if (fresh.scale != nullptr) {
+                local = max(local, abs_bits(as_stored_in(y, out_dtype)));
             }
         }
         if (lane == 0) rstd_out[row] = rstd;
     }
     if (q != nullptr) combine_block_amax(local, amax);
+    finish_current_scale(local, fresh);
 }
 
 // With the FP8 output's transposed copy q_t [hidden, rows]: a block of 4 warps owns bands of kBandRows
@@ -185,12 +191,13 @@ void launch_rms_norm_forward(const RmsNormForwardCall& a, cudaStream_t stream) {
     const float* scale = fp8 != nullptr ? fp8->scale : nullptr;
     const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
     float* amax = fp8 != nullptr ? fp8->amax : nullptr;
+    const CurrentScaleOut fresh{a.fresh.numerator, a.fresh.scale, a.fresh.scale_inv, a.fresh.staging};
     FastShape shape = fast_shape(a.x.dtype, a.x.cols, {a.x.data, a.gamma.data, a.out.data, q});
     if (!layer_norm_fast_allows_transposed(a.x.cols, q_t != nullptr)) shape = FastShape{};
     if (shape.warps > 0) {
         dispatch_fast(a.x.dtype, shape,
                       FastForwardLaunch<true>{a.x.data, a.gamma.data, nullptr, a.gamma.dtype, a.x.rows, a.x.cols, a.eps,
-                                              a.out.data, a.out.dtype, q, q_t, scale, type, amax, nullptr, a.rstd, stream});
+                                              a.out.data, a.out.dtype, q, q_t, scale, type, amax, nullptr, a.rstd, stream, fresh});
         check_last_launch("tewb::kernels::rms_norm_forward");
         return;
     }
@@ -204,7 +211,7 @@ void launch_rms_norm_forward(const RmsNormForwardCall& a, cudaStream_t stream) {
     } else {
         rms_norm_forward_kernel<<<row_blocks(a.x.rows), kWarpsPerBlock * 32, 0, stream>>>(
             a.x.data, a.x.dtype, a.gamma.data, a.gamma.dtype, rows, hidden, a.eps, a.out.data, a.out.dtype, q, scale, type, amax,
-            a.rstd);
+            a.rstd, fresh);
     }
     check_last_launch("tewb::kernels::rms_norm_forward");
 }
@@ -265,6 +272,17 @@ void rms_norm_forward(const Tensor& x, const Tensor& gamma, float eps, const Ten
                       Stream stream) {
     const auto call = detail::rms_norm_forward_call("tewb::kernels::rms_norm_forward", x, gamma, eps, out, fp8, rstd);
     if (call) detail::launch_rms_norm_forward(*call, detail::cuda_stream(stream));
+}
+
+void rms_norm_forward_current_scale(const Tensor& x, const Tensor& gamma, float eps, const Tensor& out,
+                                    const CurrentScaleTarget& target, const Tensor& rstd, Stream stream) {
+    const auto call = detail::rms_norm_forward_current_scale_call("tewb::kernels::rms_norm_forward_current_scale", x, gamma, eps, out,
+                                                                  target, rstd);
+    if (call) {
+        detail::launch_rms_norm_forward(*call, detail::cuda_stream(stream));
+    } else {  // no rows: the scale of an empty tensor's amax, 0
+        abs_max_current_scale(out, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
 }
 
 void rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,

@@ -10,12 +10,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "amax/current_scale_host.h"
 #include "common/column_sum_rule.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
 #include "normalization/normalization_call.h"
 #include "normalization/rms_norm_fast_host.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/normalization.h"
 
 namespace tewb::kernels::host {
@@ -52,11 +54,11 @@ std::size_t partial_rows(std::size_t rows) {
 
 }  // namespace
 
-void rms_norm_forward(const Tensor& x_in, const Tensor& gamma_in, float eps, const Tensor& out_in, const Tensor& fp8_in,
-                      const Tensor& rstd_in, Stream) {
-    const auto call =
-        detail::rms_norm_forward_call("tewb::kernels::host::rms_norm_forward", x_in, gamma_in, eps, out_in, fp8_in, rstd_in);
-    if (!call) return;
+namespace {
+
+// Both forward entry points' work after their checks.
+void forward(const detail::RmsNormForwardCall* call) {
+    const float eps = call->eps;
     const Tensor& x_ref = call->x;
     const Tensor& gamma_ref = call->gamma;
     const Tensor& out_ref = call->out;
@@ -72,10 +74,12 @@ void rms_norm_forward(const Tensor& x_in, const Tensor& gamma_in, float eps, con
     const auto count = static_cast<float>(static_cast<int>(hidden));  // the kernel divides by its int hidden
     std::atomic<std::uint32_t> amax_bits{0};
     const auto fast_rstd = rms_norm_forward_fast_rstd(*call);
+    detail::StoredAmax fresh_amax(call->fresh, out_ref.data, out_ref.dtype);
 
     detail::parallel_for(rows, hidden * 3, [&](std::size_t first, std::size_t last) {
         std::vector<float> xs(hidden), y(hidden);
         std::uint32_t local = 0;
+        std::uint32_t stored_local = 0;
         for (std::size_t row = first; row < last; ++row) {
             const std::size_t base = row * hidden;
             detail::load_floats(x_ref.data, x_ref.dtype, base, hidden, xs.data());
@@ -88,10 +92,13 @@ void rms_norm_forward(const Tensor& x_in, const Tensor& gamma_in, float eps, con
                     local = std::max(local, detail::abs_bits(y[c]));
                 }
             }
+            stored_local = std::max(stored_local, fresh_amax.of(base, hidden, y.data()));
             rstd[row] = r;
         }
         detail::combine_bits_max(amax_bits, local);
+        fresh_amax.combine(stored_local);
     });
+    fresh_amax.apply();
     if (q != nullptr && fp8->amax != nullptr) {
         *fp8->amax = detail::bits_float(std::max(detail::float_bits(*fp8->amax), amax_bits.load()));
     }
@@ -100,6 +107,25 @@ void rms_norm_forward(const Tensor& x_in, const Tensor& gamma_in, float eps, con
         detail::transpose_bytes(q, rows, hidden, static_cast<std::uint8_t*>(fp8->transposed));
     }
     detail::note_launch();
+}
+
+}  // namespace
+
+void rms_norm_forward(const Tensor& x, const Tensor& gamma, float eps, const Tensor& out, const Tensor& fp8, const Tensor& rstd,
+                      Stream) {
+    const auto call = detail::rms_norm_forward_call("tewb::kernels::host::rms_norm_forward", x, gamma, eps, out, fp8, rstd);
+    if (call) forward(&*call);
+}
+
+void rms_norm_forward_current_scale(const Tensor& x, const Tensor& gamma, float eps, const Tensor& out,
+                                    const CurrentScaleTarget& target, const Tensor& rstd, Stream stream) {
+    const auto call = detail::rms_norm_forward_current_scale_call("tewb::kernels::host::rms_norm_forward_current_scale", x, gamma,
+                                                                  eps, out, target, rstd);
+    if (call) {
+        forward(&*call);
+    } else {  // no rows: the scale of an empty tensor's amax, 0
+        host::abs_max_current_scale(out, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
 }
 
 namespace {

@@ -457,8 +457,9 @@ private Q_SLOTS:
         // abs_max and current_scale were two), the output gradients cast and summed in one pass after it (no LibTorch sum),
         // qkv's read as the one view the attention's backward leaves (no stack), every weight's scale and cast in one
         // multi-tensor launch each (outside the layers; two per weight before). Was 49 per layer. Block scaling also casts
-        // qkv's gradient from that view since (was 31).
-        QTest::newRow("te fp8 current") << Backend::Te << Precision::Fp8 << ScalingKind::Current << 36.0 << 13.0 << 0.0 << gpt;
+        // qkv's gradient from that view since (was 31). 34 (was 36) since the LayerNorms hand their output's amax and scale
+        // to the casts of qkv's and fc1's inputs (layer_norm_forward_current_scale: no amax launch before those casts).
+        QTest::newRow("te fp8 current") << Backend::Te << Precision::Fp8 << ScalingKind::Current << 34.0 << 13.0 << 0.0 << gpt;
         QTest::newRow("te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 30.0 << 12.0 << 0.0 << gpt;
         // The llama-seed preset's layer (12 query heads over 4 key/value heads, SwiGLU of 2048, rotary): today's figures.
         // Beyond the gpt layer's: the rotary forward and inverse, SwiGLU's two passes (GELU's ride in GEMM epilogues),
@@ -469,7 +470,9 @@ private Q_SLOTS:
                                        << Arch::Llama;
         QTest::newRow("llama te fp8 delayed") << Backend::Te << Precision::Fp8 << ScalingKind::Delayed << 29.0 << 12.0 << 0.0
                                               << Arch::Llama;
-        QTest::newRow("llama te fp8 current") << Backend::Te << Precision::Fp8 << ScalingKind::Current << 41.0 << 14.0 << 0.0
+        // Current scaling 39 (was 41) since the RMSNorms hand their output's amax and scale to the casts
+        // (rms_norm_forward_current_scale).
+        QTest::newRow("llama te fp8 current") << Backend::Te << Precision::Fp8 << ScalingKind::Current << 39.0 << 14.0 << 0.0
                                               << Arch::Llama;
         QTest::newRow("llama te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 35.0 << 13.0 << 0.0
                                             << Arch::Llama;

@@ -15,6 +15,7 @@
 
 #include "common/host_numbers.h"
 #include "tewb_kernels/activation.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/normalization.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/launch_count.h"
@@ -1420,6 +1421,143 @@ private Q_SLOTS:
             });
             QCOMPARE(launches, std::uint64_t{hidden == 768u ? 1u : hidden > 2048u * 256u ? 3u : 2u});
         }
+    }
+
+    // The amax hand-off (layer_norm_forward_current_scale, rms_norm_forward_current_scale): the forward, then
+    // abs_max_current_scale of its output, bit for bit (out, the statistics, scale, scale_inv and the staging entry), in one
+    // launch instead of two; fast (768) and plain (129) rows, out in float32 and bfloat16 (the amax of the values as
+    // stored), a NaN in x (amax NaN: scale 1, staging NaN), no staging entry, no rows (the scale of amax 0, one launch).
+    void forwardCurrentScaleIsTheForwardThenItsScale() {
+        std::mt19937 rng(71);
+        const float numerator = 448.0f;
+        for (const bool rms : {false, true}) {
+            for (const DType x_dtype : {DType::Float32, DType::BFloat16}) {
+                for (const DType out_dtype : {DType::Float32, DType::BFloat16}) {
+                    for (const std::size_t hidden : {768u, 129u}) {
+                        for (const bool nan : {false, true}) {
+                            for (const bool staged : {true, false}) {
+                                const std::size_t rows = 19;
+                                Buffer x = random_tensor(x_dtype, rows * hidden, rng, 0.3f, 3.0f);
+                                if (nan) x.set(rows * hidden / 2, kNaN);
+                                Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.3f);
+                                Buffer beta = random_tensor(DType::Float32, hidden, rng, 0.0f, 0.2f);
+                                Buffer out_ref(out_dtype, rows * hidden), out(out_dtype, rows * hidden);
+                                std::vector<float> mean_ref(rows), rstd_ref(rows), mean(rows), rstd(rows);
+                                float want[3] = {0.0f, 0.0f, 0.5f}, got[3] = {0.0f, 0.0f, 0.5f};  // scale, scale_inv, staging
+                                const auto scalar = [](float* p) { return input(p, DType::Float32, 1, 1); };
+                                const Tensor xt = input(x.data(), x_dtype, rows, hidden);
+                                const Tensor gt = input(gamma.data(), DType::Float32, 1, hidden);
+                                const Tensor bt = input(beta.data(), DType::Float32, 1, hidden);
+                                if (rms) {
+                                    calls::rms_norm_forward(xt, gt, 1e-5f, input(out_ref.data(), out_dtype, rows, hidden), nullptr,
+                                                           rstd_ref.data());
+                                } else {
+                                    calls::layer_norm_forward(xt, gt, bt, 1e-5f, input(out_ref.data(), out_dtype, rows, hidden), nullptr,
+                                                             mean_ref.data(), rstd_ref.data());
+                                }
+                                host::abs_max_current_scale(input(out_ref.data(), out_dtype, rows, hidden), numerator, scalar(&want[0]),
+                                                            scalar(&want[1]), staged ? scalar(&want[2]) : Tensor{}, {});
+                                tewb::kernels::CurrentScaleTarget target;
+                                target.numerator = numerator;
+                                target.scale = scalar(&got[0]);
+                                target.scale_inv = scalar(&got[1]);
+                                if (staged) target.staging = scalar(&got[2]);
+                                const std::uint64_t launches = launches_of([&] {
+                                    if (rms) {
+                                        host::rms_norm_forward_current_scale(xt, gt, 1e-5f, input(out.data(), out_dtype, rows, hidden),
+                                                                             target, calls::stats_of(rstd.data(), xt), {});
+                                    } else {
+                                        host::layer_norm_forward_current_scale(xt, gt, bt, 1e-5f, input(out.data(), out_dtype, rows, hidden),
+                                                                               target, calls::stats_of(mean.data(), xt),
+                                                                               calls::stats_of(rstd.data(), xt), {});
+                                    }
+                                });
+                                QCOMPARE(launches, std::uint64_t{1});
+                                for (std::size_t i = 0; i < rows * hidden; ++i) {
+                                    QCOMPARE(detail::float_bits(out.at(i)), detail::float_bits(out_ref.at(i)));
+                                }
+                                for (std::size_t r = 0; r < rows; ++r) {
+                                    QCOMPARE(detail::float_bits(rstd[r]), detail::float_bits(rstd_ref[r]));
+                                    if (!rms) QCOMPARE(detail::float_bits(mean[r]), detail::float_bits(mean_ref[r]));
+                                }
+                                for (int k = 0; k < 3; ++k) QCOMPARE(detail::float_bits(got[k]), detail::float_bits(want[k]));
+                                if (nan) {
+                                    QCOMPARE(got[0], 1.0f);
+                                    if (staged) QVERIFY(std::isnan(got[2]));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            // No rows: the scale of amax 0 (1), staging kept, one launch.
+            float got[3] = {0.0f, 0.0f, 2.0f};
+            tewb::kernels::CurrentScaleTarget target;
+            target.numerator = numerator;
+            target.scale = input(&got[0], DType::Float32, 1, 1);
+            target.scale_inv = input(&got[1], DType::Float32, 1, 1);
+            target.staging = input(&got[2], DType::Float32, 1, 1);
+            float one = 1.0f;
+            std::uint16_t none[8] = {};
+            const Tensor empty = input(none, DType::BFloat16, 0, 8);
+            const Tensor g = input(&one, DType::Float32, 1, 8);
+            const std::uint64_t launches = launches_of([&] {
+                if (rms) {
+                    host::rms_norm_forward_current_scale(empty, g, 1e-5f, empty, target, input(nullptr, DType::Float32, 1, 0), {});
+                } else {
+                    host::layer_norm_forward_current_scale(empty, g, g, 1e-5f, empty, target, input(nullptr, DType::Float32, 1, 0),
+                                                           input(nullptr, DType::Float32, 1, 0), {});
+                }
+            });
+            QCOMPARE(launches, std::uint64_t{1});
+            QCOMPARE(got[0], 1.0f);
+            QCOMPARE(got[1], 1.0f);
+            QCOMPARE(got[2], 2.0f);
+        }
+    }
+
+    // The current-scale forms' own refusals, before any launch: no out, an FP8-style target that overlaps what the call
+    // writes or reads, scale and scale_inv one float, staging one of them, a numerator that is not finite and positive.
+    void forwardCurrentScaleRefusals() {
+        const std::size_t rows = 4, hidden = 8;
+        std::mt19937 rng(3);
+        Buffer x = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
+        Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.1f);
+        Buffer out(DType::Float32, rows * hidden);
+        std::vector<float> mean(rows), rstd(rows);
+        float floats[3] = {0.0f, 0.0f, 0.0f};
+        const auto scalar = [](float* p) { return input(p, DType::Float32, 1, 1); };
+        const Tensor xt = input(x.data(), DType::Float32, rows, hidden);
+        const Tensor gt = input(gamma.data(), DType::Float32, 1, hidden);
+        const auto target = [&](float* scale, float* scale_inv, float* staging, float numerator) {
+            tewb::kernels::CurrentScaleTarget t;
+            t.numerator = numerator;
+            t.scale = scalar(scale);
+            t.scale_inv = scalar(scale_inv);
+            if (staging != nullptr) t.staging = scalar(staging);
+            return t;
+        };
+        const auto ln = [&](const Tensor& o, const tewb::kernels::CurrentScaleTarget& t) {
+            host::layer_norm_forward_current_scale(xt, gt, gt, 1e-5f, o, t, calls::stats_of(mean.data(), xt),
+                                                   calls::stats_of(rstd.data(), xt), {});
+        };
+        const auto rms = [&](const Tensor& o, const tewb::kernels::CurrentScaleTarget& t) {
+            host::rms_norm_forward_current_scale(xt, gt, 1e-5f, o, t, calls::stats_of(rstd.data(), xt), {});
+        };
+        const Tensor o = input(out.data(), DType::Float32, rows, hidden);
+        auto* in_out = static_cast<float*>(out.data()) + 5;
+        for (const auto& f : {std::function<void(const Tensor&, const tewb::kernels::CurrentScaleTarget&)>(ln),
+                              std::function<void(const Tensor&, const tewb::kernels::CurrentScaleTarget&)>(rms)}) {
+            expect_refusal([&] { f(input(nullptr, DType::Float32, rows, hidden), target(&floats[0], &floats[1], nullptr, 448.0f)); },
+                           {"out is null"});
+            expect_refusal([&] { f(o, target(in_out, &floats[1], nullptr, 448.0f)); }, {"scale lies in out"});
+            expect_refusal([&] { f(o, target(&floats[0], &rstd[1], nullptr, 448.0f)); }, {"scale_inv lies in rstd"});
+            expect_refusal([&] { f(o, target(&floats[0], &floats[1], static_cast<float*>(x.data()), 448.0f)); }, {"staging lies in x"});
+            expect_refusal([&] { f(o, target(&floats[0], &floats[0], nullptr, 448.0f)); }, {"scale and scale_inv are the same"});
+            expect_refusal([&] { f(o, target(&floats[0], &floats[1], &floats[1], 448.0f)); }, {"staging is also the scale or scale_inv"});
+            expect_refusal([&] { f(o, target(&floats[0], &floats[1], nullptr, 0.0f)); }, {"numerator = 0"});
+        }
+        expect_refusal([&] { ln(o, target(&floats[0], &mean[2], nullptr, 448.0f)); }, {"scale_inv lies in mean"});
     }
 
     void rmsNormWorkspaceBytes() {

@@ -451,6 +451,29 @@ private Q_SLOTS:
         QCOMPARE(launch_count(), before);
     }
 
+    // The amax hand-off forms run the same checks as their host twins (tst_host_normalization has them all), before a launch.
+    void normCurrentScaleFormsRejectBadArguments() {
+        float* f = device_like;
+        const Tensor x = tensor(f, DType::Float32, 1, 4);
+        const Tensor stat = tensor(f + 4, DType::Float32, 1, 1);
+        const Tensor rstd = tensor(f + 5, DType::Float32, 1, 1);
+        CurrentScaleTarget target;
+        target.numerator = 448.0f;
+        target.scale = tensor(f + 6, DType::Float32, 1, 1);
+        target.scale_inv = tensor(f + 7, DType::Float32, 1, 1);
+        CurrentScaleTarget in_x = target;
+        in_x.scale = tensor(f + 1, DType::Float32, 1, 1);
+        CurrentScaleTarget no_numerator = target;
+        no_numerator.numerator = 0.0f;
+        const std::string ln = "tewb::kernels::layer_norm_forward_current_scale";
+        expect_error([&] { layer_norm_forward_current_scale(x, x, x, 1e-5f, x, in_x, stat, rstd, {}); }, "scale lies in x", ln);
+        expect_error([&] { layer_norm_forward_current_scale(x, x, x, 1e-5f, x, no_numerator, stat, rstd, {}); }, "numerator = 0", ln);
+        const std::string rms = "tewb::kernels::rms_norm_forward_current_scale";
+        expect_error([&] { rms_norm_forward_current_scale(x, x, 1e-5f, x, in_x, rstd, {}); }, "scale lies in x", rms);
+        expect_error([&] { rms_norm_forward_current_scale(x, x, 1e-5f, tensor(nullptr, DType::Float32, 1, 4), target, rstd, {}); },
+                     "out is null", rms);
+    }
+
     void geluRejectsBadArguments() {
         const std::string fwd = "tewb::kernels::gelu_forward";
         float* f = device_like;

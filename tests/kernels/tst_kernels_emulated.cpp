@@ -354,6 +354,7 @@ void run_abs_max_current_scale(std::mt19937& rng) {
 struct NormOutputs {
     Buffer out, q, q_t, mean, rstd, dx, dgamma, dbeta, grad, dbias, workspace;
     float amax = 0.0f;
+    float fresh[3] = {0.0f, 0.0f, 0.0f};  // the current-scale forms' scale, scale_inv and staging
     NormOutputs(std::size_t rows, std::size_t hidden, std::size_t x_element, std::size_t param_element, std::size_t offset,
                 std::size_t workspace_bytes)
         : out(rows * hidden * x_element, offset),
@@ -496,6 +497,53 @@ void run_norm(const NormCase& c, std::mt19937& rng) {
          },
          {&NormOutputs::dx, &NormOutputs::dgamma, &NormOutputs::dbeta, &NormOutputs::q, &NormOutputs::q_t, &NormOutputs::dbias},
          true);
+
+    // The amax hand-off (*_current_scale): the forwards with current scaling's scale of out, each side called twice, the
+    // second time with gamma 1000 times smaller (a scratch word left set would keep the first call's amax), out in x's
+    // dtype and in bfloat16 (the amax of the values as stored).
+    Buffer gamma_small(hidden * pe, c.offset);
+    fill(gamma_small, c.param_dtype, hidden, rng, 0.5e-3f, 1.5e-3f);
+    const auto target_of = [&](NormOutputs& o) {
+        CurrentScaleTarget t;
+        t.numerator = 448.0f;
+        t.scale = input(&o.fresh[0], DType::Float32, 1, 1);
+        t.scale_inv = input(&o.fresh[1], DType::Float32, 1, 1);
+        t.staging = input(&o.fresh[2], DType::Float32, 1, 1);
+        return t;
+    };
+    const auto expect_same_fresh = [&](const NormOutputs& gpu, const NormOutputs& twin, const char* op) {
+        for (int i = 0; i < 3; ++i) expect_same_amax(gpu.fresh[i], twin.fresh[i], describe(c, op) + (i == 0 ? ", scale" : i == 1 ? ", scale_inv" : ", staging"));
+    };
+    for (const DType out_dtype : {c.x_dtype, DType::BFloat16}) {
+        if (out_dtype == DType::BFloat16 && c.x_dtype == DType::BFloat16) continue;  // done in the first round
+        const bool bf16_out = out_dtype != c.x_dtype;
+        NormOutputs gpu(rows, hidden, xe, pe, c.offset, workspace), twin(rows, hidden, xe, pe, c.offset, workspace);
+        for (NormOutputs* o : {&gpu, &twin}) {
+            const auto f = o == &gpu ? &layer_norm_forward_current_scale : &host::layer_norm_forward_current_scale;
+            for (Buffer* g : {&gamma, &gamma_small}) {
+                f(tensor(x, c.x_dtype, rows, hidden), tensor(*g, c.param_dtype, 1, hidden), tensor(beta, c.param_dtype, 1, hidden), eps,
+                  tensor(o->out, out_dtype, rows, hidden), target_of(*o), stats(o->mean), stats(o->rstd), Stream{});
+            }
+        }
+        const char* op = bf16_out ? "layer_norm_forward_current_scale, bfloat16 out" : "layer_norm_forward_current_scale";
+        for (Buffer NormOutputs::*b : {&NormOutputs::out, &NormOutputs::mean, &NormOutputs::rstd}) {
+            expect_same(gpu.*b, twin.*b, describe(c, op), "an output");
+        }
+        expect_same_fresh(gpu, twin, op);
+        NormOutputs rms_gpu(rows, hidden, xe, pe, c.offset, workspace), rms_twin(rows, hidden, xe, pe, c.offset, workspace);
+        for (NormOutputs* o : {&rms_gpu, &rms_twin}) {
+            const auto f = o == &rms_gpu ? &rms_norm_forward_current_scale : &host::rms_norm_forward_current_scale;
+            for (Buffer* g : {&gamma, &gamma_small}) {
+                f(tensor(x, c.x_dtype, rows, hidden), tensor(*g, c.param_dtype, 1, hidden), eps, tensor(o->out, out_dtype, rows, hidden),
+                  target_of(*o), stats(o->rstd), Stream{});
+            }
+        }
+        const char* rms_op = bf16_out ? "rms_norm_forward_current_scale, bfloat16 out" : "rms_norm_forward_current_scale";
+        for (Buffer NormOutputs::*b : {&NormOutputs::out, &NormOutputs::rstd}) {
+            expect_same(rms_gpu.*b, rms_twin.*b, describe(c, rms_op), "an output");
+        }
+        expect_same_fresh(rms_gpu, rms_twin, rms_op);
+    }
 
     // RMSNorm: the forward (its rstd saved for the backward), then the backward with and without dresidual.
     NormOutputs rms_saved(rows, hidden, xe, pe, 0, 0);

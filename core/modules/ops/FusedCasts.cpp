@@ -105,17 +105,21 @@ Fp8Tensor FusedOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer,
     Fp8Context& context = *quantizer.context;
     if (context.recipe().scaling == ScalingKind::Block) return quantize_blocks(x, quantizer, with_transpose);
     if (is_microscaling(context.recipe().scaling)) return quantize_microscaling(x, quantizer, with_transpose);
-    const Fp8Dtype dtype = quantizer.dtype();
     const bool live = context.recipe().scaling == ScalingKind::Delayed && !context.calibrating(quantizer.pass);
+    return cast_with_slot_scale(x, quantizer, with_transpose, live ? at::Tensor() : fresh_scale(x, quantizer));
+}
+
+// The cast itself, with the slot's scale as it stands: under delayed scaling (own_scale_inv undefined) x's amax goes into
+// the slot's staging entry and the slot's live scale_inv is handed out; otherwise the scale was just set from x's amax
+// (fresh_scale, or x's producer: the amax hand-off) and the cast's own scale_inv comes with it.
+Fp8Tensor FusedOps::cast_with_slot_scale(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
+                                         const at::Tensor& own_scale_inv) const {
+    Fp8Context& context = *quantizer.context;
+    const Fp8Dtype dtype = quantizer.dtype();
+    const bool live = !own_scale_inv.defined();
     // The slot's own scale (its aligned slot in the FP8 state) is what the cast reads, in every recipe.
     const at::Tensor scale = context.scale(quantizer.pass, quantizer.slot);
-    float* staging = nullptr;
-    at::Tensor own_scale_inv;
-    if (live) {
-        staging = staging_entry(quantizer).data_ptr<float>();
-    } else {
-        own_scale_inv = fresh_scale(x, quantizer);
-    }
+    float* staging = live ? staging_entry(quantizer).data_ptr<float>() : nullptr;
     Fp8Tensor out;
     out.dtype = dtype;
     out.data = at::empty(x.sizes(), x.options().dtype(to_scalar_type(dtype)));
@@ -165,6 +169,15 @@ FusedOps::FreshScale FusedOps::fresh_scale_item(const at::Tensor& x, const Fp8Qu
     f.item.scale_inv = kernel_tensor(f.own_scale_inv);
     f.item.staging = kernel_tensor(f.slot_amax);
     return f;
+}
+
+kernels::CurrentScaleTarget FusedOps::fresh_scale_target(const FreshScale& f) {
+    kernels::CurrentScaleTarget t;
+    t.numerator = f.item.numerator;
+    t.scale = f.item.scale;
+    t.scale_inv = f.item.scale_inv;
+    t.staging = f.item.staging;
+    return t;
 }
 
 // Current scaling (and a calibrating step): every weight's scale from its own amax in one multi-tensor launch, then

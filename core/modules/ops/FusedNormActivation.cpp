@@ -165,10 +165,25 @@ at::Tensor FusedOps::gelu_backward(const at::Tensor& dy, const at::Tensor& x) co
 }
 
 // The LayerNorm kernel writes the FP8 GEMM input, its transposed copy and its amax (into the slot's
-// staging entry) in one pass; the high-precision output only when kept.
+// staging entry) in one pass; the high-precision output only when kept. Current scaling (and a calibrating step): the
+// kernel writes the output and, from its amax, the slot's scale (layer_norm_forward_current_scale, the amax hand-off),
+// then the cast reads the output once: two launches where the forward, an amax launch and the cast were three.
 Fp8Tensor FusedOps::layer_norm_quantize(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
                                         at::ScalarType out_dtype, const Fp8Quantizer& quantizer, bool keep_output,
                                         LayerNormResult& ln) const {
+    if (fresh_scale_cast(x, quantizer) && float_or_bf16(out_dtype) && !params_misfit(gamma, beta, x)) {
+        ln.out = at::empty({x.size(0), x.size(1)}, x.options().dtype(out_dtype));
+        ln.mean = at::empty({x.size(0)}, x.options().dtype(at::kFloat));
+        ln.rstd = at::empty({x.size(0)}, x.options().dtype(at::kFloat));
+        const FreshScale f = fresh_scale_item(ln.out, quantizer);
+        TEWB_KERNEL(x, (Tensors{x, gamma, beta, f.slot_amax}), (Tensors{ln.out, ln.mean, ln.rstd, f.scale, f.own_scale_inv, f.slot_amax}),
+                    layer_norm_forward_current_scale, kernel_tensor(x), kernel_tensor(gamma), kernel_tensor(beta),
+                    static_cast<float>(eps), kernel_tensor(ln.out), fresh_scale_target(f), kernel_tensor(ln.mean),
+                    kernel_tensor(ln.rstd));
+        Fp8Tensor q = cast_with_slot_scale(ln.out, quantizer, /*with_transpose=*/true, f.own_scale_inv);
+        if (!keep_output) ln.out = at::Tensor();
+        return q;
+    }
     if (!delayed_kernel_cast(x, quantizer) || !float_or_bf16(out_dtype) || params_misfit(gamma, beta, x)) {
         return TeOps::layer_norm_quantize(x, gamma, beta, eps, out_dtype, quantizer, keep_output, ln);
     }

@@ -194,6 +194,10 @@ private:
         at::Tensor slot_amax;
     };
     static FreshScale fresh_scale_item(const at::Tensor& x, const Fp8Quantizer& quantizer);
+    // current scaling's targets of a FreshScale as a producing kernel takes them (the amax hand-off).
+    static kernels::CurrentScaleTarget fresh_scale_target(const FreshScale& f);
+    Fp8Tensor cast_with_slot_scale(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
+                                   const at::Tensor& own_scale_inv) const;
     std::vector<Fp8Tensor> quantize_weights_fresh(const std::vector<WeightCast>& casts) const;
     bool hp_operands(const at::Tensor& a, const at::Tensor& b, bool same_k = true) const;
 

@@ -87,9 +87,22 @@ RmsNormGrads FusedOps::rms_backward(const at::Tensor& dy, const at::Tensor& x, c
 }
 
 // The RMSNorm kernel writes the FP8 GEMM input, its transposed copy and its amax (into the slot's staging entry)
-// in one pass; the high-precision output only when kept. Other recipes compose the fused forward and cast.
+// in one pass; the high-precision output only when kept. Current scaling (and a calibrating step): the kernel writes the
+// output and, from its amax, the slot's scale (rms_norm_forward_current_scale, the amax hand-off), then the cast; other
+// recipes compose the fused forward and cast.
 Fp8Tensor FusedOps::rms_norm_quantize(const at::Tensor& x, const at::Tensor& gamma, double eps, at::ScalarType out_dtype,
                                       const Fp8Quantizer& quantizer, bool keep_output, RmsNormResult& rn) const {
+    if (fresh_scale_cast(x, quantizer) && float_or_bf16(out_dtype) && !params_misfit(gamma, gamma, x)) {
+        rn.out = at::empty({x.size(0), x.size(1)}, x.options().dtype(out_dtype));
+        rn.rstd = at::empty({x.size(0)}, x.options().dtype(at::kFloat));
+        const FreshScale f = fresh_scale_item(rn.out, quantizer);
+        TEWB_KERNEL(x, (Tensors{x, gamma, f.slot_amax}), (Tensors{rn.out, rn.rstd, f.scale, f.own_scale_inv, f.slot_amax}),
+                    rms_norm_forward_current_scale, kernel_tensor(x), kernel_tensor(gamma), static_cast<float>(eps),
+                    kernel_tensor(rn.out), fresh_scale_target(f), kernel_tensor(rn.rstd));
+        Fp8Tensor q = cast_with_slot_scale(rn.out, quantizer, /*with_transpose=*/true, f.own_scale_inv);
+        if (!keep_output) rn.out = at::Tensor();
+        return q;
+    }
     if (!delayed_kernel_cast(x, quantizer) || !float_or_bf16(out_dtype) || params_misfit(gamma, gamma, x)) {
         return TeOps::rms_norm_quantize(x, gamma, eps, out_dtype, quantizer, keep_output, rn);
     }

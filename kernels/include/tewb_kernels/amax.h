@@ -14,6 +14,16 @@ struct CurrentScaleItem {
     Tensor staging;
 };
 
+// Current scaling's scale of a tensor that a producing kernel writes (the normalizations' *_current_scale forms): what
+// abs_max_current_scale writes from the tensor's amax (scale, scale_inv, staging with data null: none), the amax taken by
+// the producer over the values as it stores them.
+struct CurrentScaleTarget {
+    float numerator = 0.0f;
+    Tensor scale;
+    Tensor scale_inv;
+    Tensor staging;
+};
+
 // Tensors one launch of abs_max_current_scale_multi takes at most (they travel in the kernel's parameters, as the
 // multi-tensor casts' do: CUDA 12.1 or later). The 48 weights of a 12-layer model fit in one.
 inline constexpr std::size_t kAbsMaxItemsPerLaunch = 64;

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/entry_points.h"
 #include "tewb_kernels/tensor.h"
 
@@ -60,6 +61,15 @@ TEWB_ENTRY_POINTS(
 void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, const Tensor& out,
                         const Tensor& fp8, const Tensor& mean, const Tensor& rstd, Stream stream);
 
+// layer_norm_forward whose output goes to an FP8 cast under current scaling (the amax hand-off): out (required) as
+// layer_norm_forward writes it, no FP8 output, and from max |out as stored| over the whole tensor the scale, scale_inv
+// and staging entry that abs_max_current_scale(out, target...) writes, bit for bit, written by the launch's last block:
+// one launch and one read of out fewer than the forward and then abs_max_current_scale. The target's floats must not
+// lie in the call's tensors. With no rows: nothing but the scale of amax 0 (abs_max_current_scale's launch). The same
+// one-stream rule as abs_max (a scratch word and counter of the kernel's own, left zero by its last block).
+void layer_norm_forward_current_scale(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, const Tensor& out,
+                                      const CurrentScaleTarget& target, const Tensor& mean, const Tensor& rstd, Stream stream);
+
 // dx, dgamma and dbeta of the forward above. Launches: one where the fast kernel runs (x float32 with hidden a
 // multiple of 4 up to 4096, or bfloat16 with a multiple of 8 up to 8192; dy, x, gamma, dx 16-byte aligned): its
 // blocks write partial rows and the last ones to arrive add them into dgamma and dbeta (the fast kernel's first
@@ -101,6 +111,9 @@ void layer_norm_backward_quantize_dbias(const Tensor& dy, const Tensor& x, const
 // transposed copy, bands of 32 rows); either writes the copy from shared memory in the same launch.
 void rms_norm_forward(const Tensor& x, const Tensor& gamma, float eps, const Tensor& out, const Tensor& fp8, const Tensor& rstd,
                       Stream stream);
+// rms_norm_forward with current scaling's scale of out, as layer_norm_forward_current_scale.
+void rms_norm_forward_current_scale(const Tensor& x, const Tensor& gamma, float eps, const Tensor& out,
+                                    const CurrentScaleTarget& target, const Tensor& rstd, Stream stream);
 
 // dx and dgamma of rms_norm_forward: with g = dy * gamma and xhat = x * rstd, dx = rstd * (g - xhat * mean(g * xhat))
 // and dgamma = the column sums of dy * xhat. Launches: one on LayerNorm's fast backward (its rules: whole 16-byte
