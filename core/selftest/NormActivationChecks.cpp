@@ -296,6 +296,16 @@ void layer_norm_handover_case(Checks& check, at::ScalarType io, std::int64_t row
     });
 }
 
+// Current scaling's target in f's three floats: scale, scale_inv, staging.
+kernels::CurrentScaleTarget current_scale_target(const at::Tensor& f, float numerator) {
+    kernels::CurrentScaleTarget t;
+    t.numerator = numerator;
+    t.scale = kernel_tensor(f.narrow(0, 0, 1));
+    t.scale_inv = kernel_tensor(f.narrow(0, 1, 1));
+    t.staging = kernel_tensor(f.narrow(0, 2, 1));
+    return t;
+}
+
 // The amax hand-off (layer_norm_forward_current_scale, rms_norm_forward_current_scale): against the forward and then
 // abs_max_current_scale of its output on the same GPU, bit for bit (out, the statistics, scale, scale_inv, staging), twice:
 // the second call with gamma a thousand times smaller (a scratch word the first left set would keep its amax).
@@ -326,11 +336,7 @@ void current_scale_handoff_case(Checks& check, bool rms, at::ScalarType io, at::
         at::Tensor stats = poisoned({2, rows}, at::kFloat);
         if (rms) stats[0].copy_(want_stats[0]);  // RMSNorm saves no mean
         at::Tensor got = at::full({3}, 0.5f, cuda());
-        kernels::CurrentScaleTarget target;
-        target.numerator = 448.0f;
-        target.scale = kernel_tensor(got.narrow(0, 0, 1));
-        target.scale_inv = kernel_tensor(got.narrow(0, 1, 1));
-        target.staging = kernel_tensor(got.narrow(0, 2, 1));
+        const kernels::CurrentScaleTarget target = current_scale_target(got, 448.0f);
         if (rms) {
             kernels::rms_norm_forward_current_scale(kernel_tensor(x), kernel_tensor(gamma), eps, kernel_tensor(out), target,
                                                     kernel_tensor(stats[1]), kernel_stream());
@@ -343,6 +349,117 @@ void current_scale_handoff_case(Checks& check, bool rms, at::ScalarType io, at::
         check.exact(op, "out = the forward's", shape, dtype + round, bits(out), bits(want_out));
         check.exact(op, "statistics = the forward's", shape, dtype + round, bits(stats), bits(want_stats));
         check.exact(op, "scale, scale_inv, staging = abs_max_current_scale's of out", shape, dtype + round, bits(got), bits(want));
+    }
+}
+
+// The LayerNorm backward's amax hand-off (layer_norm_backward_cast_dbias_current_scale: proj's and fc2's output gradients
+// under current scaling) against layer_norm_backward_cast_dbias and abs_max_current_scale of its dx on the same GPU, bit for
+// bit, twice (the second time with dy and dresidual a thousand times smaller).
+void layer_norm_backward_current_scale_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t hidden) {
+    const std::string shape = shape_text(rows, hidden);
+    const std::string dtype = dtype_name(io) + ", bfloat16 dy";
+    const auto bits = [](const at::Tensor& t) { return t.to(at::kFloat).view(at::kInt); };
+    const at::Tensor x = (at::randn({rows, hidden}, cuda()) * 3 + 0.5).to(io);
+    const at::Tensor gamma = at::randn({hidden}, cuda()) * 0.5 + 1;
+    const at::Tensor beta = at::randn({hidden}, cuda()) * 0.1;
+    at::Tensor y = at::empty({rows, hidden}, cuda().dtype(io));
+    at::Tensor mean = at::empty({rows}, cuda()), rstd = at::empty({rows}, cuda());
+    kernels::layer_norm_forward(kernel_tensor(x), kernel_tensor(gamma), kernel_tensor(beta), 1e-5f, kernel_tensor(y), kernels::Tensor{},
+                                kernel_tensor(mean), kernel_tensor(rstd), kernel_stream());
+    const std::size_t bytes =
+        kernels::layer_norm_backward_cast_dbias_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
+    const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+    for (const double size : {1.0, 1e-3}) {
+        const at::Tensor dy = (at::randn({rows, hidden}, cuda()) * size).to(at::kBFloat16);
+        const at::Tensor dresidual = (at::randn({rows, hidden}, cuda()) * size).to(io);
+        // dx, dgamma, dbeta, dbias as floats side by side; scale, scale_inv, staging.
+        at::Tensor want_dx = poisoned({rows, hidden}, io), got_dx = poisoned({rows, hidden}, io);
+        at::Tensor want_params = poisoned({3, hidden}, at::kFloat), got_params = poisoned({3, hidden}, at::kFloat);
+        at::Tensor want = at::full({3}, 0.5f, cuda()), got = at::full({3}, 0.5f, cuda());
+        kernels::layer_norm_backward_cast_dbias(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(mean), kernel_tensor(rstd),
+                                                kernel_tensor(gamma), kernel_tensor(want_dx), kernel_tensor(dresidual),
+                                                kernel_tensor(want_params[0]), kernel_tensor(want_params[1]), kernels::Tensor{},
+                                                kernel_tensor(want_params[2]), workspace_ref(workspace), kernel_stream());
+        kernels::abs_max_current_scale(kernel_tensor(want_dx), 448.0f, kernel_tensor(want.narrow(0, 0, 1)),
+                                       kernel_tensor(want.narrow(0, 1, 1)), kernel_tensor(want.narrow(0, 2, 1)), kernel_stream());
+        const kernels::CurrentScaleTarget target = current_scale_target(got, 448.0f);
+        kernels::layer_norm_backward_cast_dbias_current_scale(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(mean), kernel_tensor(rstd),
+                                                              kernel_tensor(gamma), kernel_tensor(got_dx), kernel_tensor(dresidual),
+                                                              kernel_tensor(got_params[0]), kernel_tensor(got_params[1]), target,
+                                                              kernel_tensor(got_params[2]), workspace_ref(workspace), kernel_stream());
+        const std::string round = size == 1.0 ? "" : ", second call, gradients / 1000";
+        const char* op = "layer_norm_backward_cast_dbias_current_scale";
+        check.exact(op, "dx = layer_norm_backward_cast_dbias's", shape, dtype + round, bits(got_dx), bits(want_dx));
+        check.exact(op, "dgamma, dbeta, dbias = its", shape, dtype + round, bits(got_params), bits(want_params));
+        check.exact(op, "scale, scale_inv, staging = abs_max_current_scale's of dx", shape, dtype + round, bits(got), bits(want));
+    }
+}
+
+// GELU's amax hand-off (gelu_forward_current_scale, gelu_backward_current_scale with fc1's bias gradient) against the
+// plain call and abs_max_current_scale of its output on the same GPU, bit for bit, twice (the second time on inputs a
+// thousand times smaller).
+void gelu_current_scale_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t cols) {
+    const std::string shape = shape_text(rows, cols);
+    const std::string dtype = dtype_name(io);
+    const auto bits = [](const at::Tensor& t) { return t.to(at::kFloat).view(at::kInt); };
+    const std::size_t bytes = kernels::gelu_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+    const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+    for (const double size : {1.0, 1e-3}) {
+        const at::Tensor x = (at::randn({rows, cols}, cuda()) * 2 * size).to(io);
+        const at::Tensor dy = (at::randn({rows, cols}, cuda()) * size).to(io);
+        const auto target_of = [](const at::Tensor& f) { return current_scale_target(f, 57344.0f); };
+        at::Tensor want_y = poisoned({rows, cols}, io), want_dx = poisoned({rows, cols}, io);
+        at::Tensor want_dbias = poisoned({cols}, at::kFloat);
+        at::Tensor want = at::full({2, 3}, 0.5f, cuda());
+        kernels::gelu_forward(kernel_tensor(x), kernel_tensor(want_y), kernels::Tensor{}, kernel_stream());
+        at::Tensor want_forward = want[0], want_backward = want[1];
+        const kernels::CurrentScaleTarget wf = target_of(want_forward), wb = target_of(want_backward);
+        kernels::abs_max_current_scale(kernel_tensor(want_y), wf.numerator, wf.scale, wf.scale_inv, wf.staging, kernel_stream());
+        kernels::gelu_backward(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(want_dx), kernels::Tensor{}, kernel_tensor(want_dbias),
+                               workspace_ref(workspace), kernel_stream());
+        kernels::abs_max_current_scale(kernel_tensor(want_dx), wb.numerator, wb.scale, wb.scale_inv, wb.staging, kernel_stream());
+        at::Tensor y = poisoned({rows, cols}, io), dx = poisoned({rows, cols}, io);
+        at::Tensor dbias = poisoned({cols}, at::kFloat);
+        at::Tensor got = at::full({2, 3}, 0.5f, cuda());
+        at::Tensor got_forward = got[0], got_backward = got[1];
+        kernels::gelu_forward_current_scale(kernel_tensor(x), kernel_tensor(y), target_of(got_forward), kernel_stream());
+        kernels::gelu_backward_current_scale(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(dx), target_of(got_backward),
+                                             kernel_tensor(dbias), workspace_ref(workspace), kernel_stream());
+        const std::string round = size == 1.0 ? "" : ", second call, inputs / 1000";
+        check.exact("gelu_forward_current_scale", "out = gelu_forward's", shape, dtype + round, bits(y), bits(want_y));
+        check.exact("gelu_backward_current_scale", "dx, dbias = gelu_backward's", shape, dtype + round,
+                    bits(at::cat({dx.reshape({-1}).to(at::kFloat), dbias})), bits(at::cat({want_dx.reshape({-1}).to(at::kFloat), want_dbias})));
+        check.exact("gelu_*_current_scale", "scale, scale_inv, staging = abs_max_current_scale's of the output", shape, dtype + round,
+                    bits(got), bits(want));
+    }
+}
+
+// SwiGLU's amax hand-off (swiglu_forward_current_scale, swiglu_backward_current_scale) against the plain call and
+// abs_max_current_scale of its output on the same GPU, bit for bit, twice (the second time on inputs a thousand times
+// smaller).
+void swiglu_current_scale_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t cols) {
+    const std::string shape = shape_text(rows, 2 * cols);
+    const std::string dtype = dtype_name(io);
+    const auto bits = [](const at::Tensor& t) { return t.to(at::kFloat).view(at::kInt); };
+    const auto target_of = [](const at::Tensor& f) { return current_scale_target(f, 448.0f); };
+    for (const double size : {1.0, 1e-3}) {
+        const at::Tensor in = (at::randn({rows, 2 * cols}, cuda()) * 2 * size).to(io);
+        const at::Tensor dy = (at::randn({rows, cols}, cuda()) * size).to(io);
+        at::Tensor want_y = poisoned({rows, cols}, io), want_din = poisoned({rows, 2 * cols}, io);
+        at::Tensor y = poisoned({rows, cols}, io), din = poisoned({rows, 2 * cols}, io);
+        at::Tensor want = at::full({2, 3}, 0.5f, cuda()), got = at::full({2, 3}, 0.5f, cuda());
+        kernels::swiglu_forward(kernel_tensor(in), kernel_tensor(want_y), kernels::Tensor{}, kernel_stream());
+        const kernels::CurrentScaleTarget wf = target_of(want[0]), wb = target_of(want[1]);
+        kernels::abs_max_current_scale(kernel_tensor(want_y), 448.0f, wf.scale, wf.scale_inv, wf.staging, kernel_stream());
+        kernels::swiglu_backward(kernel_tensor(dy), kernel_tensor(in), kernel_tensor(want_din), kernels::Tensor{}, kernel_stream());
+        kernels::abs_max_current_scale(kernel_tensor(want_din), 448.0f, wb.scale, wb.scale_inv, wb.staging, kernel_stream());
+        kernels::swiglu_forward_current_scale(kernel_tensor(in), kernel_tensor(y), target_of(got[0]), kernel_stream());
+        kernels::swiglu_backward_current_scale(kernel_tensor(dy), kernel_tensor(in), kernel_tensor(din), target_of(got[1]), kernel_stream());
+        const std::string round = size == 1.0 ? "" : ", second call, inputs / 1000";
+        check.exact("swiglu_forward_current_scale", "out = swiglu_forward's", shape, dtype + round, bits(y), bits(want_y));
+        check.exact("swiglu_backward_current_scale", "din = swiglu_backward's", shape, dtype + round, bits(din), bits(want_din));
+        check.exact("swiglu_*_current_scale", "scale, scale_inv, staging = abs_max_current_scale's of the output", shape,
+                    dtype + round, bits(got), bits(want));
     }
 }
 
@@ -406,6 +523,12 @@ void layer_norms(Checks& check) {
                           });
         }
     }
+    // The backward's hand-off: the seed's float32 residual stream, bfloat16 rows, a row the plain kernels take (98).
+    for (const auto& [io, rows, hidden] : {std::tuple{at::kFloat, 3072, 768}, std::tuple{at::kBFloat16, 1030, 768},
+                                           std::tuple{at::kFloat, 1030, 98}}) {
+        check.attempt("layer_norm_backward_cast_dbias_current_scale", shape_text(rows, hidden), dtype_name(io),
+                      [&, io = io, rows = rows, hidden = hidden] { layer_norm_backward_current_scale_case(check, io, rows, hidden); });
+    }
 }
 
 void gelus(Checks& check) {
@@ -414,6 +537,11 @@ void gelus(Checks& check) {
         for (const auto& [rows, cols] : shapes) {
             check.attempt("gelu", shape_text(rows, cols), dtype_name(io),
                           [&, rows = rows, cols = cols] { gelu_case(check, io, rows, cols); });
+        }
+        // The amax hand-off at the seed's MLP activation (3072 x 3072) and a ragged shape.
+        for (const auto& [rows, cols] : {Shape{3072, 3072}, Shape{7, 33}}) {
+            check.attempt("gelu_current_scale", shape_text(rows, cols), dtype_name(io),
+                          [&, rows = rows, cols = cols] { gelu_current_scale_case(check, io, rows, cols); });
         }
     }
 }
@@ -428,6 +556,11 @@ void swiglus(Checks& check) {
                 swiglu_forward_case(check, io, rows, cols);
                 swiglu_backward_case(check, io, rows, cols);
             });
+        }
+        // The amax hand-off at the seed's Llama MLP and a ragged half width.
+        for (const auto& [rows, cols] : {Shape{3072, 2048}, Shape{7, 33}}) {
+            check.attempt("swiglu_current_scale", shape_text(rows, 2 * cols), dtype_name(io),
+                          [&, rows = rows, cols = cols] { swiglu_current_scale_case(check, io, rows, cols); });
         }
     }
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "activation/activation_call.h"
+#include "amax/current_scale_epilogue.cuh"
 #include "common/byte_transpose.cuh"
 #include "common/check.h"
 #include "common/column_sum.cuh"
@@ -16,6 +17,7 @@
 #include "common/elementwise.cuh"
 #include "common/stream.cuh"
 #include "tewb_kernels/activation.h"
+#include "tewb_kernels/amax.h"
 
 namespace tewb::kernels::detail {
 
@@ -36,8 +38,9 @@ __device__ inline float gelu_derivative(float x) {
     return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
 }
 
+// fresh.scale set (q null then): current scaling's scale of out from the largest |y| as out stores it.
 __global__ void gelu_forward_kernel(const void* __restrict__ x, DType x_dtype, std::size_t n, void* out, DType out_dtype,
-                                    std::uint8_t* q, const float* scale, Fp8Type type, float* amax) {
+                                    std::uint8_t* q, const float* scale, Fp8Type type, float* amax, CurrentScaleOut fresh) {
     const float s = q != nullptr ? *scale : 1.0f;
     unsigned local = 0;
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -47,9 +50,16 @@ __global__ void gelu_forward_kernel(const void* __restrict__ x, DType x_dtype, s
         if (q != nullptr) {
             q[i] = fp8_from_float(y * s, type);
             local = max(local, abs_bits(y));
+        } else if (fresh.scale != nullptr) {
+            local = max(local, abs_bits(as_stored_in(y, out_dtype)));
         }
     }
-    if (q != nullptr) combine_block_amax(local, amax);
+    // One or the other: both share combine_block_amax's shared words (a *_current_scale call has no FP8 output).
+    if (q != nullptr) {
+        combine_block_amax(local, amax);
+    } else {
+        finish_current_scale(local, fresh);
+    }
 }
 
 // A thread's n (<= W) FP8 bytes of a row at q: one W-byte store where `vector` (q + at W-byte aligned, n == W), byte by
@@ -157,10 +167,11 @@ __global__ void __launch_bounds__(kGeluTileThreads)
 }
 
 // dbias (dbias.partial not null): the block's column sums over its chunk into dbias.partial[blockIdx.y, :], and
-// the last block of a column tile finishes the tile's sums unless dbias.out is null (column_sum.cuh).
+// the last block of a column tile finishes the tile's sums unless dbias.out is null (column_sum.cuh). fresh.scale set (q
+// null then): current scaling's scale of dx from the largest |dx| as stored.
 __global__ void gelu_backward_kernel(const void* __restrict__ dy, const void* __restrict__ x, DType dtype, int rows, int cols,
                                      int rows_per_chunk, void* dx, std::uint8_t* q, std::uint8_t* q_t, const float* scale,
-                                     Fp8Type type, float* amax, ColumnSumTarget dbias) {
+                                     Fp8Type type, float* amax, ColumnSumTarget dbias, CurrentScaleOut fresh) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     // In 64 bits: rows may come close to INT_MAX, where first + rows_per_chunk would overflow.
     const int first = static_cast<int>(min(static_cast<long long>(rows), static_cast<long long>(blockIdx.y) * rows_per_chunk));
@@ -179,6 +190,8 @@ __global__ void gelu_backward_kernel(const void* __restrict__ dy, const void* __
                 q[at] = v;
                 if (q_t != nullptr) q_t[static_cast<std::size_t>(c) * rows + r] = v;
                 local = max(local, abs_bits(g));
+            } else if (fresh.scale != nullptr) {
+                local = max(local, abs_bits(as_stored_in(g, dtype)));
             }
         }
         if (dbias.partial != nullptr) dbias.partial[static_cast<std::size_t>(blockIdx.y) * cols + c] = column_sum;
@@ -188,7 +201,12 @@ __global__ void gelu_backward_kernel(const void* __restrict__ dy, const void* __
         finish_column_sum(dbias, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.y), cols, c0,
                           min(static_cast<int>(blockDim.x), cols - c0));
     }
-    if (q != nullptr) combine_block_amax(local, amax);
+    // One or the other: both share combine_block_amax's shared words (a *_current_scale call has no FP8 output).
+    if (q != nullptr) {
+        combine_block_amax(local, amax);
+    } else {
+        finish_current_scale(local, fresh);
+    }
 }
 
 // The backward with the FP8 output's transposed copy, dy's and x's dtype fixed at compile time. A block takes 64
@@ -342,7 +360,7 @@ void gelu_forward_transpose(const void* x, std::size_t rows, std::size_t cols, v
 }
 
 void launch_gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::size_t cols, void* out, DType out_dtype,
-                         const Fp8Output* fp8, cudaStream_t stream) {
+                         const Fp8Output* fp8, const CurrentScaleOut& fresh, cudaStream_t stream) {
     constexpr const char* call = "tewb::kernels::gelu_forward";
     if (fp8 != nullptr && fp8->transposed != nullptr) {
         if (x_dtype == DType::Float32) {
@@ -357,7 +375,8 @@ void launch_gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::si
     const int blocks = static_cast<int>(std::min<std::size_t>((n + kThreads - 1) / kThreads, kMaxBlocks));
     gelu_forward_kernel<<<blocks, kThreads, 0, stream>>>(
         x, x_dtype, n, out, out_dtype, fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr,
-        fp8 != nullptr ? fp8->scale : nullptr, fp8 != nullptr ? fp8->type : Fp8Type::E4M3, fp8 != nullptr ? fp8->amax : nullptr);
+        fp8 != nullptr ? fp8->scale : nullptr, fp8 != nullptr ? fp8->type : Fp8Type::E4M3, fp8 != nullptr ? fp8->amax : nullptr,
+        fresh);
     check_last_launch(call);
 }
 
@@ -401,7 +420,8 @@ void launch_gelu_backward(const GeluBackwardCall& a, cudaStream_t stream) {
         a.dy.data, a.x.data, a.x.dtype, static_cast<int>(rows), static_cast<int>(cols), rows_per_chunk, a.dx.data,
         fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr,
         fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr, fp8 != nullptr ? fp8->scale : nullptr,
-        fp8 != nullptr ? fp8->type : Fp8Type::E4M3, fp8 != nullptr ? fp8->amax : nullptr, target);
+        fp8 != nullptr ? fp8->type : Fp8Type::E4M3, fp8 != nullptr ? fp8->amax : nullptr, target,
+        CurrentScaleOut{a.fresh.numerator, a.fresh.scale, a.fresh.scale_inv, a.fresh.staging});
     check_last_launch(call);
     if (dbias != nullptr && !in_kernel) launch_column_sum(target.partial, chunks, cols, dbias, dbias_dtype, stream, call);
 }
@@ -415,7 +435,29 @@ namespace tewb::kernels {
 void gelu_forward(const Tensor& x, const Tensor& out, const Tensor& fp8, Stream stream) {
     if (const auto a = detail::gelu_forward_call("tewb::kernels::gelu_forward", x, out, fp8)) {
         detail::launch_gelu_forward(a->x.data, a->x.dtype, a->x.rows, a->x.cols, a->out.data, a->out.dtype,
-                                    detail::wanted(a->fp8), detail::cuda_stream(stream));
+                                    detail::wanted(a->fp8), detail::CurrentScaleOut{}, detail::cuda_stream(stream));
+    }
+}
+
+void gelu_forward_current_scale(const Tensor& x, const Tensor& out, const CurrentScaleTarget& target, Stream stream) {
+    const auto a = detail::gelu_forward_current_scale_call("tewb::kernels::gelu_forward_current_scale", x, out, target);
+    if (a) {
+        detail::launch_gelu_forward(a->x.data, a->x.dtype, a->x.rows, a->x.cols, a->out.data, a->out.dtype, nullptr,
+                                    detail::CurrentScaleOut{a->fresh.numerator, a->fresh.scale, a->fresh.scale_inv, a->fresh.staging},
+                                    detail::cuda_stream(stream));
+    } else {  // no elements: the scale of an empty tensor's amax, 0
+        abs_max_current_scale(out, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
+}
+
+void gelu_backward_current_scale(const Tensor& dy, const Tensor& x, const Tensor& dx, const CurrentScaleTarget& target,
+                                 const Tensor& dbias, const Workspace& workspace, Stream stream) {
+    const auto a = detail::gelu_backward_current_scale_call("tewb::kernels::gelu_backward_current_scale", dy, x, dx, target, dbias,
+                                                            workspace);
+    if (a) {
+        detail::launch_gelu_backward(*a, detail::cuda_stream(stream));
+    } else {  // no elements: the scale of an empty tensor's amax, 0
+        abs_max_current_scale(dx, target.numerator, target.scale, target.scale_inv, target.staging, stream);
     }
 }
 

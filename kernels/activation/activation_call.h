@@ -9,6 +9,8 @@
 #include <optional>
 
 #include "common/fp8_output.h"
+#include "recipe/recipe_call.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/tensor.h"
 
 namespace tewb::kernels::detail {
@@ -23,6 +25,7 @@ struct GeluForwardCall {
     Tensor x;
     Tensor out;
     Fp8Output fp8{};
+    CurrentScaleCall fresh{};  // scale null: none (the *_current_scale form sets it; amax unused)
 };
 
 // x gives [rows, cols] and the dtype of dy and dx.
@@ -33,6 +36,7 @@ struct GeluBackwardCall {
     Fp8Output fp8{};
     Tensor dbias;  // data null: not wanted
     Workspace workspace;
+    CurrentScaleCall fresh{};  // scale null: none (the *_current_scale form sets it; amax unused)
 };
 
 // The backward's dbias partial rows: chunks of about 32 rows, at most 1024 (the workspace holds chunks * cols floats).
@@ -59,12 +63,21 @@ constexpr std::size_t gelu_backward_column_tile(bool transposed) {
 std::optional<GeluForwardCall> gelu_forward_call(const char* call, const Tensor& x, const Tensor& out, const Tensor& fp8);
 std::optional<GeluBackwardCall> gelu_backward_call(const char* call, const Tensor& dy, const Tensor& x, const Tensor& dx,
                                                    const Tensor& fp8, const Tensor& dbias, const Workspace& workspace);
+// The *_current_scale forms: the call's checks with no FP8 output and the output to scale (out, dx) required, and current
+// scaling's targets (amax/current_scale_target.h). Nothing when there is no work (the entry point then writes the scale of
+// amax 0, as abs_max_current_scale of an empty tensor does).
+std::optional<GeluForwardCall> gelu_forward_current_scale_call(const char* call, const Tensor& x, const Tensor& out,
+                                                               const CurrentScaleTarget& target);
+std::optional<GeluBackwardCall> gelu_backward_current_scale_call(const char* call, const Tensor& dy, const Tensor& x,
+                                                                 const Tensor& dx, const CurrentScaleTarget& target,
+                                                                 const Tensor& dbias, const Workspace& workspace);
 
 // in is [rows, 2 * cols]: the gate's cols columns then the up projection's.
 struct SwigluForwardCall {
     Tensor in;
     Tensor out;  // data null: not wanted
     Fp8Output fp8{};
+    CurrentScaleCall fresh{};  // scale null: none (the *_current_scale form sets it; amax unused)
 };
 
 struct SwigluBackwardCall {
@@ -72,10 +85,16 @@ struct SwigluBackwardCall {
     Tensor in;
     Tensor din;  // data null: not wanted
     Fp8Output fp8{};
+    CurrentScaleCall fresh{};  // scale null: none (the *_current_scale form sets it; amax unused)
 };
 
 std::optional<SwigluForwardCall> swiglu_forward_call(const char* call, const Tensor& in, const Tensor& out, const Tensor& fp8);
 std::optional<SwigluBackwardCall> swiglu_backward_call(const char* call, const Tensor& dy, const Tensor& in, const Tensor& din,
                                                        const Tensor& fp8);
+// The *_current_scale forms, as GELU's.
+std::optional<SwigluForwardCall> swiglu_forward_current_scale_call(const char* call, const Tensor& in, const Tensor& out,
+                                                                   const CurrentScaleTarget& target);
+std::optional<SwigluBackwardCall> swiglu_backward_current_scale_call(const char* call, const Tensor& dy, const Tensor& in,
+                                                                     const Tensor& din, const CurrentScaleTarget& target);
 
 }  // namespace tewb::kernels::detail

@@ -1,4 +1,5 @@
 #include "activation/activation_call.h"
+#include "amax/current_scale_target.h"
 #include "common/arguments.h"
 #include "common/fail.h"
 #include "tewb_kernels/activation.h"
@@ -61,6 +62,26 @@ std::optional<GeluBackwardCall> gelu_backward_call(const char* call, const Tenso
                                                    const Tensor& fp8, const Tensor& dbias, const Workspace& workspace) {
     const GeluBackwardCall a{dy, x, dx, fp8_output(call, fp8, "fp8", x.rows, x.cols), dbias, workspace};
     if (!check_gelu_backward_arguments(call, a, gelu_backward_workspace_bytes(x.rows, x.cols))) return std::nullopt;
+    return a;
+}
+
+std::optional<GeluForwardCall> gelu_forward_current_scale_call(const char* call, const Tensor& x, const Tensor& out,
+                                                               const CurrentScaleTarget& target) {
+    const CurrentScaleCall t = checked_current_scale_target(call, target, out, "out", {{x, "x"}});
+    std::optional<GeluForwardCall> a = gelu_forward_call(call, x, out, Tensor{});
+    if (a) a->fresh = t;
+    return a;
+}
+
+std::optional<GeluBackwardCall> gelu_backward_current_scale_call(const char* call, const Tensor& dy, const Tensor& x,
+                                                                 const Tensor& dx, const CurrentScaleTarget& target,
+                                                                 const Tensor& dbias, const Workspace& workspace) {
+    const CurrentScaleCall t = checked_current_scale_target(call, target, dx, "dx", {{dy, "dy"}, {x, "x"}, {dbias, "dbias"}});
+    for (const float* p : {t.scale, t.scale_inv, t.staging}) {
+        if (overlap(p, sizeof(float), workspace.data, workspace.bytes)) fail(call, "a current-scaling target lies in the workspace");
+    }
+    std::optional<GeluBackwardCall> a = gelu_backward_call(call, dy, x, dx, Tensor{}, dbias, workspace);
+    if (a) a->fresh = t;
     return a;
 }
 

@@ -9,11 +9,13 @@
 #include <cstdint>
 
 #include "activation/activation_call.h"
+#include "amax/current_scale_epilogue.cuh"
 #include "common/check.h"
 #include "common/elementwise.cuh"
 #include "common/staged_transpose.cuh"
 #include "common/stream.cuh"
 #include "tewb_kernels/activation.h"
+#include "tewb_kernels/amax.h"
 
 namespace tewb::kernels::detail {
 
@@ -94,7 +96,8 @@ __device__ inline unsigned quantize_piece(const float (&v)[W], int n, float s, F
     return local;
 }
 
-// Outputs that a launch writes; q_t needs q.
+// Outputs that a launch writes; q_t needs q. fresh.scale set (q null then): current scaling's scale of out from its
+// largest |value| as stored (current_scale_epilogue.cuh).
 struct SwigluOutputs {
     void* out;  // forward's high precision y (out_dtype), or backward's din (T); null: not wanted
     DType out_dtype;
@@ -103,6 +106,7 @@ struct SwigluOutputs {
     const float* scale;
     Fp8Type type;
     float* amax;
+    CurrentScaleOut fresh{};
 };
 
 // y [rows, cols] = silu(a) * u from in [rows, 2 * cols].
@@ -150,6 +154,11 @@ __global__ void __launch_bounds__(kTileThreads)
             if (o.q != nullptr) {
                 std::uint8_t* stage_row = o.q_t != nullptr ? stage + j * kPitch + vec * W : nullptr;
                 local = max(local, quantize_piece<W>(y, n, s, o.type, o.q, out_at, whole_q, stage_row));
+            } else if (o.fresh.scale != nullptr) {
+#pragma unroll
+                for (int i = 0; i < W; ++i) {
+                    if (i < n) local = max(local, abs_bits(as_stored_in(y[i], o.out_dtype)));
+                }
             }
         }
         if (o.q_t != nullptr) {
@@ -158,7 +167,12 @@ __global__ void __launch_bounds__(kTileThreads)
             __syncthreads();
         }
     }
-    if (o.q != nullptr) combine_block_amax(local, o.amax);
+    // One or the other: both share combine_block_amax's shared words (a *_current_scale call has no FP8 output).
+    if (o.q != nullptr) {
+        combine_block_amax(local, o.amax);
+    } else {
+        finish_current_scale(local, o.fresh);
+    }
 }
 
 // din [rows, 2 * cols] (gate half, then up half) from dy [rows, cols] and in [rows, 2 * cols]; q_t [2 * cols, rows].
@@ -210,6 +224,12 @@ __global__ void __launch_bounds__(kTileThreads)
                                                      staged ? stage[0] + j * kPitch + vec * W : nullptr));
                 local = max(local, quantize_piece<W>(h, n, s, o.type, o.q, at + cols, whole_q,
                                                      staged ? stage[1] + j * kPitch + vec * W : nullptr));
+            } else if (o.fresh.scale != nullptr) {
+                constexpr DType kDtype = sizeof(T) == 4 ? DType::Float32 : DType::BFloat16;
+#pragma unroll
+                for (int i = 0; i < W; ++i) {
+                    if (i < n) local = max(local, max(abs_bits(as_stored_in(g[i], kDtype)), abs_bits(as_stored_in(h[i], kDtype))));
+                }
             }
         }
         if (o.q_t != nullptr) {
@@ -220,7 +240,12 @@ __global__ void __launch_bounds__(kTileThreads)
             __syncthreads();
         }
     }
-    if (o.q != nullptr) combine_block_amax(local, o.amax);
+    // One or the other: both share combine_block_amax's shared words (a *_current_scale call has no FP8 output).
+    if (o.q != nullptr) {
+        combine_block_amax(local, o.amax);
+    } else {
+        finish_current_scale(local, o.fresh);
+    }
 }
 
 dim3 tile_grid(std::size_t rows, std::size_t cols) {
@@ -235,10 +260,12 @@ SwigluOutputs outputs(void* out, DType out_dtype, const Fp8Output* fp8) {
         fp8->type, fp8->amax};
 }
 
-void launch_swiglu_forward(const Tensor& in, const Tensor& out, const Fp8Output* fp8, cudaStream_t stream) {
+void launch_swiglu_forward(const Tensor& in, const Tensor& out, const Fp8Output* fp8, const CurrentScaleCall& fresh,
+                          cudaStream_t stream) {
     const std::size_t rows = in.rows;
     const std::size_t cols = in.cols / 2;
-    const SwigluOutputs o = outputs(out.data, out.dtype, fp8);
+    SwigluOutputs o = outputs(out.data, out.dtype, fp8);
+    o.fresh = CurrentScaleOut{fresh.numerator, fresh.scale, fresh.scale_inv, fresh.staging};
     const dim3 grid = tile_grid(rows, cols);
     if (in.dtype == DType::Float32) {
         swiglu_forward_kernel<float><<<grid, kTileThreads, 0, stream>>>(static_cast<const float*>(in.data),
@@ -253,7 +280,8 @@ void launch_swiglu_forward(const Tensor& in, const Tensor& out, const Fp8Output*
 void launch_swiglu_backward(const SwigluBackwardCall& a, cudaStream_t stream) {
     const std::size_t rows = a.in.rows;
     const std::size_t cols = a.in.cols / 2;
-    const SwigluOutputs o = outputs(a.din.data, a.in.dtype, wanted(a.fp8));
+    SwigluOutputs o = outputs(a.din.data, a.in.dtype, wanted(a.fp8));
+    o.fresh = CurrentScaleOut{a.fresh.numerator, a.fresh.scale, a.fresh.scale_inv, a.fresh.staging};
     const dim3 grid = tile_grid(rows, cols);
     if (a.in.dtype == DType::Float32) {
         swiglu_backward_kernel<float><<<grid, kTileThreads, 0, stream>>>(static_cast<const float*>(a.dy.data),
@@ -275,13 +303,31 @@ namespace tewb::kernels {
 
 void swiglu_forward(const Tensor& in, const Tensor& out, const Tensor& fp8, Stream stream) {
     if (const auto a = detail::swiglu_forward_call("tewb::kernels::swiglu_forward", in, out, fp8)) {
-        detail::launch_swiglu_forward(a->in, a->out, detail::wanted(a->fp8), detail::cuda_stream(stream));
+        detail::launch_swiglu_forward(a->in, a->out, detail::wanted(a->fp8), a->fresh, detail::cuda_stream(stream));
     }
 }
 
 void swiglu_backward(const Tensor& dy, const Tensor& in, const Tensor& din, const Tensor& fp8, Stream stream) {
     if (const auto a = detail::swiglu_backward_call("tewb::kernels::swiglu_backward", dy, in, din, fp8)) {
         detail::launch_swiglu_backward(*a, detail::cuda_stream(stream));
+    }
+}
+
+void swiglu_forward_current_scale(const Tensor& in, const Tensor& out, const CurrentScaleTarget& target, Stream stream) {
+    if (const auto a = detail::swiglu_forward_current_scale_call("tewb::kernels::swiglu_forward_current_scale", in, out, target)) {
+        detail::launch_swiglu_forward(a->in, a->out, nullptr, a->fresh, detail::cuda_stream(stream));
+    } else {  // no elements: the scale of an empty tensor's amax, 0
+        abs_max_current_scale(out, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
+}
+
+void swiglu_backward_current_scale(const Tensor& dy, const Tensor& in, const Tensor& din, const CurrentScaleTarget& target,
+                                   Stream stream) {
+    if (const auto a =
+            detail::swiglu_backward_current_scale_call("tewb::kernels::swiglu_backward_current_scale", dy, in, din, target)) {
+        detail::launch_swiglu_backward(*a, detail::cuda_stream(stream));
+    } else {  // no elements: the scale of an empty tensor's amax, 0
+        abs_max_current_scale(din, target.numerator, target.scale, target.scale_inv, target.staging, stream);
     }
 }
 

@@ -1,6 +1,7 @@
 #include <string>
 
 #include "activation/activation_call.h"
+#include "amax/current_scale_target.h"
 #include "common/arguments.h"
 #include "common/fail.h"
 
@@ -56,6 +57,22 @@ std::optional<SwigluBackwardCall> swiglu_backward_call(const char* call, const T
     check_buffer(call, a.in.data, "in", element_size(dtype));
     if (a.din.data != nullptr) check_buffer(call, a.din.data, "din", element_size(dtype));
     if (a.fp8.data != nullptr) check_fp8_output(call, a.fp8);
+    return a;
+}
+
+std::optional<SwigluForwardCall> swiglu_forward_current_scale_call(const char* call, const Tensor& in, const Tensor& out,
+                                                                   const CurrentScaleTarget& target) {
+    const CurrentScaleCall t = checked_current_scale_target(call, target, out, "out", {{in, "in"}});
+    std::optional<SwigluForwardCall> a = swiglu_forward_call(call, in, out, Tensor{});
+    if (a) a->fresh = t;
+    return a;
+}
+
+std::optional<SwigluBackwardCall> swiglu_backward_current_scale_call(const char* call, const Tensor& dy, const Tensor& in,
+                                                                     const Tensor& din, const CurrentScaleTarget& target) {
+    const CurrentScaleCall t = checked_current_scale_target(call, target, din, "din", {{dy, "dy"}, {in, "in"}});
+    std::optional<SwigluBackwardCall> a = swiglu_backward_call(call, dy, in, din, Tensor{});
+    if (a) a->fresh = t;
     return a;
 }
 

@@ -6,10 +6,12 @@
 #include <vector>
 
 #include "activation/activation_call.h"
+#include "amax/current_scale_host.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
 #include "common/host_numbers.h"
 #include "tewb_kernels/activation.h"
+#include "tewb_kernels/amax.h"
 
 namespace tewb::kernels::host {
 
@@ -46,11 +48,8 @@ std::uint32_t quantize_row(const float* v, std::size_t n, float s, Fp8Type type,
     return local;
 }
 
-}  // namespace
-
-void swiglu_forward(const Tensor& in_arg, const Tensor& out_arg, const Tensor& fp8_arg, Stream) {
-    const auto a = detail::swiglu_forward_call("tewb::kernels::host::swiglu_forward", in_arg, out_arg, fp8_arg);
-    if (!a) return;
+// Both forward entry points' work after their checks.
+void forward(const detail::SwigluForwardCall* a) {
     const Tensor& in = a->in;
     const Tensor& out = a->out;
     const Fp8Output* fp8 = detail::wanted(a->fp8);
@@ -60,27 +59,31 @@ void swiglu_forward(const Tensor& in_arg, const Tensor& out_arg, const Tensor& f
     const float s = q != nullptr ? *fp8->scale : 1.0f;
     const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
     std::atomic<std::uint32_t> amax_bits{0};
+    detail::StoredAmax fresh_amax(a->fresh, out.data, out.dtype);
     detail::parallel_for(rows, cols * 24, [&](std::size_t first, std::size_t last) {
         std::vector<float> a(cols), u(cols);
         std::uint32_t local = 0;
+        std::uint32_t stored_local = 0;
         for (std::size_t row = first; row < last; ++row) {
             detail::load_floats(in.data, in.dtype, row * 2 * cols, cols, a.data());
             detail::load_floats(in.data, in.dtype, row * 2 * cols + cols, cols, u.data());
             for (std::size_t c = 0; c < cols; ++c) a[c] = a[c] * sigmoid(a[c]) * u[c];
             if (out.data != nullptr) detail::store_floats(out.data, out.dtype, row * cols, cols, a.data());
             if (q != nullptr) local = std::max(local, quantize_row(a.data(), cols, s, type, q, row * cols));
+            stored_local = std::max(stored_local, fresh_amax.of(row * cols, cols, u.data()));
         }
         detail::combine_bits_max(amax_bits, local);
+        fresh_amax.combine(stored_local);
     });
     if (q != nullptr) combine_amax(fp8, amax_bits);
+    fresh_amax.apply();
     if (q != nullptr && fp8->transposed != nullptr)
         detail::transpose_bytes(q, rows, cols, static_cast<std::uint8_t*>(fp8->transposed));
     detail::note_launch();
 }
 
-void swiglu_backward(const Tensor& dy_arg, const Tensor& in_arg, const Tensor& din_arg, const Tensor& fp8_arg, Stream) {
-    const auto a = detail::swiglu_backward_call("tewb::kernels::host::swiglu_backward", dy_arg, in_arg, din_arg, fp8_arg);
-    if (!a) return;
+// Both backward entry points' work after their checks.
+void backward(const detail::SwigluBackwardCall* a) {
     const Tensor& dy = a->dy;
     const Tensor& in = a->in;
     const Tensor& din = a->din;
@@ -92,9 +95,11 @@ void swiglu_backward(const Tensor& dy_arg, const Tensor& in_arg, const Tensor& d
     const float s = q != nullptr ? *fp8->scale : 1.0f;
     const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
     std::atomic<std::uint32_t> amax_bits{0};
+    detail::StoredAmax fresh_amax(a->fresh, din.data, dtype);
     detail::parallel_for(rows, cols * 40, [&](std::size_t first, std::size_t last) {
         std::vector<float> d(cols), a(cols), u(cols), g(2 * cols);
         std::uint32_t local = 0;
+        std::uint32_t stored_local = 0;
         for (std::size_t row = first; row < last; ++row) {
             const std::size_t base = row * 2 * cols;
             detail::load_floats(dy.data, dtype, row * cols, cols, d.data());
@@ -103,14 +108,45 @@ void swiglu_backward(const Tensor& dy_arg, const Tensor& in_arg, const Tensor& d
             swiglu_gradients(d.data(), a.data(), u.data(), cols, g.data(), g.data() + cols);
             if (din.data != nullptr) detail::store_floats(din.data, dtype, base, 2 * cols, g.data());
             if (q != nullptr) local = std::max(local, quantize_row(g.data(), 2 * cols, s, type, q, base));
+            stored_local = std::max(stored_local, fresh_amax.of(base, 2 * cols, g.data()));
         }
         detail::combine_bits_max(amax_bits, local);
+        fresh_amax.combine(stored_local);
     });
     if (q != nullptr) combine_amax(fp8, amax_bits);
+    fresh_amax.apply();
     if (q != nullptr && fp8->transposed != nullptr) {
         detail::transpose_bytes(q, rows, 2 * cols, static_cast<std::uint8_t*>(fp8->transposed));
     }
     detail::note_launch();
+}
+
+}  // namespace
+
+void swiglu_forward(const Tensor& in, const Tensor& out, const Tensor& fp8, Stream) {
+    if (const auto a = detail::swiglu_forward_call("tewb::kernels::host::swiglu_forward", in, out, fp8)) forward(&*a);
+}
+
+void swiglu_backward(const Tensor& dy, const Tensor& in, const Tensor& din, const Tensor& fp8, Stream) {
+    if (const auto a = detail::swiglu_backward_call("tewb::kernels::host::swiglu_backward", dy, in, din, fp8)) backward(&*a);
+}
+
+void swiglu_forward_current_scale(const Tensor& in, const Tensor& out, const CurrentScaleTarget& target, Stream stream) {
+    if (const auto a = detail::swiglu_forward_current_scale_call("tewb::kernels::host::swiglu_forward_current_scale", in, out, target)) {
+        forward(&*a);
+    } else {  // no elements: the scale of an empty tensor's amax, 0
+        host::abs_max_current_scale(out, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
+}
+
+void swiglu_backward_current_scale(const Tensor& dy, const Tensor& in, const Tensor& din, const CurrentScaleTarget& target,
+                                   Stream stream) {
+    if (const auto a = detail::swiglu_backward_current_scale_call("tewb::kernels::host::swiglu_backward_current_scale", dy, in, din,
+                                                                  target)) {
+        backward(&*a);
+    } else {  // no elements: the scale of an empty tensor's amax, 0
+        host::abs_max_current_scale(din, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
 }
 
 }  // namespace tewb::kernels::host

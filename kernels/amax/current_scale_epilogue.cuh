@@ -28,7 +28,7 @@ static __device__ unsigned current_scale_arrivals;
 __device__ inline void finish_current_scale(unsigned bits, const CurrentScaleOut& target) {
     if (target.scale == nullptr) return;
     combine_block_amax(bits, reinterpret_cast<float*>(&current_scale_amax_bits));
-    const int blocks = static_cast<int>(gridDim.x * gridDim.y * gridDim.z);
+    const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;  // the launches that take it have at most 2^31 - 1 blocks
     if (last_block_to_arrive_on(&current_scale_arrivals, blocks) && threadIdx.x + threadIdx.y + threadIdx.z == 0) {
         const unsigned all = atomicExch(&current_scale_amax_bits, 0u);
         current_scale_values(__uint_as_float(all), target.numerator, target.scale, target.scale_inv, target.staging);

@@ -14,13 +14,6 @@ namespace tewb::kernels::detail {
 
 namespace {
 
-// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
-bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
-    const auto begin_a = reinterpret_cast<std::uintptr_t>(a);
-    const auto begin_b = reinterpret_cast<std::uintptr_t>(b);
-    return begin_a < begin_b + b_bytes && begin_b < begin_a + a_bytes;
-}
-
 void check_input(const char* call, const Tensor& x) {
     if (x.dtype != DType::Float32 && x.dtype != DType::BFloat16 && x.dtype != DType::Float16) {
         fail(call, "x has dtype " + std::string(to_string(x.dtype)) + "; allowed: float32, bfloat16, float16");

@@ -90,4 +90,14 @@ float* float_vector(std::string_view call, const Tensor& t, std::string_view nam
     return static_cast<float*>(t.data);
 }
 
+bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+    const auto a0 = reinterpret_cast<std::uintptr_t>(a);
+    const auto b0 = reinterpret_cast<std::uintptr_t>(b);
+    return a != nullptr && b != nullptr && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+}
+
+std::size_t tensor_bytes(const Tensor& t) {
+    return t.rows * t.cols * element_size(t.dtype);
+}
+
 }  // namespace tewb::kernels::detail

@@ -36,5 +36,9 @@ float* float_vector(std::string_view call, const Tensor& t, std::string_view nam
 TokensRef token_rows(std::string_view call, const Tensor& tokens, std::string_view name);
 // An FP8 output: data and scale set, transposed (if any) distinct from data, amax aligned, known type.
 void check_fp8_output(std::string_view call, const Fp8Output& fp8);
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte (a null pointer shares none).
+bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes);
+// A tensor's bytes: rows * cols elements of its dtype (its row stride not counted).
+std::size_t tensor_bytes(const Tensor& t);
 
 }  // namespace tewb::kernels::detail

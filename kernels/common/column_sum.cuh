@@ -36,7 +36,7 @@ struct ColumnSumTarget {
 // with __ldcg. The last block resets the counter for the next launch (no other block of this launch
 // touches it again). last_block_to_arrive_on takes a counter of the caller's own (a static __device__ word,
 // zero at module load) instead of the column tiles' counter `counter`.
-__device__ inline bool last_block_to_arrive_on(unsigned* counter, int arrivals) {
+__device__ inline bool last_block_to_arrive_on(unsigned* counter, unsigned arrivals) {
     __shared__ bool last;
     const int thread = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
     // Release: this block's writes reach L2 (device scope) before its ticket is taken.
@@ -44,7 +44,7 @@ __device__ inline bool last_block_to_arrive_on(unsigned* counter, int arrivals) 
     __syncthreads();
     if (thread == 0) {
         const unsigned ticket = atomicAdd(counter, 1u);
-        last = ticket == static_cast<unsigned>(arrivals - 1);
+        last = ticket == arrivals - 1u;
         if (last) *counter = 0u;
         // Acquire: the writes of the blocks that took the earlier tickets are read after this.
         __threadfence();
@@ -54,7 +54,7 @@ __device__ inline bool last_block_to_arrive_on(unsigned* counter, int arrivals) 
 }
 
 __device__ inline bool last_block_to_arrive(int counter, int arrivals) {
-    return last_block_to_arrive_on(&column_tile_arrivals[counter], arrivals);
+    return last_block_to_arrive_on(&column_tile_arrivals[counter], static_cast<unsigned>(arrivals));
 }
 
 // Called by every thread of the block (it synchronizes; a uniform branch around it is fine), after the

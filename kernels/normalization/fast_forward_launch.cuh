@@ -16,6 +16,7 @@ namespace tewb::kernels::detail {
 // schedule depends on it: each row's arithmetic is the same for any band.
 inline constexpr std::size_t kFastStageBytes = 40 * 1024;
 inline constexpr std::size_t kFastBandsWanted = 264;  // two blocks per SM of a 132-SM GPU
+inline constexpr std::size_t kFreshMaxBlocks = 1056;  // eight blocks per SM of a 132-SM GPU
 
 inline int fast_band_rows(std::size_t rows, std::size_t hidden) {
     const auto pitch = static_cast<std::size_t>(staged_transpose_pitch(static_cast<int>(hidden)));
@@ -62,7 +63,10 @@ struct FastForwardLaunch {
             return;
         }
         constexpr int groups = fast::kGroups<WARPS>;
-        const auto blocks = static_cast<unsigned>(std::min<std::size_t>((rows + groups - 1) / groups, kMaxGridX));
+        // With current scaling's target every block takes a ticket and an atomic on one word: at most
+        // kFreshMaxBlocks blocks then, each walking more rows (the same arithmetic per row).
+        const std::size_t grid_cap = fresh.scale != nullptr ? kFreshMaxBlocks : kMaxGridX;
+        const auto blocks = static_cast<unsigned>(std::min<std::size_t>((rows + groups - 1) / groups, grid_cap));
         fast::layer_norm_forward<T, VECS, WARPS, kRms><<<blocks, fast::kThreads<WARPS>, 0, stream>>>(
             static_cast<const T*>(x), gamma, beta, param_dtype, static_cast<int>(rows), static_cast<int>(hidden), eps, out, out_dtype,
             q, scale, type, amax, mean, rstd, fresh);

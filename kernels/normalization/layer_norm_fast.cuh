@@ -225,8 +225,12 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
         }
         if (t == 0) save_statistics(row, mean, rstd, mean_out, rstd_out);
     }
-    if (q != nullptr) combine_block_amax(local, amax);
-    finish_current_scale(local, fresh);
+    // One or the other: both share combine_block_amax's shared words (a *_current_scale call has no FP8 output).
+    if (q != nullptr) {
+        combine_block_amax(local, amax);
+    } else {
+        finish_current_scale(local, fresh);
+    }
 }
 
 // One row of layer_norm_forward_transposed by its group (thread t of kGroupThreads): layer_norm_forward's
@@ -496,12 +500,15 @@ __device__ __forceinline__ void write_partial_rows(const BackwardSums<T, VECS, k
 // backward (mean unused, dparams.dbeta null: dgamma's partial rows only). A thread loads its next row's inputs before
 // it works on the current one (kPrefetch: where the registers allow, layer_norm_backward_prefetches), so that a row's
 // memory latency overlaps the previous row's arithmetic and sums instead of following them; the arithmetic and its
-// order are the same either way.
-template <typename T, int VECS, int WARPS, bool kCast, bool kRms = false>
+// order are the same either way. kFresh (with kCast): current scaling's scale of dx from its largest |value| as stored
+// into fresh (current_scale_epilogue.cuh), the Linear's FP8 cast following with it; a template flag so that the other
+// forms keep their registers (the seed's float32 cast form took 135 with it compiled in, 128 without: 3 blocks per SM
+// instead of 4).
+template <typename T, int VECS, int WARPS, bool kCast, bool kRms = false, bool kFresh = false>
 __global__ void __launch_bounds__(kThreads<WARPS>)
     layer_norm_backward(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, const float* __restrict__ mean,
                         const float* __restrict__ rstd, const void* __restrict__ gamma, DType param_dtype, int rows, int hidden,
-                        T* dx, const T* dresidual, DparamsTarget dparams, void* cast_out, DType cast_dtype) {
+                        T* dx, const T* dresidual, DparamsTarget dparams, void* cast_out, DType cast_dtype, CurrentScaleOut fresh) {
     constexpr int W = kWidth<T>;
     constexpr int kGroupThreads = 32 * WARPS;
     constexpr int kGroupCount = kGroups<WARPS>;
@@ -516,6 +523,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
     const long long stride = static_cast<long long>(gridDim.x) * kGroupCount;
     long long row = static_cast<long long>(blockIdx.x) * kGroupCount + group;
     RowInputs<T, VECS> in;
+    unsigned local = 0;  // kFresh: the largest |dx| as stored, as bits
     if (row < rows) {
         load_row_inputs<T, VECS, WARPS, kPrefetch>(dy, dy_dtype, x, dresidual, row_mean, rstd, static_cast<int>(row), hidden, t, in);
     }
@@ -533,6 +541,10 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
             if constexpr (kCast) {
                 if (cast_out != nullptr) store_any<W>(cast_out, cast_dtype, base + c, v);
             }
+            if constexpr (kFresh) {
+#pragma unroll
+                for (int j = 0; j < W; ++j) local = max(local, abs_bits(v[j]));
+            }
         });
         if (next < rows) {
             if constexpr (kPrefetch) {
@@ -543,6 +555,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
         }
     }
     write_partial_rows<T, VECS, WARPS, kCast, kRms>(s, hidden, group, t, sums, dparams);
+    if constexpr (kFresh) finish_current_scale(local, fresh);
 }
 
 // The backward whose dx is an FP8 Linear's output gradient (layer_norm_backward_quantize_dbias): beside dx, q = fp8(dx

@@ -86,8 +86,12 @@ __global__ void layer_norm_forward_kernel(const void* __restrict__ x, DType x_dt
             rstd_out[row] = rstd;
         }
     }
-    if (q != nullptr) combine_block_amax(local, amax);
-    finish_current_scale(local, fresh);
+    // One or the other: both share combine_block_amax's shared words (a *_current_scale call has no FP8 output).
+    if (q != nullptr) {
+        combine_block_amax(local, amax);
+    } else {
+        finish_current_scale(local, fresh);
+    }
 }
 
 // The plain forward with the FP8 output's transposed copy q_t [hidden, rows]: a block of 4 warps owns bands
@@ -267,6 +271,7 @@ struct BackwardLaunch {
     void* cast_out = nullptr;
     DType cast_dtype = DType::Float32;
     float* dsum = nullptr;
+    CurrentScaleOut fresh{};  // layer_norm_backward_cast_dbias_current_scale: current scaling's scale of dx
 
     template <typename T, int VECS, int WARPS>
     void operator()() const {
@@ -280,9 +285,11 @@ struct BackwardLaunch {
         const auto launch = [&](auto kernel) {
             kernel<<<static_cast<unsigned>(blocks), fast::kThreads<WARPS>, shared, stream>>>(
                 dy, dy_dtype, static_cast<const T*>(x), mean, rstd, gamma, param_dtype, static_cast<int>(rows),
-                static_cast<int>(hidden), static_cast<T*>(dx), static_cast<const T*>(dresidual), target, cast_out, cast_dtype);
+                static_cast<int>(hidden), static_cast<T*>(dx), static_cast<const T*>(dresidual), target, cast_out, cast_dtype, fresh);
         };
-        if (cast) {
+        if (cast && fresh.scale != nullptr) {
+            launch(fast::layer_norm_backward<T, VECS, WARPS, true, false, true>);
+        } else if (cast) {
             launch(fast::layer_norm_backward<T, VECS, WARPS, true>);
         } else {
             launch(fast::layer_norm_backward<T, VECS, WARPS, false>);
@@ -417,12 +424,19 @@ void launch_layer_norm_backward_cast_dbias(const LayerNormBackwardCastCall& c, c
         launch.cast_out = c.grad.data;
         launch.cast_dtype = c.grad.dtype;
         launch.dsum = static_cast<float*>(c.dbias.data);
+        launch.fresh = CurrentScaleOut{c.fresh.numerator, c.fresh.scale, c.fresh.scale_inv, c.fresh.staging};
         dispatch_fast(a.x.dtype, shape, launch);
         check_last_launch(call);
         return;
     }
     launch_layer_norm_backward(a, stream);
-    kernels::cast_dbias(input(a.dx.data, a.x.dtype, rows, hidden), c.grad, c.dbias, after_backward_rows(a), Stream{stream});
+    const Tensor dx = input(a.dx.data, a.x.dtype, rows, hidden);
+    kernels::cast_dbias(dx, c.grad, c.dbias, after_backward_rows(a), Stream{stream});
+    if (c.fresh.scale != nullptr) {  // the plain kernels take no amax: current scaling's step of its own
+        const auto scalar = [](float* p) { return p != nullptr ? input(p, DType::Float32, 1, 1) : Tensor{}; };
+        kernels::abs_max_current_scale(dx, c.fresh.numerator, scalar(c.fresh.scale), scalar(c.fresh.scale_inv), scalar(c.fresh.staging),
+                                       Stream{stream});
+    }
 }
 
 // The FP8 form: one banded launch where the fast kernel fits and rows are at most kLayerNormBackwardFp8MaxHidden long,
@@ -490,6 +504,20 @@ void layer_norm_backward_cast_dbias(const Tensor& dy, const Tensor& x, const Ten
     const auto call = detail::layer_norm_backward_cast_call("tewb::kernels::layer_norm_backward_cast_dbias", dy, x, mean, rstd,
                                                             gamma, dx, dresidual, dgamma, dbeta, grad, dbias, workspace);
     if (call) detail::launch_layer_norm_backward_cast_dbias(*call, detail::cuda_stream(stream));
+}
+
+void layer_norm_backward_cast_dbias_current_scale(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                                  const Tensor& gamma, const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma,
+                                                  const Tensor& dbeta, const CurrentScaleTarget& target, const Tensor& dbias,
+                                                  const Workspace& workspace, Stream stream) {
+    const auto call = detail::layer_norm_backward_cast_current_scale_call("tewb::kernels::layer_norm_backward_cast_dbias_current_scale",
+                                                                          dy, x, mean, rstd, gamma, dx, dresidual, dgamma, dbeta,
+                                                                          target, dbias, workspace);
+    if (call) {
+        detail::launch_layer_norm_backward_cast_dbias(*call, detail::cuda_stream(stream));
+    } else {  // no rows: the scale of an empty tensor's amax, 0
+        abs_max_current_scale(dx, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
 }
 
 void layer_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,

@@ -70,6 +70,7 @@ struct LayerNormBackwardCastCall {
     LayerNormBackwardCall norm;
     Tensor grad;
     Tensor dbias;
+    CurrentScaleCall fresh{};  // scale null: none (layer_norm_backward_cast_dbias_current_scale sets it; amax unused)
 };
 
 std::optional<LayerNormBackwardCastCall> layer_norm_backward_cast_call(const char* call, const Tensor& dy, const Tensor& x,
@@ -77,6 +78,14 @@ std::optional<LayerNormBackwardCastCall> layer_norm_backward_cast_call(const cha
                                                                        const Tensor& dx, const Tensor& dresidual,
                                                                        const Tensor& dgamma, const Tensor& dbeta, const Tensor& grad,
                                                                        const Tensor& dbias, const Workspace& workspace);
+
+// layer_norm_backward_cast_dbias_current_scale's: layer_norm_backward_cast_call's checks without the copy (grad), dx's
+// current-scaling target (amax/current_scale_target.h; none of its floats in the call's tensors or workspace). Nothing
+// when rows == 0.
+std::optional<LayerNormBackwardCastCall> layer_norm_backward_cast_current_scale_call(
+    const char* call, const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+    const Tensor& dresidual, const Tensor& dgamma, const Tensor& dbeta, const CurrentScaleTarget& target, const Tensor& dbias,
+    const Workspace& workspace);
 
 // layer_norm_backward_quantize_dbias's: the backward's arguments, the FP8 gradient (data and transposed required) and
 // dx's column sums (dbias, float32 [1, hidden]).

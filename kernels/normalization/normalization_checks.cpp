@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "amax/current_scale_target.h"
 #include "common/arguments.h"
 #include "common/fail.h"
 #include "normalization/normalization_call.h"
@@ -88,17 +89,6 @@ void check_dresidual(const char* call, const LayerNormBackwardCall& a) {
     check_same_dtype(call, a.dresidual.dtype, "dresidual", a.x.dtype, "x");
     check_shape(call, a.dresidual, "dresidual", a.x.rows, a.x.cols);
     check_buffer(call, a.dresidual.data, "dresidual", element_size(a.x.dtype));
-}
-
-// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte (a null pointer shares none).
-bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
-    const auto a0 = reinterpret_cast<std::uintptr_t>(a);
-    const auto b0 = reinterpret_cast<std::uintptr_t>(b);
-    return a != nullptr && b != nullptr && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
-}
-
-std::size_t bytes(const Tensor& t) {
-    return t.rows * t.cols * element_size(t.dtype);
 }
 
 // The hand-over forms' shared part: the backward's own arguments with their larger workspace, and dbias (float32
@@ -217,14 +207,30 @@ std::optional<LayerNormBackwardCastCall> layer_norm_backward_cast_call(const cha
     if (grad.data != nullptr) {
         check_buffer(call, grad.data, "grad", element_size(grad.dtype));
         for (const auto& [t, name] : inputs) {
-            if (overlap(grad.data, bytes(grad), t.data, bytes(t))) fail(call, std::string("grad and ") + name + " overlap");
+            if (overlap(grad.data, tensor_bytes(grad), t.data, tensor_bytes(t))) fail(call, std::string("grad and ") + name + " overlap");
         }
     }
     for (const auto& [t, name] : inputs) {
-        if (overlap(dbias.data, bytes(dbias), t.data, bytes(t))) fail(call, std::string("dbias and ") + name + " overlap");
+        if (overlap(dbias.data, tensor_bytes(dbias), t.data, tensor_bytes(t))) fail(call, std::string("dbias and ") + name + " overlap");
     }
-    if (overlap(dbias.data, bytes(dbias), grad.data, grad.data != nullptr ? bytes(grad) : 0)) fail(call, "dbias and grad overlap");
-    if (overlap(dbias.data, bytes(dbias), workspace.data, workspace.bytes)) fail(call, "dbias and the workspace overlap");
+    if (overlap(dbias.data, tensor_bytes(dbias), grad.data, grad.data != nullptr ? tensor_bytes(grad) : 0)) fail(call, "dbias and grad overlap");
+    if (overlap(dbias.data, tensor_bytes(dbias), workspace.data, workspace.bytes)) fail(call, "dbias and the workspace overlap");
+    return a;
+}
+
+std::optional<LayerNormBackwardCastCall> layer_norm_backward_cast_current_scale_call(
+    const char* call, const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+    const Tensor& dresidual, const Tensor& dgamma, const Tensor& dbeta, const CurrentScaleTarget& target, const Tensor& dbias,
+    const Workspace& workspace) {
+    const CurrentScaleCall t = checked_current_scale_target(call, target, dx, "dx",
+                                                            {{dy, "dy"}, {x, "x"}, {mean, "mean"}, {rstd, "rstd"}, {gamma, "gamma"},
+                                                             {dresidual, "dresidual"}, {dgamma, "dgamma"}, {dbeta, "dbeta"}, {dbias, "dbias"}});
+    for (const float* p : {t.scale, t.scale_inv, t.staging}) {
+        if (overlap(p, sizeof(float), workspace.data, workspace.bytes)) fail(call, "a current-scaling target lies in the workspace");
+    }
+    std::optional<LayerNormBackwardCastCall> a =
+        layer_norm_backward_cast_call(call, dy, x, mean, rstd, gamma, dx, dresidual, dgamma, dbeta, Tensor{}, dbias, workspace);
+    if (a) a->fresh = t;
     return a;
 }
 
@@ -252,9 +258,9 @@ std::optional<LayerNormBackwardQuantizeCall> layer_norm_backward_quantize_call(
     const std::pair<Tensor, const char*> others[] = {{dy, "dy"},         {x, "x"},         {dx, "dx"}, {dresidual, "dresidual"},
                                                      {dgamma, "dgamma"}, {dbeta, "dbeta"}, {dbias, "dbias"}};
     for (const auto& [t, name] : others) {
-        if (overlap(a.fp8.data, n, t.data, bytes(t))) fail(call, std::string("fp8 and ") + name + " overlap");
-        if (overlap(a.fp8.transposed, n, t.data, bytes(t))) fail(call, std::string("fp8.transposed and ") + name + " overlap");
-        if (t.data != dbias.data && overlap(dbias.data, hidden * 4, t.data, bytes(t))) {
+        if (overlap(a.fp8.data, n, t.data, tensor_bytes(t))) fail(call, std::string("fp8 and ") + name + " overlap");
+        if (overlap(a.fp8.transposed, n, t.data, tensor_bytes(t))) fail(call, std::string("fp8.transposed and ") + name + " overlap");
+        if (t.data != dbias.data && overlap(dbias.data, hidden * 4, t.data, tensor_bytes(t))) {
             fail(call, std::string("dbias and ") + name + " overlap");
         }
     }
@@ -264,34 +270,13 @@ std::optional<LayerNormBackwardQuantizeCall> layer_norm_backward_quantize_call(
     return a;
 }
 
-namespace {
-
-// current_scale_targets of `target`, and none of its floats in the call's tensors.
-CurrentScaleCall checked_target(const char* call, const CurrentScaleTarget& target, const Tensor& out,
-                                std::initializer_list<std::pair<Tensor, const char*>> tensors) {
-    if (out.data == nullptr && out.numel() > 0) fail(call, "out is null (the current-scale form keeps the output it scales)");
-    const CurrentScaleCall t = current_scale_targets(call, target.numerator, target.scale, target.scale_inv, target.staging);
-    const std::pair<const float*, const char*> targets[] = {{t.scale, "scale"}, {t.scale_inv, "scale_inv"}, {t.staging, "staging"}};
-    for (const auto& [p, target_name] : targets) {
-        if (p == nullptr) continue;
-        for (const auto& [tensor, name] : tensors) {
-            if (overlap(p, sizeof(float), tensor.data, bytes(tensor))) fail(call, std::string(target_name) + " lies in " + name);
-        }
-    }
-    if (t.staging != nullptr && (t.staging == t.scale || t.staging == t.scale_inv)) {
-        fail(call, "staging is also the scale or scale_inv; allowed: a float of its own");
-    }
-    return t;
-}
-
-}  // namespace
 
 std::optional<LayerNormForwardCall> layer_norm_forward_current_scale_call(const char* call, const Tensor& x, const Tensor& gamma,
                                                                           const Tensor& beta, float eps, const Tensor& out,
                                                                           const CurrentScaleTarget& target, const Tensor& mean,
                                                                           const Tensor& rstd) {
-    const CurrentScaleCall t = checked_target(call, target, out, {{x, "x"}, {gamma, "gamma"}, {beta, "beta"}, {out, "out"},
-                                                                  {mean, "mean"}, {rstd, "rstd"}});
+    const CurrentScaleCall t = checked_current_scale_target(call, target, out, "out",
+                                                            {{x, "x"}, {gamma, "gamma"}, {beta, "beta"}, {mean, "mean"}, {rstd, "rstd"}});
     std::optional<LayerNormForwardCall> a = layer_norm_forward_call(call, x, gamma, beta, eps, out, Tensor{}, mean, rstd);
     if (a) a->fresh = t;
     return a;
@@ -300,7 +285,8 @@ std::optional<LayerNormForwardCall> layer_norm_forward_current_scale_call(const 
 std::optional<RmsNormForwardCall> rms_norm_forward_current_scale_call(const char* call, const Tensor& x, const Tensor& gamma,
                                                                       float eps, const Tensor& out, const CurrentScaleTarget& target,
                                                                       const Tensor& rstd) {
-    const CurrentScaleCall t = checked_target(call, target, out, {{x, "x"}, {gamma, "gamma"}, {out, "out"}, {rstd, "rstd"}});
+    const CurrentScaleCall t =
+        checked_current_scale_target(call, target, out, "out", {{x, "x"}, {gamma, "gamma"}, {rstd, "rstd"}});
     std::optional<RmsNormForwardCall> a = rms_norm_forward_call(call, x, gamma, eps, out, Tensor{}, rstd);
     if (a) a->fresh = t;
     return a;

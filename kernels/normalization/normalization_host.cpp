@@ -440,7 +440,13 @@ void backward_cast_dbias(const detail::LayerNormBackwardCastCall& call) {
     const std::size_t partials = static_cast<std::size_t>(detail::norm_backward_chunks(rows));
     if (!order.fast) {
         backward(a);
-        host::cast_dbias(input(a.dx.data, a.x.dtype, rows, hidden), call.grad, call.dbias, detail::after_backward_rows(a), Stream{});
+        const Tensor dx = input(a.dx.data, a.x.dtype, rows, hidden);
+        host::cast_dbias(dx, call.grad, call.dbias, detail::after_backward_rows(a), Stream{});
+        if (call.fresh.scale != nullptr) {  // the plain kernels take no amax: current scaling's step of its own
+            const auto scalar = [](float* p) { return p != nullptr ? input(p, DType::Float32, 1, 1) : Tensor{}; };
+            host::abs_max_current_scale(dx, call.fresh.numerator, scalar(call.fresh.scale), scalar(call.fresh.scale_inv),
+                                        scalar(call.fresh.staging), Stream{});
+        }
         return;
     }
     const std::vector<float> gam = load_vector(a.gamma.data, a.gamma.dtype, hidden);
@@ -454,6 +460,12 @@ void backward_cast_dbias(const detail::LayerNormBackwardCastCall& call) {
             detail::load_floats(a.dx.data, a.x.dtype, r * hidden, hidden, row.data());
             detail::store_floats(call.grad.data, call.grad.dtype, r * hidden, hidden, row.data());
         }
+    }
+    detail::StoredAmax fresh_amax(call.fresh, a.dx.data, a.x.dtype);  // the kernel's last block, from dx as stored
+    if (call.fresh.scale != nullptr) {
+        std::vector<float> row(hidden);
+        for (std::size_t r = 0; r < rows; ++r) fresh_amax.combine(fresh_amax.of(r * hidden, hidden, row.data()));
+        fresh_amax.apply();
     }
     detail::note_launch();
 }
@@ -552,6 +564,20 @@ void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& mean, 
     const auto call = detail::layer_norm_backward_call("tewb::kernels::host::layer_norm_backward", dy, x, mean, rstd, gamma, dx,
                                                        Tensor{}, dgamma, dbeta, workspace);
     if (call) backward(*call);
+}
+
+void layer_norm_backward_cast_dbias_current_scale(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                                  const Tensor& gamma, const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma,
+                                                  const Tensor& dbeta, const CurrentScaleTarget& target, const Tensor& dbias,
+                                                  const Workspace& workspace, Stream stream) {
+    const auto call = detail::layer_norm_backward_cast_current_scale_call(
+        "tewb::kernels::host::layer_norm_backward_cast_dbias_current_scale", dy, x, mean, rstd, gamma, dx, dresidual, dgamma, dbeta,
+        target, dbias, workspace);
+    if (call) {
+        backward_cast_dbias(*call);
+    } else {  // no rows: the scale of an empty tensor's amax, 0
+        host::abs_max_current_scale(dx, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
 }
 
 void layer_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& gamma,

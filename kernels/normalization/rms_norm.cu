@@ -79,8 +79,12 @@ __global__ void rms_norm_forward_kernel(const void* __restrict__ x, DType x_dtyp
         }
         if (lane == 0) rstd_out[row] = rstd;
     }
-    if (q != nullptr) combine_block_amax(local, amax);
-    finish_current_scale(local, fresh);
+    // One or the other: both share combine_block_amax's shared words (a *_current_scale call has no FP8 output).
+    if (q != nullptr) {
+        combine_block_amax(local, amax);
+    } else {
+        finish_current_scale(local, fresh);
+    }
 }
 
 // With the FP8 output's transposed copy q_t [hidden, rows]: a block of 4 warps owns bands of kBandRows
@@ -233,7 +237,7 @@ struct FastBackwardLaunch {
         fast::layer_norm_backward<T, VECS, WARPS, false, true><<<static_cast<unsigned>(blocks), fast::kThreads<WARPS>, shared, stream>>>(
             a.dy.data, a.dy.dtype, static_cast<const T*>(a.x.data), nullptr, a.rstd, a.gamma.data, a.gamma.dtype,
             static_cast<int>(rows), static_cast<int>(hidden), static_cast<T*>(a.dx.data), static_cast<const T*>(a.dresidual.data),
-            target, nullptr, DType::Float32);
+            target, nullptr, DType::Float32, CurrentScaleOut{});
     }
 };
 

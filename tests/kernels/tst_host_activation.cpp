@@ -20,6 +20,7 @@
 #include "launch_checks.h"
 #include "norm_activation_calls.h"
 #include "tewb_kernels/activation.h"
+#include "tewb_kernels/amax.h"
 
 using tewb::kernels::DType;
 using tewb::kernels::detail::Fp8Output;
@@ -363,6 +364,71 @@ private Q_SLOTS:
         QVERIFY(std::isnan(din.at(2 * cols + cols + 3)));
         QVERIFY(std::isfinite(din.at(0)));
         QVERIFY(std::isnan(amax));
+    }
+
+    // The amax hand-off (swiglu_forward_current_scale, swiglu_backward_current_scale): the plain call, then
+    // abs_max_current_scale of its output, bit for bit (out or din, scale, scale_inv, staging), one launch; a NaN; no
+    // elements (the scale of amax 0); a target inside a tensor of the call refused.
+    void currentScaleFormsAreTheCallThenItsScale() {
+        std::mt19937 rng(97);
+        const auto scalar = [](float* p) { return tewb::kernels::input(p, DType::Float32, 1, 1); };
+        const auto target_of = [&](float (&f)[3]) {
+            tewb::kernels::CurrentScaleTarget t;
+            t.numerator = 448.0f;
+            t.scale = scalar(&f[0]);
+            t.scale_inv = scalar(&f[1]);
+            t.staging = scalar(&f[2]);
+            return t;
+        };
+        for (const DType dtype : {DType::Float32, DType::BFloat16}) {
+            for (const Shape& shape : kShapes) {
+                for (const bool nan : {false, true}) {
+                    const auto [rows, cols] = shape;
+                    Buffer in = random_tensor(dtype, rows * 2 * cols, rng, 2.0f);
+                    Buffer dy = random_tensor(dtype, rows * cols, rng, 1.0f);
+                    if (nan) in.set(rows * cols, kNaN);
+                    Buffer out_ref(dtype, rows * cols), out(dtype, rows * cols), din_ref(dtype, rows * 2 * cols), din(dtype, rows * 2 * cols);
+                    float want[2][3] = {{0, 0, 0.5f}, {0, 0, 0.5f}}, got[2][3] = {{0, 0, 0.5f}, {0, 0, 0.5f}};
+                    calls::swiglu_forward(cref(in, rows, 2 * cols), ref(out_ref, rows, cols), nullptr);
+                    host::abs_max_current_scale(cref(out_ref, rows, cols), 448.0f, scalar(&want[0][0]), scalar(&want[0][1]), scalar(&want[0][2]), {});
+                    calls::swiglu_backward(cref(dy, rows, cols), cref(in, rows, 2 * cols), ref(din_ref, rows, 2 * cols), nullptr);
+                    host::abs_max_current_scale(cref(din_ref, rows, 2 * cols), 448.0f, scalar(&want[1][0]), scalar(&want[1][1]),
+                                                scalar(&want[1][2]), {});
+                    QCOMPARE(launches_of([&] {
+                                 host::swiglu_forward_current_scale(cref(in, rows, 2 * cols), ref(out, rows, cols), target_of(got[0]), {});
+                             }),
+                             std::uint64_t{1});
+                    QCOMPARE(launches_of([&] {
+                                 host::swiglu_backward_current_scale(cref(dy, rows, cols), cref(in, rows, 2 * cols), ref(din, rows, 2 * cols),
+                                                                     target_of(got[1]), {});
+                             }),
+                             std::uint64_t{1});
+                    for (std::size_t i = 0; i < rows * cols; ++i) QCOMPARE(detail::float_bits(out.at(i)), detail::float_bits(out_ref.at(i)));
+                    for (std::size_t i = 0; i < rows * 2 * cols; ++i) QCOMPARE(detail::float_bits(din.at(i)), detail::float_bits(din_ref.at(i)));
+                    for (int k = 0; k < 2; ++k) {
+                        for (int j = 0; j < 3; ++j) QCOMPARE(detail::float_bits(got[k][j]), detail::float_bits(want[k][j]));
+                    }
+                    if (nan) QCOMPARE(got[0][0], 1.0f);
+                }
+            }
+        }
+        float got[3] = {0.0f, 0.0f, 2.0f};
+        std::uint16_t none[4] = {};
+        QCOMPARE(launches_of([&] {
+                     host::swiglu_forward_current_scale(tewb::kernels::input(none, DType::BFloat16, 0, 4),
+                                                        tewb::kernels::input(none, DType::BFloat16, 0, 2), target_of(got), {});
+                 }),
+                 std::uint64_t{1});
+        QCOMPARE(got[0], 1.0f);
+        QCOMPARE(got[2], 2.0f);
+        Buffer in = random_tensor(DType::Float32, 8, rng, 1.0f), out(DType::Float32, 4);
+        float floats[3] = {};
+        auto in_out = target_of(floats);
+        in_out.staging = scalar(static_cast<float*>(out.data()) + 1);
+        expect_refusal([&] { host::swiglu_forward_current_scale(cref(in, 2, 4), ref(out, 2, 2), in_out, {}); },
+                       {"tewb::kernels::host::swiglu_forward_current_scale", "staging lies in out"});
+        expect_refusal([&] { host::swiglu_backward_current_scale(cref(out, 2, 2), cref(in, 2, 4), {nullptr, DType::Float32, 2, 4}, target_of(floats), {}); },
+                       {"tewb::kernels::host::swiglu_backward_current_scale", "din is null"});
     }
 
     void refusals() {

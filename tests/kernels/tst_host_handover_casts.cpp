@@ -20,10 +20,12 @@
 
 #include "common/host_numbers.h"
 #include "normalization/layer_norm_rule.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/kernel_error.h"
 #include "tewb_kernels/normalization.h"
 #include "tewb_kernels/launch_count.h"
+#include "launch_checks.h"
 
 using namespace tewb::kernels;
 
@@ -314,6 +316,66 @@ private Q_SLOTS:
                 }
             }
         }
+    }
+
+    // The backward's amax hand-off (layer_norm_backward_cast_dbias_current_scale): layer_norm_backward_cast_dbias without the
+    // copy, then abs_max_current_scale of dx, bit for bit (dx, dgamma, dbeta, dbias, scale, scale_inv, staging); one launch
+    // on the fast kernel, the plain path's three and abs_max_current_scale's elsewhere (hidden 98); no rows: the scale of amax 0.
+    void layerNormBackwardHandsItsScaleToo_data() {
+        QTest::addColumn<int>("x_dtype");
+        QTest::addColumn<int>("hidden");
+        QTest::newRow("float32 x (proj, fc2)") << int(DType::Float32) << 768;
+        QTest::newRow("bf16 x") << int(DType::BFloat16) << 768;
+        QTest::newRow("plain path, hidden 98") << int(DType::Float32) << 98;
+    }
+    void layerNormBackwardHandsItsScaleToo() {
+        QFETCH(int, x_dtype);
+        QFETCH(int, hidden);
+        const auto xt = static_cast<DType>(x_dtype);
+        const std::size_t rows = 300, h = static_cast<std::size_t>(hidden);
+        const NormInputs in(rows, h, xt, 17);
+        const Tensor gamma = input(in.gamma.data, DType::Float32, 1, h);
+        const std::size_t ws_bytes = tewb::kernels::layer_norm_backward_cast_dbias_workspace_bytes(rows, h);
+        const auto scalar = [](float* p) { return input(p, DType::Float32, 1, 1); };
+        Aligned want_dx(rows * h * 4), want_dgamma(h * 4), want_dbeta(h * 4), want_dbias(h * 4), want_ws(ws_bytes);
+        float want[3] = {0.0f, 0.0f, 0.5f}, got[3] = {0.0f, 0.0f, 0.5f};
+        const std::uint64_t before = launch_count();
+        host::layer_norm_backward_cast_dbias(in.tensor(in.dy, DType::BFloat16), in.tensor(in.x, xt), in.vector_of(in.mean.data()),
+                                             in.vector_of(in.rstd.data()), gamma, in.tensor(want_dx, xt), in.tensor(in.dresidual, xt),
+                                             input(want_dgamma.data, DType::Float32, 1, h), input(want_dbeta.data, DType::Float32, 1, h),
+                                             Tensor{}, input(want_dbias.data, DType::Float32, 1, h), {want_ws.data, ws_bytes}, {});
+        const std::uint64_t plain = launch_count() - before;
+        host::abs_max_current_scale(in.tensor(want_dx, xt), 448.0f, scalar(&want[0]), scalar(&want[1]), scalar(&want[2]), {});
+        Aligned dx(rows * h * 4), dgamma(h * 4), dbeta(h * 4), dbias(h * 4), ws(ws_bytes);
+        tewb::kernels::CurrentScaleTarget target;
+        target.numerator = 448.0f;
+        target.scale = scalar(&got[0]);
+        target.scale_inv = scalar(&got[1]);
+        target.staging = scalar(&got[2]);
+        const std::uint64_t start = launch_count();
+        host::layer_norm_backward_cast_dbias_current_scale(
+            in.tensor(in.dy, DType::BFloat16), in.tensor(in.x, xt), in.vector_of(in.mean.data()), in.vector_of(in.rstd.data()), gamma,
+            in.tensor(dx, xt), in.tensor(in.dresidual, xt), input(dgamma.data, DType::Float32, 1, h), input(dbeta.data, DType::Float32, 1, h),
+            target, input(dbias.data, DType::Float32, 1, h), {ws.data, ws_bytes}, {});
+        const bool fast = h % 4 == 0;
+        QCOMPARE(launch_count() - start, fast ? plain : plain + 1);
+        QVERIFY(same_bytes(dx.data, want_dx.data, rows * h * (xt == DType::Float32 ? 4 : 2)));
+        QVERIFY(same_bytes(dgamma.data, want_dgamma.data, h * 4));
+        QVERIFY(same_bytes(dbeta.data, want_dbeta.data, h * 4));
+        QVERIFY(same_bytes(dbias.data, want_dbias.data, h * 4));
+        QVERIFY(same_bytes(got, want, sizeof got));
+        // A target inside the workspace is refused before anything runs.
+        tewb::kernels::CurrentScaleTarget in_workspace = target;
+        in_workspace.scale = scalar(reinterpret_cast<float*>(ws.data) + 3);
+        tewb::test::expect_refusal(
+            [&] {
+                host::layer_norm_backward_cast_dbias_current_scale(
+                    in.tensor(in.dy, DType::BFloat16), in.tensor(in.x, xt), in.vector_of(in.mean.data()), in.vector_of(in.rstd.data()),
+                    gamma, in.tensor(dx, xt), in.tensor(in.dresidual, xt), input(dgamma.data, DType::Float32, 1, h),
+                    input(dbeta.data, DType::Float32, 1, h), in_workspace, input(dbias.data, DType::Float32, 1, h), {ws.data, ws_bytes},
+                    {});
+            },
+            {"layer_norm_backward_cast_dbias_current_scale", "a current-scaling target lies in the workspace"});
     }
 
     // The LayerNorm backward with the Linear's copy and sums: dx, dgamma and dbeta those of layer_norm_backward_add

@@ -1077,6 +1077,105 @@ private Q_SLOTS:
         QVERIFY(std::isnan(amax));
     }
 
+    // GELU's amax hand-off (gelu_forward_current_scale, gelu_backward_current_scale): the plain call, then
+    // abs_max_current_scale of its output, bit for bit (out or dx, dbias, scale, scale_inv, staging), in one launch (the
+    // backward's dbias past the arrival counters adds its second, as the plain call's); a NaN, no elements; refusals.
+    void geluCurrentScaleIsTheCallThenItsScale() {
+        std::mt19937 rng(83);
+        const float numerator = 57344.0f;
+        const auto scalar = [](float* p) { return input(p, DType::Float32, 1, 1); };
+        const auto target_of = [&](float (&f)[3]) {
+            tewb::kernels::CurrentScaleTarget t;
+            t.numerator = numerator;
+            t.scale = scalar(&f[0]);
+            t.scale_inv = scalar(&f[1]);
+            t.staging = scalar(&f[2]);
+            return t;
+        };
+        for (const DType dtype : {DType::Float32, DType::BFloat16}) {
+            for (const auto& [rows, cols] : {std::pair<std::size_t, std::size_t>{37, 300}, {1, 7}, {2, 2048 * 256 + 3}}) {
+                for (const bool nan : {false, true}) {
+                    if (cols > 300 && (nan || dtype == DType::Float32)) continue;  // the long row: the dbias launch count only
+                    Buffer x = random_tensor(dtype, rows * cols, rng, 0.0f, 2.0f);
+                    Buffer dy = random_tensor(dtype, rows * cols, rng, 0.0f, 0.5f);
+                    if (nan) dy.set(rows * cols / 2, kNaN);
+                    Buffer dx_ref(dtype, rows * cols), dx(dtype, rows * cols), y_ref(dtype, rows * cols), y(dtype, rows * cols);
+                    Buffer dbias_ref(DType::Float32, cols), dbias(DType::Float32, cols);
+                    std::vector<float> workspace(tewb::kernels::gelu_backward_workspace_bytes(rows, cols) / 4);
+                    const tewb::kernels::Workspace w{workspace.data(), workspace.size() * 4};
+                    float want[2][3] = {{0.0f, 0.0f, 0.5f}, {0.0f, 0.0f, 0.5f}}, got[2][3] = {{0.0f, 0.0f, 0.5f}, {0.0f, 0.0f, 0.5f}};
+                    const Tensor xt = input(x.data(), dtype, rows, cols), dyt = input(dy.data(), dtype, rows, cols);
+                    const std::uint64_t plain = launches_of([&] {
+                        host::gelu_backward(dyt, xt, input(dx_ref.data(), dtype, rows, cols), Tensor{},
+                                            input(dbias_ref.data(), DType::Float32, 1, cols), w, {});
+                    });
+                    host::abs_max_current_scale(input(dx_ref.data(), dtype, rows, cols), numerator, scalar(&want[0][0]), scalar(&want[0][1]),
+                                                scalar(&want[0][2]), {});
+                    host::gelu_forward(xt, input(y_ref.data(), dtype, rows, cols), Tensor{}, {});
+                    host::abs_max_current_scale(input(y_ref.data(), dtype, rows, cols), numerator, scalar(&want[1][0]), scalar(&want[1][1]),
+                                                scalar(&want[1][2]), {});
+                    QCOMPARE(launches_of([&] {
+                                 host::gelu_backward_current_scale(dyt, xt, input(dx.data(), dtype, rows, cols), target_of(got[0]),
+                                                                   input(dbias.data(), DType::Float32, 1, cols), w, {});
+                             }),
+                             plain);
+                    QCOMPARE(launches_of([&] { host::gelu_forward_current_scale(xt, input(y.data(), dtype, rows, cols), target_of(got[1]), {}); }),
+                             std::uint64_t{1});
+                    for (std::size_t i = 0; i < rows * cols; ++i) {
+                        QCOMPARE(detail::float_bits(dx.at(i)), detail::float_bits(dx_ref.at(i)));
+                        QCOMPARE(detail::float_bits(y.at(i)), detail::float_bits(y_ref.at(i)));
+                    }
+                    for (std::size_t c = 0; c < cols; ++c) QCOMPARE(detail::float_bits(dbias.at(c)), detail::float_bits(dbias_ref.at(c)));
+                    for (int k = 0; k < 2; ++k) {
+                        for (int j = 0; j < 3; ++j) QCOMPARE(detail::float_bits(got[k][j]), detail::float_bits(want[k][j]));
+                    }
+                    if (nan) {
+                        QCOMPARE(got[0][0], 1.0f);
+                        QVERIFY(std::isnan(got[0][2]));
+                    }
+                }
+            }
+        }
+        // No elements: the scale of amax 0, one launch each.
+        float got[3] = {0.0f, 0.0f, 3.0f};
+        std::uint16_t none[4] = {};
+        const Tensor empty = input(none, DType::BFloat16, 0, 4);
+        QCOMPARE(launches_of([&] { host::gelu_forward_current_scale(empty, empty, target_of(got), {}); }), std::uint64_t{1});
+        QCOMPARE(got[0], 1.0f);
+        QCOMPARE(got[2], 3.0f);
+        // Refusals before any launch.
+        Buffer x = random_tensor(DType::Float32, 8, rng, 0.0f, 1.0f);
+        Buffer out(DType::Float32, 8);
+        float floats[3] = {};
+        auto in_out = target_of(floats);
+        in_out.scale = scalar(static_cast<float*>(out.data()) + 2);
+        expect_refusal([&] { host::gelu_forward_current_scale(input(x.data(), DType::Float32, 2, 4), input(out.data(), DType::Float32, 2, 4), in_out, {}); },
+                       {"tewb::kernels::host::gelu_forward_current_scale", "scale lies in out"});
+        expect_refusal(
+            [&] {
+                host::gelu_forward_current_scale(input(x.data(), DType::Float32, 2, 4), input(nullptr, DType::Float32, 2, 4), target_of(floats), {});
+            },
+            {"out is null"});
+        std::vector<float> workspace(tewb::kernels::gelu_backward_workspace_bytes(2, 4) / 4);
+        auto in_workspace = target_of(floats);
+        in_workspace.scale_inv = scalar(workspace.data());
+        expect_refusal(
+            [&] {
+                host::gelu_backward_current_scale(input(x.data(), DType::Float32, 2, 4), input(x.data(), DType::Float32, 2, 4),
+                                                  input(out.data(), DType::Float32, 2, 4), in_workspace, Tensor{},
+                                                  {workspace.data(), workspace.size() * 4}, {});
+            },
+            {"tewb::kernels::host::gelu_backward_current_scale", "a current-scaling target lies in the workspace"});
+        auto in_x = target_of(floats);
+        in_x.staging = scalar(static_cast<float*>(x.data()) + 1);
+        expect_refusal(
+            [&] {
+                host::gelu_backward_current_scale(input(x.data(), DType::Float32, 2, 4), input(x.data(), DType::Float32, 2, 4),
+                                                  input(out.data(), DType::Float32, 2, 4), in_x, Tensor{}, {}, {});
+            },
+            {"staging lies in dy"});
+    }
+
     void geluRefusals() {
         const std::size_t rows = 3, cols = 5;
         Buffer x(DType::Float32, rows * cols), out(DType::Float32, rows * cols), dy(DType::Float32, rows * cols),

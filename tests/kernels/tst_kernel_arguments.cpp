@@ -466,12 +466,28 @@ private Q_SLOTS:
         CurrentScaleTarget no_numerator = target;
         no_numerator.numerator = 0.0f;
         const std::string ln = "tewb::kernels::layer_norm_forward_current_scale";
-        expect_error([&] { layer_norm_forward_current_scale(x, x, x, 1e-5f, x, in_x, stat, rstd, {}); }, "scale lies in x", ln);
+        expect_error([&] { layer_norm_forward_current_scale(x, x, x, 1e-5f, x, in_x, stat, rstd, {}); }, "scale lies in out", ln);
         expect_error([&] { layer_norm_forward_current_scale(x, x, x, 1e-5f, x, no_numerator, stat, rstd, {}); }, "numerator = 0", ln);
         const std::string rms = "tewb::kernels::rms_norm_forward_current_scale";
-        expect_error([&] { rms_norm_forward_current_scale(x, x, 1e-5f, x, in_x, rstd, {}); }, "scale lies in x", rms);
+        expect_error([&] { rms_norm_forward_current_scale(x, x, 1e-5f, x, in_x, rstd, {}); }, "scale lies in out", rms);
         expect_error([&] { rms_norm_forward_current_scale(x, x, 1e-5f, tensor(nullptr, DType::Float32, 1, 4), target, rstd, {}); },
                      "out is null", rms);
+        const std::string gelu_fwd = "tewb::kernels::gelu_forward_current_scale";
+        expect_error([&] { gelu_forward_current_scale(x, tensor(f + 8 - 4, DType::Float32, 1, 4), in_x, {}); }, "scale lies in x",
+                     gelu_fwd);
+        const std::string gelu_bwd = "tewb::kernels::gelu_backward_current_scale";
+        expect_error([&] { gelu_backward_current_scale(x, x, tensor(nullptr, DType::Float32, 1, 4), target, Tensor{}, {}, {}); },
+                     "dx is null", gelu_bwd);
+        const std::string ln_bwd = "tewb::kernels::layer_norm_backward_cast_dbias_current_scale";
+        expect_error(
+            [&] {
+                layer_norm_backward_cast_dbias_current_scale(x, x, stat, rstd, x, tensor(nullptr, DType::Float32, 1, 4), Tensor{}, x, x,
+                                                             target, x, {}, {});
+            },
+            "dx is null", ln_bwd);
+        const std::string swiglu_fwd = "tewb::kernels::swiglu_forward_current_scale";
+        expect_error([&] { swiglu_forward_current_scale(tensor(f, DType::Float32, 1, 4), tensor(f + 4, DType::Float32, 1, 2), in_x, {}); },
+                     "scale lies in in", swiglu_fwd);
     }
 
     void geluRejectsBadArguments() {

@@ -10,7 +10,10 @@
 //     a row, float32 and bfloat16) and the plain ones (ragged or unaligned rows), fewer and more than 256 partial rows;
 //   - kernels/cast (cast.cu, cast_dbias.cu): cast + transpose with and without dbias, cast_dbias, on the same x; the
 //     stacked casts of qkv's gradient from three strided parts (stacked_cast_dbias, stacked_cast_transpose_dbias_to_fp8);
-//   - kernels/activation/swiglu.cu: SwiGLU's forward and backward with their FP8 forms, with and without the transposed copy.
+//   - kernels/activation/swiglu.cu: SwiGLU's forward and backward with their FP8 forms, with and without the transposed copy;
+//   - the amax hand-off (*_current_scale: LayerNorm's and RMSNorm's forwards, LayerNorm's backward with dx's sums, GELU's
+//     forward and backward): each side called twice, the second time with values a thousand times smaller, so a scratch
+//     word the first launch left set shows; the scale, scale_inv and staging entry bit for bit.
 // Both sides compute in float32 with the same libm and no fused multiply-adds (the emulation's rsqrtf is 1 / sqrt,
 // as the twins'), so every output must agree bit for bit: the high-precision outputs, the FP8 bytes and their
 // transposed copy, the statistics, every parameter and bias gradient (the partial sums in the kernels' order) and
@@ -22,6 +25,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/host_numbers.h"
@@ -178,6 +182,61 @@ void run(const Case& c, std::mt19937& rng) {
         expect(forward_gpu.dx.same_as(forward_twin.dx) && forward_gpu.dx.guards_intact(), c, "the forward's out differs or overran");
     }
     expect(std::memcmp(&forward_gpu.amax, &forward_twin.amax, 4) == 0, c, "the forward's amax differs");
+
+    // The amax hand-off (gelu_forward_current_scale, gelu_backward_current_scale): where dx is kept and there is no FP8
+    // output, each side calls both twice, the second time on inputs a thousand times smaller (a scratch word the first call
+    // left set would keep its amax); dx or out, dbias and current scaling's scale, scale_inv and staging bit for bit.
+    if (!c.dx || c.transposed) return;
+    Buffer dy_small(n * element, c.offset), x_small(n * element, c.offset);
+    for (std::size_t i = 0; i < n; ++i) {
+        for (auto [from, to] : {std::pair{&dy, &dy_small}, std::pair{&x, &x_small}}) {
+            if (c.dtype == DType::Float32) {
+                float v = 0.0f;
+                std::memcpy(&v, from->data() + 4 * i, 4);
+                v *= 1e-3f;
+                std::memcpy(to->data() + 4 * i, &v, 4);
+            } else {
+                std::uint16_t h = 0;
+                std::memcpy(&h, from->data() + 2 * i, 2);
+                const std::uint16_t small = float_to_bf16(bf16_to_float(h) * 1e-3f);
+                std::memcpy(to->data() + 2 * i, &small, 2);
+            }
+        }
+    }
+    float fresh_gpu[2][3] = {}, fresh_twin[2][3] = {};  // [backward, forward][scale, scale_inv, staging]
+    const auto target_of = [](float (&f)[3]) {
+        CurrentScaleTarget t;
+        t.numerator = 57344.0f;
+        t.scale = input(&f[0], DType::Float32, 1, 1);
+        t.scale_inv = input(&f[1], DType::Float32, 1, 1);
+        t.staging = input(&f[2], DType::Float32, 1, 1);
+        return t;
+    };
+    Outputs fresh_outputs_gpu(c, element), fresh_outputs_twin(c, element), fresh_forward_gpu(c, element), fresh_forward_twin(c, element);
+    for (const bool on_gpu : {true, false}) {
+        Outputs& o = on_gpu ? fresh_outputs_gpu : fresh_outputs_twin;
+        Outputs& f = on_gpu ? fresh_forward_gpu : fresh_forward_twin;
+        float (&fresh)[2][3] = on_gpu ? fresh_gpu : fresh_twin;
+        for (const bool small : {false, true}) {
+            const Tensor dbias = c.dbias ? input(o.dbias.data(), c.dbias_dtype, 1, c.cols) : Tensor{};
+            const Workspace workspace{c.dbias ? o.workspace.data() : nullptr, c.dbias ? o.workspace.bytes : 0};
+            (on_gpu ? &gelu_backward_current_scale : &host::gelu_backward_current_scale)(
+                input((small ? dy_small : dy).data(), c.dtype, c.rows, c.cols), input(x.data(), c.dtype, c.rows, c.cols),
+                input(o.dx.data(), c.dtype, c.rows, c.cols), target_of(fresh[0]), dbias, workspace, Stream{});
+            (on_gpu ? &gelu_forward_current_scale : &host::gelu_forward_current_scale)(
+                input((small ? x_small : x).data(), c.dtype, c.rows, c.cols), input(f.dx.data(), c.dtype, c.rows, c.cols),
+                target_of(fresh[1]), Stream{});
+        }
+    }
+    expect(fresh_outputs_gpu.dx.same_as(fresh_outputs_twin.dx) && fresh_outputs_gpu.dx.guards_intact(), c,
+           "gelu_backward_current_scale's dx differs or overran");
+    if (c.dbias) {
+        expect(fresh_outputs_gpu.dbias.same_as(fresh_outputs_twin.dbias), c, "gelu_backward_current_scale's dbias differs");
+    }
+    expect(fresh_forward_gpu.dx.same_as(fresh_forward_twin.dx) && fresh_forward_gpu.dx.guards_intact(), c,
+           "gelu_forward_current_scale's out differs or overran");
+    expect(std::memcmp(fresh_gpu, fresh_twin, sizeof fresh_gpu) == 0, c,
+           "a current-scale form's scale, scale_inv or staging differs from the host twin's");
 }
 
 // kernels/amax/amax.cu: one launch, no memset; the blocks combine in a scratch word the last block hands out and
@@ -545,6 +604,30 @@ void run_norm(const NormCase& c, std::mt19937& rng) {
         expect_same_fresh(rms_gpu, rms_twin, rms_op);
     }
 
+    // The backward's hand-off (layer_norm_backward_cast_dbias_current_scale): dx's scale for the Linear's own cast, twice on
+    // each side, the second time with dy and dresidual a thousand times smaller.
+    {
+        Buffer dy_small(n * element_of(c.dy_dtype), c.offset), residual_small(n * xe, c.offset);
+        fill(dy_small, c.dy_dtype, n, rng, -1e-3f, 1e-3f);
+        fill(residual_small, c.x_dtype, n, rng, -0.5e-3f, 0.5e-3f);
+        NormOutputs gpu(rows, hidden, xe, pe, c.offset, workspace), twin(rows, hidden, xe, pe, c.offset, workspace);
+        for (NormOutputs* o : {&gpu, &twin}) {
+            const auto f = o == &gpu ? &layer_norm_backward_cast_dbias_current_scale : &host::layer_norm_backward_cast_dbias_current_scale;
+            for (const bool small : {false, true}) {
+                const Workspace w{o->workspace.data(), o->workspace.bytes};
+                f(tensor(small ? dy_small : dy, c.dy_dtype, rows, hidden), tensor(x, c.x_dtype, rows, hidden), stats(saved.mean),
+                  stats(saved.rstd), tensor(gamma, c.param_dtype, 1, hidden), tensor(o->dx, c.x_dtype, rows, hidden),
+                  tensor(small ? residual_small : residual, c.x_dtype, rows, hidden), tensor(o->dgamma, c.param_dtype, 1, hidden),
+                  tensor(o->dbeta, c.param_dtype, 1, hidden), target_of(*o), tensor(o->dbias, DType::Float32, 1, hidden), w, Stream{});
+            }
+        }
+        const char* op = "layer_norm_backward_cast_dbias_current_scale";
+        for (Buffer NormOutputs::*b : {&NormOutputs::dx, &NormOutputs::dgamma, &NormOutputs::dbeta, &NormOutputs::dbias}) {
+            expect_same(gpu.*b, twin.*b, describe(c, op), "an output");
+        }
+        expect_same_fresh(gpu, twin, op);
+    }
+
     // RMSNorm: the forward (its rstd saved for the backward), then the backward with and without dresidual.
     NormOutputs rms_saved(rows, hidden, xe, pe, 0, 0);
     host::rms_norm_forward(tensor(x, c.x_dtype, rows, hidden), tensor(gamma, c.param_dtype, 1, hidden), eps,
@@ -725,6 +808,39 @@ void run_swiglu(DType dtype, std::size_t rows, std::size_t cols, std::size_t off
         expect_same(gpu.dq, twin.dq, where, "the backward's FP8 bytes");
         if (transposed) expect_same(gpu.dq_t, twin.dq_t, where, "the backward's transposed FP8 bytes");
         expect_same_amax(gpu.amax, twin.amax, where);
+    }
+    // The amax hand-off (swiglu_forward_current_scale, swiglu_backward_current_scale): each side twice, the second time
+    // with in and dy a thousand times smaller; out, din and the scales bit for bit.
+    Buffer in_small(rows * wide * element, offset), dy_small(rows * cols * element, offset);
+    fill(in_small, dtype, rows * wide, rng, -4e-3f, 4e-3f);
+    fill(dy_small, dtype, rows * cols, rng, -1e-3f, 1e-3f);
+    Side gpu(rows, cols, element, offset), twin(rows, cols, element, offset);
+    float fresh[2][2][3] = {};  // [gpu, twin][forward, backward][scale, scale_inv, staging]
+    for (Side* o : {&gpu, &twin}) {
+        const bool on_gpu = o == &gpu;
+        for (const bool small : {false, true}) {
+            for (int k = 0; k < 2; ++k) {
+                CurrentScaleTarget t;
+                t.numerator = 448.0f;
+                float* f = fresh[on_gpu ? 0 : 1][k];
+                t.scale = input(&f[0], DType::Float32, 1, 1);
+                t.scale_inv = input(&f[1], DType::Float32, 1, 1);
+                t.staging = input(&f[2], DType::Float32, 1, 1);
+                if (k == 0) {
+                    (on_gpu ? &swiglu_forward_current_scale : &host::swiglu_forward_current_scale)(
+                        input((small ? in_small : in).data(), dtype, rows, wide), input(o->out.data(), dtype, rows, cols), t, Stream{});
+                } else {
+                    (on_gpu ? &swiglu_backward_current_scale : &host::swiglu_backward_current_scale)(
+                        input((small ? dy_small : dy).data(), dtype, rows, cols), input((small ? in_small : in).data(), dtype, rows, wide),
+                        input(o->din.data(), dtype, rows, wide), t, Stream{});
+                }
+            }
+        }
+    }
+    expect_same(gpu.out, twin.out, where, "swiglu_forward_current_scale's out");
+    expect_same(gpu.din, twin.din, where, "swiglu_backward_current_scale's din");
+    for (int k = 0; k < 2; ++k) {
+        for (int i = 0; i < 3; ++i) expect_same_amax(fresh[0][k][i], fresh[1][k][i], std::string(where) + (k == 0 ? ", forward" : ", backward") + " current scale");
     }
 }
 

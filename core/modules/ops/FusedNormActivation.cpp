@@ -88,14 +88,35 @@ std::optional<LayerNormGradsWithCast> FusedOps::layer_norm_backward_cast(const a
 }
 
 // dx as an FP8 Linear's output gradient too, under delayed scaling (the slot's scale known before the pass): its FP8
-// copy, transposed copy and amax and its column sums from the backward's own pass.
+// copy, transposed copy and amax and its column sums from the backward's own pass. Under current scaling (and a
+// calibrating step) the pass writes dx, its column sums and, from dx's amax, the slot's scale (the amax hand-off), and the
+// Linear's cast follows: two launches where the backward, an amax launch and a cast with its sums were three.
 std::optional<LayerNormGradsWithFp8> FusedOps::layer_norm_backward_quantize(const at::Tensor& dy, const at::Tensor& x,
                                                                             const at::Tensor& mean, const at::Tensor& rstd,
                                                                             const at::Tensor& gamma, const at::Tensor& dresidual,
                                                                             const Fp8Quantizer& quantizer, bool with_bias_grad) const {
-    if (norm_backward_misfit(dy, x, mean, rstd, gamma, dresidual) || !delayed_kernel_cast(x, quantizer)) return std::nullopt;
+    if (norm_backward_misfit(dy, x, mean, rstd, gamma, dresidual)) return std::nullopt;
     const std::size_t rows = rows_of(x);
     const std::size_t hidden = cols_of(x);
+    if (fresh_scale_cast(x, quantizer)) {
+        LayerNormGradsWithFp8 r;
+        r.norm.dx = at::empty_like(x);
+        r.norm.dgamma = at::empty_like(gamma);
+        r.norm.dbeta = at::empty_like(gamma);
+        r.fp8.bias_grad = at::empty({x.size(1)}, x.options().dtype(at::kFloat));
+        const at::Tensor workspace = byte_buffer(kernels::layer_norm_backward_cast_dbias_workspace_bytes(rows, hidden), x);
+        const FreshScale f = fresh_scale_item(r.norm.dx, quantizer);
+        TEWB_KERNEL(x, (Tensors{dy, x, mean, rstd, gamma, dresidual, f.slot_amax}),
+                    (Tensors{r.norm.dx, r.norm.dgamma, r.norm.dbeta, r.fp8.bias_grad, f.scale, f.own_scale_inv, f.slot_amax}),
+                    layer_norm_backward_cast_dbias_current_scale, kernel_tensor(dy), kernel_tensor(x), kernel_tensor(mean),
+                    kernel_tensor(rstd), kernel_tensor(gamma), kernel_tensor(r.norm.dx), kernel_tensor(dresidual),
+                    kernel_tensor(r.norm.dgamma), kernel_tensor(r.norm.dbeta), fresh_scale_target(f), kernel_tensor(r.fp8.bias_grad),
+                    workspace_ref(workspace));
+        r.fp8.grad = cast_with_slot_scale(r.norm.dx, quantizer, /*with_transpose=*/true, f.own_scale_inv);
+        if (!with_bias_grad) r.fp8.bias_grad = at::Tensor();
+        return r;
+    }
+    if (!delayed_kernel_cast(x, quantizer)) return std::nullopt;
     LayerNormGradsWithFp8 r;
     r.norm.dx = at::empty_like(x);
     r.norm.dgamma = at::empty_like(gamma);
@@ -200,8 +221,17 @@ Fp8Tensor FusedOps::layer_norm_quantize(const at::Tensor& x, const at::Tensor& g
     return q;
 }
 
-// One GELU pass writes fc2's FP8 input and its transposed copy, no high-precision activation.
+// One GELU pass writes fc2's FP8 input and its transposed copy, no high-precision activation. Current scaling (and a
+// calibrating step): the GELU writes its output and, from its amax, the slot's scale (gelu_forward_current_scale, the
+// amax hand-off), then the cast.
 Fp8Tensor FusedOps::gelu_quantize(const at::Tensor& x, const Fp8Quantizer& quantizer) const {
+    if (fresh_scale_cast(x, quantizer)) {
+        const at::Tensor y = at::empty_like(x);
+        const FreshScale f = fresh_scale_item(y, quantizer);
+        TEWB_KERNEL(x, (Tensors{x, f.slot_amax}), (Tensors{y, f.scale, f.own_scale_inv, f.slot_amax}), gelu_forward_current_scale,
+                    kernel_tensor(x), kernel_tensor(y), fresh_scale_target(f));
+        return cast_with_slot_scale(y, quantizer, /*with_transpose=*/true, f.own_scale_inv);
+    }
     if (!delayed_kernel_cast(x, quantizer)) return TeOps::gelu_quantize(x, quantizer);
     Fp8Tensor q = empty_fp8(x, quantizer);
     const kernels::Tensor fp8 = fp8_tensor(q, quantizer);
@@ -214,7 +244,7 @@ Fp8Tensor FusedOps::gelu_quantize(const at::Tensor& x, const Fp8Quantizer& quant
 // gradient (float32, two-stage reduction).
 // Block scaling, current scaling and a calibrating step: the GELU backward writes the gradient and fc1's bias gradient
 // in one launch, the cast follows (the block cast's blocks, or current scaling's scale, need the whole gradient's amax
-// first).
+// first; under current scaling the backward takes that amax and writes the scale itself, gelu_backward_current_scale).
 Fp8GradWithBias FusedOps::gelu_backward_quantize(const at::Tensor& dy, const at::Tensor& x, const Fp8Quantizer& quantizer) const {
     const bool fits =
         !matrix_misfit(x, "x") && !matrix_misfit(dy, "dy") && dy.sizes() == x.sizes() && dy.scalar_type() == x.scalar_type();
@@ -226,10 +256,16 @@ Fp8GradWithBias FusedOps::gelu_backward_quantize(const at::Tensor& dy, const at:
         const at::Tensor workspace = byte_buffer(bytes, x);
         const at::Tensor dx = at::empty_like(x);
         at::Tensor bias_grad = at::empty({x.size(1)}, x.options().dtype(at::kFloat));
-        TEWB_KERNEL(x, (Tensors{dy, x}), (Tensors{dx, bias_grad}), gelu_backward, kernel_tensor(dy), kernel_tensor(x),
-                    kernel_tensor(dx), kernels::Tensor{}, kernel_tensor(bias_grad), workspace_ref(workspace));
-        return {blocks ? quantize_blocks(dx, quantizer, /*with_transpose=*/true) : quantize(dx, quantizer, /*with_transpose=*/true),
-                bias_grad};
+        if (blocks) {
+            TEWB_KERNEL(x, (Tensors{dy, x}), (Tensors{dx, bias_grad}), gelu_backward, kernel_tensor(dy), kernel_tensor(x),
+                        kernel_tensor(dx), kernels::Tensor{}, kernel_tensor(bias_grad), workspace_ref(workspace));
+            return {quantize_blocks(dx, quantizer, /*with_transpose=*/true), bias_grad};
+        }
+        const FreshScale f = fresh_scale_item(dx, quantizer);
+        TEWB_KERNEL(x, (Tensors{dy, x, f.slot_amax}), (Tensors{dx, bias_grad, f.scale, f.own_scale_inv, f.slot_amax}),
+                    gelu_backward_current_scale, kernel_tensor(dy), kernel_tensor(x), kernel_tensor(dx), fresh_scale_target(f),
+                    kernel_tensor(bias_grad), workspace_ref(workspace));
+        return {cast_with_slot_scale(dx, quantizer, /*with_transpose=*/true, f.own_scale_inv), bias_grad};
     }
     if (!fits || !delayed_kernel_cast(x, quantizer)) return TeOps::gelu_backward_quantize(dy, x, quantizer);
     const std::size_t rows = rows_of(x);

@@ -145,8 +145,17 @@ at::Tensor FusedOps::swiglu_backward(const at::Tensor& dy, const at::Tensor& in)
     return din;
 }
 
-// One SwiGLU pass writes the down projection's FP8 input and its transposed copy, no high-precision activation.
+// One SwiGLU pass writes the down projection's FP8 input and its transposed copy, no high-precision activation. Current
+// scaling (and a calibrating step): the pass writes y and, from its amax, the slot's scale (the amax hand-off), then the
+// cast.
 Fp8Tensor FusedOps::swiglu_quantize(const at::Tensor& in, const Fp8Quantizer& quantizer) const {
+    if (fresh_scale_cast(in, quantizer) && !swiglu_width_misfit(in)) {
+        const at::Tensor y = at::empty({in.size(0), in.size(1) / 2}, in.options());
+        const FreshScale f = fresh_scale_item(y, quantizer);
+        TEWB_KERNEL(in, (Tensors{in, f.slot_amax}), (Tensors{y, f.scale, f.own_scale_inv, f.slot_amax}), swiglu_forward_current_scale,
+                    kernel_tensor(in), kernel_tensor(y), fresh_scale_target(f));
+        return cast_with_slot_scale(y, quantizer, /*with_transpose=*/true, f.own_scale_inv);
+    }
     if (!delayed_kernel_cast(in, quantizer) || swiglu_width_misfit(in)) return TeOps::swiglu_quantize(in, quantizer);
     const std::int64_t rows = in.size(0);
     const std::int64_t cols = in.size(1) / 2;
@@ -161,8 +170,16 @@ Fp8Tensor FusedOps::swiglu_quantize(const at::Tensor& in, const Fp8Quantizer& qu
 }
 
 // One pass over dy and fc1's output: fc1's FP8 gradient [d gate | d up], its transposed copy and its amax (no
-// bias: Llama's projections have none). Other recipes compose the fused backward and cast.
+// bias: Llama's projections have none). Current scaling (and a calibrating step): the pass writes din and its scale (the
+// amax hand-off), then the cast. Other recipes compose the fused backward and cast.
 Fp8Tensor FusedOps::swiglu_backward_quantize(const at::Tensor& dy, const at::Tensor& in, const Fp8Quantizer& quantizer) const {
+    if (!swiglu_backward_misfit(dy, in) && fresh_scale_cast(in, quantizer)) {
+        const at::Tensor din = at::empty_like(in);
+        const FreshScale f = fresh_scale_item(din, quantizer);
+        TEWB_KERNEL(in, (Tensors{dy, in, f.slot_amax}), (Tensors{din, f.scale, f.own_scale_inv, f.slot_amax}),
+                    swiglu_backward_current_scale, kernel_tensor(dy), kernel_tensor(in), kernel_tensor(din), fresh_scale_target(f));
+        return cast_with_slot_scale(din, quantizer, /*with_transpose=*/true, f.own_scale_inv);
+    }
     if (swiglu_backward_misfit(dy, in) || !delayed_kernel_cast(in, quantizer)) {
         return TeOps::swiglu_backward_quantize(dy, in, quantizer);
     }

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/entry_points.h"
 #include "tewb_kernels/tensor.h"
 
@@ -60,6 +61,15 @@ void gelu_forward(const Tensor& x, const Tensor& out, const Tensor& fp8, Stream 
 void gelu_backward(const Tensor& dy, const Tensor& x, const Tensor& dx, const Tensor& fp8, const Tensor& dbias,
                    const Workspace& workspace, Stream stream);
 
+// The two above whose output goes to an FP8 cast under current scaling (the amax hand-off, as normalization.h's
+// layer_norm_forward_current_scale): out (forward) or dx (backward) required, no FP8 output, and from max |output as
+// stored| the scale, scale_inv and staging entry abs_max_current_scale(output, target...) writes, bit for bit, by the
+// launch's last block. The target's floats must not lie in the call's tensors or workspace; no elements: the scale of amax
+// 0 (abs_max_current_scale's launch). One stream, as abs_max.
+void gelu_forward_current_scale(const Tensor& x, const Tensor& out, const CurrentScaleTarget& target, Stream stream);
+void gelu_backward_current_scale(const Tensor& dy, const Tensor& x, const Tensor& dx, const CurrentScaleTarget& target,
+                                 const Tensor& dbias, const Workspace& workspace, Stream stream);
+
 // SwiGLU, Llama's MLP activation, float32 math: in [rows, 2 * cols] (float32 or bfloat16) holds fc1's output
 // as its two halves side by side, per row the gate a (columns 0 .. cols - 1) then the up projection u
 // (columns cols .. 2 * cols - 1), the order of Transformer Engine's swiglu; y [rows, cols] = silu(a) * u with
@@ -74,6 +84,12 @@ void swiglu_forward(const Tensor& in, const Tensor& out, const Tensor& fp8, Stre
 // transposed copy [2 * cols, rows] when fp8.transposed is set: fc1's dgrad and wgrad operands) when fp8.data is
 // set (at least one). No bias (Llama's projections have none).
 void swiglu_backward(const Tensor& dy, const Tensor& in, const Tensor& din, const Tensor& fp8, Stream stream);
+
+// swiglu_forward and swiglu_backward with current scaling's scale of their output (out, din; required, no FP8 output),
+// as gelu_forward_current_scale: the amax hand-off for the down projection's input and fc1's output gradient.
+void swiglu_forward_current_scale(const Tensor& in, const Tensor& out, const CurrentScaleTarget& target, Stream stream);
+void swiglu_backward_current_scale(const Tensor& dy, const Tensor& in, const Tensor& din, const CurrentScaleTarget& target,
+                                   Stream stream);
 )
 
 namespace tewb::kernels {

@@ -105,6 +105,17 @@ void layer_norm_backward_quantize_dbias(const Tensor& dy, const Tensor& x, const
                                         const Tensor& dbeta, const Tensor& fp8, const Tensor& dbias, const Workspace& workspace,
                                         Stream stream);
 
+// layer_norm_backward_cast_dbias without the copy (the Linear casts dx to FP8 itself) whose Linear runs under current
+// scaling (the amax hand-off, as layer_norm_forward_current_scale): dx, dgamma, dbeta and dbias as that call writes them,
+// and from max |dx as stored| the scale, scale_inv and staging entry abs_max_current_scale(dx, target...) writes, bit for
+// bit: on the fast kernel in its one launch (its last block), elsewhere in abs_max_current_scale's launch after the plain
+// ones. The target's floats must not lie in the call's tensors or workspace; no rows: the scale of amax 0. Workspace:
+// layer_norm_backward_cast_dbias_workspace_bytes.
+void layer_norm_backward_cast_dbias_current_scale(const Tensor& dy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                                  const Tensor& gamma, const Tensor& dx, const Tensor& dresidual, const Tensor& dgamma,
+                                                  const Tensor& dbeta, const CurrentScaleTarget& target, const Tensor& dbias,
+                                                  const Workspace& workspace, Stream stream);
+
 // y = x * rstd * gamma with rstd = 1 / sqrt(mean(x^2) + eps); no mean is subtracted and there is no bias; rstd
 // saved. One launch: LayerNorm's fast forward where its rules hold (the row read once, in registers; with the FP8
 // transposed copy rows of at most 4096, bands of 8 to 64 rows staged in shared memory), else a warp per row (with the
