@@ -406,40 +406,57 @@ private Q_SLOTS:
     // layer_norm_backward_quantize_dbias), no cast of its own runs, and the qkv gradient comes from the stacked cast
     // (FP8), or, in BF16, from the attention kernels' backward already stacked, so that only its bias gradient is summed
     // (cast_dbias without a copy).
+    // Current scaling, and delayed scaling's calibrating first step (the ledger's step is then that step: one warm-up
+    // step), hand proj's and fc2's gradients over with their scale (layer_norm_backward_cast_dbias_current_scale) and the
+    // Linear casts them without sums: no cast with sums outside qkv, no amax launch in the MLP (its LayerNorm, GELU and
+    // gradients all hand their scale over).
     void handOversReplaceTheLinearsCasts_data() {
-        QTest::addColumn<bool>("fp8");
-        QTest::newRow("bf16") << false;
-        QTest::newRow("fp8 delayed") << true;
+        QTest::addColumn<int>("mode");  // 0 bf16, 1 fp8 delayed, 2 fp8 current, 3 fp8 delayed calibrating its first step
+        QTest::newRow("bf16") << 0;
+        QTest::newRow("fp8 delayed") << 1;
+        QTest::newRow("fp8 current") << 2;
+        QTest::newRow("fp8 delayed, the calibrating step") << 3;
     }
     void handOversReplaceTheLinearsCasts() {
-        QFETCH(bool, fp8);
+        QFETCH(int, mode);
+        const bool fp8 = mode > 0;
+        const bool fresh = mode >= 2;
         RunConfig config = make_preset(Preset::QuickCpu);
         config.backend = Backend::Te;
         config.precision = fp8 ? Precision::Fp8 : Precision::Bf16;
         config.model = ModelShape{3, 64, 4, 16, 128};
         config.batch = 2;
-        config.warmup = 2;  // the ledger's step is the last warm-up step
+        config.warmup = mode == 3 ? 1 : 2;  // the ledger's step is the last warm-up step
         config.iters = 1;
         config.te_impl = TeImpl::Fused;
+        if (mode == 2) config.fp8.scaling = ScalingKind::Current;
+        if (mode == 3) config.fp8.calibrate_first_step = true;
         const RunRecord run = trainer_.run(config);
         QVERIFY2(run.status == RunStatus::Finished, run.message.c_str());
         QVERIFY(run.execution.ledger.has_value());
         QVERIFY(run.execution.fallbacks.empty());
         const std::string own_cast = fp8 ? "tewb::cast_transpose_dbias_to_fp8" : "tewb::cast_dbias";
-        const std::string handing = fp8 ? "tewb::layer_norm_backward_quantize_dbias" : "tewb::layer_norm_backward_cast_dbias";
-        const std::string stacking = fp8 ? "tewb::stacked_cast_transpose_dbias_to_fp8" : "tewb::cast_dbias";
-        int own = 0, handed = 0, stacked = 0, stacked_copies = 0;
+        const std::string handing = fresh  ? "tewb::layer_norm_backward_cast_dbias_current_scale"
+                                    : fp8 ? "tewb::layer_norm_backward_quantize_dbias"
+                                          : "tewb::layer_norm_backward_cast_dbias";
+        // Current scaling casts qkv's gradient from the attention's one view with cast_transpose_dbias_to_fp8.
+        const std::string stacking = fresh ? "tewb::cast_transpose_dbias_to_fp8"
+                                     : fp8 ? "tewb::stacked_cast_transpose_dbias_to_fp8"
+                                           : "tewb::cast_dbias";
+        int own = 0, handed = 0, stacked = 0, stacked_copies = 0, mlp_amax = 0;
         for (const auto& row : run.execution.ledger->rows) {
             if (row.op == own_cast && row.scope != "qkv") own += static_cast<int>(row.calls);
             if (row.op == handing) handed += static_cast<int>(row.calls);
             if (row.op == stacking && row.scope == "qkv") stacked += static_cast<int>(row.calls);
             if (row.op == "tewb::stacked_cast_dbias") stacked_copies += static_cast<int>(row.calls);
+            if (row.op == "tewb::abs_max_current_scale" && row.scope == "mlp") mlp_amax += static_cast<int>(row.calls);
         }
         // 3 layers: each proj's and fc2's gradient handed over (the last fc2's by the head's LayerNorm), each qkv's stacked.
         QCOMPARE(own, 0);
         QCOMPARE(handed, 2 * config.model.layers);
         QCOMPARE(stacked, config.model.layers);
         QCOMPARE(stacked_copies, 0);
+        QCOMPARE(mlp_amax, 0);
     }
 
     // qkv's output gradient from the attention's dq, dk and dv in one pass (stacked_cast_dbias,
