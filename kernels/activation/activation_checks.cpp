@@ -76,10 +76,8 @@ std::optional<GeluForwardCall> gelu_forward_current_scale_call(const char* call,
 std::optional<GeluBackwardCall> gelu_backward_current_scale_call(const char* call, const Tensor& dy, const Tensor& x,
                                                                  const Tensor& dx, const CurrentScaleTarget& target,
                                                                  const Tensor& dbias, const Workspace& workspace) {
-    const CurrentScaleCall t = checked_current_scale_target(call, target, dx, "dx", {{dy, "dy"}, {x, "x"}, {dbias, "dbias"}});
-    for (const float* p : {t.scale, t.scale_inv, t.staging}) {
-        if (overlap(p, sizeof(float), workspace.data, workspace.bytes)) fail(call, "a current-scaling target lies in the workspace");
-    }
+    const CurrentScaleCall t =
+        checked_current_scale_target(call, target, dx, "dx", {{dy, "dy"}, {x, "x"}, {dbias, "dbias"}}, workspace);
     std::optional<GeluBackwardCall> a = gelu_backward_call(call, dy, x, dx, Tensor{}, dbias, workspace);
     if (a) a->fresh = t;
     return a;

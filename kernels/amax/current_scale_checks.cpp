@@ -7,7 +7,8 @@
 namespace tewb::kernels::detail {
 
 CurrentScaleCall checked_current_scale_target(const char* call, const CurrentScaleTarget& target, const Tensor& out,
-                                              const char* out_name, std::initializer_list<std::pair<Tensor, const char*>> tensors) {
+                                              const char* out_name, std::initializer_list<std::pair<Tensor, const char*>> tensors,
+                                              const Workspace& workspace) {
     if (out.data == nullptr && out.numel() > 0) {
         fail(call, std::string(out_name) + " is null (the current-scale form keeps the output it scales)");
     }
@@ -19,6 +20,7 @@ CurrentScaleCall checked_current_scale_target(const char* call, const CurrentSca
         for (const auto& [tensor, name] : tensors) {
             if (overlap(p, sizeof(float), tensor.data, tensor_bytes(tensor))) fail(call, std::string(target_name) + " lies in " + name);
         }
+        if (overlap(p, sizeof(float), workspace.data, workspace.bytes)) fail(call, "a current-scaling target lies in the workspace");
     }
     if (t.staging != nullptr && (t.staging == t.scale || t.staging == t.scale_inv)) {
         fail(call, "staging is also the scale or scale_inv; allowed: a float of its own");

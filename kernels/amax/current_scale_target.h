@@ -11,9 +11,10 @@
 namespace tewb::kernels::detail {
 
 // current_scale_targets (recipe_call.h) of `target`; `out` (named `out_name`: the output it scales) must be set unless it
-// has no elements, and none of the target's floats may lie in `out` or in `tensors` ("<target> lies in <name>"), nor the
-// staging entry be the scale or scale_inv.
+// has no elements, and none of the target's floats may lie in `out`, in `tensors` ("<target> lies in <name>") or in the
+// call's workspace, nor the staging entry be the scale or scale_inv.
 CurrentScaleCall checked_current_scale_target(const char* call, const CurrentScaleTarget& target, const Tensor& out,
-                                              const char* out_name, std::initializer_list<std::pair<Tensor, const char*>> tensors);
+                                              const char* out_name, std::initializer_list<std::pair<Tensor, const char*>> tensors,
+                                              const Workspace& workspace = {});
 
 }  // namespace tewb::kernels::detail

@@ -224,10 +224,8 @@ std::optional<LayerNormBackwardCastCall> layer_norm_backward_cast_current_scale_
     const Workspace& workspace) {
     const CurrentScaleCall t = checked_current_scale_target(call, target, dx, "dx",
                                                             {{dy, "dy"}, {x, "x"}, {mean, "mean"}, {rstd, "rstd"}, {gamma, "gamma"},
-                                                             {dresidual, "dresidual"}, {dgamma, "dgamma"}, {dbeta, "dbeta"}, {dbias, "dbias"}});
-    for (const float* p : {t.scale, t.scale_inv, t.staging}) {
-        if (overlap(p, sizeof(float), workspace.data, workspace.bytes)) fail(call, "a current-scaling target lies in the workspace");
-    }
+                                                             {dresidual, "dresidual"}, {dgamma, "dgamma"}, {dbeta, "dbeta"}, {dbias, "dbias"}},
+                                                            workspace);
     std::optional<LayerNormBackwardCastCall> a =
         layer_norm_backward_cast_call(call, dy, x, mean, rstd, gamma, dx, dresidual, dgamma, dbeta, Tensor{}, dbias, workspace);
     if (a) a->fresh = t;
