@@ -392,6 +392,40 @@ void attention_levers(std::vector<Row>& rows) {
     const std::string shape = std::to_string(batch) + "x" + std::to_string(seq) + ", 12x64";
     rows.push_back({"attention_forward vs sdpa", shape, own_forward_ms, sdpa_forward_ms / own_forward_ms, "x", 1.0});
     rows.push_back({"attention fwd+bwd vs sdpa + autograd", shape, own_both_ms, sdpa_both_ms / own_both_ms, "x", 1.0});
+
+    // The amax hand-off under current scaling (proj's input, qkv's output gradient): each kernel that also writes its
+    // output's scale, against the kernel and then abs_max_current_scale over its output. The same bits (the self-test's
+    // rows); the target, 1, is "not slower": the hand-off's per-store maximum and last-block epilogue must cost less
+    // than the amax pass's launch and read it saves.
+    at::Tensor fresh = at::zeros({3}, cuda);
+    kernels::CurrentScaleTarget target;
+    target.numerator = 448.0f;
+    target.scale = kernel_tensor(fresh.narrow(0, 0, 1));
+    target.scale_inv = kernel_tensor(fresh.narrow(0, 1, 1));
+    target.staging = kernel_tensor(fresh.narrow(0, 2, 1));
+    const double forward_then_amax_ms = time_ms([&] {
+        forward();
+        kernels::abs_max_current_scale(kernel_tensor(out), 448.0f, target.scale, target.scale_inv, target.staging, on_stream());
+    });
+    const double forward_handoff_ms = time_ms([&] {
+        kernels::attention_forward_current_scale(part(in, 0), part(in, 1), part(in, 2), h, kernel_tensor(out), kernel_tensor(lse), target,
+                                                 on_stream());
+    });
+    rows.push_back({"attention_forward_current_scale vs forward + abs_max_current_scale", shape, forward_handoff_ms,
+                    forward_then_amax_ms / forward_handoff_ms, "x", 1.0});
+    const kernels::Tensor dy = kernel_tensor(d_out.view({-1, width}));
+    const kernels::Tensor all_grads = kernels::input(grads.data_ptr(), kernels::DType::BFloat16, tokens, static_cast<std::size_t>(3 * width));
+    const double backward_then_amax_ms = time_ms([&] {
+        kernels::attention_backward(part(in, 0), part(in, 1), part(in, 2), kernel_tensor(out), dy, kernel_tensor(lse), h, part(grads, 0),
+                                    part(grads, 1), part(grads, 2), on_stream());
+        kernels::abs_max_current_scale(all_grads, 448.0f, target.scale, target.scale_inv, target.staging, on_stream());
+    });
+    const double backward_handoff_ms = time_ms([&] {
+        kernels::attention_backward_current_scale(part(in, 0), part(in, 1), part(in, 2), kernel_tensor(out), dy, kernel_tensor(lse), h,
+                                                  part(grads, 0), part(grads, 1), part(grads, 2), target, on_stream());
+    });
+    rows.push_back({"attention_backward_current_scale vs backward + abs_max_current_scale", shape, backward_handoff_ms,
+                    backward_then_amax_ms / backward_handoff_ms, "x", 1.0});
 }
 
 int main(int argc, char** argv) {

@@ -25,7 +25,8 @@ LayerNormLinear::LayerNormLinear(std::string name, const Options& options, Param
 }
 
 std::vector<at::Tensor> LayerNormLinear::run(const at::Tensor& x, bool layernorm_output, bool input_output, std::int64_t heads,
-                                             const std::shared_ptr<GradientHandOver>& input_grad) {
+                                             const std::shared_ptr<GradientHandOver>& input_grad,
+                                             const std::shared_ptr<ScaleHandOver>& grad_scale) {
     check_features(name_, x, weight_.size(1));
     HeadSplit split;
     if (heads > 0) {
@@ -39,7 +40,8 @@ std::vector<at::Tensor> LayerNormLinear::run(const at::Tensor& x, bool layernorm
     const GemmPlan gemm = plan_gemm(rows, fp8_, slots_, weight_cache_);
     const LayerNormPlan norm{gemm.ops, gemm.compute_dtype, eps_, normalization_};
     std::vector<at::Tensor> out =
-        apply_layer_norm_linear(rows, ln_weight_, ln_bias_, weight_, bias_, norm, gemm, layernorm_output, input_output, split, input_grad);
+        apply_layer_norm_linear(rows, ln_weight_, ln_bias_, weight_, bias_, norm, gemm, layernorm_output, input_output, split, input_grad,
+                                grad_scale);
     if (split.active()) {
         if (!input_output || layernorm_output) throw std::logic_error(name_ + ": q, k and v come with x only");
         out.back() = out.back().view(x.sizes());
@@ -65,9 +67,10 @@ std::pair<at::Tensor, at::Tensor> LayerNormLinear::forward_with_layernorm_output
 }
 
 std::vector<at::Tensor> LayerNormLinear::forward_heads_keeping_input(const at::Tensor& x, std::int64_t heads,
-                                                                     const std::shared_ptr<GradientHandOver>& input_grad) {
+                                                                     const std::shared_ptr<GradientHandOver>& input_grad,
+                                                                     const std::shared_ptr<ScaleHandOver>& grad_scale) {
     if (heads < 1) throw ConfigError(name_ + ": heads " + std::to_string(heads) + "; allowed: at least 1");
-    return run(x, false, true, heads, input_grad);
+    return run(x, false, true, heads, input_grad, grad_scale);
 }
 
 at::Tensor LayerNormLinear::forward(const at::Tensor& x) {

@@ -42,9 +42,11 @@ public:
     // forward_keeping_input for an attention's projection of `heads` heads (out_features = 3 · heads · head_dim) over x
     // [batch, seq, in]: {q, k, v, x}, q, k and v [batch, seq, heads, head_dim] views of the output (HeadSplit: the
     // backward stacks and casts their gradients in one pass). Views made in a custom autograd function: an in-place op
-    // on them (or on views of them) is refused by autograd.
+    // on them (or on views of them) is refused by autograd. `grad_scale`: in FP8, asked for their gradients' scale, which
+    // the attention's backward may write (ScaleHandOver).
     std::vector<at::Tensor> forward_heads_keeping_input(const at::Tensor& x, std::int64_t heads,
-                                                        const std::shared_ptr<GradientHandOver>& input_grad = nullptr);
+                                                        const std::shared_ptr<GradientHandOver>& input_grad = nullptr,
+                                                        const std::shared_ptr<ScaleHandOver>& grad_scale = nullptr);
 
     const at::Tensor& layer_norm_weight() const { return ln_weight_; }
     const at::Tensor& layer_norm_bias() const { return ln_bias_; }
@@ -53,7 +55,8 @@ public:
 
 private:
     std::vector<at::Tensor> run(const at::Tensor& x, bool layernorm_output, bool input_output = false, std::int64_t heads = 0,
-                                const std::shared_ptr<GradientHandOver>& input_grad = nullptr);
+                                const std::shared_ptr<GradientHandOver>& input_grad = nullptr,
+                                const std::shared_ptr<ScaleHandOver>& grad_scale = nullptr);
 
     std::string name_;
     double eps_;

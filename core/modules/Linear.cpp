@@ -22,7 +22,8 @@ Linear::Linear(std::string name, const Options& options, ParameterInit& init, st
     slots_ = fp8_->add_gemm(name_);
 }
 
-at::Tensor Linear::forward(const at::Tensor& x, const at::Tensor& residual, const std::shared_ptr<GradientHandOver>& output_grad) {
+at::Tensor Linear::forward(const at::Tensor& x, const at::Tensor& residual, const std::shared_ptr<GradientHandOver>& output_grad,
+                           const std::shared_ptr<ScaleHandOver>& input_scale) {
     check_features(name_, x, weight_.size(1));
     const at::Tensor rows = x.reshape({-1, x.size(-1)});
     std::vector<std::int64_t> shape(x.sizes().begin(), x.sizes().end());
@@ -35,8 +36,13 @@ at::Tensor Linear::forward(const at::Tensor& x, const at::Tensor& residual, cons
         }
         residual_rows = residual.reshape({-1, weight_.size(0)});
     }
-    const at::Tensor y = apply_linear(rows, weight_, bias_, plan_gemm(rows, fp8_, slots_, weight_cache_), residual_rows, output_grad);
+    const at::Tensor y =
+        apply_linear(rows, weight_, bias_, plan_gemm(rows, fp8_, slots_, weight_cache_), residual_rows, output_grad, input_scale);
     return y.view(shape);
+}
+
+void Linear::ask_input_scale(const at::Tensor& like, ScaleHandOver& hand_over) {
+    ask_input_scale_of(plan_gemm(like, fp8_, slots_, weight_cache_), hand_over);
 }
 
 }  // namespace tewb

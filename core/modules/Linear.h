@@ -12,6 +12,7 @@ namespace tewb {
 
 class GradientHandOver;
 class ParameterInit;
+class ScaleHandOver;
 
 // y = x · Wᵀ + b over the last dimension (Transformer Engine's te.Linear). Inside an enabled Fp8Scope
 // the GEMM runs in FP8: input and weight cast to E4M3, the gradient to the recipe's backward format,
@@ -31,8 +32,13 @@ public:
     // With a `residual` (the output's shape): residual + x · Wᵀ + b in the residual's dtype, the add done in the
     // GEMM where the ops can (a transformer block's skip connection, as Transformer Engine folds it).
     // `output_grad`: the output's gradient may come already cast by the LayerNorm it feeds (GradientHandOver).
+    // `input_scale`: x's FP8 scale may come from the kernel that made x, asked for with ask_input_scale (ScaleHandOver).
     at::Tensor forward(const at::Tensor& x, const at::Tensor& residual = {},
-                       const std::shared_ptr<GradientHandOver>& output_grad = nullptr);
+                       const std::shared_ptr<GradientHandOver>& output_grad = nullptr,
+                       const std::shared_ptr<ScaleHandOver>& input_scale = nullptr);
+    // Asks `hand_over` for the FP8 scale of an input like `like` (its device and dtype; in FP8 only), before the kernel
+    // that makes the input runs.
+    void ask_input_scale(const at::Tensor& like, ScaleHandOver& hand_over);
 
     const at::Tensor& weight() const { return weight_; }
     const at::Tensor& bias() const { return bias_; }

@@ -68,10 +68,14 @@ at::Tensor TransformerLayer::rotate(const at::Tensor& qkv, const RotaryAngles& r
 }
 
 // q, k, v [batch, seq, heads, d] → the attention's output [batch, seq, hidden].
-at::Tensor TransformerLayer::attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) const {
+at::Tensor TransformerLayer::attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                       const std::shared_ptr<ScaleHandOver>& out_scale,
+                                       const std::shared_ptr<ScaleHandOver>& grad_scale) const {
     // The ops' own attention where they have one for this shape (one launch each way), else LibTorch's backends.
     const TeOps& ops = ops_in_force(q.device());
-    if (ops.owns_attention(q, k, v)) return apply_attention(q, k, v, 1.0 / std::sqrt(static_cast<double>(q.size(3))), ops);
+    if (ops.owns_attention(q, k, v)) {
+        return apply_attention(q, k, v, 1.0 / std::sqrt(static_cast<double>(q.size(3))), ops, out_scale, grad_scale);
+    }
     const at::Tensor y =
         at::scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), {}, 0.0, /*is_causal=*/true);
     return y.transpose(1, 2).reshape({q.size(0), q.size(1), hidden_});
@@ -79,7 +83,7 @@ at::Tensor TransformerLayer::attention(const at::Tensor& q, const at::Tensor& k,
 
 // qkv [batch, seq, (heads + 2 · kv) · d], or its rotated heads [batch, seq, heads + 2 · kv, d] → the attention's
 // output [batch, seq, hidden].
-at::Tensor TransformerLayer::attention(const at::Tensor& qkv) const {
+at::Tensor TransformerLayer::attention(const at::Tensor& qkv, const std::shared_ptr<ScaleHandOver>& out_scale) const {
     const std::int64_t batch = qkv.size(0);
     const std::int64_t seq = qkv.size(1);
     const std::int64_t d = hidden_ / heads_;
@@ -89,12 +93,12 @@ at::Tensor TransformerLayer::attention(const at::Tensor& qkv) const {
         // backward stacks their gradients into one tensor of the projection's layout (one write), where
         // indexing would give each a zero-filled copy and sum the three.
         const std::vector<at::Tensor> parts = qkv.view({batch, seq, 3, heads_, d}).unbind(2);
-        return attention(parts[0], parts[1], parts[2]);
+        return attention(parts[0], parts[1], parts[2], out_scale, nullptr);
     }
     const at::Tensor heads = qkv.view({batch, seq, heads_ + 2 * kv_heads_, d});
     // As unbind above: split's backward concatenates the three gradients into one tensor of the view's layout.
     const std::vector<at::Tensor> parts = heads.split_with_sizes({heads_, kv_heads_, kv_heads_}, 2);
-    if (kv_heads_ == heads_) return attention(parts[0], parts[1], parts[2]);
+    if (kv_heads_ == heads_) return attention(parts[0], parts[1], parts[2], out_scale, nullptr);
     y = at::scaled_dot_product_attention(parts[0].transpose(1, 2), parts[1].transpose(1, 2), parts[2].transpose(1, 2), {}, 0.0,
                                          /*is_causal=*/true, std::nullopt, /*enable_gqa=*/kv_heads_ < heads_);
     return y.transpose(1, 2).reshape({batch, seq, hidden_});
@@ -120,16 +124,21 @@ at::Tensor TransformerLayer::forward(const at::Tensor& x, const RotaryAngles* ro
     // autograd engine adds nothing.
     at::Tensor qkv, skip, attention_out, h;
     const std::shared_ptr<GradientHandOver> into_block = carry != nullptr ? *carry : nullptr;
+    // The amax hand-offs around the attention (ScaleHandOver): its output's FP8 scale for proj's input cast, its q, k
+    // and v gradients' for the qkv projection's (where the ops run the attention and the recipe takes scales from amaxes).
+    const auto into_proj = std::make_shared<ScaleHandOver>();
     if (rotary == nullptr && kv_heads_ == heads_) {
         // The projection hands out q, k and v itself, so its backward stacks their gradients and casts them in one pass.
         std::vector<at::Tensor> heads;
+        const auto from_attention = std::make_shared<ScaleHandOver>();
         {
             const LedgerScope scope("qkv");
-            heads = qkv_->forward_heads_keeping_input(x, heads_, into_block);
+            heads = qkv_->forward_heads_keeping_input(x, heads_, into_block, from_attention);
         }
         skip = heads[3];
+        proj_->ask_input_scale(heads[0], *into_proj);
         const LedgerScope scope("attention");
-        attention_out = attention(heads[0], heads[1], heads[2]);
+        attention_out = attention(heads[0], heads[1], heads[2], into_proj, from_attention);
     } else {
         {
             const LedgerScope scope("qkv");
@@ -139,15 +148,16 @@ at::Tensor TransformerLayer::forward(const at::Tensor& x, const RotaryAngles* ro
             const LedgerScope scope("rotary");
             qkv = rotate(qkv, *rotary);
         }
+        proj_->ask_input_scale(qkv, *into_proj);
         const LedgerScope scope("attention");
-        attention_out = attention(qkv);
+        attention_out = attention(qkv, into_proj);
     }
     // proj's output gradient comes from the MLP's LayerNorm backward, fc2's from the next LayerNorm's: each hands it on
     // cast and summed.
     const auto into_mlp = std::make_shared<GradientHandOver>();
     {
         const LedgerScope scope("proj");
-        h = proj_->forward(attention_out, skip, into_mlp);
+        h = proj_->forward(attention_out, skip, into_mlp, into_proj);
     }
     const LedgerScope scope("mlp");
     const auto out_of_block = std::make_shared<GradientHandOver>();

@@ -59,8 +59,11 @@ public:
 
 private:
     at::Tensor rotate(const at::Tensor& qkv, const RotaryAngles& rotary) const;
-    at::Tensor attention(const at::Tensor& qkv) const;
-    at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) const;
+    // `out_scale`, `grad_scale`: the amax hand-offs to proj's input cast and from the qkv projection (ScaleHandOver); used
+    // where the ops run the attention themselves.
+    at::Tensor attention(const at::Tensor& qkv, const std::shared_ptr<ScaleHandOver>& out_scale) const;
+    at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const std::shared_ptr<ScaleHandOver>& out_scale,
+                         const std::shared_ptr<ScaleHandOver>& grad_scale) const;
 
     std::string name_;
     std::int64_t hidden_;

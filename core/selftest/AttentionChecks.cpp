@@ -91,10 +91,10 @@ void attention_case(Checks& check, const AttentionCase& c) {
     // The float32 reference (no bfloat16 rounding of P or dS). One-token sequences have dq = dk = 0 in exact math, so
     // only their o and dv are compared there.
     const std::array<at::Tensor, 3> in = stacked(c, cuda(), qkv);
-    const AttentionResult ref = reference_ops().attention_forward(in[0], in[1], in[2], scale);
+    const AttentionResult ref = reference_ops().attention_forward(in[0], in[1], in[2], scale, nullptr);
     check.relative("attention_forward", "o vs float32 reference", shape, dtype, gpu.out, ref.out.reshape_as(gpu.out), kBf16Bound);
     const AttentionGrads ref_g =
-        reference_ops().attention_backward(in[0], in[1], in[2], ref, d_out.view({c.batch, c.seq, -1}), scale);
+        reference_ops().attention_backward(in[0], in[1], in[2], ref, d_out.view({c.batch, c.seq, -1}), scale, nullptr);
     const at::Tensor want[] = {ref_g.dq, ref_g.dk, ref_g.dv};
     for (int i = c.seq == 1 ? 2 : 0; i < 3; ++i) {
         check.relative("attention_backward", std::string(names[i]) + " vs float32 reference", shape, dtype, gpu.grads[i],
@@ -102,15 +102,71 @@ void attention_case(Checks& check, const AttentionCase& c) {
     }
 }
 
+// The amax hand-off (attention_forward_current_scale, attention_backward_current_scale) against the plain call and then
+// abs_max_current_scale of its output (o; the stacked q, k and v gradients) on the same GPU, bit for bit, twice: the
+// second time with v and d_out 1024 times smaller (o and the gradients too), where a scratch word the first call left
+// set would keep its larger amax.
+void attention_current_scale_case(Checks& check, const AttentionCase& c) {
+    const std::string shape = std::to_string(c.batch) + "x" + std::to_string(c.seq) + ", " + std::to_string(c.heads) + "x" +
+                              std::to_string(c.head_dim);
+    const std::string dtype = c.offset == 0 ? "BF16" : "BF16, unaligned";
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    const kernels::AttentionHeads heads{static_cast<std::size_t>(c.seq), static_cast<std::size_t>(c.heads), scale};
+    const std::int64_t rows = c.batch * c.seq, width = c.heads * c.head_dim;
+    const auto bits = [](const at::Tensor& t) { return t.reshape({-1}).to(at::kFloat).view(at::kInt); };
+    at::Tensor qkv = at::randn({c.batch, c.seq, 3, c.heads, c.head_dim}, cuda()).to(at::kBFloat16);
+    at::Tensor d_out = at::randn({rows, width}, cuda()).to(at::kBFloat16);
+    for (const bool second : {false, true}) {
+        if (second) {
+            qkv.select(2, 2).div_(1024);
+            d_out.div_(1024);
+        }
+        const std::array<at::Tensor, 3> in = stacked(c, cuda(), qkv);
+        const kernels::Tensor q = token_matrix(in[0]), k = token_matrix(in[1]), v = token_matrix(in[2]);
+        at::Tensor want = at::full({2, 3}, 0.5f, cuda()), got = at::full({2, 3}, 0.5f, cuda());
+        const at::Tensor want_forward = want[0], want_backward = want[1], got_forward = got[0], got_backward = got[1];
+        const kernels::CurrentScaleTarget wf = current_scale_target(want_forward, 448.0f), wb = current_scale_target(want_backward, 57344.0f);
+        at::Tensor o = poisoned({rows, width}, at::kBFloat16), lse = poisoned({c.batch * c.heads, c.seq}, at::kFloat);
+        kernels::attention_forward(q, k, v, heads, kernel_tensor(o), kernel_tensor(lse), kernel_stream());
+        kernels::abs_max_current_scale(kernel_tensor(o), wf.numerator, wf.scale, wf.scale_inv, wf.staging, kernel_stream());
+        at::Tensor o_fresh = poisoned({rows, width}, at::kBFloat16), lse_fresh = poisoned({c.batch * c.heads, c.seq}, at::kFloat);
+        kernels::attention_forward_current_scale(q, k, v, heads, kernel_tensor(o_fresh), kernel_tensor(lse_fresh),
+                                                 current_scale_target(got_forward, 448.0f), kernel_stream());
+        // The gradients as the fused projection takes them: one [rows, 3 · width] matrix, q's columns first.
+        const std::array<at::Tensor, 3> grads = stacked(c, cuda()), grads_fresh = stacked(c, cuda());
+        const auto whole = [&](const std::array<at::Tensor, 3>& g) { return at::stack({g[0], g[1], g[2]}, 2).reshape({rows, 3 * width}); };
+        kernels::attention_backward(q, k, v, kernel_tensor(o), kernel_tensor(d_out), kernel_tensor(lse), heads, token_matrix(grads[0]),
+                                    token_matrix(grads[1]), token_matrix(grads[2]), kernel_stream());
+        const at::Tensor want_grads = whole(grads);
+        kernels::abs_max_current_scale(kernel_tensor(want_grads), wb.numerator, wb.scale, wb.scale_inv, wb.staging, kernel_stream());
+        kernels::attention_backward_current_scale(q, k, v, kernel_tensor(o), kernel_tensor(d_out), kernel_tensor(lse), heads,
+                                                  token_matrix(grads_fresh[0]), token_matrix(grads_fresh[1]),
+                                                  token_matrix(grads_fresh[2]), current_scale_target(got_backward, 57344.0f),
+                                                  kernel_stream());
+        const std::string round = second ? ", second call, v and d_out / 1024" : "";
+        check.exact("attention_forward_current_scale", "o, lse = attention_forward's", shape, dtype + round,
+                    bits(at::cat({o_fresh.reshape({-1}).to(at::kFloat), lse_fresh.reshape({-1})})),
+                    bits(at::cat({o.reshape({-1}).to(at::kFloat), lse.reshape({-1})})));
+        check.exact("attention_backward_current_scale", "dq, dk, dv = attention_backward's", shape, dtype + round, bits(whole(grads_fresh)),
+                    bits(want_grads));
+        check.exact("attention_*_current_scale", "scale, scale_inv, staging = abs_max_current_scale's of the output", shape,
+                    dtype + round, bits(got), bits(want));
+    }
+}
+
 }  // namespace
 
 // The seed's attention (32 sequences of 96, 12 heads of 64), an odd length, one token, the longest sequences the rule
-// takes at head_dim 64 and 16, the widest head, and the element-wise path (the buffer one element past alignment).
+// takes at head_dim 64 and 16, the widest head, the element-wise path (the buffer one element past alignment), and the
+// two shapes whose dynamic shared memory is exactly 48 KiB (the forward's at seq 64, head_dim 64; the backward's at 48,
+// 128: the hand-off forms' static words take them past it); each also in the amax hand-off's forms.
 void attentions(Checks& check) {
-    const AttentionCase cases[] = {{32, 96, 12, 64, 0}, {3, 17, 2, 16, 0}, {2, 1, 3, 32, 0},  {2, 128, 2, 64, 0},
-                                   {1, 176, 2, 16, 0}, {2, 80, 2, 128, 0}, {2, 33, 3, 32, 1}};
+    const AttentionCase cases[] = {{32, 96, 12, 64, 0}, {3, 17, 2, 16, 0},  {2, 1, 3, 32, 0},  {2, 128, 2, 64, 0}, {1, 176, 2, 16, 0},
+                                   {2, 80, 2, 128, 0},  {2, 33, 3, 32, 1},  {2, 64, 2, 64, 0}, {1, 48, 2, 128, 0}};
     for (const AttentionCase& c : cases) {
         check.attempt("attention", std::to_string(c.batch) + "x" + std::to_string(c.seq), "BF16", [&] { attention_case(check, c); });
+        check.attempt("attention_*_current_scale", std::to_string(c.batch) + "x" + std::to_string(c.seq), "BF16",
+                      [&] { attention_current_scale_case(check, c); });
     }
 }
 

@@ -296,16 +296,6 @@ void layer_norm_handover_case(Checks& check, at::ScalarType io, std::int64_t row
     });
 }
 
-// Current scaling's target in f's three floats: scale, scale_inv, staging.
-kernels::CurrentScaleTarget current_scale_target(const at::Tensor& f, float numerator) {
-    kernels::CurrentScaleTarget t;
-    t.numerator = numerator;
-    t.scale = kernel_tensor(f.narrow(0, 0, 1));
-    t.scale_inv = kernel_tensor(f.narrow(0, 1, 1));
-    t.staging = kernel_tensor(f.narrow(0, 2, 1));
-    return t;
-}
-
 // The amax hand-off (layer_norm_forward_current_scale, rms_norm_forward_current_scale): against the forward and then
 // abs_max_current_scale of its output on the same GPU, bit for bit (out, the statistics, scale, scale_inv, staging), twice:
 // the second call with gamma a thousand times smaller (a scratch word the first left set would keep its amax).

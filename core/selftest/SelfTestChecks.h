@@ -16,6 +16,7 @@
 
 #include "tewb_kernels/tensor.h"
 #include "core/fp8/Fp8Tensor.h"
+#include "tewb_kernels/amax.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "core/selftest/SelfTest.h"
 #include "tewb_kernels/fp8_type.h"
@@ -154,6 +155,16 @@ inline at::Tensor reference_cast(const at::Tensor& x, float scale, kernels::Fp8T
 
 inline at::Tensor dequantize(const at::Tensor& bytes, kernels::Fp8Type type, float scale) {
     return bytes.view(fp8_of(type)).to(at::kFloat) / scale;
+}
+
+// Current scaling's target in f's three floats: scale, scale_inv, staging.
+inline kernels::CurrentScaleTarget current_scale_target(const at::Tensor& f, float numerator) {
+    kernels::CurrentScaleTarget t;
+    t.numerator = numerator;
+    t.scale = kernel_tensor(f.narrow(0, 0, 1));
+    t.scale_inv = kernel_tensor(f.narrow(0, 1, 1));
+    t.staging = kernel_tensor(f.narrow(0, 2, 1));
+    return t;
 }
 
 inline at::Tensor scalar(float value) {

@@ -22,9 +22,11 @@ public:
 
     // The largest |value| bits of out's elements [first, first + n), read back as stored (scratch: n floats; 0 with no
     // target).
-    std::uint32_t of(std::size_t first, std::size_t n, float* scratch) const {
+    std::uint32_t of(std::size_t first, std::size_t n, float* scratch) const { return of(out_, first, n, scratch); }
+    // The same over another tensor of the output's dtype (an output written in parts: the attention's dq, dk and dv).
+    std::uint32_t of(const void* out, std::size_t first, std::size_t n, float* scratch) const {
         if (target_.scale == nullptr) return 0;
-        load_floats(out_, dtype_, first, n, scratch);
+        load_floats(out, dtype_, first, n, scratch);
         std::uint32_t bits = 0;
         for (std::size_t i = 0; i < n; ++i) bits = std::max(bits, abs_bits(scratch[i]));
         return bits;

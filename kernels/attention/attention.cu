@@ -3,17 +3,21 @@
 // and FlashAttention's backward run a pre-pass for delta, a memset and a conversion of dq besides the kernel). The
 // products run on the tensor cores (nvcuda::wmma, 16 × 16 × 16 bfloat16 tiles, float32 sums); the softmax,
 // the masks and the roundings in float32 as attention.h writes them. Rows past seq are zero in shared memory and
-// never stored; the tiles above the diagonal are never computed.
+// never stored; the tiles above the diagonal are never computed. The *_current_scale forms (kFresh) also take the largest
+// |value| they store and write current scaling's scale of their output (amax/current_scale_epilogue.cuh).
 #include <mma.h>
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <string>
 
+#include "amax/current_scale_epilogue.cuh"
 #include "attention/attention_call.h"
 #include "common/check.h"
 #include "common/elementwise.cuh"
+#include "common/fail.h"
 #include "common/stream.cuh"
 
 namespace tewb::kernels::detail {
@@ -85,7 +89,10 @@ __device__ void load_head(const Rows& m, const Geometry& g, int b, int h, bf16* 
 
 // A warp's 16 × 16 float32 tile (stage, leading dimension 16) times `factor`, rounded to bfloat16, into rows
 // row0.. and columns col0.. of one head of m; rows past seq are not stored. Each lane: 8 consecutive columns of a row.
-__device__ void store_tile(const float* stage, float factor, const Rows& m, const Geometry& g, int b, int h, int row0, int col0) {
+// kFresh: the largest |value| the lane stores (as bfloat16) into stored_max.
+template <bool kFresh>
+__device__ void store_tile(const float* stage, float factor, const Rows& m, const Geometry& g, int b, int h, int row0, int col0,
+                           unsigned& stored_max) {
     const int lane = threadIdx.x % 32;
     const int r = lane / 2;
     const int c = lane % 2 * 8;
@@ -93,6 +100,10 @@ __device__ void store_tile(const float* stage, float factor, const Rows& m, cons
     float v[8];
 #pragma unroll
     for (int t = 0; t < 8; ++t) v[t] = stage[r * kTile + c + t] * factor;
+    if constexpr (kFresh) {
+#pragma unroll
+        for (int t = 0; t < 8; ++t) stored_max = max(stored_max, abs_bits(as_stored_in(v[t], DType::BFloat16)));
+    }
     bf16* dst = m.data + row_start(m, g, b, h, row0 + r) + col0 + c;
     if (m.vector) {
         *reinterpret_cast<uint4*>(dst) = pack(v);
@@ -103,11 +114,12 @@ __device__ void store_tile(const float* stage, float factor, const Rows& m, cons
 }
 
 // A finished accumulator through the warp's stage tile into m (all lanes of the warp).
+template <bool kFresh>
 __device__ void store_accumulator(const Accumulator& acc, float* stage, float factor, const Rows& m, const Geometry& g, int b,
-                                  int h, int row0, int col0) {
+                                  int h, int row0, int col0, unsigned& stored_max) {
     wmma::store_matrix_sync(stage, acc, kTile, wmma::mem_row_major);
     __syncwarp();
-    store_tile(stage, factor, m, g, b, h, row0, col0);
+    store_tile<kFresh>(stage, factor, m, g, b, h, row0, col0, stored_max);
     __syncwarp();
 }
 
@@ -183,8 +195,10 @@ struct ForwardArgs {
     Rows q, k, v, o;
     float* lse;
     AttentionForwardSmem smem;
+    CurrentScaleOut fresh;  // kFresh: o's scale
 };
 
+template <bool kFresh>
 __global__ void __launch_bounds__(kThreads) attention_forward_kernel(ForwardArgs a) {
     extern __shared__ __align__(128) unsigned char smem[];
     const Geometry& g = a.g;
@@ -205,6 +219,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(ForwardArgs
     const int blocks = g.padded_seq / kTile;
     const int ld = head_ld(g);
     const int lds = g.padded_seq + static_cast<int>(kAttentionPadFloat);  // a score row's floats
+    unsigned stored_max = 0;
     // A warp takes whole row blocks, dealt longest first and back and forth (attention_forward_row_block).
     for (int round = 0;; ++round) {
         const int rb = attention_forward_row_block(blocks, warp, round);
@@ -251,9 +266,10 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(ForwardArgs
         for (int dt = 0; dt < g.head_dim / kTile; ++dt) {
             Accumulator acc;
             sum_row_tiles(p, 2 * lds, vs, ld, rb, dt, acc);
-            store_accumulator(acc, stage, 1.0f, a.o, g, b, h, rb * kTile, dt * kTile);  // ends with __syncwarp
+            store_accumulator<kFresh>(acc, stage, 1.0f, a.o, g, b, h, rb * kTile, dt * kTile, stored_max);  // ends with __syncwarp
         }
     }
+    if constexpr (kFresh) finish_current_scale(stored_max, a.fresh);
 }
 
 struct BackwardArgs {
@@ -261,8 +277,10 @@ struct BackwardArgs {
     Rows q, k, v, o, d_o, dq, dk, dv;
     const float* lse;
     AttentionBackwardSmem smem;
+    CurrentScaleOut fresh;  // kFresh: the scale of dq, dk and dv together
 };
 
+template <bool kFresh>
 __global__ void __launch_bounds__(kThreads) attention_backward_kernel(BackwardArgs a) {
     extern __shared__ __align__(128) unsigned char smem[];
     const Geometry& g = a.g;
@@ -302,6 +320,7 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(BackwardAr
 
     const int blocks = sp / kTile;
     const int d_tiles = D / kTile;
+    unsigned stored_max = 0;
     // 1. P = bfloat16(exp(q kᵀ · scale − lse)) on the causal triangle (0 above the diagonal and past seq).
     for_triangle_tiles(as, ks, D, ld, blocks, stage, [&](int i, int j, float s) {
         const float p = i < g.seq && j <= i ? expf(__fmul_rn(s, g.scale) - lse[i]) : 0.0f;
@@ -315,7 +334,7 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(BackwardAr
         const int dt = item % d_tiles;
         Accumulator acc;
         sum_column_tiles(ps, ldp, dos, ld, kb, blocks, dt, acc);
-        store_accumulator(acc, stage, 1.0f, a.dv, g, b, h, kb * kTile, dt * kTile);
+        store_accumulator<kFresh>(acc, stage, 1.0f, a.dv, g, b, h, kb * kTile, dt * kTile, stored_max);
     }
     __syncthreads();
     // 3. dS = bfloat16(P · (d_o vᵀ − delta)) over P, tile by tile.
@@ -336,13 +355,14 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(BackwardAr
         if (item % 2 == 0) {
             const int rb = blocks - 1 - n / d_tiles;
             sum_row_tiles(ps + rb * kTile * ldp, ldp, ks, ld, rb, dt, acc);
-            store_accumulator(acc, stage, g.scale, a.dq, g, b, h, rb * kTile, dt * kTile);
+            store_accumulator<kFresh>(acc, stage, g.scale, a.dq, g, b, h, rb * kTile, dt * kTile, stored_max);
         } else {
             const int kb = n / d_tiles;
             sum_column_tiles(ps, ldp, as, ld, kb, blocks, dt, acc);
-            store_accumulator(acc, stage, g.scale, a.dk, g, b, h, kb * kTile, dt * kTile);
+            store_accumulator<kFresh>(acc, stage, g.scale, a.dk, g, b, h, kb * kTile, dt * kTile, stored_max);
         }
     }
+    if constexpr (kFresh) finish_current_scale(stored_max, a.fresh);
 }
 
 Geometry geometry_of(const AttentionGeometry& g) {
@@ -359,10 +379,13 @@ Rows rows_of(const HeadRows& m) {
 // The kernels' dynamic shared memory limit, raised once per device to the rule's limit and never lowered: the
 // attribute belongs to the kernel for the whole process, so setting each call's own size would let a smaller call
 // shrink it under a larger one launched from another thread (or replayed from a CUDA graph). After the first call on
-// a device, one atomic load.
-template <typename Kernel>
-void allow_shared_bytes(Kernel kernel, std::size_t bytes, const char* call) {
-    if (bytes <= 48 * 1024) return;
+// a device, one atomic load. One flag per kernel (the template's argument: a kernel's kFresh and plain forms are two
+// kernels of one type). The attribute is the rule's dynamic bytes (the limit less kAttentionStaticSharedReserve), so
+// the hand-off's static words fit beside them: the attribute and a kernel's static shared memory together may not
+// exceed the device's opt-in limit.
+template <auto kernel>
+void allow_shared_bytes(std::size_t bytes, const char* call) {
+    if (!attention_needs_raised_limit(bytes)) return;
     constexpr int kDevices = 64;
     static std::array<std::atomic<bool>, kDevices> raised{};
     static std::mutex mutex;
@@ -371,8 +394,16 @@ void allow_shared_bytes(Kernel kernel, std::size_t bytes, const char* call) {
     const bool tracked = device >= 0 && device < kDevices;
     if (tracked && raised[static_cast<std::size_t>(device)].load(std::memory_order_acquire)) return;
     const std::lock_guard<std::mutex> lock(mutex);
+    // The reserve holds what ptxas gave the kernel (256 bytes for the hand-off forms at sm_90): checked once, so a
+    // change that outgrows it fails here with its figure instead of as a refused launch.
+    cudaFuncAttributes attributes{};
+    check_cuda(cudaFuncGetAttributes(&attributes, kernel), call, "cudaFuncGetAttributes");
+    if (attributes.sharedSizeBytes > kAttentionStaticSharedReserve) {
+        fail(call, "the kernel's static shared memory (" + std::to_string(attributes.sharedSizeBytes) +
+                       " bytes) exceeds kAttentionStaticSharedReserve (" + std::to_string(kAttentionStaticSharedReserve) + ")");
+    }
     check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(kAttentionSharedBytesLimit)),
+                                    static_cast<int>(kAttentionSharedBytesLimit - kAttentionStaticSharedReserve)),
                call, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
     if (tracked) raised[static_cast<std::size_t>(device)].store(true, std::memory_order_release);
 }
@@ -394,32 +425,75 @@ unsigned blocks_of(const AttentionGeometry& g) {
 
 namespace tewb::kernels {
 
+namespace {
+
+template <bool kFresh>
+void launch_forward(const detail::AttentionForwardCall& a, const detail::CurrentScaleOut& fresh, Stream stream, const char* call) {
+    detail::ForwardArgs args{detail::geometry_of(a.g), detail::rows_of(a.q), detail::rows_of(a.k), detail::rows_of(a.v),
+                             detail::rows_of(a.o),     a.lse,                detail::attention_forward_smem(a.g.seq, a.g.head_dim),
+                             fresh};
+    detail::allow_shared_bytes<detail::attention_forward_kernel<kFresh>>(args.smem.total, call);
+    detail::launch(detail::attention_forward_kernel<kFresh>, detail::blocks_of(a.g), args.smem.total, detail::cuda_stream(stream),
+                   args);
+    detail::check_last_launch(call);
+}
+
+template <bool kFresh>
+void launch_backward(const detail::AttentionBackwardCall& a, const detail::CurrentScaleOut& fresh, Stream stream,
+                     const char* call) {
+    const detail::BackwardArgs args{detail::geometry_of(a.g), detail::rows_of(a.q),   detail::rows_of(a.k),
+                                    detail::rows_of(a.v),      detail::rows_of(a.o),   detail::rows_of(a.d_o),
+                                    detail::rows_of(a.dq),     detail::rows_of(a.dk),  detail::rows_of(a.dv),
+                                    a.lse,                     detail::attention_backward_smem(a.g.seq, a.g.head_dim),
+                                    fresh};
+    detail::allow_shared_bytes<detail::attention_backward_kernel<kFresh>>(args.smem.total, call);
+    detail::launch(detail::attention_backward_kernel<kFresh>, detail::blocks_of(a.g), args.smem.total,
+                   detail::cuda_stream(stream), args);
+    detail::check_last_launch(call);
+}
+
+detail::CurrentScaleOut out_of(const detail::CurrentScaleCall& t) {
+    return {t.numerator, t.scale, t.scale_inv, t.staging};
+}
+
+}  // namespace
+
 void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionHeads& heads, const Tensor& o,
                        const Tensor& lse, Stream stream) {
     constexpr const char* kCall = "tewb::kernels::attention_forward";
-    const auto a = detail::attention_forward_call(kCall, q, k, v, heads, o, lse);
-    if (!a) return;
-    const detail::ForwardArgs args{detail::geometry_of(a->g), detail::rows_of(a->q), detail::rows_of(a->k),
-                                   detail::rows_of(a->v),      detail::rows_of(a->o), a->lse,
-                                   detail::attention_forward_smem(a->g.seq, a->g.head_dim)};
-    detail::allow_shared_bytes(detail::attention_forward_kernel, args.smem.total, kCall);
-    detail::launch(detail::attention_forward_kernel, detail::blocks_of(a->g), args.smem.total, detail::cuda_stream(stream), args);
-    detail::check_last_launch(kCall);
+    if (const auto a = detail::attention_forward_call(kCall, q, k, v, heads, o, lse)) launch_forward<false>(*a, {}, stream, kCall);
 }
 
 void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o,
                         const Tensor& lse, const AttentionHeads& heads, const Tensor& dq, const Tensor& dk,
                         const Tensor& dv, Stream stream) {
     constexpr const char* kCall = "tewb::kernels::attention_backward";
-    const auto a = detail::attention_backward_call(kCall, q, k, v, o, d_o, lse, heads, dq, dk, dv);
-    if (!a) return;
-    const detail::BackwardArgs args{detail::geometry_of(a->g), detail::rows_of(a->q),   detail::rows_of(a->k),
-                                    detail::rows_of(a->v),      detail::rows_of(a->o),   detail::rows_of(a->d_o),
-                                    detail::rows_of(a->dq),     detail::rows_of(a->dk),  detail::rows_of(a->dv),
-                                    a->lse,                     detail::attention_backward_smem(a->g.seq, a->g.head_dim)};
-    detail::allow_shared_bytes(detail::attention_backward_kernel, args.smem.total, kCall);
-    detail::launch(detail::attention_backward_kernel, detail::blocks_of(a->g), args.smem.total, detail::cuda_stream(stream), args);
-    detail::check_last_launch(kCall);
+    if (const auto a = detail::attention_backward_call(kCall, q, k, v, o, d_o, lse, heads, dq, dk, dv)) {
+        launch_backward<false>(*a, {}, stream, kCall);
+    }
+}
+
+void attention_forward_current_scale(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionHeads& heads,
+                                     const Tensor& o, const Tensor& lse, const CurrentScaleTarget& target, Stream stream) {
+    constexpr const char* kCall = "tewb::kernels::attention_forward_current_scale";
+    detail::CurrentScaleCall fresh;
+    if (const auto a = detail::attention_forward_current_scale_call(kCall, q, k, v, heads, o, lse, target, fresh)) {
+        launch_forward<true>(*a, out_of(fresh), stream, kCall);
+    } else {  // no rows: the scale of an empty tensor's amax, 0
+        abs_max_current_scale(o, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
+}
+
+void attention_backward_current_scale(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o,
+                                      const Tensor& lse, const AttentionHeads& heads, const Tensor& dq, const Tensor& dk,
+                                      const Tensor& dv, const CurrentScaleTarget& target, Stream stream) {
+    constexpr const char* kCall = "tewb::kernels::attention_backward_current_scale";
+    detail::CurrentScaleCall fresh;
+    if (const auto a = detail::attention_backward_current_scale_call(kCall, q, k, v, o, d_o, lse, heads, dq, dk, dv, target, fresh)) {
+        launch_backward<true>(*a, out_of(fresh), stream, kCall);
+    } else {  // no rows: the scale of an empty tensor's amax, 0
+        abs_max_current_scale(dq, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
 }
 
 }  // namespace tewb::kernels

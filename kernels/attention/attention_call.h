@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <optional>
 
+#include "recipe/recipe_call.h"
 #include "tewb_kernels/attention.h"
 
 // The attention calls' checked arguments as the kernels (attention.cu) and their host twin (attention_host.cpp) work
@@ -45,6 +46,16 @@ std::optional<AttentionBackwardCall> attention_backward_call(const char* call, c
                                                              const Tensor& v, const Tensor& o, const Tensor& d_o,
                                                              const Tensor& lse, const AttentionHeads& heads,
                                                              const Tensor& dq, const Tensor& dk, const Tensor& dv);
+// The *_current_scale forms: the calls' checks, then the target's (amax/current_scale_target.h: none of its floats in a
+// tensor of the call), into `fresh` whether or not there are rows.
+std::optional<AttentionForwardCall> attention_forward_current_scale_call(const char* call, const Tensor& q, const Tensor& k,
+                                                                         const Tensor& v, const AttentionHeads& heads,
+                                                                         const Tensor& o, const Tensor& lse,
+                                                                         const CurrentScaleTarget& target, CurrentScaleCall& fresh);
+std::optional<AttentionBackwardCall> attention_backward_current_scale_call(
+    const char* call, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o, const Tensor& lse,
+    const AttentionHeads& heads, const Tensor& dq, const Tensor& dk, const Tensor& dv, const CurrentScaleTarget& target,
+    CurrentScaleCall& fresh);
 
 // The shared memory of one block, region by region (the kernels carve it in this order; each region 128-byte
 // aligned). 4 warps a block.
@@ -78,6 +89,12 @@ struct AttentionBackwardSmem {
     std::size_t stage;     // per warp: one 16 × 16 float32 tile
     std::size_t total;
 };
+// Whether a launch with `dynamic_bytes` of dynamic shared memory needs the kernel's raised limit: above 48 KiB a block's
+// static and dynamic shared memory together need the opt-in attribute, and the hand-off forms carry static words (at
+// most kAttentionStaticSharedReserve bytes), so a dynamic size just under 48 KiB needs it too.
+constexpr bool attention_needs_raised_limit(std::size_t dynamic_bytes) {
+    return dynamic_bytes + kAttentionStaticSharedReserve > 48 * 1024;
+}
 AttentionForwardSmem attention_forward_smem(std::size_t seq, std::size_t head_dim);
 AttentionBackwardSmem attention_backward_smem(std::size_t seq, std::size_t head_dim);
 

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "amax/current_scale_target.h"
 #include "attention/attention_call.h"
 #include "common/arguments.h"
 #include "common/fail.h"
@@ -84,10 +85,12 @@ std::optional<std::string> attention_refusal(std::size_t seq, std::size_t head_d
                " (whole tensor-core tiles)";
     }
     const std::size_t need = std::max(attention_forward_shared_bytes(seq, head_dim), attention_backward_shared_bytes(seq, head_dim));
-    if (need > kAttentionSharedBytesLimit) {
+    if (need > kAttentionSharedBytesLimit - kAttentionStaticSharedReserve) {
         return "seq = " + std::to_string(seq) + " with head_dim = " + std::to_string(head_dim) + " needs " +
                std::to_string(need) + " bytes of shared memory a block; allowed: at most " +
-               std::to_string(kAttentionSharedBytesLimit) + " (compute capability 8.6 and 8.9's limit)";
+               std::to_string(kAttentionSharedBytesLimit - kAttentionStaticSharedReserve) +
+               " (compute capability 8.6 and 8.9's limit less " + std::to_string(kAttentionStaticSharedReserve) +
+               " bytes for the kernels' static shared memory)";
     }
     return std::nullopt;
 }
@@ -233,6 +236,25 @@ std::optional<AttentionBackwardCall> attention_backward_call(const char* call, c
     check_apart(call, outputs, read);
     return AttentionBackwardCall{g,           rows_of(q),  rows_of(k),  rows_of(v),  rows_of(o), rows_of(d_o),
                                  rows_of(dq), rows_of(dk), rows_of(dv), static_cast<const float*>(lse.data)};
+}
+
+std::optional<AttentionForwardCall> attention_forward_current_scale_call(const char* call, const Tensor& q, const Tensor& k,
+                                                                         const Tensor& v, const AttentionHeads& heads,
+                                                                         const Tensor& o, const Tensor& lse,
+                                                                         const CurrentScaleTarget& target, CurrentScaleCall& fresh) {
+    std::optional<AttentionForwardCall> a = attention_forward_call(call, q, k, v, heads, o, lse);
+    fresh = checked_current_scale_target(call, target, o, "o", {{q, "q"}, {k, "k"}, {v, "v"}, {lse, "lse"}});
+    return a;
+}
+
+std::optional<AttentionBackwardCall> attention_backward_current_scale_call(
+    const char* call, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o, const Tensor& lse,
+    const AttentionHeads& heads, const Tensor& dq, const Tensor& dk, const Tensor& dv, const CurrentScaleTarget& target,
+    CurrentScaleCall& fresh) {
+    std::optional<AttentionBackwardCall> a = attention_backward_call(call, q, k, v, o, d_o, lse, heads, dq, dk, dv);
+    fresh = checked_current_scale_target(call, target, dq, "dq",
+                                         {{dk, "dk"}, {dv, "dv"}, {q, "q"}, {k, "k"}, {v, "v"}, {o, "o"}, {d_o, "d_o"}, {lse, "lse"}});
+    return a;
 }
 
 }  // namespace detail

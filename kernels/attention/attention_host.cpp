@@ -6,10 +6,12 @@
 #include <limits>
 #include <vector>
 
+#include "amax/current_scale_host.h"
 #include "attention/attention_call.h"
-#include "common/host_loops.h"
-#include "tewb_kernels/attention.h"
 #include "common/fail.h"
+#include "common/host_loops.h"
+#include "tewb_kernels/amax.h"
+#include "tewb_kernels/attention.h"
 
 namespace tewb::kernels::host {
 
@@ -32,15 +34,19 @@ struct HeadView {
         }
         return out;
     }
-    // rows [seq, head_dim] rounded to bfloat16 after a factor (1: none).
-    void store(const detail::HeadRows& m, std::vector<float>& rows, float factor) const {
+    // rows [seq, head_dim] rounded to bfloat16 after a factor (1: none); the largest |value| bits as stored, read back
+    // (the amax hand-off's; 0 without a target).
+    std::uint32_t store(const detail::HeadRows& m, std::vector<float>& rows, float factor, const detail::StoredAmax& fresh) const {
+        std::uint32_t stored = 0;
         for (std::size_t i = 0; i < g.seq; ++i) {
             float* row = rows.data() + i * g.head_dim;
             if (factor != 1.0f) {
                 for (std::size_t d = 0; d < g.head_dim; ++d) row[d] *= factor;
             }
             detail::store_floats(m.data, DType::BFloat16, first(m, i), g.head_dim, row);
+            stored = std::max(stored, fresh.of(m.data, first(m, i), g.head_dim, row));
         }
+        return stored;
     }
 };
 
@@ -70,13 +76,10 @@ std::size_t cost_per_head(const detail::AttentionGeometry& g) {
     return g.seq * g.seq * g.head_dim;
 }
 
-}  // namespace
-
-void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionHeads& heads, const Tensor& o,
-                       const Tensor& lse, Stream) {
-    const auto a = detail::attention_forward_call("tewb::kernels::host::attention_forward", q, k, v, heads, o, lse);
-    if (!a) return;
+// Both forward entry points' work after their checks (fresh.scale null: the plain form).
+void forward(const detail::AttentionForwardCall* a, const detail::CurrentScaleCall& fresh) {
     const detail::AttentionGeometry& g = a->g;
+    detail::StoredAmax fresh_amax(fresh, nullptr, DType::BFloat16);
     const std::size_t D = g.head_dim;
     detail::parallel_for(g.batch * g.heads, cost_per_head(g), [&](std::size_t first, std::size_t last) {
         std::vector<float> s(g.seq);
@@ -102,19 +105,17 @@ void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, const 
                 for (std::size_t j = 0; j < n; ++j) axpy(round_bf16(s[j] / l), vs.data() + j * D, D, out.data() + i * D);
                 a->lse[bh * g.seq + i] = m + std::log(l);
             }
-            view.store(a->o, out, 1.0f);
+            fresh_amax.combine(view.store(a->o, out, 1.0f, fresh_amax));
         }
     });
+    fresh_amax.apply();
     detail::note_launch();
 }
 
-void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o,
-                        const Tensor& lse, const AttentionHeads& heads, const Tensor& dq, const Tensor& dk,
-                        const Tensor& dv, Stream) {
-    const auto a = detail::attention_backward_call("tewb::kernels::host::attention_backward", q, k, v, o, d_o, lse, heads, dq,
-                                                   dk, dv);
-    if (!a) return;
+// Both backward entry points' work after their checks (fresh.scale null: the plain form).
+void backward(const detail::AttentionBackwardCall* a, const detail::CurrentScaleCall& fresh) {
     const detail::AttentionGeometry& g = a->g;
+    detail::StoredAmax fresh_amax(fresh, nullptr, DType::BFloat16);
     const std::size_t D = g.head_dim;
     const std::size_t S = g.seq;
     detail::parallel_for(g.batch * g.heads, 3 * cost_per_head(g), [&](std::size_t first, std::size_t last) {
@@ -146,12 +147,56 @@ void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const
                     axpy(p_i[j], qs.data() + i * D, D, gk.data() + j * D);
                 }
             }
-            view.store(a->dv, gv, 1.0f);
-            view.store(a->dq, gq, g.scale);
-            view.store(a->dk, gk, g.scale);
+            fresh_amax.combine(view.store(a->dv, gv, 1.0f, fresh_amax));
+            fresh_amax.combine(view.store(a->dq, gq, g.scale, fresh_amax));
+            fresh_amax.combine(view.store(a->dk, gk, g.scale, fresh_amax));
         }
     });
+    fresh_amax.apply();
     detail::note_launch();
+}
+
+}  // namespace
+
+void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionHeads& heads, const Tensor& o,
+                       const Tensor& lse, Stream) {
+    if (const auto a = detail::attention_forward_call("tewb::kernels::host::attention_forward", q, k, v, heads, o, lse)) {
+        forward(&*a, {});
+    }
+}
+
+void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o,
+                        const Tensor& lse, const AttentionHeads& heads, const Tensor& dq, const Tensor& dk,
+                        const Tensor& dv, Stream) {
+    if (const auto a = detail::attention_backward_call("tewb::kernels::host::attention_backward", q, k, v, o, d_o, lse, heads, dq,
+                                                       dk, dv)) {
+        backward(&*a, {});
+    }
+}
+
+void attention_forward_current_scale(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionHeads& heads,
+                                     const Tensor& o, const Tensor& lse, const CurrentScaleTarget& target, Stream stream) {
+    detail::CurrentScaleCall fresh;
+    const auto a = detail::attention_forward_current_scale_call("tewb::kernels::host::attention_forward_current_scale", q, k, v,
+                                                                heads, o, lse, target, fresh);
+    if (a) {
+        forward(&*a, fresh);
+    } else {  // no rows: the scale of an empty tensor's amax, 0
+        host::abs_max_current_scale(o, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
+}
+
+void attention_backward_current_scale(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o,
+                                      const Tensor& lse, const AttentionHeads& heads, const Tensor& dq, const Tensor& dk,
+                                      const Tensor& dv, const CurrentScaleTarget& target, Stream stream) {
+    detail::CurrentScaleCall fresh;
+    const auto a = detail::attention_backward_current_scale_call("tewb::kernels::host::attention_backward_current_scale", q, k,
+                                                                 v, o, d_o, lse, heads, dq, dk, dv, target, fresh);
+    if (a) {
+        backward(&*a, fresh);
+    } else {  // no rows: the scale of an empty tensor's amax, 0
+        host::abs_max_current_scale(dq, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
 }
 
 }  // namespace tewb::kernels::host

@@ -97,7 +97,8 @@ bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_by
 }
 
 std::size_t tensor_bytes(const Tensor& t) {
-    return t.rows * t.cols * element_size(t.dtype);
+    if (t.rows == 0 || t.cols == 0) return 0;
+    return ((t.rows - 1) * t.stride() + t.cols) * element_size(t.dtype);
 }
 
 }  // namespace tewb::kernels::detail

@@ -38,7 +38,8 @@ TokensRef token_rows(std::string_view call, const Tensor& tokens, std::string_vi
 void check_fp8_output(std::string_view call, const Fp8Output& fp8);
 // Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte (a null pointer shares none).
 bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes);
-// A tensor's bytes: rows * cols elements of its dtype (its row stride not counted).
+// A tensor's span in bytes: from its first element to one past its last (a row stride counted; rows * cols elements
+// where it has none).
 std::size_t tensor_bytes(const Tensor& t);
 
 }  // namespace tewb::kernels::detail

@@ -116,7 +116,7 @@ private Q_SLOTS:
             const Exact want = exact(in, d_out, scale);
 
             const std::uint64_t before = fused.kernel_launches();
-            const AttentionResult r = fused.attention_forward(in.q, in.k, in.v, scale);
+            const AttentionResult r = fused.attention_forward(in.q, in.k, in.v, scale, nullptr);
             QCOMPARE(fused.kernel_launches() - before, std::uint64_t{1});
             QCOMPARE(r.out.scalar_type(), at::kBFloat16);
             QCOMPARE(r.out.sizes(), want.out.sizes());
@@ -124,7 +124,7 @@ private Q_SLOTS:
             // The logsumexp is float32 math on exact products: within float32 rounding of the float64 one.
             QVERIFY2((r.lse.to(at::kDouble) - want.lse).abs().max().item<double>() < 1e-4, (where + " lse").c_str());
 
-            const AttentionGrads g = fused.attention_backward(in.q, in.k, in.v, r, d_out, scale);
+            const AttentionGrads g = fused.attention_backward(in.q, in.k, in.v, r, d_out, scale, nullptr);
             QCOMPARE(fused.kernel_launches() - before, std::uint64_t{2});
             // One-token sequences: dq = dk = 0 in exact math, measured against dv's size.
             const at::Tensor zero_scale = s.seq == 1 ? want.dv : at::Tensor();
@@ -138,9 +138,9 @@ private Q_SLOTS:
 
             // The float32 reference (TeOps' default) within the same bound of the float64 one: the kernels and the
             // reference disagree only by the bfloat16 roundings of P, dS and the outputs.
-            const AttentionResult ref = reference_ops().attention_forward(in.q, in.k, in.v, scale);
+            const AttentionResult ref = reference_ops().attention_forward(in.q, in.k, in.v, scale, nullptr);
             QVERIFY2(relative_error(ref.out, want.out) < kBf16Bound, (where + " reference out").c_str());
-            const AttentionGrads ref_g = reference_ops().attention_backward(in.q, in.k, in.v, ref, d_out, scale);
+            const AttentionGrads ref_g = reference_ops().attention_backward(in.q, in.k, in.v, ref, d_out, scale, nullptr);
             QVERIFY2(relative_error(ref_g.dq, want.dq, zero_scale) < kBf16Bound, (where + " reference dq").c_str());
             QVERIFY2(relative_error(ref_g.dk, want.dk, zero_scale) < kBf16Bound, (where + " reference dk").c_str());
             QVERIFY2(relative_error(ref_g.dv, want.dv) < kBf16Bound, (where + " reference dv").c_str());
@@ -153,10 +153,10 @@ private Q_SLOTS:
     void causal() {
         at::manual_seed(89);
         const Inputs in = make_inputs({1, 33, 2, 16}, true);
-        const AttentionResult before = fused_host_ops().attention_forward(in.q, in.k, in.v, 0.25);
+        const AttentionResult before = fused_host_ops().attention_forward(in.q, in.k, in.v, 0.25, nullptr);
         in.k.select(1, 32).normal_();
         in.v.select(1, 32).normal_();
-        const AttentionResult after = fused_host_ops().attention_forward(in.q, in.k, in.v, 0.25);
+        const AttentionResult after = fused_host_ops().attention_forward(in.q, in.k, in.v, 0.25, nullptr);
         QVERIFY(at::equal(before.out.narrow(1, 0, 32), after.out.narrow(1, 0, 32)));
         QVERIFY(!at::equal(before.out.select(1, 32), after.out.select(1, 32)));
     }
@@ -308,8 +308,8 @@ private Q_SLOTS:
         const Inputs in = make_inputs({2, 16, 2, 16}, true);
         const at::Tensor d_out = at::randn({2, 16, 32}).to(at::kBFloat16);
         const TeOps& fused = fused_host_ops();
-        const AttentionResult r = fused.attention_forward(in.q, in.k, in.v, 0.25);
-        const AttentionGrads g = fused.attention_backward(in.q, in.k, in.v, r, d_out, 0.25);
+        const AttentionResult r = fused.attention_forward(in.q, in.k, in.v, 0.25, nullptr);
+        const AttentionGrads g = fused.attention_backward(in.q, in.k, in.v, r, d_out, 0.25, nullptr);
         const at::Tensor stacked = at::stack({g.dq, g.dk, g.dv}, 2).reshape({32, 96});
         std::uint64_t before = fused.kernel_launches();
         const GradWithBias with_bias = fused.stack_heads_dbias(g.dq, g.dk, g.dv, at::kBFloat16, true);
@@ -326,6 +326,131 @@ private Q_SLOTS:
         const GradWithBias wide = fused.stack_heads_dbias(g.dq, g.dk, g.dv, at::kFloat, false);
         QVERIFY(at::equal(wide.grad, stacked.to(at::kFloat)));
         QVERIFY(fallbacks_noted().empty());
+    }
+
+    // The amax hand-off (current scaling, and delayed scaling's calibrating step): given proj's input slot the forward
+    // writes that slot's scale with its output (attention_forward_current_scale) and quantize_with_handed_scale casts
+    // with it; given qkv's grad-output slot the backward does the same for the stacked gradient, which
+    // stack_heads_quantize_dbias then casts (with and without its bias gradient). Each is bit for bit the plain call
+    // followed by the cast's own amax pass (the output or gradients, the FP8 data, its transposed copy, scale_inv, the
+    // slot's scale and staged amax), in one launch fewer. Delayed scaling proper and inspection hand nothing over.
+    void attentionHandsItsScalesOver_data() {
+        QTest::addColumn<int>("mode");  // 0 current, 1 delayed calibrating, 2 delayed proper, 3 current inspected
+        QTest::newRow("current") << 0;
+        QTest::newRow("delayed, calibrating") << 1;
+        QTest::newRow("delayed") << 2;
+        QTest::newRow("current, inspected") << 3;
+    }
+    void attentionHandsItsScalesOver() {
+        QFETCH(int, mode);
+        const bool handed_over = mode <= 1;
+        at::manual_seed(17);
+        const Inputs in = make_inputs({2, 24, 2, 16}, true);
+        const at::Tensor d_out = at::randn({2, 24, 32}).to(at::kBFloat16);
+        const TeOps& fused = fused_host_ops();
+        const auto context_for = [&] {
+            auto context = std::make_shared<Fp8Context>();
+            context->add_gemm("proj");
+            context->add_gemm("qkv");
+            Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+            recipe.scaling = mode == 0 || mode == 3 ? ScalingKind::Current : ScalingKind::Delayed;
+            recipe.calibrate_first_step = mode == 1;
+            context->prepare(recipe, mode == 3, c10::Device(c10::kCPU), fused);
+            return context;
+        };
+        const auto bits = [](const at::Tensor& t) { return t.reshape({-1}).contiguous().view(at::kByte); };
+        const auto same = [&](const at::Tensor& a, const at::Tensor& b) { return a.sizes() == b.sizes() && at::equal(bits(a), bits(b)); };
+        // What each context holds of a slot: its scale and the staged amax.
+        const auto slot_state = [](const Fp8Context& c, const Fp8Quantizer& q) {
+            return at::stack({c.scale(q.pass, q.slot).reshape({}), c.history(q.pass).select(1, 0)[q.slot]});
+        };
+        for (const bool bias : {true, false}) {
+            const auto plain = context_for();
+            const auto handing = context_for();
+            const Fp8Quantizer proj_plain{plain, Fp8Pass::Forward, 0}, proj_handing{handing, Fp8Pass::Forward, 0};
+            const Fp8Quantizer qkv_plain{plain, Fp8Pass::Backward, 1}, qkv_handing{handing, Fp8Pass::Backward, 1};
+            // Forward, and proj's input cast.
+            std::uint64_t before = fused.kernel_launches();
+            const AttentionResult want = fused.attention_forward(in.q, in.k, in.v, 0.25, nullptr);
+            const Fp8Tensor want_cast = fused.quantize(want.out.view({48, 32}), proj_plain, true);
+            const std::uint64_t plain_launches = fused.kernel_launches() - before;
+            before = fused.kernel_launches();
+            const AttentionResult got = fused.attention_forward(in.q, in.k, in.v, 0.25, &proj_handing);
+            QCOMPARE(got.out_scale_inv.defined(), handed_over);
+            const Fp8Tensor got_cast = fused.quantize_with_handed_scale(got.out.view({48, 32}), proj_handing, got.out_scale_inv, true);
+            QCOMPARE(fused.kernel_launches() - before, plain_launches - (handed_over ? 1 : 0));
+            QVERIFY(same(got.out, want.out));
+            QVERIFY(same(got.lse, want.lse));
+            QVERIFY(same(got_cast.data, want_cast.data));
+            QVERIFY(same(got_cast.transposed, want_cast.transposed));
+            QVERIFY(same(got_cast.scale_inv, want_cast.scale_inv));
+            QVERIFY(same(slot_state(*handing, proj_handing), slot_state(*plain, proj_plain)));
+            // Backward, and qkv's output-gradient cast.
+            before = fused.kernel_launches();
+            const AttentionGrads want_g = fused.attention_backward(in.q, in.k, in.v, want, d_out, 0.25, nullptr);
+            const Fp8GradWithBias want_d =
+                fused.stack_heads_quantize_dbias(want_g.dq, want_g.dk, want_g.dv, qkv_plain, bias, at::Tensor());
+            const std::uint64_t plain_backward = fused.kernel_launches() - before;
+            before = fused.kernel_launches();
+            const AttentionGrads got_g = fused.attention_backward(in.q, in.k, in.v, got, d_out, 0.25, &qkv_handing);
+            QCOMPARE(got_g.scale_inv.defined(), handed_over);
+            const Fp8GradWithBias got_d =
+                fused.stack_heads_quantize_dbias(got_g.dq, got_g.dk, got_g.dv, qkv_handing, bias, got_g.scale_inv);
+            QCOMPARE(fused.kernel_launches() - before, plain_backward - (handed_over ? 1 : 0));
+            for (const auto& [a, b] : {std::pair{got_g.dq, want_g.dq}, std::pair{got_g.dk, want_g.dk}, std::pair{got_g.dv, want_g.dv},
+                                       std::pair{got_d.grad.data, want_d.grad.data}, std::pair{got_d.grad.transposed, want_d.grad.transposed},
+                                       std::pair{got_d.grad.scale_inv, want_d.grad.scale_inv}}) {
+                QVERIFY(same(a, b));
+            }
+            QCOMPARE(got_d.bias_grad.defined(), bias);
+            if (bias) QVERIFY(same(got_d.bias_grad, want_d.bias_grad));
+            QVERIFY(same(slot_state(*handing, qkv_handing), slot_state(*plain, qkv_plain)));
+        }
+        QVERIFY(fallbacks_noted().empty());
+    }
+
+    // The autograd side (ScaleHandOver): a scale is taken only for the very tensor delivered, unchanged, by the slot
+    // that asked, once.
+    void scaleHandOverTakesOnlyWhatWasDelivered() {
+        auto context = std::make_shared<Fp8Context>();
+        context->add_gemm("proj");
+        context->prepare(Fp8Recipe::seed_defaults(), false, c10::Device(c10::kCPU), fused_host_ops());
+        const Fp8Quantizer slot{context, Fp8Pass::Forward, 0}, other{context, Fp8Pass::Forward, 1};
+        const at::Tensor x = at::randn({4, 3, 8});
+        const at::Tensor scale_inv = at::ones({});
+        const auto delivered = [&] {
+            ScaleHandOver h;
+            h.ask(slot);
+            h.deliver({x}, scale_inv);
+            return h;
+        };
+        ScaleHandOver h = delivered();
+        QVERIFY(h.take({x.view({12, 8})}, slot).defined());  // a reshaped view of the same memory
+        QVERIFY(!h.take({x.view({12, 8})}, slot).defined());  // once
+        h = delivered();
+        QVERIFY(!h.take({x.view({12, 8})}, other).defined());  // another slot
+        h = delivered();
+        QVERIFY(!h.take({x.view({12, 8})}, Fp8Quantizer{context, Fp8Pass::Backward, 0}).defined());  // another pass
+        auto other_context = std::make_shared<Fp8Context>();
+        other_context->add_gemm("proj");
+        other_context->prepare(Fp8Recipe::seed_defaults(), false, c10::Device(c10::kCPU), fused_host_ops());
+        h = delivered();
+        QVERIFY(!h.take({x.view({12, 8})}, Fp8Quantizer{other_context, Fp8Pass::Forward, 0}).defined());  // another context
+        h = delivered();
+        QVERIFY(!h.take({x.view({12, 8}).t()}, slot).defined());  // the same elements transposed
+        h = delivered();
+        QVERIFY(!h.take({x.clone()}, slot).defined());  // a copy
+        h = delivered();
+        QVERIFY(!h.take({x.narrow(0, 1, 2)}, slot).defined());  // part of it
+        h = delivered();
+        x.mul_(2);  // changed since
+        QVERIFY(!h.take({x}, slot).defined());
+        h = delivered();
+        context->update(Fp8Pass::Forward);  // the slot's scales updated since
+        QVERIFY(!h.take({x}, slot).defined());
+        ScaleHandOver never_asked;
+        never_asked.deliver({x}, scale_inv);
+        QVERIFY(!never_asked.take({x}, slot).defined());
     }
 
     // The layer runs its attention on the kernels where its ops own it: the gpt block (q, k and v handed out by the
@@ -383,8 +508,8 @@ private Q_SLOTS:
         LedgerRecording recording(false, 0);
         {
             const LedgerScope scope("fused");
-            const AttentionResult r = fused_host_ops().attention_forward(in.q, in.k, in.v, 0.25);
-            (void)fused_host_ops().attention_backward(in.q, in.k, in.v, r, d_out, 0.25);
+            const AttentionResult r = fused_host_ops().attention_forward(in.q, in.k, in.v, 0.25, nullptr);
+            (void)fused_host_ops().attention_backward(in.q, in.k, in.v, r, d_out, 0.25, nullptr);
         }
         const LedgerMeasurement m = recording.finish();
         const std::uint64_t matrix = 2 * 16 * 32 * 2;

@@ -408,8 +408,9 @@ private Q_SLOTS:
     // (cast_dbias without a copy).
     // Current scaling, and delayed scaling's calibrating first step (the ledger's step is then that step: one warm-up
     // step), hand proj's and fc2's gradients over with their scale (layer_norm_backward_cast_dbias_current_scale) and the
-    // Linear casts them without sums: no cast with sums outside qkv, no amax launch in the MLP (its LayerNorm, GELU and
-    // gradients all hand their scale over).
+    // Linear casts them without sums: no cast with sums outside qkv, and no amax launch in any layer (the LayerNorms, GELU
+    // and the gradients hand their scale over, and the attention its output's to proj and its gradients' to qkv:
+    // attention_*_current_scale).
     void handOversReplaceTheLinearsCasts_data() {
         QTest::addColumn<int>("mode");  // 0 bf16, 1 fp8 delayed, 2 fp8 current, 3 fp8 delayed calibrating its first step
         QTest::newRow("bf16") << 0;
@@ -443,20 +444,24 @@ private Q_SLOTS:
         const std::string stacking = fresh ? "tewb::cast_transpose_dbias_to_fp8"
                                      : fp8 ? "tewb::stacked_cast_transpose_dbias_to_fp8"
                                            : "tewb::cast_dbias";
-        int own = 0, handed = 0, stacked = 0, stacked_copies = 0, mlp_amax = 0;
+        int own = 0, handed = 0, stacked = 0, stacked_copies = 0, layer_amax = 0, attention_handing = 0;
         for (const auto& row : run.execution.ledger->rows) {
             if (row.op == own_cast && row.scope != "qkv") own += static_cast<int>(row.calls);
             if (row.op == handing) handed += static_cast<int>(row.calls);
             if (row.op == stacking && row.scope == "qkv") stacked += static_cast<int>(row.calls);
             if (row.op == "tewb::stacked_cast_dbias") stacked_copies += static_cast<int>(row.calls);
-            if (row.op == "tewb::abs_max_current_scale" && row.scope == "mlp") mlp_amax += static_cast<int>(row.calls);
+            if (row.op == "tewb::abs_max_current_scale") layer_amax += static_cast<int>(row.calls);
+            if (row.op == "tewb::attention_forward_current_scale" || row.op == "tewb::attention_backward_current_scale") {
+                attention_handing += static_cast<int>(row.calls);
+            }
         }
         // 3 layers: each proj's and fc2's gradient handed over (the last fc2's by the head's LayerNorm), each qkv's stacked.
         QCOMPARE(own, 0);
         QCOMPARE(handed, 2 * config.model.layers);
         QCOMPARE(stacked, config.model.layers);
         QCOMPARE(stacked_copies, 0);
-        QCOMPARE(mlp_amax, 0);
+        QCOMPARE(layer_amax, 0);
+        QCOMPARE(attention_handing, fresh ? 2 * config.model.layers : 0);
     }
 
     // qkv's output gradient from the attention's dq, dk and dv in one pass (stacked_cast_dbias,
@@ -515,8 +520,8 @@ private Q_SLOTS:
             context->update(Fp8Pass::Backward);  // past the calibrating first pass: the delayed cast proper
             const Fp8Quantizer q{context, Fp8Pass::Backward, 0};
             const std::uint64_t before = ops.kernel_launches();
-            Fp8GradWithBias r = stacked ? ops.stack_heads_quantize_dbias(parts[0], parts[1], parts[2], q, bias)
-                                        : ops.TeOps::stack_heads_quantize_dbias(parts[0], parts[1], parts[2], q, bias);
+            Fp8GradWithBias r = stacked ? ops.stack_heads_quantize_dbias(parts[0], parts[1], parts[2], q, bias, at::Tensor())
+                                        : ops.TeOps::stack_heads_quantize_dbias(parts[0], parts[1], parts[2], q, bias, at::Tensor());
             const std::uint64_t used = ops.kernel_launches() - before;
             return std::tuple{r, used, context->history(Fp8Pass::Backward).select(1, 0).clone()};
         };

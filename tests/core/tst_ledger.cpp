@@ -463,8 +463,10 @@ private Q_SLOTS:
         // backwards hand proj's and fc2's output gradients over with their scale (layer_norm_backward_cast_dbias_current_scale,
         // then the Linear's cast without sums, run in the LayerNorm's module): 30 in every layer but the first, whose qkv
         // LayerNorm hands nothing to the embedding (29); the last layer's fc2 cast is the head's (outside 14, was 13). At 12
-        // layers 29 + 11 x 30 + 14 = 373 per step (397 before).
-        QTest::newRow("te fp8 current") << Backend::Te << Precision::Fp8 << ScalingKind::Current << 29.5 << 14.0 << 0.0 << gpt;
+        // layers 29 + 11 x 30 + 14 = 373 per step (397 before). 27.5 since the attention's forward and backward do the same
+        // for proj's input and qkv's output gradient (attention_forward_current_scale, attention_backward_current_scale): no
+        // amax launch is left in the layer; 27 + 11 x 28 + 14 = 349 per step at 12 layers.
+        QTest::newRow("te fp8 current") << Backend::Te << Precision::Fp8 << ScalingKind::Current << 27.5 << 14.0 << 0.0 << gpt;
         QTest::newRow("te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 30.0 << 12.0 << 0.0 << gpt;
         // The llama-seed preset's layer (12 query heads over 4 key/value heads, SwiGLU of 2048, rotary): today's figures.
         // Beyond the gpt layer's: the rotary forward and inverse, SwiGLU's two passes (GELU's ride in GEMM epilogues),
@@ -477,7 +479,7 @@ private Q_SLOTS:
                                               << Arch::Llama;
         // Current scaling 39 (was 41) since the RMSNorms hand their output's amax and scale to the casts
         // (rms_norm_forward_current_scale), 37 since SwiGLU's forward and backward do the same for the down projection's
-        // input and fc1's output gradient.
+        // input and fc1's output gradient. (Its grouped-query attention runs on LibTorch's backends: no attention hand-off.)
         QTest::newRow("llama te fp8 current") << Backend::Te << Precision::Fp8 << ScalingKind::Current << 37.0 << 14.0 << 0.0
                                               << Arch::Llama;
         QTest::newRow("llama te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 35.0 << 13.0 << 0.0

@@ -4,18 +4,24 @@
 // most outputs agree bit for bit; a warp's shuffled sums of l and delta differ from the twin's by a float ulp, which can
 // move a bfloat16 rounding). Outputs and shared memory start as NaN, so an element never written fails, and guards
 // around every output catch a write outside it. `tst_attention_emulated sweep` runs every sequence length around the
-// tile edges at every head width the rule takes (126 cases, minutes).
+// tile edges at every head width the rule takes (126 cases, minutes). The amax hand-off's forms (*_current_scale) run on
+// the first cases: the same outputs bit for bit, and current scaling's scale of them as abs_max_current_scale writes it
+// from the output, kernel and twin alike, twice (the second time on inputs 1024 times smaller: a scratch word left set
+// shows).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "attention/attention_call.h"
 #include "common/host_numbers.h"
+#include "recipe/recipe_math.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/attention.h"
 
 using namespace tewb::kernels;
@@ -96,7 +102,62 @@ float as_float(std::uint32_t bits) {
     return f;
 }
 
-void run(const Case& c, std::mt19937& rng) {
+std::uint32_t bits_of(float f) {
+    std::uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+}
+
+// A *_current_scale form's scale, scale_inv and staging (staging starts at a small amax, as a slot's would).
+struct Scale {
+    float values[3] = {-1.0f, -1.0f, 0.25f};
+    CurrentScaleTarget target() {
+        CurrentScaleTarget t;
+        t.numerator = 448.0f;
+        t.scale = input(&values[0], DType::Float32, 1, 1);
+        t.scale_inv = input(&values[1], DType::Float32, 1, 1);
+        t.staging = input(&values[2], DType::Float32, 1, 1);
+        return t;
+    }
+};
+
+void expect_same_scale(const char* what, const Case& c, const Scale& got, const Scale& want) {
+    for (int i = 0; i < 3; ++i) {
+        if (bits_of(got.values[i]) == bits_of(want.values[i])) continue;
+        ++failures;
+        const char* names[] = {"scale", "scale_inv", "staging"};
+        std::printf("FAIL (batch %zu, seq %zu, heads %zu, head_dim %zu) %s: %s %g, abs_max_current_scale of the output: %g\n", c.batch,
+                    c.seq, c.heads, c.head_dim, what, names[i], got.values[i], want.values[i]);
+    }
+}
+
+template <typename T>
+void expect_same_words(const char* what, const Case& c, const T* got, const T* want, std::size_t n) {
+    if (std::memcmp(got, want, n * sizeof(T)) == 0) return;
+    ++failures;
+    std::printf("FAIL (batch %zu, seq %zu, heads %zu, head_dim %zu) %s: not the plain form's bits\n", c.batch, c.seq, c.heads,
+                c.head_dim, what);
+}
+
+void expect_same_bits(const char* what, const Case& c, const std::uint16_t* got, const std::uint16_t* want, std::size_t n) {
+    expect_same_words(what, c, got, want, n);
+}
+
+// Current scaling's values (recipe_math.h) from the largest |value| of bfloat16 matrices [rows, cols] (each a pointer and
+// its row stride), from the same starting staging as Scale's.
+Scale scale_of_stored(std::initializer_list<std::pair<const std::uint16_t*, std::size_t>> parts, std::size_t rows, std::size_t cols) {
+    std::uint32_t largest = 0;
+    for (const auto& [data, stride] : parts) {
+        for (std::size_t r = 0; r < rows; ++r) {
+            for (std::size_t e = 0; e < cols; ++e) largest = std::max(largest, bits_of(bf16_to_float(data[r * stride + e])) & 0x7fffffffu);
+        }
+    }
+    Scale s;
+    detail::current_scale_values(as_float(largest), 448.0f, &s.values[0], &s.values[1], &s.values[2]);
+    return s;
+}
+
+void run(const Case& c, std::mt19937& rng, bool current_scale) {
     const std::size_t tokens = c.batch * c.seq, hidden = c.heads * c.head_dim, wide = 3 * hidden + c.stride_extra;
     const std::size_t lse_count = c.batch * c.heads * c.seq;
     std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
@@ -122,6 +183,36 @@ void run(const Case& c, std::mt19937& rng) {
             1e-5);
     check_guards("o", c, o, tokens * hidden, kPoison16);
     check_guards("lse", c, lse, lse_count, kPoison32);
+    if (current_scale) {
+        // v 1024 times smaller the second time (exact in bfloat16): o too, and its scale 1024 times larger.
+        Buffer<std::uint16_t> small(tokens * wide, c.offset, 0);
+        std::memcpy(small.data(), qkv.data(), tokens * wide * sizeof(std::uint16_t));
+        for (std::size_t r = 0; r < tokens; ++r) {
+            for (std::size_t e = 2 * hidden; e < 3 * hidden; ++e) {
+                std::uint16_t& x = small.data()[r * wide + e];
+                x = float_to_bf16(bf16_to_float(x) / 1024.0f);
+            }
+        }
+        const Tensor v_small = matrix(small.data() + 2 * hidden, DType::BFloat16, tokens, hidden, wide);
+        for (const Tensor* values : {&v, &v_small}) {
+            for (const bool twin : {false, true}) {
+                Buffer<std::uint16_t> plain(tokens * hidden, c.offset, kPoison16), fresh(tokens * hidden, c.offset, kPoison16);
+                Buffer<std::uint32_t> lse_plain(lse_count, 0, kPoison32), lse_fresh(lse_count, 0, kPoison32);
+                Scale got;
+                if (twin) {
+                    host::attention_forward(q, k, *values, heads, o_of(plain), lse_of(lse_plain), Stream{});
+                    host::attention_forward_current_scale(q, k, *values, heads, o_of(fresh), lse_of(lse_fresh), got.target(), Stream{});
+                } else {
+                    attention_forward(q, k, *values, heads, o_of(plain), lse_of(lse_plain), Stream{});
+                    attention_forward_current_scale(q, k, *values, heads, o_of(fresh), lse_of(lse_fresh), got.target(), Stream{});
+                }
+                const char* what = twin ? "attention_forward_current_scale (twin)" : "attention_forward_current_scale";
+                expect_same_bits(what, c, fresh.data(), plain.data(), tokens * hidden);
+                expect_same_words("lse", c, lse_fresh.data(), lse_plain.data(), lse_count);
+                expect_same_scale(what, c, got, scale_of_stored({{plain.data(), hidden}}, tokens, hidden));
+            }
+        }
+    }
 
     // The backward on the twin's forward for both, so that only the backward differs.
     Buffer<std::uint16_t> grads(tokens * wide, c.offset, kPoison16), grads_twin(tokens * wide, c.offset, kPoison16);
@@ -151,6 +242,66 @@ void run(const Case& c, std::mt19937& rng) {
         }
     }
     check_guards("gradients", c, grads, tokens * wide, kPoison16);
+    if (current_scale) {
+        // d_o 1024 times smaller the second time (exact in bfloat16): the gradients too, their scale 1024 times larger. Then
+        // q 16 times larger and k 16 times smaller, and the other way round (the same scores, so o and lse still hold): dk's
+        // values, then dq's, the largest of the three (dv's, most often, with the inputs as drawn).
+        Buffer<std::uint16_t> d_small(tokens * hidden, c.offset, 0);
+        for (std::size_t i = 0; i < tokens * hidden; ++i) d_small.data()[i] = float_to_bf16(bf16_to_float(d_out.data()[i]) / 1024.0f);
+        const Tensor dy_small = matrix(d_small.data(), DType::BFloat16, tokens, hidden, hidden);
+        Buffer<std::uint16_t> q_up(tokens * wide, c.offset, 0), k_up(tokens * wide, c.offset, 0);
+        for (std::size_t r = 0; r < tokens; ++r) {
+            for (std::size_t e = 0; e < 3 * hidden; ++e) {
+                const float x = bf16_to_float(qkv.data()[r * wide + e]);
+                const float factor = e < hidden ? 16.0f : e < 2 * hidden ? 1.0f / 16.0f : 1.0f;
+                q_up.data()[r * wide + e] = float_to_bf16(x * factor);
+                k_up.data()[r * wide + e] = float_to_bf16(x / factor);
+            }
+        }
+        struct Inputs {
+            Tensor q, k, d;
+        };
+        const auto qk_of = [&](Buffer<std::uint16_t>& b) {
+            return std::pair{matrix(b.data(), DType::BFloat16, tokens, hidden, wide), matrix(b.data() + hidden, DType::BFloat16, tokens, hidden, wide)};
+        };
+        const auto [q_large, k_small] = qk_of(q_up);
+        const auto [q_small, k_large] = qk_of(k_up);
+        const Inputs variants[] = {{q, k, dy}, {q, k, dy_small}, {q_large, k_small, dy}, {q_small, k_large, dy}};
+        for (std::size_t variant = 0; variant < 4; ++variant) {
+            const Inputs& in = variants[variant];
+            const Tensor* d = &in.d;
+            for (const bool twin : {false, true}) {
+                Buffer<std::uint16_t> plain(tokens * wide, c.offset, kPoison16), fresh(tokens * wide, c.offset, kPoison16);
+                Scale got;
+                if (twin) {
+                    host::attention_backward(in.q, in.k, v, o_of(o_twin), *d, lse_of(lse_twin), heads, part(plain, 0), part(plain, 1),
+                                             part(plain, 2), Stream{});
+                    host::attention_backward_current_scale(in.q, in.k, v, o_of(o_twin), *d, lse_of(lse_twin), heads, part(fresh, 0),
+                                                           part(fresh, 1), part(fresh, 2), got.target(), Stream{});
+                } else {
+                    attention_backward(in.q, in.k, v, o_of(o_twin), *d, lse_of(lse_twin), heads, part(plain, 0), part(plain, 1),
+                                       part(plain, 2), Stream{});
+                    attention_backward_current_scale(in.q, in.k, v, o_of(o_twin), *d, lse_of(lse_twin), heads, part(fresh, 0),
+                                                     part(fresh, 1), part(fresh, 2), got.target(), Stream{});
+                }
+                const char* what = twin ? "attention_backward_current_scale (twin)" : "attention_backward_current_scale";
+                expect_same_bits(what, c, fresh.data(), plain.data(), tokens * wide);
+                // The variant's purpose: the part it names holds the largest value (one token: dq and dk are 0).
+                const std::size_t largest_part = variant == 2 ? 1 : 0;
+                if (variant >= 2 && c.seq > 1 &&
+                    scale_of_stored({{plain.data() + largest_part * hidden, wide}}, tokens, hidden).values[0] !=
+                        scale_of_stored({{plain.data(), wide}, {plain.data() + hidden, wide}, {plain.data() + 2 * hidden, wide}}, tokens,
+                                        hidden).values[0]) {
+                    ++failures;
+                    std::printf("FAIL (seq %zu, head_dim %zu) %s: %s does not hold the largest gradient\n", c.seq, c.head_dim, what,
+                                largest_part == 1 ? "dk" : "dq");
+                }
+                expect_same_scale(what, c, got,
+                                  scale_of_stored({{plain.data(), wide}, {plain.data() + hidden, wide}, {plain.data() + 2 * hidden, wide}},
+                                                  tokens, hidden));
+            }
+        }
+    }
 }
 
 // The forward deals every row block to exactly one warp, and no warp's share of the triangle's tiles exceeds the
@@ -191,6 +342,60 @@ void check_row_block_dealing() {
     }
 }
 
+// The shared-memory rule with the static reserve: every shape the rule takes fits the opt-in limit with the reserve
+// beside it, and the shapes whose dynamic bytes are exactly 48 KiB (the forward at seq 49 to 64, head_dim 64; the
+// backward at seq 33 to 48, head_dim 128) ask for the raised limit, which the hand-off forms' static words need there.
+void check_shared_rule() {
+    for (std::size_t head_dim = 16; head_dim <= kAttentionMaxHeadDim; head_dim += 16) {
+        for (std::size_t seq = 1; seq <= kAttentionMaxSeq; ++seq) {
+            if (attention_refusal(seq, head_dim)) continue;
+            const std::size_t need = std::max(attention_forward_shared_bytes(seq, head_dim), attention_backward_shared_bytes(seq, head_dim));
+            if (need + kAttentionStaticSharedReserve > kAttentionSharedBytesLimit) {
+                ++failures;
+                std::printf("FAIL seq %zu, head_dim %zu: %zu bytes and the reserve pass the limit\n", seq, head_dim, need);
+            }
+        }
+    }
+    const std::size_t edges[] = {attention_forward_shared_bytes(64, 64), attention_backward_shared_bytes(48, 128)};
+    for (const std::size_t bytes : edges) {
+        if (bytes != 48 * 1024 || !detail::attention_needs_raised_limit(bytes)) {
+            ++failures;
+            std::printf("FAIL %zu dynamic bytes (48 KiB expected) do not ask for the raised limit\n", bytes);
+        }
+    }
+    if (detail::attention_needs_raised_limit(48 * 1024 - kAttentionStaticSharedReserve)) {
+        ++failures;
+        std::printf("FAIL 48 KiB less the reserve asks for the raised limit\n");
+    }
+}
+
+// No rows: nothing to launch, and the scale of amax 0 (what abs_max_current_scale of an empty tensor writes), both ways.
+void check_no_rows() {
+    const AttentionHeads heads{4, 2, 0.25f};
+    std::uint16_t none[1] = {0};
+    float lse[1] = {0.0f};
+    const Tensor empty = input(none, DType::BFloat16, 0, 64);
+    const Tensor no_lse = input(lse, DType::Float32, 0, 4);
+    const Case c{0, 4, 2, 32, 0, 0};
+    Scale want;
+    detail::current_scale_values(0.0f, 448.0f, &want.values[0], &want.values[1], &want.values[2]);
+    for (int form = 0; form < 4; ++form) {
+        Scale got;
+        switch (form) {
+            case 0: attention_forward_current_scale(empty, empty, empty, heads, empty, no_lse, got.target(), Stream{}); break;
+            case 1: host::attention_forward_current_scale(empty, empty, empty, heads, empty, no_lse, got.target(), Stream{}); break;
+            case 2:
+                attention_backward_current_scale(empty, empty, empty, empty, empty, no_lse, heads, empty, empty, empty, got.target(),
+                                                 Stream{});
+                break;
+            default:
+                host::attention_backward_current_scale(empty, empty, empty, empty, empty, no_lse, heads, empty, empty, empty,
+                                                       got.target(), Stream{});
+        }
+        expect_same_scale("no rows", c, got, want);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -209,8 +414,12 @@ int main(int argc, char** argv) {
         }
     }
     check_row_block_dealing();
+    check_no_rows();
+    check_shared_rule();
     std::mt19937 rng(20261206);
-    for (const Case& c : cases) run(c, rng);
+    // The amax hand-off's forms on the first five cases (the seed's shape, an odd length, one token, the longest at
+    // head_dim 64 and the widest head), both ways.
+    for (std::size_t i = 0; i < cases.size(); ++i) run(cases[i], rng, i < 5);
     std::printf("%zu cases, %d failing checks\n", cases.size(), failures);
     return failures == 0 ? 0 : 1;
 }

@@ -4,6 +4,7 @@
 
 #include "tewb_kernels/activation.h"
 #include "tewb_kernels/amax.h"
+#include "tewb_kernels/attention.h"
 #include "kernel_tensors.h"
 #include "tewb_kernels/cast.h"
 #include "gemm_calls.h"
@@ -488,6 +489,50 @@ private Q_SLOTS:
         const std::string swiglu_fwd = "tewb::kernels::swiglu_forward_current_scale";
         expect_error([&] { swiglu_forward_current_scale(tensor(f, DType::Float32, 1, 4), tensor(f + 4, DType::Float32, 1, 2), in_x, {}); },
                      "scale lies in in", swiglu_fwd);
+    }
+
+    // The attention's hand-off forms: the target's checks before a launch, over each tensor's whole span (q, k and v
+    // narrows of one [16, 48] matrix, the gradients of another: a float in v's or dk's last row lies in it).
+    void attentionCurrentScaleFormsRejectBadArguments() {
+        alignas(16) static std::uint16_t memory[2048 + 64];  // never dereferenced
+        const auto matrix = [&](std::size_t at, std::size_t cols, std::size_t stride) {
+            Tensor t = tensor(memory + at, DType::BFloat16, 16, cols);
+            t.row_stride = stride;
+            return t;
+        };
+        const auto target_at = [&](std::size_t element) { return tensor(reinterpret_cast<float*>(memory + element), DType::Float32, 1, 1); };
+        // qkv [0, 768), o [768, 1024), d_o [1024, 1280), the gradients [1280, 2048), then lse and the targets.
+        const Tensor q = matrix(0, 16, 48), k = matrix(16, 16, 48), v = matrix(32, 16, 48);
+        const Tensor o = matrix(768, 16, 0), d_o = matrix(1024, 16, 0);
+        const Tensor dq = matrix(1280, 16, 48), dk = matrix(1296, 16, 48), dv = matrix(1312, 16, 48);
+        const Tensor lse = tensor(reinterpret_cast<float*>(memory + 2048), DType::Float32, 1, 16);
+        const AttentionHeads heads{16, 1, 0.25f};
+        CurrentScaleTarget target;
+        target.numerator = 448.0f;
+        target.scale = target_at(2048 + 32);
+        target.scale_inv = target_at(2048 + 34);
+        const auto with = [&](auto change) {
+            CurrentScaleTarget t = target;
+            change(t);
+            return t;
+        };
+        const std::string fwd = "tewb::kernels::attention_forward_current_scale";
+        const CurrentScaleTarget in_v = with([&](CurrentScaleTarget& t) { t.scale = target_at(15 * 48 + 40); });
+        expect_error([&] { attention_forward_current_scale(q, k, v, heads, o, lse, in_v, {}); }, "scale lies in v", fwd);
+        const CurrentScaleTarget in_lse = with([&](CurrentScaleTarget& t) { t.scale_inv = target_at(2048 + 6); });
+        expect_error([&] { attention_forward_current_scale(q, k, v, heads, o, lse, in_lse, {}); }, "scale_inv lies in lse", fwd);
+        const CurrentScaleTarget same = with([&](CurrentScaleTarget& t) { t.staging = t.scale; });
+        expect_error([&] { attention_forward_current_scale(q, k, v, heads, o, lse, same, {}); }, "staging is also the scale", fwd);
+        const std::string bwd = "tewb::kernels::attention_backward_current_scale";
+        const CurrentScaleTarget in_dk = with([&](CurrentScaleTarget& t) { t.scale = target_at(1280 + 15 * 48 + 20); });
+        expect_error([&] { attention_backward_current_scale(q, k, v, o, d_o, lse, heads, dq, dk, dv, in_dk, {}); }, "scale lies in dk",
+                     bwd);
+        const CurrentScaleTarget in_d_o = with([&](CurrentScaleTarget& t) { t.scale = target_at(1024 + 8); });
+        expect_error([&] { attention_backward_current_scale(q, k, v, o, d_o, lse, heads, dq, dk, dv, in_d_o, {}); }, "scale lies in d_o",
+                     bwd);
+        // The plain call's own checks come first.
+        expect_error([&] { attention_backward_current_scale(q, k, v, o, d_o, lse, heads, dq, dq, dv, target, {}); }, "dq overlaps dk",
+                     bwd);
     }
 
     void geluRejectsBadArguments() {

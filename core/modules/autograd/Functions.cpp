@@ -83,6 +83,12 @@ struct LinearState {
     std::shared_ptr<GradientHandOver> output_grad;
 };
 
+// What a consumer takes of a ScaleHandOver, for the tensor it is about to cast with `quantizer`; undefined: nothing.
+at::Tensor handed_scale_inv(const std::shared_ptr<ScaleHandOver>& hand_over, const std::vector<at::Tensor>& parts,
+                            const Fp8Quantizer& quantizer) {
+    return hand_over ? hand_over->take(parts, quantizer) : at::Tensor();
+}
+
 // A GEMM's backward from its output gradient already cast (and summed) by the next LayerNorm.
 GemmGrads gemm_backward_handed_over(const GemmPlan& plan, const SavedGemm& saved, const GradientHandOver::Handed& d) {
     if (plan.fp8) return gemm_backward_quantized(plan, saved, d.grad_fp8, d.bias_grad);
@@ -103,13 +109,15 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
     template <typename... Residual>
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight, const MaybeTensor& bias_in,
                               const GemmPlan& plan, const std::shared_ptr<GradientHandOver>& output_grad,
-                              const Residual&... residual_arg) {
+                              const std::shared_ptr<ScaleHandOver>& input_scale, const Residual&... residual_arg) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const at::Tensor bias = present(bias_in);
         const at::Tensor residual = residual_of(residual_arg...);
         LinearState state{plan, {}, x.scalar_type(), residual.defined(), output_grad};
         ask_for_output_grad(output_grad, plan, bias.defined());
-        at::Tensor y = gemm_forward(plan, x.to(plan.compute_dtype), weight, bias, state.gemm, residual);
+        const at::Tensor x_c = x.to(plan.compute_dtype);
+        const at::Tensor handed = plan.fp8 ? handed_scale_inv(input_scale, {x_c}, plan.fp8->input) : at::Tensor();
+        at::Tensor y = gemm_forward(plan, x_c, weight, bias, state.gemm, residual, handed);
         keep(ctx, std::move(state));
         return y;
     }
@@ -123,7 +131,7 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
             state.output_grad ? state.output_grad->take(grads[0]) : std::nullopt;
         const GemmGrads g = handed ? gemm_backward_handed_over(state.plan, state.gemm, *handed)
                                    : gemm_backward(state.plan, state.gemm, grads[0]);
-        variable_list out{g.dx.to(state.input_dtype), g.dw, g.db, at::Tensor(), at::Tensor()};
+        variable_list out{g.dx.to(state.input_dtype), g.dw, g.db, at::Tensor(), at::Tensor(), at::Tensor()};
         if (state.has_residual) out.push_back(grads[0]);
         return out;
     }
@@ -224,6 +232,7 @@ struct LayerNormLinearState {
     bool input_output = false;
     HeadSplit split;
     std::shared_ptr<GradientHandOver> input_grad;
+    std::shared_ptr<ScaleHandOver> heads_grad_scale;
 };
 
 // The projection's backward from the attention's dq, dk and dv (HeadSplit): one pass stacks and casts them (FP8: the
@@ -231,7 +240,8 @@ struct LayerNormLinearState {
 GemmGrads split_heads_backward(const LayerNormLinearState& s, const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv) {
     const GemmPlan& plan = s.plan;
     if (plan.fp8) {
-        const Fp8GradWithBias d = plan.ops->stack_heads_quantize_dbias(dq, dk, dv, plan.fp8->grad_output, s.gemm.has_bias);
+        const at::Tensor handed = handed_scale_inv(s.heads_grad_scale, {dq, dk, dv}, plan.fp8->grad_output);
+        const Fp8GradWithBias d = plan.ops->stack_heads_quantize_dbias(dq, dk, dv, plan.fp8->grad_output, s.gemm.has_bias, handed);
         return gemm_backward_quantized(plan, s.gemm, d.grad, d.bias_grad);
     }
     const GradWithBias d = plan.ops->stack_heads_dbias(dq, dk, dv, plan.compute_dtype, s.gemm.has_bias);
@@ -248,13 +258,18 @@ struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFuncti
     static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& gamma, const MaybeTensor& beta_in,
                                  const at::Tensor& weight, const MaybeTensor& bias_in, const LayerNormPlan& norm,
                                  const GemmPlan& plan, bool layernorm_output, bool input_output, const HeadSplit& split,
-                                 const std::shared_ptr<GradientHandOver>& input_grad) {
+                                 const std::shared_ptr<GradientHandOver>& input_grad,
+                                 const std::shared_ptr<ScaleHandOver>& heads_grad_scale) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const at::Tensor beta = present(beta_in);
         const at::Tensor bias = present(bias_in);
         LayerNormResult ln;
         at::Tensor y;
-        LayerNormLinearState state{{}, plan, {}, layernorm_output, input_output, split, input_grad};
+        LayerNormLinearState state{{}, plan, {}, layernorm_output, input_output, split, input_grad, nullptr};
+        if (split.active() && plan.fp8 && heads_grad_scale) {
+            heads_grad_scale->ask(plan.fp8->grad_output);
+            state.heads_grad_scale = heads_grad_scale;
+        }
         if (plan.fp8) {
             const Fp8Tensor xq = normalize_quantized(norm, x, gamma, beta, plan.compute_dtype, plan.fp8->input, layernorm_output, ln);
             y = gemm_forward_quantized(plan, xq, weight, bias, state.gemm);
@@ -288,8 +303,8 @@ struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFuncti
         const std::size_t skip = outputs + (state.layernorm_output ? 1 : 0);
         const at::Tensor dresidual = state.input_output && grads.size() > skip ? grads[skip] : at::Tensor();
         const LayerNormGrads n = norm_backward(state.norm, d_ln, dresidual, state.input_grad.get());
-        return {n.dx,         n.dgamma,     n.dbeta,      g.dw,         g.db,        at::Tensor(),
-                at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+        return {n.dx,         n.dgamma,     n.dbeta,      g.dw,         g.db,         at::Tensor(),
+                at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
 
@@ -447,6 +462,7 @@ struct AttentionState {
     const TeOps* ops = nullptr;
     at::Tensor lse;
     double scale = 1.0;
+    std::shared_ptr<ScaleHandOver> grad_scale;
 };
 
 // q, k, v and the output go through save_for_backward (unlike the other functions' capsules): the backward reads all
@@ -454,10 +470,12 @@ struct AttentionState {
 // engine keeps the saved output without its node, so no cycle forms).
 struct AttentionFunction : torch::autograd::Function<AttentionFunction> {
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale,
-                              const TeOps* ops) {
+                              const TeOps* ops, const std::shared_ptr<ScaleHandOver>& out_scale,
+                              const std::shared_ptr<ScaleHandOver>& grad_scale) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
-        AttentionResult r = ops->attention_forward(q, k, v, scale);
-        keep(ctx, AttentionState{ops, r.lse, scale});
+        AttentionResult r = ops->attention_forward(q, k, v, scale, out_scale ? out_scale->request() : nullptr);
+        if (r.out_scale_inv.defined()) out_scale->deliver({r.out}, r.out_scale_inv);
+        keep(ctx, AttentionState{ops, r.lse, scale, grad_scale});
         ctx->save_for_backward({q, k, v, r.out});
         return r.out;
     }
@@ -470,8 +488,10 @@ struct AttentionFunction : torch::autograd::Function<AttentionFunction> {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const AttentionState s = take<AttentionState>(ctx, "Attention");
         const variable_list saved = ctx->get_saved_variables();
-        const AttentionGrads g = s.ops->attention_backward(saved[0], saved[1], saved[2], {saved[3], s.lse}, grads[0], s.scale);
-        return {g.dq, g.dk, g.dv, at::Tensor(), at::Tensor()};
+        const AttentionGrads g = s.ops->attention_backward(saved[0], saved[1], saved[2], {saved[3], s.lse, at::Tensor()}, grads[0],
+                                                           s.scale, s.grad_scale ? s.grad_scale->request() : nullptr);
+        if (g.scale_inv.defined()) s.grad_scale->deliver({g.dq, g.dk, g.dv}, g.scale_inv);
+        return {g.dq, g.dk, g.dv, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
 
@@ -577,9 +597,14 @@ const at::Tensor& unit_loss_gradient(const c10::Device& device) {
 }
 
 at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const GemmPlan& plan,
-                        const at::Tensor& residual, const std::shared_ptr<GradientHandOver>& output_grad) {
-    if (residual.defined()) return LinearFunction::apply(x, weight, maybe(bias), plan, output_grad, residual);
-    return LinearFunction::apply(x, weight, maybe(bias), plan, output_grad);
+                        const at::Tensor& residual, const std::shared_ptr<GradientHandOver>& output_grad,
+                        const std::shared_ptr<ScaleHandOver>& input_scale) {
+    if (residual.defined()) return LinearFunction::apply(x, weight, maybe(bias), plan, output_grad, input_scale, residual);
+    return LinearFunction::apply(x, weight, maybe(bias), plan, output_grad, input_scale);
+}
+
+void ask_input_scale_of(const GemmPlan& plan, ScaleHandOver& hand_over) {
+    if (plan.fp8) hand_over.ask(plan.fp8->input);
 }
 
 at::Tensor apply_layer_norm(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const LayerNormPlan& plan,
@@ -592,6 +617,41 @@ void GradientHandOver::deliver(const at::Tensor& dx, Handed handed) {
     dx_ = dx;
     version_ = dx._version();
     if (request_ && request_->fp8) scale_changes_ = request_->fp8->context->scale_changes();
+}
+
+void ScaleHandOver::deliver(std::vector<at::Tensor> parts, const at::Tensor& scale_inv) {
+    parts_ = std::move(parts);
+    versions_.clear();
+    for (const at::Tensor& part : parts_) versions_.push_back(part._version());
+    scale_inv_ = scale_inv;
+    if (request_) scale_changes_ = request_->context->scale_changes();
+}
+
+at::Tensor ScaleHandOver::take(const std::vector<at::Tensor>& parts, const Fp8Quantizer& quantizer) {
+    if (!scale_inv_.defined()) return at::Tensor();
+    const at::Tensor scale_inv = std::move(scale_inv_);
+    scale_inv_ = at::Tensor();
+    const std::vector<at::Tensor> delivered = std::move(parts_);
+    parts_.clear();
+    // The slot asked for, its scales not updated since the delivery.
+    if (!request_ || request_->context != quantizer.context || request_->pass != quantizer.pass || request_->slot != quantizer.slot ||
+        quantizer.context->scale_changes() != scale_changes_) {
+        return at::Tensor();
+    }
+    // The very tensors delivered, unchanged: the same storage and memory, each laid out alike (or both row-major: a view
+    // of another shape over the same elements, as a module's reshape makes), the version counter (shared by views)
+    // where it was.
+    if (parts.size() != delivered.size()) return at::Tensor();
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        const at::Tensor& a = parts[i];
+        const at::Tensor& b = delivered[i];
+        const bool same_layout = (a.is_contiguous() && b.is_contiguous()) || (a.sizes() == b.sizes() && a.strides() == b.strides());
+        if (!a.defined() || !a.storage().is_alias_of(b.storage()) || a.data_ptr() != b.data_ptr() || a.numel() != b.numel() ||
+            !same_layout || a._version() != versions_[i]) {
+            return at::Tensor();
+        }
+    }
+    return scale_inv;
 }
 
 std::optional<GradientHandOver::Handed> GradientHandOver::take(const at::Tensor& dy) {
@@ -614,14 +674,15 @@ std::optional<GradientHandOver::Handed> GradientHandOver::take(const at::Tensor&
 std::vector<at::Tensor> apply_layer_norm_linear(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                                                 const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
                                                 const GemmPlan& gemm, bool layernorm_output, bool input_output,
-                                                const HeadSplit& split, const std::shared_ptr<GradientHandOver>& input_grad) {
+                                                const HeadSplit& split, const std::shared_ptr<GradientHandOver>& input_grad,
+                                                const std::shared_ptr<ScaleHandOver>& heads_grad_scale) {
     if (split.active() && (x.dim() != 2 || x.size(0) != split.batch * split.seq || weight.size(0) != 3 * split.heads * split.head_dim)) {
         throw std::invalid_argument("apply_layer_norm_linear: the head split [" + std::to_string(split.batch) + ", " +
                                     std::to_string(split.seq) + ", 3, " + std::to_string(split.heads) + ", " +
                                     std::to_string(split.head_dim) + "] does not fit the rows and the output features");
     }
     return LayerNormLinearFunction::apply(x, gamma, maybe(beta), weight, maybe(bias), norm, gemm, layernorm_output, input_output,
-                                          split, input_grad);
+                                          split, input_grad, heads_grad_scale);
 }
 
 at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const at::Tensor& fc1_weight,
@@ -645,8 +706,9 @@ at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, co
                                        output_grad);
 }
 
-at::Tensor apply_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale, const TeOps& ops) {
-    return AttentionFunction::apply(q, k, v, scale, &ops);
+at::Tensor apply_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale, const TeOps& ops,
+                           const std::shared_ptr<ScaleHandOver>& out_scale, const std::shared_ptr<ScaleHandOver>& grad_scale) {
+    return AttentionFunction::apply(q, k, v, scale, &ops, out_scale, grad_scale);
 }
 
 at::Tensor apply_rotary_embedding(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,

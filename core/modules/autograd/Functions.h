@@ -56,6 +56,33 @@ private:
     std::uint64_t scale_changes_ = 0;
 };
 
+// A tensor's FP8 scale written by the kernel that made it, for a cast in another module (the amax hand-off across
+// modules: the attention's output for proj's input cast, its q, k and v gradients for the qkv projection's
+// output-gradient cast, under current scaling and delayed scaling's calibrating step). The consumer asks with its slot
+// before the producer runs; the producer delivers where its ops wrote that slot's scale in its own launch (the tensor,
+// as views, and the scale_inv of the cast to come); the consumer takes it only for the very tensor (the same storage,
+// memory and layout, its version counter where it was), for its own slot and while the slot's scales have not been
+// updated since, and otherwise casts as it would have (an amax pass of its own). The producer has written the slot's
+// scale and staged amax before the consumer decides: where the consumer casts that very tensor after all (the wiring's
+// only case of a hand-over not taken), the scale and amax are the same and the refusal costs a launch; a cast of other
+// values would still see that amax in the slot's staging entry (recorded in the history under delayed scaling's
+// calibrating step), as a GradientHandOver's untaken delivery does.
+class ScaleHandOver {
+public:
+    void ask(const Fp8Quantizer& quantizer) { request_ = quantizer; }
+    const Fp8Quantizer* request() const { return request_ ? &*request_ : nullptr; }
+    void deliver(std::vector<at::Tensor> parts, const at::Tensor& scale_inv);
+    // The scale_inv delivered for `parts` cast with `quantizer`, once; undefined when there is none for them.
+    at::Tensor take(const std::vector<at::Tensor>& parts, const Fp8Quantizer& quantizer);
+
+private:
+    std::optional<Fp8Quantizer> request_;
+    std::vector<at::Tensor> parts_;
+    std::vector<std::uint32_t> versions_;
+    at::Tensor scale_inv_;
+    std::uint64_t scale_changes_ = 0;
+};
+
 // LayerNorm (gamma, beta) or RMSNorm (gamma only: beta is undefined and gets no gradient).
 struct LayerNormPlan {
     const TeOps* ops = nullptr;
@@ -66,9 +93,14 @@ struct LayerNormPlan {
 
 // With a `residual` ([rows, out]): residual + x · Wᵀ + b in the residual's dtype (the add in the GEMM where the ops
 // can), and the residual's gradient is the output's, as it comes.
-// With `output_grad`, the output gradient may come from the next LayerNorm's backward already cast (GradientHandOver).
+// With `output_grad`, the output gradient may come from the next LayerNorm's backward already cast (GradientHandOver);
+// with `input_scale`, x's FP8 scale from the kernel that made x (ScaleHandOver, asked for by the caller: ask_input_scale).
 at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const GemmPlan& plan,
-                        const at::Tensor& residual = {}, const std::shared_ptr<GradientHandOver>& output_grad = nullptr);
+                        const at::Tensor& residual = {}, const std::shared_ptr<GradientHandOver>& output_grad = nullptr,
+                        const std::shared_ptr<ScaleHandOver>& input_scale = nullptr);
+
+// Asks `hand_over` for the FP8 scale of the input of a GEMM planned as `plan` (its input slot; nothing outside FP8).
+void ask_input_scale_of(const GemmPlan& plan, ScaleHandOver& hand_over);
 
 // With `input_grad`, the backward delivers dx to the Linear that made x (GradientHandOver), where it asked.
 at::Tensor apply_layer_norm(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const LayerNormPlan& plan,
@@ -89,12 +121,14 @@ struct HeadSplit {
 // Returns {output} (or {q, k, v} with an active `split`), then the layernorm output with `layernorm_output`
 // (differentiable too; without it an FP8 forward never writes the LayerNorm's high-precision output), then x itself
 // with `input_output`: a skip connection taken from it sends its gradient back here, and the LayerNorm backward adds
-// it to dx.
+// it to dx. `heads_grad_scale` (an active split in FP8): asked for the output gradient's scale, which the attention's
+// backward may write (ScaleHandOver).
 std::vector<at::Tensor> apply_layer_norm_linear(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                                                 const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
                                                 const GemmPlan& gemm, bool layernorm_output, bool input_output = false,
                                                 const HeadSplit& split = {},
-                                                const std::shared_ptr<GradientHandOver>& input_grad = nullptr);
+                                                const std::shared_ptr<GradientHandOver>& input_grad = nullptr,
+                                                const std::shared_ptr<ScaleHandOver>& heads_grad_scale = nullptr);
 
 // LayerNorm → fc1 → GELU (tanh) → fc2, plus `residual` when given (as apply_linear adds it, in fc2). A residual
 // that is x itself gets its two gradients summed in the LayerNorm backward. `input_grad`: the LayerNorm's dx handed to
@@ -115,8 +149,12 @@ at::Tensor apply_rotary_embedding(const at::Tensor& x, const at::Tensor& cos, co
 
 // Causal attention over q, k, v [batch, seq, heads, head_dim] by ops that own it (TeOps::owns_attention): the output
 // [batch, seq, heads · head_dim]; the backward is one call of the ops' attention_backward, whose q, k and v gradients
-// are views of one tensor in the qkv projection's layout.
-at::Tensor apply_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale, const TeOps& ops);
+// are views of one tensor in the qkv projection's layout. `out_scale`: the output's FP8 scale delivered where the next
+// cast asked and the ops write it (ScaleHandOver); `grad_scale`: likewise for the q, k and v gradients (the qkv
+// projection's ask).
+at::Tensor apply_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale, const TeOps& ops,
+                           const std::shared_ptr<ScaleHandOver>& out_scale = nullptr,
+                           const std::shared_ptr<ScaleHandOver>& grad_scale = nullptr);
 
 // The model's two ends. A token table tied between the embedding and the head gets its gradient from both; the
 // head's backward (which runs first) hands its weight gradient over here instead of to the engine, and the

@@ -67,7 +67,7 @@ GemmPlan plan_gemm(const at::Tensor& x, const std::shared_ptr<Fp8Context>& conte
 }
 
 at::Tensor gemm_forward(const GemmPlan& plan, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                        SavedGemm& saved, const at::Tensor& residual) {
+                        SavedGemm& saved, const at::Tensor& residual, const at::Tensor& handed_scale_inv) {
     saved.has_bias = bias.defined();
     saved.weight_dtype = weight.scalar_type();
     saved.bias_dtype = bias.defined() ? bias.scalar_type() : weight.scalar_type();
@@ -79,7 +79,10 @@ at::Tensor gemm_forward(const GemmPlan& plan, const at::Tensor& x, const at::Ten
         if (residual.defined()) return plan.ops->gemm_add(x_c, w_c, optional_bias(bias), plan.compute_dtype, residual);
         return plan.ops->gemm(x_c, w_c, optional_bias(bias), plan.compute_dtype);
     }
-    const Fp8Tensor xq = plan.ops->quantize(x.to(plan.compute_dtype), plan.fp8->input, /*with_transpose=*/true);
+    const at::Tensor x_c = x.to(plan.compute_dtype);
+    const Fp8Tensor xq = handed_scale_inv.defined()
+                             ? plan.ops->quantize_with_handed_scale(x_c, plan.fp8->input, handed_scale_inv, /*with_transpose=*/true)
+                             : plan.ops->quantize(x_c, plan.fp8->input, /*with_transpose=*/true);
     return gemm_forward_quantized(plan, xq, weight, bias, saved, residual);
 }
 

@@ -55,9 +55,10 @@ struct GemmGrads {
 
 // x: [rows, in] in the compute dtype; weight [out, in]; bias [out] or undefined. With a `residual` ([rows, out],
 // the residual stream), the result is residual + x · Wᵀ + b in the residual's dtype, added in the GEMM where the
-// ops can (TeOps::gemm_add).
+// ops can (TeOps::gemm_add). `handed_scale_inv` (FP8): x's producer wrote the input slot's scale already (the amax
+// hand-off, ScaleHandOver), so the cast takes no amax of its own (TeOps::quantize_with_handed_scale).
 at::Tensor gemm_forward(const GemmPlan& plan, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                        SavedGemm& saved, const at::Tensor& residual = {});
+                        SavedGemm& saved, const at::Tensor& residual = {}, const at::Tensor& handed_scale_inv = {});
 // dy: [rows, out] in the compute dtype. In FP8, dy is cast with the grad-output slot.
 GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy);
 

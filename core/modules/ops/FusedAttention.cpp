@@ -1,5 +1,6 @@
 // The fused ops' causal attention (FusedOpsImpl.h): kernels/attention's forward and backward, one launch each, over
-// q, k and v where they lie (views of the fused qkv projection) and the gradients written in the projection's layout.
+// q, k and v where they lie (views of the fused qkv projection) and the gradients written in the projection's layout;
+// under current scaling (and a calibrating step) with the next cast's scale written by the same launch (the amax hand-off).
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -42,31 +43,52 @@ bool FusedOps::owns_attention(const at::Tensor& q, const at::Tensor& k, const at
     return !kernels::attention_refusal(static_cast<std::size_t>(q.size(1)), static_cast<std::size_t>(q.size(3)));
 }
 
-AttentionResult FusedOps::attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) const {
+AttentionResult FusedOps::attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale,
+                                            const Fp8Quantizer* out_scale) const {
     if (!owns_attention(q, k, v)) {
         return fall_back("attention_forward", "q, k, v do not fit kernels/attention (owns_attention)",
-                         [&] { return TeOps::attention_forward(q, k, v, scale); });
+                         [&] { return TeOps::attention_forward(q, k, v, scale, out_scale); });
     }
     const std::int64_t batch = q.size(0), seq = q.size(1), cols = q.size(2) * q.size(3);
     const at::Tensor out = at::empty({batch, seq, cols}, q.options());
     const at::Tensor lse = at::empty({batch * q.size(2), seq}, q.options().dtype(at::kFloat));
+    const at::Tensor rows = out.view({batch * seq, cols});
+    if (out_scale != nullptr && fresh_scale_cast(rows, *out_scale)) {
+        const FreshScale f = fresh_scale_item(rows, *out_scale);
+        TEWB_KERNEL(q, (Tensors{q, k, v, f.slot_amax}), (Tensors{out, lse, f.scale, f.own_scale_inv, f.slot_amax}),
+                    attention_forward_current_scale, token_matrix(q), token_matrix(k), token_matrix(v), heads_of(q, scale),
+                    kernel_tensor(rows), kernel_tensor(lse), fresh_scale_target(f));
+        return {out, lse, f.own_scale_inv};
+    }
     TEWB_KERNEL(q, (Tensors{q, k, v}), (Tensors{out, lse}), attention_forward, token_matrix(q), token_matrix(k), token_matrix(v),
-                heads_of(q, scale), kernel_tensor(out.view({batch * seq, cols})), kernel_tensor(lse));
-    return {out, lse};
+                heads_of(q, scale), kernel_tensor(rows), kernel_tensor(lse));
+    return {out, lse, at::Tensor()};
 }
 
 AttentionGrads FusedOps::attention_backward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                            const AttentionResult& forward, const at::Tensor& d_out, double scale) const {
+                                            const AttentionResult& forward, const at::Tensor& d_out, double scale,
+                                            const Fp8Quantizer* grad_scale) const {
     const std::int64_t batch = q.size(0), seq = q.size(1), heads = q.size(2), d = q.size(3);
     const at::Tensor dy = d_out.reshape({batch * seq, heads * d}).contiguous();
     if (!owns_attention(q, k, v) || dy.scalar_type() != at::kBFloat16 || device_misfit(dy, "d_out") ||
         forward.out.scalar_type() != at::kBFloat16 || !forward.out.is_contiguous() || !forward.lse.is_contiguous()) {
         return fall_back("attention_backward", "q, k, v, the output or its gradient do not fit kernels/attention",
-                         [&] { return TeOps::attention_backward(q, k, v, forward, d_out, scale); });
+                         [&] { return TeOps::attention_backward(q, k, v, forward, d_out, scale, grad_scale); });
     }
     // The qkv projection's gradient layout: each token's q, k and v gradients side by side.
     const at::Tensor stacked = at::empty({batch, seq, 3, heads, d}, q.options());
-    const AttentionGrads g{stacked.select(2, 0), stacked.select(2, 1), stacked.select(2, 2)};
+    AttentionGrads g{stacked.select(2, 0), stacked.select(2, 1), stacked.select(2, 2), at::Tensor()};
+    const at::Tensor whole = stacked.view({batch * seq, 3 * heads * d});
+    if (grad_scale != nullptr && fresh_scale_cast(whole, *grad_scale)) {
+        const FreshScale f = fresh_scale_item(whole, *grad_scale);
+        TEWB_KERNEL(q, (Tensors{q, k, v, forward.out, dy, forward.lse, f.slot_amax}),
+                    (Tensors{stacked, f.scale, f.own_scale_inv, f.slot_amax}), attention_backward_current_scale, token_matrix(q),
+                    token_matrix(k), token_matrix(v), kernel_tensor(forward.out.view({batch * seq, heads * d})), kernel_tensor(dy),
+                    kernel_tensor(forward.lse), heads_of(q, scale), token_matrix(g.dq), token_matrix(g.dk), token_matrix(g.dv),
+                    fresh_scale_target(f));
+        g.scale_inv = f.own_scale_inv;
+        return g;
+    }
     TEWB_KERNEL(q, (Tensors{q, k, v, forward.out, dy, forward.lse}), Tensors{stacked}, attention_backward, token_matrix(q),
                 token_matrix(k), token_matrix(v), kernel_tensor(forward.out.view({batch * seq, heads * d})), kernel_tensor(dy),
                 kernel_tensor(forward.lse), heads_of(q, scale), token_matrix(g.dq), token_matrix(g.dk), token_matrix(g.dv));

@@ -109,6 +109,14 @@ Fp8Tensor FusedOps::quantize(const at::Tensor& x, const Fp8Quantizer& quantizer,
     return cast_with_slot_scale(x, quantizer, with_transpose, live ? at::Tensor() : fresh_scale(x, quantizer));
 }
 
+// The slot's scale as x's producer wrote it (the amax hand-off): only where quantize would have taken it from x's amax,
+// which the hand-off replaces (fresh_scale_cast); any other case casts as quantize does.
+Fp8Tensor FusedOps::quantize_with_handed_scale(const at::Tensor& x, const Fp8Quantizer& quantizer, const at::Tensor& scale_inv,
+                                               bool with_transpose) const {
+    if (!scale_inv.defined() || !fresh_scale_cast(x, quantizer)) return quantize(x, quantizer, with_transpose);
+    return cast_with_slot_scale(x, quantizer, with_transpose, scale_inv);
+}
+
 // The cast itself, with the slot's scale as it stands: under delayed scaling (own_scale_inv undefined) x's amax goes into
 // the slot's staging entry and the slot's live scale_inv is handed out; otherwise the scale was just set from x's amax
 // (fresh_scale, or x's producer: the amax hand-off) and the cast's own scale_inv comes with it.
@@ -274,10 +282,15 @@ Fp8GradWithBias FusedOps::quantize_dbias(const at::Tensor& dy, const Fp8Quantize
     // more), and the same pass then casts and sums where a cast and LibTorch's sum were two.
     const bool fresh = !delayed_kernel_cast(dy, quantizer);
     if (fresh && !fresh_scale_cast(dy, quantizer)) return TeOps::quantize_dbias(dy, quantizer);
+    return cast_dbias_with_slot_scale(dy, quantizer, fresh ? fresh_scale(dy, quantizer) : at::Tensor());
+}
+
+Fp8GradWithBias FusedOps::cast_dbias_with_slot_scale(const at::Tensor& dy, const Fp8Quantizer& quantizer,
+                                                     const at::Tensor& own_scale_inv) const {
+    const bool fresh = own_scale_inv.defined();
     const std::size_t rows = rows_of(dy);
     const std::size_t cols = cols_of(dy);
     const std::size_t bytes = kernels::cast_transpose_dbias_workspace_bytes(rows, cols);
-    const at::Tensor own_scale_inv = fresh ? fresh_scale(dy, quantizer) : at::Tensor();
     Fp8GradWithBias r = empty_grad_with_bias(dy, quantizer);
     const at::Tensor workspace = byte_buffer(bytes, dy);
     kernels::Tensor grad = fp8_tensor(r.grad, quantizer);
@@ -402,7 +415,8 @@ GradWithBias FusedOps::stack_heads_dbias(const at::Tensor& dq, const at::Tensor&
 }
 
 Fp8GradWithBias FusedOps::stack_heads_quantize_dbias(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv,
-                                                     const Fp8Quantizer& quantizer, bool with_bias_grad) const {
+                                                     const Fp8Quantizer& quantizer, bool with_bias_grad,
+                                                     const at::Tensor& handed_scale_inv) const {
     // Delayed scaling reads dq, dk and dv where they lie (its scale is known before the pass). The other recipes cast the
     // stacked gradient as quantize_dbias and quantize do: where dq, dk and dv already lie side by side (the attention
     // kernels' backward writes them so) as a view of it, without a stack.
@@ -411,14 +425,19 @@ Fp8GradWithBias FusedOps::stack_heads_quantize_dbias(const at::Tensor& dq, const
     const Fp8Context& context = *quantizer.context;
     if (m || context.recipe().scaling != ScalingKind::Delayed || context.inspect() || context.calibrating(quantizer.pass)) {
         if (m) {
-            return fall_back("stack_heads_quantize_dbias", *m,
-                             [&] { return TeOps::stack_heads_quantize_dbias(dq, dk, dv, quantizer, with_bias_grad); });
+            return fall_back("stack_heads_quantize_dbias", *m, [&] {
+                return TeOps::stack_heads_quantize_dbias(dq, dk, dv, quantizer, with_bias_grad, handed_scale_inv);
+            });
         }
         if (const std::optional<at::Tensor> whole = stacked_whole(dq, dk, dv)) {
-            if (with_bias_grad) return quantize_dbias(*whole, quantizer);
-            return {quantize(*whole, quantizer, /*with_transpose=*/true), at::Tensor()};
+            // The attention's backward wrote the scale already (the amax hand-off): the cast without an amax pass.
+            const bool handed = handed_scale_inv.defined() && fresh_scale_cast(*whole, quantizer);
+            if (with_bias_grad) return handed ? cast_dbias_with_slot_scale(*whole, quantizer, handed_scale_inv) : quantize_dbias(*whole, quantizer);
+            return {handed ? cast_with_slot_scale(*whole, quantizer, /*with_transpose=*/true, handed_scale_inv)
+                           : quantize(*whole, quantizer, /*with_transpose=*/true),
+                    at::Tensor()};
         }
-        return TeOps::stack_heads_quantize_dbias(dq, dk, dv, quantizer, with_bias_grad);
+        return TeOps::stack_heads_quantize_dbias(dq, dk, dv, quantizer, with_bias_grad, handed_scale_inv);
     }
     const std::int64_t rows = dq.size(0) * dq.size(1);
     const std::int64_t cols = 3 * dq.size(2) * dq.size(3);

@@ -93,13 +93,16 @@ public:
     void update_scaling(at::Tensor& history, at::Tensor& scale, at::Tensor& scale_inv, const Fp8Recipe& recipe, float numerator,
                         const UpdateRecord& record) const override;
     Fp8Tensor quantize(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const override;
+    Fp8Tensor quantize_with_handed_scale(const at::Tensor& x, const Fp8Quantizer& quantizer, const at::Tensor& scale_inv,
+                                         bool with_transpose) const override;
     std::vector<Fp8Tensor> quantize_weights(const std::vector<WeightCast>& casts) const override;
     Fp8GradWithBias quantize_dbias(const at::Tensor& dy, const Fp8Quantizer& quantizer) const override;
     GradWithBias cast_dbias(const at::Tensor& dy, at::ScalarType dtype) const override;
     GradWithBias stack_heads_dbias(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv, at::ScalarType dtype,
                                    bool with_bias_grad) const override;
     Fp8GradWithBias stack_heads_quantize_dbias(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv,
-                                               const Fp8Quantizer& quantizer, bool with_bias_grad) const override;
+                                               const Fp8Quantizer& quantizer, bool with_bias_grad,
+                                               const at::Tensor& handed_scale_inv) const override;
 
     // FusedNormActivation.cpp
     LayerNormResult layer_norm_forward(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
@@ -145,9 +148,10 @@ public:
 
     // FusedAttention.cpp
     bool owns_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) const override;
-    AttentionResult attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) const override;
+    AttentionResult attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale,
+                                      const Fp8Quantizer* out_scale) const override;
     AttentionGrads attention_backward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const AttentionResult& forward,
-                                      const at::Tensor& d_out, double scale) const override;
+                                      const at::Tensor& d_out, double scale, const Fp8Quantizer* grad_scale) const override;
 
     // FusedGemms.cpp
     at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
@@ -198,6 +202,11 @@ private:
     static kernels::CurrentScaleTarget fresh_scale_target(const FreshScale& f);
     Fp8Tensor cast_with_slot_scale(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose,
                                    const at::Tensor& own_scale_inv) const;
+    // quantize_dbias's cast with the transposed copy and the column sums, with the slot's scale as it stands:
+    // own_scale_inv undefined: delayed scaling's (the amax staged, the live scale_inv handed out); else the scale was just
+    // set from dy's amax and own_scale_inv is the cast's.
+    Fp8GradWithBias cast_dbias_with_slot_scale(const at::Tensor& dy, const Fp8Quantizer& quantizer,
+                                               const at::Tensor& own_scale_inv) const;
     std::vector<Fp8Tensor> quantize_weights_fresh(const std::vector<WeightCast>& casts) const;
     bool hp_operands(const at::Tensor& a, const at::Tensor& b, bool same_k = true) const;
 

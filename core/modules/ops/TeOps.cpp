@@ -119,8 +119,13 @@ GradWithBias TeOps::stack_heads_dbias(const at::Tensor& dq, const at::Tensor& dk
     return with_bias_grad ? cast_dbias(dy, dtype) : GradWithBias{dy.to(dtype), at::Tensor()};
 }
 
+Fp8Tensor TeOps::quantize_with_handed_scale(const at::Tensor& x, const Fp8Quantizer& quantizer, const at::Tensor&,
+                                            bool with_transpose) const {
+    return quantize(x, quantizer, with_transpose);
+}
+
 Fp8GradWithBias TeOps::stack_heads_quantize_dbias(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv,
-                                                  const Fp8Quantizer& quantizer, bool with_bias_grad) const {
+                                                  const Fp8Quantizer& quantizer, bool with_bias_grad, const at::Tensor&) const {
     const at::Tensor dy = stacked_heads(dq, dk, dv);
     if (with_bias_grad) return quantize_dbias(dy, quantizer);
     return {quantize(dy, quantizer, /*with_transpose=*/true), at::Tensor()};

@@ -77,12 +77,16 @@ struct LayerNormGradsWithFp8 {
 struct AttentionResult {
     at::Tensor out;
     at::Tensor lse;
+    // Where the ops wrote current scaling's scale of `out` into the slot attention_forward was given (the amax
+    // hand-off): the scale_inv of the cast that follows with that scale; undefined otherwise.
+    at::Tensor out_scale_inv;
 };
 
 // q's, k's and v's gradients, each [batch, seq, heads, head_dim]: three views of one [batch · seq, 3 · heads ·
 // head_dim] tensor (the qkv projection's layout), q's columns first.
 struct AttentionGrads {
     at::Tensor dq, dk, dv;
+    at::Tensor scale_inv;  // as AttentionResult's out_scale_inv, for the three together (attention_backward's slot)
 };
 
 // A weight whose FP8 copy (with its transposed copy) an AdamW step writes from the parameter's new value:
@@ -189,11 +193,18 @@ public:
     // ops do for bfloat16 on their device where kernels/attention's rule (attention_refusal: short sequences, head_dim
     // a multiple of 16) takes the shape: one launch forward, one backward, where LibTorch's backends take 3 to 5.
     virtual bool owns_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) const;
-    // Causal softmax(q kᵀ · scale) v (only where owns_attention).
-    virtual AttentionResult attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) const;
-    // Its backward from the output gradient d_out ([batch, seq, heads · head_dim]) and what the forward saved.
+    // Causal softmax(q kᵀ · scale) v (only where owns_attention). `out_scale` (may be null): the FP8 slot of the cast
+    // that reads the output next (the projection's input). Where that cast takes its scale from the tensor's own amax
+    // (current scaling, delayed scaling's calibrating step) and the ops can, the attention's own launch writes that
+    // scale into the slot (the amax hand-off, kernels/attention's *_current_scale forms) and out_scale_inv says so;
+    // the default ignores it.
+    virtual AttentionResult attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale,
+                                              const Fp8Quantizer* out_scale) const;
+    // Its backward from the output gradient d_out ([batch, seq, heads · head_dim]) and what the forward saved;
+    // `grad_scale` as out_scale, for the stacked q, k and v gradients (the qkv projection's output gradient).
     virtual AttentionGrads attention_backward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                              const AttentionResult& forward, const at::Tensor& d_out, double scale) const;
+                                              const AttentionResult& forward, const at::Tensor& d_out, double scale,
+                                              const Fp8Quantizer* grad_scale) const;
 
     // High precision: a and b in the same dtype, float32 accumulation, result in out_dtype.
     virtual at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
@@ -202,6 +213,11 @@ public:
     // Casts x with the quantizer's slot (delayed: the slot's scale; current: a scale from x's own amax),
     // records x's amax in the slot and, with `with_transpose`, produces the transposed copy too.
     virtual Fp8Tensor quantize(const at::Tensor& x, const Fp8Quantizer& quantizer, bool with_transpose) const = 0;
+    // quantize, where x's producer already wrote the slot's scale from x's amax (the amax hand-off: attention_forward's
+    // out_scale_inv): the cast with that scale, `scale_inv` its own. The default casts as quantize does (an amax pass
+    // again, the same scale).
+    virtual Fp8Tensor quantize_with_handed_scale(const at::Tensor& x, const Fp8Quantizer& quantizer, const at::Tensor& scale_inv,
+                                                 bool with_transpose) const;
 
     // quantize(weight, quantizer, true) of each cast, in order: a model's weights cast once per step. The fused
     // ops cast all of them in one launch where the recipe allows it (delayed scaling); this default casts them
@@ -271,9 +287,12 @@ public:
                                            bool with_bias_grad) const;
     // The same gradient for an FP8 backward: cast with the quantizer, with its transposed copy (and its column sums with
     // `with_bias_grad`), as quantize_dbias (or quantize) casts a stacked one; fused under delayed scaling: one pass
-    // (stacked_cast_transpose_dbias_to_fp8), no high-precision copy written at all.
+    // (stacked_cast_transpose_dbias_to_fp8), no high-precision copy written at all. `handed_scale_inv` (may be
+    // undefined): the attention's backward wrote the slot's scale already (AttentionGrads::scale_inv), so the fused ops
+    // cast with it and take no amax of their own; the default casts as without it.
     virtual Fp8GradWithBias stack_heads_quantize_dbias(const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv,
-                                                       const Fp8Quantizer& quantizer, bool with_bias_grad) const;
+                                                       const Fp8Quantizer& quantizer, bool with_bias_grad,
+                                                       const at::Tensor& handed_scale_inv) const;
     // High precision dgrad through GELU: (dy · w) ⊙ gelu'(pre) in out_dtype and its column sums in float32 (fc1's
     // bias gradient; fused: a plain GEMM, then the GELU backward kernel sums them as it writes, in place of
     // cuBLASLt's DGELU_BGRAD epilogue with its helper kernel and memset). w is [out, in] as stored.

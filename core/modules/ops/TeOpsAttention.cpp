@@ -34,16 +34,18 @@ bool TeOps::owns_attention(const at::Tensor&, const at::Tensor&, const at::Tenso
     return false;
 }
 
-AttentionResult TeOps::attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) const {
+AttentionResult TeOps::attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale,
+                                         const Fp8Quantizer*) const {
     const at::Tensor s = causal_scores(q, k, scale);
     const at::Tensor lse = at::logsumexp(s, {3});  // [batch, heads, seq]
     const at::Tensor out = at::matmul((s - lse.unsqueeze(3)).exp(), heads_first(v));
     return {out.transpose(1, 2).reshape({q.size(0), q.size(1), q.size(2) * q.size(3)}).to(q.scalar_type()),
-            lse.reshape({q.size(0) * q.size(2), q.size(1)}).contiguous()};
+            lse.reshape({q.size(0) * q.size(2), q.size(1)}).contiguous(), at::Tensor()};
 }
 
 AttentionGrads TeOps::attention_backward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                         const AttentionResult& forward, const at::Tensor& d_out, double scale) const {
+                                         const AttentionResult& forward, const at::Tensor& d_out, double scale,
+                                         const Fp8Quantizer*) const {
     const std::int64_t batch = q.size(0), seq = q.size(1), heads = q.size(2), d = q.size(3);
     const at::Tensor lse = forward.lse.to(at::kFloat).reshape({batch, heads, seq, 1});
     const at::Tensor p = (causal_scores(q, k, scale) - lse).exp();
@@ -57,7 +59,7 @@ AttentionGrads TeOps::attention_backward(const at::Tensor& q, const at::Tensor& 
     const at::Tensor dk = at::matmul(ds.transpose(2, 3), heads_first(q)) * scale;
     // One [batch, seq, 3, heads, d] tensor, the projection's layout, viewed as the three gradients.
     const at::Tensor stacked = at::stack({dq.transpose(1, 2), dk.transpose(1, 2), dv.transpose(1, 2)}, 2).to(q.scalar_type());
-    return {stacked.select(2, 0), stacked.select(2, 1), stacked.select(2, 2)};
+    return {stacked.select(2, 0), stacked.select(2, 1), stacked.select(2, 2), at::Tensor()};
 }
 
 }  // namespace tewb

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/entry_points.h"
 #include "tewb_kernels/tensor.h"
 
@@ -24,8 +25,11 @@ struct AttentionHeads {
 // backward's need grows with seq² (P), the forward's with seq · head_dim (its per-warp scores beside q, k and v);
 // together: seq <= 128 at head_dim 64 (the seed's 96 fits), <= 80 at 128 (the forward decides there), <= 176 at 16
 // (kAttentionMaxSeq, the longest any head_dim fits). A call takes the larger of the two needs, so a forward alone is
-// held to what its backward will need.
+// held to what its backward will need. Of the limit, kAttentionStaticSharedReserve bytes are kept for the kernels'
+// static shared memory (the *_current_scale forms' block maximum and arrival flag), which counts against the same
+// opt-in limit; no shape the rule took before that reserve (none needs more than the limit less 512 bytes) is refused.
 constexpr std::size_t kAttentionSharedBytesLimit = 99 * 1024;
+constexpr std::size_t kAttentionStaticSharedReserve = 512;
 constexpr std::size_t kAttentionMaxSeq = 176;
 constexpr std::size_t kAttentionHeadDimMultiple = 16;
 constexpr std::size_t kAttentionMaxHeadDim = 256;
@@ -61,4 +65,15 @@ void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, const 
 void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o,
                         const Tensor& lse, const AttentionHeads& heads, const Tensor& dq, const Tensor& dk,
                         const Tensor& dv, Stream stream);
+// The amax hand-off (current scaling's scale from the kernel that writes the tensor; docs/kernels.md): the same
+// launch, o and lse bit for bit as attention_forward's, and current scaling's scale of o from the largest |o| as stored
+// (what abs_max_current_scale(o, target...) writes after attention_forward), so the FP8 cast of the projection's input
+// needs no amax pass of its own. The target's floats may not lie in q, k, v, o or lse; no rows: the scale of amax 0.
+void attention_forward_current_scale(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionHeads& heads,
+                                     const Tensor& o, const Tensor& lse, const CurrentScaleTarget& target, Stream stream);
+// The backward's, likewise: dq, dk and dv as attention_backward writes them, and current scaling's scale of the three
+// together (the qkv projection's output gradient they form) from their largest |value| as stored.
+void attention_backward_current_scale(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o,
+                                      const Tensor& lse, const AttentionHeads& heads, const Tensor& dq, const Tensor& dk,
+                                      const Tensor& dv, const CurrentScaleTarget& target, Stream stream);
 )

@@ -18,6 +18,10 @@
 typedef enum { cudaSuccess = 0, cudaErrorInvalidValue = 1 } cudaError_t;
 typedef struct CUstream_st* cudaStream_t;
 typedef enum { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 } cudaFuncAttribute;
+// The emulation cannot know a kernel's static shared memory (its `__shared__` arrays are the running block's): 0.
+struct cudaFuncAttributes {
+    std::size_t sharedSizeBytes = 0;
+};
 
 namespace emulated {
 cudaError_t set_max_dynamic_shared(const void* kernel, int bytes);
@@ -96,6 +100,11 @@ Launcher<Params...> launcher(void (*kernel)(Params...), dim3 grid, dim3 block, s
 
 inline cudaError_t cudaGetDevice(int* device) {
     *device = 0;
+    return cudaSuccess;
+}
+template <typename F>
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, F*) {
+    *attributes = cudaFuncAttributes{};
     return cudaSuccess;
 }
 template <typename F>
