@@ -529,6 +529,30 @@ int main(int argc, char** argv) {
             });
             rows.push_back({"rms_norm_forward fp32 x -> E4M3 + transposed (llama's FP8 RMSNorm)", shape, rq, 6.0 * r * h / (rq * 1e6),
                             "GB/s", bandwidth_target});
+            // llama's proj and down projection under current scaling: the RMSNorm backward over the float32 residual stream that
+            // also writes dx's scale (rms_norm_backward_current_scale), against the backward and then abs_max_current_scale
+            // over dx. The same bits (the self-test's rows); the target, 1, is "not slower".
+            const at::Tensor dy32 = at::randn({r, h}, cuda), dres32 = at::randn({r, h}, cuda);
+            at::Tensor dx32 = at::empty({r, h}, cuda);
+            at::Tensor fresh = at::zeros({3}, cuda);
+            kernels::CurrentScaleTarget target;
+            target.numerator = 57344.0f;
+            target.scale = kernel_tensor(fresh.narrow(0, 0, 1));
+            target.scale_inv = kernel_tensor(fresh.narrow(0, 1, 1));
+            target.staging = kernel_tensor(fresh.narrow(0, 2, 1));
+            const double then_amax = time_ms([&] {
+                kernels::rms_norm_backward_add(kernel_tensor(dy32), kernel_tensor(x32), kernel_tensor(rstd32), kernel_tensor(gamma),
+                                               kernel_tensor(dx32), kernel_tensor(dres32), kernel_tensor(dgamma), workspace_ref(rms_workspace),
+                                               on_stream());
+                kernels::abs_max_current_scale(kernel_tensor(dx32), 57344.0f, target.scale, target.scale_inv, target.staging, on_stream());
+            });
+            const double handoff = time_ms([&] {
+                kernels::rms_norm_backward_current_scale(kernel_tensor(dy32), kernel_tensor(x32), kernel_tensor(rstd32), kernel_tensor(gamma),
+                                                         kernel_tensor(dx32), kernel_tensor(dres32), kernel_tensor(dgamma), target,
+                                                         workspace_ref(rms_workspace), on_stream());
+            });
+            rows.push_back({"rms_norm_backward_current_scale vs backward_add + abs_max_current_scale (fp32)", shape, handoff,
+                            then_amax / handoff, "x", 1.0});
         }
         // Bytes as above plus the float32 bias gradient (the partial sums stay in L2 at these sizes).
         at::Tensor dbias = at::empty({h}, cuda);

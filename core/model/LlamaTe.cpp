@@ -43,12 +43,15 @@ torch::Tensor LlamaTe::hidden_states(const torch::Tensor& tokens, const std::sha
         x = apply_embedding(wte_, at::Tensor(), tokens, ops, tied).view({tokens.size(0), tokens.size(1), shape_.hidden});
     }
     const RotaryAngles rotary{rope_cos_, rope_sin_};
+    // Each block's down projection (fc2) gets its output gradient cast by the next RMSNorm where the ops have such a pass
+    // (GradientHandOver; under current scaling the RMSNorm backward writes its scale).
+    std::shared_ptr<GradientHandOver> carry;
     for (std::size_t i = 0; i < blocks_.size(); ++i) {
         const LedgerScope layer("layer", static_cast<int>(i));
-        x = blocks_[i]->forward(x, &rotary);
+        x = blocks_[i]->forward(x, &rotary, &carry);
     }
     const LedgerScope scope("head");
-    return norm_f_->forward(x).reshape({-1, shape_.hidden});
+    return norm_f_->forward(x, carry).reshape({-1, shape_.hidden});
 }
 
 }  // namespace tewb

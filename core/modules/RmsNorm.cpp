@@ -11,11 +11,11 @@ RmsNorm::RmsNorm(std::string name, std::int64_t hidden, ParameterInit& init, dou
     weight_ = register_parameter("weight", init.ones({hidden}));
 }
 
-at::Tensor RmsNorm::forward(const at::Tensor& x) {
+at::Tensor RmsNorm::forward(const at::Tensor& x, const std::shared_ptr<GradientHandOver>& input_grad) {
     check_features(name_, x, weight_.size(0));
     const at::Tensor rows = x.reshape({-1, x.size(-1)});
     const LayerNormPlan plan{&ops_in_force(x.device()), compute_dtype_for(x), eps_, Normalization::RmsNorm};
-    return apply_layer_norm(rows, weight_, at::Tensor(), plan).view(x.sizes());
+    return apply_layer_norm(rows, weight_, at::Tensor(), plan, input_grad).view(x.sizes());
 }
 
 }  // namespace tewb

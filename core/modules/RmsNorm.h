@@ -1,11 +1,13 @@
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include <torch/nn/module.h>
 
 namespace tewb {
 
+class GradientHandOver;
 class ParameterInit;
 
 // RMSNorm over the last dimension with float32 statistics (te.RMSNorm): y = x · rstd · weight, rstd =
@@ -15,7 +17,9 @@ class RmsNorm : public torch::nn::Module {
 public:
     RmsNorm(std::string name, std::int64_t hidden, ParameterInit& init, double eps);
 
-    at::Tensor forward(const at::Tensor& x);
+    // `input_grad`: dx handed to the Linear that made x, cast, where it asked and the ops have such a pass
+    // (GradientHandOver; TeOps::rms_norm_backward_quantize).
+    at::Tensor forward(const at::Tensor& x, const std::shared_ptr<GradientHandOver>& input_grad = nullptr);
 
     const at::Tensor& weight() const { return weight_; }
 

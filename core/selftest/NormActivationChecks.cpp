@@ -385,6 +385,46 @@ void layer_norm_backward_current_scale_case(Checks& check, at::ScalarType io, st
     }
 }
 
+// RMSNorm's backward hand-off (rms_norm_backward_current_scale: llama's proj and down projection under current scaling)
+// against rms_norm_backward_add and abs_max_current_scale of its dx on the same GPU, bit for bit, twice (the second time
+// with dy and dresidual a thousand times smaller), with dresidual and without (the head's RMSNorm).
+void rms_norm_backward_current_scale_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t hidden) {
+    const std::string shape = shape_text(rows, hidden);
+    const auto bits = [](const at::Tensor& t) { return t.to(at::kFloat).view(at::kInt); };
+    const at::Tensor x = (at::randn({rows, hidden}, cuda()) * 3 + 0.5).to(io);
+    const at::Tensor gamma = at::randn({hidden}, cuda()) * 0.5 + 1;
+    at::Tensor y = at::empty({rows, hidden}, cuda().dtype(io));
+    at::Tensor rstd = at::empty({rows}, cuda());
+    kernels::rms_norm_forward(kernel_tensor(x), kernel_tensor(gamma), 1e-5f, kernel_tensor(y), kernels::Tensor{}, kernel_tensor(rstd),
+                              kernel_stream());
+    const std::size_t bytes = kernels::rms_norm_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
+    const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+    for (const bool add : {true, false}) {
+        for (const double size : {1.0, 1e-3}) {
+            const at::Tensor dy = (at::randn({rows, hidden}, cuda()) * size).to(io);
+            const at::Tensor dresidual = (at::randn({rows, hidden}, cuda()) * size).to(io);
+            const kernels::Tensor dres = add ? kernel_tensor(dresidual) : kernels::Tensor{};
+            at::Tensor want_dx = poisoned({rows, hidden}, io), got_dx = poisoned({rows, hidden}, io);
+            at::Tensor want_dgamma = poisoned({hidden}, at::kFloat), got_dgamma = poisoned({hidden}, at::kFloat);
+            at::Tensor want = at::full({3}, 0.5f, cuda()), got = at::full({3}, 0.5f, cuda());
+            kernels::rms_norm_backward_add(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(rstd), kernel_tensor(gamma),
+                                           kernel_tensor(want_dx), dres, kernel_tensor(want_dgamma), workspace_ref(workspace),
+                                           kernel_stream());
+            kernels::abs_max_current_scale(kernel_tensor(want_dx), 57344.0f, kernel_tensor(want.narrow(0, 0, 1)),
+                                           kernel_tensor(want.narrow(0, 1, 1)), kernel_tensor(want.narrow(0, 2, 1)), kernel_stream());
+            kernels::rms_norm_backward_current_scale(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(rstd), kernel_tensor(gamma),
+                                                     kernel_tensor(got_dx), dres, kernel_tensor(got_dgamma),
+                                                     current_scale_target(got, 57344.0f), workspace_ref(workspace), kernel_stream());
+            const std::string dtype = dtype_name(io) + (add ? ", dresidual" : "") + (size == 1.0 ? "" : ", second call, gradients / 1000");
+            const char* op = "rms_norm_backward_current_scale";
+            check.exact(op, "dx, dgamma = rms_norm_backward_add's", shape, dtype,
+                        bits(at::cat({got_dx.reshape({-1}).to(at::kFloat), got_dgamma})),
+                        bits(at::cat({want_dx.reshape({-1}).to(at::kFloat), want_dgamma})));
+            check.exact(op, "scale, scale_inv, staging = abs_max_current_scale's of dx", shape, dtype, bits(got), bits(want));
+        }
+    }
+}
+
 // GELU's amax hand-off (gelu_forward_current_scale, gelu_backward_current_scale with fc1's bias gradient) against the
 // plain call and abs_max_current_scale of its output on the same GPU, bit for bit, twice (the second time on inputs a
 // thousand times smaller).
@@ -518,6 +558,12 @@ void layer_norms(Checks& check) {
                                            std::tuple{at::kFloat, 1030, 98}}) {
         check.attempt("layer_norm_backward_cast_dbias_current_scale", shape_text(rows, hidden), dtype_name(io),
                       [&, io = io, rows = rows, hidden = hidden] { layer_norm_backward_current_scale_case(check, io, rows, hidden); });
+    }
+    // RMSNorm's: the llama seed's float32 residual stream, bfloat16 rows, a row the plain kernels take (98).
+    for (const auto& [io, rows, hidden] : {std::tuple{at::kFloat, 3072, 768}, std::tuple{at::kBFloat16, 1030, 768},
+                                           std::tuple{at::kFloat, 1030, 98}}) {
+        check.attempt("rms_norm_backward_current_scale", shape_text(rows, hidden), dtype_name(io),
+                      [&, io = io, rows = rows, hidden = hidden] { rms_norm_backward_current_scale_case(check, io, rows, hidden); });
     }
 }
 

@@ -124,6 +124,7 @@ struct RmsNormBackwardCall {
     Tensor dresidual;  // data null: nothing added to dx
     Tensor dgamma;
     Workspace workspace;
+    CurrentScaleCall fresh{};  // scale null: none (rms_norm_backward_current_scale sets it)
 };
 
 std::optional<RmsNormForwardCall> rms_norm_forward_call(const char* call, const Tensor& x, const Tensor& gamma, float eps,
@@ -135,5 +136,11 @@ std::optional<RmsNormBackwardCall> rms_norm_backward_call(const char* call, cons
                                                           const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
                                                           const Tensor& dresidual, const Tensor& dgamma,
                                                           const Workspace& workspace);
+// rms_norm_backward_current_scale's: the call's checks, then the target's (amax/current_scale_target.h); nothing when
+// there are no rows.
+std::optional<RmsNormBackwardCall> rms_norm_backward_current_scale_call(const char* call, const Tensor& dy, const Tensor& x,
+                                                                        const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                                                                        const Tensor& dresidual, const Tensor& dgamma,
+                                                                        const CurrentScaleTarget& target, const Workspace& workspace);
 
 }  // namespace tewb::kernels::detail

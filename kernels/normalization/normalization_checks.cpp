@@ -307,6 +307,18 @@ std::optional<RmsNormBackwardCall> rms_norm_backward_call(const char* call, cons
     return a;
 }
 
+std::optional<RmsNormBackwardCall> rms_norm_backward_current_scale_call(const char* call, const Tensor& dy, const Tensor& x,
+                                                                        const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                                                                        const Tensor& dresidual, const Tensor& dgamma,
+                                                                        const CurrentScaleTarget& target, const Workspace& workspace) {
+    const CurrentScaleCall t = checked_current_scale_target(
+        call, target, dx, "dx", {{dy, "dy"}, {x, "x"}, {rstd, "rstd"}, {gamma, "gamma"}, {dresidual, "dresidual"}, {dgamma, "dgamma"}},
+        workspace);
+    std::optional<RmsNormBackwardCall> a = rms_norm_backward_call(call, dy, x, rstd, gamma, dx, dresidual, dgamma, workspace);
+    if (a) a->fresh = t;
+    return a;
+}
+
 Workspace after_backward_rows(const LayerNormBackwardCall& a) {
     const std::size_t used = 2 * static_cast<std::size_t>(norm_backward_chunks(a.x.rows)) * a.x.cols * sizeof(float);
     return {static_cast<unsigned char*>(a.workspace.data) + used, a.workspace.bytes - used};

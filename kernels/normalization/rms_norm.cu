@@ -220,7 +220,8 @@ void launch_rms_norm_forward(const RmsNormForwardCall& a, cudaStream_t stream) {
     check_last_launch("tewb::kernels::rms_norm_forward");
 }
 
-// The fast backward: one block per partial row (at most norm_backward_chunks), dgamma's rows alone.
+// The fast backward: one block per partial row (at most norm_backward_chunks), dgamma's rows alone; with a.fresh set,
+// the form that also writes dx's scale (kFresh: rms_norm_backward_current_scale).
 struct FastBackwardLaunch {
     const RmsNormBackwardCall& a;
     cudaStream_t stream;
@@ -234,10 +235,18 @@ struct FastBackwardLaunch {
             std::min<std::size_t>((rows + groups - 1) / groups, static_cast<std::size_t>(norm_backward_chunks(rows))));
         const std::size_t shared = groups > 1 ? hidden * sizeof(float) : 0;
         const DparamsTarget target{static_cast<float*>(a.workspace.data), blocks, a.dgamma.data, nullptr, a.gamma.dtype};
-        fast::layer_norm_backward<T, VECS, WARPS, false, true><<<static_cast<unsigned>(blocks), fast::kThreads<WARPS>, shared, stream>>>(
-            a.dy.data, a.dy.dtype, static_cast<const T*>(a.x.data), nullptr, a.rstd, a.gamma.data, a.gamma.dtype,
-            static_cast<int>(rows), static_cast<int>(hidden), static_cast<T*>(a.dx.data), static_cast<const T*>(a.dresidual.data),
-            target, nullptr, DType::Float32, CurrentScaleOut{});
+        const CurrentScaleOut fresh{a.fresh.numerator, a.fresh.scale, a.fresh.scale_inv, a.fresh.staging};
+        const auto launch = [&](auto kernel) {
+            kernel<<<static_cast<unsigned>(blocks), fast::kThreads<WARPS>, shared, stream>>>(
+                a.dy.data, a.dy.dtype, static_cast<const T*>(a.x.data), nullptr, a.rstd, a.gamma.data, a.gamma.dtype,
+                static_cast<int>(rows), static_cast<int>(hidden), static_cast<T*>(a.dx.data), static_cast<const T*>(a.dresidual.data),
+                target, nullptr, DType::Float32, fresh);
+        };
+        if (fresh.scale != nullptr) {
+            launch(fast::layer_norm_backward<T, VECS, WARPS, false, true, true>);
+        } else {
+            launch(fast::layer_norm_backward<T, VECS, WARPS, false, true>);
+        }
     }
 };
 
@@ -264,6 +273,12 @@ void launch_rms_norm_backward(const RmsNormBackwardCall& a, cudaStream_t stream)
                                      stream>>>(a.dy.data, a.dy.dtype, a.x.data, a.x.dtype, a.rstd, rows, hidden, target);
     check_last_launch(call);
     if (!in_kernel) launch_column_sum(partial, chunks, a.x.cols, a.dgamma.data, a.gamma.dtype, stream, call);
+    // The plain kernels have no hand-off: dx's scale in abs_max_current_scale's launch after them.
+    if (a.fresh.scale != nullptr) {
+        const auto scalar = [](float* p) { return p != nullptr ? input(p, DType::Float32, 1, 1) : Tensor{}; };
+        kernels::abs_max_current_scale(a.dx, a.fresh.numerator, scalar(a.fresh.scale), scalar(a.fresh.scale_inv),
+                                       scalar(a.fresh.staging), Stream{stream});
+    }
 }
 
 }  // namespace
@@ -301,6 +316,18 @@ void rms_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& rstd
     const auto call = detail::rms_norm_backward_call("tewb::kernels::rms_norm_backward_add", dy, x, rstd, gamma, dx, dresidual,
                                                      dgamma, workspace);
     if (call) detail::launch_rms_norm_backward(*call, detail::cuda_stream(stream));
+}
+
+void rms_norm_backward_current_scale(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                                     const Tensor& dresidual, const Tensor& dgamma, const CurrentScaleTarget& target,
+                                     const Workspace& workspace, Stream stream) {
+    const auto call = detail::rms_norm_backward_current_scale_call("tewb::kernels::rms_norm_backward_current_scale", dy, x, rstd,
+                                                                   gamma, dx, dresidual, dgamma, target, workspace);
+    if (call) {
+        detail::launch_rms_norm_backward(*call, detail::cuda_stream(stream));
+    } else {  // no rows: the scale of an empty tensor's amax, 0
+        abs_max_current_scale(dx, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
 }
 
 }  // namespace tewb::kernels

@@ -192,15 +192,35 @@ void backward_dgamma(const RmsNormBackwardCall& a) {
     detail::store_floats(a.dgamma.data, a.gamma.dtype, 0, hidden, total.data());
 }
 
+// With a.fresh set (rms_norm_backward_current_scale): dx's scale from its largest |value| as stored, in the fast kernel's
+// one launch (its last block) or in abs_max_current_scale's launch after the plain ones.
 void backward(const RmsNormBackwardCall& a) {
-    if (rms_norm_backward_fast(a)) return;
-    std::vector<float> gam(a.x.cols);
-    detail::load_floats(a.gamma.data, a.gamma.dtype, 0, a.x.cols, gam.data());
-    backward_dx(a, gam);
-    backward_dgamma(a);
-    detail::note_launch();  // the dx kernel
-    const int launches = detail::column_sum_launches((a.x.cols + kColumnThreads - 1) / kColumnThreads);
-    for (int launch = 0; launch < launches; ++launch) detail::note_launch();
+    const bool fast = rms_norm_backward_fast(a);
+    if (!fast) {
+        std::vector<float> gam(a.x.cols);
+        detail::load_floats(a.gamma.data, a.gamma.dtype, 0, a.x.cols, gam.data());
+        backward_dx(a, gam);
+        backward_dgamma(a);
+        detail::note_launch();  // the dx kernel
+        const int launches = detail::column_sum_launches((a.x.cols + kColumnThreads - 1) / kColumnThreads);
+        for (int launch = 0; launch < launches; ++launch) detail::note_launch();
+    }
+    if (a.fresh.scale == nullptr) return;
+    if (!fast) {
+        const auto scalar = [](float* p) { return p != nullptr ? input(p, DType::Float32, 1, 1) : Tensor{}; };
+        host::abs_max_current_scale(input(a.dx.data, a.x.dtype, a.x.rows, a.x.cols), a.fresh.numerator, scalar(a.fresh.scale),
+                                    scalar(a.fresh.scale_inv), scalar(a.fresh.staging), Stream{});
+        return;
+    }
+    const std::size_t hidden = a.x.cols;
+    detail::StoredAmax fresh(a.fresh, a.dx.data, a.x.dtype);
+    detail::parallel_for(a.x.rows, hidden * 2, [&](std::size_t first, std::size_t last) {
+        std::vector<float> scratch(hidden);
+        std::uint32_t local = 0;
+        for (std::size_t row = first; row < last; ++row) local = std::max(local, fresh.of(row * hidden, hidden, scratch.data()));
+        fresh.combine(local);
+    });
+    fresh.apply();
 }
 
 }  // namespace
@@ -217,6 +237,18 @@ void rms_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& rstd
     const auto call = detail::rms_norm_backward_call("tewb::kernels::host::rms_norm_backward_add", dy, x, rstd, gamma, dx,
                                                      dresidual, dgamma, workspace);
     if (call) backward(*call);
+}
+
+void rms_norm_backward_current_scale(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                                     const Tensor& dresidual, const Tensor& dgamma, const CurrentScaleTarget& target,
+                                     const Workspace& workspace, Stream stream) {
+    const auto call = detail::rms_norm_backward_current_scale_call("tewb::kernels::host::rms_norm_backward_current_scale", dy, x,
+                                                                   rstd, gamma, dx, dresidual, dgamma, target, workspace);
+    if (call) {
+        backward(*call);
+    } else {  // no rows: the scale of an empty tensor's amax, 0
+        host::abs_max_current_scale(dx, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
 }
 
 }  // namespace tewb::kernels::host

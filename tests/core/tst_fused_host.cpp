@@ -401,6 +401,71 @@ private Q_SLOTS:
         QVERIFY(!fp8.take(dx));
     }
 
+    // RMSNorm's hand-over (rms_norm_backward_quantize): under current scaling (and delayed scaling's calibrating step) dx
+    // and dgamma as rms_norm_backward_add writes them and dx's FP8 cast as quantize casts it (data, transposed copy,
+    // scale_inv, the slot's scale and staged amax), bit for bit, in one launch fewer; with and without dresidual, x in
+    // float32 (the residual stream under autocast) and bfloat16. Nothing is handed under delayed scaling proper, with a
+    // bias gradient asked for, or while inspecting.
+    void rmsNormBackwardHandsItsScaleOver_data() {
+        QTest::addColumn<int>("mode");  // 0 current, 1 delayed calibrating, 2 delayed, 3 current with a bias, 4 current inspected
+        QTest::newRow("current") << 0;
+        QTest::newRow("delayed, calibrating") << 1;
+        QTest::newRow("delayed") << 2;
+        QTest::newRow("current, a bias gradient asked for") << 3;
+        QTest::newRow("current, inspected") << 4;
+    }
+    void rmsNormBackwardHandsItsScaleOver() {
+        QFETCH(int, mode);
+        const bool handed_over = mode <= 1;
+        const TeOps& ops = fused_host_ops();
+        at::manual_seed(23);
+        for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+            for (const bool add : {false, true}) {
+                const at::Tensor x = (at::randn({40, 96}) * 2).to(dtype);
+                const at::Tensor gamma = at::rand({96}) + 0.5;
+                const at::Tensor dy = at::randn({40, 96}).to(dtype);
+                const at::Tensor dres = add ? (at::randn({40, 96}) * 0.1).to(dtype) : at::Tensor();
+                const RmsNormResult fwd = ops.rms_norm_forward(x, gamma, 1e-5, dtype);
+                const auto context_for = [&] {
+                    auto context = std::make_shared<Fp8Context>();
+                    context->add_gemm("proj");
+                    Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+                    recipe.scaling = mode == 1 || mode == 2 ? ScalingKind::Delayed : ScalingKind::Current;
+                    recipe.calibrate_first_step = mode == 1;
+                    context->prepare(recipe, mode == 4, c10::Device(c10::kCPU), ops);
+                    return context;
+                };
+                const auto plain = context_for(), handing = context_for();
+                const Fp8Quantizer q_plain{plain, Fp8Pass::Backward, 0}, q_handing{handing, Fp8Pass::Backward, 0};
+                std::uint64_t before = ops.kernel_launches();
+                const RmsNormGrads want = add ? ops.rms_norm_backward_add(dy, x, fwd.rstd, gamma, dres) : ops.rms_norm_backward(dy, x, fwd.rstd, gamma);
+                const Fp8Tensor want_cast = ops.quantize(want.dx, q_plain, true);
+                const std::uint64_t plain_launches = ops.kernel_launches() - before;
+                before = ops.kernel_launches();
+                const std::optional<LayerNormGradsWithFp8> got =
+                    ops.rms_norm_backward_quantize(dy, x, fwd.rstd, gamma, dres, q_handing, /*with_bias_grad=*/mode == 3);
+                QCOMPARE(got.has_value(), handed_over);
+                if (!got) {
+                    QCOMPARE(ops.kernel_launches(), before);
+                    continue;
+                }
+                QCOMPARE(ops.kernel_launches() - before, plain_launches - 1);
+                const auto bits = [](const at::Tensor& t) { return t.reshape({-1}).contiguous().view(at::kByte); };
+                const auto same = [&](const at::Tensor& a, const at::Tensor& b) { return a.sizes() == b.sizes() && at::equal(bits(a), bits(b)); };
+                QVERIFY(same(got->norm.dx, want.dx));
+                QVERIFY(same(got->norm.dgamma, want.dgamma));
+                QVERIFY(!got->norm.dbeta.defined());
+                QVERIFY(same(got->fp8.grad.data, want_cast.data));
+                QVERIFY(same(got->fp8.grad.transposed, want_cast.transposed));
+                QVERIFY(same(got->fp8.grad.scale_inv, want_cast.scale_inv));
+                QVERIFY(!got->fp8.bias_grad.defined());
+                QVERIFY(same(handing->scale(Fp8Pass::Backward, 0), plain->scale(Fp8Pass::Backward, 0)));
+                QVERIFY(same(handing->history(Fp8Pass::Backward).select(1, 0), plain->history(Fp8Pass::Backward).select(1, 0)));
+            }
+        }
+        QVERIFY(fallbacks_noted().empty());
+    }
+
     // The hand-overs at work in a MiniGPT step on the fused path: every Linear that feeds a LayerNorm (proj, fc2) gets
     // its gradient from that LayerNorm's pass (layer_norm_backward_cast_dbias; FP8 under delayed scaling:
     // layer_norm_backward_quantize_dbias), no cast of its own runs, and the qkv gradient comes from the stacked cast

@@ -480,7 +480,10 @@ private Q_SLOTS:
         // Current scaling 39 (was 41) since the RMSNorms hand their output's amax and scale to the casts
         // (rms_norm_forward_current_scale), 37 since SwiGLU's forward and backward do the same for the down projection's
         // input and fc1's output gradient. (Its grouped-query attention runs on LibTorch's backends: no attention hand-off.)
-        QTest::newRow("llama te fp8 current") << Backend::Te << Precision::Fp8 << ScalingKind::Current << 37.0 << 14.0 << 0.0
+        // 34.5 and 15 outside since the RMSNorm backwards hand proj's and fc2's output gradients over with their scale
+        // (rms_norm_backward_current_scale, then the Linear's cast in the RMSNorm's module): 35 in every layer but the
+        // first (34), the last fc2's cast in the head; 34 + 11 x 35 + 15 = 434 per step at 12 layers (458 before).
+        QTest::newRow("llama te fp8 current") << Backend::Te << Precision::Fp8 << ScalingKind::Current << 34.5 << 15.0 << 0.0
                                               << Arch::Llama;
         QTest::newRow("llama te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 35.0 << 13.0 << 0.0
                                             << Arch::Llama;

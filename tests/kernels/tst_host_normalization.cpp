@@ -1522,6 +1522,113 @@ private Q_SLOTS:
         }
     }
 
+    // RMSNorm's backward hand-off (rms_norm_backward_current_scale): rms_norm_backward_add (or rms_norm_backward), then
+    // abs_max_current_scale of dx, bit for bit (dx, dgamma, scale, scale_inv, staging); one launch on the fast kernel
+    // (hidden 768) where the plain kernels' 2 are followed by abs_max_current_scale's (129); x float32 and bfloat16, with
+    // and without dresidual, a NaN in dy (amax NaN: scale 1, staging NaN); no rows: the scale of amax 0, one launch. Then
+    // its refusals: a target float in dx, in dresidual or in the workspace, no dx.
+    void rmsNormBackwardCurrentScaleIsTheBackwardThenItsScale() {
+        std::mt19937 rng(83);
+        const float numerator = 57344.0f;
+        const auto scalar = [](float* p) { return input(p, DType::Float32, 1, 1); };
+        for (const DType x_dtype : {DType::Float32, DType::BFloat16}) {
+            for (const std::size_t hidden : {768u, 129u}) {
+                for (const bool add : {false, true}) {
+                    for (const bool nan : {false, true}) {
+                        const std::size_t rows = 21;
+                        Buffer x = random_tensor(x_dtype, rows * hidden, rng, 0.2f, 2.0f);
+                        Buffer gamma = random_tensor(DType::Float32, hidden, rng, 1.0f, 0.3f);
+                        Buffer dy = random_tensor(x_dtype, rows * hidden, rng, 0.0f, 1.0f);
+                        if (nan) dy.set(rows * hidden / 3, kNaN);
+                        Buffer dres = random_tensor(x_dtype, rows * hidden, rng, 0.0f, 0.5f);
+                        Buffer out(x_dtype, rows * hidden), dx_ref(x_dtype, rows * hidden), dx(x_dtype, rows * hidden);
+                        Buffer dgamma_ref(DType::Float32, hidden), dgamma(DType::Float32, hidden);
+                        std::vector<float> rstd(rows), workspace(tewb::kernels::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
+                        const Tensor xt = input(x.data(), x_dtype, rows, hidden);
+                        const Tensor gt = input(gamma.data(), DType::Float32, 1, hidden);
+                        calls::rms_norm_forward(xt, gt, 1e-5f, input(out.data(), x_dtype, rows, hidden), nullptr, rstd.data());
+                        const Tensor dyt = input(dy.data(), x_dtype, rows, hidden);
+                        const Tensor rt = calls::stats_of(rstd.data(), xt);
+                        const Tensor dres_t = add ? input(dres.data(), x_dtype, rows, hidden) : Tensor{};
+                        const tewb::kernels::Workspace w{workspace.data(), workspace.size() * 4};
+                        float want[3] = {0.0f, 0.0f, 0.5f}, got[3] = {0.0f, 0.0f, 0.5f};  // scale, scale_inv, staging
+                        const std::uint64_t plain = launches_of([&] {
+                            host::rms_norm_backward_add(dyt, xt, rt, gt, input(dx_ref.data(), x_dtype, rows, hidden), dres_t,
+                                                        input(dgamma_ref.data(), DType::Float32, 1, hidden), w, {});
+                        });
+                        host::abs_max_current_scale(input(dx_ref.data(), x_dtype, rows, hidden), numerator, scalar(&want[0]),
+                                                    scalar(&want[1]), scalar(&want[2]), {});
+                        tewb::kernels::CurrentScaleTarget target;
+                        target.numerator = numerator;
+                        target.scale = scalar(&got[0]);
+                        target.scale_inv = scalar(&got[1]);
+                        target.staging = scalar(&got[2]);
+                        const std::uint64_t launches = launches_of([&] {
+                            host::rms_norm_backward_current_scale(dyt, xt, rt, gt, input(dx.data(), x_dtype, rows, hidden), dres_t,
+                                                                  input(dgamma.data(), DType::Float32, 1, hidden), target, w, {});
+                        });
+                        QCOMPARE(launches, hidden == 768u ? plain : plain + 1);
+                        QCOMPARE(plain, std::uint64_t{hidden == 768u ? 1u : 2u});
+                        for (std::size_t i = 0; i < rows * hidden; ++i) QCOMPARE(detail::float_bits(dx.at(i)), detail::float_bits(dx_ref.at(i)));
+                        for (std::size_t i = 0; i < hidden; ++i) QCOMPARE(detail::float_bits(dgamma.at(i)), detail::float_bits(dgamma_ref.at(i)));
+                        for (int k = 0; k < 3; ++k) QCOMPARE(detail::float_bits(got[k]), detail::float_bits(want[k]));
+                        if (nan) {
+                            QCOMPARE(got[0], 1.0f);
+                            QVERIFY(std::isnan(got[2]));
+                        }
+                    }
+                }
+            }
+        }
+        // No rows: the scale of amax 0 (1), staging kept, one launch.
+        float got[3] = {0.0f, 0.0f, 2.0f};
+        tewb::kernels::CurrentScaleTarget target;
+        target.numerator = numerator;
+        target.scale = scalar(&got[0]);
+        target.scale_inv = scalar(&got[1]);
+        target.staging = scalar(&got[2]);
+        float one = 1.0f;
+        std::uint16_t none[8] = {};
+        const Tensor empty = input(none, DType::BFloat16, 0, 8);
+        const std::uint64_t launches = launches_of([&] {
+            host::rms_norm_backward_current_scale(empty, empty, input(nullptr, DType::Float32, 1, 0), input(&one, DType::Float32, 1, 8),
+                                                  empty, Tensor{}, input(&one, DType::Float32, 1, 8), target, {}, {});
+        });
+        QCOMPARE(launches, std::uint64_t{1});
+        QCOMPARE(got[0], 1.0f);
+        QCOMPARE(got[1], 1.0f);
+        QCOMPARE(got[2], 2.0f);
+        // Refusals, before anything runs.
+        const std::size_t rows = 4, hidden = 8;
+        Buffer x = random_tensor(DType::Float32, rows * hidden, rng, 0.0f, 1.0f);
+        Buffer dx(DType::Float32, rows * hidden), dres(DType::Float32, rows * hidden), dgamma(DType::Float32, hidden);
+        std::vector<float> rstd(rows, 1.0f), gamma(hidden, 1.0f), workspace(tewb::kernels::rms_norm_backward_workspace_bytes(rows, hidden) / 4);
+        float floats[3] = {0.0f, 0.0f, 0.0f};
+        const Tensor xt = input(x.data(), DType::Float32, rows, hidden);
+        const Tensor rt = calls::stats_of(rstd.data(), xt);
+        const Tensor gt = input(gamma.data(), DType::Float32, 1, hidden);
+        const tewb::kernels::Workspace w{workspace.data(), workspace.size() * 4};
+        const auto with_scale = [&](float* scale) {
+            tewb::kernels::CurrentScaleTarget t;
+            t.numerator = numerator;
+            t.scale = scalar(scale);
+            t.scale_inv = scalar(&floats[1]);
+            return t;
+        };
+        const char* call = "tewb::kernels::host::rms_norm_backward_current_scale";
+        const auto run = [&](const Tensor& dx_t, const tewb::kernels::CurrentScaleTarget& t) {
+            host::rms_norm_backward_current_scale(xt, xt, rt, gt, dx_t, input(dres.data(), DType::Float32, rows, hidden),
+                                                  input(dgamma.data(), DType::Float32, 1, hidden), t, w, {});
+        };
+        expect_refusal([&] { run(input(dx.data(), DType::Float32, rows, hidden), with_scale(static_cast<float*>(dx.data()) + 5)); },
+                       {call, "scale lies in dx"});
+        expect_refusal([&] { run(input(dx.data(), DType::Float32, rows, hidden), with_scale(static_cast<float*>(dres.data()) + 31)); },
+                       {call, "scale lies in dresidual"});
+        expect_refusal([&] { run(input(dx.data(), DType::Float32, rows, hidden), with_scale(workspace.data() + 2)); },
+                       {call, "a current-scaling target lies in the workspace"});
+        expect_refusal([&] { run(input(nullptr, DType::Float32, rows, hidden), with_scale(&floats[0])); }, {call, "dx is null"});
+    }
+
     // The amax hand-off (layer_norm_forward_current_scale, rms_norm_forward_current_scale): the forward, then
     // abs_max_current_scale of its output, bit for bit (out, the statistics, scale, scale_inv and the staging entry), in one
     // launch instead of two; fast (768) and plain (129) rows, out in float32 and bfloat16 (the amax of the values as

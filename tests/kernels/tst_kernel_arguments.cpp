@@ -486,6 +486,10 @@ private Q_SLOTS:
                                                              target, x, {}, {});
             },
             "dx is null", ln_bwd);
+        const std::string rms_bwd = "tewb::kernels::rms_norm_backward_current_scale";
+        expect_error([&] { rms_norm_backward_current_scale(x, x, rstd, x, tensor(nullptr, DType::Float32, 1, 4), Tensor{}, x, target, {}, {}); },
+                     "dx is null", rms_bwd);
+        expect_error([&] { rms_norm_backward_current_scale(x, x, rstd, x, x, Tensor{}, x, in_x, {}, {}); }, "scale lies in dx", rms_bwd);
         const std::string swiglu_fwd = "tewb::kernels::swiglu_forward_current_scale";
         expect_error([&] { swiglu_forward_current_scale(tensor(f, DType::Float32, 1, 4), tensor(f + 4, DType::Float32, 1, 2), in_x, {}); },
                      "scale lies in in", swiglu_fwd);

@@ -11,8 +11,8 @@
 //   - kernels/cast (cast.cu, cast_dbias.cu): cast + transpose with and without dbias, cast_dbias, on the same x; the
 //     stacked casts of qkv's gradient from three strided parts (stacked_cast_dbias, stacked_cast_transpose_dbias_to_fp8);
 //   - kernels/activation/swiglu.cu: SwiGLU's forward and backward with their FP8 forms, with and without the transposed copy;
-//   - the amax hand-off (*_current_scale: LayerNorm's and RMSNorm's forwards, LayerNorm's backward with dx's sums, GELU's
-//     forward and backward): each side called twice, the second time with values a thousand times smaller, so a scratch
+//   - the amax hand-off (*_current_scale: LayerNorm's and RMSNorm's forwards, LayerNorm's backward with dx's sums, RMSNorm's
+//     backward, GELU's forward and backward): each side called twice, the second time with values a thousand times smaller, so a scratch
 //     word the first launch left set shows; the scale, scale_inv and staging entry bit for bit.
 // Both sides compute in float32 with the same libm and no fused multiply-adds (the emulation's rsqrtf is 1 / sqrt,
 // as the twins'), so every output must agree bit for bit: the high-precision outputs, the FP8 bytes and their
@@ -659,6 +659,30 @@ void run_norm(const NormCase& c, std::mt19937& rng) {
                    tensor(o.dgamma, c.param_dtype, 1, hidden), w, Stream{});
              },
              {&NormOutputs::dx, &NormOutputs::dgamma}, false);
+    }
+    // RMSNorm's backward hand-off (rms_norm_backward_current_scale): dx's scale for the Linear's own cast, with and without
+    // dresidual, twice on each side (dy and dresidual a thousand times smaller the second time); on the cases the
+    // LayerNorm backward's hand-off takes.
+    if (n <= 40 * 1024 || (c.x_dtype == DType::Float32 && hidden == 520)) {
+        Buffer dy_small(n * element_of(c.dy_dtype), c.offset), residual_small(n * xe, c.offset);
+        fill(dy_small, c.dy_dtype, n, rng, -1e-3f, 1e-3f);
+        fill(residual_small, c.x_dtype, n, rng, -0.5e-3f, 0.5e-3f);
+        for (const bool add : {false, true}) {
+            NormOutputs gpu(rows, hidden, xe, pe, c.offset, workspace), twin(rows, hidden, xe, pe, c.offset, workspace);
+            for (NormOutputs* o : {&gpu, &twin}) {
+                const auto f = o == &gpu ? &rms_norm_backward_current_scale : &host::rms_norm_backward_current_scale;
+                for (const bool small : {false, true}) {
+                    const Workspace w{o->workspace.data(), o->workspace.bytes};
+                    const Tensor dres = add ? tensor(small ? residual_small : residual, c.x_dtype, rows, hidden) : Tensor{};
+                    f(tensor(small ? dy_small : dy, c.dy_dtype, rows, hidden), tensor(x, c.x_dtype, rows, hidden), stats(rms_saved.rstd),
+                      tensor(gamma, c.param_dtype, 1, hidden), tensor(o->dx, c.x_dtype, rows, hidden), dres,
+                      tensor(o->dgamma, c.param_dtype, 1, hidden), target_of(*o), w, Stream{});
+                }
+            }
+            const char* op = add ? "rms_norm_backward_current_scale, dresidual" : "rms_norm_backward_current_scale";
+            for (Buffer NormOutputs::*b : {&NormOutputs::dx, &NormOutputs::dgamma}) expect_same(gpu.*b, twin.*b, describe(c, op), "an output");
+            expect_same_fresh(gpu, twin, op);
+        }
     }
 
     // The casts of x itself (cast.cu, cast_dbias.cu): cast + transpose with and without the bias gradient, and

@@ -131,6 +131,9 @@ public:
 
     // FusedRmsNormSwiglu.cpp
     RmsNormResult rms_norm_forward(const at::Tensor& x, const at::Tensor& gamma, double eps, at::ScalarType out_dtype) const override;
+    std::optional<LayerNormGradsWithFp8> rms_norm_backward_quantize(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd,
+                                                                    const at::Tensor& gamma, const at::Tensor& dresidual,
+                                                                    const Fp8Quantizer& quantizer, bool with_bias_grad) const override;
     RmsNormGrads rms_norm_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd,
                                    const at::Tensor& gamma) const override;
     RmsNormGrads rms_norm_backward_add(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd, const at::Tensor& gamma,
@@ -228,6 +231,8 @@ private:
     // FusedRmsNormSwiglu.cpp
     RmsNormGrads rms_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd, const at::Tensor& gamma,
                               const at::Tensor& dresidual) const;
+    Misfit rms_backward_misfit(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd, const at::Tensor& gamma,
+                               const at::Tensor& dresidual) const;
     Misfit swiglu_backward_misfit(const at::Tensor& dy, const at::Tensor& in) const;
 
     // FusedGemms.cpp

@@ -48,22 +48,51 @@ RmsNormGrads FusedOps::rms_norm_backward_add(const at::Tensor& dy, const at::Ten
     return rms_backward(dy, x, rstd, gamma, dresidual);
 }
 
+// Why the RMSNorm backward's kernels do not take these operands; nothing when they do.
+Misfit FusedOps::rms_backward_misfit(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd, const at::Tensor& gamma,
+                                     const at::Tensor& dresidual) const {
+    Misfit m = matrix_misfit(x, "x");
+    if (!m) m = matrix_misfit(dy, "dy");
+    if (!m && dy.sizes() != x.sizes()) m = "dy and x differ in shape";
+    if (!m) m = params_misfit(gamma, gamma, x);
+    if (!m && !stats_fit(rstd, x)) m = "rstd is not float32 [rows] on x's device";
+    if (!m && dresidual.defined() &&
+        (matrix_misfit(dresidual, "dresidual") || dresidual.sizes() != x.sizes() || dresidual.scalar_type() != x.scalar_type())) {
+        m = "dresidual is not a row-major matrix of x's shape and dtype on x's device";
+    }
+    return m;
+}
+
+// The backward that hands dx to an FP8 Linear under current scaling (and a calibrating step): dx's scale from the
+// backward's own pass, then the Linear's cast with it. No bias gradient (RMSNorm's models have none): a Linear with
+// a bias casts for itself, as under delayed scaling.
+std::optional<LayerNormGradsWithFp8> FusedOps::rms_norm_backward_quantize(const at::Tensor& dy, const at::Tensor& x,
+                                                                          const at::Tensor& rstd, const at::Tensor& gamma,
+                                                                          const at::Tensor& dresidual, const Fp8Quantizer& quantizer,
+                                                                          bool with_bias_grad) const {
+    if (with_bias_grad || rms_backward_misfit(dy, x, rstd, gamma, dresidual) || !fresh_scale_cast(x, quantizer)) {
+        return std::nullopt;
+    }
+    LayerNormGradsWithFp8 r;
+    r.norm.dx = at::empty_like(x);
+    r.norm.dgamma = at::empty_like(gamma);
+    const at::Tensor workspace = byte_buffer(kernels::rms_norm_backward_workspace_bytes(rows_of(x), cols_of(x)), x);
+    const FreshScale f = fresh_scale_item(r.norm.dx, quantizer);
+    TEWB_KERNEL(x, (Tensors{dy, x, rstd, gamma, dresidual, f.slot_amax}),
+                (Tensors{r.norm.dx, r.norm.dgamma, f.scale, f.own_scale_inv, f.slot_amax}), rms_norm_backward_current_scale,
+                kernel_tensor(dy), kernel_tensor(x), kernel_tensor(rstd), kernel_tensor(gamma), kernel_tensor(r.norm.dx),
+                kernel_tensor(dresidual), kernel_tensor(r.norm.dgamma), fresh_scale_target(f), workspace_ref(workspace));
+    r.fp8.grad = cast_with_slot_scale(r.norm.dx, quantizer, /*with_transpose=*/true, f.own_scale_inv);
+    return r;
+}
+
 // As norm_backward (FusedNormActivation.cpp): dy may be float32 over a bfloat16 x or the other way; a defined
 // dresidual is added to dx in the kernel.
 RmsNormGrads FusedOps::rms_backward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd, const at::Tensor& gamma,
                                     const at::Tensor& dresidual) const {
     const bool add = dresidual.defined();
     const char* op = add ? "rms_norm_backward_add" : "rms_norm_backward";
-    Misfit m = matrix_misfit(x, "x");
-    if (!m) m = matrix_misfit(dy, "dy");
-    if (!m && dy.sizes() != x.sizes()) m = "dy and x differ in shape";
-    if (!m) m = params_misfit(gamma, gamma, x);
-    if (!m && !stats_fit(rstd, x)) m = "rstd is not float32 [rows] on x's device";
-    if (!m && add &&
-        (matrix_misfit(dresidual, "dresidual") || dresidual.sizes() != x.sizes() || dresidual.scalar_type() != x.scalar_type())) {
-        m = "dresidual is not a row-major matrix of x's shape and dtype on x's device";
-    }
-    if (m) {
+    if (Misfit m = rms_backward_misfit(dy, x, rstd, gamma, dresidual)) {
         return fall_back(op, *m, [&] {
             return add ? reference_ops().rms_norm_backward_add(dy, x, rstd, gamma, dresidual)
                        : reference_ops().rms_norm_backward(dy, x, rstd, gamma);

@@ -100,6 +100,12 @@ std::optional<LayerNormGradsWithFp8> TeOps::layer_norm_backward_quantize(const a
     return std::nullopt;
 }
 
+std::optional<LayerNormGradsWithFp8> TeOps::rms_norm_backward_quantize(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                                                       const at::Tensor&, const at::Tensor&, const Fp8Quantizer&,
+                                                                       bool) const {
+    return std::nullopt;
+}
+
 GradWithBias TeOps::cast_dbias(const at::Tensor& dy, at::ScalarType dtype) const {
     return {dy.to(dtype), bias_grad(dy)};
 }

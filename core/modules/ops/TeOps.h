@@ -169,6 +169,15 @@ public:
     // rms_norm_backward with `dresidual` (x's shape and dtype) added to dx, as layer_norm_backward_add.
     virtual RmsNormGrads rms_norm_backward_add(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd,
                                                const at::Tensor& gamma, const at::Tensor& dresidual) const;
+    // layer_norm_backward_quantize for RMSNorm (rms_norm_backward_add's dx handed to the FP8 Linear that made x; dresidual
+    // may be undefined; norm.dbeta undefined). Nothing where there is no such pass (this default); the fused ops have one
+    // under current scaling (and delayed scaling's calibrating step) without a bias gradient: the backward writes dx's
+    // scale in its own pass (rms_norm_backward_current_scale) and the cast follows, one launch fewer than the Linear's
+    // own amax pass and cast. (Under delayed scaling the Linear's own cast is already one launch.)
+    virtual std::optional<LayerNormGradsWithFp8> rms_norm_backward_quantize(const at::Tensor& dy, const at::Tensor& x,
+                                                                            const at::Tensor& rstd, const at::Tensor& gamma,
+                                                                            const at::Tensor& dresidual, const Fp8Quantizer& quantizer,
+                                                                            bool with_bias_grad) const;
     // RMSNorm whose output goes straight into an FP8 GEMM, as layer_norm_quantize.
     virtual Fp8Tensor rms_norm_quantize(const at::Tensor& x, const at::Tensor& gamma, double eps, at::ScalarType out_dtype,
                                         const Fp8Quantizer& quantizer, bool keep_output, RmsNormResult& rn) const;

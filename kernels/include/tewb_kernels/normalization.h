@@ -135,6 +135,15 @@ void rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& rstd, co
                        const Tensor& dgamma, const Workspace& workspace, Stream stream);
 void rms_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
                            const Tensor& dresidual, const Tensor& dgamma, const Workspace& workspace, Stream stream);
+// rms_norm_backward_add (dresidual may be null) whose dx is also the output gradient of a Linear whose FP8 cast runs
+// under current scaling (the amax hand-off, as layer_norm_backward_cast_dbias_current_scale, without the column sums:
+// RMSNorm's models have no biases): dx and dgamma as that call writes them, and from max |dx as stored| the scale,
+// scale_inv and staging entry abs_max_current_scale(dx, target...) writes, bit for bit: on the fast kernel in its one
+// launch (its last block), elsewhere in abs_max_current_scale's launch after the plain ones. The target's floats must
+// not lie in the call's tensors or workspace; no rows: the scale of amax 0. Workspace: rms_norm_backward_workspace_bytes.
+void rms_norm_backward_current_scale(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                                     const Tensor& dresidual, const Tensor& dgamma, const CurrentScaleTarget& target,
+                                     const Workspace& workspace, Stream stream);
 )
 
 namespace tewb::kernels {
