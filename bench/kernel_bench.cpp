@@ -19,10 +19,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/device/DeviceInfo.h"
+#include "core/model/Rotary.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "tewb_kernels/activation.h"
 #include "tewb_kernels/amax.h"
 #include "tewb_kernels/attention.h"
+#include "tewb_kernels/rotary.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/cast_multi.h"
 #include "tewb_kernels/gemm.h"
@@ -426,6 +428,24 @@ void attention_levers(std::vector<Row>& rows) {
     });
     rows.push_back({"attention_backward_current_scale vs backward + abs_max_current_scale", shape, backward_handoff_ms,
                     backward_then_amax_ms / backward_handoff_ms, "x", 1.0});
+    // llama's qkv output gradient comes out of the inverse rotation (the seed's 20 heads of 64, 16 turned): the rotation that
+    // also writes its output's scale, against the rotation and then abs_max_current_scale.
+    const at::Tensor dq = at::randn({batch, seq, 20, head_dim}, cuda).to(at::kBFloat16);
+    at::Tensor dq_out = at::empty_like(dq);
+    const RotaryTables tables = rotary_tables(seq, head_dim, 10000.0);
+    const at::Tensor cos_t = tables.cos.to(at::kCUDA), sin_t = tables.sin.to(at::kCUDA);
+    const kernels::RotaryHeads rot{static_cast<std::size_t>(seq), 20, 16, /*inverse=*/true};
+    const kernels::Tensor dq_in = kernels::input(dq.data_ptr(), kernels::DType::BFloat16, tokens, 20 * static_cast<std::size_t>(head_dim));
+    const kernels::Tensor dq_y = kernels::input(dq_out.data_ptr(), kernels::DType::BFloat16, tokens, 20 * static_cast<std::size_t>(head_dim));
+    const double rotary_then_amax_ms = time_ms([&] {
+        kernels::rotary(dq_in, kernel_tensor(cos_t), kernel_tensor(sin_t), rot, dq_y, on_stream());
+        kernels::abs_max_current_scale(dq_y, target.numerator, target.scale, target.scale_inv, target.staging, on_stream());
+    });
+    const double rotary_handoff_ms = time_ms([&] {
+        kernels::rotary_current_scale(dq_in, kernel_tensor(cos_t), kernel_tensor(sin_t), rot, dq_y, target, on_stream());
+    });
+    rows.push_back({"rotary_current_scale vs rotary + abs_max_current_scale (llama's qkv gradient)", std::to_string(batch) + "x" +
+                    std::to_string(seq) + ", 20x64", rotary_handoff_ms, rotary_then_amax_ms / rotary_handoff_ms, "x", 1.0});
 }
 
 int main(int argc, char** argv) {

@@ -56,8 +56,9 @@ std::vector<at::Tensor> LayerNormLinear::run(const at::Tensor& x, bool layernorm
 }
 
 std::pair<at::Tensor, at::Tensor> LayerNormLinear::forward_keeping_input(const at::Tensor& x,
-                                                                          const std::shared_ptr<GradientHandOver>& input_grad) {
-    const std::vector<at::Tensor> out = run(x, false, true, 0, input_grad);
+                                                                          const std::shared_ptr<GradientHandOver>& input_grad,
+                                                                          const std::shared_ptr<ScaleHandOver>& grad_scale) {
+    const std::vector<at::Tensor> out = run(x, false, true, 0, input_grad, grad_scale);
     return {out[0], out[1]};
 }
 

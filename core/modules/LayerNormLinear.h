@@ -37,13 +37,15 @@ public:
     // Also returns x (as a view) for a skip connection taken around the module: the gradient that reaches
     // x through it comes back to this module, whose LayerNorm backward adds it to dx (no separate sum).
     // `input_grad` (here and below): dx handed to the Linear that made x, where it asked (GradientHandOver).
+    // `grad_scale` (here and below): in FP8, asked for the output gradient's scale, which the op the output feeds may write
+    // in its backward (ScaleHandOver: the rotary's inverse, the attention's backward).
     std::pair<at::Tensor, at::Tensor> forward_keeping_input(const at::Tensor& x,
-                                                            const std::shared_ptr<GradientHandOver>& input_grad = nullptr);
+                                                            const std::shared_ptr<GradientHandOver>& input_grad = nullptr,
+                                                            const std::shared_ptr<ScaleHandOver>& grad_scale = nullptr);
     // forward_keeping_input for an attention's projection of `heads` heads (out_features = 3 · heads · head_dim) over x
     // [batch, seq, in]: {q, k, v, x}, q, k and v [batch, seq, heads, head_dim] views of the output (HeadSplit: the
     // backward stacks and casts their gradients in one pass). Views made in a custom autograd function: an in-place op
-    // on them (or on views of them) is refused by autograd. `grad_scale`: in FP8, asked for their gradients' scale, which
-    // the attention's backward may write (ScaleHandOver).
+    // on them (or on views of them) is refused by autograd.
     std::vector<at::Tensor> forward_heads_keeping_input(const at::Tensor& x, std::int64_t heads,
                                                         const std::shared_ptr<GradientHandOver>& input_grad = nullptr,
                                                         const std::shared_ptr<ScaleHandOver>& grad_scale = nullptr);

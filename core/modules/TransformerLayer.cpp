@@ -62,9 +62,10 @@ TransformerLayer::TransformerLayer(const std::string& name, const Options& optio
 
 // qkv [batch, seq, (heads + 2 · kv) · d] → [batch, seq, heads + 2 · kv, d] with q's and k's heads turned (the first
 // heads + kv of the view: one call turns both, v's are copied through).
-at::Tensor TransformerLayer::rotate(const at::Tensor& qkv, const RotaryAngles& rotary) const {
+at::Tensor TransformerLayer::rotate(const at::Tensor& qkv, const RotaryAngles& rotary,
+                                    const std::shared_ptr<ScaleHandOver>& grad_scale) const {
     const at::Tensor heads = qkv.view({qkv.size(0), qkv.size(1), heads_ + 2 * kv_heads_, hidden_ / heads_});
-    return apply_rotary_embedding(heads, rotary.cos, rotary.sin, heads_ + kv_heads_, ops_in_force(qkv.device()));
+    return apply_rotary_embedding(heads, rotary.cos, rotary.sin, heads_ + kv_heads_, ops_in_force(qkv.device()), grad_scale);
 }
 
 // q, k, v [batch, seq, heads, d] → the attention's output [batch, seq, hidden].
@@ -140,13 +141,15 @@ at::Tensor TransformerLayer::forward(const at::Tensor& x, const RotaryAngles* ro
         const LedgerScope scope("attention");
         attention_out = attention(heads[0], heads[1], heads[2], into_proj, from_attention);
     } else {
+        // With rotary embeddings the qkv gradient comes out of the inverse rotation, which hands its scale over.
+        const auto from_rotary = rotary != nullptr ? std::make_shared<ScaleHandOver>() : nullptr;
         {
             const LedgerScope scope("qkv");
-            std::tie(qkv, skip) = qkv_->forward_keeping_input(x, into_block);
+            std::tie(qkv, skip) = qkv_->forward_keeping_input(x, into_block, from_rotary);
         }
         if (rotary != nullptr) {
             const LedgerScope scope("rotary");
-            qkv = rotate(qkv, *rotary);
+            qkv = rotate(qkv, *rotary, from_rotary);
         }
         proj_->ask_input_scale(qkv, *into_proj);
         const LedgerScope scope("attention");

@@ -58,7 +58,8 @@ public:
     LayerNormMLP& mlp() { return *mlp_; }
 
 private:
-    at::Tensor rotate(const at::Tensor& qkv, const RotaryAngles& rotary) const;
+    // `grad_scale`: the qkv projection's ask for its output gradient's scale, which the inverse rotation writes.
+    at::Tensor rotate(const at::Tensor& qkv, const RotaryAngles& rotary, const std::shared_ptr<ScaleHandOver>& grad_scale) const;
     // `out_scale`, `grad_scale`: the amax hand-offs to proj's input cast and from the qkv projection (ScaleHandOver); used
     // where the ops run the attention themselves.
     at::Tensor attention(const at::Tensor& qkv, const std::shared_ptr<ScaleHandOver>& out_scale) const;

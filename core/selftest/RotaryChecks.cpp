@@ -65,17 +65,47 @@ void rotary_case(Checks& check, at::ScalarType io, const RotaryCase& c) {
     }
 }
 
+// The amax hand-off (rotary_current_scale: the inverse rotation as llama's qkv output gradient) against rotary and then
+// abs_max_current_scale of y on the same GPU, bit for bit, twice (the second time with x a thousand times smaller).
+void rotary_current_scale_case(Checks& check, at::ScalarType io, const RotaryCase& c) {
+    const std::string shape = shape_text(c.batch * c.seq, c.heads * c.head_dim);
+    const auto bits = [](const at::Tensor& t) { return t.reshape({-1}).to(at::kFloat).view(at::kInt); };
+    RotaryTables t = rotary_tables(c.seq, c.head_dim, 10000.0);
+    t.cos = t.cos.to(at::kCUDA);
+    t.sin = t.sin.to(at::kCUDA);
+    const kernels::RotaryHeads heads{static_cast<std::size_t>(c.seq), static_cast<std::size_t>(c.heads),
+                                     static_cast<std::size_t>(c.rotated), /*inverse=*/true};
+    at::Tensor x = shifted(c, io);
+    x.copy_(at::randn({c.batch, c.seq, c.heads, c.head_dim}, cuda()));
+    for (const bool second : {false, true}) {
+        if (second) x.div_(1000);
+        const at::Tensor want_y = run_kernel(x, t, c, true);
+        at::Tensor want = at::full({3}, 0.5f, cuda()), got = at::full({3}, 0.5f, cuda());
+        const kernels::CurrentScaleTarget w = current_scale_target(want, 57344.0f);
+        kernels::abs_max_current_scale(matrix(want_y), w.numerator, w.scale, w.scale_inv, w.staging, kernel_stream());
+        at::Tensor y = shifted(c, io);
+        kernels::rotary_current_scale(matrix(x), kernel_tensor(t.cos), kernel_tensor(t.sin), heads, matrix(y),
+                                      current_scale_target(got, 57344.0f), kernel_stream());
+        std::string dtype = dtype_name(io) + (c.offset == 0 ? "" : ", unaligned") + (second ? ", second call, x / 1000" : "");
+        check.exact("rotary_current_scale", "y = rotary's (inverse)", shape, dtype, bits(y), bits(want_y));
+        check.exact("rotary_current_scale", "scale, scale_inv, staging = abs_max_current_scale's of y", shape, dtype, bits(got),
+                    bits(want));
+    }
+}
+
 }  // namespace
 
 // The seed's Llama attention (32 x 96 tokens, 12 query heads of 64 and 4 key/value heads: the fused qkv's 20
 // heads, 16 turned), every head turned, a head_dim of 6 (3 pairs: not whole 16-byte vectors) and x one element
-// past alignment (the pair-at-a-time loads).
+// past alignment (the pair-at-a-time loads); each also in the amax hand-off's form.
 void rotaries(Checks& check) {
     const RotaryCase cases[] = {{32, 96, 20, 16, 64, 0}, {2, 7, 4, 4, 128, 0}, {3, 5, 3, 2, 6, 0}, {2, 9, 5, 3, 32, 1}};
     for (const at::ScalarType io : {at::kFloat, at::kBFloat16}) {
         for (const RotaryCase& c : cases) {
             check.attempt("rotary", shape_text(c.batch * c.seq, c.heads * c.head_dim), dtype_name(io),
                           [&] { rotary_case(check, io, c); });
+            check.attempt("rotary_current_scale", shape_text(c.batch * c.seq, c.heads * c.head_dim), dtype_name(io),
+                          [&] { rotary_current_scale_case(check, io, c); });
         }
     }
 }

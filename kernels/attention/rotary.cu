@@ -3,10 +3,13 @@
 // y are 16-byte aligned, W = 1 elsewhere), items in row-major order over [rows, heads, half / W], a grid-stride
 // loop over them. A rotated head's pairs are turned in float32 with the products and fused multiply-adds
 // spelled out (__fmul_rn, __fmaf_rn), so that nvcc contracts nothing and the host twin's std::fma gives the
-// same bits; a copied head's elements move as stored.
+// same bits; a copied head's elements move as stored. kFresh (rotary_current_scale): each thread also keeps the largest
+// |value| it stores, and the launch's last block writes current scaling's scale of y (amax/current_scale_epilogue.cuh).
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
+#include "amax/current_scale_epilogue.cuh"
 #include "attention/rotary_call.h"
 #include "common/check.h"
 #include "common/elementwise.cuh"
@@ -18,6 +21,9 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr std::size_t kMaxBlocks = std::size_t{1} << 16;
+// With the hand-off every block takes a ticket and an atomic on the one scratch word: a shorter grid (the grid-stride
+// loop does the rest) keeps them few.
+constexpr std::size_t kMaxFreshBlocks = 2048;
 
 struct RotaryGeometry {
     std::size_t items;   // rows * heads * chunks
@@ -65,10 +71,42 @@ __device__ inline void copy_pairs(const T* __restrict__ x, T* __restrict__ y, st
     }
 }
 
+// The largest |value| bits of W values as T stores them.
 template <typename T, int W>
+__device__ inline unsigned stored_max(const float (&v)[W]) {
+    constexpr DType kStored = std::is_same_v<T, float> ? DType::Float32 : DType::BFloat16;
+    unsigned m = 0;
+#pragma unroll
+    for (int k = 0; k < W; ++k) m = max(m, abs_bits(as_stored_in(v[k], kStored)));
+    return m;
+}
+
+// copy_pairs that also gives the largest |value| bits of what it copied (from the registers it copied through). The
+// values are already as stored: no rounding again, which would also replace a NaN's payload with the canonical one.
+template <typename T, int W>
+__device__ inline unsigned copy_pairs_max(const T* __restrict__ x, T* __restrict__ y, std::size_t at) {
+    float v[W];
+    if constexpr (W > 1) {
+        const uint4 u = *reinterpret_cast<const uint4*>(x + at);
+        *reinterpret_cast<uint4*>(y + at) = u;
+        unpack(u, v);
+    } else {
+        const T e = x[at];
+        y[at] = e;
+        v[0] = to_float(e);
+    }
+    unsigned m = 0;
+#pragma unroll
+    for (int k = 0; k < W; ++k) m = max(m, abs_bits(v[k]));
+    return m;
+}
+
+template <typename T, int W, bool kFresh>
 __global__ void __launch_bounds__(kThreads) rotary_kernel(const T* __restrict__ x, const float* __restrict__ cos,
-                                                          const float* __restrict__ sin, T* __restrict__ y, RotaryGeometry g) {
+                                                          const float* __restrict__ sin, T* __restrict__ y, RotaryGeometry g,
+                                                          CurrentScaleOut fresh) {
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    unsigned local = 0;  // kFresh: the largest |value| stored, as bits
     for (std::size_t item = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < g.items; item += stride) {
         const std::size_t chunk = item % g.chunks;
         const std::size_t head_row = item / g.chunks;  // row * heads + head
@@ -76,8 +114,12 @@ __global__ void __launch_bounds__(kThreads) rotary_kernel(const T* __restrict__ 
         const std::size_t i = chunk * W;
         const std::size_t at = head_row * 2 * g.half + i;
         if (head >= g.rotated_heads) {
-            copy_pairs<T, W>(x, y, at);
-            copy_pairs<T, W>(x, y, at + g.half);
+            if constexpr (kFresh) {
+                local = max(local, max(copy_pairs_max<T, W>(x, y, at), copy_pairs_max<T, W>(x, y, at + g.half)));
+            } else {
+                copy_pairs<T, W>(x, y, at);
+                copy_pairs<T, W>(x, y, at + g.half);
+            }
             continue;
         }
         const std::size_t t = (head_row / g.heads % g.seq) * g.half + i;  // the row's position in the tables
@@ -93,24 +135,35 @@ __global__ void __launch_bounds__(kThreads) rotary_kernel(const T* __restrict__ 
         }
         store_pairs<T, W>(y, at, ya);
         store_pairs<T, W>(y, at + g.half, yb);
+        if constexpr (kFresh) local = max(local, max(stored_max<T, W>(ya), stored_max<T, W>(yb)));
     }
+    if constexpr (kFresh) finish_current_scale(local, fresh);
 }
 
 template <typename T, int W>
 void launch(const RotaryCall& a, RotaryGeometry g, cudaStream_t stream) {
     g.chunks = g.half / W;
     g.items = a.x.rows * g.heads * g.chunks;
-    const std::size_t blocks = std::min((g.items + kThreads - 1) / kThreads, kMaxBlocks);
-    rotary_kernel<T, W><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-        static_cast<const T*>(a.x.data), static_cast<const float*>(a.cos.data), static_cast<const float*>(a.sin.data),
-        static_cast<T*>(a.y.data), g);
+    const CurrentScaleOut fresh{a.fresh.numerator, a.fresh.scale, a.fresh.scale_inv, a.fresh.staging};
+    const std::size_t blocks = std::min((g.items + kThreads - 1) / kThreads, fresh.scale != nullptr ? kMaxFreshBlocks : kMaxBlocks);
+    const auto run = [&](auto kernel) {
+        kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(static_cast<const T*>(a.x.data),
+                                                                        static_cast<const float*>(a.cos.data),
+                                                                        static_cast<const float*>(a.sin.data),
+                                                                        static_cast<T*>(a.y.data), g, fresh);
+    };
+    if (fresh.scale != nullptr) {
+        run(rotary_kernel<T, W, true>);
+    } else {
+        run(rotary_kernel<T, W, false>);
+    }
 }
 
 bool aligned16(const void* p) {
     return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
 
-void launch_rotary(const RotaryCall& a, cudaStream_t stream) {
+void launch_rotary(const RotaryCall& a, cudaStream_t stream, const char* call) {
     const std::size_t half = a.x.cols / a.heads.heads / 2;
     const RotaryGeometry g{0, 0, a.heads.heads, a.heads.rotated_heads, a.heads.seq, half, a.heads.inverse ? -1.0f : 1.0f};
     const bool whole = aligned16(a.x.data) && aligned16(a.y.data);
@@ -127,7 +180,7 @@ void launch_rotary(const RotaryCall& a, cudaStream_t stream) {
             launch<__nv_bfloat16, 1>(a, g, stream);
         }
     }
-    check_last_launch("tewb::kernels::rotary");
+    check_last_launch(call);
 }
 
 }  // namespace
@@ -137,8 +190,19 @@ void launch_rotary(const RotaryCall& a, cudaStream_t stream) {
 namespace tewb::kernels {
 
 void rotary(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryHeads& heads, const Tensor& y, Stream stream) {
-    if (const auto a = detail::rotary_call("tewb::kernels::rotary", x, cos, sin, heads, y)) {
-        detail::launch_rotary(*a, detail::cuda_stream(stream));
+    constexpr const char* kCall = "tewb::kernels::rotary";
+    if (const auto a = detail::rotary_call(kCall, x, cos, sin, heads, y)) {
+        detail::launch_rotary(*a, detail::cuda_stream(stream), kCall);
+    }
+}
+
+void rotary_current_scale(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryHeads& heads, const Tensor& y,
+                          const CurrentScaleTarget& target, Stream stream) {
+    constexpr const char* kCall = "tewb::kernels::rotary_current_scale";
+    if (const auto a = detail::rotary_current_scale_call(kCall, x, cos, sin, heads, y, target)) {
+        detail::launch_rotary(*a, detail::cuda_stream(stream), kCall);
+    } else {  // no work: the scale of an empty tensor's amax, 0
+        abs_max_current_scale(y, target.numerator, target.scale, target.scale_inv, target.staging, stream);
     }
 }
 

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "recipe/recipe_call.h"
 #include "tewb_kernels/rotary.h"
 
 // One rotary call's checked arguments as the kernel (rotary.cu) and its host twin (rotary_host.cpp) work on them,
@@ -16,9 +17,14 @@ struct RotaryCall {
     Tensor sin;
     RotaryHeads heads;
     Tensor y;
+    CurrentScaleCall fresh{};  // scale null: none (rotary_current_scale sets it)
 };
 
 std::optional<RotaryCall> rotary_call(const char* call, const Tensor& x, const Tensor& cos, const Tensor& sin,
                                       const RotaryHeads& heads, const Tensor& y);
+// rotary_current_scale's: the call's checks, then the target's (amax/current_scale_target.h); nothing when there is no
+// work.
+std::optional<RotaryCall> rotary_current_scale_call(const char* call, const Tensor& x, const Tensor& cos, const Tensor& sin,
+                                                    const RotaryHeads& heads, const Tensor& y, const CurrentScaleTarget& target);
 
 }  // namespace tewb::kernels::detail

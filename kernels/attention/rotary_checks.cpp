@@ -1,6 +1,7 @@
 #include <cstdint>
 #include <string>
 
+#include "amax/current_scale_target.h"
 #include "attention/rotary_call.h"
 #include "common/arguments.h"
 #include "common/fail.h"
@@ -78,6 +79,14 @@ std::optional<RotaryCall> rotary_call(const char* call, const Tensor& x, const T
     if (overlaps(a.y.data, y_bytes, a.x.data, bytes_of(a.x))) fail(call, "y overlaps x; allowed: a separate output");
     if (overlaps(a.y.data, y_bytes, a.cos.data, bytes_of(a.cos))) fail(call, "y overlaps cos; allowed: a separate output");
     if (overlaps(a.y.data, y_bytes, a.sin.data, bytes_of(a.sin))) fail(call, "y overlaps sin; allowed: a separate output");
+    return a;
+}
+
+std::optional<RotaryCall> rotary_current_scale_call(const char* call, const Tensor& x, const Tensor& cos, const Tensor& sin,
+                                                    const RotaryHeads& heads, const Tensor& y, const CurrentScaleTarget& target) {
+    const CurrentScaleCall t = checked_current_scale_target(call, target, y, "y", {{x, "x"}, {cos, "cos"}, {sin, "sin"}});
+    std::optional<RotaryCall> a = rotary_call(call, x, cos, sin, heads, y);
+    if (a) a->fresh = t;
     return a;
 }
 

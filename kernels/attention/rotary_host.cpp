@@ -1,12 +1,15 @@
 // The rotary embeddings on the host: rotary.cu's float32 operations in its order, row by row.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "amax/current_scale_host.h"
 #include "attention/rotary_call.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/rotary.h"
 
 namespace tewb::kernels::host {
@@ -23,10 +26,14 @@ void turn(const float* a, const float* b, const float* c, const float* s, std::s
     }
 }
 
-}  // namespace
-
-void rotary(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryHeads& heads, const Tensor& y, Stream) {
-    if (!detail::rotary_call("tewb::kernels::host::rotary", x, cos, sin, heads, y)) return;
+// Both entry points' work after their checks (a.fresh.scale set: y's scale from its largest |value| as stored).
+void run(const detail::RotaryCall& a) {
+    const Tensor& x = a.x;
+    const Tensor& y = a.y;
+    const RotaryHeads& heads = a.heads;
+    const Tensor& cos = a.cos;
+    const Tensor& sin = a.sin;
+    detail::StoredAmax fresh(a.fresh, y.data, x.dtype);
     const std::size_t rows = x.rows;
     const std::size_t cols = x.cols;
     const std::size_t head_dim = cols / heads.heads;
@@ -36,7 +43,8 @@ void rotary(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryH
     const auto* cos_table = static_cast<const float*>(cos.data);
     const auto* sin_table = static_cast<const float*>(sin.data);
     detail::parallel_for(rows, cols * 4, [&](std::size_t first, std::size_t last) {
-        std::vector<float> in(head_dim), out(head_dim);
+        std::vector<float> in(head_dim), out(head_dim), scratch(a.fresh.scale != nullptr ? cols : 0);
+        std::uint32_t stored = 0;
         for (std::size_t row = first; row < last; ++row) {
             const std::size_t p = row % heads.seq;
             const float* c = cos_table + p * half;
@@ -52,9 +60,27 @@ void rotary(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryH
             const std::size_t from = (row * cols + heads.rotated_heads * head_dim) * element;
             std::memcpy(static_cast<std::uint8_t*>(y.data) + from, static_cast<const std::uint8_t*>(x.data) + from,
                         copied * element);
+            stored = std::max(stored, fresh.of(row * cols, cols, scratch.data()));
         }
+        fresh.combine(stored);
     });
+    fresh.apply();
     detail::note_launch();
+}
+
+}  // namespace
+
+void rotary(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryHeads& heads, const Tensor& y, Stream) {
+    if (const auto a = detail::rotary_call("tewb::kernels::host::rotary", x, cos, sin, heads, y)) run(*a);
+}
+
+void rotary_current_scale(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryHeads& heads, const Tensor& y,
+                          const CurrentScaleTarget& target, Stream stream) {
+    if (const auto a = detail::rotary_current_scale_call("tewb::kernels::host::rotary_current_scale", x, cos, sin, heads, y, target)) {
+        run(*a);
+    } else {  // no work: the scale of an empty tensor's amax, 0
+        host::abs_max_current_scale(y, target.numerator, target.scale, target.scale_inv, target.staging, stream);
+    }
 }
 
 }  // namespace tewb::kernels::host

@@ -500,7 +500,7 @@ __device__ __forceinline__ void write_partial_rows(const BackwardSums<T, VECS, k
 // backward (mean unused, dparams.dbeta null: dgamma's partial rows only). A thread loads its next row's inputs before
 // it works on the current one (kPrefetch: where the registers allow, layer_norm_backward_prefetches), so that a row's
 // memory latency overlaps the previous row's arithmetic and sums instead of following them; the arithmetic and its
-// order are the same either way. kFresh (with kCast): current scaling's scale of dx from its largest |value| as stored
+// order are the same either way. kFresh: current scaling's scale of dx from its largest |value| as stored
 // into fresh (current_scale_epilogue.cuh), the Linear's FP8 cast following with it; a template flag so that the other
 // forms keep their registers (the seed's float32 cast form took 135 with it compiled in, 128 without: 3 blocks per SM
 // instead of 4).

@@ -251,7 +251,7 @@ struct FastBackwardLaunch {
 };
 
 void launch_rms_norm_backward(const RmsNormBackwardCall& a, cudaStream_t stream) {
-    constexpr const char* call = "tewb::kernels::rms_norm_backward";
+    const char* call = a.fresh.scale != nullptr ? "tewb::kernels::rms_norm_backward_current_scale" : "tewb::kernels::rms_norm_backward";
     const FastShape shape = fast_shape(a.x.dtype, a.x.cols, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data});
     if (shape.warps > 0) {
         dispatch_fast(a.x.dtype, shape, FastBackwardLaunch{a, stream});

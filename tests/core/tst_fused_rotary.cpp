@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 
 #include "core/ledger/Ledger.h"
+#include "core/fp8/Fp8State.h"
 #include "core/model/Rotary.h"
 #include "core/modules/ops/Fallbacks.h"
 #include "core/modules/ops/FusedOps.h"
@@ -81,6 +82,59 @@ private Q_SLOTS:
             const at::Tensor got = fused.rotary(x, t.cos, t.sin, c.rotated, inverse);
             QCOMPARE(fused.kernel_launches() - before, std::uint64_t{1});
             expect_close(got, reference_ops().rotary(x, t.cos, t.sin, c.rotated, inverse), x, c.rotated);
+        }
+        QVERIFY(fallbacks_noted().empty());
+    }
+
+    // The amax hand-off (rotary_handing_scale: the inverse rotation as llama's qkv output gradient): under current scaling
+    // (and delayed scaling's calibrating step) y as rotary's and the following cast with the handed scale
+    // (quantize_with_handed_scale) as quantize's on the plain y, bit for bit (data, transposed copy, scale_inv, the slot's
+    // scale and staged amax), in one launch fewer; delayed scaling proper and inspection hand nothing over (rotary alone).
+    void rotationHandsItsScaleOver_data() {
+        QTest::addColumn<int>("mode");  // 0 current, 1 delayed calibrating, 2 delayed, 3 current inspected
+        QTest::newRow("current") << 0;
+        QTest::newRow("delayed, calibrating") << 1;
+        QTest::newRow("delayed") << 2;
+        QTest::newRow("current, inspected") << 3;
+    }
+    void rotationHandsItsScaleOver() {
+        QFETCH(int, mode);
+        const bool handed_over = mode <= 1;
+        at::manual_seed(71);
+        const TeOps& ops = fused_host_ops();
+        for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+            const Case c = kCases[0];
+            const at::Tensor dy = at::randn({c.batch, c.seq, c.heads, c.head_dim}).to(dtype);
+            const RotaryTables t = rotary_tables(c.seq, c.head_dim, 10000.0);
+            const auto context_for = [&] {
+                auto context = std::make_shared<Fp8Context>();
+                context->add_gemm("qkv");
+                Fp8Recipe recipe = Fp8Recipe::seed_defaults();
+                recipe.scaling = mode == 1 || mode == 2 ? ScalingKind::Delayed : ScalingKind::Current;
+                recipe.calibrate_first_step = mode == 1;
+                context->prepare(recipe, mode == 3, c10::Device(c10::kCPU), ops);
+                return context;
+            };
+            const auto plain = context_for(), handing = context_for();
+            const Fp8Quantizer q_plain{plain, Fp8Pass::Backward, 0}, q_handing{handing, Fp8Pass::Backward, 0};
+            const std::int64_t rows = c.batch * c.seq, cols = c.heads * c.head_dim;
+            std::uint64_t before = ops.kernel_launches();
+            const at::Tensor want = ops.rotary(dy, t.cos, t.sin, c.rotated, true);
+            const Fp8Tensor want_cast = ops.quantize(want.view({rows, cols}), q_plain, true);
+            const std::uint64_t plain_launches = ops.kernel_launches() - before;
+            before = ops.kernel_launches();
+            const TeOps::RotaryWithScale got = ops.rotary_handing_scale(dy, t.cos, t.sin, c.rotated, true, q_handing);
+            QCOMPARE(got.scale_inv.defined(), handed_over);
+            const Fp8Tensor got_cast = ops.quantize_with_handed_scale(got.y.view({rows, cols}), q_handing, got.scale_inv, true);
+            QCOMPARE(ops.kernel_launches() - before, plain_launches - (handed_over ? 1 : 0));
+            const auto bits = [](const at::Tensor& x) { return x.reshape({-1}).contiguous().view(at::kByte); };
+            const auto same = [&](const at::Tensor& a, const at::Tensor& b) { return a.sizes() == b.sizes() && at::equal(bits(a), bits(b)); };
+            QVERIFY(same(got.y, want));
+            QVERIFY(same(got_cast.data, want_cast.data));
+            QVERIFY(same(got_cast.transposed, want_cast.transposed));
+            QVERIFY(same(got_cast.scale_inv, want_cast.scale_inv));
+            QVERIFY(same(handing->scale(Fp8Pass::Backward, 0), plain->scale(Fp8Pass::Backward, 0)));
+            QVERIFY(same(handing->history(Fp8Pass::Backward).select(1, 0), plain->history(Fp8Pass::Backward).select(1, 0)));
         }
         QVERIFY(fallbacks_noted().empty());
     }

@@ -482,8 +482,11 @@ private Q_SLOTS:
         // input and fc1's output gradient. (Its grouped-query attention runs on LibTorch's backends: no attention hand-off.)
         // 34.5 and 15 outside since the RMSNorm backwards hand proj's and fc2's output gradients over with their scale
         // (rms_norm_backward_current_scale, then the Linear's cast in the RMSNorm's module): 35 in every layer but the
-        // first (34), the last fc2's cast in the head; 34 + 11 x 35 + 15 = 434 per step at 12 layers (458 before).
-        QTest::newRow("llama te fp8 current") << Backend::Te << Precision::Fp8 << ScalingKind::Current << 34.5 << 15.0 << 0.0
+        // first (34), the last fc2's cast in the head; 34 + 11 x 35 + 15 = 434 per step at 12 layers (458 before). 33.5 since
+        // the inverse rotation hands qkv's output gradient over with its scale (rotary_current_scale); one amax launch is
+        // left, proj's input (the grouped-query attention is LibTorch's, which writes no scale); 33 + 11 x 34 + 15 = 422 per
+        // step.
+        QTest::newRow("llama te fp8 current") << Backend::Te << Precision::Fp8 << ScalingKind::Current << 33.5 << 15.0 << 0.0
                                               << Arch::Llama;
         QTest::newRow("llama te fp8 block") << Backend::Te << Precision::Fp8 << ScalingKind::Block << 35.0 << 13.0 << 0.0
                                             << Arch::Llama;

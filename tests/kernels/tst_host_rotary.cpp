@@ -16,6 +16,7 @@
 #include "common/host_numbers.h"
 #include "host_tensor.h"
 #include "launch_checks.h"
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/rotary.h"
 
 using tewb::kernels::DType;
@@ -247,6 +248,72 @@ private Q_SLOTS:
         Buffer x(DType::Float32, 1), y(DType::Float32, 1);
         QCOMPARE(launches_of([&] { host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(y, l), {}); }),
                  std::uint64_t{0});
+    }
+
+    // The amax hand-off (rotary_current_scale): rotary, then abs_max_current_scale of y, bit for bit (y, scale, scale_inv,
+    // staging), in one launch; every layout (turned and copied heads), forward and inverse, both dtypes, a NaN in a copied
+    // head; no rows: the scale of amax 0. Its refusals: a target float in x or y, no y.
+    void currentScaleIsTheRotationThenItsScale() {
+        std::mt19937 rng(61);
+        const auto scalar = [](float* p) { return input(p, DType::Float32, 1, 1); };
+        for (const DType type : {DType::Float32, DType::BFloat16}) {
+            for (const Layout& l : kLayouts) {
+                for (const bool inverse : {false, true}) {
+                    for (const bool nan : {false, true}) {
+                        if (nan && l.rotated == l.heads) continue;
+                        Buffer x = random_tensor(type, l.count(), rng);
+                        if (nan) x.set(l.cols() - 1, std::numeric_limits<float>::quiet_NaN());  // the first row's last head: copied
+                        Buffer y_ref(type, l.count()), y(type, l.count());
+                        const Tables t = tables(l.seq, l.head_dim);
+                        host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, inverse), ref(y_ref, l), {});
+                        float want[3] = {0.0f, 0.0f, 0.5f}, got[3] = {0.0f, 0.0f, 0.5f};
+                        host::abs_max_current_scale(cref(y_ref, l), 57344.0f, scalar(&want[0]), scalar(&want[1]), scalar(&want[2]), {});
+                        tewb::kernels::CurrentScaleTarget target;
+                        target.numerator = 57344.0f;
+                        target.scale = scalar(&got[0]);
+                        target.scale_inv = scalar(&got[1]);
+                        target.staging = scalar(&got[2]);
+                        QCOMPARE(launches_of([&] {
+                                     host::rotary_current_scale(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, inverse), ref(y, l), target, {});
+                                 }),
+                                 std::uint64_t{1});
+                        for (std::size_t e = 0; e < l.count(); ++e) QCOMPARE(y.bits(e), y_ref.bits(e));
+                        for (int k = 0; k < 3; ++k) QCOMPARE(detail::float_bits(got[k]), detail::float_bits(want[k]));
+                        if (nan) QCOMPARE(got[0], 1.0f);
+                    }
+                }
+            }
+        }
+        const Layout none{0, 4, 2, 2, 8};
+        const Tables t = tables(4, 8);
+        Buffer x(DType::Float32, 1), y(DType::Float32, 1);
+        float got[3] = {0.0f, 0.0f, 2.0f};
+        tewb::kernels::CurrentScaleTarget target;
+        target.numerator = 448.0f;
+        target.scale = scalar(&got[0]);
+        target.scale_inv = scalar(&got[1]);
+        target.staging = scalar(&got[2]);
+        QCOMPARE(launches_of([&] { host::rotary_current_scale(cref(x, none), cos_ref(t), sin_ref(t), heads_of(none, false), ref(y, none), target, {}); }),
+                 std::uint64_t{1});
+        QCOMPARE(got[0], 1.0f);
+        QCOMPARE(got[2], 2.0f);
+        const Layout l{2, 4, 3, 2, 8};
+        Buffer xs(DType::Float32, l.count()), ys(DType::Float32, l.count());
+        const std::string entry = "tewb::kernels::host::rotary_current_scale: ";
+        const auto with_scale = [&](float* p) {
+            tewb::kernels::CurrentScaleTarget c = target;
+            c.scale = scalar(p);
+            return c;
+        };
+        expect_refusal([&] { host::rotary_current_scale(cref(xs, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(ys, l), with_scale(ys.floats() + 3), {}); },
+                       {entry, "scale lies in y"});
+        expect_refusal([&] { host::rotary_current_scale(cref(xs, l), cos_ref(t), sin_ref(t), heads_of(l, false), ref(ys, l), with_scale(xs.floats() + 9), {}); },
+                       {entry, "scale lies in x"});
+        expect_refusal([&] {
+                           host::rotary_current_scale(cref(xs, l), cos_ref(t), sin_ref(t), heads_of(l, false), {nullptr, DType::Float32, 8, 24},
+                                                      target, {});
+                       },
+                       {entry, "y is null"});
     }
 
     void refusesBadArguments() {

@@ -691,6 +691,18 @@ private Q_SLOTS:
                      "sin is a null pointer", entry);
         expect_error(call({f, DType::Float32, 3, 4}, table, table, one_head, {other, DType::Float32, 3, 4}),
                      "3 rows are not whole sequences of seq = 2", entry);
+        // The hand-off form: the target's checks first.
+        CurrentScaleTarget target;
+        target.numerator = 448.0f;
+        target.scale = tensor(other + 1, DType::Float32, 1, 1);
+        target.scale_inv = tensor(f + 7, DType::Float32, 1, 1);
+        const std::string fresh = "tewb::kernels::rotary_current_scale";
+        expect_error([&] { rotary_current_scale({f, DType::Float32, 2, 4}, table, table, one_head, {other, DType::Float32, 2, 4}, target, {}); },
+                     "scale lies in y", fresh);
+        alignas(16) static float apart[1];  // never dereferenced: a scale outside every tensor of the call
+        target.scale = tensor(apart, DType::Float32, 1, 1);
+        expect_error([&] { rotary_current_scale({f, DType::Float32, 2, 4}, table, table, one_head, {other, DType::Float32, 2, 4}, target, {}); },
+                     "scale_inv lies in x", fresh);
     }
 
     // The microscaling casts share their checks with the host twins (tst_host_mx has the rest): refused before any launch.

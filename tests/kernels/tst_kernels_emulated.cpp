@@ -34,6 +34,7 @@
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/cast_multi.h"
 #include "tewb_kernels/normalization.h"
+#include "tewb_kernels/rotary.h"
 
 using namespace tewb::kernels;
 using detail::bf16_to_float;
@@ -872,6 +873,88 @@ void run_swiglu(DType dtype, std::size_t rows, std::size_t cols, std::size_t off
     }
 }
 
+// The rotary kernel (attention/rotary.cu) against its twin, bit for bit: `batch` sequences of `seq` positions, `heads`
+// heads of which `rotated` turn, head_dim `head_dim`, every buffer `offset` bytes past alignment; forward and inverse. Then
+// the amax hand-off (rotary_current_scale): y as rotary's and the scale of y, each side twice (the second time with x a
+// thousand times smaller), with the copied heads holding the largest values once (their amax counts too).
+void run_rotary(DType dtype, std::size_t batch, std::size_t seq, std::size_t heads, std::size_t rotated, std::size_t head_dim,
+                std::size_t offset, std::mt19937& rng) {
+    const std::size_t rows = batch * seq, cols = heads * head_dim, n = rows * cols, half = head_dim / 2;
+    const std::size_t element = dtype == DType::Float32 ? 4 : 2;
+    char where[160];
+    std::snprintf(where, sizeof where, "rotary %s %zu x %zu, %zu of %zu heads turn, head_dim %zu, offset %zu",
+                  dtype == DType::Float32 ? "float32" : "bfloat16", rows, cols, rotated, heads, head_dim, offset);
+    Buffer cos_table(seq * half * 4, 0), sin_table(seq * half * 4, 0);
+    std::uniform_real_distribution<float> angle(-3.0f, 3.0f);
+    for (std::size_t i = 0; i < seq * half; ++i) {
+        const float a = angle(rng);
+        const float c = std::cos(a), s = std::sin(a);
+        std::memcpy(cos_table.data() + 4 * i, &c, 4);
+        std::memcpy(sin_table.data() + 4 * i, &s, 4);
+    }
+    const Tensor cos_t = input(cos_table.data(), DType::Float32, seq, half), sin_t = input(sin_table.data(), DType::Float32, seq, half);
+    for (const int variant : {0, 1, 2}) {  // 1: the copied heads hold the largest values; 2: a NaN in one of them
+        if (variant == 2 && rotated == heads) continue;
+        const bool values_largest = variant == 1;
+        Buffer x(n * element, offset), x_small(n * element, offset);
+        std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+        for (std::size_t i = 0; i < n; ++i) {
+            float v = uniform(rng);
+            if (values_largest && i % cols >= rotated * head_dim) v *= 8.0f;  // the copied heads hold the largest values
+            const float small = v / 1000.0f;
+            if (dtype == DType::Float32) {
+                std::memcpy(x.data() + 4 * i, &v, 4);
+                std::memcpy(x_small.data() + 4 * i, &small, 4);
+            } else {
+                const std::uint16_t h = float_to_bf16(v), hs = float_to_bf16(small);
+                std::memcpy(x.data() + 2 * i, &h, 2);
+                std::memcpy(x_small.data() + 2 * i, &hs, 2);
+            }
+        }
+        if (variant == 2) {  // a NaN with a payload of its own in the first row's last (copied) head, in both inputs
+            const std::uint32_t nan32 = 0x7fc01234u;
+            const std::uint16_t nan16 = 0x7fc3u;
+            for (Buffer* b : {&x, &x_small}) {
+                if (dtype == DType::Float32) {
+                    std::memcpy(b->data() + 4 * (cols - 1), &nan32, 4);
+                } else {
+                    std::memcpy(b->data() + 2 * (cols - 1), &nan16, 2);
+                }
+            }
+        }
+        for (const bool inverse : {false, true}) {
+            const RotaryHeads h{seq, heads, rotated, inverse};
+            Buffer y_gpu(n * element, offset), y_twin(n * element, offset);
+            rotary(input(x.data(), dtype, rows, cols), cos_t, sin_t, h, input(y_gpu.data(), dtype, rows, cols), Stream{});
+            host::rotary(input(x.data(), dtype, rows, cols), cos_t, sin_t, h, input(y_twin.data(), dtype, rows, cols), Stream{});
+            expect_same(y_gpu, y_twin, where, inverse ? "rotary (inverse)" : "rotary");
+            Buffer f_gpu(n * element, offset), f_twin(n * element, offset);
+            float fresh_gpu[3] = {0.0f, 0.0f, 0.25f}, fresh_twin[3] = {0.0f, 0.0f, 0.25f};
+            const auto target_of = [](float* f) {
+                CurrentScaleTarget t;
+                t.numerator = 57344.0f;
+                t.scale = input(&f[0], DType::Float32, 1, 1);
+                t.scale_inv = input(&f[1], DType::Float32, 1, 1);
+                t.staging = input(&f[2], DType::Float32, 1, 1);
+                return t;
+            };
+            for (Buffer* in : {&x, &x_small}) {
+                rotary_current_scale(input(in->data(), dtype, rows, cols), cos_t, sin_t, h, input(f_gpu.data(), dtype, rows, cols),
+                                     target_of(fresh_gpu), Stream{});
+                host::rotary_current_scale(input(in->data(), dtype, rows, cols), cos_t, sin_t, h, input(f_twin.data(), dtype, rows, cols),
+                                           target_of(fresh_twin), Stream{});
+            }
+            expect_same(f_gpu, f_twin, where, "rotary_current_scale's y");
+            // The second call's y is the small x's rotation: the scale from its stored values (abs_max_current_scale's).
+            float want[3] = {0.0f, 0.0f, 0.25f};
+            host::abs_max_current_scale(input(f_twin.data(), dtype, rows, cols), 57344.0f, input(&want[0], DType::Float32, 1, 1),
+                                        input(&want[1], DType::Float32, 1, 1), Tensor{}, Stream{});
+            for (int i = 0; i < 3; ++i) expect_same_amax(fresh_gpu[i], fresh_twin[i], std::string(where) + ", rotary_current_scale");
+            for (int i = 0; i < 2; ++i) expect_same_amax(fresh_gpu[i], want[i], std::string(where) + ", rotary_current_scale against abs_max_current_scale");
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -924,8 +1007,14 @@ int main(int argc, char** argv) {
     run_swiglu(DType::BFloat16, 40, 64, 0, rng);
     run_swiglu(DType::Float32, 33, 24, 0, rng);
     run_swiglu(DType::BFloat16, 19, 36, 2, rng);
+    // The rotary embeddings: 16-byte pairs (bfloat16 8, float32 4) and one pair a thread (a half not a multiple of
+    // them, an unaligned buffer), forward and inverse, value heads copied.
+    run_rotary(DType::BFloat16, 2, 5, 6, 4, 16, 0, rng);
+    run_rotary(DType::Float32, 3, 4, 4, 3, 8, 0, rng);
+    run_rotary(DType::BFloat16, 2, 7, 3, 3, 6, 0, rng);
+    run_rotary(DType::Float32, 2, 5, 3, 2, 16, 4, rng);
     std::printf("%d checks over %zu activation cases, 13 abs_max and %d abs_max_current_scale calls, %zu normalization and cast "
-                "cases, 4 stacked casts, a multi-tensor cast and 3 SwiGLU cases, %d failed\n", checks, cases.size(), abs_max_scale_calls, norms.size(),
-                failures);
+                "cases, 4 stacked casts, a multi-tensor cast, 3 SwiGLU and 4 rotary cases, %d failed\n", checks, cases.size(),
+                abs_max_scale_calls, norms.size(), failures);
     return failures == 0 ? 0 : 1;
 }

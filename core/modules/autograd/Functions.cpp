@@ -240,7 +240,7 @@ struct LayerNormLinearState {
     bool input_output = false;
     HeadSplit split;
     std::shared_ptr<GradientHandOver> input_grad;
-    std::shared_ptr<ScaleHandOver> heads_grad_scale;
+    std::shared_ptr<ScaleHandOver> output_grad_scale;
 };
 
 // The projection's backward from the attention's dq, dk and dv (HeadSplit): one pass stacks and casts them (FP8: the
@@ -248,7 +248,7 @@ struct LayerNormLinearState {
 GemmGrads split_heads_backward(const LayerNormLinearState& s, const at::Tensor& dq, const at::Tensor& dk, const at::Tensor& dv) {
     const GemmPlan& plan = s.plan;
     if (plan.fp8) {
-        const at::Tensor handed = handed_scale_inv(s.heads_grad_scale, {dq, dk, dv}, plan.fp8->grad_output);
+        const at::Tensor handed = handed_scale_inv(s.output_grad_scale, {dq, dk, dv}, plan.fp8->grad_output);
         const Fp8GradWithBias d = plan.ops->stack_heads_quantize_dbias(dq, dk, dv, plan.fp8->grad_output, s.gemm.has_bias, handed);
         return gemm_backward_quantized(plan, s.gemm, d.grad, d.bias_grad);
     }
@@ -267,16 +267,19 @@ struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFuncti
                                  const at::Tensor& weight, const MaybeTensor& bias_in, const LayerNormPlan& norm,
                                  const GemmPlan& plan, bool layernorm_output, bool input_output, const HeadSplit& split,
                                  const std::shared_ptr<GradientHandOver>& input_grad,
-                                 const std::shared_ptr<ScaleHandOver>& heads_grad_scale) {
+                                 const std::shared_ptr<ScaleHandOver>& output_grad_scale) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const at::Tensor beta = present(beta_in);
         const at::Tensor bias = present(bias_in);
         LayerNormResult ln;
         at::Tensor y;
         LayerNormLinearState state{{}, plan, {}, layernorm_output, input_output, split, input_grad, nullptr};
-        if (split.active() && plan.fp8 && heads_grad_scale) {
-            heads_grad_scale->ask(plan.fp8->grad_output);
-            state.heads_grad_scale = heads_grad_scale;
+        // Asked where the backward's cast can take it: the split's stacked cast (with or without the bias gradient), a
+        // single output's cast without one (gemm_backward casts and sums a biased gradient in one pass that takes its own
+        // amax).
+        if (plan.fp8 && output_grad_scale && (split.active() || !bias.defined())) {
+            output_grad_scale->ask(plan.fp8->grad_output);
+            state.output_grad_scale = output_grad_scale;
         }
         if (plan.fp8) {
             const Fp8Tensor xq = normalize_quantized(norm, x, gamma, beta, plan.compute_dtype, plan.fp8->input, layernorm_output, ln);
@@ -302,8 +305,11 @@ struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFuncti
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const LayerNormLinearState state = take<LayerNormLinearState>(ctx, "LayerNormLinear");
         const std::size_t outputs = state.split.active() ? 3 : 1;
+        const at::Tensor handed = !state.split.active() && state.plan.fp8
+                                      ? handed_scale_inv(state.output_grad_scale, {grads[0]}, state.plan.fp8->grad_output)
+                                      : at::Tensor();
         const GemmGrads g = state.split.active() ? split_heads_backward(state, grads[0], grads[1], grads[2])
-                                                 : gemm_backward(state.plan, state.gemm, grads[0]);
+                                                 : gemm_backward(state.plan, state.gemm, grads[0], handed);
         at::Tensor d_ln = g.dx;
         if (state.layernorm_output && grads[outputs].defined()) {
             d_ln = d_ln + grads[outputs].to(d_ln.scalar_type());
@@ -447,22 +453,33 @@ struct RotaryState {
     const TeOps* ops = nullptr;
     at::Tensor cos, sin;
     std::int64_t rotated_heads = 0;
+    std::shared_ptr<ScaleHandOver> grad_scale;
 };
 
 // The rotation is orthogonal: its backward is the inverse rotation of the output gradient, one call of the same op.
 struct RotaryFunction : torch::autograd::Function<RotaryFunction> {
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                              std::int64_t rotated_heads, const TeOps* ops) {
+                              std::int64_t rotated_heads, const TeOps* ops, const std::shared_ptr<ScaleHandOver>& grad_scale) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
-        keep(ctx, RotaryState{ops, cos, sin, rotated_heads});
+        keep(ctx, RotaryState{ops, cos, sin, rotated_heads, grad_scale});
         return ops->rotary(x, cos, sin, rotated_heads, /*inverse=*/false);
     }
 
+    // Where the projection that made x asked for its output gradient's scale, the inverse rotation writes it (the amax
+    // hand-off) and delivers it with dx.
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const RotaryState s = take<RotaryState>(ctx, "Rotary");
-        const at::Tensor dx = s.ops->rotary(grads[0].contiguous(), s.cos, s.sin, s.rotated_heads, /*inverse=*/true);
-        return {dx, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+        const at::Tensor dy = grads[0].contiguous();
+        at::Tensor dx;
+        if (const Fp8Quantizer* request = s.grad_scale ? s.grad_scale->request() : nullptr) {
+            TeOps::RotaryWithScale r = s.ops->rotary_handing_scale(dy, s.cos, s.sin, s.rotated_heads, /*inverse=*/true, *request);
+            dx = std::move(r.y);
+            if (r.scale_inv.defined()) s.grad_scale->deliver({dx}, r.scale_inv);
+        } else {
+            dx = s.ops->rotary(dy, s.cos, s.sin, s.rotated_heads, /*inverse=*/true);
+        }
+        return {dx, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
 
@@ -683,14 +700,14 @@ std::vector<at::Tensor> apply_layer_norm_linear(const at::Tensor& x, const at::T
                                                 const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
                                                 const GemmPlan& gemm, bool layernorm_output, bool input_output,
                                                 const HeadSplit& split, const std::shared_ptr<GradientHandOver>& input_grad,
-                                                const std::shared_ptr<ScaleHandOver>& heads_grad_scale) {
+                                                const std::shared_ptr<ScaleHandOver>& output_grad_scale) {
     if (split.active() && (x.dim() != 2 || x.size(0) != split.batch * split.seq || weight.size(0) != 3 * split.heads * split.head_dim)) {
         throw std::invalid_argument("apply_layer_norm_linear: the head split [" + std::to_string(split.batch) + ", " +
                                     std::to_string(split.seq) + ", 3, " + std::to_string(split.heads) + ", " +
                                     std::to_string(split.head_dim) + "] does not fit the rows and the output features");
     }
     return LayerNormLinearFunction::apply(x, gamma, maybe(beta), weight, maybe(bias), norm, gemm, layernorm_output, input_output,
-                                          split, input_grad, heads_grad_scale);
+                                          split, input_grad, output_grad_scale);
 }
 
 at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, const at::Tensor& fc1_weight,
@@ -720,8 +737,8 @@ at::Tensor apply_attention(const at::Tensor& q, const at::Tensor& k, const at::T
 }
 
 at::Tensor apply_rotary_embedding(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
-                                  const TeOps& ops) {
-    return RotaryFunction::apply(x, cos, sin, rotated_heads, &ops);
+                                  const TeOps& ops, const std::shared_ptr<ScaleHandOver>& grad_scale) {
+    return RotaryFunction::apply(x, cos, sin, rotated_heads, &ops, grad_scale);
 }
 
 }  // namespace tewb

@@ -121,14 +121,15 @@ struct HeadSplit {
 // Returns {output} (or {q, k, v} with an active `split`), then the layernorm output with `layernorm_output`
 // (differentiable too; without it an FP8 forward never writes the LayerNorm's high-precision output), then x itself
 // with `input_output`: a skip connection taken from it sends its gradient back here, and the LayerNorm backward adds
-// it to dx. `heads_grad_scale` (an active split in FP8): asked for the output gradient's scale, which the attention's
-// backward may write (ScaleHandOver).
+// it to dx. `output_grad_scale` (FP8): asked for the output gradient's scale, which the op its output feeds may write in
+// its backward (ScaleHandOver: the attention's backward for q, k and v of an active split, the rotary's inverse for llama's
+// rotated qkv).
 std::vector<at::Tensor> apply_layer_norm_linear(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                                                 const at::Tensor& weight, const at::Tensor& bias, const LayerNormPlan& norm,
                                                 const GemmPlan& gemm, bool layernorm_output, bool input_output = false,
                                                 const HeadSplit& split = {},
                                                 const std::shared_ptr<GradientHandOver>& input_grad = nullptr,
-                                                const std::shared_ptr<ScaleHandOver>& heads_grad_scale = nullptr);
+                                                const std::shared_ptr<ScaleHandOver>& output_grad_scale = nullptr);
 
 // LayerNorm → fc1 → GELU (tanh) → fc2, plus `residual` when given (as apply_linear adds it, in fc2). A residual
 // that is x itself gets its two gradients summed in the LayerNorm backward. `input_grad`: the LayerNorm's dx handed to
@@ -143,9 +144,11 @@ at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, co
 
 // Rotary position embeddings (TeOps::rotary) over x [batch, seq, heads, head_dim], contiguous: the first
 // `rotated_heads` heads turned by the tables' angles (cos, sin float32 [seq, head_dim / 2] on x's device), the rest
-// copied. The backward turns the gradient back (the inverse rotation) in one call of the same op.
+// copied. The backward turns the gradient back (the inverse rotation) in one call of the same op; with `grad_scale`
+// asked for (the projection that made x, in FP8), that call also writes x's gradient's FP8 scale where the ops can and
+// delivers it (ScaleHandOver).
 at::Tensor apply_rotary_embedding(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
-                                  const TeOps& ops);
+                                  const TeOps& ops, const std::shared_ptr<ScaleHandOver>& grad_scale = nullptr);
 
 // Causal attention over q, k, v [batch, seq, heads, head_dim] by ops that own it (TeOps::owns_attention): the output
 // [batch, seq, heads · head_dim]; the backward is one call of the ops' attention_backward, whose q, k and v gradients

@@ -125,7 +125,7 @@ GeluGemmResult gemm_gelu_forward(const GemmPlan& plan, const at::Tensor& x, cons
     return plan.ops->gemm_gelu(x_c, w_c, bias, plan.compute_dtype);
 }
 
-GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy) {
+GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy, const at::Tensor& handed_scale_inv) {
     if (!plan.fp8) {
         const GradWithBias d = saved.has_bias ? plan.ops->cast_dbias(dy, plan.compute_dtype)
                                               : GradWithBias{dy.to(plan.compute_dtype), at::Tensor()};
@@ -137,7 +137,9 @@ GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::
         const Fp8GradWithBias g = plan.ops->quantize_dbias(dy, plan.fp8->grad_output);
         return gemm_backward_quantized(plan, saved, g.grad, g.bias_grad);
     }
-    const Fp8Tensor gq = plan.ops->quantize(dy, plan.fp8->grad_output, /*with_transpose=*/true);
+    const Fp8Tensor gq = handed_scale_inv.defined()
+                             ? plan.ops->quantize_with_handed_scale(dy, plan.fp8->grad_output, handed_scale_inv, /*with_transpose=*/true)
+                             : plan.ops->quantize(dy, plan.fp8->grad_output, /*with_transpose=*/true);
     return gemm_backward_quantized(plan, saved, gq, at::Tensor());
 }
 

@@ -59,8 +59,10 @@ struct GemmGrads {
 // hand-off, ScaleHandOver), so the cast takes no amax of its own (TeOps::quantize_with_handed_scale).
 at::Tensor gemm_forward(const GemmPlan& plan, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                         SavedGemm& saved, const at::Tensor& residual = {}, const at::Tensor& handed_scale_inv = {});
-// dy: [rows, out] in the compute dtype. In FP8, dy is cast with the grad-output slot.
-GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy);
+// dy: [rows, out] in the compute dtype. In FP8, dy is cast with the grad-output slot; `handed_scale_inv`: dy's producer
+// wrote that slot's scale already (ScaleHandOver), so the cast takes no amax of its own (without a bias gradient: one
+// to sum casts as before).
+GemmGrads gemm_backward(const GemmPlan& plan, const SavedGemm& saved, const at::Tensor& dy, const at::Tensor& handed_scale_inv = {});
 
 // The parts, for modules that fuse around their GEMMs (LayerNorm or GELU writing the FP8 input, GELU in
 // the epilogue):

@@ -17,6 +17,11 @@ kernels::Tensor heads_matrix(const at::Tensor& t) {
                           static_cast<std::size_t>(t.size(2) * t.size(3)));
 }
 
+// t [batch, seq, heads, head_dim] (contiguous) as the matrix [batch * seq, heads * head_dim] a cast reads.
+at::Tensor heads_rows(const at::Tensor& t) {
+    return t.view({t.size(0) * t.size(1), t.size(2) * t.size(3)});
+}
+
 Misfit table_misfit(const at::Tensor& t, const char* what, const at::Tensor& x) {
     const std::int64_t half = x.size(3) / 2;
     if (t.dim() != 2 || t.scalar_type() != at::kFloat || !t.is_contiguous() || t.size(0) < x.size(1) || t.size(1) != half) {
@@ -28,8 +33,7 @@ Misfit table_misfit(const at::Tensor& t, const char* what, const at::Tensor& x) 
 
 }  // namespace
 
-at::Tensor FusedOps::rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
-                            bool inverse) const {
+Misfit FusedOps::rotary_misfit(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads) const {
     Misfit m = device_misfit(x, "x");
     if (!m && x.dim() != 4) m = "x is not [batch, seq, heads, head_dim]";
     if (!m && !x.is_contiguous()) m = "x is not contiguous";
@@ -41,7 +45,14 @@ at::Tensor FusedOps::rotary(const at::Tensor& x, const at::Tensor& cos, const at
     if (!m && (rotated_heads < 0 || rotated_heads > x.size(2))) m = "rotated_heads is outside 0 .. heads";
     if (!m) m = table_misfit(cos, "cos", x);
     if (!m) m = table_misfit(sin, "sin", x);
-    if (m) return fall_back("rotary", *m, [&] { return TeOps::rotary(x, cos, sin, rotated_heads, inverse); });
+    return m;
+}
+
+at::Tensor FusedOps::rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
+                            bool inverse) const {
+    if (Misfit m = rotary_misfit(x, cos, sin, rotated_heads)) {
+        return fall_back("rotary", *m, [&] { return TeOps::rotary(x, cos, sin, rotated_heads, inverse); });
+    }
     at::Tensor y = at::empty_like(x);
     const kernels::RotaryHeads heads{static_cast<std::size_t>(x.size(1)), static_cast<std::size_t>(x.size(2)),
                                      static_cast<std::size_t>(rotated_heads), inverse};
@@ -51,6 +62,25 @@ at::Tensor FusedOps::rotary(const at::Tensor& x, const at::Tensor& cos, const at
     TEWB_KERNEL(x, (Tensors{x, cos_read, sin_read}), Tensors{y}, rotary, heads_matrix(x), kernel_tensor(cos), kernel_tensor(sin),
                 heads, heads_matrix(y));
     return y;
+}
+
+// The rotation writing its output's FP8 scale for the cast that follows (current scaling, a calibrating step), where the
+// kernel takes x; otherwise rotary alone (its own fallback, if any) and no scale.
+TeOps::RotaryWithScale FusedOps::rotary_handing_scale(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                                                      std::int64_t rotated_heads, bool inverse, const Fp8Quantizer& quantizer) const {
+    if (rotary_misfit(x, cos, sin, rotated_heads) || !fresh_scale_cast(heads_rows(x), quantizer)) {
+        return {rotary(x, cos, sin, rotated_heads, inverse), at::Tensor()};
+    }
+    at::Tensor y = at::empty_like(x);
+    const FreshScale f = fresh_scale_item(heads_rows(y), quantizer);
+    const kernels::RotaryHeads heads{static_cast<std::size_t>(x.size(1)), static_cast<std::size_t>(x.size(2)),
+                                     static_cast<std::size_t>(rotated_heads), inverse};
+    const at::Tensor cos_read = cos.narrow(0, 0, x.size(1));
+    const at::Tensor sin_read = sin.narrow(0, 0, x.size(1));
+    TEWB_KERNEL(x, (Tensors{x, cos_read, sin_read, f.slot_amax}), (Tensors{y, f.scale, f.own_scale_inv, f.slot_amax}),
+                rotary_current_scale, heads_matrix(x), kernel_tensor(cos), kernel_tensor(sin), heads, heads_matrix(y),
+                fresh_scale_target(f));
+    return {y, f.own_scale_inv};
 }
 
 }  // namespace tewb::fused_ops

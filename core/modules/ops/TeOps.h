@@ -173,7 +173,7 @@ public:
     // may be undefined; norm.dbeta undefined). Nothing where there is no such pass (this default); the fused ops have one
     // under current scaling (and delayed scaling's calibrating step) without a bias gradient: the backward writes dx's
     // scale in its own pass (rms_norm_backward_current_scale) and the cast follows, one launch fewer than the Linear's
-    // own amax pass and cast. (Under delayed scaling the Linear's own cast is already one launch.)
+    // own amax pass and cast where the backward runs on the fast kernel (as many on the plain ones). (Under delayed scaling the Linear's own cast is already one launch.)
     virtual std::optional<LayerNormGradsWithFp8> rms_norm_backward_quantize(const at::Tensor& dy, const at::Tensor& x,
                                                                             const at::Tensor& rstd, const at::Tensor& gamma,
                                                                             const at::Tensor& dresidual, const Fp8Quantizer& quantizer,
@@ -196,6 +196,16 @@ public:
     // backward of the forward.
     virtual at::Tensor rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
                               bool inverse) const;
+    // rotary whose output is next cast to FP8 with `quantizer` (llama's qkv output gradient, the inverse rotation's
+    // output): where that cast takes its scale from the tensor's amax (current scaling, delayed scaling's calibrating
+    // step) and the ops can, the rotation's own launch writes that scale into the slot (the amax hand-off,
+    // rotary_current_scale) and the cast's scale_inv comes back (undefined otherwise; the default: rotary alone).
+    struct RotaryWithScale {
+        at::Tensor y;
+        at::Tensor scale_inv;
+    };
+    virtual RotaryWithScale rotary_handing_scale(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                                                 std::int64_t rotated_heads, bool inverse, const Fp8Quantizer& quantizer) const;
     // Whether these ops run the causal attention of q, k, v themselves (attention_forward below): q, k and v
     // [batch, seq, heads, head_dim] of one shape, dtype and device, each with its tokens one stride apart (views of a
     // fused projection are). The default does not: the modules call LibTorch's scaled_dot_product_attention. The fused

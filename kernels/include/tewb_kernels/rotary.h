@@ -2,6 +2,7 @@
 
 #include <cstddef>
 
+#include "tewb_kernels/amax.h"
 #include "tewb_kernels/entry_points.h"
 #include "tewb_kernels/tensor.h"
 
@@ -40,4 +41,10 @@ TEWB_ENTRY_POINTS(
 // the product, one of the fma, twice over; the last term for subnormal products); bfloat16 stores add half a
 // bfloat16 ulp; copied heads are their input's bits.
 void rotary(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryHeads& heads, const Tensor& y, Stream stream);
+// The amax hand-off (docs/kernels.md): the same launch, y bit for bit rotary's, and current scaling's scale of y from its
+// largest |value| as stored (turned and copied heads alike), what abs_max_current_scale(y, target...) writes after rotary:
+// the inverse rotation's output is llama's qkv output gradient, so its FP8 cast needs no amax pass of its own. The
+// target's floats may not lie in x, cos, sin or y; no rows: the scale of amax 0.
+void rotary_current_scale(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryHeads& heads, const Tensor& y,
+                          const CurrentScaleTarget& target, Stream stream);
 )

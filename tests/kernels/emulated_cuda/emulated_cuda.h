@@ -117,6 +117,9 @@ inline float __ldcg(const float* p) {
 inline float4 __ldcg(const float4* p) {
     return *p;
 }
+inline float __ldg(const float* p) {  // the read-only data cache's load
+    return *p;
+}
 
 namespace emulated {
 
