@@ -63,6 +63,16 @@ double time_ms(const std::function<void()>& launch) {
     return start.elapsed_time(end) / kRepeats;
 }
 
+// Current scaling's target in `fresh`'s three floats (scale, scale_inv, staging): what the *_current_scale forms take.
+kernels::CurrentScaleTarget current_scale_target(const at::Tensor& fresh, float numerator) {
+    kernels::CurrentScaleTarget t;
+    t.numerator = numerator;
+    t.scale = kernel_tensor(fresh.narrow(0, 0, 1));
+    t.scale_inv = kernel_tensor(fresh.narrow(0, 1, 1));
+    t.staging = kernel_tensor(fresh.narrow(0, 2, 1));
+    return t;
+}
+
 struct Row {
     std::string what;
     std::string shape;
@@ -198,12 +208,8 @@ void layer_norm_handover_levers(std::vector<Row>& rows) {
     const at::Tensor beta = at::zeros({h}, cuda);
     at::Tensor y = at::empty({r, h}, cuda.dtype(at::kBFloat16));
     at::Tensor stats = at::empty({2, r}, cuda);
-    at::Tensor fresh = at::zeros({3}, cuda);
-    kernels::CurrentScaleTarget target;
-    target.numerator = 448.0f;
-    target.scale = kernel_tensor(fresh.narrow(0, 0, 1));
-    target.scale_inv = kernel_tensor(fresh.narrow(0, 1, 1));
-    target.staging = kernel_tensor(fresh.narrow(0, 2, 1));
+    const at::Tensor fresh = at::zeros({3}, cuda);
+    const kernels::CurrentScaleTarget target = current_scale_target(fresh, 448.0f);
     const double forward_then_amax_ms = time_ms([&] {
         kernels::layer_norm_forward(kernel_tensor(x), kernel_tensor(gamma), kernel_tensor(beta), 1e-5f, kernel_tensor(y),
                                     kernels::Tensor{}, kernel_tensor(stats[0]), kernel_tensor(stats[1]), on_stream());
@@ -399,12 +405,8 @@ void attention_levers(std::vector<Row>& rows) {
     // output's scale, against the kernel and then abs_max_current_scale over its output. The same bits (the self-test's
     // rows); the target, 1, is "not slower": the hand-off's per-store maximum and last-block epilogue must cost less
     // than the amax pass's launch and read it saves.
-    at::Tensor fresh = at::zeros({3}, cuda);
-    kernels::CurrentScaleTarget target;
-    target.numerator = 448.0f;
-    target.scale = kernel_tensor(fresh.narrow(0, 0, 1));
-    target.scale_inv = kernel_tensor(fresh.narrow(0, 1, 1));
-    target.staging = kernel_tensor(fresh.narrow(0, 2, 1));
+    const at::Tensor fresh = at::zeros({3}, cuda);
+    const kernels::CurrentScaleTarget target = current_scale_target(fresh, 448.0f);
     const double forward_then_amax_ms = time_ms([&] {
         forward();
         kernels::abs_max_current_scale(kernel_tensor(out), 448.0f, target.scale, target.scale_inv, target.staging, on_stream());
@@ -554,12 +556,8 @@ int main(int argc, char** argv) {
             // over dx. The same bits (the self-test's rows); the target, 1, is "not slower".
             const at::Tensor dy32 = at::randn({r, h}, cuda), dres32 = at::randn({r, h}, cuda);
             at::Tensor dx32 = at::empty({r, h}, cuda);
-            at::Tensor fresh = at::zeros({3}, cuda);
-            kernels::CurrentScaleTarget target;
-            target.numerator = 57344.0f;
-            target.scale = kernel_tensor(fresh.narrow(0, 0, 1));
-            target.scale_inv = kernel_tensor(fresh.narrow(0, 1, 1));
-            target.staging = kernel_tensor(fresh.narrow(0, 2, 1));
+            const at::Tensor fresh = at::zeros({3}, cuda);
+            const kernels::CurrentScaleTarget target = current_scale_target(fresh, 57344.0f);
             const double then_amax = time_ms([&] {
                 kernels::rms_norm_backward_add(kernel_tensor(dy32), kernel_tensor(x32), kernel_tensor(rstd32), kernel_tensor(gamma),
                                                kernel_tensor(dx32), kernel_tensor(dres32), kernel_tensor(dgamma), workspace_ref(rms_workspace),

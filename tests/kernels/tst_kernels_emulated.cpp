@@ -74,6 +74,16 @@ struct Buffer {
     }
 };
 
+// Element i of a float32 or bfloat16 buffer set to v (rounded to nearest even for bfloat16).
+void put(Buffer& b, DType dtype, std::size_t i, float v) {
+    if (dtype == DType::Float32) {
+        std::memcpy(b.data() + 4 * i, &v, 4);
+    } else {
+        const std::uint16_t h = float_to_bf16(v);
+        std::memcpy(b.data() + 2 * i, &h, 2);
+    }
+}
+
 struct Case {
     DType dtype;
     std::size_t rows, cols;
@@ -120,14 +130,8 @@ void run(const Case& c, std::mt19937& rng) {
     std::uniform_real_distribution<float> uniform(-4.0f, 4.0f);
     for (std::size_t i = 0; i < n; ++i) {
         const float a = uniform(rng), b = uniform(rng) / 4;
-        if (c.dtype == DType::Float32) {
-            std::memcpy(x.data() + 4 * i, &a, 4);
-            std::memcpy(dy.data() + 4 * i, &b, 4);
-        } else {
-            const std::uint16_t ha = float_to_bf16(a), hb = float_to_bf16(b);
-            std::memcpy(x.data() + 2 * i, &ha, 2);
-            std::memcpy(dy.data() + 2 * i, &hb, 2);
-        }
+        put(x, c.dtype, i, a);
+        put(dy, c.dtype, i, b);
     }
     const float scale = 37.5f;
     Outputs gpu(c, element), twin(c, element);
@@ -459,15 +463,7 @@ void expect_same_amax(float gpu, float twin, const std::string& where) {
 
 void fill(Buffer& b, DType dtype, std::size_t n, std::mt19937& rng, float lo, float hi) {
     std::uniform_real_distribution<float> uniform(lo, hi);
-    for (std::size_t i = 0; i < n; ++i) {
-        const float v = uniform(rng);
-        if (dtype == DType::Float32) {
-            std::memcpy(b.data() + 4 * i, &v, 4);
-        } else {
-            const std::uint16_t h = float_to_bf16(v);
-            std::memcpy(b.data() + 2 * i, &h, 2);
-        }
-    }
+    for (std::size_t i = 0; i < n; ++i) put(b, dtype, i, uniform(rng));
 }
 
 std::size_t element_of(DType t) {
@@ -901,15 +897,8 @@ void run_rotary(DType dtype, std::size_t batch, std::size_t seq, std::size_t hea
         for (std::size_t i = 0; i < n; ++i) {
             float v = uniform(rng);
             if (values_largest && i % cols >= rotated * head_dim) v *= 8.0f;  // the copied heads hold the largest values
-            const float small = v / 1000.0f;
-            if (dtype == DType::Float32) {
-                std::memcpy(x.data() + 4 * i, &v, 4);
-                std::memcpy(x_small.data() + 4 * i, &small, 4);
-            } else {
-                const std::uint16_t h = float_to_bf16(v), hs = float_to_bf16(small);
-                std::memcpy(x.data() + 2 * i, &h, 2);
-                std::memcpy(x_small.data() + 2 * i, &hs, 2);
-            }
+            put(x, dtype, i, v);
+            put(x_small, dtype, i, v / 1000.0f);
         }
         if (variant == 2) {  // a NaN with a payload of its own in the first row's last (copied) head, in both inputs
             const std::uint32_t nan32 = 0x7fc01234u;
