@@ -74,6 +74,16 @@ struct Buffer {
     }
 };
 
+// Current scaling's target in f's three floats (scale, scale_inv, staging), as the *_current_scale forms take it.
+CurrentScaleTarget target_in(float* f, float numerator) {
+    CurrentScaleTarget t;
+    t.numerator = numerator;
+    t.scale = input(&f[0], DType::Float32, 1, 1);
+    t.scale_inv = input(&f[1], DType::Float32, 1, 1);
+    t.staging = input(&f[2], DType::Float32, 1, 1);
+    return t;
+}
+
 // Element i of a float32 or bfloat16 buffer set to v (rounded to nearest even for bfloat16).
 void put(Buffer& b, DType dtype, std::size_t i, float v) {
     if (dtype == DType::Float32) {
@@ -209,14 +219,7 @@ void run(const Case& c, std::mt19937& rng) {
         }
     }
     float fresh_gpu[2][3] = {}, fresh_twin[2][3] = {};  // [backward, forward][scale, scale_inv, staging]
-    const auto target_of = [](float (&f)[3]) {
-        CurrentScaleTarget t;
-        t.numerator = 57344.0f;
-        t.scale = input(&f[0], DType::Float32, 1, 1);
-        t.scale_inv = input(&f[1], DType::Float32, 1, 1);
-        t.staging = input(&f[2], DType::Float32, 1, 1);
-        return t;
-    };
+    const auto target_of = [](float (&f)[3]) { return target_in(f, 57344.0f); };
     Outputs fresh_outputs_gpu(c, element), fresh_outputs_twin(c, element), fresh_forward_gpu(c, element), fresh_forward_twin(c, element);
     for (const bool on_gpu : {true, false}) {
         Outputs& o = on_gpu ? fresh_outputs_gpu : fresh_outputs_twin;
@@ -559,14 +562,7 @@ void run_norm(const NormCase& c, std::mt19937& rng) {
     // dtype and in bfloat16 (the amax of the values as stored).
     Buffer gamma_small(hidden * pe, c.offset);
     fill(gamma_small, c.param_dtype, hidden, rng, 0.5e-3f, 1.5e-3f);
-    const auto target_of = [&](NormOutputs& o) {
-        CurrentScaleTarget t;
-        t.numerator = 448.0f;
-        t.scale = input(&o.fresh[0], DType::Float32, 1, 1);
-        t.scale_inv = input(&o.fresh[1], DType::Float32, 1, 1);
-        t.staging = input(&o.fresh[2], DType::Float32, 1, 1);
-        return t;
-    };
+    const auto target_of = [&](NormOutputs& o) { return target_in(o.fresh, 448.0f); };
     const auto expect_same_fresh = [&](const NormOutputs& gpu, const NormOutputs& twin, const char* op) {
         for (int i = 0; i < 3; ++i) expect_same_amax(gpu.fresh[i], twin.fresh[i], describe(c, op) + (i == 0 ? ", scale" : i == 1 ? ", scale_inv" : ", staging"));
     };
@@ -919,14 +915,7 @@ void run_rotary(DType dtype, std::size_t batch, std::size_t seq, std::size_t hea
             expect_same(y_gpu, y_twin, where, inverse ? "rotary (inverse)" : "rotary");
             Buffer f_gpu(n * element, offset), f_twin(n * element, offset);
             float fresh_gpu[3] = {0.0f, 0.0f, 0.25f}, fresh_twin[3] = {0.0f, 0.0f, 0.25f};
-            const auto target_of = [](float* f) {
-                CurrentScaleTarget t;
-                t.numerator = 57344.0f;
-                t.scale = input(&f[0], DType::Float32, 1, 1);
-                t.scale_inv = input(&f[1], DType::Float32, 1, 1);
-                t.staging = input(&f[2], DType::Float32, 1, 1);
-                return t;
-            };
+            const auto target_of = [](float* f) { return target_in(f, 57344.0f); };
             for (Buffer* in : {&x, &x_small}) {
                 rotary_current_scale(input(in->data(), dtype, rows, cols), cos_t, sin_t, h, input(f_gpu.data(), dtype, rows, cols),
                                      target_of(fresh_gpu), Stream{});
