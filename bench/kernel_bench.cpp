@@ -350,6 +350,54 @@ void bias_gradient_levers(const kernels::GemmCall& base, std::vector<Row>& rows)
 
 }  // namespace
 
+// The seed llama's grouped-query attention (32 sequences of 96, 12 query heads over 4 key/value heads of 64, views of the
+// packed projection's heads): the project's kernels (the backward one block per key/value head, dk's and dv's sums over
+// its 3 query heads in the workspace) against LibTorch's scaled_dot_product_attention with enable_gqa, forward with
+// backward through autograd (split's concatenation of the gradients included, as the modules needed it before).
+void grouped_attention_lever(std::vector<Row>& rows) {
+    const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+    const std::int64_t batch = 32, seq = 96, heads = 12, kv_heads = 4, head_dim = 64, packed = heads + 2 * kv_heads;
+    const std::size_t tokens = static_cast<std::size_t>(batch * seq);
+    const at::Tensor qkv = at::randn({batch, seq, packed, head_dim}, cuda).to(at::kBFloat16).requires_grad_(true);
+    const at::Tensor d_out = at::randn({batch, seq, heads * head_dim}, cuda).to(at::kBFloat16);
+    const float scale = 1.0f / 8.0f;
+    // Heads [first, first + count) of a packed [tokens, packed · head_dim] matrix.
+    auto part = [&](const at::Tensor& t, std::int64_t first, std::int64_t count) {
+        kernels::Tensor m = kernels::input(t.data_ptr<at::BFloat16>() + first * head_dim, kernels::DType::BFloat16, tokens,
+                                           static_cast<std::size_t>(count * head_dim));
+        m.row_stride = static_cast<std::size_t>(packed * head_dim);
+        return m;
+    };
+    const kernels::AttentionHeads h{static_cast<std::size_t>(seq), static_cast<std::size_t>(heads), scale,
+                                    static_cast<std::size_t>(kv_heads)};
+    at::Tensor out = at::empty({batch * seq, heads * head_dim}, cuda.dtype(at::kBFloat16));
+    at::Tensor lse = at::empty({batch * heads, seq}, cuda);
+    at::Tensor grads = at::empty(qkv.sizes(), cuda.dtype(at::kBFloat16));
+    at::Tensor workspace = at::empty(
+        {static_cast<std::int64_t>(kernels::attention_backward_workspace_bytes(tokens, static_cast<std::size_t>(heads * head_dim), h))},
+        cuda.dtype(at::kByte));
+    const kernels::Workspace scratch{workspace.data_ptr(), static_cast<std::size_t>(workspace.numel())};
+    const at::Tensor in = qkv.detach();
+    const double own_ms = time_ms([&] {
+        kernels::attention_forward(part(in, 0, heads), part(in, heads, kv_heads), part(in, heads + kv_heads, kv_heads), h,
+                                   kernel_tensor(out), kernel_tensor(lse), on_stream());
+        kernels::attention_backward(part(in, 0, heads), part(in, heads, kv_heads), part(in, heads + kv_heads, kv_heads),
+                                    kernel_tensor(out), kernel_tensor(d_out.view({-1, heads * head_dim})), kernel_tensor(lse), h,
+                                    part(grads, 0, heads), part(grads, heads, kv_heads), part(grads, heads + kv_heads, kv_heads),
+                                    scratch, on_stream());
+    });
+    const double sdpa_ms = time_ms([&] {
+        const std::vector<at::Tensor> p = qkv.split_with_sizes({heads, kv_heads, kv_heads}, 2);
+        const at::Tensor y = at::scaled_dot_product_attention(p[0].transpose(1, 2), p[1].transpose(1, 2), p[2].transpose(1, 2), {},
+                                                              0.0, true, scale, /*enable_gqa=*/true)
+                                 .transpose(1, 2)
+                                 .reshape({batch, seq, heads * head_dim});
+        (void)torch::autograd::grad({y}, {qkv}, {d_out});
+    });
+    rows.push_back({"attention fwd+bwd, grouped queries vs sdpa (enable_gqa) + autograd", "32x96, 12x64 over 4 kv heads", own_ms,
+                    sdpa_ms / own_ms, "x", 1.0});
+}
+
 // The seed's attention (32 sequences of 96, 12 heads of 64, q, k and v views of the fused projection's output): the
 // project's kernels (kernels/attention: one launch each way, the gradients written in the projection's layout)
 // against LibTorch's scaled_dot_product_attention as the dispatcher picks it, forward, and forward with backward through
@@ -381,7 +429,8 @@ void attention_levers(std::vector<Row>& rows) {
     const double own_both_ms = time_ms([&] {
         forward();
         kernels::attention_backward(part(in, 0), part(in, 1), part(in, 2), kernel_tensor(out), kernel_tensor(d_out.view({-1, width})),
-                                    kernel_tensor(lse), h, part(grads, 0), part(grads, 1), part(grads, 2), on_stream());
+                                    kernel_tensor(lse), h, part(grads, 0), part(grads, 1), part(grads, 2), kernels::Workspace{},
+                                    on_stream());
     });
     auto sdpa = [&](const at::Tensor& x) {
         const std::vector<at::Tensor> p = x.unbind(2);
@@ -400,6 +449,7 @@ void attention_levers(std::vector<Row>& rows) {
     const std::string shape = std::to_string(batch) + "x" + std::to_string(seq) + ", 12x64";
     rows.push_back({"attention_forward vs sdpa", shape, own_forward_ms, sdpa_forward_ms / own_forward_ms, "x", 1.0});
     rows.push_back({"attention fwd+bwd vs sdpa + autograd", shape, own_both_ms, sdpa_both_ms / own_both_ms, "x", 1.0});
+    grouped_attention_lever(rows);
 
     // The amax hand-off under current scaling (proj's input, qkv's output gradient): each kernel that also writes its
     // output's scale, against the kernel and then abs_max_current_scale over its output. The same bits (the self-test's
@@ -421,12 +471,13 @@ void attention_levers(std::vector<Row>& rows) {
     const kernels::Tensor all_grads = kernels::input(grads.data_ptr(), kernels::DType::BFloat16, tokens, static_cast<std::size_t>(3 * width));
     const double backward_then_amax_ms = time_ms([&] {
         kernels::attention_backward(part(in, 0), part(in, 1), part(in, 2), kernel_tensor(out), dy, kernel_tensor(lse), h, part(grads, 0),
-                                    part(grads, 1), part(grads, 2), on_stream());
+                                    part(grads, 1), part(grads, 2), kernels::Workspace{}, on_stream());
         kernels::abs_max_current_scale(all_grads, 448.0f, target.scale, target.scale_inv, target.staging, on_stream());
     });
     const double backward_handoff_ms = time_ms([&] {
         kernels::attention_backward_current_scale(part(in, 0), part(in, 1), part(in, 2), kernel_tensor(out), dy, kernel_tensor(lse), h,
-                                                  part(grads, 0), part(grads, 1), part(grads, 2), target, on_stream());
+                                                  part(grads, 0), part(grads, 1), part(grads, 2), kernels::Workspace{}, target,
+                                                  on_stream());
     });
     rows.push_back({"attention_backward_current_scale vs backward + abs_max_current_scale", shape, backward_handoff_ms,
                     backward_then_amax_ms / backward_handoff_ms, "x", 1.0});

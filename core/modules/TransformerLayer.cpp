@@ -88,19 +88,16 @@ at::Tensor TransformerLayer::attention(const at::Tensor& qkv, const std::shared_
     const std::int64_t batch = qkv.size(0);
     const std::int64_t seq = qkv.size(1);
     const std::int64_t d = hidden_ / heads_;
-    at::Tensor y;
-    if (kv_heads_ == heads_ && qkv.dim() == 3) {
-        // q, k and v as views of the projection ([batch, seq, 3, heads, head dim] split along the 3): unbind's
-        // backward stacks their gradients into one tensor of the projection's layout (one write), where
-        // indexing would give each a zero-filled copy and sum the three.
-        const std::vector<at::Tensor> parts = qkv.view({batch, seq, 3, heads_, d}).unbind(2);
-        return attention(parts[0], parts[1], parts[2], out_scale, nullptr);
-    }
     const at::Tensor heads = qkv.view({batch, seq, heads_ + 2 * kv_heads_, d});
-    // As unbind above: split's backward concatenates the three gradients into one tensor of the view's layout.
     const std::vector<at::Tensor> parts = heads.split_with_sizes({heads_, kv_heads_, kv_heads_}, 2);
-    if (kv_heads_ == heads_) return attention(parts[0], parts[1], parts[2], out_scale, nullptr);
-    y = at::scaled_dot_product_attention(parts[0].transpose(1, 2), parts[1].transpose(1, 2), parts[2].transpose(1, 2), {}, 0.0,
+    // The ops' own attention over the packed heads (grouped queries too): its backward writes the packed gradient itself.
+    const TeOps& ops = ops_in_force(qkv.device());
+    if (ops.owns_attention(parts[0], parts[1], parts[2])) {
+        return apply_packed_attention(heads, heads_, kv_heads_, 1.0 / std::sqrt(static_cast<double>(d)), ops, out_scale);
+    }
+    // LibTorch's backends: split's backward concatenates the three gradients into one tensor of the view's layout.
+    const at::Tensor y =
+        at::scaled_dot_product_attention(parts[0].transpose(1, 2), parts[1].transpose(1, 2), parts[2].transpose(1, 2), {}, 0.0,
                                          /*is_causal=*/true, std::nullopt, /*enable_gqa=*/kv_heads_ < heads_);
     return y.transpose(1, 2).reshape({batch, seq, hidden_});
 }

@@ -1,6 +1,8 @@
 // Causal attention for short sequences: one block of 4 warps per (sequence, head) holds the whole sequence in shared
 // memory, so the forward and the backward are one launch each with no float32 accumulator in global memory (cuDNN's
-// and FlashAttention's backward run a pre-pass for delta, a memset and a conversion of dq besides the kernel). The
+// and FlashAttention's backward run a pre-pass for delta, a memset and a conversion of dq besides the kernel). Grouped
+// queries: the backward's block takes a key/value head's query heads in turn, dk's and dv's float32 sums kept between
+// them in a workspace (written before read: no memset). The
 // products run on the tensor cores (nvcuda::wmma, 16 × 16 × 16 bfloat16 tiles, float32 sums); the softmax,
 // the masks and the roundings in float32 as attention.h writes them. Rows past seq are zero in shared memory and
 // never stored; the tiles above the diagonal are never computed. The *_current_scale forms (kFresh) also take the largest
@@ -45,7 +47,7 @@ struct Rows {
 };
 
 struct Geometry {
-    int batch, seq, heads, head_dim, padded_seq;
+    int batch, seq, heads, kv_heads, head_dim, padded_seq;
     float scale;
 };
 
@@ -157,10 +159,9 @@ __device__ void sum_row_tiles(const bf16* a, int lda, const bf16* x, int ld, int
     }
 }
 
-// acc = Σ_{rb = kb}^{blocks − 1} P[rb, kb]ᵀ · x[rb, dt]: P [padded_seq, padded_seq] row-major with rows ldp apart, read
+// acc += Σ_{rb = kb}^{blocks − 1} P[rb, kb]ᵀ · x[rb, dt]: P [padded_seq, padded_seq] row-major with rows ldp apart, read
 // transposed tile by tile (the keys' side of the causal triangle).
 __device__ void sum_column_tiles(const bf16* p, int ldp, const bf16* x, int ld, int kb, int blocks, int dt, Accumulator& acc) {
-    wmma::fill_fragment(acc, 0.0f);
     for (int rb = kb; rb < blocks; ++rb) {
         ColA fa;
         RowB fb;
@@ -211,9 +212,10 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(ForwardArgs
     auto* vs = reinterpret_cast<bf16*>(smem + a.smem.v);
     auto* scores = reinterpret_cast<float*>(smem + a.smem.scores + warp * a.smem.scores_bytes);
     auto* stage = reinterpret_cast<float*>(smem + a.smem.stage) + warp * kTile * kTile;
+    const int kv_head = h / (g.heads / g.kv_heads);  // grouped queries share it (as enable_gqa)
     load_head(a.q, g, b, h, qs);
-    load_head(a.k, g, b, h, ks);
-    load_head(a.v, g, b, h, vs);
+    load_head(a.k, g, b, kv_head, ks);
+    load_head(a.v, g, b, kv_head, vs);
     __syncthreads();
 
     const int blocks = g.padded_seq / kTile;
@@ -276,16 +278,42 @@ struct BackwardArgs {
     Geometry g;
     Rows q, k, v, o, d_o, dq, dk, dv;
     const float* lse;
+    float* workspace;  // grouped queries: each block's dv and dk sums (attention_workspace_floats_per_block)
     AttentionBackwardSmem smem;
     CurrentScaleOut fresh;  // kFresh: the scale of dq, dk and dv together
 };
 
+// dk's or dv's tile (kb, dt) after one query head of its group: back into the block's workspace until the group's last
+// head, which rounds it (times factor) into m. Each warp owns the same tiles for every head, and the heads are block
+// barriers apart, so no other warp touches them in between (and a warp's global writes are visible to it after them).
+template <bool kFresh>
+__device__ void finish_key_tile(const Accumulator& acc, float* sums, bool last, float* stage, float factor, const Rows& m,
+                                const Geometry& g, int b, int h, int row0, int col0, unsigned& stored_max) {
+    if (!last) {
+        wmma::store_matrix_sync(sums + row0 * g.head_dim + col0, acc, g.head_dim, wmma::mem_row_major);
+        return;
+    }
+    store_accumulator<kFresh>(acc, stage, factor, m, g, b, h, row0, col0, stored_max);
+}
+
+// The tile's starting sum: zero for a group's first query head, else what the earlier heads left in the workspace.
+__device__ inline void start_key_tile(Accumulator& acc, const float* sums, bool first, const Geometry& g, int row0, int col0) {
+    if (first) {
+        wmma::fill_fragment(acc, 0.0f);
+    } else {
+        wmma::load_matrix_sync(acc, sums + row0 * g.head_dim + col0, g.head_dim, wmma::mem_row_major);
+    }
+}
+
+// One block per (sequence, key/value head): its query heads one after another (one without grouped queries), dk and dv
+// summed over them (in the workspace between heads) and stored after the last.
 template <bool kFresh>
 __global__ void __launch_bounds__(kThreads) attention_backward_kernel(BackwardArgs a) {
     extern __shared__ __align__(128) unsigned char smem[];
     const Geometry& g = a.g;
-    const int b = blockIdx.x / g.heads;
-    const int h = blockIdx.x % g.heads;
+    const int b = blockIdx.x / g.kv_heads;
+    const int kv_head = blockIdx.x % g.kv_heads;
+    const int group = g.heads / g.kv_heads;
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     const int sp = g.padded_seq;
@@ -299,75 +327,91 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(BackwardAr
     auto* lse = reinterpret_cast<float*>(smem + a.smem.lse);
     auto* delta = reinterpret_cast<float*>(smem + a.smem.delta);
     auto* stage = reinterpret_cast<float*>(smem + a.smem.stage) + warp * kTile * kTile;
-    load_head(a.q, g, b, h, as);
-    load_head(a.k, g, b, h, ks);
-    load_head(a.d_o, g, b, h, dos);
-    __syncthreads();
-    // delta_i = Σ_d d_o · o, a warp per row (d_o from shared memory, o from global).
-    for (int i = warp; i < sp; i += kAttentionWarps) {
-        float sum = 0.0f;
-        if (i < g.seq) {
-            const bf16* o_row = a.o.data + row_start(a.o, g, b, h, i);
-            for (int d = lane; d < D; d += 32) sum += __bfloat162float(dos[i * ld + d]) * __bfloat162float(o_row[d]);
-        }
-        sum = warp_sum(sum);
-        if (lane == 0) {
-            delta[i] = sum;
-            lse[i] = i < g.seq ? a.lse[static_cast<std::size_t>(blockIdx.x) * g.seq + i] : 0.0f;
-        }
-    }
-    __syncthreads();
+    // This block's dv sums, then its dk sums ([padded_seq, head_dim] float32 each); unused without grouped queries.
+    float* dv_sums = a.workspace == nullptr ? nullptr
+                                            : a.workspace + static_cast<std::size_t>(blockIdx.x) * 2 * sp * D;
+    float* dk_sums = dv_sums == nullptr ? nullptr : dv_sums + static_cast<std::size_t>(sp) * D;
+    load_head(a.k, g, b, kv_head, ks);
 
     const int blocks = sp / kTile;
     const int d_tiles = D / kTile;
     unsigned stored_max = 0;
-    // 1. P = bfloat16(exp(q kᵀ · scale − lse)) on the causal triangle (0 above the diagonal and past seq).
-    for_triangle_tiles(as, ks, D, ld, blocks, stage, [&](int i, int j, float s) {
-        const float p = i < g.seq && j <= i ? expf(__fmul_rn(s, g.scale) - lse[i]) : 0.0f;
-        ps[i * ldp + j] = __float2bfloat16(p);
-    });
-    __syncthreads();
-    load_head(a.v, g, b, h, as);  // v over q, while phase 2 (which reads neither) runs
-    // 2. dv[kb] = Σ_{rb >= kb} P[rb, kb]ᵀ d_o[rb], the longest sums first.
-    for (int item = warp; item < blocks * d_tiles; item += kAttentionWarps) {
-        const int kb = item / d_tiles;
-        const int dt = item % d_tiles;
-        Accumulator acc;
-        sum_column_tiles(ps, ldp, dos, ld, kb, blocks, dt, acc);
-        store_accumulator<kFresh>(acc, stage, 1.0f, a.dv, g, b, h, kb * kTile, dt * kTile, stored_max);
-    }
-    __syncthreads();
-    // 3. dS = bfloat16(P · (d_o vᵀ − delta)) over P, tile by tile.
-    for_triangle_tiles(dos, as, D, ld, blocks, stage, [&](int i, int j, float dp) {
-        bf16& cell = ps[i * ldp + j];
-        cell = __float2bfloat16(__bfloat162float(cell) * (dp - delta[i]));
-    });
-    __syncthreads();
-    load_head(a.q, g, b, h, as);
-    __syncthreads();
-    // 4. dq[rb] = scale · Σ_{kb <= rb} dS[rb, kb] k[kb] and dk[kb] = scale · Σ_{rb >= kb} dS[rb, kb]ᵀ q[rb],
-    // alternating, the longest sums first.
-    const int outputs = blocks * d_tiles;
-    for (int item = warp; item < 2 * outputs; item += kAttentionWarps) {
-        const int n = item / 2;
-        const int dt = n % d_tiles;
-        Accumulator acc;
-        if (item % 2 == 0) {
-            const int rb = blocks - 1 - n / d_tiles;
-            sum_row_tiles(ps + rb * kTile * ldp, ldp, ks, ld, rb, dt, acc);
-            store_accumulator<kFresh>(acc, stage, g.scale, a.dq, g, b, h, rb * kTile, dt * kTile, stored_max);
-        } else {
-            const int kb = n / d_tiles;
-            sum_column_tiles(ps, ldp, as, ld, kb, blocks, dt, acc);
-            store_accumulator<kFresh>(acc, stage, g.scale, a.dk, g, b, h, kb * kTile, dt * kTile, stored_max);
+    for (int member = 0; member < group; ++member) {
+        const int h = kv_head * group + member;
+        const bool first = member == 0;
+        const bool last = member == group - 1;
+        const std::size_t lse_row = static_cast<std::size_t>(b) * g.heads + h;
+        if (!first) __syncthreads();  // the previous head's last phase has read q and dS
+        load_head(a.q, g, b, h, as);
+        load_head(a.d_o, g, b, h, dos);
+        __syncthreads();
+        // delta_i = Σ_d d_o · o, a warp per row (d_o from shared memory, o from global).
+        for (int i = warp; i < sp; i += kAttentionWarps) {
+            float sum = 0.0f;
+            if (i < g.seq) {
+                const bf16* o_row = a.o.data + row_start(a.o, g, b, h, i);
+                for (int d = lane; d < D; d += 32) sum += __bfloat162float(dos[i * ld + d]) * __bfloat162float(o_row[d]);
+            }
+            sum = warp_sum(sum);
+            if (lane == 0) {
+                delta[i] = sum;
+                lse[i] = i < g.seq ? a.lse[lse_row * g.seq + i] : 0.0f;
+            }
+        }
+        __syncthreads();
+
+        // 1. P = bfloat16(exp(q kᵀ · scale − lse)) on the causal triangle (0 above the diagonal and past seq).
+        for_triangle_tiles(as, ks, D, ld, blocks, stage, [&](int i, int j, float s) {
+            const float p = i < g.seq && j <= i ? expf(__fmul_rn(s, g.scale) - lse[i]) : 0.0f;
+            ps[i * ldp + j] = __float2bfloat16(p);
+        });
+        __syncthreads();
+        load_head(a.v, g, b, kv_head, as);  // v over q, while phase 2 (which reads neither) runs
+        // 2. dv[kb] (+)= Σ_{rb >= kb} P[rb, kb]ᵀ d_o[rb], the longest sums first.
+        for (int item = warp; item < blocks * d_tiles; item += kAttentionWarps) {
+            const int kb = item / d_tiles;
+            const int dt = item % d_tiles;
+            Accumulator acc;
+            start_key_tile(acc, dv_sums, first, g, kb * kTile, dt * kTile);
+            sum_column_tiles(ps, ldp, dos, ld, kb, blocks, dt, acc);
+            finish_key_tile<kFresh>(acc, dv_sums, last, stage, 1.0f, a.dv, g, b, kv_head, kb * kTile, dt * kTile,
+                                    stored_max);
+        }
+        __syncthreads();
+        // 3. dS = bfloat16(P · (d_o vᵀ − delta)) over P, tile by tile.
+        for_triangle_tiles(dos, as, D, ld, blocks, stage, [&](int i, int j, float dp) {
+            bf16& cell = ps[i * ldp + j];
+            cell = __float2bfloat16(__bfloat162float(cell) * (dp - delta[i]));
+        });
+        __syncthreads();
+        load_head(a.q, g, b, h, as);
+        __syncthreads();
+        // 4. dq[rb] = scale · Σ_{kb <= rb} dS[rb, kb] k[kb] and dk[kb] (+)= scale · Σ_{rb >= kb} dS[rb, kb]ᵀ q[rb] (the
+        // factor applied once, after the group's last head), alternating, the longest sums first.
+        const int outputs = blocks * d_tiles;
+        for (int item = warp; item < 2 * outputs; item += kAttentionWarps) {
+            const int n = item / 2;
+            const int dt = n % d_tiles;
+            Accumulator acc;
+            if (item % 2 == 0) {
+                const int rb = blocks - 1 - n / d_tiles;
+                sum_row_tiles(ps + rb * kTile * ldp, ldp, ks, ld, rb, dt, acc);
+                store_accumulator<kFresh>(acc, stage, g.scale, a.dq, g, b, h, rb * kTile, dt * kTile, stored_max);
+            } else {
+                const int kb = n / d_tiles;
+                start_key_tile(acc, dk_sums, first, g, kb * kTile, dt * kTile);
+                sum_column_tiles(ps, ldp, as, ld, kb, blocks, dt, acc);
+                finish_key_tile<kFresh>(acc, dk_sums, last, stage, g.scale, a.dk, g, b, kv_head, kb * kTile, dt * kTile,
+                                        stored_max);
+            }
         }
     }
     if constexpr (kFresh) finish_current_scale(stored_max, a.fresh);
 }
 
 Geometry geometry_of(const AttentionGeometry& g) {
-    return {static_cast<int>(g.batch), static_cast<int>(g.seq), static_cast<int>(g.heads), static_cast<int>(g.head_dim),
-            static_cast<int>(g.padded_seq), g.scale};
+    return {static_cast<int>(g.batch),    static_cast<int>(g.seq),        static_cast<int>(g.heads), static_cast<int>(g.kv_heads),
+            static_cast<int>(g.head_dim), static_cast<int>(g.padded_seq), g.scale};
 }
 
 // 16-byte loads and stores where the head's rows start 16 bytes apart and the matrix does.
@@ -415,8 +459,14 @@ void launch(void (*kernel)(Args), unsigned blocks, std::size_t shared_bytes, cud
     kernel<<<blocks, kThreads, shared_bytes, stream>>>(args);
 }
 
-unsigned blocks_of(const AttentionGeometry& g) {
+// The forward's blocks: one per (sequence, query head).
+unsigned forward_blocks(const AttentionGeometry& g) {
     return static_cast<unsigned>(g.batch * g.heads);
+}
+
+// The backward's: one per (sequence, key/value head), its query heads in turn.
+unsigned backward_blocks(const AttentionGeometry& g) {
+    return static_cast<unsigned>(g.batch * g.kv_heads);
 }
 
 }  // namespace
@@ -433,7 +483,7 @@ void launch_forward(const detail::AttentionForwardCall& a, const detail::Current
                              detail::rows_of(a.o),     a.lse,                detail::attention_forward_smem(a.g.seq, a.g.head_dim),
                              fresh};
     detail::allow_shared_bytes<detail::attention_forward_kernel<kFresh>>(args.smem.total, call);
-    detail::launch(detail::attention_forward_kernel<kFresh>, detail::blocks_of(a.g), args.smem.total, detail::cuda_stream(stream),
+    detail::launch(detail::attention_forward_kernel<kFresh>, detail::forward_blocks(a.g), args.smem.total, detail::cuda_stream(stream),
                    args);
     detail::check_last_launch(call);
 }
@@ -444,10 +494,11 @@ void launch_backward(const detail::AttentionBackwardCall& a, const detail::Curre
     const detail::BackwardArgs args{detail::geometry_of(a.g), detail::rows_of(a.q),   detail::rows_of(a.k),
                                     detail::rows_of(a.v),      detail::rows_of(a.o),   detail::rows_of(a.d_o),
                                     detail::rows_of(a.dq),     detail::rows_of(a.dk),  detail::rows_of(a.dv),
-                                    a.lse,                     detail::attention_backward_smem(a.g.seq, a.g.head_dim),
+                                    a.lse,                     a.workspace,
+                                    detail::attention_backward_smem(a.g.seq, a.g.head_dim),
                                     fresh};
     detail::allow_shared_bytes<detail::attention_backward_kernel<kFresh>>(args.smem.total, call);
-    detail::launch(detail::attention_backward_kernel<kFresh>, detail::blocks_of(a.g), args.smem.total,
+    detail::launch(detail::attention_backward_kernel<kFresh>, detail::backward_blocks(a.g), args.smem.total,
                    detail::cuda_stream(stream), args);
     detail::check_last_launch(call);
 }
@@ -466,9 +517,9 @@ void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, const 
 
 void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o,
                         const Tensor& lse, const AttentionHeads& heads, const Tensor& dq, const Tensor& dk,
-                        const Tensor& dv, Stream stream) {
+                        const Tensor& dv, const Workspace& workspace, Stream stream) {
     constexpr const char* kCall = "tewb::kernels::attention_backward";
-    if (const auto a = detail::attention_backward_call(kCall, q, k, v, o, d_o, lse, heads, dq, dk, dv)) {
+    if (const auto a = detail::attention_backward_call(kCall, q, k, v, o, d_o, lse, heads, dq, dk, dv, workspace)) {
         launch_backward<false>(*a, {}, stream, kCall);
     }
 }
@@ -486,10 +537,12 @@ void attention_forward_current_scale(const Tensor& q, const Tensor& k, const Ten
 
 void attention_backward_current_scale(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o,
                                       const Tensor& lse, const AttentionHeads& heads, const Tensor& dq, const Tensor& dk,
-                                      const Tensor& dv, const CurrentScaleTarget& target, Stream stream) {
+                                      const Tensor& dv, const Workspace& workspace, const CurrentScaleTarget& target,
+                                      Stream stream) {
     constexpr const char* kCall = "tewb::kernels::attention_backward_current_scale";
     detail::CurrentScaleCall fresh;
-    if (const auto a = detail::attention_backward_current_scale_call(kCall, q, k, v, o, d_o, lse, heads, dq, dk, dv, target, fresh)) {
+    if (const auto a = detail::attention_backward_current_scale_call(kCall, q, k, v, o, d_o, lse, heads, dq, dk, dv, workspace,
+                                                                     target, fresh)) {
         launch_backward<true>(*a, out_of(fresh), stream, kCall);
     } else {  // no rows: the scale of an empty tensor's amax, 0
         abs_max_current_scale(dq, target.numerator, target.scale, target.scale_inv, target.staging, stream);

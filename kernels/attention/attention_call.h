@@ -23,6 +23,7 @@ struct AttentionGeometry {
     std::size_t batch = 0;
     std::size_t seq = 0;
     std::size_t heads = 0;
+    std::size_t kv_heads = 0;  // a divisor of heads (heads when every query head has its own)
     std::size_t head_dim = 0;
     std::size_t padded_seq = 0;  // seq rounded up to whole 16-row tiles
     float scale = 0.0f;
@@ -38,14 +39,25 @@ struct AttentionBackwardCall {
     AttentionGeometry g;
     HeadRows q, k, v, o, d_o, dq, dk, dv;
     const float* lse = nullptr;
+    float* workspace = nullptr;  // grouped queries: dv's and dk's sums, [batch * kv_heads][2][padded_seq][head_dim]
 };
+// Grouped queries' workspace floats: dv's then dk's sums of one (sequence, key/value head) block, side by side.
+inline std::size_t attention_workspace_floats_per_block(const AttentionGeometry& g) {
+    return 2 * g.padded_seq * g.head_dim;
+}
+inline bool attention_grouped(const AttentionGeometry& g) {
+    return g.kv_heads != g.heads;
+}
+// The backward's workspace in bytes (attention_backward_workspace_bytes for a checked geometry).
+std::size_t workspace_bytes(const AttentionGeometry& g);
 
 std::optional<AttentionForwardCall> attention_forward_call(const char* call, const Tensor& q, const Tensor& k, const Tensor& v,
                                                            const AttentionHeads& heads, const Tensor& o, const Tensor& lse);
 std::optional<AttentionBackwardCall> attention_backward_call(const char* call, const Tensor& q, const Tensor& k,
                                                              const Tensor& v, const Tensor& o, const Tensor& d_o,
                                                              const Tensor& lse, const AttentionHeads& heads,
-                                                             const Tensor& dq, const Tensor& dk, const Tensor& dv);
+                                                             const Tensor& dq, const Tensor& dk, const Tensor& dv,
+                                                             const Workspace& workspace);
 // The *_current_scale forms: the calls' checks, then the target's (amax/current_scale_target.h: none of its floats in a
 // tensor of the call), into `fresh` whether or not there are rows.
 std::optional<AttentionForwardCall> attention_forward_current_scale_call(const char* call, const Tensor& q, const Tensor& k,
@@ -54,8 +66,8 @@ std::optional<AttentionForwardCall> attention_forward_current_scale_call(const c
                                                                          const CurrentScaleTarget& target, CurrentScaleCall& fresh);
 std::optional<AttentionBackwardCall> attention_backward_current_scale_call(
     const char* call, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o, const Tensor& lse,
-    const AttentionHeads& heads, const Tensor& dq, const Tensor& dk, const Tensor& dv, const CurrentScaleTarget& target,
-    CurrentScaleCall& fresh);
+    const AttentionHeads& heads, const Tensor& dq, const Tensor& dk, const Tensor& dv, const Workspace& workspace,
+    const CurrentScaleTarget& target, CurrentScaleCall& fresh);
 
 // The shared memory of one block, region by region (the kernels carve it in this order; each region 128-byte
 // aligned). 4 warps a block.

@@ -47,6 +47,11 @@ AttentionForwardSmem attention_forward_smem(std::size_t seq, std::size_t head_di
     return s;
 }
 
+std::size_t workspace_bytes(const AttentionGeometry& g) {
+    if (!attention_grouped(g)) return 0;
+    return g.batch * g.kv_heads * attention_workspace_floats_per_block(g) * sizeof(float);
+}
+
 AttentionBackwardSmem attention_backward_smem(std::size_t seq, std::size_t head_dim) {
     const std::size_t padded = round_up(seq, kAttentionTile);
     const std::size_t matrix = padded * (head_dim + kAttentionPadBf16) * 2;
@@ -98,6 +103,10 @@ std::optional<std::string> attention_refusal(std::size_t seq, std::size_t head_d
 namespace detail {
 
 namespace {
+
+std::size_t kv_cols(const AttentionGeometry& g) {
+    return g.kv_heads * g.head_dim;
+}
 
 std::string shape_of(const Tensor& t) {
     return std::string("[") + std::to_string(t.rows) + ", " + std::to_string(t.cols) + "]";
@@ -152,6 +161,11 @@ AttentionGeometry geometry(const char* call, const Tensor& q, const AttentionHea
         fail(call, "q is " + shape_of(q) + ": " + std::to_string(q.cols) + " columns are not heads = " +
                        std::to_string(heads.heads) + " heads of one width (cols = heads * head_dim)");
     }
+    const std::size_t kv_heads = heads.kv_heads == 0 ? heads.heads : heads.kv_heads;
+    if (kv_heads > heads.heads || heads.heads % kv_heads != 0) {
+        fail(call, "kv_heads = " + std::to_string(kv_heads) + "; allowed: a divisor of heads = " + std::to_string(heads.heads) +
+                       " (each key/value head serves as many query heads), or 0 for heads");
+    }
     if (!(std::isfinite(heads.scale) && heads.scale > 0.0f)) {
         fail(call, "scale = " + std::to_string(heads.scale) + "; allowed: a finite number above 0");
     }
@@ -159,6 +173,7 @@ AttentionGeometry geometry(const char* call, const Tensor& q, const AttentionHea
     g.batch = q.rows / heads.seq;
     g.seq = heads.seq;
     g.heads = heads.heads;
+    g.kv_heads = kv_heads;
     g.head_dim = q.cols / heads.heads;
     g.padded_seq = (g.seq + kAttentionTile - 1) / kAttentionTile * kAttentionTile;
     g.scale = heads.scale;
@@ -206,8 +221,8 @@ std::optional<AttentionForwardCall> attention_forward_call(const char* call, con
                                                            const AttentionHeads& heads, const Tensor& o, const Tensor& lse) {
     const AttentionGeometry g = geometry(call, q, heads);
     check_matrix(call, q, "q", q.rows, q.cols);
-    check_matrix(call, k, "k", q.rows, q.cols);
-    check_matrix(call, v, "v", q.rows, q.cols);
+    check_matrix(call, k, "k", q.rows, kv_cols(g));
+    check_matrix(call, v, "v", q.rows, kv_cols(g));
     check_matrix(call, o, "o", q.rows, q.cols);
     check_lse(call, lse, g);
     if (q.rows == 0) return std::nullopt;
@@ -220,12 +235,16 @@ std::optional<AttentionForwardCall> attention_forward_call(const char* call, con
 std::optional<AttentionBackwardCall> attention_backward_call(const char* call, const Tensor& q, const Tensor& k,
                                                              const Tensor& v, const Tensor& o, const Tensor& d_o,
                                                              const Tensor& lse, const AttentionHeads& heads,
-                                                             const Tensor& dq, const Tensor& dk, const Tensor& dv) {
+                                                             const Tensor& dq, const Tensor& dk, const Tensor& dv,
+                                                             const Workspace& workspace) {
     const AttentionGeometry g = geometry(call, q, heads);
     const std::vector<Named> inputs{{&q, "q"}, {&k, "k"}, {&v, "v"}, {&o, "o"}, {&d_o, "d_o"}};
     const std::vector<Named> outputs{{&dq, "dq"}, {&dk, "dk"}, {&dv, "dv"}};
-    for (const Named& n : inputs) check_matrix(call, *n.t, n.name, q.rows, q.cols);
-    for (const Named& n : outputs) check_matrix(call, *n.t, n.name, q.rows, q.cols);
+    // q, o, d_o and dq: q's columns; k, v, dk and dv: the key/value heads' (by position: a caller may pass one tensor twice).
+    const std::size_t input_cols[] = {q.cols, kv_cols(g), kv_cols(g), q.cols, q.cols};
+    const std::size_t output_cols[] = {q.cols, kv_cols(g), kv_cols(g)};
+    for (std::size_t i = 0; i < inputs.size(); ++i) check_matrix(call, *inputs[i].t, inputs[i].name, q.rows, input_cols[i]);
+    for (std::size_t i = 0; i < outputs.size(); ++i) check_matrix(call, *outputs[i].t, outputs[i].name, q.rows, output_cols[i]);
     check_lse(call, lse, g);
     if (q.rows == 0) return std::nullopt;
     for (const Named& n : inputs) check_buffer(call, n.t->data, n.name, 2);
@@ -234,8 +253,23 @@ std::optional<AttentionBackwardCall> attention_backward_call(const char* call, c
     std::vector<Named> read = inputs;
     read.push_back({&lse, "lse"});
     check_apart(call, outputs, read);
+    float* scratch = nullptr;
+    if (attention_grouped(g)) {
+        check_workspace(call, workspace.data, workspace.bytes, workspace_bytes(g), "attention_backward_workspace_bytes");
+        // The tensor cores' float32 tiles load and store from 32-byte boundaries.
+        check_buffer(call, workspace.data, "workspace", 32);
+        const Tensor ws = input(workspace.data, DType::Float32, 1, workspace_bytes(g) / sizeof(float));
+        std::vector<Named> every = read;
+        every.insert(every.end(), outputs.begin(), outputs.end());
+        for (const Named& n : every) {
+            if (overlap(ws.data, tensor_bytes(ws), n.t->data, tensor_bytes(*n.t))) {
+                fail(call, std::string("workspace overlaps ") + n.name + "; allowed: scratch of its own");
+            }
+        }
+        scratch = static_cast<float*>(workspace.data);
+    }
     return AttentionBackwardCall{g,           rows_of(q),  rows_of(k),  rows_of(v),  rows_of(o), rows_of(d_o),
-                                 rows_of(dq), rows_of(dk), rows_of(dv), static_cast<const float*>(lse.data)};
+                                 rows_of(dq), rows_of(dk), rows_of(dv), static_cast<const float*>(lse.data), scratch};
 }
 
 std::optional<AttentionForwardCall> attention_forward_current_scale_call(const char* call, const Tensor& q, const Tensor& k,
@@ -249,14 +283,31 @@ std::optional<AttentionForwardCall> attention_forward_current_scale_call(const c
 
 std::optional<AttentionBackwardCall> attention_backward_current_scale_call(
     const char* call, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o, const Tensor& lse,
-    const AttentionHeads& heads, const Tensor& dq, const Tensor& dk, const Tensor& dv, const CurrentScaleTarget& target,
-    CurrentScaleCall& fresh) {
-    std::optional<AttentionBackwardCall> a = attention_backward_call(call, q, k, v, o, d_o, lse, heads, dq, dk, dv);
+    const AttentionHeads& heads, const Tensor& dq, const Tensor& dk, const Tensor& dv, const Workspace& workspace,
+    const CurrentScaleTarget& target, CurrentScaleCall& fresh) {
+    std::optional<AttentionBackwardCall> a = attention_backward_call(call, q, k, v, o, d_o, lse, heads, dq, dk, dv, workspace);
     fresh = checked_current_scale_target(call, target, dq, "dq",
-                                         {{dk, "dk"}, {dv, "dv"}, {q, "q"}, {k, "k"}, {v, "v"}, {o, "o"}, {d_o, "d_o"}, {lse, "lse"}});
+                                         {{dk, "dk"}, {dv, "dv"}, {q, "q"}, {k, "k"}, {v, "v"}, {o, "o"}, {d_o, "d_o"}, {lse, "lse"}},
+                                         workspace);
     return a;
 }
 
 }  // namespace detail
+
+std::size_t attention_backward_workspace_bytes(std::size_t rows, std::size_t cols, const AttentionHeads& heads) {
+    const std::size_t kv_heads = heads.kv_heads == 0 ? heads.heads : heads.kv_heads;
+    if (heads.seq == 0 || heads.heads == 0 || rows % heads.seq != 0 || cols % heads.heads != 0 || kv_heads > heads.heads ||
+        heads.heads % kv_heads != 0) {
+        return 0;  // the call itself says why it refuses these
+    }
+    detail::AttentionGeometry g;
+    g.batch = rows / heads.seq;
+    g.seq = heads.seq;
+    g.heads = heads.heads;
+    g.kv_heads = kv_heads;
+    g.head_dim = cols / heads.heads;
+    g.padded_seq = (g.seq + detail::kAttentionTile - 1) / detail::kAttentionTile * detail::kAttentionTile;
+    return detail::workspace_bytes(g);
+}
 
 }  // namespace tewb::kernels

@@ -1,5 +1,5 @@
 // The attention on the host: attention.cu's roundings (P, dS and the outputs to bfloat16) with float32 sums in a
-// fixed order, one (sequence, head) at a time. Every sum is written as an update of a row (x[:] += a · y[:]) so the
+// fixed order, one (sequence, head) at a time (the backward: one (sequence, key/value head), its query heads in order). Every sum is written as an update of a row (x[:] += a · y[:]) so the
 // loops vectorise without reordering any single sum.
 #include <algorithm>
 #include <cmath>
@@ -85,9 +85,10 @@ void forward(const detail::AttentionForwardCall* a, const detail::CurrentScaleCa
         std::vector<float> s(g.seq);
         for (std::size_t bh = first; bh < last; ++bh) {
             const HeadView view{g, bh / g.heads, bh % g.heads};
+            const HeadView kv_view{g, view.b, view.h / (g.heads / g.kv_heads)};
             const std::vector<float> qs = view.load(a->q);
-            const std::vector<float> kt = transposed(view.load(a->k), g.seq, D);
-            const std::vector<float> vs = view.load(a->v);
+            const std::vector<float> kt = transposed(kv_view.load(a->k), g.seq, D);
+            const std::vector<float> vs = kv_view.load(a->v);
             std::vector<float> out(g.seq * D, 0.0f);
             for (std::size_t i = 0; i < g.seq; ++i) {
                 const std::size_t n = i + 1;  // the keys j <= i
@@ -118,38 +119,44 @@ void backward(const detail::AttentionBackwardCall* a, const detail::CurrentScale
     detail::StoredAmax fresh_amax(fresh, nullptr, DType::BFloat16);
     const std::size_t D = g.head_dim;
     const std::size_t S = g.seq;
-    detail::parallel_for(g.batch * g.heads, 3 * cost_per_head(g), [&](std::size_t first, std::size_t last) {
+    const std::size_t group = g.heads / g.kv_heads;
+    detail::parallel_for(g.batch * g.kv_heads, 3 * group * cost_per_head(g), [&](std::size_t first, std::size_t last) {
         std::vector<float> p(S * S), row(S);
-        for (std::size_t bh = first; bh < last; ++bh) {
-            const HeadView view{g, bh / g.heads, bh % g.heads};
-            const std::vector<float> qs = view.load(a->q);
-            const std::vector<float> ks = view.load(a->k);
+        for (std::size_t bk = first; bk < last; ++bk) {
+            const HeadView kv_view{g, bk / g.kv_heads, bk % g.kv_heads};
+            const std::vector<float> ks = kv_view.load(a->k);
             const std::vector<float> kt = transposed(ks, S, D);
-            const std::vector<float> vt = transposed(view.load(a->v), S, D);
-            const std::vector<float> os = view.load(a->o);
-            const std::vector<float> dos = view.load(a->d_o);
-            const float* lse_row = a->lse + bh * S;
-            std::vector<float> gq(S * D, 0.0f), gk(S * D, 0.0f), gv(S * D, 0.0f);
-            for (std::size_t i = 0; i < S; ++i) {
-                const std::size_t n = i + 1;
-                const float* do_i = dos.data() + i * D;
-                float delta = 0.0f;
-                for (std::size_t d = 0; d < D; ++d) delta += do_i[d] * os[i * D + d];
-                float* p_i = p.data() + i * S;
-                row_dots(qs.data() + i * D, kt, S, D, n, p_i);
-                for (std::size_t j = 0; j < n; ++j) p_i[j] = round_bf16(std::exp(p_i[j] * g.scale - lse_row[i]));
-                // dv[j] += P[i, j] · do[i]: for each j, a sum over i in order.
-                for (std::size_t j = 0; j < n; ++j) axpy(p_i[j], do_i, D, gv.data() + j * D);
-                row_dots(do_i, vt, S, D, n, row.data());
-                for (std::size_t j = 0; j < n; ++j) p_i[j] = round_bf16(p_i[j] * (row[j] - delta));  // dS[i, j]
-                for (std::size_t j = 0; j < n; ++j) {
-                    axpy(p_i[j], ks.data() + j * D, D, gq.data() + i * D);
-                    axpy(p_i[j], qs.data() + i * D, D, gk.data() + j * D);
+            const std::vector<float> vt = transposed(kv_view.load(a->v), S, D);
+            // dk's and dv's sums over the group's query heads, in order, rounded once after the last.
+            std::vector<float> gk(S * D, 0.0f), gv(S * D, 0.0f);
+            for (std::size_t member = 0; member < group; ++member) {
+                const HeadView view{g, kv_view.b, kv_view.h * group + member};
+                const std::vector<float> qs = view.load(a->q);
+                const std::vector<float> os = view.load(a->o);
+                const std::vector<float> dos = view.load(a->d_o);
+                const float* lse_row = a->lse + (view.b * g.heads + view.h) * S;
+                std::vector<float> gq(S * D, 0.0f);
+                for (std::size_t i = 0; i < S; ++i) {
+                    const std::size_t n = i + 1;
+                    const float* do_i = dos.data() + i * D;
+                    float delta = 0.0f;
+                    for (std::size_t d = 0; d < D; ++d) delta += do_i[d] * os[i * D + d];
+                    float* p_i = p.data() + i * S;
+                    row_dots(qs.data() + i * D, kt, S, D, n, p_i);
+                    for (std::size_t j = 0; j < n; ++j) p_i[j] = round_bf16(std::exp(p_i[j] * g.scale - lse_row[i]));
+                    // dv[j] += P[i, j] · do[i]: for each j, a sum over i in order.
+                    for (std::size_t j = 0; j < n; ++j) axpy(p_i[j], do_i, D, gv.data() + j * D);
+                    row_dots(do_i, vt, S, D, n, row.data());
+                    for (std::size_t j = 0; j < n; ++j) p_i[j] = round_bf16(p_i[j] * (row[j] - delta));  // dS[i, j]
+                    for (std::size_t j = 0; j < n; ++j) {
+                        axpy(p_i[j], ks.data() + j * D, D, gq.data() + i * D);
+                        axpy(p_i[j], qs.data() + i * D, D, gk.data() + j * D);
+                    }
                 }
+                fresh_amax.combine(view.store(a->dq, gq, g.scale, fresh_amax));
             }
-            fresh_amax.combine(view.store(a->dv, gv, 1.0f, fresh_amax));
-            fresh_amax.combine(view.store(a->dq, gq, g.scale, fresh_amax));
-            fresh_amax.combine(view.store(a->dk, gk, g.scale, fresh_amax));
+            fresh_amax.combine(kv_view.store(a->dv, gv, 1.0f, fresh_amax));
+            fresh_amax.combine(kv_view.store(a->dk, gk, g.scale, fresh_amax));
         }
     });
     fresh_amax.apply();
@@ -167,9 +174,9 @@ void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, const 
 
 void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o,
                         const Tensor& lse, const AttentionHeads& heads, const Tensor& dq, const Tensor& dk,
-                        const Tensor& dv, Stream) {
+                        const Tensor& dv, const Workspace& workspace, Stream) {
     if (const auto a = detail::attention_backward_call("tewb::kernels::host::attention_backward", q, k, v, o, d_o, lse, heads, dq,
-                                                       dk, dv)) {
+                                                       dk, dv, workspace)) {
         backward(&*a, {});
     }
 }
@@ -188,10 +195,11 @@ void attention_forward_current_scale(const Tensor& q, const Tensor& k, const Ten
 
 void attention_backward_current_scale(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& d_o,
                                       const Tensor& lse, const AttentionHeads& heads, const Tensor& dq, const Tensor& dk,
-                                      const Tensor& dv, const CurrentScaleTarget& target, Stream stream) {
+                                      const Tensor& dv, const Workspace& workspace, const CurrentScaleTarget& target,
+                                      Stream stream) {
     detail::CurrentScaleCall fresh;
     const auto a = detail::attention_backward_current_scale_call("tewb::kernels::host::attention_backward_current_scale", q, k,
-                                                                 v, o, d_o, lse, heads, dq, dk, dv, target, fresh);
+                                                                 v, o, d_o, lse, heads, dq, dk, dv, workspace, target, fresh);
     if (a) {
         backward(&*a, fresh);
     } else {  // no rows: the scale of an empty tensor's amax, 0

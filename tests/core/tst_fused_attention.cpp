@@ -33,26 +33,31 @@ namespace {
 
 struct Shape {
     std::int64_t batch, seq, heads, head_dim;
+    std::int64_t kv_heads = 0;  // grouped queries: key/value heads (0: heads)
+    std::int64_t kv() const { return kv_heads == 0 ? heads : kv_heads; }
 };
 
 // The seed's attention (two sequences of it), an odd length, one token, the longest sequence at head_dim 64, the
-// widest head (the longest sequence it fits), the longest sequence the rule takes at all (head_dim 16), and 160 at 32.
-const Shape kShapes[] = {{2, 96, 12, 64}, {3, 17, 2, 16}, {2, 1, 3, 32},   {1, 128, 2, 64},
-                         {2, 80, 1, 128}, {1, 176, 2, 16}, {1, 160, 2, 32}};
+// widest head (the longest sequence it fits), the longest sequence the rule takes at all (head_dim 16), and 160 at 32;
+// then grouped queries: the seed llama's (12 query heads over 4 key/value heads), one key/value head for 4 query heads,
+// and one token.
+const Shape kShapes[] = {{2, 96, 12, 64},   {3, 17, 2, 16},    {2, 1, 3, 32},    {1, 128, 2, 64},   {2, 80, 1, 128},
+                         {1, 176, 2, 16},   {1, 160, 2, 32},   {2, 96, 12, 64, 4}, {3, 17, 4, 16, 1}, {2, 1, 4, 32, 2}};
 
 struct Inputs {
     at::Tensor q, k, v;
 };
 
-// q, k, v as the fused projection hands them out (views of one [batch, seq, 3, heads, d] tensor) or contiguous.
+// q, k, v as the fused projection hands them out (views of one [batch, seq, heads + 2 · kv_heads, d] tensor) or
+// contiguous.
 Inputs make_inputs(const Shape& s, bool projection_views) {
     if (projection_views) {
-        const at::Tensor qkv = at::randn({s.batch, s.seq, 3, s.heads, s.head_dim}).to(at::kBFloat16);
-        return {qkv.select(2, 0), qkv.select(2, 1), qkv.select(2, 2)};
+        const at::Tensor qkv = at::randn({s.batch, s.seq, s.heads + 2 * s.kv(), s.head_dim}).to(at::kBFloat16);
+        return {qkv.narrow(2, 0, s.heads), qkv.narrow(2, s.heads, s.kv()), qkv.narrow(2, s.heads + s.kv(), s.kv())};
     }
     return {at::randn({s.batch, s.seq, s.heads, s.head_dim}).to(at::kBFloat16),
-            at::randn({s.batch, s.seq, s.heads, s.head_dim}).to(at::kBFloat16),
-            at::randn({s.batch, s.seq, s.heads, s.head_dim}).to(at::kBFloat16)};
+            at::randn({s.batch, s.seq, s.kv(), s.head_dim}).to(at::kBFloat16),
+            at::randn({s.batch, s.seq, s.kv(), s.head_dim}).to(at::kBFloat16)};
 }
 
 // ‖got − want‖ / ‖want‖, or over `scale_like`'s norm where that is larger: a gradient that is zero in exact math
@@ -76,10 +81,12 @@ Exact exact(const Inputs& in, const at::Tensor& d_out, double scale) {
     at::Tensor q = in.q.to(at::kDouble).transpose(1, 2).detach().requires_grad_(true);
     at::Tensor k = in.k.to(at::kDouble).transpose(1, 2).detach().requires_grad_(true);
     at::Tensor v = in.v.to(at::kDouble).transpose(1, 2).detach().requires_grad_(true);
-    const at::Tensor y = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, scale);
+    const bool grouped = in.k.size(2) != heads;
+    const at::Tensor y = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, scale, grouped);
     const at::Tensor out = y.transpose(1, 2).reshape({batch, seq, heads * d});
     torch::autograd::backward({out}, {d_out.to(at::kDouble)});
-    const at::Tensor scores = at::matmul(q.detach(), k.detach().transpose(2, 3)) * scale;
+    const at::Tensor keys = grouped ? k.detach().repeat_interleave(heads / in.k.size(2), 1) : k.detach();
+    const at::Tensor scores = at::matmul(q.detach(), keys.transpose(2, 3)) * scale;
     const at::Tensor future = at::ones({seq, seq}, at::kBool).triu(1);
     const at::Tensor lse = at::logsumexp(scores.masked_fill(future, -INFINITY), {3}).reshape({batch * heads, seq});
     return {out.detach(), lse, q.grad().transpose(1, 2), k.grad().transpose(1, 2), v.grad().transpose(1, 2)};
@@ -108,7 +115,7 @@ private Q_SLOTS:
         const TeOps& fused = fused_host_ops();
         for (const Shape& s : kShapes) {
             const std::string where = std::string("[") + std::to_string(s.batch) + ", " + std::to_string(s.seq) + ", " +
-                                      std::to_string(s.heads) + ", " + std::to_string(s.head_dim) + "]";
+                                      std::to_string(s.heads) + "/" + std::to_string(s.kv()) + ", " + std::to_string(s.head_dim) + "]";
             const Inputs in = make_inputs(s, views);
             const double scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim));
             QVERIFY2(fused.owns_attention(in.q, in.k, in.v), where.c_str());
@@ -133,8 +140,9 @@ private Q_SLOTS:
             QVERIFY2(relative_error(g.dv, want.dv) < kBf16Bound, (where + " dv").c_str());
             // The projection's layout: the three gradients side by side in one tensor, q's first.
             QCOMPARE(g.dk.data_ptr<at::BFloat16>() - g.dq.data_ptr<at::BFloat16>(), s.heads * s.head_dim);
-            QCOMPARE(g.dv.data_ptr<at::BFloat16>() - g.dk.data_ptr<at::BFloat16>(), s.heads * s.head_dim);
-            QCOMPARE(g.dq.stride(1), 3 * s.heads * s.head_dim);
+            QCOMPARE(g.dv.data_ptr<at::BFloat16>() - g.dk.data_ptr<at::BFloat16>(), s.kv() * s.head_dim);
+            QCOMPARE(g.dq.stride(1), (s.heads + 2 * s.kv()) * s.head_dim);
+            QCOMPARE(g.dk.sizes(), in.k.sizes());
 
             // The float32 reference (TeOps' default) within the same bound of the float64 one: the kernels and the
             // reference disagree only by the bfloat16 roundings of P, dS and the outputs.
@@ -171,8 +179,14 @@ private Q_SLOTS:
         // Heads first ([batch, heads, seq, d] transposed back): each token's heads are not one row.
         const at::Tensor heads_first = at::randn({2, 12, 96, 64}).to(at::kBFloat16).transpose(1, 2);
         QVERIFY(!fused.owns_attention(heads_first, heads_first, heads_first));
-        // Fewer key/value heads (grouped queries): LibTorch's enable_gqa.
-        QVERIFY(!fused.owns_attention(in.q, in.k.narrow(2, 0, 4), in.v.narrow(2, 0, 4)));
+        // Fewer key/value heads (grouped queries), a divisor of the query heads: the kernels' too; not 5 of 12, not k and v
+        // of different head counts, not more key/value heads than query heads, not another head width.
+        QVERIFY(fused.owns_attention(in.q, in.k.narrow(2, 0, 4), in.v.narrow(2, 0, 4)));
+        QVERIFY(fused.owns_attention(in.q, in.k.narrow(2, 0, 1), in.v.narrow(2, 0, 1)));
+        QVERIFY(!fused.owns_attention(in.q, in.k.narrow(2, 0, 5), in.v.narrow(2, 0, 5)));
+        QVERIFY(!fused.owns_attention(in.q, in.k.narrow(2, 0, 4), in.v.narrow(2, 0, 6)));
+        QVERIFY(!fused.owns_attention(in.q.narrow(2, 0, 4), in.k, in.v));
+        QVERIFY(!fused.owns_attention(in.q, in.k.narrow(2, 0, 4).narrow(3, 0, 32), in.v.narrow(2, 0, 4).narrow(3, 0, 32)));
         const Inputs long_seq = make_inputs({1, 129, 2, 64}, false);
         QVERIFY(!fused.owns_attention(long_seq.q, long_seq.k, long_seq.v));
         const Inputs odd_head = make_inputs({1, 8, 2, 24}, false);
@@ -248,7 +262,7 @@ private Q_SLOTS:
         }
         try {
             if (backward) {
-                kernels::host::attention_backward(tq, tk, tv, to, to, tlse, heads, tdq, tdk, tdv, kernels::Stream{});
+                kernels::host::attention_backward(tq, tk, tv, to, to, tlse, heads, tdq, tdk, tdv, kernels::Workspace{}, kernels::Stream{});
             } else {
                 kernels::host::attention_forward(tq, tk, tv, heads, to, tlse, kernels::Stream{});
             }
@@ -265,7 +279,7 @@ private Q_SLOTS:
             tdk = matrix(dq.data() + cols);
             tdk.row_stride = 3 * cols;
             kernels::host::attention_backward(tq, tk, tv, to, to, tlse, kernels::AttentionHeads{8, 4, 0.25f}, tdq, tdk, tdv,
-                                              kernels::Stream{});
+                                              kernels::Workspace{}, kernels::Stream{});
         }
     }
 
@@ -300,6 +314,43 @@ private Q_SLOTS:
         out = apply_attention(p[0], p[1], p[2], 0.25, fused_host_ops());
         QVERIFY_THROWS_EXCEPTION(std::exception,
                                  torch::autograd::grad({out.sum()}, {leaf}, {}, /*retain_graph=*/true, /*create_graph=*/true));
+    }
+
+    // Through autograd over the packed heads (apply_packed_attention, as the llama block calls it): grouped queries'
+    // gradients against LibTorch's attention in float64, returned as the one tensor the ops' backward wrote (one
+    // launch, nothing concatenated); over the float32 reference ops, the same values.
+    void packedAttention() {
+        at::manual_seed(103);
+        const Shape s{2, 24, 4, 32, 2};
+        const double scale = 1.0 / std::sqrt(32.0);
+        const at::Tensor qkv = at::randn({s.batch, s.seq, s.heads + 2 * s.kv(), s.head_dim}).to(at::kBFloat16).requires_grad_(true);
+        const at::Tensor d_out = at::randn({s.batch, s.seq, s.heads * s.head_dim}).to(at::kBFloat16);
+        const TeOps& fused = fused_host_ops();
+        at::Tensor seen;
+        const at::Tensor through = qkv.mul(1.0);
+        through.register_hook([&](const at::Tensor& g) { seen = g; });
+        const at::Tensor y = apply_packed_attention(through, s.heads, s.kv(), scale, fused);
+        const std::uint64_t before = fused.kernel_launches();
+        LedgerRecording recording(false, 0);
+        torch::autograd::backward({y}, {d_out});
+        const LedgerMeasurement m = recording.finish();
+        QCOMPARE(fused.kernel_launches() - before, std::uint64_t{1});
+        for (const LedgerEntry& e : m.rows) QVERIFY2(e.op != "aten::cat", "the gradients were concatenated");
+        QVERIFY(seen.defined() && seen.is_contiguous());
+        QCOMPARE(seen.sizes(), qkv.sizes());
+        const Inputs in{qkv.detach().narrow(2, 0, s.heads), qkv.detach().narrow(2, s.heads, s.kv()),
+                        qkv.detach().narrow(2, s.heads + s.kv(), s.kv())};
+        const Exact want = exact(in, d_out, scale);
+        QVERIFY(relative_error(y.detach(), want.out) < kBf16Bound);
+        QVERIFY(relative_error(qkv.grad().narrow(2, 0, s.heads), want.dq) < kBf16Bound);
+        QVERIFY(relative_error(qkv.grad().narrow(2, s.heads, s.kv()), want.dk) < kBf16Bound);
+        QVERIFY(relative_error(qkv.grad().narrow(2, s.heads + s.kv(), s.kv()), want.dv) < kBf16Bound);
+
+        const at::Tensor leaf = qkv.detach().to(at::kFloat).requires_grad_(true);
+        const at::Tensor y_ref = apply_packed_attention(leaf, s.heads, s.kv(), scale, reference_ops());
+        torch::autograd::backward({y_ref}, {d_out.to(at::kFloat)});
+        QVERIFY(relative_error(leaf.grad().narrow(2, 0, s.heads), want.dq) < kBf16Bound);
+        QVERIFY(relative_error(leaf.grad().narrow(2, s.heads + s.kv(), s.kv()), want.dv) < kBf16Bound);
     }
 
     // The qkv projection's BF16 backward takes the attention's gradients as the one matrix they are views of: no copy,
@@ -454,19 +505,25 @@ private Q_SLOTS:
     }
 
     // The layer runs its attention on the kernels where its ops own it: the gpt block (q, k and v handed out by the
-    // projection) and a llama block with as many key/value heads as heads (rotated heads of one view), under BF16
-    // autocast on the fused host ops; a llama block with grouped queries stays on LibTorch's attention.
+    // projection) and llama blocks (rotated heads of one view, as many key/value heads as heads or grouped queries),
+    // under BF16 autocast on the fused host ops, with no concatenation of the gradients (the packed attention's backward
+    // writes the rotated heads' gradient whole); in float32 (no autocast) the kernels do not take it, LibTorch's
+    // attention runs.
     void layersRouteToTheKernels_data() {
         QTest::addColumn<bool>("llama");
         QTest::addColumn<std::int64_t>("kv_heads");
+        QTest::addColumn<bool>("autocast");
         QTest::addColumn<bool>("owned");
-        QTest::newRow("gpt") << false << std::int64_t{0} << true;
-        QTest::newRow("llama, kv = heads") << true << std::int64_t{4} << true;
-        QTest::newRow("llama, grouped") << true << std::int64_t{2} << false;
+        QTest::newRow("gpt") << false << std::int64_t{0} << true << true;
+        QTest::newRow("llama, kv = heads") << true << std::int64_t{4} << true << true;
+        QTest::newRow("llama, grouped") << true << std::int64_t{2} << true << true;
+        QTest::newRow("llama, one kv head") << true << std::int64_t{1} << true << true;
+        QTest::newRow("llama, grouped, float32") << true << std::int64_t{2} << false << false;
     }
     void layersRouteToTheKernels() {
         QFETCH(bool, llama);
         QFETCH(std::int64_t, kv_heads);
+        QFETCH(bool, autocast);
         QFETCH(bool, owned);
         at::manual_seed(101);
         ParameterInit init(7);
@@ -484,18 +541,20 @@ private Q_SLOTS:
         LedgerRecording recording(false, 0);
         {
             const OpsScope ops(fused_host_ops());
-            const AutocastScope autocast(true, at::kCPU);
+            const AutocastScope bf16(autocast, at::kCPU);
             const at::Tensor y = layer.forward(x, llama ? &rotary : nullptr);
             y.to(at::kFloat).square().sum().backward();
         }
         const LedgerMeasurement m = recording.finish();
-        int own = 0, libtorch = 0;
+        int own = 0, libtorch = 0, cats = 0;
         for (const LedgerEntry& e : m.rows) {
             if (e.op == "tewb::attention_forward" || e.op == "tewb::attention_backward") own += static_cast<int>(e.calls);
             if (e.op.find("scaled_dot_product") != std::string::npos) libtorch += static_cast<int>(e.calls);
+            if (e.scope == "attention" && e.op == "aten::cat") cats += static_cast<int>(e.calls);
         }
         QCOMPARE(own, owned ? 2 : 0);
         QCOMPARE(libtorch > 0, !owned);
+        if (owned) QCOMPARE(cats, 0);
         QVERIFY(x.grad().defined() && at::isfinite(x.grad()).all().item<bool>());
         QVERIFY(fallbacks_noted().empty());
     }

@@ -195,8 +195,8 @@ private Q_SLOTS:
                 QCOMPARE(record.execution.attention_backend, std::string("math"));
             }
         }
-        // A te run whose fused ops run the attention themselves (bfloat16, a gpt's heads: kernels/attention) records
-        // the project's kernels; a llama's grouped-query attention stays LibTorch's.
+        // A te run whose fused ops run the attention themselves (bfloat16: kernels/attention) records the project's
+        // kernels, for a gpt's heads and a llama's grouped queries alike; a llama in float32 stays LibTorch's.
         RunConfig own = quick(Backend::Te, Precision::Bf16, 0, 1);
         own.te_impl = TeImpl::Fused;
         QCOMPARE(make_run_header(resolve_run(own, trainer_.device()), trainer_.device()).execution.attention_backend,
@@ -204,6 +204,10 @@ private Q_SLOTS:
         RunConfig grouped = quick_llama(Backend::Te, Precision::Bf16);
         grouped.te_impl = TeImpl::Fused;
         QCOMPARE(make_run_header(resolve_run(grouped, trainer_.device()), trainer_.device()).execution.attention_backend,
+                 std::string("tewb"));
+        RunConfig grouped_fp32 = quick_llama(Backend::Te, Precision::Fp32);
+        grouped_fp32.te_impl = TeImpl::Fused;
+        QCOMPARE(make_run_header(resolve_run(grouped_fp32, trainer_.device()), trainer_.device()).execution.attention_backend,
                  std::string("flash"));
     }
 

@@ -7,7 +7,8 @@
 // tile edges at every head width the rule takes (126 cases, minutes). The amax hand-off's forms (*_current_scale) run on
 // the first cases: the same outputs bit for bit, and current scaling's scale of them as abs_max_current_scale writes it
 // from the output, kernel and twin alike, twice (the second time on inputs 1024 times smaller: a scratch word left set
-// shows).
+// shows). Grouped queries (fewer key/value heads) on four more cases, the hand-off forms on two: the backward's
+// workspace NaN before every call (a sum read before a head wrote it shows) and guarded.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -50,6 +51,8 @@ struct Case {
     std::size_t batch, seq, heads, head_dim;
     std::size_t offset;        // elements every buffer starts past alignment (1: the element-wise loads and stores)
     std::size_t stride_extra;  // elements added to the fused buffers' row stride
+    std::size_t kv_heads = 0;  // grouped queries: key/value heads (0: heads)
+    std::size_t kv() const { return kv_heads == 0 ? heads : kv_heads; }
 };
 
 int failures = 0;
@@ -73,9 +76,9 @@ void compare(const char* what, const Case& c, std::size_t count, Get&& get, doub
     const double error = std::sqrt(num / std::max({den, floor * floor, 1e-30}));
     if (unwritten == 0 && error <= bound) return;
     ++failures;
-    std::printf("FAIL (batch %zu, seq %zu, heads %zu, head_dim %zu, offset %zu, stride +%zu) %s: relative error %.3e "
+    std::printf("FAIL (batch %zu, seq %zu, heads %zu/%zu, head_dim %zu, offset %zu, stride +%zu) %s: relative error %.3e "
                 "(bound %.0e), %zu never written\n",
-                c.batch, c.seq, c.heads, c.head_dim, c.offset, c.stride_extra, what, error, bound, unwritten);
+                c.batch, c.seq, c.heads, c.kv(), c.head_dim, c.offset, c.stride_extra, what, error, bound, unwritten);
 }
 
 template <typename T>
@@ -143,11 +146,17 @@ void expect_same_bits(const char* what, const Case& c, const std::uint16_t* got,
     expect_same_words(what, c, got, want, n);
 }
 
-// Current scaling's values (recipe_math.h) from the largest |value| of bfloat16 matrices [rows, cols] (each a pointer and
-// its row stride), from the same starting staging as Scale's.
-Scale scale_of_stored(std::initializer_list<std::pair<const std::uint16_t*, std::size_t>> parts, std::size_t rows, std::size_t cols) {
+// A bfloat16 matrix of `rows` rows: where it starts, its row stride and its columns.
+struct Part {
+    const std::uint16_t* data;
+    std::size_t stride, cols;
+};
+
+// Current scaling's values (recipe_math.h) from the largest |value| of bfloat16 matrices, from the same starting staging
+// as Scale's.
+Scale scale_of_stored(std::initializer_list<Part> parts, std::size_t rows) {
     std::uint32_t largest = 0;
-    for (const auto& [data, stride] : parts) {
+    for (const auto& [data, stride, cols] : parts) {
         for (std::size_t r = 0; r < rows; ++r) {
             for (std::size_t e = 0; e < cols; ++e) largest = std::max(largest, bits_of(bf16_to_float(data[r * stride + e])) & 0x7fffffffu);
         }
@@ -158,17 +167,36 @@ Scale scale_of_stored(std::initializer_list<std::pair<const std::uint16_t*, std:
 }
 
 void run(const Case& c, std::mt19937& rng, bool current_scale) {
-    const std::size_t tokens = c.batch * c.seq, hidden = c.heads * c.head_dim, wide = 3 * hidden + c.stride_extra;
+    // The fused buffers' layout: each token's q, k and v side by side ([heads + 2 · kv_heads, head_dim]), then the
+    // stride's padding.
+    const std::size_t tokens = c.batch * c.seq, hidden = c.heads * c.head_dim, kv_hidden = c.kv() * c.head_dim;
+    const std::size_t cols[3] = {hidden, kv_hidden, kv_hidden};
+    const std::size_t start[3] = {0, hidden, hidden + kv_hidden};
+    const std::size_t packed = hidden + 2 * kv_hidden, wide = packed + c.stride_extra;
     const std::size_t lse_count = c.batch * c.heads * c.seq;
     std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
     Buffer<std::uint16_t> qkv(tokens * wide, c.offset, 0), d_out(tokens * hidden, c.offset, 0);
     for (std::size_t i = 0; i < tokens * wide; ++i) qkv.data()[i] = float_to_bf16(uniform(rng));
     for (std::size_t i = 0; i < tokens * hidden; ++i) d_out.data()[i] = float_to_bf16(uniform(rng) / 2);
-    const Tensor q = matrix(qkv.data(), DType::BFloat16, tokens, hidden, wide);
-    const Tensor k = matrix(qkv.data() + hidden, DType::BFloat16, tokens, hidden, wide);
-    const Tensor v = matrix(qkv.data() + 2 * hidden, DType::BFloat16, tokens, hidden, wide);
+    const auto part_of = [&](std::uint16_t* b, std::size_t which) {
+        return matrix(b + start[which], DType::BFloat16, tokens, cols[which], wide);
+    };
+    const Tensor q = part_of(qkv.data(), 0);
+    const Tensor k = part_of(qkv.data(), 1);
+    const Tensor v = part_of(qkv.data(), 2);
     const Tensor dy = matrix(d_out.data(), DType::BFloat16, tokens, hidden, hidden);
-    const AttentionHeads heads{c.seq, c.heads, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+    const AttentionHeads heads{c.seq, c.heads, 1.0f / std::sqrt(static_cast<float>(c.head_dim)), c.kv_heads};
+    // The backward's scratch (grouped queries), NaN before every call: a sum read before it was written shows.
+    const std::size_t workspace_floats = attention_backward_workspace_bytes(tokens, hidden, heads) / sizeof(float);
+    Buffer<std::uint32_t> scratch(workspace_floats, 0, kPoison32);
+    const auto workspace = [&] {
+        std::fill(scratch.data(), scratch.data() + workspace_floats, kPoison32);
+        return Workspace{workspace_floats == 0 ? nullptr : scratch.data(), workspace_floats * sizeof(float)};
+    };
+    if ((c.kv() == c.heads) != (workspace_floats == 0)) {
+        ++failures;
+        std::printf("FAIL (heads %zu/%zu) a workspace of %zu floats\n", c.heads, c.kv(), workspace_floats);
+    }
 
     Buffer<std::uint16_t> o(tokens * hidden, c.offset, kPoison16), o_twin(tokens * hidden, c.offset, kPoison16);
     Buffer<std::uint32_t> lse(lse_count, 0, kPoison32), lse_twin(lse_count, 0, kPoison32);
@@ -188,12 +216,12 @@ void run(const Case& c, std::mt19937& rng, bool current_scale) {
         Buffer<std::uint16_t> small(tokens * wide, c.offset, 0);
         std::memcpy(small.data(), qkv.data(), tokens * wide * sizeof(std::uint16_t));
         for (std::size_t r = 0; r < tokens; ++r) {
-            for (std::size_t e = 2 * hidden; e < 3 * hidden; ++e) {
+            for (std::size_t e = start[2]; e < packed; ++e) {
                 std::uint16_t& x = small.data()[r * wide + e];
                 x = float_to_bf16(bf16_to_float(x) / 1024.0f);
             }
         }
-        const Tensor v_small = matrix(small.data() + 2 * hidden, DType::BFloat16, tokens, hidden, wide);
+        const Tensor v_small = part_of(small.data(), 2);
         for (const Tensor* values : {&v, &v_small}) {
             for (const bool twin : {false, true}) {
                 Buffer<std::uint16_t> plain(tokens * hidden, c.offset, kPoison16), fresh(tokens * hidden, c.offset, kPoison16);
@@ -209,31 +237,30 @@ void run(const Case& c, std::mt19937& rng, bool current_scale) {
                 const char* what = twin ? "attention_forward_current_scale (twin)" : "attention_forward_current_scale";
                 expect_same_bits(what, c, fresh.data(), plain.data(), tokens * hidden);
                 expect_same_words("lse", c, lse_fresh.data(), lse_plain.data(), lse_count);
-                expect_same_scale(what, c, got, scale_of_stored({{plain.data(), hidden}}, tokens, hidden));
+                expect_same_scale(what, c, got, scale_of_stored({{plain.data(), hidden, hidden}}, tokens));
             }
         }
     }
 
     // The backward on the twin's forward for both, so that only the backward differs.
     Buffer<std::uint16_t> grads(tokens * wide, c.offset, kPoison16), grads_twin(tokens * wide, c.offset, kPoison16);
-    const auto part = [&](Buffer<std::uint16_t>& b, std::size_t which) {
-        return matrix(b.data() + which * hidden, DType::BFloat16, tokens, hidden, wide);
-    };
-    attention_backward(q, k, v, o_of(o_twin), dy, lse_of(lse_twin), heads, part(grads, 0), part(grads, 1), part(grads, 2), Stream{});
+    const auto part = [&](Buffer<std::uint16_t>& b, std::size_t which) { return part_of(b.data(), which); };
+    attention_backward(q, k, v, o_of(o_twin), dy, lse_of(lse_twin), heads, part(grads, 0), part(grads, 1), part(grads, 2), workspace(),
+                       Stream{});
     host::attention_backward(q, k, v, o_of(o_twin), dy, lse_of(lse_twin), heads, part(grads_twin, 0), part(grads_twin, 1),
-                             part(grads_twin, 2), Stream{});
-    const auto at = [&](std::size_t which, std::size_t i) { return i / hidden * wide + which * hidden + i % hidden; };
+                             part(grads_twin, 2), workspace(), Stream{});
+    const auto at = [&](std::size_t which, std::size_t i) { return i / cols[which] * wide + start[which] + i % cols[which]; };
     double dv_norm = 0;
-    for (std::size_t i = 0; i < tokens * hidden; ++i) dv_norm += std::pow(bf16_to_float(grads_twin.data()[at(2, i)]), 2.0);
+    for (std::size_t i = 0; i < tokens * kv_hidden; ++i) dv_norm += std::pow(bf16_to_float(grads_twin.data()[at(2, i)]), 2.0);
     const char* names[] = {"dq", "dk", "dv"};
     for (std::size_t which = 0; which < 3; ++which) {
-        compare(names[which], c, tokens * hidden, [&](std::size_t i) {
+        compare(names[which], c, tokens * cols[which], [&](std::size_t i) {
             return std::pair{bf16_to_float(grads.data()[at(which, i)]), bf16_to_float(grads_twin.data()[at(which, i)])};
         }, 1e-2, c.seq == 1 ? std::sqrt(dv_norm) : 0.0);
     }
     // Between the rows, the padding of a wider stride stays untouched.
     for (std::size_t r = 0; r < tokens && c.stride_extra > 0; ++r) {
-        for (std::size_t e = 3 * hidden; e < wide; ++e) {
+        for (std::size_t e = packed; e < wide; ++e) {
             if (grads.data()[r * wide + e] != kPoison16) {
                 ++failures;
                 std::printf("FAIL (batch %zu, seq %zu) gradients: the row stride's padding was written\n", c.batch, c.seq);
@@ -242,6 +269,11 @@ void run(const Case& c, std::mt19937& rng, bool current_scale) {
         }
     }
     check_guards("gradients", c, grads, tokens * wide, kPoison16);
+    check_guards("workspace", c, scratch, workspace_floats, kPoison32);
+    const auto all_of = [&](Buffer<std::uint16_t>& b) {
+        return scale_of_stored({{b.data(), wide, hidden}, {b.data() + start[1], wide, kv_hidden}, {b.data() + start[2], wide, kv_hidden}},
+                               tokens);
+    };
     if (current_scale) {
         // d_o 1024 times smaller the second time (exact in bfloat16): the gradients too, their scale 1024 times larger. Then
         // q 16 times larger and k 16 times smaller, and the other way round (the same scores, so o and lse still hold): dk's
@@ -251,9 +283,9 @@ void run(const Case& c, std::mt19937& rng, bool current_scale) {
         const Tensor dy_small = matrix(d_small.data(), DType::BFloat16, tokens, hidden, hidden);
         Buffer<std::uint16_t> q_up(tokens * wide, c.offset, 0), k_up(tokens * wide, c.offset, 0);
         for (std::size_t r = 0; r < tokens; ++r) {
-            for (std::size_t e = 0; e < 3 * hidden; ++e) {
+            for (std::size_t e = 0; e < packed; ++e) {
                 const float x = bf16_to_float(qkv.data()[r * wide + e]);
-                const float factor = e < hidden ? 16.0f : e < 2 * hidden ? 1.0f / 16.0f : 1.0f;
+                const float factor = e < start[1] ? 16.0f : e < start[2] ? 1.0f / 16.0f : 1.0f;
                 q_up.data()[r * wide + e] = float_to_bf16(x * factor);
                 k_up.data()[r * wide + e] = float_to_bf16(x / factor);
             }
@@ -261,12 +293,10 @@ void run(const Case& c, std::mt19937& rng, bool current_scale) {
         struct Inputs {
             Tensor q, k, d;
         };
-        const auto qk_of = [&](Buffer<std::uint16_t>& b) {
-            return std::pair{matrix(b.data(), DType::BFloat16, tokens, hidden, wide), matrix(b.data() + hidden, DType::BFloat16, tokens, hidden, wide)};
-        };
-        const auto [q_large, k_small] = qk_of(q_up);
-        const auto [q_small, k_large] = qk_of(k_up);
-        const Inputs variants[] = {{q, k, dy}, {q, k, dy_small}, {q_large, k_small, dy}, {q_small, k_large, dy}};
+        const Inputs variants[] = {{q, k, dy},
+                                   {q, k, dy_small},
+                                   {part_of(q_up.data(), 0), part_of(q_up.data(), 1), dy},
+                                   {part_of(k_up.data(), 0), part_of(k_up.data(), 1), dy}};
         for (std::size_t variant = 0; variant < 4; ++variant) {
             const Inputs& in = variants[variant];
             const Tensor* d = &in.d;
@@ -275,30 +305,27 @@ void run(const Case& c, std::mt19937& rng, bool current_scale) {
                 Scale got;
                 if (twin) {
                     host::attention_backward(in.q, in.k, v, o_of(o_twin), *d, lse_of(lse_twin), heads, part(plain, 0), part(plain, 1),
-                                             part(plain, 2), Stream{});
+                                             part(plain, 2), workspace(), Stream{});
                     host::attention_backward_current_scale(in.q, in.k, v, o_of(o_twin), *d, lse_of(lse_twin), heads, part(fresh, 0),
-                                                           part(fresh, 1), part(fresh, 2), got.target(), Stream{});
+                                                           part(fresh, 1), part(fresh, 2), workspace(), got.target(), Stream{});
                 } else {
                     attention_backward(in.q, in.k, v, o_of(o_twin), *d, lse_of(lse_twin), heads, part(plain, 0), part(plain, 1),
-                                       part(plain, 2), Stream{});
+                                       part(plain, 2), workspace(), Stream{});
                     attention_backward_current_scale(in.q, in.k, v, o_of(o_twin), *d, lse_of(lse_twin), heads, part(fresh, 0),
-                                                     part(fresh, 1), part(fresh, 2), got.target(), Stream{});
+                                                     part(fresh, 1), part(fresh, 2), workspace(), got.target(), Stream{});
                 }
                 const char* what = twin ? "attention_backward_current_scale (twin)" : "attention_backward_current_scale";
                 expect_same_bits(what, c, fresh.data(), plain.data(), tokens * wide);
                 // The variant's purpose: the part it names holds the largest value (one token: dq and dk are 0).
                 const std::size_t largest_part = variant == 2 ? 1 : 0;
                 if (variant >= 2 && c.seq > 1 &&
-                    scale_of_stored({{plain.data() + largest_part * hidden, wide}}, tokens, hidden).values[0] !=
-                        scale_of_stored({{plain.data(), wide}, {plain.data() + hidden, wide}, {plain.data() + 2 * hidden, wide}}, tokens,
-                                        hidden).values[0]) {
+                    scale_of_stored({{plain.data() + start[largest_part], wide, cols[largest_part]}}, tokens).values[0] !=
+                        all_of(plain).values[0]) {
                     ++failures;
                     std::printf("FAIL (seq %zu, head_dim %zu) %s: %s does not hold the largest gradient\n", c.seq, c.head_dim, what,
                                 largest_part == 1 ? "dk" : "dq");
                 }
-                expect_same_scale(what, c, got,
-                                  scale_of_stored({{plain.data(), wide}, {plain.data() + hidden, wide}, {plain.data() + 2 * hidden, wide}},
-                                                  tokens, hidden));
+                expect_same_scale(what, c, got, all_of(plain));
             }
         }
     }
@@ -385,12 +412,12 @@ void check_no_rows() {
             case 0: attention_forward_current_scale(empty, empty, empty, heads, empty, no_lse, got.target(), Stream{}); break;
             case 1: host::attention_forward_current_scale(empty, empty, empty, heads, empty, no_lse, got.target(), Stream{}); break;
             case 2:
-                attention_backward_current_scale(empty, empty, empty, empty, empty, no_lse, heads, empty, empty, empty, got.target(),
-                                                 Stream{});
+                attention_backward_current_scale(empty, empty, empty, empty, empty, no_lse, heads, empty, empty, empty, Workspace{},
+                                                 got.target(), Stream{});
                 break;
             default:
                 host::attention_backward_current_scale(empty, empty, empty, empty, empty, no_lse, heads, empty, empty, empty,
-                                                       got.target(), Stream{});
+                                                       Workspace{}, got.target(), Stream{});
         }
         expect_same_scale("no rows", c, got, want);
     }
@@ -401,10 +428,13 @@ void check_no_rows() {
 int main(int argc, char** argv) {
     // The seed's head width at seq 96, an odd length, one token, the longest sequences the rule takes at head_dim 64
     // and 16, the widest head, and the element-wise paths (every buffer one element past alignment; a row stride that
-    // is not a multiple of 8 elements).
-    std::vector<Case> cases = {{1, 96, 2, 64, 0, 0}, {3, 17, 2, 16, 0, 0}, {2, 1, 3, 32, 0, 0}, {1, 128, 1, 64, 0, 0},
-                               {1, 80, 1, 128, 0, 0}, {1, 176, 1, 16, 0, 0}, {2, 33, 2, 32, 0, 0}, {2, 33, 1, 32, 1, 0},
-                               {3, 17, 1, 16, 1, 0},  {1, 80, 1, 128, 1, 0}, {1, 33, 2, 32, 0, 1}};
+    // is not a multiple of 8 elements); then grouped queries: the seed llama's groups of 3 at seq 96, one key/value head
+    // for 4 query heads at an odd length over 2 sequences, one token, and the element-wise paths.
+    std::vector<Case> cases = {{1, 96, 2, 64, 0, 0},    {3, 17, 2, 16, 0, 0},    {2, 1, 3, 32, 0, 0},    {1, 128, 1, 64, 0, 0},
+                               {1, 80, 1, 128, 0, 0},   {1, 176, 1, 16, 0, 0},   {2, 33, 2, 32, 0, 0},   {2, 33, 1, 32, 1, 0},
+                               {3, 17, 1, 16, 1, 0},    {1, 80, 1, 128, 1, 0},   {1, 33, 2, 32, 0, 1},   {1, 96, 6, 64, 0, 0, 2},
+                               {2, 17, 4, 16, 0, 0, 1}, {2, 1, 4, 32, 0, 0, 2},  {1, 33, 4, 32, 1, 1, 2}};
+    const std::size_t first_grouped = 11;
     if (argc > 1 && std::string(argv[1]) == "sweep") {
         cases.clear();
         for (std::size_t seq : {1, 2, 7, 15, 16, 17, 31, 32, 47, 48, 49, 63, 64, 65, 95, 111, 112, 113, 127, 128, 129, 160, 175, 176}) {
@@ -418,8 +448,8 @@ int main(int argc, char** argv) {
     check_shared_rule();
     std::mt19937 rng(20261206);
     // The amax hand-off's forms on the first five cases (the seed's shape, an odd length, one token, the longest at
-    // head_dim 64 and the widest head), both ways.
-    for (std::size_t i = 0; i < cases.size(); ++i) run(cases[i], rng, i < 5);
+    // head_dim 64 and the widest head) and the first two with grouped queries, both ways.
+    for (std::size_t i = 0; i < cases.size(); ++i) run(cases[i], rng, i < 5 || (cases[i].kv_heads != 0 && i < first_grouped + 2));
     std::printf("%zu cases, %d failing checks\n", cases.size(), failures);
     return failures == 0 ? 0 : 1;
 }

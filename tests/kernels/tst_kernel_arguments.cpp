@@ -529,14 +529,72 @@ private Q_SLOTS:
         expect_error([&] { attention_forward_current_scale(q, k, v, heads, o, lse, same, {}); }, "staging is also the scale", fwd);
         const std::string bwd = "tewb::kernels::attention_backward_current_scale";
         const CurrentScaleTarget in_dk = with([&](CurrentScaleTarget& t) { t.scale = target_at(1280 + 15 * 48 + 20); });
-        expect_error([&] { attention_backward_current_scale(q, k, v, o, d_o, lse, heads, dq, dk, dv, in_dk, {}); }, "scale lies in dk",
+        expect_error([&] { attention_backward_current_scale(q, k, v, o, d_o, lse, heads, dq, dk, dv, {}, in_dk, {}); }, "scale lies in dk",
                      bwd);
         const CurrentScaleTarget in_d_o = with([&](CurrentScaleTarget& t) { t.scale = target_at(1024 + 8); });
-        expect_error([&] { attention_backward_current_scale(q, k, v, o, d_o, lse, heads, dq, dk, dv, in_d_o, {}); }, "scale lies in d_o",
+        expect_error([&] { attention_backward_current_scale(q, k, v, o, d_o, lse, heads, dq, dk, dv, {}, in_d_o, {}); }, "scale lies in d_o",
                      bwd);
         // The plain call's own checks come first.
-        expect_error([&] { attention_backward_current_scale(q, k, v, o, d_o, lse, heads, dq, dq, dv, target, {}); }, "dq overlaps dk",
+        expect_error([&] { attention_backward_current_scale(q, k, v, o, d_o, lse, heads, dq, dq, dv, {}, target, {}); }, "dq overlaps dk",
                      bwd);
+    }
+
+    // Grouped queries: kv_heads a divisor of heads, k's, v's, dk's and dv's columns kv_heads wide, and the backward's
+    // workspace (its size, 32-byte alignment, apart from every tensor); no workspace needed without groups.
+    void attentionGroupedQueriesRejectBadArguments() {
+        alignas(64) static std::uint16_t memory[4096];  // never dereferenced
+        const auto matrix = [&](std::size_t at, std::size_t cols, std::size_t stride) {
+            Tensor t = tensor(memory + at, DType::BFloat16, 16, cols);
+            t.row_stride = stride;
+            return t;
+        };
+        // One sequence of 16, 4 query heads over 2 key/value heads of 16: q | k | v packed in rows of 128 ([0, 2048)),
+        // o [2048, 3072), d_o [3072, 4096); the gradients, lse and the workspace in buffers of their own.
+        const std::size_t packed = 128;
+        const Tensor q = matrix(0, 64, packed), k = matrix(64, 32, packed), v = matrix(96, 32, packed);
+        const Tensor o = tensor(memory + 2048, DType::BFloat16, 16, 64), d_o = tensor(memory + 3072, DType::BFloat16, 16, 64);
+        alignas(64) static std::uint16_t grads_memory[2048];
+        const Tensor dq = tensor(grads_memory, DType::BFloat16, 16, 64), dk = tensor(grads_memory + 1024, DType::BFloat16, 16, 32),
+                     dv = tensor(grads_memory + 1536, DType::BFloat16, 16, 32);
+        alignas(64) static float lse_memory[64];
+        const Tensor lse = tensor(lse_memory, DType::Float32, 4, 16);
+        const AttentionHeads heads{16, 4, 0.25f, 2};
+        const std::size_t needed = attention_backward_workspace_bytes(16, 64, heads);
+        QCOMPARE(needed, std::size_t{2 * 1 * 2 * 16 * 16 * 4});  // dv's and dk's sums for each of 2 key/value heads
+        QCOMPARE(attention_backward_workspace_bytes(16, 64, AttentionHeads{16, 4, 0.25f}), std::size_t{0});
+        QCOMPARE(attention_backward_workspace_bytes(16, 64, AttentionHeads{16, 4, 0.25f, 4}), std::size_t{0});
+        QCOMPARE(attention_backward_workspace_bytes(16, 64, AttentionHeads{16, 4, 0.25f, 3}), std::size_t{0});  // refused by the call
+        alignas(64) static float workspace_memory[1024 + 64];
+        const Workspace workspace{workspace_memory, needed};
+        const std::string fwd = "tewb::kernels::attention_forward";
+        const std::string bwd = "tewb::kernels::attention_backward";
+        expect_error([&] { attention_forward(q, k, v, AttentionHeads{16, 4, 0.25f, 3}, o, lse, {}); },
+                     "kv_heads = 3; allowed: a divisor of heads = 4", fwd);
+        expect_error([&] { attention_forward(q, k, v, AttentionHeads{16, 4, 0.25f, 8}, o, lse, {}); },
+                     "kv_heads = 8; allowed: a divisor of heads = 4", fwd);
+        expect_error([&] { attention_forward(q, matrix(64, 64, packed), v, heads, o, lse, {}); }, "k is [16, 64]; allowed: [16, 32]", fwd);
+        expect_error([&] { attention_forward(q, k, q, heads, o, lse, {}); }, "v is [16, 64]; allowed: [16, 32]", fwd);
+        expect_error([&] { attention_backward(q, k, v, o, d_o, lse, heads, dq, dq, dv, workspace, {}); }, "dk is [16, 64]; allowed: [16, 32]",
+                     bwd);
+        expect_error([&] { attention_backward(q, k, v, o, d_o, lse, heads, dq, dk, dv, Workspace{}, {}); },
+                     "workspace of 0 bytes; needed: 4096 (attention_backward_workspace_bytes)", bwd);
+        expect_error([&] { attention_backward(q, k, v, o, d_o, lse, heads, dq, dk, dv, Workspace{workspace_memory, needed - 4}, {}); },
+                     "workspace of 4092 bytes; needed: 4096", bwd);
+        expect_error([&] { attention_backward(q, k, v, o, d_o, lse, heads, dq, dk, dv, Workspace{workspace_memory + 4, needed}, {}); },
+                     "workspace is not 32-byte aligned", bwd);
+        expect_error([&] { attention_backward(q, k, v, o, d_o, lse, heads, dq, dk, dv, Workspace{grads_memory, needed}, {}); },
+                     "workspace overlaps dq; allowed: scratch of its own", bwd);
+        expect_error([&] { attention_backward(q, k, v, o, d_o, lse, heads, dq, dk, dv, Workspace{lse_memory, needed}, {}); },
+                     "workspace overlaps lse", bwd);
+        expect_error([&] { attention_backward_current_scale(q, k, v, o, d_o, lse, heads, dq, dk, dv, Workspace{}, {}, {}); },
+                     "workspace of 0 bytes", "tewb::kernels::attention_backward_current_scale");
+        // The hand-off's target, like every tensor, apart from the workspace.
+        CurrentScaleTarget in_workspace;
+        in_workspace.numerator = 448.0f;
+        in_workspace.scale = tensor(workspace_memory + 8, DType::Float32, 1, 1);
+        in_workspace.scale_inv = tensor(workspace_memory + 1024 + 8, DType::Float32, 1, 1);
+        expect_error([&] { attention_backward_current_scale(q, k, v, o, d_o, lse, heads, dq, dk, dv, workspace, in_workspace, {}); },
+                     "a current-scaling target lies in the workspace", "tewb::kernels::attention_backward_current_scale");
     }
 
     void geluRejectsBadArguments() {

@@ -520,6 +520,61 @@ struct AttentionFunction : torch::autograd::Function<AttentionFunction> {
     }
 };
 
+// The whole gradient of a packed [batch, seq, heads + 2 · kv_heads, d] q/k/v tensor from the three gradients: the
+// tensor they are views of where they lie side by side as the ops write them (TeOps::attention_backward: no copy),
+// else their concatenation.
+at::Tensor packed_gradient(const AttentionGrads& g) {
+    const std::int64_t heads = g.dq.size(2), kv_heads = g.dk.size(2), d = g.dq.size(3);
+    const bool side_by_side = g.dk.sizes() == g.dv.sizes() && g.dk.size(0) == g.dq.size(0) && g.dk.size(1) == g.dq.size(1) &&
+                              g.dk.size(3) == d && g.dk.scalar_type() == g.dq.scalar_type() &&
+                              g.dv.scalar_type() == g.dq.scalar_type() && g.dk.strides() == g.dq.strides() &&
+                              g.dv.strides() == g.dq.strides() && g.dq.stride(3) == 1 &&
+                              g.dq.stride(2) == d && g.dq.stride(1) == (heads + 2 * kv_heads) * d &&
+                              g.dq.stride(0) == g.dq.size(1) * g.dq.stride(1) && g.dk.is_alias_of(g.dq) && g.dv.is_alias_of(g.dq) &&
+                              g.dk.storage_offset() == g.dq.storage_offset() + heads * d &&
+                              g.dv.storage_offset() == g.dk.storage_offset() + kv_heads * d;
+    if (!side_by_side) return at::cat({g.dq, g.dk, g.dv}, 2);
+    return g.dq.as_strided({g.dq.size(0), g.dq.size(1), heads + 2 * kv_heads, d}, g.dq.strides(), g.dq.storage_offset());
+}
+
+struct PackedAttentionState {
+    const TeOps* ops = nullptr;
+    at::Tensor lse;
+    double scale = 1.0;
+    std::int64_t heads = 0, kv_heads = 0;
+};
+
+// As AttentionFunction over q, k and v packed in one tensor (a projection's heads, rotated or not): its gradient is the
+// one tensor the ops' backward writes the three into, where split's backward would concatenate three (a copy a layer).
+struct PackedAttentionFunction : torch::autograd::Function<PackedAttentionFunction> {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& qkv, std::int64_t heads, std::int64_t kv_heads, double scale,
+                              const TeOps* ops, const std::shared_ptr<ScaleHandOver>& out_scale) {
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        AttentionResult r = ops->attention_forward(qkv.narrow(2, 0, heads), qkv.narrow(2, heads, kv_heads),
+                                                   qkv.narrow(2, heads + kv_heads, kv_heads), scale,
+                                                   out_scale ? out_scale->request() : nullptr);
+        if (r.out_scale_inv.defined()) out_scale->deliver({r.out}, r.out_scale_inv);
+        keep(ctx, PackedAttentionState{ops, r.lse, scale, heads, kv_heads});
+        ctx->save_for_backward({qkv, r.out});
+        return r.out;
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        if (at::GradMode::is_enabled()) {
+            throw std::logic_error("Attention: a backward that builds a graph (create_graph) is not supported: its "
+                                   "gradients would be constants to a second backward");
+        }
+        NoAutocast no_autocast(c10::autocast_dispatch_keyset);
+        const PackedAttentionState s = take<PackedAttentionState>(ctx, "Attention");
+        const variable_list saved = ctx->get_saved_variables();
+        const at::Tensor& qkv = saved[0];
+        const AttentionGrads g = s.ops->attention_backward(
+            qkv.narrow(2, 0, s.heads), qkv.narrow(2, s.heads, s.kv_heads), qkv.narrow(2, s.heads + s.kv_heads, s.kv_heads),
+            {saved[1], s.lse, at::Tensor()}, grads[0], s.scale, nullptr);
+        return {packed_gradient(g), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    }
+};
+
 struct EmbeddingState {
     const TeOps* ops = nullptr;
     at::Tensor tokens;
@@ -734,6 +789,11 @@ at::Tensor apply_layer_norm_mlp(const at::Tensor& x, const at::Tensor& gamma, co
 at::Tensor apply_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale, const TeOps& ops,
                            const std::shared_ptr<ScaleHandOver>& out_scale, const std::shared_ptr<ScaleHandOver>& grad_scale) {
     return AttentionFunction::apply(q, k, v, scale, &ops, out_scale, grad_scale);
+}
+
+at::Tensor apply_packed_attention(const at::Tensor& qkv, std::int64_t heads, std::int64_t kv_heads, double scale, const TeOps& ops,
+                                  const std::shared_ptr<ScaleHandOver>& out_scale) {
+    return PackedAttentionFunction::apply(qkv, heads, kv_heads, scale, &ops, out_scale);
 }
 
 at::Tensor apply_rotary_embedding(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,

@@ -159,6 +159,14 @@ at::Tensor apply_attention(const at::Tensor& q, const at::Tensor& k, const at::T
                            const std::shared_ptr<ScaleHandOver>& out_scale = nullptr,
                            const std::shared_ptr<ScaleHandOver>& grad_scale = nullptr);
 
+// apply_attention over q, k and v packed in one tensor qkv [batch, seq, heads + 2 · kv_heads, head_dim] (q's heads, then
+// k's, then v's; grouped queries where kv_heads < heads), as a projection's heads come (rotated or not): its backward
+// returns qkv's gradient as the one tensor the ops' attention_backward writes the three into, where splitting qkv
+// before apply_attention would have the engine concatenate them (a copy of the whole gradient). No gradient scale
+// hand-off (the projection's gradient passes the rotary's inverse first, which hands its own over).
+at::Tensor apply_packed_attention(const at::Tensor& qkv, std::int64_t heads, std::int64_t kv_heads, double scale, const TeOps& ops,
+                                  const std::shared_ptr<ScaleHandOver>& out_scale = nullptr);
+
 // The model's two ends. A token table tied between the embedding and the head gets its gradient from both; the
 // head's backward (which runs first) hands its weight gradient over here instead of to the engine, and the
 // embedding's backward adds its rows into that tensor and returns it as the table's gradient from both, so the

@@ -82,8 +82,8 @@ struct AttentionResult {
     at::Tensor out_scale_inv;
 };
 
-// q's, k's and v's gradients, each [batch, seq, heads, head_dim]: three views of one [batch · seq, 3 · heads ·
-// head_dim] tensor (the qkv projection's layout), q's columns first.
+// q's gradient [batch, seq, heads, head_dim], k's and v's [batch, seq, kv_heads, head_dim]: three views of one
+// [batch · seq, (heads + 2 · kv_heads) · head_dim] tensor (the qkv projection's layout), q's columns first.
 struct AttentionGrads {
     at::Tensor dq, dk, dv;
     at::Tensor scale_inv;  // as AttentionResult's out_scale_inv, for the three together (attention_backward's slot)
@@ -206,9 +206,10 @@ public:
     };
     virtual RotaryWithScale rotary_handing_scale(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                                                  std::int64_t rotated_heads, bool inverse, const Fp8Quantizer& quantizer) const;
-    // Whether these ops run the causal attention of q, k, v themselves (attention_forward below): q, k and v
-    // [batch, seq, heads, head_dim] of one shape, dtype and device, each with its tokens one stride apart (views of a
-    // fused projection are). The default does not: the modules call LibTorch's scaled_dot_product_attention. The fused
+    // Whether these ops run the causal attention of q, k, v themselves (attention_forward below): q [batch, seq, heads,
+    // head_dim], k and v [batch, seq, kv_heads, head_dim] (grouped queries where kv_heads, a divisor of heads, is
+    // fewer: query head h reads key/value head h / (heads / kv_heads), as LibTorch's enable_gqa), of one dtype and
+    // device, each with its tokens one stride apart (views of a fused projection are). The default does not: the modules call LibTorch's scaled_dot_product_attention. The fused
     // ops do for bfloat16 on their device where kernels/attention's rule (attention_refusal: short sequences, head_dim
     // a multiple of 16) takes the shape: one launch forward, one backward, where LibTorch's backends take 3 to 5.
     virtual bool owns_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) const;

@@ -44,6 +44,17 @@ void load_matrix_sync(fragment<Use, 16, 16, 16, __nv_bfloat16, Layout>& f, const
     }
 }
 
+// An accumulator from float32 memory (the attention backward's sums over grouped query heads).
+inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float>& f, const float* p, unsigned ld, layout_t layout) {
+    check_operand(p, ld, 4, "load_matrix_sync");
+    for (int r = 0; r < 16; ++r) {
+        for (int c = 0; c < 16; ++c) {
+            const std::size_t at = layout == mem_row_major ? std::size_t(r) * ld + c : std::size_t(c) * ld + r;
+            f.x[r * 16 + c] = p[at];
+        }
+    }
+}
+
 inline void fill_fragment(fragment<accumulator, 16, 16, 16, float>& f, float v) {
     for (float& e : f.x) e = v;
 }
