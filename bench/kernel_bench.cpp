@@ -622,6 +622,36 @@ int main(int argc, char** argv) {
             });
             rows.push_back({"rms_norm_backward_current_scale vs backward_add + abs_max_current_scale (fp32)", shape, handoff,
                             then_amax / handoff, "x", 1.0});
+            // The same Linears in BF16 and under delayed scaling: the backward that also writes dx's bfloat16 copy
+            // (rms_norm_backward_cast) against the backward and then the copy (the Linear's cast before), and the one that
+            // writes dx's FP8 bytes and transposed copy (rms_norm_backward_quantize, banded) against the backward and then
+            // cast_transpose_to_fp8. The target, 1, is "not slower" (each saves a read of the float32 dx and a launch).
+            at::Tensor copy = at::empty({r, h}, cuda.dtype(at::kBFloat16));
+            const double then_copy = time_ms([&] {
+                kernels::rms_norm_backward_add(kernel_tensor(dy32), kernel_tensor(x32), kernel_tensor(rstd32), kernel_tensor(gamma),
+                                               kernel_tensor(dx32), kernel_tensor(dres32), kernel_tensor(dgamma), workspace_ref(rms_workspace),
+                                               on_stream());
+                copy.copy_(dx32);
+            });
+            const double with_copy = time_ms([&] {
+                kernels::rms_norm_backward_cast(kernel_tensor(dy32), kernel_tensor(x32), kernel_tensor(rstd32), kernel_tensor(gamma),
+                                                kernel_tensor(dx32), kernel_tensor(dres32), kernel_tensor(dgamma), kernel_tensor(copy),
+                                                workspace_ref(rms_workspace), on_stream());
+            });
+            rows.push_back({"rms_norm_backward_cast vs backward_add + bf16 copy (fp32)", shape, with_copy, then_copy / with_copy, "x", 1.0});
+            const double then_cast = time_ms([&] {
+                kernels::rms_norm_backward_add(kernel_tensor(dy32), kernel_tensor(x32), kernel_tensor(rstd32), kernel_tensor(gamma),
+                                               kernel_tensor(dx32), kernel_tensor(dres32), kernel_tensor(dgamma), workspace_ref(rms_workspace),
+                                               on_stream());
+                kernels::cast_transpose_to_fp8(kernel_tensor(dx32), fp8, on_stream());
+            });
+            const double with_cast = time_ms([&] {
+                kernels::rms_norm_backward_quantize(kernel_tensor(dy32), kernel_tensor(x32), kernel_tensor(rstd32), kernel_tensor(gamma),
+                                                    kernel_tensor(dx32), kernel_tensor(dres32), kernel_tensor(dgamma), fp8,
+                                                    workspace_ref(rms_workspace), on_stream());
+            });
+            rows.push_back({"rms_norm_backward_quantize vs backward_add + cast_transpose_to_fp8 (fp32)", shape, with_cast,
+                            then_cast / with_cast, "x", 1.0});
         }
         // Bytes as above plus the float32 bias gradient (the partial sums stay in L2 at these sizes).
         at::Tensor dbias = at::empty({h}, cuda);

@@ -425,6 +425,67 @@ void rms_norm_backward_current_scale_case(Checks& check, at::ScalarType io, std:
     }
 }
 
+// RMSNorm's backward hand-overs (llama's proj and down projection): rms_norm_backward_cast (BF16: dx's bfloat16 copy) against
+// rms_norm_backward_add and dx's bfloat16 conversion, and rms_norm_backward_quantize (FP8, delayed scaling: dx's E5M2 bytes,
+// transposed copy and amax from the banded kernel) against rms_norm_backward_add and cast_transpose_to_fp8 of its dx, on
+// the same GPU, bit for bit (dgamma: the banded kernel sums its bands' rows in their own order, so against the plain
+// backward's within float32 rounding), with dresidual and without.
+void rms_norm_backward_handover_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t hidden) {
+    const std::string shape = shape_text(rows, hidden);
+    const auto bits = [](const at::Tensor& t) { return t.to(at::kFloat).view(at::kInt); };
+    const at::Tensor x = (at::randn({rows, hidden}, cuda()) * 3 + 0.5).to(io);
+    const at::Tensor gamma = at::randn({hidden}, cuda()) * 0.5 + 1;
+    at::Tensor y = at::empty({rows, hidden}, cuda().dtype(io));
+    at::Tensor rstd = at::empty({rows}, cuda());
+    kernels::rms_norm_forward(kernel_tensor(x), kernel_tensor(gamma), 1e-5f, kernel_tensor(y), kernels::Tensor{}, kernel_tensor(rstd),
+                              kernel_stream());
+    const std::size_t bytes = kernels::rms_norm_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
+    const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+    const at::Tensor scale = at::full({1}, 4.0f, cuda());
+    for (const bool add : {true, false}) {
+        const at::Tensor dy = at::randn({rows, hidden}, cuda()).to(io);
+        const at::Tensor dresidual = at::randn({rows, hidden}, cuda()).to(io);
+        const kernels::Tensor dres = add ? kernel_tensor(dresidual) : kernels::Tensor{};
+        const std::string dtype = dtype_name(io) + (add ? ", dresidual" : "");
+        at::Tensor want_dx = poisoned({rows, hidden}, io), want_dgamma = poisoned({hidden}, at::kFloat);
+        kernels::rms_norm_backward_add(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(rstd), kernel_tensor(gamma), kernel_tensor(want_dx),
+                                       dres, kernel_tensor(want_dgamma), workspace_ref(workspace), kernel_stream());
+        at::Tensor got_dx = poisoned({rows, hidden}, io), got_dgamma = poisoned({hidden}, at::kFloat);
+        at::Tensor grad = poisoned({rows, hidden}, at::kBFloat16);
+        kernels::rms_norm_backward_cast(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(rstd), kernel_tensor(gamma), kernel_tensor(got_dx),
+                                        dres, kernel_tensor(got_dgamma), kernel_tensor(grad), workspace_ref(workspace), kernel_stream());
+        check.exact("rms_norm_backward_cast", "dx, dgamma = rms_norm_backward_add's", shape, dtype,
+                    bits(at::cat({got_dx.reshape({-1}).to(at::kFloat), got_dgamma})),
+                    bits(at::cat({want_dx.reshape({-1}).to(at::kFloat), want_dgamma})));
+        check.exact("rms_norm_backward_cast", "grad = dx as bfloat16", shape, dtype, bits(grad), bits(want_dx.to(at::kBFloat16)));
+        // FP8 under delayed scaling: the backward's bytes against cast_transpose_to_fp8 of the plain backward's dx.
+        at::Tensor q = at::empty({rows, hidden}, cuda().dtype(at::kByte)), q_t = at::empty({hidden, rows}, cuda().dtype(at::kByte));
+        at::Tensor want_q = at::empty_like(q), want_q_t = at::empty_like(q_t);
+        at::Tensor amax = at::zeros({2}, cuda());
+        const auto fp8_out = [&](at::Tensor& data, at::Tensor& transposed, int slot) {
+            kernels::Tensor t = kernels::input(data.data_ptr(), kernels::DType::Float8E5M2, static_cast<std::size_t>(rows),
+                                               static_cast<std::size_t>(hidden));
+            t.transposed = transposed.data_ptr();
+            t.scale = scale.data_ptr<float>();
+            t.amax = amax.data_ptr<float>() + slot;
+            return t;
+        };
+        kernels::cast_transpose_to_fp8(kernel_tensor(want_dx), fp8_out(want_q, want_q_t, 0), kernel_stream());
+        got_dx = poisoned({rows, hidden}, io);
+        got_dgamma = poisoned({hidden}, at::kFloat);
+        kernels::rms_norm_backward_quantize(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(rstd), kernel_tensor(gamma),
+                                            kernel_tensor(got_dx), dres, kernel_tensor(got_dgamma), fp8_out(q, q_t, 1),
+                                            workspace_ref(workspace), kernel_stream());
+        check.exact("rms_norm_backward_quantize", "dx = rms_norm_backward_add's", shape, dtype, bits(got_dx), bits(want_dx));
+        check.exact("rms_norm_backward_quantize", "E5M2 bytes, transposed copy = cast_transpose_to_fp8's of dx", shape, dtype,
+                    at::cat({q.reshape({-1}), q_t.reshape({-1})}), at::cat({want_q.reshape({-1}), want_q_t.reshape({-1})}));
+        check.exact("rms_norm_backward_quantize", "amax = cast_transpose_to_fp8's", shape, dtype, bits(amax.narrow(0, 1, 1)),
+                    bits(amax.narrow(0, 0, 1)));
+        check.relative("rms_norm_backward_quantize", "dgamma vs rms_norm_backward_add's", shape, dtype, got_dgamma, want_dgamma,
+                       kFloat32Bound);
+    }
+}
+
 // GELU's amax hand-off (gelu_forward_current_scale, gelu_backward_current_scale with fc1's bias gradient) against the
 // plain call and abs_max_current_scale of its output on the same GPU, bit for bit, twice (the second time on inputs a
 // thousand times smaller).
@@ -564,6 +625,8 @@ void layer_norms(Checks& check) {
                                            std::tuple{at::kFloat, 1030, 98}}) {
         check.attempt("rms_norm_backward_current_scale", shape_text(rows, hidden), dtype_name(io),
                       [&, io = io, rows = rows, hidden = hidden] { rms_norm_backward_current_scale_case(check, io, rows, hidden); });
+        check.attempt("rms_norm_backward_cast, rms_norm_backward_quantize", shape_text(rows, hidden), dtype_name(io),
+                      [&, io = io, rows = rows, hidden = hidden] { rms_norm_backward_handover_case(check, io, rows, hidden); });
     }
 }
 

@@ -497,7 +497,8 @@ __device__ __forceinline__ void write_partial_rows(const BackwardSums<T, VECS, k
 // partial dgamma and dbeta over those rows, finished by class (dparams.partials == gridDim.x) unless dparams.dgamma is
 // null. kCast: dx is also a Linear's output gradient (layer_norm_backward_cast_dbias): its copy (as stored) in
 // cast_dtype to cast_out (null: none) and its column sums, finished into dparams.dsum with the others. kRms: RMSNorm's
-// backward (mean unused, dparams.dbeta null: dgamma's partial rows only). A thread loads its next row's inputs before
+// backward (mean unused, dparams.dbeta null: dgamma's partial rows only); with kCast the copy alone (rms_norm_backward_cast:
+// RMSNorm's models have no biases, so no column sums). A thread loads its next row's inputs before
 // it works on the current one (kPrefetch: where the registers allow, layer_norm_backward_prefetches), so that a row's
 // memory latency overlaps the previous row's arithmetic and sums instead of following them; the arithmetic and its
 // order are the same either way. kFresh: current scaling's scale of dx from its largest |value| as stored
@@ -513,11 +514,12 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
     constexpr int kGroupThreads = 32 * WARPS;
     constexpr int kGroupCount = kGroups<WARPS>;
     constexpr bool kPrefetch = layer_norm_backward_prefetches(VECS, W, WARPS);
+    constexpr bool kSum = kCast && !kRms;  // dx's column sums (a bias gradient)
     extern __shared__ float sums[];  // [1, 2 or 3][hidden], with several groups
     const int group = threadIdx.x / kGroupThreads;
     const int t = threadIdx.x % kGroupThreads;
     const float* row_mean = kRms ? nullptr : mean;
-    BackwardSums<T, VECS, kCast> s;
+    BackwardSums<T, VECS, kSum> s;
     load_gamma<T, VECS, WARPS>(gamma, param_dtype, hidden, t, s);
     // 64-bit steps: rows near INT_MAX would wrap an int's row + stride.
     const long long stride = static_cast<long long>(gridDim.x) * kGroupCount;
@@ -537,7 +539,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
             }
         }
         const std::size_t base = static_cast<std::size_t>(row) * hidden;
-        backward_row_loaded<T, VECS, WARPS, kCast, kRms, kPrefetch>(in, hidden, base, t, dx, dresidual, s, [&](int, int c, const float (&v)[W]) {
+        backward_row_loaded<T, VECS, WARPS, kSum, kRms, kPrefetch>(in, hidden, base, t, dx, dresidual, s, [&](int, int c, const float (&v)[W]) {
             if constexpr (kCast) {
                 if (cast_out != nullptr) store_any<W>(cast_out, cast_dtype, base + c, v);
             }
@@ -554,7 +556,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
             }
         }
     }
-    write_partial_rows<T, VECS, WARPS, kCast, kRms>(s, hidden, group, t, sums, dparams);
+    write_partial_rows<T, VECS, WARPS, kSum, kRms>(s, hidden, group, t, sums, dparams);
     if constexpr (kFresh) finish_current_scale(local, fresh);
 }
 
@@ -564,7 +566,9 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
 // blockIdx.x, + gridDim.x, ...; band_rows a multiple of 8), its groups the band's rows (row r0 + i by group i %
 // groups), and stages the band's FP8 bytes in shared memory ([band_rows][pitch] bytes after the partial sums' [3][hidden]
 // floats where the block has several groups), from which the band's columns go to q_t as runs of band_rows bytes.
-template <typename T, int VECS, int WARPS>
+// kRms: RMSNorm's backward (rms_norm_backward_quantize: mean null, dgamma's partial rows alone, no column sums; its
+// sums [1][hidden] before the stage).
+template <typename T, int VECS, int WARPS, bool kRms = false>
 __global__ void __launch_bounds__(kThreads<WARPS>)
     layer_norm_backward_quantized(const void* __restrict__ dy, DType dy_dtype, const T* __restrict__ x, const float* __restrict__ mean,
                                   const float* __restrict__ rstd, const void* __restrict__ gamma, DType param_dtype, int rows,
@@ -574,14 +578,15 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
     constexpr int W = kWidth<T>;
     constexpr int kGroupThreads = 32 * WARPS;
     constexpr int kGroupCount = kGroups<WARPS>;
+    constexpr bool kSum = !kRms;
     extern __shared__ __align__(16) float shared[];
-    float* sums = shared;  // [3][hidden] with several groups
-    std::uint8_t* stage = reinterpret_cast<std::uint8_t*>(shared + (kGroupCount > 1 ? 3 * hidden : 0));
+    float* sums = shared;  // [3][hidden] (RMSNorm: [1][hidden]) with several groups
+    std::uint8_t* stage = reinterpret_cast<std::uint8_t*>(shared + (kGroupCount > 1 ? (kRms ? 1 : 3) * hidden : 0));
     const int group = threadIdx.x / kGroupThreads;
     const int t = threadIdx.x % kGroupThreads;
     const float sc = *scale;
     unsigned local = 0;
-    BackwardSums<T, VECS, true> s;
+    BackwardSums<T, VECS, kSum> s;
     load_gamma<T, VECS, WARPS>(gamma, param_dtype, hidden, t, s);
     const int bands = (rows + band_rows - 1) / band_rows;
     for (int band = blockIdx.x; band < bands; band += gridDim.x) {
@@ -593,7 +598,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
             std::uint8_t* stage_row = stage + static_cast<std::size_t>(i) * pitch;
             RowInputs<T, VECS> in;
             load_row_inputs<T, VECS, WARPS, false>(dy, dy_dtype, x, dresidual, mean, rstd, row, hidden, t, in);
-            backward_row_loaded<T, VECS, WARPS, true, false, false>(in, hidden, base, t, dx, dresidual, s,
+            backward_row_loaded<T, VECS, WARPS, kSum, kRms, false>(in, hidden, base, t, dx, dresidual, s,
                                          [&](int, int c, const float (&v)[W]) {
                                              std::uint32_t words[W / 4];  // the FP8 bytes, 4 to a word
 #pragma unroll
@@ -622,7 +627,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
         __syncthreads();  // the stage is refilled by the next band
     }
     combine_block_amax(local, amax);
-    write_partial_rows<T, VECS, WARPS, true, false>(s, hidden, group, t, sums, dparams);
+    write_partial_rows<T, VECS, WARPS, kSum, kRms>(s, hidden, group, t, sums, dparams);
 }
 
 }  // namespace tewb::kernels::detail::fast

@@ -125,6 +125,8 @@ struct RmsNormBackwardCall {
     Tensor dgamma;
     Workspace workspace;
     CurrentScaleCall fresh{};  // scale null: none (rms_norm_backward_current_scale sets it)
+    Tensor grad;               // rms_norm_backward_cast: dx's copy for the Linear's GEMMs (data null: none)
+    Fp8Output fp8{};           // rms_norm_backward_quantize: dx cast for the FP8 Linear (data null: none)
 };
 
 std::optional<RmsNormForwardCall> rms_norm_forward_call(const char* call, const Tensor& x, const Tensor& gamma, float eps,
@@ -136,6 +138,17 @@ std::optional<RmsNormBackwardCall> rms_norm_backward_call(const char* call, cons
                                                           const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
                                                           const Tensor& dresidual, const Tensor& dgamma,
                                                           const Workspace& workspace);
+// rms_norm_backward_cast's: the backward's checks and grad's (float32 or bfloat16 [rows, hidden], apart from every other
+// tensor and the workspace). rms_norm_backward_quantize's: the backward's and the FP8 gradient's (data, transposed and
+// scale required, apart from every other tensor and the workspace).
+std::optional<RmsNormBackwardCall> rms_norm_backward_cast_call(const char* call, const Tensor& dy, const Tensor& x,
+                                                               const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                                                               const Tensor& dresidual, const Tensor& dgamma, const Tensor& grad,
+                                                               const Workspace& workspace);
+std::optional<RmsNormBackwardCall> rms_norm_backward_quantize_call(const char* call, const Tensor& dy, const Tensor& x,
+                                                                   const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                                                                   const Tensor& dresidual, const Tensor& dgamma, const Tensor& fp8,
+                                                                   const Workspace& workspace);
 // rms_norm_backward_current_scale's: the call's checks, then the target's (amax/current_scale_target.h); nothing when
 // there are no rows.
 std::optional<RmsNormBackwardCall> rms_norm_backward_current_scale_call(const char* call, const Tensor& dy, const Tensor& x,

@@ -307,6 +307,67 @@ std::optional<RmsNormBackwardCall> rms_norm_backward_call(const char* call, cons
     return a;
 }
 
+namespace {
+
+// What a hand-over output (the copy or the FP8 bytes, `bytes` long from `data`) must stay apart from.
+void check_apart_from_backward(const char* call, const void* data, std::size_t bytes, const char* name, const RmsNormBackwardCall& a,
+                               const Tensor& rstd) {
+    const std::pair<Tensor, const char*> others[] = {{a.dy, "dy"},       {a.x, "x"},         {rstd, "rstd"},     {a.gamma, "gamma"},
+                                                     {a.dx, "dx"},       {a.dresidual, "dresidual"}, {a.dgamma, "dgamma"}};
+    for (const auto& [t, other] : others) {
+        if (overlap(data, bytes, t.data, tensor_bytes(t))) fail(call, std::string(name) + " and " + other + " overlap");
+    }
+    if (overlap(data, bytes, a.workspace.data, a.workspace.bytes)) fail(call, std::string(name) + " and the workspace overlap");
+}
+
+}  // namespace
+
+std::optional<RmsNormBackwardCall> rms_norm_backward_cast_call(const char* call, const Tensor& dy, const Tensor& x,
+                                                               const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                                                               const Tensor& dresidual, const Tensor& dgamma, const Tensor& grad,
+                                                               const Workspace& workspace) {
+    if (grad.data == nullptr && grad.numel() > 0) fail(call, "grad is null (the copy is this call's output)");
+    check_float_or_bf16(call, grad.dtype, "grad");
+    check_shape(call, grad, "grad", x.rows, x.cols);
+    std::optional<RmsNormBackwardCall> a = rms_norm_backward_call(call, dy, x, rstd, gamma, dx, dresidual, dgamma, workspace);
+    if (!a) return a;
+    check_buffer(call, grad.data, "grad", element_size(grad.dtype));
+    check_apart_from_backward(call, grad.data, tensor_bytes(grad), "grad", *a, rstd);
+    a->grad = grad;
+    return a;
+}
+
+std::optional<RmsNormBackwardCall> rms_norm_backward_quantize_call(const char* call, const Tensor& dy, const Tensor& x,
+                                                                   const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                                                                   const Tensor& dresidual, const Tensor& dgamma, const Tensor& fp8,
+                                                                   const Workspace& workspace) {
+    const std::size_t rows = x.rows;
+    const std::size_t hidden = x.cols;
+    if (fp8.data == nullptr && rows * hidden > 0) fail(call, "fp8 is null (the FP8 gradient is this call's output)");
+    const Fp8Output q = fp8_output(call, fp8, "fp8", rows, hidden);
+    std::optional<RmsNormBackwardCall> a = rms_norm_backward_call(call, dy, x, rstd, gamma, dx, dresidual, dgamma, workspace);
+    if (!a) return a;
+    if (q.transposed == nullptr) fail(call, "fp8.transposed is null (the FP8 Linear's wgrad reads it)");
+    check_fp8_output(call, q);
+    if (q.scale == nullptr) fail(call, "fp8.scale is null");
+    // The banded kernel's band count (rows + band - 1) / band in an int.
+    if (rows > static_cast<std::size_t>(std::numeric_limits<int>::max()) - 32) {
+        fail(call, "rows = " + std::to_string(rows) + "; allowed: at most 2^31 - 33");
+    }
+    const std::size_t n = rows * hidden;
+    if (overlap(q.data, n, q.transposed, n)) fail(call, "fp8 and fp8.transposed overlap");
+    check_apart_from_backward(call, q.data, n, "fp8", *a, rstd);
+    check_apart_from_backward(call, q.transposed, n, "fp8.transposed", *a, rstd);
+    for (float* f : {const_cast<float*>(q.scale), q.amax}) {
+        if (f == nullptr) continue;
+        if (overlap(f, sizeof(float), q.data, n) || overlap(f, sizeof(float), q.transposed, n)) {
+            fail(call, "fp8.scale or fp8.amax lies in the FP8 bytes");
+        }
+    }
+    a->fp8 = q;
+    return a;
+}
+
 std::optional<RmsNormBackwardCall> rms_norm_backward_current_scale_call(const char* call, const Tensor& dy, const Tensor& x,
                                                                         const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
                                                                         const Tensor& dresidual, const Tensor& dgamma,

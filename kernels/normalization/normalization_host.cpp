@@ -297,7 +297,8 @@ std::size_t fast_partial_rows(const LayerNormBackwardCall& a, const RowOrder& or
 // Stage 1 of the banded FP8 kernel (layer_norm_backward_quantized): block k of min(bands, partials) takes bands k,
 // k + blocks, ... of band_rows rows and its group i the band's rows r0 + i, r0 + i + groups, ...; each group sums its
 // rows in that order from 0 and the block adds its groups in order. Three partial rows per block: dgamma's
-// (partial[k]), dbeta's (partial[blocks + k]) and dx's as stored (partial[2 * blocks + k]). Returns the blocks.
+// (partial[k]), dbeta's (partial[blocks + k]) and dx's as stored (partial[2 * blocks + k]); RMSNorm's (a.dbeta's data
+// and a.mean null: kRms) dgamma's alone. Returns the blocks.
 std::size_t banded_partial_rows(const LayerNormBackwardCall& a, const RowOrder& order, std::size_t partials, std::size_t band_rows,
                                 float* partial) {
     const std::size_t rows = a.x.rows;
@@ -307,9 +308,10 @@ std::size_t banded_partial_rows(const LayerNormBackwardCall& a, const RowOrder& 
     const std::size_t blocks = std::min(bands, partials);
     detail::parallel_for(blocks, (rows / blocks + 1) * hidden * 3, [&](std::size_t first, std::size_t last) {
         std::vector<float> d(hidden), xs(hidden), dx(hidden), group_g(hidden), group_b(hidden), group_s(hidden);
+        const std::size_t sets = a.dbeta.data != nullptr ? 3 : 1;
         for (std::size_t k = first; k < last; ++k) {
             float* rows_of[3] = {partial + k * hidden, partial + (blocks + k) * hidden, partial + (2 * blocks + k) * hidden};
-            for (float* row : rows_of) std::fill_n(row, hidden, 0.0f);
+            for (std::size_t set = 0; set < sets; ++set) std::fill_n(rows_of[set], hidden, 0.0f);
             for (std::size_t group = 0; group < groups; ++group) {
                 std::fill(group_g.begin(), group_g.end(), 0.0f);
                 std::fill(group_b.begin(), group_b.end(), 0.0f);
@@ -319,7 +321,7 @@ std::size_t banded_partial_rows(const LayerNormBackwardCall& a, const RowOrder& 
                         detail::load_floats(a.dy.data, a.dy.dtype, row * hidden, hidden, d.data());
                         detail::load_floats(a.x.data, a.x.dtype, row * hidden, hidden, xs.data());
                         detail::load_floats(a.dx.data, a.x.dtype, row * hidden, hidden, dx.data());
-                        const float mu = a.mean[row];
+                        const float mu = a.mean != nullptr ? a.mean[row] : 0.0f;
                         const float r = a.rstd[row];
                         for (std::size_t c = 0; c < hidden; ++c) {
                             group_g[c] += d[c] * ((xs[c] - mu) * r);
@@ -328,10 +330,12 @@ std::size_t banded_partial_rows(const LayerNormBackwardCall& a, const RowOrder& 
                         }
                     }
                 }
-                for (std::size_t c = 0; c < hidden; ++c) {
-                    rows_of[0][c] += group_g[c];
-                    rows_of[1][c] += group_b[c];
-                    rows_of[2][c] += group_s[c];
+                for (std::size_t c = 0; c < hidden; ++c) rows_of[0][c] += group_g[c];
+                if (sets == 3) {
+                    for (std::size_t c = 0; c < hidden; ++c) {
+                        rows_of[1][c] += group_b[c];
+                        rows_of[2][c] += group_s[c];
+                    }
                 }
             }
         }
@@ -470,6 +474,25 @@ void backward_cast_dbias(const detail::LayerNormBackwardCastCall& call) {
     detail::note_launch();
 }
 
+// The banded kernel's FP8 bytes: dx as stored, cast as cast_transpose_to_fp8 casts it, with its amax and transposed copy.
+void quantize_stored_dx(const LayerNormBackwardCall& a, const detail::Fp8Output& fp8) {
+    const std::size_t rows = a.x.rows;
+    const std::size_t hidden = a.x.cols;
+    auto* q = static_cast<std::uint8_t*>(fp8.data);
+    const float s = *fp8.scale;
+    std::uint32_t local = 0;
+    std::vector<float> row(hidden);
+    for (std::size_t r = 0; r < rows; ++r) {
+        detail::load_floats(a.dx.data, a.x.dtype, r * hidden, hidden, row.data());
+        for (std::size_t c = 0; c < hidden; ++c) {
+            q[r * hidden + c] = detail::float_to_fp8(row[c] * s, fp8.type);
+            local = std::max(local, detail::abs_bits(row[c]));
+        }
+    }
+    if (fp8.amax != nullptr) *fp8.amax = detail::bits_float(std::max(detail::float_bits(*fp8.amax), local));
+    detail::transpose_bytes(q, rows, hidden, static_cast<std::uint8_t*>(fp8.transposed));
+}
+
 // layer_norm_backward_quantize_dbias's work after its checks: on the banded kernel's order one launch (dx, the three
 // sums, dx's FP8 bytes as cast_transpose_to_fp8 writes them, their transpose and amax); elsewhere the backward and then
 // cast_transpose_dbias_to_fp8 over dx (whose host twin gives its order and launches).
@@ -492,20 +515,7 @@ void backward_quantize_dbias(const detail::LayerNormBackwardQuantizeCall& call) 
     const std::size_t band = static_cast<std::size_t>(detail::layer_norm_backward_band_rows(rows, hidden));
     const std::size_t blocks = banded_partial_rows(a, order, partials, band, partial);
     finish_dparams(a, true, blocks, partial, 3, call.dbias.data);
-    // dx as stored, cast as cast_transpose_to_fp8 casts it, with its amax and transposed copy.
-    auto* q = static_cast<std::uint8_t*>(call.fp8.data);
-    const float s = *call.fp8.scale;
-    std::uint32_t local = 0;
-    std::vector<float> row(hidden);
-    for (std::size_t r = 0; r < rows; ++r) {
-        detail::load_floats(a.dx.data, a.x.dtype, r * hidden, hidden, row.data());
-        for (std::size_t c = 0; c < hidden; ++c) {
-            q[r * hidden + c] = detail::float_to_fp8(row[c] * s, call.fp8.type);
-            local = std::max(local, detail::abs_bits(row[c]));
-        }
-    }
-    if (call.fp8.amax != nullptr) *call.fp8.amax = detail::bits_float(std::max(detail::float_bits(*call.fp8.amax), local));
-    detail::transpose_bytes(q, rows, hidden, static_cast<std::uint8_t*>(call.fp8.transposed));
+    quantize_stored_dx(a, call.fp8);
     detail::note_launch();
 }
 
@@ -530,15 +540,25 @@ bool rms_norm_backward_fast(const detail::RmsNormBackwardCall& call) {
     const LayerNormBackwardCall a{call.dy, call.x, nullptr, call.rstd, call.gamma, call.dx, call.dresidual, call.dgamma, Tensor{},
                                   call.workspace};
     const std::size_t hidden = a.x.cols;
-    const RowOrder order = row_order(a.x.dtype, hidden, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data});
+    const bool quantized = call.fp8.data != nullptr;  // rms_norm_backward_quantize: the banded kernel
+    RowOrder order = row_order(a.x.dtype, hidden, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data,
+                                                   quantized ? call.fp8.data : call.grad.data});
+    if (quantized && hidden > detail::kLayerNormBackwardFp8MaxHidden) order = RowOrder{};
     if (!order.fast) return false;
     const std::vector<float> gam = load_vector(a.gamma.data, a.gamma.dtype, hidden);
     auto* partial = static_cast<float*>(a.workspace.data);
+    const auto partials = static_cast<std::size_t>(detail::norm_backward_chunks(a.x.rows));
     backward_dx(a, order, gam);
-    const std::size_t written =
-        fast_partial_rows(a, order, static_cast<std::size_t>(detail::norm_backward_chunks(a.x.rows)), partial);
+    std::size_t written = 0;
+    if (quantized) {
+        const auto band = static_cast<std::size_t>(detail::layer_norm_backward_band_rows(a.x.rows, hidden));
+        written = banded_partial_rows(a, order, partials, band, partial);
+    } else {
+        written = fast_partial_rows(a, order, partials, partial);
+    }
     finish_dparams(a, true, written, partial, 1);
-    detail::note_launch();  // dx, dgamma's partial rows and their sum in one launch
+    if (quantized) quantize_stored_dx(a, call.fp8);
+    detail::note_launch();  // dx, dgamma's partial rows and their sum (and the FP8 bytes) in one launch
     return true;
 }
 

@@ -30,6 +30,7 @@
 #include "normalization/normalization_call.h"
 #include "common/stream.cuh"
 #include "tewb_kernels/amax.h"
+#include "tewb_kernels/cast.h"
 #include "tewb_kernels/normalization.h"
 
 namespace tewb::kernels::detail {
@@ -136,10 +137,10 @@ __global__ void rms_norm_forward_transposed_kernel(const void* __restrict__ x, D
 }
 
 // dx = rstd * (g - xhat * mean(g * xhat)) with g = dy * gamma and xhat = x * rstd, one warp per row; dresidual
-// (when not null) added before the store.
+// (when not null) added before the store; cast_out (when not null): dx as stored, in cast_dtype (rms_norm_backward_cast).
 __global__ void rms_norm_dx_kernel(const void* __restrict__ dy, DType dy_dtype, const void* __restrict__ x, DType x_dtype,
                                    const float* __restrict__ rstd, const void* __restrict__ gamma, DType param_dtype, int rows,
-                                   int hidden, void* dx, const void* dresidual) {
+                                   int hidden, void* dx, const void* dresidual, void* cast_out, DType cast_dtype) {
     const int lane = threadIdx.x % 32;
     const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
     if (row >= rows) return;
@@ -158,6 +159,7 @@ __global__ void rms_norm_dx_kernel(const void* __restrict__ dy, DType dy_dtype, 
         float v = __fmul_rn(r, g - __fmul_rn(xhat, mean_gx));
         if (dresidual != nullptr) v += load(dresidual, x_dtype, base + c);
         store(dx, x_dtype, base + c, v);
+        if (cast_out != nullptr) store(cast_out, cast_dtype, base + c, as_stored_in(v, x_dtype));
     }
 }
 
@@ -240,29 +242,67 @@ struct FastBackwardLaunch {
             kernel<<<static_cast<unsigned>(blocks), fast::kThreads<WARPS>, shared, stream>>>(
                 a.dy.data, a.dy.dtype, static_cast<const T*>(a.x.data), nullptr, a.rstd, a.gamma.data, a.gamma.dtype,
                 static_cast<int>(rows), static_cast<int>(hidden), static_cast<T*>(a.dx.data), static_cast<const T*>(a.dresidual.data),
-                target, nullptr, DType::Float32, fresh);
+                target, a.grad.data, a.grad.dtype, fresh);
         };
         if (fresh.scale != nullptr) {
             launch(fast::layer_norm_backward<T, VECS, WARPS, false, true, true>);
+        } else if (a.grad.data != nullptr) {  // rms_norm_backward_cast: dx's copy, no column sums
+            launch(fast::layer_norm_backward<T, VECS, WARPS, true, true>);
         } else {
             launch(fast::layer_norm_backward<T, VECS, WARPS, false, true>);
         }
     }
 };
 
-void launch_rms_norm_backward(const RmsNormBackwardCall& a, cudaStream_t stream) {
-    const char* call = a.fresh.scale != nullptr ? "tewb::kernels::rms_norm_backward_current_scale" : "tewb::kernels::rms_norm_backward";
-    const FastShape shape = fast_shape(a.x.dtype, a.x.cols, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data});
-    if (shape.warps > 0) {
-        dispatch_fast(a.x.dtype, shape, FastBackwardLaunch{a, stream});
-        check_last_launch(call);
-        return;
+// rms_norm_backward_quantize on LayerNorm's banded FP8 backward (kRms): bands of layer_norm_backward_band_rows rows, one
+// block per partial row at most, dgamma's sums [1][hidden] before the stage where a block has several groups.
+struct QuantizedBackwardLaunch {
+    const RmsNormBackwardCall& a;
+    cudaStream_t stream;
+
+    template <typename T, int VECS, int WARPS>
+    void operator()() const {
+        const std::size_t rows = a.x.rows;
+        const std::size_t hidden = a.x.cols;
+        constexpr int groups = fast::kGroups<WARPS>;
+        const int band = layer_norm_backward_band_rows(rows, hidden);
+        const int pitch = staged_transpose_pitch(static_cast<int>(hidden));
+        const std::size_t bands = (rows + static_cast<std::size_t>(band) - 1) / static_cast<std::size_t>(band);
+        const int blocks = static_cast<int>(std::min<std::size_t>(bands, static_cast<std::size_t>(norm_backward_chunks(rows))));
+        const std::size_t shared = (groups > 1 ? hidden * sizeof(float) : 0) + static_cast<std::size_t>(band) * pitch;
+        const DparamsTarget target{static_cast<float*>(a.workspace.data), blocks, a.dgamma.data, nullptr, a.gamma.dtype};
+        fast::layer_norm_backward_quantized<T, VECS, WARPS, true><<<static_cast<unsigned>(blocks), fast::kThreads<WARPS>, shared, stream>>>(
+            a.dy.data, a.dy.dtype, static_cast<const T*>(a.x.data), nullptr, a.rstd, a.gamma.data, a.gamma.dtype, static_cast<int>(rows),
+            static_cast<int>(hidden), static_cast<T*>(a.dx.data), static_cast<const T*>(a.dresidual.data), target,
+            static_cast<std::uint8_t*>(a.fp8.data), static_cast<std::uint8_t*>(a.fp8.transposed), a.fp8.scale, a.fp8.type, a.fp8.amax,
+            band, pitch);
+    }
+};
+
+void launch_rms_norm_backward(const RmsNormBackwardCall& a, cudaStream_t stream, const char* call) {
+    if (a.fp8.data != nullptr) {  // rms_norm_backward_quantize: the banded kernel where it fits
+        FastShape shape = fast_shape(a.x.dtype, a.x.cols, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data, a.fp8.data});
+        if (a.x.cols > kLayerNormBackwardFp8MaxHidden) shape = FastShape{};
+        if (shape.warps > 0) {
+            dispatch_fast(a.x.dtype, shape, QuantizedBackwardLaunch{a, stream});
+            check_last_launch(call);
+            return;
+        }
+    } else {
+        const FastShape shape =
+            fast_shape(a.x.dtype, a.x.cols, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data, a.grad.data});
+        if (shape.warps > 0) {
+            dispatch_fast(a.x.dtype, shape, FastBackwardLaunch{a, stream});
+            check_last_launch(call);
+            return;
+        }
     }
     const int rows = static_cast<int>(a.x.rows);
     const int hidden = static_cast<int>(a.x.cols);
     rms_norm_dx_kernel<<<row_blocks(a.x.rows), kWarpsPerBlock * 32, 0, stream>>>(a.dy.data, a.dy.dtype, a.x.data, a.x.dtype,
                                                                                  a.rstd, a.gamma.data, a.gamma.dtype, rows,
-                                                                                 hidden, a.dx.data, a.dresidual.data);
+                                                                                 hidden, a.dx.data, a.dresidual.data, a.grad.data,
+                                                                                 a.grad.dtype);
     check_last_launch(call);
     const int chunks = norm_backward_chunks(a.x.rows);
     auto* partial = static_cast<float*>(a.workspace.data);
@@ -278,6 +318,14 @@ void launch_rms_norm_backward(const RmsNormBackwardCall& a, cudaStream_t stream)
         const auto scalar = [](float* p) { return p != nullptr ? input(p, DType::Float32, 1, 1) : Tensor{}; };
         kernels::abs_max_current_scale(a.dx, a.fresh.numerator, scalar(a.fresh.scale), scalar(a.fresh.scale_inv),
                                        scalar(a.fresh.staging), Stream{stream});
+    }
+    // Nor a cast: the FP8 gradient in cast_transpose_to_fp8's launch after them.
+    if (a.fp8.data != nullptr) {
+        Tensor out = input(a.fp8.data, fp8_dtype(a.fp8.type), a.x.rows, a.x.cols);
+        out.transposed = a.fp8.transposed;
+        out.scale = const_cast<float*>(a.fp8.scale);
+        out.amax = a.fp8.amax;
+        kernels::cast_transpose_to_fp8(a.dx, out, Stream{stream});
     }
 }
 
@@ -308,14 +356,30 @@ void rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& rstd, co
                        const Tensor& dgamma, const Workspace& workspace, Stream stream) {
     const auto call =
         detail::rms_norm_backward_call("tewb::kernels::rms_norm_backward", dy, x, rstd, gamma, dx, Tensor{}, dgamma, workspace);
-    if (call) detail::launch_rms_norm_backward(*call, detail::cuda_stream(stream));
+    if (call) detail::launch_rms_norm_backward(*call, detail::cuda_stream(stream), "tewb::kernels::rms_norm_backward");
 }
 
 void rms_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
                            const Tensor& dresidual, const Tensor& dgamma, const Workspace& workspace, Stream stream) {
     const auto call = detail::rms_norm_backward_call("tewb::kernels::rms_norm_backward_add", dy, x, rstd, gamma, dx, dresidual,
                                                      dgamma, workspace);
-    if (call) detail::launch_rms_norm_backward(*call, detail::cuda_stream(stream));
+    if (call) detail::launch_rms_norm_backward(*call, detail::cuda_stream(stream), "tewb::kernels::rms_norm_backward_add");
+}
+
+void rms_norm_backward_cast(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                            const Tensor& dresidual, const Tensor& dgamma, const Tensor& grad, const Workspace& workspace,
+                            Stream stream) {
+    constexpr const char* kCall = "tewb::kernels::rms_norm_backward_cast";
+    const auto call = detail::rms_norm_backward_cast_call(kCall, dy, x, rstd, gamma, dx, dresidual, dgamma, grad, workspace);
+    if (call) detail::launch_rms_norm_backward(*call, detail::cuda_stream(stream), kCall);
+}
+
+void rms_norm_backward_quantize(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                                const Tensor& dresidual, const Tensor& dgamma, const Tensor& fp8, const Workspace& workspace,
+                                Stream stream) {
+    constexpr const char* kCall = "tewb::kernels::rms_norm_backward_quantize";
+    const auto call = detail::rms_norm_backward_quantize_call(kCall, dy, x, rstd, gamma, dx, dresidual, dgamma, fp8, workspace);
+    if (call) detail::launch_rms_norm_backward(*call, detail::cuda_stream(stream), kCall);
 }
 
 void rms_norm_backward_current_scale(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
@@ -324,7 +388,7 @@ void rms_norm_backward_current_scale(const Tensor& dy, const Tensor& x, const Te
     const auto call = detail::rms_norm_backward_current_scale_call("tewb::kernels::rms_norm_backward_current_scale", dy, x, rstd,
                                                                    gamma, dx, dresidual, dgamma, target, workspace);
     if (call) {
-        detail::launch_rms_norm_backward(*call, detail::cuda_stream(stream));
+        detail::launch_rms_norm_backward(*call, detail::cuda_stream(stream), "tewb::kernels::rms_norm_backward_current_scale");
     } else {  // no rows: the scale of an empty tensor's amax, 0
         abs_max_current_scale(dx, target.numerator, target.scale, target.scale_inv, target.staging, stream);
     }

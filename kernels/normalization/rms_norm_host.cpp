@@ -18,6 +18,7 @@
 #include "normalization/normalization_call.h"
 #include "normalization/rms_norm_fast_host.h"
 #include "tewb_kernels/amax.h"
+#include "tewb_kernels/cast.h"
 #include "tewb_kernels/normalization.h"
 
 namespace tewb::kernels::host {
@@ -193,7 +194,9 @@ void backward_dgamma(const RmsNormBackwardCall& a) {
 }
 
 // With a.fresh set (rms_norm_backward_current_scale): dx's scale from its largest |value| as stored, in the fast kernel's
-// one launch (its last block) or in abs_max_current_scale's launch after the plain ones.
+// one launch (its last block) or in abs_max_current_scale's launch after the plain ones. With a.grad set
+// (rms_norm_backward_cast): dx's copy from the same launch either way. With a.fp8 set (rms_norm_backward_quantize): dx's
+// FP8 bytes from the banded fast kernel (rms_norm_backward_fast) or cast_transpose_to_fp8's launch after the plain ones.
 void backward(const RmsNormBackwardCall& a) {
     const bool fast = rms_norm_backward_fast(a);
     if (!fast) {
@@ -204,6 +207,23 @@ void backward(const RmsNormBackwardCall& a) {
         detail::note_launch();  // the dx kernel
         const int launches = detail::column_sum_launches((a.x.cols + kColumnThreads - 1) / kColumnThreads);
         for (int launch = 0; launch < launches; ++launch) detail::note_launch();
+    }
+    if (a.grad.data != nullptr) {  // rms_norm_backward_cast: dx as stored in grad's dtype, in the same launch either way
+        const std::size_t hidden = a.x.cols;
+        detail::parallel_for(a.x.rows, hidden * 2, [&](std::size_t first, std::size_t last) {
+            std::vector<float> row(hidden);
+            for (std::size_t r = first; r < last; ++r) {
+                detail::load_floats(a.dx.data, a.x.dtype, r * hidden, hidden, row.data());
+                detail::store_floats(a.grad.data, a.grad.dtype, r * hidden, hidden, row.data());
+            }
+        });
+    }
+    if (a.fp8.data != nullptr && !fast) {  // the plain kernels take no cast: cast_transpose_to_fp8's launch after them
+        Tensor out = input(a.fp8.data, fp8_dtype(a.fp8.type), a.x.rows, a.x.cols);
+        out.transposed = a.fp8.transposed;
+        out.scale = const_cast<float*>(a.fp8.scale);
+        out.amax = a.fp8.amax;
+        host::cast_transpose_to_fp8(input(a.dx.data, a.x.dtype, a.x.rows, a.x.cols), out, Stream{});
     }
     if (a.fresh.scale == nullptr) return;
     if (!fast) {
@@ -236,6 +256,20 @@ void rms_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& rstd
                            const Tensor& dresidual, const Tensor& dgamma, const Workspace& workspace, Stream) {
     const auto call = detail::rms_norm_backward_call("tewb::kernels::host::rms_norm_backward_add", dy, x, rstd, gamma, dx,
                                                      dresidual, dgamma, workspace);
+    if (call) backward(*call);
+}
+
+void rms_norm_backward_cast(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                            const Tensor& dresidual, const Tensor& dgamma, const Tensor& grad, const Workspace& workspace, Stream) {
+    const auto call = detail::rms_norm_backward_cast_call("tewb::kernels::host::rms_norm_backward_cast", dy, x, rstd, gamma, dx,
+                                                          dresidual, dgamma, grad, workspace);
+    if (call) backward(*call);
+}
+
+void rms_norm_backward_quantize(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                                const Tensor& dresidual, const Tensor& dgamma, const Tensor& fp8, const Workspace& workspace, Stream) {
+    const auto call = detail::rms_norm_backward_quantize_call("tewb::kernels::host::rms_norm_backward_quantize", dy, x, rstd, gamma,
+                                                              dx, dresidual, dgamma, fp8, workspace);
     if (call) backward(*call);
 }
 

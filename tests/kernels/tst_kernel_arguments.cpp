@@ -539,6 +539,47 @@ private Q_SLOTS:
                      bwd);
     }
 
+    // RMSNorm's backward hand-overs (rms_norm_backward_cast, rms_norm_backward_quantize): the backward's own checks, then
+    // the copy's (float32 or bfloat16, dx's shape, apart from every tensor and the workspace) and the FP8 gradient's
+    // (data, transposed copy and scale required, apart from every tensor and the workspace, the two copies apart).
+    void rmsNormHandOversRejectBadArguments() {
+        alignas(64) static float memory[6][64];  // never dereferenced
+        alignas(64) static std::uint8_t bytes[4][64];
+        const Tensor dy = tensor(memory[0], DType::Float32, 4, 8), x = tensor(memory[1], DType::Float32, 4, 8);
+        const Tensor dx = tensor(memory[2], DType::Float32, 4, 8), gamma = tensor(memory[3], DType::Float32, 1, 8);
+        const Tensor dgamma = tensor(memory[3] + 16, DType::Float32, 1, 8), rstd = tensor(memory[3] + 32, DType::Float32, 1, 4);
+        const Workspace workspace{memory[4], rms_norm_backward_workspace_bytes(4, 8)};
+        const Tensor grad = tensor(bytes[0], DType::BFloat16, 4, 8);
+        const std::string cast = "tewb::kernels::rms_norm_backward_cast";
+        const auto with_grad = [&](const Tensor& g) {
+            return [=] { rms_norm_backward_cast(dy, x, rstd, gamma, dx, Tensor{}, dgamma, g, workspace, {}); };
+        };
+        expect_error(with_grad(tensor(nullptr, DType::BFloat16, 4, 8)), "grad is null", cast);
+        expect_error(with_grad(tensor(bytes[0], DType::Float16, 4, 8)), "grad has dtype float16; allowed: float32, bfloat16", cast);
+        expect_error(with_grad(tensor(bytes[0], DType::BFloat16, 4, 7)), "grad is [4, 7]; allowed: [4, 8]", cast);
+        expect_error(with_grad(tensor(memory[2], DType::BFloat16, 4, 8)), "grad and dx overlap", cast);
+        expect_error(with_grad(tensor(memory[0] + 8, DType::BFloat16, 4, 8)), "grad and dy overlap", cast);
+        expect_error(with_grad(tensor(memory[4], DType::BFloat16, 4, 8)), "grad and the workspace overlap", cast);
+        expect_error([&] { rms_norm_backward_cast(dy, x, rstd, gamma, dx, Tensor{}, dgamma, grad, Workspace{memory[4], 4}, {}); },
+                     "workspace of 4 bytes", cast);
+
+        const std::string quantize = "tewb::kernels::rms_norm_backward_quantize";
+        float* scale = memory[5];
+        float* amax = memory[5] + 1;
+        const auto with_fp8 = [&](const Tensor& q) {
+            return [=] { rms_norm_backward_quantize(dy, x, rstd, gamma, dx, Tensor{}, dgamma, q, workspace, {}); };
+        };
+        expect_error(with_fp8(fp8_tensor(nullptr, 4, 8, scale, amax, bytes[1])), "fp8 is null", quantize);
+        expect_error(with_fp8(fp8_tensor(bytes[0], 4, 8, scale, amax)), "fp8.transposed is null", quantize);
+        expect_error(with_fp8(fp8_tensor(bytes[0], 4, 8, nullptr, amax, bytes[1])), "fp8.scale", quantize);
+        expect_error(with_fp8(fp8_tensor(bytes[0], 4, 8, scale, amax, bytes[0] + 16)), "fp8 and fp8.transposed overlap", quantize);
+        expect_error(with_fp8(fp8_tensor(memory[0], 4, 8, scale, amax, bytes[1])), "fp8 and dy overlap", quantize);
+        expect_error(with_fp8(fp8_tensor(bytes[0], 4, 8, scale, amax, memory[3] + 16)), "fp8.transposed and dgamma overlap", quantize);
+        expect_error(with_fp8(fp8_tensor(bytes[0], 4, 8, scale, amax, memory[4])), "fp8.transposed and the workspace overlap", quantize);
+        expect_error(with_fp8(fp8_tensor(bytes[0], 4, 8, reinterpret_cast<float*>(bytes[1]), amax, bytes[1])),
+                     "fp8.scale or fp8.amax lies in the FP8 bytes", quantize);
+    }
+
     // Grouped queries: kv_heads a divisor of heads, k's, v's, dk's and dv's columns kv_heads wide, and the backward's
     // workspace (its size, 32-byte alignment, apart from every tensor); no workspace needed without groups.
     void attentionGroupedQueriesRejectBadArguments() {

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/host_loops.h"
 #include "common/host_numbers.h"
 #include "tewb_kernels/activation.h"
 #include "tewb_kernels/amax.h"
@@ -676,6 +677,51 @@ void run_norm(const NormCase& c, std::mt19937& rng) {
             for (Buffer NormOutputs::*b : {&NormOutputs::dx, &NormOutputs::dgamma}) expect_same(gpu.*b, twin.*b, describe(c, op), "an output");
             expect_same_fresh(gpu, twin, op);
         }
+    }
+
+    // RMSNorm's backward hand-overs (rms_norm_backward_cast: dx's bfloat16 copy for the Linear's BF16 GEMMs;
+    // rms_norm_backward_quantize: dx cast for its FP8 GEMMs, delayed scaling, with the transposed copy and amax), with and
+    // without dresidual, against the twin bit for bit; the cast form's dx and dgamma are also rms_norm_backward_add's (the
+    // same kernel order on every path) and its copy dx as stored.
+    for (const bool add : {false, true}) {
+        const Tensor dres = add ? tensor(residual, c.x_dtype, rows, hidden) : Tensor{};
+        const auto plain_call = [&](NormOutputs& o, bool gpu) {
+            const auto f = gpu ? &rms_norm_backward_add : &host::rms_norm_backward_add;
+            f(tensor(dy, c.dy_dtype, rows, hidden), tensor(x, c.x_dtype, rows, hidden), stats(rms_saved.rstd),
+              tensor(gamma, c.param_dtype, 1, hidden), tensor(o.dx, c.x_dtype, rows, hidden), dres,
+              tensor(o.dgamma, c.param_dtype, 1, hidden), Workspace{o.workspace.data(), o.workspace.bytes}, Stream{});
+        };
+        const auto cast_call = [&](NormOutputs& o, bool gpu) {
+            const auto f = gpu ? &rms_norm_backward_cast : &host::rms_norm_backward_cast;
+            f(tensor(dy, c.dy_dtype, rows, hidden), tensor(x, c.x_dtype, rows, hidden), stats(rms_saved.rstd),
+              tensor(gamma, c.param_dtype, 1, hidden), tensor(o.dx, c.x_dtype, rows, hidden), dres,
+              tensor(o.dgamma, c.param_dtype, 1, hidden), tensor(o.grad, DType::BFloat16, rows, hidden),
+              Workspace{o.workspace.data(), o.workspace.bytes}, Stream{});
+        };
+        both(add ? "rms_norm_backward_cast, dresidual" : "rms_norm_backward_cast", cast_call,
+             {&NormOutputs::dx, &NormOutputs::dgamma, &NormOutputs::grad}, false);
+        NormOutputs plain(rows, hidden, xe, pe, c.offset, workspace), cast(rows, hidden, xe, pe, c.offset, workspace);
+        plain_call(plain, true);
+        cast_call(cast, true);
+        const std::string where = describe(c, add ? "rms_norm_backward_cast, dresidual" : "rms_norm_backward_cast");
+        expect_same(cast.dx, plain.dx, where, "dx against rms_norm_backward_add's");
+        expect_same(cast.dgamma, plain.dgamma, where, "dgamma against rms_norm_backward_add's");
+        NormOutputs copied(rows, hidden, xe, pe, c.offset, workspace);
+        std::vector<float> row(hidden);
+        for (std::size_t r = 0; r < rows; ++r) {
+            detail::load_floats(cast.dx.data(), c.x_dtype, r * hidden, hidden, row.data());
+            detail::store_floats(copied.grad.data(), DType::BFloat16, r * hidden, hidden, row.data());
+        }
+        expect_same(cast.grad, copied.grad, where, "the copy against dx as stored");
+        both(add ? "rms_norm_backward_quantize, dresidual" : "rms_norm_backward_quantize",
+             [&](NormOutputs& o, bool gpu) {
+                 const auto f = gpu ? &rms_norm_backward_quantize : &host::rms_norm_backward_quantize;
+                 f(tensor(dy, c.dy_dtype, rows, hidden), tensor(x, c.x_dtype, rows, hidden), stats(rms_saved.rstd),
+                   tensor(gamma, c.param_dtype, 1, hidden), tensor(o.dx, c.x_dtype, rows, hidden), dres,
+                   tensor(o.dgamma, c.param_dtype, 1, hidden), fp8_of(o, true), Workspace{o.workspace.data(), o.workspace.bytes},
+                   Stream{});
+             },
+             {&NormOutputs::dx, &NormOutputs::dgamma, &NormOutputs::q, &NormOutputs::q_t}, true);
     }
 
     // The casts of x itself (cast.cu, cast_dbias.cu): cast + transpose with and without the bias gradient, and

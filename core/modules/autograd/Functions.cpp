@@ -170,14 +170,20 @@ Fp8Tensor normalize_quantized(const LayerNormPlan& plan, const at::Tensor& x, co
 // normalization's pass (TeOps::layer_norm_backward_add, rms_norm_backward_add) rather than by the autograd engine.
 // A LayerNorm's backward that delivers its dx to the Linear that made x (GradientHandOver), where that Linear asked
 // and the ops have a pass that casts it (TeOps::layer_norm_backward_cast, layer_norm_backward_quantize; RMSNorm's:
-// rms_norm_backward_quantize, FP8 only); nothing otherwise.
+// rms_norm_backward_cast, rms_norm_backward_quantize); nothing otherwise.
 std::optional<LayerNormGrads> delivering_norm_backward(const NormState& s, const at::Tensor& dy, const at::Tensor& dresidual,
                                                        GradientHandOver* input_grad) {
     if (input_grad == nullptr || !input_grad->request()) return std::nullopt;
     const GradientHandOver::Request& request = *input_grad->request();
     const TeOps& ops = *s.plan.ops;
     if (s.plan.normalization == Normalization::RmsNorm) {
-        if (!request.fp8) return std::nullopt;
+        if (!request.fp8) {
+            std::optional<LayerNormGradsWithCast> r =
+                ops.rms_norm_backward_cast(dy, s.x, s.rstd, s.gamma, dresidual, request.dtype, request.bias_grad);
+            if (!r) return std::nullopt;
+            input_grad->deliver(r->norm.dx, {std::move(r->cast.grad), Fp8Tensor(), std::move(r->cast.bias_grad)});
+            return std::move(r->norm);
+        }
         std::optional<LayerNormGradsWithFp8> r =
             ops.rms_norm_backward_quantize(dy, s.x, s.rstd, s.gamma, dresidual, *request.fp8, request.bias_grad);
         if (!r) return std::nullopt;

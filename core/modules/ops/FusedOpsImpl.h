@@ -131,6 +131,9 @@ public:
 
     // FusedRmsNormSwiglu.cpp
     RmsNormResult rms_norm_forward(const at::Tensor& x, const at::Tensor& gamma, double eps, at::ScalarType out_dtype) const override;
+    std::optional<LayerNormGradsWithCast> rms_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd,
+                                                                 const at::Tensor& gamma, const at::Tensor& dresidual,
+                                                                 at::ScalarType dtype, bool with_bias_grad) const override;
     std::optional<LayerNormGradsWithFp8> rms_norm_backward_quantize(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd,
                                                                     const at::Tensor& gamma, const at::Tensor& dresidual,
                                                                     const Fp8Quantizer& quantizer, bool with_bias_grad) const override;

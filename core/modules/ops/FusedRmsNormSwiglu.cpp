@@ -66,23 +66,61 @@ Misfit FusedOps::rms_backward_misfit(const at::Tensor& dy, const at::Tensor& x, 
 // The backward that hands dx to an FP8 Linear under current scaling (and a calibrating step): dx's scale from the
 // backward's own pass, then the Linear's cast with it. No bias gradient (RMSNorm's models have none): a Linear with
 // a bias casts for itself, as under delayed scaling.
+// dx as a BF16 Linear's output gradient too: its copy in the GEMMs' dtype (none where dx has it) from the backward's own
+// launch. Operands the kernel does not take, or a bias gradient asked for: nothing (the Linear casts as it did).
+std::optional<LayerNormGradsWithCast> FusedOps::rms_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x,
+                                                                       const at::Tensor& rstd, const at::Tensor& gamma,
+                                                                       const at::Tensor& dresidual, at::ScalarType dtype,
+                                                                       bool with_bias_grad) const {
+    if (with_bias_grad || rms_backward_misfit(dy, x, rstd, gamma, dresidual) || !float_or_bf16(dtype)) return std::nullopt;
+    LayerNormGradsWithCast r;
+    if (dtype == x.scalar_type()) {  // nothing to copy: the plain backward's dx is the Linear's gradient
+        RmsNormGrads g = rms_backward(dy, x, rstd, gamma, dresidual);
+        r.norm = {g.dx, std::move(g.dgamma), at::Tensor()};
+        r.cast.grad = std::move(g.dx);
+        return r;
+    }
+    r.norm.dx = at::empty_like(x);
+    r.norm.dgamma = at::empty_like(gamma);
+    r.cast.grad = at::empty(x.sizes(), x.options().dtype(dtype));
+    const at::Tensor workspace = byte_buffer(kernels::rms_norm_backward_workspace_bytes(rows_of(x), cols_of(x)), x);
+    TEWB_KERNEL(x, (Tensors{dy, x, rstd, gamma, dresidual}), (Tensors{r.norm.dx, r.norm.dgamma, r.cast.grad}), rms_norm_backward_cast,
+                kernel_tensor(dy), kernel_tensor(x), kernel_tensor(rstd), kernel_tensor(gamma), kernel_tensor(r.norm.dx),
+                kernel_tensor(dresidual), kernel_tensor(r.norm.dgamma), kernel_tensor(r.cast.grad), workspace_ref(workspace));
+    return r;
+}
+
+// dx as an FP8 Linear's output gradient too. Under delayed scaling (the slot's scale known before the pass): its FP8
+// copy, transposed copy and amax from the backward's own launch (rms_norm_backward_quantize). Under current scaling (and
+// a calibrating step) the pass writes dx and, from dx's amax, the slot's scale (the amax hand-off), and the Linear's cast
+// follows. No bias gradient (RMSNorm's models have none): nothing where one is asked for.
 std::optional<LayerNormGradsWithFp8> FusedOps::rms_norm_backward_quantize(const at::Tensor& dy, const at::Tensor& x,
                                                                           const at::Tensor& rstd, const at::Tensor& gamma,
                                                                           const at::Tensor& dresidual, const Fp8Quantizer& quantizer,
                                                                           bool with_bias_grad) const {
-    if (with_bias_grad || rms_backward_misfit(dy, x, rstd, gamma, dresidual) || !fresh_scale_cast(x, quantizer)) {
-        return std::nullopt;
-    }
+    if (with_bias_grad || rms_backward_misfit(dy, x, rstd, gamma, dresidual)) return std::nullopt;
     LayerNormGradsWithFp8 r;
+    const at::Tensor workspace = byte_buffer(kernels::rms_norm_backward_workspace_bytes(rows_of(x), cols_of(x)), x);
+    if (fresh_scale_cast(x, quantizer)) {
+        r.norm.dx = at::empty_like(x);
+        r.norm.dgamma = at::empty_like(gamma);
+        const FreshScale f = fresh_scale_item(r.norm.dx, quantizer);
+        TEWB_KERNEL(x, (Tensors{dy, x, rstd, gamma, dresidual, f.slot_amax}),
+                    (Tensors{r.norm.dx, r.norm.dgamma, f.scale, f.own_scale_inv, f.slot_amax}), rms_norm_backward_current_scale,
+                    kernel_tensor(dy), kernel_tensor(x), kernel_tensor(rstd), kernel_tensor(gamma), kernel_tensor(r.norm.dx),
+                    kernel_tensor(dresidual), kernel_tensor(r.norm.dgamma), fresh_scale_target(f), workspace_ref(workspace));
+        r.fp8.grad = cast_with_slot_scale(r.norm.dx, quantizer, /*with_transpose=*/true, f.own_scale_inv);
+        return r;
+    }
+    if (!delayed_kernel_cast(x, quantizer)) return std::nullopt;
     r.norm.dx = at::empty_like(x);
     r.norm.dgamma = at::empty_like(gamma);
-    const at::Tensor workspace = byte_buffer(kernels::rms_norm_backward_workspace_bytes(rows_of(x), cols_of(x)), x);
-    const FreshScale f = fresh_scale_item(r.norm.dx, quantizer);
-    TEWB_KERNEL(x, (Tensors{dy, x, rstd, gamma, dresidual, f.slot_amax}),
-                (Tensors{r.norm.dx, r.norm.dgamma, f.scale, f.own_scale_inv, f.slot_amax}), rms_norm_backward_current_scale,
-                kernel_tensor(dy), kernel_tensor(x), kernel_tensor(rstd), kernel_tensor(gamma), kernel_tensor(r.norm.dx),
-                kernel_tensor(dresidual), kernel_tensor(r.norm.dgamma), fresh_scale_target(f), workspace_ref(workspace));
-    r.fp8.grad = cast_with_slot_scale(r.norm.dx, quantizer, /*with_transpose=*/true, f.own_scale_inv);
+    r.fp8.grad = empty_fp8(x, quantizer);
+    TEWB_KERNEL(x, (Tensors{dy, x, rstd, gamma, dresidual}), (Tensors{r.norm.dx, r.norm.dgamma, r.fp8.grad.data, r.fp8.grad.transposed}),
+                rms_norm_backward_quantize, kernel_tensor(dy), kernel_tensor(x), kernel_tensor(rstd), kernel_tensor(gamma),
+                kernel_tensor(r.norm.dx), kernel_tensor(dresidual), kernel_tensor(r.norm.dgamma), fp8_tensor(r.fp8.grad, quantizer),
+                workspace_ref(workspace));
+    hand_out_live_scale_inv(r.fp8.grad, quantizer);
     return r;
 }
 

@@ -100,6 +100,11 @@ std::optional<LayerNormGradsWithFp8> TeOps::layer_norm_backward_quantize(const a
     return std::nullopt;
 }
 
+std::optional<LayerNormGradsWithCast> TeOps::rms_norm_backward_cast(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                                                    const at::Tensor&, const at::Tensor&, at::ScalarType, bool) const {
+    return std::nullopt;
+}
+
 std::optional<LayerNormGradsWithFp8> TeOps::rms_norm_backward_quantize(const at::Tensor&, const at::Tensor&, const at::Tensor&,
                                                                        const at::Tensor&, const at::Tensor&, const Fp8Quantizer&,
                                                                        bool) const {

@@ -169,11 +169,21 @@ public:
     // rms_norm_backward with `dresidual` (x's shape and dtype) added to dx, as layer_norm_backward_add.
     virtual RmsNormGrads rms_norm_backward_add(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& rstd,
                                                const at::Tensor& gamma, const at::Tensor& dresidual) const;
+    // layer_norm_backward_cast for RMSNorm (rms_norm_backward_add's dx handed to the BF16 Linear that made x in its GEMMs'
+    // dtype; dresidual may be undefined; norm.dbeta undefined; no bias gradient: RMSNorm's models have none, so nothing
+    // where one is asked for). Nothing where there is no such pass (this default); the fused ops write the copy from the
+    // backward's own launch (rms_norm_backward_cast), where the Linear took a cast launch of its own.
+    virtual std::optional<LayerNormGradsWithCast> rms_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x,
+                                                                         const at::Tensor& rstd, const at::Tensor& gamma,
+                                                                         const at::Tensor& dresidual, at::ScalarType dtype,
+                                                                         bool with_bias_grad) const;
     // layer_norm_backward_quantize for RMSNorm (rms_norm_backward_add's dx handed to the FP8 Linear that made x; dresidual
-    // may be undefined; norm.dbeta undefined). Nothing where there is no such pass (this default); the fused ops have one
-    // under current scaling (and delayed scaling's calibrating step) without a bias gradient: the backward writes dx's
+    // may be undefined; norm.dbeta undefined). Nothing where there is no such pass (this default) or a bias gradient is
+    // asked for. The fused ops have one under delayed scaling (the slot's scale known before the pass: dx's FP8 bytes,
+    // transposed copy and amax from the backward's own launch, rms_norm_backward_quantize, in place of the Linear's
+    // cast_transpose_to_fp8) and under current scaling (and delayed scaling's calibrating step): the backward writes dx's
     // scale in its own pass (rms_norm_backward_current_scale) and the cast follows, one launch fewer than the Linear's
-    // own amax pass and cast where the backward runs on the fast kernel (as many on the plain ones). (Under delayed scaling the Linear's own cast is already one launch.)
+    // own amax pass and cast where the backward runs on the fast kernel (as many on the plain ones).
     virtual std::optional<LayerNormGradsWithFp8> rms_norm_backward_quantize(const at::Tensor& dy, const at::Tensor& x,
                                                                             const at::Tensor& rstd, const at::Tensor& gamma,
                                                                             const at::Tensor& dresidual, const Fp8Quantizer& quantizer,

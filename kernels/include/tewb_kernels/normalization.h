@@ -144,6 +144,25 @@ void rms_norm_backward_add(const Tensor& dy, const Tensor& x, const Tensor& rstd
 void rms_norm_backward_current_scale(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
                                      const Tensor& dresidual, const Tensor& dgamma, const CurrentScaleTarget& target,
                                      const Workspace& workspace, Stream stream);
+// rms_norm_backward_add (dresidual may be null) whose dx is also the output gradient of the Linear that made x, for that
+// Linear's BF16 (or float32) GEMMs (as layer_norm_backward_cast_dbias, without the column sums: RMSNorm's models have no
+// biases): grad ([rows, hidden], float32 or bfloat16) gets dx as stored, converted to its dtype, from the same pass, in
+// place of a cast launch. One launch on LayerNorm's fast kernel (rms_norm_backward's rule), elsewhere
+// rms_norm_backward_add's launches, the dx kernel writing the copy beside dx. grad must not overlap another tensor of
+// the call or the workspace. Workspace: rms_norm_backward_workspace_bytes.
+void rms_norm_backward_cast(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                            const Tensor& dresidual, const Tensor& dgamma, const Tensor& grad, const Workspace& workspace,
+                            Stream stream);
+// The same for a Linear whose backward runs in FP8 with its scale known before the pass (delayed scaling): fp8
+// ([rows, hidden], E4M3 or E5M2, with fp8.transposed [hidden, rows] and fp8.scale required; fp8.amax optional, max |dx|
+// as stored combined into it) gets dx as stored, cast as cast_transpose_to_fp8 casts it (the same bytes). One launch on
+// LayerNorm's banded FP8 backward (kRms) for rows of at most kLayerNormBackwardFp8MaxHidden elements where the fast
+// kernel's rule holds (the band decides which rows each block sums: dgamma's order differs from rms_norm_backward_add's
+// there); elsewhere rms_norm_backward_add's launches and then cast_transpose_to_fp8 over dx. Workspace:
+// rms_norm_backward_workspace_bytes.
+void rms_norm_backward_quantize(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
+                                const Tensor& dresidual, const Tensor& dgamma, const Tensor& fp8, const Workspace& workspace,
+                                Stream stream);
 )
 
 namespace tewb::kernels {
