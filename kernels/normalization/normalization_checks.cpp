@@ -358,11 +358,14 @@ std::optional<RmsNormBackwardCall> rms_norm_backward_quantize_call(const char* c
     if (overlap(q.data, n, q.transposed, n)) fail(call, "fp8 and fp8.transposed overlap");
     check_apart_from_backward(call, q.data, n, "fp8", *a, rstd);
     check_apart_from_backward(call, q.transposed, n, "fp8.transposed", *a, rstd);
-    for (float* f : {const_cast<float*>(q.scale), q.amax}) {
+    // The scale is read while the kernel writes dx and the bytes, amax written by its blocks: apart from them all.
+    const std::pair<const float*, const char*> scalars[] = {{q.scale, "fp8.scale"}, {q.amax, "fp8.amax"}};
+    for (const auto& [f, name] : scalars) {
         if (f == nullptr) continue;
         if (overlap(f, sizeof(float), q.data, n) || overlap(f, sizeof(float), q.transposed, n)) {
-            fail(call, "fp8.scale or fp8.amax lies in the FP8 bytes");
+            fail(call, std::string(name) + " lies in the FP8 bytes");
         }
+        check_apart_from_backward(call, f, sizeof(float), name, *a, rstd);
     }
     a->fp8 = q;
     return a;

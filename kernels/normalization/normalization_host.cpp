@@ -310,7 +310,12 @@ std::size_t banded_partial_rows(const LayerNormBackwardCall& a, const RowOrder& 
         std::vector<float> d(hidden), xs(hidden), dx(hidden), group_g(hidden), group_b(hidden), group_s(hidden);
         const std::size_t sets = a.dbeta.data != nullptr ? 3 : 1;
         for (std::size_t k = first; k < last; ++k) {
-            float* rows_of[3] = {partial + k * hidden, partial + (blocks + k) * hidden, partial + (2 * blocks + k) * hidden};
+            // RMSNorm's workspace holds dgamma's rows alone: the other two are not formed.
+            float* rows_of[3] = {partial + k * hidden, nullptr, nullptr};
+            if (sets == 3) {
+                rows_of[1] = partial + (blocks + k) * hidden;
+                rows_of[2] = partial + (2 * blocks + k) * hidden;
+            }
             for (std::size_t set = 0; set < sets; ++set) std::fill_n(rows_of[set], hidden, 0.0f);
             for (std::size_t group = 0; group < groups; ++group) {
                 std::fill(group_g.begin(), group_g.end(), 0.0f);
@@ -536,29 +541,43 @@ std::function<float(const float* row)> rms_norm_forward_fast_rstd(const detail::
     };
 }
 
+namespace {
+
+LayerNormBackwardCall as_layer_norm(const detail::RmsNormBackwardCall& call) {
+    return {call.dy, call.x, nullptr, call.rstd, call.gamma, call.dx, call.dresidual, call.dgamma, Tensor{}, call.workspace};
+}
+
+}  // namespace
+
 bool rms_norm_backward_fast(const detail::RmsNormBackwardCall& call) {
-    const LayerNormBackwardCall a{call.dy, call.x, nullptr, call.rstd, call.gamma, call.dx, call.dresidual, call.dgamma, Tensor{},
-                                  call.workspace};
+    const LayerNormBackwardCall a = as_layer_norm(call);
     const std::size_t hidden = a.x.cols;
-    const bool quantized = call.fp8.data != nullptr;  // rms_norm_backward_quantize: the banded kernel
-    RowOrder order = row_order(a.x.dtype, hidden, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data,
-                                                   quantized ? call.fp8.data : call.grad.data});
-    if (quantized && hidden > detail::kLayerNormBackwardFp8MaxHidden) order = RowOrder{};
+    const RowOrder order = row_order(a.x.dtype, hidden, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data, call.grad.data});
+    if (!order.fast) return false;
+    const std::vector<float> gam = load_vector(a.gamma.data, a.gamma.dtype, hidden);
+    auto* partial = static_cast<float*>(a.workspace.data);
+    backward_dx(a, order, gam);
+    const std::size_t written =
+        fast_partial_rows(a, order, static_cast<std::size_t>(detail::norm_backward_chunks(a.x.rows)), partial);
+    finish_dparams(a, true, written, partial, 1);
+    detail::note_launch();  // dx, dgamma's partial rows and their sum in one launch
+    return true;
+}
+
+bool rms_norm_backward_banded(const detail::RmsNormBackwardCall& call) {
+    const LayerNormBackwardCall a = as_layer_norm(call);
+    const std::size_t hidden = a.x.cols;
+    RowOrder order = row_order(a.x.dtype, hidden, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data, call.fp8.data});
+    if (call.fp8.data == nullptr || hidden > detail::kLayerNormBackwardFp8MaxHidden) order = RowOrder{};
     if (!order.fast) return false;
     const std::vector<float> gam = load_vector(a.gamma.data, a.gamma.dtype, hidden);
     auto* partial = static_cast<float*>(a.workspace.data);
     const auto partials = static_cast<std::size_t>(detail::norm_backward_chunks(a.x.rows));
     backward_dx(a, order, gam);
-    std::size_t written = 0;
-    if (quantized) {
-        const auto band = static_cast<std::size_t>(detail::layer_norm_backward_band_rows(a.x.rows, hidden));
-        written = banded_partial_rows(a, order, partials, band, partial);
-    } else {
-        written = fast_partial_rows(a, order, partials, partial);
-    }
-    finish_dparams(a, true, written, partial, 1);
-    if (quantized) quantize_stored_dx(a, call.fp8);
-    detail::note_launch();  // dx, dgamma's partial rows and their sum (and the FP8 bytes) in one launch
+    const auto band = static_cast<std::size_t>(detail::layer_norm_backward_band_rows(a.x.rows, hidden));
+    finish_dparams(a, true, banded_partial_rows(a, order, partials, band, partial), partial, 1);
+    quantize_stored_dx(a, call.fp8);
+    detail::note_launch();  // dx, dgamma's partial rows and their sum, the FP8 bytes in one launch
     return true;
 }
 

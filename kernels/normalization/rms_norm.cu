@@ -279,6 +279,15 @@ struct QuantizedBackwardLaunch {
     }
 };
 
+// The FP8 form past the banded kernel: cast_transpose_to_fp8 over dx after the backward's launches.
+void cast_dx_to_fp8(const RmsNormBackwardCall& a, cudaStream_t stream) {
+    Tensor out = input(a.fp8.data, fp8_dtype(a.fp8.type), a.x.rows, a.x.cols);
+    out.transposed = a.fp8.transposed;
+    out.scale = const_cast<float*>(a.fp8.scale);
+    out.amax = a.fp8.amax;
+    kernels::cast_transpose_to_fp8(a.dx, out, Stream{stream});
+}
+
 void launch_rms_norm_backward(const RmsNormBackwardCall& a, cudaStream_t stream, const char* call) {
     if (a.fp8.data != nullptr) {  // rms_norm_backward_quantize: the banded kernel where it fits
         FastShape shape = fast_shape(a.x.dtype, a.x.cols, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data, a.fp8.data});
@@ -288,14 +297,15 @@ void launch_rms_norm_backward(const RmsNormBackwardCall& a, cudaStream_t stream,
             check_last_launch(call);
             return;
         }
-    } else {
-        const FastShape shape =
-            fast_shape(a.x.dtype, a.x.cols, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data, a.grad.data});
-        if (shape.warps > 0) {
-            dispatch_fast(a.x.dtype, shape, FastBackwardLaunch{a, stream});
-            check_last_launch(call);
-            return;
-        }
+    }
+    // Elsewhere the backward as rms_norm_backward_add runs it (fast where its rule holds; the copy's pointer counts), and
+    // the FP8 form's cast after it.
+    const FastShape shape = fast_shape(a.x.dtype, a.x.cols, {a.dy.data, a.x.data, a.gamma.data, a.dx.data, a.dresidual.data, a.grad.data});
+    if (shape.warps > 0) {
+        dispatch_fast(a.x.dtype, shape, FastBackwardLaunch{a, stream});
+        check_last_launch(call);
+        if (a.fp8.data != nullptr) cast_dx_to_fp8(a, stream);
+        return;
     }
     const int rows = static_cast<int>(a.x.rows);
     const int hidden = static_cast<int>(a.x.cols);
@@ -320,13 +330,7 @@ void launch_rms_norm_backward(const RmsNormBackwardCall& a, cudaStream_t stream,
                                        scalar(a.fresh.staging), Stream{stream});
     }
     // Nor a cast: the FP8 gradient in cast_transpose_to_fp8's launch after them.
-    if (a.fp8.data != nullptr) {
-        Tensor out = input(a.fp8.data, fp8_dtype(a.fp8.type), a.x.rows, a.x.cols);
-        out.transposed = a.fp8.transposed;
-        out.scale = const_cast<float*>(a.fp8.scale);
-        out.amax = a.fp8.amax;
-        kernels::cast_transpose_to_fp8(a.dx, out, Stream{stream});
-    }
+    if (a.fp8.data != nullptr) cast_dx_to_fp8(a, stream);
 }
 
 }  // namespace

@@ -13,7 +13,10 @@ namespace tewb::kernels::host {
 std::function<float(const float* row)> rms_norm_forward_fast_rstd(const detail::RmsNormForwardCall& call);
 
 // The backward's dx, dgamma and the launch noted in the fast kernel's order; false, with nothing done, where that kernel
-// would not run.
+// would not run (grad's pointer counts in its rule; the FP8 form's is rms_norm_backward_banded's).
 bool rms_norm_backward_fast(const detail::RmsNormBackwardCall& call);
+// rms_norm_backward_quantize's banded kernel: dx, dgamma in its bands' order, the FP8 bytes, transposed copy and amax,
+// one launch noted; false, with nothing done, where it would not run (no FP8 output, rows past 2048, the fast rule).
+bool rms_norm_backward_banded(const detail::RmsNormBackwardCall& call);
 
 }  // namespace tewb::kernels::host

@@ -196,9 +196,11 @@ void backward_dgamma(const RmsNormBackwardCall& a) {
 // With a.fresh set (rms_norm_backward_current_scale): dx's scale from its largest |value| as stored, in the fast kernel's
 // one launch (its last block) or in abs_max_current_scale's launch after the plain ones. With a.grad set
 // (rms_norm_backward_cast): dx's copy from the same launch either way. With a.fp8 set (rms_norm_backward_quantize): dx's
-// FP8 bytes from the banded fast kernel (rms_norm_backward_fast) or cast_transpose_to_fp8's launch after the plain ones.
+// FP8 bytes from the banded kernel (rms_norm_backward_banded), or cast_transpose_to_fp8's launch after the backward's
+// (fast or plain) where that kernel does not run.
 void backward(const RmsNormBackwardCall& a) {
-    const bool fast = rms_norm_backward_fast(a);
+    const bool banded = rms_norm_backward_banded(a);  // the FP8 bytes written too
+    const bool fast = banded || rms_norm_backward_fast(a);
     if (!fast) {
         std::vector<float> gam(a.x.cols);
         detail::load_floats(a.gamma.data, a.gamma.dtype, 0, a.x.cols, gam.data());
@@ -218,7 +220,7 @@ void backward(const RmsNormBackwardCall& a) {
             }
         });
     }
-    if (a.fp8.data != nullptr && !fast) {  // the plain kernels take no cast: cast_transpose_to_fp8's launch after them
+    if (a.fp8.data != nullptr && !banded) {  // past the banded kernel: cast_transpose_to_fp8's launch after the backward
         Tensor out = input(a.fp8.data, fp8_dtype(a.fp8.type), a.x.rows, a.x.cols);
         out.transposed = a.fp8.transposed;
         out.scale = const_cast<float*>(a.fp8.scale);

@@ -577,7 +577,10 @@ private Q_SLOTS:
         expect_error(with_fp8(fp8_tensor(bytes[0], 4, 8, scale, amax, memory[3] + 16)), "fp8.transposed and dgamma overlap", quantize);
         expect_error(with_fp8(fp8_tensor(bytes[0], 4, 8, scale, amax, memory[4])), "fp8.transposed and the workspace overlap", quantize);
         expect_error(with_fp8(fp8_tensor(bytes[0], 4, 8, reinterpret_cast<float*>(bytes[1]), amax, bytes[1])),
-                     "fp8.scale or fp8.amax lies in the FP8 bytes", quantize);
+                     "fp8.scale lies in the FP8 bytes", quantize);
+        expect_error(with_fp8(fp8_tensor(bytes[0], 4, 8, memory[2] + 3, amax, bytes[1])), "fp8.scale and dx overlap", quantize);
+        expect_error(with_fp8(fp8_tensor(bytes[0], 4, 8, scale, memory[3] + 17, bytes[1])), "fp8.amax and dgamma overlap", quantize);
+        expect_error(with_fp8(fp8_tensor(bytes[0], 4, 8, scale, memory[4] + 1, bytes[1])), "fp8.amax and the workspace overlap", quantize);
     }
 
     // Grouped queries: kv_heads a divisor of heads, k's, v's, dk's and dv's columns kv_heads wide, and the backward's

@@ -63,9 +63,6 @@ Misfit FusedOps::rms_backward_misfit(const at::Tensor& dy, const at::Tensor& x, 
     return m;
 }
 
-// The backward that hands dx to an FP8 Linear under current scaling (and a calibrating step): dx's scale from the
-// backward's own pass, then the Linear's cast with it. No bias gradient (RMSNorm's models have none): a Linear with
-// a bias casts for itself, as under delayed scaling.
 // dx as a BF16 Linear's output gradient too: its copy in the GEMMs' dtype (none where dx has it) from the backward's own
 // launch. Operands the kernel does not take, or a bias gradient asked for: nothing (the Linear casts as it did).
 std::optional<LayerNormGradsWithCast> FusedOps::rms_norm_backward_cast(const at::Tensor& dy, const at::Tensor& x,

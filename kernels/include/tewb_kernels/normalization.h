@@ -158,8 +158,8 @@ void rms_norm_backward_cast(const Tensor& dy, const Tensor& x, const Tensor& rst
 // as stored combined into it) gets dx as stored, cast as cast_transpose_to_fp8 casts it (the same bytes). One launch on
 // LayerNorm's banded FP8 backward (kRms) for rows of at most kLayerNormBackwardFp8MaxHidden elements where the fast
 // kernel's rule holds (the band decides which rows each block sums: dgamma's order differs from rms_norm_backward_add's
-// there); elsewhere rms_norm_backward_add's launches and then cast_transpose_to_fp8 over dx. Workspace:
-// rms_norm_backward_workspace_bytes.
+// there); elsewhere rms_norm_backward_add's launches (the fast kernel where its rule holds) and then cast_transpose_to_fp8
+// over dx. Workspace: rms_norm_backward_workspace_bytes.
 void rms_norm_backward_quantize(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx,
                                 const Tensor& dresidual, const Tensor& dgamma, const Tensor& fp8, const Workspace& workspace,
                                 Stream stream);
