@@ -385,20 +385,32 @@ void layer_norm_backward_current_scale_case(Checks& check, at::ScalarType io, st
     }
 }
 
+// What the RMSNorm backward cases read: x, gamma, the forward's rstd, and the backward's workspace, on the GPU.
+struct RmsBackwardInputs {
+    at::Tensor x, gamma, rstd, workspace;
+};
+
+RmsBackwardInputs rms_backward_inputs(at::ScalarType io, std::int64_t rows, std::int64_t hidden) {
+    RmsBackwardInputs in;
+    in.x = (at::randn({rows, hidden}, cuda()) * 3 + 0.5).to(io);
+    in.gamma = at::randn({hidden}, cuda()) * 0.5 + 1;
+    const at::Tensor y = at::empty({rows, hidden}, cuda().dtype(io));
+    in.rstd = at::empty({rows}, cuda());
+    kernels::rms_norm_forward(kernel_tensor(in.x), kernel_tensor(in.gamma), 1e-5f, kernel_tensor(y), kernels::Tensor{},
+                              kernel_tensor(in.rstd), kernel_stream());
+    const std::size_t bytes = kernels::rms_norm_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
+    in.workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+    return in;
+}
+
 // RMSNorm's backward hand-off (rms_norm_backward_current_scale: llama's proj and down projection under current scaling)
 // against rms_norm_backward_add and abs_max_current_scale of its dx on the same GPU, bit for bit, twice (the second time
 // with dy and dresidual a thousand times smaller), with dresidual and without (the head's RMSNorm).
 void rms_norm_backward_current_scale_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t hidden) {
     const std::string shape = shape_text(rows, hidden);
     const auto bits = [](const at::Tensor& t) { return t.to(at::kFloat).view(at::kInt); };
-    const at::Tensor x = (at::randn({rows, hidden}, cuda()) * 3 + 0.5).to(io);
-    const at::Tensor gamma = at::randn({hidden}, cuda()) * 0.5 + 1;
-    at::Tensor y = at::empty({rows, hidden}, cuda().dtype(io));
-    at::Tensor rstd = at::empty({rows}, cuda());
-    kernels::rms_norm_forward(kernel_tensor(x), kernel_tensor(gamma), 1e-5f, kernel_tensor(y), kernels::Tensor{}, kernel_tensor(rstd),
-                              kernel_stream());
-    const std::size_t bytes = kernels::rms_norm_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
-    const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+    const RmsBackwardInputs in = rms_backward_inputs(io, rows, hidden);
+    const at::Tensor &x = in.x, &gamma = in.gamma, &rstd = in.rstd, &workspace = in.workspace;
     for (const bool add : {true, false}) {
         for (const double size : {1.0, 1e-3}) {
             const at::Tensor dy = (at::randn({rows, hidden}, cuda()) * size).to(io);
@@ -433,14 +445,8 @@ void rms_norm_backward_current_scale_case(Checks& check, at::ScalarType io, std:
 void rms_norm_backward_handover_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t hidden) {
     const std::string shape = shape_text(rows, hidden);
     const auto bits = [](const at::Tensor& t) { return t.to(at::kFloat).view(at::kInt); };
-    const at::Tensor x = (at::randn({rows, hidden}, cuda()) * 3 + 0.5).to(io);
-    const at::Tensor gamma = at::randn({hidden}, cuda()) * 0.5 + 1;
-    at::Tensor y = at::empty({rows, hidden}, cuda().dtype(io));
-    at::Tensor rstd = at::empty({rows}, cuda());
-    kernels::rms_norm_forward(kernel_tensor(x), kernel_tensor(gamma), 1e-5f, kernel_tensor(y), kernels::Tensor{}, kernel_tensor(rstd),
-                              kernel_stream());
-    const std::size_t bytes = kernels::rms_norm_backward_workspace_bytes(static_cast<std::size_t>(rows), static_cast<std::size_t>(hidden));
-    const at::Tensor workspace = at::empty({static_cast<std::int64_t>(bytes)}, cuda().dtype(at::kByte));
+    const RmsBackwardInputs in = rms_backward_inputs(io, rows, hidden);
+    const at::Tensor &x = in.x, &gamma = in.gamma, &rstd = in.rstd, &workspace = in.workspace;
     const at::Tensor scale = at::full({1}, 4.0f, cuda());
     for (const bool add : {true, false}) {
         const at::Tensor dy = at::randn({rows, hidden}, cuda()).to(io);

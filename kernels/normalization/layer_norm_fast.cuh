@@ -560,6 +560,25 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
     if constexpr (kFresh) finish_current_scale(local, fresh);
 }
 
+// The banded backward's grid (layer_norm_backward_quantized, below): its band of rows, the stage's pitch, its blocks (one
+// per partial row at most: bands k, k + blocks, ...) and its dynamic shared memory (`sum_rows` rows of sums where a block
+// has several row groups, then the stage). LayerNorm's has 3 rows of sums, RMSNorm's 1.
+struct BandedGrid {
+    int band, pitch, blocks;
+    std::size_t shared;
+};
+template <int WARPS>
+BandedGrid banded_grid(std::size_t rows, std::size_t hidden, int partials, int sum_rows) {
+    BandedGrid g{};
+    g.band = layer_norm_backward_band_rows(rows, hidden);
+    g.pitch = staged_transpose_pitch(static_cast<int>(hidden));
+    const std::size_t bands = (rows + static_cast<std::size_t>(g.band) - 1) / static_cast<std::size_t>(g.band);
+    g.blocks = static_cast<int>(bands < static_cast<std::size_t>(partials) ? bands : static_cast<std::size_t>(partials));
+    g.shared = (kGroups<WARPS> > 1 ? static_cast<std::size_t>(sum_rows) * hidden * sizeof(float) : 0) +
+               static_cast<std::size_t>(g.band) * static_cast<std::size_t>(g.pitch);
+    return g;
+}
+
 // The backward whose dx is an FP8 Linear's output gradient (layer_norm_backward_quantize_dbias): beside dx, q = fp8(dx
 // as stored · scale[0]) [rows, hidden], its transposed copy q_t [hidden, rows], max |dx| combined into amax (when set)
 // and dx's column sums, finished into dparams.dsum. The block takes bands of band_rows consecutive rows (bands

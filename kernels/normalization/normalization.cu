@@ -309,19 +309,14 @@ struct QuantizedBackwardLaunch {
         const LayerNormBackwardCall& a = c.norm;
         const std::size_t rows = a.x.rows;
         const std::size_t hidden = a.x.cols;
-        constexpr int groups = fast::kGroups<WARPS>;
-        const int band = layer_norm_backward_band_rows(rows, hidden);
-        const int pitch = staged_transpose_pitch(static_cast<int>(hidden));
-        const std::size_t bands = (rows + static_cast<std::size_t>(band) - 1) / static_cast<std::size_t>(band);
-        const int blocks = static_cast<int>(std::min<std::size_t>(bands, static_cast<std::size_t>(partials)));
-        const std::size_t shared = (groups > 1 ? 3 * hidden * sizeof(float) : 0) + static_cast<std::size_t>(band) * pitch;
-        const DparamsTarget target{static_cast<float*>(a.workspace.data), blocks, a.dgamma.data, a.dbeta.data, a.gamma.dtype,
+        const fast::BandedGrid g = fast::banded_grid<WARPS>(rows, hidden, partials, 3);
+        const DparamsTarget target{static_cast<float*>(a.workspace.data), g.blocks, a.dgamma.data, a.dbeta.data, a.gamma.dtype,
                                    static_cast<float*>(c.dbias.data)};
-        fast::layer_norm_backward_quantized<T, VECS, WARPS><<<static_cast<unsigned>(blocks), fast::kThreads<WARPS>, shared, stream>>>(
+        fast::layer_norm_backward_quantized<T, VECS, WARPS><<<static_cast<unsigned>(g.blocks), fast::kThreads<WARPS>, g.shared, stream>>>(
             a.dy.data, a.dy.dtype, static_cast<const T*>(a.x.data), a.mean, a.rstd, a.gamma.data, a.gamma.dtype, static_cast<int>(rows),
             static_cast<int>(hidden), static_cast<T*>(a.dx.data), static_cast<const T*>(a.dresidual.data), target,
             static_cast<std::uint8_t*>(c.fp8.data), static_cast<std::uint8_t*>(c.fp8.transposed), c.fp8.scale, c.fp8.type, c.fp8.amax,
-            band, pitch);
+            g.band, g.pitch);
     }
 };
 

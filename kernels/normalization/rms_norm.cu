@@ -264,18 +264,13 @@ struct QuantizedBackwardLaunch {
     void operator()() const {
         const std::size_t rows = a.x.rows;
         const std::size_t hidden = a.x.cols;
-        constexpr int groups = fast::kGroups<WARPS>;
-        const int band = layer_norm_backward_band_rows(rows, hidden);
-        const int pitch = staged_transpose_pitch(static_cast<int>(hidden));
-        const std::size_t bands = (rows + static_cast<std::size_t>(band) - 1) / static_cast<std::size_t>(band);
-        const int blocks = static_cast<int>(std::min<std::size_t>(bands, static_cast<std::size_t>(norm_backward_chunks(rows))));
-        const std::size_t shared = (groups > 1 ? hidden * sizeof(float) : 0) + static_cast<std::size_t>(band) * pitch;
-        const DparamsTarget target{static_cast<float*>(a.workspace.data), blocks, a.dgamma.data, nullptr, a.gamma.dtype};
-        fast::layer_norm_backward_quantized<T, VECS, WARPS, true><<<static_cast<unsigned>(blocks), fast::kThreads<WARPS>, shared, stream>>>(
+        const fast::BandedGrid g = fast::banded_grid<WARPS>(rows, hidden, norm_backward_chunks(rows), 1);
+        const DparamsTarget target{static_cast<float*>(a.workspace.data), g.blocks, a.dgamma.data, nullptr, a.gamma.dtype};
+        fast::layer_norm_backward_quantized<T, VECS, WARPS, true><<<static_cast<unsigned>(g.blocks), fast::kThreads<WARPS>, g.shared, stream>>>(
             a.dy.data, a.dy.dtype, static_cast<const T*>(a.x.data), nullptr, a.rstd, a.gamma.data, a.gamma.dtype, static_cast<int>(rows),
             static_cast<int>(hidden), static_cast<T*>(a.dx.data), static_cast<const T*>(a.dresidual.data), target,
             static_cast<std::uint8_t*>(a.fp8.data), static_cast<std::uint8_t*>(a.fp8.transposed), a.fp8.scale, a.fp8.type, a.fp8.amax,
-            band, pitch);
+            g.band, g.pitch);
     }
 };
 

@@ -1,5 +1,6 @@
 #include "core/modules/autograd/Functions.h"
 
+#include <array>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -489,6 +490,14 @@ struct RotaryFunction : torch::autograd::Function<RotaryFunction> {
     }
 };
 
+// The attention functions' backward is one call of the ops, not differentiable itself.
+void refuse_graph_building_backward() {
+    if (at::GradMode::is_enabled()) {
+        throw std::logic_error("Attention: a backward that builds a graph (create_graph) is not supported: its "
+                               "gradients would be constants to a second backward");
+    }
+}
+
 struct AttentionState {
     const TeOps* ops = nullptr;
     at::Tensor lse;
@@ -512,10 +521,7 @@ struct AttentionFunction : torch::autograd::Function<AttentionFunction> {
     }
 
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
-        if (at::GradMode::is_enabled()) {
-            throw std::logic_error("Attention: a backward that builds a graph (create_graph) is not supported: its "
-                                   "gradients would be constants to a second backward");
-        }
+        refuse_graph_building_backward();
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const AttentionState s = take<AttentionState>(ctx, "Attention");
         const variable_list saved = ctx->get_saved_variables();
@@ -550,15 +556,19 @@ struct PackedAttentionState {
     std::int64_t heads = 0, kv_heads = 0;
 };
 
+// q, k and v as views of the packed heads [batch, seq, heads + 2 · kv_heads, d].
+std::array<at::Tensor, 3> unpacked(const at::Tensor& qkv, std::int64_t heads, std::int64_t kv_heads) {
+    return {qkv.narrow(2, 0, heads), qkv.narrow(2, heads, kv_heads), qkv.narrow(2, heads + kv_heads, kv_heads)};
+}
+
 // As AttentionFunction over q, k and v packed in one tensor (a projection's heads, rotated or not): its gradient is the
 // one tensor the ops' backward writes the three into, where split's backward would concatenate three (a copy a layer).
 struct PackedAttentionFunction : torch::autograd::Function<PackedAttentionFunction> {
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& qkv, std::int64_t heads, std::int64_t kv_heads, double scale,
                               const TeOps* ops, const std::shared_ptr<ScaleHandOver>& out_scale) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
-        AttentionResult r = ops->attention_forward(qkv.narrow(2, 0, heads), qkv.narrow(2, heads, kv_heads),
-                                                   qkv.narrow(2, heads + kv_heads, kv_heads), scale,
-                                                   out_scale ? out_scale->request() : nullptr);
+        const std::array<at::Tensor, 3> in = unpacked(qkv, heads, kv_heads);
+        AttentionResult r = ops->attention_forward(in[0], in[1], in[2], scale, out_scale ? out_scale->request() : nullptr);
         if (r.out_scale_inv.defined()) out_scale->deliver({r.out}, r.out_scale_inv);
         keep(ctx, PackedAttentionState{ops, r.lse, scale, heads, kv_heads});
         ctx->save_for_backward({qkv, r.out});
@@ -566,17 +576,12 @@ struct PackedAttentionFunction : torch::autograd::Function<PackedAttentionFuncti
     }
 
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
-        if (at::GradMode::is_enabled()) {
-            throw std::logic_error("Attention: a backward that builds a graph (create_graph) is not supported: its "
-                                   "gradients would be constants to a second backward");
-        }
+        refuse_graph_building_backward();
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const PackedAttentionState s = take<PackedAttentionState>(ctx, "Attention");
         const variable_list saved = ctx->get_saved_variables();
-        const at::Tensor& qkv = saved[0];
-        const AttentionGrads g = s.ops->attention_backward(
-            qkv.narrow(2, 0, s.heads), qkv.narrow(2, s.heads, s.kv_heads), qkv.narrow(2, s.heads + s.kv_heads, s.kv_heads),
-            {saved[1], s.lse, at::Tensor()}, grads[0], s.scale, nullptr);
+        const std::array<at::Tensor, 3> in = unpacked(saved[0], s.heads, s.kv_heads);
+        const AttentionGrads g = s.ops->attention_backward(in[0], in[1], in[2], {saved[1], s.lse, at::Tensor()}, grads[0], s.scale, nullptr);
         return {packed_gradient(g), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
