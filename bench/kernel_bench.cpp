@@ -499,6 +499,26 @@ void attention_levers(std::vector<Row>& rows) {
     });
     rows.push_back({"rotary_current_scale vs rotary + abs_max_current_scale (llama's qkv gradient)", std::to_string(batch) + "x" +
                     std::to_string(seq) + ", 20x64", rotary_handoff_ms, rotary_then_amax_ms / rotary_handoff_ms, "x", 1.0});
+    // Under delayed scaling the inverse rotation writes qkv's FP8 output gradient itself (rotary_quantize: y, the E5M2
+    // bytes, their transposed copy staged in shared memory, the amax), against the rotation and then cast_transpose_to_fp8
+    // (a launch and a read of y more). Target 1: "not slower".
+    const std::size_t qkv_cols = 20 * static_cast<std::size_t>(head_dim);
+    const at::Tensor q_bytes = at::empty({static_cast<std::int64_t>(tokens), static_cast<std::int64_t>(qkv_cols)}, cuda.dtype(at::kByte));
+    const at::Tensor q_transposed = at::empty({static_cast<std::int64_t>(qkv_cols), static_cast<std::int64_t>(tokens)}, cuda.dtype(at::kByte));
+    const at::Tensor q_scalars = at::ones({8}, cuda);  // scale at 0, amax at 4: 16 bytes apart
+    kernels::Tensor q_fp8 = kernels::input(q_bytes.data_ptr(), kernels::DType::Float8E5M2, tokens, qkv_cols);
+    q_fp8.transposed = q_transposed.data_ptr();
+    q_fp8.scale = q_scalars.data_ptr<float>();
+    q_fp8.amax = q_scalars.data_ptr<float>() + 4;
+    const double rotary_then_cast_ms = time_ms([&] {
+        kernels::rotary(dq_in, kernel_tensor(cos_t), kernel_tensor(sin_t), rot, dq_y, on_stream());
+        kernels::cast_transpose_to_fp8(dq_y, q_fp8, on_stream());
+    });
+    const double rotary_quantize_ms = time_ms([&] {
+        kernels::rotary_quantize(dq_in, kernel_tensor(cos_t), kernel_tensor(sin_t), rot, dq_y, q_fp8, on_stream());
+    });
+    rows.push_back({"rotary_quantize vs rotary + cast_transpose_to_fp8 (llama's qkv gradient, delayed)", std::to_string(batch) + "x" +
+                    std::to_string(seq) + ", 20x64", rotary_quantize_ms, rotary_then_cast_ms / rotary_quantize_ms, "x", 1.0});
 }
 
 int main(int argc, char** argv) {

@@ -130,7 +130,7 @@ void layer_glue_case(Checks& check, bool fp8, const Fp8Recipe& recipe, bool llam
 }
 
 // The model's ends and the optimizer through the fused ops against the reference ops on the same GPU: the
-// embedding (tokens read with the trainer's row stride, repeated), the tied table's gradient added onto a
+// embedding with and without a position table (tokens read with the trainer's row stride, repeated), the tied table's gradient added onto a
 // given one, the loss with its in-place gradient, and AdamW with the bfloat16 copies, at the seed's shapes.
 void model_ends_case(Checks& check, at::ScalarType dtype) {
     const std::int64_t batch = 32, seq = 96, hidden = 768, vocab = 4096;
@@ -146,6 +146,9 @@ void model_ends_case(Checks& check, at::ScalarType dtype) {
     const std::string rows = shape_text(batch * seq, hidden);
     check.exact("embedding_forward", "out", rows, name, fused.embedding_forward(table, positions, tokens),
                 reference.embedding_forward(table, positions, tokens));
+    // Without a position table (llama): the kernel's gather alone.
+    check.exact("embedding_forward", "out, no positions", rows, name, fused.embedding_forward(table, at::Tensor(), tokens),
+                reference.embedding_forward(table, at::Tensor(), tokens));
 
     const at::Tensor dy = at::randn({batch * seq, hidden}, cuda()).to(dtype);
     const at::Tensor start = at::randn({vocab, hidden}, cuda());

@@ -8,6 +8,7 @@
 #include "core/model/Rotary.h"
 #include "core/modules/ops/KernelTypes.h"
 #include "core/modules/ops/ReferenceOps.h"
+#include "tewb_kernels/cast.h"
 #include "tewb_kernels/rotary.h"
 
 namespace tewb::selftest {
@@ -93,11 +94,55 @@ void rotary_current_scale_case(Checks& check, at::ScalarType io, const RotaryCas
     }
 }
 
+// rotary_quantize (delayed scaling's FP8 form of the inverse rotation: llama's qkv output gradient) against rotary and then
+// cast_transpose_to_fp8 of y on the same GPU, bit for bit: y, the FP8 bytes (E5M2, the gradients' format), their
+// transposed copy and the amax combined into a given one. The seed's shape takes the tiled kernel's one launch; the
+// others (rows not a multiple of 8, a head_dim of 6, unaligned) the two-launch path.
+void rotary_quantize_case(Checks& check, at::ScalarType io, const RotaryCase& c) {
+    const std::int64_t rows = c.batch * c.seq, cols = c.heads * c.head_dim;
+    const std::string shape = shape_text(rows, cols);
+    const auto bits = [](const at::Tensor& t) { return t.reshape({-1}).to(at::kFloat).view(at::kInt); };
+    RotaryTables t = rotary_tables(c.seq, c.head_dim, 10000.0);
+    t.cos = t.cos.to(at::kCUDA);
+    t.sin = t.sin.to(at::kCUDA);
+    const kernels::RotaryHeads heads{static_cast<std::size_t>(c.seq), static_cast<std::size_t>(c.heads),
+                                     static_cast<std::size_t>(c.rotated), /*inverse=*/true};
+    at::Tensor x = shifted(c, io);
+    x.copy_(at::randn({c.batch, c.seq, c.heads, c.head_dim}, cuda()));
+    // scale and amax in one buffer, 16 bytes apart; each side its own.
+    const auto fp8_of = [&](const at::Tensor& data, const at::Tensor& transposed, const at::Tensor& scalars) {
+        kernels::Tensor f = kernels::input(data.data_ptr(), kernels::DType::Float8E5M2, static_cast<std::size_t>(rows),
+                                           static_cast<std::size_t>(cols));
+        f.transposed = transposed.data_ptr();
+        f.scale = scalars.data_ptr<float>();
+        f.amax = scalars.data_ptr<float>() + 4;
+        return f;
+    };
+    const auto scalars = [&] {
+        at::Tensor s = at::zeros({8}, cuda().dtype(at::kFloat));
+        s.narrow(0, 0, 1).fill_(1024.0f);
+        s.narrow(0, 4, 1).fill_(0.25f);
+        return s;
+    };
+    const at::Tensor want_y = run_kernel(x, t, c, true);
+    const at::Tensor want_q = poisoned_fp8({rows, cols}), want_t = poisoned_fp8({cols, rows}), want_s = scalars();
+    kernels::cast_transpose_to_fp8(matrix(want_y), fp8_of(want_q, want_t, want_s), kernel_stream());
+    at::Tensor y = shifted(c, io);
+    const at::Tensor q = poisoned_fp8({rows, cols}), q_t = poisoned_fp8({cols, rows}), s = scalars();
+    kernels::rotary_quantize(matrix(x), kernel_tensor(t.cos), kernel_tensor(t.sin), heads, matrix(y), fp8_of(q, q_t, s),
+                             kernel_stream());
+    const std::string dtype = dtype_name(io) + (c.offset == 0 ? "" : ", unaligned");
+    check.exact("rotary_quantize", "y = rotary's (inverse)", shape, dtype, bits(y), bits(want_y));
+    check.exact("rotary_quantize", "FP8 bytes = cast_transpose_to_fp8's of y", shape, dtype, q, want_q);
+    check.exact("rotary_quantize", "transposed copy = cast_transpose_to_fp8's", shape, dtype, q_t, want_t);
+    check.exact("rotary_quantize", "amax = cast_transpose_to_fp8's", shape, dtype, bits(s), bits(want_s));
+}
+
 }  // namespace
 
 // The seed's Llama attention (32 x 96 tokens, 12 query heads of 64 and 4 key/value heads: the fused qkv's 20
 // heads, 16 turned), every head turned, a head_dim of 6 (3 pairs: not whole 16-byte vectors) and x one element
-// past alignment (the pair-at-a-time loads); each also in the amax hand-off's form.
+// past alignment (the pair-at-a-time loads); each also in the amax hand-off's form and in rotary_quantize's.
 void rotaries(Checks& check) {
     const RotaryCase cases[] = {{32, 96, 20, 16, 64, 0}, {2, 7, 4, 4, 128, 0}, {3, 5, 3, 2, 6, 0}, {2, 9, 5, 3, 32, 1}};
     for (const at::ScalarType io : {at::kFloat, at::kBFloat16}) {
@@ -106,6 +151,8 @@ void rotaries(Checks& check) {
                           [&] { rotary_case(check, io, c); });
             check.attempt("rotary_current_scale", shape_text(c.batch * c.seq, c.heads * c.head_dim), dtype_name(io),
                           [&] { rotary_current_scale_case(check, io, c); });
+            check.attempt("rotary_quantize", shape_text(c.batch * c.seq, c.heads * c.head_dim), dtype_name(io),
+                          [&] { rotary_quantize_case(check, io, c); });
         }
     }
 }

@@ -5,15 +5,20 @@
 // spelled out (__fmul_rn, __fmaf_rn), so that nvcc contracts nothing and the host twin's std::fma gives the
 // same bits; a copied head's elements move as stored. kFresh (rotary_current_scale): each thread also keeps the largest
 // |value| it stores, and the launch's last block writes current scaling's scale of y (amax/current_scale_epilogue.cuh).
+// rotary_quantize: a second kernel walks y in cast_transpose_to_fp8's 64 x 64 tiles (cast/fp8_tile.cuh), each thread
+// turning W values of one half of a head (reading the other half's W values beside them) and casting them as stored, the
+// tile's FP8 bytes staged in shared memory for the transposed copy.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
 #include "amax/current_scale_epilogue.cuh"
 #include "attention/rotary_call.h"
+#include "cast/fp8_tile.cuh"
 #include "common/check.h"
 #include "common/elementwise.cuh"
 #include "common/stream.cuh"
+#include "tewb_kernels/cast.h"
 
 namespace tewb::kernels::detail {
 
@@ -140,6 +145,70 @@ __global__ void __launch_bounds__(kThreads) rotary_kernel(const T* __restrict__ 
     if constexpr (kFresh) finish_current_scale(local, fresh);
 }
 
+// rotary_quantize_fits's shapes: thread `vec` of a tile row takes y's columns [c, c + W) (W = 16 / sizeof(T)), all in
+// one half of one head (half a multiple of W), for each row of the tile it walks; y's bytes staged in `tile` and written
+// transposed after each tile (rows a multiple of 8).
+template <typename T, int W>
+__global__ void __launch_bounds__(kThreads) rotary_quantize_kernel(const T* __restrict__ x, const float* __restrict__ cos,
+                                                                   const float* __restrict__ sin, T* __restrict__ y,
+                                                                   RotaryGeometry g, int rows, int cols, Fp8Output q) {
+    constexpr int kVecsPerRow = kFp8Tile / W;
+    constexpr int kRowsPerPass = kThreads / kVecsPerRow;
+    __shared__ __align__(4) std::uint8_t tile[kFp8Tile][kByteTilePitch];
+    const float scale = *q.scale;
+    auto* out = static_cast<std::uint8_t*>(q.data);
+    auto* out_t = static_cast<std::uint8_t*>(q.transposed);
+    unsigned local = 0;
+    const int vec = static_cast<int>(threadIdx.x) % kVecsPerRow;
+    const int c0 = static_cast<int>(blockIdx.x) * kFp8Tile;
+    const int c = c0 + vec * W;
+    // Where the thread's columns lie in their head: the same for every row.
+    const auto half = static_cast<int>(g.half);
+    const int head = c / (2 * half);
+    const int j = c - head * 2 * half;
+    const bool second = j >= half;              // the pairs' y_{i+half} side
+    const int i = second ? j - half : j;        // the pairs' index in the tables
+    const int partner = second ? c - half : c + half;
+    const bool turns = static_cast<std::size_t>(head) < g.rotated_heads;
+    const int tile_rows = (rows + kFp8Tile - 1) / kFp8Tile;
+    for (int tile_row = static_cast<int>(blockIdx.y); tile_row < tile_rows; tile_row += static_cast<int>(gridDim.y)) {
+        const int r0 = tile_row * kFp8Tile;
+#pragma unroll
+        for (int pass = 0; pass < kFp8Tile / kRowsPerPass; ++pass) {
+            const int tr = pass * kRowsPerPass + static_cast<int>(threadIdx.x) / kVecsPerRow;
+            const int r = r0 + tr;
+            if (r >= rows || c >= cols) continue;
+            const std::size_t at = static_cast<std::size_t>(r) * cols + c;
+            float v[W];  // y's values as stored
+            if (!turns) {
+                const uint4 u = *reinterpret_cast<const uint4*>(x + at);
+                *reinterpret_cast<uint4*>(y + at) = u;
+                unpack(u, v);
+            } else {
+                float own[W], other[W];
+                load_pairs<T, W>(x, at, own);
+                load_pairs<T, W>(x, static_cast<std::size_t>(r) * cols + partner, other);
+                const std::size_t t = static_cast<std::size_t>(r) % g.seq * g.half + i;
+#pragma unroll
+                for (int k = 0; k < W; ++k) {
+                    const float cs = __ldg(cos + t + k);
+                    const float sn = g.sign * __ldg(sin + t + k);
+                    // rotary_kernel's ya = fma(a, c, -(b · s)) on the first half, yb = fma(b, c, a · s) on the second.
+                    v[k] = second ? __fmaf_rn(own[k], cs, __fmul_rn(other[k], sn)) : __fmaf_rn(own[k], cs, -__fmul_rn(other[k], sn));
+                }
+                const uint4 u = pack(v);
+                *reinterpret_cast<uint4*>(y + at) = u;
+                unpack(u, v);
+            }
+            store_fp8_vector<W>(v, scale, q.type, out + at, &tile[tr][vec * W], local);
+        }
+        __syncthreads();
+        store_tile_transposed(&tile[0][0], out_t, rows, cols, r0, c0);
+        __syncthreads();
+    }
+    combine_block_amax(local, q.amax);
+}
+
 template <typename T, int W>
 void launch(const RotaryCall& a, RotaryGeometry g, cudaStream_t stream) {
     g.chunks = g.half / W;
@@ -183,6 +252,19 @@ void launch_rotary(const RotaryCall& a, cudaStream_t stream, const char* call) {
     check_last_launch(call);
 }
 
+// rotary_quantize_fits's shapes in one launch (the grid as cast_transpose_to_fp8's vectorised kernel's).
+template <typename T>
+void launch_rotary_quantize(const RotaryCall& a, cudaStream_t stream) {
+    constexpr int W = 16 / sizeof(T);
+    const std::size_t half = a.x.cols / a.heads.heads / 2;
+    const RotaryGeometry g{0, 0, a.heads.heads, a.heads.rotated_heads, a.heads.seq, half, a.heads.inverse ? -1.0f : 1.0f};
+    const dim3 grid(static_cast<unsigned>((a.x.cols + kFp8Tile - 1) / kFp8Tile),
+                    static_cast<unsigned>(std::min<std::size_t>((a.x.rows + kFp8Tile - 1) / kFp8Tile, 65535)));
+    rotary_quantize_kernel<T, W><<<grid, kThreads, 0, stream>>>(
+        static_cast<const T*>(a.x.data), static_cast<const float*>(a.cos.data), static_cast<const float*>(a.sin.data),
+        static_cast<T*>(a.y.data), g, static_cast<int>(a.x.rows), static_cast<int>(a.x.cols), a.fp8);
+}
+
 }  // namespace
 
 }  // namespace tewb::kernels::detail
@@ -204,6 +286,26 @@ void rotary_current_scale(const Tensor& x, const Tensor& cos, const Tensor& sin,
     } else {  // no work: the scale of an empty tensor's amax, 0
         abs_max_current_scale(y, target.numerator, target.scale, target.scale_inv, target.staging, stream);
     }
+}
+
+void rotary_quantize(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryHeads& heads, const Tensor& y,
+                     const Tensor& fp8, Stream stream) {
+    constexpr const char* kCall = "tewb::kernels::rotary_quantize";
+    const auto a = detail::rotary_quantize_call(kCall, x, cos, sin, heads, y, fp8);
+    if (!a) return;
+    const cudaStream_t s = detail::cuda_stream(stream);
+    if (!detail::rotary_quantize_fits(*a)) {
+        detail::launch_rotary(*a, s, kCall);
+        Tensor stored = input(a->y.data, a->y.dtype, a->y.rows, a->y.cols);
+        cast_transpose_to_fp8(stored, fp8, stream);
+        return;
+    }
+    if (a->x.dtype == DType::Float32) {
+        detail::launch_rotary_quantize<float>(*a, s);
+    } else {
+        detail::launch_rotary_quantize<__nv_bfloat16>(*a, s);
+    }
+    detail::check_last_launch(kCall);
 }
 
 }  // namespace tewb::kernels

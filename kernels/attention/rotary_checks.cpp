@@ -1,5 +1,7 @@
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <utility>
 
 #include "amax/current_scale_target.h"
 #include "attention/rotary_call.h"
@@ -88,6 +90,49 @@ std::optional<RotaryCall> rotary_current_scale_call(const char* call, const Tens
     std::optional<RotaryCall> a = rotary_call(call, x, cos, sin, heads, y);
     if (a) a->fresh = t;
     return a;
+}
+
+std::optional<RotaryCall> rotary_quantize_call(const char* call, const Tensor& x, const Tensor& cos, const Tensor& sin,
+                                               const RotaryHeads& heads, const Tensor& y, const Tensor& fp8) {
+    if (fp8.data == nullptr && x.rows * x.cols > 0) fail(call, "fp8 is null (the FP8 gradient is this call's output)");
+    const Fp8Output q = fp8_output(call, fp8, "fp8", x.rows, x.cols);
+    std::optional<RotaryCall> a = rotary_call(call, x, cos, sin, heads, y);
+    if (!a) return a;
+    if (q.transposed == nullptr) fail(call, "fp8.transposed is null (the FP8 Linear's wgrad reads it)");
+    check_fp8_output(call, q);  // the scale required too
+    const std::size_t n = x.rows * x.cols;
+    if (overlap(q.data, n, q.transposed, n)) fail(call, "fp8 and fp8.transposed overlap");
+    const std::pair<Tensor, const char*> others[] = {{x, "x"}, {cos, "cos"}, {sin, "sin"}, {y, "y"}};
+    const std::pair<const void*, const char*> bytes[] = {{q.data, "fp8"}, {q.transposed, "fp8.transposed"}};
+    for (const auto& [t, other] : others) {
+        for (const auto& [b, name] : bytes) {
+            if (overlap(b, n, t.data, bytes_of(t))) fail(call, std::string(name) + " and " + other + " overlap");
+        }
+    }
+    // The scale is read while the kernel writes y and the bytes, amax written by its blocks: apart from them all.
+    const std::pair<const float*, const char*> scalars[] = {{q.scale, "fp8.scale"}, {q.amax, "fp8.amax"}};
+    for (const auto& [f, name] : scalars) {
+        if (f == nullptr) continue;
+        for (const auto& [b, bytes_name] : bytes) {
+            if (overlap(f, sizeof(float), b, n)) fail(call, std::string(name) + " lies in " + bytes_name);
+        }
+        for (const auto& [t, other] : others) {
+            if (overlap(f, sizeof(float), t.data, bytes_of(t))) fail(call, std::string(name) + " lies in " + other);
+        }
+    }
+    if (q.amax != nullptr && q.amax == q.scale) fail(call, "fp8.amax and fp8.scale are the same float");
+    a->fp8 = q;
+    return a;
+}
+
+bool rotary_quantize_fits(const RotaryCall& a) {
+    const std::size_t width = 16 / element_size(a.x.dtype);
+    const std::size_t half = a.x.cols / a.heads.heads / 2;
+    const auto aligned = [](const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
+    // The tile count (rows + 63) / 64 in an int.
+    const bool countable = a.x.rows <= static_cast<std::size_t>(std::numeric_limits<int>::max()) - 63;
+    return countable && a.x.rows % 8 == 0 && half % width == 0 && aligned(a.x.data, 16) && aligned(a.y.data, 16) &&
+           aligned(a.fp8.data, width) && aligned(a.fp8.transposed, 8);
 }
 
 }  // namespace tewb::kernels::detail

@@ -9,7 +9,9 @@
 #include "attention/rotary_call.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
+#include "common/host_numbers.h"
 #include "tewb_kernels/amax.h"
+#include "tewb_kernels/cast.h"
 #include "tewb_kernels/rotary.h"
 
 namespace tewb::kernels::host {
@@ -26,8 +28,9 @@ void turn(const float* a, const float* b, const float* c, const float* s, std::s
     }
 }
 
-// Both entry points' work after their checks (a.fresh.scale set: y's scale from its largest |value| as stored).
-void run(const detail::RotaryCall& a) {
+// The entry points' work after their checks (a.fresh.scale set: y's scale from its largest |value| as stored), without
+// counting a launch.
+void turn_rows(const detail::RotaryCall& a) {
     const Tensor& x = a.x;
     const Tensor& y = a.y;
     const RotaryHeads& heads = a.heads;
@@ -65,7 +68,32 @@ void run(const detail::RotaryCall& a) {
         fresh.combine(stored);
     });
     fresh.apply();
+}
+
+void run(const detail::RotaryCall& a) {
+    turn_rows(a);
     detail::note_launch();
+}
+
+// rotary_quantize's FP8 output from y as stored, as cast_transpose_to_fp8 writes it: the bytes, their transposed copy,
+// max |y| combined into amax as bits (a NaN wins).
+void quantize_stored_y(const detail::RotaryCall& a) {
+    const std::size_t rows = a.y.rows;
+    const std::size_t cols = a.y.cols;
+    const detail::Fp8Output& fp8 = a.fp8;
+    auto* q = static_cast<std::uint8_t*>(fp8.data);
+    const float s = *fp8.scale;
+    std::uint32_t local = 0;
+    std::vector<float> row(cols);
+    for (std::size_t r = 0; r < rows; ++r) {
+        detail::load_floats(a.y.data, a.y.dtype, r * cols, cols, row.data());
+        for (std::size_t c = 0; c < cols; ++c) {
+            q[r * cols + c] = detail::float_to_fp8(row[c] * s, fp8.type);
+            local = std::max(local, detail::abs_bits(row[c]));
+        }
+    }
+    if (fp8.amax != nullptr) *fp8.amax = detail::bits_float(std::max(detail::float_bits(*fp8.amax), local));
+    detail::transpose_bytes(q, rows, cols, static_cast<std::uint8_t*>(fp8.transposed));
 }
 
 }  // namespace
@@ -81,6 +109,21 @@ void rotary_current_scale(const Tensor& x, const Tensor& cos, const Tensor& sin,
     } else {  // no work: the scale of an empty tensor's amax, 0
         host::abs_max_current_scale(y, target.numerator, target.scale, target.scale_inv, target.staging, stream);
     }
+}
+
+// One launch where the CUDA path's tiled kernel takes the call, rotary's and cast_transpose_to_fp8's elsewhere.
+void rotary_quantize(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryHeads& heads, const Tensor& y,
+                     const Tensor& fp8, Stream stream) {
+    const auto a = detail::rotary_quantize_call("tewb::kernels::host::rotary_quantize", x, cos, sin, heads, y, fp8);
+    if (!a) return;
+    if (!detail::rotary_quantize_fits(*a)) {
+        run(*a);
+        host::cast_transpose_to_fp8(input(a->y.data, a->y.dtype, a->y.rows, a->y.cols), fp8, stream);
+        return;
+    }
+    turn_rows(*a);
+    quantize_stored_y(*a);
+    detail::note_launch();
 }
 
 }  // namespace tewb::kernels::host

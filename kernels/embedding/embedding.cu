@@ -1,5 +1,5 @@
-// Token + position embedding, one launch each way. The forward reads a table row and a position row and
-// writes their float32 sum, 16 bytes at a time where the rows allow. The backward's grid has two parts: blocks
+// Token + position embedding, one launch each way. The forward reads a table row and a position row (none for
+// a model without learned positions) and writes their float32 sum, 16 bytes at a time where the rows allow. The backward's grid has two parts: blocks
 // [0, position_blocks) write dpositions, one element per thread summing its column over the batch (a fixed
 // order, no atomics: deterministic); the blocks after them scatter dy's rows into dtable with float
 // atomicAdd, one row per block at a time. Parameters travel as a __grid_constant__ struct.
@@ -81,11 +81,13 @@ __global__ void __launch_bounds__(kThreads) embedding_forward_vector_kernel(cons
 #pragma unroll
             for (int k = 0; k < W; ++k) sum[k] = __uint_as_float(kEmbeddingNaNBits);
         } else {
-            float position[W];
             unpack(__ldg(table + static_cast<std::size_t>(token) * per_row + piece), sum);
-            unpack(__ldg(positions + (r % p.token.seq) * per_row + piece), position);
+            if (positions != nullptr) {
+                float position[W];
+                unpack(__ldg(positions + (r % p.token.seq) * per_row + piece), position);
 #pragma unroll
-            for (int k = 0; k < W; ++k) sum[k] += position[k];
+                for (int k = 0; k < W; ++k) sum[k] += position[k];
+            }
         }
         out[i] = pack(sum);
     }
@@ -101,8 +103,8 @@ __global__ void __launch_bounds__(kThreads) embedding_forward_kernel(const __gri
         const long long token = p.token(r);
         float value = __uint_as_float(kEmbeddingNaNBits);
         if (token >= 0) {
-            const float from_table = load(p.table, p.dtype, static_cast<std::size_t>(token) * p.hidden + c);
-            value = from_table + load(p.positions, p.dtype, (r % p.token.seq) * p.hidden + c);
+            value = load(p.table, p.dtype, static_cast<std::size_t>(token) * p.hidden + c);
+            if (p.positions != nullptr) value += load(p.positions, p.dtype, (r % p.token.seq) * p.hidden + c);
         }
         store(p.out, p.dtype, i, value);
     }

@@ -37,14 +37,15 @@ bool check_embedding_forward_arguments(const char* call, const TokensRef& tokens
     const DType dtype = table.dtype;
     check_sizes(call, tokens.row_stride, tokens.batch, tokens.seq, table.rows, hidden);
     check_float_or_bf16(call, dtype, "table, positions and out");
-    check_same_dtype(call, positions.dtype, "positions", dtype, "table");
+    const bool with_positions = positions.data != nullptr;
+    if (with_positions) check_same_dtype(call, positions.dtype, "positions", dtype, "table");
     check_same_dtype(call, out.dtype, "out", dtype, "table");
-    check_shape(call, positions, "positions", tokens.seq, hidden);
+    if (with_positions) check_shape(call, positions, "positions", tokens.seq, hidden);
     check_shape(call, out, "out", tokens.batch * tokens.seq, hidden);
     if (tokens.batch * tokens.seq == 0) return false;
     check_buffer(call, tokens.data, "tokens", alignof(std::int64_t));
     check_buffer(call, table.data, "table", element_size(dtype));
-    check_buffer(call, positions.data, "positions", element_size(dtype));
+    if (with_positions) check_buffer(call, positions.data, "positions", element_size(dtype));
     check_buffer(call, out.data, "out", element_size(dtype));
     return true;
 }

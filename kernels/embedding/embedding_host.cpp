@@ -48,8 +48,10 @@ void embedding_forward(const Tensor& tokens_in, const Tensor& table_ref, const T
                 sum.assign(hidden, nan);
             } else {
                 detail::load_floats(table, dtype, static_cast<std::size_t>(token) * hidden, hidden, sum.data());
-                detail::load_floats(positions, dtype, (row % seq) * hidden, hidden, position.data());
-                for (std::size_t c = 0; c < hidden; ++c) sum[c] += position[c];
+                if (positions != nullptr) {
+                    detail::load_floats(positions, dtype, (row % seq) * hidden, hidden, position.data());
+                    for (std::size_t c = 0; c < hidden; ++c) sum[c] += position[c];
+                }
             }
             detail::store_floats(out, dtype, row * hidden, hidden, sum.data());
         }

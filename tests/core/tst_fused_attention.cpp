@@ -460,8 +460,8 @@ private Q_SLOTS:
         QVERIFY(fallbacks_noted().empty());
     }
 
-    // The autograd side (ScaleHandOver): a scale is taken only for the very tensor delivered, unchanged, by the slot
-    // that asked, once.
+    // The autograd side (ScaleHandOver): a scale, or a whole cast, is taken only for the very tensor delivered, unchanged,
+    // by the slot that asked, once.
     void scaleHandOverTakesOnlyWhatWasDelivered() {
         auto context = std::make_shared<Fp8Context>();
         context->add_gemm("proj");
@@ -502,6 +502,39 @@ private Q_SLOTS:
         ScaleHandOver never_asked;
         never_asked.deliver({x}, scale_inv);
         QVERIFY(!never_asked.take({x}, slot).defined());
+
+        // A cast delivered (delayed scaling: the rotary's inverse), under the same rules; each kind taken only as itself.
+        const auto new_x = at::randn({4, 3, 8});
+        Fp8Tensor cast;
+        cast.data = at::zeros({12, 8}, at::kByte);
+        const auto cast_delivered = [&] {
+            ScaleHandOver c;
+            c.ask(slot);
+            c.deliver_cast({new_x}, cast);
+            return c;
+        };
+        ScaleHandOver c = cast_delivered();
+        QVERIFY(!c.take({new_x.view({12, 8})}, slot).defined());  // no scale was delivered, the cast stays
+        const std::optional<Fp8Tensor> got = c.take_cast({new_x.view({12, 8})}, slot);
+        QVERIFY(got && got->data.is_same(cast.data));
+        QVERIFY(!c.take_cast({new_x.view({12, 8})}, slot));  // once
+        c = cast_delivered();
+        QVERIFY(!c.take_cast({new_x}, other));  // another slot
+        c = cast_delivered();
+        QVERIFY(!c.take_cast({new_x.clone()}, slot));  // a copy
+        c = cast_delivered();
+        new_x.add_(1);  // changed since
+        QVERIFY(!c.take_cast({new_x}, slot));
+        c = cast_delivered();
+        context->update(Fp8Pass::Forward);  // the slot's scales updated since
+        QVERIFY(!c.take_cast({new_x}, slot));
+        h = delivered();
+        QVERIFY(!h.take_cast({x}, slot));  // a scale was delivered: no cast, and the scale is still there
+        QVERIFY(h.take({x}, slot).defined());
+        h = delivered();
+        h.deliver_cast({new_x}, cast);  // a later delivery replaces the earlier
+        QVERIFY(!h.take({x}, slot).defined());
+        QVERIFY(h.take_cast({new_x}, slot));
     }
 
     // The layer runs its attention on the kernels where its ops own it: the gpt block (q, k and v handed out by the

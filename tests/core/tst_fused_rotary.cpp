@@ -86,10 +86,11 @@ private Q_SLOTS:
         QVERIFY(fallbacks_noted().empty());
     }
 
-    // The amax hand-off (rotary_handing_scale: the inverse rotation as llama's qkv output gradient): under current scaling
+    // The hand-overs (rotary_handing_over: the inverse rotation as llama's qkv output gradient): under current scaling
     // (and delayed scaling's calibrating step) y as rotary's and the following cast with the handed scale
     // (quantize_with_handed_scale) as quantize's on the plain y, bit for bit (data, transposed copy, scale_inv, the slot's
-    // scale and staged amax), in one launch fewer; delayed scaling proper and inspection hand nothing over (rotary alone).
+    // scale and staged amax), in one launch fewer; under delayed scaling proper the cast itself comes back from the
+    // rotation's launch (rotary_quantize), the same bits, one launch fewer too; inspection hands nothing over.
     void rotationHandsItsScaleOver_data() {
         QTest::addColumn<int>("mode");  // 0 current, 1 delayed calibrating, 2 delayed, 3 current inspected
         QTest::newRow("current") << 0;
@@ -100,6 +101,7 @@ private Q_SLOTS:
     void rotationHandsItsScaleOver() {
         QFETCH(int, mode);
         const bool handed_over = mode <= 1;
+        const bool cast_handed_over = mode == 2;
         at::manual_seed(71);
         const TeOps& ops = fused_host_ops();
         for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
@@ -123,10 +125,12 @@ private Q_SLOTS:
             const Fp8Tensor want_cast = ops.quantize(want.view({rows, cols}), q_plain, true);
             const std::uint64_t plain_launches = ops.kernel_launches() - before;
             before = ops.kernel_launches();
-            const TeOps::RotaryWithScale got = ops.rotary_handing_scale(dy, t.cos, t.sin, c.rotated, true, q_handing);
+            TeOps::RotaryHandOver got = ops.rotary_handing_over(dy, t.cos, t.sin, c.rotated, true, q_handing);
             QCOMPARE(got.scale_inv.defined(), handed_over);
-            const Fp8Tensor got_cast = ops.quantize_with_handed_scale(got.y.view({rows, cols}), q_handing, got.scale_inv, true);
-            QCOMPARE(ops.kernel_launches() - before, plain_launches - (handed_over ? 1 : 0));
+            QCOMPARE(got.cast.has_value(), cast_handed_over);
+            const Fp8Tensor got_cast = got.cast ? std::move(*got.cast)
+                                                : ops.quantize_with_handed_scale(got.y.view({rows, cols}), q_handing, got.scale_inv, true);
+            QCOMPARE(ops.kernel_launches() - before, plain_launches - (handed_over || cast_handed_over ? 1 : 0));
             const auto bits = [](const at::Tensor& x) { return x.reshape({-1}).contiguous().view(at::kByte); };
             const auto same = [&](const at::Tensor& a, const at::Tensor& b) { return a.sizes() == b.sizes() && at::equal(bits(a), bits(b)); };
             QVERIFY(same(got.y, want));

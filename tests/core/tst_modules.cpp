@@ -938,6 +938,27 @@ private Q_SLOTS:
         const at::Tensor out = host.embedding_forward(table, at::zeros({2, 8}), at::tensor({1, 5}, at::kLong).reshape({1, 2}));
         QVERIFY(at::equal(out[0], table[1]));
         QVERIFY(out[1].isnan().all().item<bool>());
+        // Without a position table (llama) too: LibTorch's embedding would throw on token 5.
+        const at::Tensor gathered = host.embedding_forward(table, at::Tensor(), at::tensor({1, 5}, at::kLong).reshape({1, 2}));
+        QVERIFY(at::equal(gathered[0], table[1]));
+        QVERIFY(gathered[1].isnan().all().item<bool>());
+    }
+
+    // Llama's input (no position table) on the embedding kernel: one launch that reads a narrowed token batch where it
+    // lies, each row its token's table row bit for bit, in float32 and bfloat16.
+    void embeddingWithoutPositionsIsOneLaunch() {
+        torch::manual_seed(13);
+        const TeOps& host = select_ops(at::kCPU, TeImpl::Fused);
+        const at::Tensor batch = at::randint(17, {3, 9}, at::kLong);
+        const at::Tensor tokens = batch.narrow(1, 0, 8);
+        for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+            const at::Tensor table = at::randn({17, 24}).to(dtype);
+            const std::uint64_t before = host.kernel_launches();
+            const at::Tensor out = host.embedding_forward(table, at::Tensor(), tokens);
+            QCOMPARE(host.kernel_launches() - before, std::uint64_t{1});
+            QCOMPARE(out.sizes(), (at::IntArrayRef{24, 24}));
+            QVERIFY(at::equal(out, at::embedding(table, tokens).reshape({-1, 24})));
+        }
     }
 
     // AdamW through the fused ops on the host (one launch, the bfloat16 copies written by the same pass) against

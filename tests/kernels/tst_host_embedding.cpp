@@ -67,14 +67,18 @@ struct Shape {
 };
 
 // The header's forward, written out: one float add, one rounding to the dtype; NaN for an out-of-range token.
-Buffer forward_reference(const Shape& shape, const std::vector<std::int64_t>& tokens, const Buffer& table, const Buffer& positions) {
+// No positions: the table's row alone (a model without learned positions).
+Buffer forward_reference(const Shape& shape, const std::vector<std::int64_t>& tokens, const Buffer& table,
+                         const Buffer* positions) {
     Buffer out(table.dtype(), shape.rows() * shape.hidden);
     for (std::size_t r = 0; r < shape.rows(); ++r) {
         const std::int64_t token = shape.token(tokens, r);
         for (std::size_t c = 0; c < shape.hidden; ++c) {
-            const float v = shape.valid(token) ? table.at(static_cast<std::size_t>(token) * shape.hidden + c) +
-                                                     positions.at((r % shape.seq) * shape.hidden + c)
-                                               : detail::bits_float(0x7fc00000u);
+            float v = detail::bits_float(0x7fc00000u);
+            if (shape.valid(token)) {
+                v = table.at(static_cast<std::size_t>(token) * shape.hidden + c);
+                if (positions != nullptr) v += positions->at((r % shape.seq) * shape.hidden + c);
+            }
             out.set(r * shape.hidden + c, v);
         }
     }
@@ -100,12 +104,43 @@ private Q_SLOTS:
                 host::embedding_forward(tokens_of(tokens.data(), shape.batch, shape.seq, shape.stride),
                                         input(table.data(), dtype, shape.vocab, hidden), input(positions.data(), dtype, shape.seq, hidden),
                                         input(out.data(), dtype, shape.batch * shape.seq, hidden), {});
-                const Buffer want = forward_reference(shape, tokens, table, positions);
+                const Buffer want = forward_reference(shape, tokens, table, &positions);
                 for (std::size_t i = 0; i < shape.rows() * hidden; ++i) {
                     QVERIFY2(out.bits(i) == want.bits(i), ("dtype " + std::string(tewb::kernels::to_string(dtype)) + " hidden " +
                                                            std::to_string(hidden) + " element " + std::to_string(i))
                                                               .c_str());
                 }
+            }
+        }
+    }
+
+    void withoutPositionsTheRowsAreTheTables() {
+        // Llama's input (rotary embeddings, no learned positions): positions' data null, whatever its shape and dtype
+        // say; each row is its token's table row as stored (an out-of-range token still a NaN row), one launch.
+        std::mt19937 rng(19);
+        for (const DType dtype : {DType::Float32, DType::BFloat16}) {
+            for (const std::size_t hidden : {std::size_t{8}, std::size_t{13}}) {
+                const Shape shape{3, 5, 6, 40, hidden};
+                auto tokens = random_tokens(shape.batch, shape.seq, shape.stride, shape.vocab, rng);
+                tokens[shape.stride + 2] = static_cast<std::int64_t>(shape.vocab);
+                const Buffer table = random_tensor(dtype, shape.vocab * hidden, rng);
+                Buffer out = random_tensor(dtype, shape.rows() * hidden, rng, 100.0f);
+                const std::uint64_t launches = launches_of([&] {
+                    host::embedding_forward(tokens_of(tokens.data(), shape.batch, shape.seq, shape.stride),
+                                            input(table.data(), dtype, shape.vocab, hidden), input(nullptr, DType::Float16, 0, 0),
+                                            input(out.data(), dtype, shape.batch * shape.seq, hidden), {});
+                });
+                QCOMPARE(launches, std::uint64_t{1});
+                const Buffer want = forward_reference(shape, tokens, table, nullptr);
+                for (std::size_t r = 0; r < shape.rows(); ++r) {
+                    const std::int64_t token = shape.token(tokens, r);
+                    for (std::size_t c = 0; c < hidden; ++c) {
+                        const std::size_t i = r * hidden + c;
+                        QCOMPARE(out.bits(i), want.bits(i));
+                        if (shape.valid(token)) QCOMPARE(out.bits(i), table.bits(static_cast<std::size_t>(token) * hidden + c));
+                    }
+                }
+                QVERIFY(std::isnan(out.at(shape.seq * hidden + 2 * hidden)));
             }
         }
     }
@@ -229,7 +264,7 @@ private Q_SLOTS:
                                         input(positions.data(), dtype, shape.seq, shape.hidden),
                                         input(out.data(), dtype, shape.batch * shape.seq, shape.hidden), {});
                 const std::uint32_t nan_bits = dtype == DType::Float32 ? 0x7fc00000u : 0x7fffu;
-                const Buffer want = forward_reference(shape, tokens, table, positions);
+                const Buffer want = forward_reference(shape, tokens, table, &positions);
                 for (std::size_t r = 0; r < shape.rows(); ++r) {
                     for (std::size_t c = 0; c < shape.hidden; ++c) {
                         const std::size_t i = r * shape.hidden + c;
@@ -373,7 +408,6 @@ private Q_SLOTS:
         expect_refusal(with([](Forward& f) { f.tokens = nullptr; }), {fwd, "tokens is a null pointer"});
         expect_refusal(with([&](Forward& f) { f.tokens = misaligned_tokens; }), {fwd, "tokens is not 8-byte aligned"});
         expect_refusal(with([](Forward& f) { f.table = nullptr; }), {fwd, "table is a null pointer"});
-        expect_refusal(with([](Forward& f) { f.positions = nullptr; }), {fwd, "positions is a null pointer"});
         expect_refusal(with([](Forward& f) { f.out = nullptr; }), {fwd, "out is a null pointer"});
         expect_refusal(with([&](Forward& f) { f.out = misaligned.data(); }), {fwd, "out is not 4-byte aligned"});
         expect_refusal(with([](Forward& f) {

@@ -17,6 +17,7 @@
 #include "host_tensor.h"
 #include "launch_checks.h"
 #include "tewb_kernels/amax.h"
+#include "tewb_kernels/cast.h"
 #include "tewb_kernels/rotary.h"
 
 using tewb::kernels::DType;
@@ -314,6 +315,108 @@ private Q_SLOTS:
                                                       target, {});
                        },
                        {entry, "y is null"});
+    }
+
+    // rotary_quantize (delayed scaling's FP8 form): y bit for bit rotary's, and its FP8 bytes, transposed copy and amax
+    // cast_transpose_to_fp8's of y, over every layout, forward and inverse, both dtypes and FP8 formats; one launch where
+    // the tiled kernel takes the call (rows a multiple of 8, half a multiple of the 16-byte vector, aligned buffers), two
+    // elsewhere. Its refusals: no FP8 output, no transposed copy, no scale, the bytes over y or x, the scale in the bytes.
+    void quantizeIsTheRotationThenItsCast() {
+        std::mt19937 rng(67);
+        for (const DType type : {DType::Float32, DType::BFloat16}) {
+            for (const Layout& l : kLayouts) {
+                for (const bool inverse : {false, true}) {
+                    const DType fp8_type = inverse ? DType::Float8E5M2 : DType::Float8E4M3;
+                    Buffer x = random_tensor(type, l.count(), rng);
+                    Buffer y_ref(type, l.count()), y(type, l.count());
+                    const Tables t = tables(l.seq, l.head_dim);
+                    host::rotary(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, inverse), ref(y_ref, l), {});
+                    std::vector<std::uint8_t> q_ref(l.count()), qt_ref(l.count()), q(l.count(), 0xa5), qt(l.count(), 0xa5);
+                    float scale = 3.5f, amax_ref = 0.25f, amax = 0.25f;
+                    const auto fp8_of = [&](std::vector<std::uint8_t>& bytes, std::vector<std::uint8_t>& transposed, float* a) {
+                        Tensor f = input(bytes.data(), fp8_type, l.rows(), l.cols());
+                        f.transposed = transposed.data();
+                        f.scale = &scale;
+                        f.amax = a;
+                        return f;
+                    };
+                    host::cast_transpose_to_fp8(cref(y_ref, l), fp8_of(q_ref, qt_ref, &amax_ref), {});
+                    const std::size_t width = 16 / tewb::kernels::element_size(type);
+                    const bool one_launch = l.rows() % 8 == 0 && l.half() % width == 0;
+                    QCOMPARE(launches_of([&] {
+                                 host::rotary_quantize(cref(x, l), cos_ref(t), sin_ref(t), heads_of(l, inverse), ref(y, l),
+                                                       fp8_of(q, qt, &amax), {});
+                             }),
+                             std::uint64_t{one_launch ? 1u : 2u});
+                    for (std::size_t e = 0; e < l.count(); ++e) QCOMPARE(y.bits(e), y_ref.bits(e));
+                    QVERIFY(q == q_ref);
+                    QVERIFY(qt == qt_ref);
+                    QCOMPARE(detail::float_bits(amax), detail::float_bits(amax_ref));
+                }
+            }
+        }
+        // The seed llama's qkv gradient ([3072, 1280] bfloat16: 12 + 4 rotated heads, 4 copied, head_dim 64): one launch.
+        const Layout seed{32, 96, 20, 16, 64};
+        const Tables t = tables(seed.seq, seed.head_dim);
+        Buffer x(DType::BFloat16, seed.count()), y(DType::BFloat16, seed.count());
+        std::vector<std::uint8_t> q(seed.count()), qt(seed.count());
+        float scale = 1.0f;
+        Tensor fp8 = input(q.data(), DType::Float8E5M2, seed.rows(), seed.cols());
+        fp8.transposed = qt.data();
+        fp8.scale = &scale;
+        QCOMPARE(launches_of([&] { host::rotary_quantize(cref(x, seed), cos_ref(t), sin_ref(t), heads_of(seed, true), ref(y, seed), fp8, {}); }),
+                 std::uint64_t{1});
+        // Misaligned y: the same values in two launches.
+        Buffer y_shifted(DType::BFloat16, seed.count(), 1);
+        QCOMPARE(launches_of([&] {
+                     host::rotary_quantize(cref(x, seed), cos_ref(t), sin_ref(t), heads_of(seed, true), ref(y_shifted, seed), fp8, {});
+                 }),
+                 std::uint64_t{2});
+
+        const Layout l{2, 4, 3, 2, 8};
+        const Tables small = tables(l.seq, l.head_dim);
+        Buffer xs(DType::Float32, l.count()), ys(DType::Float32, l.count());
+        std::vector<std::uint8_t> bytes(l.count()), transposed(l.count());
+        const auto good = [&] {
+            Tensor f = input(bytes.data(), DType::Float8E4M3, l.rows(), l.cols());
+            f.transposed = transposed.data();
+            f.scale = &scale;
+            return f;
+        };
+        const std::string entry = "tewb::kernels::host::rotary_quantize: ";
+        const auto call = [&](const Tensor& f) {
+            return [&, f] { host::rotary_quantize(cref(xs, l), cos_ref(small), sin_ref(small), heads_of(l, true), ref(ys, l), f, {}); };
+        };
+        Tensor f = good();
+        f.data = nullptr;
+        expect_refusal(call(f), {entry, "fp8 is null"});
+        f = good();
+        f.transposed = nullptr;
+        expect_refusal(call(f), {entry, "fp8.transposed is null"});
+        f = good();
+        f.scale = nullptr;
+        expect_refusal(call(f), {entry, "fp8.scale is a null pointer"});
+        f = good();
+        f.dtype = DType::BFloat16;
+        expect_refusal(call(f), {entry, "fp8 has dtype bfloat16", "E4M3, E5M2"});
+        f = good();
+        f.rows = l.rows() - 1;
+        expect_refusal(call(f), {entry, "fp8 is [7, 24]"});
+        f = good();
+        f.data = ys.data();
+        expect_refusal(call(f), {entry, "fp8 and y overlap"});
+        f = good();
+        f.transposed = xs.data();
+        expect_refusal(call(f), {entry, "fp8.transposed and x overlap"});
+        f = good();
+        f.transposed = bytes.data() + 8;
+        expect_refusal(call(f), {entry, "fp8 and fp8.transposed overlap"});
+        f = good();
+        f.scale = reinterpret_cast<float*>(transposed.data() + 4);
+        expect_refusal(call(f), {entry, "fp8.scale lies in fp8.transposed"});
+        f = good();
+        f.amax = ys.floats() + 2;
+        expect_refusal(call(f), {entry, "fp8.amax lies in y"});
     }
 
     void refusesBadArguments() {

@@ -805,6 +805,24 @@ private Q_SLOTS:
         target.scale = tensor(apart, DType::Float32, 1, 1);
         expect_error([&] { rotary_current_scale({f, DType::Float32, 2, 4}, table, table, one_head, {other, DType::Float32, 2, 4}, target, {}); },
                      "scale_inv lies in x", fresh);
+        // The FP8 form (delayed scaling): refused before any launch, the rotation's checks and then fp8's.
+        const std::string quantize = "tewb::kernels::rotary_quantize";
+        alignas(16) static std::uint8_t bytes[16], transposed[16];  // never dereferenced
+        Tensor fp8 = tensor(bytes, DType::Float8E5M2, 2, 4);
+        fp8.transposed = transposed;
+        fp8.scale = apart;
+        expect_error([&] { rotary_quantize({f, DType::Float32, 2, 4}, table, table, one_head, {f, DType::Float32, 2, 4}, fp8, {}); },
+                     "y overlaps x", quantize);
+        Tensor no_copy = fp8;
+        no_copy.transposed = nullptr;
+        expect_error([&] { rotary_quantize({f, DType::Float32, 2, 4}, table, table, one_head, {other, DType::Float32, 2, 4}, no_copy, {}); },
+                     "fp8.transposed is null", quantize);
+        Tensor over_y = fp8;
+        over_y.data = other;
+        expect_error([&] { rotary_quantize({f, DType::Float32, 2, 4}, table, table, one_head, {other, DType::Float32, 2, 4}, over_y, {}); },
+                     "fp8 and y overlap", quantize);
+        expect_error([&] { rotary_quantize({f, DType::Float32, 2, 4}, table, table, one_head, {other, DType::Float32, 2, 4}, Tensor{}, {}); },
+                     "fp8 is null", quantize);
     }
 
     // The microscaling casts share their checks with the host twins (tst_host_mx has the rest): refused before any launch.

@@ -11,6 +11,8 @@
 //   - kernels/cast (cast.cu, cast_dbias.cu): cast + transpose with and without dbias, cast_dbias, on the same x; the
 //     stacked casts of qkv's gradient from three strided parts (stacked_cast_dbias, stacked_cast_transpose_dbias_to_fp8);
 //   - kernels/activation/swiglu.cu: SwiGLU's forward and backward with their FP8 forms, with and without the transposed copy;
+//   - kernels/attention/rotary.cu: the rotary embeddings, forward and inverse, their amax hand-off, and rotary_quantize
+//     (the tiled kernel writing y, its FP8 bytes and their transposed copy; the two-launch path elsewhere);
 //   - the amax hand-off (*_current_scale: LayerNorm's and RMSNorm's forwards, LayerNorm's backward with dx's sums, RMSNorm's
 //     backward, GELU's forward and backward): each side called twice, the second time with values a thousand times smaller, so a scratch
 //     word the first launch left set shows; the scale, scale_inv and staging entry bit for bit.
@@ -979,6 +981,79 @@ void run_rotary(DType dtype, std::size_t batch, std::size_t seq, std::size_t hea
     }
 }
 
+// rotary_quantize (delayed scaling's FP8 form of the inverse rotation: llama's qkv output gradient) against its twin, bit
+// for bit: y, the FP8 bytes, their transposed copy and amax, forward and inverse turns, with values of both signs and
+// the copied heads holding the largest values once, a NaN in one of them once (without an amax); the twin's bytes are
+// also checked against cast_transpose_to_fp8 of its own y (the header's promise). Shapes with rows a multiple of 8 and half a multiple of the vector run the tiled
+// kernel; the others rotary's kernel and then the cast.
+void run_rotary_quantize(DType dtype, std::size_t batch, std::size_t seq, std::size_t heads, std::size_t rotated,
+                         std::size_t head_dim, std::size_t offset, std::mt19937& rng) {
+    const std::size_t rows = batch * seq, cols = heads * head_dim, n = rows * cols, half = head_dim / 2;
+    const std::size_t element = dtype == DType::Float32 ? 4 : 2;
+    char where[176];
+    std::snprintf(where, sizeof where, "rotary_quantize %s %zu x %zu, %zu of %zu heads turn, head_dim %zu, offset %zu",
+                  dtype == DType::Float32 ? "float32" : "bfloat16", rows, cols, rotated, heads, head_dim, offset);
+    Buffer cos_table(seq * half * 4, 0), sin_table(seq * half * 4, 0);
+    std::uniform_real_distribution<float> angle(-3.0f, 3.0f);
+    for (std::size_t i = 0; i < seq * half; ++i) {
+        const float a = angle(rng);
+        const float c = std::cos(a), s = std::sin(a);
+        std::memcpy(cos_table.data() + 4 * i, &c, 4);
+        std::memcpy(sin_table.data() + 4 * i, &s, 4);
+    }
+    const Tensor cos_t = input(cos_table.data(), DType::Float32, seq, half), sin_t = input(sin_table.data(), DType::Float32, seq, half);
+    for (const int variant : {0, 1, 2}) {  // 1: the copied heads hold the largest values; 2: a NaN in one of them, no amax
+        if (variant == 2 && rotated == heads) continue;
+        Buffer x(n * element, offset);
+        std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+        for (std::size_t i = 0; i < n; ++i) {
+            float v = uniform(rng);
+            if (variant == 1 && i % cols >= rotated * head_dim) v *= 8.0f;
+            put(x, dtype, i, v);
+        }
+        if (variant == 2) {  // a NaN with a payload of its own in the last row's last (copied) head
+            const std::uint32_t nan32 = 0x7fc01234u;
+            const std::uint16_t nan16 = 0x7fc3u;
+            if (dtype == DType::Float32) {
+                std::memcpy(x.data() + 4 * (n - 1), &nan32, 4);
+            } else {
+                std::memcpy(x.data() + 2 * (n - 1), &nan16, 2);
+            }
+        }
+        for (const bool inverse : {false, true}) {
+            const RotaryHeads h{seq, heads, rotated, inverse};
+            struct Side {
+                Buffer y, q, q_t;
+                float scale = 29.0f, amax = 0.125f;
+            };
+            Side gpu{Buffer(n * element, offset), Buffer(n, offset), Buffer(n, offset)};
+            Side twin{Buffer(n * element, offset), Buffer(n, offset), Buffer(n, offset)};
+            const auto fp8_of = [&](Side& s) {
+                Tensor fp8 = input(s.q.data(), DType::Float8E5M2, rows, cols);
+                fp8.transposed = s.q_t.data();
+                fp8.scale = &s.scale;
+                fp8.amax = variant == 2 ? nullptr : &s.amax;
+                return fp8;
+            };
+            rotary_quantize(input(x.data(), dtype, rows, cols), cos_t, sin_t, h, input(gpu.y.data(), dtype, rows, cols), fp8_of(gpu),
+                            Stream{});
+            host::rotary_quantize(input(x.data(), dtype, rows, cols), cos_t, sin_t, h, input(twin.y.data(), dtype, rows, cols),
+                                  fp8_of(twin), Stream{});
+            const std::string turn = std::string(where) + (inverse ? ", inverse" : ", forward");
+            expect_same(gpu.y, twin.y, turn, "y");
+            expect_same(gpu.q, twin.q, turn, "the FP8 bytes");
+            expect_same(gpu.q_t, twin.q_t, turn, "the FP8 transposed copy");
+            expect_same_amax(gpu.amax, twin.amax, turn);
+            // The twin's FP8 output is cast_transpose_to_fp8's of its y.
+            Side cast{Buffer(0, 0), Buffer(n, offset), Buffer(n, offset)};
+            host::cast_transpose_to_fp8(input(twin.y.data(), dtype, rows, cols), fp8_of(cast), Stream{});
+            expect_same(twin.q, cast.q, turn, "the twin's FP8 bytes against cast_transpose_to_fp8's");
+            expect_same(twin.q_t, cast.q_t, turn, "the twin's transposed copy against cast_transpose_to_fp8's");
+            expect_same_amax(twin.amax, cast.amax, turn + " (against cast_transpose_to_fp8)");
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1037,8 +1112,16 @@ int main(int argc, char** argv) {
     run_rotary(DType::Float32, 3, 4, 4, 3, 8, 0, rng);
     run_rotary(DType::BFloat16, 2, 7, 3, 3, 6, 0, rng);
     run_rotary(DType::Float32, 2, 5, 3, 2, 16, 4, rng);
+    // rotary_quantize: the tiled kernel on two column tiles (the second 16 wide), on the llama's head_dim 64 with a
+    // second row tile of 8 rows, on float32's 4-wide vectors; the two-launch path where rows are not a multiple of 8
+    // and where the buffers are not aligned.
+    run_rotary_quantize(DType::BFloat16, 2, 8, 5, 3, 16, 0, rng);
+    run_rotary_quantize(DType::BFloat16, 1, 72, 4, 3, 64, 0, rng);
+    run_rotary_quantize(DType::Float32, 2, 8, 3, 2, 8, 0, rng);
+    run_rotary_quantize(DType::BFloat16, 2, 5, 3, 2, 16, 0, rng);
+    run_rotary_quantize(DType::BFloat16, 2, 8, 3, 2, 16, 2, rng);
     std::printf("%d checks over %zu activation cases, 13 abs_max and %d abs_max_current_scale calls, %zu normalization and cast "
-                "cases, 4 stacked casts, a multi-tensor cast, 3 SwiGLU and 4 rotary cases, %d failed\n", checks, cases.size(),
+                "cases, 4 stacked casts, a multi-tensor cast, 3 SwiGLU, 4 rotary and 5 rotary_quantize cases, %d failed\n", checks, cases.size(),
                 abs_max_scale_calls, norms.size(), failures);
     return failures == 0 ? 0 : 1;
 }

@@ -312,10 +312,16 @@ struct LayerNormLinearFunction : torch::autograd::Function<LayerNormLinearFuncti
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const LayerNormLinearState state = take<LayerNormLinearState>(ctx, "LayerNormLinear");
         const std::size_t outputs = state.split.active() ? 3 : 1;
-        const at::Tensor handed = !state.split.active() && state.plan.fp8
+        // A single output's FP8 gradient may come cast by the op it fed (the rotary's inverse under delayed scaling), or
+        // its scale (the amax hand-off).
+        const bool single_fp8 = !state.split.active() && state.plan.fp8 && state.output_grad_scale;
+        const std::optional<Fp8Tensor> handed_cast =
+            single_fp8 ? state.output_grad_scale->take_cast({grads[0]}, state.plan.fp8->grad_output) : std::nullopt;
+        const at::Tensor handed = single_fp8 && !handed_cast
                                       ? handed_scale_inv(state.output_grad_scale, {grads[0]}, state.plan.fp8->grad_output)
                                       : at::Tensor();
         const GemmGrads g = state.split.active() ? split_heads_backward(state, grads[0], grads[1], grads[2])
+                            : handed_cast        ? gemm_backward_quantized(state.plan, state.gemm, *handed_cast, at::Tensor())
                                                  : gemm_backward(state.plan, state.gemm, grads[0], handed);
         at::Tensor d_ln = g.dx;
         if (state.layernorm_output && grads[outputs].defined()) {
@@ -473,16 +479,20 @@ struct RotaryFunction : torch::autograd::Function<RotaryFunction> {
     }
 
     // Where the projection that made x asked for its output gradient's scale, the inverse rotation writes it (the amax
-    // hand-off) and delivers it with dx.
+    // hand-off) or, under delayed scaling, the gradient's FP8 cast itself, and delivers it with dx.
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
         NoAutocast no_autocast(c10::autocast_dispatch_keyset);
         const RotaryState s = take<RotaryState>(ctx, "Rotary");
         const at::Tensor dy = grads[0].contiguous();
         at::Tensor dx;
         if (const Fp8Quantizer* request = s.grad_scale ? s.grad_scale->request() : nullptr) {
-            TeOps::RotaryWithScale r = s.ops->rotary_handing_scale(dy, s.cos, s.sin, s.rotated_heads, /*inverse=*/true, *request);
+            TeOps::RotaryHandOver r = s.ops->rotary_handing_over(dy, s.cos, s.sin, s.rotated_heads, /*inverse=*/true, *request);
             dx = std::move(r.y);
-            if (r.scale_inv.defined()) s.grad_scale->deliver({dx}, r.scale_inv);
+            if (r.cast) {
+                s.grad_scale->deliver_cast({dx}, std::move(*r.cast));
+            } else if (r.scale_inv.defined()) {
+                s.grad_scale->deliver({dx}, r.scale_inv);
+            }
         } else {
             dx = s.ops->rotary(dy, s.cos, s.sin, s.rotated_heads, /*inverse=*/true);
         }
@@ -710,39 +720,63 @@ void GradientHandOver::deliver(const at::Tensor& dx, Handed handed) {
     if (request_ && request_->fp8) scale_changes_ = request_->fp8->context->scale_changes();
 }
 
-void ScaleHandOver::deliver(std::vector<at::Tensor> parts, const at::Tensor& scale_inv) {
+void ScaleHandOver::remember(std::vector<at::Tensor> parts) {
     parts_ = std::move(parts);
     versions_.clear();
     for (const at::Tensor& part : parts_) versions_.push_back(part._version());
-    scale_inv_ = scale_inv;
     if (request_) scale_changes_ = request_->context->scale_changes();
+}
+
+void ScaleHandOver::deliver(std::vector<at::Tensor> parts, const at::Tensor& scale_inv) {
+    remember(std::move(parts));
+    scale_inv_ = scale_inv;
+    cast_.reset();
+}
+
+void ScaleHandOver::deliver_cast(std::vector<at::Tensor> parts, Fp8Tensor cast) {
+    remember(std::move(parts));
+    scale_inv_ = at::Tensor();
+    cast_ = std::move(cast);
 }
 
 at::Tensor ScaleHandOver::take(const std::vector<at::Tensor>& parts, const Fp8Quantizer& quantizer) {
     if (!scale_inv_.defined()) return at::Tensor();
     const at::Tensor scale_inv = std::move(scale_inv_);
     scale_inv_ = at::Tensor();
+    return matches_delivery(parts, quantizer) ? scale_inv : at::Tensor();
+}
+
+std::optional<Fp8Tensor> ScaleHandOver::take_cast(const std::vector<at::Tensor>& parts, const Fp8Quantizer& quantizer) {
+    if (!cast_) return std::nullopt;
+    std::optional<Fp8Tensor> cast = std::move(cast_);
+    cast_.reset();
+    if (!matches_delivery(parts, quantizer)) return std::nullopt;
+    return cast;
+}
+
+bool ScaleHandOver::matches_delivery(const std::vector<at::Tensor>& parts, const Fp8Quantizer& quantizer) {
     const std::vector<at::Tensor> delivered = std::move(parts_);
     parts_.clear();
     // The slot asked for, its scales not updated since the delivery.
     if (!request_ || request_->context != quantizer.context || request_->pass != quantizer.pass || request_->slot != quantizer.slot ||
         quantizer.context->scale_changes() != scale_changes_) {
-        return at::Tensor();
+        return false;
     }
     // The very tensors delivered, unchanged: the same storage and memory, each laid out alike (or both row-major: a view
     // of another shape over the same elements, as a module's reshape makes), the version counter (shared by views)
     // where it was.
-    if (parts.size() != delivered.size()) return at::Tensor();
+    if (parts.size() != delivered.size()) return false;
     for (std::size_t i = 0; i < parts.size(); ++i) {
         const at::Tensor& a = parts[i];
         const at::Tensor& b = delivered[i];
+        if (!a.defined()) return false;
         const bool same_layout = (a.is_contiguous() && b.is_contiguous()) || (a.sizes() == b.sizes() && a.strides() == b.strides());
-        if (!a.defined() || !a.storage().is_alias_of(b.storage()) || a.data_ptr() != b.data_ptr() || a.numel() != b.numel() ||
+        if (!a.storage().is_alias_of(b.storage()) || a.data_ptr() != b.data_ptr() || a.numel() != b.numel() ||
             !same_layout || a._version() != versions_[i]) {
-            return at::Tensor();
+            return false;
         }
     }
-    return scale_inv;
+    return true;
 }
 
 std::optional<GradientHandOver::Handed> GradientHandOver::take(const at::Tensor& dy) {

@@ -66,20 +66,34 @@ private:
 // scale and staged amax before the consumer decides: where the consumer casts that very tensor after all (the wiring's
 // only case of a hand-over not taken), the scale and amax are the same and the refusal costs a launch; a cast of other
 // values would still see that amax in the slot's staging entry (recorded in the history under delayed scaling's
-// calibrating step), as a GradientHandOver's untaken delivery does.
+// calibrating step), as a GradientHandOver's untaken delivery does. Where the slot's scale is known before the pass
+// (delayed scaling) a producer may deliver the cast itself instead (deliver_cast: the rotary's inverse writing the qkv
+// projection's FP8 output gradient), taken under the same rules (take_cast); an untaken cast has recorded its amax in
+// the slot's staging entry, which the consumer's own cast of the same tensor records again.
 class ScaleHandOver {
 public:
     void ask(const Fp8Quantizer& quantizer) { request_ = quantizer; }
     const Fp8Quantizer* request() const { return request_ ? &*request_ : nullptr; }
     void deliver(std::vector<at::Tensor> parts, const at::Tensor& scale_inv);
-    // The scale_inv delivered for `parts` cast with `quantizer`, once; undefined when there is none for them.
+    void deliver_cast(std::vector<at::Tensor> parts, Fp8Tensor cast);
+    // The scale_inv delivered for `parts` cast with `quantizer`, once; undefined when there is none for them (or a cast
+    // was delivered: take_cast).
     at::Tensor take(const std::vector<at::Tensor>& parts, const Fp8Quantizer& quantizer);
+    // The cast delivered for `parts` with `quantizer`, once; nothing when there is none for them (or a scale was
+    // delivered: take).
+    std::optional<Fp8Tensor> take_cast(const std::vector<at::Tensor>& parts, const Fp8Quantizer& quantizer);
 
 private:
+    void remember(std::vector<at::Tensor> parts);
+    // Whether `parts` and `quantizer` are the very tensors and slot delivered for, the slot's scales not updated since;
+    // forgets the delivery's tensors either way.
+    bool matches_delivery(const std::vector<at::Tensor>& parts, const Fp8Quantizer& quantizer);
+
     std::optional<Fp8Quantizer> request_;
     std::vector<at::Tensor> parts_;
     std::vector<std::uint32_t> versions_;
     at::Tensor scale_inv_;
+    std::optional<Fp8Tensor> cast_;
     std::uint64_t scale_changes_ = 0;
 };
 

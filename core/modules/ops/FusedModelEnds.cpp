@@ -34,11 +34,11 @@ Misfit FusedOps::tokens_misfit(const at::Tensor& t, const char* what) const {
 }
 
 at::Tensor FusedOps::embedding_forward(const at::Tensor& table, const at::Tensor& positions, const at::Tensor& tokens) const {
-    // No position table (llama): the rows are a gather, LibTorch's embedding (one launch, as the kernel's would be).
-    if (!positions.defined()) return at::embedding(table, tokens).reshape({-1, table.size(1)});
+    // No position table (llama): the kernel gathers the rows alone, reading the tokens where they lie (LibTorch's
+    // embedding copies a narrowed token batch before its gather: two launches).
     Misfit m = matrix_misfit(table, "the token table");
     if (!m) m = tokens_misfit(tokens, "tokens");
-    if (!m &&
+    if (!m && positions.defined() &&
         (matrix_misfit(positions, "positions") || positions.scalar_type() != table.scalar_type() ||
          positions.size(0) != tokens.size(1) || positions.size(1) != table.size(1) || positions.device() != table.device())) {
         m = "the position table is not a row-major [seq, hidden] matrix of the token table's dtype on its device";

@@ -149,8 +149,8 @@ public:
     Fp8Tensor swiglu_backward_quantize(const at::Tensor& dy, const at::Tensor& in, const Fp8Quantizer& quantizer) const override;
 
     // FusedRotary.cpp
-    RotaryWithScale rotary_handing_scale(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
-                                         bool inverse, const Fp8Quantizer& quantizer) const override;
+    RotaryHandOver rotary_handing_over(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
+                                       bool inverse, const Fp8Quantizer& quantizer) const override;
     Misfit rotary_misfit(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads) const;
     at::Tensor rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
                       bool inverse) const override;

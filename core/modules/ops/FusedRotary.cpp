@@ -64,23 +64,32 @@ at::Tensor FusedOps::rotary(const at::Tensor& x, const at::Tensor& cos, const at
     return y;
 }
 
-// The rotation writing its output's FP8 scale for the cast that follows (current scaling, a calibrating step), where the
-// kernel takes x; otherwise rotary alone (its own fallback, if any) and no scale.
-TeOps::RotaryWithScale FusedOps::rotary_handing_scale(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                                                      std::int64_t rotated_heads, bool inverse, const Fp8Quantizer& quantizer) const {
-    if (rotary_misfit(x, cos, sin, rotated_heads) || !fresh_scale_cast(heads_rows(x), quantizer)) {
-        return {rotary(x, cos, sin, rotated_heads, inverse), at::Tensor()};
-    }
+// The rotation writing, for the cast that follows where the kernel takes x: its output's FP8 scale (current scaling, a
+// calibrating step: rotary_current_scale), or the cast itself with its transposed copy and amax (delayed scaling:
+// rotary_quantize); otherwise rotary alone (its own fallback, if any) and neither.
+TeOps::RotaryHandOver FusedOps::rotary_handing_over(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                                                    std::int64_t rotated_heads, bool inverse, const Fp8Quantizer& quantizer) const {
+    const bool fits = !rotary_misfit(x, cos, sin, rotated_heads);
+    const bool fresh = fits && fresh_scale_cast(heads_rows(x), quantizer);
+    const bool delayed = fits && !fresh && delayed_kernel_cast(heads_rows(x), quantizer);
+    if (!fresh && !delayed) return {rotary(x, cos, sin, rotated_heads, inverse), at::Tensor(), std::nullopt};
     at::Tensor y = at::empty_like(x);
-    const FreshScale f = fresh_scale_item(heads_rows(y), quantizer);
     const kernels::RotaryHeads heads{static_cast<std::size_t>(x.size(1)), static_cast<std::size_t>(x.size(2)),
                                      static_cast<std::size_t>(rotated_heads), inverse};
     const at::Tensor cos_read = cos.narrow(0, 0, x.size(1));
     const at::Tensor sin_read = sin.narrow(0, 0, x.size(1));
+    if (delayed) {
+        Fp8Tensor cast = empty_fp8(heads_rows(x), quantizer);
+        TEWB_KERNEL(x, (Tensors{x, cos_read, sin_read}), (Tensors{y, cast.data, cast.transposed}), rotary_quantize,
+                    heads_matrix(x), kernel_tensor(cos), kernel_tensor(sin), heads, heads_matrix(y), fp8_tensor(cast, quantizer));
+        hand_out_live_scale_inv(cast, quantizer);
+        return {y, at::Tensor(), std::move(cast)};
+    }
+    const FreshScale f = fresh_scale_item(heads_rows(y), quantizer);
     TEWB_KERNEL(x, (Tensors{x, cos_read, sin_read, f.slot_amax}), (Tensors{y, f.scale, f.own_scale_inv, f.slot_amax}),
                 rotary_current_scale, heads_matrix(x), kernel_tensor(cos), kernel_tensor(sin), heads, heads_matrix(y),
                 fresh_scale_target(f));
-    return {y, f.own_scale_inv};
+    return {y, f.own_scale_inv, std::nullopt};
 }
 
 }  // namespace tewb::fused_ops

@@ -207,15 +207,18 @@ public:
     virtual at::Tensor rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, std::int64_t rotated_heads,
                               bool inverse) const;
     // rotary whose output is next cast to FP8 with `quantizer` (llama's qkv output gradient, the inverse rotation's
-    // output): where that cast takes its scale from the tensor's amax (current scaling, delayed scaling's calibrating
-    // step) and the ops can, the rotation's own launch writes that scale into the slot (the amax hand-off,
-    // rotary_current_scale) and the cast's scale_inv comes back (undefined otherwise; the default: rotary alone).
-    struct RotaryWithScale {
+    // output), where the ops can do part of that cast in the rotation's own launch: where the cast takes its scale from the
+    // tensor's amax (current scaling, delayed scaling's calibrating step), the launch writes that scale into the slot (the
+    // amax hand-off, rotary_current_scale) and the cast's scale_inv comes back; where the slot's scale is known before the
+    // pass (delayed scaling), the launch writes the cast itself, with its transposed copy and amax (rotary_quantize), and
+    // it comes back. Neither otherwise (the default: rotary alone).
+    struct RotaryHandOver {
         at::Tensor y;
         at::Tensor scale_inv;
+        std::optional<Fp8Tensor> cast;
     };
-    virtual RotaryWithScale rotary_handing_scale(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                                                 std::int64_t rotated_heads, bool inverse, const Fp8Quantizer& quantizer) const;
+    virtual RotaryHandOver rotary_handing_over(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                                               std::int64_t rotated_heads, bool inverse, const Fp8Quantizer& quantizer) const;
     // Whether these ops run the causal attention of q, k, v themselves (attention_forward below): q [batch, seq, heads,
     // head_dim], k and v [batch, seq, kv_heads, head_dim] (grouped queries where kv_heads, a divisor of heads, is
     // fewer: query head h reads key/value head h / (heads / kv_heads), as LibTorch's enable_gqa), of one dtype and

@@ -22,9 +22,9 @@ at::Tensor TeOps::rotary(const at::Tensor& x, const at::Tensor& cos, const at::T
     return at::cat({out, x.narrow(2, rotated_heads, x.size(2) - rotated_heads)}, 2);
 }
 
-TeOps::RotaryWithScale TeOps::rotary_handing_scale(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                                                   std::int64_t rotated_heads, bool inverse, const Fp8Quantizer&) const {
-    return {rotary(x, cos, sin, rotated_heads, inverse), at::Tensor()};
+TeOps::RotaryHandOver TeOps::rotary_handing_over(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                                                 std::int64_t rotated_heads, bool inverse, const Fp8Quantizer&) const {
+    return {rotary(x, cos, sin, rotated_heads, inverse), at::Tensor(), std::nullopt};
 }
 
 }  // namespace tewb

@@ -3,7 +3,7 @@
 #include "tewb_kernels/entry_points.h"
 #include "tewb_kernels/tensor.h"
 
-// GPT's input: a token embedding plus a learned position embedding, rows = batch * seq.
+// A model's input: a token embedding plus (GPT) a learned position embedding, rows = batch * seq.
 //
 // tokens is an int64 tensor [batch, seq], read strided: row r's token is
 // tokens.data[(r / seq) * tokens.stride() + r % seq] (a trainer hands a narrow() of its [batch, seq + 1] token
@@ -22,7 +22,8 @@
 // within the bound embedding_backward states.
 TEWB_ENTRY_POINTS(
 // One launch: out[r, :] = table[token(r), :] + positions[r % seq, :], a float32 add rounded once to the
-// dtype (bit for bit the host twin's). 16-byte loads and stores where hidden is a multiple of 16 / element
+// dtype (bit for bit the host twin's). positions.data null: a model without learned positions (Llama's rotary
+// embeddings), out[r, :] = table[token(r), :] as stored; its shape and dtype are then not read. 16-byte loads and stores where hidden is a multiple of 16 / element
 // size and table, positions and out are 16-byte aligned; one element per thread elsewhere. rows == 0 does
 // nothing.
 void embedding_forward(const Tensor& tokens, const Tensor& table, const Tensor& positions, const Tensor& out, Stream stream);

@@ -47,4 +47,14 @@ void rotary(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryH
 // target's floats may not lie in x, cos, sin or y; no rows: the scale of amax 0.
 void rotary_current_scale(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryHeads& heads, const Tensor& y,
                           const CurrentScaleTarget& target, Stream stream);
+// The same output cast for an FP8 Linear whose scale is known before the pass (delayed scaling: llama's qkv output
+// gradient): y bit for bit rotary's, and fp8 ([rows, cols], E4M3 or E5M2, with fp8.transposed [cols, rows] and fp8.scale
+// required; fp8.amax optional, max |y| as stored combined into it) gets y as stored cast as cast_transpose_to_fp8 casts it
+// (the same bytes, transposed copy and amax). One launch where rotary_quantize_fits (rotary_call.h) holds — 64 x 64 tiles
+// whose FP8 bytes are staged in shared memory for the transposed copy: rows a multiple of 8, half a multiple of 16 /
+// sizeof(x), x and y 16-byte aligned, fp8 16 / sizeof(x)-byte and fp8.transposed 8-byte aligned, as the seed llama's
+// [3072, 1280] bfloat16 gradient is —; elsewhere rotary's launch and then cast_transpose_to_fp8 over y. fp8's bytes,
+// its transposed copy, scale and amax lie apart from each other and from x, cos, sin and y; no rows: nothing.
+void rotary_quantize(const Tensor& x, const Tensor& cos, const Tensor& sin, const RotaryHeads& heads, const Tensor& y,
+                     const Tensor& fp8, Stream stream);
 )
