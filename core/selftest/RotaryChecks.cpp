@@ -66,11 +66,14 @@ void rotary_case(Checks& check, at::ScalarType io, const RotaryCase& c) {
     }
 }
 
-// The amax hand-off (rotary_current_scale: the inverse rotation as llama's qkv output gradient) against rotary and then
-// abs_max_current_scale of y on the same GPU, bit for bit, twice (the second time with x a thousand times smaller).
-void rotary_current_scale_case(Checks& check, at::ScalarType io, const RotaryCase& c) {
-    const std::string shape = shape_text(c.batch * c.seq, c.heads * c.head_dim);
-    const auto bits = [](const at::Tensor& t) { return t.reshape({-1}).to(at::kFloat).view(at::kInt); };
+// The hand-over forms' inputs: the tables on the GPU, the inverse turn's heads, a random x of `io`.
+struct InverseSetUp {
+    RotaryTables tables;
+    kernels::RotaryHeads heads;
+    at::Tensor x;
+};
+
+InverseSetUp inverse_set_up(const RotaryCase& c, at::ScalarType io) {
     RotaryTables t = rotary_tables(c.seq, c.head_dim, 10000.0);
     t.cos = t.cos.to(at::kCUDA);
     t.sin = t.sin.to(at::kCUDA);
@@ -78,6 +81,18 @@ void rotary_current_scale_case(Checks& check, at::ScalarType io, const RotaryCas
                                      static_cast<std::size_t>(c.rotated), /*inverse=*/true};
     at::Tensor x = shifted(c, io);
     x.copy_(at::randn({c.batch, c.seq, c.heads, c.head_dim}, cuda()));
+    return {t, heads, x};
+}
+
+// The amax hand-off (rotary_current_scale: the inverse rotation as llama's qkv output gradient) against rotary and then
+// abs_max_current_scale of y on the same GPU, bit for bit, twice (the second time with x a thousand times smaller).
+void rotary_current_scale_case(Checks& check, at::ScalarType io, const RotaryCase& c) {
+    const std::string shape = shape_text(c.batch * c.seq, c.heads * c.head_dim);
+    const auto bits = [](const at::Tensor& t) { return t.reshape({-1}).to(at::kFloat).view(at::kInt); };
+    const InverseSetUp u = inverse_set_up(c, io);
+    const RotaryTables& t = u.tables;
+    const kernels::RotaryHeads& heads = u.heads;
+    at::Tensor x = u.x;
     for (const bool second : {false, true}) {
         if (second) x.div_(1000);
         const at::Tensor want_y = run_kernel(x, t, c, true);
@@ -102,13 +117,10 @@ void rotary_quantize_case(Checks& check, at::ScalarType io, const RotaryCase& c)
     const std::int64_t rows = c.batch * c.seq, cols = c.heads * c.head_dim;
     const std::string shape = shape_text(rows, cols);
     const auto bits = [](const at::Tensor& t) { return t.reshape({-1}).to(at::kFloat).view(at::kInt); };
-    RotaryTables t = rotary_tables(c.seq, c.head_dim, 10000.0);
-    t.cos = t.cos.to(at::kCUDA);
-    t.sin = t.sin.to(at::kCUDA);
-    const kernels::RotaryHeads heads{static_cast<std::size_t>(c.seq), static_cast<std::size_t>(c.heads),
-                                     static_cast<std::size_t>(c.rotated), /*inverse=*/true};
-    at::Tensor x = shifted(c, io);
-    x.copy_(at::randn({c.batch, c.seq, c.heads, c.head_dim}, cuda()));
+    const InverseSetUp u = inverse_set_up(c, io);
+    const RotaryTables& t = u.tables;
+    const kernels::RotaryHeads& heads = u.heads;
+    at::Tensor x = u.x;
     // scale and amax in one buffer, 16 bytes apart; each side its own.
     const auto fp8_of = [&](const at::Tensor& data, const at::Tensor& transposed, const at::Tensor& scalars) {
         kernels::Tensor f = kernels::input(data.data_ptr(), kernels::DType::Float8E5M2, static_cast<std::size_t>(rows),

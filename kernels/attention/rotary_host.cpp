@@ -9,7 +9,6 @@
 #include "attention/rotary_call.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
-#include "common/host_numbers.h"
 #include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/rotary.h"
@@ -75,26 +74,6 @@ void run(const detail::RotaryCall& a) {
     detail::note_launch();
 }
 
-// rotary_quantize's FP8 output from y as stored, as cast_transpose_to_fp8 writes it: the bytes, their transposed copy,
-// max |y| combined into amax as bits (a NaN wins).
-void quantize_stored_y(const detail::RotaryCall& a) {
-    const std::size_t rows = a.y.rows;
-    const std::size_t cols = a.y.cols;
-    const detail::Fp8Output& fp8 = a.fp8;
-    auto* q = static_cast<std::uint8_t*>(fp8.data);
-    const float s = *fp8.scale;
-    std::uint32_t local = 0;
-    std::vector<float> row(cols);
-    for (std::size_t r = 0; r < rows; ++r) {
-        detail::load_floats(a.y.data, a.y.dtype, r * cols, cols, row.data());
-        for (std::size_t c = 0; c < cols; ++c) {
-            q[r * cols + c] = detail::float_to_fp8(row[c] * s, fp8.type);
-            local = std::max(local, detail::abs_bits(row[c]));
-        }
-    }
-    if (fp8.amax != nullptr) *fp8.amax = detail::bits_float(std::max(detail::float_bits(*fp8.amax), local));
-    detail::transpose_bytes(q, rows, cols, static_cast<std::uint8_t*>(fp8.transposed));
-}
 
 }  // namespace
 
@@ -122,7 +101,7 @@ void rotary_quantize(const Tensor& x, const Tensor& cos, const Tensor& sin, cons
         return;
     }
     turn_rows(*a);
-    quantize_stored_y(*a);
+    detail::quantize_stored(a->y.data, a->y.dtype, a->y.rows, a->y.cols, a->fp8);
     detail::note_launch();
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/fp8_output.h"
 #include "common/host_numbers.h"
 
 namespace tewb::kernels::detail {
@@ -92,6 +93,25 @@ inline void combine_bits_max(std::atomic<std::uint32_t>& target, std::uint32_t b
     std::uint32_t seen = target.load(std::memory_order_relaxed);
     while (bits > seen && !target.compare_exchange_weak(seen, bits, std::memory_order_relaxed)) {
     }
+}
+
+// y [rows, cols] of `dtype` as stored, cast into fp8 as cast_transpose_to_fp8 casts it: the bytes fp8(y * scale[0]),
+// their transposed copy (fp8.transposed required), max |y| combined into fp8.amax as bits (a NaN wins; amax optional).
+// The twins of kernels that write a tensor and its FP8 cast in one pass.
+inline void quantize_stored(const void* y, DType dtype, std::size_t rows, std::size_t cols, const Fp8Output& fp8) {
+    auto* q = static_cast<std::uint8_t*>(fp8.data);
+    const float s = *fp8.scale;
+    std::uint32_t local = 0;
+    std::vector<float> row(cols);
+    for (std::size_t r = 0; r < rows; ++r) {
+        load_floats(y, dtype, r * cols, cols, row.data());
+        for (std::size_t c = 0; c < cols; ++c) {
+            q[r * cols + c] = float_to_fp8(row[c] * s, fp8.type);
+            local = std::max(local, abs_bits(row[c]));
+        }
+    }
+    if (fp8.amax != nullptr) *fp8.amax = bits_float(std::max(float_bits(*fp8.amax), local));
+    transpose_bytes(q, rows, cols, static_cast<std::uint8_t*>(fp8.transposed));
 }
 
 }  // namespace tewb::kernels::detail

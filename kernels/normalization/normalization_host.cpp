@@ -481,21 +481,7 @@ void backward_cast_dbias(const detail::LayerNormBackwardCastCall& call) {
 
 // The banded kernel's FP8 bytes: dx as stored, cast as cast_transpose_to_fp8 casts it, with its amax and transposed copy.
 void quantize_stored_dx(const LayerNormBackwardCall& a, const detail::Fp8Output& fp8) {
-    const std::size_t rows = a.x.rows;
-    const std::size_t hidden = a.x.cols;
-    auto* q = static_cast<std::uint8_t*>(fp8.data);
-    const float s = *fp8.scale;
-    std::uint32_t local = 0;
-    std::vector<float> row(hidden);
-    for (std::size_t r = 0; r < rows; ++r) {
-        detail::load_floats(a.dx.data, a.x.dtype, r * hidden, hidden, row.data());
-        for (std::size_t c = 0; c < hidden; ++c) {
-            q[r * hidden + c] = detail::float_to_fp8(row[c] * s, fp8.type);
-            local = std::max(local, detail::abs_bits(row[c]));
-        }
-    }
-    if (fp8.amax != nullptr) *fp8.amax = detail::bits_float(std::max(detail::float_bits(*fp8.amax), local));
-    detail::transpose_bytes(q, rows, hidden, static_cast<std::uint8_t*>(fp8.transposed));
+    detail::quantize_stored(a.dx.data, a.x.dtype, a.x.rows, a.x.cols, fp8);
 }
 
 // layer_norm_backward_quantize_dbias's work after its checks: on the banded kernel's order one launch (dx, the three

@@ -913,6 +913,24 @@ void run_swiglu(DType dtype, std::size_t rows, std::size_t cols, std::size_t off
     }
 }
 
+// The rotary kernels' float32 cos and sin tables [seq, half] of random angles.
+struct AngleTables {
+    std::size_t seq, half;
+    Buffer cos, sin;
+    AngleTables(std::size_t seq_, std::size_t half_, std::mt19937& rng)
+        : seq(seq_), half(half_), cos(seq_ * half_ * 4, 0), sin(seq_ * half_ * 4, 0) {
+        std::uniform_real_distribution<float> angle(-3.0f, 3.0f);
+        for (std::size_t i = 0; i < seq * half; ++i) {
+            const float a = angle(rng);
+            const float c = std::cos(a), s = std::sin(a);
+            std::memcpy(cos.data() + 4 * i, &c, 4);
+            std::memcpy(sin.data() + 4 * i, &s, 4);
+        }
+    }
+    Tensor cos_tensor() { return input(cos.data(), DType::Float32, seq, half); }
+    Tensor sin_tensor() { return input(sin.data(), DType::Float32, seq, half); }
+};
+
 // The rotary kernel (attention/rotary.cu) against its twin, bit for bit: `batch` sequences of `seq` positions, `heads`
 // heads of which `rotated` turn, head_dim `head_dim`, every buffer `offset` bytes past alignment; forward and inverse. Then
 // the amax hand-off (rotary_current_scale): y as rotary's and the scale of y, each side twice (the second time with x a
@@ -924,15 +942,8 @@ void run_rotary(DType dtype, std::size_t batch, std::size_t seq, std::size_t hea
     char where[160];
     std::snprintf(where, sizeof where, "rotary %s %zu x %zu, %zu of %zu heads turn, head_dim %zu, offset %zu",
                   dtype == DType::Float32 ? "float32" : "bfloat16", rows, cols, rotated, heads, head_dim, offset);
-    Buffer cos_table(seq * half * 4, 0), sin_table(seq * half * 4, 0);
-    std::uniform_real_distribution<float> angle(-3.0f, 3.0f);
-    for (std::size_t i = 0; i < seq * half; ++i) {
-        const float a = angle(rng);
-        const float c = std::cos(a), s = std::sin(a);
-        std::memcpy(cos_table.data() + 4 * i, &c, 4);
-        std::memcpy(sin_table.data() + 4 * i, &s, 4);
-    }
-    const Tensor cos_t = input(cos_table.data(), DType::Float32, seq, half), sin_t = input(sin_table.data(), DType::Float32, seq, half);
+    AngleTables tables(seq, half, rng);
+    const Tensor cos_t = tables.cos_tensor(), sin_t = tables.sin_tensor();
     for (const int variant : {0, 1, 2}) {  // 1: the copied heads hold the largest values; 2: a NaN in one of them
         if (variant == 2 && rotated == heads) continue;
         const bool values_largest = variant == 1;
@@ -984,8 +995,8 @@ void run_rotary(DType dtype, std::size_t batch, std::size_t seq, std::size_t hea
 // rotary_quantize (delayed scaling's FP8 form of the inverse rotation: llama's qkv output gradient) against its twin, bit
 // for bit: y, the FP8 bytes, their transposed copy and amax, forward and inverse turns, with values of both signs and
 // the copied heads holding the largest values once, a NaN in one of them once (without an amax); the twin's bytes are
-// also checked against cast_transpose_to_fp8 of its own y (the header's promise). Shapes with rows a multiple of 8 and half a multiple of the vector run the tiled
-// kernel; the others rotary's kernel and then the cast.
+// also checked against cast_transpose_to_fp8 of its own y (the header's promise). Shapes with rows a multiple of 8 and
+// half a multiple of the vector run the tiled kernel; the others rotary's kernel and then the cast.
 void run_rotary_quantize(DType dtype, std::size_t batch, std::size_t seq, std::size_t heads, std::size_t rotated,
                          std::size_t head_dim, std::size_t offset, std::mt19937& rng) {
     const std::size_t rows = batch * seq, cols = heads * head_dim, n = rows * cols, half = head_dim / 2;
@@ -993,15 +1004,8 @@ void run_rotary_quantize(DType dtype, std::size_t batch, std::size_t seq, std::s
     char where[176];
     std::snprintf(where, sizeof where, "rotary_quantize %s %zu x %zu, %zu of %zu heads turn, head_dim %zu, offset %zu",
                   dtype == DType::Float32 ? "float32" : "bfloat16", rows, cols, rotated, heads, head_dim, offset);
-    Buffer cos_table(seq * half * 4, 0), sin_table(seq * half * 4, 0);
-    std::uniform_real_distribution<float> angle(-3.0f, 3.0f);
-    for (std::size_t i = 0; i < seq * half; ++i) {
-        const float a = angle(rng);
-        const float c = std::cos(a), s = std::sin(a);
-        std::memcpy(cos_table.data() + 4 * i, &c, 4);
-        std::memcpy(sin_table.data() + 4 * i, &s, 4);
-    }
-    const Tensor cos_t = input(cos_table.data(), DType::Float32, seq, half), sin_t = input(sin_table.data(), DType::Float32, seq, half);
+    AngleTables tables(seq, half, rng);
+    const Tensor cos_t = tables.cos_tensor(), sin_t = tables.sin_tensor();
     for (const int variant : {0, 1, 2}) {  // 1: the copied heads hold the largest values; 2: a NaN in one of them, no amax
         if (variant == 2 && rotated == heads) continue;
         Buffer x(n * element, offset);
