@@ -611,6 +611,10 @@ int main(int argc, char** argv) {
             kernels::cast_transpose_to_fp8(kernel_tensor(x), fp8, on_stream());
         });
         rows.push_back({"cast_transpose_to_fp8 bf16 -> E4M3", shape, ct, 4.0 * r * h / (ct * 1e6), "GB/s", bandwidth_target});
+        kernels::Tensor plain = fp8;
+        plain.transposed = nullptr;
+        const double pc = time_ms([&] { kernels::cast_to_fp8(kernel_tensor(x), plain, on_stream()); });
+        rows.push_back({"cast_to_fp8 bf16 -> E4M3", shape, pc, 3.0 * r * h / (pc * 1e6), "GB/s", bandwidth_target});
         if (h == 768) {
             // llama's FP8 RMSNorm (rms_norm_quantize) at the seed's shape: the float32 residual stream normalised straight
             // to FP8 with its transposed copy and amax (the fast kernel's banded form). Reads 4 bytes an element, writes 2.
@@ -707,6 +711,19 @@ int main(int argc, char** argv) {
         });
         rows.push_back({"gelu_backward bf16 -> E4M3 + transpose + dbias", shape, gb, (6.0 * r * h + 4.0 * h) / (gb * 1e6), "GB/s",
                         bandwidth_target});
+        // te BF16's fc1 gradient (fc2's dgrad is a plain GEMM): dy and x read, dx written, the float32 bias gradient summed.
+        at::Tensor gelu_dx = at::empty({r, h}, cuda.dtype(at::kBFloat16));
+        const double gbf = time_ms([&] {
+            kernels::gelu_backward(kernel_tensor(out), kernel_tensor(x), kernel_tensor(gelu_dx), kernels::Tensor{}, kernel_tensor(dbias),
+                                   workspace_ref(gelu_workspace), on_stream());
+        });
+        rows.push_back({"gelu_backward bf16 + dbias (te BF16)", shape, gbf, (6.0 * r * h + 4.0 * h) / (gbf * 1e6), "GB/s",
+                        bandwidth_target});
+        // The element-wise forward (current scaling's GELU writes bfloat16 y, then casts it).
+        const double gf = time_ms([&] {
+            kernels::gelu_forward(kernel_tensor(x), kernel_tensor(gelu_dx), kernels::Tensor{}, on_stream());
+        });
+        rows.push_back({"gelu_forward bf16", shape, gf, (4.0 * r * h) / (gf * 1e6), "GB/s", bandwidth_target});
         // llama's MLP activation under FP8 (SwiGLU of width h: in [r, 2h]): the forward reads the gate and up halves and
         // writes the FP8 output with its transposed copy (no high-precision copy); the backward reads dy and both halves
         // and writes din's FP8 form with its transposed copy (fc1's dgrad and wgrad operands).

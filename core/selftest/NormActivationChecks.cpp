@@ -165,6 +165,25 @@ void gelu_case(Checks& check, at::ScalarType io, std::int64_t rows, std::int64_t
     check.exact("gelu_backward", "FP8 transposed dx", shape, dtype + " -> E5M2", dq_t, dq.t().contiguous());
     check.relative("gelu_backward", "dbias", shape, dtype, dbias, want_dx.sum(0), std::max(bound, kFloat32Bound));
     check.amax("gelu_backward", shape, dtype + " -> E5M2", damax, want_damax, kComputedAmaxBound);
+
+    // The forms without the transposed copy (te BF16's fc1 gradient: dx and dbias alone; an FP8 output alone; the plain
+    // forward) compute each value as the forms above do: their bits must match.
+    at::Tensor plain_out = poisoned({rows, cols}, io);
+    kernels::gelu_forward(kernel_tensor(x), kernel_tensor(plain_out), kernels::Tensor{}, kernel_stream());
+    check.exact("gelu_forward", "out, no FP8 = with FP8", shape, dtype, plain_out, out);
+    at::Tensor plain_dx = poisoned({rows, cols}, io);
+    at::Tensor plain_dbias = poisoned({cols}, at::kFloat);
+    kernels::gelu_backward(kernel_tensor(dy), kernel_tensor(x), kernel_tensor(plain_dx), kernels::Tensor{}, kernel_tensor(plain_dbias),
+                           workspace_ref(workspace), kernel_stream());
+    check.exact("gelu_backward", "dx, no FP8 = with FP8", shape, dtype, plain_dx, dx);
+    check.exact("gelu_backward", "dbias, no FP8 = with FP8", shape, dtype, plain_dbias, dbias);
+    at::Tensor only_q = poisoned_fp8({rows, cols});
+    at::Tensor only_amax = at::zeros({1}, cuda().dtype(at::kFloat));
+    kernels::gelu_backward(kernel_tensor(dy), kernel_tensor(x), kernels::Tensor{},
+                           fp8_out(only_q, at::Tensor{}, dscale_t, only_amax, kernels::Fp8Type::E5M2), kernels::Tensor{},
+                           kernels::Workspace{}, kernel_stream());
+    check.exact("gelu_backward", "FP8 dx, no transposed copy", shape, dtype + " -> E5M2", only_q, dq);
+    check.exact("gelu_backward", "amax, no transposed copy", shape, dtype + " -> E5M2", only_amax, damax);
 }
 
 // SwiGLU over in = [gate | up] against LibTorch's silu: y, its FP8 form with the transposed copy, amax.

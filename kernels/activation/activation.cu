@@ -1,12 +1,12 @@
 // GELU (tanh form) forward, and its backward fused with dbias and the FP8 cast + transpose of the result.
 // Forward: elementwise, one read and one write per element; with the FP8 output's transposed copy, a tiled
 // kernel that writes it from shared memory in the same launch. Backward: one pass over dy and x in
-// row-chunk x column-tile blocks, each thread walking a column so the column sums for dbias stay in a
-// register; the last block of each column tile sums the chunks (column_sum.cuh), in the same launch. With the
-// FP8 output's transposed copy, a tiled backward that stages the bytes in shared memory, so q_t is written in
-// whole 8-byte pieces rather than a byte per thread `rows` bytes apart.
+// row-chunk x 64-column tiles read in 16-byte vectors, the tile's g staged in shared memory for the column sums of
+// dbias (in row order) and the FP8 bytes for the transposed copy (written in whole 8-byte pieces); the last block of
+// each column tile sums the chunks (column_sum.cuh), in the same launch.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "activation/activation_call.h"
 #include "amax/current_scale_epilogue.cuh"
@@ -38,30 +38,6 @@ __device__ inline float gelu_derivative(float x) {
     return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
 }
 
-// fresh.scale set (q null then): current scaling's scale of out from the largest |y| as out stores it.
-__global__ void gelu_forward_kernel(const void* __restrict__ x, DType x_dtype, std::size_t n, void* out, DType out_dtype,
-                                    std::uint8_t* q, const float* scale, Fp8Type type, float* amax, CurrentScaleOut fresh) {
-    const float s = q != nullptr ? *scale : 1.0f;
-    unsigned local = 0;
-    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const float y = gelu(load(x, x_dtype, i));
-        if (out != nullptr) store(out, out_dtype, i, y);
-        if (q != nullptr) {
-            q[i] = fp8_from_float(y * s, type);
-            local = max(local, abs_bits(y));
-        } else if (fresh.scale != nullptr) {
-            local = max(local, abs_bits(as_stored_in(y, out_dtype)));
-        }
-    }
-    // One or the other: both share combine_block_amax's shared words (a *_current_scale call has no FP8 output).
-    if (q != nullptr) {
-        combine_block_amax(local, amax);
-    } else {
-        finish_current_scale(local, fresh);
-    }
-}
-
 // A thread's n (<= W) FP8 bytes of a row at q: one W-byte store where `vector` (q + at W-byte aligned, n == W), byte by
 // byte elsewhere.
 template <int W>
@@ -74,6 +50,67 @@ __device__ inline void store_fp8_piece(std::uint8_t* q, const std::uint8_t* byte
         }
     } else {
         for (int i = 0; i < n; ++i) q[i] = bytes[i];
+    }
+}
+
+// The forward without the FP8 output's transposed copy, elementwise, x's dtype fixed at compile time: a thread takes W
+// elements (one 16-byte vector of x; `vectors` of them, none where x is not 16-byte aligned), then the elements past the
+// last whole vector one by one. out (y in out_dtype) in one 16-byte store where it is x's dtype and aligned, element by
+// element elsewhere; q in one W-byte piece where aligned. fresh.scale set (q null then): current scaling's scale of out
+// from the largest |y| as out stores it.
+template <typename T>
+__global__ void gelu_forward_kernel(const T* __restrict__ x, std::size_t n, std::size_t vectors, void* out, DType out_dtype,
+                                    bool vector_out, std::uint8_t* q, bool vector_q, const float* scale, Fp8Type type, float* amax,
+                                    CurrentScaleOut fresh) {
+    constexpr int W = 16 / static_cast<int>(sizeof(T));
+    const float s = q != nullptr ? *scale : 1.0f;
+    unsigned local = 0;
+    const auto take = [&](float y) {
+        if (q != nullptr) {
+            local = max(local, abs_bits(y));
+        } else if (fresh.scale != nullptr) {
+            local = max(local, abs_bits(as_stored_in(y, out_dtype)));
+        }
+    };
+    const std::size_t items = vectors + (n - vectors * W);
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (std::size_t item = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < items; item += stride) {
+        if (item < vectors) {
+            const std::size_t at = item * W;
+            float y[W];
+            unpack(*reinterpret_cast<const uint4*>(x + at), y);
+#pragma unroll
+            for (int i = 0; i < W; ++i) {
+                y[i] = gelu(y[i]);
+                take(y[i]);
+            }
+            if (out != nullptr) {
+                if (vector_out) {
+                    *reinterpret_cast<uint4*>(static_cast<T*>(out) + at) = pack(y);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < W; ++i) store(out, out_dtype, at + i, y[i]);
+                }
+            }
+            if (q != nullptr) {
+                alignas(8) std::uint8_t bytes[W];
+#pragma unroll
+                for (int i = 0; i < W; ++i) bytes[i] = fp8_from_float(y[i] * s, type);
+                store_fp8_piece<W>(q + at, bytes, W, vector_q);
+            }
+        } else {
+            const std::size_t at = vectors * W + (item - vectors);
+            const float y = gelu(to_float(x[at]));
+            take(y);
+            if (out != nullptr) store(out, out_dtype, at, y);
+            if (q != nullptr) q[at] = fp8_from_float(y * s, type);
+        }
+    }
+    // One or the other: both share combine_block_amax's shared words (a *_current_scale call has no FP8 output).
+    if (q != nullptr) {
+        combine_block_amax(local, amax);
+    } else {
+        finish_current_scale(local, fresh);
     }
 }
 
@@ -166,56 +203,15 @@ __global__ void __launch_bounds__(kGeluTileThreads)
     combine_block_amax(local, amax);
 }
 
-// dbias (dbias.partial not null): the block's column sums over its chunk into dbias.partial[blockIdx.y, :], and
-// the last block of a column tile finishes the tile's sums unless dbias.out is null (column_sum.cuh). fresh.scale set (q
-// null then): current scaling's scale of dx from the largest |dx| as stored.
-__global__ void gelu_backward_kernel(const void* __restrict__ dy, const void* __restrict__ x, DType dtype, int rows, int cols,
-                                     int rows_per_chunk, void* dx, std::uint8_t* q, std::uint8_t* q_t, const float* scale,
-                                     Fp8Type type, float* amax, ColumnSumTarget dbias, CurrentScaleOut fresh) {
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    // In 64 bits: rows may come close to INT_MAX, where first + rows_per_chunk would overflow.
-    const int first = static_cast<int>(min(static_cast<long long>(rows), static_cast<long long>(blockIdx.y) * rows_per_chunk));
-    const int last = static_cast<int>(min(static_cast<long long>(rows), static_cast<long long>(first) + rows_per_chunk));
-    const float s = q != nullptr ? *scale : 1.0f;
-    unsigned local = 0;
-    float column_sum = 0.0f;
-    if (c < cols) {
-        for (int r = first; r < last; ++r) {
-            const std::size_t at = static_cast<std::size_t>(r) * cols + c;
-            const float g = load(dy, dtype, at) * gelu_derivative(load(x, dtype, at));
-            column_sum += g;
-            if (dx != nullptr) store(dx, dtype, at, g);
-            if (q != nullptr) {
-                const std::uint8_t v = fp8_from_float(g * s, type);
-                q[at] = v;
-                if (q_t != nullptr) q_t[static_cast<std::size_t>(c) * rows + r] = v;
-                local = max(local, abs_bits(g));
-            } else if (fresh.scale != nullptr) {
-                local = max(local, abs_bits(as_stored_in(g, dtype)));
-            }
-        }
-        if (dbias.partial != nullptr) dbias.partial[static_cast<std::size_t>(blockIdx.y) * cols + c] = column_sum;
-    }
-    if (dbias.partial != nullptr) {
-        const int c0 = static_cast<int>(blockIdx.x * blockDim.x);
-        finish_column_sum(dbias, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.y), cols, c0,
-                          min(static_cast<int>(blockDim.x), cols - c0));
-    }
-    // One or the other: both share combine_block_amax's shared words (a *_current_scale call has no FP8 output).
-    if (q != nullptr) {
-        combine_block_amax(local, amax);
-    } else {
-        finish_current_scale(local, fresh);
-    }
-}
-
-// The backward with the FP8 output's transposed copy, dy's and x's dtype fixed at compile time. A block takes 64
-// columns of one row chunk (the dbias partial row's rows, as gelu_backward_kernel's) in tiles of 32 rows: each
-// thread reads W elements of a row (16-byte vectors where the rows allow), writes dx and q there and leaves q's
-// bytes ([row][column], word stores) and g ([row][column]) in shared memory; then threads 64..127 each turn an 8 x 4
-// block of the bytes into 4 pieces of q_t (8 rows at one column, common/byte_transpose.cuh; byte by byte where not
-// whole or not 8-byte aligned), while threads 0..63 add their column's g over the tile's rows in row order, so the
-// partial row has the bits of gelu_backward_kernel and of the host twin.
+// The backward, dy's and x's dtype fixed at compile time (every form: dx, the FP8 output with or without its
+// transposed copy, dbias, current scaling's amax of dx as stored). A block takes 64 columns of one row chunk (the dbias
+// partial row's rows) in tiles of 32 rows: each thread reads W elements of a row (16-byte vectors where the rows allow),
+// writes dx and q there and leaves q's bytes ([row][column], word stores, when q_t is wanted) and g ([row][column], when
+// dbias is) in shared memory; then threads 64..127 each turn an 8 x 4 block of the bytes into 4 pieces of q_t (8 rows
+// at one column, common/byte_transpose.cuh; byte by byte where not whole or not 8-byte aligned), while threads 0..63 add
+// their column's g over the tile's rows in row order, so the partial row has the bits of the host twin. The forms
+// without q_t once had a kernel of their own, a thread walking a column of its chunk in 2-byte loads (the te BF16 step's
+// GELU backward); this one reads 16 bytes a thread.
 constexpr int kGeluBackwardTileRows = 32;
 
 template <typename T>
@@ -233,9 +229,9 @@ template <typename T>
 // At least 6 blocks per SM: ptxas (sm_90) gave the BF16 form 48 registers (5 blocks) without the bound, 40 and no spill
 // with it; 8 blocks (32 registers) spill.
 __global__ void __launch_bounds__(kGeluTileThreads, 6)
-    gelu_backward_transpose_kernel(const T* __restrict__ dy, const T* __restrict__ x, int rows, int cols, int rows_per_chunk, T* dx,
-                                   std::uint8_t* __restrict__ q, std::uint8_t* __restrict__ q_t, const float* __restrict__ scale,
-                                   Fp8Type type, float* amax, ColumnSumTarget dbias) {
+    gelu_backward_tiled_kernel(const T* __restrict__ dy, const T* __restrict__ x, int rows, int cols, int rows_per_chunk, T* dx,
+                               std::uint8_t* __restrict__ q, std::uint8_t* __restrict__ q_t, const float* __restrict__ scale,
+                               Fp8Type type, float* amax, ColumnSumTarget dbias, CurrentScaleOut fresh) {
     constexpr int W = 16 / static_cast<int>(sizeof(T));
     constexpr int kVecsPerRow = kGeluTile / W;
     constexpr int kRowsPerPass = kGeluTileThreads / kVecsPerRow;
@@ -245,7 +241,8 @@ __global__ void __launch_bounds__(kGeluTileThreads, 6)
                   "byte_transpose.cuh's tile; whole warps 64..127 take its blocks (transposed_block_of)");
     __shared__ __align__(4) std::uint8_t tile[R][kByteTilePitch];
     __shared__ float g_tile[R][kGeluTile + 1];
-    const float s = *scale;
+    const float s = q != nullptr ? *scale : 1.0f;
+    const bool sums = dbias.partial != nullptr;
     unsigned local = 0;
     float column_sum = 0.0f;
     const int thread = static_cast<int>(threadIdx.x);
@@ -293,16 +290,15 @@ __global__ void __launch_bounds__(kGeluTileThreads, 6)
                 for (int i = 0; i < W; ++i) {
                     g[i] = d[i] * gelu_derivative(g[i]);
                     out[i] = from_float<T>(g[i]);
-                    bytes[i] = fp8_from_float(g[i] * s, type);
                     if (i < n) {
-                        local = max(local, abs_bits(g[i]));
-                        g_tile[j][vec * W + i] = g[i];
+                        if (sums) g_tile[j][vec * W + i] = g[i];
+                        // FP8: the float32 g; current scaling: dx as stored.
+                        if (q != nullptr) {
+                            local = max(local, abs_bits(g[i]));
+                        } else if (fresh.scale != nullptr) {
+                            local = max(local, abs_bits(to_float(out[i])));
+                        }
                     }
-                }
-#pragma unroll
-                for (int w = 0; w < W / 4; ++w) {  // past the right edge: never written to q_t
-                    *reinterpret_cast<std::uint32_t*>(&tile[j][vec * W + 4 * w]) =
-                        *reinterpret_cast<const std::uint32_t*>(bytes + 4 * w);
                 }
                 if (dx != nullptr) {
                     if (vector_dx) {
@@ -311,11 +307,22 @@ __global__ void __launch_bounds__(kGeluTileThreads, 6)
                         for (int i = 0; i < n; ++i) dx[at + i] = out[i];
                     }
                 }
-                store_fp8_piece<W>(q + at, bytes, n, vector_q);
+                if (q != nullptr) {
+#pragma unroll
+                    for (int i = 0; i < W; ++i) bytes[i] = fp8_from_float(g[i] * s, type);
+                    if (q_t != nullptr) {
+#pragma unroll
+                        for (int w = 0; w < W / 4; ++w) {  // past the right edge: never written to q_t
+                            *reinterpret_cast<std::uint32_t*>(&tile[j][vec * W + 4 * w]) =
+                                *reinterpret_cast<const std::uint32_t*>(bytes + 4 * w);
+                        }
+                    }
+                    store_fp8_piece<W>(q + at, bytes, n, vector_q);
+                }
             }
         }
         __syncthreads();
-        if (thread >= kGeluTile && thread < kGeluTile + kBlocks) {
+        if (q_t != nullptr && thread >= kGeluTile && thread < kGeluTile + kBlocks) {
             const TransposedBlock blk = transposed_block_of(thread - kGeluTile);
             const int j0 = blk.part * 8;
             if (j0 < height) {
@@ -334,18 +341,23 @@ __global__ void __launch_bounds__(kGeluTileThreads, 6)
                 }
             }
         }
-        if (thread < kGeluTile) {
+        if (sums && thread < kGeluTile) {
             for (int j = 0; j < height; ++j) column_sum += g_tile[j][thread];
         }
         __syncthreads();
     }
-    if (dbias.partial != nullptr) {
+    if (sums) {
         if (thread < kGeluTile && c0 + thread < cols) {
             dbias.partial[static_cast<std::size_t>(blockIdx.y) * cols + c0 + thread] = column_sum;
         }
         finish_column_sum(dbias, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.y), cols, c0, min(kGeluTile, cols - c0));
     }
-    combine_block_amax(local, amax);
+    // One or the other: both share combine_block_amax's shared words (a *_current_scale call has no FP8 output).
+    if (q != nullptr) {
+        combine_block_amax(local, amax);
+    } else {
+        finish_current_scale(local, fresh);
+    }
 }
 
 template <typename T>
@@ -372,11 +384,26 @@ void launch_gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::si
         return;
     }
     const std::size_t n = rows * cols;
-    const int blocks = static_cast<int>(std::min<std::size_t>((n + kThreads - 1) / kThreads, kMaxBlocks));
-    gelu_forward_kernel<<<blocks, kThreads, 0, stream>>>(
-        x, x_dtype, n, out, out_dtype, fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr,
-        fp8 != nullptr ? fp8->scale : nullptr, fp8 != nullptr ? fp8->type : Fp8Type::E4M3, fp8 != nullptr ? fp8->amax : nullptr,
-        fresh);
+    auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
+    const float* scale = fp8 != nullptr ? fp8->scale : nullptr;
+    const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
+    float* amax = fp8 != nullptr ? fp8->amax : nullptr;
+    const auto aligned = [](const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
+    const auto launch = [&](auto* typed_x) {
+        using T = std::remove_cv_t<std::remove_pointer_t<decltype(typed_x)>>;
+        constexpr std::size_t W = 16 / sizeof(T);
+        const std::size_t vectors = aligned(x, 16) ? n / W : 0;
+        const bool vector_out = out_dtype == (sizeof(T) == 4 ? DType::Float32 : DType::BFloat16) && aligned(out, 16);
+        const std::size_t items = vectors + (n - vectors * W);
+        const int blocks = static_cast<int>(std::min<std::size_t>((items + kThreads - 1) / kThreads, kMaxBlocks));
+        gelu_forward_kernel<T><<<blocks, kThreads, 0, stream>>>(typed_x, n, vectors, out, out_dtype, vector_out, q, aligned(q, W),
+                                                                scale, type, amax, fresh);
+    };
+    if (x_dtype == DType::Float32) {
+        launch(static_cast<const float*>(x));
+    } else {
+        launch(static_cast<const __nv_bfloat16*>(x));
+    }
     check_last_launch(call);
 }
 
@@ -389,39 +416,28 @@ void launch_gelu_backward(const GeluBackwardCall& a, cudaStream_t stream) {
     const DType dbias_dtype = a.dbias.dtype;
     const int chunks = static_cast<int>(gelu_backward_chunks(rows));
     const int rows_per_chunk = static_cast<int>(gelu_backward_rows_per_chunk(rows));
-    const bool transposed = fp8 != nullptr && fp8->transposed != nullptr;
-    const std::size_t tile_columns = gelu_backward_column_tile(transposed);
-    static_assert(gelu_backward_column_tile(true) == kGeluTile && gelu_backward_column_tile(false) == kThreads);
-    const unsigned column_blocks = static_cast<unsigned>((cols + tile_columns - 1) / tile_columns);
+    static_assert(kGeluBackwardColumnTile == kGeluTile);
+    const unsigned column_blocks = static_cast<unsigned>((cols + kGeluBackwardColumnTile - 1) / kGeluBackwardColumnTile);
     const bool in_kernel = column_sum_in_kernel(column_blocks);
     ColumnSumTarget target;
     if (dbias != nullptr)
         target = ColumnSumTarget{static_cast<float*>(a.workspace.data), in_kernel ? dbias : nullptr, dbias_dtype};
-    if (transposed) {
-        const dim3 grid(column_blocks, static_cast<unsigned>(chunks));
-        auto* q = static_cast<std::uint8_t*>(fp8->data);
-        auto* q_t = static_cast<std::uint8_t*>(fp8->transposed);
-        if (a.x.dtype == DType::Float32) {
-            gelu_backward_transpose_kernel<float><<<grid, kGeluTileThreads, 0, stream>>>(
-                static_cast<const float*>(a.dy.data), static_cast<const float*>(a.x.data), static_cast<int>(rows),
-                static_cast<int>(cols), rows_per_chunk, static_cast<float*>(a.dx.data), q, q_t, fp8->scale, fp8->type, fp8->amax,
-                target);
-        } else {
-            gelu_backward_transpose_kernel<__nv_bfloat16><<<grid, kGeluTileThreads, 0, stream>>>(
-                static_cast<const __nv_bfloat16*>(a.dy.data), static_cast<const __nv_bfloat16*>(a.x.data), static_cast<int>(rows),
-                static_cast<int>(cols), rows_per_chunk, static_cast<__nv_bfloat16*>(a.dx.data), q, q_t, fp8->scale, fp8->type,
-                fp8->amax, target);
-        }
-        check_last_launch(call);
-        if (dbias != nullptr && !in_kernel) launch_column_sum(target.partial, chunks, cols, dbias, dbias_dtype, stream, call);
-        return;
+    const dim3 grid(column_blocks, static_cast<unsigned>(chunks));
+    auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
+    auto* q_t = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr;
+    const float* scale = fp8 != nullptr ? fp8->scale : nullptr;
+    const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
+    float* amax = fp8 != nullptr ? fp8->amax : nullptr;
+    const CurrentScaleOut fresh{a.fresh.numerator, a.fresh.scale, a.fresh.scale_inv, a.fresh.staging};
+    if (a.x.dtype == DType::Float32) {
+        gelu_backward_tiled_kernel<float><<<grid, kGeluTileThreads, 0, stream>>>(
+            static_cast<const float*>(a.dy.data), static_cast<const float*>(a.x.data), static_cast<int>(rows), static_cast<int>(cols),
+            rows_per_chunk, static_cast<float*>(a.dx.data), q, q_t, scale, type, amax, target, fresh);
+    } else {
+        gelu_backward_tiled_kernel<__nv_bfloat16><<<grid, kGeluTileThreads, 0, stream>>>(
+            static_cast<const __nv_bfloat16*>(a.dy.data), static_cast<const __nv_bfloat16*>(a.x.data), static_cast<int>(rows),
+            static_cast<int>(cols), rows_per_chunk, static_cast<__nv_bfloat16*>(a.dx.data), q, q_t, scale, type, amax, target, fresh);
     }
-    gelu_backward_kernel<<<dim3(column_blocks, static_cast<unsigned>(chunks)), kThreads, 0, stream>>>(
-        a.dy.data, a.x.data, a.x.dtype, static_cast<int>(rows), static_cast<int>(cols), rows_per_chunk, a.dx.data,
-        fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr,
-        fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr, fp8 != nullptr ? fp8->scale : nullptr,
-        fp8 != nullptr ? fp8->type : Fp8Type::E4M3, fp8 != nullptr ? fp8->amax : nullptr, target,
-        CurrentScaleOut{a.fresh.numerator, a.fresh.scale, a.fresh.scale_inv, a.fresh.staging});
     check_last_launch(call);
     if (dbias != nullptr && !in_kernel) launch_column_sum(target.partial, chunks, cols, dbias, dbias_dtype, stream, call);
 }

@@ -54,11 +54,8 @@ constexpr std::size_t gelu_backward_chunks(std::size_t rows) {
     return std::max<std::size_t>(1, (rows + per - 1) / per);
 }
 
-// The backward's column tile (a block's columns; the dbias arrival counters count these): 256 columns, one per
-// thread, or 64 for the tiled kernel that writes the FP8 output's transposed copy.
-constexpr std::size_t gelu_backward_column_tile(bool transposed) {
-    return transposed ? 64 : 256;
-}
+// The backward's column tile (a block's columns; the dbias arrival counters count these).
+constexpr std::size_t kGeluBackwardColumnTile = 64;
 
 std::optional<GeluForwardCall> gelu_forward_call(const char* call, const Tensor& x, const Tensor& out, const Tensor& fp8);
 std::optional<GeluBackwardCall> gelu_backward_call(const char* call, const Tensor& dy, const Tensor& x, const Tensor& dx,

@@ -146,7 +146,7 @@ void backward(const detail::GeluBackwardCall* a) {
         for (std::size_t c = 0; c < cols; ++c) total[c] += partial[k * cols + c];
     }
     detail::store_floats(dbias, dbias_dtype, 0, cols, total.data());
-    const std::size_t tile = detail::gelu_backward_column_tile(q_t != nullptr);
+    const std::size_t tile = detail::kGeluBackwardColumnTile;
     const int launches = detail::column_sum_launches((cols + tile - 1) / tile);
     for (int i = 0; i < launches; ++i) detail::note_launch();
 }

@@ -33,16 +33,45 @@ constexpr int kMaxGridY = 65535;
 // row of partial column sums: a small second stage (64 x cols floats) and still hundreds of blocks.
 constexpr int kDbiasMaxChunks = static_cast<int>(kCastTransposeDbiasMaxChunks);
 
+// A thread takes W = 16 / sizeof(T) elements: one 16-byte vector of x (`vectors` of them; none where x is not 16-byte
+// aligned) and their bytes in one W-byte store where out is W-byte aligned; then the elements past the last whole
+// vector one by one.
 template <typename T>
-__global__ void cast_kernel(const T* __restrict__ x, std::size_t n, const float* __restrict__ scale, std::uint8_t* __restrict__ out,
-                            Fp8Type type, float* amax) {
+__global__ void cast_kernel(const T* __restrict__ x, std::size_t n, std::size_t vectors, const float* __restrict__ scale,
+                            std::uint8_t* __restrict__ out, bool vector_out, Fp8Type type, float* amax) {
+    constexpr int W = 16 / static_cast<int>(sizeof(T));
     const float s = *scale;
     unsigned local = 0;
+    const std::size_t items = vectors + (n - vectors * W);
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const float v = to_float(x[i]);
-        local = max(local, abs_bits(v));
-        out[i] = fp8_from_float(v * s, type);
+    for (std::size_t item = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < items; item += stride) {
+        if (item < vectors) {
+            const std::size_t at = item * W;
+            const uint4 raw = *reinterpret_cast<const uint4*>(x + at);
+            const T* v = reinterpret_cast<const T*>(&raw);
+            alignas(8) std::uint8_t bytes[W];
+#pragma unroll
+            for (int i = 0; i < W; ++i) {
+                const float f = to_float(v[i]);
+                local = max(local, abs_bits(f));
+                bytes[i] = fp8_from_float(f * s, type);
+            }
+            if (vector_out) {
+                if constexpr (W == 8) {
+                    *reinterpret_cast<uint2*>(out + at) = *reinterpret_cast<const uint2*>(bytes);
+                } else {
+                    *reinterpret_cast<std::uint32_t*>(out + at) = *reinterpret_cast<const std::uint32_t*>(bytes);
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < W; ++i) out[at + i] = bytes[i];
+            }
+        } else {
+            const std::size_t at = vectors * W + (item - vectors);
+            const float f = to_float(x[at]);
+            local = max(local, abs_bits(f));
+            out[at] = fp8_from_float(f * s, type);
+        }
     }
     combine_block_amax(local, amax);
 }
@@ -188,14 +217,18 @@ dim3 tile_grid(std::size_t rows, std::size_t cols) {
     return dim3(tiles_x, tiles_y);
 }
 
-template <typename T>
-void cast_typed(const void* x, std::size_t n, const float* scale, void* out, Fp8Type type, float* amax, cudaStream_t stream) {
-    const int blocks = static_cast<int>(std::min<std::size_t>((n + kThreads - 1) / kThreads, kMaxBlocks));
-    cast_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(x), n, scale, static_cast<std::uint8_t*>(out), type, amax);
-}
-
 bool aligned(const void* p, std::size_t bytes) {
     return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+}
+
+template <typename T>
+void cast_typed(const void* x, std::size_t n, const float* scale, void* out, Fp8Type type, float* amax, cudaStream_t stream) {
+    constexpr std::size_t W = 16 / sizeof(T);
+    const std::size_t vectors = aligned(x, 16) ? n / W : 0;
+    const std::size_t items = vectors + (n - vectors * W);
+    const int blocks = static_cast<int>(std::min<std::size_t>((items + kThreads - 1) / kThreads, kMaxBlocks));
+    cast_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(x), n, vectors, scale, static_cast<std::uint8_t*>(out),
+                                                    aligned(out, W), type, amax);
 }
 
 // Launches the cast + transpose of x read through `source` and returns its grid; `x_fits`: x's rows may be read 16 bytes

@@ -894,9 +894,9 @@ private Q_SLOTS:
     }
 
     void geluBackwardDbiasLaunchesFollowTheColumnTiles() {
-        // The chunk sums finish in the kernel's launch while the grid has at most 2048 column tiles of 256
+        // The chunk sums finish in the kernel's launch while the grid has at most 2048 column tiles of 64
         // (common/column_sum_rule.h), and take a launch of their own past that; the sums are the same.
-        for (const auto& [cols, want] : {std::pair<std::size_t, std::uint64_t>{2048 * 256, 1}, {2048 * 256 + 1, 2}}) {
+        for (const auto& [cols, want] : {std::pair<std::size_t, std::uint64_t>{2048 * 64, 1}, {2048 * 64 + 1, 2}}) {
             const std::size_t rows = 2;
             std::mt19937 rng(53);
             Buffer x = random_tensor(DType::BFloat16, rows * cols, rng, 0.0f, 2.0f);

@@ -1,14 +1,14 @@
 // CUDA sources run on the CPU (tests/kernels/emulated_cuda: a block of std::threads, blocks one after another) against
 // their host twins on the same inputs:
-//   - kernels/activation/activation.cu's GELU backward, the column-walking kernel and the tiled one that writes the FP8
-//     output's transposed copy through shared memory, with and without dx and dbias, float32 and bfloat16, aligned and
-//     not, at shapes around the tiles' edges (40 and 65 rows: chunks of 24 rows, the last one short and, at 65, ragged)
+//   - kernels/activation/activation.cu's GELU backward (the tiled kernel: with the FP8 output and its transposed copy
+//     staged through shared memory, with the FP8 output alone, without one), with and without dx and dbias, float32 and
+//     bfloat16, aligned and not, at shapes around the tiles' edges (40 and 65 rows: chunks of 24 rows, the last one short and, at 65, ragged)
 //     and past 32768 rows (a chunk of two tiles); its forward on the same x;
 //   - kernels/amax/amax.cu (one launch, the scratch word cleared for the next call);
 //   - kernels/normalization: LayerNorm's and RMSNorm's forward (FP8, with and without the transposed copy) and backward
 //     (with dresidual; LayerNorm's hand-over forms cast_dbias and quantize_dbias), on the fast kernels (1, 4 and 8 warps
 //     a row, float32 and bfloat16) and the plain ones (ragged or unaligned rows), fewer and more than 256 partial rows;
-//   - kernels/cast (cast.cu, cast_dbias.cu): cast + transpose with and without dbias, cast_dbias, on the same x; the
+//   - kernels/cast (cast.cu, cast_dbias.cu): the plain cast, cast + transpose with and without dbias, cast_dbias, on the same x; the
 //     stacked casts of qkv's gradient from three strided parts (stacked_cast_dbias, stacked_cast_transpose_dbias_to_fp8);
 //   - kernels/activation/swiglu.cu: SwiGLU's forward and backward with their FP8 forms, with and without the transposed copy;
 //   - kernels/attention/rotary.cu: the rotary embeddings, forward and inverse, their amax hand-off, and rotary_quantize
@@ -104,6 +104,7 @@ struct Case {
     DType dbias_dtype;
     std::size_t offset;    // bytes every input and output starts past 64-byte alignment (the unvectorised paths)
     std::size_t q_offset;  // bytes the FP8 outputs start past it (q_t's pieces not 8-byte aligned)
+    bool fp8 = true;       // false: no FP8 output (te BF16's GELU backward: dx and dbias only)
 };
 
 int failures = 0;
@@ -111,8 +112,8 @@ int checks = 0;
 
 std::string describe(const Case& c) {
     char text[200];
-    std::snprintf(text, sizeof text, "%s %zu x %zu, dx %d, transposed %d, dbias %d (%s), offset %zu, fp8 offset %zu",
-                  c.dtype == DType::Float32 ? "float32" : "bfloat16", c.rows, c.cols, c.dx, c.transposed, c.dbias,
+    std::snprintf(text, sizeof text, "%s %zu x %zu, dx %d, fp8 %d, transposed %d, dbias %d (%s), offset %zu, fp8 offset %zu",
+                  c.dtype == DType::Float32 ? "float32" : "bfloat16", c.rows, c.cols, c.dx, c.fp8, c.transposed, c.dbias,
                   c.dbias_dtype == DType::Float32 ? "float32" : "bfloat16", c.offset, c.q_offset);
     return text;
 }
@@ -150,10 +151,13 @@ void run(const Case& c, std::mt19937& rng) {
     Outputs gpu(c, element), twin(c, element);
     const auto call = [&](Outputs& o, auto&& entry_point) {
         const Tensor dx = c.dx ? input(o.dx.data(), c.dtype, c.rows, c.cols) : Tensor{};
-        Tensor fp8 = input(o.q.data(), DType::Float8E4M3, c.rows, c.cols);
-        fp8.scale = const_cast<float*>(&scale);
-        fp8.amax = &o.amax;
-        if (c.transposed) fp8.transposed = o.q_t.data();
+        Tensor fp8;
+        if (c.fp8) {
+            fp8 = input(o.q.data(), DType::Float8E4M3, c.rows, c.cols);
+            fp8.scale = const_cast<float*>(&scale);
+            fp8.amax = &o.amax;
+            if (c.transposed) fp8.transposed = o.q_t.data();
+        }
         const Tensor dbias = c.dbias ? input(o.dbias.data(), c.dbias_dtype, 1, c.cols) : Tensor{};
         const Workspace workspace{c.dbias ? o.workspace.data() : nullptr, c.dbias ? o.workspace.bytes : 0};
         entry_point(input(dy.data(), c.dtype, c.rows, c.cols), input(x.data(), c.dtype, c.rows, c.cols), dx, fp8, dbias,
@@ -161,7 +165,7 @@ void run(const Case& c, std::mt19937& rng) {
     };
     call(gpu, [](auto&&... a) { gelu_backward(a...); });
     call(twin, [](auto&&... a) { host::gelu_backward(a...); });
-    expect(gpu.q.same_as(twin.q), c, "q differs from the host twin's");
+    expect(gpu.q.same_as(twin.q), c, "q differs from the host twin's (or was written without an FP8 output)");
     expect(gpu.q.guards_intact(), c, "q written outside it");
     if (c.transposed) {
         expect(gpu.q_t.same_as(twin.q_t), c, "q_t differs from the host twin's (or was left unwritten)");
@@ -175,7 +179,7 @@ void run(const Case& c, std::mt19937& rng) {
         expect(gpu.dbias.same_as(twin.dbias), c, "dbias differs from the host twin's (the chunks' order)");
         expect(gpu.dbias.guards_intact(), c, "dbias written outside it");
     }
-    expect(std::memcmp(&gpu.amax, &twin.amax, 4) == 0 && gpu.amax > 0.0f, c, "amax differs from the host twin's");
+    expect(std::memcmp(&gpu.amax, &twin.amax, 4) == 0 && (gpu.amax > 0.0f) == c.fp8, c, "amax differs from the host twin's");
 
     // The forward on the same x (its FP8 output's transposed copy: the 64 x 64 tiled kernel; without it, elementwise),
     // but for the tall case, which adds nothing to it.
@@ -183,10 +187,13 @@ void run(const Case& c, std::mt19937& rng) {
     Outputs forward_gpu(c, element), forward_twin(c, element);
     const auto forward = [&](Outputs& o, auto&& entry_point) {
         const Tensor out = c.dx ? input(o.dx.data(), c.dtype, c.rows, c.cols) : Tensor{};
-        Tensor fp8 = input(o.q.data(), DType::Float8E4M3, c.rows, c.cols);
-        fp8.scale = const_cast<float*>(&scale);
-        fp8.amax = &o.amax;
-        if (c.transposed) fp8.transposed = o.q_t.data();
+        Tensor fp8;
+        if (c.fp8) {
+            fp8 = input(o.q.data(), DType::Float8E4M3, c.rows, c.cols);
+            fp8.scale = const_cast<float*>(&scale);
+            fp8.amax = &o.amax;
+            if (c.transposed) fp8.transposed = o.q_t.data();
+        }
         entry_point(input(x.data(), c.dtype, c.rows, c.cols), out, fp8, Stream{});
     };
     forward(forward_gpu, [](auto&&... a) { gelu_forward(a...); });
@@ -204,7 +211,7 @@ void run(const Case& c, std::mt19937& rng) {
     // The amax hand-off (gelu_forward_current_scale, gelu_backward_current_scale): where dx is kept and there is no FP8
     // output, each side calls both twice, the second time on inputs a thousand times smaller (a scratch word the first call
     // left set would keep its amax); dx or out, dbias and current scaling's scale, scale_inv and staging bit for bit.
-    if (!c.dx || c.transposed || n > 64 * 1024) return;  // the larger cases add no kernel shape here, only emulation time
+    if (!c.dx || !c.fp8 || c.transposed || n > 64 * 1024) return;  // the larger cases add no kernel shape here, only emulation time
     Buffer dy_small(n * element, c.offset), x_small(n * element, c.offset);
     for (std::size_t i = 0; i < n; ++i) {
         for (auto [from, to] : {std::pair{&dy, &dy_small}, std::pair{&x, &x_small}}) {
@@ -726,8 +733,14 @@ void run_norm(const NormCase& c, std::mt19937& rng) {
              {&NormOutputs::dx, &NormOutputs::dgamma, &NormOutputs::q, &NormOutputs::q_t}, true);
     }
 
-    // The casts of x itself (cast.cu, cast_dbias.cu): cast + transpose with and without the bias gradient, and
-    // cast_dbias to bfloat16.
+    // The casts of x itself (cast.cu, cast_dbias.cu): the plain cast (16-byte vectors, element by element for the tail
+    // and where x is not aligned), cast + transpose with and without the bias gradient, and cast_dbias to bfloat16.
+    both("cast_to_fp8",
+         [&](NormOutputs& o, bool gpu) {
+             const auto f = gpu ? &cast_to_fp8 : &host::cast_to_fp8;
+             f(tensor(x, c.x_dtype, rows, hidden), fp8_of(o, false), Stream{});
+         },
+         {&NormOutputs::q}, true);
     both("cast_transpose_to_fp8",
          [&](NormOutputs& o, bool gpu) {
              const auto f = gpu ? &cast_transpose_to_fp8 : &host::cast_transpose_to_fp8;
@@ -1072,7 +1085,10 @@ int main(int argc, char** argv) {
             cases.push_back({dtype, rows, cols, true, true, true, DType::Float32, 0, 0});
             cases.push_back({dtype, rows, cols, false, true, true, DType::BFloat16, 0, 0});
             cases.push_back({dtype, rows, cols, true, true, false, DType::Float32, element, 1});
-            cases.push_back({dtype, rows, cols, true, false, true, DType::Float32, 0, 0});  // the column-walking kernel
+            cases.push_back({dtype, rows, cols, true, false, true, DType::Float32, 0, 0});  // FP8 without the transposed copy
+            // te BF16's form: dx and dbias, no FP8 output (aligned, and unaligned: element-wise loads and stores).
+            cases.push_back({dtype, rows, cols, true, false, true, DType::Float32, 0, 0, false});
+            if (rows == 40) cases.push_back({dtype, rows, cols, true, false, true, DType::BFloat16, element, 0, false});
         }
     }
     // Past 32768 rows a chunk holds more than 32 rows (40 here, 820 chunks): the tiled kernel's second tile of a chunk.
