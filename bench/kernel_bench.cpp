@@ -626,6 +626,14 @@ int main(int argc, char** argv) {
             });
             rows.push_back({"rms_norm_forward fp32 x -> E4M3 + transposed (llama's FP8 RMSNorm)", shape, rq, 6.0 * r * h / (rq * 1e6),
                             "GB/s", bandwidth_target});
+            // gpt's FP8 LayerNorm (qkv's and fc1's input under delayed scaling): the same read and writes, mean and rstd saved.
+            at::Tensor mean32 = at::empty({r}, cuda);
+            const double lq = time_ms([&] {
+                kernels::layer_norm_forward(kernel_tensor(x32), kernel_tensor(gamma), kernel_tensor(beta), 1e-5f, kernels::Tensor{}, fp8,
+                                            kernel_tensor(mean32), kernel_tensor(rstd32), on_stream());
+            });
+            rows.push_back({"layer_norm_forward fp32 x -> E4M3 + transposed (gpt's FP8 LayerNorm)", shape, lq, 6.0 * r * h / (lq * 1e6),
+                            "GB/s", bandwidth_target});
             // llama's proj and down projection under current scaling: the RMSNorm backward over the float32 residual stream that
             // also writes dx's scale (rms_norm_backward_current_scale), against the backward and then abs_max_current_scale
             // over dx. The same bits (the self-test's rows); the target, 1, is "not slower".

@@ -67,25 +67,42 @@ __device__ inline int head_ld(const Geometry& g) {
     return g.head_dim + static_cast<int>(kAttentionPadBf16);
 }
 
-// The sequence's rows of one head into shared memory [padded_seq, head_ld], rows past seq zero. All threads.
+// The sequence's rows of one head into shared memory [padded_seq, head_ld], rows past seq zero. All threads. A thread
+// issues up to kLoadBatch 16-byte loads before its first store (its chunks idx, idx + blockDim.x, ...: the seed's
+// 96 rows of 64 take 6 a thread, one batch), so it waits for memory once per batch rather than once per chunk: with a
+// load and its shared-memory store one after another, each store waited for its load before the next load could issue.
+// 6, not more: a batch of 8 took the plain backward from 48 to 124 registers (80 with 6), which would bind the blocks
+// per SM at short sequences, where shared memory allows more than 3.
+constexpr int kLoadBatch = 6;
+
 __device__ void load_head(const Rows& m, const Geometry& g, int b, int h, bf16* out) {
     const int chunks = g.head_dim / 8;  // 16-byte chunks of a row (head_dim is a multiple of 16)
-    for (int idx = threadIdx.x; idx < g.padded_seq * chunks; idx += blockDim.x) {
-        const int i = idx / chunks;
-        const int c = idx % chunks * 8;
-        uint4 value = make_uint4(0, 0, 0, 0);
-        if (i < g.seq) {
-            const bf16* src = m.data + row_start(m, g, b, h, i) + c;
-            if (m.vector) {
-                value = *reinterpret_cast<const uint4*>(src);
-            } else {
-                alignas(16) bf16 e[8];
+    const int total = g.padded_seq * chunks;
+    const int step = static_cast<int>(blockDim.x);
+    for (int first = threadIdx.x; first < total; first += kLoadBatch * step) {
+        uint4 values[kLoadBatch];
 #pragma unroll
-                for (int t = 0; t < 8; ++t) e[t] = src[t];
-                value = *reinterpret_cast<const uint4*>(e);
+        for (int t = 0; t < kLoadBatch; ++t) {
+            const int idx = first + t * step;
+            const int i = idx / chunks;
+            values[t] = make_uint4(0, 0, 0, 0);
+            if (idx < total && i < g.seq) {
+                const bf16* src = m.data + row_start(m, g, b, h, i) + idx % chunks * 8;
+                if (m.vector) {
+                    values[t] = *reinterpret_cast<const uint4*>(src);
+                } else {
+                    alignas(16) bf16 e[8];
+#pragma unroll
+                    for (int u = 0; u < 8; ++u) e[u] = src[u];
+                    values[t] = *reinterpret_cast<const uint4*>(e);
+                }
             }
         }
-        *reinterpret_cast<uint4*>(out + i * head_ld(g) + c) = value;
+#pragma unroll
+        for (int t = 0; t < kLoadBatch; ++t) {
+            const int idx = first + t * step;
+            if (idx < total) *reinterpret_cast<uint4*>(out + idx / chunks * head_ld(g) + idx % chunks * 8) = values[t];
+        }
     }
 }
 

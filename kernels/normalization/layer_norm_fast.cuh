@@ -100,12 +100,25 @@ __device__ inline float group_sum(float v) {
     }
 }
 
+// Thread t's share of the row at `base` into registers (v), as load_row reads it, and nothing else: a prefetch.
+template <typename T, int VECS, int WARPS>
+__device__ __forceinline__ void load_row_values(const T* __restrict__ x, std::size_t base, int hidden, int t,
+                                                float (&v)[VECS][kWidth<T>]) {
+    constexpr int W = kWidth<T>;
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        const int c = (k * 32 * WARPS + t) * W;
+        if (c < hidden) load_any<W>(x, dtype_of<T>(), base + c, v[k]);
+    }
+}
+
 // Thread t's share of the row at `base` into registers (v), and the row's mean and rstd: the mean, then the
 // variance of v - mean (two passes over the registers, float32), rstd = rsqrt(variance + eps). Both forward
 // kernels start a row with it. kRms (RMSNorm): mean 0 and no pass for it; the squares as fused multiply-adds
 // (__fmaf_rn, so that nvcc's contraction cannot differ from the host twin's std::fma) and rstd = 1 / sqrt(mean
 // square + eps), correctly rounded as RMSNorm's plain kernel and twin take it.
-template <typename T, int VECS, int WARPS, bool kRms = false>
+// kLoaded: v already holds the row (load_row_values: a prefetch), only the statistics are computed.
+template <typename T, int VECS, int WARPS, bool kRms = false, bool kLoaded = false>
 __device__ __forceinline__ void load_row(const T* __restrict__ x, std::size_t base, int hidden, float eps, int t,
                                          float (&v)[VECS][kWidth<T>], float& mean, float& rstd) {
     constexpr int W = kWidth<T>;
@@ -115,7 +128,7 @@ __device__ __forceinline__ void load_row(const T* __restrict__ x, std::size_t ba
     for (int k = 0; k < VECS; ++k) {
         const int c = (k * kGroupThreads + t) * W;
         if (c < hidden) {
-            load_any<W>(x, dtype_of<T>(), base + c, v[k]);
+            if constexpr (!kLoaded) load_any<W>(x, dtype_of<T>(), base + c, v[k]);
             if constexpr (!kRms) {
 #pragma unroll
                 for (int j = 0; j < W; ++j) sum += v[k][j];
@@ -238,18 +251,19 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
 // stage[0, hidden). Only the FP8 writes differ from layer_norm_forward's loop body, which stays a loop of
 // its own: building that kernel on this function allocated its registers differently (up to 73 where it
 // takes 64). With WARPS > 1 every thread of the block calls it (group_sum synchronizes).
-template <typename T, int VECS, int WARPS, bool kRms>
+// kLoaded: v holds the row already (the caller's prefetch); else it is loaded here.
+template <typename T, int VECS, int WARPS, bool kRms, bool kLoaded>
 __device__ inline void forward_row_staged(const T* __restrict__ x, const void* __restrict__ gamma, const void* __restrict__ beta,
                                           DType param_dtype, int row, int hidden, float eps, void* out, DType out_dtype,
                                           std::uint8_t* __restrict__ q, float s, Fp8Type type, unsigned& local,
-                                          float* __restrict__ mean_out, float* __restrict__ rstd_out, std::uint8_t* stage, int t) {
+                                          float* __restrict__ mean_out, float* __restrict__ rstd_out, std::uint8_t* stage, int t,
+                                          float (&v)[VECS][kWidth<T>]) {
     constexpr int W = kWidth<T>;
     constexpr int kGroupThreads = 32 * WARPS;
     const std::size_t base = static_cast<std::size_t>(row) * hidden;
-    float v[VECS][W];
     float mean = 0.0f;
     float rstd = 0.0f;
-    load_row<T, VECS, WARPS, kRms>(x, base, hidden, eps, t, v, mean, rstd);
+    load_row<T, VECS, WARPS, kRms, kLoaded>(x, base, hidden, eps, t, v, mean, rstd);
 #pragma unroll
     for (int k = 0; k < VECS; ++k) {
         const int c = (k * kGroupThreads + t) * W;
@@ -296,15 +310,45 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
     constexpr int kGroupThreads = 32 * WARPS;
     const int group = threadIdx.x / kGroupThreads;
     const int t = threadIdx.x % kGroupThreads;
+    constexpr bool kPrefetch = layer_norm_forward_prefetches(VECS, kWidth<T>);
     const float s = *scale;
     unsigned local = 0;
     const int bands = (rows + band_rows - 1) / band_rows;
+    // A group's rows in turn: r0 + i for i = group, group + groups, ... of each of the block's bands. kPrefetch: the next
+    // of them is loaded before the current row's work (its statistics, stores and FP8 bytes), so a group waits for
+    // memory about once per band rather than once per row; each row's arithmetic is the same.
+    const auto has_row = [&](int band, int i) { return band < bands && i < band_rows && band * band_rows + i < rows; };
+    float v[VECS][kWidth<T>];
+    if constexpr (kPrefetch) {
+        if (has_row(static_cast<int>(blockIdx.x), group)) {
+            load_row_values<T, VECS, WARPS>(x, static_cast<std::size_t>(static_cast<int>(blockIdx.x) * band_rows + group) * hidden,
+                                            hidden, t, v);
+        }
+    }
     for (int band = blockIdx.x; band < bands; band += gridDim.x) {
         const int r0 = band * band_rows;
         // With WARPS > 1 the block is one group: the break below is uniform across it.
         for (int i = group; i < band_rows && r0 + i < rows; i += kGroups<WARPS>) {
-            forward_row_staged<T, VECS, WARPS, kRms>(x, gamma, beta, param_dtype, r0 + i, hidden, eps, out, out_dtype, q, s, type, local,
-                                               mean_out, rstd_out, fp8_stage + static_cast<std::size_t>(i) * pitch, t);
+            float ahead[VECS][kWidth<T>];
+            if constexpr (kPrefetch) {
+                const bool same_band = has_row(band, i + kGroups<WARPS>);
+                const int next_band = same_band ? band : band + static_cast<int>(gridDim.x);
+                const int next_i = same_band ? i + kGroups<WARPS> : group;
+                if (has_row(next_band, next_i)) {
+                    load_row_values<T, VECS, WARPS>(x, static_cast<std::size_t>(next_band * band_rows + next_i) * hidden, hidden, t,
+                                                    ahead);
+                }
+            }
+            forward_row_staged<T, VECS, WARPS, kRms, kPrefetch>(x, gamma, beta, param_dtype, r0 + i, hidden, eps, out, out_dtype, q, s,
+                                                               type, local, mean_out, rstd_out,
+                                                               fp8_stage + static_cast<std::size_t>(i) * pitch, t, v);
+            if constexpr (kPrefetch) {
+#pragma unroll
+                for (int k = 0; k < VECS; ++k) {
+#pragma unroll
+                    for (int j = 0; j < kWidth<T>; ++j) v[k][j] = ahead[k][j];
+                }
+            }
         }
         __syncthreads();
         write_staged_transpose(fp8_stage, pitch, band_rows, hidden, q_t, rows, r0, 0);
@@ -598,6 +642,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
     constexpr int kGroupThreads = 32 * WARPS;
     constexpr int kGroupCount = kGroups<WARPS>;
     constexpr bool kSum = !kRms;
+    constexpr bool kPrefetch = layer_norm_backward_prefetches(VECS, W, WARPS);
     extern __shared__ __align__(16) float shared[];
     float* sums = shared;  // [3][hidden] (RMSNorm: [1][hidden]) with several groups
     std::uint8_t* stage = reinterpret_cast<std::uint8_t*>(shared + (kGroupCount > 1 ? (kRms ? 1 : 3) * hidden : 0));
@@ -608,6 +653,17 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
     BackwardSums<T, VECS, kSum> s;
     load_gamma<T, VECS, WARPS>(gamma, param_dtype, hidden, t, s);
     const int bands = (rows + band_rows - 1) / band_rows;
+    // A group's rows in turn: r0 + i for i = group, group + groups, ... of each of the block's bands. kPrefetch: the next
+    // of them (in this band or the next) is loaded, dresidual with it, before the current row's work, as
+    // layer_norm_backward does; the arithmetic and its order are the same either way.
+    const auto has_row = [&](int band, int i) { return band < bands && i < band_rows && band * band_rows + i < rows; };
+    RowInputs<T, VECS> in;
+    if constexpr (kPrefetch) {
+        if (has_row(static_cast<int>(blockIdx.x), group)) {
+            load_row_inputs<T, VECS, WARPS, true>(dy, dy_dtype, x, dresidual, mean, rstd, static_cast<int>(blockIdx.x) * band_rows + group,
+                                                  hidden, t, in);
+        }
+    }
     for (int band = blockIdx.x; band < bands; band += gridDim.x) {
         const int r0 = band * band_rows;
         // With WARPS > 1 the block is one group: the loop's end is uniform across it.
@@ -615,9 +671,19 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
             const int row = r0 + i;
             const std::size_t base = static_cast<std::size_t>(row) * hidden;
             std::uint8_t* stage_row = stage + static_cast<std::size_t>(i) * pitch;
-            RowInputs<T, VECS> in;
-            load_row_inputs<T, VECS, WARPS, false>(dy, dy_dtype, x, dresidual, mean, rstd, row, hidden, t, in);
-            backward_row_loaded<T, VECS, WARPS, kSum, kRms, false>(in, hidden, base, t, dx, dresidual, s,
+            RowInputs<T, VECS> ahead;
+            if constexpr (kPrefetch) {
+                const bool same_band = has_row(band, i + kGroupCount);
+                const int next_band = same_band ? band : band + static_cast<int>(gridDim.x);
+                const int next_i = same_band ? i + kGroupCount : group;
+                if (has_row(next_band, next_i)) {
+                    load_row_inputs<T, VECS, WARPS, true>(dy, dy_dtype, x, dresidual, mean, rstd, next_band * band_rows + next_i, hidden,
+                                                          t, ahead);
+                }
+            } else {
+                load_row_inputs<T, VECS, WARPS, false>(dy, dy_dtype, x, dresidual, mean, rstd, row, hidden, t, in);
+            }
+            backward_row_loaded<T, VECS, WARPS, kSum, kRms, kPrefetch>(in, hidden, base, t, dx, dresidual, s,
                                          [&](int, int c, const float (&v)[W]) {
                                              std::uint32_t words[W / 4];  // the FP8 bytes, 4 to a word
 #pragma unroll
@@ -640,6 +706,7 @@ __global__ void __launch_bounds__(kThreads<WARPS>)
                                                  *reinterpret_cast<std::uint32_t*>(stage_row + c + 4 * w) = words[w];
                                              }
                                          });
+            if constexpr (kPrefetch) in = ahead;
         }
         __syncthreads();
         write_staged_transpose(stage, pitch, band_rows, hidden, q_t, rows, r0, 0);

@@ -48,4 +48,12 @@ constexpr bool layer_norm_backward_prefetches(int vecs, int width, int warps) {
     return warps <= 4 && vecs * width <= 12;
 }
 
+// Does the fast forward with the FP8 transposed copy (layer_norm_forward_transposed) load a group's next row of its
+// bands while it works on the current one? Where a thread holds at most 16 floats of a row (bfloat16 rows of 1 or 2
+// vectors, float32 of up to 4): the prefetch adds them to registers the kernel keeps low (40 to 90, ptxas sm_90).
+// Only the schedule changes: each row's arithmetic is the same.
+constexpr bool layer_norm_forward_prefetches(int vecs, int width) {
+    return vecs * width <= 16;
+}
+
 }  // namespace tewb::kernels::detail
