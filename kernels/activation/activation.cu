@@ -384,10 +384,7 @@ void launch_gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::si
         return;
     }
     const std::size_t n = rows * cols;
-    auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
-    const float* scale = fp8 != nullptr ? fp8->scale : nullptr;
-    const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
-    float* amax = fp8 != nullptr ? fp8->amax : nullptr;
+    const Fp8Pointers p = fp8_pointers(fp8);
     const auto aligned = [](const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
     const auto launch = [&](auto* typed_x) {
         using T = std::remove_cv_t<std::remove_pointer_t<decltype(typed_x)>>;
@@ -396,8 +393,8 @@ void launch_gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::si
         const bool vector_out = out_dtype == (sizeof(T) == 4 ? DType::Float32 : DType::BFloat16) && aligned(out, 16);
         const std::size_t items = vectors + (n - vectors * W);
         const int blocks = static_cast<int>(std::min<std::size_t>((items + kThreads - 1) / kThreads, kMaxBlocks));
-        gelu_forward_kernel<T><<<blocks, kThreads, 0, stream>>>(typed_x, n, vectors, out, out_dtype, vector_out, q, aligned(q, W),
-                                                                scale, type, amax, fresh);
+        gelu_forward_kernel<T><<<blocks, kThreads, 0, stream>>>(typed_x, n, vectors, out, out_dtype, vector_out, p.q, aligned(p.q, W),
+                                                                p.scale, p.type, p.amax, fresh);
     };
     if (x_dtype == DType::Float32) {
         launch(static_cast<const float*>(x));
@@ -423,20 +420,17 @@ void launch_gelu_backward(const GeluBackwardCall& a, cudaStream_t stream) {
     if (dbias != nullptr)
         target = ColumnSumTarget{static_cast<float*>(a.workspace.data), in_kernel ? dbias : nullptr, dbias_dtype};
     const dim3 grid(column_blocks, static_cast<unsigned>(chunks));
-    auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
-    auto* q_t = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr;
-    const float* scale = fp8 != nullptr ? fp8->scale : nullptr;
-    const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
-    float* amax = fp8 != nullptr ? fp8->amax : nullptr;
+    const Fp8Pointers p = fp8_pointers(fp8);
     const CurrentScaleOut fresh{a.fresh.numerator, a.fresh.scale, a.fresh.scale_inv, a.fresh.staging};
     if (a.x.dtype == DType::Float32) {
         gelu_backward_tiled_kernel<float><<<grid, kGeluTileThreads, 0, stream>>>(
             static_cast<const float*>(a.dy.data), static_cast<const float*>(a.x.data), static_cast<int>(rows), static_cast<int>(cols),
-            rows_per_chunk, static_cast<float*>(a.dx.data), q, q_t, scale, type, amax, target, fresh);
+            rows_per_chunk, static_cast<float*>(a.dx.data), p.q, p.q_t, p.scale, p.type, p.amax, target, fresh);
     } else {
         gelu_backward_tiled_kernel<__nv_bfloat16><<<grid, kGeluTileThreads, 0, stream>>>(
             static_cast<const __nv_bfloat16*>(a.dy.data), static_cast<const __nv_bfloat16*>(a.x.data), static_cast<int>(rows),
-            static_cast<int>(cols), rows_per_chunk, static_cast<__nv_bfloat16*>(a.dx.data), q, q_t, scale, type, amax, target, fresh);
+            static_cast<int>(cols), rows_per_chunk, static_cast<__nv_bfloat16*>(a.dx.data), p.q, p.q_t, p.scale, p.type, p.amax, target,
+            fresh);
     }
     check_last_launch(call);
     if (dbias != nullptr && !in_kernel) launch_column_sum(target.partial, chunks, cols, dbias, dbias_dtype, stream, call);

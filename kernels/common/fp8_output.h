@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+
 #include "tewb_kernels/fp8_type.h"
 
 namespace tewb::kernels::detail {
@@ -14,5 +16,19 @@ struct Fp8Output {
     float* amax = nullptr;
     Fp8Type type = Fp8Type::E4M3;
 };
+
+// An optional FP8 output's pointers as the launchers hand them to a kernel: all null (type E4M3) where there is none.
+struct Fp8Pointers {
+    std::uint8_t* q = nullptr;
+    std::uint8_t* q_t = nullptr;
+    const float* scale = nullptr;
+    Fp8Type type = Fp8Type::E4M3;
+    float* amax = nullptr;
+};
+
+inline Fp8Pointers fp8_pointers(const Fp8Output* fp8) {
+    if (fp8 == nullptr) return {};
+    return {static_cast<std::uint8_t*>(fp8->data), static_cast<std::uint8_t*>(fp8->transposed), fp8->scale, fp8->type, fp8->amax};
+}
 
 }  // namespace tewb::kernels::detail

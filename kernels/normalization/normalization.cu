@@ -336,11 +336,7 @@ void launch_layer_norm_forward(const LayerNormForwardCall& a, cudaStream_t strea
     void* out = a.out.data;
     const DType out_dtype = a.out.dtype;
     const Fp8Output* fp8 = a.fp8.data != nullptr ? &a.fp8 : nullptr;
-    auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
-    auto* q_t = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr;
-    const float* scale = fp8 != nullptr ? fp8->scale : nullptr;
-    const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
-    float* amax = fp8 != nullptr ? fp8->amax : nullptr;
+    const auto [q, q_t, scale, type, amax] = fp8_pointers(fp8);
     const CurrentScaleOut fresh{a.fresh.numerator, a.fresh.scale, a.fresh.scale_inv, a.fresh.staging};
     FastShape shape = fast_shape(x_dtype, hidden, {x, gamma, beta, out, q});
     if (!layer_norm_fast_allows_transposed(hidden, q_t != nullptr)) shape = FastShape{};

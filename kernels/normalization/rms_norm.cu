@@ -192,11 +192,7 @@ unsigned row_blocks(std::size_t rows) {
 
 void launch_rms_norm_forward(const RmsNormForwardCall& a, cudaStream_t stream) {
     const Fp8Output* fp8 = a.fp8.data != nullptr ? &a.fp8 : nullptr;
-    auto* q = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->data) : nullptr;
-    auto* q_t = fp8 != nullptr ? static_cast<std::uint8_t*>(fp8->transposed) : nullptr;
-    const float* scale = fp8 != nullptr ? fp8->scale : nullptr;
-    const Fp8Type type = fp8 != nullptr ? fp8->type : Fp8Type::E4M3;
-    float* amax = fp8 != nullptr ? fp8->amax : nullptr;
+    const auto [q, q_t, scale, type, amax] = fp8_pointers(fp8);
     const CurrentScaleOut fresh{a.fresh.numerator, a.fresh.scale, a.fresh.scale_inv, a.fresh.staging};
     FastShape shape = fast_shape(a.x.dtype, a.x.cols, {a.x.data, a.gamma.data, a.out.data, q});
     if (!layer_norm_fast_allows_transposed(a.x.cols, q_t != nullptr)) shape = FastShape{};

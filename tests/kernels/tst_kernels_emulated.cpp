@@ -149,8 +149,8 @@ void run(const Case& c, std::mt19937& rng) {
     }
     const float scale = 37.5f;
     Outputs gpu(c, element), twin(c, element);
-    const auto call = [&](Outputs& o, auto&& entry_point) {
-        const Tensor dx = c.dx ? input(o.dx.data(), c.dtype, c.rows, c.cols) : Tensor{};
+    // The case's FP8 output in o (none where c.fp8 is false).
+    const auto fp8_of = [&](Outputs& o) {
         Tensor fp8;
         if (c.fp8) {
             fp8 = input(o.q.data(), DType::Float8E4M3, c.rows, c.cols);
@@ -158,6 +158,11 @@ void run(const Case& c, std::mt19937& rng) {
             fp8.amax = &o.amax;
             if (c.transposed) fp8.transposed = o.q_t.data();
         }
+        return fp8;
+    };
+    const auto call = [&](Outputs& o, auto&& entry_point) {
+        const Tensor dx = c.dx ? input(o.dx.data(), c.dtype, c.rows, c.cols) : Tensor{};
+        const Tensor fp8 = fp8_of(o);
         const Tensor dbias = c.dbias ? input(o.dbias.data(), c.dbias_dtype, 1, c.cols) : Tensor{};
         const Workspace workspace{c.dbias ? o.workspace.data() : nullptr, c.dbias ? o.workspace.bytes : 0};
         entry_point(input(dy.data(), c.dtype, c.rows, c.cols), input(x.data(), c.dtype, c.rows, c.cols), dx, fp8, dbias,
@@ -187,14 +192,7 @@ void run(const Case& c, std::mt19937& rng) {
     Outputs forward_gpu(c, element), forward_twin(c, element);
     const auto forward = [&](Outputs& o, auto&& entry_point) {
         const Tensor out = c.dx ? input(o.dx.data(), c.dtype, c.rows, c.cols) : Tensor{};
-        Tensor fp8;
-        if (c.fp8) {
-            fp8 = input(o.q.data(), DType::Float8E4M3, c.rows, c.cols);
-            fp8.scale = const_cast<float*>(&scale);
-            fp8.amax = &o.amax;
-            if (c.transposed) fp8.transposed = o.q_t.data();
-        }
-        entry_point(input(x.data(), c.dtype, c.rows, c.cols), out, fp8, Stream{});
+        entry_point(input(x.data(), c.dtype, c.rows, c.cols), out, fp8_of(o), Stream{});
     };
     forward(forward_gpu, [](auto&&... a) { gelu_forward(a...); });
     forward(forward_twin, [](auto&&... a) { host::gelu_forward(a...); });
