@@ -1,4 +1,4 @@
-// kernels/attention/attention.cu run on the CPU (tests/kernels/emulated_cuda: a block of std::threads, wmma tiles summed
+// kernels/attention/attention.cu run on the CPU (tests/kernels/emulated_cuda: a block of fibers, wmma tiles summed
 // in order) against its host twin on the same inputs: the kernels' indexing, masks, padding, shared-memory layout and
 // synchronisation, checked without a GPU. Not the tensor cores' rounding (the emulated sums run in the twin's order, so
 // most outputs agree bit for bit; a warp's shuffled sums of l and delta differ from the twin's by a float ulp, which can

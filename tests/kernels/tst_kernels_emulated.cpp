@@ -1,4 +1,4 @@
-// CUDA sources run on the CPU (tests/kernels/emulated_cuda: a block of std::threads, blocks one after another) against
+// CUDA sources run on the CPU (tests/kernels/emulated_cuda: a block of fibers, blocks one after another) against
 // their host twins on the same inputs:
 //   - kernels/activation/activation.cu's GELU backward (the tiled kernel: with the FP8 output and its transposed copy
 //     staged through shared memory, with the FP8 output alone, without one), with and without dx and dbias, float32 and

@@ -1,5 +1,5 @@
 #pragma once
-// The runtime calls the kernel sources make, and the launch: blocks one after another, each as blockDim.x threads on a
+// The runtime calls the kernel sources make, and the launch: blocks one after another, each as blockDim.x fibers on a
 // fresh dynamic shared buffer of exactly the requested size, filled with 0xff bytes (NaN as bfloat16 and float32), so
 // a read of shared memory nothing wrote shows. A launch over 48 KiB without the kernel's raised limit, or over 99 KiB,
 // aborts, as a GPU of compute capability 8.6 or 8.9 would refuse it. `launch` takes one argument struct (attention.cu's
@@ -8,8 +8,6 @@
 // rewrites them), over a grid of x × y blocks of x × y threads (whole warps).
 #include <cstdio>
 #include <cstdlib>
-#include <new>
-#include <thread>
 
 #include "emulated_cuda.h"
 
@@ -27,8 +25,12 @@ namespace emulated {
 cudaError_t set_max_dynamic_shared(const void* kernel, int bytes);
 int max_dynamic_shared(const void* kernel);
 
+// Runs `body` as each of `threads` fibers of every one of `blocks` blocks, blocks one after another (blockIdx from
+// gridDim, threadIdx from blockDim), each block on `shared_bytes` of dynamic shared memory freshly filled with 0xff.
+void run_blocks(unsigned blocks, unsigned threads, std::size_t shared_bytes, void (*body)(const void*), const void* context);
+
 // Runs `body()` as every thread of every block of the grid, blocks one after another. A kernel whose threads do not all
-// reach the same __syncthreads (one that returns early before one) hangs here; the emulated kernels have none.
+// reach the same __syncthreads (one that returns early before one) aborts, naming the threads left waiting.
 template <typename Body>
 void run_grid(const void* kernel, dim3 grid, dim3 block_shape, std::size_t shared_bytes, const Body& body) {
     const unsigned threads = block_shape.x * block_shape.y;
@@ -45,33 +47,8 @@ void run_grid(const void* kernel, dim3 grid, dim3 block_shape, std::size_t share
     }
     gridDim = {grid.x, grid.y, 1};
     blockDim = {block_shape.x, block_shape.y, 1};
-    struct Free {
-        void operator()(unsigned char* p) const { ::operator delete[](p, std::align_val_t(128)); }
-    };
-    const std::unique_ptr<unsigned char[], Free> shared(
-        static_cast<unsigned char*>(::operator new[](shared_bytes, std::align_val_t(128))));
-    // One thread per thread of a block, for the whole grid: each block starts on freshly poisoned shared memory once
-    // every thread has finished the block before it.
-    Block block(static_cast<int>(threads));
-    std::vector<std::thread> pool;
-    pool.reserve(threads);
-    for (unsigned t = 0; t < threads; ++t) {
-        pool.emplace_back([&, t] {
-            threadIdx = {t % block_shape.x, t / block_shape.x, 0};
-            current_block = &block;
-            dynamic_shared = shared.get();
-            for (unsigned block_index = 0; block_index < grid.x * grid.y; ++block_index) {
-                if (shared_bytes > 0) {
-                    if (t == 0) std::memset(shared.get(), 0xff, shared_bytes);
-                    block.block.wait();
-                }
-                blockIdx = {block_index % grid.x, block_index / grid.x, 0};
-                body();
-                block.block.wait();
-            }
-        });
-    }
-    for (std::thread& thread : pool) thread.join();
+    const auto call = [](const void* b) { (*static_cast<const Body*>(b))(); };
+    run_blocks(grid.x * grid.y, threads, shared_bytes, call, &body);
 }
 
 template <typename Args>

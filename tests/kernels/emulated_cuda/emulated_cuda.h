@@ -1,20 +1,16 @@
 #pragma once
 
 // The CUDA a kernel source needs to run on the CPU, for the tests/kernels/tst_*_emulated tests (no GPU needed): a
-// block is blockDim.x std::threads, __syncthreads and __syncwarp are barriers (C++20 atomic waits, so ThreadSanitizer
-// sees their ordering), a shuffle goes through a per-warp exchange array, blocks run one after another
-// (so a static `__shared__` array is the running block's, and atomics need no lock). This directory comes first on
-// those tests' include path, so the kernel's <mma.h>, <cuda_bf16.h>, <cuda_runtime_api.h> and the rest are these
-// stand-ins; only what the emulated sources (attention.cu, activation.cu, column_sum.cu) and the common headers they
-// include use is here.
+// block is blockDim.x fibers on the calling thread (emulated_runtime.cpp), each with a stack of its own, switched only
+// where a CUDA thread waits (__syncthreads, __syncwarp, a shuffle), so a block costs no OS thread and no futex; a
+// shuffle goes through a per-warp exchange array, blocks run one after another (so a static `__shared__` array is the
+// running block's, and atomics need no lock). This directory comes first on those tests' include path, so the
+// kernel's <mma.h>, <cuda_bf16.h>, <cuda_runtime_api.h> and the rest are these stand-ins; only what the emulated
+// sources and the common headers they include use is here.
 #include <cmath>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <memory>
-#include <mutex>
-#include <vector>
 
 #define __global__
 #define __device__
@@ -28,7 +24,7 @@
 struct EmulatedDim3 {
     unsigned x = 0, y = 0, z = 0;
 };
-extern thread_local EmulatedDim3 threadIdx, blockIdx;
+extern EmulatedDim3 threadIdx, blockIdx;  // the running fiber's; its block's
 extern EmulatedDim3 blockDim, gridDim;
 
 struct alignas(16) uint4 {
@@ -123,40 +119,12 @@ inline float __ldg(const float* p) {  // the read-only data cache's load
 
 namespace emulated {
 
-// A reusable barrier of n threads on C++20's atomic wait (a futex): the last to arrive resets the count and moves the
-// generation on (release), the others wait for that (acquire), so ThreadSanitizer sees the ordering. Blocks of 256
-// threads on two cores wake far faster than through a mutex and a condition variable.
-class Barrier {
-public:
-    explicit Barrier(int n) : n_(n) {}
-    void wait() {
-        const unsigned generation = generation_.load(std::memory_order_acquire);
-        if (count_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
-            count_.store(0, std::memory_order_relaxed);
-            generation_.fetch_add(1, std::memory_order_release);
-            generation_.notify_all();
-            return;
-        }
-        while (generation_.load(std::memory_order_acquire) == generation) generation_.wait(generation, std::memory_order_acquire);
-    }
-
-private:
-    int n_;
-    std::atomic<int> count_{0};
-    std::atomic<unsigned> generation_{0};
-};
-
-// One running block: its barrier, one per warp, and the warps' shuffle slots.
-struct Block {
-    explicit Block(int threads) : block(threads), slots(static_cast<std::size_t>(threads)) {
-        for (int w = 0; w < threads / 32; ++w) warps.push_back(std::make_unique<Barrier>(32));
-    }
-    Barrier block;
-    std::vector<std::unique_ptr<Barrier>> warps;
-    std::vector<std::uint64_t> slots;
-};
-extern thread_local Block* current_block;
-extern thread_local unsigned char* dynamic_shared;  // the block's `extern __shared__` bytes
+// The running block's barriers (emulated_runtime.cpp): the calling fiber waits until every thread of the block (of
+// warp `warp`) has arrived; a block whose threads cannot all arrive aborts with what each was waiting for.
+void sync_block();
+void sync_warp(unsigned warp);
+extern std::uint64_t* shuffle_slots;   // one a thread of the running block
+extern unsigned char* dynamic_shared;  // the block's `extern __shared__` bytes
 
 }  // namespace emulated
 
@@ -166,25 +134,24 @@ inline unsigned emulated_thread() {
 }
 
 inline void __syncthreads() {
-    emulated::current_block->block.wait();
+    emulated::sync_block();
 }
 inline void __syncwarp(unsigned = 0xffffffffu) {
-    emulated::current_block->warps[emulated_thread() / 32]->wait();
+    emulated::sync_warp(emulated_thread() / 32);
 }
 
 template <typename T>
 T __shfl_xor_sync(unsigned, T v, int offset) {
     static_assert(sizeof(T) <= 8);
-    emulated::Block& b = *emulated::current_block;
     const unsigned thread = emulated_thread();
     const unsigned lane = thread % 32;
     const unsigned warp = thread / 32;
     std::uint64_t bits = 0;
     std::memcpy(&bits, &v, sizeof v);
-    b.slots[thread] = bits;
-    b.warps[warp]->wait();
-    bits = b.slots[warp * 32 + (lane ^ static_cast<unsigned>(offset))];
-    b.warps[warp]->wait();  // no lane overwrites its slot before every lane has read
+    emulated::shuffle_slots[thread] = bits;
+    emulated::sync_warp(warp);
+    bits = emulated::shuffle_slots[warp * 32 + (lane ^ static_cast<unsigned>(offset))];
+    emulated::sync_warp(warp);  // no lane overwrites its slot before every lane has read
     T r;
     std::memcpy(&r, &bits, sizeof r);
     return r;
