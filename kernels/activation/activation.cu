@@ -10,6 +10,7 @@
 
 #include "activation/activation_call.h"
 #include "amax/current_scale_epilogue.cuh"
+#include "common/alignment.h"
 #include "common/byte_transpose.cuh"
 #include "common/check.h"
 #include "common/column_sum.cuh"
@@ -36,21 +37,6 @@ __device__ inline float gelu(float x) {
 __device__ inline float gelu_derivative(float x) {
     const float t = tanhf(kSqrt2OverPi * (x + kCubic * x * x * x));
     return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
-}
-
-// A thread's n (<= W) FP8 bytes of a row at q: one W-byte store where `vector` (q + at W-byte aligned, n == W), byte by
-// byte elsewhere.
-template <int W>
-__device__ inline void store_fp8_piece(std::uint8_t* q, const std::uint8_t* bytes, int n, bool vector) {
-    if (vector) {
-        if constexpr (W == 8) {
-            *reinterpret_cast<uint2*>(q) = *reinterpret_cast<const uint2*>(bytes);
-        } else {
-            *reinterpret_cast<std::uint32_t*>(q) = *reinterpret_cast<const std::uint32_t*>(bytes);
-        }
-    } else {
-        for (int i = 0; i < n; ++i) q[i] = bytes[i];
-    }
 }
 
 // The forward without the FP8 output's transposed copy, elementwise, x's dtype fixed at compile time: a thread takes W
@@ -385,7 +371,6 @@ void launch_gelu_forward(const void* x, DType x_dtype, std::size_t rows, std::si
     }
     const std::size_t n = rows * cols;
     const Fp8Pointers p = fp8_pointers(fp8);
-    const auto aligned = [](const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
     const auto launch = [&](auto* typed_x) {
         using T = std::remove_cv_t<std::remove_pointer_t<decltype(typed_x)>>;
         constexpr std::size_t W = 16 / sizeof(T);

@@ -108,10 +108,6 @@ std::size_t kv_cols(const AttentionGeometry& g) {
     return g.kv_heads * g.head_dim;
 }
 
-std::string shape_of(const Tensor& t) {
-    return std::string("[") + std::to_string(t.rows) + ", " + std::to_string(t.cols) + "]";
-}
-
 // The bytes from a matrix's first element to one past its last.
 std::size_t span_bytes(const Tensor& t) {
     if (t.rows == 0 || t.cols == 0) return 0;
@@ -154,11 +150,11 @@ AttentionGeometry geometry(const char* call, const Tensor& q, const AttentionHea
     if (heads.seq == 0) fail(call, "seq = 0; allowed: at least 1");
     if (heads.heads == 0) fail(call, "heads = 0; allowed: at least 1");
     if (q.rows % heads.seq != 0) {
-        fail(call, "q is " + shape_of(q) + ": " + std::to_string(q.rows) + " rows are not whole sequences of seq = " +
-                       std::to_string(heads.seq) + " (rows = batch * seq)");
+        fail(call, "q is " + shape_text(q) + ": " + std::to_string(q.rows) +
+                       " rows are not whole sequences of seq = " + std::to_string(heads.seq) + " (rows = batch * seq)");
     }
     if (q.cols % heads.heads != 0) {
-        fail(call, "q is " + shape_of(q) + ": " + std::to_string(q.cols) + " columns are not heads = " +
+        fail(call, "q is " + shape_text(q) + ": " + std::to_string(q.cols) + " columns are not heads = " +
                        std::to_string(heads.heads) + " heads of one width (cols = heads * head_dim)");
     }
     const std::size_t kv_heads = heads.kv_heads == 0 ? heads.heads : heads.kv_heads;

@@ -5,6 +5,7 @@
 
 #include "amax/current_scale_target.h"
 #include "attention/rotary_call.h"
+#include "common/alignment.h"
 #include "common/arguments.h"
 #include "common/fail.h"
 
@@ -12,22 +13,18 @@ namespace tewb::kernels::detail {
 
 namespace {
 
-std::string shape_of(const Tensor& t) {
-    return "[" + std::to_string(t.rows) + ", " + std::to_string(t.cols) + "]";
-}
-
 // x [batch * seq, heads * head_dim] split as RotaryHeads says: whole sequences, whole heads, an even head_dim.
 void check_layout(const char* call, const Tensor& x, const RotaryHeads& h) {
     check_dims(call, x.rows, x.cols);
     if (h.seq == 0) fail(call, "seq = 0; allowed: at least 1");
     if (h.heads == 0) fail(call, "heads = 0; allowed: at least 1");
     if (x.rows % h.seq != 0) {
-        fail(call, "x is " + shape_of(x) + ": " + std::to_string(x.rows) +
+        fail(call, "x is " + shape_text(x) + ": " + std::to_string(x.rows) +
                        " rows are not whole sequences of seq = " + std::to_string(h.seq) + " (rows = batch * seq)");
     }
     if (x.cols % h.heads != 0) {
-        fail(call, "x is " + shape_of(x) + ": " + std::to_string(x.cols) + " columns are not heads = " + std::to_string(h.heads) +
-                       " heads of one width (cols = heads * head_dim)");
+        fail(call, "x is " + shape_text(x) + ": " + std::to_string(x.cols) +
+                       " columns are not heads = " + std::to_string(h.heads) + " heads of one width (cols = heads * head_dim)");
     }
     const std::size_t head_dim = x.cols / h.heads;
     if (head_dim % 2 != 0) {
@@ -45,7 +42,7 @@ void check_table(const char* call, const Tensor& t, const char* name, std::size_
         fail(call, std::string(name) + " has dtype " + std::string(to_string(t.dtype)) + "; allowed: float32");
     }
     if (t.rows < seq || t.cols != half) {
-        fail(call, std::string(name) + " is " + shape_of(t) + "; allowed: [at least seq = " + std::to_string(seq) +
+        fail(call, std::string(name) + " is " + shape_text(t) + "; allowed: [at least seq = " + std::to_string(seq) +
                        ", head_dim / 2 = " + std::to_string(half) + "]");
     }
 }
@@ -128,7 +125,6 @@ std::optional<RotaryCall> rotary_quantize_call(const char* call, const Tensor& x
 bool rotary_quantize_fits(const RotaryCall& a) {
     const std::size_t width = 16 / element_size(a.x.dtype);
     const std::size_t half = a.x.cols / a.heads.heads / 2;
-    const auto aligned = [](const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
     // The tile count (rows + 63) / 64 in an int.
     const bool countable = a.x.rows <= static_cast<std::size_t>(std::numeric_limits<int>::max()) - 63;
     return countable && a.x.rows % 8 == 0 && half % width == 0 && aligned(a.x.data, 16) && aligned(a.y.data, 16) &&

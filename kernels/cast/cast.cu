@@ -12,6 +12,7 @@
 #include "cast/fp8_tile.cuh"
 #include "cast/row_sources.h"
 #include "common/arguments.h"
+#include "common/alignment.h"
 #include "common/byte_transpose.cuh"
 #include "common/check.h"
 #include "common/column_sum.cuh"
@@ -56,16 +57,7 @@ __global__ void cast_kernel(const T* __restrict__ x, std::size_t n, std::size_t 
                 local = max(local, abs_bits(f));
                 bytes[i] = fp8_from_float(f * s, type);
             }
-            if (vector_out) {
-                if constexpr (W == 8) {
-                    *reinterpret_cast<uint2*>(out + at) = *reinterpret_cast<const uint2*>(bytes);
-                } else {
-                    *reinterpret_cast<std::uint32_t*>(out + at) = *reinterpret_cast<const std::uint32_t*>(bytes);
-                }
-            } else {
-#pragma unroll
-                for (int i = 0; i < W; ++i) out[at + i] = bytes[i];
-            }
+            store_fp8_piece<W>(out + at, bytes, W, vector_out);
         } else {
             const std::size_t at = vectors * W + (item - vectors);
             const float f = to_float(x[at]);
@@ -215,10 +207,6 @@ dim3 tile_grid(std::size_t rows, std::size_t cols) {
     const auto tiles_x = static_cast<unsigned>((cols + kTile - 1) / kTile);
     const auto tiles_y = static_cast<unsigned>(std::min<std::size_t>((rows + kTile - 1) / kTile, kMaxGridY));
     return dim3(tiles_x, tiles_y);
-}
-
-bool aligned(const void* p, std::size_t bytes) {
-    return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
 template <typename T>

@@ -5,6 +5,7 @@
 
 #include "cast/cast_dbias_geometry.h"
 #include "cast/row_sources.h"
+#include "common/alignment.h"
 #include "common/check.h"
 #include "common/column_sum.cuh"
 #include "common/column_sum.h"
@@ -89,10 +90,6 @@ __global__ void __launch_bounds__(kLanes* kGroups)
         dbias.partial[static_cast<std::size_t>(blockIdx.y) * cols + c0 + thread] = sum;
     }
     finish_column_sum(dbias, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.y), cols, c0, min(kTileCols, cols - c0));
-}
-
-bool aligned(const void* p, std::size_t bytes) {
-    return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
 // The launch for x read through `source`; `vector`: x's rows may be read 4 elements at a time (cols % 4 == 0, every

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cast/cast_items.h"
+#include "common/alignment.h"
 #include "common/arguments.h"
 #include "common/column_sum_rule.h"
 #include "common/fail.h"
@@ -181,12 +182,11 @@ struct DbiasOrder {
 
 // `x_fits`: the rows of x (or of every part of a stacked x) start 16-byte aligned and a 16-byte read stays in one part.
 DbiasOrder dbias_order(bool x_fits, DType dtype, std::size_t rows, std::size_t cols, const void* out, const void* out_t) {
-    const auto aligned = [](const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
     DbiasOrder order;
     // The vectorised kernel reads 16 bytes of a row per thread; it exists for float32 and bfloat16 only.
     const std::size_t per_vector = 16 / element_size(dtype);
     const bool wide = dtype != DType::Float16 && rows % 8 == 0 && cols % per_vector == 0 && x_fits &&
-                      aligned(out, per_vector) && aligned(out_t, 8);
+                      detail::aligned(out, per_vector) && detail::aligned(out_t, 8);
     if (wide) {
         order.tile = kWideTile;
         order.groups = kWideThreads / (kWideTile / per_vector);
@@ -457,7 +457,7 @@ void cast_transpose_dbias_to_fp8(const Tensor& x, const Tensor& out, const Tenso
                                  Stream) {
     detail::check_cast_transpose_dbias("tewb::kernels::host::cast_transpose_dbias_to_fp8", x, out, dbias, workspace);
     if (x.rows == 0 || x.cols == 0) return;
-    cast_transpose_dbias_dense(x, reinterpret_cast<std::uintptr_t>(x.data) % 16 == 0, out, dbias, workspace);
+    cast_transpose_dbias_dense(x, detail::aligned(x.data, 16), out, dbias, workspace);
 }
 
 void stacked_cast_transpose_dbias_to_fp8(const Tensor* parts, std::size_t count, const Tensor& out, const Tensor& dbias,

@@ -12,6 +12,7 @@
 #include "cast/cast_items.h"
 #include "cast/fp8_tile.cuh"
 #include "common/byte_transpose.cuh"
+#include "common/alignment.h"
 #include "common/check.h"
 #include "common/elementwise.cuh"
 #include "common/stream.cuh"
@@ -153,15 +154,12 @@ __global__ void __launch_bounds__(kThreads) cast_transpose_multi_kernel(const __
     combine_block_amax(local, item.amax);
 }
 
-bool aligned(const void* p, std::size_t bytes) {
-    return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
-}
-
 // The item's rows read 16 bytes at a time and its outputs written in whole pieces (cast.cu's vectorised kernel's rule).
 bool wide(const detail::CastTransposeItem& w) {
     if (w.dtype != DType::Float32 && w.dtype != DType::BFloat16) return false;
     const std::size_t per = 16 / element_size(w.dtype);
-    return w.rows % 8 == 0 && w.cols % per == 0 && aligned(w.x, 16) && aligned(w.out, per) && aligned(w.out_t, 8);
+    return w.rows % 8 == 0 && w.cols % per == 0 && detail::aligned(w.x, 16) && detail::aligned(w.out, per) &&
+           detail::aligned(w.out_t, 8);
 }
 
 }  // namespace

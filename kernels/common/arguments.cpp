@@ -29,10 +29,19 @@ void check_dims(std::string_view call, std::size_t rows, std::size_t cols) {
     }
 }
 
+std::string shape_text(std::size_t rows, std::size_t cols) {
+    std::string text = "[";
+    text.append(std::to_string(rows)).append(", ").append(std::to_string(cols)).append("]");
+    return text;
+}
+
+std::string shape_text(const Tensor& t) {
+    return shape_text(t.rows, t.cols);
+}
+
 void check_shape(std::string_view call, const Tensor& tensor, std::string_view name, std::size_t rows, std::size_t cols) {
     if (tensor.rows != rows || tensor.cols != cols) {
-        fail(call, std::string(name) + " is [" + std::to_string(tensor.rows) + ", " + std::to_string(tensor.cols) +
-                       "]; allowed: [" + std::to_string(rows) + ", " + std::to_string(cols) + "]");
+        fail(call, std::string(name) + " is " + shape_text(tensor) + "; allowed: " + shape_text(rows, cols));
     }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 #include "tewb_kernels/dtype.h"
@@ -20,6 +21,9 @@ void check_dims(std::string_view call, std::size_t rows, std::size_t cols);
 // A float32 scratch buffer of at least `needed` bytes (what `size_function` returns), aligned to 4 bytes.
 void check_workspace(std::string_view call, const void* workspace, std::size_t workspace_bytes, std::size_t needed,
                      std::string_view size_function);
+// "[rows, cols]", as every error message writes a shape.
+std::string shape_text(std::size_t rows, std::size_t cols);
+std::string shape_text(const Tensor& t);
 // `tensor` has the shape [rows, cols] the call's other arguments give it ("<name> is [r, c]; allowed: [rows, cols]").
 void check_shape(std::string_view call, const Tensor& tensor, std::string_view name, std::size_t rows, std::size_t cols);
 // `dtype` is `like`'s, the dtype of the tensor `like_name` ("<name> has dtype d; allowed: <like>, <like_name>'s").

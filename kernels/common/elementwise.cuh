@@ -119,4 +119,20 @@ __device__ inline uint4 pack(const float (&v)[8]) {
     return u;
 }
 
+// A thread's n (<= W, 4 or 8) FP8 bytes of a row at q: one W-byte store where `vector` (q W-byte aligned, n == W), byte
+// by byte elsewhere.
+template <int W>
+__device__ inline void store_fp8_piece(std::uint8_t* q, const std::uint8_t* bytes, int n, bool vector) {
+    static_assert(W == 4 || W == 8);
+    if (vector) {
+        if constexpr (W == 8) {
+            *reinterpret_cast<uint2*>(q) = *reinterpret_cast<const uint2*>(bytes);
+        } else {
+            *reinterpret_cast<std::uint32_t*>(q) = *reinterpret_cast<const std::uint32_t*>(bytes);
+        }
+    } else {
+        for (int i = 0; i < n; ++i) q[i] = bytes[i];
+    }
+}
+
 }  // namespace tewb::kernels::detail

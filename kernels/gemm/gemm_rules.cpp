@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "common/arguments.h"
 #include "tewb_kernels/mx.h"
 
 namespace tewb::kernels {
@@ -339,16 +340,6 @@ std::optional<GemmRefusal> unknown_value_refusal(const GemmCall& g) {
     return std::nullopt;
 }
 
-std::string shape(std::size_t rows, std::size_t cols) {
-    std::string text = "[";
-    text.append(std::to_string(rows)).append(", ").append(std::to_string(cols)).append("]");
-    return text;
-}
-
-std::string shape(const Tensor& t) {
-    return shape(t.rows, t.cols);
-}
-
 // The shapes the tensors give m, n and k must agree; the GEMM reads a, b, d and c as contiguous row-major matrices.
 std::optional<GemmRefusal> tensor_shape_refusal(const GemmCall& g) {
     if (g.b_k() != g.k()) {
@@ -356,16 +347,16 @@ std::optional<GemmRefusal> tensor_shape_refusal(const GemmCall& g) {
         const bool b_t = g.options.b_transposed;
         const std::string stored =
             a_t || b_t ? std::string(" (stored transposed: ") + (a_t ? (b_t ? "a, b" : "a") : "b") + ")" : "";
-        return refuse(GemmRule::TensorShape, "a is " + shape(g.a) + " and b " + shape(g.b) + stored + ": a's k is " +
-                                                 std::to_string(g.k()) + ", b's " + std::to_string(g.b_k()) +
+        return refuse(GemmRule::TensorShape, "a is " + detail::shape_text(g.a) + " and b " + detail::shape_text(g.b) + stored +
+                                                 ": a's k is " + std::to_string(g.k()) + ", b's " + std::to_string(g.b_k()) +
                                                  "; allowed: the same k");
     }
-    const std::string mn = shape(g.m(), g.n());
+    const std::string mn = detail::shape_text(g.m(), g.n());
     if (g.d.rows != g.m() || g.d.cols != g.n()) {
-        return refuse(GemmRule::TensorShape, "d is " + shape(g.d) + "; allowed: [m, n] = " + mn);
+        return refuse(GemmRule::TensorShape, "d is " + detail::shape_text(g.d) + "; allowed: [m, n] = " + mn);
     }
     if (g.epilogue.c.data != nullptr && (g.epilogue.c.rows != g.m() || g.epilogue.c.cols != g.n())) {
-        return refuse(GemmRule::TensorShape, "c is " + shape(g.epilogue.c) + "; allowed: [m, n] = " + mn);
+        return refuse(GemmRule::TensorShape, "c is " + detail::shape_text(g.epilogue.c) + "; allowed: [m, n] = " + mn);
     }
     const std::pair<const char*, const Tensor*> contiguous[] = {{"a", &g.a},
                                                                 {"b", &g.b},
@@ -394,7 +385,7 @@ std::optional<GemmRefusal> tensor_shape_refusal(const GemmCall& g) {
         }
     }
     if (needs_aux(e) && g.epilogue.aux.data != nullptr && (g.epilogue.aux.rows != g.m() || g.epilogue.aux.cols != g.n())) {
-        return refuse(GemmRule::TensorShape, "aux is " + shape(g.epilogue.aux) + "; allowed: [m, n] = " + mn +
+        return refuse(GemmRule::TensorShape, "aux is " + detail::shape_text(g.epilogue.aux) + "; allowed: [m, n] = " + mn +
                                                  " (with any row stride the AuxLeadingDimension rule allows)");
     }
     return std::nullopt;

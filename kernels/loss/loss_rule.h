@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/alignment.h"
 #include "tewb_kernels/dtype.h"
 
 namespace tewb::kernels::detail {
@@ -25,8 +26,7 @@ constexpr std::size_t cross_entropy_blocks(std::size_t rows) {
 // vectors t, t + 256, ... of its row in that order, so the width decides the float32 summation order.
 inline std::size_t cross_entropy_forward_width(DType logits_dtype, std::size_t vocab, const void* logits) {
     const std::size_t width = 16 / element_size(logits_dtype);
-    const bool aligned = reinterpret_cast<std::uintptr_t>(logits) % 16 == 0;
-    return aligned && vocab % width == 0 ? width : 1;
+    return aligned(logits, 16) && vocab % width == 0 ? width : 1;
 }
 
 }  // namespace tewb::kernels::detail

@@ -9,12 +9,6 @@ namespace tewb::kernels::detail {
 
 namespace {
 
-std::string shape_text(std::size_t rows, std::size_t cols) {
-    std::string text = "[";
-    text.append(std::to_string(rows)).append(", ").append(std::to_string(cols)).append("]");
-    return text;
-}
-
 void check_input(const char* call, const Tensor& x) {
     check_float_or_bf16(call, x.dtype, "x");
     check_dims(call, x.rows, x.cols);

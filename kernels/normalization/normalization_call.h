@@ -125,7 +125,7 @@ struct RmsNormBackwardCall {
     Tensor dgamma;
     Workspace workspace;
     CurrentScaleCall fresh{};  // scale null: none (rms_norm_backward_current_scale sets it)
-    Tensor grad;               // rms_norm_backward_cast: dx's copy for the Linear's GEMMs (data null: none)
+    Tensor grad{};             // rms_norm_backward_cast: dx's copy for the Linear's GEMMs (data null: none)
     Fp8Output fp8{};           // rms_norm_backward_quantize: dx cast for the FP8 Linear (data null: none)
 };
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "amax/current_scale_host.h"
+#include "common/alignment.h"
 #include "common/column_sum_rule.h"
 #include "common/fail.h"
 #include "common/host_loops.h"
@@ -44,17 +45,13 @@ struct RowOrder {
     int groups = 1;
 };
 
-bool aligned16(const void* p) {
-    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
-
 // normalization.cu's fast_shape; `transposed`: the forward with the FP8 transposed copy (layer_norm_rule.h).
 RowOrder row_order(DType x_dtype, std::size_t hidden, std::initializer_list<const void*> pointers, bool transposed = false) {
     const std::size_t width = x_dtype == DType::Float32 ? 4 : 8;
     if (x_dtype == DType::Float16 || hidden % width != 0) return {};
     if (!detail::layer_norm_fast_allows_transposed(hidden, transposed)) return {};
     for (const void* p : pointers) {
-        if (p != nullptr && !aligned16(p)) return {};
+        if (p != nullptr && !detail::aligned(p, 16)) return {};
     }
     for (const int warps : {1, 4, 8}) {
         const std::size_t per_round = static_cast<std::size_t>(kWarpSize * warps) * width;
