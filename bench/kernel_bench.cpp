@@ -27,6 +27,7 @@
 #include "tewb_kernels/rotary.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/cast_multi.h"
+#include "tewb_kernels/embedding.h"
 #include "tewb_kernels/gemm.h"
 #include "tewb_kernels/normalization.h"
 
@@ -584,6 +585,19 @@ int main(int argc, char** argv) {
             });
             rows.push_back({"layer_norm_backward_add fp32 x, bf16 dy (the seed's residual stream)", shape, add, 14.0 * r * h / (add * 1e6),
                             "GB/s", bandwidth_target});
+            // The gpt model's input gradient at the seed (batch 32 x seq 96, vocab 4096), one launch: dpositions summed
+            // over the batch (a thread loads 8 rows of dy before it adds them) and dy's rows added into the float32 dtable
+            // with atomics. Bytes: dy read twice, dtable read and written, dpositions written. No target (the atomics).
+            const std::int64_t seq = 96, vocab = 4096;
+            const at::Tensor tokens = at::randint(vocab, {r / seq, seq}, cuda.dtype(at::kLong));
+            at::Tensor dtable = at::zeros({vocab, h}, cuda);
+            at::Tensor dpositions = at::empty({seq, h}, cuda.dtype(at::kBFloat16));
+            const double emb = time_ms([&] {
+                kernels::embedding_backward(kernel_tensor(tokens), kernel_tensor(x), kernel_tensor(dtable), kernel_tensor(dpositions),
+                                            on_stream());
+            });
+            rows.push_back({"embedding_backward bf16 dy -> dpositions + dtable (gpt's input)", shape, emb,
+                            (12.0 * r * h + 2.0 * seq * h) / (emb * 1e6), "GB/s", 0});
         }
         // RMSNorm (llama) at the same shape: reads dy and x, writes dx (gamma's gradient summed beside it).
         at::Tensor rms_out = at::empty_like(x);

@@ -15,6 +15,7 @@
 #include "amax/current_scale_epilogue.cuh"
 #include "attention/rotary_call.h"
 #include "cast/fp8_tile.cuh"
+#include "common/alignment.h"
 #include "common/check.h"
 #include "common/elementwise.cuh"
 #include "common/stream.cuh"
@@ -228,14 +229,10 @@ void launch(const RotaryCall& a, RotaryGeometry g, cudaStream_t stream) {
     }
 }
 
-bool aligned16(const void* p) {
-    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
-
 void launch_rotary(const RotaryCall& a, cudaStream_t stream, const char* call) {
     const std::size_t half = a.x.cols / a.heads.heads / 2;
     const RotaryGeometry g{0, 0, a.heads.heads, a.heads.rotated_heads, a.heads.seq, half, a.heads.inverse ? -1.0f : 1.0f};
-    const bool whole = aligned16(a.x.data) && aligned16(a.y.data);
+    const bool whole = aligned(a.x.data, 16) && aligned(a.y.data, 16);
     if (a.x.dtype == DType::Float32) {
         if (whole && half % 4 == 0) {
             launch<float, 4>(a, g, stream);

@@ -8,6 +8,7 @@
 
 #include <cuda_bf16.h>
 
+#include "common/alignment.h"
 #include "common/check.h"
 #include "common/elementwise.cuh"
 #include "common/arguments.h"
@@ -22,6 +23,8 @@ namespace {
 constexpr int kThreads = 256;
 // Blocks per part of a grid; grid-stride loops take the rest.
 constexpr std::size_t kMaxBlocks = 65536;
+// Rows of dy a dpositions thread loads before it adds them.
+constexpr int kBatchLoads = 8;
 
 // Row r's token: tokens[(r / seq) * row_stride + r % seq], or -1 outside [0, vocab) (embedding_host.cpp's rule).
 struct TokenRows {
@@ -110,14 +113,33 @@ __global__ void __launch_bounds__(kThreads) embedding_forward_kernel(const __gri
     }
 }
 
+// The sum over b of column[b * stride] in float32, b ascending from 0, kBatchLoads loads issued before their adds.
+template <typename T>
+__device__ float batch_sum(const T* column, std::size_t batch, std::size_t stride) {
+    float sum = 0.0f;
+    std::size_t b = 0;
+    for (; b + kBatchLoads <= batch; b += kBatchLoads, column += kBatchLoads * stride) {
+        float v[kBatchLoads];
+#pragma unroll
+        for (int k = 0; k < kBatchLoads; ++k) v[k] = to_float(column[k * stride]);
+#pragma unroll
+        for (int k = 0; k < kBatchLoads; ++k) sum += v[k];
+    }
+    for (; b < batch; ++b, column += stride) sum += to_float(*column);
+    return sum;
+}
+
 __global__ void __launch_bounds__(kThreads) embedding_backward_kernel(const __grid_constant__ BackwardParams p) {
     if (blockIdx.x < p.position_blocks) {
-        // Element e = s * hidden + c of dpositions; dy's rows b * seq + s hold it `elements` apart.
+        // Element e = s * hidden + c of dpositions; dy's rows b * seq + s hold it `elements` apart. A thread issues the
+        // loads of kBatchLoads rows before it adds them (one load at a time, the seed's 32 rows waited on memory 32
+        // times in turn); the adds stay in b order from 0, so the sum's bits are the same.
         const std::size_t elements = p.token.seq * p.hidden;
         const std::size_t stride = static_cast<std::size_t>(p.position_blocks) * blockDim.x;
         for (std::size_t e = first_index(); e < elements; e += stride) {
-            float sum = 0.0f;
-            for (std::size_t b = 0; b < p.batch; ++b) sum += load(p.dy, p.dy_dtype, b * elements + e);
+            const float sum = p.dy_dtype == DType::BFloat16
+                                  ? batch_sum(static_cast<const __nv_bfloat16*>(p.dy) + e, p.batch, elements)
+                                  : batch_sum(static_cast<const float*>(p.dy) + e, p.batch, elements);
             store(p.dpositions, p.dpositions_dtype, e, sum);
         }
         return;
@@ -136,10 +158,6 @@ unsigned blocks_for(std::size_t threads_wanted) {
     return static_cast<unsigned>(std::clamp<std::size_t>((threads_wanted + kThreads - 1) / kThreads, 1, kMaxBlocks));
 }
 
-bool aligned16(const void* p) {
-    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
-
 void launch_embedding_forward(const TokensRef& tokens, const Tensor& table_ref, const Tensor& positions_ref,
                               const Tensor& out_ref, cudaStream_t stream) {
     const void* table = table_ref.data;
@@ -150,7 +168,7 @@ void launch_embedding_forward(const TokensRef& tokens, const Tensor& table_ref, 
     const TokenRows token{tokens.data, tokens.row_stride, tokens.seq, table_ref.rows};
     const ForwardParams params{token, table, positions, out, dtype, tokens.batch * tokens.seq, hidden};
     const std::size_t width = 16 / element_size(dtype);
-    const bool vectors = hidden % width == 0 && aligned16(table) && aligned16(positions) && aligned16(out);
+    const bool vectors = hidden % width == 0 && aligned(table, 16) && aligned(positions, 16) && aligned(out, 16);
     if (!vectors) {
         embedding_forward_kernel<<<blocks_for(params.rows * hidden), kThreads, 0, stream>>>(params);
     } else if (dtype == DType::Float32) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "common/alignment.h"
 #include "common/check.h"
 #include "common/elementwise.cuh"
 #include "common/stream.cuh"
@@ -282,10 +283,6 @@ __global__ void __launch_bounds__(kThreads)
         const std::int64_t target = row_target(targets, row, seq, target_row_stride);
         write_row_gradient<TIn, TOut, W>(logits, dlogits, static_cast<std::size_t>(row) * vocab, vocab, target, lse[row], scale);
     }
-}
-
-bool aligned(const void* p, std::size_t bytes) {
-    return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
 template <typename T, int W, bool kWithGrad>

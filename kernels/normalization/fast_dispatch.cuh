@@ -10,13 +10,10 @@
 #include <initializer_list>
 #include <type_traits>
 
+#include "common/alignment.h"
 #include "tewb_kernels/tensor.h"
 
 namespace tewb::kernels::detail {
-
-inline bool aligned16(const void* p) {
-    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
 
 // The fast kernels' shape: threads per row (WARPS warps) and 16-byte vectors per thread (VECS), or 0
 // where the plain kernels must run (a row not in whole vectors, unaligned pointers, a row too long).
@@ -29,7 +26,7 @@ inline FastShape fast_shape(DType x_dtype, std::size_t hidden, std::initializer_
     const int width = x_dtype == DType::Float32 ? 4 : 8;
     if (x_dtype == DType::Float16 || hidden % static_cast<std::size_t>(width) != 0) return {};
     for (const void* p : pointers) {
-        if (p != nullptr && !aligned16(p)) return {};
+        if (p != nullptr && !aligned(p, 16)) return {};
     }
     for (const int warps : {1, 4, 8}) {
         const std::size_t per_round = static_cast<std::size_t>(32 * warps * width);

@@ -11,6 +11,7 @@
 //   - kernels/cast (cast.cu, cast_dbias.cu): the plain cast, cast + transpose with and without dbias, cast_dbias, on the same x; the
 //     stacked casts of qkv's gradient from three strided parts (stacked_cast_dbias, stacked_cast_transpose_dbias_to_fp8);
 //   - kernels/activation/swiglu.cu: SwiGLU's forward and backward with their FP8 forms, with and without the transposed copy;
+//   - kernels/embedding/embedding.cu: the token + position embedding, forward and backward (dpositions and dtable);
 //   - kernels/attention/rotary.cu: the rotary embeddings, forward and inverse, their amax hand-off, and rotary_quantize
 //     (the tiled kernel writing y, its FP8 bytes and their transposed copy; the two-launch path elsewhere);
 //   - the amax hand-off (*_current_scale: LayerNorm's and RMSNorm's forwards, LayerNorm's backward with dx's sums, RMSNorm's
@@ -36,6 +37,7 @@
 #include "tewb_kernels/amax.h"
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/cast_multi.h"
+#include "tewb_kernels/embedding.h"
 #include "tewb_kernels/normalization.h"
 #include "tewb_kernels/rotary.h"
 
@@ -928,6 +930,57 @@ void run_swiglu(DType dtype, std::size_t rows, std::size_t cols, std::size_t off
     }
 }
 
+// kernels/embedding/embedding.cu: the forward (16-byte pieces where hidden and the pointers allow, one element a
+// thread elsewhere; with and without positions) and the backward: dpositions summed over the batch (rows loaded 8 at a
+// time, then the rest one by one) and dtable's scatter, added to what it holds. Tokens repeat and some lie outside
+// [0, vocab) (a NaN row forward, left out backward), read through a [batch, seq + 1] tensor's narrow() as a trainer
+// hands them. dtable bit for bit too: its blocks take one row each, in index order here (blocks run one after another),
+// the order the twin adds them in.
+void run_embedding(DType dtype, std::size_t batch, std::size_t seq, std::size_t hidden, std::size_t offset, std::mt19937& rng) {
+    const std::size_t element = element_of(dtype), vocab = 7, rows = batch * seq;
+    char where[160];
+    std::snprintf(where, sizeof where, "embedding: %s, batch %zu, seq %zu, hidden %zu, offset %zu",
+                  dtype == DType::Float32 ? "float32" : "bfloat16", batch, seq, hidden, offset);
+    std::vector<std::int64_t> token_store(batch * (seq + 1));
+    std::uniform_int_distribution<int> pick(-1, static_cast<int>(vocab));  // -1 and vocab: outside the table
+    for (std::int64_t& t : token_store) t = pick(rng);
+    Tensor tokens = input(token_store.data(), DType::Int64, batch, seq);
+    tokens.row_stride = seq + 1;
+    Buffer table(vocab * hidden * element, offset), positions(seq * hidden * element, offset), dy(rows * hidden * element, offset);
+    fill(table, dtype, vocab * hidden, rng, -1.0f, 1.0f);
+    fill(positions, dtype, seq * hidden, rng, -1.0f, 1.0f);
+    fill(dy, dtype, rows * hidden, rng, -1.0f, 1.0f);
+    std::vector<float> dtable_start(vocab * hidden);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    for (float& v : dtable_start) v = uniform(rng);
+    struct Side {
+        Buffer out, out_plain, dtable, dpositions, dpositions_alone;
+        Side(std::size_t rows, std::size_t vocab, std::size_t seq, std::size_t hidden, std::size_t element, std::size_t offset)
+            : out(rows * hidden * element, offset), out_plain(rows * hidden * element, offset), dtable(vocab * hidden * 4, offset),
+              dpositions(seq * hidden * element, offset), dpositions_alone(seq * hidden * element, offset) {}
+    };
+    Side gpu(rows, vocab, seq, hidden, element, offset), twin(rows, vocab, seq, hidden, element, offset);
+    for (Side* o : {&gpu, &twin}) {
+        const bool on_gpu = o == &gpu;
+        std::memcpy(o->dtable.data(), dtable_start.data(), dtable_start.size() * 4);
+        const auto forward = on_gpu ? &embedding_forward : &host::embedding_forward;
+        const auto backward = on_gpu ? &embedding_backward : &host::embedding_backward;
+        const Tensor table_t = input(table.data(), dtype, vocab, hidden);
+        forward(tokens, table_t, input(positions.data(), dtype, seq, hidden), input(o->out.data(), dtype, rows, hidden), Stream{});
+        forward(tokens, table_t, Tensor{}, input(o->out_plain.data(), dtype, rows, hidden), Stream{});
+        const Tensor dy_t = input(dy.data(), dtype, rows, hidden);
+        backward(tokens, dy_t, input(o->dtable.data(), DType::Float32, vocab, hidden),
+                 input(o->dpositions.data(), dtype, seq, hidden), Stream{});
+        backward(tokens, dy_t, input(nullptr, DType::Float32, vocab, hidden), input(o->dpositions_alone.data(), dtype, seq, hidden),
+                 Stream{});
+    }
+    expect_same(gpu.out, twin.out, where, "the forward's out");
+    expect_same(gpu.out_plain, twin.out_plain, where, "the forward's out without positions");
+    expect_same(gpu.dtable, twin.dtable, where, "dtable");
+    expect_same(gpu.dpositions, twin.dpositions, where, "dpositions");
+    expect_same(gpu.dpositions_alone, twin.dpositions_alone, where, "dpositions without dtable");
+}
+
 // The rotary kernels' float32 cos and sin tables [seq, half] of random angles.
 struct AngleTables {
     std::size_t seq, half;
@@ -1136,6 +1189,12 @@ int main(int argc, char** argv) {
     run_swiglu(DType::BFloat16, 40, 64, 0, rng);
     run_swiglu(DType::Float32, 33, 24, 0, rng);
     run_swiglu(DType::BFloat16, 19, 36, 2, rng);
+    // The embedding: the seed's batch of 32 (whole groups of 8 rows) and 37 (a tail of 5); hidden of whole 16-byte pieces
+    // (24) and not (13), and an unaligned buffer (the element-wise forward).
+    run_embedding(DType::BFloat16, 32, 5, 24, 0, rng);
+    run_embedding(DType::Float32, 37, 3, 24, 0, rng);
+    run_embedding(DType::BFloat16, 37, 4, 13, 0, rng);
+    run_embedding(DType::Float32, 5, 6, 16, 4, rng);
     // The rotary embeddings: 16-byte pairs (bfloat16 8, float32 4) and one pair a thread (a half not a multiple of
     // them, an unaligned buffer), forward and inverse, value heads copied.
     run_rotary(DType::BFloat16, 2, 5, 6, 4, 16, 0, rng);
@@ -1151,7 +1210,7 @@ int main(int argc, char** argv) {
     run_rotary_quantize(DType::BFloat16, 2, 5, 3, 2, 16, 0, rng);
     run_rotary_quantize(DType::BFloat16, 2, 8, 3, 2, 16, 2, rng);
     std::printf("%d checks over %zu activation cases, 13 abs_max and %d abs_max_current_scale calls, %zu normalization and cast "
-                "cases, 4 stacked casts, a multi-tensor cast, 3 SwiGLU, 4 rotary and 5 rotary_quantize cases, %d failed\n", checks, cases.size(),
+                "cases, 4 stacked casts, a multi-tensor cast, 3 SwiGLU, 4 embedding, 4 rotary and 5 rotary_quantize cases, %d failed\n", checks, cases.size(),
                 abs_max_scale_calls, norms.size(), failures);
     return failures == 0 ? 0 : 1;
 }

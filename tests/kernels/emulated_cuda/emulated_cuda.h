@@ -90,7 +90,7 @@ inline int min(int a, int b) {
 inline long long min(long long a, long long b) {
     return a < b ? a : b;
 }
-// One thread of the running block calls these at a time where the kernels call them (thread 0 of a block).
+// One fiber runs at a time (and one block), so the atomics need no lock.
 inline unsigned atomicMax(unsigned* p, unsigned v) {
     const unsigned old = *p;
     if (v > old) *p = v;
@@ -98,6 +98,11 @@ inline unsigned atomicMax(unsigned* p, unsigned v) {
 }
 inline unsigned atomicAdd(unsigned* p, unsigned v) {
     const unsigned old = *p;
+    *p = old + v;
+    return old;
+}
+inline float atomicAdd(float* p, float v) {
+    const float old = *p;
     *p = old + v;
     return old;
 }
@@ -114,6 +119,9 @@ inline float4 __ldcg(const float4* p) {
     return *p;
 }
 inline float __ldg(const float* p) {  // the read-only data cache's load
+    return *p;
+}
+inline uint4 __ldg(const uint4* p) {
     return *p;
 }
 
