@@ -65,41 +65,30 @@ __device__ inline OnlineSum combine(const OnlineSum& a, const OnlineSum& b) {
     return {top, __fadd_rn(__fmul_rn(a.sum, expf(a.max - top)), __fmul_rn(b.sum, expf(b.max - top)))};
 }
 
-// W consecutive elements at p (W > 1: p aligned to W elements) as floats.
-template <int W>
-__device__ inline void load_vector(const float* p, float (&v)[W]) {
-    if constexpr (W == 1) {
-        v[0] = *p;
-    } else {
-#pragma unroll
-        for (int k = 0; k < W / 4; ++k) {
-            const float4 q = reinterpret_cast<const float4*>(p)[k];
-            v[4 * k] = q.x;
-            v[4 * k + 1] = q.y;
-            v[4 * k + 2] = q.z;
-            v[4 * k + 3] = q.w;
-        }
-    }
+// W consecutive elements of T at p (W > 1: p aligned to W elements) in one load of their 16 bytes (8 for bfloat16 W ==
+// 4), kept as loaded while a thread's other loads are in flight and turned into floats where used: a bfloat16 vector
+// holds 4 registers until then, not 8.
+template <typename T, int W>
+struct Loaded {
+    static constexpr std::size_t kBytes = W * sizeof(T);
+    static_assert(W == 1 || kBytes == 16 || kBytes == 8, "single elements, or vectors of 8 or 16 bytes");
+    using Word = std::conditional_t<W == 1, T, std::conditional_t<kBytes == 16, uint4, uint2>>;
+    Word word;
+};
+
+template <typename T, int W>
+__device__ inline Loaded<T, W> load_word(const T* p) {
+    return {*reinterpret_cast<const typename Loaded<T, W>::Word*>(p)};
 }
 
-template <int W>
-__device__ inline void load_vector(const __nv_bfloat16* p, float (&v)[W]) {
+template <typename T, int W>
+__device__ inline void to_floats(const Loaded<T, W>& loaded, float (&v)[W]) {
     if constexpr (W == 1) {
-        v[0] = __bfloat162float(*p);
+        v[0] = to_float(loaded.word);
     } else {
-        static_assert(W == 4 || W == 8, "bfloat16 vectors of 8 or 16 bytes");
-        alignas(16) __nv_bfloat162 h[W / 2];  // read and written as one 8- or 16-byte word
-        if constexpr (W == 8) {
-            *reinterpret_cast<uint4*>(h) = *reinterpret_cast<const uint4*>(p);
-        } else {
-            *reinterpret_cast<uint2*>(h) = *reinterpret_cast<const uint2*>(p);
-        }
+        const T* e = reinterpret_cast<const T*>(&loaded.word);
 #pragma unroll
-        for (int k = 0; k < W / 2; ++k) {
-            const float2 f = __bfloat1622float2(h[k]);
-            v[2 * k] = f.x;
-            v[2 * k + 1] = f.y;
-        }
+        for (int k = 0; k < W; ++k) v[k] = to_float(e[k]);
     }
 }
 
@@ -146,23 +135,25 @@ __device__ inline void write_row_gradient(const TIn* logits, TOut* dlogits, std:
     const float row_scale = target >= 0 && target < vocab ? scale : quiet_nan();
     const unsigned vectors = vocab / W;
     for (unsigned v0 = threadIdx.x; v0 < vectors; v0 += kUnroll * kThreads) {
-        float values[kUnroll][W];
+        Loaded<TIn, W> loaded[kUnroll];
 #pragma unroll
         for (unsigned u = 0; u < kUnroll; ++u) {
             const unsigned v = v0 + u * kThreads;
-            if (v < vectors) load_vector<W>(logits + base + static_cast<std::size_t>(v) * W, values[u]);
+            if (v < vectors) loaded[u] = load_word<TIn, W>(logits + base + static_cast<std::size_t>(v) * W);
         }
 #pragma unroll
         for (unsigned u = 0; u < kUnroll; ++u) {
             const unsigned v = v0 + u * kThreads;
             if (v >= vectors) continue;
+            float values[W];
+            to_floats(loaded[u], values);
 #pragma unroll
             for (unsigned k = 0; k < W; ++k) {
-                const float p = expf(values[u][k] - row_lse);
+                const float p = expf(values[k] - row_lse);
                 const float onehot = static_cast<std::int64_t>(v * W + k) == target ? 1.0f : 0.0f;
-                values[u][k] = (p - onehot) * row_scale;
+                values[k] = (p - onehot) * row_scale;
             }
-            store_vector<W>(dlogits + base + static_cast<std::size_t>(v) * W, values[u]);
+            store_vector<W>(dlogits + base + static_cast<std::size_t>(v) * W, values);
         }
     }
 }
@@ -195,15 +186,18 @@ __device__ __forceinline__ void cross_entropy_forward_rows(Logits logits, unsign
         }
         OnlineSum acc{-FLT_MAX, 0.0f};
         for (unsigned v0 = threadIdx.x; v0 < vectors; v0 += kUnroll * kThreads) {
-            float values[kUnroll][W];
+            Loaded<T, W> loaded[kUnroll];
 #pragma unroll
             for (unsigned u = 0; u < kUnroll; ++u) {
                 const unsigned v = v0 + u * kThreads;
-                if (v < vectors) load_vector<W>(x + static_cast<std::size_t>(v) * W, values[u]);
+                if (v < vectors) loaded[u] = load_word<T, W>(x + static_cast<std::size_t>(v) * W);
             }
 #pragma unroll
             for (unsigned u = 0; u < kUnroll; ++u) {
-                if (v0 + u * kThreads < vectors) add_vector<W>(acc, values[u]);
+                if (v0 + u * kThreads >= vectors) continue;
+                float values[W];
+                to_floats(loaded[u], values);
+                add_vector<W>(acc, values);
             }
         }
         for (int offset = 16; offset > 0; offset /= 2) {
@@ -325,13 +319,8 @@ void backward_with(const void* logits, std::size_t rows, std::size_t vocab, cons
     const auto v = static_cast<unsigned>(vocab);
     const auto s = static_cast<unsigned>(seq);
     const auto stride = static_cast<long long>(target_row_stride);
-    if (vectorised) {
-        cross_entropy_backward_kernel<TIn, TOut, kWidth>
-            <<<blocks, kThreads, 0, stream>>>(x, r, v, targets, s, stride, lse, grad_loss, d);
-    } else {
-        cross_entropy_backward_kernel<TIn, TOut, 1>
-            <<<blocks, kThreads, 0, stream>>>(x, r, v, targets, s, stride, lse, grad_loss, d);
-    }
+    const auto kernel = vectorised ? &cross_entropy_backward_kernel<TIn, TOut, kWidth> : &cross_entropy_backward_kernel<TIn, TOut, 1>;
+    kernel<<<blocks, kThreads, 0, stream>>>(x, r, v, targets, s, stride, lse, grad_loss, d);
 }
 
 template <typename TIn>

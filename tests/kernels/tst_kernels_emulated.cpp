@@ -12,6 +12,7 @@
 //     stacked casts of qkv's gradient from three strided parts (stacked_cast_dbias, stacked_cast_transpose_dbias_to_fp8);
 //   - kernels/activation/swiglu.cu: SwiGLU's forward and backward with their FP8 forms, with and without the transposed copy;
 //   - kernels/embedding/embedding.cu: the token + position embedding, forward and backward (dpositions and dtable);
+//   - kernels/loss/loss.cu: the cross-entropy forward, backward and forward with the gradient in place;
 //   - kernels/attention/rotary.cu: the rotary embeddings, forward and inverse, their amax hand-off, and rotary_quantize
 //     (the tiled kernel writing y, its FP8 bytes and their transposed copy; the two-launch path elsewhere);
 //   - the amax hand-off (*_current_scale: LayerNorm's and RMSNorm's forwards, LayerNorm's backward with dx's sums, RMSNorm's
@@ -38,6 +39,7 @@
 #include "tewb_kernels/cast.h"
 #include "tewb_kernels/cast_multi.h"
 #include "tewb_kernels/embedding.h"
+#include "tewb_kernels/loss.h"
 #include "tewb_kernels/normalization.h"
 #include "tewb_kernels/rotary.h"
 
@@ -981,6 +983,59 @@ void run_embedding(DType dtype, std::size_t batch, std::size_t seq, std::size_t 
     expect_same(gpu.dpositions_alone, twin.dpositions_alone, where, "dpositions without dtable");
 }
 
+// kernels/loss/loss.cu: the cross-entropy forward (lse and the mean loss, the blocks' sums added by the last block),
+// the backward into float32 and bfloat16 dlogits, and the forward with the gradient in place, against the twin, bit for
+// bit (the same online sums in the same order; expf and logf from one libm). Targets through a [batch, seq + 1]
+// narrow(), one outside [0, vocab) (a NaN loss and a NaN gradient row), vocab in 16-byte vectors (several a thread past
+// 2048 bfloat16 logits) or not, more rows than the forward's 1024 blocks (two rows a block).
+void run_loss(DType dtype, std::size_t batch, std::size_t seq, std::size_t vocab, std::size_t offset, bool bad_target,
+              std::mt19937& rng) {
+    const std::size_t element = element_of(dtype), rows = batch * seq;
+    char where[160];
+    std::snprintf(where, sizeof where, "cross_entropy: %s, %zu rows, vocab %zu, offset %zu%s", dtype == DType::Float32 ? "float32" : "bfloat16",
+                  rows, vocab, offset, bad_target ? ", a target outside the vocabulary" : "");
+    std::vector<std::int64_t> token_store(batch * (seq + 1));
+    std::uniform_int_distribution<int> pick(0, static_cast<int>(vocab) - 1);
+    for (std::int64_t& t : token_store) t = pick(rng);
+    if (bad_target) token_store[1] = static_cast<std::int64_t>(vocab);
+    Tensor targets = input(token_store.data(), DType::Int64, batch, seq);
+    targets.row_stride = seq + 1;
+    Buffer logits(rows * vocab * element, offset);
+    fill(logits, dtype, rows * vocab, rng, -6.0f, 6.0f);
+    const float grad_loss = 0.5f;
+    struct Side {
+        Buffer lse, lse_fused, d32, d16, in_place, workspace;
+        float loss = 0.0f, loss_fused = 0.0f;
+        Side(std::size_t rows, std::size_t vocab, std::size_t element, std::size_t offset)
+            : lse(rows * 4, 0), lse_fused(rows * 4, 0), d32(rows * vocab * 4, offset), d16(rows * vocab * 2, offset),
+              in_place(rows * vocab * element, offset), workspace(cross_entropy_forward_workspace_bytes(rows, vocab), 0) {}
+    };
+    Side gpu(rows, vocab, element, offset), twin(rows, vocab, element, offset);
+    for (Side* o : {&gpu, &twin}) {
+        const bool on_gpu = o == &gpu;
+        const Tensor x = input(logits.data(), dtype, rows, vocab);
+        const Workspace workspace{o->workspace.data(), o->workspace.bytes};
+        (on_gpu ? &cross_entropy_forward : &host::cross_entropy_forward)(x, targets, input(o->lse.data(), DType::Float32, rows, 1),
+                                                                         input(&o->loss, DType::Float32, 1, 1), workspace, Stream{});
+        const auto backward = on_gpu ? &cross_entropy_backward : &host::cross_entropy_backward;
+        const Tensor lse = input(o->lse.data(), DType::Float32, rows, 1);
+        const Tensor grad = input(&grad_loss, DType::Float32, 1, 1);
+        backward(x, targets, lse, grad, input(o->d32.data(), DType::Float32, rows, vocab), Stream{});
+        backward(x, targets, lse, grad, input(o->d16.data(), DType::BFloat16, rows, vocab), Stream{});
+        std::memcpy(o->in_place.data(), logits.data(), rows * vocab * element);
+        (on_gpu ? &cross_entropy_forward_with_grad : &host::cross_entropy_forward_with_grad)(
+            input(o->in_place.data(), dtype, rows, vocab), targets, input(o->lse_fused.data(), DType::Float32, rows, 1),
+            input(&o->loss_fused, DType::Float32, 1, 1), workspace, Stream{});
+    }
+    expect_same(gpu.lse, twin.lse, where, "lse");
+    expect_same_amax(gpu.loss, twin.loss, std::string(where) + ", the loss");
+    expect_same(gpu.d32, twin.d32, where, "float32 dlogits");
+    expect_same(gpu.d16, twin.d16, where, "bfloat16 dlogits");
+    expect_same(gpu.lse_fused, twin.lse_fused, where, "the forward with the gradient's lse");
+    expect_same_amax(gpu.loss_fused, twin.loss_fused, std::string(where) + ", the forward with the gradient's loss");
+    expect_same(gpu.in_place, twin.in_place, where, "the gradient written in place");
+}
+
 // The rotary kernels' float32 cos and sin tables [seq, half] of random angles.
 struct AngleTables {
     std::size_t seq, half;
@@ -1195,6 +1250,12 @@ int main(int argc, char** argv) {
     run_embedding(DType::Float32, 37, 3, 24, 0, rng);
     run_embedding(DType::BFloat16, 37, 4, 13, 0, rng);
     run_embedding(DType::Float32, 5, 6, 16, 4, rng);
+    // The cross-entropy: bfloat16 rows of 513 vectors (three loads a thread in the first batch), float32 rows of 4-wide
+    // vectors, a vocab of no whole vectors and an unaligned buffer (one logit a thread), 1100 rows (two a block).
+    run_loss(DType::BFloat16, 2, 3, 4104, 0, true, rng);
+    run_loss(DType::Float32, 1, 4, 2052, 0, false, rng);
+    run_loss(DType::Float32, 3, 2, 1030, 4, true, rng);
+    run_loss(DType::BFloat16, 20, 55, 24, 0, false, rng);
     // The rotary embeddings: 16-byte pairs (bfloat16 8, float32 4) and one pair a thread (a half not a multiple of
     // them, an unaligned buffer), forward and inverse, value heads copied.
     run_rotary(DType::BFloat16, 2, 5, 6, 4, 16, 0, rng);
@@ -1210,7 +1271,7 @@ int main(int argc, char** argv) {
     run_rotary_quantize(DType::BFloat16, 2, 5, 3, 2, 16, 0, rng);
     run_rotary_quantize(DType::BFloat16, 2, 8, 3, 2, 16, 2, rng);
     std::printf("%d checks over %zu activation cases, 13 abs_max and %d abs_max_current_scale calls, %zu normalization and cast "
-                "cases, 4 stacked casts, a multi-tensor cast, 3 SwiGLU, 4 embedding, 4 rotary and 5 rotary_quantize cases, %d failed\n", checks, cases.size(),
+                "cases, 4 stacked casts, a multi-tensor cast, 3 SwiGLU, 4 embedding, 4 cross-entropy, 4 rotary and 5 rotary_quantize cases, %d failed\n", checks, cases.size(),
                 abs_max_scale_calls, norms.size(), failures);
     return failures == 0 ? 0 : 1;
 }

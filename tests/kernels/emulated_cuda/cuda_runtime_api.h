@@ -1,5 +1,5 @@
 #pragma once
-// The runtime calls the kernel sources make, and the launch: blocks one after another, each as blockDim.x fibers on a
+// The runtime calls the kernel sources make, and the launch: blocks one after another, each as blockDim.x × blockDim.y fibers on a
 // fresh dynamic shared buffer of exactly the requested size, filled with 0xff bytes (NaN as bfloat16 and float32), so
 // a read of shared memory nothing wrote shows. A launch over 48 KiB without the kernel's raised limit, or over 99 KiB,
 // aborts, as a GPU of compute capability 8.6 or 8.9 would refuse it. `launch` takes one argument struct (attention.cu's

@@ -1,7 +1,7 @@
 #pragma once
 
 // The CUDA a kernel source needs to run on the CPU, for the tests/kernels/tst_*_emulated tests (no GPU needed): a
-// block is blockDim.x fibers on the calling thread (emulated_runtime.cpp), each with a stack of its own, switched only
+// block is blockDim.x × blockDim.y fibers on the calling thread (emulated_runtime.cpp), each with a stack of its own, switched only
 // where a CUDA thread waits (__syncthreads, __syncwarp, a shuffle), so a block costs no OS thread and no futex; a
 // shuffle goes through a per-warp exchange array, blocks run one after another (so a static `__shared__` array is the
 // running block's, and atomics need no lock). This directory comes first on those tests' include path, so the
@@ -74,6 +74,14 @@ inline unsigned __byte_perm(unsigned a, unsigned b, unsigned s) {
 inline float __fmul_rn(float a, float b) {
     return a * b;  // the test's sources are built without contraction
 }
+inline float __fadd_rn(float a, float b) {
+    return a + b;
+}
+inline float __int_as_float(int i) {
+    float f;
+    std::memcpy(&f, &i, 4);
+    return f;
+}
 inline float __fmaf_rn(float a, float b, float c) {
     return std::fma(a, b, c);
 }
@@ -116,6 +124,9 @@ inline float __ldcg(const float* p) {
     return *p;
 }
 inline float4 __ldcg(const float4* p) {
+    return *p;
+}
+inline double __ldcg(const double* p) {
     return *p;
 }
 inline float __ldg(const float* p) {  // the read-only data cache's load

@@ -1,6 +1,5 @@
 // The emulated CUDA's state and its block scheduler (emulated_cuda.h, cuda_runtime_api.h), and the kernels library's
 // CUDA error helpers.
-#include <pthread.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -76,16 +75,18 @@ int max_dynamic_shared(const void* kernel) {
 
 // The block's threads are fibers on the launching thread (ucontext): one runs until it waits at a barrier or ends,
 // then the next ready one in line runs. The last to arrive at a barrier puts the waiting ones back in line, in the
-// order they arrived, and goes on. Even blocks start their threads in ascending order, odd blocks in descending
-// order, so a missing barrier shows whichever thread writes first. The switches are plain function calls and a
-// signal-mask call: a block of std::threads woke every thread through the kernel's scheduler at every barrier
-// (tst_kernels_emulated: 92 s of system time and 113 million context switches in a 73 s run).
+// order they arrived, and goes on (so after a barrier the order is the one before it, rotated by one). A block starts
+// its threads in ascending order or in descending order, alternately by launch and by block, so a missing barrier
+// shows whichever thread writes first. The switches are plain function calls and a signal-mask call: a block of
+// std::threads woke every thread through the kernel's scheduler at every barrier (tst_kernels_emulated: 92 s of system
+// time and 113 million context switches in a 73 s run).
 namespace {
 
 // The deepest emulated kernel used 5 KiB of its stack in the default build and 12 KiB under ASan (2026-12-07; the
-// attention's wmma tiles are 1 KiB each). A page below each stack faults where a deeper one would overflow. ASan
-// clears a stack's shadow at every switch to it, so a larger stack costs time at every barrier.
-constexpr std::size_t kStackBytes = 64 * 1024;
+// attention's wmma tiles are 1 KiB each); room besides for a sanitizer's report from inside a fiber. Below each stack
+// a guard region no single frame steps over faults where a deeper one would overflow.
+constexpr std::size_t kStackBytes = 256 * 1024;
+constexpr std::size_t kGuardBytes = 64 * 1024;
 
 enum class Waiting { nothing, block, warp };
 
@@ -106,15 +107,18 @@ struct Scheduler {
     // Grows to the largest block launched, the stacks kept. Never moved: a saved x86-64 context points into itself.
     std::vector<std::unique_ptr<Fiber>> fibers;
     unsigned threads = 0;         // of the running block
-    std::vector<unsigned> ready;  // the line: ready[head..]
+    std::vector<unsigned> ready;  // the line: a ring of `threads` places from `head` (a thread is in it once at most)
     std::size_t head = 0;
+    std::size_t queued = 0;
     unsigned running = 0;
     unsigned finished = 0;
+    unsigned launches = 0;  // the descending order's parity with the block's index
     Barrier block;
     std::vector<Barrier> warps;
     std::vector<std::uint64_t> slots;
     ucontext_t launcher{};
     void* launcher_fake_stack = nullptr;
+    bool from_launcher = false;  // the fiber about to start was switched to by the launcher (ASan: its stack's bounds)
     const void* launcher_stack_bottom = nullptr;
     std::size_t launcher_stack_size = 0;
     void (*body)(const void*) = nullptr;
@@ -144,6 +148,19 @@ void finish_switch(void* fake_stack_save, const void** bottom_old = nullptr, std
 #endif
 }
 
+void enqueue(unsigned t) {
+    Scheduler& s = scheduler;
+    s.ready[(s.head + s.queued++) % s.threads] = t;
+}
+
+unsigned dequeue() {
+    Scheduler& s = scheduler;
+    const unsigned t = s.ready[s.head];
+    s.head = (s.head + 1) % s.threads;
+    --s.queued;
+    return t;
+}
+
 void set_thread_index(unsigned t) {
     scheduler.running = t;
     threadIdx = {t % blockDim.x, t / blockDim.x, 0};
@@ -155,11 +172,11 @@ void switch_away() {
     Scheduler& s = scheduler;
     Fiber& from = *s.fibers[s.running];
     void** save = from.finished ? nullptr : &from.fake_stack;
-    if (s.head == s.ready.size()) {
+    if (s.queued == 0) {
         start_switch(save, s.launcher_stack_bottom, s.launcher_stack_size);
         swapcontext(&from.context, &s.launcher);
     } else {
-        const unsigned next = s.ready[s.head++];
+        const unsigned next = dequeue();
         Fiber& to = *s.fibers[next];
         set_thread_index(next);
         start_switch(save, to.stack, kStackBytes);
@@ -168,8 +185,15 @@ void switch_away() {
     finish_switch(from.fake_stack);
 }
 
-void fiber_main() {
-    finish_switch(nullptr);
+// noexcept: an exception has nowhere to go past a fiber's first frame (no kernel throws).
+void fiber_main() noexcept {
+    Scheduler& s = scheduler;
+    if (s.from_launcher) {
+        s.from_launcher = false;
+        finish_switch(nullptr, &s.launcher_stack_bottom, &s.launcher_stack_size);
+    } else {
+        finish_switch(nullptr);
+    }
     scheduler.body(scheduler.context);
     Fiber& self = *scheduler.fibers[scheduler.running];
     self.finished = true;
@@ -182,13 +206,9 @@ void wait(Barrier& barrier, unsigned count, Waiting what) {
     Scheduler& s = scheduler;
     if (++barrier.arrived == count) {
         barrier.arrived = 0;
-        if (s.head == s.ready.size()) {  // the line is empty: start it again at the front
-            s.ready.clear();
-            s.head = 0;
-        }
         for (const unsigned t : barrier.waiting) {
             s.fibers[t]->waiting = Waiting::nothing;
-            s.ready.push_back(t);
+            enqueue(t);
         }
         barrier.waiting.clear();
         return;
@@ -202,12 +222,13 @@ void ensure_fibers(unsigned threads) {
     Scheduler& s = scheduler;
     const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     while (s.fibers.size() < threads) {
+        const std::size_t guard = (kGuardBytes + page - 1) / page * page;
         void* mapping =
-            mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            mmap(nullptr, kStackBytes + guard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (mapping == MAP_FAILED) fail("no memory for a fiber's stack");
-        if (mprotect(mapping, page, PROT_NONE) != 0) fail("could not protect a fiber stack's guard page");
+        if (mprotect(mapping, guard, PROT_NONE) != 0) fail("could not protect a fiber stack's guard region");
         auto fiber = std::make_unique<Fiber>();
-        fiber->stack = static_cast<unsigned char*>(mapping) + page;
+        fiber->stack = static_cast<unsigned char*>(mapping) + guard;
         if (getcontext(&fiber->context) != 0) fail("getcontext failed");
         s.fibers.push_back(std::move(fiber));
     }
@@ -256,30 +277,23 @@ void run_blocks(unsigned blocks, unsigned threads, std::size_t shared_bytes, voi
     s.warps.assign(threads / 32, Barrier{});
     s.slots.assign(threads, 0);
     shuffle_slots = s.slots.data();
-    s.ready.reserve(threads);
+    s.ready.assign(threads, 0);
     struct Free {
         void operator()(unsigned char* p) const { ::operator delete[](p, std::align_val_t(128)); }
     };
     const std::unique_ptr<unsigned char[], Free> shared(
         static_cast<unsigned char*>(::operator new[](shared_bytes, std::align_val_t(128))));
     dynamic_shared = shared.get();
-#if TEWB_EMULATED_ASAN
-    pthread_attr_t attributes;
-    void* bottom = nullptr;
-    if (pthread_getattr_np(pthread_self(), &attributes) != 0 ||
-        pthread_attr_getstack(&attributes, &bottom, &s.launcher_stack_size) != 0)
-        fail("could not find the launching thread's stack");
-    pthread_attr_destroy(&attributes);
-    s.launcher_stack_bottom = bottom;
-#endif
+    const unsigned launch = s.launches++;
     for (unsigned block_index = 0; block_index < blocks; ++block_index) {
         if (shared_bytes > 0) std::memset(shared.get(), 0xff, shared_bytes);
         blockIdx = {block_index % gridDim.x, block_index / gridDim.x, 0};
-        s.ready.clear();
         s.head = 0;
+        s.queued = 0;
         s.finished = 0;
+        const bool descending = (launch + block_index) % 2 == 1;
         for (unsigned i = 0; i < threads; ++i) {
-            const unsigned t = block_index % 2 == 0 ? i : threads - 1 - i;
+            const unsigned t = descending ? threads - 1 - i : i;
             Fiber& fiber = *s.fibers[t];
             fiber.context.uc_stack.ss_sp = fiber.stack;
             fiber.context.uc_stack.ss_size = kStackBytes;
@@ -287,9 +301,14 @@ void run_blocks(unsigned blocks, unsigned threads, std::size_t shared_bytes, voi
             fiber.finished = false;
             fiber.waiting = Waiting::nothing;
             makecontext(&fiber.context, fiber_main, 0);
-            s.ready.push_back(t);
+            // ASan's swapcontext clears the shadow of the stack it switches to, live frames' redzones included (so an
+            // overflow of a kernel's local array past a barrier went unreported); the switches tell ASan instead.
+            fiber.context.uc_stack.ss_sp = nullptr;
+            fiber.context.uc_stack.ss_size = 0;
+            enqueue(t);
         }
-        const unsigned first = s.ready[s.head++];
+        const unsigned first = dequeue();
+        s.from_launcher = true;
         set_thread_index(first);
         start_switch(&s.launcher_fake_stack, s.fibers[first]->stack, kStackBytes);
         swapcontext(&s.launcher, &s.fibers[first]->context);
