@@ -85,10 +85,15 @@ template <typename T, int W>
 __device__ inline void to_floats(const Loaded<T, W>& loaded, float (&v)[W]) {
     if constexpr (W == 1) {
         v[0] = to_float(loaded.word);
-    } else {
-        const T* e = reinterpret_cast<const T*>(&loaded.word);
+    } else if constexpr (Loaded<T, W>::kBytes == 16) {
+        unpack(loaded.word, v);  // elementwise.cuh's: through the words, so the load stays one 16-byte load
+    } else {  // 4 bfloat16 values in two words, the same way
+        const unsigned words[2] = {loaded.word.x, loaded.word.y};
 #pragma unroll
-        for (int k = 0; k < W; ++k) v[k] = to_float(e[k]);
+        for (int i = 0; i < 2; ++i) {
+            v[2 * i] = __uint_as_float(words[i] << 16);
+            v[2 * i + 1] = __uint_as_float(words[i] & 0xffff0000u);
+        }
     }
 }
 
